@@ -1,0 +1,1 @@
+//! gcn-build

@@ -1,0 +1,35 @@
+//! # gcn-patch
+//!
+//! Lossless AMDGPU assembly model, declarative patches, retargeting, checks and
+//! the real LLVM toolchain path (clang + ld.lld), used by the `gcn-patch` CLI
+//! and by `gcn-build` from build scripts.
+//!
+//! The modules follow the pipeline, in order:
+//!
+//! | stage | module | what it does |
+//! |---|---|---|
+//! | parse | [`parse`] | lossless line model of a dumped `.s`/`.rocmasm` |
+//! | manifest | [`manifest`] | `kernels.toml` schema, pins, path checks |
+//! | patch | [`patch`] | unified diffs and structured rules, with [`provenance`] |
+//! | retarget | [`retarget`] | rewrite for a target ID, normalize toolchain skew |
+//! | check | [`check`] | register budget, occupancy |
+//! | toolchain | [`toolchain`] | find clang/ld.lld with AMDGPU support |
+//! | assemble | [`assemble`] | `.s` → `.o` through `cc` |
+//! | link | [`link`] | `.o` → `.hsaco` through `ld.lld -shared` |
+//! | verify | [`verify`] | ELF checks of the code object |
+//!
+//! [`pipeline`] ties the stages together; [`diag`] renders rustc-style diagnostics.
+#![warn(missing_docs)]
+
+pub mod assemble;
+pub mod check;
+pub mod diag;
+pub mod link;
+pub mod manifest;
+pub mod parse;
+pub mod patch;
+pub mod pipeline;
+pub mod provenance;
+pub mod retarget;
+pub mod toolchain;
+pub mod verify;

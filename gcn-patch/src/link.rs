@@ -1,0 +1,1 @@
+//! link stage (to be written).

@@ -1,0 +1,1 @@
+//! manifest stage (to be written).

@@ -1,0 +1,1 @@
+//! patch stage (to be written).

@@ -1,0 +1,1 @@
+//! retarget stage (to be written).

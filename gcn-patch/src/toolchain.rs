@@ -1,0 +1,1 @@
+//! toolchain stage (to be written).

@@ -1,0 +1,1 @@
+//! Demo package; see README.md.
