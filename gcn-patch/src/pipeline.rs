@@ -1,1 +1,220 @@
-//! pipeline stage (to be written).
+//! The whole pipeline for one kernel × target job:
+//! patch → retarget → check → assemble → link → verify.
+//!
+//! [`plan`] reads the manifest, checks every pin and applies every source's
+//! patches once; [`prepare`] retargets and checks one job; [`build`] turns a
+//! prepared job into a verified code object. The CLI (`gcn-patch check`,
+//! `apply`) and `gcn-build` both go through here, so a broken patch reads the
+//! same in both.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use gcn_embed::TargetId;
+
+use crate::check::{self, RegisterPolicy};
+use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::manifest::Manifest;
+use crate::parse;
+use crate::provenance::Traced;
+use crate::retarget::{self, RetargetOptions};
+use crate::toolchain::Toolchain;
+use crate::verify::{self, Expect, VerifyReport};
+use crate::{assemble, link};
+
+/// Assembler/linker flags that are not derived from the target; part of cache keys.
+pub const FLAGS_IDENTITY: &str = "clang -x assembler --target=amdgcn-amd-amdhsa -mcpu=<target>; ld.lld -shared";
+
+/// One unit of work: source `source` of kernel `kernel` built for `target`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// Index into `Manifest::kernels`.
+    pub kernel: usize,
+    /// Index into that kernel's sources.
+    pub source: usize,
+    /// The target to build for.
+    pub target: TargetId,
+}
+
+/// A source's dump before and after its patches.
+#[derive(Debug, Clone)]
+pub struct Patched {
+    /// The dump as read (pin checked).
+    pub original: Traced,
+    /// After every diff and rule.
+    pub patched: Traced,
+}
+
+/// Every job of a manifest, with each source's patches applied once.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Jobs in manifest order: kernel, source, target.
+    pub jobs: Vec<Job>,
+    patched: BTreeMap<(usize, usize), Patched>,
+}
+
+impl Plan {
+    /// The patched text of a source.
+    pub fn patched(&self, kernel: usize, source: usize) -> Option<&Patched> {
+        self.patched.get(&(kernel, source))
+    }
+}
+
+/// Build the plan: pins, patches and rules of every source; then one job per
+/// source × target (plus `extra` targets of the same generation as a source's own).
+/// All failures are collected, not just the first.
+pub fn plan(manifest: &Manifest, extra: &[TargetId]) -> Result<Plan, Diagnostics> {
+    let mut jobs = Vec::new();
+    let mut patched = BTreeMap::new();
+    let mut errors = Vec::new();
+    for (ki, kernel) in manifest.kernels.iter().enumerate() {
+        for (si, source) in kernel.sources.iter().enumerate() {
+            match crate::patch::apply(manifest, kernel, source) {
+                Ok(p) => {
+                    let original = match std::fs::read_to_string(&source.asm) {
+                        Ok(text) => Traced::from_source(&text, &source.rel),
+                        Err(_) => p.clone(),
+                    };
+                    patched.insert((ki, si), Patched { original, patched: p });
+                }
+                Err(d) => errors.extend(d.0),
+            }
+            let mut targets: Vec<TargetId> = source.targets.clone();
+            for t in extra {
+                let same_generation = source
+                    .targets
+                    .iter()
+                    .any(|s| s.processor.generation == t.processor.generation);
+                if same_generation && !targets.contains(t) {
+                    targets.push(*t);
+                }
+            }
+            for target in targets {
+                jobs.push(Job { kernel: ki, source: si, target });
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(Plan { jobs, patched })
+    } else {
+        Err(Diagnostics(errors))
+    }
+}
+
+/// A job ready to assemble: retargeted, checked asm plus what verification expects.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Kernel name from the manifest.
+    pub kernel: String,
+    /// Target of this job.
+    pub target: TargetId,
+    /// The asm to assemble, with provenance.
+    pub asm: Traced,
+    /// Code object version written into it.
+    pub code_object_version: u32,
+    /// Kernel symbols the code object must define (`<symbol>.kd`).
+    pub symbols: Vec<String>,
+    /// Notes: occupancy changes, register updates, retarget notes.
+    pub notes: Vec<Diagnostic>,
+}
+
+/// Label used in diagnostics: "kernel `matmul` for gfx950".
+pub fn label(kernel: &str, target: &TargetId) -> String {
+    format!("kernel `{kernel}` for {}", target.name())
+}
+
+/// Retarget and check one job. `llvm_major` is the LLVM that will assemble it.
+pub fn prepare(manifest: &Manifest, plan: &Plan, job: &Job, llvm_major: u32) -> Result<Prepared, Diagnostics> {
+    let kernel = &manifest.kernels[job.kernel];
+    let label = label(&kernel.name, &job.target);
+    let patched = plan.patched(job.kernel, job.source).ok_or_else(|| {
+        Diagnostics::from(Diagnostic::error(format!("{label}: its source was not patched")))
+    })?;
+    let opts = RetargetOptions {
+        target: job.target,
+        code_object_version: manifest.defaults.code_object_version,
+        assembler_llvm_major: llvm_major,
+    };
+    prepare_traced(&kernel.name, Some(&patched.original), &patched.patched, &opts, kernel.registers)
+}
+
+/// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI path).
+pub fn prepare_traced(
+    kernel: &str,
+    original: Option<&Traced>,
+    asm: &Traced,
+    opts: &RetargetOptions,
+    policy: RegisterPolicy,
+) -> Result<Prepared, Diagnostics> {
+    let label = label(kernel, &opts.target);
+    let retargeted = retarget::retarget(asm, opts).map_err(|d| with_context(d, &label))?;
+    let mut notes: Vec<Diagnostic> =
+        retargeted.notes.iter().map(|n| Diagnostic::note(format!("{label}: {n}"))).collect();
+    let checked = check::budget::check_registers(original, &retargeted.asm, &opts.target, policy, &label)
+        .map_err(|d| with_context(d, &label))?;
+    notes.extend(checked.notes);
+    let file = parse::parse(&checked.asm.text());
+    let waits = check::waitcnt::check_waitcnt(&file, &opts.target);
+    let (errors, warnings): (Vec<_>, Vec<_>) = waits.into_iter().partition(|d| d.severity == Severity::Error);
+    if !errors.is_empty() {
+        return Err(with_context(Diagnostics(errors), &label));
+    }
+    notes.extend(warnings);
+    let symbols = file.kernels().iter().map(|k| k.name.clone()).collect();
+    Ok(Prepared {
+        kernel: kernel.to_owned(),
+        target: opts.target,
+        asm: checked.asm,
+        code_object_version: retargeted.code_object_version,
+        symbols,
+        notes,
+    })
+}
+
+/// Assemble, link and verify a prepared job into `out` (written atomically).
+pub fn build(toolchain: &Toolchain, prepared: &Prepared, work_dir: &Path, out: &Path) -> Result<VerifyReport, Diagnostics> {
+    let label = label(&prepared.kernel, &prepared.target);
+    toolchain.check_target(&prepared.target).map_err(|d| with_context(d.into(), &label))?;
+    let name = format!("{}-{}", prepared.kernel, prepared.target.name().replace(':', "_"));
+    let object = assemble::assemble(&assemble::AssembleRequest {
+        toolchain,
+        asm: &prepared.asm,
+        target: &prepared.target,
+        work_dir,
+        name: &name,
+        label: &label,
+    })?;
+    link::link(toolchain, &[object], out)?;
+    let bytes = std::fs::read(out).map_err(|e| {
+        Diagnostics::from(Diagnostic::error(format!("{label}: cannot read linked `{}`: {e}", out.display())))
+    })?;
+    match verify(&bytes, prepared) {
+        Ok(report) => Ok(report),
+        Err(d) => {
+            // Never leave an object that failed verification where a later step could pick it up.
+            let _ = std::fs::remove_file(out);
+            Err(d)
+        }
+    }
+}
+
+/// Verify code object bytes against what a prepared job expects.
+pub fn verify(bytes: &[u8], prepared: &Prepared) -> Result<VerifyReport, Diagnostics> {
+    let label = label(&prepared.kernel, &prepared.target);
+    let expect = Expect {
+        target: prepared.target,
+        code_object_version: prepared.code_object_version,
+        kernels: prepared.symbols.clone(),
+    };
+    verify::verify(bytes, &expect).map_err(|d| with_context(d, &label))
+}
+
+/// Add "while building kernel `k` for T" to every diagnostic that does not say it yet.
+fn with_context(mut d: Diagnostics, label: &str) -> Diagnostics {
+    for diag in &mut d.0 {
+        if !diag.message.contains(label) && !diag.notes.iter().any(|n| n.contains(label)) {
+            diag.notes.insert(0, format!("while building {label}"));
+        }
+    }
+    d
+}

@@ -1,1 +1,278 @@
-fn main() {}
+//! `gcn-patch`: a thin CLI over the gcn-patch library.
+//!
+//! ```text
+//! gcn-patch retarget FILE --target T            print retargeted, normalized asm
+//! gcn-patch assemble FILE --target T -o OUT     retarget, assemble, link, verify
+//! gcn-patch apply KERNEL [--manifest M] [--target T]   print patched, retargeted asm
+//! gcn-patch check [--manifest M]                apply and check every kernel × target
+//! gcn-patch pin KERNEL [--manifest M]           re-pin a kernel's dumps after re-checking patches
+//! gcn-patch targets                             list known processors and families
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use gcn_embed::TargetId;
+use gcn_patch::check::RegisterPolicy;
+use gcn_patch::diag::{Diagnostic, Diagnostics, Severity};
+use gcn_patch::manifest::Manifest;
+use gcn_patch::pipeline;
+use gcn_patch::provenance::Traced;
+use gcn_patch::retarget::RetargetOptions;
+use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+
+/// Patch, retarget, check and assemble hand-tuned AMDGPU assembly.
+#[derive(Parser)]
+#[command(name = "gcn-patch", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print FILE retargeted for --target, with toolchain skew normalized.
+    Retarget {
+        /// Dumped asm (.s, .rocmasm).
+        file: PathBuf,
+        /// Target ID, e.g. gfx942, gfx942:sramecc+:xnack-, gfx9-4-generic.
+        #[arg(long, short)]
+        target: String,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Retarget, assemble, link and verify FILE into a code object.
+    Assemble {
+        /// Dumped asm (.s, .rocmasm).
+        file: PathBuf,
+        /// Target ID.
+        #[arg(long, short)]
+        target: String,
+        /// Output .hsaco.
+        #[arg(long, short)]
+        output: PathBuf,
+        /// Rewrite register counts to what the code uses instead of failing.
+        #[arg(long)]
+        update_registers: bool,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Print a kernel's patched, retargeted asm.
+    Apply {
+        /// Kernel name from kernels.toml.
+        kernel: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// Target (default: the first target of the kernel's first source).
+        #[arg(long, short)]
+        target: Option<String>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Apply every patch for every target and run every check.
+    Check {
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// Also assemble, link and verify every job with the real toolchain.
+        #[arg(long)]
+        assemble: bool,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Re-pin a kernel's dumps (sha256 in kernels.toml) after re-checking its patches.
+    Pin {
+        /// Kernel name from kernels.toml.
+        kernel: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+    },
+    /// List every known processor, generic target and family name.
+    Targets,
+}
+
+#[derive(clap::Args)]
+struct LlvmArgs {
+    /// Directory holding clang and ld.lld (default: search; see README).
+    #[arg(long, global = true)]
+    llvm_bin: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(d) => {
+            eprintln!("{d}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn env(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+}
+
+fn parse_target(spec: &str) -> Result<TargetId, Diagnostics> {
+    TargetId::parse(spec).map_err(|e| Diagnostic::error(format!("invalid --target `{spec}`: {e}")).into())
+}
+
+fn toolchain(llvm: &LlvmArgs, manifest: Option<&Manifest>) -> Result<Toolchain, Diagnostics> {
+    let config = ToolchainConfig {
+        llvm_bin: llvm.llvm_bin.clone().or_else(|| manifest.and_then(|m| m.defaults.llvm.clone())),
+        ..ToolchainConfig::default()
+    };
+    Toolchain::find(&config, &env).map_err(Diagnostics::from)
+}
+
+/// LLVM major of the assembler, for skew normalization: the toolchain's if one is found.
+fn assembler_major(llvm: &LlvmArgs, manifest: Option<&Manifest>) -> u32 {
+    toolchain(llvm, manifest).map(|t| t.version.major).unwrap_or(22)
+}
+
+fn read_traced(file: &Path) -> Result<Traced, Diagnostics> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Diagnostic::error(format!("cannot read `{}`: {e}", file.display()))
+            .with_help("check the path; dumps are plain-text .s/.rocmasm files")
+    })?;
+    Ok(Traced::from_source(&text, file))
+}
+
+fn kernel_name(file: &Path) -> String {
+    file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "asm".into())
+}
+
+fn print_notes(notes: &[Diagnostic]) {
+    for n in notes {
+        eprintln!("{n}");
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Diagnostics> {
+    match cli.command {
+        Command::Retarget { file, target, llvm } => {
+            let target = parse_target(&target)?;
+            let asm = read_traced(&file)?;
+            let opts = RetargetOptions { target, code_object_version: None, assembler_llvm_major: assembler_major(&llvm, None) };
+            let out = gcn_patch::retarget::retarget(&asm, &opts)?;
+            print!("{}", out.asm.text());
+            Ok(())
+        }
+        Command::Assemble { file, target, output, update_registers, llvm } => {
+            let target = parse_target(&target)?;
+            let tc = toolchain(&llvm, None)?;
+            let asm = read_traced(&file)?;
+            let opts = RetargetOptions { target, code_object_version: None, assembler_llvm_major: tc.version.major };
+            let policy = if update_registers { RegisterPolicy::Update } else { RegisterPolicy::Error };
+            let prepared = pipeline::prepare_traced(&kernel_name(&file), None, &asm, &opts, policy)?;
+            print_notes(&prepared.notes);
+            let work = tempfile::tempdir().map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
+            let report = pipeline::build(&tc, &prepared, work.path(), &output)?;
+            eprintln!(
+                "gcn-patch: wrote {} ({}, e_flags {:#x}, {} kernel(s))",
+                output.display(),
+                prepared.target.name(),
+                report.e_flags,
+                prepared.symbols.len()
+            );
+            Ok(())
+        }
+        Command::Apply { kernel, manifest, target, llvm } => {
+            let m = Manifest::load(&manifest)?;
+            let ki = m.kernels.iter().position(|k| k.name == kernel).ok_or_else(|| unknown_kernel(&m, &kernel))?;
+            let plan = pipeline::plan(&m, &[])?;
+            let job = match &target {
+                Some(t) => {
+                    let t = parse_target(t)?;
+                    plan.jobs.iter().find(|j| j.kernel == ki && j.target == t).cloned().ok_or_else(|| {
+                        let have: Vec<String> =
+                            plan.jobs.iter().filter(|j| j.kernel == ki).map(|j| j.target.name()).collect();
+                        Diagnostics::from(
+                            Diagnostic::error(format!("kernel `{kernel}` is not built for {}", t.name()))
+                                .with_note(format!("its targets: {}", have.join(", ")))
+                                .with_help("add the target to a source's `targets` in kernels.toml"),
+                        )
+                    })?
+                }
+                None => plan.jobs.iter().find(|j| j.kernel == ki).cloned().ok_or_else(|| {
+                    Diagnostics::from(Diagnostic::error(format!("kernel `{kernel}` has no targets")))
+                })?,
+            };
+            let prepared = pipeline::prepare(&m, &plan, &job, assembler_major(&llvm, Some(&m)))?;
+            print_notes(&prepared.notes);
+            print!("{}", prepared.asm.text());
+            Ok(())
+        }
+        Command::Check { manifest, assemble, llvm } => check(&manifest, assemble, &llvm),
+        Command::Pin { kernel, manifest } => {
+            let changes = gcn_patch::patch::pin(&manifest, &kernel)?;
+            if changes.is_empty() {
+                eprintln!("gcn-patch: kernel `{kernel}`: every pin already matches");
+            }
+            for (path, old, new) in changes {
+                eprintln!("gcn-patch: pinned {}: {old} -> {new}", path.display());
+            }
+            Ok(())
+        }
+        Command::Targets => {
+            println!("{:<18} {:>6}  {:<18} {:<8} {:<6} {:>4}", "processor", "mach", "generic", "sramecc", "xnack", "llvm");
+            for p in gcn_embed::processors() {
+                println!(
+                    "{:<18} {:>#6x}  {:<18} {:<8} {:<6} {:>4}",
+                    p.name,
+                    p.mach,
+                    p.generic.unwrap_or("-"),
+                    if p.sramecc { "yes" } else { "-" },
+                    if p.xnack { "yes" } else { "-" },
+                    p.min_llvm
+                );
+            }
+            println!();
+            for (family, members) in gcn_embed::family::families() {
+                println!("{family:<14} {}", members.join(" "));
+            }
+            Ok(())
+        }
+    }
+}
+
+fn unknown_kernel(m: &Manifest, name: &str) -> Diagnostics {
+    let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
+    Diagnostic::error(format!("no kernel `{name}` in {}", m.path.display()))
+        .with_note(format!("kernels: {}", names.join(", ")))
+        .into()
+}
+
+/// `gcn-patch check`: every kernel × target, all diagnostics, exit 0 only if all pass.
+fn check(manifest: &Path, assemble: bool, llvm: &LlvmArgs) -> Result<(), Diagnostics> {
+    let m = Manifest::load(manifest)?;
+    let plan = pipeline::plan(&m, &[])?;
+    let tc = if assemble { Some(toolchain(llvm, Some(&m))?) } else { None };
+    let major = tc.as_ref().map(|t| t.version.major).unwrap_or_else(|| assembler_major(llvm, Some(&m)));
+    let mut errors = Vec::new();
+    let work = tempfile::tempdir().map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
+    for job in &plan.jobs {
+        let kernel = &m.kernels[job.kernel].name;
+        let result = pipeline::prepare(&m, &plan, job, major).and_then(|p| {
+            print_notes(&p.notes);
+            if let Some(tc) = &tc {
+                let out = work.path().join(format!("{kernel}-{}.hsaco", job.target.name().replace(':', "_")));
+                pipeline::build(tc, &p, work.path(), &out)?;
+            }
+            Ok(())
+        });
+        match result {
+            Ok(()) => eprintln!("ok: {}", pipeline::label(kernel, &job.target)),
+            Err(d) => errors.extend(d.0.into_iter().filter(|d| d.severity == Severity::Error)),
+        }
+    }
+    if errors.is_empty() {
+        eprintln!("gcn-patch check: {} job(s) passed", plan.jobs.len());
+        Ok(())
+    } else {
+        Err(Diagnostics(errors))
+    }
+}
