@@ -116,7 +116,12 @@ fn text_state(lines: &[Line]) -> Vec<bool> {
                 ".text" => Some(true),
                 ".data" | ".bss" | ".rodata" => Some(false),
                 ".section" | ".pushsection" => {
-                    let sec = args.split(',').next().unwrap_or("").trim().trim_matches('"');
+                    let sec = args
+                        .split(',')
+                        .next()
+                        .unwrap_or("")
+                        .trim()
+                        .trim_matches('"');
                     if name == ".pushsection" {
                         stack.push(cur);
                     }
@@ -215,10 +220,16 @@ pub(crate) fn kernels(lines: &[Line]) -> Vec<Kernel> {
     for (n, d) in descriptors {
         desc_by_name.entry(n).or_insert(d);
     }
-    let index: HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let index: HashMap<&str, usize> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.as_str(), i))
+        .collect();
     let mut kernel_sets: Vec<Vec<SetLine>> = vec![vec![]; names.len()];
     for (line, sym, value) in sets {
-        let Some((prefix, field)) = sym.rsplit_once('.') else { continue };
+        let Some((prefix, field)) = sym.rsplit_once('.') else {
+            continue;
+        };
         let k = index
             .get(prefix)
             .or_else(|| prefix.strip_prefix(".L").and_then(|p| index.get(p)));
@@ -242,10 +253,11 @@ pub(crate) fn kernels(lines: &[Line]) -> Vec<Kernel> {
                 .or_else(|| {
                     // First `.Lfunc_end` label after the symbol.
                     let from = label_lines.partition_point(|&l| l <= s);
-                    label_lines[from..]
-                        .iter()
-                        .copied()
-                        .find(|&l| lines[l].label().is_some_and(|n| n.starts_with(".Lfunc_end")))
+                    label_lines[from..].iter().copied().find(|&l| {
+                        lines[l]
+                            .label()
+                            .is_some_and(|n| n.starts_with(".Lfunc_end"))
+                    })
                 })
         });
         let code = match symbol_line {

@@ -178,12 +178,10 @@ fn directive(name: &str, args: &str, ctx: &mut Ctx) -> LineKind {
 
 /// Split `name: rest` if the line starts with a label definition.
 fn split_label(code: &str) -> Option<(&str, &str)> {
-    let end = if code.starts_with('"') {
-        code[1..].find('"').map(|i| i + 2)?
+    let end = if let Some(q) = code.strip_prefix('"') {
+        q.find('"').map(|i| i + 2)?
     } else {
-        code.find(|c: char| {
-            !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '@'))
-        })?
+        code.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '@')))?
     };
     if end == 0 || !code[end..].starts_with(':') || code[end..].starts_with("::") {
         return None;
@@ -238,7 +236,10 @@ mod tests {
         assert_eq!(kind("; %bb.0:"), LineKind::Comment);
         assert_eq!(kind("  // x"), LineKind::Comment);
         assert_eq!(kind("/* x */"), LineKind::Comment);
-        assert_eq!(kind("saxpy:                 ; @saxpy"), LineKind::Label("saxpy".into()));
+        assert_eq!(
+            kind("saxpy:                 ; @saxpy"),
+            LineKind::Label("saxpy".into())
+        );
         assert_eq!(kind(".LBB0_2:"), LineKind::Label(".LBB0_2".into()));
         assert_eq!(
             kind("\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx942\""),
@@ -261,7 +262,9 @@ mod tests {
                 value: "max(3, 4)".into()
             }
         );
-        assert!(matches!(kind("\ts_nop 0 ; hi"), LineKind::Instruction(i) if i.comment.as_deref() == Some("; hi")));
+        assert!(
+            matches!(kind("\ts_nop 0 ; hi"), LineKind::Instruction(i) if i.comment.as_deref() == Some("; hi"))
+        );
         assert!(matches!(kind("x: s_nop 0"), LineKind::LabeledLine { label, .. } if label == "x"));
         assert!(matches!(
             kind("\tv_dual_mov_b32 v4, 0 :: v_dual_and_b32 v1, 0x3ff, v0"),
@@ -273,19 +276,34 @@ mod tests {
     #[test]
     fn tracks_descriptor_metadata_and_block_comments() {
         let mut c = Ctx::default();
-        assert!(matches!(classify("\t.amdhsa_kernel k", &mut c), LineKind::Directive { .. }));
+        assert!(matches!(
+            classify("\t.amdhsa_kernel k", &mut c),
+            LineKind::Directive { .. }
+        ));
         assert!(matches!(
             classify("\t\t.amdhsa_next_free_vgpr 6", &mut c),
             LineKind::DescriptorField { name, value } if name == ".amdhsa_next_free_vgpr" && value == "6"
         ));
-        assert!(matches!(classify("\t.end_amdhsa_kernel", &mut c), LineKind::Directive { .. }));
-        assert!(matches!(classify("\t.amdhsa_code_object_version 5", &mut c), LineKind::Directive { .. }));
+        assert!(matches!(
+            classify("\t.end_amdhsa_kernel", &mut c),
+            LineKind::Directive { .. }
+        ));
+        assert!(matches!(
+            classify("\t.amdhsa_code_object_version 5", &mut c),
+            LineKind::Directive { .. }
+        ));
         classify("\t.amdgpu_metadata", &mut c);
         assert_eq!(classify("amdhsa.kernels: ; x", &mut c), LineKind::Metadata);
-        assert!(matches!(classify("\t.end_amdgpu_metadata", &mut c), LineKind::Directive { .. }));
+        assert!(matches!(
+            classify("\t.end_amdgpu_metadata", &mut c),
+            LineKind::Directive { .. }
+        ));
         assert_eq!(classify("/* a", &mut c), LineKind::Comment);
         assert_eq!(classify("s_nop 0", &mut c), LineKind::Comment);
         assert_eq!(classify("b */", &mut c), LineKind::Comment);
-        assert!(matches!(classify("s_nop 0", &mut c), LineKind::Instruction(_)));
+        assert!(matches!(
+            classify("s_nop 0", &mut c),
+            LineKind::Instruction(_)
+        ));
     }
 }

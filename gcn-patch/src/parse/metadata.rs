@@ -113,15 +113,17 @@ pub fn unquote(v: &str) -> &str {
 }
 
 fn key_value(s: &str) -> Option<(&str, &str)> {
-    let i = s.find(": ").or_else(|| s.strip_suffix(':').map(|k| k.len()))?;
+    let i = s
+        .find(": ")
+        .or_else(|| s.strip_suffix(':').map(|k| k.len()))?;
     Some((s[..i].trim(), s.get(i + 1..).unwrap_or("").trim()))
 }
 
 /// Parse the first metadata block of `lines`.
 pub(crate) fn parse_metadata(lines: &[Line]) -> Option<Metadata> {
-    let start = lines
-        .iter()
-        .position(|l| matches!(&l.kind, LineKind::Directive { name, .. } if name == ".amdgpu_metadata"))?;
+    let start = lines.iter().position(
+        |l| matches!(&l.kind, LineKind::Directive { name, .. } if name == ".amdgpu_metadata"),
+    )?;
     let mut md = Metadata {
         start,
         end: lines.len().saturating_sub(1),
@@ -147,7 +149,9 @@ pub(crate) fn parse_metadata(lines: &[Line]) -> Option<Metadata> {
             if let Some(k) = cur.take() {
                 md.kernels.push(KernelMetadata { end: i, ..k });
             }
-            let Some((k, v)) = key_value(body) else { continue };
+            let Some((k, v)) = key_value(body) else {
+                continue;
+            };
             top = k.to_string();
             match k {
                 "amdhsa.target" => md.target = Some((i, unquote(v).to_string())),

@@ -124,10 +124,13 @@ impl AsmFile {
     }
 
     fn find_directive(&self, want: &str) -> Option<(usize, &str)> {
-        self.lines.iter().enumerate().find_map(|(i, l)| match l.directive() {
-            Some((n, a)) if n == want => Some((i, a)),
-            _ => None,
-        })
+        self.lines
+            .iter()
+            .enumerate()
+            .find_map(|(i, l)| match l.directive() {
+                Some((n, a)) if n == want => Some((i, a)),
+                _ => None,
+            })
     }
 }
 
@@ -137,7 +140,16 @@ mod tests {
 
     #[test]
     fn round_trips_edge_cases() {
-        for t in ["", "\n", "a", "a\n", "a\r\nb\r\n", "a\r\nb", "\n\n", " s_nop 0 ;x\n\t.text"] {
+        for t in [
+            "",
+            "\n",
+            "a",
+            "a\n",
+            "a\r\nb\r\n",
+            "a\r\nb",
+            "\n\n",
+            " s_nop 0 ;x\n\t.text",
+        ] {
             assert_eq!(parse(t).print(), t, "{t:?}");
         }
         assert!(parse("").lines.is_empty());
@@ -206,7 +218,10 @@ amdhsa.version:
     fn two_kernels() {
         let f = parse(TWO);
         assert_eq!(f.print(), TWO);
-        assert_eq!(f.target_directive(), Some((0, "amdgcn-amd-amdhsa--gfx942".into())));
+        assert_eq!(
+            f.target_directive(),
+            Some((0, "amdgcn-amd-amdhsa--gfx942".into()))
+        );
         assert_eq!(f.code_object_version(), Some((1, 5)));
         let md = f.metadata().unwrap();
         assert_eq!(md.target, Some((50, "amdgcn-amd-amdhsa--gfx942".into())));
@@ -218,15 +233,21 @@ amdhsa.version:
         assert_eq!(k1.symbol_line, Some(6));
         assert_eq!(k1.end_line, Some(19));
         assert_eq!(k1.code, 6..19);
-        let blocks: Vec<(&str, std::ops::Range<usize>)> =
-            k1.blocks.iter().map(|b| (b.label.as_str(), b.lines.clone())).collect();
+        let blocks: Vec<(&str, std::ops::Range<usize>)> = k1
+            .blocks
+            .iter()
+            .map(|b| (b.label.as_str(), b.lines.clone()))
+            .collect();
         assert_eq!(blocks, [("k1", 6..11), (".LBB0_2", 11..13)]);
         let d = k1.descriptor.as_ref().unwrap();
         assert_eq!((d.start, d.end), (14, 17));
         assert_eq!(d.get("next_free_vgpr").unwrap().value, "6");
         assert_eq!(d.get(".amdhsa_accum_offset").unwrap().line, 16);
         assert_eq!(k1.set("num_vgpr").unwrap().line, 21);
-        assert_eq!(k1.set("numbered_sgpr").unwrap().symbol, ".Lk1.numbered_sgpr");
+        assert_eq!(
+            k1.set("numbered_sgpr").unwrap().symbol,
+            ".Lk1.numbered_sgpr"
+        );
         let m = k1.metadata.as_ref().unwrap();
         assert_eq!(m.name, Some((41, "k1".into())));
         assert_eq!(m.vgpr_count, Some((43, 6)));
@@ -261,7 +282,9 @@ amdhsa.version:
                 s.push_str(&format!(".LBB0_{i}:\n"));
             }
         }
-        s.push_str(".Lfunc_end0:\n\t.size k, .Lfunc_end0-k\n\t.amdhsa_kernel k\n\t.end_amdhsa_kernel\n");
+        s.push_str(
+            ".Lfunc_end0:\n\t.size k, .Lfunc_end0-k\n\t.amdhsa_kernel k\n\t.end_amdhsa_kernel\n",
+        );
         let t = std::time::Instant::now();
         let f = parse(&s);
         let ks = f.kernels();

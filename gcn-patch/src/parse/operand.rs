@@ -37,11 +37,9 @@ impl Instruction {
 
     /// The modifier `key:value` with this key, e.g. `offset` → `"16"`.
     pub fn modifier_value(&self, key: &str) -> Option<&str> {
-        self.modifiers.iter().find_map(|m| {
-            m.split_once(':')
-                .filter(|(k, _)| *k == key)
-                .map(|(_, v)| v)
-        })
+        self.modifiers
+            .iter()
+            .find_map(|m| m.split_once(':').filter(|(k, _)| *k == key).map(|(_, v)| v))
     }
 
     /// Whether a bare modifier flag (e.g. `glc`, `offen`) is present.
@@ -279,21 +277,22 @@ impl RegisterRef {
         } else {
             return None;
         };
-        let (first, last) = if let Some(inner) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-            match inner.split_once(':') {
-                Some((a, b)) => (a.trim().parse().ok()?, b.trim().parse().ok()?),
-                None => {
-                    let n = inner.trim().parse().ok()?;
-                    (n, n)
+        let (first, last) =
+            if let Some(inner) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+                match inner.split_once(':') {
+                    Some((a, b)) => (a.trim().parse().ok()?, b.trim().parse().ok()?),
+                    None => {
+                        let n = inner.trim().parse().ok()?;
+                        (n, n)
+                    }
                 }
-            }
-        } else {
-            if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
-                return None;
-            }
-            let n = rest.parse().ok()?;
-            (n, n)
-        };
+            } else {
+                if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
+                    return None;
+                }
+                let n = rest.parse().ok()?;
+                (n, n)
+            };
         (last >= first).then_some(RegisterRef {
             file,
             first,
@@ -324,10 +323,42 @@ impl fmt::Display for RegisterRef {
 
 /// Bare words that are keywords, not symbols.
 const FLAGS: &[&str] = &[
-    "off", "offen", "idxen", "addr64", "glc", "slc", "dlc", "scc", "nt", "sc0", "sc1", "lds", "tfe",
-    "lwe", "gds", "clamp", "high", "a16", "r128", "d16", "unorm", "da", "nv", "row_mirror",
-    "row_half_mirror", "wave_shl", "wave_rol", "wave_shr", "wave_ror", "row_bcast:15",
-    "row_bcast:31", "noalias", "done", "vm", "compr", "row_en", "sys",
+    "off",
+    "offen",
+    "idxen",
+    "addr64",
+    "glc",
+    "slc",
+    "dlc",
+    "nt",
+    "sc0",
+    "sc1",
+    "lds",
+    "tfe",
+    "lwe",
+    "gds",
+    "clamp",
+    "high",
+    "a16",
+    "r128",
+    "d16",
+    "unorm",
+    "da",
+    "nv",
+    "row_mirror",
+    "row_half_mirror",
+    "wave_shl",
+    "wave_rol",
+    "wave_shr",
+    "wave_ror",
+    "row_bcast:15",
+    "row_bcast:31",
+    "noalias",
+    "done",
+    "vm",
+    "compr",
+    "row_en",
+    "sys",
 ];
 
 /// Parse the operand part of an instruction line (after the mnemonic, comment removed).
@@ -545,9 +576,15 @@ mod tests {
         assert_eq!(RegisterRef::parse("v[4:7]"), Some(reg(RegFile::Vgpr, 4, 7)));
         assert_eq!(RegisterRef::parse("s[4:7]"), Some(reg(RegFile::Sgpr, 4, 7)));
         assert_eq!(RegisterRef::parse("a[0:3]"), Some(reg(RegFile::Agpr, 0, 3)));
-        assert_eq!(RegisterRef::parse("ttmp[4:5]"), Some(reg(RegFile::Ttmp, 4, 5)));
+        assert_eq!(
+            RegisterRef::parse("ttmp[4:5]"),
+            Some(reg(RegFile::Ttmp, 4, 5))
+        );
         assert_eq!(RegisterRef::parse("vcc"), Some(reg(RegFile::Vcc, 0, 0)));
-        assert_eq!(RegisterRef::parse("exec_lo"), Some(reg(RegFile::ExecLo, 0, 0)));
+        assert_eq!(
+            RegisterRef::parse("exec_lo"),
+            Some(reg(RegFile::ExecLo, 0, 0))
+        );
         assert_eq!(RegisterRef::parse("m0"), Some(reg(RegFile::M0, 0, 0)));
         assert_eq!(
             RegisterRef::parse("v1.h").map(|r| r.half),
@@ -562,7 +599,10 @@ mod tests {
 
     #[test]
     fn parses_buffer_load_with_modifiers() {
-        let i = parse_instruction("buffer_load_dwordx4 v[2:5], v71, s[12:15], 0 offen offset:16", None);
+        let i = parse_instruction(
+            "buffer_load_dwordx4 v[2:5], v71, s[12:15], 0 offen offset:16",
+            None,
+        );
         assert_eq!(i.mnemonic, "buffer_load_dwordx4");
         assert_eq!(i.operands.len(), 4);
         assert_eq!(i.operands[3], Operand::Integer(0));
