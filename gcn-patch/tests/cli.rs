@@ -1,0 +1,80 @@
+//! The `gcn-patch` binary end to end, on real dumps with the real LLVM 22.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn gcn_patch(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gcn-patch")).args(args).current_dir(repo()).output().expect("run gcn-patch")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+const MATMUL: &str = "tests/corpus/iree/gfx942/matmul.rocmasm";
+
+#[test]
+fn retarget_prints_normalized_asm_for_the_requested_target() {
+    let o = gcn_patch(&["retarget", MATMUL, "--target", "gfx950"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert!(out.contains(".amdgcn_target \"amdgcn-amd-amdhsa--gfx950\""), "target directive not rewritten");
+    assert!(!out.contains("amdgpu9.42-amd-amdhsa"), "new-triple spelling left in the output");
+    let original = std::fs::read_to_string(repo().join(MATMUL)).unwrap();
+    // Same number of instruction lines: retargeting never touches code.
+    let count = |t: &str| t.lines().filter(|l| l.starts_with('\t') && !l.trim_start().starts_with('.')).count();
+    assert_eq!(count(&out), count(&original));
+}
+
+#[test]
+fn assemble_writes_a_verified_code_object() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("matmul.hsaco");
+    let o = gcn_patch(&["assemble", MATMUL, "--target", "gfx942", "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&out).unwrap();
+    let header = gcn_embed::elf::read_header(&bytes).unwrap();
+    assert_eq!(header.flags().processor().map(|p| p.name), Some("gfx942"));
+    // Only the object: no temp files left next to it.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn assemble_for_the_wrong_generation_fails_without_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("matmul.hsaco");
+    let o = gcn_patch(&["assemble", MATMUL, "--target", "gfx1100", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains(&format!("{MATMUL}:")), "error must point into the dump:\n{err}");
+    assert!(!out.exists(), "no output on failure");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no partial files");
+}
+
+#[test]
+fn bad_target_lists_the_nearest_names() {
+    let o = gcn_patch(&["retarget", MATMUL, "--target", "gfx9422"]);
+    assert_eq!(o.status.code(), Some(1));
+    insta::assert_snapshot!(stderr(&o));
+}
+
+#[test]
+fn targets_lists_processors_generics_and_families() {
+    let o = gcn_patch(&["targets"]);
+    assert!(o.status.success());
+    let out = String::from_utf8(o.stdout).unwrap();
+    for needle in ["gfx942", "gfx950", "gfx1201", "gfx9-4-generic", "gfx11-generic", "gfx94X-all"] {
+        assert!(out.contains(needle), "`gcn-patch targets` lacks {needle}");
+    }
+}
+
+#[test]
+fn check_passes_on_the_demo_manifest() {
+    let o = gcn_patch(&["check", "--manifest", "kernels.toml", "--assemble"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("job(s) passed"));
+}
