@@ -1,0 +1,232 @@
+//! `cargo build` of a package that uses gcn-build, as a user runs it:
+//! a clean build assembles every kernel × target; a second build does not rerun
+//! the build script; editing one patch reassembles only that kernel; a host
+//! `CFLAGS=-march=native` does not leak into the GPU build; a missing LLVM gives
+//! the install hint; a broken patch fails with the same diagnostic as
+//! `gcn-patch check`.
+//!
+//! The package is a copy of the demo (kernels.toml, asm/, patches/) under
+//! `target/gcn-build-it/`, built with its own target directory there (the outer
+//! `cargo test` holds the workspace's).
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::*;
+
+struct Pkg {
+    dir: PathBuf,
+    target_dir: PathBuf,
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for entry in walk(from) {
+        let rel = entry.strip_prefix(from).unwrap();
+        let dest = to.join(rel);
+        fs::create_dir_all(dest.parent().unwrap()).unwrap();
+        fs::copy(&entry, &dest).unwrap();
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
+impl Pkg {
+    /// A fresh copy of the demo package at a fixed path (so Cargo reuses compiled dependencies).
+    fn new(name: &str) -> Pkg {
+        let root = repo().join("target/gcn-build-it");
+        let dir = root.join(name);
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("src")).unwrap();
+        for sub in ["asm", "patches"] {
+            copy_dir(&repo().join(sub), &dir.join(sub));
+        }
+        fs::copy(repo().join("kernels.toml"), dir.join("kernels.toml")).unwrap();
+        fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+        let r = repo();
+        fs::write(
+            dir.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+                 [dependencies]\ngcn-embed = {{ path = {:?} }}\n\n[build-dependencies]\ngcn-build = {{ path = {:?} }}\n\n[workspace]\n",
+                r.join("gcn-embed"),
+                r.join("gcn-build")
+            ),
+        )
+        .unwrap();
+        fs::write(dir.join("build.rs"), "fn main() {\n    gcn_build::Build::new().manifest(\"kernels.toml\").compile();\n}\n").unwrap();
+        fs::write(dir.join("src/lib.rs"), "gcn_embed::include_kernels!();\n").unwrap();
+        fs::write(dir.join("unrelated.txt"), "not an input\n").unwrap();
+        Pkg { dir, target_dir: root.join("target") }
+    }
+
+    fn cargo(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(env!("CARGO"));
+        cmd.args(args).current_dir(&self.dir).env("CARGO_TARGET_DIR", &self.target_dir);
+        cmd.env_remove("CFLAGS").env_remove("RUSTFLAGS");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        run(&mut cmd)
+    }
+
+    /// Build; returns (stderr, whether our build script ran).
+    fn build(&self, env: &[(&str, &str)]) -> (Output, bool) {
+        let out = self.cargo(&["build", "-v", "--offline"], env);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let ran = stderr.lines().any(|l| l.contains("Running") && l.contains(&format!("{}-", self.name())) && l.contains("build-script-build"));
+        (out, ran)
+    }
+
+    fn name(&self) -> String {
+        self.dir.file_name().unwrap().to_string_lossy().into_owned()
+    }
+
+    /// The report of the last build script run: (state, kernel, target) per line.
+    fn report(&self) -> Vec<(String, String, String)> {
+        let build = self.target_dir.join("debug/build");
+        let mut newest: Option<(std::time::SystemTime, PathBuf)> = None;
+        for e in fs::read_dir(&build).unwrap() {
+            let p = e.unwrap().path().join("out/gcn-build/report.txt");
+            if p.to_string_lossy().contains(&format!("{}-", self.name())) && p.is_file() {
+                let t = fs::metadata(&p).unwrap().modified().unwrap();
+                if newest.as_ref().is_none_or(|(n, _)| t > *n) {
+                    newest = Some((t, p));
+                }
+            }
+        }
+        let (_, path) = newest.expect("no gcn-build report.txt: did the build script run?");
+        fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split(' ').collect();
+                (f[0].to_string(), f[1].to_string(), f[2].to_string())
+            })
+            .collect()
+    }
+
+    fn cache_dirs(&self) -> Vec<PathBuf> {
+        fs::read_dir(self.target_dir.join("debug/build"))
+            .unwrap()
+            .map(|e| e.unwrap().path().join("out/gcn-build/cache"))
+            .filter(|p| p.to_string_lossy().contains(&format!("{}-", self.name())) && p.is_dir())
+            .collect()
+    }
+}
+
+fn expected_jobs(dir: &Path) -> usize {
+    let m = gcn_patch::manifest::Manifest::load(&dir.join("kernels.toml")).unwrap();
+    m.kernels.iter().flat_map(|k| &k.sources).map(|s| s.targets.len()).sum()
+}
+
+#[test]
+fn build_rebuild_edit_and_cflags() {
+    let pkg = Pkg::new("gcn-it-demo");
+    let _ = pkg.cargo(&["clean", "-p", "gcn-it-demo", "--offline"], &[]);
+    let (out, ran) = pkg.build(&[]);
+    assert!(out.status.success(), "clean build failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(ran);
+    let report = pkg.report();
+    assert_eq!(report.len(), expected_jobs(&pkg.dir));
+    assert!(report.iter().all(|(s, _, _)| s == "assembled"), "{report:?}");
+
+    // Nothing changed (an unrelated file touched): the build script does not run again.
+    fs::write(pkg.dir.join("unrelated.txt"), "touched\n").unwrap();
+    let (out, ran) = pkg.build(&[]);
+    assert!(out.status.success());
+    assert!(!ran, "second build reran the build script:\n{}", String::from_utf8_lossy(&out.stderr));
+
+    // Edit one patch: only the matmul's code objects are reassembled.
+    let patch = pkg.dir.join("patches/matmul-waitcnt.diff");
+    let text = fs::read_to_string(&patch).unwrap();
+    let edited = edit_first_added_line(&text);
+    fs::write(&patch, edited).unwrap();
+    let (out, ran) = pkg.build(&[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(ran);
+    let report = pkg.report();
+    let assembled: Vec<&(String, String, String)> = report.iter().filter(|(s, _, _)| s == "assembled").collect();
+    assert!(!assembled.is_empty() && assembled.iter().all(|(_, k, _)| k == "matmul"), "{report:?}");
+    let matmul_jobs = report.iter().filter(|(_, k, _)| k == "matmul").count();
+    assert_eq!(assembled.len(), matmul_jobs, "{report:?}");
+
+    // A host CFLAGS must not reach clang for the GPU: force reassembly under it.
+    for d in pkg.cache_dirs() {
+        fs::remove_dir_all(d).unwrap();
+    }
+    fs::write(pkg.dir.join("kernels.toml"), fs::read_to_string(pkg.dir.join("kernels.toml")).unwrap() + "\n").unwrap();
+    let (out, ran) = pkg.build(&[("CFLAGS", "-march=native"), ("CFLAGS_amdgcn_amd_amdhsa", "-march=native")]);
+    assert!(out.status.success(), "CFLAGS leaked into the GPU build:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(ran);
+    assert!(pkg.report().iter().all(|(s, _, _)| s == "assembled"));
+}
+
+/// Append a comment to the first `+` line of a unified diff (changes the asm, keeps it applying).
+fn edit_first_added_line(diff: &str) -> String {
+    let mut done = false;
+    diff.split_inclusive('\n')
+        .map(|l| {
+            if !done && l.starts_with('+') && !l.starts_with("+++") {
+                done = true;
+                let (body, nl) = l.strip_suffix('\n').map(|b| (b, "\n")).unwrap_or((l, ""));
+                format!("{body} ; edited{nl}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn missing_llvm_fails_with_the_install_hint() {
+    let pkg = Pkg::new("gcn-it-nollvm");
+    let empty = tempfile::tempdir().unwrap();
+    let (out, _) = pkg.build(&[("GCN_PATCH_LLVM_BIN", empty.path().to_str().unwrap())]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("apt-get install -y clang-22 lld-22"), "no install hint:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn broken_patch_fails_the_build_with_the_check_diagnostic() {
+    let pkg = Pkg::new("gcn-it-broken");
+    let patch = pkg.dir.join("patches/matmul-waitcnt.diff");
+    let text = fs::read_to_string(&patch).unwrap();
+    // Break the context of the first hunk.
+    let broken = text.replacen("\n s_", "\n s_nop 7 ; not in the dump\n s_", 1).replacen("\n \ts", "\n \ts_nop 7 ; gone\n \ts", 1);
+    assert_ne!(broken, text);
+    fs::write(&patch, broken).unwrap();
+    let (out, _) = pkg.build(&[]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // `gcn-patch check` renders the same diagnostic from the same manifest.
+    let manifest = gcn_patch::manifest::Manifest::load(&pkg.dir.join("kernels.toml")).unwrap();
+    let check = gcn_patch::pipeline::plan(&manifest, &[]).expect_err("the broken patch must fail");
+    let rendered = check.to_string();
+    let first = rendered.lines().next().unwrap();
+    assert!(first.contains("hunk"), "{rendered}");
+    assert!(stderr.contains(&rendered), "build output lacks the check diagnostic:\n--- build ---\n{stderr}\n--- check ---\n{rendered}");
+    // No stale generated code is left for a later build to pick up.
+    for e in fs::read_dir(pkg.target_dir.join("debug/build")).unwrap() {
+        let p = e.unwrap().path();
+        if p.to_string_lossy().contains("gcn-it-broken-") {
+            assert!(!p.join("out/gcn_kernels.rs").exists());
+        }
+    }
+}
