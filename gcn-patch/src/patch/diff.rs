@@ -145,8 +145,9 @@ fn parse(text: &str, pf: &PatchFile, source_rel: &Path) -> Result<Vec<Hunk>, Dia
     });
     let section: String = lines[start..end].concat();
     let patch = diffy::Patch::from_str(&section).map_err(|e| {
-        let msg = e.to_string();
-        let line = msg
+        let full = e.to_string();
+        let msg = full.split_once(": ").map_or(full.as_str(), |(_, m)| m).to_string();
+        let line = full
             .split("at byte ")
             .nth(1)
             .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
@@ -355,7 +356,7 @@ fn show(l: &str) -> String {
     if l.is_empty() {
         "(empty line)".into()
     } else {
-        l.to_string()
+        l.replace('\t', "    ")
     }
 }
 
