@@ -37,18 +37,32 @@ fn project_with(patches: &[(&str, PathBuf)]) -> Project {
 fn demo_patch_matches_gnu_patch_and_traces_lines() {
     let demo = repo().join("patches/matmul-waitcnt.diff");
     let p = project_with(&[("patches/matmul-waitcnt.diff", demo.clone())]);
-    let t = p.apply(&toml_with(&["patches/matmul-waitcnt.diff"])).unwrap();
+    let t = p
+        .apply(&toml_with(&["patches/matmul-waitcnt.diff"]))
+        .unwrap();
     let original = std::fs::read(p.path("asm/gfx942/matmul.rocmasm")).unwrap();
     assert_eq!(t.text().into_bytes(), gnu_patch(&original, &demo));
     insta::assert_snapshot!(udiff(&String::from_utf8(original).unwrap(), &t.text()));
     // Provenance around the hunk: dump lines keep their number, the + line points into the patch.
-    let around: Vec<String> = (139..=146).map(|l| format!("{l:>3} {:<45} <- {}", t.lines[l - 1], t.origin(l).unwrap())).collect();
+    let around: Vec<String> = (139..=146)
+        .map(|l| format!("{l:>3} {:<45} <- {}", t.lines[l - 1], t.origin(l).unwrap()))
+        .collect();
     insta::assert_snapshot!(around.join("\n"));
     assert_eq!(
         t.origin(143),
-        Some(&Origin::Patch { file: "patches/matmul-waitcnt.diff".into(), hunk: 1, line: 8 })
+        Some(&Origin::Patch {
+            file: "patches/matmul-waitcnt.diff".into(),
+            hunk: 1,
+            line: 8
+        })
     );
-    assert_eq!(t.origin(t.lines.len()), Some(&Origin::Source { file: "asm/gfx942/matmul.rocmasm".into(), line: 605 }));
+    assert_eq!(
+        t.origin(t.lines.len()),
+        Some(&Origin::Source {
+            file: "asm/gfx942/matmul.rocmasm".into(),
+            line: 605
+        })
+    );
 }
 
 #[test]
@@ -57,13 +71,21 @@ fn git_diff_with_two_hunks_and_offset_hunks_match_gnu_patch() {
         let p = project_with(&[(name, fixtures().join(name))]);
         let t = p.apply(&toml_with(&[name])).unwrap();
         let original = std::fs::read(p.path("asm/gfx942/matmul.rocmasm")).unwrap();
-        assert_eq!(t.text().into_bytes(), gnu_patch(&original, &fixtures().join(name)), "{name}");
+        assert_eq!(
+            t.text().into_bytes(),
+            gnu_patch(&original, &fixtures().join(name)),
+            "{name}"
+        );
     }
 }
 
 #[test]
 fn no_newline_at_eof_and_crlf_match_gnu_patch() {
-    for (src, diff) in [("noeol.s", "noeol.diff"), ("noeol.s", "add-eol.diff"), ("crlf.s", "crlf.diff")] {
+    for (src, diff) in [
+        ("noeol.s", "noeol.diff"),
+        ("noeol.s", "add-eol.diff"),
+        ("crlf.s", "crlf.diff"),
+    ] {
         let p = Project::new();
         let original = std::fs::read(fixtures().join(src)).unwrap();
         p.write_bytes("asm/x.s", &original);
@@ -73,7 +95,11 @@ fn no_newline_at_eof_and_crlf_match_gnu_patch() {
             p.sha("asm/x.s")
         );
         let t = p.apply(&toml).unwrap();
-        assert_eq!(t.text().into_bytes(), gnu_patch(&original, &fixtures().join(diff)), "{diff}");
+        assert_eq!(
+            t.text().into_bytes(),
+            gnu_patch(&original, &fixtures().join(diff)),
+            "{diff}"
+        );
     }
 }
 
@@ -84,8 +110,13 @@ fn multi_file_patch_is_applied_by_basename() {
     assert_eq!(t.lines[142], "\ts_waitcnt vmcnt(4)");
     // Renamed dump: no file of the patch has its base name.
     let p = project_with(&[("multi.diff", fixtures().join("multi.diff"))]);
-    p.write_bytes("asm/gfx942/mm.s", &std::fs::read(p.path("asm/gfx942/matmul.rocmasm")).unwrap());
-    let err = p.apply(&toml_with(&["multi.diff"]).replace("matmul.rocmasm", "mm.s")).unwrap_err();
+    p.write_bytes(
+        "asm/gfx942/mm.s",
+        &std::fs::read(p.path("asm/gfx942/matmul.rocmasm")).unwrap(),
+    );
+    let err = p
+        .apply(&toml_with(&["multi.diff"]).replace("matmul.rocmasm", "mm.s"))
+        .unwrap_err();
     insta::assert_snapshot!(p.norm(&err.to_string()));
 }
 
@@ -94,7 +125,13 @@ fn failing_hunk_reports_expected_and_closest_lines() {
     let p = Project::new();
     let diff = std::fs::read_to_string(repo().join("patches/matmul-waitcnt.diff")).unwrap();
     // Made against a different compilation: one context line differs.
-    p.write("patches/stale.diff", &diff.replace(" \tds_write2_b64 v66, v[50:51], v[52:53] offset1:1", " \tds_write2_b64 v66, v[50:51], v[52:53] offset1:2"));
+    p.write(
+        "patches/stale.diff",
+        &diff.replace(
+            " \tds_write2_b64 v66, v[50:51], v[52:53] offset1:1",
+            " \tds_write2_b64 v66, v[50:51], v[52:53] offset1:2",
+        ),
+    );
     let err = p.apply(&toml_with(&["patches/stale.diff"])).unwrap_err();
     insta::assert_snapshot!(p.norm(&err.to_string()));
 }
@@ -103,9 +140,14 @@ fn failing_hunk_reports_expected_and_closest_lines() {
 fn already_applied_patch_is_recognized() {
     let demo = repo().join("patches/matmul-waitcnt.diff");
     let p = project_with(&[("patches/matmul-waitcnt.diff", demo.clone())]);
-    let patched = gnu_patch(&std::fs::read(p.path("asm/gfx942/matmul.rocmasm")).unwrap(), &demo);
+    let patched = gnu_patch(
+        &std::fs::read(p.path("asm/gfx942/matmul.rocmasm")).unwrap(),
+        &demo,
+    );
     p.write_bytes("asm/gfx942/matmul.rocmasm", &patched);
-    let err = p.apply(&toml_with(&["patches/matmul-waitcnt.diff"])).unwrap_err();
+    let err = p
+        .apply(&toml_with(&["patches/matmul-waitcnt.diff"]))
+        .unwrap_err();
     insta::assert_snapshot!(p.norm(&err.to_string()));
 }
 

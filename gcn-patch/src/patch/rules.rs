@@ -6,7 +6,7 @@
 //!
 //! | key | meaning |
 //! |---|---|
-//! | `regex = true` | patterns are regexes (whole-line match on the normalized text; `$1` usable in `with`) |
+//! | `regex = true` | the rule's pattern is a regex (whole-line match on the normalized text; `$1` usable in `with`); `move` anchors stay literal |
 //! | `kernel = "sym"` | only inside kernel symbol `sym` (its code, descriptor, `.set`s and metadata entry) |
 //! | `block = ".LBB0_1"` | only inside that basic block (from its label to the next label or branch/`s_endpgm`) |
 //! | `occurrence = N` / `"last"` | act on the Nth (1-based) / last match only |
@@ -325,10 +325,15 @@ impl Rule {
             ("anchor-occurrence", r.anchor_occurrence.is_some()),
         ] {
             if on && !allowed.contains(&key) {
+                let an = if kind_name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
                 return Err(
-                    err(format!("`{key}` does not apply to a `{kind_name}` rule")).with_help(
+                    err(format!("`{key}` does not apply to {an} `{kind_name}` rule")).with_help(
                         format!(
-                            "a `{kind_name}` rule takes {}",
+                            "{an} `{kind_name}` rule takes {}",
                             if allowed.is_empty() {
                                 "no extra keys besides the scope keys".to_string()
                             } else {
@@ -360,7 +365,7 @@ impl Rule {
                     r.mv.as_deref().unwrap_or_default(),
                     RuleKind::Move(Anchor {
                         position,
-                        pattern: Pattern::new(anchor, r.regex, &at)?,
+                        pattern: Pattern::new(anchor, false, &at)?,
                         occurrence: r.anchor_occurrence,
                     }),
                 )
@@ -822,7 +827,14 @@ fn near(info: &[LineInfo], ranges: &[Range<usize>], p: &Pattern) -> Vec<usize> {
         .next()
         .unwrap_or("");
     let head = head.trim_end_matches(':');
-    ranges
+    let want = normalize(&p.text);
+    let common = |s: &str| {
+        s.chars()
+            .zip(want.chars())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let mut v: Vec<usize> = ranges
         .iter()
         .flat_map(|r| r.clone())
         .filter(|&i| {
@@ -830,7 +842,12 @@ fn near(info: &[LineInfo], ranges: &[Range<usize>], p: &Pattern) -> Vec<usize> {
                 && !head.is_empty()
                 && info[i].norm.split(' ').next() == Some(head)
         })
-        .collect()
+        .collect();
+    // Most similar first (longest common prefix), at most 8, shown in file order.
+    v.sort_by_key(|&i| (std::cmp::Reverse(common(&info[i].norm)), i));
+    v.truncate(8);
+    v.sort_unstable();
+    v
 }
 
 /// Select the matches a rule acts on, checking counts.
