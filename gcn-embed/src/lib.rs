@@ -6,10 +6,10 @@
 //! picks which embedded code object (`.hsaco`) to load on a GPU with the ROCm
 //! loader's rules.
 //!
-//! * [`target`]: the processor table ([`processors`], [`processor`]).
+//! * [`target`](mod@target): the processor table ([`processors`], [`processor`]).
 //! * [`target_id`]: [`TargetId`] (`gfx942:sramecc+:xnack-`, HSA ISA names,
 //!   LLVM 23 / IREE 3.13 triples).
-//! * [`family`]: ROCm TheRock family names (`gfx94X-dcgpu`, `gfx110X-all`)
+//! * [`family`](mod@family): ROCm TheRock family names (`gfx94X-dcgpu`, `gfx110X-all`)
 //!   and [`expand`].
 //! * [`elf`]: `EM_AMDGPU`, `EF_AMDGPU_*`, [`EFlags`].
 //! * [`select`](mod@select): [`CodeObject`], [`Kernel`], [`select()`].
