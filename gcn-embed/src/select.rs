@@ -23,6 +23,10 @@
 //! this module treats the agent's setting as unknown and accepts code
 //! objects pinned either way.
 //!
+//! One known difference: ROCR's ISA registry lists `gfx906:sramecc±` agents
+//! with sramecc "any", so ROCR ignores a pinned sramecc on gfx906 objects;
+//! this module applies the documented rule (pinned must equal the agent's).
+//!
 //! Among several compatible code objects, [`select`] prefers (in order) the
 //! exact processor over the generic target, then the object with more
 //! pinned features matching the agent, then the earlier object.
