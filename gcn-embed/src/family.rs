@@ -122,6 +122,29 @@ pub fn product_name(processor: &str) -> Option<&'static str> {
         .map(|(_, n)| *n)
 }
 
+/// Processors whose TheRock product name contains `query` (ASCII
+/// case-insensitive, ignoring spaces and punctuation; at least 4
+/// characters): `mi300x` → `[gfx942]`, `rx7900xtx` → `[gfx1100]`.
+pub fn processors_for_product(query: &str) -> Vec<&'static str> {
+    let collapse = |s: &str| -> String {
+        s.chars()
+            .filter(char::is_ascii_alphanumeric)
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
+    };
+    let q = collapse(query);
+    if q.len() < 4 {
+        return Vec::new();
+    }
+    PRODUCTS
+        .iter()
+        .filter(|(_, name)| {
+            collapse(name).contains(&q) || name.split('/').any(|part| collapse(part).contains(&q))
+        })
+        .map(|(p, _)| *p)
+        .collect()
+}
+
 /// Expands a target spec into target IDs: a target ID in any spelling
 /// [`TargetId::parse`] accepts (`gfx942:xnack-`, `gfx11-generic`) gives
 /// itself; a family name (`gfx110X-all`) gives its processors with features
@@ -208,6 +231,12 @@ mod tests {
         assert_eq!(family("GFX94X-DCGPU"), None);
         assert_eq!(product_name("gfx942"), Some("MI300A/MI300X CDNA"));
         assert_eq!(product_name("gfx600"), None);
+        assert_eq!(processors_for_product("MI300X"), ["gfx942"]);
+        assert_eq!(processors_for_product("mi355x"), ["gfx950"]);
+        assert_eq!(processors_for_product("rx7900xtx"), ["gfx1100"]);
+        assert_eq!(processors_for_product("RX 9070 XT"), ["gfx1201"]);
+        assert_eq!(processors_for_product("cdna").len(), 5);
+        assert!(processors_for_product("mi3").is_empty());
     }
 
     #[test]

@@ -169,8 +169,15 @@ impl fmt::Display for TargetIdError {
             ),
             TargetIdErrorKind::UnknownProcessor { name, suggestions } => {
                 write!(f, "invalid target ID `{input}`: unknown processor `{name}`")?;
+                let products = crate::family::processors_for_product(name);
                 if let Some(hint) = removed_processor_hint(name) {
                     write!(f, "; {hint}")?;
+                } else if (1..=3).contains(&products.len()) {
+                    write!(
+                        f,
+                        "; `{name}` looks like a product name, use its processor: {}",
+                        products.join(", ")
+                    )?;
                 } else if !suggestions.is_empty() {
                     write!(f, "; did you mean {}?", suggestions.join(", "))?;
                 }
@@ -726,6 +733,12 @@ mod tests {
         let removed = err("gfx940:xnack-");
         assert!(removed.contains("removed in LLVM 21"), "{removed}");
         assert!(removed.contains("`gfx942`"), "{removed}");
+        assert_eq!(
+            err("mi300x"),
+            "invalid target ID `mi300x`: unknown processor `mi300x`; `mi300x` looks like a \
+             product name, use its processor: gfx942 (run `gcn-patch targets` for the list of \
+             processors and families)"
+        );
         // Nothing close: no suggestion, but still the hint.
         let far = err("nvidia-h100");
         assert!(!far.contains("did you mean"), "{far}");
