@@ -40,7 +40,7 @@
 //!     sha256: "9222b1315494fbe46e4975a7f22528ec6fb1d0221751acb104755e8fd77c91df",
 //!     kernels: &["k"],
 //! }];
-//! static K: Kernel = Kernel { name: "k", objects: &OBJECTS };
+//! static K: Kernel = Kernel { name: "k", iree_executable: None, objects: &OBJECTS };
 //!
 //! // An RX 7800 XT (gfx1101) runs the gfx11-generic object...
 //! let obj = K.select("amdgcn-amd-amdhsa--gfx1101").unwrap();

@@ -57,8 +57,10 @@ pub struct CodeObject {
 /// A kernel and the code objects (one per target) that contain it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Kernel {
-    /// Kernel symbol name.
+    /// Kernel name (the manifest's name for generated code).
     pub name: &'static str,
+    /// IREE executable name, for `--iree-hal-substitute-executable-object=<name>=<file>`.
+    pub iree_executable: Option<&'static str>,
     /// Code objects containing the kernel.
     pub objects: &'static [CodeObject],
 }

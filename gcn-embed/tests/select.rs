@@ -76,6 +76,7 @@ static ALL: [CodeObject; 9] = [
 
 static K: Kernel = Kernel {
     name: "k",
+    iree_executable: None,
     objects: &ALL,
 };
 
@@ -229,6 +230,7 @@ fn kernel_api() {
 fn no_match_error_text() {
     let k = Kernel {
         name: "matmul",
+        iree_executable: Some("matmul_dispatch_0"),
         objects: &ALL,
     };
     let e = k.select("amdgcn-amd-amdhsa--gfx1030").unwrap_err();
