@@ -49,39 +49,8 @@ use crate::check::RegisterPolicy;
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::patch::rules::{RawRule, Rule};
 
-pub use self::gcn_embed::TargetId;
+pub use gcn_embed::TargetId;
 
-// TEMPORARY until gcn-embed's TargetId lands on main (then delete this block).
-mod gcn_embed {
-    /// Stand-in target ID.
-    #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-    pub struct TargetId(String);
-    impl TargetId {
-        pub fn parse(s: &str) -> Result<TargetId, String> {
-            if s.starts_with("gfx") && !s.ends_with("-all") {
-                Ok(TargetId(s.into()))
-            } else {
-                Err(format!("unknown target `{s}`"))
-            }
-        }
-    }
-    impl std::fmt::Display for TargetId {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str(&self.0)
-        }
-    }
-    pub mod family {
-        pub fn expand(s: &str) -> Result<Vec<super::TargetId>, String> {
-            match s {
-                "gfx94X-all" => Ok(vec![
-                    super::TargetId("gfx942".into()),
-                    super::TargetId("gfx950".into()),
-                ]),
-                _ => Err(format!("unknown family `{s}`")),
-            }
-        }
-    }
-}
 
 /// A loaded `kernels.toml`.
 #[derive(Debug, Clone)]
@@ -485,10 +454,7 @@ fn targets(src: &Src, list: &[Spanned<String>], errors: &mut Vec<Diagnostic>) ->
 
 /// One manifest target spec: a target ID, or a family name expanded.
 fn resolve_target(spec: &str) -> Result<Vec<TargetId>, String> {
-    match TargetId::parse(spec) {
-        Ok(id) => Ok(vec![id]),
-        Err(e) => gcn_embed::family::expand(spec).map_err(|_| e.to_string()),
-    }
+    gcn_embed::family::expand(spec).map_err(|e| e.to_string())
 }
 
 /// Resolve a manifest-relative path; errors if it escapes the manifest
