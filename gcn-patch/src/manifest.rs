@@ -51,7 +51,6 @@ use crate::patch::rules::{RawRule, Rule};
 
 pub use gcn_embed::TargetId;
 
-
 /// A loaded `kernels.toml`.
 #[derive(Debug, Clone)]
 pub struct Manifest {

@@ -579,103 +579,6 @@ fn classify(lines: &[String]) -> Vec<LineInfo> {
         .collect()
 }
 
-fn is_terminator(norm: &str) -> bool {
-    let m = norm.split(' ').next().unwrap_or("");
-    m == "s_branch" || m.starts_with("s_cbranch") || m == "s_endpgm" || m == "s_setpc_b64"
-}
-
-/// Lines of basic block `label`: after its label up to the next label or
-/// after the first branch / `s_endpgm`.
-fn block_range(info: &[LineInfo], label: &str) -> Option<Range<usize>> {
-    let label = label.trim_end_matches(':');
-    let start = info
-        .iter()
-        .position(|l| l.class == Class::Label && l.norm == label)?
-        + 1;
-    let mut end = start;
-    while end < info.len() && info[end].class != Class::Label {
-        end += 1;
-        if info[end - 1].class == Class::Instruction && is_terminator(&info[end - 1].norm) {
-            break;
-        }
-    }
-    Some(start..end)
-}
-
-/// Line ranges belonging to kernel symbol `sym`: code, descriptor, `.set`s, metadata entry.
-fn kernel_ranges(info: &[LineInfo], sym: &str) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    if let Some(start) = info
-        .iter()
-        .position(|l| l.class == Class::Label && l.norm == sym)
-    {
-        let end = info[start..]
-            .iter()
-            .position(|l| l.class == Class::Label && l.norm.starts_with(".Lfunc_end"))
-            .map_or(info.len(), |e| start + e + 1);
-        out.push(start..end);
-    }
-    let kd = format!(".amdhsa_kernel {sym}");
-    if let Some(start) = info.iter().position(|l| l.norm == kd) {
-        let end = info[start..]
-            .iter()
-            .position(|l| l.norm == ".end_amdhsa_kernel")
-            .map_or(info.len(), |e| start + e + 1);
-        out.push(start..end);
-    }
-    for (i, l) in info.iter().enumerate() {
-        if let Some(rest) = l.norm.strip_prefix(".set ") {
-            let name = rest.split(',').next().unwrap_or("").trim();
-            if name.starts_with(&format!("{sym}.")) || name.starts_with(&format!(".L{sym}.")) {
-                out.push(i..i + 1);
-            }
-        }
-    }
-    // Metadata: the `- ` list entry of amdhsa.kernels whose `.name:` is sym.
-    let want = format!(".name: {sym}");
-    if let Some(name_line) = info.iter().position(|l| l.in_metadata && l.norm == want) {
-        let start = (0..=name_line)
-            .rev()
-            .find(|&i| info[i].norm.starts_with("- ") && indent_of_raw(info, i))
-            .unwrap_or(name_line);
-        let mut end = name_line + 1;
-        while end < info.len()
-            && info[end].in_metadata
-            && !(info[end].norm.starts_with("- ") && indent_of_raw(info, end))
-            && !info[end].norm.starts_with("amdhsa.")
-        {
-            end += 1;
-        }
-        out.push(start..end);
-    }
-    out
-}
-
-// The metadata entry start: a `- ` at the kernels-list level. We cannot see
-// indentation from the normalized text, so accept entries that begin with a
-// `- .` key (kernel entries), which `.args` items also do; the `.name` search
-// goes backwards past arg items only if they are deeper: handled by requiring
-// the key after `- ` to not be an arg key.
-fn indent_of_raw(info: &[LineInfo], i: usize) -> bool {
-    const ARG_KEYS: &[&str] = &[
-        "- .actual_access:",
-        "- .address_space:",
-        "- .offset:",
-        "- .size:",
-        "- .value_kind:",
-        "- .name:",
-        "- .type_name:",
-        "- .access:",
-        "- .is_const:",
-        "- .is_restrict:",
-        "- .is_volatile:",
-        "- .pointee_align:",
-        "- .is_pipe:",
-    ];
-    let n = &info[i].norm;
-    n.starts_with("- .") && !ARG_KEYS.iter().any(|k| n.starts_with(k))
-}
-
 /// Generation (9, 10, 11, 12) of a processor name like `gfx942`, `gfx9-4-generic`,
 /// `gfx90a:xnack+`, or an `.amdgcn_target` string.
 pub fn generation(name: &str) -> Option<u32> {
@@ -737,48 +640,64 @@ fn origin(r: &Rule, ctx: &Ctx, what: String) -> Origin {
     }
 }
 
-fn scope(info: &[LineInfo], r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
-    let mut ranges = vec![0..info.len()];
-    if let Some(k) = &r.kernel {
-        ranges = kernel_ranges(info, k);
-        if ranges.is_empty() {
-            let names: Vec<String> = info
-                .iter()
-                .filter_map(|l| l.norm.strip_prefix(".amdhsa_kernel ").map(str::to_owned))
-                .collect();
-            return Err(Diagnostic::error(format!(
-                "rule #{}: kernel `{k}` not found in the asm",
-                r.index
-            ))
-            .at(r.at.clone())
-            .with_note(format!("kernels in this file: {}", names.join(", ")))
-            .with_help(
-                "`kernel` names the asm symbol (as in `.amdhsa_kernel`), not the manifest kernel",
-            ));
-        }
+/// Line ranges a rule may touch: the whole file, or (from [`crate::parse`])
+/// a kernel's code, descriptor, `.set` lines and metadata entry, and/or one
+/// basic block (label to next label).
+fn scope(t: &Traced, r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
+    if r.kernel.is_none() && r.block.is_none() {
+        return Ok(vec![0..t.lines.len()]);
+    }
+    let file = crate::parse::AsmFile::from_traced(t);
+    let kernels = file.kernels();
+    let chosen: Vec<&crate::parse::Kernel> = match &r.kernel {
+        Some(k) => kernels.iter().filter(|x| &x.name == k).collect(),
+        None => kernels.iter().collect(),
+    };
+    if let (Some(k), true) = (&r.kernel, chosen.is_empty()) {
+        let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+        return Err(Diagnostic::error(format!(
+            "rule #{}: kernel `{k}` not found in the asm",
+            r.index
+        ))
+        .at(r.at.clone())
+        .with_note(format!("kernels in this file: {}", names.join(", ")))
+        .with_help(
+            "`kernel` names the asm symbol (as in `.amdhsa_kernel`), not the manifest kernel",
+        ));
     }
     if let Some(b) = &r.block {
-        let Some(br) = block_range(info, b) else {
-            let labels: Vec<&str> = info
-                .iter()
-                .filter(|l| l.class == Class::Label && l.norm.starts_with(".LBB"))
-                .map(|l| l.norm.as_str())
-                .collect();
-            return Err(
-                Diagnostic::error(format!("rule #{}: block `{b}` not found", r.index))
-                    .at(r.at.clone())
-                    .with_note(format!("basic block labels: {}", labels.join(" ")))
-                    .with_help("name a label of the asm, e.g. `block = \".LBB0_1\"`"),
-            );
+        let b = b.trim_end_matches(':');
+        return match chosen.iter().find_map(|k| k.block(b)) {
+            Some(block) => Ok(vec![block.lines.clone()]),
+            None => {
+                let labels: Vec<&str> = chosen
+                    .iter()
+                    .flat_map(|k| k.blocks.iter().skip(1).map(|b| b.label.as_str()))
+                    .collect();
+                Err(Diagnostic::error(format!(
+                    "rule #{}: block `{b}` not found in {}",
+                    r.index,
+                    scope_desc(&Rule {
+                        block: None,
+                        ..r.clone()
+                    })
+                ))
+                .at(r.at.clone())
+                .with_note(format!("basic block labels: {}", labels.join(" ")))
+                .with_help("name a label of the asm, e.g. `block = \".LBB0_1\"`"))
+            }
         };
-        ranges = ranges
-            .into_iter()
-            .filter_map(|x| {
-                let s = x.start.max(br.start);
-                let e = x.end.min(br.end);
-                (s < e).then_some(s..e)
-            })
-            .collect();
+    }
+    let mut ranges = Vec::new();
+    for k in chosen {
+        ranges.push(k.code.clone());
+        if let Some(d) = &k.descriptor {
+            ranges.push(d.start..d.end + 1);
+        }
+        ranges.extend(k.sets.iter().map(|s| s.line..s.line + 1));
+        if let Some(m) = &k.metadata {
+            ranges.push(m.start..m.end);
+        }
     }
     Ok(ranges)
 }
@@ -919,7 +838,7 @@ fn indent(line: &str) -> &str {
 
 fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
     let info = classify(&t.lines);
-    let ranges = scope(&info, r)?;
+    let ranges = scope(t, r)?;
     let role = if matches!(r.kind, RuleKind::Insert { .. }) {
         "anchor"
     } else {
