@@ -483,10 +483,17 @@ fn resolve_in(
         return None;
     }
     let mut depth: i64 = 0;
+    let mut clean = PathBuf::new();
     for c in rel.components() {
         match c {
-            Component::ParentDir => depth -= 1,
-            Component::Normal(_) => depth += 1,
+            Component::ParentDir => {
+                depth -= 1;
+                clean.pop();
+            }
+            Component::Normal(n) => {
+                depth += 1;
+                clean.push(n);
+            }
             Component::CurDir => {}
             _ => {
                 errors.push(escape("absolute path"));
@@ -498,7 +505,7 @@ fn resolve_in(
             return None;
         }
     }
-    let abs = dir.join(&rel);
+    let abs = dir.join(&clean);
     match abs.canonicalize() {
         Ok(c) if !c.starts_with(canon_dir) => {
             errors.push(escape("a symlink pointing outside the manifest directory"));
