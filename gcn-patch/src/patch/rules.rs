@@ -892,51 +892,51 @@ fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
     match &r.kind {
         RuleKind::Delete => remove_lines(t, &hits),
         RuleKind::Replace { with } => {
-            // Replace from the back so indices stay valid.
-            for &i in hits.iter().rev() {
+            let mut edits = Edits::new();
+            for &i in &hits {
                 let new = match &r.pattern.regex {
                     Some(re) => re.replace(&info[i].norm, with.as_str()).into_owned(),
                     None => with.clone(),
                 };
                 let ind = indent(&t.lines[i]).to_string();
                 let cr = if t.lines[i].ends_with('\r') { "\r" } else { "" };
-                let new_lines: Vec<String> = new
-                    .split('\n')
-                    .map(|l| format!("{ind}{}{cr}", l.trim()))
-                    .collect();
                 let o = origin(r, ctx, what.clone());
-                let n = new_lines.len();
-                t.lines.splice(i..i + 1, new_lines);
-                t.origins.splice(i..i + 1, std::iter::repeat_n(o, n));
+                let lines = new
+                    .split('\n')
+                    .map(|l| (format!("{ind}{}{cr}", l.trim()), o.clone()))
+                    .collect();
+                edits.entry(i).or_default().replace = Some(lines);
             }
+            rewrite(t, edits);
         }
         RuleKind::Insert { lines, position } => {
-            for &i in hits.iter().rev() {
+            let mut edits = Edits::new();
+            for &i in &hits {
                 let ind = indent(&t.lines[i]).to_string();
                 let cr = if t.lines[i].ends_with('\r') { "\r" } else { "" };
-                let new: Vec<String> = lines
+                let o = origin(r, ctx, what.clone());
+                let new: Vec<(String, Origin)> = lines
                     .iter()
                     .map(|l| {
                         let l = l.trim_end();
-                        if l.starts_with(char::is_whitespace)
+                        let text = if l.starts_with(char::is_whitespace)
                             || (l.ends_with(':') && !l.contains(' '))
                         {
                             format!("{l}{cr}")
                         } else {
                             format!("{ind}{l}{cr}")
-                        }
+                        };
+                        (text, o.clone())
                     })
                     .collect();
-                let at = if *position == Position::Before {
-                    i
+                let e = edits.entry(i).or_default();
+                if *position == Position::Before {
+                    e.before = new;
                 } else {
-                    i + 1
-                };
-                let n = new.len();
-                t.lines.splice(at..at, new);
-                t.origins
-                    .splice(at..at, std::iter::repeat_n(origin(r, ctx, what.clone()), n));
+                    e.after = new;
+                }
             }
+            rewrite(t, edits);
         }
         RuleKind::Move(anchor) => {
             let a = select(
@@ -1011,6 +1011,43 @@ fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
         }
     }
     Ok(())
+}
+
+/// Edits at one line: lines before it, a replacement, lines after it.
+#[derive(Default)]
+struct Edit {
+    before: Vec<(String, Origin)>,
+    replace: Option<Vec<(String, Origin)>>,
+    after: Vec<(String, Origin)>,
+}
+
+type Edits = std::collections::HashMap<usize, Edit>;
+
+/// Apply `edits` in one pass (linear in the file size).
+fn rewrite(t: &mut Traced, mut edits: Edits) {
+    let n = t.lines.len();
+    let mut lines = Vec::with_capacity(n + edits.len());
+    let mut origins = Vec::with_capacity(n + edits.len());
+    let old = std::mem::take(&mut t.lines)
+        .into_iter()
+        .zip(std::mem::take(&mut t.origins));
+    for (i, (l, o)) in old.enumerate() {
+        match edits.remove(&i) {
+            None => {
+                lines.push(l);
+                origins.push(o);
+            }
+            Some(e) => {
+                let body = e.replace.unwrap_or_else(|| vec![(l, o)]);
+                for (l, o) in e.before.into_iter().chain(body).chain(e.after) {
+                    lines.push(l);
+                    origins.push(o);
+                }
+            }
+        }
+    }
+    t.lines = lines;
+    t.origins = origins;
 }
 
 fn remove_lines(t: &mut Traced, idx: &[usize]) {
@@ -1164,7 +1201,11 @@ fn set_waitcnt(
         };
         return Ok((format!("{mnemonic} {head}{v}"), note));
     }
-    let re = Regex::new(r"(\w+)\(\s*(\d+)\s*\)").map_err(|e| e.to_string())?;
+    static COUNTER: std::sync::OnceLock<Result<Regex, regex::Error>> = std::sync::OnceLock::new();
+    let re = COUNTER
+        .get_or_init(|| Regex::new(r"(\w+)\(\s*(\d+)\s*\)"))
+        .as_ref()
+        .map_err(|e| e.to_string())?;
     if !operands.is_empty() && !re.is_match(operands) {
         return Err(format!("`{norm}` uses an encoded immediate; write it with named counters (vmcnt(N) expcnt(N) lgkmcnt(N)) first"));
     }
