@@ -1,1 +1,378 @@
-//! assemble stage (to be written).
+//! Assemble stage: `.s` → `.o` with clang, through the `cc` crate.
+//!
+//! The clang command is built by `cc` (so compiler/flag handling is cc's), with
+//! `no_default_flags`, no warnings flags, no Cargo metadata and every Cargo
+//! variable set explicitly, and with an environment snapshot that holds none of
+//! the process environment: a host `CC`, `CFLAGS=-march=native`,
+//! `CFLAGS_<target>` and the like can not reach the AMDGPU assembler.
+//!
+//! `cc` forwards a failing compiler's stderr as `cargo:warning=` lines and
+//! keeps only "command did not execute successfully" in its error, so the
+//! command is taken from cc ([`cc::Tool::to_command`]) and run here, with its
+//! stderr captured. Errors are mapped back through the [`Traced`] origins to
+//! the file and line the user wrote (a dump line, a patch hunk, a rule).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use regex::Regex;
+
+use crate::diag::{Diagnostic, Diagnostics, Location};
+use crate::provenance::{Origin, Traced};
+use crate::toolchain::{TargetId, Toolchain};
+
+/// The LLVM target triple of AMDGPU code objects.
+pub const TRIPLE: &str = "amdgcn-amd-amdhsa";
+
+/// Errors shown per assembly, at most (the rest are counted).
+const MAX_ERRORS: usize = 20;
+
+/// What to assemble, and for what.
+#[derive(Debug, Clone, Copy)]
+pub struct AssembleRequest<'a> {
+    /// The toolchain (clang) to use.
+    pub toolchain: &'a Toolchain,
+    /// The assembly, with the origin of each line.
+    pub asm: &'a Traced,
+    /// The target, passed as `-mcpu=<target.name()>`.
+    pub target: &'a TargetId,
+    /// Directory for `<name>.s` and `<name>.o` (created if missing).
+    pub work_dir: &'a Path,
+    /// Kernel/job name, used for the file names.
+    pub name: &'a str,
+    /// What is being built, for messages, e.g. "kernel `matmul` for gfx950".
+    pub label: &'a str,
+}
+
+/// Write `asm` to `<work_dir>/<name>.s` and assemble it to `<work_dir>/<name>.o`.
+///
+/// The object depends only on the text, the target and the toolchain, not on
+/// `work_dir` or on the process environment.
+pub fn assemble(req: &AssembleRequest) -> Result<PathBuf, Diagnostics> {
+    assemble_with_env(req, &[])
+}
+
+/// [`assemble`], with `env` as the environment `cc` sees before filtering
+/// (for tests: it shows that the filter is what keeps `CFLAGS` out).
+pub(crate) fn assemble_with_env(
+    req: &AssembleRequest,
+    env: &[(String, String)],
+) -> Result<PathBuf, Diagnostics> {
+    check_name(req)?;
+    std::fs::create_dir_all(req.work_dir).map_err(|e| {
+        Diagnostic::error(format!(
+            "cannot create work directory {}: {e}",
+            req.work_dir.display()
+        ))
+    })?;
+    let src_name = format!("{}.s", req.name);
+    let obj_name = format!("{}.o", req.name);
+    let src = req.work_dir.join(&src_name);
+    let obj = req.work_dir.join(&obj_name);
+    crate_write(&src, req.asm.text().as_bytes())?;
+    // A stale object must never be taken for this run's output.
+    let _ = std::fs::remove_file(&obj);
+    let tmp_obj_name = format!("{}.o.tmp", req.name);
+
+    let mut cmd = compile_command(req, &filtered_env(env), &src_name, &tmp_obj_name)?;
+    cmd.current_dir(req.work_dir);
+    let out = cmd.output().map_err(|e| {
+        Diagnostic::error(format!(
+            "cannot run {}: {e}",
+            req.toolchain.clang.display()
+        ))
+        .with_note(format!("while assembling {}", req.label))
+    })?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        let _ = std::fs::remove_file(req.work_dir.join(&tmp_obj_name));
+        return Err(map_errors(req, &src_name, &stderr, &out.status.to_string()));
+    }
+    std::fs::rename(req.work_dir.join(&tmp_obj_name), &obj).map_err(|e| {
+        Diagnostic::error(format!("cannot write {}: {e}", obj.display()))
+    })?;
+    Ok(obj)
+}
+
+fn check_name(req: &AssembleRequest) -> Result<(), Diagnostic> {
+    let ok = !req.name.is_empty()
+        && req
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !req.name.starts_with('.');
+    if ok {
+        Ok(())
+    } else {
+        Err(Diagnostic::error(format!(
+            "invalid job name {:?} for {}: it names files in the work directory",
+            req.name, req.label
+        ))
+        .with_help("use letters, digits, `_`, `-` and `.` only"))
+    }
+}
+
+fn crate_write(path: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
+    let tmp = path.with_extension("s.tmp");
+    std::fs::write(&tmp, bytes)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", path.display())))
+}
+
+/// Keep only what clang may need from `env`: no compiler, flags or wrapper
+/// variables (`CC*`, `CFLAGS*`, `CXXFLAGS*`, `CPPFLAGS*`, `ASMFLAGS*`,
+/// `*_WRAPPER`, `CCC_*`, `CPATH`, ...); only the locale, forced to `C` so that
+/// messages are the English ones parsed here.
+pub(crate) fn filtered_env(_env: &[(String, String)]) -> Vec<(String, String)> {
+    // Deliberately nothing from `_env`: the assembler needs no variable, and an
+    // allow-list of zero entries is the only one that cannot leak.
+    vec![("LC_ALL".into(), "C".into()), ("LANG".into(), "C".into())]
+}
+
+/// The clang command, as built by `cc`, plus `-c -o obj src`.
+pub(crate) fn compile_command(
+    req: &AssembleRequest,
+    env_snapshot: &[(String, String)],
+    src: &str,
+    obj: &str,
+) -> Result<Command, Diagnostic> {
+    let mut b = cc::Build::new();
+    b.set_envs_snapshot(env_snapshot.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .compiler(&req.toolchain.clang)
+        .no_default_flags(true)
+        .warnings(false)
+        .extra_warnings(false)
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .emit_rerun_if_env_changed(false)
+        .target(TRIPLE)
+        .host(HOST)
+        .opt_level(0)
+        .debug(false)
+        .out_dir(req.work_dir)
+        .flag(format!("--target={TRIPLE}"))
+        .flag(format!("-mcpu={}", req.target.name()));
+    let tool = b.try_get_compiler().map_err(|e| {
+        Diagnostic::error(format!(
+            "cannot set up clang {} for {}: {e}",
+            req.toolchain.clang.display(),
+            req.label
+        ))
+    })?;
+    let mut cmd = tool.to_command();
+    cmd.arg("-c").arg("-o").arg(obj).arg(src);
+    Ok(cmd)
+}
+
+/// Any host triple: with `no_default_flags` and an explicit compiler, cc only
+/// uses it to decide that this is not a cross-compiling MSVC/Apple setup.
+const HOST: &str = "x86_64-unknown-linux-gnu";
+
+/// One `file:line:col: error: msg` of clang.
+#[derive(Debug)]
+struct ClangMessage {
+    file: String,
+    line: usize,
+    column: usize,
+    kind: String,
+    message: String,
+}
+
+fn parse_messages(stderr: &str) -> Vec<ClangMessage> {
+    let re = Regex::new(r"^(.+?):(\d+):(\d+): (error|warning|note): (.*)$").expect("valid regex");
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let c = re.captures(l)?;
+            Some(ClangMessage {
+                file: c[1].to_string(),
+                line: c[2].parse().ok()?,
+                column: c[3].parse().ok()?,
+                kind: c[4].to_string(),
+                message: c[5].to_string(),
+            })
+        })
+        .collect()
+}
+
+fn is_unsupported(msg: &str) -> bool {
+    msg.contains("not supported on this GPU")
+        || msg.contains("instruction not supported")
+        || msg.contains("requires a different GPU")
+        || msg.contains("not available on this GPU")
+}
+
+/// Where line `line` of the assembled text really comes from, as a Location.
+fn locate<'a>(
+    req: &AssembleRequest<'a>,
+    src_name: &str,
+    line: usize,
+    column: usize,
+) -> (Location, Option<&'a Origin>) {
+    let origin = req.asm.origin(line);
+    let text = line
+        .checked_sub(1)
+        .and_then(|i| req.asm.lines.get(i))
+        .cloned();
+    match origin.and_then(|o| o.file_line()) {
+        Some((file, fline)) => {
+            // Show the line as it is in that file; a `+` line of a patch is one
+            // column to the right of the assembled text.
+            let on_disk = std::fs::read_to_string(&file)
+                .ok()
+                .and_then(|s| s.lines().nth(fline - 1).map(str::to_owned));
+            let (shown, shift) = match (&text, on_disk) {
+                (Some(t), Some(d)) if d.trim_end_matches('\r') == t.trim_end_matches('\r') => {
+                    (Some(d), 0)
+                }
+                (Some(t), Some(d)) if d.strip_prefix('+') == Some(t.as_str()) => (Some(d), 1),
+                (t, _) => (t.clone(), 0),
+            };
+            let loc = Location::line(file, fline, shown).with_span(column + shift, 0);
+            (loc, origin)
+        }
+        None => (
+            Location::line(req.work_dir.join(src_name), line, text).with_span(column, 0),
+            origin,
+        ),
+    }
+}
+
+fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str) -> Diagnostics {
+    let messages = parse_messages(stderr);
+    let ours = |m: &ClangMessage| Path::new(&m.file).file_name() == Some(src_name.as_ref());
+    let errors: Vec<&ClangMessage> = messages
+        .iter()
+        .filter(|m| m.kind == "error" && ours(m))
+        .collect();
+    if errors.is_empty() {
+        let mut d = Diagnostic::error(format!(
+            "clang failed while assembling {} ({status})",
+            req.label
+        ));
+        for l in stderr.lines().filter(|l| !l.trim().is_empty()).take(MAX_ERRORS) {
+            d = d.with_note(l.to_string());
+        }
+        return d
+            .with_note(format!("command: {} {}", req.toolchain.clang.display(), src_name))
+            .into();
+    }
+    let mut out = Vec::new();
+    let origin_note = |o: Option<&Origin>| -> Option<String> {
+        match o {
+            Some(Origin::Source { .. }) | None => None,
+            Some(o) => Some(format!("this line is not in the dump: it comes from {o}")),
+        }
+    };
+    let unsupported: Vec<&&ClangMessage> =
+        errors.iter().filter(|m| is_unsupported(&m.message)).collect();
+    if let Some(first) = unsupported.first() {
+        let (loc, origin) = locate(req, src_name, first.line, first.column);
+        let at = format!("{}:{}", loc.file.display(), loc.line);
+        let mut d = Diagnostic::error(format!(
+            "{} does not assemble for {}: first unsupported instruction at {at}",
+            req.label,
+            req.target.name()
+        ))
+        .at(loc.with_label(first.message.clone()));
+        if let Some(n) = origin_note(origin) {
+            d = d.with_note(n);
+        }
+        if unsupported.len() > 1 {
+            d = d.with_note(format!(
+                "{} more instructions are not supported on {}",
+                unsupported.len() - 1,
+                req.target.name()
+            ));
+        }
+        out.push(d.with_help(format!(
+            "this code uses instructions {} does not have: use a source dumped for that \
+             architecture family (or a family-specific patch), or drop {} from this kernel's targets",
+            req.target.processor.name,
+            req.target.name()
+        )));
+    }
+    let others: Vec<&&ClangMessage> = errors.iter().filter(|m| !is_unsupported(&m.message)).collect();
+    for m in others.iter().take(MAX_ERRORS) {
+        let (loc, origin) = locate(req, src_name, m.line, m.column);
+        let mut d = Diagnostic::error(format!("assembler error in {}: {}", req.label, m.message))
+            .at(loc.with_label(m.message.clone()));
+        if let Some(n) = origin_note(origin) {
+            d = d.with_note(n);
+        }
+        out.push(d.with_note(format!("assembled for {}", req.target.name())));
+    }
+    if others.len() > MAX_ERRORS {
+        out.push(Diagnostic::note(format!(
+            "{} more assembler errors in {} not shown",
+            others.len() - MAX_ERRORS,
+            req.label
+        )));
+    }
+    Diagnostics(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolchain::ToolchainConfig;
+
+    fn toolchain() -> Toolchain {
+        let path = "/usr/bin:/bin".to_string();
+        Toolchain::find(&ToolchainConfig::default(), &|k| {
+            (k == "PATH").then(|| path.clone())
+        })
+        .unwrap_or_else(|d| panic!("{d}\n(apt-get install -y clang-22 lld-22 llvm-22)"))
+    }
+
+    #[test]
+    fn cflags_in_the_environment_do_not_reach_clang() {
+        let tc = toolchain();
+        let target = TargetId::parse("gfx942").unwrap();
+        let asm = Traced::from_source("s_endpgm\n", "x.s");
+        let dir = tempfile::tempdir().unwrap();
+        let req = AssembleRequest {
+            toolchain: &tc,
+            asm: &asm,
+            target: &target,
+            work_dir: dir.path(),
+            name: "x",
+            label: "test",
+        };
+        let host_env: Vec<(String, String)> = [
+            ("CFLAGS", "-march=native"),
+            ("CFLAGS_amdgcn_amd_amdhsa", "-march=native"),
+            ("TARGET_CFLAGS", "-march=native"),
+            ("CC", "/bin/false"),
+            ("CC_WRAPPER", "/bin/false"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let args = |env: &[(String, String)]| -> Vec<String> {
+            let cmd = compile_command(&req, env, "x.s", "x.o").unwrap();
+            cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect()
+        };
+        // Unfiltered, cc does add them (so the check below can fail)...
+        assert!(args(&host_env).iter().any(|a| a == "-march=native"));
+        // ...filtered, it does not.
+        let filtered = args(&filtered_env(&host_env));
+        assert!(!filtered.iter().any(|a| a.contains("march")), "{filtered:?}");
+        assert_eq!(
+            filtered,
+            ["-w", "--target=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-c", "-o", "x.o", "x.s"]
+        );
+        let obj = assemble_with_env(&req, &host_env).unwrap();
+        assert!(obj.is_file());
+    }
+
+    #[test]
+    fn parses_clang_messages() {
+        let m = parse_messages(
+            "k.s:12:2: error: instruction not supported on this GPU (gfx1100): v_mfma\n\tv_mfma\n\t^\n",
+        );
+        assert_eq!(m.len(), 1);
+        assert_eq!((m[0].line, m[0].column), (12, 2));
+        assert!(is_unsupported(&m[0].message));
+    }
+}
