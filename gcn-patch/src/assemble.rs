@@ -12,6 +12,9 @@
 //! stderr captured. Errors are mapped back through the [`Traced`] origins to
 //! the file and line the user wrote (a dump line, a patch hunk, a rule).
 
+// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
+#![allow(clippy::result_large_err)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -77,20 +80,16 @@ pub(crate) fn assemble_with_env(
     let mut cmd = compile_command(req, &filtered_env(env), &src_name, &tmp_obj_name)?;
     cmd.current_dir(req.work_dir);
     let out = cmd.output().map_err(|e| {
-        Diagnostic::error(format!(
-            "cannot run {}: {e}",
-            req.toolchain.clang.display()
-        ))
-        .with_note(format!("while assembling {}", req.label))
+        Diagnostic::error(format!("cannot run {}: {e}", req.toolchain.clang.display()))
+            .with_note(format!("while assembling {}", req.label))
     })?;
     let stderr = String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         let _ = std::fs::remove_file(req.work_dir.join(&tmp_obj_name));
         return Err(map_errors(req, &src_name, &stderr, &out.status.to_string()));
     }
-    std::fs::rename(req.work_dir.join(&tmp_obj_name), &obj).map_err(|e| {
-        Diagnostic::error(format!("cannot write {}: {e}", obj.display()))
-    })?;
+    std::fs::rename(req.work_dir.join(&tmp_obj_name), &obj)
+        .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", obj.display())))?;
     Ok(obj)
 }
 
@@ -176,23 +175,37 @@ struct ClangMessage {
     column: usize,
     kind: String,
     message: String,
+    /// Length of clang's `^~~~` marker, when it printed one.
+    span: usize,
 }
 
 fn parse_messages(stderr: &str) -> Vec<ClangMessage> {
     let re = Regex::new(r"^(.+?):(\d+):(\d+): (error|warning|note): (.*)$").expect("valid regex");
-    stderr
-        .lines()
-        .filter_map(|l| {
-            let c = re.captures(l)?;
-            Some(ClangMessage {
-                file: c[1].to_string(),
-                line: c[2].parse().ok()?,
-                column: c[3].parse().ok()?,
-                kind: c[4].to_string(),
-                message: c[5].to_string(),
+    let lines: Vec<&str> = stderr.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(c) = re.captures(l) else { continue };
+        let (Ok(line), Ok(column)) = (c[2].parse(), c[3].parse()) else {
+            continue;
+        };
+        // Clang follows a message with the source line and a caret line.
+        let span = lines
+            .get(i + 2)
+            .map(|caret| caret.trim())
+            .filter(|caret| {
+                caret.starts_with('^') && caret.chars().all(|ch| ch == '^' || ch == '~')
             })
-        })
-        .collect()
+            .map_or(0, |caret| caret.chars().count());
+        out.push(ClangMessage {
+            file: c[1].to_string(),
+            line,
+            column,
+            kind: c[4].to_string(),
+            message: c[5].to_string(),
+            span,
+        });
+    }
+    out
 }
 
 fn is_unsupported(msg: &str) -> bool {
@@ -200,6 +213,8 @@ fn is_unsupported(msg: &str) -> bool {
         || msg.contains("instruction not supported")
         || msg.contains("requires a different GPU")
         || msg.contains("not available on this GPU")
+        || msg.contains("not valid for this GPU")
+        || msg.contains("directive requires gfx")
 }
 
 /// Where line `line` of the assembled text really comes from, as a Location.
@@ -208,6 +223,7 @@ fn locate<'a>(
     src_name: &str,
     line: usize,
     column: usize,
+    span: usize,
 ) -> (Location, Option<&'a Origin>) {
     let origin = req.asm.origin(line);
     let text = line
@@ -228,11 +244,11 @@ fn locate<'a>(
                 (Some(t), Some(d)) if d.strip_prefix('+') == Some(t.as_str()) => (Some(d), 1),
                 (t, _) => (t.clone(), 0),
             };
-            let loc = Location::line(file, fline, shown).with_span(column + shift, 0);
+            let loc = Location::line(file, fline, shown).with_span(column + shift, span);
             (loc, origin)
         }
         None => (
-            Location::line(req.work_dir.join(src_name), line, text).with_span(column, 0),
+            Location::line(req.work_dir.join(src_name), line, text).with_span(column, span),
             origin,
         ),
     }
@@ -250,11 +266,19 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
             "clang failed while assembling {} ({status})",
             req.label
         ));
-        for l in stderr.lines().filter(|l| !l.trim().is_empty()).take(MAX_ERRORS) {
+        for l in stderr
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .take(MAX_ERRORS)
+        {
             d = d.with_note(l.to_string());
         }
         return d
-            .with_note(format!("command: {} {}", req.toolchain.clang.display(), src_name))
+            .with_note(format!(
+                "command: {} {}",
+                req.toolchain.clang.display(),
+                src_name
+            ))
             .into();
     }
     let mut out = Vec::new();
@@ -264,15 +288,23 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
             Some(o) => Some(format!("this line is not in the dump: it comes from {o}")),
         }
     };
-    let unsupported: Vec<&&ClangMessage> =
-        errors.iter().filter(|m| is_unsupported(&m.message)).collect();
+    let unsupported: Vec<&&ClangMessage> = errors
+        .iter()
+        .filter(|m| is_unsupported(&m.message))
+        .collect();
     if let Some(first) = unsupported.first() {
-        let (loc, origin) = locate(req, src_name, first.line, first.column);
+        let (loc, origin) = locate(req, src_name, first.line, first.column, first.span);
         let at = format!("{}:{}", loc.file.display(), loc.line);
+        // The label usually names the target already ("kernel `k` for gfx1100").
+        let target_name = req.target.name();
+        let for_target = if req.label.contains(&target_name) {
+            String::new()
+        } else {
+            format!(" for {target_name}")
+        };
         let mut d = Diagnostic::error(format!(
-            "{} does not assemble for {}: first unsupported instruction at {at}",
+            "{}{for_target} does not assemble: first unsupported instruction at {at}",
             req.label,
-            req.target.name()
         ))
         .at(loc.with_label(first.message.clone()));
         if let Some(n) = origin_note(origin) {
@@ -280,7 +312,7 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
         }
         if unsupported.len() > 1 {
             d = d.with_note(format!(
-                "{} more instructions are not supported on {}",
+                "{} more lines use instructions or directives {} does not support",
                 unsupported.len() - 1,
                 req.target.name()
             ));
@@ -292,15 +324,26 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
             req.target.name()
         )));
     }
-    let others: Vec<&&ClangMessage> = errors.iter().filter(|m| !is_unsupported(&m.message)).collect();
+    let others: Vec<&&ClangMessage> = errors
+        .iter()
+        .filter(|m| !is_unsupported(&m.message))
+        .collect();
     for m in others.iter().take(MAX_ERRORS) {
-        let (loc, origin) = locate(req, src_name, m.line, m.column);
+        let (loc, origin) = locate(req, src_name, m.line, m.column, m.span);
         let mut d = Diagnostic::error(format!("assembler error in {}: {}", req.label, m.message))
             .at(loc.with_label(m.message.clone()));
         if let Some(n) = origin_note(origin) {
             d = d.with_note(n);
         }
-        out.push(d.with_note(format!("assembled for {}", req.target.name())));
+        d = d.with_note(format!("assembled for {}", req.target.name()));
+        if m.message.contains("does not match the specified target id") {
+            d = d.with_help(format!(
+                "the source's `.amdgcn_target` names another target: retarget it to {} \
+                 (or assemble it for the target it names)",
+                req.target.name()
+            ));
+        }
+        out.push(d);
     }
     if others.len() > MAX_ERRORS {
         out.push(Diagnostic::note(format!(
@@ -351,16 +394,29 @@ mod tests {
         .collect();
         let args = |env: &[(String, String)]| -> Vec<String> {
             let cmd = compile_command(&req, env, "x.s", "x.o").unwrap();
-            cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect()
+            cmd.get_args()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
         };
         // Unfiltered, cc does add them (so the check below can fail)...
         assert!(args(&host_env).iter().any(|a| a == "-march=native"));
         // ...filtered, it does not.
         let filtered = args(&filtered_env(&host_env));
-        assert!(!filtered.iter().any(|a| a.contains("march")), "{filtered:?}");
+        assert!(
+            !filtered.iter().any(|a| a.contains("march")),
+            "{filtered:?}"
+        );
         assert_eq!(
             filtered,
-            ["-w", "--target=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-c", "-o", "x.o", "x.s"]
+            [
+                "-w",
+                "--target=amdgcn-amd-amdhsa",
+                "-mcpu=gfx942",
+                "-c",
+                "-o",
+                "x.o",
+                "x.s"
+            ]
         );
         let obj = assemble_with_env(&req, &host_env).unwrap();
         assert!(obj.is_file());
@@ -372,7 +428,7 @@ mod tests {
             "k.s:12:2: error: instruction not supported on this GPU (gfx1100): v_mfma\n\tv_mfma\n\t^\n",
         );
         assert_eq!(m.len(), 1);
-        assert_eq!((m[0].line, m[0].column), (12, 2));
+        assert_eq!((m[0].line, m[0].column, m[0].span), (12, 2, 1));
         assert!(is_unsupported(&m[0].message));
     }
 }

@@ -65,7 +65,8 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
                 .map(|(_, m)| m)
                 .unwrap_or(line)
                 .to_string();
-            let mut d = Diagnostic::error(format!("ld.lld failed linking {}: {msg}", out.display()));
+            let mut d =
+                Diagnostic::error(format!("ld.lld failed linking {}: {msg}", out.display()));
             if msg.contains("undefined symbol") {
                 d = d.with_help(
                     "a kernel references a symbol no object defines: check the patch did not \
@@ -87,8 +88,7 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
         }
         return Err(Diagnostics(diags));
     }
-    tmp.persist(out).map_err(|e| {
-        Diagnostic::error(format!("cannot write {}: {}", out.display(), e.error))
-    })?;
+    tmp.persist(out)
+        .map_err(|e| Diagnostic::error(format!("cannot write {}: {}", out.display(), e.error)))?;
     Ok(())
 }

@@ -5,6 +5,9 @@
 //! [`section_bytes`] and [`kernel_descriptors`] expose the parts tests compare
 //! (`.text`/`.rodata` bytes, descriptor fields).
 
+// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
+#![allow(clippy::result_large_err)]
+
 use object::{Object, ObjectSection, ObjectSymbol};
 
 use crate::diag::{Diagnostic, Diagnostics};
@@ -220,7 +223,9 @@ pub fn verify(bytes: &[u8], expect: &Expect) -> Result<VerifyReport, Diagnostics
         return Err(fail(format!(
             "expected e_machine EM_AMDGPU ({EM_AMDGPU}), found {machine}"
         ))
-        .with_help("this is not an AMDGPU code object: was it built with --target=amdgcn-amd-amdhsa?")
+        .with_help(
+            "this is not an AMDGPU code object: was it built with --target=amdgcn-amd-amdhsa?",
+        )
         .into());
     }
     if os_abi != ELFOSABI_AMDGPU_HSA {
@@ -269,7 +274,13 @@ pub fn verify(bytes: &[u8], expect: &Expect) -> Result<VerifyReport, Diagnostics
     }
     for (feat, supported, setting, mask, shift) in [
         ("xnack", p.xnack, expect.target.xnack, XNACK_MASK, 8),
-        ("sramecc", p.sramecc, expect.target.sramecc, SRAMECC_MASK, 10),
+        (
+            "sramecc",
+            p.sramecc,
+            expect.target.sramecc,
+            SRAMECC_MASK,
+            10,
+        ),
     ] {
         let want = feature_bits(supported, setting, shift);
         let found = e_flags & mask;

@@ -27,8 +27,23 @@ pub struct Processor {
     pub xnack: bool,
 }
 
-const fn p(name: &'static str, mach: u32, generic_version: u32, min_llvm: u32, sramecc: bool, xnack: bool) -> Processor {
-    Processor { name, mach, is_generic: generic_version > 0, generic_version, min_llvm, sramecc, xnack }
+const fn p(
+    name: &'static str,
+    mach: u32,
+    generic_version: u32,
+    min_llvm: u32,
+    sramecc: bool,
+    xnack: bool,
+) -> Processor {
+    Processor {
+        name,
+        mach,
+        is_generic: generic_version > 0,
+        generic_version,
+        min_llvm,
+        sramecc,
+        xnack,
+    }
 }
 
 pub static PROCESSORS: &[Processor] = &[
@@ -63,11 +78,19 @@ impl TargetId {
             .iter()
             .find(|p| p.name == name)
             .ok_or_else(|| format!("unknown processor `{name}`"))?;
-        let mut t = TargetId { processor, sramecc: Feature::Any, xnack: Feature::Any };
+        let mut t = TargetId {
+            processor,
+            sramecc: Feature::Any,
+            xnack: Feature::Any,
+        };
         for f in parts {
             let (feat, on) = match f.strip_suffix('+') {
                 Some(x) => (x, Feature::On),
-                None => (f.strip_suffix('-').ok_or_else(|| format!("bad feature `{f}`"))?, Feature::Off),
+                None => (
+                    f.strip_suffix('-')
+                        .ok_or_else(|| format!("bad feature `{f}`"))?,
+                    Feature::Off,
+                ),
             };
             match feat {
                 "sramecc" if processor.sramecc => t.sramecc = on,

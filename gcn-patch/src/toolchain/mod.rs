@@ -6,6 +6,9 @@
 //! `env` function given to [`Toolchain::find`], never from the process
 //! environment directly, so that `gcn-build` can declare them to Cargo.
 
+// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
+#![allow(clippy::result_large_err)]
+
 use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -289,22 +292,25 @@ fn candidates(
     if let Some(rocm) = nonempty(env, ENV_ROCM_PATH) {
         let rocm = PathBuf::from(rocm);
         out.push(in_dir(rocm.join("llvm/bin"), format!("${ENV_ROCM_PATH}")));
-        out.push(in_dir(rocm.join("lib/llvm/bin"), format!("${ENV_ROCM_PATH}")));
+        out.push(in_dir(
+            rocm.join("lib/llvm/bin"),
+            format!("${ENV_ROCM_PATH}"),
+        ));
     }
 
     // 5. /opt/rocm.
     out.push(in_dir(roots.rocm.join("llvm/bin"), "ROCm default".into()));
-    out.push(in_dir(roots.rocm.join("lib/llvm/bin"), "ROCm default".into()));
+    out.push(in_dir(
+        roots.rocm.join("lib/llvm/bin"),
+        "ROCm default".into(),
+    ));
 
     // 6. versioned names, newest first.
     let path_dirs: Vec<PathBuf> = env(ENV_PATH)
         .map(|p| std::env::split_paths(&p).collect())
         .unwrap_or_default();
     let on_path = |name: &str| -> Option<PathBuf> {
-        path_dirs
-            .iter()
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
+        path_dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
     };
     for major in (MIN_LLVM_MAJOR..=NEWEST_PROBED_MAJOR).rev() {
         let clang_name = format!("clang-{major}");
@@ -366,8 +372,9 @@ fn probe(c: &Candidate) -> Result<Toolchain, String> {
     }
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let version_text = text.lines().next().unwrap_or_default().trim().to_string();
-    let version = LlvmVersion::parse(&text)
-        .ok_or_else(|| format!("`clang --version` does not name a clang version: {version_text:?}"))?;
+    let version = LlvmVersion::parse(&text).ok_or_else(|| {
+        format!("`clang --version` does not name a clang version: {version_text:?}")
+    })?;
     if version.major < MIN_LLVM_MAJOR {
         return Err(format!(
             "LLVM {version} is too old (gcn-patch needs {MIN_LLVM_MAJOR} or newer)"
@@ -433,9 +440,7 @@ fn find_in(
         }
     }
     let mut d = match &stopped_at_explicit {
-        Some(via) => Diagnostic::error(format!(
-            "the clang set by {via} is not usable for AMDGPU"
-        )),
+        Some(via) => Diagnostic::error(format!("the clang set by {via} is not usable for AMDGPU")),
         None => Diagnostic::error("no clang + ld.lld with AMDGPU support found"),
     };
     for r in rejected {
@@ -490,13 +495,20 @@ mod tests {
         };
         let vars: HashMap<&str, String> = [
             ("PATH", empty.path().display().to_string()),
-            ("ROCM_PATH", empty.path().join("myrocm").display().to_string()),
+            (
+                "ROCM_PATH",
+                empty.path().join("myrocm").display().to_string(),
+            ),
         ]
         .into();
-        let err = find_in(&ToolchainConfig::default(), &|k| vars.get(k).cloned(), &roots)
-            .unwrap_err()
-            .render()
-            .replace(&empty.path().display().to_string(), "[TMP]");
+        let err = find_in(
+            &ToolchainConfig::default(),
+            &|k| vars.get(k).cloned(),
+            &roots,
+        )
+        .unwrap_err()
+        .render()
+        .replace(&empty.path().display().to_string(), "[TMP]");
         insta::assert_snapshot!(err);
     }
 
