@@ -22,7 +22,8 @@ use regex::Regex;
 
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::provenance::{Origin, Traced};
-use crate::toolchain::{TargetId, Toolchain};
+use crate::toolchain::Toolchain;
+use gcn_embed::TargetId;
 
 /// The LLVM target triple of AMDGPU code objects.
 pub const TRIPLE: &str = "amdgcn-amd-amdhsa";

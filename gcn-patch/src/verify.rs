@@ -11,21 +11,8 @@
 use object::{Object, ObjectSection, ObjectSymbol};
 
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::toolchain::embed_shim::Feature;
-use crate::toolchain::TargetId;
-
-/// `e_machine` of AMDGPU code objects.
-pub const EM_AMDGPU: u16 = 224;
-/// `EI_OSABI` of HSA code objects.
-pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
-/// `EF_AMDGPU_MACH` mask.
-const MACH_MASK: u32 = 0xff;
-/// XNACK setting mask (code object v4+).
-const XNACK_MASK: u32 = 0x300;
-/// SRAMECC setting mask (code object v4+).
-const SRAMECC_MASK: u32 = 0xc00;
-/// Generic version mask (code object v6).
-const GENERIC_VERSION_SHIFT: u32 = 24;
+use gcn_embed::elf::{abi_version, EFlags, ELFOSABI_AMDGPU_HSA, EM_AMDGPU};
+use gcn_embed::TargetId;
 
 /// What the code object must be.
 #[derive(Debug, Clone)]
@@ -102,39 +89,6 @@ pub struct KernelDescriptorInfo {
     pub bytes: [u8; 64],
     /// Decoded fields.
     pub fields: KernelDescriptorFields,
-}
-
-/// The expected `e_flags` feature bits for a setting of a feature the
-/// processor supports (`any` 01, `off` 10, `on` 11 in the field), or 0
-/// (unsupported) when it does not.
-fn feature_bits(supported: bool, f: Feature, shift: u32) -> u32 {
-    if !supported {
-        return 0;
-    }
-    (match f {
-        Feature::Any => 1,
-        Feature::Off => 2,
-        Feature::On => 3,
-    }) << shift
-}
-
-fn feature_name(bits: u32) -> &'static str {
-    match bits {
-        0 => "unsupported",
-        1 => "any",
-        2 => "off",
-        _ => "on",
-    }
-}
-
-/// `EI_ABIVERSION` for a code object version: v4 → 2, v5 → 3, v6 → 4.
-pub fn abi_version(code_object_version: u32) -> Option<u8> {
-    match code_object_version {
-        4 => Some(2),
-        5 => Some(3),
-        6 => Some(4),
-        _ => None,
-    }
 }
 
 /// The bytes of section `name` (e.g. `.text`, `.rodata`).
@@ -237,19 +191,23 @@ pub fn verify(bytes: &[u8], expect: &Expect) -> Result<VerifyReport, Diagnostics
         );
     }
     match abi_version(expect.code_object_version) {
-        Some(want) if want != abi => errs.push(
-            fail(format!(
-                "expected ABI version {want} (code object v{}), found {abi} (code object v{})",
-                expect.code_object_version,
-                u32::from(abi) + 2
-            ))
-            .with_help(format!(
-                "the source sets a different `.amdhsa_code_object_version`; set it to {} \
-                 or expect v{}",
-                expect.code_object_version,
-                u32::from(abi) + 2
-            )),
-        ),
+        Some(want) if want != abi => {
+            let found_cov = gcn_embed::elf::code_object_version(abi).map_or_else(
+                || "an unknown code object version".into(),
+                |v| format!("code object v{v}"),
+            );
+            errs.push(
+                fail(format!(
+                    "expected ABI version {want} (code object v{}), found {abi} ({found_cov})",
+                    expect.code_object_version,
+                ))
+                .with_help(format!(
+                    "the source's `.amdhsa_code_object_version` differs: set it to {} \
+                     (or expect the version the source declares)",
+                    expect.code_object_version,
+                )),
+            )
+        }
         Some(_) => {}
         None => errs.push(
             fail(format!(
@@ -260,50 +218,43 @@ pub fn verify(bytes: &[u8], expect: &Expect) -> Result<VerifyReport, Diagnostics
         ),
     }
     let p = expect.target.processor;
-    let mach = e_flags & MACH_MASK;
-    if mach != p.mach {
+    let want = EFlags::for_target(&expect.target);
+    let found = EFlags::decode(e_flags);
+    if found.mach != want.mach {
+        let named = found.processor().map_or_else(
+            || "an unknown processor".to_string(),
+            |q| q.name.to_string(),
+        );
         errs.push(
             fail(format!(
-                "expected EF_AMDGPU_MACH {:#x} ({}), found {mach:#x}",
-                p.mach, p.name
+                "expected EF_AMDGPU_MACH {:#x} ({}), found {:#x} ({named})",
+                want.mach, p.name, found.mach
             ))
             .with_help(format!(
                 "the assembly's `.amdgcn_target` names another processor; retarget it to {target}"
             )),
         );
     }
-    for (feat, supported, setting, mask, shift) in [
-        ("xnack", p.xnack, expect.target.xnack, XNACK_MASK, 8),
-        (
-            "sramecc",
-            p.sramecc,
-            expect.target.sramecc,
-            SRAMECC_MASK,
-            10,
-        ),
+    for (feat, w, f) in [
+        ("xnack", want.xnack, found.xnack),
+        ("sramecc", want.sramecc, found.sramecc),
     ] {
-        let want = feature_bits(supported, setting, shift);
-        let found = e_flags & mask;
-        if want != found {
+        if w != f {
             errs.push(
-                fail(format!(
-                    "expected {feat} {} in e_flags, found {feat} {}",
-                    feature_name(want >> shift),
-                    feature_name(found >> shift)
-                ))
-                .with_help(format!(
-                    "the `.amdgcn_target` target ID's {feat} setting differs from {target}; \
+                fail(format!("expected {feat} {w} in e_flags, found {feat} {f}")).with_help(
+                    format!(
+                        "the `.amdgcn_target` target ID's {feat} setting differs from {target}; \
                      retarget the source to exactly {target}"
-                )),
+                    ),
+                ),
             );
         }
     }
-    let generic_version = e_flags >> GENERIC_VERSION_SHIFT;
-    if p.is_generic && generic_version < 1 {
+    if p.is_generic && !found.is_generic() {
         errs.push(
             fail(format!(
-                "generic target {} needs EF_AMDGPU_GENERIC_VERSION >= 1, found {generic_version}",
-                p.name
+                "generic target {} needs EF_AMDGPU_GENERIC_VERSION >= 1, found {}",
+                p.name, found.generic_version
             ))
             .with_help("generic targets need code object v6: set `.amdhsa_code_object_version 6`"),
         );

@@ -4,10 +4,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use gcn_embed::TargetId;
 use gcn_patch::assemble::{assemble, AssembleRequest};
 use gcn_patch::link::link;
 use gcn_patch::provenance::{Origin, Traced};
-use gcn_patch::toolchain::{LlvmVersion, TargetId, Toolchain, ToolchainConfig};
+use gcn_patch::toolchain::{LlvmVersion, Toolchain, ToolchainConfig};
 use gcn_patch::verify::{kernel_descriptors, section_bytes, verify, Expect};
 
 const INSTALL: &str = "install LLVM 22 with AMDGPU: `apt-get install -y clang-22 lld-22 llvm-22` \

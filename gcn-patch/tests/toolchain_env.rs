@@ -2,9 +2,10 @@
 //! does not reach the AMDGPU assembler. Its own test binary: it sets process
 //! environment variables, which must not race with other tests.
 
+use gcn_embed::TargetId;
 use gcn_patch::assemble::{assemble, AssembleRequest};
 use gcn_patch::provenance::Traced;
-use gcn_patch::toolchain::{TargetId, Toolchain, ToolchainConfig};
+use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
 
 #[test]
 fn host_cflags_in_the_process_environment_do_not_leak() {

@@ -16,10 +16,7 @@ use std::process::Command;
 
 use crate::diag::Diagnostic;
 
-#[doc(hidden)]
-pub mod embed_shim;
-
-pub use embed_shim::TargetId;
+use gcn_embed::TargetId;
 
 /// Oldest LLVM release [`Toolchain::find`] accepts (code object v6, generic targets).
 pub const MIN_LLVM_MAJOR: u32 = 19;
