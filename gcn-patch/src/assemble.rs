@@ -28,6 +28,9 @@ use gcn_embed::TargetId;
 /// The LLVM target triple of AMDGPU code objects.
 pub const TRIPLE: &str = "amdgcn-amd-amdhsa";
 
+/// Start of the note counting follow-on errors.
+const FOLLOW_ON: &str = "follow-on errors";
+
 /// Errors shown per assembly, at most (the rest are counted).
 const MAX_ERRORS: usize = 20;
 
@@ -329,7 +332,36 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
         .iter()
         .filter(|m| !is_unsupported(&m.message))
         .collect();
-    for m in others.iter().take(MAX_ERRORS) {
+    let text_of = |line: usize| -> &str {
+        line.checked_sub(1)
+            .and_then(|i| req.asm.lines.get(i))
+            .map_or("", |t| t.trim())
+    };
+    let mut shown = 0usize;
+    let mut hidden = 0usize;
+    for m in &others {
+        // After one bad `.amdhsa_*` line clang stops parsing the block and
+        // reports every later line of it as an "unknown directive".
+        let t = text_of(m.line);
+        let follow_on = m.message == "unknown directive"
+            && (t.starts_with(".amdhsa_") || t.starts_with(".end_amdhsa_kernel"))
+            && !out.is_empty();
+        if follow_on {
+            if let Some(last) = out.last_mut() {
+                last.notes.retain(|n| !n.starts_with(FOLLOW_ON));
+                hidden += 1;
+                last.notes.push(format!(
+                    "{FOLLOW_ON}: clang then reported {hidden} later line(s) of the \
+                     `.amdhsa_kernel` block as `unknown directive`"
+                ));
+            }
+            continue;
+        }
+        if shown == MAX_ERRORS {
+            shown += 1;
+            continue;
+        }
+        shown += 1;
         let (loc, origin) = locate(req, src_name, m.line, m.column, m.span);
         let mut d = Diagnostic::error(format!("assembler error in {}: {}", req.label, m.message))
             .at(loc.with_label(m.message.clone()));
@@ -344,12 +376,20 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
                 req.target.name()
             ));
         }
+        if t.contains("instprefsize(") {
+            d = d.with_help(format!(
+                "`instprefsize(...)` is newer LLVM syntax (IREE 3.13 dumps come from LLVM 24) that \
+                 this clang ({}) cannot parse: normalize the source for this toolchain \
+                 (retarget) or use a newer clang",
+                req.toolchain.version
+            ));
+        }
         out.push(d);
     }
-    if others.len() > MAX_ERRORS {
+    if shown > MAX_ERRORS {
         out.push(Diagnostic::note(format!(
             "{} more assembler errors in {} not shown",
-            others.len() - MAX_ERRORS,
+            shown - MAX_ERRORS,
             req.label
         )));
     }

@@ -444,3 +444,14 @@ fn same_input_gives_identical_hsaco_in_any_directory() {
         .collect();
     assert_eq!(left, vec![std::ffi::OsString::from("softmax.hsaco")]);
 }
+
+#[test]
+fn newer_llvm_syntax_is_one_error_not_a_cascade() {
+    let tc = toolchain();
+    let tid = target("gfx1100");
+    let asm = corpus_traced("iree/gfx1100/matmul.rocmasm", true);
+    let dir = tempfile::tempdir().unwrap();
+    let err = build(&tc, &asm, &tid, dir.path(), "matmul").unwrap_err();
+    assert_eq!(err.0.len(), 1, "{err}");
+    insta::assert_snapshot!(err.to_string().replace(&tc.version.to_string(), "[LLVM]"));
+}
