@@ -58,8 +58,15 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
         })?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
-        let mut diags = Vec::new();
+        let mut diags: Vec<Diagnostic> = Vec::new();
         for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
+            // `>>> referenced by x.o:(.text+0x8)` continues the previous error.
+            if let Some(more) = line.trim_start().strip_prefix(">>>") {
+                if let Some(last) = diags.last_mut() {
+                    last.notes.push(more.trim().to_string());
+                    continue;
+                }
+            }
             let msg = line
                 .split_once("error: ")
                 .map(|(_, m)| m)
@@ -69,8 +76,8 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
                 Diagnostic::error(format!("ld.lld failed linking {}: {msg}", out.display()));
             if msg.contains("undefined symbol") {
                 d = d.with_help(
-                    "a kernel references a symbol no object defines: check the patch did not \
-                     rename or drop a label or a `.amdhsa_kernel` block",
+                    "a kernel references a symbol no object defines: check that the patch did \
+                     not rename or drop a label, and that every object of the code object is linked",
                 );
             }
             diags.push(d);

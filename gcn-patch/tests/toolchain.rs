@@ -455,3 +455,49 @@ fn newer_llvm_syntax_is_one_error_not_a_cascade() {
     assert_eq!(err.0.len(), 1, "{err}");
     insta::assert_snapshot!(err.to_string().replace(&tc.version.to_string(), "[LLVM]"));
 }
+
+#[test]
+fn link_errors_name_the_symbol_and_leave_no_output() {
+    let tc = toolchain();
+    let tid = target("gfx942");
+    let asm = Traced::from_source(
+        "\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx942\"\n\t.text\n\t.globl f\n\t.p2align 8\n\
+         \t.type f,@function\nf:\n\ts_getpc_b64 s[0:1]\n\
+         \ts_add_u32 s0, s0, missing_table@rel32@lo+4\n\
+         \ts_addc_u32 s1, s1, missing_table@rel32@hi+12\n\ts_endpgm\n",
+        "f.s",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let err = build(&tc, &asm, &tid, dir.path(), "f").unwrap_err();
+    insta::assert_snapshot!(normalize_paths(&err.to_string(), dir.path()));
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn patch_lines_are_shown_as_written_in_the_patch_file() {
+    let tc = toolchain();
+    let tid = target("gfx942");
+    let dir = tempfile::tempdir().unwrap();
+    let patch = dir.path().join("fix.diff");
+    std::fs::write(
+        &patch,
+        "--- a/k.s\n+++ b/k.s\n@@ -1,2 +1,3 @@\n \ts_nop 0\n+\ts_mov_b32 s0, v300\n \ts_endpgm\n",
+    )
+    .unwrap();
+    let mut asm = Traced::from_source("\ts_nop 0\n\ts_endpgm\n", dir.path().join("k.s"));
+    asm.lines.insert(1, "\ts_mov_b32 s0, v300".into());
+    asm.origins.insert(
+        1,
+        Origin::Patch {
+            file: patch.clone(),
+            hunk: 1,
+            line: 5,
+        },
+    );
+    let err = build(&tc, &asm, &tid, dir.path(), "k").unwrap_err();
+    insta::assert_snapshot!(normalize_paths(&err.to_string(), dir.path()));
+}
