@@ -6,17 +6,21 @@
 //! the process environment: a host `CC`, `CFLAGS=-march=native`,
 //! `CFLAGS_<target>` and the like can not reach the AMDGPU assembler.
 //!
-//! `cc` forwards a failing compiler's stderr as `cargo:warning=` lines and
-//! keeps only "command did not execute successfully" in its error, so the
-//! command is taken from cc ([`cc::Tool::to_command`]) and run here, with its
-//! stderr captured. Errors are mapped back through the [`Traced`] origins to
-//! the file and line the user wrote (a dump line, a patch hunk, a rule).
+//! cc runs clang itself ([`cc::Build::try_compile_intermediates`]). Its error
+//! only says "command did not execute successfully"; clang's stderr would go
+//! to stdout as `cargo:warning=` lines (or to /dev/null with
+//! `cargo_warnings(false)`), so it is collected with a
+//! [`cc::BuildMessageLogger`] ([`cc::Build::message_logger`], lines of kind
+//! `StderrForwarding`) and parsed. Errors are mapped back through the
+//! [`Traced`] origins to the file and line the user wrote (a dump line, a
+//! patch hunk, a rule).
 
 // `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
 #![allow(clippy::result_large_err)]
 
+use std::any::Any;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::sync::{Arc, Mutex};
 
 use regex::Regex;
 
@@ -73,28 +77,103 @@ pub(crate) fn assemble_with_env(
         ))
     })?;
     let src_name = format!("{}.s", req.name);
-    let obj_name = format!("{}.o", req.name);
     let src = req.work_dir.join(&src_name);
-    let obj = req.work_dir.join(&obj_name);
-    crate_write(&src, req.asm.text().as_bytes())?;
+    let obj = req.work_dir.join(format!("{}.o", req.name));
+    write_atomic(&src, req.asm.text().as_bytes())?;
     // A stale object must never be taken for this run's output.
     let _ = std::fs::remove_file(&obj);
-    let tmp_obj_name = format!("{}.o.tmp", req.name);
 
-    let mut cmd = compile_command(req, &filtered_env(env), &src_name, &tmp_obj_name)?;
-    cmd.current_dir(req.work_dir);
-    let out = cmd.output().map_err(|e| {
-        Diagnostic::error(format!("cannot run {}: {e}", req.toolchain.clang.display()))
-            .with_note(format!("while assembling {}", req.label))
-    })?;
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        let _ = std::fs::remove_file(req.work_dir.join(&tmp_obj_name));
-        return Err(map_errors(req, &src_name, &stderr, &out.status.to_string()));
-    }
-    std::fs::rename(req.work_dir.join(&tmp_obj_name), &obj)
+    let run = run_cc(req, &filtered_env(env), &src)?;
+    let Some(cc_obj) = run.object else {
+        return Err(map_errors(req, &src_name, &run.stderr, &run.failure));
+    };
+    std::fs::rename(&cc_obj, &obj)
         .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", obj.display())))?;
     Ok(obj)
+}
+
+/// What cc reported while assembling.
+#[derive(Debug, Default)]
+pub(crate) struct CcRun {
+    /// The object cc wrote, on success.
+    pub object: Option<PathBuf>,
+    /// clang's stderr, one line each, as forwarded by cc.
+    pub stderr: String,
+    /// The compile command lines cc logged.
+    pub commands: Vec<String>,
+    /// cc's error, on failure.
+    pub failure: String,
+}
+
+/// Collects cc's messages.
+#[derive(Default)]
+struct Messages(Mutex<Vec<(cc::BuildMessageKind, String)>>);
+
+impl cc::BuildMessageLogger for Messages {
+    fn log(&self, kind: cc::BuildMessageKind, msg: cc::BuildMessage<'_>, _extra: &dyn Any) {
+        if let Ok(mut m) = self.0.lock() {
+            m.push((kind, msg.to_string()));
+        }
+    }
+}
+
+/// Assemble `src` (absolute) with cc, seeing `env_snapshot` as the whole environment.
+pub(crate) fn run_cc(
+    req: &AssembleRequest,
+    env_snapshot: &[(String, String)],
+    src: &Path,
+) -> Result<CcRun, Diagnostic> {
+    let messages = Arc::new(Messages::default());
+    let mut b = cc::Build::new();
+    b.set_envs_snapshot(env_snapshot.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .compiler(&req.toolchain.clang)
+        .no_default_flags(true)
+        .warnings(false)
+        .extra_warnings(false)
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .emit_rerun_if_env_changed(false)
+        .target(TRIPLE)
+        .host(HOST)
+        .opt_level(0)
+        .debug(false)
+        .out_dir(req.work_dir)
+        .flag(format!("--target={TRIPLE}"))
+        .flag(format!("-mcpu={}", req.target.name()))
+        .file(src)
+        .message_logger(Some(messages.clone()));
+    let result = b.try_compile_intermediates();
+    let logged = messages.0.lock().map(|m| m.clone()).unwrap_or_default();
+    let mut run = CcRun::default();
+    for (kind, text) in logged {
+        match kind {
+            cc::BuildMessageKind::StderrForwarding => {
+                run.stderr.push_str(&text);
+                run.stderr.push('\n');
+            }
+            cc::BuildMessageKind::CompileCommand => run.commands.push(text),
+            _ => {}
+        }
+    }
+    match result {
+        Ok(objects) => match objects.into_iter().next() {
+            Some(o) => run.object = Some(o),
+            None => run.failure = "cc produced no object".into(),
+        },
+        Err(e) => {
+            if run.stderr.is_empty() && run.commands.is_empty() {
+                // cc failed before running clang (e.g. clang cannot be started).
+                return Err(Diagnostic::error(format!(
+                    "cannot assemble {} with {}: {e}",
+                    req.label,
+                    req.toolchain.clang.display()
+                ))
+                .with_help("check the toolchain: GCN_PATCH_LLVM_BIN / GCN_PATCH_CLANG"));
+            }
+            run.failure = e.to_string();
+        }
+    }
+    Ok(run)
 }
 
 fn check_name(req: &AssembleRequest) -> Result<(), Diagnostic> {
@@ -115,7 +194,7 @@ fn check_name(req: &AssembleRequest) -> Result<(), Diagnostic> {
     }
 }
 
-fn crate_write(path: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
     let tmp = path.with_extension("s.tmp");
     std::fs::write(&tmp, bytes)
         .and_then(|()| std::fs::rename(&tmp, path))
@@ -130,41 +209,6 @@ pub(crate) fn filtered_env(_env: &[(String, String)]) -> Vec<(String, String)> {
     // Deliberately nothing from `_env`: the assembler needs no variable, and an
     // allow-list of zero entries is the only one that cannot leak.
     vec![("LC_ALL".into(), "C".into()), ("LANG".into(), "C".into())]
-}
-
-/// The clang command, as built by `cc`, plus `-c -o obj src`.
-pub(crate) fn compile_command(
-    req: &AssembleRequest,
-    env_snapshot: &[(String, String)],
-    src: &str,
-    obj: &str,
-) -> Result<Command, Diagnostic> {
-    let mut b = cc::Build::new();
-    b.set_envs_snapshot(env_snapshot.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .compiler(&req.toolchain.clang)
-        .no_default_flags(true)
-        .warnings(false)
-        .extra_warnings(false)
-        .cargo_metadata(false)
-        .cargo_warnings(false)
-        .emit_rerun_if_env_changed(false)
-        .target(TRIPLE)
-        .host(HOST)
-        .opt_level(0)
-        .debug(false)
-        .out_dir(req.work_dir)
-        .flag(format!("--target={TRIPLE}"))
-        .flag(format!("-mcpu={}", req.target.name()));
-    let tool = b.try_get_compiler().map_err(|e| {
-        Diagnostic::error(format!(
-            "cannot set up clang {} for {}: {e}",
-            req.toolchain.clang.display(),
-            req.label
-        ))
-    })?;
-    let mut cmd = tool.to_command();
-    cmd.arg("-c").arg("-o").arg(obj).arg(src);
-    Ok(cmd)
 }
 
 /// Any host triple: with `no_default_flags` and an explicit compiler, cc only
@@ -433,34 +477,48 @@ mod tests {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-        let args = |env: &[(String, String)]| -> Vec<String> {
-            let cmd = compile_command(&req, env, "x.s", "x.o").unwrap();
-            cmd.get_args()
-                .map(|a| a.to_string_lossy().into_owned())
-                .collect()
-        };
-        // Unfiltered, cc does add them (so the check below can fail)...
-        assert!(args(&host_env).iter().any(|a| a == "-march=native"));
-        // ...filtered, it does not.
-        let filtered = args(&filtered_env(&host_env));
+        std::fs::create_dir_all(dir.path()).unwrap();
+        let src = dir.path().join("x.s");
+        std::fs::write(&src, "s_endpgm\n").unwrap();
+        // Unfiltered, cc does pass them to clang (so the check below can fail;
+        // clang ignores -march for amdgcn assembly)...
+        let run = run_cc(&req, &host_env, &src).unwrap();
+        assert!(run.object.is_some(), "{run:?}");
+        assert_eq!(run.commands.len(), 1);
+        assert!(run.commands[0].contains("-march=native"), "{run:?}");
+        // ...filtered, cc does not.
+        let run = run_cc(&req, &filtered_env(&host_env), &src).unwrap();
+        assert!(run.object.is_some(), "{run:?}");
+        let cmd = &run.commands[0];
+        assert!(!cmd.contains("march"), "{cmd}");
         assert!(
-            !filtered.iter().any(|a| a.contains("march")),
-            "{filtered:?}"
-        );
-        assert_eq!(
-            filtered,
-            [
-                "-w",
-                "--target=amdgcn-amd-amdhsa",
-                "-mcpu=gfx942",
-                "-c",
-                "-o",
-                "x.o",
-                "x.s"
-            ]
+            cmd.contains(r#" "-w" "--target=amdgcn-amd-amdhsa" "-mcpu=gfx942" "-o" "#),
+            "{cmd}"
         );
         let obj = assemble_with_env(&req, &host_env).unwrap();
         assert!(obj.is_file());
+    }
+
+    #[test]
+    fn clang_stderr_is_collected_through_cc() {
+        let tc = toolchain();
+        let target = TargetId::parse("gfx942").unwrap();
+        let asm = Traced::from_source("s_endpgm\nv_bogus v0\n", "x.s");
+        let dir = tempfile::tempdir().unwrap();
+        let req = AssembleRequest {
+            toolchain: &tc,
+            asm: &asm,
+            target: &target,
+            work_dir: dir.path(),
+            name: "x",
+            label: "test",
+        };
+        let err = assemble(&req).unwrap_err();
+        assert_eq!(err.0.len(), 1, "{err}");
+        let loc = err.0[0].location.as_ref().unwrap();
+        assert_eq!((loc.file.to_str(), loc.line), (Some("x.s"), 2));
+        assert!(err.0[0].message.contains("invalid instruction"), "{err}");
+        assert!(!dir.path().join("x.o").exists());
     }
 
     #[test]
