@@ -13,6 +13,9 @@
 //! touching several files is accepted only if exactly one of its files has the
 //! dump's base name; that one is applied.
 
+// Errors are cold paths carrying a full rendered-on-demand Diagnostic.
+#![allow(clippy::result_large_err)]
+
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -45,7 +48,7 @@ impl Hunk {
             .map(|(_, l)| l)
             .collect()
     }
-    fn new(&self) -> Vec<&HLine> {
+    fn new_side(&self) -> Vec<&HLine> {
         self.lines
             .iter()
             .filter(|(k, _)| *k != '-')
@@ -391,7 +394,7 @@ fn not_found(
     expected: usize,
 ) -> Diagnostic {
     let old = h.old();
-    let new = h.new();
+    let new = h.new_side();
     let t = inp.t;
     let expected_lines: String = h
         .lines

@@ -1,6 +1,9 @@
 //! Pins: the sha256 of each dump, checked before any patch is applied, and
 //! rewritten by `gcn-patch pin`.
 
+// Errors are cold paths carrying a full rendered-on-demand Diagnostic.
+#![allow(clippy::result_large_err)]
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

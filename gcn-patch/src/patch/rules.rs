@@ -66,6 +66,9 @@
 //! vscnt ≤ 63; gfx12 loadcnt, storecnt, samplecnt, dscnt ≤ 63, kmcnt ≤ 31,
 //! bvhcnt, expcnt ≤ 7.
 
+// Errors are cold paths carrying a full rendered-on-demand Diagnostic.
+#![allow(clippy::result_large_err)]
+
 use std::ops::Range;
 use std::path::Path;
 
@@ -645,7 +648,7 @@ fn origin(r: &Rule, ctx: &Ctx, what: String) -> Origin {
 /// basic block (label to next label).
 fn scope(t: &Traced, r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
     if r.kernel.is_none() && r.block.is_none() {
-        return Ok(vec![0..t.lines.len()]);
+        return Ok(std::iter::once(0..t.lines.len()).collect());
     }
     let file = crate::parse::AsmFile::from_traced(t);
     let kernels = file.kernels();
@@ -770,6 +773,7 @@ fn near(info: &[LineInfo], ranges: &[Range<usize>], p: &Pattern) -> Vec<usize> {
 }
 
 /// Select the matches a rule acts on, checking counts.
+#[allow(clippy::too_many_arguments)]
 fn select(
     t: &Traced,
     info: &[LineInfo],
@@ -1117,7 +1121,7 @@ fn set_value(line: &str, name: &str, value: &str) -> String {
     }
     if let Some(c) = t
         .find(':')
-        .filter(|_| !t.starts_with(".amdhsa_") && t.starts_with(|ch: char| ch == '.' || ch == '-'))
+        .filter(|_| !t.starts_with(".amdhsa_") && t.starts_with(['.', '-']))
     {
         let after = &t[c + 1..];
         let ws = &after[..after.len() - after.trim_start().len()];
