@@ -273,3 +273,31 @@ fn demo_diff_and_rules_together_assemble() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// gfx12 splits the wait counters: `vmcnt` is accepted for `s_wait_loadcnt`
+/// (the origin says so) and kmcnt's 5-bit field is enforced.
+#[test]
+fn set_waitcnt_on_gfx12_maps_counter_names() {
+    let p = Project::new();
+    p.write_bytes(
+        "asm/gfx1201/matmul.rocmasm",
+        &std::fs::read(repo().join("tests/corpus/iree/gfx1201/matmul.rocmasm")).unwrap(),
+    );
+    let toml = format!(
+        "[[kernel]]\nname = \"mm\"\n[[kernel.source]]\nasm = \"asm/gfx1201/matmul.rocmasm\"\nsha256 = \"{}\"\ntargets = [\"gfx1201\"]\n",
+        p.sha("asm/gfx1201/matmul.rocmasm")
+    );
+    let rule = "[[kernel.source.rule]]\nset-waitcnt = \"s_wait_loadcnt 0x7\"\noccurrence = 1\nexpect = 2\ncounter = \"vmcnt\"\nvalue = 4\n";
+    let t = p
+        .apply(&format!("{toml}{rule}"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let i = t
+        .lines
+        .iter()
+        .position(|l| l.trim() == "s_wait_loadcnt 0x4")
+        .unwrap();
+    insta::assert_snapshot!(format!("{}  <- {}", t.lines[i], t.origins[i]));
+    let rule = "[[kernel.source.rule]]\nset-waitcnt = \"s_wait_kmcnt 0x0\"\noccurrence = 1\nexpect = 2\ncounter = \"lgkmcnt\"\nvalue = 32\n";
+    let err = p.apply(&format!("{toml}{rule}")).unwrap_err();
+    insta::assert_snapshot!(p.norm(&err.to_string()));
+}

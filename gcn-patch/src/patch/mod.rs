@@ -1,7 +1,7 @@
 //! Patch stage: pin check, unified diffs, structured rules — with provenance.
 //!
 //! [`apply`] reads a source's dump, refuses it if its bytes do not match the
-//! pin ([`pin`] rewrites pins), applies its unified diffs in order
+//! pin ([`pin()`] rewrites pins), applies its unified diffs in order
 //! ([`diff`]), then its structured rules in order ([`rules`]). Every output
 //! line carries an [`Origin`](crate::provenance::Origin):
 //! `Source { file, line }` for dump lines (file as written in the manifest,

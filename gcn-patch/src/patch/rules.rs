@@ -64,7 +64,14 @@
 //! generation involved (the dump's `.amdgcn_target` and the source's targets):
 //! gfx9 vmcnt ≤ 63, expcnt ≤ 7, lgkmcnt ≤ 15; gfx10/11 vmcnt, lgkmcnt,
 //! vscnt ≤ 63; gfx12 loadcnt, storecnt, samplecnt, dscnt ≤ 63, kmcnt ≤ 31,
-//! bvhcnt, expcnt ≤ 7.
+//! bvhcnt, expcnt ≤ 7 (LLVM `AMDGPUBaseInfo.cpp`: `getVmcntBitWidthLo/Hi`,
+//! `getLgkmcntBitWidth`, `getKmcntBitWidth`, …). On gfx12 the counter name is
+//! mapped onto the matched `s_wait_*` instruction (`vmcnt` → loadcnt,
+//! `lgkmcnt` → dscnt or kmcnt, `vscnt` → storecnt) and the output line's origin
+//! records the choice; on gfx9–11 `loadcnt`/`dscnt`/`kmcnt` map back to
+//! `vmcnt`/`lgkmcnt` of `s_waitcnt`. A counter missing from an `s_waitcnt` is
+//! added. Encoded immediates (`s_waitcnt 0`) and combined gfx12 waits
+//! (`s_wait_loadcnt_dscnt`) are refused.
 
 // Errors are cold paths carrying a full rendered-on-demand Diagnostic.
 #![allow(clippy::result_large_err)]
