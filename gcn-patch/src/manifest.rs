@@ -347,7 +347,11 @@ impl Manifest {
                             "`{}` has patches but no sha256 pin",
                             rel.display()
                         ))
-                        .at(src.loc(span.start..span.start))
+                        .at({
+                            let l = src.loc(span.start..span.start);
+                            let n = l.source_line.as_deref().map_or(1, |t| t.chars().count().max(1));
+                            l.with_span(1, n)
+                        })
                         .with_note("patches and rules are written against one compilation; the pin makes sure they are never applied to another")
                         .with_help(format!("after checking the patches against this dump, add `sha256 = \"{actual}\"` (or run `gcn-patch pin {name} --manifest <path>`)")),
                     );

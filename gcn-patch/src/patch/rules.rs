@@ -10,7 +10,7 @@
 //! | `kernel = "sym"` | only inside kernel symbol `sym` (its code, descriptor, `.set`s and metadata entry) |
 //! | `block = ".LBB0_1"` | only inside that basic block (from its label to the next label or branch/`s_endpgm`) |
 //! | `occurrence = N` / `"last"` | act on the Nth (1-based) / last match only |
-//! | `expect = N` / `"any"` | number of matches required (default 1; with `occurrence`, at least N) |
+//! | `expect = N` / `"any"` | number of matches required (default 1; with `occurrence`, at least N); `"any"` (alias `"all"`): at least one, all acted on |
 //! | `before = "pat"` / `after = "pat"` | anchor of `move` / `insert`, searched in the same scope |
 //! | `anchor-occurrence = N` / `"last"` | which anchor match (default: the anchor must match exactly once) |
 //!
@@ -152,11 +152,12 @@ pub enum Expect {
     Any(AnyKw),
 }
 
-/// The keyword `"any"`.
+/// The keyword `"any"` (alias `"all"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AnyKw {
-    /// `"any"`.
+    /// `"any"` / `"all"`.
+    #[serde(alias = "all")]
     Any,
 }
 
