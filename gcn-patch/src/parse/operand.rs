@@ -378,8 +378,6 @@ const FLAGS: &[&str] = &[
     "wave_rol",
     "wave_shr",
     "wave_ror",
-    "row_bcast:15",
-    "row_bcast:31",
     "noalias",
     "done",
     "vm",
