@@ -24,11 +24,16 @@
 //! patches = ["patches/matmul-waitcnt.diff"]   # unified diffs, applied in order, then the rules
 //!
 //! [[kernel.source.rule]]              # structured rules, applied in order after the patches
-//! move = "v_add_u32_e32 v10[5-9], 0x[0-9a-f]+, v104"
+//! move = 'v_add_u32_e32 v1(0[5-9]|1[01]), 0x[0-9a-f]+, v104'   # regex: all 7 lines, in order
 //! regex = true
-//! expect = 5
-//! before = "s_barrier"
+//! expect = 7
 //! block = ".LBB0_1"
+//! before = "buffer_load_dwordx4 v[34:37], v50, s[12:15], 0 offen"   # anchors are literal
+//!
+//! [[kernel.source.rule]]
+//! set-waitcnt = "s_waitcnt vmcnt(11)"
+//! counter = "vmcnt"
+//! value = 8
 //! ```
 //!
 //! The rule keys are documented in [`crate::patch::rules`].
