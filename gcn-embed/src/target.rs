@@ -459,6 +459,8 @@ static PROCESSORS: &[Processor] = &[
     // specified on this target"). gfx12-5-generic (0x05b) postdates LLVM 22.
     // The backend writes "xnack any, sramecc any" into e_flags (0x549) but the
     // target-ID syntax accepts neither feature, hence elf_* differ.
+    // gfx1250: llvm/llvm-project#144965 (June 2025, LLVM 21); gfx1251: #159430
+    // (September 2025, LLVM 22).
     Processor {
         elf_xnack: true,
         elf_sramecc: true,
@@ -492,6 +494,33 @@ impl Processor {
     /// `gfx9-4-generic`), if any.
     pub fn generic_processor(&self) -> Option<&'static Processor> {
         self.generic.and_then(processor)
+    }
+
+    /// True if a generic target covers this processor (`gfx1101`: yes,
+    /// `gfx90a`: no).
+    pub fn covered_by_generic(&self) -> bool {
+        self.generic.is_some()
+    }
+
+    /// Lowest code object version LLVM 22 accepts for it: 6 for generic
+    /// targets ("gfx11-generic is only available on code object version 6 or
+    /// better"), 4 otherwise.
+    pub fn min_code_object_version(&self) -> u32 {
+        if self.is_generic {
+            6
+        } else {
+            4
+        }
+    }
+
+    /// The wavefront size compilers use by default: 64 on GFX6–GFX9, 32 on
+    /// GFX10 and later.
+    pub fn default_wavefront_size(&self) -> u32 {
+        if self.wave32 {
+            32
+        } else {
+            64
+        }
     }
 
     /// For a generic target: every real processor it covers. Empty for real
@@ -732,6 +761,17 @@ mod tests {
         );
         assert_eq!(names("gfx12-generic"), ["gfx1200", "gfx1201"]);
         assert_eq!(processor("gfx908").unwrap().generic_processor(), None);
+        assert!(!processor("gfx908").unwrap().covered_by_generic());
+        assert!(processor("gfx1151").unwrap().covered_by_generic());
+        assert_eq!(
+            processor("gfx11-generic")
+                .unwrap()
+                .min_code_object_version(),
+            6
+        );
+        assert_eq!(processor("gfx1100").unwrap().min_code_object_version(), 4);
+        assert_eq!(processor("gfx942").unwrap().default_wavefront_size(), 64);
+        assert_eq!(processor("gfx1201").unwrap().default_wavefront_size(), 32);
         assert_eq!(processor("gfx90a").unwrap().generic_processor(), None);
     }
 

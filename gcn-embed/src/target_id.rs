@@ -16,6 +16,7 @@
 //! | HIP `gcnArchName` | `gfx90a:sramecc+:xnack-` | `hipDeviceProp_t::gcnArchName` |
 //! | LLVM 23+ triple | `amdgpu9.42-amd-amdhsa-unknown-gfx942` | IREE 3.13 `.amdgcn_target`, `amdhsa.target` |
 //! | LLVM 23+ triple alone | `amdgpu9.42-amd-amdhsa` | `-mtriple` (the sub-architecture names the GPU) |
+//! | offload bundle entry ID | `hipv4-amdgcn-amd-amdhsa--gfx942:xnack-` | `clang-offload-bundler --list` |
 
 use std::fmt;
 use std::str::FromStr;
@@ -168,8 +169,15 @@ impl fmt::Display for TargetIdError {
             ),
             TargetIdErrorKind::UnknownProcessor { name, suggestions } => {
                 write!(f, "invalid target ID `{input}`: unknown processor `{name}`")?;
+                let products = crate::family::processors_for_product(name);
                 if let Some(hint) = removed_processor_hint(name) {
                     write!(f, "; {hint}")?;
+                } else if (1..=3).contains(&products.len()) {
+                    write!(
+                        f,
+                        "; `{name}` looks like a product name, use its processor: {}",
+                        products.join(", ")
+                    )?;
                 } else if !suggestions.is_empty() {
                     write!(f, "; did you mean {}?", suggestions.join(", "))?;
                 }
@@ -284,6 +292,13 @@ pub(crate) fn nearest(
 fn split_triple(s: &str) -> Result<(Option<&str>, Option<&'static Processor>), String> {
     let parts: Vec<&str> = s.splitn(5, '-').collect();
     let arch = parts[0];
+    if parts.len() == 4 && parts[3].starts_with("gfx") {
+        return Err(format!(
+            "the processor follows the environment field, which is empty: write \
+             `{}-{}-{}--{}` (two dashes)",
+            parts[0], parts[1], parts[2], parts[3]
+        ));
+    }
     let vendor = parts.get(1).copied().unwrap_or("");
     let os = parts.get(2).copied().unwrap_or("");
     if vendor != "amd" {
@@ -335,6 +350,11 @@ impl TargetId {
         let input = s;
         let err = |kind| TargetIdError::new(input, kind);
         let s = s.trim_matches(|c: char| c.is_whitespace() || c == '\0');
+        // Offload bundle entry IDs (`hipv4-amdgcn-amd-amdhsa--gfx942`).
+        let s = ["hipv4-", "hip-", "hcc-", "openmp-"]
+            .iter()
+            .find_map(|k| s.strip_prefix(k).filter(|r| r.starts_with("amdgcn-")))
+            .unwrap_or(s);
         if s.is_empty() {
             return Err(err(TargetIdErrorKind::Empty));
         }
@@ -599,6 +619,12 @@ mod tests {
             "gfx9-4-generic"
         );
         assert_eq!(parse("gfx11-generic").name(), "gfx11-generic");
+        // clang-offload-bundler entry IDs.
+        assert_eq!(
+            parse("hipv4-amdgcn-amd-amdhsa--gfx942:xnack-").name(),
+            "gfx942:xnack-"
+        );
+        assert!(TargetId::parse("hipv4-gfx942").is_err());
     }
 
     #[test]
@@ -667,6 +693,8 @@ mod tests {
         assert!(err("amdgcn-amd-amdpal--gfx942").contains("triple OS must be `amdhsa`"));
         assert!(err("amdgcn-nvidia-amdhsa--gfx942").contains("triple vendor must be `amd`"));
         assert!(err("amdgcn-amd-amdhsa").contains("names no processor"));
+        assert!(err("amdgcn-amd-amdhsa-gfx942")
+            .contains("write `amdgcn-amd-amdhsa--gfx942` (two dashes)"));
         assert!(err("amdgcn-amd-amdhsa--").contains("names no processor"));
         assert!(err("amdgpu9.99-amd-amdhsa").contains("unknown triple architecture `amdgpu9.99`"));
         assert_eq!(
@@ -705,6 +733,12 @@ mod tests {
         let removed = err("gfx940:xnack-");
         assert!(removed.contains("removed in LLVM 21"), "{removed}");
         assert!(removed.contains("`gfx942`"), "{removed}");
+        assert_eq!(
+            err("mi300x"),
+            "invalid target ID `mi300x`: unknown processor `mi300x`; `mi300x` looks like a \
+             product name, use its processor: gfx942 (run `gcn-patch targets` for the list of \
+             processors and families)"
+        );
         // Nothing close: no suggestion, but still the hint.
         let far = err("nvidia-h100");
         assert!(!far.contains("did you mean"), "{far}");

@@ -115,7 +115,6 @@ impl fmt::Display for Operand {
 
 /// A register file (or special register).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[allow(missing_docs)]
 pub enum RegFile {
     /// Vector registers `v0..`.
     Vgpr,
@@ -125,37 +124,65 @@ pub enum RegFile {
     Agpr,
     /// Trap temporaries `ttmp0..`.
     Ttmp,
+    /// `vcc`.
     Vcc,
+    /// `vcc_lo`.
     VccLo,
+    /// `vcc_hi`.
     VccHi,
+    /// `exec`.
     Exec,
+    /// `exec_lo`.
     ExecLo,
+    /// `exec_hi`.
     ExecHi,
+    /// `m0`.
     M0,
+    /// `scc`.
     Scc,
+    /// `flat_scratch`.
     FlatScratch,
+    /// `flat_scratch_lo`.
     FlatScratchLo,
+    /// `flat_scratch_hi`.
     FlatScratchHi,
+    /// `xnack_mask`.
     XnackMask,
+    /// `xnack_mask_lo`.
     XnackMaskLo,
+    /// `xnack_mask_hi`.
     XnackMaskHi,
+    /// `tba`.
     Tba,
+    /// `tba_lo`.
     TbaLo,
+    /// `tba_hi`.
     TbaHi,
+    /// `tma`.
     Tma,
+    /// `tma_lo`.
     TmaLo,
+    /// `tma_hi`.
     TmaHi,
     /// `null` (gfx10+).
     Null,
     /// `lds_direct` / `src_lds_direct`.
     SrcLdsDirect,
+    /// `src_shared_base`.
     SrcSharedBase,
+    /// `src_shared_limit`.
     SrcSharedLimit,
+    /// `src_private_base`.
     SrcPrivateBase,
+    /// `src_private_limit`.
     SrcPrivateLimit,
+    /// `src_pops_exiting_wave_id`.
     SrcPopsExitingWaveId,
+    /// `src_execz`.
     SrcExecz,
+    /// `src_vccz`.
     SrcVccz,
+    /// `src_scc`.
     SrcScc,
 }
 
@@ -351,8 +378,6 @@ const FLAGS: &[&str] = &[
     "wave_rol",
     "wave_shr",
     "wave_ror",
-    "row_bcast:15",
-    "row_bcast:31",
     "noalias",
     "done",
     "vm",
