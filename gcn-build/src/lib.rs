@@ -211,12 +211,14 @@ impl Build {
     }
 
     fn run(&self, env: &env::Env, manifest_path: &Path, out_dir: &Path, cargo_metadata: bool) -> Result<Output, Error> {
+        // Declared before loading, so that fixing a broken manifest reruns the build script.
         if cargo_metadata {
             println!("cargo:rerun-if-changed={}", manifest_path.display());
         }
         let manifest = Manifest::load(manifest_path)?;
         if cargo_metadata {
-            for f in manifest.input_files() {
+            // Every source and patch file (the first entry is the manifest); nothing else.
+            for f in manifest.input_files().iter().skip(1) {
                 println!("cargo:rerun-if-changed={}", f.display());
             }
         }

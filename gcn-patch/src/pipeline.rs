@@ -114,7 +114,9 @@ pub struct Prepared {
     pub code_object_version: u32,
     /// Kernel symbols the code object must define (`<symbol>.kd`).
     pub symbols: Vec<String>,
-    /// Notes: occupancy changes, register updates, retarget notes.
+    /// What retargeting did (target rewrite, version change, skew normalized).
+    pub steps: Vec<String>,
+    /// Notes worth showing: occupancy changes, register updates, wait-counter warnings.
     pub notes: Vec<Diagnostic>,
 }
 
@@ -148,13 +150,16 @@ pub fn prepare_traced(
 ) -> Result<Prepared, Diagnostics> {
     let label = label(kernel, &opts.target);
     let retargeted = retarget::retarget(asm, opts).map_err(|d| with_context(d, &label))?;
-    let mut notes: Vec<Diagnostic> =
-        retargeted.notes.iter().map(|n| Diagnostic::note(format!("{label}: {n}"))).collect();
-    let checked = check::budget::check_registers(original, &retargeted.asm, &opts.target, policy, &label)
+    let steps = retargeted.notes.clone();
+    let mut notes: Vec<Diagnostic> = Vec::new();
+    // Compare with the unpatched dump retargeted the same way, so that the
+    // occupancy report shows what the patches changed, not what retargeting did.
+    let original = original.and_then(|o| retarget::retarget(o, opts).ok()).map(|r| r.asm);
+    let checked = check::budget::check_registers(original.as_ref(), &retargeted.asm, &opts.target, policy, &label)
         .map_err(|d| with_context(d, &label))?;
     notes.extend(checked.notes);
-    let file = parse::parse(&checked.asm.text());
-    let waits = check::waitcnt::check_waitcnt(&file, &opts.target);
+    let waits = check::waitcnt::check_waitcnt_traced(&checked.asm, &opts.target);
+    let file = parse::AsmFile::from_traced(&checked.asm);
     let (errors, warnings): (Vec<_>, Vec<_>) = waits.into_iter().partition(|d| d.severity == Severity::Error);
     if !errors.is_empty() {
         return Err(with_context(Diagnostics(errors), &label));
@@ -167,6 +172,7 @@ pub fn prepare_traced(
         asm: checked.asm,
         code_object_version: retargeted.code_object_version,
         symbols,
+        steps,
         notes,
     })
 }
