@@ -13,3 +13,5 @@ pub enum RegisterPolicy {
     /// Rewrite descriptor, `.set` values and metadata consistently.
     Update,
 }
+
+pub mod occupancy;
