@@ -15,3 +15,4 @@ pub enum RegisterPolicy {
 }
 
 pub mod occupancy;
+pub mod waitcnt;

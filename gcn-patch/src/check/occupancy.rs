@@ -54,9 +54,8 @@ impl Isa {
     pub fn of(target: &TargetId) -> Isa {
         let p = target.processor;
         let name = p.name;
-        let minor_4_plus = name.starts_with("gfx94")
-            || name.starts_with("gfx95")
-            || name.starts_with("gfx9-4");
+        let minor_4_plus =
+            name.starts_with("gfx94") || name.starts_with("gfx95") || name.starts_with("gfx9-4");
         let vgprs_1_5x = matches!(
             name,
             "gfx1100" | "gfx1101" | "gfx1151" | "gfx1200" | "gfx1201" | "gfx12-generic"
@@ -346,7 +345,9 @@ pub fn occupancy(
         (1, true)
     } else {
         let wgs = wgs_by_geometry.min(wgs_by_lds);
-        let waves = (wgs * waves_per_wg).div_ceil(EUS_PER_CU).clamp(1, max_waves);
+        let waves = (wgs * waves_per_wg)
+            .div_ceil(EUS_PER_CU)
+            .clamp(1, max_waves);
         (waves, wgs_by_lds < wgs_by_geometry)
     };
 
@@ -385,6 +386,9 @@ mod tests {
     }
 
     /// `(cpu, vgprs, agprs, sgprs, lds, wave, workgroup, llc-22 Occupancy)`.
+    type LlcCase = (&'static str, u32, u32, u32, u32, u32, u32, u32);
+
+    /// Cases of [`LlcCase`].
     ///
     /// Expected values printed by `llc-22 -mtriple=amdgcn-amd-amdhsa -mcpu=CPU`
     /// (LLVM 22.1.8) for a kernel whose inline asm clobbers `v(VGPRS-1)` /
@@ -392,7 +396,7 @@ mod tests {
     /// `"amdgpu-flat-work-group-size"="WG,WG"` (and `+wavefrontsize32` /
     /// `+wavefrontsize64`): the `; Occupancy: N` line of the kernel info.
     /// SGPRS is the `; TotalNumSgprs:` llc printed (an `s` clobber plus extras).
-    const LLC_22: &[(&str, u32, u32, u32, u32, u32, u32, u32)] = &[
+    const LLC_22: &[LlcCase] = &[
         ("gfx942", 112, 0, 22, 50688, 64, 256, 1),
         ("gfx942", 40, 16, 6, 0, 64, 256, 8),
         ("gfx942", 8, 0, 6, 20000, 64, 64, 1),
