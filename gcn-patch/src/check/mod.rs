@@ -14,5 +14,7 @@ pub enum RegisterPolicy {
     Update,
 }
 
+pub mod budget;
+mod expr;
 pub mod occupancy;
 pub mod waitcnt;
