@@ -136,7 +136,8 @@ impl Diagnostic {
             origin = loc.file.display().to_string();
             if let Some(src) = &loc.source_line {
                 let (start, end) = span_of(src, loc.column, loc.len);
-                // annotate-snippets 0.11 misplaces carets after tabs: expand them first.
+                // annotate-snippets 0.11 misplaces carets after tabs: show each tab as one
+                // space, so carets and the reported column both match the file's columns.
                 let (src, start, end) = expand_tabs(src, start, end);
                 expanded = src;
                 let src = expanded.as_str();
@@ -211,7 +212,7 @@ fn span_of(src: &str, column: Option<usize>, len: usize) -> (usize, usize) {
     }
 }
 
-/// Replace each tab by four spaces, moving the byte span along.
+/// Replace each tab by one space (same byte length), moving the byte span along.
 fn expand_tabs(src: &str, start: usize, end: usize) -> (String, usize, usize) {
     let mut out = String::with_capacity(src.len() + 8);
     let (mut s, mut e) = (start, end);
@@ -223,7 +224,7 @@ fn expand_tabs(src: &str, start: usize, end: usize) -> (String, usize, usize) {
             e = out.len();
         }
         if ch == '\t' {
-            out.push_str("    ");
+            out.push(' ');
         } else {
             out.push(ch);
         }

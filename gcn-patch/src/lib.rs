@@ -20,6 +20,8 @@
 //!
 //! [`pipeline`] ties the stages together; [`diag`] renders rustc-style diagnostics.
 #![warn(missing_docs)]
+// `Diagnostic` is every stage's error type; it is large by design and errors are cold.
+#![allow(clippy::result_large_err)]
 
 pub mod assemble;
 pub mod check;

@@ -1,1 +1,101 @@
-//! link stage (to be written).
+//! Link stage: `.o` → `.hsaco` with `ld.lld -shared`.
+//!
+//! The command is what clang's AMDGPU driver runs for a device link, minus the
+//! `-plugin-opt=...` flags (they only configure LTO of bitcode inputs, and
+//! assembled objects hold none): `ld.lld --no-undefined -shared -o out in.o`.
+//! ld.lld writes no build-id unless asked, and nothing in its output depends
+//! on the output path or the working directory, so the same objects give the
+//! same bytes anywhere. The output is written to a temporary file next to
+//! `out` and renamed over it, so `out` is never left half-written.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::toolchain::Toolchain;
+
+/// The ld.lld arguments before `-o`.
+pub const LINK_FLAGS: &[&str] = &["--no-undefined", "-shared"];
+
+/// Link `objects` into the code object `out` (atomically).
+pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<(), Diagnostics> {
+    if objects.is_empty() {
+        return Err(Diagnostic::error(format!(
+            "nothing to link into {}: no object files",
+            out.display()
+        ))
+        .into());
+    }
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        Diagnostic::error(format!("cannot create directory {}: {e}", dir.display()))
+    })?;
+    let file_name = out
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .ok_or_else(|| Diagnostic::error(format!("{} is not a file name", out.display())))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{file_name}."))
+        .suffix(".tmp")
+        .tempfile_in(&dir)
+        .map_err(|e| {
+            Diagnostic::error(format!("cannot create a file in {}: {e}", dir.display()))
+        })?;
+    let output = Command::new(&toolchain.lld)
+        .args(LINK_FLAGS)
+        .arg("-o")
+        .arg(tmp.path())
+        .args(objects)
+        .env_clear()
+        .env("LC_ALL", "C")
+        .output()
+        .map_err(|e| {
+            Diagnostic::error(format!("cannot run {}: {e}", toolchain.lld.display()))
+                .with_help("check that ld.lld runs, or set GCN_PATCH_LD_LLD")
+        })?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let mut diags: Vec<Diagnostic> = Vec::new();
+        for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
+            // `>>> referenced by x.o:(.text+0x8)` continues the previous error.
+            if let Some(more) = line.trim_start().strip_prefix(">>>") {
+                if let Some(last) = diags.last_mut() {
+                    last.notes.push(more.trim().to_string());
+                    continue;
+                }
+            }
+            let msg = line
+                .split_once("error: ")
+                .map(|(_, m)| m)
+                .unwrap_or(line)
+                .to_string();
+            let mut d =
+                Diagnostic::error(format!("ld.lld failed linking {}: {msg}", out.display()));
+            if msg.contains("undefined symbol") {
+                d = d.with_help(
+                    "a kernel references a symbol no object defines: check that the patch did \
+                     not rename or drop a label, and that every object of the code object is linked",
+                );
+            }
+            diags.push(d);
+        }
+        if diags.is_empty() {
+            diags.push(Diagnostic::error(format!(
+                "ld.lld failed linking {} ({})",
+                out.display(),
+                output.status
+            )));
+        }
+        let inputs: Vec<String> = objects.iter().map(|o| o.display().to_string()).collect();
+        if let Some(first) = diags.first_mut() {
+            first.notes.push(format!("inputs: {}", inputs.join(", ")));
+        }
+        return Err(Diagnostics(diags));
+    }
+    tmp.persist(out)
+        .map_err(|e| Diagnostic::error(format!("cannot write {}: {}", out.display(), e.error)))?;
+    Ok(())
+}

@@ -1,0 +1,309 @@
+//! Classification of one line of AMDGPU assembly.
+
+use super::operand::{parse_instruction, split_top_level, Instruction};
+
+/// One line: its exact text and what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// Exact text without the `\n` terminator (a CRLF file keeps its `\r` here).
+    pub text: String,
+    /// What the line is, derived from `text`.
+    pub kind: LineKind,
+}
+
+/// What a line is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineKind {
+    /// Empty or whitespace only.
+    Blank,
+    /// Only a comment (`;`, `//`, `#`, or `/* */`).
+    Comment,
+    /// A label definition `name:` (optionally followed by a comment).
+    Label(String),
+    /// A label followed by code on the same line (`name: s_nop 0`).
+    LabeledLine {
+        /// The label.
+        label: String,
+        /// What follows the label.
+        rest: Box<LineKind>,
+    },
+    /// A directive other than `.set` and descriptor fields.
+    Directive {
+        /// Directive name including the dot, e.g. `.amdgcn_target`.
+        name: String,
+        /// Argument text, trimmed, trailing comment removed.
+        args: String,
+    },
+    /// A machine instruction.
+    Instruction(Instruction),
+    /// A `.amdhsa_*` field inside `.amdhsa_kernel … .end_amdhsa_kernel`.
+    DescriptorField {
+        /// Field name including the dot, e.g. `.amdhsa_next_free_vgpr`.
+        name: String,
+        /// Value text, trimmed, trailing comment removed.
+        value: String,
+    },
+    /// `.set name, value`.
+    Set {
+        /// Symbol being set.
+        name: String,
+        /// Value expression text.
+        value: String,
+    },
+    /// A YAML line inside `.amdgpu_metadata … .end_amdgpu_metadata`.
+    Metadata,
+    /// Anything else (kept verbatim).
+    Other,
+}
+
+impl Line {
+    /// The label this line defines, if any.
+    pub fn label(&self) -> Option<&str> {
+        match &self.kind {
+            LineKind::Label(l) | LineKind::LabeledLine { label: l, .. } => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The instruction on this line, if any (also after a label).
+    pub fn instruction(&self) -> Option<&Instruction> {
+        match &self.kind {
+            LineKind::Instruction(i) => Some(i),
+            LineKind::LabeledLine { rest, .. } => match &**rest {
+                LineKind::Instruction(i) => Some(i),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Directive name and arguments, if this line is a plain directive.
+    pub fn directive(&self) -> Option<(&str, &str)> {
+        match &self.kind {
+            LineKind::Directive { name, args } => Some((name, args)),
+            _ => None,
+        }
+    }
+}
+
+/// State carried from line to line while classifying.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Ctx {
+    in_descriptor: bool,
+    in_metadata: bool,
+    in_block_comment: bool,
+}
+
+/// Classify one line's text.
+pub(crate) fn classify(text: &str, ctx: &mut Ctx) -> LineKind {
+    let s = text.strip_suffix('\r').unwrap_or(text);
+    let trimmed = s.trim();
+    if ctx.in_metadata {
+        if trimmed == ".end_amdgpu_metadata" {
+            ctx.in_metadata = false;
+            return directive(trimmed, "", ctx);
+        }
+        return LineKind::Metadata;
+    }
+    if ctx.in_block_comment {
+        if s.contains("*/") {
+            ctx.in_block_comment = false;
+        }
+        return LineKind::Comment;
+    }
+    let (code, comment) = split_comment(s, ctx);
+    let code = code.trim();
+    if code.is_empty() {
+        return if comment.is_some() {
+            LineKind::Comment
+        } else {
+            LineKind::Blank
+        };
+    }
+    if let Some((label, rest)) = split_label(code) {
+        let rest = rest.trim();
+        if rest.is_empty() {
+            return LineKind::Label(label.to_string());
+        }
+        return LineKind::LabeledLine {
+            label: label.to_string(),
+            rest: Box::new(code_kind(rest, comment, ctx)),
+        };
+    }
+    code_kind(code, comment, ctx)
+}
+
+fn code_kind(code: &str, comment: Option<&str>, ctx: &mut Ctx) -> LineKind {
+    if code.starts_with('.') {
+        let (name, args) = match code.find(char::is_whitespace) {
+            Some(i) => (&code[..i], code[i..].trim()),
+            None => (code, ""),
+        };
+        return directive(name, args, ctx);
+    }
+    if code.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
+        return LineKind::Instruction(parse_instruction(code, comment.map(str::to_string)));
+    }
+    LineKind::Other
+}
+
+fn directive(name: &str, args: &str, ctx: &mut Ctx) -> LineKind {
+    match name {
+        ".set" => {
+            let parts = split_top_level(args, |c| c == ',');
+            let sym = parts[0].trim().to_string();
+            let value = args
+                .get(parts[0].len() + 1..)
+                .unwrap_or("")
+                .trim()
+                .to_string();
+            return LineKind::Set { name: sym, value };
+        }
+        ".amdhsa_kernel" => ctx.in_descriptor = true,
+        ".end_amdhsa_kernel" => ctx.in_descriptor = false,
+        ".amdgpu_metadata" => ctx.in_metadata = true,
+        _ if ctx.in_descriptor && name.starts_with(".amdhsa_") => {
+            return LineKind::DescriptorField {
+                name: name.to_string(),
+                value: args.to_string(),
+            }
+        }
+        _ => {}
+    }
+    LineKind::Directive {
+        name: name.to_string(),
+        args: args.to_string(),
+    }
+}
+
+/// Split `name: rest` if the line starts with a label definition.
+fn split_label(code: &str) -> Option<(&str, &str)> {
+    let end = if let Some(q) = code.strip_prefix('"') {
+        q.find('"').map(|i| i + 2)?
+    } else {
+        code.find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '$' | '@')))?
+    };
+    if end == 0 || !code[end..].starts_with(':') || code[end..].starts_with("::") {
+        return None;
+    }
+    let rest = &code[end + 1..];
+    if !rest.is_empty() && !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    Some((&code[..end], rest))
+}
+
+/// Split code from a trailing comment (`;`, `//`, `/*`, or a leading `#`),
+/// ignoring markers inside double quotes.
+fn split_comment<'a>(s: &'a str, ctx: &mut Ctx) -> (&'a str, Option<&'a str>) {
+    if s.trim_start().starts_with('#') {
+        return ("", Some(s.trim_start()));
+    }
+    let bytes = s.as_bytes();
+    let mut quote = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => quote = !quote,
+            b'\\' if quote => i += 1,
+            b';' if !quote => return (&s[..i], Some(&s[i..])),
+            b'/' if !quote && bytes.get(i + 1) == Some(&b'/') => return (&s[..i], Some(&s[i..])),
+            b'/' if !quote && bytes.get(i + 1) == Some(&b'*') => {
+                if !s[i + 2..].contains("*/") {
+                    ctx.in_block_comment = true;
+                }
+                return (&s[..i], Some(&s[i..]));
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (s, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(s: &str) -> LineKind {
+        classify(s, &mut Ctx::default())
+    }
+
+    #[test]
+    fn classifies_lines() {
+        assert_eq!(kind(""), LineKind::Blank);
+        assert_eq!(kind("  \t\r"), LineKind::Blank);
+        assert_eq!(kind("; %bb.0:"), LineKind::Comment);
+        assert_eq!(kind("  // x"), LineKind::Comment);
+        assert_eq!(kind("/* x */"), LineKind::Comment);
+        assert_eq!(
+            kind("saxpy:                 ; @saxpy"),
+            LineKind::Label("saxpy".into())
+        );
+        assert_eq!(kind(".LBB0_2:"), LineKind::Label(".LBB0_2".into()));
+        assert_eq!(
+            kind("\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx942\""),
+            LineKind::Directive {
+                name: ".amdgcn_target".into(),
+                args: "\"amdgcn-amd-amdhsa--gfx942\"".into()
+            }
+        );
+        assert_eq!(
+            kind("\t.section\t\".note.GNU-stack\",\"\",@progbits"),
+            LineKind::Directive {
+                name: ".section".into(),
+                args: "\".note.GNU-stack\",\"\",@progbits".into()
+            }
+        );
+        assert_eq!(
+            kind("\t.set .Lk.num_vgpr, max(3, 4)"),
+            LineKind::Set {
+                name: ".Lk.num_vgpr".into(),
+                value: "max(3, 4)".into()
+            }
+        );
+        assert!(
+            matches!(kind("\ts_nop 0 ; hi"), LineKind::Instruction(i) if i.comment.as_deref() == Some("; hi"))
+        );
+        assert!(matches!(kind("x: s_nop 0"), LineKind::LabeledLine { label, .. } if label == "x"));
+        assert!(matches!(
+            kind("\tv_dual_mov_b32 v4, 0 :: v_dual_and_b32 v1, 0x3ff, v0"),
+            LineKind::Instruction(_)
+        ));
+        assert_eq!(kind("\t1 + 2"), LineKind::Other);
+    }
+
+    #[test]
+    fn tracks_descriptor_metadata_and_block_comments() {
+        let mut c = Ctx::default();
+        assert!(matches!(
+            classify("\t.amdhsa_kernel k", &mut c),
+            LineKind::Directive { .. }
+        ));
+        assert!(matches!(
+            classify("\t\t.amdhsa_next_free_vgpr 6", &mut c),
+            LineKind::DescriptorField { name, value } if name == ".amdhsa_next_free_vgpr" && value == "6"
+        ));
+        assert!(matches!(
+            classify("\t.end_amdhsa_kernel", &mut c),
+            LineKind::Directive { .. }
+        ));
+        assert!(matches!(
+            classify("\t.amdhsa_code_object_version 5", &mut c),
+            LineKind::Directive { .. }
+        ));
+        classify("\t.amdgpu_metadata", &mut c);
+        assert_eq!(classify("amdhsa.kernels: ; x", &mut c), LineKind::Metadata);
+        assert!(matches!(
+            classify("\t.end_amdgpu_metadata", &mut c),
+            LineKind::Directive { .. }
+        ));
+        assert_eq!(classify("/* a", &mut c), LineKind::Comment);
+        assert_eq!(classify("s_nop 0", &mut c), LineKind::Comment);
+        assert_eq!(classify("b */", &mut c), LineKind::Comment);
+        assert!(matches!(
+            classify("s_nop 0", &mut c),
+            LineKind::Instruction(_)
+        ));
+    }
+}

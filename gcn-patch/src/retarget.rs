@@ -1,1 +1,0 @@
-//! retarget stage (to be written).

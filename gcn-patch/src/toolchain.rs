@@ -1,1 +1,0 @@
-//! toolchain stage (to be written).

@@ -1,0 +1,522 @@
+//! Find clang and ld.lld with AMDGPU support.
+//!
+//! [`Toolchain::find`] walks a fixed search order and keeps the first
+//! candidate that works; [`Toolchain::check_target`] then checks that its LLVM
+//! is new enough for a target. Environment variables are read only through the
+//! `env` function given to [`Toolchain::find`], never from the process
+//! environment directly, so that `gcn-build` can declare them to Cargo.
+
+// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
+#![allow(clippy::result_large_err)]
+
+use std::collections::HashSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::diag::Diagnostic;
+
+use gcn_embed::TargetId;
+
+/// Oldest LLVM release [`Toolchain::find`] accepts (code object v6, generic targets).
+pub const MIN_LLVM_MAJOR: u32 = 19;
+
+/// Environment variable: a directory holding `clang` and `ld.lld`.
+pub const ENV_LLVM_BIN: &str = "GCN_PATCH_LLVM_BIN";
+/// Environment variable: the clang to use.
+pub const ENV_CLANG: &str = "GCN_PATCH_CLANG";
+/// Environment variable: the ld.lld to use.
+pub const ENV_LD_LLD: &str = "GCN_PATCH_LD_LLD";
+/// Environment variable (cc-rs style per-target compiler): a clang path.
+pub const ENV_CC_TARGET: &str = "CC_amdgcn_amd_amdhsa";
+/// Environment variable: the ROCm installation root.
+pub const ENV_ROCM_PATH: &str = "ROCM_PATH";
+/// Environment variable: the executable search path.
+pub const ENV_PATH: &str = "PATH";
+
+/// Every environment variable [`Toolchain::find`] may read, in search order.
+pub const ENV_VARS: &[&str] = &[
+    ENV_LLVM_BIN,
+    ENV_CLANG,
+    ENV_LD_LLD,
+    ENV_CC_TARGET,
+    ENV_ROCM_PATH,
+    ENV_PATH,
+];
+
+/// Newest LLVM major version probed by name (`clang-NN`), searched downwards.
+const NEWEST_PROBED_MAJOR: u32 = 30;
+
+/// Explicit toolchain settings (from `kernels.toml`, the CLI or a build script).
+/// Each one that is set wins over every other way of finding that tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolchainConfig {
+    /// A directory holding `clang` and `ld.lld`.
+    pub llvm_bin: Option<PathBuf>,
+    /// The clang to use.
+    pub clang: Option<PathBuf>,
+    /// The ld.lld to use.
+    pub lld: Option<PathBuf>,
+}
+
+/// An LLVM release number, from `clang --version`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LlvmVersion {
+    /// Major version (the one that gates features).
+    pub major: u32,
+    /// Minor version.
+    pub minor: u32,
+    /// Patch version.
+    pub patch: u32,
+}
+
+impl LlvmVersion {
+    /// Parse the first `clang version X.Y.Z` (or `X.Y`, `X`) of `clang --version`.
+    pub fn parse(version_text: &str) -> Option<LlvmVersion> {
+        let at = version_text.find("clang version ")? + "clang version ".len();
+        let rest = &version_text[at..];
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let mut nums = rest[..end].split('.').map(|n| n.parse::<u32>().ok());
+        let major = nums.next().flatten()?;
+        let minor = nums.next().flatten().unwrap_or(0);
+        let patch = nums.next().flatten().unwrap_or(0);
+        Some(LlvmVersion {
+            major,
+            minor,
+            patch,
+        })
+    }
+}
+
+impl fmt::Display for LlvmVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// A working clang + ld.lld pair with AMDGPU support.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Toolchain {
+    /// The clang driver (used as the assembler).
+    pub clang: PathBuf,
+    /// The linker.
+    pub lld: PathBuf,
+    /// LLVM version of clang.
+    pub version: LlvmVersion,
+    /// First line of `clang --version`.
+    pub version_text: String,
+    /// How it was found, e.g. `PATH (clang-22)` or `$GCN_PATCH_LLVM_BIN`.
+    pub found_via: String,
+}
+
+/// One place searched.
+#[derive(Debug, Clone)]
+struct Candidate {
+    clang: PathBuf,
+    /// `None`: look next to clang.
+    lld: Option<PathBuf>,
+    via: String,
+    /// An explicit setting: if it fails, the search stops with an error.
+    explicit: bool,
+}
+
+impl Toolchain {
+    /// Find clang and ld.lld with AMDGPU support.
+    ///
+    /// `env` is the ONLY way environment variables are read (gcn-build passes a
+    /// function that also prints `cargo:rerun-if-env-changed`). Search order,
+    /// first match wins:
+    ///
+    /// 1. explicit [`ToolchainConfig`]: `clang`, `lld`, `llvm_bin` (a directory
+    ///    with `clang` and `ld.lld`);
+    /// 2. `GCN_PATCH_LLVM_BIN` (a directory), `GCN_PATCH_CLANG`,
+    ///    `GCN_PATCH_LD_LLD` (tool paths);
+    /// 3. `CC_amdgcn_amd_amdhsa` (cc-rs style per-target compiler: a clang path;
+    ///    ld.lld is looked for next to it);
+    /// 4. `$ROCM_PATH/llvm/bin`, `$ROCM_PATH/lib/llvm/bin`;
+    /// 5. `/opt/rocm/llvm/bin`, `/opt/rocm/lib/llvm/bin`;
+    /// 6. versioned Debian names, newest first: `clang-NN` on `PATH` (with
+    ///    `ld.lld-NN` of the same version, next to it or on `PATH`) and
+    ///    `/usr/lib/llvm-NN/bin`;
+    /// 7. plain `clang` and `ld.lld` on `PATH`.
+    ///
+    /// An explicitly set tool (1–3) that is unusable is an error, not skipped;
+    /// an explicit `lld` (or `GCN_PATCH_LD_LLD`) is used with whichever clang
+    /// is found. A candidate counts only if `clang --version` runs, reports
+    /// LLVM [`MIN_LLVM_MAJOR`] or newer, `clang -print-targets` lists
+    /// `amdgcn`, and the ld.lld file exists.
+    ///
+    /// Variables read: `GCN_PATCH_LLVM_BIN`, `GCN_PATCH_CLANG`,
+    /// `GCN_PATCH_LD_LLD`, `CC_amdgcn_amd_amdhsa`, `ROCM_PATH`, `PATH`
+    /// (see [`ENV_VARS`]).
+    pub fn find(
+        config: &ToolchainConfig,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Toolchain, Diagnostic> {
+        find_in(config, env, &SystemRoots::default())
+    }
+
+    /// Error unless this LLVM is new enough for `target` (the target table's
+    /// `min_llvm`: generic targets need 19, gfx9-4-generic and gfx950 need 20).
+    pub fn check_target(&self, target: &TargetId) -> Result<(), Diagnostic> {
+        let need = target.processor.min_llvm;
+        if self.version.major >= need {
+            return Ok(());
+        }
+        Err(Diagnostic::error(format!(
+            "{} needs LLVM {need} or newer, but the toolchain is LLVM {}",
+            target.name(),
+            self.version
+        ))
+        .with_note(format!(
+            "clang: {} ({}), found via {}",
+            self.clang.display(),
+            self.version_text,
+            self.found_via
+        ))
+        .with_help(format!(
+            "install a newer LLVM (`apt-get install -y clang-22 lld-22 llvm-22`) and \
+             point {ENV_LLVM_BIN} at its bin directory, or drop {} from the targets",
+            target.name()
+        )))
+    }
+
+    /// A string identifying this toolchain for cache keys: version text and
+    /// resolved (symlink-free) tool paths.
+    pub fn identity(&self) -> String {
+        let resolve = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        format!(
+            "{}\nclang={}\nld.lld={}",
+            self.version_text,
+            resolve(&self.clang).display(),
+            resolve(&self.lld).display()
+        )
+    }
+}
+
+/// Fixed system locations searched; overridable in unit tests.
+#[derive(Debug, Clone)]
+struct SystemRoots {
+    /// `/opt/rocm`.
+    rocm: PathBuf,
+    /// `/usr/lib` (for `llvm-NN/bin`).
+    usr_lib: PathBuf,
+}
+
+impl Default for SystemRoots {
+    fn default() -> Self {
+        SystemRoots {
+            rocm: PathBuf::from("/opt/rocm"),
+            usr_lib: PathBuf::from("/usr/lib"),
+        }
+    }
+}
+
+fn nonempty(env: &dyn Fn(&str) -> Option<String>, name: &str) -> Option<String> {
+    env(name).filter(|v| !v.trim().is_empty())
+}
+
+/// Every candidate in search order.
+fn candidates(
+    config: &ToolchainConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+    roots: &SystemRoots,
+) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    let env_lld = nonempty(env, ENV_LD_LLD).map(PathBuf::from);
+    // An explicit linker applies to whatever clang is found.
+    let pinned_lld = config.lld.clone().or(env_lld.clone());
+
+    // 1. explicit configuration.
+    if let Some(clang) = &config.clang {
+        out.push(Candidate {
+            clang: clang.clone(),
+            lld: pinned_lld
+                .clone()
+                .or_else(|| config.llvm_bin.as_ref().map(|b| b.join("ld.lld"))),
+            via: "configured `clang`".into(),
+            explicit: true,
+        });
+    } else if let Some(bin) = &config.llvm_bin {
+        out.push(Candidate {
+            clang: bin.join("clang"),
+            lld: pinned_lld.clone().or_else(|| Some(bin.join("ld.lld"))),
+            via: "configured `llvm_bin`".into(),
+            explicit: true,
+        });
+    }
+
+    // 2. GCN_PATCH_* variables.
+    let env_bin = nonempty(env, ENV_LLVM_BIN).map(PathBuf::from);
+    if let Some(clang) = nonempty(env, ENV_CLANG) {
+        out.push(Candidate {
+            clang: PathBuf::from(clang),
+            lld: pinned_lld
+                .clone()
+                .or_else(|| env_bin.as_ref().map(|b| b.join("ld.lld"))),
+            via: format!("${ENV_CLANG}"),
+            explicit: true,
+        });
+    } else if let Some(bin) = &env_bin {
+        out.push(Candidate {
+            clang: bin.join("clang"),
+            lld: pinned_lld.clone().or_else(|| Some(bin.join("ld.lld"))),
+            via: format!("${ENV_LLVM_BIN}"),
+            explicit: true,
+        });
+    }
+
+    // 3. cc-rs style per-target compiler.
+    if let Some(cc) = nonempty(env, ENV_CC_TARGET) {
+        out.push(Candidate {
+            clang: PathBuf::from(cc),
+            lld: pinned_lld.clone(),
+            via: format!("${ENV_CC_TARGET}"),
+            explicit: true,
+        });
+    }
+
+    let in_dir = |dir: PathBuf, via: String| Candidate {
+        clang: dir.join("clang"),
+        lld: pinned_lld.clone().or_else(|| Some(dir.join("ld.lld"))),
+        via,
+        explicit: false,
+    };
+
+    // 4. ROCM_PATH.
+    if let Some(rocm) = nonempty(env, ENV_ROCM_PATH) {
+        let rocm = PathBuf::from(rocm);
+        out.push(in_dir(rocm.join("llvm/bin"), format!("${ENV_ROCM_PATH}")));
+        out.push(in_dir(
+            rocm.join("lib/llvm/bin"),
+            format!("${ENV_ROCM_PATH}"),
+        ));
+    }
+
+    // 5. /opt/rocm.
+    out.push(in_dir(roots.rocm.join("llvm/bin"), "ROCm default".into()));
+    out.push(in_dir(
+        roots.rocm.join("lib/llvm/bin"),
+        "ROCm default".into(),
+    ));
+
+    // 6. versioned names, newest first.
+    let path_dirs: Vec<PathBuf> = env(ENV_PATH)
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    let on_path = |name: &str| -> Option<PathBuf> {
+        path_dirs.iter().map(|d| d.join(name)).find(|p| p.is_file())
+    };
+    for major in (MIN_LLVM_MAJOR..=NEWEST_PROBED_MAJOR).rev() {
+        let clang_name = format!("clang-{major}");
+        let lld_name = format!("ld.lld-{major}");
+        if let Some(clang) = on_path(&clang_name) {
+            let lld = pinned_lld.clone().or_else(|| {
+                let sibling = clang.with_file_name(&lld_name);
+                Some(if sibling.is_file() {
+                    sibling
+                } else {
+                    on_path(&lld_name).unwrap_or(sibling)
+                })
+            });
+            out.push(Candidate {
+                clang,
+                lld,
+                via: format!("PATH ({clang_name})"),
+                explicit: false,
+            });
+        }
+        let dir = roots.usr_lib.join(format!("llvm-{major}/bin"));
+        if dir.join("clang").is_file() {
+            out.push(in_dir(dir, format!("llvm-{major} install")));
+        }
+    }
+
+    // 7. plain names on PATH.
+    if let Some(clang) = on_path("clang") {
+        let lld = pinned_lld.clone().or_else(|| {
+            let sibling = clang.with_file_name("ld.lld");
+            Some(if sibling.is_file() {
+                sibling
+            } else {
+                on_path("ld.lld").unwrap_or(sibling)
+            })
+        });
+        out.push(Candidate {
+            clang,
+            lld,
+            via: "PATH (clang)".into(),
+            explicit: false,
+        });
+    }
+    out
+}
+
+/// Why a candidate was rejected, or the toolchain it gives.
+fn probe(c: &Candidate) -> Result<Toolchain, String> {
+    if !c.clang.is_file() {
+        return Err("clang does not exist".into());
+    }
+    let out = Command::new(&c.clang)
+        .arg("--version")
+        .env_clear()
+        .output()
+        .map_err(|e| format!("`clang --version` could not run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("`clang --version` failed ({})", out.status));
+    }
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let version_text = text.lines().next().unwrap_or_default().trim().to_string();
+    let version = LlvmVersion::parse(&text).ok_or_else(|| {
+        format!("`clang --version` does not name a clang version: {version_text:?}")
+    })?;
+    if version.major < MIN_LLVM_MAJOR {
+        return Err(format!(
+            "LLVM {version} is too old (gcn-patch needs {MIN_LLVM_MAJOR} or newer)"
+        ));
+    }
+    if !lists_amdgcn(&c.clang) {
+        return Err("`clang -print-targets` does not list amdgcn (built without AMDGPU)".into());
+    }
+    let lld = c
+        .lld
+        .clone()
+        .unwrap_or_else(|| c.clang.with_file_name("ld.lld"));
+    if !lld.is_file() {
+        return Err(format!("no ld.lld at {}", lld.display()));
+    }
+    Ok(Toolchain {
+        clang: c.clang.clone(),
+        lld,
+        version,
+        version_text,
+        found_via: c.via.clone(),
+    })
+}
+
+fn lists_amdgcn(clang: &Path) -> bool {
+    ["-print-targets", "--print-targets"].iter().any(|flag| {
+        Command::new(clang)
+            .arg(flag)
+            .env_clear()
+            .output()
+            .map(|o| {
+                o.status.success()
+                    && String::from_utf8_lossy(&o.stdout)
+                        .lines()
+                        .any(|l| l.trim_start().starts_with("amdgcn"))
+            })
+            .unwrap_or(false)
+    })
+}
+
+fn find_in(
+    config: &ToolchainConfig,
+    env: &dyn Fn(&str) -> Option<String>,
+    roots: &SystemRoots,
+) -> Result<Toolchain, Diagnostic> {
+    let mut rejected: Vec<String> = Vec::new();
+    let mut seen = HashSet::new();
+    let mut stopped_at_explicit = None;
+    for c in candidates(config, env, roots) {
+        let key = (c.clang.clone(), c.lld.clone());
+        if !seen.insert(key) {
+            continue;
+        }
+        match probe(&c) {
+            Ok(t) => return Ok(t),
+            Err(why) => {
+                rejected.push(format!("{} ({}): {why}", c.clang.display(), c.via));
+                if c.explicit {
+                    stopped_at_explicit = Some(c.via.clone());
+                    break;
+                }
+            }
+        }
+    }
+    let mut d = match &stopped_at_explicit {
+        Some(via) => Diagnostic::error(format!("the clang set by {via} is not usable for AMDGPU")),
+        None => Diagnostic::error("no clang + ld.lld with AMDGPU support found"),
+    };
+    for r in rejected {
+        d = d.with_note(format!("rejected {r}"));
+    }
+    if stopped_at_explicit.is_none() {
+        let path = env(ENV_PATH).unwrap_or_default();
+        d = d.with_note(format!(
+            "searched in order: explicit settings, ${ENV_LLVM_BIN}, ${ENV_CLANG}, ${ENV_LD_LLD}, \
+             ${ENV_CC_TARGET}, ${ENV_ROCM_PATH}/{{llvm,lib/llvm}}/bin, {rocm}/{{llvm,lib/llvm}}/bin, \
+             clang-NN on PATH and {usr}/llvm-NN/bin (NN = {NEWEST_PROBED_MAJOR} down to {MIN_LLVM_MAJOR}), \
+             clang on PATH; PATH was {path:?}",
+            rocm = roots.rocm.display(),
+            usr = roots.usr_lib.display(),
+        ));
+    }
+    if stopped_at_explicit.is_some() {
+        d = d.with_help("fix or unset that setting; explicit settings are never skipped");
+    }
+    Err(d
+        .with_help(format!(
+            "on Debian/Ubuntu: `apt-get install -y clang-22 lld-22 llvm-22` (Debian's packages or apt.llvm.org); \
+             or install ROCm (its LLVM is /opt/rocm/llvm); LLVM {MIN_LLVM_MAJOR} or newer is needed"
+        ))
+        .with_help(format!(
+            "or set {ENV_LLVM_BIN} to a directory holding `clang` and `ld.lld`"
+        )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn parses_versions() {
+        let v = LlvmVersion::parse("Debian clang version 22.1.8 (1~deb12u1)\nTarget: x").unwrap();
+        assert_eq!((v.major, v.minor, v.patch), (22, 1, 8));
+        let v = LlvmVersion::parse("AMD clang version 19.0.0git (https://x roc-6.4.0)").unwrap();
+        assert_eq!(v.to_string(), "19.0.0");
+        let v = LlvmVersion::parse("clang version 20").unwrap();
+        assert_eq!(v.to_string(), "20.0.0");
+        assert!(LlvmVersion::parse("gcc (Debian 12.2.0-14) 12.2.0").is_none());
+    }
+
+    #[test]
+    fn nothing_found_lists_every_place_and_the_install_hint() {
+        let empty = tempfile::tempdir().unwrap();
+        let roots = SystemRoots {
+            rocm: empty.path().join("rocm"),
+            usr_lib: empty.path().join("usr/lib"),
+        };
+        let vars: HashMap<&str, String> = [
+            ("PATH", empty.path().display().to_string()),
+            (
+                "ROCM_PATH",
+                empty.path().join("myrocm").display().to_string(),
+            ),
+        ]
+        .into();
+        let err = find_in(
+            &ToolchainConfig::default(),
+            &|k| vars.get(k).cloned(),
+            &roots,
+        )
+        .unwrap_err()
+        .render()
+        .replace(&empty.path().display().to_string(), "[TMP]");
+        insta::assert_snapshot!(err);
+    }
+
+    #[test]
+    fn version_rejection_is_explained() {
+        let c = Candidate {
+            clang: PathBuf::from("/nonexistent/clang"),
+            lld: None,
+            via: "test".into(),
+            explicit: false,
+        };
+        assert_eq!(probe(&c).unwrap_err(), "clang does not exist");
+    }
+}

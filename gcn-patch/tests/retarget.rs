@@ -1,0 +1,387 @@
+//! retarget on real corpus dumps; outputs are assembled with the real
+//! clang-22 / ld.lld-22 and compared with IREE's own code objects.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gcn_embed::TargetId;
+use gcn_patch::parse::AsmFile;
+use gcn_patch::provenance::{Origin, Traced};
+use gcn_patch::retarget::{retarget, RetargetOptions, Retargeted};
+use object::{Object, ObjectSection};
+
+fn corpus(rel: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus")
+        .join(rel);
+    assert!(
+        p.is_file(),
+        "corpus file {} is missing: merge main (tests/corpus) or run tests/corpus/regen.sh",
+        p.display()
+    );
+    p
+}
+
+fn load(rel: &str) -> Traced {
+    let text = std::fs::read_to_string(corpus(rel)).unwrap();
+    Traced::from_source(&text, rel)
+}
+
+fn opts(target: &str) -> RetargetOptions {
+    RetargetOptions::new(TargetId::parse(target).unwrap())
+}
+
+/// The changed lines as a diff (`-` original, `+` new, with the origin's
+/// `what`), then the notes.
+fn changes(input: &Traced, out: &Retargeted) -> String {
+    let mut kept: HashSet<usize> = HashSet::new();
+    let mut s = String::new();
+    for (text, origin) in out.asm.lines.iter().zip(&out.asm.origins) {
+        match origin {
+            Origin::Source { line, .. } => {
+                kept.insert(*line);
+            }
+            Origin::Retarget {
+                replaces: Some(o),
+                what,
+            } => {
+                if let Origin::Source { line, .. } = **o {
+                    kept.insert(line);
+                    writeln!(s, "{line:>4} - {}", input.lines[line - 1]).unwrap();
+                }
+                writeln!(s, "     + {text}    [{what}]").unwrap();
+            }
+            Origin::Retarget {
+                replaces: None,
+                what,
+            } => writeln!(s, "     + {text}    [{what}] (inserted)").unwrap(),
+            other => writeln!(s, "     ? {text} [{other}]").unwrap(),
+        }
+    }
+    for (i, text) in input.lines.iter().enumerate() {
+        if !kept.contains(&(i + 1)) {
+            writeln!(s, "{:>4} - {text}    (deleted)", i + 1).unwrap();
+        }
+    }
+    writeln!(s, "code object version: {}", out.code_object_version).unwrap();
+    for n in &out.notes {
+        writeln!(s, "note: {n}").unwrap();
+    }
+    s
+}
+
+/// Assemble and link with clang-22 / ld.lld-22; the code object bytes or the assembler's stderr.
+fn assemble(text: &str, mcpu: &str) -> Result<Vec<u8>, String> {
+    let dir = tempfile::tempdir().unwrap();
+    let s = dir.path().join("k.s");
+    let o = dir.path().join("k.o");
+    let h = dir.path().join("k.hsaco");
+    std::fs::write(&s, text).unwrap();
+    let install = "install it with `apt-get install -y clang-22 lld-22 llvm-22`";
+    let out = Command::new("clang-22")
+        .args(["-x", "assembler", "--target=amdgcn-amd-amdhsa"])
+        .arg(format!("-mcpu={mcpu}"))
+        .arg("-c")
+        .arg(&s)
+        .arg("-o")
+        .arg(&o)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run clang-22 ({e}): {install}"));
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let out = Command::new("ld.lld-22")
+        .arg("-shared")
+        .arg(&o)
+        .arg("-o")
+        .arg(&h)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run ld.lld-22 ({e}): {install}"));
+    assert!(
+        out.status.success(),
+        "ld.lld-22: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(std::fs::read(&h).unwrap())
+}
+
+fn section(elf: &[u8], name: &str) -> Vec<u8> {
+    let f = object::File::parse(elf).unwrap();
+    f.section_by_name(name)
+        .unwrap_or_else(|| panic!("no {name}"))
+        .data()
+        .unwrap()
+        .to_vec()
+}
+
+/// ELF64 `e_flags` (offset 48).
+fn e_flags(elf: &[u8]) -> u32 {
+    u32::from_le_bytes(elf[48..52].try_into().unwrap())
+}
+
+/// `.text` and `.rodata` equal IREE's own hsaco for the same dump.
+fn assert_same_code(hsaco: &[u8], iree_hsaco: &str) {
+    let theirs = std::fs::read(corpus(iree_hsaco)).unwrap();
+    for s in [".text", ".rodata"] {
+        assert!(
+            section(hsaco, s) == section(&theirs, s),
+            "{s} differs from {iree_hsaco}"
+        );
+    }
+}
+
+#[test]
+fn new_triple_is_normalized_and_gfx9_dumps_reassemble_identically() {
+    for op in ["matmul", "conv", "softmax"] {
+        for t in ["gfx942", "gfx950", "gfx90a"] {
+            let input = load(&format!("iree/{t}/{op}.rocmasm"));
+            let out = retarget(&input, &opts(t)).unwrap();
+            let text = out.asm.text();
+            assert!(!text.contains("-amd-amdhsa-unknown-gfx"), "{t} {op}");
+            let hsaco = assemble(&text, t).unwrap_or_else(|e| panic!("{t} {op}: {e}"));
+            assert_same_code(&hsaco, &format!("iree/{t}/{op}.hsaco"));
+            if (t, op) == ("gfx942", "matmul") {
+                insta::assert_snapshot!(changes(&input, &out));
+            }
+        }
+    }
+}
+
+#[test]
+fn instprefsize_is_rewritten_for_llvm22() {
+    let input = load("iree/gfx1100/matmul.rocmasm");
+    let out = retarget(&input, &opts("gfx1100")).unwrap();
+    insta::assert_snapshot!(changes(&input, &out));
+    // Same code and descriptor (INST_PREF_SIZE = 63, clamped) as IREE's hsaco.
+    let hsaco = assemble(&out.asm.text(), "gfx1100").unwrap();
+    assert_same_code(&hsaco, "iree/gfx1100/matmul.hsaco");
+    let hsaco = assemble(
+        &retarget(&load("iree/gfx1201/matmul.rocmasm"), &opts("gfx1201"))
+            .unwrap()
+            .asm
+            .text(),
+        "gfx1201",
+    )
+    .unwrap();
+    assert_same_code(&hsaco, "iree/gfx1201/matmul.hsaco");
+    // conv (34 cache lines, not clamped): .rodata identical; .text differs only in
+    // LLVM 24's encoding of unused VOP3 src2 bits (see tests/corpus/README.md).
+    let hsaco = assemble(
+        &retarget(&load("iree/gfx1100/conv.rocmasm"), &opts("gfx1100"))
+            .unwrap()
+            .asm
+            .text(),
+        "gfx1100",
+    )
+    .unwrap();
+    let theirs = std::fs::read(corpus("iree/gfx1100/conv.hsaco")).unwrap();
+    assert!(section(&hsaco, ".rodata") == section(&theirs, ".rodata"));
+    // An assembler that knows instprefsize() gets the line unchanged.
+    let mut new = opts("gfx1100");
+    new.assembler_llvm_major = 24;
+    let out = retarget(&input, &new).unwrap();
+    assert!(out.asm.text().contains("instprefsize("));
+}
+
+#[test]
+fn instprefsize_expression_follows_code_size() {
+    // Add 64 s_nop (256 bytes = 2 cache lines) to the conv kernel (34 lines):
+    // the rewritten expression must give 36.
+    let input = load("iree/gfx1100/conv.rocmasm");
+    let out = retarget(&input, &opts("gfx1100")).unwrap();
+    let f = AsmFile::from_traced(&out.asm);
+    let k = &f.kernels()[0];
+    let at = k.blocks[0].lines.start + 1;
+    let mut lines = out.asm.lines.clone();
+    for _ in 0..64 {
+        lines.insert(at, "\ts_nop 0".into());
+    }
+    let hsaco = assemble(&(lines.join("\n") + "\n"), "gfx1100").unwrap();
+    let rodata = section(&hsaco, ".rodata");
+    // COMPUTE_PGM_RSRC3 is at offset 44 of the kernel descriptor; INST_PREF_SIZE is bits 4..9.
+    let rsrc3 = u32::from_le_bytes(rodata[44..48].try_into().unwrap());
+    assert_eq!((rsrc3 >> 4) & 0x3f, 36);
+    let theirs = std::fs::read(corpus("iree/gfx1100/conv.hsaco")).unwrap();
+    let rsrc3 = u32::from_le_bytes(section(&theirs, ".rodata")[44..48].try_into().unwrap());
+    assert_eq!((rsrc3 >> 4) & 0x3f, 34);
+}
+
+#[test]
+fn gfx942_to_gfx950() {
+    let input = load("iree/gfx942/matmul.rocmasm");
+    let out = retarget(&input, &opts("gfx950")).unwrap();
+    insta::assert_snapshot!(changes(&input, &out));
+    let hsaco = assemble(&out.asm.text(), "gfx950").unwrap();
+    assert_eq!(e_flags(&hsaco) & 0xff, 0x4f);
+    // The instructions are the same: identical code to the gfx942 build.
+    assert_same_code(&hsaco, "iree/gfx942/matmul.hsaco");
+}
+
+#[test]
+fn gfx942_to_gfx9_4_generic_forces_version_6() {
+    let input = load("iree/gfx942/conv.rocmasm");
+    let out = retarget(&input, &opts("gfx9-4-generic")).unwrap();
+    assert_eq!(out.code_object_version, 6);
+    insta::assert_snapshot!(changes(&input, &out));
+    let hsaco = assemble(&out.asm.text(), "gfx9-4-generic").unwrap();
+    // mach 0x5f, generic version 1, ELF ABI version 4 (= code object v6).
+    assert_eq!(e_flags(&hsaco) & 0xff, 0x5f);
+    assert_eq!(e_flags(&hsaco) >> 24, 1);
+    assert_eq!(hsaco[8], 4);
+    assert_same_code(&hsaco, "iree/gfx942/conv.hsaco");
+}
+
+#[test]
+fn gfx942_to_gfx90a_translates_the_scratch_fields() {
+    let input = load("iree/gfx942/softmax.rocmasm");
+    let out = retarget(&input, &opts("gfx90a")).unwrap();
+    insta::assert_snapshot!(changes(&input, &out));
+    // Same descriptor bits, same code: byte-identical to the gfx942 build.
+    let hsaco = assemble(&out.asm.text(), "gfx90a").unwrap();
+    assert_same_code(&hsaco, "iree/gfx942/softmax.hsaco");
+    // gfx942-only instructions are left for the assembler to reject.
+    let out = retarget(&load("iree/gfx942/matmul.rocmasm"), &opts("gfx90a")).unwrap();
+    let err = assemble(&out.asm.text(), "gfx90a").unwrap_err();
+    assert!(
+        err.contains("instruction not supported on this GPU"),
+        "{err}"
+    );
+}
+
+#[test]
+fn xnack_off_rewrites_reserve_xnack_mask() {
+    let input = load("iree/gfx942/matmul.rocmasm");
+    let out = retarget(&input, &opts("gfx942:sramecc+:xnack-")).unwrap();
+    let text = out.asm.text();
+    assert!(text.contains("\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-\""));
+    assert!(text.contains("amdhsa.target:   'amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-'"));
+    assert!(text.contains(".amdhsa_reserve_xnack_mask 0"));
+    let hsaco = assemble(&text, "gfx942:sramecc+:xnack-").unwrap();
+    assert_eq!(e_flags(&hsaco), 0x64c | 0xc00);
+}
+
+#[test]
+fn source_without_version_directive() {
+    let text = std::fs::read_to_string(corpus("hip/gfx942/saxpy.s")).unwrap();
+    let stripped: String = text
+        .lines()
+        .filter(|l| !l.contains(".amdhsa_code_object_version"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let input = Traced::from_source(&stripped, "saxpy-nover.s");
+    let out = retarget(&input, &opts("gfx942")).unwrap();
+    insta::assert_snapshot!(changes(&input, &out));
+    assert_eq!(out.code_object_version, 5);
+    assemble(&out.asm.text(), "gfx942").unwrap();
+    // Explicit version wins; metadata follows (v4 -> amdhsa.version [1, 1]).
+    let mut o = opts("gfx942");
+    o.code_object_version = Some(4);
+    let out = retarget(&input, &o).unwrap();
+    let f = AsmFile::from_traced(&out.asm);
+    assert_eq!(f.code_object_version().unwrap().1, 4);
+    assert_eq!(f.metadata_version().unwrap().1, [1, 1]);
+    let hsaco = assemble(&out.asm.text(), "gfx942").unwrap();
+    assert_eq!(hsaco[8], 2, "ELF ABI version 2 = code object v4");
+}
+
+#[test]
+fn cross_generation_leaves_instructions_to_the_assembler() {
+    let input = load("iree/gfx942/matmul.rocmasm");
+    let out = retarget(&input, &opts("gfx1100")).unwrap();
+    insta::assert_snapshot!(changes(&input, &out));
+    let err = assemble(&out.asm.text(), "gfx1100").unwrap_err();
+    // The first error is an instruction inside the kernel's code.
+    let first = err.lines().find(|l| l.contains("error:")).unwrap();
+    let line: usize = first.split(':').nth(1).unwrap().parse().unwrap();
+    let k = &AsmFile::from_traced(&out.asm).kernels()[0];
+    assert!(k.code.contains(&(line - 1)), "{first}");
+}
+
+fn render(r: Result<Retargeted, gcn_patch::diag::Diagnostics>) -> String {
+    r.expect_err("retarget must fail").to_string()
+}
+
+#[test]
+fn invalid_combinations_are_errors() {
+    // Generic targets need code object v6.
+    let mut o = opts("gfx9-4-generic");
+    o.code_object_version = Some(5);
+    let e1 = render(retarget(&load("iree/gfx942/matmul.rocmasm"), &o));
+    // gfx90a code takes the private segment buffer in s[0:3]; gfx942 cannot provide it.
+    let e2 = render(retarget(&load("hip/gfx90a/saxpy.s"), &opts("gfx942")));
+    // Unsupported code object version.
+    let mut o = opts("gfx942");
+    o.code_object_version = Some(7);
+    let e3 = render(retarget(&load("iree/gfx942/matmul.rocmasm"), &o));
+    // The assembler's LLVM is too old for the processor.
+    let mut o = opts("gfx950");
+    o.assembler_llvm_major = 19;
+    let e4 = render(retarget(&load("iree/gfx942/matmul.rocmasm"), &o));
+    // v5 -> v4 when the kernel reads hidden arguments.
+    let text = std::fs::read_to_string(corpus("hip/gfx942/saxpy.s"))
+        .unwrap()
+        .replacen(
+            "        .value_kind:     by_value\n",
+            "        .value_kind:     hidden_block_count_x\n",
+            1,
+        );
+    let mut o = opts("gfx942");
+    o.code_object_version = Some(4);
+    let e5 = render(retarget(
+        &Traced::from_source(&text, "hip/gfx942/saxpy.s"),
+        &o,
+    ));
+    insta::assert_snapshot!(format!("{e1}\n\n{e2}\n\n{e3}\n\n{e4}\n\n{e5}"));
+    // xnack+ on gfx1100 never gets here: the target ID is rejected.
+    assert!(TargetId::parse("gfx1100:xnack+").is_err());
+}
+
+#[test]
+fn gfx1201_softmax_vopd_is_known_unfixable_with_llvm22() {
+    let input = load("iree/gfx1201/softmax.rocmasm");
+    insta::assert_snapshot!(render(retarget(&input, &opts("gfx1201"))));
+    // LLVM 24 accepts it (and instprefsize) as is.
+    let mut o = opts("gfx1201");
+    o.assembler_llvm_major = 24;
+    let out = retarget(&input, &o).unwrap();
+    assert!(out.asm.text().contains("instprefsize("));
+    // Every other gfx11/gfx12 dump retargets and assembles with clang-22.
+    for (t, op) in [
+        ("gfx1100", "conv"),
+        ("gfx1100", "softmax"),
+        ("gfx1201", "conv"),
+    ] {
+        let out = retarget(&load(&format!("iree/{t}/{op}.rocmasm")), &opts(t)).unwrap();
+        assemble(&out.asm.text(), t).unwrap_or_else(|e| panic!("{t} {op}: {e}"));
+    }
+}
+
+#[test]
+fn origins_and_crlf_are_kept() {
+    let text = std::fs::read_to_string(corpus("iree/gfx942/matmul.rocmasm")).unwrap();
+    let crlf = text.replace('\n', "\r\n");
+    let input = Traced::from_source(&crlf, "m.rocmasm");
+    let out = retarget(&input, &opts("gfx950")).unwrap();
+    assert!(out.asm.lines.iter().all(|l| l.ends_with('\r')));
+    let f = AsmFile::from_traced(&out.asm);
+    let (i, t) = f.target_directive().unwrap();
+    assert_eq!(t, "amdgcn-amd-amdhsa--gfx950");
+    match &out.asm.origins[i] {
+        Origin::Retarget {
+            replaces: Some(o),
+            what,
+        } => {
+            assert_eq!(o.to_string(), "m.rocmasm:4");
+            assert_eq!(what, "target ID gfx950");
+        }
+        o => panic!("{o:?}"),
+    }
+    assert_eq!(out.asm.lines.len(), input.lines.len());
+    assert!(out
+        .asm
+        .text()
+        .replace("\r\n", "\n")
+        .contains("amdhsa.target:   amdgcn-amd-amdhsa--gfx950\n"));
+}

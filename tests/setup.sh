@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs the pinned external tools gcn-patch's demo and tests use. Idempotent:
+# does nothing when they are already present.
+#   - LLVM 22 with the AMDGPU target: clang-22, ld.lld-22, llvm-objdump-22 (Debian packages)
+#   - GNU patch (tests compare our diff application with it)
+#   - iree-compile from pip iree-base-compiler==3.13.0 (corpus regeneration and the
+#     substitution integration test)
+set -euo pipefail
+
+IREE_VERSION=3.13.0
+LLVM_MAJOR=22
+
+as_root() {
+    if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+        echo "setup: need root to run: $*" >&2; exit 1; fi
+}
+
+need_apt=()
+for tool in clang-$LLVM_MAJOR ld.lld-$LLVM_MAJOR llvm-objdump-$LLVM_MAJOR; do
+    command -v "$tool" >/dev/null || need_apt=(clang-$LLVM_MAJOR lld-$LLVM_MAJOR llvm-$LLVM_MAJOR)
+done
+command -v patch >/dev/null || need_apt+=(patch)
+if [ ${#need_apt[@]} -gt 0 ]; then
+    echo "setup: installing ${need_apt[*]} with apt-get"
+    export DEBIAN_FRONTEND=noninteractive
+    if ! as_root apt-get install -y "${need_apt[@]}"; then
+        as_root apt-get update
+        as_root apt-get install -y "${need_apt[@]}"
+    fi
+fi
+
+iree_ok() { command -v iree-compile >/dev/null && iree-compile --version 2>/dev/null | grep -q "version ${IREE_VERSION}"; }
+if ! iree_ok; then
+    echo "setup: installing iree-base-compiler==${IREE_VERSION} with pip"
+    python3 -m pip install --quiet "iree-base-compiler==${IREE_VERSION}"
+    hash -r
+fi
+if ! iree_ok; then
+    echo "setup: iree-compile ${IREE_VERSION} is not on PATH after pip install;" >&2
+    echo "       add pip's script directory (python3 -m site --user-base)/bin to PATH" >&2
+    exit 1
+fi
+echo "setup: $(clang-$LLVM_MAJOR --version | head -1); $(iree-compile --version | grep -m1 'compiler version')"
