@@ -196,8 +196,14 @@ pub struct CheckOutcome {
     pub notes: Vec<Diagnostic>,
 }
 
+/// Counts are capped here so that arithmetic on nonsense input cannot
+/// overflow; any real count is far below (512 VGPRs, 106 SGPRs).
+const CAP: u32 = 1 << 16;
+
 fn value_of(text: &str, symbols: &HashMap<String, String>, gfx90a: bool) -> Option<u32> {
-    eval(text, symbols, gfx90a).and_then(|v| u32::try_from(v).ok())
+    eval(text, symbols, gfx90a)
+        .and_then(|v| u32::try_from(v).ok())
+        .map(|v| v.min(CAP))
 }
 
 /// Mnemonics that read or write VCC without naming it.
@@ -258,7 +264,7 @@ fn analyze_kernel(
                 }
                 _ => continue,
             };
-            let n = r.last.saturating_add(1);
+            let n = r.last.saturating_add(1).min(CAP);
             match class {
                 RegClass::Vgpr => used.vgpr = used.vgpr.max(n),
                 RegClass::Agpr => used.agpr = used.agpr.max(n),
@@ -270,8 +276,8 @@ fn analyze_kernel(
             uses.push(RegUse {
                 line: idx,
                 class,
-                first: r.first,
-                last: r.last,
+                first: r.first.min(CAP - 1),
+                last: r.last.min(CAP - 1),
                 token: r.to_string(),
             });
         }
@@ -318,7 +324,7 @@ fn analyze_kernel(
                 what: format!("metadata `{key}`"),
                 line,
                 text: value.to_string(),
-                value: Some(value),
+                value: Some(value.min(CAP)),
             })
         };
         d.vgpr_count = mv(".vgpr_count", md.vgpr_count);
@@ -900,15 +906,14 @@ fn plan_updates(
             .with_help("use fewer registers in the patch"),
         );
     }
-    let extra = t.sgpr_count.saturating_sub(t.numbered_sgpr);
-    if t.numbered_sgpr + extra > isa.addressable_sgprs() + extra.min(6)
-        && t.numbered_sgpr > isa.addressable_sgprs()
-    {
+    // AMDGPUAsmParser::calculateGPRBlocks: next_free_sgpr (without the
+    // extra SGPRs) must not exceed getAddressableNumSGPRs.
+    if t.next_free_sgpr > isa.addressable_sgprs() {
         errors.push(
             Diagnostic::error(format!(
                 "kernel `{}` needs {} SGPRs, more than the {} {} can address",
                 kb.kernel,
-                t.numbered_sgpr,
+                t.next_free_sgpr,
                 isa.addressable_sgprs(),
                 target.name()
             ))
