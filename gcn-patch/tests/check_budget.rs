@@ -267,3 +267,45 @@ k:
     let kb = &analyze(&asm, &TargetId::parse("gfx942").unwrap())[0];
     assert_eq!(kb.declared.next_free_vgpr.as_ref().unwrap().value, Some(14));
 }
+
+/// LLVM may print the descriptor counts as expressions over the `.set`
+/// symbols (clang-22 assembles them, symbols defined later included). An
+/// update then only rewrites the `.set` lines and the metadata.
+#[test]
+fn descriptor_expressions_follow_updated_set_symbols() {
+    let mut t = load("hip/gfx942/saxpy.s");
+    for l in &mut t.lines {
+        *l = l
+            .replace(
+                ".amdhsa_next_free_vgpr 6",
+                ".amdhsa_next_free_vgpr max(totalnumvgprs(saxpy.num_agpr, saxpy.num_vgpr), 1, 0)",
+            )
+            .replace(
+                ".amdhsa_accum_offset 8",
+                ".amdhsa_accum_offset ((((alignto(max(1, saxpy.num_vgpr), 4))/4)-1)&63)*4+4",
+            )
+            .replace(
+                ".amdhsa_next_free_sgpr 8",
+                ".amdhsa_next_free_sgpr saxpy.numbered_sgpr",
+            );
+    }
+    let kb = &analyze(
+        &AsmFile::from_traced(&t),
+        &TargetId::parse("gfx942").unwrap(),
+    )[0];
+    assert_eq!(kb.declared.next_free_vgpr.as_ref().unwrap().value, Some(6));
+    assert_eq!(kb.declared.accum_offset.as_ref().unwrap().value, Some(8));
+    let o = check(&t, "gfx942", RegisterPolicy::Error).expect("unpatched passes");
+    assert!(o.notes.is_empty());
+    assert_descriptor_agrees(&t, "gfx942");
+
+    let p = patch_before_endpgm(&t, &["\tv_mov_b32 v10, 0", "\tv_accvgpr_write_b32 a3, v0"]);
+    let err = check(&p, "gfx942", RegisterPolicy::Error).unwrap_err();
+    assert!(err.to_string().contains("uses v10"), "{err}");
+    let o = check(&p, "gfx942", RegisterPolicy::Update).unwrap();
+    check(&o.asm, "gfx942", RegisterPolicy::Error).expect("consistent after update");
+    // 11 VGPRs → accum_offset 12; 4 AGPRs → next_free_vgpr 16.
+    let (vgpr_blocks, _, accum) = assert_descriptor_agrees(&o.asm, "gfx942");
+    assert_eq!((vgpr_blocks, accum), (1, 2));
+    insta::assert_snapshot!(changed_lines(&p, &o.asm));
+}

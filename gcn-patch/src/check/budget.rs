@@ -211,17 +211,21 @@ fn implicit_vcc(mnemonic: &str) -> bool {
     mnemonic.starts_with("s_cbranch_vcc") || mnemonic.starts_with("v_div_fmas")
 }
 
-/// Usage and declarations of every kernel of `asm`, for `target`.
-pub fn analyze(asm: &AsmFile, target: &TargetId) -> Vec<KernelBudget> {
-    let isa = Isa::of(target);
-    let symbols: HashMap<String, String> = asm
-        .lines
+/// Every `.set name, value` of the file.
+fn set_symbols(asm: &AsmFile) -> HashMap<String, String> {
+    asm.lines
         .iter()
         .filter_map(|l| match &l.kind {
             crate::parse::LineKind::Set { name, value } => Some((name.clone(), value.clone())),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Usage and declarations of every kernel of `asm`, for `target`.
+pub fn analyze(asm: &AsmFile, target: &TargetId) -> Vec<KernelBudget> {
+    let isa = Isa::of(target);
+    let symbols = set_symbols(asm);
     asm.kernels()
         .into_iter()
         .map(|k| analyze_kernel(asm, &k, &symbols, isa.unified_agprs))
@@ -766,17 +770,26 @@ fn plan_updates(
     let mut edits = vec![];
     let mut inserts: Vec<Insert> = vec![];
     let mut errors = vec![];
+    // Symbol values as updated so far: descriptor expressions that refer to
+    // `.set` symbols are evaluated with the new values.
+    let mut symbols = set_symbols(asm);
+    let gfx90a = isa.unified_agprs;
     let mut set = |v: &Option<DeclaredValue>, want: u32, key_end: &dyn Fn(&str) -> usize| {
         let Some(v) = v else { return };
-        if v.value == Some(want) || (v.value.is_some_and(|x| x > want) && v.is_literal()) {
-            return;
-        }
-        if !v.is_literal() && v.value.is_some_and(|x| x >= want) {
+        let current = if v.is_literal() {
+            v.value
+        } else {
+            value_of(&v.text, &symbols, gfx90a)
+        };
+        if current.is_some_and(|x| x >= want) {
             return;
         }
         let text = &asm.lines[v.line].text;
         let after = key_end(text);
         if let Some(new_text) = replace_value(text, after, &v.text, &want.to_string()) {
+            if let Some(sym) = v.what.strip_prefix(".set ") {
+                symbols.insert(sym.to_string(), want.to_string());
+            }
             edits.push(Edit {
                 line: v.line,
                 new_text,
