@@ -6,7 +6,8 @@ use std::path::Path;
 
 use common::{assemble, corpus, corpus_files, descriptor_fields, kernel_descriptor, llvm22, rel};
 use gcn_embed::TargetId;
-use gcn_patch::check::budget::{analyze, check_registers, CheckOutcome};
+use gcn_patch::check::budget::{analyze, check_registers, CheckOutcome, DeclaredValue};
+use gcn_patch::check::occupancy::Isa;
 use gcn_patch::check::RegisterPolicy;
 use gcn_patch::diag::Diagnostics;
 use gcn_patch::parse::{parse, AsmFile};
@@ -163,6 +164,24 @@ fn assert_descriptor_agrees(updated: &Traced, mcpu: &str) -> (u32, u32, u32) {
     // COMPUTE_PGM_RSRC1 GRANULATED_WORKITEM_VGPR_COUNT (bits 5:0): blocks of 8
     // on gfx90a+ (AMDGPUUsage, compute_pgm_rsrc1 table).
     assert_eq!(rsrc1 & 0x3f, next_free_vgpr.div_ceil(8) - 1, "VGPR blocks");
+    // GRANULATED_WAVEFRONT_SGPR_COUNT (bits 9:6, gfx6–gfx9): blocks of 8 of
+    // next_free_sgpr plus the extra SGPRs the .amdhsa_reserve_* flags add
+    // (defaults: 1, and xnack when the target supports it).
+    let isa = Isa::of(&target);
+    let flag = |v: &Option<DeclaredValue>, default: bool| {
+        v.as_ref().and_then(|v| v.value).map_or(default, |v| v != 0)
+    };
+    let extra = isa.extra_sgprs(
+        flag(&d.reserve_vcc, true),
+        flag(&d.reserve_flat_scratch, true),
+        flag(&d.reserve_xnack_mask, isa.xnack_supported),
+    );
+    let next_free_sgpr = d.next_free_sgpr.as_ref().unwrap().value.unwrap();
+    assert_eq!(
+        (rsrc1 >> 6) & 0xf,
+        (next_free_sgpr + extra).div_ceil(8) - 1,
+        "SGPR blocks"
+    );
     if let Some(acc) = &d.accum_offset {
         // COMPUTE_PGM_RSRC3 (gfx90a+) ACCUM_OFFSET (bits 5:0): accum_offset / 4 - 1.
         assert_eq!(rsrc3 & 0x3f, acc.value.unwrap() / 4 - 1, "ACCUM_OFFSET");
@@ -308,4 +327,56 @@ fn descriptor_expressions_follow_updated_set_symbols() {
     let (vgpr_blocks, _, accum) = assert_descriptor_agrees(&o.asm, "gfx942");
     assert_eq!((vgpr_blocks, accum), (1, 2));
     insta::assert_snapshot!(changed_lines(&p, &o.asm));
+}
+
+/// IREE's own code objects (LLVM 24) agree with the counts read from the
+/// dumps: the descriptor IREE wrote has the VGPR/SGPR blocks and
+/// ACCUM_OFFSET that the dump's directives and the extra-SGPR rule imply.
+#[test]
+fn iree_code_objects_agree_with_dump_counts() {
+    let mut checked = 0;
+    for (file, target) in corpus_files() {
+        let hsaco = file.with_extension("hsaco");
+        let Ok(elf) = std::fs::read(&hsaco) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        let isa = Isa::of(&target);
+        for kb in analyze(&parse(&text), &target) {
+            let d = &kb.declared;
+            let (_, rsrc3, rsrc1) = descriptor_fields(&kernel_descriptor(&elf, &kb.kernel));
+            let v = |x: &Option<DeclaredValue>| x.as_ref().and_then(|x| x.value);
+            let wave32 = v(&d.wavefront_size32) == Some(1);
+            // getVGPREncodingGranule: 8 on gfx90a+ and for wave32, else 4.
+            let granule = if isa.unified_agprs || wave32 { 8 } else { 4 };
+            let nfv = v(&d.next_free_vgpr).unwrap();
+            assert_eq!(
+                rsrc1 & 0x3f,
+                nfv.div_ceil(granule) - 1,
+                "{}",
+                hsaco.display()
+            );
+            if isa.major() < 10 {
+                let flag =
+                    |x: &Option<DeclaredValue>, default: bool| v(x).map_or(default, |x| x != 0);
+                let extra = isa.extra_sgprs(
+                    flag(&d.reserve_vcc, true),
+                    flag(&d.reserve_flat_scratch, true),
+                    flag(&d.reserve_xnack_mask, isa.xnack_supported),
+                );
+                let nfs = v(&d.next_free_sgpr).unwrap();
+                assert_eq!(
+                    (rsrc1 >> 6) & 0xf,
+                    (nfs + extra).div_ceil(8) - 1,
+                    "{}",
+                    hsaco.display()
+                );
+            }
+            if let Some(acc) = v(&d.accum_offset) {
+                assert_eq!(rsrc3 & 0x3f, acc / 4 - 1, "{}", hsaco.display());
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 15, "IREE kernels with a code object");
 }
