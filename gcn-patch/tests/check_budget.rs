@@ -212,7 +212,8 @@ fn update_grows_descriptor_agprs_and_sgprs() {
     // gfx90a: AGPRs after accum_offset in the unified file.
     let t = load("hip/gfx90a/saxpy.s");
     let p = patch_before_endpgm(&t, &["\tv_accvgpr_write_b32 a5, v0", "\ts_mov_b32 s30, 0"]);
-    assert!(check(&p, "gfx90a", RegisterPolicy::Error).is_err());
+    let err = check(&p, "gfx90a", RegisterPolicy::Error).unwrap_err();
+    insta::assert_snapshot!("gfx90a_agpr_and_sgpr_overuse", err.to_string());
     let o = check(&p, "gfx90a", RegisterPolicy::Update).unwrap();
     check(&o.asm, "gfx90a", RegisterPolicy::Error).expect("consistent after update");
     let (vgpr_blocks, sgpr_blocks, accum) = assert_descriptor_agrees(&o.asm, "gfx90a");

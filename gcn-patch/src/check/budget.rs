@@ -482,6 +482,23 @@ fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec
     }
     ab.extend(bound(&d.num_agpr, tg.num_agpr, true));
     ab.extend(bound(&d.agpr_count, tg.agpr_count, false));
+    // Metadata `.vgpr_count` covers the AGPRs too (totalnumvgprs).
+    if let Some(vc) = &d.vgpr_count {
+        if let Some(n) = vc.value {
+            if isa.unified_agprs {
+                let start = tg.num_vgpr.div_ceil(4) * 4;
+                ab.push(Bound {
+                    limit: n.saturating_sub(start),
+                    decl: vc,
+                    how: format!(" (AGPRs counted after alignTo(num_vgpr, 4) = {start})"),
+                    want: tg.vgpr_count,
+                    blame: false,
+                });
+            } else if isa.separate_agprs {
+                ab.extend(bound(&d.vgpr_count, tg.vgpr_count, false));
+            }
+        }
+    }
     let agpr_over = overuse(RegClass::Agpr, ab, "AGPR", "a");
 
     // SGPRs.
