@@ -1,1 +1,540 @@
-//! manifest stage (to be written).
+//! `kernels.toml`: which dumps to ship, for which targets, with which patches.
+//!
+//! Every key is kebab-case and unknown keys are errors (with `file:line:col`).
+//! Paths are relative to the directory holding the manifest and must stay
+//! inside it (no `..` escaping it, no absolute paths, no symlink pointing
+//! outside).
+//!
+//! ```toml
+//! [defaults]
+//! targets = ["gfx942"]                # targets of sources that list none; family names allowed (gfx94X-all)
+//! code-object-version = 5             # optional (4, 5 or 6); generic targets always get 6
+//! llvm = "/opt/rocm/llvm/bin"         # optional LLVM bin dir, relative to the manifest or absolute
+//! registers = "error"                 # "error" (default) | "update"
+//!
+//! [[kernel]]
+//! name = "matmul"                     # a Rust identifier (used in generated code), unique
+//! iree-executable = "matmul_dispatch_0"   # optional
+//! registers = "update"                # optional, overrides defaults.registers
+//!
+//! [[kernel.source]]
+//! asm = "asm/gfx942/matmul.rocmasm"   # the dump, relative to the manifest directory
+//! sha256 = "0f3a…"                    # pin of the dump's bytes (64 lowercase hex digits)
+//! targets = ["gfx942", "gfx950", "gfx9-4-generic"]
+//! patches = ["patches/matmul-waitcnt.diff"]   # unified diffs, applied in order, then the rules
+//!
+//! [[kernel.source.rule]]              # structured rules, applied in order after the patches
+//! move = 'v_add_u32_e32 v1(0[5-9]|1[01]), 0x[0-9a-f]+, v104'   # regex: all 7 lines, in order
+//! regex = true
+//! expect = 7
+//! block = ".LBB0_1"
+//! before = "buffer_load_dwordx4 v[34:37], v50, s[12:15], 0 offen"   # anchors are literal
+//!
+//! [[kernel.source.rule]]
+//! set-waitcnt = "s_waitcnt vmcnt(11)"
+//! counter = "vmcnt"
+//! value = 8
+//! ```
+//!
+//! The rule keys are documented in [`crate::patch::rules`].
+//!
+//! **Pins.** `sha256` pins the dump a patch or rule was written against: a
+//! source that has `patches` or rules must have a `sha256` (a patch made
+//! against one compilation must not be applied to another). A source without
+//! patches and rules (hand-written asm, edited in place) may omit it.
+//! `gcn-patch pin <kernel>` rewrites the pins ([`crate::patch::pin()`]).
+
+use std::collections::HashSet;
+use std::path::{Component, Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::check::RegisterPolicy;
+use crate::diag::{Diagnostic, Diagnostics, Location};
+use crate::patch::rules::{RawRule, Rule};
+
+pub use gcn_embed::TargetId;
+
+/// A loaded `kernels.toml`.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// Path of the manifest file, as given.
+    pub path: PathBuf,
+    /// Directory holding it; every relative path is resolved against it.
+    pub dir: PathBuf,
+    /// `[defaults]`.
+    pub defaults: Defaults,
+    /// `[[kernel]]` entries, in file order.
+    pub kernels: Vec<KernelSpec>,
+    /// The manifest text (to show source lines in diagnostics).
+    pub text: String,
+}
+
+/// `[defaults]`.
+#[derive(Debug, Clone)]
+pub struct Defaults {
+    /// Targets of sources that do not list any (families expanded).
+    pub targets: Vec<TargetId>,
+    /// `.amdhsa_code_object_version` for non-generic targets, if forced.
+    pub code_object_version: Option<u32>,
+    /// LLVM bin directory (absolute), if given.
+    pub llvm: Option<PathBuf>,
+    /// Register policy of kernels that do not set one.
+    pub registers: RegisterPolicy,
+}
+
+/// One `[[kernel]]`.
+#[derive(Debug, Clone)]
+pub struct KernelSpec {
+    /// Rust identifier naming the kernel in generated code.
+    pub name: String,
+    /// IREE executable name, if the dump comes from IREE.
+    pub iree_executable: Option<String>,
+    /// Register policy (kernel value or the default).
+    pub registers: RegisterPolicy,
+    /// `[[kernel.source]]` entries.
+    pub sources: Vec<SourceSpec>,
+    /// 1-based manifest line of `name = …`.
+    pub line: usize,
+}
+
+/// One `[[kernel.source]]`.
+#[derive(Debug, Clone)]
+pub struct SourceSpec {
+    /// The dump, absolute.
+    pub asm: PathBuf,
+    /// The dump, as written in the manifest (relative to [`Manifest::dir`]).
+    pub rel: PathBuf,
+    /// Pinned sha256 of the dump's bytes (lowercase hex).
+    pub sha256: Option<String>,
+    /// 1-based manifest line of `sha256 = …` (or of `asm = …` when absent).
+    pub sha256_line: usize,
+    /// Targets (families expanded); the defaults when the source lists none.
+    pub targets: Vec<TargetId>,
+    /// Unified diffs, in order.
+    pub patches: Vec<PatchFile>,
+    /// Structured rules, in order.
+    pub rules: Vec<Rule>,
+}
+
+/// A patch file named in `patches`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchFile {
+    /// Absolute path.
+    pub path: PathBuf,
+    /// As written in the manifest.
+    pub rel: PathBuf,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawManifest {
+    #[serde(default)]
+    defaults: RawDefaults,
+    #[serde(default)]
+    kernel: Vec<RawKernel>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawDefaults {
+    targets: Option<Vec<Spanned<String>>>,
+    code_object_version: Option<Spanned<u32>>,
+    llvm: Option<String>,
+    registers: Option<RegisterPolicy>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawKernel {
+    name: Spanned<String>,
+    iree_executable: Option<String>,
+    registers: Option<RegisterPolicy>,
+    #[serde(default)]
+    source: Vec<Spanned<RawSource>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawSource {
+    asm: Spanned<String>,
+    sha256: Option<Spanned<String>>,
+    targets: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    patches: Vec<Spanned<String>>,
+    #[serde(default)]
+    rule: Vec<Spanned<RawRule>>,
+}
+
+/// Manifest text plus the name to show: turns byte spans into [`Location`]s.
+pub(crate) struct Src<'a> {
+    /// The manifest text.
+    pub text: &'a str,
+    /// Name shown in diagnostics.
+    pub shown: PathBuf,
+}
+
+impl Src<'_> {
+    /// Location of a byte span: 1-based line and column, the line's text.
+    pub(crate) fn loc(&self, span: std::ops::Range<usize>) -> Location {
+        let start = span.start.min(self.text.len());
+        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = self.text[start..]
+            .find('\n')
+            .map_or(self.text.len(), |i| start + i);
+        let line = self.text[..start].matches('\n').count() + 1;
+        let col = self.text[line_start..start].chars().count() + 1;
+        let end = span.end.clamp(start, line_end);
+        let len = self.text[start..end].chars().count().max(1);
+        let src = self.text[line_start..line_end].trim_end_matches('\r');
+        Location::line(self.shown.clone(), line, Some(src.to_string())).with_span(col, len)
+    }
+
+    /// 1-based line of a byte offset.
+    pub(crate) fn line_of(&self, offset: usize) -> usize {
+        self.text[..offset.min(self.text.len())]
+            .matches('\n')
+            .count()
+            + 1
+    }
+}
+
+impl Manifest {
+    /// Read and validate `path`.
+    pub fn load(path: &Path) -> Result<Manifest, Diagnostics> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
+                .with_help("create a kernels.toml (see `gcn_patch::manifest` docs) or fix the path")
+        })?;
+        Manifest::parse(&text, path)
+    }
+
+    /// Validate `text` as the manifest at `path` (relative paths resolve
+    /// against `path`'s directory; the files it names must exist).
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest, Diagnostics> {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let shown = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
+        let src = Src { text, shown };
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            let msg = e.message().trim().to_string();
+            let mut d = Diagnostic::error(format!("invalid manifest: {msg}"));
+            if let Some(span) = e.span() {
+                d = d.at(src.loc(span));
+            }
+            if msg.starts_with("unknown field") {
+                d = d.with_help("check the spelling; keys are kebab-case (see the `gcn_patch::manifest` docs for the schema)");
+            }
+            Diagnostics::from(d)
+        })?;
+        let mut errors = Vec::new();
+
+        let defaults = Defaults {
+            targets: raw
+                .defaults
+                .targets
+                .as_deref()
+                .map(|t| targets(&src, t, &mut errors))
+                .unwrap_or_default(),
+            code_object_version: raw.defaults.code_object_version.as_ref().and_then(|v| {
+                if (4..=6).contains(v.get_ref()) {
+                    Some(*v.get_ref())
+                } else {
+                    errors.push(
+                        Diagnostic::error(format!(
+                            "unsupported code-object-version {}",
+                            v.get_ref()
+                        ))
+                        .at(src.loc(v.span()).with_label("expected 4, 5 or 6")),
+                    );
+                    None
+                }
+            }),
+            llvm: raw.defaults.llvm.as_ref().map(|l| {
+                let p = PathBuf::from(l);
+                if p.is_absolute() {
+                    p
+                } else {
+                    dir.join(p)
+                }
+            }),
+            registers: raw.defaults.registers.unwrap_or_default(),
+        };
+
+        let canon_dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+        let mut names = HashSet::new();
+        let mut kernels = Vec::new();
+        for rk in raw.kernel {
+            let name = rk.name.get_ref().clone();
+            if !is_rust_ident(&name) {
+                errors.push(
+                    Diagnostic::error(format!("kernel name `{name}` is not a Rust identifier"))
+                        .at(src.loc(rk.name.span()).with_label("used as an identifier in generated code"))
+                        .with_help("use letters, digits and `_`, not starting with a digit, not a keyword (e.g. `matmul_f16`)"),
+                );
+            }
+            if !names.insert(name.clone()) {
+                errors.push(
+                    Diagnostic::error(format!("kernel `{name}` is declared twice"))
+                        .at(src.loc(rk.name.span()).with_label("second declaration"))
+                        .with_help("kernel names must be unique; rename one of them"),
+                );
+            }
+            let mut sources = Vec::new();
+            for rs in rk.source {
+                let span = rs.span();
+                let rs = rs.into_inner();
+                let Some((asm, rel)) =
+                    resolve_in(&src, &dir, &canon_dir, &rs.asm, "dump", &mut errors)
+                else {
+                    continue;
+                };
+                let tlist = match &rs.targets {
+                    Some(t) => targets(&src, t, &mut errors),
+                    None => defaults.targets.clone(),
+                };
+                if tlist.is_empty() && rs.targets.as_ref().is_none_or(|t| t.is_empty()) {
+                    errors.push(
+                        Diagnostic::error(format!("no targets for `{}`", rel.display()))
+                            .at(src.loc(rs.asm.span()))
+                            .with_help(
+                                "add `targets = [\"gfx942\"]` to this source or to [defaults]",
+                            ),
+                    );
+                }
+                let sha256 = rs.sha256.as_ref().and_then(|s| {
+                    let v = s.get_ref();
+                    if v.len() == 64
+                        && v.bytes()
+                            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+                    {
+                        Some(v.clone())
+                    } else {
+                        errors.push(
+                            Diagnostic::error("sha256 must be 64 lowercase hex digits")
+                                .at(src.loc(s.span()))
+                                .with_help(format!(
+                                    "run `gcn-patch pin {name} --manifest <path>` to write it"
+                                )),
+                        );
+                        None
+                    }
+                });
+                let sha256_line = src.line_of(
+                    rs.sha256
+                        .as_ref()
+                        .map_or(rs.asm.span().start, |s| s.span().start),
+                );
+                let mut patches = Vec::new();
+                for p in &rs.patches {
+                    if let Some((path, rel)) =
+                        resolve_in(&src, &dir, &canon_dir, p, "patch", &mut errors)
+                    {
+                        patches.push(PatchFile { path, rel });
+                    }
+                }
+                let mut rules = Vec::new();
+                for (i, r) in rs.rule.iter().enumerate() {
+                    match Rule::from_raw(i + 1, r.get_ref(), src.loc(r.span())) {
+                        Ok(rule) => rules.push(rule),
+                        Err(d) => errors.push(d),
+                    }
+                }
+                if rs.sha256.is_none() && (!rs.patches.is_empty() || !rs.rule.is_empty()) {
+                    let actual = std::fs::read(&asm)
+                        .map(|b| sha256_hex(&b))
+                        .unwrap_or_default();
+                    errors.push(
+                        Diagnostic::error(format!(
+                            "`{}` has patches but no sha256 pin",
+                            rel.display()
+                        ))
+                        .at({
+                            let l = src.loc(span.start..span.start);
+                            let n = l.source_line.as_deref().map_or(1, |t| t.chars().count().max(1));
+                            l.with_span(1, n)
+                        })
+                        .with_note("patches and rules are written against one compilation; the pin makes sure they are never applied to another")
+                        .with_help(format!("after checking the patches against this dump, add `sha256 = \"{actual}\"` (or run `gcn-patch pin {name} --manifest <path>`)")),
+                    );
+                }
+                sources.push(SourceSpec {
+                    asm,
+                    rel,
+                    sha256,
+                    sha256_line,
+                    targets: tlist,
+                    patches,
+                    rules,
+                });
+            }
+            kernels.push(KernelSpec {
+                name,
+                iree_executable: rk.iree_executable,
+                registers: rk.registers.unwrap_or(defaults.registers),
+                sources,
+                line: src.line_of(rk.name.span().start),
+            });
+        }
+        if !errors.is_empty() {
+            return Err(Diagnostics(errors));
+        }
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            dir,
+            defaults,
+            kernels,
+            text: text.to_string(),
+        })
+    }
+
+    /// The kernel named `name`.
+    pub fn kernel(&self, name: &str) -> Option<&KernelSpec> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// The manifest, every source and every patch file (for
+    /// `cargo:rerun-if-changed`), without duplicates, in manifest order.
+    pub fn input_files(&self) -> Vec<PathBuf> {
+        let mut out = vec![self.path.clone()];
+        for s in self.kernels.iter().flat_map(|k| &k.sources) {
+            out.push(s.asm.clone());
+            out.extend(s.patches.iter().map(|p| p.path.clone()));
+        }
+        let mut seen = HashSet::new();
+        out.retain(|p| seen.insert(p.clone()));
+        out
+    }
+
+    /// Name of the manifest as shown in diagnostics and origins (its file name).
+    pub fn shown(&self) -> PathBuf {
+        PathBuf::from(self.path.file_name().unwrap_or(self.path.as_os_str()))
+    }
+}
+
+/// Lowercase hex sha256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn is_rust_ident(s: &str) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum",
+        "extern", "false", "fn", "for", "gen", "if", "impl", "in", "let", "loop", "match", "mod",
+        "move", "mut", "pub", "ref", "return", "self", "Self", "static", "struct", "super",
+        "trait", "true", "type", "unsafe", "use", "where", "while", "abstract", "become", "box",
+        "do", "final", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
+        "_",
+    ];
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !KEYWORDS.contains(&s)
+}
+
+/// Expand a list of target names / family names; errors at the entry's span.
+fn targets(src: &Src, list: &[Spanned<String>], errors: &mut Vec<Diagnostic>) -> Vec<TargetId> {
+    let mut out: Vec<TargetId> = Vec::new();
+    for t in list {
+        match resolve_target(t.get_ref()) {
+            Ok(ids) => {
+                for id in ids {
+                    if !out.contains(&id) {
+                        out.push(id);
+                    }
+                }
+            }
+            Err(msg) => errors.push(
+                Diagnostic::error(format!("unknown target `{}`", t.get_ref()))
+                    .at(src.loc(t.span()))
+                    .with_note(msg)
+                    .with_help("use a processor (gfx942), a target ID with features (gfx90a:xnack+), a generic target (gfx9-4-generic) or a family (gfx94X-all)"),
+            ),
+        }
+    }
+    out
+}
+
+/// One manifest target spec: a target ID, or a family name expanded.
+fn resolve_target(spec: &str) -> Result<Vec<TargetId>, String> {
+    gcn_embed::family::expand(spec).map_err(|e| e.to_string())
+}
+
+/// Resolve a manifest-relative path; errors if it escapes the manifest
+/// directory or does not exist.
+fn resolve_in(
+    src: &Src,
+    dir: &Path,
+    canon_dir: &Path,
+    p: &Spanned<String>,
+    what: &str,
+    errors: &mut Vec<Diagnostic>,
+) -> Option<(PathBuf, PathBuf)> {
+    let rel = PathBuf::from(p.get_ref());
+    let escape = |why: &str| {
+        Diagnostic::error(format!(
+            "{what} path `{}` escapes the manifest directory",
+            p.get_ref()
+        ))
+        .at(src.loc(p.span()).with_label(why.to_string()))
+        .with_help(format!(
+            "copy the file under {} and name it relative to the manifest",
+            dir.display()
+        ))
+    };
+    if rel.is_absolute() || rel.has_root() {
+        errors.push(escape("absolute path"));
+        return None;
+    }
+    let mut depth: i64 = 0;
+    let mut clean = PathBuf::new();
+    for c in rel.components() {
+        match c {
+            Component::ParentDir => {
+                depth -= 1;
+                clean.pop();
+            }
+            Component::Normal(n) => {
+                depth += 1;
+                clean.push(n);
+            }
+            Component::CurDir => {}
+            _ => {
+                errors.push(escape("absolute path"));
+                return None;
+            }
+        }
+        if depth < 0 {
+            errors.push(escape("`..` leaves the manifest directory"));
+            return None;
+        }
+    }
+    let abs = dir.join(&clean);
+    match abs.canonicalize() {
+        Ok(c) if !c.starts_with(canon_dir) => {
+            errors.push(escape("a symlink pointing outside the manifest directory"));
+            None
+        }
+        Ok(_) if !abs.is_file() => {
+            errors.push(
+                Diagnostic::error(format!("{what} `{}` is not a file", p.get_ref()))
+                    .at(src.loc(p.span())),
+            );
+            None
+        }
+        Ok(_) => Some((abs, rel)),
+        Err(e) => {
+            errors.push(
+                Diagnostic::error(format!("cannot read {what} `{}`: {e}", p.get_ref()))
+                    .at(src.loc(p.span()))
+                    .with_help(format!("paths are relative to {}", dir.display())),
+            );
+            None
+        }
+    }
+}

@@ -1,1 +1,57 @@
-//! patch stage (to be written).
+//! Patch stage: pin check, unified diffs, structured rules — with provenance.
+//!
+//! [`apply`] reads a source's dump, refuses it if its bytes do not match the
+//! pin ([`pin()`] rewrites pins), applies its unified diffs in order
+//! ([`diff`]), then its structured rules in order ([`rules`]). Every output
+//! line carries an [`Origin`](crate::provenance::Origin):
+//! `Source { file, line }` for dump lines (file as written in the manifest,
+//! relative to [`Manifest::dir`]), `Patch { file, hunk, line }` for `+` lines
+//! (patch file relative to the manifest dir, 1-based hunk, line of the `+`
+//! line in the patch file), `Rule { manifest, kernel, index, what }` for
+//! lines written or moved by a rule (`manifest` is the manifest's file name).
+
+pub mod diff;
+pub mod pin;
+pub mod rules;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::manifest::{KernelSpec, Manifest, SourceSpec};
+use crate::provenance::Traced;
+
+pub use pin::pin;
+
+/// Pin check → diffs in order → rules in order.
+pub fn apply(
+    manifest: &Manifest,
+    kernel: &KernelSpec,
+    source: &SourceSpec,
+) -> Result<Traced, Diagnostics> {
+    let context = format!(
+        "while patching kernel `{}` (dump {})",
+        kernel.name,
+        source.rel.display()
+    );
+    let bytes = std::fs::read(&source.asm).map_err(|e| {
+        Diagnostic::error(format!("cannot read dump `{}`: {e}", source.rel.display()))
+            .with_note(context.clone())
+    })?;
+    pin::check(manifest, &kernel.name, source, &bytes)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        Diagnostic::error(format!(
+            "dump `{}` is not UTF-8 text: {e}",
+            source.rel.display()
+        ))
+        .with_help("name the assembly (.s/.rocmasm) file, not a binary")
+    })?;
+    let mut t = Traced::from_source(&text, &source.rel);
+    for pf in &source.patches {
+        t = diff::apply_diff(&t, pf, &source.rel).map_err(|d| d.with_note(context.clone()))?;
+    }
+    let ctx = rules::Ctx {
+        manifest: &manifest.shown(),
+        kernel: &kernel.name,
+        targets: source.targets.iter().map(|t| t.to_string()).collect(),
+    };
+    rules::apply_rules(&mut t, &source.rules, &ctx).map_err(|d| d.with_note(context))?;
+    Ok(t)
+}

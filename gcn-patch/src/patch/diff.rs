@@ -1,0 +1,484 @@
+//! Unified diffs, applied with exact context.
+//!
+//! Files are standard unified diffs (`diff -u`, `git diff` with its
+//! `diff --git` / `index` headers), parsed with `diffy`. Hunks are applied in
+//! order with **exact** context (no fuzz). A hunk may be found at an offset
+//! from the line its `@@` header names, but its context and removed lines
+//! must then match at exactly one place after the previous hunk: several
+//! matches are an error listing the candidates, never a guess. When a hunk
+//! applies cleanly the result is what GNU `patch` produces (tested against
+//! the real tool), including `\ No newline at end of file` and CRLF files.
+//!
+//! File names in the diff need not match the dump (dumps get renamed). A diff
+//! touching several files is accepted only if exactly one of its files has the
+//! dump's base name; that one is applied.
+
+// Errors are cold paths carrying a full rendered-on-demand Diagnostic.
+#![allow(clippy::result_large_err)]
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use crate::diag::{Diagnostic, Location};
+use crate::manifest::PatchFile;
+use crate::provenance::{Origin, Traced};
+
+/// One hunk line: text without `\n`, whether it had one, and its patch file line.
+#[derive(Debug, Clone)]
+struct HLine {
+    text: String,
+    newline: bool,
+    patch_line: usize,
+}
+
+#[derive(Debug)]
+struct Hunk {
+    header_line: usize,
+    header: String,
+    old_start: usize,
+    /// (kind, line): kind is ' ', '-' or '+'.
+    lines: Vec<(char, HLine)>,
+}
+
+impl Hunk {
+    fn old(&self) -> Vec<&HLine> {
+        self.lines
+            .iter()
+            .filter(|(k, _)| *k != '+')
+            .map(|(_, l)| l)
+            .collect()
+    }
+    fn new_side(&self) -> Vec<&HLine> {
+        self.lines
+            .iter()
+            .filter(|(k, _)| *k != '-')
+            .map(|(_, l)| l)
+            .collect()
+    }
+}
+
+/// The file being patched: lines and whether each ends in `\n`.
+struct Input<'a> {
+    t: &'a Traced,
+}
+
+impl Input<'_> {
+    fn len(&self) -> usize {
+        self.t.lines.len()
+    }
+    fn newline(&self, i: usize) -> bool {
+        i + 1 < self.len() || self.t.trailing_newline
+    }
+    fn eq(&self, i: usize, l: &HLine) -> bool {
+        self.t.lines[i] == l.text
+            && (l.newline || (i + 1 == self.len() && !self.t.trailing_newline))
+    }
+    fn matches_at(&self, p: usize, side: &[&HLine]) -> bool {
+        p + side.len() <= self.len() && side.iter().enumerate().all(|(j, l)| self.eq(p + j, l))
+    }
+}
+
+/// Patch-file location of 1-based line `line`.
+fn patch_loc(rel: &Path, text: &str, line: usize) -> Location {
+    let src = text
+        .lines()
+        .nth(line.saturating_sub(1))
+        .map(|s| s.trim_end_matches('\r').to_string());
+    Location::line(rel.to_path_buf(), line, src)
+}
+
+/// Parse `text` (the patch file) into the hunks for the dump `source_rel`.
+fn parse(text: &str, pf: &PatchFile, source_rel: &Path) -> Result<Vec<Hunk>, Diagnostic> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    // File sections: a `--- ` line followed by a `+++ ` line.
+    let mut sections: Vec<(usize, String)> = Vec::new();
+    for i in 0..lines.len().saturating_sub(1) {
+        if lines[i].starts_with("--- ") && lines[i + 1].starts_with("+++ ") {
+            sections.push((i, file_name(&lines[i + 1][4..])));
+        }
+    }
+    if sections.is_empty() {
+        return Err(Diagnostic::error(format!(
+            "`{}` is not a unified diff (no `--- a/file` / `+++ b/file` header)",
+            pf.rel.display()
+        ))
+        .at(patch_loc(&pf.rel, text, 1))
+        .with_help("make it with `diff -u old.s new.s > file.diff` or `git diff`"));
+    }
+    let base = source_rel
+        .file_name()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let pick = if sections.len() == 1 {
+        0
+    } else {
+        let same: Vec<usize> = (0..sections.len())
+            .filter(|&i| {
+                Path::new(&sections[i].1)
+                    .file_name()
+                    .map(|s| s.to_string_lossy())
+                    == Some(base.as_str().into())
+            })
+            .collect();
+        if same.len() != 1 {
+            let names: Vec<String> = sections
+                .iter()
+                .map(|(l, n)| format!("{n} (line {})", l + 1))
+                .collect();
+            return Err(Diagnostic::error(format!(
+                "`{}` patches {} files; cannot tell which one is `{}`",
+                pf.rel.display(),
+                sections.len(),
+                source_rel.display()
+            ))
+            .at(patch_loc(&pf.rel, text, sections[0].0 + 1))
+            .with_note(format!("files in the patch: {}", names.join(", ")))
+            .with_help(format!("split it into one patch per dump, or name the dump `{base}` in exactly one `+++` header")));
+        }
+        same[0]
+    };
+    let start = sections[pick].0;
+    let end = sections.get(pick + 1).map_or(lines.len(), |s| {
+        // Do not feed the next file's `diff --git`/`index` preamble to diffy.
+        let mut e = s.0;
+        while e > start + 2 && !lines[e - 1].starts_with([' ', '-', '+', '\\', '@']) {
+            e -= 1;
+        }
+        e
+    });
+    let section: String = lines[start..end].concat();
+    let patch = diffy::Patch::from_str(&section).map_err(|e| {
+        let full = e.to_string();
+        let msg = full.split_once(": ").map_or(full.as_str(), |(_, m)| m).to_string();
+        let line = full
+            .split("at byte ")
+            .nth(1)
+            .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|b| b.parse::<usize>().ok())
+            .map_or(start + 1, |b| start + section[..b.min(section.len())].matches('\n').count() + 1);
+        Diagnostic::error(format!("cannot parse patch `{}`: {msg}", pf.rel.display()))
+            .at(patch_loc(&pf.rel, text, line))
+            .with_help("regenerate it with `diff -u` or `git diff`; hunk line counts in `@@ -a,b +c,d @@` must match the hunk body")
+    })?;
+    // Patch-file line numbers: walk the section in step with diffy's hunks.
+    let mut out = Vec::new();
+    let mut li = start;
+    for h in patch.hunks() {
+        while li < end && !lines[li].starts_with("@@") {
+            li += 1;
+        }
+        let header_line = li + 1;
+        let header = lines
+            .get(li)
+            .map_or(String::new(), |s| s.trim_end().to_string());
+        li += 1;
+        let mut hl = Vec::new();
+        for l in h.lines() {
+            while li < end && lines[li].starts_with('\\') {
+                li += 1;
+            }
+            let (k, s) = match l {
+                diffy::Line::Context(s) => (' ', *s),
+                diffy::Line::Delete(s) => ('-', *s),
+                diffy::Line::Insert(s) => ('+', *s),
+            };
+            let (text, newline) = match s.strip_suffix('\n') {
+                Some(t) => (t.to_string(), true),
+                None => (s.to_string(), false),
+            };
+            hl.push((
+                k,
+                HLine {
+                    text,
+                    newline,
+                    patch_line: li + 1,
+                },
+            ));
+            li += 1;
+        }
+        out.push(Hunk {
+            header_line,
+            header,
+            old_start: h.old_range().start(),
+            lines: hl,
+        });
+    }
+    Ok(out)
+}
+
+/// `b/asm/x.s\t2024-…` → `asm/x.s`.
+fn file_name(s: &str) -> String {
+    let s = s.trim_end_matches(['\n', '\r']);
+    let s = s.split('\t').next().unwrap_or(s);
+    let s = s.trim_matches('"');
+    s.strip_prefix("b/")
+        .or_else(|| s.strip_prefix("a/"))
+        .unwrap_or(s)
+        .to_string()
+}
+
+/// Positions `p >= from` where `side` matches, using an index on its rarest line.
+fn positions(
+    inp: &Input,
+    index: &HashMap<&str, Vec<usize>>,
+    side: &[&HLine],
+    from: usize,
+) -> Vec<usize> {
+    if side.is_empty() {
+        return vec![];
+    }
+    let (k, occ) = side
+        .iter()
+        .enumerate()
+        .map(|(j, l)| {
+            (
+                j,
+                index.get(l.text.as_str()).map_or(&[][..], |v| v.as_slice()),
+            )
+        })
+        .min_by_key(|(_, v)| v.len())
+        .unwrap_or((0, &[]));
+    occ.iter()
+        .filter_map(|&i| i.checked_sub(k))
+        .filter(|&p| p >= from && inp.matches_at(p, side))
+        .collect()
+}
+
+/// Apply the patch file `pf` to `t` (the dump `source_rel`, possibly already patched).
+pub(crate) fn apply_diff(
+    t: &Traced,
+    pf: &PatchFile,
+    source_rel: &Path,
+) -> Result<Traced, Diagnostic> {
+    let text = std::fs::read_to_string(&pf.path).map_err(|e| {
+        Diagnostic::error(format!("cannot read patch `{}`: {e}", pf.rel.display()))
+            .with_help("patch files must be UTF-8 text next to the manifest")
+    })?;
+    let hunks = parse(&text, pf, source_rel)?;
+    let inp = Input { t };
+    let mut index: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, l) in t.lines.iter().enumerate() {
+        index.entry(l.as_str()).or_default().push(i);
+    }
+    let mut out: Vec<(String, Origin, bool)> = Vec::with_capacity(t.lines.len() + 16);
+    let mut cursor = 0usize;
+    let mut offset: isize = 0;
+    for (k, h) in hunks.iter().enumerate() {
+        let hn = k + 1;
+        let old = h.old();
+        let expected = (h
+            .old_start
+            .saturating_sub(if old.is_empty() { 0 } else { 1 }) as isize
+            + offset)
+            .max(0) as usize;
+        let p = if old.is_empty() {
+            if expected.max(cursor) > inp.len() {
+                return Err(hunk_error(
+                    t,
+                    pf,
+                    &text,
+                    h,
+                    hn,
+                    "inserts past the end of the file",
+                    vec![],
+                ));
+            }
+            expected.max(cursor)
+        } else {
+            let found = positions(&inp, &index, &old, cursor);
+            match found.len() {
+                1 => found[0],
+                0 => return Err(not_found(&inp, &index, pf, &text, h, hn, cursor, expected)),
+                _ => {
+                    let list: Vec<String> = found.iter().map(|p| (p + 1).to_string()).collect();
+                    return Err(hunk_error(
+                        t,
+                        pf,
+                        &text,
+                        h,
+                        hn,
+                        &format!("is ambiguous: its context and removed lines match at {} places", found.len()),
+                        vec![format!("candidate lines: {}", list.join(", "))],
+                    )
+                    .with_help("add context to the hunk (e.g. `diff -U6`) so that it matches at exactly one place"));
+                }
+            }
+        };
+        offset = p as isize - (h.old_start as isize - if old.is_empty() { 0 } else { 1 });
+        for i in cursor..p {
+            out.push((t.lines[i].clone(), t.origins[i].clone(), inp.newline(i)));
+        }
+        let mut src = p;
+        for (kind, l) in &h.lines {
+            match kind {
+                ' ' => {
+                    out.push((t.lines[src].clone(), t.origins[src].clone(), l.newline));
+                    src += 1;
+                }
+                '-' => src += 1,
+                _ => out.push((
+                    l.text.clone(),
+                    Origin::Patch {
+                        file: pf.rel.clone(),
+                        hunk: hn,
+                        line: l.patch_line,
+                    },
+                    l.newline,
+                )),
+            }
+        }
+        cursor = src;
+    }
+    for i in cursor..t.lines.len() {
+        out.push((t.lines[i].clone(), t.origins[i].clone(), inp.newline(i)));
+    }
+    if let Some(bad) = out.iter().rev().skip(1).position(|(_, _, nl)| !nl) {
+        let i = out.len() - 2 - bad;
+        return Err(Diagnostic::error(format!(
+            "patch `{}` leaves a line without newline in the middle of the file (output line {})",
+            pf.rel.display(),
+            i + 1
+        ))
+        .with_note(format!("line from {}", out[i].1))
+        .with_help(
+            "a `\\ No newline at end of file` marker belongs only to the last line of the file",
+        ));
+    }
+    let trailing_newline = out.last().is_some_and(|l| l.2);
+    let (lines, origins): (Vec<String>, Vec<Origin>) =
+        out.into_iter().map(|(l, o, _)| (l, o)).unzip();
+    Ok(Traced {
+        lines,
+        origins,
+        trailing_newline,
+    })
+}
+
+fn show(l: &str) -> String {
+    let l = l.trim_end_matches('\r');
+    if l.is_empty() {
+        "(empty line)".into()
+    } else {
+        l.replace('\t', "    ")
+    }
+}
+
+fn hunk_error(
+    t: &Traced,
+    pf: &PatchFile,
+    text: &str,
+    h: &Hunk,
+    hn: usize,
+    what: &str,
+    notes: Vec<String>,
+) -> Diagnostic {
+    let _ = t;
+    let mut d = Diagnostic::error(format!("hunk #{hn} of `{}` {what}", pf.rel.display()))
+        .at(patch_loc(&pf.rel, text, h.header_line).with_label(format!("hunk #{hn}")));
+    for n in notes {
+        d = d.with_note(n);
+    }
+    let _ = &h.header;
+    d
+}
+
+#[allow(clippy::too_many_arguments)]
+fn not_found(
+    inp: &Input,
+    index: &HashMap<&str, Vec<usize>>,
+    pf: &PatchFile,
+    text: &str,
+    h: &Hunk,
+    hn: usize,
+    cursor: usize,
+    expected: usize,
+) -> Diagnostic {
+    let old = h.old();
+    let new = h.new_side();
+    let t = inp.t;
+    let expected_lines: String = h
+        .lines
+        .iter()
+        .filter(|(k, _)| *k != '+')
+        .map(|(k, l)| format!("\n  {k}{}", show(&l.text)))
+        .collect();
+    // Already applied? Its + side (context + added lines) is in the file.
+    let applied = positions(inp, index, &new, 0);
+    if !applied.is_empty() && h.lines.iter().any(|(k, _)| *k != ' ') {
+        return hunk_error(
+            t,
+            pf,
+            text,
+            h,
+            hn,
+            "does not apply: it looks already applied",
+            vec![
+                format!(
+                    "the hunk's result (context and `+` lines) is already at line {} of the input",
+                    applied[0] + 1
+                ),
+                format!("expected these lines (context and `-` lines):{expected_lines}"),
+            ],
+        )
+        .with_help(format!(
+            "the dump already contains this change: remove `{}` from `patches`, or re-dump from a compiler that does not do it",
+            pf.rel.display()
+        ));
+    }
+    // Best partial match: most equal lines, nearest the expected position.
+    let n = inp.len();
+    let mut best: Option<(usize, usize)> = None;
+    if n > 0 {
+        let last = n.saturating_sub(old.len().min(n));
+        for p in 0..=last {
+            let score = old
+                .iter()
+                .enumerate()
+                .filter(|(j, l)| p + j < n && inp.eq(p + j, l))
+                .count();
+            let better = match best {
+                None => true,
+                Some((bp, bs)) => {
+                    score > bs || (score == bs && p.abs_diff(expected) < bp.abs_diff(expected))
+                }
+            };
+            if better {
+                best = Some((p, score));
+            }
+        }
+    }
+    let mut notes = vec![format!(
+        "expected these lines (context and `-` lines):{expected_lines}"
+    )];
+    let mut help =
+        "re-make the patch against this dump (`diff -u`), or fix the hunk's context lines by hand"
+            .to_string();
+    match best {
+        Some((p, score)) if score > 0 => {
+            let mut found = String::new();
+            for (j, l) in old.iter().enumerate() {
+                if p + j >= n {
+                    break;
+                }
+                let mark = if inp.eq(p + j, l) { ' ' } else { '!' };
+                found.push_str(&format!(
+                    "\n  {mark} {:>5} | {}",
+                    p + j + 1,
+                    show(&t.lines[p + j])
+                ));
+            }
+            notes.push(format!(
+                "closest match: lines {}-{} ({score} of {} lines equal; `!` marks a difference), from {}:{found}",
+                p + 1,
+                (p + old.len()).min(n),
+                old.len(),
+                t.origins[p]
+            ));
+            if p < cursor {
+                help = format!("{help}; note the closest match lies before hunk #{hn}'s predecessor (hunks must be in file order)");
+            }
+        }
+        _ => notes.push("no line of the hunk's context occurs in the input".into()),
+    }
+    hunk_error(t, pf, text, h, hn, "does not apply", notes).with_help(help)
+}

@@ -1,0 +1,1331 @@
+//! Structured rewrite rules: edits anchored on content, not on line numbers.
+//!
+//! Each `[[kernel.source.rule]]` has exactly one *kind* key (`move`,
+//! `replace`, `insert`, `delete`, `set-waitcnt`, `set`), whose value is the
+//! pattern selecting the lines it acts on, plus optional keys:
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `regex = true` | the rule's pattern is a regex (whole-line match on the normalized text; `$1` usable in `with`); `move` anchors stay literal |
+//! | `kernel = "sym"` | only inside kernel symbol `sym` (its code, descriptor, `.set`s and metadata entry) |
+//! | `block = ".LBB0_1"` | only inside that basic block (from its label to the next label or branch/`s_endpgm`) |
+//! | `occurrence = N` / `"last"` | act on the Nth (1-based) / last match only |
+//! | `expect = N` / `"any"` | number of matches required (default 1; with `occurrence`, at least N); `"any"` (alias `"all"`): at least one, all acted on |
+//! | `before = "pat"` / `after = "pat"` | anchor of `move` / `insert`, searched in the same scope |
+//! | `anchor-occurrence = N` / `"last"` | which anchor match (default: the anchor must match exactly once) |
+//!
+//! **Patterns.** A pattern ending in `:` matches label lines; one starting
+//! with `.` matches directive lines; anything else matches instruction lines.
+//! Matching is on normalized text: trailing `;` comments dropped, whitespace
+//! runs collapsed, `", "` after every comma. A literal pattern matches a line
+//! whose normalized text is equal, or — if the pattern is a bare mnemonic
+//! (`buffer_load_dwordx4`) — every instruction with that mnemonic.
+//!
+//! ```toml
+//! # move every matching line (in order) to just before/after an anchor
+//! [[kernel.source.rule]]
+//! move = 'v_add_u32_e32 v1(0[5-9]|1[01]), 0x[0-9a-f]+, v104'
+//! regex = true
+//! expect = 7
+//! before = "buffer_load_dwordx4 v[34:37], v50, s[12:15], 0 offen"
+//! block = ".LBB0_1"
+//!
+//! # replace (regex captures usable in `with`; `with` may hold several lines)
+//! [[kernel.source.rule]]
+//! replace = 's_waitcnt vmcnt\((\d+)\)'
+//! regex = true
+//! occurrence = 1
+//! expect = "any"
+//! with = 's_waitcnt vmcnt($1) ; was here'
+//!
+//! # insert lines before/after an anchor (indented like the anchor)
+//! [[kernel.source.rule]]
+//! insert = ["s_setprio 1"]
+//! before = "v_mfma_f32_16x16x16_f16"
+//! anchor-occurrence = 1
+//!
+//! # delete
+//! [[kernel.source.rule]]
+//! delete = "s_waitcnt vmcnt(10)"
+//!
+//! # change one counter of a wait, keeping the others
+//! [[kernel.source.rule]]
+//! set-waitcnt = "s_waitcnt vmcnt(11)"
+//! counter = "vmcnt"        # gfx12: loadcnt/dscnt/kmcnt/...; vmcnt→loadcnt, lgkmcnt→dscnt|kmcnt accepted
+//! value = 8
+//!
+//! # set a descriptor field, a metadata value or a `.set` symbol
+//! [[kernel.source.rule]]
+//! set = ".amdhsa_next_free_vgpr"   # or ".vgpr_count" (metadata) or ".num_vgpr" (suffix of a .set symbol)
+//! value = 128
+//! ```
+//!
+//! `set-waitcnt` checks the value against the counter's field width of every
+//! generation involved (the dump's `.amdgcn_target` and the source's targets):
+//! gfx9 vmcnt ≤ 63, expcnt ≤ 7, lgkmcnt ≤ 15; gfx10/11 vmcnt, lgkmcnt,
+//! vscnt ≤ 63; gfx12 loadcnt, storecnt, samplecnt, dscnt ≤ 63, kmcnt ≤ 31,
+//! bvhcnt, expcnt ≤ 7 (LLVM `AMDGPUBaseInfo.cpp`: `getVmcntBitWidthLo/Hi`,
+//! `getLgkmcntBitWidth`, `getKmcntBitWidth`, …). On gfx12 the counter name is
+//! mapped onto the matched `s_wait_*` instruction (`vmcnt` → loadcnt,
+//! `lgkmcnt` → dscnt or kmcnt, `vscnt` → storecnt) and the output line's origin
+//! records the choice; on gfx9–11 `loadcnt`/`dscnt`/`kmcnt` map back to
+//! `vmcnt`/`lgkmcnt` of `s_waitcnt`. A counter missing from an `s_waitcnt` is
+//! added. Encoded immediates (`s_waitcnt 0`) and combined gfx12 waits
+//! (`s_wait_loadcnt_dscnt`) are refused.
+
+// Errors are cold paths carrying a full rendered-on-demand Diagnostic.
+#![allow(clippy::result_large_err)]
+
+use std::ops::Range;
+use std::path::Path;
+
+use regex::Regex;
+use serde::Deserialize;
+
+use crate::diag::{Diagnostic, Location};
+use crate::provenance::{Origin, Traced};
+
+/// A rule as written in TOML (validated into [`Rule`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawRule {
+    #[serde(rename = "move")]
+    mv: Option<String>,
+    replace: Option<String>,
+    insert: Option<OneOrMany>,
+    delete: Option<String>,
+    set_waitcnt: Option<String>,
+    set: Option<String>,
+    with: Option<String>,
+    counter: Option<String>,
+    value: Option<IntOrString>,
+    before: Option<String>,
+    after: Option<String>,
+    anchor_occurrence: Option<Occurrence>,
+    #[serde(default)]
+    regex: bool,
+    kernel: Option<String>,
+    block: Option<String>,
+    occurrence: Option<Occurrence>,
+    expect: Option<Expect>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum IntOrString {
+    Int(i64),
+    Str(String),
+}
+
+/// Which match to act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Occurrence {
+    /// The Nth (1-based).
+    Nth(usize),
+    /// `"last"`.
+    Last(LastKw),
+}
+
+/// The keyword `"last"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LastKw {
+    /// `"last"`.
+    Last,
+}
+
+/// How many matches a rule expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Expect {
+    /// Exactly N (at least N with `occurrence`).
+    Exactly(usize),
+    /// `"any"`: at least one.
+    Any(AnyKw),
+}
+
+/// The keyword `"any"` (alias `"all"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AnyKw {
+    /// `"any"` / `"all"`.
+    #[serde(alias = "all")]
+    Any,
+}
+
+/// Before or after an anchor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    /// Just before the anchor line.
+    Before,
+    /// Just after the anchor line.
+    After,
+}
+
+/// Anchor of a `move` or `insert`.
+#[derive(Debug, Clone)]
+pub struct Anchor {
+    /// Before or after.
+    pub position: Position,
+    /// Pattern of the anchor line.
+    pub pattern: Pattern,
+    /// Which anchor match; `None`: exactly one required.
+    pub occurrence: Option<Occurrence>,
+}
+
+/// What a rule does.
+#[derive(Debug, Clone)]
+pub enum RuleKind {
+    /// Move the matched lines (in order) next to the anchor.
+    Move(Anchor),
+    /// Replace each matched line by `with` (regex captures expanded).
+    Replace {
+        /// Replacement text; `\n` separates lines.
+        with: String,
+    },
+    /// Insert `lines` next to each matched anchor (the rule's pattern is the anchor).
+    Insert {
+        /// Lines to insert.
+        lines: Vec<String>,
+        /// Before or after the matched line.
+        position: Position,
+    },
+    /// Delete the matched lines.
+    Delete,
+    /// Set one counter of the matched wait instructions.
+    SetWaitcnt {
+        /// Counter as written (`vmcnt`, `lgkmcnt`, `loadcnt`, …).
+        counter: String,
+        /// New value.
+        value: u32,
+    },
+    /// Set a descriptor field, metadata value or `.set` symbol (the pattern is its name).
+    Set {
+        /// New value, verbatim.
+        value: String,
+    },
+}
+
+/// A line pattern (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    /// As written.
+    pub text: String,
+    /// Compiled, anchored regex when `regex = true`.
+    pub regex: Option<Regex>,
+}
+
+/// A validated structured rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// 1-based index in its source's rule list.
+    pub index: usize,
+    /// What it does.
+    pub kind: RuleKind,
+    /// The lines it acts on (the anchor, for `insert`; the name, for `set`).
+    pub pattern: Pattern,
+    /// `kernel = …`: kernel symbol scope.
+    pub kernel: Option<String>,
+    /// `block = …`: basic block scope.
+    pub block: Option<String>,
+    /// `occurrence = …`.
+    pub occurrence: Option<Occurrence>,
+    /// `expect = …` (default exactly 1).
+    pub expect: Expect,
+    /// Where the rule is written in the manifest.
+    pub at: Location,
+}
+
+impl Pattern {
+    fn new(text: &str, regex: bool, at: &Location) -> Result<Pattern, Diagnostic> {
+        let text = text.trim().to_string();
+        if text.is_empty() {
+            return Err(Diagnostic::error("empty pattern in rule").at(at.clone()));
+        }
+        let regex = if regex {
+            Some(Regex::new(&format!("^(?:{text})$")).map_err(|e| {
+                Diagnostic::error(format!("invalid regex `{text}`"))
+                    .at(at.clone())
+                    .with_note(e.to_string())
+                    .with_help(
+                        "remove `regex = true` to match literally, or escape `( ) [ ] .` with `\\`",
+                    )
+            })?)
+        } else {
+            None
+        };
+        Ok(Pattern { text, regex })
+    }
+
+    fn class(&self) -> Class {
+        if self.text.ends_with(':') {
+            Class::Label
+        } else if self.text.starts_with('.') {
+            Class::Directive
+        } else {
+            Class::Instruction
+        }
+    }
+
+    /// Whether line `l` (classified) matches.
+    fn matches(&self, l: &LineInfo) -> bool {
+        if l.class != self.class() {
+            return false;
+        }
+        let want = match self.class() {
+            Class::Label => self.text.trim_end_matches(':'),
+            _ => &self.text,
+        };
+        match &self.regex {
+            Some(re) => re.is_match(&l.norm),
+            None => {
+                let want = normalize(want);
+                l.norm == want
+                    || (self.class() == Class::Instruction
+                        && !want.contains(' ')
+                        && l.norm.split(' ').next() == Some(want.as_str()))
+            }
+        }
+    }
+}
+
+impl Rule {
+    pub(crate) fn from_raw(index: usize, r: &RawRule, at: Location) -> Result<Rule, Diagnostic> {
+        let kinds: Vec<&str> = [
+            ("move", r.mv.is_some()),
+            ("replace", r.replace.is_some()),
+            ("insert", r.insert.is_some()),
+            ("delete", r.delete.is_some()),
+            ("set-waitcnt", r.set_waitcnt.is_some()),
+            ("set", r.set.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, on)| on.then_some(k))
+        .collect();
+        let err = |m: String| Diagnostic::error(m).at(at.clone());
+        if kinds.len() != 1 {
+            return Err(err(format!(
+                "rule #{index} must have exactly one of `move`, `replace`, `insert`, `delete`, `set-waitcnt`, `set` (found {})",
+                if kinds.is_empty() { "none".to_string() } else { kinds.join(", ") }
+            ))
+            .with_help("split it into one rule per edit"));
+        }
+        let kind_name = kinds[0];
+        let allowed: &[&str] = match kind_name {
+            "move" => &["before", "after", "anchor-occurrence"],
+            "replace" => &["with"],
+            "insert" => &["before", "after"],
+            "set-waitcnt" => &["counter", "value"],
+            "set" => &["value"],
+            _ => &[],
+        };
+        for (key, on) in [
+            ("with", r.with.is_some()),
+            ("counter", r.counter.is_some()),
+            ("value", r.value.is_some()),
+            ("before", r.before.is_some()),
+            ("after", r.after.is_some()),
+            ("anchor-occurrence", r.anchor_occurrence.is_some()),
+        ] {
+            if on && !allowed.contains(&key) {
+                let an = if kind_name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                return Err(
+                    err(format!("`{key}` does not apply to {an} `{kind_name}` rule")).with_help(
+                        format!(
+                            "{an} `{kind_name}` rule takes {}",
+                            if allowed.is_empty() {
+                                "no extra keys besides the scope keys".to_string()
+                            } else {
+                                allowed
+                                    .iter()
+                                    .map(|k| format!("`{k}`"))
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            }
+                        ),
+                    ),
+                );
+            }
+        }
+        if let Some(Occurrence::Nth(0)) = r.occurrence.or(r.anchor_occurrence) {
+            return Err(err("occurrences are 1-based: 0 is not valid".into()));
+        }
+        let position = || match (&r.before, &r.after) {
+            (Some(b), None) => Ok((Position::Before, b.as_str())),
+            (None, Some(a)) => Ok((Position::After, a.as_str())),
+            _ => Err(err(format!(
+                "a `{kind_name}` rule needs exactly one of `before` or `after`"
+            ))),
+        };
+        let (pattern, kind) = match kind_name {
+            "move" => {
+                let (position, anchor) = position()?;
+                (
+                    r.mv.as_deref().unwrap_or_default(),
+                    RuleKind::Move(Anchor {
+                        position,
+                        pattern: Pattern::new(anchor, false, &at)?,
+                        occurrence: r.anchor_occurrence,
+                    }),
+                )
+            }
+            "replace" => {
+                let with = r.with.clone().ok_or_else(|| {
+                    err("a `replace` rule needs `with = \"…\"`".into())
+                        .with_help("to remove lines use a `delete` rule")
+                })?;
+                (
+                    r.replace.as_deref().unwrap_or_default(),
+                    RuleKind::Replace { with },
+                )
+            }
+            "insert" => {
+                let (position, anchor) = position()?;
+                let lines = match &r.insert {
+                    Some(OneOrMany::One(s)) => s.lines().map(str::to_owned).collect(),
+                    Some(OneOrMany::Many(v)) => v.clone(),
+                    None => vec![],
+                };
+                if lines.is_empty() {
+                    return Err(err("`insert` has no lines".into()));
+                }
+                (anchor, RuleKind::Insert { lines, position })
+            }
+            "delete" => (r.delete.as_deref().unwrap_or_default(), RuleKind::Delete),
+            "set-waitcnt" => {
+                let counter = r.counter.clone().ok_or_else(|| {
+                    err("a `set-waitcnt` rule needs `counter` (vmcnt, lgkmcnt, expcnt, vscnt, loadcnt, storecnt, dscnt, kmcnt, samplecnt, bvhcnt)".into())
+                })?;
+                if counter_limits(&counter).is_none() {
+                    return Err(err(format!("unknown wait counter `{counter}`")).with_help(
+                        "use vmcnt, lgkmcnt, expcnt, vscnt (gfx9–11) or loadcnt, storecnt, dscnt, kmcnt, samplecnt, bvhcnt, expcnt (gfx12)",
+                    ));
+                }
+                let value = match &r.value {
+                    Some(IntOrString::Int(v)) if *v >= 0 && *v <= u32::MAX as i64 => *v as u32,
+                    _ => {
+                        return Err(err(
+                            "a `set-waitcnt` rule needs `value = <non-negative integer>`".into(),
+                        ))
+                    }
+                };
+                (
+                    r.set_waitcnt.as_deref().unwrap_or_default(),
+                    RuleKind::SetWaitcnt { counter, value },
+                )
+            }
+            _ => {
+                let value = match &r.value {
+                    Some(IntOrString::Int(v)) => v.to_string(),
+                    Some(IntOrString::Str(s)) => s.clone(),
+                    None => return Err(err("a `set` rule needs `value = …`".into())),
+                };
+                let name = r.set.as_deref().unwrap_or_default();
+                if !name.starts_with('.') && !name.contains('.') {
+                    return Err(err(format!("`set = \"{name}\"`: expected a descriptor field (.amdhsa_…), a metadata key (.vgpr_count) or a `.set` symbol")));
+                }
+                (name, RuleKind::Set { value })
+            }
+        };
+        let regex = r.regex && !matches!(kind, RuleKind::Set { .. });
+        Ok(Rule {
+            index,
+            pattern: Pattern::new(pattern, regex, &at)?,
+            kind,
+            kernel: r.kernel.clone(),
+            block: r.block.clone(),
+            occurrence: r.occurrence,
+            expect: r.expect.unwrap_or(Expect::Exactly(1)),
+            at,
+        })
+    }
+
+    /// Short description used in origins, e.g. ``move `s_waitcnt vmcnt(0)` ``.
+    pub fn what(&self) -> String {
+        let p = &self.pattern.text;
+        match &self.kind {
+            RuleKind::Move(a) => format!(
+                "move `{p}` {} `{}`",
+                if a.position == Position::Before {
+                    "before"
+                } else {
+                    "after"
+                },
+                a.pattern.text
+            ),
+            RuleKind::Replace { .. } => format!("replace `{p}`"),
+            RuleKind::Insert { position, .. } => format!(
+                "insert {} `{p}`",
+                if *position == Position::Before {
+                    "before"
+                } else {
+                    "after"
+                }
+            ),
+            RuleKind::Delete => format!("delete `{p}`"),
+            RuleKind::SetWaitcnt { counter, value } => {
+                format!("set-waitcnt {counter}={value} on `{p}`")
+            }
+            RuleKind::Set { value } => format!("set {p} = {value}"),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    Instruction,
+    Label,
+    Directive,
+    Other,
+}
+
+/// One line, classified and normalized.
+#[derive(Debug, Clone)]
+struct LineInfo {
+    class: Class,
+    /// Normalized text (label: its name without `:`).
+    norm: String,
+    in_metadata: bool,
+}
+
+/// Collapse whitespace, drop `;` comments, one space after commas.
+fn normalize(s: &str) -> String {
+    let code = strip_comment(s);
+    let mut out = String::with_capacity(code.len());
+    for (i, part) in code.split(',').enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let mut first = true;
+        for w in part.split_whitespace() {
+            if !first {
+                out.push(' ');
+            }
+            out.push_str(w);
+            first = false;
+        }
+    }
+    out.trim().to_string()
+}
+
+fn strip_comment(s: &str) -> &str {
+    let mut in_str = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            '"' => in_str = !in_str,
+            ';' if !in_str => return &s[..i],
+            '/' if !in_str && s[i..].starts_with("//") => return &s[..i],
+            _ => {}
+        }
+    }
+    s
+}
+
+fn classify(lines: &[String]) -> Vec<LineInfo> {
+    let mut in_md = false;
+    lines
+        .iter()
+        .map(|l| {
+            let norm = normalize(l);
+            let t = norm.as_str();
+            let info = if t == ".amdgpu_metadata" {
+                in_md = true;
+                LineInfo {
+                    class: Class::Directive,
+                    norm,
+                    in_metadata: false,
+                }
+            } else if t == ".end_amdgpu_metadata" {
+                in_md = false;
+                LineInfo {
+                    class: Class::Directive,
+                    norm,
+                    in_metadata: false,
+                }
+            } else if in_md {
+                LineInfo {
+                    class: Class::Other,
+                    norm,
+                    in_metadata: true,
+                }
+            } else if t.is_empty() {
+                LineInfo {
+                    class: Class::Other,
+                    norm,
+                    in_metadata: false,
+                }
+            } else if t.ends_with(':') && !t.contains(' ') {
+                LineInfo {
+                    class: Class::Label,
+                    norm: t.trim_end_matches(':').to_string(),
+                    in_metadata: false,
+                }
+            } else if t.starts_with('.') {
+                LineInfo {
+                    class: Class::Directive,
+                    norm,
+                    in_metadata: false,
+                }
+            } else {
+                LineInfo {
+                    class: Class::Instruction,
+                    norm,
+                    in_metadata: false,
+                }
+            };
+            info
+        })
+        .collect()
+}
+
+/// Generation (9, 10, 11, 12) of a processor name like `gfx942`, `gfx9-4-generic`,
+/// `gfx90a:xnack+`, or an `.amdgcn_target` string.
+pub fn generation(name: &str) -> Option<u32> {
+    let i = name.rfind("gfx")?;
+    let digits: String = name[i + 3..]
+        .chars()
+        .take_while(|c| c.is_ascii_hexdigit())
+        .collect();
+    let generic = name[i + 3..].contains("-generic");
+    let major = if generic {
+        name[i + 3..].split('-').next()?.parse().ok()?
+    } else if digits.len() >= 4 {
+        digits[..2].parse().ok()?
+    } else {
+        digits.get(..1)?.parse().ok()?
+    };
+    Some(major)
+}
+
+/// Per-generation maximum of a counter name as used on that generation
+/// (`None`: unknown counter). Index: 9, 10, 11, 12.
+fn counter_limits(c: &str) -> Option<[Option<u32>; 4]> {
+    Some(match c {
+        "vmcnt" => [Some(63), Some(63), Some(63), Some(63)],
+        "expcnt" => [Some(7), Some(7), Some(7), Some(7)],
+        "lgkmcnt" => [Some(15), Some(63), Some(63), Some(63)],
+        "vscnt" => [None, Some(63), Some(63), Some(63)],
+        "loadcnt" => [Some(63), Some(63), Some(63), Some(63)],
+        "storecnt" => [None, Some(63), Some(63), Some(63)],
+        "dscnt" => [Some(15), Some(63), Some(63), Some(63)],
+        "kmcnt" => [Some(15), Some(63), Some(63), Some(31)],
+        "samplecnt" | "bvhcnt" => [None, None, None, Some(if c == "bvhcnt" { 7 } else { 63 })],
+        _ => return None,
+    })
+}
+
+/// Context the rules run in.
+pub(crate) struct Ctx<'a> {
+    pub manifest: &'a Path,
+    pub kernel: &'a str,
+    /// Processor names of the source's targets.
+    pub targets: Vec<String>,
+}
+
+/// Apply `rules` in order to `t`.
+pub(crate) fn apply_rules(t: &mut Traced, rules: &[Rule], ctx: &Ctx) -> Result<(), Diagnostic> {
+    for r in rules {
+        apply_rule(t, r, ctx)?;
+    }
+    Ok(())
+}
+
+fn origin(r: &Rule, ctx: &Ctx, what: String) -> Origin {
+    Origin::Rule {
+        manifest: ctx.manifest.to_path_buf(),
+        kernel: ctx.kernel.to_string(),
+        index: r.index,
+        what,
+    }
+}
+
+/// Line ranges a rule may touch: the whole file, or (from [`crate::parse`])
+/// a kernel's code, descriptor, `.set` lines and metadata entry, and/or one
+/// basic block (label to next label).
+fn scope(t: &Traced, r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
+    if r.kernel.is_none() && r.block.is_none() {
+        return Ok(std::iter::once(0..t.lines.len()).collect());
+    }
+    let file = crate::parse::AsmFile::from_traced(t);
+    let kernels = file.kernels();
+    let chosen: Vec<&crate::parse::Kernel> = match &r.kernel {
+        Some(k) => kernels.iter().filter(|x| &x.name == k).collect(),
+        None => kernels.iter().collect(),
+    };
+    if let (Some(k), true) = (&r.kernel, chosen.is_empty()) {
+        let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+        return Err(Diagnostic::error(format!(
+            "rule #{}: kernel `{k}` not found in the asm",
+            r.index
+        ))
+        .at(r.at.clone())
+        .with_note(format!("kernels in this file: {}", names.join(", ")))
+        .with_help(
+            "`kernel` names the asm symbol (as in `.amdhsa_kernel`), not the manifest kernel",
+        ));
+    }
+    if let Some(b) = &r.block {
+        let b = b.trim_end_matches(':');
+        return match chosen.iter().find_map(|k| k.block(b)) {
+            Some(block) => Ok(vec![block.lines.clone()]),
+            None => {
+                let labels: Vec<&str> = chosen
+                    .iter()
+                    .flat_map(|k| k.blocks.iter().skip(1).map(|b| b.label.as_str()))
+                    .collect();
+                Err(Diagnostic::error(format!(
+                    "rule #{}: block `{b}` not found in {}",
+                    r.index,
+                    scope_desc(&Rule {
+                        block: None,
+                        ..r.clone()
+                    })
+                ))
+                .at(r.at.clone())
+                .with_note(format!("basic block labels: {}", labels.join(" ")))
+                .with_help("name a label of the asm, e.g. `block = \".LBB0_1\"`"))
+            }
+        };
+    }
+    let mut ranges = Vec::new();
+    for k in chosen {
+        ranges.push(k.code.clone());
+        if let Some(d) = &k.descriptor {
+            ranges.push(d.start..d.end + 1);
+        }
+        ranges.extend(k.sets.iter().map(|s| s.line..s.line + 1));
+        if let Some(m) = &k.metadata {
+            ranges.push(m.start..m.end);
+        }
+    }
+    Ok(ranges)
+}
+
+fn find(info: &[LineInfo], ranges: &[Range<usize>], p: &Pattern) -> Vec<usize> {
+    let mut v: Vec<usize> = ranges
+        .iter()
+        .flat_map(|r| r.clone())
+        .filter(|&i| p.matches(&info[i]))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn scope_desc(r: &Rule) -> String {
+    match (&r.kernel, &r.block) {
+        (None, None) => "the file".into(),
+        (Some(k), None) => format!("kernel `{k}`"),
+        (None, Some(b)) => format!("block `{b}`"),
+        (Some(k), Some(b)) => format!("block `{b}` of kernel `{k}`"),
+    }
+}
+
+fn listing(t: &Traced, idx: &[usize]) -> String {
+    let mut s = String::new();
+    for &i in idx.iter().take(20) {
+        s.push_str(&format!(
+            "\n  line {}: {}  [{}]",
+            i + 1,
+            t.lines[i].trim(),
+            t.origins[i]
+        ));
+    }
+    if idx.len() > 20 {
+        s.push_str(&format!("\n  … and {} more", idx.len() - 20));
+    }
+    s
+}
+
+/// Lines near-matching `p` (same mnemonic / directive name / label prefix), for hints.
+fn near(info: &[LineInfo], ranges: &[Range<usize>], p: &Pattern) -> Vec<usize> {
+    let head = p
+        .text
+        .split(|c: char| c.is_whitespace() || c == '(' || c == '\\')
+        .next()
+        .unwrap_or("");
+    let head = head.trim_end_matches(':');
+    let want = normalize(&p.text);
+    let common = |s: &str| {
+        s.chars()
+            .zip(want.chars())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let mut v: Vec<usize> = ranges
+        .iter()
+        .flat_map(|r| r.clone())
+        .filter(|&i| {
+            info[i].class == p.class()
+                && !head.is_empty()
+                && info[i].norm.split(' ').next() == Some(head)
+        })
+        .collect();
+    // Most similar first (longest common prefix), at most 8, shown in file order.
+    v.sort_by_key(|&i| (std::cmp::Reverse(common(&info[i].norm)), i));
+    v.truncate(8);
+    v.sort_unstable();
+    v
+}
+
+/// Select the matches a rule acts on, checking counts.
+#[allow(clippy::too_many_arguments)]
+fn select(
+    t: &Traced,
+    info: &[LineInfo],
+    ranges: &[Range<usize>],
+    p: &Pattern,
+    occ: Option<Occurrence>,
+    expect: Expect,
+    r: &Rule,
+    role: &str,
+) -> Result<Vec<usize>, Diagnostic> {
+    let found = find(info, ranges, p);
+    let count_ok = match (expect, occ) {
+        (Expect::Any(_), _) => !found.is_empty(),
+        (Expect::Exactly(n), None) => found.len() == n,
+        (Expect::Exactly(n), Some(_)) => found.len() >= n.max(1),
+    };
+    let occ_ok = match occ {
+        Some(Occurrence::Nth(n)) => n <= found.len(),
+        _ => !found.is_empty(),
+    };
+    if !count_ok || !occ_ok {
+        let expected = match (expect, occ) {
+            (Expect::Any(_), _) => "at least 1".to_string(),
+            (Expect::Exactly(n), None) => format!("exactly {n}"),
+            (Expect::Exactly(n), Some(Occurrence::Nth(k))) => format!("at least {}", n.max(k)),
+            (Expect::Exactly(n), Some(_)) => format!("at least {}", n.max(1)),
+        };
+        let mut d = Diagnostic::error(format!(
+            "rule #{} ({}): {role} `{}` matches {} line{} in {}, expected {expected}",
+            r.index,
+            r.what(),
+            p.text,
+            found.len(),
+            if found.len() == 1 { "" } else { "s" },
+            scope_desc(r)
+        ))
+        .at(r.at.clone());
+        if found.is_empty() {
+            let n = near(info, ranges, p);
+            if n.is_empty() {
+                d = d.with_note("no similar line in scope");
+            } else {
+                d = d.with_note(format!("similar lines in scope:{}", listing(t, &n)));
+            }
+            d = d.with_help("patterns match the whole instruction with whitespace normalized and comments ignored; check the dump, or use `regex = true`");
+        } else {
+            d = d.with_note(format!("candidates:{}", listing(t, &found)));
+            d = d.with_help(format!(
+                "narrow the scope (`block = …`, `kernel = …`), pick one with `{}occurrence = N` / \"last\", or state the count with `expect = {}`",
+                if role == "anchor" { "anchor-" } else { "" },
+                found.len()
+            ));
+        }
+        return Err(d);
+    }
+    Ok(match occ {
+        Some(Occurrence::Nth(n)) => vec![found[n - 1]],
+        Some(Occurrence::Last(_)) => vec![found[found.len() - 1]],
+        None => found,
+    })
+}
+
+fn indent(line: &str) -> &str {
+    &line[..line.len() - line.trim_start().len()]
+}
+
+fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
+    let info = classify(&t.lines);
+    let ranges = scope(t, r)?;
+    let role = if matches!(r.kind, RuleKind::Insert { .. }) {
+        "anchor"
+    } else {
+        "pattern"
+    };
+    let pat = match &r.kind {
+        RuleKind::Set { .. } => None,
+        _ => Some(&r.pattern),
+    };
+    let hits = match pat {
+        Some(p) => select(t, &info, &ranges, p, r.occurrence, r.expect, r, role)?,
+        None => {
+            let found = find_set(t, &info, &ranges, &r.pattern.text);
+            let ok = match (r.expect, r.occurrence) {
+                (Expect::Any(_), _) => !found.is_empty(),
+                (Expect::Exactly(n), None) => found.len() == n,
+                (Expect::Exactly(n), Some(_)) => found.len() >= n.max(1),
+            };
+            if !ok || matches!(r.occurrence, Some(Occurrence::Nth(n)) if n > found.len()) {
+                return Err(Diagnostic::error(format!(
+                    "rule #{} ({}): `{}` found {} time{} in {}, expected {}",
+                    r.index,
+                    r.what(),
+                    r.pattern.text,
+                    found.len(),
+                    if found.len() == 1 { "" } else { "s" },
+                    scope_desc(r),
+                    match r.expect {
+                        Expect::Any(_) => "at least 1".into(),
+                        Expect::Exactly(n) => format!("{n}"),
+                    }
+                ))
+                .at(r.at.clone())
+                .with_note(if found.is_empty() {
+                    "no descriptor field, metadata key or `.set` symbol by that name".to_string()
+                } else {
+                    format!("candidates:{}", listing(t, &found))
+                })
+                .with_help(
+                    "use `kernel = \"<symbol>\"` to pick one kernel, or `expect`/`occurrence`",
+                ));
+            }
+            match r.occurrence {
+                Some(Occurrence::Nth(n)) => vec![found[n - 1]],
+                Some(Occurrence::Last(_)) => vec![found[found.len() - 1]],
+                None => found,
+            }
+        }
+    };
+    let what = r.what();
+    match &r.kind {
+        RuleKind::Delete => remove_lines(t, &hits),
+        RuleKind::Replace { with } => {
+            let mut edits = Edits::new();
+            for &i in &hits {
+                let new = match &r.pattern.regex {
+                    Some(re) => re.replace(&info[i].norm, with.as_str()).into_owned(),
+                    None => with.clone(),
+                };
+                let ind = indent(&t.lines[i]).to_string();
+                let cr = if t.lines[i].ends_with('\r') { "\r" } else { "" };
+                let o = origin(r, ctx, what.clone());
+                let lines = new
+                    .split('\n')
+                    .map(|l| (format!("{ind}{}{cr}", l.trim()), o.clone()))
+                    .collect();
+                edits.entry(i).or_default().replace = Some(lines);
+            }
+            rewrite(t, edits);
+        }
+        RuleKind::Insert { lines, position } => {
+            let mut edits = Edits::new();
+            for &i in &hits {
+                let ind = indent(&t.lines[i]).to_string();
+                let cr = if t.lines[i].ends_with('\r') { "\r" } else { "" };
+                let o = origin(r, ctx, what.clone());
+                let new: Vec<(String, Origin)> = lines
+                    .iter()
+                    .map(|l| {
+                        let l = l.trim_end();
+                        let text = if l.starts_with(char::is_whitespace)
+                            || (l.ends_with(':') && !l.contains(' '))
+                        {
+                            format!("{l}{cr}")
+                        } else {
+                            format!("{ind}{l}{cr}")
+                        };
+                        (text, o.clone())
+                    })
+                    .collect();
+                let e = edits.entry(i).or_default();
+                if *position == Position::Before {
+                    e.before = new;
+                } else {
+                    e.after = new;
+                }
+            }
+            rewrite(t, edits);
+        }
+        RuleKind::Move(anchor) => {
+            let a = select(
+                t,
+                &info,
+                &ranges,
+                &anchor.pattern,
+                anchor.occurrence,
+                Expect::Exactly(1),
+                r,
+                "anchor",
+            )?;
+            let a = a[0];
+            if hits.contains(&a) {
+                return Err(Diagnostic::error(format!(
+                    "rule #{}: the anchor `{}` is one of the lines being moved (line {})",
+                    r.index,
+                    anchor.pattern.text,
+                    a + 1
+                ))
+                .at(r.at.clone())
+                .with_help("choose an anchor outside the moved lines"));
+            }
+            let moved: Vec<(String, Origin)> = hits
+                .iter()
+                .map(|&i| {
+                    (
+                        t.lines[i].clone(),
+                        origin(r, ctx, format!("{what} (was {})", t.origins[i])),
+                    )
+                })
+                .collect();
+            let mut at = if anchor.position == Position::Before {
+                a
+            } else {
+                a + 1
+            };
+            at -= hits.iter().filter(|&&i| i < at).count();
+            remove_lines(t, &hits);
+            let (lines, origins): (Vec<String>, Vec<Origin>) = moved.into_iter().unzip();
+            t.lines.splice(at..at, lines);
+            t.origins.splice(at..at, origins);
+        }
+        RuleKind::SetWaitcnt { counter, value } => {
+            let mut gens: Vec<u32> = ctx.targets.iter().filter_map(|n| generation(n)).collect();
+            if let Some(g) = dump_generation(t) {
+                gens.push(g);
+            }
+            gens.sort_unstable();
+            gens.dedup();
+            for &i in &hits {
+                let new = set_waitcnt(&info[i].norm, counter, *value, &gens).map_err(|m| {
+                    Diagnostic::error(format!("rule #{} ({what}): {m}", r.index))
+                        .at(r.at.clone())
+                        .with_note(format!(
+                            "matched line {}: {}  [{}]",
+                            i + 1,
+                            t.lines[i].trim(),
+                            t.origins[i]
+                        ))
+                })?;
+                let cr = if t.lines[i].ends_with('\r') { "\r" } else { "" };
+                t.lines[i] = format!("{}{}{cr}", indent(&t.lines[i]), new.0);
+                t.origins[i] = origin(r, ctx, format!("{what} ({})", new.1));
+            }
+        }
+        RuleKind::Set { value } => {
+            for &i in &hits {
+                t.lines[i] = set_value(&t.lines[i], &r.pattern.text, value);
+                t.origins[i] = origin(r, ctx, what.clone());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Edits at one line: lines before it, a replacement, lines after it.
+#[derive(Default)]
+struct Edit {
+    before: Vec<(String, Origin)>,
+    replace: Option<Vec<(String, Origin)>>,
+    after: Vec<(String, Origin)>,
+}
+
+type Edits = std::collections::HashMap<usize, Edit>;
+
+/// Apply `edits` in one pass (linear in the file size).
+fn rewrite(t: &mut Traced, mut edits: Edits) {
+    let n = t.lines.len();
+    let mut lines = Vec::with_capacity(n + edits.len());
+    let mut origins = Vec::with_capacity(n + edits.len());
+    let old = std::mem::take(&mut t.lines)
+        .into_iter()
+        .zip(std::mem::take(&mut t.origins));
+    for (i, (l, o)) in old.enumerate() {
+        match edits.remove(&i) {
+            None => {
+                lines.push(l);
+                origins.push(o);
+            }
+            Some(e) => {
+                let body = e.replace.unwrap_or_else(|| vec![(l, o)]);
+                for (l, o) in e.before.into_iter().chain(body).chain(e.after) {
+                    lines.push(l);
+                    origins.push(o);
+                }
+            }
+        }
+    }
+    t.lines = lines;
+    t.origins = origins;
+}
+
+fn remove_lines(t: &mut Traced, idx: &[usize]) {
+    let drop: std::collections::HashSet<usize> = idx.iter().copied().collect();
+    let mut i = 0;
+    t.lines.retain(|_| {
+        i += 1;
+        !drop.contains(&(i - 1))
+    });
+    let mut i = 0;
+    t.origins.retain(|_| {
+        i += 1;
+        !drop.contains(&(i - 1))
+    });
+}
+
+fn dump_generation(t: &Traced) -> Option<u32> {
+    t.lines.iter().find_map(|l| {
+        let n = normalize(l);
+        n.strip_prefix(".amdgcn_target ").and_then(generation)
+    })
+}
+
+/// Lines a `set` rule of `name` acts on.
+fn find_set(t: &Traced, info: &[LineInfo], ranges: &[Range<usize>], name: &str) -> Vec<usize> {
+    let _ = t;
+    let mut v: Vec<usize> = ranges
+        .iter()
+        .flat_map(|r| r.clone())
+        .filter(|&i| {
+            let n = &info[i].norm;
+            if info[i].in_metadata {
+                let key = n.trim_start_matches("- ");
+                key.split(':').next() == Some(name) && key.contains(':')
+            } else if let Some(rest) = n.strip_prefix(".set ") {
+                let sym = rest.split(',').next().unwrap_or("").trim();
+                sym == name || (name.starts_with('.') && sym.ends_with(name))
+            } else {
+                info[i].class == Class::Directive
+                    && n.split(' ').next() == Some(name)
+                    && n.contains(' ')
+            }
+        })
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// Replace the value on a descriptor / metadata / `.set` line, keeping its layout.
+fn set_value(line: &str, name: &str, value: &str) -> String {
+    let (body, cr) = match line.strip_suffix('\r') {
+        Some(b) => (b, "\r"),
+        None => (line, ""),
+    };
+    let code_end = strip_comment(body).trim_end().len();
+    let comment = &body[code_end..];
+    let code = &body[..code_end];
+    let t = code.trim_start();
+    let ind = &code[..code.len() - t.len()];
+    if t.starts_with(".set") {
+        if let Some(c) = code.find(',') {
+            let after = &code[c + 1..];
+            let ws = &after[..after.len() - after.trim_start().len()];
+            return format!("{}{ws}{value}{comment}{cr}", &code[..=c]);
+        }
+    }
+    if let Some(c) = t
+        .find(':')
+        .filter(|_| !t.starts_with(".amdhsa_") && t.starts_with(['.', '-']))
+    {
+        let after = &t[c + 1..];
+        let ws = &after[..after.len() - after.trim_start().len()];
+        return format!("{ind}{}{ws}{value}{comment}{cr}", &t[..=c]);
+    }
+    let key_end = t.find(char::is_whitespace).unwrap_or(t.len());
+    let after = &t[key_end..];
+    let ws = &after[..after.len() - after.trim_start().len()];
+    let _ = name;
+    format!(
+        "{ind}{}{}{value}{comment}{cr}",
+        &t[..key_end],
+        if ws.is_empty() { " " } else { ws }
+    )
+}
+
+/// New text of a wait instruction and a note on the counter chosen.
+fn set_waitcnt(
+    norm: &str,
+    counter: &str,
+    value: u32,
+    gens: &[u32],
+) -> Result<(String, String), String> {
+    let mnemonic = norm.split(' ').next().unwrap_or("");
+    let operands = norm[mnemonic.len()..].trim();
+    // Map the counter name onto the instruction's counter.
+    let (actual, kind): (&str, &str) = match mnemonic {
+        "s_waitcnt" => match counter {
+            "vmcnt" | "loadcnt" => ("vmcnt", "s_waitcnt"),
+            "lgkmcnt" | "dscnt" | "kmcnt" => ("lgkmcnt", "s_waitcnt"),
+            "expcnt" => ("expcnt", "s_waitcnt"),
+            _ => return Err(format!("counter `{counter}` is not part of `s_waitcnt` (it has vmcnt, expcnt, lgkmcnt)")),
+        },
+        "s_waitcnt_vscnt" => match counter {
+            "vscnt" | "storecnt" => ("vscnt", "imm"),
+            _ => return Err(format!("`s_waitcnt_vscnt` only has vscnt, not `{counter}`")),
+        },
+        m if m.starts_with("s_wait_") && !m.contains("_dscnt") || m == "s_wait_dscnt" => {
+            let own = &m["s_wait_".len()..];
+            let ok = own == counter
+                || matches!((own, counter), ("loadcnt", "vmcnt") | ("dscnt", "lgkmcnt") | ("kmcnt", "lgkmcnt") | ("storecnt", "vscnt"));
+            if !ok {
+                return Err(format!("`{m}` waits on {own}, not `{counter}`; match the `s_wait_*` instruction of that counter"));
+            }
+            (own, "imm")
+        }
+        _ => {
+            return Err(format!(
+                "`{mnemonic}` is not a wait instruction set-waitcnt can edit (s_waitcnt, s_waitcnt_vscnt, s_wait_loadcnt, s_wait_dscnt, …)"
+            ))
+        }
+    };
+    for &g in gens {
+        let gi = (g.clamp(9, 12) - 9) as usize;
+        match counter_limits(actual).and_then(|l| l[gi]) {
+            Some(max) if value > max => {
+                return Err(format!(
+                    "{actual} = {value} does not fit gfx{g}'s {actual} field (maximum {max})"
+                ))
+            }
+            None => return Err(format!("gfx{g} has no {actual} counter")),
+            _ => {}
+        }
+    }
+    let note = if actual == counter {
+        actual.to_string()
+    } else {
+        format!("{counter} means {actual} here")
+    };
+    if kind == "imm" {
+        // `s_wait_loadcnt 0x3` / `s_waitcnt_vscnt null, 0x0`: replace the last operand.
+        let (head, last) = match operands.rfind(", ") {
+            Some(c) => (&operands[..c + 2], &operands[c + 2..]),
+            None => ("", operands),
+        };
+        let hex = last.starts_with("0x");
+        let v = if hex {
+            format!("0x{value:x}")
+        } else {
+            value.to_string()
+        };
+        return Ok((format!("{mnemonic} {head}{v}"), note));
+    }
+    static COUNTER: std::sync::OnceLock<Result<Regex, regex::Error>> = std::sync::OnceLock::new();
+    let re = COUNTER
+        .get_or_init(|| Regex::new(r"(\w+)\(\s*(\d+)\s*\)"))
+        .as_ref()
+        .map_err(|e| e.to_string())?;
+    if !operands.is_empty() && !re.is_match(operands) {
+        return Err(format!("`{norm}` uses an encoded immediate; write it with named counters (vmcnt(N) expcnt(N) lgkmcnt(N)) first"));
+    }
+    let mut found = false;
+    let new_ops = re.replace_all(operands, |c: &regex::Captures| {
+        let name = &c[1];
+        if name == actual || name == format!("{actual}_sat") {
+            found = true;
+            format!("{name}({value})")
+        } else {
+            c[0].to_string()
+        }
+    });
+    let new_ops = if found {
+        new_ops.into_owned()
+    } else if operands.is_empty() {
+        format!("{actual}({value})")
+    } else {
+        format!("{operands} {actual}({value})")
+    };
+    Ok((format!("{mnemonic} {new_ops}"), note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_whitespace_commas_and_comments() {
+        assert_eq!(
+            normalize("\tv_add_u32  v1,v2 ,  v3 ; hi"),
+            "v_add_u32 v1, v2, v3"
+        );
+        assert_eq!(normalize("  s_nop 0 // x"), "s_nop 0");
+    }
+
+    #[test]
+    fn generations() {
+        for (n, g) in [
+            ("gfx942", 9),
+            ("gfx90a:xnack+", 9),
+            ("gfx1100", 11),
+            ("gfx1201", 12),
+            ("gfx9-4-generic", 9),
+            ("gfx10-3-generic", 10),
+            ("amdgpu9.42-amd-amdhsa-unknown-gfx942", 9),
+            ("amdgcn-amd-amdhsa--gfx1030", 10),
+        ] {
+            assert_eq!(generation(n), Some(g), "{n}");
+        }
+    }
+
+    #[test]
+    fn waitcnt_edits_keep_other_counters() {
+        assert_eq!(
+            set_waitcnt("s_waitcnt vmcnt(11) lgkmcnt(0)", "vmcnt", 4, &[9])
+                .unwrap()
+                .0,
+            "s_waitcnt vmcnt(4) lgkmcnt(0)"
+        );
+        assert_eq!(
+            set_waitcnt("s_waitcnt lgkmcnt(0)", "vmcnt", 4, &[9])
+                .unwrap()
+                .0,
+            "s_waitcnt lgkmcnt(0) vmcnt(4)"
+        );
+        assert_eq!(
+            set_waitcnt("s_wait_loadcnt 0x3", "vmcnt", 5, &[12]).unwrap(),
+            (
+                "s_wait_loadcnt 0x5".into(),
+                "vmcnt means loadcnt here".into()
+            )
+        );
+        assert_eq!(
+            set_waitcnt("s_waitcnt_vscnt null, 0x0", "vscnt", 2, &[11])
+                .unwrap()
+                .0,
+            "s_waitcnt_vscnt null, 0x2"
+        );
+        assert!(set_waitcnt("s_waitcnt lgkmcnt(0)", "lgkmcnt", 16, &[9])
+            .unwrap_err()
+            .contains("maximum 15"));
+        assert!(set_waitcnt("s_waitcnt lgkmcnt(0)", "lgkmcnt", 16, &[10]).is_ok());
+        assert!(set_waitcnt("s_waitcnt vmcnt(0)", "vmcnt", 64, &[9])
+            .unwrap_err()
+            .contains("maximum 63"));
+        assert!(set_waitcnt("s_wait_kmcnt 0x0", "kmcnt", 32, &[12]).is_err());
+        assert!(set_waitcnt("s_wait_dscnt 0x0", "loadcnt", 1, &[12]).is_err());
+        assert!(set_waitcnt("s_waitcnt 0", "vmcnt", 1, &[9]).is_err());
+    }
+
+    #[test]
+    fn set_value_keeps_layout() {
+        assert_eq!(
+            set_value(
+                "\t\t.amdhsa_next_free_vgpr 257",
+                ".amdhsa_next_free_vgpr",
+                "128"
+            ),
+            "\t\t.amdhsa_next_free_vgpr 128"
+        );
+        assert_eq!(
+            set_value("    .vgpr_count:     112", ".vgpr_count", "128"),
+            "    .vgpr_count:     128"
+        );
+        assert_eq!(
+            set_value("\t.set .Lk.num_vgpr, 112", ".num_vgpr", "128"),
+            "\t.set .Lk.num_vgpr, 128"
+        );
+    }
+}
