@@ -1,48 +1,16 @@
 //! Wait-counter checks on the real corpus and on patched lines.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
+
+use common::{corpus, corpus_files};
 
 use gcn_embed::TargetId;
 use gcn_patch::check::waitcnt::{check_waitcnt, check_waitcnt_traced};
 use gcn_patch::diag::Severity;
 use gcn_patch::parse::parse;
 use gcn_patch::provenance::{Origin, Traced};
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
-}
-
-/// Every corpus dump with the target it was compiled for.
-fn corpus_files() -> Vec<(PathBuf, TargetId)> {
-    let mut out = vec![];
-    for family in ["iree", "hip"] {
-        let dir = corpus().join(family);
-        let mut targets: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e} (run tests/corpus/regen.sh)", dir.display()))
-            .filter_map(|e| e.ok())
-            .filter(|e| e.path().is_dir())
-            .collect();
-        targets.sort_by_key(|e| e.path());
-        for t in targets {
-            let target = TargetId::parse(&t.file_name().to_string_lossy()).expect("corpus target");
-            let mut files: Vec<_> = std::fs::read_dir(t.path())
-                .unwrap()
-                .filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| {
-                    matches!(
-                        p.extension().and_then(|e| e.to_str()),
-                        Some("s" | "rocmasm")
-                    )
-                })
-                .collect();
-            files.sort();
-            out.extend(files.into_iter().map(|f| (f, target)));
-        }
-    }
-    assert!(out.len() >= 30, "corpus incomplete: {} files", out.len());
-    out
-}
 
 #[test]
 fn every_corpus_file_passes() {
@@ -108,4 +76,28 @@ fn gfx12_rejects_gfx11_waits() {
     );
     let rendered: Vec<String> = diags.iter().map(|d| d.render()).collect();
     insta::assert_snapshot!(rendered.join("\n\n"));
+}
+
+/// The demo patch of the repository (patches/matmul-waitcnt.diff) keeps every
+/// wait meaningful and within the gfx942 limits, and the registers in budget.
+#[test]
+fn demo_patch_passes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dump = std::fs::read_to_string(corpus().join("iree/gfx942/matmul.rocmasm")).unwrap();
+    let diff = std::fs::read_to_string(root.join("patches/matmul-waitcnt.diff")).unwrap();
+    let patched = diffy::apply(&dump, &diffy::Patch::from_str(&diff).unwrap()).unwrap();
+    assert_ne!(patched, dump);
+    let target = TargetId::parse("gfx942").unwrap();
+    let diags = check_waitcnt(&parse(&patched), &target);
+    assert!(diags.is_empty(), "{diags:?}");
+    let t = Traced::from_source(&patched, "matmul.rocmasm");
+    let o = gcn_patch::check::check_registers(
+        None,
+        &t,
+        &target,
+        gcn_patch::check::RegisterPolicy::Error,
+        "kernel `matmul` for gfx942",
+    )
+    .unwrap();
+    assert!(o.notes.is_empty());
 }
