@@ -42,7 +42,7 @@ use super::expr::eval;
 use super::occupancy::{occupancy, Isa, Occupancy};
 use super::waitcnt::{origin_text, place};
 use super::RegisterPolicy;
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{Diagnostic, Diagnostics, Severity};
 use crate::parse::{AsmFile, Kernel, RegFile};
 use crate::provenance::{Origin, Traced};
 
@@ -192,7 +192,8 @@ pub struct CheckOutcome {
     /// The asm: unchanged, or with updated counts under
     /// [`RegisterPolicy::Update`].
     pub asm: Traced,
-    /// Notes: occupancy changes, updates made.
+    /// Notes (occupancy changes, updates made) and warnings (counts that
+    /// cannot be evaluated and so are not checked).
     pub notes: Vec<Diagnostic>,
 }
 
@@ -567,6 +568,32 @@ fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec
                 });
             }
         }
+    }
+
+    // Counts this checker cannot evaluate are not checked: say so.
+    for decl in [
+        &d.next_free_vgpr,
+        &d.next_free_sgpr,
+        &d.accum_offset,
+        &d.num_vgpr,
+        &d.num_agpr,
+        &d.numbered_sgpr,
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|v| v.value.is_none())
+    {
+        out.push(Problem {
+            line: decl.line,
+            token: None,
+            label: "not evaluated".into(),
+            diag: Diagnostic::warning(format!(
+                "{label}: cannot evaluate {decl}; registers beyond it are not checked"
+            ))
+            .with_note("understood: numbers, `.set` symbols, + - * / % << >> & | ^ ~, max, or, alignto, totalnumvgprs")
+            .with_help(format!("write {} as a number", decl.what)),
+            related: vec![],
+        });
     }
 
     // --- declarations that contradict each other ------------------------
@@ -1021,7 +1048,13 @@ pub fn check_registers(
         RegisterPolicy::Error => {
             for kb in &budgets {
                 let klabel = kernel_label(label, &kb.kernel, single);
-                errors.extend(diagnose(patched, problems(kb, &isa, target, &klabel)));
+                for d in diagnose(patched, problems(kb, &isa, target, &klabel)) {
+                    if d.severity == Severity::Error {
+                        errors.push(d);
+                    } else {
+                        notes.push(d);
+                    }
+                }
             }
         }
         RegisterPolicy::Update => {
@@ -1072,7 +1105,13 @@ pub fn check_registers(
                 let asm2 = AsmFile::from_traced(&out);
                 for kb in analyze(&asm2, target) {
                     let klabel = kernel_label(label, &kb.kernel, single);
-                    errors.extend(diagnose(&out, problems(&kb, &isa, target, &klabel)));
+                    for d in diagnose(&out, problems(&kb, &isa, target, &klabel)) {
+                        if d.severity == Severity::Error {
+                            errors.push(d);
+                        } else {
+                            notes.push(d);
+                        }
+                    }
                 }
             }
         }
@@ -1203,6 +1242,22 @@ k:
             Some(8)
         );
         assert_eq!(b[0].declared.num_vgpr.as_ref().unwrap().line, 15);
+    }
+
+    #[test]
+    fn unevaluable_counts_are_a_warning() {
+        let src = K.replace(
+            ".amdhsa_next_free_vgpr 8",
+            ".amdhsa_next_free_vgpr unknown_fn(3)",
+        );
+        let t = Traced::from_source(&src, "k.s");
+        let o = check_registers(None, &t, &t("gfx942"), RegisterPolicy::Error, "kernel `k`")
+            .expect("other counts hold");
+        assert_eq!(o.notes.len(), 1);
+        assert_eq!(o.notes[0].severity, Severity::Warning);
+        assert!(o.notes[0]
+            .message
+            .contains("cannot evaluate .amdhsa_next_free_vgpr `unknown_fn(3)`"));
     }
 
     #[test]
