@@ -1250,9 +1250,15 @@ k:
             ".amdhsa_next_free_vgpr 8",
             ".amdhsa_next_free_vgpr unknown_fn(3)",
         );
-        let t = Traced::from_source(&src, "k.s");
-        let o = check_registers(None, &t, &t("gfx942"), RegisterPolicy::Error, "kernel `k`")
-            .expect("other counts hold");
+        let traced = Traced::from_source(&src, "k.s");
+        let o = check_registers(
+            None,
+            &traced,
+            &t("gfx942"),
+            RegisterPolicy::Error,
+            "kernel `k`",
+        )
+        .expect("other counts hold");
         assert_eq!(o.notes.len(), 1);
         assert_eq!(o.notes[0].severity, Severity::Warning);
         assert!(o.notes[0]
