@@ -1,4 +1,13 @@
 //! Checks run on patched, retargeted asm: register budget, occupancy, wait counters.
+//!
+//! * [`budget`]: registers the instructions use against the descriptor,
+//!   `.set` counts and metadata; [`budget::check_registers`] reports overuse
+//!   at the patch line ([`RegisterPolicy::Error`]) or rewrites the counts
+//!   ([`RegisterPolicy::Update`]), and reports the occupancy consequence.
+//! * [`occupancy`](mod@occupancy): waves per SIMD from registers, LDS and workgroup size,
+//!   following LLVM's `AMDGPUBaseInfo.cpp`.
+//! * [`waitcnt`]: wait-counter values and names per generation, and waits
+//!   that cannot block.
 
 use serde::Deserialize;
 
@@ -13,3 +22,12 @@ pub enum RegisterPolicy {
     /// Rewrite descriptor, `.set` values and metadata consistently.
     Update,
 }
+
+pub mod budget;
+mod expr;
+pub mod occupancy;
+pub mod waitcnt;
+
+pub use budget::{analyze, check_registers, CheckOutcome, Declared, KernelBudget, Usage};
+pub use occupancy::{occupancy, Limiter, Occupancy};
+pub use waitcnt::{check_waitcnt, check_waitcnt_traced, waitcnt_limits, Counter, WaitcntLimits};

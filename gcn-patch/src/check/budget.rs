@@ -1,0 +1,1274 @@
+//! Register budget: the registers a kernel's instructions use against what
+//! it declares. The assembler accepts overuse silently (a patch that touches
+//! `v120` in a kernel declaring `.amdhsa_next_free_vgpr 112` assembles and
+//! then corrupts another wave's registers); this check does not.
+//!
+//! Where counts are declared, and how they relate (checked on every kernel
+//! of `tests/corpus`, LLVM 22 clang and IREE's LLVM 24, all of which pass
+//! with no finding):
+//!
+//! * descriptor (`.amdhsa_kernel`): `.amdhsa_next_free_vgpr` is what the
+//!   hardware allocates. With AGPRs in the unified file (gfx90a, gfx942,
+//!   gfx950, gfx9-4-generic) arch VGPRs must stay below
+//!   `.amdhsa_accum_offset` and AGPR `aK` lives at `accum_offset + K`, so
+//!   `next_free_vgpr ≥ accum_offset + num_agpr`; LLVM writes
+//!   `accum_offset = alignTo(max(num_vgpr, 1), 4)`. On gfx908 AGPRs are a
+//!   separate file and `next_free_vgpr = max(num_vgpr, num_agpr)`.
+//!   `.amdhsa_next_free_sgpr` counts numbered SGPRs; `.amdhsa_reserve_vcc`,
+//!   `_flat_scratch`, `_xnack_mask` (default 1) add the extra SGPRs. IREE
+//!   (LLVM 24) pads the descriptor beyond the `.set` counts (e.g.
+//!   `next_free_vgpr 257` for `num_vgpr 112`); padding is not an error.
+//! * `.set <kernel>.num_vgpr` / `.num_agpr` / `.numbered_sgpr` / `.uses_vcc`
+//!   / `.uses_flat_scratch` (LLVM 22+): what the code uses, exactly.
+//! * metadata: `.vgpr_count = max(1, totalnumvgprs(num_agpr, num_vgpr))`,
+//!   `.agpr_count = num_agpr`, `.sgpr_count = numbered_sgpr + extra` where
+//!   extra is `getNumExtraSGPRs` (`AMDGPUBaseInfo.cpp`): VCC 2; on gfx8/9
+//!   XNACK (xnack on or any) 4, FLAT_SCRATCH or architected flat scratch
+//!   (gfx942, gfx950) 6; nothing more on gfx10+.
+//!
+//! Every count must cover the instructions' usage; a smaller count in one
+//! place than another implies is an inconsistency. Under
+//! [`RegisterPolicy::Update`] the counts are rewritten consistently. They
+//! only grow: a descriptor may be padded on purpose (as IREE does), and
+//! shrinking would change occupancy behind the author's back; lower them by
+//! hand if a patch frees registers.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use gcn_embed::{Feature, Generation, TargetId};
+
+use super::expr::eval;
+use super::occupancy::{occupancy, Isa, Occupancy};
+use super::waitcnt::{origin_text, place};
+use super::RegisterPolicy;
+use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::parse::{AsmFile, Kernel, RegFile};
+use crate::provenance::{Origin, Traced};
+
+/// Registers the instructions of one kernel use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Usage {
+    /// Highest arch VGPR index + 1 (`v[4:7]` counts up to v7).
+    pub vgpr: u32,
+    /// Highest AGPR index + 1.
+    pub agpr: u32,
+    /// Highest SGPR index + 1.
+    pub sgpr: u32,
+    /// VCC (or `vcc_lo`/`vcc_hi`, or an implicit reader such as `s_cbranch_vccz`).
+    pub vcc: bool,
+    /// FLAT_SCRATCH (or its halves).
+    pub flat_scratch: bool,
+    /// XNACK_MASK (or its halves).
+    pub xnack_mask: bool,
+}
+
+/// Register class of one use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RegClass {
+    /// Arch VGPRs `v0..`.
+    Vgpr,
+    /// AGPRs `a0..`.
+    Agpr,
+    /// SGPRs `s0..`.
+    Sgpr,
+    /// VCC.
+    Vcc,
+    /// FLAT_SCRATCH.
+    FlatScratch,
+    /// XNACK_MASK.
+    XnackMask,
+}
+
+/// One register operand of one instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegUse {
+    /// 0-based line index.
+    pub line: usize,
+    /// Register class.
+    pub class: RegClass,
+    /// First index.
+    pub first: u32,
+    /// Last index (inclusive).
+    pub last: u32,
+    /// The operand as written (`v[4:7]`, `vcc`), to highlight it.
+    pub token: String,
+}
+
+/// One declared count: where, as written, and its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredValue {
+    /// How to name it to a user: `.amdhsa_next_free_vgpr`,
+    /// `.set .Lk.num_vgpr`, metadata `.vgpr_count`.
+    pub what: String,
+    /// 0-based line index.
+    pub line: usize,
+    /// The value text as written (a number or an expression).
+    pub text: String,
+    /// The evaluated value (`None`: an expression this checker cannot evaluate).
+    pub value: Option<u32>,
+}
+
+impl DeclaredValue {
+    fn is_literal(&self) -> bool {
+        let t = self.text.trim();
+        !t.is_empty()
+            && t.chars()
+                .all(|c| c.is_ascii_hexdigit() || c == 'x' || c == 'X')
+    }
+}
+
+impl fmt::Display for DeclaredValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.value {
+            Some(v) if self.is_literal() => write!(f, "{} {v}", self.what),
+            Some(v) => write!(f, "{} {v} (`{}`)", self.what, self.text),
+            None => write!(f, "{} `{}`", self.what, self.text),
+        }
+    }
+}
+
+/// What one kernel declares about its registers, in the descriptor, `.set`
+/// symbols and metadata (each with its line).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Declared {
+    /// Line of `.amdhsa_kernel` (None: no descriptor).
+    pub descriptor_line: Option<usize>,
+    /// `.amdhsa_next_free_vgpr`.
+    pub next_free_vgpr: Option<DeclaredValue>,
+    /// `.amdhsa_next_free_sgpr`.
+    pub next_free_sgpr: Option<DeclaredValue>,
+    /// `.amdhsa_accum_offset`.
+    pub accum_offset: Option<DeclaredValue>,
+    /// `.amdhsa_reserve_vcc` (default 1).
+    pub reserve_vcc: Option<DeclaredValue>,
+    /// `.amdhsa_reserve_flat_scratch` (default 1).
+    pub reserve_flat_scratch: Option<DeclaredValue>,
+    /// `.amdhsa_reserve_xnack_mask` (default: the target supports xnack).
+    pub reserve_xnack_mask: Option<DeclaredValue>,
+    /// `.amdhsa_wavefront_size32`.
+    pub wavefront_size32: Option<DeclaredValue>,
+    /// `.amdhsa_group_segment_fixed_size` (LDS bytes).
+    pub group_segment_fixed_size: Option<DeclaredValue>,
+    /// `.set <kernel>.num_vgpr`.
+    pub num_vgpr: Option<DeclaredValue>,
+    /// `.set <kernel>.num_agpr`.
+    pub num_agpr: Option<DeclaredValue>,
+    /// `.set <kernel>.numbered_sgpr`.
+    pub numbered_sgpr: Option<DeclaredValue>,
+    /// `.set <kernel>.uses_vcc`.
+    pub uses_vcc: Option<DeclaredValue>,
+    /// `.set <kernel>.uses_flat_scratch`.
+    pub uses_flat_scratch: Option<DeclaredValue>,
+    /// Metadata `.vgpr_count`.
+    pub vgpr_count: Option<DeclaredValue>,
+    /// Metadata `.agpr_count`.
+    pub agpr_count: Option<DeclaredValue>,
+    /// Metadata `.sgpr_count`.
+    pub sgpr_count: Option<DeclaredValue>,
+    /// Metadata `.max_flat_workgroup_size`.
+    pub max_flat_workgroup_size: Option<u32>,
+    /// Line of the metadata `.name:` field and its indentation, where
+    /// missing metadata counts are inserted.
+    pub metadata_name: Option<(usize, String)>,
+}
+
+/// Usage and declarations of one kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelBudget {
+    /// Kernel symbol.
+    pub kernel: String,
+    /// Registers the instructions use.
+    pub used: Usage,
+    /// What the kernel declares.
+    pub declared: Declared,
+    /// Every register operand of the kernel's instructions, in line order.
+    pub uses: Vec<RegUse>,
+}
+
+/// Result of [`check_registers`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckOutcome {
+    /// The asm: unchanged, or with updated counts under
+    /// [`RegisterPolicy::Update`].
+    pub asm: Traced,
+    /// Notes (occupancy changes, updates made) and warnings (counts that
+    /// cannot be evaluated and so are not checked).
+    pub notes: Vec<Diagnostic>,
+}
+
+/// Counts are capped here so that arithmetic on nonsense input cannot
+/// overflow; any real count is far below (512 VGPRs, 106 SGPRs).
+const CAP: u32 = 1 << 16;
+
+fn value_of(text: &str, symbols: &HashMap<String, String>, gfx90a: bool) -> Option<u32> {
+    eval(text, symbols, gfx90a)
+        .and_then(|v| u32::try_from(v).ok())
+        .map(|v| v.min(CAP))
+}
+
+/// Mnemonics that read or write VCC without naming it.
+fn implicit_vcc(mnemonic: &str) -> bool {
+    mnemonic.starts_with("s_cbranch_vcc") || mnemonic.starts_with("v_div_fmas")
+}
+
+/// Every `.set name, value` of the file.
+fn set_symbols(asm: &AsmFile) -> HashMap<String, String> {
+    asm.lines
+        .iter()
+        .filter_map(|l| match &l.kind {
+            crate::parse::LineKind::Set { name, value } => Some((name.clone(), value.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Usage and declarations of every kernel of `asm`, for `target`.
+pub fn analyze(asm: &AsmFile, target: &TargetId) -> Vec<KernelBudget> {
+    let isa = Isa::of(target);
+    let symbols = set_symbols(asm);
+    asm.kernels()
+        .into_iter()
+        .map(|k| analyze_kernel(asm, &k, &symbols, isa.unified_agprs))
+        .collect()
+}
+
+fn analyze_kernel(
+    asm: &AsmFile,
+    k: &Kernel,
+    symbols: &HashMap<String, String>,
+    gfx90a: bool,
+) -> KernelBudget {
+    let mut used = Usage::default();
+    let mut uses = vec![];
+    for idx in k.code.clone() {
+        let Some(inst) = asm.lines.get(idx).and_then(|l| l.instruction()) else {
+            continue;
+        };
+        if implicit_vcc(&inst.mnemonic) {
+            used.vcc = true;
+            uses.push(RegUse {
+                line: idx,
+                class: RegClass::Vcc,
+                first: 0,
+                last: 0,
+                token: inst.mnemonic.clone(),
+            });
+        }
+        for r in inst.registers() {
+            let class = match r.file {
+                RegFile::Vgpr => RegClass::Vgpr,
+                RegFile::Agpr => RegClass::Agpr,
+                RegFile::Sgpr => RegClass::Sgpr,
+                RegFile::Vcc | RegFile::VccLo | RegFile::VccHi => RegClass::Vcc,
+                RegFile::FlatScratch | RegFile::FlatScratchLo | RegFile::FlatScratchHi => {
+                    RegClass::FlatScratch
+                }
+                RegFile::XnackMask | RegFile::XnackMaskLo | RegFile::XnackMaskHi => {
+                    RegClass::XnackMask
+                }
+                _ => continue,
+            };
+            let n = r.last.saturating_add(1).min(CAP);
+            match class {
+                RegClass::Vgpr => used.vgpr = used.vgpr.max(n),
+                RegClass::Agpr => used.agpr = used.agpr.max(n),
+                RegClass::Sgpr => used.sgpr = used.sgpr.max(n),
+                RegClass::Vcc => used.vcc = true,
+                RegClass::FlatScratch => used.flat_scratch = true,
+                RegClass::XnackMask => used.xnack_mask = true,
+            }
+            uses.push(RegUse {
+                line: idx,
+                class,
+                first: r.first.min(CAP - 1),
+                last: r.last.min(CAP - 1),
+                token: r.to_string(),
+            });
+        }
+    }
+
+    let mut d = Declared::default();
+    let dv = |what: String, line: usize, text: &str| DeclaredValue {
+        what,
+        line,
+        text: text.trim().to_string(),
+        value: value_of(text, symbols, gfx90a),
+    };
+    if let Some(desc) = &k.descriptor {
+        d.descriptor_line = Some(desc.start);
+        for f in &desc.fields {
+            let v = Some(dv(f.name.clone(), f.line, &f.value));
+            match f.name.as_str() {
+                ".amdhsa_next_free_vgpr" => d.next_free_vgpr = v,
+                ".amdhsa_next_free_sgpr" => d.next_free_sgpr = v,
+                ".amdhsa_accum_offset" => d.accum_offset = v,
+                ".amdhsa_reserve_vcc" => d.reserve_vcc = v,
+                ".amdhsa_reserve_flat_scratch" => d.reserve_flat_scratch = v,
+                ".amdhsa_reserve_xnack_mask" => d.reserve_xnack_mask = v,
+                ".amdhsa_wavefront_size32" => d.wavefront_size32 = v,
+                ".amdhsa_group_segment_fixed_size" => d.group_segment_fixed_size = v,
+                _ => {}
+            }
+        }
+    }
+    for s in &k.sets {
+        let v = Some(dv(format!(".set {}", s.symbol), s.line, &s.value));
+        match s.field.as_str() {
+            "num_vgpr" => d.num_vgpr = v,
+            "num_agpr" => d.num_agpr = v,
+            "numbered_sgpr" => d.numbered_sgpr = v,
+            "uses_vcc" => d.uses_vcc = v,
+            "uses_flat_scratch" => d.uses_flat_scratch = v,
+            _ => {}
+        }
+    }
+    if let Some(md) = &k.metadata {
+        let mv = |key: &str, f: Option<(usize, u32)>| {
+            f.map(|(line, value)| DeclaredValue {
+                what: format!("metadata `{key}`"),
+                line,
+                text: value.to_string(),
+                value: Some(value.min(CAP)),
+            })
+        };
+        d.vgpr_count = mv(".vgpr_count", md.vgpr_count);
+        d.agpr_count = mv(".agpr_count", md.agpr_count);
+        d.sgpr_count = mv(".sgpr_count", md.sgpr_count);
+        d.max_flat_workgroup_size = md.max_flat_workgroup_size.map(|(_, v)| v);
+        d.metadata_name = md.name.as_ref().and_then(|(line, _)| {
+            let text = &asm.lines.get(*line)?.text;
+            let body = text.trim_start().trim_start_matches("- ");
+            let indent = " ".repeat(text.len() - body.len());
+            Some((*line, indent))
+        });
+    }
+    KernelBudget {
+        kernel: k.name.clone(),
+        used,
+        declared: d,
+        uses,
+    }
+}
+
+fn flag(v: &Option<DeclaredValue>) -> Option<bool> {
+    v.as_ref().and_then(|v| v.value).map(|v| v != 0)
+}
+
+fn xnack_on_or_any(isa: &Isa, target: &TargetId) -> bool {
+    isa.xnack_supported && target.xnack != Feature::Off
+}
+
+/// One register bound: indices must stay below `limit`.
+struct Bound<'a> {
+    limit: u32,
+    decl: &'a DeclaredValue,
+    /// Extra words after the declaration, e.g. "- 6 extra SGPRs".
+    how: String,
+    /// The value the declaration should have.
+    want: u32,
+    /// Blame instructions beyond it (descriptor, `.set`), or only list it
+    /// (metadata, checked against the `.set` counts).
+    blame: bool,
+}
+
+/// Everything wrong with one kernel, as diagnostics (no locations yet:
+/// `(line, token span, label, diagnostic)`).
+struct Problem {
+    line: usize,
+    token: Option<String>,
+    label: String,
+    diag: Diagnostic,
+    related: Vec<usize>,
+}
+
+fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec<Problem> {
+    let d = &kb.declared;
+    let u = &kb.used;
+    let mut out = vec![];
+    let update_help = format!(
+        "or set `registers = \"update\"` for kernel `{}` in kernels.toml to rewrite the counts",
+        kb.kernel
+    );
+
+    // --- usage beyond declarations -------------------------------------
+    // The descriptor and the `.set` counts are blamed at the first
+    // instruction beyond them; metadata counts describe the others and are
+    // checked against them below (and listed here when short too).
+    let tg = targets(kb, isa, target);
+    let overuse = |class: RegClass,
+                   bounds: Vec<Bound>,
+                   unit: &str,
+                   prefix: &str|
+     -> Option<Problem> {
+        let tight = bounds.iter().filter(|b| b.blame).min_by_key(|b| b.limit)?;
+        let first = kb
+            .uses
+            .iter()
+            .find(|r| r.class == class && r.last >= tight.limit)?;
+        let needed = kb
+            .uses
+            .iter()
+            .filter(|r| r.class == class)
+            .map(|r| r.last + 1)
+            .max()
+            .unwrap_or(0);
+        let reg = format!("{prefix}{}", first.last);
+        let mut diag = Diagnostic::error(format!(
+            "{label} uses {reg}, beyond its declared {unit} budget"
+        ))
+        .with_note(format!(
+            "the kernel's instructions use {needed} {unit}s ({prefix}0–{prefix}{}); the assembler accepts this silently and the extra registers belong to another wave",
+            needed - 1
+        ));
+        let short: Vec<&Bound> = bounds.iter().filter(|b| b.limit < needed).collect();
+        let others: Vec<String> = short
+            .iter()
+            .filter(|b| !std::ptr::eq(**b, tight))
+            .map(|b| format!("{}{} (at {{{}}})", b.decl, b.how, b.decl.line))
+            .collect();
+        if !others.is_empty() {
+            diag = diag.with_note(format!("also too small: {}", others.join(", ")));
+        }
+        let raise: Vec<String> = short
+            .iter()
+            .map(|b| format!("{} to {}", b.decl.what, b.want))
+            .collect();
+        diag = diag.with_help(format!("raise {}, {update_help}", raise.join(", ")));
+        Some(Problem {
+            line: first.line,
+            token: Some(first.token.clone()),
+            label: format!("{reg} is beyond {}{}", tight.decl, tight.how),
+            diag,
+            related: bounds.iter().map(|b| b.decl.line).collect(),
+        })
+    };
+    fn bound(v: &Option<DeclaredValue>, want: u32, blame: bool) -> Option<Bound<'_>> {
+        let decl = v.as_ref()?;
+        Some(Bound {
+            limit: decl.value?,
+            decl,
+            how: String::new(),
+            want,
+            blame,
+        })
+    }
+
+    // Arch VGPRs.
+    let mut vb: Vec<Bound> = vec![];
+    vb.extend(bound(&d.next_free_vgpr, tg.next_free_vgpr, true));
+    if isa.unified_agprs {
+        vb.extend(bound(&d.accum_offset, tg.accum_offset.unwrap_or(0), true));
+    }
+    vb.extend(bound(&d.num_vgpr, tg.num_vgpr, true));
+    vb.extend(bound(&d.vgpr_count, tg.vgpr_count, false));
+    let vgpr_over = overuse(RegClass::Vgpr, vb, "VGPR", "v");
+
+    // AGPRs.
+    let mut ab: Vec<Bound> = vec![];
+    if isa.unified_agprs {
+        if let (Some(nf), Some(acc)) = (&d.next_free_vgpr, &d.accum_offset) {
+            if let (Some(n), Some(a)) = (nf.value, acc.value) {
+                ab.push(Bound {
+                    limit: n.saturating_sub(a),
+                    decl: nf,
+                    how: format!(" (AGPRs start at .amdhsa_accum_offset {a})"),
+                    want: tg.next_free_vgpr,
+                    blame: true,
+                });
+            }
+        }
+    } else if isa.separate_agprs {
+        ab.extend(bound(&d.next_free_vgpr, tg.next_free_vgpr, true));
+    }
+    ab.extend(bound(&d.num_agpr, tg.num_agpr, true));
+    ab.extend(bound(&d.agpr_count, tg.agpr_count, false));
+    // Metadata `.vgpr_count` covers the AGPRs too (totalnumvgprs).
+    if let Some(vc) = &d.vgpr_count {
+        if let Some(n) = vc.value {
+            if isa.unified_agprs {
+                let start = tg.num_vgpr.div_ceil(4) * 4;
+                ab.push(Bound {
+                    limit: n.saturating_sub(start),
+                    decl: vc,
+                    how: format!(" (AGPRs counted after alignTo(num_vgpr, 4) = {start})"),
+                    want: tg.vgpr_count,
+                    blame: false,
+                });
+            } else if isa.separate_agprs {
+                ab.extend(bound(&d.vgpr_count, tg.vgpr_count, false));
+            }
+        }
+    }
+    let agpr_over = overuse(RegClass::Agpr, ab, "AGPR", "a");
+
+    // SGPRs.
+    let xnack = xnack_on_or_any(isa, target);
+    let meta_vcc = flag(&d.uses_vcc).unwrap_or(u.vcc);
+    let meta_flat = flag(&d.uses_flat_scratch).unwrap_or(u.flat_scratch);
+    let meta_extra = isa.extra_sgprs(meta_vcc, meta_flat, xnack);
+    let mut sb: Vec<Bound> = vec![];
+    sb.extend(bound(&d.next_free_sgpr, tg.next_free_sgpr, true));
+    sb.extend(bound(&d.numbered_sgpr, tg.numbered_sgpr, true));
+    if let Some(sc) = &d.sgpr_count {
+        if let Some(v) = sc.value {
+            sb.push(Bound {
+                limit: v.saturating_sub(meta_extra),
+                decl: sc,
+                how: format!(" - {meta_extra} extra SGPRs"),
+                want: tg.sgpr_count,
+                blame: false,
+            });
+        }
+    }
+    let sgpr_over = overuse(RegClass::Sgpr, sb, "SGPR", "s");
+    // Without `.set` counts, metadata is compared with the usage (unless
+    // the usage already exceeds the descriptor: reported above).
+    let (sv_fallback, sa_fallback, ss_fallback) = (
+        (vgpr_over.is_none() && agpr_over.is_none()).then_some(u.vgpr),
+        agpr_over.is_none().then_some(u.agpr),
+        sgpr_over.is_none().then_some(u.sgpr),
+    );
+    out.extend(vgpr_over);
+    out.extend(agpr_over);
+    out.extend(sgpr_over);
+
+    // Special registers that must be reserved.
+    let special = [
+        (RegClass::Vcc, "vcc", &d.reserve_vcc, &d.uses_vcc),
+        (
+            RegClass::FlatScratch,
+            "flat_scratch",
+            &d.reserve_flat_scratch,
+            &d.uses_flat_scratch,
+        ),
+        (
+            RegClass::XnackMask,
+            "xnack_mask",
+            &d.reserve_xnack_mask,
+            &None,
+        ),
+    ];
+    for (class, name, reserve, set) in special {
+        let Some(first) = kb.uses.iter().find(|r| r.class == class) else {
+            continue;
+        };
+        for decl in [reserve, set].into_iter().flatten() {
+            if decl.value == Some(0) {
+                out.push(Problem {
+                    line: first.line,
+                    token: Some(first.token.clone()),
+                    label: format!("{name} is used but {decl}"),
+                    diag: Diagnostic::error(format!("{label} uses {name}, but declares {decl}"))
+                        .with_note(format!(
+                        "without it the hardware does not allocate the extra SGPRs behind {name}"
+                    ))
+                        .with_help(format!("set {} to 1, {update_help}", decl.what)),
+                    related: vec![decl.line],
+                });
+            }
+        }
+    }
+
+    // Counts this checker cannot evaluate are not checked: say so.
+    for decl in [
+        &d.next_free_vgpr,
+        &d.next_free_sgpr,
+        &d.accum_offset,
+        &d.num_vgpr,
+        &d.num_agpr,
+        &d.numbered_sgpr,
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|v| v.value.is_none())
+    {
+        out.push(Problem {
+            line: decl.line,
+            token: None,
+            label: "not evaluated".into(),
+            diag: Diagnostic::warning(format!(
+                "{label}: cannot evaluate {decl}; registers beyond it are not checked"
+            ))
+            .with_note("understood: numbers, `.set` symbols, + - * / % << >> & | ^ ~, max, or, alignto, totalnumvgprs")
+            .with_help(format!("write {} as a number", decl.what)),
+            related: vec![],
+        });
+    }
+
+    // --- declarations that contradict each other ------------------------
+    let num = |v: &Option<DeclaredValue>| v.as_ref().and_then(|v| v.value);
+    let mut inconsistent = |decl: &DeclaredValue, should: String, because: String| {
+        out.push(Problem {
+            line: decl.line,
+            token: None,
+            label: format!("should be at least {should}"),
+            diag: Diagnostic::error(format!(
+                "{label}: {decl} contradicts the kernel's other register counts"
+            ))
+            .with_note(because)
+            .with_help(format!("set {} to {should}, {update_help}", decl.what)),
+            related: vec![],
+        });
+    };
+    let (sv, sa, ss) = (num(&d.num_vgpr), num(&d.num_agpr), num(&d.numbered_sgpr));
+    let (mv, ma, ms) = (sv.or(sv_fallback), sa.or(sa_fallback), ss.or(ss_fallback));
+    if let (Some(v), Some(nf)) = (sv, &d.next_free_vgpr) {
+        let combined = isa.combined_vgprs(v, sa.unwrap_or(0));
+        if nf.value.is_some_and(|n| n < combined) {
+            inconsistent(
+                nf,
+                combined.to_string(),
+                format!(
+                    "the .set counts say {v} VGPRs and {} AGPRs: {combined} registers of the VGPR file",
+                    sa.unwrap_or(0)
+                ),
+            );
+        }
+    }
+    if isa.unified_agprs {
+        if let (Some(acc), Some(v)) = (&d.accum_offset, sv) {
+            if acc.value.is_some_and(|a| a < v) {
+                inconsistent(
+                    acc,
+                    (v.div_ceil(4) * 4).to_string(),
+                    format!(
+                        "arch VGPRs v0–v{} must stay below the AGPRs",
+                        v.saturating_sub(1)
+                    ),
+                );
+            }
+        }
+        if let (Some(acc), Some(nf), Some(a)) = (num(&d.accum_offset), &d.next_free_vgpr, sa) {
+            if a > 0 && nf.value.is_some_and(|n| n < acc + a) {
+                inconsistent(
+                    nf,
+                    (acc + a).to_string(),
+                    format!("{a} AGPRs start at .amdhsa_accum_offset {acc}"),
+                );
+            }
+        }
+    }
+    if let (Some(s), Some(nf)) = (ss, &d.next_free_sgpr) {
+        if nf.value.is_some_and(|n| n < s) {
+            inconsistent(nf, s.to_string(), format!("`.numbered_sgpr` is {s}"));
+        }
+    }
+    if let (Some(v), Some(vc)) = (mv, &d.vgpr_count) {
+        let combined = isa.combined_vgprs(v, ma.unwrap_or(0)).max(1);
+        if vc.value.is_some_and(|n| n < combined) {
+            inconsistent(
+                vc,
+                combined.to_string(),
+                format!(
+                    "`.vgpr_count` is totalnumvgprs(num_agpr {}, num_vgpr {v})",
+                    ma.unwrap_or(0)
+                ),
+            );
+        }
+    }
+    if let (Some(a), Some(ac)) = (ma, &d.agpr_count) {
+        if ac.value.is_some_and(|n| n < a) {
+            inconsistent(ac, a.to_string(), format!("`.num_agpr` is {a}"));
+        }
+    }
+    if let (Some(s), Some(sc)) = (ms, &d.sgpr_count) {
+        if sc.value.is_some_and(|n| n < s + meta_extra) {
+            inconsistent(
+                sc,
+                (s + meta_extra).to_string(),
+                format!(
+                    "`.sgpr_count` is numbered_sgpr {s} + {meta_extra} extra SGPRs on {} (VCC {}, flat scratch {}, xnack {})",
+                    target.name(),
+                    if meta_vcc { "used" } else { "unused" },
+                    if meta_flat || isa.architected_flat_scratch { "counted" } else { "unused" },
+                    if xnack { "on or any" } else { "off" },
+                ),
+            );
+        }
+    }
+    out
+}
+
+/// Render problems at their origins in `traced`.
+fn diagnose(traced: &Traced, problems: Vec<Problem>) -> Vec<Diagnostic> {
+    problems
+        .into_iter()
+        .map(|p| {
+            let text = traced.lines.get(p.line).cloned().unwrap_or_default();
+            let span = p.token.as_deref().and_then(|t| {
+                let start = find_token(&text, t)?;
+                Some((start, start + t.len()))
+            });
+            let mut diag = p.diag;
+            // Replace `{N}` placeholders (line indices) by origins.
+            for n in &mut diag.notes {
+                for l in &p.related {
+                    *n = n.replace(&format!("{{{l}}}"), &origin_text(traced, *l));
+                }
+            }
+            place(traced, p.line, span, p.label, diag)
+        })
+        .collect()
+}
+
+/// Byte offset of register token `tok` in `text`, not inside a longer word.
+fn find_token(text: &str, tok: &str) -> Option<usize> {
+    let code = text.split(';').next().unwrap_or(text);
+    let mut from = 0;
+    while let Some(i) = code[from..].find(tok) {
+        let s = from + i;
+        let e = s + tok.len();
+        let before = code[..s].chars().next_back();
+        let after = code[e..].chars().next();
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !word(before) && !word(after) {
+            return Some(s);
+        }
+        from = e;
+    }
+    None
+}
+
+/// The counts a kernel should declare after an update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Target {
+    num_vgpr: u32,
+    num_agpr: u32,
+    numbered_sgpr: u32,
+    uses_vcc: bool,
+    uses_flat_scratch: bool,
+    next_free_vgpr: u32,
+    next_free_sgpr: u32,
+    accum_offset: Option<u32>,
+    vgpr_count: u32,
+    agpr_count: u32,
+    sgpr_count: u32,
+}
+
+fn targets(kb: &KernelBudget, isa: &Isa, target: &TargetId) -> Target {
+    let d = &kb.declared;
+    let u = &kb.used;
+    let num = |v: &Option<DeclaredValue>| v.as_ref().and_then(|v| v.value).unwrap_or(0);
+    let num_vgpr = num(&d.num_vgpr).max(u.vgpr);
+    let num_agpr = num(&d.num_agpr).max(u.agpr);
+    let numbered_sgpr = num(&d.numbered_sgpr).max(u.sgpr);
+    let uses_vcc = flag(&d.uses_vcc).unwrap_or(false) || u.vcc;
+    let uses_flat_scratch = flag(&d.uses_flat_scratch).unwrap_or(false) || u.flat_scratch;
+    let accum_offset = isa
+        .unified_agprs
+        .then(|| num(&d.accum_offset).max(num_vgpr.max(1).div_ceil(4) * 4));
+    let combined = match accum_offset {
+        Some(acc) if num_agpr > 0 => acc + num_agpr,
+        _ => isa.combined_vgprs(num_vgpr, num_agpr),
+    };
+    let next_free_vgpr = num(&d.next_free_vgpr).max(combined);
+    let next_free_sgpr = num(&d.next_free_sgpr).max(numbered_sgpr);
+    let extra = isa.extra_sgprs(uses_vcc, uses_flat_scratch, xnack_on_or_any(isa, target));
+    Target {
+        num_vgpr,
+        num_agpr,
+        numbered_sgpr,
+        uses_vcc,
+        uses_flat_scratch,
+        next_free_vgpr,
+        next_free_sgpr,
+        accum_offset,
+        vgpr_count: num(&d.vgpr_count).max(isa.combined_vgprs(num_vgpr, num_agpr).max(1)),
+        agpr_count: num(&d.agpr_count).max(num_agpr),
+        sgpr_count: num(&d.sgpr_count).max(numbered_sgpr + extra),
+    }
+}
+
+/// Replace the value part of a line, keeping everything else byte-identical.
+/// `sep` is what precedes the value (`.amdhsa_x` name, `,` of `.set`, `:`).
+fn replace_value(text: &str, after: usize, old: &str, new: &str) -> Option<String> {
+    let rest = &text[after..];
+    let i = rest.find(old)?;
+    Some(format!(
+        "{}{}{}",
+        &text[..after + i],
+        new,
+        &rest[i + old.len()..]
+    ))
+}
+
+/// A line an update inserts: (index to insert at, text, description).
+type Insert = (usize, String, String);
+
+/// One line rewrite of an update.
+struct Edit {
+    line: usize,
+    new_text: String,
+    change: String,
+}
+
+fn plan_updates(
+    asm: &AsmFile,
+    kb: &KernelBudget,
+    isa: &Isa,
+    target: &TargetId,
+) -> (Vec<Edit>, Vec<Insert>, Vec<Diagnostic>) {
+    let t = targets(kb, isa, target);
+    let d = &kb.declared;
+    let mut edits = vec![];
+    let mut inserts: Vec<Insert> = vec![];
+    let mut errors = vec![];
+    // Symbol values as updated so far: descriptor expressions that refer to
+    // `.set` symbols are evaluated with the new values.
+    let mut symbols = set_symbols(asm);
+    let gfx90a = isa.unified_agprs;
+    let mut set = |v: &Option<DeclaredValue>, want: u32, key_end: &dyn Fn(&str) -> usize| {
+        let Some(v) = v else { return };
+        let current = if v.is_literal() {
+            v.value
+        } else {
+            value_of(&v.text, &symbols, gfx90a)
+        };
+        if current.is_some_and(|x| x >= want) {
+            return;
+        }
+        let text = &asm.lines[v.line].text;
+        let after = key_end(text);
+        if let Some(new_text) = replace_value(text, after, &v.text, &want.to_string()) {
+            if let Some(sym) = v.what.strip_prefix(".set ") {
+                symbols.insert(sym.to_string(), want.to_string());
+            }
+            edits.push(Edit {
+                line: v.line,
+                new_text,
+                change: format!("{} {} → {want}", v.what, v.text),
+            });
+        }
+    };
+    let after_name =
+        |name: &'static str| move |text: &str| text.find(name).map_or(0, |i| i + name.len());
+    let after_comma = |text: &str| text.find(',').map_or(0, |i| i + 1);
+    let after_colon = |text: &str| text.find(':').map_or(0, |i| i + 1);
+    let b = |x: bool| u32::from(x);
+
+    // .set lines first: descriptor expressions may refer to them.
+    set(&d.num_vgpr, t.num_vgpr, &after_comma);
+    set(&d.num_agpr, t.num_agpr, &after_comma);
+    set(&d.numbered_sgpr, t.numbered_sgpr, &after_comma);
+    if d.uses_vcc.as_ref().is_some_and(|v| v.value == Some(0)) && t.uses_vcc {
+        set(&d.uses_vcc, b(t.uses_vcc), &after_comma);
+    }
+    if d.uses_flat_scratch
+        .as_ref()
+        .is_some_and(|v| v.value == Some(0))
+        && t.uses_flat_scratch
+    {
+        set(&d.uses_flat_scratch, b(t.uses_flat_scratch), &after_comma);
+    }
+    set(
+        &d.next_free_vgpr,
+        t.next_free_vgpr,
+        &after_name(".amdhsa_next_free_vgpr"),
+    );
+    set(
+        &d.next_free_sgpr,
+        t.next_free_sgpr,
+        &after_name(".amdhsa_next_free_sgpr"),
+    );
+    if let Some(acc) = t.accum_offset {
+        set(&d.accum_offset, acc, &after_name(".amdhsa_accum_offset"));
+    }
+    for (used, decl, name) in [
+        (kb.used.vcc, &d.reserve_vcc, ".amdhsa_reserve_vcc"),
+        (
+            kb.used.flat_scratch,
+            &d.reserve_flat_scratch,
+            ".amdhsa_reserve_flat_scratch",
+        ),
+        (
+            kb.used.xnack_mask,
+            &d.reserve_xnack_mask,
+            ".amdhsa_reserve_xnack_mask",
+        ),
+    ] {
+        if used && decl.as_ref().is_some_and(|v| v.value == Some(0)) {
+            set(decl, 1, &after_name(name));
+        }
+    }
+    set(&d.vgpr_count, t.vgpr_count, &after_colon);
+    set(&d.agpr_count, t.agpr_count, &after_colon);
+    set(&d.sgpr_count, t.sgpr_count, &after_colon);
+
+    // Missing counts of a hand-written kernel: fill them.
+    if let Some(start) = d.descriptor_line {
+        let indent = {
+            let next = asm
+                .lines
+                .get(start + 1)
+                .map(|l| l.text.as_str())
+                .unwrap_or("");
+            let trimmed = next.trim_start();
+            if trimmed.starts_with(".amdhsa_") {
+                next[..next.len() - trimmed.len()].to_string()
+            } else {
+                "\t\t".to_string()
+            }
+        };
+        let mut fill = |present: bool, name: &str, value: u32| {
+            if !present {
+                inserts.push((
+                    start + 1,
+                    format!("{indent}{name} {value}"),
+                    format!("{name} {value} (added)"),
+                ));
+            }
+        };
+        fill(
+            d.next_free_vgpr.is_some(),
+            ".amdhsa_next_free_vgpr",
+            t.next_free_vgpr,
+        );
+        fill(
+            d.next_free_sgpr.is_some(),
+            ".amdhsa_next_free_sgpr",
+            t.next_free_sgpr,
+        );
+        if let Some(acc) = t.accum_offset {
+            fill(d.accum_offset.is_some(), ".amdhsa_accum_offset", acc);
+        }
+    }
+    if let Some((line, indent)) = &d.metadata_name {
+        let mut fill = |present: bool, key: &str, value: u32| {
+            if !present {
+                inserts.push((
+                    line + 1,
+                    format!("{indent}{key}: {value}"),
+                    format!("metadata `{key}` {value} (added)"),
+                ));
+            }
+        };
+        fill(d.vgpr_count.is_some(), ".vgpr_count", t.vgpr_count);
+        fill(d.sgpr_count.is_some(), ".sgpr_count", t.sgpr_count);
+        if isa.unified_agprs || isa.separate_agprs {
+            fill(d.agpr_count.is_some(), ".agpr_count", t.agpr_count);
+        }
+    }
+
+    // Hardware limits an update cannot fix.
+    let max_vgpr = if isa.unified_agprs { 512 } else { 256 };
+    if t.next_free_vgpr > max_vgpr {
+        errors.push(
+            Diagnostic::error(format!(
+                "kernel `{}` needs {} VGPRs, more than the {max_vgpr} of {}",
+                kb.kernel,
+                t.next_free_vgpr,
+                target.name()
+            ))
+            .with_help("use fewer registers in the patch"),
+        );
+    }
+    // AMDGPUAsmParser::calculateGPRBlocks: next_free_sgpr (without the
+    // extra SGPRs) must not exceed getAddressableNumSGPRs.
+    if t.next_free_sgpr > isa.addressable_sgprs() {
+        errors.push(
+            Diagnostic::error(format!(
+                "kernel `{}` needs {} SGPRs, more than the {} {} can address",
+                kb.kernel,
+                t.next_free_sgpr,
+                isa.addressable_sgprs(),
+                target.name()
+            ))
+            .with_help("use fewer SGPRs in the patch"),
+        );
+    }
+    (edits, inserts, errors)
+}
+
+fn wave_size(d: &Declared, isa: &Isa) -> u32 {
+    if isa.generation < Generation::Gfx10_1 {
+        64
+    } else if flag(&d.wavefront_size32) == Some(true) {
+        32
+    } else {
+        64
+    }
+}
+
+/// Occupancy from what the hardware allocates (the descriptor).
+fn allocated_occupancy(
+    kb: &KernelBudget,
+    isa: &Isa,
+    target: &TargetId,
+) -> Option<(Occupancy, u32, u32)> {
+    let d = &kb.declared;
+    let v = d.next_free_vgpr.as_ref()?.value?;
+    let s = d.next_free_sgpr.as_ref()?.value?;
+    let vcc = flag(&d.reserve_vcc).unwrap_or(true);
+    let flat = flag(&d.reserve_flat_scratch).unwrap_or(true)
+        && isa.generation < Generation::Gfx10_1
+        && !isa.architected_flat_scratch;
+    let xnack =
+        flag(&d.reserve_xnack_mask).unwrap_or(isa.xnack_supported) && xnack_on_or_any(isa, target);
+    let sgprs = s + isa.extra_sgprs(vcc, flat, xnack);
+    let lds = d
+        .group_segment_fixed_size
+        .as_ref()
+        .and_then(|v| v.value)
+        .unwrap_or(0);
+    let o = occupancy(
+        target,
+        v,
+        0,
+        sgprs,
+        lds,
+        wave_size(d, isa),
+        d.max_flat_workgroup_size,
+    );
+    Some((o, v, sgprs))
+}
+
+/// Check (and under [`RegisterPolicy::Update`], fix) the register counts of
+/// every kernel of `patched` for `target`. `original` is the unpatched dump,
+/// used to report occupancy changes; `label` names the build in messages
+/// ("kernel `matmul` for gfx950").
+///
+/// Returns the (possibly updated) asm with notes, or the errors.
+pub fn check_registers(
+    original: Option<&Traced>,
+    patched: &Traced,
+    target: &TargetId,
+    policy: RegisterPolicy,
+    label: &str,
+) -> Result<CheckOutcome, Diagnostics> {
+    let isa = Isa::of(target);
+    let asm = AsmFile::from_traced(patched);
+    let budgets = analyze(&asm, target);
+    let single = budgets.len() == 1;
+    let mut errors = vec![];
+    let mut notes = vec![];
+    let mut out = patched.clone();
+
+    match policy {
+        RegisterPolicy::Error => {
+            for kb in &budgets {
+                let klabel = kernel_label(label, &kb.kernel, single);
+                for d in diagnose(patched, problems(kb, &isa, target, &klabel)) {
+                    if d.severity == Severity::Error {
+                        errors.push(d);
+                    } else {
+                        notes.push(d);
+                    }
+                }
+            }
+        }
+        RegisterPolicy::Update => {
+            let mut all_edits = vec![];
+            let mut all_inserts = vec![];
+            for kb in &budgets {
+                let (edits, inserts, errs) = plan_updates(&asm, kb, &isa, target);
+                errors.extend(errs);
+                if edits.is_empty() && inserts.is_empty() {
+                    continue;
+                }
+                let klabel = kernel_label(label, &kb.kernel, single);
+                let mut note = Diagnostic::note(format!("updated the register counts of {klabel}"));
+                for e in &edits {
+                    note = note.with_note(format!(
+                        "{} (at {})",
+                        e.change,
+                        origin_text(patched, e.line)
+                    ));
+                }
+                for (_, _, change) in &inserts {
+                    note = note.with_note(change.clone());
+                }
+                notes.push(note);
+                all_edits.extend(edits);
+                all_inserts.extend(inserts);
+            }
+            for e in all_edits {
+                let old = out.origins[e.line].clone();
+                out.lines[e.line] = e.new_text;
+                out.origins[e.line] = Origin::Retarget {
+                    replaces: Some(Box::new(old)),
+                    what: "register budget update".into(),
+                };
+            }
+            // Same-line insertions keep their order: insert the last first.
+            all_inserts.reverse();
+            all_inserts.sort_by_key(|(line, _, _)| std::cmp::Reverse(*line));
+            for (line, text, _) in all_inserts {
+                out.lines.insert(line, text);
+                out.origins.insert(
+                    line,
+                    Origin::Generated(format!("register budget of {label}")),
+                );
+            }
+            // The update must leave nothing to report.
+            if errors.is_empty() {
+                let asm2 = AsmFile::from_traced(&out);
+                for kb in analyze(&asm2, target) {
+                    let klabel = kernel_label(label, &kb.kernel, single);
+                    for d in diagnose(&out, problems(&kb, &isa, target, &klabel)) {
+                        if d.severity == Severity::Error {
+                            errors.push(d);
+                        } else {
+                            notes.push(d);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Diagnostics(errors));
+    }
+
+    // Occupancy consequences.
+    let final_asm = AsmFile::from_traced(&out);
+    let after = analyze(&final_asm, target);
+    let before = original.map(|o| analyze(&AsmFile::from_traced(o), target));
+    for kb in &after {
+        let Some(prev) = before
+            .as_ref()
+            .and_then(|b| b.iter().find(|p| p.kernel == kb.kernel))
+        else {
+            continue;
+        };
+        let (Some((o1, v1, s1)), Some((o2, v2, s2))) = (
+            allocated_occupancy(prev, &isa, target),
+            allocated_occupancy(kb, &isa, target),
+        ) else {
+            continue;
+        };
+        if o1.vgpr_granule_alloc == o2.vgpr_granule_alloc && s1 == s2 && o1 == o2 {
+            continue;
+        }
+        let klabel = kernel_label(label, &kb.kernel, single);
+        let msg = if o1.waves_per_simd == o2.waves_per_simd {
+            format!(
+                "{klabel}: waves per SIMD stay {} ({})",
+                o2.waves_per_simd,
+                describe_limit(&o2)
+            )
+        } else {
+            format!(
+                "{klabel}: waves per SIMD {} → {} ({})",
+                o1.waves_per_simd,
+                o2.waves_per_simd,
+                describe_limit(&o2)
+            )
+        };
+        notes.push(
+            Diagnostic::note(msg)
+                .with_note(format!(
+                    "VGPRs allocated {} → {} (.amdhsa_next_free_vgpr {v1} → {v2}, granule {}); SGPRs {s1} → {s2}",
+                    o1.vgpr_granule_alloc, o2.vgpr_granule_alloc, o2.vgpr_granule
+                ))
+                .with_note(format!(
+                    "limits on {}: VGPRs {} waves, SGPRs {}, LDS/workgroup {}, hardware {}",
+                    target.name(),
+                    o2.by_vgpr,
+                    o2.by_sgpr,
+                    o2.by_lds,
+                    o2.max_waves
+                )),
+        );
+    }
+    Ok(CheckOutcome { asm: out, notes })
+}
+
+fn describe_limit(o: &Occupancy) -> String {
+    match o.limited_by {
+        super::occupancy::Limiter::Vgpr => {
+            format!("limited by VGPRs: {} allocated", o.vgpr_granule_alloc)
+        }
+        super::occupancy::Limiter::Max => "the hardware maximum".into(),
+        l => format!("limited by {l}"),
+    }
+}
+
+/// `label` names the build; a file with several kernels names the symbol too.
+fn kernel_label(label: &str, kernel: &str, single: bool) -> String {
+    if single || label.contains(kernel) {
+        label.to_string()
+    } else {
+        format!("{label}, kernel symbol `{kernel}`")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse;
+
+    fn t(name: &str) -> TargetId {
+        TargetId::parse(name).expect("known target")
+    }
+
+    const K: &str = "\t.text
+\t.globl\tk
+k:
+\tv_mov_b32 v[4:7], 0
+\ts_mov_b32 s9, 0
+\tv_add_co_u32 v1, vcc, v2, v3
+\ts_endpgm
+.Lfunc_end0:
+\t.size\tk, .Lfunc_end0-k
+\t.section\t.rodata
+\t.amdhsa_kernel k
+\t\t.amdhsa_next_free_vgpr 8
+\t\t.amdhsa_next_free_sgpr 10
+\t\t.amdhsa_accum_offset 8
+\t.end_amdhsa_kernel
+\t.set k.num_vgpr, 8
+\t.set k.num_agpr, 0
+\t.set k.numbered_sgpr, 10
+";
+
+    #[test]
+    fn counts_ranges_and_special_registers() {
+        let b = analyze(&parse(K), &t("gfx942"));
+        assert_eq!(b.len(), 1);
+        assert_eq!(
+            b[0].used,
+            Usage {
+                vgpr: 8,
+                agpr: 0,
+                sgpr: 10,
+                vcc: true,
+                flat_scratch: false,
+                xnack_mask: false
+            }
+        );
+        assert_eq!(
+            b[0].declared.next_free_vgpr.as_ref().unwrap().value,
+            Some(8)
+        );
+        assert_eq!(b[0].declared.num_vgpr.as_ref().unwrap().line, 15);
+    }
+
+    #[test]
+    fn unevaluable_counts_are_a_warning() {
+        let src = K.replace(
+            ".amdhsa_next_free_vgpr 8",
+            ".amdhsa_next_free_vgpr unknown_fn(3)",
+        );
+        let traced = Traced::from_source(&src, "k.s");
+        let o = check_registers(
+            None,
+            &traced,
+            &t("gfx942"),
+            RegisterPolicy::Error,
+            "kernel `k`",
+        )
+        .expect("other counts hold");
+        assert_eq!(o.notes.len(), 1);
+        assert_eq!(o.notes[0].severity, Severity::Warning);
+        assert!(o.notes[0]
+            .message
+            .contains("cannot evaluate .amdhsa_next_free_vgpr `unknown_fn(3)`"));
+    }
+
+    #[test]
+    fn finds_tokens_as_words() {
+        assert_eq!(find_token("\tv_mov_b32 v12, v1", "v1"), Some(16));
+        assert_eq!(find_token("\tv_mov_b32 v[4:7], 0", "v[4:7]"), Some(11));
+    }
+}

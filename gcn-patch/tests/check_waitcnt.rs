@@ -1,0 +1,103 @@
+//! Wait-counter checks on the real corpus and on patched lines.
+
+mod common;
+
+use std::path::Path;
+
+use common::{corpus, corpus_files};
+
+use gcn_embed::TargetId;
+use gcn_patch::check::waitcnt::{check_waitcnt, check_waitcnt_traced};
+use gcn_patch::diag::Severity;
+use gcn_patch::parse::parse;
+use gcn_patch::provenance::{Origin, Traced};
+
+#[test]
+fn every_corpus_file_passes() {
+    let mut bad = vec![];
+    for (file, target) in corpus_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for d in check_waitcnt(&parse(&text), &target) {
+            bad.push(format!(
+                "{} ({}):\n{}",
+                file.display(),
+                target.name(),
+                d.render()
+            ));
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// A patch that adds an out-of-range wait and a useless one, reported at the
+/// patch hunk.
+#[test]
+fn patched_waits_are_reported_at_their_origin() {
+    let dump = "matmul:\n\ts_waitcnt vmcnt(0)\n\tglobal_load_dwordx4 v[0:3], v[8:9], off\n\ts_waitcnt lgkmcnt(0)\n\ts_endpgm\n";
+    let mut traced = Traced::from_source(dump, "tests/corpus/iree/gfx942/matmul.rocmasm");
+    traced.lines.insert(3, "\ts_waitcnt vmcnt(1)".into());
+    traced.origins.insert(
+        3,
+        Origin::Patch {
+            file: "patches/matmul-wait.diff".into(),
+            hunk: 1,
+            line: 9,
+        },
+    );
+    traced.lines.insert(4, "\ts_waitcnt lgkmcnt(16)".into());
+    traced.origins.insert(
+        4,
+        Origin::Rule {
+            manifest: "kernels.toml".into(),
+            kernel: "matmul".into(),
+            index: 2,
+            what: "set-waitcnt lgkmcnt 16".into(),
+        },
+    );
+    let target = TargetId::parse("gfx942").unwrap();
+    let diags = check_waitcnt_traced(&traced, &target);
+    assert_eq!(
+        diags
+            .iter()
+            .filter(|d| d.severity == Severity::Error)
+            .count(),
+        1
+    );
+    let rendered: Vec<String> = diags.iter().map(|d| d.render()).collect();
+    insta::assert_snapshot!(rendered.join("\n\n"));
+}
+
+#[test]
+fn gfx12_rejects_gfx11_waits() {
+    let target = TargetId::parse("gfx1201").unwrap();
+    let diags = check_waitcnt(
+        &parse("k:\n\ts_waitcnt vmcnt(0) lgkmcnt(0)\n\ts_wait_kmcnt 0x20\n"),
+        &target,
+    );
+    let rendered: Vec<String> = diags.iter().map(|d| d.render()).collect();
+    insta::assert_snapshot!(rendered.join("\n\n"));
+}
+
+/// The demo patch of the repository (patches/matmul-waitcnt.diff) keeps every
+/// wait meaningful and within the gfx942 limits, and the registers in budget.
+#[test]
+fn demo_patch_passes() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dump = std::fs::read_to_string(corpus().join("iree/gfx942/matmul.rocmasm")).unwrap();
+    let diff = std::fs::read_to_string(root.join("patches/matmul-waitcnt.diff")).unwrap();
+    let patched = diffy::apply(&dump, &diffy::Patch::from_str(&diff).unwrap()).unwrap();
+    assert_ne!(patched, dump);
+    let target = TargetId::parse("gfx942").unwrap();
+    let diags = check_waitcnt(&parse(&patched), &target);
+    assert!(diags.is_empty(), "{diags:?}");
+    let t = Traced::from_source(&patched, "matmul.rocmasm");
+    let o = gcn_patch::check::check_registers(
+        None,
+        &t,
+        &target,
+        gcn_patch::check::RegisterPolicy::Error,
+        "kernel `matmul` for gfx942",
+    )
+    .unwrap();
+    assert!(o.notes.is_empty());
+}

@@ -1,0 +1,134 @@
+//! Shared helpers of the `check_*` tests: the corpus and the real toolchain.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gcn_embed::TargetId;
+
+/// `tests/corpus` of the workspace.
+pub fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
+}
+
+/// Every corpus dump (`iree/<target>/*.rocmasm`, `hip/<target>/*.s`) with the
+/// target it was compiled for, path relative to the workspace.
+pub fn corpus_files() -> Vec<(PathBuf, TargetId)> {
+    let mut out = vec![];
+    for family in ["iree", "hip"] {
+        let dir = corpus().join(family);
+        let mut targets: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e} (run tests/corpus/regen.sh)", dir.display()))
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        targets.sort();
+        for t in targets {
+            let name = t.file_name().unwrap().to_string_lossy().to_string();
+            let target = TargetId::parse(&name).expect("corpus target");
+            let mut files: Vec<_> = std::fs::read_dir(&t)
+                .unwrap()
+                .filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| {
+                    matches!(
+                        p.extension().and_then(|e| e.to_str()),
+                        Some("s" | "rocmasm")
+                    )
+                })
+                .collect();
+            files.sort();
+            out.extend(files.into_iter().map(|f| (f, target)));
+        }
+    }
+    assert!(out.len() >= 30, "corpus incomplete: {} files", out.len());
+    out
+}
+
+/// Path relative to the workspace root, for stable snapshots.
+pub fn rel(p: &Path) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = root.canonicalize().unwrap_or(root);
+    let p2 = p.canonicalize().unwrap_or(p.to_path_buf());
+    p2.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(p2)
+}
+
+fn tool(name: &str) -> String {
+    let ok = Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "`{name}` not found: install LLVM 22 with AMDGPU (`apt-get install -y clang-22 lld-22 llvm-22`)"
+    );
+    name.to_string()
+}
+
+/// Assemble `text` for `mcpu` with clang-22 and link with ld.lld-22; returns
+/// the code object bytes, or the tools' stderr.
+pub fn assemble(text: &str, mcpu: &str) -> Result<Vec<u8>, String> {
+    let clang = tool("clang-22");
+    let lld = tool("ld.lld-22");
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let s = dir.path().join("k.s");
+    let o = dir.path().join("k.o");
+    let co = dir.path().join("k.hsaco");
+    std::fs::write(&s, text).map_err(|e| e.to_string())?;
+    let out = Command::new(&clang)
+        .args(["-x", "assembler", "--target=amdgcn-amd-amdhsa"])
+        .arg(format!("-mcpu={mcpu}"))
+        .arg("-c")
+        .arg(&s)
+        .arg("-o")
+        .arg(&o)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    let out = Command::new(&lld)
+        .arg("-shared")
+        .arg(&o)
+        .arg("-o")
+        .arg(&co)
+        .output()
+        .map_err(|e| e.to_string())?;
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    std::fs::read(&co).map_err(|e| e.to_string())
+}
+
+/// The LLVM 22 spelling of IREE 3.13 (LLVM 24) target triples
+/// (`amdgpu9.42-amd-amdhsa-unknown-gfx942` → `amdgcn-amd-amdhsa--gfx942`);
+/// the retarget stage does this in the product.
+pub fn llvm22(text: &str) -> String {
+    let re =
+        regex::Regex::new(r"amdgpu[0-9]+\.[0-9a-z]+-amd-amdhsa-unknown-(gfx[0-9a-z]+)").unwrap();
+    re.replace_all(text, "amdgcn-amd-amdhsa--$1").into_owned()
+}
+
+/// The 64-byte kernel descriptor `<kernel>.kd` of a code object.
+pub fn kernel_descriptor(elf: &[u8], kernel: &str) -> [u8; 64] {
+    use object::{Object, ObjectSection, ObjectSymbol};
+    let file = object::File::parse(elf).expect("ELF");
+    let sym = file
+        .symbols()
+        .chain(file.dynamic_symbols())
+        .find(|s| s.name() == Ok(&format!("{kernel}.kd")))
+        .unwrap_or_else(|| panic!("no {kernel}.kd"));
+    let section = file.section_by_index(sym.section_index().unwrap()).unwrap();
+    let data = section.data().unwrap();
+    let off = (sym.address() - section.address()) as usize;
+    data[off..off + 64].try_into().unwrap()
+}
+
+/// Fields of a kernel descriptor (AMDGPUUsage, *Kernel Descriptor*):
+/// `(group_segment_fixed_size, compute_pgm_rsrc3, compute_pgm_rsrc1)`.
+pub fn descriptor_fields(kd: &[u8; 64]) -> (u32, u32, u32) {
+    let u = |o: usize| u32::from_le_bytes(kd[o..o + 4].try_into().unwrap());
+    (u(0), u(0x2c), u(0x30))
+}
