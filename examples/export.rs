@@ -14,7 +14,10 @@ fn main() -> ExitCode {
     };
     let Some(k) = gcn_patch_demo::kernel(kernel) else {
         let names: Vec<&str> = gcn_patch_demo::KERNELS.iter().map(|k| k.name).collect();
-        eprintln!("error: no embedded kernel `{kernel}`; embedded: {}", names.join(", "));
+        eprintln!(
+            "error: no embedded kernel `{kernel}`; embedded: {}",
+            names.join(", ")
+        );
         return ExitCode::FAILURE;
     };
     let object = match k.select(isa) {
@@ -31,10 +34,21 @@ fn main() -> ExitCode {
         eprintln!("error: cannot write {out}: {e}");
         return ExitCode::FAILURE;
     }
-    println!("wrote {out}: kernel `{}` for {} ({} bytes, sha256 {})", k.name, object.target, object.bytes.len(), object.sha256);
+    println!(
+        "wrote {out}: kernel `{}` for {} ({} bytes, sha256 {})",
+        k.name,
+        object.target,
+        object.bytes.len(),
+        object.sha256
+    );
     match k.iree_executable {
-        Some(exe) => println!("iree-compile ... --iree-hal-substitute-executable-object={exe}={out}"),
-        None => println!("(kernel `{}` has no IREE executable name in kernels.toml)", k.name),
+        Some(exe) => {
+            println!("iree-compile ... --iree-hal-substitute-executable-object={exe}={out}")
+        }
+        None => println!(
+            "(kernel `{}` has no IREE executable name in kernels.toml)",
+            k.name
+        ),
     }
     ExitCode::SUCCESS
 }

@@ -34,7 +34,10 @@ impl Hip {
         // SAFETY: dlopen/dlsym are called with NUL-terminated strings; symbols are cast to
         // the signatures documented in hip_runtime_api.h.
         unsafe {
-            let handle = names.iter().map(|n| dlopen(n.as_ptr(), RTLD_NOW)).find(|h| !h.is_null());
+            let handle = names
+                .iter()
+                .map(|n| dlopen(n.as_ptr(), RTLD_NOW))
+                .find(|h| !h.is_null());
             let Some(handle) = handle else {
                 return Err("no HIP runtime: libamdhip64.so could not be opened".into());
             };
@@ -62,7 +65,9 @@ impl Hip {
         // SAFETY: the buffer is larger than any hipDeviceProp_t version.
         let rc = unsafe { (self.get_props)(buf.as_mut_ptr(), 0) };
         if rc != 0 {
-            return Err(format!("hipGetDeviceProperties failed with error {rc} (no AMD GPU?)"));
+            return Err(format!(
+                "hipGetDeviceProperties failed with error {rc} (no AMD GPU?)"
+            ));
         }
         find_arch(&buf).ok_or_else(|| "no gcnArchName in the device properties".into())
     }
@@ -111,7 +116,9 @@ fn main() -> ExitCode {
             }
         },
         (Err(e), None) => {
-            eprintln!("{e}; falling back to --isa, which was not given: using gfx942:sramecc+:xnack-");
+            eprintln!(
+                "{e}; falling back to --isa, which was not given: using gfx942:sramecc+:xnack-"
+            );
             "gfx942:sramecc+:xnack-".into()
         }
         (Err(e), Some(isa)) => {
@@ -131,7 +138,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    println!("selected {} for {arch} ({} bytes)", object.target, object.bytes.len());
+    println!(
+        "selected {} for {arch} ({} bytes)",
+        object.target,
+        object.bytes.len()
+    );
     match &hip {
         Ok(hip) => match hip.load(object.bytes) {
             Ok(()) => println!("loaded with hipModuleLoadData"),
@@ -152,7 +163,10 @@ mod tests {
         let mut blob = vec![0u8; 64];
         blob[10..16].copy_from_slice(b"Radeon");
         blob[30..52].copy_from_slice(b"gfx942:sramecc+:xnack-");
-        assert_eq!(super::find_arch(&blob).as_deref(), Some("gfx942:sramecc+:xnack-"));
+        assert_eq!(
+            super::find_arch(&blob).as_deref(),
+            Some("gfx942:sramecc+:xnack-")
+        );
         assert_eq!(super::find_arch(&[0u8; 8]), None);
     }
 }

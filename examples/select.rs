@@ -14,9 +14,16 @@ use gcn_patch_demo::KERNELS;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let isas: Vec<String> = match args.as_slice() {
-        [] => ["gfx942:sramecc+:xnack-", "gfx950", "gfx90a:xnack-", "gfx1101", "gfx1201", "gfx1036"]
-            .map(String::from)
-            .to_vec(),
+        [] => [
+            "gfx942:sramecc+:xnack-",
+            "gfx950",
+            "gfx90a:xnack-",
+            "gfx1101",
+            "gfx1201",
+            "gfx1036",
+        ]
+        .map(String::from)
+        .to_vec(),
         [flag, isa] if flag == "--isa" => vec![isa.clone()],
         _ => {
             eprintln!("usage: select [--isa ISA]   (ISA: gfx942, gfx1101, amdgcn-amd-amdhsa--gfx90a:xnack-, ...)");
@@ -25,10 +32,20 @@ fn main() -> ExitCode {
     };
 
     println!("embedded code objects:");
-    println!("  {:<8} {:<24} {:>8}  {:<16} kernel symbols", "kernel", "target", "bytes", "sha256");
+    println!(
+        "  {:<8} {:<24} {:>8}  {:<16} kernel symbols",
+        "kernel", "target", "bytes", "sha256"
+    );
     for k in KERNELS {
         for o in k.objects() {
-            println!("  {:<8} {:<24} {:>8}  {:<16} {}", k.name, o.target, o.bytes.len(), &o.sha256[..16], o.kernels.join(" "));
+            println!(
+                "  {:<8} {:<24} {:>8}  {:<16} {}",
+                k.name,
+                o.target,
+                o.bytes.len(),
+                &o.sha256[..16],
+                o.kernels.join(" ")
+            );
         }
     }
     println!();

@@ -67,15 +67,24 @@ impl Pkg {
             ),
         )
         .unwrap();
-        fs::write(dir.join("build.rs"), "fn main() {\n    gcn_build::Build::new().manifest(\"kernels.toml\").compile();\n}\n").unwrap();
+        fs::write(
+            dir.join("build.rs"),
+            "fn main() {\n    gcn_build::Build::new().manifest(\"kernels.toml\").compile();\n}\n",
+        )
+        .unwrap();
         fs::write(dir.join("src/lib.rs"), "gcn_embed::include_kernels!();\n").unwrap();
         fs::write(dir.join("unrelated.txt"), "not an input\n").unwrap();
-        Pkg { dir, target_dir: root.join("target") }
+        Pkg {
+            dir,
+            target_dir: root.join("target"),
+        }
     }
 
     fn cargo(&self, args: &[&str], env: &[(&str, &str)]) -> Output {
         let mut cmd = Command::new(env!("CARGO"));
-        cmd.args(args).current_dir(&self.dir).env("CARGO_TARGET_DIR", &self.target_dir);
+        cmd.args(args)
+            .current_dir(&self.dir)
+            .env("CARGO_TARGET_DIR", &self.target_dir);
         cmd.env_remove("CFLAGS").env_remove("RUSTFLAGS");
         for (k, v) in env {
             cmd.env(k, v);
@@ -87,7 +96,11 @@ impl Pkg {
     fn build(&self, env: &[(&str, &str)]) -> (Output, bool) {
         let out = self.cargo(&["build", "-v", "--offline"], env);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let ran = stderr.lines().any(|l| l.contains("Running") && l.contains(&format!("{}-", self.name())) && l.contains("build-script-build"));
+        let ran = stderr.lines().any(|l| {
+            l.contains("Running")
+                && l.contains(&format!("{}-", self.name()))
+                && l.contains("build-script-build")
+        });
         (out, ran)
     }
 
@@ -130,7 +143,11 @@ impl Pkg {
 
 fn expected_jobs(dir: &Path) -> usize {
     let m = gcn_patch::manifest::Manifest::load(&dir.join("kernels.toml")).unwrap();
-    m.kernels.iter().flat_map(|k| &k.sources).map(|s| s.targets.len()).sum()
+    m.kernels
+        .iter()
+        .flat_map(|k| &k.sources)
+        .map(|s| s.targets.len())
+        .sum()
 }
 
 #[test]
@@ -138,17 +155,28 @@ fn build_rebuild_edit_and_cflags() {
     let pkg = Pkg::new("gcn-it-demo");
     let _ = pkg.cargo(&["clean", "-p", "gcn-it-demo", "--offline"], &[]);
     let (out, ran) = pkg.build(&[]);
-    assert!(out.status.success(), "clean build failed:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "clean build failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(ran);
     let report = pkg.report();
     assert_eq!(report.len(), expected_jobs(&pkg.dir));
-    assert!(report.iter().all(|(s, _, _)| s == "assembled"), "{report:?}");
+    assert!(
+        report.iter().all(|(s, _, _)| s == "assembled"),
+        "{report:?}"
+    );
 
     // Nothing changed (an unrelated file touched): the build script does not run again.
     fs::write(pkg.dir.join("unrelated.txt"), "touched\n").unwrap();
     let (out, ran) = pkg.build(&[]);
     assert!(out.status.success());
-    assert!(!ran, "second build reran the build script:\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        !ran,
+        "second build reran the build script:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // Edit one patch: only the matmul's code objects are reassembled.
     let patch = pkg.dir.join("patches/matmul-waitcnt.diff");
@@ -156,11 +184,19 @@ fn build_rebuild_edit_and_cflags() {
     let edited = edit_first_added_line(&text);
     fs::write(&patch, edited).unwrap();
     let (out, ran) = pkg.build(&[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(ran);
     let report = pkg.report();
-    let assembled: Vec<&(String, String, String)> = report.iter().filter(|(s, _, _)| s == "assembled").collect();
-    assert!(!assembled.is_empty() && assembled.iter().all(|(_, k, _)| k == "matmul"), "{report:?}");
+    let assembled: Vec<&(String, String, String)> =
+        report.iter().filter(|(s, _, _)| s == "assembled").collect();
+    assert!(
+        !assembled.is_empty() && assembled.iter().all(|(_, k, _)| k == "matmul"),
+        "{report:?}"
+    );
     let matmul_jobs = report.iter().filter(|(_, k, _)| k == "matmul").count();
     assert_eq!(assembled.len(), matmul_jobs, "{report:?}");
 
@@ -168,9 +204,20 @@ fn build_rebuild_edit_and_cflags() {
     for d in pkg.cache_dirs() {
         fs::remove_dir_all(d).unwrap();
     }
-    fs::write(pkg.dir.join("kernels.toml"), fs::read_to_string(pkg.dir.join("kernels.toml")).unwrap() + "\n").unwrap();
-    let (out, ran) = pkg.build(&[("CFLAGS", "-march=native"), ("CFLAGS_amdgcn_amd_amdhsa", "-march=native")]);
-    assert!(out.status.success(), "CFLAGS leaked into the GPU build:\n{}", String::from_utf8_lossy(&out.stderr));
+    fs::write(
+        pkg.dir.join("kernels.toml"),
+        fs::read_to_string(pkg.dir.join("kernels.toml")).unwrap() + "\n",
+    )
+    .unwrap();
+    let (out, ran) = pkg.build(&[
+        ("CFLAGS", "-march=native"),
+        ("CFLAGS_amdgcn_amd_amdhsa", "-march=native"),
+    ]);
+    assert!(
+        out.status.success(),
+        "CFLAGS leaked into the GPU build:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(ran);
     assert!(pkg.report().iter().all(|(s, _, _)| s == "assembled"));
 }
@@ -198,7 +245,10 @@ fn missing_llvm_fails_with_the_install_hint() {
     let (out, _) = pkg.build(&[("GCN_PATCH_LLVM_BIN", empty.path().to_str().unwrap())]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("apt-get install -y clang-22 lld-22"), "no install hint:\n{stderr}");
+    assert!(
+        stderr.contains("apt-get install -y clang-22 lld-22"),
+        "no install hint:\n{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
@@ -208,7 +258,9 @@ fn broken_patch_fails_the_build_with_the_check_diagnostic() {
     let patch = pkg.dir.join("patches/matmul-waitcnt.diff");
     let text = fs::read_to_string(&patch).unwrap();
     // Break the context of the first hunk.
-    let broken = text.replacen("\n s_", "\n s_nop 7 ; not in the dump\n s_", 1).replacen("\n \ts", "\n \ts_nop 7 ; gone\n \ts", 1);
+    let broken = text
+        .replacen("\n s_", "\n s_nop 7 ; not in the dump\n s_", 1)
+        .replacen("\n \ts", "\n \ts_nop 7 ; gone\n \ts", 1);
     assert_ne!(broken, text);
     fs::write(&patch, broken).unwrap();
     let (out, _) = pkg.build(&[]);
@@ -221,7 +273,13 @@ fn broken_patch_fails_the_build_with_the_check_diagnostic() {
     let rendered = check.to_string();
     let first = rendered.lines().next().unwrap();
     assert!(first.contains("hunk"), "{rendered}");
-    assert!(stderr.contains(&rendered), "build output lacks the check diagnostic:\n--- build ---\n{stderr}\n--- check ---\n{rendered}");
+    // Cargo indents a build script's stderr by two spaces.
+    let unindented: Vec<&str> = stderr
+        .lines()
+        .map(|l| l.strip_prefix("  ").unwrap_or(l))
+        .collect();
+    let unindented = unindented.join("\n");
+    assert!(unindented.contains(rendered.trim_end()), "build output lacks the check diagnostic:\n--- build ---\n{stderr}\n--- check ---\n{rendered}");
     // No stale generated code is left for a later build to pick up.
     for e in fs::read_dir(pkg.target_dir.join("debug/build")).unwrap() {
         let p = e.unwrap().path();

@@ -22,17 +22,41 @@ fn every_kernel_and_target_of_the_manifest_is_embedded_and_verified() {
     assert_eq!(KERNELS.len(), m.kernels.len());
     for (spec, kernel) in m.kernels.iter().zip(KERNELS) {
         assert_eq!(spec.name, kernel.name);
-        let want: Vec<String> = spec.sources.iter().flat_map(|s| s.targets.iter().map(|t| t.name())).collect();
+        let want: Vec<String> = spec
+            .sources
+            .iter()
+            .flat_map(|s| s.targets.iter().map(|t| t.name()))
+            .collect();
         let have: Vec<String> = kernel.objects().map(|o| o.target.to_string()).collect();
         assert_eq!(have, want, "kernel {}", spec.name);
         for o in kernel.objects() {
             let target = TargetId::parse(o.target).unwrap();
             let header = gcn_embed::elf::read_header(o.bytes).unwrap();
-            assert_eq!(header.flags(), gcn_embed::EFlags::for_target(&target), "{} {}", kernel.name, o.target);
-            let want_abi = if target.processor.is_generic { 4 } else { header.abi_version };
-            assert_eq!(header.abi_version, want_abi, "generic objects must be code object v6");
-            let digest: String = Sha256::digest(o.bytes).iter().map(|b| format!("{b:02x}")).collect();
-            assert_eq!(digest, o.sha256, "{} {}: embedded hash", kernel.name, o.target);
+            assert_eq!(
+                header.flags(),
+                gcn_embed::EFlags::for_target(&target),
+                "{} {}",
+                kernel.name,
+                o.target
+            );
+            let want_abi = if target.processor.is_generic {
+                4
+            } else {
+                header.abi_version
+            };
+            assert_eq!(
+                header.abi_version, want_abi,
+                "generic objects must be code object v6"
+            );
+            let digest: String = Sha256::digest(o.bytes)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(
+                digest, o.sha256,
+                "{} {}: embedded hash",
+                kernel.name, o.target
+            );
             assert!(!o.kernels.is_empty());
         }
     }
@@ -41,14 +65,22 @@ fn every_kernel_and_target_of_the_manifest_is_embedded_and_verified() {
 #[test]
 fn selection_follows_the_loader_rules_on_the_embedded_table() {
     let saxpy = gcn_patch_demo::kernel("saxpy").unwrap();
-    let pick = |k: &gcn_embed::Kernel, isa: &str| k.select(isa).map(|o| o.target).map_err(|e| e.to_string());
-    assert_eq!(pick(&MATMUL, "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"), Ok("gfx942"));
+    let pick = |k: &gcn_embed::Kernel, isa: &str| {
+        k.select(isa).map(|o| o.target).map_err(|e| e.to_string())
+    };
+    assert_eq!(
+        pick(&MATMUL, "amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-"),
+        Ok("gfx942")
+    );
     assert_eq!(pick(&MATMUL, "gfx950"), Ok("gfx950"));
     assert_eq!(pick(saxpy, "gfx1101"), Ok("gfx11-generic"));
     assert_eq!(pick(saxpy, "gfx1036"), Ok("gfx10-3-generic"));
     assert_eq!(pick(saxpy, "gfx90a:sramecc+:xnack+"), Ok("gfx90a"));
     let err = pick(&MATMUL, "gfx1101").unwrap_err();
-    assert!(err.contains("gfx942") && err.contains("gfx11-generic"), "{err}");
+    assert!(
+        err.contains("gfx942") && err.contains("gfx11-generic"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -58,11 +90,17 @@ fn patched_wait_counters_are_in_the_built_matmul() {
     let patched = plan.patched(0, 0).unwrap();
     let original = std::fs::read_to_string(repo().join("asm/iree/gfx942/matmul.rocmasm")).unwrap();
     let (want, before) = (waitcnts(&patched.patched.text()), waitcnts(&original));
-    assert_ne!(want, before, "the demo patches must change the wait-counter schedule");
+    assert_ne!(
+        want, before,
+        "the demo patches must change the wait-counter schedule"
+    );
     for target in ["gfx942", "gfx950", "gfx9-4-generic"] {
         let o = MATMUL.get(target).unwrap();
         let got = waitcnts(&disassemble(o.bytes, target));
-        assert_eq!(got, want, "{target}: disassembled s_waitcnt sequence differs from the patched asm");
+        assert_eq!(
+            got, want,
+            "{target}: disassembled s_waitcnt sequence differs from the patched asm"
+        );
     }
 }
 
@@ -77,16 +115,24 @@ fn iree_compile_accepts_the_patched_matmul_and_embeds_its_exact_bytes() {
     let out = run(Command::new(iree_compile())
         .arg(repo().join("tests/corpus/src/matmul.mlir"))
         .args(["--iree-hal-target-device=hip", "--iree-rocm-target=gfx942"])
-        .arg(format!("--iree-hal-substitute-executable-object={exe}={}", hsaco.display()))
+        .arg(format!(
+            "--iree-hal-substitute-executable-object={exe}={}",
+            hsaco.display()
+        ))
         .arg("-o")
         .arg(&vmfb));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "iree-compile failed:\n{stderr}");
     // A wrong executable name only warns and exits 0, so check the NOTE.
-    assert!(stderr.contains("substituted"), "iree-compile did not substitute:\n{stderr}");
+    assert!(
+        stderr.contains("substituted"),
+        "iree-compile did not substitute:\n{stderr}"
+    );
     let module = std::fs::read(&vmfb).unwrap();
     assert!(
-        module.windows(object.bytes.len()).any(|w| w == object.bytes),
+        module
+            .windows(object.bytes.len())
+            .any(|w| w == object.bytes),
         "the .vmfb does not contain the patched code object byte for byte"
     );
 }
@@ -99,7 +145,10 @@ fn select_example_prints_table_and_selections() {
     assert!(text.contains("matmul   -> error"), "{text}");
     let out = run(Command::new(example("select")).args(["--isa", "gfx950"]));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success() && text.contains("matmul   -> gfx950"), "{text}");
+    assert!(
+        out.status.success() && text.contains("matmul   -> gfx950"),
+        "{text}"
+    );
     let out = run(Command::new(example("select")).args(["--isa", "gfx9999"]));
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("error"));
@@ -109,18 +158,35 @@ fn select_example_prints_table_and_selections() {
 fn export_example_writes_the_selected_object_and_the_iree_flag() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.hsaco");
-    let out = run(Command::new(example("export")).args(["matmul", "gfx942:sramecc+:xnack-"]).arg(&path));
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(std::fs::read(&path).unwrap(), MATMUL.get("gfx942").unwrap().bytes);
+    let out = run(Command::new(example("export"))
+        .args(["matmul", "gfx942:sramecc+:xnack-"])
+        .arg(&path));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        MATMUL.get("gfx942").unwrap().bytes
+    );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("--iree-hal-substitute-executable-object=matmul_dispatch_0="), "{text}");
+    assert!(
+        text.contains("--iree-hal-substitute-executable-object=matmul_dispatch_0="),
+        "{text}"
+    );
 }
 
 #[test]
 fn hip_load_example_falls_back_to_isa_without_a_hip_runtime() {
-    let out = run(Command::new(example("hip_load")).args(["--isa", "gfx1100", "--kernel", "reduce"]));
+    let out =
+        run(Command::new(example("hip_load")).args(["--isa", "gfx1100", "--kernel", "reduce"]));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // No machine here has ROCm: the example must say so and use --isa.
     assert!(text.contains("no HIP runtime"), "{text}");
     assert!(text.contains("selected gfx1100"), "{text}");

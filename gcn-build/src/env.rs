@@ -28,7 +28,10 @@ pub struct Env {
 impl Env {
     /// A reader; `cargo_metadata` controls the `cargo:` lines.
     pub fn new(cargo_metadata: bool) -> Self {
-        Env { cargo_metadata, seen: RefCell::new(BTreeSet::new()) }
+        Env {
+            cargo_metadata,
+            seen: RefCell::new(BTreeSet::new()),
+        }
     }
 
     /// Read `name`, announcing it to Cargo once.
@@ -55,7 +58,10 @@ mod tests {
         let _ = env.get("GCN_BUILD_TEST_UNSET_VARIABLE");
         let _ = env.get("PATH");
         let _ = env.get("PATH");
-        assert_eq!(env.read_so_far(), vec!["GCN_BUILD_TEST_UNSET_VARIABLE", "PATH"]);
+        assert_eq!(
+            env.read_so_far(),
+            vec!["GCN_BUILD_TEST_UNSET_VARIABLE", "PATH"]
+        );
         assert!(env.get("GCN_BUILD_TEST_UNSET_VARIABLE").is_none());
     }
 }

@@ -14,7 +14,12 @@ use std::time::Duration;
 const RETRY: Duration = Duration::from_millis(20);
 
 /// Run `f` on every item, at most `max_workers` at once, returning results in input order.
-pub(crate) fn run<T, R, F>(items: Vec<T>, max_workers: usize, client: Option<&jobserver::Client>, f: F) -> Vec<R>
+pub(crate) fn run<T, R, F>(
+    items: Vec<T>,
+    max_workers: usize,
+    client: Option<&jobserver::Client>,
+    f: F,
+) -> Vec<R>
 where
     T: Send,
     R: Send,

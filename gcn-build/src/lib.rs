@@ -6,10 +6,8 @@
 //! which embeds every code object for [`gcn_embed`] to select at run time.
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     gcn_build::Build::new().manifest("kernels.toml").compile();
-//! }
+//! // build.rs: `fn main() { … }` around this line
+//! gcn_build::Build::new().manifest("kernels.toml").compile();
 //! ```
 //!
 //! ```ignore
@@ -74,7 +72,9 @@ impl From<Diagnostics> for Error {
 
 impl From<Diagnostic> for Error {
     fn from(d: Diagnostic) -> Self {
-        Error { diagnostics: d.into() }
+        Error {
+            diagnostics: d.into(),
+        }
     }
 }
 
@@ -191,7 +191,9 @@ impl Build {
 
     /// Build everything and return what was built, or every diagnostic.
     pub fn try_compile(&mut self) -> Result<Output, Error> {
-        let cargo_metadata = self.cargo_metadata.unwrap_or_else(|| std::env::var_os("OUT_DIR").is_some());
+        let cargo_metadata = self
+            .cargo_metadata
+            .unwrap_or_else(|| std::env::var_os("OUT_DIR").is_some());
         let env = env::Env::new(cargo_metadata);
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
@@ -200,7 +202,10 @@ impl Build {
                     .with_help("run gcn-build from a build script, or call `.out_dir(...)`")
             })?,
         };
-        let manifest_path = self.manifest.clone().unwrap_or_else(|| PathBuf::from("kernels.toml"));
+        let manifest_path = self
+            .manifest
+            .clone()
+            .unwrap_or_else(|| PathBuf::from("kernels.toml"));
         let generated = out_dir.join(GENERATED_FILE);
         let result = self.run(&env, &manifest_path, &out_dir, cargo_metadata);
         if result.is_err() {
@@ -210,7 +215,13 @@ impl Build {
         result
     }
 
-    fn run(&self, env: &env::Env, manifest_path: &Path, out_dir: &Path, cargo_metadata: bool) -> Result<Output, Error> {
+    fn run(
+        &self,
+        env: &env::Env,
+        manifest_path: &Path,
+        out_dir: &Path,
+        cargo_metadata: bool,
+    ) -> Result<Output, Error> {
         // Declared before loading, so that fixing a broken manifest reruns the build script.
         if cargo_metadata {
             println!("cargo:rerun-if-changed={}", manifest_path.display());
@@ -224,9 +235,11 @@ impl Build {
         }
         let mut extra: Vec<TargetId> = Vec::new();
         for t in &self.extra_targets {
-            extra.extend(gcn_embed::family::expand(t).map_err(|e| {
-                Diagnostic::error(format!("gcn_build::Build::target({t:?}): {e}"))
-            })?);
+            extra.extend(
+                gcn_embed::family::expand(t).map_err(|e| {
+                    Diagnostic::error(format!("gcn_build::Build::target({t:?}): {e}"))
+                })?,
+            );
         }
         let mut config = self.toolchain.clone();
         if config.llvm_bin.is_none() && config.clang.is_none() {
@@ -246,7 +259,9 @@ impl Build {
         let cache_dir = build_dir.join("cache");
         let work_root = build_dir.join("work");
         let results = jobs::run(plan.jobs.clone(), max_jobs, client.as_ref(), |job| {
-            build_one(&manifest, &plan, &toolchain, &job, &cache_dir, &work_root, &build_dir)
+            build_one(
+                &manifest, &plan, &toolchain, &job, &cache_dir, &work_root, &build_dir,
+            )
         });
 
         let mut diagnostics = Vec::new();
@@ -276,9 +291,16 @@ impl Build {
                     symbols: syms.clone(),
                 })
                 .collect();
-            kernels.push(EmbeddedKernel { name: k.name.clone(), iree_executable: k.iree_executable.clone(), objects });
+            kernels.push(EmbeddedKernel {
+                name: k.name.clone(),
+                iree_executable: k.iree_executable.clone(),
+                objects,
+            });
         }
-        let manifest_name = manifest_path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let manifest_name = manifest_path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let text = embed::generate(&manifest_name, &kernels);
         let generated = out_dir.join(GENERATED_FILE);
         cache::write_if_changed(&generated, text.as_bytes())
@@ -300,8 +322,16 @@ impl Build {
             }
         }
         let assembled = objects.iter().filter(|o| !o.cached).count();
-        println!("gcn-build: {} code objects, {assembled} assembled, {} cached", objects.len(), objects.len() - assembled);
-        Ok(Output { generated, objects, notes })
+        println!(
+            "gcn-build: {} code objects, {assembled} assembled, {} cached",
+            objects.len(),
+            objects.len() - assembled
+        );
+        Ok(Output {
+            generated,
+            objects,
+            notes,
+        })
     }
 }
 
@@ -330,22 +360,36 @@ fn build_one(
         Ok(bytes) if pipeline::verify(&bytes, &prepared).is_ok() => (bytes, true),
         _ => {
             let work = work_root.join(format!("{}-{}", kernel.name, target.replace(':', "_")));
-            std::fs::create_dir_all(&work).map_err(|e| Diagnostics::from(io_error("create", &work, e)))?;
+            std::fs::create_dir_all(&work)
+                .map_err(|e| Diagnostics::from(io_error("create", &work, e)))?;
             let out = pipeline::build(toolchain, &prepared, &work, &cached_path)?;
             let _ = out;
-            let bytes = std::fs::read(&cached_path).map_err(|e| Diagnostics::from(io_error("read", &cached_path, e)))?;
+            let bytes = std::fs::read(&cached_path)
+                .map_err(|e| Diagnostics::from(io_error("read", &cached_path, e)))?;
             (bytes, false)
         }
     };
-    let path = build_dir.join(&kernel.name).join(format!("{}.hsaco", target.replace(':', "_")));
-    cache::write_if_changed(&path, &bytes).map_err(|e| Diagnostics::from(io_error("write", &path, e)))?;
-    let obj = BuiltObject { kernel: kernel.name.clone(), target, path, sha256: cache::sha256_hex(&bytes), cached };
+    let path = build_dir
+        .join(&kernel.name)
+        .join(format!("{}.hsaco", target.replace(':', "_")));
+    cache::write_if_changed(&path, &bytes)
+        .map_err(|e| Diagnostics::from(io_error("write", &path, e)))?;
+    let obj = BuiltObject {
+        kernel: kernel.name.clone(),
+        target,
+        path,
+        sha256: cache::sha256_hex(&bytes),
+        cached,
+    };
     Ok((obj, prepared.notes.clone(), prepared.symbols.clone()))
 }
 
 fn rel_to(path: &Path, base: &Path) -> String {
     let rel = path.strip_prefix(base).unwrap_or(path);
-    rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/")
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {

@@ -23,7 +23,8 @@ use crate::verify::{self, Expect, VerifyReport};
 use crate::{assemble, link};
 
 /// Assembler/linker flags that are not derived from the target; part of cache keys.
-pub const FLAGS_IDENTITY: &str = "clang -x assembler --target=amdgcn-amd-amdhsa -mcpu=<target>; ld.lld -shared";
+pub const FLAGS_IDENTITY: &str =
+    "clang -x assembler --target=amdgcn-amd-amdhsa -mcpu=<target>; ld.lld -shared";
 
 /// One unit of work: source `source` of kernel `kernel` built for `target`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,7 +76,13 @@ pub fn plan(manifest: &Manifest, extra: &[TargetId]) -> Result<Plan, Diagnostics
                         Ok(text) => Traced::from_source(&text, &source.rel),
                         Err(_) => p.clone(),
                     };
-                    patched.insert((ki, si), Patched { original, patched: p });
+                    patched.insert(
+                        (ki, si),
+                        Patched {
+                            original,
+                            patched: p,
+                        },
+                    );
                 }
                 Err(d) => errors.extend(d.0),
             }
@@ -90,7 +97,11 @@ pub fn plan(manifest: &Manifest, extra: &[TargetId]) -> Result<Plan, Diagnostics
                 }
             }
             for target in targets {
-                jobs.push(Job { kernel: ki, source: si, target });
+                jobs.push(Job {
+                    kernel: ki,
+                    source: si,
+                    target,
+                });
             }
         }
     }
@@ -126,18 +137,31 @@ pub fn label(kernel: &str, target: &TargetId) -> String {
 }
 
 /// Retarget and check one job. `llvm_major` is the LLVM that will assemble it.
-pub fn prepare(manifest: &Manifest, plan: &Plan, job: &Job, llvm_major: u32) -> Result<Prepared, Diagnostics> {
+pub fn prepare(
+    manifest: &Manifest,
+    plan: &Plan,
+    job: &Job,
+    llvm_major: u32,
+) -> Result<Prepared, Diagnostics> {
     let kernel = &manifest.kernels[job.kernel];
     let label = label(&kernel.name, &job.target);
     let patched = plan.patched(job.kernel, job.source).ok_or_else(|| {
-        Diagnostics::from(Diagnostic::error(format!("{label}: its source was not patched")))
+        Diagnostics::from(Diagnostic::error(format!(
+            "{label}: its source was not patched"
+        )))
     })?;
     let opts = RetargetOptions {
         target: job.target,
         code_object_version: manifest.defaults.code_object_version,
         assembler_llvm_major: llvm_major,
     };
-    prepare_traced(&kernel.name, Some(&patched.original), &patched.patched, &opts, kernel.registers)
+    prepare_traced(
+        &kernel.name,
+        Some(&patched.original),
+        &patched.patched,
+        &opts,
+        kernel.registers,
+    )
 }
 
 /// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI path).
@@ -154,13 +178,23 @@ pub fn prepare_traced(
     let mut notes: Vec<Diagnostic> = Vec::new();
     // Compare with the unpatched dump retargeted the same way, so that the
     // occupancy report shows what the patches changed, not what retargeting did.
-    let original = original.and_then(|o| retarget::retarget(o, opts).ok()).map(|r| r.asm);
-    let checked = check::budget::check_registers(original.as_ref(), &retargeted.asm, &opts.target, policy, &label)
-        .map_err(|d| with_context(d, &label))?;
+    let original = original
+        .and_then(|o| retarget::retarget(o, opts).ok())
+        .map(|r| r.asm);
+    let checked = check::budget::check_registers(
+        original.as_ref(),
+        &retargeted.asm,
+        &opts.target,
+        policy,
+        &label,
+    )
+    .map_err(|d| with_context(d, &label))?;
     notes.extend(checked.notes);
     let waits = check::waitcnt::check_waitcnt_traced(&checked.asm, &opts.target);
     let file = parse::AsmFile::from_traced(&checked.asm);
-    let (errors, warnings): (Vec<_>, Vec<_>) = waits.into_iter().partition(|d| d.severity == Severity::Error);
+    let (errors, warnings): (Vec<_>, Vec<_>) = waits
+        .into_iter()
+        .partition(|d| d.severity == Severity::Error);
     if !errors.is_empty() {
         return Err(with_context(Diagnostics(errors), &label));
     }
@@ -178,10 +212,21 @@ pub fn prepare_traced(
 }
 
 /// Assemble, link and verify a prepared job into `out` (written atomically).
-pub fn build(toolchain: &Toolchain, prepared: &Prepared, work_dir: &Path, out: &Path) -> Result<VerifyReport, Diagnostics> {
+pub fn build(
+    toolchain: &Toolchain,
+    prepared: &Prepared,
+    work_dir: &Path,
+    out: &Path,
+) -> Result<VerifyReport, Diagnostics> {
     let label = label(&prepared.kernel, &prepared.target);
-    toolchain.check_target(&prepared.target).map_err(|d| with_context(d.into(), &label))?;
-    let name = format!("{}-{}", prepared.kernel, prepared.target.name().replace(':', "_"));
+    toolchain
+        .check_target(&prepared.target)
+        .map_err(|d| with_context(d.into(), &label))?;
+    let name = format!(
+        "{}-{}",
+        prepared.kernel,
+        prepared.target.name().replace(':', "_")
+    );
     let object = assemble::assemble(&assemble::AssembleRequest {
         toolchain,
         asm: &prepared.asm,
@@ -192,7 +237,10 @@ pub fn build(toolchain: &Toolchain, prepared: &Prepared, work_dir: &Path, out: &
     })?;
     link::link(toolchain, &[object], out)?;
     let bytes = std::fs::read(out).map_err(|e| {
-        Diagnostics::from(Diagnostic::error(format!("{label}: cannot read linked `{}`: {e}", out.display())))
+        Diagnostics::from(Diagnostic::error(format!(
+            "{label}: cannot read linked `{}`: {e}",
+            out.display()
+        )))
     })?;
     match verify(&bytes, prepared) {
         Ok(report) => Ok(report),

@@ -4,11 +4,18 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn gcn_patch(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gcn-patch")).args(args).current_dir(repo()).output().expect("run gcn-patch")
+    Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run gcn-patch")
 }
 
 fn stderr(o: &Output) -> String {
@@ -22,11 +29,27 @@ fn retarget_prints_normalized_asm_for_the_requested_target() {
     let o = gcn_patch(&["retarget", MATMUL, "--target", "gfx950"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = String::from_utf8(o.stdout).unwrap();
-    assert!(out.contains(".amdgcn_target \"amdgcn-amd-amdhsa--gfx950\""), "target directive not rewritten");
-    assert!(!out.contains("amdgpu9.42-amd-amdhsa"), "new-triple spelling left in the output");
+    assert!(
+        out.contains(".amdgcn_target \"amdgcn-amd-amdhsa--gfx950\""),
+        "target directive not rewritten"
+    );
+    let code = |t: &str| {
+        t.lines()
+            .filter(|l| !l.trim_start().starts_with(';'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        !code(&out).contains("amdgpu9.42-amd-amdhsa"),
+        "new-triple spelling left outside comments"
+    );
     let original = std::fs::read_to_string(repo().join(MATMUL)).unwrap();
     // Same number of instruction lines: retargeting never touches code.
-    let count = |t: &str| t.lines().filter(|l| l.starts_with('\t') && !l.trim_start().starts_with('.')).count();
+    let count = |t: &str| {
+        t.lines()
+            .filter(|l| l.starts_with('\t') && !l.trim_start().starts_with('.'))
+            .count()
+    };
     assert_eq!(count(&out), count(&original));
 }
 
@@ -34,7 +57,14 @@ fn retarget_prints_normalized_asm_for_the_requested_target() {
 fn assemble_writes_a_verified_code_object() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("matmul.hsaco");
-    let o = gcn_patch(&["assemble", MATMUL, "--target", "gfx942", "-o", out.to_str().unwrap()]);
+    let o = gcn_patch(&[
+        "assemble",
+        MATMUL,
+        "--target",
+        "gfx942",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
     let bytes = std::fs::read(&out).unwrap();
     let header = gcn_embed::elf::read_header(&bytes).unwrap();
@@ -47,12 +77,26 @@ fn assemble_writes_a_verified_code_object() {
 fn assemble_for_the_wrong_generation_fails_without_output() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("matmul.hsaco");
-    let o = gcn_patch(&["assemble", MATMUL, "--target", "gfx1100", "-o", out.to_str().unwrap()]);
+    let o = gcn_patch(&[
+        "assemble",
+        MATMUL,
+        "--target",
+        "gfx1100",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    assert!(err.contains(&format!("{MATMUL}:")), "error must point into the dump:\n{err}");
+    assert!(
+        err.contains(&format!("{MATMUL}:")),
+        "error must point into the dump:\n{err}"
+    );
     assert!(!out.exists(), "no output on failure");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no partial files");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "no partial files"
+    );
 }
 
 #[test]
@@ -67,7 +111,14 @@ fn targets_lists_processors_generics_and_families() {
     let o = gcn_patch(&["targets"]);
     assert!(o.status.success());
     let out = String::from_utf8(o.stdout).unwrap();
-    for needle in ["gfx942", "gfx950", "gfx1201", "gfx9-4-generic", "gfx11-generic", "gfx94X-all"] {
+    for needle in [
+        "gfx942",
+        "gfx950",
+        "gfx1201",
+        "gfx9-4-generic",
+        "gfx11-generic",
+        "gfx94X-all",
+    ] {
         assert!(out.contains(needle), "`gcn-patch targets` lacks {needle}");
     }
 }

@@ -117,12 +117,15 @@ fn env(name: &str) -> Option<String> {
 }
 
 fn parse_target(spec: &str) -> Result<TargetId, Diagnostics> {
-    TargetId::parse(spec).map_err(|e| Diagnostic::error(format!("invalid --target `{spec}`: {e}")).into())
+    TargetId::parse(spec).map_err(|e| Diagnostic::error(format!("--target: {e}")).into())
 }
 
 fn toolchain(llvm: &LlvmArgs, manifest: Option<&Manifest>) -> Result<Toolchain, Diagnostics> {
     let config = ToolchainConfig {
-        llvm_bin: llvm.llvm_bin.clone().or_else(|| manifest.and_then(|m| m.defaults.llvm.clone())),
+        llvm_bin: llvm
+            .llvm_bin
+            .clone()
+            .or_else(|| manifest.and_then(|m| m.defaults.llvm.clone())),
         ..ToolchainConfig::default()
     };
     Toolchain::find(&config, &env).map_err(Diagnostics::from)
@@ -130,7 +133,9 @@ fn toolchain(llvm: &LlvmArgs, manifest: Option<&Manifest>) -> Result<Toolchain, 
 
 /// LLVM major of the assembler, for skew normalization: the toolchain's if one is found.
 fn assembler_major(llvm: &LlvmArgs, manifest: Option<&Manifest>) -> u32 {
-    toolchain(llvm, manifest).map(|t| t.version.major).unwrap_or(22)
+    toolchain(llvm, manifest)
+        .map(|t| t.version.major)
+        .unwrap_or(22)
 }
 
 fn read_traced(file: &Path) -> Result<Traced, Diagnostics> {
@@ -142,7 +147,9 @@ fn read_traced(file: &Path) -> Result<Traced, Diagnostics> {
 }
 
 fn kernel_name(file: &Path) -> String {
-    file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "asm".into())
+    file.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "asm".into())
 }
 
 fn print_notes(notes: &[Diagnostic]) {
@@ -156,20 +163,40 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         Command::Retarget { file, target, llvm } => {
             let target = parse_target(&target)?;
             let asm = read_traced(&file)?;
-            let opts = RetargetOptions { target, code_object_version: None, assembler_llvm_major: assembler_major(&llvm, None) };
+            let opts = RetargetOptions {
+                target,
+                code_object_version: None,
+                assembler_llvm_major: assembler_major(&llvm, None),
+            };
             let out = gcn_patch::retarget::retarget(&asm, &opts)?;
             print!("{}", out.asm.text());
             Ok(())
         }
-        Command::Assemble { file, target, output, update_registers, llvm } => {
+        Command::Assemble {
+            file,
+            target,
+            output,
+            update_registers,
+            llvm,
+        } => {
             let target = parse_target(&target)?;
             let tc = toolchain(&llvm, None)?;
             let asm = read_traced(&file)?;
-            let opts = RetargetOptions { target, code_object_version: None, assembler_llvm_major: tc.version.major };
-            let policy = if update_registers { RegisterPolicy::Update } else { RegisterPolicy::Error };
-            let prepared = pipeline::prepare_traced(&kernel_name(&file), None, &asm, &opts, policy)?;
+            let opts = RetargetOptions {
+                target,
+                code_object_version: None,
+                assembler_llvm_major: tc.version.major,
+            };
+            let policy = if update_registers {
+                RegisterPolicy::Update
+            } else {
+                RegisterPolicy::Error
+            };
+            let prepared =
+                pipeline::prepare_traced(&kernel_name(&file), None, &asm, &opts, policy)?;
             print_notes(&prepared.notes);
-            let work = tempfile::tempdir().map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
+            let work = tempfile::tempdir()
+                .map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
             let report = pipeline::build(&tc, &prepared, work.path(), &output)?;
             eprintln!(
                 "gcn-patch: wrote {} ({}, e_flags {:#x}, {} kernel(s))",
@@ -180,33 +207,66 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             );
             Ok(())
         }
-        Command::Apply { kernel, manifest, target, llvm } => {
+        Command::Apply {
+            kernel,
+            manifest,
+            target,
+            llvm,
+        } => {
             let m = Manifest::load(&manifest)?;
-            let ki = m.kernels.iter().position(|k| k.name == kernel).ok_or_else(|| unknown_kernel(&m, &kernel))?;
+            let ki = m
+                .kernels
+                .iter()
+                .position(|k| k.name == kernel)
+                .ok_or_else(|| unknown_kernel(&m, &kernel))?;
             let plan = pipeline::plan(&m, &[])?;
             let job = match &target {
                 Some(t) => {
                     let t = parse_target(t)?;
-                    plan.jobs.iter().find(|j| j.kernel == ki && j.target == t).cloned().ok_or_else(|| {
-                        let have: Vec<String> =
-                            plan.jobs.iter().filter(|j| j.kernel == ki).map(|j| j.target.name()).collect();
-                        Diagnostics::from(
-                            Diagnostic::error(format!("kernel `{kernel}` is not built for {}", t.name()))
+                    plan.jobs
+                        .iter()
+                        .find(|j| j.kernel == ki && j.target == t)
+                        .cloned()
+                        .ok_or_else(|| {
+                            let have: Vec<String> = plan
+                                .jobs
+                                .iter()
+                                .filter(|j| j.kernel == ki)
+                                .map(|j| j.target.name())
+                                .collect();
+                            Diagnostics::from(
+                                Diagnostic::error(format!(
+                                    "kernel `{kernel}` is not built for {}",
+                                    t.name()
+                                ))
                                 .with_note(format!("its targets: {}", have.join(", ")))
-                                .with_help("add the target to a source's `targets` in kernels.toml"),
-                        )
-                    })?
+                                .with_help(
+                                    "add the target to a source's `targets` in kernels.toml",
+                                ),
+                            )
+                        })?
                 }
-                None => plan.jobs.iter().find(|j| j.kernel == ki).cloned().ok_or_else(|| {
-                    Diagnostics::from(Diagnostic::error(format!("kernel `{kernel}` has no targets")))
-                })?,
+                None => plan
+                    .jobs
+                    .iter()
+                    .find(|j| j.kernel == ki)
+                    .cloned()
+                    .ok_or_else(|| {
+                        Diagnostics::from(Diagnostic::error(format!(
+                            "kernel `{kernel}` has no targets"
+                        )))
+                    })?,
             };
             let prepared = pipeline::prepare(&m, &plan, &job, assembler_major(&llvm, Some(&m)))?;
             print_notes(&prepared.notes);
             print!("{}", prepared.asm.text());
             Ok(())
         }
-        Command::Check { manifest, assemble, llvm } => check(&manifest, assemble, &llvm),
+        Command::Check {
+            manifest,
+            assemble,
+            llvm,
+        } => check(&manifest, assemble, &llvm),
         Command::Pin { kernel, manifest } => {
             let changes = gcn_patch::patch::pin(&manifest, &kernel)?;
             if changes.is_empty() {
@@ -218,7 +278,10 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             Ok(())
         }
         Command::Targets => {
-            println!("{:<18} {:>6}  {:<18} {:<8} {:<6} {:>4}", "processor", "mach", "generic", "sramecc", "xnack", "llvm");
+            println!(
+                "{:<18} {:>6}  {:<18} {:<8} {:<6} {:>4}",
+                "processor", "mach", "generic", "sramecc", "xnack", "llvm"
+            );
             for p in gcn_embed::processors() {
                 println!(
                     "{:<18} {:>#6x}  {:<18} {:<8} {:<6} {:>4}",
@@ -250,16 +313,27 @@ fn unknown_kernel(m: &Manifest, name: &str) -> Diagnostics {
 fn check(manifest: &Path, assemble: bool, llvm: &LlvmArgs) -> Result<(), Diagnostics> {
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
-    let tc = if assemble { Some(toolchain(llvm, Some(&m))?) } else { None };
-    let major = tc.as_ref().map(|t| t.version.major).unwrap_or_else(|| assembler_major(llvm, Some(&m)));
+    let tc = if assemble {
+        Some(toolchain(llvm, Some(&m))?)
+    } else {
+        None
+    };
+    let major = tc
+        .as_ref()
+        .map(|t| t.version.major)
+        .unwrap_or_else(|| assembler_major(llvm, Some(&m)));
     let mut errors = Vec::new();
-    let work = tempfile::tempdir().map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
+    let work = tempfile::tempdir()
+        .map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
     for job in &plan.jobs {
         let kernel = &m.kernels[job.kernel].name;
         let result = pipeline::prepare(&m, &plan, job, major).and_then(|p| {
             print_notes(&p.notes);
             if let Some(tc) = &tc {
-                let out = work.path().join(format!("{kernel}-{}.hsaco", job.target.name().replace(':', "_")));
+                let out = work.path().join(format!(
+                    "{kernel}-{}.hsaco",
+                    job.target.name().replace(':', "_")
+                ));
                 pipeline::build(tc, &p, work.path(), &out)?;
             }
             Ok(())
