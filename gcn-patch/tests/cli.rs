@@ -129,3 +129,33 @@ fn check_passes_on_the_demo_manifest() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stderr(&o).contains("job(s) passed"));
 }
+
+#[test]
+fn hand_written_kernel_leaves_register_counts_to_us() {
+    // fill.s declares no .amdhsa_next_free_vgpr/_sgpr and no metadata counts.
+    let src = "gcn-patch/tests/fixtures/handwritten/fill.s";
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("fill.hsaco");
+    let o = gcn_patch(&[
+        "assemble",
+        src,
+        "--target",
+        "gfx942",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let notes = stderr(&o);
+    assert!(
+        notes.contains(".amdhsa_next_free_vgpr 3 (added)"),
+        "{notes}"
+    );
+    // The descriptor agrees: v0..v2 used → 3 VGPRs → one 8-VGPR granule on gfx942 (field value 0).
+    let kds = gcn_patch::verify::kernel_descriptors(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(kds.len(), 1);
+    assert_eq!(
+        kds[0].fields.compute_pgm_rsrc1 & 0x3f,
+        0,
+        "GRANULATED_WORKITEM_VGPR_COUNT"
+    );
+}
