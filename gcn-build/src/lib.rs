@@ -10,7 +10,7 @@
 //! gcn_build::Build::new().manifest("kernels.toml").compile();
 //! ```
 //!
-//! ```ignore
+//! ```text
 //! // src/lib.rs
 //! mod kernels {
 //!     gcn_embed::include_kernels!();

@@ -18,7 +18,7 @@
 //! `$OUT_DIR/gcn_kernels.rs`, a file of `static` [`Kernel`]s; the program
 //! includes it with [`include_kernels!`] and picks an object per GPU:
 //!
-//! ```ignore
+//! ```text
 //! gcn_embed::include_kernels!();
 //!
 //! // `agent_isa` from hsa_isa_get_info_alt(HSA_ISA_INFO_NAME) or HIP's
