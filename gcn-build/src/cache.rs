@@ -15,12 +15,6 @@ use sha2::{Digest, Sha256};
 /// Bump when the way objects are produced changes without any input changing.
 const CACHE_FORMAT: &str = "gcn-build-cache-v1";
 
-/// Hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// The cache key of one job.
 pub fn key(parts: &[&str]) -> String {
     let mut h = Sha256::new();

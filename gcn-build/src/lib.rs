@@ -378,7 +378,7 @@ fn build_one(
         kernel: kernel.name.clone(),
         target,
         path,
-        sha256: cache::sha256_hex(&bytes),
+        sha256: gcn_patch::manifest::sha256_hex(&bytes),
         cached,
     };
     Ok((obj, prepared.notes.clone(), prepared.symbols.clone()))
