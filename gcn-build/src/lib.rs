@@ -21,7 +21,7 @@
 //! In the style of `cc`: one builder, [`Build::compile`] fails the build with
 //! the full diagnostic, [`Build::try_compile`] returns it. Every environment
 //! variable is read through one function that also prints
-//! `cargo:rerun-if-env-changed` (see [`env`] for the list). Jobs run in
+//! `cargo:rerun-if-env-changed` (see [`env`](mod@env) for the list). Jobs run in
 //! parallel under Cargo's jobserver (`cargo build -j1` means one job), and code
 //! objects are cached by content in `OUT_DIR`, so editing one patch reassembles
 //! only that kernel's code objects.
