@@ -95,7 +95,9 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
         }
         return Err(Diagnostics(diags));
     }
-    tmp.persist(out)
-        .map_err(|e| Diagnostic::error(format!("cannot write {}: {}", out.display(), e.error)))?;
+    tmp.persist(out).map_err(|e| {
+        Diagnostic::error(format!("cannot write {}: {}", out.display(), e.error))
+            .with_help("name a file (not a directory) in a writable directory for the output")
+    })?;
     Ok(())
 }
