@@ -230,8 +230,9 @@ fn check_complete(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
     };
     let eof = asm.lines.len().max(1);
     let at_end = |d: Diagnostic| match asm.origin(eof).and_then(|o| o.file_line()) {
-        Some((f, line)) => d.at(Location::line(f, line, asm.lines.last().cloned())
-            .with_label("the input ends here")),
+        Some((f, line)) => d
+            .at(Location::line(f, line, asm.lines.last().cloned())
+                .with_label("the input ends here")),
         None => d,
     };
     if file.kernels().is_empty() {
@@ -245,6 +246,43 @@ fn check_complete(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
         return Err(at_end(d).into());
     }
     let kernels = file.kernels();
+    // 0-based line `line` of the text as a location in the user's file.
+    let at_line = |d: Diagnostic, line: Option<usize>| match line
+        .and_then(|l| asm.origin(l + 1))
+        .and_then(|o| o.file_line())
+    {
+        Some((f, l)) => d.at(Location::line(
+            f,
+            l,
+            line.and_then(|l| asm.lines.get(l)).cloned(),
+        )),
+        None => d,
+    };
+    // The same kernel twice (e.g. two dumps concatenated): point at the second descriptor.
+    let descriptors: Vec<(usize, &str)> = file
+        .lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| match l.directive() {
+            Some((".amdhsa_kernel", args)) => Some((i, args.trim())),
+            _ => None,
+        })
+        .collect();
+    for (j, (line, name)) in descriptors.iter().enumerate() {
+        if let Some((first, _)) = descriptors[..j].iter().find(|(_, n)| n == name) {
+            let d = Diagnostic::error(format!(
+                "{label}: kernel `{name}` is defined twice in {shown}"
+            ))
+            .with_note(format!(
+                "its first `.amdhsa_kernel` block is at line {}",
+                first + 1
+            ))
+            .with_help(
+                "keep one copy: a dump defines each kernel once (were two files concatenated?)",
+            );
+            return Err(at_line(d, Some(*line)).into());
+        }
+    }
     if let Some(k) = kernels.iter().find(|k| k.descriptor.is_none()) {
         // 0-based line where the kernel shows up: its label or its metadata entry.
         let line = k.symbol_line.or(k.metadata.as_ref().map(|m| m.start));
@@ -257,11 +295,7 @@ fn check_complete(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
             "pass the complete dump: the compiler writes `.amdhsa_kernel` … \
              `.end_amdhsa_kernel` after each kernel's code",
         );
-        if let Some((f, l)) = line.and_then(|l| asm.origin(l + 1)).and_then(|o| o.file_line()) {
-            let text = line.and_then(|l| asm.lines.get(l)).cloned();
-            d = d.at(Location::line(f, l, text));
-        }
-        return Err(d.into());
+        return Err(at_line(d, line).into());
     }
     let closed = file
         .lines

@@ -65,13 +65,19 @@ fn weird_texts() -> Vec<(String, String)> {
         ),
         ("crlf saxpy".into(), saxpy.replace('\n', "\r\n")),
         ("cr only saxpy".into(), saxpy.replace('\n', "\r")),
-        ("long comment".into(), format!("; {}\n{saxpy}", "x".repeat(200_000))),
+        (
+            "long comment".into(),
+            format!("; {}\n{saxpy}", "x".repeat(200_000)),
+        ),
         (
             "long operand".into(),
             format!("{saxpy}\tv_mov_b32 v0, {}\n", "1".repeat(50_000)),
         ),
         ("long token".into(), "v".repeat(100_000)),
-        ("unbalanced".into(), "\tv_add_f32 v[0:, s[, ]]\n.amdhsa_kernel\n".into()),
+        (
+            "unbalanced".into(),
+            "\tv_add_f32 v[0:, s[, ]]\n.amdhsa_kernel\n".into(),
+        ),
         (
             "kernel without end".into(),
             ".amdhsa_kernel k\n.amdhsa_next_free_vgpr 999999999999999999999\n".into(),
@@ -188,8 +194,9 @@ fn kernel_without_metadata_and_metadata_without_kernel_are_errors() {
         ("metadata without kernel", no_kernel, "no `.amdhsa_kernel`"),
     ] {
         let traced = Traced::from_source(&t, "saxpy.s");
-        let d = gcn_patch::pipeline::prepare_traced("saxpy", None, &traced, &o, RegisterPolicy::Error)
-            .expect_err(what);
+        let d =
+            gcn_patch::pipeline::prepare_traced("saxpy", None, &traced, &o, RegisterPolicy::Error)
+                .expect_err(what);
         let shown = d.to_string();
         assert!(shown.contains(expect), "{what}:\n{shown}");
         assert!(shown.contains("saxpy.s:"), "{what}: no file:line:\n{shown}");
@@ -202,21 +209,49 @@ fn target_ids_reject_weird_strings_with_a_reason() {
     let long = "gfx".to_string() + &"9".repeat(10_000);
     let colons = ":".repeat(10_000);
     let inputs = [
-        "", "gfx", ":", "::", "gfx942:", ":xnack+", "gfx942:xnack", "gfx942:xnack+:xnack-",
-        "gfx942:sramecc+:sramecc+", "gfx942:xnack+:sramecc+:xnack+", "gfx942:foo+",
-        "gfx942 ", " gfx942", "GFX942", "gfx942\0", "gfx☃", "amdgcn-amd-amdhsa--",
-        "amdgcn-amd-amdhsa--gfx", "amdgpu9.42-amd-amdhsa-unknown-", "gfx9-4-generic:xnack",
-        "gfx9999999999999999999999", &long, &colons, "\u{202e}gfx942",
+        "",
+        "gfx",
+        ":",
+        "::",
+        "gfx942:",
+        ":xnack+",
+        "gfx942:xnack",
+        "gfx942:xnack+:xnack-",
+        "gfx942:sramecc+:sramecc+",
+        "gfx942:xnack+:sramecc+:xnack+",
+        "gfx942:foo+",
+        "gfx942 ",
+        " gfx942",
+        "GFX942",
+        "gfx942\0",
+        "gfx☃",
+        "amdgcn-amd-amdhsa--",
+        "amdgcn-amd-amdhsa--gfx",
+        "amdgpu9.42-amd-amdhsa-unknown-",
+        "gfx9-4-generic:xnack",
+        "gfx9999999999999999999999",
+        &long,
+        &colons,
+        "\u{202e}gfx942",
     ];
     for s in inputs {
         let shown: String = s.chars().take(40).collect();
-        let r = no_panic(&format!("TargetId::parse({shown:?})"), || TargetId::parse(s));
+        let r = no_panic(&format!("TargetId::parse({shown:?})"), || {
+            TargetId::parse(s)
+        });
         match r {
             Ok(t) => {
                 // Only the lenient spellings (whitespace, case, C string NUL, a
                 // new-style triple whose arch names the processor) may parse.
                 assert!(
-                    ["gfx942 ", " gfx942", "GFX942", "gfx942\0", "amdgpu9.42-amd-amdhsa-unknown-"].contains(&s),
+                    [
+                        "gfx942 ",
+                        " gfx942",
+                        "GFX942",
+                        "gfx942\0",
+                        "amdgpu9.42-amd-amdhsa-unknown-"
+                    ]
+                    .contains(&s),
                     "{shown:?} parsed as {t}"
                 );
             }
@@ -312,29 +347,93 @@ fn bad_manifests_are_located_errors() {
         format!("[[kernel]]\nname = \"saxpy\"\n[[kernel.source]]\nasm = \"saxpy.s\"\ntargets = [\"gfx942\"]\n{extra}")
     };
     let cases: Vec<(&str, String, &str)> = vec![
-        ("wrong type", "[[kernel]]\nname = 5\n".into(), "invalid type"),
+        (
+            "wrong type",
+            "[[kernel]]\nname = 5\n".into(),
+            "invalid type",
+        ),
         ("not a table", "kernel = \"x\"\n".into(), "invalid"),
         ("unknown key", src("colour = \"red\""), "unknown field"),
-        ("unknown top key", format!("[extra]\n{}", src("")), "unknown field"),
-        ("duplicate", format!("{}{}", src(""), src("")), "declared twice"),
+        (
+            "unknown top key",
+            format!("[extra]\n{}", src("")),
+            "unknown field",
+        ),
+        (
+            "duplicate",
+            format!("{}{}", src(""), src("")),
+            "declared twice",
+        ),
         ("bad sha", src("sha256 = \"xyz\""), "64 lowercase hex"),
-        ("upper sha", src(&format!("sha256 = \"{}\"", "A".repeat(64))), "64 lowercase hex"),
+        (
+            "upper sha",
+            src(&format!("sha256 = \"{}\"", "A".repeat(64))),
+            "64 lowercase hex",
+        ),
         ("sha type", src("sha256 = 12"), "invalid type"),
-        ("escaping", src("").replace("saxpy.s", "../saxpy.s"), "escapes"),
-        ("absolute", src("").replace("saxpy.s", "/etc/passwd"), "escapes"),
+        (
+            "escaping",
+            src("").replace("saxpy.s", "../saxpy.s"),
+            "escapes",
+        ),
+        (
+            "absolute",
+            src("").replace("saxpy.s", "/etc/passwd"),
+            "escapes",
+        ),
         ("symlink", src("").replace("saxpy.s", "out.s"), "escapes"),
         ("directory", src("").replace("saxpy.s", "sub"), "not a file"),
         ("missing", src("").replace("saxpy.s", "nope.s"), "nope.s"),
-        ("missing patch", src("patches = [\"nope.diff\"]"), "nope.diff"),
-        ("bad target", src("").replace("gfx942", "gfx9420"), "gfx9420"),
-        ("empty targets", src("").replace("[\"gfx942\"]", "[]"), "no targets"),
-        ("bad name", src("").replace("\"saxpy\"", "\"sa xpy\""), "identifier"),
-        ("bad regex", src("[[kernel.source.rule]]\ndelete = '(x'\nregex = true"), "invalid regex"),
-        ("bad expect", src("[[kernel.source.rule]]\ndelete = 'x'\nexpect = 'x'"), "expect"),
-        ("huge expect", src("[[kernel.source.rule]]\ndelete = 'x'\nexpect = 99999999999999999999"), "invalid"),
-        ("empty rule", src("[[kernel.source.rule]]\ndelete = ''"), "empty pattern"),
-        ("no action", src("[[kernel.source.rule]]\nregex = true"), "rule"),
-        ("cov", format!("[defaults]\ncode-object-version = 99\n{}", src("")), "code-object-version"),
+        (
+            "missing patch",
+            src("patches = [\"nope.diff\"]"),
+            "nope.diff",
+        ),
+        (
+            "bad target",
+            src("").replace("gfx942", "gfx9420"),
+            "gfx9420",
+        ),
+        (
+            "empty targets",
+            src("").replace("[\"gfx942\"]", "[]"),
+            "no targets",
+        ),
+        (
+            "bad name",
+            src("").replace("\"saxpy\"", "\"sa xpy\""),
+            "identifier",
+        ),
+        (
+            "bad regex",
+            src("[[kernel.source.rule]]\ndelete = '(x'\nregex = true"),
+            "invalid regex",
+        ),
+        (
+            "bad expect",
+            src("[[kernel.source.rule]]\ndelete = 'x'\nexpect = 'x'"),
+            "expect",
+        ),
+        (
+            "huge expect",
+            src("[[kernel.source.rule]]\ndelete = 'x'\nexpect = 99999999999999999999"),
+            "invalid",
+        ),
+        (
+            "empty rule",
+            src("[[kernel.source.rule]]\ndelete = ''"),
+            "empty pattern",
+        ),
+        (
+            "no action",
+            src("[[kernel.source.rule]]\nregex = true"),
+            "rule",
+        ),
+        (
+            "cov",
+            format!("[defaults]\ncode-object-version = 99\n{}", src("")),
+            "code-object-version",
+        ),
         ("syntax", "[[kernel]\nname=".into(), "invalid manifest"),
         ("nul", "\0\0".into(), "invalid manifest"),
         ("unicode key", src("名前 = 1"), "invalid"),

@@ -313,6 +313,7 @@ fn unknown_kernel(m: &Manifest, name: &str) -> Diagnostics {
     let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
     Diagnostic::error(format!("no kernel `{name}` in {}", m.path.display()))
         .with_note(format!("kernels: {}", names.join(", ")))
+        .with_help("pass the `name` of a [[kernel]] in the manifest")
         .into()
 }
 
@@ -321,12 +322,13 @@ fn check(manifest: &Path, assemble: bool, llvm: &LlvmArgs) -> Result<(), Diagnos
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
     if plan.jobs.is_empty() {
-        return Err(Diagnostic::error(format!(
-            "{} lists no kernel to check",
-            manifest.display()
-        ))
-        .with_help("add a [[kernel]] with a [[kernel.source]] (see README, \"kernels.toml\")")
-        .into());
+        return Err(
+            Diagnostic::error(format!("{} lists no kernel to check", manifest.display()))
+                .with_help(
+                    "add a [[kernel]] with a [[kernel.source]] (see README, \"kernels.toml\")",
+                )
+                .into(),
+        );
     }
     let tc = if assemble {
         Some(toolchain(llvm, Some(&m))?)
