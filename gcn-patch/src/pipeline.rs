@@ -286,7 +286,7 @@ fn check_complete(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
     if let Some(k) = kernels.iter().find(|k| k.descriptor.is_none()) {
         // 0-based line where the kernel shows up: its label or its metadata entry.
         let line = k.symbol_line.or(k.metadata.as_ref().map(|m| m.start));
-        let mut d = Diagnostic::error(format!(
+        let d = Diagnostic::error(format!(
             "{label}: kernel `{}` in {shown} has no `.amdhsa_kernel` descriptor block",
             k.name
         ))
@@ -347,21 +347,44 @@ pub fn build(
         name: &name,
         label: &label,
     })?;
-    link::link(toolchain, &[object], out)?;
-    let bytes = std::fs::read(out).map_err(|e| {
+    // Link and verify in the work directory; `out` is only replaced by an
+    // object that passed verification (an existing `out` survives any failure).
+    let linked = work_dir.join(format!("{name}.hsaco"));
+    link::link(toolchain, &[object], &linked)?;
+    let bytes = std::fs::read(&linked).map_err(|e| {
         Diagnostics::from(Diagnostic::error(format!(
             "{label}: cannot read linked `{}`: {e}",
-            out.display()
+            linked.display()
         )))
     })?;
-    match verify(&bytes, prepared) {
-        Ok(report) => Ok(report),
-        Err(d) => {
-            // Never leave an object that failed verification where a later step could pick it up.
-            let _ = std::fs::remove_file(out);
-            Err(d)
-        }
-    }
+    let report = verify(&bytes, prepared)?;
+    install(&bytes, out)?;
+    Ok(report)
+}
+
+/// Write `bytes` to `out` atomically: a temp file in `out`'s directory, renamed over it.
+fn install(bytes: &[u8], out: &Path) -> Result<(), Diagnostic> {
+    let help = "name a file (not a directory) in a writable directory for the output";
+    let cannot = |e: &dyn std::fmt::Display| {
+        Diagnostic::error(format!("cannot write {}: {e}", out.display())).with_help(help)
+    };
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Diagnostic::error(format!("cannot create directory {}: {e}", dir.display()))
+            .with_help("the output's directory cannot be created: check the output path")
+    })?;
+    let name = out.file_name().ok_or_else(|| cannot(&"not a file name"))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.", name.to_string_lossy()))
+        .suffix(".tmp")
+        .tempfile_in(dir)
+        .map_err(|e| cannot(&e))?;
+    std::io::Write::write_all(&mut tmp, bytes).map_err(|e| cannot(&e))?;
+    tmp.persist(out).map_err(|e| cannot(&e.error))?;
+    Ok(())
 }
 
 /// Verify code object bytes against what a prepared job expects.

@@ -487,3 +487,48 @@ fn garbage_patches_are_errors_naming_the_patch() {
         assert!(d.contains("help:"), "{what}: no help:\n{d}");
     }
 }
+
+/// `pipeline::build` replaces `out` only with an object that passed
+/// verification: when verification fails, the previous file is untouched
+/// and no temp file is left next to it.
+#[test]
+fn failed_verification_leaves_an_existing_output_untouched() {
+    use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+    let tc = Toolchain::find(&ToolchainConfig::default(), &|k| std::env::var(k).ok())
+        .unwrap_or_else(|d| panic!("{d}\n(apt-get install -y clang-22 lld-22 llvm-22)"));
+    let text = read("hip/gfx942/saxpy.s");
+    let traced = Traced::from_source(&text, "saxpy.s");
+    let mut prepared = gcn_patch::pipeline::prepare_traced(
+        "saxpy",
+        None,
+        &traced,
+        &opts("gfx942"),
+        RegisterPolicy::Error,
+    )
+    .expect("saxpy prepares");
+    // Expect a kernel the code object does not define: verification fails after linking.
+    prepared.symbols.push("ghost".into());
+    let dir = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = dir.path().join("saxpy.hsaco");
+    std::fs::write(&out, "previous build").unwrap();
+    let d = gcn_patch::pipeline::build(&tc, &prepared, work.path(), &out)
+        .expect_err("verification must fail")
+        .to_string();
+    assert!(d.contains("ghost.kd"), "{d}");
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), "previous build");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "temp files left"
+    );
+    // Without the ghost, the same call replaces the file.
+    prepared.symbols.pop();
+    gcn_patch::pipeline::build(&tc, &prepared, work.path(), &out).expect("builds");
+    assert!(gcn_embed::elf::read_header(&std::fs::read(&out).unwrap()).is_ok());
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "temp files left"
+    );
+}
