@@ -168,6 +168,13 @@ impl fmt::Display for TargetIdError {
                 "empty target ID; expected a processor such as `gfx942` or `gfx942:sramecc+:xnack-`"
             ),
             TargetIdErrorKind::UnknownProcessor { name, suggestions } => {
+                if name.is_empty() {
+                    return write!(
+                        f,
+                        "invalid target ID `{input}`: the processor is missing \
+                         (expected e.g. `gfx942` or `gfx942:xnack-`; {LIST_HINT})"
+                    );
+                }
                 let shown = clip(name);
                 write!(f, "invalid target ID `{input}`: unknown processor `{shown}`")?;
                 let products = crate::family::processors_for_product(name);

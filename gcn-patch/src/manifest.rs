@@ -294,7 +294,7 @@ impl Manifest {
                         .with_help("kernel names must be unique; rename one of them"),
                 );
             }
-            let mut sources = Vec::new();
+            let mut sources: Vec<SourceSpec> = Vec::new();
             for rs in rk.source {
                 let span = rs.span();
                 let rs = rs.into_inner();
@@ -371,6 +371,26 @@ impl Manifest {
                         .with_note("patches and rules are written against one compilation; the pin makes sure they are never applied to another")
                         .with_help(format!("after checking the patches against this dump, add `sha256 = \"{actual}\"` (or run `gcn-patch pin {name} --manifest <path>`)")),
                     );
+                }
+                // One code object per kernel and target: a second source for the
+                // same target would make the embedded object ambiguous.
+                for t in &tlist {
+                    if let Some(other) = sources.iter().find(|o| o.targets.contains(t)) {
+                        errors.push(
+                            Diagnostic::error(format!(
+                                "kernel `{name}` gets {} from two sources",
+                                t.name()
+                            ))
+                            .at(src.loc(rs.asm.span()).with_label("second source"))
+                            .with_note(format!(
+                                "`{}` is already built for {}",
+                                other.rel.display(),
+                                t.name()
+                            ))
+                            .with_help("list each target in the `targets` of one source only"),
+                        );
+                        break;
+                    }
                 }
                 sources.push(SourceSpec {
                     asm,

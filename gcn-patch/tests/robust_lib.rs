@@ -205,6 +205,52 @@ fn kernel_without_metadata_and_metadata_without_kernel_are_errors() {
 }
 
 #[test]
+fn target_id_triple_spellings_never_panic() {
+    let heads = [
+        "",
+        "amdgcn",
+        "amdgcn-",
+        "amdgcn-amd",
+        "amdgcn-amd-amdhsa",
+        "amdgcn-amd-amdhsa-",
+        "amdgcn-amd-amdhsa--",
+        "amdgcn-amd-amdhsa-unknown-",
+        "amdgpu",
+        "amdgpu9",
+        "amdgpu9.",
+        "amdgpu9.42",
+        "amdgpu9.42-",
+        "amdgpu9.42-amd-amdhsa",
+        "amdgpu9.42-amd-amdhsa-unknown",
+        "amdgpu9.42-amd-amdhsa-unknown-",
+        "amdgpu99999999999999999999.1-amd-amdhsa-unknown-",
+        "amdgpu.-amd-amdhsa-",
+        "hipv4-amdgcn-amd-amdhsa--",
+        "hipv4-",
+        "openmp-amdgpu9.42",
+    ];
+    let tails = [
+        "",
+        "gfx942",
+        "gfx90a",
+        ":",
+        "gfx942:",
+        "gfx942:xnack+",
+        "-",
+        "--gfx942",
+        "☃",
+    ];
+    for h in heads {
+        for t in tails {
+            let s = format!("{h}{t}");
+            if let Err(e) = no_panic(&format!("TargetId::parse({s:?})"), || TargetId::parse(&s)) {
+                assert!(!e.to_string().is_empty(), "{s:?}: empty error");
+            }
+        }
+    }
+}
+
+#[test]
 fn target_ids_reject_weird_strings_with_a_reason() {
     let long = "gfx".to_string() + &"9".repeat(10_000);
     let colons = ":".repeat(10_000);
@@ -363,6 +409,15 @@ fn bad_manifests_are_located_errors() {
             "duplicate",
             format!("{}{}", src(""), src("")),
             "declared twice",
+        ),
+        (
+            "same target twice",
+            format!(
+                "{}{}",
+                src(""),
+                src("").replace("[[kernel]]\nname = \"saxpy\"\n", "")
+            ),
+            "gets gfx942 from two sources",
         ),
         ("bad sha", src("sha256 = \"xyz\""), "64 lowercase hex"),
         (
