@@ -173,7 +173,16 @@ pub fn prepare_traced(
     policy: RegisterPolicy,
 ) -> Result<Prepared, Diagnostics> {
     let label = label(kernel, &opts.target);
-    check_complete(asm, &label)?;
+    check_complete(asm, &label).map_err(|mut d| {
+        if original.is_some_and(|o| o.lines != asm.lines) {
+            for diag in &mut d.0 {
+                diag.notes.push(
+                    "the dump was patched: check that no patch or rule removes these lines".into(),
+                );
+            }
+        }
+        d
+    })?;
     let retargeted = retarget::retarget(asm, opts).map_err(|d| with_context(d, &label))?;
     let steps = retargeted.notes.clone();
     let mut notes: Vec<Diagnostic> = Vec::new();

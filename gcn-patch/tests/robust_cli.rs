@@ -446,3 +446,73 @@ fn pin_and_apply_fail_cleanly() {
     set_mode(d, 0o755);
     assert_eq!(entries(d), ["kernels.toml", "saxpy.s"]);
 }
+
+/// A patch saved with CRLF line ends does not apply to an LF dump; the
+/// error says so instead of only "no line of the context occurs".
+#[test]
+fn crlf_patch_on_lf_dump_says_why() {
+    let text = read("hip/gfx942/saxpy.s");
+    let sha = gcn_embed::sha256_hex(text.as_bytes());
+    let dir = project(&source(&format!(
+        "sha256 = \"{sha}\"\npatches = [\"crlf.diff\"]"
+    )));
+    let d = dir.path();
+    let patch =
+        "--- a/saxpy.s\r\n+++ b/saxpy.s\r\n@@ -30,1 +30,2 @@\r\n \ts_endpgm\r\n+\ts_nop 0\r\n";
+    std::fs::write(d.join("crlf.diff"), patch).unwrap();
+    let o = run(d, &["check"]);
+    fails(
+        &o,
+        "crlf patch",
+        &[
+            "crlf.diff:3",
+            "CRLF line ends but the dump has LF",
+            "dos2unix",
+        ],
+    );
+    // The same patch with LF line ends applies.
+    std::fs::write(d.join("crlf.diff"), patch.replace("\r\n", "\n")).unwrap();
+    let o = run(d, &["check"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+}
+
+/// A patch that deletes the metadata block: the error points at the
+/// patched result and says that the patches may be the cause.
+#[test]
+fn patch_removing_the_metadata_is_caught_before_assembly() {
+    let text = read("hip/gfx942/saxpy.s");
+    let sha = gcn_embed::sha256_hex(text.as_bytes());
+    let dir = project(&source(&format!(
+        "sha256 = \"{sha}\"\npatches = [\"drop.diff\"]"
+    )));
+    let d = dir.path();
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.trim() == ".amdgpu_metadata")
+        .expect("metadata");
+    let mut patch = format!(
+        "--- a/saxpy.s\n+++ b/saxpy.s\n@@ -{},{} +{},0 @@\n",
+        start + 1,
+        lines.len() - start,
+        start
+    );
+    for l in &lines[start..] {
+        patch.push_str(&format!("-{l}\n"));
+    }
+    std::fs::write(d.join("drop.diff"), patch).unwrap();
+    let before = entries(d);
+    for args in [&["check"][..], &["check", "--assemble"]] {
+        let o = run(d, args);
+        fails(
+            &o,
+            "metadata deleted by a patch",
+            &[
+                &format!("saxpy.s:{start}"),
+                "no complete `.amdgpu_metadata`",
+                "no patch or rule removes",
+            ],
+        );
+    }
+    assert_eq!(entries(d), before);
+}
