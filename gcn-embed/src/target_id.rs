@@ -161,21 +161,29 @@ const LIST_HINT: &str = "run `gcn-patch targets` for the list of processors and 
 
 impl fmt::Display for TargetIdError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let input = &self.input;
+        let input = &clip(&self.input);
         match &self.kind {
             TargetIdErrorKind::Empty => write!(
                 f,
                 "empty target ID; expected a processor such as `gfx942` or `gfx942:sramecc+:xnack-`"
             ),
             TargetIdErrorKind::UnknownProcessor { name, suggestions } => {
-                write!(f, "invalid target ID `{input}`: unknown processor `{name}`")?;
+                if name.is_empty() {
+                    return write!(
+                        f,
+                        "invalid target ID `{input}`: the processor is missing \
+                         (expected e.g. `gfx942` or `gfx942:xnack-`; {LIST_HINT})"
+                    );
+                }
+                let shown = clip(name);
+                write!(f, "invalid target ID `{input}`: unknown processor `{shown}`")?;
                 let products = crate::family::processors_for_product(name);
                 if let Some(hint) = removed_processor_hint(name) {
                     write!(f, "; {hint}")?;
                 } else if (1..=3).contains(&products.len()) {
                     write!(
                         f,
-                        "; `{name}` looks like a product name, use its processor: {}",
+                        "; `{shown}` looks like a product name, use its processor: {}",
                         products.join(", ")
                     )?;
                 } else if !suggestions.is_empty() {
@@ -185,8 +193,9 @@ impl fmt::Display for TargetIdError {
             }
             TargetIdErrorKind::BadFeature { feature } => write!(
                 f,
-                "invalid target ID `{input}`: bad feature `{feature}`; features are \
-                 `sramecc+`, `sramecc-`, `xnack+`, `xnack-` (omit a feature to accept either setting)"
+                "invalid target ID `{input}`: bad feature `{}`; features are \
+                 `sramecc+`, `sramecc-`, `xnack+`, `xnack-` (omit a feature to accept either setting)",
+                clip(feature)
             ),
             TargetIdErrorKind::UnsupportedFeature { processor, feature } => {
                 let supported = crate::target::processor(processor)
@@ -211,6 +220,7 @@ impl fmt::Display for TargetIdError {
                 write!(f, "invalid target ID `{input}`: {reason}")
             }
             TargetIdErrorKind::UnknownFamily { name, suggestions } => {
+                let name = &clip(name);
                 write!(f, "`{name}` is neither a target ID nor a target family")?;
                 if !suggestions.is_empty() {
                     write!(f, "; did you mean {}?", suggestions.join(", "))?;
@@ -222,6 +232,21 @@ impl fmt::Display for TargetIdError {
 }
 
 impl std::error::Error for TargetIdError {}
+
+/// User input as shown in a message: at most 64 characters (a pasted blob
+/// must not flood the terminal).
+fn clip(s: &str) -> String {
+    const MAX: usize = 64;
+    let n = s.chars().count();
+    if n <= MAX {
+        s.to_string()
+    } else {
+        format!(
+            "{}… ({n} characters)",
+            s.chars().take(MAX).collect::<String>()
+        )
+    }
+}
 
 fn supported_features(p: &Processor) -> Vec<&'static str> {
     let mut v = Vec::new();

@@ -273,6 +273,13 @@ fn locate<'a>(
     column: usize,
     span: usize,
 ) -> (Location, Option<&'a Origin>) {
+    // clang reports a missing closing directive one line past the end: show
+    // the last line of the input instead of the temp file.
+    let (line, column, span) = if line > req.asm.lines.len() && !req.asm.lines.is_empty() {
+        (req.asm.lines.len(), 1, 0)
+    } else {
+        (line, column, span)
+    };
     let origin = req.asm.origin(line);
     let text = line
         .checked_sub(1)
@@ -427,6 +434,12 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
                  (retarget) or use a newer clang",
                 req.toolchain.version
             ));
+        }
+        if m.message.contains("not found") && m.message.contains(".end_") {
+            d = d.with_help(
+                "a block is not closed before the end of the input: the file is probably \
+                 truncated; pass the complete dump",
+            );
         }
         out.push(d);
     }

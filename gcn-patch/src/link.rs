@@ -32,6 +32,7 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
     };
     std::fs::create_dir_all(&dir).map_err(|e| {
         Diagnostic::error(format!("cannot create directory {}: {e}", dir.display()))
+            .with_help("the output's directory cannot be created: check the output path")
     })?;
     let file_name = out
         .file_name()
@@ -95,7 +96,9 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
         }
         return Err(Diagnostics(diags));
     }
-    tmp.persist(out)
-        .map_err(|e| Diagnostic::error(format!("cannot write {}: {}", out.display(), e.error)))?;
+    tmp.persist(out).map_err(|e| {
+        Diagnostic::error(format!("cannot write {}: {}", out.display(), e.error))
+            .with_help("name a file (not a directory) in a writable directory for the output")
+    })?;
     Ok(())
 }

@@ -204,8 +204,13 @@ impl Manifest {
     /// Read and validate `path`.
     pub fn load(path: &Path) -> Result<Manifest, Diagnostics> {
         let text = std::fs::read_to_string(path).map_err(|e| {
+            let help = if e.kind() == std::io::ErrorKind::InvalidData {
+                "a manifest is UTF-8 TOML text: check that the path names kernels.toml"
+            } else {
+                "create a kernels.toml (see `gcn_patch::manifest` docs) or fix the path"
+            };
             Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
-                .with_help("create a kernels.toml (see `gcn_patch::manifest` docs) or fix the path")
+                .with_help(help)
         })?;
         Manifest::parse(&text, path)
     }
@@ -220,13 +225,18 @@ impl Manifest {
         let shown = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
         let src = Src { text, shown };
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
-            let msg = e.message().trim().to_string();
+            let mut msg = e.message().trim().to_string();
+            if msg.contains("untagged enum Expect") {
+                msg = "`expect` must be a number of matches or \"any\"".into();
+            }
             let mut d = Diagnostic::error(format!("invalid manifest: {msg}"));
             if let Some(span) = e.span() {
                 d = d.at(src.loc(span));
             }
             if msg.starts_with("unknown field") {
                 d = d.with_help("check the spelling; keys are kebab-case (see the `gcn_patch::manifest` docs for the schema)");
+            } else {
+                d = d.with_help("fix the TOML at this position (see the `gcn_patch::manifest` docs for the schema)");
             }
             Diagnostics::from(d)
         })?;
@@ -248,7 +258,8 @@ impl Manifest {
                             "unsupported code-object-version {}",
                             v.get_ref()
                         ))
-                        .at(src.loc(v.span()).with_label("expected 4, 5 or 6")),
+                        .at(src.loc(v.span()).with_label("expected 4, 5 or 6"))
+                        .with_help("set 4, 5 or 6, or remove the key to keep each dump's version"),
                     );
                     None
                 }
@@ -283,7 +294,7 @@ impl Manifest {
                         .with_help("kernel names must be unique; rename one of them"),
                 );
             }
-            let mut sources = Vec::new();
+            let mut sources: Vec<SourceSpec> = Vec::new();
             for rs in rk.source {
                 let span = rs.span();
                 let rs = rs.into_inner();
@@ -360,6 +371,26 @@ impl Manifest {
                         .with_note("patches and rules are written against one compilation; the pin makes sure they are never applied to another")
                         .with_help(format!("after checking the patches against this dump, add `sha256 = \"{actual}\"` (or run `gcn-patch pin {name} --manifest <path>`)")),
                     );
+                }
+                // One code object per kernel and target: a second source for the
+                // same target would make the embedded object ambiguous.
+                for t in &tlist {
+                    if let Some(other) = sources.iter().find(|o| o.targets.contains(t)) {
+                        errors.push(
+                            Diagnostic::error(format!(
+                                "kernel `{name}` gets {} from two sources",
+                                t.name()
+                            ))
+                            .at(src.loc(rs.asm.span()).with_label("second source"))
+                            .with_note(format!(
+                                "`{}` is already built for {}",
+                                other.rel.display(),
+                                t.name()
+                            ))
+                            .with_help("list each target in the `targets` of one source only"),
+                        );
+                        break;
+                    }
                 }
                 sources.push(SourceSpec {
                     asm,
@@ -523,7 +554,8 @@ fn resolve_in(
         Ok(_) if !abs.is_file() => {
             errors.push(
                 Diagnostic::error(format!("{what} `{}` is not a file", p.get_ref()))
-                    .at(src.loc(p.span())),
+                    .at(src.loc(p.span()))
+                    .with_help("name a regular file, relative to the manifest directory"),
             );
             None
         }

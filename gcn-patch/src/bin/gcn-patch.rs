@@ -143,6 +143,13 @@ fn read_traced(file: &Path) -> Result<Traced, Diagnostics> {
         Diagnostic::error(format!("cannot read `{}`: {e}", file.display()))
             .with_help("check the path; dumps are plain-text .s/.rocmasm files")
     })?;
+    if text.trim().is_empty() {
+        return Err(
+            Diagnostic::error(format!("`{}` is empty: it has no asm", file.display()))
+                .with_help("pass a dumped .s/.rocmasm file (the dump may have failed to write)")
+                .into(),
+        );
+    }
     Ok(Traced::from_source(&text, file))
 }
 
@@ -306,6 +313,7 @@ fn unknown_kernel(m: &Manifest, name: &str) -> Diagnostics {
     let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
     Diagnostic::error(format!("no kernel `{name}` in {}", m.path.display()))
         .with_note(format!("kernels: {}", names.join(", ")))
+        .with_help("pass the `name` of a [[kernel]] in the manifest")
         .into()
 }
 
@@ -313,6 +321,15 @@ fn unknown_kernel(m: &Manifest, name: &str) -> Diagnostics {
 fn check(manifest: &Path, assemble: bool, llvm: &LlvmArgs) -> Result<(), Diagnostics> {
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
+    if plan.jobs.is_empty() {
+        return Err(
+            Diagnostic::error(format!("{} lists no kernel to check", manifest.display()))
+                .with_help(
+                    "add a [[kernel]] with a [[kernel.source]] (see README, \"kernels.toml\")",
+                )
+                .into(),
+        );
+    }
     let tc = if assemble {
         Some(toolchain(llvm, Some(&m))?)
     } else {

@@ -480,5 +480,20 @@ fn not_found(
         }
         _ => notes.push("no line of the hunk's context occurs in the input".into()),
     }
+    // A patch saved with CRLF line ends never matches an LF dump (and vice versa).
+    let patch_crlf = old.iter().any(|l| l.text.ends_with('\r'));
+    let dump_crlf = t.lines.iter().any(|l| l.ends_with('\r'));
+    if !old.is_empty() && patch_crlf != dump_crlf {
+        let (p, d) = if patch_crlf {
+            ("CRLF", "LF")
+        } else {
+            ("LF", "CRLF")
+        };
+        notes.push(format!("the patch has {p} line ends but the dump has {d}"));
+        help = format!(
+            "convert `{}` to the dump's line ends (e.g. `dos2unix` / `unix2dos`), then retry",
+            pf.rel.display()
+        );
+    }
     hunk_error(t, pf, text, h, hn, "does not apply", notes).with_help(help)
 }

@@ -248,7 +248,9 @@ impl Pattern {
     fn new(text: &str, regex: bool, at: &Location) -> Result<Pattern, Diagnostic> {
         let text = text.trim().to_string();
         if text.is_empty() {
-            return Err(Diagnostic::error("empty pattern in rule").at(at.clone()));
+            return Err(Diagnostic::error("empty pattern in rule")
+                .at(at.clone())
+                .with_help("give the line to match, e.g. `delete = \"s_nop 0\"`"));
         }
         let regex = if regex {
             Some(Regex::new(&format!("^(?:{text})$")).map_err(|e| {
