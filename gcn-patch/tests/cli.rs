@@ -163,7 +163,10 @@ fn hand_written_kernel_leaves_register_counts_to_us() {
 /// A copy of the demo project (manifest, dumps, patches) in a temp dir.
 fn demo_copy() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for entry in walkdir::WalkDir::new(repo().join("asm")).into_iter().chain(walkdir::WalkDir::new(repo().join("patches"))) {
+    for entry in walkdir::WalkDir::new(repo().join("asm"))
+        .into_iter()
+        .chain(walkdir::WalkDir::new(repo().join("patches")))
+    {
         let entry = entry.unwrap();
         let rel = entry.path().strip_prefix(repo()).unwrap();
         let dest = dir.path().join(rel);
@@ -184,11 +187,18 @@ fn apply_prints_the_patched_asm_for_one_target() {
     let out = String::from_utf8(o.stdout).unwrap();
     assert!(out.contains(".amdgcn_target \"amdgcn-amd-amdhsa--gfx950\""));
     // The rules' result: one wait for the A tile, the staggered waits gone.
-    assert!(out.contains("\ts_waitcnt vmcnt(8)\n\tds_write2_b64 v75"), "set-waitcnt rule not applied");
+    assert!(
+        out.contains("\ts_waitcnt vmcnt(8)\n\tds_write2_b64 v75"),
+        "set-waitcnt rule not applied"
+    );
     assert!(!out.contains("s_waitcnt vmcnt(11)") && !out.contains("s_waitcnt vmcnt(10)"));
     let o = gcn_patch(&["apply", "matmul", "--target", "gfx1100"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("not built for gfx1100"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("not built for gfx1100"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]
@@ -197,18 +207,32 @@ fn stale_pin_fails_check_and_pin_repairs_it() {
     let manifest = dir.path().join("kernels.toml");
     let m = manifest.to_str().unwrap();
     let asm = dir.path().join("asm/hip/gfx11-generic/saxpy.s");
-    std::fs::write(&asm, std::fs::read_to_string(&asm).unwrap() + "; re-dumped\n").unwrap();
+    std::fs::write(
+        &asm,
+        std::fs::read_to_string(&asm).unwrap() + "; re-dumped\n",
+    )
+    .unwrap();
     let o = gcn_patch(&["check", "--manifest", m]);
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
-    assert!(err.contains("asm/hip/gfx11-generic/saxpy.s") && err.contains("gcn-patch pin saxpy"), "{err}");
+    assert!(
+        err.contains("asm/hip/gfx11-generic/saxpy.s") && err.contains("gcn-patch pin saxpy"),
+        "{err}"
+    );
     let before = std::fs::read_to_string(&manifest).unwrap();
     let o = gcn_patch(&["pin", "saxpy", "--manifest", m]);
     assert!(o.status.success(), "{}", stderr(&o));
     let after = std::fs::read_to_string(&manifest).unwrap();
     // Exactly one line changed: the stale pin.
-    let changed = before.lines().zip(after.lines()).filter(|(a, b)| a != b).count();
-    assert_eq!((changed, before.lines().count()), (1, after.lines().count()));
+    let changed = before
+        .lines()
+        .zip(after.lines())
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        (changed, before.lines().count()),
+        (1, after.lines().count())
+    );
     let o = gcn_patch(&["check", "--manifest", m]);
     assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -1,4 +1,5 @@
-//! Checks run on patched, retargeted asm: register budget, occupancy, wait counters.
+//! Checks run on patched, retargeted asm: structure (complete dump), register
+//! budget, occupancy, wait counters.
 //!
 //! * [`budget`]: registers the instructions use against the descriptor,
 //!   `.set` counts and metadata; [`budget::check_registers`] reports overuse
@@ -26,6 +27,7 @@ pub enum RegisterPolicy {
 pub mod budget;
 mod expr;
 pub mod occupancy;
+pub mod structure;
 pub mod waitcnt;
 
 pub use budget::{analyze, check_registers, CheckOutcome, Declared, KernelBudget, Usage};

@@ -1,0 +1,101 @@
+//! Structure check: a dump must be complete before anything else runs on it.
+
+use crate::diag::{Diagnostic, Diagnostics, Location};
+use crate::parse;
+use crate::provenance::Traced;
+
+/// A dump must define at least one kernel (`.amdhsa_kernel`) and carry the
+/// `.amdgpu_metadata` the loader needs: an empty or truncated dump would
+/// otherwise assemble into a code object no runtime can launch anything from.
+pub fn check_complete(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
+    let file = parse::AsmFile::from_traced(asm);
+    let shown = match asm.origin(1).and_then(|o| o.file_line()) {
+        Some((f, _)) => format!("`{}`", f.display()),
+        None => "the asm".to_string(),
+    };
+    let eof = asm.lines.len().max(1);
+    let at_end = |d: Diagnostic| match asm.origin(eof).and_then(|o| o.file_line()) {
+        Some((f, line)) => d
+            .at(Location::line(f, line, asm.lines.last().cloned())
+                .with_label("the input ends here")),
+        None => d,
+    };
+    if file.kernels().is_empty() {
+        let d = Diagnostic::error(format!(
+            "{label}: {shown} defines no kernel (no `.amdhsa_kernel` block)"
+        ))
+        .with_help(
+            "pass a complete dump (.s from `hipcc --save-temps`, .rocmasm from \
+             `--iree-hal-dump-executable-files-to`); a truncated or empty file has no kernel descriptor",
+        );
+        return Err(at_end(d).into());
+    }
+    let kernels = file.kernels();
+    // 0-based line `line` of the text as a location in the user's file.
+    let at_line = |d: Diagnostic, line: Option<usize>| match line
+        .and_then(|l| asm.origin(l + 1))
+        .and_then(|o| o.file_line())
+    {
+        Some((f, l)) => d.at(Location::line(
+            f,
+            l,
+            line.and_then(|l| asm.lines.get(l)).cloned(),
+        )),
+        None => d,
+    };
+    // The same kernel twice (e.g. two dumps concatenated): point at the second descriptor.
+    let descriptors: Vec<(usize, &str)> = file
+        .lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| match l.directive() {
+            Some((".amdhsa_kernel", args)) => Some((i, args.trim())),
+            _ => None,
+        })
+        .collect();
+    for (j, (line, name)) in descriptors.iter().enumerate() {
+        if let Some((first, _)) = descriptors[..j].iter().find(|(_, n)| n == name) {
+            let d = Diagnostic::error(format!(
+                "{label}: kernel `{name}` is defined twice in {shown}"
+            ))
+            .with_note(format!(
+                "its first `.amdhsa_kernel` block is at line {}",
+                first + 1
+            ))
+            .with_help(
+                "keep one copy: a dump defines each kernel once (were two files concatenated?)",
+            );
+            return Err(at_line(d, Some(*line)).into());
+        }
+    }
+    if let Some(k) = kernels.iter().find(|k| k.descriptor.is_none()) {
+        // 0-based line where the kernel shows up: its label or its metadata entry.
+        let line = k.symbol_line.or(k.metadata.as_ref().map(|m| m.start));
+        let d = Diagnostic::error(format!(
+            "{label}: kernel `{}` in {shown} has no `.amdhsa_kernel` descriptor block",
+            k.name
+        ))
+        .with_note("without a kernel descriptor (`<kernel>.kd`) the kernel cannot be launched")
+        .with_help(
+            "pass the complete dump: the compiler writes `.amdhsa_kernel` … \
+             `.end_amdhsa_kernel` after each kernel's code",
+        );
+        return Err(at_line(d, line).into());
+    }
+    let closed = file
+        .lines
+        .iter()
+        .any(|l| l.directive().map(|d| d.0) == Some(".end_amdgpu_metadata"));
+    if file.metadata().is_none() || !closed {
+        let d = Diagnostic::error(format!(
+            "{label}: {shown} has no complete `.amdgpu_metadata` block"
+        ))
+        .with_note("the HSA loader needs the kernel metadata to launch a kernel")
+        .with_help(
+            "pass the complete dump: the compiler writes `.amdgpu_metadata` … \
+             `.end_amdgpu_metadata` after the last kernel (the file may be truncated)",
+        );
+        return Err(at_end(d).into());
+    }
+    Ok(())
+}
