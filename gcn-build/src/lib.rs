@@ -362,8 +362,7 @@ fn build_one(
             let work = work_root.join(format!("{}-{}", kernel.name, target.replace(':', "_")));
             std::fs::create_dir_all(&work)
                 .map_err(|e| Diagnostics::from(io_error("create", &work, e)))?;
-            let out = pipeline::build(toolchain, &prepared, &work, &cached_path)?;
-            let _ = out;
+            pipeline::build(toolchain, &prepared, &work, &cached_path)?;
             let bytes = std::fs::read(&cached_path)
                 .map_err(|e| Diagnostics::from(io_error("read", &cached_path, e)))?;
             (bytes, false)
@@ -381,7 +380,7 @@ fn build_one(
         sha256: gcn_patch::manifest::sha256_hex(&bytes),
         cached,
     };
-    Ok((obj, prepared.notes.clone(), prepared.symbols.clone()))
+    Ok((obj, prepared.notes, prepared.symbols))
 }
 
 fn rel_to(path: &Path, base: &Path) -> String {

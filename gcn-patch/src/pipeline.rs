@@ -70,17 +70,13 @@ pub fn plan(manifest: &Manifest, extra: &[TargetId]) -> Result<Plan, Diagnostics
     let mut errors = Vec::new();
     for (ki, kernel) in manifest.kernels.iter().enumerate() {
         for (si, source) in kernel.sources.iter().enumerate() {
-            match crate::patch::apply(manifest, kernel, source) {
-                Ok(p) => {
-                    let original = match std::fs::read_to_string(&source.asm) {
-                        Ok(text) => Traced::from_source(&text, &source.rel),
-                        Err(_) => p.clone(),
-                    };
+            match crate::patch::apply_keeping_original(manifest, kernel, source) {
+                Ok((original, patched_text)) => {
                     patched.insert(
                         (ki, si),
                         Patched {
                             original,
-                            patched: p,
+                            patched: patched_text,
                         },
                     );
                 }

@@ -4,7 +4,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{assemble, corpus, corpus_files, descriptor_fields, kernel_descriptor, llvm22, rel};
+use common::{assemble, corpus, corpus_files, descriptor_fields, llvm22, rel};
 use gcn_embed::TargetId;
 use gcn_patch::check::budget::{analyze, check_registers, CheckOutcome, DeclaredValue};
 use gcn_patch::check::occupancy::Isa;
@@ -157,8 +157,7 @@ fn assert_descriptor_agrees(updated: &Traced, mcpu: &str) -> (u32, u32, u32) {
     let target = TargetId::parse(mcpu).unwrap();
     let budgets = analyze(&parse(&text), &target);
     let kb = &budgets[0];
-    let kd = kernel_descriptor(&elf, &kb.kernel);
-    let (_lds, rsrc3, rsrc1) = descriptor_fields(&kd);
+    let (_lds, rsrc3, rsrc1) = descriptor_fields(&elf, &kb.kernel);
     let d = &kb.declared;
     let next_free_vgpr = d.next_free_vgpr.as_ref().unwrap().value.unwrap();
     // COMPUTE_PGM_RSRC1 GRANULATED_WORKITEM_VGPR_COUNT (bits 5:0): blocks of 8
@@ -345,7 +344,7 @@ fn iree_code_objects_agree_with_dump_counts() {
         let isa = Isa::of(&target);
         for kb in analyze(&parse(&text), &target) {
             let d = &kb.declared;
-            let (_, rsrc3, rsrc1) = descriptor_fields(&kernel_descriptor(&elf, &kb.kernel));
+            let (_, rsrc3, rsrc1) = descriptor_fields(&elf, &kb.kernel);
             let v = |x: &Option<DeclaredValue>| x.as_ref().and_then(|x| x.value);
             let wave32 = v(&d.wavefront_size32) == Some(1);
             // getVGPREncodingGranule: 8 on gfx90a+ and for wave32, else 4.

@@ -76,7 +76,8 @@ impl Counter {
         }
     }
 
-    fn from_name(name: &str) -> Option<Counter> {
+    /// The counter named `name` (`vmcnt`, `loadcnt`, …), if any.
+    pub fn from_name(name: &str) -> Option<Counter> {
         Some(match name {
             "vmcnt" => Counter::Vmcnt,
             "expcnt" => Counter::Expcnt,

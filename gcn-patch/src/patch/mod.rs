@@ -26,6 +26,16 @@ pub fn apply(
     kernel: &KernelSpec,
     source: &SourceSpec,
 ) -> Result<Traced, Diagnostics> {
+    apply_keeping_original(manifest, kernel, source).map(|(_, patched)| patched)
+}
+
+/// Like [`apply`], also returning the dump as read (before any patch), so
+/// callers that compare the two do not read the file again.
+pub fn apply_keeping_original(
+    manifest: &Manifest,
+    kernel: &KernelSpec,
+    source: &SourceSpec,
+) -> Result<(Traced, Traced), Diagnostics> {
     let context = format!(
         "while patching kernel `{}` (dump {})",
         kernel.name,
@@ -43,15 +53,20 @@ pub fn apply(
         ))
         .with_help("name the assembly (.s/.rocmasm) file, not a binary")
     })?;
-    let mut t = Traced::from_source(&text, &source.rel);
+    let original = Traced::from_source(&text, &source.rel);
+    let mut t = original.clone();
     for pf in &source.patches {
         t = diff::apply_diff(&t, pf, &source.rel).map_err(|d| d.with_note(context.clone()))?;
     }
     let ctx = rules::Ctx {
         manifest: &manifest.shown(),
         kernel: &kernel.name,
-        targets: source.targets.iter().map(|t| t.to_string()).collect(),
+        generations: source
+            .targets
+            .iter()
+            .map(|t| t.processor.generation)
+            .collect(),
     };
     rules::apply_rules(&mut t, &source.rules, &ctx).map_err(|d| d.with_note(context))?;
-    Ok(t)
+    Ok((original, t))
 }

@@ -79,8 +79,12 @@
 use std::ops::Range;
 use std::path::Path;
 
+use gcn_embed::{Generation, TargetId};
 use regex::Regex;
 use serde::Deserialize;
+
+use crate::check::occupancy::major;
+use crate::check::waitcnt::{waitcnt_limits, Counter};
 
 use crate::diag::{Diagnostic, Location};
 use crate::provenance::{Origin, Traced};
@@ -410,7 +414,7 @@ impl Rule {
                 let counter = r.counter.clone().ok_or_else(|| {
                     err("a `set-waitcnt` rule needs `counter` (vmcnt, lgkmcnt, expcnt, vscnt, loadcnt, storecnt, dscnt, kmcnt, samplecnt, bvhcnt)".into())
                 })?;
-                if counter_limits(&counter).is_none() {
+                if Counter::from_name(&counter).is_none() {
                     return Err(err(format!("unknown wait counter `{counter}`")).with_help(
                         "use vmcnt, lgkmcnt, expcnt, vscnt (gfx9–11) or loadcnt, storecnt, dscnt, kmcnt, samplecnt, bvhcnt, expcnt (gfx12)",
                     ));
@@ -592,48 +596,18 @@ fn classify(lines: &[String]) -> Vec<LineInfo> {
         .collect()
 }
 
-/// Generation (9, 10, 11, 12) of a processor name like `gfx942`, `gfx9-4-generic`,
-/// `gfx90a:xnack+`, or an `.amdgcn_target` string.
-pub fn generation(name: &str) -> Option<u32> {
-    let i = name.rfind("gfx")?;
-    let digits: String = name[i + 3..]
-        .chars()
-        .take_while(|c| c.is_ascii_hexdigit())
-        .collect();
-    let generic = name[i + 3..].contains("-generic");
-    let major = if generic {
-        name[i + 3..].split('-').next()?.parse().ok()?
-    } else if digits.len() >= 4 {
-        digits[..2].parse().ok()?
-    } else {
-        digits.get(..1)?.parse().ok()?
-    };
-    Some(major)
-}
-
-/// Per-generation maximum of a counter name as used on that generation
-/// (`None`: unknown counter). Index: 9, 10, 11, 12.
-fn counter_limits(c: &str) -> Option<[Option<u32>; 4]> {
-    Some(match c {
-        "vmcnt" => [Some(63), Some(63), Some(63), Some(63)],
-        "expcnt" => [Some(7), Some(7), Some(7), Some(7)],
-        "lgkmcnt" => [Some(15), Some(63), Some(63), Some(63)],
-        "vscnt" => [None, Some(63), Some(63), Some(63)],
-        "loadcnt" => [Some(63), Some(63), Some(63), Some(63)],
-        "storecnt" => [None, Some(63), Some(63), Some(63)],
-        "dscnt" => [Some(15), Some(63), Some(63), Some(63)],
-        "kmcnt" => [Some(15), Some(63), Some(63), Some(31)],
-        "samplecnt" | "bvhcnt" => [None, None, None, Some(if c == "bvhcnt" { 7 } else { 63 })],
-        _ => return None,
-    })
+/// Generation of a target ID in any spelling (`gfx942`, `gfx90a:xnack+`,
+/// an `.amdgcn_target` string such as `amdgpu9.42-amd-amdhsa-unknown-gfx942`).
+fn generation(name: &str) -> Option<Generation> {
+    TargetId::parse(name).ok().map(|t| t.processor.generation)
 }
 
 /// Context the rules run in.
 pub(crate) struct Ctx<'a> {
     pub manifest: &'a Path,
     pub kernel: &'a str,
-    /// Processor names of the source's targets.
-    pub targets: Vec<String>,
+    /// Generations of the source's targets.
+    pub generations: Vec<Generation>,
 }
 
 /// Apply `rules` in order to `t`.
@@ -865,7 +839,7 @@ fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
     let hits = match pat {
         Some(p) => select(t, &info, &ranges, p, r.occurrence, r.expect, r, role)?,
         None => {
-            let found = find_set(t, &info, &ranges, &r.pattern.text);
+            let found = find_set(&info, &ranges, &r.pattern.text);
             let ok = match (r.expect, r.occurrence) {
                 (Expect::Any(_), _) => !found.is_empty(),
                 (Expect::Exactly(n), None) => found.len() == n,
@@ -995,7 +969,7 @@ fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
             t.origins.splice(at..at, origins);
         }
         RuleKind::SetWaitcnt { counter, value } => {
-            let mut gens: Vec<u32> = ctx.targets.iter().filter_map(|n| generation(n)).collect();
+            let mut gens = ctx.generations.clone();
             if let Some(g) = dump_generation(t) {
                 gens.push(g);
             }
@@ -1019,7 +993,7 @@ fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
         }
         RuleKind::Set { value } => {
             for &i in &hits {
-                t.lines[i] = set_value(&t.lines[i], &r.pattern.text, value);
+                t.lines[i] = set_value(&t.lines[i], value);
                 t.origins[i] = origin(r, ctx, what.clone());
             }
         }
@@ -1078,16 +1052,16 @@ fn remove_lines(t: &mut Traced, idx: &[usize]) {
     });
 }
 
-fn dump_generation(t: &Traced) -> Option<u32> {
+fn dump_generation(t: &Traced) -> Option<Generation> {
     t.lines.iter().find_map(|l| {
         let n = normalize(l);
-        n.strip_prefix(".amdgcn_target ").and_then(generation)
+        n.strip_prefix(".amdgcn_target ")
+            .and_then(|v| generation(v.trim_matches('"')))
     })
 }
 
 /// Lines a `set` rule of `name` acts on.
-fn find_set(t: &Traced, info: &[LineInfo], ranges: &[Range<usize>], name: &str) -> Vec<usize> {
-    let _ = t;
+fn find_set(info: &[LineInfo], ranges: &[Range<usize>], name: &str) -> Vec<usize> {
     let mut v: Vec<usize> = ranges
         .iter()
         .flat_map(|r| r.clone())
@@ -1112,7 +1086,7 @@ fn find_set(t: &Traced, info: &[LineInfo], ranges: &[Range<usize>], name: &str) 
 }
 
 /// Replace the value on a descriptor / metadata / `.set` line, keeping its layout.
-fn set_value(line: &str, name: &str, value: &str) -> String {
+fn set_value(line: &str, value: &str) -> String {
     let (body, cr) = match line.strip_suffix('\r') {
         Some(b) => (b, "\r"),
         None => (line, ""),
@@ -1140,7 +1114,6 @@ fn set_value(line: &str, name: &str, value: &str) -> String {
     let key_end = t.find(char::is_whitespace).unwrap_or(t.len());
     let after = &t[key_end..];
     let ws = &after[..after.len() - after.trim_start().len()];
-    let _ = name;
     format!(
         "{ind}{}{}{value}{comment}{cr}",
         &t[..key_end],
@@ -1153,7 +1126,7 @@ fn set_waitcnt(
     norm: &str,
     counter: &str,
     value: u32,
-    gens: &[u32],
+    gens: &[Generation],
 ) -> Result<(String, String), String> {
     let mnemonic = norm.split(' ').next().unwrap_or("");
     let operands = norm[mnemonic.len()..].trim();
@@ -1184,9 +1157,10 @@ fn set_waitcnt(
             ))
         }
     };
-    for &g in gens {
-        let gi = (g.clamp(9, 12) - 9) as usize;
-        match counter_limits(actual).and_then(|l| l[gi]) {
+    let counter_of_insn = Counter::from_name(actual);
+    for &gen in gens {
+        let g = major(gen);
+        match counter_of_insn.and_then(|c| waitcnt_limits(gen).max(c)) {
             Some(max) if value > max => {
                 return Err(format!(
                     "{actual} = {value} does not fit gfx{g}'s {actual} field (maximum {max})"
@@ -1268,65 +1242,81 @@ mod tests {
             ("amdgpu9.42-amd-amdhsa-unknown-gfx942", 9),
             ("amdgcn-amd-amdhsa--gfx1030", 10),
         ] {
-            assert_eq!(generation(n), Some(g), "{n}");
+            assert_eq!(generation(n).map(major), Some(g), "{n}");
         }
     }
 
     #[test]
     fn waitcnt_edits_keep_other_counters() {
         assert_eq!(
-            set_waitcnt("s_waitcnt vmcnt(11) lgkmcnt(0)", "vmcnt", 4, &[9])
-                .unwrap()
-                .0,
+            set_waitcnt(
+                "s_waitcnt vmcnt(11) lgkmcnt(0)",
+                "vmcnt",
+                4,
+                &[Generation::Gfx9]
+            )
+            .unwrap()
+            .0,
             "s_waitcnt vmcnt(4) lgkmcnt(0)"
         );
         assert_eq!(
-            set_waitcnt("s_waitcnt lgkmcnt(0)", "vmcnt", 4, &[9])
+            set_waitcnt("s_waitcnt lgkmcnt(0)", "vmcnt", 4, &[Generation::Gfx9])
                 .unwrap()
                 .0,
             "s_waitcnt lgkmcnt(0) vmcnt(4)"
         );
         assert_eq!(
-            set_waitcnt("s_wait_loadcnt 0x3", "vmcnt", 5, &[12]).unwrap(),
+            set_waitcnt("s_wait_loadcnt 0x3", "vmcnt", 5, &[Generation::Gfx12]).unwrap(),
             (
                 "s_wait_loadcnt 0x5".into(),
                 "vmcnt means loadcnt here".into()
             )
         );
         assert_eq!(
-            set_waitcnt("s_waitcnt_vscnt null, 0x0", "vscnt", 2, &[11])
-                .unwrap()
-                .0,
+            set_waitcnt(
+                "s_waitcnt_vscnt null, 0x0",
+                "vscnt",
+                2,
+                &[Generation::Gfx11]
+            )
+            .unwrap()
+            .0,
             "s_waitcnt_vscnt null, 0x2"
         );
-        assert!(set_waitcnt("s_waitcnt lgkmcnt(0)", "lgkmcnt", 16, &[9])
-            .unwrap_err()
-            .contains("maximum 15"));
-        assert!(set_waitcnt("s_waitcnt lgkmcnt(0)", "lgkmcnt", 16, &[10]).is_ok());
-        assert!(set_waitcnt("s_waitcnt vmcnt(0)", "vmcnt", 64, &[9])
-            .unwrap_err()
-            .contains("maximum 63"));
-        assert!(set_waitcnt("s_wait_kmcnt 0x0", "kmcnt", 32, &[12]).is_err());
-        assert!(set_waitcnt("s_wait_dscnt 0x0", "loadcnt", 1, &[12]).is_err());
-        assert!(set_waitcnt("s_waitcnt 0", "vmcnt", 1, &[9]).is_err());
+        assert!(
+            set_waitcnt("s_waitcnt lgkmcnt(0)", "lgkmcnt", 16, &[Generation::Gfx9])
+                .unwrap_err()
+                .contains("maximum 15")
+        );
+        assert!(set_waitcnt(
+            "s_waitcnt lgkmcnt(0)",
+            "lgkmcnt",
+            16,
+            &[Generation::Gfx10_1]
+        )
+        .is_ok());
+        assert!(
+            set_waitcnt("s_waitcnt vmcnt(0)", "vmcnt", 64, &[Generation::Gfx9])
+                .unwrap_err()
+                .contains("maximum 63")
+        );
+        assert!(set_waitcnt("s_wait_kmcnt 0x0", "kmcnt", 32, &[Generation::Gfx12]).is_err());
+        assert!(set_waitcnt("s_wait_dscnt 0x0", "loadcnt", 1, &[Generation::Gfx12]).is_err());
+        assert!(set_waitcnt("s_waitcnt 0", "vmcnt", 1, &[Generation::Gfx9]).is_err());
     }
 
     #[test]
     fn set_value_keeps_layout() {
         assert_eq!(
-            set_value(
-                "\t\t.amdhsa_next_free_vgpr 257",
-                ".amdhsa_next_free_vgpr",
-                "128"
-            ),
+            set_value("\t\t.amdhsa_next_free_vgpr 257", "128"),
             "\t\t.amdhsa_next_free_vgpr 128"
         );
         assert_eq!(
-            set_value("    .vgpr_count:     112", ".vgpr_count", "128"),
+            set_value("    .vgpr_count:     112", "128"),
             "    .vgpr_count:     128"
         );
         assert_eq!(
-            set_value("\t.set .Lk.num_vgpr, 112", ".num_vgpr", "128"),
+            set_value("\t.set .Lk.num_vgpr, 112", "128"),
             "\t.set .Lk.num_vgpr, 128"
         );
     }

@@ -111,24 +111,18 @@ pub fn llvm22(text: &str) -> String {
     re.replace_all(text, "amdgcn-amd-amdhsa--$1").into_owned()
 }
 
-/// The 64-byte kernel descriptor `<kernel>.kd` of a code object.
-pub fn kernel_descriptor(elf: &[u8], kernel: &str) -> [u8; 64] {
-    use object::{Object, ObjectSection, ObjectSymbol};
-    let file = object::File::parse(elf).expect("ELF");
-    let sym = file
-        .symbols()
-        .chain(file.dynamic_symbols())
-        .find(|s| s.name() == Ok(&format!("{kernel}.kd")))
-        .unwrap_or_else(|| panic!("no {kernel}.kd"));
-    let section = file.section_by_index(sym.section_index().unwrap()).unwrap();
-    let data = section.data().unwrap();
-    let off = (sym.address() - section.address()) as usize;
-    data[off..off + 64].try_into().unwrap()
-}
-
-/// Fields of a kernel descriptor (AMDGPUUsage, *Kernel Descriptor*):
-/// `(group_segment_fixed_size, compute_pgm_rsrc3, compute_pgm_rsrc1)`.
-pub fn descriptor_fields(kd: &[u8; 64]) -> (u32, u32, u32) {
-    let u = |o: usize| u32::from_le_bytes(kd[o..o + 4].try_into().unwrap());
-    (u(0), u(0x2c), u(0x30))
+/// `(group_segment_fixed_size, compute_pgm_rsrc3, compute_pgm_rsrc1)` of
+/// kernel `kernel`'s descriptor, read with [`gcn_patch::verify::kernel_descriptors`].
+pub fn descriptor_fields(elf: &[u8], kernel: &str) -> (u32, u32, u32) {
+    let kds = gcn_patch::verify::kernel_descriptors(elf).expect("kernel descriptors");
+    let f = kds
+        .iter()
+        .find(|k| k.name == kernel)
+        .unwrap_or_else(|| panic!("no {kernel}.kd"))
+        .fields;
+    (
+        f.group_segment_fixed_size,
+        f.compute_pgm_rsrc3,
+        f.compute_pgm_rsrc1,
+    )
 }
