@@ -187,13 +187,6 @@ pub fn prepare_traced(
     let original = original
         .and_then(|o| retarget::retarget(o, opts).ok())
         .map(|r| r.asm);
-    // A hand-written kernel may leave its register counts to us: with nothing
-    // declared there is nothing to contradict, so they are filled in.
-    let policy = if declares_no_counts(&retargeted.asm, &opts.target) {
-        RegisterPolicy::Update
-    } else {
-        policy
-    };
     let checked = check::budget::check_registers(
         original.as_ref(),
         &retargeted.asm,
@@ -222,14 +215,6 @@ pub fn prepare_traced(
         steps,
         notes,
     })
-}
-
-/// True if some kernel declares neither `.amdhsa_next_free_vgpr` nor `.amdhsa_next_free_sgpr`.
-fn declares_no_counts(asm: &Traced, target: &TargetId) -> bool {
-    let file = parse::AsmFile::from_traced(asm);
-    check::budget::analyze(&file, target)
-        .iter()
-        .any(|k| k.declared.next_free_vgpr.is_none() && k.declared.next_free_sgpr.is_none())
 }
 
 /// Assemble, link and verify a prepared job into `out` (written atomically).

@@ -1026,7 +1026,8 @@ fn allocated_occupancy(
 /// Check (and under [`RegisterPolicy::Update`], fix) the register counts of
 /// every kernel of `patched` for `target`. `original` is the unpatched dump,
 /// used to report occupancy changes; `label` names the build in messages
-/// ("kernel `matmul` for gfx950").
+/// ("kernel `matmul` for gfx950"). A kernel that declares no counts at all
+/// (hand-written) gets them filled in whatever the policy.
 ///
 /// Returns the (possibly updated) asm with notes, or the errors.
 pub fn check_registers(
@@ -1039,6 +1040,16 @@ pub fn check_registers(
     let isa = Isa::of(target);
     let asm = AsmFile::from_traced(patched);
     let budgets = analyze(&asm, target);
+    // A hand-written kernel may leave its register counts to us: with nothing
+    // declared there is nothing to contradict, so they are filled in.
+    let declares_nothing = budgets
+        .iter()
+        .any(|k| k.declared.next_free_vgpr.is_none() && k.declared.next_free_sgpr.is_none());
+    let policy = if declares_nothing {
+        RegisterPolicy::Update
+    } else {
+        policy
+    };
     let single = budgets.len() == 1;
     let mut errors = vec![];
     let mut notes = vec![];
