@@ -12,6 +12,7 @@
 //! [`AsmFile::lines`]** (add 1 for editor / [`crate::provenance::Traced`]
 //! line numbers). Everything is linear in the input size.
 
+pub mod edit;
 mod kernel;
 mod line;
 mod metadata;

@@ -508,7 +508,7 @@ struct LineInfo {
 
 /// Collapse whitespace, drop `;` comments, one space after commas.
 fn normalize(s: &str) -> String {
-    let code = strip_comment(s);
+    let code = crate::parse::edit::strip_comment(s);
     let mut out = String::with_capacity(code.len());
     for (i, part) in code.split(',').enumerate() {
         if i > 0 {
@@ -524,19 +524,6 @@ fn normalize(s: &str) -> String {
         }
     }
     out.trim().to_string()
-}
-
-fn strip_comment(s: &str) -> &str {
-    let mut in_str = false;
-    for (i, c) in s.char_indices() {
-        match c {
-            '"' => in_str = !in_str,
-            ';' if !in_str => return &s[..i],
-            '/' if !in_str && s[i..].starts_with("//") => return &s[..i],
-            _ => {}
-        }
-    }
-    s
 }
 
 fn classify(lines: &[String]) -> Vec<LineInfo> {
@@ -993,7 +980,7 @@ fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
         }
         RuleKind::Set { value } => {
             for &i in &hits {
-                t.lines[i] = set_value(&t.lines[i], value);
+                t.lines[i] = crate::parse::edit::replace_value(&t.lines[i], value);
                 t.origins[i] = origin(r, ctx, what.clone());
             }
         }
@@ -1083,42 +1070,6 @@ fn find_set(info: &[LineInfo], ranges: &[Range<usize>], name: &str) -> Vec<usize
     v.sort_unstable();
     v.dedup();
     v
-}
-
-/// Replace the value on a descriptor / metadata / `.set` line, keeping its layout.
-fn set_value(line: &str, value: &str) -> String {
-    let (body, cr) = match line.strip_suffix('\r') {
-        Some(b) => (b, "\r"),
-        None => (line, ""),
-    };
-    let code_end = strip_comment(body).trim_end().len();
-    let comment = &body[code_end..];
-    let code = &body[..code_end];
-    let t = code.trim_start();
-    let ind = &code[..code.len() - t.len()];
-    if t.starts_with(".set") {
-        if let Some(c) = code.find(',') {
-            let after = &code[c + 1..];
-            let ws = &after[..after.len() - after.trim_start().len()];
-            return format!("{}{ws}{value}{comment}{cr}", &code[..=c]);
-        }
-    }
-    if let Some(c) = t
-        .find(':')
-        .filter(|_| !t.starts_with(".amdhsa_") && t.starts_with(['.', '-']))
-    {
-        let after = &t[c + 1..];
-        let ws = &after[..after.len() - after.trim_start().len()];
-        return format!("{ind}{}{ws}{value}{comment}{cr}", &t[..=c]);
-    }
-    let key_end = t.find(char::is_whitespace).unwrap_or(t.len());
-    let after = &t[key_end..];
-    let ws = &after[..after.len() - after.trim_start().len()];
-    format!(
-        "{ind}{}{}{value}{comment}{cr}",
-        &t[..key_end],
-        if ws.is_empty() { " " } else { ws }
-    )
 }
 
 /// New text of a wait instruction and a note on the counter chosen.
@@ -1303,21 +1254,5 @@ mod tests {
         assert!(set_waitcnt("s_wait_kmcnt 0x0", "kmcnt", 32, &[Generation::Gfx12]).is_err());
         assert!(set_waitcnt("s_wait_dscnt 0x0", "loadcnt", 1, &[Generation::Gfx12]).is_err());
         assert!(set_waitcnt("s_waitcnt 0", "vmcnt", 1, &[Generation::Gfx9]).is_err());
-    }
-
-    #[test]
-    fn set_value_keeps_layout() {
-        assert_eq!(
-            set_value("\t\t.amdhsa_next_free_vgpr 257", "128"),
-            "\t\t.amdhsa_next_free_vgpr 128"
-        );
-        assert_eq!(
-            set_value("    .vgpr_count:     112", "128"),
-            "    .vgpr_count:     128"
-        );
-        assert_eq!(
-            set_value("\t.set .Lk.num_vgpr, 112", "128"),
-            "\t.set .Lk.num_vgpr, 128"
-        );
     }
 }

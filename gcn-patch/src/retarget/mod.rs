@@ -39,6 +39,7 @@ use std::collections::HashSet;
 use gcn_embed::{Feature, Generation, Processor, TargetId};
 
 use crate::diag::{Diagnostic, Diagnostics, Location};
+use crate::parse::edit::replace_value;
 use crate::parse::{AsmFile, Descriptor, Kernel, LineKind, RegFile};
 use crate::provenance::{Origin, Traced};
 
@@ -156,11 +157,7 @@ pub fn retarget(input: &Traced, opts: &RetargetOptions) -> Result<Retargeted, Di
         let what = format!("code object version {v}");
         match file.code_object_version() {
             Some((i, old)) if old != v => {
-                let new = replace_value(
-                    &input.lines[i],
-                    ".amdhsa_code_object_version",
-                    &v.to_string(),
-                );
+                let new = replace_value(&input.lines[i], &v.to_string());
                 cx.edits.replace(i, new, &what);
                 cx.notes.push(format!("code object version {old} -> {v}"));
             }
@@ -371,7 +368,7 @@ impl Cx<'_> {
                 isa.to_string()
             };
             if old != isa {
-                let new = replace_after_colon(text, &quoted);
+                let new = replace_value(text, &quoted);
                 self.edits.replace(*i, new, what_target);
             }
         }
@@ -559,7 +556,7 @@ impl Cx<'_> {
                     "reserve_xnack_mask" => {
                         let want = if p.xnack && target.xnack != Feature::Off { "1" } else { "0" };
                         if value != want {
-                            let new = replace_value(&self.input.lines[f.line], &f.name, want);
+                            let new = replace_value(&self.input.lines[f.line], want);
                             self.edits.replace(f.line, new, &what);
                             self.notes.push(format!(
                                 "`{name}`: .amdhsa_reserve_xnack_mask {value} -> {want} \
@@ -574,7 +571,7 @@ impl Cx<'_> {
                         if let Some(expr) =
                             skew::instprefsize_expr(value, skew::inst_pref_size_max(p))
                         {
-                            let new = replace_value(&self.input.lines[f.line], &f.name, &expr);
+                            let new = replace_value(&self.input.lines[f.line], &expr);
                             self.edits.replace(
                                 f.line,
                                 new,
@@ -755,61 +752,12 @@ fn replace_quoted(text: &str, new: &str) -> Option<String> {
     Some(format!("{}\"{new}\"{}", &text[..a], &text[b + 1..]))
 }
 
-/// Replace the value after directive `name` on `text`, keeping indentation,
-/// spacing, a trailing comment and a `\r`.
-fn replace_value(text: &str, name: &str, new: &str) -> String {
-    let Some(pos) = text.find(name) else {
-        return text.to_string();
-    };
-    let start = pos + name.len();
-    let rest = &text[start..];
-    let ws = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-    let vstart = start + ws;
-    let tail = &text[vstart..];
-    let vend = tail
-        .find(';')
-        .or_else(|| tail.find("//"))
-        .unwrap_or(tail.len());
-    let value = &tail[..vend];
-    let trimmed = value.trim_end_matches([' ', '\t', '\r']);
-    let sep = if ws == 0 { " " } else { "" };
-    format!("{}{sep}{new}{}", &text[..vstart], &tail[trimmed.len()..])
-}
-
-/// Replace the YAML value after `key:` keeping the spacing and a `\r`.
-fn replace_after_colon(text: &str, new: &str) -> String {
-    let Some(c) = text.find(':') else {
-        return text.to_string();
-    };
-    let rest = &text[c + 1..];
-    let ws = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-    let cr = cr_of(text);
-    let sep = if ws == 0 { " " } else { "" };
-    format!("{}{sep}{new}{cr}", &text[..c + 1 + ws])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn text_helpers_keep_layout() {
-        assert_eq!(
-            replace_value(
-                "\t\t.amdhsa_reserve_xnack_mask 1 ; c\r",
-                ".amdhsa_reserve_xnack_mask",
-                "0"
-            ),
-            "\t\t.amdhsa_reserve_xnack_mask 0 ; c\r"
-        );
-        assert_eq!(
-            replace_value(
-                "\t.amdhsa_code_object_version 5",
-                ".amdhsa_code_object_version",
-                "6"
-            ),
-            "\t.amdhsa_code_object_version 6"
-        );
         assert_eq!(
             replace_quoted(
                 "\t.amdgcn_target \"amdgpu9.42-amd-amdhsa-unknown-gfx942\"",
@@ -818,12 +766,5 @@ mod tests {
             Some("\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx950\"".into())
         );
         assert_eq!(replace_quoted("\t.amdgcn_target \"x\"", "x"), None);
-        assert_eq!(
-            replace_after_colon(
-                "amdhsa.target:   amdgpu9.42-amd-amdhsa-unknown-gfx942\r",
-                "'a:b'"
-            ),
-            "amdhsa.target:   'a:b'\r"
-        );
     }
 }
