@@ -195,9 +195,7 @@ fn check_name(req: &AssembleRequest) -> Result<(), Diagnostic> {
 }
 
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
-    let tmp = path.with_extension("s.tmp");
-    std::fs::write(&tmp, bytes)
-        .and_then(|()| std::fs::rename(&tmp, path))
+    crate::output::write_atomic(path, bytes)
         .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", path.display())))
 }
 

@@ -18,7 +18,8 @@
 //! | link | [`link`] | `.o` → `.hsaco` through `ld.lld -shared` |
 //! | verify | [`verify`] | ELF checks of the code object |
 //!
-//! [`pipeline`] ties the stages together; [`diag`] renders rustc-style diagnostics.
+//! [`pipeline`] ties the stages together; [`diag`] renders rustc-style diagnostics;
+//! [`output`] writes files atomically.
 #![warn(missing_docs)]
 // `Diagnostic` is every stage's error type; it is large by design and errors are cold.
 #![allow(clippy::result_large_err)]
@@ -28,6 +29,7 @@ pub mod check;
 pub mod diag;
 pub mod link;
 pub mod manifest;
+pub mod output;
 pub mod parse;
 pub mod patch;
 pub mod pipeline;

@@ -258,10 +258,6 @@ pub fn build(
 
 /// Write `bytes` to `out` atomically: a temp file in `out`'s directory, renamed over it.
 fn install(bytes: &[u8], out: &Path) -> Result<(), Diagnostic> {
-    let help = "name a file (not a directory) in a writable directory for the output";
-    let cannot = |e: &dyn std::fmt::Display| {
-        Diagnostic::error(format!("cannot write {}: {e}", out.display())).with_help(help)
-    };
     let dir = match out.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -270,15 +266,10 @@ fn install(bytes: &[u8], out: &Path) -> Result<(), Diagnostic> {
         Diagnostic::error(format!("cannot create directory {}: {e}", dir.display()))
             .with_help("the output's directory cannot be created: check the output path")
     })?;
-    let name = out.file_name().ok_or_else(|| cannot(&"not a file name"))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .tempfile_in(dir)
-        .map_err(|e| cannot(&e))?;
-    std::io::Write::write_all(&mut tmp, bytes).map_err(|e| cannot(&e))?;
-    tmp.persist(out).map_err(|e| cannot(&e.error))?;
-    Ok(())
+    crate::output::write_atomic(out, bytes).map_err(|e| {
+        Diagnostic::error(format!("cannot write {}: {e}", out.display()))
+            .with_help("name a file (not a directory) in a writable directory for the output")
+    })
 }
 
 /// Verify code object bytes against what a prepared job expects.

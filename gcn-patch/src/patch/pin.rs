@@ -4,7 +4,6 @@
 // Errors are cold paths carrying a full rendered-on-demand Diagnostic.
 #![allow(clippy::result_large_err)]
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
@@ -152,18 +151,7 @@ pub fn pin(
     for (r, s) in edits {
         new_text.replace_range(r, &s);
     }
-    let dir = manifest.dir.clone();
-    let write = || -> std::io::Result<()> {
-        let mut tmp = tempfile::NamedTempFile::new_in(&dir)?;
-        tmp.write_all(new_text.as_bytes())?;
-        tmp.as_file().sync_all()?;
-        if let Ok(meta) = std::fs::metadata(manifest_path) {
-            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-        }
-        tmp.persist(manifest_path).map_err(|e| e.error)?;
-        Ok(())
-    };
-    write().map_err(|e| {
+    crate::output::write_atomic(manifest_path, new_text.as_bytes()).map_err(|e| {
         Diagnostic::error(format!("cannot write {}: {e}", manifest_path.display()))
             .with_help("check that the manifest's directory is writable")
     })?;
