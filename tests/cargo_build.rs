@@ -23,25 +23,15 @@ struct Pkg {
 }
 
 fn copy_dir(from: &Path, to: &Path) {
-    for entry in walk(from) {
-        let rel = entry.strip_prefix(from).unwrap();
-        let dest = to.join(rel);
-        fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        fs::copy(&entry, &dest).unwrap();
-    }
-}
-
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for e in fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            out.extend(walk(&p));
+    for entry in walkdir::WalkDir::new(from) {
+        let entry = entry.unwrap();
+        let dest = to.join(entry.path().strip_prefix(from).unwrap());
+        if entry.file_type().is_dir() {
+            fs::create_dir_all(&dest).unwrap();
         } else {
-            out.push(p);
+            fs::copy(entry.path(), &dest).unwrap();
         }
     }
-    out
 }
 
 impl Pkg {
