@@ -151,3 +151,39 @@ fn extra_family_target_adds_jobs_of_the_same_generation_only() {
         ["gfx1100", "gfx11-generic", "gfx1101", "gfx1102", "gfx1103"]
     );
 }
+
+#[test]
+fn a_misspelled_extra_target_is_an_error_naming_the_call_and_the_nearest_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = project(dir.path());
+    let err = Build::new()
+        .manifest(&manifest)
+        .out_dir(dir.path().join("out"))
+        .cargo_metadata(false)
+        .target("gfx1101x")
+        .try_compile()
+        .expect_err("unknown target");
+    let text = err.to_string();
+    assert!(
+        text.contains("gcn_build::Build::target(\"gfx1101x\")"),
+        "{text}"
+    );
+    assert!(text.contains("did you mean gfx1101"), "{text}");
+    assert!(!dir.path().join("out/gcn_kernels.rs").exists());
+}
+
+#[test]
+fn outside_a_build_script_without_out_dir_says_how_to_fix_it() {
+    // Cargo sets OUT_DIR only for build scripts; integration tests do not have it.
+    assert!(std::env::var_os("OUT_DIR").is_none());
+    let err = Build::new()
+        .manifest("kernels.toml")
+        .cargo_metadata(false)
+        .try_compile()
+        .expect_err("no OUT_DIR");
+    let text = err.to_string();
+    assert!(
+        text.contains("OUT_DIR is not set") && text.contains(".out_dir("),
+        "{text}"
+    );
+}
