@@ -9,6 +9,9 @@
 //!   following LLVM's `AMDGPUBaseInfo.cpp`.
 //! * [`waitcnt`]: wait-counter values and names per generation, and waits
 //!   that cannot block.
+//! * [`hazard`]: reads and overwrites of registers that pending memory
+//!   operations will write (a control-flow-aware wait-counter analysis), and
+//!   how far each wait could be loosened.
 
 use serde::Deserialize;
 
@@ -26,10 +29,12 @@ pub enum RegisterPolicy {
 
 pub mod budget;
 mod expr;
+pub mod hazard;
 pub mod occupancy;
 pub mod structure;
 pub mod waitcnt;
 
 pub use budget::{analyze, check_registers, CheckOutcome, Declared, KernelBudget, Usage};
+pub use hazard::HazardPolicy;
 pub use occupancy::{occupancy, Limiter, Occupancy};
 pub use waitcnt::{check_waitcnt, check_waitcnt_traced, waitcnt_limits, Counter, WaitcntLimits};
