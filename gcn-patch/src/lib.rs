@@ -18,8 +18,10 @@
 //! | link | [`link`] | `.o` → `.hsaco` through `ld.lld -shared` |
 //! | verify | [`verify`] | ELF checks of the code object |
 //!
-//! [`pipeline`] ties the stages together; [`diag`] renders rustc-style diagnostics;
-//! [`output`] writes files atomically.
+//! [`pipeline`] ties the stages together. Below the stages: [`isa`] holds
+//! per-generation instruction-set facts (wait counters, register granules,
+//! occupancy inputs) shared by patch, retarget and check; [`diag`] renders
+//! rustc-style diagnostics; [`output`] writes files atomically.
 #![warn(missing_docs)]
 // `Diagnostic` is every stage's error type; it is large by design and errors are cold.
 #![allow(clippy::result_large_err)]
@@ -27,6 +29,7 @@
 pub mod assemble;
 pub mod check;
 pub mod diag;
+pub mod isa;
 pub mod link;
 pub mod manifest;
 pub mod output;

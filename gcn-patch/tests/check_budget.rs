@@ -7,9 +7,9 @@ use std::path::Path;
 use common::{assemble, corpus, corpus_files, descriptor_fields, llvm22, rel};
 use gcn_embed::TargetId;
 use gcn_patch::check::budget::{analyze, check_registers, CheckOutcome, DeclaredValue};
-use gcn_patch::check::occupancy::Isa;
 use gcn_patch::check::RegisterPolicy;
 use gcn_patch::diag::Diagnostics;
+use gcn_patch::isa::Isa;
 use gcn_patch::parse::{parse, AsmFile};
 use gcn_patch::provenance::{Origin, Traced};
 

@@ -39,10 +39,10 @@ use std::fmt;
 use gcn_embed::{Feature, Generation, TargetId};
 
 use super::expr::eval;
-use super::occupancy::{occupancy, Isa, Occupancy};
-use super::waitcnt::{origin_text, place};
+use super::occupancy::{occupancy, Occupancy};
 use super::RegisterPolicy;
-use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::diag::{origin_text, place, Diagnostic, Diagnostics, Severity};
+use crate::isa::Isa;
 use crate::parse::{AsmFile, Kernel, RegFile};
 use crate::provenance::{Origin, Traced};
 

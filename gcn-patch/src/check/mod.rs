@@ -6,12 +6,15 @@
 //!   at the patch line ([`RegisterPolicy::Error`]) or rewrites the counts
 //!   ([`RegisterPolicy::Update`]), and reports the occupancy consequence.
 //! * [`occupancy`](mod@occupancy): waves per SIMD from registers, LDS and workgroup size,
-//!   following LLVM's `AMDGPUBaseInfo.cpp`.
-//! * [`waitcnt`]: wait-counter values and names per generation, and waits
-//!   that cannot block.
+//!   following LLVM's `AMDGPUBaseInfo.cpp`, with the facts of [`crate::isa::Isa`].
+//! * [`waitcnt`]: wait values out of range or of another generation, and
+//!   waits that cannot block.
 //! * [`hazard`]: reads and overwrites of registers that pending memory
 //!   operations will write (a control-flow-aware wait-counter analysis), and
 //!   how far each wait could be loosened.
+//!
+//! Instruction-set facts (counter widths, register granules, occupancy
+//! inputs) come from [`crate::isa`].
 
 use serde::Deserialize;
 
@@ -37,4 +40,4 @@ pub mod waitcnt;
 pub use budget::{analyze, check_registers, CheckOutcome, Declared, KernelBudget, Usage};
 pub use hazard::HazardPolicy;
 pub use occupancy::{occupancy, Limiter, Occupancy};
-pub use waitcnt::{check_waitcnt, check_waitcnt_traced, waitcnt_limits, Counter, WaitcntLimits};
+pub use waitcnt::{check_waitcnt, check_waitcnt_traced};

@@ -1,17 +1,6 @@
 //! Wait-counter checks: `s_waitcnt`, `s_waitcnt_vscnt`, GFX12 `s_wait_*cnt`.
 //!
-//! Counter widths come from `llvm/lib/Target/AMDGPU/Utils/AMDGPUBaseInfo.cpp`
-//! (`getVmcntBitWidthLo/Hi`, `getExpcntBitWidth`, `getLgkmcntBitWidth`,
-//! `getStorecntBitWidth`, `getLoadcntBitWidth`, `getDscntBitWidth`,
-//! `getKmcntBitWidth`, `getSamplecntBitWidth`, `getBvhcntBitWidth`):
-//!
-//! | generation | vmcnt | expcnt | lgkmcnt | vscnt | loadcnt | storecnt | dscnt | kmcnt | samplecnt | bvhcnt |
-//! |---|---|---|---|---|---|---|---|---|---|---|
-//! | gfx6–gfx8 | 15 | 7 | 15 | – | – | – | – | – | – | – |
-//! | gfx9 | 63 | 7 | 15 | – | – | – | – | – | – | – |
-//! | gfx10 | 63 | 7 | 63 | 63 | – | – | – | – | – | – |
-//! | gfx11 | 63 | 7 | 63 | 63 | – | – | – | – | – | – |
-//! | gfx12 | – | 7 | – | – | 63 | 63 | 63 | 31 | 63 | 7 |
+//! Counter names, widths and encodings live in [`crate::isa::waitcnt`].
 //!
 //! `llvm-mc-22` rejects too large `vmcnt(N)`/`lgkmcnt(N)`, but silently
 //! accepts (and truncates in hardware) `s_waitcnt_vscnt null, 64` or
@@ -25,182 +14,13 @@
 //! Every vector-memory instruction is counted (stores too before GFX10), so
 //! the bound is an over-approximation and the warning is never spurious.
 
-use std::fmt;
-use std::path::PathBuf;
-
 use gcn_embed::{Generation, TargetId};
 
-use crate::diag::{Diagnostic, Location};
+use crate::diag::{col, origin_text, place, Diagnostic, Location};
+use crate::isa::waitcnt::decode_waitcnt;
+use crate::isa::waitcnt::{waitcnt_limits, Counter, WaitcntLimits};
 use crate::parse::{AsmFile, Instruction};
-use crate::provenance::{Origin, Traced};
-
-/// One hardware wait counter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Counter {
-    /// Vector memory operations (gfx6–gfx11; loads only on gfx10+).
-    Vmcnt,
-    /// Exports and GDS.
-    Expcnt,
-    /// LDS, GDS, constant (SMEM) and message operations (gfx6–gfx11).
-    Lgkmcnt,
-    /// Vector memory stores (gfx10, gfx11: `s_waitcnt_vscnt`).
-    Vscnt,
-    /// Vector memory loads (gfx12).
-    Loadcnt,
-    /// Vector memory stores (gfx12).
-    Storecnt,
-    /// Image sample operations (gfx12).
-    Samplecnt,
-    /// BVH operations (gfx12).
-    Bvhcnt,
-    /// LDS operations (gfx12).
-    Dscnt,
-    /// SMEM and message operations (gfx12).
-    Kmcnt,
-}
-
-impl Counter {
-    /// The counter's assembler name, e.g. `vmcnt`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Counter::Vmcnt => "vmcnt",
-            Counter::Expcnt => "expcnt",
-            Counter::Lgkmcnt => "lgkmcnt",
-            Counter::Vscnt => "vscnt",
-            Counter::Loadcnt => "loadcnt",
-            Counter::Storecnt => "storecnt",
-            Counter::Samplecnt => "samplecnt",
-            Counter::Bvhcnt => "bvhcnt",
-            Counter::Dscnt => "dscnt",
-            Counter::Kmcnt => "kmcnt",
-        }
-    }
-
-    /// The counter named `name` (`vmcnt`, `loadcnt`, …), if any.
-    pub fn from_name(name: &str) -> Option<Counter> {
-        Some(match name {
-            "vmcnt" => Counter::Vmcnt,
-            "expcnt" => Counter::Expcnt,
-            "lgkmcnt" => Counter::Lgkmcnt,
-            "vscnt" => Counter::Vscnt,
-            "loadcnt" => Counter::Loadcnt,
-            "storecnt" => Counter::Storecnt,
-            "samplecnt" => Counter::Samplecnt,
-            "bvhcnt" => Counter::Bvhcnt,
-            "dscnt" => Counter::Dscnt,
-            "kmcnt" => Counter::Kmcnt,
-            _ => return None,
-        })
-    }
-}
-
-impl fmt::Display for Counter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// The largest value of each wait counter on one generation (`None`: the
-/// generation has no such counter).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct WaitcntLimits {
-    /// The generation.
-    pub generation: Generation,
-    /// `vmcnt` (gfx6–gfx11).
-    pub vmcnt: Option<u32>,
-    /// `expcnt` (all).
-    pub expcnt: Option<u32>,
-    /// `lgkmcnt` (gfx6–gfx11).
-    pub lgkmcnt: Option<u32>,
-    /// `vscnt` (gfx10, gfx11).
-    pub vscnt: Option<u32>,
-    /// `loadcnt` (gfx12).
-    pub loadcnt: Option<u32>,
-    /// `storecnt` (gfx12).
-    pub storecnt: Option<u32>,
-    /// `samplecnt` (gfx12).
-    pub samplecnt: Option<u32>,
-    /// `bvhcnt` (gfx12).
-    pub bvhcnt: Option<u32>,
-    /// `dscnt` (gfx12).
-    pub dscnt: Option<u32>,
-    /// `kmcnt` (gfx12).
-    pub kmcnt: Option<u32>,
-}
-
-impl WaitcntLimits {
-    /// The largest value of `counter`, if the generation has it.
-    pub fn max(&self, counter: Counter) -> Option<u32> {
-        match counter {
-            Counter::Vmcnt => self.vmcnt,
-            Counter::Expcnt => self.expcnt,
-            Counter::Lgkmcnt => self.lgkmcnt,
-            Counter::Vscnt => self.vscnt,
-            Counter::Loadcnt => self.loadcnt,
-            Counter::Storecnt => self.storecnt,
-            Counter::Samplecnt => self.samplecnt,
-            Counter::Bvhcnt => self.bvhcnt,
-            Counter::Dscnt => self.dscnt,
-            Counter::Kmcnt => self.kmcnt,
-        }
-    }
-
-    /// True for GFX12 and later (`s_wait_*cnt` instead of `s_waitcnt`).
-    pub fn split_counters(&self) -> bool {
-        self.generation >= Generation::Gfx12
-    }
-
-    /// The instruction that waits for `counter` with value `n` on this
-    /// generation, e.g. `s_waitcnt vmcnt(0)`, `s_waitcnt_vscnt null, 0x0`,
-    /// `s_wait_loadcnt 0x0`; `None` if the counter does not exist here or `n`
-    /// is out of range.
-    pub fn wait_instruction(&self, counter: Counter, n: u32) -> Option<String> {
-        let max = self.max(counter)?;
-        if n > max {
-            return None;
-        }
-        Some(match counter {
-            Counter::Vmcnt | Counter::Expcnt | Counter::Lgkmcnt if !self.split_counters() => {
-                format!("s_waitcnt {counter}({n})")
-            }
-            Counter::Vscnt => format!("s_waitcnt_vscnt null, {n:#x}"),
-            _ => format!("s_wait_{counter} {n:#x}"),
-        })
-    }
-}
-
-/// Counter limits of a generation (see the module table).
-pub fn waitcnt_limits(generation: Generation) -> WaitcntLimits {
-    use Generation::*;
-    let (pre10, gfx10_11, gfx12) = (
-        generation < Gfx10_1,
-        (Gfx10_1..=Gfx11).contains(&generation),
-        generation >= Gfx12,
-    );
-    let vmcnt = match generation {
-        Gfx6 | Gfx7 | Gfx8 => Some(15),
-        _ if gfx12 => None,
-        _ => Some(63),
-    };
-    let some_if = |c: bool, v: u32| c.then_some(v);
-    WaitcntLimits {
-        generation,
-        vmcnt,
-        expcnt: Some(7),
-        lgkmcnt: if pre10 {
-            Some(15)
-        } else {
-            some_if(gfx10_11, 63)
-        },
-        vscnt: some_if(gfx10_11, 63),
-        loadcnt: some_if(gfx12, 63),
-        storecnt: some_if(gfx12, 63),
-        samplecnt: some_if(gfx12, 63),
-        bvhcnt: some_if(gfx12, 7),
-        dscnt: some_if(gfx12, 63),
-        kmcnt: some_if(gfx12, 31),
-    }
-}
+use crate::provenance::Traced;
 
 /// One wait found on a line: which counter, which value, where in the line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -262,63 +82,6 @@ pub fn check_waitcnt_traced(traced: &Traced, target: &TargetId) -> Vec<Diagnosti
         .collect()
 }
 
-/// Where line `idx` (0-based) of `traced` came from, for a note.
-pub(crate) fn origin_text(traced: &Traced, idx: usize) -> String {
-    match traced.origins.get(idx) {
-        Some(o @ (Origin::Source { .. } | Origin::Patch { .. })) => o.to_string(),
-        Some(o) => format!("line {} of the patched asm ({o})", idx + 1),
-        None => format!("line {} of the patched asm", idx + 1),
-    }
-}
-
-/// 1-based column of byte offset `byte` in `text`.
-pub(crate) fn col(text: &str, byte: usize) -> usize {
-    text[..byte.min(text.len())].chars().count() + 1
-}
-
-/// Attach the location of line `idx` (0-based) of `traced` to `diag`: the
-/// origin's file and line, plus a note saying where the line came from when
-/// it is not the dump itself.
-pub(crate) fn place(
-    traced: &Traced,
-    idx: usize,
-    span: Option<(usize, usize)>,
-    label: String,
-    mut diag: Diagnostic,
-) -> Diagnostic {
-    let text = traced.lines.get(idx).cloned().unwrap_or_default();
-    let origin = traced.origins.get(idx);
-    // A `+` line of a patch shows with its `+`.
-    let (shown, shift) = match origin {
-        Some(Origin::Patch { .. }) => (format!("+{text}"), 1),
-        _ => (text.clone(), 0),
-    };
-    match origin.and_then(Origin::file_line) {
-        Some((file, line)) => {
-            let mut loc = Location::line(file, line, Some(shown));
-            if let Some((s, e)) = span {
-                loc = loc.with_span(col(&text, s) + shift, text[s..e].chars().count());
-            }
-            diag = diag.at(loc.with_label(label));
-        }
-        None => {
-            let mut loc =
-                Location::line(PathBuf::from("<patched asm>"), idx + 1, Some(text.clone()));
-            if let Some((s, e)) = span {
-                loc = loc.with_span(col(&text, s), text[s..e].chars().count());
-            }
-            diag = diag.at(loc.with_label(label));
-        }
-    }
-    match origin {
-        Some(o @ Origin::Patch { .. }) => diag.with_note(format!("this line was added by {o}")),
-        Some(o @ Origin::Rule { .. }) => diag.with_note(format!("this line was written by {o}")),
-        Some(o @ Origin::Retarget { .. }) => diag.with_note(format!("this line was {o}")),
-        Some(o @ Origin::Generated(_)) => diag.with_note(format!("this line was {o}")),
-        _ => diag,
-    }
-}
-
 fn parse_int(s: &str) -> Option<u32> {
     let s = s.trim();
     if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
@@ -341,26 +104,6 @@ fn operand_text(text: &str, mnemonic: &str) -> Option<(usize, usize)> {
         .min()
         .unwrap_or(rest.len());
     Some((start, start + end))
-}
-
-/// Decode the raw `s_waitcnt` immediate (`encodeWaitcnt` layout).
-fn decode_waitcnt(generation: Generation, imm: u32) -> Vec<(Counter, u32)> {
-    let bits = |shift: u32, width: u32| (imm >> shift) & ((1 << width) - 1);
-    let (vm, exp, lgkm) = match generation {
-        Generation::Gfx6 | Generation::Gfx7 | Generation::Gfx8 => {
-            (bits(0, 4), bits(4, 3), bits(8, 4))
-        }
-        Generation::Gfx9 => (bits(0, 4) | (bits(14, 2) << 4), bits(4, 3), bits(8, 4)),
-        Generation::Gfx10_1 | Generation::Gfx10_3 => {
-            (bits(0, 4) | (bits(14, 2) << 4), bits(4, 3), bits(8, 6))
-        }
-        _ => (bits(10, 6), bits(0, 3), bits(4, 6)),
-    };
-    vec![
-        (Counter::Vmcnt, vm),
-        (Counter::Expcnt, exp),
-        (Counter::Lgkmcnt, lgkm),
-    ]
 }
 
 /// Which GFX12 instruction replaces a pre-GFX12 counter.
@@ -771,94 +514,6 @@ mod tests {
 
     fn t(name: &str) -> TargetId {
         TargetId::parse(name).expect("known target")
-    }
-
-    #[test]
-    fn limits_follow_amdgpu_base_info() {
-        let g9 = waitcnt_limits(Generation::Gfx9);
-        assert_eq!(
-            (g9.vmcnt, g9.expcnt, g9.lgkmcnt, g9.vscnt),
-            (Some(63), Some(7), Some(15), None)
-        );
-        let g8 = waitcnt_limits(Generation::Gfx8);
-        assert_eq!((g8.vmcnt, g8.lgkmcnt), (Some(15), Some(15)));
-        let g10 = waitcnt_limits(Generation::Gfx10_3);
-        assert_eq!(
-            (g10.vmcnt, g10.lgkmcnt, g10.vscnt),
-            (Some(63), Some(63), Some(63))
-        );
-        let g11 = waitcnt_limits(Generation::Gfx11);
-        assert_eq!(
-            (g11.vmcnt, g11.lgkmcnt, g11.vscnt),
-            (Some(63), Some(63), Some(63))
-        );
-        let g12 = waitcnt_limits(Generation::Gfx12);
-        assert_eq!(g12.vmcnt, None);
-        assert_eq!(
-            (
-                g12.loadcnt,
-                g12.storecnt,
-                g12.dscnt,
-                g12.kmcnt,
-                g12.samplecnt,
-                g12.bvhcnt,
-                g12.expcnt
-            ),
-            (
-                Some(63),
-                Some(63),
-                Some(63),
-                Some(31),
-                Some(63),
-                Some(7),
-                Some(7)
-            )
-        );
-        assert_eq!(
-            g9.wait_instruction(Counter::Vmcnt, 3).as_deref(),
-            Some("s_waitcnt vmcnt(3)")
-        );
-        assert_eq!(g9.wait_instruction(Counter::Vmcnt, 64), None);
-        assert_eq!(
-            g11.wait_instruction(Counter::Vscnt, 0).as_deref(),
-            Some("s_waitcnt_vscnt null, 0x0")
-        );
-        assert_eq!(
-            g12.wait_instruction(Counter::Loadcnt, 2).as_deref(),
-            Some("s_wait_loadcnt 0x2")
-        );
-        assert_eq!(g12.wait_instruction(Counter::Vmcnt, 0), None);
-    }
-
-    #[test]
-    fn decodes_raw_immediates() {
-        // llvm-mc-22 -mcpu=gfx942 prints `s_waitcnt 0xffff` as vmcnt(63) expcnt(7) lgkmcnt(15).
-        assert_eq!(
-            decode_waitcnt(Generation::Gfx9, 0xffff),
-            vec![
-                (Counter::Vmcnt, 63),
-                (Counter::Expcnt, 7),
-                (Counter::Lgkmcnt, 15)
-            ]
-        );
-        // gfx11 encoding 0xfff7 (llvm-mc-22 -mcpu=gfx1100 for lgkmcnt(63) vmcnt(63)).
-        assert_eq!(
-            decode_waitcnt(Generation::Gfx11, 0xfff7),
-            vec![
-                (Counter::Vmcnt, 63),
-                (Counter::Expcnt, 7),
-                (Counter::Lgkmcnt, 63)
-            ]
-        );
-        // gfx9 `s_waitcnt vmcnt(0) lgkmcnt(0)` encodes as 0x0070 (expcnt 7 = no wait).
-        assert_eq!(
-            decode_waitcnt(Generation::Gfx9, 0x0070),
-            vec![
-                (Counter::Vmcnt, 0),
-                (Counter::Expcnt, 7),
-                (Counter::Lgkmcnt, 0)
-            ]
-        );
     }
 
     fn msgs(src: &str, target: &str) -> Vec<String> {

@@ -83,10 +83,8 @@ use gcn_embed::{Generation, TargetId};
 use regex::Regex;
 use serde::Deserialize;
 
-use crate::check::occupancy::major;
-use crate::check::waitcnt::{waitcnt_limits, Counter};
-
 use crate::diag::{Diagnostic, Location};
+use crate::isa::{major, waitcnt_limits, Counter};
 use crate::provenance::{Origin, Traced};
 
 /// A rule as written in TOML (validated into [`Rule`]).

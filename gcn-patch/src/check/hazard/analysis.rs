@@ -19,7 +19,7 @@ use super::model::{
     counter_index, unit_name, units, Kind, Model, Unit, VmemType, COUNTERS, KINDS, LDS_DMA,
     LDS_STORE,
 };
-use crate::check::waitcnt::Counter;
+use crate::isa::Counter;
 use crate::parse::RegisterRef;
 
 /// A pending operation's claim on one register unit.

@@ -26,7 +26,9 @@ use std::ops::Range;
 use gcn_embed::TargetId;
 use serde::Deserialize;
 
-use crate::check::waitcnt::{origin_text, place, wait_values, Counter};
+use crate::check::waitcnt::wait_values;
+use crate::diag::{origin_text, place};
+use crate::isa::Counter;
 use crate::diag::Diagnostic;
 use crate::parse::AsmFile;
 use crate::provenance::Traced;

@@ -31,7 +31,7 @@
 
 use gcn_embed::Generation;
 
-use crate::check::waitcnt::{waitcnt_limits, Counter, WaitcntLimits};
+use crate::isa::{waitcnt_limits, Counter, WaitcntLimits};
 use crate::parse::{Instruction, Operand, RegFile, RegisterRef};
 
 /// Every counter, in a fixed order (index = [`counter_index`]).
