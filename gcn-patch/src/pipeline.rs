@@ -12,7 +12,8 @@ use std::path::Path;
 
 use gcn_embed::TargetId;
 
-use crate::check::{self, RegisterPolicy};
+use crate::check::hazard::{self, LintOptions};
+use crate::check::{self, HazardPolicy, RegisterPolicy};
 use crate::diag::{Diagnostic, Diagnostics, Severity};
 use crate::manifest::Manifest;
 use crate::parse;
@@ -151,22 +152,37 @@ pub fn prepare(
         code_object_version: manifest.defaults.code_object_version,
         assembler_llvm_major: llvm_major,
     };
-    prepare_traced(
+    prepare_traced_with(
         &kernel.name,
         Some(&patched.original),
         &patched.patched,
         &opts,
         kernel.registers,
+        kernel.hazards,
     )
 }
 
-/// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI path).
+/// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI
+/// path); wait-counter hazards are errors.
 pub fn prepare_traced(
     kernel: &str,
     original: Option<&Traced>,
     asm: &Traced,
     opts: &RetargetOptions,
     policy: RegisterPolicy,
+) -> Result<Prepared, Diagnostics> {
+    prepare_traced_with(kernel, original, asm, opts, policy, HazardPolicy::Error)
+}
+
+/// [`prepare_traced`] with an explicit wait-counter hazard policy
+/// (`hazards = "error" | "warn"` in kernels.toml).
+pub fn prepare_traced_with(
+    kernel: &str,
+    original: Option<&Traced>,
+    asm: &Traced,
+    opts: &RetargetOptions,
+    policy: RegisterPolicy,
+    hazards: HazardPolicy,
 ) -> Result<Prepared, Diagnostics> {
     let label = label(kernel, &opts.target);
     check::structure::check_complete(asm, &label).map_err(|mut d| {
@@ -198,8 +214,18 @@ pub fn prepare_traced(
     notes.extend(checked.notes);
     let waits = check::waitcnt::check_waitcnt_traced(&checked.asm, &opts.target);
     let file = parse::AsmFile::from_traced(&checked.asm);
+    // Wait-counter hazards, reported at each line's origin (dump, patch hunk, rule).
+    let hazard_findings = hazard::lint(
+        &checked.asm,
+        &opts.target,
+        LintOptions {
+            policy: hazards,
+            suggest: false,
+        },
+    );
     let (errors, warnings): (Vec<_>, Vec<_>) = waits
         .into_iter()
+        .chain(hazard_findings)
         .partition(|d| d.severity == Severity::Error);
     if !errors.is_empty() {
         return Err(with_context(Diagnostics(errors), &label));

@@ -347,11 +347,17 @@ fn lint(file: &Path, target: &str, suggest: bool) -> ExitCode {
         suggest,
     };
     let diags = gcn_patch::check::hazard::lint(&asm, &target, opts);
-    let hazards = diags.iter().filter(|d| d.severity == Severity::Error).count();
+    let hazards = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
     for d in &diags {
         eprintln!("{d}\n");
     }
-    let notes = diags.iter().filter(|d| d.severity == Severity::Note).count();
+    let notes = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Note)
+        .count();
     let warnings = diags.len() - hazards - notes;
     eprintln!(
         "gcn-patch lint: {}: {hazards} hazard(s), {warnings} warning(s), {notes} suggestion(s) for {}",

@@ -150,7 +150,13 @@ pub(crate) fn wait_values(
     let mut ignored = Vec::new();
     waits_of(inst, text, 0, limits, &mut ignored)
         .into_iter()
-        .map(|w| (w.counter, w.value.min(limits.max(w.counter).unwrap_or(0)), w.span))
+        .map(|w| {
+            (
+                w.counter,
+                w.value.min(limits.max(w.counter).unwrap_or(0)),
+                w.span,
+            )
+        })
         .collect()
 }
 

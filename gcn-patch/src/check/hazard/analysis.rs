@@ -76,37 +76,47 @@ pub struct State {
 impl State {
     /// Merge `other` into `self`; true if `self` changed.
     pub fn merge(&mut self, other: &State, model: &Model) -> bool {
-        let before = self.clone();
+        let mut changed = false;
         for (i, c) in self.counters.iter_mut().enumerate() {
             let o = &other.counters[i];
             let max = model.max(COUNTERS[i]);
-            c.outstanding = c.outstanding.max(o.outstanding).min(max);
+            let outstanding = c.outstanding.max(o.outstanding).min(max);
+            changed |= outstanding != c.outstanding;
+            c.outstanding = outstanding;
             for k in 0..KINDS {
-                c.kinds[k] = match (c.kinds[k], o.kinds[k]) {
+                let merged = match (c.kinds[k], o.kinds[k]) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
                 };
+                changed |= merged != c.kinds[k];
+                c.kinds[k] = merged;
             }
             for (u, p) in &o.regs {
-                c.regs
-                    .entry(*u)
-                    .and_modify(|q| {
-                        if p.d < q.d || (p.d == q.d && p.producer < q.producer) {
-                            *q = Pend {
-                                late_read: q.late_read && p.late_read,
-                                ..*p
-                            };
+                match c.regs.get_mut(u) {
+                    Some(q) => {
+                        let mut m = if p.d < q.d || (p.d == q.d && p.producer < q.producer) {
+                            *p
                         } else {
-                            q.late_read = q.late_read && p.late_read;
+                            *q
+                        };
+                        m.late_read = q.late_read && p.late_read;
+                        if m != *q {
+                            *q = m;
+                            changed = true;
                         }
-                    })
-                    .or_insert(*p);
+                    }
+                    None => {
+                        c.regs.insert(*u, *p);
+                        changed = true;
+                    }
+                }
             }
-            if c.last_wait != o.last_wait {
+            if c.last_wait.is_some() && c.last_wait != o.last_wait {
                 c.last_wait = None;
+                changed = true;
             }
         }
-        *self != before
+        changed
     }
 
     /// Apply a wait: at most `n` operations of `counter` stay outstanding.
@@ -258,7 +268,11 @@ impl Analysis<'_> {
         let e = &inst.effect;
         if let Some(ws) = self.waits.get(&inst.line) {
             for &(c, v) in ws {
-                let v = ov.waits.get(&(inst.line, counter_index(c))).copied().unwrap_or(v);
+                let v = ov
+                    .waits
+                    .get(&(inst.line, counter_index(c)))
+                    .copied()
+                    .unwrap_or(v);
                 st.wait(self.model, c, v, Some(inst.line));
             }
             return;
@@ -283,8 +297,9 @@ impl Analysis<'_> {
                         }
                         if *access == Access::Overwrite
                             && !p.late_read
-                            && e.vmem_load
-                                .is_some_and(|(vc, vt)| counter_index(vc) == ci && p.vmem == Some(vt))
+                            && e.vmem_load.is_some_and(|(vc, vt)| {
+                                counter_index(vc) == ci && p.vmem == Some(vt)
+                            })
                         {
                             continue; // same-type VMEM writes complete in order
                         }
@@ -302,7 +317,11 @@ impl Analysis<'_> {
                     line: inst.line,
                     access: *access,
                     register: reg.to_string(),
-                    pending: hit.iter().filter(|(_, q)| q.producer == p.producer).map(|(u, _)| *u).collect(),
+                    pending: hit
+                        .iter()
+                        .filter(|(_, q)| q.producer == p.producer)
+                        .map(|(u, _)| *u)
+                        .collect(),
                     producer: p.producer,
                     counter: COUNTERS[ci],
                     needed: c.needed(&p),

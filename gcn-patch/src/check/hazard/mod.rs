@@ -27,9 +27,9 @@ use gcn_embed::TargetId;
 use serde::Deserialize;
 
 use crate::check::waitcnt::wait_values;
+use crate::diag::Diagnostic;
 use crate::diag::{origin_text, place};
 use crate::isa::Counter;
-use crate::diag::Diagnostic;
 use crate::parse::AsmFile;
 use crate::provenance::Traced;
 
@@ -49,6 +49,10 @@ pub enum HazardPolicy {
     Warn,
 }
 
+/// One counter of a wait instruction: counter, value, byte range of the
+/// value in the line.
+pub type WaitValue = (Counter, u32, (usize, usize));
+
 /// One kernel prepared for analysis.
 pub struct KernelAnalysis {
     /// Kernel symbol (or `<file>` for code outside any kernel).
@@ -60,7 +64,7 @@ pub struct KernelAnalysis {
     /// Wait values per line.
     pub waits: BTreeMap<usize, Vec<(Counter, u32)>>,
     /// Wait value spans per line: (counter, value, byte range in the text).
-    pub wait_spans: BTreeMap<usize, Vec<(Counter, u32, (usize, usize))>>,
+    pub wait_spans: BTreeMap<usize, Vec<WaitValue>>,
     /// Lines of instructions the model does not know.
     pub unknown: Vec<usize>,
 }
@@ -85,10 +89,18 @@ pub fn kernels(asm: &AsmFile, target: &TargetId) -> Vec<KernelAnalysis> {
         .kernels()
         .into_iter()
         .filter(|k| !k.blocks.is_empty())
-        .map(|k| (k.name.clone(), k.blocks.iter().map(|b| b.lines.clone()).collect()))
+        .map(|k| {
+            (
+                k.name.clone(),
+                k.blocks.iter().map(|b| b.lines.clone()).collect(),
+            )
+        })
         .collect();
     if groups.is_empty() {
-        groups.push(("<file>".into(), vec![0..asm.lines.len()]));
+        groups.push((
+            "<file>".into(),
+            std::iter::once(0..asm.lines.len()).collect(),
+        ));
     }
     groups
         .into_iter()
@@ -234,7 +246,11 @@ fn render_hazard(
         .unwrap_or("")
         .trim()
         .to_string();
-    let producer_mn = producer_text.split_whitespace().next().unwrap_or("").to_string();
+    let producer_mn = producer_text
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string();
     let pending: Vec<String> = h.pending.iter().map(|u| model::unit_name(*u)).collect();
     let wait = limits
         .wait_instruction(c, h.needed)
@@ -272,7 +288,7 @@ fn render_hazard(
     ));
     let state = if h.out_of_order {
         format!(
-            "{c} here: up to {} operations outstanding, completing out of order ({}), so only `{}` waits for it",
+            "{c} here: up to {} operation(s) outstanding, completing out of order ({}), so only `{}` waits for it",
             h.outstanding,
             if c == Counter::Lgkmcnt || c == Counter::Kmcnt {
                 "a scalar memory load, a message, a flat access or mixed LDS/SMEM operations are pending"
@@ -283,7 +299,7 @@ fn render_hazard(
         )
     } else {
         format!(
-            "{c} here: up to {} operations outstanding, {} issued after that `{producer_mn}`, so a wait for {c} ≤ {} covers it",
+            "{c} here: up to {} operation(s) outstanding, {} issued after that `{producer_mn}`, so a wait for {c} ≤ {} covers it",
             h.outstanding, h.newer, h.needed
         )
     };

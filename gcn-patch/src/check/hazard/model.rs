@@ -222,16 +222,23 @@ const SMEM_PREFIXES: [&str; 12] = [
 /// Mnemonics of the `s_` family that read their first register operand
 /// instead of writing it.
 const NO_DEF_SCALAR: [&str; 9] = [
-    "s_cmp", "s_bitcmp", "s_cbranch", "s_branch", "s_setpc", "s_wait", "s_set_gpr_idx",
-    "s_setreg", "s_sendmsg",
+    "s_cmp",
+    "s_bitcmp",
+    "s_cbranch",
+    "s_branch",
+    "s_setpc",
+    "s_wait",
+    "s_set_gpr_idx",
+    "s_setreg",
+    "s_sendmsg",
 ];
 
 impl Model {
     /// The model for a processor of `generation` (`processor` decides
     /// GFX94x/GFX950 atomic-return syntax).
     pub fn new(generation: Generation, processor: &str) -> Model {
-        let sc0_returns = ["gfx940", "gfx941", "gfx942", "gfx950", "gfx9-4-generic"]
-            .contains(&processor);
+        let sc0_returns =
+            ["gfx940", "gfx941", "gfx942", "gfx950", "gfx9-4-generic"].contains(&processor);
         Model {
             generation,
             limits: waitcnt_limits(generation),
@@ -414,7 +421,10 @@ impl Model {
                     .modifiers
                     .iter()
                     .any(|x| x == "glc" && !self.sc0_returns || x == "sc0" && self.sc0_returns)
-                || inst.modifiers.iter().any(|x| x.contains("TH_ATOMIC_RETURN")));
+                || inst
+                    .modifiers
+                    .iter()
+                    .any(|x| x.contains("TH_ATOMIC_RETURN")));
         let load = !atomic
             && !lds_dma
             && (m.contains("_load")
@@ -569,7 +579,7 @@ impl Model {
             writes: def,
             reads_late: vec![],
             lds_dma: false,
-                lds_store: false,
+            lds_store: false,
         });
     }
 }
@@ -637,16 +647,21 @@ mod tests {
             Generation::Gfx10_3,
             "gfx1030",
         );
-        assert_eq!(
-            (e.events[0].counter, e.defs.len()),
-            (Counter::Vscnt, 0)
+        assert_eq!((e.events[0].counter, e.defs.len()), (Counter::Vscnt, 0));
+        let e = effect(
+            "s_load_b64 s[4:5], s[0:1], 0x0",
+            Generation::Gfx12,
+            "gfx1201",
         );
-        let e = effect("s_load_b64 s[4:5], s[0:1], 0x0", Generation::Gfx12, "gfx1201");
         assert_eq!(
             (e.events[0].counter, e.events[0].kind),
             (Counter::Kmcnt, Kind::Smem)
         );
-        let e = effect("ds_load_u16_d16_hi v203, v223 offset:264", Generation::Gfx11, "gfx1100");
+        let e = effect(
+            "ds_load_u16_d16_hi v203, v223 offset:264",
+            Generation::Gfx11,
+            "gfx1100",
+        );
         assert_eq!(e.events[0].counter, Counter::Lgkmcnt);
         assert!(e.reads.iter().any(|r| r.first == 203));
         let e = effect("flat_load_dword v1, v[2:3]", Generation::Gfx9, "gfx90a");

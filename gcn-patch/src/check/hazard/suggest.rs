@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use super::analysis::Overrides;
 use super::model::counter_index;
 use super::{short, KernelAnalysis};
+use crate::diag::Diagnostic;
 use crate::diag::{origin_text, place};
 use crate::isa::Counter;
-use crate::diag::Diagnostic;
 use crate::parse::AsmFile;
 use crate::provenance::Traced;
 
@@ -57,11 +57,14 @@ pub fn suggest(k: &KernelAnalysis) -> Vec<Suggestion> {
             if v >= max {
                 continue;
             }
-            let loosest = if ok(line, c, max) {
+            // Compiler waits are usually tight: one run decides those.
+            let loosest = if !ok(line, c, v + 1) {
+                v
+            } else if ok(line, c, max) {
                 max
             } else {
-                // Largest value in [v, max) that is still safe.
-                let (mut lo, mut hi) = (v, max);
+                // Largest value in [v + 1, max) that is still safe.
+                let (mut lo, mut hi) = (v + 1, max);
                 while hi - lo > 1 {
                     let mid = lo + (hi - lo) / 2;
                     if ok(line, c, mid) {
@@ -88,7 +91,8 @@ pub fn suggest(k: &KernelAnalysis) -> Vec<Suggestion> {
             && {
                 let mut ov = rule();
                 for s in &found {
-                    ov.waits.insert((line, counter_index(s.counter)), k.model.max(s.counter));
+                    ov.waits
+                        .insert((line, counter_index(s.counter)), k.model.max(s.counter));
                 }
                 key(&ov).is_subset(&base)
             };
@@ -136,11 +140,16 @@ pub fn render(traced: &Traced, asm: &AsmFile, k: &KernelAnalysis, s: &Suggestion
             short(s.counter, s.loosest, k)
         ))
     };
+    let label = if s.loosest == max {
+        "covers nothing".to_string()
+    } else {
+        format!("could be {}", s.loosest)
+    };
     place(
         traced,
         s.line,
         Some(s.span),
-        format!("could be {}", s.loosest),
-        d,
+        label,
+        d.with_note("each suggestion holds on its own: after applying one, lint again"),
     )
 }
