@@ -1,23 +1,20 @@
 //! Structure check: a dump must be complete before anything else runs on it.
 
-use crate::diag::{Diagnostic, Diagnostics, Location};
-use crate::parse;
-use crate::provenance::Traced;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::document::Document;
 
 /// A dump must define at least one kernel (`.amdhsa_kernel`) and carry the
 /// `.amdgpu_metadata` the loader needs: an empty or truncated dump would
 /// otherwise assemble into a code object no runtime can launch anything from.
-pub fn check_complete(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
-    let file = parse::AsmFile::from_traced(asm);
-    let shown = match asm.origin(1).and_then(|o| o.file_line()) {
+pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
+    let file = asm.asm();
+    let shown = match asm.origin(0).and_then(|o| o.file_line()) {
         Some((f, _)) => format!("`{}`", f.display()),
         None => "the asm".to_string(),
     };
-    let eof = asm.lines.len().max(1);
+    let eof = asm.len().saturating_sub(1);
     let at_end = |d: Diagnostic| match asm.origin(eof).and_then(|o| o.file_line()) {
-        Some((f, line)) => d
-            .at(Location::line(f, line, asm.lines.last().cloned())
-                .with_label("the input ends here")),
+        Some(_) => d.at(asm.location(eof, None).with_label("the input ends here")),
         None => d,
     };
     if file.kernels().is_empty() {
@@ -33,14 +30,9 @@ pub fn check_complete(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
     let kernels = file.kernels();
     // 0-based line `line` of the text as a location in the user's file.
     let at_line = |d: Diagnostic, line: Option<usize>| match line
-        .and_then(|l| asm.origin(l + 1))
-        .and_then(|o| o.file_line())
+        .filter(|&l| asm.origin(l).and_then(|o| o.file_line()).is_some())
     {
-        Some((f, l)) => d.at(Location::line(
-            f,
-            l,
-            line.and_then(|l| asm.lines.get(l)).cloned(),
-        )),
+        Some(l) => d.at(asm.location(l, None)),
         None => d,
     };
     // The same kernel twice (e.g. two dumps concatenated): point at the second descriptor.
