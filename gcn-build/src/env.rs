@@ -10,6 +10,7 @@
 //! | `CC_amdgcn_amd_amdhsa` | cc-rs style per-target compiler override (a clang) |
 //! | `ROCM_PATH` | ROCm install: `$ROCM_PATH/llvm/bin`, `$ROCM_PATH/lib/llvm/bin` |
 //! | `PATH` | versioned (`clang-22`) and plain tool names |
+//! | `GCN_PATCH_TOOL_TIMEOUT` | time limit of every clang/ld.lld run, seconds (default 300) |
 //!
 //! The jobserver variables (`CARGO_MAKEFLAGS`, `MAKEFLAGS`, `MFLAGS`) are read
 //! by the `jobserver` crate; they do not change outputs and are not tracked.

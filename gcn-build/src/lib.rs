@@ -158,6 +158,14 @@ impl Build {
         self
     }
 
+    /// Time limit of every clang/ld.lld run (default: `GCN_PATCH_TOOL_TIMEOUT`
+    /// seconds, else 300 s). A tool past it is killed with its process group
+    /// and the build fails naming the tool, kernel and target.
+    pub fn tool_timeout(&mut self, limit: std::time::Duration) -> &mut Self {
+        self.toolchain.timeout = Some(limit);
+        self
+    }
+
     /// Also build every source for `target` (a target ID or a family such as
     /// `gfx94X-all`) when the source's dump belongs to the same generation.
     pub fn target(&mut self, target: impl Into<String>) -> &mut Self {

@@ -1,26 +1,20 @@
-//! Assemble stage: `.s` → `.o` with clang, through the `cc` crate.
+//! Assemble stage: `.s` → `.o` with clang, run directly through the
+//! toolchain's bounded runner ([`Toolchain::run`]).
 //!
-//! The clang command is built by `cc` (so compiler/flag handling is cc's), with
-//! `no_default_flags`, no warnings flags, no Cargo metadata and every Cargo
-//! variable set explicitly, and with an environment snapshot that holds none of
-//! the process environment: a host `CC`, `CFLAGS=-march=native`,
-//! `CFLAGS_<target>` and the like can not reach the AMDGPU assembler.
-//!
-//! cc runs clang itself ([`cc::Build::try_compile_intermediates`]). Its error
-//! only says "command did not execute successfully"; clang's stderr would go
-//! to stdout as `cargo:warning=` lines (or to /dev/null with
-//! `cargo_warnings(false)`), so it is collected with a
-//! [`cc::BuildMessageLogger`] ([`cc::Build::message_logger`], lines of kind
-//! `StderrForwarding`) and parsed. Errors are mapped back through the
+//! The command is fixed ([`clang_command`]) and its environment holds nothing
+//! of the process environment. Earlier releases went through the `cc` crate;
+//! cc spawns and waits for clang itself, with no time limit and no way to kill
+//! it, and clang-22 never returns on some malformed input, so the assembler is
+//! run here instead (same flags, byte-identical objects). clang's stderr
+//! (`file:line:col: error: ...`) is parsed and mapped back through the
 //! [`Document`] origins to the file and line the user wrote (a dump line, a
 //! patch hunk, a rule).
 
 // `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
 #![allow(clippy::result_large_err)]
 
-use std::any::Any;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::process::Command;
 
 use regex::Regex;
 
@@ -58,17 +52,12 @@ pub struct AssembleRequest<'a> {
 /// Write `asm` to `<work_dir>/<name>.s` and assemble it to `<work_dir>/<name>.o`.
 ///
 /// The object depends only on the text, the target and the toolchain, not on
-/// `work_dir` or on the process environment.
+/// `work_dir` or on the process environment. clang runs through
+/// [`Toolchain::run`]: bounded by the toolchain's time limit, killed with its
+/// process group on timeout or interrupt. clang writes to a temporary file
+/// that is renamed to `<name>.o` only on success, so a failed, killed or
+/// timed-out run leaves no object behind.
 pub fn assemble(req: &AssembleRequest) -> Result<PathBuf, Diagnostics> {
-    assemble_with_env(req, &[])
-}
-
-/// [`assemble`], with `env` as the environment `cc` sees before filtering
-/// (for tests: it shows that the filter is what keeps `CFLAGS` out).
-pub(crate) fn assemble_with_env(
-    req: &AssembleRequest,
-    env: &[(String, String)],
-) -> Result<PathBuf, Diagnostics> {
     check_name(req)?;
     std::fs::create_dir_all(req.work_dir).map_err(|e| {
         Diagnostic::error(format!(
@@ -82,98 +71,55 @@ pub(crate) fn assemble_with_env(
     write_atomic(&src, req.asm.print().as_bytes())?;
     // A stale object must never be taken for this run's output.
     let _ = std::fs::remove_file(&obj);
-
-    let run = run_cc(req, &filtered_env(env), &src)?;
-    let Some(cc_obj) = run.object else {
-        return Err(map_errors(req, &src_name, &run.stderr, &run.failure));
-    };
-    std::fs::rename(&cc_obj, &obj)
-        .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", obj.display())))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!(".{}.", req.name))
+        .suffix(".o.tmp")
+        .tempfile_in(req.work_dir)
+        .map_err(|e| {
+            Diagnostic::error(format!(
+                "cannot create a file in {}: {e}",
+                req.work_dir.display()
+            ))
+        })?;
+    let mut cmd = clang_command(req.toolchain, req.target, &src, tmp.path());
+    let job = format!("assembling {}", req.label);
+    let output = req
+        .toolchain
+        .run(&mut cmd, "clang", &job)
+        .map_err(|e| e.to_diagnostic())?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(map_errors(
+            req,
+            &src_name,
+            &stderr,
+            &format!("{}", output.status),
+        ));
+    }
+    tmp.persist(&obj)
+        .map_err(|e| Diagnostic::error(format!("cannot write {}: {}", obj.display(), e.error)))?;
     Ok(obj)
 }
 
-/// What cc reported while assembling.
-#[derive(Debug, Default)]
-pub(crate) struct CcRun {
-    /// The object cc wrote, on success.
-    pub object: Option<PathBuf>,
-    /// clang's stderr, one line each, as forwarded by cc.
-    pub stderr: String,
-    /// The compile command lines cc logged.
-    pub commands: Vec<String>,
-    /// cc's error, on failure.
-    pub failure: String,
-}
-
-/// Collects cc's messages.
-#[derive(Default)]
-struct Messages(Mutex<Vec<(cc::BuildMessageKind, String)>>);
-
-impl cc::BuildMessageLogger for Messages {
-    fn log(&self, kind: cc::BuildMessageKind, msg: cc::BuildMessage<'_>, _extra: &dyn Any) {
-        if let Ok(mut m) = self.0.lock() {
-            m.push((kind, msg.to_string()));
-        }
-    }
-}
-
-/// Assemble `src` (absolute) with cc, seeing `env_snapshot` as the whole environment.
-pub(crate) fn run_cc(
-    req: &AssembleRequest,
-    env_snapshot: &[(String, String)],
-    src: &Path,
-) -> Result<CcRun, Diagnostic> {
-    let messages = Arc::new(Messages::default());
-    let mut b = cc::Build::new();
-    b.set_envs_snapshot(env_snapshot.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .compiler(&req.toolchain.clang)
-        .no_default_flags(true)
-        .warnings(false)
-        .extra_warnings(false)
-        .cargo_metadata(false)
-        .cargo_warnings(false)
-        .emit_rerun_if_env_changed(false)
-        .target(TRIPLE)
-        .host(HOST)
-        .opt_level(0)
-        .debug(false)
-        .out_dir(req.work_dir)
-        .flag(format!("--target={TRIPLE}"))
-        .flag(format!("-mcpu={}", req.target.name()))
-        .file(src)
-        .message_logger(Some(messages.clone()));
-    let result = b.try_compile_intermediates();
-    let logged = messages.0.lock().map(|m| m.clone()).unwrap_or_default();
-    let mut run = CcRun::default();
-    for (kind, text) in logged {
-        match kind {
-            cc::BuildMessageKind::StderrForwarding => {
-                run.stderr.push_str(&text);
-                run.stderr.push('\n');
-            }
-            cc::BuildMessageKind::CompileCommand => run.commands.push(text),
-            _ => {}
-        }
-    }
-    match result {
-        Ok(objects) => match objects.into_iter().next() {
-            Some(o) => run.object = Some(o),
-            None => run.failure = "cc produced no object".into(),
-        },
-        Err(e) => {
-            if run.stderr.is_empty() && run.commands.is_empty() {
-                // cc failed before running clang (e.g. clang cannot be started).
-                return Err(Diagnostic::error(format!(
-                    "cannot assemble {} with {}: {e}",
-                    req.label,
-                    req.toolchain.clang.display()
-                ))
-                .with_help("check the toolchain: GCN_PATCH_LLVM_BIN / GCN_PATCH_CLANG"));
-            }
-            run.failure = e.to_string();
-        }
-    }
-    Ok(run)
+/// The assembler command: `clang -w --target=amdgcn-amd-amdhsa -mcpu=<target>
+/// -o <obj> -c <src>` (the command `cc` used to build, so objects are
+/// byte-identical to earlier releases), with an environment holding only
+/// `LC_ALL=C`/`LANG=C`: a host `CC`, `CFLAGS=-march=native`, `CCC_*`, `CPATH`
+/// and the like can not reach the AMDGPU assembler, and messages are the
+/// English ones parsed here.
+pub fn clang_command(toolchain: &Toolchain, target: &TargetId, src: &Path, obj: &Path) -> Command {
+    let mut cmd = Command::new(&toolchain.clang);
+    cmd.env_clear()
+        .env("LC_ALL", "C")
+        .env("LANG", "C")
+        .arg("-w")
+        .arg(format!("--target={TRIPLE}"))
+        .arg(format!("-mcpu={}", target.name()))
+        .arg("-o")
+        .arg(obj)
+        .arg("-c")
+        .arg(src);
+    cmd
 }
 
 fn check_name(req: &AssembleRequest) -> Result<(), Diagnostic> {
@@ -198,20 +144,6 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
     crate::output::write_atomic(path, bytes)
         .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", path.display())))
 }
-
-/// Keep only what clang may need from `env`: no compiler, flags or wrapper
-/// variables (`CC*`, `CFLAGS*`, `CXXFLAGS*`, `CPPFLAGS*`, `ASMFLAGS*`,
-/// `*_WRAPPER`, `CCC_*`, `CPATH`, ...); only the locale, forced to `C` so that
-/// messages are the English ones parsed here.
-pub(crate) fn filtered_env(_env: &[(String, String)]) -> Vec<(String, String)> {
-    // Deliberately nothing from `_env`: the assembler needs no variable, and an
-    // allow-list of zero entries is the only one that cannot leak.
-    vec![("LC_ALL".into(), "C".into()), ("LANG".into(), "C".into())]
-}
-
-/// Any host triple: with `no_default_flags` and an explicit compiler, cc only
-/// uses it to decide that this is not a cross-compiling MSVC/Apple setup.
-const HOST: &str = "x86_64-unknown-linux-gnu";
 
 /// One `file:line:col: error: msg` of clang.
 #[derive(Debug)]
@@ -457,10 +389,64 @@ mod tests {
     }
 
     #[test]
-    fn cflags_in_the_environment_do_not_reach_clang() {
+    fn the_assembler_sees_no_host_environment() {
         let tc = toolchain();
         let target = TargetId::parse("gfx942").unwrap();
-        let asm = Document::from_source("s_endpgm\n", "x.s");
+        let cmd = clang_command(&tc, &target, Path::new("x.s"), Path::new("x.o"));
+        let args: Vec<String> = cmd
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "-w",
+                "--target=amdgcn-amd-amdhsa",
+                "-mcpu=gfx942",
+                "-o",
+                "x.o",
+                "-c",
+                "x.s"
+            ]
+        );
+        // `env_clear` plus exactly these: nothing of the host (CC, CFLAGS,
+        // CCC_*, CPATH...) reaches clang.
+        let envs: Vec<(String, Option<String>)> = cmd
+            .get_envs()
+            .map(|(k, v)| {
+                (
+                    k.to_string_lossy().into_owned(),
+                    v.map(|v| v.to_string_lossy().into_owned()),
+                )
+            })
+            .collect();
+        assert_eq!(
+            envs,
+            [
+                ("LANG".to_string(), Some("C".to_string())),
+                ("LC_ALL".to_string(), Some("C".to_string()))
+            ]
+        );
+        // The command really clears the environment: a child sees only those.
+        let mut probe = Command::new("env");
+        probe.env_clear().env("LC_ALL", "C").env("LANG", "C");
+        let out = tc.run(&mut probe, "env", "test").unwrap();
+        let mut seen: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+        seen.sort();
+        assert_eq!(seen, ["LANG=C", "LC_ALL=C"]);
+    }
+
+    #[test]
+    fn an_unterminated_string_cannot_hang_the_build() {
+        // clang-22 never returns on this input; the time limit ends it, the
+        // error names the tool and the job, and no object is left.
+        let mut tc = toolchain();
+        tc.timeout = std::time::Duration::from_secs(2);
+        let target = TargetId::parse("gfx942").unwrap();
+        let asm = Document::from_source(
+            "\ts_and_saveexec_b64 s[2:3], vcc\"\n\t.ident\t\"Debian clang version 22.1.8 (1~deb12u1)\"\n",
+            "x.s",
+        );
         let dir = tempfile::tempdir().unwrap();
         let req = AssembleRequest {
             toolchain: &tc,
@@ -468,42 +454,22 @@ mod tests {
             target: &target,
             work_dir: dir.path(),
             name: "x",
-            label: "test",
+            label: "kernel `k` for gfx942",
         };
-        let host_env: Vec<(String, String)> = [
-            ("CFLAGS", "-march=native"),
-            ("CFLAGS_amdgcn_amd_amdhsa", "-march=native"),
-            ("TARGET_CFLAGS", "-march=native"),
-            ("CC", "/bin/false"),
-            ("CC_WRAPPER", "/bin/false"),
-        ]
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-        std::fs::create_dir_all(dir.path()).unwrap();
-        let src = dir.path().join("x.s");
-        std::fs::write(&src, "s_endpgm\n").unwrap();
-        // Unfiltered, cc does pass them to clang (so the check below can fail;
-        // clang ignores -march for amdgcn assembly)...
-        let run = run_cc(&req, &host_env, &src).unwrap();
-        assert!(run.object.is_some(), "{run:?}");
-        assert_eq!(run.commands.len(), 1);
-        assert!(run.commands[0].contains("-march=native"), "{run:?}");
-        // ...filtered, cc does not.
-        let run = run_cc(&req, &filtered_env(&host_env), &src).unwrap();
-        assert!(run.object.is_some(), "{run:?}");
-        let cmd = &run.commands[0];
-        assert!(!cmd.contains("march"), "{cmd}");
-        assert!(
-            cmd.contains(r#" "-w" "--target=amdgcn-amd-amdhsa" "-mcpu=gfx942" "-o" "#),
-            "{cmd}"
+        let err = assemble(&req).unwrap_err();
+        assert_eq!(
+            err.0[0].message,
+            "clang did not finish within 2 s assembling kernel `k` for gfx942 and was killed"
         );
-        let obj = assemble_with_env(&req, &host_env).unwrap();
-        assert!(obj.is_file());
+        let left: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, ["x.s"], "only the input stays");
     }
 
     #[test]
-    fn clang_stderr_is_collected_through_cc() {
+    fn clang_errors_are_mapped_to_lines() {
         let tc = toolchain();
         let target = TargetId::parse("gfx942").unwrap();
         let asm = Document::from_source("s_endpgm\nv_bogus v0\n", "x.s");

@@ -14,7 +14,7 @@
 //! | retarget | [`retarget`] | rewrite for a target ID, normalize toolchain skew |
 //! | check | [`check`] | register budget, occupancy |
 //! | toolchain | [`toolchain`] | find clang/ld.lld with AMDGPU support |
-//! | assemble | [`assemble`] | `.s` → `.o` through `cc` |
+//! | assemble | [`assemble`] | `.s` → `.o` with clang, through the bounded [`toolchain::run`] |
 //! | link | [`link`] | `.o` → `.hsaco` through `ld.lld -shared` |
 //! | verify | [`verify`] | ELF checks of the code object |
 //!

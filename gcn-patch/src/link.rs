@@ -45,18 +45,17 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
         .map_err(|e| {
             Diagnostic::error(format!("cannot create a file in {}: {e}", dir.display()))
         })?;
-    let output = Command::new(&toolchain.lld)
-        .args(LINK_FLAGS)
+    let mut cmd = Command::new(&toolchain.lld);
+    cmd.args(LINK_FLAGS)
         .arg("-o")
         .arg(tmp.path())
         .args(objects)
         .env_clear()
-        .env("LC_ALL", "C")
-        .output()
-        .map_err(|e| {
-            Diagnostic::error(format!("cannot run {}: {e}", toolchain.lld.display()))
-                .with_help("check that ld.lld runs, or set GCN_PATCH_LD_LLD")
-        })?;
+        .env("LC_ALL", "C");
+    let job = format!("linking {}", out.display());
+    let output = toolchain
+        .run(&mut cmd, "ld.lld", &job)
+        .map_err(|e| e.to_diagnostic())?;
     if !output.status.success() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         let mut diags: Vec<Diagnostic> = Vec::new();

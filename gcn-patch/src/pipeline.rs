@@ -168,6 +168,7 @@ pub fn prepare_traced(
     policy: RegisterPolicy,
 ) -> Result<Prepared, Diagnostics> {
     let label = label(kernel, &opts.target);
+    check::structure::check_strings(asm, &label)?;
     check::structure::check_complete(asm, &label).map_err(|mut d| {
         if original.is_some_and(|o| o.lines() != asm.lines()) {
             for diag in &mut d.0 {

@@ -97,6 +97,7 @@ fn find_uses_explicit_config_first() {
         llvm_bin: None,
         clang: Some(clang.clone()),
         lld: Some(lld.clone()),
+        timeout: None,
     };
     // Even with a GCN_PATCH_LLVM_BIN pointing elsewhere, config wins.
     let env = env_of(&[("GCN_PATCH_LLVM_BIN", "/nonexistent".into())]);
@@ -178,6 +179,7 @@ fn find_rejects_an_explicit_clang_that_is_missing() {
         llvm_bin: Some(dir.path().join("llvm/bin")),
         clang: None,
         lld: None,
+        timeout: None,
     };
     let err = Toolchain::find(&config, &env_of(&[])).unwrap_err();
     insta::assert_snapshot!(normalize_paths(&err.render(), dir.path()));

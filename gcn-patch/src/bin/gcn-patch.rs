@@ -99,6 +99,14 @@ struct LlvmArgs {
     /// Directory holding clang and ld.lld (default: search; see README).
     #[arg(long, global = true)]
     llvm_bin: Option<PathBuf>,
+    /// Time limit of every clang/ld.lld run, in seconds (default 300, or
+    /// GCN_PATCH_TOOL_TIMEOUT); a tool past it is killed with its children.
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_tool_timeout)]
+    tool_timeout: Option<std::time::Duration>,
+}
+
+fn parse_tool_timeout(text: &str) -> Result<std::time::Duration, String> {
+    gcn_patch::toolchain::run::parse_timeout(text)
 }
 
 fn main() -> ExitCode {
@@ -126,6 +134,7 @@ fn toolchain(llvm: &LlvmArgs, manifest: Option<&Manifest>) -> Result<Toolchain, 
             .llvm_bin
             .clone()
             .or_else(|| manifest.and_then(|m| m.defaults.llvm.clone())),
+        timeout: llvm.tool_timeout,
         ..ToolchainConfig::default()
     };
     Toolchain::find(&config, &env).map_err(Diagnostics::from)

@@ -2,6 +2,58 @@
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::document::Document;
+use crate::parse::{self, LineKind};
+
+/// Unterminated strings shown at most (the rest are counted).
+const MAX_SHOWN: usize = 10;
+
+/// No line of code may open a `"` it does not close: clang-22's AMDGPU
+/// assembler never returns on one (`s_and_saveexec_b64 s[2:3], vcc"`, a
+/// one-character typo in a hand edit), so this is reported at file:line
+/// before any assembler runs. Comments and metadata are not code.
+pub fn check_strings(asm: &Document, label: &str) -> Result<(), Diagnostics> {
+    let mut found = Vec::new();
+    for (idx, line) in asm.lines().iter().enumerate() {
+        if matches!(
+            line.kind,
+            LineKind::Blank | LineKind::Comment | LineKind::Metadata
+        ) {
+            continue;
+        }
+        if let Some(at) = parse::unterminated_quote(&line.text) {
+            found.push((idx, at));
+        }
+    }
+    let mut out: Vec<Diagnostic> = found
+        .iter()
+        .take(MAX_SHOWN)
+        .map(|&(idx, at)| {
+            let d = Diagnostic::error(format!("{label}: unterminated string"));
+            asm.locate(
+                d,
+                idx,
+                Some((at, at + 1)),
+                "this `\"` opens a string that is never closed",
+            )
+            .with_note(
+                "clang's AMDGPU assembler (LLVM 22) never returns on such a line, so it is \
+                 reported before assembling",
+            )
+            .with_help("delete the stray `\"`, or close the string on the same line")
+        })
+        .collect();
+    if found.len() > MAX_SHOWN {
+        out.push(Diagnostic::note(format!(
+            "{} more lines with an unterminated string in {label}",
+            found.len() - MAX_SHOWN
+        )));
+    }
+    if out.is_empty() {
+        Ok(())
+    } else {
+        Err(Diagnostics(out))
+    }
+}
 
 /// A dump must define at least one kernel (`.amdhsa_kernel`) and carry the
 /// `.amdgpu_metadata` the loader needs: an empty or truncated dump would

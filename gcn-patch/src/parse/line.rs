@@ -228,9 +228,51 @@ fn split_comment<'a>(s: &'a str, ctx: &mut Ctx) -> (&'a str, Option<&'a str>) {
     (s, None)
 }
 
+/// Byte offset of the `"` that opens a string never closed on this line of
+/// code (comments and `#` lines excluded, `\\"` escapes honoured), if any.
+/// clang-22's AMDGPU assembler never returns on such a line, so the check
+/// stage reports it before any assembler run.
+pub fn unterminated_quote(text: &str) -> Option<usize> {
+    let s = text.strip_suffix('\r').unwrap_or(text);
+    if s.trim_start().starts_with('#') {
+        return None;
+    }
+    let bytes = s.as_bytes();
+    let mut open = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => open = if open.is_some() { None } else { Some(i) },
+            b'\\' if open.is_some() => i += 1,
+            b';' if open.is_none() => return None,
+            b'/' if open.is_none() && matches!(bytes.get(i + 1), Some(b'/' | b'*')) => return None,
+            _ => {}
+        }
+        i += 1;
+    }
+    open
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_unterminated_quotes() {
+        assert_eq!(
+            unterminated_quote("s_and_saveexec_b64 s[2:3], vcc\""),
+            Some(30)
+        );
+        assert_eq!(
+            unterminated_quote("  .amdgcn_target \"amdgcn-amd-amdhsa--gfx942"),
+            Some(17)
+        );
+        assert_eq!(unterminated_quote(".amdgcn_target \"a\\\"b\"\r"), None);
+        assert_eq!(unterminated_quote("\"a;b\": s_nop 0 ; \"x"), None);
+        assert_eq!(unterminated_quote("s_nop 0 // \"x"), None);
+        assert_eq!(unterminated_quote("# \"x"), None);
+        assert_eq!(unterminated_quote("s_nop 0"), None);
+    }
 
     fn kind(s: &str) -> LineKind {
         classify(s, &mut Ctx::default())

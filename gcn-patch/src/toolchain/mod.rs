@@ -12,9 +12,14 @@
 use std::collections::HashSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
+use std::time::Duration;
 
 use crate::diag::Diagnostic;
+
+pub mod run;
+
+pub use run::{run_tool, ToolError, ToolFailure, ToolRun, DEFAULT_TOOL_TIMEOUT, ENV_TOOL_TIMEOUT};
 
 use gcn_embed::TargetId;
 
@@ -42,6 +47,7 @@ pub const ENV_VARS: &[&str] = &[
     ENV_CC_TARGET,
     ENV_ROCM_PATH,
     ENV_PATH,
+    ENV_TOOL_TIMEOUT,
 ];
 
 /// Newest LLVM major version probed by name (`clang-NN`), searched downwards.
@@ -57,6 +63,9 @@ pub struct ToolchainConfig {
     pub clang: Option<PathBuf>,
     /// The ld.lld to use.
     pub lld: Option<PathBuf>,
+    /// Time limit of every tool run (wins over `GCN_PATCH_TOOL_TIMEOUT`;
+    /// default [`DEFAULT_TOOL_TIMEOUT`]).
+    pub timeout: Option<Duration>,
 }
 
 /// An LLVM release number, from `clang --version`.
@@ -109,6 +118,8 @@ pub struct Toolchain {
     pub version_text: String,
     /// How it was found, e.g. `PATH (clang-22)` or `$GCN_PATCH_LLVM_BIN`.
     pub found_via: String,
+    /// Time limit of every tool run with this toolchain (see [`run`]).
+    pub timeout: Duration,
 }
 
 /// One place searched.
@@ -148,9 +159,13 @@ impl Toolchain {
     /// LLVM [`MIN_LLVM_MAJOR`] or newer, `clang -print-targets` lists
     /// `amdgcn`, and the ld.lld file exists.
     ///
+    /// The time limit of every tool run (the probes here included) is
+    /// `config.timeout`, else `GCN_PATCH_TOOL_TIMEOUT` (seconds), else
+    /// [`DEFAULT_TOOL_TIMEOUT`]; an invalid `GCN_PATCH_TOOL_TIMEOUT` is an error.
+    ///
     /// Variables read: `GCN_PATCH_LLVM_BIN`, `GCN_PATCH_CLANG`,
-    /// `GCN_PATCH_LD_LLD`, `CC_amdgcn_amd_amdhsa`, `ROCM_PATH`, `PATH`
-    /// (see [`ENV_VARS`]).
+    /// `GCN_PATCH_LD_LLD`, `CC_amdgcn_amd_amdhsa`, `ROCM_PATH`, `PATH`,
+    /// `GCN_PATCH_TOOL_TIMEOUT` (see [`ENV_VARS`]).
     pub fn find(
         config: &ToolchainConfig,
         env: &dyn Fn(&str) -> Option<String>,
@@ -181,6 +196,20 @@ impl Toolchain {
              point {ENV_LLVM_BIN} at its bin directory, or drop {} from the targets",
             target.name()
         )))
+    }
+
+    /// Run one of this toolchain's tools through [`run::run_tool`], bounded by
+    /// [`Toolchain::timeout`]. `tool` is its short name (`clang`), `job` what it
+    /// works on ("assembling kernel `k` for gfx942"); both appear in errors.
+    pub fn run(&self, cmd: &mut Command, tool: &str, job: &str) -> Result<Output, ToolError> {
+        run_tool(
+            cmd,
+            &ToolRun {
+                tool,
+                job,
+                timeout: self.timeout,
+            },
+        )
     }
 
     /// A string identifying this toolchain for cache keys: version text and
@@ -355,15 +384,28 @@ fn candidates(
 }
 
 /// Why a candidate was rejected, or the toolchain it gives.
-fn probe(c: &Candidate) -> Result<Toolchain, String> {
+fn probe(c: &Candidate, timeout: Duration) -> Result<Toolchain, String> {
     if !c.clang.is_file() {
         return Err("clang does not exist".into());
     }
-    let out = Command::new(&c.clang)
-        .arg("--version")
-        .env_clear()
-        .output()
-        .map_err(|e| format!("`clang --version` could not run: {e}"))?;
+    let probe_run = |flag: &str| {
+        let job = format!("probing {}", c.clang.display());
+        run_tool(
+            Command::new(&c.clang).arg(flag).env_clear(),
+            &ToolRun {
+                tool: "clang",
+                job: &job,
+                timeout,
+            },
+        )
+    };
+    let out = probe_run("--version").map_err(|e| match e.failure {
+        ToolFailure::TimedOut(t) => format!(
+            "`clang --version` did not finish within {} (killed)",
+            run::show_secs(t)
+        ),
+        f => format!("`clang --version` could not run: {}", failure_text(&f)),
+    })?;
     if !out.status.success() {
         return Err(format!("`clang --version` failed ({})", out.status));
     }
@@ -377,7 +419,7 @@ fn probe(c: &Candidate) -> Result<Toolchain, String> {
             "LLVM {version} is too old (gcn-patch needs {MIN_LLVM_MAJOR} or newer)"
         ));
     }
-    if !lists_amdgcn(&c.clang) {
+    if !lists_amdgcn(&probe_run) {
         return Err("`clang -print-targets` does not list amdgcn (built without AMDGPU)".into());
     }
     let lld = c
@@ -393,15 +435,20 @@ fn probe(c: &Candidate) -> Result<Toolchain, String> {
         version,
         version_text,
         found_via: c.via.clone(),
+        timeout,
     })
 }
 
-fn lists_amdgcn(clang: &Path) -> bool {
+fn failure_text(f: &ToolFailure) -> String {
+    match f {
+        ToolFailure::Spawn(e) | ToolFailure::Io(e) => e.to_string(),
+        ToolFailure::TimedOut(t) => format!("timed out after {}", run::show_secs(*t)),
+    }
+}
+
+fn lists_amdgcn(probe_run: &dyn Fn(&str) -> Result<Output, ToolError>) -> bool {
     ["-print-targets", "--print-targets"].iter().any(|flag| {
-        Command::new(clang)
-            .arg(flag)
-            .env_clear()
-            .output()
+        probe_run(flag)
             .map(|o| {
                 o.status.success()
                     && String::from_utf8_lossy(&o.stdout)
@@ -417,6 +464,16 @@ fn find_in(
     env: &dyn Fn(&str) -> Option<String>,
     roots: &SystemRoots,
 ) -> Result<Toolchain, Diagnostic> {
+    let timeout = match config.timeout {
+        Some(t) => t,
+        None => match nonempty(env, ENV_TOOL_TIMEOUT) {
+            Some(text) => run::parse_timeout(&text).map_err(|e| {
+                Diagnostic::error(format!("${ENV_TOOL_TIMEOUT}: {e}"))
+                    .with_help(format!("set {ENV_TOOL_TIMEOUT} to a number of seconds, or unset it for the default ({})", run::show_secs(DEFAULT_TOOL_TIMEOUT)))
+            })?,
+            None => DEFAULT_TOOL_TIMEOUT,
+        },
+    };
     let mut rejected: Vec<String> = Vec::new();
     let mut seen = HashSet::new();
     let mut stopped_at_explicit = None;
@@ -425,7 +482,7 @@ fn find_in(
         if !seen.insert(key) {
             continue;
         }
-        match probe(&c) {
+        match probe(&c, timeout) {
             Ok(t) => return Ok(t),
             Err(why) => {
                 rejected.push(format!("{} ({}): {why}", c.clang.display(), c.via));
@@ -517,6 +574,9 @@ mod tests {
             via: "test".into(),
             explicit: false,
         };
-        assert_eq!(probe(&c).unwrap_err(), "clang does not exist");
+        assert_eq!(
+            probe(&c, DEFAULT_TOOL_TIMEOUT).unwrap_err(),
+            "clang does not exist"
+        );
     }
 }
