@@ -10,15 +10,15 @@ use std::process::Command;
 use gcn_embed::TargetId;
 use gcn_patch::check::hazard::{self, LintOptions};
 use gcn_patch::diag::{Diagnostic, Severity};
+use gcn_patch::document::Document;
 use gcn_patch::parse::parse;
-use gcn_patch::provenance::Traced;
 
 fn t(name: &str) -> TargetId {
     TargetId::parse(name).unwrap()
 }
 
 fn lint(text: &str, file: &str, target: &str, suggest: bool) -> Vec<Diagnostic> {
-    let traced = Traced::from_source(text, file);
+    let traced = Document::from_source(text, file);
     hazard::lint(
         &traced,
         &t(target),

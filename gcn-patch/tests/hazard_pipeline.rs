@@ -7,8 +7,8 @@ mod patch_common;
 
 use gcn_patch::check::hazard::{self, LintOptions};
 use gcn_patch::diag::{Diagnostics, Severity};
+use gcn_patch::document::Document;
 use gcn_patch::pipeline::{self, Prepared};
-use gcn_patch::provenance::Traced;
 use patch_common::{repo, Project};
 
 /// The demo's `matmul` kernel entry (kernels.toml at the repository root),
@@ -136,7 +136,7 @@ fn a_bad_hazards_value_is_a_manifest_error() {
 
 fn lint_text(text: &str, suggest: bool) -> Vec<gcn_patch::diag::Diagnostic> {
     hazard::lint(
-        &Traced::from_source(text, "matmul.s"),
+        &Document::from_source(text, "matmul.s"),
         &gcn_embed::TargetId::parse("gfx942").unwrap(),
         LintOptions {
             suggest,
@@ -161,7 +161,7 @@ fn suggestions_on_the_demo() {
     let prepared = prepare_all(&p, &demo_manifest("", cautious))
         .remove(0)
         .unwrap_or_else(|d| panic!("{d}"));
-    let text = prepared.asm.text();
+    let text = prepared.asm.print();
     let notes = lint_text(&text, true);
     assert!(!notes.is_empty());
     assert!(notes.iter().all(|n| n.severity == Severity::Note));

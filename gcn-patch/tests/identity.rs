@@ -18,8 +18,8 @@ use std::process::Command;
 use gcn_embed::elf::EFlags;
 use gcn_embed::{Generation, TargetId};
 use gcn_patch::check::RegisterPolicy;
+use gcn_patch::document::Document;
 use gcn_patch::pipeline::{self, Prepared};
-use gcn_patch::provenance::Traced;
 use gcn_patch::retarget::RetargetOptions;
 use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
 use gcn_patch::verify;
@@ -75,7 +75,7 @@ fn rows() -> Vec<Row> {
 }
 
 fn prepare(
-    asm: &Traced,
+    asm: &Document,
     kernel: &str,
     target: TargetId,
     tc: &Toolchain,
@@ -127,7 +127,7 @@ fn every_iree_dump_rebuilds_identically_for_its_own_target() {
     for row in rows() {
         let what = format!("{} {}", row.op, row.target);
         let text = std::fs::read_to_string(&row.rocmasm).unwrap();
-        let asm = Traced::from_source(&text, &row.rel);
+        let asm = Document::from_source(&text, &row.rel);
         let target = TargetId::parse(&row.target).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let built = prepare(&asm, &row.op, target, &tc).and_then(|p| build(&tc, &p, dir.path()));
@@ -183,9 +183,9 @@ fn every_iree_dump_rebuilds_identically_for_its_own_target() {
     assert_eq!(checked, rows().len() - KNOWN_UNBUILDABLE.len());
 }
 
-fn matmul_gfx942() -> Traced {
+fn matmul_gfx942() -> Document {
     let rel = "tests/corpus/iree/gfx942/matmul.rocmasm";
-    Traced::from_source(
+    Document::from_source(
         &std::fs::read_to_string(corpus().join("iree/gfx942/matmul.rocmasm")).unwrap(),
         rel,
     )

@@ -14,8 +14,8 @@
 use gcn_embed::{Generation, Processor};
 
 use crate::diag::Diagnostic;
-use crate::parse::{AsmFile, Operand, RegFile};
-use crate::provenance::Traced;
+use crate::document::Document;
+use crate::parse::{Operand, RegFile};
 
 /// First LLVM major whose assembler parses `instprefsize(...)`.
 pub const INSTPREFSIZE_LLVM: u32 = 24;
@@ -72,7 +72,7 @@ pub fn instprefsize_expr(value: &str, max: u32) -> Option<String> {
 /// `target` although a newer LLVM wrote them, and that retargeting cannot
 /// rewrite safely. Each diagnostic names the line (through its origin).
 pub fn known_unfixable(
-    asm: &Traced,
+    asm: &Document,
     target: &Processor,
     assembler_llvm_major: u32,
 ) -> Vec<Diagnostic> {
@@ -80,8 +80,7 @@ pub fn known_unfixable(
     if target.generation < Generation::Gfx12 || assembler_llvm_major >= VOPD_SAME_VGPR_LLVM {
         return out;
     }
-    let file = AsmFile::from_traced(asm);
-    for (i, line) in file.lines.iter().enumerate() {
+    for (i, line) in asm.lines().iter().enumerate() {
         let Some(x) = line.instruction() else {
             continue;
         };
@@ -114,14 +113,7 @@ pub fn known_unfixable(
                 x.mnemonic.replacen("v_dual_", "v_", 1),
                 y.mnemonic.replacen("v_dual_", "v_", 1)
             ));
-            if let Some(loc) = super::location(asm, i) {
-                d = d.at(loc.with_label(format!("{slot} {a} in both halves")));
-            }
-            if let Some(o) = asm.origins.get(i) {
-                if !matches!(o, crate::provenance::Origin::Source { .. }) {
-                    d = d.with_note(format!("line from {o}"));
-                }
-            }
+            d = asm.locate(d, i, None, format!("{slot} {a} in both halves"));
             out.push(d);
         }
     }

@@ -28,10 +28,9 @@ use serde::Deserialize;
 
 use crate::check::waitcnt::wait_values;
 use crate::diag::Diagnostic;
-use crate::diag::{origin_text, place};
+use crate::document::Document;
 use crate::isa::Counter;
 use crate::parse::AsmFile;
-use crate::provenance::Traced;
 
 pub use analysis::{Access, Hazard};
 pub use model::Model;
@@ -178,49 +177,49 @@ pub struct LintOptions {
     pub suggest: bool,
 }
 
-/// Lint a traced text: hazards, unfollowed control flow and unknown
+/// Lint a document: hazards, unfollowed control flow and unknown
 /// instructions, and (with `suggest`) loosenable waits, each placed at the
 /// line's origin (dump line, patch hunk, rule).
-pub fn lint(traced: &Traced, target: &TargetId, opts: LintOptions) -> Vec<Diagnostic> {
-    let asm = AsmFile::from_traced(traced);
+pub fn lint(doc: &Document, target: &TargetId, opts: LintOptions) -> Vec<Diagnostic> {
+    let asm = doc.asm();
     let mut out = vec![];
-    for k in kernels(&asm, target) {
+    for k in kernels(asm, target) {
         for h in k.hazards(&analysis::Overrides::default()) {
-            out.push(render_hazard(traced, &asm, &k, &h, opts.policy));
+            out.push(render_hazard(doc, asm, &k, &h, opts.policy));
         }
         for u in &k.cfg.unfollowed {
-            out.push(place(
-                traced,
-                u.line,
-                None,
-                "not followed by the hazard analysis".into(),
-                Diagnostic::warning(format!(
-                    "kernel `{}`: wait-counter analysis: {}",
-                    k.name, u.what
-                ))
-                .with_note("hazards on this path are not checked"),
-            ));
+            out.push(
+                doc.locate(
+                    Diagnostic::warning(format!(
+                        "kernel `{}`: wait-counter analysis: {}",
+                        k.name, u.what
+                    ))
+                    .with_note("hazards on this path are not checked"),
+                    u.line,
+                    None,
+                    "not followed by the hazard analysis",
+                ),
+            );
         }
         for &l in &k.unknown {
             let m = asm.lines[l]
                 .instruction()
                 .map(|i| i.mnemonic.clone())
                 .unwrap_or_default();
-            out.push(place(
-                traced,
-                l,
-                None,
-                "unknown instruction".into(),
+            out.push(doc.locate(
                 Diagnostic::warning(format!(
                     "kernel `{}`: `{m}` is not known to the wait-counter model",
                     k.name
                 ))
                 .with_note("its register reads are checked, but if it accesses memory its results are not tracked"),
+                l,
+                None,
+                "unknown instruction",
             ));
         }
         if opts.suggest {
             for s in suggest::suggest(&k) {
-                out.push(suggest::render(traced, &asm, &k, &s));
+                out.push(suggest::render(doc, asm, &k, &s));
             }
         }
     }
@@ -228,7 +227,7 @@ pub fn lint(traced: &Traced, target: &TargetId, opts: LintOptions) -> Vec<Diagno
 }
 
 fn render_hazard(
-    traced: &Traced,
+    doc: &Document,
     asm: &AsmFile,
     k: &KernelAnalysis,
     h: &Hazard,
@@ -284,7 +283,7 @@ fn render_hazard(
         "{} {} written by `{producer_text}` at {}",
         pending.join(", "),
         if pending.len() == 1 { "is" } else { "are" },
-        origin_text(traced, h.producer)
+        doc.origin_text(h.producer)
     ));
     let state = if h.out_of_order {
         format!(
@@ -309,7 +308,7 @@ fn render_hazard(
         d = d.with_note(format!(
             "the last {c} wait on every path here is `{}` at {}",
             asm.lines[wl].text.trim(),
-            origin_text(traced, wl)
+            doc.origin_text(wl)
         ));
         if wv > h.needed && wl > h.producer {
             fix_change = Some((wl, wv));
@@ -320,19 +319,19 @@ fn render_hazard(
             "`{}` → `{}` at {}",
             short(c, wv, k),
             short(c, h.needed, k),
-            origin_text(traced, wl)
+            doc.origin_text(wl)
         ));
         d = d.with_help(format!(
             "or insert `{wait}` before {}",
-            origin_text(traced, h.line)
+            doc.origin_text(h.line)
         ));
     } else {
         d = d.with_help(format!(
             "insert `{wait}` before {}",
-            origin_text(traced, h.line)
+            doc.origin_text(h.line)
         ));
     }
-    place(traced, h.line, span, label, d)
+    doc.locate(d, h.line, span, label)
 }
 
 /// `vmcnt(3)` / `loadcnt 0x3`: the counter part of a wait, as written.

@@ -8,10 +8,9 @@ use super::analysis::Overrides;
 use super::model::counter_index;
 use super::{short, KernelAnalysis};
 use crate::diag::Diagnostic;
-use crate::diag::{origin_text, place};
+use crate::document::Document;
 use crate::isa::Counter;
 use crate::parse::AsmFile;
-use crate::provenance::Traced;
 
 /// One loosenable counter of one wait.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +106,7 @@ pub fn suggest(k: &KernelAnalysis) -> Vec<Suggestion> {
 }
 
 /// A suggestion as a note at the wait's origin.
-pub fn render(traced: &Traced, asm: &AsmFile, k: &KernelAnalysis, s: &Suggestion) -> Diagnostic {
+pub fn render(doc: &Document, asm: &AsmFile, k: &KernelAnalysis, s: &Suggestion) -> Diagnostic {
     let text = asm.lines[s.line].text.trim().to_string();
     let max = k.model.max(s.counter);
     let d = if s.whole_wait_useless {
@@ -117,7 +116,7 @@ pub fn render(traced: &Traced, asm: &AsmFile, k: &KernelAnalysis, s: &Suggestion
         ))
         .with_help(format!(
             "it can be deleted (at {})",
-            origin_text(traced, s.line)
+            doc.origin_text(s.line)
         ))
     } else if s.loosest == max {
         Diagnostic::note(format!(
@@ -145,11 +144,10 @@ pub fn render(traced: &Traced, asm: &AsmFile, k: &KernelAnalysis, s: &Suggestion
     } else {
         format!("could be {}", s.loosest)
     };
-    place(
-        traced,
+    doc.locate(
+        d.with_note("each suggestion holds on its own: after applying one, lint again"),
         s.line,
         Some(s.span),
         label,
-        d.with_note("each suggestion holds on its own: after applying one, lint again"),
     )
 }
