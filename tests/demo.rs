@@ -89,7 +89,7 @@ fn patched_wait_counters_are_in_the_built_matmul() {
     let plan = gcn_patch::pipeline::plan(&m, &[]).unwrap_or_else(|d| panic!("{d}"));
     let patched = plan.patched(0, 0).unwrap();
     let original = std::fs::read_to_string(repo().join("asm/iree/gfx942/matmul.rocmasm")).unwrap();
-    let (want, before) = (waitcnts(&patched.patched.text()), waitcnts(&original));
+    let (want, before) = (waitcnts(&patched.patched.print()), waitcnts(&original));
     assert_ne!(
         want, before,
         "the demo patches must change the wait-counter schedule"

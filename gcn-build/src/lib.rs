@@ -357,7 +357,7 @@ fn build_one(
     let prepared = pipeline::prepare(manifest, plan, job, toolchain.version.major)?;
     let target = job.target.name();
     let key = cache::key(&[
-        &prepared.asm.text(),
+        &prepared.asm.print(),
         &target,
         &prepared.code_object_version.to_string(),
         &toolchain.identity(),

@@ -7,7 +7,7 @@
 //! it, and clang-22 never returns on some malformed input, so the assembler is
 //! run here instead (same flags, byte-identical objects). clang's stderr
 //! (`file:line:col: error: ...`) is parsed and mapped back through the
-//! [`Traced`] origins to the file and line the user wrote (a dump line, a
+//! [`Document`] origins to the file and line the user wrote (a dump line, a
 //! patch hunk, a rule).
 
 // `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
@@ -18,8 +18,8 @@ use std::process::Command;
 
 use regex::Regex;
 
-use crate::diag::{Diagnostic, Diagnostics, Location};
-use crate::provenance::{Origin, Traced};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::document::Document;
 use crate::toolchain::Toolchain;
 use gcn_embed::TargetId;
 
@@ -38,7 +38,7 @@ pub struct AssembleRequest<'a> {
     /// The toolchain (clang) to use.
     pub toolchain: &'a Toolchain,
     /// The assembly, with the origin of each line.
-    pub asm: &'a Traced,
+    pub asm: &'a Document,
     /// The target, passed as `-mcpu=<target.name()>`.
     pub target: &'a TargetId,
     /// Directory for `<name>.s` and `<name>.o` (created if missing).
@@ -68,7 +68,7 @@ pub fn assemble(req: &AssembleRequest) -> Result<PathBuf, Diagnostics> {
     let src_name = format!("{}.s", req.name);
     let src = req.work_dir.join(&src_name);
     let obj = req.work_dir.join(format!("{}.o", req.name));
-    write_atomic(&src, req.asm.text().as_bytes())?;
+    write_atomic(&src, req.asm.print().as_bytes())?;
     // A stale object must never be taken for this run's output.
     let _ = std::fs::remove_file(&obj);
     let tmp = tempfile::Builder::new()
@@ -195,48 +195,37 @@ fn is_unsupported(msg: &str) -> bool {
         || msg.contains("directive requires gfx")
 }
 
-/// Where line `line` of the assembled text really comes from, as a Location.
-fn locate<'a>(
-    req: &AssembleRequest<'a>,
-    src_name: &str,
+/// Diagnostic `d` at 1-based line `line`, column `column` (`span`
+/// characters) of the assembled text, located at the line's origin
+/// ([`Document::locate`]).
+fn locate(
+    req: &AssembleRequest,
+    d: Diagnostic,
     line: usize,
     column: usize,
     span: usize,
-) -> (Location, Option<&'a Origin>) {
+    label: String,
+) -> Diagnostic {
+    let n = req.asm.len();
     // clang reports a missing closing directive one line past the end: show
     // the last line of the input instead of the temp file.
-    let (line, column, span) = if line > req.asm.lines.len() && !req.asm.lines.is_empty() {
-        (req.asm.lines.len(), 1, 0)
+    let (line, column, span) = if line > n && n > 0 {
+        (n, 1, 0)
     } else {
         (line, column, span)
     };
-    let origin = req.asm.origin(line);
-    let text = line
-        .checked_sub(1)
-        .and_then(|i| req.asm.lines.get(i))
-        .cloned();
-    match origin.and_then(|o| o.file_line()) {
-        Some((file, fline)) => {
-            // Show the line as it is in that file; a `+` line of a patch is one
-            // column to the right of the assembled text.
-            let on_disk = std::fs::read_to_string(&file)
-                .ok()
-                .and_then(|s| s.lines().nth(fline - 1).map(str::to_owned));
-            let (shown, shift) = match (&text, on_disk) {
-                (Some(t), Some(d)) if d.trim_end_matches('\r') == t.trim_end_matches('\r') => {
-                    (Some(d), 0)
-                }
-                (Some(t), Some(d)) if d.strip_prefix('+') == Some(t.as_str()) => (Some(d), 1),
-                (t, _) => (t.clone(), 0),
-            };
-            let loc = Location::line(file, fline, shown).with_span(column + shift, span);
-            (loc, origin)
-        }
-        None => (
-            Location::line(req.work_dir.join(src_name), line, text).with_span(column, span),
-            origin,
-        ),
+    let i = line.saturating_sub(1);
+    let d = req.asm.locate(d, i, None, label);
+    // A `+` line of a patch is shown with its `+`, one column to the right.
+    let shift = usize::from(matches!(
+        req.asm.origin(i),
+        Some(crate::provenance::Origin::Patch { .. })
+    ));
+    let mut d = d;
+    if let Some(loc) = d.location.take() {
+        d.location = Some(loc.with_span(column + shift, span));
     }
+    d
 }
 
 fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str) -> Diagnostics {
@@ -267,19 +256,19 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
             .into();
     }
     let mut out = Vec::new();
-    let origin_note = |o: Option<&Origin>| -> Option<String> {
-        match o {
-            Some(Origin::Source { .. }) | None => None,
-            Some(o) => Some(format!("this line is not in the dump: it comes from {o}")),
-        }
-    };
     let unsupported: Vec<&&ClangMessage> = errors
         .iter()
         .filter(|m| is_unsupported(&m.message))
         .collect();
     if let Some(first) = unsupported.first() {
-        let (loc, origin) = locate(req, src_name, first.line, first.column, first.span);
-        let at = format!("{}:{}", loc.file.display(), loc.line);
+        let located = locate(
+            req,
+            Diagnostic::error(""),
+            first.line,
+            first.column,
+            first.span,
+            first.message.clone(),
+        );
         // The label usually names the target already ("kernel `k` for gfx1100").
         let target_name = req.target.name();
         let for_target = if req.label.contains(&target_name) {
@@ -287,14 +276,18 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
         } else {
             format!(" for {target_name}")
         };
-        let mut d = Diagnostic::error(format!(
-            "{}{for_target} does not assemble: first unsupported instruction at {at}",
-            req.label,
-        ))
-        .at(loc.with_label(first.message.clone()));
-        if let Some(n) = origin_note(origin) {
-            d = d.with_note(n);
-        }
+        let at = located
+            .location
+            .as_ref()
+            .map(|l| format!("{}:{}", l.file.display(), l.line))
+            .unwrap_or_default();
+        let mut d = Diagnostic {
+            message: format!(
+                "{}{for_target} does not assemble: first unsupported instruction at {at}",
+                req.label,
+            ),
+            ..located
+        };
         if unsupported.len() > 1 {
             d = d.with_note(format!(
                 "{} more lines use instructions or directives {} does not support",
@@ -313,11 +306,8 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
         .iter()
         .filter(|m| !is_unsupported(&m.message))
         .collect();
-    let text_of = |line: usize| -> &str {
-        line.checked_sub(1)
-            .and_then(|i| req.asm.lines.get(i))
-            .map_or("", |t| t.trim())
-    };
+    let text_of =
+        |line: usize| -> &str { line.checked_sub(1).map_or("", |i| req.asm.text(i).trim()) };
     let mut shown = 0usize;
     let mut hidden = 0usize;
     for m in &others {
@@ -343,12 +333,14 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
             continue;
         }
         shown += 1;
-        let (loc, origin) = locate(req, src_name, m.line, m.column, m.span);
-        let mut d = Diagnostic::error(format!("assembler error in {}: {}", req.label, m.message))
-            .at(loc.with_label(m.message.clone()));
-        if let Some(n) = origin_note(origin) {
-            d = d.with_note(n);
-        }
+        let mut d = locate(
+            req,
+            Diagnostic::error(format!("assembler error in {}: {}", req.label, m.message)),
+            m.line,
+            m.column,
+            m.span,
+            m.message.clone(),
+        );
         d = d.with_note(format!("assembled for {}", req.target.name()));
         if m.message.contains("does not match the specified target id") {
             d = d.with_help(format!(
@@ -451,7 +443,7 @@ mod tests {
         let mut tc = toolchain();
         tc.timeout = std::time::Duration::from_secs(2);
         let target = TargetId::parse("gfx942").unwrap();
-        let asm = Traced::from_source(
+        let asm = Document::from_source(
             "\ts_and_saveexec_b64 s[2:3], vcc\"\n\t.ident\t\"Debian clang version 22.1.8 (1~deb12u1)\"\n",
             "x.s",
         );
@@ -480,7 +472,7 @@ mod tests {
     fn clang_errors_are_mapped_to_lines() {
         let tc = toolchain();
         let target = TargetId::parse("gfx942").unwrap();
-        let asm = Traced::from_source("s_endpgm\nv_bogus v0\n", "x.s");
+        let asm = Document::from_source("s_endpgm\nv_bogus v0\n", "x.s");
         let dir = tempfile::tempdir().unwrap();
         let req = AssembleRequest {
             toolchain: &tc,

@@ -10,8 +10,6 @@ use std::path::PathBuf;
 
 use annotate_snippets::{Level, Renderer, Snippet};
 
-use crate::provenance::{Origin, Traced};
-
 /// How serious a diagnostic is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {
@@ -278,63 +276,6 @@ impl fmt::Display for Diagnostics {
 }
 
 impl std::error::Error for Diagnostics {}
-
-/// Where line `idx` (0-based) of `traced` came from, for a note.
-pub fn origin_text(traced: &Traced, idx: usize) -> String {
-    match traced.origins.get(idx) {
-        Some(o @ (Origin::Source { .. } | Origin::Patch { .. })) => o.to_string(),
-        Some(o) => format!("line {} of the patched asm ({o})", idx + 1),
-        None => format!("line {} of the patched asm", idx + 1),
-    }
-}
-
-/// 1-based column of byte offset `byte` in `text`.
-pub fn col(text: &str, byte: usize) -> usize {
-    text[..byte.min(text.len())].chars().count() + 1
-}
-
-/// Attach the location of line `idx` (0-based) of `traced` to `diag`: the
-/// origin's file and line, plus a note saying where the line came from when
-/// it is not the dump itself.
-pub fn place(
-    traced: &Traced,
-    idx: usize,
-    span: Option<(usize, usize)>,
-    label: String,
-    mut diag: Diagnostic,
-) -> Diagnostic {
-    let text = traced.lines.get(idx).cloned().unwrap_or_default();
-    let origin = traced.origins.get(idx);
-    // A `+` line of a patch shows with its `+`.
-    let (shown, shift) = match origin {
-        Some(Origin::Patch { .. }) => (format!("+{text}"), 1),
-        _ => (text.clone(), 0),
-    };
-    match origin.and_then(Origin::file_line) {
-        Some((file, line)) => {
-            let mut loc = Location::line(file, line, Some(shown));
-            if let Some((s, e)) = span {
-                loc = loc.with_span(col(&text, s) + shift, text[s..e].chars().count());
-            }
-            diag = diag.at(loc.with_label(label));
-        }
-        None => {
-            let mut loc =
-                Location::line(PathBuf::from("<patched asm>"), idx + 1, Some(text.clone()));
-            if let Some((s, e)) = span {
-                loc = loc.with_span(col(&text, s), text[s..e].chars().count());
-            }
-            diag = diag.at(loc.with_label(label));
-        }
-    }
-    match origin {
-        Some(o @ Origin::Patch { .. }) => diag.with_note(format!("this line was added by {o}")),
-        Some(o @ Origin::Rule { .. }) => diag.with_note(format!("this line was written by {o}")),
-        Some(o @ Origin::Retarget { .. }) => diag.with_note(format!("this line was {o}")),
-        Some(o @ Origin::Generated(_)) => diag.with_note(format!("this line was {o}")),
-        _ => diag,
-    }
-}
 
 #[cfg(test)]
 mod tests {

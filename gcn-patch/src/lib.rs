@@ -18,7 +18,8 @@
 //! | link | [`link`] | `.o` → `.hsaco` through `ld.lld -shared` |
 //! | verify | [`verify`] | ELF checks of the code object |
 //!
-//! [`pipeline`] ties the stages together. Below the stages: [`isa`] holds
+//! [`pipeline`] ties the stages together. Below the stages: [`document`] is
+//! the one line model (text, kind, origin) and edit API they share; [`isa`] holds
 //! per-generation instruction-set facts (wait counters, register granules,
 //! occupancy inputs) shared by patch, retarget and check; [`diag`] renders
 //! rustc-style diagnostics; [`output`] writes files atomically.
@@ -29,6 +30,7 @@
 pub mod assemble;
 pub mod check;
 pub mod diag;
+pub mod document;
 pub mod isa;
 pub mod link;
 pub mod manifest;

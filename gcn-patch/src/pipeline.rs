@@ -14,9 +14,8 @@ use gcn_embed::TargetId;
 
 use crate::check::{self, RegisterPolicy};
 use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::document::Document;
 use crate::manifest::Manifest;
-use crate::parse;
-use crate::provenance::Traced;
 use crate::retarget::{self, RetargetOptions};
 use crate::toolchain::Toolchain;
 use crate::verify::{self, Expect, VerifyReport};
@@ -41,9 +40,9 @@ pub struct Job {
 #[derive(Debug, Clone)]
 pub struct Patched {
     /// The dump as read (pin checked).
-    pub original: Traced,
+    pub original: Document,
     /// After every diff and rule.
-    pub patched: Traced,
+    pub patched: Document,
 }
 
 /// Every job of a manifest, with each source's patches applied once.
@@ -116,7 +115,7 @@ pub struct Prepared {
     /// Target of this job.
     pub target: TargetId,
     /// The asm to assemble, with provenance.
-    pub asm: Traced,
+    pub asm: Document,
     /// Code object version written into it.
     pub code_object_version: u32,
     /// Kernel symbols the code object must define (`<symbol>.kd`).
@@ -163,15 +162,15 @@ pub fn prepare(
 /// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI path).
 pub fn prepare_traced(
     kernel: &str,
-    original: Option<&Traced>,
-    asm: &Traced,
+    original: Option<&Document>,
+    asm: &Document,
     opts: &RetargetOptions,
     policy: RegisterPolicy,
 ) -> Result<Prepared, Diagnostics> {
     let label = label(kernel, &opts.target);
     check::structure::check_strings(asm, &label)?;
     check::structure::check_complete(asm, &label).map_err(|mut d| {
-        if original.is_some_and(|o| o.lines != asm.lines) {
+        if original.is_some_and(|o| o.lines() != asm.lines()) {
             for diag in &mut d.0 {
                 diag.notes.push(
                     "the dump was patched: check that no patch or rule removes these lines".into(),
@@ -197,8 +196,7 @@ pub fn prepare_traced(
     )
     .map_err(|d| with_context(d, &label))?;
     notes.extend(checked.notes);
-    let waits = check::waitcnt::check_waitcnt_traced(&checked.asm, &opts.target);
-    let file = parse::AsmFile::from_traced(&checked.asm);
+    let waits = check::waitcnt::check_waitcnt(&checked.asm, &opts.target);
     let (errors, warnings): (Vec<_>, Vec<_>) = waits
         .into_iter()
         .partition(|d| d.severity == Severity::Error);
@@ -206,7 +204,13 @@ pub fn prepare_traced(
         return Err(with_context(Diagnostics(errors), &label));
     }
     notes.extend(warnings);
-    let symbols = file.kernels().iter().map(|k| k.name.clone()).collect();
+    let symbols = checked
+        .asm
+        .asm()
+        .kernels()
+        .iter()
+        .map(|k| k.name.clone())
+        .collect();
     Ok(Prepared {
         kernel: kernel.to_owned(),
         target: opts.target,

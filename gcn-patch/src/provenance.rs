@@ -3,7 +3,8 @@
 //! Every line of patched output carries an [`Origin`]: the dump's line N, a
 //! patch file's hunk, a rule, or a retargeting step. Errors found later
 //! (assembler errors, register checks) are reported against that origin, not
-//! against a temporary file.
+//! against a temporary file. Lines and their origins live together in
+//! [`crate::document::Document`].
 
 use std::fmt;
 use std::path::PathBuf;
@@ -92,74 +93,5 @@ impl fmt::Display for Origin {
             } => write!(f, "{what}"),
             Origin::Generated(what) => write!(f, "generated: {what}"),
         }
-    }
-}
-
-/// Text with one [`Origin`] per line: the currency between pipeline stages.
-///
-/// `lines[i]` is the text of line `i` without its line terminator;
-/// `origins[i]` is where it came from. `trailing_newline` records whether the
-/// text ended with a newline, so that printing is lossless.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Traced {
-    /// Line texts, without terminators (a `\r` of CRLF files is kept in the text).
-    pub lines: Vec<String>,
-    /// One origin per line.
-    pub origins: Vec<Origin>,
-    /// Whether the text ends with `\n`.
-    pub trailing_newline: bool,
-}
-
-impl Traced {
-    /// Every line of `text` attributed to `file`, 1-based.
-    pub fn from_source(text: &str, file: impl Into<PathBuf>) -> Self {
-        let file = file.into();
-        let trailing_newline = text.ends_with('\n');
-        let body = text.strip_suffix('\n').unwrap_or(text);
-        let lines: Vec<String> = if text.is_empty() {
-            vec![]
-        } else {
-            body.split('\n').map(str::to_owned).collect()
-        };
-        let origins = (1..=lines.len())
-            .map(|line| Origin::Source {
-                file: file.clone(),
-                line,
-            })
-            .collect();
-        Traced {
-            lines,
-            origins,
-            trailing_newline,
-        }
-    }
-
-    /// The text, byte-for-byte.
-    pub fn text(&self) -> String {
-        let mut out = self.lines.join("\n");
-        if self.trailing_newline && !self.lines.is_empty() {
-            out.push('\n');
-        }
-        out
-    }
-
-    /// Origin of 1-based line `line` of [`Traced::text`].
-    pub fn origin(&self, line: usize) -> Option<&Origin> {
-        line.checked_sub(1).and_then(|i| self.origins.get(i))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn round_trips_text_with_and_without_final_newline() {
-        for text in ["a\nb\n", "a\nb", "", "\n", "x\r\ny\r\n"] {
-            assert_eq!(Traced::from_source(text, "f.s").text(), text, "{text:?}");
-        }
-        let t = Traced::from_source("a\nb\n", "f.s");
-        assert_eq!(t.origin(2).unwrap().to_string(), "f.s:2");
-        assert!(t.origin(3).is_none());
     }
 }

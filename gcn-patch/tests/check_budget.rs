@@ -9,29 +9,30 @@ use gcn_embed::TargetId;
 use gcn_patch::check::budget::{analyze, check_registers, CheckOutcome, DeclaredValue};
 use gcn_patch::check::RegisterPolicy;
 use gcn_patch::diag::Diagnostics;
+use gcn_patch::document::{Document, Edits};
 use gcn_patch::isa::Isa;
-use gcn_patch::parse::{parse, AsmFile};
-use gcn_patch::provenance::{Origin, Traced};
+use gcn_patch::parse::parse;
+use gcn_patch::provenance::Origin;
 
-fn load(path: &str) -> Traced {
+fn load(path: &str) -> Document {
     let full = corpus().join(path);
     let text = std::fs::read_to_string(&full).unwrap_or_else(|e| panic!("{}: {e}", full.display()));
-    Traced::from_source(&text, Path::new("tests/corpus").join(path))
+    Document::from_source(&text, Path::new("tests/corpus").join(path))
 }
 
 /// Insert `text` before the first `s_endpgm` of the file, as line `line` of
 /// hunk 1 of `patches/test.diff`.
-fn patch_before_endpgm(t: &Traced, lines: &[&str]) -> Traced {
+fn patch_before_endpgm(t: &Document, lines: &[&str]) -> Document {
     let mut out = t.clone();
     let at = out
-        .lines
-        .iter()
+        .texts()
         .position(|l| l.trim() == "s_endpgm")
         .expect("s_endpgm");
+    let mut edits = Edits::new();
     for (i, l) in lines.iter().enumerate() {
-        out.lines.insert(at + i, l.to_string());
-        out.origins.insert(
-            at + i,
+        edits.insert_before(
+            at,
+            l.to_string(),
             Origin::Patch {
                 file: "patches/test.diff".into(),
                 hunk: 1,
@@ -39,10 +40,11 @@ fn patch_before_endpgm(t: &Traced, lines: &[&str]) -> Traced {
             },
         );
     }
+    out.apply(edits);
     out
 }
 
-fn check(t: &Traced, target: &str, policy: RegisterPolicy) -> Result<CheckOutcome, Diagnostics> {
+fn check(t: &Document, target: &str, policy: RegisterPolicy) -> Result<CheckOutcome, Diagnostics> {
     let target = TargetId::parse(target).unwrap();
     check_registers(
         None,
@@ -54,23 +56,29 @@ fn check(t: &Traced, target: &str, policy: RegisterPolicy) -> Result<CheckOutcom
 }
 
 /// Lines that differ between two traced texts of equal length, with origins.
-fn changed_lines(before: &Traced, after: &Traced) -> String {
+fn changed_lines(before: &Document, after: &Document) -> String {
     let mut out = String::new();
     let (mut i, mut j) = (0, 0);
-    while j < after.lines.len() {
-        if i < before.lines.len() && before.lines[i] == after.lines[j] {
+    while j < after.len() {
+        if i < before.len() && before.text(i) == after.text(j) {
             i += 1;
             j += 1;
             continue;
         }
-        if matches!(after.origins[j], Origin::Generated(_)) {
-            out.push_str(&format!("+ {}    [{}]\n", after.lines[j], after.origins[j]));
+        if matches!(after.origin(j).unwrap(), Origin::Generated(_)) {
+            out.push_str(&format!(
+                "+ {}    [{}]\n",
+                after.text(j),
+                after.origin(j).unwrap()
+            ));
             j += 1;
             continue;
         }
         out.push_str(&format!(
             "- {}\n+ {}    [{}]\n",
-            before.lines[i], after.lines[j], after.origins[j]
+            before.text(i),
+            after.text(j),
+            after.origin(j).unwrap()
         ));
         i += 1;
         j += 1;
@@ -83,7 +91,7 @@ fn every_corpus_kernel_passes_unchanged() {
     let mut kernels = 0;
     for (file, target) in corpus_files() {
         let text = std::fs::read_to_string(&file).unwrap();
-        let t = Traced::from_source(&text, rel(&file));
+        let t = Document::from_source(&text, rel(&file));
         for policy in [RegisterPolicy::Error, RegisterPolicy::Update] {
             let label = format!("{} for {}", rel(&file).display(), target.name());
             match check_registers(Some(&t), &t, &target, policy, &label) {
@@ -139,20 +147,19 @@ fn overuse_is_reported_at_the_patch_line() {
 #[test]
 fn inconsistent_declarations_are_errors() {
     let mut t = load("hip/gfx942/saxpy.s");
-    let i = t
-        .lines
-        .iter()
-        .position(|l| l.contains(".vgpr_count:"))
-        .unwrap();
-    t.lines[i] = t.lines[i].replace('6', "4");
+    let i = t.texts().position(|l| l.contains(".vgpr_count:")).unwrap();
+    let mut edits = Edits::new();
+    let origin = t.origin(i).unwrap().clone();
+    edits.replace(i, t.text(i).replace('6', "4"), origin);
+    t.apply(edits);
     let err = check(&t, "gfx942", RegisterPolicy::Error).unwrap_err();
     insta::assert_snapshot!(err.to_string());
 }
 
 /// Assemble the updated text for `mcpu` and compare the kernel descriptor
 /// the assembler wrote with the updated directives.
-fn assert_descriptor_agrees(updated: &Traced, mcpu: &str) -> (u32, u32, u32) {
-    let text = llvm22(&updated.text());
+fn assert_descriptor_agrees(updated: &Document, mcpu: &str) -> (u32, u32, u32) {
+    let text = llvm22(&updated.print());
     let elf = assemble(&text, mcpu).unwrap_or_else(|e| panic!("assembling for {mcpu}:\n{e}"));
     let target = TargetId::parse(mcpu).unwrap();
     let budgets = analyze(&parse(&text), &target);
@@ -278,11 +285,11 @@ k:
 \t\t.amdhsa_user_sgpr_count 0
 \t.end_amdhsa_kernel
 ";
-    let t = Traced::from_source(src, "asm/k.s");
+    let t = Document::from_source(src, "asm/k.s");
     let o = check(&t, "gfx942", RegisterPolicy::Update).unwrap();
     assert_descriptor_agrees(&o.asm, "gfx942");
     insta::assert_snapshot!(changed_lines(&t, &o.asm));
-    let asm = AsmFile::from_traced(&o.asm);
+    let asm = o.asm.asm().clone();
     let kb = &analyze(&asm, &TargetId::parse("gfx942").unwrap())[0];
     assert_eq!(kb.declared.next_free_vgpr.as_ref().unwrap().value, Some(14));
 }
@@ -292,26 +299,22 @@ k:
 /// update then only rewrites the `.set` lines and the metadata.
 #[test]
 fn descriptor_expressions_follow_updated_set_symbols() {
-    let mut t = load("hip/gfx942/saxpy.s");
-    for l in &mut t.lines {
-        *l = l
-            .replace(
-                ".amdhsa_next_free_vgpr 6",
-                ".amdhsa_next_free_vgpr max(totalnumvgprs(saxpy.num_agpr, saxpy.num_vgpr), 1, 0)",
-            )
-            .replace(
-                ".amdhsa_accum_offset 8",
-                ".amdhsa_accum_offset ((((alignto(max(1, saxpy.num_vgpr), 4))/4)-1)&63)*4+4",
-            )
-            .replace(
-                ".amdhsa_next_free_sgpr 8",
-                ".amdhsa_next_free_sgpr saxpy.numbered_sgpr",
-            );
-    }
-    let kb = &analyze(
-        &AsmFile::from_traced(&t),
-        &TargetId::parse("gfx942").unwrap(),
-    )[0];
+    let text = load("hip/gfx942/saxpy.s")
+        .print()
+        .replace(
+            ".amdhsa_next_free_vgpr 6",
+            ".amdhsa_next_free_vgpr max(totalnumvgprs(saxpy.num_agpr, saxpy.num_vgpr), 1, 0)",
+        )
+        .replace(
+            ".amdhsa_accum_offset 8",
+            ".amdhsa_accum_offset ((((alignto(max(1, saxpy.num_vgpr), 4))/4)-1)&63)*4+4",
+        )
+        .replace(
+            ".amdhsa_next_free_sgpr 8",
+            ".amdhsa_next_free_sgpr saxpy.numbered_sgpr",
+        );
+    let t = Document::from_source(&text, Path::new("tests/corpus/hip/gfx942/saxpy.s"));
+    let kb = &analyze(t.asm(), &TargetId::parse("gfx942").unwrap())[0];
     assert_eq!(kb.declared.next_free_vgpr.as_ref().unwrap().value, Some(6));
     assert_eq!(kb.declared.accum_offset.as_ref().unwrap().value, Some(8));
     let o = check(&t, "gfx942", RegisterPolicy::Error).expect("unpatched passes");

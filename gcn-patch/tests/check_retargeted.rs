@@ -5,10 +5,10 @@ mod common;
 use common::{corpus_files, rel};
 use gcn_embed::TargetId;
 use gcn_patch::check::budget::check_registers;
-use gcn_patch::check::waitcnt::check_waitcnt_traced;
+use gcn_patch::check::waitcnt::check_waitcnt;
 use gcn_patch::check::RegisterPolicy;
 use gcn_patch::diag::Severity;
-use gcn_patch::provenance::Traced;
+use gcn_patch::document::Document;
 use gcn_patch::retarget::{retarget, RetargetOptions};
 
 /// Targets each corpus target can be retargeted to without an ABI change.
@@ -31,7 +31,7 @@ fn retargeted_corpus() {
     let mut checked = 0;
     for (file, source) in corpus_files() {
         let text = std::fs::read_to_string(&file).unwrap();
-        let t = Traced::from_source(&text, rel(&file));
+        let t = Document::from_source(&text, rel(&file));
         for to in family(source.processor.name) {
             let target = TargetId::parse(to).unwrap();
             // Retargeting refuses ABI changes (e.g. gfx90a → gfx942 scratch setup).
@@ -45,7 +45,7 @@ fn retargeted_corpus() {
                 Ok(o) => assert!(o.notes.is_empty(), "{label}: {:?}", o.notes),
                 Err(e) => report.push(format!("{label}:\n{e}")),
             }
-            for d in check_waitcnt_traced(&r.asm, &target) {
+            for d in check_waitcnt(&r.asm, &target) {
                 if d.severity == Severity::Error {
                     report.push(format!("{label}:\n{d}"));
                 }

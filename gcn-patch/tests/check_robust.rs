@@ -4,18 +4,17 @@ mod common;
 
 use common::corpus_files;
 use gcn_patch::check::budget::check_registers;
-use gcn_patch::check::waitcnt::{check_waitcnt, check_waitcnt_traced};
+use gcn_patch::check::waitcnt::check_waitcnt;
 use gcn_patch::check::RegisterPolicy;
-use gcn_patch::parse::parse;
-use gcn_patch::provenance::Traced;
+use gcn_patch::document::Document;
 
 fn run_all(text: &str, target: &gcn_embed::TargetId) {
-    let t = Traced::from_source(text, "x.s");
+    let t = Document::from_source(text, "x.s");
     for policy in [RegisterPolicy::Error, RegisterPolicy::Update] {
         let _ = check_registers(Some(&t), &t, target, policy, "fuzz");
     }
-    let _ = check_waitcnt(&parse(text), target);
-    let _ = check_waitcnt_traced(&t, target);
+    let _ = check_waitcnt(&Document::from_source(text, "<asm>"), target);
+    let _ = check_waitcnt(&t, target);
 }
 
 #[test]

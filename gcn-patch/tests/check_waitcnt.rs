@@ -7,17 +7,17 @@ use std::path::Path;
 use common::{corpus, corpus_files};
 
 use gcn_embed::TargetId;
-use gcn_patch::check::waitcnt::{check_waitcnt, check_waitcnt_traced};
+use gcn_patch::check::waitcnt::check_waitcnt;
 use gcn_patch::diag::Severity;
-use gcn_patch::parse::parse;
-use gcn_patch::provenance::{Origin, Traced};
+use gcn_patch::document::{Document, Edits};
+use gcn_patch::provenance::Origin;
 
 #[test]
 fn every_corpus_file_passes() {
     let mut bad = vec![];
     for (file, target) in corpus_files() {
         let text = std::fs::read_to_string(&file).unwrap();
-        for d in check_waitcnt(&parse(&text), &target) {
+        for d in check_waitcnt(&Document::from_source(&text, "<asm>"), &target) {
             bad.push(format!(
                 "{} ({}):\n{}",
                 file.display(),
@@ -34,19 +34,20 @@ fn every_corpus_file_passes() {
 #[test]
 fn patched_waits_are_reported_at_their_origin() {
     let dump = "matmul:\n\ts_waitcnt vmcnt(0)\n\tglobal_load_dwordx4 v[0:3], v[8:9], off\n\ts_waitcnt lgkmcnt(0)\n\ts_endpgm\n";
-    let mut traced = Traced::from_source(dump, "tests/corpus/iree/gfx942/matmul.rocmasm");
-    traced.lines.insert(3, "\ts_waitcnt vmcnt(1)".into());
-    traced.origins.insert(
+    let mut traced = Document::from_source(dump, "tests/corpus/iree/gfx942/matmul.rocmasm");
+    let mut edits = Edits::new();
+    edits.insert_before(
         3,
+        "\ts_waitcnt vmcnt(1)".into(),
         Origin::Patch {
             file: "patches/matmul-wait.diff".into(),
             hunk: 1,
             line: 9,
         },
     );
-    traced.lines.insert(4, "\ts_waitcnt lgkmcnt(16)".into());
-    traced.origins.insert(
-        4,
+    edits.insert_before(
+        3,
+        "\ts_waitcnt lgkmcnt(16)".into(),
         Origin::Rule {
             manifest: "kernels.toml".into(),
             kernel: "matmul".into(),
@@ -54,8 +55,9 @@ fn patched_waits_are_reported_at_their_origin() {
             what: "set-waitcnt lgkmcnt 16".into(),
         },
     );
+    traced.apply(edits);
     let target = TargetId::parse("gfx942").unwrap();
-    let diags = check_waitcnt_traced(&traced, &target);
+    let diags = check_waitcnt(&traced, &target);
     assert_eq!(
         diags
             .iter()
@@ -71,7 +73,10 @@ fn patched_waits_are_reported_at_their_origin() {
 fn gfx12_rejects_gfx11_waits() {
     let target = TargetId::parse("gfx1201").unwrap();
     let diags = check_waitcnt(
-        &parse("k:\n\ts_waitcnt vmcnt(0) lgkmcnt(0)\n\ts_wait_kmcnt 0x20\n"),
+        &Document::from_source(
+            "k:\n\ts_waitcnt vmcnt(0) lgkmcnt(0)\n\ts_wait_kmcnt 0x20\n",
+            "<asm>",
+        ),
         &target,
     );
     let rendered: Vec<String> = diags.iter().map(|d| d.render()).collect();
@@ -88,9 +93,9 @@ fn demo_patch_passes() {
     let patched = diffy::apply(&dump, &diffy::Patch::from_str(&diff).unwrap()).unwrap();
     assert_ne!(patched, dump);
     let target = TargetId::parse("gfx942").unwrap();
-    let diags = check_waitcnt(&parse(&patched), &target);
+    let diags = check_waitcnt(&Document::from_source(&patched, "<asm>"), &target);
     assert!(diags.is_empty(), "{diags:?}");
-    let t = Traced::from_source(&patched, "matmul.rocmasm");
+    let t = Document::from_source(&patched, "matmul.rocmasm");
     let o = gcn_patch::check::check_registers(
         None,
         &t,

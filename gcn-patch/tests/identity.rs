@@ -18,8 +18,9 @@ use std::process::Command;
 use gcn_embed::elf::EFlags;
 use gcn_embed::{Generation, TargetId};
 use gcn_patch::check::RegisterPolicy;
+use gcn_patch::document::Document;
 use gcn_patch::pipeline::{self, Prepared};
-use gcn_patch::provenance::{Origin, Traced};
+use gcn_patch::provenance::Origin;
 use gcn_patch::retarget::RetargetOptions;
 use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
 use gcn_patch::verify;
@@ -34,9 +35,9 @@ const REWRITTEN: &[(&str, &str, usize)] = &[("softmax", "gfx1201", 2)];
 
 /// The VOPD lines retargeting rewrote: (original line, its replacement
 /// lines), whitespace collapsed, in order.
-fn rewritten_pairs(input: &Traced, p: &Prepared) -> Vec<(String, Vec<String>)> {
+fn rewritten_pairs(input: &Document, p: &Prepared) -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
-    for (text, origin) in p.asm.lines.iter().zip(&p.asm.origins) {
+    for (text, origin) in p.asm.texts_with_origins() {
         let Origin::Retarget { replaces, what } = origin else {
             continue;
         };
@@ -45,7 +46,7 @@ fn rewritten_pairs(input: &Traced, p: &Prepared) -> Vec<(String, Vec<String>)> {
         }
         match replaces.as_deref() {
             Some(Origin::Source { line, .. }) => {
-                out.push((squash(&input.lines[line - 1]), vec![squash(text)]))
+                out.push((squash(input.text(line - 1)), vec![squash(text)]))
             }
             None => out
                 .last_mut()
@@ -146,7 +147,7 @@ fn rows() -> Vec<Row> {
 }
 
 fn prepare(
-    asm: &Traced,
+    asm: &Document,
     kernel: &str,
     target: TargetId,
     tc: &Toolchain,
@@ -198,7 +199,7 @@ fn every_iree_dump_rebuilds_identically_for_its_own_target() {
     for row in rows() {
         let what = format!("{} {}", row.op, row.target);
         let text = std::fs::read_to_string(&row.rocmasm).unwrap();
-        let asm = Traced::from_source(&text, &row.rel);
+        let asm = Document::from_source(&text, &row.rel);
         let target = TargetId::parse(&row.target).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let prepared = prepare(&asm, &row.op, target, &tc);
@@ -265,9 +266,9 @@ fn every_iree_dump_rebuilds_identically_for_its_own_target() {
     assert_eq!(checked, rows().len() - KNOWN_UNBUILDABLE.len());
 }
 
-fn matmul_gfx942() -> Traced {
+fn matmul_gfx942() -> Document {
     let rel = "tests/corpus/iree/gfx942/matmul.rocmasm";
-    Traced::from_source(
+    Document::from_source(
         &std::fs::read_to_string(corpus().join("iree/gfx942/matmul.rocmasm")).unwrap(),
         rel,
     )

@@ -3,7 +3,8 @@
 
 mod patch_common;
 
-use gcn_patch::provenance::{Origin, Traced};
+use gcn_patch::document::Document;
+use gcn_patch::provenance::Origin;
 use patch_common::{repo, udiff, Project};
 
 const HEAD: &str = r#"[defaults]
@@ -17,7 +18,7 @@ asm = "asm/gfx942/matmul.rocmasm"
 sha256 = "{sha}"
 "#;
 
-fn run(rules: &str) -> (Project, Result<Traced, gcn_patch::diag::Diagnostics>) {
+fn run(rules: &str) -> (Project, Result<Document, gcn_patch::diag::Diagnostics>) {
     let p = Project::new();
     let r = p.apply(&format!("{HEAD}{rules}"));
     (p, r)
@@ -27,7 +28,7 @@ fn run(rules: &str) -> (Project, Result<Traced, gcn_patch::diag::Diagnostics>) {
 fn changed(rules: &str) -> String {
     let (p, r) = run(rules);
     let t = r.unwrap_or_else(|e| panic!("{e}"));
-    udiff(&p.read("asm/gfx942/matmul.rocmasm"), &t.text())
+    udiff(&p.read("asm/gfx942/matmul.rocmasm"), &t.print())
 }
 
 fn error(rules: &str) -> String {
@@ -218,10 +219,16 @@ value = 4
 "#);
     let t = r.unwrap();
     let lines: Vec<String> = (130..=137)
-        .map(|l| format!("{l:>3} {:<42} <- {}", t.lines[l - 1], t.origin(l).unwrap()))
+        .map(|l| {
+            format!(
+                "{l:>3} {:<42} <- {}",
+                t.text(l - 1),
+                t.origin(l - 1).unwrap()
+            )
+        })
         .collect();
     insta::assert_snapshot!(lines.join("\n"));
-    assert!(matches!(t.origin(132), Some(Origin::Rule { index: 1, .. })));
+    assert!(matches!(t.origin(131), Some(Origin::Rule { index: 1, .. })));
 }
 
 /// The demo: the diff then the rules of patches/matmul-rules.toml.example; the
@@ -241,9 +248,9 @@ fn demo_diff_and_rules_together_assemble() {
         ))
         .unwrap_or_else(|e| panic!("{e}"));
     let original = p.read("asm/gfx942/matmul.rocmasm");
-    insta::assert_snapshot!(udiff(&original, &t.text()));
+    insta::assert_snapshot!(udiff(&original, &t.print()));
     let fixed = t
-        .text()
+        .print()
         .replace(
             "\"amdgpu9.42-amd-amdhsa-unknown-gfx942\"",
             "\"amdgcn-amd-amdhsa--gfx942\"",
@@ -292,11 +299,10 @@ fn set_waitcnt_on_gfx12_maps_counter_names() {
         .apply(&format!("{toml}{rule}"))
         .unwrap_or_else(|e| panic!("{e}"));
     let i = t
-        .lines
-        .iter()
+        .texts()
         .position(|l| l.trim() == "s_wait_loadcnt 0x4")
         .unwrap();
-    insta::assert_snapshot!(format!("{}  <- {}", t.lines[i], t.origins[i]));
+    insta::assert_snapshot!(format!("{}  <- {}", t.text(i), t.origin(i).unwrap()));
     let rule = "[[kernel.source.rule]]\nset-waitcnt = \"s_wait_kmcnt 0x0\"\noccurrence = 1\nexpect = 2\ncounter = \"lgkmcnt\"\nvalue = 32\n";
     let err = p.apply(&format!("{toml}{rule}")).unwrap_err();
     insta::assert_snapshot!(p.norm(&err.to_string()));

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gcn_embed::TargetId;
-use gcn_patch::parse::AsmFile;
-use gcn_patch::provenance::{Origin, Traced};
+use gcn_patch::document::Document;
+use gcn_patch::provenance::Origin;
 use gcn_patch::retarget::{retarget, RetargetOptions, Retargeted};
 use object::{Object, ObjectSection};
 
@@ -24,9 +24,9 @@ fn corpus(rel: &str) -> PathBuf {
     p
 }
 
-fn load(rel: &str) -> Traced {
+fn load(rel: &str) -> Document {
     let text = std::fs::read_to_string(corpus(rel)).unwrap();
-    Traced::from_source(&text, rel)
+    Document::from_source(&text, rel)
 }
 
 fn opts(target: &str) -> RetargetOptions {
@@ -35,10 +35,10 @@ fn opts(target: &str) -> RetargetOptions {
 
 /// The changed lines as a diff (`-` original, `+` new, with the origin's
 /// `what`), then the notes.
-fn changes(input: &Traced, out: &Retargeted) -> String {
+fn changes(input: &Document, out: &Retargeted) -> String {
     let mut kept: HashSet<usize> = HashSet::new();
     let mut s = String::new();
-    for (text, origin) in out.asm.lines.iter().zip(&out.asm.origins) {
+    for (text, origin) in out.asm.texts_with_origins() {
         match origin {
             Origin::Source { line, .. } => {
                 kept.insert(*line);
@@ -49,7 +49,7 @@ fn changes(input: &Traced, out: &Retargeted) -> String {
             } => {
                 if let Origin::Source { line, .. } = **o {
                     kept.insert(line);
-                    writeln!(s, "{line:>4} - {}", input.lines[line - 1]).unwrap();
+                    writeln!(s, "{line:>4} - {}", input.text(line - 1)).unwrap();
                 }
                 writeln!(s, "     + {text}    [{what}]").unwrap();
             }
@@ -60,7 +60,7 @@ fn changes(input: &Traced, out: &Retargeted) -> String {
             other => writeln!(s, "     ? {text} [{other}]").unwrap(),
         }
     }
-    for (i, text) in input.lines.iter().enumerate() {
+    for (i, text) in input.texts().enumerate() {
         if !kept.contains(&(i + 1)) {
             writeln!(s, "{:>4} - {text}    (deleted)", i + 1).unwrap();
         }
@@ -138,7 +138,7 @@ fn new_triple_is_normalized_and_gfx9_dumps_reassemble_identically() {
         for t in ["gfx942", "gfx950", "gfx90a"] {
             let input = load(&format!("iree/{t}/{op}.rocmasm"));
             let out = retarget(&input, &opts(t)).unwrap();
-            let text = out.asm.text();
+            let text = out.asm.print();
             assert!(!text.contains("-amd-amdhsa-unknown-gfx"), "{t} {op}");
             let hsaco = assemble(&text, t).unwrap_or_else(|e| panic!("{t} {op}: {e}"));
             assert_same_code(&hsaco, &format!("iree/{t}/{op}.hsaco"));
@@ -155,13 +155,13 @@ fn instprefsize_is_rewritten_for_llvm22() {
     let out = retarget(&input, &opts("gfx1100")).unwrap();
     insta::assert_snapshot!(changes(&input, &out));
     // Same code and descriptor (INST_PREF_SIZE = 63, clamped) as IREE's hsaco.
-    let hsaco = assemble(&out.asm.text(), "gfx1100").unwrap();
+    let hsaco = assemble(&out.asm.print(), "gfx1100").unwrap();
     assert_same_code(&hsaco, "iree/gfx1100/matmul.hsaco");
     let hsaco = assemble(
         &retarget(&load("iree/gfx1201/matmul.rocmasm"), &opts("gfx1201"))
             .unwrap()
             .asm
-            .text(),
+            .print(),
         "gfx1201",
     )
     .unwrap();
@@ -172,7 +172,7 @@ fn instprefsize_is_rewritten_for_llvm22() {
         &retarget(&load("iree/gfx1100/conv.rocmasm"), &opts("gfx1100"))
             .unwrap()
             .asm
-            .text(),
+            .print(),
         "gfx1100",
     )
     .unwrap();
@@ -182,7 +182,7 @@ fn instprefsize_is_rewritten_for_llvm22() {
     let mut new = opts("gfx1100");
     new.assembler_llvm_major = 24;
     let out = retarget(&input, &new).unwrap();
-    assert!(out.asm.text().contains("instprefsize("));
+    assert!(out.asm.print().contains("instprefsize("));
 }
 
 #[test]
@@ -191,10 +191,10 @@ fn instprefsize_expression_follows_code_size() {
     // the rewritten expression must give 36.
     let input = load("iree/gfx1100/conv.rocmasm");
     let out = retarget(&input, &opts("gfx1100")).unwrap();
-    let f = AsmFile::from_traced(&out.asm);
+    let f = out.asm.asm().clone();
     let k = &f.kernels()[0];
     let at = k.blocks[0].lines.start + 1;
-    let mut lines = out.asm.lines.clone();
+    let mut lines: Vec<String> = out.asm.texts().map(str::to_owned).collect();
     for _ in 0..64 {
         lines.insert(at, "\ts_nop 0".into());
     }
@@ -213,7 +213,7 @@ fn gfx942_to_gfx950() {
     let input = load("iree/gfx942/matmul.rocmasm");
     let out = retarget(&input, &opts("gfx950")).unwrap();
     insta::assert_snapshot!(changes(&input, &out));
-    let hsaco = assemble(&out.asm.text(), "gfx950").unwrap();
+    let hsaco = assemble(&out.asm.print(), "gfx950").unwrap();
     assert_eq!(e_flags(&hsaco) & 0xff, 0x4f);
     // The instructions are the same: identical code to the gfx942 build.
     assert_same_code(&hsaco, "iree/gfx942/matmul.hsaco");
@@ -225,7 +225,7 @@ fn gfx942_to_gfx9_4_generic_forces_version_6() {
     let out = retarget(&input, &opts("gfx9-4-generic")).unwrap();
     assert_eq!(out.code_object_version, 6);
     insta::assert_snapshot!(changes(&input, &out));
-    let hsaco = assemble(&out.asm.text(), "gfx9-4-generic").unwrap();
+    let hsaco = assemble(&out.asm.print(), "gfx9-4-generic").unwrap();
     // mach 0x5f, generic version 1, ELF ABI version 4 (= code object v6).
     assert_eq!(e_flags(&hsaco) & 0xff, 0x5f);
     assert_eq!(e_flags(&hsaco) >> 24, 1);
@@ -239,11 +239,11 @@ fn gfx942_to_gfx90a_translates_the_scratch_fields() {
     let out = retarget(&input, &opts("gfx90a")).unwrap();
     insta::assert_snapshot!(changes(&input, &out));
     // Same descriptor bits, same code: byte-identical to the gfx942 build.
-    let hsaco = assemble(&out.asm.text(), "gfx90a").unwrap();
+    let hsaco = assemble(&out.asm.print(), "gfx90a").unwrap();
     assert_same_code(&hsaco, "iree/gfx942/softmax.hsaco");
     // gfx942-only instructions are left for the assembler to reject.
     let out = retarget(&load("iree/gfx942/matmul.rocmasm"), &opts("gfx90a")).unwrap();
-    let err = assemble(&out.asm.text(), "gfx90a").unwrap_err();
+    let err = assemble(&out.asm.print(), "gfx90a").unwrap_err();
     assert!(
         err.contains("instruction not supported on this GPU"),
         "{err}"
@@ -254,7 +254,7 @@ fn gfx942_to_gfx90a_translates_the_scratch_fields() {
 fn xnack_off_rewrites_reserve_xnack_mask() {
     let input = load("iree/gfx942/matmul.rocmasm");
     let out = retarget(&input, &opts("gfx942:sramecc+:xnack-")).unwrap();
-    let text = out.asm.text();
+    let text = out.asm.print();
     assert!(text.contains("\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-\""));
     assert!(text.contains("amdhsa.target:   'amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-'"));
     assert!(text.contains(".amdhsa_reserve_xnack_mask 0"));
@@ -270,19 +270,19 @@ fn source_without_version_directive() {
         .filter(|l| !l.contains(".amdhsa_code_object_version"))
         .map(|l| format!("{l}\n"))
         .collect();
-    let input = Traced::from_source(&stripped, "saxpy-nover.s");
+    let input = Document::from_source(&stripped, "saxpy-nover.s");
     let out = retarget(&input, &opts("gfx942")).unwrap();
     insta::assert_snapshot!(changes(&input, &out));
     assert_eq!(out.code_object_version, 5);
-    assemble(&out.asm.text(), "gfx942").unwrap();
+    assemble(&out.asm.print(), "gfx942").unwrap();
     // Explicit version wins; metadata follows (v4 -> amdhsa.version [1, 1]).
     let mut o = opts("gfx942");
     o.code_object_version = Some(4);
     let out = retarget(&input, &o).unwrap();
-    let f = AsmFile::from_traced(&out.asm);
+    let f = out.asm.asm().clone();
     assert_eq!(f.code_object_version().unwrap().1, 4);
     assert_eq!(f.metadata_version().unwrap().1, [1, 1]);
-    let hsaco = assemble(&out.asm.text(), "gfx942").unwrap();
+    let hsaco = assemble(&out.asm.print(), "gfx942").unwrap();
     assert_eq!(hsaco[8], 2, "ELF ABI version 2 = code object v4");
 }
 
@@ -291,11 +291,11 @@ fn cross_generation_leaves_instructions_to_the_assembler() {
     let input = load("iree/gfx942/matmul.rocmasm");
     let out = retarget(&input, &opts("gfx1100")).unwrap();
     insta::assert_snapshot!(changes(&input, &out));
-    let err = assemble(&out.asm.text(), "gfx1100").unwrap_err();
+    let err = assemble(&out.asm.print(), "gfx1100").unwrap_err();
     // The first error is an instruction inside the kernel's code.
     let first = err.lines().find(|l| l.contains("error:")).unwrap();
     let line: usize = first.split(':').nth(1).unwrap().parse().unwrap();
-    let k = &AsmFile::from_traced(&out.asm).kernels()[0];
+    let k = &out.asm.asm().kernels()[0];
     assert!(k.code.contains(&(line - 1)), "{first}");
 }
 
@@ -330,7 +330,7 @@ fn invalid_combinations_are_errors() {
     let mut o = opts("gfx942");
     o.code_object_version = Some(4);
     let e5 = render(retarget(
-        &Traced::from_source(&text, "hip/gfx942/saxpy.s"),
+        &Document::from_source(&text, "hip/gfx942/saxpy.s"),
         &o,
     ));
     insta::assert_snapshot!(format!("{e1}\n\n{e2}\n\n{e3}\n\n{e4}\n\n{e5}"));
@@ -346,9 +346,9 @@ fn gfx1201_softmax_vopd_pairs_are_rewritten_for_llvm22() {
     // The whole change, then the notes the user sees.
     insta::assert_snapshot!(format!("{}\n{}", changes(&input, &out), notes.join("\n")));
     // clang-22 accepts the result (it rejected the dump).
-    assemble(&out.asm.text(), "gfx1201").unwrap_or_else(|e| panic!("{e}"));
+    assemble(&out.asm.print(), "gfx1201").unwrap_or_else(|e| panic!("{e}"));
     assert!(assemble(
-        &input.text().replace(
+        &input.print().replace(
             "amdgpu12.01-amd-amdhsa-unknown-gfx1201",
             "amdgcn-amd-amdhsa--gfx1201"
         ),
@@ -359,13 +359,12 @@ fn gfx1201_softmax_vopd_pairs_are_rewritten_for_llvm22() {
     let mut o = opts("gfx1201");
     o.assembler_llvm_major = 24;
     let out = retarget(&input, &o).unwrap();
-    assert!(out.asm.text().contains("instprefsize("));
+    assert!(out.asm.print().contains("instprefsize("));
     assert!(out.rewrites.is_empty());
     assert!(out
         .asm
-        .text()
+        .print()
         .contains("v_dual_sub_f32 v3, v3, v7 :: v_dual_sub_f32 v4, v4, v7"));
-    // gfx11 has no such relaxation in any LLVM: nothing to do there.
     // Every other gfx11/gfx12 dump retargets and assembles with clang-22.
     for (t, op) in [
         ("gfx1100", "conv"),
@@ -374,7 +373,7 @@ fn gfx1201_softmax_vopd_pairs_are_rewritten_for_llvm22() {
     ] {
         let out = retarget(&load(&format!("iree/{t}/{op}.rocmasm")), &opts(t)).unwrap();
         assert!(out.rewrites.is_empty(), "{t} {op}");
-        assemble(&out.asm.text(), t).unwrap_or_else(|e| panic!("{t} {op}: {e}"));
+        assemble(&out.asm.print(), t).unwrap_or_else(|e| panic!("{t} {op}: {e}"));
     }
 }
 
@@ -407,7 +406,7 @@ fn vopd_rewrites_cover_each_case_and_clang22_accepts_them() {
     ];
     let mut report = String::new();
     for case in cases {
-        let input = Traced::from_source(&format!("{header}\t{case}\n"), "k.s");
+        let input = Document::from_source(&format!("{header}\t{case}\n"), "k.s");
         let r = gcn_patch::retarget::normalize_vopd(
             &input,
             TargetId::parse("gfx1201").unwrap().processor,
@@ -437,13 +436,13 @@ fn vopd_rewrites_cover_each_case_and_clang22_accepts_them() {
 fn origins_and_crlf_are_kept() {
     let text = std::fs::read_to_string(corpus("iree/gfx942/matmul.rocmasm")).unwrap();
     let crlf = text.replace('\n', "\r\n");
-    let input = Traced::from_source(&crlf, "m.rocmasm");
+    let input = Document::from_source(&crlf, "m.rocmasm");
     let out = retarget(&input, &opts("gfx950")).unwrap();
-    assert!(out.asm.lines.iter().all(|l| l.ends_with('\r')));
-    let f = AsmFile::from_traced(&out.asm);
+    assert!(out.asm.texts().all(|l| l.ends_with('\r')));
+    let f = out.asm.asm().clone();
     let (i, t) = f.target_directive().unwrap();
     assert_eq!(t, "amdgcn-amd-amdhsa--gfx950");
-    match &out.asm.origins[i] {
+    match &out.asm.origin(i).unwrap() {
         Origin::Retarget {
             replaces: Some(o),
             what,
@@ -453,10 +452,10 @@ fn origins_and_crlf_are_kept() {
         }
         o => panic!("{o:?}"),
     }
-    assert_eq!(out.asm.lines.len(), input.lines.len());
+    assert_eq!(out.asm.len(), input.len());
     assert!(out
         .asm
-        .text()
+        .print()
         .replace("\r\n", "\n")
         .contains("amdhsa.target:   amdgcn-amd-amdhsa--gfx950\n"));
 }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::{CodeObject, TargetId};
 use gcn_patch::check::RegisterPolicy;
+use gcn_patch::document::Document;
 use gcn_patch::manifest::Manifest;
-use gcn_patch::provenance::Traced;
 use gcn_patch::retarget::RetargetOptions;
 use gcn_patch::verify::Expect;
 
@@ -118,7 +118,7 @@ fn parse_retarget_and_prepare_never_panic_on_weird_text() {
             let _ = file.target_directive();
             let _ = file.code_object_version();
         });
-        let traced = Traced::from_source(&text, "weird.s");
+        let traced = Document::from_source(&text, "weird.s");
         for target in ["gfx942", "gfx1100", "gfx9-4-generic"] {
             let o = opts(target);
             no_panic(&format!("{what} retarget {target}"), || {
@@ -152,7 +152,7 @@ fn truncated_dumps_are_rejected_not_half_built() {
         for cut in (0..lines.len()).step_by(step) {
             let part: String = lines[..cut].concat();
             let what = format!("{rel} cut after line {cut}");
-            let traced = Traced::from_source(&part, rel);
+            let traced = Document::from_source(&part, rel);
             let r = no_panic(&what, || {
                 gcn_patch::pipeline::prepare_traced("t", None, &traced, &o, RegisterPolicy::Error)
             });
@@ -193,7 +193,7 @@ fn kernel_without_metadata_and_metadata_without_kernel_are_errors() {
         ),
         ("metadata without kernel", no_kernel, "no `.amdhsa_kernel`"),
     ] {
-        let traced = Traced::from_source(&t, "saxpy.s");
+        let traced = Document::from_source(&t, "saxpy.s");
         let d =
             gcn_patch::pipeline::prepare_traced("saxpy", None, &traced, &o, RegisterPolicy::Error)
                 .expect_err(what);
@@ -552,7 +552,7 @@ fn failed_verification_leaves_an_existing_output_untouched() {
     let tc = Toolchain::find(&ToolchainConfig::default(), &|k| std::env::var(k).ok())
         .unwrap_or_else(|d| panic!("{d}\n(apt-get install -y clang-22 lld-22 llvm-22)"));
     let text = read("hip/gfx942/saxpy.s");
-    let traced = Traced::from_source(&text, "saxpy.s");
+    let traced = Document::from_source(&text, "saxpy.s");
     let mut prepared = gcn_patch::pipeline::prepare_traced(
         "saxpy",
         None,

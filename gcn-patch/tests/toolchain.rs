@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 use gcn_patch::assemble::{assemble, AssembleRequest};
+use gcn_patch::document::{Document, Edits};
 use gcn_patch::link::link;
-use gcn_patch::provenance::{Origin, Traced};
+use gcn_patch::provenance::Origin;
 use gcn_patch::toolchain::{LlvmVersion, Toolchain, ToolchainConfig};
 use gcn_patch::verify::{kernel_descriptors, section_bytes, verify, Expect};
 
@@ -51,20 +52,20 @@ fn normalize_iree(text: &str) -> String {
     re.replace_all(text, "amdgcn-amd-amdhsa--$1").into_owned()
 }
 
-/// Corpus file as a Traced attributed to its path relative to the repository.
-fn corpus_traced(rel: &str, normalize: bool) -> Traced {
+/// Corpus file as a Document attributed to its path relative to the repository.
+fn corpus_traced(rel: &str, normalize: bool) -> Document {
     let text = std::fs::read_to_string(corpus().join(rel)).unwrap();
     let text = if normalize {
         normalize_iree(&text)
     } else {
         text
     };
-    Traced::from_source(&text, Path::new("tests/corpus").join(rel))
+    Document::from_source(&text, Path::new("tests/corpus").join(rel))
 }
 
 fn build(
     tc: &Toolchain,
-    asm: &Traced,
+    asm: &Document,
     t: &TargetId,
     dir: &Path,
     name: &str,
@@ -369,22 +370,18 @@ fn assembler_error_is_reported_at_the_patch_hunk() {
     let tid = target("gfx942");
     let mut asm = corpus_traced("hip/gfx942/saxpy.s", false);
     // Pretend hunk 2 of a patch inserted a bad instruction after the kernel label.
-    let at = asm
-        .lines
-        .iter()
-        .position(|l| l.starts_with("saxpy:"))
-        .unwrap()
-        + 1;
-    asm.lines
-        .insert(at, "\tv_mov_b32 v0, s0, s1 ; patched".to_string());
-    asm.origins.insert(
+    let at = asm.texts().position(|l| l.starts_with("saxpy:")).unwrap();
+    let mut edits = Edits::new();
+    edits.insert_after(
         at,
+        "\tv_mov_b32 v0, s0, s1 ; patched".to_string(),
         Origin::Patch {
             file: "patches/saxpy.diff".into(),
             hunk: 2,
             line: 17,
         },
     );
+    asm.apply(edits);
     let dir = tempfile::tempdir().unwrap();
     let err = build(&tc, &asm, &tid, dir.path(), "saxpy").unwrap_err();
     insta::assert_snapshot!(normalize_paths(&err.to_string(), dir.path()));
@@ -396,15 +393,21 @@ fn unsupported_instruction_names_the_first_one() {
     // The gfx942 matmul (MFMA) for gfx1100, with the target directive rewritten.
     let tid = target("gfx1100");
     let mut asm = corpus_traced("iree/gfx942/matmul.rocmasm", true);
-    for (line, origin) in asm.lines.iter_mut().zip(asm.origins.iter_mut()) {
+    let mut edits = Edits::new();
+    for i in 0..asm.len() {
+        let line = asm.text(i);
         if line.contains("amdgcn-amd-amdhsa--gfx942") {
-            *line = line.replace("amdgcn-amd-amdhsa--gfx942", "amdgcn-amd-amdhsa--gfx1100");
-            *origin = Origin::Retarget {
-                replaces: Some(Box::new(origin.clone())),
-                what: "target id for gfx1100".into(),
-            };
+            edits.replace(
+                i,
+                line.replace("amdgcn-amd-amdhsa--gfx942", "amdgcn-amd-amdhsa--gfx1100"),
+                Origin::Retarget {
+                    replaces: Some(Box::new(asm.origin(i).unwrap().clone())),
+                    what: "target id for gfx1100".into(),
+                },
+            );
         }
     }
+    asm.apply(edits);
     let dir = tempfile::tempdir().unwrap();
     let err = build(&tc, &asm, &tid, dir.path(), "matmul").unwrap_err();
     let first = err.0[0].render();
@@ -462,7 +465,7 @@ fn newer_llvm_syntax_is_one_error_not_a_cascade() {
 fn link_errors_name_the_symbol_and_leave_no_output() {
     let tc = toolchain();
     let tid = target("gfx942");
-    let asm = Traced::from_source(
+    let asm = Document::from_source(
         "\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx942\"\n\t.text\n\t.globl f\n\t.p2align 8\n\
          \t.type f,@function\nf:\n\ts_getpc_b64 s[0:1]\n\
          \ts_add_u32 s0, s0, missing_table@rel32@lo+4\n\
@@ -490,16 +493,18 @@ fn patch_lines_are_shown_as_written_in_the_patch_file() {
         "--- a/k.s\n+++ b/k.s\n@@ -1,2 +1,3 @@\n \ts_nop 0\n+\ts_mov_b32 s0, v300\n \ts_endpgm\n",
     )
     .unwrap();
-    let mut asm = Traced::from_source("\ts_nop 0\n\ts_endpgm\n", dir.path().join("k.s"));
-    asm.lines.insert(1, "\ts_mov_b32 s0, v300".into());
-    asm.origins.insert(
+    let mut asm = Document::from_source("\ts_nop 0\n\ts_endpgm\n", dir.path().join("k.s"));
+    let mut edits = Edits::new();
+    edits.insert_before(
         1,
+        "\ts_mov_b32 s0, v300".into(),
         Origin::Patch {
             file: patch.clone(),
             hunk: 1,
             line: 5,
         },
     );
+    asm.apply(edits);
     let err = build(&tc, &asm, &tid, dir.path(), "k").unwrap_err();
     insta::assert_snapshot!(normalize_paths(&err.to_string(), dir.path()));
 }

@@ -4,7 +4,7 @@
 
 use gcn_embed::TargetId;
 use gcn_patch::assemble::{assemble, AssembleRequest};
-use gcn_patch::provenance::Traced;
+use gcn_patch::document::Document;
 use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
 
 #[test]
@@ -15,7 +15,7 @@ fn host_cflags_in_the_process_environment_do_not_leak() {
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/hip/gfx942/saxpy.s"),
     )
     .unwrap();
-    let asm = Traced::from_source(&text, "saxpy.s");
+    let asm = Document::from_source(&text, "saxpy.s");
     let target = TargetId::parse("gfx942").unwrap();
     let build = |dir: &std::path::Path| {
         let obj = assemble(&AssembleRequest {

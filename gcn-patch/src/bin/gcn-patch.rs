@@ -16,9 +16,9 @@ use clap::{Parser, Subcommand};
 use gcn_embed::TargetId;
 use gcn_patch::check::RegisterPolicy;
 use gcn_patch::diag::{Diagnostic, Diagnostics, Severity};
+use gcn_patch::document::Document;
 use gcn_patch::manifest::Manifest;
 use gcn_patch::pipeline;
-use gcn_patch::provenance::Traced;
 use gcn_patch::retarget::RetargetOptions;
 use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
 
@@ -147,7 +147,7 @@ fn assembler_major(llvm: &LlvmArgs, manifest: Option<&Manifest>) -> u32 {
         .unwrap_or(22)
 }
 
-fn read_traced(file: &Path) -> Result<Traced, Diagnostics> {
+fn read_traced(file: &Path) -> Result<Document, Diagnostics> {
     let text = std::fs::read_to_string(file).map_err(|e| {
         Diagnostic::error(format!("cannot read `{}`: {e}", file.display()))
             .with_help("check the path; dumps are plain-text .s/.rocmasm files")
@@ -159,7 +159,7 @@ fn read_traced(file: &Path) -> Result<Traced, Diagnostics> {
                 .into(),
         );
     }
-    Ok(Traced::from_source(&text, file))
+    Ok(Document::from_source(&text, file))
 }
 
 fn kernel_name(file: &Path) -> String {
@@ -185,7 +185,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 assembler_llvm_major: assembler_major(&llvm, None),
             };
             let out = gcn_patch::retarget::retarget(&asm, &opts)?;
-            print!("{}", out.asm.text());
+            print!("{}", out.asm.print());
             Ok(())
         }
         Command::Assemble {
@@ -275,7 +275,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             };
             let prepared = pipeline::prepare(&m, &plan, &job, assembler_major(&llvm, Some(&m)))?;
             print_notes(&prepared.notes);
-            print!("{}", prepared.asm.text());
+            print!("{}", prepared.asm.print());
             Ok(())
         }
         Command::Check {

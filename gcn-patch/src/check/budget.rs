@@ -41,10 +41,11 @@ use gcn_embed::{Feature, Generation, TargetId};
 use super::expr::eval;
 use super::occupancy::{occupancy, Occupancy};
 use super::RegisterPolicy;
-use crate::diag::{origin_text, place, Diagnostic, Diagnostics, Severity};
+use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::document::{Document, Edits};
 use crate::isa::Isa;
 use crate::parse::{AsmFile, Kernel, RegFile};
-use crate::provenance::{Origin, Traced};
+use crate::provenance::Origin;
 
 /// Registers the instructions of one kernel use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -191,7 +192,7 @@ pub struct KernelBudget {
 pub struct CheckOutcome {
     /// The asm: unchanged, or with updated counts under
     /// [`RegisterPolicy::Update`].
-    pub asm: Traced,
+    pub asm: Document,
     /// Notes (occupancy changes, updates made) and warnings (counts that
     /// cannot be evaluated and so are not checked).
     pub notes: Vec<Diagnostic>,
@@ -691,30 +692,30 @@ fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec
 }
 
 /// Render problems at their origins in `traced`.
-fn diagnose(traced: &Traced, problems: Vec<Problem>) -> Vec<Diagnostic> {
+fn diagnose(traced: &Document, problems: Vec<Problem>) -> Vec<Diagnostic> {
     problems
         .into_iter()
         .map(|p| {
-            let text = traced.lines.get(p.line).cloned().unwrap_or_default();
+            let text = traced.text(p.line);
             let span = p.token.as_deref().and_then(|t| {
-                let start = find_token(&text, t)?;
+                let start = find_token(text, t)?;
                 Some((start, start + t.len()))
             });
             let mut diag = p.diag;
             // Replace `{N}` placeholders (line indices) by origins.
             for n in &mut diag.notes {
                 for l in &p.related {
-                    *n = n.replace(&format!("{{{l}}}"), &origin_text(traced, *l));
+                    *n = n.replace(&format!("{{{l}}}"), &traced.origin_text(*l));
                 }
             }
-            place(traced, p.line, span, p.label, diag)
+            traced.locate(diag, p.line, span, p.label)
         })
         .collect()
 }
 
 /// Byte offset of register token `tok` in `text`, not inside a longer word.
 fn find_token(text: &str, tok: &str) -> Option<usize> {
-    let code = text.split(';').next().unwrap_or(text);
+    let code = crate::parse::strip_comment(text);
     let mut from = 0;
     while let Some(i) = code[from..].find(tok) {
         let s = from + i;
@@ -1031,15 +1032,15 @@ fn allocated_occupancy(
 ///
 /// Returns the (possibly updated) asm with notes, or the errors.
 pub fn check_registers(
-    original: Option<&Traced>,
-    patched: &Traced,
+    original: Option<&Document>,
+    patched: &Document,
     target: &TargetId,
     policy: RegisterPolicy,
     label: &str,
 ) -> Result<CheckOutcome, Diagnostics> {
     let isa = Isa::of(target);
-    let asm = AsmFile::from_traced(patched);
-    let budgets = analyze(&asm, target);
+    let asm = patched.asm();
+    let budgets = analyze(asm, target);
     // A hand-written kernel may leave its register counts to us: with nothing
     // declared there is nothing to contradict, so they are filled in.
     let declares_nothing = budgets
@@ -1072,7 +1073,7 @@ pub fn check_registers(
             let mut all_edits = vec![];
             let mut all_inserts = vec![];
             for kb in &budgets {
-                let (edits, inserts, errs) = plan_updates(&asm, kb, &isa, target);
+                let (edits, inserts, errs) = plan_updates(asm, kb, &isa, target);
                 errors.extend(errs);
                 if edits.is_empty() && inserts.is_empty() {
                     continue;
@@ -1083,7 +1084,7 @@ pub fn check_registers(
                     note = note.with_note(format!(
                         "{} (at {})",
                         e.change,
-                        origin_text(patched, e.line)
+                        patched.origin_text(e.line)
                     ));
                 }
                 for (_, _, change) in &inserts {
@@ -1093,28 +1094,33 @@ pub fn check_registers(
                 all_edits.extend(edits);
                 all_inserts.extend(inserts);
             }
+            let mut edits = Edits::new();
             for e in all_edits {
-                let old = out.origins[e.line].clone();
-                out.lines[e.line] = e.new_text;
-                out.origins[e.line] = Origin::Retarget {
-                    replaces: Some(Box::new(old)),
-                    what: "register budget update".into(),
-                };
+                let old = patched
+                    .origin(e.line)
+                    .cloned()
+                    .unwrap_or_else(|| Origin::Generated("patched asm".into()));
+                edits.replace(
+                    e.line,
+                    e.new_text,
+                    Origin::Retarget {
+                        replaces: Some(Box::new(old)),
+                        what: "register budget update".into(),
+                    },
+                );
             }
-            // Same-line insertions keep their order: insert the last first.
-            all_inserts.reverse();
-            all_inserts.sort_by_key(|(line, _, _)| std::cmp::Reverse(*line));
+            // Same-line insertions keep their order.
             for (line, text, _) in all_inserts {
-                out.lines.insert(line, text);
-                out.origins.insert(
+                edits.insert_before(
                     line,
+                    text,
                     Origin::Generated(format!("register budget of {label}")),
                 );
             }
+            out.apply(edits);
             // The update must leave nothing to report.
             if errors.is_empty() {
-                let asm2 = AsmFile::from_traced(&out);
-                for kb in analyze(&asm2, target) {
+                for kb in analyze(out.asm(), target) {
                     let klabel = kernel_label(label, &kb.kernel, single);
                     for d in diagnose(&out, problems(&kb, &isa, target, &klabel)) {
                         if d.severity == Severity::Error {
@@ -1132,9 +1138,8 @@ pub fn check_registers(
     }
 
     // Occupancy consequences.
-    let final_asm = AsmFile::from_traced(&out);
-    let after = analyze(&final_asm, target);
-    let before = original.map(|o| analyze(&AsmFile::from_traced(o), target));
+    let after = analyze(out.asm(), target);
+    let before = original.map(|o| analyze(o.asm(), target));
     for kb in &after {
         let Some(prev) = before
             .as_ref()
@@ -1261,7 +1266,7 @@ k:
             ".amdhsa_next_free_vgpr 8",
             ".amdhsa_next_free_vgpr unknown_fn(3)",
         );
-        let traced = Traced::from_source(&src, "k.s");
+        let traced = Document::from_source(&src, "k.s");
         let o = check_registers(
             None,
             &traced,

@@ -35,4 +35,4 @@ pub mod waitcnt;
 
 pub use budget::{analyze, check_registers, CheckOutcome, Declared, KernelBudget, Usage};
 pub use occupancy::{occupancy, Limiter, Occupancy};
-pub use waitcnt::{check_waitcnt, check_waitcnt_traced};
+pub use waitcnt::check_waitcnt;

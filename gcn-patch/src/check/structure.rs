@@ -1,8 +1,8 @@
 //! Structure check: a dump must be complete before anything else runs on it.
 
-use crate::diag::{self, Diagnostic, Diagnostics, Location};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::document::Document;
 use crate::parse::{self, LineKind};
-use crate::provenance::Traced;
 
 /// Unterminated strings shown at most (the rest are counted).
 const MAX_SHOWN: usize = 10;
@@ -11,10 +11,9 @@ const MAX_SHOWN: usize = 10;
 /// assembler never returns on one (`s_and_saveexec_b64 s[2:3], vcc"`, a
 /// one-character typo in a hand edit), so this is reported at file:line
 /// before any assembler runs. Comments and metadata are not code.
-pub fn check_strings(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
-    let file = parse::AsmFile::from_traced(asm);
+pub fn check_strings(asm: &Document, label: &str) -> Result<(), Diagnostics> {
     let mut found = Vec::new();
-    for (idx, line) in file.lines.iter().enumerate() {
+    for (idx, line) in asm.lines().iter().enumerate() {
         if matches!(
             line.kind,
             LineKind::Blank | LineKind::Comment | LineKind::Metadata
@@ -30,12 +29,11 @@ pub fn check_strings(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
         .take(MAX_SHOWN)
         .map(|&(idx, at)| {
             let d = Diagnostic::error(format!("{label}: unterminated string"));
-            diag::place(
-                asm,
+            asm.locate(
+                d,
                 idx,
                 Some((at, at + 1)),
-                "this `\"` opens a string that is never closed".into(),
-                d,
+                "this `\"` opens a string that is never closed",
             )
             .with_note(
                 "clang's AMDGPU assembler (LLVM 22) never returns on such a line, so it is \
@@ -60,17 +58,15 @@ pub fn check_strings(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
 /// A dump must define at least one kernel (`.amdhsa_kernel`) and carry the
 /// `.amdgpu_metadata` the loader needs: an empty or truncated dump would
 /// otherwise assemble into a code object no runtime can launch anything from.
-pub fn check_complete(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
-    let file = parse::AsmFile::from_traced(asm);
-    let shown = match asm.origin(1).and_then(|o| o.file_line()) {
+pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
+    let file = asm.asm();
+    let shown = match asm.origin(0).and_then(|o| o.file_line()) {
         Some((f, _)) => format!("`{}`", f.display()),
         None => "the asm".to_string(),
     };
-    let eof = asm.lines.len().max(1);
+    let eof = asm.len().saturating_sub(1);
     let at_end = |d: Diagnostic| match asm.origin(eof).and_then(|o| o.file_line()) {
-        Some((f, line)) => d
-            .at(Location::line(f, line, asm.lines.last().cloned())
-                .with_label("the input ends here")),
+        Some(_) => d.at(asm.location(eof, None).with_label("the input ends here")),
         None => d,
     };
     if file.kernels().is_empty() {
@@ -86,14 +82,9 @@ pub fn check_complete(asm: &Traced, label: &str) -> Result<(), Diagnostics> {
     let kernels = file.kernels();
     // 0-based line `line` of the text as a location in the user's file.
     let at_line = |d: Diagnostic, line: Option<usize>| match line
-        .and_then(|l| asm.origin(l + 1))
-        .and_then(|o| o.file_line())
+        .filter(|&l| asm.origin(l).and_then(|o| o.file_line()).is_some())
     {
-        Some((f, l)) => d.at(Location::line(
-            f,
-            l,
-            line.and_then(|l| asm.lines.get(l)).cloned(),
-        )),
+        Some(l) => d.at(asm.location(l, None)),
         None => d,
     };
     // The same kernel twice (e.g. two dumps concatenated): point at the second descriptor.

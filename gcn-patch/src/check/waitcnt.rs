@@ -16,11 +16,11 @@
 
 use gcn_embed::{Generation, TargetId};
 
-use crate::diag::{col, origin_text, place, Diagnostic, Location};
+use crate::diag::Diagnostic;
+use crate::document::Document;
 use crate::isa::waitcnt::decode_waitcnt;
 use crate::isa::waitcnt::{waitcnt_limits, Counter, WaitcntLimits};
 use crate::parse::{AsmFile, Instruction};
-use crate::provenance::Traced;
 
 /// One wait found on a line: which counter, which value, where in the line.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,39 +45,17 @@ struct Finding {
     related: Option<(usize, String)>,
 }
 
-/// Check every wait instruction of `asm` for `target`. Locations are 1-based
-/// lines of `asm` under the file name `<asm>`; use [`check_waitcnt_traced`]
-/// to report at each line's origin (dump, patch hunk, rule).
-pub fn check_waitcnt(asm: &AsmFile, target: &TargetId) -> Vec<Diagnostic> {
-    findings(asm, target)
+/// Check every wait instruction of `asm` for `target`, reporting each
+/// finding at the line's origin (dump, patch hunk, rule).
+pub fn check_waitcnt(asm: &Document, target: &TargetId) -> Vec<Diagnostic> {
+    findings(asm.asm(), target)
         .into_iter()
         .map(|f| {
             let mut diag = f.diag;
             if let Some((l, note)) = &f.related {
-                diag = diag.with_note(note.replace("{at}", &format!("<asm>:{}", l + 1)));
+                diag = diag.with_note(note.replace("{at}", &asm.origin_text(*l)));
             }
-            let text = asm.lines[f.line].text.clone();
-            let mut loc = Location::line("<asm>", f.line + 1, Some(text.clone()));
-            if let Some((s, e)) = f.span {
-                loc = loc.with_span(col(&text, s), text[s..e].chars().count());
-            }
-            diag.at(loc.with_label(f.label))
-        })
-        .collect()
-}
-
-/// [`check_waitcnt`] on a traced text, with locations and notes taken from
-/// each line's [`Origin`].
-pub fn check_waitcnt_traced(traced: &Traced, target: &TargetId) -> Vec<Diagnostic> {
-    let asm = AsmFile::from_traced(traced);
-    findings(&asm, target)
-        .into_iter()
-        .map(|f| {
-            let mut diag = f.diag;
-            if let Some((l, note)) = &f.related {
-                diag = diag.with_note(note.replace("{at}", &origin_text(traced, *l)));
-            }
-            place(traced, f.line, f.span, f.label, diag)
+            asm.locate(diag, f.line, f.span, f.label)
         })
         .collect()
 }
@@ -96,14 +74,9 @@ fn parse_int(s: &str) -> Option<u32> {
 /// Byte range of the operand text: everything after the mnemonic, before a
 /// comment.
 fn operand_text(text: &str, mnemonic: &str) -> Option<(usize, usize)> {
-    let start = text.find(mnemonic)? + mnemonic.len();
-    let rest = &text[start..];
-    let end = [";", "//"]
-        .iter()
-        .filter_map(|m| rest.find(m))
-        .min()
-        .unwrap_or(rest.len());
-    Some((start, start + end))
+    let code = crate::parse::strip_comment(text);
+    let start = code.find(mnemonic)? + mnemonic.len();
+    Some((start, code.len()))
 }
 
 /// Which GFX12 instruction replaces a pre-GFX12 counter.
@@ -494,14 +467,13 @@ fn count_since(asm: &AsmFile, from: usize, to: usize, g: Generation) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse::parse;
 
     fn t(name: &str) -> TargetId {
         TargetId::parse(name).expect("known target")
     }
 
     fn msgs(src: &str, target: &str) -> Vec<String> {
-        check_waitcnt(&parse(src), &t(target))
+        check_waitcnt(&Document::from_source(src, "<asm>"), &t(target))
             .iter()
             .map(|d| format!("{:?}: {}", d.severity, d.message))
             .collect()

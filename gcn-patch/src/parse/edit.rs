@@ -1,19 +1,7 @@
 //! Editing one line's value while keeping its layout byte-for-byte: what
 //! the retarget stage and `set` rules share.
 
-/// `s` without its `;` or `//` comment (outside double quotes).
-pub fn strip_comment(s: &str) -> &str {
-    let mut in_str = false;
-    for (i, c) in s.char_indices() {
-        match c {
-            '"' => in_str = !in_str,
-            ';' if !in_str => return &s[..i],
-            '/' if !in_str && s[i..].starts_with("//") => return &s[..i],
-            _ => {}
-        }
-    }
-    s
-}
+use super::strip_comment;
 
 /// Replace the value of a descriptor field (`.amdhsa_x 1`), `.set` line
 /// (`.set sym, 1`), metadata entry (`.key: 1`, `amdhsa.target: x`) or other

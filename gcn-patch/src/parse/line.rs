@@ -193,6 +193,13 @@ fn split_label(code: &str) -> Option<(&str, &str)> {
     Some((&code[..end], rest))
 }
 
+/// The code of one line without its comment (`;`, `//`, `/*`, or a leading
+/// `#`; markers inside double quotes do not count). The one comment splitter
+/// of the crate: the line classifier, rules, and checks all use it.
+pub fn strip_comment(s: &str) -> &str {
+    split_comment(s, &mut Ctx::default()).0
+}
+
 /// Split code from a trailing comment (`;`, `//`, `/*`, or a leading `#`),
 /// ignoring markers inside double quotes.
 fn split_comment<'a>(s: &'a str, ctx: &mut Ctx) -> (&'a str, Option<&'a str>) {

@@ -9,8 +9,8 @@
 //! [`AsmFile::code_object_version`], [`AsmFile::metadata`].
 //!
 //! All line numbers in this module are **0-based indices into
-//! [`AsmFile::lines`]** (add 1 for editor / [`crate::provenance::Traced`]
-//! line numbers). Everything is linear in the input size.
+//! [`AsmFile::lines`]** (add 1 for editor line numbers). With origins per
+//! line and the edit API, the file is a [`crate::document::Document`]. Everything is linear in the input size.
 
 pub mod edit;
 mod kernel;
@@ -19,11 +19,9 @@ mod metadata;
 mod operand;
 
 pub use kernel::{Block, Descriptor, Field, Kernel, SetLine};
-pub use line::{unterminated_quote, Line, LineKind};
+pub use line::{strip_comment, unterminated_quote, Line, LineKind};
 pub use metadata::{unquote, KernelMetadata, MetaField, Metadata};
 pub use operand::{parse_operand, Half, Instruction, Operand, RegFile, RegisterRef};
-
-use crate::provenance::Traced;
 
 /// A parsed assembly file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -45,7 +43,7 @@ pub fn parse(text: &str) -> AsmFile {
 }
 
 impl AsmFile {
-    /// Build from line texts (without `\n`), e.g. the lines of a [`Traced`].
+    /// Build from line texts (without `\n`).
     pub fn from_lines<S: AsRef<str>>(
         lines: impl IntoIterator<Item = S>,
         trailing_newline: bool,
@@ -63,11 +61,6 @@ impl AsmFile {
             lines,
             trailing_newline,
         }
-    }
-
-    /// Parse the lines of a [`Traced`] (line `i` here is `traced.lines[i]`).
-    pub fn from_traced(traced: &Traced) -> AsmFile {
-        AsmFile::from_lines(&traced.lines, traced.trailing_newline)
     }
 
     /// The text, byte-for-byte as parsed.

@@ -20,8 +20,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::diag::{Diagnostic, Location};
+use crate::document::Document;
 use crate::manifest::PatchFile;
-use crate::provenance::{Origin, Traced};
+use crate::provenance::Origin;
 
 /// One hunk line: text without `\n`, whether it had one, and its patch file line.
 #[derive(Debug, Clone)]
@@ -59,19 +60,19 @@ impl Hunk {
 
 /// The file being patched: lines and whether each ends in `\n`.
 struct Input<'a> {
-    t: &'a Traced,
+    t: &'a Document,
 }
 
 impl Input<'_> {
     fn len(&self) -> usize {
-        self.t.lines.len()
+        self.t.len()
     }
     fn newline(&self, i: usize) -> bool {
-        i + 1 < self.len() || self.t.trailing_newline
+        i + 1 < self.len() || self.t.trailing_newline()
     }
     fn eq(&self, i: usize, l: &HLine) -> bool {
-        self.t.lines[i] == l.text
-            && (l.newline || (i + 1 == self.len() && !self.t.trailing_newline))
+        self.t.text(i) == l.text
+            && (l.newline || (i + 1 == self.len() && !self.t.trailing_newline()))
     }
     fn matches_at(&self, p: usize, side: &[&HLine]) -> bool {
         p + side.len() <= self.len() && side.iter().enumerate().all(|(j, l)| self.eq(p + j, l))
@@ -246,10 +247,10 @@ fn positions(
 
 /// Apply the patch file `pf` to `t` (the dump `source_rel`, possibly already patched).
 pub(crate) fn apply_diff(
-    t: &Traced,
+    t: &Document,
     pf: &PatchFile,
     source_rel: &Path,
-) -> Result<Traced, Diagnostic> {
+) -> Result<Document, Diagnostic> {
     let text = std::fs::read_to_string(&pf.path).map_err(|e| {
         Diagnostic::error(format!("cannot read patch `{}`: {e}", pf.rel.display()))
             .with_help("patch files must be UTF-8 text next to the manifest")
@@ -257,10 +258,10 @@ pub(crate) fn apply_diff(
     let hunks = parse(&text, pf, source_rel)?;
     let inp = Input { t };
     let mut index: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (i, l) in t.lines.iter().enumerate() {
-        index.entry(l.as_str()).or_default().push(i);
+    for (i, l) in t.texts().enumerate() {
+        index.entry(l).or_default().push(i);
     }
-    let mut out: Vec<(String, Origin, bool)> = Vec::with_capacity(t.lines.len() + 16);
+    let mut out: Vec<(String, Origin, bool)> = Vec::with_capacity(t.len() + 16);
     let mut cursor = 0usize;
     let mut offset: isize = 0;
     for (k, h) in hunks.iter().enumerate() {
@@ -306,13 +307,13 @@ pub(crate) fn apply_diff(
         };
         offset = p as isize - (h.old_start as isize - if old.is_empty() { 0 } else { 1 });
         for i in cursor..p {
-            out.push((t.lines[i].clone(), t.origins[i].clone(), inp.newline(i)));
+            out.push((t.text(i).to_string(), origin(t, i), inp.newline(i)));
         }
         let mut src = p;
         for (kind, l) in &h.lines {
             match kind {
                 ' ' => {
-                    out.push((t.lines[src].clone(), t.origins[src].clone(), l.newline));
+                    out.push((t.text(src).to_string(), origin(t, src), l.newline));
                     src += 1;
                 }
                 '-' => src += 1,
@@ -329,8 +330,8 @@ pub(crate) fn apply_diff(
         }
         cursor = src;
     }
-    for i in cursor..t.lines.len() {
-        out.push((t.lines[i].clone(), t.origins[i].clone(), inp.newline(i)));
+    for i in cursor..t.len() {
+        out.push((t.text(i).to_string(), origin(t, i), inp.newline(i)));
     }
     if let Some(bad) = out.iter().rev().skip(1).position(|(_, _, nl)| !nl) {
         let i = out.len() - 2 - bad;
@@ -345,13 +346,17 @@ pub(crate) fn apply_diff(
         ));
     }
     let trailing_newline = out.last().is_some_and(|l| l.2);
-    let (lines, origins): (Vec<String>, Vec<Origin>) =
-        out.into_iter().map(|(l, o, _)| (l, o)).unzip();
-    Ok(Traced {
-        lines,
-        origins,
+    Ok(Document::from_lines(
+        out.into_iter().map(|(l, o, _)| (l, o)),
         trailing_newline,
-    })
+    ))
+}
+
+/// Origin of line `i` of `t` (every line has one).
+fn origin(t: &Document, i: usize) -> Origin {
+    t.origin(i)
+        .cloned()
+        .unwrap_or_else(|| Origin::Generated("patched asm".into()))
 }
 
 fn show(l: &str) -> String {
@@ -364,7 +369,7 @@ fn show(l: &str) -> String {
 }
 
 fn hunk_error(
-    t: &Traced,
+    t: &Document,
     pf: &PatchFile,
     text: &str,
     h: &Hunk,
@@ -464,7 +469,7 @@ fn not_found(
                 found.push_str(&format!(
                     "\n  {mark} {:>5} | {}",
                     p + j + 1,
-                    show(&t.lines[p + j])
+                    show(t.text(p + j))
                 ));
             }
             notes.push(format!(
@@ -472,7 +477,7 @@ fn not_found(
                 p + 1,
                 (p + old.len()).min(n),
                 old.len(),
-                t.origins[p]
+                origin(t, p)
             ));
             if p < cursor {
                 help = format!("{help}; note the closest match lies before hunk #{hn}'s predecessor (hunks must be in file order)");
@@ -482,7 +487,7 @@ fn not_found(
     }
     // A patch saved with CRLF line ends never matches an LF dump (and vice versa).
     let patch_crlf = old.iter().any(|l| l.text.ends_with('\r'));
-    let dump_crlf = t.lines.iter().any(|l| l.ends_with('\r'));
+    let dump_crlf = t.texts().any(|l| l.ends_with('\r'));
     if !old.is_empty() && patch_crlf != dump_crlf {
         let (p, d) = if patch_crlf {
             ("CRLF", "LF")

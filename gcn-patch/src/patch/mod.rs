@@ -15,8 +15,8 @@ pub mod pin;
 pub mod rules;
 
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::document::Document;
 use crate::manifest::{KernelSpec, Manifest, SourceSpec};
-use crate::provenance::Traced;
 
 pub use pin::pin;
 
@@ -25,7 +25,7 @@ pub fn apply(
     manifest: &Manifest,
     kernel: &KernelSpec,
     source: &SourceSpec,
-) -> Result<Traced, Diagnostics> {
+) -> Result<Document, Diagnostics> {
     apply_keeping_original(manifest, kernel, source).map(|(_, patched)| patched)
 }
 
@@ -35,7 +35,7 @@ pub fn apply_keeping_original(
     manifest: &Manifest,
     kernel: &KernelSpec,
     source: &SourceSpec,
-) -> Result<(Traced, Traced), Diagnostics> {
+) -> Result<(Document, Document), Diagnostics> {
     let context = format!(
         "while patching kernel `{}` (dump {})",
         kernel.name,
@@ -53,7 +53,7 @@ pub fn apply_keeping_original(
         ))
         .with_help("name the assembly (.s/.rocmasm) file, not a binary")
     })?;
-    let original = Traced::from_source(&text, &source.rel);
+    let original = Document::from_source(&text, &source.rel);
     let mut t = original.clone();
     for pf in &source.patches {
         t = diff::apply_diff(&t, pf, &source.rel).map_err(|d| d.with_note(context.clone()))?;

@@ -84,8 +84,10 @@ use regex::Regex;
 use serde::Deserialize;
 
 use crate::diag::{Diagnostic, Location};
+use crate::document::{Document, Edits};
 use crate::isa::{major, waitcnt_limits, Counter};
-use crate::provenance::{Origin, Traced};
+use crate::parse::{strip_comment, Line, LineKind};
+use crate::provenance::Origin;
 
 /// A rule as written in TOML (validated into [`Rule`]).
 #[derive(Debug, Clone, Deserialize)]
@@ -163,14 +165,7 @@ pub enum AnyKw {
     Any,
 }
 
-/// Before or after an anchor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Position {
-    /// Just before the anchor line.
-    Before,
-    /// Just after the anchor line.
-    After,
-}
+pub use crate::document::Position;
 
 /// Anchor of a `move` or `insert`.
 #[derive(Debug, Clone)]
@@ -281,13 +276,19 @@ impl Pattern {
 
     /// Whether line `l` (classified) matches.
     fn matches(&self, l: &LineInfo) -> bool {
+        if self.class() == Class::Label {
+            let Some(label) = &l.label else {
+                return false;
+            };
+            return match &self.regex {
+                Some(re) => re.is_match(label),
+                None => *label == normalize(self.text.trim_end_matches(':')),
+            };
+        }
         if l.class != self.class() {
             return false;
         }
-        let want = match self.class() {
-            Class::Label => self.text.trim_end_matches(':'),
-            _ => &self.text,
-        };
+        let want = &self.text;
         match &self.regex {
             Some(re) => re.is_match(&l.norm),
             None => {
@@ -487,26 +488,38 @@ impl Rule {
     }
 }
 
+/// What a line is to a rule pattern, from its [`LineKind`] (see
+/// [`line_info`]): a pattern ending in `:` matches labels, one starting with
+/// `.` directives, anything else instructions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Class {
+    /// [`LineKind::Instruction`] (also after a label).
     Instruction,
+    /// [`LineKind::Label`].
     Label,
+    /// [`LineKind::Directive`], [`LineKind::DescriptorField`], [`LineKind::Set`].
     Directive,
+    /// [`LineKind::Metadata`]: YAML inside `.amdgpu_metadata`, only for `set`.
+    Metadata,
+    /// Blank lines, comments (`;`, `//`, `#`, `/* */`), anything else.
     Other,
 }
 
-/// One line, classified and normalized.
+/// One line as rules see it: the class of its code, the normalized code
+/// and the label it defines.
 #[derive(Debug, Clone)]
 struct LineInfo {
     class: Class,
-    /// Normalized text (label: its name without `:`).
+    /// Normalized code (no label, no comment); empty for labels, blanks and
+    /// comments.
     norm: String,
-    in_metadata: bool,
+    /// The label the line defines (`x:` or `x: s_nop 0`).
+    label: Option<String>,
 }
 
-/// Collapse whitespace, drop `;` comments, one space after commas.
+/// Collapse whitespace, drop comments, one space after commas.
 fn normalize(s: &str) -> String {
-    let code = crate::parse::edit::strip_comment(s);
+    let code = strip_comment(s);
     let mut out = String::with_capacity(code.len());
     for (i, part) in code.split(',').enumerate() {
         if i > 0 {
@@ -524,61 +537,36 @@ fn normalize(s: &str) -> String {
     out.trim().to_string()
 }
 
-fn classify(lines: &[String]) -> Vec<LineInfo> {
-    let mut in_md = false;
-    lines
-        .iter()
-        .map(|l| {
-            let norm = normalize(l);
-            let t = norm.as_str();
-            let info = if t == ".amdgpu_metadata" {
-                in_md = true;
-                LineInfo {
-                    class: Class::Directive,
-                    norm,
-                    in_metadata: false,
-                }
-            } else if t == ".end_amdgpu_metadata" {
-                in_md = false;
-                LineInfo {
-                    class: Class::Directive,
-                    norm,
-                    in_metadata: false,
-                }
-            } else if in_md {
-                LineInfo {
-                    class: Class::Other,
-                    norm,
-                    in_metadata: true,
-                }
-            } else if t.is_empty() {
-                LineInfo {
-                    class: Class::Other,
-                    norm,
-                    in_metadata: false,
-                }
-            } else if t.ends_with(':') && !t.contains(' ') {
-                LineInfo {
-                    class: Class::Label,
-                    norm: t.trim_end_matches(':').to_string(),
-                    in_metadata: false,
-                }
-            } else if t.starts_with('.') {
-                LineInfo {
-                    class: Class::Directive,
-                    norm,
-                    in_metadata: false,
-                }
-            } else {
-                LineInfo {
-                    class: Class::Instruction,
-                    norm,
-                    in_metadata: false,
-                }
-            };
-            info
-        })
-        .collect()
+/// How rules see a parsed line: the class comes from `parse`'s
+/// [`LineKind`] (never from the rule engine's own reading of the text), so
+/// commented-out code (`/* … */`, `#`) is never matched.
+fn line_info(line: &Line) -> LineInfo {
+    let (label, kind) = match &line.kind {
+        LineKind::LabeledLine { label, rest } => (Some(label.clone()), &**rest),
+        LineKind::Label(l) => (Some(l.clone()), &line.kind),
+        k => (None, k),
+    };
+    let class = match kind {
+        LineKind::Instruction(_) => Class::Instruction,
+        LineKind::Label(_) => Class::Label,
+        LineKind::Directive { .. } | LineKind::DescriptorField { .. } | LineKind::Set { .. } => {
+            Class::Directive
+        }
+        LineKind::Metadata => Class::Metadata,
+        LineKind::Blank | LineKind::Comment | LineKind::Other | LineKind::LabeledLine { .. } => {
+            Class::Other
+        }
+    };
+    let norm = match (class, &label) {
+        (Class::Label | Class::Other, _) => String::new(),
+        (_, Some(l)) => {
+            // The code after `label:`.
+            let code = strip_comment(&line.text).trim_start();
+            normalize(code.strip_prefix(l.as_str()).map_or(code, |r| &r[1..]))
+        }
+        (_, None) => normalize(&line.text),
+    };
+    LineInfo { class, norm, label }
 }
 
 /// Generation of a target ID in any spelling (`gfx942`, `gfx90a:xnack+`,
@@ -596,7 +584,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// Apply `rules` in order to `t`.
-pub(crate) fn apply_rules(t: &mut Traced, rules: &[Rule], ctx: &Ctx) -> Result<(), Diagnostic> {
+pub(crate) fn apply_rules(t: &mut Document, rules: &[Rule], ctx: &Ctx) -> Result<(), Diagnostic> {
     for r in rules {
         apply_rule(t, r, ctx)?;
     }
@@ -615,12 +603,11 @@ fn origin(r: &Rule, ctx: &Ctx, what: String) -> Origin {
 /// Line ranges a rule may touch: the whole file, or (from [`crate::parse`])
 /// a kernel's code, descriptor, `.set` lines and metadata entry, and/or one
 /// basic block (label to next label).
-fn scope(t: &Traced, r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
+fn scope(t: &Document, r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
     if r.kernel.is_none() && r.block.is_none() {
-        return Ok(std::iter::once(0..t.lines.len()).collect());
+        return Ok(std::iter::once(0..t.len()).collect());
     }
-    let file = crate::parse::AsmFile::from_traced(t);
-    let kernels = file.kernels();
+    let kernels = t.asm().kernels();
     let chosen: Vec<&crate::parse::Kernel> = match &r.kernel {
         Some(k) => kernels.iter().filter(|x| &x.name == k).collect(),
         None => kernels.iter().collect(),
@@ -694,14 +681,14 @@ fn scope_desc(r: &Rule) -> String {
     }
 }
 
-fn listing(t: &Traced, idx: &[usize]) -> String {
+fn listing(t: &Document, idx: &[usize]) -> String {
     let mut s = String::new();
     for &i in idx.iter().take(20) {
         s.push_str(&format!(
             "\n  line {}: {}  [{}]",
             i + 1,
-            t.lines[i].trim(),
-            t.origins[i]
+            t.text(i).trim(),
+            origin_of(t, i)
         ));
     }
     if idx.len() > 20 {
@@ -744,7 +731,7 @@ fn near(info: &[LineInfo], ranges: &[Range<usize>], p: &Pattern) -> Vec<usize> {
 /// Select the matches a rule acts on, checking counts.
 #[allow(clippy::too_many_arguments)]
 fn select(
-    t: &Traced,
+    t: &Document,
     info: &[LineInfo],
     ranges: &[Range<usize>],
     p: &Pattern,
@@ -805,12 +792,15 @@ fn select(
     })
 }
 
-fn indent(line: &str) -> &str {
-    &line[..line.len() - line.trim_start().len()]
+/// Origin of line `i` of `t` (every line has one).
+fn origin_of(t: &Document, i: usize) -> Origin {
+    t.origin(i)
+        .cloned()
+        .unwrap_or_else(|| Origin::Generated("patched asm".into()))
 }
 
-fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
-    let info = classify(&t.lines);
+fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
+    let info: Vec<LineInfo> = t.lines().iter().map(line_info).collect();
     let ranges = scope(t, r)?;
     let role = if matches!(r.kind, RuleKind::Insert { .. }) {
         "anchor"
@@ -862,54 +852,34 @@ fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
         }
     };
     let what = r.what();
+    let mut edits = Edits::new();
     match &r.kind {
-        RuleKind::Delete => remove_lines(t, &hits),
+        RuleKind::Delete => {
+            for &i in &hits {
+                edits.delete(i);
+            }
+        }
         RuleKind::Replace { with } => {
-            let mut edits = Edits::new();
             for &i in &hits {
                 let new = match &r.pattern.regex {
                     Some(re) => re.replace(&info[i].norm, with.as_str()).into_owned(),
                     None => with.clone(),
                 };
-                let ind = indent(&t.lines[i]).to_string();
-                let cr = if t.lines[i].ends_with('\r') { "\r" } else { "" };
                 let o = origin(r, ctx, what.clone());
                 let lines = new
                     .split('\n')
-                    .map(|l| (format!("{ind}{}{cr}", l.trim()), o.clone()))
+                    .map(|l| (t.styled(i, l.trim()), o.clone()))
                     .collect();
-                edits.entry(i).or_default().replace = Some(lines);
+                edits.replace_lines(i, lines);
             }
-            rewrite(t, edits);
         }
         RuleKind::Insert { lines, position } => {
-            let mut edits = Edits::new();
             for &i in &hits {
-                let ind = indent(&t.lines[i]).to_string();
-                let cr = if t.lines[i].ends_with('\r') { "\r" } else { "" };
                 let o = origin(r, ctx, what.clone());
-                let new: Vec<(String, Origin)> = lines
-                    .iter()
-                    .map(|l| {
-                        let l = l.trim_end();
-                        let text = if l.starts_with(char::is_whitespace)
-                            || (l.ends_with(':') && !l.contains(' '))
-                        {
-                            format!("{l}{cr}")
-                        } else {
-                            format!("{ind}{l}{cr}")
-                        };
-                        (text, o.clone())
-                    })
-                    .collect();
-                let e = edits.entry(i).or_default();
-                if *position == Position::Before {
-                    e.before = new;
-                } else {
-                    e.after = new;
+                for l in lines {
+                    edits.insert(i, *position, t.styled(i, l), o.clone());
                 }
             }
-            rewrite(t, edits);
         }
         RuleKind::Move(anchor) => {
             let a = select(
@@ -933,25 +903,10 @@ fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
                 .at(r.at.clone())
                 .with_help("choose an anchor outside the moved lines"));
             }
-            let moved: Vec<(String, Origin)> = hits
-                .iter()
-                .map(|&i| {
-                    (
-                        t.lines[i].clone(),
-                        origin(r, ctx, format!("{what} (was {})", t.origins[i])),
-                    )
-                })
-                .collect();
-            let mut at = if anchor.position == Position::Before {
-                a
-            } else {
-                a + 1
-            };
-            at -= hits.iter().filter(|&&i| i < at).count();
-            remove_lines(t, &hits);
-            let (lines, origins): (Vec<String>, Vec<Origin>) = moved.into_iter().unzip();
-            t.lines.splice(at..at, lines);
-            t.origins.splice(at..at, origins);
+            for &i in &hits {
+                let o = origin(r, ctx, format!("{what} (was {})", origin_of(t, i)));
+                edits.move_line(t, i, anchor.position, a, o);
+            }
         }
         RuleKind::SetWaitcnt { counter, value } => {
             let mut gens = ctx.generations.clone();
@@ -967,82 +922,33 @@ fn apply_rule(t: &mut Traced, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
                         .with_note(format!(
                             "matched line {}: {}  [{}]",
                             i + 1,
-                            t.lines[i].trim(),
-                            t.origins[i]
+                            t.text(i).trim(),
+                            origin_of(t, i)
                         ))
                 })?;
-                let cr = if t.lines[i].ends_with('\r') { "\r" } else { "" };
-                t.lines[i] = format!("{}{}{cr}", indent(&t.lines[i]), new.0);
-                t.origins[i] = origin(r, ctx, format!("{what} ({})", new.1));
+                edits.replace(
+                    i,
+                    t.styled(i, &new.0),
+                    origin(r, ctx, format!("{what} ({})", new.1)),
+                );
             }
         }
         RuleKind::Set { value } => {
             for &i in &hits {
-                t.lines[i] = crate::parse::edit::replace_value(&t.lines[i], value);
-                t.origins[i] = origin(r, ctx, what.clone());
+                edits.replace(
+                    i,
+                    crate::parse::edit::replace_value(t.text(i), value),
+                    origin(r, ctx, what.clone()),
+                );
             }
         }
     }
+    t.apply(edits);
     Ok(())
 }
 
-/// Edits at one line: lines before it, a replacement, lines after it.
-#[derive(Default)]
-struct Edit {
-    before: Vec<(String, Origin)>,
-    replace: Option<Vec<(String, Origin)>>,
-    after: Vec<(String, Origin)>,
-}
-
-type Edits = std::collections::HashMap<usize, Edit>;
-
-/// Apply `edits` in one pass (linear in the file size).
-fn rewrite(t: &mut Traced, mut edits: Edits) {
-    let n = t.lines.len();
-    let mut lines = Vec::with_capacity(n + edits.len());
-    let mut origins = Vec::with_capacity(n + edits.len());
-    let old = std::mem::take(&mut t.lines)
-        .into_iter()
-        .zip(std::mem::take(&mut t.origins));
-    for (i, (l, o)) in old.enumerate() {
-        match edits.remove(&i) {
-            None => {
-                lines.push(l);
-                origins.push(o);
-            }
-            Some(e) => {
-                let body = e.replace.unwrap_or_else(|| vec![(l, o)]);
-                for (l, o) in e.before.into_iter().chain(body).chain(e.after) {
-                    lines.push(l);
-                    origins.push(o);
-                }
-            }
-        }
-    }
-    t.lines = lines;
-    t.origins = origins;
-}
-
-fn remove_lines(t: &mut Traced, idx: &[usize]) {
-    let drop: std::collections::HashSet<usize> = idx.iter().copied().collect();
-    let mut i = 0;
-    t.lines.retain(|_| {
-        i += 1;
-        !drop.contains(&(i - 1))
-    });
-    let mut i = 0;
-    t.origins.retain(|_| {
-        i += 1;
-        !drop.contains(&(i - 1))
-    });
-}
-
-fn dump_generation(t: &Traced) -> Option<Generation> {
-    t.lines.iter().find_map(|l| {
-        let n = normalize(l);
-        n.strip_prefix(".amdgcn_target ")
-            .and_then(|v| generation(v.trim_matches('"')))
-    })
+fn dump_generation(t: &Document) -> Option<Generation> {
+    t.asm().target_directive().and_then(|(_, v)| generation(&v))
 }
 
 /// Lines a `set` rule of `name` acts on.
@@ -1052,7 +958,7 @@ fn find_set(info: &[LineInfo], ranges: &[Range<usize>], name: &str) -> Vec<usize
         .flat_map(|r| r.clone())
         .filter(|&i| {
             let n = &info[i].norm;
-            if info[i].in_metadata {
+            if info[i].class == Class::Metadata {
                 let key = n.trim_start_matches("- ");
                 key.split(':').next() == Some(name) && key.contains(':')
             } else if let Some(rest) = n.strip_prefix(".set ") {

@@ -39,10 +39,11 @@ use std::collections::HashSet;
 
 use gcn_embed::{Feature, Generation, Processor, TargetId};
 
-use crate::diag::{Diagnostic, Diagnostics, Location};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::document::{indent_of, Document, Edits};
 use crate::parse::edit::replace_value;
 use crate::parse::{AsmFile, Descriptor, Kernel, LineKind, RegFile};
-use crate::provenance::{Origin, Traced};
+use crate::provenance::Origin;
 
 pub use skew::normalize_vopd;
 
@@ -73,7 +74,7 @@ impl RetargetOptions {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Retargeted {
     /// The rewritten lines with their origins.
-    pub asm: Traced,
+    pub asm: Document,
     /// The code object version the output declares.
     pub code_object_version: u32,
     /// What was changed or removed, one sentence each.
@@ -87,16 +88,16 @@ pub struct Retargeted {
 pub const SUPPORTED_CODE_OBJECT_VERSIONS: [u32; 3] = [4, 5, 6];
 
 /// Rewrite `input` for `opts.target`. See the [module docs](self).
-pub fn retarget(input: &Traced, opts: &RetargetOptions) -> Result<Retargeted, Diagnostics> {
-    let file = AsmFile::from_traced(input);
+pub fn retarget(input: &Document, opts: &RetargetOptions) -> Result<Retargeted, Diagnostics> {
+    let file = input.asm();
     let target = &opts.target;
     let p = target.processor;
     let mut cx = Cx {
         cross_generation: false,
         input,
-        file: &file,
+        file,
         opts,
-        edits: Edits::new(input.lines.len()),
+        edits: Rewrites::new(input),
         errors: vec![],
         notes: vec![],
     };
@@ -141,7 +142,7 @@ pub fn retarget(input: &Traced, opts: &RetargetOptions) -> Result<Retargeted, Di
     let target_line = src_target.as_ref().map(|(i, _)| *i);
     match target_line {
         Some(i) => {
-            let text = &input.lines[i];
+            let text = input.text(i);
             if let Some(new) = replace_quoted(text, &isa) {
                 cx.edits.replace(i, new, &what_target);
                 if let Some((_, old)) = &src_target {
@@ -161,7 +162,7 @@ pub fn retarget(input: &Traced, opts: &RetargetOptions) -> Result<Retargeted, Di
         let what = format!("code object version {v}");
         match file.code_object_version() {
             Some((i, old)) if old != v => {
-                let new = replace_value(&input.lines[i], &v.to_string());
+                let new = replace_value(input.text(i), &v.to_string());
                 cx.edits.replace(i, new, &what);
                 cx.notes.push(format!("code object version {old} -> {v}"));
             }
@@ -232,7 +233,7 @@ pub fn retarget(input: &Traced, opts: &RetargetOptions) -> Result<Retargeted, Di
         // Unreachable in practice: a missing version is always an error above.
         return Err(Diagnostic::error("no code object version could be chosen").into());
     };
-    let asm = cx.edits.apply(input);
+    let asm = cx.edits.apply();
     Ok(Retargeted {
         asm,
         code_object_version: version,
@@ -241,25 +242,14 @@ pub fn retarget(input: &Traced, opts: &RetargetOptions) -> Result<Retargeted, Di
     })
 }
 
-/// The location of 0-based line `i` of `asm`, through its origin.
-pub(crate) fn location(asm: &Traced, i: usize) -> Option<Location> {
-    let (file, line) = asm.origins.get(i)?.file_line()?;
-    let text = asm.lines.get(i)?;
-    Some(Location::line(
-        file,
-        line,
-        Some(text.strip_suffix('\r').unwrap_or(text).to_string()),
-    ))
-}
-
 struct Cx<'a> {
     /// Source and target are in different generations: ABI problems are
     /// left for the assembler (which rejects the instructions first).
     cross_generation: bool,
-    input: &'a Traced,
+    input: &'a Document,
     file: &'a AsmFile,
     opts: &'a RetargetOptions,
-    edits: Edits,
+    edits: Rewrites<'a>,
     errors: Vec<Diagnostic>,
     notes: Vec<String>,
 }
@@ -272,7 +262,7 @@ impl Cx<'_> {
         if self.cross_generation {
             self.notes.push(format!(
                 "{msg}; kept `{}` for the assembler to reject",
-                self.input.lines[i].trim()
+                self.input.text(i).trim()
             ));
         } else {
             self.error_at(i, msg, note, help);
@@ -280,15 +270,9 @@ impl Cx<'_> {
     }
 
     fn error_at(&mut self, i: usize, msg: String, note: Option<String>, help: &str) {
-        let mut d = Diagnostic::error(msg).with_help(help);
-        if let Some(loc) = location(self.input, i) {
-            d = d.at(loc);
-        }
-        if let Some(o) = self.input.origins.get(i) {
-            if !matches!(o, Origin::Source { .. }) {
-                d = d.with_note(format!("line from {o}"));
-            }
-        }
+        let mut d = self
+            .input
+            .locate(Diagnostic::error(msg).with_help(help), i, None, "");
         if let Some(n) = note {
             d = d.with_note(n);
         }
@@ -378,7 +362,7 @@ impl Cx<'_> {
             return;
         };
         if let Some((i, old)) = &md.target {
-            let text = &self.input.lines[*i];
+            let text = self.input.text(*i);
             let quoted = if isa.contains(':') {
                 format!("'{isa}'")
             } else {
@@ -395,17 +379,17 @@ impl Cx<'_> {
                 return;
             }
             let what = format!("metadata version for code object v{version}");
-            let text = &self.input.lines[*i];
+            let text = self.input.text(*i);
             let list_lines: Vec<usize> = (*i + 1..self.file.lines.len())
                 .take_while(|&j| {
-                    let t = self.input.lines[j].trim_start();
+                    let t = self.input.text(j).trim_start();
                     self.file.lines[j].kind == LineKind::Metadata && t.starts_with("- ")
                 })
                 .collect();
             if list_lines.len() == 2 && old.len() == 2 {
                 for (k, &j) in list_lines.iter().enumerate() {
                     if old[k] != want[k] {
-                        let t = &self.input.lines[j];
+                        let t = self.input.text(j);
                         let new = t.replacen(&old[k].to_string(), &want[k].to_string(), 1);
                         self.edits.replace(j, new, &what);
                     }
@@ -505,19 +489,14 @@ impl Cx<'_> {
                             );
                             continue;
                         }
-                        let indent = indent_of(&self.input.lines[f.line]);
-                        let cr = cr_of(&self.input.lines[f.line]);
-                        self.edits.replace(
+                        let new = self.input.styled(
                             f.line,
-                            format!("{indent}.amdhsa_system_sgpr_private_segment_wavefront_offset 0{cr}"),
-                            &what,
+                            ".amdhsa_system_sgpr_private_segment_wavefront_offset 0",
                         );
+                        self.edits.replace(f.line, new, &what);
                         if !has("reserve_flat_scratch") && inserted.insert("reserve_flat_scratch") {
-                            self.edits.insert_after(
-                                f.line,
-                                format!("{indent}.amdhsa_reserve_flat_scratch 0{cr}"),
-                                &what,
-                            );
+                            let new = self.input.styled(f.line, ".amdhsa_reserve_flat_scratch 0");
+                            self.edits.insert_after(f.line, new, &what);
                         }
                         self.notes.push(format!(
                             "`{name}`: .amdhsa_enable_private_segment 0 -> \
@@ -546,13 +525,10 @@ impl Cx<'_> {
                         )
                     }
                     "system_sgpr_private_segment_wavefront_offset" => {
-                        let indent = indent_of(&self.input.lines[f.line]);
-                        let cr = cr_of(&self.input.lines[f.line]);
-                        self.edits.replace(
-                            f.line,
-                            format!("{indent}.amdhsa_enable_private_segment {value}{cr}"),
-                            &what,
-                        );
+                        let new = self
+                            .input
+                            .styled(f.line, &format!(".amdhsa_enable_private_segment {value}"));
+                        self.edits.replace(f.line, new, &what);
                         self.notes.push(format!(
                             "`{name}`: .amdhsa_system_sgpr_private_segment_wavefront_offset \
                              {value} -> .amdhsa_enable_private_segment {value} ({} has \
@@ -573,7 +549,7 @@ impl Cx<'_> {
                     "reserve_xnack_mask" => {
                         let want = if p.xnack && target.xnack != Feature::Off { "1" } else { "0" };
                         if value != want {
-                            let new = replace_value(&self.input.lines[f.line], want);
+                            let new = replace_value(self.input.text(f.line), want);
                             self.edits.replace(f.line, new, &what);
                             self.notes.push(format!(
                                 "`{name}`: .amdhsa_reserve_xnack_mask {value} -> {want} \
@@ -588,7 +564,7 @@ impl Cx<'_> {
                         if let Some(expr) =
                             skew::instprefsize_expr(value, skew::inst_pref_size_max(p))
                         {
-                            let new = replace_value(&self.input.lines[f.line], &expr);
+                            let new = replace_value(self.input.text(f.line), &expr);
                             self.edits.replace(
                                 f.line,
                                 new,
@@ -618,9 +594,13 @@ impl Cx<'_> {
         let indent = d
             .fields
             .first()
-            .map(|f| indent_of(&self.input.lines[f.line]).to_string())
+            .map(|f| indent_of(self.input.text(f.line)).to_string())
             .unwrap_or_else(|| "\t\t".into());
-        let cr = cr_of(&self.input.lines[d.start]);
+        let cr = if self.input.text(d.start).ends_with('\r') {
+            "\r"
+        } else {
+            ""
+        };
         let what = format!("descriptor of `{name}` for {}", p.name);
         if p.accum_offset && !has("accum_offset") {
             let nfv = d
@@ -675,87 +655,57 @@ impl Cx<'_> {
     }
 }
 
-/// Line edits against the input, applied in one pass.
-struct Edits {
-    /// Per input line: `Some(None)` delete, `Some(Some((text, what)))` replace.
-    change: Vec<Option<Option<(String, String)>>>,
-    /// Per input line: lines inserted after it.
-    after: Vec<Vec<(String, String)>>,
-    /// Lines inserted before the first line.
-    front: Vec<(String, String)>,
+/// Retargeting's edits: [`Edits`] of the input, each rewritten line's
+/// origin recording what it replaces and why.
+struct Rewrites<'a> {
+    input: &'a Document,
+    edits: Edits,
 }
 
-impl Edits {
-    fn new(n: usize) -> Self {
-        Edits {
-            change: vec![None; n],
-            after: vec![vec![]; n],
-            front: vec![],
+impl<'a> Rewrites<'a> {
+    fn new(input: &'a Document) -> Self {
+        Rewrites {
+            input,
+            edits: Edits::new(),
         }
+    }
+    fn origin(&self, i: usize) -> Origin {
+        self.input
+            .origin(i)
+            .cloned()
+            .unwrap_or_else(|| Origin::Generated("patched asm".into()))
     }
     fn replace(&mut self, i: usize, text: String, what: &str) {
-        self.change[i] = Some(Some((text, what.to_string())));
+        let origin = if text == self.input.text(i) {
+            self.origin(i)
+        } else {
+            Origin::Retarget {
+                replaces: Some(Box::new(self.origin(i))),
+                what: what.to_string(),
+            }
+        };
+        self.edits.replace(i, text, origin);
     }
     fn delete(&mut self, i: usize) {
-        self.change[i] = Some(None);
+        self.edits.delete(i);
     }
     fn insert_after(&mut self, i: usize, text: String, what: &str) {
-        self.after[i].push((text, what.to_string()));
+        self.edits.insert_after(i, text, inserted(what));
     }
     fn insert_front(&mut self, text: String, what: &str) {
-        self.front.push((text, what.to_string()));
+        self.edits.insert_before(0, text, inserted(what));
     }
-
-    fn apply(self, input: &Traced) -> Traced {
-        let inserted = |(text, what): (String, String)| {
-            (
-                text,
-                Origin::Retarget {
-                    replaces: None,
-                    what,
-                },
-            )
-        };
-        let mut out: Vec<(String, Origin)> = self.front.into_iter().map(inserted).collect();
-        for (i, (change, after)) in self.change.into_iter().zip(self.after).enumerate() {
-            let origin = input.origins[i].clone();
-            match change {
-                None => out.push((input.lines[i].clone(), origin)),
-                Some(None) => {}
-                Some(Some((text, what))) => {
-                    if text == input.lines[i] {
-                        out.push((text, origin));
-                    } else {
-                        out.push((
-                            text,
-                            Origin::Retarget {
-                                replaces: Some(Box::new(origin)),
-                                what,
-                            },
-                        ));
-                    }
-                }
-            }
-            out.extend(after.into_iter().map(inserted));
-        }
-        let (lines, origins) = out.into_iter().unzip();
-        Traced {
-            lines,
-            origins,
-            trailing_newline: input.trailing_newline || input.lines.is_empty(),
-        }
+    fn apply(self) -> Document {
+        let mut out = self.input.clone();
+        out.apply(self.edits);
+        out
     }
 }
 
-fn indent_of(s: &str) -> &str {
-    &s[..s.len() - s.trim_start().len()]
-}
-
-fn cr_of(s: &str) -> &'static str {
-    if s.ends_with('\r') {
-        "\r"
-    } else {
-        ""
+fn inserted(what: &str) -> Origin {
+    Origin::Retarget {
+        replaces: None,
+        what: what.to_string(),
     }
 }
 

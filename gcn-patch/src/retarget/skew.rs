@@ -15,8 +15,8 @@
 use gcn_embed::{Generation, Processor};
 
 use crate::diag::Diagnostic;
-use crate::parse::{AsmFile, Instruction, Operand, RegFile};
-use crate::provenance::Traced;
+use crate::document::Document;
+use crate::parse::{Instruction, Operand, RegFile};
 
 /// First LLVM major whose assembler parses `instprefsize(...)`.
 pub const INSTPREFSIZE_LLVM: u32 = 24;
@@ -205,13 +205,16 @@ fn rewrite_half(half: &str, ins: &Instruction) -> Option<String> {
 /// the same one; failing that, by splitting the pair into its two `_e32`
 /// instructions when that is exact and keeps the size (see [`split`]). A
 /// pair with no such equivalent stays an error naming the line and the fixes.
-pub fn normalize_vopd(asm: &Traced, target: &Processor, assembler_llvm_major: u32) -> VopdOutcome {
+pub fn normalize_vopd(
+    asm: &Document,
+    target: &Processor,
+    assembler_llvm_major: u32,
+) -> VopdOutcome {
     let mut out = VopdOutcome::default();
     if target.generation < Generation::Gfx12 || assembler_llvm_major >= VOPD_SAME_VGPR_LLVM {
         return out;
     }
-    let file = AsmFile::from_traced(asm);
-    for (i, line) in file.lines.iter().enumerate() {
+    for (i, line) in asm.lines().iter().enumerate() {
         let Some(x) = line.instruction() else {
             continue;
         };
@@ -237,17 +240,14 @@ pub fn normalize_vopd(asm: &Traced, target: &Processor, assembler_llvm_major: u3
                 .then_some((nx, ny))
         });
         let rewritten = match fix {
-            Some((nx, ny)) => rewrite_line(&asm.lines[i], x, nx.as_ref(), ny.as_ref())
+            Some((nx, ny)) => rewrite_line(asm.text(i), x, nx.as_ref(), ny.as_ref())
                 .map(|(text, shown)| (vec![text], shown, "VOPD operand order")),
-            None => split(&asm.lines[i], x, y).map(|(lines, shown)| (lines, shown, "VOPD split")),
+            None => split(asm.text(i), x, y).map(|(lines, shown)| (lines, shown, "VOPD split")),
         };
         match rewritten {
             Some((lines, shown, kind)) => {
-                let loc = super::location(asm, i);
-                let at = match &loc {
-                    Some(l) => format!("{}:{}", l.file.display(), l.line),
-                    None => format!("line {}", i + 1),
-                };
+                let loc = asm.location(i, None);
+                let at = format!("{}:{}", loc.file.display(), loc.line);
                 let why = format!(
                     "LLVM {assembler_llvm_major} rejects both halves reading v{a} as {} \
                      (allowed on {} since LLVM {VOPD_SAME_VGPR_LLVM})",
@@ -263,8 +263,9 @@ pub fn normalize_vopd(asm: &Traced, target: &Processor, assembler_llvm_major: u3
                          one VALU instruction off, which only affects scheduling",
                     );
                 }
-                if let Some(l) = loc {
-                    diagnostic = diagnostic.at(l.with_label("rewritten for this assembler"));
+                diagnostic = diagnostic.at(loc.with_label("rewritten for this assembler"));
+                if let Some(n) = asm.provenance_note(i) {
+                    diagnostic = diagnostic.with_note(n);
                 }
                 out.rewrites.push(VopdRewrite {
                     line: i,
@@ -425,7 +426,7 @@ fn split(text: &str, x: &Instruction, y: &Instruction) -> Option<(Vec<String>, S
 /// The error for a pair LLVM `major` rejects and no swap fixes.
 #[allow(clippy::too_many_arguments)]
 fn unfixable(
-    asm: &Traced,
+    asm: &Document,
     i: usize,
     x: &Instruction,
     y: &Instruction,
@@ -435,7 +436,7 @@ fn unfixable(
     major: u32,
 ) -> Diagnostic {
     let name = SLOT[slot];
-    let mut d = Diagnostic::error(format!(
+    let d = Diagnostic::error(format!(
         "LLVM {major} rejects this {} VOPD pair: both halves read v{vgpr} as {name}",
         target.name
     ))
@@ -458,15 +459,7 @@ fn unfixable(
         x.mnemonic.replacen("v_dual_", "v_", 1),
         y.mnemonic.replacen("v_dual_", "v_", 1)
     ));
-    if let Some(loc) = super::location(asm, i) {
-        d = d.at(loc.with_label(format!("{name} v{vgpr} in both halves")));
-    }
-    if let Some(o) = asm.origins.get(i) {
-        if !matches!(o, crate::provenance::Origin::Source { .. }) {
-            d = d.with_note(format!("line from {o}"));
-        }
-    }
-    d
+    asm.locate(d, i, None, format!("{name} v{vgpr} in both halves"))
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use gcn_patch::diag::Diagnostics;
+use gcn_patch::document::Document;
 use gcn_patch::manifest::{sha256_hex, Manifest};
-use gcn_patch::provenance::Traced;
 
 /// Repository root (the workspace).
 pub fn repo() -> PathBuf {
@@ -78,7 +78,7 @@ impl Project {
     }
 
     /// Load the manifest and apply the first source of its first kernel.
-    pub fn apply(&self, toml: &str) -> Result<Traced, Diagnostics> {
+    pub fn apply(&self, toml: &str) -> Result<Document, Diagnostics> {
         let m = self.manifest(toml)?;
         let k = &m.kernels[0];
         gcn_patch::patch::apply(&m, k, &k.sources[0])

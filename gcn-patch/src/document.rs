@@ -1,0 +1,436 @@
+//! The one document model every stage reads and edits.
+//!
+//! A [`Document`] is an asm file as a list of lines; each line holds its
+//! exact text, its [`LineKind`] (from [`crate::parse`]) and its [`Origin`]
+//! (the dump's line, a patch hunk, a rule, a retargeting step), all behind
+//! private fields so they cannot drift apart. The structure above lines
+//! (kernels, blocks, descriptor, metadata) comes from [`Document::asm`].
+//!
+//! Every change goes through one edit API, [`Edits`]: replace, insert
+//! before/after, delete and move, all addressed by line indices of the
+//! document as it was before the edits, applied in one linear pass by
+//! [`Document::apply`], which records each new line's origin and re-parses
+//! the line kinds. [`Document::styled`] gives new code the indentation and
+//! line ending (`\r` of CRLF files) of the line it replaces or is inserted
+//! next to.
+//!
+//! Diagnostics locate a line through [`Document::locate`] (or
+//! [`Document::location`]): the file and line the user can open — the dump,
+//! or the `+` line of a patch, shown as written there — plus a note naming
+//! the rule or retargeting step that wrote the line, never a temp file.
+//!
+//! All indices are 0-based; locations are 1-based.
+
+use std::path::PathBuf;
+
+use crate::diag::{Diagnostic, Location};
+use crate::parse::{AsmFile, Instruction, Line, LineKind};
+use crate::provenance::Origin;
+
+/// An asm file: lines with text, kind and origin. See the [module docs](self).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Document {
+    /// Texts and kinds (parsed), and whether the text ends with `\n`.
+    file: AsmFile,
+    /// One origin per line of `file`.
+    origins: Vec<Origin>,
+}
+
+impl Document {
+    /// Every line of `text` attributed to `file`, 1-based
+    /// ([`Origin::Source`]).
+    pub fn from_source(text: &str, file: impl Into<PathBuf>) -> Document {
+        let file = file.into();
+        let asm = crate::parse::parse(text);
+        let origins = (1..=asm.lines.len())
+            .map(|line| Origin::Source {
+                file: file.clone(),
+                line,
+            })
+            .collect();
+        Document { file: asm, origins }
+    }
+
+    /// A document from lines (texts without `\n`) and their origins.
+    pub fn from_lines(
+        lines: impl IntoIterator<Item = (String, Origin)>,
+        trailing_newline: bool,
+    ) -> Document {
+        let (texts, origins): (Vec<String>, Vec<Origin>) = lines.into_iter().unzip();
+        Document {
+            file: AsmFile::from_lines(texts, trailing_newline),
+            origins,
+        }
+    }
+
+    /// Number of lines.
+    pub fn len(&self) -> usize {
+        self.origins.len()
+    }
+
+    /// True when the document has no line.
+    pub fn is_empty(&self) -> bool {
+        self.origins.is_empty()
+    }
+
+    /// The parsed file: lines with text and kind, and the structure queries
+    /// ([`AsmFile::kernels`], [`AsmFile::metadata`], …).
+    pub fn asm(&self) -> &AsmFile {
+        &self.file
+    }
+
+    /// The lines (text and kind).
+    pub fn lines(&self) -> &[Line] {
+        &self.file.lines
+    }
+
+    /// Line `i` (text and kind).
+    pub fn line(&self, i: usize) -> Option<&Line> {
+        self.file.lines.get(i)
+    }
+
+    /// Exact text of line `i` without `\n` (a CRLF file keeps its `\r`); ""
+    /// past the end.
+    pub fn text(&self, i: usize) -> &str {
+        self.file.lines.get(i).map_or("", |l| l.text.as_str())
+    }
+
+    /// Kind of line `i`.
+    pub fn kind(&self, i: usize) -> Option<&LineKind> {
+        self.file.lines.get(i).map(|l| &l.kind)
+    }
+
+    /// The instruction on line `i`, if any (also after a label).
+    pub fn instruction(&self, i: usize) -> Option<&Instruction> {
+        self.file.lines.get(i).and_then(Line::instruction)
+    }
+
+    /// Where line `i` came from.
+    pub fn origin(&self, i: usize) -> Option<&Origin> {
+        self.origins.get(i)
+    }
+
+    /// The line texts, in order.
+    pub fn texts(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.file.lines.iter().map(|l| l.text.as_str())
+    }
+
+    /// Each line's text with its origin, in order.
+    pub fn texts_with_origins(&self) -> impl ExactSizeIterator<Item = (&str, &Origin)> + '_ {
+        self.texts().zip(&self.origins)
+    }
+
+    /// Whether the text ends with `\n`.
+    pub fn trailing_newline(&self) -> bool {
+        self.file.trailing_newline
+    }
+
+    /// The text, byte-for-byte.
+    pub fn print(&self) -> String {
+        self.file.print()
+    }
+
+    /// `code` (trimmed) with the indentation and line ending of line `like`;
+    /// a label definition (`name:`) stays unindented, and code that starts
+    /// with whitespace keeps its own indentation.
+    pub fn styled(&self, like: usize, code: &str) -> String {
+        let model = self.text(like);
+        let cr = if model.ends_with('\r') { "\r" } else { "" };
+        let code = code.trim_end_matches(['\r', '\n']).trim_end();
+        if code.starts_with(char::is_whitespace) || (code.ends_with(':') && !code.contains(' ')) {
+            return format!("{code}{cr}");
+        }
+        format!("{}{code}{cr}", indent_of(model))
+    }
+
+    /// Apply `edits` (indices of this document before the edits) in one
+    /// pass, then re-parse the line kinds.
+    pub fn apply(&mut self, edits: Edits) {
+        if edits.is_empty() {
+            return;
+        }
+        let Edits {
+            mut change,
+            mut before,
+            mut after,
+        } = edits;
+        let n = self.len();
+        let trailing_newline = self.file.trailing_newline || n == 0;
+        let old_lines = std::mem::take(&mut self.file.lines);
+        let old_origins = std::mem::take(&mut self.origins);
+        let mut out: Vec<(String, Origin)> = Vec::with_capacity(n + before.len() + after.len());
+        let take = |map: &mut std::collections::BTreeMap<usize, Vec<(String, Origin)>>,
+                    i: usize,
+                    out: &mut Vec<(String, Origin)>| {
+            if let Some(v) = map.remove(&i) {
+                out.extend(v);
+            }
+        };
+        for (i, (line, origin)) in old_lines.into_iter().zip(old_origins).enumerate() {
+            take(&mut before, i, &mut out);
+            match change.remove(&i) {
+                None => out.push((line.text, origin)),
+                Some(Change::Delete) => {}
+                Some(Change::Replace(v)) => out.extend(v),
+            }
+            take(&mut after, i, &mut out);
+        }
+        // Insertions at or past the end (e.g. into an empty document).
+        for (_, v) in before.into_iter().chain(after) {
+            out.extend(v);
+        }
+        *self = Document::from_lines(out, trailing_newline);
+    }
+
+    /// Where line `i` came from, as text for a note: `file:line` for dump
+    /// and patch lines, else "line N of the patched asm (origin)".
+    pub fn origin_text(&self, i: usize) -> String {
+        match self.origins.get(i) {
+            Some(o @ (Origin::Source { .. } | Origin::Patch { .. })) => o.to_string(),
+            Some(o) => format!("line {} of the patched asm ({o})", i + 1),
+            None => format!("line {} of the patched asm", i + 1),
+        }
+    }
+
+    /// The location of line `i` for a diagnostic: the file and line its
+    /// origin names, showing the line as written there (a patch's `+` line
+    /// with its `+`); `span` is a byte range of [`Document::text`]`(i)` to
+    /// highlight. Lines that exist in no file (written by a rule, a
+    /// retargeting step) are shown as `<patched asm>:N`.
+    pub fn location(&self, i: usize, span: Option<(usize, usize)>) -> Location {
+        let text = self.text(i);
+        let text = text.strip_suffix('\r').unwrap_or(text);
+        let origin = self.origins.get(i);
+        let (mut loc, shift) = match origin.and_then(Origin::file_line) {
+            Some((file, line)) => match origin {
+                Some(Origin::Patch { .. }) => {
+                    (Location::line(file, line, Some(format!("+{text}"))), 1)
+                }
+                _ => (Location::line(file, line, Some(text.to_string())), 0),
+            },
+            None => (
+                Location::line(
+                    PathBuf::from("<patched asm>"),
+                    i + 1,
+                    Some(text.to_string()),
+                ),
+                0,
+            ),
+        };
+        if let Some((s, e)) = span {
+            let (s, e) = (s.min(text.len()), e.min(text.len()));
+            if s <= e && text.is_char_boundary(s) && text.is_char_boundary(e) {
+                loc = loc.with_span(column(text, s) + shift, text[s..e].chars().count());
+            }
+        }
+        loc
+    }
+
+    /// The note saying where line `i` came from when it is not the dump
+    /// itself ("this line was added by patch … hunk 2 (line 9)", "… written
+    /// by rule #1 …", "… retargeted …").
+    pub fn provenance_note(&self, i: usize) -> Option<String> {
+        match self.origins.get(i)? {
+            Origin::Source { .. } => None,
+            o @ Origin::Patch { .. } => Some(format!("this line was added by {o}")),
+            o @ Origin::Rule { .. } => Some(format!("this line was written by {o}")),
+            o => Some(format!("this line was {o}")),
+        }
+    }
+
+    /// Attach line `i`'s [`location`](Document::location) (with `label`
+    /// under `span`) and its [`provenance_note`](Document::provenance_note)
+    /// to `diag`.
+    pub fn locate(
+        &self,
+        diag: Diagnostic,
+        i: usize,
+        span: Option<(usize, usize)>,
+        label: impl Into<String>,
+    ) -> Diagnostic {
+        let label = label.into();
+        let mut loc = self.location(i, span);
+        if !label.is_empty() {
+            loc = loc.with_label(label);
+        }
+        let diag = diag.at(loc);
+        match self.provenance_note(i) {
+            Some(n) => diag.with_note(n),
+            None => diag,
+        }
+    }
+}
+
+/// 1-based column of byte offset `byte` in `text`.
+pub fn column(text: &str, byte: usize) -> usize {
+    text.get(..byte).map_or(text.len(), |t| t.chars().count()) + 1
+}
+
+/// Leading whitespace of `s`.
+pub fn indent_of(s: &str) -> &str {
+    &s[..s.len() - s.trim_start().len()]
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Change {
+    Delete,
+    Replace(Vec<(String, Origin)>),
+}
+
+/// A batch of line edits against one [`Document`], addressed by its line
+/// indices before any edit; apply with [`Document::apply`]. Later edits of
+/// the same line replace earlier ones; insertions at one place keep their
+/// order.
+#[derive(Debug, Clone, Default)]
+pub struct Edits {
+    change: std::collections::BTreeMap<usize, Change>,
+    before: std::collections::BTreeMap<usize, Vec<(String, Origin)>>,
+    after: std::collections::BTreeMap<usize, Vec<(String, Origin)>>,
+}
+
+impl Edits {
+    /// No edits yet.
+    pub fn new() -> Edits {
+        Edits::default()
+    }
+
+    /// True when nothing would change.
+    pub fn is_empty(&self) -> bool {
+        self.change.is_empty() && self.before.is_empty() && self.after.is_empty()
+    }
+
+    /// Replace line `i` by `text` (exact text; see [`Document::styled`]).
+    pub fn replace(&mut self, i: usize, text: String, origin: Origin) -> &mut Self {
+        self.replace_lines(i, vec![(text, origin)])
+    }
+
+    /// Replace line `i` by several lines.
+    pub fn replace_lines(&mut self, i: usize, lines: Vec<(String, Origin)>) -> &mut Self {
+        self.change.insert(i, Change::Replace(lines));
+        self
+    }
+
+    /// Delete line `i`.
+    pub fn delete(&mut self, i: usize) -> &mut Self {
+        self.change.insert(i, Change::Delete);
+        self
+    }
+
+    /// Insert a line before line `i` (`i == len` appends).
+    pub fn insert_before(&mut self, i: usize, text: String, origin: Origin) -> &mut Self {
+        self.before.entry(i).or_default().push((text, origin));
+        self
+    }
+
+    /// Insert a line after line `i`.
+    pub fn insert_after(&mut self, i: usize, text: String, origin: Origin) -> &mut Self {
+        self.after.entry(i).or_default().push((text, origin));
+        self
+    }
+
+    /// Insert a line before or after line `i`.
+    pub fn insert(&mut self, i: usize, at: Position, text: String, origin: Origin) -> &mut Self {
+        match at {
+            Position::Before => self.insert_before(i, text, origin),
+            Position::After => self.insert_after(i, text, origin),
+        }
+    }
+
+    /// Move line `from` of `doc` next to line `to` (just before or just
+    /// after it), with a new origin.
+    pub fn move_line(
+        &mut self,
+        doc: &Document,
+        from: usize,
+        at: Position,
+        to: usize,
+        origin: Origin,
+    ) -> &mut Self {
+        self.delete(from);
+        self.insert(to, at, doc.text(from).to_string(), origin)
+    }
+}
+
+/// Before or after a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Position {
+    /// Just before the line.
+    Before,
+    /// Just after the line.
+    After,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(what: &str) -> Origin {
+        Origin::Generated(what.into())
+    }
+
+    #[test]
+    fn round_trips_text_with_and_without_final_newline() {
+        for text in ["a\nb\n", "a\nb", "", "\n", "x\r\ny\r\n"] {
+            assert_eq!(Document::from_source(text, "f.s").print(), text, "{text:?}");
+        }
+        let d = Document::from_source("a\nb\n", "f.s");
+        assert_eq!(d.origin(1).unwrap().to_string(), "f.s:2");
+        assert!(d.origin(2).is_none());
+    }
+
+    #[test]
+    fn edits_keep_layout_origins_and_kinds() {
+        let mut d = Document::from_source("k:\r\n\ts_nop 0\r\n\ts_endpgm\r\n", "f.s");
+        let mut e = Edits::new();
+        e.replace(1, d.styled(1, "s_nop 1"), rule("r"))
+            .insert_before(1, d.styled(1, "s_barrier"), rule("i"))
+            .insert_after(2, d.styled(2, ".LBB0_1:"), rule("l"))
+            .move_line(&d, 2, Position::Before, 1, rule("m"));
+        d.apply(e);
+        assert_eq!(
+            d.print(),
+            "k:\r\n\ts_barrier\r\n\ts_endpgm\r\n\ts_nop 1\r\n.LBB0_1:\r\n"
+        );
+        assert_eq!(d.instruction(1).unwrap().mnemonic, "s_barrier");
+        assert_eq!(d.kind(4), Some(&LineKind::Label(".LBB0_1".into())));
+        assert_eq!(d.origin(0).unwrap().to_string(), "f.s:1");
+        assert_eq!(d.origin(2), Some(&rule("m")));
+        let mut e = Edits::new();
+        e.delete(0).delete(4);
+        d.apply(e);
+        assert_eq!(d.len(), 3);
+        assert_eq!(d.print(), "\ts_barrier\r\n\ts_endpgm\r\n\ts_nop 1\r\n");
+    }
+
+    #[test]
+    fn locations_follow_origins() {
+        let mut d = Document::from_source("\ts_nop 0\n", "f.s");
+        let mut e = Edits::new();
+        e.insert_after(
+            0,
+            "\ts_nop 1".into(),
+            Origin::Patch {
+                file: "p.diff".into(),
+                hunk: 2,
+                line: 9,
+            },
+        );
+        e.insert_after(0, "\ts_nop 2".into(), rule("x"));
+        d.apply(e);
+        let l = d.location(1, Some((1, 6)));
+        assert_eq!((l.file.display().to_string(), l.line), ("p.diff".into(), 9));
+        assert_eq!(l.source_line.as_deref(), Some("+\ts_nop 1"));
+        assert_eq!(l.column, Some(3));
+        let l = d.location(2, None);
+        assert_eq!(
+            (l.file.display().to_string(), l.line),
+            ("<patched asm>".into(), 3)
+        );
+        assert_eq!(d.provenance_note(0), None);
+        assert_eq!(
+            d.provenance_note(2).as_deref(),
+            Some("this line was generated: x")
+        );
+        assert_eq!(d.origin_text(1), "patch p.diff hunk 2 (line 9)");
+    }
+}
