@@ -12,6 +12,8 @@
 //!   error for gfx1100.
 //! * Determinism across output directories.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -21,8 +23,10 @@ use gcn_patch::check::RegisterPolicy;
 use gcn_patch::document::Document;
 use gcn_patch::pipeline::{self, Prepared};
 use gcn_patch::retarget::RetargetOptions;
-use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+use gcn_patch::toolchain::Toolchain;
 use gcn_patch::verify;
+
+use common::{corpus, toolchain};
 
 /// Dumps LLVM 22 genuinely cannot assemble, with the reason.
 const KNOWN_UNBUILDABLE: &[(&str, &str, &str)] = &[(
@@ -30,15 +34,6 @@ const KNOWN_UNBUILDABLE: &[(&str, &str, &str)] = &[(
     "gfx1201",
     "v_dual_sub_f32 pairs whose src1 operands share a VGPR bank: LLVM 22 rejects them, LLVM 24 (IREE 3.13) accepts them",
 )];
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
-}
-
-fn toolchain() -> Toolchain {
-    Toolchain::find(&ToolchainConfig::default(), &|k| std::env::var(k).ok())
-        .unwrap_or_else(|d| panic!("{d}\nthese tests need LLVM 22: run `bash tests/setup.sh`"))
-}
 
 struct Row {
     op: String,
