@@ -181,7 +181,7 @@ pub fn prepare_traced(
     })?;
     let retargeted = retarget::retarget(asm, opts).map_err(|d| with_context(d, &label))?;
     let steps = retargeted.notes.clone();
-    let mut notes: Vec<Diagnostic> = Vec::new();
+    let mut notes: Vec<Diagnostic> = retargeted.rewrites.clone();
     // Compare with the unpatched dump retargeted the same way, so that the
     // occupancy report shows what the patches changed, not what retargeting did.
     let original = original

@@ -330,14 +330,32 @@ fn invalid_combinations_are_errors() {
 }
 
 #[test]
-fn gfx1201_softmax_vopd_is_known_unfixable_with_llvm22() {
+fn gfx1201_softmax_vopd_pairs_are_rewritten_for_llvm22() {
     let input = load("iree/gfx1201/softmax.rocmasm");
-    insta::assert_snapshot!(render(retarget(&input, &opts("gfx1201"))));
-    // LLVM 24 accepts it (and instprefsize) as is.
+    let out = retarget(&input, &opts("gfx1201")).unwrap();
+    let notes: Vec<String> = out.rewrites.iter().map(|d| d.render()).collect();
+    // The whole change, then the notes the user sees.
+    insta::assert_snapshot!(format!("{}\n{}", changes(&input, &out), notes.join("\n")));
+    // clang-22 accepts the result (it rejected the dump).
+    assemble(&out.asm.print(), "gfx1201").unwrap_or_else(|e| panic!("{e}"));
+    assert!(assemble(
+        &input.print().replace(
+            "amdgpu12.01-amd-amdhsa-unknown-gfx1201",
+            "amdgcn-amd-amdhsa--gfx1201"
+        ),
+        "gfx1201"
+    )
+    .is_err_and(|e| e.contains("src1 operands must use different VGPR banks")));
+    // LLVM 24 accepts it (and instprefsize) as is: nothing is rewritten.
     let mut o = opts("gfx1201");
     o.assembler_llvm_major = 24;
     let out = retarget(&input, &o).unwrap();
     assert!(out.asm.print().contains("instprefsize("));
+    assert!(out.rewrites.is_empty());
+    assert!(out
+        .asm
+        .print()
+        .contains("v_dual_sub_f32 v3, v3, v7 :: v_dual_sub_f32 v4, v4, v7"));
     // Every other gfx11/gfx12 dump retargets and assembles with clang-22.
     for (t, op) in [
         ("gfx1100", "conv"),
@@ -345,8 +363,64 @@ fn gfx1201_softmax_vopd_is_known_unfixable_with_llvm22() {
         ("gfx1201", "conv"),
     ] {
         let out = retarget(&load(&format!("iree/{t}/{op}.rocmasm")), &opts(t)).unwrap();
+        assert!(out.rewrites.is_empty(), "{t} {op}");
         assemble(&out.asm.print(), t).unwrap_or_else(|e| panic!("{t} {op}: {e}"));
     }
+}
+
+/// Each kind of VOPD pair LLVM 22 rejects: swapped (sub/subrev, commutative,
+/// the first half), split (in dependency order), or an error
+/// when there is no exact equivalent. Every rewrite is assembled by clang-22.
+#[test]
+fn vopd_rewrites_cover_each_case_and_clang22_accepts_them() {
+    let header = "\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx1201\"\n\t.text\n";
+    let cases = [
+        // src1 shared: swap the second half (sub -> subrev).
+        "v_dual_sub_f32 v1, v1, v7 :: v_dual_sub_f32 v2, v2, v7",
+        // commutative, second half.
+        "v_dual_mul_f32 v1, v1, v7 :: v_dual_mul_f32 v2, v2, v7 ; keep me",
+        // only swapping the first half works (the second's src0 is an SGPR).
+        "v_dual_sub_f32 v1, v5, v7 :: v_dual_sub_f32 v2, s0, v7",
+        // subrev -> sub.
+        "v_dual_subrev_f32 v1, v1, v7 :: v_dual_subrev_f32 v2, v2, v7",
+        // shared src0 (both halves read v4 as src0): add is commutative.
+        "v_dual_add_f32 v1, v4, v5 :: v_dual_add_f32 v2, v4, v6",
+        // no swap works: split, X first.
+        "v_dual_sub_f32 v3, v3, v7 :: v_dual_sub_f32 v4, v4, v7",
+        // no swap works and Y reads X's destination: split, Y first.
+        "v_dual_sub_f32 v3, v3, v7 :: v_dual_max_num_f32 v4, v3, v7",
+        // literal src0, not commutable to a VGPR and no split without a
+        // literal: an error.
+        "v_dual_mul_f32 v1, 0x3fb8aa3b, v7 :: v_dual_mul_f32 v2, 0x3fb8aa3b, v7",
+        // legal for LLVM 22 already: untouched.
+        "v_dual_mul_f32 v7, 0x3fb8aa3b, v1 :: v_dual_mul_f32 v8, 0x3fb8aa3b, v2",
+    ];
+    let mut report = String::new();
+    for case in cases {
+        let input = Document::from_source(&format!("{header}\t{case}\n"), "k.s");
+        let r = gcn_patch::retarget::normalize_vopd(
+            &input,
+            TargetId::parse("gfx1201").unwrap().processor,
+            22,
+        );
+        writeln!(report, "{case}").unwrap();
+        for w in &r.rewrites {
+            for l in &w.lines {
+                writeln!(report, "  => {}", l.trim_start()).unwrap();
+            }
+            let text = format!("{header}{}\n", w.lines.join("\n"));
+            assemble(&text, "gfx1201").unwrap_or_else(|e| panic!("{case}:\n{text}\n{e}"));
+        }
+        for e in &r.errors {
+            writeln!(report, "{}", e.render()).unwrap();
+            let text = format!("{header}\t{case}\n");
+            assert!(
+                assemble(&text, "gfx1201").is_err(),
+                "{case}: clang-22 accepts it"
+            );
+        }
+    }
+    insta::assert_snapshot!(report);
 }
 
 #[test]

@@ -24,8 +24,9 @@
 //! * Instructions are never translated: retargeting across generations
 //!   (gfx942 → gfx1100) leaves them for the assembler to reject.
 //! * Skew ([`skew`]): `instprefsize(...)` becomes an LLVM 22 expression;
-//!   constructs that cannot be rewritten are errors from
-//!   [`skew::known_unfixable`].
+//!   gfx12 VOPD pairs that read one VGPR in both halves get src0/src1 of a
+//!   half swapped where an exact equivalent exists
+//!   ([`skew::normalize_vopd`]); the other pairs are errors.
 //!
 //! Every rewritten line gets `Origin::Retarget { replaces: Some(original) }`,
 //! every inserted line `Origin::Retarget { replaces: None }`; deleted lines
@@ -44,7 +45,7 @@ use crate::parse::edit::replace_value;
 use crate::parse::{AsmFile, Descriptor, Kernel, LineKind, RegFile};
 use crate::provenance::Origin;
 
-pub use skew::known_unfixable;
+pub use skew::normalize_vopd;
 
 /// What to retarget to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,6 +79,9 @@ pub struct Retargeted {
     pub code_object_version: u32,
     /// What was changed or removed, one sentence each.
     pub notes: Vec<String>,
+    /// Lines rewritten for toolchain skew (gfx12 VOPD pairs), each a note at
+    /// the line the user wrote: worth showing on every build.
+    pub rewrites: Vec<Diagnostic>,
 }
 
 /// Code object versions LLVM 22's assembler accepts.
@@ -183,8 +187,20 @@ pub fn retarget(input: &Document, opts: &RetargetOptions) -> Result<Retargeted, 
         }
     }
 
-    cx.errors
-        .extend(skew::known_unfixable(input, p, opts.assembler_llvm_major));
+    let vopd = skew::normalize_vopd(input, p, opts.assembler_llvm_major);
+    let mut rewrites = Vec::new();
+    for r in vopd.rewrites {
+        let mut lines = r.lines.into_iter();
+        if let Some(first) = lines.next() {
+            cx.edits.replace(r.line, first, &r.what);
+        }
+        for more in lines {
+            cx.edits.insert_after(r.line, more, &r.what);
+        }
+        cx.notes.push(r.note);
+        rewrites.push(r.diagnostic);
+    }
+    cx.errors.extend(vopd.errors);
 
     if let Some(src) = &src_id {
         if src.processor.name != p.name {
@@ -222,6 +238,7 @@ pub fn retarget(input: &Document, opts: &RetargetOptions) -> Result<Retargeted, 
         asm,
         code_object_version: version,
         notes: cx.notes,
+        rewrites,
     })
 }
 
