@@ -24,7 +24,7 @@ pub fn key(parts: &[&str]) -> String {
         h.update((p.len() as u64).to_le_bytes());
         h.update(p.as_bytes());
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    gcn_patch::manifest::hex(&h.finalize())
 }
 
 /// Path of the cached object for `key` under `dir`.

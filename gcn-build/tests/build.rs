@@ -6,19 +6,12 @@ use std::path::{Path, PathBuf};
 
 use gcn_build::Build;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+#[path = "../../tests/support/mod.rs"]
+mod support;
+use support::repo;
 
 fn sha256(path: &Path) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(fs::read(path).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    gcn_patch::manifest::sha256_hex(&fs::read(path).unwrap())
 }
 
 /// A project with two kernels, each from one gfx11-generic HIP dump, for gfx1100 and gfx11-generic.
