@@ -280,7 +280,12 @@ fn a_call_retires_what_the_callee_waits_for() {
     let d = lint(src, "k.s", "gfx942", false);
     assert_eq!(d.len(), 1, "{}", render(&d));
     assert_eq!(d[0].severity, Severity::Warning, "{}", render(&d));
-    let src = "k:\n\ts_load_dwordx2 s[4:5], s[0:1], 0x0\n\ts_swappc_b64 s[30:31], s[4:5]\n\ts_endpgm\n";
+    let src =
+        "k:\n\ts_load_dwordx2 s[4:5], s[0:1], 0x0\n\ts_swappc_b64 s[30:31], s[4:5]\n\ts_endpgm\n";
     let d = lint(src, "k.s", "gfx942", false);
-    assert!(d.iter().any(|d| d.severity == Severity::Error), "{}", render(&d));
+    assert!(
+        d.iter().any(|d| d.severity == Severity::Error),
+        "{}",
+        render(&d)
+    );
 }
