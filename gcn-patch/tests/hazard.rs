@@ -272,3 +272,20 @@ fn lint_cli_exit_codes() {
         "missing --target is a usage error"
     );
 }
+
+#[test]
+fn a_call_retires_what_the_callee_waits_for() {
+    // Reads before the call are checked; after it, the callee has waited.
+    let src = "k:\n\tglobal_load_dword v1, v[2:3], off\n\ts_swappc_b64 s[30:31], s[4:5]\n\tv_mov_b32 v4, v1\n\ts_endpgm\n";
+    let d = lint(src, "k.s", "gfx942", false);
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert_eq!(d[0].severity, Severity::Warning, "{}", render(&d));
+    let src =
+        "k:\n\ts_load_dwordx2 s[4:5], s[0:1], 0x0\n\ts_swappc_b64 s[30:31], s[4:5]\n\ts_endpgm\n";
+    let d = lint(src, "k.s", "gfx942", false);
+    assert!(
+        d.iter().any(|d| d.severity == Severity::Error),
+        "{}",
+        render(&d)
+    );
+}

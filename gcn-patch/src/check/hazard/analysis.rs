@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 
 use super::cfg::{Cfg, Inst};
 use super::model::{
-    counter_index, unit_name, units, Kind, Model, Unit, VmemType, COUNTERS, KINDS, LDS_DMA,
+    counter_index, unit_name, units, Flow, Kind, Model, Unit, VmemType, COUNTERS, KINDS, LDS_DMA,
     LDS_STORE,
 };
 use crate::isa::Counter;
@@ -390,6 +390,14 @@ impl Analysis<'_> {
             // Assume the fix: report once, not at every later use.
             st.wait(self.model, COUNTERS[ci], h.needed, None);
             report(h);
+        }
+        // A call: the AMDGPU calling convention has the callee wait for every
+        // counter at its entry (SIInsertWaitcnts inserts it for non-kernel
+        // functions), so nothing of ours is pending after it. The call itself
+        // is reported as not followed.
+        if e.flow == Flow::Call {
+            *st = State::default();
+            return;
         }
         // Issue: count the events, record what they will write.
         for ev in &e.events {

@@ -233,6 +233,9 @@ const NO_DEF_SCALAR: [&str; 9] = [
     "s_sendmsg",
 ];
 
+/// VALU mnemonics (substrings) that read their destination register too.
+const READS_DEST: [&str; 5] = ["_fmac", "_mac_", "v_writelane", "_dot2c", "_d16"];
+
 impl Model {
     /// The model for a processor of `generation` (`processor` decides
     /// GFX94x/GFX950 atomic-return syntax).
@@ -383,6 +386,11 @@ impl Model {
             } else {
                 let (def, rest) = split_first(&regs, first_reg);
                 e.reads = rest;
+                // Accumulating / lane-writing ops also read their destination
+                // (LLVM: a tied use).
+                if READS_DEST.iter().any(|p| m.contains(p)) {
+                    e.reads.extend(def.iter().copied());
+                }
                 e.defs = def;
             }
         } else {
