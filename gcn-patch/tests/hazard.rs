@@ -330,3 +330,54 @@ fn generation_specific_waits_and_counters() {
     let src = "k:\n\texp mrt0 v0, v1, v2, v3 done vm\n\tv_mov_b32 v5, v0\n\ts_endpgm\n";
     assert!(lint(src, "k.s", "gfx1100", false).is_empty());
 }
+
+/// Bad or odd input never panics: every corpus file with lines deleted,
+/// duplicated, swapped or truncated (a deterministic pseudo-random walk), and
+/// text that is not asm at all.
+#[test]
+fn odd_input_never_panics() {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n.max(1) as u64) as usize
+    };
+    for (file, target) in common::corpus_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        for round in 0..10 {
+            let n = lines.len();
+            match next(4) {
+                0 if n > 1 => {
+                    lines.remove(next(n));
+                }
+                1 => {
+                    let l = lines[next(n)];
+                    lines.insert(next(n), l);
+                }
+                2 => lines.swap(next(n), next(n)),
+                _ => lines.truncate(n - next(n / 4 + 1)),
+            }
+            let t = lines.join("\n");
+            let _ = lint(&t, "x.s", target.name().as_str(), round == 0 && n < 400);
+        }
+    }
+    for junk in [
+        "",
+        "\n\n",
+        "s_waitcnt\n",
+        "s_waitcnt vmcnt(\n",
+        "s_waitcnt vmcnt(99999999999)\n",
+        "s_wait_loadcnt_dscnt 0xffffffff\n",
+        "k:\n\ts_branch k\n",
+        "k:\n\ts_cbranch_scc0\n",
+        "\tbuffer_load_dword v[5:2], v0, s[0:3], 0 offen\n\tv_mov_b32 v3, v4\n",
+        "\tds_read_b32 v[4294967295:4294967295], v0\n",
+        "---\namdhsa.kernels: []\n...\n",
+    ] {
+        for target in ["gfx942", "gfx1100", "gfx1201", "gfx803"] {
+            let _ = lint(junk, "x.s", target, true);
+        }
+    }
+}

@@ -111,14 +111,18 @@ pub const LDS_STORE: Unit = 8001;
 
 /// The units of a register reference (special registers have none).
 pub fn units(r: &RegisterRef) -> std::ops::Range<Unit> {
-    let base = match r.file {
-        RegFile::Vgpr => 0,
-        RegFile::Agpr => 1024,
-        RegFile::Sgpr => 2048,
-        RegFile::Ttmp => 4096,
+    let (base, size) = match r.file {
+        RegFile::Vgpr => (0, 1024),
+        RegFile::Agpr => (1024, 1024),
+        RegFile::Sgpr => (2048, 2048),
+        RegFile::Ttmp => (4096, 64),
         _ => return 0..0,
     };
-    base + r.first..base + r.last.max(r.first) + 1
+    // Out-of-range or reversed references (the assembler rejects them) name no unit.
+    if r.first > r.last || r.last >= size {
+        return 0..0;
+    }
+    base + r.first..base + r.last + 1
 }
 
 /// Print one unit as a register name.
