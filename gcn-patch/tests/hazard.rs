@@ -289,3 +289,44 @@ fn a_call_retires_what_the_callee_waits_for() {
         render(&d)
     );
 }
+
+#[test]
+fn generation_specific_waits_and_counters() {
+    // gfx12 combined wait: loadcnt in bits 13:8, dscnt in 5:0.
+    let src = "k:\n\tglobal_load_b32 v1, v[2:3], off\n\tds_load_b32 v4, v0\n\ts_wait_loadcnt_dscnt 0x0\n\tv_add_f32_e32 v5, v1, v4\n\ts_endpgm\n";
+    assert!(lint(src, "k.s", "gfx1201", false).is_empty());
+    let loose = src.replace("0x0\n", "0x100\n");
+    let d = lint(&loose, "k.s", "gfx1201", false);
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(d[0].message.contains("`v1`"), "{}", d[0].message);
+    // gfx10/11 stores count in vscnt (`*_cnt null, N`); depctr is no counter wait.
+    let src = "k:\n\tglobal_store_dword v[0:1], v2, off\n\ts_waitcnt_vscnt null, 0x0\n\ts_waitcnt_depctr 0xffe3\n\tglobal_load_dword v3, v[0:1], off\n\ts_waitcnt vmcnt(0)\n\tv_mov_b32 v4, v3\n\ts_endpgm\n";
+    assert!(
+        lint(src, "k.s", "gfx1030", false).is_empty(),
+        "{}",
+        render(&lint(src, "k.s", "gfx1030", false))
+    );
+    let src = "k:\n\ts_load_dword s2, s[0:1], 0x0\n\ts_waitcnt_lgkmcnt null, 0x0\n\tv_mov_b32 v1, s2\n\ts_endpgm\n";
+    assert!(lint(src, "k.s", "gfx1030", false).is_empty());
+    let src =
+        "k:\n\tds_load_b32 v4, v0\n\ts_wait_storecnt_dscnt 0x0\n\tv_mov_b32 v5, v4\n\ts_endpgm\n";
+    assert!(lint(src, "k.s", "gfx1201", false).is_empty());
+    // LDS DMA: an LDS read must wait for the buffer load that writes LDS.
+    let src = "k:\n\tbuffer_load_dword v1, s[4:7], 0 offen lds\n\tds_read_b32 v2, v3\n\ts_waitcnt vmcnt(0) lgkmcnt(0)\n\ts_endpgm\n";
+    let d = lint(src, "k.s", "gfx942", false);
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(d[0].help[0].contains("vmcnt(0)"), "{:?}", d[0].help);
+    // Atomics return with sc0 on gfx942, glc elsewhere.
+    let src = "k:\n\tglobal_atomic_add v0, v[2:3], v4, off sc0\n\tv_mov_b32 v5, v0\n\ts_endpgm\n";
+    assert_eq!(lint(src, "k.s", "gfx942", false).len(), 1);
+    let src = "k:\n\tglobal_atomic_add v0, v[2:3], v4, off glc\n\tv_mov_b32 v5, v0\n\ts_endpgm\n";
+    assert_eq!(lint(src, "k.s", "gfx90a", false).len(), 1);
+    // Export data stays locked until expcnt: overwriting it is a hazard.
+    let src = "k:\n\texp mrt0 v0, v1, v2, v3 done vm\n\tv_mov_b32 v0, 0\n\ts_endpgm\n";
+    let d = lint(src, "k.s", "gfx1100", false);
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(d[0].help[0].contains("expcnt(0)"), "{:?}", d[0].help);
+    // Reading it is fine.
+    let src = "k:\n\texp mrt0 v0, v1, v2, v3 done vm\n\tv_mov_b32 v5, v0\n\ts_endpgm\n";
+    assert!(lint(src, "k.s", "gfx1100", false).is_empty());
+}

@@ -368,6 +368,13 @@ impl Model {
             });
         } else if m.starts_with("exp") && !m.starts_with("exp_") || m == "export" {
             // `exp mrt0 v0, v1, v2, v3`: the data VGPRs are read until expcnt.
+            // The target and the first register share one operand token.
+            let mut regs = regs.clone();
+            for o in &inst.operands {
+                if let Operand::Expr(t) | Operand::Flag(t) | Operand::Symbol(t) = o {
+                    regs.extend(t.split_whitespace().filter_map(RegisterRef::parse));
+                }
+            }
             e.reads = regs.clone();
             e.events.push(Event {
                 counter: Counter::Expcnt,
