@@ -296,7 +296,7 @@ impl Pattern {
                 l.norm == want
                     || (self.class() == Class::Instruction
                         && !want.contains(' ')
-                        && l.norm.split(' ').next() == Some(want.as_str()))
+                        && l.mnemonic.as_deref() == Some(want.as_str()))
             }
         }
     }
@@ -515,6 +515,8 @@ struct LineInfo {
     norm: String,
     /// The label the line defines (`x:` or `x: s_nop 0`).
     label: Option<String>,
+    /// The instruction's mnemonic, from `parse`.
+    mnemonic: Option<String>,
 }
 
 /// Collapse whitespace, drop comments, one space after commas.
@@ -566,7 +568,16 @@ fn line_info(line: &Line) -> LineInfo {
         }
         (_, None) => normalize(&line.text),
     };
-    LineInfo { class, norm, label }
+    let mnemonic = match kind {
+        LineKind::Instruction(i) => Some(i.mnemonic.clone()),
+        _ => None,
+    };
+    LineInfo {
+        class,
+        norm,
+        label,
+        mnemonic,
+    }
 }
 
 /// Generation of a target ID in any spelling (`gfx942`, `gfx90a:xnack+`,
@@ -814,7 +825,7 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
     let hits = match pat {
         Some(p) => select(t, &info, &ranges, p, r.occurrence, r.expect, r, role)?,
         None => {
-            let found = find_set(&info, &ranges, &r.pattern.text);
+            let found = find_set(t.lines(), &info, &ranges, &r.pattern.text);
             let ok = match (r.expect, r.occurrence) {
                 (Expect::Any(_), _) => !found.is_empty(),
                 (Expect::Exactly(n), None) => found.len() == n,
@@ -994,23 +1005,24 @@ fn dump_generation(t: &Document) -> Option<Generation> {
 }
 
 /// Lines a `set` rule of `name` acts on.
-fn find_set(info: &[LineInfo], ranges: &[Range<usize>], name: &str) -> Vec<usize> {
+fn find_set(lines: &[Line], info: &[LineInfo], ranges: &[Range<usize>], name: &str) -> Vec<usize> {
     let mut v: Vec<usize> = ranges
         .iter()
         .flat_map(|r| r.clone())
-        .filter(|&i| {
-            let n = &info[i].norm;
-            if info[i].class == Class::Metadata {
-                let key = n.trim_start_matches("- ");
+        .filter(|&i| match &lines[i].kind {
+            LineKind::Metadata => {
+                let key = info[i].norm.trim_start_matches("- ");
                 key.split(':').next() == Some(name) && key.contains(':')
-            } else if let Some(rest) = n.strip_prefix(".set ") {
-                let sym = rest.split(',').next().unwrap_or("").trim();
-                sym == name || (name.starts_with('.') && sym.ends_with(name))
-            } else {
-                info[i].class == Class::Directive
-                    && n.split(' ').next() == Some(name)
-                    && n.contains(' ')
             }
+            LineKind::Set { name: sym, .. } => {
+                sym == name || (name.starts_with('.') && sym.ends_with(name))
+            }
+            LineKind::Directive {
+                name: n,
+                args: value,
+            }
+            | LineKind::DescriptorField { name: n, value } => n == name && !value.is_empty(),
+            _ => false,
         })
         .collect();
     v.sort_unstable();
