@@ -185,7 +185,7 @@ pub fn lint(doc: &Document, target: &TargetId, opts: LintOptions) -> Vec<Diagnos
     let mut out = vec![];
     for k in kernels(asm, target) {
         for h in k.hazards(&analysis::Overrides::default()) {
-            out.push(render_hazard(doc, asm, &k, &h, opts.policy));
+            out.push(render_hazard(doc, &k, &h, opts.policy));
         }
         for u in &k.cfg.unfollowed {
             out.push(
@@ -219,7 +219,7 @@ pub fn lint(doc: &Document, target: &TargetId, opts: LintOptions) -> Vec<Diagnos
         }
         if opts.suggest {
             for s in suggest::suggest(&k) {
-                out.push(suggest::render(doc, asm, &k, &s));
+                out.push(suggest::render(doc, &k, &s));
             }
         }
     }
@@ -228,11 +228,11 @@ pub fn lint(doc: &Document, target: &TargetId, opts: LintOptions) -> Vec<Diagnos
 
 fn render_hazard(
     doc: &Document,
-    asm: &AsmFile,
     k: &KernelAnalysis,
     h: &Hazard,
     policy: HazardPolicy,
 ) -> Diagnostic {
+    let asm = doc.asm();
     let limits = &k.model.limits;
     let c = h.counter;
     let producer_text = asm.lines[h.producer]
