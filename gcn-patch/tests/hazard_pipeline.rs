@@ -112,6 +112,13 @@ fn the_issue_delete_rule_is_caught_and_hazards_warn_downgrades_it() {
                 .any(|h| h.contains("insert `s_waitcnt vmcnt(3)`")),
             "{d}"
         );
+        // The deleted wait is named, at its dump line.
+        assert!(
+            d.0[0].notes.iter().any(|n| n
+                .contains("the dump's `s_waitcnt vmcnt(3)` at asm/iree/gfx942/matmul.rocmasm:151")
+                && n.contains("removed or changed it")),
+            "{d}"
+        );
     }
     // hazards = "warn": the job passes, the hazard is a warning note.
     for r in prepare_all(&p, &demo_manifest("hazards = \"warn\"\n", rule)) {
