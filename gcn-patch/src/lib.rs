@@ -8,6 +8,7 @@
 //!
 //! | stage | module | what it does |
 //! |---|---|---|
+//! | import | [`import`] | bring dumps under a manifest (`gcn-patch import`) |
 //! | parse | [`parse`] | lossless line model of a dumped `.s`/`.rocmasm` |
 //! | manifest | [`manifest`] | `kernels.toml` schema, pins, path checks |
 //! | patch | [`patch`] | unified diffs and structured rules, with [`provenance`] |
@@ -31,6 +32,7 @@ pub mod assemble;
 pub mod check;
 pub mod diag;
 pub mod document;
+pub mod import;
 pub mod isa;
 pub mod link;
 pub mod manifest;

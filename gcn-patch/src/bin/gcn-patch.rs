@@ -8,6 +8,7 @@
 //! gcn-patch pin KERNEL [--manifest M]           re-pin a kernel's dumps after re-checking patches
 //! gcn-patch targets                             list known processors and families
 //! gcn-patch lint FILE --target T [--suggest]    wait-counter hazards (exit 0 clean, 1 hazard, 2 input error)
+//! gcn-patch import PATH... [--manifest M]       copy dumps under asm/, pin them, add them to the manifest
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -93,6 +94,19 @@ enum Command {
     },
     /// List every known processor, generic target and family name.
     Targets,
+    /// Import dumped AMDGPU asm (files or dump directories: IREE linked and
+    /// unlinked dumps, hipcc --save-temps .s, Triton .amdgcn, any AMDGPU .s):
+    /// copy each under asm/<processor>/, pin its sha256 and add a [[kernel]]
+    /// recording its target, kernel symbols and IREE executables to the
+    /// manifest (created if absent). Re-importing the same bytes is a no-op.
+    Import {
+        /// Dumped files or directories holding them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The manifest (created if absent).
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+    },
     /// Check FILE for wait-counter hazards: reads or overwrites of registers
     /// a pending memory operation will write. Exit 0: no hazard (notes and
     /// warnings allowed); 1: at least one hazard; 2: usage or input error.
@@ -316,6 +330,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             Ok(())
         }
         Command::Lint { .. } => unreachable!("handled in main"),
+        Command::Import { paths, manifest } => import(&manifest, &paths),
         Command::Targets => {
             println!(
                 "{:<18} {:>6}  {:<18} {:<8} {:<6} {:>4}",
@@ -437,4 +452,30 @@ fn check(manifest: &Path, assemble: bool, llvm: &LlvmArgs) -> Result<(), Diagnos
     } else {
         Err(Diagnostics(errors))
     }
+}
+
+/// `gcn-patch import`: one line per file, then what was skipped.
+fn import(manifest: &Path, paths: &[PathBuf]) -> Result<(), Diagnostics> {
+    use gcn_patch::import::Outcome;
+    let report = gcn_patch::import::import(manifest, paths)?;
+    for o in &report.outcomes {
+        match o {
+            Outcome::Added { kernel, asm } => eprintln!(
+                "gcn-patch: imported {} as kernel `{kernel}` into {}",
+                asm.display(),
+                manifest.display()
+            ),
+            Outcome::Unchanged { kernel, asm } => eprintln!(
+                "gcn-patch: {} is already imported (kernel `{kernel}`, same sha256): nothing to do",
+                asm.display()
+            ),
+        }
+    }
+    if !report.skipped.is_empty() {
+        eprintln!(
+            "gcn-patch: skipped {} file(s) that are not AMDGPU assembly",
+            report.skipped.len()
+        );
+    }
+    Ok(())
 }
