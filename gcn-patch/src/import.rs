@@ -36,7 +36,8 @@ use crate::parse;
 pub const EXTENSIONS: &[&str] = &["rocmasm", "s", "amdgcn", "asm"];
 
 /// Header of a manifest created by `import`.
-const NEW_MANIFEST: &str = "# kernels.toml: created by `gcn-patch import`; schema in README.md (\"kernels.toml\").\n";
+const NEW_MANIFEST: &str =
+    "# kernels.toml: created by `gcn-patch import`; schema in README.md (\"kernels.toml\").\n";
 
 /// Where a dump came from, as far as the file tells.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +197,9 @@ pub fn recognize(path: &Path) -> Result<Imported, Diagnostic> {
         .map(|k| k.name)
         .collect();
     if symbols.is_empty() {
-        return Err(not_amdgpu("it defines no kernel (no `.amdhsa_kernel` block)"));
+        return Err(not_amdgpu(
+            "it defines no kernel (no `.amdhsa_kernel` block)",
+        ));
     }
     let file_name = path
         .file_name()
@@ -370,8 +373,7 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
     if let Some(parent) = dest.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_error("create directory", parent, e))?;
     }
-    crate::output::write_atomic(&dest, &imported.bytes)
-        .map_err(|e| io_error("write", &dest, e))?;
+    crate::output::write_atomic(&dest, &imported.bytes).map_err(|e| io_error("write", &dest, e))?;
 
     let mut entry = String::new();
     entry.push_str(&format!("\n[[kernel]]\nname = {}\n", quoted(&kernel)));

@@ -52,7 +52,11 @@ fn import_copies_pins_and_records_target_symbols_and_is_idempotent() {
     assert!(dir.join("asm/gfx942/gfx942_saxpy.s").is_file());
     // Same bytes again: a no-op that says so.
     let again = ok(gcn_patch(dir, &["import", "in/gfx942_saxpy.s"]));
-    assert!(stderr(&again).contains("already imported"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("already imported"),
+        "{}",
+        stderr(&again)
+    );
     assert_eq!(
         std::fs::read_to_string(dir.join("kernels.toml")).unwrap(),
         manifest
