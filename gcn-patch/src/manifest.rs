@@ -11,11 +11,13 @@
 //! code-object-version = 5             # optional (4, 5 or 6); generic targets always get 6
 //! llvm = "/opt/rocm/llvm/bin"         # optional LLVM bin dir, relative to the manifest or absolute
 //! registers = "error"                 # "error" (default) | "update"
+//! hazards = "error"                   # wait-counter hazards: "error" (default) | "warn"
 //!
 //! [[kernel]]
 //! name = "matmul"                     # a Rust identifier (used in generated code), unique
 //! iree-executable = "matmul_dispatch_0"   # optional
 //! registers = "update"                # optional, overrides defaults.registers
+//! hazards = "warn"                    # optional, overrides defaults.hazards
 //!
 //! [[kernel.source]]
 //! asm = "asm/gfx942/matmul.rocmasm"   # the dump, relative to the manifest directory
@@ -50,7 +52,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::check::RegisterPolicy;
+use crate::check::{HazardPolicy, RegisterPolicy};
 use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::patch::rules::{RawRule, Rule};
 
@@ -82,6 +84,8 @@ pub struct Defaults {
     pub llvm: Option<PathBuf>,
     /// Register policy of kernels that do not set one.
     pub registers: RegisterPolicy,
+    /// Wait-counter hazard policy of kernels that do not set one.
+    pub hazards: HazardPolicy,
 }
 
 /// One `[[kernel]]`.
@@ -93,6 +97,8 @@ pub struct KernelSpec {
     pub iree_executable: Option<String>,
     /// Register policy (kernel value or the default).
     pub registers: RegisterPolicy,
+    /// Wait-counter hazards are errors or warnings (kernel value or the default).
+    pub hazards: HazardPolicy,
     /// `[[kernel.source]]` entries.
     pub sources: Vec<SourceSpec>,
     /// 1-based manifest line of `name = …`.
@@ -143,6 +149,7 @@ struct RawDefaults {
     code_object_version: Option<Spanned<u32>>,
     llvm: Option<String>,
     registers: Option<RegisterPolicy>,
+    hazards: Option<HazardPolicy>,
 }
 
 #[derive(Deserialize)]
@@ -151,6 +158,7 @@ struct RawKernel {
     name: Spanned<String>,
     iree_executable: Option<String>,
     registers: Option<RegisterPolicy>,
+    hazards: Option<HazardPolicy>,
     #[serde(default)]
     source: Vec<Spanned<RawSource>>,
 }
@@ -273,6 +281,7 @@ impl Manifest {
                 }
             }),
             registers: raw.defaults.registers.unwrap_or_default(),
+            hazards: raw.defaults.hazards.unwrap_or_default(),
         };
 
         let canon_dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
@@ -406,6 +415,7 @@ impl Manifest {
                 name,
                 iree_executable: rk.iree_executable,
                 registers: rk.registers.unwrap_or(defaults.registers),
+                hazards: rk.hazards.unwrap_or(defaults.hazards),
                 sources,
                 line: src.line_of(rk.name.span().start),
             });

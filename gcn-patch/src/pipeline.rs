@@ -12,7 +12,8 @@ use std::path::Path;
 
 use gcn_embed::TargetId;
 
-use crate::check::{self, RegisterPolicy};
+use crate::check::hazard::{self, LintOptions};
+use crate::check::{self, HazardPolicy, RegisterPolicy};
 use crate::diag::{Diagnostic, Diagnostics, Severity};
 use crate::document::Document;
 use crate::manifest::Manifest;
@@ -146,22 +147,37 @@ pub fn prepare(
         code_object_version: manifest.defaults.code_object_version,
         assembler_llvm_major: llvm_major,
     };
-    prepare_traced(
+    prepare_traced_with(
         &kernel.name,
         Some(&patched.original),
         &patched.patched,
         &opts,
         kernel.registers,
+        kernel.hazards,
     )
 }
 
-/// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI path).
+/// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI
+/// path); wait-counter hazards are errors.
 pub fn prepare_traced(
     kernel: &str,
     original: Option<&Document>,
     asm: &Document,
     opts: &RetargetOptions,
     policy: RegisterPolicy,
+) -> Result<Prepared, Diagnostics> {
+    prepare_traced_with(kernel, original, asm, opts, policy, HazardPolicy::Error)
+}
+
+/// [`prepare_traced`] with an explicit wait-counter hazard policy
+/// (`hazards = "error" | "warn"` in kernels.toml).
+pub fn prepare_traced_with(
+    kernel: &str,
+    original: Option<&Document>,
+    asm: &Document,
+    opts: &RetargetOptions,
+    policy: RegisterPolicy,
+    hazards: HazardPolicy,
 ) -> Result<Prepared, Diagnostics> {
     let label = label(kernel, &opts.target);
     check::structure::check_strings(asm, &label)?;
@@ -193,8 +209,18 @@ pub fn prepare_traced(
     .map_err(|d| with_context(d, &label))?;
     notes.extend(checked.notes);
     let waits = check::waitcnt::check_waitcnt(&checked.asm, &opts.target);
+    // Wait-counter hazards, reported at each line's origin (dump, patch hunk, rule).
+    let hazard_findings = hazard::lint(
+        &checked.asm,
+        &opts.target,
+        LintOptions {
+            policy: hazards,
+            suggest: false,
+        },
+    );
     let (errors, warnings): (Vec<_>, Vec<_>) = waits
         .into_iter()
+        .chain(hazard_findings)
         .partition(|d| d.severity == Severity::Error);
     if !errors.is_empty() {
         return Err(with_context(Diagnostics(errors), &label));

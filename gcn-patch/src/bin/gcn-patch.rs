@@ -7,6 +7,7 @@
 //! gcn-patch check [--manifest M]                apply and check every kernel × target
 //! gcn-patch pin KERNEL [--manifest M]           re-pin a kernel's dumps after re-checking patches
 //! gcn-patch targets                             list known processors and families
+//! gcn-patch lint FILE --target T [--suggest]    wait-counter hazards (exit 0 clean, 1 hazard, 2 input error)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -92,6 +93,19 @@ enum Command {
     },
     /// List every known processor, generic target and family name.
     Targets,
+    /// Check FILE for wait-counter hazards: reads or overwrites of registers
+    /// a pending memory operation will write. Exit 0: no hazard (notes and
+    /// warnings allowed); 1: at least one hazard; 2: usage or input error.
+    Lint {
+        /// Any AMDGPU asm file (.s, .rocmasm); no manifest needed.
+        file: PathBuf,
+        /// Target ID the file is for, e.g. gfx942, gfx1100, gfx1201.
+        #[arg(long, short)]
+        target: String,
+        /// Also list waits that could be loosened, and waits that cover nothing (notes).
+        #[arg(long)]
+        suggest: bool,
+    },
 }
 
 #[derive(clap::Args)]
@@ -111,6 +125,14 @@ fn parse_tool_timeout(text: &str) -> Result<std::time::Duration, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Lint {
+        file,
+        target,
+        suggest,
+    } = &cli.command
+    {
+        return lint(file, target, *suggest);
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(d) => {
@@ -293,6 +315,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             }
             Ok(())
         }
+        Command::Lint { .. } => unreachable!("handled in main"),
         Command::Targets => {
             println!(
                 "{:<18} {:>6}  {:<18} {:<8} {:<6} {:>4}",
@@ -315,6 +338,45 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             }
             Ok(())
         }
+    }
+}
+
+/// `gcn-patch lint`: exit 0 without hazard, 1 with one, 2 on bad input.
+fn lint(file: &Path, target: &str, suggest: bool) -> ExitCode {
+    let input = parse_target(target).and_then(|t| read_traced(file).map(|a| (t, a)));
+    let (target, asm) = match input {
+        Ok(x) => x,
+        Err(d) => {
+            eprintln!("{d}");
+            return ExitCode::from(2);
+        }
+    };
+    let opts = gcn_patch::check::hazard::LintOptions {
+        policy: gcn_patch::check::HazardPolicy::Error,
+        suggest,
+    };
+    let diags = gcn_patch::check::hazard::lint(&asm, &target, opts);
+    let hazards = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    for d in &diags {
+        eprintln!("{d}\n");
+    }
+    let notes = diags
+        .iter()
+        .filter(|d| d.severity == Severity::Note)
+        .count();
+    let warnings = diags.len() - hazards - notes;
+    eprintln!(
+        "gcn-patch lint: {}: {hazards} hazard(s), {warnings} warning(s), {notes} suggestion(s) for {}",
+        file.display(),
+        target.name()
+    );
+    if hazards > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

@@ -9,6 +9,9 @@
 //!   following LLVM's `AMDGPUBaseInfo.cpp`, with the facts of [`crate::isa::Isa`].
 //! * [`waitcnt`]: wait values out of range or of another generation, and
 //!   waits that cannot block.
+//! * [`hazard`]: reads and overwrites of registers that pending memory
+//!   operations will write (a control-flow-aware wait-counter analysis), and
+//!   how far each wait could be loosened.
 //!
 //! Instruction-set facts (counter widths, register granules, occupancy
 //! inputs) come from [`crate::isa`].
@@ -29,10 +32,12 @@ pub enum RegisterPolicy {
 
 pub mod budget;
 mod expr;
+pub mod hazard;
 pub mod occupancy;
 pub mod structure;
 pub mod waitcnt;
 
 pub use budget::{analyze, check_registers, CheckOutcome, Declared, KernelBudget, Usage};
+pub use hazard::HazardPolicy;
 pub use occupancy::{occupancy, Limiter, Occupancy};
 pub use waitcnt::check_waitcnt;

@@ -111,6 +111,28 @@ fn ends_block(mnemonic: &str) -> bool {
         || mnemonic == "s_endpgm"
 }
 
+/// The counters one wait instruction waits for, with their values and the
+/// byte range of each value in `text` (used by the hazard analysis; counters
+/// the instruction does not name are not waited for). Malformed or misplaced
+/// waits yield what could be read; [`check_waitcnt`] reports them.
+pub(crate) fn wait_values(
+    inst: &Instruction,
+    text: &str,
+    limits: &WaitcntLimits,
+) -> Vec<(Counter, u32, (usize, usize))> {
+    let mut ignored = Vec::new();
+    waits_of(inst, text, 0, limits, &mut ignored)
+        .into_iter()
+        .map(|w| {
+            (
+                w.counter,
+                w.value.min(limits.max(w.counter).unwrap_or(0)),
+                w.span,
+            )
+        })
+        .collect()
+}
+
 /// Parse the waits of one instruction; errors for unknown or misplaced
 /// counters go to `out`.
 fn waits_of(

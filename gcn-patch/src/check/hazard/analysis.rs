@@ -1,0 +1,458 @@
+//! The data-flow analysis: score brackets per counter, as in LLVM's
+//! `SIInsertWaitcnts.cpp` (`WaitcntBrackets`), over the kernel's CFG.
+//!
+//! For each counter the state keeps an upper bound of the operations that may
+//! be outstanding, and for every register a pending operation will write the
+//! number `d` of operations on the same counter issued after it (LLVM's
+//! `UB - score`). A wait `N` on an in-order counter retires everything but the
+//! `N` newest operations, so it retires a register with `d >= N`; on an
+//! out-of-order counter (SMEM pending, mixed events, flat) only `N = 0`
+//! retires anything. At a join the states merge by taking, per register, the
+//! smallest `d` (the strictest wait) and the largest outstanding bound; `d`
+//! saturates at the counter's maximum - 1 (as LLVM clamps its waits), so
+//! loops reach a fixpoint.
+
+use std::collections::BTreeMap;
+
+use super::cfg::{Cfg, Inst};
+use super::model::{
+    counter_index, unit_name, units, Kind, Model, Unit, VmemType, COUNTERS, KINDS, LDS_DMA,
+    LDS_STORE,
+};
+use crate::isa::Counter;
+use crate::parse::RegisterRef;
+
+/// A pending operation's claim on one register unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pend {
+    /// Operations on the same counter issued after it.
+    pub d: u32,
+    /// 0-based line of the producing instruction.
+    pub producer: usize,
+    /// VMEM type of the producer, for the in-order write rule.
+    pub vmem: Option<VmemType>,
+    /// The operation only reads the register later (export / store data).
+    pub late_read: bool,
+}
+
+/// State of one counter.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CounterState {
+    /// Upper bound of outstanding operations (saturates at the counter's max).
+    pub outstanding: u32,
+    /// Per kind: `d` of the newest pending operation of that kind.
+    pub kinds: [Option<u32>; KINDS],
+    /// Registers pending operations will write (or still read).
+    pub regs: BTreeMap<Unit, Pend>,
+    /// The last wait on this counter on every path here: (line, value).
+    pub last_wait: Option<(usize, u32)>,
+}
+
+impl CounterState {
+    /// Only a wait for 0 retires anything (SMEM pending, mixed kinds, flat).
+    pub fn out_of_order(&self) -> bool {
+        self.kinds[Kind::Smem.index()].is_some()
+            || self.kinds[Kind::Flat.index()].is_some()
+            || self.kinds.iter().filter(|k| k.is_some()).count() > 1
+    }
+
+    /// The loosest wait that retires a pending entry.
+    pub fn needed(&self, p: &Pend) -> u32 {
+        if self.out_of_order() {
+            0
+        } else {
+            p.d
+        }
+    }
+}
+
+/// The state before an instruction: one [`CounterState`] per counter.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct State {
+    /// Indexed by [`counter_index`].
+    pub counters: [CounterState; 10],
+}
+
+impl State {
+    /// Merge `other` into `self`; true if `self` changed.
+    pub fn merge(&mut self, other: &State, model: &Model) -> bool {
+        let mut changed = false;
+        for (i, c) in self.counters.iter_mut().enumerate() {
+            let o = &other.counters[i];
+            let max = model.max(COUNTERS[i]);
+            let outstanding = c.outstanding.max(o.outstanding).min(max);
+            changed |= outstanding != c.outstanding;
+            c.outstanding = outstanding;
+            for k in 0..KINDS {
+                let merged = match (c.kinds[k], o.kinds[k]) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                changed |= merged != c.kinds[k];
+                c.kinds[k] = merged;
+            }
+            for (u, p) in &o.regs {
+                match c.regs.get_mut(u) {
+                    Some(q) => {
+                        let mut m = if p.d < q.d || (p.d == q.d && p.producer < q.producer) {
+                            *p
+                        } else {
+                            *q
+                        };
+                        m.late_read = q.late_read && p.late_read;
+                        if m != *q {
+                            *q = m;
+                            changed = true;
+                        }
+                    }
+                    None => {
+                        c.regs.insert(*u, *p);
+                        changed = true;
+                    }
+                }
+            }
+            if c.last_wait.is_some() && c.last_wait != o.last_wait {
+                c.last_wait = None;
+                changed = true;
+            }
+        }
+        changed
+    }
+
+    /// Apply a wait: at most `n` operations of `counter` stay outstanding.
+    pub fn wait(&mut self, model: &Model, counter: Counter, n: u32, line: Option<usize>) {
+        let max = model.max(counter);
+        let c = &mut self.counters[counter_index(counter)];
+        if let Some(l) = line {
+            c.last_wait = Some((l, n));
+        }
+        // The maximum encodes "do not wait" (`vmcnt(63)` is omitted by the
+        // assembler); LLVM never emits more than max - 1 for a real wait.
+        if n >= c.outstanding || n >= max {
+            return;
+        }
+        if n == 0 {
+            c.outstanding = 0;
+            c.kinds = [None; KINDS];
+            c.regs.clear();
+            return;
+        }
+        let ooo = c.out_of_order();
+        c.outstanding = n;
+        if ooo {
+            return;
+        }
+        c.regs.retain(|_, p| p.d < n);
+        for k in c.kinds.iter_mut() {
+            if k.is_some_and(|d| d >= n) {
+                *k = None;
+            }
+        }
+    }
+}
+
+/// What a hazard is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// The instruction reads the register.
+    Read,
+    /// The instruction overwrites the register.
+    Overwrite,
+    /// A barrier while LDS operations are pending.
+    Barrier,
+}
+
+/// One hazard: an access to a register a pending operation will write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hazard {
+    /// 0-based line of the accessing instruction.
+    pub line: usize,
+    /// Read or overwrite.
+    pub access: Access,
+    /// The register as written in the instruction (e.g. `v[80:81]`).
+    pub register: String,
+    /// The pending registers among it (e.g. `v80, v81`).
+    pub pending: Vec<Unit>,
+    /// 0-based line of the producing instruction.
+    pub producer: usize,
+    /// The counter to wait on.
+    pub counter: Counter,
+    /// The loosest wait on `counter` that makes it safe.
+    pub needed: u32,
+    /// Outstanding bound on `counter` at this point.
+    pub outstanding: u32,
+    /// Operations issued after the producer on `counter`.
+    pub newer: u32,
+    /// The counter is out of order here (SMEM, mixed, flat).
+    pub out_of_order: bool,
+    /// The last wait on `counter` on every path here: (line, value).
+    pub last_wait: Option<(usize, u32)>,
+}
+
+/// Options of one analysis run.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// Replace the value of (line, counter index) in a wait instruction.
+    pub waits: BTreeMap<(usize, usize), u32>,
+    /// Treat a barrier as a use of this wave's pending LDS stores (used for
+    /// suggestions: a wait a barrier relies on is never offered for loosening,
+    /// although the barrier itself is the memory model's business, not a
+    /// register hazard).
+    pub barrier_rule: bool,
+}
+
+/// The analysis of one kernel.
+pub struct Analysis<'a> {
+    /// The model.
+    pub model: &'a Model,
+    /// The CFG.
+    pub cfg: &'a Cfg,
+    /// Wait values per line (from the parsed wait instructions).
+    pub waits: &'a BTreeMap<usize, Vec<(Counter, u32)>>,
+}
+
+impl Analysis<'_> {
+    /// Run to a fixpoint; return every hazard (one per instruction and
+    /// counter, after which the analysis assumes the wait was inserted).
+    pub fn run(&self, ov: &Overrides) -> Vec<Hazard> {
+        let n = self.cfg.nodes.len();
+        let mut input: Vec<Option<State>> = vec![None; n];
+        input[0] = Some(State::default());
+        let mut work: Vec<usize> = vec![0];
+        let mut queued = vec![false; n];
+        queued[0] = true;
+        // Bound the iterations: the lattice is finite, this is a safety net.
+        let mut budget = n * 200 + 1000;
+        while let Some(b) = work.pop() {
+            queued[b] = false;
+            if budget == 0 {
+                break;
+            }
+            budget -= 1;
+            let Some(mut st) = input[b].clone() else {
+                continue;
+            };
+            for inst in &self.cfg.nodes[b].insts {
+                self.step(inst, &mut st, ov, &mut |_| {});
+            }
+            for &s in &self.cfg.nodes[b].succs {
+                let changed = match &mut input[s] {
+                    Some(x) => x.merge(&st, self.model),
+                    None => {
+                        input[s] = Some(st.clone());
+                        true
+                    }
+                };
+                if changed && !queued[s] {
+                    queued[s] = true;
+                    work.push(s);
+                }
+            }
+        }
+        let mut out = vec![];
+        for (b, node) in self.cfg.nodes.iter().enumerate() {
+            let Some(mut st) = input[b].clone() else {
+                continue;
+            };
+            for inst in &node.insts {
+                self.step(inst, &mut st, ov, &mut |h| out.push(h));
+            }
+        }
+        out.sort_by_key(|h| (h.line, h.producer));
+        out.dedup_by_key(|h| (h.line, h.counter, h.register.clone()));
+        out
+    }
+
+    /// The transfer function of one instruction.
+    fn step(&self, inst: &Inst, st: &mut State, ov: &Overrides, report: &mut dyn FnMut(Hazard)) {
+        let e = &inst.effect;
+        if let Some(ws) = self.waits.get(&inst.line) {
+            for &(c, v) in ws {
+                let v = ov
+                    .waits
+                    .get(&(inst.line, counter_index(c)))
+                    .copied()
+                    .unwrap_or(v);
+                st.wait(self.model, c, v, Some(inst.line));
+            }
+            return;
+        }
+        // Accesses: (register, access, is the in-order VMEM write exemption possible).
+        let mut accesses: Vec<(RegisterRef, Access)> = vec![];
+        accesses.extend(e.reads.iter().map(|r| (*r, Access::Read)));
+        accesses.extend(e.defs.iter().map(|r| (*r, Access::Overwrite)));
+        // Per counter: the strictest need among this instruction's accesses.
+        let mut worst: BTreeMap<usize, Hazard> = BTreeMap::new();
+        for (reg, access) in &accesses {
+            let us: Vec<Unit> = units(reg).collect();
+            for (ci, c) in st.counters.iter().enumerate() {
+                if c.regs.is_empty() {
+                    continue;
+                }
+                let mut hit: Vec<(Unit, Pend)> = vec![];
+                for u in &us {
+                    if let Some(p) = c.regs.get(u) {
+                        if p.late_read && *access == Access::Read {
+                            continue;
+                        }
+                        if *access == Access::Overwrite
+                            && !p.late_read
+                            && e.vmem_load.is_some_and(|(vc, vt)| {
+                                counter_index(vc) == ci && p.vmem == Some(vt)
+                            })
+                        {
+                            continue; // same-type VMEM writes complete in order
+                        }
+                        hit.push((*u, *p));
+                    }
+                }
+                if hit.is_empty() {
+                    continue;
+                }
+                let (_, p) = *hit
+                    .iter()
+                    .min_by_key(|(_, p)| (c.needed(p), std::cmp::Reverse(p.producer)))
+                    .expect("non-empty");
+                let h = Hazard {
+                    line: inst.line,
+                    access: *access,
+                    register: reg.to_string(),
+                    pending: hit
+                        .iter()
+                        .filter(|(_, q)| q.producer == p.producer)
+                        .map(|(u, _)| *u)
+                        .collect(),
+                    producer: p.producer,
+                    counter: COUNTERS[ci],
+                    needed: c.needed(&p),
+                    outstanding: c.outstanding,
+                    newer: p.d,
+                    out_of_order: c.out_of_order(),
+                    last_wait: c.last_wait,
+                };
+                match worst.get(&ci) {
+                    Some(w) if w.needed <= h.needed => {}
+                    _ => {
+                        worst.insert(ci, h);
+                    }
+                }
+            }
+        }
+        // LDS reads wait for LDS DMA on the VMEM counter.
+        if e.reads_lds {
+            for (ci, c) in st.counters.iter().enumerate() {
+                if let Some(p) = c.regs.get(&LDS_DMA) {
+                    let h = Hazard {
+                        line: inst.line,
+                        access: Access::Read,
+                        register: unit_name(LDS_DMA),
+                        pending: vec![LDS_DMA],
+                        producer: p.producer,
+                        counter: COUNTERS[ci],
+                        needed: c.needed(p),
+                        outstanding: c.outstanding,
+                        newer: p.d,
+                        out_of_order: c.out_of_order(),
+                        last_wait: c.last_wait,
+                    };
+                    if worst.get(&ci).is_none_or(|w| w.needed > h.needed) {
+                        worst.insert(ci, h);
+                    }
+                }
+            }
+        }
+        // A barrier usually publishes this wave's LDS stores to the workgroup
+        // (a workgroup release, which LLVM's SIMemoryLegalizer implements as
+        // `s_waitcnt lgkmcnt(0)` before it); only with `barrier_rule`.
+        if e.barrier && ov.barrier_rule {
+            for (ci, c) in st.counters.iter().enumerate() {
+                if let Some(p) = c.regs.get(&LDS_STORE) {
+                    let h = Hazard {
+                        line: inst.line,
+                        access: Access::Barrier,
+                        register: unit_name(LDS_STORE),
+                        pending: vec![LDS_STORE],
+                        producer: p.producer,
+                        counter: COUNTERS[ci],
+                        needed: c.needed(p),
+                        outstanding: c.outstanding,
+                        newer: p.d,
+                        out_of_order: c.out_of_order(),
+                        last_wait: c.last_wait,
+                    };
+                    if worst.get(&ci).is_none_or(|w| w.needed > h.needed) {
+                        worst.insert(ci, h);
+                    }
+                }
+            }
+        }
+        for (ci, h) in worst {
+            // Assume the fix: report once, not at every later use.
+            st.wait(self.model, COUNTERS[ci], h.needed, None);
+            report(h);
+        }
+        // Issue: count the events, record what they will write.
+        for ev in &e.events {
+            let ci = counter_index(ev.counter);
+            let max = self.model.max(ev.counter);
+            let c = &mut st.counters[ci];
+            // Saturate as LLVM's determineWait does (`min(UB - score, max - 1)`):
+            // an operation with max - 1 newer ones is covered by any real wait.
+            let sat = max.saturating_sub(1);
+            c.outstanding = (c.outstanding + 1).min(max);
+            for k in c.kinds.iter_mut().flatten() {
+                *k = (*k + 1).min(sat);
+            }
+            for p in c.regs.values_mut() {
+                p.d = (p.d + 1).min(sat);
+            }
+            c.kinds[ev.kind.index()] = Some(0);
+            let vmem = e.vmem_load.map(|(_, t)| t);
+            for r in &ev.writes {
+                for u in units(r) {
+                    c.regs.insert(
+                        u,
+                        Pend {
+                            d: 0,
+                            producer: inst.line,
+                            vmem,
+                            late_read: false,
+                        },
+                    );
+                }
+            }
+            for r in &ev.reads_late {
+                for u in units(r) {
+                    c.regs.entry(u).or_insert(Pend {
+                        d: 0,
+                        producer: inst.line,
+                        vmem: None,
+                        late_read: true,
+                    });
+                }
+            }
+            if ev.lds_store {
+                c.regs.insert(
+                    LDS_STORE,
+                    Pend {
+                        d: 0,
+                        producer: inst.line,
+                        vmem: None,
+                        late_read: false,
+                    },
+                );
+            }
+            if ev.lds_dma {
+                c.regs.insert(
+                    LDS_DMA,
+                    Pend {
+                        d: 0,
+                        producer: inst.line,
+                        vmem: None,
+                        late_read: false,
+                    },
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,358 @@
+//! Wait-counter hazards: does every instruction wait for the memory
+//! operations whose results it reads?
+//!
+//! * [`model`]: per generation, which instruction increments which counter,
+//!   which registers it writes when it completes, which counters complete in
+//!   order (LLVM `SIInsertWaitcnts.cpp`, `AMDGPUUsage.rst`).
+//! * [`cfg`]: basic blocks and branches of each kernel.
+//! * [`analysis`]: the score-bracket data flow over the CFG, to a fixpoint
+//!   (pending operations carried across loop back edges; the kernel entry has
+//!   nothing pending).
+//! * [`suggest`]: for every wait, the loosest value that adds no hazard.
+//!
+//! [`lint`] runs it on one file and returns rustc-style diagnostics: hazards
+//! (errors, or warnings with [`HazardPolicy::Warn`]), control flow or
+//! instructions the model cannot follow (warnings, never silently safe), and
+//! with `suggest` the loosenable waits (notes).
+
+pub mod analysis;
+pub mod cfg;
+pub mod model;
+pub mod suggest;
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use gcn_embed::TargetId;
+use serde::Deserialize;
+
+use crate::check::waitcnt::wait_values;
+use crate::diag::Diagnostic;
+use crate::document::Document;
+use crate::isa::Counter;
+use crate::parse::AsmFile;
+
+pub use analysis::{Access, Hazard};
+pub use model::Model;
+pub use suggest::Suggestion;
+
+/// What to do with a wait-counter hazard in `gcn-patch check` / gcn-build
+/// (`hazards = "error" | "warn"` in kernels.toml).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HazardPolicy {
+    /// A hazard stops the build (default).
+    #[default]
+    Error,
+    /// A hazard is reported as a warning.
+    Warn,
+}
+
+/// One counter of a wait instruction: counter, value, byte range of the
+/// value in the line.
+pub type WaitValue = (Counter, u32, (usize, usize));
+
+/// One kernel prepared for analysis.
+pub struct KernelAnalysis {
+    /// Kernel symbol (or `<file>` for code outside any kernel).
+    pub name: String,
+    /// The model.
+    pub model: Model,
+    /// The CFG.
+    pub cfg: cfg::Cfg,
+    /// Wait values per line.
+    pub waits: BTreeMap<usize, Vec<(Counter, u32)>>,
+    /// Wait value spans per line: (counter, value, byte range in the text).
+    pub wait_spans: BTreeMap<usize, Vec<WaitValue>>,
+    /// Lines of instructions the model does not know.
+    pub unknown: Vec<usize>,
+}
+
+impl KernelAnalysis {
+    /// Run the analysis with `ov` applied.
+    pub fn hazards(&self, ov: &analysis::Overrides) -> Vec<Hazard> {
+        analysis::Analysis {
+            model: &self.model,
+            cfg: &self.cfg,
+            waits: &self.waits,
+        }
+        .run(ov)
+    }
+}
+
+/// Prepare every kernel of `asm` for `target` (a file without kernel
+/// descriptors is analysed as one program from its first instruction).
+pub fn kernels(asm: &AsmFile, target: &TargetId) -> Vec<KernelAnalysis> {
+    let model = Model::new(target.processor.generation, target.processor.name);
+    let mut groups: Vec<(String, Vec<Range<usize>>)> = asm
+        .kernels()
+        .into_iter()
+        .filter(|k| !k.blocks.is_empty())
+        .map(|k| {
+            (
+                k.name.clone(),
+                k.blocks.iter().map(|b| b.lines.clone()).collect(),
+            )
+        })
+        .collect();
+    if groups.is_empty() {
+        groups.push((
+            "<file>".into(),
+            std::iter::once(0..asm.lines.len()).collect(),
+        ));
+    }
+    groups
+        .into_iter()
+        .map(|(name, ranges)| {
+            let cfg = cfg::build(asm, &ranges, &model);
+            let mut waits = BTreeMap::new();
+            let mut wait_spans = BTreeMap::new();
+            let mut unknown = vec![];
+            for node in &cfg.nodes {
+                for inst in &node.insts {
+                    let line = &asm.lines[inst.line];
+                    let Some(i) = line.instruction() else {
+                        continue;
+                    };
+                    if inst.effect.unknown {
+                        unknown.push(inst.line);
+                    }
+                    if is_wait(&i.mnemonic) {
+                        let vs = if i.mnemonic == "s_wait_idle" {
+                            model::COUNTERS
+                                .iter()
+                                .filter(|c| model.has(**c))
+                                .map(|c| (*c, 0, (0, 0)))
+                                .collect()
+                        } else {
+                            wait_values(i, &line.text, &model.limits)
+                        };
+                        let vs: Vec<_> = vs.into_iter().filter(|(c, _, _)| model.has(*c)).collect();
+                        waits.insert(inst.line, vs.iter().map(|(c, v, _)| (*c, *v)).collect());
+                        wait_spans.insert(inst.line, vs);
+                    }
+                }
+            }
+            KernelAnalysis {
+                name,
+                model,
+                cfg,
+                waits,
+                wait_spans,
+                unknown,
+            }
+        })
+        .collect()
+}
+
+/// Is this a wait instruction the model applies (`s_waitcnt_depctr` and
+/// `s_wait_alu` are not counter waits and are ignored)?
+fn is_wait(m: &str) -> bool {
+    m == "s_waitcnt"
+        || m == "s_wait_idle"
+        || (m.starts_with("s_waitcnt_") && m != "s_waitcnt_depctr")
+        || (m.starts_with("s_wait_") && m.ends_with("cnt"))
+        || m == "s_wait_loadcnt_dscnt"
+        || m == "s_wait_storecnt_dscnt"
+}
+
+/// Every hazard of `asm` for `target`, per kernel name.
+pub fn hazards(asm: &AsmFile, target: &TargetId) -> Vec<(String, Hazard)> {
+    kernels(asm, target)
+        .iter()
+        .flat_map(|k| {
+            k.hazards(&analysis::Overrides::default())
+                .into_iter()
+                .map(|h| (k.name.clone(), h))
+        })
+        .collect()
+}
+
+/// Options of [`lint`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LintOptions {
+    /// Hazards are errors (default) or warnings.
+    pub policy: HazardPolicy,
+    /// Also list waits that could be loosened (notes).
+    pub suggest: bool,
+}
+
+/// Lint a document: hazards, unfollowed control flow and unknown
+/// instructions, and (with `suggest`) loosenable waits, each placed at the
+/// line's origin (dump line, patch hunk, rule).
+pub fn lint(doc: &Document, target: &TargetId, opts: LintOptions) -> Vec<Diagnostic> {
+    let asm = doc.asm();
+    let mut out = vec![];
+    for k in kernels(asm, target) {
+        for h in k.hazards(&analysis::Overrides::default()) {
+            out.push(render_hazard(doc, asm, &k, &h, opts.policy));
+        }
+        for u in &k.cfg.unfollowed {
+            out.push(
+                doc.locate(
+                    Diagnostic::warning(format!(
+                        "kernel `{}`: wait-counter analysis: {}",
+                        k.name, u.what
+                    ))
+                    .with_note("hazards on this path are not checked"),
+                    u.line,
+                    None,
+                    "not followed by the hazard analysis",
+                ),
+            );
+        }
+        for &l in &k.unknown {
+            let m = asm.lines[l]
+                .instruction()
+                .map(|i| i.mnemonic.clone())
+                .unwrap_or_default();
+            out.push(doc.locate(
+                Diagnostic::warning(format!(
+                    "kernel `{}`: `{m}` is not known to the wait-counter model",
+                    k.name
+                ))
+                .with_note("its register reads are checked, but if it accesses memory its results are not tracked"),
+                l,
+                None,
+                "unknown instruction",
+            ));
+        }
+        if opts.suggest {
+            for s in suggest::suggest(&k) {
+                out.push(suggest::render(doc, asm, &k, &s));
+            }
+        }
+    }
+    out
+}
+
+fn render_hazard(
+    doc: &Document,
+    asm: &AsmFile,
+    k: &KernelAnalysis,
+    h: &Hazard,
+    policy: HazardPolicy,
+) -> Diagnostic {
+    let limits = &k.model.limits;
+    let c = h.counter;
+    let producer_text = asm.lines[h.producer]
+        .instruction()
+        .map(|_| asm.lines[h.producer].text.trim().to_string())
+        .unwrap_or_default();
+    let producer_text = producer_text
+        .split(&[';'][..])
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let producer_mn = producer_text
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let pending: Vec<String> = h.pending.iter().map(|u| model::unit_name(*u)).collect();
+    let wait = limits
+        .wait_instruction(c, h.needed)
+        .unwrap_or_else(|| format!("{c} {}", h.needed));
+    let what = match h.access {
+        Access::Read => format!(
+            "`{}` is read before the `{producer_mn}` that writes it has completed",
+            h.register
+        ),
+        Access::Overwrite => format!(
+            "`{}` is overwritten while the `{producer_mn}` that writes it may still be in flight",
+            h.register
+        ),
+        Access::Barrier => format!(
+            "barrier while the `{producer_mn}` of this wave may not have reached LDS: other waves may read stale data"
+        ),
+    };
+    let msg = format!("kernel `{}`: {what}", k.name);
+    let mut d = match policy {
+        HazardPolicy::Error => Diagnostic::error(msg),
+        HazardPolicy::Warn => Diagnostic::warning(msg),
+    };
+    let text = &asm.lines[h.line].text;
+    let span = register_span(text, &h.register);
+    let label = match h.access {
+        Access::Read => format!("reads {}", pending.join(", ")),
+        Access::Overwrite => format!("overwrites {}", pending.join(", ")),
+        Access::Barrier => "barrier".to_string(),
+    };
+    d = d.with_note(format!(
+        "{} {} written by `{producer_text}` at {}",
+        pending.join(", "),
+        if pending.len() == 1 { "is" } else { "are" },
+        doc.origin_text(h.producer)
+    ));
+    let state = if h.out_of_order {
+        format!(
+            "{c} here: up to {} operation(s) outstanding, completing out of order ({}), so only `{}` waits for it",
+            h.outstanding,
+            if c == Counter::Lgkmcnt || c == Counter::Kmcnt {
+                "a scalar memory load, a message, a flat access or mixed LDS/SMEM operations are pending"
+            } else {
+                "a flat access or mixed operation types are pending"
+            },
+            limits.wait_instruction(c, 0).unwrap_or_default()
+        )
+    } else {
+        format!(
+            "{c} here: up to {} operation(s) outstanding, {} issued after that `{producer_mn}`, so a wait for {c} ≤ {} covers it",
+            h.outstanding, h.newer, h.needed
+        )
+    };
+    d = d.with_note(state);
+    let mut fix_change = None;
+    if let Some((wl, wv)) = h.last_wait {
+        d = d.with_note(format!(
+            "the last {c} wait on every path here is `{}` at {}",
+            asm.lines[wl].text.trim(),
+            doc.origin_text(wl)
+        ));
+        if wv > h.needed && wl > h.producer {
+            fix_change = Some((wl, wv));
+        }
+    }
+    if let Some((wl, wv)) = fix_change {
+        d = d.with_help(format!(
+            "`{}` → `{}` at {}",
+            short(c, wv, k),
+            short(c, h.needed, k),
+            doc.origin_text(wl)
+        ));
+        d = d.with_help(format!(
+            "or insert `{wait}` before {}",
+            doc.origin_text(h.line)
+        ));
+    } else {
+        d = d.with_help(format!(
+            "insert `{wait}` before {}",
+            doc.origin_text(h.line)
+        ));
+    }
+    doc.locate(d, h.line, span, label)
+}
+
+/// `vmcnt(3)` / `loadcnt 0x3`: the counter part of a wait, as written.
+pub(crate) fn short(c: Counter, v: u32, k: &KernelAnalysis) -> String {
+    if k.model.limits.split_counters() || c == Counter::Vscnt {
+        k.model
+            .limits
+            .wait_instruction(c, v)
+            .unwrap_or_else(|| format!("{c} {v}"))
+    } else {
+        format!("{c}({v})")
+    }
+}
+
+/// Byte range of `reg` in the operands of `text`.
+fn register_span(text: &str, reg: &str) -> Option<(usize, usize)> {
+    let code_end = text.find(';').unwrap_or(text.len());
+    let start = text[..code_end]
+        .trim_start()
+        .find(char::is_whitespace)
+        .map(|i| i + (text.len() - text.trim_start().len()))?;
+    let pos = text[start..code_end].find(reg)? + start;
+    Some((pos, pos + reg.len()))
+}
