@@ -10,7 +10,6 @@ use common::*;
 use gcn_embed::TargetId;
 use gcn_patch::manifest::Manifest;
 use gcn_patch_demo::{KERNELS, MATMUL};
-use sha2::{Digest, Sha256};
 
 fn manifest() -> Manifest {
     Manifest::load(&repo().join("kernels.toml")).unwrap_or_else(|d| panic!("{d}"))
@@ -48,10 +47,7 @@ fn every_kernel_and_target_of_the_manifest_is_embedded_and_verified() {
                 header.abi_version, want_abi,
                 "generic objects must be code object v6"
             );
-            let digest: String = Sha256::digest(o.bytes)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect();
+            let digest = gcn_patch::manifest::sha256_hex(o.bytes);
             assert_eq!(
                 digest, o.sha256,
                 "{} {}: embedded hash",

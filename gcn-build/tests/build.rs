@@ -6,19 +6,12 @@ use std::path::{Path, PathBuf};
 
 use gcn_build::Build;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+#[path = "../../tests/support/mod.rs"]
+mod support;
+use support::repo;
 
 fn sha256(path: &Path) -> String {
-    use sha2::{Digest, Sha256};
-    Sha256::digest(fs::read(path).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    gcn_patch::manifest::sha256_hex(&fs::read(path).unwrap())
 }
 
 /// A project with two kernels, each from one gfx11-generic HIP dump, for gfx1100 and gfx11-generic.
@@ -233,4 +226,32 @@ fn outside_a_build_script_without_out_dir_says_how_to_fix_it() {
         text.contains("OUT_DIR is not set") && text.contains(".out_dir("),
         "{text}"
     );
+}
+
+/// A rule deleting the wait before a load's result is used: gcn-build fails
+/// with the same hazard diagnostic as `gcn-patch check`, naming the rule's
+/// kernel and the read; `hazards = "warn"` lets it build.
+#[test]
+fn a_wait_counter_hazard_fails_the_build_unless_warned() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("asm")).unwrap();
+    let dst = dir.path().join("asm/saxpy.s");
+    fs::copy(repo().join("tests/corpus/hip/gfx11-generic/saxpy.s"), &dst).unwrap();
+    let manifest = |keys: &str| {
+        format!(
+            "[[kernel]]\nname = \"saxpy\"\n{keys}\n[[kernel.source]]\nasm = \"asm/saxpy.s\"\nsha256 = \"{}\"\ntargets = [\"gfx1100\"]\n\n[[kernel.source.rule]]\ndelete = \"s_waitcnt vmcnt(0)\"\n",
+            sha256(&dst)
+        )
+    };
+    let path = dir.path().join("kernels.toml");
+    fs::write(&path, manifest("")).unwrap();
+    let err = build(&path, &dir.path().join("out")).expect_err("hazard must fail the build");
+    let text = err.to_string();
+    assert!(
+        text.contains("is read before the `global_load_b32`"),
+        "{text}"
+    );
+    assert!(text.contains("insert `s_waitcnt vmcnt(0)`"), "{text}");
+    fs::write(&path, manifest("hazards = \"warn\"\n")).unwrap();
+    build(&path, &dir.path().join("out")).unwrap_or_else(|e| panic!("{e}"));
 }

@@ -2,20 +2,13 @@
 //! workspace root): IREE 3.13 dumps and code objects, clang-22 HIP asm.
 
 use std::fs;
-use std::path::{Path, PathBuf};
 
 use gcn_embed::elf::read_header;
 use gcn_embed::{select, CodeObject, EFlags, TargetId};
 
-fn corpus() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
-    assert!(
-        dir.join("iree/index.tsv").is_file(),
-        "corpus missing at {}: run tests/corpus/regen.sh",
-        dir.display()
-    );
-    dir
-}
+#[path = "../../tests/support/mod.rs"]
+mod support;
+use support::corpus;
 
 /// The quoted operand of `.amdgcn_target` and the `amdhsa.target:` value.
 fn targets_in(asm: &str) -> (String, String) {

@@ -46,7 +46,7 @@
 //! patches and rules (hand-written asm, edited in place) may omit it.
 //! `gcn-patch pin <kernel>` rewrites the pins ([`crate::patch::pin()`]).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Component, Path, PathBuf};
 
 use serde::Deserialize;
@@ -285,7 +285,8 @@ impl Manifest {
         };
 
         let canon_dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
-        let mut names = HashSet::new();
+        // Upper-cased name (the generated static) → (name, where declared).
+        let mut names: HashMap<String, (String, Location)> = HashMap::new();
         let mut kernels = Vec::new();
         for rk in raw.kernel {
             let name = rk.name.get_ref().clone();
@@ -296,12 +297,29 @@ impl Manifest {
                         .with_help("use letters, digits and `_`, not starting with a digit, not a keyword (e.g. `matmul_f16`)"),
                 );
             }
-            if !names.insert(name.clone()) {
-                errors.push(
+            let here = src.loc(rk.name.span());
+            match names.get(&name.to_uppercase()) {
+                Some((first, _)) if *first == name => errors.push(
                     Diagnostic::error(format!("kernel `{name}` is declared twice"))
-                        .at(src.loc(rk.name.span()).with_label("second declaration"))
+                        .at(here.with_label("second declaration"))
                         .with_help("kernel names must be unique; rename one of them"),
-                );
+                ),
+                Some((first, at)) => errors.push(
+                    Diagnostic::error(format!(
+                        "kernels `{first}` and `{name}` differ only in case: both would generate `pub static {}`",
+                        name.to_uppercase()
+                    ))
+                    .at(here.with_label(format!("same static as `{first}`")))
+                    .with_note(format!(
+                        "`{first}` is declared at {}:{}",
+                        at.file.display(),
+                        at.line
+                    ))
+                    .with_help("kernel names must differ in more than case; rename one of them"),
+                ),
+                None => {
+                    names.insert(name.to_uppercase(), (name.clone(), here));
+                }
             }
             let mut sources: Vec<SourceSpec> = Vec::new();
             for rs in rk.source {
@@ -459,8 +477,18 @@ impl Manifest {
 /// Lowercase hex sha256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(bytes);
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    hex(&Sha256::digest(bytes))
+}
+
+/// Lowercase hex of `bytes` (e.g. a digest). gcn-embed, which has no
+/// dependencies, keeps its own.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
 }
 
 fn is_rust_ident(s: &str) -> bool {

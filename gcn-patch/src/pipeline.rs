@@ -210,8 +210,9 @@ pub fn prepare_traced_with(
     notes.extend(checked.notes);
     let waits = check::waitcnt::check_waitcnt(&checked.asm, &opts.target);
     // Wait-counter hazards, reported at each line's origin (dump, patch hunk, rule).
-    let hazard_findings = hazard::lint(
+    let hazard_findings = hazard::lint_patched(
         &checked.asm,
+        original.as_ref(),
         &opts.target,
         LintOptions {
             policy: hazards,

@@ -13,7 +13,6 @@ fn run_all(text: &str, target: &gcn_embed::TargetId) {
     for policy in [RegisterPolicy::Error, RegisterPolicy::Update] {
         let _ = check_registers(Some(&t), &t, target, policy, "fuzz");
     }
-    let _ = check_waitcnt(&Document::from_source(text, "<asm>"), target);
     let _ = check_waitcnt(&t, target);
 }
 

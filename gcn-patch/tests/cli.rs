@@ -1,14 +1,10 @@
 //! The `gcn-patch` binary end to end, on real dumps with the real LLVM 22.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+use common::repo;
+
+use std::process::{Command, Output};
 
 fn gcn_patch(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_gcn-patch"))

@@ -272,3 +272,112 @@ fn lint_cli_exit_codes() {
         "missing --target is a usage error"
     );
 }
+
+#[test]
+fn a_call_retires_what_the_callee_waits_for() {
+    // Reads before the call are checked; after it, the callee has waited.
+    let src = "k:\n\tglobal_load_dword v1, v[2:3], off\n\ts_swappc_b64 s[30:31], s[4:5]\n\tv_mov_b32 v4, v1\n\ts_endpgm\n";
+    let d = lint(src, "k.s", "gfx942", false);
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert_eq!(d[0].severity, Severity::Warning, "{}", render(&d));
+    let src =
+        "k:\n\ts_load_dwordx2 s[4:5], s[0:1], 0x0\n\ts_swappc_b64 s[30:31], s[4:5]\n\ts_endpgm\n";
+    let d = lint(src, "k.s", "gfx942", false);
+    assert!(
+        d.iter().any(|d| d.severity == Severity::Error),
+        "{}",
+        render(&d)
+    );
+}
+
+#[test]
+fn generation_specific_waits_and_counters() {
+    // gfx12 combined wait: loadcnt in bits 13:8, dscnt in 5:0.
+    let src = "k:\n\tglobal_load_b32 v1, v[2:3], off\n\tds_load_b32 v4, v0\n\ts_wait_loadcnt_dscnt 0x0\n\tv_add_f32_e32 v5, v1, v4\n\ts_endpgm\n";
+    assert!(lint(src, "k.s", "gfx1201", false).is_empty());
+    let loose = src.replace("0x0\n", "0x100\n");
+    let d = lint(&loose, "k.s", "gfx1201", false);
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(d[0].message.contains("`v1`"), "{}", d[0].message);
+    // gfx10/11 stores count in vscnt (`*_cnt null, N`); depctr is no counter wait.
+    let src = "k:\n\tglobal_store_dword v[0:1], v2, off\n\ts_waitcnt_vscnt null, 0x0\n\ts_waitcnt_depctr 0xffe3\n\tglobal_load_dword v3, v[0:1], off\n\ts_waitcnt vmcnt(0)\n\tv_mov_b32 v4, v3\n\ts_endpgm\n";
+    assert!(
+        lint(src, "k.s", "gfx1030", false).is_empty(),
+        "{}",
+        render(&lint(src, "k.s", "gfx1030", false))
+    );
+    let src = "k:\n\ts_load_dword s2, s[0:1], 0x0\n\ts_waitcnt_lgkmcnt null, 0x0\n\tv_mov_b32 v1, s2\n\ts_endpgm\n";
+    assert!(lint(src, "k.s", "gfx1030", false).is_empty());
+    let src =
+        "k:\n\tds_load_b32 v4, v0\n\ts_wait_storecnt_dscnt 0x0\n\tv_mov_b32 v5, v4\n\ts_endpgm\n";
+    assert!(lint(src, "k.s", "gfx1201", false).is_empty());
+    // LDS DMA: an LDS read must wait for the buffer load that writes LDS.
+    let src = "k:\n\tbuffer_load_dword v1, s[4:7], 0 offen lds\n\tds_read_b32 v2, v3\n\ts_waitcnt vmcnt(0) lgkmcnt(0)\n\ts_endpgm\n";
+    let d = lint(src, "k.s", "gfx942", false);
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(d[0].help[0].contains("vmcnt(0)"), "{:?}", d[0].help);
+    // Atomics return with sc0 on gfx942, glc elsewhere.
+    let src = "k:\n\tglobal_atomic_add v0, v[2:3], v4, off sc0\n\tv_mov_b32 v5, v0\n\ts_endpgm\n";
+    assert_eq!(lint(src, "k.s", "gfx942", false).len(), 1);
+    let src = "k:\n\tglobal_atomic_add v0, v[2:3], v4, off glc\n\tv_mov_b32 v5, v0\n\ts_endpgm\n";
+    assert_eq!(lint(src, "k.s", "gfx90a", false).len(), 1);
+    // Export data stays locked until expcnt: overwriting it is a hazard.
+    let src = "k:\n\texp mrt0 v0, v1, v2, v3 done vm\n\tv_mov_b32 v0, 0\n\ts_endpgm\n";
+    let d = lint(src, "k.s", "gfx1100", false);
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(d[0].help[0].contains("expcnt(0)"), "{:?}", d[0].help);
+    // Reading it is fine.
+    let src = "k:\n\texp mrt0 v0, v1, v2, v3 done vm\n\tv_mov_b32 v5, v0\n\ts_endpgm\n";
+    assert!(lint(src, "k.s", "gfx1100", false).is_empty());
+}
+
+/// Bad or odd input never panics: every corpus file with lines deleted,
+/// duplicated, swapped or truncated (a deterministic pseudo-random walk), and
+/// text that is not asm at all.
+#[test]
+fn odd_input_never_panics() {
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n.max(1) as u64) as usize
+    };
+    for (file, target) in common::corpus_files() {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        for round in 0..10 {
+            let n = lines.len();
+            match next(4) {
+                0 if n > 1 => {
+                    lines.remove(next(n));
+                }
+                1 => {
+                    let l = lines[next(n)];
+                    lines.insert(next(n), l);
+                }
+                2 => lines.swap(next(n), next(n)),
+                _ => lines.truncate(n - next(n / 4 + 1)),
+            }
+            let t = lines.join("\n");
+            let _ = lint(&t, "x.s", target.name().as_str(), round == 0 && n < 400);
+        }
+    }
+    for junk in [
+        "",
+        "\n\n",
+        "s_waitcnt\n",
+        "s_waitcnt vmcnt(\n",
+        "s_waitcnt vmcnt(99999999999)\n",
+        "s_wait_loadcnt_dscnt 0xffffffff\n",
+        "k:\n\ts_branch k\n",
+        "k:\n\ts_cbranch_scc0\n",
+        "\tbuffer_load_dword v[5:2], v0, s[0:3], 0 offen\n\tv_mov_b32 v3, v4\n",
+        "\tds_read_b32 v[4294967295:4294967295], v0\n",
+        "---\namdhsa.kernels: []\n...\n",
+    ] {
+        for target in ["gfx942", "gfx1100", "gfx1201", "gfx803"] {
+            let _ = lint(junk, "x.s", target, true);
+        }
+    }
+}

@@ -112,6 +112,13 @@ fn the_issue_delete_rule_is_caught_and_hazards_warn_downgrades_it() {
                 .any(|h| h.contains("insert `s_waitcnt vmcnt(3)`")),
             "{d}"
         );
+        // The deleted wait is named, at its dump line.
+        assert!(
+            d.0[0].notes.iter().any(|n| n
+                .contains("the dump's `s_waitcnt vmcnt(3)` at asm/iree/gfx942/matmul.rocmasm:151")
+                && n.contains("removed or changed it")),
+            "{d}"
+        );
     }
     // hazards = "warn": the job passes, the hazard is a warning note.
     for r in prepare_all(&p, &demo_manifest("hazards = \"warn\"\n", rule)) {
@@ -188,4 +195,32 @@ fn suggestions_on_the_demo() {
             );
         }
     }
+}
+
+#[test]
+fn gcn_patch_check_fails_on_a_hazard_and_passes_with_warn() {
+    let p = project();
+    let rule = "\n[[kernel.source.rule]]\ndelete = \"s_waitcnt vmcnt(3)\"\nblock = \".LBB0_1\"\n";
+    p.manifest(&demo_manifest("", rule)).unwrap();
+    let run = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+            .args(["check", "--manifest"])
+            .arg(p.path("kernels.toml"))
+            .output()
+            .unwrap()
+    };
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("`v[88:89]` is read before"), "{err}");
+    assert!(
+        err.contains("rule #4") || err.contains("asm/iree/gfx942/matmul.rocmasm:"),
+        "{err}"
+    );
+    p.manifest(&demo_manifest("hazards = \"warn\"\n", rule))
+        .unwrap();
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(err.contains("warning: kernel `matmul_dispatch_0"), "{err}");
 }

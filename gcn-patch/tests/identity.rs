@@ -12,6 +12,8 @@
 //!   error for gfx1100.
 //! * Determinism across output directories.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -22,8 +24,10 @@ use gcn_patch::document::Document;
 use gcn_patch::pipeline::{self, Prepared};
 use gcn_patch::provenance::Origin;
 use gcn_patch::retarget::RetargetOptions;
-use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+use gcn_patch::toolchain::Toolchain;
 use gcn_patch::verify;
+
+use common::{corpus, toolchain};
 
 /// Dumps LLVM 22 genuinely cannot assemble, with the reason (none today:
 /// the gfx1201 softmax's VOPD pairs are rewritten, see [`rewritten_pairs`]).
@@ -101,15 +105,6 @@ fn same_but_rewritten(ours: &str, theirs: &str, pairs: &[(String, Vec<String>)],
         pairs.len(),
         "{what}: a rewrite does not show in the disassembly"
     );
-}
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
-}
-
-fn toolchain() -> Toolchain {
-    Toolchain::find(&ToolchainConfig::default(), &|k| std::env::var(k).ok())
-        .unwrap_or_else(|d| panic!("{d}\nthese tests need LLVM 22: run `bash tests/setup.sh`"))
 }
 
 struct Row {

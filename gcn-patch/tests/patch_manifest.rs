@@ -147,6 +147,18 @@ fn kernel_names_are_unique_rust_identifiers() {
     ));
 }
 
+/// `mm` and `MM` would both generate `pub static MM`.
+#[test]
+fn kernel_names_differing_only_in_case_are_an_error() {
+    let p = full_project();
+    let e = err(&p, &FULL.replace("name = \"plain\"", "name = \"MATMUL\""));
+    assert!(
+        e.contains("`matmul` and `MATMUL` differ only in case"),
+        "{e}"
+    );
+    insta::assert_snapshot!(e);
+}
+
 #[test]
 fn patched_source_needs_a_pin() {
     let p = full_project();

@@ -307,3 +307,60 @@ fn set_waitcnt_on_gfx12_maps_counter_names() {
     let err = p.apply(&format!("{toml}{rule}")).unwrap_err();
     insta::assert_snapshot!(p.norm(&err.to_string()));
 }
+
+/// Commented-out code is not code: rules see lines as `parse` does, so
+/// `s_nop 0` inside `/* */` (or after `#`, `;`, `//`) is never matched.
+#[test]
+fn rules_never_match_commented_out_code() {
+    let dump = "\t.text\nk:\n/*\n\ts_nop 0\n*/\n# s_nop 0\n\t; s_nop 0\n\t// s_nop 0\n\ts_nop 0\n\ts_endpgm\n";
+    let p = Project::new();
+    p.write("asm/gfx942/matmul.rocmasm", dump);
+    let t = p
+        .apply(&format!(
+            "{HEAD}[[kernel.source.rule]]\ndelete = \"s_nop 0\"\n"
+        ))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        t.print(),
+        "\t.text\nk:\n/*\n\ts_nop 0\n*/\n# s_nop 0\n\t; s_nop 0\n\t// s_nop 0\n\ts_endpgm\n"
+    );
+    // `expect = 2` no longer counts the comment: an error, nothing deleted.
+    let e = p
+        .apply(&format!(
+            "{HEAD}[[kernel.source.rule]]\ndelete = \"s_nop 0\"\nexpect = 2\n"
+        ))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("matches 1 line in the file, expected exactly 2"),
+        "{e}"
+    );
+    // A mnemonic pattern on a labelled line and a line with a `/* */`
+    // comment; the label stays where it is.
+    p.write(
+        "asm/gfx942/matmul.rocmasm",
+        "k:\n/* s_nop 1\n s_nop 1 */\n.L1: s_nop 1\n\ts_nop 1 /* c */\n\ts_endpgm\n",
+    );
+    let apply = |rule: &str| {
+        p.apply(&format!("{HEAD}[[kernel.source.rule]]\n{rule}"))
+            .unwrap_or_else(|e| panic!("{e}"))
+            .print()
+    };
+    assert_eq!(
+        apply("replace = \"s_nop\"\nexpect = 2\nwith = \"s_nop 2\"\n"),
+        "k:\n/* s_nop 1\n s_nop 1 */\n.L1: s_nop 2\n\ts_nop 2\n\ts_endpgm\n"
+    );
+    assert_eq!(
+        apply("delete = \"s_nop 1\"\nexpect = 2\n"),
+        "k:\n/* s_nop 1\n s_nop 1 */\n.L1:\n\ts_endpgm\n"
+    );
+    assert_eq!(
+        apply("move = \"s_nop 1\"\nexpect = 2\nafter = \"s_endpgm\"\n"),
+        "k:\n/* s_nop 1\n s_nop 1 */\n.L1:\n\ts_endpgm\n\ts_nop 1\n\ts_nop 1 /* c */\n"
+    );
+    // A label pattern matches the labelled line as a label.
+    assert_eq!(
+        apply("insert = \"s_nop 3\"\nbefore = \".L1:\"\n"),
+        "k:\n/* s_nop 1\n s_nop 1 */\ns_nop 3\n.L1: s_nop 1\n\ts_nop 1 /* c */\n\ts_endpgm\n"
+    );
+}

@@ -1,9 +1,12 @@
 //! retarget on real corpus dumps; outputs are assembled with the real
 //! clang-22 / ld.lld-22 and compared with IREE's own code objects.
 
+mod common;
+
+use common::corpus;
+
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use gcn_embed::TargetId;
@@ -12,20 +15,8 @@ use gcn_patch::provenance::Origin;
 use gcn_patch::retarget::{retarget, RetargetOptions, Retargeted};
 use object::{Object, ObjectSection};
 
-fn corpus(rel: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/corpus")
-        .join(rel);
-    assert!(
-        p.is_file(),
-        "corpus file {} is missing: merge main (tests/corpus) or run tests/corpus/regen.sh",
-        p.display()
-    );
-    p
-}
-
 fn load(rel: &str) -> Document {
-    let text = std::fs::read_to_string(corpus(rel)).unwrap();
+    let text = std::fs::read_to_string(corpus().join(rel)).unwrap();
     Document::from_source(&text, rel)
 }
 
@@ -123,7 +114,7 @@ fn e_flags(elf: &[u8]) -> u32 {
 
 /// `.text` and `.rodata` equal IREE's own hsaco for the same dump.
 fn assert_same_code(hsaco: &[u8], iree_hsaco: &str) {
-    let theirs = std::fs::read(corpus(iree_hsaco)).unwrap();
+    let theirs = std::fs::read(corpus().join(iree_hsaco)).unwrap();
     for s in [".text", ".rodata"] {
         assert!(
             section(hsaco, s) == section(&theirs, s),
@@ -176,7 +167,7 @@ fn instprefsize_is_rewritten_for_llvm22() {
         "gfx1100",
     )
     .unwrap();
-    let theirs = std::fs::read(corpus("iree/gfx1100/conv.hsaco")).unwrap();
+    let theirs = std::fs::read(corpus().join("iree/gfx1100/conv.hsaco")).unwrap();
     assert!(section(&hsaco, ".rodata") == section(&theirs, ".rodata"));
     // An assembler that knows instprefsize() gets the line unchanged.
     let mut new = opts("gfx1100");
@@ -203,7 +194,7 @@ fn instprefsize_expression_follows_code_size() {
     // COMPUTE_PGM_RSRC3 is at offset 44 of the kernel descriptor; INST_PREF_SIZE is bits 4..9.
     let rsrc3 = u32::from_le_bytes(rodata[44..48].try_into().unwrap());
     assert_eq!((rsrc3 >> 4) & 0x3f, 36);
-    let theirs = std::fs::read(corpus("iree/gfx1100/conv.hsaco")).unwrap();
+    let theirs = std::fs::read(corpus().join("iree/gfx1100/conv.hsaco")).unwrap();
     let rsrc3 = u32::from_le_bytes(section(&theirs, ".rodata")[44..48].try_into().unwrap());
     assert_eq!((rsrc3 >> 4) & 0x3f, 34);
 }
@@ -264,7 +255,7 @@ fn xnack_off_rewrites_reserve_xnack_mask() {
 
 #[test]
 fn source_without_version_directive() {
-    let text = std::fs::read_to_string(corpus("hip/gfx942/saxpy.s")).unwrap();
+    let text = std::fs::read_to_string(corpus().join("hip/gfx942/saxpy.s")).unwrap();
     let stripped: String = text
         .lines()
         .filter(|l| !l.contains(".amdhsa_code_object_version"))
@@ -320,7 +311,7 @@ fn invalid_combinations_are_errors() {
     o.assembler_llvm_major = 19;
     let e4 = render(retarget(&load("iree/gfx942/matmul.rocmasm"), &o));
     // v5 -> v4 when the kernel reads hidden arguments.
-    let text = std::fs::read_to_string(corpus("hip/gfx942/saxpy.s"))
+    let text = std::fs::read_to_string(corpus().join("hip/gfx942/saxpy.s"))
         .unwrap()
         .replacen(
             "        .value_kind:     by_value\n",
@@ -434,7 +425,7 @@ fn vopd_rewrites_cover_each_case_and_clang22_accepts_them() {
 
 #[test]
 fn origins_and_crlf_are_kept() {
-    let text = std::fs::read_to_string(corpus("iree/gfx942/matmul.rocmasm")).unwrap();
+    let text = std::fs::read_to_string(corpus().join("iree/gfx942/matmul.rocmasm")).unwrap();
     let crlf = text.replace('\n', "\r\n");
     let input = Document::from_source(&crlf, "m.rocmasm");
     let out = retarget(&input, &opts("gfx950")).unwrap();

@@ -3,22 +3,15 @@
 //! and how to fix it, and leaves no output or temp file behind. Real clang-22
 //! / ld.lld-22 assemble whatever gets that far.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::corpus;
+
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn corpus(rel: &str) -> PathBuf {
-    repo().join("tests/corpus").join(rel)
-}
-
 fn read(rel: &str) -> String {
-    let p = corpus(rel);
+    let p = corpus().join(rel);
     std::fs::read_to_string(&p)
         .unwrap_or_else(|e| panic!("{}: {e} (run tests/corpus/regen.sh)", p.display()))
 }
@@ -210,7 +203,7 @@ fn existing_output_is_replaced_only_on_success() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     std::fs::write(d.join("out.hsaco"), "previous build").unwrap();
-    std::fs::copy(corpus("hip/gfx942/saxpy.s"), d.join("saxpy.s")).unwrap();
+    std::fs::copy(corpus().join("hip/gfx942/saxpy.s"), d.join("saxpy.s")).unwrap();
     std::fs::write(d.join("empty.s"), "").unwrap();
     // Fails in clang (gfx9 code for gfx1100), and before clang (empty input).
     for (input, target) in [("saxpy.s", "gfx1100"), ("empty.s", "gfx942")] {
@@ -237,7 +230,7 @@ fn existing_output_is_replaced_only_on_success() {
 fn unwritable_outputs_fail_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::copy(corpus("hip/gfx942/saxpy.s"), d.join("saxpy.s")).unwrap();
+    std::fs::copy(corpus().join("hip/gfx942/saxpy.s"), d.join("saxpy.s")).unwrap();
     std::fs::create_dir(d.join("outdir")).unwrap();
     std::fs::write(d.join("file"), "x").unwrap();
     let cases = [
@@ -280,7 +273,7 @@ fn set_mode(_: &Path, _: u32) {}
 fn weird_target_strings_are_rejected() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    std::fs::copy(corpus("hip/gfx942/saxpy.s"), d.join("saxpy.s")).unwrap();
+    std::fs::copy(corpus().join("hip/gfx942/saxpy.s"), d.join("saxpy.s")).unwrap();
     let long = "a".repeat(10_000);
     let mut shown = String::new();
     for t in [
@@ -304,7 +297,11 @@ fn weird_target_strings_are_rejected() {
 
 fn project(kernels_toml: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(corpus("hip/gfx942/saxpy.s"), dir.path().join("saxpy.s")).unwrap();
+    std::fs::copy(
+        corpus().join("hip/gfx942/saxpy.s"),
+        dir.path().join("saxpy.s"),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("kernels.toml"), kernels_toml).unwrap();
     dir
 }

@@ -2,8 +2,11 @@
 //! error (or a faithful model), never a panic. Every call here runs under
 //! `catch_unwind` so a panic is reported with the input that caused it.
 
+mod common;
+
+use common::corpus;
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
 
 use gcn_embed::{CodeObject, TargetId};
 use gcn_patch::check::RegisterPolicy;
@@ -12,14 +15,8 @@ use gcn_patch::manifest::Manifest;
 use gcn_patch::retarget::RetargetOptions;
 use gcn_patch::verify::Expect;
 
-fn corpus(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/corpus")
-        .join(rel)
-}
-
 fn read(rel: &str) -> String {
-    let p = corpus(rel);
+    let p = corpus().join(rel);
     std::fs::read_to_string(&p)
         .unwrap_or_else(|e| panic!("{}: {e} (run tests/corpus/regen.sh)", p.display()))
 }
@@ -310,7 +307,7 @@ fn target_ids_reject_weird_strings_with_a_reason() {
 }
 
 fn elf_mutations() -> Vec<(String, Vec<u8>)> {
-    let p = corpus("iree/gfx942/matmul.hsaco");
+    let p = corpus().join("iree/gfx942/matmul.hsaco");
     let good = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     let mut v = vec![("empty".to_string(), vec![])];
     // Every prefix of the headers, then every 97th length.
@@ -385,7 +382,11 @@ fn elf_readers_verify_and_select_never_panic_on_bad_bytes() {
 #[test]
 fn bad_manifests_are_located_errors() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::copy(corpus("hip/gfx942/saxpy.s"), dir.path().join("saxpy.s")).unwrap();
+    std::fs::copy(
+        corpus().join("hip/gfx942/saxpy.s"),
+        dir.path().join("saxpy.s"),
+    )
+    .unwrap();
     std::fs::create_dir(dir.path().join("sub")).unwrap();
     #[cfg(unix)]
     std::os::unix::fs::symlink("/etc/hostname", dir.path().join("out.s")).unwrap();
@@ -515,7 +516,7 @@ fn bad_manifests_are_located_errors() {
 fn garbage_patches_are_errors_naming_the_patch() {
     let dir = tempfile::tempdir().unwrap();
     let asm = dir.path().join("saxpy.s");
-    std::fs::copy(corpus("hip/gfx942/saxpy.s"), &asm).unwrap();
+    std::fs::copy(corpus().join("hip/gfx942/saxpy.s"), &asm).unwrap();
     let sha = gcn_embed::sha256_hex(&std::fs::read(&asm).unwrap());
     let hunk_only = "@@ -1,1 +1,1 @@\n-x\n+y\n";
     let bad_counts = "--- a/saxpy.s\n+++ b/saxpy.s\n@@ -99999999999999999999,1 +1 @@\n-x\n+y\n";

@@ -1,43 +1,19 @@
 //! parse on the real corpus: lossless round trip, kernels with descriptor and
 //! metadata, and structured summaries as snapshots.
 
+mod common;
+
+use common::corpus;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use gcn_patch::parse::{parse, AsmFile, RegFile};
 
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
-}
-
 /// Every `.s` / `.rocmasm` under tests/corpus (sorted).
 fn corpus_files() -> Vec<PathBuf> {
-    let dir = corpus();
-    assert!(
-        dir.is_dir(),
-        "corpus directory {} is missing: merge main (tests/corpus) or run tests/corpus/regen.sh",
-        dir.display()
-    );
-    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(&dir)
-        .into_iter()
-        .filter_map(Result::ok)
-        .map(|e| e.into_path())
-        .filter(|p| {
-            matches!(
-                p.extension().and_then(|e| e.to_str()),
-                Some("s" | "rocmasm")
-            )
-        })
-        .collect();
-    files.sort();
-    assert!(
-        !files.is_empty(),
-        "corpus directory {} has no .s/.rocmasm files: run tests/corpus/regen.sh",
-        dir.display()
-    );
-    files
+    common::corpus_dumps()
 }
 
 #[test]

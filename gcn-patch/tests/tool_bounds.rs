@@ -4,16 +4,13 @@
 //! clang busy for minutes on an input the parser rightly accepts, which is
 //! what the time limit and the kill paths are tested with.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::repo;
+
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
 
 fn saxpy() -> String {
     let p = repo().join("tests/corpus/hip/gfx942/saxpy.s");

@@ -1,6 +1,8 @@
 //! Toolchain, assemble, link and verify stages against real clang-22/ld.lld-22
 //! and the corpus under tests/corpus.
 
+mod common;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -12,13 +14,7 @@ use gcn_patch::provenance::Origin;
 use gcn_patch::toolchain::{LlvmVersion, Toolchain, ToolchainConfig};
 use gcn_patch::verify::{kernel_descriptors, section_bytes, verify, Expect};
 
-const INSTALL: &str = "install LLVM 22 with AMDGPU: `apt-get install -y clang-22 lld-22 llvm-22` \
-                       (or run tests/setup.sh)";
-
-fn toolchain() -> Toolchain {
-    Toolchain::find(&ToolchainConfig::default(), &|k| std::env::var(k).ok())
-        .unwrap_or_else(|d| panic!("{d}\n{INSTALL}"))
-}
+use common::{corpus, toolchain};
 
 /// The real clang-22 / ld.lld-22 (for symlinks in fake directories).
 fn real_tools() -> (PathBuf, PathBuf) {
@@ -34,10 +30,6 @@ fn env_of(vars: &[(&str, String)]) -> impl Fn(&str) -> Option<String> {
         .map(|(k, v)| (k.to_string(), v.clone()))
         .collect();
     move |k| map.get(k).cloned()
-}
-
-fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
 }
 
 fn target(s: &str) -> TargetId {

@@ -4,22 +4,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The repository root.
-pub fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// A required external tool, or a panic that says how to install it.
-pub fn tool(name: &str, install: &str) -> PathBuf {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path) {
-        let candidate = dir.join(name);
-        if candidate.is_file() {
-            return candidate;
-        }
-    }
-    panic!("`{name}` is required by this test but is not on PATH; install it with: {install}\n(or run `bash tests/setup.sh`)");
-}
+#[path = "../support/mod.rs"]
+mod support;
+#[allow(unused_imports)]
+pub use support::{corpus, repo, tool};
 
 /// llvm-objdump from LLVM 22.
 pub fn objdump() -> PathBuf {

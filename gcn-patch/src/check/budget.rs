@@ -781,19 +781,6 @@ fn targets(kb: &KernelBudget, isa: &Isa, target: &TargetId) -> Target {
     }
 }
 
-/// Replace the value part of a line, keeping everything else byte-identical.
-/// `sep` is what precedes the value (`.amdhsa_x` name, `,` of `.set`, `:`).
-fn replace_value(text: &str, after: usize, old: &str, new: &str) -> Option<String> {
-    let rest = &text[after..];
-    let i = rest.find(old)?;
-    Some(format!(
-        "{}{}{}",
-        &text[..after + i],
-        new,
-        &rest[i + old.len()..]
-    ))
-}
-
 /// A line an update inserts: (index to insert at, text, description).
 type Insert = (usize, String, String);
 
@@ -819,7 +806,7 @@ fn plan_updates(
     // `.set` symbols are evaluated with the new values.
     let mut symbols = set_symbols(asm);
     let gfx90a = isa.unified_agprs;
-    let mut set = |v: &Option<DeclaredValue>, want: u32, key_end: &dyn Fn(&str) -> usize| {
+    let mut set = |v: &Option<DeclaredValue>, want: u32| {
         let Some(v) = v else { return };
         let current = if v.is_literal() {
             v.value
@@ -830,71 +817,49 @@ fn plan_updates(
             return;
         }
         let text = &asm.lines[v.line].text;
-        let after = key_end(text);
-        if let Some(new_text) = replace_value(text, after, &v.text, &want.to_string()) {
-            if let Some(sym) = v.what.strip_prefix(".set ") {
-                symbols.insert(sym.to_string(), want.to_string());
-            }
-            edits.push(Edit {
-                line: v.line,
-                new_text,
-                change: format!("{} {} → {want}", v.what, v.text),
-            });
+        let new_text = crate::parse::edit::replace_value(text, &want.to_string());
+        if let Some(sym) = v.what.strip_prefix(".set ") {
+            symbols.insert(sym.to_string(), want.to_string());
         }
+        edits.push(Edit {
+            line: v.line,
+            new_text,
+            change: format!("{} {} → {want}", v.what, v.text),
+        });
     };
-    let after_name =
-        |name: &'static str| move |text: &str| text.find(name).map_or(0, |i| i + name.len());
-    let after_comma = |text: &str| text.find(',').map_or(0, |i| i + 1);
-    let after_colon = |text: &str| text.find(':').map_or(0, |i| i + 1);
     let b = |x: bool| u32::from(x);
 
     // .set lines first: descriptor expressions may refer to them.
-    set(&d.num_vgpr, t.num_vgpr, &after_comma);
-    set(&d.num_agpr, t.num_agpr, &after_comma);
-    set(&d.numbered_sgpr, t.numbered_sgpr, &after_comma);
+    set(&d.num_vgpr, t.num_vgpr);
+    set(&d.num_agpr, t.num_agpr);
+    set(&d.numbered_sgpr, t.numbered_sgpr);
     if d.uses_vcc.as_ref().is_some_and(|v| v.value == Some(0)) && t.uses_vcc {
-        set(&d.uses_vcc, b(t.uses_vcc), &after_comma);
+        set(&d.uses_vcc, b(t.uses_vcc));
     }
     if d.uses_flat_scratch
         .as_ref()
         .is_some_and(|v| v.value == Some(0))
         && t.uses_flat_scratch
     {
-        set(&d.uses_flat_scratch, b(t.uses_flat_scratch), &after_comma);
+        set(&d.uses_flat_scratch, b(t.uses_flat_scratch));
     }
-    set(
-        &d.next_free_vgpr,
-        t.next_free_vgpr,
-        &after_name(".amdhsa_next_free_vgpr"),
-    );
-    set(
-        &d.next_free_sgpr,
-        t.next_free_sgpr,
-        &after_name(".amdhsa_next_free_sgpr"),
-    );
+    set(&d.next_free_vgpr, t.next_free_vgpr);
+    set(&d.next_free_sgpr, t.next_free_sgpr);
     if let Some(acc) = t.accum_offset {
-        set(&d.accum_offset, acc, &after_name(".amdhsa_accum_offset"));
+        set(&d.accum_offset, acc);
     }
-    for (used, decl, name) in [
-        (kb.used.vcc, &d.reserve_vcc, ".amdhsa_reserve_vcc"),
-        (
-            kb.used.flat_scratch,
-            &d.reserve_flat_scratch,
-            ".amdhsa_reserve_flat_scratch",
-        ),
-        (
-            kb.used.xnack_mask,
-            &d.reserve_xnack_mask,
-            ".amdhsa_reserve_xnack_mask",
-        ),
+    for (used, decl) in [
+        (kb.used.vcc, &d.reserve_vcc),
+        (kb.used.flat_scratch, &d.reserve_flat_scratch),
+        (kb.used.xnack_mask, &d.reserve_xnack_mask),
     ] {
         if used && decl.as_ref().is_some_and(|v| v.value == Some(0)) {
-            set(decl, 1, &after_name(name));
+            set(decl, 1);
         }
     }
-    set(&d.vgpr_count, t.vgpr_count, &after_colon);
-    set(&d.agpr_count, t.agpr_count, &after_colon);
-    set(&d.sgpr_count, t.sgpr_count, &after_colon);
+    set(&d.vgpr_count, t.vgpr_count);
+    set(&d.agpr_count, t.agpr_count);
+    set(&d.sgpr_count, t.sgpr_count);
 
     // Missing counts of a hand-written kernel: fill them.
     if let Some(start) = d.descriptor_line {

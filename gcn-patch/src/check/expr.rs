@@ -151,13 +151,7 @@ impl Parser<'_> {
             self.i += 1;
         }
         let t = std::str::from_utf8(&self.s[start..self.i]).ok()?;
-        if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-            i64::from_str_radix(h, 16).ok()
-        } else if let Some(b) = t.strip_prefix("0b") {
-            i64::from_str_radix(b, 2).ok()
-        } else {
-            t.parse().ok()
-        }
+        crate::parse::parse_int(t)
     }
 
     fn name(&mut self) -> Option<i64> {

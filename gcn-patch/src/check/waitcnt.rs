@@ -60,15 +60,9 @@ pub fn check_waitcnt(asm: &Document, target: &TargetId) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// A wait count: [`crate::parse::parse_int`], non-negative, 32 bits.
 fn parse_int(s: &str) -> Option<u32> {
-    let s = s.trim();
-    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
-        u32::from_str_radix(h, 16).ok()
-    } else if let Some(b) = s.strip_prefix("0b") {
-        u32::from_str_radix(b, 2).ok()
-    } else {
-        s.parse().ok()
-    }
+    crate::parse::parse_int(s.trim()).and_then(|v| u32::try_from(v).ok())
 }
 
 /// Byte range of the operand text: everything after the mnemonic, before a

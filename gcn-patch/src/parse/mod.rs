@@ -21,7 +21,7 @@ mod operand;
 pub use kernel::{Block, Descriptor, Field, Kernel, SetLine};
 pub use line::{strip_comment, unterminated_quote, Line, LineKind};
 pub use metadata::{unquote, KernelMetadata, MetaField, Metadata};
-pub use operand::{parse_operand, Half, Instruction, Operand, RegFile, RegisterRef};
+pub use operand::{parse_int, parse_operand, Half, Instruction, Operand, RegFile, RegisterRef};
 
 /// A parsed assembly file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

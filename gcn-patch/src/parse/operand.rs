@@ -521,7 +521,10 @@ pub fn parse_operand(tok: &str) -> Operand {
     Operand::Expr(tok.to_string())
 }
 
-fn parse_int(tok: &str) -> Option<i64> {
+/// An integer literal as the AMDGPU assembler writes it: decimal, `0x`/`0X`
+/// hex or `0b` binary, optionally negative. The one integer parser of the
+/// crate (operands, `.set` expressions, wait counts).
+pub fn parse_int(tok: &str) -> Option<i64> {
     let (neg, body) = match tok.strip_prefix('-') {
         Some(b) => (true, b),
         None => (false, tok),

@@ -296,7 +296,7 @@ impl Pattern {
                 l.norm == want
                     || (self.class() == Class::Instruction
                         && !want.contains(' ')
-                        && l.norm.split(' ').next() == Some(want.as_str()))
+                        && l.mnemonic.as_deref() == Some(want.as_str()))
             }
         }
     }
@@ -515,6 +515,8 @@ struct LineInfo {
     norm: String,
     /// The label the line defines (`x:` or `x: s_nop 0`).
     label: Option<String>,
+    /// The instruction's mnemonic, from `parse`.
+    mnemonic: Option<String>,
 }
 
 /// Collapse whitespace, drop comments, one space after commas.
@@ -566,7 +568,16 @@ fn line_info(line: &Line) -> LineInfo {
         }
         (_, None) => normalize(&line.text),
     };
-    LineInfo { class, norm, label }
+    let mnemonic = match kind {
+        LineKind::Instruction(i) => Some(i.mnemonic.clone()),
+        _ => None,
+    };
+    LineInfo {
+        class,
+        norm,
+        label,
+        mnemonic,
+    }
 }
 
 /// Generation of a target ID in any spelling (`gfx942`, `gfx90a:xnack+`,
@@ -814,7 +825,7 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
     let hits = match pat {
         Some(p) => select(t, &info, &ranges, p, r.occurrence, r.expect, r, role)?,
         None => {
-            let found = find_set(&info, &ranges, &r.pattern.text);
+            let found = find_set(t.lines(), &info, &ranges, &r.pattern.text);
             let ok = match (r.expect, r.occurrence) {
                 (Expect::Any(_), _) => !found.is_empty(),
                 (Expect::Exactly(n), None) => found.len() == n,
@@ -856,7 +867,15 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
     match &r.kind {
         RuleKind::Delete => {
             for &i in &hits {
-                edits.delete(i);
+                match label_prefix(t.text(i), &info[i]) {
+                    // `.L1: s_nop 0`: the label stays.
+                    Some((label, _)) => edits.replace(
+                        i,
+                        t.styled(i, label.trim_start()),
+                        origin(r, ctx, what.clone()),
+                    ),
+                    None => edits.delete(i),
+                };
             }
         }
         RuleKind::Replace { with } => {
@@ -866,10 +885,15 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
                     None => with.clone(),
                 };
                 let o = origin(r, ctx, what.clone());
-                let lines = new
+                let mut lines: Vec<(String, Origin)> = new
                     .split('\n')
                     .map(|l| (t.styled(i, l.trim()), o.clone()))
                     .collect();
+                if let (Some((label, _)), Some(first)) =
+                    (label_prefix(t.text(i), &info[i]), lines.first_mut())
+                {
+                    first.0 = t.styled(i, &format!("{} {}", label.trim_start(), first.0.trim()));
+                }
                 edits.replace_lines(i, lines);
             }
         }
@@ -905,7 +929,16 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
             }
             for &i in &hits {
                 let o = origin(r, ctx, format!("{what} (was {})", origin_of(t, i)));
-                edits.move_line(t, i, anchor.position, a, o);
+                match label_prefix(t.text(i), &info[i]) {
+                    // `.L1: s_nop 0`: the label stays, the code moves.
+                    Some((label, code)) => {
+                        edits.replace(i, t.styled(i, label.trim_start()), origin_of(t, i));
+                        edits.insert(a, anchor.position, t.styled(a, code), o);
+                    }
+                    None => {
+                        edits.move_line(t, i, anchor.position, a, o);
+                    }
+                }
             }
         }
         RuleKind::SetWaitcnt { counter, value } => {
@@ -926,9 +959,13 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
                             origin_of(t, i)
                         ))
                 })?;
+                let code = match label_prefix(t.text(i), &info[i]) {
+                    Some((label, _)) => format!("{} {}", label.trim_start(), new.0),
+                    None => new.0,
+                };
                 edits.replace(
                     i,
-                    t.styled(i, &new.0),
+                    t.styled(i, &code),
                     origin(r, ctx, format!("{what} ({})", new.1)),
                 );
             }
@@ -947,28 +984,45 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
     Ok(())
 }
 
+/// For a line that defines a label before its code (`.L1: s_nop 0`, matched
+/// by its code): the text up to and including the label's `:`, and the code
+/// after it (comment included). Edits keep the label where it is.
+fn label_prefix<'a>(text: &'a str, info: &LineInfo) -> Option<(&'a str, &'a str)> {
+    let label = info.label.as_deref()?;
+    if info.class == Class::Label {
+        return None;
+    }
+    let end = text.find(label)? + label.len() + 1;
+    let rest = text.get(end..)?.trim();
+    Some((
+        &text[..end],
+        rest.strip_suffix('\r').unwrap_or(rest).trim_end(),
+    ))
+}
+
 fn dump_generation(t: &Document) -> Option<Generation> {
     t.asm().target_directive().and_then(|(_, v)| generation(&v))
 }
 
 /// Lines a `set` rule of `name` acts on.
-fn find_set(info: &[LineInfo], ranges: &[Range<usize>], name: &str) -> Vec<usize> {
+fn find_set(lines: &[Line], info: &[LineInfo], ranges: &[Range<usize>], name: &str) -> Vec<usize> {
     let mut v: Vec<usize> = ranges
         .iter()
         .flat_map(|r| r.clone())
-        .filter(|&i| {
-            let n = &info[i].norm;
-            if info[i].class == Class::Metadata {
-                let key = n.trim_start_matches("- ");
+        .filter(|&i| match &lines[i].kind {
+            LineKind::Metadata => {
+                let key = info[i].norm.trim_start_matches("- ");
                 key.split(':').next() == Some(name) && key.contains(':')
-            } else if let Some(rest) = n.strip_prefix(".set ") {
-                let sym = rest.split(',').next().unwrap_or("").trim();
-                sym == name || (name.starts_with('.') && sym.ends_with(name))
-            } else {
-                info[i].class == Class::Directive
-                    && n.split(' ').next() == Some(name)
-                    && n.contains(' ')
             }
+            LineKind::Set { name: sym, .. } => {
+                sym == name || (name.starts_with('.') && sym.ends_with(name))
+            }
+            LineKind::Directive {
+                name: n,
+                args: value,
+            }
+            | LineKind::DescriptorField { name: n, value } => n == name && !value.is_empty(),
+            _ => false,
         })
         .collect();
     v.sort_unstable();
@@ -1158,5 +1212,117 @@ mod tests {
         assert!(set_waitcnt("s_wait_kmcnt 0x0", "kmcnt", 32, &[Generation::Gfx12]).is_err());
         assert!(set_waitcnt("s_wait_dscnt 0x0", "loadcnt", 1, &[Generation::Gfx12]).is_err());
         assert!(set_waitcnt("s_waitcnt 0", "vmcnt", 1, &[Generation::Gfx9]).is_err());
+    }
+
+    /// Line kinds the corpus does not have: `#` and `/* */` comments,
+    /// labelled code, quoted labels, free text.
+    const EXTRA: &str = "# s_nop 0\n/*\n\ts_nop 0\n */\n\ts_nop 1 /* s_nop 0 */\nx: s_nop 0\n\"q l\":\n.L2: .p2align 2\n\t1 + 2\n";
+
+    fn kind_name(k: &LineKind) -> &'static str {
+        match k {
+            LineKind::Blank => "blank",
+            LineKind::Comment => "comment",
+            LineKind::Label(_) => "label",
+            LineKind::LabeledLine { .. } => "labelled line",
+            LineKind::Directive { .. } => "directive",
+            LineKind::Instruction(_) => "instruction",
+            LineKind::DescriptorField { .. } => "descriptor field",
+            LineKind::Set { .. } => "set",
+            LineKind::Metadata => "metadata",
+            LineKind::Other => "other",
+        }
+    }
+
+    fn literal(text: &str) -> Pattern {
+        Pattern {
+            text: text.to_string(),
+            regex: None,
+        }
+    }
+
+    /// Rules and `parse` classify every corpus line the same way, for every
+    /// line kind the parser knows: the pattern a user writes for a line
+    /// (its code, its mnemonic, `label:`) selects it exactly when `parse`
+    /// says the line holds that code or label; comments, metadata and free
+    /// text are never selected, whatever their text looks like.
+    #[test]
+    fn rules_and_parse_agree_on_every_corpus_line() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+        let mut texts = vec![EXTRA.to_string()];
+        for e in walkdir::WalkDir::new(&corpus).sort_by_file_name() {
+            let e = e.expect("corpus readable (run tests/corpus/regen.sh)");
+            if matches!(
+                e.path().extension().and_then(|x| x.to_str()),
+                Some("s" | "rocmasm")
+            ) {
+                texts.push(std::fs::read_to_string(e.path()).unwrap());
+            }
+        }
+        assert!(
+            texts.len() > 30,
+            "corpus missing: run tests/corpus/regen.sh"
+        );
+        let mut seen = std::collections::BTreeMap::new();
+        let mut lines = 0;
+        for text in &texts {
+            for line in &crate::parse::parse(text).lines {
+                lines += 1;
+                *seen.entry(kind_name(&line.kind)).or_insert(0) += 1;
+                let info = line_info(line);
+                let at = format!("{:?} ({})", line.text, kind_name(&line.kind));
+                let (label, code) = match &line.kind {
+                    LineKind::LabeledLine { label, rest } => (Some(label), &**rest),
+                    LineKind::Label(l) => (Some(l), &line.kind),
+                    k => (None, k),
+                };
+                if let Some(l) = label {
+                    assert!(literal(&format!("{l}:")).matches(&info), "{at}");
+                }
+                match code {
+                    LineKind::Instruction(i) => {
+                        assert_eq!(info.class, Class::Instruction, "{at}");
+                        assert!(literal(&info.norm).matches(&info), "{at}");
+                        assert!(literal(&i.mnemonic).matches(&info), "{at}");
+                    }
+                    LineKind::Directive { name, .. }
+                    | LineKind::DescriptorField { name, .. }
+                    | LineKind::Set { name, .. } => {
+                        assert_eq!(info.class, Class::Directive, "{at}");
+                        if !name.starts_with('.') {
+                            // `.set`'s name is the symbol.
+                            assert!(info.norm.starts_with(".set"), "{at}");
+                        }
+                        assert!(literal(&info.norm).matches(&info), "{at}");
+                    }
+                    LineKind::Label(_) => assert_eq!(info.class, Class::Label, "{at}"),
+                    _ => {
+                        // Whatever the text says once comment markers are
+                        // dropped, no pattern selects it.
+                        let t = line.text.trim().trim_start_matches(['#', ';', '/', '*']);
+                        let t = t.trim_end_matches(['*', '/']).trim();
+                        if !t.is_empty() {
+                            assert!(!literal(t).matches(&info), "{at}");
+                            let word = t.split_whitespace().next().unwrap_or(t);
+                            assert!(!literal(word).matches(&info), "{at}");
+                        }
+                    }
+                }
+            }
+        }
+        for k in [
+            "blank",
+            "comment",
+            "label",
+            "labelled line",
+            "directive",
+            "instruction",
+            "descriptor field",
+            "set",
+            "metadata",
+            "other",
+        ] {
+            assert!(seen.contains_key(k), "no {k} line in the corpus: {seen:?}");
+        }
+        println!("{lines} lines agree: {seen:?}");
     }
 }

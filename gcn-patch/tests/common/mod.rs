@@ -1,4 +1,6 @@
-//! Shared helpers of the `check_*` tests: the corpus and the real toolchain.
+//! Shared helpers of gcn-patch's tests: the workspace test support
+//! (`tests/support`: repository, corpus, required tools) plus the corpus
+//! dumps with their targets, the real toolchain and an assembler.
 
 #![allow(dead_code)]
 
@@ -7,9 +9,17 @@ use std::process::Command;
 
 use gcn_embed::TargetId;
 
-/// `tests/corpus` of the workspace.
-pub fn corpus() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus")
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+#[allow(unused_imports)]
+pub use support::{corpus, corpus_dumps, repo, tool as required_tool, LLVM_INSTALL};
+
+/// The real LLVM 22 toolchain (clang-22, ld.lld-22), found as the product
+/// finds it, or a panic saying how to install it.
+pub fn toolchain() -> gcn_patch::toolchain::Toolchain {
+    use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+    Toolchain::find(&ToolchainConfig::default(), &|k| std::env::var(k).ok())
+        .unwrap_or_else(|d| panic!("{d}\n{LLVM_INSTALL}"))
 }
 
 /// Every corpus dump (`iree/<target>/*.rocmasm`, `hip/<target>/*.s`) with the
@@ -49,7 +59,7 @@ pub fn corpus_files() -> Vec<(PathBuf, TargetId)> {
 
 /// Path relative to the workspace root, for stable snapshots.
 pub fn rel(p: &Path) -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = repo();
     let root = root.canonicalize().unwrap_or(root);
     let p2 = p.canonicalize().unwrap_or(p.to_path_buf());
     p2.strip_prefix(&root).map(Path::to_path_buf).unwrap_or(p2)

@@ -8,13 +8,9 @@ use gcn_patch::diag::Diagnostics;
 use gcn_patch::document::Document;
 use gcn_patch::manifest::{sha256_hex, Manifest};
 
-/// Repository root (the workspace).
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
+#[path = "../../../tests/support/mod.rs"]
+mod support;
+pub use support::repo;
 
 /// The corpus dump used by the tests.
 pub fn corpus_matmul() -> PathBuf {

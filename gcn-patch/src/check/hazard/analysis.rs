@@ -16,17 +16,17 @@ use std::collections::BTreeMap;
 
 use super::cfg::{Cfg, Inst};
 use super::model::{
-    counter_index, unit_name, units, Kind, Model, Unit, VmemType, COUNTERS, KINDS, LDS_DMA,
+    counter_index, unit_name, units, Flow, Kind, Model, Unit, VmemType, COUNTERS, KINDS, LDS_DMA,
     LDS_STORE,
 };
 use crate::isa::Counter;
-use crate::parse::RegisterRef;
 
 /// A pending operation's claim on one register unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pend {
-    /// Operations on the same counter issued after it.
-    pub d: u32,
+    /// The counter's clock when the operation issued: `clock - at` operations
+    /// on the same counter were issued after it (LLVM's `UB - score`).
+    pub at: u32,
     /// 0-based line of the producing instruction.
     pub producer: usize,
     /// VMEM type of the producer, for the in-order write rule.
@@ -35,12 +35,17 @@ pub struct Pend {
     pub late_read: bool,
 }
 
+/// Clock value of a fresh state (room below it for saturated distances).
+const CLOCK0: u32 = 1 << 20;
+
 /// State of one counter.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CounterState {
+    /// Operations issued on this counter so far (plus [`CLOCK0`]).
+    pub clock: u32,
     /// Upper bound of outstanding operations (saturates at the counter's max).
     pub outstanding: u32,
-    /// Per kind: `d` of the newest pending operation of that kind.
+    /// Per kind: issue clock of the newest pending operation of that kind.
     pub kinds: [Option<u32>; KINDS],
     /// Registers pending operations will write (or still read).
     pub regs: BTreeMap<Unit, Pend>,
@@ -48,7 +53,25 @@ pub struct CounterState {
     pub last_wait: Option<(usize, u32)>,
 }
 
+impl Default for CounterState {
+    fn default() -> Self {
+        CounterState {
+            clock: CLOCK0,
+            outstanding: 0,
+            kinds: [None; KINDS],
+            regs: BTreeMap::new(),
+            last_wait: None,
+        }
+    }
+}
+
 impl CounterState {
+    /// Operations issued after one issued at `at`, saturated at `sat` (as
+    /// LLVM's determineWait clamps to max - 1).
+    pub fn dist(&self, at: u32, sat: u32) -> u32 {
+        self.clock.saturating_sub(at).min(sat)
+    }
+
     /// Only a wait for 0 retires anything (SMEM pending, mixed kinds, flat).
     pub fn out_of_order(&self) -> bool {
         self.kinds[Kind::Smem.index()].is_some()
@@ -57,56 +80,117 @@ impl CounterState {
     }
 
     /// The loosest wait that retires a pending entry.
-    pub fn needed(&self, p: &Pend) -> u32 {
+    pub fn needed(&self, p: &Pend, sat: u32) -> u32 {
         if self.out_of_order() {
             0
         } else {
-            p.d
+            self.dist(p.at, sat)
         }
     }
 }
 
+/// Bits of units that may be pending in some counter (a superset): most
+/// register accesses are decided by one bit test.
+const ANY_WORDS: usize = (super::model::LDS_STORE as usize) / 64 + 1;
+
 /// The state before an instruction: one [`CounterState`] per counter.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct State {
     /// Indexed by [`counter_index`].
     pub counters: [CounterState; 10],
+    any: [u64; ANY_WORDS],
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            counters: Default::default(),
+            any: [0; ANY_WORDS],
+        }
+    }
+}
+
+/// The saturation distance of a counter: max - 1.
+fn sat_of(model: &Model, i: usize) -> u32 {
+    model.max(COUNTERS[i]).saturating_sub(1)
 }
 
 impl State {
+    /// May `u` be pending in some counter?
+    fn maybe(&self, u: Unit) -> bool {
+        let (w, b) = (u as usize / 64, u % 64);
+        self.any.get(w).is_some_and(|x| x & (1 << b) != 0)
+    }
+
+    fn mark(&mut self, u: Unit) {
+        if let Some(x) = self.any.get_mut(u as usize / 64) {
+            *x |= 1 << (u % 64);
+        }
+    }
+
+    fn rebuild_any(&mut self) {
+        let mut any = [0u64; ANY_WORDS];
+        for c in &self.counters {
+            for u in c.regs.keys() {
+                if let Some(x) = any.get_mut(*u as usize / 64) {
+                    *x |= 1 << (u % 64);
+                }
+            }
+        }
+        self.any = any;
+    }
+
     /// Merge `other` into `self`; true if `self` changed.
     pub fn merge(&mut self, other: &State, model: &Model) -> bool {
         let mut changed = false;
         for (i, c) in self.counters.iter_mut().enumerate() {
             let o = &other.counters[i];
             let max = model.max(COUNTERS[i]);
+            let sat = sat_of(model, i);
             let outstanding = c.outstanding.max(o.outstanding).min(max);
             changed |= outstanding != c.outstanding;
             c.outstanding = outstanding;
             for k in 0..KINDS {
                 let merged = match (c.kinds[k], o.kinds[k]) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
+                    (Some(a), Some(b)) => Some(c.dist(a, sat).min(o.dist(b, sat))),
+                    (Some(a), None) => Some(c.dist(a, sat)),
+                    (None, Some(b)) => Some(o.dist(b, sat)),
+                    (None, None) => None,
+                }
+                .map(|d| c.clock - d);
                 changed |= merged != c.kinds[k];
                 c.kinds[k] = merged;
             }
             for (u, p) in &o.regs {
-                match c.regs.get_mut(u) {
+                let dp = o.dist(p.at, sat);
+                match c.regs.get(u).copied() {
                     Some(q) => {
-                        let mut m = if p.d < q.d || (p.d == q.d && p.producer < q.producer) {
-                            *p
+                        let dq = c.dist(q.at, sat);
+                        let mut m = if dp < dq || (dp == dq && p.producer < q.producer) {
+                            Pend {
+                                at: c.clock - dp,
+                                ..*p
+                            }
                         } else {
-                            *q
+                            Pend {
+                                at: c.clock - dq,
+                                ..q
+                            }
                         };
                         m.late_read = q.late_read && p.late_read;
-                        if m != *q {
-                            *q = m;
+                        if m != q {
+                            c.regs.insert(*u, m);
                             changed = true;
                         }
                     }
                     None => {
-                        c.regs.insert(*u, *p);
+                        c.regs.insert(
+                            *u,
+                            Pend {
+                                at: c.clock - dp,
+                                ..*p
+                            },
+                        );
                         changed = true;
                     }
                 }
@@ -116,12 +200,16 @@ impl State {
                 changed = true;
             }
         }
+        for (x, y) in self.any.iter_mut().zip(other.any.iter()) {
+            *x |= *y;
+        }
         changed
     }
 
     /// Apply a wait: at most `n` operations of `counter` stay outstanding.
     pub fn wait(&mut self, model: &Model, counter: Counter, n: u32, line: Option<usize>) {
         let max = model.max(counter);
+        let sat = max.saturating_sub(1);
         let c = &mut self.counters[counter_index(counter)];
         if let Some(l) = line {
             c.last_wait = Some((l, n));
@@ -134,7 +222,11 @@ impl State {
         if n == 0 {
             c.outstanding = 0;
             c.kinds = [None; KINDS];
+            let had = !c.regs.is_empty();
             c.regs.clear();
+            if had {
+                self.rebuild_any();
+            }
             return;
         }
         let ooo = c.out_of_order();
@@ -142,11 +234,17 @@ impl State {
         if ooo {
             return;
         }
-        c.regs.retain(|_, p| p.d < n);
+        let before = c.regs.len();
+        let clock = c.clock;
+        let dist = |at: u32| clock.saturating_sub(at).min(sat);
+        c.regs.retain(|_, p| dist(p.at) < n);
         for k in c.kinds.iter_mut() {
-            if k.is_some_and(|d| d >= n) {
+            if k.is_some_and(|at| dist(at) >= n) {
                 *k = None;
             }
+        }
+        if c.regs.len() != before {
+            self.rebuild_any();
         }
     }
 }
@@ -277,25 +375,30 @@ impl Analysis<'_> {
             }
             return;
         }
-        // Accesses: (register, access, is the in-order VMEM write exemption possible).
-        let mut accesses: Vec<(RegisterRef, Access)> = vec![];
-        accesses.extend(e.reads.iter().map(|r| (*r, Access::Read)));
-        accesses.extend(e.defs.iter().map(|r| (*r, Access::Overwrite)));
         // Per counter: the strictest need among this instruction's accesses.
-        let mut worst: BTreeMap<usize, Hazard> = BTreeMap::new();
-        for (reg, access) in &accesses {
-            let us: Vec<Unit> = units(reg).collect();
+        let mut worst: [Option<Hazard>; 10] = Default::default();
+        let accesses = e
+            .reads
+            .iter()
+            .map(|r| (r, Access::Read))
+            .chain(e.defs.iter().map(|r| (r, Access::Overwrite)));
+        for (reg, access) in accesses {
+            let us: Vec<Unit> = units(reg).filter(|u| st.maybe(*u)).collect();
+            if us.is_empty() {
+                continue;
+            }
             for (ci, c) in st.counters.iter().enumerate() {
                 if c.regs.is_empty() {
                     continue;
                 }
+                let sat = sat_of(self.model, ci);
                 let mut hit: Vec<(Unit, Pend)> = vec![];
                 for u in &us {
                     if let Some(p) = c.regs.get(u) {
-                        if p.late_read && *access == Access::Read {
+                        if p.late_read && access == Access::Read {
                             continue;
                         }
-                        if *access == Access::Overwrite
+                        if access == Access::Overwrite
                             && !p.late_read
                             && e.vmem_load.is_some_and(|(vc, vt)| {
                                 counter_index(vc) == ci && p.vmem == Some(vt)
@@ -306,16 +409,15 @@ impl Analysis<'_> {
                         hit.push((*u, *p));
                     }
                 }
-                if hit.is_empty() {
-                    continue;
-                }
-                let (_, p) = *hit
+                let Some(&(_, p)) = hit
                     .iter()
-                    .min_by_key(|(_, p)| (c.needed(p), std::cmp::Reverse(p.producer)))
-                    .expect("non-empty");
+                    .min_by_key(|(_, p)| (c.needed(p, sat), std::cmp::Reverse(p.producer)))
+                else {
+                    continue;
+                };
                 let h = Hazard {
                     line: inst.line,
-                    access: *access,
+                    access,
                     register: reg.to_string(),
                     pending: hit
                         .iter()
@@ -324,17 +426,14 @@ impl Analysis<'_> {
                         .collect(),
                     producer: p.producer,
                     counter: COUNTERS[ci],
-                    needed: c.needed(&p),
+                    needed: c.needed(&p, sat),
                     outstanding: c.outstanding,
-                    newer: p.d,
+                    newer: c.dist(p.at, sat),
                     out_of_order: c.out_of_order(),
                     last_wait: c.last_wait,
                 };
-                match worst.get(&ci) {
-                    Some(w) if w.needed <= h.needed => {}
-                    _ => {
-                        worst.insert(ci, h);
-                    }
+                if worst[ci].as_ref().is_none_or(|w| w.needed > h.needed) {
+                    worst[ci] = Some(h);
                 }
             }
         }
@@ -342,6 +441,7 @@ impl Analysis<'_> {
         if e.reads_lds {
             for (ci, c) in st.counters.iter().enumerate() {
                 if let Some(p) = c.regs.get(&LDS_DMA) {
+                    let sat = sat_of(self.model, ci);
                     let h = Hazard {
                         line: inst.line,
                         access: Access::Read,
@@ -349,14 +449,14 @@ impl Analysis<'_> {
                         pending: vec![LDS_DMA],
                         producer: p.producer,
                         counter: COUNTERS[ci],
-                        needed: c.needed(p),
+                        needed: c.needed(p, sat),
                         outstanding: c.outstanding,
-                        newer: p.d,
+                        newer: c.dist(p.at, sat),
                         out_of_order: c.out_of_order(),
                         last_wait: c.last_wait,
                     };
-                    if worst.get(&ci).is_none_or(|w| w.needed > h.needed) {
-                        worst.insert(ci, h);
+                    if worst[ci].as_ref().is_none_or(|w| w.needed > h.needed) {
+                        worst[ci] = Some(h);
                     }
                 }
             }
@@ -367,6 +467,7 @@ impl Analysis<'_> {
         if e.barrier && ov.barrier_rule {
             for (ci, c) in st.counters.iter().enumerate() {
                 if let Some(p) = c.regs.get(&LDS_STORE) {
+                    let sat = sat_of(self.model, ci);
                     let h = Hazard {
                         line: inst.line,
                         access: Access::Barrier,
@@ -374,46 +475,48 @@ impl Analysis<'_> {
                         pending: vec![LDS_STORE],
                         producer: p.producer,
                         counter: COUNTERS[ci],
-                        needed: c.needed(p),
+                        needed: c.needed(p, sat),
                         outstanding: c.outstanding,
-                        newer: p.d,
+                        newer: c.dist(p.at, sat),
                         out_of_order: c.out_of_order(),
                         last_wait: c.last_wait,
                     };
-                    if worst.get(&ci).is_none_or(|w| w.needed > h.needed) {
-                        worst.insert(ci, h);
+                    if worst[ci].as_ref().is_none_or(|w| w.needed > h.needed) {
+                        worst[ci] = Some(h);
                     }
                 }
             }
         }
-        for (ci, h) in worst {
+        for (ci, h) in worst.into_iter().enumerate() {
+            let Some(h) = h else { continue };
             // Assume the fix: report once, not at every later use.
             st.wait(self.model, COUNTERS[ci], h.needed, None);
             report(h);
+        }
+        // A call: the AMDGPU calling convention has the callee wait for every
+        // counter at its entry (SIInsertWaitcnts inserts it for non-kernel
+        // functions), so nothing of ours is pending after it. The call itself
+        // is reported as not followed.
+        if e.flow == Flow::Call {
+            *st = State::default();
+            return;
         }
         // Issue: count the events, record what they will write.
         for ev in &e.events {
             let ci = counter_index(ev.counter);
             let max = self.model.max(ev.counter);
             let c = &mut st.counters[ci];
-            // Saturate as LLVM's determineWait does (`min(UB - score, max - 1)`):
-            // an operation with max - 1 newer ones is covered by any real wait.
-            let sat = max.saturating_sub(1);
             c.outstanding = (c.outstanding + 1).min(max);
-            for k in c.kinds.iter_mut().flatten() {
-                *k = (*k + 1).min(sat);
-            }
-            for p in c.regs.values_mut() {
-                p.d = (p.d + 1).min(sat);
-            }
-            c.kinds[ev.kind.index()] = Some(0);
+            c.clock += 1;
+            let now = c.clock;
+            c.kinds[ev.kind.index()] = Some(now);
             let vmem = e.vmem_load.map(|(_, t)| t);
             for r in &ev.writes {
                 for u in units(r) {
                     c.regs.insert(
                         u,
                         Pend {
-                            d: 0,
+                            at: now,
                             producer: inst.line,
                             vmem,
                             late_read: false,
@@ -424,7 +527,7 @@ impl Analysis<'_> {
             for r in &ev.reads_late {
                 for u in units(r) {
                     c.regs.entry(u).or_insert(Pend {
-                        d: 0,
+                        at: now,
                         producer: inst.line,
                         vmem: None,
                         late_read: true,
@@ -435,7 +538,7 @@ impl Analysis<'_> {
                 c.regs.insert(
                     LDS_STORE,
                     Pend {
-                        d: 0,
+                        at: now,
                         producer: inst.line,
                         vmem: None,
                         late_read: false,
@@ -446,12 +549,23 @@ impl Analysis<'_> {
                 c.regs.insert(
                     LDS_DMA,
                     Pend {
-                        d: 0,
+                        at: now,
                         producer: inst.line,
                         vmem: None,
                         late_read: false,
                     },
                 );
+            }
+            for r in ev.writes.iter().chain(&ev.reads_late) {
+                for u in units(r) {
+                    st.mark(u);
+                }
+            }
+            if ev.lds_store {
+                st.mark(LDS_STORE);
+            }
+            if ev.lds_dma {
+                st.mark(LDS_DMA);
             }
         }
     }

@@ -51,44 +51,36 @@ pub fn build(asm: &AsmFile, ranges: &[Range<usize>], model: &Model) -> Cfg {
     // (node, flow, line) of each node's last instruction, resolved below.
     let mut exits: Vec<(usize, Flow, usize)> = vec![];
     let mut cur = 0usize;
-    let mut ended = false; // the current node ends in a branch / end
     for range in ranges {
         for idx in range.clone() {
             let Some(line) = asm.lines.get(idx) else {
                 continue;
             };
             if let Some(label) = line.label() {
-                if !nodes[cur].insts.is_empty() || ended {
+                // A label starts a block, entered by falling through.
+                if !nodes[cur].insts.is_empty() {
                     let next = nodes.len();
                     nodes.push(Node::default());
-                    if !ended {
-                        nodes[cur].succs.push(next);
-                    }
+                    nodes[cur].succs.push(next);
                     cur = next;
-                    ended = false;
                 }
                 labels.insert(label.to_string(), cur);
             }
             let Some(inst) = line.instruction() else {
                 continue;
             };
-            if ended {
-                // Unreachable code after a jump without a label: its own node.
-                let next = nodes.len();
-                nodes.push(Node::default());
-                cur = next;
-                ended = false;
-            }
             let effect = model.effect(inst);
             let flow = effect.flow.clone();
             nodes[cur].insts.push(Inst { line: idx, effect });
             if flow != Flow::Next {
+                // The instruction ends its block; only a conditional branch
+                // or a call falls through to the next one (code after an
+                // unconditional jump without a label is unreachable).
                 exits.push((cur, flow.clone(), idx));
                 let next = nodes.len();
                 nodes.push(Node::default());
-                match flow {
-                    Flow::Branch(_) | Flow::Call => nodes[cur].succs.push(next),
-                    _ => {}
+                if matches!(flow, Flow::Branch(_) | Flow::Call) {
+                    nodes[cur].succs.push(next);
                 }
                 cur = next;
             }

@@ -181,11 +181,29 @@ pub struct LintOptions {
 /// instructions, and (with `suggest`) loosenable waits, each placed at the
 /// line's origin (dump line, patch hunk, rule).
 pub fn lint(doc: &Document, target: &TargetId, opts: LintOptions) -> Vec<Diagnostic> {
+    lint_patched(doc, None, target, opts)
+}
+
+/// [`lint`] of a patched document, with the unpatched dump `original`: a
+/// hazard whose producer and read both come from the dump also names the
+/// dump's waits between them that the patches removed.
+pub fn lint_patched(
+    doc: &Document,
+    original: Option<&Document>,
+    target: &TargetId,
+    opts: LintOptions,
+) -> Vec<Diagnostic> {
     let asm = doc.asm();
     let mut out = vec![];
     for k in kernels(asm, target) {
         for h in k.hazards(&analysis::Overrides::default()) {
-            out.push(render_hazard(doc, asm, &k, &h, opts.policy));
+            let mut d = render_hazard(doc, &k, &h, opts.policy);
+            if let Some(o) = original {
+                for note in removed_waits(doc, o, &k, &h) {
+                    d = d.with_note(note);
+                }
+            }
+            out.push(d);
         }
         for u in &k.cfg.unfollowed {
             out.push(
@@ -219,7 +237,7 @@ pub fn lint(doc: &Document, target: &TargetId, opts: LintOptions) -> Vec<Diagnos
         }
         if opts.suggest {
             for s in suggest::suggest(&k) {
-                out.push(suggest::render(doc, asm, &k, &s));
+                out.push(suggest::render(doc, &k, &s));
             }
         }
     }
@@ -228,11 +246,11 @@ pub fn lint(doc: &Document, target: &TargetId, opts: LintOptions) -> Vec<Diagnos
 
 fn render_hazard(
     doc: &Document,
-    asm: &AsmFile,
     k: &KernelAnalysis,
     h: &Hazard,
     policy: HazardPolicy,
 ) -> Diagnostic {
+    let asm = doc.asm();
     let limits = &k.model.limits;
     let c = h.counter;
     let producer_text = asm.lines[h.producer]
@@ -332,6 +350,47 @@ fn render_hazard(
         ));
     }
     doc.locate(d, h.line, span, label)
+}
+
+/// Waits of the dump between the producer's and the read's dump lines that
+/// the patched document no longer has and that would have covered the
+/// hazard (a wait on its counter for at most the needed value).
+fn removed_waits(
+    doc: &Document,
+    original: &Document,
+    k: &KernelAnalysis,
+    h: &Hazard,
+) -> Vec<String> {
+    let (producer, read) = (h.producer, h.line);
+    let file_line = |d: &Document, i: usize| d.origin(i).and_then(|o| o.file_line());
+    let (Some((pf, pl)), Some((rf, rl))) = (file_line(doc, producer), file_line(doc, read)) else {
+        return vec![];
+    };
+    if pf != rf || pl >= rl {
+        return vec![];
+    }
+    let kept: std::collections::HashSet<usize> = (0..doc.len())
+        .filter_map(|i| file_line(doc, i))
+        .filter(|(f, _)| *f == pf)
+        .map(|(_, l)| l)
+        .collect();
+    (0..original.len())
+        .filter_map(|i| {
+            let (f, l) = file_line(original, i)?;
+            let inst = original.instruction(i)?;
+            let covers = is_wait(&inst.mnemonic)
+                && wait_values(inst, original.text(i), &k.model.limits)
+                    .iter()
+                    .any(|(c, v, _)| *c == h.counter && *v <= h.needed);
+            (f == pf && l > pl && l < rl && !kept.contains(&l) && covers).then(|| {
+                format!(
+                    "the dump's `{}` at {}:{l}, between that load and this read, is not in the patched asm as written: a patch or rule removed or changed it",
+                    original.text(i).trim(),
+                    f.display()
+                )
+            })
+        })
+        .collect()
 }
 
 /// `vmcnt(3)` / `loadcnt 0x3`: the counter part of a wait, as written.

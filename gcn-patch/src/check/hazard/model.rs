@@ -111,14 +111,18 @@ pub const LDS_STORE: Unit = 8001;
 
 /// The units of a register reference (special registers have none).
 pub fn units(r: &RegisterRef) -> std::ops::Range<Unit> {
-    let base = match r.file {
-        RegFile::Vgpr => 0,
-        RegFile::Agpr => 1024,
-        RegFile::Sgpr => 2048,
-        RegFile::Ttmp => 4096,
+    let (base, size) = match r.file {
+        RegFile::Vgpr => (0, 1024),
+        RegFile::Agpr => (1024, 1024),
+        RegFile::Sgpr => (2048, 2048),
+        RegFile::Ttmp => (4096, 64),
         _ => return 0..0,
     };
-    base + r.first..base + r.last.max(r.first) + 1
+    // Out-of-range or reversed references (the assembler rejects them) name no unit.
+    if r.first > r.last || r.last >= size {
+        return 0..0;
+    }
+    base + r.first..base + r.last + 1
 }
 
 /// Print one unit as a register name.
@@ -232,6 +236,9 @@ const NO_DEF_SCALAR: [&str; 9] = [
     "s_setreg",
     "s_sendmsg",
 ];
+
+/// VALU mnemonics (substrings) that read their destination register too.
+const READS_DEST: [&str; 5] = ["_fmac", "_mac_", "v_writelane", "_dot2c", "_d16"];
 
 impl Model {
     /// The model for a processor of `generation` (`processor` decides
@@ -365,6 +372,13 @@ impl Model {
             });
         } else if m.starts_with("exp") && !m.starts_with("exp_") || m == "export" {
             // `exp mrt0 v0, v1, v2, v3`: the data VGPRs are read until expcnt.
+            // The target and the first register share one operand token.
+            let mut regs = regs.clone();
+            for o in &inst.operands {
+                if let Operand::Expr(t) | Operand::Flag(t) | Operand::Symbol(t) = o {
+                    regs.extend(t.split_whitespace().filter_map(RegisterRef::parse));
+                }
+            }
             e.reads = regs.clone();
             e.events.push(Event {
                 counter: Counter::Expcnt,
@@ -383,6 +397,11 @@ impl Model {
             } else {
                 let (def, rest) = split_first(&regs, first_reg);
                 e.reads = rest;
+                // Accumulating / lane-writing ops also read their destination
+                // (LLVM: a tied use).
+                if READS_DEST.iter().any(|p| m.contains(p)) {
+                    e.reads.extend(def.iter().copied());
+                }
                 e.defs = def;
             }
         } else {

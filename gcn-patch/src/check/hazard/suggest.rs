@@ -10,7 +10,6 @@ use super::{short, KernelAnalysis};
 use crate::diag::Diagnostic;
 use crate::document::Document;
 use crate::isa::Counter;
-use crate::parse::AsmFile;
 
 /// One loosenable counter of one wait.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -106,7 +105,8 @@ pub fn suggest(k: &KernelAnalysis) -> Vec<Suggestion> {
 }
 
 /// A suggestion as a note at the wait's origin.
-pub fn render(doc: &Document, asm: &AsmFile, k: &KernelAnalysis, s: &Suggestion) -> Diagnostic {
+pub fn render(doc: &Document, k: &KernelAnalysis, s: &Suggestion) -> Diagnostic {
+    let asm = doc.asm();
     let text = asm.lines[s.line].text.trim().to_string();
     let max = k.model.max(s.counter);
     let d = if s.whole_wait_useless {

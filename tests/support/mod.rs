@@ -1,0 +1,81 @@
+//! Test support shared by the tests of every package of the workspace: the
+//! repository, the corpus, required external tools. Standard library only,
+//! so that gcn-embed (no dependencies) can use it too.
+//!
+//! Include it with a path relative to the including file:
+//!
+//! ```ignore
+//! #[path = "../../tests/support/mod.rs"] // from <package>/tests/x.rs
+//! mod support;
+//! ```
+//!
+//! (`tests/common/mod.rs` of the root package re-exports it.)
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// How to install the LLVM 22 tools the tests use.
+pub const LLVM_INSTALL: &str =
+    "install LLVM 22 with AMDGPU: `apt-get install -y clang-22 lld-22 llvm-22` (or run `bash tests/setup.sh`)";
+
+/// The workspace root (the directory holding `Cargo.lock`).
+pub fn repo() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .find(|d| d.join("Cargo.lock").is_file() && d.join("tests/corpus").is_dir())
+        .unwrap_or(here)
+        .to_path_buf()
+}
+
+/// `tests/corpus` of the workspace (real compiler dumps and objects), or a
+/// panic saying how to regenerate it.
+pub fn corpus() -> PathBuf {
+    let dir = repo().join("tests/corpus");
+    assert!(
+        dir.join("iree/index.tsv").is_file(),
+        "corpus missing at {}: run tests/corpus/regen.sh",
+        dir.display()
+    );
+    dir
+}
+
+/// Every asm dump under `tests/corpus` (`.s`, `.rocmasm`), sorted.
+pub fn corpus_dumps() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let entries =
+            std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+        for e in entries.filter_map(Result::ok) {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("s" | "rocmasm")
+            ) {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = vec![];
+    walk(&corpus(), &mut files);
+    files.sort();
+    assert!(
+        files.len() >= 30,
+        "corpus incomplete ({} dumps): run tests/corpus/regen.sh",
+        files.len()
+    );
+    files
+}
+
+/// A required external tool found on `PATH`, or a panic that says how to
+/// install it (tests never skip silently).
+pub fn tool(name: &str, install: &str) -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        let candidate = dir.join(name);
+        if candidate.is_file() {
+            return candidate;
+        }
+    }
+    panic!("`{name}` is required by this test but is not on PATH; install it with: {install}\n(or run `bash tests/setup.sh`)");
+}
