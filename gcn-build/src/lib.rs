@@ -19,32 +19,62 @@
 //! ```
 //!
 //! In the style of `cc`: one builder, [`Build::compile`] fails the build with
-//! the full diagnostic, [`Build::try_compile`] returns it. Every environment
-//! variable is read through one function that also prints
-//! `cargo:rerun-if-env-changed` (see [`env`](mod@env) for the list). Jobs run in
-//! parallel under Cargo's jobserver (`cargo build -j1` means one job), and code
-//! objects are cached by content in `OUT_DIR`, so editing one patch reassembles
-//! only that kernel's code objects.
+//! the full diagnostic, [`Build::try_compile`] returns it (both on `&self`).
+//! Jobs run in parallel under Cargo's jobserver (`cargo build -j1` means one
+//! job; the jobserver is opened once per process), and code objects are cached
+//! by content in `OUT_DIR` and, optionally, in a cache shared by every checkout
+//! (`GCN_BUILD_CACHE_DIR`), so editing one patch reassembles only that
+//! kernel's code objects. The engine is [`gcn_patch::build`], shared with the
+//! `gcn-patch build` command.
+//!
+//! ## Environment variables
+//!
+//! Every variable is read through one function that also prints
+//! `cargo:rerun-if-env-changed` for it (except those Cargo sets and `PATH`):
+//!
+//! | variable | used for |
+//! |---|---|
+//! | `OUT_DIR` | where code objects and `gcn_kernels.rs` are written (set by Cargo) |
+//! | `NUM_JOBS` | upper bound on parallel assembler jobs (set by Cargo) |
+//! | `GCN_PATCH_LLVM_BIN` | directory holding `clang` and `ld.lld` |
+//! | `GCN_PATCH_CLANG`, `GCN_PATCH_LD_LLD` | explicit tool paths |
+//! | `CC_amdgcn_amd_amdhsa` | cc-rs style per-target compiler override (a clang) |
+//! | `ROCM_PATH` | ROCm install: `$ROCM_PATH/llvm/bin`, `$ROCM_PATH/lib/llvm/bin` |
+//! | `PATH` | versioned (`clang-22`) and plain tool names; **not tracked** |
+//! | `GCN_PATCH_TOOL_TIMEOUT` | time limit of every clang/ld.lld run, seconds (default 300) |
+//! | `GCN_BUILD_CACHE_DIR` | shared object cache directory across checkouts (unset: none) |
+//! | `GCN_BUILD_CACHE_SIZE` | bound of the shared cache: bytes or `K`/`M`/`G` (default `1G`) |
+//!
+//! `PATH` is not tracked, as in cc-rs: shells, IDEs and rustup change it all
+//! the time, and tracking it would rerun the build script on each change. A
+//! toolchain found through `PATH` changes only at the next rerun for another
+//! reason; to switch toolchains set `GCN_PATCH_LLVM_BIN` (tracked). Cache keys
+//! hold the toolchain's version and resolved paths, so objects of another
+//! toolchain are never reused. The jobserver variables (`CARGO_MAKEFLAGS`,
+//! `MAKEFLAGS`, `MFLAGS`) are read by the `jobserver` crate; they do not change
+//! outputs and are not tracked.
 //!
 //! What the build did is written to `$OUT_DIR/gcn-build/report.txt`, one line
-//! per job: `assembled` or `cached`, kernel, target, sha256.
+//! per job: `assembled`, `cached` or `shared-cache`, kernel, target, sha256.
 #![warn(missing_docs)]
 
-mod cache;
-pub mod embed;
-pub mod env;
-mod jobs;
+mod embed;
+mod env;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use gcn_embed::TargetId;
+use gcn_patch::build::{build_all, BuildOptions};
+use gcn_patch::cache::{write_if_changed, ObjectCache, SharedCache};
 use gcn_patch::diag::{Diagnostic, Diagnostics};
+use gcn_patch::jobs::{Token, Tokens};
 use gcn_patch::manifest::Manifest;
 use gcn_patch::pipeline;
 use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
 
-pub use embed::{EmbeddedKernel, EmbeddedObject};
+use embed::{EmbeddedKernel, EmbeddedObject};
 
 /// Name of the generated file in `OUT_DIR`.
 pub const GENERATED_FILE: &str = "gcn_kernels.rs";
@@ -52,8 +82,23 @@ pub const GENERATED_FILE: &str = "gcn_kernels.rs";
 /// A failed build: every diagnostic, rendered in rustc style by `Display`.
 #[derive(Debug)]
 pub struct Error {
-    /// What went wrong, with file:line, kernel, target and patch provenance.
-    pub diagnostics: Diagnostics,
+    diagnostics: Diagnostics,
+}
+
+impl Error {
+    /// The headline of each diagnostic (`error: …` without location, notes or help), in order.
+    pub fn messages(&self) -> Vec<String> {
+        self.diagnostics
+            .0
+            .iter()
+            .map(|d| d.message.clone())
+            .collect()
+    }
+
+    /// Every diagnostic rendered in rustc style (the same text as `Display`).
+    pub fn rendered(&self) -> String {
+        self.diagnostics.to_string()
+    }
 }
 
 impl fmt::Display for Error {
@@ -89,8 +134,10 @@ pub struct BuiltObject {
     pub path: PathBuf,
     /// Hex sha256 of its bytes.
     pub sha256: String,
-    /// True if it came from the cache (no assembler run).
+    /// True if it came from a cache (no assembler run).
     pub cached: bool,
+    /// True if it came from the shared cache (`GCN_BUILD_CACHE_DIR`).
+    pub shared_hit: bool,
 }
 
 /// What [`Build::try_compile`] produced.
@@ -100,8 +147,9 @@ pub struct Output {
     pub generated: PathBuf,
     /// Every code object, in manifest order.
     pub objects: Vec<BuiltObject>,
-    /// Notes (occupancy changes, register updates) worth showing.
-    pub notes: Vec<Diagnostic>,
+    /// Notes (occupancy changes, register updates, rewrites) worth showing,
+    /// each rendered in rustc style.
+    pub notes: Vec<String>,
 }
 
 impl Output {
@@ -120,6 +168,7 @@ pub struct Build {
     extra_targets: Vec<String>,
     jobs: Option<usize>,
     cargo_metadata: Option<bool>,
+    shared_cache: Option<PathBuf>,
 }
 
 impl Build {
@@ -179,6 +228,13 @@ impl Build {
         self
     }
 
+    /// Shared object cache directory (default: `GCN_BUILD_CACHE_DIR`, else none).
+    /// Its size bound stays `GCN_BUILD_CACHE_SIZE` (default 1 GiB).
+    pub fn shared_cache(&mut self, dir: impl AsRef<Path>) -> &mut Self {
+        self.shared_cache = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
     /// Print `cargo:` lines (default: true when `OUT_DIR` is set, i.e. inside a build script).
     pub fn cargo_metadata(&mut self, yes: bool) -> &mut Self {
         self.cargo_metadata = Some(yes);
@@ -186,7 +242,7 @@ impl Build {
     }
 
     /// Build everything; on failure print the full diagnostics and fail the build script.
-    pub fn compile(&mut self) -> Output {
+    pub fn compile(&self) -> Output {
         match self.try_compile() {
             Ok(out) => out,
             Err(e) => {
@@ -198,11 +254,9 @@ impl Build {
     }
 
     /// Build everything and return what was built, or every diagnostic.
-    pub fn try_compile(&mut self) -> Result<Output, Error> {
-        let cargo_metadata = self
-            .cargo_metadata
-            .unwrap_or_else(|| std::env::var_os("OUT_DIR").is_some());
-        let env = env::Env::new(cargo_metadata);
+    pub fn try_compile(&self) -> Result<Output, Error> {
+        let env = env::Env::new(self.cargo_metadata);
+        let cargo_metadata = env.cargo_metadata();
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => env.get("OUT_DIR").map(PathBuf::from).ok_or_else(|| {
@@ -259,50 +313,58 @@ impl Build {
             .or_else(|| env.get("NUM_JOBS").and_then(|n| n.parse().ok()))
             .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
             .unwrap_or(1);
-        // SAFETY: called once, before any other thread touches the inherited file descriptors.
-        let client = unsafe { jobserver::Client::from_env() };
+        let dir_override = self.shared_cache.as_ref().map(|d| d.display().to_string());
+        let shared = SharedCache::from_env(&|name| match (name, &dir_override) {
+            (gcn_patch::cache::ENV_CACHE_DIR, Some(d)) => Some(d.clone()),
+            _ => env.get(name),
+        })
+        .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
 
         let plan = pipeline::plan(&manifest, &extra)?;
         let build_dir = out_dir.join("gcn-build");
-        let cache_dir = build_dir.join("cache");
-        let work_root = build_dir.join("work");
-        let results = jobs::run(plan.jobs.clone(), max_jobs, client.as_ref(), |job| {
-            build_one(
-                &manifest, &plan, &toolchain, &job, &cache_dir, &work_root, &build_dir,
-            )
-        });
+        let opts = BuildOptions {
+            toolchain: &toolchain,
+            cache: ObjectCache {
+                local: build_dir.join("cache"),
+                shared,
+            },
+            work_dir: build_dir.join("work"),
+            max_jobs,
+            tokens: &Jobserver(jobserver_client()),
+        };
+        let built = build_all(&manifest, &plan, &opts)?;
 
-        let mut diagnostics = Vec::new();
-        let mut built = Vec::new();
+        let mut objects = Vec::new();
         let mut notes = Vec::new();
-        for r in results {
-            match r {
-                Ok((obj, n, syms)) => {
-                    notes.extend(n);
-                    built.push((obj, syms));
-                }
-                Err(d) => diagnostics.extend(d.0),
-            }
-        }
-        if !diagnostics.is_empty() {
-            return Err(Diagnostics(diagnostics).into());
-        }
-        let mut kernels: Vec<EmbeddedKernel> = Vec::new();
-        for k in &manifest.kernels {
-            let objects = built
-                .iter()
-                .filter(|(o, _)| o.kernel == k.name)
-                .map(|(o, syms)| EmbeddedObject {
-                    target: o.target.clone(),
-                    rel_path: rel_to(&o.path, out_dir),
-                    sha256: o.sha256.clone(),
-                    symbols: syms.clone(),
-                })
-                .collect();
-            kernels.push(EmbeddedKernel {
+        let mut kernels: Vec<EmbeddedKernel> = manifest
+            .kernels
+            .iter()
+            .map(|k| EmbeddedKernel {
                 name: k.name.clone(),
                 iree_executable: k.iree_executable.clone(),
-                objects,
+                objects: Vec::new(),
+            })
+            .collect();
+        for b in built {
+            let target = b.target.name();
+            let path = build_dir
+                .join(&b.kernel)
+                .join(format!("{}.hsaco", target.replace(':', "_")));
+            write_if_changed(&path, &b.bytes).map_err(|e| io_error("write", &path, e))?;
+            kernels[b.job.kernel].objects.push(EmbeddedObject {
+                target: target.clone(),
+                rel_path: rel_to(&path, out_dir),
+                sha256: b.sha256.clone(),
+                symbols: b.symbols,
+            });
+            notes.extend(b.notes.iter().map(Diagnostic::render));
+            objects.push(BuiltObject {
+                kernel: b.kernel,
+                target,
+                path,
+                sha256: b.sha256,
+                cached: b.cached.is_some(),
+                shared_hit: b.cached == Some(gcn_patch::cache::Hit::Shared),
             });
         }
         let manifest_name = manifest_path
@@ -311,20 +373,23 @@ impl Build {
             .unwrap_or_default();
         let text = embed::generate(&manifest_name, &kernels);
         let generated = out_dir.join(GENERATED_FILE);
-        cache::write_if_changed(&generated, text.as_bytes())
+        write_if_changed(&generated, text.as_bytes())
             .map_err(|e| io_error("write the generated Rust", &generated, e))?;
-        let objects: Vec<BuiltObject> = built.into_iter().map(|(o, _)| o).collect();
         let mut report = String::new();
         for o in &objects {
-            let state = if o.cached { "cached" } else { "assembled" };
+            let state = match (o.cached, o.shared_hit) {
+                (false, _) => "assembled",
+                (true, false) => "cached",
+                (true, true) => "shared-cache",
+            };
             report.push_str(&format!("{state} {} {} {}\n", o.kernel, o.target, o.sha256));
         }
         let report_path = build_dir.join("report.txt");
-        cache::write_if_changed(&report_path, report.as_bytes())
+        write_if_changed(&report_path, report.as_bytes())
             .map_err(|e| io_error("write the build report", &report_path, e))?;
         if cargo_metadata {
             for n in &notes {
-                for line in n.render().lines() {
+                for line in n.lines() {
                     println!("cargo:warning={line}");
                 }
             }
@@ -343,52 +408,35 @@ impl Build {
     }
 }
 
-/// Prepare, then assemble + link + verify one job unless its object is cached.
-fn build_one(
-    manifest: &Manifest,
-    plan: &pipeline::Plan,
-    toolchain: &Toolchain,
-    job: &pipeline::Job,
-    cache_dir: &Path,
-    work_root: &Path,
-    build_dir: &Path,
-) -> Result<(BuiltObject, Vec<Diagnostic>, Vec<String>), Diagnostics> {
-    let kernel = &manifest.kernels[job.kernel];
-    let prepared = pipeline::prepare(manifest, plan, job, toolchain.version.major)?;
-    let target = job.target.name();
-    let key = cache::key(&[
-        &prepared.asm.print(),
-        &target,
-        &prepared.code_object_version.to_string(),
-        &toolchain.identity(),
-        pipeline::FLAGS_IDENTITY,
-    ]);
-    let cached_path = cache::entry(cache_dir, &key);
-    let (bytes, cached) = match std::fs::read(&cached_path) {
-        Ok(bytes) if pipeline::verify(&bytes, &prepared).is_ok() => (bytes, true),
-        _ => {
-            let work = work_root.join(format!("{}-{}", kernel.name, target.replace(':', "_")));
-            std::fs::create_dir_all(&work)
-                .map_err(|e| Diagnostics::from(io_error("create", &work, e)))?;
-            pipeline::build(toolchain, &prepared, &work, &cached_path)?;
-            let bytes = std::fs::read(&cached_path)
-                .map_err(|e| Diagnostics::from(io_error("read", &cached_path, e)))?;
-            (bytes, false)
+/// Cargo's jobserver, as [`Tokens`] for the job runner.
+struct Jobserver(Option<&'static jobserver::Client>);
+
+impl Tokens for Jobserver {
+    fn try_acquire(&self) -> Option<Token> {
+        match self.0 {
+            // Not under Cargo (or make): bounded by the job count only.
+            None => Some(Token::free()),
+            Some(c) => match c.try_acquire() {
+                Ok(Some(t)) => Some(Token::new(t)),
+                // None free right now, or an unusable jobserver: run on the implicit token.
+                _ => None,
+            },
         }
-    };
-    let path = build_dir
-        .join(&kernel.name)
-        .join(format!("{}.hsaco", target.replace(':', "_")));
-    cache::write_if_changed(&path, &bytes)
-        .map_err(|e| Diagnostics::from(io_error("write", &path, e)))?;
-    let obj = BuiltObject {
-        kernel: kernel.name.clone(),
-        target,
-        path,
-        sha256: gcn_patch::manifest::sha256_hex(&bytes),
-        cached,
-    };
-    Ok((obj, prepared.notes, prepared.symbols))
+    }
+}
+
+/// The jobserver inherited from Cargo, opened once per process (as cc-rs does):
+/// the file descriptors it names are only valid to claim once, and a second
+/// `from_env` could take descriptors reused for something else.
+fn jobserver_client() -> Option<&'static jobserver::Client> {
+    static CLIENT: OnceLock<Option<jobserver::Client>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            // SAFETY: runs once per process; the inherited jobserver descriptors
+            // are not used by anything else in a build script.
+            unsafe { jobserver::Client::from_env() }
+        })
+        .as_ref()
 }
 
 fn rel_to(path: &Path, base: &Path) -> String {

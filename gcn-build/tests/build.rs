@@ -102,6 +102,53 @@ fn second_build_is_all_cached_and_rewrites_nothing() {
 }
 
 #[test]
+fn a_second_checkout_builds_from_the_shared_cache_with_no_assembler_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared-cache");
+    let build_in = |checkout: &str| {
+        let root = dir.path().join(checkout);
+        let manifest = project(&root);
+        Build::new()
+            .manifest(&manifest)
+            .out_dir(root.join("out"))
+            .cargo_metadata(false)
+            .shared_cache(&shared)
+            .jobs(2)
+            .try_compile()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let first = build_in("checkout-a");
+    assert_eq!(first.assembled(), 4);
+    assert!(first.objects.iter().all(|o| !o.shared_hit));
+    // Every object was published to the shared directory.
+    let entries = fs::read_dir(&shared).unwrap().count();
+    assert_eq!(entries, 4, "shared cache entries");
+    let second = build_in("checkout-b");
+    assert_eq!(second.assembled(), 0, "{:?}", second.objects);
+    assert!(second.objects.iter().all(|o| o.cached && o.shared_hit));
+    let shas = |o: &gcn_build::Output| {
+        o.objects
+            .iter()
+            .map(|b| b.sha256.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(shas(&first), shas(&second));
+    for o in &second.objects {
+        assert_eq!(sha256(&o.path), o.sha256, "{}", o.path.display());
+    }
+    let report =
+        fs::read_to_string(dir.path().join("checkout-b/out/gcn-build/report.txt")).unwrap();
+    assert_eq!(
+        report
+            .lines()
+            .filter(|l| l.starts_with("shared-cache "))
+            .count(),
+        4,
+        "{report}"
+    );
+}
+
+#[test]
 fn a_failing_build_leaves_no_generated_code() {
     let dir = tempfile::tempdir().unwrap();
     let manifest = project(dir.path());

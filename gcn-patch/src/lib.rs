@@ -19,7 +19,9 @@
 //! | link | [`link`] | `.o` → `.hsaco` through `ld.lld -shared` |
 //! | verify | [`verify`] | ELF checks of the code object |
 //!
-//! [`pipeline`] ties the stages together. Below the stages: [`document`] is
+//! [`pipeline`] ties the stages together for one job; [`build`] runs every
+//! kernel × target job of a manifest in parallel ([`jobs`]) through the
+//! content-addressed object [`cache`] (gcn-build and the CLI share it). Below the stages: [`document`] is
 //! the one line model (text, kind, origin) and edit API they share; [`isa`] holds
 //! per-generation instruction-set facts (wait counters, register granules,
 //! occupancy inputs) shared by patch, retarget and check; [`diag`] renders
@@ -29,11 +31,14 @@
 #![allow(clippy::result_large_err)]
 
 pub mod assemble;
+pub mod build;
+pub mod cache;
 pub mod check;
 pub mod diag;
 pub mod document;
 pub mod import;
 pub mod isa;
+pub mod jobs;
 pub mod link;
 pub mod manifest;
 pub mod output;

@@ -22,10 +22,6 @@ use crate::toolchain::Toolchain;
 use crate::verify::{self, Expect, VerifyReport};
 use crate::{assemble, link};
 
-/// Assembler/linker flags that are not derived from the target; part of cache keys.
-pub const FLAGS_IDENTITY: &str =
-    "clang -x assembler --target=amdgcn-amd-amdhsa -mcpu=<target>; ld.lld -shared";
-
 /// One unit of work: source `source` of kernel `kernel` built for `target`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {

@@ -1,0 +1,173 @@
+//! The build engine: every kernel × target job of a manifest, in parallel,
+//! through the content-addressed object [`cache`](crate::cache).
+//!
+//! gcn-build (in build scripts, under Cargo's jobserver) and the CLI (with a
+//! plain thread count) both build through [`build_all`]; they differ only in
+//! where they put the code objects it returns.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), gcn_patch::diag::Diagnostics> {
+//! use gcn_patch::{build, cache, jobs, manifest::Manifest, pipeline, toolchain};
+//! let manifest = Manifest::load("kernels.toml".as_ref())?;
+//! let plan = pipeline::plan(&manifest, &[])?;
+//! let tc = toolchain::Toolchain::find(&Default::default(), &|v| std::env::var(v).ok())?;
+//! let opts = build::BuildOptions {
+//!     toolchain: &tc,
+//!     cache: cache::ObjectCache { local: "out/.cache".into(), shared: None },
+//!     work_dir: "out/.work".into(),
+//!     max_jobs: 4,
+//!     tokens: &jobs::Unlimited,
+//! };
+//! for built in build::build_all(&manifest, &plan, &opts)? {
+//!     std::fs::write(format!("out/{}-{}.hsaco", built.kernel, built.target.name()), &built.bytes)
+//!         .unwrap();
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use gcn_embed::TargetId;
+
+use crate::assemble;
+use crate::cache::{self, Hit, ObjectCache};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::jobs::{self, Tokens};
+use crate::link;
+use crate::manifest::{sha256_hex, Manifest};
+use crate::pipeline::{self, Job, Plan, Prepared};
+use crate::toolchain::Toolchain;
+
+/// How to run a build.
+pub struct BuildOptions<'a> {
+    /// clang + ld.lld.
+    pub toolchain: &'a Toolchain,
+    /// Where objects are cached (local directory, optional shared one).
+    pub cache: ObjectCache,
+    /// Scratch directory: `<work_dir>/<kernel>-<target>/` holds each job's `.s`/`.o`.
+    pub work_dir: PathBuf,
+    /// At most this many jobs at once.
+    pub max_jobs: usize,
+    /// Tokens for each job beyond the first ([`jobs::Unlimited`] outside Cargo).
+    pub tokens: &'a dyn Tokens,
+}
+
+/// One built (or cached) code object.
+#[derive(Debug, Clone)]
+pub struct BuiltJob {
+    /// The job of the plan.
+    pub job: Job,
+    /// Kernel name from the manifest.
+    pub kernel: String,
+    /// Target it was built for.
+    pub target: TargetId,
+    /// The verified code object.
+    pub bytes: Vec<u8>,
+    /// Hex sha256 of `bytes`.
+    pub sha256: String,
+    /// Hex sha256 of the patched, retargeted asm that was assembled.
+    pub asm_sha256: String,
+    /// `None` when assembled by this build, else where the cache hit was.
+    pub cached: Option<Hit>,
+    /// Kernel symbols in the object (without `.kd`).
+    pub symbols: Vec<String>,
+    /// Notes worth showing (occupancy changes, register updates, rewrites).
+    pub notes: Vec<Diagnostic>,
+}
+
+/// Build every job of `plan` (in parallel, cached); results in plan order.
+/// Every job's failure is collected, not just the first.
+pub fn build_all(
+    manifest: &Manifest,
+    plan: &Plan,
+    opts: &BuildOptions,
+) -> Result<Vec<BuiltJob>, Diagnostics> {
+    let results = jobs::run(plan.jobs.clone(), opts.max_jobs, opts.tokens, |job| {
+        build_job(manifest, plan, opts, job)
+    });
+    let mut errors = Vec::new();
+    let mut built = Vec::new();
+    for r in results {
+        match r {
+            Ok(b) => built.push(b),
+            Err(d) => errors.extend(d.0),
+        }
+    }
+    if let Some(shared) = &opts.cache.shared {
+        if built.iter().any(|b| b.cached.is_none()) {
+            // Bounded size; a failed trim only leaves the cache larger.
+            let _ = shared.trim();
+        }
+    }
+    if errors.is_empty() {
+        Ok(built)
+    } else {
+        Err(Diagnostics(errors))
+    }
+}
+
+/// The cache key of a prepared job: the asm, target, code object version,
+/// toolchain identity and the exact assembler and linker arguments.
+pub fn cache_key(toolchain: &Toolchain, prepared: &Prepared) -> String {
+    let clang = assemble::clang_command(
+        toolchain,
+        &prepared.target,
+        Path::new("in.s"),
+        Path::new("out.o"),
+    );
+    let clang_args: Vec<String> = clang
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    cache::key(&[
+        &prepared.asm.print(),
+        &prepared.target.name(),
+        &prepared.code_object_version.to_string(),
+        &toolchain.identity(),
+        &clang_args.join("\u{1f}"),
+        &link::LINK_FLAGS.join("\u{1f}"),
+    ])
+}
+
+/// Prepare one job, then take it from the cache or assemble + link + verify it.
+fn build_job(
+    manifest: &Manifest,
+    plan: &Plan,
+    opts: &BuildOptions,
+    job: Job,
+) -> Result<BuiltJob, Diagnostics> {
+    let prepared = pipeline::prepare(manifest, plan, &job, opts.toolchain.version.major)?;
+    let key = cache_key(opts.toolchain, &prepared);
+    let valid = |b: &[u8]| pipeline::verify(b, &prepared).is_ok();
+    let (bytes, cached) = match opts.cache.get(&key, &valid) {
+        Some((bytes, hit)) => (bytes, Some(hit)),
+        None => {
+            let local = opts.cache.local_entry(&key);
+            let work = opts.work_dir.join(format!(
+                "{}-{}",
+                prepared.kernel,
+                prepared.target.name().replace(':', "_")
+            ));
+            pipeline::build(opts.toolchain, &prepared, &work, &local)?;
+            let bytes = std::fs::read(&local).map_err(|e| {
+                Diagnostics::from(Diagnostic::error(format!(
+                    "could not read `{}`: {e}",
+                    local.display()
+                )))
+            })?;
+            opts.cache.publish(&key, &bytes);
+            (bytes, None)
+        }
+    };
+    Ok(BuiltJob {
+        kernel: prepared.kernel.clone(),
+        target: prepared.target,
+        sha256: sha256_hex(&bytes),
+        asm_sha256: sha256_hex(prepared.asm.print().as_bytes()),
+        bytes,
+        cached,
+        symbols: prepared.symbols,
+        notes: prepared.notes,
+        job,
+    })
+}
