@@ -102,8 +102,8 @@ pub fn normalize(listing: &str) -> String {
 /// Register, LDS and occupancy fields of every kernel that differ between
 /// the two prepared asm texts.
 pub fn field_changes(before: &Document, after: &Document, target: &TargetId) -> Vec<String> {
-    let b = budget::analyze(&before.asm(), target);
-    let a = budget::analyze(&after.asm(), target);
+    let b = budget::analyze(before.asm(), target);
+    let a = budget::analyze(after.asm(), target);
     let mut out = Vec::new();
     let show = |v: &Option<budget::DeclaredValue>| {
         v.as_ref()
@@ -215,4 +215,18 @@ pub fn objdiff(
         diff,
         fields: field_changes(&unpatched.asm, &patched.asm, &job.target),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize;
+
+    #[test]
+    fn normalize_strips_addresses_encodings_and_padding() {
+        let listing = "\nx.hsaco:\tfile format elf64-amdgpu\n\nDisassembly of section .text:\n\n<k0>:\n\ts_load_dwordx2 s[2:3], s[0:1], 0x0   // 000000001A00: C0060080 00000000\n\ts_endpgm  // 000000001A08: BF810000\n\ts_nop 0   // 000000001A0C: BF800000\n\ts_code_end // 000000001A10: BF9F0000\n\n<k1>:\n\ts_endpgm // 000000001B00: BF810000\n";
+        assert_eq!(
+            normalize(listing),
+            "<k0>:\ns_load_dwordx2 s[2:3], s[0:1], 0x0\ns_endpgm\n\n<k1>:\ns_endpgm\n"
+        );
+    }
 }
