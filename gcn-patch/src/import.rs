@@ -14,7 +14,8 @@
 //! * IREE unlinked dumps `module_<fn>_dispatch_<n>_rocm_hsaco_fb.rocmasm`
 //!   (`--iree-hal-link-executables=false`; kernel and executable `<fn>_dispatch_<n>`);
 //! * hipcc `--save-temps` device `.s`, Triton `.amdgcn`, any other AMDGPU `.s`
-//!   (kernel name: the file stem made an identifier).
+//!   (kernel name: the file stem made an identifier; for hipcc's
+//!   `<input>-hip-amdgcn-amd-amdhsa-<processor>.s`, the `<input>` part).
 //!
 //! A directory argument imports every file below it with one of the
 //! extensions [`EXTENSIONS`] that is AMDGPU asm (others are skipped and
@@ -223,7 +224,7 @@ pub fn recognize(path: &Path) -> Result<Imported, Diagnostic> {
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            (identifier(&stem), Vec::new())
+            (identifier(hipcc_stem(&stem)), Vec::new())
         }
     };
     Ok(Imported {
@@ -269,6 +270,15 @@ pub fn dispatch_prefix(symbol: &str) -> Option<&str> {
         search = at;
     }
     best
+}
+
+/// hipcc `--save-temps` names device asm `<input>-hip-amdgcn-amd-amdhsa-<processor>.s`:
+/// the `<input>` part; other stems unchanged.
+pub fn hipcc_stem(stem: &str) -> &str {
+    match stem.find("-hip-amdgcn-amd-amdhsa") {
+        Some(i) if i > 0 => &stem[..i],
+        _ => stem,
+    }
 }
 
 /// `text` made a Rust identifier: non-alphanumerics become `_`, a leading digit gets `k_`.
@@ -433,5 +443,7 @@ mod tests {
         assert_eq!(dispatch_prefix("my_kernel"), None);
         assert_eq!(identifier("x-hip-amdgcn-gfx942"), "x_hip_amdgcn_gfx942");
         assert_eq!(identifier("9a"), "k_9a");
+        assert_eq!(hipcc_stem("saxpy-hip-amdgcn-amd-amdhsa-gfx942"), "saxpy");
+        assert_eq!(hipcc_stem("saxpy"), "saxpy");
     }
 }
