@@ -44,6 +44,15 @@
 //! | `GCN_PATCH_TOOL_TIMEOUT` | time limit of every clang/ld.lld run, seconds (default 300) |
 //! | `GCN_BUILD_CACHE_DIR` | shared object cache directory across checkouts (unset: none) |
 //! | `GCN_BUILD_CACHE_SIZE` | bound of the shared cache: bytes or `K`/`M`/`G` (default `1G`) |
+//! | `GCN_BUILD_LOCKED` | `1`: fail unless the build reproduces `kernels.lock` (as [`Build::locked`]) |
+//!
+//! ## `kernels.lock`
+//!
+//! Every build writes `kernels.lock` next to the manifest (per kernel × target
+//! the sha256 of the patched asm and of the code object, and the toolchain),
+//! through [`gcn_patch::lock::record`], the same code as `gcn-patch build`.
+//! With [`Build::locked`] or `GCN_BUILD_LOCKED=1` the lock is not written and
+//! the build fails with a per-entry diff when it would not reproduce it.
 //!
 //! `PATH` is not tracked, as in cc-rs: shells, IDEs and rustup change it all
 //! the time, and tracking it would rerun the build script on each change. A
@@ -169,6 +178,7 @@ pub struct Build {
     jobs: Option<usize>,
     cargo_metadata: Option<bool>,
     shared_cache: Option<PathBuf>,
+    locked: Option<bool>,
 }
 
 impl Build {
@@ -232,6 +242,13 @@ impl Build {
     /// Its size bound stays `GCN_BUILD_CACHE_SIZE` (default 1 GiB).
     pub fn shared_cache(&mut self, dir: impl AsRef<Path>) -> &mut Self {
         self.shared_cache = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Fail unless the build reproduces `kernels.lock` next to the manifest
+    /// (default: `GCN_BUILD_LOCKED=1`); a locked build does not write the lock.
+    pub fn locked(&mut self, yes: bool) -> &mut Self {
+        self.locked = Some(yes);
         self
     }
 
@@ -333,6 +350,11 @@ impl Build {
             tokens: &Jobserver(jobserver_client()),
         };
         let built = build_all(&manifest, &plan, &opts)?;
+        let locked = self.locked.unwrap_or_else(|| {
+            env.get("GCN_BUILD_LOCKED")
+                .is_some_and(|v| !v.is_empty() && v != "0")
+        });
+        gcn_patch::lock::record(&manifest, &toolchain, &built, locked)?;
 
         let mut objects = Vec::new();
         let mut notes = Vec::new();
