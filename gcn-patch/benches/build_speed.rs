@@ -181,6 +181,7 @@ fn main() {
         "demo manifest: {njobs} kernel × target jobs, {jobs} workers, {}",
         tc.version_text
     );
+    println!("load + patch + retarget + checks of every job, one thread: {prep:.3} s");
 
     // 1. Cold: paired runs, alternating which goes first.
     let (mut ratios, mut cold, mut plain) = (Vec::new(), Vec::new(), Vec::new());
