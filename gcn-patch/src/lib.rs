@@ -19,6 +19,7 @@
 //! | link | [`link`] | `.o` → `.hsaco` through `ld.lld -shared` |
 //! | verify | [`verify`] | ELF checks of the code object |
 //! | install | [`install`] | output layout `DIR/<target>/<exec>.hsaco`, `iree-compile` flags |
+//! | objdiff | [`objdiff`] | disassembly diff of unpatched vs patched code objects (`llvm-objdump`) |
 //! | lock | [`lock`] | `kernels.lock`: asm and object sha256 per kernel × target |
 //!
 //! [`pipeline`] ties the stages together for one job; [`build`] runs every
@@ -45,6 +46,7 @@ pub mod jobs;
 pub mod link;
 pub mod lock;
 pub mod manifest;
+pub mod objdiff;
 pub mod output;
 pub mod parse;
 pub mod patch;

@@ -155,18 +155,47 @@ fn iree_loop(linked: bool) {
     let again = ok(gcn_patch(dir, &["build", "--out", "out", "--locked"]));
     assert!(String::from_utf8_lossy(&again.stdout).contains("cached"));
 
-    // A patch changes: --locked fails with a per-entry diff and writes nothing.
+    // edit, change nothing, save: says so, writes nothing.
     let first = kernels[0];
-    let mut text = std::fs::read_to_string(dir.join("kernels.toml")).unwrap();
-    let at = text.find(&format!("name = \"{first}\"")).unwrap();
-    let next = text[at..]
-        .find("\n[[kernel]]")
-        .map_or(text.len(), |i| at + i + 1);
-    text.insert_str(
-        next,
-        "[[kernel.source.rule]]\ninsert = [\"s_nop 0\"]\nbefore = \"s_endpgm\"\nkernel = \"two_dispatch_0_elementwise_64_f32\"\n\n",
+    let work = ok(gcn_patch(dir, &["edit", first]));
+    let work = dir.join(String::from_utf8_lossy(&work.stdout).trim());
+    let before = std::fs::read_to_string(dir.join("kernels.toml")).unwrap();
+    let same = ok(gcn_patch(dir, &["save", first, "nothing"]));
+    assert!(stderr(&same).contains("no change"), "{}", stderr(&same));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("kernels.toml")).unwrap(),
+        before
     );
-    std::fs::write(dir.join("kernels.toml"), text).unwrap();
+    assert!(!dir.join("patches").exists());
+    // The edit: one instruction before dispatch 0's s_endpgm.
+    let text = std::fs::read_to_string(&work).unwrap();
+    std::fs::write(
+        &work,
+        text.replacen("\ts_endpgm", "\ts_setprio 1\n\ts_endpgm", 1),
+    )
+    .unwrap();
+    let saved = ok(gcn_patch(dir, &["save", first, "raise priority"]));
+    assert!(stderr(&saved).contains("+1 -0"), "{}", stderr(&saved));
+    let patch = format!("patches/{first}/0001-raise-priority.diff");
+    let diff = std::fs::read_to_string(dir.join(&patch)).unwrap();
+    assert!(diff.contains("+\ts_setprio 1\n \ts_endpgm"), "{diff}");
+    let m = std::fs::read_to_string(dir.join("kernels.toml")).unwrap();
+    assert!(m.contains(&format!("patches = [\"{patch}\"]")), "{m}");
+
+    // objdiff shows exactly the edit.
+    let od = ok(gcn_patch(dir, &["objdiff", first, "--target", "gfx942"]));
+    let od = String::from_utf8_lossy(&od.stdout).into_owned();
+    let changed: Vec<&str> = od
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-'))
+                && !l.starts_with("+++")
+                && !l.starts_with("---")
+        })
+        .collect();
+    assert_eq!(changed, ["+s_setprio 1"], "{od}");
+
+    // The patch changed: --locked fails with a per-entry diff and writes nothing.
     let lock_before = std::fs::read_to_string(dir.join("kernels.lock")).unwrap();
     let locked = gcn_patch(dir, &["build", "--out", "out", "--locked"]);
     assert!(!locked.status.success());
@@ -231,4 +260,39 @@ fn iree_flags_for_a_manifest_without_iree_executables_is_an_error() {
     let o = gcn_patch(dir, &["iree-flags", "--out", "out", "--target", "gfx942"]);
     assert!(!o.status.success());
     insta::assert_snapshot!("iree_flags_without_iree", stderr(&o));
+}
+
+#[test]
+fn edit_save_and_objdiff_errors() {
+    let (tmp, _) = workspace(&["hip/gfx942/saxpy.s"]);
+    let dir = tmp.path();
+    ok(gcn_patch(dir, &["import", "in"]));
+    let o = gcn_patch(dir, &["edit", "nope"]);
+    assert!(!o.status.success());
+    insta::assert_snapshot!("edit_unknown_kernel", stderr(&o));
+
+    // A work file the assembler rejects is not saved.
+    let work = ok(gcn_patch(dir, &["edit", "gfx942_saxpy"]));
+    let work = dir.join(String::from_utf8_lossy(&work.stdout).trim());
+    let text = std::fs::read_to_string(&work).unwrap();
+    std::fs::write(
+        &work,
+        text.replacen("\ts_endpgm", "\ts_endpgm v0, v1, v2, v3", 1),
+    )
+    .unwrap();
+    let manifest = std::fs::read_to_string(dir.join("kernels.toml")).unwrap();
+    let o = gcn_patch(dir, &["save", "gfx942_saxpy", "broken"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("nothing was saved"), "{err}");
+    assert!(err.contains("gcn-patch save gfx942_saxpy broken"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("kernels.toml")).unwrap(),
+        manifest
+    );
+    assert!(!dir.join("patches/gfx942_saxpy/0001-broken.diff").exists());
+
+    let o = gcn_patch(dir, &["objdiff", "gfx942_saxpy", "--target", "gfx1100"]);
+    assert!(!o.status.success());
+    insta::assert_snapshot!("objdiff_target_not_built", stderr(&o));
 }

@@ -11,6 +11,9 @@
 //! gcn-patch import PATH... [--manifest M]       copy dumps under asm/, pin them, add them to the manifest
 //! gcn-patch build --out DIR [--manifest M] [--target T]... [--locked] [-j N]
 //!                                               every kernel × target to DIR/<target>/, writes kernels.lock
+//! gcn-patch edit KERNEL [--target T] [--manifest M]   write the patched dump to a work file, print its path
+//! gcn-patch save KERNEL NAME [--manifest M]     the work file's edits -> patches/<kernel>/NNNN-NAME.diff
+//! gcn-patch objdiff KERNEL --target T [--manifest M]   disassembly diff, unpatched vs patched
 //! gcn-patch iree-flags --out DIR --target T [--manifest M]   iree-compile substitution flags
 //! ```
 
@@ -133,6 +136,48 @@ enum Command {
         /// Parallel jobs (default: the number of CPUs).
         #[arg(long, short)]
         jobs: Option<usize>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Write KERNEL's dump with its diffs applied (rules run after them) to a
+    /// work file under .gcn-patch/edit/ and print its path; edit it, then `save`.
+    Edit {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// The source building this target (default: the first source).
+        #[arg(long, short)]
+        target: Option<String>,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+    },
+    /// Turn the edits in KERNEL's work file into the next numbered unified
+    /// diff patches/<kernel>/NNNN-NAME.diff, appended to the source's
+    /// `patches` (quilt style). No change: says so and writes nothing.
+    Save {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// Short name of the patch, e.g. coarser-waits.
+        name: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Build KERNEL for --target from the unpatched and the patched dump,
+    /// disassemble both with llvm-objdump and print a unified diff of the
+    /// instructions (addresses stripped) and the register/LDS/occupancy
+    /// fields that changed.
+    Objdiff {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// Target ID.
+        #[arg(long, short)]
+        target: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
         #[command(flatten)]
         llvm: LlvmArgs,
     },
@@ -322,24 +367,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                         .iter()
                         .find(|j| j.kernel == ki && j.target == t)
                         .cloned()
-                        .ok_or_else(|| {
-                            let have: Vec<String> = plan
-                                .jobs
-                                .iter()
-                                .filter(|j| j.kernel == ki)
-                                .map(|j| j.target.name())
-                                .collect();
-                            Diagnostics::from(
-                                Diagnostic::error(format!(
-                                    "kernel `{kernel}` is not built for {}",
-                                    t.name()
-                                ))
-                                .with_note(format!("its targets: {}", have.join(", ")))
-                                .with_help(
-                                    "add the target to a source's `targets` in kernels.toml",
-                                ),
-                            )
-                        })?
+                        .ok_or_else(|| not_built_for(&plan, ki, &kernel, &t))?
                 }
                 None => plan
                     .jobs
@@ -382,6 +410,56 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             jobs,
             llvm,
         } => build(&manifest, &out, &target, locked, jobs, &llvm),
+        Command::Edit {
+            kernel,
+            target,
+            manifest,
+        } => {
+            let target = target.as_deref().map(parse_target).transpose()?;
+            let w = gcn_patch::patch::quilt::edit(&manifest, &kernel, target.as_ref())?;
+            println!("{}", w.path.display());
+            eprintln!(
+                "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
+                w.dump.display()
+            );
+            if w.rules > 0 {
+                eprintln!(
+                    "gcn-patch: note: the source's {} rule(s) are applied after your edits, as after every patch",
+                    w.rules
+                );
+            }
+            Ok(())
+        }
+        Command::Save {
+            kernel,
+            name,
+            manifest,
+            llvm,
+        } => {
+            use gcn_patch::patch::quilt::Saved;
+            let tc = toolchain(&llvm, None)?;
+            match gcn_patch::patch::quilt::save(&manifest, &kernel, &name, &tc)? {
+                Saved::NoChange => eprintln!(
+                    "gcn-patch: kernel `{kernel}`: the work file has no change; nothing written"
+                ),
+                Saved::Patch {
+                    rel,
+                    added,
+                    removed,
+                } => eprintln!(
+                    "gcn-patch: wrote {} (+{added} -{removed} lines) and added it to {}",
+                    rel.display(),
+                    manifest.display()
+                ),
+            }
+            Ok(())
+        }
+        Command::Objdiff {
+            kernel,
+            target,
+            manifest,
+            llvm,
+        } => objdiff(&manifest, &kernel, &target, &llvm),
         Command::IreeFlags {
             manifest,
             out,
@@ -659,4 +737,55 @@ fn build(
         lock.display()
     );
     Ok(())
+}
+
+/// `gcn-patch objdiff`: the job of KERNEL for T, unpatched vs patched.
+fn objdiff(
+    manifest: &Path,
+    kernel: &str,
+    target: &str,
+    llvm: &LlvmArgs,
+) -> Result<(), Diagnostics> {
+    let m = Manifest::load(manifest)?;
+    let t = parse_target(target)?;
+    let ki = m
+        .kernels
+        .iter()
+        .position(|k| k.name == kernel)
+        .ok_or_else(|| unknown_kernel(&m, kernel))?;
+    let plan = pipeline::plan(&m, &[])?;
+    let job = plan
+        .jobs
+        .iter()
+        .find(|j| j.kernel == ki && j.target == t)
+        .cloned()
+        .ok_or_else(|| not_built_for(&plan, ki, kernel, &t))?;
+    let tc = toolchain(llvm, Some(&m))?;
+    let work = tempfile::tempdir()
+        .map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
+    let d = gcn_patch::objdiff::objdiff(&m, &plan, &job, &tc, work.path())?;
+    print!("{}", d.diff);
+    if d.diff.is_empty() {
+        eprintln!(
+            "gcn-patch: kernel `{kernel}` for {}: the patches change no instruction",
+            t.name()
+        );
+    }
+    for f in &d.fields {
+        println!("changed: {f}");
+    }
+    Ok(())
+}
+
+fn not_built_for(plan: &pipeline::Plan, ki: usize, kernel: &str, t: &TargetId) -> Diagnostics {
+    let have: Vec<String> = plan
+        .jobs
+        .iter()
+        .filter(|j| j.kernel == ki)
+        .map(|j| j.target.name())
+        .collect();
+    Diagnostic::error(format!("kernel `{kernel}` is not built for {}", t.name()))
+        .with_note(format!("its targets: {}", have.join(", ")))
+        .with_help("add the target to a source's `targets` in kernels.toml")
+        .into()
 }
