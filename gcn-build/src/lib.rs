@@ -348,6 +348,7 @@ impl Build {
             work_dir: build_dir.join("work"),
             max_jobs,
             tokens: &Jobserver::new(jobserver_client()),
+            progress: None,
         };
         let built = build_all(&manifest, &plan, &opts)?;
         let locked = self.locked.unwrap_or_else(|| {

@@ -17,6 +17,7 @@
 //!     work_dir: "out/.work".into(),
 //!     max_jobs: 4,
 //!     tokens: &jobs::Unlimited,
+//!     progress: None,
 //! };
 //! for built in build::build_all(&manifest, &plan, &opts)? {
 //!     std::fs::write(format!("out/{}-{}.hsaco", built.kernel, built.target.name()), &built.bytes)
@@ -50,6 +51,24 @@ pub struct BuildOptions<'a> {
     pub max_jobs: usize,
     /// Tokens for each job beyond the first ([`jobs::Unlimited`] outside Cargo).
     pub tokens: &'a dyn Tokens,
+    /// Called after each job finishes (from the job's thread), with what has
+    /// finished so far; the CLI draws its terminal progress line with it.
+    pub progress: Option<&'a (dyn Fn(Progress<'_>) + Sync)>,
+}
+
+/// One finished job, as reported to [`BuildOptions::progress`].
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    /// Jobs finished so far, this one included.
+    pub done: usize,
+    /// Jobs in the build.
+    pub total: usize,
+    /// Kernel name of the job that just finished.
+    pub kernel: &'a str,
+    /// Its target.
+    pub target: &'a TargetId,
+    /// `Some(true)` assembled, `Some(false)` from a cache, `None` failed.
+    pub assembled: Option<bool>,
 }
 
 /// One built (or cached) code object.
@@ -82,8 +101,22 @@ pub fn build_all(
     plan: &Plan,
     opts: &BuildOptions,
 ) -> Result<Vec<BuiltJob>, Diagnostics> {
+    let total = plan.jobs.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let results = jobs::run(plan.jobs.clone(), opts.max_jobs, opts.tokens, |job| {
-        build_job(manifest, plan, opts, job)
+        let kernel = &manifest.kernels[job.kernel].name;
+        let target = job.target;
+        let result = build_job(manifest, plan, opts, job);
+        if let Some(report) = opts.progress {
+            report(Progress {
+                done: done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
+                total,
+                kernel,
+                target: &target,
+                assembled: result.as_ref().ok().map(|b| b.cached.is_none()),
+            });
+        }
+        result
     });
     let mut errors = Vec::new();
     let mut built = Vec::new();

@@ -296,3 +296,61 @@ fn edit_save_and_objdiff_errors() {
     assert!(!o.status.success());
     insta::assert_snapshot!("objdiff_target_not_built", stderr(&o));
 }
+
+/// The engine reports every finished job once, counting up to the total, with
+/// whether it was assembled or came from the cache: the CLI's terminal
+/// progress line is drawn from these reports.
+#[test]
+fn build_progress_reports_every_job_once() {
+    use gcn_patch::{build, cache, jobs, manifest::Manifest, pipeline, toolchain};
+    use std::sync::Mutex;
+
+    let (tmp, _) = workspace(&["hip/gfx942/saxpy.s", "hip/gfx942/reduce.s"]);
+    let dir = tmp.path();
+    ok(gcn_patch(dir, &["import", "in"]));
+    let m = Manifest::load(&dir.join("kernels.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let plan = pipeline::plan(&m, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let tc = toolchain::Toolchain::find(&Default::default(), &|v| std::env::var(v).ok())
+        .unwrap_or_else(|e| panic!("{e}"));
+    /// (done, total, "kernel target", assembled)
+    type Event = (usize, usize, String, Option<bool>);
+    let events: Mutex<Vec<Event>> = Mutex::new(vec![]);
+    let record = |p: build::Progress<'_>| {
+        events.lock().unwrap().push((
+            p.done,
+            p.total,
+            format!("{} {}", p.kernel, p.target.name()),
+            p.assembled,
+        ))
+    };
+    let opts = build::BuildOptions {
+        toolchain: &tc,
+        cache: cache::ObjectCache {
+            local: dir.join("out/cache"),
+            shared: None,
+        },
+        work_dir: dir.join("out/work"),
+        max_jobs: 2,
+        tokens: &jobs::Unlimited,
+        progress: Some(&record),
+    };
+    let n = plan.jobs.len();
+    assert!(n >= 2, "two kernels, at least one target each");
+    for expect_assembled in [true, false] {
+        events.lock().unwrap().clear();
+        build::build_all(&m, &plan, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let mut seen = events.lock().unwrap().clone();
+        seen.sort();
+        let dones: Vec<usize> = seen.iter().map(|e| e.0).collect();
+        assert_eq!(dones, (1..=n).collect::<Vec<_>>(), "{seen:?}");
+        assert!(seen.iter().all(|e| e.1 == n), "{seen:?}");
+        assert!(
+            seen.iter().all(|e| e.3 == Some(expect_assembled)),
+            "first build assembles, second is cached: {seen:?}"
+        );
+        let mut labels: Vec<&String> = seen.iter().map(|e| &e.2).collect();
+        labels.sort();
+        labels.dedup();
+        assert_eq!(labels.len(), n, "each job reported once: {seen:?}");
+    }
+}

@@ -673,12 +673,28 @@ fn build(
         .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
         .unwrap_or(1)
         .max(1);
-    if std::io::stderr().is_terminal() {
+    let terminal = std::io::stderr().is_terminal();
+    if terminal {
         eprintln!(
             "gcn-patch: building {} code object(s), {max_jobs} at a time…",
             plan.jobs.len()
         );
     }
+    // On a terminal, one line redrawn per finished job; cleared before the table.
+    let progress = |p: gcn_patch::build::Progress<'_>| {
+        let state = match p.assembled {
+            Some(true) => "assembled",
+            Some(false) => "cached",
+            None => "failed",
+        };
+        eprint!(
+            "\r\x1b[K[{}/{}] {} {} {state}",
+            p.done,
+            p.total,
+            p.kernel,
+            p.target.name()
+        );
+    };
     let opts = BuildOptions {
         toolchain: &tc,
         cache: ObjectCache {
@@ -688,8 +704,13 @@ fn build(
         work_dir: state_dir.join("work"),
         max_jobs,
         tokens: &gcn_patch::jobs::Unlimited,
+        progress: if terminal { Some(&progress) } else { None },
     };
-    let built = build_all(&m, &plan, &opts)?;
+    let built = build_all(&m, &plan, &opts);
+    if terminal {
+        eprint!("\r\x1b[K");
+    }
+    let built = built?;
     for b in &built {
         print_notes(&b.notes);
     }
