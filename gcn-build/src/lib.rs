@@ -44,6 +44,15 @@
 //! | `GCN_PATCH_TOOL_TIMEOUT` | time limit of every clang/ld.lld run, seconds (default 300) |
 //! | `GCN_BUILD_CACHE_DIR` | shared object cache directory across checkouts (unset: none) |
 //! | `GCN_BUILD_CACHE_SIZE` | bound of the shared cache: bytes or `K`/`M`/`G` (default `1G`) |
+//! | `GCN_BUILD_LOCKED` | `1`: fail unless the build reproduces `kernels.lock` (as [`Build::locked`]) |
+//!
+//! ## `kernels.lock`
+//!
+//! Every build writes `kernels.lock` next to the manifest (per kernel × target
+//! the sha256 of the patched asm and of the code object, and the toolchain),
+//! through [`gcn_patch::lock::record`], the same code as `gcn-patch build`.
+//! With [`Build::locked`] or `GCN_BUILD_LOCKED=1` the lock is not written and
+//! the build fails with a per-entry diff when it would not reproduce it.
 //!
 //! `PATH` is not tracked, as in cc-rs: shells, IDEs and rustup change it all
 //! the time, and tracking it would rerun the build script on each change. A
@@ -169,6 +178,7 @@ pub struct Build {
     jobs: Option<usize>,
     cargo_metadata: Option<bool>,
     shared_cache: Option<PathBuf>,
+    locked: Option<bool>,
 }
 
 impl Build {
@@ -232,6 +242,13 @@ impl Build {
     /// Its size bound stays `GCN_BUILD_CACHE_SIZE` (default 1 GiB).
     pub fn shared_cache(&mut self, dir: impl AsRef<Path>) -> &mut Self {
         self.shared_cache = Some(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Fail unless the build reproduces `kernels.lock` next to the manifest
+    /// (default: `GCN_BUILD_LOCKED=1`); a locked build does not write the lock.
+    pub fn locked(&mut self, yes: bool) -> &mut Self {
+        self.locked = Some(yes);
         self
     }
 
@@ -330,9 +347,14 @@ impl Build {
             },
             work_dir: build_dir.join("work"),
             max_jobs,
-            tokens: &Jobserver(jobserver_client()),
+            tokens: &Jobserver::new(jobserver_client()),
         };
         let built = build_all(&manifest, &plan, &opts)?;
+        let locked = self.locked.unwrap_or_else(|| {
+            env.get("GCN_BUILD_LOCKED")
+                .is_some_and(|v| !v.is_empty() && v != "0")
+        });
+        gcn_patch::lock::record(&manifest, &toolchain, &built, locked)?;
 
         let mut objects = Vec::new();
         let mut notes = Vec::new();
@@ -409,19 +431,70 @@ impl Build {
 }
 
 /// Cargo's jobserver, as [`Tokens`] for the job runner.
-struct Jobserver(Option<&'static jobserver::Client>);
+///
+/// Tokens are acquired by the jobserver crate's helper thread (a blocking
+/// read, as cc-rs does): `Client::try_acquire` only works on named-pipe
+/// jobservers and returns `Unsupported` on the anonymous pipes Cargo hands
+/// build scripts, which made every job run on the implicit token alone. One
+/// request is outstanding at a time; a granted token is picked up by the next
+/// `try_acquire` (the runner retries every few milliseconds while jobs wait).
+enum Jobserver {
+    /// Not under Cargo (or make): bounded by the job count only.
+    Absent,
+    /// Tokens come from the helper thread.
+    Helper(Helper),
+    /// The helper thread could not start: the implicit token only (serial, correct).
+    Serial,
+}
+
+struct Helper {
+    /// Dropping it stops the thread; tokens granted late are released.
+    thread: jobserver::HelperThread,
+    granted: std::sync::Mutex<std::sync::mpsc::Receiver<jobserver::Acquired>>,
+    requested: std::sync::atomic::AtomicBool,
+}
+
+impl Jobserver {
+    fn new(client: Option<&'static jobserver::Client>) -> Self {
+        let Some(client) = client else {
+            return Jobserver::Absent;
+        };
+        let (tx, rx) = std::sync::mpsc::channel();
+        let tx = std::sync::Mutex::new(tx);
+        let thread = client.clone().into_helper_thread(move |acquired| {
+            if let (Ok(token), Ok(tx)) = (acquired, tx.lock()) {
+                let _ = tx.send(token);
+            }
+        });
+        match thread {
+            Ok(thread) => Jobserver::Helper(Helper {
+                thread,
+                granted: std::sync::Mutex::new(rx),
+                requested: std::sync::atomic::AtomicBool::new(false),
+            }),
+            Err(_) => Jobserver::Serial,
+        }
+    }
+}
 
 impl Tokens for Jobserver {
     fn try_acquire(&self) -> Option<Token> {
-        match self.0 {
-            // Not under Cargo (or make): bounded by the job count only.
-            None => Some(Token::free()),
-            Some(c) => match c.try_acquire() {
-                Ok(Some(t)) => Some(Token::new(t)),
-                // None free right now, or an unusable jobserver: run on the implicit token.
-                _ => None,
-            },
+        use std::sync::atomic::Ordering;
+        let h = match self {
+            Jobserver::Absent => return Some(Token::free()),
+            Jobserver::Serial => return None,
+            Jobserver::Helper(h) => h,
+        };
+        if let Ok(rx) = h.granted.lock() {
+            if let Ok(token) = rx.try_recv() {
+                h.requested.store(false, Ordering::SeqCst);
+                return Some(Token::new(token));
+            }
         }
+        if !h.requested.swap(true, Ordering::SeqCst) {
+            h.thread.request_token();
+        }
+        None
     }
 }
 
@@ -450,4 +523,57 @@ fn rel_to(path: &Path, base: &Path) -> String {
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
     Diagnostic::error(format!("could not {what} `{}`: {e}", path.display()))
         .with_help("check that the output directory is writable and the disk is not full")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `try_acquire` until a token comes (the helper thread answers asynchronously).
+    fn acquire(tokens: &Jobserver) -> Option<Token> {
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while std::time::Instant::now() < end {
+            if let Some(t) = tokens.try_acquire() {
+                return Some(t);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        None
+    }
+
+    #[test]
+    fn the_jobserver_grants_exactly_its_tokens_and_takes_them_back() {
+        // An anonymous-pipe jobserver, as Cargo gives build scripts.
+        let client: &'static jobserver::Client = Box::leak(Box::new(
+            jobserver::Client::new(2).expect("create a jobserver"),
+        ));
+        let tokens = Jobserver::new(Some(client));
+        let a = acquire(&tokens).expect("first token");
+        let b = acquire(&tokens).expect("second token");
+        assert!(acquire(&tokens).is_none(), "a third token was granted");
+        drop(a);
+        let c = acquire(&tokens).expect("a returned token is granted again");
+        drop((b, c));
+        // Under the jobserver, three jobs (implicit token + two) really overlap.
+        let arrived = std::sync::atomic::AtomicUsize::new(0);
+        let met = gcn_patch::jobs::run(vec![0; 3], 8, &tokens, |_| {
+            arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            while std::time::Instant::now() < end {
+                if arrived.load(std::sync::atomic::Ordering::SeqCst) >= 3 {
+                    return true;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            false
+        });
+        assert_eq!(met, vec![true; 3], "the jobs never overlapped");
+    }
+
+    #[test]
+    fn without_a_jobserver_tokens_are_unlimited() {
+        let tokens = Jobserver::Absent;
+        let held: Vec<Token> = (0..16).filter_map(|_| tokens.try_acquire()).collect();
+        assert_eq!(held.len(), 16);
+    }
 }

@@ -255,3 +255,51 @@ fn a_wait_counter_hazard_fails_the_build_unless_warned() {
     fs::write(&path, manifest("hazards = \"warn\"\n")).unwrap();
     build(&path, &dir.path().join("out")).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn the_build_writes_kernels_lock_and_locked_fails_with_a_diff_after_a_change() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = project(tmp.path());
+    let lock = tmp.path().join("kernels.lock");
+    let locked = |yes: bool| {
+        Build::new()
+            .manifest(&manifest)
+            .out_dir(tmp.path().join("out"))
+            .cargo_metadata(false)
+            .jobs(2)
+            .locked(yes)
+            .try_compile()
+    };
+    // No lock yet: --locked has nothing to reproduce.
+    let err = locked(true).unwrap_err().rendered();
+    assert!(err.contains("no `"), "{err}");
+    assert!(!lock.exists());
+    locked(false).unwrap();
+    let text = fs::read_to_string(&lock).unwrap();
+    assert_eq!(text.matches("[[object]]").count(), 4, "{text}");
+    locked(true).unwrap();
+    // Change a dump (re-pinned): the locked build lists the changed entries.
+    let asm = tmp.path().join("asm/saxpy.s");
+    let mut src = fs::read_to_string(&asm).unwrap();
+    src = src.replacen("s_endpgm", "s_nop 0\n\ts_endpgm", 1);
+    fs::write(&asm, &src).unwrap();
+    let m = fs::read_to_string(&manifest).unwrap();
+    let old = m
+        .lines()
+        .find(|l| l.starts_with("sha256") && m.contains("asm/saxpy.s"))
+        .unwrap()
+        .to_string();
+    fs::write(
+        &manifest,
+        m.replacen(&old, &format!("sha256 = \"{}\"", sha256(&asm)), 1),
+    )
+    .unwrap();
+    let err = locked(true).unwrap_err().rendered();
+    assert!(err.contains("does not reproduce"), "{err}");
+    assert!(
+        err.contains("kernel `saxpy` for gfx1100: patched asm sha256"),
+        "{err}"
+    );
+    assert!(!err.contains("kernel `reduce`"), "{err}");
+    assert_eq!(fs::read_to_string(&lock).unwrap(), text);
+}

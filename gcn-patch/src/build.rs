@@ -142,20 +142,23 @@ fn build_job(
     let (bytes, cached) = match opts.cache.get(&key, &valid) {
         Some((bytes, hit)) => (bytes, Some(hit)),
         None => {
-            let local = opts.cache.local_entry(&key);
             let work = opts.work_dir.join(format!(
                 "{}-{}",
                 prepared.kernel,
                 prepared.target.name().replace(':', "_")
             ));
-            pipeline::build(opts.toolchain, &prepared, &work, &local)?;
-            let bytes = std::fs::read(&local).map_err(|e| {
-                Diagnostics::from(Diagnostic::error(format!(
-                    "could not read `{}`: {e}",
-                    local.display()
-                )))
+            let (bytes, _) = pipeline::build_bytes(opts.toolchain, &prepared, &work)?;
+            opts.cache.store(&key, &bytes).map_err(|e| {
+                Diagnostics::from(
+                    Diagnostic::error(format!(
+                        "could not write the object cache entry `{}`: {e}",
+                        opts.cache.local_entry(&key).display()
+                    ))
+                    .with_help(
+                        "check that the output directory is writable and the disk is not full",
+                    ),
+                )
             })?;
-            opts.cache.publish(&key, &bytes);
             (bytes, None)
         }
     };

@@ -52,8 +52,9 @@ pub fn key(parts: &[&str]) -> String {
     crate::manifest::sha256_hex(&buf)
 }
 
-/// Write `bytes` to `path` only if its content differs; atomically (temp file
-/// + rename), creating the parent directory. Returns whether it was written.
+/// Write `bytes` to `path` only if its content differs; atomically (a temp
+/// file renamed over it, no `fsync`: see [`crate::output::write_atomic_unsynced`]),
+/// creating the parent directory. Returns whether it was written.
 pub fn write_if_changed(path: &Path, bytes: &[u8]) -> io::Result<bool> {
     if fs::read(path).map(|old| old == bytes).unwrap_or(false) {
         return Ok(false);
@@ -61,7 +62,7 @@ pub fn write_if_changed(path: &Path, bytes: &[u8]) -> io::Result<bool> {
     if let Some(dir) = path.parent() {
         fs::create_dir_all(dir)?;
     }
-    crate::output::write_atomic(path, bytes)?;
+    crate::output::write_atomic_unsynced(path, bytes)?;
     Ok(true)
 }
 
@@ -183,15 +184,21 @@ impl ObjectCache {
         Some((bytes, Hit::Shared))
     }
 
-    /// Store a freshly built object (already in the local entry) into the
-    /// shared directory too. Errors there never fail a build: the shared
-    /// cache is an accelerator.
-    pub fn publish(&self, key: &str, bytes: &[u8]) {
+    /// Store a freshly built object: in the local directory (an error there
+    /// is returned), then in the shared one (errors there never fail a build:
+    /// the shared cache is an accelerator).
+    pub fn store(&self, key: &str, bytes: &[u8]) -> io::Result<()> {
+        write_if_changed(&self.local_entry(key), bytes)?;
+        self.publish(key, bytes);
+        Ok(())
+    }
+
+    fn publish(&self, key: &str, bytes: &[u8]) {
         if let Some(shared) = &self.shared {
             let path = entry(&shared.dir, key);
             if fs::metadata(&path).is_err() {
                 let _ = fs::create_dir_all(&shared.dir);
-                let _ = crate::output::write_atomic(&path, bytes);
+                let _ = crate::output::write_atomic_unsynced(&path, bytes);
             }
         }
     }
@@ -257,6 +264,9 @@ mod tests {
         let ok = |b: &[u8]| b.starts_with(b"OBJ");
         assert!(cache.get("k", &ok).is_none());
         cache.publish("k", b"OBJ1");
+        // `store` writes the local entry too.
+        cache.store("k2", b"OBJ2").unwrap();
+        assert_eq!(cache.get("k2", &ok), Some((b"OBJ2".to_vec(), Hit::Local)));
         assert_eq!(cache.get("k", &ok), Some((b"OBJ1".to_vec(), Hit::Shared)));
         assert_eq!(cache.get("k", &ok), Some((b"OBJ1".to_vec(), Hit::Local)));
         fs::write(entry(&cache.shared.as_ref().unwrap().dir, "bad"), b"junk").unwrap();

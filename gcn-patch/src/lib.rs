@@ -8,6 +8,7 @@
 //!
 //! | stage | module | what it does |
 //! |---|---|---|
+//! | import | [`import`] | bring dumps under a manifest (`gcn-patch import`) |
 //! | parse | [`parse`] | lossless line model of a dumped `.s`/`.rocmasm` |
 //! | manifest | [`manifest`] | `kernels.toml` schema, pins, path checks |
 //! | patch | [`patch`] | unified diffs and structured rules, with [`provenance`] |
@@ -17,6 +18,9 @@
 //! | assemble | [`assemble`] | `.s` → `.o` with clang, through the bounded [`toolchain::run`] |
 //! | link | [`link`] | `.o` → `.hsaco` through `ld.lld -shared` |
 //! | verify | [`verify`] | ELF checks of the code object |
+//! | install | [`install`] | output layout `DIR/<target>/<exec>.hsaco`, `iree-compile` flags |
+//! | objdiff | [`objdiff`] | disassembly diff of unpatched vs patched code objects (`llvm-objdump`) |
+//! | lock | [`lock`] | `kernels.lock`: asm and object sha256 per kernel × target |
 //!
 //! [`pipeline`] ties the stages together for one job; [`build`] runs every
 //! kernel × target job of a manifest in parallel ([`jobs`]) through the
@@ -35,10 +39,14 @@ pub mod cache;
 pub mod check;
 pub mod diag;
 pub mod document;
+pub mod import;
+pub mod install;
 pub mod isa;
 pub mod jobs;
 pub mod link;
+pub mod lock;
 pub mod manifest;
+pub mod objdiff;
 pub mod output;
 pub mod parse;
 pub mod patch;

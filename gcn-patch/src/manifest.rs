@@ -16,6 +16,7 @@
 //! [[kernel]]
 //! name = "matmul"                     # a Rust identifier (used in generated code), unique
 //! iree-executable = "matmul_dispatch_0"   # optional
+//! iree-executables = ["mm_dispatch_0", "mm_dispatch_1"]  # optional: every IREE executable a linked dump serves
 //! registers = "update"                # optional, overrides defaults.registers
 //! hazards = "warn"                    # optional, overrides defaults.hazards
 //!
@@ -24,6 +25,8 @@
 //! sha256 = "0f3a…"                    # pin of the dump's bytes (64 lowercase hex digits)
 //! targets = ["gfx942", "gfx950", "gfx9-4-generic"]
 //! patches = ["patches/matmul-waitcnt.diff"]   # unified diffs, applied in order, then the rules
+//! symbols = ["matmul_dispatch_0_matmul"]      # optional, informational: kernel symbols (written by `gcn-patch import`)
+//! imported-from = "/tmp/dump/module_matmul_linked_rocm_hsaco_fb.rocmasm"  # optional, informational
 //!
 //! [[kernel.source.rule]]              # structured rules, applied in order after the patches
 //! move = 'v_add_u32_e32 v1(0[5-9]|1[01]), 0x[0-9a-f]+, v104'   # regex: all 7 lines, in order
@@ -95,6 +98,9 @@ pub struct KernelSpec {
     pub name: String,
     /// IREE executable name, if the dump comes from IREE.
     pub iree_executable: Option<String>,
+    /// Every IREE executable this kernel's code object serves: `iree-executable`
+    /// followed by `iree-executables` (a linked dump serves several), deduplicated.
+    pub iree_executables: Vec<String>,
     /// Register policy (kernel value or the default).
     pub registers: RegisterPolicy,
     /// Wait-counter hazards are errors or warnings (kernel value or the default).
@@ -122,6 +128,10 @@ pub struct SourceSpec {
     pub patches: Vec<PatchFile>,
     /// Structured rules, in order.
     pub rules: Vec<Rule>,
+    /// Kernel symbols recorded by `gcn-patch import` (informational).
+    pub symbols: Vec<String>,
+    /// Where `gcn-patch import` copied the dump from (informational).
+    pub imported_from: Option<String>,
 }
 
 /// A patch file named in `patches`.
@@ -157,6 +167,7 @@ struct RawDefaults {
 struct RawKernel {
     name: Spanned<String>,
     iree_executable: Option<String>,
+    iree_executables: Option<Vec<String>>,
     registers: Option<RegisterPolicy>,
     hazards: Option<HazardPolicy>,
     #[serde(default)]
@@ -173,6 +184,8 @@ struct RawSource {
     patches: Vec<Spanned<String>>,
     #[serde(default)]
     rule: Vec<Spanned<RawRule>>,
+    symbols: Option<Vec<String>>,
+    imported_from: Option<String>,
 }
 
 /// Manifest text plus the name to show: turns byte spans into [`Location`]s.
@@ -427,11 +440,24 @@ impl Manifest {
                     targets: tlist,
                     patches,
                     rules,
+                    symbols: rs.symbols.clone().unwrap_or_default(),
+                    imported_from: rs.imported_from.clone(),
                 });
+            }
+            let mut iree_executables: Vec<String> = Vec::new();
+            for e in rk
+                .iree_executable
+                .iter()
+                .chain(rk.iree_executables.iter().flatten())
+            {
+                if !iree_executables.contains(e) {
+                    iree_executables.push(e.clone());
+                }
             }
             kernels.push(KernelSpec {
                 name,
                 iree_executable: rk.iree_executable,
+                iree_executables,
                 registers: rk.registers.unwrap_or(defaults.registers),
                 hazards: rk.hazards.unwrap_or(defaults.hazards),
                 sources,

@@ -7,6 +7,18 @@ use std::path::Path;
 /// and then renamed over `path`. An existing file keeps its permissions and
 /// stays untouched if anything fails; the temp file is removed on failure.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, bytes, true)
+}
+
+/// [`write_atomic`] without the `fsync`: still never a half-written file
+/// (rename), but after a power loss the file may be empty. For scratch files
+/// and cache entries, which are verified before use and cheap to rebuild; an
+/// `fsync` per job was a tenth of a cold build's time.
+pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, bytes, false)
+}
+
+fn write_atomic_with(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -19,7 +31,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .suffix(".tmp")
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
     if let Ok(meta) = std::fs::metadata(path) {
         let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
     }

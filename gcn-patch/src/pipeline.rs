@@ -252,6 +252,17 @@ pub fn build(
     work_dir: &Path,
     out: &Path,
 ) -> Result<VerifyReport, Diagnostics> {
+    let (bytes, report) = build_bytes(toolchain, prepared, work_dir)?;
+    install(&bytes, out)?;
+    Ok(report)
+}
+
+/// Assemble, link and verify a prepared job; the verified code object's bytes.
+pub fn build_bytes(
+    toolchain: &Toolchain,
+    prepared: &Prepared,
+    work_dir: &Path,
+) -> Result<(Vec<u8>, VerifyReport), Diagnostics> {
     let label = label(&prepared.kernel, &prepared.target);
     toolchain
         .check_target(&prepared.target)
@@ -269,8 +280,8 @@ pub fn build(
         name: &name,
         label: &label,
     })?;
-    // Link and verify in the work directory; `out` is only replaced by an
-    // object that passed verification (an existing `out` survives any failure).
+    // Link and verify in the work directory; only an object that passed
+    // verification is returned (an existing output survives any failure).
     let linked = work_dir.join(format!("{name}.hsaco"));
     link::link(toolchain, &[object], &linked)?;
     let bytes = std::fs::read(&linked).map_err(|e| {
@@ -280,8 +291,7 @@ pub fn build(
         )))
     })?;
     let report = verify(&bytes, prepared)?;
-    install(&bytes, out)?;
-    Ok(report)
+    Ok((bytes, report))
 }
 
 /// Write `bytes` to `out` atomically: a temp file in `out`'s directory, renamed over it.

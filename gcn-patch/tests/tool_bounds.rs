@@ -194,7 +194,7 @@ fn start_slow_build(dir: &Path) -> (Child, i32) {
     loop {
         let clang = processes_mentioning(dir)
             .into_iter()
-            .find(|(_, cmd)| cmd.contains("-mcpu=gfx942") && cmd.contains(" -c "));
+            .find(|(_, cmd)| cmd.contains("-cc1as") && cmd.contains("-target-cpu gfx942"));
         if let Some((pid, _)) = clang {
             return (child, pid);
         }

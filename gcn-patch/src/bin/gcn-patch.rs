@@ -8,6 +8,13 @@
 //! gcn-patch pin KERNEL [--manifest M]           re-pin a kernel's dumps after re-checking patches
 //! gcn-patch targets                             list known processors and families
 //! gcn-patch lint FILE --target T [--suggest]    wait-counter hazards (exit 0 clean, 1 hazard, 2 input error)
+//! gcn-patch import PATH... [--manifest M]       copy dumps under asm/, pin them, add them to the manifest
+//! gcn-patch build --out DIR [--manifest M] [--target T]... [--locked] [-j N]
+//!                                               every kernel × target to DIR/<target>/, writes kernels.lock
+//! gcn-patch edit KERNEL [--target T] [--manifest M]   write the patched dump to a work file, print its path
+//! gcn-patch save KERNEL NAME [--manifest M]     the work file's edits -> patches/<kernel>/NNNN-NAME.diff
+//! gcn-patch objdiff KERNEL --target T [--manifest M]   disassembly diff, unpatched vs patched
+//! gcn-patch iree-flags --out DIR --target T [--manifest M]   iree-compile substitution flags
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -93,6 +100,101 @@ enum Command {
     },
     /// List every known processor, generic target and family name.
     Targets,
+    /// Import dumped AMDGPU asm (files or dump directories: IREE linked and
+    /// unlinked dumps, hipcc --save-temps .s, Triton .amdgcn, any AMDGPU .s):
+    /// copy each under asm/<processor>/, pin its sha256 and add a [[kernel]]
+    /// recording its target, kernel symbols and IREE executables to the
+    /// manifest (created if absent). Re-importing the same bytes is a no-op.
+    Import {
+        /// Dumped files or directories holding them.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The manifest (created if absent).
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+    },
+    /// Build every kernel × target of the manifest outside Cargo (in parallel,
+    /// cached, the engine gcn-build uses) into DIR/<target>/<exec>.hsaco per
+    /// IREE executable (DIR/<target>/<kernel>.hsaco for other kernels), so
+    /// `--iree-hal-substitute-executable-objects-from=DIR/<target>` works;
+    /// writes kernels.lock next to the manifest (with --locked: checks it).
+    Build {
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Build only these targets (IDs or families; repeatable). A target
+        /// of the same generation as a source's dump is added to it.
+        #[arg(long, short)]
+        target: Vec<String>,
+        /// Fail, with a per-entry diff, if the build does not reproduce
+        /// kernels.lock (the lock is not written).
+        #[arg(long)]
+        locked: bool,
+        /// Parallel jobs (default: the number of CPUs).
+        #[arg(long, short)]
+        jobs: Option<usize>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Write KERNEL's dump with its diffs applied (rules run after them) to a
+    /// work file under .gcn-patch/edit/ and print its path; edit it, then `save`.
+    Edit {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// The source building this target (default: the first source).
+        #[arg(long, short)]
+        target: Option<String>,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+    },
+    /// Turn the edits in KERNEL's work file into the next numbered unified
+    /// diff patches/<kernel>/NNNN-NAME.diff, appended to the source's
+    /// `patches` (quilt style). No change: says so and writes nothing.
+    Save {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// Short name of the patch, e.g. coarser-waits.
+        name: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Build KERNEL for --target from the unpatched and the patched dump,
+    /// disassemble both with llvm-objdump and print a unified diff of the
+    /// instructions (addresses stripped) and the register/LDS/occupancy
+    /// fields that changed.
+    Objdiff {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// Target ID.
+        #[arg(long, short)]
+        target: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Print the iree-compile flags substituting every IREE executable of the
+    /// manifest built for --target by `gcn-patch build --out DIR`,
+    /// whitespace-separated, ready for `$(...)`.
+    IreeFlags {
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// The `gcn-patch build` output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Target ID the IREE program is compiled for.
+        #[arg(long, short)]
+        target: String,
+    },
     /// Check FILE for wait-counter hazards: reads or overwrites of registers
     /// a pending memory operation will write. Exit 0: no hazard (notes and
     /// warnings allowed); 1: at least one hazard; 2: usage or input error.
@@ -265,24 +367,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                         .iter()
                         .find(|j| j.kernel == ki && j.target == t)
                         .cloned()
-                        .ok_or_else(|| {
-                            let have: Vec<String> = plan
-                                .jobs
-                                .iter()
-                                .filter(|j| j.kernel == ki)
-                                .map(|j| j.target.name())
-                                .collect();
-                            Diagnostics::from(
-                                Diagnostic::error(format!(
-                                    "kernel `{kernel}` is not built for {}",
-                                    t.name()
-                                ))
-                                .with_note(format!("its targets: {}", have.join(", ")))
-                                .with_help(
-                                    "add the target to a source's `targets` in kernels.toml",
-                                ),
-                            )
-                        })?
+                        .ok_or_else(|| not_built_for(&plan, ki, &kernel, &t))?
                 }
                 None => plan
                     .jobs
@@ -316,6 +401,76 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             Ok(())
         }
         Command::Lint { .. } => unreachable!("handled in main"),
+        Command::Import { paths, manifest } => import(&manifest, &paths),
+        Command::Build {
+            manifest,
+            out,
+            target,
+            locked,
+            jobs,
+            llvm,
+        } => build(&manifest, &out, &target, locked, jobs, &llvm),
+        Command::Edit {
+            kernel,
+            target,
+            manifest,
+        } => {
+            let target = target.as_deref().map(parse_target).transpose()?;
+            let w = gcn_patch::patch::quilt::edit(&manifest, &kernel, target.as_ref())?;
+            println!("{}", w.path.display());
+            eprintln!(
+                "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
+                w.dump.display()
+            );
+            if w.rules > 0 {
+                eprintln!(
+                    "gcn-patch: note: the source's {} rule(s) are applied after your edits, as after every patch",
+                    w.rules
+                );
+            }
+            Ok(())
+        }
+        Command::Save {
+            kernel,
+            name,
+            manifest,
+            llvm,
+        } => {
+            use gcn_patch::patch::quilt::Saved;
+            let tc = toolchain(&llvm, None)?;
+            match gcn_patch::patch::quilt::save(&manifest, &kernel, &name, &tc)? {
+                Saved::NoChange => eprintln!(
+                    "gcn-patch: kernel `{kernel}`: the work file has no change; nothing written"
+                ),
+                Saved::Patch {
+                    rel,
+                    added,
+                    removed,
+                } => eprintln!(
+                    "gcn-patch: wrote {} (+{added} -{removed} lines) and added it to {}",
+                    rel.display(),
+                    manifest.display()
+                ),
+            }
+            Ok(())
+        }
+        Command::Objdiff {
+            kernel,
+            target,
+            manifest,
+            llvm,
+        } => objdiff(&manifest, &kernel, &target, &llvm),
+        Command::IreeFlags {
+            manifest,
+            out,
+            target,
+        } => {
+            let m = Manifest::load(&manifest)?;
+            let t = parse_target(&target)?;
+            let flags = gcn_patch::install::iree_flags(&m, &out, &t)?;
+            println!("{}", flags.join(" "));
+            Ok(())
+        }
         Command::Targets => {
             println!(
                 "{:<18} {:>6}  {:<18} {:<8} {:<6} {:>4}",
@@ -437,4 +592,200 @@ fn check(manifest: &Path, assemble: bool, llvm: &LlvmArgs) -> Result<(), Diagnos
     } else {
         Err(Diagnostics(errors))
     }
+}
+
+/// `gcn-patch import`: one line per file, then what was skipped.
+fn import(manifest: &Path, paths: &[PathBuf]) -> Result<(), Diagnostics> {
+    use gcn_patch::import::Outcome;
+    let report = gcn_patch::import::import(manifest, paths)?;
+    for o in &report.outcomes {
+        match o {
+            Outcome::Added { kernel, asm } => eprintln!(
+                "gcn-patch: imported {} as kernel `{kernel}` into {}",
+                asm.display(),
+                manifest.display()
+            ),
+            Outcome::Unchanged { kernel, asm } => eprintln!(
+                "gcn-patch: {} is already imported (kernel `{kernel}`, same sha256): nothing to do",
+                asm.display()
+            ),
+        }
+    }
+    if !report.skipped.is_empty() {
+        eprintln!(
+            "gcn-patch: skipped {} file(s) that are not AMDGPU assembly",
+            report.skipped.len()
+        );
+    }
+    Ok(())
+}
+
+/// `gcn-patch build`: plan, build in parallel through the shared engine, check
+/// or write the lock, install into the output layout, print a summary table.
+fn build(
+    manifest: &Path,
+    out: &Path,
+    targets: &[String],
+    locked: bool,
+    jobs: Option<usize>,
+    llvm: &LlvmArgs,
+) -> Result<(), Diagnostics> {
+    use gcn_patch::build::{build_all, BuildOptions};
+    use gcn_patch::cache::{self, ObjectCache, SharedCache};
+    use std::io::IsTerminal;
+    let m = Manifest::load(manifest)?;
+    let mut wanted: Vec<TargetId> = Vec::new();
+    for t in targets {
+        wanted.extend(
+            gcn_embed::family::expand(t)
+                .map_err(|e| Diagnostics::from(Diagnostic::error(format!("--target: {e}"))))?,
+        );
+    }
+    let mut plan = pipeline::plan(&m, &wanted)?;
+    if !wanted.is_empty() {
+        plan.jobs.retain(|j| wanted.contains(&j.target));
+        for t in &wanted {
+            if !plan.jobs.iter().any(|j| j.target == *t) {
+                return Err(Diagnostic::error(format!(
+                    "no kernel of {} builds for {}",
+                    manifest.display(),
+                    t.name()
+                ))
+                .with_help("a source builds for its `targets` and for targets of its dump's generation; check `--target`")
+                .into());
+            }
+        }
+    }
+    if plan.jobs.is_empty() {
+        return Err(
+            Diagnostic::error(format!("{} lists no kernel to build", manifest.display()))
+                .with_help("import dumps with `gcn-patch import DUMP...` or add a [[kernel]] (see README, \"kernels.toml\")")
+                .into(),
+        );
+    }
+    let pairs: Vec<(usize, TargetId)> = plan.jobs.iter().map(|j| (j.kernel, j.target)).collect();
+    let files = gcn_patch::install::plan_files(&m, out, &pairs)?;
+    let tc = toolchain(llvm, Some(&m))?;
+    let shared = SharedCache::from_env(&env)
+        .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
+    let state_dir = out.join(".gcn-patch");
+    let max_jobs = jobs
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
+        .max(1);
+    if std::io::stderr().is_terminal() {
+        eprintln!(
+            "gcn-patch: building {} code object(s), {max_jobs} at a time…",
+            plan.jobs.len()
+        );
+    }
+    let opts = BuildOptions {
+        toolchain: &tc,
+        cache: ObjectCache {
+            local: state_dir.join("cache"),
+            shared,
+        },
+        work_dir: state_dir.join("work"),
+        max_jobs,
+        tokens: &gcn_patch::jobs::Unlimited,
+    };
+    let built = build_all(&m, &plan, &opts)?;
+    for b in &built {
+        print_notes(&b.notes);
+    }
+    let lock = gcn_patch::lock::record(&m, &tc, &built, locked)?;
+    println!(
+        "{:<24} {:<22} {:<10} {:<16} files",
+        "kernel", "target", "state", "sha256"
+    );
+    for b in &built {
+        let mine: Vec<String> = files
+            .iter()
+            .filter(|(k, t, _)| *k == b.job.kernel && *t == b.target)
+            .map(|(_, _, p)| p.strip_prefix(out).unwrap_or(p).display().to_string())
+            .collect();
+        for (_, _, p) in files
+            .iter()
+            .filter(|(k, t, _)| *k == b.job.kernel && *t == b.target)
+        {
+            cache::write_if_changed(p, &b.bytes).map_err(|e| {
+                Diagnostic::error(format!("cannot write `{}`: {e}", p.display()))
+                    .with_help("check that the output directory is writable")
+            })?;
+        }
+        let state = match b.cached {
+            None => "assembled",
+            Some(cache::Hit::Local) => "cached",
+            Some(_) => "shared",
+        };
+        println!(
+            "{:<24} {:<22} {:<10} {:<16} {}",
+            b.kernel,
+            b.target.name(),
+            state,
+            &b.sha256[..16],
+            mine.join(" ")
+        );
+    }
+    let assembled = built.iter().filter(|b| b.cached.is_none()).count();
+    eprintln!(
+        "gcn-patch build: {} code object(s) ({assembled} assembled, {} cached) in {}; {} {}",
+        built.len(),
+        built.len() - assembled,
+        out.display(),
+        if locked { "reproduces" } else { "wrote" },
+        lock.display()
+    );
+    Ok(())
+}
+
+/// `gcn-patch objdiff`: the job of KERNEL for T, unpatched vs patched.
+fn objdiff(
+    manifest: &Path,
+    kernel: &str,
+    target: &str,
+    llvm: &LlvmArgs,
+) -> Result<(), Diagnostics> {
+    let m = Manifest::load(manifest)?;
+    let t = parse_target(target)?;
+    let ki = m
+        .kernels
+        .iter()
+        .position(|k| k.name == kernel)
+        .ok_or_else(|| unknown_kernel(&m, kernel))?;
+    let plan = pipeline::plan(&m, &[])?;
+    let job = plan
+        .jobs
+        .iter()
+        .find(|j| j.kernel == ki && j.target == t)
+        .cloned()
+        .ok_or_else(|| not_built_for(&plan, ki, kernel, &t))?;
+    let tc = toolchain(llvm, Some(&m))?;
+    let work = tempfile::tempdir()
+        .map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
+    let d = gcn_patch::objdiff::objdiff(&m, &plan, &job, &tc, work.path())?;
+    print!("{}", d.diff);
+    if d.diff.is_empty() {
+        eprintln!(
+            "gcn-patch: kernel `{kernel}` for {}: the patches change no instruction",
+            t.name()
+        );
+    }
+    for f in &d.fields {
+        println!("changed: {f}");
+    }
+    Ok(())
+}
+
+fn not_built_for(plan: &pipeline::Plan, ki: usize, kernel: &str, t: &TargetId) -> Diagnostics {
+    let have: Vec<String> = plan
+        .jobs
+        .iter()
+        .filter(|j| j.kernel == ki)
+        .map(|j| j.target.name())
+        .collect();
+    Diagnostic::error(format!("kernel `{kernel}` is not built for {}", t.name()))
+        .with_note(format!("its targets: {}", have.join(", ")))
+        .with_help("add the target to a source's `targets` in kernels.toml")
+        .into()
 }

@@ -956,12 +956,10 @@ fn wave_size(d: &Declared, isa: &Isa) -> u32 {
     }
 }
 
-/// Occupancy from what the hardware allocates (the descriptor).
-fn allocated_occupancy(
-    kb: &KernelBudget,
-    isa: &Isa,
-    target: &TargetId,
-) -> Option<(Occupancy, u32, u32)> {
+/// Occupancy from what the hardware allocates (the descriptor): the
+/// occupancy, allocated VGPRs and SGPRs (`None` without evaluable counts).
+pub fn allocated_occupancy(kb: &KernelBudget, target: &TargetId) -> Option<(Occupancy, u32, u32)> {
+    let isa = &Isa::of(target);
     let d = &kb.declared;
     let v = d.next_free_vgpr.as_ref()?.value?;
     let s = d.next_free_sgpr.as_ref()?.value?;
@@ -1113,8 +1111,8 @@ pub fn check_registers(
             continue;
         };
         let (Some((o1, v1, s1)), Some((o2, v2, s2))) = (
-            allocated_occupancy(prev, &isa, target),
-            allocated_occupancy(kb, &isa, target),
+            allocated_occupancy(prev, target),
+            allocated_occupancy(kb, target),
         ) else {
             continue;
         };

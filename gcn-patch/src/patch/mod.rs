@@ -12,6 +12,7 @@
 
 pub mod diff;
 pub mod pin;
+pub mod quilt;
 pub mod rules;
 
 use crate::diag::{Diagnostic, Diagnostics};
@@ -36,11 +37,46 @@ pub fn apply_keeping_original(
     kernel: &KernelSpec,
     source: &SourceSpec,
 ) -> Result<(Document, Document), Diagnostics> {
-    let context = format!(
+    let (original, mut t) = read_and_diff(manifest, kernel, source)?;
+    let context = context(kernel, source);
+    let ctx = rules::Ctx {
+        manifest: &manifest.shown(),
+        kernel: &kernel.name,
+        generations: source
+            .targets
+            .iter()
+            .map(|t| t.processor.generation)
+            .collect(),
+    };
+    rules::apply_rules(&mut t, &source.rules, &ctx).map_err(|d| d.with_note(context))?;
+    Ok((original, t))
+}
+
+fn context(kernel: &KernelSpec, source: &SourceSpec) -> String {
+    format!(
         "while patching kernel `{}` (dump {})",
         kernel.name,
         source.rel.display()
-    );
+    )
+}
+
+/// The dump with its unified diffs applied, without the rules: the text a new
+/// diff of the source is written against ([`quilt`]).
+pub fn apply_diffs(
+    manifest: &Manifest,
+    kernel: &KernelSpec,
+    source: &SourceSpec,
+) -> Result<Document, Diagnostics> {
+    read_and_diff(manifest, kernel, source).map(|(_, t)| t)
+}
+
+/// Pin check, then the diffs in order: (dump as read, after the diffs).
+fn read_and_diff(
+    manifest: &Manifest,
+    kernel: &KernelSpec,
+    source: &SourceSpec,
+) -> Result<(Document, Document), Diagnostics> {
+    let context = context(kernel, source);
     let bytes = std::fs::read(&source.asm).map_err(|e| {
         Diagnostic::error(format!("cannot read dump `{}`: {e}", source.rel.display()))
             .with_note(context.clone())
@@ -58,15 +94,5 @@ pub fn apply_keeping_original(
     for pf in &source.patches {
         t = diff::apply_diff(&t, pf, &source.rel).map_err(|d| d.with_note(context.clone()))?;
     }
-    let ctx = rules::Ctx {
-        manifest: &manifest.shown(),
-        kernel: &kernel.name,
-        generations: source
-            .targets
-            .iter()
-            .map(|t| t.processor.generation)
-            .collect(),
-    };
-    rules::apply_rules(&mut t, &source.rules, &ctx).map_err(|d| d.with_note(context))?;
     Ok((original, t))
 }

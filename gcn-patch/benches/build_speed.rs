@@ -1,0 +1,287 @@
+//! Build speed (`cargo bench -p gcn-patch --bench build_speed`): it measures and
+//! prints, it asserts nothing.
+//!
+//! 1. Cold build of the demo manifest (every kernel × target) through
+//!    [`gcn_patch::build::build_all`] against a plain script doing only the
+//!    tool runs, `xargs -P$(nproc)` over `clang -x assembler
+//!    --target=amdgcn-amd-amdhsa -mcpu=T -c` + `ld.lld -shared` on the same
+//!    patched asm: paired runs (alternating order), median of the ratios.
+//!    The build's time includes loading the manifest, patching, retargeting,
+//!    every check and verification; the script's does not.
+//! 2. Fully cached rerun (every object in the local cache).
+//! 3. One-source edit: one dump changes (and its pin), the rest is cached.
+//! 4. Patch + checks on 10k, 100k and 1M generated lines (diff + rules, then
+//!    retarget and every check for gfx942), each in its own process so that its
+//!    peak memory (VmHWM) is its own.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use gcn_patch::build::{build_all, BuildOptions};
+use gcn_patch::cache::ObjectCache;
+use gcn_patch::jobs::Unlimited;
+use gcn_patch::manifest::{sha256_hex, Manifest};
+use gcn_patch::pipeline;
+use gcn_patch::toolchain::Toolchain;
+
+mod gen;
+
+const PAIRS: usize = 7;
+
+/// CPU seconds (user + system) of this process and its waited-for children so far.
+fn cpu() -> f64 {
+    let get = |who| {
+        // SAFETY: getrusage fills the zeroed struct it is given.
+        let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(who, &mut r) };
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+        tv(r.ru_utime) + tv(r.ru_stime)
+    };
+    get(libc::RUSAGE_SELF) + get(libc::RUSAGE_CHILDREN)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn copy_project(from: &Path, to: &Path) {
+    for sub in ["asm", "patches"] {
+        for e in walkdir::WalkDir::new(from.join(sub)) {
+            let e = e.expect("walk the demo");
+            let dest = to.join(e.path().strip_prefix(from).expect("inside"));
+            if e.file_type().is_dir() {
+                std::fs::create_dir_all(&dest).expect("mkdir");
+            } else {
+                std::fs::copy(e.path(), &dest).expect("copy");
+            }
+        }
+    }
+    std::fs::copy(from.join("kernels.toml"), to.join("kernels.toml")).expect("copy manifest");
+}
+
+/// Load, plan and build the project at `dir` with the cache at `cache`: (seconds, assembled).
+fn engine(tc: &Toolchain, dir: &Path, cache: &Path, jobs: usize) -> (f64, usize) {
+    let t0 = Instant::now();
+    let m = Manifest::load(&dir.join("kernels.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let plan = pipeline::plan(&m, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let opts = BuildOptions {
+        toolchain: tc,
+        cache: ObjectCache {
+            local: cache.to_path_buf(),
+            shared: None,
+        },
+        work_dir: cache.with_extension("work"),
+        max_jobs: jobs,
+        tokens: &Unlimited,
+    };
+    let built = build_all(&m, &plan, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let secs = t0.elapsed().as_secs_f64();
+    (secs, built.iter().filter(|b| b.cached.is_none()).count())
+}
+
+/// Write every job's patched asm and the script's argument list; returns the list file.
+fn script_inputs(tc: &Toolchain, dir: &Path, out: &Path) -> (PathBuf, usize) {
+    let m = Manifest::load(&dir.join("kernels.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let plan = pipeline::plan(&m, &[]).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::create_dir_all(out).expect("mkdir");
+    let mut list = String::new();
+    for (i, job) in plan.jobs.iter().enumerate() {
+        let p =
+            pipeline::prepare(&m, &plan, job, tc.version.major).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(out.join(format!("j{i}.s")), p.asm.print()).expect("write asm");
+        list.push_str(&format!("j{i} {}\n", job.target.name()));
+    }
+    let path = out.join("jobs.txt");
+    std::fs::write(&path, list).expect("write list");
+    (path, plan.jobs.len())
+}
+
+fn script(tc: &Toolchain, list: &Path, jobs: usize) -> f64 {
+    let dir = list.parent().expect("dir");
+    let body = format!(
+        "{} -x assembler --target=amdgcn-amd-amdhsa -mcpu=\"$1\" -c \"$0.s\" -o \"$0.o\" && {} -shared \"$0.o\" -o \"$0.hsaco\"",
+        tc.clang.display(),
+        tc.lld.display()
+    );
+    let t0 = Instant::now();
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!("xargs -P{jobs} -n2 sh -c '{body}' < jobs.txt"))
+        .current_dir(dir)
+        .status()
+        .expect("run xargs");
+    let secs = t0.elapsed().as_secs_f64();
+    assert!(st.success(), "the plain script failed");
+    secs
+}
+
+/// Child process: patch + checks on `lines` generated lines; prints one table row.
+fn lines_child(lines: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (text, _) = gen::generate(lines);
+    let diff = diffy::create_patch(&text, &gen::edited(&text)).to_string();
+    std::fs::write(dir.path().join("big.s"), &text).expect("write");
+    std::fs::write(dir.path().join("big.diff"), &diff).expect("write");
+    let toml = format!(
+        "[[kernel]]\nname = \"big\"\nhazards = \"warn\"\n[[kernel.source]]\nasm = \"big.s\"\nsha256 = \"{}\"\ntargets = [\"gfx942\"]\npatches = [\"big.diff\"]\n{}",
+        sha256_hex(text.as_bytes()),
+        gen::RULES
+    );
+    std::fs::write(dir.path().join("kernels.toml"), toml).expect("write");
+    let n = text.lines().count();
+    drop(text);
+    let t0 = Instant::now();
+    let m = Manifest::load(&dir.path().join("kernels.toml")).unwrap_or_else(|e| panic!("{e}"));
+    let plan = pipeline::plan(&m, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let t_patch = t0.elapsed().as_secs_f64();
+    let prepared = pipeline::prepare(&m, &plan, &plan.jobs[0], 22);
+    let t_all = t0.elapsed().as_secs_f64();
+    let outcome = match &prepared {
+        Ok(p) => format!("ok, {} notes", p.notes.len()),
+        Err(d) => format!("{} errors", d.0.len()),
+    };
+    let hwm = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or("?".to_string(), |kb| format!("{:.0}", kb as f64 / 1024.0));
+    println!(
+        "{n:>9} {:>10.1} {:>12.1} {:>10.0} {:>9} {outcome}",
+        t_patch * 1e3,
+        t_all * 1e3,
+        t_all * 1e9 / n as f64,
+        hwm
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(i) = args.iter().position(|a| a == "--lines-child") {
+        lines_child(args[i + 1].parse().expect("line count"));
+        return;
+    }
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("repo");
+    let tc = Toolchain::find(&Default::default(), &|v| std::env::var(v).ok())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let proj = tmp.path().join("demo");
+    copy_project(repo, &proj);
+    let t0 = Instant::now();
+    let (list, njobs) = script_inputs(&tc, &proj, &tmp.path().join("script"));
+    let prep = t0.elapsed().as_secs_f64();
+    println!(
+        "demo manifest: {njobs} kernel × target jobs, {jobs} workers, {}",
+        tc.version_text
+    );
+    println!("load + patch + retarget + checks of every job, one thread: {prep:.3} s");
+
+    // 1. Cold: paired runs, alternating which goes first.
+    let (mut ratios, mut cold, mut plain) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut cpu_ratios, mut cpu_cold, mut cpu_plain) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..PAIRS {
+        let cache = tmp.path().join(format!("cold-{i}"));
+        let run_script = || {
+            let c0 = cpu();
+            let s = script(&tc, &list, jobs);
+            (s, cpu() - c0)
+        };
+        let run_engine = || {
+            let c0 = cpu();
+            let e = engine(&tc, &proj, &cache, jobs).0;
+            (e, cpu() - c0)
+        };
+        let ((s, sc), (e, ec)) = if i % 2 == 0 {
+            let s = run_script();
+            (s, run_engine())
+        } else {
+            let e = run_engine();
+            (run_script(), e)
+        };
+        ratios.push(e / s);
+        cold.push(e);
+        plain.push(s);
+        cpu_ratios.push(ec / sc);
+        cpu_cold.push(ec);
+        cpu_plain.push(sc);
+    }
+    println!(
+        "cold build:        {:>7.3} s   plain xargs script: {:>7.3} s   ratio (median of {PAIRS} pairs): {:.2}",
+        median(cold),
+        median(plain),
+        median(ratios)
+    );
+    println!(
+        "  CPU time:        {:>7.3} s   plain xargs script: {:>7.3} s   ratio (median of {PAIRS} pairs): {:.2}",
+        median(cpu_cold),
+        median(cpu_plain),
+        median(cpu_ratios)
+    );
+
+    // 2. Fully cached rerun.
+    let cache = tmp.path().join("cold-0");
+    let reruns: Vec<f64> = (0..5)
+        .map(|_| {
+            let (t, assembled) = engine(&tc, &proj, &cache, jobs);
+            assert_eq!(assembled, 0, "a rerun assembled");
+            t
+        })
+        .collect();
+    println!(
+        "cached rerun:      {:>7.3} s   (0 assembled; median of 5)",
+        median(reruns)
+    );
+
+    // 3. One source edited (a comment appended, pin updated): only its jobs rebuild.
+    let manifest = proj.join("kernels.toml");
+    let asm = proj.join("asm/hip/gfx11-generic/reduce.s");
+    let mut edits = Vec::new();
+    let mut assembled = 0;
+    for i in 0..3 {
+        let old = std::fs::read(&asm).expect("read dump");
+        let mut new = old.clone();
+        new.extend_from_slice(format!("; bench edit {i}\n").as_bytes());
+        std::fs::write(&asm, &new).expect("write dump");
+        let toml = std::fs::read_to_string(&manifest).expect("read manifest");
+        std::fs::write(
+            &manifest,
+            toml.replace(&sha256_hex(&old), &sha256_hex(&new)),
+        )
+        .expect("write manifest");
+        let (t, a) = engine(&tc, &proj, &cache, jobs);
+        edits.push(t);
+        assembled = a;
+    }
+    println!(
+        "one-source edit:   {:>7.3} s   ({assembled} of {njobs} jobs assembled; median of 3)",
+        median(edits)
+    );
+
+    // 4. Patch + checks on generated lines, one process per size
+    //    (`BUILD_SPEED_LINES=0` skips this part).
+    if std::env::var("BUILD_SPEED_LINES").is_ok_and(|v| v == "0") {
+        return;
+    }
+    println!();
+    println!(
+        "{:>9} {:>10} {:>12} {:>10} {:>9} result",
+        "lines", "patch ms", "+checks ms", "ns/line", "peak MiB"
+    );
+    let me = std::env::current_exe().expect("current exe");
+    for n in [10_000usize, 100_000, 1_000_000] {
+        let st = Command::new(&me)
+            .args(["--lines-child", &n.to_string()])
+            .status()
+            .expect("run child");
+        if !st.success() {
+            println!("{n:>9} failed ({st})");
+        }
+    }
+}

@@ -1,0 +1,449 @@
+//! `gcn-patch import`: bring dumped AMDGPU assembly under the manifest.
+//!
+//! Each imported file is copied to `asm/<processor>/<file name>` next to the
+//! manifest, pinned (`sha256`), and gets one `[[kernel]]` with one
+//! `[[kernel.source]]` appended to the manifest (created if absent) that records
+//! the dump's target (`targets`), its kernel symbols (`symbols`), where it came
+//! from (`imported-from`) and, for IREE dumps, every executable name it serves
+//! (`iree-executables`).
+//!
+//! Recognized inputs, by content (`.amdgcn_target` plus at least one
+//! `.amdhsa_kernel`), so any AMDGPU `.s` works:
+//! * IREE linked dumps `module_<module>_linked_rocm_hsaco_fb.rocmasm` (kernel
+//!   name `<module>`, one executable per `<fn>_dispatch_<n>` kernel symbol prefix);
+//! * IREE unlinked dumps `module_<fn>_dispatch_<n>_rocm_hsaco_fb.rocmasm`
+//!   (`--iree-hal-link-executables=false`; kernel and executable `<fn>_dispatch_<n>`);
+//! * hipcc `--save-temps` device `.s`, Triton `.amdgcn`, any other AMDGPU `.s`
+//!   (kernel name: the file stem made an identifier; for hipcc's
+//!   `<input>-hip-amdgcn-amd-amdhsa-<processor>.s`, the `<input>` part).
+//!
+//! A directory argument imports every file below it with one of the
+//! extensions [`EXTENSIONS`] that is AMDGPU asm (others are skipped and
+//! counted). Importing a file already imported with the same bytes is a no-op;
+//! a different file with the same destination is an error that says how to re-pin.
+//!
+//! Other importers (e.g. Triton's cache layout) build an [`Imported`] and call
+//! [`add_to_manifest`].
+
+use std::path::{Path, PathBuf};
+
+use gcn_embed::TargetId;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::manifest::{sha256_hex, Manifest};
+use crate::parse;
+
+/// File extensions a directory import looks at.
+pub const EXTENSIONS: &[&str] = &["rocmasm", "s", "amdgcn", "asm"];
+
+/// Header of a manifest created by `import`.
+const NEW_MANIFEST: &str =
+    "# kernels.toml: created by `gcn-patch import`; schema in README.md (\"kernels.toml\").\n";
+
+/// Where a dump came from, as far as the file tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// IREE `module_<module>_linked_rocm_hsaco_fb.rocmasm`.
+    IreeLinked {
+        /// The `<module>` part.
+        module: String,
+    },
+    /// IREE `module_<exec>_rocm_hsaco_fb.rocmasm` with linking off.
+    IreeUnlinked {
+        /// The executable name `<fn>_dispatch_<n>`.
+        executable: String,
+    },
+    /// Any other AMDGPU asm (hipcc, Triton, hand-written).
+    Plain,
+}
+
+/// One recognized dump, ready to be added to a manifest.
+#[derive(Debug, Clone)]
+pub struct Imported {
+    /// The file as given.
+    pub from: PathBuf,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    /// Kernel name to use in the manifest (a Rust identifier).
+    pub kernel: String,
+    /// The dump's target ID (from `.amdgcn_target`).
+    pub target: TargetId,
+    /// Kernel symbols (`.amdhsa_kernel`), in file order.
+    pub symbols: Vec<String>,
+    /// IREE executables the file serves (empty unless IREE).
+    pub iree_executables: Vec<String>,
+    /// Where it came from.
+    pub origin: Origin,
+}
+
+/// What happened to one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Copied to `asm` and added as kernel `kernel`.
+    Added {
+        /// Manifest kernel name.
+        kernel: String,
+        /// Destination, relative to the manifest directory.
+        asm: PathBuf,
+    },
+    /// Same bytes already imported at `asm`: nothing written.
+    Unchanged {
+        /// Manifest kernel name.
+        kernel: String,
+        /// Destination, relative to the manifest directory.
+        asm: PathBuf,
+    },
+}
+
+/// Result of [`import`].
+#[derive(Debug, Clone, Default)]
+pub struct Report {
+    /// One outcome per imported file, in argument order.
+    pub outcomes: Vec<Outcome>,
+    /// Files in directories that were not AMDGPU asm (skipped).
+    pub skipped: Vec<PathBuf>,
+}
+
+/// Import `inputs` (files or directories) into the manifest at `manifest_path`.
+pub fn import(manifest_path: &Path, inputs: &[PathBuf]) -> Result<Report, Diagnostics> {
+    let mut report = Report::default();
+    let mut found = Vec::new();
+    let mut errors = Vec::new();
+    for input in inputs {
+        if input.is_dir() {
+            let mut files = Vec::new();
+            walk(input, &mut files).map_err(|e| io_error("read directory", input, e))?;
+            files.sort();
+            let before = found.len();
+            for f in files {
+                match recognize(&f) {
+                    Ok(i) => found.push(i),
+                    Err(_) => report.skipped.push(f),
+                }
+            }
+            if found.len() == before {
+                errors.push(
+                    Diagnostic::error(format!(
+                        "`{}` holds no AMDGPU assembly",
+                        input.display()
+                    ))
+                    .with_note(format!(
+                        "looked at files ending in .{} ({} skipped: no `.amdgcn_target` or no `.amdhsa_kernel`)",
+                        EXTENSIONS.join(", ."),
+                        report.skipped.len()
+                    ))
+                    .with_help("pass the dump directory (e.g. IREE's --iree-hal-dump-executable-files-to=DIR) or the .s/.rocmasm/.amdgcn files"),
+                );
+            }
+        } else {
+            match recognize(input) {
+                Ok(i) => found.push(i),
+                Err(d) => errors.push(d),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(Diagnostics(errors));
+    }
+    for imported in &found {
+        report
+            .outcomes
+            .push(add_to_manifest(manifest_path, imported)?);
+    }
+    Ok(report)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            walk(&path, out)?;
+        } else if path
+            .extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| EXTENSIONS.contains(&e))
+        {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
+    Diagnostic::error(format!("cannot {what} `{}`: {e}", path.display()))
+        .with_help("check the path and its permissions")
+}
+
+/// Read `path` and recognize it as AMDGPU asm: target, kernel symbols, IREE names.
+pub fn recognize(path: &Path) -> Result<Imported, Diagnostic> {
+    let bytes = std::fs::read(path).map_err(|e| io_error("read", path, e))?;
+    let not_amdgpu = |why: &str| {
+        Diagnostic::error(format!("`{}` is not AMDGPU assembly: {why}", path.display()))
+            .with_help("import a dumped AMDGPU .s/.rocmasm/.amdgcn file: IREE's --iree-hal-dump-executable-files-to, hipcc --save-temps (the device .s), or Triton's .amdgcn")
+    };
+    let text = std::str::from_utf8(&bytes).map_err(|_| not_amdgpu("it is not UTF-8 text"))?;
+    let file = parse::parse(text);
+    let (_, target_text) = file
+        .target_directive()
+        .ok_or_else(|| not_amdgpu("it has no `.amdgcn_target` directive"))?;
+    let target = TargetId::parse(&target_text).map_err(|e| {
+        not_amdgpu(&format!(
+            "its `.amdgcn_target \"{target_text}\"` is not a known AMDGPU target ({e})"
+        ))
+    })?;
+    let symbols: Vec<String> = file
+        .kernels()
+        .into_iter()
+        .filter(|k| k.descriptor.is_some())
+        .map(|k| k.name)
+        .collect();
+    if symbols.is_empty() {
+        return Err(not_amdgpu(
+            "it defines no kernel (no `.amdhsa_kernel` block)",
+        ));
+    }
+    let file_name = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let origin = iree_origin(&file_name).unwrap_or(Origin::Plain);
+    let (kernel, iree_executables) = match &origin {
+        Origin::IreeLinked { module } => {
+            let mut execs: Vec<String> = Vec::new();
+            for s in &symbols {
+                let e = dispatch_prefix(s).unwrap_or(s.as_str()).to_string();
+                if !execs.contains(&e) {
+                    execs.push(e);
+                }
+            }
+            (identifier(module), execs)
+        }
+        Origin::IreeUnlinked { executable } => (identifier(executable), vec![executable.clone()]),
+        Origin::Plain => {
+            let stem = path
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (identifier(hipcc_stem(&stem)), Vec::new())
+        }
+    };
+    Ok(Imported {
+        from: path.to_path_buf(),
+        bytes,
+        kernel,
+        target,
+        symbols,
+        iree_executables,
+        origin,
+    })
+}
+
+/// IREE dump file names: `module_<x>_linked_rocm_hsaco_fb.rocmasm` /
+/// `module_<exec>_rocm_hsaco_fb.rocmasm`.
+pub fn iree_origin(file_name: &str) -> Option<Origin> {
+    let inner = file_name
+        .strip_prefix("module_")?
+        .strip_suffix("_rocm_hsaco_fb.rocmasm")?;
+    if let Some(module) = inner.strip_suffix("_linked") {
+        return Some(Origin::IreeLinked {
+            module: module.to_string(),
+        });
+    }
+    Some(Origin::IreeUnlinked {
+        executable: inner.to_string(),
+    })
+}
+
+/// `<fn>_dispatch_<n>` prefix of an IREE kernel symbol `<fn>_dispatch_<n>_<suffix>`.
+pub fn dispatch_prefix(symbol: &str) -> Option<&str> {
+    let mut search = 0;
+    let mut best = None;
+    while let Some(i) = symbol[search..].find("_dispatch_") {
+        let at = search + i + "_dispatch_".len();
+        let digits = symbol[at..].bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            let end = at + digits;
+            if end == symbol.len() || symbol.as_bytes()[end] == b'_' {
+                best = Some(&symbol[..end]);
+            }
+        }
+        search = at;
+    }
+    best
+}
+
+/// hipcc `--save-temps` names device asm `<input>-hip-amdgcn-amd-amdhsa-<processor>.s`:
+/// the `<input>` part; other stems unchanged.
+pub fn hipcc_stem(stem: &str) -> &str {
+    match stem.find("-hip-amdgcn-amd-amdhsa") {
+        Some(i) if i > 0 => &stem[..i],
+        _ => stem,
+    }
+}
+
+/// `text` made a Rust identifier: non-alphanumerics become `_`, a leading digit gets `k_`.
+pub fn identifier(text: &str) -> String {
+    let mut s: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert_str(0, "k_");
+    }
+    s
+}
+
+/// TOML basic string.
+fn quoted(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn list(items: &[String]) -> String {
+    let q: Vec<String> = items.iter().map(|s| quoted(s)).collect();
+    format!("[{}]", q.join(", "))
+}
+
+/// Copy one recognized dump under `asm/<processor>/` and append its kernel to
+/// the manifest (created if absent). Idempotent for the same bytes.
+pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outcome, Diagnostics> {
+    let dir = match manifest_path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let file_name = imported
+        .from
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "dump.s".into());
+    let rel = PathBuf::from("asm")
+        .join(imported.target.processor.name)
+        .join(&file_name);
+    let rel_text = rel.to_string_lossy().replace('\\', "/");
+    let dest = dir.join(&rel);
+    let sha = sha256_hex(&imported.bytes);
+    let existing = if manifest_path.exists() {
+        Some(Manifest::load(manifest_path)?)
+    } else {
+        None
+    };
+    if let Ok(old) = std::fs::read(&dest) {
+        let old_sha = sha256_hex(&old);
+        if old_sha != sha {
+            let kernel = existing.as_ref().and_then(|m| {
+                m.kernels
+                    .iter()
+                    .find(|k| k.sources.iter().any(|s| s.rel == rel))
+                    .map(|k| k.name.clone())
+            });
+            let kernel = kernel.unwrap_or_else(|| imported.kernel.clone());
+            return Err(Diagnostic::error(format!(
+                "`{}` was already imported as `{rel_text}` with other bytes",
+                imported.from.display()
+            ))
+            .with_note(format!("`{rel_text}` has sha256 {old_sha}"))
+            .with_note(format!("`{}` has sha256 {sha}", imported.from.display()))
+            .with_help(format!(
+                "to replace the dump: copy it over (`cp {} {}`), then run `gcn-patch pin {kernel} --manifest {}` (it re-checks the patches against the new dump); or rename the file to import it as another kernel",
+                imported.from.display(),
+                dest.display(),
+                manifest_path.display()
+            ))
+            .into());
+        }
+    }
+    if let Some(m) = &existing {
+        if let Some(k) = m
+            .kernels
+            .iter()
+            .find(|k| k.sources.iter().any(|s| s.rel == rel))
+        {
+            if dest.exists() {
+                return Ok(Outcome::Unchanged {
+                    kernel: k.name.clone(),
+                    asm: rel,
+                });
+            }
+        }
+    }
+    // A free kernel name: the recognized one, else with the processor appended, else numbered.
+    let taken = |n: &str| {
+        existing
+            .as_ref()
+            .is_some_and(|m| m.kernels.iter().any(|k| k.name.eq_ignore_ascii_case(n)))
+    };
+    let mut kernel = imported.kernel.clone();
+    if taken(&kernel) {
+        kernel = format!("{}_{}", imported.kernel, imported.target.processor.name);
+        let mut n = 2;
+        while taken(&kernel) {
+            kernel = format!("{}_{}_{n}", imported.kernel, imported.target.processor.name);
+            n += 1;
+        }
+    }
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_error("create directory", parent, e))?;
+    }
+    crate::output::write_atomic(&dest, &imported.bytes).map_err(|e| io_error("write", &dest, e))?;
+
+    let mut entry = String::new();
+    entry.push_str(&format!("\n[[kernel]]\nname = {}\n", quoted(&kernel)));
+    if !imported.iree_executables.is_empty() {
+        entry.push_str(&format!(
+            "iree-executables = {}\n",
+            list(&imported.iree_executables)
+        ));
+    }
+    entry.push_str(&format!(
+        "\n[[kernel.source]]\nasm = {}\nsha256 = {}\ntargets = {}\nsymbols = {}\nimported-from = {}\n",
+        quoted(&rel_text),
+        quoted(&sha),
+        list(&[imported.target.name()]),
+        list(&imported.symbols),
+        quoted(&imported.from.display().to_string()),
+    ));
+    let mut text = match &existing {
+        Some(m) => m.text.clone(),
+        None => NEW_MANIFEST.to_string(),
+    };
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&entry);
+    // Never write a manifest that does not load.
+    Manifest::parse(&text, manifest_path)?;
+    crate::output::write_atomic(manifest_path, text.as_bytes())
+        .map_err(|e| io_error("write", manifest_path, e))?;
+    Ok(Outcome::Added { kernel, asm: rel })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iree_names() {
+        assert_eq!(
+            iree_origin("module_mm_linked_rocm_hsaco_fb.rocmasm"),
+            Some(Origin::IreeLinked {
+                module: "mm".into()
+            })
+        );
+        assert_eq!(
+            iree_origin("module_f_dispatch_1_rocm_hsaco_fb.rocmasm"),
+            Some(Origin::IreeUnlinked {
+                executable: "f_dispatch_1".into()
+            })
+        );
+        assert_eq!(iree_origin("x.s"), None);
+        assert_eq!(
+            dispatch_prefix("f_dispatch_12_matmul_4x4_f32"),
+            Some("f_dispatch_12")
+        );
+        assert_eq!(dispatch_prefix("f_dispatch_3"), Some("f_dispatch_3"));
+        assert_eq!(dispatch_prefix("my_kernel"), None);
+        assert_eq!(identifier("x-hip-amdgcn-gfx942"), "x_hip_amdgcn_gfx942");
+        assert_eq!(identifier("9a"), "k_9a");
+        assert_eq!(hipcc_stem("saxpy-hip-amdgcn-amd-amdhsa-gfx942"), "saxpy");
+        assert_eq!(hipcc_stem("saxpy"), "saxpy");
+    }
+}

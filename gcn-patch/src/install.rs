@@ -1,0 +1,157 @@
+//! Install built code objects into an output directory that IREE (or any
+//! loader) consumes directly, and the `iree-compile` flags that use it.
+//!
+//! Layout of `gcn-patch build --out DIR` (one directory per target, `:` in a
+//! target ID written `_`):
+//!
+//! ```text
+//! DIR/<target>/<exec>.hsaco     one per IREE executable the kernel serves
+//!                               (a linked dump's object is written once per executable)
+//! DIR/<target>/<kernel>.hsaco   kernels without IREE executables (hipcc, Triton, hand-written)
+//! ```
+//!
+//! so `--iree-hal-substitute-executable-objects-from=DIR/<target>` substitutes
+//! every executable, and [`iree_flags`] spells one
+//! `--iree-hal-substitute-executable-object=<exec>=<file>` per executable.
+
+use std::path::{Path, PathBuf};
+
+use gcn_embed::TargetId;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::manifest::{KernelSpec, Manifest};
+
+/// `DIR/<target>` (`:` written `_`).
+pub fn target_dir(out: &Path, target: &TargetId) -> PathBuf {
+    out.join(target.name().replace(':', "_"))
+}
+
+/// File names (inside [`target_dir`]) of a kernel's code object.
+pub fn file_names(kernel: &KernelSpec) -> Vec<String> {
+    if kernel.iree_executables.is_empty() {
+        vec![format!("{}.hsaco", kernel.name)]
+    } else {
+        kernel
+            .iree_executables
+            .iter()
+            .map(|e| format!("{e}.hsaco"))
+            .collect()
+    }
+}
+
+/// Every output file of `(kernel index, target)` pairs, with the kernel it
+/// comes from; two kernels claiming one file is an error (e.g. the linked and
+/// the unlinked dump of one IREE module in one manifest, both built for one target).
+pub fn plan_files(
+    manifest: &Manifest,
+    out: &Path,
+    jobs: &[(usize, TargetId)],
+) -> Result<Vec<(usize, TargetId, PathBuf)>, Diagnostics> {
+    let mut files: Vec<(usize, TargetId, PathBuf)> = Vec::new();
+    let mut errors = Vec::new();
+    for (ki, target) in jobs {
+        let kernel = &manifest.kernels[*ki];
+        for name in file_names(kernel) {
+            let path = target_dir(out, target).join(name);
+            if let Some((other, _, _)) = files.iter().find(|(_, _, p)| *p == path) {
+                errors.push(
+                    Diagnostic::error(format!(
+                        "kernels `{}` and `{}` both write `{}`",
+                        manifest.kernels[*other].name,
+                        kernel.name,
+                        path.display()
+                    ))
+                    .with_note("each IREE executable may be served by one kernel per target")
+                    .with_help("keep either the linked or the unlinked dump of a module in one manifest, or build them with separate manifests"),
+                );
+                continue;
+            }
+            files.push((*ki, *target, path));
+        }
+    }
+    if errors.is_empty() {
+        Ok(files)
+    } else {
+        Err(Diagnostics(errors))
+    }
+}
+
+/// The `iree-compile` substitution flags for `target`: one
+/// `--iree-hal-substitute-executable-object=<exec>=<DIR/target/exec.hsaco>`
+/// per IREE executable of a kernel built for `target`. Every file must exist
+/// (run `gcn-patch build --out DIR` first).
+pub fn iree_flags(
+    manifest: &Manifest,
+    out: &Path,
+    target: &TargetId,
+) -> Result<Vec<String>, Diagnostics> {
+    let iree: Vec<&KernelSpec> = manifest
+        .kernels
+        .iter()
+        .filter(|k| !k.iree_executables.is_empty())
+        .collect();
+    if iree.is_empty() {
+        return Err(Diagnostic::error(format!(
+            "{} has no IREE executables",
+            manifest.shown().display()
+        ))
+        .with_note("no [[kernel]] sets `iree-executable` or `iree-executables`")
+        .with_help("import an IREE dump with `gcn-patch import DUMP_DIR` (it records the executables), or add `iree-executable = \"<fn>_dispatch_<n>\"` to a kernel")
+        .into());
+    }
+    let mut flags = Vec::new();
+    let mut missing = Vec::new();
+    let mut targets: Vec<String> = Vec::new();
+    for k in &iree {
+        for s in &k.sources {
+            for t in &s.targets {
+                if !targets.contains(&t.name()) {
+                    targets.push(t.name());
+                }
+            }
+        }
+        if !k.sources.iter().any(|s| s.targets.contains(target)) {
+            continue;
+        }
+        for e in &k.iree_executables {
+            let path = target_dir(out, target).join(format!("{e}.hsaco"));
+            if !path.is_file() {
+                missing.push(path.display().to_string());
+            }
+            flags.push(format!(
+                "--iree-hal-substitute-executable-object={e}={}",
+                path.display()
+            ));
+        }
+    }
+    if flags.is_empty() {
+        return Err(Diagnostic::error(format!(
+            "no IREE executable of {} is built for {}",
+            manifest.shown().display(),
+            target.name()
+        ))
+        .with_note(format!(
+            "IREE kernels are built for: {}",
+            targets.join(", ")
+        ))
+        .with_help(
+            "pass one of those targets to --target, or add the target to the kernels' `targets`",
+        )
+        .into());
+    }
+    if !missing.is_empty() {
+        return Err(Diagnostic::error(format!(
+            "{} code object(s) for {} are not built yet",
+            missing.len(),
+            target.name()
+        ))
+        .with_note(format!("missing: {}", missing.join(", ")))
+        .with_help(format!(
+            "run `gcn-patch build --manifest {} --out {}` first",
+            manifest.shown().display(),
+            out.display()
+        ))
+        .into());
+    }
+    Ok(flags)
+}

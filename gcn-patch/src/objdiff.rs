@@ -1,0 +1,232 @@
+//! `gcn-patch objdiff`: what the patches changed in the code object.
+//!
+//! Builds one job twice, from the unpatched dump and from the patched one
+//! (both retargeted and checked the same way), disassembles both code objects
+//! with `llvm-objdump` (run through the bounded [`crate::toolchain::run`]),
+//! strips addresses and encodings (the `// ADDR: ENCODING` comments) and the
+//! alignment padding after each kernel, and prints a unified diff of the
+//! instructions plus the descriptor/metadata fields that changed (VGPRs,
+//! SGPRs, AGPRs, LDS, occupancy).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gcn_embed::TargetId;
+
+use crate::check::budget;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::document::Document;
+use crate::manifest::Manifest;
+use crate::pipeline::{self, Job, Plan, Prepared};
+use crate::retarget::RetargetOptions;
+use crate::toolchain::Toolchain;
+
+/// Result of [`objdiff`].
+#[derive(Debug, Clone)]
+pub struct ObjDiff {
+    /// Unified diff of the normalized disassemblies (empty: same instructions).
+    pub diff: String,
+    /// `kernel: field old -> new`, one per changed field.
+    pub fields: Vec<String>,
+}
+
+/// `llvm-objdump` next to the toolchain's clang (symlinks resolved), else
+/// `llvm-objdump-<major>` / `llvm-objdump` on `PATH`.
+pub fn objdump_path(tc: &Toolchain) -> PathBuf {
+    let clang = tc.clang.canonicalize().unwrap_or_else(|_| tc.clang.clone());
+    if let Some(dir) = clang.parent() {
+        let p = dir.join("llvm-objdump");
+        if p.is_file() {
+            return p;
+        }
+    }
+    let versioned = format!("llvm-objdump-{}", tc.version.major);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    for dir in std::env::split_paths(&path) {
+        if dir.join(&versioned).is_file() {
+            return dir.join(versioned);
+        }
+    }
+    PathBuf::from("llvm-objdump")
+}
+
+/// Disassemble `hsaco`, normalized by [`normalize`].
+pub fn disassemble(tc: &Toolchain, hsaco: &Path, job: &str) -> Result<String, Diagnostics> {
+    let objdump = objdump_path(tc);
+    let mut cmd = Command::new(&objdump);
+    cmd.args(["-d", "--no-show-raw-insn", "--no-leading-addr"])
+        .arg(hsaco);
+    let out = tc.run(&mut cmd, "llvm-objdump", job).map_err(|e| {
+        let mut d = e.to_diagnostic();
+        d.help.push(format!(
+            "install llvm-objdump of LLVM {} (`apt-get install -y llvm-{}`) next to clang",
+            tc.version.major, tc.version.major
+        ));
+        Diagnostics::from(d)
+    })?;
+    Ok(normalize(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Keep the `<symbol>:` lines and the instructions; drop the file header,
+/// `// address: encoding` comments and each kernel's trailing padding
+/// (`s_nop 0`, `s_code_end`), whose length moves when code is inserted.
+pub fn normalize(listing: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let trim_padding = |out: &mut Vec<String>| {
+        while out
+            .last()
+            .is_some_and(|l| l == "s_nop 0" || l == "s_code_end")
+        {
+            out.pop();
+        }
+    };
+    for line in listing.lines() {
+        let code = line.split("//").next().unwrap_or("").trim();
+        if code.is_empty() || code.contains("file format") || code.starts_with("Disassembly of") {
+            continue;
+        }
+        if code.starts_with('<') && code.ends_with(">:") {
+            trim_padding(&mut out);
+            out.push(String::new());
+            out.push(code.to_string());
+            continue;
+        }
+        out.push(code.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
+    trim_padding(&mut out);
+    let mut text = out.join("\n");
+    text.push('\n');
+    text.trim_start_matches('\n').to_string()
+}
+
+/// Register, LDS and occupancy fields of every kernel that differ between
+/// the two prepared asm texts.
+pub fn field_changes(before: &Document, after: &Document, target: &TargetId) -> Vec<String> {
+    let b = budget::analyze(before.asm(), target);
+    let a = budget::analyze(after.asm(), target);
+    let mut out = Vec::new();
+    let show = |v: &Option<budget::DeclaredValue>| {
+        v.as_ref()
+            .map(|v| v.text.clone())
+            .unwrap_or_else(|| "-".into())
+    };
+    for ka in &a {
+        let Some(kb) = b.iter().find(|k| k.kernel == ka.kernel) else {
+            continue;
+        };
+        let (db, da) = (&kb.declared, &ka.declared);
+        let pairs = [
+            (
+                ".amdhsa_next_free_vgpr",
+                &db.next_free_vgpr,
+                &da.next_free_vgpr,
+            ),
+            (
+                ".amdhsa_next_free_sgpr",
+                &db.next_free_sgpr,
+                &da.next_free_sgpr,
+            ),
+            (".amdhsa_accum_offset", &db.accum_offset, &da.accum_offset),
+            (
+                ".amdhsa_group_segment_fixed_size (LDS bytes)",
+                &db.group_segment_fixed_size,
+                &da.group_segment_fixed_size,
+            ),
+            (".vgpr_count", &db.vgpr_count, &da.vgpr_count),
+            (".agpr_count", &db.agpr_count, &da.agpr_count),
+            (".sgpr_count", &db.sgpr_count, &da.sgpr_count),
+        ];
+        for (name, x, y) in pairs {
+            let (x, y) = (show(x), show(y));
+            if x != y {
+                out.push(format!("{}: {name} {x} -> {y}", ka.kernel));
+            }
+        }
+        let occ = |k: &budget::KernelBudget| {
+            budget::allocated_occupancy(k, target).map(|(o, _, _)| o.to_string())
+        };
+        let (ob, oa) = (occ(kb), occ(ka));
+        if ob != oa {
+            out.push(format!(
+                "{}: occupancy {} -> {}",
+                ka.kernel,
+                ob.unwrap_or_else(|| "-".into()),
+                oa.unwrap_or_else(|| "-".into())
+            ));
+        }
+    }
+    out
+}
+
+/// Build `job` from the unpatched and the patched dump and compare.
+pub fn objdiff(
+    manifest: &Manifest,
+    plan: &Plan,
+    job: &Job,
+    tc: &Toolchain,
+    work: &Path,
+) -> Result<ObjDiff, Diagnostics> {
+    let kernel = &manifest.kernels[job.kernel];
+    let label = pipeline::label(&kernel.name, &job.target);
+    let patched = pipeline::prepare(manifest, plan, job, tc.version.major)?;
+    let original = plan.patched(job.kernel, job.source).ok_or_else(|| {
+        Diagnostics::from(Diagnostic::error(format!(
+            "{label}: its source was not patched"
+        )))
+    })?;
+    let opts = RetargetOptions {
+        target: job.target,
+        code_object_version: manifest.defaults.code_object_version,
+        assembler_llvm_major: tc.version.major,
+    };
+    let unpatched: Prepared = pipeline::prepare_traced_with(
+        &kernel.name,
+        None,
+        &original.original,
+        &opts,
+        kernel.registers,
+        crate::check::HazardPolicy::Warn,
+    )?;
+    let mut listings = Vec::new();
+    for (name, p) in [("unpatched", &unpatched), ("patched", &patched)] {
+        let dir = work.join(name);
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            Diagnostics::from(Diagnostic::error(format!(
+                "cannot create `{}`: {e}",
+                dir.display()
+            )))
+        })?;
+        let out = dir.join("out.hsaco");
+        pipeline::build(tc, p, &dir, &out)?;
+        listings.push(disassemble(tc, &out, &format!("{name} {label}"))?);
+    }
+    let t = job.target.name();
+    let diff = if listings[0] == listings[1] {
+        String::new()
+    } else {
+        let body = diffy::create_patch(&listings[0], &listings[1]).to_string();
+        let hunks = body.find("\n@@").map_or("", |i| &body[i + 1..]);
+        format!(
+            "--- {}.unpatched.{t}.hsaco\n+++ {}.patched.{t}.hsaco\n{hunks}",
+            kernel.name, kernel.name
+        )
+    };
+    Ok(ObjDiff {
+        diff,
+        fields: field_changes(&unpatched.asm, &patched.asm, &job.target),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::normalize;
+
+    #[test]
+    fn normalize_strips_addresses_encodings_and_padding() {
+        let listing = "\nx.hsaco:\tfile format elf64-amdgpu\n\nDisassembly of section .text:\n\n<k0>:\n\ts_load_dwordx2 s[2:3], s[0:1], 0x0   // 000000001A00: C0060080 00000000\n\ts_endpgm  // 000000001A08: BF810000\n\ts_nop 0   // 000000001A0C: BF800000\n\ts_code_end // 000000001A10: BF9F0000\n\n<k1>:\n\ts_endpgm // 000000001B00: BF810000\n";
+        assert_eq!(
+            normalize(listing),
+            "<k0>:\ns_load_dwordx2 s[2:3], s[0:1], 0x0\ns_endpgm\n\n<k1>:\ns_endpgm\n"
+        );
+    }
+}
