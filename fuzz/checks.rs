@@ -87,11 +87,17 @@ pub fn diff(data: &[u8]) {
     if !made.contains("\n@@") {
         return; // no change: diffy writes no hunk
     }
-    let made = made
-        .replacen("--- original\n", "--- a/k.s\n", 1)
-        .replacen("+++ modified\n", "+++ b/k.s\n", 1);
+    let made = made.replacen("--- original\n", "--- a/k.s\n", 1).replacen(
+        "+++ modified\n",
+        "+++ b/k.s\n",
+        1,
+    );
     if let Ok(out) = gcn_patch::patch::diff::apply_diff_text(&doc, &made, &pf, rel) {
-        assert_eq!(out.print(), b, "a diff made by diffy applied to something else\n{made}");
+        assert_eq!(
+            out.print(),
+            b,
+            "a diff made by diffy applied to something else\n{made}"
+        );
     }
 }
 
@@ -119,7 +125,11 @@ pub fn eflags(data: &[u8]) {
     if data.len() >= 4 {
         let raw = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
         let d = EFlags::decode(raw);
-        assert_eq!(EFlags::decode(d.encode()), d, "decode(encode(decode({raw:#x})))");
+        assert_eq!(
+            EFlags::decode(d.encode()),
+            d,
+            "decode(encode(decode({raw:#x})))"
+        );
         if let Some(t) = d.target_id() {
             assert_eq!(
                 EFlags::for_target(&t).target_id(),

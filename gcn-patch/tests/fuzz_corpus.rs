@@ -34,7 +34,11 @@ fn replay(target: &str, check: fn(&[u8])) -> usize {
     for f in &files {
         let data = std::fs::read(f).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         let ok = std::panic::catch_unwind(|| check(&data));
-        assert!(ok.is_ok(), "fuzz input {} fails the {target} check", f.display());
+        assert!(
+            ok.is_ok(),
+            "fuzz input {} fails the {target} check",
+            f.display()
+        );
     }
     files.len()
 }
