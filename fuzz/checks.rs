@@ -140,10 +140,8 @@ pub fn eflags(data: &[u8]) {
             if !t.processor.is_generic || d.is_generic() {
                 assert!(compatibility(&t, g, &t).is_ok(), "{t} rejects itself");
             }
-            if let Ok(agent) = std::str::from_utf8(&data[4..]).map(TargetId::parse) {
-                if let Ok(agent) = agent {
-                    let _ = compatibility(&t, g, &agent);
-                }
+            if let Ok(Ok(agent)) = std::str::from_utf8(&data[4..]).map(TargetId::parse) {
+                let _ = compatibility(&t, g, &agent);
             }
         }
     }
