@@ -5,9 +5,11 @@
 #   - GNU patch (tests compare our diff application with it)
 #   - iree-compile from pip iree-base-compiler==3.13.0 (corpus regeneration and the
 #     substitution integration test)
+#   - triton==3.9.0 from pip (Triton corpus regeneration: tests/triton/generate.py)
 set -euo pipefail
 
 IREE_VERSION=3.13.0
+TRITON_VERSION=3.9.0
 LLVM_MAJOR=22
 
 as_root() {
@@ -38,6 +40,15 @@ fi
 if ! iree_ok; then
     echo "setup: iree-compile ${IREE_VERSION} is not on PATH after pip install;" >&2
     echo "       add pip's script directory (python3 -m site --user-base)/bin to PATH" >&2
+    exit 1
+fi
+triton_ok() { python3 -c "import triton, sys; sys.exit(triton.__version__ != '${TRITON_VERSION}')" 2>/dev/null; }
+if ! triton_ok; then
+    echo "setup: installing triton==${TRITON_VERSION} with pip"
+    python3 -m pip install --quiet "triton==${TRITON_VERSION}"
+fi
+if ! triton_ok; then
+    echo "setup: python3 cannot import triton ${TRITON_VERSION} after pip install" >&2
     exit 1
 fi
 echo "setup: $(clang-$LLVM_MAJOR --version | head -1); $(iree-compile --version | grep -m1 'compiler version')"
