@@ -255,6 +255,19 @@ pub(crate) fn apply_diff(
         Diagnostic::error(format!("cannot read patch `{}`: {e}", pf.rel.display()))
             .with_help("patch files must be UTF-8 text next to the manifest")
     })?;
+    apply_diff_text(t, &text, pf, source_rel)
+}
+
+/// Apply the unified diff `text`, the contents of the patch file `pf`, to
+/// `t` (the dump `source_rel`). The file-free core of applying a patch (the
+/// fuzz targets and their replay test call it directly).
+pub fn apply_diff_text(
+    t: &Document,
+    text: &str,
+    pf: &PatchFile,
+    source_rel: &Path,
+) -> Result<Document, Diagnostic> {
+    let text = text.to_string();
     let hunks = parse(&text, pf, source_rel)?;
     let inp = Input { t };
     let mut index: HashMap<&str, Vec<usize>> = HashMap::new();
