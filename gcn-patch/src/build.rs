@@ -45,7 +45,8 @@ pub struct BuildOptions<'a> {
     pub toolchain: &'a Toolchain,
     /// Where objects are cached (local directory, optional shared one).
     pub cache: ObjectCache,
-    /// Scratch directory: `<work_dir>/<kernel>-<target>/` holds each job's `.s`/`.o`.
+    /// Scratch directory: each job assembles in a fresh `<work_dir>/<kernel>-<target>-XXXXXX/`
+    /// (its `.s`/`.o`), removed when the job ends.
     pub work_dir: PathBuf,
     /// At most this many jobs at once.
     pub max_jobs: usize,
@@ -175,12 +176,28 @@ fn build_job(
     let (bytes, cached) = match opts.cache.get(&key, &valid) {
         Some((bytes, hit)) => (bytes, Some(hit)),
         None => {
-            let work = opts.work_dir.join(format!(
-                "{}-{}",
-                prepared.kernel,
-                prepared.target.name().replace(':', "_")
-            ));
-            let (bytes, _) = pipeline::build_bytes(opts.toolchain, &prepared, &work)?;
+            // A fresh scratch directory per job run, removed afterwards: two
+            // builds into one output directory at once never share a `.o`.
+            let work = std::fs::create_dir_all(&opts.work_dir)
+                .and_then(|()| {
+                    tempfile::Builder::new()
+                        .prefix(&format!(
+                            "{}-{}-",
+                            prepared.kernel,
+                            prepared.target.name().replace(':', "_")
+                        ))
+                        .tempdir_in(&opts.work_dir)
+                })
+                .map_err(|e| {
+                    Diagnostics::from(
+                        Diagnostic::error(format!(
+                            "could not create a scratch directory in `{}`: {e}",
+                            opts.work_dir.display()
+                        ))
+                        .with_help("check that the output directory is writable"),
+                    )
+                })?;
+            let (bytes, _) = pipeline::build_bytes(opts.toolchain, &prepared, work.path())?;
             opts.cache.store(&key, &bytes).map_err(|e| {
                 Diagnostics::from(
                     Diagnostic::error(format!(

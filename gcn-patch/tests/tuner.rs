@@ -354,3 +354,67 @@ fn build_progress_reports_every_job_once() {
         assert_eq!(labels.len(), n, "each job reported once: {seen:?}");
     }
 }
+
+/// The code objects a `build --out` wrote, by path relative to the output dir
+/// (the engine's own state directory left out).
+fn outputs(out: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    walkdir::WalkDir::new(out)
+        .into_iter()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            let rel = e.path().strip_prefix(out).unwrap().display().to_string();
+            (rel, std::fs::read(e.path()).unwrap())
+        })
+        .filter(|(rel, _)| !rel.starts_with(".gcn-patch"))
+        .collect()
+}
+
+/// A build killed part-way, then run again, installs the complete, correct
+/// set of code objects; two builds into one output directory at once both
+/// succeed and leave that same set.
+#[test]
+fn interrupted_and_concurrent_builds_leave_complete_correct_outputs() {
+    let (tmp, _) = workspace(&[
+        "hip/gfx942/saxpy.s",
+        "hip/gfx942/reduce.s",
+        "iree/gfx942/matmul.rocmasm",
+        "iree/gfx942/conv.rocmasm",
+    ]);
+    let dir = tmp.path();
+    ok(gcn_patch(dir, &["import", "in"]));
+    // Reference: an undisturbed build.
+    ok(gcn_patch(dir, &["build", "--out", "ref"]));
+    let reference = outputs(&dir.join("ref"));
+    assert!(reference.len() >= 4, "{:?}", reference.keys());
+
+    // Interrupted: kill it as soon as it has started, then build again.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+        .args(["build", "--out", "killed", "-j", "1"])
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    let _ = child.kill();
+    let _ = child.wait();
+    ok(gcn_patch(dir, &["build", "--out", "killed"]));
+    assert_eq!(outputs(&dir.join("killed")), reference);
+
+    // Two at once into one directory.
+    let spawn = || {
+        Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+            .args(["build", "--out", "shared"])
+            .current_dir(dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (spawn(), spawn());
+    for o in [a.wait_with_output().unwrap(), b.wait_with_output().unwrap()] {
+        ok(o);
+    }
+    assert_eq!(outputs(&dir.join("shared")), reference);
+}
