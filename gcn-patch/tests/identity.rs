@@ -1,7 +1,7 @@
-//! Identity and cross builds of the real IREE corpus with the real LLVM 22.
+//! Identity and cross builds of the real IREE and Triton corpora with the real LLVM 22.
 //!
-//! * Every IREE dump, retargeted to its own target, assembled with clang-22 and
-//!   linked with ld.lld-22, gives the same code as IREE's own `.hsaco`:
+//! * Every IREE and Triton dump, retargeted to its own target, assembled with clang-22 and
+//!   linked with ld.lld-22, gives the same code as the compiler's own `.hsaco`:
 //!   byte-identical `.text` and kernel descriptor (`.rodata`) on gfx9; on
 //!   gfx11/gfx12 the same disassembly and descriptor fields (LLVM 22 and 24
 //!   encode some unused instruction fields differently there, and ld.lld's
@@ -29,13 +29,24 @@ use gcn_patch::verify;
 
 use common::{corpus, toolchain};
 
-/// Dumps LLVM 22 genuinely cannot assemble, with the reason (none today:
-/// the gfx1201 softmax's VOPD pairs are rewritten, see [`rewritten_pairs`]).
-const KNOWN_UNBUILDABLE: &[(&str, &str, &str)] = &[];
+/// Dumps LLVM 22 genuinely cannot assemble: (compiler, op, target, a phrase
+/// the error must contain, the reason). (The IREE gfx1201 softmax's VOPD
+/// pairs are rewritten, see [`rewritten_pairs`].)
+const KNOWN_UNBUILDABLE: &[(&str, &str, &str, &str, &str)] = &[(
+    "Triton",
+    "matmul",
+    "gfx1201",
+    "v_mov_b16_e32 v1.l, 0",
+    "Triton's LLVM selects gfx12 True16 instructions (`v1.l`, `v1.h`) that LLVM 22 does not have for gfx12",
+)];
 
 /// Dumps whose build must rewrite lines for LLVM 22 (gfx12 VOPD pairs that
-/// read one VGPR in both halves), with how many lines.
-const REWRITTEN: &[(&str, &str, usize)] = &[("softmax", "gfx1201", 2)];
+/// read one VGPR in both halves), with how many lines: (compiler, op, target, lines).
+const REWRITTEN: &[(&str, &str, &str, usize)] = &[
+    ("IREE", "softmax", "gfx1201", 2),
+    ("Triton", "matmul", "gfx1201", 14),
+    ("Triton", "softmax", "gfx1201", 3),
+];
 
 /// The VOPD lines retargeting rewrote: (original line, its replacement
 /// lines), whitespace collapsed, in order.
@@ -67,7 +78,7 @@ fn squash(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Our disassembly is IREE's except that each rewritten pair (in order)
+/// Our disassembly is the compiler's except that each rewritten pair (in order)
 /// reads as its replacement.
 fn same_but_rewritten(ours: &str, theirs: &str, pairs: &[(String, Vec<String>)], what: &str) {
     let ours: Vec<String> = ours.lines().map(squash).collect();
@@ -88,7 +99,7 @@ fn same_but_rewritten(ours: &str, theirs: &str, pairs: &[(String, Vec<String>)],
         };
         assert_eq!(
             &theirs[i], old,
-            "{what}: IREE's object has another line here"
+            "{what}: the compiler's object has another line here"
         );
         assert_eq!(
             &ours[j..j + new.len()],
@@ -141,6 +152,23 @@ fn rows() -> Vec<Row> {
     rows
 }
 
+/// Triton's corpus: each `.amdgcn` beside Triton's own `.hsaco`.
+fn triton_rows() -> Vec<Row> {
+    common::triton_files()
+        .into_iter()
+        .map(|(amdgcn, target)| {
+            let op = amdgcn.file_stem().unwrap().to_string_lossy().to_string();
+            Row {
+                rel: common::rel(&amdgcn).to_string_lossy().replace('\\', "/"),
+                hsaco: amdgcn.with_extension("hsaco"),
+                rocmasm: amdgcn,
+                target: target.name(),
+                op,
+            }
+        })
+        .collect()
+}
+
 fn prepare(
     asm: &Document,
     kernel: &str,
@@ -189,10 +217,20 @@ fn disasm(bytes: &[u8], mcpu: &str) -> String {
 
 #[test]
 fn every_iree_dump_rebuilds_identically_for_its_own_target() {
+    rebuild_identically(rows(), "IREE");
+}
+
+#[test]
+fn every_triton_dump_rebuilds_identically_for_its_own_target() {
+    rebuild_identically(triton_rows(), "Triton");
+}
+
+fn rebuild_identically(rows: Vec<Row>, compiler: &str) {
     let tc = toolchain();
     let mut checked = 0;
-    for row in rows() {
-        let what = format!("{} {}", row.op, row.target);
+    let total = rows.len();
+    for row in rows {
+        let what = format!("{compiler} {} {}", row.op, row.target);
         let text = std::fs::read_to_string(&row.rocmasm).unwrap();
         let asm = Document::from_source(&text, &row.rel);
         let target = TargetId::parse(&row.target).unwrap();
@@ -204,19 +242,19 @@ fn every_iree_dump_rebuilds_identically_for_its_own_target() {
             .unwrap_or_default();
         let expected = REWRITTEN
             .iter()
-            .find(|(op, t, _)| *op == row.op && *t == row.target)
-            .map_or(0, |r| r.2);
+            .find(|(c, op, t, _)| *c == compiler && *op == row.op && *t == row.target)
+            .map_or(0, |r| r.3);
         assert_eq!(pairs.len(), expected, "{what}: rewritten VOPD lines");
         let built = prepared.and_then(|p| build(&tc, &p, dir.path()));
-        if let Some((_, _, reason)) = KNOWN_UNBUILDABLE
+        if let Some((_, _, _, phrase, reason)) = KNOWN_UNBUILDABLE
             .iter()
-            .find(|(op, t, _)| *op == row.op && *t == row.target)
+            .find(|(c, op, t, _, _)| *c == compiler && *op == row.op && *t == row.target)
         {
             let err = built.expect_err(&format!(
                 "{what} is listed as unbuildable ({reason}) but built"
             ));
             assert!(
-                err.contains("v_dual_sub_f32"),
+                err.contains(phrase),
                 "{what}: error should name the construct:\n{err}"
             );
             assert!(
@@ -235,7 +273,7 @@ fn every_iree_dump_rebuilds_identically_for_its_own_target() {
                 assert!(
                     verify::section_bytes(&ours, s).unwrap()
                         == verify::section_bytes(&theirs, s).unwrap(),
-                    "{what}: {s} differs from IREE's hsaco"
+                    "{what}: {s} differs from the compiler's own hsaco"
                 );
             }
         } else {
@@ -258,7 +296,8 @@ fn every_iree_dump_rebuilds_identically_for_its_own_target() {
         }
         checked += 1;
     }
-    assert_eq!(checked, rows().len() - KNOWN_UNBUILDABLE.len());
+    let unbuildable = KNOWN_UNBUILDABLE.iter().filter(|r| r.0 == compiler).count();
+    assert_eq!(checked, total - unbuildable, "{compiler} dumps rebuilt");
 }
 
 fn matmul_gfx942() -> Document {

@@ -22,8 +22,9 @@ pub fn toolchain() -> gcn_patch::toolchain::Toolchain {
         .unwrap_or_else(|d| panic!("{d}\n{LLVM_INSTALL}"))
 }
 
-/// Every corpus dump (`iree/<target>/*.rocmasm`, `hip/<target>/*.s`) with the
-/// target it was compiled for, path relative to the workspace.
+/// Every corpus dump (`iree/<target>/*.rocmasm`, `hip/<target>/*.s`, and
+/// Triton's `tests/triton/<kernel>-<target>/<kernel>.amdgcn`) with the target
+/// it was compiled for, path relative to the workspace.
 pub fn corpus_files() -> Vec<(PathBuf, TargetId)> {
     let mut out = vec![];
     for family in ["iree", "hip"] {
@@ -53,7 +54,33 @@ pub fn corpus_files() -> Vec<(PathBuf, TargetId)> {
             out.extend(files.into_iter().map(|f| (f, target)));
         }
     }
-    assert!(out.len() >= 30, "corpus incomplete: {} files", out.len());
+    out.extend(triton_files());
+    assert!(out.len() >= 45, "corpus incomplete: {} files", out.len());
+    out
+}
+
+/// The Triton corpus (`tests/triton/<kernel>-<target>/<kernel>.amdgcn`, made by
+/// `tests/triton/generate.py`) with each dump's target, sorted.
+pub fn triton_files() -> Vec<(PathBuf, TargetId)> {
+    let dir = repo().join("tests/triton");
+    let mut out: Vec<(PathBuf, TargetId)> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e} (run tests/triton/generate.py)", dir.display()))
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .map(|d| {
+            let name = d.file_name().unwrap().to_string_lossy().to_string();
+            let (kernel, target) = name.split_once('-').expect("<kernel>-<target>");
+            let target = TargetId::parse(target).expect("Triton corpus target");
+            (d.join(format!("{kernel}.amdgcn")), target)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    assert!(
+        out.len() >= 15,
+        "Triton corpus incomplete: {} dumps",
+        out.len()
+    );
     out
 }
 

@@ -20,6 +20,7 @@ use super::model::{
     LDS_STORE,
 };
 use crate::isa::Counter;
+use crate::parse::RegisterRef;
 
 /// A pending operation's claim on one register unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +34,8 @@ pub struct Pend {
     pub vmem: Option<VmemType>,
     /// The operation only reads the register later (export / store data).
     pub late_read: bool,
+    /// The operation writes one 16-bit half only (d16 load): `Some(true)` high.
+    pub half: Option<bool>,
 }
 
 /// Clock value of a fresh state (room below it for saturated distances).
@@ -178,6 +181,9 @@ impl State {
                             }
                         };
                         m.late_read = q.late_read && p.late_read;
+                        if q.half != p.half {
+                            m.half = None;
+                        }
                         if m != q {
                             c.regs.insert(*u, m);
                             changed = true;
@@ -297,6 +303,11 @@ pub struct Overrides {
     /// although the barrier itself is the memory model's business, not a
     /// register hazard).
     pub barrier_rule: bool,
+    /// Treat a d16 load's kept half as a read of its destination, as LLVM's
+    /// tied use does (used for suggestions: LLVM keeps waits for it that the
+    /// hardware, which writes only the loaded half, does not need; a wait the
+    /// compiler keeps is never offered for removal).
+    pub tied_d16: bool,
 }
 
 /// The analysis of one kernel.
@@ -377,9 +388,15 @@ impl Analysis<'_> {
         }
         // Per counter: the strictest need among this instruction's accesses.
         let mut worst: [Option<Hazard>; 10] = Default::default();
+        let tied: &[RegisterRef] = if ov.tied_d16 && e.d16_half.is_some() {
+            &e.defs
+        } else {
+            &[]
+        };
         let accesses = e
             .reads
             .iter()
+            .chain(tied)
             .map(|r| (r, Access::Read))
             .chain(e.defs.iter().map(|r| (r, Access::Overwrite)));
         for (reg, access) in accesses {
@@ -400,6 +417,15 @@ impl Analysis<'_> {
                         }
                         if access == Access::Overwrite
                             && !p.late_read
+                            && p.half.is_some()
+                            && e.d16_half.is_some()
+                            && p.half != e.d16_half
+                        {
+                            continue; // d16 loads into the two halves of one VGPR
+                        }
+                        if access == Access::Overwrite
+                            && !p.late_read
+                            && self.model.vmem_write_in_order()
                             && e.vmem_load.is_some_and(|(vc, vt)| {
                                 counter_index(vc) == ci && p.vmem == Some(vt)
                             })
@@ -520,6 +546,7 @@ impl Analysis<'_> {
                             producer: inst.line,
                             vmem,
                             late_read: false,
+                            half: e.d16_half,
                         },
                     );
                 }
@@ -531,6 +558,7 @@ impl Analysis<'_> {
                         producer: inst.line,
                         vmem: None,
                         late_read: true,
+                        half: None,
                     });
                 }
             }
@@ -542,6 +570,7 @@ impl Analysis<'_> {
                         producer: inst.line,
                         vmem: None,
                         late_read: false,
+                        half: None,
                     },
                 );
             }
@@ -553,6 +582,7 @@ impl Analysis<'_> {
                         producer: inst.line,
                         vmem: None,
                         late_read: false,
+                        half: None,
                     },
                 );
             }

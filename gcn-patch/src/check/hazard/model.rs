@@ -125,6 +125,21 @@ pub fn units(r: &RegisterRef) -> std::ops::Range<Unit> {
     base + r.first..base + r.last + 1
 }
 
+/// The half a VMEM d16 load writes (`Some(true)`: high), keeping the other
+/// half of its destination VGPR. Newer LLVM's SIInsertWaitcnts tracks VGPRs
+/// in 16-bit units, so VMEM loads into the two halves of one VGPR need no wait
+/// between them (Triton's gfx1100 and gfx1201 matmuls issue
+/// `global_load_d16_hi_b16 v1` and `global_load_d16_b16 v1` back to back),
+/// and a second load into the same half is an overwrite (in-order rule).
+/// `*_format_d16_*` loads write whole (packed) registers and are not half
+/// writes. (LDS d16 loads are still read-modify-write, see `lds`.)
+fn d16_half(mnemonic: &str, writes_reg: bool) -> Option<bool> {
+    if !writes_reg || !mnemonic.contains("_d16") || mnemonic.contains("format_d16") {
+        return None;
+    }
+    Some(mnemonic.contains("_d16_hi"))
+}
+
 /// Print one unit as a register name.
 pub fn unit_name(u: Unit) -> String {
     match u {
@@ -183,12 +198,20 @@ pub struct Effect {
     pub events: Vec<Event>,
     /// VMEM type when this is a VMEM load (for the in-order write rule).
     pub vmem_load: Option<(Counter, VmemType)>,
+    /// A d16 load that writes one 16-bit half of its destination and keeps
+    /// the other: `Some(true)` for the high half (`*_d16_hi*`), `Some(false)`
+    /// for the low half.
+    pub d16_half: Option<bool>,
     /// Reads LDS (must wait for pending LDS DMA).
     pub reads_lds: bool,
     /// Control flow.
     pub flow: Flow,
     /// A barrier (`s_barrier`, GFX12 `s_barrier_signal`).
     pub barrier: bool,
+    /// A memory-model instruction: a barrier (incl. GFX12 `s_barrier_wait`)
+    /// or a cache invalidate / write-back (`buffer_gl0_inv`, `global_inv`, …).
+    /// A wait right before one is half of a fence, not a register wait.
+    pub fence: bool,
     /// The instruction is not known to the model (reported as a warning).
     pub unknown: bool,
 }
@@ -263,6 +286,16 @@ impl Model {
         self.limits.max(c).unwrap_or(0)
     }
 
+    /// VMEM loads of one type write their VGPRs in issue order, so a later
+    /// load may overwrite a register an earlier one of the same type has yet
+    /// to write without a wait (LLVM's `hasVmemWriteVgprInOrder`, a feature of
+    /// every generation before gfx12: Triton's gfx1201 matmul waits
+    /// `s_wait_loadcnt` before a `global_load_d16_hi_b16` into a register an
+    /// earlier d16 load still writes, its gfx1100 twin does not).
+    pub fn vmem_write_in_order(&self) -> bool {
+        !self.gfx12()
+    }
+
     fn gfx12(&self) -> bool {
         self.generation >= Generation::Gfx12
     }
@@ -316,9 +349,11 @@ impl Model {
             defs: vec![],
             events: vec![],
             vmem_load: None,
+            d16_half: None,
             reads_lds: false,
             flow: Flow::Next,
             barrier: false,
+            fence: false,
             unknown: false,
         };
         // Control flow and barriers.
@@ -328,6 +363,7 @@ impl Model {
         if m == "s_barrier" || m == "s_barrier_signal" || m == "s_barrier_signal_isfirst" {
             e.barrier = true;
         }
+        e.fence = e.barrier || m == "s_barrier_wait";
         if VMEM_PREFIXES.iter().any(|p| m.starts_with(p)) {
             self.vmem(inst, &regs, first_reg, &mut e);
         } else if m.starts_with("lds_param_load")
@@ -428,6 +464,7 @@ impl Model {
             || m == "global_wbinv";
         if cache_op {
             e.reads = regs.to_vec();
+            e.fence = true;
             return;
         }
         let flat = m.starts_with("flat_");
@@ -458,12 +495,9 @@ impl Model {
         } else {
             (vec![], regs.to_vec())
         };
-        // d16 loads keep the other half of the destination: they read it too.
         e.reads = rest;
-        if m.contains("_d16") && writes_reg {
-            e.reads.extend(def.iter().copied());
-        }
         e.defs = def.clone();
+        e.d16_half = d16_half(m, writes_reg);
         let vtype = if m.starts_with("image_sample") || m.starts_with("image_gather") {
             VmemType::Sampler
         } else if m.starts_with("image_bvh") {
@@ -555,6 +589,10 @@ impl Model {
             (vec![], regs.to_vec())
         };
         e.reads = rest;
+        // LDS d16 loads keep the other half of the destination: LLVM treats
+        // that as a read (a tied use) and waits for a pending load into the
+        // other half (IREE's gfx1100 matmul: `lgkmcnt(7)` between
+        // `ds_load_u16_d16 v203` and `ds_load_u16_d16_hi v203`).
         if m.contains("_d16") && writes_reg {
             e.reads.extend(def.iter().copied());
         }

@@ -39,6 +39,7 @@ pub fn suggest(k: &KernelAnalysis) -> Vec<Suggestion> {
     };
     let rule = || Overrides {
         barrier_rule: true,
+        tied_d16: true,
         ..Overrides::default()
     };
     let base = key(&rule());
@@ -47,8 +48,12 @@ pub fn suggest(k: &KernelAnalysis) -> Vec<Suggestion> {
         ov.waits.insert((line, counter_index(c)), v);
         key(&ov).is_subset(&base)
     };
+    let fences = fence_waits(k);
     let mut out = vec![];
     for (&line, values) in &k.wait_spans {
+        if fences.contains(&line) {
+            continue;
+        }
         let mut found = vec![];
         for &(c, v, span) in values {
             let max = k.model.max(c);
@@ -98,6 +103,33 @@ pub fn suggest(k: &KernelAnalysis) -> Vec<Suggestion> {
             if s.loosest > s.value {
                 s.whole_wait_useless = all_max;
                 out.push(s);
+            }
+        }
+    }
+    out
+}
+
+/// Waits that are half of a fence: followed, in their block and with no
+/// memory operation in between, by a barrier or a cache invalidate /
+/// write-back. LLVM's SIMemoryLegalizer emits them for workgroup
+/// release/acquire (`s_waitcnt vmcnt(0)` before `s_barrier`, `lgkmcnt(0)`
+/// before `buffer_gl0_inv`): they order memory for other waves, which a
+/// register analysis cannot see, so they are never offered for loosening.
+fn fence_waits(k: &KernelAnalysis) -> BTreeSet<usize> {
+    let mut out = BTreeSet::new();
+    for node in &k.cfg.nodes {
+        for (i, inst) in node.insts.iter().enumerate() {
+            if !k.waits.contains_key(&inst.line) {
+                continue;
+            }
+            for next in &node.insts[i + 1..] {
+                if next.effect.fence {
+                    out.insert(inst.line);
+                    break;
+                }
+                if !next.effect.events.is_empty() {
+                    break;
+                }
             }
         }
     }
