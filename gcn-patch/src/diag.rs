@@ -136,9 +136,9 @@ impl Diagnostic {
             origin = loc.file.display().to_string();
             if let Some(src) = &loc.source_line {
                 let (start, end) = span_of(src, loc.column, loc.len);
-                // annotate-snippets 0.11 misplaces carets after tabs: show each tab as one
-                // space, so carets and the reported column both match the file's columns.
-                let (src, start, end) = expand_tabs(src, start, end);
+                // One display column per character (see `displayable`), so carets and the
+                // reported column both match the file's columns.
+                let (src, start, end) = displayable(src, start, end);
                 expanded = src;
                 let src = expanded.as_str();
                 let mut annotation = level.span(start..end);
@@ -212,8 +212,18 @@ fn span_of(src: &str, column: Option<usize>, len: usize) -> (usize, usize) {
     }
 }
 
-/// Replace each tab by one space (same byte length), moving the byte span along.
-fn expand_tabs(src: &str, start: usize, end: usize) -> (String, usize, usize) {
+/// The source line as shown under a diagnostic, moving the byte span along:
+/// every character stays one character, of display width one.
+///
+/// * Whitespace (tabs, `\r`, vertical tab, form feed, Unicode spaces) is shown
+///   as one space: annotate-snippets 0.11 misplaces carets after tabs, and
+///   panics (an integer underflow in its margin computation) on a long line
+///   whose leading whitespace has no display width, e.g. `\r` (found by
+///   fuzzing the diff parser: a patch line of `\r`s and NULs).
+/// * Other control characters are shown as their Unicode control pictures
+///   (`\0` as `␀`, DEL as `␡`; C1 controls as `�`), so a diagnostic never
+///   sends terminal control sequences from a file to the user's terminal.
+fn displayable(src: &str, start: usize, end: usize) -> (String, usize, usize) {
     let mut out = String::with_capacity(src.len() + 8);
     let (mut s, mut e) = (start, end);
     for (i, ch) in src.char_indices() {
@@ -223,11 +233,13 @@ fn expand_tabs(src: &str, start: usize, end: usize) -> (String, usize, usize) {
         if i == end {
             e = out.len();
         }
-        if ch == '\t' {
-            out.push(' ');
-        } else {
-            out.push(ch);
-        }
+        out.push(match ch {
+            c if c.is_whitespace() => ' ',
+            c @ '\0'..='\x1f' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            '\x7f' => '\u{2421}',
+            c if c.is_control() => '\u{fffd}',
+            c => c,
+        });
     }
     if start >= src.len() {
         s = out.len();
@@ -292,6 +304,19 @@ mod tests {
             .with_note("line from patch patches/mm.diff hunk 1")
             .with_help("raise the budget or set `registers = \"update\"`");
         insta::assert_snapshot!(d.render());
+    }
+
+    #[test]
+    fn control_characters_render_one_column_each_without_panicking() {
+        // A long line led by `\r`s: annotate-snippets 0.11 underflowed on it.
+        let src = format!("{}{}", "\r".repeat(17), "\0".repeat(120));
+        let d = Diagnostic::error("x").at(Location::line("p.diff", 1, Some(src)));
+        let r = d.render();
+        assert!(r.contains(&"\u{2400}".repeat(20)), "{r}");
+        assert!(!r.contains('\r') && !r.contains('\0'), "{r}");
+        let (text, s, e) = displayable("\ta\x1b[31m\u{85}b", 2, 9);
+        assert_eq!(text, " a\u{241b}[31m b");
+        assert_eq!(&text[s..e], "\u{241b}[31m ");
     }
 
     #[test]
