@@ -274,12 +274,27 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
         {
             d = d.with_note(l.to_string());
         }
+        let target = req.target.name();
+        let reproduce = format!(
+            "write the job's asm with `gcn-patch apply KERNEL --target {target} > k.s` and run \
+             `{} -x assembler --target=amdgcn-amd-amdhsa -mcpu={target} -c k.s` to reproduce",
+            req.toolchain.clang.display(),
+        );
+        let help = if status.contains("signal") {
+            format!(
+                "clang crashed: a bug or a resource limit of this LLVM, not an error in \
+                 the asm it could report; {reproduce} (and report it to LLVM), or try \
+                 another LLVM with GCN_PATCH_LLVM_BIN"
+            )
+        } else {
+            format!("clang failed without an error for the asm: {reproduce}")
+        };
         return d
             .with_note(format!(
-                "command: {} {}",
+                "command: {} -cc1as … {src_name} (clang's integrated assembler)",
                 req.toolchain.clang.display(),
-                src_name
             ))
+            .with_help(help)
             .into();
     }
     let mut out = Vec::new();

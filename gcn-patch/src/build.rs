@@ -194,7 +194,10 @@ fn build_job(
                             "could not create a scratch directory in `{}`: {e}",
                             opts.work_dir.display()
                         ))
-                        .with_help("check that the output directory is writable"),
+                        .with_help(
+                            "the output directory must be a directory you can write to, \
+                             and no part of its path a regular file",
+                        ),
                     )
                 })?;
             let (bytes, _) = pipeline::build_bytes(opts.toolchain, &prepared, work.path())?;

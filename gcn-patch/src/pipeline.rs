@@ -283,7 +283,7 @@ pub fn build_bytes(
     // Link and verify in the work directory; only an object that passed
     // verification is returned (an existing output survives any failure).
     let linked = work_dir.join(format!("{name}.hsaco"));
-    link::link(toolchain, &[object], &linked)?;
+    link::link(toolchain, &[object], &linked).map_err(|d| with_context(d, &label))?;
     let bytes = std::fs::read(&linked).map_err(|e| {
         Diagnostics::from(Diagnostic::error(format!(
             "{label}: cannot read linked `{}`: {e}",
