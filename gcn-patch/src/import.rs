@@ -22,8 +22,17 @@
 //! counted). Importing a file already imported with the same bytes is a no-op;
 //! a different file with the same destination is an error that says how to re-pin.
 //!
-//! Other importers (e.g. Triton's cache layout) build an [`Imported`] and call
-//! [`add_to_manifest`].
+//! Triton (see [`crate::triton`]): a `.amdgcn` in Triton's dump layout
+//! (`<hash>/<kernel>.amdgcn` beside its other stages) or cache layout
+//! (`<key>/<kernel>.amdgcn` with `__grp__<kernel>.json`) is copied to
+//! `asm/<processor>/<hash or key>/<kernel>.amdgcn` and gets a `triton = { … }`
+//! entry: the kernel name, the dump hash (which names the override directory)
+//! and the launch metadata (`shared`, `num_warps`, `warp_size`) from the cache
+//! entry itself or, for a dump, from the cache entry with the same bytes in
+//! [`ImportOptions::triton_caches`]. A dump and its cache entry given together
+//! are imported once, with both.
+//!
+//! Other importers build an [`Imported`] and call [`add_to_manifest`].
 
 use std::path::{Path, PathBuf};
 
@@ -74,6 +83,16 @@ pub struct Imported {
     pub iree_executables: Vec<String>,
     /// Where it came from.
     pub origin: Origin,
+    /// Triton's names and launch metadata (Triton dump or cache layouts only).
+    pub triton: Option<crate::triton::TritonKernel>,
+}
+
+/// How to import.
+#[derive(Debug, Clone, Default)]
+pub struct ImportOptions {
+    /// Triton cache directories searched for the launch metadata of a Triton
+    /// dump (the `gcn-patch` CLI passes `$TRITON_CACHE_DIR`, else `~/.triton/cache`).
+    pub triton_caches: Vec<PathBuf>,
 }
 
 /// What happened to one file.
@@ -106,6 +125,15 @@ pub struct Report {
 
 /// Import `inputs` (files or directories) into the manifest at `manifest_path`.
 pub fn import(manifest_path: &Path, inputs: &[PathBuf]) -> Result<Report, Diagnostics> {
+    import_with(manifest_path, inputs, &ImportOptions::default())
+}
+
+/// [`import`] with options.
+pub fn import_with(
+    manifest_path: &Path,
+    inputs: &[PathBuf],
+    opts: &ImportOptions,
+) -> Result<Report, Diagnostics> {
     let mut report = Report::default();
     let mut found = Vec::new();
     let mut errors = Vec::new();
@@ -116,7 +144,7 @@ pub fn import(manifest_path: &Path, inputs: &[PathBuf]) -> Result<Report, Diagno
             files.sort();
             let before = found.len();
             for f in files {
-                match recognize(&f) {
+                match recognize_with(&f, opts) {
                     Ok(i) => found.push(i),
                     Err(_) => report.skipped.push(f),
                 }
@@ -136,7 +164,7 @@ pub fn import(manifest_path: &Path, inputs: &[PathBuf]) -> Result<Report, Diagno
                 );
             }
         } else {
-            match recognize(input) {
+            match recognize_with(input, opts) {
                 Ok(i) => found.push(i),
                 Err(d) => errors.push(d),
             }
@@ -145,6 +173,7 @@ pub fn import(manifest_path: &Path, inputs: &[PathBuf]) -> Result<Report, Diagno
     if !errors.is_empty() {
         return Err(Diagnostics(errors));
     }
+    let found = merge_triton_pairs(found);
     for imported in &found {
         report
             .outcomes
@@ -174,8 +203,54 @@ fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
         .with_help("check the path and its permissions")
 }
 
+/// A Triton dump and its cache entry (same bytes) imported together become
+/// one import: the dump's hash with the cache's launch metadata.
+fn merge_triton_pairs(found: Vec<Imported>) -> Vec<Imported> {
+    let mut out: Vec<Imported> = Vec::new();
+    for i in found {
+        let Some(t) = &i.triton else {
+            out.push(i);
+            continue;
+        };
+        let sha = sha256_hex(&i.bytes);
+        let twin = out.iter_mut().find(|o| {
+            o.triton
+                .as_ref()
+                .is_some_and(|ot| ot.kernel == t.kernel && ot.hash.is_some() != t.hash.is_some())
+                && sha256_hex(&o.bytes) == sha
+        });
+        match twin {
+            Some(o) => {
+                let ot = o.triton.as_mut().expect("checked");
+                let (dump, cache) = if ot.hash.is_some() {
+                    (ot.clone(), t)
+                } else {
+                    (t.clone(), &*ot)
+                };
+                let merged = crate::triton::TritonKernel {
+                    shared: cache.shared.or(dump.shared),
+                    num_warps: cache.num_warps.or(dump.num_warps),
+                    warp_size: cache.warp_size.or(dump.warp_size),
+                    ..dump
+                };
+                if t.hash.is_some() {
+                    o.from = i.from.clone();
+                }
+                *ot = merged;
+            }
+            None => out.push(i),
+        }
+    }
+    out
+}
+
 /// Read `path` and recognize it as AMDGPU asm: target, kernel symbols, IREE names.
 pub fn recognize(path: &Path) -> Result<Imported, Diagnostic> {
+    recognize_with(path, &ImportOptions::default())
+}
+
+/// [`recognize`] with options (Triton cache directories).
+pub fn recognize_with(path: &Path, opts: &ImportOptions) -> Result<Imported, Diagnostic> {
     let bytes = std::fs::read(path).map_err(|e| io_error("read", path, e))?;
     let not_amdgpu = |why: &str| {
         Diagnostic::error(format!("`{}` is not AMDGPU assembly: {why}", path.display()))
@@ -227,6 +302,16 @@ pub fn recognize(path: &Path) -> Result<Imported, Diagnostic> {
             (identifier(hipcc_stem(&stem)), Vec::new())
         }
     };
+    let triton = crate::triton::recognize(
+        path,
+        &sha256_hex(&bytes),
+        target.processor.name,
+        &opts.triton_caches,
+    );
+    let kernel = match &triton {
+        Some(t) => identifier(&t.kernel),
+        None => kernel,
+    };
     Ok(Imported {
         from: path.to_path_buf(),
         bytes,
@@ -235,6 +320,7 @@ pub fn recognize(path: &Path) -> Result<Imported, Diagnostic> {
         symbols,
         iree_executables,
         origin,
+        triton,
     })
 }
 
@@ -315,9 +401,19 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_else(|| "dump.s".into());
-    let rel = PathBuf::from("asm")
-        .join(imported.target.processor.name)
-        .join(&file_name);
+    let mut rel = PathBuf::from("asm").join(imported.target.processor.name);
+    // Triton names every kernel file `<kernel>.amdgcn`: keep its directory.
+    if imported.triton.is_some() {
+        if let Some(dir) = imported
+            .from
+            .parent()
+            .and_then(|d| d.file_name())
+            .filter(|d| crate::triton::is_hash_dir(&d.to_string_lossy()))
+        {
+            rel.push(dir);
+        }
+    }
+    let rel = rel.join(&file_name);
     let rel_text = rel.to_string_lossy().replace('\\', "/");
     let dest = dir.join(&rel);
     let sha = sha256_hex(&imported.bytes);
@@ -401,6 +497,9 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
         list(&imported.symbols),
         quoted(&imported.from.display().to_string()),
     ));
+    if let Some(t) = &imported.triton {
+        entry.push_str(&format!("triton = {}\n", t.to_toml()));
+    }
     let mut text = match &existing {
         Some(m) => m.text.clone(),
         None => NEW_MANIFEST.to_string(),

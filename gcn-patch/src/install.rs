@@ -155,3 +155,98 @@ pub fn iree_flags(
     }
     Ok(flags)
 }
+
+/// Output files of `gcn-patch triton-override --out DIR`: for every source
+/// with Triton metadata, the job building it for its dump's target, written to
+/// `DIR/<hash>/<kernel>.hsaco` ([`crate::triton::override_path`]). Errors for
+/// a kernel whose dump hash is unknown (imported from Triton's cache only),
+/// whose dump's target is not built, or two kernels claiming one file.
+pub fn triton_override_files(
+    manifest: &Manifest,
+    plan: &crate::pipeline::Plan,
+    out: &Path,
+) -> Result<Vec<(usize, TargetId, PathBuf)>, Diagnostics> {
+    let mut files: Vec<(usize, TargetId, PathBuf)> = Vec::new();
+    let mut errors = Vec::new();
+    for (ki, kernel) in manifest.kernels.iter().enumerate() {
+        for (si, source) in kernel.sources.iter().enumerate() {
+            let Some(t) = &source.triton else { continue };
+            let Some(hash) = &t.hash else {
+                errors.push(
+                    Diagnostic::error(format!(
+                        "kernel `{}`: Triton's dump hash is unknown, so its override directory cannot be named",
+                        kernel.name
+                    ))
+                    .with_note(format!(
+                        "`{}` was imported from Triton's cache, whose directory names are compilation hashes; Triton looks for overrides under the source hash its dump directory is named after",
+                        source.rel.display()
+                    ))
+                    .with_help("run the program once with TRITON_KERNEL_DUMP=1 TRITON_DUMP_DIR=D and `gcn-patch import D` (the dump and this cache entry have the same bytes: the kernel is updated, not duplicated), or add `hash = \"<dump directory name>\"` to its `triton = { … }`"),
+                );
+                continue;
+            };
+            let target = match TargetId::parse(&t.target) {
+                Ok(target) => target,
+                Err(e) => {
+                    errors.push(Diagnostic::error(format!(
+                        "kernel `{}`: `triton.target = \"{}\"` is not a target ID ({e})",
+                        kernel.name, t.target
+                    )));
+                    continue;
+                }
+            };
+            let built = plan
+                .jobs
+                .iter()
+                .any(|j| j.kernel == ki && j.source == si && j.target == target);
+            if !built {
+                errors.push(
+                    Diagnostic::error(format!(
+                        "kernel `{}` has no code object for its Triton dump's target {}",
+                        kernel.name,
+                        target.name()
+                    ))
+                    .with_note(format!(
+                        "Triton compiled `{}` for {} and will load the override on that GPU only",
+                        source.rel.display(),
+                        target.name()
+                    ))
+                    .with_help(format!(
+                        "add \"{}\" to the `targets` of that [[kernel.source]]",
+                        target.name()
+                    )),
+                );
+                continue;
+            }
+            let path = crate::triton::override_path(out, hash, &t.kernel);
+            if let Some((other, _, _)) = files.iter().find(|(_, _, p)| *p == path) {
+                errors.push(
+                    Diagnostic::error(format!(
+                        "kernels `{}` and `{}` both write `{}`",
+                        manifest.kernels[*other].name,
+                        kernel.name,
+                        path.display()
+                    ))
+                    .with_note("Triton names override directories by source hash, which does not depend on the target: one Triton kernel compiled for two GPUs has one override directory")
+                    .with_help("keep one of them in this manifest (or use one manifest per GPU)"),
+                );
+                continue;
+            }
+            files.push((ki, target, path));
+        }
+    }
+    if files.is_empty() && errors.is_empty() {
+        errors.push(
+            Diagnostic::error(format!(
+                "{} lists no Triton kernel",
+                manifest.path.display()
+            ))
+            .with_help("import a Triton dump directory (TRITON_KERNEL_DUMP=1 TRITON_DUMP_DIR=D) with `gcn-patch import D`"),
+        );
+    }
+    if errors.is_empty() {
+        Ok(files)
+    } else {
+        Err(Diagnostics(errors))
+    }
+}

@@ -54,4 +54,5 @@ pub mod pipeline;
 pub mod provenance;
 pub mod retarget;
 pub mod toolchain;
+pub mod triton;
 pub mod verify;

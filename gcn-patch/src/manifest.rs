@@ -27,6 +27,9 @@
 //! patches = ["patches/matmul-waitcnt.diff"]   # unified diffs, applied in order, then the rules
 //! symbols = ["matmul_dispatch_0_matmul"]      # optional, informational: kernel symbols (written by `gcn-patch import`)
 //! imported-from = "/tmp/dump/module_matmul_linked_rocm_hsaco_fb.rocmasm"  # optional, informational
+//! # Triton dumps only (written by `gcn-patch import`): Triton's kernel name, dump hash
+//! # (= override directory name), dump target and launch metadata; see `crate::triton`
+//! triton = { kernel = "matmul", hash = "NKFV…", target = "gfx942", shared = 4096, num-warps = 4, warp-size = 64 }
 //!
 //! [[kernel.source.rule]]              # structured rules, applied in order after the patches
 //! move = 'v_add_u32_e32 v1(0[5-9]|1[01]), 0x[0-9a-f]+, v104'   # regex: all 7 lines, in order
@@ -132,6 +135,10 @@ pub struct SourceSpec {
     pub symbols: Vec<String>,
     /// Where `gcn-patch import` copied the dump from (informational).
     pub imported_from: Option<String>,
+    /// Triton's names and launch metadata (`triton = { … }`, written by
+    /// `gcn-patch import` for Triton dumps): the launch check and
+    /// `gcn-patch triton-override` use it.
+    pub triton: Option<crate::triton::TritonKernel>,
 }
 
 /// A patch file named in `patches`.
@@ -186,6 +193,7 @@ struct RawSource {
     rule: Vec<Spanned<RawRule>>,
     symbols: Option<Vec<String>>,
     imported_from: Option<String>,
+    triton: Option<crate::triton::TritonKernel>,
 }
 
 /// Manifest text plus the name to show: turns byte spans into [`Location`]s.
@@ -442,6 +450,7 @@ impl Manifest {
                     rules,
                     symbols: rs.symbols.clone().unwrap_or_default(),
                     imported_from: rs.imported_from.clone(),
+                    triton: rs.triton.clone(),
                 });
             }
             let mut iree_executables: Vec<String> = Vec::new();

@@ -1,6 +1,9 @@
 //! The whole pipeline for one kernel × target job:
 //! patch → retarget → check → assemble → link → verify.
 //!
+//! Sources with Triton metadata (`triton = { … }`) also get the launch check
+//! ([`check::launch`]).
+//!
 //! [`plan`] reads the manifest, checks every pin and applies every source's
 //! patches once; [`prepare`] retargets and checks one job; [`build`] turns a
 //! prepared job into a verified code object. The CLI (`gcn-patch check`,
@@ -147,14 +150,25 @@ pub fn prepare(
         code_object_version: manifest.defaults.code_object_version,
         assembler_llvm_major: llvm_major,
     };
-    prepare_traced_with(
+    let prepared = prepare_traced_with(
         &kernel.name,
         Some(&patched.original),
         &patched.patched,
         &opts,
         kernel.registers,
         kernel.hazards,
-    )
+    )?;
+    // Triton kernels: the patched kernel must fit the launch Triton will do.
+    if let Some(t) = &kernel.sources[job.source].triton {
+        let original = retarget::retarget(&patched.original, &opts)
+            .map(|r| r.asm)
+            .unwrap_or_else(|_| patched.original.clone());
+        let errors = check::launch::check_triton_launch(&original, &prepared.asm, t, &label);
+        if !errors.is_empty() {
+            return Err(Diagnostics(errors));
+        }
+    }
+    Ok(prepared)
 }
 
 /// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI

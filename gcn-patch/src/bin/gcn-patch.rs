@@ -105,6 +105,8 @@ enum Command {
     /// copy each under asm/<processor>/, pin its sha256 and add a [[kernel]]
     /// recording its target, kernel symbols and IREE executables to the
     /// manifest (created if absent). Re-importing the same bytes is a no-op.
+    /// Triton dump directories (TRITON_DUMP_DIR) and cache entries are
+    /// recognized: the dump hash and launch metadata go to `triton = {…}`.
     Import {
         /// Dumped files or directories holding them.
         #[arg(required = true)]
@@ -112,6 +114,30 @@ enum Command {
         /// The manifest (created if absent).
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
+        /// Triton cache directory searched for a Triton dump's launch metadata
+        /// (repeatable; default: $TRITON_CACHE_DIR, else ~/.triton/cache).
+        #[arg(long)]
+        triton_cache: Vec<PathBuf>,
+    },
+    /// Build every Triton kernel of the manifest for its dump's target (the
+    /// engine of `build`) and write DIR/<hash>/<kernel>.hsaco, so that
+    /// `TRITON_KERNEL_OVERRIDE=1 TRITON_OVERRIDE_DIR=DIR` runs the patched code.
+    TritonOverride {
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// Override directory to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Fail, with a per-entry diff, if the build does not reproduce
+        /// kernels.lock (the lock is not written).
+        #[arg(long)]
+        locked: bool,
+        /// Parallel jobs (default: the number of CPUs).
+        #[arg(long, short)]
+        jobs: Option<usize>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
     },
     /// Build every kernel × target of the manifest outside Cargo (in parallel,
     /// cached, the engine gcn-build uses) into DIR/<target>/<exec>.hsaco per
@@ -401,7 +427,11 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             Ok(())
         }
         Command::Lint { .. } => unreachable!("handled in main"),
-        Command::Import { paths, manifest } => import(&manifest, &paths),
+        Command::Import {
+            paths,
+            manifest,
+            triton_cache,
+        } => import(&manifest, &paths, triton_cache),
         Command::Build {
             manifest,
             out,
@@ -409,7 +439,14 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             locked,
             jobs,
             llvm,
-        } => build(&manifest, &out, &target, locked, jobs, &llvm),
+        } => build(&manifest, &out, Layout::Build(&target), locked, jobs, &llvm),
+        Command::TritonOverride {
+            manifest,
+            out,
+            locked,
+            jobs,
+            llvm,
+        } => build(&manifest, &out, Layout::TritonOverride, locked, jobs, &llvm),
         Command::Edit {
             kernel,
             target,
@@ -595,9 +632,22 @@ fn check(manifest: &Path, assemble: bool, llvm: &LlvmArgs) -> Result<(), Diagnos
 }
 
 /// `gcn-patch import`: one line per file, then what was skipped.
-fn import(manifest: &Path, paths: &[PathBuf]) -> Result<(), Diagnostics> {
-    use gcn_patch::import::Outcome;
-    let report = gcn_patch::import::import(manifest, paths)?;
+fn import(
+    manifest: &Path,
+    paths: &[PathBuf],
+    triton_caches: Vec<PathBuf>,
+) -> Result<(), Diagnostics> {
+    use gcn_patch::import::{ImportOptions, Outcome};
+    let triton_caches = if triton_caches.is_empty() {
+        env("TRITON_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| env("HOME").map(|h| Path::new(&h).join(".triton/cache")))
+            .into_iter()
+            .collect()
+    } else {
+        triton_caches
+    };
+    let report = gcn_patch::import::import_with(manifest, paths, &ImportOptions { triton_caches })?;
     for o in &report.outcomes {
         match o {
             Outcome::Added { kernel, asm } => eprintln!(
@@ -620,12 +670,21 @@ fn import(manifest: &Path, paths: &[PathBuf]) -> Result<(), Diagnostics> {
     Ok(())
 }
 
-/// `gcn-patch build`: plan, build in parallel through the shared engine, check
-/// or write the lock, install into the output layout, print a summary table.
+/// Which jobs to build and where their objects go.
+enum Layout<'a> {
+    /// `gcn-patch build --target …`: `DIR/<target>/<exec or kernel>.hsaco`.
+    Build(&'a [String]),
+    /// `gcn-patch triton-override`: `DIR/<hash>/<kernel>.hsaco` per Triton kernel.
+    TritonOverride,
+}
+
+/// `gcn-patch build` and `triton-override`: plan, build in parallel through
+/// the shared engine, check or write the lock, install into the output
+/// layout, print a summary table.
 fn build(
     manifest: &Path,
     out: &Path,
-    targets: &[String],
+    layout: Layout<'_>,
     locked: bool,
     jobs: Option<usize>,
     llvm: &LlvmArgs,
@@ -634,6 +693,10 @@ fn build(
     use gcn_patch::cache::{self, ObjectCache, SharedCache};
     use std::io::IsTerminal;
     let m = Manifest::load(manifest)?;
+    let targets = match layout {
+        Layout::Build(t) => t,
+        Layout::TritonOverride => &[],
+    };
     let mut wanted: Vec<TargetId> = Vec::new();
     for t in targets {
         wanted.extend(
@@ -663,8 +726,22 @@ fn build(
                 .into(),
         );
     }
-    let pairs: Vec<(usize, TargetId)> = plan.jobs.iter().map(|j| (j.kernel, j.target)).collect();
-    let files = gcn_patch::install::plan_files(&m, out, &pairs)?;
+    let files = match layout {
+        Layout::Build(_) => {
+            let pairs: Vec<(usize, TargetId)> =
+                plan.jobs.iter().map(|j| (j.kernel, j.target)).collect();
+            gcn_patch::install::plan_files(&m, out, &pairs)?
+        }
+        Layout::TritonOverride => {
+            let files = gcn_patch::install::triton_override_files(&m, &plan, out)?;
+            plan.jobs.retain(|j| {
+                files
+                    .iter()
+                    .any(|(k, t, _)| *k == j.kernel && *t == j.target)
+            });
+            files
+        }
+    };
     let tc = toolchain(llvm, Some(&m))?;
     let shared = SharedCache::from_env(&env)
         .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;

@@ -33,6 +33,7 @@ pub enum RegisterPolicy {
 pub mod budget;
 mod expr;
 pub mod hazard;
+pub mod launch;
 pub mod occupancy;
 pub mod structure;
 pub mod waitcnt;

@@ -1,0 +1,226 @@
+//! The launch check for Triton kernels: a patched kernel must still fit the
+//! launch Triton will do with the metadata it computed before the asm stage.
+//!
+//! Triton launches `<kernel>` with `num_warps × warp_size` threads per
+//! workgroup, `shared` bytes of LDS and a kernel-argument buffer laid out
+//! from its signature. None of that is read back from the code object, so a
+//! patch that raises the kernel's LDS, changes its wave size or its kernel
+//! arguments makes the launch wrong without any error at run time. Checked,
+//! against the unpatched dump retargeted the same way:
+//!
+//! * LDS: `.amdhsa_group_segment_fixed_size` (and the metadata's
+//!   `.group_segment_fixed_size`) not above Triton's `shared`, or, when
+//!   `shared` is unknown, not above the dump's;
+//! * wave size: `.amdhsa_wavefront_size32` agrees with Triton's `warp_size`
+//!   (and with the dump);
+//! * kernel arguments: `.amdhsa_kernarg_size`, `.kernarg_segment_size` and
+//!   the `.args` list are the dump's;
+//! * workgroup size: `.max_flat_workgroup_size` is at least the
+//!   `num_warps × warp_size` threads Triton launches.
+
+use crate::diag::Diagnostic;
+use crate::document::Document;
+use crate::parse::Kernel;
+use crate::triton::TritonKernel;
+
+/// One launch-relevant value of a kernel and the line it is on.
+struct Value {
+    value: u32,
+    line: usize,
+}
+
+fn descriptor(k: &Kernel, field: &str) -> Option<Value> {
+    let f = k.descriptor.as_ref()?.get(field)?;
+    Some(Value {
+        value: crate::parse::parse_int(f.value.trim())? as u32,
+        line: f.line,
+    })
+}
+
+fn meta(k: &Kernel, key: &str) -> Option<Value> {
+    let f = k.metadata.as_ref()?.get(key)?;
+    Some(Value {
+        value: f.value.trim().parse().ok()?,
+        line: f.line,
+    })
+}
+
+/// The `.args` list of a kernel's metadata as text, whitespace collapsed, and
+/// the line of its `.args:` key.
+fn args(doc: &Document, k: &Kernel) -> Option<(String, usize)> {
+    let m = k.metadata.as_ref()?;
+    let f = m.get(".args")?;
+    let next = m
+        .fields
+        .iter()
+        .map(|g| g.line)
+        .filter(|&l| l > f.line)
+        .min()
+        .unwrap_or(m.end);
+    let text: Vec<String> = (f.line + 1..next)
+        .map(|i| doc.text(i).split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect();
+    Some((text.join("\n"), f.line))
+}
+
+fn kernel_named(doc: &Document, name: &str) -> Option<Kernel> {
+    let ks = doc.asm().kernels();
+    let by_name = ks.iter().position(|k| k.name == name);
+    match by_name {
+        Some(i) => Some(ks[i].clone()),
+        None if ks.len() == 1 => ks.into_iter().next(),
+        None => None,
+    }
+}
+
+/// Check `patched` against Triton's launch of `t`; `original` is the dump
+/// retargeted the same way. Every finding is an error at the patched line
+/// (with the patch hunk or rule that wrote it); `label` names kernel and target.
+pub fn check_triton_launch(
+    original: &Document,
+    patched: &Document,
+    t: &TritonKernel,
+    label: &str,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let Some(k) = kernel_named(patched, &t.kernel) else {
+        out.push(
+            Diagnostic::error(format!(
+                "{label}: Triton launches kernel `{}`, which the patched asm does not define",
+                t.kernel
+            ))
+            .with_help("a patch must not rename or remove the kernel Triton launches"),
+        );
+        return out;
+    };
+    let orig = kernel_named(original, &t.kernel);
+    let at =
+        |d: Diagnostic, line: usize, what: &str| patched.locate(d, line, None, what.to_string());
+
+    // LDS.
+    for (v, what) in [
+        (descriptor(&k, "group_segment_fixed_size"), "descriptor"),
+        (meta(&k, ".group_segment_fixed_size"), "metadata"),
+    ] {
+        let Some(v) = v else { continue };
+        let before = orig.as_ref().and_then(|o| match what {
+            "descriptor" => descriptor(o, "group_segment_fixed_size"),
+            _ => meta(o, ".group_segment_fixed_size"),
+        });
+        let (limit, why) = match (t.shared, &before) {
+            (Some(s), _) => (s, format!("Triton launches `{}` with `shared` = {s} bytes of LDS (computed from the TTGIR before the asm stage, recorded in its `{}.json`)", t.kernel, t.kernel)),
+            (None, Some(b)) => (b.value, format!("Triton's `shared` for `{}` is unknown (the dump was imported without its cache entry), so the dump's own {} LDS bytes are the limit", t.kernel, b.value)),
+            (None, None) => continue,
+        };
+        if v.value > limit {
+            out.push(at(
+                Diagnostic::error(format!(
+                    "{label}: the patched kernel declares {} bytes of LDS, more than the {limit} Triton allocates at launch",
+                    v.value
+                ))
+                .with_note(why)
+                .with_note("LDS the launch does not allocate is not this workgroup's: reads and writes beyond it reach other workgroups' data, or the launch fails")
+                .with_help(format!(
+                    "keep the {what} LDS size at most {limit}, or change the Triton kernel so that Triton itself allocates more (e.g. larger tiles or num_stages) and re-import its dump"
+                )),
+                v.line,
+                "LDS",
+            ));
+        }
+    }
+
+    // Wave size.
+    let wave32 = descriptor(&k, "wavefront_size32");
+    let patched_wave = wave32
+        .as_ref()
+        .map_or(64, |v| if v.value != 0 { 32 } else { 64 });
+    let orig_wave = orig.as_ref().map(|o| {
+        descriptor(o, "wavefront_size32").map_or(64, |v| if v.value != 0 { 32 } else { 64 })
+    });
+    let want_wave = t.warp_size.or(orig_wave);
+    if let Some(w) = want_wave {
+        if w != patched_wave {
+            let line = wave32
+                .as_ref()
+                .map(|v| v.line)
+                .or_else(|| k.descriptor.as_ref().map(|d| d.start))
+                .unwrap_or(0);
+            out.push(at(
+                Diagnostic::error(format!(
+                    "{label}: the patched kernel runs in wave{patched_wave}, but Triton launches `{}` with warp_size = {w}",
+                    t.kernel
+                ))
+                .with_note("Triton's layouts, reductions and launch grid assume its warp size: every cross-lane step would read the wrong lanes")
+                .with_help(format!(
+                    "keep `.amdhsa_wavefront_size32 {}`",
+                    u32::from(w == 32)
+                )),
+                line,
+                "wave size",
+            ));
+        }
+    }
+
+    // Workgroup size.
+    if let (Some(nw), Some(ws), Some(v)) = (
+        t.num_warps,
+        t.warp_size,
+        meta(&k, ".max_flat_workgroup_size"),
+    ) {
+        if v.value < nw * ws {
+            out.push(at(
+                Diagnostic::error(format!(
+                    "{label}: `.max_flat_workgroup_size` is {}, but Triton launches {} threads per workgroup ({nw} warps × {ws})",
+                    v.value,
+                    nw * ws
+                ))
+                .with_note("the launch is rejected when the workgroup is larger than the kernel's maximum")
+                .with_help(format!("keep `.max_flat_workgroup_size` at least {}", nw * ws)),
+                v.line,
+                "workgroup size",
+            ));
+        }
+    }
+
+    // Kernel arguments.
+    if let Some(o) = &orig {
+        for (field, what) in [
+            ("kernarg_size", "`.amdhsa_kernarg_size`"),
+            (".kernarg_segment_size", "`.kernarg_segment_size`"),
+        ] {
+            let (a, b) = if field.starts_with('.') {
+                (meta(o, field), meta(&k, field))
+            } else {
+                (descriptor(o, field), descriptor(&k, field))
+            };
+            if let (Some(a), Some(b)) = (a, b) {
+                if a.value != b.value {
+                    out.push(at(
+                        Diagnostic::error(format!(
+                            "{label}: {what} is {} but was {} in Triton's dump",
+                            b.value, a.value
+                        ))
+                        .with_note("Triton fills the kernel-argument buffer from the Python signature; the patched kernel must read it with the dump's layout")
+                        .with_help(format!("restore {what} {}", a.value)),
+                        b.line,
+                        "kernel arguments",
+                    ));
+                }
+            }
+        }
+        if let (Some((a, _)), Some((b, line))) = (args(original, o), args(patched, &k)) {
+            if a != b {
+                out.push(at(
+                    Diagnostic::error(format!(
+                        "{label}: the kernel's `.args` differ from Triton's dump"
+                    ))
+                    .with_note("Triton fills the kernel-argument buffer from the Python signature; offsets, sizes and kinds must stay the dump's")
+                    .with_help("restore the dump's `.args` entries (change the Triton kernel's signature instead, and re-import its dump)"),
+                    line,
+                    "kernel arguments",
+                ));
+            }
+        }
+    }
+    out
+}
