@@ -3,7 +3,8 @@
 //! the build script; editing one patch reassembles only that kernel; a host
 //! `CFLAGS=-march=native` does not leak into the GPU build; a missing LLVM gives
 //! the install hint; a broken patch fails with the same diagnostic as
-//! `gcn-patch check`.
+//! `gcn-patch check`; a second checkout sharing `GCN_BUILD_CACHE_DIR` runs no
+//! assembler and no linker.
 //!
 //! The package is a copy of the demo (kernels.toml, asm/, patches/) under
 //! `target/gcn-build-it/`, built with its own target directory there (the outer
@@ -20,6 +21,8 @@ use common::*;
 struct Pkg {
     dir: PathBuf,
     target_dir: PathBuf,
+    /// The package name (the directory name, unless two checkouts share one).
+    package: String,
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -67,6 +70,51 @@ impl Pkg {
         Pkg {
             dir,
             target_dir: root.join("target"),
+            package: name.to_string(),
+        }
+    }
+
+    /// A checkout at `target/gcn-build-it/<checkout>` of a small package
+    /// `gcn-it-cache` (the HIP saxpy gfx11-generic dump for gfx1100 and
+    /// gfx11-generic: two jobs) using gcn-build from build.rs.
+    fn small_checkout(checkout: &str) -> Pkg {
+        let root = repo().join("target/gcn-build-it");
+        let dir = root.join(checkout);
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("src")).unwrap();
+        fs::create_dir_all(dir.join("asm")).unwrap();
+        let asm = fs::read(corpus().join("hip/gfx11-generic/saxpy.s")).unwrap();
+        fs::write(dir.join("asm/saxpy.s"), &asm).unwrap();
+        fs::write(
+            dir.join("kernels.toml"),
+            format!(
+                "[[kernel]]\nname = \"saxpy\"\n\n[[kernel.source]]\nasm = \"asm/saxpy.s\"\nsha256 = \"{}\"\ntargets = [\"gfx1100\", \"gfx11-generic\"]\n",
+                gcn_patch::manifest::sha256_hex(&asm)
+            ),
+        )
+        .unwrap();
+        fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+        let r = repo();
+        fs::write(
+            dir.join("Cargo.toml"),
+            format!(
+                "[package]\nname = \"gcn-it-cache\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+                 [dependencies]\ngcn-embed = {{ path = {:?} }}\n\n[build-dependencies]\ngcn-build = {{ path = {:?} }}\n\n[workspace]\n",
+                r.join("gcn-embed"),
+                r.join("gcn-build")
+            ),
+        )
+        .unwrap();
+        fs::write(
+            dir.join("build.rs"),
+            "fn main() {\n    gcn_build::Build::new().manifest(\"kernels.toml\").compile();\n}\n",
+        )
+        .unwrap();
+        fs::write(dir.join("src/lib.rs"), "gcn_embed::include_kernels!();\n").unwrap();
+        Pkg {
+            dir,
+            target_dir: root.join("target"),
+            package: "gcn-it-cache".to_string(),
         }
     }
 
@@ -95,7 +143,7 @@ impl Pkg {
     }
 
     fn name(&self) -> String {
-        self.dir.file_name().unwrap().to_string_lossy().into_owned()
+        self.package.clone()
     }
 
     /// The report of the last build script run: (state, kernel, target) per line.
@@ -277,4 +325,128 @@ fn broken_patch_fails_the_build_with_the_check_diagnostic() {
             assert!(!p.join("out/gcn_kernels.rs").exists());
         }
     }
+}
+
+/// A directory whose `clang` and `ld.lld` append their arguments to `log`,
+/// then run the real clang-22 / ld.lld-22: every tool run of a build,
+/// recorded. (Tools run with a cleared environment, so the log's path is
+/// written into the scripts.)
+fn recording_toolchain(dir: &Path, log: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = fs::remove_dir_all(dir);
+    fs::create_dir_all(dir).unwrap();
+    let tc = gcn_patch::toolchain::Toolchain::find(&Default::default(), &|v| std::env::var(v).ok())
+        .unwrap_or_else(|e| panic!("{e}"));
+    for (name, real) in [("clang", &tc.clang), ("ld.lld", &tc.lld)] {
+        let p = dir.join(name);
+        fs::write(
+            &p,
+            format!(
+                "#!/bin/sh\necho \"{name} $*\" >> '{}'\nexec '{}' \"$@\"\n",
+                log.display(),
+                real.display()
+            ),
+        )
+        .unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+/// `GCN_BUILD_CACHE_DIR` through Cargo: two checkouts (copies) of one small
+/// package, built one after the other with the same shared cache. The first
+/// assembles and links every job; the second runs no assembler and no linker
+/// at all (every tool run is recorded) and embeds the same code objects.
+#[test]
+fn a_second_checkout_builds_from_the_shared_cache_without_running_the_assembler() {
+    let root = repo().join("target/gcn-build-it");
+    let shared = root.join("shared-cache");
+    let _ = fs::remove_dir_all(&shared);
+    let (wrap, log) = (root.join("recording-llvm"), root.join("recording-llvm.log"));
+    recording_toolchain(&wrap, &log);
+    let env = [
+        ("GCN_BUILD_CACHE_DIR", shared.to_str().unwrap()),
+        ("GCN_PATCH_LLVM_BIN", wrap.to_str().unwrap()),
+    ];
+    let tool_runs = || -> Vec<String> {
+        let runs = fs::read_to_string(&log).unwrap_or_default();
+        let _ = fs::remove_file(&log);
+        runs.lines().map(str::to_string).collect()
+    };
+    let assembler_or_linker = |runs: &[String]| -> Vec<String> {
+        runs.iter()
+            .filter(|r| r.starts_with("ld.lld") || r.contains("-cc1as") || r.contains(" -c "))
+            .cloned()
+            .collect()
+    };
+    let embedded = |pkg: &Pkg| -> String {
+        let build = pkg.target_dir.join("debug/build");
+        let newest = fs::read_dir(&build)
+            .unwrap()
+            .map(|e| e.unwrap().path().join("out/gcn_kernels.rs"))
+            .filter(|p| p.to_string_lossy().contains("gcn-it-cache-") && p.is_file())
+            .max_by_key(|p| fs::metadata(p).unwrap().modified().unwrap())
+            .expect("no generated gcn_kernels.rs");
+        fs::read_to_string(newest).unwrap()
+    };
+
+    let a = Pkg::small_checkout("gcn-it-cache-a");
+    // No local cache from an earlier run of this test (both checkouts' build dirs).
+    let _ = a.cargo(&["clean", "-p", "gcn-it-cache", "--offline"], &[]);
+    let (out, ran) = a.build(&env);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(ran);
+    let first = tool_runs();
+    let report = a.report();
+    assert_eq!(report.len(), 2, "{report:?}");
+    assert!(
+        report.iter().all(|(s, _, _)| s == "assembled"),
+        "{report:?}"
+    );
+    // Sanity check of the recording: the first checkout assembled and linked both jobs.
+    let work = assembler_or_linker(&first);
+    assert_eq!(
+        work.iter().filter(|r| r.contains("-cc1as")).count(),
+        2,
+        "{first:#?}"
+    );
+    assert_eq!(
+        work.iter().filter(|r| r.starts_with("ld.lld")).count(),
+        2,
+        "{first:#?}"
+    );
+    let generated_a = embedded(&a);
+
+    let b = Pkg::small_checkout("gcn-it-cache-b");
+    // Two checkouts have two target directories. Here they share one, so
+    // that gcn-build and its dependencies compile once; Cargo gives a
+    // package the same OUT_DIR in every checkout of a workspace, so the
+    // first checkout's package is cleaned: the second starts with no local
+    // cache and no OUT_DIR, as in a fresh target directory.
+    let _ = b.cargo(&["clean", "-p", "gcn-it-cache", "--offline"], &[]);
+    assert!(b.cache_dirs().is_empty(), "{:?}", b.cache_dirs());
+    let (out, ran) = b.build(&env);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(ran, "the second checkout's build script did not run");
+    let second = tool_runs();
+    assert_eq!(
+        assembler_or_linker(&second),
+        Vec::<String>::new(),
+        "{second:#?}"
+    );
+    let report = b.report();
+    assert_eq!(report.len(), 2, "{report:?}");
+    assert!(
+        report.iter().all(|(s, _, _)| s == "shared-cache"),
+        "{report:?}"
+    );
+    // The same code objects are embedded (the generated Rust holds their sha256).
+    assert_eq!(embedded(&b), generated_a);
 }
