@@ -213,16 +213,21 @@ fn span_of(src: &str, column: Option<usize>, len: usize) -> (usize, usize) {
 }
 
 /// The source line as shown under a diagnostic, moving the byte span along:
-/// every character stays one character, of display width one.
+/// every character stays one character, of display width one, so the caret
+/// and the reported column match the file's columns.
 ///
-/// * Whitespace (tabs, `\r`, vertical tab, form feed, Unicode spaces) is shown
-///   as one space: annotate-snippets 0.11 misplaces carets after tabs, and
-///   panics (an integer underflow in its margin computation) on a long line
-///   whose leading whitespace has no display width, e.g. `\r` (found by
-///   fuzzing the diff parser: a patch line of `\r`s and NULs).
-/// * Other control characters are shown as their Unicode control pictures
-///   (`\0` as `␀`, DEL as `␡`; C1 controls as `�`), so a diagnostic never
-///   sends terminal control sequences from a file to the user's terminal.
+/// * Tabs and Unicode spaces are shown as one space (annotate-snippets 0.11
+///   misplaces carets after tabs).
+/// * Control characters, `\r` included, are shown as their Unicode control
+///   pictures (`\r` as `␍`, `\0` as `␀`, DEL as `␡`; C1 controls as `�`): a
+///   stray `\r` is often the error itself, and a diagnostic never sends
+///   terminal control sequences from a file to the user's terminal.
+/// * annotate-snippets 0.11 panics (an integer underflow in its margin
+///   computation) on a line too long for the terminal whose highlighted span
+///   lies inside its indentation (found by fuzzing the diff and manifest
+///   targets: patch and TOML lines of `\r`s, control characters and spaces).
+///   Then the highlighted whitespace character is shown as `·`, which ends
+///   the indentation there.
 fn displayable(src: &str, start: usize, end: usize) -> (String, usize, usize) {
     let mut out = String::with_capacity(src.len() + 8);
     let (mut s, mut e) = (start, end);
@@ -234,10 +239,11 @@ fn displayable(src: &str, start: usize, end: usize) -> (String, usize, usize) {
             e = out.len();
         }
         out.push(match ch {
-            c if c.is_whitespace() => ' ',
+            '\t' => ' ',
             c @ '\0'..='\x1f' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
             '\x7f' => '\u{2421}',
             c if c.is_control() => '\u{fffd}',
+            c if c.is_whitespace() => ' ',
             c => c,
         });
     }
@@ -246,6 +252,19 @@ fn displayable(src: &str, start: usize, end: usize) -> (String, usize, usize) {
     }
     if end >= src.len() {
         e = out.len();
+    }
+    // annotate-snippets trims lines longer (in bytes) than its terminal width
+    // (140 columns, less the line number gutter): the bug needs such a line.
+    const LONG_LINE: usize = 100;
+    let indent = out.len() - out.trim_start_matches(' ').len();
+    if s < indent && out.len() > LONG_LINE {
+        // Every character before `s` is a one-byte space: `s` is a char index too.
+        out.replace_range(s..s + 1, "\u{b7}");
+        if e == s {
+            e = s + '\u{b7}'.len_utf8();
+        } else {
+            e += '\u{b7}'.len_utf8() - 1;
+        }
     }
     (out, s, e)
 }
@@ -308,15 +327,33 @@ mod tests {
 
     #[test]
     fn control_characters_render_one_column_each_without_panicking() {
-        // A long line led by `\r`s: annotate-snippets 0.11 underflowed on it.
-        let src = format!("{}{}", "\r".repeat(17), "\0".repeat(120));
-        let d = Diagnostic::error("x").at(Location::line("p.diff", 1, Some(src)));
-        let r = d.render();
-        assert!(r.contains(&"\u{2400}".repeat(20)), "{r}");
-        assert!(!r.contains('\r') && !r.contains('\0'), "{r}");
-        let (text, s, e) = displayable("\ta\x1b[31m\u{85}b", 2, 9);
-        assert_eq!(text, " a\u{241b}[31m b");
-        assert_eq!(&text[s..e], "\u{241b}[31m ");
+        // Long lines whose span lies in the indentation: annotate-snippets
+        // 0.11 underflowed on them (fuzz/regressions/diff, manifest).
+        let lines = [
+            (format!("{}{}", "\r".repeat(17), "\0".repeat(120)), None, 0),
+            (format!("{}{}", "\r".repeat(19), "x".repeat(200)), Some(2), 1),
+            (format!("{}{}", " ".repeat(30), "x".repeat(200)), Some(2), 1),
+            (format!("{}{}", "\t".repeat(30), "x".repeat(200)), Some(30), 0),
+            (format!("{}{}", "\u{3000}".repeat(40), "x".repeat(200)), Some(1), 3),
+            (format!("{}x", " ".repeat(300)), Some(1), 1),
+            // Short in characters, long in bytes (3 per control picture).
+            (format!("{}{}", "\r".repeat(15), "\x11".repeat(40)), Some(2), 1),
+        ];
+        for (src, column, len) in lines {
+            let mut loc = Location::line("p.diff", 1, Some(src.clone()));
+            loc.column = column;
+            loc.len = len;
+            let r = Diagnostic::error("x").at(loc).render();
+            assert!(!r.contains('\r') && !r.contains('\0') && !r.contains('\t'), "{r}");
+            if let Some(c) = column {
+                assert!(r.contains(&format!("p.diff:1:{c}")), "{r}");
+            }
+        }
+        let (text, s, e) = displayable("\ta\x1b[31m\u{85}b\r", 2, 9);
+        assert_eq!(text, " a\u{241b}[31m\u{fffd}b\u{240d}");
+        assert_eq!(&text[s..e], "\u{241b}[31m\u{fffd}");
+        // Short lines are shown as they are, also with the span in the indentation.
+        assert_eq!(displayable("  x", 0, 1), ("  x".to_string(), 0, 1));
     }
 
     #[test]
