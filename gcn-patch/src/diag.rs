@@ -331,20 +331,39 @@ mod tests {
         // 0.11 underflowed on them (fuzz/regressions/diff, manifest).
         let lines = [
             (format!("{}{}", "\r".repeat(17), "\0".repeat(120)), None, 0),
-            (format!("{}{}", "\r".repeat(19), "x".repeat(200)), Some(2), 1),
+            (
+                format!("{}{}", "\r".repeat(19), "x".repeat(200)),
+                Some(2),
+                1,
+            ),
             (format!("{}{}", " ".repeat(30), "x".repeat(200)), Some(2), 1),
-            (format!("{}{}", "\t".repeat(30), "x".repeat(200)), Some(30), 0),
-            (format!("{}{}", "\u{3000}".repeat(40), "x".repeat(200)), Some(1), 3),
+            (
+                format!("{}{}", "\t".repeat(30), "x".repeat(200)),
+                Some(30),
+                0,
+            ),
+            (
+                format!("{}{}", "\u{3000}".repeat(40), "x".repeat(200)),
+                Some(1),
+                3,
+            ),
             (format!("{}x", " ".repeat(300)), Some(1), 1),
             // Short in characters, long in bytes (3 per control picture).
-            (format!("{}{}", "\r".repeat(15), "\x11".repeat(40)), Some(2), 1),
+            (
+                format!("{}{}", "\r".repeat(15), "\x11".repeat(40)),
+                Some(2),
+                1,
+            ),
         ];
         for (src, column, len) in lines {
             let mut loc = Location::line("p.diff", 1, Some(src.clone()));
             loc.column = column;
             loc.len = len;
             let r = Diagnostic::error("x").at(loc).render();
-            assert!(!r.contains('\r') && !r.contains('\0') && !r.contains('\t'), "{r}");
+            assert!(
+                !r.contains('\r') && !r.contains('\0') && !r.contains('\t'),
+                "{r}"
+            );
             if let Some(c) = column {
                 assert!(r.contains(&format!("p.diff:1:{c}")), "{r}");
             }
