@@ -218,7 +218,8 @@ fn span_of(src: &str, column: Option<usize>, len: usize) -> (usize, usize) {
 ///
 /// * Tabs and Unicode spaces are shown as one space (annotate-snippets 0.11
 ///   misplaces carets after tabs).
-/// * Control characters, `\r` included, are shown as their Unicode control
+/// * A line's last `\r` (CRLF files) is not shown; other control
+///   characters, `\r` included, are shown as their Unicode control
 ///   pictures (`\r` as `␍`, `\0` as `␀`, DEL as `␡`; C1 controls as `�`): a
 ///   stray `\r` is often the error itself, and a diagnostic never sends
 ///   terminal control sequences from a file to the user's terminal.
@@ -229,6 +230,9 @@ fn span_of(src: &str, column: Option<usize>, len: usize) -> (usize, usize) {
 ///   Then the highlighted whitespace character is shown as `·`, which ends
 ///   the indentation there.
 fn displayable(src: &str, start: usize, end: usize) -> (String, usize, usize) {
+    // A CRLF file's lines keep their `\r`: a line ending, not content.
+    let src = src.strip_suffix('\r').unwrap_or(src);
+    let (start, end) = (start.min(src.len()), end.min(src.len()));
     let mut out = String::with_capacity(src.len() + 8);
     let (mut s, mut e) = (start, end);
     for (i, ch) in src.char_indices() {
@@ -368,9 +372,10 @@ mod tests {
                 assert!(r.contains(&format!("p.diff:1:{c}")), "{r}");
             }
         }
-        let (text, s, e) = displayable("\ta\x1b[31m\u{85}b\r", 2, 9);
+        let (text, s, e) = displayable("\ta\x1b[31m\u{85}b\r\r", 2, 9);
         assert_eq!(text, " a\u{241b}[31m\u{fffd}b\u{240d}");
         assert_eq!(&text[s..e], "\u{241b}[31m\u{fffd}");
+        assert_eq!(displayable("\tx\r", 0, 3), (" x".to_string(), 0, 2));
         // Short lines are shown as they are, also with the span in the indentation.
         assert_eq!(displayable("  x", 0, 1), ("  x".to_string(), 0, 1));
     }
