@@ -175,6 +175,18 @@ fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let proj = tmp.path().join("demo");
     copy_project(repo, &proj);
+    // For profilers (`strace -f`, `perf`): one cold build through the engine
+    // (`--engine-once`) or the plain script (`--script-once`), nothing else.
+    if args.iter().any(|a| a == "--engine-once") {
+        let (t, n) = engine(&tc, &proj, &tmp.path().join("once"), jobs);
+        println!("engine: {t:.3} s, {n} assembled");
+        return;
+    }
+    if args.iter().any(|a| a == "--script-once") {
+        let (list, _) = script_inputs(&tc, &proj, &tmp.path().join("script"));
+        println!("script: {:.3} s", script(&tc, &list, jobs));
+        return;
+    }
     let t0 = Instant::now();
     let (list, njobs) = script_inputs(&tc, &proj, &tmp.path().join("script"));
     let prep = t0.elapsed().as_secs_f64();

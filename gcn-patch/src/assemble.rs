@@ -13,6 +13,7 @@
 // `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
 #![allow(clippy::result_large_err)]
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -94,11 +95,90 @@ pub fn assemble(req: &AssembleRequest) -> Result<PathBuf, Diagnostics> {
             &src_name,
             &stderr,
             &format!("{}", output.status),
+            ("clang", &crate::toolchain::run::command_line(&cmd)),
         ));
     }
     tmp.persist(&obj)
         .map_err(|e| Diagnostic::error(format!("cannot write {}: {}", obj.display(), e.error)))?;
     Ok(obj)
+}
+
+/// Assemble `asm` in memory: clang reads it from stdin and writes the object
+/// to stdout, so no file is written (`work_dir` is not used). The command is
+/// [`clang_command`]'s with `-` for the input and the output, and the main
+/// file name `<name>.s`: the object is byte-identical to [`assemble`]'s
+/// (compared on every corpus dump and on `.file`/`.loc` debug lines).
+/// Errors are mapped back to the user's lines as in [`assemble`].
+///
+/// Files cost: a build used to write the `.s`, clang its `.o` through a
+/// temporary file and a rename, per job; creating and deleting those inodes
+/// was several percent of a cold build's CPU time.
+pub fn assemble_bytes(req: &AssembleRequest) -> Result<Vec<u8>, Diagnostics> {
+    check_name(req)?;
+    let src_name = format!("{}.s", req.name);
+    let stdio = OsStr::new("-");
+    let (mut cmd, tool) = match req.toolchain.assembler_mc() {
+        Some(mc) => (mc_command(mc, req.target, &src_name), "llvm-mc"),
+        None => (
+            cc1as_command(
+                req.toolchain,
+                req.target,
+                OsStr::new(&src_name),
+                stdio,
+                stdio,
+            ),
+            "clang",
+        ),
+    };
+    let job = format!("assembling {}", req.label);
+    let output = req
+        .toolchain
+        .run_with_input(&mut cmd, tool, &job, Some(req.asm.print().as_bytes()))
+        .map_err(|e| e.to_diagnostic())?;
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(map_errors(
+            req,
+            &src_name,
+            &stderr,
+            &format!("{}", output.status),
+            (tool, &crate::toolchain::run::command_line(&cmd)),
+        ));
+    }
+    if output.stdout.is_empty() {
+        return Err(
+            Diagnostic::error(format!("clang wrote no object assembling {}", req.label))
+                .with_note(format!(
+                    "command: {}",
+                    crate::toolchain::run::command_line(&cmd)
+                ))
+                .into(),
+        );
+    }
+    Ok(output.stdout)
+}
+
+/// `llvm-mc` with the flags equivalent to [`clang_command`]'s `-cc1as` job
+/// (`-target-cpu` → `-mcpu`, `-mrelocation-model pic` →
+/// `--position-independent`, the same main file name, compilation
+/// directory and DWARF version), reading stdin and writing stdout.
+fn mc_command(mc: &Path, target: &TargetId, main_file: &str) -> Command {
+    let mut cmd = Command::new(mc);
+    cmd.env_clear()
+        .env("LC_ALL", "C")
+        .env("LANG", "C")
+        .arg(format!("--triple={TRIPLE}"))
+        .arg(format!("--mcpu={}", target.name()))
+        .args(["--filetype=obj", "--position-independent"])
+        .arg(format!("--main-file-name={main_file}"))
+        .args([
+            "--fdebug-compilation-dir=.",
+            "--dwarf-version=5",
+            "-o",
+            "-",
+            "-",
+        ]);
+    cmd
 }
 
 /// The assembler command: clang's integrated assembler called directly,
@@ -120,8 +200,26 @@ pub fn assemble(req: &AssembleRequest) -> Result<PathBuf, Diagnostics> {
 /// `CFLAGS=-march=native`, `CCC_*`, `CPATH` and the like can not reach the
 /// AMDGPU assembler, and messages are the English ones parsed here.
 pub fn clang_command(toolchain: &Toolchain, target: &TargetId, src: &Path, obj: &Path) -> Command {
-    let mut cmd = Command::new(&toolchain.clang);
     let main_file = src.file_name().unwrap_or(src.as_os_str());
+    cc1as_command(
+        toolchain,
+        target,
+        main_file,
+        obj.as_os_str(),
+        src.as_os_str(),
+    )
+}
+
+/// [`clang_command`] with the main file name given apart from the input
+/// (`-` reads stdin; `-o -` writes stdout).
+fn cc1as_command(
+    toolchain: &Toolchain,
+    target: &TargetId,
+    main_file: &OsStr,
+    obj: &OsStr,
+    src: &OsStr,
+) -> Command {
+    let mut cmd = Command::new(&toolchain.clang);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .env("LANG", "C")
@@ -255,16 +353,27 @@ fn locate(
     d
 }
 
-fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str) -> Diagnostics {
+/// `ran`: the tool's short name and its command line.
+fn map_errors(
+    req: &AssembleRequest,
+    src_name: &str,
+    stderr: &str,
+    status: &str,
+    ran: (&str, &str),
+) -> Diagnostics {
+    let (tool, command) = ran;
     let messages = parse_messages(stderr);
-    let ours = |m: &ClangMessage| Path::new(&m.file).file_name() == Some(src_name.as_ref());
+    // `<stdin>` when the asm was piped in (`assemble_bytes`).
+    let ours = |m: &ClangMessage| {
+        m.file == "<stdin>" || Path::new(&m.file).file_name() == Some(src_name.as_ref())
+    };
     let errors: Vec<&ClangMessage> = messages
         .iter()
         .filter(|m| m.kind == "error" && ours(m))
         .collect();
     if errors.is_empty() {
         let mut d = Diagnostic::error(format!(
-            "clang failed while assembling {} ({status})",
+            "{tool} failed while assembling {} ({status})",
             req.label
         ));
         for l in stderr
@@ -282,18 +391,15 @@ fn map_errors(req: &AssembleRequest, src_name: &str, stderr: &str, status: &str)
         );
         let help = if status.contains("signal") {
             format!(
-                "clang crashed: a bug or a resource limit of this LLVM, not an error in \
+                "{tool} crashed: a bug or a resource limit of this LLVM, not an error in \
                  the asm it could report; {reproduce} (and report it to LLVM), or try \
                  another LLVM with GCN_PATCH_LLVM_BIN"
             )
         } else {
-            format!("clang failed without an error for the asm: {reproduce}")
+            format!("{tool} failed without an error for the asm: {reproduce}")
         };
         return d
-            .with_note(format!(
-                "command: {} -cc1as … {src_name} (clang's integrated assembler)",
-                req.toolchain.clang.display(),
-            ))
+            .with_note(format!("command: {command}"))
             .with_help(help)
             .into();
     }

@@ -45,8 +45,9 @@ pub struct BuildOptions<'a> {
     pub toolchain: &'a Toolchain,
     /// Where objects are cached (local directory, optional shared one).
     pub cache: ObjectCache,
-    /// Scratch directory: each job assembles in a fresh `<work_dir>/<kernel>-<target>-XXXXXX/`
-    /// (its `.s`/`.o`), removed when the job ends.
+    /// Scratch directory for tools that cannot read their input from stdin
+    /// (not Unix: uniquely named temporary objects, removed when the job
+    /// ends); on Unix nothing is written there (see [`pipeline::build_bytes`]).
     pub work_dir: PathBuf,
     /// At most this many jobs at once.
     pub max_jobs: usize,
@@ -119,12 +120,17 @@ pub fn build_all(
         }
         result
     });
-    let mut errors = Vec::new();
+    let mut errors: Vec<Diagnostic> = Vec::new();
     let mut built = Vec::new();
     for r in results {
         match r {
             Ok(b) => built.push(b),
-            Err(d) => errors.extend(d.0),
+            // The same error from several jobs (an unwritable cache) is shown once.
+            Err(d) => errors.extend(
+                d.0.into_iter()
+                    .filter(|d| !errors.contains(d))
+                    .collect::<Vec<_>>(),
+            ),
         }
     }
     if let Some(shared) = &opts.cache.shared {
@@ -176,39 +182,17 @@ fn build_job(
     let (bytes, cached) = match opts.cache.get(&key, &valid) {
         Some((bytes, hit)) => (bytes, Some(hit)),
         None => {
-            // A fresh scratch directory per job run, removed afterwards: two
-            // builds into one output directory at once never share a `.o`.
-            let work = std::fs::create_dir_all(&opts.work_dir)
-                .and_then(|()| {
-                    tempfile::Builder::new()
-                        .prefix(&format!(
-                            "{}-{}-",
-                            prepared.kernel,
-                            prepared.target.name().replace(':', "_")
-                        ))
-                        .tempdir_in(&opts.work_dir)
-                })
-                .map_err(|e| {
-                    Diagnostics::from(
-                        Diagnostic::error(format!(
-                            "could not create a scratch directory in `{}`: {e}",
-                            opts.work_dir.display()
-                        ))
-                        .with_help(
-                            "the output directory must be a directory you can write to, \
-                             and no part of its path a regular file",
-                        ),
-                    )
-                })?;
-            let (bytes, _) = pipeline::build_bytes(opts.toolchain, &prepared, work.path())?;
+            // The tools run in memory: nothing is written but the cache entry.
+            let (bytes, _) = pipeline::build_bytes(opts.toolchain, &prepared, &opts.work_dir)?;
             opts.cache.store(&key, &bytes).map_err(|e| {
                 Diagnostics::from(
                     Diagnostic::error(format!(
-                        "could not write the object cache entry `{}`: {e}",
-                        opts.cache.local_entry(&key).display()
+                        "could not write to the object cache `{}`: {e}",
+                        opts.cache.local.display()
                     ))
                     .with_help(
-                        "check that the output directory is writable and the disk is not full",
+                        "the output directory must be a directory you can write to (no part \
+                         of its path a regular file), on a disk that is not full",
                     ),
                 )
             })?;

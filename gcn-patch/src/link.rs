@@ -17,6 +17,12 @@ use crate::toolchain::Toolchain;
 /// The ld.lld arguments before `-o`.
 pub const LINK_FLAGS: &[&str] = &["--no-undefined", "-shared"];
 
+/// One linker thread: jobs already run in parallel, and ld.lld's default pool
+/// (a thread per core) only costs thread start-up and synchronization on a
+/// one-object link. The output does not depend on it (so it is not part of
+/// a cache key).
+const LINK_THREADS: &str = "--threads=1";
+
 /// Link `objects` into the code object `out` (atomically).
 pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<(), Diagnostics> {
     if objects.is_empty() {
@@ -46,7 +52,8 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
             Diagnostic::error(format!("cannot create a file in {}: {e}", dir.display()))
         })?;
     let mut cmd = Command::new(&toolchain.lld);
-    cmd.args(LINK_FLAGS)
+    cmd.arg(LINK_THREADS)
+        .args(LINK_FLAGS)
         .arg("-o")
         .arg(tmp.path())
         .args(objects)
@@ -57,47 +64,131 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
         .run(&mut cmd, "ld.lld", &job)
         .map_err(|e| e.to_diagnostic())?;
     if !output.status.success() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let mut diags: Vec<Diagnostic> = Vec::new();
-        for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
-            // `>>> referenced by x.o:(.text+0x8)` continues the previous error.
-            if let Some(more) = line.trim_start().strip_prefix(">>>") {
-                if let Some(last) = diags.last_mut() {
-                    last.notes.push(more.trim().to_string());
-                    continue;
-                }
-            }
-            let msg = line
-                .split_once("error: ")
-                .map(|(_, m)| m)
-                .unwrap_or(line)
-                .to_string();
-            let mut d =
-                Diagnostic::error(format!("ld.lld failed linking {}: {msg}", out.display()));
-            if msg.contains("undefined symbol") {
-                d = d.with_help(
-                    "a kernel references a symbol no object defines: check that the patch did \
-                     not rename or drop a label, and that every object of the code object is linked",
-                );
-            }
-            diags.push(d);
-        }
-        if diags.is_empty() {
-            diags.push(Diagnostic::error(format!(
-                "ld.lld failed linking {} ({})",
-                out.display(),
-                output.status
-            )));
-        }
         let inputs: Vec<String> = objects.iter().map(|o| o.display().to_string()).collect();
-        if let Some(first) = diags.first_mut() {
-            first.notes.push(format!("inputs: {}", inputs.join(", ")));
-        }
-        return Err(Diagnostics(diags));
+        return Err(lld_errors(
+            &String::from_utf8_lossy(&output.stderr),
+            &output.status,
+            &out.display().to_string(),
+            &inputs,
+        ));
     }
     tmp.persist(out).map_err(|e| {
         Diagnostic::error(format!("cannot write {}: {}", out.display(), e.error))
             .with_help("name a file (not a directory) in a writable directory for the output")
     })?;
     Ok(())
+}
+
+/// Link one object held in memory; the code object's bytes. ld.lld reads the
+/// object from its stdin (`/dev/stdin`) and writes the code object to its
+/// stdout (`-o -`): no file is written, and the bytes are the same as
+/// [`link`]'s (compared on every corpus dump). `name` is the object as
+/// messages call it (`saxpy-gfx942.o`); the code object is named after it.
+///
+/// Where there is no `/dev/stdin` (not Unix) the object is written to a
+/// temporary file in `work_dir` and linked from there.
+pub fn link_bytes(
+    toolchain: &Toolchain,
+    object: &[u8],
+    name: &str,
+    work_dir: &Path,
+) -> Result<Vec<u8>, Diagnostics> {
+    let out_name = format!("{}.hsaco", name.strip_suffix(".o").unwrap_or(name));
+    #[cfg(unix)]
+    let (input, _file) = {
+        let _ = work_dir;
+        (PathBuf::from("/dev/stdin"), ())
+    };
+    #[cfg(not(unix))]
+    let (input, _file) = {
+        std::fs::create_dir_all(work_dir).map_err(|e| {
+            Diagnostic::error(format!(
+                "cannot create directory {}: {e}",
+                work_dir.display()
+            ))
+        })?;
+        let f = tempfile::Builder::new()
+            .suffix(".o")
+            .tempfile_in(work_dir)
+            .and_then(|mut f| {
+                std::io::Write::write_all(&mut f, object)?;
+                Ok(f)
+            })
+            .map_err(|e| {
+                Diagnostic::error(format!(
+                    "cannot write an object in {}: {e}",
+                    work_dir.display()
+                ))
+            })?;
+        (f.path().to_path_buf(), f)
+    };
+    let mut cmd = Command::new(&toolchain.lld);
+    cmd.arg(LINK_THREADS)
+        .args(LINK_FLAGS)
+        .args(["-o", "-"])
+        .arg(&input)
+        .env_clear()
+        .env("LC_ALL", "C");
+    let job = format!("linking {out_name}");
+    let output = toolchain
+        .run_with_input(&mut cmd, "ld.lld", &job, cfg!(unix).then_some(object))
+        .map_err(|e| e.to_diagnostic())?;
+    if !output.status.success() {
+        let stderr =
+            String::from_utf8_lossy(&output.stderr).replace(&*input.to_string_lossy(), name);
+        return Err(lld_errors(
+            &stderr,
+            &output.status,
+            &out_name,
+            &[name.to_string()],
+        ));
+    }
+    if output.stdout.is_empty() {
+        return Err(
+            Diagnostic::error(format!("ld.lld wrote no code object linking {out_name}")).into(),
+        );
+    }
+    Ok(output.stdout)
+}
+
+/// ld.lld's stderr as diagnostics, one per error line (`>>>` lines are notes).
+fn lld_errors(
+    stderr: &str,
+    status: &std::process::ExitStatus,
+    out: &str,
+    inputs: &[String],
+) -> Diagnostics {
+    let mut diags: Vec<Diagnostic> = Vec::new();
+    for line in stderr.lines().filter(|l| !l.trim().is_empty()) {
+        // `>>> referenced by x.o:(.text+0x8)` continues the previous error.
+        if let Some(more) = line.trim_start().strip_prefix(">>>") {
+            if let Some(last) = diags.last_mut() {
+                last.notes.push(more.trim().to_string());
+                continue;
+            }
+        }
+        let msg = line
+            .split_once("error: ")
+            .map(|(_, m)| m)
+            .unwrap_or(line)
+            .to_string();
+        let mut d = Diagnostic::error(format!("ld.lld failed linking {}: {msg}", out));
+        if msg.contains("undefined symbol") {
+            d = d.with_help(
+                "a kernel references a symbol no object defines: check that the patch did \
+                 not rename or drop a label, and that every object of the code object is linked",
+            );
+        }
+        diags.push(d);
+    }
+    if diags.is_empty() {
+        diags.push(Diagnostic::error(format!(
+            "ld.lld failed linking {} ({})",
+            out, status
+        )));
+    }
+    if let Some(first) = diags.first_mut() {
+        first.notes.push(format!("inputs: {}", inputs.join(", ")));
+    }
+    Diagnostics(diags)
 }

@@ -209,24 +209,27 @@ pub fn prepare_traced_with(
     let steps = retargeted.notes.clone();
     let mut notes: Vec<Diagnostic> = retargeted.rewrites.clone();
     // Compare with the unpatched dump retargeted the same way, so that the
-    // occupancy report shows what the patches changed, not what retargeting did.
-    let original = original
+    // occupancy report shows what the patches changed, not what retargeting
+    // did. An unpatched source (the same lines) is not retargeted twice.
+    let unpatched = original.is_some_and(|o| o.lines() == asm.lines());
+    let original_retargeted = original
+        .filter(|_| !unpatched)
         .and_then(|o| retarget::retarget(o, opts).ok())
         .map(|r| r.asm);
-    let checked = check::budget::check_registers(
-        original.as_ref(),
-        &retargeted.asm,
-        &opts.target,
-        policy,
-        &label,
-    )
-    .map_err(|d| with_context(d, &label))?;
+    let original = if unpatched {
+        Some(&retargeted.asm)
+    } else {
+        original_retargeted.as_ref()
+    };
+    let checked =
+        check::budget::check_registers(original, &retargeted.asm, &opts.target, policy, &label)
+            .map_err(|d| with_context(d, &label))?;
     notes.extend(checked.notes);
     let waits = check::waitcnt::check_waitcnt(&checked.asm, &opts.target);
     // Wait-counter hazards, reported at each line's origin (dump, patch hunk, rule).
     let hazard_findings = hazard::lint_patched(
         &checked.asm,
-        original.as_ref(),
+        original,
         &opts.target,
         LintOptions {
             policy: hazards,
@@ -272,6 +275,12 @@ pub fn build(
 }
 
 /// Assemble, link and verify a prepared job; the verified code object's bytes.
+///
+/// Both tools work in memory (the asm piped to clang, the object piped to
+/// ld.lld, each output read from the tool's stdout; see
+/// [`assemble::assemble_bytes`] and [`link::link_bytes`]): a job writes no
+/// file, so concurrent builds cannot collide on one. `work_dir` is used only
+/// where a tool cannot read its stdin as a file (not Unix).
 pub fn build_bytes(
     toolchain: &Toolchain,
     prepared: &Prepared,
@@ -286,7 +295,7 @@ pub fn build_bytes(
         prepared.kernel,
         prepared.target.name().replace(':', "_")
     );
-    let object = assemble::assemble(&assemble::AssembleRequest {
+    let object = assemble::assemble_bytes(&assemble::AssembleRequest {
         toolchain,
         asm: &prepared.asm,
         target: &prepared.target,
@@ -294,16 +303,10 @@ pub fn build_bytes(
         name: &name,
         label: &label,
     })?;
-    // Link and verify in the work directory; only an object that passed
-    // verification is returned (an existing output survives any failure).
-    let linked = work_dir.join(format!("{name}.hsaco"));
-    link::link(toolchain, &[object], &linked).map_err(|d| with_context(d, &label))?;
-    let bytes = std::fs::read(&linked).map_err(|e| {
-        Diagnostics::from(Diagnostic::error(format!(
-            "{label}: cannot read linked `{}`: {e}",
-            linked.display()
-        )))
-    })?;
+    let bytes = link::link_bytes(toolchain, &object, &format!("{name}.o"), work_dir)
+        .map_err(|d| with_context(d, &label))?;
+    // Only an object that passed verification is returned (an existing
+    // output survives any failure).
     let report = verify(&bytes, prepared)?;
     Ok((bytes, report))
 }

@@ -230,11 +230,11 @@ fn cases() -> Vec<Case> {
             .into_bytes(),
         )),
         // Outputs. A path under a regular file cannot be created even by root
-        // (a read-only directory can: CI may run as root).
+        // (a read-only directory can: CI may run as root). Two jobs, one error.
         Case {
             run: Run::Cli(&["build", "--out", "file/out"]),
             ..case("output_dir_not_writable", {
-                let mut f = good();
+                let mut f = two_kernels();
                 f.push(("file", b"a regular file\n".to_vec()));
                 f
             })

@@ -184,10 +184,52 @@ fn prepare(
         .map_err(|d| d.to_string())
 }
 
+/// Build with the toolchain's assembler (llvm-mc next to clang-22), and
+/// again with `clang -cc1as`: the two objects must be the same bytes.
 fn build(tc: &Toolchain, p: &Prepared, dir: &Path) -> Result<Vec<u8>, String> {
+    assert!(
+        tc.assembler_mc().is_some(),
+        "no llvm-mc next to {}: apt-get install -y llvm-22 (or bash tests/setup.sh)",
+        tc.clang.display()
+    );
     let out = dir.join("out.hsaco");
     pipeline::build(tc, p, dir, &out).map_err(|d| d.to_string())?;
-    Ok(std::fs::read(out).unwrap())
+    let bytes = std::fs::read(&out).unwrap();
+    let clang_only = Toolchain {
+        llvm_mc: None,
+        ..tc.clone()
+    };
+    let (by_clang, _) = pipeline::build_bytes(&clang_only, p, dir).map_err(|d| d.to_string())?;
+    assert!(
+        by_clang == bytes,
+        "{} for {}: llvm-mc and clang -cc1as assembled different objects",
+        p.kernel,
+        p.target.name()
+    );
+    Ok(bytes)
+}
+
+/// The HIP corpus, each dump for its own target: llvm-mc and `clang -cc1as`
+/// give the same code objects (the IREE and Triton dumps are compared in
+/// [`build`]).
+#[test]
+fn llvm_mc_and_clang_assemble_the_hip_corpus_identically() {
+    let tc = toolchain();
+    let mut compared = 0;
+    for entry in std::fs::read_dir(corpus().join("hip")).unwrap() {
+        let dir = entry.unwrap().path();
+        let target = TargetId::parse(&dir.file_name().unwrap().to_string_lossy()).unwrap();
+        for k in ["saxpy", "reduce"] {
+            let rel = format!("tests/corpus/hip/{}/{k}.s", target.name());
+            let text = std::fs::read_to_string(dir.join(format!("{k}.s"))).unwrap();
+            let p = prepare(&Document::from_source(&text, &rel), k, target, &tc)
+                .unwrap_or_else(|e| panic!("{rel}: {e}"));
+            let work = tempfile::tempdir().unwrap();
+            build(&tc, &p, work.path()).unwrap_or_else(|e| panic!("{rel}: {e}"));
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 22, "HIP dumps compared");
 }
 
 fn disasm(bytes: &[u8], mcpu: &str) -> String {

@@ -20,8 +20,10 @@
 //! - on Linux, asks the kernel to `SIGKILL` the tool when the thread that
 //!   started it dies (`PR_SET_PDEATHSIG`), which covers `SIGKILL` of this
 //!   process, where no handler can run;
-//! - has stdin closed, and stdout and stderr captured concurrently (no pipe
-//!   can fill up and stall the tool).
+//! - has stdin closed, or fed from memory ([`run_tool_with_input`]), and
+//!   stdout and stderr captured concurrently (no pipe can fill up and stall
+//!   the tool; a tool that exits without reading all its input is no error
+//!   of the runner, its exit status says what happened).
 //!
 //! Waiting costs no polling on Unix: the calling thread blocks in
 //! `waitid(WNOWAIT)` while a watchdog thread sleeps until the deadline. The
@@ -29,7 +31,7 @@
 //! so a process-group id is never signalled after it could have been reused.
 
 use std::fmt;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::process::{Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -168,6 +170,16 @@ pub fn command_line(cmd: &Command) -> String {
 /// Run `cmd` to completion within `run.timeout`, capturing stdout and stderr
 /// (stdin is closed). See the module docs for what is guaranteed.
 pub fn run_tool(cmd: &mut Command, run: &ToolRun) -> Result<Output, ToolError> {
+    run_tool_with_input(cmd, run, None)
+}
+
+/// [`run_tool`], with `input` (if any) written to the tool's stdin from a
+/// thread of its own, then closed.
+pub fn run_tool_with_input(
+    cmd: &mut Command,
+    run: &ToolRun,
+    input: Option<&[u8]>,
+) -> Result<Output, ToolError> {
     let command = command_line(cmd);
     let error = |failure| ToolError {
         tool: run.tool.to_string(),
@@ -175,9 +187,13 @@ pub fn run_tool(cmd: &mut Command, run: &ToolRun) -> Result<Output, ToolError> {
         command: command.clone(),
         failure,
     };
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     sys::prepare(cmd);
     let mut child = cmd.spawn().map_err(|e| error(ToolFailure::Spawn(e)))?;
     // A signal landing before this registration is covered by the
@@ -185,13 +201,21 @@ pub fn run_tool(cmd: &mut Command, run: &ToolRun) -> Result<Output, ToolError> {
     let slot = sys::register(child.id());
     let out = child.stdout.take();
     let err = child.stderr.take();
+    let inp = child.stdin.take();
     let proc_ = &mut child;
     let result = std::thread::scope(|s| {
+        let writer = input.map(|bytes| s.spawn(move || write_all(inp, bytes)));
         let out_reader = s.spawn(move || read_all(out));
         let err_reader = s.spawn(move || read_all(err));
         let waited = sys::wait_bounded(proc_, run.timeout, slot);
+        // The tool is gone (its group killed): a blocked write has failed.
+        let written = writer.map_or(Ok(()), |w| w.join().unwrap_or(Ok(())));
         let stdout = out_reader.join().unwrap_or_else(|_| Ok(Vec::new()));
         let stderr = err_reader.join().unwrap_or_else(|_| Ok(Vec::new()));
+        let waited = match (waited, written) {
+            (Ok(Waited::Exited(_)), Err(e)) => Err(e),
+            (w, _) => w,
+        };
         (waited, stdout, stderr)
     });
     match result {
@@ -203,6 +227,18 @@ pub fn run_tool(cmd: &mut Command, run: &ToolRun) -> Result<Output, ToolError> {
             stderr,
         }),
     }
+}
+
+/// Write `bytes` to the tool's stdin and close it. A tool that exits (or is
+/// killed) before reading everything closes the pipe: not an error here.
+fn write_all(pipe: Option<impl Write>, bytes: &[u8]) -> io::Result<()> {
+    if let Some(mut p) = pipe {
+        match p.write_all(bytes) {
+            Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(e),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 fn read_all(pipe: Option<impl Read>) -> io::Result<Vec<u8>> {
