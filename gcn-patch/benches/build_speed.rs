@@ -141,7 +141,7 @@ fn lines_child(lines: usize) {
     let t_all = t0.elapsed().as_secs_f64();
     let outcome = match &prepared {
         Ok(p) => format!("ok, {} notes", p.notes.len()),
-        Err(d) => format!("{} errors", d.0.len()),
+        Err(d) => format!("{} errors, first: {}", d.0.len(), d.0[0].message),
     };
     let hwm = std::fs::read_to_string("/proc/self/status")
         .ok()

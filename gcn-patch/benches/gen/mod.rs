@@ -45,6 +45,9 @@ pub fn generate(lines: usize) -> (String, usize) {
         }
     }
     s.push_str("\ts_endpgm\n.Lfunc_end0:\n\t.size\tbench, .Lfunc_end0-bench\n\t.section\t.rodata,\"a\",@progbits\n\t.amdhsa_kernel bench\n\t\t.amdhsa_next_free_vgpr 64\n\t\t.amdhsa_next_free_sgpr 16\n\t\t.amdhsa_accum_offset 64\n\t.end_amdhsa_kernel\n\t.text\n\t.set .Lbench.num_vgpr, 64\n");
+    // The metadata block every dump has (without it the checks stop at the
+    // structure check and the benchmark measures nothing after the patch).
+    s.push_str("\t.amdgpu_metadata\n---\namdhsa.kernels:\n  - .agpr_count:     0\n    .args:           []\n    .group_segment_fixed_size: 0\n    .kernarg_segment_align: 8\n    .kernarg_segment_size: 0\n    .max_flat_workgroup_size: 256\n    .name:           bench\n    .private_segment_fixed_size: 0\n    .sgpr_count:     16\n    .sgpr_spill_count: 0\n    .symbol:         bench.kd\n    .vgpr_count:     64\n    .vgpr_spill_count: 0\n    .wavefront_size: 64\namdhsa.target:   amdgcn-amd-amdhsa--gfx942\namdhsa.version:\n  - 1\n  - 2\n...\n\n\t.end_amdgpu_metadata\n");
     (s, k)
 }
 

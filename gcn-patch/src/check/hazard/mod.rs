@@ -22,6 +22,7 @@ pub mod suggest;
 
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::path::PathBuf;
 
 use gcn_embed::TargetId;
 use serde::Deserialize;
@@ -195,11 +196,15 @@ pub fn lint_patched(
 ) -> Vec<Diagnostic> {
     let asm = doc.asm();
     let mut out = vec![];
+    // Built on the first hazard, once per call: per hazard it would make the
+    // check quadratic (every hazard scanning both whole documents).
+    let mut removed: Option<RemovedWaits> = None;
     for k in kernels(asm, target) {
         for h in k.hazards(&analysis::Overrides::default()) {
             let mut d = render_hazard(doc, &k, &h, opts.policy);
             if let Some(o) = original {
-                for note in removed_waits(doc, o, &k, &h) {
+                let removed = removed.get_or_insert_with(|| RemovedWaits::new(doc, o));
+                for note in removed_waits(doc, o, removed, &k, &h) {
                     d = d.with_note(note);
                 }
             }
@@ -355,9 +360,42 @@ fn render_hazard(
 /// Waits of the dump between the producer's and the read's dump lines that
 /// the patched document no longer has and that would have covered the
 /// hazard (a wait on its counter for at most the needed value).
+/// The dump's wait instructions that are not in the patched document (by
+/// file and line), per file, sorted by line: a patch or rule removed or
+/// changed them.
+struct RemovedWaits(std::collections::HashMap<PathBuf, Vec<(usize, usize)>>);
+
+impl RemovedWaits {
+    fn new(doc: &Document, original: &Document) -> Self {
+        let kept: std::collections::HashSet<(PathBuf, usize)> = (0..doc.len())
+            .filter_map(|i| doc.origin(i).and_then(|o| o.file_line()))
+            .collect();
+        let mut by_file: std::collections::HashMap<PathBuf, Vec<(usize, usize)>> =
+            Default::default();
+        for i in 0..original.len() {
+            let Some(inst) = original.instruction(i) else {
+                continue;
+            };
+            if !is_wait(&inst.mnemonic) {
+                continue;
+            }
+            if let Some(fl) = original.origin(i).and_then(|o| o.file_line()) {
+                if !kept.contains(&fl) {
+                    by_file.entry(fl.0).or_default().push((fl.1, i));
+                }
+            }
+        }
+        for v in by_file.values_mut() {
+            v.sort_unstable();
+        }
+        RemovedWaits(by_file)
+    }
+}
+
 fn removed_waits(
     doc: &Document,
     original: &Document,
+    removed: &RemovedWaits,
     k: &KernelAnalysis,
     h: &Hazard,
 ) -> Vec<String> {
@@ -369,24 +407,24 @@ fn removed_waits(
     if pf != rf || pl >= rl {
         return vec![];
     }
-    let kept: std::collections::HashSet<usize> = (0..doc.len())
-        .filter_map(|i| file_line(doc, i))
-        .filter(|(f, _)| *f == pf)
-        .map(|(_, l)| l)
-        .collect();
-    (0..original.len())
-        .filter_map(|i| {
-            let (f, l) = file_line(original, i)?;
+    let Some(waits) = removed.0.get(&pf) else {
+        return vec![];
+    };
+    // The removed waits strictly between the load and the read.
+    let from = waits.partition_point(|&(l, _)| l <= pl);
+    waits[from..]
+        .iter()
+        .take_while(|&&(l, _)| l < rl)
+        .filter_map(|&(l, i)| {
             let inst = original.instruction(i)?;
-            let covers = is_wait(&inst.mnemonic)
-                && wait_values(inst, original.text(i), &k.model.limits)
-                    .iter()
-                    .any(|(c, v, _)| *c == h.counter && *v <= h.needed);
-            (f == pf && l > pl && l < rl && !kept.contains(&l) && covers).then(|| {
+            let covers = wait_values(inst, original.text(i), &k.model.limits)
+                .iter()
+                .any(|(c, v, _)| *c == h.counter && *v <= h.needed);
+            covers.then(|| {
                 format!(
                     "the dump's `{}` at {}:{l}, between that load and this read, is not in the patched asm as written: a patch or rule removed or changed it",
                     original.text(i).trim(),
-                    f.display()
+                    pf.display()
                 )
             })
         })
