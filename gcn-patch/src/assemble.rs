@@ -1,5 +1,6 @@
-//! Assemble stage: `.s` → `.o` with clang, run directly through the
-//! toolchain's bounded runner ([`Toolchain::run`]).
+//! Assemble stage: `.s` → `.o` with clang (or `llvm-mc` of the same LLVM,
+//! see [`assemble_bytes`]), run directly through the toolchain's bounded
+//! runner ([`Toolchain::run`]).
 //!
 //! The command is fixed ([`clang_command`]) and its environment holds nothing
 //! of the process environment. Earlier releases went through the `cc` crate;
@@ -190,9 +191,11 @@ fn mc_command(mc: &Path, target: &TargetId, main_file: &str) -> Command {
 /// objects are byte-identical to the driver's (the identity tests compare
 /// them with the original compilers' objects). Skipping the driver halves the
 /// assembler's time per job (measured: 142 → 82 ms on the HIP reduce dump;
-/// the driver probes for ROCm installations on every AMDGPU run); `llvm-mc`
-/// is faster still (50 ms) and byte-identical too, but is another tool to
-/// find and pin, so clang stays the one assembler. The compilation directory
+/// the driver probes for ROCm installations on every AMDGPU run). `llvm-mc`
+/// of the same LLVM is faster still and byte-identical, and
+/// [`assemble_bytes`] (what builds use) prefers it when it sits next to clang
+/// (see [`Toolchain::assembler_mc`]); clang stays the assembler the toolchain
+/// is found and pinned by, and the fallback. The compilation directory
 /// is `.` rather than the driver's current directory, so that a dump with
 /// `.file`/`.loc` debug lines assembles to the same bytes in any checkout.
 ///
