@@ -30,7 +30,8 @@ fn halves(data: &[u8]) -> (&[u8], &[u8]) {
 
 /// The asm parser: `print(parse(x)) == x` for the parser and the document
 /// model; then the whole per-job pipeline (string check, structure,
-/// retarget, register budget, wait counters) runs without panicking.
+/// retarget, register budget, wait counters) runs without panicking, and
+/// its diagnostics and notes render.
 pub fn asm(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
@@ -44,7 +45,10 @@ pub fn asm(data: &[u8]) {
     for t in TARGETS {
         let opts = RetargetOptions::new(TargetId::parse(t).expect("known target"));
         for policy in [RegisterPolicy::Error, RegisterPolicy::Update] {
-            let _ = prepare_traced("fuzz", Some(&doc), &doc, &opts, policy);
+            match prepare_traced("fuzz", Some(&doc), &doc, &opts, policy) {
+                Ok(p) => p.notes.iter().for_each(|n| drop(n.render())),
+                Err(d) => drop(d.to_string()),
+            }
         }
     }
 }
