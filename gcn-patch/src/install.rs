@@ -52,27 +52,46 @@ pub fn plan_files(
     for (ki, target) in jobs {
         let kernel = &manifest.kernels[*ki];
         for name in file_names(kernel) {
-            let path = target_dir(out, target).join(name);
-            if let Some((other, _, _)) = files.iter().find(|(_, _, p)| *p == path) {
-                errors.push(
-                    Diagnostic::error(format!(
-                        "kernels `{}` and `{}` both write `{}`",
-                        manifest.kernels[*other].name,
-                        kernel.name,
-                        path.display()
-                    ))
-                    .with_note("each IREE executable may be served by one kernel per target")
-                    .with_help("keep either the linked or the unlinked dump of a module in one manifest, or build them with separate manifests"),
-                );
-                continue;
-            }
-            files.push((*ki, *target, path));
+            claim(
+                manifest,
+                &mut files,
+                &mut errors,
+                (*ki, *target, target_dir(out, target).join(name)),
+                "each IREE executable may be served by one kernel per target",
+                "keep either the linked or the unlinked dump of a module in one manifest, or build them with separate manifests",
+            );
         }
     }
     if errors.is_empty() {
         Ok(files)
     } else {
         Err(Diagnostics(errors))
+    }
+}
+
+/// Add output file `file` of `(kernel, target)` to `files`, or an error
+/// (with `note` and `help`) when another kernel already writes it.
+fn claim(
+    manifest: &Manifest,
+    files: &mut Vec<(usize, TargetId, PathBuf)>,
+    errors: &mut Vec<Diagnostic>,
+    file: (usize, TargetId, PathBuf),
+    note: &str,
+    help: &str,
+) {
+    let (ki, _, path) = &file;
+    match files.iter().find(|(_, _, p)| p == path) {
+        Some((other, _, _)) => errors.push(
+            Diagnostic::error(format!(
+                "kernels `{}` and `{}` both write `{}`",
+                manifest.kernels[*other].name,
+                manifest.kernels[*ki].name,
+                path.display()
+            ))
+            .with_note(note)
+            .with_help(help),
+        ),
+        None => files.push(file),
     }
 }
 
@@ -218,21 +237,14 @@ pub fn triton_override_files(
                 );
                 continue;
             }
-            let path = crate::triton::override_path(out, hash, &t.kernel);
-            if let Some((other, _, _)) = files.iter().find(|(_, _, p)| *p == path) {
-                errors.push(
-                    Diagnostic::error(format!(
-                        "kernels `{}` and `{}` both write `{}`",
-                        manifest.kernels[*other].name,
-                        kernel.name,
-                        path.display()
-                    ))
-                    .with_note("Triton names override directories by source hash, which does not depend on the target: one Triton kernel compiled for two GPUs has one override directory")
-                    .with_help("keep one of them in this manifest (or use one manifest per GPU)"),
-                );
-                continue;
-            }
-            files.push((ki, target, path));
+            claim(
+                manifest,
+                &mut files,
+                &mut errors,
+                (ki, target, crate::triton::override_path(out, hash, &t.kernel)),
+                "Triton names override directories by source hash, which does not depend on the target: one Triton kernel compiled for two GPUs has one override directory",
+                "keep one of them in this manifest (or use one manifest per GPU)",
+            );
         }
     }
     if files.is_empty() && errors.is_empty() {

@@ -12,25 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use common::repo;
-
-fn gcn_patch(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("TRITON_CACHE_DIR")
-        .output()
-        .expect("run gcn-patch")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "gcn-patch failed:\n{}", stderr(&o));
-    o
-}
+use common::{ok, repo, run_cli as gcn_patch, stderr};
 
 /// Run `tests/triton/roundtrip.py` (Triton's side); panics saying how to
 /// install Triton when it is missing.
@@ -75,16 +57,7 @@ fn dumped() -> &'static Path {
 fn project() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     for sub in ["dump", "cache"] {
-        for e in walkdir::WalkDir::new(dumped().join(sub)) {
-            let e = e.unwrap();
-            let rel = e.path().strip_prefix(dumped()).unwrap();
-            let to = tmp.path().join(rel);
-            if e.file_type().is_dir() {
-                std::fs::create_dir_all(&to).unwrap();
-            } else {
-                std::fs::copy(e.path(), &to).unwrap();
-            }
-        }
+        common::copy_tree(&dumped().join(sub), &tmp.path().join(sub));
     }
     let proj = tmp.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();

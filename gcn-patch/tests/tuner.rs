@@ -6,24 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::repo;
-
-fn gcn_patch(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run gcn-patch")
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(o: Output) -> Output {
-    assert!(o.status.success(), "gcn-patch failed:\n{}", stderr(&o));
-    o
-}
+use common::{ok, repo, run_cli as gcn_patch, stderr};
 
 /// A temp dir holding copies of corpus dumps under `in/`.
 fn workspace(files: &[&str]) -> (tempfile::TempDir, Vec<PathBuf>) {

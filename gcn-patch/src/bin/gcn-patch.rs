@@ -129,15 +129,8 @@ enum Command {
         /// Override directory to write.
         #[arg(long)]
         out: PathBuf,
-        /// Fail, with a per-entry diff, if the build does not reproduce
-        /// kernels.lock (the lock is not written).
-        #[arg(long)]
-        locked: bool,
-        /// Parallel jobs (default: the number of CPUs).
-        #[arg(long, short)]
-        jobs: Option<usize>,
         #[command(flatten)]
-        llvm: LlvmArgs,
+        run: RunArgs,
     },
     /// Build every kernel × target of the manifest outside Cargo (in parallel,
     /// cached, the engine gcn-build uses) into DIR/<target>/<exec>.hsaco per
@@ -155,15 +148,8 @@ enum Command {
         /// of the same generation as a source's dump is added to it.
         #[arg(long, short)]
         target: Vec<String>,
-        /// Fail, with a per-entry diff, if the build does not reproduce
-        /// kernels.lock (the lock is not written).
-        #[arg(long)]
-        locked: bool,
-        /// Parallel jobs (default: the number of CPUs).
-        #[arg(long, short)]
-        jobs: Option<usize>,
         #[command(flatten)]
-        llvm: LlvmArgs,
+        run: RunArgs,
     },
     /// Write KERNEL's dump with its diffs applied (rules run after them) to a
     /// work file under .gcn-patch/edit/ and print its path; edit it, then `save`.
@@ -234,6 +220,20 @@ enum Command {
         #[arg(long)]
         suggest: bool,
     },
+}
+
+/// How `build` and `triton-override` run the build engine.
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Fail, with a per-entry diff, if the build does not reproduce
+    /// kernels.lock (the lock is not written).
+    #[arg(long)]
+    locked: bool,
+    /// Parallel jobs (default: the number of CPUs).
+    #[arg(long, short)]
+    jobs: Option<usize>,
+    #[command(flatten)]
+    llvm: LlvmArgs,
 }
 
 #[derive(clap::Args)]
@@ -436,17 +436,11 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             out,
             target,
-            locked,
-            jobs,
-            llvm,
-        } => build(&manifest, &out, Layout::Build(&target), locked, jobs, &llvm),
-        Command::TritonOverride {
-            manifest,
-            out,
-            locked,
-            jobs,
-            llvm,
-        } => build(&manifest, &out, Layout::TritonOverride, locked, jobs, &llvm),
+            run,
+        } => build(&manifest, &out, Layout::Build(&target), &run),
+        Command::TritonOverride { manifest, out, run } => {
+            build(&manifest, &out, Layout::TritonOverride, &run)
+        }
         Command::Edit {
             kernel,
             target,
@@ -685,10 +679,10 @@ fn build(
     manifest: &Path,
     out: &Path,
     layout: Layout<'_>,
-    locked: bool,
-    jobs: Option<usize>,
-    llvm: &LlvmArgs,
+    run: &RunArgs,
 ) -> Result<(), Diagnostics> {
+    let RunArgs { locked, jobs, llvm } = run;
+    let (locked, jobs) = (*locked, *jobs);
     use gcn_patch::build::{build_all, BuildOptions};
     use gcn_patch::cache::{self, ObjectCache, SharedCache};
     use std::io::IsTerminal;

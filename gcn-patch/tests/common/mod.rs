@@ -163,3 +163,39 @@ pub fn descriptor_fields(elf: &[u8], kernel: &str) -> (u32, u32, u32) {
         f.compute_pgm_rsrc1,
     )
 }
+
+/// Run the real `gcn-patch` binary in `dir` (no backtraces, no Triton cache
+/// from the environment, so outputs do not depend on the caller's shell).
+pub fn run_cli(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("TRITON_CACHE_DIR")
+        .output()
+        .expect("run gcn-patch")
+}
+
+/// The stderr of a run, as text.
+pub fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// The run, after asserting it succeeded (its stderr in the message otherwise).
+pub fn ok(o: std::process::Output) -> std::process::Output {
+    assert!(o.status.success(), "gcn-patch failed:\n{}", stderr(&o));
+    o
+}
+
+/// Copy the tree below `from` into `to` (created).
+pub fn copy_tree(from: &Path, to: &Path) {
+    for e in walkdir::WalkDir::new(from) {
+        let e = e.unwrap();
+        let dest = to.join(e.path().strip_prefix(from).unwrap());
+        if e.file_type().is_dir() {
+            std::fs::create_dir_all(&dest).unwrap();
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}
