@@ -169,8 +169,12 @@ fn mc_command(mc: &Path, target: &TargetId, main_file: &str) -> Command {
         .env("LC_ALL", "C")
         .env("LANG", "C")
         .arg(format!("--triple={TRIPLE}"))
-        .arg(format!("--mcpu={}", target.name()))
-        .args(["--filetype=obj", "--position-independent"])
+        .arg(format!("--mcpu={}", target.processor.name));
+    let features = target_features(target);
+    if !features.is_empty() {
+        cmd.arg(format!("--mattr={}", features.join(",")));
+    }
+    cmd.args(["--filetype=obj", "--position-independent"])
         .arg(format!("--main-file-name={main_file}"))
         .args([
             "--fdebug-compilation-dir=.",
@@ -236,17 +240,32 @@ fn cc1as_command(
         ])
         .arg(main_file)
         .arg("-target-cpu")
-        .arg(target.name())
-        .args([
-            "-mrelocation-model",
-            "pic",
-            "-dwarf-version=5",
-            "-fdebug-compilation-dir=.",
-            "-o",
-        ])
-        .arg(obj)
-        .arg(src);
+        .arg(target.processor.name);
+    // `-mcpu=gfx90a:xnack+` reaches -cc1as as `-target-cpu gfx90a
+    // -target-feature +xnack`: the processor alone is not a CPU name.
+    for f in target_features(target) {
+        cmd.arg("-target-feature").arg(f);
+    }
+    cmd.args([
+        "-mrelocation-model",
+        "pic",
+        "-dwarf-version=5",
+        "-fdebug-compilation-dir=.",
+        "-o",
+    ])
+    .arg(obj)
+    .arg(src);
     cmd
+}
+
+/// The target ID's pinned features as LLVM subtarget features, in target ID
+/// order: `gfx90a:sramecc-:xnack+` → `["-sramecc", "+xnack"]`.
+pub fn target_features(target: &TargetId) -> Vec<String> {
+    [("sramecc", target.sramecc), ("xnack", target.xnack)]
+        .into_iter()
+        .filter(|(_, f)| f.is_pinned())
+        .map(|(name, f)| format!("{}{name}", f.sign()))
+        .collect()
 }
 
 fn check_name(req: &AssembleRequest) -> Result<(), Diagnostic> {
@@ -254,7 +273,7 @@ fn check_name(req: &AssembleRequest) -> Result<(), Diagnostic> {
         && req
             .name
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '+'))
         && !req.name.starts_with('.');
     if ok {
         Ok(())
@@ -263,7 +282,7 @@ fn check_name(req: &AssembleRequest) -> Result<(), Diagnostic> {
             "invalid job name {:?} for {}: it names files in the work directory",
             req.name, req.label
         ))
-        .with_help("use letters, digits, `_`, `-` and `.` only"))
+        .with_help("use letters, digits, `_`, `-`, `+` and `.` only"))
     }
 }
 

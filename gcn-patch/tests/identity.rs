@@ -406,3 +406,51 @@ fn same_inputs_give_identical_hsaco_in_different_directories() {
         build(&tc, &p, &deep).unwrap()
     );
 }
+
+/// Target IDs with features (`gfx942:sramecc+:xnack-`) reach the assembler as
+/// the processor plus subtarget features, as the clang driver passes them:
+/// the object carries the features in its e_flags and the same code as the
+/// driver's build.
+#[test]
+fn feature_qualified_targets_build_with_their_features() {
+    let tc = toolchain();
+    for spec in ["gfx942:sramecc+:xnack-", "gfx942:xnack+", "gfx950:sramecc-"] {
+        let target = TargetId::parse(spec).unwrap();
+        let p = prepare(&matmul_gfx942(), "matmul", target, &tc)
+            .unwrap_or_else(|e| panic!("{spec}:\n{e}"));
+        let dir = tempfile::tempdir().unwrap();
+        let bytes = build(&tc, &p, dir.path()).unwrap_or_else(|e| panic!("{spec}:\n{e}"));
+        let flags = gcn_embed::elf::read_header(&bytes).unwrap().flags();
+        assert_eq!(flags, EFlags::for_target(&target), "{spec}: e_flags");
+        // The clang driver, given the same asm and `-mcpu=<target ID>`.
+        let src = dir.path().join("driver.s");
+        std::fs::write(&src, p.asm.print()).unwrap();
+        let obj = dir.path().join("driver.o");
+        let so = dir.path().join("driver.hsaco");
+        let ok = Command::new("clang-22")
+            .args(["-x", "assembler", "--target=amdgcn-amd-amdhsa"])
+            .arg(format!("-mcpu={spec}"))
+            .arg("-c")
+            .arg(&src)
+            .arg("-o")
+            .arg(&obj)
+            .status()
+            .unwrap()
+            .success()
+            && Command::new("ld.lld-22")
+                .arg("-shared")
+                .arg(&obj)
+                .arg("-o")
+                .arg(&so)
+                .status()
+                .unwrap()
+                .success();
+        assert!(ok, "{spec}: the clang driver failed");
+        let driver = std::fs::read(&so).unwrap();
+        assert!(
+            verify::section_bytes(&bytes, ".text").unwrap()
+                == verify::section_bytes(&driver, ".text").unwrap(),
+            "{spec}: .text differs from the clang driver's"
+        );
+    }
+}
