@@ -25,16 +25,28 @@ struct Pkg {
     package: String,
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    for entry in walkdir::WalkDir::new(from) {
-        let entry = entry.unwrap();
-        let dest = to.join(entry.path().strip_prefix(from).unwrap());
-        if entry.file_type().is_dir() {
-            fs::create_dir_all(&dest).unwrap();
-        } else {
-            fs::copy(entry.path(), &dest).unwrap();
-        }
-    }
+/// The package files around a manifest in `dir`: Cargo.toml (gcn-embed and
+/// gcn-build by path, its own workspace), the workspace's Cargo.lock, a
+/// build.rs compiling `kernels.toml`, and src/lib.rs embedding the kernels.
+fn write_package(dir: &Path, name: &str) {
+    fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let r = repo();
+    fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [dependencies]\ngcn-embed = {{ path = {:?} }}\n\n[build-dependencies]\ngcn-build = {{ path = {:?} }}\n\n[workspace]\n",
+            r.join("gcn-embed"),
+            r.join("gcn-build")
+        ),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("build.rs"),
+        "fn main() {\n    gcn_build::Build::new().manifest(\"kernels.toml\").compile();\n}\n",
+    )
+    .unwrap();
+    fs::write(dir.join("src/lib.rs"), "gcn_embed::include_kernels!();\n").unwrap();
 }
 
 impl Pkg {
@@ -45,27 +57,10 @@ impl Pkg {
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(dir.join("src")).unwrap();
         for sub in ["asm", "patches"] {
-            copy_dir(&repo().join(sub), &dir.join(sub));
+            copy_tree(&repo().join(sub), &dir.join(sub));
         }
         fs::copy(repo().join("kernels.toml"), dir.join("kernels.toml")).unwrap();
-        fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-        let r = repo();
-        fs::write(
-            dir.join("Cargo.toml"),
-            format!(
-                "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
-                 [dependencies]\ngcn-embed = {{ path = {:?} }}\n\n[build-dependencies]\ngcn-build = {{ path = {:?} }}\n\n[workspace]\n",
-                r.join("gcn-embed"),
-                r.join("gcn-build")
-            ),
-        )
-        .unwrap();
-        fs::write(
-            dir.join("build.rs"),
-            "fn main() {\n    gcn_build::Build::new().manifest(\"kernels.toml\").compile();\n}\n",
-        )
-        .unwrap();
-        fs::write(dir.join("src/lib.rs"), "gcn_embed::include_kernels!();\n").unwrap();
+        write_package(&dir, name);
         fs::write(dir.join("unrelated.txt"), "not an input\n").unwrap();
         Pkg {
             dir,
@@ -93,24 +88,7 @@ impl Pkg {
             ),
         )
         .unwrap();
-        fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-        let r = repo();
-        fs::write(
-            dir.join("Cargo.toml"),
-            format!(
-                "[package]\nname = \"gcn-it-cache\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
-                 [dependencies]\ngcn-embed = {{ path = {:?} }}\n\n[build-dependencies]\ngcn-build = {{ path = {:?} }}\n\n[workspace]\n",
-                r.join("gcn-embed"),
-                r.join("gcn-build")
-            ),
-        )
-        .unwrap();
-        fs::write(
-            dir.join("build.rs"),
-            "fn main() {\n    gcn_build::Build::new().manifest(\"kernels.toml\").compile();\n}\n",
-        )
-        .unwrap();
-        fs::write(dir.join("src/lib.rs"), "gcn_embed::include_kernels!();\n").unwrap();
+        write_package(&dir, "gcn-it-cache");
         Pkg {
             dir,
             target_dir: root.join("target"),

@@ -73,6 +73,8 @@ pub struct Imported {
     pub from: PathBuf,
     /// Its bytes.
     pub bytes: Vec<u8>,
+    /// sha256 of `bytes` (lowercase hex): the pin.
+    pub sha256: String,
     /// Kernel name to use in the manifest (a Rust identifier).
     pub kernel: String,
     /// The dump's target ID (from `.amdgcn_target`).
@@ -212,12 +214,11 @@ fn merge_triton_pairs(found: Vec<Imported>) -> Vec<Imported> {
             out.push(i);
             continue;
         };
-        let sha = sha256_hex(&i.bytes);
         let twin = out.iter_mut().find(|o| {
             o.triton
                 .as_ref()
                 .is_some_and(|ot| ot.kernel == t.kernel && ot.hash.is_some() != t.hash.is_some())
-                && sha256_hex(&o.bytes) == sha
+                && o.sha256 == i.sha256
         });
         match twin {
             Some(o) => {
@@ -302,12 +303,9 @@ pub fn recognize_with(path: &Path, opts: &ImportOptions) -> Result<Imported, Dia
             (identifier(hipcc_stem(&stem)), Vec::new())
         }
     };
-    let triton = crate::triton::recognize(
-        path,
-        &sha256_hex(&bytes),
-        target.processor.name,
-        &opts.triton_caches,
-    );
+    let sha256 = sha256_hex(&bytes);
+    let triton =
+        crate::triton::recognize(path, &sha256, target.processor.name, &opts.triton_caches);
     let kernel = match &triton {
         Some(t) => identifier(&t.kernel),
         None => kernel,
@@ -315,6 +313,7 @@ pub fn recognize_with(path: &Path, opts: &ImportOptions) -> Result<Imported, Dia
     Ok(Imported {
         from: path.to_path_buf(),
         bytes,
+        sha256,
         kernel,
         target,
         symbols,
@@ -416,7 +415,7 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
     let rel = rel.join(&file_name);
     let rel_text = rel.to_string_lossy().replace('\\', "/");
     let dest = dir.join(&rel);
-    let sha = sha256_hex(&imported.bytes);
+    let sha = &imported.sha256;
     let existing = if manifest_path.exists() {
         Some(Manifest::load(manifest_path)?)
     } else {
@@ -424,7 +423,7 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
     };
     if let Ok(old) = std::fs::read(&dest) {
         let old_sha = sha256_hex(&old);
-        if old_sha != sha {
+        if old_sha != *sha {
             let kernel = existing.as_ref().and_then(|m| {
                 m.kernels
                     .iter()
@@ -492,7 +491,7 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
     entry.push_str(&format!(
         "\n[[kernel.source]]\nasm = {}\nsha256 = {}\ntargets = {}\nsymbols = {}\nimported-from = {}\n",
         quoted(&rel_text),
-        quoted(&sha),
+        quoted(sha),
         list(&[imported.target.name()]),
         list(&imported.symbols),
         quoted(&imported.from.display().to_string()),

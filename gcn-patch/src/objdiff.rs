@@ -18,7 +18,6 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::document::Document;
 use crate::manifest::Manifest;
 use crate::pipeline::{self, Job, Plan, Prepared};
-use crate::retarget::RetargetOptions;
 use crate::toolchain::Toolchain;
 
 /// Result of [`objdiff`].
@@ -169,16 +168,7 @@ pub fn objdiff(
     let kernel = &manifest.kernels[job.kernel];
     let label = pipeline::label(&kernel.name, &job.target);
     let patched = pipeline::prepare(manifest, plan, job, tc.version.major)?;
-    let original = plan.patched(job.kernel, job.source).ok_or_else(|| {
-        Diagnostics::from(Diagnostic::error(format!(
-            "{label}: its source was not patched"
-        )))
-    })?;
-    let opts = RetargetOptions {
-        target: job.target,
-        code_object_version: manifest.defaults.code_object_version,
-        assembler_llvm_major: tc.version.major,
-    };
+    let (original, opts) = pipeline::job_inputs(manifest, plan, job, tc.version.major)?;
     let unpatched: Prepared = pipeline::prepare_traced_with(
         &kernel.name,
         None,

@@ -131,18 +131,17 @@ pub fn label(kernel: &str, target: &TargetId) -> String {
     format!("kernel `{kernel}` for {}", target.name())
 }
 
-/// Retarget and check one job. `llvm_major` is the LLVM that will assemble it.
-pub fn prepare(
+/// A job's source, patched, and the retargeting options for its target.
+pub fn job_inputs<'p>(
     manifest: &Manifest,
-    plan: &Plan,
+    plan: &'p Plan,
     job: &Job,
     llvm_major: u32,
-) -> Result<Prepared, Diagnostics> {
-    let kernel = &manifest.kernels[job.kernel];
-    let label = label(&kernel.name, &job.target);
+) -> Result<(&'p Patched, RetargetOptions), Diagnostics> {
     let patched = plan.patched(job.kernel, job.source).ok_or_else(|| {
         Diagnostics::from(Diagnostic::error(format!(
-            "{label}: its source was not patched"
+            "{}: its source was not patched",
+            label(&manifest.kernels[job.kernel].name, &job.target)
         )))
     })?;
     let opts = RetargetOptions {
@@ -150,25 +149,28 @@ pub fn prepare(
         code_object_version: manifest.defaults.code_object_version,
         assembler_llvm_major: llvm_major,
     };
-    let prepared = prepare_traced_with(
+    Ok((patched, opts))
+}
+
+/// Retarget and check one job. `llvm_major` is the LLVM that will assemble it.
+/// A source with Triton metadata also gets the launch check ([`check::launch`]).
+pub fn prepare(
+    manifest: &Manifest,
+    plan: &Plan,
+    job: &Job,
+    llvm_major: u32,
+) -> Result<Prepared, Diagnostics> {
+    let kernel = &manifest.kernels[job.kernel];
+    let (patched, opts) = job_inputs(manifest, plan, job, llvm_major)?;
+    prepare_checked(
         &kernel.name,
         Some(&patched.original),
         &patched.patched,
         &opts,
         kernel.registers,
         kernel.hazards,
-    )?;
-    // Triton kernels: the patched kernel must fit the launch Triton will do.
-    if let Some(t) = &kernel.sources[job.source].triton {
-        let original = retarget::retarget(&patched.original, &opts)
-            .map(|r| r.asm)
-            .unwrap_or_else(|_| patched.original.clone());
-        let errors = check::launch::check_triton_launch(&original, &prepared.asm, t, &label);
-        if !errors.is_empty() {
-            return Err(Diagnostics(errors));
-        }
-    }
-    Ok(prepared)
+        kernel.sources[job.source].triton.as_ref(),
+    )
 }
 
 /// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI
@@ -192,6 +194,21 @@ pub fn prepare_traced_with(
     opts: &RetargetOptions,
     policy: RegisterPolicy,
     hazards: HazardPolicy,
+) -> Result<Prepared, Diagnostics> {
+    prepare_checked(kernel, original, asm, opts, policy, hazards, None)
+}
+
+/// The preparation behind [`prepare`] and [`prepare_traced_with`]; `launch`
+/// adds the Triton launch check against the same retargeted original the
+/// other checks compare with.
+fn prepare_checked(
+    kernel: &str,
+    original: Option<&Document>,
+    asm: &Document,
+    opts: &RetargetOptions,
+    policy: RegisterPolicy,
+    hazards: HazardPolicy,
+    launch: Option<&crate::triton::TritonKernel>,
 ) -> Result<Prepared, Diagnostics> {
     let label = label(kernel, &opts.target);
     check::structure::check_strings(asm, &label)?;
@@ -236,9 +253,15 @@ pub fn prepare_traced_with(
             suggest: false,
         },
     );
+    // Triton kernels: the patched kernel must fit the launch Triton will do.
+    let launch_findings = launch.map_or_else(Vec::new, |t| {
+        let original = original.unwrap_or(&retargeted.asm);
+        check::launch::check_triton_launch(original, &checked.asm, t, &label)
+    });
     let (errors, warnings): (Vec<_>, Vec<_>) = waits
         .into_iter()
         .chain(hazard_findings)
+        .chain(launch_findings)
         .partition(|d| d.severity == Severity::Error);
     if !errors.is_empty() {
         return Err(with_context(Diagnostics(errors), &label));

@@ -179,8 +179,13 @@ pub fn recognize(
             .iter()
             .find_map(|c| find_in_cache(c, &kernel, sha256))
     });
-    let (ttgir_warps, ttgir_wave) = ttgir_launch(&dir.join(format!("{kernel}.ttgir")));
     let meta = meta.unwrap_or_default();
+    // The .ttgir only when the cache entry did not say (a dump without one).
+    let (ttgir_warps, ttgir_wave) = if meta.num_warps.is_some() && meta.warp_size.is_some() {
+        (None, None)
+    } else {
+        ttgir_launch(&dir.join(format!("{kernel}.ttgir")))
+    };
     Some(TritonKernel {
         hash: match layout {
             Layout::Dump { hash } => Some(hash),

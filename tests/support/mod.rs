@@ -79,3 +79,17 @@ pub fn tool(name: &str, install: &str) -> PathBuf {
     }
     panic!("`{name}` is required by this test but is not on PATH; install it with: {install}\n(or run `bash tests/setup.sh`)");
 }
+
+/// Copy the tree below `from` into `to` (created).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), &dest).unwrap();
+        }
+    }
+}

@@ -63,6 +63,14 @@ fn args(doc: &Document, k: &Kernel) -> Option<(String, usize)> {
     Some((text.join("\n"), f.line))
 }
 
+/// Lanes per wave: 32 when `.amdhsa_wavefront_size32` is set, else 64.
+fn wave_size(k: &Kernel) -> u32 {
+    match descriptor(k, "wavefront_size32") {
+        Some(v) if v.value != 0 => 32,
+        _ => 64,
+    }
+}
+
 fn kernel_named(doc: &Document, name: &str) -> Option<Kernel> {
     let ks = doc.asm().kernels();
     let by_name = ks.iter().position(|k| k.name == name);
@@ -98,16 +106,17 @@ pub fn check_triton_launch(
         |d: Diagnostic, line: usize, what: &str| patched.locate(d, line, None, what.to_string());
 
     // LDS.
-    for (v, what) in [
-        (descriptor(&k, "group_segment_fixed_size"), "descriptor"),
-        (meta(&k, ".group_segment_fixed_size"), "metadata"),
-    ] {
+    let lds = |k: &Kernel| {
+        [
+            ("descriptor", descriptor(k, "group_segment_fixed_size")),
+            ("metadata", meta(k, ".group_segment_fixed_size")),
+        ]
+    };
+    let before = orig.as_ref().map(lds);
+    for (i, (what, v)) in lds(&k).into_iter().enumerate() {
         let Some(v) = v else { continue };
-        let before = orig.as_ref().and_then(|o| match what {
-            "descriptor" => descriptor(o, "group_segment_fixed_size"),
-            _ => meta(o, ".group_segment_fixed_size"),
-        });
-        let (limit, why) = match (t.shared, &before) {
+        let before = before.as_ref().and_then(|b| b[i].1.as_ref());
+        let (limit, why) = match (t.shared, before) {
             (Some(s), _) => (s, format!("Triton launches `{}` with `shared` = {s} bytes of LDS (computed from the TTGIR before the asm stage, recorded in its `{}.json`)", t.kernel, t.kernel)),
             (None, Some(b)) => (b.value, format!("Triton's `shared` for `{}` is unknown (the dump was imported without its cache entry), so the dump's own {} LDS bytes are the limit", t.kernel, b.value)),
             (None, None) => continue,
@@ -131,13 +140,8 @@ pub fn check_triton_launch(
 
     // Wave size.
     let wave32 = descriptor(&k, "wavefront_size32");
-    let patched_wave = wave32
-        .as_ref()
-        .map_or(64, |v| if v.value != 0 { 32 } else { 64 });
-    let orig_wave = orig.as_ref().map(|o| {
-        descriptor(o, "wavefront_size32").map_or(64, |v| if v.value != 0 { 32 } else { 64 })
-    });
-    let want_wave = t.warp_size.or(orig_wave);
+    let patched_wave = wave_size(&k);
+    let want_wave = t.warp_size.or(orig.as_ref().map(wave_size));
     if let Some(w) = want_wave {
         if w != patched_wave {
             let line = wave32
@@ -184,15 +188,18 @@ pub fn check_triton_launch(
 
     // Kernel arguments.
     if let Some(o) = &orig {
-        for (field, what) in [
-            ("kernarg_size", "`.amdhsa_kernarg_size`"),
-            (".kernarg_segment_size", "`.kernarg_segment_size`"),
+        for (what, a, b) in [
+            (
+                "`.amdhsa_kernarg_size`",
+                descriptor(o, "kernarg_size"),
+                descriptor(&k, "kernarg_size"),
+            ),
+            (
+                "`.kernarg_segment_size`",
+                meta(o, ".kernarg_segment_size"),
+                meta(&k, ".kernarg_segment_size"),
+            ),
         ] {
-            let (a, b) = if field.starts_with('.') {
-                (meta(o, field), meta(&k, field))
-            } else {
-                (descriptor(o, field), descriptor(&k, field))
-            };
             if let (Some(a), Some(b)) = (a, b) {
                 if a.value != b.value {
                     out.push(at(

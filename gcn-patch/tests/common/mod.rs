@@ -12,7 +12,7 @@ use gcn_embed::TargetId;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 #[allow(unused_imports)]
-pub use support::{corpus, corpus_dumps, repo, tool as required_tool, LLVM_INSTALL};
+pub use support::{copy_tree, corpus, corpus_dumps, repo, tool as required_tool, LLVM_INSTALL};
 
 /// The real LLVM 22 toolchain (clang-22, ld.lld-22), found as the product
 /// finds it, or a panic saying how to install it.
@@ -185,17 +185,4 @@ pub fn stderr(o: &std::process::Output) -> String {
 pub fn ok(o: std::process::Output) -> std::process::Output {
     assert!(o.status.success(), "gcn-patch failed:\n{}", stderr(&o));
     o
-}
-
-/// Copy the tree below `from` into `to` (created).
-pub fn copy_tree(from: &Path, to: &Path) {
-    for e in walkdir::WalkDir::new(from) {
-        let e = e.unwrap();
-        let dest = to.join(e.path().strip_prefix(from).unwrap());
-        if e.file_type().is_dir() {
-            std::fs::create_dir_all(&dest).unwrap();
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
 }
