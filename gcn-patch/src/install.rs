@@ -207,10 +207,13 @@ pub fn triton_override_files(
             let target = match TargetId::parse(&t.target) {
                 Ok(target) => target,
                 Err(e) => {
-                    errors.push(Diagnostic::error(format!(
-                        "kernel `{}`: `triton.target = \"{}\"` is not a target ID ({e})",
-                        kernel.name, t.target
-                    )));
+                    errors.push(
+                        Diagnostic::error(format!(
+                            "kernel `{}`: `triton.target = \"{}\"` is not a target ID ({e})",
+                            kernel.name, t.target
+                        ))
+                        .with_help("set it to the processor of the dump's `.amdgcn_target` (e.g. \"gfx942\"), or re-import the dump"),
+                    );
                     continue;
                 }
             };

@@ -211,6 +211,32 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
         err.contains("has no code object for its Triton dump's target gfx942"),
         "{err}"
     );
+    // Two kernels of one Triton dump: one override file, claimed twice.
+    let text = std::fs::read_to_string(proj.join("kernels.toml")).unwrap();
+    let twin = text[text.find("[[kernel]]").unwrap()..]
+        .replace(r#"name = "add""#, r#"name = "add_again""#)
+        .replace(r#"targets = ["gfx950"]"#, r#"targets = ["gfx942"]"#);
+    let text = text.replace(r#"targets = ["gfx950"]"#, r#"targets = ["gfx942"]"#);
+    std::fs::write(proj.join("kernels.toml"), format!("{text}\n{twin}")).unwrap();
+    let o = gcn_patch(&proj, &["triton-override", "--out", "../ov"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("kernels `add` and `add_again` both write"),
+        "{err}"
+    );
+    assert!(err.contains("one manifest per GPU"), "{err}");
+    // A `triton.target` that is not a target ID.
+    let bad = text.replace(r#"target = "gfx942""#, r#"target = "gfx9999""#);
+    std::fs::write(proj.join("kernels.toml"), bad).unwrap();
+    let o = gcn_patch(&proj, &["triton-override", "--out", "../ov"]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains(r#"`triton.target = "gfx9999"` is not a target ID"#)
+            && err.contains("re-import the dump"),
+        "{err}"
+    );
     // A manifest without Triton kernels.
     let plain = tempfile::tempdir().unwrap();
     std::fs::copy(
@@ -324,6 +350,14 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
             text.join("\n")
         );
     }
+    // The kernel Triton launches is gone.
+    let none = Document::from_source("\ts_endpgm\n", "patched.s");
+    let d = gcn_patch::check::launch::check_triton_launch(&doc, &none, &t, "matmul");
+    assert!(
+        d[0].message
+            .contains("Triton launches kernel `matmul`, which the patched asm does not define"),
+        "{d:?}"
+    );
     // Within Triton's `shared`: allowed.
     let fits = edit(
         ".amdhsa_group_segment_fixed_size 0",
