@@ -24,7 +24,7 @@
 use std::path::PathBuf;
 
 use crate::diag::{Diagnostic, Location};
-use crate::parse::{AsmFile, Instruction, Line, LineKind};
+use crate::parse::{AsmFile, Instruction, Line, LineKind, Rebuilder};
 use crate::provenance::Origin;
 
 /// An asm file: lines with text, kind and origin. See the [module docs](self).
@@ -40,7 +40,7 @@ impl Document {
     /// Every line of `text` attributed to `file`, 1-based
     /// ([`Origin::Source`]).
     pub fn from_source(text: &str, file: impl Into<PathBuf>) -> Document {
-        let file = file.into();
+        let file: std::sync::Arc<std::path::Path> = file.into().into();
         let asm = crate::parse::parse(text);
         let origins = (1..=asm.lines.len())
             .map(|line| Origin::Source {
@@ -144,7 +144,10 @@ impl Document {
     }
 
     /// Apply `edits` (indices of this document before the edits) in one
-    /// pass, then re-parse the line kinds.
+    /// pass. Unedited lines are moved, not copied, and parsed again only
+    /// when the parsing context before them changed (an edit opened or
+    /// closed a metadata block or block comment), so an edit costs what it
+    /// touches plus one move per line.
     pub fn apply(&mut self, edits: Edits) {
         if edits.is_empty() {
             return;
@@ -156,30 +159,81 @@ impl Document {
         } = edits;
         let n = self.len();
         let trailing_newline = self.file.trailing_newline || n == 0;
-        let old_lines = std::mem::take(&mut self.file.lines);
-        let old_origins = std::mem::take(&mut self.origins);
-        let mut out: Vec<(String, Origin)> = Vec::with_capacity(n + before.len() + after.len());
-        let take = |map: &mut std::collections::BTreeMap<usize, Vec<(String, Origin)>>,
-                    i: usize,
-                    out: &mut Vec<(String, Origin)>| {
-            if let Some(v) = map.remove(&i) {
-                out.extend(v);
+        let mut at: Vec<usize> = change
+            .keys()
+            .chain(before.keys())
+            .chain(after.keys())
+            .copied()
+            .filter(|&i| i < n)
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        let mut pieces = Vec::with_capacity(2 * at.len() + 1 + before.len() + after.len());
+        let new = |v: Vec<(String, Origin)>| v.into_iter().map(|(t, o)| Piece::New(t, o));
+        let mut next = 0;
+        for i in at {
+            if next < i {
+                pieces.push(Piece::Keep(next..i));
             }
-        };
-        for (i, (line, origin)) in old_lines.into_iter().zip(old_origins).enumerate() {
-            take(&mut before, i, &mut out);
+            if let Some(v) = before.remove(&i) {
+                pieces.extend(new(v));
+            }
             match change.remove(&i) {
-                None => out.push((line.text, origin)),
+                None => pieces.push(Piece::Keep(i..i + 1)),
                 Some(Change::Delete) => {}
-                Some(Change::Replace(v)) => out.extend(v),
+                Some(Change::Replace(v)) => pieces.extend(new(v)),
             }
-            take(&mut after, i, &mut out);
+            if let Some(v) = after.remove(&i) {
+                pieces.extend(new(v));
+            }
+            next = i + 1;
+        }
+        if next < n {
+            pieces.push(Piece::Keep(next..n));
         }
         // Insertions at or past the end (e.g. into an empty document).
         for (_, v) in before.into_iter().chain(after) {
-            out.extend(v);
+            pieces.extend(new(v));
         }
-        *self = Document::from_lines(out, trailing_newline);
+        *self = std::mem::take(self).splice(pieces, trailing_newline);
+    }
+
+    /// A new document from `pieces`: runs of lines of this one, moved with
+    /// their origins ([`Piece::Keep`], in increasing order, not
+    /// overlapping), and new lines. Kept lines are not parsed again unless
+    /// the parsing context before them changed.
+    pub(crate) fn splice(self, pieces: Vec<Piece>, trailing_newline: bool) -> Document {
+        let total = pieces.iter().map(Piece::len).sum();
+        let mut origins = Vec::with_capacity(total);
+        let mut file = Rebuilder::with_capacity(total);
+        let mut old = self.file.lines.into_iter().zip(self.origins);
+        let mut pos = 0;
+        for piece in pieces {
+            match piece {
+                Piece::Keep(r) => {
+                    assert!(
+                        r.start >= pos,
+                        "Document::splice keeps runs in increasing order"
+                    );
+                    if r.start > pos {
+                        old.nth(r.start - pos - 1);
+                    }
+                    for (line, origin) in old.by_ref().take(r.len()) {
+                        file.keep(line);
+                        origins.push(origin);
+                    }
+                    pos = r.end;
+                }
+                Piece::New(text, origin) => {
+                    file.push(text);
+                    origins.push(origin);
+                }
+            }
+        }
+        Document {
+            file: file.finish(trailing_newline),
+            origins,
+        }
     }
 
     /// Where line `i` came from, as text for a note: `file:line` for dump
@@ -351,6 +405,24 @@ impl Edits {
     }
 }
 
+/// A run of lines of a document rebuilt by [`Document::splice`].
+pub(crate) enum Piece {
+    /// Lines `start..end` of the old document, with their origins.
+    Keep(std::ops::Range<usize>),
+    /// A new line: text (without `\n`) and origin.
+    New(String, Origin),
+}
+
+impl Piece {
+    /// Number of lines.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Piece::Keep(r) => r.len(),
+            Piece::New(..) => 1,
+        }
+    }
+}
+
 /// Before or after a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Position {
@@ -363,6 +435,7 @@ pub enum Position {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     fn rule(what: &str) -> Origin {
         Origin::Generated(what.into())
@@ -402,6 +475,51 @@ mod tests {
         assert_eq!(d.print(), "\ts_barrier\r\n\ts_endpgm\r\n\ts_nop 1\r\n");
     }
 
+    /// Kept lines are not parsed again, yet every line's kind equals a
+    /// fresh parse of the result, also when an edit opens or closes a
+    /// metadata block, block comment or descriptor above kept lines.
+    #[test]
+    fn applied_kinds_equal_a_fresh_parse() {
+        let text = "k:\n\ts_nop 0\n/* a\n\ts_nop 1\n*/\n\t.amdhsa_kernel k\n\t\t.amdhsa_next_free_vgpr 6\n\t.end_amdhsa_kernel\n\t.amdgpu_metadata\nx: 1\n\t.end_amdgpu_metadata\n\ts_endpgm\n";
+        let n = Document::from_source(text, "f.s").len();
+        let edits: Vec<Box<dyn Fn(&mut Edits, &Document)>> = vec![
+            Box::new(|e, d| {
+                e.insert_before(1, d.styled(1, ".amdgpu_metadata"), rule("open"));
+            }),
+            Box::new(|e, _| {
+                e.delete(2);
+            }),
+            Box::new(|e, _| {
+                e.delete(4);
+            }),
+            Box::new(|e, _| {
+                e.delete(5).delete(7);
+            }),
+            Box::new(|e, _| {
+                e.delete(8);
+            }),
+            Box::new(|e, _| {
+                e.delete(10);
+            }),
+            Box::new(|e, d| {
+                e.replace(1, d.styled(1, "s_nop 0 /* open"), rule("r"));
+            }),
+            Box::new(|e, d| {
+                e.insert_after(5, d.styled(6, ".end_amdhsa_kernel"), rule("close"));
+            }),
+        ];
+        for (k, edit) in edits.iter().enumerate() {
+            let mut d = Document::from_source(text, "f.s");
+            let mut e = Edits::new();
+            edit(&mut e, &d);
+            d.apply(e);
+            let fresh = crate::parse::parse(&d.print());
+            let kinds = |ls: &[Line]| ls.iter().map(|l| l.kind.clone()).collect::<Vec<_>>();
+            assert_eq!(kinds(d.lines()), kinds(&fresh.lines), "edit #{k}");
+            assert_ne!(d.len(), 0, "edit #{k} of {n} lines");
+        }
+    }
+
     #[test]
     fn locations_follow_origins() {
         let mut d = Document::from_source("\ts_nop 0\n", "f.s");
@@ -410,7 +528,7 @@ mod tests {
             0,
             "\ts_nop 1".into(),
             Origin::Patch {
-                file: "p.diff".into(),
+                file: Path::new("p.diff").into(),
                 hunk: 2,
                 line: 9,
             },

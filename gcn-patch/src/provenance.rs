@@ -7,22 +7,23 @@
 //! [`crate::document::Document`].
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// Where one output line came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Origin {
     /// Unchanged line `line` (1-based) of the source dump `file`.
     Source {
-        /// The dumped asm file.
-        file: PathBuf,
+        /// The dumped asm file (shared by all its lines).
+        file: Arc<Path>,
         /// 1-based line number in it.
         line: usize,
     },
     /// Added by hunk `hunk` (1-based) of a unified diff.
     Patch {
-        /// The patch file.
-        file: PathBuf,
+        /// The patch file (shared by all its lines).
+        file: Arc<Path>,
         /// 1-based hunk number.
         hunk: usize,
         /// 1-based line of the `+` line inside the patch file.
@@ -52,10 +53,10 @@ pub enum Origin {
 
 impl Origin {
     /// File and 1-based line a user can open, if the line exists in a file.
-    pub fn file_line(&self) -> Option<(PathBuf, usize)> {
+    pub fn file_line(&self) -> Option<(&Path, usize)> {
         match self {
-            Origin::Source { file, line } => Some((file.clone(), *line)),
-            Origin::Patch { file, line, .. } => Some((file.clone(), *line)),
+            Origin::Source { file, line } => Some((file, *line)),
+            Origin::Patch { file, line, .. } => Some((file, *line)),
             Origin::Retarget {
                 replaces: Some(o), ..
             } => o.file_line(),

@@ -34,7 +34,7 @@ fn patch_before_endpgm(t: &Document, lines: &[&str]) -> Document {
             at,
             l.to_string(),
             Origin::Patch {
-                file: "patches/test.diff".into(),
+                file: std::path::Path::new("patches/test.diff").into(),
                 hunk: 1,
                 line: 7 + i,
             },

@@ -40,7 +40,7 @@ fn patched_waits_are_reported_at_their_origin() {
         3,
         "\ts_waitcnt vmcnt(1)".into(),
         Origin::Patch {
-            file: "patches/matmul-wait.diff".into(),
+            file: std::path::Path::new("patches/matmul-wait.diff").into(),
             hunk: 1,
             line: 9,
         },

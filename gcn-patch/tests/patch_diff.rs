@@ -57,7 +57,7 @@ fn demo_patch_matches_gnu_patch_and_traces_lines() {
     assert_eq!(
         t.origin(142),
         Some(&Origin::Patch {
-            file: "patches/matmul-waitcnt.diff".into(),
+            file: std::path::Path::new("patches/matmul-waitcnt.diff").into(),
             hunk: 1,
             line: 8
         })
@@ -65,7 +65,7 @@ fn demo_patch_matches_gnu_patch_and_traces_lines() {
     assert_eq!(
         t.origin(t.len() - 1),
         Some(&Origin::Source {
-            file: "asm/gfx942/matmul.rocmasm".into(),
+            file: std::path::Path::new("asm/gfx942/matmul.rocmasm").into(),
             line: 605
         })
     );

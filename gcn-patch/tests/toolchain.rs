@@ -368,7 +368,7 @@ fn assembler_error_is_reported_at_the_patch_hunk() {
         at,
         "\tv_mov_b32 v0, s0, s1 ; patched".to_string(),
         Origin::Patch {
-            file: "patches/saxpy.diff".into(),
+            file: std::path::Path::new("patches/saxpy.diff").into(),
             hunk: 2,
             line: 17,
         },
@@ -491,7 +491,7 @@ fn patch_lines_are_shown_as_written_in_the_patch_file() {
         1,
         "\ts_mov_b32 s0, v300".into(),
         Origin::Patch {
-            file: patch.clone(),
+            file: patch.as_path().into(),
             hunk: 1,
             line: 5,
         },

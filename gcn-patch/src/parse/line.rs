@@ -9,6 +9,10 @@ pub struct Line {
     pub text: String,
     /// What the line is, derived from `text`.
     pub kind: LineKind,
+    /// The classifier's state before and after this line: a rebuilt file
+    /// keeps the line as classified when the state before it is unchanged
+    /// ([`super::AsmFile::rebuild`]).
+    states: (Ctx, Ctx),
 }
 
 /// What a line is.
@@ -57,6 +61,28 @@ pub enum LineKind {
 }
 
 impl Line {
+    /// Classify `text` in the state `ctx` (advanced past the line).
+    pub(crate) fn classified(text: String, ctx: &mut Ctx) -> Line {
+        let before = *ctx;
+        let kind = classify(&text, ctx);
+        Line {
+            text,
+            kind,
+            states: (before, *ctx),
+        }
+    }
+
+    /// This line in the state `ctx`: kept as it is when that is the state
+    /// it was classified in, else classified again; `ctx` is advanced past it.
+    pub(crate) fn reclassified(self, ctx: &mut Ctx) -> Line {
+        if self.states.0 == *ctx {
+            *ctx = self.states.1;
+            self
+        } else {
+            Line::classified(self.text, ctx)
+        }
+    }
+
     /// The label this line defines, if any.
     pub fn label(&self) -> Option<&str> {
         match &self.kind {
@@ -87,7 +113,7 @@ impl Line {
 }
 
 /// State carried from line to line while classifying.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Ctx {
     in_descriptor: bool,
     in_metadata: bool,

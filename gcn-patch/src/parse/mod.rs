@@ -23,6 +23,44 @@ pub use line::{strip_comment, unterminated_quote, Line, LineKind};
 pub use metadata::{unquote, KernelMetadata, MetaField, Metadata};
 pub use operand::{parse_int, parse_operand, Half, Instruction, Operand, RegFile, RegisterRef};
 
+/// Builds a file from lines already classified (kept from another file)
+/// and new texts: a kept line is parsed again only when the lines before it
+/// changed the classifier's state (an opened metadata block or block
+/// comment), so editing a file costs the edited lines, not the file.
+#[derive(Default)]
+pub(crate) struct Rebuilder {
+    ctx: line::Ctx,
+    lines: Vec<Line>,
+}
+
+impl Rebuilder {
+    /// An empty file with room for `n` lines.
+    pub(crate) fn with_capacity(n: usize) -> Rebuilder {
+        Rebuilder {
+            ctx: line::Ctx::default(),
+            lines: Vec::with_capacity(n),
+        }
+    }
+
+    /// Append a line of another parsed file.
+    pub(crate) fn keep(&mut self, line: Line) {
+        self.lines.push(line.reclassified(&mut self.ctx));
+    }
+
+    /// Append new text (without `\n`).
+    pub(crate) fn push(&mut self, text: String) {
+        self.lines.push(Line::classified(text, &mut self.ctx));
+    }
+
+    /// The file.
+    pub(crate) fn finish(self, trailing_newline: bool) -> AsmFile {
+        AsmFile {
+            lines: self.lines,
+            trailing_newline,
+        }
+    }
+}
+
 /// A parsed assembly file.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AsmFile {
@@ -51,11 +89,7 @@ impl AsmFile {
         let mut ctx = line::Ctx::default();
         let lines = lines
             .into_iter()
-            .map(|t| {
-                let text = t.as_ref().to_string();
-                let kind = line::classify(&text, &mut ctx);
-                Line { text, kind }
-            })
+            .map(|t| Line::classified(t.as_ref().to_string(), &mut ctx))
             .collect();
         AsmFile {
             lines,

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use crate::diag::{Diagnostic, Location};
-use crate::document::Document;
+use crate::document::{Document, Piece};
 use crate::manifest::PatchFile;
 use crate::provenance::Origin;
 
@@ -247,7 +247,7 @@ fn positions(
 
 /// Apply the patch file `pf` to `t` (the dump `source_rel`, possibly already patched).
 pub(crate) fn apply_diff(
-    t: &Document,
+    t: Document,
     pf: &PatchFile,
     source_rel: &Path,
 ) -> Result<Document, Diagnostic> {
@@ -255,7 +255,8 @@ pub(crate) fn apply_diff(
         Diagnostic::error(format!("cannot read patch `{}`: {e}", pf.rel.display()))
             .with_help("patch files must be UTF-8 text next to the manifest")
     })?;
-    apply_diff_text(t, &text, pf, source_rel)
+    let (pieces, trailing_newline) = splice_plan(&t, &text, pf, source_rel)?;
+    Ok(t.splice(pieces, trailing_newline))
 }
 
 /// Apply the unified diff `text`, the contents of the patch file `pf`, to
@@ -267,6 +268,18 @@ pub fn apply_diff_text(
     pf: &PatchFile,
     source_rel: &Path,
 ) -> Result<Document, Diagnostic> {
+    let (pieces, trailing_newline) = splice_plan(t, text, pf, source_rel)?;
+    Ok(t.clone().splice(pieces, trailing_newline))
+}
+
+/// The lines of `t` with the diff `text` applied, as kept and new lines
+/// ([`Document::splice`]), and whether the result ends with `\n`.
+fn splice_plan(
+    t: &Document,
+    text: &str,
+    pf: &PatchFile,
+    source_rel: &Path,
+) -> Result<(Vec<Piece>, bool), Diagnostic> {
     let text = text.to_string();
     let hunks = parse(&text, pf, source_rel)?;
     let inp = Input { t };
@@ -274,7 +287,8 @@ pub fn apply_diff_text(
     for (i, l) in t.texts().enumerate() {
         index.entry(l).or_default().push(i);
     }
-    let mut out: Vec<(String, Origin, bool)> = Vec::with_capacity(t.len() + 16);
+    let mut out: Vec<(Piece, bool)> = Vec::with_capacity(t.len() + 16);
+    let patch_file: std::sync::Arc<Path> = pf.rel.as_path().into();
     let mut cursor = 0usize;
     let mut offset: isize = 0;
     for (k, h) in hunks.iter().enumerate() {
@@ -319,50 +333,65 @@ pub fn apply_diff_text(
             }
         };
         offset = p as isize - (h.old_start as isize - if old.is_empty() { 0 } else { 1 });
-        for i in cursor..p {
-            out.push((t.text(i).to_string(), origin(t, i), inp.newline(i)));
+        if cursor < p {
+            out.push((Piece::Keep(cursor..p), inp.newline(p - 1)));
         }
         let mut src = p;
         for (kind, l) in &h.lines {
             match kind {
                 ' ' => {
-                    out.push((t.text(src).to_string(), origin(t, src), l.newline));
+                    // The context line as the document has it (the hunk may
+                    // differ in trailing whitespace or `\r`).
+                    out.push((Piece::Keep(src..src + 1), l.newline));
                     src += 1;
                 }
                 '-' => src += 1,
                 _ => out.push((
-                    l.text.clone(),
-                    Origin::Patch {
-                        file: pf.rel.clone(),
-                        hunk: hn,
-                        line: l.patch_line,
-                    },
+                    Piece::New(
+                        l.text.clone(),
+                        Origin::Patch {
+                            file: patch_file.clone(),
+                            hunk: hn,
+                            line: l.patch_line,
+                        },
+                    ),
                     l.newline,
                 )),
             }
         }
         cursor = src;
     }
-    for i in cursor..t.len() {
-        out.push((t.text(i).to_string(), origin(t, i), inp.newline(i)));
+    if cursor < t.len() {
+        out.push((Piece::Keep(cursor..t.len()), inp.newline(t.len() - 1)));
     }
-    if let Some(bad) = out.iter().rev().skip(1).position(|(_, _, nl)| !nl) {
-        let i = out.len() - 2 - bad;
+    // Each piece's flag is its last line's newline; only the file's last
+    // line may lack one (a kept run's inner lines all have theirs).
+    let total: usize = out.iter().map(|(p, _)| p.len()).sum();
+    let mut end = 0;
+    let mut bad = None;
+    for (p, nl) in &out {
+        end += p.len();
+        if !nl && p.len() > 0 && end < total {
+            bad = Some((end - 1, p));
+        }
+    }
+    if let Some((i, p)) = bad {
+        let from = match p {
+            Piece::Keep(r) => origin(t, r.end - 1),
+            Piece::New(_, o) => o.clone(),
+        };
         return Err(Diagnostic::error(format!(
             "patch `{}` leaves a line without newline in the middle of the file (output line {})",
             pf.rel.display(),
             i + 1
         ))
-        .with_note(format!("line from {}", out[i].1))
+        .with_note(format!("line from {from}"))
         .with_help(
             "a `\\ No newline at end of file` marker belongs only to the last line of the file",
         ));
     }
-    let trailing_newline = out.last().is_some_and(|l| l.2);
-    Ok(Document::from_lines(
-        out.into_iter().map(|(l, o, _)| (l, o)),
-        trailing_newline,
-    ))
+    let trailing_newline = out.last().is_some_and(|l| l.1);
+    Ok((out.into_iter().map(|(p, _)| p).collect(), trailing_newline))
 }
 
 /// Origin of line `i` of `t` (every line has one).

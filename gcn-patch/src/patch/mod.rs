@@ -92,7 +92,7 @@ fn read_and_diff(
     let original = Document::from_source(&text, &source.rel);
     let mut t = original.clone();
     for pf in &source.patches {
-        t = diff::apply_diff(&t, pf, &source.rel).map_err(|d| d.with_note(context.clone()))?;
+        t = diff::apply_diff(t, pf, &source.rel).map_err(|d| d.with_note(context.clone()))?;
     }
     Ok((original, t))
 }

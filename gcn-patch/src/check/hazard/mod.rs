@@ -20,9 +20,9 @@ pub mod cfg;
 pub mod model;
 pub mod suggest;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::Path;
 
 use gcn_embed::TargetId;
 use serde::Deserialize;
@@ -32,6 +32,7 @@ use crate::diag::Diagnostic;
 use crate::document::Document;
 use crate::isa::Counter;
 use crate::parse::AsmFile;
+use crate::provenance::Origin;
 
 pub use analysis::{Access, Hazard};
 pub use model::Model;
@@ -363,26 +364,35 @@ fn render_hazard(
 /// The dump's wait instructions that are not in the patched document (by
 /// file and line), per file, sorted by line: a patch or rule removed or
 /// changed them.
-struct RemovedWaits(std::collections::HashMap<PathBuf, Vec<(usize, usize)>>);
+struct RemovedWaits<'a>(HashMap<&'a Path, Vec<(usize, usize)>>);
 
-impl RemovedWaits {
-    fn new(doc: &Document, original: &Document) -> Self {
-        let kept: std::collections::HashSet<(PathBuf, usize)> = (0..doc.len())
-            .filter_map(|i| doc.origin(i).and_then(|o| o.file_line()))
-            .collect();
-        let mut by_file: std::collections::HashMap<PathBuf, Vec<(usize, usize)>> =
-            Default::default();
+impl<'a> RemovedWaits<'a> {
+    fn new(doc: &Document, original: &'a Document) -> Self {
+        // The dump's waits by line number (then file): looking up each
+        // patched line's origin costs a hash of a number, not of a path.
+        let mut waits: HashMap<usize, Vec<(&'a Path, usize)>> = HashMap::new();
         for i in 0..original.len() {
-            let Some(inst) = original.instruction(i) else {
-                continue;
-            };
-            if !is_wait(&inst.mnemonic) {
+            if !original
+                .instruction(i)
+                .is_some_and(|inst| is_wait(&inst.mnemonic))
+            {
                 continue;
             }
-            if let Some(fl) = original.origin(i).and_then(|o| o.file_line()) {
-                if !kept.contains(&fl) {
-                    by_file.entry(fl.0).or_default().push((fl.1, i));
+            if let Some((file, line)) = original.origin(i).and_then(|o| o.file_line()) {
+                waits.entry(line).or_default().push((file, i));
+            }
+        }
+        for i in 0..doc.len() {
+            if let Some((file, line)) = doc.origin(i).and_then(|o| o.file_line()) {
+                if let Some(v) = waits.get_mut(&line) {
+                    v.retain(|&(f, _)| f != file);
                 }
+            }
+        }
+        let mut by_file: HashMap<&'a Path, Vec<(usize, usize)>> = HashMap::new();
+        for (line, v) in waits {
+            for (file, i) in v {
+                by_file.entry(file).or_default().push((line, i));
             }
         }
         for v in by_file.values_mut() {
@@ -400,14 +410,16 @@ fn removed_waits(
     h: &Hazard,
 ) -> Vec<String> {
     let (producer, read) = (h.producer, h.line);
-    let file_line = |d: &Document, i: usize| d.origin(i).and_then(|o| o.file_line());
+    fn file_line(d: &Document, i: usize) -> Option<(&Path, usize)> {
+        d.origin(i).and_then(Origin::file_line)
+    }
     let (Some((pf, pl)), Some((rf, rl))) = (file_line(doc, producer), file_line(doc, read)) else {
         return vec![];
     };
     if pf != rf || pl >= rl {
         return vec![];
     }
-    let Some(waits) = removed.0.get(&pf) else {
+    let Some(waits) = removed.0.get(pf) else {
         return vec![];
     };
     // The removed waits strictly between the load and the read.
