@@ -337,7 +337,8 @@ impl Build {
         })
         .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
 
-        let plan = pipeline::plan(&manifest, &extra)?;
+        let tokens = Jobserver::new(jobserver_client());
+        let plan = pipeline::plan_with(&manifest, &extra, max_jobs, &tokens)?;
         let build_dir = out_dir.join("gcn-build");
         let opts = BuildOptions {
             toolchain: &toolchain,
@@ -347,7 +348,7 @@ impl Build {
             },
             work_dir: build_dir.join("work"),
             max_jobs,
-            tokens: &Jobserver::new(jobserver_client()),
+            tokens: &tokens,
             progress: None,
         };
         let built = build_all(&manifest, &plan, &opts)?;

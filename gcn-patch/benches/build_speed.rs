@@ -65,7 +65,7 @@ fn copy_project(from: &Path, to: &Path) {
 fn engine(tc: &Toolchain, dir: &Path, cache: &Path, jobs: usize) -> (f64, usize) {
     let t0 = Instant::now();
     let m = Manifest::load(&dir.join("kernels.toml")).unwrap_or_else(|e| panic!("{e}"));
-    let plan = pipeline::plan(&m, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let plan = pipeline::plan_with(&m, &[], jobs, &Unlimited).unwrap_or_else(|e| panic!("{e}"));
     let opts = BuildOptions {
         toolchain: tc,
         cache: ObjectCache {
@@ -175,11 +175,18 @@ fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let proj = tmp.path().join("demo");
     copy_project(repo, &proj);
-    // For profilers (`strace -f`, `perf`): one cold build through the engine
-    // (`--engine-once`) or the plain script (`--script-once`), nothing else.
+    // For profilers (`strace -f`, `perf`, callgrind): one cold build through
+    // the engine (`--engine-once`), the plain script (`--script-once`), or
+    // only the preparation of every job on one thread (`--prepare-once`).
     if args.iter().any(|a| a == "--engine-once") {
         let (t, n) = engine(&tc, &proj, &tmp.path().join("once"), jobs);
         println!("engine: {t:.3} s, {n} assembled");
+        return;
+    }
+    if args.iter().any(|a| a == "--prepare-once") {
+        let t0 = Instant::now();
+        let (_, n) = script_inputs(&tc, &proj, &tmp.path().join("script"));
+        println!("prepare: {:.3} s, {n} jobs", t0.elapsed().as_secs_f64());
         return;
     }
     if args.iter().any(|a| a == "--script-once") {

@@ -62,42 +62,64 @@ impl Plan {
 
 /// Build the plan: pins, patches and rules of every source; then one job per
 /// source × target (plus `extra` targets of the same generation as a source's own).
-/// All failures are collected, not just the first.
+/// All failures are collected, not just the first. One source at a time; see
+/// [`plan_with`] to patch sources in parallel.
 pub fn plan(manifest: &Manifest, extra: &[TargetId]) -> Result<Plan, Diagnostics> {
+    plan_with(manifest, extra, 1, &crate::jobs::Unlimited)
+}
+
+/// [`plan`], patching up to `max_workers` sources at once, bounded by
+/// `tokens` like the build's jobs ([`crate::jobs::run`]). The result, and the
+/// order of any errors, do not depend on the worker count.
+pub fn plan_with(
+    manifest: &Manifest,
+    extra: &[TargetId],
+    max_workers: usize,
+    tokens: &dyn crate::jobs::Tokens,
+) -> Result<Plan, Diagnostics> {
+    let sources: Vec<(usize, usize)> = manifest
+        .kernels
+        .iter()
+        .enumerate()
+        .flat_map(|(ki, k)| (0..k.sources.len()).map(move |si| (ki, si)))
+        .collect();
+    let results = crate::jobs::run(sources.clone(), max_workers, tokens, |(ki, si)| {
+        let kernel = &manifest.kernels[ki];
+        crate::patch::apply_keeping_original(manifest, kernel, &kernel.sources[si])
+    });
     let mut jobs = Vec::new();
     let mut patched = BTreeMap::new();
     let mut errors = Vec::new();
-    for (ki, kernel) in manifest.kernels.iter().enumerate() {
-        for (si, source) in kernel.sources.iter().enumerate() {
-            match crate::patch::apply_keeping_original(manifest, kernel, source) {
-                Ok((original, patched_text)) => {
-                    patched.insert(
-                        (ki, si),
-                        Patched {
-                            original,
-                            patched: patched_text,
-                        },
-                    );
-                }
-                Err(d) => errors.extend(d.0),
+    for ((ki, si), result) in sources.into_iter().zip(results) {
+        match result {
+            Ok((original, patched_text)) => {
+                patched.insert(
+                    (ki, si),
+                    Patched {
+                        original,
+                        patched: patched_text,
+                    },
+                );
             }
-            let mut targets: Vec<TargetId> = source.targets.clone();
-            for t in extra {
-                let same_generation = source
-                    .targets
-                    .iter()
-                    .any(|s| s.processor.generation == t.processor.generation);
-                if same_generation && !targets.contains(t) {
-                    targets.push(*t);
-                }
+            Err(d) => errors.extend(d.0),
+        }
+        let source = &manifest.kernels[ki].sources[si];
+        let mut targets: Vec<TargetId> = source.targets.clone();
+        for t in extra {
+            let same_generation = source
+                .targets
+                .iter()
+                .any(|s| s.processor.generation == t.processor.generation);
+            if same_generation && !targets.contains(t) {
+                targets.push(*t);
             }
-            for target in targets {
-                jobs.push(Job {
-                    kernel: ki,
-                    source: si,
-                    target,
-                });
-            }
+        }
+        for target in targets {
+            jobs.push(Job {
+                kernel: ki,
+                source: si,
+                target,
+            });
         }
     }
     if errors.is_empty() {

@@ -588,3 +588,60 @@ fn failed_verification_leaves_an_existing_output_untouched() {
         "temp files left"
     );
 }
+
+/// Patching sources in parallel (`plan_with`, used by gcn-build and `gcn-patch
+/// build`) gives the plan `plan` gives one source at a time: the same jobs,
+/// the same patched documents, and the same errors in the same order.
+#[test]
+fn parallel_plan_equals_sequential_plan() {
+    use gcn_patch::jobs::Unlimited;
+    use gcn_patch::pipeline::{plan, plan_with};
+    let demo = Manifest::load(&common::repo().join("kernels.toml")).expect("demo manifest");
+    let one = plan(&demo, &[]).expect("demo plan");
+    for workers in [2, 4, 64] {
+        let many = plan_with(&demo, &[], workers, &Unlimited).expect("demo plan");
+        assert_eq!(many.jobs, one.jobs, "{workers} workers");
+        for j in &one.jobs {
+            let (a, b) = (
+                one.patched(j.kernel, j.source).expect("patched"),
+                many.patched(j.kernel, j.source).expect("patched"),
+            );
+            assert_eq!(
+                (&a.original, &a.patched),
+                (&b.original, &b.patched),
+                "{workers} workers"
+            );
+        }
+    }
+    assert!(one.jobs.len() > 4, "the demo has several sources");
+
+    // Three sources with a stale pin each: every error, in manifest order.
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for k in ["a", "b", "c"] {
+        std::fs::write(
+            dir.path().join(format!("{k}.s")),
+            read("hip/gfx942/saxpy.s"),
+        )
+        .unwrap();
+        text.push_str(&format!(
+            "[[kernel]]\nname = \"{k}\"\n[[kernel.source]]\nasm = \"{k}.s\"\nsha256 = \"{}\"\ntargets = [\"gfx942\"]\n",
+            "0".repeat(64)
+        ));
+    }
+    let m = Manifest::parse(&text, &dir.path().join("kernels.toml")).expect("manifest");
+    let errors = |workers| {
+        plan_with(&m, &[], workers, &Unlimited)
+            .expect_err("stale pins")
+            .0
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+    };
+    let sequential = errors(1);
+    assert_eq!(sequential.len(), 3, "{sequential:#?}");
+    for (d, k) in sequential.iter().zip(["a.s", "b.s", "c.s"]) {
+        assert!(d.contains(k), "errors out of order: {sequential:#?}");
+    }
+    assert_eq!(errors(3), sequential);
+}

@@ -698,7 +698,11 @@ fn build(
                 .map_err(|e| Diagnostics::from(Diagnostic::error(format!("--target: {e}"))))?,
         );
     }
-    let mut plan = pipeline::plan(&m, &wanted)?;
+    let max_jobs = jobs
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
+        .max(1);
+    let mut plan = pipeline::plan_with(&m, &wanted, max_jobs, &gcn_patch::jobs::Unlimited)?;
     if !wanted.is_empty() {
         plan.jobs.retain(|j| wanted.contains(&j.target));
         for t in &wanted {
@@ -740,10 +744,6 @@ fn build(
     let shared = SharedCache::from_env(&env)
         .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
     let state_dir = out.join(".gcn-patch");
-    let max_jobs = jobs
-        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-        .unwrap_or(1)
-        .max(1);
     let terminal = std::io::stderr().is_terminal();
     if terminal {
         eprintln!(
