@@ -152,50 +152,46 @@ impl Document {
         if edits.is_empty() {
             return;
         }
-        let Edits {
-            mut change,
-            mut before,
-            mut after,
-        } = edits;
-        let n = self.len();
-        let trailing_newline = self.file.trailing_newline || n == 0;
-        let mut at: Vec<usize> = change
-            .keys()
-            .chain(before.keys())
-            .chain(after.keys())
-            .copied()
-            .filter(|&i| i < n)
-            .collect();
-        at.sort_unstable();
-        at.dedup();
-        let mut pieces = Vec::with_capacity(2 * at.len() + 1 + before.len() + after.len());
-        let new = |v: Vec<(String, Origin)>| v.into_iter().map(|(t, o)| Piece::New(t, o));
-        let mut next = 0;
-        for i in at {
-            if next < i {
-                pieces.push(Piece::Keep(next..i));
-            }
-            if let Some(v) = before.remove(&i) {
-                pieces.extend(new(v));
-            }
-            match change.remove(&i) {
-                None => pieces.push(Piece::Keep(i..i + 1)),
-                Some(Change::Delete) => {}
-                Some(Change::Replace(v)) => pieces.extend(new(v)),
-            }
-            if let Some(v) = after.remove(&i) {
-                pieces.extend(new(v));
-            }
-            next = i + 1;
-        }
-        if next < n {
-            pieces.push(Piece::Keep(next..n));
-        }
-        // Insertions at or past the end (e.g. into an empty document).
-        for (_, v) in before.into_iter().chain(after) {
-            pieces.extend(new(v));
-        }
+        let trailing_newline = self.file.trailing_newline || self.is_empty();
+        let pieces = edits.into_pieces(self.len());
         *self = std::mem::take(self).splice(pieces, trailing_newline);
+    }
+
+    /// This document with `edits` applied, leaving this one as it is: like
+    /// [`Document::apply`] on a clone, but only the kept lines are copied.
+    pub fn applied(&self, edits: Edits) -> Document {
+        if edits.is_empty() {
+            return self.clone();
+        }
+        let trailing_newline = self.file.trailing_newline || self.is_empty();
+        self.spliced_copy(edits.into_pieces(self.len()), trailing_newline)
+    }
+
+    /// [`Document::splice`] leaving this document as it is: kept lines are
+    /// copied (not parsed again unless their parsing context changed).
+    pub(crate) fn spliced_copy(&self, pieces: Vec<Piece>, trailing_newline: bool) -> Document {
+        let total = pieces.iter().map(Piece::len).sum();
+        let mut origins = Vec::with_capacity(total);
+        let mut file = Rebuilder::with_capacity(total);
+        for piece in pieces {
+            match piece {
+                Piece::Keep(r) => {
+                    let r = r.start.min(self.len())..r.end.min(self.len());
+                    for (line, origin) in self.file.lines[r.clone()].iter().zip(&self.origins[r]) {
+                        file.keep(line.clone());
+                        origins.push(origin.clone());
+                    }
+                }
+                Piece::New(text, origin) => {
+                    file.push(text);
+                    origins.push(origin);
+                }
+            }
+        }
+        Document {
+            file: file.finish(trailing_newline),
+            origins,
+        }
     }
 
     /// A new document from `pieces`: runs of lines of this one, moved with
@@ -343,6 +339,53 @@ pub struct Edits {
 }
 
 impl Edits {
+    /// The document of `n` lines after these edits, as runs of kept lines
+    /// and new lines ([`Document::splice`]).
+    fn into_pieces(self, n: usize) -> Vec<Piece> {
+        let Edits {
+            mut change,
+            mut before,
+            mut after,
+        } = self;
+        let mut at: Vec<usize> = change
+            .keys()
+            .chain(before.keys())
+            .chain(after.keys())
+            .copied()
+            .filter(|&i| i < n)
+            .collect();
+        at.sort_unstable();
+        at.dedup();
+        let mut pieces = Vec::with_capacity(2 * at.len() + 1 + before.len() + after.len());
+        let new = |v: Vec<(String, Origin)>| v.into_iter().map(|(t, o)| Piece::New(t, o));
+        let mut next = 0;
+        for i in at {
+            if next < i {
+                pieces.push(Piece::Keep(next..i));
+            }
+            if let Some(v) = before.remove(&i) {
+                pieces.extend(new(v));
+            }
+            match change.remove(&i) {
+                None => pieces.push(Piece::Keep(i..i + 1)),
+                Some(Change::Delete) => {}
+                Some(Change::Replace(v)) => pieces.extend(new(v)),
+            }
+            if let Some(v) = after.remove(&i) {
+                pieces.extend(new(v));
+            }
+            next = i + 1;
+        }
+        if next < n {
+            pieces.push(Piece::Keep(next..n));
+        }
+        // Insertions at or past the end (e.g. into an empty document).
+        for (_, v) in before.into_iter().chain(after) {
+            pieces.extend(new(v));
+        }
+        pieces
+    }
+
     /// No edits yet.
     pub fn new() -> Edits {
         Edits::default()
@@ -518,6 +561,34 @@ mod tests {
             assert_eq!(kinds(d.lines()), kinds(&fresh.lines), "edit #{k}");
             assert_ne!(d.len(), 0, "edit #{k} of {n} lines");
         }
+    }
+
+    /// `applied` gives what `apply` on a clone gives, and leaves the
+    /// document as it was.
+    #[test]
+    fn applied_equals_apply_on_a_clone() {
+        let d = Document::from_source(
+            "k:\n\ts_nop 0\n\t.amdgpu_metadata\nx: 1\n\t.end_amdgpu_metadata\n",
+            "f.s",
+        );
+        let before = d.clone();
+        let edits = || {
+            let mut e = Edits::new();
+            e.delete(2)
+                .insert_after(1, "\ts_nop 1".into(), rule("i"))
+                .insert_before(9, "\ts_endpgm".into(), rule("end"));
+            e
+        };
+        let mut cloned = d.clone();
+        cloned.apply(edits());
+        let out = d.applied(edits());
+        assert_eq!(out, cloned);
+        assert_eq!(d, before);
+        assert!(
+            matches!(out.kind(3), Some(LineKind::LabeledLine { .. })),
+            "x: 1 is code once its metadata block is gone"
+        );
+        assert_eq!(d.applied(Edits::new()), d);
     }
 
     #[test]

@@ -245,24 +245,45 @@ fn prepare_checked(
         d
     })?;
     let retargeted = retarget::retarget(asm, opts).map_err(|d| with_context(d, &label))?;
-    let steps = retargeted.notes.clone();
-    let mut notes: Vec<Diagnostic> = retargeted.rewrites.clone();
+    let retarget::Retargeted {
+        asm: retargeted_asm,
+        code_object_version,
+        notes: steps,
+        rewrites,
+    } = retargeted;
+    let mut notes: Vec<Diagnostic> = rewrites;
     // Compare with the unpatched dump retargeted the same way, so that the
     // occupancy report shows what the patches changed, not what retargeting
-    // did. An unpatched source (the same lines) is not retargeted twice.
+    // did. An unpatched source (the same lines) is not retargeted twice: the
+    // retargeted asm is its own original.
     let unpatched = original.is_some_and(|o| o.lines() == asm.lines());
     let original_retargeted = original
         .filter(|_| !unpatched)
         .and_then(|o| retarget::retarget(o, opts).ok())
         .map(|r| r.asm);
-    let original = if unpatched {
-        Some(&retargeted.asm)
+    let (checked, own_original) = if unpatched {
+        let checked = check::budget::check_registers(
+            Some(&retargeted_asm),
+            &retargeted_asm,
+            &opts.target,
+            policy,
+            &label,
+        );
+        (checked, Some(retargeted_asm))
     } else {
-        original_retargeted.as_ref()
+        // The retargeted asm is not needed after the register check: the
+        // outcome is that document (no copy of a possibly large file).
+        let checked = check::budget::check_registers_owned(
+            original_retargeted.as_ref(),
+            retargeted_asm,
+            &opts.target,
+            policy,
+            &label,
+        );
+        (checked, None)
     };
-    let checked =
-        check::budget::check_registers(original, &retargeted.asm, &opts.target, policy, &label)
-            .map_err(|d| with_context(d, &label))?;
+    let checked = checked.map_err(|d| with_context(d, &label))?;
+    let original = own_original.as_ref().or(original_retargeted.as_ref());
     notes.extend(checked.notes);
     let waits = check::waitcnt::check_waitcnt(&checked.asm, &opts.target);
     // Wait-counter hazards, reported at each line's origin (dump, patch hunk, rule).
@@ -275,9 +296,11 @@ fn prepare_checked(
             suggest: false,
         },
     );
-    // Triton kernels: the patched kernel must fit the launch Triton will do.
+    // Triton kernels: the patched kernel must fit the launch Triton will do
+    // (a register update, the only edit the check above makes, changes no
+    // launch field, so without an original the checked asm stands for it).
     let launch_findings = launch.map_or_else(Vec::new, |t| {
-        let original = original.unwrap_or(&retargeted.asm);
+        let original = original.unwrap_or(&checked.asm);
         check::launch::check_triton_launch(original, &checked.asm, t, &label)
     });
     let (errors, warnings): (Vec<_>, Vec<_>) = waits
@@ -300,7 +323,7 @@ fn prepare_checked(
         kernel: kernel.to_owned(),
         target: opts.target,
         asm: checked.asm,
-        code_object_version: retargeted.code_object_version,
+        code_object_version,
         symbols,
         steps,
         notes,

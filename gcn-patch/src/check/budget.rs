@@ -33,6 +33,7 @@
 //! shrinking would change occupancy behind the author's back; lower them by
 //! hand if a patch frees registers.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -1001,6 +1002,34 @@ pub fn check_registers(
     policy: RegisterPolicy,
     label: &str,
 ) -> Result<CheckOutcome, Diagnostics> {
+    check(original, Cow::Borrowed(patched), target, policy, label)
+}
+
+/// [`check_registers`] taking the asm by value: the outcome's asm is that
+/// document (edited in place under [`RegisterPolicy::Update`]), not a copy
+/// of it, which matters for large files.
+pub fn check_registers_owned(
+    original: Option<&Document>,
+    patched: Document,
+    target: &TargetId,
+    policy: RegisterPolicy,
+    label: &str,
+) -> Result<CheckOutcome, Diagnostics> {
+    check(original, Cow::Owned(patched), target, policy, label)
+}
+
+fn check(
+    original: Option<&Document>,
+    mut patched_doc: Cow<'_, Document>,
+    target: &TargetId,
+    policy: RegisterPolicy,
+    label: &str,
+) -> Result<CheckOutcome, Diagnostics> {
+    let patched: &Document = &patched_doc;
+    // The original's lines are the patched ones (an unpatched source): its
+    // analysis is the patched one.
+    let unpatched =
+        original.is_some_and(|o| std::ptr::eq(o, patched) || o.lines() == patched.lines());
     let isa = Isa::of(target);
     let asm = patched.asm();
     let budgets = analyze(asm, target);
@@ -1017,8 +1046,7 @@ pub fn check_registers(
     let single = budgets.len() == 1;
     let mut errors = vec![];
     let mut notes = vec![];
-    let mut out = patched.clone();
-    // The analysis of `out` when it was edited (else it is `budgets`).
+    // The analysis of the output when it was edited (else it is `budgets`).
     let mut reanalyzed = None;
 
     match policy {
@@ -1083,15 +1111,18 @@ pub fn check_registers(
                 );
             }
             let updated = !edits.is_empty();
-            out.apply(edits);
             if updated {
+                let mut out = patched_doc.into_owned();
+                out.apply(edits);
                 reanalyzed = Some(analyze(out.asm(), target));
+                patched_doc = Cow::Owned(out);
             }
+            let out: &Document = &patched_doc;
             // The update must leave nothing to report.
             if errors.is_empty() {
                 for kb in reanalyzed.as_deref().unwrap_or(&budgets) {
                     let klabel = kernel_label(label, &kb.kernel, single);
-                    for d in diagnose(&out, problems(kb, &isa, target, &klabel)) {
+                    for d in diagnose(out, problems(kb, &isa, target, &klabel)) {
                         if d.severity == Severity::Error {
                             errors.push(d);
                         } else {
@@ -1111,7 +1142,7 @@ pub fn check_registers(
     // `out` reuse `budgets`.
     let after = reanalyzed.as_deref().unwrap_or(&budgets);
     let before_own = original
-        .filter(|o| !std::ptr::eq(*o, patched) && o.lines() != patched.lines())
+        .filter(|_| !unpatched)
         .map(|o| analyze(o.asm(), target));
     let before = original.map(|_| before_own.as_deref().unwrap_or(&budgets));
     for kb in after {
@@ -1158,7 +1189,10 @@ pub fn check_registers(
                 )),
         );
     }
-    Ok(CheckOutcome { asm: out, notes })
+    Ok(CheckOutcome {
+        asm: patched_doc.into_owned(),
+        notes,
+    })
 }
 
 fn describe_limit(o: &Occupancy) -> String {

@@ -246,8 +246,10 @@ fn positions(
 }
 
 /// Apply the patch file `pf` to `t` (the dump `source_rel`, possibly already patched).
+/// A borrowed `t` is left as it is (its kept lines are copied); an owned one
+/// is consumed (its kept lines are moved).
 pub(crate) fn apply_diff(
-    t: Document,
+    t: std::borrow::Cow<'_, Document>,
     pf: &PatchFile,
     source_rel: &Path,
 ) -> Result<Document, Diagnostic> {
@@ -256,7 +258,10 @@ pub(crate) fn apply_diff(
             .with_help("patch files must be UTF-8 text next to the manifest")
     })?;
     let (pieces, trailing_newline) = splice_plan(&t, &text, pf, source_rel)?;
-    Ok(t.splice(pieces, trailing_newline))
+    Ok(match t {
+        std::borrow::Cow::Borrowed(t) => t.spliced_copy(pieces, trailing_newline),
+        std::borrow::Cow::Owned(t) => t.splice(pieces, trailing_newline),
+    })
 }
 
 /// Apply the unified diff `text`, the contents of the patch file `pf`, to
@@ -269,7 +274,7 @@ pub fn apply_diff_text(
     source_rel: &Path,
 ) -> Result<Document, Diagnostic> {
     let (pieces, trailing_newline) = splice_plan(t, text, pf, source_rel)?;
-    Ok(t.clone().splice(pieces, trailing_newline))
+    Ok(t.spliced_copy(pieces, trailing_newline))
 }
 
 /// The lines of `t` with the diff `text` applied, as kept and new lines

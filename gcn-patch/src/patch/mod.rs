@@ -15,6 +15,8 @@ pub mod pin;
 pub mod quilt;
 pub mod rules;
 
+use std::borrow::Cow;
+
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::document::Document;
 use crate::manifest::{KernelSpec, Manifest, SourceSpec};
@@ -90,9 +92,13 @@ fn read_and_diff(
         .with_help("name the assembly (.s/.rocmasm) file, not a binary")
     })?;
     let original = Document::from_source(&text, &source.rel);
-    let mut t = original.clone();
+    // The first diff copies what it keeps of the original; later ones move.
+    let mut t = Cow::Borrowed(&original);
     for pf in &source.patches {
-        t = diff::apply_diff(t, pf, &source.rel).map_err(|d| d.with_note(context.clone()))?;
+        t = Cow::Owned(
+            diff::apply_diff(t, pf, &source.rel).map_err(|d| d.with_note(context.clone()))?,
+        );
     }
+    let t = t.into_owned();
     Ok((original, t))
 }

@@ -696,9 +696,7 @@ impl<'a> Rewrites<'a> {
         self.edits.insert_before(0, text, inserted(what));
     }
     fn apply(self) -> Document {
-        let mut out = self.input.clone();
-        out.apply(self.edits);
-        out
+        self.input.applied(self.edits)
     }
 }
 
