@@ -69,7 +69,8 @@ pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
         Some(_) => d.at(asm.location(eof, None).with_label("the input ends here")),
         None => d,
     };
-    if file.kernels().is_empty() {
+    let kernels = file.kernels();
+    if kernels.is_empty() {
         let d = Diagnostic::error(format!(
             "{label}: {shown} defines no kernel (no `.amdhsa_kernel` block)"
         ))
@@ -79,7 +80,6 @@ pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
         );
         return Err(at_end(d).into());
     }
-    let kernels = file.kernels();
     // 0-based line `line` of the text as a location in the user's file.
     let at_line = |d: Diagnostic, line: Option<usize>| match line
         .filter(|&l| asm.origin(l).and_then(|o| o.file_line()).is_some())
