@@ -525,31 +525,32 @@ mod tests {
     fn applied_kinds_equal_a_fresh_parse() {
         let text = "k:\n\ts_nop 0\n/* a\n\ts_nop 1\n*/\n\t.amdhsa_kernel k\n\t\t.amdhsa_next_free_vgpr 6\n\t.end_amdhsa_kernel\n\t.amdgpu_metadata\nx: 1\n\t.end_amdgpu_metadata\n\ts_endpgm\n";
         let n = Document::from_source(text, "f.s").len();
-        let edits: Vec<Box<dyn Fn(&mut Edits, &Document)>> = vec![
-            Box::new(|e, d| {
+        type Edit = fn(&mut Edits, &Document);
+        let edits: [Edit; 8] = [
+            |e, d| {
                 e.insert_before(1, d.styled(1, ".amdgpu_metadata"), rule("open"));
-            }),
-            Box::new(|e, _| {
+            },
+            |e, _| {
                 e.delete(2);
-            }),
-            Box::new(|e, _| {
+            },
+            |e, _| {
                 e.delete(4);
-            }),
-            Box::new(|e, _| {
+            },
+            |e, _| {
                 e.delete(5).delete(7);
-            }),
-            Box::new(|e, _| {
+            },
+            |e, _| {
                 e.delete(8);
-            }),
-            Box::new(|e, _| {
+            },
+            |e, _| {
                 e.delete(10);
-            }),
-            Box::new(|e, d| {
+            },
+            |e, d| {
                 e.replace(1, d.styled(1, "s_nop 0 /* open"), rule("r"));
-            }),
-            Box::new(|e, d| {
+            },
+            |e, d| {
                 e.insert_after(5, d.styled(6, ".end_amdhsa_kernel"), rule("close"));
-            }),
+            },
         ];
         for (k, edit) in edits.iter().enumerate() {
             let mut d = Document::from_source(text, "f.s");
