@@ -85,53 +85,76 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
 /// [`link`]'s (compared on every corpus dump). `name` is the object as
 /// messages call it (`saxpy-gfx942.o`); the code object is named after it.
 ///
-/// Where there is no `/dev/stdin` (not Unix) the object is written to a
-/// temporary file in `work_dir` and linked from there.
+/// Where there is no `/dev/stdin` (not Unix) the object goes through a
+/// temporary file in `work_dir` ([`link_through_file`], the same bytes).
 pub fn link_bytes(
     toolchain: &Toolchain,
     object: &[u8],
     name: &str,
     work_dir: &Path,
 ) -> Result<Vec<u8>, Diagnostics> {
-    let out_name = format!("{}.hsaco", name.strip_suffix(".o").unwrap_or(name));
     #[cfg(unix)]
-    let (input, _file) = {
+    {
         let _ = work_dir;
-        (PathBuf::from("/dev/stdin"), ())
-    };
+        run_lld(toolchain, Path::new("/dev/stdin"), Some(object), name)
+    }
     #[cfg(not(unix))]
-    let (input, _file) = {
-        std::fs::create_dir_all(work_dir).map_err(|e| {
+    {
+        link_through_file(toolchain, object, name, work_dir)
+    }
+}
+
+/// [`link_bytes`] for systems without `/dev/stdin`: the object is written to
+/// a temporary file in `work_dir` (created if missing), linked from there
+/// and removed whatever happens; the code object still comes from ld.lld's
+/// stdout. Built and tested on every system.
+pub fn link_through_file(
+    toolchain: &Toolchain,
+    object: &[u8],
+    name: &str,
+    work_dir: &Path,
+) -> Result<Vec<u8>, Diagnostics> {
+    std::fs::create_dir_all(work_dir).map_err(|e| {
+        Diagnostic::error(format!(
+            "cannot create directory {}: {e}",
+            work_dir.display()
+        ))
+    })?;
+    let file = tempfile::Builder::new()
+        .suffix(".o")
+        .tempfile_in(work_dir)
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, object)?;
+            Ok(f)
+        })
+        .map_err(|e| {
             Diagnostic::error(format!(
-                "cannot create directory {}: {e}",
+                "cannot write an object in {}: {e}",
                 work_dir.display()
             ))
         })?;
-        let f = tempfile::Builder::new()
-            .suffix(".o")
-            .tempfile_in(work_dir)
-            .and_then(|mut f| {
-                std::io::Write::write_all(&mut f, object)?;
-                Ok(f)
-            })
-            .map_err(|e| {
-                Diagnostic::error(format!(
-                    "cannot write an object in {}: {e}",
-                    work_dir.display()
-                ))
-            })?;
-        (f.path().to_path_buf(), f)
-    };
+    run_lld(toolchain, file.path(), None, name)
+}
+
+/// ld.lld on `input` (fed `stdin` when given), the code object from stdout;
+/// errors name the object `name`, not `input`.
+fn run_lld(
+    toolchain: &Toolchain,
+    input: &Path,
+    stdin: Option<&[u8]>,
+    name: &str,
+) -> Result<Vec<u8>, Diagnostics> {
+    let out_name = format!("{}.hsaco", name.strip_suffix(".o").unwrap_or(name));
     let mut cmd = Command::new(&toolchain.lld);
     cmd.arg(LINK_THREADS)
         .args(LINK_FLAGS)
         .args(["-o", "-"])
-        .arg(&input)
+        .arg(input)
         .env_clear()
         .env("LC_ALL", "C");
     let job = format!("linking {out_name}");
     let output = toolchain
-        .run_with_input(&mut cmd, "ld.lld", &job, cfg!(unix).then_some(object))
+        .run_with_input(&mut cmd, "ld.lld", &job, stdin)
         .map_err(|e| e.to_diagnostic())?;
     if !output.status.success() {
         let stderr =
@@ -191,4 +214,65 @@ fn lld_errors(
         first.notes.push(format!("inputs: {}", inputs.join(", ")));
     }
     Diagnostics(diags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::assemble::{assemble_bytes, AssembleRequest};
+    use crate::document::Document;
+    use crate::toolchain::ToolchainConfig;
+    use gcn_embed::TargetId;
+
+    fn toolchain() -> Toolchain {
+        Toolchain::find(&ToolchainConfig::default(), &|k| std::env::var(k).ok())
+            .unwrap_or_else(|d| panic!("{d}\n(apt-get install -y clang-22 lld-22 llvm-22)"))
+    }
+
+    /// The file fallback (the only path on systems without `/dev/stdin`)
+    /// gives the same code object as the in-memory link, leaves no file,
+    /// and names the object, not its temporary file, in errors.
+    #[test]
+    fn the_file_fallback_links_the_same_bytes() {
+        let tc = toolchain();
+        let dump = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/hip/gfx942/saxpy.s");
+        let text = std::fs::read_to_string(&dump).expect("corpus dump (tests/corpus)");
+        let asm = Document::from_source(&text, "saxpy.s");
+        let target = TargetId::parse("gfx942").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let object = assemble_bytes(&AssembleRequest {
+            toolchain: &tc,
+            asm: &asm,
+            target: &target,
+            work_dir: dir.path(),
+            name: "saxpy",
+            label: "kernel `saxpy` for gfx942",
+        })
+        .unwrap_or_else(|d| panic!("{d}"));
+        let work = dir.path().join("work");
+        let in_memory =
+            link_bytes(&tc, &object, "saxpy.o", &work).unwrap_or_else(|d| panic!("{d}"));
+        let through_file =
+            link_through_file(&tc, &object, "saxpy.o", &work).unwrap_or_else(|d| panic!("{d}"));
+        assert!(in_memory == through_file, "the two links differ");
+        assert_eq!(&through_file[..4], b"\x7fELF");
+        assert_eq!(
+            std::fs::read_dir(&work).unwrap().count(),
+            0,
+            "temp file left"
+        );
+
+        let err = link_through_file(&tc, b"not an object", "bad.o", &work).unwrap_err();
+        let shown = err.to_string();
+        assert!(shown.contains("bad.o"), "{shown}");
+        assert!(
+            !shown.contains(&*work.to_string_lossy()),
+            "temp path shown: {shown}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&work).unwrap().count(),
+            0,
+            "temp file left"
+        );
+    }
 }
