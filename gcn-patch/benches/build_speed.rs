@@ -11,8 +11,9 @@
 //! 2. Fully cached rerun (every object in the local cache).
 //! 3. One-source edit: one dump changes (and its pin), the rest is cached.
 //! 4. Patch + checks on 10k, 100k and 1M generated lines (diff + rules, then
-//!    retarget and every check for gfx942), each in its own process so that its
-//!    peak memory (VmHWM) is its own.
+//!    retarget and every check for gfx942), each run in its own process so
+//!    that its peak memory (VmHWM) is its own; three runs per size, then the
+//!    medians.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -290,18 +291,46 @@ fn main() {
         return;
     }
     println!();
+    println!("patch + checks, {LINE_RUNS} runs per size (one process each), then their medians:");
     println!(
         "{:>9} {:>10} {:>12} {:>10} {:>9} result",
         "lines", "patch ms", "+checks ms", "ns/line", "peak MiB"
     );
     let me = std::env::current_exe().expect("current exe");
+    let mut medians = Vec::new();
     for n in [10_000usize, 100_000, 1_000_000] {
-        let st = Command::new(&me)
-            .args(["--lines-child", &n.to_string()])
-            .status()
-            .expect("run child");
-        if !st.success() {
-            println!("{n:>9} failed ({st})");
+        let (mut patch, mut all, mut count) = (Vec::new(), Vec::new(), n as f64);
+        for _ in 0..LINE_RUNS {
+            let out = Command::new(&me)
+                .args(["--lines-child", &n.to_string()])
+                .output()
+                .expect("run child");
+            let row = String::from_utf8_lossy(&out.stdout);
+            print!("{row}");
+            if !out.status.success() {
+                println!("{n:>9} failed ({})", out.status);
+                continue;
+            }
+            let cols: Vec<f64> = row
+                .split_whitespace()
+                .take(3)
+                .filter_map(|c| c.parse().ok())
+                .collect();
+            if let [lines, p, a] = cols[..] {
+                count = lines;
+                patch.push(p);
+                all.push(a);
+            }
+        }
+        if !all.is_empty() {
+            medians.push((count, median(patch), median(all)));
         }
     }
+    println!("medians:");
+    for (n, p, a) in medians {
+        println!("{n:>9} {p:>10.1} {a:>12.1} {:>10.0}", a * 1e6 / n);
+    }
 }
+
+/// Runs per size of the patch + checks measurement.
+const LINE_RUNS: usize = 3;
