@@ -170,28 +170,12 @@ impl Document {
     /// [`Document::splice`] leaving this document as it is: kept lines are
     /// copied (not parsed again unless their parsing context changed).
     pub(crate) fn spliced_copy(&self, pieces: Vec<Piece>, trailing_newline: bool) -> Document {
-        let total = pieces.iter().map(Piece::len).sum();
-        let mut origins = Vec::with_capacity(total);
-        let mut file = Rebuilder::with_capacity(total);
-        for piece in pieces {
-            match piece {
-                Piece::Keep(r) => {
-                    let r = r.start.min(self.len())..r.end.min(self.len());
-                    for (line, origin) in self.file.lines[r.clone()].iter().zip(&self.origins[r]) {
-                        file.keep(line.clone());
-                        origins.push(origin.clone());
-                    }
-                }
-                Piece::New(text, origin) => {
-                    file.push(text);
-                    origins.push(origin);
-                }
+        Document::from_pieces(pieces, trailing_newline, |r, push| {
+            let r = r.start.min(self.len())..r.end.min(self.len());
+            for (line, origin) in self.file.lines[r.clone()].iter().zip(&self.origins[r]) {
+                push(line.clone(), origin.clone());
             }
-        }
-        Document {
-            file: file.finish(trailing_newline),
-            origins,
-        }
+        })
     }
 
     /// A new document from `pieces`: runs of lines of this one, moved with
@@ -199,27 +183,39 @@ impl Document {
     /// overlapping), and new lines. Kept lines are not parsed again unless
     /// the parsing context before them changed.
     pub(crate) fn splice(self, pieces: Vec<Piece>, trailing_newline: bool) -> Document {
+        let mut old = self.file.lines.into_iter().zip(self.origins);
+        let mut pos = 0;
+        Document::from_pieces(pieces, trailing_newline, |r, push| {
+            assert!(
+                r.start >= pos,
+                "Document::splice keeps runs in increasing order"
+            );
+            if r.start > pos {
+                old.nth(r.start - pos - 1);
+            }
+            for (line, origin) in old.by_ref().take(r.len()) {
+                push(line, origin);
+            }
+            pos = r.end;
+        })
+    }
+
+    /// The document of `pieces`: `keep` hands over the lines (with their
+    /// origins) of each kept run, new lines are parsed.
+    fn from_pieces(
+        pieces: Vec<Piece>,
+        trailing_newline: bool,
+        mut keep: impl FnMut(std::ops::Range<usize>, &mut dyn FnMut(Line, Origin)),
+    ) -> Document {
         let total = pieces.iter().map(Piece::len).sum();
         let mut origins = Vec::with_capacity(total);
         let mut file = Rebuilder::with_capacity(total);
-        let mut old = self.file.lines.into_iter().zip(self.origins);
-        let mut pos = 0;
         for piece in pieces {
             match piece {
-                Piece::Keep(r) => {
-                    assert!(
-                        r.start >= pos,
-                        "Document::splice keeps runs in increasing order"
-                    );
-                    if r.start > pos {
-                        old.nth(r.start - pos - 1);
-                    }
-                    for (line, origin) in old.by_ref().take(r.len()) {
-                        file.keep(line);
-                        origins.push(origin);
-                    }
-                    pos = r.end;
-                }
+                Piece::Keep(r) => keep(r, &mut |line, origin| {
+                    file.keep(line);
+                    origins.push(origin);
+                }),
                 Piece::New(text, origin) => {
                     file.push(text);
                     origins.push(origin);
