@@ -9,8 +9,10 @@
 //! Every change goes through one edit API, [`Edits`]: replace, insert
 //! before/after, delete and move, all addressed by line indices of the
 //! document as it was before the edits, applied in one linear pass by
-//! [`Document::apply`], which records each new line's origin and re-parses
-//! the line kinds. [`Document::styled`] gives new code the indentation and
+//! [`Document::apply`] (or [`Document::applied`] for an edited copy), which
+//! records each new line's origin and parses only the new lines (and kept
+//! lines whose parsing context the edit changed, e.g. below an inserted
+//! `.amdgpu_metadata`). [`Document::styled`] gives new code the indentation and
 //! line ending (`\r` of CRLF files) of the line it replaces or is inserted
 //! next to.
 //!
