@@ -1,5 +1,5 @@
 //! The build engine: every kernel × target job of a manifest, in parallel,
-//! through the content-addressed object [`cache`](crate::cache).
+//! through the content-addressed object [`cache`](mod@crate::cache).
 //!
 //! gcn-build (in build scripts, under Cargo's jobserver) and the CLI (with a
 //! plain thread count) both build through [`build_all`]; they differ only in

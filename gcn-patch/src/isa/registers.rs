@@ -1,7 +1,7 @@
 //! Register-file facts of one target: VGPR allocation granule and file size,
 //! AGPR layout, extra SGPRs, addressable SGPRs, LDS per CU and the hardware
 //! wave limit — the inputs of the occupancy computation in
-//! [`check::occupancy`](crate::check::occupancy) and of the register budget.
+//! [`check::occupancy`](mod@crate::check::occupancy) and of the register budget.
 //!
 //! Sources: `llvm/lib/Target/AMDGPU/Utils/AMDGPUBaseInfo.cpp` (`IsaInfo`:
 //! `getVGPRAllocGranule`, `getTotalNumVGPRs`, `getMaxWavesPerEU`,

@@ -203,7 +203,7 @@ fn rewrite_half(half: &str, ins: &Instruction) -> Option<String> {
 /// one half (the second first, then the first) with the reversed
 /// opcode (`v_dual_subrev_f32 v2, v7, v2`) or, for a commutative operation,
 /// the same one; failing that, by splitting the pair into its two `_e32`
-/// instructions when that is exact and keeps the size (see [`split`]). A
+/// instructions when that is exact and keeps the size (see `split`). A
 /// pair with no such equivalent stays an error naming the line and the fixes.
 pub fn normalize_vopd(
     asm: &Document,

@@ -44,7 +44,7 @@ const CLOCK0: u32 = 1 << 20;
 /// State of one counter.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CounterState {
-    /// Operations issued on this counter so far (plus [`CLOCK0`]).
+    /// Operations issued on this counter so far (plus `CLOCK0`).
     pub clock: u32,
     /// Upper bound of outstanding operations (saturates at the counter's max).
     pub outstanding: u32,

@@ -4,7 +4,7 @@
 //! * [`model`]: per generation, which instruction increments which counter,
 //!   which registers it writes when it completes, which counters complete in
 //!   order (LLVM `SIInsertWaitcnts.cpp`, `AMDGPUUsage.rst`).
-//! * [`cfg`]: basic blocks and branches of each kernel.
+//! * [`cfg`](mod@cfg): basic blocks and branches of each kernel.
 //! * [`analysis`]: the score-bracket data flow over the CFG, to a fixpoint
 //!   (pending operations carried across loop back edges; the kernel entry has
 //!   nothing pending).
