@@ -77,7 +77,19 @@ pub fn parse(text: &str) -> AsmFile {
     if text.is_empty() {
         return AsmFile::default();
     }
-    AsmFile::from_lines(body.split('\n'), trailing_newline)
+    // Sized up front: a million-line file would otherwise grow its line
+    // vector by doubling, copying it and leaving up to half of it unused.
+    let n = body.bytes().filter(|&b| b == b'\n').count() + 1;
+    let mut ctx = line::Ctx::default();
+    let mut lines = Vec::with_capacity(n);
+    lines.extend(
+        body.split('\n')
+            .map(|t| Line::classified(t.to_string(), &mut ctx)),
+    );
+    AsmFile {
+        lines,
+        trailing_newline,
+    }
 }
 
 impl AsmFile {
