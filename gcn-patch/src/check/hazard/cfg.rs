@@ -86,6 +86,10 @@ pub fn build(asm: &AsmFile, ranges: &[Range<usize>], model: &Model) -> Cfg {
             }
         }
     }
+    // The analysis keeps every block while it runs: no growth slack.
+    for n in &mut nodes {
+        n.insts.shrink_to_fit();
+    }
     let mut unfollowed = vec![];
     for (node, flow, line) in exits {
         match flow {

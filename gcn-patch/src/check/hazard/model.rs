@@ -444,6 +444,15 @@ impl Model {
             e.reads = regs;
             e.unknown = true;
         }
+        // Effects live as long as the analysis (one per instruction): no
+        // growth slack in their small vectors.
+        e.reads.shrink_to_fit();
+        e.defs.shrink_to_fit();
+        e.events.shrink_to_fit();
+        for ev in &mut e.events {
+            ev.writes.shrink_to_fit();
+            ev.reads_late.shrink_to_fit();
+        }
         e
     }
 
