@@ -281,7 +281,7 @@ impl Document {
         match self.origins.get(i)? {
             Origin::Source { .. } => None,
             o @ Origin::Patch { .. } => Some(format!("this line was added by {o}")),
-            o @ Origin::Rule { .. } => Some(format!("this line was written by {o}")),
+            o @ Origin::Rule(_) => Some(format!("this line was written by {o}")),
             o => Some(format!("this line was {o}")),
         }
     }

@@ -29,17 +29,9 @@ pub enum Origin {
         /// 1-based line of the `+` line inside the patch file.
         line: usize,
     },
-    /// Written by a structured rule.
-    Rule {
-        /// The manifest that declares the rule.
-        manifest: PathBuf,
-        /// The kernel the rule belongs to.
-        kernel: String,
-        /// 1-based index of the rule in the source's rule list.
-        index: usize,
-        /// Short description, e.g. `move "s_waitcnt vmcnt(0)"`.
-        what: String,
-    },
+    /// Written by a structured rule (boxed: every line of a document has an
+    /// origin, and this is by far the largest kind).
+    Rule(Box<RuleOrigin>),
     /// Rewritten by retargeting or toolchain-skew normalization.
     Retarget {
         /// The original line it replaces, if any.
@@ -49,6 +41,19 @@ pub enum Origin {
     },
     /// Generated (e.g. a hand-written kernel's resource counts).
     Generated(String),
+}
+
+/// The rule that wrote a line ([`Origin::Rule`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RuleOrigin {
+    /// The manifest that declares the rule.
+    pub manifest: PathBuf,
+    /// The kernel the rule belongs to.
+    pub kernel: String,
+    /// 1-based index of the rule in the source's rule list.
+    pub index: usize,
+    /// Short description, e.g. `move "s_waitcnt vmcnt(0)"`.
+    pub what: String,
 }
 
 impl Origin {
@@ -72,18 +77,14 @@ impl fmt::Display for Origin {
             Origin::Patch { file, hunk, line } => {
                 write!(f, "patch {} hunk {hunk} (line {line})", file.display())
             }
-            Origin::Rule {
-                manifest,
-                kernel,
-                index,
-                what,
-            } => {
-                write!(
-                    f,
-                    "rule #{index} of kernel `{kernel}` in {} ({what})",
-                    manifest.display()
-                )
-            }
+            Origin::Rule(r) => write!(
+                f,
+                "rule #{} of kernel `{}` in {} ({})",
+                r.index,
+                r.kernel,
+                r.manifest.display(),
+                r.what
+            ),
             Origin::Retarget {
                 replaces: Some(o),
                 what,

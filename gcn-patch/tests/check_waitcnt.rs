@@ -10,7 +10,7 @@ use gcn_embed::TargetId;
 use gcn_patch::check::waitcnt::check_waitcnt;
 use gcn_patch::diag::Severity;
 use gcn_patch::document::{Document, Edits};
-use gcn_patch::provenance::Origin;
+use gcn_patch::provenance::{Origin, RuleOrigin};
 
 #[test]
 fn every_corpus_file_passes() {
@@ -48,12 +48,12 @@ fn patched_waits_are_reported_at_their_origin() {
     edits.insert_before(
         3,
         "\ts_waitcnt lgkmcnt(16)".into(),
-        Origin::Rule {
+        Origin::Rule(Box::new(RuleOrigin {
             manifest: "kernels.toml".into(),
             kernel: "matmul".into(),
             index: 2,
             what: "set-waitcnt lgkmcnt 16".into(),
-        },
+        })),
     );
     traced.apply(edits);
     let target = TargetId::parse("gfx942").unwrap();

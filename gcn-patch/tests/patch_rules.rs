@@ -228,7 +228,7 @@ value = 4
         })
         .collect();
     insta::assert_snapshot!(lines.join("\n"));
-    assert!(matches!(t.origin(131), Some(Origin::Rule { index: 1, .. })));
+    assert!(matches!(t.origin(131), Some(Origin::Rule(r)) if r.index == 1));
 }
 
 /// The demo: the diff then the rules of patches/matmul-rules.toml.example; the

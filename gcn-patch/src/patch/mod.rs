@@ -7,7 +7,7 @@
 //! `Source { file, line }` for dump lines (file as written in the manifest,
 //! relative to [`Manifest::dir`]), `Patch { file, hunk, line }` for `+` lines
 //! (patch file relative to the manifest dir, 1-based hunk, line of the `+`
-//! line in the patch file), `Rule { manifest, kernel, index, what }` for
+//! line in the patch file), `Rule(RuleOrigin { manifest, kernel, index, what })` for
 //! lines written or moved by a rule (`manifest` is the manifest's file name).
 
 pub mod diff;

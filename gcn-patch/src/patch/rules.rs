@@ -87,7 +87,7 @@ use crate::diag::{Diagnostic, Location};
 use crate::document::{Document, Edits};
 use crate::isa::{major, waitcnt_limits, Counter};
 use crate::parse::{strip_comment, Line, LineKind};
-use crate::provenance::Origin;
+use crate::provenance::{Origin, RuleOrigin};
 
 /// A rule as written in TOML (validated into [`Rule`]).
 #[derive(Debug, Clone, Deserialize)]
@@ -603,12 +603,12 @@ pub(crate) fn apply_rules(t: &mut Document, rules: &[Rule], ctx: &Ctx) -> Result
 }
 
 fn origin(r: &Rule, ctx: &Ctx, what: String) -> Origin {
-    Origin::Rule {
+    Origin::Rule(Box::new(RuleOrigin {
         manifest: ctx.manifest.to_path_buf(),
         kernel: ctx.kernel.to_string(),
         index: r.index,
         what,
-    }
+    }))
 }
 
 /// Line ranges a rule may touch: the whole file, or (from [`crate::parse`])
