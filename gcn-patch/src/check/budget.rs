@@ -45,7 +45,7 @@ use super::RegisterPolicy;
 use crate::diag::{Diagnostic, Diagnostics, Severity};
 use crate::document::{Document, Edits};
 use crate::isa::Isa;
-use crate::parse::{AsmFile, Kernel, RegFile};
+use crate::parse::{AsmFile, Kernel, RegFile, RegisterRef};
 use crate::provenance::Origin;
 
 /// Registers the instructions of one kernel use.
@@ -93,8 +93,11 @@ pub struct RegUse {
     pub first: u32,
     /// Last index (inclusive).
     pub last: u32,
-    /// The operand as written (`v[4:7]`, `vcc`), to highlight it.
-    pub token: String,
+    /// The operand (`v[4:7]`, `vcc`), to highlight it; `None` for the
+    /// instruction's implicit `vcc` (its mnemonic is highlighted). Not its
+    /// text: a kernel has a use per register operand, and a million-line
+    /// file would keep millions of strings for the few that are shown.
+    pub operand: Option<RegisterRef>,
 }
 
 /// One declared count: where, as written, and its value.
@@ -254,7 +257,7 @@ fn analyze_kernel(
                 class: RegClass::Vcc,
                 first: 0,
                 last: 0,
-                token: inst.mnemonic.clone(),
+                operand: None,
             });
         }
         for r in inst.registers() {
@@ -285,7 +288,7 @@ fn analyze_kernel(
                 class,
                 first: r.first.min(CAP - 1),
                 last: r.last.min(CAP - 1),
-                token: r.to_string(),
+                operand: Some(*r),
             });
         }
     }
@@ -374,11 +377,25 @@ struct Bound<'a> {
     blame: bool,
 }
 
+/// What a problem highlights on its line.
+enum Highlight {
+    /// A register operand, as written.
+    Operand(RegisterRef),
+    /// The mnemonic (an implicit register use).
+    Mnemonic,
+}
+
+impl RegUse {
+    fn highlight(&self) -> Highlight {
+        self.operand.map_or(Highlight::Mnemonic, Highlight::Operand)
+    }
+}
+
 /// Everything wrong with one kernel, as diagnostics (no locations yet:
 /// `(line, token span, label, diagnostic)`).
 struct Problem {
     line: usize,
-    token: Option<String>,
+    token: Option<Highlight>,
     label: String,
     diag: Diagnostic,
     related: Vec<usize>,
@@ -439,7 +456,7 @@ fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec
         diag = diag.with_help(format!("raise {}, {update_help}", raise.join(", ")));
         Some(Problem {
             line: first.line,
-            token: Some(first.token.clone()),
+            token: Some(first.highlight()),
             label: format!("{reg} is beyond {}{}", tight.decl, tight.how),
             diag,
             related: bounds.iter().map(|b| b.decl.line).collect(),
@@ -559,7 +576,7 @@ fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec
             if decl.value == Some(0) {
                 out.push(Problem {
                     line: first.line,
-                    token: Some(first.token.clone()),
+                    token: Some(first.highlight()),
                     label: format!("{name} is used but {decl}"),
                     diag: Diagnostic::error(format!("{label} uses {name}, but declares {decl}"))
                         .with_note(format!(
@@ -698,7 +715,12 @@ fn diagnose(traced: &Document, problems: Vec<Problem>) -> Vec<Diagnostic> {
         .into_iter()
         .map(|p| {
             let text = traced.text(p.line);
-            let span = p.token.as_deref().and_then(|t| {
+            let token = match p.token {
+                Some(Highlight::Operand(r)) => Some(r.to_string()),
+                Some(Highlight::Mnemonic) => traced.instruction(p.line).map(|i| i.mnemonic.clone()),
+                None => None,
+            };
+            let span = token.as_deref().and_then(|t| {
                 let start = find_token(text, t)?;
                 Some((start, start + t.len()))
             });
