@@ -283,19 +283,12 @@ fn prepare_checked(
         (checked, None)
     };
     let checked = checked.map_err(|d| with_context(d, &label))?;
-    let original = own_original.as_ref().or(original_retargeted.as_ref());
     notes.extend(checked.notes);
-    let waits = check::waitcnt::check_waitcnt(&checked.asm, &opts.target);
-    // Wait-counter hazards, reported at each line's origin (dump, patch hunk, rule).
-    let hazard_findings = hazard::lint_patched(
-        &checked.asm,
-        original,
-        &opts.target,
-        LintOptions {
-            policy: hazards,
-            suggest: false,
-        },
-    );
+    let original = own_original.as_ref().or(original_retargeted.as_ref());
+    // What the later checks need of the original, taken now so that it is
+    // dropped before the hazard analysis (a large file's peak memory):
+    // the dump's waits the patches removed, and the launch comparison.
+    let removed = original.map(|o| hazard::RemovedWaits::new(&checked.asm, o));
     // Triton kernels: the patched kernel must fit the launch Triton will do
     // (a register update, the only edit the check above makes, changes no
     // launch field, so without an original the checked asm stands for it).
@@ -303,6 +296,19 @@ fn prepare_checked(
         let original = original.unwrap_or(&checked.asm);
         check::launch::check_triton_launch(original, &checked.asm, t, &label)
     });
+    drop(own_original);
+    drop(original_retargeted);
+    let waits = check::waitcnt::check_waitcnt(&checked.asm, &opts.target);
+    // Wait-counter hazards, reported at each line's origin (dump, patch hunk, rule).
+    let hazard_findings = hazard::lint_removed(
+        &checked.asm,
+        removed.as_ref(),
+        &opts.target,
+        LintOptions {
+            policy: hazards,
+            suggest: false,
+        },
+    );
     let (errors, warnings): (Vec<_>, Vec<_>) = waits
         .into_iter()
         .chain(hazard_findings)

@@ -22,7 +22,7 @@ pub mod suggest;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 use serde::Deserialize;
@@ -31,7 +31,7 @@ use crate::check::waitcnt::wait_values;
 use crate::diag::Diagnostic;
 use crate::document::Document;
 use crate::isa::Counter;
-use crate::parse::AsmFile;
+use crate::parse::{AsmFile, Instruction};
 use crate::provenance::Origin;
 
 pub use analysis::{Access, Hazard};
@@ -195,17 +195,26 @@ pub fn lint_patched(
     target: &TargetId,
     opts: LintOptions,
 ) -> Vec<Diagnostic> {
+    let removed = original.map(|o| RemovedWaits::new(doc, o));
+    lint_removed(doc, removed.as_ref(), target, opts)
+}
+
+/// [`lint_patched`] with the dump's removed waits already collected
+/// ([`RemovedWaits::new`]), so that the dump itself need not be kept while
+/// the analysis runs.
+pub(crate) fn lint_removed(
+    doc: &Document,
+    removed: Option<&RemovedWaits>,
+    target: &TargetId,
+    opts: LintOptions,
+) -> Vec<Diagnostic> {
     let asm = doc.asm();
     let mut out = vec![];
-    // Built on the first hazard, once per call: per hazard it would make the
-    // check quadratic (every hazard scanning both whole documents).
-    let mut removed: Option<RemovedWaits> = None;
     for k in kernels(asm, target) {
         for h in k.hazards(&analysis::Overrides::default()) {
             let mut d = render_hazard(doc, &k, &h, opts.policy);
-            if let Some(o) = original {
-                let removed = removed.get_or_insert_with(|| RemovedWaits::new(doc, o));
-                for note in removed_waits(doc, o, removed, &k, &h) {
+            if let Some(removed) = removed {
+                for note in removed_waits(doc, removed, &k, &h) {
                     d = d.with_note(note);
                 }
             }
@@ -358,19 +367,29 @@ fn render_hazard(
     doc.locate(d, h.line, span, label)
 }
 
-/// Waits of the dump between the producer's and the read's dump lines that
-/// the patched document no longer has and that would have covered the
-/// hazard (a wait on its counter for at most the needed value).
 /// The dump's wait instructions that are not in the patched document (by
 /// file and line), per file, sorted by line: a patch or rule removed or
-/// changed them.
-struct RemovedWaits<'a>(HashMap<&'a Path, Vec<(usize, usize)>>);
+/// changed them. They are copied out of the dump (few), so the dump can be
+/// dropped before the analysis. Built once per check: per hazard it would
+/// make the check quadratic (every hazard scanning both whole documents).
+pub(crate) struct RemovedWaits(HashMap<PathBuf, Vec<RemovedWait>>);
 
-impl<'a> RemovedWaits<'a> {
-    fn new(doc: &Document, original: &'a Document) -> Self {
+/// One wait of the dump that the patched document lacks.
+struct RemovedWait {
+    /// 1-based line in the dump.
+    line: usize,
+    /// The wait as parsed, and its text.
+    inst: Instruction,
+    text: String,
+}
+
+impl RemovedWaits {
+    /// The waits of `original` (the dump) whose file and line no line of
+    /// `doc` (the patched asm) comes from.
+    pub(crate) fn new(doc: &Document, original: &Document) -> Self {
         // The dump's waits by line number (then file): looking up each
         // patched line's origin costs a hash of a number, not of a path.
-        let mut waits: HashMap<usize, Vec<(&'a Path, usize)>> = HashMap::new();
+        let mut waits: HashMap<usize, Vec<(&Path, usize)>> = HashMap::new();
         for i in 0..original.len() {
             if !original
                 .instruction(i)
@@ -389,22 +408,34 @@ impl<'a> RemovedWaits<'a> {
                 }
             }
         }
-        let mut by_file: HashMap<&'a Path, Vec<(usize, usize)>> = HashMap::new();
+        let mut by_file: HashMap<PathBuf, Vec<RemovedWait>> = HashMap::new();
         for (line, v) in waits {
             for (file, i) in v {
-                by_file.entry(file).or_default().push((line, i));
+                let Some(inst) = original.instruction(i) else {
+                    continue;
+                };
+                by_file
+                    .entry(file.to_path_buf())
+                    .or_default()
+                    .push(RemovedWait {
+                        line,
+                        inst: inst.clone(),
+                        text: original.text(i).to_string(),
+                    });
             }
         }
         for v in by_file.values_mut() {
-            v.sort_unstable();
+            v.sort_unstable_by_key(|w| w.line);
         }
         RemovedWaits(by_file)
     }
 }
 
+/// Notes naming the dump's waits between the producer's and the read's
+/// dump lines that the patched document no longer has and that would have
+/// covered the hazard (a wait on its counter for at most the needed value).
 fn removed_waits(
     doc: &Document,
-    original: &Document,
     removed: &RemovedWaits,
     k: &KernelAnalysis,
     h: &Hazard,
@@ -423,22 +454,22 @@ fn removed_waits(
         return vec![];
     };
     // The removed waits strictly between the load and the read.
-    let from = waits.partition_point(|&(l, _)| l <= pl);
+    let from = waits.partition_point(|w| w.line <= pl);
     waits[from..]
         .iter()
-        .take_while(|&&(l, _)| l < rl)
-        .filter_map(|&(l, i)| {
-            let inst = original.instruction(i)?;
-            let covers = wait_values(inst, original.text(i), &k.model.limits)
+        .take_while(|w| w.line < rl)
+        .filter(|w| {
+            wait_values(&w.inst, &w.text, &k.model.limits)
                 .iter()
-                .any(|(c, v, _)| *c == h.counter && *v <= h.needed);
-            covers.then(|| {
-                format!(
-                    "the dump's `{}` at {}:{l}, between that load and this read, is not in the patched asm as written: a patch or rule removed or changed it",
-                    original.text(i).trim(),
-                    pf.display()
-                )
-            })
+                .any(|(c, v, _)| *c == h.counter && *v <= h.needed)
+        })
+        .map(|w| {
+            format!(
+                "the dump's `{}` at {}:{}, between that load and this read, is not in the patched asm as written: a patch or rule removed or changed it",
+                w.text.trim(),
+                pf.display(),
+                w.line
+            )
         })
         .collect()
 }
