@@ -24,18 +24,41 @@
 //! All indices are 0-based; locations are 1-based.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use crate::diag::{Diagnostic, Location};
-use crate::parse::{AsmFile, Instruction, Line, LineKind, Rebuilder};
+use crate::parse::{AsmFile, Instruction, Kernel, Line, LineKind, Rebuilder};
 use crate::provenance::Origin;
 
 /// An asm file: lines with text, kind and origin. See the [module docs](self).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Clone, Default)]
 pub struct Document {
     /// Texts and kinds (parsed), and whether the text ends with `\n`.
     file: AsmFile,
     /// One origin per line of `file`.
     origins: Vec<Origin>,
+    /// The kernels of `file`, found on first use ([`Document::kernels`]):
+    /// several checks ask, and a document never changes (an edit makes a
+    /// new one).
+    kernels: OnceLock<Vec<Kernel>>,
+}
+
+/// Two documents are equal when their lines, origins and final newline are.
+impl PartialEq for Document {
+    fn eq(&self, other: &Self) -> bool {
+        self.file == other.file && self.origins == other.origins
+    }
+}
+
+impl Eq for Document {}
+
+impl std::fmt::Debug for Document {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Document")
+            .field("file", &self.file)
+            .field("origins", &self.origins)
+            .finish()
+    }
 }
 
 impl Document {
@@ -50,7 +73,11 @@ impl Document {
                 line,
             })
             .collect();
-        Document { file: asm, origins }
+        Document {
+            file: asm,
+            origins,
+            kernels: OnceLock::new(),
+        }
     }
 
     /// A document from lines (texts without `\n`) and their origins.
@@ -62,6 +89,7 @@ impl Document {
         Document {
             file: AsmFile::from_lines(texts, trailing_newline),
             origins,
+            kernels: OnceLock::new(),
         }
     }
 
@@ -79,6 +107,11 @@ impl Document {
     /// ([`AsmFile::kernels`], [`AsmFile::metadata`], …).
     pub fn asm(&self) -> &AsmFile {
         &self.file
+    }
+
+    /// Every kernel ([`AsmFile::kernels`]), found once per document.
+    pub fn kernels(&self) -> &[Kernel] {
+        self.kernels.get_or_init(|| self.file.kernels())
     }
 
     /// The lines (text and kind).
@@ -227,6 +260,7 @@ impl Document {
         Document {
             file: file.finish(trailing_newline),
             origins,
+            kernels: OnceLock::new(),
         }
     }
 

@@ -43,6 +43,9 @@ pub struct Patched {
     pub original: Document,
     /// After every diff and rule.
     pub patched: Document,
+    /// No diff or rule changed a line: `patched` has the lines of
+    /// `original` (found once per source, not once per target).
+    pub unchanged: bool,
 }
 
 /// Every job of a manifest, with each source's patches applied once.
@@ -96,6 +99,7 @@ pub fn plan_with(
                 patched.insert(
                     (ki, si),
                     Patched {
+                        unchanged: same_lines(&original, &patched_text),
                         original,
                         patched: patched_text,
                     },
@@ -186,7 +190,7 @@ pub fn prepare(
     let (patched, opts) = job_inputs(manifest, plan, job, llvm_major)?;
     prepare_checked(
         &kernel.name,
-        Some(&patched.original),
+        Some((&patched.original, patched.unchanged)),
         &patched.patched,
         &opts,
         kernel.registers,
@@ -217,15 +221,23 @@ pub fn prepare_traced_with(
     policy: RegisterPolicy,
     hazards: HazardPolicy,
 ) -> Result<Prepared, Diagnostics> {
+    let original = original.map(|o| (o, same_lines(o, asm)));
     prepare_checked(kernel, original, asm, opts, policy, hazards, None)
+}
+
+/// Whether two documents have the same lines (kinds derive from the texts
+/// alone, so the texts decide).
+fn same_lines(a: &Document, b: &Document) -> bool {
+    a.len() == b.len() && a.texts().eq(b.texts())
 }
 
 /// The preparation behind [`prepare`] and [`prepare_traced_with`]; `launch`
 /// adds the Triton launch check against the same retargeted original the
-/// other checks compare with.
+/// other checks compare with. `original` is the unpatched dump and whether
+/// `asm` has its lines.
 fn prepare_checked(
     kernel: &str,
-    original: Option<&Document>,
+    original: Option<(&Document, bool)>,
     asm: &Document,
     opts: &RetargetOptions,
     policy: RegisterPolicy,
@@ -235,7 +247,7 @@ fn prepare_checked(
     let label = label(kernel, &opts.target);
     check::structure::check_strings(asm, &label)?;
     check::structure::check_complete(asm, &label).map_err(|mut d| {
-        if original.is_some_and(|o| o.lines() != asm.lines()) {
+        if original.is_some_and(|(_, unchanged)| !unchanged) {
             for diag in &mut d.0 {
                 diag.notes.push(
                     "the dump was patched: check that no patch or rule removes these lines".into(),
@@ -256,10 +268,10 @@ fn prepare_checked(
     // occupancy report shows what the patches changed, not what retargeting
     // did. An unpatched source (the same lines) is not retargeted twice: the
     // retargeted asm is its own original.
-    let unpatched = original.is_some_and(|o| o.lines() == asm.lines());
+    let unpatched = original.is_some_and(|(_, unchanged)| unchanged);
     let original_retargeted = original
         .filter(|_| !unpatched)
-        .and_then(|o| retarget::retarget(o, opts).ok())
+        .and_then(|(o, _)| retarget::retarget(o, opts).ok())
         .map(|r| r.asm);
     let (checked, own_original) = if unpatched {
         let checked = check::budget::check_registers(
@@ -320,7 +332,6 @@ fn prepare_checked(
     notes.extend(warnings);
     let symbols = checked
         .asm
-        .asm()
         .kernels()
         .iter()
         .map(|k| k.name.clone())

@@ -230,11 +230,20 @@ fn set_symbols(asm: &AsmFile) -> HashMap<String, String> {
 
 /// Usage and declarations of every kernel of `asm`, for `target`.
 pub fn analyze(asm: &AsmFile, target: &TargetId) -> Vec<KernelBudget> {
+    analyze_kernels(asm, &asm.kernels(), target)
+}
+
+/// [`analyze`] of a document, whose kernels are found once.
+fn analyze_doc(doc: &Document, target: &TargetId) -> Vec<KernelBudget> {
+    analyze_kernels(doc.asm(), doc.kernels(), target)
+}
+
+fn analyze_kernels(asm: &AsmFile, kernels: &[Kernel], target: &TargetId) -> Vec<KernelBudget> {
     let isa = Isa::of(target);
     let symbols = set_symbols(asm);
-    asm.kernels()
-        .into_iter()
-        .map(|k| analyze_kernel(asm, &k, &symbols, isa.unified_agprs))
+    kernels
+        .iter()
+        .map(|k| analyze_kernel(asm, k, &symbols, isa.unified_agprs))
         .collect()
 }
 
@@ -1054,7 +1063,7 @@ fn check(
         original.is_some_and(|o| std::ptr::eq(o, patched) || o.lines() == patched.lines());
     let isa = Isa::of(target);
     let asm = patched.asm();
-    let budgets = analyze(asm, target);
+    let budgets = analyze_doc(patched, target);
     // A hand-written kernel may leave its register counts to us: with nothing
     // declared there is nothing to contradict, so they are filled in.
     let declares_nothing = budgets
@@ -1136,7 +1145,7 @@ fn check(
             if updated {
                 let mut out = patched_doc.into_owned();
                 out.apply(edits);
-                reanalyzed = Some(analyze(out.asm(), target));
+                reanalyzed = Some(analyze_doc(&out, target));
                 patched_doc = Cow::Owned(out);
             }
             let out: &Document = &patched_doc;
@@ -1165,7 +1174,7 @@ fn check(
     let after = reanalyzed.as_deref().unwrap_or(&budgets);
     let before_own = original
         .filter(|_| !unpatched)
-        .map(|o| analyze(o.asm(), target));
+        .map(|o| analyze_doc(o, target));
     let before = original.map(|_| before_own.as_deref().unwrap_or(&budgets));
     for kb in after {
         let Some(prev) = before.and_then(|b| b.iter().find(|p| p.kernel == kb.kernel)) else {

@@ -72,11 +72,11 @@ fn wave_size(k: &Kernel) -> u32 {
 }
 
 fn kernel_named(doc: &Document, name: &str) -> Option<Kernel> {
-    let ks = doc.asm().kernels();
+    let ks = doc.kernels();
     let by_name = ks.iter().position(|k| k.name == name);
     match by_name {
         Some(i) => Some(ks[i].clone()),
-        None if ks.len() == 1 => ks.into_iter().next(),
+        None if ks.len() == 1 => Some(ks[0].clone()),
         None => None,
     }
 }

@@ -69,7 +69,7 @@ pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
         Some(_) => d.at(asm.location(eof, None).with_label("the input ends here")),
         None => d,
     };
-    let kernels = file.kernels();
+    let kernels = asm.kernels();
     if kernels.is_empty() {
         let d = Diagnostic::error(format!(
             "{label}: {shown} defines no kernel (no `.amdhsa_kernel` block)"

@@ -79,7 +79,9 @@ pub fn parse(text: &str) -> AsmFile {
     }
     // Sized up front: a million-line file would otherwise grow its line
     // vector by doubling, copying it and leaving up to half of it unused.
-    let n = body.bytes().filter(|&b| b == b'\n').count() + 1;
+    // (`split().count()` finds the newlines with the standard library's
+    // memchr, fast even in unoptimized builds.)
+    let n = body.split('\n').count();
     let mut ctx = line::Ctx::default();
     let mut lines = Vec::with_capacity(n);
     lines.extend(

@@ -275,28 +275,45 @@ impl Pattern {
     }
 
     /// Whether line `l` (classified) matches.
+    #[cfg(test)]
     fn matches(&self, l: &LineInfo) -> bool {
+        self.matches_normalized(l, &self.normalized())
+    }
+
+    /// The literal pattern as lines are compared with it: without a label's
+    /// `:`, whitespace collapsed (see [`normalize`]).
+    fn normalized(&self) -> String {
+        normalize(self.text.trim_end_matches(if self.class() == Class::Label {
+            ":"
+        } else {
+            ""
+        }))
+    }
+
+    /// [`Pattern::matches`] with the pattern already [`normalized`]
+    /// (once per search, not once per line).
+    ///
+    /// [`normalized`]: Pattern::normalized
+    fn matches_normalized(&self, l: &LineInfo, want: &str) -> bool {
         if self.class() == Class::Label {
             let Some(label) = &l.label else {
                 return false;
             };
             return match &self.regex {
                 Some(re) => re.is_match(label),
-                None => *label == normalize(self.text.trim_end_matches(':')),
+                None => label == want,
             };
         }
         if l.class != self.class() {
             return false;
         }
-        let want = &self.text;
         match &self.regex {
             Some(re) => re.is_match(&l.norm),
             None => {
-                let want = normalize(want);
                 l.norm == want
                     || (self.class() == Class::Instruction
                         && !want.contains(' ')
-                        && l.mnemonic.as_deref() == Some(want.as_str()))
+                        && l.mnemonic.as_deref() == Some(want))
             }
         }
     }
@@ -618,7 +635,7 @@ fn scope(t: &Document, r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
     if r.kernel.is_none() && r.block.is_none() {
         return Ok(std::iter::once(0..t.len()).collect());
     }
-    let kernels = t.asm().kernels();
+    let kernels = t.kernels();
     let chosen: Vec<&crate::parse::Kernel> = match &r.kernel {
         Some(k) => kernels.iter().filter(|x| &x.name == k).collect(),
         None => kernels.iter().collect(),
@@ -673,10 +690,11 @@ fn scope(t: &Document, r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
 }
 
 fn find(info: &[LineInfo], ranges: &[Range<usize>], p: &Pattern) -> Vec<usize> {
+    let want = p.normalized();
     let mut v: Vec<usize> = ranges
         .iter()
         .flat_map(|r| r.clone())
-        .filter(|&i| p.matches(&info[i]))
+        .filter(|&i| p.matches_normalized(&info[i], &want))
         .collect();
     v.sort_unstable();
     v.dedup();

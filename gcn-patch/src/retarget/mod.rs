@@ -181,9 +181,9 @@ pub fn retarget(input: &Document, opts: &RetargetOptions) -> Result<Retargeted, 
         cx.metadata(&isa, v, &what_target);
     }
 
-    for k in file.kernels() {
+    for k in input.kernels() {
         if let Some(d) = &k.descriptor {
-            cx.descriptor(&k, d, src_proc);
+            cx.descriptor(k, d, src_proc);
         }
     }
 

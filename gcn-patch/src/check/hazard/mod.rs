@@ -31,7 +31,7 @@ use crate::check::waitcnt::wait_values;
 use crate::diag::Diagnostic;
 use crate::document::Document;
 use crate::isa::Counter;
-use crate::parse::{AsmFile, Instruction};
+use crate::parse::{AsmFile, Instruction, Kernel};
 use crate::provenance::Origin;
 
 pub use analysis::{Access, Hazard};
@@ -85,10 +85,15 @@ impl KernelAnalysis {
 /// Prepare every kernel of `asm` for `target` (a file without kernel
 /// descriptors is analysed as one program from its first instruction).
 pub fn kernels(asm: &AsmFile, target: &TargetId) -> Vec<KernelAnalysis> {
+    kernels_of(asm, &asm.kernels(), target)
+}
+
+/// [`kernels`] with the file's kernels already found (a document's,
+/// [`Document::kernels`]).
+fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelAnalysis> {
     let model = Model::new(target.processor.generation, target.processor.name);
-    let mut groups: Vec<(String, Vec<Range<usize>>)> = asm
-        .kernels()
-        .into_iter()
+    let mut groups: Vec<(String, Vec<Range<usize>>)> = found
+        .iter()
         .filter(|k| !k.blocks.is_empty())
         .map(|k| {
             (
@@ -210,7 +215,7 @@ pub(crate) fn lint_removed(
 ) -> Vec<Diagnostic> {
     let asm = doc.asm();
     let mut out = vec![];
-    for k in kernels(asm, target) {
+    for k in kernels_of(asm, doc.kernels(), target) {
         for h in k.hazards(&analysis::Overrides::default()) {
             let mut d = render_hazard(doc, &k, &h, opts.policy);
             if let Some(removed) = removed {
