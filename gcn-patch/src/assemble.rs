@@ -123,7 +123,7 @@ pub fn assemble_bytes(req: &AssembleRequest) -> Result<Vec<u8>, Diagnostics> {
     }
     if output.stdout.is_empty() {
         return Err(
-            Diagnostic::error(format!("clang wrote no object assembling {}", req.label))
+            Diagnostic::error(format!("{tool} wrote no object assembling {}", req.label))
                 .with_note(format!(
                     "command: {}",
                     crate::toolchain::run::command_line(&cmd)

@@ -126,11 +126,13 @@ pub fn build_all(
         match r {
             Ok(b) => built.push(b),
             // The same error from several jobs (an unwritable cache) is shown once.
-            Err(d) => errors.extend(
-                d.0.into_iter()
-                    .filter(|d| !errors.contains(d))
-                    .collect::<Vec<_>>(),
-            ),
+            Err(d) => {
+                for d in d.0 {
+                    if !errors.contains(&d) {
+                        errors.push(d);
+                    }
+                }
+            }
         }
     }
     if let Some(shared) = &opts.cache.shared {

@@ -73,8 +73,13 @@ impl Document {
                 line,
             })
             .collect();
+        Document::new(asm, origins)
+    }
+
+    /// A document of `file` with one origin per line.
+    fn new(file: AsmFile, origins: Vec<Origin>) -> Document {
         Document {
-            file: asm,
+            file,
             origins,
             kernels: OnceLock::new(),
         }
@@ -86,11 +91,7 @@ impl Document {
         trailing_newline: bool,
     ) -> Document {
         let (texts, origins): (Vec<String>, Vec<Origin>) = lines.into_iter().unzip();
-        Document {
-            file: AsmFile::from_lines(texts, trailing_newline),
-            origins,
-            kernels: OnceLock::new(),
-        }
+        Document::new(AsmFile::from_lines(texts, trailing_newline), origins)
     }
 
     /// Number of lines.
@@ -107,6 +108,12 @@ impl Document {
     /// ([`AsmFile::kernels`], [`AsmFile::metadata`], …).
     pub fn asm(&self) -> &AsmFile {
         &self.file
+    }
+
+    /// Whether `other` has the same lines (texts, hence kinds; origins
+    /// aside), e.g. an unpatched source's patched asm and its dump.
+    pub fn same_lines(&self, other: &Document) -> bool {
+        std::ptr::eq(self, other) || (self.len() == other.len() && self.texts().eq(other.texts()))
     }
 
     /// Every kernel ([`AsmFile::kernels`]), found once per document.
@@ -257,11 +264,7 @@ impl Document {
                 }
             }
         }
-        Document {
-            file: file.finish(trailing_newline),
-            origins,
-            kernels: OnceLock::new(),
-        }
+        Document::new(file.finish(trailing_newline), origins)
     }
 
     /// Where line `i` came from, as text for a note: `file:line` for dump

@@ -97,6 +97,27 @@ pub struct ImportOptions {
     pub triton_caches: Vec<PathBuf>,
 }
 
+impl ImportOptions {
+    /// Import options searching `triton_caches`, or when none is given
+    /// Triton's own cache: `$TRITON_CACHE_DIR`, else `$HOME/.triton/cache`
+    /// (`env` reads the environment).
+    pub fn with_triton_caches(
+        triton_caches: Vec<PathBuf>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> ImportOptions {
+        let triton_caches = if triton_caches.is_empty() {
+            env("TRITON_CACHE_DIR")
+                .map(PathBuf::from)
+                .or_else(|| env("HOME").map(|h| Path::new(&h).join(".triton/cache")))
+                .into_iter()
+                .collect()
+        } else {
+            triton_caches
+        };
+        ImportOptions { triton_caches }
+    }
+}
+
 /// What happened to one file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -517,6 +538,28 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn triton_caches_default_to_tritons_own() {
+        let env = |vars: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| v.to_string())
+            }
+        };
+        let caches = |given: Vec<PathBuf>, vars| {
+            ImportOptions::with_triton_caches(given, &env(vars)).triton_caches
+        };
+        let both = &[("TRITON_CACHE_DIR", "/tc"), ("HOME", "/h")];
+        assert_eq!(caches(vec![], both), [PathBuf::from("/tc")]);
+        assert_eq!(
+            caches(vec![], &[("HOME", "/h")]),
+            [PathBuf::from("/h/.triton/cache")]
+        );
+        assert!(caches(vec![], &[]).is_empty());
+        assert_eq!(caches(vec!["/x".into()], both), [PathBuf::from("/x")]);
+    }
 
     #[test]
     fn iree_names() {

@@ -51,14 +51,7 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
         .map_err(|e| {
             Diagnostic::error(format!("cannot create a file in {}: {e}", dir.display()))
         })?;
-    let mut cmd = Command::new(&toolchain.lld);
-    cmd.arg(LINK_THREADS)
-        .args(LINK_FLAGS)
-        .arg("-o")
-        .arg(tmp.path())
-        .args(objects)
-        .env_clear()
-        .env("LC_ALL", "C");
+    let mut cmd = lld_command(toolchain, tmp.path(), objects);
     let job = format!("linking {}", out.display());
     let output = toolchain
         .run(&mut cmd, "ld.lld", &job)
@@ -145,13 +138,7 @@ fn run_lld(
     name: &str,
 ) -> Result<Vec<u8>, Diagnostics> {
     let out_name = format!("{}.hsaco", name.strip_suffix(".o").unwrap_or(name));
-    let mut cmd = Command::new(&toolchain.lld);
-    cmd.arg(LINK_THREADS)
-        .args(LINK_FLAGS)
-        .args(["-o", "-"])
-        .arg(input)
-        .env_clear()
-        .env("LC_ALL", "C");
+    let mut cmd = lld_command(toolchain, Path::new("-"), [input]);
     let job = format!("linking {out_name}");
     let output = toolchain
         .run_with_input(&mut cmd, "ld.lld", &job, stdin)
@@ -172,6 +159,24 @@ fn run_lld(
         );
     }
     Ok(output.stdout)
+}
+
+/// The one ld.lld command line: [`LINK_THREADS`], [`LINK_FLAGS`], `-o out`
+/// (`-` for stdout), the inputs; an environment with nothing of the host's.
+fn lld_command(
+    toolchain: &Toolchain,
+    out: &Path,
+    inputs: impl IntoIterator<Item = impl AsRef<std::ffi::OsStr>>,
+) -> Command {
+    let mut cmd = Command::new(&toolchain.lld);
+    cmd.arg(LINK_THREADS)
+        .args(LINK_FLAGS)
+        .arg("-o")
+        .arg(out)
+        .args(inputs)
+        .env_clear()
+        .env("LC_ALL", "C");
+    cmd
 }
 
 /// ld.lld's stderr as diagnostics, one per error line (`>>>` lines are notes).

@@ -99,7 +99,7 @@ pub fn plan_with(
                 patched.insert(
                     (ki, si),
                     Patched {
-                        unchanged: same_lines(&original, &patched_text),
+                        unchanged: original.same_lines(&patched_text),
                         original,
                         patched: patched_text,
                     },
@@ -221,14 +221,8 @@ pub fn prepare_traced_with(
     policy: RegisterPolicy,
     hazards: HazardPolicy,
 ) -> Result<Prepared, Diagnostics> {
-    let original = original.map(|o| (o, same_lines(o, asm)));
+    let original = original.map(|o| (o, o.same_lines(asm)));
     prepare_checked(kernel, original, asm, opts, policy, hazards, None)
-}
-
-/// Whether two documents have the same lines (kinds derive from the texts
-/// alone, so the texts decide).
-fn same_lines(a: &Document, b: &Document) -> bool {
-    a.len() == b.len() && a.texts().eq(b.texts())
 }
 
 /// The preparation behind [`prepare`] and [`prepare_traced_with`]; `launch`

@@ -423,30 +423,8 @@ fn feature_qualified_targets_build_with_their_features() {
         let flags = gcn_embed::elf::read_header(&bytes).unwrap().flags();
         assert_eq!(flags, EFlags::for_target(&target), "{spec}: e_flags");
         // The clang driver, given the same asm and `-mcpu=<target ID>`.
-        let src = dir.path().join("driver.s");
-        std::fs::write(&src, p.asm.print()).unwrap();
-        let obj = dir.path().join("driver.o");
-        let so = dir.path().join("driver.hsaco");
-        let ok = Command::new("clang-22")
-            .args(["-x", "assembler", "--target=amdgcn-amd-amdhsa"])
-            .arg(format!("-mcpu={spec}"))
-            .arg("-c")
-            .arg(&src)
-            .arg("-o")
-            .arg(&obj)
-            .status()
-            .unwrap()
-            .success()
-            && Command::new("ld.lld-22")
-                .arg("-shared")
-                .arg(&obj)
-                .arg("-o")
-                .arg(&so)
-                .status()
-                .unwrap()
-                .success();
-        assert!(ok, "{spec}: the clang driver failed");
-        let driver = std::fs::read(&so).unwrap();
+        let driver = common::assemble(&p.asm.print(), spec)
+            .unwrap_or_else(|e| panic!("{spec}: the clang driver failed:\n{e}"));
         assert!(
             verify::section_bytes(&bytes, ".text").unwrap()
                 == verify::section_bytes(&driver, ".text").unwrap(),

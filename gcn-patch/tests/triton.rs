@@ -185,9 +185,7 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
     // Imported from the cache only: the override directory's name is unknown.
     let (_tmp, proj) = project();
     ok(gcn_patch(&proj, &["import", "../cache"]));
-    let o = gcn_patch(&proj, &["triton-override", "--out", "../ov"]);
-    assert!(!o.status.success());
-    let err = stderr(&o);
+    let err = override_fails(&proj, "../ov");
     assert!(err.contains("Triton's dump hash is unknown"), "{err}");
     assert!(err.contains("TRITON_KERNEL_DUMP=1"), "{err}");
     // Importing the dump too completes the kernel instead of adding one.
@@ -204,9 +202,7 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
     // The dump's target is not built.
     let text = m.replace(r#"targets = ["gfx942"]"#, r#"targets = ["gfx950"]"#);
     std::fs::write(proj.join("kernels.toml"), text).unwrap();
-    let o = gcn_patch(&proj, &["triton-override", "--out", "../ov"]);
-    assert!(!o.status.success());
-    let err = stderr(&o);
+    let err = override_fails(&proj, "../ov");
     assert!(
         err.contains("has no code object for its Triton dump's target gfx942"),
         "{err}"
@@ -218,9 +214,7 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
         .replace(r#"targets = ["gfx950"]"#, r#"targets = ["gfx942"]"#);
     let text = text.replace(r#"targets = ["gfx950"]"#, r#"targets = ["gfx942"]"#);
     std::fs::write(proj.join("kernels.toml"), format!("{text}\n{twin}")).unwrap();
-    let o = gcn_patch(&proj, &["triton-override", "--out", "../ov"]);
-    assert!(!o.status.success());
-    let err = stderr(&o);
+    let err = override_fails(&proj, "../ov");
     assert!(
         err.contains("kernels `add` and `add_again` both write"),
         "{err}"
@@ -229,9 +223,7 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
     // A `triton.target` that is not a target ID.
     let bad = text.replace(r#"target = "gfx942""#, r#"target = "gfx9999""#);
     std::fs::write(proj.join("kernels.toml"), bad).unwrap();
-    let o = gcn_patch(&proj, &["triton-override", "--out", "../ov"]);
-    assert!(!o.status.success());
-    let err = stderr(&o);
+    let err = override_fails(&proj, "../ov");
     assert!(
         err.contains(r#"`triton.target = "gfx9999"` is not a target ID"#)
             && err.contains("re-import the dump"),
@@ -245,13 +237,15 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
     )
     .unwrap();
     ok(gcn_patch(plain.path(), &["import", "saxpy.s"]));
-    let o = gcn_patch(plain.path(), &["triton-override", "--out", "ov"]);
-    assert!(!o.status.success());
-    assert!(
-        stderr(&o).contains("lists no Triton kernel"),
-        "{}",
-        stderr(&o)
-    );
+    let err = override_fails(plain.path(), "ov");
+    assert!(err.contains("lists no Triton kernel"), "{err}");
+}
+
+/// `gcn-patch triton-override --out OUT` in `dir`, which must fail: its stderr.
+fn override_fails(dir: &Path, out: &str) -> String {
+    let o = gcn_patch(dir, &["triton-override", "--out", out]);
+    assert!(!o.status.success(), "triton-override succeeded");
+    stderr(&o)
 }
 
 /// The corpus kernel `tests/triton/<name>/<kernel>.amdgcn` as a document and

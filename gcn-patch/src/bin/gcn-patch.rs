@@ -632,16 +632,8 @@ fn import(
     triton_caches: Vec<PathBuf>,
 ) -> Result<(), Diagnostics> {
     use gcn_patch::import::{ImportOptions, Outcome};
-    let triton_caches = if triton_caches.is_empty() {
-        env("TRITON_CACHE_DIR")
-            .map(PathBuf::from)
-            .or_else(|| env("HOME").map(|h| Path::new(&h).join(".triton/cache")))
-            .into_iter()
-            .collect()
-    } else {
-        triton_caches
-    };
-    let report = gcn_patch::import::import_with(manifest, paths, &ImportOptions { triton_caches })?;
+    let options = ImportOptions::with_triton_caches(triton_caches, &env);
+    let report = gcn_patch::import::import_with(manifest, paths, &options)?;
     for o in &report.outcomes {
         match o {
             Outcome::Added { kernel, asm } => eprintln!(

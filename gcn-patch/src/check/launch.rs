@@ -71,14 +71,12 @@ fn wave_size(k: &Kernel) -> u32 {
     }
 }
 
-fn kernel_named(doc: &Document, name: &str) -> Option<Kernel> {
+/// The kernel `name` of `doc`, or its only kernel.
+fn kernel_named<'d>(doc: &'d Document, name: &str) -> Option<&'d Kernel> {
     let ks = doc.kernels();
-    let by_name = ks.iter().position(|k| k.name == name);
-    match by_name {
-        Some(i) => Some(ks[i].clone()),
-        None if ks.len() == 1 => Some(ks[0].clone()),
-        None => None,
-    }
+    ks.iter()
+        .find(|k| k.name == name)
+        .or_else(|| ks.first().filter(|_| ks.len() == 1))
 }
 
 /// Check `patched` against Triton's launch of `t`; `original` is the dump
@@ -112,8 +110,8 @@ pub fn check_triton_launch(
             ("metadata", meta(k, ".group_segment_fixed_size")),
         ]
     };
-    let before = orig.as_ref().map(lds);
-    for (i, (what, v)) in lds(&k).into_iter().enumerate() {
+    let before = orig.map(lds);
+    for (i, (what, v)) in lds(k).into_iter().enumerate() {
         let Some(v) = v else { continue };
         let before = before.as_ref().and_then(|b| b[i].1.as_ref());
         let (limit, why) = match (t.shared, before) {
@@ -139,9 +137,9 @@ pub fn check_triton_launch(
     }
 
     // Wave size.
-    let wave32 = descriptor(&k, "wavefront_size32");
-    let patched_wave = wave_size(&k);
-    let want_wave = t.warp_size.or(orig.as_ref().map(wave_size));
+    let wave32 = descriptor(k, "wavefront_size32");
+    let patched_wave = wave_size(k);
+    let want_wave = t.warp_size.or(orig.map(wave_size));
     if let Some(w) = want_wave {
         if w != patched_wave {
             let line = wave32
@@ -169,7 +167,7 @@ pub fn check_triton_launch(
     if let (Some(nw), Some(ws), Some(v)) = (
         t.num_warps,
         t.warp_size,
-        meta(&k, ".max_flat_workgroup_size"),
+        meta(k, ".max_flat_workgroup_size"),
     ) {
         if v.value < nw * ws {
             out.push(at(
@@ -187,17 +185,17 @@ pub fn check_triton_launch(
     }
 
     // Kernel arguments.
-    if let Some(o) = &orig {
+    if let Some(o) = orig {
         for (what, a, b) in [
             (
                 "`.amdhsa_kernarg_size`",
                 descriptor(o, "kernarg_size"),
-                descriptor(&k, "kernarg_size"),
+                descriptor(k, "kernarg_size"),
             ),
             (
                 "`.kernarg_segment_size`",
                 meta(o, ".kernarg_segment_size"),
-                meta(&k, ".kernarg_segment_size"),
+                meta(k, ".kernarg_segment_size"),
             ),
         ] {
             if let (Some(a), Some(b)) = (a, b) {
@@ -215,7 +213,7 @@ pub fn check_triton_launch(
                 }
             }
         }
-        if let (Some((a, _)), Some((b, line))) = (args(original, o), args(patched, &k)) {
+        if let (Some((a, _)), Some((b, line))) = (args(original, o), args(patched, k)) {
             if a != b {
                 out.push(at(
                     Diagnostic::error(format!(

@@ -11,7 +11,7 @@ pub struct Line {
     pub kind: LineKind,
     /// The classifier's state before and after this line: a rebuilt file
     /// keeps the line as classified when the state before it is unchanged
-    /// ([`super::AsmFile::rebuild`]).
+    /// ([`super::Rebuilder`]).
     states: (Ctx, Ctx),
 }
 

@@ -26,8 +26,8 @@ pub use operand::{parse_int, parse_operand, Half, Instruction, Operand, RegFile,
 /// Builds a file from lines already classified (kept from another file)
 /// and new texts: a kept line is parsed again only when the lines before it
 /// changed the classifier's state (an opened metadata block or block
-/// comment), so editing a file costs the edited lines, not the file.
-#[derive(Default)]
+/// comment), so editing a file costs the edited lines, not the file. Every
+/// file is built by it, from new texts only when parsed from scratch.
 pub(crate) struct Rebuilder {
     ctx: line::Ctx,
     lines: Vec<Line>,
@@ -81,17 +81,11 @@ pub fn parse(text: &str) -> AsmFile {
     // vector by doubling, copying it and leaving up to half of it unused.
     // (`split().count()` finds the newlines with the standard library's
     // memchr, fast even in unoptimized builds.)
-    let n = body.split('\n').count();
-    let mut ctx = line::Ctx::default();
-    let mut lines = Vec::with_capacity(n);
-    lines.extend(
-        body.split('\n')
-            .map(|t| Line::classified(t.to_string(), &mut ctx)),
-    );
-    AsmFile {
-        lines,
-        trailing_newline,
+    let mut file = Rebuilder::with_capacity(body.split('\n').count());
+    for t in body.split('\n') {
+        file.push(t.to_string());
     }
+    file.finish(trailing_newline)
 }
 
 impl AsmFile {
@@ -100,15 +94,12 @@ impl AsmFile {
         lines: impl IntoIterator<Item = S>,
         trailing_newline: bool,
     ) -> AsmFile {
-        let mut ctx = line::Ctx::default();
-        let lines = lines
-            .into_iter()
-            .map(|t| Line::classified(t.as_ref().to_string(), &mut ctx))
-            .collect();
-        AsmFile {
-            lines,
-            trailing_newline,
+        let lines = lines.into_iter();
+        let mut file = Rebuilder::with_capacity(lines.size_hint().0);
+        for t in lines {
+            file.push(t.as_ref().to_string());
         }
+        file.finish(trailing_newline)
     }
 
     /// The text, byte-for-byte as parsed.

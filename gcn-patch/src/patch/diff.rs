@@ -16,6 +16,7 @@
 // Errors are cold paths carrying a full rendered-on-demand Diagnostic.
 #![allow(clippy::result_large_err)]
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -249,7 +250,7 @@ fn positions(
 /// A borrowed `t` is left as it is (its kept lines are copied); an owned one
 /// is consumed (its kept lines are moved).
 pub(crate) fn apply_diff(
-    t: std::borrow::Cow<'_, Document>,
+    t: Cow<'_, Document>,
     pf: &PatchFile,
     source_rel: &Path,
 ) -> Result<Document, Diagnostic> {
@@ -259,8 +260,8 @@ pub(crate) fn apply_diff(
     })?;
     let (pieces, trailing_newline) = splice_plan(&t, &text, pf, source_rel)?;
     Ok(match t {
-        std::borrow::Cow::Borrowed(t) => t.spliced_copy(pieces, trailing_newline),
-        std::borrow::Cow::Owned(t) => t.splice(pieces, trailing_newline),
+        Cow::Borrowed(t) => t.spliced_copy(pieces, trailing_newline),
+        Cow::Owned(t) => t.splice(pieces, trailing_newline),
     })
 }
 

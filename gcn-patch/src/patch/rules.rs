@@ -283,11 +283,11 @@ impl Pattern {
     /// The literal pattern as lines are compared with it: without a label's
     /// `:`, whitespace collapsed (see [`normalize`]).
     fn normalized(&self) -> String {
-        normalize(self.text.trim_end_matches(if self.class() == Class::Label {
-            ":"
+        if self.class() == Class::Label {
+            normalize(self.text.trim_end_matches(':'))
         } else {
-            ""
-        }))
+            normalize(&self.text)
+        }
     }
 
     /// [`Pattern::matches`] with the pattern already [`normalized`]

@@ -9,7 +9,7 @@
 // `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
 #![allow(clippy::result_large_err)]
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -245,16 +245,13 @@ impl Toolchain {
     /// `assemble::assemble_bytes`) its objects are byte-identical (a test
     /// compares both on every corpus dump).
     pub fn assembler_mc(&self) -> Option<&Path> {
-        static CHECKED: std::sync::Mutex<Vec<(PathBuf, LlvmVersion, bool)>> =
-            std::sync::Mutex::new(Vec::new());
+        // Per process, by path and expected version (a `Toolchain` is a
+        // plain value that tests build by hand, so the answer is kept here).
+        static CHECKED: std::sync::Mutex<BTreeMap<(PathBuf, LlvmVersion), bool>> =
+            std::sync::Mutex::new(BTreeMap::new());
         let mc = self.llvm_mc.as_deref()?;
         let key = (mc.to_path_buf(), self.version);
-        if let Some(&(_, _, ok)) = CHECKED
-            .lock()
-            .ok()?
-            .iter()
-            .find(|(p, v, _)| (p, v) == (&key.0, &key.1))
-        {
+        if let Some(&ok) = CHECKED.lock().ok()?.get(&key) {
             return ok.then_some(mc);
         }
         let job = format!("probing {}", mc.display());
@@ -275,7 +272,7 @@ impl Toolchain {
         })
         .is_some_and(|v| v == self.version);
         if let Ok(mut c) = CHECKED.lock() {
-            c.push((key.0, key.1, ok));
+            c.insert(key, ok);
         }
         ok.then_some(mc)
     }
