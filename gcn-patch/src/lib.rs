@@ -43,6 +43,7 @@ pub mod import;
 pub mod install;
 pub mod isa;
 pub mod jobs;
+pub mod lift;
 pub mod link;
 pub mod lock;
 pub mod manifest;
