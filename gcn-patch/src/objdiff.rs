@@ -29,24 +29,9 @@ pub struct ObjDiff {
     pub fields: Vec<String>,
 }
 
-/// `llvm-objdump` next to the toolchain's clang (symlinks resolved), else
-/// `llvm-objdump-<major>` / `llvm-objdump` on `PATH`.
+/// `llvm-objdump` of the toolchain (see [`Toolchain::llvm_tool`]).
 pub fn objdump_path(tc: &Toolchain) -> PathBuf {
-    let clang = tc.clang.canonicalize().unwrap_or_else(|_| tc.clang.clone());
-    if let Some(dir) = clang.parent() {
-        let p = dir.join("llvm-objdump");
-        if p.is_file() {
-            return p;
-        }
-    }
-    let versioned = format!("llvm-objdump-{}", tc.version.major);
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    for dir in std::env::split_paths(&path) {
-        if dir.join(&versioned).is_file() {
-            return dir.join(versioned);
-        }
-    }
-    PathBuf::from("llvm-objdump")
+    tc.llvm_tool("llvm-objdump")
 }
 
 /// Disassemble `hsaco`, normalized by [`normalize`].

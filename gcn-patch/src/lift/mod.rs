@@ -14,12 +14,27 @@
 // `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
 #![allow(clippy::result_large_err)]
 
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
 use std::path::Path;
 
 use gcn_embed::TargetId;
 
+use crate::assemble::{assemble_bytes, AssembleRequest, TRIPLE};
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::document::Document;
 use crate::toolchain::Toolchain;
+
+pub mod descriptor;
+pub mod disasm;
+pub mod elf;
+pub mod encode;
+pub mod metadata;
+
+/// The comment that marks an instruction kept as its raw encoding:
+/// `.long 0x…, 0x… ; raw: <disassembly>`. The checks read such a line
+/// through the disassembly after the marker.
+pub const RAW_MARKER: &str = "; raw: ";
 
 /// How to lift.
 #[derive(Debug, Clone, Copy)]
@@ -42,7 +57,7 @@ pub struct Lifted {
     pub kernels: Vec<String>,
     /// Instructions in `.text`.
     pub instructions: usize,
-    /// Instructions kept as raw encodings (`.long … // raw: <disassembly>`).
+    /// Instructions kept as raw encodings (`.long … ; raw: <disassembly>`).
     pub raw_instructions: usize,
     /// Kernels whose descriptor is kept as raw bytes.
     pub raw_descriptors: Vec<String>,
@@ -51,12 +66,545 @@ pub struct Lifted {
 }
 
 /// Lift one code object (`bytes`, read from `origin`, which names it in
-/// messages) to assembly.
+/// messages) to assembly, and check that the assembly rebuilds it: the
+/// rebuilt `.text`, `.rodata` and `e_flags` are byte-identical and the
+/// metadata decodes to the same document, else this is an error (bytes are
+/// never changed silently).
 pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, Diagnostics> {
-    let _ = (bytes, opts);
+    let tc = opts.toolchain;
+    let co = elf::read(bytes, origin)?;
+    let job = format!("lifting {}", origin.display());
+    let file = tempfile::Builder::new()
+        .suffix(".co")
+        .tempfile()
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, bytes)?;
+            Ok(f)
+        })
+        .map_err(|e| Diagnostic::error(format!("cannot write a temporary file: {e}")))?;
+    let listing = disasm::disassemble(tc, file.path(), &job)?;
+    let insns = cover(&co.text, listing.insns);
+
+    // Labels: every symbol of .text, and a `.Llift_<address>` for each branch
+    // target without one.
+    let mut renamed: HashMap<&str, String> = HashMap::new();
+    let mut labels: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for (addr, name) in &listing.branch_targets {
+        let new = format!(".Llift_{addr:x}");
+        renamed.insert(name.as_str(), new.clone());
+        labels.entry(addr - co.text.address).or_default().push(new);
+    }
+    let texts: Vec<String> = insns
+        .iter()
+        .map(|i| rename_labels(&i.text, &renamed))
+        .collect();
+
+    // Instruction by instruction: which ones must stay raw.
+    let mut items = Vec::new();
+    let syms_at = symbols_by_offset(&co.text);
+    for (i, insn) in insns.iter().enumerate() {
+        let off = insn.address - co.text.address;
+        for s in syms_at.get(&off).into_iter().flatten() {
+            items.push(encode::Item::Label(&s.name));
+        }
+        for l in labels.get(&off).into_iter().flatten() {
+            items.push(encode::Item::Label(l));
+        }
+        items.push(encode::Item::Insn(&texts[i], &insn.bytes));
+    }
+    let refused = encode::check(tc, &co.target, &items, &job)?;
+
+    // Descriptors.
+    let kernels = co.kernels();
+    let mut wanted = BTreeMap::new();
+    for k in &kernels {
+        if let Some(d) = descriptor_bytes(&co, k) {
+            wanted.insert(k.clone(), d);
+        }
+    }
+    let blocks = descriptor::objdump_blocks(tc, file.path(), &job)?;
+    let descriptors = descriptor::lift(
+        tc,
+        &co.target,
+        co.code_object_version,
+        &wanted,
+        &blocks,
+        &job,
+    )?;
+    let yaml = match &co.metadata {
+        Some(_) => Some(metadata::yaml(tc, file.path(), &job)?.ok_or_else(|| {
+            Diagnostic::error(format!(
+                "cannot lift {}: llvm-readelf printed no AMDGPU metadata for its note",
+                origin.display()
+            ))
+        })?),
+        None => None,
+    };
+
+    let mut notes = Vec::new();
+    let asm = emit(&Emit {
+        co: &co,
+        origin,
+        insns: &insns,
+        texts: &texts,
+        labels: &labels,
+        refused: &refused,
+        descriptors: &descriptors,
+        wanted: &wanted,
+        yaml: yaml.as_deref(),
+    });
+    let raw_descriptors: Vec<String> = descriptors
+        .iter()
+        .filter(|(_, d)| matches!(d, descriptor::Lifted::Raw(_)))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if !refused.is_empty() {
+        let mut why: BTreeMap<String, usize> = BTreeMap::new();
+        for r in refused.values() {
+            let key = match r {
+                encode::Refusal::Undecoded => "llvm-objdump cannot decode them".to_string(),
+                encode::Refusal::Rejected(m) => format!("the assembler rejects them ({m})"),
+                encode::Refusal::Reencoded(_) => {
+                    "the assembler encodes them differently".to_string()
+                }
+            };
+            *why.entry(key).or_default() += 1;
+        }
+        let parts: Vec<String> = why.iter().map(|(k, n)| format!("{n}: {k}")).collect();
+        notes.push(format!(
+            "{} of {} instructions are kept as raw encodings (`.long … ; raw: …`): {}",
+            refused.len(),
+            insns.len(),
+            parts.join("; ")
+        ));
+    }
+    for k in &raw_descriptors {
+        if let Some(descriptor::Lifted::Raw(why)) = descriptors.get(k) {
+            notes.push(format!(
+                "the descriptor of `{k}` is kept as raw bytes: {why}"
+            ));
+        }
+    }
+    if co.dynamic_relocations > 0 {
+        notes.push(format!(
+            "{} dynamic relocations: the data they patch is kept as bytes",
+            co.dynamic_relocations
+        ));
+    }
+    let lifted = Lifted {
+        asm,
+        target: co.target.clone(),
+        code_object_version: co.code_object_version,
+        kernels,
+        instructions: insns.len(),
+        raw_instructions: refused.len(),
+        raw_descriptors,
+        notes,
+    };
+    rebuild_check(tc, &co, &lifted, origin)?;
+    Ok(lifted)
+}
+
+/// Every byte of `.text` as instructions: the listing's, with any gap (bytes
+/// objdump did not list) as undecoded 4-byte words.
+fn cover(text: &elf::Section, listed: Vec<disasm::Insn>) -> Vec<disasm::Insn> {
+    let mut out = Vec::with_capacity(listed.len());
+    let mut at = 0usize;
+    let end = text.bytes.len();
+    let gap = |from: usize, to: usize, out: &mut Vec<disasm::Insn>| {
+        let mut o = from;
+        while o < to {
+            let n = (to - o).min(4);
+            out.push(disasm::Insn {
+                address: text.address + o as u64,
+                bytes: text.bytes[o..o + n].to_vec(),
+                text: String::new(),
+            });
+            o += n;
+        }
+    };
+    for insn in listed {
+        let Some(off) = insn.address.checked_sub(text.address) else {
+            continue;
+        };
+        let off = off as usize;
+        if off < at || off + insn.bytes.len() > end {
+            continue;
+        }
+        if text.bytes[off..off + insn.bytes.len()] != insn.bytes[..] {
+            continue;
+        }
+        gap(at, off, &mut out);
+        at = off + insn.bytes.len();
+        out.push(insn);
+    }
+    gap(at, end, &mut out);
+    out
+}
+
+/// Replace whole-word generated label names (`L12`) by their new names.
+fn rename_labels(text: &str, renamed: &HashMap<&str, String>) -> String {
+    if renamed.is_empty() || !text.contains('L') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match renamed.get(word.as_str()) {
+            Some(n) => out.push_str(n),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+fn symbols_by_offset(s: &elf::Section) -> BTreeMap<u64, Vec<&elf::Symbol>> {
+    let mut m: BTreeMap<u64, Vec<&elf::Symbol>> = BTreeMap::new();
+    for sym in &s.symbols {
+        m.entry(sym.offset).or_default().push(sym);
+    }
+    m
+}
+
+/// The 64 bytes of `kernel.kd`.
+fn descriptor_bytes(co: &elf::CodeObject, kernel: &str) -> Option<[u8; 64]> {
+    let kd = format!("{kernel}.kd");
+    for s in &co.data {
+        if let Some(sym) = s.symbols.iter().find(|y| y.name == kd) {
+            let o = sym.offset as usize;
+            let b = s.bytes.get(o..o + 64)?;
+            let mut d = [0u8; 64];
+            d.copy_from_slice(b);
+            return Some(d);
+        }
+    }
+    None
+}
+
+struct Emit<'a> {
+    co: &'a elf::CodeObject,
+    origin: &'a Path,
+    insns: &'a [disasm::Insn],
+    texts: &'a [String],
+    labels: &'a BTreeMap<u64, Vec<String>>,
+    refused: &'a BTreeMap<usize, encode::Refusal>,
+    descriptors: &'a BTreeMap<String, descriptor::Lifted>,
+    wanted: &'a BTreeMap<String, [u8; 64]>,
+    yaml: Option<&'a str>,
+}
+
+/// The directives that give a symbol its binding, visibility and type,
+/// then its label.
+fn symbol_lines(out: &mut String, s: &elf::Symbol) {
+    match s.binding {
+        elf::Binding::Global => {
+            let _ = writeln!(out, "\t.globl\t{}", s.name);
+        }
+        elf::Binding::Weak => {
+            let _ = writeln!(out, "\t.weak\t{}", s.name);
+        }
+        elf::Binding::Local => {}
+    }
+    match s.visibility {
+        1 => {
+            let _ = writeln!(out, "\t.internal\t{}", s.name);
+        }
+        2 => {
+            let _ = writeln!(out, "\t.hidden\t{}", s.name);
+        }
+        3 => {
+            let _ = writeln!(out, "\t.protected\t{}", s.name);
+        }
+        _ => {}
+    }
+    match s.kind {
+        elf::SymType::Func => {
+            let _ = writeln!(out, "\t.type\t{},@function", s.name);
+        }
+        elf::SymType::Object => {
+            let _ = writeln!(out, "\t.type\t{},@object", s.name);
+        }
+        elf::SymType::NoType => {}
+    }
+    let _ = writeln!(out, "{}:", s.name);
+}
+
+fn sizes(out: &mut String, s: &elf::Section, skip: &dyn Fn(&str) -> bool) {
+    for sym in &s.symbols {
+        if sym.size != 0 && !skip(&sym.name) {
+            let _ = writeln!(out, "\t.size\t{}, {}", sym.name, sym.size);
+        }
+    }
+}
+
+fn emit(e: &Emit) -> String {
+    let co = e.co;
+    let mut out = String::with_capacity(e.insns.len() * 64 + 4096);
+    let _ = writeln!(
+        out,
+        "; Lifted by gcn-patch from {} ({} instructions, {} kept as raw encodings).",
+        e.origin.display(),
+        e.insns.len(),
+        e.refused.len()
+    );
+    let _ = writeln!(
+        out,
+        "\t.amdgcn_target \"{TRIPLE}--{}\"\n\t.amdhsa_code_object_version {}",
+        co.target.name(),
+        co.code_object_version
+    );
+    // .text
+    let _ = writeln!(
+        out,
+        "\t.text\n\t.p2align\t{}",
+        co.text.align.trailing_zeros()
+    );
+    let syms = symbols_by_offset(&co.text);
+    let labels_at = |off: u64, out: &mut String| {
+        for s in syms.get(&off).into_iter().flatten() {
+            symbol_lines(out, s);
+        }
+        for l in e.labels.get(&off).into_iter().flatten() {
+            let _ = writeln!(out, "{l}:");
+        }
+    };
+    for (i, insn) in e.insns.iter().enumerate() {
+        labels_at(insn.address - co.text.address, &mut out);
+        if e.refused.contains_key(&i) {
+            raw_line(&mut out, &insn.bytes, &e.texts[i]);
+        } else {
+            let _ = writeln!(out, "\t{}", e.texts[i]);
+        }
+    }
+    labels_at(co.text.bytes.len() as u64, &mut out);
+    sizes(&mut out, &co.text, &|_| false);
+
+    // Data sections; descriptors as blocks.
+    let kd_of: HashMap<String, &String> = e
+        .wanted
+        .keys()
+        .map(|k| (format!("{k}.kd"), k))
+        .collect();
+    for s in &co.data {
+        let kind = if s.nobits { "@nobits" } else { "@progbits" };
+        let _ = writeln!(
+            out,
+            "\t.section\t{},\"{}\",{kind}\n\t.p2align\t{}",
+            s.name,
+            s.flags,
+            s.align.trailing_zeros()
+        );
+        if s.nobits {
+            for sym in &s.symbols {
+                symbol_lines(&mut out, sym);
+            }
+            let _ = writeln!(out, "\t.zero\t{}", s.size);
+            continue;
+        }
+        let mut at = 0usize;
+        let bounds: Vec<&elf::Symbol> = s.symbols.iter().collect();
+        let mut k = 0;
+        while at < s.bytes.len() || k < bounds.len() {
+            // Symbols at this offset.
+            let mut skip = 0usize;
+            while k < bounds.len() && bounds[k].offset as usize <= at {
+                let sym = bounds[k];
+                k += 1;
+                if let Some(kernel) = kd_of.get(&sym.name) {
+                    match e.descriptors.get(*kernel) {
+                        Some(descriptor::Lifted::Block(lines)) => {
+                            let _ = writeln!(out, "\t.p2align\t6\n\t.amdhsa_kernel {kernel}");
+                            for l in lines {
+                                let _ = writeln!(out, "\t\t{l}");
+                            }
+                            let _ = writeln!(out, "\t.end_amdhsa_kernel");
+                            skip = 64;
+                        }
+                        _ => {
+                            raw_descriptor(&mut out, sym, kernel, &e.wanted[*kernel], co);
+                            skip = 64;
+                        }
+                    }
+                } else {
+                    symbol_lines(&mut out, sym);
+                }
+            }
+            if skip > 0 {
+                at += skip;
+                continue;
+            }
+            if at >= s.bytes.len() {
+                break;
+            }
+            let next = bounds
+                .get(k)
+                .map_or(s.bytes.len(), |b| (b.offset as usize).min(s.bytes.len()));
+            let end = next.max(at + 1).min(s.bytes.len());
+            for chunk in s.bytes[at..end].chunks(16) {
+                let hex: Vec<String> = chunk.iter().map(|b| format!("{b:#04x}")).collect();
+                let _ = writeln!(out, "\t.byte\t{}", hex.join(", "));
+            }
+            at = end;
+        }
+        sizes(&mut out, s, &|n| kd_of.contains_key(n));
+    }
+    if let Some(y) = e.yaml {
+        let _ = write!(out, "\t.amdgpu_metadata\n{y}\t.end_amdgpu_metadata\n");
+    }
+    out
+}
+
+/// `.long 0x…, 0x… ; raw: <disassembly>` (and `.byte` for a partial word).
+fn raw_line(out: &mut String, bytes: &[u8], text: &str) {
+    let words: Vec<String> = bytes
+        .chunks(4)
+        .filter(|c| c.len() == 4)
+        .map(|c| format!("{:#010x}", u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .collect();
+    let tail: Vec<String> = bytes
+        .chunks(4)
+        .filter(|c| c.len() < 4)
+        .flat_map(|c| c.iter().map(|b| format!("{b:#04x}")))
+        .collect();
+    let shown = if text.is_empty() { "(not decoded)" } else { text };
+    if !words.is_empty() {
+        let _ = write!(out, "\t.long\t{}", words.join(", "));
+        if !tail.is_empty() {
+            let _ = write!(out, "\n\t.byte\t{}", tail.join(", "));
+        }
+    } else {
+        let _ = write!(out, "\t.byte\t{}", tail.join(", "));
+    }
+    let _ = writeln!(out, " {RAW_MARKER}{shown}");
+}
+
+/// A descriptor as raw bytes; the entry offset as the expression the
+/// linker resolves; every field decoded in a comment.
+fn raw_descriptor(
+    out: &mut String,
+    sym: &elf::Symbol,
+    kernel: &str,
+    d: &[u8; 64],
+    co: &elf::CodeObject,
+) {
+    let _ = writeln!(
+        out,
+        "; The descriptor of {kernel} as raw bytes: no .amdhsa_kernel block re-assembles to them."
+    );
+    for l in descriptor::decode_comment(d, &co.target) {
+        let _ = writeln!(out, ";   {l}");
+    }
+    let _ = writeln!(out, "\t.p2align\t6");
+    symbol_lines(out, sym);
+    let hex = |r: std::ops::Range<usize>| {
+        d[r].iter()
+            .map(|b| format!("{b:#04x}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "\t.byte\t{}", hex(0..16));
+    let _ = writeln!(out, "\t.quad\t{kernel} - {}", sym.name);
+    let _ = writeln!(out, "\t.byte\t{}", hex(24..40));
+    let _ = writeln!(out, "\t.byte\t{}", hex(40..56));
+    let _ = writeln!(out, "\t.byte\t{}", hex(56..64));
+    let _ = writeln!(out, "\t.size\t{}, 64", sym.name);
+}
+
+/// Assemble and link the lifted asm the way builds do, and compare with
+/// the original: `.text`, `.rodata` and `e_flags` byte for byte, the
+/// metadata as decoded documents.
+fn rebuild_check(
+    tc: &Toolchain,
+    co: &elf::CodeObject,
+    lifted: &Lifted,
+    origin: &Path,
+) -> Result<(), Diagnostics> {
+    let rebuilt = rebuild(tc, &lifted.asm, &co.target, origin)?;
+    let again = elf::read(&rebuilt, origin).map_err(|d| {
+        Diagnostic::error(format!("the rebuilt code object cannot be read: {}", d.message))
+    })?;
+    let mut diffs = Vec::new();
+    if again.e_flags != co.e_flags {
+        diffs.push(format!(
+            "e_flags {:#x} instead of {:#x}",
+            again.e_flags, co.e_flags
+        ));
+    }
+    if again.text.bytes != co.text.bytes {
+        let at = first_difference(&again.text.bytes, &co.text.bytes);
+        diffs.push(format!(
+            ".text differs from byte {at:#x} (address {:#x} of the original)",
+            co.text.address + at as u64
+        ));
+    }
+    let rodata = |c: &elf::CodeObject| {
+        c.data
+            .iter()
+            .find(|s| s.name == ".rodata")
+            .map(|s| s.bytes.clone())
+    };
+    if rodata(&again) != rodata(co) {
+        diffs.push(".rodata differs".into());
+    }
+    match (&again.metadata, &co.metadata) {
+        (Some(a), Some(b)) => {
+            if metadata::canonical(a) != metadata::canonical(b) {
+                diffs.push("the metadata decodes to another document".into());
+            }
+        }
+        (None, None) => {}
+        _ => diffs.push("the metadata note is missing on one side".into()),
+    }
+    if diffs.is_empty() {
+        return Ok(());
+    }
     Err(Diagnostic::error(format!(
-        "cannot lift {}: not implemented yet",
+        "cannot lift {}: the lifted assembly does not rebuild the same code object",
         origin.display()
     ))
+    .with_note(diffs.join("; "))
+    .with_help("this is a gcn-patch bug: please report it with the code object")
     .into())
+}
+
+/// Assemble and link `asm` for `target` (llvm-mc/clang and ld.lld, as builds do).
+pub fn rebuild(
+    tc: &Toolchain,
+    asm: &str,
+    target: &TargetId,
+    origin: &Path,
+) -> Result<Vec<u8>, Diagnostics> {
+    let name = origin
+        .file_stem()
+        .map(|s| crate::import::identifier(&s.to_string_lossy()))
+        .unwrap_or_else(|| "lifted".into());
+    let doc = Document::from_source(asm, origin.with_extension("s"));
+    let work = std::env::temp_dir();
+    let label = format!("lifted {}", origin.display());
+    let obj = assemble_bytes(&AssembleRequest {
+        toolchain: tc,
+        asm: &doc,
+        target,
+        work_dir: &work,
+        name: &name,
+        label: &label,
+    })?;
+    crate::link::link_bytes(tc, &obj, &format!("{name}.o"), &work)
+}
+
+fn first_difference(a: &[u8], b: &[u8]) -> usize {
+    a.iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()))
 }

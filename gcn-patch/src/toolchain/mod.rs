@@ -277,6 +277,28 @@ impl Toolchain {
         ok.then_some(mc)
     }
 
+    /// An LLVM tool of this toolchain's installation (`llvm-objdump`,
+    /// `llvm-mc`, `llvm-readelf`, …): the one next to clang (symlinks
+    /// resolved), else `<name>-<major>` on `PATH`, else `<name>` (left to
+    /// `PATH`; running it then fails with the tool's name).
+    pub fn llvm_tool(&self, name: &str) -> PathBuf {
+        let clang = self.clang.canonicalize().unwrap_or_else(|_| self.clang.clone());
+        if let Some(dir) = clang.parent() {
+            let p = dir.join(name);
+            if p.is_file() {
+                return p;
+            }
+        }
+        let versioned = format!("{name}-{}", self.version.major);
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        for dir in std::env::split_paths(&path) {
+            if dir.join(&versioned).is_file() {
+                return dir.join(versioned);
+            }
+        }
+        PathBuf::from(name)
+    }
+
     /// A string identifying this toolchain for cache keys: version text and
     /// resolved (symlink-free) tool paths.
     pub fn identity(&self) -> String {
