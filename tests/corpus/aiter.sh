@@ -13,7 +13,7 @@
 #   * in each family, its .co files sorted by path (C locale), take 4 at evenly
 #     spaced ranks: floor(i * n / 4) for i = 0..3 (all of them when n <= 4).
 # Outputs, relative to tests/corpus/aiter (replaced):
-#   <arch>/<family>/<file>.co   the code objects, byte-exact
+#   <arch>/<path under hsa/<arch>/>   the code objects, byte-exact
 #   index.tsv                   arch, family, path in aiter, sha256
 #   SOURCE.txt                  aiter's commit and license notice (MIT)
 set -euo pipefail
@@ -40,7 +40,7 @@ for arch in gfx942 gfx950 gfx1250; do
         k=$(( n < per_family ? n : per_family ))
         for ((i = 0; i < k; i++)); do
             path=${files[$(( i * n / k ))]}
-            dest="$out/$arch/$fam/$(basename "$path")"
+            dest="$out/$arch/${path#hsa/$arch/}"
             mkdir -p "$(dirname "$dest")"
             git -C "$repo" show "HEAD:$path" > "$dest"
             printf '%s\t%s\t%s\t%s\n' "$arch" "$fam" "$path" "$(sha256sum "$dest" | cut -d' ' -f1)" >> "$out/index.tsv"

@@ -50,6 +50,21 @@ enum Command {
         #[command(flatten)]
         llvm: LlvmArgs,
     },
+    /// Lift a code object back to editable asm that rebuilds it
+    /// byte-identically (checked before anything is written).
+    Lift {
+        /// The code object (.co, .hsaco).
+        file: PathBuf,
+        /// Write the asm here (default: standard output).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+        /// The target to take from a container; for a bare code object, the
+        /// target it must be built for.
+        #[arg(long, short)]
+        target: Option<String>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
     /// Retarget, assemble, link and verify FILE into a code object.
     Assemble {
         /// Dumped asm (.s, .rocmasm).
@@ -483,6 +498,40 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     manifest.display()
                 ),
             }
+            Ok(())
+        }
+        Command::Lift {
+            file,
+            output,
+            target,
+            llvm,
+        } => {
+            let tc = toolchain(&llvm, None)?;
+            let t = target.as_deref().map(parse_target).transpose()?;
+            let lifted = gcn_patch::lift::lift_file(
+                &file,
+                t.as_ref(),
+                &gcn_patch::lift::LiftOptions { toolchain: &tc },
+            )?;
+            match &output {
+                Some(out) => {
+                    gcn_patch::output::write_atomic(out, lifted.asm.as_bytes()).map_err(|e| {
+                        Diagnostic::error(format!("cannot write {}: {e}", out.display()))
+                    })?
+                }
+                None => print!("{}", lifted.asm),
+            }
+            for n in &lifted.notes {
+                eprintln!("note: {n}");
+            }
+            eprintln!(
+                "gcn-patch lift: {} ({}): {} kernel(s), {} instructions, {} raw; rebuilds byte-identically",
+                file.display(),
+                lifted.target.name(),
+                lifted.kernels.len(),
+                lifted.instructions,
+                lifted.raw_instructions
+            );
             Ok(())
         }
         Command::Objdiff {

@@ -18,7 +18,7 @@ use std::process::Command;
 use gcn_embed::TargetId;
 use object::{Object, ObjectSection, ObjectSymbol};
 
-use crate::assemble::{target_features, TRIPLE};
+use crate::assemble::TRIPLE;
 use crate::diag::Diagnostic;
 use crate::toolchain::Toolchain;
 
@@ -88,14 +88,34 @@ pub fn lift(
     code_object_version: u32,
     wanted: &BTreeMap<String, [u8; 64]>,
     blocks: &BTreeMap<String, Vec<String>>,
+    uses_vcc: bool,
     job: &str,
 ) -> Result<BTreeMap<String, Lifted>, Diagnostic> {
     let mut out = BTreeMap::new();
-    // Round 1: objdump's block as it is.
+    // Round 1: objdump's block, with `.amdhsa_reserve_vcc` saying what the
+    // code does when that gives the same bytes (the register check reads it),
+    // else as it is. The first variant that matches wins.
     let mut variants = Vec::new();
-    for (k, want) in wanted {
+    for k in wanted.keys() {
         match blocks.get(k) {
-            Some(b) => variants.push((k.clone(), b.clone())),
+            Some(b) => {
+                let fixed = completed(b, &wanted[k]);
+                let vcc = format!(".amdhsa_reserve_vcc {}", u8::from(uses_vcc));
+                if fixed
+                    .iter()
+                    .any(|l| l.starts_with(".amdhsa_reserve_vcc") && *l != vcc)
+                {
+                    let mut v: Vec<String> = fixed
+                        .iter()
+                        .filter(|l| !l.starts_with(".amdhsa_reserve_vcc"))
+                        .cloned()
+                        .collect();
+                    v.push(vcc);
+                    variants.push((k.clone(), v));
+                }
+                variants.push((k.clone(), fixed));
+                variants.push((k.clone(), b.clone()));
+            }
             None => {
                 out.insert(
                     k.clone(),
@@ -103,24 +123,25 @@ pub fn lift(
                 );
             }
         }
-        let _ = want;
     }
     let assembled = assemble_variants(tc, target, code_object_version, &variants, job)?;
-    let mut retry = Vec::new();
     for (i, (k, block)) in variants.iter().enumerate() {
-        if same(assembled.get(&i).and_then(|b| b.as_ref()), &wanted[k]) {
+        if !out.contains_key(k) && same(assembled.get(&i).and_then(|b| b.as_ref()), &wanted[k]) {
             out.insert(k.clone(), Lifted::Block(block.clone()));
-        } else {
-            retry.push(k.clone());
         }
     }
+    let retry: Vec<String> = wanted
+        .keys()
+        .filter(|k| !out.contains_key(*k))
+        .cloned()
+        .collect();
     if retry.is_empty() {
         return Ok(out);
     }
     // Round 2: every SGPR count and reservation with the same granule.
     let mut variants = Vec::new();
     for k in &retry {
-        for v in sgpr_variants(&blocks[k], &wanted[k]) {
+        for v in sgpr_variants(&completed(&blocks[k], &wanted[k]), &wanted[k], uses_vcc) {
             variants.push((k.clone(), v));
         }
     }
@@ -145,6 +166,18 @@ pub fn lift(
     Ok(out)
 }
 
+/// objdump's block plus what LLVM 22's objdump leaves out: the explicit
+/// user SGPR count (`compute_pgm_rsrc2` bits 1..5), which code written
+/// or compiled with more user SGPRs than the enabled ones sets.
+fn completed(block: &[String], want: &[u8; 64]) -> Vec<String> {
+    let mut out = block.to_vec();
+    if !out.iter().any(|l| l.starts_with(".amdhsa_user_sgpr_count")) {
+        let rsrc2 = u32::from_le_bytes([want[52], want[53], want[54], want[55]]);
+        out.push(format!(".amdhsa_user_sgpr_count {}", (rsrc2 >> 1) & 0x1f));
+    }
+    out
+}
+
 /// Equal but for the entry offset (a relocation in an unlinked object).
 fn same(got: Option<&[u8; 64]>, want: &[u8; 64]) -> bool {
     got.is_some_and(|g| {
@@ -158,7 +191,7 @@ fn same(got: Option<&[u8; 64]>, want: &[u8; 64]) -> bool {
 /// objdump's block with `.amdhsa_next_free_sgpr`, `.amdhsa_reserve_vcc`
 /// and `.amdhsa_reserve_xnack_mask` varied over the values that can give
 /// the original granulated SGPR count.
-fn sgpr_variants(block: &[String], want: &[u8; 64]) -> Vec<Vec<String>> {
+fn sgpr_variants(block: &[String], want: &[u8; 64], uses_vcc: bool) -> Vec<Vec<String>> {
     let rsrc1 = u32::from_le_bytes([want[48], want[49], want[50], want[51]]);
     let granule = (rsrc1 >> 6) & 0xf;
     let top = (granule + 1) * 8;
@@ -173,7 +206,7 @@ fn sgpr_variants(block: &[String], want: &[u8; 64]) -> Vec<Vec<String>> {
         .collect();
     let mut out = Vec::new();
     for n in (low..=top).rev() {
-        for vcc in [0, 1] {
+        for vcc in [u8::from(uses_vcc), u8::from(!uses_vcc)] {
             let mut v: Vec<String> = keep.iter().map(|s| s.to_string()).collect();
             v.push(format!(".amdhsa_next_free_sgpr {n}"));
             v.push(format!(".amdhsa_reserve_vcc {vcc}"));
@@ -223,17 +256,7 @@ fn assemble_variants(
                 owner.insert(line, *i);
             }
         }
-        let mc = tc.llvm_tool("llvm-mc");
-        let mut cmd = Command::new(&mc);
-        cmd.env_clear()
-            .env("LC_ALL", "C")
-            .arg(format!("--triple={TRIPLE}"))
-            .arg(format!("--mcpu={}", target.processor.name));
-        let features = target_features(target);
-        if !features.is_empty() {
-            cmd.arg(format!("--mattr={}", features.join(",")));
-        }
-        cmd.args(["--filetype=obj", "-o", "-", "-"]);
+        let mut cmd = super::mc_command(tc, target, &["--filetype=obj"]);
         let out = tc
             .run_with_input(&mut cmd, "llvm-mc", job, Some(src.as_bytes()))
             .map_err(|e| e.to_diagnostic())?;
@@ -308,8 +331,11 @@ pub fn decode_comment(d: &[u8; 64], target: &TargetId) -> Vec<String> {
     let preload = u32::from(u16_at(58));
     let gfx9 = target.processor.name.starts_with("gfx9");
     if gfx9 && target.processor.name != "gfx900" {
-        out.push(format!("compute_pgm_rsrc3 = {rsrc3:#010x}: accum_offset = {} ((value + 1) * 4), tg_split = {}",
-            bits(rsrc3, 0, 5), bits(rsrc3, 16, 16)));
+        out.push(format!(
+            "compute_pgm_rsrc3 = {rsrc3:#010x}: accum_offset = {} ((value + 1) * 4), tg_split = {}",
+            bits(rsrc3, 0, 5),
+            bits(rsrc3, 16, 16)
+        ));
     } else {
         out.push(format!("compute_pgm_rsrc3 = {rsrc3:#010x}: shared_vgpr_count = {}, inst_pref_size = {}, trap_on_start = {}, trap_on_end = {}, image_op = {}",
             bits(rsrc3, 0, 3), bits(rsrc3, 4, 9), bits(rsrc3, 10, 10), bits(rsrc3, 11, 11), bits(rsrc3, 31, 31)));
@@ -333,7 +359,10 @@ pub fn decode_comment(d: &[u8; 64], target: &TargetId) -> Vec<String> {
         ("mem_ordered", 30, 30),
         ("fwd_progress", 31, 31),
     ] {
-        out.push(format!("compute_pgm_rsrc1.{name} = {}", bits(rsrc1, lo, hi)));
+        out.push(format!(
+            "compute_pgm_rsrc1.{name} = {}",
+            bits(rsrc1, lo, hi)
+        ));
     }
     for (name, lo, hi) in [
         ("enable_private_segment", 0, 0),
@@ -349,7 +378,10 @@ pub fn decode_comment(d: &[u8; 64], target: &TargetId) -> Vec<String> {
         ("granulated_lds_size", 15, 23),
         ("enable_exception (ieee_invalid … int_div_zero)", 24, 30),
     ] {
-        out.push(format!("compute_pgm_rsrc2.{name} = {}", bits(rsrc2, lo, hi)));
+        out.push(format!(
+            "compute_pgm_rsrc2.{name} = {}",
+            bits(rsrc2, lo, hi)
+        ));
     }
     for (name, lo, hi) in [
         ("enable_sgpr_private_segment_buffer", 0, 0),
@@ -362,7 +394,10 @@ pub fn decode_comment(d: &[u8; 64], target: &TargetId) -> Vec<String> {
         ("enable_wavefront_size32", 10, 10),
         ("uses_dynamic_stack", 11, 11),
     ] {
-        out.push(format!("kernel_code_properties.{name} = {}", bits(props, lo, hi)));
+        out.push(format!(
+            "kernel_code_properties.{name} = {}",
+            bits(props, lo, hi)
+        ));
     }
     out.push(format!(
         "kernarg_preload: length = {}, offset = {}",
@@ -375,7 +410,9 @@ pub fn decode_comment(d: &[u8; 64], target: &TargetId) -> Vec<String> {
         .filter(|&i| d[i] != 0)
         .collect();
     if !reserved.is_empty() {
-        out.push(format!("reserved bytes set (no directive writes them): {reserved:?}"));
+        out.push(format!(
+            "reserved bytes set (no directive writes them): {reserved:?}"
+        ));
     }
     out
 }
@@ -391,10 +428,12 @@ mod tests {
         );
         assert_eq!(b["k"].len(), 3);
         let mut d = [0u8; 64];
-        d[48] = 13 << 6; // granule 13: 105..=112 SGPRs with the reserved ones
-        let v = sgpr_variants(&b["k"], &d);
+        // Granule 13: 105..=112 SGPRs with the reserved ones.
+        d[48..52].copy_from_slice(&(13u32 << 6).to_le_bytes());
+        let v = sgpr_variants(&b["k"], &d, true);
         assert_eq!(v.len(), (112 - 99 + 1) * 2);
         assert!(v.iter().all(|v| !v.iter().any(|l| l.contains("xnack"))));
         assert!(v[0].contains(&".amdhsa_next_free_sgpr 112".to_string()));
+        assert!(v[0].contains(&".amdhsa_reserve_vcc 1".to_string()));
     }
 }

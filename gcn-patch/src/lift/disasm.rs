@@ -33,19 +33,22 @@ pub struct Listing {
 
 /// Disassemble `path` (a code object; `-d -z --symbolize-operands`, every
 /// byte of `.text`, zeros included).
-pub fn disassemble(tc: &Toolchain, path: &Path, job: &str) -> Result<Listing, Diagnostic> {
+pub fn disassemble(
+    tc: &Toolchain,
+    target: &gcn_embed::TargetId,
+    path: &Path,
+    job: &str,
+) -> Result<Listing, Diagnostic> {
     let objdump = tc.llvm_tool("llvm-objdump");
     let mut cmd = Command::new(&objdump);
     cmd.env_clear()
         .env("LC_ALL", "C")
-        .args([
-            "-d",
-            "-z",
-            "--symbolize-operands",
-            "-j",
-            ".text",
-        ])
-        .arg(path);
+        .args(["-d", "-z", "--symbolize-operands", "-j", ".text"]);
+    let features = super::features(target);
+    if !features.is_empty() {
+        cmd.arg(format!("--mattr={}", features.join(",")));
+    }
+    cmd.arg(path);
     let out = tc
         .run(&mut cmd, "llvm-objdump", job)
         .map_err(|e| e.to_diagnostic())?;
@@ -99,12 +102,12 @@ pub fn parse_listing(listing: &str) -> Listing {
         }
         let text = code.trim();
         // Words it cannot decode: `<unknown>`, or data (`.long 0x…`).
-        let text = if text.starts_with("<unknown>") || text.starts_with(';') || text.starts_with('.')
-        {
-            String::new()
-        } else {
-            text.to_string()
-        };
+        let text =
+            if text.starts_with("<unknown>") || text.starts_with(';') || text.starts_with('.') {
+                String::new()
+            } else {
+                text.to_string()
+            };
         out.insns.push(Insn {
             address,
             bytes,
@@ -148,7 +151,10 @@ mod tests {
         assert_eq!(l.insns[0].text, "s_branch L0");
         assert_eq!(l.insns[1].bytes, [0xff, 0x04, 0x04, 0x26, 0xff, 0x03, 0, 0]);
         assert_eq!(l.insns[2].text, "");
-        assert_eq!(l.branch_targets.get(&0x1800).map(String::as_str), Some("L0"));
+        assert_eq!(
+            l.branch_targets.get(&0x1800).map(String::as_str),
+            Some("L0")
+        );
         assert!(!l.branch_targets.contains_key(&0x1700));
     }
 }

@@ -270,7 +270,9 @@ pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
             return Err(bad(format!("symbol {name} lies before its section")));
         };
         if offset > target_section.size {
-            return Err(bad(format!("symbol {name} lies past the end of {sec_name}")));
+            return Err(bad(format!(
+                "symbol {name} lies past the end of {sec_name}"
+            )));
         }
         target_section.symbols.push(Symbol {
             name: name.to_string(),
@@ -283,8 +285,10 @@ pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
         });
     }
     for s in std::iter::once(&mut text).chain(data.iter_mut()) {
-        s.symbols.sort_by(|a, b| a.offset.cmp(&b.offset).then(a.name.cmp(&b.name)));
-        s.symbols.dedup_by(|a, b| a.name == b.name && a.offset == b.offset);
+        s.symbols
+            .sort_by(|a, b| a.offset.cmp(&b.offset).then(a.name.cmp(&b.name)));
+        s.symbols
+            .dedup_by(|a, b| a.name == b.name && a.offset == b.offset);
     }
     let _ = file.elf_header().e_flags(endian);
     Ok(CodeObject {

@@ -3,11 +3,9 @@
 //! one run for the whole `.text`), and say why where it does not.
 
 use std::collections::BTreeMap;
-use std::process::Command;
 
 use gcn_embed::TargetId;
 
-use crate::assemble::{target_features, TRIPLE};
 use crate::diag::Diagnostic;
 use crate::toolchain::Toolchain;
 
@@ -77,18 +75,22 @@ pub fn check(
         let mut line_of = BTreeMap::new();
         let mut fed = Vec::new();
         let mut n = 0usize;
+        // The line the next push starts (line 1 is `.text`).
+        let mut line = 2usize;
         for item in items {
             match item {
                 Item::Label(l) => {
                     src.push_str(l);
                     src.push_str(":\n");
+                    line += 1;
                 }
                 Item::Insn(text, bytes) => {
+                    line += 1;
                     if refused.contains_key(&n) {
                         // Keep the layout: the same number of bytes.
                         src.push_str(&format!("\t.fill {}, 1, 0\n", bytes.len()));
                     } else {
-                        line_of.insert(src.lines().count() + 1, n);
+                        line_of.insert(line - 1, n);
                         fed.push(n);
                         src.push('\t');
                         src.push_str(text);
@@ -98,17 +100,7 @@ pub fn check(
                 }
             }
         }
-        let mc = tc.llvm_tool("llvm-mc");
-        let mut cmd = Command::new(&mc);
-        cmd.env_clear()
-            .env("LC_ALL", "C")
-            .arg(format!("--triple={TRIPLE}"))
-            .arg(format!("--mcpu={}", target.processor.name));
-        let features = target_features(target);
-        if !features.is_empty() {
-            cmd.arg(format!("--mattr={}", features.join(",")));
-        }
-        cmd.args(["--show-encoding", "-o", "-", "-"]);
+        let mut cmd = super::mc_command(tc, target, &["--show-encoding"]);
         let out = tc
             .run_with_input(&mut cmd, "llvm-mc", job, Some(src.as_bytes()))
             .map_err(|e| e.to_diagnostic())?;

@@ -20,9 +20,8 @@ use std::path::Path;
 
 use gcn_embed::TargetId;
 
-use crate::assemble::{assemble_bytes, AssembleRequest, TRIPLE};
+use crate::assemble::TRIPLE;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::document::Document;
 use crate::toolchain::Toolchain;
 
 pub mod descriptor;
@@ -34,7 +33,40 @@ pub mod metadata;
 /// The comment that marks an instruction kept as its raw encoding:
 /// `.long 0x…, 0x… ; raw: <disassembly>`. The checks read such a line
 /// through the disassembly after the marker.
-pub const RAW_MARKER: &str = "; raw: ";
+pub const RAW_MARKER: &str = crate::parse::RAW_MARKER;
+
+/// The subtarget features lifting disassembles and assembles with: the
+/// target ID's (`+xnack`, `-sramecc`, …) and, on gfx11 and gfx12,
+/// `+real-true16`, so 16-bit register halves (`v1.l`, `v1.h`) decode and
+/// re-encode (without it LLVM 22 cannot decode them).
+pub fn features(target: &TargetId) -> Vec<String> {
+    let mut f = crate::assemble::target_features(target);
+    let name = target.processor.name;
+    if name.starts_with("gfx11") || name.starts_with("gfx12") {
+        f.push("+real-true16".into());
+    }
+    f
+}
+
+/// `llvm-mc` of the toolchain for `target` with [`features`], reading stdin
+/// and writing stdout; `args` say what to make.
+pub(crate) fn mc_command(
+    tc: &Toolchain,
+    target: &TargetId,
+    args: &[&str],
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(tc.llvm_tool("llvm-mc"));
+    cmd.env_clear()
+        .env("LC_ALL", "C")
+        .arg(format!("--triple={TRIPLE}"))
+        .arg(format!("--mcpu={}", target.processor.name));
+    let f = features(target);
+    if !f.is_empty() {
+        cmd.arg(format!("--mattr={}", f.join(",")));
+    }
+    cmd.args(args).args(["-o", "-", "-"]);
+    cmd
+}
 
 /// How to lift.
 #[derive(Debug, Clone, Copy)]
@@ -65,6 +97,34 @@ pub struct Lifted {
     pub notes: Vec<String>,
 }
 
+/// Lift the code object in `path`: a bare code object (`.co`/`.hsaco`),
+/// or, with `target`, the member for that target of a container (see
+/// `container` once containers are supported). Reads the file; writes nothing.
+pub fn lift_file(
+    path: &Path,
+    target: Option<&TargetId>,
+    opts: &LiftOptions,
+) -> Result<Lifted, Diagnostics> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Diagnostic::error(format!("cannot read {}: {e}", path.display()))
+            .with_help("check the path")
+    })?;
+    let lifted = lift(&bytes, path, opts)?;
+    if let Some(t) = target {
+        if lifted.target.processor.name != t.processor.name {
+            return Err(Diagnostic::error(format!(
+                "{} is a code object for {}, not {}",
+                path.display(),
+                lifted.target.name(),
+                t.name()
+            ))
+            .with_help("drop --target, or give the code object built for that target")
+            .into());
+        }
+    }
+    Ok(lifted)
+}
+
 /// Lift one code object (`bytes`, read from `origin`, which names it in
 /// messages) to assembly, and check that the assembly rebuilds it: the
 /// rebuilt `.text`, `.rodata` and `e_flags` are byte-identical and the
@@ -82,7 +142,7 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
             Ok(f)
         })
         .map_err(|e| Diagnostic::error(format!("cannot write a temporary file: {e}")))?;
-    let listing = disasm::disassemble(tc, file.path(), &job)?;
+    let listing = disasm::disassemble(tc, &co.target, file.path(), &job)?;
     let insns = cover(&co.text, listing.insns);
 
     // Labels: every symbol of .text, and a `.Llift_<address>` for each branch
@@ -129,6 +189,7 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
         co.code_object_version,
         &wanted,
         &blocks,
+        texts.iter().any(|t| uses_vcc(t)),
         &job,
     )?;
     let yaml = match &co.metadata {
@@ -193,7 +254,7 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
     }
     let lifted = Lifted {
         asm,
-        target: co.target.clone(),
+        target: co.target,
         code_object_version: co.code_object_version,
         kernels,
         instructions: insns.len(),
@@ -203,6 +264,12 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
     };
     rebuild_check(tc, &co, &lifted, origin)?;
     Ok(lifted)
+}
+
+/// Whether an instruction names `vcc` (`vcc`, `vcc_lo`, `vcc_hi`).
+fn uses_vcc(text: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| matches!(w, "vcc" | "vcc_lo" | "vcc_hi"))
 }
 
 /// Every byte of `.text` as instructions: the listing's, with any gap (bytes
@@ -390,11 +457,7 @@ fn emit(e: &Emit) -> String {
     sizes(&mut out, &co.text, &|_| false);
 
     // Data sections; descriptors as blocks.
-    let kd_of: HashMap<String, &String> = e
-        .wanted
-        .keys()
-        .map(|k| (format!("{k}.kd"), k))
-        .collect();
+    let kd_of: HashMap<String, &String> = e.wanted.keys().map(|k| (format!("{k}.kd"), k)).collect();
     for s in &co.data {
         let kind = if s.nobits { "@nobits" } else { "@progbits" };
         let _ = writeln!(
@@ -476,7 +539,11 @@ fn raw_line(out: &mut String, bytes: &[u8], text: &str) {
         .filter(|c| c.len() < 4)
         .flat_map(|c| c.iter().map(|b| format!("{b:#04x}")))
         .collect();
-    let shown = if text.is_empty() { "(not decoded)" } else { text };
+    let shown = if text.is_empty() {
+        "(not decoded)"
+    } else {
+        text
+    };
     if !words.is_empty() {
         let _ = write!(out, "\t.long\t{}", words.join(", "));
         if !tail.is_empty() {
@@ -531,7 +598,10 @@ fn rebuild_check(
 ) -> Result<(), Diagnostics> {
     let rebuilt = rebuild(tc, &lifted.asm, &co.target, origin)?;
     let again = elf::read(&rebuilt, origin).map_err(|d| {
-        Diagnostic::error(format!("the rebuilt code object cannot be read: {}", d.message))
+        Diagnostic::error(format!(
+            "the rebuilt code object cannot be read: {}",
+            d.message
+        ))
     })?;
     let mut diffs = Vec::new();
     if again.e_flags != co.e_flags {
@@ -577,7 +647,8 @@ fn rebuild_check(
     .into())
 }
 
-/// Assemble and link `asm` for `target` (llvm-mc/clang and ld.lld, as builds do).
+/// Assemble `asm` for `target` with `llvm-mc` and [`features`], and link it
+/// with ld.lld as builds do.
 pub fn rebuild(
     tc: &Toolchain,
     asm: &str,
@@ -588,18 +659,21 @@ pub fn rebuild(
         .file_stem()
         .map(|s| crate::import::identifier(&s.to_string_lossy()))
         .unwrap_or_else(|| "lifted".into());
-    let doc = Document::from_source(asm, origin.with_extension("s"));
-    let work = std::env::temp_dir();
-    let label = format!("lifted {}", origin.display());
-    let obj = assemble_bytes(&AssembleRequest {
-        toolchain: tc,
-        asm: &doc,
-        target,
-        work_dir: &work,
-        name: &name,
-        label: &label,
-    })?;
-    crate::link::link_bytes(tc, &obj, &format!("{name}.o"), &work)
+    let job = format!("rebuilding lifted {}", origin.display());
+    let mut cmd = mc_command(tc, target, &["--filetype=obj", "--position-independent"]);
+    let out = tc
+        .run_with_input(&mut cmd, "llvm-mc", &job, Some(asm.as_bytes()))
+        .map_err(|e| e.to_diagnostic())?;
+    if !out.status.success() || out.stdout.is_empty() {
+        return Err(Diagnostic::error(format!(
+            "the lifted assembly of {} does not assemble",
+            origin.display()
+        ))
+        .with_note(String::from_utf8_lossy(&out.stderr).trim().to_string())
+        .with_help("this is a gcn-patch bug: please report it with the code object")
+        .into());
+    }
+    crate::link::link_bytes(tc, &out.stdout, &format!("{name}.o"), &std::env::temp_dir())
 }
 
 fn first_difference(a: &[u8], b: &[u8]) -> usize {

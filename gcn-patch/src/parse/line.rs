@@ -40,6 +40,10 @@ pub enum LineKind {
     },
     /// A machine instruction.
     Instruction(Instruction),
+    /// A machine instruction kept as its encoding by `gcn-patch lift`:
+    /// `.long 0x…, 0x… ; raw: <disassembly>`. The assembler sees data; the
+    /// checks see the instruction the comment decodes it to.
+    Raw(Instruction),
     /// A `.amdhsa_*` field inside `.amdhsa_kernel … .end_amdhsa_kernel`.
     DescriptorField {
         /// Field name including the dot, e.g. `.amdhsa_next_free_vgpr`.
@@ -94,9 +98,9 @@ impl Line {
     /// The instruction on this line, if any (also after a label).
     pub fn instruction(&self) -> Option<&Instruction> {
         match &self.kind {
-            LineKind::Instruction(i) => Some(i),
+            LineKind::Instruction(i) | LineKind::Raw(i) => Some(i),
             LineKind::LabeledLine { rest, .. } => match &**rest {
-                LineKind::Instruction(i) => Some(i),
+                LineKind::Instruction(i) | LineKind::Raw(i) => Some(i),
                 _ => None,
             },
             _ => None,
@@ -159,7 +163,17 @@ pub(crate) fn classify(text: &str, ctx: &mut Ctx) -> LineKind {
     code_kind(code, comment, ctx)
 }
 
+/// The comment that marks a raw instruction line (see [`LineKind::Raw`]).
+pub const RAW_MARKER: &str = "; raw: ";
+
 fn code_kind(code: &str, comment: Option<&str>, ctx: &mut Ctx) -> LineKind {
+    if let Some(text) = comment.and_then(|c| c.strip_prefix(RAW_MARKER)) {
+        if (code.starts_with(".long") || code.starts_with(".byte"))
+            && text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        {
+            return LineKind::Raw(parse_instruction(text.trim(), None));
+        }
+    }
     if code.starts_with('.') {
         let (name, args) = match code.find(char::is_whitespace) {
             Some(i) => (&code[..i], code[i..].trim()),
@@ -346,6 +360,15 @@ mod tests {
             LineKind::Instruction(_)
         ));
         assert_eq!(kind("\t1 + 2"), LineKind::Other);
+        assert!(matches!(
+            kind("\t.long\t0xd3ac6000, 0x0003118c ; raw: v_mfma_x a[0:3], v[72:75]"),
+            LineKind::Raw(i) if i.mnemonic == "v_mfma_x" && i.registers().count() == 2
+        ));
+        // Not decoded: data the checks cannot follow.
+        assert!(matches!(
+            kind("\t.long\t0xd0310000 ; raw: (not decoded)"),
+            LineKind::Directive { .. }
+        ));
     }
 
     #[test]

@@ -19,7 +19,7 @@ mod metadata;
 mod operand;
 
 pub use kernel::{Block, Descriptor, Field, Kernel, SetLine};
-pub use line::{strip_comment, unterminated_quote, Line, LineKind};
+pub use line::{strip_comment, unterminated_quote, Line, LineKind, RAW_MARKER};
 pub use metadata::{unquote, KernelMetadata, MetaField, Metadata};
 pub use operand::{parse_int, parse_operand, Half, Instruction, Operand, RegFile, RegisterRef};
 

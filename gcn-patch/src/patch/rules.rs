@@ -568,9 +568,10 @@ fn line_info(line: &Line) -> LineInfo {
     let class = match kind {
         LineKind::Instruction(_) => Class::Instruction,
         LineKind::Label(_) => Class::Label,
-        LineKind::Directive { .. } | LineKind::DescriptorField { .. } | LineKind::Set { .. } => {
-            Class::Directive
-        }
+        LineKind::Directive { .. }
+        | LineKind::DescriptorField { .. }
+        | LineKind::Set { .. }
+        | LineKind::Raw(_) => Class::Directive,
         LineKind::Metadata => Class::Metadata,
         LineKind::Blank | LineKind::Comment | LineKind::Other | LineKind::LabeledLine { .. } => {
             Class::Other
@@ -1244,6 +1245,7 @@ mod tests {
             LineKind::LabeledLine { .. } => "labelled line",
             LineKind::Directive { .. } => "directive",
             LineKind::Instruction(_) => "instruction",
+            LineKind::Raw(_) => "raw instruction",
             LineKind::DescriptorField { .. } => "descriptor field",
             LineKind::Set { .. } => "set",
             LineKind::Metadata => "metadata",

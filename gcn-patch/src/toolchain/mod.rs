@@ -282,7 +282,10 @@ impl Toolchain {
     /// resolved), else `<name>-<major>` on `PATH`, else `<name>` (left to
     /// `PATH`; running it then fails with the tool's name).
     pub fn llvm_tool(&self, name: &str) -> PathBuf {
-        let clang = self.clang.canonicalize().unwrap_or_else(|_| self.clang.clone());
+        let clang = self
+            .clang
+            .canonicalize()
+            .unwrap_or_else(|_| self.clang.clone());
         if let Some(dir) = clang.parent() {
             let p = dir.join(name);
             if p.is_file() {
