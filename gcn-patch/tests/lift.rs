@@ -73,7 +73,7 @@ fn metadata(elf: &[u8]) -> Option<String> {
 /// Rebuild `lifted` with clang + ld.lld and say how it differs from
 /// `original` (empty: identical).
 fn rebuild_differences(lifted: &Lifted, original: &[u8]) -> Vec<String> {
-    let rebuilt = match common::assemble(&lifted.asm, &lifted.target.name()) {
+    let rebuilt = match assemble(&lifted.asm, &lifted.target) {
         Ok(b) => b,
         Err(e) => return vec![format!("does not assemble: {e}")],
     };
@@ -90,6 +90,50 @@ fn rebuild_differences(lifted: &Lifted, original: &[u8]) -> Vec<String> {
         out.push("metadata differs".into());
     }
     out
+}
+
+/// Assemble with llvm-mc (`--mcpu`, the target ID's features, and
+/// `+real-true16` when the text names 16-bit register halves) and link with
+/// ld.lld.
+fn assemble(text: &str, target: &gcn_embed::TargetId) -> Result<Vec<u8>, String> {
+    let true16 = regex::Regex::new(r"\bv[0-9]+\.[lh]\b").unwrap();
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let (s, o, co) = (
+        dir.path().join("k.s"),
+        dir.path().join("k.o"),
+        dir.path().join("k.hsaco"),
+    );
+    std::fs::write(&s, text).map_err(|e| e.to_string())?;
+    let mut features: Vec<String> = [("sramecc", target.sramecc), ("xnack", target.xnack)]
+        .iter()
+        .filter(|(_, f)| f.is_pinned())
+        .map(|(n, f)| format!("{}{n}", f.sign()))
+        .collect();
+    if true16.is_match(text) {
+        features.push("+real-true16".into());
+    }
+    let mut mc =
+        std::process::Command::new(common::required_tool("llvm-mc-22", common::LLVM_INSTALL));
+    mc.args(["--triple=amdgcn-amd-amdhsa", "--filetype=obj"])
+        .arg(format!("--mcpu={}", target.processor.name))
+        .arg(format!("--mattr={}", features.join(",")));
+    let run = |cmd: &mut std::process::Command| -> Result<(), String> {
+        let out = cmd.output().map_err(|e| e.to_string())?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    };
+    run(mc.arg(&s).arg("-o").arg(&o))?;
+    run(
+        std::process::Command::new(common::required_tool("ld.lld-22", common::LLVM_INSTALL))
+            .arg("-shared")
+            .arg(&o)
+            .arg("-o")
+            .arg(&co),
+    )?;
+    std::fs::read(&co).map_err(|e| e.to_string())
 }
 
 #[derive(Default)]
@@ -208,7 +252,7 @@ fn aiter_code_objects_rebuild_byte_identically() {
         .collect();
     let tallies = lift_all(&files);
     report(
-        "aiter sample: lift, then rebuild with clang-22 + ld.lld-22",
+        "aiter sample: lift, then rebuild with llvm-mc-22 + ld.lld-22",
         &tallies,
     );
     let total: usize = tallies.values().map(|t| t.files).sum();
