@@ -390,3 +390,50 @@ fn bad_inputs_fail_clearly_and_write_nothing() {
         assert!(!out.exists(), "{name}: wrote {}", out.display());
     }
 }
+
+/// A lifted aiter kernel is a source like a dump: imported, patched by a
+/// rule, checked, built; objdiff shows exactly the rule's change.
+#[test]
+fn rule_patch_on_a_lifted_aiter_kernel_builds_and_objdiff_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let co = aiter_sample()
+        .into_iter()
+        .find(|(arch, fam, p)| {
+            arch == "gfx942" && fam == "topksoftmax" && p.ends_with("topksoftmax_4x128x6.co")
+        })
+        .expect("gfx942 topksoftmax_4x128x6 in the sample")
+        .2;
+    common::ok(common::run_cli(
+        dir,
+        &["lift", co.to_str().unwrap(), "-o", "topk.s"],
+    ));
+    common::ok(common::run_cli(dir, &["import", "topk.s"]));
+    let manifest = dir.join("kernels.toml");
+    let mut m = std::fs::read_to_string(&manifest).unwrap();
+    m.push_str(
+        "\n[[kernel.source.rule]]\ninsert = [\"s_setprio 2\"]\nbefore = \"s_endpgm\"\noccurrence = 1\n",
+    );
+    std::fs::write(&manifest, m).unwrap();
+    common::ok(common::run_cli(dir, &["check"]));
+    let b = common::ok(common::run_cli(dir, &["build", "--out", "out"]));
+    assert!(
+        String::from_utf8_lossy(&b.stdout).contains("assembled"),
+        "{}",
+        common::stderr(&b)
+    );
+    let od = common::ok(common::run_cli(
+        dir,
+        &["objdiff", "topk", "--target", "gfx942"],
+    ));
+    let od = String::from_utf8_lossy(&od.stdout).into_owned();
+    let changed: Vec<&str> = od
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-'))
+                && !l.starts_with("+++")
+                && !l.starts_with("---")
+        })
+        .collect();
+    assert_eq!(changed, ["+s_setprio 2"], "{od}");
+}
