@@ -189,12 +189,12 @@ fn lift_all(files: &[(String, PathBuf)]) -> BTreeMap<String, Tally> {
 fn report(title: &str, tallies: &BTreeMap<String, Tally>) {
     eprintln!("{title}");
     eprintln!(
-        "  {:<10} {:>5} {:>10} {:>12} {:>8} {:>7}",
+        "  {:<24} {:>5} {:>10} {:>12} {:>8} {:>7}",
         "target", "files", "identical", "instructions", "raw", "raw %"
     );
     for (k, t) in tallies {
         eprintln!(
-            "  {k:<10} {:>5} {:>10} {:>12} {:>8} {:>6.2}%",
+            "  {k:<24} {:>5} {:>10} {:>12} {:>8} {:>6.2}%",
             t.files,
             t.identical,
             t.instructions,
@@ -436,4 +436,177 @@ fn rule_patch_on_a_lifted_aiter_kernel_builds_and_objdiff_shows_it() {
         })
         .collect();
     assert_eq!(changed, ["+s_setprio 2"], "{od}");
+}
+
+fn containers() -> PathBuf {
+    common::repo().join("tests/corpus/containers")
+}
+
+/// Members as `clang-offload-bundler --unbundle` extracts them (from the
+/// `.hip_fatbin` section `llvm-objcopy` dumps, for a host object).
+fn unbundled(input: &Path, host: bool, target: &str) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("member.co");
+    let fatbin = dir.path().join("fatbin");
+    let input = if host {
+        let o = std::process::Command::new(common::required_tool(
+            "llvm-objcopy-22",
+            common::LLVM_INSTALL,
+        ))
+        .arg(format!("--dump-section=.hip_fatbin={}", fatbin.display()))
+        .arg(input)
+        .arg(dir.path().join("host.o"))
+        .output()
+        .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        fatbin.as_path()
+    } else {
+        input
+    };
+    let kind = "o";
+    let o = std::process::Command::new(common::required_tool(
+        "clang-offload-bundler-22",
+        common::LLVM_INSTALL,
+    ))
+    .arg("--unbundle")
+    .arg(format!("--type={kind}"))
+    .arg(format!("--targets=hipv4-amdgcn-amd-amdhsa--{target}"))
+    .arg(format!("--input={}", input.display()))
+    .arg(format!("--output={}", out.display()))
+    .output()
+    .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read(out).unwrap()
+}
+
+/// Every member of every container: found as the real bundler finds it,
+/// lifted, and rebuilt byte-identically.
+#[test]
+fn container_members_match_the_bundler_and_rebuild() {
+    use gcn_patch::lift::container::{code_objects, Kind};
+    let tc = common::toolchain();
+    let cases = [
+        ("scale-host.o", Kind::HostObject, Some(true)),
+        ("scale-host-compressed.o", Kind::HostObject, Some(true)),
+        ("scale.hipfb", Kind::Bundle, Some(false)),
+        ("softmax-gfx942.vmfb", Kind::Vmfb, None),
+    ];
+    let mut tallies: BTreeMap<String, Tally> = BTreeMap::new();
+    for (name, kind, host) in cases {
+        let path = containers().join(name);
+        let bytes = std::fs::read(&path).unwrap();
+        let c = code_objects(&bytes, &path).unwrap();
+        assert_eq!(c.kind, kind, "{name}");
+        let targets: Vec<String> = c.members.iter().map(|m| m.target.name()).collect();
+        match host {
+            Some(t) => {
+                assert_eq!(targets, ["gfx1100", "gfx942"], "{name}");
+                for m in &c.members {
+                    let want = unbundled(&path, t, &m.target.name());
+                    assert!(
+                        m.bytes == want,
+                        "{name}: {} differs from the bundler's",
+                        m.label
+                    );
+                }
+            }
+            None => {
+                assert_eq!(targets, ["gfx942"], "{name}");
+                // IREE embeds the code object it also dumps.
+                let dumped =
+                    std::fs::read(common::repo().join("tests/corpus/iree/gfx942/softmax.hsaco"))
+                        .unwrap();
+                assert!(c.members[0].bytes == dumped, "{name}: not IREE's hsaco");
+            }
+        }
+        for m in &c.members {
+            let t = tallies.entry(name.to_string()).or_default();
+            t.files += 1;
+            let origin = path.join(&m.label);
+            match lift::lift(&m.bytes, &origin, &LiftOptions { toolchain: &tc }) {
+                Ok(l) => {
+                    t.instructions += l.instructions;
+                    t.raw += l.raw_instructions;
+                    let d = rebuild_differences(&l, &m.bytes);
+                    if d.is_empty() {
+                        t.identical += 1;
+                    } else {
+                        t.failures.push(format!("{}: {}", m.label, d.join("; ")));
+                    }
+                }
+                Err(e) => t.failures.push(format!("{}: {e}", m.label)),
+            }
+        }
+    }
+    report("container members", &tallies);
+    for (k, t) in &tallies {
+        assert_eq!(t.identical, t.files, "{k}: {:?}", t.failures);
+    }
+}
+
+/// Bad containers: a clear error naming the file, and no output.
+#[test]
+fn bad_containers_fail_clearly_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let host = std::fs::read(containers().join("scale-host-compressed.o")).unwrap();
+    // Damage the zstd payload of the compressed bundle inside .hip_fatbin.
+    let at = host
+        .windows(4)
+        .position(|w| w == b"CCOB")
+        .expect("a CCOB bundle");
+    let mut corrupt = host.clone();
+    for b in &mut corrupt[at + 40..at + 120] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(dir.path().join("corrupt.o"), corrupt).unwrap();
+    let cases: [(&str, PathBuf, &[&str], &str); 4] = [
+        (
+            "a bundle without the requested target",
+            containers().join("scale.hipfb"),
+            &["--target", "gfx90a"],
+            "has no code object for gfx90a",
+        ),
+        (
+            "several targets and no --target",
+            containers().join("scale-host.o"),
+            &[],
+            "holds 2 code objects",
+        ),
+        (
+            "a corrupt compressed bundle",
+            dir.path().join("corrupt.o"),
+            &["--target", "gfx942"],
+            "corrupt offload bundle",
+        ),
+        (
+            "a .vmfb without AMDGPU code",
+            containers().join("softmax-cpu.vmfb"),
+            &[],
+            "without AMDGPU code objects",
+        ),
+    ];
+    for (what, input, extra, want) in cases {
+        let out = dir.path().join("out.s");
+        let mut args = vec!["lift", input.to_str().unwrap(), "-o", out.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let o = common::run_cli(dir.path(), &args);
+        let err = common::stderr(&o);
+        assert!(!o.status.success(), "{what}: succeeded");
+        assert!(err.contains(want), "{what}: {err}");
+        let name = input.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(err.contains(&name), "{what}: does not name the file: {err}");
+        assert!(!err.contains("panicked"), "{what}: {err}");
+        assert!(!out.exists(), "{what}: wrote output");
+    }
+    // The bundle error lists what there is.
+    let o = common::run_cli(
+        dir.path(),
+        &[
+            "lift",
+            containers().join("scale.hipfb").to_str().unwrap(),
+            "--target",
+            "gfx90a",
+        ],
+    );
+    assert!(common::stderr(&o).contains("gfx1100, gfx942"));
 }

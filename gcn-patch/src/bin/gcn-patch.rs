@@ -53,13 +53,14 @@ enum Command {
     /// Lift a code object back to editable asm that rebuilds it
     /// byte-identically (checked before anything is written).
     Lift {
-        /// The code object (.co, .hsaco).
+        /// The code object (.co, .hsaco), offload bundle, HIP host object or
+        /// executable (.hip_fatbin), or IREE .vmfb.
         file: PathBuf,
         /// Write the asm here (default: standard output).
         #[arg(long, short)]
         output: Option<PathBuf>,
-        /// The target to take from a container; for a bare code object, the
-        /// target it must be built for.
+        /// The target to take from a container (needed when it holds
+        /// several); for a bare code object, the target it must be built for.
         #[arg(long, short)]
         target: Option<String>,
         #[command(flatten)]

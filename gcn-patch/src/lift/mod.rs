@@ -24,6 +24,7 @@ use crate::assemble::TRIPLE;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::toolchain::Toolchain;
 
+pub mod container;
 pub mod descriptor;
 pub mod disasm;
 pub mod elf;
@@ -97,9 +98,10 @@ pub struct Lifted {
     pub notes: Vec<String>,
 }
 
-/// Lift the code object in `path`: a bare code object (`.co`/`.hsaco`),
-/// or, with `target`, the member for that target of a container (see
-/// `container` once containers are supported). Reads the file; writes nothing.
+/// Lift the code object in `path`: a bare code object (`.co`/`.hsaco`), or
+/// one member of a container (offload bundle, host object with
+/// `.hip_fatbin`, IREE `.vmfb`; see [`container`]): the one for `target`,
+/// or the only one. Reads the file; writes nothing.
 pub fn lift_file(
     path: &Path,
     target: Option<&TargetId>,
@@ -109,20 +111,28 @@ pub fn lift_file(
         Diagnostic::error(format!("cannot read {}: {e}", path.display()))
             .with_help("check the path")
     })?;
-    let lifted = lift(&bytes, path, opts)?;
-    if let Some(t) = target {
-        if lifted.target.processor.name != t.processor.name {
+    let contents = container::code_objects(&bytes, path)?;
+    let member = match (target, contents.members.as_slice()) {
+        (Some(t), _) => contents.select(t, path)?,
+        (None, [only]) => only,
+        (None, many) => {
+            let have: Vec<String> = many.iter().map(|m| m.target.name()).collect();
             return Err(Diagnostic::error(format!(
-                "{} is a code object for {}, not {}",
+                "{} holds {} code objects: say which one to lift",
                 path.display(),
-                lifted.target.name(),
-                t.name()
+                many.len()
             ))
-            .with_help("drop --target, or give the code object built for that target")
+            .with_note(format!("targets: {}", have.join(", ")))
+            .with_help(format!("pass --target {}", have[0]))
             .into());
         }
-    }
-    Ok(lifted)
+    };
+    let origin = if contents.kind == container::Kind::CodeObject {
+        path.to_path_buf()
+    } else {
+        std::path::PathBuf::from(format!("{} ({})", path.display(), member.label))
+    };
+    lift(&member.bytes, &origin, opts)
 }
 
 /// Lift one code object (`bytes`, read from `origin`, which names it in
