@@ -32,6 +32,21 @@
 //! [`ImportOptions::triton_caches`]. A dump and its cache entry given together
 //! are imported once, with both.
 //!
+//! Binaries (given as files, not found in directories): an AMDGPU code
+//! object (`.co`, `.hsaco`), a clang offload bundle, a HIP host object or
+//! executable (`.hip_fatbin`) or an IREE `.vmfb` is lifted
+//! ([`crate::lift`]) member by member into `asm/<processor>/<stem>.s`; the
+//! source records `imported-from` and the binary's `imported-sha256`, and a
+//! note says how many lines are raw encodings.
+//!
+//! **One program, one kernel.** A dump or code object of a program already
+//! in the manifest for another processor becomes a new `[[kernel.source]]`
+//! of that `[[kernel]]`, not a new kernel: same recognized name (hipcc stem,
+//! IREE module or executable, file stem, Triton kernel) and the same kernel
+//! symbols. So the members of one container, hipcc's per-arch dumps and
+//! aiter's `hsa/gfx942/X.co` + `hsa/gfx950/X.co` are one kernel whose
+//! code object the runtime selects by the GPU (`gcn-embed`).
+//!
 //! Other importers build an [`Imported`] and call [`add_to_manifest`].
 
 use std::path::{Path, PathBuf};
@@ -87,6 +102,23 @@ pub struct Imported {
     pub origin: Origin,
     /// Triton's names and launch metadata (Triton dump or cache layouts only).
     pub triton: Option<crate::triton::TritonKernel>,
+    /// For lifted binaries: the file name to write under `asm/<processor>/`,
+    /// the binary's sha256, and how many of its instructions are raw
+    /// encodings (raw, all).
+    pub lifted: Option<LiftedFrom>,
+}
+
+/// Where a lifted source came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiftedFrom {
+    /// File name of the asm (`<stem>.s`).
+    pub file_name: String,
+    /// sha256 of the binary (the whole file given).
+    pub sha256: String,
+    /// Instructions kept as raw encodings.
+    pub raw: usize,
+    /// Instructions in all.
+    pub instructions: usize,
 }
 
 /// How to import.
@@ -95,6 +127,9 @@ pub struct ImportOptions {
     /// Triton cache directories searched for the launch metadata of a Triton
     /// dump (the `gcn-patch` CLI passes `$TRITON_CACHE_DIR`, else `~/.triton/cache`).
     pub triton_caches: Vec<PathBuf>,
+    /// The toolchain that lifts binaries (none: importing a binary is an
+    /// error that says to install LLVM).
+    pub toolchain: Option<crate::toolchain::Toolchain>,
 }
 
 impl ImportOptions {
@@ -114,7 +149,10 @@ impl ImportOptions {
         } else {
             triton_caches
         };
-        ImportOptions { triton_caches }
+        ImportOptions {
+            triton_caches,
+            toolchain: None,
+        }
     }
 }
 
@@ -123,6 +161,13 @@ impl ImportOptions {
 pub enum Outcome {
     /// Copied to `asm` and added as kernel `kernel`.
     Added {
+        /// Manifest kernel name.
+        kernel: String,
+        /// Destination, relative to the manifest directory.
+        asm: PathBuf,
+    },
+    /// Added as a new source (another processor) of the existing kernel `kernel`.
+    AddedSource {
         /// Manifest kernel name.
         kernel: String,
         /// Destination, relative to the manifest directory.
@@ -144,6 +189,8 @@ pub struct Report {
     pub outcomes: Vec<Outcome>,
     /// Files in directories that were not AMDGPU asm (skipped).
     pub skipped: Vec<PathBuf>,
+    /// What the user should know (raw lines of lifted binaries), one per item.
+    pub notes: Vec<String>,
 }
 
 /// Import `inputs` (files or directories) into the manifest at `manifest_path`.
@@ -186,6 +233,11 @@ pub fn import_with(
                     .with_help("pass the dump directory (e.g. IREE's --iree-hal-dump-executable-files-to=DIR) or the .s/.rocmasm/.amdgcn files"),
                 );
             }
+        } else if is_binary(input) {
+            match recognize_binary(input, opts) {
+                Ok(members) => found.extend(members),
+                Err(d) => errors.extend(d.0),
+            }
         } else {
             match recognize_with(input, opts) {
                 Ok(i) => found.push(i),
@@ -198,11 +250,108 @@ pub fn import_with(
     }
     let found = merge_triton_pairs(found);
     for imported in &found {
+        if let Some(l) = &imported.lifted {
+            if l.raw > 0 {
+                report.notes.push(format!(
+                    "{} ({}): {} of {} instructions are raw encodings (`.long … ; raw: …`): \
+                     the assembler does not re-encode them to the same bytes",
+                    imported.from.display(),
+                    imported.target.name(),
+                    l.raw,
+                    l.instructions
+                ));
+            }
+        }
         report
             .outcomes
             .push(add_to_manifest(manifest_path, imported)?);
     }
     Ok(report)
+}
+
+/// A binary `import` lifts: an ELF file, an offload bundle or an IREE module
+/// (by its first bytes).
+pub fn is_binary(path: &Path) -> bool {
+    let mut head = [0u8; 256];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    let head = &head[..n];
+    head.starts_with(b"\x7fELF")
+        || head.starts_with(crate::lift::container::BUNDLE_MAGIC)
+        || head.starts_with(crate::lift::container::COMPRESSED_MAGIC)
+        || head.get(4..8) == Some(b"IREE")
+        || (head.starts_with(b"PK\x03\x04") && head.windows(9).any(|w| w == b"module.fb"))
+}
+
+/// Lift every AMDGPU code object of the binary `path` (see
+/// [`crate::lift::container`]): one [`Imported`] per member, named after
+/// the file's stem (an IREE module: after its executable).
+pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Imported>, Diagnostics> {
+    use crate::lift::{container, lift, LiftOptions};
+    let tc = opts.toolchain.as_ref().ok_or_else(|| {
+        Diagnostic::error(format!(
+            "cannot import {}: lifting a code object needs LLVM (llvm-objdump, llvm-mc, ld.lld)",
+            path.display()
+        ))
+        .with_help("install LLVM 22 with AMDGPU: apt-get install -y clang-22 lld-22 llvm-22")
+    })?;
+    let bytes = std::fs::read(path).map_err(|e| io_error("read", path, e))?;
+    let contents = container::code_objects(&bytes, path)?;
+    let binary_sha = sha256_hex(&bytes);
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "lifted".into());
+    let mut out = Vec::new();
+    for m in &contents.members {
+        let origin = if contents.kind == container::Kind::CodeObject {
+            path.to_path_buf()
+        } else {
+            PathBuf::from(format!("{} ({})", path.display(), m.label))
+        };
+        let lifted = lift(&m.bytes, &origin, &LiftOptions { toolchain: tc })?;
+        let symbols = lifted.kernels.clone();
+        let mut iree_executables = Vec::new();
+        if contents.kind == container::Kind::Vmfb {
+            for s in &symbols {
+                let e = dispatch_prefix(s).unwrap_or(s.as_str()).to_string();
+                if !iree_executables.contains(&e) {
+                    iree_executables.push(e);
+                }
+            }
+        }
+        let kernel = match iree_executables.as_slice() {
+            [one] => identifier(one),
+            _ => identifier(hipcc_stem(&stem)),
+        };
+        // One file per target under asm/<processor>/; features in the name
+        // when the target pins them (two members of one processor).
+        let suffix = if lifted.target.pinned_features() > 0 {
+            format!("-{}", identifier(&lifted.target.name()))
+        } else {
+            String::new()
+        };
+        let asm = lifted.asm.into_bytes();
+        out.push(Imported {
+            from: path.to_path_buf(),
+            sha256: sha256_hex(&asm),
+            bytes: asm,
+            kernel,
+            target: lifted.target,
+            symbols,
+            iree_executables,
+            origin: Origin::Plain,
+            triton: None,
+            lifted: Some(LiftedFrom {
+                file_name: format!("{stem}{suffix}.s"),
+                sha256: binary_sha.clone(),
+                raw: lifted.raw_instructions,
+                instructions: lifted.instructions,
+            }),
+        });
+    }
+    Ok(out)
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -341,6 +490,7 @@ pub fn recognize_with(path: &Path, opts: &ImportOptions) -> Result<Imported, Dia
         iree_executables,
         origin,
         triton,
+        lifted: None,
     })
 }
 
@@ -399,6 +549,97 @@ pub fn identifier(text: &str) -> String {
     s
 }
 
+fn write_dump(dest: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_error("create directory", parent, e))?;
+    }
+    crate::output::write_atomic(dest, bytes).map_err(|e| io_error("write", dest, e))
+}
+
+/// The `[[kernel.source]]` table of an import (with a leading blank line).
+fn source_entry(imported: &Imported, rel_text: &str) -> String {
+    let mut entry = format!(
+        "\n[[kernel.source]]\nasm = {}\nsha256 = {}\ntargets = {}\nsymbols = {}\nimported-from = {}\n",
+        quoted(rel_text),
+        quoted(&imported.sha256),
+        list(&[imported.target.name()]),
+        list(&imported.symbols),
+        quoted(&imported.from.display().to_string()),
+    );
+    if let Some(l) = &imported.lifted {
+        entry.push_str(&format!("imported-sha256 = {}\n", quoted(&l.sha256)));
+    }
+    if let Some(t) = &imported.triton {
+        entry.push_str(&format!("triton = {}\n", t.to_toml()));
+    }
+    entry
+}
+
+/// The kernel of `m` that `imported` is another processor's build of: the
+/// same recognized name, the same kernel symbols, and no source for that
+/// processor yet.
+fn same_program<'m>(
+    m: &'m Manifest,
+    imported: &Imported,
+) -> Option<&'m crate::manifest::KernelSpec> {
+    let mut want = imported.symbols.clone();
+    want.sort();
+    m.kernels.iter().find(|k| {
+        if !k.name.eq_ignore_ascii_case(&imported.kernel) || k.sources.is_empty() {
+            return false;
+        }
+        let same_symbols = k.sources.iter().all(|s| {
+            let mut have = s.symbols.clone();
+            have.sort();
+            have == want
+        });
+        let processor_free = k.sources.iter().all(|s| {
+            s.targets
+                .iter()
+                .all(|t| t.processor.name != imported.target.processor.name)
+        });
+        same_symbols && processor_free
+    })
+}
+
+/// `text` with `source` inserted at the end of the `[[kernel]]` whose
+/// `name` is on line `name_line` (before the next `[[kernel]]`, or at the end).
+fn insert_source(text: &str, name_line: usize, source: &str) -> String {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let next = lines
+        .iter()
+        .enumerate()
+        .skip(name_line)
+        .find(|(_, l)| l.trim() == "[[kernel]]")
+        .map(|(i, _)| i);
+    let mut out = String::with_capacity(text.len() + source.len() + 1);
+    match next {
+        Some(i) => {
+            // Before the blank and comment lines that lead into the next kernel.
+            let mut at = i;
+            while at > name_line
+                && (lines[at - 1].trim().is_empty() || lines[at - 1].trim_start().starts_with('#'))
+            {
+                at -= 1;
+            }
+            out.extend(lines[..at].iter().copied());
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(source);
+            out.extend(lines[at..].iter().copied());
+        }
+        None => {
+            out.push_str(text);
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(source);
+        }
+    }
+    out
+}
+
 /// TOML basic string.
 fn quoted(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
@@ -416,11 +657,14 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let file_name = imported
-        .from
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "dump.s".into());
+    let file_name = match &imported.lifted {
+        Some(l) => l.file_name.clone(),
+        None => imported
+            .from
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "dump.s".into()),
+    };
     let mut rel = PathBuf::from("asm").join(imported.target.processor.name);
     // Triton names every kernel file `<kernel>.amdgcn`: keep its directory.
     if imported.triton.is_some() {
@@ -481,6 +725,19 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
             }
         }
     }
+    let source = source_entry(imported, &rel_text);
+    // Another processor's build of a kernel already here: a new source of it.
+    if let Some(k) = existing.as_ref().and_then(|m| same_program(m, imported)) {
+        write_dump(&dest, &imported.bytes)?;
+        let text = insert_source(&existing.as_ref().expect("checked").text, k.line, &source);
+        Manifest::parse(&text, manifest_path)?;
+        crate::output::write_atomic(manifest_path, text.as_bytes())
+            .map_err(|e| io_error("write", manifest_path, e))?;
+        return Ok(Outcome::AddedSource {
+            kernel: k.name.clone(),
+            asm: rel,
+        });
+    }
     // A free kernel name: the recognized one, else with the processor appended, else numbered.
     let taken = |n: &str| {
         existing
@@ -496,10 +753,7 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
             n += 1;
         }
     }
-    if let Some(parent) = dest.parent() {
-        std::fs::create_dir_all(parent).map_err(|e| io_error("create directory", parent, e))?;
-    }
-    crate::output::write_atomic(&dest, &imported.bytes).map_err(|e| io_error("write", &dest, e))?;
+    write_dump(&dest, &imported.bytes)?;
 
     let mut entry = String::new();
     entry.push_str(&format!("\n[[kernel]]\nname = {}\n", quoted(&kernel)));
@@ -509,17 +763,7 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
             list(&imported.iree_executables)
         ));
     }
-    entry.push_str(&format!(
-        "\n[[kernel.source]]\nasm = {}\nsha256 = {}\ntargets = {}\nsymbols = {}\nimported-from = {}\n",
-        quoted(&rel_text),
-        quoted(sha),
-        list(&[imported.target.name()]),
-        list(&imported.symbols),
-        quoted(&imported.from.display().to_string()),
-    ));
-    if let Some(t) = &imported.triton {
-        entry.push_str(&format!("triton = {}\n", t.to_toml()));
-    }
+    entry.push_str(&source);
     let mut text = match &existing {
         Some(m) => m.text.clone(),
         None => NEW_MANIFEST.to_string(),

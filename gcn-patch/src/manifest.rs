@@ -27,6 +27,7 @@
 //! patches = ["patches/matmul-waitcnt.diff"]   # unified diffs, applied in order, then the rules
 //! symbols = ["matmul_dispatch_0_matmul"]      # optional, informational: kernel symbols (written by `gcn-patch import`)
 //! imported-from = "/tmp/dump/module_matmul_linked_rocm_hsaco_fb.rocmasm"  # optional, informational
+//! imported-sha256 = "9c1e…"           # optional: sha256 of the binary a lifted source came from (`gcn-patch import X.co`)
 //! # Triton dumps only (written by `gcn-patch import`): Triton's kernel name, dump hash
 //! # (= override directory name), dump target and launch metadata; see `crate::triton`
 //! triton = { kernel = "matmul", hash = "NKFV…", target = "gfx942", shared = 4096, num-warps = 4, warp-size = 64 }
@@ -135,6 +136,9 @@ pub struct SourceSpec {
     pub symbols: Vec<String>,
     /// Where `gcn-patch import` copied the dump from (informational).
     pub imported_from: Option<String>,
+    /// `imported-sha256`: the sha256 of the code object (or container) a
+    /// lifted source was imported from; informational.
+    pub imported_sha256: Option<String>,
     /// Triton's names and launch metadata (`triton = { … }`, written by
     /// `gcn-patch import` for Triton dumps): the launch check and
     /// `gcn-patch triton-override` use it.
@@ -193,6 +197,7 @@ struct RawSource {
     rule: Vec<Spanned<RawRule>>,
     symbols: Option<Vec<String>>,
     imported_from: Option<String>,
+    imported_sha256: Option<String>,
     triton: Option<crate::triton::TritonKernel>,
 }
 
@@ -450,6 +455,7 @@ impl Manifest {
                     rules,
                     symbols: rs.symbols.clone().unwrap_or_default(),
                     imported_from: rs.imported_from.clone(),
+                    imported_sha256: rs.imported_sha256.clone(),
                     triton: rs.triton.clone(),
                 });
             }

@@ -124,7 +124,9 @@ enum Command {
     /// Triton dump directories (TRITON_DUMP_DIR) and cache entries are
     /// recognized: the dump hash and launch metadata go to `triton = {…}`.
     Import {
-        /// Dumped files or directories holding them.
+        /// Dumped files or directories holding them; or binaries to lift: code
+        /// objects (.co, .hsaco), offload bundles, HIP host objects or
+        /// executables, IREE .vmfb.
         #[arg(required = true)]
         paths: Vec<PathBuf>,
         /// The manifest (created if absent).
@@ -134,6 +136,8 @@ enum Command {
         /// (repeatable; default: $TRITON_CACHE_DIR, else ~/.triton/cache).
         #[arg(long)]
         triton_cache: Vec<PathBuf>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
     },
     /// Build every Triton kernel of the manifest for its dump's target (the
     /// engine of `build`) and write DIR/<hash>/<kernel>.hsaco, so that
@@ -447,7 +451,8 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             paths,
             manifest,
             triton_cache,
-        } => import(&manifest, &paths, triton_cache),
+            llvm,
+        } => import(&manifest, &paths, triton_cache, &llvm),
         Command::Build {
             manifest,
             out,
@@ -680,9 +685,14 @@ fn import(
     manifest: &Path,
     paths: &[PathBuf],
     triton_caches: Vec<PathBuf>,
+    llvm: &LlvmArgs,
 ) -> Result<(), Diagnostics> {
     use gcn_patch::import::{ImportOptions, Outcome};
-    let options = ImportOptions::with_triton_caches(triton_caches, &env);
+    let mut options = ImportOptions::with_triton_caches(triton_caches, &env);
+    // Binaries are lifted with the toolchain's LLVM tools (found only when one is given).
+    if paths.iter().any(|p| gcn_patch::import::is_binary(p)) {
+        options.toolchain = Some(toolchain(llvm, None)?);
+    }
     let report = gcn_patch::import::import_with(manifest, paths, &options)?;
     for o in &report.outcomes {
         match o {
@@ -691,11 +701,19 @@ fn import(
                 asm.display(),
                 manifest.display()
             ),
+            Outcome::AddedSource { kernel, asm } => eprintln!(
+                "gcn-patch: imported {} as a new source of kernel `{kernel}` in {}",
+                asm.display(),
+                manifest.display()
+            ),
             Outcome::Unchanged { kernel, asm } => eprintln!(
                 "gcn-patch: {} is already imported (kernel `{kernel}`, same sha256): nothing to do",
                 asm.display()
             ),
         }
+    }
+    for n in &report.notes {
+        eprintln!("note: {n}");
     }
     if !report.skipped.is_empty() {
         eprintln!(

@@ -80,6 +80,16 @@ pub fn parse_blocks(listing: &str) -> BTreeMap<String, Vec<String>> {
     out
 }
 
+/// What the instructions use, which the descriptor should say where more
+/// than one block gives the original bytes (the register check reads it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CodeUse {
+    /// The code names `vcc`.
+    pub vcc: bool,
+    /// One past the highest SGPR the code names.
+    pub sgprs: u32,
+}
+
 /// Decide each descriptor: `wanted` maps a kernel to its 64 original bytes,
 /// `blocks` to objdump's block.
 pub fn lift(
@@ -88,7 +98,7 @@ pub fn lift(
     code_object_version: u32,
     wanted: &BTreeMap<String, [u8; 64]>,
     blocks: &BTreeMap<String, Vec<String>>,
-    uses_vcc: bool,
+    code: CodeUse,
     job: &str,
 ) -> Result<BTreeMap<String, Lifted>, Diagnostic> {
     let mut out = BTreeMap::new();
@@ -99,22 +109,17 @@ pub fn lift(
     for k in wanted.keys() {
         match blocks.get(k) {
             Some(b) => {
+                // In order of preference; the first that re-assembles to
+                // the original bytes wins.
                 let fixed = completed(b, &wanted[k]);
-                let vcc = format!(".amdhsa_reserve_vcc {}", u8::from(uses_vcc));
-                if fixed
-                    .iter()
-                    .any(|l| l.starts_with(".amdhsa_reserve_vcc") && *l != vcc)
-                {
-                    let mut v: Vec<String> = fixed
-                        .iter()
-                        .filter(|l| !l.starts_with(".amdhsa_reserve_vcc"))
-                        .cloned()
-                        .collect();
-                    v.push(vcc);
-                    variants.push((k.clone(), v));
+                let vcc = set(&fixed, ".amdhsa_reserve_vcc", u32::from(code.vcc));
+                let sgprs = field(&vcc, ".amdhsa_next_free_sgpr").unwrap_or(0);
+                let raised = set(&vcc, ".amdhsa_next_free_sgpr", sgprs.max(code.sgprs));
+                for v in [raised, vcc, fixed, b.clone()] {
+                    if !variants.iter().any(|(n, w)| n == k && *w == v) {
+                        variants.push((k.clone(), v));
+                    }
                 }
-                variants.push((k.clone(), fixed));
-                variants.push((k.clone(), b.clone()));
             }
             None => {
                 out.insert(
@@ -141,7 +146,7 @@ pub fn lift(
     // Round 2: every SGPR count and reservation with the same granule.
     let mut variants = Vec::new();
     for k in &retry {
-        for v in sgpr_variants(&completed(&blocks[k], &wanted[k]), &wanted[k], uses_vcc) {
+        for v in sgpr_variants(&completed(&blocks[k], &wanted[k]), &wanted[k], code.vcc) {
             variants.push((k.clone(), v));
         }
     }
@@ -164,6 +169,24 @@ pub fn lift(
         });
     }
     Ok(out)
+}
+
+/// The value of `name` in a block.
+fn field(block: &[String], name: &str) -> Option<u32> {
+    block
+        .iter()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+}
+
+/// `block` with `name` set to `value` (added if absent).
+fn set(block: &[String], name: &str, value: u32) -> Vec<String> {
+    let mut out: Vec<String> = block
+        .iter()
+        .filter(|l| l.split_whitespace().next() != Some(name))
+        .cloned()
+        .collect();
+    out.push(format!("{name} {value}"));
+    out
 }
 
 /// objdump's block plus what LLVM 22's objdump leaves out: the explicit

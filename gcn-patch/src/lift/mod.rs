@@ -199,7 +199,10 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
         co.code_object_version,
         &wanted,
         &blocks,
-        texts.iter().any(|t| uses_vcc(t)),
+        descriptor::CodeUse {
+            vcc: texts.iter().any(|t| uses_vcc(t)),
+            sgprs: sgprs_used(&texts),
+        },
         &job,
     )?;
     let yaml = match &co.metadata {
@@ -280,6 +283,38 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
 fn uses_vcc(text: &str) -> bool {
     text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .any(|w| matches!(w, "vcc" | "vcc_lo" | "vcc_hi"))
+}
+
+/// One past the highest SGPR the instructions name (`s7`, `s[8:11]`).
+fn sgprs_used(texts: &[String]) -> u32 {
+    let mut top = 0;
+    for t in texts {
+        let b = t.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let word_start = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+            if b[i] == b's' && word_start {
+                let rest = &t[i + 1..];
+                let (num, after) = match rest.strip_prefix('[') {
+                    Some(r) => {
+                        let hi = r.split(']').next().and_then(|x| x.split(':').nth(1));
+                        (hi, 0)
+                    }
+                    None => {
+                        let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+                        let after = rest.as_bytes().get(n).copied().unwrap_or(b' ');
+                        (Some(&rest[..n]), after)
+                    }
+                };
+                let is_reg = !(after.is_ascii_alphanumeric() || after == b'_');
+                if let Some(n) = num.and_then(|n| n.parse::<u32>().ok()).filter(|_| is_reg) {
+                    top = top.max(n + 1);
+                }
+            }
+            i += 1;
+        }
+    }
+    top
 }
 
 /// Every byte of `.text` as instructions: the listing's, with any gap (bytes
@@ -691,4 +726,32 @@ fn first_difference(a: &[u8], b: &[u8]) -> usize {
         .zip(b)
         .position(|(x, y)| x != y)
         .unwrap_or(a.len().min(b.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_sgprs_and_vcc() {
+        let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            sgprs_used(&t(&[
+                "s_mov_b32 s7, 0",
+                "s_load_dwordx4 s[8:11], s[0:1], 0x0"
+            ])),
+            12
+        );
+        assert_eq!(sgprs_used(&t(&["s_nop 0", "v_mov_b32 v1, s3"])), 4);
+        assert_eq!(sgprs_used(&t(&["s_endpgm"])), 0);
+        assert!(uses_vcc("v_cmp_le_u32_e32 vcc, s48, v7"));
+        assert!(uses_vcc("v_cndmask_b32_e32 v1, v2, v3, vcc_lo"));
+        assert!(!uses_vcc("s_mov_b64 exec, s[0:1]"));
+        let renamed = HashMap::from([("L0", ".Llift_1800".to_string())]);
+        assert_eq!(
+            rename_labels("s_branch L0", &renamed),
+            "s_branch .Llift_1800"
+        );
+        assert_eq!(rename_labels("s_branch L01", &renamed), "s_branch L01");
+    }
 }
