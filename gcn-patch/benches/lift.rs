@@ -49,7 +49,12 @@ fn tools_alone(tc: &Toolchain, co: &Path, mcpu: &str) {
         .map(|l| format!("{}\n", l.split("//").next().unwrap_or("")))
         .collect();
     let mut mc = Command::new(tc.llvm_tool("llvm-mc"))
-        .args(["--triple=amdgcn-amd-amdhsa", "--filetype=obj", "-o", "/dev/null"])
+        .args([
+            "--triple=amdgcn-amd-amdhsa",
+            "--filetype=obj",
+            "-o",
+            "/dev/null",
+        ])
         .arg(format!("--mcpu={mcpu}"))
         .stdin(Stdio::piped())
         .stdout(Stdio::null())

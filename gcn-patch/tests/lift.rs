@@ -363,13 +363,21 @@ fn bad_inputs_fail_clearly_and_write_nothing() {
             good[..good.len() / 2].to_vec(),
             "damaged or truncated",
         ),
-        ("empty.co", vec![], "not an ELF"),
+        (
+            "empty.co",
+            vec![],
+            "is not a code object, an offload bundle",
+        ),
         (
             "host.co",
             host[..4096.min(host.len())].to_vec(),
             "not an AMDGPU ELF",
         ),
-        ("text.co", b"s_endpgm\n".to_vec(), "not an ELF"),
+        (
+            "text.co",
+            b"s_endpgm\n".to_vec(),
+            "is not a code object, an offload bundle",
+        ),
     ];
     for (name, bytes, want) in cases {
         let input = dir.path().join(name);
