@@ -154,8 +154,15 @@ fn code_object_target(bytes: &[u8], what: &str) -> Result<TargetId, Diagnostic> 
 fn host_object(bytes: &[u8], origin: &Path) -> Result<Contents, Diagnostic> {
     let what = origin.display();
     let file = object::File::parse(bytes).map_err(|e| {
-        Diagnostic::error(format!("{what}: not a readable ELF file: {e}"))
-            .with_help("the file is damaged or truncated")
+        // Only AMDGPU ELFs are lifted directly: say so first, then why the
+        // file cannot be searched for HIP device code either.
+        let machine = bytes
+            .get(18..20)
+            .map_or(0, |m| u16::from_le_bytes([m[0], m[1]]));
+        Diagnostic::error(format!(
+            "{what}: not an AMDGPU ELF (e_machine {machine}), and not readable as a host object: {e}"
+        ))
+        .with_help("the file is damaged or truncated, or it holds no HIP device code")
     })?;
     let section = file.section_by_name(".hip_fatbin").ok_or_else(|| {
         Diagnostic::error(format!(
