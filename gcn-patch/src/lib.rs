@@ -48,6 +48,7 @@ pub mod link;
 pub mod lock;
 pub mod manifest;
 pub mod objdiff;
+pub mod ops;
 pub mod output;
 pub mod parse;
 pub mod patch;

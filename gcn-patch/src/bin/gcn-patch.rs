@@ -21,14 +21,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use gcn_embed::TargetId;
-use gcn_patch::check::RegisterPolicy;
 use gcn_patch::diag::{Diagnostic, Diagnostics, Severity};
-use gcn_patch::document::Document;
-use gcn_patch::manifest::Manifest;
-use gcn_patch::pipeline;
-use gcn_patch::retarget::RetargetOptions;
-use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+use gcn_patch::ops::{self, build::Layout, Tools};
 
 /// Patch, retarget, check and assemble hand-tuned AMDGPU assembly.
 #[derive(Parser)]
@@ -290,52 +284,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
-}
-
-fn parse_target(spec: &str) -> Result<TargetId, Diagnostics> {
-    TargetId::parse(spec).map_err(|e| Diagnostic::error(format!("--target: {e}")).into())
-}
-
-fn toolchain(llvm: &LlvmArgs, manifest: Option<&Manifest>) -> Result<Toolchain, Diagnostics> {
-    let config = ToolchainConfig {
-        llvm_bin: llvm
-            .llvm_bin
-            .clone()
-            .or_else(|| manifest.and_then(|m| m.defaults.llvm.clone())),
-        timeout: llvm.tool_timeout,
-        ..ToolchainConfig::default()
-    };
-    Toolchain::find(&config, &env).map_err(Diagnostics::from)
-}
-
-/// LLVM major of the assembler, for skew normalization: the toolchain's if one is found.
-fn assembler_major(llvm: &LlvmArgs, manifest: Option<&Manifest>) -> u32 {
-    toolchain(llvm, manifest)
-        .map(|t| t.version.major)
-        .unwrap_or(22)
-}
-
-fn read_traced(file: &Path) -> Result<Document, Diagnostics> {
-    let text = std::fs::read_to_string(file).map_err(|e| {
-        Diagnostic::error(format!("cannot read `{}`: {e}", file.display()))
-            .with_help("check the path; dumps are plain-text .s/.rocmasm files")
-    })?;
-    if text.trim().is_empty() {
-        return Err(
-            Diagnostic::error(format!("`{}` is empty: it has no asm", file.display()))
-                .with_help("pass a dumped .s/.rocmasm file (the dump may have failed to write)")
-                .into(),
-        );
+impl LlvmArgs {
+    fn tools(&self) -> Tools {
+        Tools {
+            llvm_bin: self.llvm_bin.clone(),
+            tool_timeout: self.tool_timeout,
+        }
     }
-    Ok(Document::from_source(&text, file))
-}
-
-fn kernel_name(file: &Path) -> String {
-    file.file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "asm".into())
 }
 
 fn print_notes(notes: &[Diagnostic]) {
@@ -347,16 +302,10 @@ fn print_notes(notes: &[Diagnostic]) {
 fn run(cli: Cli) -> Result<(), Diagnostics> {
     match cli.command {
         Command::Retarget { file, target, llvm } => {
-            let target = parse_target(&target)?;
-            let asm = read_traced(&file)?;
-            let opts = RetargetOptions {
-                target,
-                code_object_version: None,
-                assembler_llvm_major: assembler_major(&llvm, None),
-            };
-            let out = gcn_patch::retarget::retarget(&asm, &opts)?;
-            print!("{}", out.asm.print());
-            Ok(())
+            print!(
+                "{}",
+                ops::asm::retarget(&file, &target, &llvm.tools())?.print()
+            );
         }
         Command::Assemble {
             file,
@@ -365,33 +314,21 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             update_registers,
             llvm,
         } => {
-            let target = parse_target(&target)?;
-            let tc = toolchain(&llvm, None)?;
-            let asm = read_traced(&file)?;
-            let opts = RetargetOptions {
+            let a = ops::asm::assemble(&ops::asm::AssembleOptions {
+                file,
                 target,
-                code_object_version: None,
-                assembler_llvm_major: tc.version.major,
-            };
-            let policy = if update_registers {
-                RegisterPolicy::Update
-            } else {
-                RegisterPolicy::Error
-            };
-            let prepared =
-                pipeline::prepare_traced(&kernel_name(&file), None, &asm, &opts, policy)?;
-            print_notes(&prepared.notes);
-            let work = tempfile::tempdir()
-                .map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
-            let report = pipeline::build(&tc, &prepared, work.path(), &output)?;
+                output,
+                update_registers,
+                tools: llvm.tools(),
+            })?;
+            print_notes(&a.notes);
             eprintln!(
                 "gcn-patch: wrote {} ({}, e_flags {:#x}, {} kernel(s))",
-                output.display(),
-                prepared.target.name(),
-                report.e_flags,
-                prepared.symbols.len()
+                a.output.display(),
+                a.target.name(),
+                a.e_flags,
+                a.kernels
             );
-            Ok(())
         }
         Command::Apply {
             kernel,
@@ -399,43 +336,27 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             target,
             llvm,
         } => {
-            let m = Manifest::load(&manifest)?;
-            let ki = m
-                .kernels
-                .iter()
-                .position(|k| k.name == kernel)
-                .ok_or_else(|| unknown_kernel(&m, &kernel))?;
-            let plan = pipeline::plan(&m, &[])?;
-            let job = match &target {
-                Some(t) => {
-                    let t = parse_target(t)?;
-                    plan.jobs
-                        .iter()
-                        .find(|j| j.kernel == ki && j.target == t)
-                        .cloned()
-                        .ok_or_else(|| not_built_for(&plan, ki, &kernel, &t))?
-                }
-                None => plan
-                    .jobs
-                    .iter()
-                    .find(|j| j.kernel == ki)
-                    .cloned()
-                    .ok_or_else(|| {
-                        Diagnostics::from(Diagnostic::error(format!(
-                            "kernel `{kernel}` has no targets"
-                        )))
-                    })?,
-            };
-            let prepared = pipeline::prepare(&m, &plan, &job, assembler_major(&llvm, Some(&m)))?;
-            print_notes(&prepared.notes);
-            print!("{}", prepared.asm.print());
-            Ok(())
+            let a = ops::kernel::apply(&manifest, &kernel, target.as_deref(), &llvm.tools())?;
+            print_notes(&a.notes);
+            print!("{}", a.asm.print());
         }
         Command::Check {
             manifest,
             assemble,
             llvm,
-        } => check(&manifest, assemble, &llvm),
+        } => {
+            let r = ops::check::check(&manifest, assemble, &llvm.tools())?;
+            for j in &r.jobs {
+                print_notes(&j.notes);
+                if j.passed {
+                    eprintln!("ok: {}", gcn_patch::pipeline::label(&j.kernel, &j.target));
+                }
+            }
+            if !r.errors.is_empty() {
+                return Err(Diagnostics(r.errors));
+            }
+            eprintln!("gcn-patch check: {} job(s) passed", r.jobs.len());
+        }
         Command::Pin { kernel, manifest } => {
             let changes = gcn_patch::patch::pin(&manifest, &kernel)?;
             if changes.is_empty() {
@@ -444,7 +365,6 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             for (path, old, new) in changes {
                 eprintln!("gcn-patch: pinned {}: {old} -> {new}", path.display());
             }
-            Ok(())
         }
         Command::Lint { .. } => unreachable!("handled in main"),
         Command::Import {
@@ -452,22 +372,22 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             triton_cache,
             llvm,
-        } => import(&manifest, &paths, triton_cache, &llvm),
+        } => import(&manifest, &paths, triton_cache, &llvm)?,
         Command::Build {
             manifest,
             out,
             target,
             run,
-        } => build(&manifest, &out, Layout::Build(&target), &run),
+        } => build(manifest, out, Layout::Build(target), run)?,
         Command::TritonOverride { manifest, out, run } => {
-            build(&manifest, &out, Layout::TritonOverride, &run)
+            build(manifest, out, Layout::TritonOverride, run)?
         }
         Command::Edit {
             kernel,
             target,
             manifest,
         } => {
-            let target = target.as_deref().map(parse_target).transpose()?;
+            let target = target.as_deref().map(ops::parse_target).transpose()?;
             let w = gcn_patch::patch::quilt::edit(&manifest, &kernel, target.as_ref())?;
             println!("{}", w.path.display());
             eprintln!(
@@ -480,7 +400,6 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     w.rules
                 );
             }
-            Ok(())
         }
         Command::Save {
             kernel,
@@ -489,7 +408,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             llvm,
         } => {
             use gcn_patch::patch::quilt::Saved;
-            let tc = toolchain(&llvm, None)?;
+            let tc = llvm.tools().find(None)?;
             match gcn_patch::patch::quilt::save(&manifest, &kernel, &name, &tc)? {
                 Saved::NoChange => eprintln!(
                     "gcn-patch: kernel `{kernel}`: the work file has no change; nothing written"
@@ -504,7 +423,6 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     manifest.display()
                 ),
             }
-            Ok(())
         }
         Command::Lift {
             file,
@@ -512,20 +430,9 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             target,
             llvm,
         } => {
-            let tc = toolchain(&llvm, None)?;
-            let t = target.as_deref().map(parse_target).transpose()?;
-            let lifted = gcn_patch::lift::lift_file(
-                &file,
-                t.as_ref(),
-                &gcn_patch::lift::LiftOptions { toolchain: &tc },
-            )?;
-            match &output {
-                Some(out) => {
-                    gcn_patch::output::write_atomic(out, lifted.asm.as_bytes()).map_err(|e| {
-                        Diagnostic::error(format!("cannot write {}: {e}", out.display()))
-                    })?
-                }
-                None => print!("{}", lifted.asm),
+            let lifted = ops::lift::lift(&file, output.as_ref(), target.as_deref(), &llvm.tools())?;
+            if output.is_none() {
+                print!("{}", lifted.asm);
             }
             for n in &lifted.notes {
                 eprintln!("note: {n}");
@@ -538,145 +445,62 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 lifted.instructions,
                 lifted.raw_instructions
             );
-            Ok(())
         }
         Command::Objdiff {
             kernel,
             target,
             manifest,
             llvm,
-        } => objdiff(&manifest, &kernel, &target, &llvm),
+        } => {
+            let d = ops::kernel::objdiff(&manifest, &kernel, &target, &llvm.tools())?;
+            print!("{}", d.diff);
+            if d.diff.is_empty() {
+                eprintln!(
+                    "gcn-patch: kernel `{kernel}` for {}: the patches change no instruction",
+                    ops::parse_target(&target)?.name()
+                );
+            }
+            for f in &d.fields {
+                println!("changed: {f}");
+            }
+        }
         Command::IreeFlags {
             manifest,
             out,
             target,
-        } => {
-            let m = Manifest::load(&manifest)?;
-            let t = parse_target(&target)?;
-            let flags = gcn_patch::install::iree_flags(&m, &out, &t)?;
-            println!("{}", flags.join(" "));
-            Ok(())
-        }
-        Command::Targets => {
-            println!(
-                "{:<18} {:>6}  {:<18} {:<8} {:<6} {:>4}",
-                "processor", "mach", "generic", "sramecc", "xnack", "llvm"
-            );
-            for p in gcn_embed::processors() {
-                println!(
-                    "{:<18} {:>#6x}  {:<18} {:<8} {:<6} {:>4}",
-                    p.name,
-                    p.mach,
-                    p.generic.unwrap_or("-"),
-                    if p.sramecc { "yes" } else { "-" },
-                    if p.xnack { "yes" } else { "-" },
-                    p.min_llvm
-                );
-            }
-            println!();
-            for (family, members) in gcn_embed::family::families() {
-                println!("{family:<14} {}", members.join(" "));
-            }
-            Ok(())
-        }
+        } => println!(
+            "{}",
+            ops::kernel::iree_flags(&manifest, &out, &target)?.join(" ")
+        ),
+        Command::Targets => targets(),
     }
+    Ok(())
 }
 
 /// `gcn-patch lint`: exit 0 without hazard, 1 with one, 2 on bad input.
 fn lint(file: &Path, target: &str, suggest: bool) -> ExitCode {
-    let input = parse_target(target).and_then(|t| read_traced(file).map(|a| (t, a)));
-    let (target, asm) = match input {
-        Ok(x) => x,
+    let r = match ops::lint::lint(file, target, suggest) {
+        Ok(r) => r,
         Err(d) => {
             eprintln!("{d}");
             return ExitCode::from(2);
         }
     };
-    let opts = gcn_patch::check::hazard::LintOptions {
-        policy: gcn_patch::check::HazardPolicy::Error,
-        suggest,
-    };
-    let diags = gcn_patch::check::hazard::lint(&asm, &target, opts);
-    let hazards = diags
-        .iter()
-        .filter(|d| d.severity == Severity::Error)
-        .count();
-    for d in &diags {
+    for d in &r.diagnostics {
         eprintln!("{d}\n");
     }
-    let notes = diags
-        .iter()
-        .filter(|d| d.severity == Severity::Note)
-        .count();
-    let warnings = diags.len() - hazards - notes;
+    let hazards = r.hazards();
+    let notes = r.count(Severity::Note);
     eprintln!(
-        "gcn-patch lint: {}: {hazards} hazard(s), {warnings} warning(s), {notes} suggestion(s) for {}",
+        "gcn-patch lint: {}: {hazards} hazard(s), {} warning(s), {notes} suggestion(s) for {}",
         file.display(),
-        target.name()
+        r.diagnostics.len() - hazards - notes,
+        r.target.name()
     );
     if hazards > 0 {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-fn unknown_kernel(m: &Manifest, name: &str) -> Diagnostics {
-    let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
-    Diagnostic::error(format!("no kernel `{name}` in {}", m.path.display()))
-        .with_note(format!("kernels: {}", names.join(", ")))
-        .with_help("pass the `name` of a [[kernel]] in the manifest")
-        .into()
-}
-
-/// `gcn-patch check`: every kernel × target, all diagnostics, exit 0 only if all pass.
-fn check(manifest: &Path, assemble: bool, llvm: &LlvmArgs) -> Result<(), Diagnostics> {
-    let m = Manifest::load(manifest)?;
-    let plan = pipeline::plan(&m, &[])?;
-    if plan.jobs.is_empty() {
-        return Err(
-            Diagnostic::error(format!("{} lists no kernel to check", manifest.display()))
-                .with_help(
-                    "add a [[kernel]] with a [[kernel.source]] (see README, \"kernels.toml\")",
-                )
-                .into(),
-        );
-    }
-    let tc = if assemble {
-        Some(toolchain(llvm, Some(&m))?)
-    } else {
-        None
-    };
-    let major = tc
-        .as_ref()
-        .map(|t| t.version.major)
-        .unwrap_or_else(|| assembler_major(llvm, Some(&m)));
-    let mut errors = Vec::new();
-    let work = tempfile::tempdir()
-        .map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
-    for job in &plan.jobs {
-        let kernel = &m.kernels[job.kernel].name;
-        let result = pipeline::prepare(&m, &plan, job, major).and_then(|p| {
-            print_notes(&p.notes);
-            if let Some(tc) = &tc {
-                let out = work.path().join(format!(
-                    "{kernel}-{}.hsaco",
-                    job.target.name().replace(':', "_")
-                ));
-                pipeline::build(tc, &p, work.path(), &out)?;
-            }
-            Ok(())
-        });
-        match result {
-            Ok(()) => eprintln!("ok: {}", pipeline::label(kernel, &job.target)),
-            Err(d) => errors.extend(d.0.into_iter().filter(|d| d.severity == Severity::Error)),
-        }
-    }
-    if errors.is_empty() {
-        eprintln!("gcn-patch check: {} job(s) passed", plan.jobs.len());
-        Ok(())
-    } else {
-        Err(Diagnostics(errors))
     }
 }
 
@@ -687,13 +511,8 @@ fn import(
     triton_caches: Vec<PathBuf>,
     llvm: &LlvmArgs,
 ) -> Result<(), Diagnostics> {
-    use gcn_patch::import::{ImportOptions, Outcome};
-    let mut options = ImportOptions::with_triton_caches(triton_caches, &env);
-    // Binaries are lifted with the toolchain's LLVM tools (found only when one is given).
-    if paths.iter().any(|p| gcn_patch::import::is_binary(p)) {
-        options.toolchain = Some(toolchain(llvm, None)?);
-    }
-    let report = gcn_patch::import::import_with(manifest, paths, &options)?;
+    use gcn_patch::import::Outcome;
+    let report = ops::import::import(manifest, paths, triton_caches, &llvm.tools())?;
     for o in &report.outcomes {
         match o {
             Outcome::Added { kernel, asm } => eprintln!(
@@ -724,95 +543,14 @@ fn import(
     Ok(())
 }
 
-/// Which jobs to build and where their objects go.
-enum Layout<'a> {
-    /// `gcn-patch build --target …`: `DIR/<target>/<exec or kernel>.hsaco`.
-    Build(&'a [String]),
-    /// `gcn-patch triton-override`: `DIR/<hash>/<kernel>.hsaco` per Triton kernel.
-    TritonOverride,
-}
+/// Draws one progress line, redrawn per finished job, on a terminal.
+struct Terminal;
 
-/// `gcn-patch build` and `triton-override`: plan, build in parallel through
-/// the shared engine, check or write the lock, install into the output
-/// layout, print a summary table.
-fn build(
-    manifest: &Path,
-    out: &Path,
-    layout: Layout<'_>,
-    run: &RunArgs,
-) -> Result<(), Diagnostics> {
-    let RunArgs { locked, jobs, llvm } = run;
-    let (locked, jobs) = (*locked, *jobs);
-    use gcn_patch::build::{build_all, BuildOptions};
-    use gcn_patch::cache::{self, ObjectCache, SharedCache};
-    use std::io::IsTerminal;
-    let m = Manifest::load(manifest)?;
-    let targets = match layout {
-        Layout::Build(t) => t,
-        Layout::TritonOverride => &[],
-    };
-    let mut wanted: Vec<TargetId> = Vec::new();
-    for t in targets {
-        wanted.extend(
-            gcn_embed::family::expand(t)
-                .map_err(|e| Diagnostics::from(Diagnostic::error(format!("--target: {e}"))))?,
-        );
+impl ops::build::Observer for Terminal {
+    fn start(&self, jobs: usize, max_jobs: usize) {
+        eprintln!("gcn-patch: building {jobs} code object(s), {max_jobs} at a time…");
     }
-    let max_jobs = jobs
-        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-        .unwrap_or(1)
-        .max(1);
-    let mut plan = pipeline::plan_with(&m, &wanted, max_jobs, &gcn_patch::jobs::Unlimited)?;
-    if !wanted.is_empty() {
-        plan.jobs.retain(|j| wanted.contains(&j.target));
-        for t in &wanted {
-            if !plan.jobs.iter().any(|j| j.target == *t) {
-                return Err(Diagnostic::error(format!(
-                    "no kernel of {} builds for {}",
-                    manifest.display(),
-                    t.name()
-                ))
-                .with_help("a source builds for its `targets` and for targets of its dump's generation; check `--target`")
-                .into());
-            }
-        }
-    }
-    if plan.jobs.is_empty() {
-        return Err(
-            Diagnostic::error(format!("{} lists no kernel to build", manifest.display()))
-                .with_help("import dumps with `gcn-patch import DUMP...` or add a [[kernel]] (see README, \"kernels.toml\")")
-                .into(),
-        );
-    }
-    let files = match layout {
-        Layout::Build(_) => {
-            let pairs: Vec<(usize, TargetId)> =
-                plan.jobs.iter().map(|j| (j.kernel, j.target)).collect();
-            gcn_patch::install::plan_files(&m, out, &pairs)?
-        }
-        Layout::TritonOverride => {
-            let files = gcn_patch::install::triton_override_files(&m, &plan, out)?;
-            plan.jobs.retain(|j| {
-                files
-                    .iter()
-                    .any(|(k, t, _)| *k == j.kernel && *t == j.target)
-            });
-            files
-        }
-    };
-    let tc = toolchain(llvm, Some(&m))?;
-    let shared = SharedCache::from_env(&env)
-        .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
-    let state_dir = out.join(".gcn-patch");
-    let terminal = std::io::stderr().is_terminal();
-    if terminal {
-        eprintln!(
-            "gcn-patch: building {} code object(s), {max_jobs} at a time…",
-            plan.jobs.len()
-        );
-    }
-    // On a terminal, one line redrawn per finished job; cleared before the table.
-    let progress = |p: gcn_patch::build::Progress<'_>| {
+    fn progress(&self, p: gcn_patch::build::Progress<'_>) {
         let state = match p.assembled {
             Some(true) => "assembled",
             Some(false) => "cached",
@@ -825,119 +563,79 @@ fn build(
             p.kernel,
             p.target.name()
         );
+    }
+}
+
+/// `gcn-patch build` and `triton-override`: the build, then a summary table.
+fn build(manifest: PathBuf, out: PathBuf, layout: Layout, run: RunArgs) -> Result<(), Diagnostics> {
+    use std::io::IsTerminal;
+    let req = ops::build::BuildRequest {
+        manifest,
+        out,
+        layout,
+        locked: run.locked,
+        jobs: run.jobs,
+        tools: run.llvm.tools(),
     };
-    let opts = BuildOptions {
-        toolchain: &tc,
-        cache: ObjectCache {
-            local: state_dir.join("cache"),
-            shared,
-        },
-        work_dir: state_dir.join("work"),
-        max_jobs,
-        tokens: &gcn_patch::jobs::Unlimited,
-        progress: if terminal { Some(&progress) } else { None },
+    let terminal = std::io::stderr().is_terminal();
+    let observer: &dyn ops::build::Observer = if terminal {
+        &Terminal
+    } else {
+        &ops::build::Quiet
     };
-    let built = build_all(&m, &plan, &opts);
+    let built = ops::build::build(&req, observer);
     if terminal {
         eprint!("\r\x1b[K");
     }
-    let built = built?;
-    for b in &built {
-        print_notes(&b.notes);
-    }
-    let lock = gcn_patch::lock::record(&m, &tc, &built, locked)?;
+    let r = built?;
+    print_notes(&r.notes);
     println!(
         "{:<24} {:<22} {:<10} {:<16} files",
         "kernel", "target", "state", "sha256"
     );
-    for b in &built {
-        let mine: Vec<String> = files
-            .iter()
-            .filter(|(k, t, _)| *k == b.job.kernel && *t == b.target)
-            .map(|(_, _, p)| p.strip_prefix(out).unwrap_or(p).display().to_string())
-            .collect();
-        for (_, _, p) in files
-            .iter()
-            .filter(|(k, t, _)| *k == b.job.kernel && *t == b.target)
-        {
-            cache::write_if_changed(p, &b.bytes).map_err(|e| {
-                Diagnostic::error(format!("cannot write `{}`: {e}", p.display()))
-                    .with_help("check that the output directory is writable")
-            })?;
-        }
-        let state = match b.cached {
-            None => "assembled",
-            Some(cache::Hit::Local) => "cached",
-            Some(_) => "shared",
-        };
+    for row in &r.rows {
+        let files: Vec<String> = row.files.iter().map(|p| p.display().to_string()).collect();
         println!(
             "{:<24} {:<22} {:<10} {:<16} {}",
-            b.kernel,
-            b.target.name(),
-            state,
-            &b.sha256[..16],
-            mine.join(" ")
+            row.kernel,
+            row.target.name(),
+            row.state.as_str(),
+            &row.sha256[..16],
+            files.join(" ")
         );
     }
-    let assembled = built.iter().filter(|b| b.cached.is_none()).count();
     eprintln!(
-        "gcn-patch build: {} code object(s) ({assembled} assembled, {} cached) in {}; {} {}",
-        built.len(),
-        built.len() - assembled,
-        out.display(),
-        if locked { "reproduces" } else { "wrote" },
-        lock.display()
+        "gcn-patch build: {} code object(s) ({} assembled, {} cached) in {}; {} {}",
+        r.rows.len(),
+        r.assembled(),
+        r.rows.len() - r.assembled(),
+        req.out.display(),
+        if req.locked { "reproduces" } else { "wrote" },
+        r.lock.display()
     );
     Ok(())
 }
 
-/// `gcn-patch objdiff`: the job of KERNEL for T, unpatched vs patched.
-fn objdiff(
-    manifest: &Path,
-    kernel: &str,
-    target: &str,
-    llvm: &LlvmArgs,
-) -> Result<(), Diagnostics> {
-    let m = Manifest::load(manifest)?;
-    let t = parse_target(target)?;
-    let ki = m
-        .kernels
-        .iter()
-        .position(|k| k.name == kernel)
-        .ok_or_else(|| unknown_kernel(&m, kernel))?;
-    let plan = pipeline::plan(&m, &[])?;
-    let job = plan
-        .jobs
-        .iter()
-        .find(|j| j.kernel == ki && j.target == t)
-        .cloned()
-        .ok_or_else(|| not_built_for(&plan, ki, kernel, &t))?;
-    let tc = toolchain(llvm, Some(&m))?;
-    let work = tempfile::tempdir()
-        .map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")))?;
-    let d = gcn_patch::objdiff::objdiff(&m, &plan, &job, &tc, work.path())?;
-    print!("{}", d.diff);
-    if d.diff.is_empty() {
-        eprintln!(
-            "gcn-patch: kernel `{kernel}` for {}: the patches change no instruction",
-            t.name()
+/// `gcn-patch targets`: processors, then families.
+fn targets() {
+    let t = ops::targets::targets();
+    println!(
+        "{:<18} {:>6}  {:<18} {:<8} {:<6} {:>4}",
+        "processor", "mach", "generic", "sramecc", "xnack", "llvm"
+    );
+    for p in t.processors {
+        println!(
+            "{:<18} {:>#6x}  {:<18} {:<8} {:<6} {:>4}",
+            p.name,
+            p.mach,
+            p.generic.unwrap_or("-"),
+            if p.sramecc { "yes" } else { "-" },
+            if p.xnack { "yes" } else { "-" },
+            p.min_llvm
         );
     }
-    for f in &d.fields {
-        println!("changed: {f}");
+    println!();
+    for (family, members) in t.families {
+        println!("{family:<14} {}", members.join(" "));
     }
-    Ok(())
-}
-
-fn not_built_for(plan: &pipeline::Plan, ki: usize, kernel: &str, t: &TargetId) -> Diagnostics {
-    let have: Vec<String> = plan
-        .jobs
-        .iter()
-        .filter(|j| j.kernel == ki)
-        .map(|j| j.target.name())
-        .collect();
-    Diagnostic::error(format!("kernel `{kernel}` is not built for {}", t.name()))
-        .with_note(format!("its targets: {}", have.join(", ")))
-        .with_help("add the target to a source's `targets` in kernels.toml")
-        .into()
 }

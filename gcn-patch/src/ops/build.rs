@@ -1,0 +1,234 @@
+//! `gcn-patch build` and `gcn-patch triton-override`: the build engine
+//! outside Cargo, installed into an output layout, with the lock recorded.
+
+use std::path::{Path, PathBuf};
+
+use gcn_embed::TargetId;
+
+use super::{env, Tools};
+use crate::build::{build_all, BuildOptions, Progress};
+use crate::cache::{self, Hit, ObjectCache, SharedCache};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::manifest::Manifest;
+use crate::pipeline;
+
+/// Which jobs to build and where their objects go.
+#[derive(Debug, Clone)]
+pub enum Layout {
+    /// `gcn-patch build [--target …]`: `DIR/<target>/<exec or kernel>.hsaco`,
+    /// only the given targets (IDs or families) when any.
+    Build(Vec<String>),
+    /// `gcn-patch triton-override`: `DIR/<hash>/<kernel>.hsaco` per Triton kernel.
+    TritonOverride,
+}
+
+/// What to build.
+#[derive(Debug, Clone)]
+pub struct BuildRequest {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The output directory.
+    pub out: PathBuf,
+    /// Which jobs, and their files.
+    pub layout: Layout,
+    /// Check that the build reproduces kernels.lock instead of writing it.
+    pub locked: bool,
+    /// Parallel jobs (default: the number of CPUs).
+    pub jobs: Option<usize>,
+    /// The LLVM tools.
+    pub tools: Tools,
+}
+
+impl BuildRequest {
+    /// How many jobs run at once.
+    pub fn max_jobs(&self) -> usize {
+        self.jobs
+            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+            .unwrap_or(1)
+            .max(1)
+    }
+}
+
+/// Where a built object came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Assembled and linked by this build.
+    Assembled,
+    /// From the output directory's cache.
+    Cached,
+    /// From the shared cache (`GCN_PATCH_CACHE_DIR`).
+    Shared,
+}
+
+impl State {
+    /// The word the summary table shows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Assembled => "assembled",
+            State::Cached => "cached",
+            State::Shared => "shared",
+        }
+    }
+}
+
+/// One built code object and the files it was installed as.
+#[derive(Debug, Clone)]
+pub struct Row {
+    /// Kernel name.
+    pub kernel: String,
+    /// Target.
+    pub target: TargetId,
+    /// Where the object came from.
+    pub state: State,
+    /// Hex sha256 of the object.
+    pub sha256: String,
+    /// The files written, relative to the output directory.
+    pub files: Vec<PathBuf>,
+}
+
+/// What a build did.
+#[derive(Debug)]
+pub struct BuildReport {
+    /// One row per code object, in plan order.
+    pub rows: Vec<Row>,
+    /// Notes of the built jobs (occupancy changes, register updates, rewrites).
+    pub notes: Vec<Diagnostic>,
+    /// The lock file written (or checked, with `locked`).
+    pub lock: PathBuf,
+}
+
+impl BuildReport {
+    /// How many objects were assembled (not taken from a cache).
+    pub fn assembled(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|r| r.state == State::Assembled)
+            .count()
+    }
+}
+
+/// Called before the build starts, with the number of jobs, then once per
+/// finished job (from the job's thread).
+pub trait Observer: Sync {
+    /// The build is about to run `jobs` jobs, `max_jobs` at a time.
+    fn start(&self, _jobs: usize, _max_jobs: usize) {}
+    /// A job finished.
+    fn progress(&self, _p: Progress<'_>) {}
+}
+
+/// An observer that observes nothing.
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// `gcn-patch build` / `triton-override`: plan, build in parallel through the
+/// shared engine, check or write the lock, install the objects (files are
+/// written only when their bytes changed).
+pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport, Diagnostics> {
+    let manifest = &req.manifest;
+    let out = &req.out;
+    let m = Manifest::load(manifest)?;
+    let targets: &[String] = match &req.layout {
+        Layout::Build(t) => t,
+        Layout::TritonOverride => &[],
+    };
+    let mut wanted: Vec<TargetId> = Vec::new();
+    for t in targets {
+        wanted.extend(
+            gcn_embed::family::expand(t)
+                .map_err(|e| Diagnostics::from(Diagnostic::error(format!("--target: {e}"))))?,
+        );
+    }
+    let max_jobs = req.max_jobs();
+    let mut plan = pipeline::plan_with(&m, &wanted, max_jobs, &crate::jobs::Unlimited)?;
+    if !wanted.is_empty() {
+        plan.jobs.retain(|j| wanted.contains(&j.target));
+        for t in &wanted {
+            if !plan.jobs.iter().any(|j| j.target == *t) {
+                return Err(Diagnostic::error(format!(
+                    "no kernel of {} builds for {}",
+                    manifest.display(),
+                    t.name()
+                ))
+                .with_help("a source builds for its `targets` and for targets of its dump's generation; check `--target`")
+                .into());
+            }
+        }
+    }
+    if plan.jobs.is_empty() {
+        return Err(
+            Diagnostic::error(format!("{} lists no kernel to build", manifest.display()))
+                .with_help("import dumps with `gcn-patch import DUMP...` or add a [[kernel]] (see README, \"kernels.toml\")")
+                .into(),
+        );
+    }
+    let files = match req.layout {
+        Layout::Build(_) => {
+            let pairs: Vec<(usize, TargetId)> =
+                plan.jobs.iter().map(|j| (j.kernel, j.target)).collect();
+            crate::install::plan_files(&m, out, &pairs)?
+        }
+        Layout::TritonOverride => {
+            let files = crate::install::triton_override_files(&m, &plan, out)?;
+            plan.jobs.retain(|j| {
+                files
+                    .iter()
+                    .any(|(k, t, _)| *k == j.kernel && *t == j.target)
+            });
+            files
+        }
+    };
+    let tc = req.tools.find(Some(&m))?;
+    let shared = SharedCache::from_env(&env)
+        .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
+    let state_dir = out.join(".gcn-patch");
+    observer.start(plan.jobs.len(), max_jobs);
+    let progress = |p: Progress<'_>| observer.progress(p);
+    let opts = BuildOptions {
+        toolchain: &tc,
+        cache: ObjectCache {
+            local: state_dir.join("cache"),
+            shared,
+        },
+        work_dir: state_dir.join("work"),
+        max_jobs,
+        tokens: &crate::jobs::Unlimited,
+        progress: Some(&progress),
+    };
+    let built = build_all(&m, &plan, &opts)?;
+    let lock = crate::lock::record(&m, &tc, &built, req.locked)?;
+    let mut report = BuildReport {
+        rows: Vec::with_capacity(built.len()),
+        notes: Vec::new(),
+        lock,
+    };
+    for b in built {
+        let mut written = Vec::new();
+        for (_, _, p) in files
+            .iter()
+            .filter(|(k, t, _)| *k == b.job.kernel && *t == b.target)
+        {
+            cache::write_if_changed(p, &b.bytes).map_err(|e| {
+                Diagnostic::error(format!("cannot write `{}`: {e}", p.display()))
+                    .with_help("check that the output directory is writable")
+            })?;
+            written.push(relative(p, out));
+        }
+        report.notes.extend(b.notes);
+        report.rows.push(Row {
+            kernel: b.kernel,
+            target: b.target,
+            state: match b.cached {
+                None => State::Assembled,
+                Some(Hit::Local) => State::Cached,
+                Some(_) => State::Shared,
+            },
+            sha256: b.sha256,
+            files: written,
+        });
+    }
+    Ok(report)
+}
+
+fn relative(p: &Path, out: &Path) -> PathBuf {
+    p.strip_prefix(out).unwrap_or(p).to_path_buf()
+}

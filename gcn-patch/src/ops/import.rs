@@ -1,0 +1,25 @@
+//! `gcn-patch import`: dumps and binaries under a manifest.
+
+use std::path::{Path, PathBuf};
+
+use super::{env, Tools};
+use crate::diag::Diagnostics;
+use crate::import::{ImportOptions, Report};
+
+/// `gcn-patch import PATH...`: copy dumps (or lift binaries) under `asm/`,
+/// pin them and add them to the manifest. `triton_caches` are searched for
+/// Triton launch metadata (default: `$TRITON_CACHE_DIR`, else
+/// `~/.triton/cache`); binaries are lifted with the toolchain `tools` finds.
+pub fn import(
+    manifest: &Path,
+    paths: &[PathBuf],
+    triton_caches: Vec<PathBuf>,
+    tools: &Tools,
+) -> Result<Report, Diagnostics> {
+    let mut options = ImportOptions::with_triton_caches(triton_caches, &env);
+    // Binaries are lifted with the toolchain's LLVM tools (found only when one is given).
+    if paths.iter().any(|p| crate::import::is_binary(p)) {
+        options.toolchain = Some(tools.find(None)?);
+    }
+    crate::import::import_with(manifest, paths, &options)
+}

@@ -1,0 +1,26 @@
+//! `gcn-patch lift`: a code object (or a container's member) to asm.
+
+use std::path::{Path, PathBuf};
+
+use super::{parse_target, Tools};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::lift::{LiftOptions, Lifted};
+
+/// `gcn-patch lift FILE [-o OUT] [--target T]`: the lifted asm (checked to
+/// rebuild byte-identically), written atomically to `output` when given.
+/// Nothing is written when any check fails.
+pub fn lift(
+    file: &Path,
+    output: Option<&PathBuf>,
+    target: Option<&str>,
+    tools: &Tools,
+) -> Result<Lifted, Diagnostics> {
+    let tc = tools.find(None)?;
+    let t = target.map(parse_target).transpose()?;
+    let lifted = crate::lift::lift_file(file, t.as_ref(), &LiftOptions { toolchain: &tc })?;
+    if let Some(out) = output {
+        crate::output::write_atomic(out, lifted.asm.as_bytes())
+            .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", out.display())))?;
+    }
+    Ok(lifted)
+}

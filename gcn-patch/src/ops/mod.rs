@@ -1,0 +1,159 @@
+//! The CLI's commands as library operations (as `cargo::ops` is to cargo).
+//!
+//! Each command is a function that takes its options and returns a typed
+//! report; none prints. The `gcn-patch` binary parses arguments, calls one of
+//! these and renders what it returns, so another front end (an xtask, a
+//! Python wrapper, a tuner's driver) gets exactly the same behaviour.
+//!
+//! | command | operation |
+//! |---|---|
+//! | `retarget`, `assemble` | [`asm::retarget`], [`asm::assemble`] |
+//! | `apply`, `objdiff`, `iree-flags` | [`kernel::apply`], [`kernel::objdiff`], [`kernel::iree_flags`] |
+//! | `check` | [`check::check`] |
+//! | `lint` | [`lint::lint`] |
+//! | `build`, `triton-override` | [`build::build`] |
+//! | `lift`, `import` | [`lift::lift`], [`import::import`] |
+//! | `pin`, `edit`, `save` | [`crate::patch::pin`], [`crate::patch::quilt::edit`], [`crate::patch::quilt::save`] |
+//! | `targets` | [`targets::targets`] |
+//!
+//! Environment variables are read through [`env`] only.
+
+pub mod asm;
+pub mod build;
+pub mod check;
+pub mod import;
+pub mod kernel;
+pub mod lift;
+pub mod lint;
+pub mod targets;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use gcn_embed::TargetId;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::document::Document;
+use crate::manifest::Manifest;
+use crate::pipeline::{Job, Plan};
+use crate::toolchain::{Toolchain, ToolchainConfig};
+
+/// The one place the operations read the process environment.
+pub fn env(name: &str) -> Option<String> {
+    std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())
+}
+
+/// Where the LLVM tools come from, as the CLI's `--llvm-bin` and
+/// `--tool-timeout` say (both optional).
+#[derive(Debug, Clone, Default)]
+pub struct Tools {
+    /// Directory holding clang and ld.lld (default: the manifest's
+    /// `defaults.llvm`, then the search described in the README).
+    pub llvm_bin: Option<PathBuf>,
+    /// Time limit of every tool run (default 300 s or `GCN_PATCH_TOOL_TIMEOUT`).
+    pub tool_timeout: Option<Duration>,
+}
+
+impl Tools {
+    /// Find the toolchain; the manifest's `defaults.llvm` applies when no
+    /// directory was given.
+    pub fn find(&self, manifest: Option<&Manifest>) -> Result<Toolchain, Diagnostics> {
+        let config = ToolchainConfig {
+            llvm_bin: self
+                .llvm_bin
+                .clone()
+                .or_else(|| manifest.and_then(|m| m.defaults.llvm.clone())),
+            timeout: self.tool_timeout,
+            ..ToolchainConfig::default()
+        };
+        Toolchain::find(&config, &env).map_err(Diagnostics::from)
+    }
+
+    /// LLVM major of the assembler, for skew normalization: the toolchain's
+    /// when one is found, else 22 (the pinned one).
+    pub fn assembler_major(&self, manifest: Option<&Manifest>) -> u32 {
+        self.find(manifest).map(|t| t.version.major).unwrap_or(22)
+    }
+}
+
+/// A `--target` value as a target ID.
+pub fn parse_target(spec: &str) -> Result<TargetId, Diagnostics> {
+    TargetId::parse(spec).map_err(|e| Diagnostic::error(format!("--target: {e}")).into())
+}
+
+/// Read an asm file given on the command line (not from a manifest).
+pub fn read_asm(file: &Path) -> Result<Document, Diagnostics> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Diagnostic::error(format!("cannot read `{}`: {e}", file.display()))
+            .with_help("check the path; dumps are plain-text .s/.rocmasm files")
+    })?;
+    if text.trim().is_empty() {
+        return Err(
+            Diagnostic::error(format!("`{}` is empty: it has no asm", file.display()))
+                .with_help("pass a dumped .s/.rocmasm file (the dump may have failed to write)")
+                .into(),
+        );
+    }
+    Ok(Document::from_source(&text, file))
+}
+
+/// The kernel name an asm file given on the command line goes by.
+pub fn kernel_name(file: &Path) -> String {
+    file.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "asm".into())
+}
+
+/// A scratch directory, removed when dropped.
+pub(crate) fn scratch() -> Result<tempfile::TempDir, Diagnostics> {
+    tempfile::tempdir()
+        .map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")).into())
+}
+
+/// The index of kernel `name` in the manifest.
+pub fn find_kernel(m: &Manifest, name: &str) -> Result<usize, Diagnostics> {
+    m.kernels
+        .iter()
+        .position(|k| k.name == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
+            Diagnostic::error(format!("no kernel `{name}` in {}", m.path.display()))
+                .with_note(format!("kernels: {}", names.join(", ")))
+                .with_help("pass the `name` of a [[kernel]] in the manifest")
+                .into()
+        })
+}
+
+/// The job of kernel `ki` for `target`, or its first job when no target is given.
+pub fn find_job(
+    plan: &Plan,
+    ki: usize,
+    kernel: &str,
+    target: Option<&TargetId>,
+) -> Result<Job, Diagnostics> {
+    match target {
+        Some(t) => plan
+            .jobs
+            .iter()
+            .find(|j| j.kernel == ki && j.target == *t)
+            .cloned()
+            .ok_or_else(|| {
+                let have: Vec<String> = plan
+                    .jobs
+                    .iter()
+                    .filter(|j| j.kernel == ki)
+                    .map(|j| j.target.name())
+                    .collect();
+                Diagnostic::error(format!("kernel `{kernel}` is not built for {}", t.name()))
+                    .with_note(format!("its targets: {}", have.join(", ")))
+                    .with_help("add the target to a source's `targets` in kernels.toml")
+                    .into()
+            }),
+        None => plan
+            .jobs
+            .iter()
+            .find(|j| j.kernel == ki)
+            .cloned()
+            .ok_or_else(|| Diagnostic::error(format!("kernel `{kernel}` has no targets")).into()),
+    }
+}
