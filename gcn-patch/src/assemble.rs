@@ -94,11 +94,20 @@ pub fn assemble_bytes(req: &AssembleRequest) -> Result<Vec<u8>, Diagnostics> {
     let src_name = format!("{}.s", req.name);
     let stdio = OsStr::new("-");
     let (mut cmd, tool) = match req.toolchain.assembler_mc() {
-        Some(mc) => (mc_command(mc, req.target, &src_name), "llvm-mc"),
+        Some(mc) => (
+            mc_command(
+                mc,
+                req.target,
+                &asm_features(req.target, req.asm),
+                &src_name,
+            ),
+            "llvm-mc",
+        ),
         None => (
             cc1as_command(
                 req.toolchain,
                 req.target,
+                &asm_features(req.target, req.asm),
                 OsStr::new(&src_name),
                 stdio,
                 stdio,
@@ -138,14 +147,13 @@ pub fn assemble_bytes(req: &AssembleRequest) -> Result<Vec<u8>, Diagnostics> {
 /// (`-target-cpu` → `-mcpu`, `-mrelocation-model pic` →
 /// `--position-independent`, the same main file name, compilation
 /// directory and DWARF version), reading stdin and writing stdout.
-fn mc_command(mc: &Path, target: &TargetId, main_file: &str) -> Command {
+fn mc_command(mc: &Path, target: &TargetId, features: &[String], main_file: &str) -> Command {
     let mut cmd = Command::new(mc);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .env("LANG", "C")
         .arg(format!("--triple={TRIPLE}"))
         .arg(format!("--mcpu={}", target.processor.name));
-    let features = target_features(target);
     if !features.is_empty() {
         cmd.arg(format!("--mattr={}", features.join(",")));
     }
@@ -186,6 +194,7 @@ pub fn clang_command(toolchain: &Toolchain, target: &TargetId, src: &Path, obj: 
     cc1as_command(
         toolchain,
         target,
+        &target_features(target),
         main_file,
         obj.as_os_str(),
         src.as_os_str(),
@@ -197,6 +206,7 @@ pub fn clang_command(toolchain: &Toolchain, target: &TargetId, src: &Path, obj: 
 fn cc1as_command(
     toolchain: &Toolchain,
     target: &TargetId,
+    features: &[String],
     main_file: &OsStr,
     obj: &OsStr,
     src: &OsStr,
@@ -218,7 +228,7 @@ fn cc1as_command(
         .arg(target.processor.name);
     // `-mcpu=gfx90a:xnack+` reaches -cc1as as `-target-cpu gfx90a
     // -target-feature +xnack`: the processor alone is not a CPU name.
-    for f in target_features(target) {
+    for f in features {
         cmd.arg("-target-feature").arg(f);
     }
     cmd.args([
@@ -241,6 +251,37 @@ pub fn target_features(target: &TargetId) -> Vec<String> {
         .filter(|(_, f)| f.is_pinned())
         .map(|(name, f)| format!("{}{name}", f.sign()))
         .collect()
+}
+
+/// The subtarget features `asm` is assembled with for `target`: the
+/// target ID's ([`target_features`]) and, on gfx11 and gfx12, `+real-true16`
+/// when an instruction names a 16-bit register half (`v1.l`, `v1.h`), the
+/// True16 syntax Triton's LLVM emits for gfx1201. LLVM 22 accepts that
+/// syntax only with the feature ("instruction not supported on this GPU"
+/// without it); dumps in the 32-bit register syntax keep the default.
+pub fn asm_features(target: &TargetId, asm: &Document) -> Vec<String> {
+    let mut f = target_features(target);
+    if has_true16(target) && uses_true16(asm) {
+        f.push(REAL_TRUE16.into());
+    }
+    f
+}
+
+/// The LLVM feature of gfx11/gfx12 True16 instructions.
+pub const REAL_TRUE16: &str = "+real-true16";
+
+/// Whether `target` has True16 instructions (gfx11, gfx12).
+pub fn has_true16(target: &TargetId) -> bool {
+    let name = target.processor.name;
+    name.starts_with("gfx11") || name.starts_with("gfx12")
+}
+
+/// Whether an instruction of `asm` names a 16-bit register half.
+fn uses_true16(asm: &Document) -> bool {
+    asm.lines().iter().any(|l| {
+        l.instruction()
+            .is_some_and(|i| i.registers().any(|r| r.half.is_some()))
+    })
 }
 
 fn check_name(req: &AssembleRequest) -> Result<(), Diagnostic> {
@@ -525,6 +566,58 @@ mod tests {
             (k == "PATH").then(|| path.clone())
         })
         .unwrap_or_else(|d| panic!("{d}\n(apt-get install -y clang-22 lld-22 llvm-22)"))
+    }
+
+    /// True16 code (`v1.l`) assembles for gfx1201 with both assemblers, and
+    /// only code naming a 16-bit half gets `+real-true16`.
+    #[test]
+    fn true16_operands_assemble_with_real_true16() {
+        let tc = toolchain();
+        let t16 = Document::from_source(
+            "\t.text\nk:\n\tv_mov_b16_e32 v1.l, 0\n\tv_add_f16_e32 v2.h, v1.l, v3.l\n\ts_endpgm\n",
+            "t16.s",
+        );
+        let plain = Document::from_source(
+            "\t.text\nk:\n\tv_mov_b32_e32 v1, 0 ; v1.l\n\ts_endpgm\n",
+            "p.s",
+        );
+        for (target, doc, want) in [
+            ("gfx1201", &t16, true),
+            ("gfx1100", &t16, true),
+            ("gfx1201", &plain, false),
+            ("gfx942", &t16, false),
+        ] {
+            let target = TargetId::parse(target).unwrap();
+            let f = asm_features(&target, doc);
+            assert_eq!(f.iter().any(|f| f == REAL_TRUE16), want, "{target:?}");
+        }
+        let target = TargetId::parse("gfx1201").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let req = AssembleRequest {
+            toolchain: &tc,
+            asm: &t16,
+            target: &target,
+            work_dir: dir.path(),
+            name: "t16",
+            label: "t16",
+        };
+        assemble_bytes(&req).unwrap_or_else(|d| panic!("llvm-mc: {d}"));
+        let mut cmd = cc1as_command(
+            &tc,
+            &target,
+            &asm_features(&target, &t16),
+            OsStr::new("t16.s"),
+            OsStr::new("-"),
+            OsStr::new("-"),
+        );
+        let out = tc
+            .run_with_input(&mut cmd, "clang", "t16", Some(t16.print().as_bytes()))
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "clang: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]

@@ -42,9 +42,8 @@ pub const RAW_MARKER: &str = crate::parse::RAW_MARKER;
 /// re-encode (without it LLVM 22 cannot decode them).
 pub fn features(target: &TargetId) -> Vec<String> {
     let mut f = crate::assemble::target_features(target);
-    let name = target.processor.name;
-    if name.starts_with("gfx11") || name.starts_with("gfx12") {
-        f.push("+real-true16".into());
+    if crate::assemble::has_true16(target) {
+        f.push(crate::assemble::REAL_TRUE16.into());
     }
     f
 }
