@@ -4,6 +4,12 @@
 
 use std::fmt::Write as _;
 
+use gcn_patch::manifest::{generated_ident, GENERATED_FIXED_NAMES};
+
+/// The generated list of every kernel (one of [`GENERATED_FIXED_NAMES`],
+/// which the manifest refuses as a kernel's identifier).
+const KERNELS: &str = GENERATED_FIXED_NAMES[0];
+
 /// One code object to embed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbeddedObject {
@@ -39,7 +45,7 @@ pub fn generate(manifest: &str, kernels: &[EmbeddedKernel]) -> String {
     let _ = writeln!(out, "// Source manifest: {manifest}");
     let _ = writeln!(out);
     for k in kernels {
-        let ident = k.name.to_uppercase();
+        let ident = generated_ident(&k.name);
         let targets: Vec<&str> = k.objects.iter().map(|o| o.target.as_str()).collect();
         let _ = writeln!(
             out,
@@ -84,12 +90,62 @@ pub fn generate(manifest: &str, kernels: &[EmbeddedKernel]) -> String {
     );
     let list: Vec<String> = kernels
         .iter()
-        .map(|k| format!("&{}", k.name.to_uppercase()))
+        .map(|k| format!("&{}", generated_ident(&k.name)))
         .collect();
     let _ = writeln!(
         out,
-        "pub static KERNELS: &[&::gcn_embed::Kernel] = &[{}];",
+        "pub static {KERNELS}: &[&::gcn_embed::Kernel] = &[{}];",
         list.join(", ")
     );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name the generated code defines is a kernel's identifier or one
+    /// of the fixed names the manifest checks kernel names against: a new
+    /// generated item must be added to `GENERATED_FIXED_NAMES`.
+    #[test]
+    fn generated_names_are_the_kernels_and_the_fixed_ones() {
+        let kernels: Vec<EmbeddedKernel> = ["matmul", "Saxpy_2"]
+            .iter()
+            .map(|n| EmbeddedKernel {
+                name: n.to_string(),
+                iree_executable: Some("e".into()),
+                objects: vec![EmbeddedObject {
+                    target: "gfx942".into(),
+                    rel_path: "a/b.hsaco".into(),
+                    sha256: "00".into(),
+                    symbols: vec!["k".into()],
+                }],
+            })
+            .collect();
+        let text = generate("kernels.toml", &kernels);
+        let item = defined_names(&text);
+        let mut expected: Vec<String> = kernels.iter().map(|k| generated_ident(&k.name)).collect();
+        expected.extend(GENERATED_FIXED_NAMES.iter().map(|s| s.to_string()));
+        assert_eq!(item, expected, "{text}");
+    }
+
+    /// The names after `pub static`/`pub const`/`pub fn`/`pub mod`/… at the
+    /// start of a line.
+    fn defined_names(text: &str) -> Vec<String> {
+        text.lines()
+            .filter_map(|l| {
+                let rest = l.strip_prefix("pub ")?;
+                let rest = [
+                    "static ", "const ", "fn ", "mod ", "struct ", "enum ", "type ", "use ",
+                ]
+                .iter()
+                .find_map(|k| rest.strip_prefix(k))?;
+                Some(
+                    rest.chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect(),
+                )
+            })
+            .collect()
+    }
 }

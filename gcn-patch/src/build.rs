@@ -149,7 +149,9 @@ pub fn build_all(
 }
 
 /// The cache key of a prepared job: the asm, target, code object version,
-/// toolchain identity and the exact assembler and linker arguments.
+/// toolchain identity and the exact assembler and linker arguments (the
+/// features an asm text adds, [`assemble::asm_features`], follow from the asm
+/// and the target, both in the key).
 pub fn cache_key(toolchain: &Toolchain, prepared: &Prepared) -> String {
     let clang = assemble::clang_command(
         toolchain,
@@ -171,7 +173,19 @@ pub fn cache_key(toolchain: &Toolchain, prepared: &Prepared) -> String {
     ])
 }
 
-/// Prepare one job, then take it from the cache or assemble + link + verify it.
+/// Prepare one job, then take it from the cache or assemble + link + verify
+/// it (one job of [`build_all`]; `gcn-patch check` runs them itself to report
+/// each job's outcome).
+pub fn build_one(
+    manifest: &Manifest,
+    plan: &Plan,
+    opts: &BuildOptions,
+    job: Job,
+) -> Result<BuiltJob, Diagnostics> {
+    build_job(manifest, plan, opts, job)
+}
+
+/// [`build_one`].
 fn build_job(
     manifest: &Manifest,
     plan: &Plan,

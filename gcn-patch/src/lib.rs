@@ -57,4 +57,5 @@ pub mod provenance;
 pub mod retarget;
 pub mod toolchain;
 pub mod triton;
+pub mod undefined;
 pub mod verify;

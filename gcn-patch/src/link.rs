@@ -65,10 +65,14 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
             &inputs,
         ));
     }
-    tmp.persist(out).map_err(|e| {
-        Diagnostic::error(format!("cannot write {}: {}", out.display(), e.error))
-            .with_help("name a file (not a directory) in a writable directory for the output")
-    })?;
+    // Through the output module: a symlink, device or FIFO named by `out`
+    // is written through, never replaced.
+    std::fs::read(tmp.path())
+        .and_then(|bytes| crate::output::write_atomic(out, &bytes))
+        .map_err(|e| {
+            Diagnostic::error(format!("cannot write {}: {e}", out.display()))
+                .with_help("name a file (not a directory) in a writable directory for the output")
+        })?;
     Ok(())
 }
 

@@ -65,6 +65,16 @@ use crate::patch::rules::{RawRule, Rule};
 
 pub use gcn_embed::TargetId;
 
+/// The names gcn-build's generated Rust defines besides one `pub static`
+/// per kernel (the kernel name upper-cased): a kernel whose static would be
+/// one of these is refused at manifest load.
+pub const GENERATED_FIXED_NAMES: &[&str] = &["KERNELS"];
+
+/// The identifier of the `pub static` gcn-build generates for kernel `name`.
+pub fn generated_ident(name: &str) -> String {
+    name.to_uppercase()
+}
+
 /// A loaded `kernels.toml`.
 #[derive(Debug, Clone)]
 pub struct Manifest {
@@ -249,9 +259,24 @@ impl Manifest {
         Manifest::parse(&text, path)
     }
 
+    /// [`Manifest::load`] for `gcn-patch pin`: a malformed or missing
+    /// `sha256` is no error (pin is what writes it); such a pin is `None`.
+    pub(crate) fn load_for_pin(path: &Path) -> Result<Manifest, Diagnostics> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
+                .with_help("create a kernels.toml (see `gcn_patch::manifest` docs) or fix the path")
+        })?;
+        Manifest::parse_with(&text, path, true)
+    }
+
     /// Validate `text` as the manifest at `path` (relative paths resolve
     /// against `path`'s directory; the files it names must exist).
     pub fn parse(text: &str, path: &Path) -> Result<Manifest, Diagnostics> {
+        Manifest::parse_with(text, path, false)
+    }
+
+    /// [`Manifest::parse`]; `repin`: malformed and missing pins are not errors.
+    fn parse_with(text: &str, path: &Path, repin: bool) -> Result<Manifest, Diagnostics> {
         let dir = match path.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
@@ -324,7 +349,25 @@ impl Manifest {
                 );
             }
             let here = src.loc(rk.name.span());
-            match names.get(&name.to_uppercase()) {
+            let ident = generated_ident(&name);
+            if GENERATED_FIXED_NAMES.contains(&ident.as_str()) {
+                errors.push(
+                    Diagnostic::error(format!(
+                        "kernel name `{name}` collides with the generated `pub static {ident}`"
+                    ))
+                    .at(here.clone().with_label(format!("would generate a second `{ident}`")))
+                    .with_note(format!(
+                        "gcn-build generates `pub static <NAME>` per kernel (the name upper-cased) and {}",
+                        GENERATED_FIXED_NAMES
+                            .iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                    .with_help(format!("rename the kernel, e.g. `{name}_0`")),
+                );
+            }
+            match names.get(&ident) {
                 Some((first, _)) if *first == name => errors.push(
                     Diagnostic::error(format!("kernel `{name}` is declared twice"))
                         .at(here.with_label("second declaration"))
@@ -333,7 +376,7 @@ impl Manifest {
                 Some((first, at)) => errors.push(
                     Diagnostic::error(format!(
                         "kernels `{first}` and `{name}` differ only in case: both would generate `pub static {}`",
-                        name.to_uppercase()
+                        ident
                     ))
                     .at(here.with_label(format!("same static as `{first}`")))
                     .with_note(format!(
@@ -344,7 +387,7 @@ impl Manifest {
                     .with_help("kernel names must differ in more than case; rename one of them"),
                 ),
                 None => {
-                    names.insert(name.to_uppercase(), (name.clone(), here));
+                    names.insert(ident, (name.clone(), here));
                 }
             }
             let mut sources: Vec<SourceSpec> = Vec::new();
@@ -377,6 +420,9 @@ impl Manifest {
                     {
                         Some(v.clone())
                     } else {
+                        if repin {
+                            return None;
+                        }
                         errors.push(
                             Diagnostic::error("sha256 must be 64 lowercase hex digits")
                                 .at(src.loc(s.span()))
@@ -407,7 +453,8 @@ impl Manifest {
                         Err(d) => errors.push(d),
                     }
                 }
-                if rs.sha256.is_none() && (!rs.patches.is_empty() || !rs.rule.is_empty()) {
+                if !repin && rs.sha256.is_none() && (!rs.patches.is_empty() || !rs.rule.is_empty())
+                {
                     let actual = std::fs::read(&asm)
                         .map(|b| sha256_hex(&b))
                         .unwrap_or_default();

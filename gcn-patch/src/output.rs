@@ -1,11 +1,21 @@
 //! Writing outputs atomically: never a half-written file, never a stale temp file.
+//!
+//! What an output path names decides how it is written, as `cp`, `cc -o` and
+//! `rustc -o` do:
+//! * a regular file, or nothing yet: a temp file next to it, renamed over it;
+//! * a symlink: written through, atomically next to its final target (the
+//!   target gets the new bytes, the link stays a link);
+//! * a character device or FIFO (`/dev/null`, `/dev/stdout`, a named pipe):
+//!   written directly, never replaced;
+//! * a directory: refused, with an error saying so.
 
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Write `bytes` to `path` through a temp file in the same directory, synced
 /// and then renamed over `path`. An existing file keeps its permissions and
 /// stays untouched if anything fails; the temp file is removed on failure.
+/// Symlinks, devices, FIFOs and directories: see the module docs.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic_with(path, bytes, true)
 }
@@ -18,7 +28,52 @@ pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic_with(path, bytes, false)
 }
 
+/// The file a write to `path` lands in: `path` itself, or the final target
+/// of the symlink chain it starts (which need not exist yet). A chain longer
+/// than 40 links is refused as a loop, as the kernel does.
+pub fn resolve_symlinks(path: &Path) -> io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&p)?;
+                p = if target.is_absolute() {
+                    target
+                } else {
+                    match p.parent() {
+                        Some(d) => d.join(target),
+                        None => target,
+                    }
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(io::Error::other(format!(
+        "too many levels of symbolic links at {}",
+        path.display()
+    )))
+}
+
+/// Whether `m` is a file written in place: a character device or a FIFO
+/// (block devices and sockets too; none can be replaced by a rename).
+fn written_in_place(m: &std::fs::Metadata) -> bool {
+    let t = m.file_type();
+    !t.is_file() && !t.is_dir() && !t.is_symlink()
+}
+
 fn write_atomic_with(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
+    let path = &resolve_symlinks(path)?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        if meta.is_dir() {
+            return Err(io::Error::from(io::ErrorKind::IsADirectory));
+        }
+        if written_in_place(&meta) {
+            let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+            f.write_all(bytes)?;
+            return f.flush();
+        }
+    }
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),

@@ -382,6 +382,8 @@ pub fn build_bytes(
         name: &name,
         label: &label,
     })?;
+    // Undefined symbols at the user's line, before ld.lld says it without one.
+    crate::undefined::check(&prepared.asm, &object, &label)?;
     let bytes = link::link_bytes(toolchain, &object, &format!("{name}.o"), work_dir)
         .map_err(|d| with_context(d, &label))?;
     // Only an object that passed verification is returned (an existing

@@ -1,5 +1,5 @@
-//! One table of bad inputs, each driven through the CLI (`gcn-patch check
-//! --assemble`, the pipeline gcn-build runs, or `gcn-patch build --out`) with
+//! One table of bad inputs, each driven through the CLI (`gcn-patch check`,
+//! which assembles, the pipeline gcn-build runs, or `gcn-patch build --out`) with
 //! its exact diagnostic as an insta snapshot: every bad input the robustness
 //! issue lists is a row here, also those that other tests cover in more depth
 //! (the toolchain search in `toolchain.rs`, unwritable `-o` paths in
@@ -71,7 +71,7 @@ enum Run {
     TwoAtOnce,
 }
 
-const CHECK: Run = Run::Cli(&["check", "--assemble"]);
+const CHECK: Run = Run::Cli(&["check"]);
 
 struct Case {
     name: &'static str,

@@ -204,7 +204,7 @@ fn gcn_patch_check_fails_on_a_hazard_and_passes_with_warn() {
     p.manifest(&demo_manifest("", rule)).unwrap();
     let run = || {
         std::process::Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
-            .args(["check", "--manifest"])
+            .args(["check", "--no-assemble", "--manifest"])
             .arg(p.path("kernels.toml"))
             .output()
             .unwrap()

@@ -159,7 +159,7 @@ value = 1024
 "#,
     );
     for cmd in [
-        vec!["check"],
+        vec!["check", "--no-assemble"],
         vec!["triton-override", "--out", "../ov"],
         vec!["build", "--out", "../out"],
     ] {

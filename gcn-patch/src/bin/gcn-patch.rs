@@ -4,7 +4,7 @@
 //! gcn-patch retarget FILE --target T            print retargeted, normalized asm
 //! gcn-patch assemble FILE --target T -o OUT     retarget, assemble, link, verify
 //! gcn-patch apply KERNEL [--manifest M] [--target T]   print patched, retargeted asm
-//! gcn-patch check [--manifest M]                apply and check every kernel × target
+//! gcn-patch check [--manifest M] [--no-assemble]  apply, check and build every kernel × target
 //! gcn-patch pin KERNEL [--manifest M]           re-pin a kernel's dumps after re-checking patches
 //! gcn-patch targets                             list known processors and families
 //! gcn-patch lint FILE --target T [--suggest]    wait-counter hazards (exit 0 clean, 1 hazard, 2 input error)
@@ -89,14 +89,23 @@ enum Command {
         #[command(flatten)]
         llvm: LlvmArgs,
     },
-    /// Apply every patch for every target and run every check.
+    /// Apply every patch for every target, run every check, and assemble,
+    /// link and verify every job with the real toolchain (in parallel,
+    /// through the object cache): "ok" means it builds.
     Check {
         /// The manifest.
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
-        /// Also assemble, link and verify every job with the real toolchain.
-        #[arg(long)]
+        /// Skip assembling: only apply and check (no toolchain needed; an
+        /// "ok" then does not mean the assembler accepts every instruction).
+        #[arg(long, conflicts_with = "assemble")]
+        no_assemble: bool,
+        /// Assemble, link and verify (the default; kept for scripts).
+        #[arg(long, hide = true)]
         assemble: bool,
+        /// Parallel jobs when assembling (default: the number of CPUs).
+        #[arg(long, short)]
+        jobs: Option<usize>,
         #[command(flatten)]
         llvm: LlvmArgs,
     },
@@ -342,10 +351,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         }
         Command::Check {
             manifest,
-            assemble,
+            no_assemble,
+            assemble: _,
+            jobs,
             llvm,
         } => {
-            let r = ops::check::check(&manifest, assemble, &llvm.tools())?;
+            let r = ops::check::check(&manifest, !no_assemble, jobs, &llvm.tools())?;
             for j in &r.jobs {
                 print_notes(&j.notes);
                 if j.passed {
@@ -355,7 +366,15 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             if !r.errors.is_empty() {
                 return Err(Diagnostics(r.errors));
             }
-            eprintln!("gcn-patch check: {} job(s) passed", r.jobs.len());
+            eprintln!(
+                "gcn-patch check: {} job(s) passed{}",
+                r.jobs.len(),
+                if r.assembled {
+                    " (assembled, linked and verified)"
+                } else {
+                    " (not assembled: --no-assemble)"
+                }
+            );
         }
         Command::Pin { kernel, manifest } => {
             let changes = gcn_patch::patch::pin(&manifest, &kernel)?;

@@ -58,6 +58,7 @@ pub struct Assembled {
 /// link and verify FILE into OUT.
 pub fn assemble(opts: &AssembleOptions) -> Result<Assembled, Diagnostics> {
     let target = parse_target(&opts.target)?;
+    super::refuse_directory(&opts.output)?;
     let tc = opts.tools.find(None)?;
     let asm = read_asm(&opts.file)?;
     let retarget = RetargetOptions {

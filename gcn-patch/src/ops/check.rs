@@ -29,12 +29,25 @@ pub struct CheckReport {
     pub jobs: Vec<Checked>,
     /// Every error of every failing job.
     pub errors: Vec<Diagnostic>,
+    /// Whether the jobs were assembled, linked and verified.
+    pub assembled: bool,
 }
 
-/// `gcn-patch check [--assemble]`: apply every patch for every target and
-/// run every check; with `assemble`, also assemble, link and verify each job.
+/// `gcn-patch check [--no-assemble]`: apply every patch for every target,
+/// run every check and, with `assemble` (the CLI's default), assemble, link
+/// and verify each job: in parallel (`jobs` at once, default the number of
+/// CPUs), through the build engine and its object cache (the shared one,
+/// `GCN_PATCH_CACHE_DIR`, when set; nothing is written next to the
+/// manifest), so "ok" means it builds.
 /// An `Err` is a manifest that cannot be planned; failing jobs are in the report.
-pub fn check(manifest: &Path, assemble: bool, tools: &Tools) -> Result<CheckReport, Diagnostics> {
+pub fn check(
+    manifest: &Path,
+    assemble: bool,
+    jobs: Option<usize>,
+    tools: &Tools,
+) -> Result<CheckReport, Diagnostics> {
+    use crate::build::{build_one, BuildOptions};
+    use crate::cache::{ObjectCache, SharedCache};
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
     if plan.jobs.is_empty() {
@@ -46,40 +59,52 @@ pub fn check(manifest: &Path, assemble: bool, tools: &Tools) -> Result<CheckRepo
                 .into(),
         );
     }
-    let tc = if assemble {
-        Some(tools.find(Some(&m))?)
+    let results: Vec<Result<Vec<Diagnostic>, Diagnostics>> = if assemble {
+        let tc = tools.find(Some(&m))?;
+        let shared = SharedCache::from_env(&super::env)
+            .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
+        let work = scratch()?;
+        let max_jobs = jobs
+            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+            .unwrap_or(1)
+            .max(1);
+        let opts = BuildOptions {
+            toolchain: &tc,
+            cache: ObjectCache {
+                local: work.path().join("cache"),
+                shared,
+            },
+            work_dir: work.path().join("work"),
+            max_jobs,
+            tokens: &crate::jobs::Unlimited,
+            progress: None,
+        };
+        crate::jobs::run(plan.jobs.clone(), max_jobs, opts.tokens, |job| {
+            build_one(&m, &plan, &opts, job).map(|b| b.notes)
+        })
     } else {
-        None
+        let major = tools.assembler_major(Some(&m));
+        plan.jobs
+            .iter()
+            .map(|job| pipeline::prepare(&m, &plan, job, major).map(|p| p.notes))
+            .collect()
     };
-    let major = tc
-        .as_ref()
-        .map(|t| t.version.major)
-        .unwrap_or_else(|| tools.assembler_major(Some(&m)));
-    let work = scratch()?;
     let mut report = CheckReport {
         jobs: Vec::with_capacity(plan.jobs.len()),
         errors: Vec::new(),
+        assembled: assemble,
     };
-    for job in &plan.jobs {
+    for (job, result) in plan.jobs.iter().zip(results) {
         let kernel = &m.kernels[job.kernel].name;
-        let mut notes = Vec::new();
-        let result = pipeline::prepare(&m, &plan, job, major).and_then(|p| {
-            notes = p.notes.clone();
-            if let Some(tc) = &tc {
-                let out = work.path().join(format!(
-                    "{kernel}-{}.hsaco",
-                    job.target.name().replace(':', "_")
-                ));
-                pipeline::build(tc, &p, work.path(), &out)?;
+        let (notes, passed) = match result {
+            Ok(notes) => (notes, true),
+            Err(d) => {
+                report
+                    .errors
+                    .extend(d.0.into_iter().filter(|d| d.severity == Severity::Error));
+                (Vec::new(), false)
             }
-            Ok(())
-        });
-        let passed = result.is_ok();
-        if let Err(d) = result {
-            report
-                .errors
-                .extend(d.0.into_iter().filter(|d| d.severity == Severity::Error));
-        }
+        };
         report.jobs.push(Checked {
             kernel: kernel.clone(),
             target: job.target,

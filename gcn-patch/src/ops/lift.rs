@@ -15,6 +15,9 @@ pub fn lift(
     target: Option<&str>,
     tools: &Tools,
 ) -> Result<Lifted, Diagnostics> {
+    if let Some(out) = output {
+        super::refuse_directory(out)?;
+    }
     let tc = tools.find(None)?;
     let t = target.map(parse_target).transpose()?;
     let lifted = crate::lift::lift_file(file, t.as_ref(), &LiftOptions { toolchain: &tc })?;

@@ -104,6 +104,22 @@ pub fn kernel_name(file: &Path) -> String {
         .unwrap_or_else(|| "asm".into())
 }
 
+/// An output path (`-o`) naming a directory (or a symlink to one) is
+/// refused before any work.
+pub fn refuse_directory(out: &Path) -> Result<(), Diagnostics> {
+    if out.is_dir() {
+        return Err(
+            Diagnostic::error(format!("cannot write {}: is a directory", out.display()))
+                .with_help(format!(
+                    "name a file for the output, e.g. `-o {}`",
+                    out.join("out.hsaco").display()
+                ))
+                .into(),
+        );
+    }
+    Ok(())
+}
+
 /// A scratch directory, removed when dropped.
 pub(crate) fn scratch() -> Result<tempfile::TempDir, Diagnostics> {
     tempfile::tempdir()

@@ -162,6 +162,20 @@ fn parse(text: &str, pf: &PatchFile, source_rel: &Path) -> Result<Vec<Hunk>, Dia
             .at(patch_loc(&pf.rel, text, line))
             .with_help("regenerate it with `diff -u` or `git diff`; hunk line counts in `@@ -a,b +c,d @@` must match the hunk body")
     })?;
+    // A header and nothing else: GNU patch says "only garbage was found".
+    // Applying it as a no-op would let a truncated or mangled patch pass.
+    if patch.hunks().is_empty() {
+        return Err(Diagnostic::error(format!(
+            "patch `{}` has a `--- `/`+++ ` header but no hunk: it changes nothing",
+            pf.rel.display()
+        ))
+        .at(patch_loc(&pf.rel, text, start + 2).with_label("no `@@ -a,b +c,d @@` hunk follows"))
+        .with_note("GNU patch rejects such a file (\"Only garbage was found in the patch input\")")
+        .with_help(format!(
+            "regenerate it with `diff -u` or `gcn-patch save`, or remove `{}` from the source's `patches`",
+            pf.rel.display()
+        )));
+    }
     // Patch-file line numbers: walk the section in step with diffy's hunks.
     let mut out = Vec::new();
     let mut li = start;

@@ -78,7 +78,8 @@ pub fn pin(
     manifest_path: &Path,
     kernel: &str,
 ) -> Result<Vec<(PathBuf, String, String)>, Diagnostics> {
-    let manifest = Manifest::load(manifest_path)?;
+    // Malformed or missing pins are what pin repairs: not errors here.
+    let manifest = Manifest::load_for_pin(manifest_path)?;
     let Some(spec) = manifest.kernel(kernel) else {
         let names: Vec<&str> = manifest.kernels.iter().map(|k| k.name.as_str()).collect();
         return Err(Diagnostic::error(format!(
