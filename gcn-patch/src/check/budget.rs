@@ -218,7 +218,7 @@ fn implicit_vcc(mnemonic: &str) -> bool {
 }
 
 /// Every `.set name, value` of the file.
-fn set_symbols(asm: &AsmFile) -> HashMap<String, String> {
+pub(crate) fn set_symbols(asm: &AsmFile) -> HashMap<String, String> {
     asm.lines
         .iter()
         .filter_map(|l| match &l.kind {

@@ -14,6 +14,8 @@
 //! Every vector-memory instruction is counted (stores too before GFX10), so
 //! the bound is an over-approximation and the warning is never spurious.
 
+use std::collections::HashMap;
+
 use gcn_embed::{Generation, TargetId};
 
 use crate::diag::Diagnostic;
@@ -65,6 +67,15 @@ fn parse_int(s: &str) -> Option<u32> {
     crate::parse::parse_int(s.trim()).and_then(|v| u32::try_from(v).ok())
 }
 
+/// A wait count as the assembler evaluates it: a number, or an absolute
+/// expression of numbers and `.set` symbols (`vmcnt(VMW)`,
+/// `s_waitcnt 0x3f | (0 << 8)`).
+fn eval_count(s: &str, symbols: &HashMap<String, String>) -> Option<u32> {
+    parse_int(s).or_else(|| {
+        crate::check::expr::eval(s.trim(), symbols, false).and_then(|v| u32::try_from(v).ok())
+    })
+}
+
 /// Byte range of the operand text: everything after the mnemonic, before a
 /// comment.
 fn operand_text(text: &str, mnemonic: &str) -> Option<(usize, usize)> {
@@ -113,9 +124,10 @@ pub(crate) fn wait_values(
     inst: &Instruction,
     text: &str,
     limits: &WaitcntLimits,
+    symbols: &HashMap<String, String>,
 ) -> Vec<(Counter, u32, (usize, usize))> {
     let mut ignored = Vec::new();
-    waits_of(inst, text, 0, limits, &mut ignored)
+    waits_of(inst, text, 0, limits, symbols, &mut ignored)
         .into_iter()
         .map(|w| {
             (
@@ -134,6 +146,7 @@ fn waits_of(
     text: &str,
     line: usize,
     limits: &WaitcntLimits,
+    symbols: &HashMap<String, String>,
     out: &mut Vec<Finding>,
 ) -> Vec<Wait> {
     let m = inst.mnemonic.as_str();
@@ -159,6 +172,11 @@ fn waits_of(
                     .rfind(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
                     .map_or(0, |i| i + 1);
                 let name = rest[name_start..open].trim();
+                if name.is_empty() {
+                    // `s_waitcnt 0x3f | (0 << 8)`: a parenthesized
+                    // expression, not a counter.
+                    break;
+                }
                 let Some(close) = rest[open..].find(')').map(|c| open + c) else {
                     break;
                 };
@@ -177,7 +195,7 @@ fn waits_of(
                         matches!(c, Counter::Vmcnt | Counter::Expcnt | Counter::Lgkmcnt)
                     }) {
                         Some(counter) => {
-                            if let Some(value) = parse_int(arg) {
+                            if let Some(value) = eval_count(arg, symbols) {
                                 waits.push(Wait {
                                     counter,
                                     value,
@@ -233,7 +251,7 @@ fn waits_of(
                 });
             }
             if !any_func && !gfx12 {
-                if let Some(imm) = parse_int(ops) {
+                if let Some(imm) = eval_count(ops, symbols) {
                     if imm > 0xffff {
                         out.push(Finding {
                             related: None,
@@ -297,7 +315,12 @@ fn waits_of(
                 });
             } else if let Some(comma) = ops.rfind(',') {
                 let arg = &ops[comma + 1..];
-                if let Some(value) = parse_int(arg) {
+                // The count is the SGPR's value plus the immediate: only
+                // `null` (zero) is known, any other SGPR makes the wait
+                // unknown, and the analysis does not count on it.
+                let sreg = ops[..comma].trim();
+                let known_sgpr = sreg == "null" || sreg == "sgpr_null";
+                if let Some(value) = eval_count(arg, symbols).filter(|_| known_sgpr) {
                     let lead = arg.len() - arg.trim_start().len();
                     let s = ops_start + comma + 1 + lead;
                     waits.push(Wait {
@@ -345,7 +368,7 @@ fn waits_of(
             let t = ops.trim();
             let lead = ops.len() - ops.trim_start().len();
             let span = (ops_start + lead, ops_start + lead + t.len());
-            if let Some(v) = parse_int(t) {
+            if let Some(v) = eval_count(t, symbols) {
                 let counters: Vec<Counter> = known.into_iter().flatten().collect();
                 if counters.len() == 2 {
                     // s_wait_loadcnt_dscnt: loadcnt/storecnt in bits 13:8, dscnt in 5:0.
@@ -394,6 +417,7 @@ fn findings(asm: &AsmFile, target: &TargetId) -> Vec<Finding> {
         Counter::Vmcnt
     };
     let mut out = vec![];
+    let symbols = crate::check::budget::set_symbols(asm);
     // Upper bound of outstanding vector-memory loads, with the line of the
     // wait that established it; None = unknown (start of a block).
     let mut bound: Option<(u32, usize)> = None;
@@ -404,7 +428,7 @@ fn findings(asm: &AsmFile, target: &TargetId) -> Vec<Finding> {
         let Some(inst) = line.instruction() else {
             continue;
         };
-        let waits = waits_of(inst, &line.text, idx, &limits, &mut out);
+        let waits = waits_of(inst, &line.text, idx, &limits, &symbols, &mut out);
         for w in &waits {
             match limits.max(w.counter) {
                 Some(max) if w.value > max && !w.saturating => out.push(Finding {

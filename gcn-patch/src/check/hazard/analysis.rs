@@ -425,6 +425,7 @@ impl Analysis<'_> {
                         }
                         if access == Access::Overwrite
                             && !p.late_read
+                            && !e.flat
                             && self.model.vmem_write_in_order()
                             && e.vmem_load.is_some_and(|(vc, vt)| {
                                 counter_index(vc) == ci && p.vmem == Some(vt)
@@ -463,14 +464,18 @@ impl Analysis<'_> {
                 }
             }
         }
-        // LDS reads wait for LDS DMA on the VMEM counter.
-        if e.reads_lds {
+        // LDS reads and writes wait for LDS DMA on the VMEM counter.
+        if e.reads_lds || e.writes_lds {
             for (ci, c) in st.counters.iter().enumerate() {
                 if let Some(p) = c.regs.get(&LDS_DMA) {
                     let sat = sat_of(self.model, ci);
                     let h = Hazard {
                         line: inst.line,
-                        access: Access::Read,
+                        access: if e.reads_lds {
+                            Access::Read
+                        } else {
+                            Access::Overwrite
+                        },
                         register: unit_name(LDS_DMA),
                         pending: vec![LDS_DMA],
                         producer: p.producer,

@@ -68,6 +68,9 @@ pub struct KernelAnalysis {
     pub wait_spans: BTreeMap<usize, Vec<WaitValue>>,
     /// Lines of instructions the model does not know.
     pub unknown: Vec<usize>,
+    /// Lines of instructions that access registers by a run-time index
+    /// (`v_movrels*`, `s_set_gpr_idx_on`): not followed, reported.
+    pub indexed: Vec<usize>,
 }
 
 impl KernelAnalysis {
@@ -92,6 +95,7 @@ pub fn kernels(asm: &AsmFile, target: &TargetId) -> Vec<KernelAnalysis> {
 /// [`Document::kernels`]).
 fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelAnalysis> {
     let model = Model::new(target.processor.generation, target.processor.name);
+    let symbols = crate::check::budget::set_symbols(asm);
     let mut groups: Vec<(String, Vec<Range<usize>>)> = found
         .iter()
         .filter(|k| !k.blocks.is_empty())
@@ -115,6 +119,7 @@ fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelA
             let mut waits = BTreeMap::new();
             let mut wait_spans = BTreeMap::new();
             let mut unknown = vec![];
+            let mut indexed = vec![];
             for node in &cfg.nodes {
                 for inst in &node.insts {
                     let line = &asm.lines[inst.line];
@@ -124,6 +129,9 @@ fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelA
                     if inst.effect.unknown {
                         unknown.push(inst.line);
                     }
+                    if inst.effect.indexed {
+                        indexed.push(inst.line);
+                    }
                     if is_wait(&i.mnemonic) {
                         let vs = if i.mnemonic == "s_wait_idle" {
                             model::COUNTERS
@@ -132,7 +140,7 @@ fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelA
                                 .map(|c| (*c, 0, (0, 0)))
                                 .collect()
                         } else {
-                            wait_values(i, &line.text, &model.limits)
+                            wait_values(i, &line.text, &model.limits, &symbols)
                         };
                         let vs: Vec<_> = vs.into_iter().filter(|(c, _, _)| model.has(*c)).collect();
                         waits.insert(inst.line, vs.iter().map(|(c, v, _)| (*c, *v)).collect());
@@ -147,6 +155,7 @@ fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelA
                 waits,
                 wait_spans,
                 unknown,
+                indexed,
             }
         })
         .collect()
@@ -255,6 +264,22 @@ pub(crate) fn lint_removed(
                 "unknown instruction",
             ));
         }
+        for &l in &k.indexed {
+            let m = asm.lines[l]
+                .instruction()
+                .map(|i| i.mnemonic.clone())
+                .unwrap_or_default();
+            out.push(doc.locate(
+                Diagnostic::warning(format!(
+                    "kernel `{}`: the wait-counter analysis cannot follow `{m}`: it reads or writes registers by a run-time index (M0 or `s_set_gpr_idx_on`)",
+                    k.name
+                ))
+                .with_note("hazards on the registers it reaches by index are not checked"),
+                l,
+                None,
+                "indexed register access",
+            ));
+        }
         if opts.suggest {
             for s in suggest::suggest(&k) {
                 out.push(suggest::render(doc, &k, &s));
@@ -355,8 +380,8 @@ fn render_hazard(
     if let Some((wl, wv)) = fix_change {
         d = d.with_help(format!(
             "`{}` → `{}` at {}",
-            short(c, wv, k),
-            short(c, h.needed, k),
+            written(k, asm, wl, c, wv),
+            written(k, asm, wl, c, h.needed),
             doc.origin_text(wl)
         ));
         d = d.with_help(format!(
@@ -464,7 +489,7 @@ fn removed_waits(
         .iter()
         .take_while(|w| w.line < rl)
         .filter(|w| {
-            wait_values(&w.inst, &w.text, &k.model.limits)
+            wait_values(&w.inst, &w.text, &k.model.limits, &HashMap::new())
                 .iter()
                 .any(|(c, v, _)| *c == h.counter && *v <= h.needed)
         })
@@ -489,6 +514,39 @@ pub(crate) fn short(c: Counter, v: u32, k: &KernelAnalysis) -> String {
     } else {
         format!("{c}({v})")
     }
+}
+
+/// The wait at `line` as it would be written with `c` set to `v`: the
+/// counter part ([`short`]), or for a GFX12 combined wait
+/// (`s_wait_loadcnt_dscnt`, `s_wait_storecnt_dscnt`) the whole instruction
+/// with its other counter kept, since the fix changes that line.
+pub(crate) fn written(
+    k: &KernelAnalysis,
+    asm: &AsmFile,
+    line: usize,
+    c: Counter,
+    v: u32,
+) -> String {
+    let m = asm.lines[line]
+        .instruction()
+        .map(|i| i.mnemonic.as_str())
+        .unwrap_or_default();
+    let first = match m {
+        "s_wait_loadcnt_dscnt" => Counter::Loadcnt,
+        "s_wait_storecnt_dscnt" => Counter::Storecnt,
+        _ => return short(c, v, k),
+    };
+    let value = |x: Counter| {
+        if x == c {
+            v
+        } else {
+            k.waits
+                .get(&line)
+                .and_then(|ws| ws.iter().find(|(w, _)| *w == x).map(|(_, v)| *v))
+                .unwrap_or(0)
+        }
+    };
+    format!("{m} {:#x}", (value(first) << 8) | value(Counter::Dscnt))
 }
 
 /// Byte range of `reg` in the operands of `text`.

@@ -65,20 +65,36 @@ pub enum Kind {
     Bvh,
     /// VMEM store / atomic without return (GFX10+).
     VmemWrite,
-    /// LDS (and GDS).
+    /// LDS.
     Lds,
+    /// GDS (`… gds`, `ds_gws_*`, `ds_ordered_count`): LLVM's `GDS_ACCESS`,
+    /// another event type on the LDS counter than LDS.
+    Gds,
+    /// LDS DMA (`buffer_load … lds`, `global_load_lds_*`): from GFX10 an
+    /// event type of its own on the VMEM counter (LLVM's `VMEM_ACCESS` vs
+    /// ordinary loads' `VMEM_READ_ACCESS`), so with ordinary loads pending the
+    /// counter is out of order.
+    LdsDma,
     /// Scalar memory: always out of order.
     Smem,
     /// `s_sendmsg`.
     Message,
-    /// Exports, GFX6 store data locks, LDS parameter loads.
+    /// Exports to MRT/null (`EXP_GPR_LOCK`), GFX6 store data locks.
     Export,
+    /// Position exports (`EXP_POS_ACCESS`).
+    ExportPos,
+    /// Parameter exports (`EXP_PARAM_ACCESS`).
+    ExportParam,
+    /// GDS data and address VGPRs held until `expcnt` (`GDS_GPR_LOCK`).
+    GdsLock,
+    /// GFX11+ LDS parameter loads (`EXP_LDS_ACCESS`).
+    ExportLds,
     /// A flat access (counts in both the VMEM and the LDS counter).
     Flat,
 }
 
 /// Number of [`Kind`]s.
-pub const KINDS: usize = 9;
+pub const KINDS: usize = 15;
 
 impl Kind {
     /// Index for per-kind arrays.
@@ -204,6 +220,16 @@ pub struct Effect {
     pub d16_half: Option<bool>,
     /// Reads LDS (must wait for pending LDS DMA).
     pub reads_lds: bool,
+    /// Writes LDS (`ds_write*`, `ds_store*`; must wait for pending LDS DMA
+    /// too, as LLVM does).
+    pub writes_lds: bool,
+    /// A flat access (may reach LDS): not a VMEM-only instruction, so it
+    /// never overwrites a pending VMEM destination without a wait (LLVM's
+    /// `updateVMCntOnly`).
+    pub flat: bool,
+    /// Reads or writes registers by an index the analysis cannot follow
+    /// (`v_movrel*`, `s_movrel*`, `s_set_gpr_idx_on`): reported.
+    pub indexed: bool,
     /// Control flow.
     pub flow: Flow,
     /// A barrier (`s_barrier`, GFX12 `s_barrier_signal`).
@@ -351,6 +377,9 @@ impl Model {
             vmem_load: None,
             d16_half: None,
             reads_lds: false,
+            writes_lds: false,
+            flat: false,
+            indexed: false,
             flow: Flow::Next,
             barrier: false,
             fence: false,
@@ -377,7 +406,7 @@ impl Model {
             e.defs = def.clone();
             e.events.push(Event {
                 counter: Counter::Expcnt,
-                kind: Kind::Export,
+                kind: Kind::ExportLds,
                 writes: def,
                 reads_late: vec![],
                 lds_dma: false,
@@ -418,13 +447,15 @@ impl Model {
             e.reads = regs.clone();
             e.events.push(Event {
                 counter: Counter::Expcnt,
-                kind: Kind::Export,
+                kind: export_kind(inst),
                 writes: vec![],
                 reads_late: regs,
                 lds_dma: false,
                 lds_store: false,
             });
         } else if m.starts_with("v_") || m.starts_with("s_") {
+            e.indexed =
+                m.starts_with("v_movrel") || m.starts_with("s_movrel") || m == "s_set_gpr_idx_on";
             let no_def = NO_DEF_SCALAR.iter().any(|p| m.starts_with(p))
                 || (m.starts_with("v_cmpx") && self.vscnt())
                 || !matches!(e.flow, Flow::Next | Flow::Call);
@@ -514,7 +545,10 @@ impl Model {
         } else {
             VmemType::NoSampler
         };
-        let (counter, kind) = if !self.vscnt() || lds_dma {
+        e.flat = flat;
+        let (counter, kind) = if lds_dma && self.vscnt() {
+            (self.load_counter(), Kind::LdsDma)
+        } else if !self.vscnt() || lds_dma {
             (self.load_counter(), Kind::Vmem)
         } else if !writes_reg {
             (self.store_counter(), Kind::VmemWrite)
@@ -605,16 +639,40 @@ impl Model {
         if m.contains("_d16") && writes_reg {
             e.reads.extend(def.iter().copied());
         }
-        e.defs = def.clone();
-        e.reads_lds = reads_lds;
+        let gds = inst.has_modifier("gds")
+            || m.starts_with("ds_gws")
+            || m.starts_with("ds_ordered_count");
+        e.reads_lds = reads_lds && !gds;
+        e.writes_lds = !gds && (m.starts_with("ds_write") || m.starts_with("ds_store"));
         e.events.push(Event {
             counter: self.lds_counter(),
-            kind: Kind::Lds,
-            writes: def,
+            kind: if gds { Kind::Gds } else { Kind::Lds },
+            writes: def.clone(),
             reads_late: vec![],
             lds_dma: false,
-            lds_store: !writes_reg && !m.starts_with("ds_nop") && !m.starts_with("ds_gws"),
+            lds_store: !gds && !writes_reg && !m.starts_with("ds_nop"),
         });
+        // GDS keeps its data and address VGPRs until expcnt says they were
+        // read (LLVM's `GDS_GPR_LOCK`; GDS exists up to GFX11).
+        if gds && self.generation < Generation::Gfx12 {
+            let held: Vec<RegisterRef> = e
+                .reads
+                .iter()
+                .copied()
+                .filter(|r| r.file == RegFile::Vgpr && !def.contains(r))
+                .collect();
+            if !held.is_empty() {
+                e.events.push(Event {
+                    counter: Counter::Expcnt,
+                    kind: Kind::GdsLock,
+                    writes: vec![],
+                    reads_late: held,
+                    lds_dma: false,
+                    lds_store: false,
+                });
+            }
+        }
+        e.defs = def;
     }
 
     fn smem(
@@ -647,6 +705,24 @@ impl Model {
             lds_dma: false,
             lds_store: false,
         });
+    }
+}
+
+/// The export event type of `exp TARGET …` (LLVM: `EXP_POS_ACCESS` for
+/// `pos*`, `EXP_PARAM_ACCESS` for `param*`, `EXP_GPR_LOCK` otherwise).
+fn export_kind(inst: &Instruction) -> Kind {
+    let target = inst
+        .operands
+        .first()
+        .map(|o| o.to_string())
+        .unwrap_or_default();
+    let target = target.trim_start();
+    if target.starts_with("pos") {
+        Kind::ExportPos
+    } else if target.starts_with("param") {
+        Kind::ExportParam
+    } else {
+        Kind::Export
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 
 use super::analysis::Overrides;
 use super::model::counter_index;
-use super::{short, KernelAnalysis};
+use super::{short, written, KernelAnalysis};
 use crate::diag::Diagnostic;
 use crate::document::Document;
 use crate::isa::Counter;
@@ -167,8 +167,8 @@ pub fn render(doc: &Document, k: &KernelAnalysis, s: &Suggestion) -> Diagnostic 
         ))
         .with_help(format!(
             "`{}` → `{}`: every later use is still covered",
-            short(s.counter, s.value, k),
-            short(s.counter, s.loosest, k)
+            written(k, asm, s.line, s.counter, s.value),
+            written(k, asm, s.line, s.counter, s.loosest)
         ))
     };
     let label = if s.loosest == max {
