@@ -124,10 +124,16 @@ fn gfx12_combined_wait_fix_names_the_combined_instruction() {
 
 #[test]
 fn lds_write_after_lds_dma_needs_the_wait_too() {
+    // M0 and the address are known and the bytes overlap: an error.
+    let src = "\ts_mov_b32 m0, 0\n\tbuffer_load_dword v1, s[4:7], 0 offen lds\n\tv_mov_b32_e32 v2, 8\n\tds_write_b32 v2, v3\n\ts_endpgm\n";
+    let d = lint(src, "gfx942");
+    assert_eq!(errors(&d).len(), 1, "{}", render(&d));
+    assert!(d[0].message.contains("LDS DMA"), "{}", render(&d));
+    // Unknown M0: may alias (a warning).
     let src = "\tbuffer_load_dword v1, s[4:7], 0 offen lds\n\tds_write_b32 v2, v3\n\ts_endpgm\n";
     let d = lint(src, "gfx942");
     assert_eq!(d.len(), 1, "{}", render(&d));
-    assert!(d[0].message.contains("LDS DMA"), "{}", render(&d));
+    assert!(d[0].message.contains("may write LDS"), "{}", render(&d));
     let src = "\tbuffer_load_dword v1, s[4:7], 0 offen lds\n\ts_waitcnt vmcnt(0)\n\tds_write_b32 v2, v3\n\ts_endpgm\n";
     assert!(lint(src, "gfx942").is_empty());
 }
@@ -180,4 +186,45 @@ fn flat_load_overwriting_a_pending_flat_load_waits_on_vmcnt_too() {
         "{}",
         render(&d)
     );
+}
+
+#[test]
+fn lds_dma_and_ds_access_proven_disjoint_overlapping_or_may_alias() {
+    // The DMA writes [0, 256) (M0 = 0, 64 lanes × 4 bytes); the read is at
+    // 0x400 + 16: disjoint, no finding.
+    let base = "\ts_mov_b32 m0, 0\n\tbuffer_load_dword v1, s[4:7], 0 offen lds\n\tv_mov_b32_e32 v2, 0x400\n\tds_read_b32 v3, v2 offset:16\n\ts_waitcnt vmcnt(0) lgkmcnt(0)\n\ts_endpgm\n";
+    assert!(
+        lint(base, "gfx942").is_empty(),
+        "{}",
+        render(&lint(base, "gfx942"))
+    );
+    // M0 moved by s_add onto the read: overlap, an error.
+    let src = base.replace("\tbuffer_load", "\ts_add_u32 m0, m0, 0x400\n\tbuffer_load");
+    let d = lint(&src, "gfx942");
+    assert_eq!(errors(&d).len(), 1, "{}", render(&d));
+    // A per-lane address: not bounded, "may alias" as a warning naming both
+    // lines and what was not proven.
+    let src = base.replace("v_mov_b32_e32 v2, 0x400", "v_lshlrev_b32_e32 v2, 2, v0");
+    let d = lint(&src, "gfx942");
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert_eq!(d[0].severity, Severity::Warning);
+    insta::assert_snapshot!(render(&d));
+}
+
+#[test]
+fn a_read_with_no_wait_says_it_relies_on_latency() {
+    let src = "\tds_read_b32 v1, v0\n\tv_mov_b32_e32 v4, 0\n\tv_mov_b32_e32 v5, 0\n\tv_add_f32_e32 v2, v1, v1\n\ts_endpgm\n";
+    let d = lint(src, "gfx942");
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(
+        d[0].message
+            .contains("is read 2 instructions after the `ds_read_b32` that writes it with no wait (relies on latency)"),
+        "{}",
+        render(&d)
+    );
+    // A wait too loose is not "no wait".
+    let src = "\tds_read_b32 v1, v0\n\tds_read_b32 v3, v0\n\ts_waitcnt lgkmcnt(1)\n\tv_add_f32_e32 v2, v3, v3\n\ts_endpgm\n";
+    let d = lint(src, "gfx942");
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(!d[0].message.contains("latency"), "{}", render(&d));
 }

@@ -464,12 +464,15 @@ impl Analysis<'_> {
                 }
             }
         }
-        // LDS reads and writes wait for LDS DMA on the VMEM counter.
+        // LDS reads and writes wait for LDS DMA on the VMEM counter. Kept
+        // apart: whether the two touch the same LDS bytes is decided later
+        // (`lds::dma_alias`), so the fix is not assumed for the registers.
+        let mut dma: Vec<Hazard> = vec![];
         if e.reads_lds || e.writes_lds {
             for (ci, c) in st.counters.iter().enumerate() {
                 if let Some(p) = c.regs.get(&LDS_DMA) {
                     let sat = sat_of(self.model, ci);
-                    let h = Hazard {
+                    dma.push(Hazard {
                         line: inst.line,
                         access: if e.reads_lds {
                             Access::Read
@@ -485,10 +488,7 @@ impl Analysis<'_> {
                         newer: c.dist(p.at, sat),
                         out_of_order: c.out_of_order(),
                         last_wait: c.last_wait,
-                    };
-                    if worst[ci].as_ref().is_none_or(|w| w.needed > h.needed) {
-                        worst[ci] = Some(h);
-                    }
+                    });
                 }
             }
         }
@@ -523,6 +523,15 @@ impl Analysis<'_> {
             // Assume the fix: report once, not at every later use.
             st.wait(self.model, COUNTERS[ci], h.needed, None);
             report(h);
+        }
+        // An LDS access while LDS DMA is pending (unless the register fix
+        // above retired it): reported once per DMA, which is then assumed
+        // done for LDS only.
+        for h in dma {
+            let c = &mut st.counters[counter_index(h.counter)];
+            if c.regs.remove(&LDS_DMA).is_some() {
+                report(h);
+            }
         }
         // A call: the AMDGPU calling convention has the callee wait for every
         // counter at its entry (SIInsertWaitcnts inserts it for non-kernel

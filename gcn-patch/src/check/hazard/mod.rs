@@ -17,6 +17,7 @@
 
 pub mod analysis;
 pub mod cfg;
+pub mod lds;
 pub mod model;
 pub mod suggest;
 
@@ -226,6 +227,16 @@ pub(crate) fn lint_removed(
     let mut out = vec![];
     for k in kernels_of(asm, doc.kernels(), target) {
         for h in k.hazards(&analysis::Overrides::default()) {
+            if h.pending == [model::LDS_DMA] {
+                match lds::dma_alias(asm, &k.model, &h) {
+                    lds::DmaAlias::Disjoint => continue,
+                    lds::DmaAlias::Overlap => {}
+                    lds::DmaAlias::MayAlias(why) => {
+                        out.push(render_may_alias(doc, &k, &h, &why));
+                        continue;
+                    }
+                }
+            }
             let mut d = render_hazard(doc, &k, &h, opts.policy);
             if let Some(removed) = removed {
                 for note in removed_waits(doc, removed, &k, &h) {
@@ -289,6 +300,72 @@ pub(crate) fn lint_removed(
     out
 }
 
+/// An LDS access while an LDS DMA is pending whose byte ranges could not be
+/// bounded: a warning naming both lines and what was not proven.
+fn render_may_alias(doc: &Document, k: &KernelAnalysis, h: &Hazard, why: &str) -> Diagnostic {
+    let asm = doc.asm();
+    let c = h.counter;
+    let mn = |l: usize| {
+        asm.lines[l]
+            .instruction()
+            .map(|i| i.mnemonic.clone())
+            .unwrap_or_default()
+    };
+    let producer_text = crate::parse::strip_comment(&asm.lines[h.producer].text)
+        .trim()
+        .to_string();
+    let wait = k
+        .model
+        .limits
+        .wait_instruction(c, h.needed)
+        .unwrap_or_else(|| format!("{c} {}", h.needed));
+    let d = Diagnostic::warning(format!(
+        "kernel `{}`: this `{}` may {} LDS that the `{}` at {} is still writing (may alias)",
+        k.name,
+        mn(h.line),
+        if h.access == Access::Read { "read" } else { "write" },
+        mn(h.producer),
+        doc.origin_text(h.producer)
+    ))
+    .with_note(format!(
+        "`{producer_text}` (LDS DMA) at {} has not completed here: {c} ≤ {} would cover it",
+        doc.origin_text(h.producer),
+        h.needed
+    ))
+    .with_note(format!("not proven disjoint: {why}"))
+    .with_help(format!(
+        "if the two can touch the same LDS bytes, insert `{wait}` before {}; compilers rely on alias information the asm does not carry (e.g. a double-buffered tile)",
+        doc.origin_text(h.line)
+    ));
+    doc.locate(d, h.line, None, "may alias the pending LDS DMA")
+}
+
+/// A read with no wait on its counter between the producer and it (in the
+/// same straight line of code): the number of instructions in between, the
+/// code relying on the latency of the load.
+fn timing_reliant(asm: &AsmFile, k: &KernelAnalysis, h: &Hazard) -> Option<usize> {
+    if h.access != Access::Read || h.producer >= h.line {
+        return None;
+    }
+    let mut n = 0;
+    for l in h.producer + 1..h.line {
+        let line = &asm.lines[l];
+        if line.label().is_some() {
+            return None;
+        }
+        if line.instruction().is_some() {
+            n += 1;
+        }
+        if k.waits
+            .get(&l)
+            .is_some_and(|ws| ws.iter().any(|(c, _)| *c == h.counter))
+        {
+            return None;
+        }
+    }
+    Some(n)
+}
+
 fn render_hazard(
     doc: &Document,
     k: &KernelAnalysis,
@@ -318,10 +395,17 @@ fn render_hazard(
         .wait_instruction(c, h.needed)
         .unwrap_or_else(|| format!("{c} {}", h.needed));
     let what = match h.access {
-        Access::Read => format!(
-            "`{}` is read before the `{producer_mn}` that writes it has completed",
-            h.register
-        ),
+        Access::Read => match timing_reliant(asm, k, h) {
+            Some(n) => format!(
+                "`{}` is read {n} instruction{} after the `{producer_mn}` that writes it with no wait (relies on latency)",
+                h.register,
+                if n == 1 { "" } else { "s" }
+            ),
+            None => format!(
+                "`{}` is read before the `{producer_mn}` that writes it has completed",
+                h.register
+            ),
+        },
         Access::Overwrite => format!(
             "`{}` is overwritten while the `{producer_mn}` that writes it may still be in flight",
             h.register
