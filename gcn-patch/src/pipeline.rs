@@ -212,7 +212,7 @@ pub fn prepare_traced(
 }
 
 /// [`prepare_traced`] with an explicit wait-counter hazard policy
-/// (`hazards = "error" | "warn"` in kernels.toml).
+/// (`hazards = "error" | "warn" | "strict"` in kernels.toml).
 pub fn prepare_traced_with(
     kernel: &str,
     original: Option<&Document>,
@@ -295,6 +295,19 @@ fn prepare_checked(
     // dropped before the hazard analysis (a large file's peak memory):
     // the dump's waits the patches removed, and the launch comparison.
     let removed = original.map(|o| hazard::RemovedWaits::new(&checked.asm, o));
+    // The unpatched source's hazards: the patched code's hazards found there
+    // too (same producer, reader and register, no looser wait) are inherited.
+    let baseline = original.map(|o| {
+        if unpatched {
+            let source = (0..o.len())
+                .find_map(|i| o.origin(i).and_then(crate::provenance::Origin::file_line))
+                .map(|(f, _)| f.display().to_string())
+                .unwrap_or_else(|| "the dump".into());
+            hazard::Baseline::unpatched(&source)
+        } else {
+            hazard::Baseline::of_original(o, &opts.target)
+        }
+    });
     // Triton kernels: the patched kernel must fit the launch Triton will do
     // (a register update, the only edit the check above makes, changes no
     // launch field, so without an original the checked asm stands for it).
@@ -309,6 +322,7 @@ fn prepare_checked(
     let hazard_findings = hazard::lint_removed(
         &checked.asm,
         removed.as_ref(),
+        baseline.as_ref(),
         &opts.target,
         LintOptions {
             policy: hazards,

@@ -7,7 +7,7 @@
 //! gcn-patch check [--manifest M] [--no-assemble]  apply, check and build every kernel × target
 //! gcn-patch pin KERNEL [--manifest M]           re-pin a kernel's dumps after re-checking patches
 //! gcn-patch targets                             list known processors and families
-//! gcn-patch lint FILE --target T [--suggest]    wait-counter hazards (exit 0 clean, 1 hazard, 2 input error)
+//! gcn-patch lint FILE --target T [--suggest] [--baseline BASE]    wait-counter hazards (exit 0 clean, 1 hazard, 2 input error)
 //! gcn-patch import PATH... [--manifest M]       copy dumps under asm/, pin them, add them to the manifest
 //! gcn-patch build --out DIR [--manifest M] [--target T]... [--locked] [-j N]
 //!                                               every kernel × target to DIR/<target>/, writes kernels.lock
@@ -242,6 +242,11 @@ enum Command {
         /// Also list waits that could be loosened, and waits that cover nothing (notes).
         #[arg(long)]
         suggest: bool,
+        /// Report only hazards FILE has that BASE does not (or has with a
+        /// stricter wait): lines are matched by a diff alignment of the two
+        /// files. Exit 1 if there is any.
+        #[arg(long, value_name = "BASE")]
+        baseline: Option<PathBuf>,
     },
 }
 
@@ -280,9 +285,10 @@ fn main() -> ExitCode {
         file,
         target,
         suggest,
+        baseline,
     } = &cli.command
     {
-        return lint(file, target, *suggest);
+        return lint(file, target, *suggest, baseline.as_deref());
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -496,9 +502,9 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
     Ok(())
 }
 
-/// `gcn-patch lint`: exit 0 without hazard, 1 with one, 2 on bad input.
-fn lint(file: &Path, target: &str, suggest: bool) -> ExitCode {
-    let r = match ops::lint::lint(file, target, suggest) {
+/// `gcn-patch lint`: exit 0 without (new) hazard, 1 with one, 2 on bad input.
+fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&Path>) -> ExitCode {
+    let r = match ops::lint::lint(file, target, suggest, baseline) {
         Ok(r) => r,
         Err(d) => {
             eprintln!("{d}");
@@ -509,13 +515,22 @@ fn lint(file: &Path, target: &str, suggest: bool) -> ExitCode {
         eprintln!("{d}\n");
     }
     let hazards = r.hazards();
-    let notes = r.count(Severity::Note);
-    eprintln!(
-        "gcn-patch lint: {}: {hazards} hazard(s), {} warning(s), {notes} suggestion(s) for {}",
-        file.display(),
-        r.diagnostics.len() - hazards - notes,
-        r.target.name()
-    );
+    let inherited = r.inherited();
+    let notes = r.count(Severity::Note) - inherited;
+    let warnings = r.diagnostics.len() - hazards - notes - inherited;
+    match baseline {
+        Some(b) => eprintln!(
+            "gcn-patch lint: {}: {hazards} hazard(s) not in {}, {warnings} warning(s), {notes} suggestion(s), {inherited} kernel(s) with inherited hazards, for {}",
+            file.display(),
+            b.display(),
+            r.target.name()
+        ),
+        None => eprintln!(
+            "gcn-patch lint: {}: {hazards} hazard(s), {warnings} warning(s), {notes} suggestion(s) for {}",
+            file.display(),
+            r.target.name()
+        ),
+    }
     if hazards > 0 {
         ExitCode::FAILURE
     } else {

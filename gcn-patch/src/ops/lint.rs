@@ -5,7 +5,7 @@ use std::path::Path;
 use gcn_embed::TargetId;
 
 use super::{parse_target, read_asm};
-use crate::check::hazard::LintOptions;
+use crate::check::hazard::{Baseline, LintOptions};
 use crate::check::HazardPolicy;
 use crate::diag::{Diagnostic, Diagnostics, Severity};
 
@@ -14,7 +14,8 @@ use crate::diag::{Diagnostic, Diagnostics, Severity};
 pub struct LintReport {
     /// The target the file was checked for.
     pub target: TargetId,
-    /// Every diagnostic: hazards (errors), warnings, suggestions (notes).
+    /// Every diagnostic: hazards (errors), warnings, suggestions (notes),
+    /// and with a baseline one note per kernel counting inherited hazards.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -31,19 +32,42 @@ impl LintReport {
     pub fn hazards(&self) -> usize {
         self.count(Severity::Error)
     }
+
+    /// Kernels with hazards inherited from the baseline (their notes).
+    pub fn inherited(&self) -> usize {
+        self.diagnostics
+            .iter()
+            .filter(|d| d.severity == Severity::Note && d.message.contains(" inherited from "))
+            .count()
+    }
 }
 
-/// `gcn-patch lint FILE --target T [--suggest]`. An `Err` is bad input (the
+/// `gcn-patch lint FILE --target T [--suggest] [--baseline BASE]`: with
+/// `baseline`, only the hazards FILE has that BASE lacks (lines matched by a
+/// diff alignment, [`Baseline::aligned`]). An `Err` is bad input (the
 /// command exits 2); hazards are in the report.
-pub fn lint(file: &Path, target: &str, suggest: bool) -> Result<LintReport, Diagnostics> {
+pub fn lint(
+    file: &Path,
+    target: &str,
+    suggest: bool,
+    baseline: Option<&Path>,
+) -> Result<LintReport, Diagnostics> {
     let target = parse_target(target)?;
     let asm = read_asm(file)?;
+    let base = baseline.map(read_asm).transpose()?;
     let opts = LintOptions {
         policy: HazardPolicy::Error,
         suggest,
     };
+    let diagnostics = match &base {
+        Some(base) => {
+            let b = Baseline::aligned(&asm, base, &target);
+            crate::check::hazard::lint_baseline(&asm, &b, &target, opts)
+        }
+        None => crate::check::hazard::lint(&asm, &target, opts),
+    };
     Ok(LintReport {
-        diagnostics: crate::check::hazard::lint(&asm, &target, opts),
+        diagnostics,
         target,
     })
 }

@@ -40,15 +40,20 @@ pub use model::Model;
 pub use suggest::Suggestion;
 
 /// What to do with a wait-counter hazard in `gcn-patch check` / gcn-build
-/// (`hazards = "error" | "warn"` in kernels.toml).
+/// (`hazards = "error" | "warn" | "strict"` in kernels.toml). A hazard the
+/// unpatched source has too (*inherited*: same producer and reader dump
+/// lines, same register, no looser wait) is counted in one note per kernel
+/// unless the policy is `Strict`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HazardPolicy {
-    /// A hazard stops the build (default).
+    /// A new or worse hazard stops the build (default).
     #[default]
     Error,
-    /// A hazard is reported as a warning.
+    /// A new or worse hazard is reported as a warning.
     Warn,
+    /// Every hazard stops the build, inherited ones too.
+    Strict,
 }
 
 /// One counter of a wait instruction: counter, value, byte range of the
@@ -201,6 +206,224 @@ pub fn lint(doc: &Document, target: &TargetId, opts: LintOptions) -> Vec<Diagnos
     lint_patched(doc, None, target, opts)
 }
 
+/// A hazard's place for matching across two versions of a kernel: the
+/// positions of its producer and reader, its register or resource, its
+/// counter.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct HazardKey {
+    producer: (PathBuf, usize),
+    line: (PathBuf, usize),
+    register: String,
+    counter: Counter,
+}
+
+/// How bad a hazard is where it is: operations at least as old as its
+/// producer that may still be outstanding at the read (a looser wait raises
+/// it), whether the counter is out of order there, and the value of the last
+/// wait on its counter before the read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Slack {
+    older: u32,
+    out_of_order: bool,
+    wait: Option<u32>,
+}
+
+impl Slack {
+    fn of(h: &Hazard) -> Slack {
+        Slack {
+            older: h.outstanding.saturating_sub(h.newer),
+            out_of_order: h.out_of_order,
+            wait: h.last_wait.map(|(_, v)| v),
+        }
+    }
+
+    /// A looser wait before the same read: more old operations outstanding,
+    /// out of order where it was not, or a larger (or no) last wait.
+    fn worse_than(self, base: Slack) -> bool {
+        let looser_wait = match (self.wait, base.wait) {
+            (Some(a), Some(b)) => a > b,
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        self.older > base.older || (self.out_of_order && !base.out_of_order) || looser_wait
+    }
+}
+
+/// The hazards of the unpatched source (or of a `--baseline` file): a hazard
+/// of the patched code found here, with no looser wait, is *inherited*.
+pub struct Baseline {
+    /// Every hazard is inherited (the code is the unpatched source itself).
+    everything: bool,
+    hazards: HashMap<HazardKey, Slack>,
+    /// Patched line → baseline line (0-based) by diff alignment; `None`: by
+    /// the lines' origins (a patched dump and its dump).
+    aligned: Option<Vec<Option<usize>>>,
+    /// What to lint to list the inherited hazards (the dump's path).
+    source: String,
+}
+
+/// The outcome of matching one hazard against a [`Baseline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Inheritance {
+    New,
+    Inherited,
+    Worse(Slack),
+}
+
+impl Baseline {
+    /// The code is its own unpatched source: every hazard is inherited.
+    pub fn unpatched(source: &str) -> Baseline {
+        Baseline {
+            everything: true,
+            hazards: HashMap::new(),
+            aligned: None,
+            source: source.to_string(),
+        }
+    }
+
+    /// The hazards of `original` (the unpatched dump, retargeted as the
+    /// patched code is), matched by the dump lines the patched code's lines
+    /// come from.
+    pub fn of_original(original: &Document, target: &TargetId) -> Baseline {
+        let source = (0..original.len())
+            .find_map(|i| original.origin(i).and_then(Origin::file_line))
+            .map(|(f, _)| f.display().to_string())
+            .unwrap_or_else(|| "the dump".into());
+        let pos = |i: usize| {
+            original
+                .origin(i)
+                .and_then(Origin::file_line)
+                .map(|(f, l)| (f.to_path_buf(), l))
+        };
+        Baseline {
+            everything: false,
+            hazards: baseline_hazards(original, target, &pos),
+            aligned: None,
+            source,
+        }
+    }
+
+    /// The hazards of `base` (any file), with the lines of `doc` matched to
+    /// those of `base` by a diff alignment (equal lines in the longest
+    /// common subsequence, [`similar`]'s Patience diff).
+    pub fn aligned(doc: &Document, base: &Document, target: &TargetId) -> Baseline {
+        let a: Vec<&str> = doc.texts().collect();
+        let b: Vec<&str> = base.texts().collect();
+        let mut map = vec![None; a.len()];
+        let ops = similar::capture_diff_slices(similar::Algorithm::Patience, &a, &b);
+        for op in ops {
+            if let similar::DiffOp::Equal {
+                old_index,
+                new_index,
+                len,
+            } = op
+            {
+                for j in 0..len {
+                    map[old_index + j] = Some(new_index + j);
+                }
+            }
+        }
+        let here = PathBuf::from("<baseline>");
+        let pos = |i: usize| Some((here.clone(), i));
+        let source = (0..base.len())
+            .find_map(|i| base.origin(i).and_then(Origin::file_line))
+            .map(|(f, _)| f.display().to_string())
+            .unwrap_or_else(|| "the baseline".into());
+        Baseline {
+            everything: false,
+            hazards: baseline_hazards(base, target, &pos),
+            aligned: Some(map),
+            source,
+        }
+    }
+
+    fn position(&self, doc: &Document, i: usize) -> Option<(PathBuf, usize)> {
+        match &self.aligned {
+            Some(map) => map
+                .get(i)
+                .copied()
+                .flatten()
+                .map(|j| (PathBuf::from("<baseline>"), j)),
+            None => doc
+                .origin(i)
+                .and_then(Origin::file_line)
+                .map(|(f, l)| (f.to_path_buf(), l)),
+        }
+    }
+
+    fn classify(&self, doc: &Document, h: &Hazard) -> Inheritance {
+        if self.everything {
+            return Inheritance::Inherited;
+        }
+        let (Some(producer), Some(line)) =
+            (self.position(doc, h.producer), self.position(doc, h.line))
+        else {
+            return Inheritance::New;
+        };
+        let key = HazardKey {
+            producer,
+            line,
+            register: h.register.clone(),
+            counter: h.counter,
+        };
+        match self.hazards.get(&key) {
+            None => Inheritance::New,
+            Some(&base) if Slack::of(h).worse_than(base) => Inheritance::Worse(base),
+            Some(_) => Inheritance::Inherited,
+        }
+    }
+}
+
+/// Every hazard of `doc` (LDS DMA ones not proven disjoint included), by
+/// [`HazardKey`] with positions from `pos`.
+fn baseline_hazards(
+    doc: &Document,
+    target: &TargetId,
+    pos: &dyn Fn(usize) -> Option<(PathBuf, usize)>,
+) -> HashMap<HazardKey, Slack> {
+    let asm = doc.asm();
+    let mut out = HashMap::new();
+    for k in kernels_of(asm, doc.kernels(), target) {
+        for h in k.hazards(&analysis::Overrides::default()) {
+            if h.pending == [model::LDS_DMA]
+                && lds::dma_alias(asm, &k.model, &h) == lds::DmaAlias::Disjoint
+            {
+                continue;
+            }
+            if let (Some(producer), Some(line)) = (pos(h.producer), pos(h.line)) {
+                let key = HazardKey {
+                    producer,
+                    line,
+                    register: h.register.clone(),
+                    counter: h.counter,
+                };
+                let slack = Slack::of(&h);
+                out.entry(key)
+                    .and_modify(|s: &mut Slack| {
+                        if slack.worse_than(*s) {
+                            *s = slack;
+                        }
+                    })
+                    .or_insert(slack);
+            }
+        }
+    }
+    out
+}
+
+/// [`lint`] reporting only the hazards of `doc` that `baseline` does not
+/// have, or has with a stricter wait (see [`Baseline`]): the inherited ones
+/// are counted in one note per kernel, or are errors too with
+/// [`HazardPolicy::Strict`].
+pub fn lint_baseline(
+    doc: &Document,
+    baseline: &Baseline,
+    target: &TargetId,
+    opts: LintOptions,
+) -> Vec<Diagnostic> {
+    lint_removed(doc, None, Some(baseline), target, opts)
+}
+
 /// [`lint`] of a patched document, with the unpatched dump `original`: a
 /// hazard whose producer and read both come from the dump also names the
 /// dump's waits between them that the patches removed.
@@ -211,7 +434,7 @@ pub fn lint_patched(
     opts: LintOptions,
 ) -> Vec<Diagnostic> {
     let removed = original.map(|o| RemovedWaits::new(doc, o));
-    lint_removed(doc, removed.as_ref(), target, opts)
+    lint_removed(doc, removed.as_ref(), None, target, opts)
 }
 
 /// [`lint_patched`] with the dump's removed waits already collected
@@ -220,30 +443,71 @@ pub fn lint_patched(
 pub(crate) fn lint_removed(
     doc: &Document,
     removed: Option<&RemovedWaits>,
+    baseline: Option<&Baseline>,
     target: &TargetId,
     opts: LintOptions,
 ) -> Vec<Diagnostic> {
     let asm = doc.asm();
     let mut out = vec![];
     for k in kernels_of(asm, doc.kernels(), target) {
+        let mut inherited = 0usize;
         for h in k.hazards(&analysis::Overrides::default()) {
-            if h.pending == [model::LDS_DMA] {
+            let alias = if h.pending == [model::LDS_DMA] {
                 match lds::dma_alias(asm, &k.model, &h) {
                     lds::DmaAlias::Disjoint => continue,
-                    lds::DmaAlias::Overlap => {}
-                    lds::DmaAlias::MayAlias(why) => {
-                        out.push(render_may_alias(doc, &k, &h, &why));
-                        continue;
-                    }
+                    lds::DmaAlias::Overlap => None,
+                    lds::DmaAlias::MayAlias(why) => Some(why),
                 }
+            } else {
+                None
+            };
+            let inheritance = baseline.map_or(Inheritance::New, |b| b.classify(doc, &h));
+            if inheritance == Inheritance::Inherited && opts.policy != HazardPolicy::Strict {
+                inherited += 1;
+                continue;
+            }
+            if let Some(why) = alias {
+                out.push(render_may_alias(doc, &k, &h, &why));
+                continue;
             }
             let mut d = render_hazard(doc, &k, &h, opts.policy);
+            match inheritance {
+                Inheritance::Inherited => {
+                    d = d.with_note(
+                        "the unpatched source has this hazard too (inherited): an error only because `hazards = \"strict\"`",
+                    );
+                }
+                Inheritance::Worse(base) => {
+                    d = d.with_note(format!(
+                        "the unpatched source has this hazard too, but with {} before this read: the patched code waits less (made worse)",
+                        match base.wait {
+                            Some(v) => format!("a wait for {} ≤ {v}", h.counter),
+                            None => "no wait".to_string(),
+                        }
+                    ));
+                }
+                Inheritance::New => {}
+            }
             if let Some(removed) = removed {
                 for note in removed_waits(doc, removed, &k, &h) {
                     d = d.with_note(note);
                 }
             }
             out.push(d);
+        }
+        if let (Some(b), true) = (baseline, inherited > 0) {
+            out.push(
+                Diagnostic::note(format!(
+                    "kernel `{}`: {inherited} wait-counter hazard(s) inherited from {} (the same producer, reader and register there, no looser wait): not errors",
+                    k.name,
+                    if b.aligned.is_some() { format!("the baseline {}", b.source) } else { "the unpatched source".to_string() }
+                ))
+                .with_help(format!(
+                    "list them with `gcn-patch lint {} --target {}`; `hazards = \"strict\"` in kernels.toml makes them errors",
+                    b.source,
+                    target.name()
+                )),
+            );
         }
         for u in &k.cfg.unfollowed {
             out.push(
@@ -416,7 +680,7 @@ fn render_hazard(
     };
     let msg = format!("kernel `{}`: {what}", k.name);
     let mut d = match policy {
-        HazardPolicy::Error => Diagnostic::error(msg),
+        HazardPolicy::Error | HazardPolicy::Strict => Diagnostic::error(msg),
         HazardPolicy::Warn => Diagnostic::warning(msg),
     };
     let text = &asm.lines[h.line].text;
