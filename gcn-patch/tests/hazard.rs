@@ -56,9 +56,10 @@ fn edit(text: &str, line: usize, from: &str, to: Option<&str>) -> String {
 }
 
 #[test]
-fn compiler_generated_corpus_has_no_hazard_warning_or_suggestion() {
+fn compiler_generated_corpus_has_no_hazard_and_only_lds_dma_may_alias_warnings() {
     let mut bad = vec![];
     let mut kernels = 0;
+    let mut may_alias = 0;
     for (file, target) in common::corpus_files() {
         let text = std::fs::read_to_string(&file).unwrap();
         kernels += hazard::kernels(&parse(&text), &target).len();
@@ -71,6 +72,16 @@ fn compiler_generated_corpus_has_no_hazard_warning_or_suggestion() {
             target.name().as_str(),
             true,
         );
+        // The one allowed finding: IREE's gfx950 LDS-DMA matmul reads one
+        // LDS tile while the DMA of the other is pending (LLVM knows from
+        // alias scopes they differ; the asm does not say): a warning.
+        let (alias, d): (Vec<_>, Vec<_>) = d.into_iter().partition(|d| {
+            d.severity == Severity::Warning && d.message.contains("(may alias)")
+        });
+        if file.ends_with("gfx950/matmul_lds_dma.rocmasm") {
+            assert_eq!(alias.len(), 1, "{}", render(&alias));
+        }
+        may_alias += alias.len();
         if !d.is_empty() {
             bad.push(format!(
                 "{} ({}):\n{}",
@@ -80,7 +91,7 @@ fn compiler_generated_corpus_has_no_hazard_warning_or_suggestion() {
             ));
         }
     }
-    println!("hazard: {kernels} corpus kernels, 0 findings");
+    println!("hazard: {kernels} corpus kernels, 0 hazards, {may_alias} LDS DMA \"may alias\" warning(s)");
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 

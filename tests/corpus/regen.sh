@@ -11,6 +11,7 @@
 # replaced). Every .rocmasm/.hsaco/.s file is the byte-exact compiler output:
 # nothing is stripped or rewritten here.
 #   iree/<target>/<op>.rocmasm  IREE dump (--iree-hal-dump-executable-files-to)
+#                               (plus iree/gfx950/matmul_lds_dma.*, see below)
 #   iree/<target>/<op>.hsaco    IREE's own code object from the same compile
 #   iree/index.tsv              op, target, executable, rocmasm, hsaco
 #   hip/<target>/<kernel>.s     clang-22 HIP device assembly
@@ -76,38 +77,49 @@ trap 'rm -rf "$TMP"' EXIT
 rm -rf iree
 mkdir -p iree
 printf 'op\ttarget\texecutable\trocmasm\thsaco\n' >"$TMP/index.tsv"
-for target in "${IREE_TARGETS[@]}"; do
+# iree_op OP TARGET: compile src/OP.mlir for TARGET, keep every dispatch's
+# .rocmasm and .hsaco as iree/TARGET/OP[_i].*, and add their index rows.
+iree_op() {
+  local op="$1" target="$2"
   mkdir -p "iree/$target"
-  for op in "${IREE_OPS[@]}"; do
-    dump="$TMP/dump-$target-$op"
-    iree-compile "src/$op.mlir" \
-      --iree-hal-target-device=hip \
-      --iree-rocm-target="$target" \
-      --iree-hal-dump-executable-files-to="$dump" \
-      -o /dev/null
-    mapfile -t asms < <(cd "$dump" && ls -1 module_*_rocm_hsaco_fb.rocmasm | sort)
-    if [ "${#asms[@]}" -eq 0 ]; then
-      echo "error: iree-compile produced no .rocmasm for $op on $target" >&2
+  local dump="$TMP/dump-$target-$op"
+  iree-compile "src/$op.mlir" \
+    --iree-hal-target-device=hip \
+    --iree-rocm-target="$target" \
+    --iree-hal-dump-executable-files-to="$dump" \
+    -o /dev/null
+  local asms
+  mapfile -t asms < <(cd "$dump" && ls -1 module_*_rocm_hsaco_fb.rocmasm | sort)
+  if [ "${#asms[@]}" -eq 0 ]; then
+    echo "error: iree-compile produced no .rocmasm for $op on $target" >&2
+    exit 1
+  fi
+  local i=0 asm exe hsaco name
+  for asm in "${asms[@]}"; do
+    exe="${asm#module_}"
+    exe="${exe%_rocm_hsaco_fb.rocmasm}"
+    hsaco="module_${exe}_rocm_hsaco_fb.hsaco"
+    if [ ! -f "$dump/$hsaco" ]; then
+      echo "error: $dump/$hsaco missing next to $asm" >&2
       exit 1
     fi
-    i=0
-    for asm in "${asms[@]}"; do
-      exe="${asm#module_}"
-      exe="${exe%_rocm_hsaco_fb.rocmasm}"
-      hsaco="module_${exe}_rocm_hsaco_fb.hsaco"
-      if [ ! -f "$dump/$hsaco" ]; then
-        echo "error: $dump/$hsaco missing next to $asm" >&2
-        exit 1
-      fi
-      if [ "${#asms[@]}" -eq 1 ]; then name="$op"; else name="${op}_$i"; fi
-      cp "$dump/$asm" "iree/$target/$name.rocmasm"
-      cp "$dump/$hsaco" "iree/$target/$name.hsaco"
-      printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$target" "$exe" \
-        "iree/$target/$name.rocmasm" "iree/$target/$name.hsaco" >>"$TMP/index.tsv"
-      i=$((i + 1))
-    done
+    if [ "${#asms[@]}" -eq 1 ]; then name="$op"; else name="${op}_$i"; fi
+    cp "$dump/$asm" "iree/$target/$name.rocmasm"
+    cp "$dump/$hsaco" "iree/$target/$name.hsaco"
+    printf '%s\t%s\t%s\t%s\t%s\n' "$name" "$target" "$exe" \
+      "iree/$target/$name.rocmasm" "iree/$target/$name.hsaco" >>"$TMP/index.tsv"
+    i=$((i + 1))
+  done
+}
+for target in "${IREE_TARGETS[@]}"; do
+  for op in "${IREE_OPS[@]}"; do
+    iree_op "$op" "$target"
   done
 done
+# IREE's gfx950 LDS-DMA matmul (src/matmul_lds_dma.mlir, 4096^3 f16): the
+# dump double-buffers its tiles through `buffer_load_dwordx4 ... lds` (a
+# 19 KB dump; the hazard checker must not fail IREE's own kernel).
+iree_op matmul_lds_dma gfx950
 mv "$TMP/index.tsv" iree/index.tsv
 
 # ----------------------------------------------------------------- HIP ----
