@@ -381,5 +381,5 @@ fn compiler_code_objects_agree_with_dump_counts() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 30, "IREE and Triton kernels with a code object");
+    assert_eq!(checked, 31, "IREE and Triton kernels with a code object");
 }

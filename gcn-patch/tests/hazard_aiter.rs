@@ -1,0 +1,280 @@
+//! Wait-counter hazards on aiter's hand-written kernels (`tests/corpus/aiter`,
+//! lifted with `gcn_patch::lift`): expert code that relies on timing and on
+//! LDS DMA, so a kernel is judged against itself (`lint --baseline`).
+//!
+//! The mutation test: in every lifted gfx942/gfx950 kernel, each VMEM wait
+//! (`vmcnt`) that retires loads of its basic block whose registers are read
+//! later in that block, before its next VMEM wait, is deleted (its `vmcnt`
+//! part) or loosened (by the number of loads it retires), alternately. The
+//! mutant is
+//! linted with the original as `--baseline`; it is caught when an error
+//! stands at that first read and names one of those loads as the producer.
+//! gfx1250 kernels are not mutated: their VGPR-MSB mode (`s_set_vgpr_msb`)
+//! is not modelled (see README), so a register there is not the one written.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use gcn_embed::TargetId;
+use gcn_patch::check::hazard::{self, Baseline, LintOptions};
+use gcn_patch::diag::Severity;
+use gcn_patch::document::Document;
+use gcn_patch::lift::{self, LiftOptions};
+use gcn_patch::parse::parse;
+
+/// Every sampled aiter code object of `arches` (index.tsv order).
+fn aiter(arches: &[&str]) -> Vec<(String, PathBuf)> {
+    let dir = common::repo().join("tests/corpus/aiter");
+    let index = std::fs::read_to_string(dir.join("index.tsv"))
+        .expect("tests/corpus/aiter/index.tsv (run tests/corpus/aiter.sh AITER_REPO)");
+    index
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            let under = f[2].strip_prefix(&format!("hsa/{}/", f[0]))?;
+            arches
+                .contains(&f[0])
+                .then(|| (f[0].to_string(), dir.join(f[0]).join(under)))
+        })
+        .collect()
+}
+
+/// Lift each file (two at a time): (path, target, asm).
+fn lifted(files: &[(String, PathBuf)]) -> Vec<(PathBuf, TargetId, String)> {
+    let tc = common::toolchain();
+    let out = Mutex::new(vec![]);
+    let next = Mutex::new(0usize);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = {
+                    let mut n = next.lock().unwrap();
+                    *n += 1;
+                    *n - 1
+                };
+                let Some((_, path)) = files.get(i) else {
+                    return;
+                };
+                let l = lift::lift_file(path, None, &LiftOptions { toolchain: &tc })
+                    .unwrap_or_else(|d| panic!("{}: {d}", path.display()));
+                out.lock().unwrap().push((i, path.clone(), l.target, l.asm));
+            });
+        }
+    });
+    let mut v = out.into_inner().unwrap();
+    v.sort_by_key(|x| x.0);
+    v.into_iter().map(|(_, p, t, a)| (p, t, a)).collect()
+}
+
+/// One mutation site: the wait, what it retires, the first read of it.
+struct Site {
+    /// 0-based line of the wait and its load-counter value.
+    wait: usize,
+    value: u32,
+    /// Number of loads it retires.
+    retires: u32,
+    /// 0-based line of the first read of a retired load's register.
+    read: usize,
+    /// 0-based lines of the retired loads that read reads.
+    loads: Vec<usize>,
+}
+
+/// Every mutation site of `asm` (see the module docs): per basic block, the
+/// loads on the load counter issued in it, retired in order by its waits.
+fn sites(asm: &str, target: &TargetId) -> Vec<Site> {
+    let file = parse(asm);
+    let mut out = vec![];
+    for k in hazard::kernels(&file, target) {
+        let lc = k.model.load_counter();
+        for node in &k.cfg.nodes {
+            // (line, units it will still write) of pending loads, oldest first.
+            let mut pending: Vec<(usize, Vec<u32>)> = vec![];
+            let mut in_order = true;
+            for (i, inst) in node.insts.iter().enumerate() {
+                if let Some(ws) = k.waits.get(&inst.line) {
+                    let Some(&(_, n)) = ws.iter().find(|(c, _)| *c == lc) else {
+                        continue;
+                    };
+                    let n = n as usize;
+                    if !in_order || n >= pending.len() {
+                        continue;
+                    }
+                    let retired: Vec<(usize, Vec<u32>)> =
+                        pending.drain(..pending.len() - n).collect();
+                    if let Some(site) = first_read(&k, node, i, inst.line, n as u32, &retired) {
+                        out.push(site);
+                    }
+                    continue;
+                }
+                let e = &inst.effect;
+                // A register written now is no longer what a pending load writes.
+                for d in &e.defs {
+                    let us: Vec<u32> = hazard::model::units(d).collect();
+                    for (_, units) in &mut pending {
+                        units.retain(|u| !us.contains(u));
+                    }
+                }
+                for ev in &e.events {
+                    if ev.counter != lc {
+                        continue;
+                    }
+                    if ev.kind != hazard::model::Kind::Vmem {
+                        in_order = false;
+                    }
+                    let units = ev.writes.iter().flat_map(hazard::model::units).collect();
+                    pending.push((inst.line, units));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The first instruction after the wait at `i` (before the next wait on the
+/// load counter) that reads a register of a retired load, if no instruction
+/// overwrites one first.
+fn first_read(
+    k: &hazard::KernelAnalysis,
+    node: &hazard::cfg::Node,
+    i: usize,
+    wait: usize,
+    value: u32,
+    retired: &[(usize, Vec<u32>)],
+) -> Option<Site> {
+    let lc = k.model.load_counter();
+    for inst in &node.insts[i + 1..] {
+        if k.waits
+            .get(&inst.line)
+            .is_some_and(|ws| ws.iter().any(|(c, _)| *c == lc))
+        {
+            return None;
+        }
+        let e = &inst.effect;
+        let reads: Vec<u32> = e.reads.iter().flat_map(hazard::model::units).collect();
+        let loads: Vec<usize> = retired
+            .iter()
+            .filter(|(_, us)| us.iter().any(|u| reads.contains(u)))
+            .map(|(l, _)| *l)
+            .collect();
+        if !loads.is_empty() {
+            return Some(Site {
+                wait,
+                value,
+                retires: retired.len() as u32,
+                read: inst.line,
+                loads,
+            });
+        }
+        let defs: Vec<u32> = e.defs.iter().flat_map(hazard::model::units).collect();
+        if retired
+            .iter()
+            .any(|(_, us)| us.iter().any(|u| defs.contains(u)))
+        {
+            return None;
+        }
+    }
+    None
+}
+
+/// The mutant's text: the wait's `vmcnt(N)` deleted (the line too if
+/// nothing else is left) or loosened to `N + retires`; and the read's line
+/// in the mutant.
+fn mutate(asm: &str, s: &Site, delete: bool) -> Option<(String, usize)> {
+    let mut lines: Vec<String> = asm.split('\n').map(str::to_string).collect();
+    let text = lines[s.wait].clone();
+    let part = format!("vmcnt({})", s.value);
+    if !text.contains(&part) {
+        return None;
+    }
+    let mut read = s.read;
+    if delete {
+        let rest = text.replacen(&part, "", 1);
+        if rest.trim() == "s_waitcnt" {
+            lines.remove(s.wait);
+            read -= 1;
+        } else {
+            lines[s.wait] = rest;
+        }
+    } else {
+        let loose = s.value + s.retires;
+        if loose >= 63 {
+            return None;
+        }
+        lines[s.wait] = text.replacen(&part, &format!("vmcnt({loose})"), 1);
+    }
+    Some((lines.join("\n"), read))
+}
+
+#[test]
+fn aiter_mutants_are_caught_with_the_original_as_baseline() {
+    let files = aiter(&["gfx942", "gfx950"]);
+    assert!(files.len() >= 90, "aiter sample: {} files", files.len());
+    let mut total = 0usize;
+    let mut caught = 0usize;
+    let mut missed = vec![];
+    let mut candidates = 0usize;
+    let lifted = lifted(&files);
+    let start = std::time::Instant::now();
+    for (path, target, asm) in lifted {
+        let all = sites(&asm, &target);
+        candidates += all.len();
+        let base = Document::from_source(&asm, "m.s");
+        for (j, s) in all.iter().enumerate() {
+            let Some((text, read)) = mutate(&asm, s, j % 2 == 0) else {
+                continue;
+            };
+            total += 1;
+            let doc = Document::from_source(&text, "m.s");
+            let b = Baseline::aligned(&doc, &base, &target);
+            let d = hazard::lint_baseline(&doc, &b, &target, LintOptions::default());
+            let hit = d.iter().any(|d| {
+                d.severity == Severity::Error
+                    && d.location.as_ref().is_some_and(|l| l.line == read + 1)
+                    && s.loads.iter().any(|l| {
+                        d.notes.iter().any(|n| {
+                            n.contains(&format!(" at m.s:{} ", l + 1))
+                                || n.ends_with(&format!(" at m.s:{}", l + 1))
+                        })
+                    })
+            });
+            if hit {
+                caught += 1;
+            } else {
+                missed.push(format!(
+                    "{}: wait line {} ({}), read line {}, loads {:?}: {}",
+                    path.display(),
+                    s.wait + 1,
+                    if j % 2 == 0 { "deleted" } else { "loosened" },
+                    read + 1,
+                    s.loads.iter().map(|l| l + 1).collect::<Vec<_>>(),
+                    d.iter()
+                        .filter(|d| d.severity == Severity::Error)
+                        .map(|d| format!(
+                            "{} @{}",
+                            d.message,
+                            d.location.as_ref().map_or(0, |l| l.line)
+                        ))
+                        .collect::<Vec<_>>()
+                        .join(" | ")
+                ));
+            }
+        }
+    }
+    let pct = 100.0 * caught as f64 / total.max(1) as f64;
+    println!(
+        "aiter mutants (gfx942+gfx950, --baseline the original): {caught} of {total} caught at the right read naming the right load ({pct:.1}%); {candidates} candidate waits, {:.1} s",
+        start.elapsed().as_secs_f64()
+    );
+    for m in missed.iter().take(20) {
+        println!("  missed: {m}");
+    }
+    assert!(total >= 250, "only {total} mutants");
+    assert!(
+        caught * 100 >= total * 95,
+        "{caught} of {total} caught ({pct:.1}%)\n{}",
+        missed.join("\n")
+    );
+}
