@@ -11,7 +11,7 @@
 //! code-object-version = 5             # optional (4, 5 or 6); generic targets always get 6
 //! llvm = "/opt/rocm/llvm/bin"         # optional LLVM bin dir, relative to the manifest or absolute
 //! registers = "error"                 # "error" (default) | "update"
-//! hazards = "error"                   # wait-counter hazards: "error" (default) | "warn"
+//! hazards = "error"                   # wait-counter hazards: "error" (new or worse ones fail; default) | "warn" | "strict" (inherited ones fail too)
 //!
 //! [[kernel]]
 //! name = "matmul"                     # a Rust identifier (used in generated code), unique
