@@ -470,7 +470,9 @@ pub(crate) fn lint_removed(
                 out.push(render_may_alias(doc, &k, &h, &why));
                 continue;
             }
-            let mut d = render_hazard(doc, &k, &h, opts.policy);
+            // A wait a patch removed is no design choice: no latency wording.
+            let removed_notes = removed.map_or_else(Vec::new, |r| removed_waits(doc, r, &k, &h));
+            let mut d = render_hazard(doc, &k, &h, opts.policy, removed_notes.is_empty());
             match inheritance {
                 Inheritance::Inherited => {
                     d = d.with_note(
@@ -488,10 +490,8 @@ pub(crate) fn lint_removed(
                 }
                 Inheritance::New => {}
             }
-            if let Some(removed) = removed {
-                for note in removed_waits(doc, removed, &k, &h) {
-                    d = d.with_note(note);
-                }
+            for note in removed_notes {
+                d = d.with_note(note);
             }
             out.push(d);
         }
@@ -635,6 +635,7 @@ fn render_hazard(
     k: &KernelAnalysis,
     h: &Hazard,
     policy: HazardPolicy,
+    as_written: bool,
 ) -> Diagnostic {
     let asm = doc.asm();
     let limits = &k.model.limits;
@@ -659,7 +660,11 @@ fn render_hazard(
         .wait_instruction(c, h.needed)
         .unwrap_or_else(|| format!("{c} {}", h.needed));
     let what = match h.access {
-        Access::Read => match timing_reliant(asm, k, h) {
+        Access::Read => match timing_reliant(asm, k, h).filter(|_| as_written) {
+            Some(0) => format!(
+                "`{}` is read right after the `{producer_mn}` that writes it with no wait (relies on latency)",
+                h.register
+            ),
             Some(n) => format!(
                 "`{}` is read {n} instruction{} after the `{producer_mn}` that writes it with no wait (relies on latency)",
                 h.register,
