@@ -24,10 +24,14 @@ pub fn support(name: &str, p: &Processor) -> Result<(), &'static str> {
     let short = name.strip_prefix(".amdhsa_").unwrap_or(name);
     let ok = |cond: bool, why: &'static str| if cond { Ok(()) } else { Err(why) };
     match short {
-        "accum_offset"
-        | "tg_split"
-        | "user_sgpr_kernarg_preload_length"
-        | "user_sgpr_kernarg_preload_offset" => ok(p.accum_offset, "directive requires gfx90a+"),
+        "accum_offset" | "tg_split" => ok(p.accum_offset, "directive requires gfx90a+"),
+        // Kernarg preloading: gfx90a+ in GFX9 and GFX12.5 (llvm-mc-22 takes
+        // `.amdhsa_user_sgpr_kernarg_preload_length` for gfx1250 and gfx1251,
+        // as aiter's gfx1250 kernels use it; not for gfx1200 or gfx1100).
+        "user_sgpr_kernarg_preload_length" | "user_sgpr_kernarg_preload_offset" => ok(
+            p.accum_offset || g == Generation::Gfx12_5,
+            "directive requires gfx90a+",
+        ),
         "enable_private_segment" => ok(
             architected_flat_scratch(p),
             "directive is not supported without architected flat scratch",
