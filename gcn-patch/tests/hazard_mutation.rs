@@ -134,9 +134,11 @@ fn classify(code: &str, g12: bool, g10: bool) -> Kind {
         .iter()
         .any(|p| m.starts_with(p));
     if vmem && m.contains("_load") {
+        // LDS DMA (`… lds`) writes LDS, not its first register (an address).
+        let lds_dma = code.split_whitespace().any(|t| t == "lds") || m.contains("_load_lds");
         return Kind::Issue {
             q: Q::Vm,
-            def: true,
+            def: !lds_dma,
             smem: false,
         };
     }
