@@ -315,9 +315,39 @@ fn prepare_checked(
         let original = original.unwrap_or(&checked.asm);
         check::launch::check_triton_launch(original, &checked.asm, t, &label)
     });
+    // Wait-instruction errors the unpatched source has too (the same message
+    // at the same dump line, e.g. aiter's `s_wait_dscnt 0x40`, which the
+    // assembler takes and the hardware truncates) are inherited: warnings.
+    let key = |d: &Diagnostic| {
+        (
+            d.message.clone(),
+            d.location.as_ref().map(|l| (l.file.clone(), l.line)),
+        )
+    };
+    let inherited_waits: std::collections::HashSet<_> = original
+        .map(|o| {
+            check::waitcnt::check_waitcnt(o, &opts.target)
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .map(key)
+                .collect()
+        })
+        .unwrap_or_default();
     drop(own_original);
     drop(original_retargeted);
-    let waits = check::waitcnt::check_waitcnt(&checked.asm, &opts.target);
+    let waits: Vec<Diagnostic> = check::waitcnt::check_waitcnt(&checked.asm, &opts.target)
+        .into_iter()
+        .map(|mut d| {
+            if d.severity == Severity::Error && inherited_waits.contains(&key(&d)) {
+                d.severity = Severity::Warning;
+                d.notes.push(
+                    "the unpatched source has this too (inherited): not an error; a patch that changes it is"
+                        .into(),
+                );
+            }
+            d
+        })
+        .collect();
     // Wait-counter hazards, reported at each line's origin (dump, patch hunk, rule).
     let hazard_findings = hazard::lint_removed(
         &checked.asm,

@@ -290,10 +290,11 @@ fn aiter_mutants_are_caught_with_the_original_as_baseline() {
     );
 }
 
-/// Every unpatched aiter import passes the wait-counter checks of `check`
-/// (its hazards are inherited); every job whose other checks pass builds
-/// (the engine of `build` and gcn-build: prepare, assemble, link, verify).
-/// The jobs stopped by the register and descriptor checks are listed.
+/// Every unpatched aiter import passes `check` and builds (the engine of
+/// `build` and gcn-build: prepare, assemble, link, verify): its hazards and
+/// its own register and wait findings are inherited. Every gfx942/gfx950
+/// job must; the gfx1250 jobs that LLVM 22 does not assemble as lifted (or
+/// whose descriptors are raw bytes) are listed, and may not fail on a hazard.
 #[test]
 fn unpatched_aiter_imports_check_without_hazard_errors_and_build() {
     let im = imported();
@@ -340,12 +341,15 @@ fn unpatched_aiter_imports_check_without_hazard_errors_and_build() {
                         || e.message.contains("LDS DMA");
                     assert!(!hazard, "{label}: a hazard error on unpatched code:\n{e}");
                 }
+                // gfx942/gfx950 imports all pass; gfx1250 lifts with raw
+                // descriptors are not yet checkable (issue 16's lift).
+                assert_eq!(job.target.processor.name, "gfx1250", "{label}: {d}");
                 stopped.push(format!("{label}: {}", d.0[0].message));
             }
         }
     }
     println!(
-        "aiter imports: {} jobs; {built} checked and built ({inherited_kernels} with inherited hazards), {} checked but not assembled by LLVM 22 (gfx1250), {} stopped by register/descriptor checks (no hazard error)",
+        "aiter imports: {} jobs; {built} checked and built ({inherited_kernels} with inherited hazards), {} checked but not assembled by LLVM 22 (gfx1250), {} stopped by other checks (gfx1250, no hazard error)",
         plan.jobs.len(),
         not_built.len(),
         stopped.len()
@@ -353,6 +357,6 @@ fn unpatched_aiter_imports_check_without_hazard_errors_and_build() {
     for s in not_built.iter().chain(&stopped) {
         println!("  {s}");
     }
-    assert!(built >= 40, "only {built} aiter jobs built");
+    assert!(built >= 110, "only {built} aiter jobs built");
     assert!(inherited_kernels >= 20, "{inherited_kernels}");
 }

@@ -547,7 +547,14 @@ impl Cx<'_> {
                 },
                 Ok(()) => match short {
                     "reserve_xnack_mask" => {
-                        let want = if p.xnack && target.xnack != Feature::Off { "1" } else { "0" };
+                        // gfx1250/gfx1251: no xnack in the target-ID syntax,
+                        // but LLVM 22 treats it as on ("any" in e_flags) and
+                        // requires the mask reserved (`elf_xnack`).
+                        let want = if (p.xnack || p.elf_xnack) && target.xnack != Feature::Off {
+                            "1"
+                        } else {
+                            "0"
+                        };
                         if value != want {
                             let new = replace_value(self.input.text(f.line), want);
                             self.edits.replace(f.line, new, &what);
