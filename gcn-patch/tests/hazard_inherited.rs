@@ -25,19 +25,24 @@ fn dump() -> String {
 
 struct P {
     dir: tempfile::TempDir,
+    text: String,
 }
 
 impl P {
     fn new() -> P {
+        P::with(dump())
+    }
+
+    fn with(text: String) -> P {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("asm")).unwrap();
-        std::fs::write(dir.path().join("asm/mm.rocmasm"), dump()).unwrap();
-        P { dir }
+        std::fs::write(dir.path().join("asm/mm.rocmasm"), &text).unwrap();
+        P { dir, text }
     }
 
     /// kernels.toml for kernel `mm` with `keys` and `rules`.
     fn manifest(&self, keys: &str, rules: &str) -> Manifest {
-        let sha = sha256_hex(dump().as_bytes());
+        let sha = sha256_hex(self.text.as_bytes());
         let toml = format!(
             "[[kernel]]\nname = \"mm\"\n{keys}\n[[kernel.source]]\nasm = \"asm/mm.rocmasm\"\nsha256 = \"{sha}\"\ntargets = [\"gfx942\"]\n{rules}"
         );
@@ -220,4 +225,32 @@ fn lint_baseline_reports_only_what_the_file_adds() {
         "nope.s",
     ]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// Register findings of the dump itself (here a metadata `.sgpr_count` too
+/// small, as hand-written kernels declare their own) are inherited too:
+/// warnings; a register use a patch adds beyond the budget is an error.
+#[test]
+fn the_dumps_own_register_findings_are_inherited_new_ones_are_errors() {
+    let p = P::with(dump().replace(".sgpr_count:     22", ".sgpr_count:     12"));
+    let prepared = p.prepare("", "").unwrap_or_else(|d| panic!("{d}"));
+    let w: Vec<_> = prepared
+        .notes
+        .iter()
+        .filter(|n| n.message.contains("contradicts"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", prepared.notes);
+    assert_eq!(w[0].severity, Severity::Warning);
+    assert!(
+        w[0].notes.iter().any(|n| n.contains("(inherited)")),
+        "{}",
+        w[0].render()
+    );
+    // A rule elsewhere keeps it inherited.
+    let rule = "\n[[kernel.source.rule]]\ninsert = [\"s_nop 0\"]\nafter = \"s_barrier\"\noccurrence = 1\nexpect = \"any\"\n";
+    p.prepare("", rule).unwrap_or_else(|d| panic!("{d}"));
+    // A rule using an SGPR beyond the declared budget: a new error.
+    let rule = "\n[[kernel.source.rule]]\ninsert = [\"s_mov_b32 s90, 0\"]\nafter = \"s_barrier\"\noccurrence = 1\nexpect = \"any\"\n";
+    let d = p.prepare("", rule).expect_err("new register finding");
+    assert!(d.0.iter().all(|e| e.message.contains("s90")), "{d}");
 }
