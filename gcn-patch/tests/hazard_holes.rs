@@ -228,3 +228,26 @@ fn a_read_with_no_wait_says_it_relies_on_latency() {
     assert_eq!(d.len(), 1, "{}", render(&d));
     assert!(!d[0].message.contains("latency"), "{}", render(&d));
 }
+
+#[test]
+fn an_older_pending_lds_dma_overlapping_the_read_is_not_proven_disjoint() {
+    // The newest DMA writes [0x400, 0x500), the read is at 0: but the older
+    // one, still pending, writes [0, 256).
+    let src = "\ts_mov_b32 m0, 0\n\tbuffer_load_dword v1, s[4:7], 0 offen lds\n\ts_mov_b32 m0, 0x400\n\tbuffer_load_dword v1, s[4:7], 0 offen lds\n\tv_mov_b32_e32 v2, 0\n\tds_read_b32 v3, v2\n\ts_waitcnt vmcnt(0) lgkmcnt(0)\n\ts_endpgm\n";
+    let d = lint(src, "gfx942");
+    assert_eq!(d.len(), 1, "{}", render(&d));
+    assert!(
+        d[0].notes
+            .iter()
+            .any(|n| n.contains("the LDS DMA at line 2")),
+        "{}",
+        render(&d)
+    );
+    // Both disjoint from the read: nothing.
+    let src = src.replace("v_mov_b32_e32 v2, 0\n", "v_mov_b32_e32 v2, 0x800\n");
+    assert!(
+        lint(&src, "gfx942").is_empty(),
+        "{}",
+        render(&lint(&src, "gfx942"))
+    );
+}

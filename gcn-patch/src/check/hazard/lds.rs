@@ -56,30 +56,35 @@ fn overlap(a: Range, b: Range) -> bool {
     a.0 < b.1 && b.0 < a.1
 }
 
-/// Decide `h` (a hazard on the LDS DMA pseudo register).
-pub fn dma_alias(asm: &AsmFile, model: &Model, h: &Hazard) -> DmaAlias {
-    let (Some(dma), Some(ds)) = (
-        asm.lines[h.producer].instruction(),
-        asm.lines[h.line].instruction(),
-    ) else {
-        return DmaAlias::MayAlias("the instructions could not be read".into());
+/// The bytes the LDS DMA at line `l` writes, or why they are not bounded.
+fn dma_range(asm: &AsmFile, model: &Model, l: usize) -> Result<Range, String> {
+    let Some(dma) = asm.lines[l].instruction() else {
+        return Err("the DMA could not be read".into());
     };
-    let mut unknown = vec![];
-    // The DMA: M0 + instruction offset, 64 lanes of `size` bytes.
     let m0 = RegisterRef {
         file: RegFile::M0,
         first: 0,
         last: 0,
         half: None,
     };
-    let dma_range = match value(asm, model, h.producer, &m0, 0) {
-        Ok(base) => {
-            let off = offset(dma, "offset");
-            let start = base + off;
-            Some((start, start + 64 * i64::from(size_of(&dma.mnemonic))))
-        }
+    let base = value(asm, model, l, &m0, 0).map_err(|why| format!("M0 at the DMA: {why}"))?;
+    let start = base + offset(dma, "offset");
+    Ok((start, start + 64 * i64::from(size_of(&dma.mnemonic))))
+}
+
+/// Decide `h` (a hazard on the LDS DMA pseudo register). The analysis keeps
+/// only the newest pending DMA (`h.producer`): overlapping it is a hazard;
+/// "disjoint" needs every LDS DMA of the kernel (`dmas`, any of which may
+/// still be pending) proven disjoint.
+pub fn dma_alias(asm: &AsmFile, model: &Model, h: &Hazard, dmas: &[usize]) -> DmaAlias {
+    let Some(ds) = asm.lines[h.line].instruction() else {
+        return DmaAlias::MayAlias("the instructions could not be read".into());
+    };
+    let mut unknown = vec![];
+    let newest = match dma_range(asm, model, h.producer) {
+        Ok(r) => Some(r),
         Err(why) => {
-            unknown.push(format!("M0 at the DMA: {why}"));
+            unknown.push(why);
             None
         }
     };
@@ -117,9 +122,29 @@ pub fn dma_alias(asm: &AsmFile, model: &Model, h: &Hazard) -> DmaAlias {
             }
         },
     };
-    match (dma_range, ds_range) {
+    match (newest, ds_range) {
         (Some(a), Some(b)) if overlap(a, b) => DmaAlias::Overlap,
-        (Some(_), Some(_)) => DmaAlias::Disjoint,
+        (Some(_), Some(b)) => {
+            // Older DMAs may be pending too.
+            for &l in dmas.iter().filter(|&&l| l != h.producer) {
+                match dma_range(asm, model, l) {
+                    Ok(r) if !overlap(r, b) => {}
+                    Ok(_) => {
+                        return DmaAlias::MayAlias(format!(
+                            "the LDS DMA at line {} writes these bytes and may still be pending",
+                            l + 1
+                        ))
+                    }
+                    Err(why) => {
+                        return DmaAlias::MayAlias(format!(
+                            "the LDS DMA at line {} may still be pending: {why}",
+                            l + 1
+                        ))
+                    }
+                }
+            }
+            DmaAlias::Disjoint
+        }
         _ => DmaAlias::MayAlias(unknown.join("; ")),
     }
 }

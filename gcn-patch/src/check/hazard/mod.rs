@@ -80,6 +80,17 @@ pub struct KernelAnalysis {
 }
 
 impl KernelAnalysis {
+    /// Lines of the kernel's LDS DMA instructions.
+    pub fn dmas(&self) -> Vec<usize> {
+        self.cfg
+            .nodes
+            .iter()
+            .flat_map(|n| &n.insts)
+            .filter(|i| i.effect.events.iter().any(|e| e.lds_dma))
+            .map(|i| i.line)
+            .collect()
+    }
+
     /// Run the analysis with `ov` applied.
     pub fn hazards(&self, ov: &analysis::Overrides) -> Vec<Hazard> {
         analysis::Analysis {
@@ -386,7 +397,7 @@ fn baseline_hazards(
     for k in kernels_of(asm, doc.kernels(), target) {
         for h in k.hazards(&analysis::Overrides::default()) {
             if h.pending == [model::LDS_DMA]
-                && lds::dma_alias(asm, &k.model, &h) == lds::DmaAlias::Disjoint
+                && lds::dma_alias(asm, &k.model, &h, &k.dmas()) == lds::DmaAlias::Disjoint
             {
                 continue;
             }
@@ -451,9 +462,10 @@ pub(crate) fn lint_removed(
     let mut out = vec![];
     for k in kernels_of(asm, doc.kernels(), target) {
         let mut inherited = 0usize;
+        let dmas = k.dmas();
         for h in k.hazards(&analysis::Overrides::default()) {
             let alias = if h.pending == [model::LDS_DMA] {
-                match lds::dma_alias(asm, &k.model, &h) {
+                match lds::dma_alias(asm, &k.model, &h, &dmas) {
                     lds::DmaAlias::Disjoint => continue,
                     lds::DmaAlias::Overlap => None,
                     lds::DmaAlias::MayAlias(why) => Some(why),
