@@ -97,8 +97,9 @@ pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
             _ => None,
         })
         .collect();
-    for (j, (line, name)) in descriptors.iter().enumerate() {
-        if let Some((first, _)) = descriptors[..j].iter().find(|(_, n)| n == name) {
+    let mut first_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (line, name) in &descriptors {
+        if let Some(&first) = first_of.get(name) {
             let d = Diagnostic::error(format!(
                 "{label}: kernel `{name}` is defined twice in {shown}"
             ))
@@ -111,6 +112,7 @@ pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
             );
             return Err(at_line(d, Some(*line)).into());
         }
+        first_of.insert(name, *line);
     }
     // A descriptor kept as raw bytes (`gcn-patch lift` writes one where no
     // `.amdhsa_kernel` block re-assembles to the original 64 bytes) is a

@@ -207,9 +207,10 @@ pub(crate) fn kernels(lines: &[Line]) -> Vec<Kernel> {
     let mut meta_by_name: HashMap<String, KernelMetadata> = HashMap::new();
     let mut names: Vec<String> = descriptors.iter().map(|(n, _)| n.clone()).collect();
     if let Some(md) = metadata {
+        let mut seen: std::collections::HashSet<String> = names.iter().cloned().collect();
         for k in md.kernels {
             if let Some((_, n)) = &k.name {
-                if !names.contains(n) {
+                if seen.insert(n.clone()) {
                     names.push(n.clone());
                 }
                 meta_by_name.entry(n.clone()).or_insert(k);
@@ -242,26 +243,49 @@ pub(crate) fn kernels(lines: &[Line]) -> Vec<Kernel> {
             });
         }
     }
+    // `.Lfunc_end` labels and kernel symbol labels, in line order: a
+    // kernel's code ends at its end label, else at the first `.Lfunc_end`
+    // after it, and never past the next kernel's symbol (lifted code and
+    // hand-written asm have `.size k, 1234` and no end label), so that
+    // every line belongs to at most one kernel and the kernels cost what
+    // the file holds, not kernels × file.
+    let func_ends: Vec<usize> = label_lines
+        .iter()
+        .copied()
+        .filter(|&l| {
+            lines[l]
+                .label()
+                .is_some_and(|n| n.starts_with(".Lfunc_end"))
+        })
+        .collect();
+    let mut symbol_lines: Vec<usize> = names
+        .iter()
+        .filter_map(|n| labels.get(n.as_str()).copied())
+        .collect();
+    symbol_lines.sort_unstable();
     let mut out = Vec::with_capacity(names.len());
     for (k, name) in names.iter().enumerate() {
         let symbol_line = labels.get(name.as_str()).copied();
+        let next_kernel = |s: usize| {
+            symbol_lines
+                .get(symbol_lines.partition_point(|&l| l <= s))
+                .copied()
+                .unwrap_or(lines.len())
+        };
         let end_line = symbol_line.and_then(|s| {
             size_end
                 .get(name)
                 .and_then(|e| labels.get(e.as_str()).copied())
                 .filter(|&e| e > s)
                 .or_else(|| {
-                    // First `.Lfunc_end` label after the symbol.
-                    let from = label_lines.partition_point(|&l| l <= s);
-                    label_lines[from..].iter().copied().find(|&l| {
-                        lines[l]
-                            .label()
-                            .is_some_and(|n| n.starts_with(".Lfunc_end"))
-                    })
+                    // First `.Lfunc_end` label after the symbol, before the
+                    // next kernel.
+                    let from = func_ends.partition_point(|&l| l <= s);
+                    func_ends.get(from).copied().filter(|&e| e < next_kernel(s))
                 })
         });
         let code = match symbol_line {
-            Some(s) => s..end_line.unwrap_or(lines.len()),
+            Some(s) => s..end_line.unwrap_or(lines.len()).min(next_kernel(s)),
             None => 0..0,
         };
         let mut blocks = vec![];

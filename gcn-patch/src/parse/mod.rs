@@ -306,6 +306,28 @@ amdhsa.version:
         assert_eq!(regs, ["v[4:5]", "v[0:1]"]);
     }
 
+    /// Lifted code (and hand-written asm) sizes kernels with a number, not
+    /// an end label: each kernel then ends where the next kernel begins,
+    /// not at the end of the file, so that a rule or check scoped to one
+    /// kernel sees only its lines.
+    #[test]
+    fn kernels_without_end_labels_end_at_the_next_kernel() {
+        let text = "\t.text\n\t.globl a\na:\n\ts_nop 0\n.La_1:\n\ts_endpgm\n\t.size a, 8\n\
+                    \t.globl b\nb:\n\ts_nop 1\n\ts_endpgm\n\t.size b, 8\n\
+                    \t.rodata\n\t.amdhsa_kernel a\n\t\t.amdhsa_next_free_vgpr 1\n\t.end_amdhsa_kernel\n\
+                    \t.amdhsa_kernel b\n\t\t.amdhsa_next_free_vgpr 1\n\t.end_amdhsa_kernel\n";
+        let ks = parse(text).kernels();
+        assert_eq!(ks.len(), 2);
+        assert_eq!((ks[0].code.clone(), ks[0].end_line), (2..8, None));
+        let blocks: Vec<_> = ks[0].blocks.iter().map(|b| b.lines.clone()).collect();
+        assert_eq!(blocks, [2..4, 4..8]);
+        // The last kernel runs to the end of the file (its descriptor
+        // block is in .rodata: no basic block).
+        assert_eq!(ks[1].code, 8..text.lines().count());
+        let blocks: Vec<_> = ks[1].blocks.iter().map(|b| b.lines.clone()).collect();
+        assert_eq!(blocks, [8..12]);
+    }
+
     #[test]
     fn large_input_is_linear() {
         let mut s = String::from("\t.text\nk:\n");
