@@ -324,6 +324,10 @@ impl Build {
         if config.llvm_bin.is_none() && config.clang.is_none() {
             config.llvm_bin = manifest.defaults.llvm.clone();
         }
+        // What the probes found is remembered in OUT_DIR under the tools'
+        // identity: a rerun of the build script starts no probe.
+        let build_dir = out_dir.join("gcn-build");
+        config.probe_cache = Some(build_dir.join("toolchain.txt"));
         let toolchain = Toolchain::find(&config, &|name| env.get(name))?;
         let max_jobs = self
             .jobs
@@ -339,7 +343,6 @@ impl Build {
 
         let tokens = Jobserver::new(jobserver_client());
         let plan = pipeline::plan_with(&manifest, &extra, max_jobs, &tokens)?;
-        let build_dir = out_dir.join("gcn-build");
         let opts = BuildOptions {
             toolchain: &toolchain,
             cache: ObjectCache {

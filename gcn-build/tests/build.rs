@@ -303,3 +303,62 @@ fn the_build_writes_kernels_lock_and_locked_fails_with_a_diff_after_a_change() {
     assert!(!err.contains("kernel `reduce`"), "{err}");
     assert_eq!(fs::read_to_string(&lock).unwrap(), text);
 }
+
+/// A rerun of the build script starts no toolchain probe while the tools
+/// are the same files (their answers are remembered in
+/// `OUT_DIR/gcn-build/toolchain.txt`), also when every object is
+/// reassembled. clang is a script that logs its arguments and runs the
+/// real clang.
+#[test]
+fn a_rerun_starts_no_toolchain_probe() {
+    let tc = gcn_patch::toolchain::Toolchain::find(&Default::default(), &|k| std::env::var(k).ok())
+        .unwrap_or_else(|d| panic!("{d}"));
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = project(dir.path());
+    let log = dir.path().join("clang-runs.log");
+    let wrapper = dir.path().join("bin/clang");
+    fs::create_dir_all(wrapper.parent().unwrap()).unwrap();
+    fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$1\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            tc.clang.canonicalize().unwrap().display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&wrapper, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = dir.path().join("out");
+    let run = || {
+        Build::new()
+            .manifest(&manifest)
+            .out_dir(&out)
+            .clang(&wrapper)
+            .lld(&tc.lld)
+            .cargo_metadata(false)
+            .jobs(2)
+            .try_compile()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let probes = || {
+        fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| matches!(*l, "--version" | "-print-targets" | "--print-targets"))
+            .count()
+    };
+    assert_eq!(run().assembled(), 4);
+    let first = probes();
+    assert!(first >= 2, "the first run probes clang: {first}");
+    assert!(out.join("gcn-build/toolchain.txt").is_file());
+    assert_eq!(run().assembled(), 0);
+    assert_eq!(probes(), first, "a cached rerun probed again");
+    fs::remove_dir_all(out.join("gcn-build/cache")).unwrap();
+    assert_eq!(run().assembled(), 4);
+    assert_eq!(
+        probes(),
+        first,
+        "a rerun assembling everything probed again"
+    );
+}

@@ -10,7 +10,17 @@
 //!    every check and verification; the script's does not.
 //! 2. Fully cached rerun (every object in the local cache).
 //! 3. One-source edit: one dump changes (and its pin), the rest is cached.
-//! 4. Patch + checks on 10k, 100k and 1M generated lines (diff + rules, then
+//! 4. Through Cargo, as users run it: a cold `cargo build` of a copy of the
+//!    demo crate (its build script assembles every job, then the crate
+//!    compiles) against the plain script followed by the same `cargo build`
+//!    of the crate (its sources touched, so it recompiles; the build script
+//!    does not rerun). The copy has the demo's Cargo.toml profile sections
+//!    (the configuration the README tells users to use), its own target
+//!    directory under `target/build-speed-cargo` (dependencies are compiled
+//!    once, before timing) and the workspace's Cargo.lock; `--offline`.
+//!    Paired runs, alternating order, median of the ratios
+//!    (`BUILD_SPEED_CARGO=0` skips this part; `--cargo-only` runs only it).
+//! 5. Patch + checks on 10k, 100k and 1M generated lines (diff + rules, then
 //!    retarget and every check for gfx942), each run in its own process so
 //!    that its peak memory (VmHWM) is its own; three runs per size, then the
 //!    medians.
@@ -29,6 +39,9 @@ use gcn_patch::toolchain::Toolchain;
 mod gen;
 
 const PAIRS: usize = 7;
+
+/// Pairs of the through-Cargo measurement.
+const CARGO_PAIRS: usize = 5;
 
 /// CPU seconds (user + system) of this process and its waited-for children so far.
 fn cpu() -> f64 {
@@ -161,6 +174,190 @@ fn lines_child(lines: usize) {
     );
 }
 
+/// The `[profile…]` sections of a Cargo.toml, verbatim.
+fn profile_sections(toml: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in toml.lines() {
+        if line.starts_with('[') {
+            inside = line.starts_with("[profile.");
+        }
+        if inside {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn cargo_build(cargo: &str, proj: &Path, target: &Path, quiet: bool) {
+    let mut c = Command::new(cargo);
+    c.args(["build", "--offline"])
+        .arg("--target-dir")
+        .arg(target)
+        .current_dir(proj)
+        .env_remove("GCN_BUILD_CACHE_DIR")
+        .env_remove("CARGO_TARGET_DIR");
+    if quiet {
+        c.arg("-q");
+    }
+    let st = c.status().expect("run cargo");
+    assert!(st.success(), "cargo build of the demo copy failed");
+}
+
+/// Rewrite `path` with its own bytes: a new mtime, as an editor's save.
+fn touch(path: &Path) {
+    let bytes = std::fs::read(path).expect("read");
+    std::fs::write(path, bytes).expect("write");
+}
+
+/// 4. Through Cargo: (cold cargo build, script + cargo build) seconds per pair.
+fn through_cargo(repo: &Path, tc: &Toolchain, jobs: usize) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let base = repo.join("target/build-speed-cargo");
+    let proj = base.join("demo");
+    let target = base.join("target");
+    let _ = std::fs::remove_dir_all(&proj);
+    std::fs::create_dir_all(proj.join("src")).expect("mkdir");
+    copy_project(repo, &proj);
+    for f in ["build.rs", "src/lib.rs", "Cargo.lock"] {
+        std::fs::copy(repo.join(f), proj.join(f)).expect("copy the demo");
+    }
+    let root = std::fs::read_to_string(repo.join("Cargo.toml")).expect("read Cargo.toml");
+    // `BUILD_SPEED_CARGO_PROFILES=0`: without the demo's profile settings
+    // (plain dev profile), in a target directory of its own.
+    let plain_dev = std::env::var("BUILD_SPEED_CARGO_PROFILES").is_ok_and(|v| v == "0");
+    let profiles = if plain_dev {
+        String::new()
+    } else {
+        profile_sections(&root)
+    };
+    let target = if plain_dev {
+        base.join("target-plain-dev")
+    } else {
+        target
+    };
+    std::fs::write(
+        proj.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"gcn-patch-demo\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [dependencies]\ngcn-embed = {{ path = {:?} }}\n\n[build-dependencies]\ngcn-build = {{ path = {:?} }}\n\n\
+             [workspace]\n\n{profiles}",
+            repo.join("gcn-embed"),
+            repo.join("gcn-build"),
+        ),
+    )
+    .expect("write Cargo.toml");
+    println!(
+        "through Cargo (dev profile{}): compiling the demo copy's dependencies once, untimed …",
+        if profiles.is_empty() {
+            String::new()
+        } else {
+            format!(", with {}", profiles.lines().collect::<Vec<_>>().join(" "))
+        }
+    );
+    cargo_build(&cargo, &proj, &target, false);
+    // The build script's OUT_DIR: the one whose generated file is newest.
+    let out_dir = std::fs::read_dir(target.join("debug/build"))
+        .expect("build dir")
+        .filter_map(|e| {
+            let out = e.ok()?.path().join("out");
+            let t = out
+                .join("gcn_kernels.rs")
+                .metadata()
+                .ok()?
+                .modified()
+                .ok()?;
+            Some((t, out))
+        })
+        .max()
+        .map(|(_, p)| p)
+        .expect("the demo's OUT_DIR");
+    let (list, _) = script_inputs(tc, &proj, &base.join("script"));
+    // Cold: every object assembled. `fresh` also removes what the build
+    // script remembers of the toolchain (gcn-build/toolchain.txt: the
+    // probes' answers), as after a toolchain change or in a new target dir.
+    let cold = |fresh: bool| {
+        let gb = out_dir.join("gcn-build");
+        if fresh {
+            let _ = std::fs::remove_dir_all(&gb);
+        } else if let Ok(entries) = std::fs::read_dir(&gb) {
+            for e in entries.flatten() {
+                if e.file_name() != "toolchain.txt" {
+                    let p = e.path();
+                    let _ = std::fs::remove_dir_all(&p).or_else(|_| std::fs::remove_file(&p));
+                }
+            }
+        }
+        touch(&proj.join("kernels.toml"));
+        let (t0, c0) = (Instant::now(), cpu());
+        cargo_build(&cargo, &proj, &target, true);
+        let t = (t0.elapsed().as_secs_f64(), cpu() - c0);
+        let report = std::fs::read_to_string(gb.join("report.txt")).expect("report");
+        assert!(
+            report.lines().all(|l| l.starts_with("assembled ")),
+            "a cold build reused an object"
+        );
+        t
+    };
+    let plain = || {
+        let (t0, c0) = (Instant::now(), cpu());
+        script(tc, &list, jobs);
+        touch(&proj.join("src/lib.rs"));
+        cargo_build(&cargo, &proj, &target, true);
+        (t0.elapsed().as_secs_f64(), cpu() - c0)
+    };
+    // One untimed round (page cache, the build script's first run).
+    cold(true);
+    cold(false);
+    plain();
+    // Triples in rotating order: plain, cold, cold with the toolchain probed.
+    let mut rows: Vec<[(f64, f64); 3]> = Vec::new();
+    for i in 0..CARGO_PAIRS {
+        let mut row = [(0.0, 0.0); 3];
+        for k in 0..3 {
+            row[(i + k) % 3] = match (i + k) % 3 {
+                0 => plain(),
+                1 => cold(false),
+                _ => cold(true),
+            };
+        }
+        let [p, c, f] = row;
+        println!(
+            "  round {i}: script + cargo build {:.3} s ({:.3} s CPU); cold cargo build {:.3} s \
+             ({:.3} s CPU), ratio {:.3} (CPU {:.3}); with the toolchain probed {:.3} s, ratio {:.3} (CPU {:.3})",
+            p.0,
+            p.1,
+            c.0,
+            c.1,
+            c.0 / p.0,
+            c.1 / p.1,
+            f.0,
+            f.0 / p.0,
+            f.1 / p.1
+        );
+        rows.push(row);
+    }
+    let med = |f: &dyn Fn(&[(f64, f64); 3]) -> f64| median(rows.iter().map(f).collect());
+    println!(
+        "script + cargo build:          {:>7.3} s  ({:.3} s CPU)",
+        med(&|r| r[0].0),
+        med(&|r| r[0].1)
+    );
+    for (k, what) in [
+        (1, "cold cargo build:"),
+        (2, "  with the toolchain probed:"),
+    ] {
+        println!(
+            "{what:<31}{:>7.3} s  ({:.3} s CPU)   ratio (median of {CARGO_PAIRS}): {:.2} wall, {:.2} CPU",
+            med(&|r| r[k].0),
+            med(&|r| r[k].1),
+            med(&|r| r[k].0 / r[0].0),
+            med(&|r| r[k].1 / r[0].1)
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if let Some(i) = args.iter().position(|a| a == "--lines-child") {
@@ -188,6 +385,10 @@ fn main() {
         let t0 = Instant::now();
         let (_, n) = script_inputs(&tc, &proj, &tmp.path().join("script"));
         println!("prepare: {:.3} s, {n} jobs", t0.elapsed().as_secs_f64());
+        return;
+    }
+    if args.iter().any(|a| a == "--cargo-only") {
+        through_cargo(repo, &tc, jobs);
         return;
     }
     if args.iter().any(|a| a == "--script-once") {
@@ -285,7 +486,12 @@ fn main() {
         median(edits)
     );
 
-    // 4. Patch + checks on generated lines, one process per size
+    // 4. Through Cargo.
+    if !std::env::var("BUILD_SPEED_CARGO").is_ok_and(|v| v == "0") {
+        through_cargo(repo, &tc, jobs);
+    }
+
+    // 5. Patch + checks on generated lines, one process per size
     //    (`BUILD_SPEED_LINES=0` skips this part).
     if std::env::var("BUILD_SPEED_LINES").is_ok_and(|v| v == "0") {
         return;

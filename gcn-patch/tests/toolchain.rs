@@ -90,6 +90,7 @@ fn find_uses_explicit_config_first() {
         clang: Some(clang.clone()),
         lld: Some(lld.clone()),
         timeout: None,
+        probe_cache: None,
     };
     // Even with a GCN_PATCH_LLVM_BIN pointing elsewhere, config wins.
     let env = env_of(&[("GCN_PATCH_LLVM_BIN", "/nonexistent".into())]);
@@ -172,6 +173,7 @@ fn find_rejects_an_explicit_clang_that_is_missing() {
         clang: None,
         lld: None,
         timeout: None,
+        probe_cache: None,
     };
     let err = Toolchain::find(&config, &env_of(&[])).unwrap_err();
     insta::assert_snapshot!(normalize_paths(&err.render(), dir.path()));
@@ -499,4 +501,78 @@ fn patch_lines_are_shown_as_written_in_the_patch_file() {
     asm.apply(edits);
     let err = build(&tc, &asm, &tid, dir.path(), "k").unwrap_err();
     insta::assert_snapshot!(normalize_paths(&err.to_string(), dir.path()));
+}
+
+/// The probe cache: a second search with the same tools starts no process
+/// and gives the same toolchain; a changed clang file, or a damaged cache
+/// file, is probed again. The clang here is a script that logs each run and
+/// runs the real clang.
+#[test]
+fn probe_cache_skips_probes_while_the_tools_are_the_same_files() {
+    let (clang, lld) = real_tools();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let log = dir.path().join("runs.log");
+    let wrapper = bin.join("clang");
+    let script = |extra: &str| {
+        format!(
+            "#!/bin/sh\n# {extra}\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            clang.display()
+        )
+    };
+    std::fs::write(&wrapper, script("v1")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(&lld, bin.join("ld.lld")).unwrap();
+    let cache = dir.path().join("out/toolchain.txt");
+    let config = ToolchainConfig {
+        llvm_bin: Some(bin.clone()),
+        probe_cache: Some(cache.clone()),
+        ..ToolchainConfig::default()
+    };
+    let no_env = env_of(&[]);
+    let runs = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let first = Toolchain::find(&config, &no_env).unwrap_or_else(|d| panic!("{d}"));
+    let probes = runs();
+    assert!(probes >= 2, "--version and -print-targets ran: {probes}");
+    assert!(cache.is_file(), "the probes' answers are remembered");
+    let second = Toolchain::find(&config, &no_env).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(
+        runs(),
+        probes,
+        "no probe while the tools are the same files"
+    );
+    assert_eq!(
+        (
+            &second.clang,
+            &second.lld,
+            second.version,
+            &second.version_text
+        ),
+        (&first.clang, &first.lld, first.version, &first.version_text)
+    );
+    // A damaged cache file: probed again, remembered again.
+    std::fs::write(&cache, "garbage").unwrap();
+    Toolchain::find(&config, &no_env).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(runs(), 2 * probes);
+    Toolchain::find(&config, &no_env).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(runs(), 2 * probes);
+    // Another clang file (an upgrade in place): probed again.
+    std::fs::write(&wrapper, script("v2, a different file")).unwrap();
+    Toolchain::find(&config, &no_env).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(runs(), 3 * probes);
+    // Without a cache every search probes.
+    let uncached = ToolchainConfig {
+        probe_cache: None,
+        ..config.clone()
+    };
+    Toolchain::find(&uncached, &no_env).unwrap_or_else(|d| panic!("{d}"));
+    assert_eq!(runs(), 4 * probes);
 }

@@ -69,6 +69,92 @@ pub struct ToolchainConfig {
     /// Time limit of every tool run (wins over `GCN_PATCH_TOOL_TIMEOUT`;
     /// default [`DEFAULT_TOOL_TIMEOUT`]).
     pub timeout: Option<Duration>,
+    /// A file remembering what the probes found (see [`ProbeCache`]), so
+    /// that a process run again and again (a build script) starts no probe
+    /// while the tools stay the same files. `None`: probe every time.
+    pub probe_cache: Option<PathBuf>,
+}
+
+/// What probing a clang found (its `--version` line; that it lists
+/// `amdgcn`; whether its `llvm-mc` has the same version), remembered in a
+/// file under the identity of the tools: clang's, `llvm-mc`'s and ld.lld's
+/// resolved paths with each file's size, modification time and inode, as
+/// Cargo remembers `rustc -vV` under rustc's path and modification time.
+/// Replacing or upgrading any of the tools changes the identity, and the
+/// next run probes again. A missing, unreadable or damaged file only costs
+/// the probes; it is written to a temp file and renamed.
+pub struct ProbeCache;
+
+impl ProbeCache {
+    /// Format tag: a change of what is stored invalidates older files.
+    const FORMAT: &'static str = "gcn-patch probe cache 1";
+
+    /// The identity of a candidate's tools, or `None` when a file cannot
+    /// be examined (then nothing is cached).
+    fn identity(c: &Candidate, lld: &Path, llvm_mc: Option<&Path>) -> Option<String> {
+        fn file(p: &Path) -> Option<String> {
+            let real = p.canonicalize().ok()?;
+            let m = real.metadata().ok()?;
+            let mtime = m
+                .modified()
+                .ok()?
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?
+                .as_nanos();
+            #[cfg(unix)]
+            let inode = {
+                use std::os::unix::fs::MetadataExt;
+                format!("{}:{}", m.dev(), m.ino())
+            };
+            #[cfg(not(unix))]
+            let inode = String::new();
+            Some(format!("{} {} {mtime} {inode}", real.display(), m.len()))
+        }
+        let mc = match llvm_mc {
+            Some(p) => file(p)?,
+            None => "-".into(),
+        };
+        Some(format!(
+            "{}\n{}\nclang {}\nld.lld {}\nllvm-mc {mc}",
+            Self::FORMAT,
+            c.clang.display(),
+            file(&c.clang)?,
+            file(lld)?,
+        ))
+    }
+
+    /// The remembered `(version line, llvm-mc agrees)` for `identity`.
+    fn read(path: &Path, identity: &str) -> Option<(String, bool)> {
+        let text = std::fs::read_to_string(path).ok()?;
+        let rest = text.strip_prefix(identity)?.strip_prefix('\n')?;
+        let mut lines = rest.lines();
+        let version_text = lines.next()?.strip_prefix("version ")?.to_string();
+        let mc_ok = match lines.next()? {
+            "llvm-mc-agrees 1" => true,
+            "llvm-mc-agrees 0" => false,
+            _ => return None,
+        };
+        (lines.next() == Some("end")).then_some((version_text, mc_ok))
+    }
+
+    fn write(path: &Path, identity: &str, version_text: &str, mc_ok: bool) {
+        let text = format!(
+            "{identity}\nversion {version_text}\nllvm-mc-agrees {}\nend\n",
+            u8::from(mc_ok)
+        );
+        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+            return;
+        };
+        let _ = std::fs::create_dir_all(dir);
+        let tmp = dir.join(format!(
+            ".{}.{}.tmp",
+            name.to_string_lossy(),
+            std::process::id()
+        ));
+        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
 }
 
 /// An LLVM release number, from `clang --version`.
@@ -245,13 +331,9 @@ impl Toolchain {
     /// `assemble::assemble_bytes`) its objects are byte-identical (a test
     /// compares both on every corpus dump).
     pub fn assembler_mc(&self) -> Option<&Path> {
-        // Per process, by path and expected version (a `Toolchain` is a
-        // plain value that tests build by hand, so the answer is kept here).
-        static CHECKED: std::sync::Mutex<BTreeMap<(PathBuf, LlvmVersion), bool>> =
-            std::sync::Mutex::new(BTreeMap::new());
         let mc = self.llvm_mc.as_deref()?;
         let key = (mc.to_path_buf(), self.version);
-        if let Some(&ok) = CHECKED.lock().ok()?.get(&key) {
+        if let Some(&ok) = MC_CHECKED.lock().ok()?.get(&key) {
             return ok.then_some(mc);
         }
         let job = format!("probing {}", mc.display());
@@ -271,10 +353,17 @@ impl Toolchain {
             LlvmVersion::parse(&format!("clang version {}", &text[at + 13..]))
         })
         .is_some_and(|v| v == self.version);
-        if let Ok(mut c) = CHECKED.lock() {
+        if let Ok(mut c) = MC_CHECKED.lock() {
             c.insert(key, ok);
         }
         ok.then_some(mc)
+    }
+
+    /// Record the `llvm-mc` check's answer (from the [`ProbeCache`]).
+    fn remember_assembler_mc(&self, ok: bool) {
+        if let (Some(mc), Ok(mut c)) = (self.llvm_mc.as_deref(), MC_CHECKED.lock()) {
+            c.insert((mc.to_path_buf(), self.version), ok);
+        }
     }
 
     /// An LLVM tool of this toolchain's installation (`llvm-objdump`,
@@ -473,6 +562,73 @@ fn candidates(
     out
 }
 
+/// [`probe`], answered from the [`ProbeCache`] at `cache` when the tools
+/// are the files it remembers; a successful probe is remembered there
+/// (with the `llvm-mc` check, done now instead of at the first assembly).
+/// Rejections are not remembered.
+fn probe_cached(
+    c: &Candidate,
+    timeout: Duration,
+    cache: Option<&Path>,
+) -> Result<Toolchain, String> {
+    let Some(cache) = cache else {
+        return probe(c, timeout);
+    };
+    if !c.clang.is_file() {
+        return Err("clang does not exist".into());
+    }
+    let lld = lld_of(c);
+    let llvm_mc = llvm_mc_of(c);
+    let identity = ProbeCache::identity(c, &lld, llvm_mc.as_deref());
+    if let Some(id) = &identity {
+        if let Some((version_text, mc_ok)) = ProbeCache::read(cache, id) {
+            if let Some(version) = LlvmVersion::parse(&version_text) {
+                let t = Toolchain {
+                    clang: c.clang.clone(),
+                    lld,
+                    version,
+                    version_text,
+                    found_via: c.via.clone(),
+                    timeout,
+                    llvm_mc,
+                };
+                t.remember_assembler_mc(mc_ok);
+                return Ok(t);
+            }
+        }
+    }
+    let t = probe(c, timeout)?;
+    if let Some(id) = identity {
+        let mc_ok = t.assembler_mc().is_some();
+        ProbeCache::write(cache, &id, &t.version_text, mc_ok);
+    }
+    Ok(t)
+}
+
+/// The ld.lld of a candidate: the explicit one, else next to clang.
+fn lld_of(c: &Candidate) -> PathBuf {
+    c.lld
+        .clone()
+        .unwrap_or_else(|| c.clang.with_file_name("ld.lld"))
+}
+
+/// `llvm-mc` of the same installation as a candidate's clang: next to the
+/// file clang resolves to.
+fn llvm_mc_of(c: &Candidate) -> Option<PathBuf> {
+    c.clang
+        .canonicalize()
+        .ok()
+        .map(|real| real.with_file_name(format!("llvm-mc{}", std::env::consts::EXE_SUFFIX)))
+        .filter(|p| p.is_file())
+}
+
+/// [`Toolchain::assembler_mc`]'s answers, per process, by path and
+/// expected version (a `Toolchain` is a plain value that tests build by
+/// hand, so the answer is kept here).
+#[allow(clippy::type_complexity)]
+static MC_CHECKED: std::sync::Mutex<BTreeMap<(PathBuf, LlvmVersion), bool>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
 /// Why a candidate was rejected, or the toolchain it gives.
 fn probe(c: &Candidate, timeout: Duration) -> Result<Toolchain, String> {
     if !c.clang.is_file() {
@@ -512,20 +668,11 @@ fn probe(c: &Candidate, timeout: Duration) -> Result<Toolchain, String> {
     if !lists_amdgcn(&probe_run) {
         return Err("`clang -print-targets` does not list amdgcn (built without AMDGPU)".into());
     }
-    let lld = c
-        .lld
-        .clone()
-        .unwrap_or_else(|| c.clang.with_file_name("ld.lld"));
+    let lld = lld_of(c);
     if !lld.is_file() {
         return Err(format!("no ld.lld at {}", lld.display()));
     }
-    // llvm-mc of the same installation: next to the file clang resolves to.
-    let llvm_mc = c
-        .clang
-        .canonicalize()
-        .ok()
-        .map(|real| real.with_file_name(format!("llvm-mc{}", std::env::consts::EXE_SUFFIX)))
-        .filter(|p| p.is_file());
+    let llvm_mc = llvm_mc_of(c);
     Ok(Toolchain {
         clang: c.clang.clone(),
         lld,
@@ -580,7 +727,7 @@ fn find_in(
         if !seen.insert(key) {
             continue;
         }
-        match probe(&c, timeout) {
+        match probe_cached(&c, timeout, config.probe_cache.as_deref()) {
             Ok(t) => return Ok(t),
             Err(why) => {
                 rejected.push(format!("{} ({}): {why}", c.clang.display(), c.via));
