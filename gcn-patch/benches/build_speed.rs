@@ -40,7 +40,11 @@ mod gen;
 
 const PAIRS: usize = 7;
 
-/// Pairs of the through-Cargo measurement.
+/// (wall, CPU) seconds of one round: plain script + cargo build, cold
+/// cargo build, cold cargo build with the toolchain probed.
+type Round = [(f64, f64); 3];
+
+/// Rounds of the through-Cargo measurement.
 const CARGO_PAIRS: usize = 5;
 
 /// CPU seconds (user + system) of this process and its waited-for children so far.
@@ -312,7 +316,7 @@ fn through_cargo(repo: &Path, tc: &Toolchain, jobs: usize) {
     cold(false);
     plain();
     // Triples in rotating order: plain, cold, cold with the toolchain probed.
-    let mut rows: Vec<[(f64, f64); 3]> = Vec::new();
+    let mut rows: Vec<Round> = Vec::new();
     for i in 0..CARGO_PAIRS {
         let mut row = [(0.0, 0.0); 3];
         for k in 0..3 {
@@ -338,7 +342,7 @@ fn through_cargo(repo: &Path, tc: &Toolchain, jobs: usize) {
         );
         rows.push(row);
     }
-    let med = |f: &dyn Fn(&[(f64, f64); 3]) -> f64| median(rows.iter().map(f).collect());
+    let med = |f: &dyn Fn(&Round) -> f64| median(rows.iter().map(f).collect());
     println!(
         "script + cargo build:          {:>7.3} s  ({:.3} s CPU)",
         med(&|r| r[0].0),

@@ -29,7 +29,6 @@ use gcn_patch::manifest::{sha256_hex, Manifest};
 use gcn_patch::pipeline;
 use gcn_patch::retarget::{self, RetargetOptions};
 
-#[allow(dead_code)]
 mod gen;
 
 const SIZES: [usize; 3] = [1_000, 4_000, 20_000];

@@ -20,7 +20,6 @@ use gcn_patch::manifest::{sha256_hex, Manifest};
 use gcn_patch::pipeline;
 use gcn_patch::retarget::{self, RetargetOptions};
 
-#[allow(dead_code)]
 #[path = "../benches/gen/mod.rs"]
 mod gen;
 
