@@ -336,23 +336,7 @@ impl Toolchain {
         if let Some(&ok) = MC_CHECKED.lock().ok()?.get(&key) {
             return ok.then_some(mc);
         }
-        let job = format!("probing {}", mc.display());
-        let ok = run_tool(
-            Command::new(mc).arg("--version").env_clear(),
-            &ToolRun {
-                tool: "llvm-mc",
-                job: &job,
-                timeout: self.timeout,
-            },
-        )
-        .ok()
-        .filter(|o| o.status.success())
-        .and_then(|o| {
-            let text = String::from_utf8_lossy(&o.stdout).into_owned();
-            let at = text.find("LLVM version ")?;
-            LlvmVersion::parse(&format!("clang version {}", &text[at + 13..]))
-        })
-        .is_some_and(|v| v == self.version);
+        let ok = mc_version(mc, self.timeout) == Some(self.version);
         if let Ok(mut c) = MC_CHECKED.lock() {
             c.insert(key, ok);
         }
@@ -597,9 +581,16 @@ fn probe_cached(
             }
         }
     }
-    let t = probe(c, timeout)?;
+    // Everything the cache remembers is probed at once (three processes
+    // in parallel, not one after the other).
+    let (t, mc) = std::thread::scope(|s| {
+        let mc = s.spawn(|| llvm_mc.as_deref().and_then(|p| mc_version(p, timeout)));
+        (probe(c, timeout), mc.join().ok().flatten())
+    });
+    let t = t?;
+    let mc_ok = t.llvm_mc.is_some() && mc == Some(t.version);
+    t.remember_assembler_mc(mc_ok);
     if let Some(id) = identity {
-        let mc_ok = t.assembler_mc().is_some();
         ProbeCache::write(cache, &id, &t.version_text, mc_ok);
     }
     Ok(t)
@@ -620,6 +611,26 @@ fn llvm_mc_of(c: &Candidate) -> Option<PathBuf> {
         .ok()
         .map(|real| real.with_file_name(format!("llvm-mc{}", std::env::consts::EXE_SUFFIX)))
         .filter(|p| p.is_file())
+}
+
+/// The LLVM version `llvm-mc --version` at `mc` reports, if it runs.
+fn mc_version(mc: &Path, timeout: Duration) -> Option<LlvmVersion> {
+    let job = format!("probing {}", mc.display());
+    run_tool(
+        Command::new(mc).arg("--version").env_clear(),
+        &ToolRun {
+            tool: "llvm-mc",
+            job: &job,
+            timeout,
+        },
+    )
+    .ok()
+    .filter(|o| o.status.success())
+    .and_then(|o| {
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let at = text.find("LLVM version ")?;
+        LlvmVersion::parse(&format!("clang version {}", &text[at + 13..]))
+    })
 }
 
 /// [`Toolchain::assembler_mc`]'s answers, per process, by path and
@@ -645,7 +656,12 @@ fn probe(c: &Candidate, timeout: Duration) -> Result<Toolchain, String> {
             },
         )
     };
-    let out = probe_run("--version").map_err(|e| match e.failure {
+    // `--version` and `-print-targets` run in parallel.
+    let (out, amdgcn) = std::thread::scope(|s| {
+        let amdgcn = s.spawn(|| lists_amdgcn(&probe_run));
+        (probe_run("--version"), amdgcn.join().unwrap_or(false))
+    });
+    let out = out.map_err(|e| match e.failure {
         ToolFailure::TimedOut(t) => format!(
             "`clang --version` did not finish within {} (killed)",
             run::show_secs(t)
@@ -665,7 +681,7 @@ fn probe(c: &Candidate, timeout: Duration) -> Result<Toolchain, String> {
             "LLVM {version} is too old (gcn-patch needs {MIN_LLVM_MAJOR} or newer)"
         ));
     }
-    if !lists_amdgcn(&probe_run) {
+    if !amdgcn {
         return Err("`clang -print-targets` does not list amdgcn (built without AMDGPU)".into());
     }
     let lld = lld_of(c);
@@ -691,7 +707,7 @@ fn failure_text(f: &ToolFailure) -> String {
     }
 }
 
-fn lists_amdgcn(probe_run: &dyn Fn(&str) -> Result<Output, ToolError>) -> bool {
+fn lists_amdgcn(probe_run: &(dyn Fn(&str) -> Result<Output, ToolError> + Sync)) -> bool {
     ["-print-targets", "--print-targets"].iter().any(|flag| {
         probe_run(flag)
             .map(|o| {
