@@ -4,8 +4,11 @@
 //!
 //! The caller already holds one implicit token (a build script runs on one of
 //! Cargo's job slots): one job at a time runs on it. Every further concurrent
-//! job needs a token taken with a non-blocking [`Tokens::try_acquire`],
-//! released when the job ends. Under `cargo build -j1` no extra token is ever
+//! job needs a token taken with a non-blocking [`Tokens::try_acquire`]. A
+//! token whose job ends passes to the next waiting job (taking a token from
+//! Cargo's jobserver goes through a helper thread: giving it back and asking
+//! again left a slot idle for a retry interval per job); tokens are given
+//! back as soon as no job waits. Under `cargo build -j1` no extra token is ever
 //! granted, so exactly one job runs at a time; the coordinator never blocks on
 //! the token source, so it cannot deadlock waiting for a token while the
 //! implicit one is free.
@@ -15,7 +18,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// How often to retry the token source while jobs wait and tokens are scarce.
-const RETRY: Duration = Duration::from_millis(20);
+const RETRY: Duration = Duration::from_millis(5);
 
 /// A held concurrency token; dropping it gives it back.
 pub struct Token(#[allow(dead_code)] Option<Box<dyn Any + Send>>);
@@ -68,10 +71,13 @@ where
     let mut results: Vec<Option<R>> = (0..n).map(|_| None).collect();
     let f = &f;
     std::thread::scope(|scope| {
-        let (done_tx, done_rx) = mpsc::channel::<(usize, R, bool)>();
+        // A job's result, whether it ran on the implicit token, and the
+        // token it held (handed to the next job).
+        let (done_tx, done_rx) = mpsc::channel::<(usize, R, bool, Option<Token>)>();
         let mut queue = items.into_iter().enumerate();
         let mut next = queue.next();
         let (mut running, mut implicit_free) = (0usize, true);
+        let mut spare: Vec<Token> = Vec::new();
         loop {
             // Start as many jobs as tokens allow.
             while let Some((i, item)) = next.take() {
@@ -82,6 +88,8 @@ where
                 let (token, holds_implicit) = if implicit_free {
                     implicit_free = false;
                     (None, true)
+                } else if let Some(token) = spare.pop() {
+                    (Some(token), false)
                 } else {
                     match tokens.try_acquire() {
                         Some(token) => (Some(token), false),
@@ -96,10 +104,13 @@ where
                 running += 1;
                 scope.spawn(move || {
                     let r = f(item);
-                    drop(token);
-                    let _ = tx.send((i, r, holds_implicit));
+                    let _ = tx.send((i, r, holds_implicit, token));
                 });
                 next = queue.next();
+            }
+            // No job waits: give back every token not in use.
+            if next.is_none() {
+                spare.clear();
             }
             if running == 0 && next.is_none() {
                 break;
@@ -110,11 +121,12 @@ where
             } else {
                 done_rx.recv().ok()
             };
-            if let Some((i, r, held_implicit)) = msg {
+            if let Some((i, r, held_implicit, token)) = msg {
                 running -= 1;
                 if held_implicit {
                     implicit_free = true;
                 }
+                spare.extend(token);
                 results[i] = Some(r);
             }
         }
@@ -220,6 +232,38 @@ mod tests {
         assert_eq!(out.len(), 12);
         assert!((1..=3).contains(&peak), "peak {peak}");
         assert_eq!(tokens.0.load(Ordering::SeqCst), 2);
+    }
+
+    /// A token whose job ends runs the next job: taken from the source
+    /// once, not once per job (Cargo's jobserver grants through a helper
+    /// thread, so giving it back and asking again idles a slot), and given
+    /// back at the end.
+    #[test]
+    fn a_token_passes_to_the_next_job() {
+        struct Granting {
+            free: AtomicUsize,
+            grants: AtomicUsize,
+        }
+        impl Tokens for &'static Granting {
+            fn try_acquire(&self) -> Option<Token> {
+                let c = &self.free;
+                c.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |v| v.checked_sub(1))
+                    .ok()
+                    .map(|_| {
+                        self.grants.fetch_add(1, Ordering::SeqCst);
+                        Token::new(Back(c))
+                    })
+            }
+        }
+        let tokens: &'static Granting = Box::leak(Box::new(Granting {
+            free: AtomicUsize::new(1),
+            grants: AtomicUsize::new(0),
+        }));
+        let (out, peak) = peak_of(12, 8, &tokens);
+        assert_eq!(out, (0..12).map(|i| i * 2).collect::<Vec<_>>());
+        assert_eq!(peak, 2, "the implicit token and the granted one");
+        assert_eq!(tokens.grants.load(Ordering::SeqCst), 1, "taken once");
+        assert_eq!(tokens.free.load(Ordering::SeqCst), 1, "given back");
     }
 
     #[test]
