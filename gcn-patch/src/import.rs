@@ -314,9 +314,10 @@ pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Importe
         let symbols = lifted.kernels.clone();
         let mut iree_executables = Vec::new();
         if contents.kind == container::Kind::Vmfb {
+            let mut seen = std::collections::HashSet::new();
             for s in &symbols {
                 let e = dispatch_prefix(s).unwrap_or(s.as_str()).to_string();
-                if !iree_executables.contains(&e) {
+                if seen.insert(e.clone()) {
                     iree_executables.push(e);
                 }
             }
@@ -456,9 +457,10 @@ pub fn recognize_with(path: &Path, opts: &ImportOptions) -> Result<Imported, Dia
     let (kernel, iree_executables) = match &origin {
         Origin::IreeLinked { module } => {
             let mut execs: Vec<String> = Vec::new();
+            let mut seen = std::collections::HashSet::new();
             for s in &symbols {
                 let e = dispatch_prefix(s).unwrap_or(s.as_str()).to_string();
-                if !execs.contains(&e) {
+                if seen.insert(e.clone()) {
                     execs.push(e);
                 }
             }

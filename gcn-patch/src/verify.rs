@@ -266,8 +266,10 @@ pub fn verify(bytes: &[u8], expect: &Expect) -> Result<VerifyReport, Diagnostics
             vec![]
         }
     };
+    let found_names: std::collections::HashSet<&str> =
+        kernels.iter().map(|d| d.name.as_str()).collect();
     for k in &expect.kernels {
-        if !kernels.iter().any(|d| &d.name == k) {
+        if !found_names.contains(k.as_str()) {
             let found: Vec<&str> = kernels.iter().map(|d| d.name.as_str()).collect();
             errs.push(
                 fail(format!("no kernel descriptor `{k}.kd` for kernel `{k}`"))
