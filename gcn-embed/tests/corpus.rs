@@ -53,7 +53,7 @@ fn iree_targets_and_e_flags() {
         assert_eq!(h.flags().target_id(), Some(t));
         rows += 1;
     }
-    assert_eq!(rows, 15);
+    assert_eq!(rows, 16);
     let gfx942 = read_header(&fs::read(dir.join("iree/gfx942/matmul.hsaco")).unwrap()).unwrap();
     assert_eq!(gfx942.e_flags, 0x54c);
 }
