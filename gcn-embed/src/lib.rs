@@ -61,6 +61,7 @@
 
 pub mod elf;
 pub mod family;
+mod product;
 pub mod select;
 mod sha256;
 pub mod target;

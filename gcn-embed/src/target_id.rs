@@ -177,7 +177,7 @@ impl fmt::Display for TargetIdError {
                 }
                 let shown = clip(name);
                 write!(f, "invalid target ID `{input}`: unknown processor `{shown}`")?;
-                let products = crate::family::processors_for_product(name);
+                let products = crate::product::processors_for_product(name);
                 if let Some(hint) = removed_processor_hint(name) {
                     write!(f, "; {hint}")?;
                 } else if (1..=3).contains(&products.len()) {

@@ -49,6 +49,8 @@
 //!
 //! Other importers build an [`Imported`] and call [`add_to_manifest`].
 
+/// Kept here for callers of `import::identifier`; defined beside lift, which names members with it.
+pub use crate::lift::identifier;
 use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
@@ -101,7 +103,7 @@ pub struct Imported {
     /// Where it came from.
     pub origin: Origin,
     /// Triton's names and launch metadata (Triton dump or cache layouts only).
-    pub triton: Option<crate::triton::TritonKernel>,
+    pub triton: Option<crate::check::launch::TritonKernel>,
     /// For lifted binaries: the file name to write under `asm/<processor>/`,
     /// the binary's sha256, and how many of its instructions are raw
     /// encodings (raw, all).
@@ -399,7 +401,7 @@ fn merge_triton_pairs(found: Vec<Imported>) -> Vec<Imported> {
                 } else {
                     (t.clone(), &*ot)
                 };
-                let merged = crate::triton::TritonKernel {
+                let merged = crate::check::launch::TritonKernel {
                     shared: cache.shared.or(dump.shared),
                     num_warps: cache.num_warps.or(dump.num_warps),
                     warp_size: cache.warp_size.or(dump.warp_size),
@@ -537,18 +539,6 @@ pub fn hipcc_stem(stem: &str) -> &str {
         Some(i) if i > 0 => &stem[..i],
         _ => stem,
     }
-}
-
-/// `text` made a Rust identifier: non-alphanumerics become `_`, a leading digit gets `k_`.
-pub fn identifier(text: &str) -> String {
-    let mut s: String = text
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
-        s.insert_str(0, "k_");
-    }
-    s
 }
 
 fn write_dump(dest: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {

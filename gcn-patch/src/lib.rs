@@ -4,31 +4,40 @@
 //! the real LLVM toolchain path (clang + ld.lld), used by the `gcn-patch` CLI
 //! and by `gcn-build` from build scripts.
 //!
-//! The modules follow the pipeline, in order:
+//! The pipeline stages, in the order a kernel goes through them:
 //!
 //! | stage | module | what it does |
 //! |---|---|---|
-//! | import | [`import`] | bring dumps under a manifest (`gcn-patch import`) |
-//! | parse | [`parse`] | lossless line model of a dumped `.s`/`.rocmasm` |
-//! | manifest | [`manifest`] | `kernels.toml` schema, pins, path checks |
+//! | parse | [`parse`] | lossless line model of a dumped `.s`/`.rocmasm`/`.amdgcn` |
+//! | manifest | [`manifest`] | `kernels.toml` schema, sha256 pins, path checks |
 //! | patch | [`patch`] | unified diffs and structured rules, with [`provenance`] |
 //! | retarget | [`retarget`] | rewrite for a target ID, normalize toolchain skew |
-//! | check | [`check`] | register budget, occupancy |
-//! | toolchain | [`toolchain`] | find clang/ld.lld with AMDGPU support |
+//! | check | [`check`] | dump structure, register budget, occupancy, wait counters, hazards, Triton launch limits |
+//! | toolchain | [`toolchain`] | find clang/ld.lld with AMDGPU support, run them with time and output bounds |
 //! | assemble | [`assemble`] | `.s` → `.o` with clang, through the bounded [`toolchain::run`] |
 //! | link | [`link`] | `.o` → `.hsaco` through `ld.lld -shared` |
 //! | verify | [`verify`] | ELF checks of the code object |
-//! | install | [`install`] | output layout `DIR/<target>/<exec>.hsaco`, `iree-compile` flags |
-//! | objdiff | [`objdiff`] | disassembly diff of unpatched vs patched code objects (`llvm-objdump`) |
-//! | lock | [`lock`] | `kernels.lock`: asm and object sha256 per kernel × target |
 //!
-//! [`pipeline`] ties the stages together for one job; [`build`] runs every
-//! kernel × target job of a manifest in parallel ([`jobs`]) through the
-//! content-addressed object [`cache`] (gcn-build and the CLI share it). Below the stages: [`document`] is
-//! the one line model (text, kind, origin) and edit API they share; [`isa`] holds
-//! per-generation instruction-set facts (wait counters, register granules,
-//! occupancy inputs) shared by patch, retarget and check; [`diag`] renders
-//! rustc-style diagnostics; [`output`] writes files atomically.
+//! [`pipeline`] ties the stages together for one kernel × target job;
+//! [`build`] runs every job of a manifest in parallel ([`jobs`]) through the
+//! content-addressed object [`cache`] (gcn-build and the CLI share it).
+//!
+//! Workflows around the pipeline, one per command family:
+//!
+//! | workflow | module | what it does |
+//! |---|---|---|
+//! | lift | [`lift`] | code object (or bundle, fat binary, `.vmfb`) → asm that rebuilds byte-identically (`gcn-patch lift`) |
+//! | import | [`import`] | bring dumps and binaries under a manifest (`gcn-patch import`) |
+//! | lock | [`lock`] | `kernels.lock`: asm and object sha256 per kernel × target |
+//! | install | [`install`] | output layout `DIR/<target>/<exec>.hsaco`, `iree-compile` flags, Triton override directory |
+//! | triton | [`triton`] | Triton's dump, cache and override layouts (`import`, `triton-override`) |
+//! | objdiff | [`objdiff`] | disassembly diff of unpatched vs patched code objects (`llvm-objdump`) |
+//!
+//! Below the stages: [`document`] is the one line model (text, kind, origin)
+//! and edit API they share; [`isa`] holds per-generation instruction-set facts
+//! (wait counters, register granules, occupancy inputs) shared by patch,
+//! retarget and check; [`diag`] renders rustc-style diagnostics; [`output`]
+//! writes files atomically.
 #![warn(missing_docs)]
 // `Diagnostic` is every stage's error type; it is large by design and errors are cold.
 #![allow(clippy::result_large_err)]

@@ -152,7 +152,7 @@ pub struct SourceSpec {
     /// Triton's names and launch metadata (`triton = { … }`, written by
     /// `gcn-patch import` for Triton dumps): the launch check and
     /// `gcn-patch triton-override` use it.
-    pub triton: Option<crate::triton::TritonKernel>,
+    pub triton: Option<crate::check::launch::TritonKernel>,
 }
 
 /// A patch file named in `patches`.
@@ -208,7 +208,7 @@ struct RawSource {
     symbols: Option<Vec<String>>,
     imported_from: Option<String>,
     imported_sha256: Option<String>,
-    triton: Option<crate::triton::TritonKernel>,
+    triton: Option<crate::check::launch::TritonKernel>,
 }
 
 /// Manifest text plus the name to show: turns byte spans into [`Location`]s.

@@ -236,7 +236,7 @@ fn prepare_checked(
     opts: &RetargetOptions,
     policy: RegisterPolicy,
     hazards: HazardPolicy,
-    launch: Option<&crate::triton::TritonKernel>,
+    launch: Option<&crate::check::launch::TritonKernel>,
 ) -> Result<Prepared, Diagnostics> {
     let label = label(kernel, &opts.target);
     check::structure::check_strings(asm, &label)?;

@@ -701,7 +701,7 @@ pub fn rebuild(
 ) -> Result<Vec<u8>, Diagnostics> {
     let name = origin
         .file_stem()
-        .map(|s| crate::import::identifier(&s.to_string_lossy()))
+        .map(|s| identifier(&s.to_string_lossy()))
         .unwrap_or_else(|| "lifted".into());
     let job = format!("rebuilding lifted {}", origin.display());
     let mut cmd = mc_command(tc, target, &["--filetype=obj", "--position-independent"]);
@@ -725,6 +725,18 @@ fn first_difference(a: &[u8], b: &[u8]) -> usize {
         .zip(b)
         .position(|(x, y)| x != y)
         .unwrap_or(a.len().min(b.len()))
+}
+
+/// `text` made a Rust identifier: non-alphanumerics become `_`, a leading digit gets `k_`.
+pub fn identifier(text: &str) -> String {
+    let mut s: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert_str(0, "k_");
+    }
+    s
 }
 
 #[cfg(test)]
