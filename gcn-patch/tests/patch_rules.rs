@@ -63,6 +63,41 @@ anchor-occurrence = "last"
     ));
 }
 
+/// An insert's anchor is its pattern: `anchor-occurrence` is refused with a
+/// help saying that `occurrence` picks the anchor match; and it does.
+#[test]
+fn insert_refuses_anchor_occurrence_and_says_occurrence_picks_the_anchor() {
+    let e = error(
+        r#"
+[[kernel.source.rule]]
+insert = "s_nop 0"
+after = "buffer_load_dwordx4"
+anchor-occurrence = "last"
+"#,
+    );
+    assert!(
+        e.contains(
+            "to pick which match of its anchor to insert at, use `occurrence = N` / \"last\""
+        ),
+        "{e}"
+    );
+    let last = changed(
+        r#"
+[[kernel.source.rule]]
+insert = "s_nop 0"
+after = "buffer_load_dwordx4"
+occurrence = "last"
+expect = "any"
+"#,
+    );
+    // `occurrence = "last"`: after the last `buffer_load_dwordx4`, once.
+    assert_eq!(last.matches("+\ts_nop 0\n").count(), 1, "{last}");
+    assert!(
+        last.contains("\tbuffer_load_dwordx4 v[100:103], v111, s[4:7], 0 offen\n+\ts_nop 0\n"),
+        "{last}"
+    );
+}
+
 #[test]
 fn replace_literal_and_regex_with_captures() {
     insta::assert_snapshot!(changed(

@@ -109,8 +109,20 @@ fn a_patched_triton_kernel_goes_back_through_the_override_directory() {
     assert_eq!(again.matches("[[kernel]]").count(), 1, "{again}");
 
     append(&proj.join("kernels.toml"), SETPRIO_RULE);
-    ok(gcn_patch(&proj, &["build", "--out", "../out"]));
-    ok(gcn_patch(&proj, &["triton-override", "--out", "../ov"]));
+    let build = ok(gcn_patch(&proj, &["build", "--out", "../out"]));
+    let over = ok(gcn_patch(&proj, &["triton-override", "--out", "../ov"]));
+    // Each command names itself in its closing line.
+    let last = |o: &std::process::Output| stderr(o).lines().last().unwrap_or("").to_string();
+    assert!(
+        last(&build).starts_with("gcn-patch build: 1 code object(s)"),
+        "{}",
+        last(&build)
+    );
+    assert!(
+        last(&over).starts_with("gcn-patch triton-override: 1 code object(s)"),
+        "{}",
+        last(&over)
+    );
     let ov = tmp.path().join("ov").join(&hash).join("add.hsaco");
     let built = std::fs::read(&ov).expect("triton-override wrote <hash>/add.hsaco");
     assert_eq!(

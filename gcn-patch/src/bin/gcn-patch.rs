@@ -627,11 +627,17 @@ fn import(
 }
 
 /// Draws one progress line, redrawn per finished job, on a terminal.
-struct Terminal;
+struct Terminal {
+    /// The command, which names itself (`build`, `triton-override`).
+    command: &'static str,
+}
 
 impl ops::build::Observer for Terminal {
     fn start(&self, jobs: usize, max_jobs: usize) {
-        eprintln!("gcn-patch: building {jobs} code object(s), {max_jobs} at a time…");
+        eprintln!(
+            "gcn-patch {}: building {jobs} code object(s), {max_jobs} at a time…",
+            self.command
+        );
     }
     fn progress(&self, p: gcn_patch::build::Progress<'_>) {
         let state = match p.assembled {
@@ -652,6 +658,11 @@ impl ops::build::Observer for Terminal {
 /// `gcn-patch build` and `triton-override`: the build, then a summary table.
 fn build(manifest: PathBuf, out: PathBuf, layout: Layout, run: RunArgs) -> Result<(), Diagnostics> {
     use std::io::IsTerminal;
+    // Each command names itself in what it prints.
+    let command = match layout {
+        Layout::Build(_) => "build",
+        Layout::TritonOverride => "triton-override",
+    };
     let req = ops::build::BuildRequest {
         manifest,
         out,
@@ -662,7 +673,7 @@ fn build(manifest: PathBuf, out: PathBuf, layout: Layout, run: RunArgs) -> Resul
     };
     let terminal = std::io::stderr().is_terminal();
     let observer: &dyn ops::build::Observer = if terminal {
-        &Terminal
+        &Terminal { command }
     } else {
         &ops::build::Quiet
     };
@@ -688,7 +699,7 @@ fn build(manifest: PathBuf, out: PathBuf, layout: Layout, run: RunArgs) -> Resul
         );
     }
     eprintln!(
-        "gcn-patch build: {} code object(s) ({} assembled, {} cached) in {}; {} {}",
+        "gcn-patch {command}: {} code object(s) ({} assembled, {} cached) in {}; {} {}",
         r.rows.len(),
         r.assembled(),
         r.rows.len() - r.assembled(),

@@ -12,7 +12,7 @@
 //! | `occurrence = N` / `"last"` | act on the Nth (1-based) / last match only |
 //! | `expect = N` / `"any"` | number of matches required (default 1; with `occurrence`, at least N); `"any"` (alias `"all"`): at least one, all acted on |
 //! | `before = "pat"` / `after = "pat"` | anchor of `move` / `insert`, searched in the same scope |
-//! | `anchor-occurrence = N` / `"last"` | which anchor match (default: the anchor must match exactly once) |
+//! | `anchor-occurrence = N` / `"last"` | `move` only: which anchor match (default: the anchor must match exactly once); an `insert`'s anchor is its pattern, so `occurrence` picks it |
 //!
 //! **Patterns.** A pattern ending in `:` matches label lines; one starting
 //! with `.` matches directive lines; anything else matches instruction lines.
@@ -363,21 +363,28 @@ impl Rule {
                 } else {
                     "a"
                 };
+                let mut help = format!(
+                    "{an} `{kind_name}` rule takes {}",
+                    if allowed.is_empty() {
+                        "no extra keys besides the scope keys".to_string()
+                    } else {
+                        allowed
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                );
+                if kind_name == "insert" && key == "anchor-occurrence" {
+                    // An insert's pattern is its anchor: `occurrence` picks it.
+                    help.push_str(
+                        "; to pick which match of its anchor to insert at, use \
+                         `occurrence = N` / \"last\" (an insert's anchor is its pattern)",
+                    );
+                }
                 return Err(
-                    err(format!("`{key}` does not apply to {an} `{kind_name}` rule")).with_help(
-                        format!(
-                            "{an} `{kind_name}` rule takes {}",
-                            if allowed.is_empty() {
-                                "no extra keys besides the scope keys".to_string()
-                            } else {
-                                allowed
-                                    .iter()
-                                    .map(|k| format!("`{k}`"))
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            }
-                        ),
-                    ),
+                    err(format!("`{key}` does not apply to {an} `{kind_name}` rule"))
+                        .with_help(help),
                 );
             }
         }
