@@ -33,6 +33,11 @@
 //! | triton | [`triton`] | Triton's dump, cache and override layouts (`import`, `triton-override`) |
 //! | objdiff | [`objdiff`] | disassembly diff of unpatched vs patched code objects (`llvm-objdump`) |
 //!
+//! [`ops`] holds the commands: one operation per `gcn-patch` command, taking
+//! options and returning a typed report without printing; the binary only
+//! parses arguments and renders reports, and other tools can call the same
+//! operations.
+//!
 //! Below the stages: [`document`] is the one line model (text, kind, origin)
 //! and edit API they share; [`isa`] holds per-generation instruction-set facts
 //! (wait counters, register granules, occupancy inputs) shared by patch,
