@@ -64,7 +64,7 @@ pub const EXTENSIONS: &[&str] = &["rocmasm", "s", "amdgcn", "asm"];
 
 /// Header of a manifest created by `import`.
 const NEW_MANIFEST: &str =
-    "# kernels.toml: created by `gcn-patch import`; schema in README.md (\"kernels.toml\").\n";
+    "# kernels.toml: created by `gcn-patch import`; schema in docs/src/reference/kernels-toml.md.\n";
 
 /// Where a dump came from, as far as the file tells.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! (the seeds, and what fuzzing added and was kept) and
 //! fuzz/regressions/<target>/ (inputs that once crashed or broke a property)
 //! goes through the same check as `cargo +nightly fuzz run <target>`
-//! (fuzz/checks.rs). See the README's "Fuzzing" section.
+//! (fuzz/checks.rs). See docs/src/design/testing.md, "Fuzzing".
 
 #[path = "../../fuzz/checks.rs"]
 mod checks;

@@ -270,7 +270,7 @@ struct RunArgs {
 
 #[derive(clap::Args)]
 struct LlvmArgs {
-    /// Directory holding clang and ld.lld (default: search; see README).
+    /// Directory holding clang and ld.lld (default: search; see docs/src/reference/toolchain.md).
     #[arg(long, global = true)]
     llvm_bin: Option<PathBuf>,
     /// Time limit of every clang/ld.lld run, in seconds (default 300, or

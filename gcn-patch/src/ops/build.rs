@@ -157,7 +157,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
     if plan.jobs.is_empty() {
         return Err(
             Diagnostic::error(format!("{} lists no kernel to build", manifest.display()))
-                .with_help("import dumps with `gcn-patch import DUMP...` or add a [[kernel]] (see README, \"kernels.toml\")")
+                .with_help("import dumps with `gcn-patch import DUMP...` or add a [[kernel]] (see docs/src/reference/kernels-toml.md)")
                 .into(),
         );
     }

@@ -54,7 +54,7 @@ pub fn check(
         return Err(
             Diagnostic::error(format!("{} lists no kernel to check", manifest.display()))
                 .with_help(
-                    "add a [[kernel]] with a [[kernel.source]] (see README, \"kernels.toml\")",
+                    "add a [[kernel]] with a [[kernel.source]] (see docs/src/reference/kernels-toml.md)",
                 )
                 .into(),
         );

@@ -48,7 +48,7 @@ pub fn env(name: &str) -> Option<String> {
 #[derive(Debug, Clone, Default)]
 pub struct Tools {
     /// Directory holding clang and ld.lld (default: the manifest's
-    /// `defaults.llvm`, then the search described in the README).
+    /// `defaults.llvm`, then the search described in docs/src/reference/toolchain.md).
     pub llvm_bin: Option<PathBuf>,
     /// Time limit of every tool run (default 300 s or `GCN_PATCH_TOOL_TIMEOUT`).
     pub tool_timeout: Option<Duration>,
