@@ -211,3 +211,20 @@ fn readme_is_short_and_keeps_the_two_commands() {
         ".ci/run must run exactly the README's test command"
     );
 }
+
+#[test]
+fn the_workflow_page_shows_its_example_manifest_as_it_is() {
+    // The page's ```toml block is the kernels.toml its console example runs in.
+    let src = repo().join("docs/src/guide");
+    let page = std::fs::read_to_string(src.join("workflow.md")).unwrap();
+    let manifest = std::fs::read_to_string(src.join("workflow.in/kernels.toml")).unwrap();
+    let block = page
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("workflow.md has a ```toml block");
+    assert_eq!(
+        block, manifest,
+        "workflow.md's manifest differs from workflow.in/kernels.toml"
+    );
+}
