@@ -13,10 +13,10 @@
 //! | `lint` | [`lint::lint`] |
 //! | `build`, `triton-override` | [`build::build`] |
 //! | `lift`, `import` | [`lift::lift`], [`import::import`] |
-//! | `pin`, `edit`, `save` | [`crate::patch::pin`], [`crate::patch::quilt::edit`], [`crate::patch::quilt::save`] |
+//! | `pin`, `edit`, `save` | [`crate::patch::pin()`], [`crate::patch::quilt::edit`], [`crate::patch::quilt::save`] |
 //! | `targets` | [`targets::targets`] |
 //!
-//! Environment variables are read through [`env`] only.
+//! Environment variables are read through [`env()`] only.
 
 pub mod asm;
 pub mod build;
