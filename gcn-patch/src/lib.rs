@@ -14,7 +14,8 @@
 //! | retarget | [`retarget`] | rewrite for a target ID, normalize toolchain skew |
 //! | check | [`check`] | dump structure, register budget, occupancy, wait counters, hazards, Triton launch limits |
 //! | toolchain | [`toolchain`] | find clang/ld.lld with AMDGPU support, run them with time and output bounds |
-//! | assemble | [`assemble`] | `.s` → `.o` with clang, through the bounded [`toolchain::run`] |
+//! | assemble | [`assemble`] | `.s` → `.o` with llvm-mc or clang, through the bounded [`toolchain::run`] |
+//! | undefined | [`undefined`] | undefined symbols reported at the line naming them, before linking |
 //! | link | [`link`] | `.o` → `.hsaco` through `ld.lld -shared` |
 //! | verify | [`verify`] | ELF checks of the code object |
 //!
