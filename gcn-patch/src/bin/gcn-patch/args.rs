@@ -1,0 +1,317 @@
+//! The command line: every command, its arguments and their help (clap).
+//! The generated options page of the book comes from here too.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use gcn_patch::ops::Tools;
+
+/// Patch, retarget, check and assemble hand-tuned AMDGPU assembly.
+#[derive(Parser)]
+#[command(name = "gcn-patch", version, about)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum Command {
+    /// Print FILE retargeted for --target, with toolchain skew normalized.
+    Retarget {
+        /// Dumped asm (.s, .rocmasm).
+        file: PathBuf,
+        /// Target ID, e.g. gfx942, gfx942:sramecc+:xnack-, gfx9-4-generic.
+        #[arg(long, short)]
+        target: String,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Lift a code object back to editable asm that rebuilds it
+    /// byte-identically (checked before anything is written).
+    Lift {
+        /// The code object (.co, .hsaco), offload bundle, HIP host object or
+        /// executable (.hip_fatbin), or IREE .vmfb.
+        file: PathBuf,
+        /// Write the asm here (default: standard output).
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+        /// The target to take from a container (needed when it holds
+        /// several); for a bare code object, the target it must be built for.
+        #[arg(long, short)]
+        target: Option<String>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Retarget, assemble, link and verify FILE into a code object.
+    Assemble {
+        /// Dumped asm (.s, .rocmasm).
+        file: PathBuf,
+        /// Target ID.
+        #[arg(long, short)]
+        target: String,
+        /// Output .hsaco.
+        #[arg(long, short)]
+        output: PathBuf,
+        /// Rewrite register counts to what the code uses instead of failing.
+        #[arg(long)]
+        update_registers: bool,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Print a kernel's patched, retargeted asm.
+    Apply {
+        /// Kernel name from kernels.toml.
+        kernel: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// Target (default: the first target of the kernel's first source).
+        #[arg(long, short)]
+        target: Option<String>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Apply every patch for every target, run every check, and assemble,
+    /// link and verify every job with the real toolchain (in parallel,
+    /// through the object cache): "ok" means it builds.
+    Check {
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// Skip assembling: only apply and check (no toolchain needed; an
+        /// "ok" then does not mean the assembler accepts every instruction).
+        #[arg(long, conflicts_with = "assemble")]
+        no_assemble: bool,
+        /// Assemble, link and verify (the default; kept for scripts).
+        #[arg(long, hide = true)]
+        assemble: bool,
+        /// Parallel jobs when assembling (default: the number of CPUs).
+        #[arg(long, short)]
+        jobs: Option<usize>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Re-pin a kernel's dumps (sha256 in kernels.toml) after re-checking its patches.
+    Pin {
+        /// Kernel name from kernels.toml.
+        kernel: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+    },
+    /// List every known processor, generic target and family name.
+    Targets,
+    /// Import dumped AMDGPU asm (files or dump directories: IREE linked and
+    /// unlinked dumps, hipcc --save-temps .s, Triton .amdgcn, any AMDGPU .s):
+    /// copy each under asm/<processor>/, pin its sha256 and add a [[kernel]]
+    /// recording its target, kernel symbols and IREE executables to the
+    /// manifest (created if absent). Re-importing the same bytes is a no-op.
+    /// Triton dump directories (TRITON_DUMP_DIR) and cache entries are
+    /// recognized: the dump hash and launch metadata go to `triton = {…}`.
+    Import {
+        /// Dumped files or directories holding them; or binaries to lift: code
+        /// objects (.co, .hsaco), offload bundles, HIP host objects or
+        /// executables, IREE .vmfb.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// The manifest (created if absent).
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// Triton cache directory searched for a Triton dump's launch metadata
+        /// (repeatable; default: $TRITON_CACHE_DIR, else ~/.triton/cache).
+        #[arg(long)]
+        triton_cache: Vec<PathBuf>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Build every Triton kernel of the manifest for its dump's target (the
+    /// engine of `build`) and write DIR/<hash>/<kernel>.hsaco, so that
+    /// `TRITON_KERNEL_OVERRIDE=1 TRITON_OVERRIDE_DIR=DIR` runs the patched code.
+    TritonOverride {
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// Override directory to write.
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Build every kernel × target of the manifest outside Cargo (in parallel,
+    /// cached, the engine gcn-build uses) into DIR/<target>/<exec>.hsaco per
+    /// IREE executable (DIR/<target>/<kernel>.hsaco for other kernels), so
+    /// `--iree-hal-substitute-executable-objects-from=DIR/<target>` works;
+    /// writes kernels.lock next to the manifest (with --locked: checks it).
+    Build {
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Build only these targets (IDs or families; repeatable). A target
+        /// of the same generation as a source's dump is added to it.
+        #[arg(long, short)]
+        target: Vec<String>,
+        #[command(flatten)]
+        run: RunArgs,
+    },
+    /// Write KERNEL's dump with its diffs applied (rules run after them) to a
+    /// work file under .gcn-patch/edit/ and print its path; edit it, then `save`.
+    Edit {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// The source building this target (default: the first source).
+        #[arg(long, short)]
+        target: Option<String>,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+    },
+    /// Turn the edits in KERNEL's work file into the next numbered unified
+    /// diff patches/<kernel>/NNNN-NAME.diff, appended to the source's
+    /// `patches` (quilt style). No change: says so and writes nothing.
+    Save {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// Short name of the patch, e.g. coarser-waits.
+        name: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Build KERNEL for --target from the unpatched and the patched dump,
+    /// disassemble both with llvm-objdump and print a unified diff of the
+    /// instructions (addresses stripped) and the register/LDS/occupancy
+    /// fields that changed.
+    Objdiff {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// Target ID.
+        #[arg(long, short)]
+        target: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Print the iree-compile flags substituting every IREE executable of the
+    /// manifest built for --target by `gcn-patch build --out DIR`,
+    /// whitespace-separated, ready for `$(...)`.
+    IreeFlags {
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// The `gcn-patch build` output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Target ID the IREE program is compiled for.
+        #[arg(long, short)]
+        target: String,
+    },
+    /// Check FILE for wait-counter hazards: reads or overwrites of registers
+    /// a pending memory operation will write. Exit 0: no hazard (notes and
+    /// warnings allowed); 1: at least one hazard; 2: usage or input error.
+    Lint {
+        /// Any AMDGPU asm file (.s, .rocmasm); no manifest needed.
+        file: PathBuf,
+        /// Target ID the file is for, e.g. gfx942, gfx1100, gfx1201.
+        #[arg(long, short)]
+        target: String,
+        /// Also list waits that could be loosened, and waits that cover nothing (notes).
+        #[arg(long)]
+        suggest: bool,
+        /// Report only hazards FILE has that BASE does not (or has with a
+        /// stricter wait): lines are matched by a diff alignment of the two
+        /// files. Exit 1 if there is any.
+        #[arg(long, value_name = "BASE")]
+        baseline: Option<PathBuf>,
+    },
+    /// Print this command-line reference as Markdown (the book's
+    /// docs/src/reference/cli-options.md is generated with it).
+    #[command(hide = true)]
+    MarkdownHelp,
+}
+
+/// How `build` and `triton-override` run the build engine.
+#[derive(clap::Args)]
+pub(crate) struct RunArgs {
+    /// Fail, with a per-entry diff, if the build does not reproduce
+    /// kernels.lock (the lock is not written).
+    #[arg(long)]
+    pub(crate) locked: bool,
+    /// Parallel jobs (default: the number of CPUs).
+    #[arg(long, short)]
+    pub(crate) jobs: Option<usize>,
+    #[command(flatten)]
+    pub(crate) llvm: LlvmArgs,
+}
+
+#[derive(clap::Args)]
+pub(crate) struct LlvmArgs {
+    /// Directory holding clang and ld.lld (default: search; see docs/src/reference/toolchain.md).
+    #[arg(long, global = true)]
+    pub(crate) llvm_bin: Option<PathBuf>,
+    /// Time limit of every clang/ld.lld run, in seconds (default 300, or
+    /// GCN_PATCH_TOOL_TIMEOUT); a tool past it is killed with its children.
+    #[arg(long, global = true, value_name = "SECONDS", value_parser = parse_tool_timeout)]
+    pub(crate) tool_timeout: Option<std::time::Duration>,
+}
+
+fn parse_tool_timeout(text: &str) -> Result<std::time::Duration, String> {
+    gcn_patch::toolchain::run::parse_timeout(text)
+}
+
+impl LlvmArgs {
+    /// The library's view of these options.
+    pub(crate) fn tools(&self) -> Tools {
+        Tools {
+            llvm_bin: self.llvm_bin.clone(),
+            tool_timeout: self.tool_timeout,
+        }
+    }
+}
+
+/// The command-line reference in Markdown, from the argument parser itself.
+pub(crate) fn markdown_help() -> String {
+    let options = clap_markdown::MarkdownOptions::new()
+        .title("Command-line options".to_string())
+        .show_footer(false);
+    let body = escape_angle_brackets(&clap_markdown::help_markdown_custom::<Cli>(&options));
+    format!(
+        "<!-- Generated by `gcn-patch markdown-help`; do not edit. Regenerate with\n     \
+         cargo run -p gcn-patch -- markdown-help > docs/src/reference/cli-options.md -->\n\n{body}"
+    )
+}
+
+/// `<kernel>` in help text is a placeholder, not an HTML tag: escape `<` and
+/// `>` outside code spans and fenced blocks, so Markdown renderers show it.
+fn escape_angle_brackets(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut fenced = false;
+    for line in markdown.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced {
+            out.push_str(line);
+            continue;
+        }
+        let mut in_code = false;
+        for c in line.chars() {
+            match c {
+                '`' => {
+                    in_code = !in_code;
+                    out.push(c);
+                }
+                '<' if !in_code => out.push_str("&lt;"),
+                '>' if !in_code => out.push_str("&gt;"),
+                _ => out.push(c),
+            }
+        }
+    }
+    out
+}

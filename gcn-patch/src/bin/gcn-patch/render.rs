@@ -1,0 +1,205 @@
+//! How each command's report is shown: tables on standard output, notes,
+//! progress and summaries on standard error, and exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use gcn_patch::diag::{Diagnostic, Diagnostics, Severity};
+use gcn_patch::ops::{self, build::Layout};
+
+use crate::args::{LlvmArgs, RunArgs};
+
+/// Notes, one after the other, on standard error.
+pub(crate) fn print_notes(notes: &[Diagnostic]) {
+    for n in notes {
+        eprintln!("{n}");
+    }
+}
+
+/// `gcn-patch lint`: exit 0 without (new) hazard, 1 with one, 2 on bad input.
+pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&Path>) -> ExitCode {
+    let r = match ops::lint::lint(file, target, suggest, baseline) {
+        Ok(r) => r,
+        Err(d) => {
+            eprintln!("{d}");
+            return ExitCode::from(2);
+        }
+    };
+    for d in &r.diagnostics {
+        eprintln!("{d}\n");
+    }
+    let hazards = r.hazards();
+    let inherited = r.inherited();
+    let notes = r.count(Severity::Note) - inherited;
+    let warnings = r.diagnostics.len() - hazards - notes - inherited;
+    match baseline {
+        Some(b) => eprintln!(
+            "gcn-patch lint: {}: {hazards} hazard(s) not in {}, {warnings} warning(s), {notes} suggestion(s), {inherited} kernel(s) with inherited hazards, for {}",
+            file.display(),
+            b.display(),
+            r.target.name()
+        ),
+        None => eprintln!(
+            "gcn-patch lint: {}: {hazards} hazard(s), {warnings} warning(s), {notes} suggestion(s) for {}",
+            file.display(),
+            r.target.name()
+        ),
+    }
+    if hazards > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `gcn-patch import`: one line per file, then what was skipped.
+pub(crate) fn import(
+    manifest: &Path,
+    paths: &[PathBuf],
+    triton_caches: Vec<PathBuf>,
+    llvm: &LlvmArgs,
+) -> Result<(), Diagnostics> {
+    use gcn_patch::import::Outcome;
+    let report = ops::import::import(manifest, paths, triton_caches, &llvm.tools())?;
+    for o in &report.outcomes {
+        match o {
+            Outcome::Added { kernel, asm } => eprintln!(
+                "gcn-patch: imported {} as kernel `{kernel}` into {}",
+                asm.display(),
+                manifest.display()
+            ),
+            Outcome::AddedSource { kernel, asm } => eprintln!(
+                "gcn-patch: imported {} as a new source of kernel `{kernel}` in {}",
+                asm.display(),
+                manifest.display()
+            ),
+            Outcome::Unchanged { kernel, asm } => eprintln!(
+                "gcn-patch: {} is already imported (kernel `{kernel}`, same sha256): nothing to do",
+                asm.display()
+            ),
+        }
+    }
+    for n in &report.notes {
+        eprintln!("note: {n}");
+    }
+    if !report.skipped.is_empty() {
+        eprintln!(
+            "gcn-patch: skipped {} file(s) that are not AMDGPU assembly",
+            report.skipped.len()
+        );
+    }
+    Ok(())
+}
+
+/// Draws one progress line, redrawn per finished job, on a terminal.
+struct Terminal {
+    /// The command, which names itself (`build`, `triton-override`).
+    command: &'static str,
+}
+
+impl ops::build::Observer for Terminal {
+    fn start(&self, jobs: usize, max_jobs: usize) {
+        eprintln!(
+            "gcn-patch {}: building {jobs} code object(s), {max_jobs} at a time…",
+            self.command
+        );
+    }
+    fn progress(&self, p: gcn_patch::build::Progress<'_>) {
+        let state = match p.assembled {
+            Some(true) => "assembled",
+            Some(false) => "cached",
+            None => "failed",
+        };
+        eprint!(
+            "\r\x1b[K[{}/{}] {} {} {state}",
+            p.done,
+            p.total,
+            p.kernel,
+            p.target.name()
+        );
+    }
+}
+
+/// `gcn-patch build` and `triton-override`: the build, then a summary table.
+pub(crate) fn build(
+    manifest: PathBuf,
+    out: PathBuf,
+    layout: Layout,
+    run: RunArgs,
+) -> Result<(), Diagnostics> {
+    use std::io::IsTerminal;
+    // Each command names itself in what it prints.
+    let command = match layout {
+        Layout::Build(_) => "build",
+        Layout::TritonOverride => "triton-override",
+    };
+    let req = ops::build::BuildRequest {
+        manifest,
+        out,
+        layout,
+        locked: run.locked,
+        jobs: run.jobs,
+        tools: run.llvm.tools(),
+    };
+    let terminal = std::io::stderr().is_terminal();
+    let observer: &dyn ops::build::Observer = if terminal {
+        &Terminal { command }
+    } else {
+        &ops::build::Quiet
+    };
+    let built = ops::build::build(&req, observer);
+    if terminal {
+        eprint!("\r\x1b[K");
+    }
+    let r = built?;
+    print_notes(&r.notes);
+    println!(
+        "{:<24} {:<22} {:<10} {:<16} files",
+        "kernel", "target", "state", "sha256"
+    );
+    for row in &r.rows {
+        let files: Vec<String> = row.files.iter().map(|p| p.display().to_string()).collect();
+        println!(
+            "{:<24} {:<22} {:<10} {:<16} {}",
+            row.kernel,
+            row.target.name(),
+            row.state.as_str(),
+            &row.sha256[..16],
+            files.join(" ")
+        );
+    }
+    eprintln!(
+        "gcn-patch {command}: {} code object(s) ({} assembled, {} cached) in {}; {} {}",
+        r.rows.len(),
+        r.assembled(),
+        r.rows.len() - r.assembled(),
+        req.out.display(),
+        if req.locked { "reproduces" } else { "wrote" },
+        r.lock.display()
+    );
+    Ok(())
+}
+
+/// `gcn-patch targets`: processors, then families.
+pub(crate) fn targets() {
+    let t = ops::targets::targets();
+    println!(
+        "{:<18} {:>6}  {:<18} {:<8} {:<6} {:>4}",
+        "processor", "mach", "generic", "sramecc", "xnack", "llvm"
+    );
+    for p in t.processors {
+        println!(
+            "{:<18} {:>#6x}  {:<18} {:<8} {:<6} {:>4}",
+            p.name,
+            p.mach,
+            p.generic.unwrap_or("-"),
+            if p.sramecc { "yes" } else { "-" },
+            if p.xnack { "yes" } else { "-" },
+            p.min_llvm
+        );
+    }
+    println!();
+    for (family, members) in t.families {
+        println!("{family:<14} {}", members.join(" "));
+    }
+}
