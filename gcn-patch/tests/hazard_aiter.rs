@@ -380,4 +380,9 @@ fn unpatched_aiter_imports_check_without_hazard_errors_and_build() {
         "not every unpatched aiter import checks and builds"
     );
     assert!(inherited_kernels >= 20, "{inherited_kernels}");
+    // An unpatched import builds its own counts: nothing is rewritten.
+    assert!(
+        recounted.is_empty(),
+        "register counts rewritten: {recounted:?}"
+    );
 }

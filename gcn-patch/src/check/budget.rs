@@ -1065,10 +1065,20 @@ fn check(
     let asm = patched.asm();
     let budgets = analyze_doc(patched, target);
     // A hand-written kernel may leave its register counts to us: with nothing
-    // declared there is nothing to contradict, so they are filled in.
-    let declares_nothing = budgets
-        .iter()
-        .any(|k| k.declared.next_free_vgpr.is_none() && k.declared.next_free_sgpr.is_none());
+    // declared in its `.amdhsa_kernel` block there is nothing to contradict,
+    // so they are filled in. A descriptor kept as raw bytes (lifted) declares
+    // its counts in those bytes: nothing is filled in for it.
+    let kernels = patched.kernels();
+    let has_block = |name: &str| {
+        kernels
+            .iter()
+            .any(|k| k.name == name && k.descriptor.is_some())
+    };
+    let declares_nothing = budgets.iter().any(|k| {
+        k.declared.next_free_vgpr.is_none()
+            && k.declared.next_free_sgpr.is_none()
+            && has_block(&k.kernel)
+    });
     let policy = if declares_nothing {
         RegisterPolicy::Update
     } else {
