@@ -1068,16 +1068,10 @@ fn check(
     // declared in its `.amdhsa_kernel` block there is nothing to contradict,
     // so they are filled in. A descriptor kept as raw bytes (lifted) declares
     // its counts in those bytes: nothing is filled in for it.
-    let kernels = patched.kernels();
-    let has_block = |name: &str| {
-        kernels
-            .iter()
-            .any(|k| k.name == name && k.descriptor.is_some())
-    };
     let declares_nothing = budgets.iter().any(|k| {
         k.declared.next_free_vgpr.is_none()
             && k.declared.next_free_sgpr.is_none()
-            && has_block(&k.kernel)
+            && k.declared.descriptor_line.is_some()
     });
     let policy = if declares_nothing {
         RegisterPolicy::Update

@@ -117,13 +117,15 @@ pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
     // A descriptor kept as raw bytes (`gcn-patch lift` writes one where no
     // `.amdhsa_kernel` block re-assembles to the original 64 bytes) is a
     // `<kernel>.kd:` label on data: the kernel can be launched as it is.
-    let raw_descriptor = |name: &str| {
-        let kd = format!("{name}.kd");
-        file.lines.iter().any(|l| l.label() == Some(kd.as_str()))
+    let labels: std::collections::HashSet<&str> = if kernels.iter().any(|k| k.descriptor.is_none())
+    {
+        file.lines.iter().filter_map(|l| l.label()).collect()
+    } else {
+        Default::default()
     };
     if let Some(k) = kernels
         .iter()
-        .find(|k| k.descriptor.is_none() && !raw_descriptor(&k.name))
+        .find(|k| k.descriptor.is_none() && !labels.contains(format!("{}.kd", k.name).as_str()))
     {
         // 0-based line where the kernel shows up: its label or its metadata entry.
         let line = k.symbol_line.or(k.metadata.as_ref().map(|m| m.start));

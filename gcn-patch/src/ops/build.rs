@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use super::{env, Tools};
+use super::Tools;
 use crate::build::{build_all, BuildOptions, Progress};
-use crate::cache::{self, Hit, ObjectCache, SharedCache};
+use crate::cache::{self, Hit, ObjectCache};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::manifest::Manifest;
 use crate::pipeline;
@@ -42,10 +42,7 @@ pub struct BuildRequest {
 impl BuildRequest {
     /// How many jobs run at once.
     pub fn max_jobs(&self) -> usize {
-        self.jobs
-            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-            .unwrap_or(1)
-            .max(1)
+        super::max_jobs(self.jobs)
     }
 }
 
@@ -178,8 +175,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
         }
     };
     let tc = req.tools.find(Some(&m))?;
-    let shared = SharedCache::from_env(&env)
-        .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
+    let shared = super::shared_cache()?;
     let state_dir = out.join(".gcn-patch");
     observer.start(plan.jobs.len(), max_jobs);
     let progress = |p: Progress<'_>| observer.progress(p);

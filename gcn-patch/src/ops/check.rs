@@ -47,7 +47,7 @@ pub fn check(
     tools: &Tools,
 ) -> Result<CheckReport, Diagnostics> {
     use crate::build::{build_one, BuildOptions};
-    use crate::cache::{ObjectCache, SharedCache};
+    use crate::cache::ObjectCache;
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
     if plan.jobs.is_empty() {
@@ -61,13 +61,9 @@ pub fn check(
     }
     let results: Vec<Result<Vec<Diagnostic>, Diagnostics>> = if assemble {
         let tc = tools.find(Some(&m))?;
-        let shared = SharedCache::from_env(&super::env)
-            .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
+        let shared = super::shared_cache()?;
         let work = scratch()?;
-        let max_jobs = jobs
-            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-            .unwrap_or(1)
-            .max(1);
+        let max_jobs = super::max_jobs(jobs);
         let opts = BuildOptions {
             toolchain: &tc,
             cache: ObjectCache {
