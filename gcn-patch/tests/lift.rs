@@ -275,6 +275,49 @@ fn aiter_code_objects_rebuild_byte_identically() {
     );
 }
 
+/// The whole of aiter's `hsa/` tree, not a sample: about 2,900 code objects,
+/// some 45 minutes on two cores, so it is not part of the suite. Run it
+/// with `tests/corpus/aiter-survey.sh AITER_REPO`, which extracts `hsa/`
+/// from a clone of ROCm/aiter and runs this test on it. It fails, saying
+/// so, when `GCN_AITER_HSA` does not name such a directory.
+#[test]
+#[ignore = "the full aiter survey: run tests/corpus/aiter-survey.sh AITER_REPO"]
+fn aiter_full_survey_rebuilds_byte_identically() {
+    let hsa = std::env::var_os("GCN_AITER_HSA").map(PathBuf::from).expect(
+        "GCN_AITER_HSA must name the hsa/ directory of ROCm/aiter: run \
+         tests/corpus/aiter-survey.sh AITER_REPO",
+    );
+    let mut files = vec![];
+    for arch in ["gfx942", "gfx950", "gfx1250"] {
+        let dir = hsa.join(arch);
+        assert!(dir.is_dir(), "{} is not a directory", dir.display());
+        for e in walkdir::WalkDir::new(&dir).sort_by_file_name() {
+            let e = e.unwrap();
+            if e.path().extension().is_some_and(|x| x == "co") {
+                files.push((arch.to_string(), e.into_path()));
+            }
+        }
+    }
+    assert!(
+        files.len() >= 1000,
+        "only {} .co files under {}",
+        files.len(),
+        hsa.display()
+    );
+    let tallies = lift_all(&files);
+    report("all of aiter's hsa/: lift, then rebuild", &tallies);
+    let total: usize = tallies.values().map(|t| t.files).sum();
+    let identical: usize = tallies.values().map(|t| t.identical).sum();
+    eprintln!(
+        "  all: {identical} of {total} identical ({:.2}%)",
+        100.0 * identical as f64 / total as f64
+    );
+    assert!(
+        identical * 100 >= total * 99,
+        "only {identical} of {total} aiter code objects rebuild identically"
+    );
+}
+
 #[test]
 fn compiler_made_code_objects_rebuild_byte_identically() {
     let mut files = vec![];
