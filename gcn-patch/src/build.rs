@@ -199,7 +199,13 @@ fn build_job(
         Some((bytes, hit)) => (bytes, Some(hit)),
         None => {
             // The tools run in memory: nothing is written but the cache entry.
-            let (bytes, _) = pipeline::build_bytes(opts.toolchain, &prepared, &opts.work_dir)?;
+            // A job failing here passed every check: its preparation notes
+            // (retargeting, raw lines) go with the error.
+            let (bytes, _) = pipeline::build_bytes(opts.toolchain, &prepared, &opts.work_dir)
+                .map_err(|mut e| {
+                    e.0.extend(prepared.notes.iter().cloned());
+                    e
+                })?;
             opts.cache.store(&key, &bytes).map_err(|e| {
                 Diagnostics::from(
                     Diagnostic::error(format!(

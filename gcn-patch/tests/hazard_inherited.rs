@@ -254,3 +254,28 @@ fn the_dumps_own_register_findings_are_inherited_new_ones_are_errors() {
     let d = p.prepare("", rule).expect_err("new register finding");
     assert!(d.0.iter().all(|e| e.message.contains("s90")), "{d}");
 }
+
+/// A job that passes every check and then fails at the assembler keeps its
+/// notes: `check` shows the inherited-hazard note beside the assembler's
+/// error (it used to show the error alone), and `build` does the same.
+#[test]
+fn a_job_the_assembler_rejects_keeps_its_notes() {
+    let p = P::new();
+    p.manifest(
+        "",
+        "\n[[kernel.source.rule]]\ninsert = [\"v_mov_b32 v1, v2, v3\"]\nbefore = \"s_endpgm\"\n",
+    );
+    let o = common::run_cli(p.dir.path(), &["check", "--no-assemble"]);
+    assert!(o.status.success(), "{}", common::stderr(&o));
+    for args in [&["check"][..], &["build", "--out", "out"]] {
+        let o = common::run_cli(p.dir.path(), args);
+        let e = common::stderr(&o);
+        assert!(!o.status.success(), "{args:?}: {e}");
+        assert!(e.contains("v_mov_b32 v1, v2, v3"), "{args:?}: {e}");
+        assert!(
+            e.contains("1 wait-counter hazard(s) inherited"),
+            "{args:?}: the note is missing: {e}"
+        );
+    }
+    assert!(!p.dir.path().join("out/gfx942/mm.hsaco").exists());
+}

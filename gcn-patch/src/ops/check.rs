@@ -95,10 +95,12 @@ pub fn check(
         let (notes, passed) = match result {
             Ok(notes) => (notes, true),
             Err(d) => {
-                report
-                    .errors
-                    .extend(d.0.into_iter().filter(|d| d.severity == Severity::Error));
-                (Vec::new(), false)
+                // The notes of a failing job (retargeting, raw lines,
+                // inherited hazards) stay with it: they often explain the error.
+                let (errors, notes): (Vec<_>, Vec<_>) =
+                    d.0.into_iter().partition(|d| d.severity == Severity::Error);
+                report.errors.extend(errors);
+                (notes, false)
             }
         };
         report.jobs.push(Checked {
