@@ -2,7 +2,7 @@
 # Lifts and rebuilds every code object of aiter's hsa/ tree (about 2,900 .co
 # files for gfx942, gfx950 and gfx1250), not only the sample in
 # tests/corpus/aiter, and prints the same table as the suite's lift test.
-# Not part of the suite: about 45 minutes on two cores.
+# Not part of the suite: about 10 minutes on two cores (a release build).
 #
 # Usage: tests/corpus/aiter-survey.sh AITER_REPO
 #   AITER_REPO: a git repository of https://github.com/ROCm/aiter (a clone or
