@@ -132,6 +132,9 @@ pub struct ImportOptions {
     /// The toolchain that lifts binaries (none: importing a binary is an
     /// error that says to install LLVM).
     pub toolchain: Option<crate::toolchain::Toolchain>,
+    /// Binaries lifted at once (0: one per CPU). Lifting is most of an
+    /// import's time; the manifest is still written in argument order.
+    pub jobs: usize,
 }
 
 impl ImportOptions {
@@ -154,6 +157,7 @@ impl ImportOptions {
         ImportOptions {
             triton_caches,
             toolchain: None,
+            jobs: 0,
         }
     }
 }
@@ -209,8 +213,31 @@ pub fn import_with(
     let mut report = Report::default();
     let mut found = Vec::new();
     let mut errors = Vec::new();
-    for input in inputs {
-        if input.is_dir() {
+    // Each input is looked at once: a directory, a binary or a text file.
+    // Binaries are lifted first, several at once (`jobs`), their results
+    // taken in argument order below.
+    let is_dir: Vec<bool> = inputs.iter().map(|p| p.is_dir()).collect();
+    let binary: Vec<bool> = inputs
+        .iter()
+        .zip(&is_dir)
+        .map(|(p, &dir)| !dir && is_binary(p))
+        .collect();
+    let workers = match opts.jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let to_lift: Vec<&PathBuf> = inputs
+        .iter()
+        .zip(&binary)
+        .filter(|(_, &b)| b)
+        .map(|(p, _)| p)
+        .collect();
+    let mut lifted = crate::jobs::run(to_lift, workers, &crate::jobs::Unlimited, |p| {
+        recognize_binary(p, opts)
+    })
+    .into_iter();
+    for (i, input) in inputs.iter().enumerate() {
+        if is_dir[i] {
             let mut files = Vec::new();
             walk(input, &mut files).map_err(|e| io_error("read directory", input, e))?;
             files.sort();
@@ -235,8 +262,9 @@ pub fn import_with(
                     .with_help("pass the dump directory (e.g. IREE's --iree-hal-dump-executable-files-to=DIR) or the .s/.rocmasm/.amdgcn files"),
                 );
             }
-        } else if is_binary(input) {
-            match recognize_binary(input, opts) {
+        } else if binary[i] {
+            // One result per binary input, in order (`to_lift`).
+            match lifted.next().unwrap_or_else(|| unreachable!()) {
                 Ok(members) => found.extend(members),
                 Err(d) => errors.extend(d.0),
             }
@@ -251,6 +279,10 @@ pub fn import_with(
         return Err(Diagnostics(errors));
     }
     let found = merge_triton_pairs(found);
+    // All or nothing: an import that fails part-way (a changed file
+    // imported again, a full disk) is rolled back.
+    let manifest_before = ManifestBefore::read(manifest_path);
+    let mut created = Vec::new();
     for imported in &found {
         if let Some(l) = &imported.lifted {
             if l.raw > 0 {
@@ -264,9 +296,16 @@ pub fn import_with(
                 ));
             }
         }
-        report
-            .outcomes
-            .push(add_to_manifest(manifest_path, imported)?);
+        match add_one(manifest_path, imported) {
+            Ok((outcome, file)) => {
+                created.extend(file);
+                report.outcomes.push(outcome);
+            }
+            Err(d) => {
+                roll_back(manifest_path, manifest_before, &created);
+                return Err(d);
+            }
+        }
     }
     Ok(report)
 }
@@ -642,13 +681,89 @@ fn list(items: &[String]) -> String {
     format!("[{}]", q.join(", "))
 }
 
+/// Where a lifted binary's asm goes: `rel` (`asm/<processor>/<file_name>`),
+/// unless that is taken by a *different* binary of the same file name (its
+/// source records another `imported-from`; aiter ships
+/// `fmha_v3_fwd/MI300/X.co` and `fmha_v3_fwd/MI308/X.co` for one
+/// processor). Then the binary's own parent directories are added, the
+/// nearest first, until the place is free or holds this binary:
+/// `asm/<processor>/MI308/X.s`, with `MI308` returned as the qualifier for
+/// its kernel name. Dumps, and re-imports of the same path, keep `rel` (a
+/// changed file is then an error that says how to replace it).
+fn distinct_place(
+    dir: &Path,
+    rel: PathBuf,
+    file_name: &str,
+    existing: Option<&Manifest>,
+    imported: &Imported,
+) -> (PathBuf, Option<String>) {
+    let (Some(m), Some(_)) = (existing, &imported.lifted) else {
+        return (rel, None);
+    };
+    let from = imported.from.display().to_string();
+    // Taken by another binary: the file is there with other bytes, and its
+    // source says it came from elsewhere.
+    let taken_by_another = |rel: &Path| {
+        let Ok(old) = std::fs::read(dir.join(rel)) else {
+            return false;
+        };
+        sha256_hex(&old) != imported.sha256
+            && m.kernels
+                .iter()
+                .flat_map(|k| &k.sources)
+                .find(|s| s.rel == rel)
+                .and_then(|s| s.imported_from.as_deref())
+                .is_some_and(|f| f != from)
+    };
+    if !taken_by_another(&rel) {
+        return (rel, None);
+    }
+    let parents: Vec<String> = imported
+        .from
+        .parent()
+        .map(|p| {
+            p.components()
+                .filter_map(|c| match c {
+                    std::path::Component::Normal(n) => Some(n.to_string_lossy().into_owned()),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let processor_dir = PathBuf::from("asm").join(imported.target.processor.name);
+    for n in 1..=parents.len() {
+        let dirs = &parents[parents.len() - n..];
+        let mut candidate = processor_dir.clone();
+        candidate.extend(dirs);
+        let candidate = candidate.join(file_name);
+        if !taken_by_another(&candidate) {
+            return (candidate, Some(dirs.join("_")));
+        }
+    }
+    (rel, None)
+}
+
 /// Copy one recognized dump under `asm/<processor>/` and append its kernel to
 /// the manifest (created if absent). Idempotent for the same bytes.
 pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outcome, Diagnostics> {
-    let dir = match manifest_path.parent() {
+    add_one(manifest_path, imported).map(|(outcome, _)| outcome)
+}
+
+/// The directory `asm/` paths of a manifest are relative to.
+fn manifest_dir(manifest_path: &Path) -> PathBuf {
+    match manifest_path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
-    };
+    }
+}
+
+/// [`add_to_manifest`], and the asm file it created (none when the file was
+/// there already).
+fn add_one(
+    manifest_path: &Path,
+    imported: &Imported,
+) -> Result<(Outcome, Option<PathBuf>), Diagnostics> {
+    let dir = manifest_dir(manifest_path);
     let file_name = match &imported.lifted {
         Some(l) => l.file_name.clone(),
         None => imported
@@ -669,15 +784,16 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
             rel.push(dir);
         }
     }
-    let rel = rel.join(&file_name);
-    let rel_text = rel.to_string_lossy().replace('\\', "/");
-    let dest = dir.join(&rel);
-    let sha = &imported.sha256;
     let existing = if manifest_path.exists() {
         Some(Manifest::load(manifest_path)?)
     } else {
         None
     };
+    let rel = rel.join(&file_name);
+    let (rel, qualifier) = distinct_place(&dir, rel, &file_name, existing.as_ref(), imported);
+    let rel_text = rel.to_string_lossy().replace('\\', "/");
+    let dest = dir.join(&rel);
+    let sha = &imported.sha256;
     if let Ok(old) = std::fs::read(&dest) {
         let old_sha = sha256_hex(&old);
         if old_sha != *sha {
@@ -688,6 +804,20 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
                     .map(|k| k.name.clone())
             });
             let kernel = kernel.unwrap_or_else(|| imported.kernel.clone());
+            // A binary is lifted over its asm; a dump is copied.
+            let replace = if imported.lifted.is_some() {
+                format!(
+                    "lift it over (`gcn-patch lift {} -o {}`)",
+                    imported.from.display(),
+                    dest.display()
+                )
+            } else {
+                format!(
+                    "copy it over (`cp {} {}`)",
+                    imported.from.display(),
+                    dest.display()
+                )
+            };
             return Err(Diagnostic::error(format!(
                 "`{}` was already imported as `{rel_text}` with other bytes",
                 imported.from.display()
@@ -695,9 +825,7 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
             .with_note(format!("`{rel_text}` has sha256 {old_sha}"))
             .with_note(format!("`{}` has sha256 {sha}", imported.from.display()))
             .with_help(format!(
-                "to replace the dump: copy it over (`cp {} {}`), then run `gcn-patch pin {kernel} --manifest {}` (it re-checks the patches against the new dump); or rename the file to import it as another kernel",
-                imported.from.display(),
-                dest.display(),
+                "to replace the dump: {replace}, then run `gcn-patch pin {kernel} --manifest {}` (it re-checks the patches against the new dump); or rename the file to import it as another kernel",
                 manifest_path.display()
             ))
             .into());
@@ -710,14 +838,18 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
             .find(|k| k.sources.iter().any(|s| s.rel == rel))
         {
             if dest.exists() {
-                return Ok(Outcome::Unchanged {
-                    kernel: k.name.clone(),
-                    asm: rel,
-                });
+                return Ok((
+                    Outcome::Unchanged {
+                        kernel: k.name.clone(),
+                        asm: rel,
+                    },
+                    None,
+                ));
             }
         }
     }
     let source = source_entry(imported, &rel_text);
+    let created = (!dest.exists()).then(|| dest.clone());
     // Another processor's build of a kernel already here: a new source of it.
     if let Some(k) = existing.as_ref().and_then(|m| same_program(m, imported)) {
         write_dump(&dest, &imported.bytes)?;
@@ -725,10 +857,13 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
         Manifest::parse(&text, manifest_path)?;
         crate::output::write_atomic(manifest_path, text.as_bytes())
             .map_err(|e| io_error("write", manifest_path, e))?;
-        return Ok(Outcome::AddedSource {
-            kernel: k.name.clone(),
-            asm: rel,
-        });
+        return Ok((
+            Outcome::AddedSource {
+                kernel: k.name.clone(),
+                asm: rel,
+            },
+            created,
+        ));
     }
     // A free kernel name: the recognized one, else with the processor appended, else numbered.
     let taken = |n: &str| {
@@ -736,12 +871,18 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
             .as_ref()
             .is_some_and(|m| m.kernels.iter().any(|k| k.name.eq_ignore_ascii_case(n)))
     };
-    let mut kernel = imported.kernel.clone();
+    // A binary placed under its own directories (`distinct_place`) is
+    // named after them too: `MI308_fwd_…` beside `fwd_…`.
+    let base = match &qualifier {
+        Some(q) => identifier(&format!("{q}_{}", imported.kernel)),
+        None => imported.kernel.clone(),
+    };
+    let mut kernel = base.clone();
     if taken(&kernel) {
-        kernel = format!("{}_{}", imported.kernel, imported.target.processor.name);
+        kernel = format!("{base}_{}", imported.target.processor.name);
         let mut n = 2;
         while taken(&kernel) {
-            kernel = format!("{}_{}_{n}", imported.kernel, imported.target.processor.name);
+            kernel = format!("{base}_{}_{n}", imported.target.processor.name);
             n += 1;
         }
     }
@@ -768,7 +909,49 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
     Manifest::parse(&text, manifest_path)?;
     crate::output::write_atomic(manifest_path, text.as_bytes())
         .map_err(|e| io_error("write", manifest_path, e))?;
-    Ok(Outcome::Added { kernel, asm: rel })
+    Ok((Outcome::Added { kernel, asm: rel }, created))
+}
+
+/// The manifest before an import, to restore it if the import fails.
+enum ManifestBefore {
+    /// Its bytes.
+    Bytes(Vec<u8>),
+    /// No file (not even a dangling symlink) at its path.
+    Absent,
+    /// Unreadable: left alone.
+    Unknown,
+}
+
+impl ManifestBefore {
+    fn read(path: &Path) -> ManifestBefore {
+        match std::fs::read(path) {
+            Ok(bytes) => ManifestBefore::Bytes(bytes),
+            Err(_) if std::fs::symlink_metadata(path).is_err() => ManifestBefore::Absent,
+            Err(_) => ManifestBefore::Unknown,
+        }
+    }
+}
+
+/// Undo an import that failed part-way: the manifest as it was (or no
+/// manifest), and none of the asm files it created, nor the directories
+/// left empty by their removal. Best effort: what cannot be undone stays.
+fn roll_back(manifest_path: &Path, manifest_before: ManifestBefore, created: &[PathBuf]) {
+    let _ = match manifest_before {
+        ManifestBefore::Bytes(bytes) => crate::output::write_atomic(manifest_path, &bytes),
+        ManifestBefore::Absent => std::fs::remove_file(manifest_path),
+        ManifestBefore::Unknown => Ok(()),
+    };
+    let top = manifest_dir(manifest_path);
+    for file in created.iter().rev() {
+        let _ = std::fs::remove_file(file);
+        let mut dir = file.parent();
+        while let Some(d) = dir {
+            if d == top || std::fs::remove_dir(d).is_err() {
+                break;
+            }
+            dir = d.parent();
+        }
+    }
 }
 
 #[cfg(test)]

@@ -232,3 +232,148 @@ fn binary_import_needs_the_toolchain_and_says_so() {
     );
     assert!(!dir.path().join("kernels.toml").exists());
 }
+
+/// Binaries are lifted several at once; the manifest and the asm files do
+/// not depend on how many: importing the same binaries (two programs for two
+/// archs each, a fat binary, an IREE hsaco) with one worker and with four
+/// writes byte-identical projects, kernels and sources in argument order.
+#[test]
+fn parallel_lifting_writes_what_one_worker_writes() {
+    let repo = common::repo();
+    let inputs: Vec<std::path::PathBuf> = [
+        "tests/corpus/aiter/gfx942/topksoftmax/topksoftmax_4x128x6.co",
+        "tests/corpus/iree/gfx942/softmax.hsaco",
+        "tests/corpus/aiter/gfx950/topksoftmax/topksoftmax_4x128x6.co",
+        "tests/corpus/containers/scale-host-compressed.o",
+        "tests/corpus/aiter/gfx942/all_reduce.co",
+    ]
+    .iter()
+    .map(|p| repo.join(p))
+    .collect();
+    let project = |jobs: usize| {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = gcn_patch::import::ImportOptions {
+            toolchain: Some(common::toolchain()),
+            jobs,
+            ..Default::default()
+        };
+        let report =
+            gcn_patch::import::import_with(&dir.path().join("kernels.toml"), &inputs, &opts)
+                .unwrap_or_else(|d| panic!("jobs = {jobs}: {d}"));
+        let mut files = std::collections::BTreeMap::new();
+        for e in walkdir::WalkDir::new(dir.path()).sort_by_file_name() {
+            let e = e.unwrap();
+            if e.file_type().is_file() {
+                let rel = e.path().strip_prefix(dir.path()).unwrap().to_path_buf();
+                files.insert(rel, std::fs::read(e.path()).unwrap());
+            }
+        }
+        (report.outcomes, report.notes, files)
+    };
+    let one = project(1);
+    let four = project(4);
+    assert_eq!(one.0, four.0, "outcomes differ");
+    assert_eq!(one.1, four.1, "notes differ");
+    assert_eq!(
+        one.2.keys().collect::<Vec<_>>(),
+        four.2.keys().collect::<Vec<_>>()
+    );
+    for (path, bytes) in &one.2 {
+        assert!(&four.2[path] == bytes, "{} differs", path.display());
+    }
+    // Five binaries, six code objects (the fat binary holds two): four
+    // kernels, each program's pair of targets one kernel.
+    assert_eq!(one.0.len(), 6, "{:?}", one.0);
+    let m = String::from_utf8(one.2[std::path::Path::new("kernels.toml")].clone()).unwrap();
+    assert_eq!(m.matches("[[kernel]]").count(), 4, "{m}");
+}
+
+/// aiter ships different kernels under one file name for one processor
+/// (`fmha_v3_fwd/MI300/X.co` and `fmha_v3_fwd/MI308/X.co`): importing both
+/// in one command gives two kernels, the second under its own directory
+/// and named after it; importing them again changes nothing. (Before, the
+/// second was refused as "already imported with other bytes", after the
+/// first had been written.)
+#[test]
+fn different_binaries_of_one_file_name_are_two_kernels() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let aiter = common::repo().join("tests/corpus/aiter/gfx942/fmha_v3_fwd");
+    let a = aiter.join("MI300/fwd_hd128_bf16_causal_rtna.co");
+    let b = aiter.join("MI308/fwd_hd128_bf16_causal_rtna.co");
+    assert_ne!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    let args = ["import", a.to_str().unwrap(), b.to_str().unwrap()];
+    let o = ok(run_cli(dir, &args));
+    assert_eq!(
+        shape(dir),
+        [
+            (
+                "fwd_hd128_bf16_causal_rtna".to_string(),
+                vec!["gfx942".to_string()]
+            ),
+            (
+                "MI308_fwd_hd128_bf16_causal_rtna".to_string(),
+                vec!["gfx942".to_string()]
+            ),
+        ],
+        "{}",
+        stderr(&o)
+    );
+    let m = manifest(dir);
+    assert_eq!(
+        m.kernels[1].sources[0].rel,
+        Path::new("asm/gfx942/MI308/fwd_hd128_bf16_causal_rtna.s")
+    );
+    let before = std::fs::read(dir.join("kernels.toml")).unwrap();
+    let o = ok(run_cli(dir, &args));
+    assert_eq!(
+        stderr(&o).matches("already imported").count(),
+        2,
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read(dir.join("kernels.toml")).unwrap(), before);
+    ok(run_cli(dir, &["check", "--no-assemble"]));
+}
+
+/// An import that fails part-way writes nothing: here the second binary is
+/// a file imported before whose bytes changed since (an error that says to
+/// lift it over the asm); the first, new, binary's asm and kernel are
+/// rolled back with it.
+#[test]
+fn an_import_failing_part_way_leaves_the_project_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let aiter = common::repo().join("tests/corpus/aiter/gfx942");
+    let k = dir.join("k.co");
+    std::fs::copy(aiter.join("topksoftmax/topksoftmax_4x128x6.co"), &k).unwrap();
+    ok(run_cli(dir, &["import", "k.co"]));
+    let manifest_before = std::fs::read(dir.join("kernels.toml")).unwrap();
+    let files_before = files(dir);
+    // k.co changes; all_reduce.co is new.
+    std::fs::copy(aiter.join("all_reduce.co"), &k).unwrap();
+    let new = aiter.join("fmoe_int8_g1u0_smf.co");
+    let o = run_cli(dir, &["import", new.to_str().unwrap(), "k.co"]);
+    assert!(!o.status.success());
+    let e = stderr(&o);
+    assert!(
+        e.contains("already imported as `asm/gfx942/k.s` with other bytes")
+            && e.contains("gcn-patch lift k.co -o"),
+        "{e}"
+    );
+    assert_eq!(
+        std::fs::read(dir.join("kernels.toml")).unwrap(),
+        manifest_before
+    );
+    assert_eq!(files(dir), files_before, "files left behind");
+}
+
+/// Every file under `dir` (relative), but the inputs.
+fn files(dir: &Path) -> Vec<std::path::PathBuf> {
+    walkdir::WalkDir::new(dir)
+        .sort_by_file_name()
+        .into_iter()
+        .map(|e| e.unwrap().path().strip_prefix(dir).unwrap().to_path_buf())
+        .filter(|p| p.extension().is_none_or(|x| x != "co"))
+        .collect()
+}

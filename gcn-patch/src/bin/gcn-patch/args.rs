@@ -121,6 +121,9 @@ pub(crate) enum Command {
         /// (repeatable; default: $TRITON_CACHE_DIR, else ~/.triton/cache).
         #[arg(long)]
         triton_cache: Vec<PathBuf>,
+        /// Binaries lifted at once (default: the number of CPUs).
+        #[arg(long, short)]
+        jobs: Option<usize>,
         #[command(flatten)]
         llvm: LlvmArgs,
     },

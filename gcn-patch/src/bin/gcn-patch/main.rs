@@ -135,8 +135,9 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             paths,
             manifest,
             triton_cache,
+            jobs,
             llvm,
-        } => import(&manifest, &paths, triton_cache, &llvm)?,
+        } => import(&manifest, &paths, triton_cache, jobs, &llvm)?,
         Command::Build {
             manifest,
             out,

@@ -57,10 +57,11 @@ pub(crate) fn import(
     manifest: &Path,
     paths: &[PathBuf],
     triton_caches: Vec<PathBuf>,
+    jobs: Option<usize>,
     llvm: &LlvmArgs,
 ) -> Result<(), Diagnostics> {
     use gcn_patch::import::Outcome;
-    let report = ops::import::import(manifest, paths, triton_caches, &llvm.tools())?;
+    let report = ops::import::import(manifest, paths, triton_caches, jobs, &llvm.tools())?;
     for o in &report.outcomes {
         match o {
             Outcome::Added { kernel, asm } => eprintln!(
