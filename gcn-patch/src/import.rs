@@ -283,6 +283,7 @@ pub fn import_with(
     // imported again, a full disk) is rolled back.
     let manifest_before = ManifestBefore::read(manifest_path);
     let mut created = Vec::new();
+    let mut manifest = load_existing(manifest_path)?;
     for imported in &found {
         if let Some(l) = &imported.lifted {
             if l.raw > 0 {
@@ -296,10 +297,13 @@ pub fn import_with(
                 ));
             }
         }
-        match add_one(manifest_path, imported) {
-            Ok((outcome, file)) => {
-                created.extend(file);
-                report.outcomes.push(outcome);
+        match add_one(manifest_path, manifest.as_ref(), imported) {
+            Ok(added) => {
+                created.extend(added.created);
+                report.outcomes.push(added.outcome);
+                if added.manifest.is_some() {
+                    manifest = added.manifest;
+                }
             }
             Err(d) => {
                 roll_back(manifest_path, manifest_before, &created);
@@ -746,7 +750,26 @@ fn distinct_place(
 /// Copy one recognized dump under `asm/<processor>/` and append its kernel to
 /// the manifest (created if absent). Idempotent for the same bytes.
 pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outcome, Diagnostics> {
-    add_one(manifest_path, imported).map(|(outcome, _)| outcome)
+    let existing = load_existing(manifest_path)?;
+    add_one(manifest_path, existing.as_ref(), imported).map(|added| added.outcome)
+}
+
+/// The manifest at `manifest_path`, if there is one.
+fn load_existing(manifest_path: &Path) -> Result<Option<Manifest>, Diagnostics> {
+    if manifest_path.exists() {
+        Manifest::load(manifest_path).map(Some)
+    } else {
+        Ok(None)
+    }
+}
+
+/// What [`add_one`] did.
+struct Added {
+    outcome: Outcome,
+    /// The asm file it created (none when the file was there already).
+    created: Option<PathBuf>,
+    /// The manifest it wrote (none when it wrote none).
+    manifest: Option<Manifest>,
 }
 
 /// The directory `asm/` paths of a manifest are relative to.
@@ -757,12 +780,13 @@ fn manifest_dir(manifest_path: &Path) -> PathBuf {
     }
 }
 
-/// [`add_to_manifest`], and the asm file it created (none when the file was
-/// there already).
+/// [`add_to_manifest`] onto `existing`, the manifest as it is now (loaded
+/// once per import, not once per file: a library import adds thousands).
 fn add_one(
     manifest_path: &Path,
+    existing: Option<&Manifest>,
     imported: &Imported,
-) -> Result<(Outcome, Option<PathBuf>), Diagnostics> {
+) -> Result<Added, Diagnostics> {
     let dir = manifest_dir(manifest_path);
     let file_name = match &imported.lifted {
         Some(l) => l.file_name.clone(),
@@ -784,20 +808,15 @@ fn add_one(
             rel.push(dir);
         }
     }
-    let existing = if manifest_path.exists() {
-        Some(Manifest::load(manifest_path)?)
-    } else {
-        None
-    };
     let rel = rel.join(&file_name);
-    let (rel, qualifier) = distinct_place(&dir, rel, &file_name, existing.as_ref(), imported);
+    let (rel, qualifier) = distinct_place(&dir, rel, &file_name, existing, imported);
     let rel_text = rel.to_string_lossy().replace('\\', "/");
     let dest = dir.join(&rel);
     let sha = &imported.sha256;
     if let Ok(old) = std::fs::read(&dest) {
         let old_sha = sha256_hex(&old);
         if old_sha != *sha {
-            let kernel = existing.as_ref().and_then(|m| {
+            let kernel = existing.and_then(|m| {
                 m.kernels
                     .iter()
                     .find(|k| k.sources.iter().any(|s| s.rel == rel))
@@ -831,45 +850,48 @@ fn add_one(
             .into());
         }
     }
-    if let Some(m) = &existing {
+    if let Some(m) = existing {
         if let Some(k) = m
             .kernels
             .iter()
             .find(|k| k.sources.iter().any(|s| s.rel == rel))
         {
             if dest.exists() {
-                return Ok((
-                    Outcome::Unchanged {
+                return Ok(Added {
+                    outcome: Outcome::Unchanged {
                         kernel: k.name.clone(),
                         asm: rel,
                     },
-                    None,
-                ));
+                    created: None,
+                    manifest: None,
+                });
             }
         }
     }
     let source = source_entry(imported, &rel_text);
     let created = (!dest.exists()).then(|| dest.clone());
     // Another processor's build of a kernel already here: a new source of it.
-    if let Some(k) = existing.as_ref().and_then(|m| same_program(m, imported)) {
-        write_dump(&dest, &imported.bytes)?;
-        let text = insert_source(&existing.as_ref().expect("checked").text, k.line, &source);
-        Manifest::parse(&text, manifest_path)?;
-        crate::output::write_atomic(manifest_path, text.as_bytes())
-            .map_err(|e| io_error("write", manifest_path, e))?;
-        return Ok((
-            Outcome::AddedSource {
+    if let Some((m, k)) = existing.and_then(|m| same_program(m, imported).map(|k| (m, k))) {
+        let text = insert_source(&m.text, k.line, &source);
+        let manifest = write_manifest(
+            manifest_path,
+            text,
+            &dest,
+            &imported.bytes,
+            created.is_some(),
+        )?;
+        return Ok(Added {
+            outcome: Outcome::AddedSource {
                 kernel: k.name.clone(),
                 asm: rel,
             },
             created,
-        ));
+            manifest: Some(manifest),
+        });
     }
     // A free kernel name: the recognized one, else with the processor appended, else numbered.
     let taken = |n: &str| {
-        existing
-            .as_ref()
-            .is_some_and(|m| m.kernels.iter().any(|k| k.name.eq_ignore_ascii_case(n)))
+        existing.is_some_and(|m| m.kernels.iter().any(|k| k.name.eq_ignore_ascii_case(n)))
     };
     // A binary placed under its own directories (`distinct_place`) is
     // named after them too: `MI308_fwd_…` beside `fwd_…`.
@@ -886,8 +908,6 @@ fn add_one(
             n += 1;
         }
     }
-    write_dump(&dest, &imported.bytes)?;
-
     let mut entry = String::new();
     entry.push_str(&format!("\n[[kernel]]\nname = {}\n", quoted(&kernel)));
     if !imported.iree_executables.is_empty() {
@@ -897,7 +917,7 @@ fn add_one(
         ));
     }
     entry.push_str(&source);
-    let mut text = match &existing {
+    let mut text = match existing {
         Some(m) => m.text.clone(),
         None => NEW_MANIFEST.to_string(),
     };
@@ -905,11 +925,40 @@ fn add_one(
         text.push('\n');
     }
     text.push_str(&entry);
-    // Never write a manifest that does not load.
-    Manifest::parse(&text, manifest_path)?;
-    crate::output::write_atomic(manifest_path, text.as_bytes())
-        .map_err(|e| io_error("write", manifest_path, e))?;
-    Ok((Outcome::Added { kernel, asm: rel }, created))
+    let manifest = write_manifest(
+        manifest_path,
+        text,
+        &dest,
+        &imported.bytes,
+        created.is_some(),
+    )?;
+    Ok(Added {
+        outcome: Outcome::Added { kernel, asm: rel },
+        created,
+        manifest: Some(manifest),
+    })
+}
+
+/// Write the asm `bytes` to `dest`, then `text` as the manifest once it is
+/// known to load (it names the asm, which must exist for that): the
+/// manifest it now is. On failure, an asm file it `created` is removed.
+fn write_manifest(
+    manifest_path: &Path,
+    text: String,
+    dest: &Path,
+    bytes: &[u8],
+    created: bool,
+) -> Result<Manifest, Diagnostics> {
+    write_dump(dest, bytes)?;
+    let written = Manifest::parse(&text, manifest_path).and_then(|m| {
+        crate::output::write_atomic(manifest_path, text.as_bytes())
+            .map_err(|e| io_error("write", manifest_path, e))?;
+        Ok(m)
+    });
+    if written.is_err() && created {
+        let _ = std::fs::remove_file(dest);
+    }
+    written
 }
 
 /// The manifest before an import, to restore it if the import fails.

@@ -217,17 +217,43 @@ pub(crate) struct Src<'a> {
     pub text: &'a str,
     /// Name shown in diagnostics.
     pub shown: PathBuf,
+    /// Byte offset of every line's start, built on first use: a location is
+    /// then a binary search, not a scan of the text before it (a manifest of
+    /// thousands of imported kernels asks for one per kernel).
+    line_starts: std::cell::OnceCell<Vec<usize>>,
 }
 
-impl Src<'_> {
+impl<'a> Src<'a> {
+    /// `text`, shown in diagnostics as `shown`.
+    pub(crate) fn new(text: &'a str, shown: PathBuf) -> Src<'a> {
+        Src {
+            text,
+            shown,
+            line_starts: std::cell::OnceCell::new(),
+        }
+    }
+
+    /// 0-based line of byte `offset` (at most the text's length) and the
+    /// offset that line starts at.
+    fn line_start(&self, offset: usize) -> (usize, usize) {
+        let starts = self.line_starts.get_or_init(|| {
+            std::iter::once(0)
+                .chain(self.text.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        });
+        // The last line starting at or before `offset`.
+        let line = starts.partition_point(|&s| s <= offset) - 1;
+        (line, starts[line])
+    }
+
     /// Location of a byte span: 1-based line and column, the line's text.
     pub(crate) fn loc(&self, span: std::ops::Range<usize>) -> Location {
         let start = span.start.min(self.text.len());
-        let line_start = self.text[..start].rfind('\n').map_or(0, |i| i + 1);
+        let (line, line_start) = self.line_start(start);
+        let line = line + 1;
         let line_end = self.text[start..]
             .find('\n')
             .map_or(self.text.len(), |i| start + i);
-        let line = self.text[..start].matches('\n').count() + 1;
         let col = self.text[line_start..start].chars().count() + 1;
         let end = span.end.clamp(start, line_end);
         let len = self.text[start..end].chars().count().max(1);
@@ -237,10 +263,7 @@ impl Src<'_> {
 
     /// 1-based line of a byte offset.
     pub(crate) fn line_of(&self, offset: usize) -> usize {
-        self.text[..offset.min(self.text.len())]
-            .matches('\n')
-            .count()
-            + 1
+        self.line_start(offset.min(self.text.len())).0 + 1
     }
 }
 
@@ -282,7 +305,7 @@ impl Manifest {
             _ => PathBuf::from("."),
         };
         let shown = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
-        let src = Src { text, shown };
+        let src = Src::new(text, shown);
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let mut msg = e.message().trim().to_string();
             if msg.contains("untagged enum Expect") {
@@ -693,6 +716,28 @@ fn resolve_in(
                     .with_help(format!("paths are relative to {}", dir.display())),
             );
             None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The line index gives what counting newlines before an offset gives,
+    /// at every offset (line starts, CRLF, the end, past the end).
+    #[test]
+    fn locations_agree_with_counting_lines() {
+        let text = "a = 1\r\n\n[[kernel]]\nname = \"k\"\nx";
+        let src = Src::new(text, PathBuf::from("kernels.toml"));
+        for offset in 0..=text.len() + 2 {
+            let before = &text[..offset.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            assert_eq!(src.line_of(offset), line, "offset {offset}");
+            let loc = src.loc(offset..offset + 1);
+            assert_eq!(loc.line, line, "offset {offset}");
+            let start = before.rfind('\n').map_or(0, |i| i + 1);
+            assert_eq!(loc.column, Some(before[start..].chars().count() + 1));
         }
     }
 }

@@ -26,10 +26,7 @@ pub(crate) fn check(
     if &actual == expected {
         return Ok(());
     }
-    let src = Src {
-        text: &manifest.text,
-        shown: manifest.shown(),
-    };
+    let src = Src::new(&manifest.text, manifest.shown());
     let line_start: usize = manifest
         .text
         .split_inclusive('\n')
