@@ -193,7 +193,23 @@ fn no_process_mentions(dir: &Path) -> bool {
 fn start_slow_build(dir: &Path) -> (Child, i32) {
     let k = stem(dir);
     std::fs::write(dir.join(format!("{k}.s")), slow()).unwrap();
-    let mut child = gcn_patch(dir)
+    let mut cmd = gcn_patch(dir);
+    // The signals this test sends end gcn-patch by default; a shell that
+    // started the suite in the background (`cmd &` without job control, or
+    // under nohup) leaves SIGINT ignored, and gcn-patch rightly leaves an
+    // ignored signal alone. Start it with the default dispositions.
+    // SAFETY: signal(2) is async-signal-safe.
+    #[cfg(unix)]
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            for sig in [libc::SIGINT, libc::SIGTERM] {
+                libc::signal(sig, libc::SIG_DFL);
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd
         .args(["assemble", &format!("{k}.s"), "--target", "gfx942"])
         .args(["-o", &format!("{k}.hsaco")])
         .stdout(Stdio::null())
