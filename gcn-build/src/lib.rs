@@ -329,11 +329,10 @@ impl Build {
         let build_dir = out_dir.join("gcn-build");
         config.probe_cache = Some(build_dir.join("toolchain.txt"));
         let toolchain = Toolchain::find(&config, &|name| env.get(name))?;
-        let max_jobs = self
-            .jobs
-            .or_else(|| env.get("NUM_JOBS").and_then(|n| n.parse().ok()))
-            .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-            .unwrap_or(1);
+        let max_jobs = gcn_patch::jobs::workers(
+            self.jobs
+                .or_else(|| env.get("NUM_JOBS").and_then(|n| n.parse().ok())),
+        );
         let dir_override = self.shared_cache.as_ref().map(|d| d.display().to_string());
         let shared = SharedCache::from_env(&|name| match (name, &dir_override) {
             (gcn_patch::cache::ENV_CACHE_DIR, Some(d)) => Some(d.clone()),

@@ -132,9 +132,9 @@ pub struct ImportOptions {
     /// The toolchain that lifts binaries (none: importing a binary is an
     /// error that says to install LLVM).
     pub toolchain: Option<crate::toolchain::Toolchain>,
-    /// Binaries lifted at once (0: one per CPU). Lifting is most of an
+    /// Binaries lifted at once (none: one per CPU). Lifting is most of an
     /// import's time; the manifest is still written in argument order.
-    pub jobs: usize,
+    pub jobs: Option<usize>,
 }
 
 impl ImportOptions {
@@ -157,7 +157,7 @@ impl ImportOptions {
         ImportOptions {
             triton_caches,
             toolchain: None,
-            jobs: 0,
+            jobs: None,
         }
     }
 }
@@ -213,31 +213,22 @@ pub fn import_with(
     let mut report = Report::default();
     let mut found = Vec::new();
     let mut errors = Vec::new();
-    // Each input is looked at once: a directory, a binary or a text file.
-    // Binaries are lifted first, several at once (`jobs`), their results
-    // taken in argument order below.
-    let is_dir: Vec<bool> = inputs.iter().map(|p| p.is_dir()).collect();
-    let binary: Vec<bool> = inputs
-        .iter()
-        .zip(&is_dir)
-        .map(|(p, &dir)| !dir && is_binary(p))
-        .collect();
-    let workers = match opts.jobs {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
-    let to_lift: Vec<&PathBuf> = inputs
-        .iter()
-        .zip(&binary)
-        .filter(|(_, &b)| b)
-        .map(|(p, _)| p)
-        .collect();
-    let mut lifted = crate::jobs::run(to_lift, workers, &crate::jobs::Unlimited, |p| {
-        recognize_binary(p, opts)
-    })
-    .into_iter();
-    for (i, input) in inputs.iter().enumerate() {
-        if is_dir[i] {
+    // Binaries are lifted first, several at once (`jobs`); every input is
+    // looked at once, and the results are taken in argument order below
+    // (`None`: a directory or a text file, read there).
+    let lifted = crate::jobs::run(
+        inputs.iter().collect(),
+        crate::jobs::workers(opts.jobs),
+        &crate::jobs::Unlimited,
+        |p: &PathBuf| (!p.is_dir() && is_binary(p)).then(|| recognize_binary(p, opts)),
+    );
+    for (input, lifted) in inputs.iter().zip(lifted) {
+        if let Some(members) = lifted {
+            match members {
+                Ok(members) => found.extend(members),
+                Err(d) => errors.extend(d.0),
+            }
+        } else if input.is_dir() {
             let mut files = Vec::new();
             walk(input, &mut files).map_err(|e| io_error("read directory", input, e))?;
             files.sort();
@@ -261,12 +252,6 @@ pub fn import_with(
                     ))
                     .with_help("pass the dump directory (e.g. IREE's --iree-hal-dump-executable-files-to=DIR) or the .s/.rocmasm/.amdgcn files"),
                 );
-            }
-        } else if binary[i] {
-            // One result per binary input, in order (`to_lift`).
-            match lifted.next().unwrap_or_else(|| unreachable!()) {
-                Ok(members) => found.extend(members),
-                Err(d) => errors.extend(d.0),
             }
         } else {
             match recognize_with(input, opts) {

@@ -58,6 +58,14 @@ impl Tokens for Unlimited {
     }
 }
 
+/// How many workers run at once: `jobs` (`-j`), else one per CPU; at
+/// least one.
+pub fn workers(jobs: Option<usize>) -> usize {
+    jobs.or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
+        .unwrap_or(1)
+        .max(1)
+}
+
 /// Run `f` on every item, at most `max_workers` at once and never more than
 /// one plus the tokens `tokens` grants; results in input order.
 pub fn run<T, R, F>(items: Vec<T>, max_workers: usize, tokens: &dyn Tokens, f: F) -> Vec<R>

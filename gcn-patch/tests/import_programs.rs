@@ -254,7 +254,7 @@ fn parallel_lifting_writes_what_one_worker_writes() {
         let dir = tempfile::tempdir().unwrap();
         let opts = gcn_patch::import::ImportOptions {
             toolchain: Some(common::toolchain()),
-            jobs,
+            jobs: Some(jobs),
             ..Default::default()
         };
         let report =

@@ -42,7 +42,7 @@ pub struct BuildRequest {
 impl BuildRequest {
     /// How many jobs run at once.
     pub fn max_jobs(&self) -> usize {
-        super::max_jobs(self.jobs)
+        crate::jobs::workers(self.jobs)
     }
 }
 

@@ -63,7 +63,7 @@ pub fn check(
         let tc = tools.find(Some(&m))?;
         let shared = super::shared_cache()?;
         let work = scratch()?;
-        let max_jobs = super::max_jobs(jobs);
+        let max_jobs = crate::jobs::workers(jobs);
         let opts = BuildOptions {
             toolchain: &tc,
             cache: ObjectCache {

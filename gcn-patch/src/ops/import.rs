@@ -19,7 +19,7 @@ pub fn import(
     tools: &Tools,
 ) -> Result<Report, Diagnostics> {
     let mut options = ImportOptions::with_triton_caches(triton_caches, &env);
-    options.jobs = super::max_jobs(jobs);
+    options.jobs = jobs;
     // Binaries are lifted with the toolchain's LLVM tools (found only when one is given).
     if paths.iter().any(|p| crate::import::is_binary(p)) {
         options.toolchain = Some(tools.find(None)?);

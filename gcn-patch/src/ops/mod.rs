@@ -120,13 +120,6 @@ pub fn refuse_directory(out: &Path) -> Result<(), Diagnostics> {
     Ok(())
 }
 
-/// How many jobs run at once: `jobs` (`-j`), else the number of CPUs.
-pub fn max_jobs(jobs: Option<usize>) -> usize {
-    jobs.or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-        .unwrap_or(1)
-        .max(1)
-}
-
 /// The shared object cache `GCN_PATCH_CACHE_DIR` names, if any.
 pub(crate) fn shared_cache() -> Result<Option<crate::cache::SharedCache>, Diagnostics> {
     crate::cache::SharedCache::from_env(&env).map_err(|e| {

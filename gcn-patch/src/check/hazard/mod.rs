@@ -535,37 +535,42 @@ pub(crate) fn lint_removed(
                 ),
             );
         }
-        for &l in &k.unknown {
-            let m = asm.lines[l]
-                .instruction()
-                .map(|i| i.mnemonic.clone())
-                .unwrap_or_default();
-            out.push(doc.locate(
-                Diagnostic::warning(format!(
-                    "kernel `{}`: `{m}` is not known to the wait-counter model",
-                    k.name
-                ))
-                .with_note("its register reads are checked, but if it accesses memory its results are not tracked"),
-                l,
-                None,
+        // Instructions the model does not follow: one warning each
+        // (`{m}`: the mnemonic).
+        let unfollowed: [(&[usize], &str, &str, &str); 2] = [
+            (
+                &k.unknown,
+                "`{m}` is not known to the wait-counter model",
+                "its register reads are checked, but if it accesses memory its results are not tracked",
                 "unknown instruction",
-            ));
-        }
-        for &l in &k.indexed {
-            let m = asm.lines[l]
-                .instruction()
-                .map(|i| i.mnemonic.clone())
-                .unwrap_or_default();
-            out.push(doc.locate(
-                Diagnostic::warning(format!(
-                    "kernel `{}`: the wait-counter analysis cannot follow `{m}`: it reads or writes registers by a run-time index (M0 or `s_set_gpr_idx_on`)",
-                    k.name
-                ))
-                .with_note("hazards on the registers it reaches by index are not checked"),
-                l,
-                None,
+            ),
+            (
+                &k.indexed,
+                "the wait-counter analysis cannot follow `{m}`: it reads or writes registers by a run-time index (M0 or `s_set_gpr_idx_on`)",
+                "hazards on the registers it reaches by index are not checked",
                 "indexed register access",
-            ));
+            ),
+        ];
+        for (lines, message, note, label) in unfollowed {
+            for &l in lines {
+                let m = asm.lines[l]
+                    .instruction()
+                    .map(|i| i.mnemonic.clone())
+                    .unwrap_or_default();
+                out.push(
+                    doc.locate(
+                        Diagnostic::warning(format!(
+                            "kernel `{}`: {}",
+                            k.name,
+                            message.replace("{m}", &m)
+                        ))
+                        .with_note(note),
+                        l,
+                        None,
+                        label,
+                    ),
+                );
+            }
         }
         if opts.suggest {
             for s in suggest::suggest(&k) {
