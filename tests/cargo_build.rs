@@ -73,6 +73,11 @@ impl Pkg {
     /// `gcn-it-cache` (the HIP saxpy gfx11-generic dump for gfx1100 and
     /// gfx11-generic: two jobs) using gcn-build from build.rs.
     fn small_checkout(checkout: &str) -> Pkg {
+        Pkg::small_package(checkout, "gcn-it-cache")
+    }
+
+    /// [`Pkg::small_checkout`] of a package named `package`.
+    fn small_package(checkout: &str, package: &str) -> Pkg {
         let root = repo().join("target/gcn-build-it");
         let dir = root.join(checkout);
         let _ = fs::remove_dir_all(&dir);
@@ -88,11 +93,11 @@ impl Pkg {
             ),
         )
         .unwrap();
-        write_package(&dir, "gcn-it-cache");
+        write_package(&dir, package);
         Pkg {
             dir,
             target_dir: root.join("target"),
-            package: "gcn-it-cache".to_string(),
+            package: package.to_string(),
         }
     }
 
@@ -303,6 +308,33 @@ fn broken_patch_fails_the_build_with_the_check_diagnostic() {
             assert!(!p.join("out/gcn_kernels.rs").exists());
         }
     }
+}
+
+/// A panic in a job of the build script (injected by the test-only
+/// `GCN_PATCH_TEST_PANIC` hook) fails `cargo build` with the error naming
+/// the kernel and target, the build script exiting 1; it never hangs (the
+/// job runner waited forever for a panicked worker).
+#[test]
+fn a_panicking_job_fails_the_build_naming_kernel_and_target() {
+    let pkg = Pkg::small_package("gcn-it-panic", "gcn-it-panic");
+    let mut cmd = Command::new(env!("CARGO"));
+    cmd.args(["build", "--offline"])
+        .current_dir(&pkg.dir)
+        .env("CARGO_TARGET_DIR", &pkg.target_dir)
+        .env("GCN_PATCH_TEST_PANIC", "build:saxpy")
+        .env_remove("CFLAGS")
+        .env_remove("RUSTFLAGS");
+    // Generous: the first build of the test compiles gcn-build's dependencies.
+    let out = run_bounded(cmd, std::time::Duration::from_secs(900), "cargo build");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    for target in ["gfx1100", "gfx11-generic"] {
+        let want = format!(
+            "internal error while building kernel `saxpy` for {target}: injected by GCN_PATCH_TEST_PANIC=build:saxpy"
+        );
+        assert!(stderr.contains(&want), "`{want}` not in:\n{stderr}");
+    }
+    assert!(stderr.contains("exit status: 1"), "{stderr}");
 }
 
 /// A directory whose `clang` and `ld.lld` append their arguments to `log`,

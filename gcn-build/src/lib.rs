@@ -571,7 +571,7 @@ mod tests {
             }
             false
         });
-        assert_eq!(met, vec![true; 3], "the jobs never overlapped");
+        assert_eq!(met, vec![Ok(true); 3], "the jobs never overlapped");
     }
 
     #[test]

@@ -108,7 +108,11 @@ pub fn build_all(
     let results = jobs::run(plan.jobs.clone(), opts.max_jobs, opts.tokens, |job| {
         let kernel = &manifest.kernels[job.kernel].name;
         let target = job.target;
-        let result = build_job(manifest, plan, opts, job);
+        let result = jobs::catch(|| {
+            jobs::test_panic_point("build", kernel);
+            build_job(manifest, plan, opts, job)
+        })
+        .unwrap_or_else(|p| Err(job_panicked(p, kernel, &target)));
         if let Some(report) = opts.progress {
             report(Progress {
                 done: done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
@@ -122,7 +126,15 @@ pub fn build_all(
     });
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut built = Vec::new();
-    for r in results {
+    for (job, r) in plan.jobs.iter().zip(results) {
+        // A panic outside the job's own boundary (in a progress callback, say).
+        let r = r.unwrap_or_else(|p| {
+            Err(job_panicked(
+                p,
+                &manifest.kernels[job.kernel].name,
+                &job.target,
+            ))
+        });
         match r {
             Ok(b) => built.push(b),
             // The same error from several jobs (an unwritable cache) is shown once.
@@ -146,6 +158,12 @@ pub fn build_all(
     } else {
         Err(Diagnostics(errors))
     }
+}
+
+/// The error for a kernel × target job that panicked.
+pub(crate) fn job_panicked(p: jobs::Panicked, kernel: &str, target: &TargetId) -> Diagnostics {
+    p.into_diagnostic(&format!("building kernel `{kernel}` for {}", target.name()))
+        .into()
 }
 
 /// The cache key of a prepared job: the asm, target, code object version,

@@ -223,6 +223,11 @@ pub fn import_with(
         |p: &PathBuf| (!p.is_dir() && is_binary(p)).then(|| recognize_binary(p, opts)),
     );
     for (input, lifted) in inputs.iter().zip(lifted) {
+        let lifted = lifted.unwrap_or_else(|p| {
+            Some(Err(p
+                .into_diagnostic(&format!("importing `{}`", input.display()))
+                .into()))
+        });
         if let Some(members) = lifted {
             match members {
                 Ok(members) => found.extend(members),

@@ -12,10 +12,20 @@
 //! granted, so exactly one job runs at a time; the coordinator never blocks on
 //! the token source, so it cannot deadlock waiting for a token while the
 //! implicit one is free.
+//!
+//! **Panics.** Each job runs behind a panic boundary: a panic (a bug in
+//! gcn-patch, never an expected outcome of bad input) ends that job with a
+//! [`Panicked`] result naming what the job was [`doing`], while the other jobs
+//! finish; it never hangs the runner. Callers turn it into an error that
+//! names the kernel, target and file ([`Panicked::into_diagnostic`]).
 
 use std::any::Any;
+use std::cell::RefCell;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::time::Duration;
+
+use crate::diag::{Diagnostic, Location};
 
 /// How often to retry the token source while jobs wait and tokens are scarce.
 const RETRY: Duration = Duration::from_millis(5);
@@ -66,9 +76,113 @@ pub fn workers(jobs: Option<usize>) -> usize {
         .max(1)
 }
 
+/// A job that panicked: a bug in gcn-patch, caught at the job's boundary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Panicked {
+    /// The panic's message.
+    pub message: String,
+    /// What the job was doing when it panicked, outermost first (see
+    /// [`doing`]), each with the manifest or asm line involved if known.
+    pub context: Vec<(String, Option<Location>)>,
+}
+
+impl Panicked {
+    /// The error shown for this panic: `job` says which job it was, e.g.
+    /// ``building kernel `matmul` for gfx942``. The innermost step with a
+    /// location (a rule's manifest line, say) is where the error points.
+    pub fn into_diagnostic(self, job: &str) -> Diagnostic {
+        let mut d = Diagnostic::error(format!("internal error while {job}: {}", self.message));
+        if let Some(at) = self.context.iter().rev().find_map(|(_, at)| at.clone()) {
+            d = d.at(at.with_label("gcn-patch panicked while handling this"));
+        }
+        for (what, _) in &self.context {
+            d = d.with_note(format!("while {what}"));
+        }
+        d.with_note("gcn-patch panicked: this is a bug in gcn-patch, not an error in your input")
+            .with_help(
+                "please report it with the kernels.toml, asm and patches that trigger it; \
+                 until it is fixed, changing or removing the step named above avoids it",
+            )
+    }
+}
+
+thread_local! {
+    /// What the current thread's job is doing (see [`doing`]).
+    static DOING: RefCell<Vec<(String, Option<Location>)>> = const { RefCell::new(Vec::new()) };
+    /// Steps unwound by a panic on this thread, innermost first.
+    static UNWOUND: RefCell<Vec<(String, Option<Location>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Marks what the current job is doing (e.g. ``applying rule #2 (`move …`)``)
+/// until the returned guard is dropped. Costs a push and a pop; if the job
+/// panics meanwhile, its [`Panicked`] lists the step.
+pub fn doing(what: impl Into<String>, at: Option<Location>) -> Doing {
+    DOING.with(|d| d.borrow_mut().push((what.into(), at)));
+    Doing(())
+}
+
+/// The guard [`doing`] returns.
+#[must_use = "the step lasts as long as the guard"]
+#[derive(Debug)]
+pub struct Doing(());
+
+impl Drop for Doing {
+    fn drop(&mut self) {
+        let step = DOING.with(|d| d.borrow_mut().pop());
+        if let (Some(step), true) = (step, std::thread::panicking()) {
+            UNWOUND.with(|u| u.borrow_mut().push(step));
+        }
+    }
+}
+
+/// Run `f` behind a panic boundary: a panic becomes [`Panicked`], with the
+/// steps ([`doing`]) it unwound through.
+pub fn catch<R>(f: impl FnOnce() -> R) -> Result<R, Panicked> {
+    UNWOUND.with(|u| u.borrow_mut().clear());
+    let depth = DOING.with(|d| d.borrow().len());
+    panic::catch_unwind(AssertUnwindSafe(f)).map_err(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(a panic without a message)".into());
+        // Steps still open outside `f` (the caller's), then those unwound, outermost first.
+        let mut context: Vec<_> = DOING.with(|d| d.borrow().iter().take(depth).cloned().collect());
+        context.extend(
+            UNWOUND
+                .with(|u| std::mem::take(&mut *u.borrow_mut()))
+                .into_iter()
+                .rev(),
+        );
+        Panicked { message, context }
+    })
+}
+
+/// The test-only panic hook: `GCN_PATCH_TEST_PANIC=<stage>:<name>` makes the
+/// job of that stage (`patch`, `check`, `build`, `import`) for that kernel or
+/// input file name (`*`: any) panic, so that tests can show a panic is an error
+/// naming the job, never a hang. Unset in normal use; costs one cached
+/// environment read.
+#[doc(hidden)]
+pub fn test_panic_point(stage: &str, name: &str) {
+    static HOOK: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let hook = HOOK.get_or_init(|| std::env::var("GCN_PATCH_TEST_PANIC").ok());
+    if let Some((s, n)) = hook.as_deref().and_then(|h| h.split_once(':')) {
+        if s == stage && (n == "*" || n == name) {
+            panic!("injected by GCN_PATCH_TEST_PANIC={stage}:{n}");
+        }
+    }
+}
+
 /// Run `f` on every item, at most `max_workers` at once and never more than
-/// one plus the tokens `tokens` grants; results in input order.
-pub fn run<T, R, F>(items: Vec<T>, max_workers: usize, tokens: &dyn Tokens, f: F) -> Vec<R>
+/// one plus the tokens `tokens` grants; results in input order. A job that
+/// panics gives `Err(Panicked)`; the others run to their end.
+pub fn run<T, R, F>(
+    items: Vec<T>,
+    max_workers: usize,
+    tokens: &dyn Tokens,
+    f: F,
+) -> Vec<Result<R, Panicked>>
 where
     T: Send,
     R: Send,
@@ -76,12 +190,13 @@ where
 {
     let n = items.len();
     let max = max_workers.max(1);
-    let mut results: Vec<Option<R>> = (0..n).map(|_| None).collect();
+    let mut results: Vec<Option<Result<R, Panicked>>> = (0..n).map(|_| None).collect();
     let f = &f;
     std::thread::scope(|scope| {
         // A job's result, whether it ran on the implicit token, and the
         // token it held (handed to the next job).
-        let (done_tx, done_rx) = mpsc::channel::<(usize, R, bool, Option<Token>)>();
+        let (done_tx, done_rx) =
+            mpsc::channel::<(usize, Result<R, Panicked>, bool, Option<Token>)>();
         let mut queue = items.into_iter().enumerate();
         let mut next = queue.next();
         let (mut running, mut implicit_free) = (0usize, true);
@@ -111,7 +226,9 @@ where
                 let tx = done_tx.clone();
                 running += 1;
                 scope.spawn(move || {
-                    let r = f(item);
+                    // The boundary: a panic is this job's result, so the
+                    // coordinator below always hears back from every job.
+                    let r = catch(|| f(item));
                     let _ = tx.send((i, r, holds_implicit, token));
                 });
                 next = queue.next();
@@ -176,6 +293,7 @@ mod tests {
             running.fetch_sub(1, Ordering::SeqCst);
             i * 2
         });
+        let out = out.into_iter().map(|r| r.expect("no job panics")).collect();
         (out, peak.load(Ordering::SeqCst))
     }
 
@@ -276,7 +394,70 @@ mod tests {
 
     #[test]
     fn empty_input_returns_immediately() {
-        let out: Vec<u32> = run(Vec::<u32>::new(), 4, &Unlimited, |i| i);
+        let out = run(Vec::<u32>::new(), 4, &Unlimited, |i| i);
         assert!(out.is_empty());
+    }
+
+    /// A panicking job is an error naming its steps; the others finish, and
+    /// the runner returns (it used to wait forever for the dead worker).
+    #[test]
+    fn a_panicking_job_is_an_error_not_a_hang() {
+        for workers in [1, 3] {
+            let out = run((0..6u32).collect(), workers, &Unlimited, |i| {
+                let _job = doing(format!("job {i}"), None);
+                let _step = doing("the inner step", None);
+                if i == 2 {
+                    panic!("boom at {i}");
+                }
+                i
+            });
+            assert_eq!(out.len(), 6);
+            for (i, r) in out.iter().enumerate() {
+                if i == 2 {
+                    let p = r.as_ref().unwrap_err();
+                    assert_eq!(p.message, "boom at 2");
+                    let steps: Vec<&str> = p.context.iter().map(|(w, _)| w.as_str()).collect();
+                    assert_eq!(steps, ["job 2", "the inner step"]);
+                } else {
+                    assert_eq!(r.as_ref().ok(), Some(&(i as u32)));
+                }
+            }
+        }
+        // The steps of a panic do not leak into the next job on the same thread.
+        let out = run(vec![0u32, 1], 1, &Unlimited, |i| {
+            let _job = doing(format!("job {i}"), None);
+            if i == 1 {
+                panic!("second");
+            }
+        });
+        let p = out[1].as_ref().unwrap_err();
+        assert_eq!(p.context.len(), 1, "{p:?}");
+    }
+
+    #[test]
+    fn the_diagnostic_points_at_the_innermost_located_step() {
+        let p = catch(|| {
+            let _a = doing(
+                "applying rule #1",
+                Some(Location::line("kernels.toml", 7, None)),
+            );
+            let _b = doing("matching its anchor", None);
+            panic!("index out of bounds");
+        })
+        .unwrap_err();
+        let d = p.into_diagnostic("patching kernel `k`");
+        assert_eq!(
+            d.message,
+            "internal error while patching kernel `k`: index out of bounds"
+        );
+        assert_eq!(d.location.as_ref().map(|l| l.line), Some(7));
+        assert!(
+            d.notes.iter().any(|n| n == "while applying rule #1"),
+            "{d:?}"
+        );
+        assert!(
+            d.notes.iter().any(|n| n == "while matching its anchor"),
+            "{d:?}"
+        );
     }
 }

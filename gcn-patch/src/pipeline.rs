@@ -88,12 +88,23 @@ pub fn plan_with(
         .collect();
     let results = crate::jobs::run(sources.clone(), max_workers, tokens, |(ki, si)| {
         let kernel = &manifest.kernels[ki];
+        crate::jobs::test_panic_point("patch", &kernel.name);
         crate::patch::apply_keeping_original(manifest, kernel, &kernel.sources[si])
     });
     let mut jobs = Vec::new();
     let mut patched = BTreeMap::new();
     let mut errors = Vec::new();
     for ((ki, si), result) in sources.into_iter().zip(results) {
+        let result = result.unwrap_or_else(|p| {
+            let kernel = &manifest.kernels[ki];
+            Err(p
+                .into_diagnostic(&format!(
+                    "patching kernel `{}` (source `{}`)",
+                    kernel.name,
+                    kernel.sources[si].rel.display()
+                ))
+                .into())
+        });
         match result {
             Ok((original, patched_text)) => {
                 patched.insert(
@@ -250,6 +261,15 @@ fn prepare_checked(
         }
         d
     })?;
+    // Paths that leave a kernel through no end instruction: errors unless
+    // the unpatched dump has them too.
+    let control = check::control::check_control(asm, original.map(|(o, _)| o), &label);
+    let (control_errors, control_warnings): (Vec<_>, Vec<_>) = control
+        .into_iter()
+        .partition(|d| d.severity == Severity::Error);
+    if !control_errors.is_empty() {
+        return Err(with_context(Diagnostics(control_errors), &label));
+    }
     let retargeted = retarget::retarget(asm, opts).map_err(|d| with_context(d, &label))?;
     let retarget::Retargeted {
         asm: retargeted_asm,
@@ -258,6 +278,7 @@ fn prepare_checked(
         rewrites,
     } = retargeted;
     let mut notes: Vec<Diagnostic> = rewrites;
+    notes.extend(control_warnings);
     // Compare with the unpatched dump retargeted the same way, so that the
     // occupancy report shows what the patches changed, not what retargeting
     // did. An unpatched source (the same lines) is not retargeted twice: the

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 #[path = "../support/mod.rs"]
 mod support;
 #[allow(unused_imports)]
-pub use support::{copy_tree, corpus, repo, tool};
+pub use support::{copy_tree, corpus, repo, run_bounded, tool};
 
 /// llvm-objdump from LLVM 22.
 pub fn objdump() -> PathBuf {

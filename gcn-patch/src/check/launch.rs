@@ -211,15 +211,17 @@ pub fn check_triton_launch(
         t.warp_size,
         meta(k, ".max_flat_workgroup_size"),
     ) {
-        if v.value < nw * ws {
+        // u64: the manifest's numbers are the user's, and may be huge.
+        let threads = u64::from(nw) * u64::from(ws);
+        if u64::from(v.value) < threads {
             out.push(at(
                 Diagnostic::error(format!(
                     "{label}: `.max_flat_workgroup_size` is {}, but Triton launches {} threads per workgroup ({nw} warps × {ws})",
                     v.value,
-                    nw * ws
+                    threads
                 ))
                 .with_note("the launch is rejected when the workgroup is larger than the kernel's maximum")
-                .with_help(format!("keep `.max_flat_workgroup_size` at least {}", nw * ws)),
+                .with_help(format!("keep `.max_flat_workgroup_size` at least {threads}")),
                 v.line,
                 "workgroup size",
             ));

@@ -7,6 +7,9 @@
 //!   ([`RegisterPolicy::Update`]), and reports the occupancy consequence.
 //! * [`occupancy`](mod@occupancy): waves per SIMD from registers, LDS and workgroup size,
 //!   following LLVM's `AMDGPUBaseInfo.cpp`, with the facts of [`crate::isa::Isa`].
+//! * [`control`]: every path through a kernel ends in `s_endpgm` (or
+//!   another way out): none falls off the kernel's end or branches into
+//!   another kernel.
 //! * [`waitcnt`]: wait values out of range or of another generation, and
 //!   waits that cannot block.
 //! * [`hazard`]: reads and overwrites of registers that pending memory
@@ -31,6 +34,7 @@ pub enum RegisterPolicy {
 }
 
 pub mod budget;
+pub mod control;
 mod expr;
 pub mod hazard;
 pub mod launch;

@@ -143,6 +143,18 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
     let tc = opts.toolchain;
     let co = elf::read(bytes, origin)?;
     let job = format!("lifting {}", origin.display());
+    let _doing = crate::jobs::doing(
+        format!(
+            "lifting the {} code object {}",
+            co.target.name(),
+            origin.display()
+        ),
+        None,
+    );
+    crate::jobs::test_panic_point(
+        "lift",
+        &origin.file_name().unwrap_or_default().to_string_lossy(),
+    );
     let file = tempfile::Builder::new()
         .suffix(".co")
         .tempfile()

@@ -76,13 +76,27 @@ pub fn check(
             progress: None,
         };
         crate::jobs::run(plan.jobs.clone(), max_jobs, opts.tokens, |job| {
+            crate::jobs::test_panic_point("check", &m.kernels[job.kernel].name);
             build_one(&m, &plan, &opts, job).map(|b| b.notes)
         })
+        .into_iter()
+        .zip(&plan.jobs)
+        .map(|(r, job)| {
+            r.unwrap_or_else(|p| Err(panicked(p, &m.kernels[job.kernel].name, &job.target)))
+        })
+        .collect()
     } else {
         let major = tools.assembler_major(Some(&m));
         plan.jobs
             .iter()
-            .map(|job| pipeline::prepare(&m, &plan, job, major).map(|p| p.notes))
+            .map(|job| {
+                let kernel = &m.kernels[job.kernel].name;
+                crate::jobs::catch(|| {
+                    crate::jobs::test_panic_point("check", kernel);
+                    pipeline::prepare(&m, &plan, job, major).map(|p| p.notes)
+                })
+                .unwrap_or_else(|p| Err(panicked(p, kernel, &job.target)))
+            })
             .collect()
     };
     let mut report = CheckReport {
@@ -111,4 +125,10 @@ pub fn check(
         });
     }
     Ok(report)
+}
+
+/// The error for a check job that panicked.
+fn panicked(p: crate::jobs::Panicked, kernel: &str, target: &TargetId) -> Diagnostics {
+    p.into_diagnostic(&format!("checking kernel `{kernel}` for {}", target.name()))
+        .into()
 }

@@ -17,7 +17,7 @@ pub mod rules;
 
 use std::borrow::Cow;
 
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::{Diagnostic, Diagnostics, Location};
 use crate::document::Document;
 use crate::manifest::{KernelSpec, Manifest, SourceSpec};
 
@@ -95,6 +95,10 @@ fn read_and_diff(
     // The first diff copies what it keeps of the original; later ones move.
     let mut t = Cow::Borrowed(&original);
     for pf in &source.patches {
+        let _doing = crate::jobs::doing(
+            format!("applying patch `{}`", pf.rel.display()),
+            Some(Location::line(&pf.rel, 1, None)),
+        );
         t = Cow::Owned(
             diff::apply_diff(t, pf, &source.rel).map_err(|d| d.with_note(context.clone()))?,
         );

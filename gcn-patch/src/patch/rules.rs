@@ -129,26 +129,57 @@ enum IntOrString {
 }
 
 /// Which match to act on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Occurrence {
-    /// The Nth (1-based).
+    /// The Nth (1-based: never 0).
     Nth(usize),
     /// `"last"`.
     Last(LastKw),
 }
 
+/// `occurrence` / `anchor-occurrence`: a count from 1, or `"last"`. Checked
+/// while the TOML is read, so a bad value is an error at its own key.
+impl<'de> Deserialize<'de> for Occurrence {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Occurrence;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a match number counted from 1, or \"last\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Occurrence, E> {
+                match usize::try_from(v) {
+                    Ok(n) if n >= 1 => Ok(Occurrence::Nth(n)),
+                    _ => Err(E::custom(format!(
+                        "occurrences count from 1: {v} is not valid (1 is the first match; \"last\" the last)"
+                    ))),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Occurrence, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(-1))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Occurrence, E> {
+                match v {
+                    "last" => Ok(Occurrence::Last(LastKw::Last)),
+                    _ => Err(E::custom(format!(
+                        "unknown occurrence \"{v}\": write a match number counted from 1, or \"last\""
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// The keyword `"last"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LastKw {
     /// `"last"`.
     Last,
 }
 
 /// How many matches a rule expects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Expect {
     /// Exactly N (at least N with `occurrence`).
     Exactly(usize),
@@ -156,12 +187,47 @@ pub enum Expect {
     Any(AnyKw),
 }
 
+/// `expect`: a number of matches (at least 1), or `"any"`/`"all"`. Checked
+/// while the TOML is read, so a bad value is an error at its own key.
+impl<'de> Deserialize<'de> for Expect {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Expect;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of matches (at least 1), or \"any\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Expect, E> {
+                match usize::try_from(v) {
+                    Ok(n) if n >= 1 => Ok(Expect::Exactly(n)),
+                    Ok(_) => Err(E::custom(
+                        "`expect = 0` would let the rule act on nothing: a rule acts on at least one line (remove the rule, or state the number of lines it must match)",
+                    )),
+                    Err(_) => Err(E::custom(format!(
+                        "`expect` must be a number of matches or \"any\", not {v}"
+                    ))),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Expect, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(-1))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Expect, E> {
+                match v {
+                    "any" | "all" => Ok(Expect::Any(AnyKw::Any)),
+                    _ => Err(E::custom(format!(
+                        "`expect` must be a number of matches or \"any\", not \"{v}\""
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// The keyword `"any"` (alias `"all"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AnyKw {
     /// `"any"` / `"all"`.
-    #[serde(alias = "all")]
     Any,
 }
 
@@ -388,8 +454,23 @@ impl Rule {
                 );
             }
         }
-        if let Some(Occurrence::Nth(0)) = r.occurrence.or(r.anchor_occurrence) {
-            return Err(err("occurrences are 1-based: 0 is not valid".into()));
+        // Deserializing refuses these already; a rule built another way is
+        // checked here too, each key on its own.
+        for (key, occ) in [
+            ("occurrence", r.occurrence),
+            ("anchor-occurrence", r.anchor_occurrence),
+        ] {
+            if let Some(Occurrence::Nth(0)) = occ {
+                return Err(err(format!(
+                    "`{key} = 0`: occurrences count from 1 (1 is the first match; \"last\" the last)"
+                )));
+            }
+        }
+        if r.expect == Some(Expect::Exactly(0)) {
+            return Err(err(
+                "`expect = 0` would let the rule act on nothing: a rule acts on at least one line"
+                    .into(),
+            ));
         }
         let position = || match (&r.before, &r.after) {
             (Some(b), None) => Ok((Position::Before, b.as_str())),
@@ -622,6 +703,10 @@ pub(crate) struct Ctx<'a> {
 /// Apply `rules` in order to `t`.
 pub(crate) fn apply_rules(t: &mut Document, rules: &[Rule], ctx: &Ctx) -> Result<(), Diagnostic> {
     for r in rules {
+        let _doing = crate::jobs::doing(
+            format!("applying rule #{} ({})", r.index, r.what()),
+            Some(r.at.clone()),
+        );
         apply_rule(t, r, ctx)?;
     }
     Ok(())
@@ -822,11 +907,22 @@ fn select(
         }
         return Err(d);
     }
-    Ok(match occ {
-        Some(Occurrence::Nth(n)) => vec![found[n - 1]],
-        Some(Occurrence::Last(_)) => vec![found[found.len() - 1]],
+    Ok(pick(found, occ))
+}
+
+/// The matches `occ` picks from `found` (whose count the caller checked;
+/// nothing, rather than a panic, if it did not).
+fn pick(found: Vec<usize>, occ: Option<Occurrence>) -> Vec<usize> {
+    match occ {
+        Some(Occurrence::Nth(n)) => n
+            .checked_sub(1)
+            .and_then(|i| found.get(i))
+            .copied()
+            .into_iter()
+            .collect(),
+        Some(Occurrence::Last(_)) => found.last().copied().into_iter().collect(),
         None => found,
-    })
+    }
 }
 
 /// Origin of line `i` of `t` (every line has one).
@@ -881,11 +977,7 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
                     "use `kernel = \"<symbol>\"` to pick one kernel, or `expect`/`occurrence`",
                 ));
             }
-            match r.occurrence {
-                Some(Occurrence::Nth(n)) => vec![found[n - 1]],
-                Some(Occurrence::Last(_)) => vec![found[found.len() - 1]],
-                None => found,
-            }
+            pick(found, r.occurrence)
         }
     };
     let what = r.what();
@@ -942,7 +1034,13 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
                 r,
                 "anchor",
             )?;
-            let a = a[0];
+            let Some(&a) = a.first() else {
+                return Err(Diagnostic::error(format!(
+                    "rule #{}: no anchor `{}` selected",
+                    r.index, anchor.pattern.text
+                ))
+                .at(r.at.clone()));
+            };
             if hits.contains(&a) {
                 return Err(Diagnostic::error(format!(
                     "rule #{}: the anchor `{}` is one of the lines being moved (line {})",

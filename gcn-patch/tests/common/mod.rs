@@ -12,7 +12,9 @@ use gcn_embed::TargetId;
 #[path = "../../../tests/support/mod.rs"]
 mod support;
 #[allow(unused_imports)]
-pub use support::{copy_tree, corpus, corpus_dumps, repo, tool as required_tool, LLVM_INSTALL};
+pub use support::{
+    copy_tree, corpus, corpus_dumps, repo, run_bounded, tool as required_tool, LLVM_INSTALL,
+};
 
 /// The real LLVM 22 toolchain (clang-22, ld.lld-22), found as the product
 /// finds it, or a panic saying how to install it.

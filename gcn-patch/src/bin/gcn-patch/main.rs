@@ -31,6 +31,16 @@ use render::{build, import, lint, print_notes, targets};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A panic anywhere (a bug) is an error and exit 1, like any failure.
+    gcn_patch::jobs::catch(|| dispatch(cli)).unwrap_or_else(|p| {
+        let command: Vec<String> = std::env::args().take(4).collect();
+        let job = format!("running `{} …`", command.join(" "));
+        eprintln!("{}", Diagnostics::from(p.into_diagnostic(&job)));
+        ExitCode::FAILURE
+    })
+}
+
+fn dispatch(cli: Cli) -> ExitCode {
     if let Command::Lint {
         file,
         target,

@@ -739,7 +739,7 @@ fn split_first(
 }
 
 /// Control flow of a scalar branch / end instruction.
-fn flow_of(inst: &Instruction) -> Option<Flow> {
+pub(crate) fn flow_of(inst: &Instruction) -> Option<Flow> {
     let m = inst.mnemonic.as_str();
     let target = || {
         inst.operands.iter().find_map(|o| match o {
