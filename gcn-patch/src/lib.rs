@@ -44,6 +44,16 @@
 //! (wait counters, register granules, occupancy inputs) shared by patch,
 //! retarget and check; [`diag`] renders rustc-style diagnostics; [`output`]
 //! writes files atomically.
+//!
+//! **Process-wide effects.** The first external tool run installs handlers
+//! for `SIGINT`, `SIGTERM`, `SIGHUP` and `SIGQUIT` (only where the signal is
+//! still at its default action) that kill running LLVM tools and then die of
+//! the signal as before. A program embedding the library that handles those
+//! signals itself opts out with
+//! [`toolchain::run::set_signal_handlers`]`(false)` and calls
+//! [`toolchain::run::kill_running_tools`] from its own handler. The
+//! environment variable `GCN_PATCH_TEST_PANIC` is a test-only hook
+//! ([`jobs::test_panic_point`]); leave it unset.
 #![warn(missing_docs)]
 // `Diagnostic` is every stage's error type; it is large by design and errors are cold.
 #![allow(clippy::result_large_err)]

@@ -16,7 +16,14 @@
 //! - kills the live tool groups when this process gets `SIGINT`, `SIGTERM`,
 //!   `SIGHUP` or `SIGQUIT` (a handler is installed once, only for signals
 //!   still at their default action; it kills the groups, restores the default
-//!   action and re-raises the signal, so the process still dies of it);
+//!   action and re-raises the signal, so the process still dies of it). These
+//!   are **process-wide**: a program embedding the library that wants its own
+//!   handling calls [`set_signal_handlers`]`(false)` before the first tool run
+//!   and, from its own handler, [`kill_running_tools`];
+//! - tracks every running tool group in a fixed table that the signal
+//!   handler can read ([`MAX_LIVE_TOOLS`] entries): a run that finds it full
+//!   waits for a running tool to end, so no tool ever runs unregistered (and
+//!   unkillable on a signal);
 //! - on Linux, asks the kernel to `SIGKILL` the tool when the thread that
 //!   started it dies (`PR_SET_PDEATHSIG`), which covers `SIGKILL` of this
 //!   process, where no handler can run;
@@ -37,6 +44,27 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use crate::diag::Diagnostic;
+
+/// How many tools may run at once: the size of the table of live tool
+/// groups the signal handler kills. A tool run beyond it waits for one to end.
+pub const MAX_LIVE_TOOLS: usize = 256;
+
+/// Whether the first tool run installs the `SIGINT`/`SIGTERM`/`SIGHUP`/
+/// `SIGQUIT` handlers that kill running tools before the process dies (the
+/// default: yes, for signals still at their default action). Call with
+/// `false` before the first tool run to leave the process's signal
+/// dispositions alone; the program's own handler can then call
+/// [`kill_running_tools`]. Has no effect once installed, nor off Unix.
+pub fn set_signal_handlers(install: bool) {
+    sys::set_signal_handlers(install);
+}
+
+/// `SIGKILL` the process group of every tool running now. Async-signal-safe
+/// (only atomics and `kill(2)`): meant for an embedding program's own signal
+/// handler after [`set_signal_handlers`]`(false)`. Does nothing off Unix.
+pub fn kill_running_tools() {
+    sys::kill_running_tools();
+}
 
 /// Environment variable: the time limit of every tool run, in seconds
 /// (a positive number, fractions allowed: `600`, `2.5`).
@@ -195,10 +223,19 @@ pub fn run_tool_with_input(
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
     sys::prepare(cmd);
-    let mut child = cmd.spawn().map_err(|e| error(ToolFailure::Spawn(e)))?;
+    // A slot in the live table first (waiting for one if all are taken), so
+    // the tool is registered from its start.
+    let slot = sys::reserve();
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            sys::release(slot);
+            return Err(error(ToolFailure::Spawn(e)));
+        }
+    };
     // A signal landing before this registration is covered by the
     // parent-death signal on Linux.
-    let slot = sys::register(child.id());
+    sys::register(slot, child.id());
     let out = child.stdout.take();
     let err = child.stderr.take();
     let inp = child.stdin.take();
@@ -275,15 +312,30 @@ mod sys {
     use std::io;
     use std::os::unix::process::CommandExt;
     use std::process::{Child, Command};
-    use std::sync::atomic::{AtomicI32, Ordering};
-    use std::sync::{mpsc, Once};
+    use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+    use std::sync::{mpsc, Condvar, Mutex, Once};
     use std::time::Duration;
 
     use super::{watchdog, Waited};
 
-    /// Process groups of the tools running now (0: free slot). Read by the
-    /// signal handler, so only atomics.
-    static LIVE: [AtomicI32; 256] = [const { AtomicI32::new(0) }; 256];
+    /// Process groups of the tools running now (0: free slot, -1: reserved
+    /// for a tool being started). Read by the signal handler, so only atomics.
+    static LIVE: [AtomicI32; super::MAX_LIVE_TOOLS] =
+        [const { AtomicI32::new(0) }; super::MAX_LIVE_TOOLS];
+
+    /// Wakes runs waiting for a free slot of [`LIVE`].
+    static FREED: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+
+    /// Whether the first tool run installs the signal handlers.
+    static HANDLERS: AtomicBool = AtomicBool::new(true);
+
+    pub(super) fn set_signal_handlers(install: bool) {
+        HANDLERS.store(install, Ordering::SeqCst);
+    }
+
+    pub(super) fn kill_running_tools() {
+        kill_live_groups();
+    }
 
     /// Signals whose default action ends the process.
     const SIGNALS: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
@@ -313,6 +365,9 @@ mod sys {
     }
 
     fn install_handlers() {
+        if !HANDLERS.load(Ordering::SeqCst) {
+            return;
+        }
         INSTALL.call_once(|| {
             for sig in SIGNALS {
                 // SAFETY: plain sigaction calls; the handler only uses
@@ -360,13 +415,52 @@ mod sys {
         }
     }
 
+    /// Reserve a slot of the live table for a tool about to start; with
+    /// every slot taken, wait until a running tool ends.
+    pub(super) fn reserve() -> usize {
+        let take = || {
+            LIVE.iter().position(|s| {
+                s.compare_exchange(0, -1, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+            })
+        };
+        if let Some(i) = take() {
+            return i;
+        }
+        let (lock, freed) = &FREED;
+        let mut guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            if let Some(i) = take() {
+                return i;
+            }
+            // Woken when a slot is released; the timeout only bounds a
+            // missed wake-up (a release between `take` and the wait).
+            guard = freed
+                .wait_timeout(guard, Duration::from_millis(50))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+    }
+
     /// Record a started tool's group (its pid: it leads its own group).
-    pub(super) fn register(pid: u32) -> Option<usize> {
-        let pgid = pid as i32;
-        LIVE.iter().position(|s| {
-            s.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-        })
+    pub(super) fn register(slot: usize, pid: u32) {
+        LIVE[slot].store(pid as i32, Ordering::SeqCst);
+    }
+
+    /// Give a slot back and wake a run waiting for one.
+    pub(super) fn release(slot: usize) {
+        LIVE[slot].store(0, Ordering::SeqCst);
+        let (lock, freed) = &FREED;
+        drop(lock.lock().unwrap_or_else(|e| e.into_inner()));
+        freed.notify_one();
+    }
+
+    /// How many slots are taken now (tests).
+    #[cfg(test)]
+    pub(super) fn taken() -> usize {
+        LIVE.iter()
+            .filter(|s| s.load(Ordering::SeqCst) != 0)
+            .count()
     }
 
     /// Wait for exit without reaping (`WNOWAIT`), retrying on EINTR.
@@ -397,7 +491,7 @@ mod sys {
     pub(super) fn wait_bounded(
         child: &mut Child,
         timeout: Duration,
-        slot: Option<usize>,
+        slot: usize,
     ) -> io::Result<Waited> {
         let pid = child.id() as libc::pid_t;
         let (stop, stopped) = mpsc::channel::<()>();
@@ -424,9 +518,7 @@ mod sys {
         unsafe {
             libc::kill(-pid, libc::SIGKILL);
         }
-        if let Some(i) = slot {
-            LIVE[i].store(0, Ordering::SeqCst);
-        }
+        release(slot);
         let status = child.wait()?;
         Ok(if timed_out? {
             Waited::TimedOut
@@ -448,14 +540,22 @@ mod sys {
 
     pub(super) fn prepare(_cmd: &mut Command) {}
 
-    pub(super) fn register(_pid: u32) -> Option<usize> {
-        None
+    pub(super) fn set_signal_handlers(_install: bool) {}
+
+    pub(super) fn kill_running_tools() {}
+
+    pub(super) fn reserve() -> usize {
+        0
     }
+
+    pub(super) fn register(_slot: usize, _pid: u32) {}
+
+    pub(super) fn release(_slot: usize) {}
 
     pub(super) fn wait_bounded(
         child: &mut Child,
         timeout: Duration,
-        _slot: Option<usize>,
+        _slot: usize,
     ) -> io::Result<Waited> {
         let deadline = Instant::now() + timeout;
         let mut nap = Duration::from_millis(1);
