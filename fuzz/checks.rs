@@ -155,3 +155,334 @@ pub fn eflags(data: &[u8]) {
         let _ = h.code_object_version();
     }
 }
+
+// ---------------------------------------------------------------------------
+// Structure-aware: manifests' rules, applied to real corpus asm.
+// ---------------------------------------------------------------------------
+
+/// The real dumps the `rules` target patches (paths from the repository
+/// root; both fuzz/ and gcn-patch/ sit one level below it) with the target
+/// each was compiled for and another of its generation to retarget to.
+const RULE_SOURCES: [(&str, &str, &str); 4] = [
+    ("tests/corpus/hip/gfx942/saxpy.s", "gfx942", "gfx950"),
+    ("tests/corpus/hip/gfx942/reduce.s", "gfx942", "gfx90a"),
+    ("tests/corpus/hip/gfx1100/reduce.s", "gfx1100", "gfx11-generic"),
+    ("tests/corpus/hip/gfx1201/saxpy.s", "gfx1201", "gfx12-generic"),
+];
+
+/// A line pattern as the fuzzer picks it: mostly from the dump itself, so
+/// rules match and the edits run.
+#[derive(Debug, arbitrary::Arbitrary)]
+pub enum Pat {
+    /// Line N (mod the line count) of the dump, its code as written.
+    Line(u16),
+    /// The mnemonic of line N's instruction.
+    Mnemonic(u16),
+    /// Label N of the dump (with its `:`).
+    Label(u8),
+    /// A regex built from line N: its code with digits as `\d+`.
+    Regex(u16),
+    /// Any text.
+    Text(String),
+}
+
+/// A count as written: a number, `"last"`, `"any"`, or any word.
+#[derive(Debug, arbitrary::Arbitrary)]
+pub enum Num {
+    /// An integer (0, negative and huge ones included).
+    Int(i64),
+    /// A small positive integer (most counts that match).
+    Small(u8),
+    /// `"last"`.
+    Last,
+    /// `"any"`.
+    Any,
+    /// Any string.
+    Word(String),
+}
+
+/// The kind key of a rule.
+#[derive(Debug, arbitrary::Arbitrary)]
+pub enum RuleKind {
+    /// `move = …` with an anchor.
+    Move,
+    /// `replace = …`, `with = …`.
+    Replace,
+    /// `insert = [...]` before/after an anchor.
+    Insert,
+    /// `delete = …`.
+    Delete,
+    /// `set-waitcnt = …`, `counter`, `value`.
+    SetWaitcnt,
+    /// `set = ".amdhsa_…"`, `value`.
+    Set,
+}
+
+/// One `[[kernel.source.rule]]`, any combination of keys.
+#[derive(Debug, arbitrary::Arbitrary)]
+pub struct RuleSpec {
+    kind: RuleKind,
+    pattern: Pat,
+    regex: bool,
+    kernel: Option<Pat>,
+    block: Option<Pat>,
+    occurrence: Option<Num>,
+    expect: Option<Num>,
+    before: Option<Pat>,
+    after: Option<Pat>,
+    anchor_occurrence: Option<Num>,
+    with: Option<Pat>,
+    lines: Vec<Pat>,
+    counter: Option<u8>,
+    value: Option<Num>,
+}
+
+/// A manifest of one source with up to 6 rules.
+#[derive(Debug, arbitrary::Arbitrary)]
+pub struct RulesInput {
+    source: u8,
+    retarget: bool,
+    rules: Vec<RuleSpec>,
+}
+
+fn repo_root() -> &'static Path {
+    static ROOT: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    ROOT.get_or_init(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("the crate sits in the repository")
+            .to_path_buf()
+    })
+}
+
+fn q(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn pat(p: &Pat, lines: &[&str], labels: &[&str]) -> String {
+    let at = |n: u16| lines[n as usize % lines.len()];
+    let code = |n: u16| gcn_patch::parse::strip_comment(at(n)).trim().to_string();
+    match p {
+        Pat::Line(n) => code(*n),
+        Pat::Mnemonic(n) => code(*n).split_whitespace().next().unwrap_or("").to_string(),
+        Pat::Label(n) if !labels.is_empty() => labels[*n as usize % labels.len()].to_string(),
+        Pat::Label(_) => ".LBB0_1:".into(),
+        Pat::Regex(n) => {
+            let mut out = String::new();
+            let mut digits = false;
+            for c in code(*n).chars() {
+                if c.is_ascii_digit() {
+                    if !digits {
+                        out.push_str("\\d+");
+                    }
+                    digits = true;
+                    continue;
+                }
+                digits = false;
+                if "()[]{}.+*?^$|\\".contains(c) {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out
+        }
+        Pat::Text(s) => s.clone(),
+    }
+}
+
+fn num(n: &Num) -> String {
+    match n {
+        Num::Int(i) => i.to_string(),
+        Num::Small(i) => i.to_string(),
+        Num::Last => "\"last\"".into(),
+        Num::Any => "\"any\"".into(),
+        Num::Word(w) => q(w),
+    }
+}
+
+/// The manifest text of `input` against the dump `text` at `asm`.
+pub fn rules_manifest(input: &RulesInput, asm: &str, text: &str, targets: &[&str]) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let labels: Vec<&str> = lines
+        .iter()
+        .filter(|l| l.trim_end().ends_with(':') && !l.starts_with(char::is_whitespace))
+        .map(|l| l.trim_end())
+        .collect();
+    let p = |x: &Pat| q(&pat(x, &lines, &labels));
+    let mut m = format!(
+        "[[kernel]]\nname = \"k\"\n\n[[kernel.source]]\nasm = {}\nsha256 = \"{}\"\ntargets = [{}]\n",
+        q(asm),
+        gcn_embed::sha256_hex(text.as_bytes()),
+        targets.iter().map(|t| q(t)).collect::<Vec<_>>().join(", ")
+    );
+    const COUNTERS: [&str; 11] = [
+        "vmcnt", "lgkmcnt", "expcnt", "vscnt", "loadcnt", "storecnt", "dscnt", "kmcnt", "samplecnt",
+        "bvhcnt", "nocnt",
+    ];
+    for r in input.rules.iter().take(6) {
+        m.push_str("\n[[kernel.source.rule]]\n");
+        let key = match r.kind {
+            RuleKind::Move => "move",
+            RuleKind::Replace => "replace",
+            RuleKind::Insert => "insert",
+            RuleKind::Delete => "delete",
+            RuleKind::SetWaitcnt => "set-waitcnt",
+            RuleKind::Set => "set",
+        };
+        if matches!(r.kind, RuleKind::Insert) {
+            let ls: Vec<String> = r.lines.iter().take(4).map(&p).collect();
+            m.push_str(&format!("insert = [{}]\n", ls.join(", ")));
+        } else {
+            m.push_str(&format!("{key} = {}\n", p(&r.pattern)));
+        }
+        if r.regex {
+            m.push_str("regex = true\n");
+        }
+        for (k, v) in [
+            ("kernel", &r.kernel),
+            ("block", &r.block),
+            ("before", &r.before),
+            ("after", &r.after),
+            ("with", &r.with),
+        ] {
+            if let Some(v) = v {
+                m.push_str(&format!("{k} = {}\n", p(v)));
+            }
+        }
+        for (k, v) in [
+            ("occurrence", &r.occurrence),
+            ("expect", &r.expect),
+            ("anchor-occurrence", &r.anchor_occurrence),
+            ("value", &r.value),
+        ] {
+            if let Some(v) = v {
+                m.push_str(&format!("{k} = {}\n", num(v)));
+            }
+        }
+        if let Some(c) = r.counter {
+            m.push_str(&format!("counter = {}\n", q(COUNTERS[c as usize % COUNTERS.len()])));
+        }
+    }
+    m
+}
+
+/// Rules: an arbitrary rule table (built with `arbitrary` over the rule
+/// schema, patterns mostly taken from the dump) in a manifest over a real
+/// corpus dump; the manifest is read, the rules applied, and every job
+/// retargeted and checked (structure, control flow, registers, waits,
+/// hazards; no assembler). Nothing panics, every diagnostic renders, and a
+/// job that patches cleanly keeps a parseable, lossless document.
+pub fn rules(data: &[u8]) {
+    let mut u = arbitrary::Unstructured::new(data);
+    let Ok(input) = <RulesInput as arbitrary::Arbitrary>::arbitrary(&mut u) else {
+        return;
+    };
+    let (rel, own, other) = RULE_SOURCES[input.source as usize % RULE_SOURCES.len()];
+    let asm = repo_root().join(rel);
+    let text = std::fs::read_to_string(&asm).expect("the corpus dump (run from a checkout)");
+    let targets: Vec<&str> = if input.retarget {
+        vec![own, other]
+    } else {
+        vec![own]
+    };
+    let manifest = rules_manifest(&input, &asm.to_string_lossy(), &text, &targets);
+    let m = match Manifest::parse(&manifest, &repo_root().join("fuzz-rules.toml")) {
+        Ok(m) => m,
+        Err(d) => {
+            let _ = d.to_string();
+            return;
+        }
+    };
+    let plan = match gcn_patch::pipeline::plan(&m, &[]) {
+        Ok(p) => p,
+        Err(d) => {
+            let _ = d.to_string();
+            return;
+        }
+    };
+    for job in &plan.jobs {
+        if let Some(p) = plan.patched(job.kernel, job.source) {
+            let printed = p.patched.print();
+            assert_eq!(
+                gcn_patch::parse::parse(&printed).print(),
+                printed,
+                "patched text does not reparse losslessly"
+            );
+        }
+        match gcn_patch::pipeline::prepare(&m, &plan, job, 22) {
+            Ok(p) => p.notes.iter().for_each(|n| drop(n.render())),
+            Err(d) => drop(d.to_string()),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Binary readers: untrusted files `lift` and `import` take.
+// ---------------------------------------------------------------------------
+
+/// Every member a container yields is read as a code object too.
+fn members(bytes: &[u8], name: &str) {
+    use gcn_patch::lift::container::code_objects;
+    match code_objects(bytes, Path::new(name)) {
+        Ok(c) => {
+            for m in &c.members {
+                let _ = m.target.name();
+                elf(&m.bytes);
+            }
+        }
+        Err(d) => drop(d.render()),
+    }
+}
+
+/// ELF code objects: `lift::elf::read` (headers, sections, symbols,
+/// descriptors, the metadata note) never panics; what it reads is
+/// consistent (kernels have descriptors), and a metadata note decodes or
+/// is refused.
+pub fn elf(data: &[u8]) {
+    match gcn_patch::lift::elf::read(data, Path::new("fuzz.co")) {
+        Ok(co) => {
+            let _ = co.target.name();
+            let _ = co.kernels();
+            if let Some(m) = &co.metadata {
+                let _ = gcn_patch::lift::metadata::canonical(m);
+            }
+        }
+        Err(d) => drop(d.render()),
+    }
+}
+
+/// The metadata note's MessagePack: decodes to a canonical text or is
+/// refused; a decoded document's text is stable (decoding the same bytes
+/// twice gives the same text).
+pub fn note(data: &[u8]) {
+    if let Ok(a) = gcn_patch::lift::metadata::canonical(data) {
+        assert_eq!(gcn_patch::lift::metadata::canonical(data), Ok(a));
+    }
+}
+
+/// Clang offload bundles, plain (`__CLANG_OFFLOAD_BUNDLE__`) or compressed
+/// (`CCOB`, zstd or zlib): the input is given the magic its first byte asks
+/// for, so that the fuzzer spends its time past it.
+pub fn bundle(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let mut bytes = match first % 3 {
+        0 => b"__CLANG_OFFLOAD_BUNDLE__".to_vec(),
+        1 => b"CCOB".to_vec(),
+        _ => Vec::new(),
+    };
+    bytes.extend_from_slice(rest);
+    members(&bytes, "fuzz.hipfb");
+}
+
+/// HIP host objects and executables (an x86-64 ELF whose `.hip_fatbin`
+/// holds a bundle).
+pub fn host(data: &[u8]) {
+    members(data, "fuzz-host.o");
+}
+
+/// IREE `.vmfb` flatbuffers and the code objects inside.
+pub fn vmfb(data: &[u8]) {
+    members(data, "fuzz.vmfb");
+}

@@ -67,3 +67,62 @@ fn target_id_corpus() {
 fn eflags_corpus() {
     assert!(replay("eflags", checks::eflags) >= 3);
 }
+
+#[test]
+fn rules_corpus() {
+    assert!(replay("rules", checks::rules) >= 8);
+}
+
+/// The rules target's inputs really reach the patch stage: some seed (or
+/// kept input) builds a manifest whose rules apply cleanly and one whose
+/// rules are refused, so the replay is not all early returns.
+#[test]
+fn rules_inputs_reach_the_patch_stage() {
+    let (mut applied, mut refused) = (0, 0);
+    for f in inputs("rules") {
+        let data = std::fs::read(&f).unwrap();
+        let mut u = arbitrary::Unstructured::new(&data);
+        let Ok(input) = <checks::RulesInput as arbitrary::Arbitrary>::arbitrary(&mut u) else {
+            continue;
+        };
+        let asm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/hip/gfx942/saxpy.s");
+        let text = std::fs::read_to_string(&asm).unwrap();
+        let manifest = checks::rules_manifest(&input, &asm.to_string_lossy(), &text, &["gfx942"]);
+        let Ok(m) = gcn_patch::manifest::Manifest::parse(&manifest, &fuzz_dir().join("k.toml")) else {
+            continue;
+        };
+        if m.kernels[0].sources[0].rules.is_empty() {
+            continue;
+        }
+        match gcn_patch::pipeline::plan(&m, &[]) {
+            Ok(_) => applied += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(applied > 0 && refused > 0, "applied {applied}, refused {refused}");
+}
+
+#[test]
+fn elf_corpus() {
+    assert!(replay("elf", checks::elf) >= 3);
+}
+
+#[test]
+fn note_corpus() {
+    assert!(replay("note", checks::note) >= 2);
+}
+
+#[test]
+fn bundle_corpus() {
+    assert!(replay("bundle", checks::bundle) >= 2);
+}
+
+#[test]
+fn host_corpus() {
+    assert!(replay("host", checks::host) >= 2);
+}
+
+#[test]
+fn vmfb_corpus() {
+    assert!(replay("vmfb", checks::vmfb) >= 2);
+}
