@@ -166,8 +166,16 @@ pub fn eflags(data: &[u8]) {
 const RULE_SOURCES: [(&str, &str, &str); 4] = [
     ("tests/corpus/hip/gfx942/saxpy.s", "gfx942", "gfx950"),
     ("tests/corpus/hip/gfx942/reduce.s", "gfx942", "gfx90a"),
-    ("tests/corpus/hip/gfx1100/reduce.s", "gfx1100", "gfx11-generic"),
-    ("tests/corpus/hip/gfx1201/saxpy.s", "gfx1201", "gfx12-generic"),
+    (
+        "tests/corpus/hip/gfx1100/reduce.s",
+        "gfx1100",
+        "gfx11-generic",
+    ),
+    (
+        "tests/corpus/hip/gfx1201/saxpy.s",
+        "gfx1201",
+        "gfx12-generic",
+    ),
 ];
 
 /// A line pattern as the fuzzer picks it: mostly from the dump itself, so
@@ -316,8 +324,17 @@ pub fn rules_manifest(input: &RulesInput, asm: &str, text: &str, targets: &[&str
         targets.iter().map(|t| q(t)).collect::<Vec<_>>().join(", ")
     );
     const COUNTERS: [&str; 11] = [
-        "vmcnt", "lgkmcnt", "expcnt", "vscnt", "loadcnt", "storecnt", "dscnt", "kmcnt", "samplecnt",
-        "bvhcnt", "nocnt",
+        "vmcnt",
+        "lgkmcnt",
+        "expcnt",
+        "vscnt",
+        "loadcnt",
+        "storecnt",
+        "dscnt",
+        "kmcnt",
+        "samplecnt",
+        "bvhcnt",
+        "nocnt",
     ];
     for r in input.rules.iter().take(6) {
         m.push_str("\n[[kernel.source.rule]]\n");
@@ -360,7 +377,10 @@ pub fn rules_manifest(input: &RulesInput, asm: &str, text: &str, targets: &[&str
             }
         }
         if let Some(c) = r.counter {
-            m.push_str(&format!("counter = {}\n", q(COUNTERS[c as usize % COUNTERS.len()])));
+            m.push_str(&format!(
+                "counter = {}\n",
+                q(COUNTERS[c as usize % COUNTERS.len()])
+            ));
         }
     }
     m

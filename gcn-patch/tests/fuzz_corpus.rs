@@ -88,7 +88,8 @@ fn rules_inputs_reach_the_patch_stage() {
         let asm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/hip/gfx942/saxpy.s");
         let text = std::fs::read_to_string(&asm).unwrap();
         let manifest = checks::rules_manifest(&input, &asm.to_string_lossy(), &text, &["gfx942"]);
-        let Ok(m) = gcn_patch::manifest::Manifest::parse(&manifest, &fuzz_dir().join("k.toml")) else {
+        let Ok(m) = gcn_patch::manifest::Manifest::parse(&manifest, &fuzz_dir().join("k.toml"))
+        else {
             continue;
         };
         if m.kernels[0].sources[0].rules.is_empty() {
@@ -99,7 +100,10 @@ fn rules_inputs_reach_the_patch_stage() {
             Err(_) => refused += 1,
         }
     }
-    assert!(applied > 0 && refused > 0, "applied {applied}, refused {refused}");
+    assert!(
+        applied > 0 && refused > 0,
+        "applied {applied}, refused {refused}"
+    );
 }
 
 #[test]

@@ -116,6 +116,12 @@ fn every_count_a_rule_takes_is_checked_at_its_line() {
         let o = run(dir.path(), &["check", "--no-assemble"], &[]);
         fails(&o, key_line, &[needle, &format!("kernels.toml:{line}:")]);
     }
+    // A `set` value is one line: a newline would write lines no location knows.
+    let dir = project(
+        "\n[[kernel.source.rule]]\nset = \".amdhsa_next_free_vgpr\"\nvalue = \"8\\n\\ts_endpgm\"\n",
+    );
+    let o = run(dir.path(), &["check", "--no-assemble"], &[]);
+    fails(&o, "multi-line set value", &["the value must be one line"]);
     // Triton launch numbers are the user's too: huge ones do not overflow.
     let dir = project("triton = { kernel = \"saxpy\", target = \"gfx942\", num-warps = 4294967295, warp-size = 4294967295 }\n");
     let o = run(dir.path(), &["check", "--no-assemble"], &[]);

@@ -505,7 +505,11 @@ impl Rule {
                 let (position, anchor) = position()?;
                 let lines = match &r.insert {
                     Some(OneOrMany::One(s)) => s.lines().map(str::to_owned).collect(),
-                    Some(OneOrMany::Many(v)) => v.clone(),
+                    // An entry holding newlines is several lines, as in the one-string form.
+                    Some(OneOrMany::Many(v)) => v
+                        .iter()
+                        .flat_map(|s| s.lines().map(str::to_owned))
+                        .collect(),
                     None => vec![],
                 };
                 if lines.is_empty() {
@@ -543,6 +547,12 @@ impl Rule {
                     None => return Err(err("a `set` rule needs `value = …`".into())),
                 };
                 let name = r.set.as_deref().unwrap_or_default();
+                if value.contains(['\n', '\r']) {
+                    return Err(err(format!(
+                        "`set = \"{name}\"`: the value must be one line (it replaces the value on the field's own line)"
+                    ))
+                    .with_help("to add lines, use an `insert` rule"));
+                }
                 if !name.starts_with('.') && !name.contains('.') {
                     return Err(err(format!("`set = \"{name}\"`: expected a descriptor field (.amdhsa_…), a metadata key (.vgpr_count) or a `.set` symbol")));
                 }
