@@ -405,7 +405,9 @@ pub fn rules(data: &[u8]) {
     } else {
         vec![own]
     };
-    let manifest = rules_manifest(&input, &asm.to_string_lossy(), &text, &targets);
+    // The manifest "lives" at the repository root: its asm path is relative
+    // (an absolute one is refused, and nothing would reach the rules).
+    let manifest = rules_manifest(&input, rel, &text, &targets);
     let m = match Manifest::parse(&manifest, &repo_root().join("fuzz-rules.toml")) {
         Ok(m) => m,
         Err(d) => {

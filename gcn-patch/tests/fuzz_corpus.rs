@@ -85,11 +85,11 @@ fn rules_inputs_reach_the_patch_stage() {
         let Ok(input) = <checks::RulesInput as arbitrary::Arbitrary>::arbitrary(&mut u) else {
             continue;
         };
-        let asm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/hip/gfx942/saxpy.s");
-        let text = std::fs::read_to_string(&asm).unwrap();
-        let manifest = checks::rules_manifest(&input, &asm.to_string_lossy(), &text, &["gfx942"]);
-        let Ok(m) = gcn_patch::manifest::Manifest::parse(&manifest, &fuzz_dir().join("k.toml"))
-        else {
+        let rel = "tests/corpus/hip/gfx942/saxpy.s";
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let text = std::fs::read_to_string(root.join(rel)).unwrap();
+        let manifest = checks::rules_manifest(&input, rel, &text, &["gfx942"]);
+        let Ok(m) = gcn_patch::manifest::Manifest::parse(&manifest, &root.join("k.toml")) else {
             continue;
         };
         if m.kernels[0].sources[0].rules.is_empty() {
