@@ -455,13 +455,6 @@ mod sys {
         freed.notify_one();
     }
 
-    /// How many slots are taken now (tests).
-    #[cfg(test)]
-    pub(super) fn taken() -> usize {
-        LIVE.iter()
-            .filter(|s| s.load(Ordering::SeqCst) != 0)
-            .count()
-    }
 
     /// Wait for exit without reaping (`WNOWAIT`), retrying on EINTR.
     fn wait_exit_no_reap(pid: libc::pid_t) -> io::Result<()> {
