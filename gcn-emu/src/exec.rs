@@ -189,6 +189,8 @@ fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
         "v_frexp_exp_i32_f64" => (B32, [F64; 3]),
         "v_pack_b32_f16" => (B32, [F16, F16, B32]),
         "v_mov_b64" => (B64, [B64; 3]),
+        // VOP3 v_cndmask takes float input modifiers (abs/neg of 32 bits).
+        "v_cndmask_b32" => (B32, [F32, F32, B32]),
         "v_fma_mix_f32" | "v_fma_mixlo_f16" | "v_fma_mixhi_f16" => (B32, [B32; 3]),
         "v_div_fixup_f16" => (F16, [F16; 3]),
         _ => {
@@ -421,7 +423,7 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_div_fmas_f32" => {
             let d = fa.mul_add(fb, fc);
             let d = if cin {
-                if fc.to_bits() >> 23 & 0xff >= 127 { d * 2f32.powi(32) } else { d * 2f32.powi(-32) }
+                if fc.to_bits() >> 23 & 0xff >= 127 { ldexp32(d, 64) } else { ldexp32(d, -64) }
             } else {
                 d
             };
