@@ -950,7 +950,7 @@ fn jump(wave: &mut Wave, ins: &Instruction, ctx: &Ctx, to: u64) -> R<()> {
 fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
     let o = &ins.ops;
-    let op = |i: usize| -> R<&Src> { o.get(i).ok_or_else(|| Stop::Unsupported(format!("operand {i} missing"))) };
+    let op = |i: usize| -> R<&Src> { o.get(i).ok_or_else(|| Stop::Unsupported(String::new())) };
     // Program control.
     match m {
         "s_endpgm" => {

@@ -218,8 +218,7 @@ impl CodeObject {
         // e_machine (bytes 18..20) must be EM_AMDGPU (224).
         if bytes.get(18..20) != Some(&[224, 0][..]) {
             return Err(Error::load(format!(
-                "{path}: ELF for {:?}, not AMDGPU (e_machine is not EM_AMDGPU)",
-                file.architecture()
+                "{path}: an ELF file, but not an AMDGPU code object (e_machine is not EM_AMDGPU)"
             )));
         }
         let mut meta: Option<Value> = None;

@@ -247,12 +247,8 @@ fn emu_usage(e: gcn_emu::Error) -> RunError {
 }
 
 fn describe(i: usize, a: &Arg) -> String {
-    format!(
-        "argument {i} `{}` ({}, {} bytes)",
-        a.name.as_deref().unwrap_or("?"),
-        a.value_kind,
-        a.size
-    )
+    let name = a.name.as_deref().map(|n| format!(" `{n}`")).unwrap_or_default();
+    format!("argument {i}{name} ({}, {} bytes)", a.value_kind, a.size)
 }
 
 /// Run the dispatch `opts` describes.
