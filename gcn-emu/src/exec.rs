@@ -911,7 +911,7 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         return lane_op(wave, ins, ctx);
     }
     if m.starts_with("v_mfma") || m.starts_with("v_smfmac") {
-        return crate::exec::mfma(wave, ins, ctx);
+        return mfma(wave, ins, ctx);
     }
     if m.starts_with("v_pk_") {
         return vop3p(wave, ins, ctx);
@@ -2282,9 +2282,101 @@ fn has_vdst(m: &str) -> bool {
     m.starts_with("ds_read") || m.starts_with("ds_load") || m.contains("_rtn_")
 }
 
-/// MFMA: not implemented yet.
-pub fn mfma(_w: &mut Wave, _ins: &Instruction, _ctx: &mut Ctx) -> R<()> {
-    unsup("MFMA is not implemented yet")
+/// MFMA (CDNA2/CDNA3 matrix cores), single-block shapes: `v_mfma_f32_16x16x16_f16`,
+/// `_32x32x8_f16`, the `bf16_1k` ones of the same shapes, `_16x16x4_f32`, `_32x32x2_f32`.
+///
+/// Lane layouts (AMD's matrix instruction calculator, CDNA3): with `kl` =
+/// K·M/64 elements of A and B per lane, lane `l` holds `A[l % M][kl·(l / M) + e]`
+/// and `B[kl·(l / M) + e][l % M]` in its element `e`; D and C: for M = 16 lane
+/// `l` register `r` is `D[4·(l / 16) + r][l % 16]`, for M = 32 it is
+/// `D[8·(r / 4) + 4·(l / 32) + r % 4][l % 32]`.
+///
+/// Each output is C plus the K products summed in f64 and rounded once to
+/// f32 (products of f16/bf16 are exact); hardware adds in its own order and
+/// precision, so results agree within rounding, not bit for bit.
+pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let name = ins.mnemonic.as_str();
+    let (m, k, src) = match name {
+        "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, "f16"),
+        "v_mfma_f32_32x32x8_f16" | "v_mfma_f32_32x32x8f16" => (32, 8, "f16"),
+        "v_mfma_f32_16x16x16_bf16" | "v_mfma_f32_16x16x16bf16_1k" => (16, 16, "bf16"),
+        "v_mfma_f32_32x32x8_bf16" | "v_mfma_f32_32x32x8bf16_1k" => (32, 8, "bf16"),
+        "v_mfma_f32_16x16x4_f32" | "v_mfma_f32_16x16x4f32" => (16, 4, "f32"),
+        "v_mfma_f32_32x32x2_f32" | "v_mfma_f32_32x32x2f32" => (32, 2, "f32"),
+        _ => return unsup("this MFMA shape/type is not implemented"),
+    };
+    for key in ["cbsz", "abid", "blgp"] {
+        if ins.modifier(key).is_some_and(|v| v != "0") {
+            return unsup(format!("MFMA modifier {key}"));
+        }
+    }
+    if ins.ops.len() != 4 || ins.ops.iter().any(|o| o.neg || o.abs) {
+        return unsup("MFMA operands");
+    }
+    let kl = k * m / 64;
+    let dregs = m * m / 64;
+    // Gather A (m×k), B (k×m), C (m×m) from the lanes.
+    let mut a = vec![0f64; m * k];
+    let mut b = vec![0f64; k * m];
+    let elem = |w: &Wave, s: &Src, lane: usize, e: usize| -> R<f64> {
+        let plain = Src { op: s.op.clone(), neg: false, abs: false, sext: false };
+        Ok(match src {
+            "f32" => f32b(w.vread(&plain, lane, Ty::B32, ctx)?) as f64,
+            _ => {
+                let (file, i) = reg_of(s)?;
+                let word = w.vreg(file, i + e / 2)?[lane];
+                let bits = (word >> (16 * (e % 2))) as u16;
+                if src == "f16" {
+                    f16::from_bits(bits).to_f64()
+                } else {
+                    half::bf16::from_bits(bits).to_f64()
+                }
+            }
+        })
+    };
+    for lane in 0..LANES {
+        for e in 0..kl {
+            let kk = kl * (lane / m) + e;
+            if kk >= k {
+                continue;
+            }
+            a[(lane % m) * k + kk] = elem(w, &ins.ops[1], lane, e)?;
+            b[kk * m + lane % m] = elem(w, &ins.ops[2], lane, e)?;
+        }
+    }
+    let pos = |lane: usize, r: usize| -> (usize, usize) {
+        if m == 16 {
+            (4 * (lane / 16) + r, lane % 16)
+        } else {
+            (8 * (r / 4) + 4 * (lane / 32) + r % 4, lane % 32)
+        }
+    };
+    let mut d = vec![0u32; LANES * dregs];
+    for lane in 0..LANES {
+        for r in 0..dregs {
+            let (i, j) = pos(lane, r);
+            let c = match &ins.ops[3].op {
+                Operand::Int(_) | Operand::Float(_) => f32b(w.vread(&ins.ops[3], lane, Ty::F32, ctx)?),
+                _ => {
+                    let (file, ci) = reg_of(&ins.ops[3])?;
+                    f32::from_bits(w.vreg(file, ci + r)?[lane])
+                }
+            };
+            let mut acc = c as f64;
+            for kk in 0..k {
+                acc += a[i * k + kk] * b[kk * m + j];
+            }
+            d[lane * dregs + r] = bf32(acc as f32) as u32;
+        }
+    }
+    // MFMA ignores exec for its result (all lanes are written).
+    let (file, di) = reg_of(&ins.ops[0])?;
+    for lane in 0..LANES {
+        for r in 0..dregs {
+            w.vreg_mut(file, di + r)?[lane] = d[lane * dregs + r];
+        }
+    }
+    Ok(())
 }
 
 /// The error for a stop at `ins`.

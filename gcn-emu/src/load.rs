@@ -258,11 +258,12 @@ impl CodeObject {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
+        // `amdgcn-amd-amdhsa--gfx942:xnack-` or `amdgpu9.42-amd-amdhsa-unknown-gfx942`.
         let processor = target
-            .rsplit("--")
+            .split(':')
             .next()
             .unwrap_or("")
-            .split(':')
+            .rsplit('-')
             .next()
             .unwrap_or("")
             .to_string();
