@@ -105,9 +105,6 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
             launch.block
         )));
     }
-    if launch.block[0] > 1023 || launch.block[1] > 1023 || launch.block[2] > 1023 {
-        return Err(Error::launch("a block dimension must be below 1024 (10-bit work-item IDs)"));
-    }
     Ok(())
 }
 
