@@ -381,6 +381,7 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
             r(lo as u32 | (hi as u32) << 16)
         }
         "v_cvt_pk_bf16_f32" => r(bf16_rne(fa) as u32 | (bf16_rne(fb) as u32) << 16),
+        "v_cvt_pk_f16_f32" => r(bf16(fa) as u32 | (bf16(fb) as u32) << 16),
         "v_pack_b32_f16" => r((a & 0xffff) as u32 | ((b & 0xffff) as u32) << 16),
         // f32.
         "v_add_f32" => r(bf32(fa + fb) as u32),
@@ -390,6 +391,9 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_mul_legacy_f32" => r(bf32(if fa == 0.0 || fb == 0.0 { 0.0 } else { fa * fb }) as u32),
         "v_fma_f32" | "v_fmac_f32" => r(bf32(fa.mul_add(fb, fc)) as u32),
         "v_mad_f32" | "v_mac_f32" => r(bf32(fa * fb + fc) as u32),
+        // The K literal is an operand in LLVM's syntax: fmamk = a·K + b, fmaak = a·b + K.
+        "v_fmamk_f32" | "v_fmaak_f32" => r(bf32(fa.mul_add(fb, fc)) as u32),
+        "v_madmk_f32" | "v_madak_f32" => r(bf32(fa * fb + fc) as u32),
         "v_min_f32" => r(bf32(fa.min(fb)) as u32),
         "v_max_f32" => r(bf32(fa.max(fb)) as u32),
         "v_min3_f32" => r(bf32(fa.min(fb).min(fc)) as u32),
@@ -1429,8 +1433,9 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         _ => {}
     }
-    if enc == "_sdwa" {
-        return unsup("the SDWA form");
+    let sdwa = enc == "_sdwa";
+    if sdwa && (ins.has("clamp") || ins.modifier("mul").is_some() || ins.modifier("div").is_some()) {
+        return unsup("SDWA with clamp/omod");
     }
     let (dty, sty) = valu_types(name);
     let has_sdst = matches!(
@@ -1501,6 +1506,11 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let l = if k == 0 { src_lane } else { lane };
             x[k] = if l == usize::MAX {
                 0
+            } else if sdwa && k < 2 {
+                let plain = Src { op: s.op.clone(), neg: false, abs: false, sext: false };
+                let raw = w.vread(&plain, l, Ty::B32, ctx)? as u32;
+                let sel = ins.modifier(if k == 0 { "src0_sel" } else { "src1_sel" });
+                float_mods(sdwa_sel(raw, sel, s.sext)? as u64, sty[k], s.abs, s.neg)
             } else {
                 let mut v = w.vread(s, l, sty[k], ctx)?;
                 if op_sel.get(k).copied().unwrap_or(0) == 1 && matches!(sty[k], Ty::F16 | Ty::B16) {
@@ -1554,7 +1564,11 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let dst_hi = matches!(dty, Ty::F16 | Ty::B16) && op_sel.get(3).copied().unwrap_or(0) == 1;
     for (lane, &v) in out.iter().enumerate() {
         if written >> lane & 1 != 0 {
-            if matches!(dty, Ty::F16 | Ty::B16) {
+            if sdwa {
+                let old = w.vread(&Src { op: dst.op.clone(), neg: false, abs: false, sext: false }, lane, Ty::B32, ctx)? as u32;
+                let v = sdwa_dst(v as u32, old, ins.modifier("dst_sel"), ins.modifier("dst_unused"))?;
+                w.vwrite(dst, lane, Ty::B32, v as u64)?;
+            } else if matches!(dty, Ty::F16 | Ty::B16) {
                 let old = w.vread(&Src { op: dst.op.clone(), neg: false, abs: false, sext: false }, lane, Ty::B32, ctx)?;
                 let v = if dst_hi { (old & 0xffff) | (v & 0xffff) << 16 } else { v & 0xffff };
                 w.vwrite(dst, lane, Ty::B32, v)?;
@@ -1569,6 +1583,52 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// SDWA operand selection: the byte or word `sel` names, zero- or
+/// sign-extended to 32 bits.
+fn sdwa_sel(v: u32, sel: Option<&str>, sext_: bool) -> R<u32> {
+    let (shift, bits) = match sel.unwrap_or("DWORD") {
+        "BYTE_0" => (0, 8),
+        "BYTE_1" => (8, 8),
+        "BYTE_2" => (16, 8),
+        "BYTE_3" => (24, 8),
+        "WORD_0" => (0, 16),
+        "WORD_1" => (16, 16),
+        "DWORD" => (0, 32),
+        other => return unsup(format!("SDWA selection {other}")),
+    };
+    if bits == 32 {
+        return Ok(v);
+    }
+    let x = (v >> shift) & ((1u32 << bits) - 1);
+    Ok(if sext_ { sext(x as u64, bits) as u32 } else { x })
+}
+
+/// SDWA destination: `r` placed at `dst_sel`, the other bits as `dst_unused` says.
+fn sdwa_dst(r: u32, old: u32, sel: Option<&str>, unused: Option<&str>) -> R<u32> {
+    let (shift, bits) = match sel.unwrap_or("DWORD") {
+        "BYTE_0" => (0, 8),
+        "BYTE_1" => (8, 8),
+        "BYTE_2" => (16, 8),
+        "BYTE_3" => (24, 8),
+        "WORD_0" => (0, 16),
+        "WORD_1" => (16, 16),
+        "DWORD" => return Ok(r),
+        other => return unsup(format!("SDWA selection {other}")),
+    };
+    let mask = ((1u64 << bits) - 1) as u32;
+    let placed = (r & mask) << shift;
+    Ok(match unused.unwrap_or("UNUSED_PAD") {
+        "UNUSED_PAD" => placed,
+        "UNUSED_PRESERVE" => (old & !(mask << shift)) | placed,
+        "UNUSED_SEXT" => {
+            let top = shift + bits;
+            let signed = sext((placed as u64) & ((1u64 << top) - 1), top) as u32;
+            signed
+        }
+        other => return unsup(format!("SDWA dst_unused {other}")),
+    })
+}
+
 fn parse_bits(s: &str) -> R<Vec<u8>> {
     s.trim_matches(|c| c == '[' || c == ']')
         .split(',')
@@ -1578,9 +1638,10 @@ fn parse_bits(s: &str) -> R<Vec<u8>> {
 
 fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (name, enc) = base_name(&ins.mnemonic);
-    if enc == "_sdwa" || enc == "_dpp" {
-        return unsup("the SDWA/DPP form of a compare");
+    if enc == "_dpp" {
+        return unsup("the DPP form of a compare");
     }
+    let sdwa = enc == "_sdwa";
     let (x, rest) = if let Some(r) = name.strip_prefix("v_cmpx_") {
         (true, r)
     } else if let Some(r) = name.strip_prefix("v_cmp_") {
@@ -1609,8 +1670,16 @@ fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         if exec >> lane & 1 == 0 {
             continue;
         }
-        let a = w.vread(s0, lane, sty, ctx)?;
-        let b = w.vread(s1, lane, ty1, ctx)?;
+        let (a, b) = if sdwa {
+            let rd = |s: &Src, key: &str, ty: Ty| -> R<u64> {
+                let plain = Src { op: s.op.clone(), neg: false, abs: false, sext: false };
+                let raw = w.vread(&plain, lane, Ty::B32, ctx)? as u32;
+                Ok(float_mods(sdwa_sel(raw, ins.modifier(key), s.sext)? as u64, ty, s.abs, s.neg))
+            };
+            (rd(s0, "src0_sel", sty)?, rd(s1, "src1_sel", ty1)?)
+        } else {
+            (w.vread(s0, lane, sty, ctx)?, w.vread(s1, lane, ty1, ctx)?)
+        };
         let r = compare(op, ty, a, b).ok_or_else(|| Stop::Unsupported(String::new()))?;
         bits |= (r as u64) << lane;
     }
@@ -2166,7 +2235,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = addr(w, lane)?.wrapping_add(offset);
             let mut buf = vec![0u8; size];
             for (k, chunk) in buf.chunks_mut(size.min(8)).enumerate() {
-                let v = ctx.lds.read(a + (k * size.min(8)) as u32, chunk.len());
+                let v = ctx.lds.read(a.wrapping_add((k * size.min(8)) as u32), chunk.len());
                 chunk.copy_from_slice(&v.to_le_bytes()[..chunk.len()]);
             }
             load_into(w, &ops[0], lane, &buf, signed, d16)?;
@@ -2228,10 +2297,10 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = w.vread(&ops[0], lane, Ty::B32, ctx)? as u32 + offset;
+            let a = (w.vread(&ops[0], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
             let data = store_bytes(w, &ops[1], lane, size, hi)?;
             for (k, b) in data.iter().enumerate() {
-                ctx.lds.write(a + k as u32, 1, *b as u64);
+                ctx.lds.write(a.wrapping_add(k as u32), 1, *b as u64);
             }
         }
         return Ok(());
@@ -2261,7 +2330,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         if exec >> lane & 1 == 0 {
             continue;
         }
-        let a = w.vread(&ops[vaddr_i], lane, Ty::B32, ctx)? as u32 + offset;
+        let a = (w.vread(&ops[vaddr_i], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
         let d0 = w.vread(&ops[data_i], lane, tyw, ctx)?;
         let (cmp, d) = if aop == "cmpst" {
             (d0, w.vread(&ops[data_i + 1], lane, tyw, ctx)?)
@@ -2440,5 +2509,151 @@ mod tests {
         assert_eq!(ds, d);
         assert_eq!(div_fixup32(n / d, d, n), n / d);
         assert_eq!(div_fixup32(1.0, 0.0, 1.0), f32::INFINITY);
+    }
+}
+
+/// Probes whether the executor implements instructions, by running each once
+/// on a scratch wave with empty memory: only "unsupported" (or a panic on
+/// an operand form the executor does not expect) counts as not implemented;
+/// a fault (no memory there) means the semantics exist.
+pub struct Probe {
+    wave: Wave,
+    lds: Lds,
+    mem: Memory,
+    program: crate::decode::Program,
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Probe {
+    /// A probe with a full register file and 64 KiB of LDS.
+    pub fn new() -> Self {
+        Probe {
+            wave: Wave::new(512, 256),
+            lds: Lds::new(65536),
+            mem: Memory::new(),
+            program: crate::decode::Program {
+                kernel: String::new(),
+                instructions: Vec::new(),
+                index: std::collections::HashMap::new(),
+                lines: std::collections::HashMap::new(),
+            },
+        }
+    }
+
+    /// Whether `ins` runs (see [`Probe`]).
+    pub fn implements(&mut self, ins: &Instruction) -> bool {
+        // Zeroed registers: a refusal that depends on data (a swizzled V#)
+        // is not counted against the instruction's form.
+        self.wave.s = [0; 128];
+        for r in self.wave.v.iter_mut().chain(self.wave.a.iter_mut()) {
+            *r = [0; LANES];
+        }
+        self.wave.set_exec(u64::MAX);
+        self.wave.state = WaveState::Running;
+        self.wave.pc = 0;
+        let Probe { wave, lds, mem, program } = self;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut ctx = Ctx {
+                program,
+                mem,
+                lds,
+                shared_base_hi: 1,
+                private_base_hi: 2,
+            };
+            step(wave, ins, &mut ctx)
+        }));
+        !matches!(result, Err(_) | Ok(Err(Stop::Unsupported(_))))
+    }
+}
+#[cfg(test)]
+mod probe_tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_tells_implemented_from_unimplemented_forms() {
+        let line = |t: &str| crate::decode::parse_line(t).unwrap().unwrap();
+        let mut p = Probe::new();
+        assert!(p.implements(&line("\tbuffer_store_dword v2, v3, s[24:27], 0 offen // 000000001600: E0701000 80060203")));
+        assert!(p.implements(&line("\tds_write_b32 v38, v39 offset:2112 // 000000001600: D81A0840 00002726")));
+        assert!(!p.implements(&line("\tbuffer_load_dword v21, s[4:7], 0 offen lds // 000000001600: E0511000 80011500")));
+        assert!(!p.implements(&line("\ts_memtime s[2:3] // 000000001600: C0900080 00000000")));
+    }
+
+    fn run_one(text: &str, init: impl FnOnce(&mut Wave)) -> Wave {
+        let ins = crate::decode::parse_line(&format!("\t{text} // 000000001600: 00000000")).unwrap().unwrap();
+        let mut p = Probe::new();
+        p.wave.set_exec(u64::MAX);
+        init(&mut p.wave);
+        let Probe { wave, lds, mem, program } = &mut p;
+        let mut ctx = Ctx { program, mem, lds, shared_base_hi: 1, private_base_hi: 2 };
+        step(wave, &ins, &mut ctx).unwrap_or_else(|_| panic!("{text} did not run"));
+        p.wave
+    }
+
+    #[test]
+    fn sdwa_selects_sources_and_places_the_result() {
+        // src0 BYTE_2 of 0x00AB0000 = 0xAB, src1 WORD_1 of 0x00050000 = 5;
+        // 0xB0 goes to BYTE_1, the other bytes of v0 are preserved.
+        let w = run_one(
+            "v_add_u32_sdwa v0, v1, v2 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_2 src1_sel:WORD_1",
+            |w| {
+                w.v[0] = [0x1122_3344; LANES];
+                w.v[1] = [0x00AB_0000; LANES];
+                w.v[2] = [0x0005_0000; LANES];
+            },
+        );
+        assert_eq!(w.v[0][5], 0x1122_B044);
+        // sext of BYTE_0 0xFF = -1; -1 << 4 = 0xFFFFFFF0 in WORD_0, padded with 0.
+        let w = run_one(
+            "v_lshlrev_b32_sdwa v0, v1, sext(v2) dst_sel:WORD_0 dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:BYTE_0",
+            |w| {
+                w.v[1] = [4; LANES];
+                w.v[2] = [0x0000_00FF; LANES];
+            },
+        );
+        assert_eq!(w.v[0][0], 0x0000_FFF0);
+        let w = run_one("v_cmp_eq_u32_sdwa s[22:23], v0, v11 src0_sel:DWORD src1_sel:WORD_0", |w| {
+            w.v[0] = [7; LANES];
+            w.v[11] = [0xABCD_0007; LANES];
+            w.v[11][3] = 0xABCD_0008;
+        });
+        assert_eq!(w.s[22], !(1 << 3));
+        assert_eq!(w.s[23], u32::MAX);
+    }
+
+    #[test]
+    fn vop3_modifiers_neg_abs_clamp_omod() {
+        let w = run_one("v_add_f32_e64 v0, -|v1|, v2 clamp", |w| {
+            w.v[1] = [(-0.25f32).to_bits(); LANES];
+            w.v[2] = [0.5f32.to_bits(); LANES];
+        });
+        assert_eq!(f32::from_bits(w.v[0][0]), 0.25);
+        let w = run_one("v_mul_f32_e64 v0, v1, v2 mul:2", |w| {
+            w.v[1] = [3.0f32.to_bits(); LANES];
+            w.v[2] = [0.5f32.to_bits(); LANES];
+        });
+        assert_eq!(f32::from_bits(w.v[0][0]), 3.0);
+        let w = run_one("v_fmamk_f32 v1, v2, 0x40000000, v1", |w| {
+            w.v[1] = [1.0f32.to_bits(); LANES];
+            w.v[2] = [3.0f32.to_bits(); LANES];
+        });
+        assert_eq!(f32::from_bits(w.v[1][0]), 7.0);
+    }
+
+    #[test]
+    fn vop3p_packed_halves_follow_op_sel() {
+        // lo = a.hi * b.lo + c.lo, hi = a.lo * b.hi + c.hi (op_sel:[1,0,0] op_sel_hi:[0,1,1]).
+        let h = |x: f32| half::f16::from_f32(x).to_bits() as u32;
+        let w = run_one("v_pk_fma_f16 v0, v1, v2, v3 op_sel:[1,0,0] op_sel_hi:[0,1,1]", |w| {
+            w.v[1] = [h(2.0) | h(3.0) << 16; LANES];
+            w.v[2] = [h(5.0) | h(7.0) << 16; LANES];
+            w.v[3] = [h(1.0) | h(-1.0) << 16; LANES];
+        });
+        assert_eq!(w.v[0][0], h(16.0) | h(13.0) << 16);
     }
 }
