@@ -7,7 +7,7 @@
 
 use half::f16;
 
-use crate::decode::{Instruction, Operand, RegFile, Src, EXEC, VCC};
+use crate::decode::{Instruction, Operand, RegFile, Src, EXEC, M0, VCC};
 use crate::memory::{Lds, Memory};
 use crate::Error;
 
@@ -1963,7 +1963,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     };
     let ops = &ins.ops;
     let exec = w.exec();
-    let addr_of = |w: &Wave, vaddr: &Src, saddr: Option<&Src>, lane: usize| -> R<u64> {
+    let addr_of = |w: &Wave, ctx: &Ctx, vaddr: &Src, saddr: Option<&Src>, lane: usize| -> R<u64> {
         match saddr {
             Some(s) if !matches!(s.op, Operand::Off) => {
                 let base = w.sread64(s, ctx)?;
@@ -1974,6 +1974,29 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
     };
     let fault = |lane: usize, e: crate::memory::Unmapped| Stop::Fault(Some(lane as u32), e.to_string());
+    // gfx940+ spell LDS DMA `global_load_lds_dword`, gfx90a `global_load_dword ... lds`.
+    let lds_kind = rest
+        .strip_prefix("load_lds_")
+        .or_else(|| rest.strip_prefix("load_").filter(|_| ins.has("lds")));
+    if let Some(kind) = lds_kind {
+        let (size, _) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        if size < 4 {
+            return unsup("LDS DMA of this size");
+        }
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, &ops[0], ops.get(1), lane)?;
+            let mut buf = vec![0u8; size];
+            ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
+            let l = w.s[M0 as usize].wrapping_add(offset as u32).wrapping_add((lane * size) as u32);
+            for (k, b) in buf.iter().enumerate() {
+                ctx.lds.write(l.wrapping_add(k as u32), 1, *b as u64);
+            }
+        }
+        return Ok(());
+    }
     if let Some(kind) = rest.strip_prefix("load_") {
         let (kind, d16) = match kind.strip_suffix("_d16_hi") {
             Some(k) => (k, Some(true)),
@@ -1988,7 +2011,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, &ops[1], ops.get(2), lane)?;
+            let a = addr_of(w, ctx, &ops[1], ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
             ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
             load_into(w, &ops[0], lane, &buf, signed, d16)?;
@@ -2005,7 +2028,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, &ops[0], ops.get(2), lane)?;
+            let a = addr_of(w, ctx, &ops[0], ops.get(2), lane)?;
             let data = store_bytes(w, &ops[1], lane, size, hi)?;
             ctx.mem.write(a, &data).map_err(|e| fault(lane, e))?;
         }
@@ -2031,7 +2054,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, vaddr, saddr, lane)?;
+            let a = addr_of(w, ctx, vaddr, saddr, lane)?;
             let (d, c) = if cmpswap {
                 // data = {src, cmp}: two values of `size` in consecutive registers.
                 let (file, i) = reg_of(data)?;
@@ -2063,9 +2086,6 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
     let ops = &ins.ops;
-    if ins.has("lds") {
-        return unsup("LDS DMA (buffer_load ... lds)");
-    }
     let offen = ins.has("offen");
     let idxen = ins.has("idxen");
     let inst_off = match ins.modifier("offset") {
@@ -2091,8 +2111,21 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         },
     };
     let (size, signed) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
-    // Operands: vdata, vaddr (or off), srsrc, soffset.
-    let (vdata, vaddr, srsrc, soffset) = (&ops[0], &ops[1], &ops[2], &ops[3]);
+    // LDS DMA (`lds`): no vdata; lane L's data goes to LDS at
+    // M0 + offset + L·size (LLVM: the immediate offset applies to both
+    // the memory and the LDS address).
+    let lds_dma = ins.has("lds");
+    if lds_dma && (store || size < 4) {
+        return unsup("LDS DMA of this size");
+    }
+    // Operands: vdata, vaddr (or off), srsrc, soffset; LDS DMA: vaddr, srsrc, soffset.
+    let (vdata, vaddr, srsrc, soffset) = if lds_dma {
+        let off = ins.ops.first().filter(|_| ops.len() == 3);
+        let off = off.ok_or_else(|| Stop::Unsupported("operands".into()))?;
+        (off, off, &ops[1], &ops[2])
+    } else {
+        (&ops[0], &ops[1], &ops[2], &ops[3])
+    };
     let Operand::Reg { index, .. } = srsrc.op else { return unsup("resource") };
     let v = &w.s[index as usize..index as usize + 4];
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
@@ -2144,7 +2177,12 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     .map_err(|e| Stop::Fault(Some(lane as u32), format!("buffer load within num_records: {e}")))?;
             }
         }
-        if !store {
+        if lds_dma {
+            let a = w.s[M0 as usize].wrapping_add(inst_off as u32).wrapping_add((lane * size) as u32);
+            for (k, b) in bytes.iter().enumerate() {
+                ctx.lds.write(a.wrapping_add(k as u32), 1, *b as u64);
+            }
+        } else if !store {
             load_into(w, vdata, lane, &bytes, signed, d16)?;
         }
     }

@@ -28,6 +28,8 @@ struct Figures {
     example: BTreeMap<String, String>,
     kernels: usize,
     complete: Vec<String>,
+    /// Mnemonic → kernels it keeps from running.
+    blockers: BTreeMap<String, usize>,
 }
 
 fn survey(dirs: &[&str]) -> Figures {
@@ -42,7 +44,7 @@ fn survey(dirs: &[&str]) -> Figures {
     // Silence the panics the probe catches.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let mut f = Figures { mnemonics: BTreeMap::new(), example: BTreeMap::new(), kernels: 0, complete: Vec::new() };
+    let mut f = Figures { mnemonics: BTreeMap::new(), example: BTreeMap::new(), kernels: 0, complete: Vec::new(), blockers: BTreeMap::new() };
     for file in &files {
         let Ok(co) = CodeObject::read_file(file) else { continue };
         for k in &co.kernels {
@@ -50,6 +52,7 @@ fn survey(dirs: &[&str]) -> Figures {
             f.kernels += 1;
             let mut all = true;
             let mut seen = BTreeSet::new();
+            let mut missing = BTreeSet::new();
             for ins in &p.instructions {
                 let key = (ins.mnemonic.clone(), ins.mods.iter().map(|m| m.0.clone()).collect::<Vec<_>>());
                 let ok = if seen.insert(key.clone()) { probe.implements(ins) } else { *f.mnemonics.get(&ins.mnemonic).unwrap_or(&true) };
@@ -59,6 +62,12 @@ fn survey(dirs: &[&str]) -> Figures {
                 let e = f.mnemonics.entry(ins.mnemonic.clone()).or_insert(true);
                 *e &= ok;
                 all &= ok;
+                if !ok {
+                    missing.insert(ins.mnemonic.clone());
+                }
+            }
+            for m in missing {
+                *f.blockers.entry(m).or_default() += 1;
             }
             if all {
                 f.complete.push(format!("{}: {}", file.strip_prefix(&root).unwrap().display(), k.name));
@@ -78,6 +87,12 @@ fn report(name: &str, f: &Figures) -> f64 {
     }
     let missing: Vec<&str> = f.mnemonics.iter().filter(|(_, &v)| !v).map(|(k, _)| k.as_str()).collect();
     println!("  not implemented: {}", missing.join(" "));
+    let mut blockers: Vec<_> = f.blockers.iter().collect();
+    blockers.sort_by(|a, b| b.1.cmp(a.1));
+    println!(
+        "  kernels each missing mnemonic blocks: {}",
+        blockers.iter().map(|(m, n)| format!("{m} {n}")).collect::<Vec<_>>().join(", ")
+    );
     for (m, e) in &f.example {
         println!("    e.g. {m}: {e}");
     }

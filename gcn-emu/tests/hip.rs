@@ -225,3 +225,21 @@ fn integer_and_float_math_matches_rust() {
         }
     }
 }
+
+#[test]
+fn lds_dma_buffer_and_global_loads_fill_lds_per_lane() {
+    let dir = tempfile_dir();
+    for t in TARGETS {
+        let l = load(&build("lds_dma", t, &dir), "lds_dma");
+        let x: Vec<u32> = (0..128).map(|i| 5000 + i).collect();
+        let n = 50i32;
+        let (bufs, _) = launch(&l, [1, 1, 1], [64, 1, 1], vec![A::Buf(u32s(&x)), A::Buf(vec![0xEE; 4 * 128]), A::Val(n.to_le_bytes().to_vec())]).unwrap();
+        let got = to_u32(&bufs[1]);
+        for lane in 0..64 {
+            // Buffer path: in[lane + 4] (offset 16 bytes) while in range of n dwords, else 0.
+            let want = if lane + 4 < n as usize { x[lane + 4] } else { 0 };
+            assert_eq!(got[lane], want, "{t}: buffer LDS DMA lane {lane}");
+            assert_eq!(got[64 + lane], x[64 + lane], "{t}: global LDS DMA lane {lane}");
+        }
+    }
+}
