@@ -12,12 +12,19 @@ use gcn_emu::load::CodeObject;
 use gcn_emu::memory::Memory;
 
 fn main() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/iree/gfx942/matmul.hsaco");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/iree/gfx942/matmul.hsaco");
     let co = CodeObject::read_file(&path).expect("the corpus matmul");
-    let k = co.kernel("matmul_dispatch_0_matmul_256x256x256_f16xf16xf32").unwrap();
+    let k = co
+        .kernel("matmul_dispatch_0_matmul_256x256x256_f16xf16xf32")
+        .unwrap();
     let program = Program::disassemble(&co, k, &find_objdump(None).unwrap()).unwrap();
-    let ones: Vec<u8> = (0..256 * 256).flat_map(|i| half::f16::from_f32((i % 7) as f32 / 8.0).to_le_bytes()).collect();
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let ones: Vec<u8> = (0..256 * 256)
+        .flat_map(|i| half::f16::from_f32((i % 7) as f32 / 8.0).to_le_bytes())
+        .collect();
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     for threads in [1, cores] {
         let mem = Memory::new();
         let a = mem.alloc_bytes("a", &ones);
@@ -25,7 +32,11 @@ fn main() {
         let c = mem.alloc_bytes("c", &vec![0; 4 * 256 * 256]);
         let mut launch = Launch::new([8, 1, 1], [256, 1, 1]);
         launch.threads = threads;
-        let args = [ArgValue::Pointer(a), ArgValue::Pointer(b), ArgValue::Pointer(c)];
+        let args = [
+            ArgValue::Pointer(a),
+            ArgValue::Pointer(b),
+            ArgValue::Pointer(c),
+        ];
         let t = Instant::now();
         let stats = run(&co, k, &program, &mem, &args, &launch).unwrap();
         let s = t.elapsed().as_secs_f64();
@@ -36,11 +47,16 @@ fn main() {
         );
     }
     // Softmax 128×1024 f32: 128 workgroups of mostly vector ALU work.
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/iree/gfx942/softmax.hsaco");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/iree/gfx942/softmax.hsaco");
     let co = CodeObject::read_file(&path).expect("the corpus softmax");
-    let k = co.kernel("softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store").unwrap();
+    let k = co
+        .kernel("softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store")
+        .unwrap();
     let program = Program::disassemble(&co, k, &find_objdump(None).unwrap()).unwrap();
-    let x: Vec<u8> = (0..128 * 1024).flat_map(|i| ((i % 97) as f32 / 10.0).to_le_bytes()).collect();
+    let x: Vec<u8> = (0..128 * 1024)
+        .flat_map(|i| ((i % 97) as f32 / 10.0).to_le_bytes())
+        .collect();
     for threads in [1, cores] {
         let mem = Memory::new();
         let a = mem.alloc_bytes("x", &x);
@@ -48,7 +64,15 @@ fn main() {
         let mut launch = Launch::new([128, 1, 1], [256, 1, 1]);
         launch.threads = threads;
         let t = Instant::now();
-        let stats = run(&co, k, &program, &mem, &[ArgValue::Pointer(a), ArgValue::Pointer(b)], &launch).unwrap();
+        let stats = run(
+            &co,
+            k,
+            &program,
+            &mem,
+            &[ArgValue::Pointer(a), ArgValue::Pointer(b)],
+            &launch,
+        )
+        .unwrap();
         let s = t.elapsed().as_secs_f64();
         println!(
             "softmax 128x1024 f32, {threads} thread(s): {s:.3} s, {} wave-instructions, {:.1} M lane-instructions/s",

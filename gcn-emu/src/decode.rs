@@ -131,7 +131,10 @@ pub fn find_objdump(explicit: Option<&Path>) -> Result<PathBuf> {
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    let mut names: Vec<String> = (19..=30).rev().map(|n| format!("llvm-objdump-{n}")).collect();
+    let mut names: Vec<String> = (19..=30)
+        .rev()
+        .map(|n| format!("llvm-objdump-{n}"))
+        .collect();
     names.push("llvm-objdump".into());
     for n in &names {
         for d in &dirs {
@@ -208,7 +211,11 @@ impl Program {
                 continue;
             }
             let Some(ins) = parse_line(line).map_err(|what| Error::Decode {
-                what: format!("llvm-objdump output line {}: {what}: `{}`", n + 1, line.trim()),
+                what: format!(
+                    "llvm-objdump output line {}: {what}: `{}`",
+                    n + 1,
+                    line.trim()
+                ),
             })?
             else {
                 continue;
@@ -308,7 +315,19 @@ fn is_modifier(t: &str) -> bool {
     t.contains(':') && !register
         || matches!(
             t,
-            "glc" | "slc" | "dlc" | "nt" | "sc0" | "sc1" | "offen" | "idxen" | "lds" | "clamp" | "gds" | "tfe" | "lwe"
+            "glc"
+                | "slc"
+                | "dlc"
+                | "nt"
+                | "sc0"
+                | "sc1"
+                | "offen"
+                | "idxen"
+                | "lds"
+                | "clamp"
+                | "gds"
+                | "tfe"
+                | "lwe"
         )
 }
 
@@ -358,7 +377,10 @@ fn parse_src(p: &str) -> std::result::Result<Src, String> {
         } else if let Some(r) = s.strip_prefix('|').and_then(|r| r.strip_suffix('|')) {
             abs = true;
             s = r;
-        } else if s.len() > 1 && s.starts_with('-') && !s[1..].starts_with(|c: char| c.is_ascii_digit()) {
+        } else if s.len() > 1
+            && s.starts_with('-')
+            && !s[1..].starts_with(|c: char| c.is_ascii_digit())
+        {
             neg = true;
             s = &s[1..];
         } else {
@@ -389,16 +411,25 @@ fn parse_operand(s: &str) -> std::result::Result<Operand, String> {
         "xnack_mask" => Some(reg(RegFile::S, 104, 2)),
         "scc" | "src_scc" => Some(Operand::Scc),
         "off" => Some(Operand::Off),
-        "src_shared_base" | "src_shared_limit" | "src_private_base" | "src_private_limit"
-        | "src_pops_exiting_wave_id" | "src_execz" | "src_vccz" | "src_lds_direct" => {
-            Some(Operand::Aperture(s.to_string()))
-        }
+        "src_shared_base"
+        | "src_shared_limit"
+        | "src_private_base"
+        | "src_private_limit"
+        | "src_pops_exiting_wave_id"
+        | "src_execz"
+        | "src_vccz"
+        | "src_lds_direct" => Some(Operand::Aperture(s.to_string())),
         _ => None,
     };
     if let Some(op) = special {
         return Ok(op);
     }
-    for (prefix, file) in [("s", RegFile::S), ("v", RegFile::V), ("a", RegFile::A), ("ttmp", RegFile::S)] {
+    for (prefix, file) in [
+        ("s", RegFile::S),
+        ("v", RegFile::V),
+        ("a", RegFile::A),
+        ("ttmp", RegFile::S),
+    ] {
         if let Some(r) = s.strip_prefix(prefix) {
             let base = if prefix == "ttmp" { 108 } else { 0 };
             if let Ok(i) = r.parse::<u16>() {
@@ -449,19 +480,34 @@ mod tests {
         assert_eq!(i.addr, 0x166c);
         assert_eq!(i.mnemonic, "ds_read2st64_b32");
         assert_eq!(i.ops.len(), 2);
-        assert_eq!(i.ops[0].op, Operand::Reg { file: RegFile::V, index: 2, count: 2 });
+        assert_eq!(
+            i.ops[0].op,
+            Operand::Reg {
+                file: RegFile::V,
+                index: 2,
+                count: 2
+            }
+        );
         assert_eq!(i.modifier("offset1"), Some("2"));
         assert_eq!(i.words, vec![0xD8700200, 0x02000001]);
         let i = parse_line("\tv_mov_b32_dpp v12, v10 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1// 0000000016A0: 7E1802FA FF01110A").unwrap().unwrap();
         assert_eq!(i.ops.len(), 2);
         assert_eq!(i.modifier("row_shr"), Some("1"));
-        let i = parse_line("\tv_fma_f32 v9, -|v26|, v32, 1.0 // 000000001970: D1CB0009 23CA4000").unwrap().unwrap();
+        let i = parse_line("\tv_fma_f32 v9, -|v26|, v32, 1.0 // 000000001970: D1CB0009 23CA4000")
+            .unwrap()
+            .unwrap();
         assert!(i.ops[1].neg && i.ops[1].abs);
         assert_eq!(i.ops[3].op, Operand::Float(1.0));
-        let i = parse_line("\tglobal_atomic_umax v0, v1, s[6:7] sc1 // 0000000016D4: DF1C8000 00060100").unwrap().unwrap();
+        let i = parse_line(
+            "\tglobal_atomic_umax v0, v1, s[6:7] sc1 // 0000000016D4: DF1C8000 00060100",
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(i.ops.len(), 3);
         assert!(i.has("sc1"));
-        let i = parse_line("\ts_cbranch_execz L0 // 00000000161C: BF880014").unwrap().unwrap();
+        let i = parse_line("\ts_cbranch_execz L0 // 00000000161C: BF880014")
+            .unwrap()
+            .unwrap();
         assert_eq!(i.ops[0].op, Operand::Text("L0".into()));
         let i = parse_line("\tv_pk_fma_f16 v0, v1, v2, v3 op_sel:[0,1,0] op_sel_hi:[1,0,1] // 000000001600: D38E0000 1C0A0501").unwrap().unwrap();
         assert_eq!(i.ops.len(), 4);

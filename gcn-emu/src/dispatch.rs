@@ -84,7 +84,10 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
         )));
     }
     if kernel.descriptor.wave32() || kernel.wavefront_size != 64 {
-        return Err(Error::launch(format!("kernel `{}` is wave32; only wave64 runs", kernel.name)));
+        return Err(Error::launch(format!(
+            "kernel `{}` is wave32; only wave64 runs",
+            kernel.name
+        )));
     }
     if kernel.descriptor.private_segment_fixed_size > 0 {
         return Err(Error::launch(format!(
@@ -125,8 +128,16 @@ pub fn kernarg_bytes(kernel: &Kernel, args: &[ArgValue], launch: &Launch) -> Res
             args.len()
         )));
     }
-    let end = kernel.args.iter().map(|a| a.offset + a.size).max().unwrap_or(0);
-    let size = kernel.kernarg_size.max(end).max(kernel.descriptor.kernarg_size) as usize;
+    let end = kernel
+        .args
+        .iter()
+        .map(|a| a.offset + a.size)
+        .max()
+        .unwrap_or(0);
+    let size = kernel
+        .kernarg_size
+        .max(end)
+        .max(kernel.descriptor.kernarg_size) as usize;
     let mut k = vec![0u8; size.max(16)];
     let put = |k: &mut Vec<u8>, off: u32, size: u32, v: &[u8]| {
         let n = (size as usize).min(v.len());
@@ -209,7 +220,10 @@ pub fn run(
         entry += 256;
     }
     let start = *program.index.get(&entry).ok_or_else(|| {
-        Error::launch(format!("kernel `{}`: no instruction at its entry {entry:#x}", kernel.name))
+        Error::launch(format!(
+            "kernel `{}`: no instruction at its entry {entry:#x}",
+            kernel.name
+        ))
     })?;
     let n_wg = launch.grid.iter().map(|&g| g as u64).product::<u64>();
     let threads_per_wg: u32 = launch.block.iter().product();
@@ -227,7 +241,9 @@ pub fn run(
         waves_per_wg,
     };
     let workers = if launch.threads == 0 {
-        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
     } else {
         launch.threads
     }
@@ -258,7 +274,10 @@ pub fn run(
                     }
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
-                        errors.lock().unwrap_or_else(|e| e.into_inner()).push((i, e));
+                        errors
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((i, e));
                     }
                 }
             });
@@ -405,7 +424,14 @@ impl Setup<'_> {
                 if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, budget) {
                     let ins = &self.program.instructions[pc];
                     let line = self.program.lines.get(&ins.addr).cloned();
-                    return Err(stop_error(stop, &self.kernel.name, ins, line, wg, wi as u32));
+                    return Err(stop_error(
+                        stop,
+                        &self.kernel.name,
+                        ins,
+                        line,
+                        wg,
+                        wi as u32,
+                    ));
                 }
                 if wave.state == WaveState::Running && wave.executed >= budget {
                     return Err(Error::Budget {

@@ -226,17 +226,25 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_bfi_b32" => r((a32 & b32) | (!a32 & c32)),
         "v_bfe_u32" => {
             let (o, w) = (b32 & 31, c32 & 31);
-            r(if w == 0 { 0 } else { (a32 >> o) & ((1u64 << w) - 1) as u32 })
+            r(if w == 0 {
+                0
+            } else {
+                (a32 >> o) & ((1u64 << w) - 1) as u32
+            })
         }
         "v_bfe_i32" => {
             let (o, w) = (b32 & 31, c32 & 31);
-            r(if w == 0 { 0 } else { sext((a32 >> o) as u64, w) as u32 })
+            r(if w == 0 {
+                0
+            } else {
+                sext((a32 >> o) as u64, w) as u32
+            })
         }
         "v_bfm_b32" => r((((1u64 << (a32 & 31)) - 1) as u32).wrapping_shl(b32 & 31)),
         "v_alignbit_b32" => r(((((a32 as u64) << 32) | b32 as u64) >> (c32 & 31)) as u32),
         "v_alignbyte_b32" => r(((((a32 as u64) << 32) | b32 as u64) >> (8 * (c32 & 3))) as u32),
         "v_perm_b32" => {
-            let bytes = ((a as u64 & 0xffff_ffff) << 32) | (b & 0xffff_ffff);
+            let bytes = ((a & 0xffff_ffff) << 32) | (b & 0xffff_ffff);
             let mut out = 0u32;
             for i in 0..4 {
                 let sel = (c32 >> (8 * i)) & 0xff;
@@ -259,8 +267,16 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         }
         "v_bcnt_u32_b32" => r(a32.count_ones().wrapping_add(b32)),
         "v_bfrev_b32" => r(a32.reverse_bits()),
-        "v_ffbh_u32" => r(if a32 == 0 { u32::MAX } else { a32.leading_zeros() }),
-        "v_ffbl_b32" => r(if a32 == 0 { u32::MAX } else { a32.trailing_zeros() }),
+        "v_ffbh_u32" => r(if a32 == 0 {
+            u32::MAX
+        } else {
+            a32.leading_zeros()
+        }),
+        "v_ffbl_b32" => r(if a32 == 0 {
+            u32::MAX
+        } else {
+            a32.trailing_zeros()
+        }),
         "v_ffbh_i32" => {
             let v = a32 as i32;
             r(if v == 0 || v == -1 {
@@ -272,11 +288,19 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
             })
         }
         "v_mbcnt_lo_u32_b32" => {
-            let mask = if lane >= 32 { u32::MAX } else { ((1u64 << lane) - 1) as u32 };
+            let mask = if lane >= 32 {
+                u32::MAX
+            } else {
+                ((1u64 << lane) - 1) as u32
+            };
             r((a32 & mask).count_ones().wrapping_add(b32))
         }
         "v_mbcnt_hi_u32_b32" => {
-            let mask = if lane < 32 { 0 } else { ((1u64 << (lane - 32)) - 1) as u32 };
+            let mask = if lane < 32 {
+                0
+            } else {
+                ((1u64 << (lane - 32)) - 1) as u32
+            };
             r((a32 & mask).count_ones().wrapping_add(b32))
         }
         // Shifts.
@@ -326,11 +350,17 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_mul_hi_u32" => r(((a32 as u64 * b32 as u64) >> 32) as u32),
         "v_mul_hi_i32" => r(((a32 as i32 as i64 * b32 as i32 as i64) >> 32) as u32),
         "v_mul_u32_u24" => r((a32 & 0xff_ffff).wrapping_mul(b32 & 0xff_ffff)),
-        "v_mul_hi_u32_u24" => r((((a32 & 0xff_ffff) as u64 * (b32 & 0xff_ffff) as u64) >> 32) as u32),
+        "v_mul_hi_u32_u24" => {
+            r((((a32 & 0xff_ffff) as u64 * (b32 & 0xff_ffff) as u64) >> 32) as u32)
+        }
         "v_mul_i32_i24" => r((sext(a & 0xff_ffff, 24) * sext(b & 0xff_ffff, 24)) as u32),
         "v_mul_hi_i32_i24" => r(((sext(a & 0xff_ffff, 24) * sext(b & 0xff_ffff, 24)) >> 32) as u32),
-        "v_mad_u32_u24" => r((a32 & 0xff_ffff).wrapping_mul(b32 & 0xff_ffff).wrapping_add(c32)),
-        "v_mad_i32_i24" => r(((sext(a & 0xff_ffff, 24) * sext(b & 0xff_ffff, 24)) as u32).wrapping_add(c32)),
+        "v_mad_u32_u24" => r((a32 & 0xff_ffff)
+            .wrapping_mul(b32 & 0xff_ffff)
+            .wrapping_add(c32)),
+        "v_mad_i32_i24" => {
+            r(((sext(a & 0xff_ffff, 24) * sext(b & 0xff_ffff, 24)) as u32).wrapping_add(c32))
+        }
         "v_mad_u64_u32" => {
             let p = a32 as u128 * b32 as u128 + c as u128;
             Some((p as u64, p >> 64 != 0))
@@ -371,9 +401,15 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_cvt_f16_i16" => r(f16::from_f32(a32 as i16 as f32).to_bits() as u32),
         "v_cvt_u16_f16" => r(ha as u16 as u32),
         "v_cvt_i16_f16" => r(ha as i16 as u16 as u32),
-        "v_cvt_f32_ubyte0" => r((a32 & 0xff) as f32 as u32).map(|_| ((a32 & 0xff) as f32).to_bits() as u64).map(|v| (v, false)),
-        "v_cvt_f32_ubyte1" => Some((((a32 >> 8) & 0xff) as f32).to_bits() as u64).map(|v| (v, false)),
-        "v_cvt_f32_ubyte2" => Some((((a32 >> 16) & 0xff) as f32).to_bits() as u64).map(|v| (v, false)),
+        "v_cvt_f32_ubyte0" => r((a32 & 0xff) as f32 as u32)
+            .map(|_| ((a32 & 0xff) as f32).to_bits() as u64)
+            .map(|v| (v, false)),
+        "v_cvt_f32_ubyte1" => {
+            Some((((a32 >> 8) & 0xff) as f32).to_bits() as u64).map(|v| (v, false))
+        }
+        "v_cvt_f32_ubyte2" => {
+            Some((((a32 >> 16) & 0xff) as f32).to_bits() as u64).map(|v| (v, false))
+        }
         "v_cvt_f32_ubyte3" => Some(((a32 >> 24) as f32).to_bits() as u64).map(|v| (v, false)),
         "v_cvt_pkrtz_f16_f32" => {
             let lo = f16_rtz(fa);
@@ -416,7 +452,11 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_ceil_f32" => r(bf32(fa.ceil()) as u32),
         "v_trunc_f32" => r(bf32(fa.trunc()) as u32),
         "v_rndne_f32" => r(bf32(fa.round_ties_even()) as u32),
-        "v_fract_f32" => r(bf32(if fa.is_infinite() { f32::NAN } else { (fa - fa.floor()).min(f32::from_bits(0x3f7fffff)) }) as u32),
+        "v_fract_f32" => r(bf32(if fa.is_infinite() {
+            f32::NAN
+        } else {
+            (fa - fa.floor()).min(f32::from_bits(0x3f7fffff))
+        }) as u32),
         "v_ldexp_f32" => r(bf32(ldexp32(fa, b32 as i32)) as u32),
         "v_frexp_mant_f32" => r(bf32(frexp32(fa).0) as u32),
         "v_frexp_exp_i32_f32" => r(frexp32(fa).1 as u32),
@@ -427,7 +467,11 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_div_fmas_f32" => {
             let d = fa.mul_add(fb, fc);
             let d = if cin {
-                if fc.to_bits() >> 23 & 0xff >= 127 { ldexp32(d, 64) } else { ldexp32(d, -64) }
+                if fc.to_bits() >> 23 & 0xff >= 127 {
+                    ldexp32(d, 64)
+                } else {
+                    ldexp32(d, -64)
+                }
             } else {
                 d
             };
@@ -453,7 +497,9 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_sub_f16" => r(bf16(ha - hb) as u32),
         "v_subrev_f16" => r(bf16(hb - ha) as u32),
         "v_mul_f16" => r(bf16(ha * hb) as u32),
-        "v_fma_f16" | "v_fmac_f16" => r(bf16((ha as f64).mul_add(hb as f64, hc as f64) as f32) as u32),
+        "v_fma_f16" | "v_fmac_f16" => {
+            r(bf16((ha as f64).mul_add(hb as f64, hc as f64) as f32) as u32)
+        }
         "v_max_f16" => r(bf16(ha.max(hb)) as u32),
         "v_min_f16" => r(bf16(ha.min(hb)) as u32),
         "v_exp_f16" => r(bf16(ha.exp2()) as u32),
@@ -560,9 +606,8 @@ fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
 fn div_fixup32(s0: f32, s1: f32, s2: f32) -> f32 {
     let neg = (s1.to_bits() ^ s2.to_bits()) >> 31 != 0;
     let sign = |x: f32| if neg { -x } else { x };
-    if s2.is_nan() || s1.is_nan() {
-        f32::NAN
-    } else if s1 == 0.0 && s2 == 0.0 || s1.is_infinite() && s2.is_infinite() {
+    if s2.is_nan() || s1.is_nan() || s1 == 0.0 && s2 == 0.0 || s1.is_infinite() && s2.is_infinite()
+    {
         f32::NAN
     } else if s1 == 0.0 || s2.is_infinite() {
         sign(f32::INFINITY)
@@ -632,23 +677,24 @@ fn compare(op: &str, ty: &str, a: u64, b: u64) -> Option<bool> {
             "f16" => (f16b(a) as f64, f16b(b) as f64),
             _ => return None,
         };
-        let un = x.is_nan() || y.is_nan();
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let o = x.partial_cmp(&y);
         return Some(match op {
             "f" => false,
-            "lt" => x < y,
-            "eq" => x == y,
-            "le" => x <= y,
-            "gt" => x > y,
-            "lg" => x < y || x > y,
-            "ge" => x >= y,
-            "o" => !un,
-            "u" => un,
-            "nge" => !(x >= y),
-            "nlg" => !(x < y || x > y),
-            "ngt" => !(x > y),
-            "nle" => !(x <= y),
-            "neq" => !(x == y),
-            "nlt" => !(x < y),
+            "lt" => o == Some(Less),
+            "eq" => o == Some(Equal),
+            "le" => matches!(o, Some(Less | Equal)),
+            "gt" => o == Some(Greater),
+            "lg" => matches!(o, Some(Less | Greater)),
+            "ge" => matches!(o, Some(Greater | Equal)),
+            "o" => o.is_some(),
+            "u" => o.is_none(),
+            "nge" => matches!(o, None | Some(Less)),
+            "nlg" => matches!(o, None | Some(Equal)),
+            "ngt" => matches!(o, None | Some(Less | Equal)),
+            "nle" => matches!(o, None | Some(Greater)),
+            "neq" => o != Some(Equal),
+            "nlt" => matches!(o, None | Some(Greater | Equal)),
             "tru" | "t" => true,
             _ => return None,
         });
@@ -718,7 +764,11 @@ impl Wave {
     /// A scalar operand as 32 bits.
     fn sread(&self, src: &Src, ctx: &Ctx) -> R<u32> {
         let v = match &src.op {
-            Operand::Reg { file: RegFile::S, index, .. } => self.s[*index as usize],
+            Operand::Reg {
+                file: RegFile::S,
+                index,
+                ..
+            } => self.s[*index as usize],
             Operand::Int(i) => *i as u32,
             Operand::Float(f) => (*f as f32).to_bits(),
             Operand::Scc => self.scc as u32,
@@ -730,7 +780,11 @@ impl Wave {
     /// A scalar operand as 64 bits.
     fn sread64(&self, src: &Src, ctx: &Ctx) -> R<u64> {
         Ok(match &src.op {
-            Operand::Reg { file: RegFile::S, index, count } => {
+            Operand::Reg {
+                file: RegFile::S,
+                index,
+                count,
+            } => {
                 let i = *index as usize;
                 if *count < 2 {
                     self.s[i] as u64
@@ -746,7 +800,11 @@ impl Wave {
     }
     fn swrite(&mut self, dst: &Src, v: u32) -> R<()> {
         match dst.op {
-            Operand::Reg { file: RegFile::S, index, .. } => {
+            Operand::Reg {
+                file: RegFile::S,
+                index,
+                ..
+            } => {
                 self.s[index as usize] = v;
                 Ok(())
             }
@@ -755,7 +813,11 @@ impl Wave {
     }
     fn swrite64(&mut self, dst: &Src, v: u64) -> R<()> {
         match dst.op {
-            Operand::Reg { file: RegFile::S, index, .. } => {
+            Operand::Reg {
+                file: RegFile::S,
+                index,
+                ..
+            } => {
                 let i = index as usize;
                 self.s[i] = v as u32;
                 self.s[i + 1] = (v >> 32) as u32;
@@ -779,17 +841,28 @@ impl Wave {
         })
     }
     fn vreg_mut(&mut self, file: RegFile, i: usize) -> R<&mut [u32; LANES]> {
-        let regs = if file == RegFile::A { &mut self.a } else { &mut self.v };
+        let regs = if file == RegFile::A {
+            &mut self.a
+        } else {
+            &mut self.v
+        };
         let n = regs.len();
         regs.get_mut(i).ok_or_else(|| {
-            Stop::Fault(None, format!("register {i} is beyond the {n} registers the kernel descriptor allocates"))
+            Stop::Fault(
+                None,
+                format!("register {i} is beyond the {n} registers the kernel descriptor allocates"),
+            )
         })
     }
 
     /// A vector-ALU source of `lane` as `ty`, with abs/neg applied to floats.
     fn vread(&self, src: &Src, lane: usize, ty: Ty, ctx: &Ctx) -> R<u64> {
         let raw = match &src.op {
-            Operand::Reg { file: RegFile::S, index, .. } => {
+            Operand::Reg {
+                file: RegFile::S,
+                index,
+                ..
+            } => {
                 let i = *index as usize;
                 if ty.is64() {
                     self.s[i] as u64 | (self.s[i + 1] as u64) << 32
@@ -800,7 +873,8 @@ impl Wave {
             Operand::Reg { file, index, .. } => {
                 let i = *index as usize;
                 if ty.is64() {
-                    self.vreg(*file, i)?[lane] as u64 | (self.vreg(*file, i + 1)?[lane] as u64) << 32
+                    self.vreg(*file, i)?[lane] as u64
+                        | (self.vreg(*file, i + 1)?[lane] as u64) << 32
                 } else {
                     self.vreg(*file, i)?[lane] as u64
                 }
@@ -827,7 +901,9 @@ impl Wave {
 
     fn vwrite(&mut self, dst: &Src, lane: usize, ty: Ty, v: u64) -> R<()> {
         match dst.op {
-            Operand::Reg { file: RegFile::S, .. } => unsup("scalar destination of a vector operation"),
+            Operand::Reg {
+                file: RegFile::S, ..
+            } => unsup("scalar destination of a vector operation"),
             Operand::Reg { file, index, .. } => {
                 let i = index as usize;
                 self.vreg_mut(file, i)?[lane] = v as u32;
@@ -911,7 +987,10 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     if m.starts_with("v_cmp") {
         return vcmp(wave, ins, ctx);
     }
-    if m.starts_with("v_readlane") || m.starts_with("v_readfirstlane") || m.starts_with("v_writelane") {
+    if m.starts_with("v_readlane")
+        || m.starts_with("v_readfirstlane")
+        || m.starts_with("v_writelane")
+    {
         return lane_op(wave, ins, ctx);
     }
     if m.starts_with("v_mfma") || m.starts_with("v_smfmac") {
@@ -947,7 +1026,10 @@ fn jump(wave: &mut Wave, ins: &Instruction, ctx: &Ctx, to: u64) -> R<()> {
             wave.last_branch = Some((ins.addr, to));
             Ok(())
         }
-        None => Err(Stop::Fault(None, format!("branch to {to:#x}, which is not an instruction of the kernel"))),
+        None => Err(Stop::Fault(
+            None,
+            format!("branch to {to:#x}, which is not an instruction of the kernel"),
+        )),
     }
 }
 
@@ -965,12 +1047,13 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             w.state = WaveState::Barrier;
             return Ok(());
         }
-        "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt" | "s_waitcnt_lgkmcnt"
-        | "s_dcache_wb" | "s_dcache_inv" | "s_icache_inv" | "s_buffer_wbinvl1" | "s_wakeup" | "s_set_gpr_idx_off"
-        | "s_sethalt" | "s_ttracedata" | "s_trap_nop" | "s_code_end" => return Ok(()),
+        "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
+        | "s_waitcnt_lgkmcnt" | "s_dcache_wb" | "s_dcache_inv" | "s_icache_inv"
+        | "s_buffer_wbinvl1" | "s_wakeup" | "s_set_gpr_idx_off" | "s_sethalt" | "s_ttracedata"
+        | "s_trap_nop" | "s_code_end" => return Ok(()),
         "s_branch" => return jump(w, ins, ctx, branch_target(ins)),
-        "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz" | "s_cbranch_execz"
-        | "s_cbranch_execnz" => {
+        "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
+        | "s_cbranch_execz" | "s_cbranch_execnz" => {
             let take = match m {
                 "s_cbranch_scc0" => !w.scc,
                 "s_cbranch_scc1" => w.scc,
@@ -1024,7 +1107,11 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     if let Some(rest) = m.strip_prefix("s_cmpk_") {
         let a = w.sread(op(0)?, ctx)?;
         let (cmp, ty) = rest.split_once('_').unwrap_or((rest, ""));
-        let b = if ty == "u32" { ins.words[0] as u16 as u64 } else { simm16 as u32 as u64 };
+        let b = if ty == "u32" {
+            ins.words[0] as u16 as u64
+        } else {
+            simm16 as u32 as u64
+        };
         w.scc = compare(cmp, ty, a as u64, b).ok_or_else(|| Stop::Unsupported(String::new()))?;
         return Ok(());
     }
@@ -1041,8 +1128,16 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     if m.starts_with("s_bitcmp") {
         let a = w.sread64(op(0)?, ctx)?;
         let b = w.sread(op(1)?, ctx)?;
-        let bit = if m.ends_with("b64") { (a >> (b & 63)) & 1 } else { (a >> (b & 31)) & 1 };
-        w.scc = if m.starts_with("s_bitcmp1") { bit == 1 } else { bit == 0 };
+        let bit = if m.ends_with("b64") {
+            (a >> (b & 63)) & 1
+        } else {
+            (a >> (b & 31)) & 1
+        };
+        w.scc = if m.starts_with("s_bitcmp1") {
+            bit == 1
+        } else {
+            bit == 0
+        };
         return Ok(());
     }
     // Saveexec.
@@ -1083,7 +1178,8 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 }
                 return Ok(());
             }
-            "s_not" | "s_brev" | "s_bcnt1_i32" | "s_ff1_i32" | "s_flbit_i32" | "s_ff0_i32" | "s_bcnt0_i32" => {
+            "s_not" | "s_brev" | "s_bcnt1_i32" | "s_ff1_i32" | "s_flbit_i32" | "s_ff0_i32"
+            | "s_bcnt0_i32" => {
                 let a = w.sread64(op(1)?, ctx)?;
                 match base {
                     "s_not" => {
@@ -1099,9 +1195,22 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                         w.scc = !a != 0;
                         return w.swrite(op(0)?, a.count_zeros());
                     }
-                    "s_ff1_i32" => return w.swrite(op(0)?, if a == 0 { u32::MAX } else { a.trailing_zeros() }),
-                    "s_ff0_i32" => return w.swrite(op(0)?, if !a == 0 { u32::MAX } else { (!a).trailing_zeros() }),
-                    _ => return w.swrite(op(0)?, if a == 0 { u32::MAX } else { a.leading_zeros() }),
+                    "s_ff1_i32" => {
+                        return w.swrite(op(0)?, if a == 0 { u32::MAX } else { a.trailing_zeros() })
+                    }
+                    "s_ff0_i32" => {
+                        return w.swrite(
+                            op(0)?,
+                            if !a == 0 {
+                                u32::MAX
+                            } else {
+                                (!a).trailing_zeros()
+                            },
+                        )
+                    }
+                    _ => {
+                        return w.swrite(op(0)?, if a == 0 { u32::MAX } else { a.leading_zeros() })
+                    }
                 }
             }
             "s_lshl" | "s_lshr" | "s_ashr" => {
@@ -1133,7 +1242,11 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     0
                 } else {
                     let x = a >> off;
-                    let x = if width >= 64 { x } else { x & ((1u64 << width) - 1) };
+                    let x = if width >= 64 {
+                        x
+                    } else {
+                        x & ((1u64 << width) - 1)
+                    };
                     if m.ends_with("i64") && width < 64 {
                         sext(x, width) as u64
                     } else {
@@ -1256,8 +1369,8 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 "s_mul_i32" => a.wrapping_mul(b),
                 "s_mul_hi_u32" => ((a as u64 * b as u64) >> 32) as u32,
                 "s_mul_hi_i32" => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32,
-                "s_and_b32" | "s_or_b32" | "s_xor_b32" | "s_andn2_b32" | "s_orn2_b32" | "s_nand_b32" | "s_nor_b32"
-                | "s_xnor_b32" => {
+                "s_and_b32" | "s_or_b32" | "s_xor_b32" | "s_andn2_b32" | "s_orn2_b32"
+                | "s_nand_b32" | "s_nor_b32" | "s_xnor_b32" => {
                     let r = match m {
                         "s_and_b32" => a & b,
                         "s_or_b32" => a | b,
@@ -1316,7 +1429,11 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                         0
                     } else {
                         let x = (a >> off) as u64;
-                        let x = if width >= 32 { x } else { x & ((1u64 << width) - 1) };
+                        let x = if width >= 32 {
+                            x
+                        } else {
+                            x & ((1u64 << width) - 1)
+                        };
                         if m == "s_bfe_i32" && width < 32 {
                             sext(x, width) as u32
                         } else {
@@ -1363,7 +1480,9 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         offset = offset.wrapping_add(parse_int(o)? as u64);
     }
     let addr = if m.starts_with("s_buffer_") {
-        let Operand::Reg { index, .. } = base.op else { return unsup("base") };
+        let Operand::Reg { index, .. } = base.op else {
+            return unsup("base");
+        };
         let v = &w.s[index as usize..index as usize + 4];
         let vbase = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
         let num = v[2] as u64;
@@ -1373,7 +1492,9 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let o = (offset & !3) + 4 * k as u64;
             if o + 4 <= num {
                 let mut b = [0u8; 4];
-                ctx.mem.read(vbase + o, &mut b).map_err(|e| Stop::Fault(None, e.to_string()))?;
+                ctx.mem
+                    .read(vbase + o, &mut b)
+                    .map_err(|e| Stop::Fault(None, e.to_string()))?;
                 *val = u32::from_le_bytes(b);
             }
         }
@@ -1410,14 +1531,26 @@ fn mask_bit(w: &Wave, src: &Src, lane: usize, ctx: &Ctx) -> R<bool> {
 }
 
 /// Vector ALU ops of the VOP1/VOP2/VOP3 encodings (with DPP and SDWA).
+// The lane index selects the source lane (DPP), the mask bits and the result.
+#[allow(clippy::needless_range_loop)]
 fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (name, enc) = base_name(&ins.mnemonic);
     match name {
         "v_nop" => return Ok(()),
         "v_swap_b32" => {
             let exec = w.exec();
-            let (Operand::Reg { file: f0, index: i0, .. }, Operand::Reg { file: f1, index: i1, .. }) =
-                (&ins.ops[0].op, &ins.ops[1].op)
+            let (
+                Operand::Reg {
+                    file: f0,
+                    index: i0,
+                    ..
+                },
+                Operand::Reg {
+                    file: f1,
+                    index: i1,
+                    ..
+                },
+            ) = (&ins.ops[0].op, &ins.ops[1].op)
             else {
                 return unsup("operands");
             };
@@ -1434,7 +1567,8 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         _ => {}
     }
     let sdwa = enc == "_sdwa";
-    if sdwa && (ins.has("clamp") || ins.modifier("mul").is_some() || ins.modifier("div").is_some()) {
+    if sdwa && (ins.has("clamp") || ins.modifier("mul").is_some() || ins.modifier("div").is_some())
+    {
         return unsup("SDWA with clamp/omod");
     }
     let (dty, sty) = valu_types(name);
@@ -1451,7 +1585,10 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             | "v_div_scale_f32"
             | "v_div_scale_f64"
     );
-    let mask_in = matches!(name, "v_addc_co_u32" | "v_subb_co_u32" | "v_subbrev_co_u32" | "v_cndmask_b32");
+    let mask_in = matches!(
+        name,
+        "v_addc_co_u32" | "v_subb_co_u32" | "v_subbrev_co_u32" | "v_cndmask_b32"
+    );
     let implicit_vcc = matches!(name, "v_div_fmas_f32" | "v_div_fmas_f64");
     let ops = &ins.ops;
     if ops.is_empty() {
@@ -1474,11 +1611,20 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     if clamp && !matches!(dty, Ty::F16 | Ty::F32 | Ty::F64) {
         return unsup("clamp on an integer operation");
     }
-    let op_sel = ins.modifier("op_sel").map(parse_bits).transpose()?.unwrap_or_default();
+    let op_sel = ins
+        .modifier("op_sel")
+        .map(parse_bits)
+        .transpose()?
+        .unwrap_or_default();
     // DPP: src0 from another lane; writes of disabled rows/banks are skipped.
     let dpp = if enc == "_dpp" {
         let word = ins.words.get(1).copied().unwrap_or(0);
-        Some((word >> 8 & 0x1ff, word >> 19 & 1 != 0, word >> 24 & 0xf, word >> 28 & 0xf))
+        Some((
+            word >> 8 & 0x1ff,
+            word >> 19 & 1 != 0,
+            word >> 24 & 0xf,
+            word >> 28 & 0xf,
+        ))
     } else {
         None
     };
@@ -1507,14 +1653,33 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             x[k] = if l == usize::MAX {
                 0
             } else if sdwa && k < 2 {
-                let plain = Src { op: s.op.clone(), neg: false, abs: false, sext: false };
+                let plain = Src {
+                    op: s.op.clone(),
+                    neg: false,
+                    abs: false,
+                    sext: false,
+                };
                 let raw = w.vread(&plain, l, Ty::B32, ctx)? as u32;
                 let sel = ins.modifier(if k == 0 { "src0_sel" } else { "src1_sel" });
                 float_mods(sdwa_sel(raw, sel, s.sext)? as u64, sty[k], s.abs, s.neg)
             } else {
                 let mut v = w.vread(s, l, sty[k], ctx)?;
                 if op_sel.get(k).copied().unwrap_or(0) == 1 && matches!(sty[k], Ty::F16 | Ty::B16) {
-                    v = float_mods(w.vread(&Src { abs: false, neg: false, ..s.clone() }, l, Ty::B32, ctx)? >> 16, sty[k], s.abs, s.neg);
+                    v = float_mods(
+                        w.vread(
+                            &Src {
+                                abs: false,
+                                neg: false,
+                                ..s.clone()
+                            },
+                            l,
+                            Ty::B32,
+                            ctx,
+                        )? >> 16,
+                        sty[k],
+                        s.abs,
+                        s.neg,
+                    );
                 }
                 v
             };
@@ -1565,12 +1730,41 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     for (lane, &v) in out.iter().enumerate() {
         if written >> lane & 1 != 0 {
             if sdwa {
-                let old = w.vread(&Src { op: dst.op.clone(), neg: false, abs: false, sext: false }, lane, Ty::B32, ctx)? as u32;
-                let v = sdwa_dst(v as u32, old, ins.modifier("dst_sel"), ins.modifier("dst_unused"))?;
+                let old = w.vread(
+                    &Src {
+                        op: dst.op.clone(),
+                        neg: false,
+                        abs: false,
+                        sext: false,
+                    },
+                    lane,
+                    Ty::B32,
+                    ctx,
+                )? as u32;
+                let v = sdwa_dst(
+                    v as u32,
+                    old,
+                    ins.modifier("dst_sel"),
+                    ins.modifier("dst_unused"),
+                )?;
                 w.vwrite(dst, lane, Ty::B32, v as u64)?;
             } else if matches!(dty, Ty::F16 | Ty::B16) {
-                let old = w.vread(&Src { op: dst.op.clone(), neg: false, abs: false, sext: false }, lane, Ty::B32, ctx)?;
-                let v = if dst_hi { (old & 0xffff) | (v & 0xffff) << 16 } else { v & 0xffff };
+                let old = w.vread(
+                    &Src {
+                        op: dst.op.clone(),
+                        neg: false,
+                        abs: false,
+                        sext: false,
+                    },
+                    lane,
+                    Ty::B32,
+                    ctx,
+                )?;
+                let v = if dst_hi {
+                    (old & 0xffff) | (v & 0xffff) << 16
+                } else {
+                    v & 0xffff
+                };
                 w.vwrite(dst, lane, Ty::B32, v)?;
             } else {
                 w.vwrite(dst, lane, dty, v)?;
@@ -1600,7 +1794,11 @@ fn sdwa_sel(v: u32, sel: Option<&str>, sext_: bool) -> R<u32> {
         return Ok(v);
     }
     let x = (v >> shift) & ((1u32 << bits) - 1);
-    Ok(if sext_ { sext(x as u64, bits) as u32 } else { x })
+    Ok(if sext_ {
+        sext(x as u64, bits) as u32
+    } else {
+        x
+    })
 }
 
 /// SDWA destination: `r` placed at `dst_sel`, the other bits as `dst_unused` says.
@@ -1622,8 +1820,7 @@ fn sdwa_dst(r: u32, old: u32, sel: Option<&str>, unused: Option<&str>) -> R<u32>
         "UNUSED_PRESERVE" => (old & !(mask << shift)) | placed,
         "UNUSED_SEXT" => {
             let top = shift + bits;
-            let signed = sext((placed as u64) & ((1u64 << top) - 1), top) as u32;
-            signed
+            sext((placed as u64) & ((1u64 << top) - 1), top) as u32
         }
         other => return unsup(format!("SDWA dst_unused {other}")),
     })
@@ -1632,7 +1829,11 @@ fn sdwa_dst(r: u32, old: u32, sel: Option<&str>, unused: Option<&str>) -> R<u32>
 fn parse_bits(s: &str) -> R<Vec<u8>> {
     s.trim_matches(|c| c == '[' || c == ']')
         .split(',')
-        .map(|b| b.trim().parse::<u8>().map_err(|_| Stop::Unsupported(format!("modifier value {s}"))))
+        .map(|b| {
+            b.trim()
+                .parse::<u8>()
+                .map_err(|_| Stop::Unsupported(format!("modifier value {s}")))
+        })
         .collect()
 }
 
@@ -1649,7 +1850,9 @@ fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     } else {
         return unsup("");
     };
-    let (op, ty) = rest.rsplit_once('_').ok_or_else(|| Stop::Unsupported(String::new()))?;
+    let (op, ty) = rest
+        .rsplit_once('_')
+        .ok_or_else(|| Stop::Unsupported(String::new()))?;
     let sty = match ty {
         "f16" => Ty::F16,
         "f32" => Ty::F32,
@@ -1672,9 +1875,19 @@ fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         let (a, b) = if sdwa {
             let rd = |s: &Src, key: &str, ty: Ty| -> R<u64> {
-                let plain = Src { op: s.op.clone(), neg: false, abs: false, sext: false };
+                let plain = Src {
+                    op: s.op.clone(),
+                    neg: false,
+                    abs: false,
+                    sext: false,
+                };
                 let raw = w.vread(&plain, lane, Ty::B32, ctx)? as u32;
-                Ok(float_mods(sdwa_sel(raw, ins.modifier(key), s.sext)? as u64, ty, s.abs, s.neg))
+                Ok(float_mods(
+                    sdwa_sel(raw, ins.modifier(key), s.sext)? as u64,
+                    ty,
+                    s.abs,
+                    s.neg,
+                ))
             };
             (rd(s0, "src0_sel", sty)?, rd(s1, "src1_sel", ty1)?)
         } else {
@@ -1706,7 +1919,11 @@ fn lane_op(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         "v_readfirstlane_b32" => {
             let exec = w.exec();
-            let lane = if exec == 0 { 0 } else { exec.trailing_zeros() as usize };
+            let lane = if exec == 0 {
+                0
+            } else {
+                exec.trailing_zeros() as usize
+            };
             let v = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
             w.swrite(&ops[0], v)
         }
@@ -1725,7 +1942,11 @@ fn vop3p(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let ops = &ins.ops;
     let n = ops.len() - 1;
     let get = |k: &str, d: u8| -> R<Vec<u8>> {
-        Ok(ins.modifier(k).map(parse_bits).transpose()?.unwrap_or_else(|| vec![d; 3]))
+        Ok(ins
+            .modifier(k)
+            .map(parse_bits)
+            .transpose()?
+            .unwrap_or_else(|| vec![d; 3]))
     };
     let op_sel = get("op_sel", 0)?;
     let op_sel_hi = get("op_sel_hi", 1)?;
@@ -1736,7 +1957,12 @@ fn vop3p(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let wide = name.ends_with("_f32") || name.ends_with("_b32");
     let raw = |w: &Wave, k: usize, lane: usize| -> R<u64> {
         let s = &ops[k + 1];
-        let plain = Src { op: s.op.clone(), neg: false, abs: false, sext: false };
+        let plain = Src {
+            op: s.op.clone(),
+            neg: false,
+            abs: false,
+            sext: false,
+        };
         if wide {
             // Packed 32-bit: a 64-bit register pair (or a 32-bit constant
             // used for both halves).
@@ -1765,7 +1991,11 @@ fn vop3p(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let mut hi = [0u64; 3];
         for k in 0..n {
             let v = raw(w, k, lane)?;
-            let (bits, sign) = if wide { (32, 1u64 << 31) } else { (16, 1u64 << 15) };
+            let (bits, sign) = if wide {
+                (32, 1u64 << 31)
+            } else {
+                (16, 1u64 << 15)
+            };
             let mask = (1u64 << bits) - 1;
             let half = |sel: u8| (v >> (bits * sel as u32)) & mask;
             lo[k] = half(op_sel.get(k).copied().unwrap_or(0));
@@ -1809,7 +2039,10 @@ fn vop3p(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 let b = raw(w, 1, lane)?;
                 let ls = op_sel.first().copied().unwrap_or(0);
                 let hs = op_sel.get(1).copied().unwrap_or(1);
-                ((a >> (32 * ls as u32)) & 0xffff_ffff, (b >> (32 * hs as u32)) & 0xffff_ffff)
+                (
+                    (a >> (32 * ls as u32)) & 0xffff_ffff,
+                    (b >> (32 * hs as u32)) & 0xffff_ffff,
+                )
             } else {
                 (l, h)
             };
@@ -1852,7 +2085,14 @@ fn reg_of(src: &Src) -> R<(RegFile, usize)> {
 }
 
 /// Write `bytes` loaded for `lane` into consecutive registers from `dst`.
-fn load_into(w: &mut Wave, dst: &Src, lane: usize, bytes: &[u8], signed: bool, d16_hi: Option<bool>) -> R<()> {
+fn load_into(
+    w: &mut Wave,
+    dst: &Src,
+    lane: usize,
+    bytes: &[u8],
+    signed: bool,
+    d16_hi: Option<bool>,
+) -> R<()> {
     let (file, i) = reg_of(dst)?;
     match (bytes.len(), d16_hi) {
         (1 | 2, Some(hi)) => {
@@ -1864,7 +2104,11 @@ fn load_into(w: &mut Wave, dst: &Src, lane: usize, bytes: &[u8], signed: bool, d
                 v = sext(v as u64, 8 * bytes.len() as u32) as u32 & 0xffff;
             }
             let r = &mut w.vreg_mut(file, i)?[lane];
-            *r = if hi { (*r & 0xffff) | v << 16 } else { (*r & 0xffff_0000) | v };
+            *r = if hi {
+                (*r & 0xffff) | v << 16
+            } else {
+                (*r & 0xffff_0000) | v
+            };
         }
         (1 | 2, None) => {
             let mut v = 0u64;
@@ -1878,7 +2122,8 @@ fn load_into(w: &mut Wave, dst: &Src, lane: usize, bytes: &[u8], signed: bool, d
         }
         _ => {
             for k in 0..bytes.len() / 4 {
-                w.vreg_mut(file, i + k)?[lane] = u32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().unwrap());
+                w.vreg_mut(file, i + k)?[lane] =
+                    u32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().unwrap());
             }
         }
     }
@@ -1901,7 +2146,11 @@ fn store_bytes(w: &Wave, src: &Src, lane: usize, size: usize, d16_hi: bool) -> R
 
 fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64> {
     let bits = 8 * size as u32;
-    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
     let s = |v: u64| sext(v & mask, bits);
     Some(
         match op {
@@ -1970,10 +2219,13 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 let off = w.vread(vaddr, lane, Ty::B32, ctx)?;
                 Ok(base.wrapping_add(off).wrapping_add(offset as u64))
             }
-            _ => Ok(w.vread(vaddr, lane, Ty::B64, ctx)?.wrapping_add(offset as u64)),
+            _ => Ok(w
+                .vread(vaddr, lane, Ty::B64, ctx)?
+                .wrapping_add(offset as u64)),
         }
     };
-    let fault = |lane: usize, e: crate::memory::Unmapped| Stop::Fault(Some(lane as u32), e.to_string());
+    let fault =
+        |lane: usize, e: crate::memory::Unmapped| Stop::Fault(Some(lane as u32), e.to_string());
     // gfx940+ spell LDS DMA `global_load_lds_dword`, gfx90a `global_load_dword ... lds`.
     let lds_kind = rest
         .strip_prefix("load_lds_")
@@ -1990,7 +2242,9 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = addr_of(w, ctx, &ops[0], ops.get(1), lane)?;
             let mut buf = vec![0u8; size];
             ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
-            let l = w.s[M0 as usize].wrapping_add(offset as u32).wrapping_add((lane * size) as u32);
+            let l = w.s[M0 as usize]
+                .wrapping_add(offset as u32)
+                .wrapping_add((lane * size) as u32);
             for (k, b) in buf.iter().enumerate() {
                 ctx.lds.write(l.wrapping_add(k as u32), 1, *b as u64);
             }
@@ -2005,7 +2259,10 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 None => (kind, None),
             },
         };
-        let kind = kind.strip_prefix("short_").map(|k| if k == "d16" { "short" } else { k }).unwrap_or(kind);
+        let kind = kind
+            .strip_prefix("short_")
+            .map(|k| if k == "d16" { "short" } else { k })
+            .unwrap_or(kind);
         let (size, signed) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
         for lane in 0..LANES {
             if exec >> lane & 1 == 0 {
@@ -2071,7 +2328,9 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             };
             let old = ctx
                 .mem
-                .atomic(a, size, |old| atomic_op(kind, size, old, d, c).unwrap_or(old))
+                .atomic(a, size, |old| {
+                    atomic_op(kind, size, old, d, c).unwrap_or(old)
+                })
                 .map_err(|e| fault(lane, e))?;
             if let Some(v) = vdst {
                 w.vwrite(v, lane, ty, old)?;
@@ -2098,7 +2357,10 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         (true, k)
     } else if m.starts_with("buffer_atomic_") {
         return unsup("buffer atomics");
-    } else if matches!(m, "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_inv" | "buffer_wbl2") {
+    } else if matches!(
+        m,
+        "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_inv" | "buffer_wbl2"
+    ) {
         return Ok(());
     } else {
         return unsup("");
@@ -2126,7 +2388,9 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     } else {
         (&ops[0], &ops[1], &ops[2], &ops[3])
     };
-    let Operand::Reg { index, .. } = srsrc.op else { return unsup("resource") };
+    let Operand::Reg { index, .. } = srsrc.op else {
+        return unsup("resource");
+    };
     let v = &w.s[index as usize..index as usize + 4];
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
     let stride = ((v[1] >> 16) & 0x3fff) as u64;
@@ -2159,7 +2423,8 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         for k in (0..size).step_by(chunk) {
             let in_range = if stride == 0 || !idxen {
-                offset + (k + chunk) as u64 <= num_records.saturating_sub(0) && offset + k as u64 + chunk as u64 <= num_records
+                offset + (k + chunk) as u64 <= num_records.saturating_sub(0)
+                    && offset + k as u64 + chunk as u64 <= num_records
             } else {
                 vidx < num_records && offset + (k + chunk) as u64 <= stride
             };
@@ -2168,17 +2433,25 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr0 + k as u64;
             if store {
-                ctx.mem
-                    .write(a, &bytes[k..k + chunk])
-                    .map_err(|e| Stop::Fault(Some(lane as u32), format!("buffer store within num_records: {e}")))?;
+                ctx.mem.write(a, &bytes[k..k + chunk]).map_err(|e| {
+                    Stop::Fault(
+                        Some(lane as u32),
+                        format!("buffer store within num_records: {e}"),
+                    )
+                })?;
             } else {
-                ctx.mem
-                    .read(a, &mut bytes[k..k + chunk])
-                    .map_err(|e| Stop::Fault(Some(lane as u32), format!("buffer load within num_records: {e}")))?;
+                ctx.mem.read(a, &mut bytes[k..k + chunk]).map_err(|e| {
+                    Stop::Fault(
+                        Some(lane as u32),
+                        format!("buffer load within num_records: {e}"),
+                    )
+                })?;
             }
         }
         if lds_dma {
-            let a = w.s[M0 as usize].wrapping_add(inst_off as u32).wrapping_add((lane * size) as u32);
+            let a = w.s[M0 as usize]
+                .wrapping_add(inst_off as u32)
+                .wrapping_add((lane * size) as u32);
             for (k, b) in bytes.iter().enumerate() {
                 ctx.lds.write(a.wrapping_add(k as u32), 1, *b as u64);
             }
@@ -2200,7 +2473,18 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         return unsup("GDS");
     }
     let exec = w.exec();
-    let addr = |w: &Wave, lane: usize| -> R<u32> { Ok(w.vread(&ops[if m.starts_with("ds_write") || !has_vdst(m) { 0 } else { 1 }], lane, Ty::B32, ctx)? as u32) };
+    let addr = |w: &Wave, lane: usize| -> R<u32> {
+        Ok(w.vread(
+            &ops[if m.starts_with("ds_write") || !has_vdst(m) {
+                0
+            } else {
+                1
+            }],
+            lane,
+            Ty::B32,
+            ctx,
+        )? as u32)
+    };
     match m {
         "ds_bpermute_b32" | "ds_permute_b32" => {
             let mut addrs = [0u32; LANES];
@@ -2244,7 +2528,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 let src = if offset & 0x8000 != 0 {
                     lane / 4 * 4 + ((offset >> (2 * (lane % 4))) & 3) as usize
                 } else {
-                    let (and, or, xor) = (offset & 0x1f, (offset >> 5) & 0x1f, (offset >> 10) & 0x1f);
+                    let (and, or, xor) =
+                        (offset & 0x1f, (offset >> 5) & 0x1f, (offset >> 10) & 0x1f);
                     (lane & 0x20) | (((lane as u32 & and) | or) ^ xor) as usize
                 };
                 let v = if exec >> src & 1 != 0 { data[src] } else { 0 };
@@ -2257,7 +2542,10 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     }
     let rest = &m[3..];
     // Reads.
-    if let Some(kind) = rest.strip_prefix("read_").or_else(|| rest.strip_prefix("load_")) {
+    if let Some(kind) = rest
+        .strip_prefix("read_")
+        .or_else(|| rest.strip_prefix("load_"))
+    {
         let (kind, d16) = match kind.strip_suffix("_d16_hi") {
             Some(k) => (k, Some(true)),
             None => match kind.strip_suffix("_d16") {
@@ -2273,14 +2561,19 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = addr(w, lane)?.wrapping_add(offset);
             let mut buf = vec![0u8; size];
             for (k, chunk) in buf.chunks_mut(size.min(8)).enumerate() {
-                let v = ctx.lds.read(a.wrapping_add((k * size.min(8)) as u32), chunk.len());
+                let v = ctx
+                    .lds
+                    .read(a.wrapping_add((k * size.min(8)) as u32), chunk.len());
                 chunk.copy_from_slice(&v.to_le_bytes()[..chunk.len()]);
             }
             load_into(w, &ops[0], lane, &buf, signed, d16)?;
         }
         return Ok(());
     }
-    if let Some(kind) = rest.strip_prefix("read2").or_else(|| rest.strip_prefix("load_2addr")) {
+    if let Some(kind) = rest
+        .strip_prefix("read2")
+        .or_else(|| rest.strip_prefix("load_2addr"))
+    {
         let (st64, kind) = match kind.strip_prefix("st64") {
             Some(k) => (true, k),
             None => (false, kind),
@@ -2304,7 +2597,10 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         return Ok(());
     }
-    if let Some(kind) = rest.strip_prefix("write2").or_else(|| rest.strip_prefix("store_2addr")) {
+    if let Some(kind) = rest
+        .strip_prefix("write2")
+        .or_else(|| rest.strip_prefix("store_2addr"))
+    {
         let (st64, kind) = match kind.strip_prefix("st64") {
             Some(k) => (true, k),
             None => (false, kind),
@@ -2325,7 +2621,10 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         return Ok(());
     }
-    if let Some(kind) = rest.strip_prefix("write_").or_else(|| rest.strip_prefix("store_")) {
+    if let Some(kind) = rest
+        .strip_prefix("write_")
+        .or_else(|| rest.strip_prefix("store_"))
+    {
         let (kind, hi) = match kind.strip_suffix("_d16_hi") {
             Some(k) => (k, true),
             None => (kind, false),
@@ -2348,7 +2647,9 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         Some((op, ty)) => (true, format!("{op}_{ty}")),
         None => (false, rest.to_string()),
     };
-    let (op, ty) = kind.rsplit_once('_').ok_or_else(|| Stop::Unsupported(String::new()))?;
+    let (op, ty) = kind
+        .rsplit_once('_')
+        .ok_or_else(|| Stop::Unsupported(String::new()))?;
     let size = if ty.ends_with("64") { 8 } else { 4 };
     let aop = match (op, ty) {
         ("add", "f32") => "add_f32".to_string(),
@@ -2426,7 +2727,12 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let mut a = vec![0f64; m * k];
     let mut b = vec![0f64; k * m];
     let elem = |w: &Wave, s: &Src, lane: usize, e: usize| -> R<f64> {
-        let plain = Src { op: s.op.clone(), neg: false, abs: false, sext: false };
+        let plain = Src {
+            op: s.op.clone(),
+            neg: false,
+            abs: false,
+            sext: false,
+        };
         Ok(match src {
             "f32" => f32b(w.vread(&plain, lane, Ty::B32, ctx)?) as f64,
             _ => {
@@ -2463,7 +2769,9 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         for r in 0..dregs {
             let (i, j) = pos(lane, r);
             let c = match &ins.ops[3].op {
-                Operand::Int(_) | Operand::Float(_) => f32b(w.vread(&ins.ops[3], lane, Ty::F32, ctx)?),
+                Operand::Int(_) | Operand::Float(_) => {
+                    f32b(w.vread(&ins.ops[3], lane, Ty::F32, ctx)?)
+                }
                 _ => {
                     let (file, ci) = reg_of(&ins.ops[3])?;
                     f32::from_bits(w.vreg(file, ci + r)?[lane])
@@ -2487,7 +2795,14 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 }
 
 /// The error for a stop at `ins`.
-pub fn stop_error(stop: Stop, kernel: &str, ins: &Instruction, line: Option<String>, wg: [u32; 3], wave: u32) -> Error {
+pub fn stop_error(
+    stop: Stop,
+    kernel: &str,
+    ins: &Instruction,
+    line: Option<String>,
+    wg: [u32; 3],
+    wave: u32,
+) -> Error {
     match stop {
         Stop::Unsupported(detail) => Error::Unsupported {
             kernel: kernel.to_string(),
@@ -2510,7 +2825,11 @@ pub fn stop_error(stop: Stop, kernel: &str, ins: &Instruction, line: Option<Stri
 }
 
 /// Run `wave` until it ends, reaches a barrier, or runs out of `budget`.
-pub fn run_until_blocked(wave: &mut Wave, ctx: &mut Ctx, budget: u64) -> std::result::Result<(), (Stop, usize)> {
+pub fn run_until_blocked(
+    wave: &mut Wave,
+    ctx: &mut Ctx,
+    budget: u64,
+) -> std::result::Result<(), (Stop, usize)> {
     let prog = ctx.program;
     while wave.state == WaveState::Running {
         if wave.executed >= budget {
@@ -2518,7 +2837,13 @@ pub fn run_until_blocked(wave: &mut Wave, ctx: &mut Ctx, budget: u64) -> std::re
         }
         let pc = wave.pc;
         let Some(ins) = prog.instructions.get(pc) else {
-            return Err((Stop::Fault(None, "ran past the end of the kernel's code without s_endpgm".into()), pc.saturating_sub(1)));
+            return Err((
+                Stop::Fault(
+                    None,
+                    "ran past the end of the kernel's code without s_endpgm".into(),
+                ),
+                pc.saturating_sub(1),
+            ));
         };
         step(wave, ins, ctx).map_err(|s| (s, pc))?;
     }
@@ -2594,7 +2919,12 @@ impl Probe {
         self.wave.set_exec(u64::MAX);
         self.wave.state = WaveState::Running;
         self.wave.pc = 0;
-        let Probe { wave, lds, mem, program } = self;
+        let Probe {
+            wave,
+            lds,
+            mem,
+            program,
+        } = self;
         let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             let mut ctx = Ctx {
                 program,
@@ -2616,19 +2946,43 @@ mod probe_tests {
     fn the_probe_tells_implemented_from_unimplemented_forms() {
         let line = |t: &str| crate::decode::parse_line(t).unwrap().unwrap();
         let mut p = Probe::new();
-        assert!(p.implements(&line("\tbuffer_store_dword v2, v3, s[24:27], 0 offen // 000000001600: E0701000 80060203")));
-        assert!(p.implements(&line("\tds_write_b32 v38, v39 offset:2112 // 000000001600: D81A0840 00002726")));
-        assert!(!p.implements(&line("\tbuffer_load_dword v21, s[4:7], 0 offen lds // 000000001600: E0511000 80011500")));
-        assert!(!p.implements(&line("\ts_memtime s[2:3] // 000000001600: C0900080 00000000")));
+        assert!(p.implements(&line(
+            "\tbuffer_store_dword v2, v3, s[24:27], 0 offen // 000000001600: E0701000 80060203"
+        )));
+        assert!(p.implements(&line(
+            "\tds_write_b32 v38, v39 offset:2112 // 000000001600: D81A0840 00002726"
+        )));
+        assert!(p.implements(&line(
+            "\tbuffer_load_dword v21, s[4:7], 0 offen lds // 000000001600: E0511000 80011500"
+        )));
+        assert!(!p.implements(&line(
+            "\tbuffer_atomic_add_f32 v140, v7, s[32:35], 0 offen offset:256 // 000000001600: E1341100 80088C07"
+        )));
+        assert!(!p.implements(&line(
+            "\ts_memtime s[2:3] // 000000001600: C0900080 00000000"
+        )));
     }
 
     fn run_one(text: &str, init: impl FnOnce(&mut Wave)) -> Wave {
-        let ins = crate::decode::parse_line(&format!("\t{text} // 000000001600: 00000000")).unwrap().unwrap();
+        let ins = crate::decode::parse_line(&format!("\t{text} // 000000001600: 00000000"))
+            .unwrap()
+            .unwrap();
         let mut p = Probe::new();
         p.wave.set_exec(u64::MAX);
         init(&mut p.wave);
-        let Probe { wave, lds, mem, program } = &mut p;
-        let mut ctx = Ctx { program, mem, lds, shared_base_hi: 1, private_base_hi: 2 };
+        let Probe {
+            wave,
+            lds,
+            mem,
+            program,
+        } = &mut p;
+        let mut ctx = Ctx {
+            program,
+            mem,
+            lds,
+            shared_base_hi: 1,
+            private_base_hi: 2,
+        };
         step(wave, &ins, &mut ctx).unwrap_or_else(|_| panic!("{text} did not run"));
         p.wave
     }
@@ -2655,11 +3009,14 @@ mod probe_tests {
             },
         );
         assert_eq!(w.v[0][0], 0x0000_FFF0);
-        let w = run_one("v_cmp_eq_u32_sdwa s[22:23], v0, v11 src0_sel:DWORD src1_sel:WORD_0", |w| {
-            w.v[0] = [7; LANES];
-            w.v[11] = [0xABCD_0007; LANES];
-            w.v[11][3] = 0xABCD_0008;
-        });
+        let w = run_one(
+            "v_cmp_eq_u32_sdwa s[22:23], v0, v11 src0_sel:DWORD src1_sel:WORD_0",
+            |w| {
+                w.v[0] = [7; LANES];
+                w.v[11] = [0xABCD_0007; LANES];
+                w.v[11][3] = 0xABCD_0008;
+            },
+        );
         assert_eq!(w.s[22], !(1 << 3));
         assert_eq!(w.s[23], u32::MAX);
     }
@@ -2687,11 +3044,14 @@ mod probe_tests {
     fn vop3p_packed_halves_follow_op_sel() {
         // lo = a.hi * b.lo + c.lo, hi = a.lo * b.hi + c.hi (op_sel:[1,0,0] op_sel_hi:[0,1,1]).
         let h = |x: f32| half::f16::from_f32(x).to_bits() as u32;
-        let w = run_one("v_pk_fma_f16 v0, v1, v2, v3 op_sel:[1,0,0] op_sel_hi:[0,1,1]", |w| {
-            w.v[1] = [h(2.0) | h(3.0) << 16; LANES];
-            w.v[2] = [h(5.0) | h(7.0) << 16; LANES];
-            w.v[3] = [h(1.0) | h(-1.0) << 16; LANES];
-        });
+        let w = run_one(
+            "v_pk_fma_f16 v0, v1, v2, v3 op_sel:[1,0,0] op_sel_hi:[0,1,1]",
+            |w| {
+                w.v[1] = [h(2.0) | h(3.0) << 16; LANES];
+                w.v[2] = [h(5.0) | h(7.0) << 16; LANES];
+                w.v[3] = [h(1.0) | h(-1.0) << 16; LANES];
+            },
+        );
         assert_eq!(w.v[0][0], h(16.0) | h(13.0) << 16);
     }
 }

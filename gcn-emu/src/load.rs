@@ -185,7 +185,10 @@ impl Arg {
     }
     /// Whether it is a pointer to a buffer.
     pub fn is_pointer(&self) -> bool {
-        matches!(self.value_kind.as_str(), "global_buffer" | "dynamic_shared_pointer")
+        matches!(
+            self.value_kind.as_str(),
+            "global_buffer" | "dynamic_shared_pointer"
+        )
     }
 }
 
@@ -242,7 +245,11 @@ impl CodeObject {
                 let name = &data[name_start..name_start + namesz];
                 if ty == 32 && name.starts_with(b"AMDGPU") {
                     let v = rmpv::decode::read_value(&mut &data[desc_start..desc_end]).map_err(
-                        |e| Error::load(format!("{path}: the AMDGPU metadata note is not valid MessagePack: {e}")),
+                        |e| {
+                            Error::load(format!(
+                                "{path}: the AMDGPU metadata note is not valid MessagePack: {e}"
+                            ))
+                        },
                     )?;
                     meta = Some(v);
                 }
@@ -274,17 +281,24 @@ impl CodeObject {
         for k in list {
             let s = |key: &str| field(k, key).and_then(Value::as_str).map(str::to_string);
             let n = |key: &str| field(k, key).and_then(Value::as_u64);
-            let name = s(".name")
-                .ok_or_else(|| Error::load(format!("{path}: a kernel in the metadata has no .name")))?;
+            let name = s(".name").ok_or_else(|| {
+                Error::load(format!("{path}: a kernel in the metadata has no .name"))
+            })?;
             let symbol = s(".symbol").unwrap_or_else(|| format!("{name}.kd"));
             let mut args = Vec::new();
-            for a in field(k, ".args").and_then(Value::as_array).into_iter().flatten() {
+            for a in field(k, ".args")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 let an = |key: &str| field(a, key).and_then(Value::as_u64);
                 let as_ = |key: &str| field(a, key).and_then(Value::as_str).map(str::to_string);
                 args.push(Arg {
                     name: as_(".name"),
                     offset: an(".offset").ok_or_else(|| {
-                        Error::load(format!("{path}: kernel `{name}`: an argument has no .offset"))
+                        Error::load(format!(
+                            "{path}: kernel `{name}`: an argument has no .offset"
+                        ))
                     })? as u32,
                     size: an(".size").ok_or_else(|| {
                         Error::load(format!("{path}: kernel `{name}`: an argument has no .size"))
@@ -296,7 +310,9 @@ impl CodeObject {
             }
             let kd_sym = file.symbols().find(|sym| sym.name() == Ok(symbol.as_str()));
             let kd_sym = kd_sym.ok_or_else(|| {
-                Error::load(format!("{path}: kernel `{name}`: no descriptor symbol `{symbol}`"))
+                Error::load(format!(
+                    "{path}: kernel `{name}`: no descriptor symbol `{symbol}`"
+                ))
             })?;
             let kd_bytes = read_at(&file, kd_sym.address(), 64).ok_or_else(|| {
                 Error::load(format!(
@@ -338,7 +354,11 @@ impl CodeObject {
             Error::launch(format!(
                 "{}: no kernel `{name}`; the code object has: {}",
                 self.path,
-                self.kernels.iter().map(|k| k.name.as_str()).collect::<Vec<_>>().join(", ")
+                self.kernels
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))
         })
     }

@@ -56,7 +56,11 @@ pub struct Unmapped {
 
 impl std::fmt::Display for Unmapped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}-byte access at {:#x} is outside every allocation", self.size, self.addr)?;
+        write!(
+            f,
+            "{}-byte access at {:#x} is outside every allocation",
+            self.size, self.addr
+        )?;
         if let Some((name, base, len)) = &self.near {
             write!(
                 f,
@@ -97,7 +101,12 @@ impl Memory {
         Some(a.data.iter().map(|b| b.load(Ordering::Relaxed)).collect())
     }
 
-    fn with<R>(&self, addr: u64, size: usize, f: impl FnOnce(&Allocation, usize) -> R) -> Result<R, Unmapped> {
+    fn with<R>(
+        &self,
+        addr: u64,
+        size: usize,
+        f: impl FnOnce(&Allocation, usize) -> R,
+    ) -> Result<R, Unmapped> {
         let allocs = self.allocs.read().unwrap_or_else(|e| e.into_inner());
         let i = allocs.partition_point(|a| a.base <= addr);
         if i > 0 {
@@ -112,7 +121,11 @@ impl Memory {
                 near: Some((a.name.clone(), a.base, a.data.len() as u64)),
             });
         }
-        Err(Unmapped { addr, size, near: None })
+        Err(Unmapped {
+            addr,
+            size,
+            near: None,
+        })
     }
 
     /// Read `out.len()` bytes at `addr`.
@@ -135,7 +148,12 @@ impl Memory {
 
     /// Atomically replace the `size`-byte little-endian value at `addr`
     /// by `f(old)`; returns the old value.
-    pub fn atomic(&self, addr: u64, size: usize, f: impl FnOnce(u64) -> u64) -> Result<u64, Unmapped> {
+    pub fn atomic(
+        &self,
+        addr: u64,
+        size: usize,
+        f: impl FnOnce(u64) -> u64,
+    ) -> Result<u64, Unmapped> {
         self.with(addr, size, |a, o| {
             let _guard = a.lock.lock().unwrap_or_else(|e| e.into_inner());
             let mut old = 0u64;
@@ -163,7 +181,9 @@ pub struct Lds {
 impl Lds {
     /// Zero-filled LDS of `size` bytes.
     pub fn new(size: usize) -> Self {
-        Lds { data: vec![0; size] }
+        Lds {
+            data: vec![0; size],
+        }
     }
     /// Read a little-endian value of `size` bytes (0 when out of range).
     pub fn read(&self, addr: u32, size: usize) -> u64 {

@@ -70,7 +70,11 @@ impl Array {
                 u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
                 12,
             ),
-            _ => return Err(format!(".npy version {major} is not supported (1, 2, 3 are)")),
+            _ => {
+                return Err(format!(
+                    ".npy version {major} is not supported (1, 2, 3 are)"
+                ))
+            }
         };
         let header = bytes
             .get(start..start + hlen)
@@ -81,17 +85,23 @@ impl Array {
         let size = descr_size(&descr).ok_or_else(|| {
             format!("element type '{descr}' is not supported (little-endian integers and floats of 1, 2, 4, 8 bytes are)")
         })?;
-        let fortran = dict_value(header, "fortran_order").ok_or("the .npy header has no 'fortran_order'")?;
+        let fortran =
+            dict_value(header, "fortran_order").ok_or("the .npy header has no 'fortran_order'")?;
         let shape_text = dict_value(header, "shape").ok_or("the .npy header has no 'shape'")?;
         let shape: Vec<usize> = shape_text
             .trim_matches(|c| c == '(' || c == ')')
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
-            .map(|s| s.parse::<usize>().map_err(|_| format!("bad shape {shape_text}")))
+            .map(|s| {
+                s.parse::<usize>()
+                    .map_err(|_| format!("bad shape {shape_text}"))
+            })
             .collect::<std::result::Result<_, _>>()?;
         if fortran.trim() == "True" && shape.len() > 1 {
-            return Err("Fortran-order arrays are not supported; save with np.ascontiguousarray".into());
+            return Err(
+                "Fortran-order arrays are not supported; save with np.ascontiguousarray".into(),
+            );
         }
         let n: usize = shape.iter().product();
         let data = &bytes[start + hlen..];
@@ -116,7 +126,11 @@ impl Array {
             1 => format!("({},)", self.shape[0]),
             _ => format!(
                 "({})",
-                self.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")
+                self.shape
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         };
         let mut header = format!(

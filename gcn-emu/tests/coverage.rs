@@ -44,20 +44,39 @@ fn survey(dirs: &[&str]) -> Figures {
     // Silence the panics the probe catches.
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let mut f = Figures { mnemonics: BTreeMap::new(), example: BTreeMap::new(), kernels: 0, complete: Vec::new(), blockers: BTreeMap::new() };
+    let mut f = Figures {
+        mnemonics: BTreeMap::new(),
+        example: BTreeMap::new(),
+        kernels: 0,
+        complete: Vec::new(),
+        blockers: BTreeMap::new(),
+    };
     for file in &files {
-        let Ok(co) = CodeObject::read_file(file) else { continue };
+        let Ok(co) = CodeObject::read_file(file) else {
+            continue;
+        };
         for k in &co.kernels {
-            let Ok(p) = Program::disassemble(&co, k, &objdump) else { continue };
+            let Ok(p) = Program::disassemble(&co, k, &objdump) else {
+                continue;
+            };
             f.kernels += 1;
             let mut all = true;
             let mut seen = BTreeSet::new();
             let mut missing = BTreeSet::new();
             for ins in &p.instructions {
-                let key = (ins.mnemonic.clone(), ins.mods.iter().map(|m| m.0.clone()).collect::<Vec<_>>());
-                let ok = if seen.insert(key.clone()) { probe.implements(ins) } else { *f.mnemonics.get(&ins.mnemonic).unwrap_or(&true) };
+                let key = (
+                    ins.mnemonic.clone(),
+                    ins.mods.iter().map(|m| m.0.clone()).collect::<Vec<_>>(),
+                );
+                let ok = if seen.insert(key.clone()) {
+                    probe.implements(ins)
+                } else {
+                    *f.mnemonics.get(&ins.mnemonic).unwrap_or(&true)
+                };
                 if !ok {
-                    f.example.entry(ins.mnemonic.clone()).or_insert_with(|| ins.text.clone());
+                    f.example
+                        .entry(ins.mnemonic.clone())
+                        .or_insert_with(|| ins.text.clone());
                 }
                 let e = f.mnemonics.entry(ins.mnemonic.clone()).or_insert(true);
                 *e &= ok;
@@ -70,7 +89,11 @@ fn survey(dirs: &[&str]) -> Figures {
                 *f.blockers.entry(m).or_default() += 1;
             }
             if all {
-                f.complete.push(format!("{}: {}", file.strip_prefix(&root).unwrap().display(), k.name));
+                f.complete.push(format!(
+                    "{}: {}",
+                    file.strip_prefix(&root).unwrap().display(),
+                    k.name
+                ));
             }
         }
     }
@@ -85,13 +108,22 @@ fn report(name: &str, f: &Figures) -> f64 {
     for k in &f.complete {
         println!("  complete: {k}");
     }
-    let missing: Vec<&str> = f.mnemonics.iter().filter(|(_, &v)| !v).map(|(k, _)| k.as_str()).collect();
+    let missing: Vec<&str> = f
+        .mnemonics
+        .iter()
+        .filter(|(_, &v)| !v)
+        .map(|(k, _)| k.as_str())
+        .collect();
     println!("  not implemented: {}", missing.join(" "));
     let mut blockers: Vec<_> = f.blockers.iter().collect();
     blockers.sort_by(|a, b| b.1.cmp(a.1));
     println!(
         "  kernels each missing mnemonic blocks: {}",
-        blockers.iter().map(|(m, n)| format!("{m} {n}")).collect::<Vec<_>>().join(", ")
+        blockers
+            .iter()
+            .map(|(m, n)| format!("{m} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     for (m, e) in &f.example {
         println!("    e.g. {m}: {e}");

@@ -20,20 +20,33 @@ fn saxpy_matches_the_reference_bit_for_bit() {
             &l,
             [n.div_ceil(256), 1, 1],
             [256, 1, 1],
-            vec![A::Val(a.to_le_bytes().to_vec()), A::Buf(f32s(&x)), A::Buf(f32s(&y)), A::Val(n.to_le_bytes().to_vec())],
+            vec![
+                A::Val(a.to_le_bytes().to_vec()),
+                A::Buf(f32s(&x)),
+                A::Buf(f32s(&y)),
+                A::Val(n.to_le_bytes().to_vec()),
+            ],
         )
         .unwrap();
         let got = to_f32(&bufs[1]);
         for i in 0..n as usize {
             // v_fmac_f32: one rounding, as f32::mul_add.
-            assert_eq!(got[i].to_bits(), a.mul_add(x[i], y[i]).to_bits(), "{t}: y[{i}]");
+            assert_eq!(
+                got[i].to_bits(),
+                a.mul_add(x[i], y[i]).to_bits(),
+                "{t}: y[{i}]"
+            );
         }
         assert_eq!(to_f32(&bufs[0]), x, "{t}: x untouched");
     }
 }
 
 fn tempfile_dir() -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("gcn-emu-test-{}-{:?}", std::process::id(), std::thread::current().id()));
+    let d = std::env::temp_dir().join(format!(
+        "gcn-emu-test-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -47,13 +60,19 @@ fn reduce_sums_each_block_through_lds_and_barriers() {
         // Small integers: every partial sum is exact in f32, so the result
         // is bit-exact whatever the summation order.
         let mut r = Rng(7);
-        let x: Vec<f32> = (0..n).map(|_| (r.next_u32() % 201) as f32 - 100.0).collect();
+        let x: Vec<f32> = (0..n)
+            .map(|_| (r.next_u32() % 201) as f32 - 100.0)
+            .collect();
         let blocks = (n as u32).div_ceil(256);
         let (bufs, _) = launch(
             &l,
             [blocks, 1, 1],
             [256, 1, 1],
-            vec![A::Buf(f32s(&x)), A::Buf(vec![0xAA; 4 * blocks as usize]), A::Val((n as u32).to_le_bytes().to_vec())],
+            vec![
+                A::Buf(f32s(&x)),
+                A::Buf(vec![0xAA; 4 * blocks as usize]),
+                A::Val((n as u32).to_le_bytes().to_vec()),
+            ],
         )
         .unwrap();
         let got = to_f32(&bufs[1]);
@@ -70,7 +89,17 @@ fn reduce_of_random_floats_is_within_tree_rounding_of_f64() {
     let l = load(&build("reduce", "gfx942", &dir), "reduce");
     let mut r = Rng(9);
     let x: Vec<f32> = (0..512).map(|_| r.f32()).collect();
-    let (bufs, _) = launch(&l, [2, 1, 1], [256, 1, 1], vec![A::Buf(f32s(&x)), A::Buf(vec![0; 8]), A::Val(512u32.to_le_bytes().to_vec())]).unwrap();
+    let (bufs, _) = launch(
+        &l,
+        [2, 1, 1],
+        [256, 1, 1],
+        vec![
+            A::Buf(f32s(&x)),
+            A::Buf(vec![0; 8]),
+            A::Val(512u32.to_le_bytes().to_vec()),
+        ],
+    )
+    .unwrap();
     let got = to_f32(&bufs[1]);
     for b in 0..2 {
         // The kernel's tree: partial[t] += partial[t + stride], stride 128..1.
@@ -82,9 +111,17 @@ fn reduce_of_random_floats_is_within_tree_rounding_of_f64() {
             }
             s /= 2;
         }
-        assert_eq!(got[b].to_bits(), p[0].to_bits(), "block {b}: same tree, same roundings");
+        assert_eq!(
+            got[b].to_bits(),
+            p[0].to_bits(),
+            "block {b}: same tree, same roundings"
+        );
         let exact: f64 = x[b * 256..(b + 1) * 256].iter().map(|&v| v as f64).sum();
-        assert!((got[b] as f64 - exact).abs() < 1e-4, "block {b}: {} vs {exact}", got[b]);
+        assert!(
+            (got[b] as f64 - exact).abs() < 1e-4,
+            "block {b}: {} vs {exact}",
+            got[b]
+        );
     }
 }
 
@@ -96,7 +133,13 @@ fn cross_lane_bpermute_readlane_dpp_swizzle_readfirstlane() {
         let waves = 3usize;
         let mut r = Rng(3);
         let x: Vec<u32> = (0..64 * waves).map(|_| r.next_u32()).collect();
-        let (bufs, _) = launch(&l, [waves as u32, 1, 1], [64, 1, 1], vec![A::Buf(u32s(&x)), A::Buf(vec![0; 4 * 5 * 64 * waves])]).unwrap();
+        let (bufs, _) = launch(
+            &l,
+            [waves as u32, 1, 1],
+            [64, 1, 1],
+            vec![A::Buf(u32s(&x)), A::Buf(vec![0; 4 * 5 * 64 * waves])],
+        )
+        .unwrap();
         let got = to_u32(&bufs[1]);
         for w in 0..waves {
             let v = |lane: usize| x[w * 64 + lane];
@@ -128,7 +171,12 @@ fn atomics_histogram_and_max_in_lds_and_global_memory() {
             &l,
             [blocks, 1, 1],
             [256, 1, 1],
-            vec![A::Buf(u32s(&x)), A::Buf(vec![0; 64]), A::Buf(vec![0; 4]), A::Val((n as u32).to_le_bytes().to_vec())],
+            vec![
+                A::Buf(u32s(&x)),
+                A::Buf(vec![0; 64]),
+                A::Buf(vec![0; 4]),
+                A::Val((n as u32).to_le_bytes().to_vec()),
+            ],
         )
         .unwrap();
         let mut want = [0u32; 16];
@@ -152,7 +200,12 @@ fn buffer_loads_past_num_records_read_zero_and_stores_are_dropped() {
             &l,
             [1, 1, 1],
             [64, 1, 1],
-            vec![A::Buf(u32s(&x)), A::Buf(poison), A::Val(n_in.to_le_bytes().to_vec()), A::Val(n_out.to_le_bytes().to_vec())],
+            vec![
+                A::Buf(u32s(&x)),
+                A::Buf(poison),
+                A::Val(n_in.to_le_bytes().to_vec()),
+                A::Val(n_out.to_le_bytes().to_vec()),
+            ],
         )
         .unwrap();
         let got = to_u32(&bufs[1]);
@@ -177,7 +230,15 @@ fn integer_and_float_math_matches_rust() {
         let n = 128 * 4 + 31;
         let mut r = Rng(5);
         let a: Vec<u32> = (0..n).map(|_| r.next_u32()).collect();
-        let b: Vec<u32> = (0..n).map(|i| if i % 3 == 0 { r.next_u32() % 50 } else { r.next_u32() }).collect();
+        let b: Vec<u32> = (0..n)
+            .map(|i| {
+                if i % 3 == 0 {
+                    r.next_u32() % 50
+                } else {
+                    r.next_u32()
+                }
+            })
+            .collect();
         let mut fr = |i: usize| match i % 7 {
             0 => r.f32() * 1e30,
             1 => r.f32() * 1e-30,
@@ -215,12 +276,26 @@ fn integer_and_float_math_matches_rust() {
                 ((av as u64 * bv as u64) >> 32) as u32,
                 av.wrapping_shl(bv & 31) ^ (av >> 3),
             ];
-            assert_eq!(&io[i * 6..i * 6 + 6], &wi, "{t}: integers of element {i} ({av}, {bv})");
+            assert_eq!(
+                &io[i * 6..i * 6 + 6],
+                &wi,
+                "{t}: integers of element {i} ({av}, {bv})"
+            );
             let (xv, yv, zv) = (x[i], y[i], z[i]);
-            let wf = [xv.mul_add(yv, zv), xv / yv, xv.abs().sqrt(), xv.min(yv), av as i32 as f32, xv - yv];
+            let wf = [
+                xv.mul_add(yv, zv),
+                xv / yv,
+                xv.abs().sqrt(),
+                xv.min(yv),
+                av as i32 as f32,
+                xv - yv,
+            ];
             for k in 0..6 {
                 let (g, w) = (fo[i * 6 + k], wf[k]);
-                assert!(g.to_bits() == w.to_bits() || g.is_nan() && w.is_nan(), "{t}: float op {k} of element {i} ({xv}, {yv}, {zv}): {g} vs {w}");
+                assert!(
+                    g.to_bits() == w.to_bits() || g.is_nan() && w.is_nan(),
+                    "{t}: float op {k} of element {i} ({xv}, {yv}, {zv}): {g} vs {w}"
+                );
             }
         }
     }
@@ -233,13 +308,31 @@ fn lds_dma_buffer_and_global_loads_fill_lds_per_lane() {
         let l = load(&build("lds_dma", t, &dir), "lds_dma");
         let x: Vec<u32> = (0..128).map(|i| 5000 + i).collect();
         let n = 50i32;
-        let (bufs, _) = launch(&l, [1, 1, 1], [64, 1, 1], vec![A::Buf(u32s(&x)), A::Buf(vec![0xEE; 4 * 128]), A::Val(n.to_le_bytes().to_vec())]).unwrap();
+        let (bufs, _) = launch(
+            &l,
+            [1, 1, 1],
+            [64, 1, 1],
+            vec![
+                A::Buf(u32s(&x)),
+                A::Buf(vec![0xEE; 4 * 128]),
+                A::Val(n.to_le_bytes().to_vec()),
+            ],
+        )
+        .unwrap();
         let got = to_u32(&bufs[1]);
         for lane in 0..64 {
             // Buffer path: in[lane + 4] (offset 16 bytes) while in range of n dwords, else 0.
-            let want = if lane + 4 < n as usize { x[lane + 4] } else { 0 };
+            let want = if lane + 4 < n as usize {
+                x[lane + 4]
+            } else {
+                0
+            };
             assert_eq!(got[lane], want, "{t}: buffer LDS DMA lane {lane}");
-            assert_eq!(got[64 + lane], x[64 + lane], "{t}: global LDS DMA lane {lane}");
+            assert_eq!(
+                got[64 + lane],
+                x[64 + lane],
+                "{t}: global LDS DMA lane {lane}"
+            );
         }
     }
 }

@@ -164,15 +164,27 @@ impl Dtype {
             }
             Ok(v)
         };
-        let float = || text.trim().parse::<f64>().map_err(|_| format!("`{text}` is not a number"));
+        let float = || {
+            text.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("`{text}` is not a number"))
+        };
         Ok(match self {
-            I8 => (int(i8::MIN as i128, i8::MAX as i128)? as i8).to_le_bytes().to_vec(),
+            I8 => (int(i8::MIN as i128, i8::MAX as i128)? as i8)
+                .to_le_bytes()
+                .to_vec(),
             U8 => (int(0, u8::MAX as i128)? as u8).to_le_bytes().to_vec(),
-            I16 => (int(i16::MIN as i128, i16::MAX as i128)? as i16).to_le_bytes().to_vec(),
+            I16 => (int(i16::MIN as i128, i16::MAX as i128)? as i16)
+                .to_le_bytes()
+                .to_vec(),
             U16 => (int(0, u16::MAX as i128)? as u16).to_le_bytes().to_vec(),
-            I32 => (int(i32::MIN as i128, i32::MAX as i128)? as i32).to_le_bytes().to_vec(),
+            I32 => (int(i32::MIN as i128, i32::MAX as i128)? as i32)
+                .to_le_bytes()
+                .to_vec(),
             U32 => (int(0, u32::MAX as i128)? as u32).to_le_bytes().to_vec(),
-            I64 => (int(i64::MIN as i128, i64::MAX as i128)? as i64).to_le_bytes().to_vec(),
+            I64 => (int(i64::MIN as i128, i64::MAX as i128)? as i64)
+                .to_le_bytes()
+                .to_vec(),
             U64 => (int(0, u64::MAX as i128)? as u64).to_le_bytes().to_vec(),
             F16 => half::f16::from_f64(float()?).to_le_bytes().to_vec(),
             Bf16 => half::bf16::from_f64(float()?).to_le_bytes().to_vec(),
@@ -204,17 +216,23 @@ impl ArgSpec {
             let (d, n) = rest
                 .split_once(':')
                 .ok_or_else(|| format!("`{spec}`: {forms} (COUNT missing)"))?;
-            let d = Dtype::parse(d).ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES})"))?;
+            let d = Dtype::parse(d)
+                .ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES})"))?;
             let n = n
                 .parse::<usize>()
                 .map_err(|_| format!("`{spec}`: COUNT `{n}` is not a non-negative integer"))?;
             if n.checked_mul(d.size()).is_none_or(|b| b > 1 << 34) {
-                return Err(format!("`{spec}`: {n} elements is more than the emulator allocates (16 GiB)"));
+                return Err(format!(
+                    "`{spec}`: {n} elements is more than the emulator allocates (16 GiB)"
+                ));
             }
             return Ok(ArgSpec::Out(d, n));
         }
-        let (d, v) = spec.split_once(':').ok_or_else(|| format!("`{spec}`: {forms}"))?;
-        let d = Dtype::parse(d).ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES}); {forms}"))?;
+        let (d, v) = spec
+            .split_once(':')
+            .ok_or_else(|| format!("`{spec}`: {forms}"))?;
+        let d = Dtype::parse(d)
+            .ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES}); {forms}"))?;
         let bytes = d.encode(v).map_err(|e| format!("`{spec}`: {e}"))?;
         Ok(ArgSpec::Value(d, bytes))
     }
@@ -247,7 +265,11 @@ fn emu_usage(e: gcn_emu::Error) -> RunError {
 }
 
 fn describe(i: usize, a: &Arg) -> String {
-    let name = a.name.as_deref().map(|n| format!(" `{n}`")).unwrap_or_default();
+    let name = a
+        .name
+        .as_deref()
+        .map(|n| format!(" `{n}`"))
+        .unwrap_or_default();
     format!("argument {i}{name} ({}, {} bytes)", a.value_kind, a.size)
 }
 
@@ -268,13 +290,25 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         .map(|s| ArgSpec::parse(s).map_err(|e| usage(format!("--arg {e}"))))
         .collect::<Result<_, _>>()?;
     if let Some(out) = opts.out.as_ref().filter(|o| o.exists() && !o.is_dir()) {
-        return Err(usage(format!("--out {}: exists and is not a directory", out.display())));
+        return Err(usage(format!(
+            "--out {}: exists and is not a directory",
+            out.display()
+        )));
     }
     let co = CodeObject::read_file(&opts.object).map_err(emu_usage)?;
     let kernel = co.kernel(&opts.kernel).map_err(emu_usage)?.clone();
-    let explicit: Vec<Arg> = kernel.args.iter().filter(|a| !a.is_hidden()).cloned().collect();
+    let explicit: Vec<Arg> = kernel
+        .args
+        .iter()
+        .filter(|a| !a.is_hidden())
+        .cloned()
+        .collect();
     if explicit.len() != specs.len() {
-        let list: Vec<String> = explicit.iter().enumerate().map(|(i, a)| describe(i, a)).collect();
+        let list: Vec<String> = explicit
+            .iter()
+            .enumerate()
+            .map(|(i, a)| describe(i, a))
+            .collect();
         return Err(RunError::Usage(
             Diagnostic::error(format!(
                 "kernel `{}` takes {} explicit argument(s), {} --arg given",
@@ -282,7 +316,11 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
                 explicit.len(),
                 specs.len()
             ))
-            .with_note(if list.is_empty() { "it takes none".to_string() } else { list.join("\n") })
+            .with_note(if list.is_empty() {
+                "it takes none".to_string()
+            } else {
+                list.join("\n")
+            })
             .with_help("give one --arg per argument, in this order")
             .into(),
         ));
@@ -340,21 +378,32 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     if let Some(m) = opts.max_instructions {
         launch.max_instructions = m;
     }
-    let stats = gcn_emu::dispatch::run(&co, &kernel, &program, &mem, &values, &launch).map_err(|e| match e {
-        gcn_emu::Error::Launch { .. } => emu_usage(e),
-        e => RunError::Failed(Diagnostic::error(e.to_string()).into()),
-    })?;
+    let stats = gcn_emu::dispatch::run(&co, &kernel, &program, &mem, &values, &launch).map_err(
+        |e| match e {
+            gcn_emu::Error::Launch { .. } => emu_usage(e),
+            e => RunError::Failed(Diagnostic::error(e.to_string()).into()),
+        },
+    )?;
     let mut outputs = Vec::new();
     if let Some(dir) = &opts.out {
         std::fs::create_dir_all(dir).map_err(|e| {
-            RunError::Failed(Diagnostic::error(format!("cannot create {}: {e}", dir.display())).into())
+            RunError::Failed(
+                Diagnostic::error(format!("cannot create {}: {e}", dir.display())).into(),
+            )
         })?;
         for (i, addr, descr, shape) in &buffers {
             let data = mem.contents(*addr).unwrap_or_default();
-            let arr = Array { descr: descr.clone(), shape: shape.clone(), data };
+            let arr = Array {
+                descr: descr.clone(),
+                shape: shape.clone(),
+                data,
+            };
             let path = dir.join(format!("arg{i}.npy"));
-            crate::output::write_atomic(&path, &arr.to_bytes())
-                .map_err(|e| RunError::Failed(Diagnostic::error(format!("cannot write {}: {e}", path.display())).into()))?;
+            crate::output::write_atomic(&path, &arr.to_bytes()).map_err(|e| {
+                RunError::Failed(
+                    Diagnostic::error(format!("cannot write {}: {e}", path.display())).into(),
+                )
+            })?;
             outputs.push(path);
         }
     }

@@ -2,6 +2,8 @@
 //! clang-22, run it, read its buffers back.
 
 #![allow(dead_code)]
+// gcn_emu::Error is large by design (see the crate root).
+#![allow(clippy::result_large_err)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -33,18 +35,33 @@ pub fn build(name: &str, target: &str, dir: &Path) -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut src = manifest.join("tests/kernels").join(format!("{name}.hip"));
     if !src.exists() {
-        src = manifest.join("../tests/corpus/src").join(format!("{name}.hip"));
+        src = manifest
+            .join("../tests/corpus/src")
+            .join(format!("{name}.hip"));
     }
     let out = dir.join(format!("{name}-{target}.hsaco"));
     let st = Command::new(clang())
-        .args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "--no-gpu-bundle-output"])
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "--no-gpu-bundle-output",
+        ])
         .arg(format!("--offload-arch={target}"))
         .arg(&src)
         .arg("-o")
         .arg(&out)
         .output()
         .expect("run clang-22");
-    assert!(st.status.success(), "clang-22 failed on {}: {}", src.display(), String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "clang-22 failed on {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&st.stderr)
+    );
     out
 }
 
@@ -59,7 +76,11 @@ pub fn load(path: &Path, kernel: &str) -> Loaded {
     let co = CodeObject::read_file(path).unwrap();
     let k = co.kernel(kernel).unwrap().clone();
     let program = Program::disassemble(&co, &k, &find_objdump(None).unwrap()).unwrap();
-    Loaded { co, program, name: kernel.to_string() }
+    Loaded {
+        co,
+        program,
+        name: kernel.to_string(),
+    }
 }
 
 /// An argument of a test launch.
@@ -71,7 +92,12 @@ pub enum A {
 }
 
 /// Run and return every buffer's bytes afterwards, in argument order.
-pub fn launch(l: &Loaded, grid: [u32; 3], block: [u32; 3], args: Vec<A>) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
+pub fn launch(
+    l: &Loaded,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: Vec<A>,
+) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
     let mem = Memory::new();
     let mut bases = Vec::new();
     let vals: Vec<ArgValue> = args
@@ -90,7 +116,10 @@ pub fn launch(l: &Loaded, grid: [u32; 3], block: [u32; 3], args: Vec<A>) -> Resu
     let mut launch = Launch::new(grid, block);
     launch.max_instructions = 10_000_000;
     let stats = run(&l.co, k, &l.program, &mem, &vals, &launch)?;
-    Ok((bases.iter().map(|&b| mem.contents(b).unwrap()).collect(), stats))
+    Ok((
+        bases.iter().map(|&b| mem.contents(b).unwrap()).collect(),
+        stats,
+    ))
 }
 
 pub fn f32s(v: &[f32]) -> Vec<u8> {
@@ -100,10 +129,14 @@ pub fn u32s(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 pub fn to_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect()
+    b.chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 pub fn to_u32(b: &[u8]) -> Vec<u32> {
-    b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+    b.chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 /// A deterministic pseudo-random generator (xorshift64*), for inputs.
