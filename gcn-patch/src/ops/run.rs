@@ -25,9 +25,9 @@ pub struct RunOptions {
     pub object: PathBuf,
     /// The kernel's name.
     pub kernel: String,
-    /// Workgroups in X[,Y[,Z]].
+    /// Workgroups in `X[,Y[,Z]]`.
     pub grid: String,
-    /// Work-items per workgroup in X[,Y[,Z]].
+    /// Work-items per workgroup in `X[,Y[,Z]]`.
     pub block: String,
     /// One spec per explicit argument, in metadata order.
     pub args: Vec<String>,
