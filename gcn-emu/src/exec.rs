@@ -2202,9 +2202,41 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
     )
 }
 
-/// global_* and flat_* loads, stores and atomics.
+/// A flat address in the LDS aperture: its LDS offset (flat_* only).
+fn flat_lds(flat: bool, a: u64, ctx: &Ctx) -> Option<u32> {
+    (flat && (a >> 32) as u32 == ctx.shared_base_hi).then_some(a as u32)
+}
+
+fn mem_read(ctx: &Ctx, flat: bool, a: u64, buf: &mut [u8]) -> Result<(), crate::memory::Unmapped> {
+    if let Some(l) = flat_lds(flat, a, ctx) {
+        for (k, b) in buf.iter_mut().enumerate() {
+            *b = ctx.lds.read(l.wrapping_add(k as u32), 1) as u8;
+        }
+        return Ok(());
+    }
+    ctx.mem.read(a, buf)
+}
+
+fn mem_write(
+    ctx: &mut Ctx,
+    flat: bool,
+    a: u64,
+    bytes: &[u8],
+) -> Result<(), crate::memory::Unmapped> {
+    if let Some(l) = flat_lds(flat, a, ctx) {
+        for (k, b) in bytes.iter().enumerate() {
+            ctx.lds.write(l.wrapping_add(k as u32), 1, *b as u64);
+        }
+        return Ok(());
+    }
+    ctx.mem.write(a, bytes)
+}
+
+/// global_* and flat_* loads, stores and atomics; flat addresses in the
+/// LDS aperture (`src_shared_base`) go to LDS.
 fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
+    let flat = m.starts_with("flat_");
     let rest = m.split_once('_').map(|x| x.1).unwrap_or("");
     let offset = match ins.modifier("offset") {
         Some(o) => parse_int(o)?,
@@ -2270,7 +2302,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr_of(w, ctx, &ops[1], ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
-            ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
+            mem_read(ctx, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
             load_into(w, &ops[0], lane, &buf, signed, d16)?;
         }
         return Ok(());
@@ -2287,7 +2319,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr_of(w, ctx, &ops[0], ops.get(2), lane)?;
             let data = store_bytes(w, &ops[1], lane, size, hi)?;
-            ctx.mem.write(a, &data).map_err(|e| fault(lane, e))?;
+            mem_write(ctx, flat, a, &data).map_err(|e| fault(lane, e))?;
         }
         return Ok(());
     }
@@ -2326,12 +2358,18 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             } else {
                 (w.vread(data, lane, ty, ctx)?, 0)
             };
-            let old = ctx
-                .mem
-                .atomic(a, size, |old| {
-                    atomic_op(kind, size, old, d, c).unwrap_or(old)
-                })
-                .map_err(|e| fault(lane, e))?;
+            let old = if let Some(l) = flat_lds(flat, a, ctx) {
+                let old = ctx.lds.read(l, size);
+                ctx.lds
+                    .write(l, size, atomic_op(kind, size, old, d, c).unwrap_or(old));
+                old
+            } else {
+                ctx.mem
+                    .atomic(a, size, |old| {
+                        atomic_op(kind, size, old, d, c).unwrap_or(old)
+                    })
+                    .map_err(|e| fault(lane, e))?
+            };
             if let Some(v) = vdst {
                 w.vwrite(v, lane, ty, old)?;
             }

@@ -9,8 +9,17 @@ use common::*;
 #[test]
 fn saxpy_matches_the_reference_bit_for_bit() {
     let dir = tempfile_dir();
-    for t in TARGETS {
-        let l = load(&build("saxpy", t, &dir), "saxpy");
+    let objects: Vec<(String, std::path::PathBuf)> = TARGETS
+        .iter()
+        .map(|t| (t.to_string(), build("saxpy", t, &dir)))
+        .chain(
+            ["gfx90a", "gfx942"]
+                .iter()
+                .map(|t| (format!("corpus {t}"), assemble_corpus("saxpy", t, &dir))),
+        )
+        .collect();
+    for (t, obj) in &objects {
+        let l = load(obj, "saxpy");
         let n = 1000u32;
         let mut r = Rng(1);
         let x: Vec<f32> = (0..n).map(|_| r.f32()).collect();
@@ -54,8 +63,19 @@ fn tempfile_dir() -> std::path::PathBuf {
 #[test]
 fn reduce_sums_each_block_through_lds_and_barriers() {
     let dir = tempfile_dir();
-    for t in TARGETS {
-        let l = load(&build("reduce", t, &dir), "reduce");
+    // Freshly compiled for three targets, and the corpus' committed dumps
+    // (tests/corpus/hip/{gfx90a,gfx942}/reduce.s) assembled.
+    let objects: Vec<(String, std::path::PathBuf)> = TARGETS
+        .iter()
+        .map(|t| (t.to_string(), build("reduce", t, &dir)))
+        .chain(
+            ["gfx90a", "gfx942"]
+                .iter()
+                .map(|t| (format!("corpus {t}"), assemble_corpus("reduce", t, &dir))),
+        )
+        .collect();
+    for (t, obj) in &objects {
+        let l = load(obj, "reduce");
         let n = 256 * 5 - 17;
         // Small integers: every partial sum is exact in f32, so the result
         // is bit-exact whatever the summation order.
@@ -332,6 +352,43 @@ fn lds_dma_buffer_and_global_loads_fill_lds_per_lane() {
                 got[64 + lane],
                 x[64 + lane],
                 "{t}: global LDS DMA lane {lane}"
+            );
+        }
+    }
+}
+
+#[test]
+fn flat_accesses_reach_lds_through_the_shared_aperture() {
+    let dir = tempfile_dir();
+    for t in TARGETS {
+        let l = load(&build("flat_lds", t, &dir), "flat_lds");
+        for use_lds in [1i32, 0] {
+            let (bufs, _) = launch(
+                &l,
+                [1, 1, 1],
+                [64, 1, 1],
+                vec![
+                    A::Buf(vec![0; 256]),
+                    A::Buf(vec![0xEE; 256]),
+                    A::Val(use_lds.to_le_bytes().to_vec()),
+                ],
+            )
+            .unwrap();
+            let out = to_u32(&bufs[1]);
+            for lane in 0..64 {
+                let j = (lane + 1) % 64;
+                assert_eq!(
+                    out[lane],
+                    3 * j as u32 + 1 + 100,
+                    "{t}: use_lds {use_lds}, lane {lane}"
+                );
+            }
+            // Through LDS the global buffer stays untouched.
+            let g = to_u32(&bufs[0]);
+            assert_eq!(
+                g.iter().all(|&v| v == 0),
+                use_lds == 1,
+                "{t}: use_lds {use_lds}"
             );
         }
     }

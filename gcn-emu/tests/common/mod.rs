@@ -65,6 +65,41 @@ pub fn build(name: &str, target: &str, dir: &Path) -> PathBuf {
     out
 }
 
+/// Assemble and link the corpus' clang-22 HIP dump `tests/corpus/hip/TARGET/NAME.s`
+/// (as `gcn-patch assemble` would: clang-22 -x assembler, ld.lld-22 -shared).
+pub fn assemble_corpus(name: &str, target: &str, dir: &Path) -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = manifest
+        .join("../tests/corpus/hip")
+        .join(target)
+        .join(format!("{name}.s"));
+    let obj = dir.join(format!("{name}-{target}-corpus.o"));
+    let out = dir.join(format!("{name}-{target}-corpus.hsaco"));
+    let st = Command::new(clang())
+        .args(["-target", "amdgcn-amd-amdhsa", "-x", "assembler", "-c"])
+        .arg(format!("-mcpu={target}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&obj)
+        .output()
+        .expect("run clang-22");
+    assert!(
+        st.status.success(),
+        "clang-22 failed on {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    let st = Command::new("ld.lld-22").arg("-shared").arg(&obj).arg("-o").arg(&out).output().unwrap_or_else(|e| {
+        panic!("ld.lld-22 not runnable ({e}): install it with `apt-get install -y lld-22` (or run tests/setup.sh)")
+    });
+    assert!(
+        st.status.success(),
+        "ld.lld-22 failed: {}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
 /// A loaded kernel ready to run.
 pub struct Loaded {
     pub co: CodeObject,
