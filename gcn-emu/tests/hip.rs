@@ -375,10 +375,10 @@ fn flat_accesses_reach_lds_through_the_shared_aperture() {
             )
             .unwrap();
             let out = to_u32(&bufs[1]);
-            for lane in 0..64 {
+            for (lane, &o) in out.iter().enumerate() {
                 let j = (lane + 1) % 64;
                 assert_eq!(
-                    out[lane],
+                    o,
                     3 * j as u32 + 1 + 100,
                     "{t}: use_lds {use_lds}, lane {lane}"
                 );
