@@ -2883,7 +2883,19 @@ pub fn run_until_blocked(
                 pc.saturating_sub(1),
             ));
         };
-        step(wave, ins, ctx).map_err(|s| (s, pc))?;
+        // An operand form the executor does not expect (an index past the
+        // operands LLVM printed) is an unsupported instruction, not a crash.
+        let stepped =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(wave, ins, ctx)));
+        match stepped {
+            Ok(r) => r.map_err(|s| (s, pc))?,
+            Err(_) => {
+                return Err((
+                    Stop::Unsupported("this operand form (the executor stopped on it)".into()),
+                    pc,
+                ))
+            }
+        }
     }
     Ok(())
 }
@@ -3091,5 +3103,33 @@ mod probe_tests {
             },
         );
         assert_eq!(w.v[0][0], h(16.0) | h(13.0) << 16);
+    }
+
+    #[test]
+    fn an_unexpected_operand_form_is_unsupported_not_a_crash() {
+        let ins = crate::decode::parse_line("\tv_readlane_b32 s0 // 000000001600: D2890000")
+            .unwrap()
+            .unwrap();
+        let mut p = Probe::new();
+        p.program.instructions.push(ins);
+        p.wave.set_exec(u64::MAX);
+        let Probe {
+            wave,
+            lds,
+            mem,
+            program,
+        } = &mut p;
+        let mut ctx = Ctx {
+            program,
+            mem,
+            lds,
+            shared_base_hi: 1,
+            private_base_hi: 2,
+        };
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let r = run_until_blocked(wave, &mut ctx, 10);
+        std::panic::set_hook(hook);
+        assert!(matches!(r, Err((Stop::Unsupported(d), 0)) if d.contains("operand form")));
     }
 }
