@@ -15,6 +15,7 @@
 //! | `lift`, `import` | [`lift::lift`], [`import::import`] |
 //! | `pin`, `edit`, `save` | [`crate::patch::pin()`], [`crate::patch::quilt::edit`], [`crate::patch::quilt::save`] |
 //! | `targets` | [`targets::targets`] |
+//! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) |
 //!
 //! Environment variables are read through [`env()`] only.
 
@@ -25,6 +26,8 @@ pub mod import;
 pub mod kernel;
 pub mod lift;
 pub mod lint;
+#[cfg(feature = "cli")]
+pub mod run;
 pub mod targets;
 
 use std::path::{Path, PathBuf};

@@ -233,6 +233,46 @@ pub(crate) enum Command {
         #[arg(long, value_name = "BASE")]
         baseline: Option<PathBuf>,
     },
+    /// Run one dispatch of a kernel of a code object in the emulator (no GPU
+    /// needed; gfx90a, gfx942, gfx950, wave64). Exit 0: ran clean; 1: a
+    /// fault, an unsupported instruction or the instruction budget; 2: bad
+    /// input.
+    Run {
+        /// The code object (.hsaco, .co).
+        object: PathBuf,
+        /// The kernel's name.
+        #[arg(long, short)]
+        kernel: String,
+        /// Workgroups in X[,Y[,Z]] (HIP's grid).
+        #[arg(long, value_name = "X[,Y[,Z]]")]
+        grid: String,
+        /// Work-items per workgroup in X[,Y[,Z]] (HIP's block).
+        #[arg(long, value_name = "X[,Y[,Z]]")]
+        block: String,
+        /// The next explicit kernel argument, in metadata order: PATH.npy (a
+        /// buffer holding the array), out:DTYPE:COUNT (a buffer of COUNT
+        /// elements, every byte 0xff: NaN for floats, -1 for integers), or
+        /// DTYPE:VALUE (a value; u64:0 is a null pointer). DTYPE: i8, u8,
+        /// i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64.
+        #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// Write every buffer argument I to DIR/arg<I>.npy after a clean run
+        /// (bf16 as its raw bits, <u2). Without it nothing is written.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// The sanitizer: not implemented yet (refused with exit 2).
+        #[arg(long)]
+        sanitize: bool,
+        /// Seed of the sanitizer (no effect until it exists).
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// Instructions one wave may execute before it is stopped as
+        /// looping (default 100000000).
+        #[arg(long, value_name = "N")]
+        max_instructions: Option<u64>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
     /// Print this command-line reference as Markdown (the book's
     /// docs/src/reference/cli-options.md is generated with it).
     #[command(hide = true)]

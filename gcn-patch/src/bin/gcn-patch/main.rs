@@ -50,6 +50,9 @@ fn dispatch(cli: Cli) -> ExitCode {
     {
         return lint(file, target, *suggest, baseline.as_deref());
     }
+    if let Command::Run { .. } = &cli.command {
+        return render::run(cli.command);
+    }
     if let Command::MarkdownHelp = &cli.command {
         print!("{}", markdown_help());
         return ExitCode::SUCCESS;
@@ -140,7 +143,9 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 eprintln!("gcn-patch: pinned {}: {old} -> {new}", path.display());
             }
         }
-        Command::Lint { .. } | Command::MarkdownHelp => unreachable!("handled in main"),
+        Command::Lint { .. } | Command::MarkdownHelp | Command::Run { .. } => {
+            unreachable!("handled in main")
+        }
         Command::Import {
             paths,
             manifest,

@@ -204,3 +204,54 @@ pub(crate) fn targets() {
         println!("{family:<14} {}", members.join(" "));
     }
 }
+
+/// `gcn-patch run`: a summary line and the files written on stdout;
+/// the error on stderr (exit 1 for a fault in the kernel, 2 for bad input).
+pub(crate) fn run(command: crate::args::Command) -> ExitCode {
+    let crate::args::Command::Run {
+        object,
+        kernel,
+        grid,
+        block,
+        args,
+        out,
+        sanitize,
+        seed,
+        max_instructions,
+        llvm,
+    } = command
+    else {
+        unreachable!("only called for run")
+    };
+    let opts = ops::run::RunOptions {
+        object,
+        kernel,
+        grid,
+        block,
+        args,
+        out,
+        sanitize,
+        seed,
+        max_instructions,
+    };
+    match ops::run::run(&opts, &llvm.tools()) {
+        Ok(r) => {
+            println!(
+                "gcn-patch run: kernel `{}` ({}) ran clean: {} workgroup(s), {} wave(s), {} wave-instructions",
+                r.kernel, r.processor, r.stats.workgroups, r.stats.waves, r.stats.instructions
+            );
+            for p in &r.outputs {
+                println!("wrote {}", p.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(ops::run::RunError::Usage(d)) => {
+            eprintln!("{d}");
+            ExitCode::from(2)
+        }
+        Err(ops::run::RunError::Failed(d)) => {
+            eprintln!("{d}");
+            ExitCode::FAILURE
+        }
+    }
+}

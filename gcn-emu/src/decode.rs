@@ -1,0 +1,516 @@
+//! Decoding: LLVM's disassembler (`llvm-objdump -d --symbolize-operands`)
+//! turned into [`Instruction`]s.
+//!
+//! Every encoding LLVM knows is decoded by LLVM; this module only reads its
+//! text (mnemonic, operands, modifiers) and keeps the raw words, from which
+//! the executor takes the fields LLVM prints symbolically (branch offsets,
+//! DPP controls, DS offsets). Nothing here knows what an instruction does.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::load::{CodeObject, Kernel};
+use crate::{Error, Result};
+
+/// A register operand's file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegFile {
+    /// Scalar registers, in hardware numbering: s0–s101, flat_scratch 102–103,
+    /// xnack_mask 104–105, vcc 106–107, ttmp 108–123, m0 124, exec 126–127.
+    S,
+    /// Vector registers.
+    V,
+    /// Accumulation registers (AGPRs).
+    A,
+}
+
+/// Hardware SGPR index of `vcc_lo`.
+pub const VCC: u16 = 106;
+/// Hardware SGPR index of `m0`.
+pub const M0: u16 = 124;
+/// Hardware SGPR index of `exec_lo`.
+pub const EXEC: u16 = 126;
+
+/// One operand.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operand {
+    /// Registers `index .. index+count` of a file.
+    Reg {
+        /// The file.
+        file: RegFile,
+        /// First register.
+        index: u16,
+        /// Number of registers.
+        count: u16,
+    },
+    /// An integer constant (inline or literal), as printed.
+    Int(i64),
+    /// A floating-point inline constant, e.g. `1.0`, `-4.0`, `0.15915494`.
+    Float(f64),
+    /// `scc` as an operand.
+    Scc,
+    /// `src_shared_base`, `src_private_base`, ... (apertures).
+    Aperture(String),
+    /// `off` (no address register).
+    Off,
+    /// A label (branch target) or other text the decoder keeps as is.
+    Text(String),
+}
+
+/// An operand with its input modifiers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Src {
+    /// The operand.
+    pub op: Operand,
+    /// `-x` or `neg(x)`.
+    pub neg: bool,
+    /// `|x|` or `abs(x)`.
+    pub abs: bool,
+    /// `sext(x)` (SDWA).
+    pub sext: bool,
+}
+
+/// One decoded instruction.
+#[derive(Debug, Clone)]
+pub struct Instruction {
+    /// Address in the code object.
+    pub addr: u64,
+    /// The mnemonic as printed, e.g. `v_add_f32_e32`.
+    pub mnemonic: String,
+    /// The operands in order.
+    pub ops: Vec<Src>,
+    /// Modifiers after the operands: `offset:16` as ("offset", "16"), `glc` as ("glc", "").
+    pub mods: Vec<(String, String)>,
+    /// The encoding's dwords.
+    pub words: Vec<u32>,
+    /// The instruction's text as LLVM printed it.
+    pub text: String,
+}
+
+impl Instruction {
+    /// The value of a modifier, when present.
+    pub fn modifier(&self, key: &str) -> Option<&str> {
+        self.mods
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+    /// Whether a modifier is present.
+    pub fn has(&self, key: &str) -> bool {
+        self.modifier(key).is_some()
+    }
+}
+
+/// The decoded code of one kernel.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// The kernel's name.
+    pub kernel: String,
+    /// Instructions in address order.
+    pub instructions: Vec<Instruction>,
+    /// Address to index into `instructions`.
+    pub index: HashMap<u64, usize>,
+    /// Optional map from address to an asm source line (`file:line: text`),
+    /// used in error messages.
+    pub lines: HashMap<u64, String>,
+}
+
+/// Find `llvm-objdump`: `$GCN_PATCH_LLVM_BIN/llvm-objdump`, then
+/// `llvm-objdump-NN` on `PATH` (NN = 30 down to 19), then `llvm-objdump`.
+/// `explicit` wins when given.
+pub fn find_objdump(explicit: Option<&Path>) -> Result<PathBuf> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(dir) = std::env::var_os("GCN_PATCH_LLVM_BIN") {
+        let p = Path::new(&dir).join("llvm-objdump");
+        if p.is_file() {
+            return Ok(p);
+        }
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    let mut names: Vec<String> = (19..=30)
+        .rev()
+        .map(|n| format!("llvm-objdump-{n}"))
+        .collect();
+    names.push("llvm-objdump".into());
+    for n in &names {
+        for d in &dirs {
+            let p = d.join(n);
+            if p.is_file() {
+                return Ok(p);
+            }
+        }
+    }
+    Err(Error::Decode {
+        what: "llvm-objdump not found ($GCN_PATCH_LLVM_BIN, llvm-objdump-NN or llvm-objdump on PATH); \
+               install it with `apt-get install -y llvm-22`"
+            .into(),
+    })
+}
+
+impl Program {
+    /// Disassemble `kernel` of `co` with `objdump` and decode it.
+    pub fn disassemble(co: &CodeObject, kernel: &Kernel, objdump: &Path) -> Result<Self> {
+        let dir = std::env::temp_dir().join(format!(
+            "gcn-emu-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        std::fs::create_dir_all(&dir).map_err(|source| Error::Io {
+            action: "write",
+            path: dir.clone(),
+            source,
+        })?;
+        let file = dir.join("code.o");
+        let written = std::fs::write(&file, &co.bytes);
+        let out = written.map_err(|source| Error::Io {
+            action: "write",
+            path: file.clone(),
+            source,
+        });
+        let out = out.and_then(|()| {
+            Command::new(objdump)
+                .arg("-d")
+                .arg("--symbolize-operands")
+                .arg(&file)
+                .output()
+                .map_err(|e| Error::Decode {
+                    what: format!(
+                        "cannot run {}: {e}; install llvm-objdump (`apt-get install -y llvm-22`) or set GCN_PATCH_LLVM_BIN",
+                        objdump.display()
+                    ),
+                })
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = out?;
+        if !out.status.success() {
+            return Err(Error::Decode {
+                what: format!(
+                    "{} failed on {}: {}",
+                    objdump.display(),
+                    co.path,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            });
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        Self::parse_listing(&text, kernel)
+    }
+
+    /// Decode the part of an `llvm-objdump -d` listing that is `kernel`'s code.
+    pub fn parse_listing(listing: &str, kernel: &Kernel) -> Result<Self> {
+        let mut instructions = Vec::new();
+        for (n, line) in listing.lines().enumerate() {
+            if !line.starts_with('\t') {
+                continue;
+            }
+            let Some(ins) = parse_line(line).map_err(|what| Error::Decode {
+                what: format!(
+                    "llvm-objdump output line {}: {what}: `{}`",
+                    n + 1,
+                    line.trim()
+                ),
+            })?
+            else {
+                continue;
+            };
+            if ins.addr >= kernel.entry && ins.addr < kernel.code_end {
+                instructions.push(ins);
+            }
+        }
+        if instructions.is_empty() {
+            return Err(Error::Decode {
+                what: format!(
+                    "kernel `{}`: llvm-objdump printed no instruction at its entry {:#x}",
+                    kernel.name, kernel.entry
+                ),
+            });
+        }
+        let index = instructions
+            .iter()
+            .enumerate()
+            .map(|(i, ins)| (ins.addr, i))
+            .collect();
+        Ok(Program {
+            kernel: kernel.name.clone(),
+            instructions,
+            index,
+            lines: HashMap::new(),
+        })
+    }
+}
+
+/// Parse one instruction line: `\tMNEMONIC OPERANDS   // ADDR: W0 W1`.
+/// `Ok(None)` for a line that is not an instruction.
+pub fn parse_line(line: &str) -> std::result::Result<Option<Instruction>, String> {
+    let Some(c) = line.rfind("//") else {
+        return Ok(None);
+    };
+    let (body, comment) = (line[..c].trim(), line[c + 2..].trim());
+    let Some((addr, words)) = comment.split_once(':') else {
+        return Ok(None);
+    };
+    let Ok(addr) = u64::from_str_radix(addr.trim(), 16) else {
+        return Ok(None);
+    };
+    let words = words
+        .split_whitespace()
+        .take_while(|w| w.len() == 8 && w.chars().all(|c| c.is_ascii_hexdigit()))
+        .map(|w| u32::from_str_radix(w, 16).map_err(|e| e.to_string()))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    if body.is_empty() || words.is_empty() {
+        return Ok(None);
+    }
+    let (mnemonic, rest) = match body.split_once(char::is_whitespace) {
+        Some((m, r)) => (m, r.trim()),
+        None => (body, ""),
+    };
+    let mut parts = split_top(rest, ',');
+    let mut mods = Vec::new();
+    if let Some(last) = parts.pop() {
+        let toks = split_top(&last, ' ');
+        let mut toks = toks.into_iter().filter(|t| !t.is_empty());
+        // s_waitcnt vmcnt(0) lgkmcnt(0): all of it is one operand.
+        if mnemonic == "s_waitcnt" {
+            parts.push(last.clone());
+        } else {
+            if let Some(first) = toks.next() {
+                if is_modifier(&first) {
+                    push_mod(&mut mods, &first);
+                } else {
+                    parts.push(first);
+                }
+            }
+            for t in toks {
+                push_mod(&mut mods, &t);
+            }
+        }
+    }
+    let ops = if mnemonic == "s_waitcnt" {
+        Vec::new()
+    } else {
+        parts
+            .iter()
+            .map(|p| parse_src(p.trim()))
+            .collect::<std::result::Result<Vec<_>, _>>()?
+    };
+    Ok(Some(Instruction {
+        addr,
+        mnemonic: mnemonic.to_string(),
+        ops,
+        mods,
+        words,
+        text: body.to_string(),
+    }))
+}
+
+fn is_modifier(t: &str) -> bool {
+    let register = ["s[", "v[", "a[", "ttmp["].iter().any(|p| t.starts_with(p));
+    t.contains(':') && !register
+        || matches!(
+            t,
+            "glc"
+                | "slc"
+                | "dlc"
+                | "nt"
+                | "sc0"
+                | "sc1"
+                | "offen"
+                | "idxen"
+                | "lds"
+                | "clamp"
+                | "gds"
+                | "tfe"
+                | "lwe"
+        )
+}
+
+fn push_mod(mods: &mut Vec<(String, String)>, t: &str) {
+    match t.split_once(':') {
+        Some((k, v)) => mods.push((k.to_string(), v.to_string())),
+        None => mods.push((t.to_string(), String::new())),
+    }
+}
+
+/// Split at `sep` outside brackets and parentheses.
+fn split_top(s: &str, sep: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for c in s.chars() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            _ => {}
+        }
+        if c == sep && depth == 0 {
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.trim().is_empty() || !out.is_empty() {
+        out.push(cur);
+    }
+    out.into_iter().map(|p| p.trim().to_string()).collect()
+}
+
+fn parse_src(p: &str) -> std::result::Result<Src, String> {
+    let mut s = p;
+    let (mut neg, mut abs, mut sext) = (false, false, false);
+    loop {
+        if let Some(r) = s.strip_prefix("neg(").and_then(|r| r.strip_suffix(')')) {
+            neg = true;
+            s = r;
+        } else if let Some(r) = s.strip_prefix("abs(").and_then(|r| r.strip_suffix(')')) {
+            abs = true;
+            s = r;
+        } else if let Some(r) = s.strip_prefix("sext(").and_then(|r| r.strip_suffix(')')) {
+            sext = true;
+            s = r;
+        } else if let Some(r) = s.strip_prefix('|').and_then(|r| r.strip_suffix('|')) {
+            abs = true;
+            s = r;
+        } else if s.len() > 1
+            && s.starts_with('-')
+            && !s[1..].starts_with(|c: char| c.is_ascii_digit())
+        {
+            neg = true;
+            s = &s[1..];
+        } else {
+            break;
+        }
+    }
+    Ok(Src {
+        op: parse_operand(s)?,
+        neg,
+        abs,
+        sext,
+    })
+}
+
+fn parse_operand(s: &str) -> std::result::Result<Operand, String> {
+    let reg = |file, index: u16, count: u16| Operand::Reg { file, index, count };
+    let special = match s {
+        "vcc" => Some(reg(RegFile::S, VCC, 2)),
+        "vcc_lo" => Some(reg(RegFile::S, VCC, 1)),
+        "vcc_hi" => Some(reg(RegFile::S, VCC + 1, 1)),
+        "exec" => Some(reg(RegFile::S, EXEC, 2)),
+        "exec_lo" => Some(reg(RegFile::S, EXEC, 1)),
+        "exec_hi" => Some(reg(RegFile::S, EXEC + 1, 1)),
+        "m0" => Some(reg(RegFile::S, M0, 1)),
+        "flat_scratch" => Some(reg(RegFile::S, 102, 2)),
+        "flat_scratch_lo" => Some(reg(RegFile::S, 102, 1)),
+        "flat_scratch_hi" => Some(reg(RegFile::S, 103, 1)),
+        "xnack_mask" => Some(reg(RegFile::S, 104, 2)),
+        "scc" | "src_scc" => Some(Operand::Scc),
+        "off" => Some(Operand::Off),
+        "src_shared_base"
+        | "src_shared_limit"
+        | "src_private_base"
+        | "src_private_limit"
+        | "src_pops_exiting_wave_id"
+        | "src_execz"
+        | "src_vccz"
+        | "src_lds_direct" => Some(Operand::Aperture(s.to_string())),
+        _ => None,
+    };
+    if let Some(op) = special {
+        return Ok(op);
+    }
+    for (prefix, file) in [
+        ("s", RegFile::S),
+        ("v", RegFile::V),
+        ("a", RegFile::A),
+        ("ttmp", RegFile::S),
+    ] {
+        if let Some(r) = s.strip_prefix(prefix) {
+            let base = if prefix == "ttmp" { 108 } else { 0 };
+            if let Ok(i) = r.parse::<u16>() {
+                return Ok(reg(file, base + i, 1));
+            }
+            if let Some(range) = r.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+                if let Some((a, b)) = range.split_once(':') {
+                    let (a, b) = (
+                        a.trim().parse::<u16>().map_err(|e| e.to_string())?,
+                        b.trim().parse::<u16>().map_err(|e| e.to_string())?,
+                    );
+                    if b < a {
+                        return Err(format!("bad register range {s}"));
+                    }
+                    return Ok(reg(file, base + a, b - a + 1));
+                }
+            }
+        }
+    }
+    if let Some(h) = s.strip_prefix("0x") {
+        return u64::from_str_radix(h, 16)
+            .map(|v| Operand::Int(v as i64))
+            .map_err(|e| format!("bad literal {s}: {e}"));
+    }
+    if let Some(h) = s.strip_prefix("-0x") {
+        return u64::from_str_radix(h, 16)
+            .map(|v| Operand::Int(-(v as i64)))
+            .map_err(|e| format!("bad literal {s}: {e}"));
+    }
+    if let Ok(v) = s.parse::<i64>() {
+        return Ok(Operand::Int(v));
+    }
+    if s.contains('.') {
+        if let Ok(v) = s.parse::<f64>() {
+            return Ok(Operand::Float(v));
+        }
+    }
+    Ok(Operand::Text(s.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_operands_modifiers_and_words() {
+        let i = parse_line("\tds_read2st64_b32 v[2:3], v1 offset1:2                      // 00000000166C: D8700200 02000001").unwrap().unwrap();
+        assert_eq!(i.addr, 0x166c);
+        assert_eq!(i.mnemonic, "ds_read2st64_b32");
+        assert_eq!(i.ops.len(), 2);
+        assert_eq!(
+            i.ops[0].op,
+            Operand::Reg {
+                file: RegFile::V,
+                index: 2,
+                count: 2
+            }
+        );
+        assert_eq!(i.modifier("offset1"), Some("2"));
+        assert_eq!(i.words, vec![0xD8700200, 0x02000001]);
+        let i = parse_line("\tv_mov_b32_dpp v12, v10 row_shr:1 row_mask:0xf bank_mask:0xf bound_ctrl:1// 0000000016A0: 7E1802FA FF01110A").unwrap().unwrap();
+        assert_eq!(i.ops.len(), 2);
+        assert_eq!(i.modifier("row_shr"), Some("1"));
+        let i = parse_line("\tv_fma_f32 v9, -|v26|, v32, 1.0 // 000000001970: D1CB0009 23CA4000")
+            .unwrap()
+            .unwrap();
+        assert!(i.ops[1].neg && i.ops[1].abs);
+        assert_eq!(i.ops[3].op, Operand::Float(1.0));
+        let i = parse_line(
+            "\tglobal_atomic_umax v0, v1, s[6:7] sc1 // 0000000016D4: DF1C8000 00060100",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(i.ops.len(), 3);
+        assert!(i.has("sc1"));
+        let i = parse_line("\ts_cbranch_execz L0 // 00000000161C: BF880014")
+            .unwrap()
+            .unwrap();
+        assert_eq!(i.ops[0].op, Operand::Text("L0".into()));
+        let i = parse_line("\tv_pk_fma_f16 v0, v1, v2, v3 op_sel:[0,1,0] op_sel_hi:[1,0,1] // 000000001600: D38E0000 1C0A0501").unwrap().unwrap();
+        assert_eq!(i.ops.len(), 4);
+        assert_eq!(i.modifier("op_sel_hi"), Some("[1,0,1]"));
+    }
+}

@@ -1,0 +1,477 @@
+//! Dispatch: the grid of workgroups, each a set of waves.
+//!
+//! Each workgroup gets its own LDS and runs its waves round-robin: a wave
+//! runs until it ends or reaches `s_barrier`; when every wave that has not
+//! ended waits at the barrier, they all go on. Workgroups run in parallel on
+//! `threads` threads. Results are deterministic when workgroups do not race
+//! on the same memory (integer atomics commute, so they are deterministic
+//! too; the order of floating-point atomics from different workgroups is
+//! not fixed unless `threads` is 1). On an error, the one of the
+//! lowest-numbered failing workgroup is reported, which is deterministic.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use crate::decode::Program;
+use crate::exec::{run_until_blocked, stop_error, Ctx, Wave, WaveState, LANES};
+use crate::load::{CodeObject, Kernel};
+use crate::memory::{Lds, Memory};
+use crate::{Error, Result};
+
+/// High 32 bits of the LDS aperture the emulator reports.
+pub const SHARED_BASE_HI: u32 = 0x0001_0000;
+/// High 32 bits of the scratch aperture the emulator reports.
+pub const PRIVATE_BASE_HI: u32 = 0x0002_0000;
+/// Default per-wave instruction budget.
+pub const DEFAULT_MAX_INSTRUCTIONS: u64 = 100_000_000;
+/// Processors the emulator runs.
+pub const TARGETS: &[&str] = &["gfx90a", "gfx942", "gfx950"];
+
+/// One dispatch's shape and limits.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Workgroups in X, Y, Z (HIP's grid).
+    pub grid: [u32; 3],
+    /// Work-items per workgroup in X, Y, Z (HIP's block).
+    pub block: [u32; 3],
+    /// Instructions one wave may execute before it is stopped.
+    pub max_instructions: u64,
+    /// Worker threads (0: one per CPU).
+    pub threads: usize,
+}
+
+impl Launch {
+    /// A launch with the default budget and one thread per CPU.
+    pub fn new(grid: [u32; 3], block: [u32; 3]) -> Self {
+        Launch {
+            grid,
+            block,
+            max_instructions: DEFAULT_MAX_INSTRUCTIONS,
+            threads: 0,
+        }
+    }
+}
+
+/// The value of one explicit kernel argument.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ArgValue {
+    /// A pointer (an allocation's address, or 0).
+    Pointer(u64),
+    /// The argument's bytes (little-endian), at most its size.
+    Bytes(Vec<u8>),
+}
+
+/// What a dispatch did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Workgroups run.
+    pub workgroups: u64,
+    /// Waves run.
+    pub waves: u64,
+    /// Wave-instructions executed.
+    pub instructions: u64,
+    /// Address of the kernarg segment.
+    pub kernarg: u64,
+}
+
+fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()> {
+    if !TARGETS.contains(&co.processor.as_str()) {
+        return Err(Error::launch(format!(
+            "{}: target `{}` is not supported; the emulator runs {} (wave64)",
+            co.path,
+            co.processor,
+            TARGETS.join(", ")
+        )));
+    }
+    if kernel.descriptor.wave32() || kernel.wavefront_size != 64 {
+        return Err(Error::launch(format!(
+            "kernel `{}` is wave32; only wave64 runs",
+            kernel.name
+        )));
+    }
+    if kernel.descriptor.private_segment_fixed_size > 0 {
+        return Err(Error::launch(format!(
+            "kernel `{}` uses {} bytes of scratch per work-item; scratch (private memory) is not implemented yet",
+            kernel.name, kernel.descriptor.private_segment_fixed_size
+        )));
+    }
+    if launch.grid.contains(&0) || launch.block.contains(&0) {
+        return Err(Error::launch(format!(
+            "grid {:?} and block {:?} must be at least 1 in every dimension",
+            launch.grid, launch.block
+        )));
+    }
+    let threads: u64 = launch.block.iter().map(|&b| b as u64).product();
+    if threads > 1024 {
+        return Err(Error::launch(format!(
+            "block {:?} has {threads} work-items; at most 1024 fit a workgroup",
+            launch.block
+        )));
+    }
+    Ok(())
+}
+
+/// Build the kernarg segment: explicit arguments from `args`, hidden ones
+/// from the launch.
+pub fn kernarg_bytes(kernel: &Kernel, args: &[ArgValue], launch: &Launch) -> Result<Vec<u8>> {
+    let explicit: Vec<_> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
+    if explicit.len() != args.len() {
+        return Err(Error::launch(format!(
+            "kernel `{}` takes {} explicit argument(s) ({}), {} given",
+            kernel.name,
+            explicit.len(),
+            explicit
+                .iter()
+                .map(|a| format!("{} {}", a.value_kind, a.name.as_deref().unwrap_or("?")))
+                .collect::<Vec<_>>()
+                .join(", "),
+            args.len()
+        )));
+    }
+    let end = kernel
+        .args
+        .iter()
+        .map(|a| a.offset + a.size)
+        .max()
+        .unwrap_or(0);
+    let size = kernel
+        .kernarg_size
+        .max(end)
+        .max(kernel.descriptor.kernarg_size) as usize;
+    let mut k = vec![0u8; size.max(16)];
+    let put = |k: &mut Vec<u8>, off: u32, size: u32, v: &[u8]| {
+        let n = (size as usize).min(v.len());
+        k[off as usize..off as usize + n].copy_from_slice(&v[..n]);
+    };
+    for (a, v) in explicit.iter().zip(args) {
+        match v {
+            ArgValue::Pointer(p) => put(&mut k, a.offset, a.size, &p.to_le_bytes()),
+            ArgValue::Bytes(b) => {
+                if b.len() > a.size as usize {
+                    return Err(Error::launch(format!(
+                        "kernel `{}`: argument `{}` is {} bytes, {} given",
+                        kernel.name,
+                        a.name.as_deref().unwrap_or("?"),
+                        a.size,
+                        b.len()
+                    )));
+                }
+                put(&mut k, a.offset, a.size, b)
+            }
+        }
+    }
+    let dims = if launch.grid[2] > 1 || launch.block[2] > 1 {
+        3u16
+    } else if launch.grid[1] > 1 || launch.block[1] > 1 {
+        2
+    } else {
+        1
+    };
+    for a in kernel.args.iter().filter(|a| a.is_hidden()) {
+        let v: Vec<u8> = match a.value_kind.as_str() {
+            "hidden_block_count_x" => launch.grid[0].to_le_bytes().to_vec(),
+            "hidden_block_count_y" => launch.grid[1].to_le_bytes().to_vec(),
+            "hidden_block_count_z" => launch.grid[2].to_le_bytes().to_vec(),
+            "hidden_group_size_x" => (launch.block[0] as u16).to_le_bytes().to_vec(),
+            "hidden_group_size_y" => (launch.block[1] as u16).to_le_bytes().to_vec(),
+            "hidden_group_size_z" => (launch.block[2] as u16).to_le_bytes().to_vec(),
+            "hidden_grid_dims" => dims.to_le_bytes().to_vec(),
+            "hidden_shared_base" => SHARED_BASE_HI.to_le_bytes().to_vec(),
+            "hidden_private_base" => PRIVATE_BASE_HI.to_le_bytes().to_vec(),
+            // Remainders (the grid is whole workgroups), global offsets,
+            // dynamic LDS, and the runtime's pointers (printf, hostcall,
+            // queues, heap): zero.
+            _ => vec![],
+        };
+        put(&mut k, a.offset, a.size, &v);
+    }
+    Ok(k)
+}
+
+/// Run one dispatch of `kernel` with explicit `args`. Buffers the arguments
+/// point to must be allocations of `mem`.
+pub fn run(
+    co: &CodeObject,
+    kernel: &Kernel,
+    program: &Program,
+    mem: &Memory,
+    args: &[ArgValue],
+    launch: &Launch,
+) -> Result<Stats> {
+    check_launch(co, kernel, launch)?;
+    let kernarg = kernarg_bytes(kernel, args, launch)?;
+    let kernarg_addr = mem.alloc_bytes("kernarg", &kernarg);
+    let d = &kernel.descriptor;
+    let mut packet = vec![0u8; 64];
+    packet[2..4].copy_from_slice(&(dims_of(launch) as u16).to_le_bytes());
+    for i in 0..3 {
+        packet[4 + 2 * i..6 + 2 * i].copy_from_slice(&(launch.block[i] as u16).to_le_bytes());
+        let grid_items = launch.grid[i].wrapping_mul(launch.block[i]);
+        packet[12 + 4 * i..16 + 4 * i].copy_from_slice(&grid_items.to_le_bytes());
+    }
+    packet[28..32].copy_from_slice(&d.group_segment_fixed_size.to_le_bytes());
+    packet[40..48].copy_from_slice(&kernarg_addr.to_le_bytes());
+    let packet_addr = mem.alloc_bytes("dispatch_packet", &packet);
+    let queue_addr = mem.alloc_bytes("queue", &[0u8; 256]);
+    let mut entry = kernel.entry;
+    if d.kernarg_preload_length() > 0 {
+        // Firmware that preloads kernel arguments skips the 256-byte
+        // compatibility prologue (AMDGPUUsage, "Preloaded Kernel Arguments").
+        entry += 256;
+    }
+    let start = *program.index.get(&entry).ok_or_else(|| {
+        Error::launch(format!(
+            "kernel `{}`: no instruction at its entry {entry:#x}",
+            kernel.name
+        ))
+    })?;
+    let n_wg = launch.grid.iter().map(|&g| g as u64).product::<u64>();
+    let threads_per_wg: u32 = launch.block.iter().product();
+    let waves_per_wg = threads_per_wg.div_ceil(LANES as u32);
+    let setup = Setup {
+        kernel,
+        program,
+        mem,
+        launch,
+        kernarg_addr,
+        packet_addr,
+        queue_addr,
+        kernarg: &kernarg,
+        start,
+        waves_per_wg,
+    };
+    let workers = if launch.threads == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    } else {
+        launch.threads
+    }
+    .min(n_wg as usize)
+    .max(1);
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let errors: Mutex<Vec<(u64, Error)>> = Mutex::new(Vec::new());
+    let total = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                if failed.load(Ordering::Relaxed) {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed) as u64;
+                if i >= n_wg {
+                    return;
+                }
+                let wg = [
+                    (i % launch.grid[0] as u64) as u32,
+                    (i / launch.grid[0] as u64 % launch.grid[1] as u64) as u32,
+                    (i / (launch.grid[0] as u64 * launch.grid[1] as u64)) as u32,
+                ];
+                match setup.workgroup(wg) {
+                    Ok(n) => {
+                        total.fetch_add(n as usize, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        failed.store(true, Ordering::Relaxed);
+                        errors
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push((i, e));
+                    }
+                }
+            });
+        }
+    });
+    let mut errors = errors.into_inner().unwrap_or_else(|e| e.into_inner());
+    errors.sort_by_key(|(i, _)| *i);
+    if let Some((_, e)) = errors.into_iter().next() {
+        return Err(e);
+    }
+    Ok(Stats {
+        workgroups: n_wg,
+        waves: n_wg * waves_per_wg as u64,
+        instructions: total.into_inner() as u64,
+        kernarg: kernarg_addr,
+    })
+}
+
+fn dims_of(launch: &Launch) -> u32 {
+    if launch.grid[2] > 1 || launch.block[2] > 1 {
+        3
+    } else if launch.grid[1] > 1 || launch.block[1] > 1 {
+        2
+    } else {
+        1
+    }
+}
+
+struct Setup<'a> {
+    kernel: &'a Kernel,
+    program: &'a Program,
+    mem: &'a Memory,
+    launch: &'a Launch,
+    kernarg_addr: u64,
+    packet_addr: u64,
+    queue_addr: u64,
+    kernarg: &'a [u8],
+    start: usize,
+    waves_per_wg: u32,
+}
+
+impl Setup<'_> {
+    /// The initial state of wave `w` of workgroup `wg` (AMDGPUUsage,
+    /// "Initial Kernel Execution State").
+    fn wave(&self, wg: [u32; 3], w: u32) -> Wave {
+        let d = &self.kernel.descriptor;
+        let vgprs = d.vgpr_count().min(512) as usize;
+        let agprs = d.vgpr_count().saturating_sub(d.accum_offset()).min(256) as usize;
+        let mut wave = Wave::new(vgprs.max(3), agprs);
+        let mut i = 0usize;
+        let put2 = |wave: &mut Wave, i: &mut usize, v: u64| {
+            wave.s[*i] = v as u32;
+            wave.s[*i + 1] = (v >> 32) as u32;
+            *i += 2;
+        };
+        if d.private_segment_buffer() {
+            // No scratch: a V# of size 0.
+            i += 4;
+        }
+        if d.dispatch_ptr() {
+            put2(&mut wave, &mut i, self.packet_addr);
+        }
+        if d.queue_ptr() {
+            put2(&mut wave, &mut i, self.queue_addr);
+        }
+        if d.kernarg_segment_ptr() {
+            put2(&mut wave, &mut i, self.kernarg_addr);
+        }
+        if d.dispatch_id() {
+            put2(&mut wave, &mut i, 0);
+        }
+        if d.flat_scratch_init() {
+            put2(&mut wave, &mut i, 0);
+        }
+        if d.private_segment_size() {
+            wave.s[i] = d.private_segment_fixed_size;
+            i += 1;
+        }
+        let pre_off = d.kernarg_preload_offset() as usize * 4;
+        for k in 0..d.kernarg_preload_length() as usize {
+            let o = pre_off + 4 * k;
+            if o + 4 <= self.kernarg.len() && i < 106 {
+                wave.s[i] = u32::from_le_bytes(self.kernarg[o..o + 4].try_into().unwrap());
+            }
+            i += 1;
+        }
+        let mut i = d.user_sgpr_count() as usize;
+        for (dim, &on) in d.workgroup_id().iter().enumerate() {
+            if on {
+                wave.s[i] = wg[dim];
+                i += 1;
+            }
+        }
+        if d.workgroup_info() {
+            wave.s[i] = ((w == 0) as u32) << 31 | (self.waves_per_wg & 0x3f);
+            i += 1;
+        }
+        if d.private_segment_wave_offset() {
+            wave.s[i] = 0;
+        }
+        let b = self.launch.block;
+        let n_items = b[0] * b[1] * b[2];
+        let ids = d.workitem_id_vgprs();
+        let mut exec = 0u64;
+        for lane in 0..LANES {
+            let t = w * LANES as u32 + lane as u32;
+            if t >= n_items {
+                continue;
+            }
+            exec |= 1 << lane;
+            let (x, y, z) = (t % b[0], t / b[0] % b[1], t / (b[0] * b[1]));
+            // gfx90a and later: packed into v0 as x | y << 10 | z << 20.
+            let mut v = x;
+            if ids >= 1 {
+                v |= y << 10;
+            }
+            if ids >= 2 {
+                v |= z << 20;
+            }
+            wave.v[0][lane] = v;
+        }
+        wave.set_exec(exec);
+        wave.pc = self.start;
+        wave
+    }
+
+    /// Run one workgroup; returns the instructions executed.
+    fn workgroup(&self, wg: [u32; 3]) -> Result<u64> {
+        let mut waves: Vec<Wave> = (0..self.waves_per_wg).map(|w| self.wave(wg, w)).collect();
+        let mut lds = Lds::new(self.kernel.descriptor.group_segment_fixed_size as usize);
+        let budget = self.launch.max_instructions;
+        loop {
+            for (wi, wave) in waves.iter_mut().enumerate() {
+                if wave.state != WaveState::Running {
+                    continue;
+                }
+                let mut ctx = Ctx {
+                    program: self.program,
+                    mem: self.mem,
+                    lds: &mut lds,
+                    shared_base_hi: SHARED_BASE_HI,
+                    private_base_hi: PRIVATE_BASE_HI,
+                };
+                if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, budget) {
+                    let ins = &self.program.instructions[pc];
+                    let line = self.program.lines.get(&ins.addr).cloned();
+                    return Err(stop_error(
+                        stop,
+                        &self.kernel.name,
+                        ins,
+                        line,
+                        wg,
+                        wi as u32,
+                    ));
+                }
+                if wave.state == WaveState::Running && wave.executed >= budget {
+                    return Err(Error::Budget {
+                        kernel: self.kernel.name.clone(),
+                        workgroup: wg,
+                        wave: wi as u32,
+                        budget,
+                        where_: self.where_looping(wave),
+                    });
+                }
+            }
+            if waves.iter().all(|w| w.state == WaveState::Done) {
+                break;
+            }
+            // Every wave still alive waits at the barrier: release them.
+            for w in waves.iter_mut().filter(|w| w.state == WaveState::Barrier) {
+                w.state = WaveState::Running;
+            }
+        }
+        Ok(waves.iter().map(|w| w.executed).sum())
+    }
+
+    fn where_looping(&self, wave: &Wave) -> String {
+        let at = self
+            .program
+            .instructions
+            .get(wave.pc)
+            .map(|i| format!("it was at {:#x} `{}`", i.addr, i.text))
+            .unwrap_or_default();
+        match wave.last_branch {
+            Some((from, to)) => {
+                let text = self
+                    .program
+                    .index
+                    .get(&from)
+                    .map(|&i| self.program.instructions[i].text.clone())
+                    .unwrap_or_default();
+                format!("{at}; the loop: the last taken branch {from:#x} `{text}` jumps back to {to:#x}")
+            }
+            None => format!("{at}; no branch was taken"),
+        }
+    }
+}

@@ -1,0 +1,3135 @@
+//! Execution: one wave's state and the semantics of each instruction.
+//!
+//! Semantics follow AMD's "AMD Instinct MI300 (CDNA3) ISA" reference and
+//! LLVM's `AMDGPU/*.td` definitions. The wave is 64 lanes wide. Memory
+//! instructions complete at once (in program order): `s_waitcnt` has nothing
+//! to wait for.
+
+use half::f16;
+
+use crate::decode::{Instruction, Operand, RegFile, Src, EXEC, M0, VCC};
+use crate::memory::{Lds, Memory};
+use crate::Error;
+
+/// Lanes of a wave.
+pub const LANES: usize = 64;
+
+/// What a wave is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaveState {
+    /// Runs.
+    Running,
+    /// Waits at `s_barrier`.
+    Barrier,
+    /// Executed `s_endpgm`.
+    Done,
+}
+
+/// The architectural state of one wave.
+#[derive(Debug, Clone)]
+pub struct Wave {
+    /// Scalar registers in hardware numbering (see [`RegFile::S`]).
+    pub s: [u32; 128],
+    /// The scalar condition code.
+    pub scc: bool,
+    /// Vector registers, `v[r][lane]`.
+    pub v: Vec<[u32; LANES]>,
+    /// Accumulation registers, `a[r][lane]`.
+    pub a: Vec<[u32; LANES]>,
+    /// Index of the next instruction in the program.
+    pub pc: usize,
+    /// Running, at a barrier, or done.
+    pub state: WaveState,
+    /// Instructions executed.
+    pub executed: u64,
+    /// The last taken branch (from, to), for budget reports.
+    pub last_branch: Option<(u64, u64)>,
+}
+
+/// What an instruction needs besides the wave.
+pub struct Ctx<'a> {
+    /// The program (for branch targets).
+    pub program: &'a crate::decode::Program,
+    /// Global memory.
+    pub mem: &'a Memory,
+    /// This workgroup's LDS.
+    pub lds: &'a mut Lds,
+    /// High 32 bits of the LDS aperture (`src_shared_base`).
+    pub shared_base_hi: u32,
+    /// High 32 bits of the scratch aperture (`src_private_base`).
+    pub private_base_hi: u32,
+}
+
+/// Operand value types of vector ALU operations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// 16 bits, integer.
+    B16,
+    /// 32 bits, integer.
+    B32,
+    /// 64 bits, integer.
+    B64,
+    /// IEEE half.
+    F16,
+    /// IEEE single.
+    F32,
+    /// IEEE double.
+    F64,
+}
+
+impl Ty {
+    fn is64(self) -> bool {
+        matches!(self, Ty::B64 | Ty::F64)
+    }
+}
+
+/// Why an instruction could not run: the executor turns it into an [`Error`].
+#[derive(Debug)]
+pub enum Stop {
+    /// Not implemented (detail).
+    Unsupported(String),
+    /// A fault (lane, what).
+    Fault(Option<u32>, String),
+}
+
+type R<T> = std::result::Result<T, Stop>;
+
+fn unsup<T>(what: impl Into<String>) -> R<T> {
+    Err(Stop::Unsupported(what.into()))
+}
+
+fn f32b(x: u64) -> f32 {
+    f32::from_bits(x as u32)
+}
+fn f64b(x: u64) -> f64 {
+    f64::from_bits(x)
+}
+fn f16b(x: u64) -> f32 {
+    f16::from_bits(x as u16).to_f32()
+}
+fn bf32(x: f32) -> u64 {
+    // Canonical quiet NaN, as the hardware produces.
+    if x.is_nan() {
+        0x7fc0_0000
+    } else {
+        x.to_bits() as u64
+    }
+}
+fn bf64(x: f64) -> u64 {
+    if x.is_nan() {
+        0x7ff8_0000_0000_0000
+    } else {
+        x.to_bits()
+    }
+}
+fn bf16(x: f32) -> u64 {
+    if x.is_nan() {
+        0x7e00
+    } else {
+        f16::from_f32(x).to_bits() as u64
+    }
+}
+fn sext(v: u64, bits: u32) -> i64 {
+    ((v << (64 - bits)) as i64) >> (64 - bits)
+}
+
+/// The mnemonic without its encoding suffix, and the suffix.
+pub fn base_name(m: &str) -> (&str, &str) {
+    for suf in ["_e32", "_e64", "_dpp", "_sdwa"] {
+        if let Some(b) = m.strip_suffix(suf) {
+            return (b, suf);
+        }
+    }
+    (m, "")
+}
+
+fn suffix_ty(name: &str) -> Ty {
+    let last = name.rsplit('_').next().unwrap_or("");
+    match last {
+        "f16" => Ty::F16,
+        "f32" => Ty::F32,
+        "f64" => Ty::F64,
+        "b64" | "u64" | "i64" => Ty::B64,
+        "u16" | "i16" | "b16" => Ty::B16,
+        _ => Ty::B32,
+    }
+}
+
+/// The destination and source types of a vector ALU operation.
+fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
+    use Ty::*;
+    if let Some(rest) = name.strip_prefix("v_cvt_") {
+        let mut it = rest.split('_');
+        let d = it.next().unwrap_or("");
+        let s = it.next().unwrap_or("");
+        let ty = |t: &str| match t {
+            "f16" => F16,
+            "f32" => F32,
+            "f64" => F64,
+            "u16" | "i16" => B16,
+            _ => B32,
+        };
+        if rest == "pkrtz_f16_f32" || rest.starts_with("pk_") {
+            return (B32, [F32, F32, B32]);
+        }
+        if s.starts_with("ubyte") {
+            return (F32, [B32; 3]);
+        }
+        return (ty(d), [ty(s); 3]);
+    }
+    match name {
+        "v_lshlrev_b64" | "v_lshrrev_b64" | "v_ashrrev_i64" => (B64, [B32, B64, B32]),
+        "v_lshl_add_u64" => (B64, [B64, B32, B64]),
+        "v_mad_u64_u32" | "v_mad_i64_i32" => (B64, [B32, B32, B64]),
+        "v_ldexp_f32" => (F32, [F32, B32, B32]),
+        "v_ldexp_f64" => (F64, [F64, B32, B32]),
+        "v_cmp_class_f32" | "v_cmpx_class_f32" => (B32, [F32, B32, B32]),
+        "v_cmp_class_f64" | "v_cmpx_class_f64" => (B32, [F64, B32, B32]),
+        "v_frexp_exp_i32_f32" => (B32, [F32; 3]),
+        "v_frexp_exp_i32_f64" => (B32, [F64; 3]),
+        "v_pack_b32_f16" => (B32, [F16, F16, B32]),
+        "v_mov_b64" => (B64, [B64; 3]),
+        // VOP3 v_cndmask takes float input modifiers (abs/neg of 32 bits).
+        "v_cndmask_b32" => (B32, [F32, F32, B32]),
+        "v_fma_mix_f32" | "v_fma_mixlo_f16" | "v_fma_mixhi_f16" => (B32, [B32; 3]),
+        "v_div_fixup_f16" => (F16, [F16; 3]),
+        _ => {
+            let t = suffix_ty(name);
+            (t, [t; 3])
+        }
+    }
+}
+
+/// Vector ALU operations: `x` are the sources, `cin` the per-lane mask bit
+/// (carry in, `vcc` of `v_cndmask`/`v_div_fmas`). Returns the result and the
+/// per-lane bit out (carry, `vcc` of `v_div_scale`). `None`: unknown.
+fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> {
+    let (a, b, c) = (x[0], x[1], x[2]);
+    let (a32, b32, c32) = (a as u32, b as u32, c as u32);
+    let (fa, fb, fc) = (f32b(a), f32b(b), f32b(c));
+    let (da, db, dc) = (f64b(a), f64b(b), f64b(c));
+    let (ha, hb, hc) = (f16b(a), f16b(b), f16b(c));
+    let r = |v: u32| Some((v as u64, false));
+    let r64 = |v: u64| Some((v, false));
+    match name {
+        // Moves and bit operations.
+        "v_mov_b32" | "v_accvgpr_write_b32" | "v_accvgpr_read_b32" | "v_accvgpr_mov_b32" => r(a32),
+        "v_mov_b64" => r64(a),
+        "v_not_b32" => r(!a32),
+        "v_and_b32" => r(a32 & b32),
+        "v_or_b32" => r(a32 | b32),
+        "v_xor_b32" => r(a32 ^ b32),
+        "v_xnor_b32" => r(!(a32 ^ b32)),
+        "v_or3_b32" => r(a32 | b32 | c32),
+        "v_and_or_b32" => r((a32 & b32) | c32),
+        "v_lshl_or_b32" => r(a32.wrapping_shl(b32 & 31) | c32),
+        "v_bfi_b32" => r((a32 & b32) | (!a32 & c32)),
+        "v_bfe_u32" => {
+            let (o, w) = (b32 & 31, c32 & 31);
+            r(if w == 0 {
+                0
+            } else {
+                (a32 >> o) & ((1u64 << w) - 1) as u32
+            })
+        }
+        "v_bfe_i32" => {
+            let (o, w) = (b32 & 31, c32 & 31);
+            r(if w == 0 {
+                0
+            } else {
+                sext((a32 >> o) as u64, w) as u32
+            })
+        }
+        "v_bfm_b32" => r((((1u64 << (a32 & 31)) - 1) as u32).wrapping_shl(b32 & 31)),
+        "v_alignbit_b32" => r(((((a32 as u64) << 32) | b32 as u64) >> (c32 & 31)) as u32),
+        "v_alignbyte_b32" => r(((((a32 as u64) << 32) | b32 as u64) >> (8 * (c32 & 3))) as u32),
+        "v_perm_b32" => {
+            let bytes = ((a & 0xffff_ffff) << 32) | (b & 0xffff_ffff);
+            let mut out = 0u32;
+            for i in 0..4 {
+                let sel = (c32 >> (8 * i)) & 0xff;
+                let byte = match sel {
+                    0..=7 => (bytes >> (8 * sel)) & 0xff,
+                    8..=11 => {
+                        let src = (bytes >> (8 * (2 * (sel - 8) + 1))) & 0x80;
+                        if src != 0 {
+                            0xff
+                        } else {
+                            0
+                        }
+                    }
+                    12 => 0,
+                    _ => 0xff,
+                };
+                out |= (byte as u32) << (8 * i);
+            }
+            r(out)
+        }
+        "v_bcnt_u32_b32" => r(a32.count_ones().wrapping_add(b32)),
+        "v_bfrev_b32" => r(a32.reverse_bits()),
+        "v_ffbh_u32" => r(if a32 == 0 {
+            u32::MAX
+        } else {
+            a32.leading_zeros()
+        }),
+        "v_ffbl_b32" => r(if a32 == 0 {
+            u32::MAX
+        } else {
+            a32.trailing_zeros()
+        }),
+        "v_ffbh_i32" => {
+            let v = a32 as i32;
+            r(if v == 0 || v == -1 {
+                u32::MAX
+            } else if v < 0 {
+                (!a32).leading_zeros()
+            } else {
+                a32.leading_zeros()
+            })
+        }
+        "v_mbcnt_lo_u32_b32" => {
+            let mask = if lane >= 32 {
+                u32::MAX
+            } else {
+                ((1u64 << lane) - 1) as u32
+            };
+            r((a32 & mask).count_ones().wrapping_add(b32))
+        }
+        "v_mbcnt_hi_u32_b32" => {
+            let mask = if lane < 32 {
+                0
+            } else {
+                ((1u64 << (lane - 32)) - 1) as u32
+            };
+            r((a32 & mask).count_ones().wrapping_add(b32))
+        }
+        // Shifts.
+        "v_lshlrev_b32" => r(b32.wrapping_shl(a32 & 31)),
+        "v_lshrrev_b32" => r(b32.wrapping_shr(a32 & 31)),
+        "v_ashrrev_i32" => r(((b32 as i32) >> (a32 & 31)) as u32),
+        "v_lshlrev_b64" => r64(b << (a32 & 63)),
+        "v_lshrrev_b64" => r64(b >> (a32 & 63)),
+        "v_ashrrev_i64" => r64(((b as i64) >> (a32 & 63)) as u64),
+        "v_lshl_add_u32" => r(a32.wrapping_shl(b32 & 31).wrapping_add(c32)),
+        "v_add_lshl_u32" => r(a32.wrapping_add(b32).wrapping_shl(c32 & 31)),
+        "v_lshl_add_u64" => r64((a << (b32 & 7)).wrapping_add(c)),
+        "v_lshlrev_b16" => r((b32 as u16).wrapping_shl(a32 & 15) as u32),
+        "v_lshrrev_b16" => r((b32 as u16).wrapping_shr(a32 & 15) as u32),
+        "v_ashrrev_i16" => r(((b32 as i16) >> (a32 & 15)) as u16 as u32),
+        // Integer arithmetic.
+        "v_add_u32" => r(a32.wrapping_add(b32)),
+        "v_sub_u32" => r(a32.wrapping_sub(b32)),
+        "v_subrev_u32" => r(b32.wrapping_sub(a32)),
+        "v_add3_u32" => r(a32.wrapping_add(b32).wrapping_add(c32)),
+        "v_xad_u32" => r((a32 ^ b32).wrapping_add(c32)),
+        "v_add_i32" => r(a32.wrapping_add(b32)),
+        "v_sub_i32" => r(a32.wrapping_sub(b32)),
+        "v_add_u16" => r((a32 as u16).wrapping_add(b32 as u16) as u32),
+        "v_sub_u16" => r((a32 as u16).wrapping_sub(b32 as u16) as u32),
+        "v_subrev_u16" => r((b32 as u16).wrapping_sub(a32 as u16) as u32),
+        "v_mul_lo_u16" => r((a32 as u16).wrapping_mul(b32 as u16) as u32),
+        "v_add_co_u32" => {
+            let s = a32 as u64 + b32 as u64;
+            Some((s & 0xffff_ffff, s >> 32 != 0))
+        }
+        "v_addc_co_u32" => {
+            let s = a32 as u64 + b32 as u64 + cin as u64;
+            Some((s & 0xffff_ffff, s >> 32 != 0))
+        }
+        "v_sub_co_u32" => Some((a32.wrapping_sub(b32) as u64, b32 > a32)),
+        "v_subrev_co_u32" => Some((b32.wrapping_sub(a32) as u64, a32 > b32)),
+        "v_subb_co_u32" => {
+            let d = a32 as i64 - b32 as i64 - cin as i64;
+            Some((d as u32 as u64, d < 0))
+        }
+        "v_subbrev_co_u32" => {
+            let d = b32 as i64 - a32 as i64 - cin as i64;
+            Some((d as u32 as u64, d < 0))
+        }
+        "v_mul_lo_u32" | "v_mul_lo_i32" => r(a32.wrapping_mul(b32)),
+        "v_mul_hi_u32" => r(((a32 as u64 * b32 as u64) >> 32) as u32),
+        "v_mul_hi_i32" => r(((a32 as i32 as i64 * b32 as i32 as i64) >> 32) as u32),
+        "v_mul_u32_u24" => r((a32 & 0xff_ffff).wrapping_mul(b32 & 0xff_ffff)),
+        "v_mul_hi_u32_u24" => {
+            r((((a32 & 0xff_ffff) as u64 * (b32 & 0xff_ffff) as u64) >> 32) as u32)
+        }
+        "v_mul_i32_i24" => r((sext(a & 0xff_ffff, 24) * sext(b & 0xff_ffff, 24)) as u32),
+        "v_mul_hi_i32_i24" => r(((sext(a & 0xff_ffff, 24) * sext(b & 0xff_ffff, 24)) >> 32) as u32),
+        "v_mad_u32_u24" => r((a32 & 0xff_ffff)
+            .wrapping_mul(b32 & 0xff_ffff)
+            .wrapping_add(c32)),
+        "v_mad_i32_i24" => {
+            r(((sext(a & 0xff_ffff, 24) * sext(b & 0xff_ffff, 24)) as u32).wrapping_add(c32))
+        }
+        "v_mad_u64_u32" => {
+            let p = a32 as u128 * b32 as u128 + c as u128;
+            Some((p as u64, p >> 64 != 0))
+        }
+        "v_mad_i64_i32" => {
+            let p = a32 as i32 as i128 * b32 as i32 as i128 + c as i64 as i128;
+            Some((p as u64, p > i64::MAX as i128 || p < i64::MIN as i128))
+        }
+        "v_min_u32" => r(a32.min(b32)),
+        "v_max_u32" => r(a32.max(b32)),
+        "v_min_i32" => r((a32 as i32).min(b32 as i32) as u32),
+        "v_max_i32" => r((a32 as i32).max(b32 as i32) as u32),
+        "v_min3_u32" => r(a32.min(b32).min(c32)),
+        "v_max3_u32" => r(a32.max(b32).max(c32)),
+        "v_min3_i32" => r((a32 as i32).min(b32 as i32).min(c32 as i32) as u32),
+        "v_max3_i32" => r((a32 as i32).max(b32 as i32).max(c32 as i32) as u32),
+        "v_med3_u32" => r(a32.max(b32).min(a32.min(b32).max(c32))),
+        "v_med3_i32" => {
+            let (x, y, z) = (a32 as i32, b32 as i32, c32 as i32);
+            r(x.max(y).min(x.min(y).max(z)) as u32)
+        }
+        "v_cndmask_b32" => r(if cin { b32 } else { a32 }),
+        "v_sad_u32" => r(a32.abs_diff(b32).wrapping_add(c32)),
+        // Conversions.
+        "v_cvt_f32_u32" => r(bf32(a32 as f32) as u32),
+        "v_cvt_f32_i32" => r(bf32(a32 as i32 as f32) as u32),
+        "v_cvt_u32_f32" => r(fa as u32),
+        "v_cvt_i32_f32" => r(fa as i32 as u32),
+        "v_cvt_f64_f32" => r64(bf64(fa as f64)),
+        "v_cvt_f32_f64" => r(bf32(da as f32) as u32),
+        "v_cvt_f64_i32" => r64((a32 as i32 as f64).to_bits()),
+        "v_cvt_f64_u32" => r64((a32 as f64).to_bits()),
+        "v_cvt_i32_f64" => r(da as i32 as u32),
+        "v_cvt_u32_f64" => r(da as u32),
+        "v_cvt_f16_f32" => r(bf16(fa) as u32),
+        "v_cvt_f32_f16" => r(bf32(ha) as u32),
+        "v_cvt_f16_u16" => r(f16::from_f32(a32 as u16 as f32).to_bits() as u32),
+        "v_cvt_f16_i16" => r(f16::from_f32(a32 as i16 as f32).to_bits() as u32),
+        "v_cvt_u16_f16" => r(ha as u16 as u32),
+        "v_cvt_i16_f16" => r(ha as i16 as u16 as u32),
+        "v_cvt_f32_ubyte0" => r((a32 & 0xff) as f32 as u32)
+            .map(|_| ((a32 & 0xff) as f32).to_bits() as u64)
+            .map(|v| (v, false)),
+        "v_cvt_f32_ubyte1" => {
+            Some((((a32 >> 8) & 0xff) as f32).to_bits() as u64).map(|v| (v, false))
+        }
+        "v_cvt_f32_ubyte2" => {
+            Some((((a32 >> 16) & 0xff) as f32).to_bits() as u64).map(|v| (v, false))
+        }
+        "v_cvt_f32_ubyte3" => Some(((a32 >> 24) as f32).to_bits() as u64).map(|v| (v, false)),
+        "v_cvt_pkrtz_f16_f32" => {
+            let lo = f16_rtz(fa);
+            let hi = f16_rtz(fb);
+            r(lo as u32 | (hi as u32) << 16)
+        }
+        "v_cvt_pk_bf16_f32" => r(bf16_rne(fa) as u32 | (bf16_rne(fb) as u32) << 16),
+        "v_cvt_pk_f16_f32" => r(bf16(fa) as u32 | (bf16(fb) as u32) << 16),
+        "v_pack_b32_f16" => r((a & 0xffff) as u32 | ((b & 0xffff) as u32) << 16),
+        // f32.
+        "v_add_f32" => r(bf32(fa + fb) as u32),
+        "v_sub_f32" => r(bf32(fa - fb) as u32),
+        "v_subrev_f32" => r(bf32(fb - fa) as u32),
+        "v_mul_f32" => r(bf32(fa * fb) as u32),
+        "v_mul_legacy_f32" => r(bf32(if fa == 0.0 || fb == 0.0 { 0.0 } else { fa * fb }) as u32),
+        "v_fma_f32" | "v_fmac_f32" => r(bf32(fa.mul_add(fb, fc)) as u32),
+        "v_mad_f32" | "v_mac_f32" => r(bf32(fa * fb + fc) as u32),
+        // The K literal is an operand in LLVM's syntax: fmamk = a·K + b, fmaak = a·b + K.
+        "v_fmamk_f32" | "v_fmaak_f32" => r(bf32(fa.mul_add(fb, fc)) as u32),
+        "v_madmk_f32" | "v_madak_f32" => r(bf32(fa * fb + fc) as u32),
+        "v_min_f32" => r(bf32(fa.min(fb)) as u32),
+        "v_max_f32" => r(bf32(fa.max(fb)) as u32),
+        "v_min3_f32" => r(bf32(fa.min(fb).min(fc)) as u32),
+        "v_max3_f32" => r(bf32(fa.max(fb).max(fc)) as u32),
+        "v_med3_f32" => {
+            if fa.is_nan() || fb.is_nan() || fc.is_nan() {
+                r(bf32(fa.min(fb).min(fc)) as u32)
+            } else {
+                r(bf32(fa.max(fb).min(fa.min(fb).max(fc))) as u32)
+            }
+        }
+        "v_rcp_f32" | "v_rcp_iflag_f32" => r(bf32(1.0 / fa) as u32),
+        "v_sqrt_f32" => r(bf32(fa.sqrt()) as u32),
+        "v_rsq_f32" => r(bf32(1.0 / fa.sqrt()) as u32),
+        "v_exp_f32" => r(bf32(fa.exp2()) as u32),
+        "v_log_f32" => r(bf32(fa.log2()) as u32),
+        "v_sin_f32" => r(bf32((fa * std::f32::consts::TAU).sin()) as u32),
+        "v_cos_f32" => r(bf32((fa * std::f32::consts::TAU).cos()) as u32),
+        "v_floor_f32" => r(bf32(fa.floor()) as u32),
+        "v_ceil_f32" => r(bf32(fa.ceil()) as u32),
+        "v_trunc_f32" => r(bf32(fa.trunc()) as u32),
+        "v_rndne_f32" => r(bf32(fa.round_ties_even()) as u32),
+        "v_fract_f32" => r(bf32(if fa.is_infinite() {
+            f32::NAN
+        } else {
+            (fa - fa.floor()).min(f32::from_bits(0x3f7fffff))
+        }) as u32),
+        "v_ldexp_f32" => r(bf32(ldexp32(fa, b32 as i32)) as u32),
+        "v_frexp_mant_f32" => r(bf32(frexp32(fa).0) as u32),
+        "v_frexp_exp_i32_f32" => r(frexp32(fa).1 as u32),
+        "v_div_scale_f32" => {
+            let (d, vcc) = div_scale32(fa, fb, fc);
+            Some((bf32(d), vcc))
+        }
+        "v_div_fmas_f32" => {
+            let d = fa.mul_add(fb, fc);
+            let d = if cin {
+                if fc.to_bits() >> 23 & 0xff >= 127 {
+                    ldexp32(d, 64)
+                } else {
+                    ldexp32(d, -64)
+                }
+            } else {
+                d
+            };
+            r(bf32(d) as u32)
+        }
+        "v_div_fixup_f32" => r(bf32(div_fixup32(fa, fb, fc)) as u32),
+        // f64.
+        "v_add_f64" => r64(bf64(da + db)),
+        "v_mul_f64" => r64(bf64(da * db)),
+        "v_fma_f64" => r64(bf64(da.mul_add(db, dc))),
+        "v_min_f64" => r64(bf64(da.min(db))),
+        "v_max_f64" => r64(bf64(da.max(db))),
+        "v_rcp_f64" => r64(bf64(1.0 / da)),
+        "v_sqrt_f64" => r64(bf64(da.sqrt())),
+        "v_rsq_f64" => r64(bf64(1.0 / da.sqrt())),
+        "v_floor_f64" => r64(bf64(da.floor())),
+        "v_ceil_f64" => r64(bf64(da.ceil())),
+        "v_trunc_f64" => r64(bf64(da.trunc())),
+        "v_rndne_f64" => r64(bf64(da.round_ties_even())),
+        "v_ldexp_f64" => r64(bf64(ldexp64(da, b32 as i32))),
+        // f16.
+        "v_add_f16" => r(bf16(ha + hb) as u32),
+        "v_sub_f16" => r(bf16(ha - hb) as u32),
+        "v_subrev_f16" => r(bf16(hb - ha) as u32),
+        "v_mul_f16" => r(bf16(ha * hb) as u32),
+        "v_fma_f16" | "v_fmac_f16" => {
+            r(bf16((ha as f64).mul_add(hb as f64, hc as f64) as f32) as u32)
+        }
+        "v_max_f16" => r(bf16(ha.max(hb)) as u32),
+        "v_min_f16" => r(bf16(ha.min(hb)) as u32),
+        "v_exp_f16" => r(bf16(ha.exp2()) as u32),
+        "v_rcp_f16" => r(bf16(1.0 / ha) as u32),
+        "v_sqrt_f16" => r(bf16(ha.sqrt()) as u32),
+        _ => None,
+    }
+}
+
+fn f16_rtz(x: f32) -> u16 {
+    let h = f16::from_f32(x);
+    if x.is_nan() || x.is_infinite() {
+        return h.to_bits();
+    }
+    let back = h.to_f32();
+    if back.abs() > x.abs() {
+        // Rounded away from zero: step one toward zero.
+        let b = h.to_bits();
+        if b & 0x7fff == 0x7c00 {
+            return (b & 0x8000) | 0x7bff;
+        }
+        b - 1
+    } else {
+        h.to_bits()
+    }
+}
+
+fn bf16_rne(x: f32) -> u16 {
+    half::bf16::from_f32(x).to_bits()
+}
+
+fn ldexp32(x: f32, e: i32) -> f32 {
+    (x as f64 * 2f64.powi(e.clamp(-400, 400))) as f32
+}
+fn ldexp64(x: f64, e: i32) -> f64 {
+    let mut x = x;
+    let mut e = e.clamp(-2200, 2200);
+    while e > 1000 {
+        x *= 2f64.powi(1000);
+        e -= 1000;
+    }
+    while e < -1000 {
+        x *= 2f64.powi(-1000);
+        e += 1000;
+    }
+    x * 2f64.powi(e)
+}
+fn frexp32(x: f32) -> (f32, i32) {
+    if x == 0.0 || x.is_nan() || x.is_infinite() {
+        return (x, 0);
+    }
+    let d = x as f64;
+    let e = d.abs().log2().floor() as i32 + 1;
+    let mut m = d / 2f64.powi(e);
+    let mut e = e;
+    if m.abs() >= 1.0 {
+        m /= 2.0;
+        e += 1;
+    }
+    if m.abs() < 0.5 {
+        m *= 2.0;
+        e -= 1;
+    }
+    (m as f32, e)
+}
+fn exponent32(x: f32) -> i32 {
+    ((x.to_bits() >> 23) & 0xff) as i32
+}
+
+/// V_DIV_SCALE_F32 (CDNA3 ISA pseudocode): `s0` is the value to scale
+/// (the numerator or the denominator), `s1` the denominator, `s2` the numerator.
+fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
+    let denorm = |x: f32| x != 0.0 && x.is_subnormal();
+    let mut vcc = false;
+    let mut d = s0;
+    if s2 == 0.0 || s1 == 0.0 {
+        d = f32::NAN;
+    } else if exponent32(s2) - exponent32(s1) >= 96 {
+        vcc = true;
+        if s0 == s1 {
+            d = ldexp32(s0, 64);
+        }
+    } else if denorm(s1) {
+        d = ldexp32(s0, 64);
+    } else if denorm(1.0 / s1) && denorm(s2 / s1) {
+        vcc = true;
+        if s0 == s1 {
+            d = ldexp32(s0, 64);
+        }
+    } else if denorm(1.0 / s1) {
+        d = ldexp32(s0, -64);
+    } else if denorm(s2 / s1) {
+        vcc = true;
+        if s0 == s2 {
+            d = ldexp32(s0, 64);
+        }
+    } else if exponent32(s2) <= 23 {
+        d = ldexp32(s0, 64);
+    }
+    (d, vcc)
+}
+
+/// V_DIV_FIXUP_F32: `s0` the quotient, `s1` the denominator, `s2` the numerator.
+fn div_fixup32(s0: f32, s1: f32, s2: f32) -> f32 {
+    let neg = (s1.to_bits() ^ s2.to_bits()) >> 31 != 0;
+    let sign = |x: f32| if neg { -x } else { x };
+    if s2.is_nan() || s1.is_nan() || s1 == 0.0 && s2 == 0.0 || s1.is_infinite() && s2.is_infinite()
+    {
+        f32::NAN
+    } else if s1 == 0.0 || s2.is_infinite() {
+        sign(f32::INFINITY)
+    } else if s1.is_infinite() || s2 == 0.0 {
+        sign(0.0)
+    } else if s0.is_nan() {
+        sign(f32::INFINITY)
+    } else {
+        sign(s0.abs())
+    }
+}
+
+fn class_bits32(x: f64, is_snan: bool) -> u32 {
+    if x.is_nan() {
+        return if is_snan { 1 } else { 2 };
+    }
+    let neg = x.is_sign_negative();
+    let k = if x.is_infinite() {
+        if neg {
+            2
+        } else {
+            9
+        }
+    } else if x == 0.0 {
+        if neg {
+            5
+        } else {
+            6
+        }
+    } else if x.is_subnormal() || (x.abs() < f32::MIN_POSITIVE as f64 && x.abs() > 0.0) {
+        if neg {
+            4
+        } else {
+            7
+        }
+    } else if neg {
+        3
+    } else {
+        8
+    };
+    1 << k
+}
+
+fn compare(op: &str, ty: &str, a: u64, b: u64) -> Option<bool> {
+    if op == "class" {
+        let (x, snan) = match ty {
+            "f32" => (f32b(a) as f64, f32b(a).is_nan() && a & 0x0040_0000 == 0),
+            "f64" => (f64b(a), f64b(a).is_nan() && a & 0x0008_0000_0000_0000 == 0),
+            "f16" => (f16b(a) as f64, f16b(a).is_nan() && a & 0x200 == 0),
+            _ => return None,
+        };
+        let mut bits = class_bits32(x, snan);
+        if ty == "f16" && x != 0.0 && x.abs() < 6.103515625e-5 && !x.is_nan() {
+            bits = if x < 0.0 { 1 << 4 } else { 1 << 7 };
+        }
+        if ty == "f64" && x.is_subnormal() {
+            bits = if x < 0.0 { 1 << 4 } else { 1 << 7 };
+        } else if ty == "f64" && x.is_normal() {
+            bits = if x < 0.0 { 1 << 3 } else { 1 << 8 };
+        }
+        return Some(bits & (b as u32) != 0);
+    }
+    if ty.starts_with('f') {
+        let (x, y) = match ty {
+            "f32" => (f32b(a) as f64, f32b(b) as f64),
+            "f64" => (f64b(a), f64b(b)),
+            "f16" => (f16b(a) as f64, f16b(b) as f64),
+            _ => return None,
+        };
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        let o = x.partial_cmp(&y);
+        return Some(match op {
+            "f" => false,
+            "lt" => o == Some(Less),
+            "eq" => o == Some(Equal),
+            "le" => matches!(o, Some(Less | Equal)),
+            "gt" => o == Some(Greater),
+            "lg" => matches!(o, Some(Less | Greater)),
+            "ge" => matches!(o, Some(Greater | Equal)),
+            "o" => o.is_some(),
+            "u" => o.is_none(),
+            "nge" => matches!(o, None | Some(Less)),
+            "nlg" => matches!(o, None | Some(Equal)),
+            "ngt" => matches!(o, None | Some(Less | Equal)),
+            "nle" => matches!(o, None | Some(Greater)),
+            "neq" => o != Some(Equal),
+            "nlt" => matches!(o, None | Some(Greater | Equal)),
+            "tru" | "t" => true,
+            _ => return None,
+        });
+    }
+    let (x, y): (i128, i128) = match ty {
+        "i32" => (a as u32 as i32 as i128, b as u32 as i32 as i128),
+        "u32" => (a as u32 as i128, b as u32 as i128),
+        "i64" => (a as i64 as i128, b as i64 as i128),
+        "u64" => (a as i128, b as i128),
+        "i16" => (a as u16 as i16 as i128, b as u16 as i16 as i128),
+        "u16" => (a as u16 as i128, b as u16 as i128),
+        _ => return None,
+    };
+    Some(match op {
+        "f" => false,
+        "lt" => x < y,
+        "eq" => x == y,
+        "le" => x <= y,
+        "gt" => x > y,
+        "ne" | "lg" => x != y,
+        "ge" => x >= y,
+        "t" | "tru" => true,
+        _ => return None,
+    })
+}
+
+impl Wave {
+    /// A wave with `vgprs` vector and `agprs` accumulation registers, all zero.
+    pub fn new(vgprs: usize, agprs: usize) -> Self {
+        Wave {
+            s: [0; 128],
+            scc: false,
+            v: vec![[0; LANES]; vgprs],
+            a: vec![[0; LANES]; agprs],
+            pc: 0,
+            state: WaveState::Running,
+            executed: 0,
+            last_branch: None,
+        }
+    }
+
+    /// The exec mask.
+    pub fn exec(&self) -> u64 {
+        self.s[EXEC as usize] as u64 | (self.s[EXEC as usize + 1] as u64) << 32
+    }
+    /// Set the exec mask.
+    pub fn set_exec(&mut self, m: u64) {
+        self.s[EXEC as usize] = m as u32;
+        self.s[EXEC as usize + 1] = (m >> 32) as u32;
+    }
+    fn vcc(&self) -> u64 {
+        self.s[VCC as usize] as u64 | (self.s[VCC as usize + 1] as u64) << 32
+    }
+
+    fn aperture(&self, name: &str, ctx: &Ctx) -> R<u32> {
+        match name {
+            "src_shared_base" => Ok(ctx.shared_base_hi),
+            "src_private_base" => Ok(ctx.private_base_hi),
+            "src_shared_limit" => Ok(ctx.shared_base_hi | 0xffff),
+            "src_private_limit" => Ok(ctx.private_base_hi | 0xffff),
+            "src_execz" => Ok((self.exec() == 0) as u32),
+            "src_vccz" => Ok((self.vcc() == 0) as u32),
+            _ => unsup(format!("operand {name}")),
+        }
+    }
+
+    /// A scalar operand as 32 bits.
+    fn sread(&self, src: &Src, ctx: &Ctx) -> R<u32> {
+        let v = match &src.op {
+            Operand::Reg {
+                file: RegFile::S,
+                index,
+                ..
+            } => self.s[*index as usize],
+            Operand::Int(i) => *i as u32,
+            Operand::Float(f) => (*f as f32).to_bits(),
+            Operand::Scc => self.scc as u32,
+            Operand::Aperture(n) => self.aperture(n, ctx)?,
+            other => return unsup(format!("scalar operand {other:?}")),
+        };
+        Ok(v)
+    }
+    /// A scalar operand as 64 bits.
+    fn sread64(&self, src: &Src, ctx: &Ctx) -> R<u64> {
+        Ok(match &src.op {
+            Operand::Reg {
+                file: RegFile::S,
+                index,
+                count,
+            } => {
+                let i = *index as usize;
+                if *count < 2 {
+                    self.s[i] as u64
+                } else {
+                    self.s[i] as u64 | (self.s[i + 1] as u64) << 32
+                }
+            }
+            Operand::Int(i) => *i as u64,
+            Operand::Float(f) => f.to_bits(),
+            Operand::Aperture(n) => (self.aperture(n, ctx)? as u64) << 32,
+            _ => self.sread(src, ctx)? as u64,
+        })
+    }
+    fn swrite(&mut self, dst: &Src, v: u32) -> R<()> {
+        match dst.op {
+            Operand::Reg {
+                file: RegFile::S,
+                index,
+                ..
+            } => {
+                self.s[index as usize] = v;
+                Ok(())
+            }
+            _ => unsup(format!("scalar destination {:?}", dst.op)),
+        }
+    }
+    fn swrite64(&mut self, dst: &Src, v: u64) -> R<()> {
+        match dst.op {
+            Operand::Reg {
+                file: RegFile::S,
+                index,
+                ..
+            } => {
+                let i = index as usize;
+                self.s[i] = v as u32;
+                self.s[i + 1] = (v >> 32) as u32;
+                Ok(())
+            }
+            _ => unsup(format!("scalar destination {:?}", dst.op)),
+        }
+    }
+
+    fn vreg(&self, file: RegFile, i: usize) -> R<&[u32; LANES]> {
+        let regs = if file == RegFile::A { &self.a } else { &self.v };
+        regs.get(i).ok_or_else(|| {
+            Stop::Fault(
+                None,
+                format!(
+                    "{}{i} is beyond the {} registers the kernel descriptor allocates",
+                    if file == RegFile::A { "a" } else { "v" },
+                    regs.len()
+                ),
+            )
+        })
+    }
+    fn vreg_mut(&mut self, file: RegFile, i: usize) -> R<&mut [u32; LANES]> {
+        let regs = if file == RegFile::A {
+            &mut self.a
+        } else {
+            &mut self.v
+        };
+        let n = regs.len();
+        regs.get_mut(i).ok_or_else(|| {
+            Stop::Fault(
+                None,
+                format!("register {i} is beyond the {n} registers the kernel descriptor allocates"),
+            )
+        })
+    }
+
+    /// A vector-ALU source of `lane` as `ty`, with abs/neg applied to floats.
+    fn vread(&self, src: &Src, lane: usize, ty: Ty, ctx: &Ctx) -> R<u64> {
+        let raw = match &src.op {
+            Operand::Reg {
+                file: RegFile::S,
+                index,
+                ..
+            } => {
+                let i = *index as usize;
+                if ty.is64() {
+                    self.s[i] as u64 | (self.s[i + 1] as u64) << 32
+                } else {
+                    self.s[i] as u64
+                }
+            }
+            Operand::Reg { file, index, .. } => {
+                let i = *index as usize;
+                if ty.is64() {
+                    self.vreg(*file, i)?[lane] as u64
+                        | (self.vreg(*file, i + 1)?[lane] as u64) << 32
+                } else {
+                    self.vreg(*file, i)?[lane] as u64
+                }
+            }
+            Operand::Int(i) => {
+                let inline = (-16..=64).contains(i);
+                match ty {
+                    Ty::F64 if !inline && (*i as u64) <= 0xffff_ffff => (*i as u64) << 32,
+                    Ty::B64 | Ty::F64 => *i as u64,
+                    _ => *i as u32 as u64,
+                }
+            }
+            Operand::Float(f) => match ty {
+                Ty::F64 | Ty::B64 => f.to_bits(),
+                Ty::F16 | Ty::B16 => f16::from_f64(*f).to_bits() as u64,
+                _ => (*f as f32).to_bits() as u64,
+            },
+            Operand::Scc => self.scc as u64,
+            Operand::Aperture(n) => self.aperture(n, ctx)? as u64,
+            other => return unsup(format!("vector operand {other:?}")),
+        };
+        Ok(float_mods(raw, ty, src.abs, src.neg))
+    }
+
+    fn vwrite(&mut self, dst: &Src, lane: usize, ty: Ty, v: u64) -> R<()> {
+        match dst.op {
+            Operand::Reg {
+                file: RegFile::S, ..
+            } => unsup("scalar destination of a vector operation"),
+            Operand::Reg { file, index, .. } => {
+                let i = index as usize;
+                self.vreg_mut(file, i)?[lane] = v as u32;
+                if ty.is64() {
+                    self.vreg_mut(file, i + 1)?[lane] = (v >> 32) as u32;
+                }
+                Ok(())
+            }
+            _ => unsup(format!("vector destination {:?}", dst.op)),
+        }
+    }
+}
+
+fn float_mods(raw: u64, ty: Ty, abs: bool, neg: bool) -> u64 {
+    let sign = match ty {
+        Ty::F16 => 1u64 << 15,
+        Ty::F32 => 1 << 31,
+        Ty::F64 => 1 << 63,
+        _ => {
+            return if neg {
+                // Integer negation (VOP3 neg on an integer source is not
+                // defined; LLVM never emits it).
+                raw
+            } else {
+                raw
+            };
+        }
+    };
+    let mut v = raw;
+    if abs {
+        v &= !sign;
+    }
+    if neg {
+        v ^= sign;
+    }
+    v
+}
+
+/// The source lane DPP control `ctrl` reads for `lane`, or `None` (out of range).
+fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
+    let row = lane / 16 * 16;
+    let l = lane % 16;
+    match ctrl {
+        0x000..=0x0ff => Some(lane / 4 * 4 + ((ctrl >> (2 * (lane % 4))) & 3) as usize),
+        0x101..=0x10f => {
+            let n = (ctrl & 15) as usize;
+            (l + n < 16).then_some(lane + n)
+        }
+        0x111..=0x11f => {
+            let n = (ctrl & 15) as usize;
+            (l >= n).then(|| lane - n)
+        }
+        0x121..=0x12f => {
+            let n = (ctrl & 15) as usize;
+            Some(row + (l + 16 - n) % 16)
+        }
+        0x130 => (lane < 63).then_some(lane + 1),
+        0x134 => Some((lane + 1) % 64),
+        0x138 => (lane > 0).then(|| lane - 1),
+        0x13c => Some((lane + 63) % 64),
+        0x140 => Some(row + 15 - l),
+        0x141 => Some(lane / 8 * 8 + 7 - lane % 8),
+        0x142 => (lane >= 16).then(|| row - 1),
+        0x143 => (lane >= 32).then_some(31),
+        _ => None,
+    }
+}
+
+/// Run one instruction of `wave`.
+pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
+    wave.executed += 1;
+    let next = wave.pc + 1;
+    wave.pc = next;
+    if m.starts_with("s_") {
+        if m.starts_with("s_load_") || m.starts_with("s_buffer_load_") {
+            return smem(wave, ins, ctx);
+        }
+        return salu(wave, ins, ctx);
+    }
+    if m.starts_with("v_cmp") {
+        return vcmp(wave, ins, ctx);
+    }
+    if m.starts_with("v_readlane")
+        || m.starts_with("v_readfirstlane")
+        || m.starts_with("v_writelane")
+    {
+        return lane_op(wave, ins, ctx);
+    }
+    if m.starts_with("v_mfma") || m.starts_with("v_smfmac") {
+        return mfma(wave, ins, ctx);
+    }
+    if m.starts_with("v_pk_") {
+        return vop3p(wave, ins, ctx);
+    }
+    if m.starts_with("v_") {
+        return valu_ins(wave, ins, ctx);
+    }
+    if m.starts_with("ds_") {
+        return ds(wave, ins, ctx);
+    }
+    if m.starts_with("global_") || m.starts_with("flat_") {
+        return global(wave, ins, ctx);
+    }
+    if m.starts_with("buffer_") {
+        return buffer(wave, ins, ctx);
+    }
+    unsup("")
+}
+
+fn branch_target(ins: &Instruction) -> u64 {
+    let simm = ins.words[0] as u16 as i16 as i64;
+    (ins.addr as i64 + 4 + simm * 4) as u64
+}
+
+fn jump(wave: &mut Wave, ins: &Instruction, ctx: &Ctx, to: u64) -> R<()> {
+    match ctx.program.index.get(&to) {
+        Some(&i) => {
+            wave.pc = i;
+            wave.last_branch = Some((ins.addr, to));
+            Ok(())
+        }
+        None => Err(Stop::Fault(
+            None,
+            format!("branch to {to:#x}, which is not an instruction of the kernel"),
+        )),
+    }
+}
+
+fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
+    let o = &ins.ops;
+    let op = |i: usize| -> R<&Src> { o.get(i).ok_or_else(|| Stop::Unsupported(String::new())) };
+    // Program control.
+    match m {
+        "s_endpgm" => {
+            w.state = WaveState::Done;
+            return Ok(());
+        }
+        "s_barrier" => {
+            w.state = WaveState::Barrier;
+            return Ok(());
+        }
+        "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
+        | "s_waitcnt_lgkmcnt" | "s_dcache_wb" | "s_dcache_inv" | "s_icache_inv"
+        | "s_buffer_wbinvl1" | "s_wakeup" | "s_set_gpr_idx_off" | "s_sethalt" | "s_ttracedata"
+        | "s_trap_nop" | "s_code_end" => return Ok(()),
+        "s_branch" => return jump(w, ins, ctx, branch_target(ins)),
+        "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
+        | "s_cbranch_execz" | "s_cbranch_execnz" => {
+            let take = match m {
+                "s_cbranch_scc0" => !w.scc,
+                "s_cbranch_scc1" => w.scc,
+                "s_cbranch_vccz" => w.vcc() == 0,
+                "s_cbranch_vccnz" => w.vcc() != 0,
+                "s_cbranch_execz" => w.exec() == 0,
+                _ => w.exec() != 0,
+            };
+            if take {
+                return jump(w, ins, ctx, branch_target(ins));
+            }
+            return Ok(());
+        }
+        "s_getpc_b64" => {
+            let v = ins.addr + 4;
+            return w.swrite64(op(0)?, v);
+        }
+        "s_setpc_b64" => {
+            let t = w.sread64(op(0)?, ctx)?;
+            return jump(w, ins, ctx, t);
+        }
+        "s_swappc_b64" => {
+            let t = w.sread64(op(1)?, ctx)?;
+            w.swrite64(op(0)?, ins.addr + 4)?;
+            return jump(w, ins, ctx, t);
+        }
+        _ => {}
+    }
+    // SOPK: simm16 from the encoding.
+    let simm16 = ins.words[0] as u16 as i16 as i32;
+    match m {
+        "s_movk_i32" => return w.swrite(op(0)?, simm16 as u32),
+        "s_cmovk_i32" => {
+            if w.scc {
+                w.swrite(op(0)?, simm16 as u32)?;
+            }
+            return Ok(());
+        }
+        "s_addk_i32" => {
+            let d = w.sread(op(0)?, ctx)? as i32;
+            let (r, ov) = d.overflowing_add(simm16);
+            w.scc = ov;
+            return w.swrite(op(0)?, r as u32);
+        }
+        "s_mulk_i32" => {
+            let d = w.sread(op(0)?, ctx)? as i32;
+            return w.swrite(op(0)?, d.wrapping_mul(simm16) as u32);
+        }
+        _ => {}
+    }
+    if let Some(rest) = m.strip_prefix("s_cmpk_") {
+        let a = w.sread(op(0)?, ctx)?;
+        let (cmp, ty) = rest.split_once('_').unwrap_or((rest, ""));
+        let b = if ty == "u32" {
+            ins.words[0] as u16 as u64
+        } else {
+            simm16 as u32 as u64
+        };
+        w.scc = compare(cmp, ty, a as u64, b).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        return Ok(());
+    }
+    if let Some(rest) = m.strip_prefix("s_cmp_") {
+        let (cmp, ty) = rest.split_once('_').unwrap_or((rest, ""));
+        let (a, b) = if ty.ends_with("64") {
+            (w.sread64(op(0)?, ctx)?, w.sread64(op(1)?, ctx)?)
+        } else {
+            (w.sread(op(0)?, ctx)? as u64, w.sread(op(1)?, ctx)? as u64)
+        };
+        w.scc = compare(cmp, ty, a, b).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        return Ok(());
+    }
+    if m.starts_with("s_bitcmp") {
+        let a = w.sread64(op(0)?, ctx)?;
+        let b = w.sread(op(1)?, ctx)?;
+        let bit = if m.ends_with("b64") {
+            (a >> (b & 63)) & 1
+        } else {
+            (a >> (b & 31)) & 1
+        };
+        w.scc = if m.starts_with("s_bitcmp1") {
+            bit == 1
+        } else {
+            bit == 0
+        };
+        return Ok(());
+    }
+    // Saveexec.
+    if let Some(kind) = m.strip_suffix("_saveexec_b64") {
+        let src = w.sread64(op(1)?, ctx)?;
+        let exec = w.exec();
+        let new = match kind {
+            "s_and" => src & exec,
+            "s_or" => src | exec,
+            "s_xor" => src ^ exec,
+            "s_andn2" => src & !exec,
+            "s_orn2" => src | !exec,
+            "s_nand" => !(src & exec),
+            "s_nor" => !(src | exec),
+            "s_xnor" => !(src ^ exec),
+            "s_andn1" => !src & exec,
+            "s_orn1" => !src | exec,
+            _ => return unsup(""),
+        };
+        w.swrite64(op(0)?, exec)?;
+        w.set_exec(new);
+        w.scc = new != 0;
+        return Ok(());
+    }
+    let is64 = m.ends_with("_b64") || m.ends_with("_u64") || m.ends_with("_i64");
+    // 64-bit SOP1/SOP2.
+    if is64 {
+        let base = &m[..m.len() - 4];
+        match base {
+            "s_mov" => {
+                let v = w.sread64(op(1)?, ctx)?;
+                return w.swrite64(op(0)?, v);
+            }
+            "s_cmov" => {
+                let v = w.sread64(op(1)?, ctx)?;
+                if w.scc {
+                    w.swrite64(op(0)?, v)?;
+                }
+                return Ok(());
+            }
+            "s_not" | "s_brev" | "s_bcnt1_i32" | "s_ff1_i32" | "s_flbit_i32" | "s_ff0_i32"
+            | "s_bcnt0_i32" => {
+                let a = w.sread64(op(1)?, ctx)?;
+                match base {
+                    "s_not" => {
+                        w.scc = !a != 0;
+                        return w.swrite64(op(0)?, !a);
+                    }
+                    "s_brev" => return w.swrite64(op(0)?, a.reverse_bits()),
+                    "s_bcnt1_i32" => {
+                        w.scc = a != 0;
+                        return w.swrite(op(0)?, a.count_ones());
+                    }
+                    "s_bcnt0_i32" => {
+                        w.scc = !a != 0;
+                        return w.swrite(op(0)?, a.count_zeros());
+                    }
+                    "s_ff1_i32" => {
+                        return w.swrite(op(0)?, if a == 0 { u32::MAX } else { a.trailing_zeros() })
+                    }
+                    "s_ff0_i32" => {
+                        return w.swrite(
+                            op(0)?,
+                            if !a == 0 {
+                                u32::MAX
+                            } else {
+                                (!a).trailing_zeros()
+                            },
+                        )
+                    }
+                    _ => {
+                        return w.swrite(op(0)?, if a == 0 { u32::MAX } else { a.leading_zeros() })
+                    }
+                }
+            }
+            "s_lshl" | "s_lshr" | "s_ashr" => {
+                let a = w.sread64(op(1)?, ctx)?;
+                let b = w.sread(op(2)?, ctx)? & 63;
+                let r = match base {
+                    "s_lshl" => a << b,
+                    "s_lshr" => a >> b,
+                    _ => ((a as i64) >> b) as u64,
+                };
+                w.scc = r != 0;
+                return w.swrite64(op(0)?, r);
+            }
+            "s_bfm" => {
+                let a = w.sread(op(1)?, ctx)? & 63;
+                let b = w.sread(op(2)?, ctx)? & 63;
+                let mask = if a == 64 { u64::MAX } else { (1u64 << a) - 1 };
+                return w.swrite64(op(0)?, mask << b);
+            }
+            "s_cselect" => {
+                let (a, b) = (w.sread64(op(1)?, ctx)?, w.sread64(op(2)?, ctx)?);
+                return w.swrite64(op(0)?, if w.scc { a } else { b });
+            }
+            "s_bfe" => {
+                let a = w.sread64(op(1)?, ctx)?;
+                let c = w.sread(op(2)?, ctx)?;
+                let (off, width) = (c & 63, (c >> 16) & 0x7f);
+                let r = if width == 0 {
+                    0
+                } else {
+                    let x = a >> off;
+                    let x = if width >= 64 {
+                        x
+                    } else {
+                        x & ((1u64 << width) - 1)
+                    };
+                    if m.ends_with("i64") && width < 64 {
+                        sext(x, width) as u64
+                    } else {
+                        x
+                    }
+                };
+                w.scc = r != 0;
+                return w.swrite64(op(0)?, r);
+            }
+            _ => {}
+        }
+        let a = w.sread64(op(1)?, ctx)?;
+        let b = w.sread64(op(2)?, ctx)?;
+        let r = match base {
+            "s_and" => a & b,
+            "s_or" => a | b,
+            "s_xor" => a ^ b,
+            "s_andn2" => a & !b,
+            "s_orn2" => a | !b,
+            "s_nand" => !(a & b),
+            "s_nor" => !(a | b),
+            "s_xnor" => !(a ^ b),
+            _ => return unsup(""),
+        };
+        w.scc = r != 0;
+        return w.swrite64(op(0)?, r);
+    }
+    // 32-bit SOP1.
+    let one = |w: &Wave| -> R<u32> { w.sread(op(1)?, ctx) };
+    let r: u32 = match m {
+        "s_mov_b32" => one(w)?,
+        "s_cmov_b32" => {
+            let v = one(w)?;
+            if w.scc {
+                w.swrite(op(0)?, v)?;
+            }
+            return Ok(());
+        }
+        "s_not_b32" => {
+            let r = !one(w)?;
+            w.scc = r != 0;
+            r
+        }
+        "s_brev_b32" => one(w)?.reverse_bits(),
+        "s_bcnt1_i32_b32" => {
+            let r = one(w)?.count_ones();
+            w.scc = r != 0;
+            r
+        }
+        "s_bcnt0_i32_b32" => {
+            let r = one(w)?.count_zeros();
+            w.scc = r != 0;
+            r
+        }
+        "s_ff1_i32_b32" => {
+            let a = one(w)?;
+            if a == 0 {
+                u32::MAX
+            } else {
+                a.trailing_zeros()
+            }
+        }
+        "s_ff0_i32_b32" => {
+            let a = !one(w)?;
+            if a == 0 {
+                u32::MAX
+            } else {
+                a.trailing_zeros()
+            }
+        }
+        "s_flbit_i32_b32" => {
+            let a = one(w)?;
+            if a == 0 {
+                u32::MAX
+            } else {
+                a.leading_zeros()
+            }
+        }
+        "s_sext_i32_i8" => one(w)? as i8 as i32 as u32,
+        "s_sext_i32_i16" => one(w)? as i16 as i32 as u32,
+        "s_abs_i32" => {
+            let r = (one(w)? as i32).wrapping_abs() as u32;
+            w.scc = r != 0;
+            r
+        }
+        _ => {
+            // SOP2.
+            let a = w.sread(op(1)?, ctx)?;
+            let b = w.sread(op(2)?, ctx)?;
+            match m {
+                "s_add_u32" => {
+                    let (r, c) = a.overflowing_add(b);
+                    w.scc = c;
+                    r
+                }
+                "s_sub_u32" => {
+                    w.scc = b > a;
+                    a.wrapping_sub(b)
+                }
+                "s_addc_u32" => {
+                    let s = a as u64 + b as u64 + w.scc as u64;
+                    w.scc = s >> 32 != 0;
+                    s as u32
+                }
+                "s_subb_u32" => {
+                    let d = a as i64 - b as i64 - w.scc as i64;
+                    w.scc = d < 0;
+                    d as u32
+                }
+                "s_add_i32" => {
+                    let (r, o) = (a as i32).overflowing_add(b as i32);
+                    w.scc = o;
+                    r as u32
+                }
+                "s_sub_i32" => {
+                    let (r, o) = (a as i32).overflowing_sub(b as i32);
+                    w.scc = o;
+                    r as u32
+                }
+                "s_mul_i32" => a.wrapping_mul(b),
+                "s_mul_hi_u32" => ((a as u64 * b as u64) >> 32) as u32,
+                "s_mul_hi_i32" => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32,
+                "s_and_b32" | "s_or_b32" | "s_xor_b32" | "s_andn2_b32" | "s_orn2_b32"
+                | "s_nand_b32" | "s_nor_b32" | "s_xnor_b32" => {
+                    let r = match m {
+                        "s_and_b32" => a & b,
+                        "s_or_b32" => a | b,
+                        "s_xor_b32" => a ^ b,
+                        "s_andn2_b32" => a & !b,
+                        "s_orn2_b32" => a | !b,
+                        "s_nand_b32" => !(a & b),
+                        "s_nor_b32" => !(a | b),
+                        _ => !(a ^ b),
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                "s_lshl_b32" | "s_lshr_b32" | "s_ashr_i32" => {
+                    let r = match m {
+                        "s_lshl_b32" => a << (b & 31),
+                        "s_lshr_b32" => a >> (b & 31),
+                        _ => ((a as i32) >> (b & 31)) as u32,
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                "s_lshl1_add_u32" | "s_lshl2_add_u32" | "s_lshl3_add_u32" | "s_lshl4_add_u32" => {
+                    let n = m.as_bytes()[6] - b'0';
+                    let s = ((a as u64) << n) + b as u64;
+                    w.scc = s >> 32 != 0;
+                    s as u32
+                }
+                "s_min_u32" => {
+                    w.scc = a < b;
+                    a.min(b)
+                }
+                "s_max_u32" => {
+                    w.scc = a > b;
+                    a.max(b)
+                }
+                "s_min_i32" => {
+                    w.scc = (a as i32) < b as i32;
+                    (a as i32).min(b as i32) as u32
+                }
+                "s_max_i32" => {
+                    w.scc = (a as i32) > b as i32;
+                    (a as i32).max(b as i32) as u32
+                }
+                "s_cselect_b32" => {
+                    if w.scc {
+                        a
+                    } else {
+                        b
+                    }
+                }
+                "s_bfm_b32" => (((1u64 << (a & 31)) - 1) as u32) << (b & 31),
+                "s_bfe_u32" | "s_bfe_i32" => {
+                    let (off, width) = (b & 31, (b >> 16) & 0x7f);
+                    let r = if width == 0 {
+                        0
+                    } else {
+                        let x = (a >> off) as u64;
+                        let x = if width >= 32 {
+                            x
+                        } else {
+                            x & ((1u64 << width) - 1)
+                        };
+                        if m == "s_bfe_i32" && width < 32 {
+                            sext(x, width) as u32
+                        } else {
+                            x as u32
+                        }
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                "s_absdiff_i32" => {
+                    let r = (a as i32).wrapping_sub(b as i32).wrapping_abs() as u32;
+                    w.scc = r != 0;
+                    r
+                }
+                "s_pack_ll_b32_b16" => (a & 0xffff) | (b << 16),
+                "s_pack_lh_b32_b16" => (a & 0xffff) | (b & 0xffff_0000),
+                "s_pack_hh_b32_b16" => (a >> 16) | (b & 0xffff_0000),
+                _ => return unsup(""),
+            }
+        }
+    };
+    w.swrite(op(0)?, r)
+}
+
+fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
+    let dwords = match m.rsplit('_').next().unwrap_or("") {
+        "dword" => 1,
+        "dwordx2" => 2,
+        "dwordx4" => 4,
+        "dwordx8" => 8,
+        "dwordx16" => 16,
+        _ => return unsup(""),
+    };
+    let (dst, base, off) = (&ins.ops[0], &ins.ops[1], ins.ops.get(2));
+    let Operand::Reg { index: d, .. } = dst.op else {
+        return unsup("destination");
+    };
+    let mut offset = match off {
+        Some(s) => w.sread(s, ctx)? as u64,
+        None => 0,
+    };
+    if let Some(o) = ins.modifier("offset") {
+        offset = offset.wrapping_add(parse_int(o)? as u64);
+    }
+    let addr = if m.starts_with("s_buffer_") {
+        let Operand::Reg { index, .. } = base.op else {
+            return unsup("base");
+        };
+        let v = &w.s[index as usize..index as usize + 4];
+        let vbase = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
+        let num = v[2] as u64;
+        // Scalar buffer loads: dwords at or past num_records read 0.
+        let mut vals = vec![0u32; dwords];
+        for (k, val) in vals.iter_mut().enumerate() {
+            let o = (offset & !3) + 4 * k as u64;
+            if o + 4 <= num {
+                let mut b = [0u8; 4];
+                ctx.mem
+                    .read(vbase + o, &mut b)
+                    .map_err(|e| Stop::Fault(None, e.to_string()))?;
+                *val = u32::from_le_bytes(b);
+            }
+        }
+        for (k, val) in vals.into_iter().enumerate() {
+            w.s[d as usize + k] = val;
+        }
+        return Ok(());
+    } else {
+        w.sread64(base, ctx)?.wrapping_add(offset) & !3
+    };
+    let mut buf = vec![0u8; 4 * dwords];
+    ctx.mem
+        .read(addr, &mut buf)
+        .map_err(|e| Stop::Fault(None, format!("scalar load: {e}")))?;
+    for k in 0..dwords {
+        w.s[d as usize + k] = u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().unwrap());
+    }
+    Ok(())
+}
+
+fn parse_int(s: &str) -> R<i64> {
+    let r = if let Some(h) = s.strip_prefix("0x") {
+        i64::from_str_radix(h, 16).ok()
+    } else if let Some(h) = s.strip_prefix("-0x") {
+        i64::from_str_radix(h, 16).ok().map(|v| -v)
+    } else {
+        s.parse().ok()
+    };
+    r.ok_or_else(|| Stop::Unsupported(format!("modifier value {s}")))
+}
+
+fn mask_bit(w: &Wave, src: &Src, lane: usize, ctx: &Ctx) -> R<bool> {
+    Ok((w.sread64(src, ctx)? >> lane) & 1 != 0)
+}
+
+/// Vector ALU ops of the VOP1/VOP2/VOP3 encodings (with DPP and SDWA).
+// The lane index selects the source lane (DPP), the mask bits and the result.
+#[allow(clippy::needless_range_loop)]
+fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let (name, enc) = base_name(&ins.mnemonic);
+    match name {
+        "v_nop" => return Ok(()),
+        "v_swap_b32" => {
+            let exec = w.exec();
+            let (
+                Operand::Reg {
+                    file: f0,
+                    index: i0,
+                    ..
+                },
+                Operand::Reg {
+                    file: f1,
+                    index: i1,
+                    ..
+                },
+            ) = (&ins.ops[0].op, &ins.ops[1].op)
+            else {
+                return unsup("operands");
+            };
+            for l in 0..LANES {
+                if exec >> l & 1 != 0 {
+                    let a = w.vreg(*f0, *i0 as usize)?[l];
+                    let b = w.vreg(*f1, *i1 as usize)?[l];
+                    w.vreg_mut(*f0, *i0 as usize)?[l] = b;
+                    w.vreg_mut(*f1, *i1 as usize)?[l] = a;
+                }
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
+    let sdwa = enc == "_sdwa";
+    if sdwa && (ins.has("clamp") || ins.modifier("mul").is_some() || ins.modifier("div").is_some())
+    {
+        return unsup("SDWA with clamp/omod");
+    }
+    let (dty, sty) = valu_types(name);
+    let has_sdst = matches!(
+        name,
+        "v_add_co_u32"
+            | "v_sub_co_u32"
+            | "v_subrev_co_u32"
+            | "v_addc_co_u32"
+            | "v_subb_co_u32"
+            | "v_subbrev_co_u32"
+            | "v_mad_u64_u32"
+            | "v_mad_i64_i32"
+            | "v_div_scale_f32"
+            | "v_div_scale_f64"
+    );
+    let mask_in = matches!(
+        name,
+        "v_addc_co_u32" | "v_subb_co_u32" | "v_subbrev_co_u32" | "v_cndmask_b32"
+    );
+    let implicit_vcc = matches!(name, "v_div_fmas_f32" | "v_div_fmas_f64");
+    let ops = &ins.ops;
+    if ops.is_empty() {
+        return unsup("no operands");
+    }
+    let dst = &ops[0];
+    let first_src = if has_sdst { 2 } else { 1 };
+    let last_src = if mask_in { ops.len() - 1 } else { ops.len() };
+    if last_src < first_src || last_src - first_src > 3 {
+        return unsup("operand count");
+    }
+    let srcs = &ops[first_src..last_src];
+    let clamp = ins.has("clamp");
+    let omod = match (ins.modifier("mul"), ins.modifier("div")) {
+        (Some("2"), _) => 2.0,
+        (Some("4"), _) => 4.0,
+        (_, Some("2")) => 0.5,
+        _ => 1.0,
+    };
+    if clamp && !matches!(dty, Ty::F16 | Ty::F32 | Ty::F64) {
+        return unsup("clamp on an integer operation");
+    }
+    let op_sel = ins
+        .modifier("op_sel")
+        .map(parse_bits)
+        .transpose()?
+        .unwrap_or_default();
+    // DPP: src0 from another lane; writes of disabled rows/banks are skipped.
+    let dpp = if enc == "_dpp" {
+        let word = ins.words.get(1).copied().unwrap_or(0);
+        Some((
+            word >> 8 & 0x1ff,
+            word >> 19 & 1 != 0,
+            word >> 24 & 0xf,
+            word >> 28 & 0xf,
+        ))
+    } else {
+        None
+    };
+    let exec = w.exec();
+    let mut out = [0u64; LANES];
+    let mut written = 0u64;
+    let mut bits = 0u64;
+    let mut x = [0u64; 3];
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let mut src_lane = lane;
+        if let Some((ctrl, bound_ctrl, bank_mask, row_mask)) = dpp {
+            if row_mask >> (lane / 16) & 1 == 0 || bank_mask >> (lane % 16 / 4) & 1 == 0 {
+                continue;
+            }
+            match dpp_source(ctrl, lane) {
+                Some(s) if exec >> s & 1 != 0 => src_lane = s,
+                _ if bound_ctrl => src_lane = usize::MAX,
+                _ => continue,
+            }
+        }
+        for (k, s) in srcs.iter().enumerate() {
+            let l = if k == 0 { src_lane } else { lane };
+            x[k] = if l == usize::MAX {
+                0
+            } else if sdwa && k < 2 {
+                let plain = Src {
+                    op: s.op.clone(),
+                    neg: false,
+                    abs: false,
+                    sext: false,
+                };
+                let raw = w.vread(&plain, l, Ty::B32, ctx)? as u32;
+                let sel = ins.modifier(if k == 0 { "src0_sel" } else { "src1_sel" });
+                float_mods(sdwa_sel(raw, sel, s.sext)? as u64, sty[k], s.abs, s.neg)
+            } else {
+                let mut v = w.vread(s, l, sty[k], ctx)?;
+                if op_sel.get(k).copied().unwrap_or(0) == 1 && matches!(sty[k], Ty::F16 | Ty::B16) {
+                    v = float_mods(
+                        w.vread(
+                            &Src {
+                                abs: false,
+                                neg: false,
+                                ..s.clone()
+                            },
+                            l,
+                            Ty::B32,
+                            ctx,
+                        )? >> 16,
+                        sty[k],
+                        s.abs,
+                        s.neg,
+                    );
+                }
+                v
+            };
+        }
+        if (name.starts_with("v_mac_") || name.starts_with("v_fmac_")) && srcs.len() == 2 {
+            x[2] = w.vread(dst, lane, sty[2], ctx)?;
+        }
+        let cin = if mask_in {
+            mask_bit(w, &ops[ops.len() - 1], lane, ctx)?
+        } else if implicit_vcc {
+            w.vcc() >> lane & 1 != 0
+        } else {
+            false
+        };
+        let Some((mut v, bit)) = valu(name, x, cin, lane) else {
+            return unsup("");
+        };
+        if omod != 1.0 || clamp {
+            v = match dty {
+                Ty::F32 => {
+                    let mut f = f32b(v) * omod as f32;
+                    if clamp {
+                        f = f.clamp(0.0, 1.0);
+                    }
+                    bf32(f)
+                }
+                Ty::F64 => {
+                    let mut f = f64b(v) * omod;
+                    if clamp {
+                        f = f.clamp(0.0, 1.0);
+                    }
+                    bf64(f)
+                }
+                _ => {
+                    let mut f = f16b(v) * omod as f32;
+                    if clamp {
+                        f = f.clamp(0.0, 1.0);
+                    }
+                    bf16(f)
+                }
+            };
+        }
+        out[lane] = v;
+        written |= 1 << lane;
+        bits |= (bit as u64) << lane;
+    }
+    let dst_hi = matches!(dty, Ty::F16 | Ty::B16) && op_sel.get(3).copied().unwrap_or(0) == 1;
+    for (lane, &v) in out.iter().enumerate() {
+        if written >> lane & 1 != 0 {
+            if sdwa {
+                let old = w.vread(
+                    &Src {
+                        op: dst.op.clone(),
+                        neg: false,
+                        abs: false,
+                        sext: false,
+                    },
+                    lane,
+                    Ty::B32,
+                    ctx,
+                )? as u32;
+                let v = sdwa_dst(
+                    v as u32,
+                    old,
+                    ins.modifier("dst_sel"),
+                    ins.modifier("dst_unused"),
+                )?;
+                w.vwrite(dst, lane, Ty::B32, v as u64)?;
+            } else if matches!(dty, Ty::F16 | Ty::B16) {
+                let old = w.vread(
+                    &Src {
+                        op: dst.op.clone(),
+                        neg: false,
+                        abs: false,
+                        sext: false,
+                    },
+                    lane,
+                    Ty::B32,
+                    ctx,
+                )?;
+                let v = if dst_hi {
+                    (old & 0xffff) | (v & 0xffff) << 16
+                } else {
+                    v & 0xffff
+                };
+                w.vwrite(dst, lane, Ty::B32, v)?;
+            } else {
+                w.vwrite(dst, lane, dty, v)?;
+            }
+        }
+    }
+    if has_sdst {
+        w.swrite64(&ops[1], bits)?;
+    }
+    Ok(())
+}
+
+/// SDWA operand selection: the byte or word `sel` names, zero- or
+/// sign-extended to 32 bits.
+fn sdwa_sel(v: u32, sel: Option<&str>, sext_: bool) -> R<u32> {
+    let (shift, bits) = match sel.unwrap_or("DWORD") {
+        "BYTE_0" => (0, 8),
+        "BYTE_1" => (8, 8),
+        "BYTE_2" => (16, 8),
+        "BYTE_3" => (24, 8),
+        "WORD_0" => (0, 16),
+        "WORD_1" => (16, 16),
+        "DWORD" => (0, 32),
+        other => return unsup(format!("SDWA selection {other}")),
+    };
+    if bits == 32 {
+        return Ok(v);
+    }
+    let x = (v >> shift) & ((1u32 << bits) - 1);
+    Ok(if sext_ {
+        sext(x as u64, bits) as u32
+    } else {
+        x
+    })
+}
+
+/// SDWA destination: `r` placed at `dst_sel`, the other bits as `dst_unused` says.
+fn sdwa_dst(r: u32, old: u32, sel: Option<&str>, unused: Option<&str>) -> R<u32> {
+    let (shift, bits) = match sel.unwrap_or("DWORD") {
+        "BYTE_0" => (0, 8),
+        "BYTE_1" => (8, 8),
+        "BYTE_2" => (16, 8),
+        "BYTE_3" => (24, 8),
+        "WORD_0" => (0, 16),
+        "WORD_1" => (16, 16),
+        "DWORD" => return Ok(r),
+        other => return unsup(format!("SDWA selection {other}")),
+    };
+    let mask = ((1u64 << bits) - 1) as u32;
+    let placed = (r & mask) << shift;
+    Ok(match unused.unwrap_or("UNUSED_PAD") {
+        "UNUSED_PAD" => placed,
+        "UNUSED_PRESERVE" => (old & !(mask << shift)) | placed,
+        "UNUSED_SEXT" => {
+            let top = shift + bits;
+            sext((placed as u64) & ((1u64 << top) - 1), top) as u32
+        }
+        other => return unsup(format!("SDWA dst_unused {other}")),
+    })
+}
+
+fn parse_bits(s: &str) -> R<Vec<u8>> {
+    s.trim_matches(|c| c == '[' || c == ']')
+        .split(',')
+        .map(|b| {
+            b.trim()
+                .parse::<u8>()
+                .map_err(|_| Stop::Unsupported(format!("modifier value {s}")))
+        })
+        .collect()
+}
+
+fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let (name, enc) = base_name(&ins.mnemonic);
+    if enc == "_dpp" {
+        return unsup("the DPP form of a compare");
+    }
+    let sdwa = enc == "_sdwa";
+    let (x, rest) = if let Some(r) = name.strip_prefix("v_cmpx_") {
+        (true, r)
+    } else if let Some(r) = name.strip_prefix("v_cmp_") {
+        (false, r)
+    } else {
+        return unsup("");
+    };
+    let (op, ty) = rest
+        .rsplit_once('_')
+        .ok_or_else(|| Stop::Unsupported(String::new()))?;
+    let sty = match ty {
+        "f16" => Ty::F16,
+        "f32" => Ty::F32,
+        "f64" => Ty::F64,
+        "i64" | "u64" => Ty::B64,
+        _ => Ty::B32,
+    };
+    let ops = &ins.ops;
+    let (sdst, s0, s1) = match ops.len() {
+        3 => (Some(&ops[0]), &ops[1], &ops[2]),
+        2 => (None, &ops[0], &ops[1]),
+        _ => return unsup("operand count"),
+    };
+    let ty1 = if op == "class" { Ty::B32 } else { sty };
+    let exec = w.exec();
+    let mut bits = 0u64;
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (a, b) = if sdwa {
+            let rd = |s: &Src, key: &str, ty: Ty| -> R<u64> {
+                let plain = Src {
+                    op: s.op.clone(),
+                    neg: false,
+                    abs: false,
+                    sext: false,
+                };
+                let raw = w.vread(&plain, lane, Ty::B32, ctx)? as u32;
+                Ok(float_mods(
+                    sdwa_sel(raw, ins.modifier(key), s.sext)? as u64,
+                    ty,
+                    s.abs,
+                    s.neg,
+                ))
+            };
+            (rd(s0, "src0_sel", sty)?, rd(s1, "src1_sel", ty1)?)
+        } else {
+            (w.vread(s0, lane, sty, ctx)?, w.vread(s1, lane, ty1, ctx)?)
+        };
+        let r = compare(op, ty, a, b).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        bits |= (r as u64) << lane;
+    }
+    if let Some(d) = sdst {
+        w.swrite64(d, bits)?;
+    } else if !x {
+        w.s[VCC as usize] = bits as u32;
+        w.s[VCC as usize + 1] = (bits >> 32) as u32;
+    }
+    if x {
+        w.set_exec(bits);
+    }
+    Ok(())
+}
+
+fn lane_op(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let (name, _) = base_name(&ins.mnemonic);
+    let ops = &ins.ops;
+    match name {
+        "v_readlane_b32" => {
+            let lane = (w.sread(&ops[2], ctx)? & 63) as usize;
+            let v = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
+            w.swrite(&ops[0], v)
+        }
+        "v_readfirstlane_b32" => {
+            let exec = w.exec();
+            let lane = if exec == 0 {
+                0
+            } else {
+                exec.trailing_zeros() as usize
+            };
+            let v = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
+            w.swrite(&ops[0], v)
+        }
+        "v_writelane_b32" => {
+            let v = w.sread(&ops[1], ctx)?;
+            let lane = (w.sread(&ops[2], ctx)? & 63) as usize;
+            w.vwrite(&ops[0], lane, Ty::B32, v as u64)
+        }
+        _ => unsup(""),
+    }
+}
+
+/// VOP3P: packed 16-bit (and gfx90a+ packed 32-bit) operations.
+fn vop3p(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let name = ins.mnemonic.as_str();
+    let ops = &ins.ops;
+    let n = ops.len() - 1;
+    let get = |k: &str, d: u8| -> R<Vec<u8>> {
+        Ok(ins
+            .modifier(k)
+            .map(parse_bits)
+            .transpose()?
+            .unwrap_or_else(|| vec![d; 3]))
+    };
+    let op_sel = get("op_sel", 0)?;
+    let op_sel_hi = get("op_sel_hi", 1)?;
+    let neg_lo = get("neg_lo", 0)?;
+    let neg_hi = get("neg_hi", 0)?;
+    let clamp = ins.has("clamp");
+    let exec = w.exec();
+    let wide = name.ends_with("_f32") || name.ends_with("_b32");
+    let raw = |w: &Wave, k: usize, lane: usize| -> R<u64> {
+        let s = &ops[k + 1];
+        let plain = Src {
+            op: s.op.clone(),
+            neg: false,
+            abs: false,
+            sext: false,
+        };
+        if wide {
+            // Packed 32-bit: a 64-bit register pair (or a 32-bit constant
+            // used for both halves).
+            match &s.op {
+                Operand::Int(_) | Operand::Float(_) => {
+                    let v = w.vread(&plain, lane, Ty::F32, ctx)?;
+                    Ok(v | v << 32)
+                }
+                _ => w.vread(&plain, lane, Ty::B64, ctx),
+            }
+        } else {
+            match &s.op {
+                Operand::Float(_) => {
+                    let v = w.vread(&plain, lane, Ty::F16, ctx)?;
+                    Ok(v | v << 16)
+                }
+                _ => w.vread(&plain, lane, Ty::B32, ctx),
+            }
+        }
+    };
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let mut lo = [0u64; 3];
+        let mut hi = [0u64; 3];
+        for k in 0..n {
+            let v = raw(w, k, lane)?;
+            let (bits, sign) = if wide {
+                (32, 1u64 << 31)
+            } else {
+                (16, 1u64 << 15)
+            };
+            let mask = (1u64 << bits) - 1;
+            let half = |sel: u8| (v >> (bits * sel as u32)) & mask;
+            lo[k] = half(op_sel.get(k).copied().unwrap_or(0));
+            hi[k] = half(op_sel_hi.get(k).copied().unwrap_or(1));
+            if neg_lo.get(k).copied().unwrap_or(0) == 1 {
+                lo[k] ^= sign;
+            }
+            if neg_hi.get(k).copied().unwrap_or(0) == 1 {
+                hi[k] ^= sign;
+            }
+        }
+        let f = |x: [u64; 3]| -> Option<u64> {
+            let h = |i: usize| f16b(x[i]);
+            let s = |i: usize| f32b(x[i]);
+            let cl = |v: f32| if clamp { v.clamp(0.0, 1.0) } else { v };
+            Some(match name {
+                "v_pk_fma_f16" => bf16(cl((h(0) as f64).mul_add(h(1) as f64, h(2) as f64) as f32)),
+                "v_pk_add_f16" => bf16(cl(h(0) + h(1))),
+                "v_pk_mul_f16" => bf16(cl(h(0) * h(1))),
+                "v_pk_max_f16" => bf16(h(0).max(h(1))),
+                "v_pk_min_f16" => bf16(h(0).min(h(1))),
+                "v_pk_add_u16" => (x[0] as u16).wrapping_add(x[1] as u16) as u64,
+                "v_pk_sub_u16" => (x[0] as u16).wrapping_sub(x[1] as u16) as u64,
+                "v_pk_mul_lo_u16" => (x[0] as u16).wrapping_mul(x[1] as u16) as u64,
+                "v_pk_lshlrev_b16" => (x[1] as u16).wrapping_shl(x[0] as u32 & 15) as u64,
+                "v_pk_lshrrev_b16" => (x[1] as u16).wrapping_shr(x[0] as u32 & 15) as u64,
+                "v_pk_fma_f32" => bf32(cl(s(0).mul_add(s(1), s(2)))),
+                "v_pk_mul_f32" => bf32(cl(s(0) * s(1))),
+                "v_pk_add_f32" => bf32(cl(s(0) + s(1))),
+                "v_pk_mov_b32" => x[0] & 0xffff_ffff,
+                _ => return None,
+            })
+        };
+        let (Some(l), Some(h)) = (f(lo), f(hi)) else {
+            return unsup("");
+        };
+        if wide {
+            let (l, h) = if name == "v_pk_mov_b32" {
+                // v_pk_mov_b32 picks whole dwords: op_sel[0] for the low, op_sel[1] for the high result.
+                let a = raw(w, 0, lane)?;
+                let b = raw(w, 1, lane)?;
+                let ls = op_sel.first().copied().unwrap_or(0);
+                let hs = op_sel.get(1).copied().unwrap_or(1);
+                (
+                    (a >> (32 * ls as u32)) & 0xffff_ffff,
+                    (b >> (32 * hs as u32)) & 0xffff_ffff,
+                )
+            } else {
+                (l, h)
+            };
+            w.vwrite(&ops[0], lane, Ty::B64, l | h << 32)?;
+        } else {
+            w.vwrite(&ops[0], lane, Ty::B32, (l & 0xffff) | (h & 0xffff) << 16)?;
+        }
+    }
+    Ok(())
+}
+
+/// Size in bytes and sign extension of a load/store suffix.
+fn mem_size(suffix: &str) -> Option<(usize, bool)> {
+    Some(match suffix {
+        "ubyte" | "byte" => (1, false),
+        "sbyte" => (1, true),
+        "ushort" | "short" => (2, false),
+        "sshort" => (2, true),
+        "dword" => (4, false),
+        "dwordx2" => (8, false),
+        "dwordx3" => (12, false),
+        "dwordx4" => (16, false),
+        "b8" | "u8" => (1, false),
+        "i8" => (1, true),
+        "b16" | "u16" => (2, false),
+        "i16" => (2, true),
+        "b32" => (4, false),
+        "b64" => (8, false),
+        "b96" => (12, false),
+        "b128" => (16, false),
+        _ => return None,
+    })
+}
+
+fn reg_of(src: &Src) -> R<(RegFile, usize)> {
+    match src.op {
+        Operand::Reg { file, index, .. } => Ok((file, index as usize)),
+        _ => unsup(format!("operand {:?}", src.op)),
+    }
+}
+
+/// Write `bytes` loaded for `lane` into consecutive registers from `dst`.
+fn load_into(
+    w: &mut Wave,
+    dst: &Src,
+    lane: usize,
+    bytes: &[u8],
+    signed: bool,
+    d16_hi: Option<bool>,
+) -> R<()> {
+    let (file, i) = reg_of(dst)?;
+    match (bytes.len(), d16_hi) {
+        (1 | 2, Some(hi)) => {
+            let mut v = 0u32;
+            for (k, b) in bytes.iter().enumerate() {
+                v |= (*b as u32) << (8 * k);
+            }
+            if signed {
+                v = sext(v as u64, 8 * bytes.len() as u32) as u32 & 0xffff;
+            }
+            let r = &mut w.vreg_mut(file, i)?[lane];
+            *r = if hi {
+                (*r & 0xffff) | v << 16
+            } else {
+                (*r & 0xffff_0000) | v
+            };
+        }
+        (1 | 2, None) => {
+            let mut v = 0u64;
+            for (k, b) in bytes.iter().enumerate() {
+                v |= (*b as u64) << (8 * k);
+            }
+            if signed {
+                v = sext(v, 8 * bytes.len() as u32) as u64;
+            }
+            w.vreg_mut(file, i)?[lane] = v as u32;
+        }
+        _ => {
+            for k in 0..bytes.len() / 4 {
+                w.vreg_mut(file, i + k)?[lane] =
+                    u32::from_le_bytes(bytes[4 * k..4 * k + 4].try_into().unwrap());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn store_bytes(w: &Wave, src: &Src, lane: usize, size: usize, d16_hi: bool) -> R<Vec<u8>> {
+    let (file, i) = reg_of(src)?;
+    let mut out = Vec::with_capacity(size);
+    for k in 0..size.div_ceil(4) {
+        out.extend_from_slice(&w.vreg(file, i + k)?[lane].to_le_bytes());
+    }
+    if d16_hi && size <= 2 {
+        let v = w.vreg(file, i)?[lane] >> 16;
+        out = v.to_le_bytes().to_vec();
+    }
+    out.truncate(size);
+    Ok(out)
+}
+
+fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64> {
+    let bits = 8 * size as u32;
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let s = |v: u64| sext(v & mask, bits);
+    Some(
+        match op {
+            "swap" => data,
+            "cmpswap" | "cmpst" => {
+                if old == cmp {
+                    data
+                } else {
+                    old
+                }
+            }
+            "add" => old.wrapping_add(data),
+            "sub" => old.wrapping_sub(data),
+            "rsub" => data.wrapping_sub(old),
+            "smin" | "min_i32" | "min_i64" => s(old).min(s(data)) as u64,
+            "smax" | "max_i32" | "max_i64" => s(old).max(s(data)) as u64,
+            "umin" | "min_u32" | "min_u64" => old.min(data),
+            "umax" | "max_u32" | "max_u64" => old.max(data),
+            "and" => old & data,
+            "or" => old | data,
+            "xor" => old ^ data,
+            "inc" => {
+                if old >= data {
+                    0
+                } else {
+                    old + 1
+                }
+            }
+            "dec" => {
+                if old == 0 || old > data {
+                    data
+                } else {
+                    old - 1
+                }
+            }
+            "add_f32" => bf32(f32b(old) + f32b(data)),
+            "add_f64" => bf64(f64b(old) + f64b(data)),
+            "max_f32" => bf32(f32b(old).max(f32b(data))),
+            "min_f32" => bf32(f32b(old).min(f32b(data))),
+            "max_f64" => bf64(f64b(old).max(f64b(data))),
+            "min_f64" => bf64(f64b(old).min(f64b(data))),
+            "pk_add_f16" => {
+                let lo = bf16(f16b(old) + f16b(data));
+                let hi = bf16(f16b(old >> 16) + f16b(data >> 16));
+                lo | hi << 16
+            }
+            _ => return None,
+        } & mask,
+    )
+}
+
+/// A flat address in the LDS aperture: its LDS offset (flat_* only).
+fn flat_lds(flat: bool, a: u64, ctx: &Ctx) -> Option<u32> {
+    (flat && (a >> 32) as u32 == ctx.shared_base_hi).then_some(a as u32)
+}
+
+fn mem_read(ctx: &Ctx, flat: bool, a: u64, buf: &mut [u8]) -> Result<(), crate::memory::Unmapped> {
+    if let Some(l) = flat_lds(flat, a, ctx) {
+        for (k, b) in buf.iter_mut().enumerate() {
+            *b = ctx.lds.read(l.wrapping_add(k as u32), 1) as u8;
+        }
+        return Ok(());
+    }
+    ctx.mem.read(a, buf)
+}
+
+fn mem_write(
+    ctx: &mut Ctx,
+    flat: bool,
+    a: u64,
+    bytes: &[u8],
+) -> Result<(), crate::memory::Unmapped> {
+    if let Some(l) = flat_lds(flat, a, ctx) {
+        for (k, b) in bytes.iter().enumerate() {
+            ctx.lds.write(l.wrapping_add(k as u32), 1, *b as u64);
+        }
+        return Ok(());
+    }
+    ctx.mem.write(a, bytes)
+}
+
+/// global_* and flat_* loads, stores and atomics; flat addresses in the
+/// LDS aperture (`src_shared_base`) go to LDS.
+fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
+    let flat = m.starts_with("flat_");
+    let rest = m.split_once('_').map(|x| x.1).unwrap_or("");
+    let offset = match ins.modifier("offset") {
+        Some(o) => parse_int(o)?,
+        None => 0,
+    };
+    let ops = &ins.ops;
+    let exec = w.exec();
+    let addr_of = |w: &Wave, ctx: &Ctx, vaddr: &Src, saddr: Option<&Src>, lane: usize| -> R<u64> {
+        match saddr {
+            Some(s) if !matches!(s.op, Operand::Off) => {
+                let base = w.sread64(s, ctx)?;
+                let off = w.vread(vaddr, lane, Ty::B32, ctx)?;
+                Ok(base.wrapping_add(off).wrapping_add(offset as u64))
+            }
+            _ => Ok(w
+                .vread(vaddr, lane, Ty::B64, ctx)?
+                .wrapping_add(offset as u64)),
+        }
+    };
+    let fault =
+        |lane: usize, e: crate::memory::Unmapped| Stop::Fault(Some(lane as u32), e.to_string());
+    // gfx940+ spell LDS DMA `global_load_lds_dword`, gfx90a `global_load_dword ... lds`.
+    let lds_kind = rest
+        .strip_prefix("load_lds_")
+        .or_else(|| rest.strip_prefix("load_").filter(|_| ins.has("lds")));
+    if let Some(kind) = lds_kind {
+        let (size, _) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        if size < 4 {
+            return unsup("LDS DMA of this size");
+        }
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, &ops[0], ops.get(1), lane)?;
+            let mut buf = vec![0u8; size];
+            ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
+            let l = w.s[M0 as usize]
+                .wrapping_add(offset as u32)
+                .wrapping_add((lane * size) as u32);
+            for (k, b) in buf.iter().enumerate() {
+                ctx.lds.write(l.wrapping_add(k as u32), 1, *b as u64);
+            }
+        }
+        return Ok(());
+    }
+    if let Some(kind) = rest.strip_prefix("load_") {
+        let (kind, d16) = match kind.strip_suffix("_d16_hi") {
+            Some(k) => (k, Some(true)),
+            None => match kind.strip_suffix("_d16") {
+                Some(k) => (k, Some(false)),
+                None => (kind, None),
+            },
+        };
+        let kind = kind
+            .strip_prefix("short_")
+            .map(|k| if k == "d16" { "short" } else { k })
+            .unwrap_or(kind);
+        let (size, signed) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, &ops[1], ops.get(2), lane)?;
+            let mut buf = vec![0u8; size];
+            mem_read(ctx, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
+            load_into(w, &ops[0], lane, &buf, signed, d16)?;
+        }
+        return Ok(());
+    }
+    if let Some(kind) = rest.strip_prefix("store_") {
+        let (kind, hi) = match kind.strip_suffix("_d16_hi") {
+            Some(k) => (k, true),
+            None => (kind, false),
+        };
+        let (size, _) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, &ops[0], ops.get(2), lane)?;
+            let data = store_bytes(w, &ops[1], lane, size, hi)?;
+            mem_write(ctx, flat, a, &data).map_err(|e| fault(lane, e))?;
+        }
+        return Ok(());
+    }
+    if let Some(kind) = rest.strip_prefix("atomic_") {
+        let (kind, size) = match kind.strip_suffix("_x2") {
+            Some(k) => (k, 8),
+            None => (kind, if kind.ends_with("f64") { 8 } else { 4 }),
+        };
+        let ret = ins.has("glc") || ins.has("sc0");
+        let (vdst, vaddr, data, saddr) = if ret {
+            (Some(&ops[0]), &ops[1], &ops[2], ops.get(3))
+        } else {
+            (None, &ops[0], &ops[1], ops.get(2))
+        };
+        let cmpswap = kind == "cmpswap";
+        if atomic_op(kind, size, 0, 0, 0).is_none() {
+            return unsup("");
+        }
+        let ty = if size == 8 { Ty::B64 } else { Ty::B32 };
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, vaddr, saddr, lane)?;
+            let (d, c) = if cmpswap {
+                // data = {src, cmp}: two values of `size` in consecutive registers.
+                let (file, i) = reg_of(data)?;
+                let words = size / 4;
+                let mut src = 0u64;
+                let mut cmp = 0u64;
+                for k in 0..words {
+                    src |= (w.vreg(file, i + k)?[lane] as u64) << (32 * k);
+                    cmp |= (w.vreg(file, i + words + k)?[lane] as u64) << (32 * k);
+                }
+                (src, cmp)
+            } else {
+                (w.vread(data, lane, ty, ctx)?, 0)
+            };
+            let old = if let Some(l) = flat_lds(flat, a, ctx) {
+                let old = ctx.lds.read(l, size);
+                ctx.lds
+                    .write(l, size, atomic_op(kind, size, old, d, c).unwrap_or(old));
+                old
+            } else {
+                ctx.mem
+                    .atomic(a, size, |old| {
+                        atomic_op(kind, size, old, d, c).unwrap_or(old)
+                    })
+                    .map_err(|e| fault(lane, e))?
+            };
+            if let Some(v) = vdst {
+                w.vwrite(v, lane, ty, old)?;
+            }
+        }
+        return Ok(());
+    }
+    unsup("")
+}
+
+/// MUBUF buffer loads and stores with V# range checking.
+fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
+    let ops = &ins.ops;
+    let offen = ins.has("offen");
+    let idxen = ins.has("idxen");
+    let inst_off = match ins.modifier("offset") {
+        Some(o) => parse_int(o)? as u64,
+        None => 0,
+    };
+    let (store, kind) = if let Some(k) = m.strip_prefix("buffer_load_") {
+        (false, k)
+    } else if let Some(k) = m.strip_prefix("buffer_store_") {
+        (true, k)
+    } else if m.starts_with("buffer_atomic_") {
+        return unsup("buffer atomics");
+    } else if matches!(
+        m,
+        "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_inv" | "buffer_wbl2"
+    ) {
+        return Ok(());
+    } else {
+        return unsup("");
+    };
+    let (kind, d16) = match kind.strip_suffix("_d16_hi") {
+        Some(k) => (k, Some(true)),
+        None => match kind.strip_suffix("_d16") {
+            Some(k) => (k, Some(false)),
+            None => (kind, None),
+        },
+    };
+    let (size, signed) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+    // LDS DMA (`lds`): no vdata; lane L's data goes to LDS at
+    // M0 + offset + L·size (LLVM: the immediate offset applies to both
+    // the memory and the LDS address).
+    let lds_dma = ins.has("lds");
+    if lds_dma && (store || size < 4) {
+        return unsup("LDS DMA of this size");
+    }
+    // Operands: vdata, vaddr (or off), srsrc, soffset; LDS DMA: vaddr, srsrc, soffset.
+    let (vdata, vaddr, srsrc, soffset) = if lds_dma {
+        let off = ins.ops.first().filter(|_| ops.len() == 3);
+        let off = off.ok_or_else(|| Stop::Unsupported("operands".into()))?;
+        (off, off, &ops[1], &ops[2])
+    } else {
+        (&ops[0], &ops[1], &ops[2], &ops[3])
+    };
+    let Operand::Reg { index, .. } = srsrc.op else {
+        return unsup("resource");
+    };
+    let v = &w.s[index as usize..index as usize + 4];
+    let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
+    let stride = ((v[1] >> 16) & 0x3fff) as u64;
+    let num_records = v[2] as u64;
+    if v[1] >> 31 != 0 {
+        return unsup("swizzled buffers (V# swizzle enable)");
+    }
+    let soff = w.sread(soffset, ctx)? as u64;
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (vidx, voff) = match (idxen, offen) {
+            (true, true) => {
+                let (f, i) = reg_of(vaddr)?;
+                (w.vreg(f, i)?[lane] as u64, w.vreg(f, i + 1)?[lane] as u64)
+            }
+            (true, false) => (w.vread(vaddr, lane, Ty::B32, ctx)?, 0),
+            (false, true) => (0, w.vread(vaddr, lane, Ty::B32, ctx)?),
+            (false, false) => (0, 0),
+        };
+        let offset = voff + inst_off;
+        let addr0 = base + soff + vidx * stride + offset;
+        // Range check per dword (per element for sub-dword accesses).
+        let chunk = size.min(4);
+        let mut bytes = vec![0u8; size];
+        if store {
+            bytes = store_bytes(w, vdata, lane, size, d16 == Some(true))?;
+        }
+        for k in (0..size).step_by(chunk) {
+            let in_range = if stride == 0 || !idxen {
+                offset + (k + chunk) as u64 <= num_records.saturating_sub(0)
+                    && offset + k as u64 + chunk as u64 <= num_records
+            } else {
+                vidx < num_records && offset + (k + chunk) as u64 <= stride
+            };
+            if !in_range {
+                continue;
+            }
+            let a = addr0 + k as u64;
+            if store {
+                ctx.mem.write(a, &bytes[k..k + chunk]).map_err(|e| {
+                    Stop::Fault(
+                        Some(lane as u32),
+                        format!("buffer store within num_records: {e}"),
+                    )
+                })?;
+            } else {
+                ctx.mem.read(a, &mut bytes[k..k + chunk]).map_err(|e| {
+                    Stop::Fault(
+                        Some(lane as u32),
+                        format!("buffer load within num_records: {e}"),
+                    )
+                })?;
+            }
+        }
+        if lds_dma {
+            let a = w.s[M0 as usize]
+                .wrapping_add(inst_off as u32)
+                .wrapping_add((lane * size) as u32);
+            for (k, b) in bytes.iter().enumerate() {
+                ctx.lds.write(a.wrapping_add(k as u32), 1, *b as u64);
+            }
+        } else if !store {
+            load_into(w, vdata, lane, &bytes, signed, d16)?;
+        }
+    }
+    Ok(())
+}
+
+/// LDS (DS) instructions.
+fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
+    let ops = &ins.ops;
+    let word = ins.words[0];
+    let offset = word & 0xffff;
+    let (off0, off1) = (word & 0xff, (word >> 8) & 0xff);
+    if word >> 16 & 1 != 0 {
+        return unsup("GDS");
+    }
+    let exec = w.exec();
+    let addr = |w: &Wave, lane: usize| -> R<u32> {
+        Ok(w.vread(
+            &ops[if m.starts_with("ds_write") || !has_vdst(m) {
+                0
+            } else {
+                1
+            }],
+            lane,
+            Ty::B32,
+            ctx,
+        )? as u32)
+    };
+    match m {
+        "ds_bpermute_b32" | "ds_permute_b32" => {
+            let mut addrs = [0u32; LANES];
+            let mut data = [0u32; LANES];
+            for lane in 0..LANES {
+                addrs[lane] = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
+                data[lane] = w.vread(&ops[2], lane, Ty::B32, ctx)? as u32;
+            }
+            let mut out = [0u32; LANES];
+            if m == "ds_bpermute_b32" {
+                for lane in 0..LANES {
+                    if exec >> lane & 1 != 0 {
+                        let src = (addrs[lane].wrapping_add(offset) / 4 % 64) as usize;
+                        out[lane] = if exec >> src & 1 != 0 { data[src] } else { 0 };
+                    }
+                }
+            } else {
+                for lane in 0..LANES {
+                    if exec >> lane & 1 != 0 {
+                        let dst = (addrs[lane].wrapping_add(offset) / 4 % 64) as usize;
+                        out[dst] = data[lane];
+                    }
+                }
+            }
+            for (lane, &v) in out.iter().enumerate() {
+                if exec >> lane & 1 != 0 {
+                    w.vwrite(&ops[0], lane, Ty::B32, v as u64)?;
+                }
+            }
+            return Ok(());
+        }
+        "ds_swizzle_b32" => {
+            let mut data = [0u32; LANES];
+            for (lane, d) in data.iter_mut().enumerate() {
+                *d = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
+            }
+            for lane in 0..LANES {
+                if exec >> lane & 1 == 0 {
+                    continue;
+                }
+                let src = if offset & 0x8000 != 0 {
+                    lane / 4 * 4 + ((offset >> (2 * (lane % 4))) & 3) as usize
+                } else {
+                    let (and, or, xor) =
+                        (offset & 0x1f, (offset >> 5) & 0x1f, (offset >> 10) & 0x1f);
+                    (lane & 0x20) | (((lane as u32 & and) | or) ^ xor) as usize
+                };
+                let v = if exec >> src & 1 != 0 { data[src] } else { 0 };
+                w.vwrite(&ops[0], lane, Ty::B32, v as u64)?;
+            }
+            return Ok(());
+        }
+        "ds_nop" => return Ok(()),
+        _ => {}
+    }
+    let rest = &m[3..];
+    // Reads.
+    if let Some(kind) = rest
+        .strip_prefix("read_")
+        .or_else(|| rest.strip_prefix("load_"))
+    {
+        let (kind, d16) = match kind.strip_suffix("_d16_hi") {
+            Some(k) => (k, Some(true)),
+            None => match kind.strip_suffix("_d16") {
+                Some(k) => (k, Some(false)),
+                None => (kind, None),
+            },
+        };
+        let (size, signed) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr(w, lane)?.wrapping_add(offset);
+            let mut buf = vec![0u8; size];
+            for (k, chunk) in buf.chunks_mut(size.min(8)).enumerate() {
+                let v = ctx
+                    .lds
+                    .read(a.wrapping_add((k * size.min(8)) as u32), chunk.len());
+                chunk.copy_from_slice(&v.to_le_bytes()[..chunk.len()]);
+            }
+            load_into(w, &ops[0], lane, &buf, signed, d16)?;
+        }
+        return Ok(());
+    }
+    if let Some(kind) = rest
+        .strip_prefix("read2")
+        .or_else(|| rest.strip_prefix("load_2addr"))
+    {
+        let (st64, kind) = match kind.strip_prefix("st64") {
+            Some(k) => (true, k),
+            None => (false, kind),
+        };
+        let kind = kind.trim_start_matches('_');
+        let size = if kind == "b64" { 8 } else { 4 };
+        let scale = size as u32 * if st64 { 64 } else { 1 };
+        let (file, d) = reg_of(&ops[0])?;
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
+            let v0 = ctx.lds.read(a.wrapping_add(off0 * scale), size);
+            let v1 = ctx.lds.read(a.wrapping_add(off1 * scale), size);
+            let words = size / 4;
+            for k in 0..words {
+                w.vreg_mut(file, d + k)?[lane] = (v0 >> (32 * k)) as u32;
+                w.vreg_mut(file, d + words + k)?[lane] = (v1 >> (32 * k)) as u32;
+            }
+        }
+        return Ok(());
+    }
+    if let Some(kind) = rest
+        .strip_prefix("write2")
+        .or_else(|| rest.strip_prefix("store_2addr"))
+    {
+        let (st64, kind) = match kind.strip_prefix("st64") {
+            Some(k) => (true, k),
+            None => (false, kind),
+        };
+        let kind = kind.trim_start_matches('_');
+        let size = if kind == "b64" { 8 } else { 4 };
+        let scale = size as u32 * if st64 { 64 } else { 1 };
+        let ty = if size == 8 { Ty::B64 } else { Ty::B32 };
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = w.vread(&ops[0], lane, Ty::B32, ctx)? as u32;
+            let d0 = w.vread(&ops[1], lane, ty, ctx)?;
+            let d1 = w.vread(&ops[2], lane, ty, ctx)?;
+            ctx.lds.write(a.wrapping_add(off0 * scale), size, d0);
+            ctx.lds.write(a.wrapping_add(off1 * scale), size, d1);
+        }
+        return Ok(());
+    }
+    if let Some(kind) = rest
+        .strip_prefix("write_")
+        .or_else(|| rest.strip_prefix("store_"))
+    {
+        let (kind, hi) = match kind.strip_suffix("_d16_hi") {
+            Some(k) => (k, true),
+            None => (kind, false),
+        };
+        let (size, _) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = (w.vread(&ops[0], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+            let data = store_bytes(w, &ops[1], lane, size, hi)?;
+            for (k, b) in data.iter().enumerate() {
+                ctx.lds.write(a.wrapping_add(k as u32), 1, *b as u64);
+            }
+        }
+        return Ok(());
+    }
+    // Atomics: ds_OP_{u32,i32,f32,b32,u64,...} and the _rtn_ forms.
+    let (ret, kind) = match rest.split_once("_rtn_") {
+        Some((op, ty)) => (true, format!("{op}_{ty}")),
+        None => (false, rest.to_string()),
+    };
+    let (op, ty) = kind
+        .rsplit_once('_')
+        .ok_or_else(|| Stop::Unsupported(String::new()))?;
+    let size = if ty.ends_with("64") { 8 } else { 4 };
+    let aop = match (op, ty) {
+        ("add", "f32") => "add_f32".to_string(),
+        ("add", "f64") => "add_f64".to_string(),
+        ("max", "f32") | ("min", "f32") | ("max", "f64") | ("min", "f64") => format!("{op}_{ty}"),
+        ("min", t) | ("max", t) => format!("{op}_{t}"),
+        ("wrxchg", _) => "swap".to_string(),
+        ("cmpst", _) | ("cmpswap", _) => "cmpst".to_string(),
+        (o, _) => o.to_string(),
+    };
+    if atomic_op(&aop, size, 0, 0, 0).is_none() {
+        return unsup("");
+    }
+    let tyw = if size == 8 { Ty::B64 } else { Ty::B32 };
+    let (vaddr_i, data_i) = if ret { (1, 2) } else { (0, 1) };
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = (w.vread(&ops[vaddr_i], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+        let d0 = w.vread(&ops[data_i], lane, tyw, ctx)?;
+        let (cmp, d) = if aop == "cmpst" {
+            (d0, w.vread(&ops[data_i + 1], lane, tyw, ctx)?)
+        } else {
+            (0, d0)
+        };
+        let old = ctx.lds.read(a, size);
+        let new = atomic_op(&aop, size, old, d, cmp).unwrap_or(old);
+        ctx.lds.write(a, size, new);
+        if ret {
+            w.vwrite(&ops[0], lane, tyw, old)?;
+        }
+    }
+    Ok(())
+}
+
+fn has_vdst(m: &str) -> bool {
+    m.starts_with("ds_read") || m.starts_with("ds_load") || m.contains("_rtn_")
+}
+
+/// MFMA (CDNA2/CDNA3 matrix cores), single-block shapes: `v_mfma_f32_16x16x16_f16`,
+/// `_32x32x8_f16`, the `bf16_1k` ones of the same shapes, `_16x16x4_f32`, `_32x32x2_f32`.
+///
+/// Lane layouts (AMD's matrix instruction calculator, CDNA3): with `kl` =
+/// K·M/64 elements of A and B per lane, lane `l` holds `A[l % M][kl·(l / M) + e]`
+/// and `B[kl·(l / M) + e][l % M]` in its element `e`; D and C: for M = 16 lane
+/// `l` register `r` is `D[4·(l / 16) + r][l % 16]`, for M = 32 it is
+/// `D[8·(r / 4) + 4·(l / 32) + r % 4][l % 32]`.
+///
+/// Each output is C plus the K products summed in f64 and rounded once to
+/// f32 (products of f16/bf16 are exact); hardware adds in its own order and
+/// precision, so results agree within rounding, not bit for bit.
+pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let name = ins.mnemonic.as_str();
+    let (m, k, src) = match name {
+        "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, "f16"),
+        "v_mfma_f32_32x32x8_f16" | "v_mfma_f32_32x32x8f16" => (32, 8, "f16"),
+        "v_mfma_f32_16x16x16_bf16" | "v_mfma_f32_16x16x16bf16_1k" => (16, 16, "bf16"),
+        "v_mfma_f32_32x32x8_bf16" | "v_mfma_f32_32x32x8bf16_1k" => (32, 8, "bf16"),
+        "v_mfma_f32_16x16x4_f32" | "v_mfma_f32_16x16x4f32" => (16, 4, "f32"),
+        "v_mfma_f32_32x32x2_f32" | "v_mfma_f32_32x32x2f32" => (32, 2, "f32"),
+        _ => return unsup("this MFMA shape/type is not implemented"),
+    };
+    for key in ["cbsz", "abid", "blgp"] {
+        if ins.modifier(key).is_some_and(|v| v != "0") {
+            return unsup(format!("MFMA modifier {key}"));
+        }
+    }
+    if ins.ops.len() != 4 || ins.ops.iter().any(|o| o.neg || o.abs) {
+        return unsup("MFMA operands");
+    }
+    let kl = k * m / 64;
+    let dregs = m * m / 64;
+    // Gather A (m×k), B (k×m), C (m×m) from the lanes.
+    let mut a = vec![0f64; m * k];
+    let mut b = vec![0f64; k * m];
+    let elem = |w: &Wave, s: &Src, lane: usize, e: usize| -> R<f64> {
+        let plain = Src {
+            op: s.op.clone(),
+            neg: false,
+            abs: false,
+            sext: false,
+        };
+        Ok(match src {
+            "f32" => f32b(w.vread(&plain, lane, Ty::B32, ctx)?) as f64,
+            _ => {
+                let (file, i) = reg_of(s)?;
+                let word = w.vreg(file, i + e / 2)?[lane];
+                let bits = (word >> (16 * (e % 2))) as u16;
+                if src == "f16" {
+                    f16::from_bits(bits).to_f64()
+                } else {
+                    half::bf16::from_bits(bits).to_f64()
+                }
+            }
+        })
+    };
+    for lane in 0..LANES {
+        for e in 0..kl {
+            let kk = kl * (lane / m) + e;
+            if kk >= k {
+                continue;
+            }
+            a[(lane % m) * k + kk] = elem(w, &ins.ops[1], lane, e)?;
+            b[kk * m + lane % m] = elem(w, &ins.ops[2], lane, e)?;
+        }
+    }
+    let pos = |lane: usize, r: usize| -> (usize, usize) {
+        if m == 16 {
+            (4 * (lane / 16) + r, lane % 16)
+        } else {
+            (8 * (r / 4) + 4 * (lane / 32) + r % 4, lane % 32)
+        }
+    };
+    let mut d = vec![0u32; LANES * dregs];
+    for lane in 0..LANES {
+        for r in 0..dregs {
+            let (i, j) = pos(lane, r);
+            let c = match &ins.ops[3].op {
+                Operand::Int(_) | Operand::Float(_) => {
+                    f32b(w.vread(&ins.ops[3], lane, Ty::F32, ctx)?)
+                }
+                _ => {
+                    let (file, ci) = reg_of(&ins.ops[3])?;
+                    f32::from_bits(w.vreg(file, ci + r)?[lane])
+                }
+            };
+            let mut acc = c as f64;
+            for kk in 0..k {
+                acc += a[i * k + kk] * b[kk * m + j];
+            }
+            d[lane * dregs + r] = bf32(acc as f32) as u32;
+        }
+    }
+    // MFMA ignores exec for its result (all lanes are written).
+    let (file, di) = reg_of(&ins.ops[0])?;
+    for lane in 0..LANES {
+        for r in 0..dregs {
+            w.vreg_mut(file, di + r)?[lane] = d[lane * dregs + r];
+        }
+    }
+    Ok(())
+}
+
+/// The error for a stop at `ins`.
+pub fn stop_error(
+    stop: Stop,
+    kernel: &str,
+    ins: &Instruction,
+    line: Option<String>,
+    wg: [u32; 3],
+    wave: u32,
+) -> Error {
+    match stop {
+        Stop::Unsupported(detail) => Error::Unsupported {
+            kernel: kernel.to_string(),
+            mnemonic: ins.mnemonic.clone(),
+            addr: ins.addr,
+            text: ins.text.clone(),
+            line,
+            detail,
+        },
+        Stop::Fault(lane, what) => Error::Fault {
+            kernel: kernel.to_string(),
+            addr: ins.addr,
+            text: ins.text.clone(),
+            workgroup: wg,
+            wave,
+            lane,
+            what,
+        },
+    }
+}
+
+/// Run `wave` until it ends, reaches a barrier, or runs out of `budget`.
+pub fn run_until_blocked(
+    wave: &mut Wave,
+    ctx: &mut Ctx,
+    budget: u64,
+) -> std::result::Result<(), (Stop, usize)> {
+    let prog = ctx.program;
+    while wave.state == WaveState::Running {
+        if wave.executed >= budget {
+            return Ok(());
+        }
+        let pc = wave.pc;
+        let Some(ins) = prog.instructions.get(pc) else {
+            return Err((
+                Stop::Fault(
+                    None,
+                    "ran past the end of the kernel's code without s_endpgm".into(),
+                ),
+                pc.saturating_sub(1),
+            ));
+        };
+        // An operand form the executor does not expect (an index past the
+        // operands LLVM printed) is an unsupported instruction, not a crash.
+        let stepped =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(wave, ins, ctx)));
+        match stepped {
+            Ok(r) => r.map_err(|s| (s, pc))?,
+            Err(_) => {
+                return Err((
+                    Stop::Unsupported("this operand form (the executor stopped on it)".into()),
+                    pc,
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dpp_controls_pick_the_documented_lanes() {
+        assert_eq!(dpp_source(0x111, 0), None);
+        assert_eq!(dpp_source(0x111, 17), Some(16));
+        assert_eq!(dpp_source(0x101, 15), None);
+        assert_eq!(dpp_source(0x1b, 0), Some(3)); // quad_perm:[3,2,1,0]
+        assert_eq!(dpp_source(0x140, 16), Some(31));
+        assert_eq!(dpp_source(0x142, 20), Some(15));
+    }
+
+    #[test]
+    fn division_helpers_match_ieee_on_normal_values() {
+        let (n, d) = (7.0f32, 3.0f32);
+        let (ds, vcc) = div_scale32(d, d, n);
+        assert!(!vcc);
+        assert_eq!(ds, d);
+        assert_eq!(div_fixup32(n / d, d, n), n / d);
+        assert_eq!(div_fixup32(1.0, 0.0, 1.0), f32::INFINITY);
+    }
+}
+
+/// Probes whether the executor implements instructions, by running each once
+/// on a scratch wave with empty memory: only "unsupported" (or a panic on
+/// an operand form the executor does not expect) counts as not implemented;
+/// a fault (no memory there) means the semantics exist.
+pub struct Probe {
+    wave: Wave,
+    lds: Lds,
+    mem: Memory,
+    program: crate::decode::Program,
+}
+
+impl Default for Probe {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Probe {
+    /// A probe with a full register file and 64 KiB of LDS.
+    pub fn new() -> Self {
+        Probe {
+            wave: Wave::new(512, 256),
+            lds: Lds::new(65536),
+            mem: Memory::new(),
+            program: crate::decode::Program {
+                kernel: String::new(),
+                instructions: Vec::new(),
+                index: std::collections::HashMap::new(),
+                lines: std::collections::HashMap::new(),
+            },
+        }
+    }
+
+    /// Whether `ins` runs (see [`Probe`]).
+    pub fn implements(&mut self, ins: &Instruction) -> bool {
+        // Zeroed registers: a refusal that depends on data (a swizzled V#)
+        // is not counted against the instruction's form.
+        self.wave.s = [0; 128];
+        for r in self.wave.v.iter_mut().chain(self.wave.a.iter_mut()) {
+            *r = [0; LANES];
+        }
+        self.wave.set_exec(u64::MAX);
+        self.wave.state = WaveState::Running;
+        self.wave.pc = 0;
+        let Probe {
+            wave,
+            lds,
+            mem,
+            program,
+        } = self;
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut ctx = Ctx {
+                program,
+                mem,
+                lds,
+                shared_base_hi: 1,
+                private_base_hi: 2,
+            };
+            step(wave, ins, &mut ctx)
+        }));
+        !matches!(result, Err(_) | Ok(Err(Stop::Unsupported(_))))
+    }
+}
+#[cfg(test)]
+mod probe_tests {
+    use super::*;
+
+    #[test]
+    fn the_probe_tells_implemented_from_unimplemented_forms() {
+        let line = |t: &str| crate::decode::parse_line(t).unwrap().unwrap();
+        let mut p = Probe::new();
+        assert!(p.implements(&line(
+            "\tbuffer_store_dword v2, v3, s[24:27], 0 offen // 000000001600: E0701000 80060203"
+        )));
+        assert!(p.implements(&line(
+            "\tds_write_b32 v38, v39 offset:2112 // 000000001600: D81A0840 00002726"
+        )));
+        assert!(p.implements(&line(
+            "\tbuffer_load_dword v21, s[4:7], 0 offen lds // 000000001600: E0511000 80011500"
+        )));
+        assert!(!p.implements(&line(
+            "\tbuffer_atomic_add_f32 v140, v7, s[32:35], 0 offen offset:256 // 000000001600: E1341100 80088C07"
+        )));
+        assert!(!p.implements(&line(
+            "\ts_memtime s[2:3] // 000000001600: C0900080 00000000"
+        )));
+    }
+
+    fn run_one(text: &str, init: impl FnOnce(&mut Wave)) -> Wave {
+        let ins = crate::decode::parse_line(&format!("\t{text} // 000000001600: 00000000"))
+            .unwrap()
+            .unwrap();
+        let mut p = Probe::new();
+        p.wave.set_exec(u64::MAX);
+        init(&mut p.wave);
+        let Probe {
+            wave,
+            lds,
+            mem,
+            program,
+        } = &mut p;
+        let mut ctx = Ctx {
+            program,
+            mem,
+            lds,
+            shared_base_hi: 1,
+            private_base_hi: 2,
+        };
+        step(wave, &ins, &mut ctx).unwrap_or_else(|_| panic!("{text} did not run"));
+        p.wave
+    }
+
+    #[test]
+    fn sdwa_selects_sources_and_places_the_result() {
+        // src0 BYTE_2 of 0x00AB0000 = 0xAB, src1 WORD_1 of 0x00050000 = 5;
+        // 0xB0 goes to BYTE_1, the other bytes of v0 are preserved.
+        let w = run_one(
+            "v_add_u32_sdwa v0, v1, v2 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_2 src1_sel:WORD_1",
+            |w| {
+                w.v[0] = [0x1122_3344; LANES];
+                w.v[1] = [0x00AB_0000; LANES];
+                w.v[2] = [0x0005_0000; LANES];
+            },
+        );
+        assert_eq!(w.v[0][5], 0x1122_B044);
+        // sext of BYTE_0 0xFF = -1; -1 << 4 = 0xFFFFFFF0 in WORD_0, padded with 0.
+        let w = run_one(
+            "v_lshlrev_b32_sdwa v0, v1, sext(v2) dst_sel:WORD_0 dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:BYTE_0",
+            |w| {
+                w.v[1] = [4; LANES];
+                w.v[2] = [0x0000_00FF; LANES];
+            },
+        );
+        assert_eq!(w.v[0][0], 0x0000_FFF0);
+        let w = run_one(
+            "v_cmp_eq_u32_sdwa s[22:23], v0, v11 src0_sel:DWORD src1_sel:WORD_0",
+            |w| {
+                w.v[0] = [7; LANES];
+                w.v[11] = [0xABCD_0007; LANES];
+                w.v[11][3] = 0xABCD_0008;
+            },
+        );
+        assert_eq!(w.s[22], !(1 << 3));
+        assert_eq!(w.s[23], u32::MAX);
+    }
+
+    #[test]
+    fn vop3_modifiers_neg_abs_clamp_omod() {
+        let w = run_one("v_add_f32_e64 v0, -|v1|, v2 clamp", |w| {
+            w.v[1] = [(-0.25f32).to_bits(); LANES];
+            w.v[2] = [0.5f32.to_bits(); LANES];
+        });
+        assert_eq!(f32::from_bits(w.v[0][0]), 0.25);
+        let w = run_one("v_mul_f32_e64 v0, v1, v2 mul:2", |w| {
+            w.v[1] = [3.0f32.to_bits(); LANES];
+            w.v[2] = [0.5f32.to_bits(); LANES];
+        });
+        assert_eq!(f32::from_bits(w.v[0][0]), 3.0);
+        let w = run_one("v_fmamk_f32 v1, v2, 0x40000000, v1", |w| {
+            w.v[1] = [1.0f32.to_bits(); LANES];
+            w.v[2] = [3.0f32.to_bits(); LANES];
+        });
+        assert_eq!(f32::from_bits(w.v[1][0]), 7.0);
+    }
+
+    #[test]
+    fn vop3p_packed_halves_follow_op_sel() {
+        // lo = a.hi * b.lo + c.lo, hi = a.lo * b.hi + c.hi (op_sel:[1,0,0] op_sel_hi:[0,1,1]).
+        let h = |x: f32| half::f16::from_f32(x).to_bits() as u32;
+        let w = run_one(
+            "v_pk_fma_f16 v0, v1, v2, v3 op_sel:[1,0,0] op_sel_hi:[0,1,1]",
+            |w| {
+                w.v[1] = [h(2.0) | h(3.0) << 16; LANES];
+                w.v[2] = [h(5.0) | h(7.0) << 16; LANES];
+                w.v[3] = [h(1.0) | h(-1.0) << 16; LANES];
+            },
+        );
+        assert_eq!(w.v[0][0], h(16.0) | h(13.0) << 16);
+    }
+
+    #[test]
+    fn an_unexpected_operand_form_is_unsupported_not_a_crash() {
+        let ins = crate::decode::parse_line("\tv_readlane_b32 s0 // 000000001600: D2890000")
+            .unwrap()
+            .unwrap();
+        let mut p = Probe::new();
+        p.program.instructions.push(ins);
+        p.wave.set_exec(u64::MAX);
+        let Probe {
+            wave,
+            lds,
+            mem,
+            program,
+        } = &mut p;
+        let mut ctx = Ctx {
+            program,
+            mem,
+            lds,
+            shared_base_hi: 1,
+            private_base_hi: 2,
+        };
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let r = run_until_blocked(wave, &mut ctx, 10);
+        std::panic::set_hook(hook);
+        assert!(matches!(r, Err((Stop::Unsupported(d), 0)) if d.contains("operand form")));
+    }
+}

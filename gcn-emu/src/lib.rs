@@ -1,0 +1,52 @@
+//! A functional emulator of AMDGPU kernels, run from their built code objects.
+//!
+//! It runs one dispatch of one kernel on the CPU, wave by wave, with the
+//! semantics of AMD's CDNA ISA documents and LLVM's AMDGPU definitions.
+//! Targets: gfx90a, gfx942, gfx950 (CDNA2/CDNA3/CDNA4), wave64.
+//!
+//! The stages, one module each:
+//!
+//! | stage | module | what |
+//! |---|---|---|
+//! | load | [`load`] | the code object: kernel descriptors, metadata `.args`, `.text` |
+//! | decode | [`decode`] | `llvm-objdump -d` output parsed into [`decode::Instruction`]s |
+//! | execute | [`exec`] | one wave's state and the semantics of each instruction |
+//! | memory | [`memory`] | named allocations in one address space; LDS |
+//! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
+//!
+//! The decoder knows nothing of the semantics: it turns LLVM's text into
+//! operands; the executor gives them meaning. An instruction the executor
+//! does not implement is an [`Error::Unsupported`] naming the mnemonic and
+//! address, never skipped.
+//!
+//! ```no_run
+//! use gcn_emu::{load::CodeObject, decode::Program, memory::Memory, dispatch::{Launch, ArgValue}};
+//! let co = CodeObject::read_file(std::path::Path::new("saxpy.hsaco"))?;
+//! let kernel = co.kernel("saxpy")?;
+//! let program = Program::disassemble(&co, kernel, &gcn_emu::decode::find_objdump(None)?)?;
+//! let mem = Memory::new();
+//! let x = mem.alloc_bytes("x", &[0u8; 1024]);
+//! let y = mem.alloc_bytes("y", &[0u8; 1024]);
+//! let launch = Launch::new([1, 1, 1], [256, 1, 1]);
+//! let args = [ArgValue::Bytes(2.0f32.to_le_bytes().to_vec()), ArgValue::Pointer(x),
+//!             ArgValue::Pointer(y), ArgValue::Bytes(256u32.to_le_bytes().to_vec())];
+//! gcn_emu::dispatch::run(&co, kernel, &program, &mem, &args, &launch)?;
+//! # Ok::<(), gcn_emu::Error>(())
+//! ```
+
+// The error type carries the faulting instruction and its location by value;
+// errors end a run, so their size costs nothing on the hot path.
+#![allow(clippy::result_large_err)]
+
+pub mod decode;
+pub mod dispatch;
+pub mod exec;
+pub mod load;
+pub mod memory;
+pub mod npy;
+
+mod error;
+pub use error::Error;
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,376 @@
+//! Loading a code object: its kernel descriptors, metadata and code.
+//!
+//! References: LLVM's AMDGPUUsage, sections "Kernel Descriptor", "Code
+//! Object V5 Metadata" (v6 adds nothing the emulator reads) and "Initial
+//! Kernel Execution State".
+
+use std::path::Path;
+
+use object::{Object, ObjectSection, ObjectSymbol};
+use rmpv::Value;
+
+use crate::{Error, Result};
+
+/// A loaded code object (an AMDGPU ELF shared object).
+#[derive(Debug, Clone)]
+pub struct CodeObject {
+    /// Where it came from (for messages).
+    pub path: String,
+    /// The whole file.
+    pub bytes: Vec<u8>,
+    /// The processor, e.g. `gfx942`.
+    pub processor: String,
+    /// The full target string of the metadata, e.g. `amdgcn-amd-amdhsa--gfx942:xnack-`.
+    pub target: String,
+    /// The kernels, in metadata order.
+    pub kernels: Vec<Kernel>,
+}
+
+/// One kernel: its descriptor, metadata and code range.
+#[derive(Debug, Clone)]
+pub struct Kernel {
+    /// The kernel's name (`.name`).
+    pub name: String,
+    /// The descriptor.
+    pub descriptor: Descriptor,
+    /// The explicit and hidden arguments, in metadata order.
+    pub args: Vec<Arg>,
+    /// Size in bytes of the kernarg segment (`.kernarg_segment_size`).
+    pub kernarg_size: u32,
+    /// Alignment of the kernarg segment.
+    pub kernarg_align: u32,
+    /// Wavefront size (`.wavefront_size`).
+    pub wavefront_size: u32,
+    /// Address of the first instruction.
+    pub entry: u64,
+    /// End of the kernel's code (from the symbol's size), exclusive.
+    pub code_end: u64,
+}
+
+/// The fields of the 64-byte kernel descriptor the emulator uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Descriptor {
+    /// Fixed LDS size in bytes.
+    pub group_segment_fixed_size: u32,
+    /// Fixed scratch size per work-item in bytes.
+    pub private_segment_fixed_size: u32,
+    /// Kernarg size in bytes.
+    pub kernarg_size: u32,
+    /// Byte offset of the entry from the descriptor.
+    pub kernel_code_entry_byte_offset: i64,
+    /// COMPUTE_PGM_RSRC1.
+    pub rsrc1: u32,
+    /// COMPUTE_PGM_RSRC2.
+    pub rsrc2: u32,
+    /// COMPUTE_PGM_RSRC3.
+    pub rsrc3: u32,
+    /// kernel_code_properties (user SGPR enables, wave32).
+    pub properties: u16,
+    /// Kernarg preload: length in dwords (bits 0–6) and offset (bits 7–15).
+    pub kernarg_preload: u16,
+}
+
+impl Descriptor {
+    /// Parse the 64 bytes.
+    pub fn parse(b: &[u8; 64]) -> Self {
+        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
+        Descriptor {
+            group_segment_fixed_size: u32_at(0),
+            private_segment_fixed_size: u32_at(4),
+            kernarg_size: u32_at(8),
+            kernel_code_entry_byte_offset: i64::from_le_bytes(b[16..24].try_into().unwrap()),
+            rsrc3: u32_at(44),
+            rsrc1: u32_at(48),
+            rsrc2: u32_at(52),
+            properties: u16::from_le_bytes([b[56], b[57]]),
+            kernarg_preload: u16::from_le_bytes([b[58], b[59]]),
+        }
+    }
+    /// ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER (4 user SGPRs).
+    pub fn private_segment_buffer(&self) -> bool {
+        self.properties & 1 != 0
+    }
+    /// ENABLE_SGPR_DISPATCH_PTR (2).
+    pub fn dispatch_ptr(&self) -> bool {
+        self.properties & 2 != 0
+    }
+    /// ENABLE_SGPR_QUEUE_PTR (2).
+    pub fn queue_ptr(&self) -> bool {
+        self.properties & 4 != 0
+    }
+    /// ENABLE_SGPR_KERNARG_SEGMENT_PTR (2).
+    pub fn kernarg_segment_ptr(&self) -> bool {
+        self.properties & 8 != 0
+    }
+    /// ENABLE_SGPR_DISPATCH_ID (2).
+    pub fn dispatch_id(&self) -> bool {
+        self.properties & 16 != 0
+    }
+    /// ENABLE_SGPR_FLAT_SCRATCH_INIT (2).
+    pub fn flat_scratch_init(&self) -> bool {
+        self.properties & 32 != 0
+    }
+    /// ENABLE_SGPR_PRIVATE_SEGMENT_SIZE (1).
+    pub fn private_segment_size(&self) -> bool {
+        self.properties & 64 != 0
+    }
+    /// ENABLE_WAVEFRONT_SIZE32.
+    pub fn wave32(&self) -> bool {
+        self.properties & (1 << 10) != 0
+    }
+    /// USER_SGPR_COUNT: where the system SGPRs start.
+    pub fn user_sgpr_count(&self) -> u32 {
+        (self.rsrc2 >> 1) & 0x1f
+    }
+    /// ENABLE_PRIVATE_SEGMENT: the private segment wave offset SGPR.
+    pub fn private_segment_wave_offset(&self) -> bool {
+        self.rsrc2 & 1 != 0
+    }
+    /// ENABLE_SGPR_WORKGROUP_ID_X, _Y, _Z.
+    pub fn workgroup_id(&self) -> [bool; 3] {
+        [
+            self.rsrc2 & (1 << 7) != 0,
+            self.rsrc2 & (1 << 8) != 0,
+            self.rsrc2 & (1 << 9) != 0,
+        ]
+    }
+    /// ENABLE_SGPR_WORKGROUP_INFO.
+    pub fn workgroup_info(&self) -> bool {
+        self.rsrc2 & (1 << 10) != 0
+    }
+    /// ENABLE_VGPR_WORKITEM_ID: 0 = X, 1 = X and Y, 2 = X, Y and Z.
+    pub fn workitem_id_vgprs(&self) -> u32 {
+        (self.rsrc2 >> 11) & 3
+    }
+    /// VGPRs (architected plus accumulation) the kernel may use:
+    /// (GRANULATED_WORKITEM_VGPR_COUNT + 1) × 8 on gfx90a and later.
+    pub fn vgpr_count(&self) -> u32 {
+        ((self.rsrc1 & 0x3f) + 1) * 8
+    }
+    /// First AGPR in the unified register file (gfx90a+: ACCUM_OFFSET).
+    pub fn accum_offset(&self) -> u32 {
+        ((self.rsrc3 & 0x3f) + 1) * 4
+    }
+    /// Kernarg preload length in dwords.
+    pub fn kernarg_preload_length(&self) -> u32 {
+        (self.kernarg_preload & 0x7f) as u32
+    }
+    /// Kernarg preload offset in dwords.
+    pub fn kernarg_preload_offset(&self) -> u32 {
+        (self.kernarg_preload >> 7) as u32
+    }
+}
+
+/// One kernel argument of the metadata.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Arg {
+    /// `.name`, when present.
+    pub name: Option<String>,
+    /// `.offset` in the kernarg segment.
+    pub offset: u32,
+    /// `.size` in bytes.
+    pub size: u32,
+    /// `.value_kind`, e.g. `global_buffer`, `by_value`, `hidden_block_count_x`.
+    pub value_kind: String,
+    /// `.address_space`, when present (`global`, `generic`, ...).
+    pub address_space: Option<String>,
+    /// `.type_name`, when present.
+    pub type_name: Option<String>,
+}
+
+impl Arg {
+    /// Whether the dispatch fills it (a `hidden_*` kind) rather than the caller.
+    pub fn is_hidden(&self) -> bool {
+        self.value_kind.starts_with("hidden_")
+    }
+    /// Whether it is a pointer to a buffer.
+    pub fn is_pointer(&self) -> bool {
+        matches!(
+            self.value_kind.as_str(),
+            "global_buffer" | "dynamic_shared_pointer"
+        )
+    }
+}
+
+fn field<'a>(map: &'a Value, key: &str) -> Option<&'a Value> {
+    map.as_map()?
+        .iter()
+        .find(|(k, _)| k.as_str() == Some(key))
+        .map(|(_, v)| v)
+}
+
+impl CodeObject {
+    /// Read and load a code object file.
+    pub fn read_file(path: &Path) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            action: "read",
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(bytes, &path.display().to_string())
+    }
+
+    /// Load a code object from its bytes; `path` names it in messages.
+    pub fn parse(bytes: Vec<u8>, path: &str) -> Result<Self> {
+        let file = object::File::parse(&*bytes).map_err(|e| {
+            Error::load(format!(
+                "{path}: not an ELF code object ({e}); give a .hsaco / .co built for an AMDGPU target \
+                 (a HIP offload bundle must be unbundled first, e.g. clang --no-gpu-bundle-output)"
+            ))
+        })?;
+        // e_machine (bytes 18..20) must be EM_AMDGPU (224).
+        if bytes.get(18..20) != Some(&[224, 0][..]) {
+            return Err(Error::load(format!(
+                "{path}: an ELF file, but not an AMDGPU code object (e_machine is not EM_AMDGPU)"
+            )));
+        }
+        let mut meta: Option<Value> = None;
+        for section in file.sections() {
+            if !matches!(section.kind(), object::SectionKind::Note)
+                && !section.name().unwrap_or("").starts_with(".note")
+            {
+                continue;
+            }
+            let data = section.data().unwrap_or(&[]);
+            let mut at = 0usize;
+            while at + 12 <= data.len() {
+                let rd = |o: usize| u32::from_le_bytes(data[o..o + 4].try_into().unwrap()) as usize;
+                let (namesz, descsz, ty) = (rd(at), rd(at + 4), rd(at + 8));
+                let name_start = at + 12;
+                let desc_start = name_start + namesz.div_ceil(4) * 4;
+                let desc_end = desc_start + descsz;
+                if desc_end > data.len() {
+                    break;
+                }
+                let name = &data[name_start..name_start + namesz];
+                if ty == 32 && name.starts_with(b"AMDGPU") {
+                    let v = rmpv::decode::read_value(&mut &data[desc_start..desc_end]).map_err(
+                        |e| {
+                            Error::load(format!(
+                                "{path}: the AMDGPU metadata note is not valid MessagePack: {e}"
+                            ))
+                        },
+                    )?;
+                    meta = Some(v);
+                }
+                at = desc_start + descsz.div_ceil(4) * 4;
+            }
+        }
+        let meta = meta.ok_or_else(|| {
+            Error::load(format!(
+                "{path}: no AMDGPU metadata note (NT_AMDGPU_METADATA); code object v3 or later is needed"
+            ))
+        })?;
+        let target = field(&meta, "amdhsa.target")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        // `amdgcn-amd-amdhsa--gfx942:xnack-` or `amdgpu9.42-amd-amdhsa-unknown-gfx942`.
+        let processor = target
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .rsplit('-')
+            .next()
+            .unwrap_or("")
+            .to_string();
+        let mut kernels = Vec::new();
+        let list = field(&meta, "amdhsa.kernels")
+            .and_then(Value::as_array)
+            .ok_or_else(|| Error::load(format!("{path}: the metadata has no amdhsa.kernels")))?;
+        for k in list {
+            let s = |key: &str| field(k, key).and_then(Value::as_str).map(str::to_string);
+            let n = |key: &str| field(k, key).and_then(Value::as_u64);
+            let name = s(".name").ok_or_else(|| {
+                Error::load(format!("{path}: a kernel in the metadata has no .name"))
+            })?;
+            let symbol = s(".symbol").unwrap_or_else(|| format!("{name}.kd"));
+            let mut args = Vec::new();
+            for a in field(k, ".args")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let an = |key: &str| field(a, key).and_then(Value::as_u64);
+                let as_ = |key: &str| field(a, key).and_then(Value::as_str).map(str::to_string);
+                args.push(Arg {
+                    name: as_(".name"),
+                    offset: an(".offset").ok_or_else(|| {
+                        Error::load(format!(
+                            "{path}: kernel `{name}`: an argument has no .offset"
+                        ))
+                    })? as u32,
+                    size: an(".size").ok_or_else(|| {
+                        Error::load(format!("{path}: kernel `{name}`: an argument has no .size"))
+                    })? as u32,
+                    value_kind: as_(".value_kind").unwrap_or_default(),
+                    address_space: as_(".address_space"),
+                    type_name: as_(".type_name"),
+                });
+            }
+            let kd_sym = file.symbols().find(|sym| sym.name() == Ok(symbol.as_str()));
+            let kd_sym = kd_sym.ok_or_else(|| {
+                Error::load(format!(
+                    "{path}: kernel `{name}`: no descriptor symbol `{symbol}`"
+                ))
+            })?;
+            let kd_bytes = read_at(&file, kd_sym.address(), 64).ok_or_else(|| {
+                Error::load(format!(
+                    "{path}: kernel `{name}`: descriptor `{symbol}` at {:#x} is not inside a section with data",
+                    kd_sym.address()
+                ))
+            })?;
+            let descriptor = Descriptor::parse(kd_bytes.try_into().unwrap());
+            let entry = (kd_sym.address() as i64 + descriptor.kernel_code_entry_byte_offset) as u64;
+            let code_end = file
+                .symbols()
+                .find(|sym| sym.address() == entry && sym.kind() == object::SymbolKind::Text)
+                .map(|sym| entry + sym.size())
+                .filter(|&e| e > entry)
+                .unwrap_or(u64::MAX);
+            kernels.push(Kernel {
+                name,
+                descriptor,
+                args,
+                kernarg_size: n(".kernarg_segment_size").unwrap_or(0) as u32,
+                kernarg_align: n(".kernarg_segment_align").unwrap_or(8) as u32,
+                wavefront_size: n(".wavefront_size").unwrap_or(64) as u32,
+                entry,
+                code_end,
+            });
+        }
+        Ok(CodeObject {
+            path: path.to_string(),
+            processor,
+            target,
+            kernels,
+            bytes,
+        })
+    }
+
+    /// The kernel named `name`; the error lists the kernels there are.
+    pub fn kernel(&self, name: &str) -> Result<&Kernel> {
+        self.kernels.iter().find(|k| k.name == name).ok_or_else(|| {
+            Error::launch(format!(
+                "{}: no kernel `{name}`; the code object has: {}",
+                self.path,
+                self.kernels
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })
+    }
+}
+
+fn read_at<'d>(file: &object::File<'d>, addr: u64, len: u64) -> Option<&'d [u8]> {
+    for s in file.sections() {
+        if addr >= s.address() && addr + len <= s.address() + s.size() {
+            let data = s.data().ok()?;
+            let o = (addr - s.address()) as usize;
+            return data.get(o..o + len as usize);
+        }
+    }
+    None
+}

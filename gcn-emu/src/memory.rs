@@ -1,0 +1,210 @@
+//! Memory: one address space of named allocations (global memory), and the
+//! LDS of a workgroup.
+//!
+//! Allocations get 64 KiB-aligned addresses from 4 GiB upwards with an
+//! unmapped 64 KiB gap after each, so that an access past the end of one
+//! buffer does not land in the next. Bytes are atomics: workgroups run on
+//! several threads and may touch the same memory. Read-modify-write atomics
+//! take the allocation's lock, so they are atomic with respect to each other.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, RwLock};
+
+/// First address handed out.
+const FIRST: u64 = 1 << 32;
+/// Allocation alignment and the gap after each allocation.
+const ALIGN: u64 = 1 << 16;
+
+/// One named allocation.
+#[derive(Debug)]
+pub struct Allocation {
+    /// Its name (e.g. `arg1`, `kernarg`).
+    pub name: String,
+    /// Its first address.
+    pub base: u64,
+    data: Vec<AtomicU8>,
+    lock: Mutex<()>,
+}
+
+impl Allocation {
+    /// Size in bytes.
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+    /// Whether it holds no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+/// The address space.
+#[derive(Debug, Default)]
+pub struct Memory {
+    allocs: RwLock<Vec<Allocation>>,
+}
+
+/// A read or write outside every allocation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unmapped {
+    /// The first address accessed.
+    pub addr: u64,
+    /// The access size.
+    pub size: usize,
+    /// The nearest allocation below the address and how far past its end the access is.
+    pub near: Option<(String, u64, u64)>,
+}
+
+impl std::fmt::Display for Unmapped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}-byte access at {:#x} is outside every allocation",
+            self.size, self.addr
+        )?;
+        if let Some((name, base, len)) = &self.near {
+            write!(
+                f,
+                " (nearest below: `{name}` at {base:#x}, {len} bytes; the access is at byte offset {} of it)",
+                self.addr - base
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Memory {
+    /// An empty address space.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Allocate `bytes.len()` bytes holding `bytes`; returns the address.
+    pub fn alloc_bytes(&self, name: &str, bytes: &[u8]) -> u64 {
+        let mut allocs = self.allocs.write().unwrap_or_else(|e| e.into_inner());
+        let base = allocs
+            .last()
+            .map(|a| (a.base + a.data.len() as u64).div_ceil(ALIGN) * ALIGN + ALIGN)
+            .unwrap_or(FIRST);
+        allocs.push(Allocation {
+            name: name.to_string(),
+            base,
+            data: bytes.iter().map(|&b| AtomicU8::new(b)).collect(),
+            lock: Mutex::new(()),
+        });
+        base
+    }
+
+    /// The bytes of the allocation at `base`, or `None`.
+    pub fn contents(&self, base: u64) -> Option<Vec<u8>> {
+        let allocs = self.allocs.read().unwrap_or_else(|e| e.into_inner());
+        let a = allocs.iter().find(|a| a.base == base)?;
+        Some(a.data.iter().map(|b| b.load(Ordering::Relaxed)).collect())
+    }
+
+    fn with<R>(
+        &self,
+        addr: u64,
+        size: usize,
+        f: impl FnOnce(&Allocation, usize) -> R,
+    ) -> Result<R, Unmapped> {
+        let allocs = self.allocs.read().unwrap_or_else(|e| e.into_inner());
+        let i = allocs.partition_point(|a| a.base <= addr);
+        if i > 0 {
+            let a = &allocs[i - 1];
+            let off = addr - a.base;
+            if off + size as u64 <= a.data.len() as u64 {
+                return Ok(f(a, off as usize));
+            }
+            return Err(Unmapped {
+                addr,
+                size,
+                near: Some((a.name.clone(), a.base, a.data.len() as u64)),
+            });
+        }
+        Err(Unmapped {
+            addr,
+            size,
+            near: None,
+        })
+    }
+
+    /// Read `out.len()` bytes at `addr`.
+    pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), Unmapped> {
+        self.with(addr, out.len(), |a, o| {
+            for (i, b) in out.iter_mut().enumerate() {
+                *b = a.data[o + i].load(Ordering::Relaxed);
+            }
+        })
+    }
+
+    /// Write `bytes` at `addr`.
+    pub fn write(&self, addr: u64, bytes: &[u8]) -> Result<(), Unmapped> {
+        self.with(addr, bytes.len(), |a, o| {
+            for (i, b) in bytes.iter().enumerate() {
+                a.data[o + i].store(*b, Ordering::Relaxed);
+            }
+        })
+    }
+
+    /// Atomically replace the `size`-byte little-endian value at `addr`
+    /// by `f(old)`; returns the old value.
+    pub fn atomic(
+        &self,
+        addr: u64,
+        size: usize,
+        f: impl FnOnce(u64) -> u64,
+    ) -> Result<u64, Unmapped> {
+        self.with(addr, size, |a, o| {
+            let _guard = a.lock.lock().unwrap_or_else(|e| e.into_inner());
+            let mut old = 0u64;
+            for i in 0..size {
+                old |= (a.data[o + i].load(Ordering::Relaxed) as u64) << (8 * i);
+            }
+            let new = f(old);
+            for i in 0..size {
+                a.data[o + i].store((new >> (8 * i)) as u8, Ordering::Relaxed);
+            }
+            old
+        })
+    }
+}
+
+/// The LDS of one workgroup: `size` bytes; accesses past the end read 0
+/// and their writes are dropped (as on hardware, where M0/the allocation
+/// bounds LDS addressing).
+#[derive(Debug, Clone)]
+pub struct Lds {
+    /// The bytes.
+    pub data: Vec<u8>,
+}
+
+impl Lds {
+    /// Zero-filled LDS of `size` bytes.
+    pub fn new(size: usize) -> Self {
+        Lds {
+            data: vec![0; size],
+        }
+    }
+    /// Read a little-endian value of `size` bytes (0 when out of range).
+    pub fn read(&self, addr: u32, size: usize) -> u64 {
+        let a = addr as usize;
+        if a + size > self.data.len() {
+            return 0;
+        }
+        let mut v = 0u64;
+        for i in 0..size {
+            v |= (self.data[a + i] as u64) << (8 * i);
+        }
+        v
+    }
+    /// Write a little-endian value of `size` bytes (dropped when out of range).
+    pub fn write(&mut self, addr: u32, size: usize, v: u64) {
+        let a = addr as usize;
+        if a + size > self.data.len() {
+            return;
+        }
+        for i in 0..size {
+            self.data[a + i] = (v >> (8 * i)) as u8;
+        }
+    }
+}

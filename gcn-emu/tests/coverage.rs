@@ -1,0 +1,153 @@
+//! Coverage: the share of distinct mnemonics in the corpora (the aiter
+//! sample in tests/corpus/aiter, IREE's objects in tests/corpus/iree for
+//! gfx90a/gfx942/gfx950) that the executor implements, and the number of
+//! kernels whose every instruction is implemented. The figures are printed
+//! (`cargo test -p gcn-emu --test coverage -- --nocapture`) and are in the
+//! book (guide/run.md); the floors below fail the test if they drop.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use gcn_emu::decode::{find_objdump, Program};
+use gcn_emu::exec::Probe;
+use gcn_emu::load::CodeObject;
+
+fn objects(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            objects(&p, out);
+        } else if matches!(p.extension().and_then(|e| e.to_str()), Some("co" | "hsaco")) {
+            out.push(p);
+        }
+    }
+}
+
+struct Figures {
+    mnemonics: BTreeMap<String, bool>,
+    example: BTreeMap<String, String>,
+    kernels: usize,
+    complete: Vec<String>,
+    /// Mnemonic → kernels it keeps from running.
+    blockers: BTreeMap<String, usize>,
+}
+
+fn survey(dirs: &[&str]) -> Figures {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+    let mut files = Vec::new();
+    for d in dirs {
+        objects(&root.join(d), &mut files);
+    }
+    files.sort();
+    let objdump = find_objdump(None).unwrap();
+    let mut probe = Probe::new();
+    // Silence the panics the probe catches.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let mut f = Figures {
+        mnemonics: BTreeMap::new(),
+        example: BTreeMap::new(),
+        kernels: 0,
+        complete: Vec::new(),
+        blockers: BTreeMap::new(),
+    };
+    for file in &files {
+        let Ok(co) = CodeObject::read_file(file) else {
+            continue;
+        };
+        for k in &co.kernels {
+            let Ok(p) = Program::disassemble(&co, k, &objdump) else {
+                continue;
+            };
+            f.kernels += 1;
+            let mut all = true;
+            let mut seen = BTreeSet::new();
+            let mut missing = BTreeSet::new();
+            for ins in &p.instructions {
+                let key = (
+                    ins.mnemonic.clone(),
+                    ins.mods.iter().map(|m| m.0.clone()).collect::<Vec<_>>(),
+                );
+                let ok = if seen.insert(key.clone()) {
+                    probe.implements(ins)
+                } else {
+                    *f.mnemonics.get(&ins.mnemonic).unwrap_or(&true)
+                };
+                if !ok {
+                    f.example
+                        .entry(ins.mnemonic.clone())
+                        .or_insert_with(|| ins.text.clone());
+                }
+                let e = f.mnemonics.entry(ins.mnemonic.clone()).or_insert(true);
+                *e &= ok;
+                all &= ok;
+                if !ok {
+                    missing.insert(ins.mnemonic.clone());
+                }
+            }
+            for m in missing {
+                *f.blockers.entry(m).or_default() += 1;
+            }
+            if all {
+                f.complete.push(format!(
+                    "{}: {}",
+                    file.strip_prefix(&root).unwrap().display(),
+                    k.name
+                ));
+            }
+        }
+    }
+    std::panic::set_hook(hook);
+    f
+}
+
+fn report(name: &str, f: &Figures) -> f64 {
+    let done = f.mnemonics.values().filter(|&&v| v).count();
+    let share = done as f64 / f.mnemonics.len() as f64;
+    println!("{name}: {done} of {} distinct mnemonics implemented ({:.1}%); {} of {} kernels fully implemented", f.mnemonics.len(), share * 100.0, f.complete.len(), f.kernels);
+    for k in &f.complete {
+        println!("  complete: {k}");
+    }
+    let missing: Vec<&str> = f
+        .mnemonics
+        .iter()
+        .filter(|(_, &v)| !v)
+        .map(|(k, _)| k.as_str())
+        .collect();
+    println!("  not implemented: {}", missing.join(" "));
+    let mut blockers: Vec<_> = f.blockers.iter().collect();
+    blockers.sort_by(|a, b| b.1.cmp(a.1));
+    println!(
+        "  kernels each missing mnemonic blocks: {}",
+        blockers
+            .iter()
+            .map(|(m, n)| format!("{m} {n}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for (m, e) in &f.example {
+        println!("    e.g. {m}: {e}");
+    }
+    share
+}
+
+fn iree_corpus_coverage() {
+    let f = survey(&["iree/gfx90a", "iree/gfx942", "iree/gfx950"]);
+    let share = report("IREE corpus", &f);
+    assert!(share >= 0.96, "{share}");
+    assert!(f.complete.len() >= 7, "{}", f.complete.len());
+}
+
+fn aiter_sample_coverage() {
+    let f = survey(&["aiter/gfx942", "aiter/gfx950"]);
+    let share = report("aiter sample", &f);
+    assert!(share >= 0.88, "{share}");
+    assert!(f.complete.len() >= 6, "{}", f.complete.len());
+}
+
+/// One test: the panic hook the probe silences is process-wide.
+#[test]
+fn coverage_of_the_corpora() {
+    iree_corpus_coverage();
+    aiter_sample_coverage();
+}

@@ -1,0 +1,416 @@
+//! `gcn-patch run`: one dispatch of a kernel of a code object in the
+//! emulator (the `gcn-emu` crate), with arguments from `--arg` specs, and
+//! every buffer written back as `.npy`.
+
+use std::path::PathBuf;
+
+use gcn_emu::decode::Program;
+use gcn_emu::dispatch::{ArgValue, Launch, Stats};
+use gcn_emu::load::{Arg, CodeObject};
+use gcn_emu::memory::Memory;
+use gcn_emu::npy::Array;
+
+use super::Tools;
+use crate::diag::{Diagnostic, Diagnostics};
+
+/// The byte every `out:` buffer is filled with before the run: f16/bf16/f32/f64
+/// elements read as NaN, integers as -1 (all bits set), so that unwritten
+/// output is visible.
+pub const POISON: u8 = 0xff;
+
+/// What `gcn-patch run` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The code object.
+    pub object: PathBuf,
+    /// The kernel's name.
+    pub kernel: String,
+    /// Workgroups in `X[,Y[,Z]]`.
+    pub grid: String,
+    /// Work-items per workgroup in `X[,Y[,Z]]`.
+    pub block: String,
+    /// One spec per explicit argument, in metadata order.
+    pub args: Vec<String>,
+    /// Where to write `arg<I>.npy` for every buffer argument.
+    pub out: Option<PathBuf>,
+    /// Run the sanitizer (not implemented yet: refused).
+    pub sanitize: bool,
+    /// Seed of the sanitizer's schedule (no effect until it exists).
+    pub seed: u64,
+    /// Per-wave instruction budget (default [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
+    pub max_instructions: Option<u64>,
+}
+
+/// What a clean run did.
+#[derive(Debug, Clone)]
+pub struct RunReport {
+    /// The kernel.
+    pub kernel: String,
+    /// The code object's processor.
+    pub processor: String,
+    /// Counts.
+    pub stats: Stats,
+    /// Files written (one per buffer argument), in argument order.
+    pub outputs: Vec<PathBuf>,
+}
+
+/// Why `gcn-patch run` failed: the exit code tells them apart.
+#[derive(Debug)]
+pub enum RunError {
+    /// Bad input (arguments, object, launch): exit 2.
+    Usage(Diagnostics),
+    /// The emulated kernel faulted, hit an unsupported instruction or its
+    /// instruction budget: exit 1.
+    Failed(Diagnostics),
+}
+
+impl From<Diagnostic> for RunError {
+    fn from(d: Diagnostic) -> Self {
+        RunError::Usage(d.into())
+    }
+}
+
+/// Element types of `--arg` specs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dtype {
+    /// Integers.
+    I8,
+    /// Integers.
+    U8,
+    /// Integers.
+    I16,
+    /// Integers.
+    U16,
+    /// Integers.
+    I32,
+    /// Integers.
+    U32,
+    /// Integers.
+    I64,
+    /// Integers.
+    U64,
+    /// IEEE half.
+    F16,
+    /// bfloat16.
+    Bf16,
+    /// IEEE single.
+    F32,
+    /// IEEE double.
+    F64,
+}
+
+const DTYPES: &str = "i8, u8, i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64";
+
+impl Dtype {
+    /// Parse a name such as `f32`.
+    pub fn parse(s: &str) -> Option<Self> {
+        use Dtype::*;
+        Some(match s {
+            "i8" => I8,
+            "u8" => U8,
+            "i16" => I16,
+            "u16" => U16,
+            "i32" => I32,
+            "u32" => U32,
+            "i64" => I64,
+            "u64" => U64,
+            "f16" => F16,
+            "bf16" => Bf16,
+            "f32" => F32,
+            "f64" => F64,
+            _ => return None,
+        })
+    }
+    /// Size in bytes.
+    pub fn size(self) -> usize {
+        use Dtype::*;
+        match self {
+            I8 | U8 => 1,
+            I16 | U16 | F16 | Bf16 => 2,
+            I32 | U32 | F32 => 4,
+            I64 | U64 | F64 => 8,
+        }
+    }
+    /// NumPy type string (bf16, which NumPy lacks, as its raw bits `<u2`).
+    pub fn descr(self) -> &'static str {
+        use Dtype::*;
+        match self {
+            I8 => "|i1",
+            U8 => "|u1",
+            I16 => "<i2",
+            U16 | Bf16 => "<u2",
+            I32 => "<i4",
+            U32 => "<u4",
+            I64 => "<i8",
+            U64 => "<u8",
+            F16 => "<f2",
+            F32 => "<f4",
+            F64 => "<f8",
+        }
+    }
+    /// The little-endian bytes of `text` as this type.
+    pub fn encode(self, text: &str) -> Result<Vec<u8>, String> {
+        use Dtype::*;
+        let int = |min: i128, max: i128| -> Result<i128, String> {
+            let t = text.trim();
+            let v = if let Some(h) = t.strip_prefix("0x") {
+                i128::from_str_radix(h, 16).ok()
+            } else {
+                t.parse::<i128>().ok()
+            }
+            .ok_or_else(|| format!("`{text}` is not an integer"))?;
+            if v < min || v > max {
+                return Err(format!("{text} does not fit {self:?} ({min}..={max})").to_lowercase());
+            }
+            Ok(v)
+        };
+        let float = || {
+            text.trim()
+                .parse::<f64>()
+                .map_err(|_| format!("`{text}` is not a number"))
+        };
+        Ok(match self {
+            I8 => (int(i8::MIN as i128, i8::MAX as i128)? as i8)
+                .to_le_bytes()
+                .to_vec(),
+            U8 => (int(0, u8::MAX as i128)? as u8).to_le_bytes().to_vec(),
+            I16 => (int(i16::MIN as i128, i16::MAX as i128)? as i16)
+                .to_le_bytes()
+                .to_vec(),
+            U16 => (int(0, u16::MAX as i128)? as u16).to_le_bytes().to_vec(),
+            I32 => (int(i32::MIN as i128, i32::MAX as i128)? as i32)
+                .to_le_bytes()
+                .to_vec(),
+            U32 => (int(0, u32::MAX as i128)? as u32).to_le_bytes().to_vec(),
+            I64 => (int(i64::MIN as i128, i64::MAX as i128)? as i64)
+                .to_le_bytes()
+                .to_vec(),
+            U64 => (int(0, u64::MAX as i128)? as u64).to_le_bytes().to_vec(),
+            F16 => half::f16::from_f64(float()?).to_le_bytes().to_vec(),
+            Bf16 => half::bf16::from_f64(float()?).to_le_bytes().to_vec(),
+            F32 => (float()? as f32).to_le_bytes().to_vec(),
+            F64 => float()?.to_le_bytes().to_vec(),
+        })
+    }
+}
+
+/// One parsed `--arg`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgSpec {
+    /// `PATH.npy`: a buffer holding the array.
+    Npy(PathBuf),
+    /// `out:DTYPE:COUNT`: a buffer of COUNT poisoned elements.
+    Out(Dtype, usize),
+    /// `DTYPE:VALUE`: a value.
+    Value(Dtype, Vec<u8>),
+}
+
+impl ArgSpec {
+    /// Parse one spec; the error says what forms there are.
+    pub fn parse(spec: &str) -> Result<Self, String> {
+        let forms = "expected PATH.npy, out:DTYPE:COUNT or DTYPE:VALUE";
+        if spec.ends_with(".npy") {
+            return Ok(ArgSpec::Npy(PathBuf::from(spec)));
+        }
+        if let Some(rest) = spec.strip_prefix("out:") {
+            let (d, n) = rest
+                .split_once(':')
+                .ok_or_else(|| format!("`{spec}`: {forms} (COUNT missing)"))?;
+            let d = Dtype::parse(d)
+                .ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES})"))?;
+            let n = n
+                .parse::<usize>()
+                .map_err(|_| format!("`{spec}`: COUNT `{n}` is not a non-negative integer"))?;
+            if n.checked_mul(d.size()).is_none_or(|b| b > 1 << 34) {
+                return Err(format!(
+                    "`{spec}`: {n} elements is more than the emulator allocates (16 GiB)"
+                ));
+            }
+            return Ok(ArgSpec::Out(d, n));
+        }
+        let (d, v) = spec
+            .split_once(':')
+            .ok_or_else(|| format!("`{spec}`: {forms}"))?;
+        let d = Dtype::parse(d)
+            .ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES}); {forms}"))?;
+        let bytes = d.encode(v).map_err(|e| format!("`{spec}`: {e}"))?;
+        Ok(ArgSpec::Value(d, bytes))
+    }
+}
+
+/// Parse `X[,Y[,Z]]` (missing dimensions are 1).
+pub fn parse_dims(what: &str, s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("--{what} `{s}`: expected X[,Y[,Z]]"));
+    }
+    let mut d = [1u32; 3];
+    for (i, p) in parts.iter().enumerate() {
+        d[i] = p
+            .trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|&v| v > 0)
+            .ok_or_else(|| format!("--{what} `{s}`: `{p}` is not a positive integer"))?;
+    }
+    Ok(d)
+}
+
+fn usage(msg: impl Into<String>) -> RunError {
+    RunError::Usage(Diagnostic::error(msg).into())
+}
+
+fn emu_usage(e: gcn_emu::Error) -> RunError {
+    usage(e.to_string())
+}
+
+fn describe(i: usize, a: &Arg) -> String {
+    let name = a
+        .name
+        .as_deref()
+        .map(|n| format!(" `{n}`"))
+        .unwrap_or_default();
+    format!("argument {i}{name} ({}, {} bytes)", a.value_kind, a.size)
+}
+
+/// Run the dispatch `opts` describes.
+pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
+    if opts.sanitize {
+        return Err(RunError::Usage(
+            Diagnostic::error("--sanitize is not implemented yet")
+                .with_help("run without --sanitize; the sanitizer is step 4 of issue 26")
+                .into(),
+        ));
+    }
+    let grid = parse_dims("grid", &opts.grid).map_err(usage)?;
+    let block = parse_dims("block", &opts.block).map_err(usage)?;
+    let specs: Vec<ArgSpec> = opts
+        .args
+        .iter()
+        .map(|s| ArgSpec::parse(s).map_err(|e| usage(format!("--arg {e}"))))
+        .collect::<Result<_, _>>()?;
+    if let Some(out) = opts.out.as_ref().filter(|o| o.exists() && !o.is_dir()) {
+        return Err(usage(format!(
+            "--out {}: exists and is not a directory",
+            out.display()
+        )));
+    }
+    let co = CodeObject::read_file(&opts.object).map_err(emu_usage)?;
+    let kernel = co.kernel(&opts.kernel).map_err(emu_usage)?.clone();
+    let explicit: Vec<Arg> = kernel
+        .args
+        .iter()
+        .filter(|a| !a.is_hidden())
+        .cloned()
+        .collect();
+    if explicit.len() != specs.len() {
+        let list: Vec<String> = explicit
+            .iter()
+            .enumerate()
+            .map(|(i, a)| describe(i, a))
+            .collect();
+        return Err(RunError::Usage(
+            Diagnostic::error(format!(
+                "kernel `{}` takes {} explicit argument(s), {} --arg given",
+                kernel.name,
+                explicit.len(),
+                specs.len()
+            ))
+            .with_note(if list.is_empty() {
+                "it takes none".to_string()
+            } else {
+                list.join("\n")
+            })
+            .with_help("give one --arg per argument, in this order")
+            .into(),
+        ));
+    }
+    let mem = Memory::new();
+    let mut values = Vec::new();
+    let mut buffers: Vec<(usize, u64, String, Vec<usize>)> = Vec::new();
+    for (i, (a, spec)) in explicit.iter().zip(&specs).enumerate() {
+        let pointer = a.is_pointer() || a.address_space.is_some() && a.value_kind != "by_value";
+        match spec {
+            ArgSpec::Npy(_) | ArgSpec::Out(..) if !pointer => {
+                return Err(usage(format!(
+                    "{} takes a value (DTYPE:VALUE), not a buffer (`{}`)",
+                    describe(i, a),
+                    opts.args[i]
+                )));
+            }
+            ArgSpec::Npy(p) => {
+                let arr = Array::read(p).map_err(emu_usage)?;
+                let addr = mem.alloc_bytes(&format!("arg{i}"), &arr.data);
+                buffers.push((i, addr, arr.descr.clone(), arr.shape.clone()));
+                values.push(ArgValue::Pointer(addr));
+            }
+            ArgSpec::Out(d, n) => {
+                let addr = mem.alloc_bytes(&format!("arg{i}"), &vec![POISON; n * d.size()]);
+                buffers.push((i, addr, d.descr().to_string(), vec![*n]));
+                values.push(ArgValue::Pointer(addr));
+            }
+            ArgSpec::Value(d, bytes) => {
+                if pointer && !(bytes.len() == 8 && bytes.iter().all(|&b| b == 0)) {
+                    return Err(usage(format!(
+                        "{} is a pointer: give PATH.npy, out:DTYPE:COUNT, or u64:0 for a null pointer (`{}` given)",
+                        describe(i, a),
+                        opts.args[i]
+                    )));
+                }
+                if bytes.len() != a.size as usize {
+                    return Err(usage(format!(
+                        "{}: `{}` gives {} bytes ({:?}); use a DTYPE of {} bytes",
+                        describe(i, a),
+                        opts.args[i],
+                        bytes.len(),
+                        d,
+                        a.size
+                    )));
+                }
+                values.push(ArgValue::Bytes(bytes.clone()));
+            }
+        }
+    }
+    let tc = tools.find(None).map_err(RunError::Usage)?;
+    let objdump = tc.llvm_tool("llvm-objdump");
+    let program = Program::disassemble(&co, &kernel, &objdump).map_err(emu_usage)?;
+    let mut launch = Launch::new(grid, block);
+    if let Some(m) = opts.max_instructions {
+        launch.max_instructions = m;
+    }
+    let stats = gcn_emu::dispatch::run(&co, &kernel, &program, &mem, &values, &launch).map_err(
+        |e| match e {
+            gcn_emu::Error::Launch { .. } => emu_usage(e),
+            e => RunError::Failed(Diagnostic::error(e.to_string()).into()),
+        },
+    )?;
+    let mut outputs = Vec::new();
+    if let Some(dir) = &opts.out {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            RunError::Failed(
+                Diagnostic::error(format!("cannot create {}: {e}", dir.display())).into(),
+            )
+        })?;
+        for (i, addr, descr, shape) in &buffers {
+            let data = mem.contents(*addr).unwrap_or_default();
+            let arr = Array {
+                descr: descr.clone(),
+                shape: shape.clone(),
+                data,
+            };
+            let path = dir.join(format!("arg{i}.npy"));
+            crate::output::write_atomic(&path, &arr.to_bytes()).map_err(|e| {
+                RunError::Failed(
+                    Diagnostic::error(format!("cannot write {}: {e}", path.display())).into(),
+                )
+            })?;
+            outputs.push(path);
+        }
+    }
+    Ok(RunReport {
+        kernel: kernel.name.clone(),
+        processor: co.processor.clone(),
+        stats,
+        outputs,
+    })
+}

@@ -1,0 +1,380 @@
+//! `gcn-patch run` end to end: HIP kernels compiled with the real clang-22,
+//! emulated, their .npy outputs compared with references; and bad input
+//! (objects, argument specs, argument counts), unsupported instructions and
+//! the instruction budget, with their messages snapshot-tested.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{repo, required_tool};
+use gcn_emu::npy::Array;
+
+fn gcn_patch(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+        .args(["run"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run gcn-patch")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Compile gcn-emu/tests/kernels/NAME.hip (or tests/corpus/src/NAME.hip)
+/// for `target` into `dir/NAME.hsaco`.
+fn build(dir: &Path, name: &str, target: &str) -> PathBuf {
+    let clang = required_tool("clang-22", common::LLVM_INSTALL);
+    let mut src = repo()
+        .join("gcn-emu/tests/kernels")
+        .join(format!("{name}.hip"));
+    if !src.exists() {
+        src = repo().join("tests/corpus/src").join(format!("{name}.hip"));
+    }
+    let out = dir.join(format!("{name}.hsaco"));
+    let o = Command::new(clang)
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "--no-gpu-bundle-output",
+        ])
+        .arg(format!("--offload-arch={target}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
+fn npy_f32(path: &Path, v: &[f32]) {
+    Array::new("<f4", v.iter().flat_map(|x| x.to_le_bytes()).collect())
+        .write(path)
+        .unwrap();
+}
+
+#[test]
+fn saxpy_runs_from_npy_inputs_and_writes_npy_outputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for target in ["gfx90a", "gfx942", "gfx950"] {
+        build(d, "saxpy", target);
+        let x: Vec<f32> = (0..1000).map(|i| i as f32 * 0.25 - 7.0).collect();
+        let y: Vec<f32> = (0..1000).map(|i| 1.0 / (i as f32 + 1.0)).collect();
+        npy_f32(&d.join("x.npy"), &x);
+        npy_f32(&d.join("y.npy"), &y);
+        let o = gcn_patch(
+            d,
+            &[
+                "saxpy.hsaco",
+                "--kernel",
+                "saxpy",
+                "--grid",
+                "4",
+                "--block",
+                "256",
+                "--arg",
+                "f32:-1.5",
+                "--arg",
+                "x.npy",
+                "--arg",
+                "y.npy",
+                "--arg",
+                "u32:1000",
+                "--out",
+                "out",
+            ],
+        );
+        assert!(o.status.success(), "{target}: {}", stderr(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(
+            stdout.contains("ran clean: 4 workgroup(s), 16 wave(s)"),
+            "{stdout}"
+        );
+        let got = Array::read(&d.join("out/arg2.npy")).unwrap();
+        assert_eq!(
+            (got.descr.as_str(), got.shape.as_slice()),
+            ("<f4", &[1000usize][..])
+        );
+        for i in 0..1000 {
+            let g = f32::from_le_bytes(got.data[4 * i..4 * i + 4].try_into().unwrap());
+            assert_eq!(
+                g.to_bits(),
+                (-1.5f32).mul_add(x[i], y[i]).to_bits(),
+                "{target}: y[{i}]"
+            );
+        }
+        assert_eq!(
+            Array::read(&d.join("out/arg1.npy")).unwrap().data.len(),
+            4000
+        );
+    }
+}
+
+#[test]
+fn out_buffers_are_poisoned_so_unwritten_elements_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build(d, "saxpy", "gfx942");
+    npy_f32(&d.join("x.npy"), &[1.0; 300]);
+    // y is an out: buffer of 300 poisoned (NaN) elements; n = 200 leaves 100 unwritten.
+    let o = gcn_patch(
+        d,
+        &[
+            "saxpy.hsaco",
+            "-k",
+            "saxpy",
+            "--grid",
+            "2",
+            "--block",
+            "256",
+            "--arg",
+            "f32:2",
+            "--arg",
+            "x.npy",
+            "--arg",
+            "out:f32:300",
+            "--arg",
+            "u32:200",
+            "--out",
+            "o",
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let y = Array::read(&d.join("o/arg2.npy")).unwrap();
+    let v: Vec<f32> = y
+        .data
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    // 2 * 1 + NaN = NaN for the first 200 too: the kernel reads y.
+    assert!(v[..200].iter().all(|f| f.is_nan()));
+    // Elements 200.. were never written: still the poison bytes.
+    assert!(v[200..].iter().all(|f| f.to_bits() == 0xffff_ffff));
+}
+
+fn snapshot_case(d: &Path, args: &[&str]) -> String {
+    let o = gcn_patch(d, args);
+    format!(
+        "$ gcn-patch run {}\nexit {}\n{}",
+        args.join(" "),
+        o.status.code().unwrap_or(-1),
+        stderr(&o)
+    )
+}
+
+#[test]
+fn bad_argument_specs_and_counts_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build(d, "saxpy", "gfx942");
+    npy_f32(&d.join("x.npy"), &[1.0; 4]);
+    let base = ["saxpy.hsaco", "-k", "saxpy", "--grid", "1", "--block", "64"];
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["--arg", "f32:1"],
+        vec![
+            "--arg", "f33:1", "--arg", "x.npy", "--arg", "x.npy", "--arg", "u32:4",
+        ],
+        vec![
+            "--arg", "f32:abc", "--arg", "x.npy", "--arg", "x.npy", "--arg", "u32:4",
+        ],
+        vec![
+            "--arg", "f32:1", "--arg", "out:f32", "--arg", "x.npy", "--arg", "u32:4",
+        ],
+        vec![
+            "--arg", "f32:1", "--arg", "x.npy", "--arg", "x.npy", "--arg", "u8:300",
+        ],
+        vec![
+            "--arg", "f32:1", "--arg", "x.npy", "--arg", "x.npy", "--arg", "u64:4",
+        ],
+        vec![
+            "--arg", "x.npy", "--arg", "x.npy", "--arg", "x.npy", "--arg", "u32:4",
+        ],
+        vec![
+            "--arg", "f32:1", "--arg", "u32:5", "--arg", "x.npy", "--arg", "u32:4",
+        ],
+        vec![
+            "--arg",
+            "f32:1",
+            "--arg",
+            "missing.npy",
+            "--arg",
+            "x.npy",
+            "--arg",
+            "u32:4",
+        ],
+        vec![
+            "--arg",
+            "f32:1",
+            "--arg",
+            "x.npy",
+            "--arg",
+            "x.npy",
+            "--arg",
+            "u32:4",
+            "--sanitize",
+        ],
+    ];
+    let mut all = String::new();
+    for c in cases {
+        let mut args = base.to_vec();
+        args.extend(c);
+        let s = snapshot_case(d, &args);
+        assert!(s.contains("\nexit 2\n"), "{s}");
+        all.push_str(&s);
+        all.push('\n');
+    }
+    let grid = snapshot_case(
+        d,
+        &["saxpy.hsaco", "-k", "saxpy", "--grid", "0", "--block", "64"],
+    );
+    all.push_str(&grid);
+    let mut args = vec![
+        "saxpy.hsaco",
+        "-k",
+        "saxpy",
+        "--grid",
+        "1",
+        "--block",
+        "64,32",
+    ];
+    args.extend([
+        "--arg", "f32:1", "--arg", "x.npy", "--arg", "x.npy", "--arg", "u32:4",
+    ]);
+    let block = snapshot_case(d, &args);
+    all.push_str(&block);
+    let kernel = snapshot_case(
+        d,
+        &["saxpy.hsaco", "-k", "nope", "--grid", "1", "--block", "64"],
+    );
+    all.push_str(&kernel);
+    assert!(!d.join("out").exists());
+    insta::assert_snapshot!("bad_arguments", all);
+}
+
+#[test]
+fn malformed_objects_are_usage_errors_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let saxpy = build(d, "saxpy", "gfx942");
+    std::fs::write(d.join("text.hsaco"), "not an object\n").unwrap();
+    let bytes = std::fs::read(&saxpy).unwrap();
+    std::fs::write(d.join("cut.hsaco"), &bytes[..bytes.len() / 3]).unwrap();
+    std::fs::write(d.join("empty.hsaco"), b"").unwrap();
+    // The host's own ELF: not AMDGPU.
+    std::fs::copy(env!("CARGO_BIN_EXE_gcn-patch"), d.join("host.elf")).unwrap();
+    let mut all = String::new();
+    for f in [
+        "text.hsaco",
+        "cut.hsaco",
+        "empty.hsaco",
+        "host.elf",
+        "absent.hsaco",
+    ] {
+        let s = snapshot_case(
+            d,
+            &[
+                f, "-k", "saxpy", "--grid", "1", "--block", "64", "--out", "o",
+            ],
+        );
+        assert!(s.contains("\nexit 2\n"), "{s}");
+        all.push_str(&s.replace(&d.display().to_string(), "[TMP]"));
+    }
+    assert!(!d.join("o").exists(), "nothing written on failure");
+    insta::assert_snapshot!("malformed_objects", all);
+}
+
+#[test]
+fn an_unsupported_instruction_is_an_error_naming_it_and_its_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build(d, "memtime", "gfx942");
+    let s = snapshot_case(
+        d,
+        &[
+            "memtime.hsaco",
+            "-k",
+            "memtime",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "out:u64:1",
+            "--out",
+            "o",
+        ],
+    );
+    assert!(s.contains("\nexit 1\n"), "{s}");
+    assert!(!d.join("o").exists(), "nothing written on failure");
+    insta::assert_snapshot!("unsupported_instruction", s);
+}
+
+#[test]
+fn an_endless_kernel_is_stopped_by_the_budget_with_its_loop() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build(d, "spin", "gfx942");
+    Array::new("<u4", vec![0; 4])
+        .write(&d.join("flag.npy"))
+        .unwrap();
+    let s = snapshot_case(
+        d,
+        &[
+            "spin.hsaco",
+            "-k",
+            "spin",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "flag.npy",
+            "--arg",
+            "out:u32:1",
+            "--max-instructions",
+            "5000",
+        ],
+    );
+    assert!(s.contains("\nexit 1\n"), "{s}");
+    insta::assert_snapshot!("instruction_budget", s);
+}
+
+#[test]
+fn a_fault_names_the_lane_and_the_nearest_buffer() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build(d, "saxpy", "gfx942");
+    npy_f32(&d.join("x.npy"), &[1.0; 64]);
+    // n = 100 but the buffers hold 64 elements: lane 0 of wave 1 reads past x.
+    let s = snapshot_case(
+        d,
+        &[
+            "saxpy.hsaco",
+            "-k",
+            "saxpy",
+            "--grid",
+            "1",
+            "--block",
+            "128",
+            "--arg",
+            "f32:1",
+            "--arg",
+            "x.npy",
+            "--arg",
+            "x.npy",
+            "--arg",
+            "u32:100",
+        ],
+    );
+    assert!(s.contains("\nexit 1\n"), "{s}");
+    insta::assert_snapshot!("fault", s);
+}
