@@ -13,7 +13,7 @@
 //! | `lint` | [`lint::lint`] |
 //! | `build`, `triton-override` | [`build::build`] |
 //! | `lift`, `import` | [`lift::lift`], [`import::import`] |
-//! | `pin`, `edit`, `save` | [`crate::patch::pin()`], [`crate::patch::quilt::edit`], [`crate::patch::quilt::save`] |
+//! | `pin`, `edit`, `save`, `patches`, `drop` | [`crate::patch::pin()`], [`crate::patch::quilt::edit`], [`crate::patch::quilt::save`], [`crate::patch::quilt::list`], [`crate::patch::quilt::drop`] |
 //! | `targets` | [`targets::targets`] |
 //!
 //! Environment variables are read through [`env()`] only.

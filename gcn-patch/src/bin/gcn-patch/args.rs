@@ -161,9 +161,13 @@ pub(crate) enum Command {
     },
     /// Write KERNEL's dump with its diffs applied (rules run after them) to a
     /// work file under .gcn-patch/edit/ and print its path; edit it, then `save`.
+    /// A work file holding edits not saved yet is refused (exit 1), not overwritten.
     Edit {
         /// Kernel name from the manifest.
         kernel: String,
+        /// Overwrite the work file even if it holds unsaved edits (they are lost).
+        #[arg(long)]
+        force: bool,
         /// The source building this target (default: the first source).
         #[arg(long, short)]
         target: Option<String>,
@@ -173,7 +177,8 @@ pub(crate) enum Command {
     },
     /// Turn the edits in KERNEL's work file into the next numbered unified
     /// diff patches/<kernel>/NNNN-NAME.diff, appended to the source's
-    /// `patches` (quilt style). No change: says so and writes nothing.
+    /// `patches` (quilt style). NAME of the source's last patch: that patch is
+    /// refreshed in place instead. No change: says so and writes nothing.
     Save {
         /// Kernel name from the manifest.
         kernel: String,
@@ -184,6 +189,29 @@ pub(crate) enum Command {
         manifest: PathBuf,
         #[command(flatten)]
         llvm: LlvmArgs,
+    },
+    /// List KERNEL's patches in the order they apply, source by source.
+    Patches {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+    },
+    /// Remove KERNEL's patch NAME from the manifest and delete its file (the
+    /// patches after it must still apply). The kernel's work file goes too;
+    /// one holding unsaved edits is refused unless --force.
+    Drop {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// The patch: its name (`coarser-waits`) or file name (`0002-coarser-waits.diff`).
+        name: String,
+        /// Drop even if the work file holds unsaved edits (they are lost).
+        #[arg(long)]
+        force: bool,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
     },
     /// Build KERNEL for --target from the unpatched and the patched dump,
     /// disassemble both with llvm-objdump and print a unified diff of the

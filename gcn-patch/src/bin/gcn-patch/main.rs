@@ -11,8 +11,10 @@
 //! gcn-patch import PATH... [--manifest M]       copy dumps under asm/, pin them, add them to the manifest
 //! gcn-patch build --out DIR [--manifest M] [--target T]... [--locked] [-j N]
 //!                                               every kernel × target to DIR/<target>/, writes kernels.lock
-//! gcn-patch edit KERNEL [--target T] [--manifest M]   write the patched dump to a work file, print its path
-//! gcn-patch save KERNEL NAME [--manifest M]     the work file's edits -> patches/<kernel>/NNNN-NAME.diff
+//! gcn-patch edit KERNEL [--target T] [--manifest M] [--force]   write the patched dump to a work file, print its path
+//! gcn-patch save KERNEL NAME [--manifest M]     the work file's edits -> patches/<kernel>/NNNN-NAME.diff (or refresh NAME)
+//! gcn-patch patches KERNEL [--manifest M]       list a kernel's patches in order
+//! gcn-patch drop KERNEL NAME [--manifest M] [--force]   remove a patch
 //! gcn-patch objdiff KERNEL --target T [--manifest M]   disassembly diff, unpatched vs patched
 //! gcn-patch iree-flags --out DIR --target T [--manifest M]   iree-compile substitution flags
 //! ```
@@ -149,11 +151,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         }
         Command::Edit {
             kernel,
+            force,
             target,
             manifest,
         } => {
             let target = target.as_deref().map(ops::parse_target).transpose()?;
-            let w = gcn_patch::patch::quilt::edit(&manifest, &kernel, target.as_ref())?;
+            let w = gcn_patch::patch::quilt::edit(&manifest, &kernel, target.as_ref(), force)?;
             println!("{}", w.path.display());
             eprintln!(
                 "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
@@ -182,11 +185,63 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     rel,
                     added,
                     removed,
+                    refreshed: false,
                 } => eprintln!(
                     "gcn-patch: wrote {} (+{added} -{removed} lines) and added it to {}",
                     rel.display(),
                     manifest.display()
                 ),
+                Saved::Patch {
+                    rel,
+                    added,
+                    removed,
+                    refreshed: true,
+                } => eprintln!(
+                    "gcn-patch: refreshed {} (now +{added} -{removed} lines)",
+                    rel.display()
+                ),
+            }
+        }
+        Command::Patches { kernel, manifest } => {
+            let listed = gcn_patch::patch::quilt::list(&manifest, &kernel)?;
+            if listed.is_empty() {
+                eprintln!("gcn-patch: kernel `{kernel}` has no patches");
+            }
+            let mut dump = None;
+            for p in &listed {
+                if dump.as_ref() != Some(&p.dump) {
+                    println!("{}:", p.dump.display());
+                    dump = Some(p.dump.clone());
+                }
+                let lines = match p.lines {
+                    Some((a, r)) => format!("+{a} -{r}"),
+                    None => "unreadable".into(),
+                };
+                println!(
+                    "  {:>2}  {:<24} {}  ({lines})",
+                    p.index,
+                    p.name,
+                    p.rel.display()
+                );
+            }
+        }
+        Command::Drop {
+            kernel,
+            name,
+            force,
+            manifest,
+        } => {
+            let d = gcn_patch::patch::quilt::drop(&manifest, &kernel, &name, force)?;
+            eprintln!(
+                "gcn-patch: dropped {} from {} and deleted it",
+                d.rel.display(),
+                manifest.display()
+            );
+            if let Some(w) = d.work {
+                eprintln!(
+                    "gcn-patch: removed the work file {} (it held the dropped changes); run `gcn-patch edit {kernel}` for a fresh one",
+                    w.display()
+                );
             }
         }
         Command::Lift {
