@@ -63,6 +63,17 @@ impl Plan {
     }
 }
 
+/// Whether `source` builds for `target` when asked to (`--target`): one of
+/// its `targets`, or a target of the same generation (the rule [`plan`]'s
+/// `extra` targets follow; every command taking `--target` uses it).
+pub fn builds_for(source: &crate::manifest::SourceSpec, target: &TargetId) -> bool {
+    source.targets.contains(target)
+        || source
+            .targets
+            .iter()
+            .any(|s| s.processor.generation == target.processor.generation)
+}
+
 /// Build the plan: pins, patches and rules of every source; then one job per
 /// source × target (plus `extra` targets of the same generation as a source's own).
 /// All failures are collected, not just the first. One source at a time; see
@@ -110,11 +121,7 @@ pub fn plan_with(
         let source = &manifest.kernels[ki].sources[si];
         let mut targets: Vec<TargetId> = source.targets.clone();
         for t in extra {
-            let same_generation = source
-                .targets
-                .iter()
-                .any(|s| s.processor.generation == t.processor.generation);
-            if same_generation && !targets.contains(t) {
+            if builds_for(source, t) && !targets.contains(t) {
                 targets.push(*t);
             }
         }

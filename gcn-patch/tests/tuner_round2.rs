@@ -240,3 +240,44 @@ fn new_outputs_honour_the_umask_and_rewritten_files_keep_their_mode() {
     assert_eq!(mode(&dir.join("kernels.toml")), 0o664);
     assert_eq!(mode(&dir.join("patches/saxpy/0002-more.diff")), 0o600);
 }
+
+/// `build --target T` builds a target of a source's generation that its
+/// `targets` do not list; iree-flags, apply and objdiff take the same `--target`.
+#[test]
+fn every_command_takes_the_target_build_built() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let dump = "module_matmul_dispatch_0_rocm_hsaco_fb.rocmasm";
+    std::fs::copy(
+        repo().join("tests/corpus/iree/gfx942/matmul.rocmasm"),
+        dir.join(dump),
+    )
+    .unwrap();
+    ok(gcn_patch(dir, &["import", dump]));
+    let kernel = "matmul_dispatch_0";
+    ok(gcn_patch(
+        dir,
+        &["build", "--out", "out", "--target", "gfx950"],
+    ));
+    assert!(dir.join("out/gfx950/matmul_dispatch_0.hsaco").is_file());
+    let o = ok(gcn_patch(
+        dir,
+        &["iree-flags", "--out", "out", "--target", "gfx950"],
+    ));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        "--iree-hal-substitute-executable-object=matmul_dispatch_0=out/gfx950/matmul_dispatch_0.hsaco"
+    );
+    // Not built for gfx90a yet: the help names the build that makes it.
+    let o = gcn_patch(dir, &["iree-flags", "--out", "out", "--target", "gfx90a"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("gcn-patch build --manifest kernels.toml --out out --target gfx90a"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ok(gcn_patch(dir, &["apply", kernel, "--target", "gfx950"]));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("gfx950"));
+    ok(gcn_patch(dir, &["objdiff", kernel, "--target", "gfx950"]));
+    ok(gcn_patch(dir, &["edit", kernel, "--target", "gfx950"]));
+}

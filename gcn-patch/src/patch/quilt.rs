@@ -101,7 +101,15 @@ fn find_source<'a>(
             .sources
             .iter()
             .enumerate()
-            .find(|(_, s)| s.targets.contains(t)),
+            .find(|(_, s)| s.targets.contains(t))
+            .or_else(|| {
+                // As `build --target`: a target of a source's generation.
+                kernel
+                    .sources
+                    .iter()
+                    .enumerate()
+                    .find(|(_, s)| pipeline::builds_for(s, t))
+            }),
     };
     found.ok_or_else(|| {
         let have: Vec<String> = kernel
