@@ -154,12 +154,16 @@ pub fn objdiff(
     let label = pipeline::label(&kernel.name, &job.target);
     let patched = pipeline::prepare(manifest, plan, job, tc.version.major)?;
     let (original, opts) = pipeline::job_inputs(manifest, plan, job, tc.version.major)?;
+    // The unpatched side is the dump as shipped: judged against itself (its
+    // findings are inherited warnings, as `check` and `build` judge them),
+    // and its register counts kept as declared, so that a rewrite by
+    // `registers = "update"` shows as a field change.
     let unpatched: Prepared = pipeline::prepare_traced_with(
         &kernel.name,
-        None,
+        Some(&original.original),
         &original.original,
         &opts,
-        kernel.registers,
+        crate::check::RegisterPolicy::Error,
         crate::check::HazardPolicy::Warn,
     )?;
     let mut listings = Vec::new();

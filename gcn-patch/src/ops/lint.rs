@@ -17,6 +17,9 @@ pub struct LintReport {
     /// Every diagnostic: hazards (errors), warnings, suggestions (notes),
     /// and with a baseline one note per kernel counting inherited hazards.
     pub diagnostics: Vec<Diagnostic>,
+    /// The baseline used, and whether it was found through the file's lift
+    /// header (`; Lifted by gcn-patch from X`) rather than `--baseline`.
+    pub baseline: Option<(std::path::PathBuf, bool)>,
 }
 
 impl LintReport {
@@ -44,8 +47,10 @@ impl LintReport {
 
 /// `gcn-patch lint FILE --target T [--suggest] [--baseline BASE]`: with
 /// `baseline`, only the hazards FILE has that BASE lacks (lines matched by a
-/// diff alignment, [`Baseline::aligned`]). An `Err` is bad input (the
-/// command exits 2); hazards are in the report.
+/// diff alignment, [`Baseline::aligned`]). BASE may be asm or a code object
+/// (lifted); without it, the existing code object FILE's lift header names is
+/// the baseline, as for `assemble`. An `Err` is bad input (the command exits
+/// 2); hazards are in the report.
 pub fn lint(
     file: &Path,
     target: &str,
@@ -54,7 +59,15 @@ pub fn lint(
 ) -> Result<LintReport, Diagnostics> {
     let target = parse_target(target)?;
     let asm = read_asm(file)?;
-    let base = baseline.map(read_asm).transpose()?;
+    let found = super::asm::find_baseline(file, &asm, baseline);
+    let base = match &found {
+        Some((path, _)) => Some(super::asm::read_baseline(
+            path,
+            &target,
+            &super::Tools::default(),
+        )?),
+        None => None,
+    };
     let opts = LintOptions {
         policy: HazardPolicy::Error,
         suggest,
@@ -69,5 +82,6 @@ pub fn lint(
     Ok(LintReport {
         diagnostics,
         target,
+        baseline: found,
     })
 }

@@ -52,9 +52,16 @@ pub(crate) enum Command {
         /// Output .hsaco.
         #[arg(long, short)]
         output: PathBuf,
-        /// Rewrite register counts to what the code uses instead of failing.
+        /// Rewrite register counts to what the code uses instead of failing
+        /// (this changes the code object's counts).
         #[arg(long)]
         update_registers: bool,
+        /// The unpatched original (its asm, or the code object FILE was lifted
+        /// from): findings it has too are inherited, warnings, as `check`
+        /// treats a manifest's dump. Default: the code object named by FILE's
+        /// `; Lifted by gcn-patch from …` header, if it exists.
+        #[arg(long, value_name = "ORIGINAL")]
+        baseline: Option<PathBuf>,
         #[command(flatten)]
         llvm: LlvmArgs,
     },
@@ -257,7 +264,9 @@ pub(crate) enum Command {
         suggest: bool,
         /// Report only hazards FILE has that BASE does not (or has with a
         /// stricter wait): lines are matched by a diff alignment of the two
-        /// files. Exit 1 if there is any.
+        /// files. Exit 1 if there is any. BASE: asm, or a code object (lifted).
+        /// Default: the code object named by FILE's `; Lifted by gcn-patch
+        /// from …` header, if it exists.
         #[arg(long, value_name = "BASE")]
         baseline: Option<PathBuf>,
     },

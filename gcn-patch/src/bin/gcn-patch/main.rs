@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! gcn-patch retarget FILE --target T            print retargeted, normalized asm
-//! gcn-patch assemble FILE --target T -o OUT     retarget, assemble, link, verify
+//! gcn-patch assemble FILE --target T -o OUT [--baseline ORIGINAL]   retarget, assemble, link, verify
 //! gcn-patch apply KERNEL [--manifest M] [--target T]   print patched, retargeted asm
 //! gcn-patch check [--manifest M] [--no-assemble]  apply, check and build every kernel × target
 //! gcn-patch pin KERNEL [--manifest M]           re-pin a kernel's dumps after re-checking patches
@@ -68,6 +68,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             target,
             output,
             update_registers,
+            baseline,
             llvm,
         } => {
             let a = ops::asm::assemble(&ops::asm::AssembleOptions {
@@ -75,8 +76,15 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 target,
                 output,
                 update_registers,
+                baseline,
                 tools: llvm.tools(),
             })?;
+            if let Some((b, true)) = &a.baseline {
+                eprintln!(
+                    "gcn-patch: findings of {} (named by the file's lift header) are inherited: warnings; `--baseline` picks another original",
+                    b.display()
+                );
+            }
             print_notes(&a.notes);
             eprintln!(
                 "gcn-patch: wrote {} ({}, e_flags {:#x}, {} kernel(s))",
