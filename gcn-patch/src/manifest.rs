@@ -123,6 +123,11 @@ pub struct KernelSpec {
     pub sources: Vec<SourceSpec>,
     /// 1-based manifest line of `name = …`.
     pub line: usize,
+    /// `accepted = "…"`: the file of acknowledged findings
+    /// ([`crate::accept`]), absolute.
+    pub accepted: Option<PathBuf>,
+    /// The same, as written in the manifest.
+    pub accepted_rel: Option<PathBuf>,
 }
 
 /// One `[[kernel.source]]`.
@@ -191,6 +196,7 @@ struct RawKernel {
     iree_executables: Option<Vec<String>>,
     registers: Option<RegisterPolicy>,
     hazards: Option<HazardPolicy>,
+    accepted: Option<Spanned<String>>,
     #[serde(default)]
     source: Vec<Spanned<RawSource>>,
 }
@@ -539,6 +545,9 @@ impl Manifest {
                     iree_executables.push(e.clone());
                 }
             }
+            let accepted = rk.accepted.as_ref().and_then(|a| {
+                resolve_in(&src, &dir, &canon_dir, a, "accepted findings", &mut errors)
+            });
             kernels.push(KernelSpec {
                 name,
                 iree_executable: rk.iree_executable,
@@ -547,6 +556,8 @@ impl Manifest {
                 hazards: rk.hazards.unwrap_or(defaults.hazards),
                 sources,
                 line: src.line_of(rk.name.span().start),
+                accepted_rel: accepted.as_ref().map(|(_, rel)| rel.clone()),
+                accepted: accepted.map(|(abs, _)| abs),
             });
         }
         if !errors.is_empty() {
@@ -566,7 +577,7 @@ impl Manifest {
         self.kernels.iter().find(|k| k.name == name)
     }
 
-    /// The manifest, every source and every patch file (for
+    /// The manifest, every source, patch and accepted-findings file (for
     /// `cargo:rerun-if-changed`), without duplicates, in manifest order.
     pub fn input_files(&self) -> Vec<PathBuf> {
         let mut out = vec![self.path.clone()];
@@ -574,6 +585,8 @@ impl Manifest {
             out.push(s.asm.clone());
             out.extend(s.patches.iter().map(|p| p.path.clone()));
         }
+        // Accepted-findings files decide what a build prints.
+        out.extend(self.kernels.iter().filter_map(|k| k.accepted.clone()));
         let mut seen = HashSet::new();
         out.retain(|p| seen.insert(p.clone()));
         out

@@ -157,6 +157,8 @@ pub struct Prepared {
     pub steps: Vec<String>,
     /// Notes worth showing: occupancy changes, register updates, wait-counter warnings.
     pub notes: Vec<Diagnostic>,
+    /// Findings left out of `notes` because the kernel's accepted file lists them.
+    pub accepted: usize,
 }
 
 /// Label used in diagnostics: "kernel `matmul` for gfx950".
@@ -187,7 +189,25 @@ pub fn job_inputs<'p>(
 
 /// Retarget and check one job. `llvm_major` is the LLVM that will assemble it.
 /// A source with Triton metadata also gets the launch check ([`check::launch`]).
+/// Findings the kernel's accepted file lists ([`crate::accept`]) are left
+/// out of the notes and counted in [`Prepared::accepted`].
 pub fn prepare(
+    manifest: &Manifest,
+    plan: &Plan,
+    job: &Job,
+    llvm_major: u32,
+) -> Result<Prepared, Diagnostics> {
+    let mut p = prepare_every_finding(manifest, plan, job, llvm_major)?;
+    let kernel = &manifest.kernels[job.kernel];
+    let (shown, hidden) = crate::accept::filter(kernel, &job.target, std::mem::take(&mut p.notes))?;
+    p.notes = shown;
+    p.accepted = hidden;
+    Ok(p)
+}
+
+/// [`prepare`] with every finding in the notes, accepted ones included
+/// (what `gcn-patch accept` records).
+pub fn prepare_every_finding(
     manifest: &Manifest,
     plan: &Plan,
     job: &Job,
@@ -389,6 +409,7 @@ fn prepare_checked(
         symbols,
         steps,
         notes,
+        accepted: 0,
     })
 }
 

@@ -176,3 +176,70 @@ fn assemble_with_a_baseline_still_fails_on_a_finding_the_edit_changes() {
     assert!(err.contains("pass `--update-registers`"), "{err}");
     assert!(!err.contains("kernels.toml"), "{err}");
 }
+
+#[test]
+fn accepted_findings_leave_check_and_build_silent_until_a_new_one_appears() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    aiter(dir, ALL_REDUCE, "all_reduce.co");
+    aiter(dir, PA, "pa.co");
+    ok(gcn_patch(dir, &["import", "all_reduce.co", "pa.co"]));
+    let o = ok(gcn_patch(dir, &["build", "--out", "out"]));
+    assert!(
+        stderr(&o).contains("warning: kernel `all_reduce`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(
+        stderr(&o).contains("4 wait-counter hazard(s) inherited"),
+        "{}",
+        stderr(&o)
+    );
+
+    for k in ["all_reduce", "pa"] {
+        ok(gcn_patch(dir, &["accept", k]));
+    }
+    let m = std::fs::read_to_string(dir.join("kernels.toml")).unwrap();
+    assert!(m.contains("accepted = \"accepted/all_reduce.txt\""), "{m}");
+    insta::assert_snapshot!(
+        "accepted_all_reduce",
+        std::fs::read_to_string(dir.join("accepted/all_reduce.txt")).unwrap()
+    );
+    for cmd in [&["build", "--out", "out"][..], &["check"][..]] {
+        let o = ok(gcn_patch(dir, cmd));
+        let err = stderr(&o);
+        assert!(
+            !err.contains("warning:") && !err.contains("note:"),
+            "{cmd:?}: {err}"
+        );
+        assert!(
+            err.contains("2 acknowledged finding(s) not shown"),
+            "{cmd:?}: {err}"
+        );
+    }
+    // Accepting again rewrites the file; the manifest key stays one.
+    ok(gcn_patch(dir, &["accept", "all_reduce"]));
+    let again = std::fs::read_to_string(dir.join("kernels.toml")).unwrap();
+    assert_eq!(again, m);
+
+    // A patch that adds a finding: shown, the accepted one still not.
+    let work = {
+        let o = ok(gcn_patch(dir, &["edit", "all_reduce"]));
+        dir.join(String::from_utf8_lossy(&o.stdout).trim())
+    };
+    let text = std::fs::read_to_string(&work).unwrap();
+    std::fs::write(
+        &work,
+        text.replacen(
+            "\ts_endpgm",
+            "\ts_waitcnt vmcnt(0)\n\ts_waitcnt vmcnt(0)\n\ts_endpgm",
+            1,
+        ),
+    )
+    .unwrap();
+    ok(gcn_patch(dir, &["save", "all_reduce", "extra-wait"]));
+    let o = ok(gcn_patch(dir, &["check"]));
+    let err = stderr(&o);
+    assert!(err.contains("waits for nothing"), "{err}");
+    assert!(!err.contains(".sgpr_count` 96 contradicts"), "{err}");
+}

@@ -197,6 +197,20 @@ pub(crate) enum Command {
         #[command(flatten)]
         llvm: LlvmArgs,
     },
+    /// Acknowledge KERNEL's current findings (warnings and notes of every
+    /// target, e.g. those inherited from vendor code): record them in
+    /// accepted/<kernel>.txt and point the kernel's `accepted` key at it.
+    /// check, build, triton-override and gcn-build then leave them out (and
+    /// count them) until a new finding appears. Errors cannot be accepted.
+    Accept {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
     /// List KERNEL's patches in the order they apply, source by source.
     Patches {
         /// Kernel name from the manifest.

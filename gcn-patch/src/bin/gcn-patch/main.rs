@@ -14,6 +14,7 @@
 //! gcn-patch edit KERNEL [--target T] [--manifest M] [--force]   write the patched dump to a work file, print its path
 //! gcn-patch save KERNEL NAME [--manifest M]     the work file's edits -> patches/<kernel>/NNNN-NAME.diff (or refresh NAME)
 //! gcn-patch patches KERNEL [--manifest M]       list a kernel's patches in order
+//! gcn-patch accept KERNEL [--manifest M]        acknowledge a kernel's current findings (builds stop showing them)
 //! gcn-patch drop KERNEL NAME [--manifest M] [--force]   remove a patch
 //! gcn-patch objdiff KERNEL --target T [--manifest M]   disassembly diff, unpatched vs patched
 //! gcn-patch iree-flags --out DIR --target T [--manifest M]   iree-compile substitution flags
@@ -130,6 +131,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     " (not assembled: --no-assemble)"
                 }
             );
+            let accepted: usize = r.jobs.iter().map(|j| j.accepted).sum();
+            if accepted > 0 {
+                eprintln!(
+                    "gcn-patch check: {accepted} acknowledged finding(s) not shown (the kernels' `accepted` files)"
+                );
+            }
         }
         Command::Pin { kernel, manifest } => {
             let changes = gcn_patch::patch::pin(&manifest, &kernel)?;
@@ -209,6 +216,24 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     rel.display()
                 ),
             }
+        }
+        Command::Accept {
+            kernel,
+            manifest,
+            llvm,
+        } => {
+            let major = llvm.tools().assembler_major(None);
+            let a = gcn_patch::accept::accept(&manifest, &kernel, major)?;
+            eprintln!(
+                "gcn-patch: wrote {} ({} finding(s) of kernel `{kernel}` acknowledged){}",
+                a.rel.display(),
+                a.findings,
+                if a.manifest_updated {
+                    format!("; its `accepted` key is in {}", manifest.display())
+                } else {
+                    String::new()
+                }
+            );
         }
         Command::Patches { kernel, manifest } => {
             let listed = gcn_patch::patch::quilt::list(&manifest, &kernel)?;

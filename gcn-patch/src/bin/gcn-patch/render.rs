@@ -184,6 +184,12 @@ pub(crate) fn build(
         if req.locked { "reproduces" } else { "wrote" },
         r.lock.display()
     );
+    if r.accepted > 0 {
+        eprintln!(
+            "gcn-patch {command}: {} acknowledged finding(s) not shown (the kernels' `accepted` files)",
+            r.accepted
+        );
+    }
     Ok(())
 }
 
