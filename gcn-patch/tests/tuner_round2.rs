@@ -281,3 +281,38 @@ fn every_command_takes_the_target_build_built() {
     ok(gcn_patch(dir, &["objdiff", kernel, "--target", "gfx950"]));
     ok(gcn_patch(dir, &["edit", kernel, "--target", "gfx950"]));
 }
+
+/// objdiff names branch targets by label: an instruction inserted inside a
+/// branch's span is exactly one `+` line (the branches around it, whose
+/// targets moved, are unchanged), and the label lines show which side of a
+/// label it landed on.
+#[test]
+fn objdiff_shows_labels_and_an_insertion_as_exactly_the_changed_lines() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::copy(
+        repo().join("tests/corpus/hip/gfx942/reduce.s"),
+        dir.join("reduce.s"),
+    )
+    .unwrap();
+    ok(gcn_patch(dir, &["import", "reduce.s"]));
+    let work = edit(dir, "reduce");
+    change(
+        &work,
+        "\tglobal_load_dword v4, v[2:3], off\n.LBB0_2:",
+        "\tglobal_load_dword v4, v[2:3], off\n\ts_nop 3\n.LBB0_2:",
+    );
+    ok(gcn_patch(dir, &["save", "reduce", "nop"]));
+    let o = ok(gcn_patch(dir, &["objdiff", "reduce", "--target", "gfx942"]));
+    let diff = String::from_utf8_lossy(&o.stdout).into_owned();
+    let changed: Vec<&str> = diff
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-'))
+                && !l.starts_with("+++")
+                && !l.starts_with("---")
+        })
+        .collect();
+    assert_eq!(changed, ["+s_nop 3"], "{diff}");
+    insta::assert_snapshot!("objdiff_labels", diff);
+}
