@@ -197,6 +197,46 @@ pub struct Report {
     pub skipped: Vec<PathBuf>,
     /// What the user should know (raw lines of lifted binaries), one per item.
     pub notes: Vec<String>,
+    /// What weakens later checks (a Triton dump imported without its cache
+    /// entry: launch checks that are off), one per item.
+    pub warnings: Vec<String>,
+}
+
+/// The warning for a Triton kernel imported without some launch metadata:
+/// which launch checks are then off or weaker, and how to get the metadata.
+fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<String> {
+    let t = imported.triton.as_ref()?;
+    let mut off = Vec::new();
+    if t.shared.is_none() {
+        off.push(
+            "LDS: Triton's `shared` (the LDS bytes it allocates) is unknown, so a patched kernel's LDS is only kept within the dump's own",
+        );
+    }
+    if t.num_warps.is_none() || t.warp_size.is_none() {
+        off.push("workgroup size: `num_warps × warp_size` is unknown, so `.max_flat_workgroup_size` is not checked against the launch");
+    }
+    if t.warp_size.is_none() {
+        off.push("wave size: Triton's `warp_size` is unknown, so the wave size is only kept as the dump's");
+    }
+    if off.is_empty() {
+        return None;
+    }
+    let searched = if caches.is_empty() {
+        "no cache directory".to_string()
+    } else {
+        caches
+            .iter()
+            .map(|c| c.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(format!(
+        "{}: Triton kernel `{}` was imported without its cache entry (`{}.json`, searched: {searched}); launch checks off or weaker: {}. Import it again with `--triton-cache DIR` (the TRITON_CACHE_DIR of the run that dumped it), or with the cache entry directory itself",
+        imported.from.display(),
+        t.kernel,
+        t.kernel,
+        off.join("; ")
+    ))
 }
 
 /// Import `inputs` (files or directories) into the manifest at `manifest_path`.
@@ -270,6 +310,9 @@ pub fn import_with(
     let mut created = Vec::new();
     let mut manifest = load_existing(manifest_path)?;
     for imported in &found {
+        report
+            .warnings
+            .extend(triton_metadata_warning(imported, &opts.triton_caches));
         if let Some(l) = &imported.lifted {
             if l.raw > 0 {
                 report.notes.push(format!(
@@ -894,7 +937,15 @@ fn add_one(
         }
     }
     let mut entry = String::new();
-    entry.push_str(&format!("\n[[kernel]]\nname = {}\n", quoted(&kernel)));
+    entry.push('\n');
+    if let Some(comment) = imported
+        .triton
+        .as_ref()
+        .and_then(|t| specialization_comment(existing, &t.kernel, &imported.from))
+    {
+        entry.push_str(&comment);
+    }
+    entry.push_str(&format!("[[kernel]]\nname = {}\n", quoted(&kernel)));
     if !imported.iree_executables.is_empty() {
         entry.push_str(&format!(
             "iree-executables = {}\n",
@@ -922,6 +973,57 @@ fn add_one(
         created,
         manifest: Some(manifest),
     })
+}
+
+/// The comment above a Triton kernel's `[[kernel]]` saying which
+/// specialization it is (signature and block sizes, from the `.ttir` beside
+/// `amdgcn`) and, for each kernel of `existing` annotated as another
+/// specialization of the same Triton kernel, what differs from it.
+fn specialization_comment(
+    existing: Option<&Manifest>,
+    triton_kernel: &str,
+    amdgcn: &Path,
+) -> Option<String> {
+    let spec = crate::triton::specialization(amdgcn)?;
+    let prefix = format!("# Triton specialization of `{triton_kernel}`: ");
+    let mut out = format!("{prefix}{}\n", spec.describe());
+    if let Some(m) = existing {
+        let lines: Vec<&str> = m.text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let Some(other) = l.strip_prefix(&prefix) else {
+                continue;
+            };
+            // The kernel the comment stands above: the next `name = …`.
+            let Some(name) = lines[i + 1..]
+                .iter()
+                .take(4)
+                .find_map(|n| n.trim().strip_prefix("name = "))
+            else {
+                continue;
+            };
+            let part = |d: &str, key: &str| {
+                d.split("; ")
+                    .find(|p| p.starts_with(key))
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let mine = spec.describe();
+            let mut differs = Vec::new();
+            if part(&mine, "signature") != part(other, "signature") {
+                differs.push("signature");
+            }
+            if part(&mine, "block sizes") != part(other, "block sizes") {
+                differs.push("block sizes (constexprs)");
+            }
+            let what = if differs.is_empty() {
+                "neither signature nor block sizes (other constexprs or options)".to_string()
+            } else {
+                differs.join(" and ")
+            };
+            out.push_str(&format!("# differs from {name} in: {what}\n"));
+        }
+    }
+    Some(out)
 }
 
 /// Write the asm `bytes` to `dest`, then `text` as the manifest once it is

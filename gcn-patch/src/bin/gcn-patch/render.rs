@@ -86,6 +86,9 @@ pub(crate) fn import(
             ),
         }
     }
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
+    }
     for n in &report.notes {
         eprintln!("note: {n}");
     }
