@@ -619,15 +619,49 @@ fn write_dump(dest: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
     crate::output::write_atomic(dest, bytes).map_err(|e| io_error("write", dest, e))
 }
 
+/// `path` relative to directory `base` (`..` where needed), `/`-separated:
+/// how `imported-from` names the imported file, so that the manifest reads
+/// the same in another checkout. Absolute when the two share no root.
+pub fn relative_to(path: &Path, base: &Path) -> PathBuf {
+    let abs = |p: &Path| {
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(p)
+        };
+        // Resolve `.`/`..` and symlinks where the path exists.
+        p.canonicalize().unwrap_or(p)
+    };
+    let (p, b) = (abs(path), abs(base));
+    let pc: Vec<_> = p.components().collect();
+    let bc: Vec<_> = b.components().collect();
+    let common = pc.iter().zip(&bc).take_while(|(x, y)| x == y).count();
+    if common == 0 {
+        return p;
+    }
+    let mut out = PathBuf::new();
+    for _ in common..bc.len() {
+        out.push("..");
+    }
+    for c in &pc[common..] {
+        out.push(c);
+    }
+    out
+}
+
 /// The `[[kernel.source]]` table of an import (with a leading blank line).
-fn source_entry(imported: &Imported, rel_text: &str) -> String {
+/// `imported-from` is relative to the manifest directory `dir`.
+fn source_entry(imported: &Imported, rel_text: &str, dir: &Path) -> String {
+    let from = relative_to(&imported.from, dir)
+        .to_string_lossy()
+        .replace('\\', "/");
     let mut entry = format!(
         "\n[[kernel.source]]\nasm = {}\nsha256 = {}\ntargets = {}\nsymbols = {}\nimported-from = {}\n",
         quoted(rel_text),
         quoted(&imported.sha256),
         list(&[imported.target.name()]),
         list(&imported.symbols),
-        quoted(&imported.from.display().to_string()),
+        quoted(&from),
     );
     if let Some(l) = &imported.lifted {
         entry.push_str(&format!("imported-sha256 = {}\n", quoted(&l.sha256)));
@@ -732,7 +766,22 @@ fn distinct_place(
     let (Some(m), Some(_)) = (existing, &imported.lifted) else {
         return (rel, None);
     };
-    let from = imported.from.display().to_string();
+    // `imported-from` as written (relative to the manifest; older manifests
+    // hold the path as given, possibly absolute): the same file if it
+    // resolves to the same place.
+    let resolve = |p: &Path| {
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            dir.join(p)
+        };
+        p.canonicalize().unwrap_or(p)
+    };
+    let from = relative_to(&imported.from, dir);
+    let from_abs = resolve(&from);
+    let same_file = |f: &str| {
+        f == from.to_string_lossy().replace('\\', "/") || resolve(Path::new(f)) == from_abs
+    };
     // Taken by another binary: the file is there with other bytes, and its
     // source says it came from elsewhere.
     let taken_by_another = |rel: &Path| {
@@ -745,7 +794,7 @@ fn distinct_place(
                 .flat_map(|k| &k.sources)
                 .find(|s| s.rel == rel)
                 .and_then(|s| s.imported_from.as_deref())
-                .is_some_and(|f| f != from)
+                .is_some_and(|f| !same_file(f))
     };
     if !taken_by_another(&rel) {
         return (rel, None);
@@ -896,7 +945,7 @@ fn add_one(
             }
         }
     }
-    let source = source_entry(imported, &rel_text);
+    let source = source_entry(imported, &rel_text, &dir);
     let created = (!dest.exists()).then(|| dest.clone());
     // Another processor's build of a kernel already here: a new source of it.
     if let Some((m, k)) = existing.and_then(|m| same_program(m, imported).map(|k| (m, k))) {

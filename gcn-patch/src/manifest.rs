@@ -273,6 +273,9 @@ impl<'a> Src<'a> {
     }
 }
 
+/// How to get a manifest that is not there.
+const MISSING_MANIFEST_HELP: &str = "create one with `gcn-patch import DUMP...` (it writes kernels.toml next to where it runs; schema: docs/src/reference/kernels-toml.md), or pass the right path with `--manifest`";
+
 impl Manifest {
     /// Read and validate `path`.
     pub fn load(path: &Path) -> Result<Manifest, Diagnostics> {
@@ -280,7 +283,7 @@ impl Manifest {
             let help = if e.kind() == std::io::ErrorKind::InvalidData {
                 "a manifest is UTF-8 TOML text: check that the path names kernels.toml"
             } else {
-                "create a kernels.toml (see `gcn_patch::manifest` docs) or fix the path"
+                MISSING_MANIFEST_HELP
             };
             Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
                 .with_help(help)
@@ -293,7 +296,7 @@ impl Manifest {
     pub(crate) fn load_for_pin(path: &Path) -> Result<Manifest, Diagnostics> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
-                .with_help("create a kernels.toml (see `gcn_patch::manifest` docs) or fix the path")
+                .with_help(MISSING_MANIFEST_HELP)
         })?;
         Manifest::parse_with(&text, path, true)
     }
@@ -322,9 +325,9 @@ impl Manifest {
                 d = d.at(src.loc(span));
             }
             if msg.starts_with("unknown field") {
-                d = d.with_help("check the spelling; keys are kebab-case (see the `gcn_patch::manifest` docs for the schema)");
+                d = d.with_help("check the spelling; keys are kebab-case (schema: docs/src/reference/kernels-toml.md)");
             } else {
-                d = d.with_help("fix the TOML at this position (see the `gcn_patch::manifest` docs for the schema)");
+                d = d.with_help("fix the TOML at this position (schema: docs/src/reference/kernels-toml.md)");
             }
             Diagnostics::from(d)
         })?;

@@ -215,7 +215,7 @@ pub fn prepare_every_finding(
 ) -> Result<Prepared, Diagnostics> {
     let kernel = &manifest.kernels[job.kernel];
     let (patched, opts) = job_inputs(manifest, plan, job, llvm_major)?;
-    prepare_checked(
+    let mut prepared = prepare_checked(
         &kernel.name,
         Some((&patched.original, patched.unchanged)),
         &patched.patched,
@@ -223,6 +223,46 @@ pub fn prepare_every_finding(
         kernel.registers,
         kernel.hazards,
         kernel.sources[job.source].triton.as_ref(),
+    )?;
+    let source = &kernel.sources[job.source];
+    if let Some(w) = retarget_caution(&kernel.name, source, &patched.original, &job.target) {
+        prepared.notes.push(w);
+    }
+    Ok(prepared)
+}
+
+/// A warning for a source lifted from a code object (hand-written or vendor
+/// code, e.g. aiter's) built for another processor than its own: the checks
+/// see registers, waits and launch limits, not the timing and features the
+/// code may rely on.
+fn retarget_caution(
+    kernel: &str,
+    source: &crate::manifest::SourceSpec,
+    original: &Document,
+    target: &TargetId,
+) -> Option<Diagnostic> {
+    source.imported_sha256.as_ref()?;
+    let (line, text) = original.asm().target_directive()?;
+    let own = TargetId::parse(&text).ok()?;
+    if own.processor.name == target.processor.name {
+        return None;
+    }
+    Some(
+        Diagnostic::warning(format!(
+            "{}: retargeted from a {} code object, which may be hand-written",
+            label(kernel, target),
+            own.processor.name
+        ))
+        .at(original.location(line, None))
+        .with_note(format!(
+            "hand-written code may rely on {}'s timing and features (instruction latencies, hazards its hardware resolves, what it supports): the checks see registers, waits and launch limits, not that",
+            own.processor.name
+        ))
+        .with_help(format!(
+            "test it on {} before shipping it there, or build it for {} only; `gcn-patch accept {kernel}` acknowledges this warning",
+            target.name(),
+            own.processor.name
+        )),
     )
 }
 

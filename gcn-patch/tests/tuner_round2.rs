@@ -316,3 +316,59 @@ fn objdiff_shows_labels_and_an_insertion_as_exactly_the_changed_lines() {
     assert_eq!(changed, ["+s_nop 3"], "{diff}");
     insta::assert_snapshot!("objdiff_labels", diff);
 }
+
+/// No kernels.toml yet: the help says how to make one (import), not where
+/// the Rust API is documented.
+#[test]
+fn a_missing_manifest_points_to_import() {
+    let tmp = tempfile::tempdir().unwrap();
+    let o = gcn_patch(tmp.path(), &["check"]);
+    assert!(!o.status.success());
+    insta::assert_snapshot!("missing_manifest", stderr(&o));
+}
+
+/// `imported-from` is written relative to the manifest, whatever path the
+/// import was given; a manifest holding an absolute one still reads.
+#[test]
+fn imported_from_is_relative_to_the_manifest() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir_all(dir.join("in")).unwrap();
+    std::fs::create_dir_all(dir.join("proj")).unwrap();
+    let dump = dir.join("in/saxpy.s");
+    std::fs::copy(repo().join("tests/corpus/hip/gfx942/saxpy.s"), &dump).unwrap();
+    ok(gcn_patch(
+        &dir.join("proj"),
+        &["import", dump.to_str().unwrap()],
+    ));
+    let m = read(&dir.join("proj/kernels.toml"));
+    assert!(m.contains("imported-from = \"../in/saxpy.s\""), "{m}");
+    ok(gcn_patch(
+        dir,
+        &["import", "in/saxpy.s", "--manifest", "proj/other.toml"],
+    ));
+    let other = read(&dir.join("proj/other.toml"));
+    assert!(
+        other.contains("imported-from = \"../in/saxpy.s\""),
+        "{other}"
+    );
+    // Written by an older gcn-patch: absolute.
+    std::fs::write(
+        dir.join("proj/kernels.toml"),
+        m.replace(
+            "imported-from = \"../in/saxpy.s\"",
+            &format!("imported-from = {:?}", dump.display().to_string()),
+        ),
+    )
+    .unwrap();
+    ok(gcn_patch(&dir.join("proj"), &["check", "--no-assemble"]));
+    let again = ok(gcn_patch(
+        &dir.join("proj"),
+        &["import", dump.to_str().unwrap()],
+    ));
+    assert!(
+        stderr(&again).contains("already imported"),
+        "{}",
+        stderr(&again)
+    );
+}

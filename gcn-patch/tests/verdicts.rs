@@ -243,3 +243,27 @@ fn accepted_findings_leave_check_and_build_silent_until_a_new_one_appears() {
     assert!(err.contains("waits for nothing"), "{err}");
     assert!(!err.contains(".sgpr_count` 96 contradicts"), "{err}");
 }
+
+#[test]
+fn retargeting_a_lifted_kernel_to_another_processor_is_cautioned() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    aiter(dir, ALL_REDUCE, "all_reduce.co");
+    ok(gcn_patch(dir, &["import", "all_reduce.co"]));
+    let o = ok(gcn_patch(dir, &["build", "--out", "out"]));
+    assert!(!stderr(&o).contains("retargeted from"), "{}", stderr(&o));
+    let o = ok(gcn_patch(
+        dir,
+        &["build", "--out", "out", "--target", "gfx950"],
+    ));
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning: kernel `all_reduce` for gfx950: retargeted from a gfx942 code object, which may be hand-written"),
+        "{err}"
+    );
+    assert!(
+        err.contains("may rely on gfx942's timing and features"),
+        "{err}"
+    );
+    assert!(err.contains("test it on gfx950"), "{err}");
+}
