@@ -136,7 +136,7 @@ pub fn accept(
         "# Findings of kernel `{kernel}` acknowledged with `gcn-patch accept {kernel}`:\n\
          # check, build and gcn-build do not show them (they count them). A finding\n\
          # not listed here is shown. Delete a line to see that finding again.\n\
-         # <target>\\t<file>:<line>\\t<severity>: <message>\n"
+         # One finding a line, tab-separated: target, file:line, severity: message.\n"
     );
     for l in &lines {
         text.push_str(l);

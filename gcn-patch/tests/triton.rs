@@ -372,11 +372,12 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
     assert!(gcn_patch::check::launch::check_triton_launch(&doc, &fits, &t, "matmul").is_empty());
 }
 
-/// `tests/triton/layernorm.py DUMP CACHE gfx942 BLOCK…`: a Triton layernorm
-/// compiled without a GPU, one specialization per BLOCK.
+/// `layernorm.py DUMP CACHE gfx942 BLOCK…` (the Triton flow of
+/// docs/src/guide/trial-flows.md): a Triton layernorm compiled without a
+/// GPU, one specialization per BLOCK.
 fn layernorm(dir: &Path, blocks: &[&str]) {
     let o = Command::new("python3")
-        .arg(repo().join("tests/triton/layernorm.py"))
+        .arg(repo().join("docs/src/guide/trial-flows.in/triton/layernorm.py"))
         .arg(dir.join("dump"))
         .arg(dir.join("cache"))
         .arg("gfx942")
@@ -385,7 +386,7 @@ fn layernorm(dir: &Path, blocks: &[&str]) {
         .expect("python3 not found: install Python 3 and run `bash tests/setup.sh`");
     assert!(
         o.status.success(),
-        "tests/triton/layernorm.py failed (Triton 3.9.0 missing? run `bash tests/setup.sh`):\n{}",
+        "layernorm.py failed (Triton 3.9.0 missing? run `bash tests/setup.sh`):\n{}",
         String::from_utf8_lossy(&o.stderr)
     );
 }

@@ -92,7 +92,20 @@ fn assemble_and_lint_of_an_unmodified_lift_judge_it_against_its_origin() {
     let err = stderr(&o);
     assert!(err.contains("named by the file's lift header"), "{err}");
     assert!(err.contains("4 wait-counter hazard(s) inherited"), "{err}");
-    ok(gcn_patch(dir, &["lint", "pa.s", "--target", "gfx942"]));
+    // lint lists them (what the inherited-hazard note points to); with the
+    // original as baseline it gives the same verdict as assemble.
+    let o = gcn_patch(dir, &["lint", "pa.s", "--target", "gfx942"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stderr(&o)
+            .matches("is read before the `buffer_load_dword`")
+            .count(),
+        4
+    );
+    ok(gcn_patch(
+        dir,
+        &["lint", "pa.s", "--target", "gfx942", "--baseline", "pa.co"],
+    ));
 
     // Elsewhere, without the code object: errors, and the help says how to
     // name the original.

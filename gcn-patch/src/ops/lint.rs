@@ -17,8 +17,8 @@ pub struct LintReport {
     /// Every diagnostic: hazards (errors), warnings, suggestions (notes),
     /// and with a baseline one note per kernel counting inherited hazards.
     pub diagnostics: Vec<Diagnostic>,
-    /// The baseline used, and whether it was found through the file's lift
-    /// header (`; Lifted by gcn-patch from X`) rather than `--baseline`.
+    /// The baseline used (`--baseline`; the flag is always `false`: lint
+    /// takes no default from a lift header).
     pub baseline: Option<(std::path::PathBuf, bool)>,
 }
 
@@ -48,9 +48,8 @@ impl LintReport {
 /// `gcn-patch lint FILE --target T [--suggest] [--baseline BASE]`: with
 /// `baseline`, only the hazards FILE has that BASE lacks (lines matched by a
 /// diff alignment, [`Baseline::aligned`]). BASE may be asm or a code object
-/// (lifted); without it, the existing code object FILE's lift header names is
-/// the baseline, as for `assemble`. An `Err` is bad input (the command exits
-/// 2); hazards are in the report.
+/// (lifted). Without it every hazard of FILE is listed. An `Err` is bad input
+/// (the command exits 2); hazards are in the report.
 pub fn lint(
     file: &Path,
     target: &str,
@@ -59,7 +58,9 @@ pub fn lint(
 ) -> Result<LintReport, Diagnostics> {
     let target = parse_target(target)?;
     let asm = read_asm(file)?;
-    let found = super::asm::find_baseline(file, &asm, baseline);
+    // No default from a lift header here: `lint FILE` lists every hazard of
+    // FILE (the inherited-hazard notes of the other commands point to it).
+    let found = baseline.map(|b| (b.to_path_buf(), false));
     let base = match &found {
         Some((path, _)) => Some(super::asm::read_baseline(
             path,

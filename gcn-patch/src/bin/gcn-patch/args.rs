@@ -279,8 +279,7 @@ pub(crate) enum Command {
         /// Report only hazards FILE has that BASE does not (or has with a
         /// stricter wait): lines are matched by a diff alignment of the two
         /// files. Exit 1 if there is any. BASE: asm, or a code object (lifted).
-        /// Default: the code object named by FILE's `; Lifted by gcn-patch
-        /// from …` header, if it exists.
+        /// Without it, every hazard of FILE is listed.
         #[arg(long, value_name = "BASE")]
         baseline: Option<PathBuf>,
     },
