@@ -222,8 +222,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             llvm,
         } => {
-            let major = llvm.tools().assembler_major(None);
-            let a = gcn_patch::accept::accept(&manifest, &kernel, major)?;
+            let a = ops::accept::accept(&manifest, &kernel, &llvm.tools())?;
             eprintln!(
                 "gcn-patch: wrote {} ({} finding(s) of kernel `{kernel}` acknowledged){}",
                 a.rel.display(),
