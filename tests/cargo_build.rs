@@ -460,3 +460,91 @@ fn a_second_checkout_builds_from_the_shared_cache_without_running_the_assembler(
     // The same code objects are embedded (the generated Rust holds their sha256).
     assert_eq!(embedded(&b), generated_a);
 }
+
+/// aiter kernels embedded in a crate: every build script run prints their
+/// inherited findings as cargo warnings until `gcn-patch accept` records
+/// them; then a rebuild is silent (issue 23), and a new finding shows again.
+#[test]
+fn acknowledged_findings_leave_cargo_builds_silent() {
+    let root = repo().join("target/gcn-build-it");
+    let dir = root.join("gcn-it-accept");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("src")).unwrap();
+    let aiter = corpus().join("aiter/gfx942");
+    let mut paths = vec![];
+    for f in ["all_reduce.co", "pa/pa_bf16_noquant_gqa16_1tg_4w.co"] {
+        let to = dir.join(Path::new(f).file_name().unwrap());
+        fs::copy(aiter.join(f), &to).unwrap();
+        paths.push(to);
+    }
+    let manifest = dir.join("kernels.toml");
+    let tools = gcn_patch::ops::Tools::default();
+    gcn_patch::ops::import::import(&manifest, &paths, vec![], None, &tools)
+        .unwrap_or_else(|d| panic!("{d}"));
+    write_package(&dir, "gcn-it-accept");
+    let pkg = Pkg {
+        dir: dir.clone(),
+        target_dir: root.join("target"),
+        package: "gcn-it-accept".to_string(),
+    };
+    let warnings = |o: &Output| -> Vec<String> {
+        String::from_utf8_lossy(&o.stderr)
+            .lines()
+            .filter(|l| l.starts_with("warning: gcn-it-accept"))
+            .map(str::to_string)
+            .collect()
+    };
+    let (out, ran) = pkg.build(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(ran);
+    let before = warnings(&out);
+    assert!(
+        before
+            .iter()
+            .any(|l| l.contains(".sgpr_count` 96 contradicts")),
+        "{before:#?}"
+    );
+
+    for k in ["all_reduce", "pa_bf16_noquant_gqa16_1tg_4w"] {
+        gcn_patch::ops::accept::accept(&manifest, k, &tools).unwrap_or_else(|d| panic!("{d}"));
+    }
+    let (out, ran) = pkg.build(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(ran, "kernels.toml changed: the build script runs again");
+    assert_eq!(warnings(&out), Vec::<String>::new(), "a silent rebuild");
+
+    // A finding the accepted file does not list (here: one deleted from it)
+    // is shown again.
+    let file = dir.join("accepted/all_reduce.txt");
+    let text = fs::read_to_string(&file).unwrap();
+    fs::write(
+        &file,
+        text.lines()
+            .filter(|l| l.starts_with('#'))
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+    // The accepted file is an input of the build script too.
+    let (out, ran) = pkg.build(&[]);
+    assert!(out.status.success());
+    assert!(
+        ran,
+        "the accepted file changed: the build script runs again"
+    );
+    assert!(
+        warnings(&out)
+            .iter()
+            .any(|l| l.contains(".sgpr_count` 96 contradicts")),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -362,6 +362,7 @@ impl Build {
 
         let mut objects = Vec::new();
         let mut notes = Vec::new();
+        let mut accepted = 0usize;
         let mut kernels: Vec<EmbeddedKernel> = manifest
             .kernels
             .iter()
@@ -384,6 +385,7 @@ impl Build {
                 symbols: b.symbols,
             });
             notes.extend(b.notes.iter().map(Diagnostic::render));
+            accepted += b.accepted;
             objects.push(BuiltObject {
                 kernel: b.kernel,
                 target,
@@ -421,8 +423,10 @@ impl Build {
             }
         }
         let assembled = objects.iter().filter(|o| !o.cached).count();
+        // Acknowledged findings (the kernels' `accepted` files) are counted
+        // here, on the build script's own output, never as cargo warnings.
         println!(
-            "gcn-build: {} code objects, {assembled} assembled, {} cached",
+            "gcn-build: {} code objects, {assembled} assembled, {} cached, {accepted} acknowledged finding(s) not shown",
             objects.len(),
             objects.len() - assembled
         );

@@ -319,7 +319,10 @@ impl fmt::Display for SelectError {
         };
         write!(
             f,
-            "  help: add {add} to the kernel's targets (kernels.toml) and rebuild"
+            "  help: if the kernel should run on this agent, add {add} to its targets (kernels.toml) and rebuild; \
+             compiler output retargets safely, but hand-written code may rely on its own processor's \
+             timing and features, which no check sees: test it on `{}` first",
+            p.name
         )
     }
 }

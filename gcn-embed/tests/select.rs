@@ -250,7 +250,7 @@ fn no_match_error_text() {
     gfx9-4-generic: built for another processor (gfx9-4-generic)
     gfx11-generic: built for another processor (gfx11-generic)
     gfx12-generic: built for another processor (gfx12-generic)
-  help: add `gfx1030` or `gfx10-3-generic` to the kernel's targets (kernels.toml) and rebuild"
+  help: if the kernel should run on this agent, add `gfx1030` or `gfx10-3-generic` to its targets (kernels.toml) and rebuild; compiler output retargets safely, but hand-written code may rely on its own processor's timing and features, which no check sees: test it on `gfx1030` first"
     );
     let e = select(
         &[GFX942_XNACK_ON],
@@ -264,7 +264,7 @@ fn no_match_error_text() {
   the agent accepts: `gfx90a`, sramecc- or sramecc unspecified, xnack+ or xnack unspecified
   embedded:
     gfx942:xnack+: built for another processor (gfx942)
-  help: add `gfx90a` to the kernel's targets (kernels.toml) and rebuild"
+  help: if the kernel should run on this agent, add `gfx90a` to its targets (kernels.toml) and rebuild; compiler output retargets safely, but hand-written code may rely on its own processor's timing and features, which no check sees: test it on `gfx90a` first"
     );
     let e = select(&[], "gfx942").unwrap_err();
     assert!(e.to_string().contains("embedded: nothing"), "{e}");

@@ -94,6 +94,8 @@ pub struct BuiltJob {
     pub symbols: Vec<String>,
     /// Notes worth showing (occupancy changes, register updates, rewrites).
     pub notes: Vec<Diagnostic>,
+    /// Findings left out of `notes`: the kernel's accepted file lists them.
+    pub accepted: usize,
 }
 
 /// Build every job of `plan` (in parallel, cached); results in plan order.
@@ -248,6 +250,7 @@ fn build_job(
         cached,
         symbols: prepared.symbols,
         notes: prepared.notes,
+        accepted: prepared.accepted,
         job,
     })
 }

@@ -197,6 +197,46 @@ pub struct Report {
     pub skipped: Vec<PathBuf>,
     /// What the user should know (raw lines of lifted binaries), one per item.
     pub notes: Vec<String>,
+    /// What weakens later checks (a Triton dump imported without its cache
+    /// entry: launch checks that are off), one per item.
+    pub warnings: Vec<String>,
+}
+
+/// The warning for a Triton kernel imported without some launch metadata:
+/// which launch checks are then off or weaker, and how to get the metadata.
+fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<String> {
+    let t = imported.triton.as_ref()?;
+    let mut off = Vec::new();
+    if t.shared.is_none() {
+        off.push(
+            "LDS: Triton's `shared` (the LDS bytes it allocates) is unknown, so a patched kernel's LDS is only kept within the dump's own",
+        );
+    }
+    if t.num_warps.is_none() || t.warp_size.is_none() {
+        off.push("workgroup size: `num_warps × warp_size` is unknown, so `.max_flat_workgroup_size` is not checked against the launch");
+    }
+    if t.warp_size.is_none() {
+        off.push("wave size: Triton's `warp_size` is unknown, so the wave size is only kept as the dump's");
+    }
+    if off.is_empty() {
+        return None;
+    }
+    let searched = if caches.is_empty() {
+        "no cache directory".to_string()
+    } else {
+        caches
+            .iter()
+            .map(|c| c.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(format!(
+        "{}: Triton kernel `{}` was imported without its cache entry (`{}.json`, searched: {searched}); launch checks off or weaker: {}. Import it again with `--triton-cache DIR` (the TRITON_CACHE_DIR of the run that dumped it), or with the cache entry directory itself",
+        imported.from.display(),
+        t.kernel,
+        t.kernel,
+        off.join("; ")
+    ))
 }
 
 /// Import `inputs` (files or directories) into the manifest at `manifest_path`.
@@ -275,6 +315,9 @@ pub fn import_with(
     let mut created = Vec::new();
     let mut manifest = load_existing(manifest_path)?;
     for imported in &found {
+        report
+            .warnings
+            .extend(triton_metadata_warning(imported, &opts.triton_caches));
         if let Some(l) = &imported.lifted {
             if l.raw > 0 {
                 report.notes.push(format!(
@@ -581,15 +624,49 @@ fn write_dump(dest: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
     crate::output::write_atomic(dest, bytes).map_err(|e| io_error("write", dest, e))
 }
 
+/// `path` relative to directory `base` (`..` where needed), `/`-separated:
+/// how `imported-from` names the imported file, so that the manifest reads
+/// the same in another checkout. Absolute when the two share no root.
+pub fn relative_to(path: &Path, base: &Path) -> PathBuf {
+    let abs = |p: &Path| {
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            std::env::current_dir().unwrap_or_default().join(p)
+        };
+        // Resolve `.`/`..` and symlinks where the path exists.
+        p.canonicalize().unwrap_or(p)
+    };
+    let (p, b) = (abs(path), abs(base));
+    let pc: Vec<_> = p.components().collect();
+    let bc: Vec<_> = b.components().collect();
+    let common = pc.iter().zip(&bc).take_while(|(x, y)| x == y).count();
+    if common == 0 {
+        return p;
+    }
+    let mut out = PathBuf::new();
+    for _ in common..bc.len() {
+        out.push("..");
+    }
+    for c in &pc[common..] {
+        out.push(c);
+    }
+    out
+}
+
 /// The `[[kernel.source]]` table of an import (with a leading blank line).
-fn source_entry(imported: &Imported, rel_text: &str) -> String {
+/// `imported-from` is relative to the manifest directory `dir`.
+fn source_entry(imported: &Imported, rel_text: &str, dir: &Path) -> String {
+    let from = relative_to(&imported.from, dir)
+        .to_string_lossy()
+        .replace('\\', "/");
     let mut entry = format!(
         "\n[[kernel.source]]\nasm = {}\nsha256 = {}\ntargets = {}\nsymbols = {}\nimported-from = {}\n",
         quoted(rel_text),
         quoted(&imported.sha256),
         list(&[imported.target.name()]),
         list(&imported.symbols),
-        quoted(&imported.from.display().to_string()),
+        quoted(&from),
     );
     if let Some(l) = &imported.lifted {
         entry.push_str(&format!("imported-sha256 = {}\n", quoted(&l.sha256)));
@@ -694,7 +771,22 @@ fn distinct_place(
     let (Some(m), Some(_)) = (existing, &imported.lifted) else {
         return (rel, None);
     };
-    let from = imported.from.display().to_string();
+    // `imported-from` as written (relative to the manifest; older manifests
+    // hold the path as given, possibly absolute): the same file if it
+    // resolves to the same place.
+    let resolve = |p: &Path| {
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            dir.join(p)
+        };
+        p.canonicalize().unwrap_or(p)
+    };
+    let from = relative_to(&imported.from, dir);
+    let from_abs = resolve(&from);
+    let same_file = |f: &str| {
+        f == from.to_string_lossy().replace('\\', "/") || resolve(Path::new(f)) == from_abs
+    };
     // Taken by another binary: the file is there with other bytes, and its
     // source says it came from elsewhere.
     let taken_by_another = |rel: &Path| {
@@ -707,7 +799,7 @@ fn distinct_place(
                 .flat_map(|k| &k.sources)
                 .find(|s| s.rel == rel)
                 .and_then(|s| s.imported_from.as_deref())
-                .is_some_and(|f| f != from)
+                .is_some_and(|f| !same_file(f))
     };
     if !taken_by_another(&rel) {
         return (rel, None);
@@ -858,7 +950,7 @@ fn add_one(
             }
         }
     }
-    let source = source_entry(imported, &rel_text);
+    let source = source_entry(imported, &rel_text, &dir);
     let created = (!dest.exists()).then(|| dest.clone());
     // Another processor's build of a kernel already here: a new source of it.
     if let Some((m, k)) = existing.and_then(|m| same_program(m, imported).map(|k| (m, k))) {
@@ -899,7 +991,15 @@ fn add_one(
         }
     }
     let mut entry = String::new();
-    entry.push_str(&format!("\n[[kernel]]\nname = {}\n", quoted(&kernel)));
+    entry.push('\n');
+    if let Some(comment) = imported
+        .triton
+        .as_ref()
+        .and_then(|t| specialization_comment(existing, &t.kernel, &imported.from))
+    {
+        entry.push_str(&comment);
+    }
+    entry.push_str(&format!("[[kernel]]\nname = {}\n", quoted(&kernel)));
     if !imported.iree_executables.is_empty() {
         entry.push_str(&format!(
             "iree-executables = {}\n",
@@ -927,6 +1027,57 @@ fn add_one(
         created,
         manifest: Some(manifest),
     })
+}
+
+/// The comment above a Triton kernel's `[[kernel]]` saying which
+/// specialization it is (signature and block sizes, from the `.ttir` beside
+/// `amdgcn`) and, for each kernel of `existing` annotated as another
+/// specialization of the same Triton kernel, what differs from it.
+fn specialization_comment(
+    existing: Option<&Manifest>,
+    triton_kernel: &str,
+    amdgcn: &Path,
+) -> Option<String> {
+    let spec = crate::triton::specialization(amdgcn)?;
+    let prefix = format!("# Triton specialization of `{triton_kernel}`: ");
+    let mut out = format!("{prefix}{}\n", spec.describe());
+    if let Some(m) = existing {
+        let lines: Vec<&str> = m.text.lines().collect();
+        for (i, l) in lines.iter().enumerate() {
+            let Some(other) = l.strip_prefix(&prefix) else {
+                continue;
+            };
+            // The kernel the comment stands above: the next `name = …`.
+            let Some(name) = lines[i + 1..]
+                .iter()
+                .take(4)
+                .find_map(|n| n.trim().strip_prefix("name = "))
+            else {
+                continue;
+            };
+            let part = |d: &str, key: &str| {
+                d.split("; ")
+                    .find(|p| p.starts_with(key))
+                    .unwrap_or("")
+                    .to_string()
+            };
+            let mine = spec.describe();
+            let mut differs = Vec::new();
+            if part(&mine, "signature") != part(other, "signature") {
+                differs.push("signature");
+            }
+            if part(&mine, "block sizes") != part(other, "block sizes") {
+                differs.push("block sizes (constexprs)");
+            }
+            let what = if differs.is_empty() {
+                "neither signature nor block sizes (other constexprs or options)".to_string()
+            } else {
+                differs.join(" and ")
+            };
+            out.push_str(&format!("# differs from {name} in: {what}\n"));
+        }
+    }
+    Some(out)
 }
 
 /// Write the asm `bytes` to `dest`, then `text` as the manifest once it is

@@ -129,7 +129,12 @@ pub fn iree_flags(
                 }
             }
         }
-        if !k.sources.iter().any(|s| s.targets.contains(target)) {
+        // As `build --target`: a target of a source's generation is built too.
+        if !k
+            .sources
+            .iter()
+            .any(|s| crate::pipeline::builds_for(s, target))
+        {
             continue;
         }
         for e in &k.iree_executables {
@@ -153,9 +158,7 @@ pub fn iree_flags(
             "IREE kernels are built for: {}",
             targets.join(", ")
         ))
-        .with_help(
-            "pass one of those targets to --target, or add the target to the kernels' `targets`",
-        )
+        .with_help("pass one of those targets, or a target of the same generation, to --target")
         .into());
     }
     if !missing.is_empty() {
@@ -166,9 +169,10 @@ pub fn iree_flags(
         ))
         .with_note(format!("missing: {}", missing.join(", ")))
         .with_help(format!(
-            "run `gcn-patch build --manifest {} --out {}` first",
+            "run `gcn-patch build --manifest {} --out {} --target {}` first",
             manifest.shown().display(),
-            out.display()
+            out.display(),
+            target.name()
         ))
         .into());
     }

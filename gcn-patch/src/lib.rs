@@ -33,6 +33,7 @@
 //! | install | [`install`] | output layout `DIR/<target>/<exec>.hsaco`, `iree-compile` flags, Triton override directory |
 //! | triton | [`triton`] | Triton's dump, cache and override layouts (`import`, `triton-override`) |
 //! | objdiff | [`objdiff`] | disassembly diff of unpatched vs patched code objects (`llvm-objdump`) |
+//! | accept | [`accept`] | acknowledged findings per kernel (`gcn-patch accept`), left out of builds |
 //!
 //! [`ops`] holds the commands: one operation per `gcn-patch` command, taking
 //! options and returning a typed report without printing; the binary only
@@ -58,6 +59,7 @@
 // `Diagnostic` is every stage's error type; it is large by design and errors are cold.
 #![allow(clippy::result_large_err)]
 
+pub mod accept;
 pub mod assemble;
 pub mod build;
 pub mod cache;

@@ -123,6 +123,11 @@ pub struct KernelSpec {
     pub sources: Vec<SourceSpec>,
     /// 1-based manifest line of `name = …`.
     pub line: usize,
+    /// `accepted = "…"`: the file of acknowledged findings
+    /// ([`crate::accept`]), absolute.
+    pub accepted: Option<PathBuf>,
+    /// The same, as written in the manifest.
+    pub accepted_rel: Option<PathBuf>,
 }
 
 /// One `[[kernel.source]]`.
@@ -191,6 +196,7 @@ struct RawKernel {
     iree_executables: Option<Vec<String>>,
     registers: Option<RegisterPolicy>,
     hazards: Option<HazardPolicy>,
+    accepted: Option<Spanned<String>>,
     #[serde(default)]
     source: Vec<Spanned<RawSource>>,
 }
@@ -267,6 +273,9 @@ impl<'a> Src<'a> {
     }
 }
 
+/// How to get a manifest that is not there.
+const MISSING_MANIFEST_HELP: &str = "create one with `gcn-patch import DUMP...` (it writes kernels.toml next to where it runs; schema: docs/src/reference/kernels-toml.md), or pass the right path with `--manifest`";
+
 impl Manifest {
     /// Read and validate `path`.
     pub fn load(path: &Path) -> Result<Manifest, Diagnostics> {
@@ -274,7 +283,7 @@ impl Manifest {
             let help = if e.kind() == std::io::ErrorKind::InvalidData {
                 "a manifest is UTF-8 TOML text: check that the path names kernels.toml"
             } else {
-                "create a kernels.toml (see `gcn_patch::manifest` docs) or fix the path"
+                MISSING_MANIFEST_HELP
             };
             Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
                 .with_help(help)
@@ -287,7 +296,7 @@ impl Manifest {
     pub(crate) fn load_for_pin(path: &Path) -> Result<Manifest, Diagnostics> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
-                .with_help("create a kernels.toml (see `gcn_patch::manifest` docs) or fix the path")
+                .with_help(MISSING_MANIFEST_HELP)
         })?;
         Manifest::parse_with(&text, path, true)
     }
@@ -316,9 +325,9 @@ impl Manifest {
                 d = d.at(src.loc(span));
             }
             if msg.starts_with("unknown field") {
-                d = d.with_help("check the spelling; keys are kebab-case (see the `gcn_patch::manifest` docs for the schema)");
+                d = d.with_help("check the spelling; keys are kebab-case (schema: docs/src/reference/kernels-toml.md)");
             } else {
-                d = d.with_help("fix the TOML at this position (see the `gcn_patch::manifest` docs for the schema)");
+                d = d.with_help("fix the TOML at this position (schema: docs/src/reference/kernels-toml.md)");
             }
             Diagnostics::from(d)
         })?;
@@ -539,6 +548,9 @@ impl Manifest {
                     iree_executables.push(e.clone());
                 }
             }
+            let accepted = rk.accepted.as_ref().and_then(|a| {
+                resolve_in(&src, &dir, &canon_dir, a, "accepted findings", &mut errors)
+            });
             kernels.push(KernelSpec {
                 name,
                 iree_executable: rk.iree_executable,
@@ -547,6 +559,8 @@ impl Manifest {
                 hazards: rk.hazards.unwrap_or(defaults.hazards),
                 sources,
                 line: src.line_of(rk.name.span().start),
+                accepted_rel: accepted.as_ref().map(|(_, rel)| rel.clone()),
+                accepted: accepted.map(|(abs, _)| abs),
             });
         }
         if !errors.is_empty() {
@@ -566,7 +580,7 @@ impl Manifest {
         self.kernels.iter().find(|k| k.name == name)
     }
 
-    /// The manifest, every source and every patch file (for
+    /// The manifest, every source, patch and accepted-findings file (for
     /// `cargo:rerun-if-changed`), without duplicates, in manifest order.
     pub fn input_files(&self) -> Vec<PathBuf> {
         let mut out = vec![self.path.clone()];
@@ -574,6 +588,8 @@ impl Manifest {
             out.push(s.asm.clone());
             out.extend(s.patches.iter().map(|p| p.path.clone()));
         }
+        // Accepted-findings files decide what a build prints.
+        out.extend(self.kernels.iter().filter_map(|k| k.accepted.clone()));
         let mut seen = HashSet::new();
         out.retain(|p| seen.insert(p.clone()));
         out

@@ -2,11 +2,16 @@
 //!
 //! Builds one job twice, from the unpatched dump and from the patched one
 //! (both retargeted and checked the same way), disassembles both code objects
-//! with `llvm-objdump` (run through the bounded [`crate::toolchain::run`]),
-//! strips addresses and encodings (the `// ADDR: ENCODING` comments) and the
-//! alignment padding after each kernel, and prints a unified diff of the
-//! instructions plus the descriptor/metadata fields that changed (VGPRs,
-//! SGPRs, AGPRs, LDS, occupancy).
+//! with `llvm-objdump --symbolize-operands` (run through the bounded
+//! [`crate::toolchain::run`]), strips addresses and encodings (the `// ADDR:
+//! ENCODING` comments) and the alignment padding after each kernel, names
+//! branch targets by label (`L0`, `L1`, … per kernel, in address order, in
+//! place of objdump's address-derived `label_XXXX`), and prints a unified
+//! diff of the instructions and labels plus the descriptor/metadata fields
+//! that changed (VGPRs, SGPRs, AGPRs, LDS, occupancy). An inserted
+//! instruction is then exactly the lines that changed: a branch whose target
+//! moved keeps its label, and a label line shows which side of it the edit
+//! landed on.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,8 +43,13 @@ pub fn objdump_path(tc: &Toolchain) -> PathBuf {
 pub fn disassemble(tc: &Toolchain, hsaco: &Path, job: &str) -> Result<String, Diagnostics> {
     let objdump = objdump_path(tc);
     let mut cmd = Command::new(&objdump);
-    cmd.args(["-d", "--no-show-raw-insn", "--no-leading-addr"])
-        .arg(hsaco);
+    cmd.args([
+        "-d",
+        "--symbolize-operands",
+        "--no-show-raw-insn",
+        "--no-leading-addr",
+    ])
+    .arg(hsaco);
     let out = tc.run(&mut cmd, "llvm-objdump", job).map_err(|e| {
         let mut d = e.to_diagnostic();
         d.help.push(format!(
@@ -51,10 +61,24 @@ pub fn disassemble(tc: &Toolchain, hsaco: &Path, job: &str) -> Result<String, Di
     Ok(normalize(&String::from_utf8_lossy(&out.stdout)))
 }
 
-/// Keep the `<symbol>:` lines and the instructions; drop the file header,
-/// `// address: encoding` comments and each kernel's trailing padding
-/// (`s_nop 0`, `s_code_end`), whose length moves when code is inserted.
+/// Whether `name` is a label `llvm-objdump --symbolize-operands` made up
+/// for a branch target (`label_0153` on AMDGPU, `L0` elsewhere), not a symbol.
+fn is_branch_label(name: &str) -> bool {
+    let hex = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_hexdigit());
+    name.strip_prefix("label_").is_some_and(hex)
+        || name
+            .strip_prefix('L')
+            .is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Keep the `<symbol>:` lines, the branch-target labels and the
+/// instructions; drop the file header, `// address: encoding` comments and
+/// each kernel's trailing padding (`s_nop 0`, `s_code_end`), whose length
+/// moves when code is inserted. Branch-target labels, whose names objdump
+/// derives from addresses, are renamed `L0`, `L1`, … in order within each
+/// symbol, in their `Ln:` lines and in the operands naming them.
 pub fn normalize(listing: &str) -> String {
+    // Lines as (is a label, text), with each symbol's labels renamed.
     let mut out: Vec<String> = Vec::new();
     let trim_padding = |out: &mut Vec<String>| {
         while out
@@ -64,20 +88,58 @@ pub fn normalize(listing: &str) -> String {
             out.pop();
         }
     };
+    // The code lines of one symbol, then renamed when the symbol ends.
+    let mut block: Vec<(bool, String)> = Vec::new();
+    let flush = |block: &mut Vec<(bool, String)>, out: &mut Vec<String>| {
+        let mut names: std::collections::HashMap<String, String> = std::collections::HashMap::new();
+        for (is_label, text) in block.iter() {
+            if *is_label {
+                let n = names.len();
+                names.entry(text.clone()).or_insert_with(|| format!("L{n}"));
+            }
+        }
+        for (is_label, text) in block.drain(..) {
+            if is_label {
+                out.push(format!("{}:", names[&text]));
+            } else {
+                let renamed: Vec<String> = text
+                    .split(' ')
+                    .map(|w| {
+                        let (core, comma) = match w.strip_suffix(',') {
+                            Some(c) => (c, ","),
+                            None => (w, ""),
+                        };
+                        let core = core.trim_start_matches('<').trim_end_matches('>');
+                        match names.get(core) {
+                            Some(n) => format!("{n}{comma}"),
+                            None => w.to_string(),
+                        }
+                    })
+                    .collect();
+                out.push(renamed.join(" "));
+            }
+        }
+        trim_padding(out);
+    };
     for line in listing.lines() {
         let code = line.split("//").next().unwrap_or("").trim();
         if code.is_empty() || code.contains("file format") || code.starts_with("Disassembly of") {
             continue;
         }
         if code.starts_with('<') && code.ends_with(">:") {
-            trim_padding(&mut out);
+            let name = &code[1..code.len() - 2];
+            if is_branch_label(name) {
+                block.push((true, name.to_string()));
+                continue;
+            }
+            flush(&mut block, &mut out);
             out.push(String::new());
             out.push(code.to_string());
             continue;
         }
-        out.push(code.split_whitespace().collect::<Vec<_>>().join(" "));
+        block.push((false, code.split_whitespace().collect::<Vec<_>>().join(" ")));
     }
-    trim_padding(&mut out);
+    flush(&mut block, &mut out);
     let mut text = out.join("\n");
     text.push('\n');
     text.trim_start_matches('\n').to_string()
@@ -154,12 +216,16 @@ pub fn objdiff(
     let label = pipeline::label(&kernel.name, &job.target);
     let patched = pipeline::prepare(manifest, plan, job, tc.version.major)?;
     let (original, opts) = pipeline::job_inputs(manifest, plan, job, tc.version.major)?;
+    // The unpatched side is the dump as shipped: judged against itself (its
+    // findings are inherited warnings, as `check` and `build` judge them),
+    // and its register counts kept as declared, so that a rewrite by
+    // `registers = "update"` shows as a field change.
     let unpatched: Prepared = pipeline::prepare_traced_with(
         &kernel.name,
-        None,
+        Some(&original.original),
         &original.original,
         &opts,
-        kernel.registers,
+        crate::check::RegisterPolicy::Error,
         crate::check::HazardPolicy::Warn,
     )?;
     let mut listings = Vec::new();
@@ -195,6 +261,15 @@ pub fn objdiff(
 #[cfg(test)]
 mod tests {
     use super::normalize;
+
+    #[test]
+    fn normalize_names_branch_targets_by_label_in_order() {
+        let listing = "<k0>:\n\ts_cbranch_scc0 label_0153 // 000000002500: BF840012\n\ts_nop 1\n<label_0153>:\n\ts_branch label_0150\n\ts_endpgm\n<label_0150>:\n\ts_nop 0\n\n<k1>:\n<label_0201>:\n\ts_branch label_0201\n";
+        assert_eq!(
+            normalize(listing),
+            "<k0>:\ns_cbranch_scc0 L0\ns_nop 1\nL0:\ns_branch L1\ns_endpgm\nL1:\n\n<k1>:\nL0:\ns_branch L0\n"
+        );
+    }
 
     #[test]
     fn normalize_strips_addresses_encodings_and_padding() {

@@ -13,8 +13,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 /// Write `bytes` to `path` through a temp file in the same directory, synced
-/// and then renamed over `path`. An existing file keeps its permissions and
-/// stays untouched if anything fails; the temp file is removed on failure.
+/// and then renamed over `path`. A new file gets mode `0666 & !umask` (as
+/// `cp` and `cc -o`); an existing file keeps its permissions and stays
+/// untouched if anything fails; the temp file is removed on failure.
 /// Symlinks, devices, FIFOs and directories: see the module docs.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic_with(path, bytes, true)
@@ -81,10 +82,17 @@ fn write_atomic_with(path: &Path, bytes: &[u8], sync: bool) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let prefix = format!(".{}.", name.to_string_lossy());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // A new file gets 0666 & ~umask, as `cp` and `cc -o` give it (the
+    // temp file's own default is 0600, unreadable to other users).
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder.tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     if sync {
         tmp.as_file().sync_all()?;

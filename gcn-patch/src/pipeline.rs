@@ -63,6 +63,17 @@ impl Plan {
     }
 }
 
+/// Whether `source` builds for `target` when asked to (`--target`): one of
+/// its `targets`, or a target of the same generation (the rule [`plan`]'s
+/// `extra` targets follow; every command taking `--target` uses it).
+pub fn builds_for(source: &crate::manifest::SourceSpec, target: &TargetId) -> bool {
+    source.targets.contains(target)
+        || source
+            .targets
+            .iter()
+            .any(|s| s.processor.generation == target.processor.generation)
+}
+
 /// Build the plan: pins, patches and rules of every source; then one job per
 /// source × target (plus `extra` targets of the same generation as a source's own).
 /// All failures are collected, not just the first. One source at a time; see
@@ -121,11 +132,7 @@ pub fn plan_with(
         let source = &manifest.kernels[ki].sources[si];
         let mut targets: Vec<TargetId> = source.targets.clone();
         for t in extra {
-            let same_generation = source
-                .targets
-                .iter()
-                .any(|s| s.processor.generation == t.processor.generation);
-            if same_generation && !targets.contains(t) {
+            if builds_for(source, t) && !targets.contains(t) {
                 targets.push(*t);
             }
         }
@@ -161,6 +168,8 @@ pub struct Prepared {
     pub steps: Vec<String>,
     /// Notes worth showing: occupancy changes, register updates, wait-counter warnings.
     pub notes: Vec<Diagnostic>,
+    /// Findings left out of `notes` because the kernel's accepted file lists them.
+    pub accepted: usize,
 }
 
 /// Label used in diagnostics: "kernel `matmul` for gfx950".
@@ -191,7 +200,25 @@ pub fn job_inputs<'p>(
 
 /// Retarget and check one job. `llvm_major` is the LLVM that will assemble it.
 /// A source with Triton metadata also gets the launch check ([`check::launch`]).
+/// Findings the kernel's accepted file lists ([`crate::accept`]) are left
+/// out of the notes and counted in [`Prepared::accepted`].
 pub fn prepare(
+    manifest: &Manifest,
+    plan: &Plan,
+    job: &Job,
+    llvm_major: u32,
+) -> Result<Prepared, Diagnostics> {
+    let mut p = prepare_every_finding(manifest, plan, job, llvm_major)?;
+    let kernel = &manifest.kernels[job.kernel];
+    let (shown, hidden) = crate::accept::filter(kernel, &job.target, std::mem::take(&mut p.notes))?;
+    p.notes = shown;
+    p.accepted = hidden;
+    Ok(p)
+}
+
+/// [`prepare`] with every finding in the notes, accepted ones included
+/// (what `gcn-patch accept` records).
+pub fn prepare_every_finding(
     manifest: &Manifest,
     plan: &Plan,
     job: &Job,
@@ -199,7 +226,7 @@ pub fn prepare(
 ) -> Result<Prepared, Diagnostics> {
     let kernel = &manifest.kernels[job.kernel];
     let (patched, opts) = job_inputs(manifest, plan, job, llvm_major)?;
-    prepare_checked(
+    let mut prepared = prepare_checked(
         &kernel.name,
         Some((&patched.original, patched.unchanged)),
         &patched.patched,
@@ -207,6 +234,46 @@ pub fn prepare(
         kernel.registers,
         kernel.hazards,
         kernel.sources[job.source].triton.as_ref(),
+    )?;
+    let source = &kernel.sources[job.source];
+    if let Some(w) = retarget_caution(&kernel.name, source, &patched.original, &job.target) {
+        prepared.notes.push(w);
+    }
+    Ok(prepared)
+}
+
+/// A warning for a source lifted from a code object (hand-written or vendor
+/// code, e.g. aiter's) built for another processor than its own: the checks
+/// see registers, waits and launch limits, not the timing and features the
+/// code may rely on.
+fn retarget_caution(
+    kernel: &str,
+    source: &crate::manifest::SourceSpec,
+    original: &Document,
+    target: &TargetId,
+) -> Option<Diagnostic> {
+    source.imported_sha256.as_ref()?;
+    let (line, text) = original.asm().target_directive()?;
+    let own = TargetId::parse(&text).ok()?;
+    if own.processor.name == target.processor.name {
+        return None;
+    }
+    Some(
+        Diagnostic::warning(format!(
+            "{}: retargeted from a {} code object, which may be hand-written",
+            label(kernel, target),
+            own.processor.name
+        ))
+        .at(original.location(line, None))
+        .with_note(format!(
+            "hand-written code may rely on {}'s timing and features (instruction latencies, hazards its hardware resolves, what it supports): the checks see registers, waits and launch limits, not that",
+            own.processor.name
+        ))
+        .with_help(format!(
+            "test it on {} before shipping it there, or build it for {} only; `gcn-patch accept {kernel}` acknowledges this warning",
+            target.name(),
+            own.processor.name
+        )),
     )
 }
 
@@ -403,6 +470,7 @@ fn prepare_checked(
         symbols,
         steps,
         notes,
+        accepted: 0,
     })
 }
 

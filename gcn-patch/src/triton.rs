@@ -161,6 +161,101 @@ pub fn recognize(
     })
 }
 
+/// What tells one specialization of a Triton kernel from another, read from
+/// the `<kernel>.ttir` beside its `.amdgcn` (dump and cache entries both have
+/// one): the signature Triton specialized (argument types and attributes such
+/// as `tt.divisibility`, `loc(…)` dropped) and the block sizes its constexprs
+/// became (`tt.make_range` ends). `None` without a readable `.ttir`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Specialization {
+    /// `(x: !tt.ptr<f32>, …, n: i32 {tt.divisibility = 16 : i32})`.
+    pub signature: String,
+    /// `tt.make_range` ends, in order, deduplicated (e.g. `[1024]`).
+    pub ranges: Vec<u64>,
+}
+
+impl Specialization {
+    /// One line: `signature (…); block sizes 1024`.
+    pub fn describe(&self) -> String {
+        let ranges: Vec<String> = self.ranges.iter().map(u64::to_string).collect();
+        format!(
+            "signature {}; block sizes (tt.make_range) {}",
+            self.signature,
+            if ranges.is_empty() {
+                "none".to_string()
+            } else {
+                ranges.join(", ")
+            }
+        )
+    }
+}
+
+/// The [`Specialization`] of the Triton kernel whose `.amdgcn` is `amdgcn`.
+pub fn specialization(amdgcn: &Path) -> Option<Specialization> {
+    let kernel = amdgcn.file_stem()?.to_str()?;
+    let text = std::fs::read_to_string(amdgcn.with_file_name(format!("{kernel}.ttir"))).ok()?;
+    let head = format!("tt.func public @{kernel}(");
+    let at = text.find(&head)? + head.len() - 1;
+    // The argument list: up to its matching `)`.
+    let mut depth = 0usize;
+    let mut end = None;
+    for (i, c) in text[at..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    end = Some(at + i + 1);
+                    break;
+                }
+            }
+            '\n' => break,
+            _ => {}
+        }
+    }
+    let raw = &text[at..end?];
+    // Drop ` loc(…)` annotations.
+    let mut signature = String::with_capacity(raw.len());
+    let mut rest = raw;
+    while let Some(i) = rest.find(" loc(") {
+        signature.push_str(&rest[..i]);
+        let after = &rest[i + 5..];
+        let mut d = 1usize;
+        let mut close = after.len();
+        for (j, c) in after.char_indices() {
+            match c {
+                '(' => d += 1,
+                ')' => {
+                    d -= 1;
+                    if d == 0 {
+                        close = j + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &after[close..];
+    }
+    signature.push_str(rest);
+    let mut ranges = Vec::new();
+    for part in text.split("tt.make_range").skip(1) {
+        let Some(e) = part.find("end = ") else {
+            continue;
+        };
+        let digits: String = part[e + 6..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        if let Ok(v) = digits.parse::<u64>() {
+            if !ranges.contains(&v) {
+                ranges.push(v);
+            }
+        }
+    }
+    Some(Specialization { signature, ranges })
+}
+
 /// `DIR/<hash>/<kernel>.hsaco`: where `TRITON_OVERRIDE_DIR=DIR` looks for the
 /// code object of the kernel whose dump directory is `<hash>`.
 pub fn override_path(out: &Path, hash: &str, kernel: &str) -> PathBuf {

@@ -106,3 +106,18 @@ fn demo_patch_passes() {
     .unwrap();
     assert!(o.notes.is_empty());
 }
+
+/// A wait after a `vmcnt(0)` with no load since waits for nothing, and there
+/// is no count below 0 to lower it to: the help says to delete it.
+#[test]
+fn a_wait_with_nothing_outstanding_is_not_told_to_go_below_zero() {
+    let src = "k:\n\tglobal_load_dword v1, v[2:3], off\n\ts_waitcnt vmcnt(0)\n\tv_mov_b32 v0, v1\n\ts_waitcnt vmcnt(0)\n\ts_endpgm\n";
+    let diags = check_waitcnt(
+        &Document::from_source(src, "k.s"),
+        &TargetId::parse("gfx942").unwrap(),
+    );
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    let text = diags[0].render();
+    assert!(!text.contains("below 0"), "{text}");
+    assert!(text.contains("delete the wait"), "{text}");
+}

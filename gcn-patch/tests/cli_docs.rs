@@ -16,6 +16,16 @@ fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// `name` on PATH, or a panic saying how to install it (no silent skip).
+fn tool(name: &str, install: &str) -> PathBuf {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("`{name}` not found on PATH: {install}"))
+}
+
 #[test]
 fn book_cli_examples_run() {
     let pages = repo().join("docs/src");
@@ -42,6 +52,18 @@ fn book_cli_examples_run() {
     let cases = trycmd::TestCases::new();
     cases
         .register_bin("gcn-patch", Path::new(env!("CARGO_BIN_EXE_gcn-patch")))
+        // The trial flows (docs/src/guide/trial-flows.md) run IREE and Triton too.
+        .register_bin(
+            "iree-compile",
+            tool("iree-compile", "pip install iree-base-compiler==3.13.0"),
+        )
+        .register_bin(
+            "python3",
+            tool(
+                "python3",
+                "run `bash tests/setup.sh` (Python 3 with triton==3.9.0)",
+            ),
+        )
         // Plain text output: the examples are what a log or a pipe shows.
         .env("NO_COLOR", "1")
         .env("CLICOLOR", "0");

@@ -371,3 +371,61 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
     );
     assert!(gcn_patch::check::launch::check_triton_launch(&doc, &fits, &t, "matmul").is_empty());
 }
+
+/// `layernorm.py DUMP CACHE gfx942 BLOCK…` (the Triton flow of
+/// docs/src/guide/trial-flows.md): a Triton layernorm compiled without a
+/// GPU, one specialization per BLOCK.
+fn layernorm(dir: &Path, blocks: &[&str]) {
+    let o = Command::new("python3")
+        .arg(repo().join("docs/src/guide/trial-flows.in/triton/layernorm.py"))
+        .arg(dir.join("dump"))
+        .arg(dir.join("cache"))
+        .arg("gfx942")
+        .args(blocks)
+        .output()
+        .expect("python3 not found: install Python 3 and run `bash tests/setup.sh`");
+    assert!(
+        o.status.success(),
+        "layernorm.py failed (Triton 3.9.0 missing? run `bash tests/setup.sh`):\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
+fn specializations_are_annotated_and_a_missing_cache_entry_warns() {
+    let tmp = tempfile::tempdir().unwrap();
+    layernorm(tmp.path(), &["1024", "256"]);
+    let proj = tmp.path().join("proj");
+    std::fs::create_dir_all(tmp.path().join("empty")).unwrap();
+    std::fs::create_dir_all(&proj).unwrap();
+    // Without the cache entries: a warning per kernel naming the launch
+    // checks that are off and how to get the metadata.
+    let o = ok(gcn_patch(
+        &proj,
+        &["import", "../dump", "--triton-cache", "../empty"],
+    ));
+    let err = stderr(&o);
+    assert_eq!(err.matches("warning: ").count(), 2, "{err}");
+    assert!(
+        err.contains("imported without its cache entry")
+            && err.contains("LDS: Triton's `shared`")
+            && err.contains("--triton-cache DIR"),
+        "{err}"
+    );
+    // Two specializations of one kernel: each says which it is, the second
+    // what differs from the first.
+    let m = std::fs::read_to_string(proj.join("kernels.toml")).unwrap();
+    let comments: Vec<&str> = m.lines().filter(|l| l.starts_with('#')).skip(1).collect();
+    insta::assert_snapshot!("layernorm_specializations", comments.join("\n"));
+
+    // With the cache: the launch metadata, no warning.
+    let proj2 = tmp.path().join("proj2");
+    std::fs::create_dir_all(&proj2).unwrap();
+    let o = ok(gcn_patch(
+        &proj2,
+        &["import", "../dump", "--triton-cache", "../cache"],
+    ));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    let m = std::fs::read_to_string(proj2.join("kernels.toml")).unwrap();
+    assert_eq!(m.matches("shared = 16").count(), 2, "{m}");
+}

@@ -415,9 +415,14 @@ fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec
     let d = &kb.declared;
     let u = &kb.used;
     let mut out = vec![];
+    // Name the manifest's kernel (the label's), not the ELF symbol: that is
+    // the name kernels.toml and the commands know it by.
+    let manifest_kernel = label
+        .strip_prefix("kernel `")
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or(&kb.kernel);
     let update_help = format!(
-        "or set `registers = \"update\"` for kernel `{}` in kernels.toml to rewrite the counts",
-        kb.kernel
+        "or set `registers = \"update\"` for kernel `{manifest_kernel}` in kernels.toml to rewrite the counts (either changes the shipped code object: `gcn-patch objdiff` shows the new counts)"
     );
 
     // --- usage beyond declarations -------------------------------------

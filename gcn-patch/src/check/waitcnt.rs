@@ -476,10 +476,15 @@ fn findings(asm: &AsmFile, target: &TargetId) -> Vec<Finding> {
                             w.counter,
                             if b == 1 { "" } else { "s" }
                         ))
-                        .with_help(format!(
-                            "lower the count below {b} to wait for the load{} it should cover, or delete the wait",
-                            if b == 1 { "" } else { "s" }
-                        )),
+                        .with_help(if b == 0 {
+                            // Nothing can be outstanding: there is no lower count.
+                            "delete the wait: no vector memory load is outstanding here".to_string()
+                        } else {
+                            format!(
+                                "lower the count below {b} to wait for the load{} it should cover, or delete the wait",
+                                if b == 1 { "" } else { "s" }
+                            )
+                        }),
                     });
                 }
             }

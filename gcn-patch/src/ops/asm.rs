@@ -35,6 +35,11 @@ pub struct AssembleOptions {
     pub output: PathBuf,
     /// Rewrite register counts to what the code uses instead of failing.
     pub update_registers: bool,
+    /// The unpatched original (asm, or a code object/container to lift):
+    /// findings it has too are inherited, warnings, as `check` judges a
+    /// manifest's patched dump. Default: the file named by a `lift` header
+    /// (`; Lifted by gcn-patch from X`), when it exists.
+    pub baseline: Option<PathBuf>,
     /// The LLVM tools.
     pub tools: Tools,
 }
@@ -52,6 +57,108 @@ pub struct Assembled {
     pub kernels: usize,
     /// Notes from preparation (occupancy, register updates, rewrites).
     pub notes: Vec<Diagnostic>,
+    /// The original findings were judged against, and whether it was found
+    /// through the file's lift header (not `--baseline`).
+    pub baseline: Option<(PathBuf, bool)>,
+}
+
+/// The code object a `lift` output names in its first line
+/// (`; Lifted by gcn-patch from X (…`), as written.
+pub fn lift_origin(asm: &str) -> Option<PathBuf> {
+    let first = asm.lines().next()?;
+    let rest = first.strip_prefix("; Lifted by gcn-patch from ")?;
+    let end = rest.rfind(" (")?;
+    Some(PathBuf::from(&rest[..end]))
+}
+
+/// Whether `bytes` are a binary to lift rather than asm text (ELF, an offload
+/// bundle, a HIP fat binary, a .vmfb: anything with a NUL byte in its head).
+fn is_binary(bytes: &[u8]) -> bool {
+    bytes.iter().take(4096).any(|&b| b == 0)
+}
+
+/// Read the baseline `path` as a document: asm as is, a binary lifted for
+/// `target`.
+pub(crate) fn read_baseline(
+    path: &Path,
+    target: &TargetId,
+    tools: &Tools,
+) -> Result<Document, Diagnostics> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Diagnostic::error(format!("cannot read baseline `{}`: {e}", path.display())).with_help(
+            "pass the unpatched original: the asm, or the code object it was lifted from",
+        )
+    })?;
+    if is_binary(&bytes) {
+        let tc = &tools.find(None)?;
+        let lifted = crate::lift::lift_file(
+            path,
+            Some(target),
+            &crate::lift::LiftOptions { toolchain: tc },
+        )
+        .or_else(|_| {
+            crate::lift::lift_file(path, None, &crate::lift::LiftOptions { toolchain: tc })
+        })?;
+        return Ok(Document::from_source(&lifted.asm, path));
+    }
+    read_asm(path)
+}
+
+/// `base` with each line that a diff alignment matches to a line of `asm`
+/// attributed to that line of `file` (the others to `base` itself): the
+/// checks match a finding to the original's by the lines' origins, as they
+/// match a patched dump to its dump.
+fn aligned_original(asm: &Document, base: &Document, file: &Path) -> Document {
+    let a: Vec<&str> = asm.texts().collect();
+    let b: Vec<&str> = base.texts().collect();
+    let mut map: Vec<Option<usize>> = vec![None; b.len()];
+    for op in similar::capture_diff_slices(similar::Algorithm::Patience, &a, &b) {
+        if let similar::DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        {
+            for k in 0..len {
+                map[new_index + k] = Some(old_index + k);
+            }
+        }
+    }
+    let file: std::sync::Arc<Path> = file.into();
+    let lines = (0..base.len()).map(|j| {
+        let origin = match map[j] {
+            Some(i) => crate::provenance::Origin::Source {
+                file: file.clone(),
+                line: i + 1,
+            },
+            None => base
+                .origin(j)
+                .cloned()
+                .unwrap_or(crate::provenance::Origin::Generated("baseline".into())),
+        };
+        (base.text(j).to_string(), origin)
+    });
+    Document::from_lines(lines, base.trailing_newline())
+}
+
+/// The original of `file`: `--baseline`, else the existing code object its
+/// lift header names (relative to the working directory, or to `file`'s
+/// directory).
+pub(crate) fn find_baseline(
+    file: &Path,
+    asm: &Document,
+    explicit: Option<&Path>,
+) -> Option<(PathBuf, bool)> {
+    if let Some(b) = explicit {
+        return Some((b.to_path_buf(), false));
+    }
+    let origin = lift_origin(first_line(asm))?;
+    let beside = file.parent().map(|d| d.join(&origin));
+    [Some(origin), beside]
+        .into_iter()
+        .flatten()
+        .find(|p| p.is_file())
+        .map(|p| (p, true))
 }
 
 /// `gcn-patch assemble FILE --target T -o OUT`: retarget, check, assemble,
@@ -71,8 +178,25 @@ pub fn assemble(opts: &AssembleOptions) -> Result<Assembled, Diagnostics> {
     } else {
         RegisterPolicy::Error
     };
-    let prepared =
-        pipeline::prepare_traced(&kernel_name(&opts.file), None, &asm, &retarget, policy)?;
+    let baseline = find_baseline(&opts.file, &asm, opts.baseline.as_deref());
+    let original = match &baseline {
+        Some((path, _)) => Some(aligned_original(
+            &asm,
+            &read_baseline(path, &target, &opts.tools)?,
+            &opts.file,
+        )),
+        None => None,
+    };
+    let prepared = pipeline::prepare_traced(
+        &kernel_name(&opts.file),
+        original.as_ref(),
+        &asm,
+        &retarget,
+        policy,
+    )
+    .map_err(|d| one_off_help(d, &opts.file, &asm, baseline.is_some()))?;
+    let mut prepared = prepared;
+    prepared.notes = one_off_help(Diagnostics(prepared.notes), &opts.file, &asm, true).0;
     let work = scratch()?;
     let report = pipeline::build(&tc, &prepared, work.path(), &opts.output)?;
     Ok(Assembled {
@@ -81,5 +205,42 @@ pub fn assemble(opts: &AssembleOptions) -> Result<Assembled, Diagnostics> {
         e_flags: report.e_flags,
         kernels: prepared.symbols.len(),
         notes: prepared.notes,
+        baseline,
     })
+}
+
+/// The helps of a one-off `assemble` (no manifest): `--update-registers`
+/// instead of kernels.toml's `registers`, and, for a lift output whose code
+/// object is not found, `--baseline` for findings the original has too.
+fn one_off_help(
+    mut d: Diagnostics,
+    file: &Path,
+    asm: &Document,
+    has_baseline: bool,
+) -> Diagnostics {
+    for diag in &mut d.0 {
+        for h in &mut diag.help {
+            if let Some(at) = h.find("or set `registers = \"update\"`") {
+                h.replace_range(
+                    at..,
+                    "or pass `--update-registers` to rewrite the counts (either changes the code object)",
+                );
+            }
+        }
+    }
+    if !has_baseline {
+        if let (Some(first), Some(origin)) = (d.0.first_mut(), lift_origin(first_line(asm))) {
+            first.help.push(format!(
+                "`{}` was lifted from `{}`, which is not found: pass `--baseline {}` (the code object or its unmodified lift) so that findings the original has too are warnings, as `check` treats them",
+                file.display(),
+                origin.display(),
+                origin.display()
+            ));
+        }
+    }
+    d
+}
+
+fn first_line(asm: &Document) -> &str {
+    asm.text(0)
 }

@@ -92,6 +92,8 @@ pub struct BuildReport {
     pub notes: Vec<Diagnostic>,
     /// The lock file written (or checked, with `locked`).
     pub lock: PathBuf,
+    /// Findings left out of `notes`: their kernels' accepted files list them.
+    pub accepted: usize,
 }
 
 impl BuildReport {
@@ -196,6 +198,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
         rows: Vec::with_capacity(built.len()),
         notes: Vec::new(),
         lock,
+        accepted: 0,
     };
     for b in built {
         let mut written = Vec::new();
@@ -210,6 +213,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
             written.push(relative(p, out));
         }
         report.notes.extend(b.notes);
+        report.accepted += b.accepted;
         report.rows.push(Row {
             kernel: b.kernel,
             target: b.target,

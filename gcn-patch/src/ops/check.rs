@@ -20,6 +20,8 @@ pub struct Checked {
     pub notes: Vec<Diagnostic>,
     /// `true` when every check (and the build, when asked) passed.
     pub passed: bool,
+    /// Findings left out of `notes`: the kernel's accepted file lists them.
+    pub accepted: usize,
 }
 
 /// What `gcn-patch check` found: every job in plan order, and the errors.
@@ -59,7 +61,7 @@ pub fn check(
                 .into(),
         );
     }
-    let results: Vec<Result<Vec<Diagnostic>, Diagnostics>> = if assemble {
+    let results: Vec<Result<(Vec<Diagnostic>, usize), Diagnostics>> = if assemble {
         let tc = tools.find(Some(&m))?;
         let shared = super::shared_cache()?;
         let work = scratch()?;
@@ -77,7 +79,7 @@ pub fn check(
         };
         crate::jobs::run(plan.jobs.clone(), max_jobs, opts.tokens, |job| {
             crate::jobs::test_panic_point("check", &m.kernels[job.kernel].name);
-            build_one(&m, &plan, &opts, job).map(|b| b.notes)
+            build_one(&m, &plan, &opts, job).map(|b| (b.notes, b.accepted))
         })
         .into_iter()
         .zip(&plan.jobs)
@@ -93,7 +95,7 @@ pub fn check(
                 let kernel = &m.kernels[job.kernel].name;
                 crate::jobs::catch(|| {
                     crate::jobs::test_panic_point("check", kernel);
-                    pipeline::prepare(&m, &plan, job, major).map(|p| p.notes)
+                    pipeline::prepare(&m, &plan, job, major).map(|p| (p.notes, p.accepted))
                 })
                 .unwrap_or_else(|p| Err(panicked(p, kernel, &job.target)))
             })
@@ -106,15 +108,15 @@ pub fn check(
     };
     for (job, result) in plan.jobs.iter().zip(results) {
         let kernel = &m.kernels[job.kernel].name;
-        let (notes, passed) = match result {
-            Ok(notes) => (notes, true),
+        let (notes, passed, accepted) = match result {
+            Ok((notes, accepted)) => (notes, true, accepted),
             Err(d) => {
                 // The notes of a failing job (retargeting, raw lines,
                 // inherited hazards) stay with it: they often explain the error.
                 let (errors, notes): (Vec<_>, Vec<_>) =
                     d.0.into_iter().partition(|d| d.severity == Severity::Error);
                 report.errors.extend(errors);
-                (notes, false)
+                (notes, false, 0)
             }
         };
         report.jobs.push(Checked {
@@ -122,6 +124,7 @@ pub fn check(
             target: job.target,
             notes,
             passed,
+            accepted,
         });
     }
     Ok(report)

@@ -28,8 +28,9 @@ pub fn apply(
 ) -> Result<Applied, Diagnostics> {
     let m = Manifest::load(manifest)?;
     let ki = find_kernel(&m, kernel)?;
-    let plan = pipeline::plan(&m, &[])?;
     let target = target.map(parse_target).transpose()?;
+    // As `build --target`: a target of a source's generation is built too.
+    let plan = pipeline::plan(&m, target.as_slice())?;
     let job = find_job(&plan, ki, kernel, target.as_ref())?;
     let prepared = pipeline::prepare(&m, &plan, &job, tools.assembler_major(Some(&m)))?;
     Ok(Applied {
@@ -49,7 +50,7 @@ pub fn objdiff(
     let m = Manifest::load(manifest)?;
     let t = parse_target(target)?;
     let ki = find_kernel(&m, kernel)?;
-    let plan = pipeline::plan(&m, &[])?;
+    let plan = pipeline::plan(&m, &[t])?;
     let job = find_job(&plan, ki, kernel, Some(&t))?;
     let tc = tools.find(Some(&m))?;
     let work = scratch()?;

@@ -17,6 +17,9 @@ pub struct LintReport {
     /// Every diagnostic: hazards (errors), warnings, suggestions (notes),
     /// and with a baseline one note per kernel counting inherited hazards.
     pub diagnostics: Vec<Diagnostic>,
+    /// The baseline used (`--baseline`; the flag is always `false`: lint
+    /// takes no default from a lift header).
+    pub baseline: Option<(std::path::PathBuf, bool)>,
 }
 
 impl LintReport {
@@ -44,8 +47,9 @@ impl LintReport {
 
 /// `gcn-patch lint FILE --target T [--suggest] [--baseline BASE]`: with
 /// `baseline`, only the hazards FILE has that BASE lacks (lines matched by a
-/// diff alignment, [`Baseline::aligned`]). An `Err` is bad input (the
-/// command exits 2); hazards are in the report.
+/// diff alignment, [`Baseline::aligned`]). BASE may be asm or a code object
+/// (lifted). Without it every hazard of FILE is listed. An `Err` is bad input
+/// (the command exits 2); hazards are in the report.
 pub fn lint(
     file: &Path,
     target: &str,
@@ -54,7 +58,17 @@ pub fn lint(
 ) -> Result<LintReport, Diagnostics> {
     let target = parse_target(target)?;
     let asm = read_asm(file)?;
-    let base = baseline.map(read_asm).transpose()?;
+    // No default from a lift header here: `lint FILE` lists every hazard of
+    // FILE (the inherited-hazard notes of the other commands point to it).
+    let found = baseline.map(|b| (b.to_path_buf(), false));
+    let base = match &found {
+        Some((path, _)) => Some(super::asm::read_baseline(
+            path,
+            &target,
+            &super::Tools::default(),
+        )?),
+        None => None,
+    };
     let opts = LintOptions {
         policy: HazardPolicy::Error,
         suggest,
@@ -69,5 +83,6 @@ pub fn lint(
     Ok(LintReport {
         diagnostics,
         target,
+        baseline: found,
     })
 }

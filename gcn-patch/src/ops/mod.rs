@@ -13,12 +13,14 @@
 //! | `lint` | [`lint::lint`] |
 //! | `build`, `triton-override` | [`build::build`] |
 //! | `lift`, `import` | [`lift::lift`], [`import::import`] |
-//! | `pin`, `edit`, `save` | [`crate::patch::pin()`], [`crate::patch::quilt::edit`], [`crate::patch::quilt::save`] |
+//! | `pin`, `edit`, `save`, `patches`, `drop` | [`crate::patch::pin()`], [`crate::patch::quilt::edit`], [`crate::patch::quilt::save`], [`crate::patch::quilt::list`], [`crate::patch::quilt::drop`] |
+//! | `accept` | [`accept::accept`] |
 //! | `targets` | [`targets::targets`] |
 //! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) |
 //!
 //! Environment variables are read through [`env()`] only.
 
+pub mod accept;
 pub mod asm;
 pub mod build;
 pub mod check;

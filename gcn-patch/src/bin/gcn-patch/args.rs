@@ -52,9 +52,16 @@ pub(crate) enum Command {
         /// Output .hsaco.
         #[arg(long, short)]
         output: PathBuf,
-        /// Rewrite register counts to what the code uses instead of failing.
+        /// Rewrite register counts to what the code uses instead of failing
+        /// (this changes the code object's counts).
         #[arg(long)]
         update_registers: bool,
+        /// The unpatched original (its asm, or the code object FILE was lifted
+        /// from): findings it has too are inherited, warnings, as `check`
+        /// treats a manifest's dump. Default: the code object named by FILE's
+        /// `; Lifted by gcn-patch from …` header, if it exists.
+        #[arg(long, value_name = "ORIGINAL")]
+        baseline: Option<PathBuf>,
         #[command(flatten)]
         llvm: LlvmArgs,
     },
@@ -161,9 +168,13 @@ pub(crate) enum Command {
     },
     /// Write KERNEL's dump with its diffs applied (rules run after them) to a
     /// work file under .gcn-patch/edit/ and print its path; edit it, then `save`.
+    /// A work file holding edits not saved yet is refused (exit 1), not overwritten.
     Edit {
         /// Kernel name from the manifest.
         kernel: String,
+        /// Overwrite the work file even if it holds unsaved edits (they are lost).
+        #[arg(long)]
+        force: bool,
         /// The source building this target (default: the first source).
         #[arg(long, short)]
         target: Option<String>,
@@ -173,7 +184,8 @@ pub(crate) enum Command {
     },
     /// Turn the edits in KERNEL's work file into the next numbered unified
     /// diff patches/<kernel>/NNNN-NAME.diff, appended to the source's
-    /// `patches` (quilt style). No change: says so and writes nothing.
+    /// `patches` (quilt style). NAME of the source's last patch: that patch is
+    /// refreshed in place instead. No change: says so and writes nothing.
     Save {
         /// Kernel name from the manifest.
         kernel: String,
@@ -184,6 +196,43 @@ pub(crate) enum Command {
         manifest: PathBuf,
         #[command(flatten)]
         llvm: LlvmArgs,
+    },
+    /// Acknowledge KERNEL's current findings (warnings and notes of every
+    /// target, e.g. those inherited from vendor code): record them in
+    /// accepted/<kernel>.txt and point the kernel's `accepted` key at it.
+    /// check, build, triton-override and gcn-build then leave them out (and
+    /// count them) until a new finding appears. Errors cannot be accepted.
+    Accept {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// List KERNEL's patches in the order they apply, source by source.
+    Patches {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+    },
+    /// Remove KERNEL's patch NAME from the manifest and delete its file (the
+    /// patches after it must still apply). The kernel's work file goes too;
+    /// one holding unsaved edits is refused unless --force.
+    Drop {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// The patch: its name (`coarser-waits`) or file name (`0002-coarser-waits.diff`).
+        name: String,
+        /// Drop even if the work file holds unsaved edits (they are lost).
+        #[arg(long)]
+        force: bool,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
     },
     /// Build KERNEL for --target from the unpatched and the patched dump,
     /// disassemble both with llvm-objdump and print a unified diff of the
@@ -229,7 +278,8 @@ pub(crate) enum Command {
         suggest: bool,
         /// Report only hazards FILE has that BASE does not (or has with a
         /// stricter wait): lines are matched by a diff alignment of the two
-        /// files. Exit 1 if there is any.
+        /// files. Exit 1 if there is any. BASE: asm, or a code object (lifted).
+        /// Without it, every hazard of FILE is listed.
         #[arg(long, value_name = "BASE")]
         baseline: Option<PathBuf>,
     },

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! gcn-patch retarget FILE --target T            print retargeted, normalized asm
-//! gcn-patch assemble FILE --target T -o OUT     retarget, assemble, link, verify
+//! gcn-patch assemble FILE --target T -o OUT [--baseline ORIGINAL]   retarget, assemble, link, verify
 //! gcn-patch apply KERNEL [--manifest M] [--target T]   print patched, retargeted asm
 //! gcn-patch check [--manifest M] [--no-assemble]  apply, check and build every kernel × target
 //! gcn-patch pin KERNEL [--manifest M]           re-pin a kernel's dumps after re-checking patches
@@ -11,8 +11,11 @@
 //! gcn-patch import PATH... [--manifest M]       copy dumps under asm/, pin them, add them to the manifest
 //! gcn-patch build --out DIR [--manifest M] [--target T]... [--locked] [-j N]
 //!                                               every kernel × target to DIR/<target>/, writes kernels.lock
-//! gcn-patch edit KERNEL [--target T] [--manifest M]   write the patched dump to a work file, print its path
-//! gcn-patch save KERNEL NAME [--manifest M]     the work file's edits -> patches/<kernel>/NNNN-NAME.diff
+//! gcn-patch edit KERNEL [--target T] [--manifest M] [--force]   write the patched dump to a work file, print its path
+//! gcn-patch save KERNEL NAME [--manifest M]     the work file's edits -> patches/<kernel>/NNNN-NAME.diff (or refresh NAME)
+//! gcn-patch patches KERNEL [--manifest M]       list a kernel's patches in order
+//! gcn-patch accept KERNEL [--manifest M]        acknowledge a kernel's current findings (builds stop showing them)
+//! gcn-patch drop KERNEL NAME [--manifest M] [--force]   remove a patch
 //! gcn-patch objdiff KERNEL --target T [--manifest M]   disassembly diff, unpatched vs patched
 //! gcn-patch iree-flags --out DIR --target T [--manifest M]   iree-compile substitution flags
 //! ```
@@ -79,6 +82,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             target,
             output,
             update_registers,
+            baseline,
             llvm,
         } => {
             let a = ops::asm::assemble(&ops::asm::AssembleOptions {
@@ -86,8 +90,15 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 target,
                 output,
                 update_registers,
+                baseline,
                 tools: llvm.tools(),
             })?;
+            if let Some((b, true)) = &a.baseline {
+                eprintln!(
+                    "gcn-patch: findings of {} (named by the file's lift header) are inherited: warnings; `--baseline` picks another original",
+                    b.display()
+                );
+            }
             print_notes(&a.notes);
             eprintln!(
                 "gcn-patch: wrote {} ({}, e_flags {:#x}, {} kernel(s))",
@@ -133,6 +144,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     " (not assembled: --no-assemble)"
                 }
             );
+            let accepted: usize = r.jobs.iter().map(|j| j.accepted).sum();
+            if accepted > 0 {
+                eprintln!(
+                    "gcn-patch check: {accepted} acknowledged finding(s) not shown (the kernels' `accepted` files)"
+                );
+            }
         }
         Command::Pin { kernel, manifest } => {
             let changes = gcn_patch::patch::pin(&manifest, &kernel)?;
@@ -164,11 +181,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         }
         Command::Edit {
             kernel,
+            force,
             target,
             manifest,
         } => {
             let target = target.as_deref().map(ops::parse_target).transpose()?;
-            let w = gcn_patch::patch::quilt::edit(&manifest, &kernel, target.as_ref())?;
+            let w = gcn_patch::patch::quilt::edit(&manifest, &kernel, target.as_ref(), force)?;
             println!("{}", w.path.display());
             eprintln!(
                 "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
@@ -197,11 +215,80 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     rel,
                     added,
                     removed,
+                    refreshed: false,
                 } => eprintln!(
                     "gcn-patch: wrote {} (+{added} -{removed} lines) and added it to {}",
                     rel.display(),
                     manifest.display()
                 ),
+                Saved::Patch {
+                    rel,
+                    added,
+                    removed,
+                    refreshed: true,
+                } => eprintln!(
+                    "gcn-patch: refreshed {} (now +{added} -{removed} lines)",
+                    rel.display()
+                ),
+            }
+        }
+        Command::Accept {
+            kernel,
+            manifest,
+            llvm,
+        } => {
+            let a = ops::accept::accept(&manifest, &kernel, &llvm.tools())?;
+            eprintln!(
+                "gcn-patch: wrote {} ({} finding(s) of kernel `{kernel}` acknowledged){}",
+                a.rel.display(),
+                a.findings,
+                if a.manifest_updated {
+                    format!("; its `accepted` key is in {}", manifest.display())
+                } else {
+                    String::new()
+                }
+            );
+        }
+        Command::Patches { kernel, manifest } => {
+            let listed = gcn_patch::patch::quilt::list(&manifest, &kernel)?;
+            if listed.is_empty() {
+                eprintln!("gcn-patch: kernel `{kernel}` has no patches");
+            }
+            let mut dump = None;
+            for p in &listed {
+                if dump.as_ref() != Some(&p.dump) {
+                    println!("{}:", p.dump.display());
+                    dump = Some(p.dump.clone());
+                }
+                let lines = match p.lines {
+                    Some((a, r)) => format!("+{a} -{r}"),
+                    None => "unreadable".into(),
+                };
+                println!(
+                    "  {:>2}  {:<24} {}  ({lines})",
+                    p.index,
+                    p.name,
+                    p.rel.display()
+                );
+            }
+        }
+        Command::Drop {
+            kernel,
+            name,
+            force,
+            manifest,
+        } => {
+            let d = gcn_patch::patch::quilt::drop(&manifest, &kernel, &name, force)?;
+            eprintln!(
+                "gcn-patch: dropped {} from {} and deleted it",
+                d.rel.display(),
+                manifest.display()
+            );
+            if let Some(w) = d.work {
+                eprintln!(
+                    "gcn-patch: removed the work file {} (it held the dropped changes); run `gcn-patch edit {kernel}` for a fresh one",
+                    w.display()
+                );
             }
         }
         Command::Lift {

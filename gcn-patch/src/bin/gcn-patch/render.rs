@@ -32,7 +32,13 @@ pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&P
     let inherited = r.inherited();
     let notes = r.count(Severity::Note) - inherited;
     let warnings = r.diagnostics.len() - hazards - notes - inherited;
-    match baseline {
+    if let Some((b, true)) = &r.baseline {
+        eprintln!(
+            "gcn-patch lint: baseline {} (named by the file's lift header); `--baseline` picks another",
+            b.display()
+        );
+    }
+    match r.baseline.as_ref().map(|(b, _)| b) {
         Some(b) => eprintln!(
             "gcn-patch lint: {}: {hazards} hazard(s) not in {}, {warnings} warning(s), {notes} suggestion(s), {inherited} kernel(s) with inherited hazards, for {}",
             file.display(),
@@ -79,6 +85,9 @@ pub(crate) fn import(
                 asm.display()
             ),
         }
+    }
+    for w in &report.warnings {
+        eprintln!("warning: {w}");
     }
     for n in &report.notes {
         eprintln!("note: {n}");
@@ -178,6 +187,12 @@ pub(crate) fn build(
         if req.locked { "reproduces" } else { "wrote" },
         r.lock.display()
     );
+    if r.accepted > 0 {
+        eprintln!(
+            "gcn-patch {command}: {} acknowledged finding(s) not shown (the kernels' `accepted` files)",
+            r.accepted
+        );
+    }
     Ok(())
 }
 
