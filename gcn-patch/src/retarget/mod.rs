@@ -4,10 +4,13 @@
 //! rewritten for [`RetargetOptions::target`], assembled later by the LLVM of
 //! [`RetargetOptions::assembler_llvm_major`]:
 //!
-//! * `.amdgcn_target` and metadata `amdhsa.target` become
-//!   [`TargetId::hsa_isa_name`] (`amdgcn-amd-amdhsa--gfx950`, with features
-//!   if pinned). This also normalizes the LLVM 23+ triple spelling
-//!   (`amdgpu9.42-amd-amdhsa-unknown-gfx942`) that LLVM 22 rejects. The
+//! * `.amdgcn_target` becomes [`TargetId::hsa_isa_name`]
+//!   (`amdgcn-amd-amdhsa--gfx950`, with features if pinned). This also
+//!   normalizes the LLVM 23+ triple spelling
+//!   (`amdgpu9.42-amd-amdhsa-unknown-gfx942`) that LLVM 22 rejects there.
+//!   Metadata `amdhsa.target` becomes the same when it names another target
+//!   ID; another spelling of the target built is kept (LLVM 22 takes any
+//!   string there), so the metadata note keeps the compiler's bytes. The
 //!   metadata value is single-quoted when it contains `:`, as clang-22 writes.
 //! * `.amdhsa_code_object_version` is kept (or inserted when missing), set from
 //!   [`RetargetOptions::code_object_version`], and forced to 6 for generic
@@ -368,7 +371,13 @@ impl Cx<'_> {
             } else {
                 isa.to_string()
             };
-            if old != isa {
+            // Another spelling of the very target built (the LLVM 23+ triple
+            // `amdgpu9.42-amd-amdhsa-unknown-gfx942`, which LLVM 22 takes in
+            // metadata) is kept: the note then keeps the compiler's bytes and
+            // length, so the layout after it (`.rodata`, the descriptors'
+            // code-entry offsets) does not move.
+            let same_target = TargetId::parse(old).is_ok_and(|t| t == self.opts.target);
+            if old != isa && !same_target {
                 let new = replace_value(text, &quoted);
                 self.edits.replace(*i, new, what_target);
             }
@@ -682,7 +691,15 @@ impl<'a> Rewrites<'a> {
             .cloned()
             .unwrap_or_else(|| Origin::Generated("patched asm".into()))
     }
+    /// Replace line `i`, unless it is a raw instruction line: its bytes are
+    /// the instruction as the original code object has it, and no
+    /// retargeting step may rewrite them (none means to: this guards the
+    /// steps to come).
     fn replace(&mut self, i: usize, text: String, what: &str) {
+        if self.input.lines().get(i).is_some_and(|l| l.is_raw()) {
+            debug_assert!(false, "{what} would rewrite the raw line {}", i + 1);
+            return;
+        }
         let origin = if text == self.input.text(i) {
             self.origin(i)
         } else {
