@@ -15,8 +15,10 @@
 //! * `.amdhsa_code_object_version` is kept (or inserted when missing), set from
 //!   [`RetargetOptions::code_object_version`], and forced to 6 for generic
 //!   targets (the assembler does not enforce it but the ROCm loader rejects
-//!   generic code objects below v6). Metadata `amdhsa.version` follows:
-//!   v4 → `[1, 1]`, v5 and v6 → `[1, 2]` (what clang-22 writes).
+//!   generic code objects below v6). When the version changes (or the source
+//!   declares none), metadata `amdhsa.version` follows: v4 → `[1, 1]`, v5 and
+//!   v6 → `[1, 2]` (what clang-22 writes); the source's own version keeps its
+//!   metadata version (aiter's v5 objects say `[1, 0]`).
 //! * Descriptor fields the target lacks are removed or translated (see
 //!   [`fields`]); fields the target requires are inserted
 //!   (`.amdhsa_accum_offset`, `.amdhsa_wavefront_size32 0` for wave64 code on
@@ -383,8 +385,15 @@ impl Cx<'_> {
             }
         }
         let want: [u32; 2] = if version == 4 { [1, 1] } else { [1, 2] };
+        // The source's own code object version is kept with its own metadata
+        // version (aiter's v5 objects say `[1, 0]`; rewriting it changed the
+        // note's bytes); only a version change rewrites it.
+        let same_version = self
+            .file
+            .code_object_version()
+            .is_some_and(|(_, v)| v == version);
         if let Some((i, old)) = &md.version {
-            if old.as_slice() == want {
+            if old.as_slice() == want || same_version {
                 return;
             }
             let what = format!("metadata version for code object v{version}");
