@@ -455,9 +455,25 @@ struct Emit<'a> {
     yaml: Option<&'a str>,
 }
 
+/// The directive that gives `name` the `STV_*` visibility `v` (none for default).
+fn visibility_line(out: &mut String, name: &str, v: u8) {
+    let d = match v {
+        1 => ".internal",
+        2 => ".hidden",
+        3 => ".protected",
+        _ => return,
+    };
+    let _ = writeln!(out, "\t{d}\t{name}");
+}
+
 /// The directives that give a symbol its binding, visibility and type,
 /// then its label.
 fn symbol_lines(out: &mut String, s: &elf::Symbol) {
+    symbol_lines_with(out, s, true);
+}
+
+/// [`symbol_lines`], the visibility left out unless `visibility`.
+fn symbol_lines_with(out: &mut String, s: &elf::Symbol, visibility: bool) {
     match s.binding {
         elf::Binding::Global => {
             let _ = writeln!(out, "\t.globl\t{}", s.name);
@@ -467,17 +483,8 @@ fn symbol_lines(out: &mut String, s: &elf::Symbol) {
         }
         elf::Binding::Local => {}
     }
-    match s.visibility {
-        1 => {
-            let _ = writeln!(out, "\t.internal\t{}", s.name);
-        }
-        2 => {
-            let _ = writeln!(out, "\t.hidden\t{}", s.name);
-        }
-        3 => {
-            let _ = writeln!(out, "\t.protected\t{}", s.name);
-        }
-        _ => {}
+    if visibility {
+        visibility_line(out, &s.name, s.visibility);
     }
     match s.kind {
         elf::SymType::Func => {
@@ -522,9 +529,34 @@ fn emit(e: &Emit) -> String {
         co.text.align.trailing_zeros()
     );
     let syms = symbols_by_offset(&co.text);
+    // `.amdhsa_kernel K` gives `K.kd` the binding and visibility `K` has at
+    // that point (LLVM 22; LLVM 24's and older aiter objects have a default
+    // `K.kd` beside a protected `K`). A kernel whose descriptor has another
+    // visibility gets its own after the descriptors, and the descriptor its
+    // own right after its block, so that `.dynsym` keeps the original's.
+    let kd_visibility: HashMap<&str, u8> = co
+        .data
+        .iter()
+        .flat_map(|s| s.symbols.iter())
+        .filter_map(|y| y.name.strip_suffix(".kd").map(|k| (k, y.visibility)))
+        .collect();
+    let deferred: Vec<&elf::Symbol> = co
+        .text
+        .symbols
+        .iter()
+        .filter(|s| {
+            matches!(
+                e.descriptors.get(&s.name),
+                Some(descriptor::Lifted::Block(_))
+            ) && kd_visibility
+                .get(s.name.as_str())
+                .is_some_and(|v| *v != s.visibility)
+        })
+        .collect();
+    let is_deferred = |name: &str| deferred.iter().any(|d| d.name == name);
     let labels_at = |off: u64, out: &mut String| {
         for s in syms.get(&off).into_iter().flatten() {
-            symbol_lines(out, s);
+            symbol_lines_with(out, s, !is_deferred(&s.name));
         }
         for l in e.labels.get(&off).into_iter().flatten() {
             let _ = writeln!(out, "{l}:");
@@ -553,10 +585,20 @@ fn emit(e: &Emit) -> String {
             s.align.trailing_zeros()
         );
         if s.nobits {
+            // Each symbol at its offset, with its size (`__hip_cuid_…`, 1
+            // byte): `.dynsym` keeps both.
+            let mut at = 0u64;
             for sym in &s.symbols {
+                if sym.offset > at {
+                    let _ = writeln!(out, "\t.zero\t{}", sym.offset - at);
+                    at = sym.offset;
+                }
                 symbol_lines(&mut out, sym);
             }
-            let _ = writeln!(out, "\t.zero\t{}", s.size);
+            if s.size > at {
+                let _ = writeln!(out, "\t.zero\t{}", s.size - at);
+            }
+            sizes(&mut out, s, &|_| false);
             continue;
         }
         let mut at = 0usize;
@@ -576,6 +618,9 @@ fn emit(e: &Emit) -> String {
                                 let _ = writeln!(out, "\t\t{l}");
                             }
                             let _ = writeln!(out, "\t.end_amdhsa_kernel");
+                            if is_deferred(kernel) {
+                                visibility_line(&mut out, &sym.name, sym.visibility);
+                            }
                             skip = 64;
                         }
                         _ => {
@@ -605,6 +650,16 @@ fn emit(e: &Emit) -> String {
             at = end;
         }
         sizes(&mut out, s, &|n| kd_of.contains_key(n));
+    }
+    if !deferred.is_empty() {
+        let _ = writeln!(
+            out,
+            "; Kernel visibility, set after the descriptors: `.amdhsa_kernel` gives `K.kd` the \
+             visibility `K` has there, and these descriptors have their own."
+        );
+    }
+    for k in &deferred {
+        visibility_line(&mut out, &k.name, k.visibility);
     }
     if let Some(y) = e.yaml {
         let _ = write!(out, "\t.amdgpu_metadata\n{y}\t.end_amdgpu_metadata\n");
