@@ -3,8 +3,10 @@
 //! For aiter code objects of the corpus sample (one per arch and family, the
 //! first in path order), it times, as medians of three runs:
 //! * `lift::lift`: disassembly, the per-instruction re-encoding check, the
-//!   descriptor and metadata checks, and the full rebuild check (assemble +
-//!   link + compare);
+//!   descriptor and metadata checks, and the identity check (the asm built
+//!   as a build builds it: checks, assemble, link, compare);
+//! * the same without the identity check (`lift --no-verify`): the
+//!   difference is what verification costs;
 //! * the crude floor: `llvm-objdump -d` of the code object and `llvm-mc` of
 //!   its listing (the two tools alone, without any checking).
 //!
@@ -78,31 +80,43 @@ fn main() {
     let tc = Toolchain::find(&ToolchainConfig::default(), &|k| std::env::var(k).ok())
         .expect("LLVM 22 toolchain");
     println!(
-        "{:<8} {:<22} {:>7} {:>10} {:>10} {:>6}",
-        "arch", "family", "insns", "lift ms", "tools ms", "ratio"
+        "{:<8} {:<22} {:>7} {:>10} {:>10} {:>10} {:>6}",
+        "arch", "family", "insns", "lift ms", "no-verify", "tools ms", "ratio"
     );
     let (mut sum_lift, mut sum_tools, mut n) = (Duration::ZERO, Duration::ZERO, 0u32);
+    let mut sum_unverified = Duration::ZERO;
     for ((arch, family), co) in &pick {
         let bytes = std::fs::read(co).unwrap();
         let mut insns = 0;
         let l = time(3, || {
-            let lifted = lift(&bytes, co, &LiftOptions { toolchain: &tc }).expect("lift");
+            let lifted = lift(&bytes, co, &LiftOptions::new(&tc)).expect("lift");
             insns = lifted.instructions;
+        });
+        let unverified = LiftOptions {
+            verify: false,
+            ..LiftOptions::new(&tc)
+        };
+        let u = time(3, || {
+            lift(&bytes, co, &unverified).expect("lift --no-verify");
         });
         let t = time(3, || tools_alone(&tc, co, arch));
         println!(
-            "{arch:<8} {family:<22} {insns:>7} {:>10.1} {:>10.1} {:>6.2}",
+            "{arch:<8} {family:<22} {insns:>7} {:>10.1} {:>10.1} {:>10.1} {:>6.2}",
             l.as_secs_f64() * 1e3,
+            u.as_secs_f64() * 1e3,
             t.as_secs_f64() * 1e3,
             l.as_secs_f64() / t.as_secs_f64()
         );
+        sum_unverified += u;
         sum_lift += l;
         sum_tools += t;
         n += 1;
     }
     println!(
-        "per kernel: lift {:.1} ms, tools alone {:.1} ms, ratio {:.2} ({n} kernels)",
+        "per kernel: lift {:.1} ms, without the identity check {:.1} ms, tools alone {:.1} ms, \
+         ratio {:.2} ({n} kernels)",
         sum_lift.as_secs_f64() * 1e3 / f64::from(n),
+        sum_unverified.as_secs_f64() * 1e3 / f64::from(n),
         sum_tools.as_secs_f64() * 1e3 / f64::from(n),
         sum_lift.as_secs_f64() / sum_tools.as_secs_f64()
     );

@@ -388,7 +388,7 @@ pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Importe
         } else {
             PathBuf::from(format!("{} ({})", path.display(), m.label))
         };
-        let lifted = lift(&m.bytes, &origin, &LiftOptions { toolchain: tc })?;
+        let lifted = lift(&m.bytes, &origin, &LiftOptions::new(tc))?;
         let symbols = lifted.kernels.clone();
         let mut iree_executables = Vec::new();
         if contents.kind == container::Kind::Vmfb {

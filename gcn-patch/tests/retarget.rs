@@ -130,9 +130,22 @@ fn new_triple_is_normalized_and_gfx9_dumps_reassemble_identically() {
             let input = load(&format!("iree/{t}/{op}.rocmasm"));
             let out = retarget(&input, &opts(t)).unwrap();
             let text = out.asm.print();
-            assert!(!text.contains("-amd-amdhsa-unknown-gfx"), "{t} {op}");
+            // The directive LLVM 22 parses is normalized; the metadata keeps
+            // IREE's spelling of the same target (so the note keeps its bytes).
+            let (_, directive) = out.asm.asm().target_directive().unwrap();
+            assert_eq!(directive, format!("amdgcn-amd-amdhsa--{t}"), "{t} {op}");
+            let md = out.asm.asm().metadata().unwrap().target.unwrap().1;
+            assert!(
+                md.ends_with(&format!("-amd-amdhsa-unknown-{t}")),
+                "{t} {op}: {md}"
+            );
             let hsaco = assemble(&text, t).unwrap_or_else(|e| panic!("{t} {op}: {e}"));
             assert_same_code(&hsaco, &format!("iree/{t}/{op}.hsaco"));
+            let theirs = std::fs::read(corpus().join(format!("iree/{t}/{op}.hsaco"))).unwrap();
+            assert!(
+                section(&hsaco, ".note") == section(&theirs, ".note"),
+                "{t} {op}: the metadata note differs from IREE's"
+            );
             if (t, op) == ("gfx942", "matmul") {
                 insta::assert_snapshot!(changes(&input, &out));
             }
@@ -421,6 +434,58 @@ fn vopd_rewrites_cover_each_case_and_clang22_accepts_them() {
         }
     }
     insta::assert_snapshot!(report);
+}
+
+/// Issue 22: lines LLVM 22 takes as they are reach it as they are.
+/// * A raw line (`.long … ; raw: <VOPD pair>`, as lift keeps a pair LLVM 22
+///   rejects) is data: the VOPD normalization once split its text into
+///   `v_sub_f32_e32 0xc94a0f03, 0x03040f04`, which no assembler takes.
+/// * Two `v_dual_mov_b32` reading one VGPR: on gfx12 LLVM checks only their
+///   destinations' banks; the normalization once split them, changing the
+///   bytes of Triton's gfx1201 matmul.
+#[test]
+fn raw_lines_and_pairs_llvm22_accepts_are_never_rewritten() {
+    let raw = "\t.long\t0xc94a0f03, 0x03040f04 ; raw: v_dual_sub_f32 v3, v3, v7 :: v_dual_sub_f32 v4, v4, v7";
+    let movs = "\tv_dual_mov_b32 v12, v8 :: v_dual_mov_b32 v13, v8";
+    let labeled = "l0: .long\t0xc94a0f03, 0x03040f04 ; raw: v_dual_sub_f32 v3, v3, v7 :: v_dual_sub_f32 v4, v4, v7";
+    let text = format!(
+        "\t.amdgcn_target \"amdgcn-amd-amdhsa--gfx1201\"\n\t.amdhsa_code_object_version 5\n\t.text\n{raw}\n{movs}\n{labeled}\n\ts_endpgm\n"
+    );
+    let input = Document::from_source(&text, "k.s");
+    for line in [3, 5] {
+        assert!(input.lines()[line].is_raw(), "line {}", line + 1);
+        assert!(input.lines()[line].written_instruction().is_none());
+        // The checks still read the pair.
+        assert!(input.instruction(line).unwrap().dual.is_some());
+    }
+    let gfx1201 = TargetId::parse("gfx1201").unwrap().processor;
+    let r = gcn_patch::retarget::normalize_vopd(&input, gfx1201, 22);
+    assert!(r.rewrites.is_empty() && r.errors.is_empty(), "{r:?}");
+    let out = retarget(&input, &opts("gfx1201")).unwrap();
+    assert_eq!(out.asm.print(), input.print());
+    assert!(out.rewrites.is_empty());
+    // What clang-22 makes of it: the raw words, and the pair as written.
+    let hsaco = assemble(&out.asm.print(), "gfx1201").unwrap_or_else(|e| panic!("{e}"));
+    let code = section(&hsaco, ".text");
+    let words = [0xc94a0f03u32, 0x03040f04];
+    let raw_bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(&code[..8], &raw_bytes[..]);
+    assert_eq!(
+        &code[8..16],
+        &[0x08, 0x01, 0x10, 0xca, 0x08, 0x01, 0x0c, 0x0c]
+    );
+    assert_eq!(&code[16..24], &raw_bytes[..]);
+    // A mov paired with another operation on the same source is still rewritten.
+    let add = Document::from_source(
+        "\t.text\n\tv_dual_mov_b32 v12, v8 :: v_dual_add_f32 v13, v8, v1\n",
+        "k.s",
+    );
+    assert_eq!(
+        gcn_patch::retarget::normalize_vopd(&add, gfx1201, 22)
+            .rewrites
+            .len(),
+        1
+    );
 }
 
 #[test]

@@ -105,6 +105,10 @@ pub struct CodeObject {
     pub data: Vec<Section>,
     /// The metadata note's MessagePack bytes (`NT_AMDGPU_METADATA`).
     pub metadata: Option<Vec<u8>>,
+    /// The bytes of the note sections (`.note`), in section order: the
+    /// metadata note with its header and padding, as the identity check
+    /// compares it.
+    pub note: Vec<u8>,
     /// Dynamic relocations present (`.rela.dyn` entries): their targets are
     /// kept as bytes, which is only right at the original addresses.
     pub dynamic_relocations: usize,
@@ -170,6 +174,7 @@ pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
     let mut text = None;
     let mut data = Vec::new();
     let mut metadata = None;
+    let mut note = Vec::new();
     let mut dynamic_relocations = 0;
     for section in file.sections() {
         let name = section
@@ -183,6 +188,9 @@ pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
         if name == ".note" || shdr.sh_type(endian) == object::elf::SHT_NOTE {
             if let Some(desc) = metadata_note(&section, endian)? {
                 metadata = Some(desc);
+            }
+            if let Ok(b) = section.data() {
+                note.extend_from_slice(b);
             }
             continue;
         }
@@ -298,6 +306,7 @@ pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
         text,
         data,
         metadata,
+        note,
         dynamic_relocations,
     })
 }

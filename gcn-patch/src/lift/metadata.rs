@@ -61,6 +61,73 @@ pub fn canonical(bytes: &[u8]) -> Result<String, String> {
     Ok(s)
 }
 
+/// Where two MessagePack documents first differ, as a key path with both
+/// values (`amdhsa.target: "a" in the original, "b" rebuilt`); `None`
+/// when they are the same document (maps compared by key, whatever the
+/// order). A document that does not decode is a difference at the top.
+pub fn first_difference(original: &[u8], rebuilt: &[u8]) -> Option<String> {
+    let read = |b: &[u8]| {
+        let mut rd = b;
+        rmpv::decode::read_value(&mut rd).map_err(|e| e.to_string())
+    };
+    match (read(original), read(rebuilt)) {
+        (Ok(a), Ok(b)) => diff_values(&a, &b, "the top"),
+        (Err(e), _) => Some(format!("the top: the original does not decode ({e})")),
+        (_, Err(e)) => Some(format!("the top: the rebuild does not decode ({e})")),
+    }
+}
+
+fn diff_values(a: &rmpv::Value, b: &rmpv::Value, path: &str) -> Option<String> {
+    use rmpv::Value;
+    let key = |k: &Value| match k {
+        Value::String(s) => s.as_str().map_or_else(|| format!("{k}"), str::to_string),
+        other => format!("{other}"),
+    };
+    let join = |p: &str, k: &str| {
+        if p == "the top" {
+            k.to_string()
+        } else {
+            format!("{p}.{k}")
+        }
+    };
+    match (a, b) {
+        (Value::Map(x), Value::Map(y)) => {
+            let mut xs: Vec<(String, &Value)> = x.iter().map(|(k, v)| (key(k), v)).collect();
+            let mut ys: Vec<(String, &Value)> = y.iter().map(|(k, v)| (key(k), v)).collect();
+            xs.sort_by(|p, q| p.0.cmp(&q.0));
+            ys.sort_by(|p, q| p.0.cmp(&q.0));
+            for (k, v) in &xs {
+                match ys.iter().find(|(k2, _)| k2 == k) {
+                    Some((_, w)) => {
+                        if let Some(d) = diff_values(v, w, &join(path, k)) {
+                            return Some(d);
+                        }
+                    }
+                    None => return Some(format!("{}: missing from the rebuild", join(path, k))),
+                }
+            }
+            ys.iter()
+                .find(|(k, _)| !xs.iter().any(|(k2, _)| k2 == k))
+                .map(|(k, _)| format!("{}: only in the rebuild", join(path, k)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                if let Some(d) = diff_values(v, w, &format!("{path}[{i}]")) {
+                    return Some(d);
+                }
+            }
+            (x.len() != y.len()).then(|| {
+                format!(
+                    "{path}: {} items in the original, {} rebuilt",
+                    x.len(),
+                    y.len()
+                )
+            })
+        }
+        _ => (a != b).then(|| format!("{path}: {a} in the original, {b} rebuilt")),
+    }
+}
+
 fn canon(v: &rmpv::Value, out: &mut String) {
     use rmpv::Value;
     match v {
@@ -113,5 +180,10 @@ mod tests {
         assert_eq!(canonical(&ab), canonical(&ba));
         assert_ne!(canonical(&ab), canonical(&other));
         assert!(canonical(&ab[..5]).is_err());
+        assert_eq!(first_difference(&ab, &ba), None);
+        assert_eq!(
+            first_difference(&ab, &other).as_deref(),
+            Some(r#"b: "x" in the original, "y" rebuilt"#)
+        );
     }
 }

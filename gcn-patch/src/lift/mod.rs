@@ -10,6 +10,11 @@
 //! raw bytes with every field decoded in a comment), other `.rodata`/`.data`
 //! with its symbols, and the metadata as `.amdgpu_metadata` (checked to decode
 //! to the same MessagePack document).
+//!
+//! Then, unless turned off ([`LiftOptions::verify`], `lift --no-verify`),
+//! the asm is built the way builds build an unpatched source and compared
+//! with the original byte for byte ([`identity`]): `.text`, `.rodata`, the
+//! metadata note and `e_flags`. A difference is an error naming the bytes.
 
 // `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
 #![allow(clippy::result_large_err)]
@@ -29,7 +34,10 @@ pub mod descriptor;
 pub mod disasm;
 pub mod elf;
 pub mod encode;
+pub mod identity;
 pub mod metadata;
+
+pub use identity::Identity;
 
 /// The comment that marks an instruction kept as its raw encoding:
 /// `.long 0x…, 0x… ; raw: <disassembly>`. The checks read such a line
@@ -72,8 +80,24 @@ pub(crate) fn mc_command(
 #[derive(Debug, Clone, Copy)]
 pub struct LiftOptions<'a> {
     /// The toolchain whose `llvm-objdump`, `llvm-readelf` and `llvm-mc`
-    /// disassemble and check the re-encoding.
+    /// disassemble and check the re-encoding, and whose assembler and
+    /// ld.lld rebuild the result.
     pub toolchain: &'a Toolchain,
+    /// Build the lifted asm as a build does and compare it with the
+    /// original byte for byte ([`identity`]; one assemble and link per
+    /// code object). `false` (`lift --no-verify`) skips that:
+    /// [`Lifted::identity`] is then [`Identity::NotVerified`].
+    pub verify: bool,
+}
+
+impl<'a> LiftOptions<'a> {
+    /// Lift with `toolchain`, verifying the rebuild.
+    pub fn new(toolchain: &'a Toolchain) -> Self {
+        LiftOptions {
+            toolchain,
+            verify: true,
+        }
+    }
 }
 
 /// A lifted code object.
@@ -95,6 +119,9 @@ pub struct Lifted {
     pub raw_descriptors: Vec<String>,
     /// What a user should know (raw lines and why, raw descriptors), one per item.
     pub notes: Vec<String>,
+    /// Whether the rebuild was compared with the original (a difference is
+    /// an error, so a lift that returns was identical or not verified).
+    pub identity: Identity,
 }
 
 /// Lift the code object in `path`: a bare code object (`.co`/`.hsaco`), or
@@ -135,10 +162,11 @@ pub fn lift_file(
 }
 
 /// Lift one code object (`bytes`, read from `origin`, which names it in
-/// messages) to assembly, and check that the assembly rebuilds it: the
-/// rebuilt `.text`, `.rodata` and `e_flags` are byte-identical and the
-/// metadata decodes to the same document, else this is an error (bytes are
-/// never changed silently).
+/// messages) to assembly, and (with [`LiftOptions::verify`]) check that the
+/// assembly, built as a build builds it, rebuilds it: `.text`, `.rodata`,
+/// every other carried section, the `.note` bytes and `e_flags` identical,
+/// else this is an error saying which bytes differ (bytes are never changed
+/// silently).
 pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, Diagnostics> {
     let tc = opts.toolchain;
     let co = elf::read(bytes, origin)?;
@@ -276,7 +304,21 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
             co.dynamic_relocations
         ));
     }
-    let lifted = Lifted {
+    let identity = if opts.verify {
+        identity::verify(
+            tc,
+            &identity::Input {
+                co: &co,
+                asm: &asm,
+                origin,
+                insns: &insns,
+                texts: &texts,
+            },
+        )?
+    } else {
+        Identity::NotVerified
+    };
+    Ok(Lifted {
         asm,
         target: co.target,
         code_object_version: co.code_object_version,
@@ -285,9 +327,8 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
         raw_instructions: refused.len(),
         raw_descriptors,
         notes,
-    };
-    rebuild_check(tc, &co, &lifted, origin)?;
-    Ok(lifted)
+        identity,
+    })
 }
 
 /// Whether an instruction names `vcc` (`vcc`, `vcc_lo`, `vcc_hi`).
@@ -426,9 +467,25 @@ struct Emit<'a> {
     yaml: Option<&'a str>,
 }
 
+/// The directive that gives `name` the `STV_*` visibility `v` (none for default).
+fn visibility_line(out: &mut String, name: &str, v: u8) {
+    let d = match v {
+        1 => ".internal",
+        2 => ".hidden",
+        3 => ".protected",
+        _ => return,
+    };
+    let _ = writeln!(out, "\t{d}\t{name}");
+}
+
 /// The directives that give a symbol its binding, visibility and type,
 /// then its label.
 fn symbol_lines(out: &mut String, s: &elf::Symbol) {
+    symbol_lines_with(out, s, true);
+}
+
+/// [`symbol_lines`], the visibility left out unless `visibility`.
+fn symbol_lines_with(out: &mut String, s: &elf::Symbol, visibility: bool) {
     match s.binding {
         elf::Binding::Global => {
             let _ = writeln!(out, "\t.globl\t{}", s.name);
@@ -438,17 +495,8 @@ fn symbol_lines(out: &mut String, s: &elf::Symbol) {
         }
         elf::Binding::Local => {}
     }
-    match s.visibility {
-        1 => {
-            let _ = writeln!(out, "\t.internal\t{}", s.name);
-        }
-        2 => {
-            let _ = writeln!(out, "\t.hidden\t{}", s.name);
-        }
-        3 => {
-            let _ = writeln!(out, "\t.protected\t{}", s.name);
-        }
-        _ => {}
+    if visibility {
+        visibility_line(out, &s.name, s.visibility);
     }
     match s.kind {
         elf::SymType::Func => {
@@ -493,9 +541,34 @@ fn emit(e: &Emit) -> String {
         co.text.align.trailing_zeros()
     );
     let syms = symbols_by_offset(&co.text);
+    // `.amdhsa_kernel K` gives `K.kd` the binding and visibility `K` has at
+    // that point (LLVM 22; LLVM 24's and older aiter objects have a default
+    // `K.kd` beside a protected `K`). A kernel whose descriptor has another
+    // visibility gets its own after the descriptors, and the descriptor its
+    // own right after its block, so that `.dynsym` keeps the original's.
+    let kd_visibility: HashMap<&str, u8> = co
+        .data
+        .iter()
+        .flat_map(|s| s.symbols.iter())
+        .filter_map(|y| y.name.strip_suffix(".kd").map(|k| (k, y.visibility)))
+        .collect();
+    let deferred: Vec<&elf::Symbol> = co
+        .text
+        .symbols
+        .iter()
+        .filter(|s| {
+            matches!(
+                e.descriptors.get(&s.name),
+                Some(descriptor::Lifted::Block(_))
+            ) && kd_visibility
+                .get(s.name.as_str())
+                .is_some_and(|v| *v != s.visibility)
+        })
+        .collect();
+    let is_deferred = |name: &str| deferred.iter().any(|d| d.name == name);
     let labels_at = |off: u64, out: &mut String| {
         for s in syms.get(&off).into_iter().flatten() {
-            symbol_lines(out, s);
+            symbol_lines_with(out, s, !is_deferred(&s.name));
         }
         for l in e.labels.get(&off).into_iter().flatten() {
             let _ = writeln!(out, "{l}:");
@@ -524,10 +597,20 @@ fn emit(e: &Emit) -> String {
             s.align.trailing_zeros()
         );
         if s.nobits {
+            // Each symbol at its offset, with its size (`__hip_cuid_…`, 1
+            // byte): `.dynsym` keeps both.
+            let mut at = 0u64;
             for sym in &s.symbols {
+                if sym.offset > at {
+                    let _ = writeln!(out, "\t.zero\t{}", sym.offset - at);
+                    at = sym.offset;
+                }
                 symbol_lines(&mut out, sym);
             }
-            let _ = writeln!(out, "\t.zero\t{}", s.size);
+            if s.size > at {
+                let _ = writeln!(out, "\t.zero\t{}", s.size - at);
+            }
+            sizes(&mut out, s, &|_| false);
             continue;
         }
         let mut at = 0usize;
@@ -547,6 +630,9 @@ fn emit(e: &Emit) -> String {
                                 let _ = writeln!(out, "\t\t{l}");
                             }
                             let _ = writeln!(out, "\t.end_amdhsa_kernel");
+                            if is_deferred(kernel) {
+                                visibility_line(&mut out, &sym.name, sym.visibility);
+                            }
                             skip = 64;
                         }
                         _ => {
@@ -576,6 +662,16 @@ fn emit(e: &Emit) -> String {
             at = end;
         }
         sizes(&mut out, s, &|n| kd_of.contains_key(n));
+    }
+    if !deferred.is_empty() {
+        let _ = writeln!(
+            out,
+            "; Kernel visibility, set after the descriptors: `.amdhsa_kernel` gives `K.kd` the \
+             visibility `K` has there, and these descriptors have their own."
+        );
+    }
+    for k in &deferred {
+        visibility_line(&mut out, &k.name, k.visibility);
     }
     if let Some(y) = e.yaml {
         let _ = write!(out, "\t.amdgpu_metadata\n{y}\t.end_amdgpu_metadata\n");
@@ -641,102 +737,6 @@ fn raw_descriptor(
     let _ = writeln!(out, "\t.byte\t{}", hex(40..56));
     let _ = writeln!(out, "\t.byte\t{}", hex(56..64));
     let _ = writeln!(out, "\t.size\t{}, 64", sym.name);
-}
-
-/// Assemble and link the lifted asm the way builds do, and compare with
-/// the original: `.text`, `.rodata` and `e_flags` byte for byte, the
-/// metadata as decoded documents.
-fn rebuild_check(
-    tc: &Toolchain,
-    co: &elf::CodeObject,
-    lifted: &Lifted,
-    origin: &Path,
-) -> Result<(), Diagnostics> {
-    let rebuilt = rebuild(tc, &lifted.asm, &co.target, origin)?;
-    let again = elf::read(&rebuilt, origin).map_err(|d| {
-        Diagnostic::error(format!(
-            "the rebuilt code object cannot be read: {}",
-            d.message
-        ))
-    })?;
-    let mut diffs = Vec::new();
-    if again.e_flags != co.e_flags {
-        diffs.push(format!(
-            "e_flags {:#x} instead of {:#x}",
-            again.e_flags, co.e_flags
-        ));
-    }
-    if again.text.bytes != co.text.bytes {
-        let at = first_difference(&again.text.bytes, &co.text.bytes);
-        diffs.push(format!(
-            ".text differs from byte {at:#x} (address {:#x} of the original)",
-            co.text.address + at as u64
-        ));
-    }
-    let rodata = |c: &elf::CodeObject| {
-        c.data
-            .iter()
-            .find(|s| s.name == ".rodata")
-            .map(|s| s.bytes.clone())
-    };
-    if rodata(&again) != rodata(co) {
-        diffs.push(".rodata differs".into());
-    }
-    match (&again.metadata, &co.metadata) {
-        (Some(a), Some(b)) => {
-            if metadata::canonical(a) != metadata::canonical(b) {
-                diffs.push("the metadata decodes to another document".into());
-            }
-        }
-        (None, None) => {}
-        _ => diffs.push("the metadata note is missing on one side".into()),
-    }
-    if diffs.is_empty() {
-        return Ok(());
-    }
-    Err(Diagnostic::error(format!(
-        "cannot lift {}: the lifted assembly does not rebuild the same code object",
-        origin.display()
-    ))
-    .with_note(diffs.join("; "))
-    .with_help("this is a gcn-patch bug: please report it with the code object")
-    .into())
-}
-
-/// Assemble `asm` for `target` with `llvm-mc` and [`features`], and link it
-/// with ld.lld as builds do.
-pub fn rebuild(
-    tc: &Toolchain,
-    asm: &str,
-    target: &TargetId,
-    origin: &Path,
-) -> Result<Vec<u8>, Diagnostics> {
-    let name = origin
-        .file_stem()
-        .map(|s| identifier(&s.to_string_lossy()))
-        .unwrap_or_else(|| "lifted".into());
-    let job = format!("rebuilding lifted {}", origin.display());
-    let mut cmd = mc_command(tc, target, &["--filetype=obj", "--position-independent"]);
-    let out = tc
-        .run_with_input(&mut cmd, "llvm-mc", &job, Some(asm.as_bytes()))
-        .map_err(|e| e.to_diagnostic())?;
-    if !out.status.success() || out.stdout.is_empty() {
-        return Err(Diagnostic::error(format!(
-            "the lifted assembly of {} does not assemble",
-            origin.display()
-        ))
-        .with_note(String::from_utf8_lossy(&out.stderr).trim().to_string())
-        .with_help("this is a gcn-patch bug: please report it with the code object")
-        .into());
-    }
-    crate::link::link_bytes(tc, &out.stdout, &format!("{name}.o"), &std::env::temp_dir())
-}
-
-fn first_difference(a: &[u8], b: &[u8]) -> usize {
-    a.iter()
-        .zip(b)
-        .position(|(x, y)| x != y)
-        .unwrap_or(a.len().min(b.len()))
 }
 
 /// `text` made a Rust identifier: non-alphanumerics become `_`, a leading digit gets `k_`.

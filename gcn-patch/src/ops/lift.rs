@@ -6,13 +6,15 @@ use super::{parse_target, Tools};
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::lift::{LiftOptions, Lifted};
 
-/// `gcn-patch lift FILE [-o OUT] [--target T]`: the lifted asm (checked to
-/// rebuild byte-identically), written atomically to `output` when given.
+/// `gcn-patch lift FILE [-o OUT] [--target T] [--no-verify]`: the lifted
+/// asm (with `verify`, checked to rebuild identical: see
+/// [`crate::lift::identity`]), written atomically to `output` when given.
 /// Nothing is written when any check fails.
 pub fn lift(
     file: &Path,
     output: Option<&PathBuf>,
     target: Option<&str>,
+    verify: bool,
     tools: &Tools,
 ) -> Result<Lifted, Diagnostics> {
     if let Some(out) = output {
@@ -20,7 +22,14 @@ pub fn lift(
     }
     let tc = tools.find(None)?;
     let t = target.map(parse_target).transpose()?;
-    let lifted = crate::lift::lift_file(file, t.as_ref(), &LiftOptions { toolchain: &tc })?;
+    let lifted = crate::lift::lift_file(
+        file,
+        t.as_ref(),
+        &LiftOptions {
+            toolchain: &tc,
+            verify,
+        },
+    )?;
     if let Some(out) = output {
         crate::output::write_atomic(out, lifted.asm.as_bytes())
             .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", out.display())))?;

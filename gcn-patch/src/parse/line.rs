@@ -95,7 +95,10 @@ impl Line {
         }
     }
 
-    /// The instruction on this line, if any (also after a label).
+    /// The instruction on this line, if any (also after a label), written
+    /// as text or kept raw ([`LineKind::Raw`]: what the checks read). A
+    /// rewrite of the line's text must use [`Line::written_instruction`]:
+    /// the text of a raw line is data (`.long …`), not this instruction.
     pub fn instruction(&self) -> Option<&Instruction> {
         match &self.kind {
             LineKind::Instruction(i) | LineKind::Raw(i) => Some(i),
@@ -104,6 +107,31 @@ impl Line {
                 _ => None,
             },
             _ => None,
+        }
+    }
+
+    /// The instruction on this line when it is written as text, the only
+    /// kind a rewrite may change: `None` for a raw line (`.long 0x… ; raw:
+    /// …`), whose bytes are the instruction and must reach the assembler
+    /// untouched.
+    pub fn written_instruction(&self) -> Option<&Instruction> {
+        match &self.kind {
+            LineKind::Instruction(i) => Some(i),
+            LineKind::LabeledLine { rest, .. } => match &**rest {
+                LineKind::Instruction(i) => Some(i),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Whether this line is an instruction kept as its encoding
+    /// ([`LineKind::Raw`], also after a label).
+    pub fn is_raw(&self) -> bool {
+        match &self.kind {
+            LineKind::Raw(_) => true,
+            LineKind::LabeledLine { rest, .. } => matches!(**rest, LineKind::Raw(_)),
+            _ => false,
         }
     }
 

@@ -4,16 +4,21 @@
 //! rewritten for [`RetargetOptions::target`], assembled later by the LLVM of
 //! [`RetargetOptions::assembler_llvm_major`]:
 //!
-//! * `.amdgcn_target` and metadata `amdhsa.target` become
-//!   [`TargetId::hsa_isa_name`] (`amdgcn-amd-amdhsa--gfx950`, with features
-//!   if pinned). This also normalizes the LLVM 23+ triple spelling
-//!   (`amdgpu9.42-amd-amdhsa-unknown-gfx942`) that LLVM 22 rejects. The
+//! * `.amdgcn_target` becomes [`TargetId::hsa_isa_name`]
+//!   (`amdgcn-amd-amdhsa--gfx950`, with features if pinned). This also
+//!   normalizes the LLVM 23+ triple spelling
+//!   (`amdgpu9.42-amd-amdhsa-unknown-gfx942`) that LLVM 22 rejects there.
+//!   Metadata `amdhsa.target` becomes the same when it names another target
+//!   ID; another spelling of the target built is kept (LLVM 22 takes any
+//!   string there), so the metadata note keeps the compiler's bytes. The
 //!   metadata value is single-quoted when it contains `:`, as clang-22 writes.
 //! * `.amdhsa_code_object_version` is kept (or inserted when missing), set from
 //!   [`RetargetOptions::code_object_version`], and forced to 6 for generic
 //!   targets (the assembler does not enforce it but the ROCm loader rejects
-//!   generic code objects below v6). Metadata `amdhsa.version` follows:
-//!   v4 → `[1, 1]`, v5 and v6 → `[1, 2]` (what clang-22 writes).
+//!   generic code objects below v6). When the version changes (or the source
+//!   declares none), metadata `amdhsa.version` follows: v4 → `[1, 1]`, v5 and
+//!   v6 → `[1, 2]` (what clang-22 writes); the source's own version keeps its
+//!   metadata version (aiter's v5 objects say `[1, 0]`).
 //! * Descriptor fields the target lacks are removed or translated (see
 //!   [`fields`]); fields the target requires are inserted
 //!   (`.amdhsa_accum_offset`, `.amdhsa_wavefront_size32 0` for wave64 code on
@@ -368,14 +373,27 @@ impl Cx<'_> {
             } else {
                 isa.to_string()
             };
-            if old != isa {
+            // Another spelling of the very target built (the LLVM 23+ triple
+            // `amdgpu9.42-amd-amdhsa-unknown-gfx942`, which LLVM 22 takes in
+            // metadata) is kept: the note then keeps the compiler's bytes and
+            // length, so the layout after it (`.rodata`, the descriptors'
+            // code-entry offsets) does not move.
+            let same_target = TargetId::parse(old).is_ok_and(|t| t == self.opts.target);
+            if old != isa && !same_target {
                 let new = replace_value(text, &quoted);
                 self.edits.replace(*i, new, what_target);
             }
         }
         let want: [u32; 2] = if version == 4 { [1, 1] } else { [1, 2] };
+        // The source's own code object version is kept with its own metadata
+        // version (aiter's v5 objects say `[1, 0]`; rewriting it changed the
+        // note's bytes); only a version change rewrites it.
+        let same_version = self
+            .file
+            .code_object_version()
+            .is_some_and(|(_, v)| v == version);
         if let Some((i, old)) = &md.version {
-            if old.as_slice() == want {
+            if old.as_slice() == want || same_version {
                 return;
             }
             let what = format!("metadata version for code object v{version}");
@@ -682,7 +700,15 @@ impl<'a> Rewrites<'a> {
             .cloned()
             .unwrap_or_else(|| Origin::Generated("patched asm".into()))
     }
+    /// Replace line `i`, unless it is a raw instruction line: its bytes are
+    /// the instruction as the original code object has it, and no
+    /// retargeting step may rewrite them (none means to: this guards the
+    /// steps to come).
     fn replace(&mut self, i: usize, text: String, what: &str) {
+        if self.input.lines().get(i).is_some_and(|l| l.is_raw()) {
+            debug_assert!(false, "{what} would rewrite the raw line {}", i + 1);
+            return;
+        }
         let origin = if text == self.input.text(i) {
             self.origin(i)
         } else {

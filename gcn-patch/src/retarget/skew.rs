@@ -142,6 +142,18 @@ fn bank_conflict(
     })
 }
 
+/// Whether both halves are `v_dual_mov_b32`. On GFX12 the second of two
+/// moves reads its source through the src2 operand cache, so LLVM checks
+/// only the destinations' banks (`AMDGPUAsmParser::validateVOPDRegBankConstraints`:
+/// `SkipSrc` for `V_DUAL_MOV_B32_e32_X_MOV_B32_e32_gfx12`; checked: llvm-mc
+/// 22 assembles `v_dual_mov_b32 v12, v8 :: v_dual_mov_b32 v13, v8` for
+/// gfx1201 and rejects the same source in a mov and an add). Such a pair
+/// needs no rewrite; splitting it changed the bytes of Triton's gfx1201
+/// matmul.
+fn both_mov(x: &Instruction, y: &Instruction) -> bool {
+    x.mnemonic == "v_dual_mov_b32" && y.mnemonic == "v_dual_mov_b32"
+}
+
 /// The opcode of a half with src0 and src1 exchanged, when that computes
 /// exactly the same value: `sub` ↔ `subrev`, and the operations LLVM marks
 /// commutable whose result does not depend on operand order (`add`, `mul`,
@@ -215,11 +227,20 @@ pub fn normalize_vopd(
         return out;
     }
     for (i, line) in asm.lines().iter().enumerate() {
-        let Some(x) = line.instruction() else {
+        // A raw line (`.long 0x… ; raw: v_dual_…`, as lift keeps a pair the
+        // assembler rejects) is already the pair's bytes: the assembler
+        // never reads the pair, so there is nothing to normalize, and its
+        // text is no instruction to rewrite.
+        let Some(x) = line.written_instruction() else {
             continue;
         };
         let Some(y) = x.dual.as_deref() else { continue };
-        let (sx, sy) = (vopd_slots(x), vopd_slots(y));
+        let (mut sx, mut sy) = (vopd_slots(x), vopd_slots(y));
+        if both_mov(x, y) {
+            // Only the destinations obey the bank rule here (see `both_mov`).
+            sx[1..].fill(None);
+            sy[1..].fill(None);
+        }
         let Some((slot, a, _)) = bank_conflict(&sx, &sy, false) else {
             continue;
         };

@@ -26,8 +26,9 @@ pub(crate) enum Command {
         #[command(flatten)]
         llvm: LlvmArgs,
     },
-    /// Lift a code object back to editable asm that rebuilds it
-    /// byte-identically (checked before anything is written).
+    /// Lift a code object back to editable asm that rebuilds it: built as
+    /// builds do, its .text, .rodata, .note and e_flags are checked
+    /// byte-identical before anything is written.
     Lift {
         /// The code object (.co, .hsaco), offload bundle, HIP host object or
         /// executable (.hip_fatbin), or IREE .vmfb.
@@ -39,6 +40,10 @@ pub(crate) enum Command {
         /// several); for a bare code object, the target it must be built for.
         #[arg(long, short)]
         target: Option<String>,
+        /// Do not rebuild and compare (saves one assemble + link per code
+        /// object); the report then says "not verified".
+        #[arg(long)]
+        no_verify: bool,
         #[command(flatten)]
         llvm: LlvmArgs,
     },

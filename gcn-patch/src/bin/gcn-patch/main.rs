@@ -295,9 +295,16 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             file,
             output,
             target,
+            no_verify,
             llvm,
         } => {
-            let lifted = ops::lift::lift(&file, output.as_ref(), target.as_deref(), &llvm.tools())?;
+            let lifted = ops::lift::lift(
+                &file,
+                output.as_ref(),
+                target.as_deref(),
+                !no_verify,
+                &llvm.tools(),
+            )?;
             if output.is_none() {
                 print!("{}", lifted.asm);
             }
@@ -305,12 +312,13 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 eprintln!("note: {n}");
             }
             eprintln!(
-                "gcn-patch lift: {} ({}): {} kernel(s), {} instructions, {} raw; rebuilds byte-identically",
+                "gcn-patch lift: {} ({}): {} kernel(s), {} instructions, {} raw; {}",
                 file.display(),
                 lifted.target.name(),
                 lifted.kernels.len(),
                 lifted.instructions,
-                lifted.raw_instructions
+                lifted.raw_instructions,
+                lifted.identity
             );
         }
         Command::Objdiff {
