@@ -164,6 +164,9 @@ struct Tally {
     raw: usize,
     failures: Vec<String>,
     table_failures: Vec<String>,
+    /// Lifted files with a control-flow finding (a path off a kernel's end
+    /// or into another kernel): there must be none in unpatched code.
+    control: Vec<String>,
 }
 
 /// Lift and rebuild `files` on two threads; tallies by the key each file gives.
@@ -184,6 +187,10 @@ fn lift_all(files: &[(String, PathBuf)]) -> BTreeMap<String, Tally> {
                 };
                 let bytes = std::fs::read(path).unwrap();
                 let result = lift::lift(&bytes, path, &LiftOptions::new(&tc));
+                let control = result.as_ref().ok().map(|l| {
+                    let doc = gcn_patch::document::Document::from_source(&l.asm, path);
+                    gcn_patch::check::control::findings(&doc)
+                });
                 // Progress for the long survey (standard error, not asserted).
                 if files.len() >= 500 && (i + 1) % 100 == 0 {
                     eprintln!("  lifted {} of {}", i + 1, files.len());
@@ -193,6 +200,9 @@ fn lift_all(files: &[(String, PathBuf)]) -> BTreeMap<String, Tally> {
                 t.files += 1;
                 match result {
                     Ok(l) => {
+                        if let Some(f) = control.filter(|f| !f.is_empty()) {
+                            t.control.push(format!("{}: {f:?}", path.display()));
+                        }
                         let (diffs, tables) = rebuild_differences(&l, &bytes);
                         t.instructions += l.instructions;
                         t.raw += l.raw_instructions;
@@ -258,6 +268,12 @@ fn report_at_least_99_percent(title: &str, tallies: &BTreeMap<String, Tally>) {
     assert!(
         identical * 100 >= total * 99,
         "only {identical} of {total} aiter code objects rebuild identically"
+    );
+    let control: Vec<&String> = tallies.values().flat_map(|t| &t.control).collect();
+    eprintln!("  control-flow findings in lifted code: {}", control.len());
+    assert!(
+        control.is_empty(),
+        "control-flow findings in unpatched code: {control:#?}"
     );
 }
 
@@ -382,6 +398,11 @@ fn compiler_made_code_objects_rebuild_byte_identically() {
     for (k, t) in &tallies {
         assert_eq!(t.identical, t.files, "{k}: {:?}", t.failures);
         assert_eq!(t.tables_identical, t.files, "{k}: {:?}", t.table_failures);
+        assert!(
+            t.control.is_empty(),
+            "{k}: control-flow findings {:?}",
+            t.control
+        );
     }
 }
 
