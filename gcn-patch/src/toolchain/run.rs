@@ -455,7 +455,6 @@ mod sys {
         freed.notify_one();
     }
 
-
     /// Wait for exit without reaping (`WNOWAIT`), retrying on EINTR.
     fn wait_exit_no_reap(pid: libc::pid_t) -> io::Result<()> {
         loop {
