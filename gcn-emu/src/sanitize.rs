@@ -332,16 +332,32 @@ impl WaveSan {
                     {
                         continue;
                     }
-                    hits.push((qi, pos, r, d, own_dst));
+                    hits.push((i, qi, pos, r, d, own_dst));
                 }
             }
         }
-        for (qi, pos, r, d, own_dst) in hits {
+        // One finding per operand: the newest load it collides with (the
+        // wait that retires it retires the older ones too); the others are
+        // marked reported.
+        let mut last_of_operand = HashMap::new();
+        for (k, h) in hits.iter().enumerate() {
+            last_of_operand.insert(h.0, k);
+        }
+        for (k, &(i, qi, pos, r, d, own_dst)) in hits.iter().enumerate() {
             let p = if qi == 0 {
                 self.vm[pos].clone()
             } else {
                 self.lgkm[pos].clone()
             };
+            if last_of_operand[&i] != k {
+                let q = if qi == 0 {
+                    &mut self.vm
+                } else {
+                    &mut self.lgkm
+                };
+                q[pos].dst = None;
+                continue;
+            }
             if p.dst.is_none() {
                 continue; // reported by an earlier operand of this instruction
             }
@@ -543,5 +559,140 @@ impl LdsShadow {
             }
             s.write = Some(now);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::Src;
+
+    fn reg(file: RegFile, index: u16, count: u16) -> Src {
+        Src {
+            op: Operand::Reg { file, index, count },
+            neg: false,
+            abs: false,
+            sext: false,
+        }
+    }
+
+    fn ins(addr: u64, mnemonic: &str, ops: Vec<Src>, words: Vec<u32>) -> Instruction {
+        Instruction {
+            addr,
+            mnemonic: mnemonic.into(),
+            ops,
+            mods: vec![],
+            words,
+            text: mnemonic.into(),
+        }
+    }
+
+    /// gfx9 `s_waitcnt` simm16: vmcnt in [3:0] and [15:14], expcnt [6:4],
+    /// lgkmcnt [11:8].
+    fn waitcnt(vm: u32, lgkm: u32) -> Instruction {
+        let imm = (vm & 0xf) | (vm >> 4) << 14 | 7 << 4 | lgkm << 8;
+        ins(0x100, "s_waitcnt", vec![], vec![0xbf8c_0000 | imm])
+    }
+
+    fn program() -> Program {
+        Program {
+            kernel: "k".into(),
+            instructions: vec![],
+            index: HashMap::new(),
+            lines: HashMap::new(),
+        }
+    }
+
+    fn use_of(w: &mut WaveSan, file: RegFile, r: u16) -> usize {
+        let before = w.findings.len();
+        w.before(
+            &ins(
+                0x200,
+                "v_mov_b32_e32",
+                vec![reg(RegFile::V, 99, 1), reg(file, r, 1)],
+                vec![0],
+            ),
+            &program(),
+        );
+        w.findings.len() - before
+    }
+
+    fn load(w: &mut WaveSan, m: &str, file: RegFile, r: u16) {
+        w.before(
+            &ins(
+                0x10 + r as u64,
+                m,
+                vec![reg(file, r, 1), reg(RegFile::V, 98, 1)],
+                vec![0],
+            ),
+            &program(),
+        );
+    }
+
+    #[test]
+    fn vmcnt_retires_the_oldest_loads_first() {
+        let mut w = WaveSan::new([0; 3], 0);
+        load(&mut w, "global_load_dword", RegFile::V, 1);
+        load(&mut w, "global_load_dword", RegFile::V, 2);
+        w.before(&waitcnt(1, 15), &program());
+        assert_eq!(
+            use_of(&mut w, RegFile::V, 1),
+            0,
+            "the older load is retired"
+        );
+        assert_eq!(
+            use_of(&mut w, RegFile::V, 2),
+            1,
+            "the newer one is in flight"
+        );
+        assert_eq!(use_of(&mut w, RegFile::V, 2), 0, "reported once");
+    }
+
+    #[test]
+    fn lds_is_in_order_but_scalar_loads_are_not() {
+        let mut w = WaveSan::new([0; 3], 0);
+        load(&mut w, "ds_read_b32", RegFile::V, 1);
+        load(&mut w, "ds_read_b32", RegFile::V, 2);
+        w.before(&waitcnt(63, 1), &program());
+        assert_eq!(use_of(&mut w, RegFile::V, 1), 0);
+        assert_eq!(use_of(&mut w, RegFile::V, 2), 1);
+        // A scalar load in flight: lgkmcnt(1) may have seen it complete
+        // instead of the LDS read, so neither is retired.
+        let mut w = WaveSan::new([0; 3], 0);
+        load(&mut w, "ds_read_b32", RegFile::V, 1);
+        load(&mut w, "s_load_dword", RegFile::S, 4);
+        load(&mut w, "s_load_dword", RegFile::S, 5);
+        w.before(&waitcnt(63, 2), &program());
+        assert_eq!(use_of(&mut w, RegFile::V, 1), 1);
+        w.before(&waitcnt(63, 1), &program());
+        assert_eq!(
+            use_of(&mut w, RegFile::S, 4),
+            1,
+            "scalar: only lgkmcnt(0) retires"
+        );
+        w.before(&waitcnt(63, 0), &program());
+        assert_eq!(use_of(&mut w, RegFile::S, 5), 0);
+    }
+
+    #[test]
+    fn a_later_in_order_load_may_overwrite_but_a_valu_may_not() {
+        let mut w = WaveSan::new([0; 3], 0);
+        load(&mut w, "global_load_dword", RegFile::V, 1);
+        load(&mut w, "global_load_dword", RegFile::V, 1);
+        assert!(w.findings.is_empty());
+        w.before(
+            &ins(
+                0x300,
+                "v_mov_b32_e32",
+                vec![reg(RegFile::V, 1, 1), reg(RegFile::V, 7, 1)],
+                vec![0],
+            ),
+            &program(),
+        );
+        assert_eq!(w.findings.len(), 1);
+        assert!(w.findings[0]
+            .message
+            .contains("no s_waitcnt ran between them"));
+        assert!(w.findings[0].message.contains("`s_waitcnt vmcnt(0)`"));
     }
 }
