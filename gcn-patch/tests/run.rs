@@ -460,6 +460,36 @@ fn sanitize_is_clean_on_saxpy_and_reports_a_loosened_wait_with_exit_1() {
     let report = stderr(&o);
     assert_eq!(report, stderr(&gcn_patch(d, &SAXPY_ARGS)), "deterministic");
     insta::assert_snapshot!("sanitize_saxpy_vmcnt_loosened", report);
+    // With the asm it was assembled from, each instruction has its line.
+    let mut with_asm = SAXPY_ARGS.to_vec();
+    with_asm.extend(["--asm", "saxpy.s"]);
+    let o = gcn_patch(d, &with_asm);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = std::fs::read_to_string(d.join("saxpy.s")).unwrap();
+    let line = |t: &str| text.lines().position(|l| l.trim() == t).unwrap() + 1;
+    for (t, what) in [
+        ("v_fmac_f32_e32 v5, s2, v4", "the use"),
+        ("global_load_dword v5, v[0:1], off", "the load"),
+        ("s_waitcnt vmcnt(1)", "the wait"),
+    ] {
+        let want = format!("(saxpy.s:{}: {t})", line(t));
+        assert!(
+            stderr(&o).contains(&want),
+            "{what} {want} in {}",
+            stderr(&o)
+        );
+    }
+    // An asm that is not the object's source is a usage error.
+    std::fs::write(d.join("other.s"), "nothing:\n\ts_nop 0\n").unwrap();
+    let mut bad = SAXPY_ARGS.to_vec();
+    bad.extend(["--asm", "other.s"]);
+    let o = gcn_patch(d, &bad);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no instruction of kernel `saxpy` matches it"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

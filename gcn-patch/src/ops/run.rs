@@ -38,6 +38,9 @@ pub struct RunOptions {
     /// Seed (no effect yet: the emulator's schedule is fixed, so the same
     /// input gives the same report whatever the seed).
     pub seed: u64,
+    /// The asm source the object was assembled from: sanitizer findings and
+    /// unsupported-instruction errors name its lines.
+    pub asm: Option<PathBuf>,
     /// Per-wave instruction budget (default [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
     pub max_instructions: Option<u64>,
 }
@@ -370,7 +373,19 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     }
     let tc = tools.find(None).map_err(RunError::Usage)?;
     let objdump = tc.llvm_tool("llvm-objdump");
-    let program = Program::disassemble(&co, &kernel, &objdump).map_err(emu_usage)?;
+    let mut program = Program::disassemble(&co, &kernel, &objdump).map_err(emu_usage)?;
+    if let Some(asm) = &opts.asm {
+        let text = std::fs::read_to_string(asm)
+            .map_err(|e| usage(format!("--asm {}: cannot read it: {e}", asm.display())))?;
+        if program.attach_source(&asm.display().to_string(), &text) == 0 {
+            return Err(usage(format!(
+                "--asm {}: no instruction of kernel `{}` matches it; give the asm the object was assembled from (its body starts at the label `{}:`)",
+                asm.display(),
+                kernel.name,
+                kernel.name
+            )));
+        }
+    }
     let mut launch = Launch::new(grid, block);
     launch.sanitize = opts.sanitize;
     if let Some(m) = opts.max_instructions {

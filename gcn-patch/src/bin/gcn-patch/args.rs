@@ -270,6 +270,11 @@ pub(crate) enum Command {
         /// same for every seed).
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// The asm source OBJECT was assembled from: sanitizer findings and
+        /// unsupported-instruction errors name its file:line for each
+        /// instruction.
+        #[arg(long, value_name = "FILE")]
+        asm: Option<PathBuf>,
         /// Instructions one wave may execute before it is stopped as
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]

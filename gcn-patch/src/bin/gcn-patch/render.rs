@@ -218,6 +218,7 @@ pub(crate) fn run(command: crate::args::Command) -> ExitCode {
         out,
         sanitize,
         seed,
+        asm,
         max_instructions,
         llvm,
     } = command
@@ -233,6 +234,7 @@ pub(crate) fn run(command: crate::args::Command) -> ExitCode {
         out,
         sanitize,
         seed,
+        asm,
         max_instructions,
     };
     match ops::run::run(&opts, &llvm.tools()) {
