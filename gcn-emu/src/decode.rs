@@ -152,6 +152,41 @@ pub fn find_objdump(explicit: Option<&Path>) -> Result<PathBuf> {
 }
 
 impl Program {
+    /// Map the program's addresses to the lines of the asm source it was
+    /// assembled from (`file` names it in reports): the instruction lines of
+    /// the kernel's body (from its `NAME:` label), in order, are paired with
+    /// the decoded instructions while their mnemonics agree. Returns how
+    /// many were mapped.
+    pub fn attach_source(&mut self, file: &str, text: &str) -> usize {
+        let label = format!("{}:", self.kernel);
+        let mut body = false;
+        let mut src = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let t = line.split(';').next().unwrap_or("").trim();
+            if !body {
+                body = t == label;
+                continue;
+            }
+            if t.is_empty() || t.starts_with('.') || t.ends_with(':') || t.starts_with("//") {
+                continue;
+            }
+            src.push((i + 1, t.to_string()));
+            if t == "s_endpgm" {
+                break;
+            }
+        }
+        let mut n = 0;
+        for (ins, (no, t)) in self.instructions.iter().zip(&src) {
+            let m = t.split_whitespace().next().unwrap_or("");
+            if !(ins.mnemonic == m || ins.mnemonic.starts_with(m) || m.starts_with(&ins.mnemonic)) {
+                break;
+            }
+            self.lines.insert(ins.addr, format!("{file}:{no}: {t}"));
+            n += 1;
+        }
+        n
+    }
+
     /// Disassemble `kernel` of `co` with `objdump` and decode it.
     pub fn disassemble(co: &CodeObject, kernel: &Kernel, objdump: &Path) -> Result<Self> {
         let dir = std::env::temp_dir().join(format!(

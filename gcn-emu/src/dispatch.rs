@@ -13,9 +13,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::decode::Program;
-use crate::exec::{run_until_blocked, stop_error, Ctx, Wave, WaveState, LANES};
+use crate::exec::{run_until_blocked, stop_error, Ctx, Stop, Wave, WaveState, LANES};
 use crate::load::{CodeObject, Kernel};
 use crate::memory::{Lds, Memory};
+use crate::sanitize::{Finding, Kind, LdsShadow, WaveSan};
 use crate::{Error, Result};
 
 /// High 32 bits of the LDS aperture the emulator reports.
@@ -38,6 +39,9 @@ pub struct Launch {
     pub max_instructions: u64,
     /// Worker threads (0: one per CPU).
     pub threads: usize,
+    /// Run the sanitizer ([`crate::sanitize`]): its findings land in
+    /// [`Stats::findings`].
+    pub sanitize: bool,
 }
 
 impl Launch {
@@ -48,6 +52,7 @@ impl Launch {
             block,
             max_instructions: DEFAULT_MAX_INSTRUCTIONS,
             threads: 0,
+            sanitize: false,
         }
     }
 }
@@ -72,6 +77,9 @@ pub struct Stats {
     pub instructions: u64,
     /// Address of the kernarg segment.
     pub kernarg: u64,
+    /// Sanitizer findings, ordered by workgroup, wave and address, those of
+    /// the same instructions merged (empty without [`Launch::sanitize`]).
+    pub findings: Vec<Finding>,
 }
 
 fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()> {
@@ -239,6 +247,9 @@ pub fn run(
         kernarg: &kernarg,
         start,
         waves_per_wg,
+        shared: launch
+            .sanitize
+            .then(|| std::sync::Arc::new(program.clone())),
     };
     let workers = if launch.threads == 0 {
         std::thread::available_parallelism()
@@ -253,6 +264,7 @@ pub fn run(
     let failed = AtomicBool::new(false);
     let errors: Mutex<Vec<(u64, Error)>> = Mutex::new(Vec::new());
     let total = AtomicUsize::new(0);
+    let findings: Mutex<Vec<Finding>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
@@ -269,8 +281,11 @@ pub fn run(
                     (i / (launch.grid[0] as u64 * launch.grid[1] as u64)) as u32,
                 ];
                 match setup.workgroup(wg) {
-                    Ok(n) => {
+                    Ok((n, f)) => {
                         total.fetch_add(n as usize, Ordering::Relaxed);
+                        if !f.is_empty() {
+                            findings.lock().unwrap_or_else(|e| e.into_inner()).extend(f);
+                        }
                     }
                     Err(e) => {
                         failed.store(true, Ordering::Relaxed);
@@ -293,6 +308,7 @@ pub fn run(
         waves: n_wg * waves_per_wg as u64,
         instructions: total.into_inner() as u64,
         kernarg: kernarg_addr,
+        findings: crate::sanitize::merge(findings.into_inner().unwrap_or_else(|e| e.into_inner())),
     })
 }
 
@@ -317,6 +333,8 @@ struct Setup<'a> {
     kernarg: &'a [u8],
     start: usize,
     waves_per_wg: u32,
+    /// The program, shared with the LDS shadows, when sanitizing.
+    shared: Option<std::sync::Arc<Program>>,
 }
 
 impl Setup<'_> {
@@ -404,10 +422,32 @@ impl Setup<'_> {
         wave
     }
 
-    /// Run one workgroup; returns the instructions executed.
-    fn workgroup(&self, wg: [u32; 3]) -> Result<u64> {
+    /// Run one workgroup; returns the instructions executed and the
+    /// sanitizer's findings.
+    fn workgroup(&self, wg: [u32; 3]) -> Result<(u64, Vec<Finding>)> {
         let mut waves: Vec<Wave> = (0..self.waves_per_wg).map(|w| self.wave(wg, w)).collect();
-        let mut lds = Lds::new(self.kernel.descriptor.group_segment_fixed_size as usize);
+        let lds_size = self.kernel.descriptor.group_segment_fixed_size as usize;
+        let mut lds = Lds::new(lds_size);
+        if let Some(p) = &self.shared {
+            for (i, w) in waves.iter_mut().enumerate() {
+                w.san = Some(Box::new(WaveSan::new(wg, i as u32)));
+            }
+            lds.shadow = Some(Box::new(LdsShadow::new(lds_size, p.clone())));
+        }
+        let collect = |waves: &mut Vec<Wave>, lds: &Lds, mut extra: Vec<Finding>| {
+            for w in waves.iter_mut() {
+                if let Some(s) = w.san.as_mut() {
+                    extra.append(&mut s.findings);
+                }
+            }
+            if let Some(sh) = &lds.shadow {
+                for mut f in sh.findings.borrow_mut().drain(..) {
+                    f.workgroup = wg;
+                    extra.push(f);
+                }
+            }
+            extra
+        };
         let budget = self.launch.max_instructions;
         loop {
             for (wi, wave) in waves.iter_mut().enumerate() {
@@ -424,6 +464,26 @@ impl Setup<'_> {
                 if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, budget) {
                     let ins = &self.program.instructions[pc];
                     let line = self.program.lines.get(&ins.addr).cloned();
+                    if let (true, Stop::Fault(Some(lane), what)) = (self.shared.is_some(), &stop) {
+                        if what.contains("outside every allocation") {
+                            // An out-of-bounds access is a finding; this
+                            // workgroup cannot go on.
+                            let f = Finding {
+                                kind: Kind::OutOfBounds,
+                                workgroup: wg,
+                                wave: wi as u32,
+                                addr: ins.addr,
+                                other: None,
+                                message: format!(
+                                    "{}, lane {lane}: {what}; the workgroup stopped here",
+                                    crate::sanitize::describe(self.program, ins.addr)
+                                ),
+                                occurrences: 1,
+                            };
+                            let n = waves.iter().map(|w| w.executed).sum();
+                            return Ok((n, collect(&mut waves, &lds, vec![f])));
+                        }
+                    }
                     return Err(stop_error(
                         stop,
                         &self.kernel.name,
@@ -450,8 +510,12 @@ impl Setup<'_> {
             for w in waves.iter_mut().filter(|w| w.state == WaveState::Barrier) {
                 w.state = WaveState::Running;
             }
+            if let Some(sh) = &lds.shadow {
+                sh.epoch.set(sh.epoch.get() + 1);
+            }
         }
-        Ok(waves.iter().map(|w| w.executed).sum())
+        let n = waves.iter().map(|w| w.executed).sum();
+        Ok((n, collect(&mut waves, &lds, Vec::new())))
     }
 
     fn where_looping(&self, wave: &Wave) -> String {

@@ -3,7 +3,7 @@
 //! Semantics follow AMD's "AMD Instinct MI300 (CDNA3) ISA" reference and
 //! LLVM's `AMDGPU/*.td` definitions. The wave is 64 lanes wide. Memory
 //! instructions complete at once (in program order): `s_waitcnt` has nothing
-//! to wait for.
+//! to wait for, except in the sanitizer's record ([`crate::sanitize`]).
 
 use half::f16;
 
@@ -44,6 +44,8 @@ pub struct Wave {
     pub executed: u64,
     /// The last taken branch (from, to), for budget reports.
     pub last_branch: Option<(u64, u64)>,
+    /// The sanitizer's record of this wave's memory operations in flight.
+    pub san: Option<Box<crate::sanitize::WaveSan>>,
 }
 
 /// What an instruction needs besides the wave.
@@ -733,6 +735,7 @@ impl Wave {
             state: WaveState::Running,
             executed: 0,
             last_branch: None,
+            san: None,
         }
     }
 
@@ -2883,6 +2886,16 @@ pub fn run_until_blocked(
                 pc.saturating_sub(1),
             ));
         };
+        if let Some(san) = wave.san.as_mut() {
+            san.before(ins, prog);
+            if let Some(sh) = &ctx.lds.shadow {
+                sh.current.set((
+                    san.wave,
+                    ins.addr,
+                    crate::sanitize::lds_atomic(&ins.mnemonic),
+                ));
+            }
+        }
         // An operand form the executor does not expect (an index past the
         // operands LLVM printed) is an unsupported instruction, not a crash.
         let stepped =

@@ -13,6 +13,7 @@
 //! | execute | [`exec`] | one wave's state and the semantics of each instruction |
 //! | memory | [`memory`] | named allocations in one address space; LDS |
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
+//! | sanitize | [`sanitize`] | premature reads, LDS races, uninitialized LDS, out-of-bounds |
 //!
 //! The decoder knows nothing of the semantics: it turns LLVM's text into
 //! operands; the executor gives them meaning. An instruction the executor
@@ -44,6 +45,7 @@ pub mod exec;
 pub mod load;
 pub mod memory;
 pub mod npy;
+pub mod sanitize;
 
 mod error;
 pub use error::Error;

@@ -176,6 +176,8 @@ impl Memory {
 pub struct Lds {
     /// The bytes.
     pub data: Vec<u8>,
+    /// The sanitizer's shadow of every byte, when it runs.
+    pub shadow: Option<Box<crate::sanitize::LdsShadow>>,
 }
 
 impl Lds {
@@ -183,11 +185,15 @@ impl Lds {
     pub fn new(size: usize) -> Self {
         Lds {
             data: vec![0; size],
+            shadow: None,
         }
     }
     /// Read a little-endian value of `size` bytes (0 when out of range).
     pub fn read(&self, addr: u32, size: usize) -> u64 {
         let a = addr as usize;
+        if let Some(s) = &self.shadow {
+            s.read(addr, size);
+        }
         if a + size > self.data.len() {
             return 0;
         }
@@ -200,6 +206,9 @@ impl Lds {
     /// Write a little-endian value of `size` bytes (dropped when out of range).
     pub fn write(&mut self, addr: u32, size: usize, v: u64) {
         let a = addr as usize;
+        if let Some(s) = &self.shadow {
+            s.write(addr, size);
+        }
         if a + size > self.data.len() {
             return;
         }

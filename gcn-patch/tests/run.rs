@@ -55,6 +55,56 @@ fn build(dir: &Path, name: &str, target: &str) -> PathBuf {
     out
 }
 
+/// Compile the corpus' NAME.hip for `target` to asm, replace `from` by `to`
+/// in it (once, which must match), assemble with clang-22 and link with
+/// ld.lld-22 into `dir/NAME.hsaco`.
+fn build_mutant(dir: &Path, name: &str, target: &str, from: &str, to: &str) -> PathBuf {
+    let clang = required_tool("clang-22", common::LLVM_INSTALL);
+    let lld = required_tool("ld.lld-22", common::LLVM_INSTALL);
+    let src = repo().join("tests/corpus/src").join(format!("{name}.hip"));
+    let s = dir.join(format!("{name}.s"));
+    let o = Command::new(&clang)
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
+        .arg(format!("--offload-arch={target}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&s)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&s).unwrap();
+    assert_eq!(text.matches(from).count(), 1, "`{from}` once in {name}.s");
+    std::fs::write(&s, text.replacen(from, to, 1)).unwrap();
+    let obj = dir.join(format!("{name}.o"));
+    let o = Command::new(&clang)
+        .args(["-target", "amdgcn-amd-amdhsa", "-x", "assembler", "-c"])
+        .arg(format!("-mcpu={target}"))
+        .arg(&s)
+        .arg("-o")
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = dir.join(format!("{name}.hsaco"));
+    let o = Command::new(lld)
+        .arg("-shared")
+        .arg(&obj)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
 fn npy_f32(path: &Path, v: &[f32]) {
     Array::new("<f4", v.iter().flat_map(|x| x.to_le_bytes()).collect())
         .write(path)
@@ -211,17 +261,6 @@ fn bad_argument_specs_and_counts_are_usage_errors() {
             "--arg",
             "u32:4",
         ],
-        vec![
-            "--arg",
-            "f32:1",
-            "--arg",
-            "x.npy",
-            "--arg",
-            "x.npy",
-            "--arg",
-            "u32:4",
-            "--sanitize",
-        ],
     ];
     let mut all = String::new();
     for c in cases {
@@ -377,4 +416,121 @@ fn a_fault_names_the_lane_and_the_nearest_buffer() {
     );
     assert!(s.contains("\nexit 1\n"), "{s}");
     insta::assert_snapshot!("fault", s);
+}
+
+const SAXPY_ARGS: [&str; 16] = [
+    "saxpy.hsaco",
+    "-k",
+    "saxpy",
+    "--grid",
+    "2",
+    "--block",
+    "256",
+    "--arg",
+    "f32:2",
+    "--arg",
+    "x.npy",
+    "--arg",
+    "y.npy",
+    "--arg",
+    "u32:500",
+    "--sanitize",
+];
+
+#[test]
+fn sanitize_is_clean_on_saxpy_and_reports_a_loosened_wait_with_exit_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    npy_f32(&d.join("x.npy"), &[1.0; 512]);
+    npy_f32(&d.join("y.npy"), &[0.5; 512]);
+    build(d, "saxpy", "gfx942");
+    let o = gcn_patch(d, &SAXPY_ARGS);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("ran clean"));
+    // The wait for both loads loosened: the second load's v5 is read early.
+    build_mutant(
+        d,
+        "saxpy",
+        "gfx942",
+        "s_waitcnt vmcnt(0)",
+        "s_waitcnt vmcnt(1)",
+    );
+    let o = gcn_patch(d, &SAXPY_ARGS);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report = stderr(&o);
+    assert_eq!(report, stderr(&gcn_patch(d, &SAXPY_ARGS)), "deterministic");
+    insta::assert_snapshot!("sanitize_saxpy_vmcnt_loosened", report);
+    // With the asm it was assembled from, each instruction has its line.
+    let mut with_asm = SAXPY_ARGS.to_vec();
+    with_asm.extend(["--asm", "saxpy.s"]);
+    let o = gcn_patch(d, &with_asm);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = std::fs::read_to_string(d.join("saxpy.s")).unwrap();
+    let line = |t: &str| text.lines().position(|l| l.trim() == t).unwrap() + 1;
+    for (t, what) in [
+        ("v_fmac_f32_e32 v5, s2, v4", "the use"),
+        ("global_load_dword v5, v[0:1], off", "the load"),
+        ("s_waitcnt vmcnt(1)", "the wait"),
+    ] {
+        let want = format!("(saxpy.s:{}: {t})", line(t));
+        assert!(
+            stderr(&o).contains(&want),
+            "{what} {want} in {}",
+            stderr(&o)
+        );
+    }
+    // An asm that is not the object's source is a usage error.
+    std::fs::write(d.join("other.s"), "nothing:\n\ts_nop 0\n").unwrap();
+    let mut bad = SAXPY_ARGS.to_vec();
+    bad.extend(["--asm", "other.s"]);
+    let o = gcn_patch(d, &bad);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no instruction of kernel `saxpy` matches it"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn sanitize_reports_a_removed_barrier_as_an_lds_race() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    npy_f32(&d.join("x.npy"), &[1.0; 512]);
+    // The first barrier, after every wave stored its element.
+    build_mutant(
+        d,
+        "reduce",
+        "gfx942",
+        "ds_write_b32 v1, v4\n\ts_barrier\n",
+        "ds_write_b32 v1, v4\n",
+    );
+    let args = [
+        "reduce.hsaco",
+        "-k",
+        "reduce",
+        "--grid",
+        "2",
+        "--block",
+        "256",
+        "--arg",
+        "x.npy",
+        "--arg",
+        "out:f32:2",
+        "--arg",
+        "u32:512",
+        "--sanitize",
+    ];
+    let o = gcn_patch(d, &args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report = stderr(&o);
+    assert!(
+        report.contains("LDS race: workgroup (0, 0, 0), wave 2"),
+        "{report}"
+    );
+    assert!(report.contains("found 2 problem(s)"), "{report}");
+    // Unmutated: clean.
+    build(d, "reduce", "gfx942");
+    let o = gcn_patch(d, &args);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

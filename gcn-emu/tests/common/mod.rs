@@ -151,10 +151,33 @@ pub fn launch(
     let mut launch = Launch::new(grid, block);
     launch.max_instructions = 10_000_000;
     let stats = run(&l.co, k, &l.program, &mem, &vals, &launch)?;
-    Ok((
-        bases.iter().map(|&b| mem.contents(b).unwrap()).collect(),
-        stats,
-    ))
+    let out: Vec<Vec<u8>> = bases.iter().map(|&b| mem.contents(b).unwrap()).collect();
+    // Every clean run is also a false-alarm check of the sanitizer: the
+    // same launch on fresh copies of the inputs must give no finding and
+    // the same results.
+    let mem2 = Memory::new();
+    let vals2: Vec<ArgValue> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| match a {
+            A::Buf(b) => ArgValue::Pointer(mem2.alloc_bytes(&format!("arg{i}"), b)),
+            A::Val(v) => ArgValue::Bytes(v.clone()),
+        })
+        .collect();
+    let mut sl = launch.clone();
+    sl.sanitize = true;
+    let s = run(&l.co, k, &l.program, &mem2, &vals2, &sl)?;
+    assert!(
+        s.findings.is_empty(),
+        "`{}`: the sanitizer reports on a kernel that ran clean:\n{}",
+        l.name,
+        s.findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    Ok((out, stats))
 }
 
 pub fn f32s(v: &[f32]) -> Vec<u8> {

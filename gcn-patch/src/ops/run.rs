@@ -33,10 +33,14 @@ pub struct RunOptions {
     pub args: Vec<String>,
     /// Where to write `arg<I>.npy` for every buffer argument.
     pub out: Option<PathBuf>,
-    /// Run the sanitizer (not implemented yet: refused).
+    /// Run the sanitizer: findings make the run fail ([`RunError::Findings`]).
     pub sanitize: bool,
-    /// Seed of the sanitizer's schedule (no effect until it exists).
+    /// Seed (no effect yet: the emulator's schedule is fixed, so the same
+    /// input gives the same report whatever the seed).
     pub seed: u64,
+    /// The asm source the object was assembled from: sanitizer findings and
+    /// unsupported-instruction errors name its lines.
+    pub asm: Option<PathBuf>,
     /// Per-wave instruction budget (default [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
     pub max_instructions: Option<u64>,
 }
@@ -62,6 +66,9 @@ pub enum RunError {
     /// The emulated kernel faulted, hit an unsupported instruction or its
     /// instruction budget: exit 1.
     Failed(Diagnostics),
+    /// The run ended but the sanitizer found problems: exit 1. The report
+    /// (buffers are written first, as for a clean run).
+    Findings(RunReport),
 }
 
 impl From<Diagnostic> for RunError {
@@ -275,13 +282,6 @@ fn describe(i: usize, a: &Arg) -> String {
 
 /// Run the dispatch `opts` describes.
 pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
-    if opts.sanitize {
-        return Err(RunError::Usage(
-            Diagnostic::error("--sanitize is not implemented yet")
-                .with_help("run without --sanitize; the sanitizer is step 4 of issue 26")
-                .into(),
-        ));
-    }
     let grid = parse_dims("grid", &opts.grid).map_err(usage)?;
     let block = parse_dims("block", &opts.block).map_err(usage)?;
     let specs: Vec<ArgSpec> = opts
@@ -373,8 +373,21 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     }
     let tc = tools.find(None).map_err(RunError::Usage)?;
     let objdump = tc.llvm_tool("llvm-objdump");
-    let program = Program::disassemble(&co, &kernel, &objdump).map_err(emu_usage)?;
+    let mut program = Program::disassemble(&co, &kernel, &objdump).map_err(emu_usage)?;
+    if let Some(asm) = &opts.asm {
+        let text = std::fs::read_to_string(asm)
+            .map_err(|e| usage(format!("--asm {}: cannot read it: {e}", asm.display())))?;
+        if program.attach_source(&asm.display().to_string(), &text) == 0 {
+            return Err(usage(format!(
+                "--asm {}: no instruction of kernel `{}` matches it; give the asm the object was assembled from (its body starts at the label `{}:`)",
+                asm.display(),
+                kernel.name,
+                kernel.name
+            )));
+        }
+    }
     let mut launch = Launch::new(grid, block);
+    launch.sanitize = opts.sanitize;
     if let Some(m) = opts.max_instructions {
         launch.max_instructions = m;
     }
@@ -407,10 +420,33 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             outputs.push(path);
         }
     }
-    Ok(RunReport {
+    let report = RunReport {
         kernel: kernel.name.clone(),
         processor: co.processor.clone(),
         stats,
         outputs,
-    })
+    };
+    if report.stats.findings.is_empty() {
+        Ok(report)
+    } else {
+        Err(RunError::Findings(report))
+    }
+}
+
+/// The sanitizer's report: one paragraph per finding, in order, and a count.
+pub fn render_findings(r: &RunReport) -> String {
+    let mut s = String::new();
+    for f in &r.stats.findings {
+        s.push_str(&format!(
+            "sanitizer: {f}
+"
+        ));
+    }
+    s.push_str(&format!(
+        "gcn-patch run: kernel `{}` ({}): the sanitizer found {} problem(s)\n",
+        r.kernel,
+        r.processor,
+        r.stats.findings.len()
+    ));
+    s
 }

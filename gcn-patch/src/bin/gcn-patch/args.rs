@@ -315,12 +315,21 @@ pub(crate) enum Command {
         /// (bf16 as its raw bits, <u2). Without it nothing is written.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// The sanitizer: not implemented yet (refused with exit 2).
+        /// Run the sanitizer: premature reads of registers a load in flight
+        /// still writes (s_waitcnt), LDS races between waves of a
+        /// workgroup, uninitialized LDS reads, out-of-bounds global
+        /// accesses. Any finding: its report on stderr, exit 1.
         #[arg(long)]
         sanitize: bool,
-        /// Seed of the sanitizer (no effect until it exists).
+        /// Seed (no effect yet: the schedule is fixed, so the report is the
+        /// same for every seed).
         #[arg(long, default_value_t = 0)]
         seed: u64,
+        /// The asm source OBJECT was assembled from: sanitizer findings and
+        /// unsupported-instruction errors name its file:line for each
+        /// instruction.
+        #[arg(long, value_name = "FILE")]
+        asm: Option<PathBuf>,
         /// Instructions one wave may execute before it is stopped as
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]

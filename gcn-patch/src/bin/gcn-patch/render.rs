@@ -221,7 +221,8 @@ pub(crate) fn targets() {
 }
 
 /// `gcn-patch run`: a summary line and the files written on stdout;
-/// the error on stderr (exit 1 for a fault in the kernel, 2 for bad input).
+/// the error on stderr (exit 1 for a fault in the kernel or a sanitizer
+/// finding, 2 for bad input).
 pub(crate) fn run(command: crate::args::Command) -> ExitCode {
     let crate::args::Command::Run {
         object,
@@ -232,6 +233,7 @@ pub(crate) fn run(command: crate::args::Command) -> ExitCode {
         out,
         sanitize,
         seed,
+        asm,
         max_instructions,
         llvm,
     } = command
@@ -247,6 +249,7 @@ pub(crate) fn run(command: crate::args::Command) -> ExitCode {
         out,
         sanitize,
         seed,
+        asm,
         max_instructions,
     };
     match ops::run::run(&opts, &llvm.tools()) {
@@ -266,6 +269,13 @@ pub(crate) fn run(command: crate::args::Command) -> ExitCode {
         }
         Err(ops::run::RunError::Failed(d)) => {
             eprintln!("{d}");
+            ExitCode::FAILURE
+        }
+        Err(ops::run::RunError::Findings(r)) => {
+            eprint!("{}", ops::run::render_findings(&r));
+            for p in &r.outputs {
+                println!("wrote {}", p.display());
+            }
             ExitCode::FAILURE
         }
     }

@@ -1,0 +1,698 @@
+//! The sanitizer: premature reads (wait counters), LDS races between waves,
+//! uninitialized LDS reads, and out-of-bounds global accesses.
+//!
+//! **Premature reads.** The emulator completes every memory instruction at
+//! once, but records it as *in flight* on its wave's counters until an
+//! `s_waitcnt` forces it, at the latest time the hardware's ordering rules
+//! allow (gfx9):
+//!
+//! - `vmcnt`: global, buffer and flat loads, stores and atomics, in issue
+//!   order: `vmcnt(N)` retires all but the newest N.
+//! - `lgkmcnt`: LDS (`ds_*`) and scalar memory (`s_load_*`,
+//!   `s_buffer_load_*`, `s_memtime`). LDS operations return in order, scalar
+//!   ones in any order: `lgkmcnt(N)` retires the oldest LDS operations beyond
+//!   N plus the scalar ones in flight (a scalar one may be among the
+//!   completed), and a scalar one only at `lgkmcnt(0)`.
+//!
+//! An instruction that names (reads or overwrites) a register a load in
+//! flight still writes is a finding, with both instructions, the wait that
+//! should have covered the load, and the counts in flight. A later load of
+//! the same in-order counter overwriting it is not (it lands later). The
+//! register keeps the loaded value: the finding, not the value, is the
+//! result.
+//!
+//! **LDS.** Shadow state per byte: the last writer (wave, barrier epoch,
+//! instruction, atomic or not) and the readers of the current epoch. Epochs
+//! are separated by `s_barrier`. A write by one wave after a read or write
+//! of another wave in the same epoch, or a read after another wave's write
+//! in the same epoch, is a race (two atomics never race). A read of a byte
+//! no instruction of this dispatch wrote is an uninitialized read.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+
+use crate::decode::{Instruction, Operand, Program, RegFile};
+
+/// What kind of problem a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Kind {
+    /// A register a load in flight still writes was read or overwritten.
+    PrematureRead,
+    /// Two waves touched the same LDS byte between two barriers, one writing.
+    LdsRace,
+    /// A read of an LDS byte nothing wrote in this dispatch.
+    UninitializedLds,
+    /// A global or flat access outside every allocation.
+    OutOfBounds,
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::PrematureRead => "premature read",
+            Kind::LdsRace => "LDS race",
+            Kind::UninitializedLds => "uninitialized LDS read",
+            Kind::OutOfBounds => "out-of-bounds access",
+        })
+    }
+}
+
+/// One sanitizer finding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What kind.
+    pub kind: Kind,
+    /// The workgroup it was seen in (the first one, when several).
+    pub workgroup: [u32; 3],
+    /// The wave within the workgroup.
+    pub wave: u32,
+    /// Address of the instruction that found it (the use, the second access).
+    pub addr: u64,
+    /// Address of the other instruction (the load, the first access), if any.
+    pub other: Option<u64>,
+    /// The whole report of it, lines included.
+    pub message: String,
+    /// How many (workgroup, wave) pairs showed the same pair of instructions.
+    pub occurrences: u64,
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: workgroup ({}, {}, {}), wave {}: {}",
+            self.kind,
+            self.workgroup[0],
+            self.workgroup[1],
+            self.workgroup[2],
+            self.wave,
+            self.message
+        )?;
+        if self.occurrences > 1 {
+            write!(
+                f,
+                "\n  (the same pair of instructions in {} more wave(s))",
+                self.occurrences - 1
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `addr `text`` and its asm line, when known.
+pub fn describe(program: &Program, addr: u64) -> String {
+    let text = program
+        .index
+        .get(&addr)
+        .map(|&i| program.instructions[i].text.as_str())
+        .unwrap_or("?");
+    match program.lines.get(&addr) {
+        Some(l) => format!("{addr:#x} `{text}` ({l})"),
+        None => format!("{addr:#x} `{text}`"),
+    }
+}
+
+/// Sort findings by workgroup (Z, Y, X), wave, address, and merge those of
+/// the same kind and instructions into the first, counting them.
+pub fn merge(mut all: Vec<Finding>) -> Vec<Finding> {
+    all.sort_by_key(|f| {
+        (
+            [f.workgroup[2], f.workgroup[1], f.workgroup[0]],
+            f.wave,
+            f.addr,
+            f.kind,
+            f.other,
+        )
+    });
+    let mut out: Vec<Finding> = Vec::new();
+    let mut seen: HashMap<Key, usize> = HashMap::new();
+    for f in all {
+        match seen.get(&(f.kind, f.addr, f.other)) {
+            Some(&i) => out[i].occurrences += f.occurrences,
+            None => {
+                seen.insert((f.kind, f.addr, f.other), out.len());
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// A finding's identity: kind, instruction, other instruction.
+type Key = (Kind, u64, Option<u64>);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Queue {
+    Vm,
+    Lds,
+    Smem,
+}
+
+#[derive(Debug, Clone)]
+struct Pending {
+    queue: Queue,
+    /// The load's address.
+    addr: u64,
+    /// Registers it writes (file, first, count); emptied once reported.
+    dst: Option<(RegFile, u16, u16)>,
+    /// Index of the last wait executed when it was issued.
+    issued_after_wait: u64,
+}
+
+/// One wave's in-flight memory operations.
+#[derive(Debug, Clone, Default)]
+pub struct WaveSan {
+    vm: Vec<Pending>,
+    lgkm: Vec<Pending>,
+    /// Waits executed so far, and the last one's address and text.
+    waits: u64,
+    last_wait: Option<(u64, String)>,
+    /// Findings of this wave.
+    pub findings: Vec<Finding>,
+    /// The workgroup and the wave's index in it.
+    pub workgroup: [u32; 3],
+    /// The wave's index in its workgroup.
+    pub wave: u32,
+}
+
+fn overlaps(a: (RegFile, u16, u16), b: (RegFile, u16, u16)) -> bool {
+    a.0 == b.0 && a.1 < b.1 + b.2 && b.1 < a.1 + a.2
+}
+
+fn regs(op: &Operand) -> Option<(RegFile, u16, u16)> {
+    match op {
+        Operand::Reg { file, index, count } => Some((*file, *index, (*count).max(1))),
+        _ => None,
+    }
+}
+
+fn reg_name(r: (RegFile, u16, u16)) -> String {
+    let p = match r.0 {
+        RegFile::S => "s",
+        RegFile::V => "v",
+        RegFile::A => "a",
+    };
+    if r.2 == 1 {
+        format!("{p}{}", r.1)
+    } else {
+        format!("{p}[{}:{}]", r.1, r.1 + r.2 - 1)
+    }
+}
+
+/// The counter queue of a memory instruction and whether its first operand
+/// is a destination it writes when the data returns.
+fn classify(ins: &Instruction) -> Option<(Queue, bool)> {
+    let m = ins.mnemonic.as_str();
+    if m.starts_with("s_load_") || m.starts_with("s_buffer_load_") {
+        return Some((Queue::Smem, true));
+    }
+    if m == "s_memtime" || m == "s_memrealtime" {
+        return Some((Queue::Smem, true));
+    }
+    if m.starts_with("s_store_") || m.starts_with("s_buffer_store_") {
+        return Some((Queue::Smem, false));
+    }
+    if let Some(rest) = m.strip_prefix("ds_") {
+        if rest == "nop" {
+            return None;
+        }
+        let dst = rest.starts_with("read")
+            || rest.starts_with("load")
+            || rest.contains("_rtn_")
+            || rest.starts_with("bpermute")
+            || rest.starts_with("permute")
+            || rest.starts_with("swizzle")
+            || rest.starts_with("consume")
+            || rest.starts_with("append");
+        return Some((Queue::Lds, dst));
+    }
+    for p in ["global_", "flat_", "buffer_", "scratch_"] {
+        if let Some(rest) = m.strip_prefix(p) {
+            let lds_dma = rest.starts_with("load_lds") || ins.has("lds");
+            let dst = !lds_dma
+                && (rest.starts_with("load")
+                    || (rest.starts_with("atomic") && (ins.has("glc") || ins.has("sc0"))));
+            if rest.starts_with("wbinvl1") || rest.starts_with("inv") || rest.starts_with("wb") {
+                return Some((Queue::Vm, false));
+            }
+            return Some((Queue::Vm, dst));
+        }
+    }
+    None
+}
+
+impl WaveSan {
+    /// Nothing in flight, for wave `wave` of workgroup `workgroup`.
+    pub fn new(workgroup: [u32; 3], wave: u32) -> Self {
+        WaveSan {
+            workgroup,
+            wave,
+            ..Default::default()
+        }
+    }
+
+    fn counts(&self) -> String {
+        format!(
+            "in flight: vmcnt {} (loads/stores), lgkmcnt {} ({} LDS, {} scalar)",
+            self.vm.len(),
+            self.lgkm.len(),
+            self.lgkm.iter().filter(|p| p.queue == Queue::Lds).count(),
+            self.lgkm.iter().filter(|p| p.queue == Queue::Smem).count()
+        )
+    }
+
+    /// Apply `s_waitcnt` with its simm16 (gfx9 layout).
+    fn wait(&mut self, ins: &Instruction) {
+        let imm = ins.words.first().copied().unwrap_or(0) & 0xffff;
+        let vm = ((imm & 0xf) | ((imm >> 14) & 3) << 4) as usize;
+        let lgkm = ((imm >> 8) & 0xf) as usize;
+        if self.vm.len() > vm {
+            let n = self.vm.len() - vm;
+            self.vm.drain(..n);
+        }
+        if self.lgkm.len() > lgkm {
+            if lgkm == 0 {
+                self.lgkm.clear();
+            } else {
+                // Oldest LDS beyond N plus every scalar one may be complete;
+                // only LDS ones in excess of that are sure to be.
+                let smem = self.lgkm.iter().filter(|p| p.queue == Queue::Smem).count();
+                let mut n = self.lgkm.len().saturating_sub(lgkm + smem);
+                self.lgkm.retain(|p| {
+                    if p.queue == Queue::Lds && n > 0 {
+                        n -= 1;
+                        false
+                    } else {
+                        true
+                    }
+                });
+            }
+        }
+        self.waits += 1;
+        self.last_wait = Some((ins.addr, ins.text.clone()));
+    }
+
+    /// The `s_waitcnt` that retires `p`, at `pos` in its queue.
+    fn needed_wait(&self, p: &Pending, pos: usize) -> String {
+        match p.queue {
+            Queue::Vm => format!("s_waitcnt vmcnt({})", self.vm.len() - pos - 1),
+            Queue::Lds if !self.lgkm.iter().any(|q| q.queue == Queue::Smem) => {
+                format!("s_waitcnt lgkmcnt({})", self.lgkm.len() - pos - 1)
+            }
+            _ => "s_waitcnt lgkmcnt(0)".into(),
+        }
+    }
+
+    /// Check `ins` (about to run) against the loads in flight, then record
+    /// it if it is a memory instruction, or apply it if it is a wait.
+    pub fn before(&mut self, ins: &Instruction, program: &Program) {
+        let (wg, wave) = (self.workgroup, self.wave);
+        if ins.mnemonic == "s_waitcnt" {
+            self.wait(ins);
+            return;
+        }
+        let class = classify(ins);
+        let mut hits = Vec::new();
+        for (i, op) in ins.ops.iter().enumerate() {
+            let Some(r) = regs(&op.op) else { continue };
+            let own_dst = i == 0 && matches!(class, Some((_, true)));
+            for (qi, q) in [(0usize, &self.vm), (1, &self.lgkm)] {
+                for (pos, p) in q.iter().enumerate() {
+                    let Some(d) = p.dst else { continue };
+                    if !overlaps(r, d) {
+                        continue;
+                    }
+                    // A later load of the same in-order queue lands after it.
+                    if own_dst
+                        && matches!(
+                            (class.map(|c| c.0), p.queue),
+                            (Some(Queue::Vm), Queue::Vm) | (Some(Queue::Lds), Queue::Lds)
+                        )
+                    {
+                        continue;
+                    }
+                    hits.push((i, qi, pos, r, d, own_dst));
+                }
+            }
+        }
+        // One finding per operand: the newest load it collides with (the
+        // wait that retires it retires the older ones too); the others are
+        // marked reported.
+        let mut last_of_operand = HashMap::new();
+        for (k, h) in hits.iter().enumerate() {
+            last_of_operand.insert(h.0, k);
+        }
+        for (k, &(i, qi, pos, r, d, own_dst)) in hits.iter().enumerate() {
+            let p = if qi == 0 {
+                self.vm[pos].clone()
+            } else {
+                self.lgkm[pos].clone()
+            };
+            if last_of_operand[&i] != k {
+                let q = if qi == 0 {
+                    &mut self.vm
+                } else {
+                    &mut self.lgkm
+                };
+                q[pos].dst = None;
+                continue;
+            }
+            if p.dst.is_none() {
+                continue; // reported by an earlier operand of this instruction
+            }
+            let wait_said = match &self.last_wait {
+                Some((a, _)) if self.waits > p.issued_after_wait => format!(
+                    "the last wait, {}, did not retire it",
+                    describe(program, *a)
+                ),
+                _ => "no s_waitcnt ran between them".into(),
+            };
+            let verb = if own_dst {
+                "overwrites"
+            } else {
+                "reads or writes"
+            };
+            let message = format!(
+                "{} {verb} {} while the load {} still writes {}; {wait_said}; it needs `{}` before the use; {}",
+                describe(program, ins.addr),
+                reg_name(r),
+                describe(program, p.addr),
+                reg_name(d),
+                self.needed_wait(&p, pos),
+                self.counts()
+            );
+            self.findings.push(Finding {
+                kind: Kind::PrematureRead,
+                workgroup: wg,
+                wave,
+                addr: ins.addr,
+                other: Some(p.addr),
+                message,
+                occurrences: 1,
+            });
+            let q = if qi == 0 {
+                &mut self.vm
+            } else {
+                &mut self.lgkm
+            };
+            q[pos].dst = None;
+        }
+        if let Some((queue, has_dst)) = class {
+            let dst = if has_dst {
+                ins.ops.first().and_then(|o| regs(&o.op))
+            } else {
+                None
+            };
+            let p = Pending {
+                queue,
+                addr: ins.addr,
+                dst,
+                issued_after_wait: self.waits,
+            };
+            match queue {
+                Queue::Vm => self.vm.push(p),
+                _ => self.lgkm.push(p),
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Access {
+    wave: u32,
+    epoch: u32,
+    addr: u64,
+    atomic: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+struct ByteShadow {
+    write: Option<Access>,
+    readers: Vec<Access>,
+}
+
+/// Shadow state of a workgroup's LDS.
+#[derive(Debug, Clone)]
+pub struct LdsShadow {
+    bytes: RefCell<Vec<ByteShadow>>,
+    /// Barrier epoch: how many barriers the workgroup passed.
+    pub epoch: Cell<u32>,
+    /// The wave and instruction accessing LDS now.
+    pub current: Cell<(u32, u64, bool)>,
+    /// Findings (workgroup filled in by the dispatcher).
+    pub findings: RefCell<Vec<Finding>>,
+    reported: RefCell<HashSet<Key>>,
+    program: std::sync::Arc<Program>,
+}
+
+/// Whether a `ds_*` (or other LDS-touching) mnemonic is an atomic.
+pub fn lds_atomic(m: &str) -> bool {
+    match m.strip_prefix("ds_") {
+        Some(r) => ![
+            "read", "write", "load", "store", "bpermute", "permute", "swizzle",
+        ]
+        .iter()
+        .any(|p| r.starts_with(p)),
+        None => false,
+    }
+}
+
+impl LdsShadow {
+    /// Shadow of `size` bytes, for a dispatch of `program`.
+    pub fn new(size: usize, program: std::sync::Arc<Program>) -> Self {
+        LdsShadow {
+            bytes: RefCell::new(vec![ByteShadow::default(); size]),
+            epoch: Cell::new(0),
+            current: Cell::new((0, 0, false)),
+            findings: RefCell::new(Vec::new()),
+            reported: RefCell::new(HashSet::new()),
+            program,
+        }
+    }
+
+    fn report(&self, kind: Kind, wave: u32, addr: u64, other: Option<u64>, message: String) {
+        if !self.reported.borrow_mut().insert((kind, addr, other)) {
+            return;
+        }
+        self.findings.borrow_mut().push(Finding {
+            kind,
+            workgroup: [0; 3],
+            wave,
+            addr,
+            other,
+            message,
+            occurrences: 1,
+        });
+    }
+
+    fn now(&self) -> Access {
+        let (wave, addr, atomic) = self.current.get();
+        Access {
+            wave,
+            epoch: self.epoch.get(),
+            addr,
+            atomic,
+        }
+    }
+
+    fn race(&self, byte: usize, first: Access, first_is_write: bool, now: Access, write: bool) {
+        let p = &self.program;
+        let msg = format!(
+            "LDS byte {byte:#x}: wave {} {} it at {} and wave {} {} it at {} with no s_barrier between",
+            first.wave,
+            if first_is_write { "wrote" } else { "read" },
+            describe(p, first.addr),
+            now.wave,
+            if write { "writes" } else { "reads" },
+            describe(p, now.addr),
+        );
+        self.report(Kind::LdsRace, now.wave, now.addr, Some(first.addr), msg);
+    }
+
+    /// A read of `size` bytes at `addr` by the current access.
+    pub fn read(&self, addr: u32, size: usize) {
+        let now = self.now();
+        let mut bytes = self.bytes.borrow_mut();
+        for b in addr as usize..addr as usize + size {
+            let Some(s) = bytes.get_mut(b) else { return };
+            match s.write {
+                None => {
+                    let msg = format!(
+                        "LDS byte {b:#x} is read by {} but nothing wrote it in this dispatch",
+                        describe(&self.program, now.addr)
+                    );
+                    self.report(Kind::UninitializedLds, now.wave, now.addr, None, msg);
+                }
+                Some(w) => {
+                    if w.epoch == now.epoch && w.wave != now.wave && !(w.atomic && now.atomic) {
+                        self.race(b, w, true, now, false);
+                    }
+                }
+            }
+            s.readers.retain(|r| r.epoch == now.epoch);
+            if !s.readers.iter().any(|r| r.wave == now.wave) {
+                s.readers.push(now);
+            }
+        }
+    }
+
+    /// A write of `size` bytes at `addr` by the current access.
+    pub fn write(&self, addr: u32, size: usize) {
+        let now = self.now();
+        let mut bytes = self.bytes.borrow_mut();
+        for b in addr as usize..addr as usize + size {
+            let Some(s) = bytes.get_mut(b) else { return };
+            if let Some(w) = s.write {
+                if w.epoch == now.epoch && w.wave != now.wave && !(w.atomic && now.atomic) {
+                    self.race(b, w, true, now, true);
+                }
+            }
+            s.readers.retain(|r| r.epoch == now.epoch);
+            if let Some(r) = s
+                .readers
+                .iter()
+                .find(|r| r.wave != now.wave && !(r.atomic && now.atomic))
+            {
+                let r = *r;
+                self.race(b, r, false, now, true);
+            }
+            s.write = Some(now);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::Src;
+
+    fn reg(file: RegFile, index: u16, count: u16) -> Src {
+        Src {
+            op: Operand::Reg { file, index, count },
+            neg: false,
+            abs: false,
+            sext: false,
+        }
+    }
+
+    fn ins(addr: u64, mnemonic: &str, ops: Vec<Src>, words: Vec<u32>) -> Instruction {
+        Instruction {
+            addr,
+            mnemonic: mnemonic.into(),
+            ops,
+            mods: vec![],
+            words,
+            text: mnemonic.into(),
+        }
+    }
+
+    /// gfx9 `s_waitcnt` simm16: vmcnt in [3:0] and [15:14], expcnt [6:4],
+    /// lgkmcnt [11:8].
+    fn waitcnt(vm: u32, lgkm: u32) -> Instruction {
+        let imm = (vm & 0xf) | (vm >> 4) << 14 | 7 << 4 | lgkm << 8;
+        ins(0x100, "s_waitcnt", vec![], vec![0xbf8c_0000 | imm])
+    }
+
+    fn program() -> Program {
+        Program {
+            kernel: "k".into(),
+            instructions: vec![],
+            index: HashMap::new(),
+            lines: HashMap::new(),
+        }
+    }
+
+    fn use_of(w: &mut WaveSan, file: RegFile, r: u16) -> usize {
+        let before = w.findings.len();
+        w.before(
+            &ins(
+                0x200,
+                "v_mov_b32_e32",
+                vec![reg(RegFile::V, 99, 1), reg(file, r, 1)],
+                vec![0],
+            ),
+            &program(),
+        );
+        w.findings.len() - before
+    }
+
+    fn load(w: &mut WaveSan, m: &str, file: RegFile, r: u16) {
+        w.before(
+            &ins(
+                0x10 + r as u64,
+                m,
+                vec![reg(file, r, 1), reg(RegFile::V, 98, 1)],
+                vec![0],
+            ),
+            &program(),
+        );
+    }
+
+    #[test]
+    fn vmcnt_retires_the_oldest_loads_first() {
+        let mut w = WaveSan::new([0; 3], 0);
+        load(&mut w, "global_load_dword", RegFile::V, 1);
+        load(&mut w, "global_load_dword", RegFile::V, 2);
+        w.before(&waitcnt(1, 15), &program());
+        assert_eq!(
+            use_of(&mut w, RegFile::V, 1),
+            0,
+            "the older load is retired"
+        );
+        assert_eq!(
+            use_of(&mut w, RegFile::V, 2),
+            1,
+            "the newer one is in flight"
+        );
+        assert_eq!(use_of(&mut w, RegFile::V, 2), 0, "reported once");
+    }
+
+    #[test]
+    fn lds_is_in_order_but_scalar_loads_are_not() {
+        let mut w = WaveSan::new([0; 3], 0);
+        load(&mut w, "ds_read_b32", RegFile::V, 1);
+        load(&mut w, "ds_read_b32", RegFile::V, 2);
+        w.before(&waitcnt(63, 1), &program());
+        assert_eq!(use_of(&mut w, RegFile::V, 1), 0);
+        assert_eq!(use_of(&mut w, RegFile::V, 2), 1);
+        // A scalar load in flight: lgkmcnt(1) may have seen it complete
+        // instead of the LDS read, so neither is retired.
+        let mut w = WaveSan::new([0; 3], 0);
+        load(&mut w, "ds_read_b32", RegFile::V, 1);
+        load(&mut w, "s_load_dword", RegFile::S, 4);
+        load(&mut w, "s_load_dword", RegFile::S, 5);
+        w.before(&waitcnt(63, 2), &program());
+        assert_eq!(use_of(&mut w, RegFile::V, 1), 1);
+        w.before(&waitcnt(63, 1), &program());
+        assert_eq!(
+            use_of(&mut w, RegFile::S, 4),
+            1,
+            "scalar: only lgkmcnt(0) retires"
+        );
+        w.before(&waitcnt(63, 0), &program());
+        assert_eq!(use_of(&mut w, RegFile::S, 5), 0);
+    }
+
+    #[test]
+    fn a_later_in_order_load_may_overwrite_but_a_valu_may_not() {
+        let mut w = WaveSan::new([0; 3], 0);
+        load(&mut w, "global_load_dword", RegFile::V, 1);
+        load(&mut w, "global_load_dword", RegFile::V, 1);
+        assert!(w.findings.is_empty());
+        w.before(
+            &ins(
+                0x300,
+                "v_mov_b32_e32",
+                vec![reg(RegFile::V, 1, 1), reg(RegFile::V, 7, 1)],
+                vec![0],
+            ),
+            &program(),
+        );
+        assert_eq!(w.findings.len(), 1);
+        assert!(w.findings[0]
+            .message
+            .contains("no s_waitcnt ran between them"));
+        assert!(w.findings[0].message.contains("`s_waitcnt vmcnt(0)`"));
+    }
+}

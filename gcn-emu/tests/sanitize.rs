@@ -1,0 +1,313 @@
+//! The sanitizer on mutants of real kernels: HIP `reduce` (LDS, barriers)
+//! and `saxpy` compiled with clang-22 to asm, one `s_waitcnt` deleted or
+//! loosened or one `s_barrier` deleted, assembled with clang-22 and linked
+//! with ld.lld-22, run with the sanitizer. Every needed wait removed or
+//! loosened must be reported as a premature read at the lines around the
+//! mutation; every removed barrier that lets waves race on LDS must be
+//! reported as a race; the unmutated kernels must give no finding over
+//! several seeds and sizes.
+
+mod common;
+use common::*;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gcn_emu::decode::{find_objdump, Program};
+use gcn_emu::dispatch::{run, ArgValue, Launch};
+use gcn_emu::load::CodeObject;
+use gcn_emu::memory::Memory;
+use gcn_emu::sanitize::{Finding, Kind};
+
+fn dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gcn-emu-san-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Compile the corpus' NAME.hip for `target` to asm text.
+fn asm_of(name: &str, target: &str, d: &Path) -> String {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus/src")
+        .join(format!("{name}.hip"));
+    let out = d.join(format!("{name}-{target}.s"));
+    let o = Command::new(clang())
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
+        .arg(format!("--offload-arch={target}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run clang-22");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(&out).unwrap()
+}
+
+/// Assemble and link `text`; load kernel `name` with its lines mapped.
+fn assemble(text: &str, name: &str, target: &str, file: &str, d: &Path) -> (CodeObject, Program) {
+    let s = d.join(file);
+    std::fs::write(&s, text).unwrap();
+    let obj = d.join(format!("{file}.o"));
+    let so = d.join(format!("{file}.hsaco"));
+    let o = Command::new(clang())
+        .args(["-target", "amdgcn-amd-amdhsa", "-x", "assembler", "-c"])
+        .arg(format!("-mcpu={target}"))
+        .arg(&s)
+        .arg("-o")
+        .arg(&obj)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = Command::new("ld.lld-22")
+        .arg("-shared")
+        .arg(&obj)
+        .arg("-o")
+        .arg(&so)
+        .output()
+        .unwrap_or_else(|e| panic!("ld.lld-22 not runnable ({e}): install it with `apt-get install -y lld-22` (or run tests/setup.sh)"));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let co = CodeObject::read_file(&so).unwrap();
+    let k = co.kernel(name).unwrap().clone();
+    let mut program = Program::disassemble(&co, &k, &find_objdump(None).unwrap()).unwrap();
+    let mapped = program.attach_source(file, text);
+    assert_eq!(
+        mapped,
+        program
+            .instructions
+            .iter()
+            .position(|i| i.mnemonic == "s_endpgm")
+            .unwrap()
+            + 1,
+        "every instruction up to s_endpgm maps to its line"
+    );
+    (co, program)
+}
+
+/// Run with the sanitizer on inputs of `seed`; the findings.
+fn sanitize(co: &CodeObject, program: &Program, name: &str, seed: u64, n: u32) -> Vec<Finding> {
+    let k = co.kernel(name).unwrap();
+    let mem = Memory::new();
+    let mut r = Rng(seed);
+    let x: Vec<f32> = (0..n).map(|_| r.f32()).collect();
+    let y: Vec<f32> = (0..n).map(|_| r.f32()).collect();
+    let xa = mem.alloc_bytes("x", &f32s(&x));
+    let ya = mem.alloc_bytes("y", &f32s(&y));
+    let (grid, args) = match name {
+        "reduce" => (
+            n.div_ceil(256),
+            vec![
+                ArgValue::Pointer(xa),
+                ArgValue::Pointer(ya),
+                ArgValue::Bytes(n.to_le_bytes().to_vec()),
+            ],
+        ),
+        _ => (
+            n.div_ceil(256),
+            vec![
+                ArgValue::Bytes(0.5f32.to_le_bytes().to_vec()),
+                ArgValue::Pointer(xa),
+                ArgValue::Pointer(ya),
+                ArgValue::Bytes(n.to_le_bytes().to_vec()),
+            ],
+        ),
+    };
+    let mut launch = Launch::new([grid, 1, 1], [256, 1, 1]);
+    launch.sanitize = true;
+    launch.max_instructions = 1_000_000;
+    run(co, k, program, &mem, &args, &launch).unwrap().findings
+}
+
+fn line_of(program: &Program, addr: u64) -> usize {
+    let l = &program.lines[&addr];
+    l.split(':').nth(1).unwrap().parse().unwrap()
+}
+
+/// Each `s_waitcnt` line deleted, and each of its counts loosened by one.
+fn wait_mutants(text: &str) -> Vec<(usize, String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim();
+        if !t.starts_with("s_waitcnt ") {
+            continue;
+        }
+        let mut del = lines.clone();
+        del.remove(i);
+        out.push((i + 1, format!("delete `{t}`"), del.join("\n") + "\n"));
+        for c in ["vmcnt", "lgkmcnt"] {
+            let Some(p) = t.find(&format!("{c}(")) else {
+                continue;
+            };
+            let rest = &t[p + c.len() + 1..];
+            let v: u32 = rest[..rest.find(')').unwrap()].parse().unwrap();
+            let loose = t.replace(&format!("{c}({v})"), &format!("{c}({})", v + 1));
+            let mut m = lines.clone();
+            let new = l.replace(t, &loose);
+            m[i] = &new;
+            out.push((i + 1, format!("`{t}` -> `{loose}`"), m.join("\n") + "\n"));
+        }
+    }
+    out
+}
+
+#[test]
+fn unmutated_kernels_are_clean_over_seeds_and_sizes() {
+    let d = dir("clean");
+    for target in TARGETS {
+        for name in ["reduce", "saxpy"] {
+            let text = asm_of(name, target, &d);
+            let (co, p) = assemble(&text, name, target, &format!("{name}-{target}.s"), &d);
+            for (seed, n) in [(1, 256), (2, 1000), (3, 256 * 3 - 5), (4, 64)] {
+                let f = sanitize(&co, &p, name, seed, n);
+                assert!(
+                    f.is_empty(),
+                    "{target} {name} seed {seed} n {n}: false alarms:\n{}",
+                    f.iter()
+                        .map(|f| f.to_string())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_removed_or_loosened_wait_is_a_premature_read_at_its_line() {
+    let d = dir("waits");
+    let (mut tried, mut caught) = (0, 0);
+    let mut missed = Vec::new();
+    for target in TARGETS {
+        for name in ["reduce", "saxpy"] {
+            let text = asm_of(name, target, &d);
+            for (k, (line, what, m)) in wait_mutants(&text).into_iter().enumerate() {
+                tried += 1;
+                let file = format!("{name}-{target}-w{k}.s");
+                let (co, p) = assemble(&m, name, target, &file, &d);
+                let f = sanitize(&co, &p, name, 1, 1000);
+                // The deleted line shifts the ones after it by one.
+                let hit = f.iter().any(|f| {
+                    f.kind == Kind::PrematureRead
+                        && line_of(&p, f.other.unwrap()) < line
+                        && line_of(&p, f.addr) >= line
+                });
+                if target == &"gfx942" && name == "saxpy" && what.contains("vmcnt(1)") {
+                    let report: String = f.iter().map(|f| format!("{f}\n")).collect();
+                    insta::assert_snapshot!("saxpy_gfx942_vmcnt_loosened", report);
+                }
+                if hit {
+                    caught += 1;
+                } else {
+                    missed.push(format!(
+                        "{target} {name} line {line}: {what}: {:?}",
+                        f.iter().map(|f| f.to_string()).collect::<Vec<_>>()
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("wait mutants: tried {tried}, caught {caught}");
+    assert!(missed.is_empty(), "missed:\n{}", missed.join("\n"));
+    assert!(tried >= 30, "{tried} mutants");
+}
+
+#[test]
+fn an_access_outside_every_buffer_is_a_finding_with_buffer_lane_wave_workgroup() {
+    let d = dir("oob");
+    let text = asm_of("saxpy", "gfx942", &d);
+    let (co, p) = assemble(&text, "saxpy", "gfx942", "saxpy-oob.s", &d);
+    let k = co.kernel("saxpy").unwrap();
+    let mem = Memory::new();
+    // Buffers of 256 floats, n = 300: workgroup 1 reads past them.
+    let xa = mem.alloc_bytes("x", &f32s(&[1.0; 256]));
+    let ya = mem.alloc_bytes("y", &f32s(&[2.0; 256]));
+    let mut launch = Launch::new([2, 1, 1], [256, 1, 1]);
+    launch.sanitize = true;
+    let args = [
+        ArgValue::Bytes(0.5f32.to_le_bytes().to_vec()),
+        ArgValue::Pointer(xa),
+        ArgValue::Pointer(ya),
+        ArgValue::Bytes(300u32.to_le_bytes().to_vec()),
+    ];
+    let f = run(&co, k, &p, &mem, &args, &launch).unwrap().findings;
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert_eq!(f[0].kind, Kind::OutOfBounds);
+    assert_eq!((f[0].workgroup, f[0].wave), ([1, 0, 0], 0));
+    let s = f[0].to_string();
+    for want in [
+        "lane 0",
+        "`x`",
+        "byte offset 1024",
+        "global_load_dword",
+        "saxpy-oob.s:",
+    ] {
+        assert!(s.contains(want), "{want} in {s}");
+    }
+    // Without the sanitizer it is a fault (an error), as before.
+    launch.sanitize = false;
+    let e = run(&co, k, &p, &mem, &args, &launch).unwrap_err();
+    assert!(e.to_string().contains("outside every allocation"), "{e}");
+}
+
+/// The barriers of `reduce` (256 work-items: 4 waves) whose removal lets
+/// two waves touch the same LDS bytes between barriers: the one after the
+/// first store (waves 0 and 1 then read what waves 2 and 3 wrote) and the
+/// one after the stride-128 step (wave 0 then reads what wave 1 wrote).
+/// From stride 32 down only wave 0 works, so removing the later barriers
+/// lets no two waves race.
+const RACY_BARRIERS: [usize; 2] = [0, 1];
+
+#[test]
+fn every_removed_barrier_that_lets_waves_race_is_an_lds_race() {
+    let d = dir("barriers");
+    let (mut tried, mut racy, mut caught, mut false_alarms) = (0, 0, 0, 0);
+    for target in TARGETS {
+        let text = asm_of("reduce", target, &d);
+        let lines: Vec<&str> = text.lines().collect();
+        let barriers: Vec<usize> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.trim() == "s_barrier")
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(barriers.len(), 9, "{target}: 9 barriers in reduce");
+        for (b, &i) in barriers.iter().enumerate() {
+            tried += 1;
+            let mut m = lines.clone();
+            m.remove(i);
+            let file = format!("reduce-{target}-b{b}.s");
+            let (co, p) = assemble(&(m.join("\n") + "\n"), "reduce", target, &file, &d);
+            let f = sanitize(&co, &p, "reduce", 1, 512);
+            let race = f.iter().any(|f| f.kind == Kind::LdsRace);
+            if RACY_BARRIERS.contains(&b) {
+                racy += 1;
+                assert!(
+                    race,
+                    "{target}: barrier {b} (line {}) removed: {f:?}",
+                    i + 1
+                );
+                caught += 1;
+                if b == 0 && target == &"gfx942" {
+                    let report: String = f.iter().map(|f| format!("{f}\n")).collect();
+                    insta::assert_snapshot!("reduce_gfx942_first_barrier_removed", report);
+                }
+            } else if !f.is_empty() {
+                false_alarms += 1;
+                eprintln!("{target}: barrier {b} removed lets no waves race, yet: {f:?}");
+            }
+        }
+    }
+    eprintln!(
+        "barrier mutants: tried {tried}, racy {racy}, caught {caught}, false alarms {false_alarms}"
+    );
+    assert_eq!(false_alarms, 0);
+    assert_eq!((racy, caught), (6, 6));
+}
