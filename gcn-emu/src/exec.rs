@@ -2088,6 +2088,23 @@ fn reg_of(src: &Src) -> R<(RegFile, usize)> {
 }
 
 /// Write `bytes` loaded for `lane` into consecutive registers from `dst`.
+
+/// Bytes per element and the offset unit of a two-address LDS access
+/// (`ds_read2[st64]_b32/_b64`, `ds_write2…`), from the mnemonic after
+/// `read2`/`write2`: offsets count elements, or 64 elements with `st64`.
+fn two_addr_form(kind: &str) -> (usize, u32) {
+    let (st64, kind) = match kind.strip_prefix("st64") {
+        Some(k) => (true, k),
+        None => (false, kind),
+    };
+    let size = if kind.trim_start_matches('_') == "b64" {
+        8
+    } else {
+        4
+    };
+    (size, size as u32 * if st64 { 64 } else { 1 })
+}
+
 fn load_into(
     w: &mut Wave,
     dst: &Src,
@@ -2615,13 +2632,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         .strip_prefix("read2")
         .or_else(|| rest.strip_prefix("load_2addr"))
     {
-        let (st64, kind) = match kind.strip_prefix("st64") {
-            Some(k) => (true, k),
-            None => (false, kind),
-        };
-        let kind = kind.trim_start_matches('_');
-        let size = if kind == "b64" { 8 } else { 4 };
-        let scale = size as u32 * if st64 { 64 } else { 1 };
+        let (size, scale) = two_addr_form(kind);
         let (file, d) = reg_of(&ops[0])?;
         for lane in 0..LANES {
             if exec >> lane & 1 == 0 {
@@ -2642,13 +2653,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         .strip_prefix("write2")
         .or_else(|| rest.strip_prefix("store_2addr"))
     {
-        let (st64, kind) = match kind.strip_prefix("st64") {
-            Some(k) => (true, k),
-            None => (false, kind),
-        };
-        let kind = kind.trim_start_matches('_');
-        let size = if kind == "b64" { 8 } else { 4 };
-        let scale = size as u32 * if st64 { 64 } else { 1 };
+        let (size, scale) = two_addr_form(kind);
         let ty = if size == 8 { Ty::B64 } else { Ty::B32 };
         for lane in 0..LANES {
             if exec >> lane & 1 == 0 {

@@ -110,11 +110,8 @@ pub fn build_all(
     let results = jobs::run(plan.jobs.clone(), opts.max_jobs, opts.tokens, |job| {
         let kernel = &manifest.kernels[job.kernel].name;
         let target = job.target;
-        let result = jobs::catch(|| {
-            jobs::test_panic_point("build", kernel);
-            build_job(manifest, plan, opts, job)
-        })
-        .unwrap_or_else(|p| Err(job_panicked(p, kernel, &target)));
+        jobs::test_panic_point("build", kernel);
+        let result = build_job(manifest, plan, opts, job);
         if let Some(report) = opts.progress {
             report(Progress {
                 done: done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
@@ -129,7 +126,7 @@ pub fn build_all(
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut built = Vec::new();
     for (job, r) in plan.jobs.iter().zip(results) {
-        // A panic outside the job's own boundary (in a progress callback, say).
+        // A job that panicked (jobs::run caught it): an error naming the job.
         let r = r.unwrap_or_else(|p| {
             Err(job_panicked(
                 p,

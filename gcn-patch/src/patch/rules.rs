@@ -454,24 +454,6 @@ impl Rule {
                 );
             }
         }
-        // Deserializing refuses these already; a rule built another way is
-        // checked here too, each key on its own.
-        for (key, occ) in [
-            ("occurrence", r.occurrence),
-            ("anchor-occurrence", r.anchor_occurrence),
-        ] {
-            if let Some(Occurrence::Nth(0)) = occ {
-                return Err(err(format!(
-                    "`{key} = 0`: occurrences count from 1 (1 is the first match; \"last\" the last)"
-                )));
-            }
-        }
-        if r.expect == Some(Expect::Exactly(0)) {
-            return Err(err(
-                "`expect = 0` would let the rule act on nothing: a rule acts on at least one line"
-                    .into(),
-            ));
-        }
         let position = || match (&r.before, &r.after) {
             (Some(b), None) => Ok((Position::Before, b.as_str())),
             (None, Some(a)) => Ok((Position::After, a.as_str())),

@@ -53,8 +53,33 @@ fn dispatch(cli: Cli) -> ExitCode {
     {
         return lint(file, target, *suggest, baseline.as_deref());
     }
-    if let Command::Run { .. } = &cli.command {
-        return render::run(cli.command);
+    if let Command::Run {
+        object,
+        kernel,
+        grid,
+        block,
+        args,
+        out,
+        sanitize,
+        seed,
+        asm,
+        max_instructions,
+        llvm,
+    } = cli.command
+    {
+        let opts = ops::run::RunOptions {
+            object,
+            kernel,
+            grid,
+            block,
+            args,
+            out,
+            sanitize,
+            seed,
+            asm,
+            max_instructions,
+        };
+        return render::run(&opts, &llvm.tools());
     }
     if let Command::MarkdownHelp = &cli.command {
         print!("{}", markdown_help());

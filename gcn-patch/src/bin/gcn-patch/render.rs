@@ -223,36 +223,8 @@ pub(crate) fn targets() {
 /// `gcn-patch run`: a summary line and the files written on stdout;
 /// the error on stderr (exit 1 for a fault in the kernel or a sanitizer
 /// finding, 2 for bad input).
-pub(crate) fn run(command: crate::args::Command) -> ExitCode {
-    let crate::args::Command::Run {
-        object,
-        kernel,
-        grid,
-        block,
-        args,
-        out,
-        sanitize,
-        seed,
-        asm,
-        max_instructions,
-        llvm,
-    } = command
-    else {
-        unreachable!("only called for run")
-    };
-    let opts = ops::run::RunOptions {
-        object,
-        kernel,
-        grid,
-        block,
-        args,
-        out,
-        sanitize,
-        seed,
-        asm,
-        max_instructions,
-    };
-    match ops::run::run(&opts, &llvm.tools()) {
+pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
+    match ops::run::run(opts, tools) {
         Ok(r) => {
             println!(
                 "gcn-patch run: kernel `{}` ({}) ran clean: {} workgroup(s), {} wave(s), {} wave-instructions",
