@@ -2087,8 +2087,6 @@ fn reg_of(src: &Src) -> R<(RegFile, usize)> {
     }
 }
 
-/// Write `bytes` loaded for `lane` into consecutive registers from `dst`.
-
 /// Bytes per element and the offset unit of a two-address LDS access
 /// (`ds_read2[st64]_b32/_b64`, `ds_write2…`), from the mnemonic after
 /// `read2`/`write2`: offsets count elements, or 64 elements with `st64`.
@@ -2105,6 +2103,7 @@ fn two_addr_form(kind: &str) -> (usize, u32) {
     (size, size as u32 * if st64 { 64 } else { 1 })
 }
 
+/// Write `bytes` loaded for `lane` into consecutive registers from `dst`.
 fn load_into(
     w: &mut Wave,
     dst: &Src,
