@@ -372,8 +372,30 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         }
     }
     let tc = tools.find(None).map_err(RunError::Usage)?;
-    let objdump = tc.llvm_tool("llvm-objdump");
-    let mut program = Program::disassemble(&co, &kernel, &objdump).map_err(emu_usage)?;
+    // Disassembled through the toolchain's bounded runner (time limit,
+    // process group killed with it), then decoded by the emulator.
+    let listing = {
+        let file = tempfile::Builder::new()
+            .suffix(".co")
+            .tempfile()
+            .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
+            .map_err(|e| usage(format!("cannot write a temporary file: {e}")))?;
+        let objdump = tc.llvm_tool("llvm-objdump");
+        let mut cmd = std::process::Command::new(&objdump);
+        cmd.args(["-d", "--symbolize-operands"]).arg(file.path());
+        let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
+        let out = tc
+            .run(&mut cmd, "llvm-objdump", &job)
+            .map_err(|e| RunError::Usage(e.to_diagnostic().into()))?;
+        if !out.status.success() {
+            return Err(usage(format!(
+                "llvm-objdump failed {job}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let mut program = Program::parse_listing(&listing, &kernel).map_err(emu_usage)?;
     if let Some(asm) = &opts.asm {
         let text = std::fs::read_to_string(asm)
             .map_err(|e| usage(format!("--asm {}: cannot read it: {e}", asm.display())))?;
