@@ -13,8 +13,8 @@ use gcn_embed::select::compatibility;
 use gcn_embed::TargetId;
 use gcn_patch::base::document::Document;
 use gcn_patch::config::manifest::{Manifest, PatchFile};
+use gcn_patch::config::policy::RegisterPolicy;
 use gcn_patch::pipeline::prepare_traced;
-use gcn_patch::stage::check::RegisterPolicy;
 use gcn_patch::stage::retarget::RetargetOptions;
 
 /// Targets the asm checks retarget to: one per generation with its own syntax.

@@ -89,7 +89,7 @@ impl Pkg {
             dir.join("kernels.toml"),
             format!(
                 "[[kernel]]\nname = \"saxpy\"\n\n[[kernel.source]]\nasm = \"asm/saxpy.s\"\nsha256 = \"{}\"\ntargets = [\"gfx1100\", \"gfx11-generic\"]\n",
-                gcn_patch::config::manifest::sha256_hex(&asm)
+                gcn_patch::base::hash::sha256_hex(&asm)
             ),
         )
         .unwrap();

@@ -66,7 +66,7 @@ fn every_kernel_and_target_of_the_manifest_is_embedded_and_verified() {
                 kernel.name,
                 o.target
             );
-            let digest = gcn_patch::config::manifest::sha256_hex(o.bytes);
+            let digest = gcn_patch::base::hash::sha256_hex(o.bytes);
             assert_eq!(
                 digest, o.sha256,
                 "{} {}: embedded hash",

@@ -50,7 +50,7 @@
 //!
 //! Every build writes `kernels.lock` next to the manifest (per kernel × target
 //! the sha256 of the patched asm and of the code object, and the toolchain),
-//! through [`gcn_patch::config::lock::record`], the same code as `gcn-patch build`.
+//! through [`gcn_patch::pipeline::build::record_lock`], the same code as `gcn-patch build`.
 //! With [`Build::locked`] or `GCN_BUILD_LOCKED=1` the lock is not written and
 //! the build fails with a per-entry diff when it would not reproduce it.
 //!
@@ -358,7 +358,7 @@ impl Build {
             env.get("GCN_BUILD_LOCKED")
                 .is_some_and(|v| !v.is_empty() && v != "0")
         });
-        gcn_patch::config::lock::record(&manifest, &toolchain, &built, locked)?;
+        gcn_patch::pipeline::build::record_lock(&manifest, &toolchain, &built, locked)?;
 
         let mut objects = Vec::new();
         let mut notes = Vec::new();

@@ -11,7 +11,7 @@ mod support;
 use support::repo;
 
 fn sha256(path: &Path) -> String {
-    gcn_patch::config::manifest::sha256_hex(&fs::read(path).unwrap())
+    gcn_patch::base::hash::sha256_hex(&fs::read(path).unwrap())
 }
 
 /// A project with two kernels, each from one gfx11-generic HIP dump, for gfx1100 and gfx11-generic.

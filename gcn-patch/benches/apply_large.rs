@@ -12,7 +12,8 @@ use std::time::Instant;
 mod gen;
 use gen::{edited, generate, RULES};
 
-use gcn_patch::config::manifest::{sha256_hex, Manifest};
+use gcn_patch::base::hash::sha256_hex;
+use gcn_patch::config::manifest::Manifest;
 
 fn main() {
     println!(

@@ -29,8 +29,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use gcn_patch::base::hash::sha256_hex;
 use gcn_patch::base::jobs::Unlimited;
-use gcn_patch::config::manifest::{sha256_hex, Manifest};
+use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
 use gcn_patch::pipeline::build::{build_all, BuildOptions};
 use gcn_patch::pipeline::cache::ObjectCache;

@@ -2,7 +2,7 @@
 //!
 //! For aiter code objects of the corpus sample (one per arch and family, the
 //! first in path order), it times, as medians of three runs:
-//! * `lift::lift`: disassembly, the per-instruction re-encoding check, the
+//! * `ops::lift::lift_code_object`: disassembly, the per-instruction re-encoding check, the
 //!   descriptor and metadata checks, and the identity check (the asm built
 //!   as a build builds it: checks, assemble, link, compare);
 //! * the same without the identity check (`lift --no-verify`): the
@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gcn_patch::stage::lift::{lift, LiftOptions};
+use gcn_patch::ops::lift::{lift_code_object as lift, LiftOptions};
 use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
 
 fn median(mut v: Vec<Duration>) -> Duration {

@@ -11,8 +11,8 @@ use gcn_patch::base::document::{Document, Edits};
 use gcn_patch::base::isa::Isa;
 use gcn_patch::base::parse::parse;
 use gcn_patch::base::provenance::Origin;
+use gcn_patch::config::policy::RegisterPolicy;
 use gcn_patch::stage::check::budget::{analyze, check_registers, CheckOutcome, DeclaredValue};
-use gcn_patch::stage::check::RegisterPolicy;
 
 fn load(path: &str) -> Document {
     let full = corpus().join(path);

@@ -6,9 +6,9 @@ use common::{corpus_files, rel};
 use gcn_embed::TargetId;
 use gcn_patch::base::diag::Severity;
 use gcn_patch::base::document::Document;
+use gcn_patch::config::policy::RegisterPolicy;
 use gcn_patch::stage::check::budget::check_registers;
 use gcn_patch::stage::check::waitcnt::check_waitcnt;
-use gcn_patch::stage::check::RegisterPolicy;
 use gcn_patch::stage::retarget::{retarget, RetargetOptions};
 
 /// Targets each corpus target can be retargeted to without an ABI change.

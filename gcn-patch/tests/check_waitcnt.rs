@@ -100,7 +100,7 @@ fn demo_patch_passes() {
         None,
         &t,
         &target,
-        gcn_patch::stage::check::RegisterPolicy::Error,
+        gcn_patch::config::policy::RegisterPolicy::Error,
         "kernel `matmul` for gfx942",
     )
     .unwrap();

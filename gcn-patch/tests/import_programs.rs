@@ -161,7 +161,7 @@ fn fat_binary_is_one_kernel_and_builds_back_to_its_members() {
         )]
     );
     let m = std::fs::read_to_string(dir.join("kernels.toml")).unwrap();
-    let sha = gcn_patch::config::manifest::sha256_hex(&std::fs::read(&host).unwrap());
+    let sha = gcn_patch::base::hash::sha256_hex(&std::fs::read(&host).unwrap());
     assert_eq!(
         m.matches(&format!("imported-sha256 = \"{sha}\"")).count(),
         2,

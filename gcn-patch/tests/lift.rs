@@ -2,7 +2,7 @@
 //!
 //! Every lifted file is rebuilt here independently of the product's own
 //! rebuild check (which builds it as `gcn-patch build` does, see
-//! `gcn_patch::stage::lift::identity`): with llvm-mc and ld.lld, then `.text`,
+//! `gcn_patch::ops::lift::identity`): with llvm-mc and ld.lld, then `.text`,
 //! `.rodata`, the `.note` section and `e_flags` are compared byte for byte
 //! (and the metadata notes as decoded MessagePack documents, to say why).
 //! Each lift must also report [`Identity::Identical`].
@@ -20,7 +20,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use gcn_patch::stage::lift::{self, Identity, LiftOptions, Lifted};
+use gcn_patch::ops::lift::{lift_code_object, LiftOptions};
+use gcn_patch::stage::lift::{self, Identity, Lifted};
 use object::{Object, ObjectSection};
 
 fn aiter_dir() -> PathBuf {
@@ -186,7 +187,7 @@ fn lift_all(files: &[(String, PathBuf)]) -> BTreeMap<String, Tally> {
                     return;
                 };
                 let bytes = std::fs::read(path).unwrap();
-                let result = lift::lift(&bytes, path, &LiftOptions::new(&tc));
+                let result = lift_code_object(&bytes, path, &LiftOptions::new(&tc));
                 let control = result.as_ref().ok().map(|l| {
                     let doc = gcn_patch::base::document::Document::from_source(&l.asm, path);
                     gcn_patch::stage::check::control::findings(&doc)
@@ -416,7 +417,8 @@ fn raw_lines_are_read_by_the_checks() {
         .find(|(arch, fam, _)| arch == "gfx950" && fam == "f4gemm")
         .expect("a gfx950 f4gemm in the sample")
         .2;
-    let lifted = lift::lift(&std::fs::read(&co).unwrap(), &co, &LiftOptions::new(&tc)).unwrap();
+    let lifted =
+        lift_code_object(&std::fs::read(&co).unwrap(), &co, &LiftOptions::new(&tc)).unwrap();
     assert!(
         lifted.raw_instructions > 0,
         "expected raw lines in {}",
@@ -751,7 +753,7 @@ fn container_members_match_the_bundler_and_rebuild() {
             let t = tallies.entry(name.to_string()).or_default();
             t.files += 1;
             let origin = path.join(&m.label);
-            match lift::lift(&m.bytes, &origin, &LiftOptions::new(&tc)) {
+            match lift_code_object(&m.bytes, &origin, &LiftOptions::new(&tc)) {
                 Ok(l) => {
                     t.instructions += l.instructions;
                     t.raw += l.raw_instructions;

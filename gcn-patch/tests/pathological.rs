@@ -10,8 +10,8 @@
 
 use gcn_embed::TargetId;
 use gcn_patch::base::document::{Document, Edits};
+use gcn_patch::config::policy::RegisterPolicy;
 use gcn_patch::pipeline::prepare_traced;
-use gcn_patch::stage::check::RegisterPolicy;
 use gcn_patch::stage::retarget::RetargetOptions;
 
 fn saxpy() -> String {

@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use gcn_embed::{CodeObject, TargetId};
 use gcn_patch::base::document::Document;
 use gcn_patch::config::manifest::Manifest;
-use gcn_patch::stage::check::RegisterPolicy;
+use gcn_patch::config::policy::RegisterPolicy;
 use gcn_patch::stage::retarget::RetargetOptions;
 use gcn_patch::stage::verify::Expect;
 

@@ -15,7 +15,8 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use gcn_embed::TargetId;
 use gcn_patch::base::document::Document;
-use gcn_patch::config::manifest::{sha256_hex, Manifest};
+use gcn_patch::base::hash::sha256_hex;
+use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
 use gcn_patch::stage::check::hazard::{self, LintOptions};
 use gcn_patch::stage::retarget::{self, RetargetOptions};

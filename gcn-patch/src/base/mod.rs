@@ -5,6 +5,7 @@
 
 pub mod diag;
 pub mod document;
+pub mod hash;
 pub mod isa;
 pub mod jobs;
 pub mod output;

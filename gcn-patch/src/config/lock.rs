@@ -23,8 +23,6 @@ use serde::Deserialize;
 
 use crate::base::diag::{Diagnostic, Diagnostics};
 use crate::config::manifest::Manifest;
-use crate::pipeline::build::BuiltJob;
-use crate::stage::toolchain::Toolchain;
 
 /// File name suffix: `<manifest stem>.lock`.
 pub const EXTENSION: &str = "lock";
@@ -204,35 +202,6 @@ impl Lock {
                 .with_help("the lock is written next to the manifest: make that directory writable")
         })
     }
-}
-
-/// The one entry point of `gcn-patch build` and gcn-build: the lock of what
-/// `built` produced with `toolchain`. `locked`: check that it reproduces the
-/// lock next to the manifest (nothing written); else merge it over that lock
-/// and write it. Returns the lock's path.
-pub fn record(
-    manifest: &Manifest,
-    toolchain: &Toolchain,
-    built: &[BuiltJob],
-    locked: bool,
-) -> Result<PathBuf, Diagnostics> {
-    let path = path_for(&manifest.path);
-    let now = Lock::new(
-        &toolchain.version_text,
-        built.iter().map(|b| Entry {
-            kernel: b.kernel.clone(),
-            target: b.target.name(),
-            asm_sha256: b.asm_sha256.clone(),
-            object_sha256: b.sha256.clone(),
-        }),
-    );
-    let old = Lock::load(&path)?;
-    if locked {
-        now.check_reproduces(old.as_ref(), &path)?;
-    } else {
-        now.merged_over(old.as_ref(), manifest).write(&path)?;
-    }
-    Ok(path)
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@
 //! value = 8
 //! ```
 //!
-//! The rule keys are documented in [`crate::stage::patch::rules`].
+//! The rule keys are documented in [`crate::config::rules`].
 //!
 //! **Pins.** `sha256` pins the dump a patch or rule was written against: a
 //! source that has `patches` or rules must have a `sha256` (a patch made
@@ -60,8 +60,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::base::diag::{Diagnostic, Diagnostics, Location};
-use crate::stage::check::{HazardPolicy, RegisterPolicy};
-use crate::stage::patch::rules::{RawRule, Rule};
+use crate::base::hash::sha256_hex;
+use crate::config::policy::{HazardPolicy, RegisterPolicy};
+use crate::config::rules::{RawRule, Rule};
 
 pub use gcn_embed::TargetId;
 
@@ -157,7 +158,7 @@ pub struct SourceSpec {
     /// Triton's names and launch metadata (`triton = { … }`, written by
     /// `gcn-patch import` for Triton dumps): the launch check and
     /// `gcn-patch triton-override` use it.
-    pub triton: Option<crate::stage::check::launch::TritonKernel>,
+    pub triton: Option<crate::config::triton::TritonKernel>,
 }
 
 /// A patch file named in `patches`.
@@ -214,7 +215,7 @@ struct RawSource {
     symbols: Option<Vec<String>>,
     imported_from: Option<String>,
     imported_sha256: Option<String>,
-    triton: Option<crate::stage::check::launch::TritonKernel>,
+    triton: Option<crate::config::triton::TritonKernel>,
 }
 
 /// Manifest text plus the name to show: turns byte spans into [`Location`]s.
@@ -599,23 +600,6 @@ impl Manifest {
     pub fn shown(&self) -> PathBuf {
         PathBuf::from(self.path.file_name().unwrap_or(self.path.as_os_str()))
     }
-}
-
-/// Lowercase hex sha256 of `bytes`.
-pub fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    hex(&Sha256::digest(bytes))
-}
-
-/// Lowercase hex of `bytes` (e.g. a digest). gcn-embed, which has no
-/// dependencies, keeps its own.
-pub fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
 }
 
 fn is_rust_ident(s: &str) -> bool {

@@ -5,3 +5,6 @@
 pub mod accept;
 pub mod lock;
 pub mod manifest;
+pub mod policy;
+pub mod rules;
+pub mod triton;

@@ -7,8 +7,8 @@ use gcn_embed::TargetId;
 use super::{kernel_name, parse_target, read_asm, scratch, Tools};
 use crate::base::diag::{Diagnostic, Diagnostics};
 use crate::base::document::Document;
+use crate::config::policy::RegisterPolicy;
 use crate::pipeline;
-use crate::stage::check::RegisterPolicy;
 use crate::stage::retarget::RetargetOptions;
 
 /// `gcn-patch retarget FILE --target T`: FILE retargeted, with toolchain
@@ -93,13 +93,9 @@ pub(crate) fn read_baseline(
         let tc = &tools.find(None)?;
         // The baseline is only read for its findings: its rebuild is not
         // checked (that is `lift`'s job, and would double the cost).
-        let opts = crate::stage::lift::LiftOptions {
-            toolchain: tc,
-            verify: false,
-        };
-        let lifted = crate::stage::lift::lift_file(path, Some(target), &opts)
-            .or_else(|_| crate::stage::lift::lift_file(path, None, &opts))?;
-        return Ok(Document::from_source(&lifted.asm, path));
+        let lifted = crate::stage::lift::lift_file(path, Some(target), tc)
+            .or_else(|_| crate::stage::lift::lift_file(path, None, tc))?;
+        return Ok(Document::from_source(&lifted.lifted.asm, path));
     }
     read_asm(path)
 }

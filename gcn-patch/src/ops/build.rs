@@ -193,7 +193,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
         progress: Some(&progress),
     };
     let built = build_all(&m, &plan, &opts)?;
-    let lock = crate::config::lock::record(&m, &tc, &built, req.locked)?;
+    let lock = crate::pipeline::build::record_lock(&m, &tc, &built, req.locked)?;
     let mut report = BuildReport {
         rows: Vec::with_capacity(built.len()),
         notes: Vec::new(),

@@ -6,8 +6,8 @@ use gcn_embed::TargetId;
 
 use super::{parse_target, read_asm};
 use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::config::policy::HazardPolicy;
 use crate::stage::check::hazard::{Baseline, LintOptions};
-use crate::stage::check::HazardPolicy;
 
 /// What `gcn-patch lint` found.
 #[derive(Debug)]

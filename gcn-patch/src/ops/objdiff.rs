@@ -225,8 +225,8 @@ pub fn objdiff(
         Some(&original.original),
         &original.original,
         &opts,
-        crate::stage::check::RegisterPolicy::Error,
-        crate::stage::check::HazardPolicy::Warn,
+        crate::config::policy::RegisterPolicy::Error,
+        crate::config::policy::HazardPolicy::Warn,
     )?;
     let mut listings = Vec::new();
     for (name, p) in [("unpatched", &unpatched), ("patched", &patched)] {

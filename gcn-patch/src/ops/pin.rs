@@ -10,43 +10,8 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::base::diag::{Diagnostic, Diagnostics};
-use crate::config::manifest::{sha256_hex, Manifest, SourceSpec, Src};
-
-/// Refuse a dump whose bytes do not match its pin.
-pub(crate) fn check(
-    manifest: &Manifest,
-    kernel: &str,
-    source: &SourceSpec,
-    bytes: &[u8],
-) -> Result<(), Diagnostic> {
-    let Some(expected) = &source.sha256 else {
-        return Ok(());
-    };
-    let actual = sha256_hex(bytes);
-    if &actual == expected {
-        return Ok(());
-    }
-    let src = Src::new(&manifest.text, manifest.shown());
-    let line_start: usize = manifest
-        .text
-        .split_inclusive('\n')
-        .take(source.sha256_line - 1)
-        .map(str::len)
-        .sum();
-    let line = manifest.text[line_start..].lines().next().unwrap_or("");
-    let col = line.find(expected.as_str()).unwrap_or(0);
-    Err(Diagnostic::error(format!(
-        "dump `{}` changed since its patches were written (a patch made against one compilation must not be applied to another)",
-        source.rel.display()
-    ))
-    .at(src.loc(line_start + col..line_start + col + expected.len()).with_label("pinned sha256"))
-    .with_note(format!("kernel `{kernel}`: expected sha256 {expected}"))
-    .with_note(format!("actual sha256 of {}: {actual}", source.rel.display()))
-    .with_help(format!(
-        "re-check the patches against the new dump, then run `gcn-patch pin {kernel} --manifest {}`",
-        manifest.path.display()
-    )))
-}
+use crate::base::hash::sha256_hex;
+use crate::config::manifest::Manifest;
 
 #[derive(Deserialize)]
 struct PinManifest {

@@ -166,7 +166,7 @@ fn record(work: &Path, text: &str) -> Result<(), Diagnostics> {
     let rec = record_path(work);
     crate::base::output::write_atomic(
         &rec,
-        format!("{}\n", crate::config::manifest::sha256_hex(text.as_bytes())).as_bytes(),
+        format!("{}\n", crate::base::hash::sha256_hex(text.as_bytes())).as_bytes(),
     )
     .map_err(|e| io("write", &rec, e))
 }
@@ -195,7 +195,7 @@ fn unsaved(dir: &Path, fresh: Option<&str>) -> Vec<PathBuf> {
                 return w.is_file();
             };
             let recorded = std::fs::read_to_string(record_path(w)).ok();
-            let hash = crate::config::manifest::sha256_hex(text.as_bytes());
+            let hash = crate::base::hash::sha256_hex(text.as_bytes());
             match recorded {
                 Some(r) => r.trim() != hash,
                 None => fresh != Some(text.as_str()),

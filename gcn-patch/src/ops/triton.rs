@@ -25,7 +25,7 @@ use serde::Deserialize;
 
 /// Triton's names and launch metadata of one kernel, as kernels.toml
 /// records them (defined with the launch check, which reads them).
-pub use crate::stage::check::launch::TritonKernel;
+pub use crate::config::triton::TritonKernel;
 
 /// Launch metadata from a cache entry's `<kernel>.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -114,7 +114,7 @@ pub fn find_in_cache(cache: &Path, kernel: &str, sha256: &str) -> Option<Metadat
         let Ok(bytes) = std::fs::read(&amdgcn) else {
             continue;
         };
-        if crate::config::manifest::sha256_hex(&bytes) == sha256 {
+        if crate::base::hash::sha256_hex(&bytes) == sha256 {
             if let Some(m) = read_metadata(&dir.join(format!("{kernel}.json"))) {
                 return Some(m);
             }

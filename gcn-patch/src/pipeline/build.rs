@@ -34,8 +34,10 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::hash::sha256_hex;
 use crate::base::jobs::{self, Tokens};
-use crate::config::manifest::{sha256_hex, Manifest};
+use crate::config::lock;
+use crate::config::manifest::Manifest;
 use crate::pipeline::cache::{self, Hit, ObjectCache};
 use crate::pipeline::{self, Job, Plan, Prepared};
 use crate::stage::assemble;
@@ -253,4 +255,33 @@ fn build_job(
         accepted: prepared.accepted,
         job,
     })
+}
+
+/// The one lock writer of `gcn-patch build` and gcn-build ([`crate::config::lock`]): the lock of what
+/// `built` produced with `toolchain`. `locked`: check that it reproduces the
+/// lock next to the manifest (nothing written); else merge it over that lock
+/// and write it. Returns the lock's path.
+pub fn record_lock(
+    manifest: &Manifest,
+    toolchain: &Toolchain,
+    built: &[BuiltJob],
+    locked: bool,
+) -> Result<PathBuf, Diagnostics> {
+    let path = lock::path_for(&manifest.path);
+    let now = lock::Lock::new(
+        &toolchain.version_text,
+        built.iter().map(|b| lock::Entry {
+            kernel: b.kernel.clone(),
+            target: b.target.name(),
+            asm_sha256: b.asm_sha256.clone(),
+            object_sha256: b.sha256.clone(),
+        }),
+    );
+    let old = lock::Lock::load(&path)?;
+    if locked {
+        now.check_reproduces(old.as_ref(), &path)?;
+    } else {
+        now.merged_over(old.as_ref(), manifest).write(&path)?;
+    }
+    Ok(path)
 }

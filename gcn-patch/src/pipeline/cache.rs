@@ -49,7 +49,7 @@ pub fn key(parts: &[&str]) -> String {
         buf.extend_from_slice(&(p.len() as u64).to_le_bytes());
         buf.extend_from_slice(p.as_bytes());
     }
-    crate::config::manifest::sha256_hex(&buf)
+    crate::base::hash::sha256_hex(&buf)
 }
 
 /// Write `bytes` to `path` only if its content differs; atomically (a temp

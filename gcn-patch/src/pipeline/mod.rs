@@ -21,8 +21,9 @@ use gcn_embed::TargetId;
 use crate::base::diag::{Diagnostic, Diagnostics, Severity};
 use crate::base::document::Document;
 use crate::config::manifest::Manifest;
+use crate::config::policy::{HazardPolicy, RegisterPolicy};
+use crate::stage::check;
 use crate::stage::check::hazard::{self, LintOptions};
-use crate::stage::check::{self, HazardPolicy, RegisterPolicy};
 use crate::stage::retarget::{self, RetargetOptions};
 use crate::stage::toolchain::Toolchain;
 use crate::stage::verify::{self, Expect, VerifyReport};
@@ -318,7 +319,7 @@ fn prepare_checked(
     opts: &RetargetOptions,
     policy: RegisterPolicy,
     hazards: HazardPolicy,
-    launch: Option<&crate::stage::check::launch::TritonKernel>,
+    launch: Option<&crate::config::triton::TritonKernel>,
 ) -> Result<Prepared, Diagnostics> {
     let label = label(kernel, &opts.target);
     check::structure::check_strings(asm, &label)?;

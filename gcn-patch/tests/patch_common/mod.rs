@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use gcn_patch::base::diag::Diagnostics;
 use gcn_patch::base::document::Document;
-use gcn_patch::config::manifest::{sha256_hex, Manifest};
+use gcn_patch::base::hash::sha256_hex;
+use gcn_patch::config::manifest::Manifest;
 
 #[path = "../../../tests/support/mod.rs"]
 mod support;

@@ -58,8 +58,9 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::hash::sha256_hex;
 use crate::base::parse;
-use crate::config::manifest::{sha256_hex, Manifest};
+use crate::config::manifest::Manifest;
 
 /// File extensions a directory import looks at.
 pub const EXTENSIONS: &[&str] = &["rocmasm", "s", "amdgcn", "asm"];
@@ -105,7 +106,7 @@ pub struct Imported {
     /// Where it came from.
     pub origin: Origin,
     /// Triton's names and launch metadata (Triton dump or cache layouts only).
-    pub triton: Option<crate::stage::check::launch::TritonKernel>,
+    pub triton: Option<crate::config::triton::TritonKernel>,
     /// For lifted binaries: the file name to write under `asm/<processor>/`,
     /// the binary's sha256, and how many of its instructions are raw
     /// encodings (raw, all).
@@ -368,7 +369,8 @@ pub fn is_binary(path: &Path) -> bool {
 /// [`crate::stage::lift::container`]): one [`Imported`] per member, named after
 /// the file's stem (an IREE module: after its executable).
 pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Imported>, Diagnostics> {
-    use crate::stage::lift::{container, lift, LiftOptions};
+    use crate::ops::lift::{lift_code_object, LiftOptions};
+    use crate::stage::lift::container;
     let tc = opts.toolchain.as_ref().ok_or_else(|| {
         Diagnostic::error(format!(
             "cannot import {}: lifting a code object needs LLVM (llvm-objdump, llvm-mc, ld.lld)",
@@ -390,7 +392,7 @@ pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Importe
         } else {
             PathBuf::from(format!("{} ({})", path.display(), m.label))
         };
-        let lifted = lift(&m.bytes, &origin, &LiftOptions::new(tc))?;
+        let lifted = lift_code_object(&m.bytes, &origin, &LiftOptions::new(tc))?;
         let symbols = lifted.kernels.clone();
         let mut iree_executables = Vec::new();
         if contents.kind == container::Kind::Vmfb {
@@ -479,7 +481,7 @@ fn merge_triton_pairs(found: Vec<Imported>) -> Vec<Imported> {
                 } else {
                     (t.clone(), &*ot)
                 };
-                let merged = crate::stage::check::launch::TritonKernel {
+                let merged = crate::config::triton::TritonKernel {
                     shared: cache.shared.or(dump.shared),
                     num_warps: cache.num_warps.or(dump.num_warps),
                     warp_size: cache.warp_size.or(dump.warp_size),

@@ -42,12 +42,12 @@ use gcn_embed::{Feature, Generation, TargetId};
 
 use super::expr::eval;
 use super::occupancy::{occupancy, Occupancy};
-use super::RegisterPolicy;
 use crate::base::diag::{Diagnostic, Diagnostics, Severity};
 use crate::base::document::{Document, Edits};
 use crate::base::isa::Isa;
 use crate::base::parse::{AsmFile, Kernel, RegFile, RegisterRef};
 use crate::base::provenance::Origin;
+use crate::config::policy::RegisterPolicy;
 
 /// Registers the instructions of one kernel use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

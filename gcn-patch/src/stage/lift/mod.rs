@@ -11,10 +11,9 @@
 //! with its symbols, and the metadata as `.amdgpu_metadata` (checked to decode
 //! to the same MessagePack document).
 //!
-//! Then, unless turned off ([`LiftOptions::verify`], `lift --no-verify`),
-//! the asm is built the way builds build an unpatched source and compared
-//! with the original byte for byte ([`identity`]): `.text`, `.rodata`, the
-//! metadata note and `e_flags`. A difference is an error naming the bytes.
+//! Checking that the asm rebuilds the original (built the way builds build an
+//! unpatched source, through the pipeline) is the lift operation's job:
+//! [`crate::ops::lift`].
 
 // `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
 #![allow(clippy::result_large_err)]
@@ -34,10 +33,7 @@ pub mod descriptor;
 pub mod disasm;
 pub mod elf;
 pub mod encode;
-pub mod identity;
 pub mod metadata;
-
-pub use identity::Identity;
 
 /// The comment that marks an instruction kept as its raw encoding:
 /// `.long 0x…, 0x… ; raw: <disassembly>`. The checks read such a line
@@ -76,26 +72,30 @@ pub(crate) fn mc_command(
     cmd
 }
 
-/// How to lift.
-#[derive(Debug, Clone, Copy)]
-pub struct LiftOptions<'a> {
-    /// The toolchain whose `llvm-objdump`, `llvm-readelf` and `llvm-mc`
-    /// disassemble and check the re-encoding, and whose assembler and
-    /// ld.lld rebuild the result.
-    pub toolchain: &'a Toolchain,
-    /// Build the lifted asm as a build does and compare it with the
-    /// original byte for byte ([`identity`]; one assemble and link per
-    /// code object). `false` (`lift --no-verify`) skips that:
-    /// [`Lifted::identity`] is then [`Identity::NotVerified`].
-    pub verify: bool,
+/// The parts of a code object the identity check compares, as the
+/// per-file report names them.
+pub const COMPARED: &str = ".text, .rodata, .note (metadata), e_flags";
+
+/// What lift established about the rebuild of the asm it wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Identity {
+    /// Built as a build does and compared: every part in [`COMPARED`]
+    /// (and every other section lift carries) is byte-identical.
+    Identical,
+    /// Not checked: verification was turned off (`lift --no-verify`).
+    NotVerified,
 }
 
-impl<'a> LiftOptions<'a> {
-    /// Lift with `toolchain`, verifying the rebuild.
-    pub fn new(toolchain: &'a Toolchain) -> Self {
-        LiftOptions {
-            toolchain,
-            verify: true,
+impl std::fmt::Display for Identity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Identity::Identical => write!(f, "rebuilds identical ({COMPARED})"),
+            Identity::NotVerified => {
+                write!(
+                    f,
+                    "not verified (--no-verify): the rebuild was not compared"
+                )
+            }
         }
     }
 }
@@ -131,8 +131,8 @@ pub struct Lifted {
 pub fn lift_file(
     path: &Path,
     target: Option<&TargetId>,
-    opts: &LiftOptions,
-) -> Result<Lifted, Diagnostics> {
+    tc: &Toolchain,
+) -> Result<Unverified, Diagnostics> {
     let bytes = std::fs::read(path).map_err(|e| {
         Diagnostic::error(format!("cannot read {}: {e}", path.display()))
             .with_help("check the path")
@@ -158,17 +158,28 @@ pub fn lift_file(
     } else {
         std::path::PathBuf::from(format!("{} ({})", path.display(), member.label))
     };
-    lift(&member.bytes, &origin, opts)
+    lift(&member.bytes, &origin, tc)
+}
+
+/// A lift whose rebuild is not checked yet ([`Lifted::identity`] is
+/// [`Identity::NotVerified`]), with what the check needs
+/// ([`crate::ops::lift`] runs it).
+#[derive(Debug)]
+pub struct Unverified {
+    /// The lifted code object.
+    pub lifted: Lifted,
+    /// The original code object, read.
+    pub(crate) co: elf::CodeObject,
+    /// The lifted instructions.
+    pub(crate) insns: Vec<disasm::Insn>,
+    /// Their text as written.
+    pub(crate) texts: Vec<String>,
 }
 
 /// Lift one code object (`bytes`, read from `origin`, which names it in
-/// messages) to assembly, and (with [`LiftOptions::verify`]) check that the
-/// assembly, built as a build builds it, rebuilds it: `.text`, `.rodata`,
-/// every other carried section, the `.note` bytes and `e_flags` identical,
-/// else this is an error saying which bytes differ (bytes are never changed
-/// silently).
-pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, Diagnostics> {
-    let tc = opts.toolchain;
+/// messages) to assembly with the tools of `tc`. Whether it rebuilds the
+/// original is not checked here: see [`crate::ops::lift::lift_code_object`].
+pub fn lift(bytes: &[u8], origin: &Path, tc: &Toolchain) -> Result<Unverified, Diagnostics> {
     let co = elf::read(bytes, origin)?;
     let job = format!("lifting {}", origin.display());
     let _doing = crate::base::jobs::doing(
@@ -304,21 +315,7 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
             co.dynamic_relocations
         ));
     }
-    let identity = if opts.verify {
-        identity::verify(
-            tc,
-            &identity::Input {
-                co: &co,
-                asm: &asm,
-                origin,
-                insns: &insns,
-                texts: &texts,
-            },
-        )?
-    } else {
-        Identity::NotVerified
-    };
-    Ok(Lifted {
+    let lifted = Lifted {
         asm,
         target: co.target,
         code_object_version: co.code_object_version,
@@ -327,7 +324,13 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
         raw_instructions: refused.len(),
         raw_descriptors,
         notes,
-        identity,
+        identity: Identity::NotVerified,
+    };
+    Ok(Unverified {
+        lifted,
+        co,
+        insns,
+        texts,
     })
 }
 

@@ -17,7 +17,8 @@ use std::borrow::Cow;
 
 use crate::base::diag::{Diagnostic, Diagnostics, Location};
 use crate::base::document::Document;
-use crate::config::manifest::{KernelSpec, Manifest, SourceSpec};
+use crate::base::hash::sha256_hex;
+use crate::config::manifest::{KernelSpec, Manifest, SourceSpec, Src};
 
 /// Pin check → diffs in order → rules in order.
 pub fn apply(
@@ -79,7 +80,7 @@ fn read_and_diff(
         Diagnostic::error(format!("cannot read dump `{}`: {e}", source.rel.display()))
             .with_note(context.clone())
     })?;
-    crate::ops::pin::check(manifest, &kernel.name, source, &bytes)?;
+    check_pin(manifest, &kernel.name, source, &bytes)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         Diagnostic::error(format!(
             "dump `{}` is not UTF-8 text: {e}",
@@ -101,4 +102,40 @@ fn read_and_diff(
     }
     let t = t.into_owned();
     Ok((original, t))
+}
+
+/// Refuse a dump whose bytes do not match its pin.
+fn check_pin(
+    manifest: &Manifest,
+    kernel: &str,
+    source: &SourceSpec,
+    bytes: &[u8],
+) -> Result<(), Diagnostic> {
+    let Some(expected) = &source.sha256 else {
+        return Ok(());
+    };
+    let actual = sha256_hex(bytes);
+    if &actual == expected {
+        return Ok(());
+    }
+    let src = Src::new(&manifest.text, manifest.shown());
+    let line_start: usize = manifest
+        .text
+        .split_inclusive('\n')
+        .take(source.sha256_line - 1)
+        .map(str::len)
+        .sum();
+    let line = manifest.text[line_start..].lines().next().unwrap_or("");
+    let col = line.find(expected.as_str()).unwrap_or(0);
+    Err(Diagnostic::error(format!(
+        "dump `{}` changed since its patches were written (a patch made against one compilation must not be applied to another)",
+        source.rel.display()
+    ))
+    .at(src.loc(line_start + col..line_start + col + expected.len()).with_label("pinned sha256"))
+    .with_note(format!("kernel `{kernel}`: expected sha256 {expected}"))
+    .with_note(format!("actual sha256 of {}: {actual}", source.rel.display()))
+    .with_help(format!(
+        "re-check the patches against the new dump, then run `gcn-patch pin {kernel} --manifest {}`",
+        manifest.path.display()
+    )))
 }

@@ -26,35 +26,18 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
-use serde::Deserialize;
 
 use crate::base::diag::Diagnostic;
 use crate::base::document::Document;
 use crate::base::isa::Counter;
 use crate::base::parse::{AsmFile, Instruction, Kernel};
 use crate::base::provenance::Origin;
+use crate::config::policy::HazardPolicy;
 use crate::stage::check::waitcnt::wait_values;
 
 pub use analysis::{Access, Hazard};
 pub use model::Model;
 pub use suggest::Suggestion;
-
-/// What to do with a wait-counter hazard in `gcn-patch check` / gcn-build
-/// (`hazards = "error" | "warn" | "strict"` in kernels.toml). A hazard the
-/// unpatched source has too (*inherited*: same producer and reader dump
-/// lines, same register, no looser wait) is counted in one note per kernel
-/// unless the policy is `Strict`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HazardPolicy {
-    /// A new or worse hazard stops the build (default).
-    #[default]
-    Error,
-    /// A new or worse hazard is reported as a warning.
-    Warn,
-    /// Every hazard stops the build, inherited ones too.
-    Strict,
-}
 
 /// One counter of a wait instruction: counter, value, byte range of the
 /// value in the line.

@@ -28,40 +28,12 @@ use std::path::Path;
 
 use crate::base::diag::{Diagnostic, Diagnostics};
 use crate::base::document::Document;
-use crate::pipeline;
-use crate::stage::check::{HazardPolicy, RegisterPolicy};
+use crate::config::policy::{HazardPolicy, RegisterPolicy};
 use crate::stage::retarget::RetargetOptions;
 use crate::stage::toolchain::Toolchain;
 
-use super::{disasm, elf, metadata};
-
-/// The parts of a code object the identity check compares, as the
-/// per-file report names them.
-pub const COMPARED: &str = ".text, .rodata, .note (metadata), e_flags";
-
-/// What lift established about the rebuild of the asm it wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Identity {
-    /// Built as a build does and compared: every part in [`COMPARED`]
-    /// (and every other section lift carries) is byte-identical.
-    Identical,
-    /// Not checked: verification was turned off (`lift --no-verify`).
-    NotVerified,
-}
-
-impl std::fmt::Display for Identity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Identity::Identical => write!(f, "rebuilds identical ({COMPARED})"),
-            Identity::NotVerified => {
-                write!(
-                    f,
-                    "not verified (--no-verify): the rebuild was not compared"
-                )
-            }
-        }
-    }
-}
+use crate::pipeline;
+use crate::stage::lift::{disasm, elf, metadata, Identity};
 
 /// What [`verify`] needs to know of the lift.
 pub(crate) struct Input<'a> {
@@ -84,7 +56,7 @@ pub(crate) fn verify(tc: &Toolchain, input: &Input) -> Result<Identity, Diagnost
     let origin = input.origin;
     let name = origin
         .file_stem()
-        .map(|s| super::identifier(&s.to_string_lossy()))
+        .map(|s| crate::stage::lift::identifier(&s.to_string_lossy()))
         .unwrap_or_else(|| "lifted".into());
     let doc = Document::from_source(input.asm, format!("{name}.s (lifted)"));
     let opts = RetargetOptions {

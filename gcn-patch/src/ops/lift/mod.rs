@@ -1,0 +1,119 @@
+//! `gcn-patch lift`: a code object (or a container's member) to asm.
+
+use std::path::{Path, PathBuf};
+
+pub mod identity;
+
+use gcn_embed::TargetId;
+
+use super::{parse_target, Tools};
+use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::stage::lift::{Lifted, Unverified};
+use crate::stage::toolchain::Toolchain;
+
+/// How to lift.
+#[derive(Debug, Clone, Copy)]
+pub struct LiftOptions<'a> {
+    /// The toolchain whose `llvm-objdump`, `llvm-readelf` and `llvm-mc`
+    /// disassemble and check the re-encoding, and whose assembler and
+    /// ld.lld rebuild the result.
+    pub toolchain: &'a Toolchain,
+    /// Build the lifted asm as a build does and compare it with the
+    /// original byte for byte ([`identity`](mod@identity); one assemble and link per
+    /// code object). `false` (`lift --no-verify`) skips that:
+    /// [`Lifted::identity`](crate::stage::lift::Lifted::identity) is then [`Identity::NotVerified`](crate::stage::lift::Identity::NotVerified).
+    pub verify: bool,
+}
+
+impl<'a> LiftOptions<'a> {
+    /// Lift with `toolchain`, verifying the rebuild.
+    pub fn new(toolchain: &'a Toolchain) -> Self {
+        LiftOptions {
+            toolchain,
+            verify: true,
+        }
+    }
+}
+
+/// Lift the code object in `path` (a bare code object, or the member of a
+/// container for `target`, or its only one: see
+/// [`crate::stage::lift::lift_file`]) and, with [`LiftOptions::verify`],
+/// check that it rebuilds the original ([`identity`](mod@identity)). Reads
+/// the file; writes nothing.
+pub fn lift_file(
+    path: &Path,
+    target: Option<&TargetId>,
+    opts: &LiftOptions,
+) -> Result<Lifted, Diagnostics> {
+    verified(
+        crate::stage::lift::lift_file(path, target, opts.toolchain)?,
+        path,
+        opts,
+    )
+}
+
+/// Lift one code object (`bytes`, read from `origin`, which names it in
+/// messages) to assembly, and (with [`LiftOptions::verify`]) check that the
+/// assembly, built as a build builds it, rebuilds it: `.text`, `.rodata`,
+/// every other carried section, the `.note` bytes and `e_flags` identical,
+/// else this is an error saying which bytes differ (bytes are never changed
+/// silently).
+pub fn lift_code_object(
+    bytes: &[u8],
+    origin: &Path,
+    opts: &LiftOptions,
+) -> Result<Lifted, Diagnostics> {
+    verified(
+        crate::stage::lift::lift(bytes, origin, opts.toolchain)?,
+        origin,
+        opts,
+    )
+}
+
+fn verified(u: Unverified, origin: &Path, opts: &LiftOptions) -> Result<Lifted, Diagnostics> {
+    let mut lifted = u.lifted;
+    if opts.verify {
+        lifted.identity = identity::verify(
+            opts.toolchain,
+            &identity::Input {
+                co: &u.co,
+                asm: &lifted.asm,
+                origin,
+                insns: &u.insns,
+                texts: &u.texts,
+            },
+        )?;
+    }
+    Ok(lifted)
+}
+
+/// `gcn-patch lift FILE [-o OUT] [--target T] [--no-verify]`: the lifted
+/// asm (with `verify`, checked to rebuild identical: see
+/// [`identity`](mod@identity)), written atomically to `output` when given.
+/// Nothing is written when any check fails.
+pub fn lift(
+    file: &Path,
+    output: Option<&PathBuf>,
+    target: Option<&str>,
+    verify: bool,
+    tools: &Tools,
+) -> Result<Lifted, Diagnostics> {
+    if let Some(out) = output {
+        super::refuse_directory(out)?;
+    }
+    let tc = tools.find(None)?;
+    let t = target.map(parse_target).transpose()?;
+    let lifted = lift_file(
+        file,
+        t.as_ref(),
+        &LiftOptions {
+            toolchain: &tc,
+            verify,
+        },
+    )?;
+    if let Some(out) = output {
+        crate::base::output::write_atomic(out, lifted.asm.as_bytes())
+            .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", out.display())))?;
+    }
+    Ok(lifted)
+}
