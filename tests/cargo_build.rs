@@ -482,8 +482,9 @@ fn acknowledged_findings_leave_cargo_builds_silent() {
     }
     let manifest = dir.join("kernels.toml");
     let tools = gcn_patch::ops::Tools::default();
-    gcn_patch::ops::import::command::import(&manifest, &paths, vec![], None, &tools)
+    let options = gcn_patch::ops::import::ImportOptions::resolve(vec![], None, &tools, &paths)
         .unwrap_or_else(|d| panic!("{d}"));
+    gcn_patch::ops::import::import(&manifest, &paths, &options).unwrap_or_else(|d| panic!("{d}"));
     write_package(&dir, "gcn-it-accept");
     let pkg = Pkg {
         dir: dir.clone(),

@@ -219,7 +219,7 @@ fn aiter_gfx942_and_gfx950_of_one_kernel_are_one_kernel() {
 fn binary_import_needs_the_toolchain_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let co = common::repo().join("tests/corpus/iree/gfx942/softmax.hsaco");
-    let err = gcn_patch::ops::import::import_with(
+    let err = gcn_patch::ops::import::import(
         &dir.path().join("kernels.toml"),
         &[co],
         &gcn_patch::ops::import::ImportOptions::default(),
@@ -258,7 +258,7 @@ fn parallel_lifting_writes_what_one_worker_writes() {
             ..Default::default()
         };
         let report =
-            gcn_patch::ops::import::import_with(&dir.path().join("kernels.toml"), &inputs, &opts)
+            gcn_patch::ops::import::import(&dir.path().join("kernels.toml"), &inputs, &opts)
                 .unwrap_or_else(|d| panic!("jobs = {jobs}: {d}"));
         let mut files = std::collections::BTreeMap::new();
         for e in walkdir::WalkDir::new(dir.path()).sort_by_file_name() {

@@ -67,7 +67,8 @@ pub(crate) fn import(
     llvm: &LlvmArgs,
 ) -> Result<(), Diagnostics> {
     use gcn_patch::ops::import::Outcome;
-    let report = ops::import::command::import(manifest, paths, triton_caches, jobs, &llvm.tools())?;
+    let options = ops::import::ImportOptions::resolve(triton_caches, jobs, &llvm.tools(), paths)?;
+    let report = ops::import::import(manifest, paths, &options)?;
     for o in &report.outcomes {
         match o {
             Outcome::Added { kernel, asm } => eprintln!(
