@@ -316,260 +316,28 @@ impl Manifest {
         };
         let shown = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
         let src = Src::new(text, shown);
-        let raw: RawManifest = toml::from_str(text).map_err(|e| {
-            let mut msg = e.message().trim().to_string();
-            if msg.contains("untagged enum Expect") {
-                msg = "`expect` must be a number of matches or \"any\"".into();
-            }
-            let mut d = Diagnostic::error(format!("invalid manifest: {msg}"));
-            if let Some(span) = e.span() {
-                d = d.at(src.loc(span));
-            }
-            if msg.starts_with("unknown field") {
-                d = d.with_help("check the spelling; keys are kebab-case (schema: docs/src/reference/kernels-toml.md)");
-            } else {
-                d = d.with_help("fix the TOML at this position (schema: docs/src/reference/kernels-toml.md)");
-            }
-            Diagnostics::from(d)
-        })?;
-        let mut errors = Vec::new();
-
-        let defaults = Defaults {
-            targets: raw
-                .defaults
-                .targets
-                .as_deref()
-                .map(|t| targets(&src, t, &mut errors))
-                .unwrap_or_default(),
-            code_object_version: raw.defaults.code_object_version.as_ref().and_then(|v| {
-                if (4..=6).contains(v.get_ref()) {
-                    Some(*v.get_ref())
-                } else {
-                    errors.push(
-                        Diagnostic::error(format!(
-                            "unsupported code-object-version {}",
-                            v.get_ref()
-                        ))
-                        .at(src.loc(v.span()).with_label("expected 4, 5 or 6"))
-                        .with_help("set 4, 5 or 6, or remove the key to keep each dump's version"),
-                    );
-                    None
-                }
-            }),
-            llvm: raw.defaults.llvm.as_ref().map(|l| {
-                let p = PathBuf::from(l);
-                if p.is_absolute() {
-                    p
-                } else {
-                    dir.join(p)
-                }
-            }),
-            registers: raw.defaults.registers.unwrap_or_default(),
-            hazards: raw.defaults.hazards.unwrap_or_default(),
+        let raw = read_toml(text, &src)?;
+        let mut r = Reading {
+            src,
+            canon_dir: dir.canonicalize().unwrap_or_else(|_| dir.clone()),
+            dir,
+            repin,
+            errors: Vec::new(),
         };
-
-        let canon_dir = dir.canonicalize().unwrap_or_else(|_| dir.clone());
+        let defaults = r.defaults(&raw.defaults);
         // Upper-cased name (the generated static) → (name, where declared).
         let mut names: HashMap<String, (String, Location)> = HashMap::new();
-        let mut kernels = Vec::new();
-        for rk in raw.kernel {
-            let name = rk.name.get_ref().clone();
-            if !is_rust_ident(&name) {
-                errors.push(
-                    Diagnostic::error(format!("kernel name `{name}` is not a Rust identifier"))
-                        .at(src.loc(rk.name.span()).with_label("used as an identifier in generated code"))
-                        .with_help("use letters, digits and `_`, not starting with a digit, not a keyword (e.g. `matmul_f16`)"),
-                );
-            }
-            let here = src.loc(rk.name.span());
-            let ident = generated_ident(&name);
-            if GENERATED_FIXED_NAMES.contains(&ident.as_str()) {
-                errors.push(
-                    Diagnostic::error(format!(
-                        "kernel name `{name}` collides with the generated `pub static {ident}`"
-                    ))
-                    .at(here.clone().with_label(format!("would generate a second `{ident}`")))
-                    .with_note(format!(
-                        "gcn-build generates `pub static <NAME>` per kernel (the name upper-cased) and {}",
-                        GENERATED_FIXED_NAMES
-                            .iter()
-                            .map(|n| format!("`{n}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ))
-                    .with_help(format!("rename the kernel, e.g. `{name}_0`")),
-                );
-            }
-            match names.get(&ident) {
-                Some((first, _)) if *first == name => errors.push(
-                    Diagnostic::error(format!("kernel `{name}` is declared twice"))
-                        .at(here.with_label("second declaration"))
-                        .with_help("kernel names must be unique; rename one of them"),
-                ),
-                Some((first, at)) => errors.push(
-                    Diagnostic::error(format!(
-                        "kernels `{first}` and `{name}` differ only in case: both would generate `pub static {}`",
-                        ident
-                    ))
-                    .at(here.with_label(format!("same static as `{first}`")))
-                    .with_note(format!(
-                        "`{first}` is declared at {}:{}",
-                        at.file.display(),
-                        at.line
-                    ))
-                    .with_help("kernel names must differ in more than case; rename one of them"),
-                ),
-                None => {
-                    names.insert(ident, (name.clone(), here));
-                }
-            }
-            let mut sources: Vec<SourceSpec> = Vec::new();
-            for rs in rk.source {
-                let span = rs.span();
-                let rs = rs.into_inner();
-                let Some((asm, rel)) =
-                    resolve_in(&src, &dir, &canon_dir, &rs.asm, "dump", &mut errors)
-                else {
-                    continue;
-                };
-                let tlist = match &rs.targets {
-                    Some(t) => targets(&src, t, &mut errors),
-                    None => defaults.targets.clone(),
-                };
-                if tlist.is_empty() && rs.targets.as_ref().is_none_or(|t| t.is_empty()) {
-                    errors.push(
-                        Diagnostic::error(format!("no targets for `{}`", rel.display()))
-                            .at(src.loc(rs.asm.span()))
-                            .with_help(
-                                "add `targets = [\"gfx942\"]` to this source or to [defaults]",
-                            ),
-                    );
-                }
-                let sha256 = rs.sha256.as_ref().and_then(|s| {
-                    let v = s.get_ref();
-                    if v.len() == 64
-                        && v.bytes()
-                            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-                    {
-                        Some(v.clone())
-                    } else {
-                        if repin {
-                            return None;
-                        }
-                        errors.push(
-                            Diagnostic::error("sha256 must be 64 lowercase hex digits")
-                                .at(src.loc(s.span()))
-                                .with_help(format!(
-                                    "run `gcn-patch pin {name} --manifest <path>` to write it"
-                                )),
-                        );
-                        None
-                    }
-                });
-                let sha256_line = src.line_of(
-                    rs.sha256
-                        .as_ref()
-                        .map_or(rs.asm.span().start, |s| s.span().start),
-                );
-                let mut patches = Vec::new();
-                for p in &rs.patches {
-                    if let Some((path, rel)) =
-                        resolve_in(&src, &dir, &canon_dir, p, "patch", &mut errors)
-                    {
-                        patches.push(PatchFile { path, rel });
-                    }
-                }
-                let mut rules = Vec::new();
-                for (i, r) in rs.rule.iter().enumerate() {
-                    match Rule::from_raw(i + 1, r.get_ref(), src.loc(r.span())) {
-                        Ok(rule) => rules.push(rule),
-                        Err(d) => errors.push(d),
-                    }
-                }
-                if !repin && rs.sha256.is_none() && (!rs.patches.is_empty() || !rs.rule.is_empty())
-                {
-                    let actual = std::fs::read(&asm)
-                        .map(|b| sha256_hex(&b))
-                        .unwrap_or_default();
-                    errors.push(
-                        Diagnostic::error(format!(
-                            "`{}` has patches but no sha256 pin",
-                            rel.display()
-                        ))
-                        .at({
-                            let l = src.loc(span.start..span.start);
-                            let n = l.source_line.as_deref().map_or(1, |t| t.chars().count().max(1));
-                            l.with_span(1, n)
-                        })
-                        .with_note("patches and rules are written against one compilation; the pin makes sure they are never applied to another")
-                        .with_help(format!("after checking the patches against this dump, add `sha256 = \"{actual}\"` (or run `gcn-patch pin {name} --manifest <path>`)")),
-                    );
-                }
-                // One code object per kernel and target: a second source for the
-                // same target would make the embedded object ambiguous.
-                for t in &tlist {
-                    if let Some(other) = sources.iter().find(|o| o.targets.contains(t)) {
-                        errors.push(
-                            Diagnostic::error(format!(
-                                "kernel `{name}` gets {} from two sources",
-                                t.name()
-                            ))
-                            .at(src.loc(rs.asm.span()).with_label("second source"))
-                            .with_note(format!(
-                                "`{}` is already built for {}",
-                                other.rel.display(),
-                                t.name()
-                            ))
-                            .with_help("list each target in the `targets` of one source only"),
-                        );
-                        break;
-                    }
-                }
-                sources.push(SourceSpec {
-                    asm,
-                    rel,
-                    sha256,
-                    sha256_line,
-                    targets: tlist,
-                    patches,
-                    rules,
-                    symbols: rs.symbols.clone().unwrap_or_default(),
-                    imported_from: rs.imported_from.clone(),
-                    imported_sha256: rs.imported_sha256.clone(),
-                    triton: rs.triton.clone(),
-                });
-            }
-            let mut iree_executables: Vec<String> = Vec::new();
-            for e in rk
-                .iree_executable
-                .iter()
-                .chain(rk.iree_executables.iter().flatten())
-            {
-                if !iree_executables.contains(e) {
-                    iree_executables.push(e.clone());
-                }
-            }
-            let accepted = rk.accepted.as_ref().and_then(|a| {
-                resolve_in(&src, &dir, &canon_dir, a, "accepted findings", &mut errors)
-            });
-            kernels.push(KernelSpec {
-                name,
-                iree_executable: rk.iree_executable,
-                iree_executables,
-                registers: rk.registers.unwrap_or(defaults.registers),
-                hazards: rk.hazards.unwrap_or(defaults.hazards),
-                sources,
-                line: src.line_of(rk.name.span().start),
-                accepted_rel: accepted.as_ref().map(|(_, rel)| rel.clone()),
-                accepted: accepted.map(|(abs, _)| abs),
-            });
-        }
-        if !errors.is_empty() {
-            return Err(Diagnostics(errors));
+        let kernels = raw
+            .kernel
+            .into_iter()
+            .map(|rk| r.kernel(rk, &defaults, &mut names))
+            .collect();
+        if !r.errors.is_empty() {
+            return Err(Diagnostics(r.errors));
         }
         Ok(Manifest {
             path: path.to_path_buf(),
-            dir,
+            dir: r.dir,
             defaults,
             kernels,
             text: text.to_string(),
@@ -599,6 +367,317 @@ impl Manifest {
     /// Name of the manifest as shown in diagnostics and origins (its file name).
     pub fn shown(&self) -> PathBuf {
         PathBuf::from(self.path.file_name().unwrap_or(self.path.as_os_str()))
+    }
+}
+
+/// The TOML read into the raw schema; a syntax or schema error is one
+/// diagnostic at its position.
+fn read_toml(text: &str, src: &Src) -> Result<RawManifest, Diagnostics> {
+    toml::from_str(text).map_err(|e| {
+        let mut msg = e.message().trim().to_string();
+        if msg.contains("untagged enum Expect") {
+            msg = "`expect` must be a number of matches or \"any\"".into();
+        }
+        let mut d = Diagnostic::error(format!("invalid manifest: {msg}"));
+        if let Some(span) = e.span() {
+            d = d.at(src.loc(span));
+        }
+        if msg.starts_with("unknown field") {
+            d = d.with_help("check the spelling; keys are kebab-case (schema: docs/src/reference/kernels-toml.md)");
+        } else {
+            d = d.with_help("fix the TOML at this position (schema: docs/src/reference/kernels-toml.md)");
+        }
+        Diagnostics::from(d)
+    })
+}
+
+/// What reading one manifest needs beside the raw TOML: where its paths
+/// resolve, whether pins may be missing, and the errors found so far (every
+/// error is collected, not only the first).
+struct Reading<'t> {
+    src: Src<'t>,
+    dir: PathBuf,
+    canon_dir: PathBuf,
+    repin: bool,
+    errors: Vec<Diagnostic>,
+}
+
+impl Reading<'_> {
+    /// `[defaults]`, checked.
+    fn defaults(&mut self, raw: &RawDefaults) -> Defaults {
+        Defaults {
+            targets: raw
+                .targets
+                .as_deref()
+                .map(|t| targets(&self.src, t, &mut self.errors))
+                .unwrap_or_default(),
+            code_object_version: raw.code_object_version.as_ref().and_then(|v| {
+                if (4..=6).contains(v.get_ref()) {
+                    Some(*v.get_ref())
+                } else {
+                    self.errors.push(
+                        Diagnostic::error(format!(
+                            "unsupported code-object-version {}",
+                            v.get_ref()
+                        ))
+                        .at(self.src.loc(v.span()).with_label("expected 4, 5 or 6"))
+                        .with_help("set 4, 5 or 6, or remove the key to keep each dump's version"),
+                    );
+                    None
+                }
+            }),
+            llvm: raw.llvm.as_ref().map(|l| {
+                let p = PathBuf::from(l);
+                if p.is_absolute() {
+                    p
+                } else {
+                    self.dir.join(p)
+                }
+            }),
+            registers: raw.registers.unwrap_or_default(),
+            hazards: raw.hazards.unwrap_or_default(),
+        }
+    }
+
+    /// A kernel name: a Rust identifier, not a generated static, unique
+    /// (also in upper case: `names` maps the generated static to the name
+    /// and where it was declared).
+    fn check_name(
+        &mut self,
+        name: &str,
+        span: std::ops::Range<usize>,
+        names: &mut HashMap<String, (String, Location)>,
+    ) {
+        if !is_rust_ident(&name) {
+            self.errors.push(
+        Diagnostic::error(format!("kernel name `{name}` is not a Rust identifier"))
+            .at(self.src.loc(span.clone()).with_label("used as an identifier in generated code"))
+            .with_help("use letters, digits and `_`, not starting with a digit, not a keyword (e.g. `matmul_f16`)"),
+    );
+        }
+        let here = self.src.loc(span.clone());
+        let ident = generated_ident(&name);
+        if GENERATED_FIXED_NAMES.contains(&ident.as_str()) {
+            self.errors.push(
+                Diagnostic::error(format!(
+                    "kernel name `{name}` collides with the generated `pub static {ident}`"
+                ))
+                .at(here
+                    .clone()
+                    .with_label(format!("would generate a second `{ident}`")))
+                .with_note(format!(
+            "gcn-build generates `pub static <NAME>` per kernel (the name upper-cased) and {}",
+            GENERATED_FIXED_NAMES
+                .iter()
+                .map(|n| format!("`{n}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+                .with_help(format!("rename the kernel, e.g. `{name}_0`")),
+            );
+        }
+        match names.get(&ident) {
+    Some((first, _)) if *first == name => self.errors.push(
+        Diagnostic::error(format!("kernel `{name}` is declared twice"))
+            .at(here.with_label("second declaration"))
+            .with_help("kernel names must be unique; rename one of them"),
+    ),
+    Some((first, at)) => self.errors.push(
+        Diagnostic::error(format!(
+            "kernels `{first}` and `{name}` differ only in case: both would generate `pub static {}`",
+            ident
+        ))
+        .at(here.with_label(format!("same static as `{first}`")))
+        .with_note(format!(
+            "`{first}` is declared at {}:{}",
+            at.file.display(),
+            at.line
+        ))
+        .with_help("kernel names must differ in more than case; rename one of them"),
+    ),
+    None => {
+        names.insert(ident, (name.to_string(), here));
+    }
+}
+    }
+
+    /// One `[[kernel.source]]` of kernel `name`; `sources`: the kernel's
+    /// sources before it (a target built by two sources is an error).
+    fn source(
+        &mut self,
+        name: &str,
+        rs: Spanned<RawSource>,
+        defaults: &Defaults,
+        sources: &[SourceSpec],
+    ) -> Option<SourceSpec> {
+        let span = rs.span();
+        let rs = rs.into_inner();
+        let Some((asm, rel)) = resolve_in(
+            &self.src,
+            &self.dir,
+            &self.canon_dir,
+            &rs.asm,
+            "dump",
+            &mut self.errors,
+        ) else {
+            return None;
+        };
+        let tlist = match &rs.targets {
+            Some(t) => targets(&self.src, t, &mut self.errors),
+            None => defaults.targets.clone(),
+        };
+        if tlist.is_empty() && rs.targets.as_ref().is_none_or(|t| t.is_empty()) {
+            self.errors.push(
+                Diagnostic::error(format!("no targets for `{}`", rel.display()))
+                    .at(self.src.loc(rs.asm.span()))
+                    .with_help("add `targets = [\"gfx942\"]` to this source or to [defaults]"),
+            );
+        }
+        let sha256 = rs.sha256.as_ref().and_then(|s| {
+            let v = s.get_ref();
+            if v.len() == 64
+                && v.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            {
+                Some(v.clone())
+            } else {
+                if self.repin {
+                    return None;
+                }
+                self.errors.push(
+                    Diagnostic::error("sha256 must be 64 lowercase hex digits")
+                        .at(self.src.loc(s.span()))
+                        .with_help(format!(
+                            "run `gcn-patch pin {name} --manifest <path>` to write it"
+                        )),
+                );
+                None
+            }
+        });
+        let sha256_line = self.src.line_of(
+            rs.sha256
+                .as_ref()
+                .map_or(rs.asm.span().start, |s| s.span().start),
+        );
+        let mut patches = Vec::new();
+        for p in &rs.patches {
+            if let Some((path, rel)) = resolve_in(
+                &self.src,
+                &self.dir,
+                &self.canon_dir,
+                p,
+                "patch",
+                &mut self.errors,
+            ) {
+                patches.push(PatchFile { path, rel });
+            }
+        }
+        let mut rules = Vec::new();
+        for (i, r) in rs.rule.iter().enumerate() {
+            match Rule::from_raw(i + 1, r.get_ref(), self.src.loc(r.span())) {
+                Ok(rule) => rules.push(rule),
+                Err(d) => self.errors.push(d),
+            }
+        }
+        if !self.repin && rs.sha256.is_none() && (!rs.patches.is_empty() || !rs.rule.is_empty()) {
+            let actual = std::fs::read(&asm)
+                .map(|b| sha256_hex(&b))
+                .unwrap_or_default();
+            self.errors.push(
+        Diagnostic::error(format!(
+            "`{}` has patches but no sha256 pin",
+            rel.display()
+        ))
+        .at({
+            let l = self.src.loc(span.start..span.start);
+            let n = l.source_line.as_deref().map_or(1, |t| t.chars().count().max(1));
+            l.with_span(1, n)
+        })
+        .with_note("patches and rules are written against one compilation; the pin makes sure they are never applied to another")
+        .with_help(format!("after checking the patches against this dump, add `sha256 = \"{actual}\"` (or run `gcn-patch pin {name} --manifest <path>`)")),
+    );
+        }
+        // One code object per kernel and target: a second source for the
+        // same target would make the embedded object ambiguous.
+        for t in &tlist {
+            if let Some(other) = sources.iter().find(|o| o.targets.contains(t)) {
+                self.errors.push(
+                    Diagnostic::error(format!(
+                        "kernel `{name}` gets {} from two sources",
+                        t.name()
+                    ))
+                    .at(self.src.loc(rs.asm.span()).with_label("second source"))
+                    .with_note(format!(
+                        "`{}` is already built for {}",
+                        other.rel.display(),
+                        t.name()
+                    ))
+                    .with_help("list each target in the `targets` of one source only"),
+                );
+                break;
+            }
+        }
+        Some(SourceSpec {
+            asm,
+            rel,
+            sha256,
+            sha256_line,
+            targets: tlist,
+            patches,
+            rules,
+            symbols: rs.symbols.clone().unwrap_or_default(),
+            imported_from: rs.imported_from.clone(),
+            imported_sha256: rs.imported_sha256.clone(),
+            triton: rs.triton.clone(),
+        })
+    }
+
+    /// One `[[kernel]]`.
+    fn kernel(
+        &mut self,
+        rk: RawKernel,
+        defaults: &Defaults,
+        names: &mut HashMap<String, (String, Location)>,
+    ) -> KernelSpec {
+        let name = rk.name.get_ref().clone();
+        self.check_name(&name, rk.name.span(), names);
+        let mut sources: Vec<SourceSpec> = Vec::new();
+        for rs in rk.source {
+            if let Some(s) = self.source(&name, rs, defaults, &sources) {
+                sources.push(s);
+            }
+        }
+        let mut iree_executables: Vec<String> = Vec::new();
+        for e in rk
+            .iree_executable
+            .iter()
+            .chain(rk.iree_executables.iter().flatten())
+        {
+            if !iree_executables.contains(e) {
+                iree_executables.push(e.clone());
+            }
+        }
+        let accepted = rk.accepted.as_ref().and_then(|a| {
+            resolve_in(
+                &self.src,
+                &self.dir,
+                &self.canon_dir,
+                a,
+                "accepted findings",
+                &mut self.errors,
+            )
+        });
+        KernelSpec {
+            name,
+            iree_executable: rk.iree_executable,
+            iree_executables,
+            registers: rk.registers.unwrap_or(defaults.registers),
+            hazards: rk.hazards.unwrap_or(defaults.hazards),
+            sources,
+            line: self.src.line_of(rk.name.span().start),
+            accepted_rel: accepted.as_ref().map(|(_, rel)| rel.clone()),
+            accepted: accepted.map(|(abs, _)| abs),
+        }
     }
 }
 
