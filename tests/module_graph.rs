@@ -329,6 +329,43 @@ fn no_import_circles_between_folders() {
     }
 }
 
+/// The library paths the `gcn-patch` binary's `code` names that are not
+/// `ops` (the commands) or `base::diag` (the diagnostics it renders).
+fn below_ops(code: &str) -> Vec<String> {
+    // The binary's own `crate::` paths are not the library's.
+    paths(
+        &code
+            .replace("crate::", "bin::")
+            .replace("gcn_patch::", "crate::"),
+    )
+    .into_iter()
+    .filter(|p| p[0] == "crate")
+    .filter(|p| {
+        !(p.get(1).is_some_and(|s| s == "ops")
+            || p[1..].starts_with(&["base".into(), "diag".into()]))
+    })
+    .map(|p| p[1..].join("::"))
+    .collect()
+}
+
+#[test]
+fn the_binary_calls_only_ops() {
+    let bin = repo().join("gcn-patch/src/bin/gcn-patch");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&bin).unwrap() {
+        let path = entry.unwrap().path();
+        let text = code(&std::fs::read_to_string(&path).unwrap());
+        seen += text.matches("ops::").count();
+        let below = below_ops(&text);
+        assert!(
+            below.is_empty(),
+            "{}: the binary parses, calls `gcn_patch::ops` and renders; it uses {below:?}",
+            path.display()
+        );
+    }
+    assert!(seen > 10, "only {seen} calls into ops found");
+}
+
 #[test]
 fn an_upward_import_and_a_folder_circle_are_found() {
     // The checkers themselves, on a made-up crate.
@@ -360,6 +397,10 @@ fn an_upward_import_and_a_folder_circle_are_found() {
         ["config/manifest.rs → stage/check/mod.rs (config → stage)"]
     );
     assert_eq!(layer("ops/import/mod.rs"), Some(4));
+    assert_eq!(
+        below_ops("use gcn_patch::{base::diag::Diagnostics, ops};\nuse crate::args::Cli;\nlet l = gcn_patch::pipeline::label(k, t);"),
+        ["pipeline::label"]
+    );
     assert_eq!(layer("lib.rs"), None);
     // Nested groups, `self` and renames.
     let p = paths(

@@ -9,7 +9,8 @@ use super::Tools;
 use crate::base::diag::{Diagnostic, Diagnostics};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
-use crate::pipeline::build::{build_all, BuildOptions, Progress};
+pub use crate::pipeline::build::Progress;
+use crate::pipeline::build::{build_all, BuildOptions};
 use crate::pipeline::cache::{self, Hit, ObjectCache};
 
 /// Which jobs to build and where their objects go.

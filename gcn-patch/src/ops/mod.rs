@@ -48,6 +48,10 @@ use crate::config::manifest::Manifest;
 use crate::pipeline::{Job, Plan};
 use crate::stage::toolchain::{Toolchain, ToolchainConfig};
 
+pub use crate::base::jobs::{catch, Panicked};
+pub use crate::pipeline::label;
+pub use crate::stage::toolchain::run::parse_timeout;
+
 /// The one place the operations read the process environment.
 pub fn env(name: &str) -> Option<String> {
     std::env::var_os(name).map(|v| v.to_string_lossy().into_owned())

@@ -25,6 +25,7 @@ use gcn_embed::TargetId;
 
 use crate::base::diag::{Diagnostic, Diagnostics};
 use crate::config::manifest::{KernelSpec, Manifest, SourceSpec};
+use crate::ops::Tools;
 use crate::pipeline;
 use crate::stage::toolchain::Toolchain;
 
@@ -333,14 +334,16 @@ fn slug(name: &str) -> String {
 }
 
 /// Turn the work file of `kernel` into the next numbered patch.
-/// The kernel is then re-checked and assembled with `toolchain` for every
-/// target of the source (a work file the assembler rejects is not saved).
+/// The kernel is then re-checked and assembled with the toolchain `tools`
+/// finds for every target of the source (a work file the assembler rejects
+/// is not saved).
 pub fn save(
     manifest: &Path,
     kernel: &str,
     name: &str,
-    toolchain: &Toolchain,
+    tools: &Tools,
 ) -> Result<Saved, Diagnostics> {
+    let toolchain = &tools.find(None)?;
     let m = Manifest::load(manifest)?;
     let k = find_kernel(&m, kernel)?;
     let dir = work_dir(&m, kernel);

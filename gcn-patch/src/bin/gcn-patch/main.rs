@@ -35,7 +35,7 @@ use render::{build, import, lint, print_notes, targets};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // A panic anywhere (a bug) is an error and exit 1, like any failure.
-    gcn_patch::base::jobs::catch(|| dispatch(cli)).unwrap_or_else(|p| {
+    ops::catch(|| dispatch(cli)).unwrap_or_else(|p| {
         let command: Vec<String> = std::env::args().take(4).collect();
         let job = format!("running `{} …`", command.join(" "));
         eprintln!("{}", Diagnostics::from(p.into_diagnostic(&job)));
@@ -154,7 +154,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             for j in &r.jobs {
                 print_notes(&j.notes);
                 if j.passed {
-                    eprintln!("ok: {}", gcn_patch::pipeline::label(&j.kernel, &j.target));
+                    eprintln!("ok: {}", ops::label(&j.kernel, &j.target));
                 }
             }
             if !r.errors.is_empty() {
@@ -177,7 +177,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             }
         }
         Command::Pin { kernel, manifest } => {
-            let changes = gcn_patch::ops::pin::pin(&manifest, &kernel)?;
+            let changes = ops::pin::pin(&manifest, &kernel)?;
             if changes.is_empty() {
                 eprintln!("gcn-patch: kernel `{kernel}`: every pin already matches");
             }
@@ -211,7 +211,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
         } => {
             let target = target.as_deref().map(ops::parse_target).transpose()?;
-            let w = gcn_patch::ops::quilt::edit(&manifest, &kernel, target.as_ref(), force)?;
+            let w = ops::quilt::edit(&manifest, &kernel, target.as_ref(), force)?;
             println!("{}", w.path.display());
             eprintln!(
                 "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
@@ -230,9 +230,8 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             llvm,
         } => {
-            use gcn_patch::ops::quilt::Saved;
-            let tc = llvm.tools().find(None)?;
-            match gcn_patch::ops::quilt::save(&manifest, &kernel, &name, &tc)? {
+            use ops::quilt::Saved;
+            match ops::quilt::save(&manifest, &kernel, &name, &llvm.tools())? {
                 Saved::NoChange => eprintln!(
                     "gcn-patch: kernel `{kernel}`: the work file has no change; nothing written"
                 ),
@@ -275,7 +274,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             );
         }
         Command::Patches { kernel, manifest } => {
-            let listed = gcn_patch::ops::quilt::list(&manifest, &kernel)?;
+            let listed = ops::quilt::list(&manifest, &kernel)?;
             if listed.is_empty() {
                 eprintln!("gcn-patch: kernel `{kernel}` has no patches");
             }
@@ -303,7 +302,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             force,
             manifest,
         } => {
-            let d = gcn_patch::ops::quilt::drop(&manifest, &kernel, &name, force)?;
+            let d = ops::quilt::drop(&manifest, &kernel, &name, force)?;
             eprintln!(
                 "gcn-patch: dropped {} from {} and deleted it",
                 d.rel.display(),

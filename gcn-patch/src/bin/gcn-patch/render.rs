@@ -66,7 +66,7 @@ pub(crate) fn import(
     jobs: Option<usize>,
     llvm: &LlvmArgs,
 ) -> Result<(), Diagnostics> {
-    use gcn_patch::ops::import::Outcome;
+    use ops::import::Outcome;
     let options = ops::import::ImportOptions::resolve(triton_caches, jobs, &llvm.tools(), paths)?;
     let report = ops::import::import(manifest, paths, &options)?;
     for o in &report.outcomes {
@@ -115,7 +115,7 @@ impl ops::build::Observer for Terminal {
             self.command
         );
     }
-    fn progress(&self, p: gcn_patch::pipeline::build::Progress<'_>) {
+    fn progress(&self, p: ops::build::Progress<'_>) {
         let state = match p.assembled {
             Some(true) => "assembled",
             Some(false) => "cached",
