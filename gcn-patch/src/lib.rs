@@ -4,13 +4,14 @@
 //! the real LLVM toolchain path (clang + ld.lld), used by the `gcn-patch` CLI
 //! and by `gcn-build` from build scripts.
 //!
-//! The folders are the layers; each uses only the layers above it in this
-//! table (`tests/module_graph.rs` holds the rule):
+//! The folders are the layers; each uses only its own layer and the layers
+//! above it in this table, and no two folders use each other
+//! (`tests/module_graph.rs` holds the rule):
 //!
 //! | layer | what it holds |
 //! |---|---|
-//! | [`base`] | the line model ([`base::document`], [`base::parse`]), ISA facts ([`base::isa`]), diagnostics ([`base::diag`]), provenance, atomic output, the job runner ([`base::jobs`]) |
-//! | [`config`] | `kernels.toml` ([`config::manifest`]), `kernels.lock` ([`config::lock`]), accepted findings ([`config::accept`]) |
+//! | [`base`] | the line model ([`base::document`], [`base::parse`]), ISA facts ([`base::isa`]), diagnostics ([`base::diag`]), provenance, atomic output, the job runner ([`base::jobs`]), content hashes ([`base::hash`]) |
+//! | [`config`] | `kernels.toml` ([`config::manifest`]) with its rule schema ([`config::rules`]), policies ([`config::policy`]) and Triton record ([`config::triton`]); `kernels.lock` ([`config::lock`]), accepted findings ([`config::accept`]) |
 //! | [`stage`] | the stages: [`stage::patch`], [`stage::retarget`], [`stage::check`], [`stage::assemble`], [`stage::undefined`], [`stage::link`], [`stage::verify`]; [`stage::lift`] (code object → asm) and the LLVM [`stage::toolchain`] they run |
 //! | [`pipeline`] | one kernel × target job through the stages, every job of a manifest in parallel ([`pipeline::build`](mod@pipeline::build)), the content-addressed object [`pipeline::cache`] (gcn-build and the CLI share it) |
 //! | [`ops`] | one operation per `gcn-patch` command (import, pin, edit/save, check, lint, build, objdiff, install, Triton overrides, run, …), taking options and returning a typed report without printing |
