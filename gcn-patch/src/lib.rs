@@ -12,7 +12,7 @@
 //! |---|---|
 //! | [`base`] | the line model ([`base::document`], [`base::parse`]), ISA facts ([`base::isa`]), diagnostics ([`base::diag`]), provenance, atomic output, the job runner ([`base::jobs`]), content hashes ([`base::hash`]) |
 //! | [`config`] | `kernels.toml` ([`config::manifest`]) with its rule schema ([`config::rules`]), policies ([`config::policy`]) and Triton record ([`config::triton`]); `kernels.lock` ([`config::lock`]), accepted findings ([`config::accept`]) |
-//! | [`stage`] | the stages: [`stage::patch`], [`stage::retarget`], [`stage::check`], [`stage::assemble`], [`stage::undefined`], [`stage::link`], [`stage::verify`]; [`stage::lift`] (code object → asm) and the LLVM [`stage::toolchain`] they run |
+//! | [`stage`] | the stages: [`stage::patch`], [`stage::retarget`], [`stage::check`], [`stage::assemble`], `stage::undefined`, [`stage::link`], [`stage::verify`]; [`stage::lift`] (code object → asm) and the LLVM [`stage::toolchain`] they run |
 //! | [`pipeline`] | one kernel × target job through the stages, every job of a manifest in parallel ([`pipeline::build`](mod@pipeline::build)), the content-addressed object [`pipeline::cache`] (gcn-build and the CLI share it) |
 //! | [`ops`] | one operation per `gcn-patch` command (import, pin, edit/save, check, lint, build, objdiff, install, Triton overrides, run, …), taking options and returning a typed report without printing |
 //!

@@ -1,6 +1,6 @@
 //! Structured rewrite rules as `kernels.toml` writes them: the schema, read
 //! and validated into [`Rule`]s. Applying them is
-//! [`crate::stage::patch::rules`]'s job.
+//! `crate::stage::patch::rules`'s job.
 //!
 //!
 //! Each `[[kernel.source.rule]]` has exactly one *kind* key (`move`,

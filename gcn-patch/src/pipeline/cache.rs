@@ -53,7 +53,7 @@ pub fn key(parts: &[&str]) -> String {
 }
 
 /// Write `bytes` to `path` only if its content differs; atomically (a temp
-/// file renamed over it, no `fsync`: see [`crate::base::output::write_atomic_unsynced`]),
+/// file renamed over it, no `fsync`: see `crate::base::output::write_atomic_unsynced`),
 /// creating the parent directory. Returns whether it was written.
 pub fn write_if_changed(path: &Path, bytes: &[u8]) -> io::Result<bool> {
     if fs::read(path).map(|old| old == bytes).unwrap_or(false) {

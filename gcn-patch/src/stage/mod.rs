@@ -10,5 +10,5 @@ pub mod link;
 pub mod patch;
 pub mod retarget;
 pub mod toolchain;
-pub mod undefined;
+pub(crate) mod undefined;
 pub mod verify;

@@ -1,10 +1,10 @@
 //! isa: per-generation instruction-set facts, below every stage that needs
 //! them (patch, retarget, check), so no stage reaches sideways into another.
 //!
-//! * [`waitcnt`]: wait counters of each generation ([`Counter`]), their
+//! * `waitcnt`: wait counters of each generation ([`Counter`]), their
 //!   widths ([`WaitcntLimits`], [`waitcnt_limits`]), the raw `s_waitcnt`
 //!   encoding and the instruction that waits for one counter.
-//! * [`registers`]: register-file facts of one target ([`Isa`]): VGPR
+//! * `registers`: register-file facts of one target ([`Isa`]): VGPR
 //!   allocation granule and file size, AGPR layout, extra and addressable
 //!   SGPRs, LDS per CU, the hardware wave limit — the occupancy inputs.
 //! * [`major`]: LLVM's `IsaVersion::Major` of a generation.
@@ -12,8 +12,8 @@
 //! Sources are LLVM's `AMDGPUBaseInfo.cpp`, `SIInsertWaitcnts.cpp` and
 //! `AMDGPUUsage.rst`; each item names the function it follows.
 
-pub mod registers;
-pub mod waitcnt;
+pub(crate) mod registers;
+pub(crate) mod waitcnt;
 
 pub use registers::{align_to, Isa, EUS_PER_CU};
 pub use waitcnt::{decode_waitcnt, waitcnt_limits, Counter, WaitcntLimits};

@@ -12,7 +12,7 @@
 //! [`AsmFile::lines`]** (add 1 for editor line numbers). With origins per
 //! line and the edit API, the file is a [`crate::base::document::Document`]. Everything is linear in the input size.
 
-pub mod edit;
+pub(crate) mod edit;
 mod kernel;
 mod line;
 mod metadata;

@@ -5,7 +5,7 @@
 //!   `.set` counts and metadata; [`budget::check_registers`] reports overuse
 //!   at the patch line ([`RegisterPolicy::Error`](crate::config::policy::RegisterPolicy::Error)) or rewrites the counts
 //!   ([`RegisterPolicy::Update`](crate::config::policy::RegisterPolicy::Update)), and reports the occupancy consequence.
-//! * [`occupancy`](mod@occupancy): waves per SIMD from registers, LDS and workgroup size,
+//! * `occupancy`: waves per SIMD from registers, LDS and workgroup size,
 //!   following LLVM's `AMDGPUBaseInfo.cpp`, with the facts of [`crate::base::isa::Isa`].
 //! * [`control`]: every path through a kernel ends in `s_endpgm` (or
 //!   another way out): none falls off the kernel's end or branches into
@@ -24,8 +24,8 @@ pub mod control;
 mod expr;
 pub mod hazard;
 pub mod launch;
-pub mod occupancy;
-pub mod structure;
+pub(crate) mod occupancy;
+pub(crate) mod structure;
 pub mod waitcnt;
 
 pub use budget::{analyze, check_registers, CheckOutcome, Declared, KernelBudget, Usage};

@@ -1,6 +1,6 @@
 //! Wait-counter checks: `s_waitcnt`, `s_waitcnt_vscnt`, GFX12 `s_wait_*cnt`.
 //!
-//! Counter names, widths and encodings live in [`crate::base::isa::waitcnt`].
+//! Counter names, widths and encodings live in `crate::base::isa::waitcnt`.
 //!
 //! `llvm-mc-22` rejects too large `vmcnt(N)`/`lgkmcnt(N)`, but silently
 //! accepts (and truncates in hardware) `s_waitcnt_vscnt null, 64` or

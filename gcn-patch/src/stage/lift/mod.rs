@@ -29,10 +29,10 @@ use crate::stage::assemble::TRIPLE;
 use crate::stage::toolchain::Toolchain;
 
 pub mod container;
-pub mod descriptor;
-pub mod disasm;
+pub(crate) mod descriptor;
+pub(crate) mod disasm;
 pub mod elf;
-pub mod encode;
+pub(crate) mod encode;
 pub mod metadata;
 
 /// The comment that marks an instruction kept as its raw encoding:

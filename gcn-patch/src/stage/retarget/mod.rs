@@ -20,7 +20,7 @@
 //!   v6 → `[1, 2]` (what clang-22 writes); the source's own version keeps its
 //!   metadata version (aiter's v5 objects say `[1, 0]`).
 //! * Descriptor fields the target lacks are removed or translated (see
-//!   [`fields`]); fields the target requires are inserted
+//!   `fields`); fields the target requires are inserted
 //!   (`.amdhsa_accum_offset`, `.amdhsa_wavefront_size32 0` for wave64 code on
 //!   gfx10+); `.amdhsa_reserve_xnack_mask` follows the target's xnack setting.
 //!   Changes that would alter the kernel's ABI (user SGPR layout, scratch
@@ -28,7 +28,7 @@
 //!   argument layout of v4 vs v5+) are errors.
 //! * Instructions are never translated: retargeting across generations
 //!   (gfx942 → gfx1100) leaves them for the assembler to reject.
-//! * Skew ([`skew`]): `instprefsize(...)` becomes an LLVM 22 expression;
+//! * Skew (`skew`): `instprefsize(...)` becomes an LLVM 22 expression;
 //!   gfx12 VOPD pairs that read one VGPR in both halves get src0/src1 of a
 //!   half swapped where an exact equivalent exists
 //!   ([`skew::normalize_vopd`]); the other pairs are errors.
@@ -37,8 +37,8 @@
 //! every inserted line `Origin::Retarget { replaces: None }`; deleted lines
 //! are listed in [`Retargeted::notes`].
 
-pub mod fields;
-pub mod skew;
+pub(crate) mod fields;
+pub(crate) mod skew;
 
 use std::collections::HashSet;
 

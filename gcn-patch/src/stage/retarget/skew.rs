@@ -210,7 +210,7 @@ fn rewrite_half(half: &str, ins: &Instruction) -> Option<String> {
 /// (`v_dual_sub_f32 v1, v1, v7 :: v_dual_sub_f32 v2, v2, v7`): LLVM 23+
 /// writes them (IREE 3.13 is LLVM 24), LLVM 22 rejects them ("src1 operands
 /// must use different VGPR banks"). When the assembler is older than
-/// [`VOPD_SAME_VGPR_LLVM`], each such pair is rewritten into an exact
+/// `VOPD_SAME_VGPR_LLVM`, each such pair is rewritten into an exact
 /// equivalent that satisfies the older bank rule, swapping src0 and src1 of
 /// one half (the second first, then the first) with the reversed
 /// opcode (`v_dual_subrev_f32 v2, v7, v2`) or, for a commutative operation,
