@@ -448,7 +448,7 @@ impl Reading<'_> {
         span: std::ops::Range<usize>,
         names: &mut HashMap<String, (String, Location)>,
     ) {
-        if !is_rust_ident(&name) {
+        if !is_rust_ident(name) {
             self.errors.push(
         Diagnostic::error(format!("kernel name `{name}` is not a Rust identifier"))
             .at(self.src.loc(span.clone()).with_label("used as an identifier in generated code"))
@@ -456,7 +456,7 @@ impl Reading<'_> {
     );
         }
         let here = self.src.loc(span.clone());
-        let ident = generated_ident(&name);
+        let ident = generated_ident(name);
         if GENERATED_FIXED_NAMES.contains(&ident.as_str()) {
             self.errors.push(
                 Diagnostic::error(format!(
@@ -512,16 +512,14 @@ impl Reading<'_> {
     ) -> Option<SourceSpec> {
         let span = rs.span();
         let rs = rs.into_inner();
-        let Some((asm, rel)) = resolve_in(
+        let (asm, rel) = resolve_in(
             &self.src,
             &self.dir,
             &self.canon_dir,
             &rs.asm,
             "dump",
             &mut self.errors,
-        ) else {
-            return None;
-        };
+        )?;
         let tlist = match &rs.targets {
             Some(t) => targets(&self.src, t, &mut self.errors),
             None => defaults.targets.clone(),
