@@ -511,6 +511,18 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
     }
 }
 
+/// `v_bitop3`: each result bit is bit `(s0 << 2) | (s1 << 1) | s2` of the
+/// truth table `t` (LLVM's `BitOp3_Op`: src0, src1, src2 are the tables
+/// 0xf0, 0xcc, 0xaa).
+fn bitop3_bits(t: u8, x: [u64; 3]) -> u64 {
+    let mut r = 0u64;
+    for bit in 0..32 {
+        let i = (x[0] >> bit & 1) << 2 | (x[1] >> bit & 1) << 1 | (x[2] >> bit & 1);
+        r |= (((t >> i) & 1) as u64) << bit;
+    }
+    r
+}
+
 fn f16_rtz(x: f32) -> u16 {
     let h = f16::from_f32(x);
     if x.is_nan() || x.is_infinite() {
@@ -1575,6 +1587,15 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         return unsup("SDWA with clamp/omod");
     }
     let (dty, sty) = valu_types(name);
+    // gfx950 `v_bitop3_b{16,32}`: a three-input truth table (`bitop3:imm`).
+    let bitop3 = if matches!(name, "v_bitop3_b32" | "v_bitop3_b16") {
+        Some(match ins.modifier("bitop3") {
+            Some(t) => parse_int(t)? as u8,
+            None => 0,
+        })
+    } else {
+        None
+    };
     let has_sdst = matches!(
         name,
         "v_add_co_u32"
@@ -1697,7 +1718,11 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         } else {
             false
         };
-        let Some((mut v, bit)) = valu(name, x, cin, lane) else {
+        let computed = match bitop3 {
+            Some(t) => Some((bitop3_bits(t, x), false)),
+            None => valu(name, x, cin, lane),
+        };
+        let Some((mut v, bit)) = computed else {
             return unsup("");
         };
         if omod != 1.0 || clamp {
@@ -2595,6 +2620,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             return Ok(());
         }
         "ds_nop" => return Ok(()),
+        "ds_read_b64_tr_b16" => return ds_read_tr_b16(w, ins, ctx, offset),
         _ => {}
     }
     let rest = &m[3..];
@@ -2731,6 +2757,41 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// gfx950 `ds_read_b64_tr_b16`: every lane reads 64 bits (four 16-bit
+/// elements) at its address, then each group of 16 lanes is transposed:
+/// lane `16·b + n` receives element `j` = element `n % 4` of lane
+/// `16·b + 4·j + n / 4`. (CDNA4 ISA §11.4: "each lane holds 4 consecutive
+/// M or N values" in LDS and ends with 4 consecutive K values. The lane
+/// order is the one with which Triton 3.9's gfx950 `tl.dot` computes its
+/// product bit-exactly, `tests/triton.rs`; the other natural order, 4×4
+/// blocks of 4 consecutive lanes, does not.)
+fn ds_read_tr_b16(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32) -> R<()> {
+    let exec = w.exec();
+    let ops = &ins.ops;
+    let mut raw = [[0u16; 4]; LANES];
+    for (lane, r) in raw.iter_mut().enumerate() {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = (w.vread(&ops[1], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+        let v = ctx.lds.read(a, 8);
+        for (e, x) in r.iter_mut().enumerate() {
+            *x = (v >> (16 * e)) as u16;
+        }
+    }
+    let (file, d) = reg_of(&ops[0])?;
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (b, n) = (lane / 16 * 16, lane % 16);
+        let out: [u16; 4] = std::array::from_fn(|j| raw[b + 4 * j + n / 4][n % 4]);
+        w.vreg_mut(file, d)?[lane] = out[0] as u32 | (out[1] as u32) << 16;
+        w.vreg_mut(file, d + 1)?[lane] = out[2] as u32 | (out[3] as u32) << 16;
+    }
+    Ok(())
+}
+
 fn has_vdst(m: &str) -> bool {
     m.starts_with("ds_read") || m.starts_with("ds_load") || m.contains("_rtn_")
 }
@@ -2756,6 +2817,10 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         "v_mfma_f32_32x32x8_bf16" | "v_mfma_f32_32x32x8bf16_1k" => (32, 8, "bf16"),
         "v_mfma_f32_16x16x4_f32" | "v_mfma_f32_16x16x4f32" => (16, 4, "f32"),
         "v_mfma_f32_32x32x2_f32" | "v_mfma_f32_32x32x2f32" => (32, 2, "f32"),
+        "v_mfma_f32_16x16x32_f16" => (16, 32, "f16"),
+        "v_mfma_f32_32x32x16_f16" => (32, 16, "f16"),
+        "v_mfma_f32_16x16x32_bf16" => (16, 32, "bf16"),
+        "v_mfma_f32_32x32x16_bf16" => (32, 16, "bf16"),
         _ => return unsup("this MFMA shape/type is not implemented"),
     };
     for key in ["cbsz", "abid", "blgp"] {
