@@ -272,6 +272,7 @@ pub fn run(
         shared: launch
             .sanitize
             .then(|| std::sync::Arc::new(program.clone())),
+        ocp_fp8: co.processor == "gfx950",
     };
     let workers = if launch.threads == 0 {
         std::thread::available_parallelism()
@@ -357,6 +358,8 @@ struct Setup<'a> {
     waves_per_wg: u32,
     /// The program, shared with the LDS shadows, when sanitizing.
     shared: Option<std::sync::Arc<Program>>,
+    /// fp8/bf8 are OCP (gfx950), else FNUZ.
+    ocp_fp8: bool,
 }
 
 impl Setup<'_> {
@@ -486,6 +489,7 @@ impl Setup<'_> {
                     lds: &mut lds,
                     shared_base_hi: SHARED_BASE_HI,
                     private_base_hi: PRIVATE_BASE_HI,
+                    ocp_fp8: self.ocp_fp8,
                 };
                 if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, budget) {
                     let ins = &self.program.instructions[pc];

@@ -60,6 +60,8 @@ pub struct Ctx<'a> {
     pub shared_base_hi: u32,
     /// High 32 bits of the scratch aperture (`src_private_base`).
     pub private_base_hi: u32,
+    /// fp8/bf8 operands are OCP E4M3/E5M2 (gfx950); else FNUZ (gfx942).
+    pub ocp_fp8: bool,
 }
 
 /// Operand value types of vector ALU operations.
@@ -171,6 +173,12 @@ fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
             "u16" | "i16" => B16,
             _ => B32,
         };
+        if matches!(rest, "pk_f32_fp8" | "pk_f32_bf8") {
+            return (B64, [B32; 3]);
+        }
+        if matches!(rest, "f32_fp8" | "f32_bf8") {
+            return (F32, [B32; 3]);
+        }
         if rest == "pkrtz_f16_f32" || rest.starts_with("pk_") {
             return (B32, [F32, F32, B32]);
         }
@@ -509,6 +517,56 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_sqrt_f16" => r(bf16(ha.sqrt()) as u32),
         _ => None,
     }
+}
+
+/// A source operand without its modifiers.
+fn plain(s: &Src) -> Src {
+    Src {
+        op: s.op.clone(),
+        neg: false,
+        abs: false,
+        sext: false,
+    }
+}
+
+/// fp8/bf8 conversions (gfx940+): `x` are the sources (after SDWA
+/// selection), `old` the destination's value (the packed encodings keep
+/// the other half). A value the hardware's rule is not modelled for (an
+/// encoding out of range, NaN or infinite) is refused.
+fn fp8_convert(name: &str, x: [u64; 3], old: u64, op_sel: &[u8], ocp: bool) -> R<u64> {
+    use crate::fp8::{decode, encode, Fp8};
+    let bf8 = name.contains("bf8");
+    let fmt = Fp8::of(bf8, ocp);
+    let sel = |i: usize| op_sel.get(i).copied().unwrap_or(0);
+    if name.starts_with("v_cvt_pk_fp8") || name.starts_with("v_cvt_pk_bf8") {
+        if sel(0) != 0 || sel(1) != 0 {
+            return unsup("op_sel on a source of an fp8 encoding");
+        }
+        let mut pair = 0u64;
+        for (k, &v) in x[..2].iter().enumerate() {
+            let f = f32b(v);
+            let Some(b) = encode(fmt, f) else {
+                return unsup(format!(
+                    "{f} to {fmt:?}: the hardware's result for NaN, infinity or a value beyond the format's range is not modelled"
+                ));
+            };
+            pair |= (b as u64) << (8 * k);
+        }
+        return Ok(if sel(2) != 0 {
+            (old & 0xffff) | pair << 16
+        } else {
+            (old & 0xffff_0000) | pair
+        });
+    }
+    if op_sel.iter().any(|&b| b != 0) {
+        return unsup("op_sel on an fp8 decoding (VOP3 byte/word select)");
+    }
+    let val = |b: u64| bf32(decode(fmt, b as u8) as f32);
+    Ok(if name.starts_with("v_cvt_pk_f32") {
+        val(x[0] & 0xff) | val(x[0] >> 8 & 0xff) << 32
+    } else {
+        val(x[0] & 0xff)
+    })
 }
 
 /// `v_bitop3`: each result bit is bit `(s0 << 2) | (s1 << 1) | s2` of the
@@ -1596,6 +1654,17 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     } else {
         None
     };
+    // fp8/bf8 conversions: the format depends on the target.
+    let fp8_cvt = matches!(
+        name,
+        "v_cvt_f32_fp8"
+            | "v_cvt_f32_bf8"
+            | "v_cvt_pk_f32_fp8"
+            | "v_cvt_pk_f32_bf8"
+            | "v_cvt_pk_fp8_f32"
+            | "v_cvt_pk_bf8_f32"
+    )
+    .then_some(());
     let has_sdst = matches!(
         name,
         "v_add_co_u32"
@@ -1720,6 +1789,14 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         };
         let computed = match bitop3 {
             Some(t) => Some((bitop3_bits(t, x), false)),
+            None if fp8_cvt.is_some() => {
+                let old = if name.starts_with("v_cvt_pk_fp8") || name.starts_with("v_cvt_pk_bf8") {
+                    w.vread(&plain(dst), lane, Ty::B32, ctx)?
+                } else {
+                    0
+                };
+                Some((fp8_convert(name, x, old, &op_sel, ctx.ocp_fp8)?, false))
+            }
             None => valu(name, x, cin, lane),
         };
         let Some((mut v, bit)) = computed else {
@@ -1757,7 +1834,13 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let dst_hi = matches!(dty, Ty::F16 | Ty::B16) && op_sel.get(3).copied().unwrap_or(0) == 1;
     for (lane, &v) in out.iter().enumerate() {
         if written >> lane & 1 != 0 {
-            if sdwa {
+            if sdwa && dty.is64() {
+                // A 64-bit result (`v_cvt_pk_f32_fp8_sdwa`): whole registers.
+                if ins.modifier("dst_sel").is_some_and(|s| s != "DWORD") {
+                    return unsup("SDWA dst_sel on a 64-bit result");
+                }
+                w.vwrite(dst, lane, dty, v)?;
+            } else if sdwa {
                 let old = w.vread(
                     &Src {
                         op: dst.op.clone(),
@@ -2620,7 +2703,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             return Ok(());
         }
         "ds_nop" => return Ok(()),
-        "ds_read_b64_tr_b16" => return ds_read_tr_b16(w, ins, ctx, offset),
+        "ds_read_b64_tr_b16" => return ds_read_tr(w, ins, ctx, offset, 16),
+        "ds_read_b64_tr_b8" => return ds_read_tr(w, ins, ctx, offset, 8),
         _ => {}
     }
     let rest = &m[3..];
@@ -2757,37 +2841,42 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
-/// gfx950 `ds_read_b64_tr_b16`: every lane reads 64 bits (four 16-bit
-/// elements) at its address, then each group of 16 lanes is transposed:
-/// lane `16·b + n` receives element `j` = element `n % 4` of lane
-/// `16·b + 4·j + n / 4`. (CDNA4 ISA §11.4: "each lane holds 4 consecutive
-/// M or N values" in LDS and ends with 4 consecutive K values. The lane
-/// order is the one with which Triton 3.9's gfx950 `tl.dot` computes its
-/// product bit-exactly, `tests/triton.rs`; the other natural order, 4×4
-/// blocks of 4 consecutive lanes, does not.)
-fn ds_read_tr_b16(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32) -> R<()> {
+/// gfx950 `ds_read_b64_tr_b16` and `ds_read_b64_tr_b8`: every lane reads 64
+/// bits (`E` = 4 elements of 16 bits, or 8 of 8 bits) at its address, then
+/// each group of 16 lanes is transposed: lane `16·b + n` receives element
+/// `j` = element `n % E` of lane `16·b + (16 / E)·j + n / E`. (CDNA4 ISA
+/// §11.4: "each lane holds 4 consecutive M or N values" in LDS and ends
+/// with consecutive K values.) The lane order is the one with which Triton
+/// 3.9's gfx950 `tl.dot` computes its f16, fp8 and i8 products bit-exactly
+/// (`tests/triton.rs`); the other natural order, `E`×`E` blocks of `E`
+/// consecutive lanes, does not.
+fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits: usize) -> R<()> {
     let exec = w.exec();
     let ops = &ins.ops;
-    let mut raw = [[0u16; 4]; LANES];
+    let e_per_lane = 64 / bits;
+    let mut raw = [0u64; LANES];
     for (lane, r) in raw.iter_mut().enumerate() {
         if exec >> lane & 1 == 0 {
             continue;
         }
         let a = (w.vread(&ops[1], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
-        let v = ctx.lds.read(a, 8);
-        for (e, x) in r.iter_mut().enumerate() {
-            *x = (v >> (16 * e)) as u16;
-        }
+        *r = ctx.lds.read(a, 8);
     }
+    let mask = (1u64 << bits) - 1;
     let (file, d) = reg_of(&ops[0])?;
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
             continue;
         }
         let (b, n) = (lane / 16 * 16, lane % 16);
-        let out: [u16; 4] = std::array::from_fn(|j| raw[b + 4 * j + n / 4][n % 4]);
-        w.vreg_mut(file, d)?[lane] = out[0] as u32 | (out[1] as u32) << 16;
-        w.vreg_mut(file, d + 1)?[lane] = out[2] as u32 | (out[3] as u32) << 16;
+        let mut out = 0u64;
+        for j in 0..e_per_lane {
+            let src = raw[b + (16 / e_per_lane) * j + n / e_per_lane];
+            let v = src >> (bits * (n % e_per_lane)) & mask;
+            out |= v << (bits * j);
+        }
+        w.vreg_mut(file, d)?[lane] = out as u32;
+        w.vreg_mut(file, d + 1)?[lane] = (out >> 32) as u32;
     }
     Ok(())
 }
@@ -2803,27 +2892,60 @@ fn has_vdst(m: &str) -> bool {
 /// K·M/64 elements of A and B per lane, lane `l` holds `A[l % M][kl·(l / M) + e]`
 /// and `B[kl·(l / M) + e][l % M]` in its element `e`; D and C: for M = 16 lane
 /// `l` register `r` is `D[4·(l / 16) + r][l % 16]`, for M = 32 it is
-/// `D[8·(r / 4) + 4·(l / 32) + r % 4][l % 32]`.
+/// `D[8·(r / 4) + 4·(l / 32) + r % 4][l % 32]`. (Which K a lane's element
+/// holds cannot change a product as long as A and B agree on it, so the
+/// tests check the M/N placement and that agreement: Triton's `tl.dot` for
+/// gfx942 and gfx950, whose operands reach the registers by different paths,
+/// `ds_read_b64_tr_*` among them, computes its products bit-exactly.)
 ///
 /// Each output is C plus the K products summed in f64 and rounded once to
-/// f32 (products of f16/bf16 are exact); hardware adds in its own order and
-/// precision, so results agree within rounding, not bit for bit.
+/// f32 (products of f16/bf16/fp8 are exact); hardware adds in its own order
+/// and precision, so results agree within rounding, not bit for bit, except
+/// where every partial sum is exact. Integer MFMA is exact (i32, wrapping).
 pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let name = ins.mnemonic.as_str();
-    let (m, k, src) = match name {
-        "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, "f16"),
-        "v_mfma_f32_32x32x8_f16" | "v_mfma_f32_32x32x8f16" => (32, 8, "f16"),
-        "v_mfma_f32_16x16x16_bf16" | "v_mfma_f32_16x16x16bf16_1k" => (16, 16, "bf16"),
-        "v_mfma_f32_32x32x8_bf16" | "v_mfma_f32_32x32x8bf16_1k" => (32, 8, "bf16"),
-        "v_mfma_f32_16x16x4_f32" | "v_mfma_f32_16x16x4f32" => (16, 4, "f32"),
-        "v_mfma_f32_32x32x2_f32" | "v_mfma_f32_32x32x2f32" => (32, 2, "f32"),
-        "v_mfma_f32_16x16x32_f16" => (16, 32, "f16"),
-        "v_mfma_f32_32x32x16_f16" => (32, 16, "f16"),
-        "v_mfma_f32_16x16x32_bf16" => (16, 32, "bf16"),
-        "v_mfma_f32_32x32x16_bf16" => (32, 16, "bf16"),
-        _ => return unsup("this MFMA shape/type is not implemented"),
+    let (m, k, ta, tb) = match name {
+        "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, "f16", "f16"),
+        "v_mfma_f32_32x32x8_f16" | "v_mfma_f32_32x32x8f16" => (32, 8, "f16", "f16"),
+        "v_mfma_f32_16x16x16_bf16" | "v_mfma_f32_16x16x16bf16_1k" => (16, 16, "bf16", "bf16"),
+        "v_mfma_f32_32x32x8_bf16" | "v_mfma_f32_32x32x8bf16_1k" => (32, 8, "bf16", "bf16"),
+        "v_mfma_f32_16x16x4_f32" | "v_mfma_f32_16x16x4f32" => (16, 4, "f32", "f32"),
+        "v_mfma_f32_32x32x2_f32" | "v_mfma_f32_32x32x2f32" => (32, 2, "f32", "f32"),
+        // gfx950's double-K f16/bf16 shapes.
+        "v_mfma_f32_16x16x32_f16" => (16, 32, "f16", "f16"),
+        "v_mfma_f32_32x32x16_f16" => (32, 16, "f16", "f16"),
+        "v_mfma_f32_16x16x32_bf16" => (16, 32, "bf16", "bf16"),
+        "v_mfma_f32_32x32x16_bf16" => (32, 16, "bf16", "bf16"),
+        // 8-bit integers (i32 accumulation, wrapping).
+        "v_mfma_i32_16x16x32_i8" => (16, 32, "i8", "i8"),
+        "v_mfma_i32_32x32x16_i8" => (32, 16, "i8", "i8"),
+        "v_mfma_i32_16x16x64_i8" => (16, 64, "i8", "i8"),
+        "v_mfma_i32_32x32x32_i8" => (32, 32, "i8", "i8"),
+        // gfx950: the formats of A and B are `cbsz` and `blgp` (0 fp8, 1 bf8;
+        // 2–4, the 6- and 4-bit formats, are not implemented).
+        "v_mfma_f32_32x32x64_f8f6f4" | "v_mfma_f32_16x16x128_f8f6f4" => {
+            let fmt = |key: &str| match ins.modifier(key).unwrap_or("0") {
+                "0" => Ok("fp8"),
+                "1" => Ok("bf8"),
+                v => unsup(format!("{key}:{v}: the 6- and 4-bit MFMA formats")),
+            };
+            let (a, b) = (fmt("cbsz")?, fmt("blgp")?);
+            if name.contains("32x32") {
+                (32, 64, a, b)
+            } else {
+                (16, 128, a, b)
+            }
+        }
+        _ => match fp8_mfma_shape(name) {
+            Some(shape) => shape,
+            None => return unsup("this MFMA shape/type is not implemented"),
+        },
     };
+    let f8f6f4 = name.ends_with("_f8f6f4");
     for key in ["cbsz", "abid", "blgp"] {
+        if f8f6f4 && key != "abid" {
+            continue;
+        }
         if ins.modifier(key).is_some_and(|v| v != "0") {
             return unsup(format!("MFMA modifier {key}"));
         }
@@ -2836,23 +2958,26 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // Gather A (m×k), B (k×m), C (m×m) from the lanes.
     let mut a = vec![0f64; m * k];
     let mut b = vec![0f64; k * m];
-    let elem = |w: &Wave, s: &Src, lane: usize, e: usize| -> R<f64> {
-        let plain = Src {
-            op: s.op.clone(),
-            neg: false,
-            abs: false,
-            sext: false,
-        };
-        Ok(match src {
-            "f32" => f32b(w.vread(&plain, lane, Ty::B32, ctx)?) as f64,
-            _ => {
+    let ocp = ctx.ocp_fp8;
+    let elem = |w: &Wave, s: &Src, lane: usize, e: usize, ty: &str| -> R<f64> {
+        Ok(match ty {
+            "f32" => f32b(w.vread(&plain(s), lane, Ty::B32, ctx)?) as f64,
+            "f16" | "bf16" => {
                 let (file, i) = reg_of(s)?;
                 let word = w.vreg(file, i + e / 2)?[lane];
                 let bits = (word >> (16 * (e % 2))) as u16;
-                if src == "f16" {
+                if ty == "f16" {
                     f16::from_bits(bits).to_f64()
                 } else {
                     half::bf16::from_bits(bits).to_f64()
+                }
+            }
+            _ => {
+                let (file, i) = reg_of(s)?;
+                let byte = (w.vreg(file, i + e / 4)?[lane] >> (8 * (e % 4))) as u8;
+                match ty {
+                    "i8" => byte as i8 as f64,
+                    t => crate::fp8::decode(crate::fp8::Fp8::of(t == "bf8", ocp), byte),
                 }
             }
         })
@@ -2863,8 +2988,8 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if kk >= k {
                 continue;
             }
-            a[(lane % m) * k + kk] = elem(w, &ins.ops[1], lane, e)?;
-            b[kk * m + lane % m] = elem(w, &ins.ops[2], lane, e)?;
+            a[(lane % m) * k + kk] = elem(w, &ins.ops[1], lane, e, ta)?;
+            b[kk * m + lane % m] = elem(w, &ins.ops[2], lane, e, tb)?;
         }
     }
     let pos = |lane: usize, r: usize| -> (usize, usize) {
@@ -2887,6 +3012,23 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     f32::from_bits(w.vreg(file, ci + r)?[lane])
                 }
             };
+            if ta == "i8" {
+                // Integer: C is i32; the products and their sum are exact in
+                // i64 and wrap to 32 bits.
+                let c = match &ins.ops[3].op {
+                    Operand::Int(_) => w.vread(&ins.ops[3], lane, Ty::B32, ctx)? as u32,
+                    _ => {
+                        let (file, ci) = reg_of(&ins.ops[3])?;
+                        w.vreg(file, ci + r)?[lane]
+                    }
+                };
+                let mut acc = c as i32 as i64;
+                for kk in 0..k {
+                    acc += (a[i * k + kk] * b[kk * m + j]) as i64;
+                }
+                d[lane * dregs + r] = acc as u32;
+                continue;
+            }
             let mut acc = c as f64;
             for kk in 0..k {
                 acc += a[i * k + kk] * b[kk * m + j];
@@ -2902,6 +3044,24 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
     }
     Ok(())
+}
+
+/// `(M, K, A type, B type)` of `v_mfma_f32_{16x16x32,32x32x16}_{fp8,bf8}_{fp8,bf8}`.
+fn fp8_mfma_shape(name: &str) -> Option<(usize, usize, &'static str, &'static str)> {
+    let rest = name.strip_prefix("v_mfma_f32_")?;
+    let (shape, types) = rest.split_at_checked(9)?;
+    let (m, k) = match shape {
+        "16x16x32_" => (16, 32),
+        "32x32x16_" => (32, 16),
+        _ => return None,
+    };
+    let t = |s: &str| match s {
+        "fp8" => Some("fp8"),
+        "bf8" => Some("bf8"),
+        _ => None,
+    };
+    let (a, b) = types.split_once('_')?;
+    Some((m, k, t(a)?, t(b)?))
 }
 
 /// The error for a stop at `ins`.
@@ -3064,6 +3224,7 @@ impl Probe {
                 lds,
                 shared_base_hi: 1,
                 private_base_hi: 2,
+                ocp_fp8: false,
             };
             step(wave, ins, &mut ctx)
         }));
@@ -3114,6 +3275,7 @@ mod probe_tests {
             lds,
             shared_base_hi: 1,
             private_base_hi: 2,
+            ocp_fp8: false,
         };
         step(wave, &ins, &mut ctx).unwrap_or_else(|_| panic!("{text} did not run"));
         p.wave
@@ -3207,6 +3369,7 @@ mod probe_tests {
             lds,
             shared_base_hi: 1,
             private_base_hi: 2,
+            ocp_fp8: false,
         };
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));

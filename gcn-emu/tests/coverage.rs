@@ -113,7 +113,7 @@ fn survey_in(root: &Path, dirs: &[&str]) -> Figures {
             if all {
                 f.complete.push(format!(
                     "{}: {}",
-                    file.strip_prefix(&root).unwrap().display(),
+                    file.strip_prefix(root).unwrap().display(),
                     k.name
                 ));
             }

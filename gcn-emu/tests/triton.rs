@@ -224,3 +224,140 @@ fn triton_matmul_is_within_tolerance_on_random_f16() {
         assert!(worst < 1e-3, "{target}: worst absolute error {worst}");
     }
 }
+
+/// Triton 3.9 `tl.dot` on 8-bit inputs (`gcn-emu/tests/triton/generate.py`):
+/// 32×32 tiles, BK 64, on a 64×64×128 problem (2×2 programs, two K steps).
+/// gfx942 runs `v_mfma_f32_32x32x16_{fp8,bf8}_*` (FNUZ) and
+/// `v_mfma_i32_32x32x16_i8`; gfx950 `v_mfma_f32_32x32x64_f8f6f4` (OCP, the
+/// format in `cbsz`/`blgp`), `v_mfma_i32_32x32x32_i8` and
+/// `ds_read_b64_tr_b8`.
+mod eight_bit {
+    use super::*;
+
+    const M: usize = 64;
+    const N: usize = 64;
+    const K: usize = 128;
+
+    fn dir(kernel: &str, target: &str) -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("tests/triton/{kernel}-{target}"))
+    }
+
+    /// The f32 value of every code of `format`, from ml_dtypes
+    /// (`tests/triton/fp8-values.txt`).
+    pub fn values(format: &str) -> Vec<f32> {
+        let p =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/triton/fp8-values.txt");
+        let text = std::fs::read_to_string(&p).unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.split(' ').next() == Some(format))
+            .unwrap_or_else(|| panic!("{}: no {format}", p.display()));
+        let v: Vec<f32> = line
+            .split(' ')
+            .skip(1)
+            .map(|h| f32::from_bits(u32::from_str_radix(h, 16).unwrap()))
+            .collect();
+        assert_eq!(v.len(), 256);
+        v
+    }
+
+    fn run(kernel: &str, target: &str, a: &[u8], b: &[u8], out_bytes: usize) -> Vec<u8> {
+        let d = dir(kernel, target);
+        let l = load(&d.join(format!("{kernel}.hsaco")), "mm8");
+        let text = std::fs::read_to_string(d.join(format!("{kernel}.json"))).unwrap();
+        let num = |key: &str| -> u32 {
+            let at = text.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
+            text[at..]
+                .trim_start()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let mut launch = Launch::new(
+            [(M / 32) as u32, (N / 32) as u32, 1],
+            [num("num_warps") * 64, 1, 1],
+        );
+        launch.dynamic_lds = num("shared");
+        let (bufs, _) = launch_with(
+            &l,
+            launch,
+            vec![
+                A::Buf(a.to_vec()),
+                A::Buf(b.to_vec()),
+                A::Buf(vec![0xff; out_bytes]),
+                A::Val((M as u32).to_le_bytes().to_vec()),
+                A::Val((N as u32).to_le_bytes().to_vec()),
+                A::Val((K as u32).to_le_bytes().to_vec()),
+                A::Val(vec![0; 8]),
+                A::Val(vec![0; 8]),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{kernel} on {target}: {e}"));
+        bufs[2].clone()
+    }
+
+    /// Random codes whose values are multiples of 1/8 within [-4, 4]: every
+    /// product and partial sum of a 128-long dot product is exact in f32.
+    fn codes(vals: &[f32], n: usize, r: &mut Rng) -> Vec<u8> {
+        let ok: Vec<u8> = (0..=255u8)
+            .filter(|&c| {
+                let v = vals[c as usize];
+                v.is_finite() && v.abs() <= 4.0 && (v * 8.0).fract() == 0.0
+            })
+            .collect();
+        (0..n)
+            .map(|_| ok[r.next_u32() as usize % ok.len()])
+            .collect()
+    }
+
+    #[test]
+    fn triton_fp8_and_bf8_matmuls_are_bit_exact() {
+        for (kernel, target, format) in [
+            ("mm_fp8", "gfx942", "e4m3fnuz"),
+            ("mm_bf8", "gfx942", "e5m2fnuz"),
+            ("mm_fp8", "gfx950", "e4m3fn"),
+            ("mm_bf8", "gfx950", "e5m2"),
+        ] {
+            let vals = values(format);
+            let mut r = Rng(17);
+            let a = codes(&vals, M * K, &mut r);
+            let b = codes(&vals, K * N, &mut r);
+            let got = to_f32(&run(kernel, target, &a, &b, 4 * M * N));
+            for i in 0..M {
+                for j in 0..N {
+                    let want: f64 = (0..K)
+                        .map(|k| {
+                            vals[a[i * K + k] as usize] as f64 * vals[b[k * N + j] as usize] as f64
+                        })
+                        .sum();
+                    assert_eq!(
+                        got[i * N + j] as f64,
+                        want,
+                        "{kernel} {target} ({format}): C[{i}][{j}]"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn triton_i8_matmul_is_exact() {
+        for target in ["gfx942", "gfx950"] {
+            let mut r = Rng(19);
+            let a: Vec<u8> = (0..M * K).map(|_| r.next_u32() as u8).collect();
+            let b: Vec<u8> = (0..K * N).map(|_| r.next_u32() as u8).collect();
+            let got = to_u32(&run("mm_i8", target, &a, &b, 4 * M * N));
+            for i in 0..M {
+                for j in 0..N {
+                    let want: i32 = (0..K)
+                        .map(|k| a[i * K + k] as i8 as i32 * b[k * N + j] as i8 as i32)
+                        .sum();
+                    assert_eq!(got[i * N + j] as i32, want, "mm_i8 {target}: C[{i}][{j}]");
+                }
+            }
+        }
+    }
+}
