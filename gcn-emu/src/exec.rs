@@ -1055,6 +1055,13 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         if m.starts_with("s_load_") || m.starts_with("s_buffer_load_") {
             return smem(wave, ins, ctx);
         }
+        if m.starts_with("s_store_")
+            || m.starts_with("s_buffer_store_")
+            || m.starts_with("s_atomic_")
+            || m.starts_with("s_buffer_atomic_")
+        {
+            return smem_write(wave, ins, ctx);
+        }
         return salu(wave, ins, ctx);
     }
     if m.starts_with("v_cmp") {
@@ -1584,6 +1591,108 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         .map_err(|e| Stop::Fault(None, format!("scalar load: {e}")))?;
     for k in 0..dwords {
         w.s[d as usize + k] = u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().unwrap());
+    }
+    Ok(())
+}
+
+/// Scalar stores and atomics (gfx9 SMEM): `s_store_dword{,x2,x4}`,
+/// `s_atomic_OP{,_x2}` at an address in SGPRs plus offset, and their
+/// `s_buffer_` forms through a V# (dwords at or past `num_records` are
+/// dropped; an atomic past it returns 0). With `glc` an atomic writes the
+/// memory's old value to its data registers.
+fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
+    let buffer = m.starts_with("s_buffer_");
+    let rest = m.trim_start_matches("s_buffer_").trim_start_matches("s_");
+    let (data, base, off) = (&ins.ops[0], &ins.ops[1], ins.ops.get(2));
+    let Operand::Reg { index: d, .. } = data.op else {
+        return unsup("data");
+    };
+    let d = d as usize;
+    let mut offset = match off {
+        Some(s) => w.sread(s, ctx)? as u64,
+        None => 0,
+    };
+    if let Some(o) = ins.modifier("offset") {
+        offset = offset.wrapping_add(parse_int(o)? as u64);
+    }
+    // (address, bytes that may be accessed from it)
+    let (addr, limit) = if buffer {
+        let Operand::Reg { index, .. } = base.op else {
+            return unsup("base");
+        };
+        let v = &w.s[index as usize..index as usize + 4];
+        let vbase = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
+        (
+            vbase + (offset & !3),
+            (v[2] as u64).saturating_sub(offset & !3),
+        )
+    } else {
+        (w.sread64(base, ctx)?.wrapping_add(offset) & !3, u64::MAX)
+    };
+    let fault = |e: crate::memory::Unmapped| Stop::Fault(None, format!("scalar store/atomic: {e}"));
+    if let Some(kind) = rest.strip_prefix("store_") {
+        let dwords = match kind {
+            "dword" => 1,
+            "dwordx2" => 2,
+            "dwordx4" => 4,
+            _ => return unsup(""),
+        };
+        for k in 0..dwords {
+            if 4 * k as u64 + 4 > limit {
+                break;
+            }
+            let v =
+                w.s.get(d + k)
+                    .copied()
+                    .ok_or_else(|| Stop::Unsupported("data".into()))?;
+            ctx.mem
+                .write(addr + 4 * k as u64, &v.to_le_bytes())
+                .map_err(fault)?;
+        }
+        return Ok(());
+    }
+    let Some(kind) = rest.strip_prefix("atomic_") else {
+        return unsup("");
+    };
+    let (op, size) = match kind.strip_suffix("_x2") {
+        Some(k) => (k, 8usize),
+        None => (kind, 4),
+    };
+    if atomic_op(op, size, 0, 0, 0).is_none() {
+        return unsup("");
+    }
+    let words = size / 4;
+    let get = |w: &Wave, at: usize| -> R<u64> {
+        let mut v = 0u64;
+        for k in 0..words {
+            let r =
+                w.s.get(at + k)
+                    .copied()
+                    .ok_or_else(|| Stop::Unsupported("data".into()))?;
+            v |= (r as u64) << (32 * k);
+        }
+        Ok(v)
+    };
+    let src = get(w, d)?;
+    let cmp = if op == "cmpswap" {
+        get(w, d + words)?
+    } else {
+        0
+    };
+    let old = if size as u64 > limit {
+        0
+    } else {
+        ctx.mem
+            .atomic(addr, size, |old| {
+                atomic_op(op, size, old, src, cmp).unwrap_or(old)
+            })
+            .map_err(fault)?
+    };
+    if ins.has("glc") {
+        for k in 0..words {
+            w.s[d + k] = (old >> (32 * k)) as u32;
+        }
     }
     Ok(())
 }
@@ -2319,10 +2428,17 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
             "min_f32" => bf32(f32b(old).min(f32b(data))),
             "max_f64" => bf64(f64b(old).max(f64b(data))),
             "min_f64" => bf64(f64b(old).min(f64b(data))),
+            // Packed halves: each sum exact in f64, rounded once.
             "pk_add_f16" => {
-                let lo = bf16(f16b(old) + f16b(data));
-                let hi = bf16(f16b(old >> 16) + f16b(data >> 16));
-                lo | hi << 16
+                let add = |a: u64, b: u64| {
+                    f16::from_f64(f16b(a) as f64 + f16b(b) as f64).to_bits() as u64
+                };
+                add(old, data) | add(old >> 16, data >> 16) << 16
+            }
+            "pk_add_bf16" => {
+                let v = |x: u64| half::bf16::from_bits(x as u16).to_f64();
+                let add = |a: u64, b: u64| half::bf16::from_f64(v(a) + v(b)).to_bits() as u64;
+                add(old, data) | add(old >> 16, data >> 16) << 16
             }
             _ => return None,
         } & mask,
@@ -2520,8 +2636,8 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         (false, k)
     } else if let Some(k) = m.strip_prefix("buffer_store_") {
         (true, k)
-    } else if m.starts_with("buffer_atomic_") {
-        return unsup("buffer atomics");
+    } else if let Some(op) = m.strip_prefix("buffer_atomic_") {
+        return buffer_atomic(w, ins, ctx, op, inst_off);
     } else if matches!(
         m,
         "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_inv" | "buffer_wbl2"
@@ -2622,6 +2738,91 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
         } else if !store {
             load_into(w, vdata, lane, &bytes, signed, d16)?;
+        }
+    }
+    Ok(())
+}
+
+/// MUBUF atomics: `buffer_atomic_OP{,_x2}` (the integer operations, `add_f32`,
+/// `add_f64`, `min/max_f64`, `pk_add_f16`, `pk_add_bf16`, `cmpswap`). An
+/// element past `num_records` is not accessed and returns 0. With
+/// `glc`/`sc0` the old value is written to vdata (`cmpswap`: its first half).
+fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_off: u64) -> R<()> {
+    let ops = &ins.ops;
+    if ops.len() != 4 {
+        return unsup("operands");
+    }
+    let (op, size) = match op.strip_suffix("_x2") {
+        Some(k) => (k, 8usize),
+        None => (op, if op.ends_with("f64") { 8 } else { 4 }),
+    };
+    if atomic_op(op, size, 0, 0, 0).is_none() {
+        return unsup("");
+    }
+    let ret = ins.has("glc") || ins.has("sc0");
+    let (offen, idxen) = (ins.has("offen"), ins.has("idxen"));
+    let (vdata, vaddr, srsrc, soffset) = (&ops[0], &ops[1], &ops[2], &ops[3]);
+    let Operand::Reg { index, .. } = srsrc.op else {
+        return unsup("resource");
+    };
+    let v = &w.s[index as usize..index as usize + 4];
+    let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
+    let stride = ((v[1] >> 16) & 0x3fff) as u64;
+    let num_records = v[2] as u64;
+    if v[1] >> 31 != 0 {
+        return unsup("swizzled buffers (V# swizzle enable)");
+    }
+    let soff = w.sread(soffset, ctx)? as u64;
+    let (file, di) = reg_of(vdata)?;
+    let words = size / 4;
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (vidx, voff) = match (idxen, offen) {
+            (true, true) => {
+                let (f, i) = reg_of(vaddr)?;
+                (w.vreg(f, i)?[lane] as u64, w.vreg(f, i + 1)?[lane] as u64)
+            }
+            (true, false) => (w.vread(vaddr, lane, Ty::B32, ctx)?, 0),
+            (false, true) => (0, w.vread(vaddr, lane, Ty::B32, ctx)?),
+            (false, false) => (0, 0),
+        };
+        let offset = voff + inst_off;
+        let in_range = if stride == 0 || !idxen {
+            offset + size as u64 <= num_records
+        } else {
+            vidx < num_records && offset + size as u64 <= stride
+        };
+        let val = |k: usize| -> R<u64> {
+            let mut x = 0u64;
+            for j in 0..words {
+                x |= (w.vreg(file, di + k * words + j)?[lane] as u64) << (32 * j);
+            }
+            Ok(x)
+        };
+        let src = val(0)?;
+        let cmp = if op == "cmpswap" { val(1)? } else { 0 };
+        let old = if in_range {
+            let a = base + soff + vidx * stride + offset;
+            ctx.mem
+                .atomic(a, size, |old| {
+                    atomic_op(op, size, old, src, cmp).unwrap_or(old)
+                })
+                .map_err(|e| {
+                    Stop::Fault(
+                        Some(lane as u32),
+                        format!("buffer atomic within num_records: {e}"),
+                    )
+                })?
+        } else {
+            0
+        };
+        if ret {
+            for j in 0..words {
+                w.vreg_mut(file, di + j)?[lane] = (old >> (32 * j)) as u32;
+            }
         }
     }
     Ok(())
@@ -2810,6 +3011,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         ("add", "f32") => "add_f32".to_string(),
         ("add", "f64") => "add_f64".to_string(),
         ("max", "f32") | ("min", "f32") | ("max", "f64") | ("min", "f64") => format!("{op}_{ty}"),
+        ("pk_add", "f16") | ("pk_add", "bf16") => format!("pk_add_{ty}"),
         ("min", t) | ("max", t) => format!("{op}_{t}"),
         ("wrxchg", _) => "swap".to_string(),
         ("cmpst", _) | ("cmpswap", _) => "cmpst".to_string(),
@@ -3248,8 +3450,11 @@ mod probe_tests {
         assert!(p.implements(&line(
             "\tbuffer_load_dword v21, s[4:7], 0 offen lds // 000000001600: E0511000 80011500"
         )));
-        assert!(!p.implements(&line(
+        assert!(p.implements(&line(
             "\tbuffer_atomic_add_f32 v140, v7, s[32:35], 0 offen offset:256 // 000000001600: E1341100 80088C07"
+        )));
+        assert!(!p.implements(&line(
+            "\tv_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3] cbsz:4 // 000000001600: 00000000"
         )));
         assert!(!p.implements(&line(
             "\ts_memtime s[2:3] // 000000001600: C0900080 00000000"
