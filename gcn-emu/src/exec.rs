@@ -176,7 +176,7 @@ fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
         if matches!(rest, "pk_f32_fp8" | "pk_f32_bf8") {
             return (B64, [B32; 3]);
         }
-        if matches!(rest, "f32_fp8" | "f32_bf8") {
+        if matches!(rest, "f32_fp8" | "f32_bf8" | "off_f32_i4") {
             return (F32, [B32; 3]);
         }
         if rest == "pkrtz_f16_f32" || rest.starts_with("pk_") {
@@ -411,6 +411,9 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_cvt_f16_i16" => r(f16::from_f32(a32 as i16 as f32).to_bits() as u32),
         "v_cvt_u16_f16" => r(ha as u16 as u32),
         "v_cvt_i16_f16" => r(ha as i16 as u16 as u32),
+        // The 4-bit signed integer in bits 3:0, over 16 (the ISA's table:
+        // 0, 0.0625, …, 0.4375, -0.5, …, -0.0625).
+        "v_cvt_off_f32_i4" => r((sext(a & 0xf, 4) as f32 / 16.0).to_bits()),
         "v_cvt_f32_ubyte0" => r((a32 & 0xff) as f32 as u32)
             .map(|_| ((a32 & 0xff) as f32).to_bits() as u64)
             .map(|v| (v, false)),
@@ -1127,6 +1130,17 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             w.state = WaveState::Barrier;
             return Ok(());
         }
+        // A trap stops the wave (hardware enters the trap handler; the
+        // runtime then reports the queue error): a fault here.
+        "s_trap" => {
+            return Err(Stop::Fault(
+                None,
+                format!(
+                    "`{}`: the wave trapped (an assert or abort in the kernel)",
+                    ins.text
+                ),
+            ));
+        }
         "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
         | "s_waitcnt_lgkmcnt" | "s_dcache_wb" | "s_dcache_inv" | "s_icache_inv"
         | "s_buffer_wbinvl1" | "s_wakeup" | "s_set_gpr_idx_off" | "s_sethalt" | "s_ttracedata"
@@ -1719,6 +1733,34 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (name, enc) = base_name(&ins.mnemonic);
     match name {
         "v_nop" => return Ok(()),
+        // gfx950: odd rows (16 lanes) of vdst swap with even rows of src0
+        // (`permlane16`), or rows 2–3 of vdst with rows 0–1 of src0
+        // (`permlane32`); both registers are written (LLVM AMDGPUUsage,
+        // llvm.amdgcn.permlane{16,32}.swap).
+        "v_permlane16_swap_b32" | "v_permlane32_swap_b32" => {
+            if w.exec() != u64::MAX {
+                return unsup("a partial exec (fetch-inactive and bound_ctrl are not modelled)");
+            }
+            let (Ok((f0, i0)), Ok((f1, i1))) = (reg_of(&ins.ops[0]), reg_of(&ins.ops[1])) else {
+                return unsup("operands");
+            };
+            let mut a = *w.vreg(f0, i0)?;
+            let mut b = *w.vreg(f1, i1)?;
+            for lane in 0..LANES {
+                let row = lane / 16;
+                let partner = if name == "v_permlane16_swap_b32" {
+                    (row % 2 == 1).then(|| lane - 16)
+                } else {
+                    (row >= 2).then(|| lane - 32)
+                };
+                if let Some(p) = partner {
+                    std::mem::swap(&mut a[lane], &mut b[p]);
+                }
+            }
+            *w.vreg_mut(f0, i0)? = a;
+            *w.vreg_mut(f1, i1)? = b;
+            return Ok(());
+        }
         "v_swap_b32" => {
             let exec = w.exec();
             let (

@@ -489,3 +489,53 @@ fn buffer_bf16_and_scalar_atomics_match_the_reference() {
         }
     }
 }
+
+/// gfx950's `v_permlane16_swap_b32`/`v_permlane32_swap_b32` (LLVM's
+/// definition: odd rows of the first operand swap with even rows of the
+/// second; rows 2–3 of the first with rows 0–1 of the second) and
+/// `v_cvt_off_f32_i4` (the ISA's table: a signed nibble over 16).
+#[test]
+fn permlane_swaps_and_cvt_off_match_their_definitions() {
+    let dir = tempfile_dir();
+    let l = load(&build("atomics2", "gfx950", &dir), "permlane_swaps");
+    let (bufs, _) = launch(&l, [1, 1, 1], [64, 1, 1], vec![A::Buf(vec![0xff; 4 * 256])]).unwrap();
+    let out = to_u32(&bufs[0]);
+    let (x, y) = (|l: usize| l as u32, |l: usize| 100 + l as u32);
+    for l in 0..64 {
+        let row = l / 16;
+        // permlane16: x's odd rows get y's even rows and vice versa.
+        let p0 = if row % 2 == 1 { y(l - 16) } else { x(l) };
+        let p1 = if row % 2 == 0 { x(l + 16) } else { y(l) };
+        let q0 = if row >= 2 { y(l - 32) } else { x(l) };
+        let q1 = if row < 2 { x(l + 32) } else { y(l) };
+        assert_eq!(
+            [out[l], out[64 + l], out[128 + l], out[192 + l]],
+            [p0, p1, q0, q1],
+            "lane {l}"
+        );
+    }
+    for t in TARGETS {
+        let l = load(&build("atomics2", t, &dir), "cvt_off");
+        let input: Vec<u32> = (0..64).map(|i| 0xabcd_e0u32 << 8 | i).collect();
+        let (bufs, _) = launch(
+            &l,
+            [1, 1, 1],
+            [64, 1, 1],
+            vec![A::Buf(u32s(&input)), A::Buf(vec![0xff; 256])],
+        )
+        .unwrap();
+        let got = to_f32(&bufs[1]);
+        let table = [
+            0.0, 0.0625, 0.125, 0.1875, 0.25, 0.3125, 0.375, 0.4375, -0.5, -0.4375, -0.375,
+            -0.3125, -0.25, -0.1875, -0.125, -0.0625f32,
+        ];
+        for i in 0..64 {
+            assert_eq!(
+                got[i],
+                table[i % 16],
+                "{t}: v_cvt_off_f32_i4 of {:#x}",
+                input[i]
+            );
+        }
+    }
+}

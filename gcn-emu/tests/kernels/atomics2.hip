@@ -52,3 +52,25 @@ extern "C" __global__ void scalar_atomics(unsigned *p, unsigned *out) {
   asm volatile("s_atomic_umax %0, %1, 0x8\n\ts_waitcnt lgkmcnt(0)" :: "s"(m), "s"(p) : "memory");
   out[0] = v;
 }
+
+#if defined(__gfx950__)
+// gfx950 permlane swaps: out[l] = (the permlane16 swap's two results,
+// then permlane32's) of x = l and y = 100 + l.
+extern "C" __global__ void permlane_swaps(unsigned *out) {
+  unsigned l = __builtin_amdgcn_workitem_id_x();
+  auto p = __builtin_amdgcn_permlane16_swap(l, 100 + l, false, false);
+  auto q = __builtin_amdgcn_permlane32_swap(l, 100 + l, false, false);
+  out[l] = p[0];
+  out[64 + l] = p[1];
+  out[128 + l] = q[0];
+  out[192 + l] = q[1];
+}
+#endif
+
+// v_cvt_off_f32_i4 on each nibble value: out[i] for i = 0..15.
+extern "C" __global__ void cvt_off(const unsigned *in, float *out) {
+  unsigned l = __builtin_amdgcn_workitem_id_x();
+  float f;
+  asm volatile("v_cvt_off_f32_i4 %0, %1" : "=v"(f) : "v"(in[l]));
+  out[l] = f;
+}
