@@ -516,7 +516,7 @@ fn permlane_swaps_and_cvt_off_match_their_definitions() {
     }
     for t in TARGETS {
         let l = load(&build("atomics2", t, &dir), "cvt_off");
-        let input: Vec<u32> = (0..64).map(|i| 0xabcd_e0u32 << 8 | i).collect();
+        let input: Vec<u32> = (0..64).map(|i| 0xabcd_e000_u32 | i).collect();
         let (bufs, _) = launch(
             &l,
             [1, 1, 1],
