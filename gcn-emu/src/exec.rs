@@ -46,6 +46,9 @@ pub struct Wave {
     pub last_branch: Option<(u64, u64)>,
     /// The sanitizer's record of this wave's memory operations in flight.
     pub san: Option<Box<crate::sanitize::WaveSan>>,
+    /// VGPR indexing is on (`s_set_gpr_idx_on` … `s_set_gpr_idx_off`): the
+    /// index is `M0[7:0]`, the operands it applies to `M0[15:12]`.
+    pub gpr_idx: bool,
 }
 
 /// What an instruction needs besides the wave.
@@ -809,6 +812,7 @@ impl Wave {
             executed: 0,
             last_branch: None,
             san: None,
+            gpr_idx: false,
         }
     }
 
@@ -1067,6 +1071,47 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         return salu(wave, ins, ctx);
     }
+    if wave.gpr_idx && m.starts_with("v_") {
+        let indexed = gpr_indexed(wave, ins)?;
+        return step_v(wave, &indexed, ctx);
+    }
+    step_v(wave, ins, ctx)
+}
+
+/// `ins` with VGPR indexing applied (GFX9 `s_set_gpr_idx_on`): `M0[7:0]`
+/// added to the VGPR number of the operands `M0[15:12]` enables (bit 0
+/// SRC0, 1 SRC1, 2 SRC2, 3 DST). Implemented for the instructions it is
+/// used with in the corpora — `v_writelane_b32` (DST), `v_readlane_b32`
+/// (SRC0), `v_mov_b32` (SRC0, DST); any other is refused.
+fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
+    let m0 = w.s[M0 as usize];
+    let (idx, mode) = (m0 & 0xff, (m0 >> 12) & 0xf);
+    // Operand slot of each mode bit: (bit, operand index).
+    let slots: &[(u32, usize)] = match base_name(&ins.mnemonic).0 {
+        "v_writelane_b32" => &[(8, 0)],
+        "v_readlane_b32" => &[(1, 1)],
+        "v_mov_b32" => &[(8, 0), (1, 1)],
+        _ => return unsup("VGPR indexing (s_set_gpr_idx_on) of this instruction"),
+    };
+    let mut out = ins.clone();
+    for &(bit, i) in slots {
+        if mode & bit == 0 {
+            continue;
+        }
+        if let Some(Operand::Reg {
+            file: RegFile::V,
+            index,
+            ..
+        }) = out.ops.get_mut(i).map(|o| &mut o.op)
+        {
+            *index += idx as u16;
+        }
+    }
+    Ok(out)
+}
+
+fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
     if m.starts_with("v_cmp") {
         return vcmp(wave, ins, ctx);
     }
@@ -1130,6 +1175,31 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             w.state = WaveState::Barrier;
             return Ok(());
         }
+        // VGPR indexing (GFX9): the index in M0[7:0], the operand mask in
+        // M0[15:12] (the SOPC form's immediate, in the second source byte).
+        "s_set_gpr_idx_on" => {
+            let s0 = w.sread(op(0)?, ctx)?;
+            let mask = (ins.words[0] >> 8) & 0xf;
+            let m0 = &mut w.s[M0 as usize];
+            *m0 = (*m0 & !0xf0ff) | (s0 & 0xff) | mask << 12;
+            w.gpr_idx = true;
+            return Ok(());
+        }
+        "s_set_gpr_idx_off" => {
+            w.gpr_idx = false;
+            return Ok(());
+        }
+        "s_set_gpr_idx_idx" => {
+            let s0 = w.sread(op(0)?, ctx)?;
+            let m0 = &mut w.s[M0 as usize];
+            *m0 = (*m0 & !0xff) | (s0 & 0xff);
+            return Ok(());
+        }
+        "s_set_gpr_idx_mode" => {
+            let m0 = &mut w.s[M0 as usize];
+            *m0 = (*m0 & !0xf000) | (ins.words[0] & 0xf) << 12;
+            return Ok(());
+        }
         // A trap stops the wave (hardware enters the trap handler; the
         // runtime then reports the queue error): a fault here.
         "s_trap" => {
@@ -1143,8 +1213,8 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
         | "s_waitcnt_lgkmcnt" | "s_dcache_wb" | "s_dcache_inv" | "s_icache_inv"
-        | "s_buffer_wbinvl1" | "s_wakeup" | "s_set_gpr_idx_off" | "s_sethalt" | "s_ttracedata"
-        | "s_trap_nop" | "s_code_end" => return Ok(()),
+        | "s_buffer_wbinvl1" | "s_wakeup" | "s_sethalt" | "s_ttracedata" | "s_trap_nop"
+        | "s_code_end" => return Ok(()),
         "s_branch" => return jump(w, ins, ctx, branch_target(ins)),
         "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
         | "s_cbranch_execz" | "s_cbranch_execnz" => {
