@@ -49,6 +49,8 @@ pub struct Wave {
     /// VGPR indexing is on (`s_set_gpr_idx_on` … `s_set_gpr_idx_off`): the
     /// index is `M0[7:0]`, the operands it applies to `M0[15:12]`.
     pub gpr_idx: bool,
+    /// VSKIP mode (`s_setvskip`): vector instructions are not issued.
+    pub vskip: bool,
 }
 
 /// What an instruction needs besides the wave.
@@ -813,6 +815,7 @@ impl Wave {
             last_branch: None,
             san: None,
             gpr_idx: false,
+            vskip: false,
         }
     }
 
@@ -1071,6 +1074,16 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         return salu(wave, ins, ctx);
     }
+    // VSKIP: no VOP*, MUBUF/MTBUF, MIMG, DS, FLAT or export is issued.
+    if wave.vskip
+        && [
+            "v_", "buffer_", "tbuffer_", "image_", "ds_", "flat_", "global_", "scratch_", "exp",
+        ]
+        .iter()
+        .any(|p| m.starts_with(p))
+    {
+        return Ok(());
+    }
     if wave.gpr_idx && m.starts_with("v_") {
         let indexed = gpr_indexed(wave, ins)?;
         return step_v(wave, &indexed, ctx);
@@ -1183,6 +1196,12 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let m0 = &mut w.s[M0 as usize];
             *m0 = (*m0 & !0xf0ff) | (s0 & 0xff) | mask << 12;
             w.gpr_idx = true;
+            return Ok(());
+        }
+        // VSKIP = S0[S1[4:0]] (GCN3/Vega ISA, S_SETVSKIP).
+        "s_setvskip" => {
+            let (s0, s1) = (w.sread(op(0)?, ctx)?, w.sread(op(1)?, ctx)?);
+            w.vskip = s0 >> (s1 & 31) & 1 != 0;
             return Ok(());
         }
         "s_set_gpr_idx_off" => {

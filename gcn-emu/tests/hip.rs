@@ -490,12 +490,13 @@ fn buffer_bf16_and_scalar_atomics_match_the_reference() {
     }
 }
 
+/// `s_setvskip` (the GCN ISA: VSKIP = S0[S1], vector instructions not issued),
 /// gfx950's `v_permlane16_swap_b32`/`v_permlane32_swap_b32` (LLVM's
 /// definition: odd rows of the first operand swap with even rows of the
 /// second; rows 2–3 of the first with rows 0–1 of the second) and
 /// `v_cvt_off_f32_i4` (the ISA's table: a signed nibble over 16).
 #[test]
-fn permlane_swaps_and_cvt_off_match_their_definitions() {
+fn vskip_permlane_swaps_and_cvt_off_match_their_definitions() {
     let dir = tempfile_dir();
     let l = load(&build("atomics2", "gfx950", &dir), "permlane_swaps");
     let (bufs, _) = launch(&l, [1, 1, 1], [64, 1, 1], vec![A::Buf(vec![0xff; 4 * 256])]).unwrap();
@@ -515,6 +516,15 @@ fn permlane_swaps_and_cvt_off_match_their_definitions() {
         );
     }
     for t in TARGETS {
+        // s_setvskip (VSKIP = S0[S1]): bit 2 of 4 set skips the v_mov, bit 1 does not.
+        let l = load(&build("atomics2", t, &dir), "vskip");
+        let (bufs, _) = launch(&l, [1, 1, 1], [64, 1, 1], vec![A::Buf(vec![0xff; 512])]).unwrap();
+        let out = to_u32(&bufs[0]);
+        assert_eq!(
+            (&out[..64], &out[64..]),
+            (&[7u32; 64][..], &[42u32; 64][..]),
+            "{t}: s_setvskip"
+        );
         let l = load(&build("atomics2", t, &dir), "cvt_off");
         let input: Vec<u32> = (0..64).map(|i| 0xabcd_e000_u32 | i).collect();
         let (bufs, _) = launch(

@@ -74,3 +74,15 @@ extern "C" __global__ void cvt_off(const unsigned *in, float *out) {
   asm volatile("v_cvt_off_f32_i4 %0, %1" : "=v"(f) : "v"(in[l]));
   out[l] = f;
 }
+
+// s_setvskip: out[l] = 7 (the v_mov skipped), out[64 + l] = 42 (issued).
+extern "C" __global__ void vskip(unsigned *out) {
+  unsigned l = __builtin_amdgcn_workitem_id_x();
+  unsigned a = 7, b = 7;
+  asm volatile("s_setvskip %1, 2\n\ts_nop 0\n\tv_mov_b32 %0, 42\n\ts_setvskip %2, 0\n\ts_nop 0"
+               : "+v"(a) : "s"(4u), "s"(0u));
+  asm volatile("s_setvskip %1, 1\n\ts_nop 0\n\tv_mov_b32 %0, 42\n\ts_setvskip %1, 1\n\ts_nop 0"
+               : "+v"(b) : "s"(4u));
+  out[l] = a;
+  out[64 + l] = b;
+}
