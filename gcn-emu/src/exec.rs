@@ -3544,6 +3544,10 @@ impl Probe {
         self.wave.set_exec(u64::MAX);
         self.wave.state = WaveState::Running;
         self.wave.pc = 0;
+        // Modes an earlier probe may have set (`s_set_gpr_idx_on`,
+        // `s_setvskip`) must not apply to the next instruction.
+        self.wave.gpr_idx = false;
+        self.wave.vskip = false;
         let Probe {
             wave,
             lds,
@@ -3589,6 +3593,13 @@ mod probe_tests {
         )));
         assert!(!p.implements(&line(
             "\ts_memtime s[2:3] // 000000001600: C0900080 00000000"
+        )));
+        // A mode set by one probe does not leak into the next.
+        assert!(p.implements(&line(
+            "\ts_set_gpr_idx_on s32, gpr_idx(DST) // 000000001600: BF110820"
+        )));
+        assert!(p.implements(&line(
+            "\tv_mul_f32_e32 v12, s20, v12 // 000000001600: 0A181814"
         )));
     }
 
