@@ -181,7 +181,7 @@ fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
         if matches!(rest, "pk_f32_fp8" | "pk_f32_bf8") {
             return (B64, [B32; 3]);
         }
-        if matches!(rest, "f32_fp8" | "f32_bf8" | "off_f32_i4") {
+        if matches!(rest, "f32_fp8" | "f32_bf8" | "off_f32_i4" | "f32_bf16") {
             return (F32, [B32; 3]);
         }
         if rest == "pkrtz_f16_f32" || rest.starts_with("pk_") {
@@ -419,6 +419,8 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         // The 4-bit signed integer in bits 3:0, over 16 (the ISA's table:
         // 0, 0.0625, …, 0.4375, -0.5, …, -0.0625).
         "v_cvt_off_f32_i4" => r((sext(a & 0xf, 4) as f32 / 16.0).to_bits()),
+        // gfx950: bf16 is the high half of an f32 (exact; NaN canonical).
+        "v_cvt_f32_bf16" => Some((bf32(f32::from_bits((a32 & 0xffff) << 16)), false)),
         "v_cvt_f32_ubyte0" => r((a32 & 0xff) as f32 as u32)
             .map(|_| ((a32 & 0xff) as f32).to_bits() as u64)
             .map(|v| (v, false)),

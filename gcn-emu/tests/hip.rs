@@ -491,6 +491,7 @@ fn buffer_bf16_and_scalar_atomics_match_the_reference() {
 }
 
 /// `s_setvskip` (the GCN ISA: VSKIP = S0[S1], vector instructions not issued),
+/// gfx950's `v_cvt_f32_bf16` (against the `half` crate, every bf16),
 /// gfx950's `v_permlane16_swap_b32`/`v_permlane32_swap_b32` (LLVM's
 /// definition: odd rows of the first operand swap with even rows of the
 /// second; rows 2–3 of the first with rows 0–1 of the second) and
@@ -513,6 +514,26 @@ fn vskip_permlane_swaps_and_cvt_off_match_their_definitions() {
             [out[l], out[64 + l], out[128 + l], out[192 + l]],
             [p0, p1, q0, q1],
             "lane {l}"
+        );
+    }
+    // gfx950's v_cvt_f32_bf16 on every bf16 (high halves set, to be ignored):
+    // the f32 with the same top 16 bits (NaNs: quiet NaN).
+    let l = load(&build("atomics2", "gfx950", &dir), "cvt_bf16");
+    let input: Vec<u32> = (0..65536u32).map(|b| 0xdead_0000 | b).collect();
+    let (bufs, _) = launch(
+        &l,
+        [256, 1, 1],
+        [256, 1, 1],
+        vec![A::Buf(u32s(&input)), A::Buf(vec![0xff; 4 * 65536])],
+    )
+    .unwrap();
+    let got = to_f32(&bufs[1]);
+    for b in 0..65536usize {
+        let want = half::bf16::from_bits(b as u16).to_f32();
+        assert!(
+            got[b].to_bits() == want.to_bits() || (want.is_nan() && got[b].is_nan()),
+            "v_cvt_f32_bf16 of {b:#06x}: {} vs {want}",
+            got[b]
         );
     }
     for t in TARGETS {

@@ -86,3 +86,13 @@ extern "C" __global__ void vskip(unsigned *out) {
   out[l] = a;
   out[64 + l] = b;
 }
+
+#if defined(__gfx950__)
+// v_cvt_f32_bf16 of the low half of in[i]: out[i].
+extern "C" __global__ void cvt_bf16(const unsigned *in, float *out) {
+  unsigned i = __builtin_amdgcn_workitem_id_x() + 256 * __builtin_amdgcn_workgroup_id_x();
+  float f;
+  asm volatile("v_cvt_f32_bf16 %0, %1" : "=v"(f) : "v"(in[i]));
+  out[i] = f;
+}
+#endif
