@@ -93,9 +93,9 @@ pub(crate) fn read_baseline(
         let tc = &tools.find(None)?;
         // The baseline is only read for its findings: its rebuild is not
         // checked (that is `lift`'s job, and would double the cost).
-        let lifted = crate::stage::lift::lift_file(path, Some(target), tc)
-            .or_else(|_| crate::stage::lift::lift_file(path, None, tc))?;
-        return Ok(Document::from_source(&lifted.lifted.asm, path));
+        let lifted = crate::stage::lift::lift_file(path, Some(target), tc, None)
+            .or_else(|_| crate::stage::lift::lift_file(path, None, tc, None))?;
+        return Ok(Document::from_source(&lifted.asm, path));
     }
     read_asm(path)
 }

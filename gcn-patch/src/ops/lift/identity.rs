@@ -24,7 +24,6 @@
 //! metadata value or encoding).
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use crate::base::diag::{Diagnostic, Diagnostics};
 use crate::base::document::Document;
@@ -33,21 +32,7 @@ use crate::stage::retarget::RetargetOptions;
 use crate::stage::toolchain::Toolchain;
 
 use crate::pipeline;
-use crate::stage::lift::{disasm, elf, metadata, Identity};
-
-/// What [`verify`] needs to know of the lift.
-pub(crate) struct Input<'a> {
-    /// The original code object, read.
-    pub co: &'a elf::CodeObject,
-    /// The lifted asm.
-    pub asm: &'a str,
-    /// Names the code object in messages.
-    pub origin: &'a Path,
-    /// The lifted instructions (to name the one at a differing byte).
-    pub insns: &'a [disasm::Insn],
-    /// Their text as written.
-    pub texts: &'a [String],
-}
+use crate::stage::lift::{elf, metadata, Identity, Input};
 
 /// Build `input.asm` as a build builds an unpatched source and compare the
 /// result with the original: [`Identity::Identical`], or an error saying

@@ -8,7 +8,7 @@ use gcn_embed::TargetId;
 
 use super::{parse_target, Tools};
 use crate::base::diag::{Diagnostic, Diagnostics};
-use crate::stage::lift::{Lifted, Unverified};
+use crate::stage::lift::{Input, Lifted};
 use crate::stage::toolchain::Toolchain;
 
 /// How to lift.
@@ -45,11 +45,9 @@ pub fn lift_file(
     target: Option<&TargetId>,
     opts: &LiftOptions,
 ) -> Result<Lifted, Diagnostics> {
-    verified(
-        crate::stage::lift::lift_file(path, target, opts.toolchain)?,
-        path,
-        opts,
-    )
+    let tc = opts.toolchain;
+    let check = |input: &Input| identity::verify(tc, input);
+    crate::stage::lift::lift_file(path, target, tc, opts.verify.then_some(&check))
 }
 
 /// Lift one code object (`bytes`, read from `origin`, which names it in
@@ -63,28 +61,9 @@ pub fn lift_code_object(
     origin: &Path,
     opts: &LiftOptions,
 ) -> Result<Lifted, Diagnostics> {
-    verified(
-        crate::stage::lift::lift(bytes, origin, opts.toolchain)?,
-        origin,
-        opts,
-    )
-}
-
-fn verified(u: Unverified, origin: &Path, opts: &LiftOptions) -> Result<Lifted, Diagnostics> {
-    let mut lifted = u.lifted;
-    if opts.verify {
-        lifted.identity = identity::verify(
-            opts.toolchain,
-            &identity::Input {
-                co: &u.co,
-                asm: &lifted.asm,
-                origin,
-                insns: &u.insns,
-                texts: &u.texts,
-            },
-        )?;
-    }
-    Ok(lifted)
+    let tc = opts.toolchain;
+    let check = |input: &Input| identity::verify(tc, input);
+    crate::stage::lift::lift(bytes, origin, tc, opts.verify.then_some(&check))
 }
 
 /// `gcn-patch lift FILE [-o OUT] [--target T] [--no-verify]`: the lifted

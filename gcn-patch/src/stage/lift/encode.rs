@@ -29,6 +29,38 @@ pub enum Refusal {
     Reencoded(Vec<Option<u8>>),
 }
 
+impl Refusal {
+    /// One line for a note.
+    pub fn describe(&self) -> String {
+        match self {
+            Refusal::Undecoded => "llvm-objdump cannot decode it".into(),
+            Refusal::Rejected(m) => format!("the assembler rejects it ({m})"),
+            Refusal::Reencoded(b) => {
+                let hex: Vec<String> = b
+                    .iter()
+                    .map(|b| b.map_or("??".into(), |b| format!("{b:02x}")))
+                    .collect();
+                format!("the assembler encodes it differently ({})", hex.join(" "))
+            }
+        }
+    }
+}
+
+/// The instructions llvm-objdump could not decode (empty text): those stay
+/// raw whatever the assembler says. Indexes count instructions only.
+pub fn undecoded(items: &[Item]) -> BTreeMap<usize, Refusal> {
+    items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Insn(t, _) => Some(*t),
+            Item::Label(_) => None,
+        })
+        .enumerate()
+        .filter(|(_, t)| t.is_empty())
+        .map(|(i, _)| (i, Refusal::Undecoded))
+        .collect()
+}
+
 /// Check `items`; returns the instructions (indices among the `Insn` items)
 /// that must be kept as raw encodings, with the reason.
 pub fn check(

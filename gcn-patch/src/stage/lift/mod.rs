@@ -11,9 +11,11 @@
 //! with its symbols, and the metadata as `.amdgpu_metadata` (checked to decode
 //! to the same MessagePack document).
 //!
-//! Checking that the asm rebuilds the original (built the way builds build an
-//! unpatched source, through the pipeline) is the lift operation's job:
-//! [`crate::ops::lift`].
+//! Then, when the caller passes a check ([`Verify`]; `ops::lift` passes the
+//! identity check, which builds the asm as builds build an unpatched source
+//! and compares it with the original byte for byte), the asm must pass it:
+//! `.text`, `.rodata`, the metadata note and `e_flags`. A difference is an
+//! error naming the bytes.
 
 // `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
 #![allow(clippy::result_large_err)]
@@ -29,10 +31,10 @@ use crate::stage::assemble::TRIPLE;
 use crate::stage::toolchain::Toolchain;
 
 pub mod container;
-pub(crate) mod descriptor;
-pub(crate) mod disasm;
+pub mod descriptor;
+pub mod disasm;
 pub mod elf;
-pub(crate) mod encode;
+pub mod encode;
 pub mod metadata;
 
 /// The comment that marks an instruction kept as its raw encoding:
@@ -100,6 +102,26 @@ impl std::fmt::Display for Identity {
     }
 }
 
+/// What a rebuild check needs to know of a lift.
+pub struct Input<'a> {
+    /// The original code object, read.
+    pub(crate) co: &'a elf::CodeObject,
+    /// The lifted asm.
+    pub(crate) asm: &'a str,
+    /// Names the code object in messages.
+    pub(crate) origin: &'a Path,
+    /// The lifted instructions (to name the one at a differing byte).
+    pub(crate) insns: &'a [disasm::Insn],
+    /// Their text as written.
+    pub(crate) texts: &'a [String],
+}
+
+/// A check that lifted asm rebuilds the original: [`Identity::Identical`],
+/// or an error saying which bytes differ. The one gcn-patch uses is
+/// `ops::lift`'s identity check (it builds through the pipeline, a layer
+/// above this stage, hence the callback).
+pub type Verify<'v> = &'v dyn Fn(&Input) -> Result<Identity, Diagnostics>;
+
 /// A lifted code object.
 #[derive(Debug, Clone)]
 pub struct Lifted {
@@ -132,7 +154,8 @@ pub fn lift_file(
     path: &Path,
     target: Option<&TargetId>,
     tc: &Toolchain,
-) -> Result<Unverified, Diagnostics> {
+    verify: Option<Verify>,
+) -> Result<Lifted, Diagnostics> {
     let bytes = std::fs::read(path).map_err(|e| {
         Diagnostic::error(format!("cannot read {}: {e}", path.display()))
             .with_help("check the path")
@@ -158,28 +181,22 @@ pub fn lift_file(
     } else {
         std::path::PathBuf::from(format!("{} ({})", path.display(), member.label))
     };
-    lift(&member.bytes, &origin, tc)
-}
-
-/// A lift whose rebuild is not checked yet ([`Lifted::identity`] is
-/// [`Identity::NotVerified`]), with what the check needs
-/// ([`crate::ops::lift`] runs it).
-#[derive(Debug)]
-pub struct Unverified {
-    /// The lifted code object.
-    pub lifted: Lifted,
-    /// The original code object, read.
-    pub(crate) co: elf::CodeObject,
-    /// The lifted instructions.
-    pub(crate) insns: Vec<disasm::Insn>,
-    /// Their text as written.
-    pub(crate) texts: Vec<String>,
+    lift(&member.bytes, &origin, tc, verify)
 }
 
 /// Lift one code object (`bytes`, read from `origin`, which names it in
-/// messages) to assembly with the tools of `tc`. Whether it rebuilds the
-/// original is not checked here: see [`crate::ops::lift::lift_code_object`].
-pub fn lift(bytes: &[u8], origin: &Path, tc: &Toolchain) -> Result<Unverified, Diagnostics> {
+/// messages) to assembly with the tools of `tc`, and with `verify` check
+/// that the assembly rebuilds it (`ops::lift` passes the identity check:
+/// `.text`, `.rodata`, every other carried section, the `.note` bytes and
+/// `e_flags` identical, else an error saying which bytes differ; bytes are
+/// never changed silently). Without `verify`, [`Lifted::identity`] is
+/// [`Identity::NotVerified`].
+pub fn lift(
+    bytes: &[u8],
+    origin: &Path,
+    tc: &Toolchain,
+    verify: Option<Verify>,
+) -> Result<Lifted, Diagnostics> {
     let co = elf::read(bytes, origin)?;
     let job = format!("lifting {}", origin.display());
     let _doing = crate::base::jobs::doing(
@@ -232,9 +249,8 @@ pub fn lift(bytes: &[u8], origin: &Path, tc: &Toolchain) -> Result<Unverified, D
         }
         items.push(encode::Item::Insn(&texts[i], &insn.bytes));
     }
-    let refused = encode::check(tc, &co.target, &items, &job)?;
 
-    // Descriptors.
+    // Descriptors and metadata, as llvm-objdump and llvm-readelf print them.
     let kernels = co.kernels();
     let mut wanted = BTreeMap::new();
     for k in &kernels {
@@ -243,18 +259,10 @@ pub fn lift(bytes: &[u8], origin: &Path, tc: &Toolchain) -> Result<Unverified, D
         }
     }
     let blocks = descriptor::objdump_blocks(tc, file.path(), &job)?;
-    let descriptors = descriptor::lift(
-        tc,
-        &co.target,
-        co.code_object_version,
-        &wanted,
-        &blocks,
-        descriptor::CodeUse {
-            vcc: texts.iter().any(|t| uses_vcc(t)),
-            sgprs: sgprs_used(&texts),
-        },
-        &job,
-    )?;
+    let code_use = descriptor::CodeUse {
+        vcc: texts.iter().any(|t| uses_vcc(t)),
+        sgprs: sgprs_used(&texts),
+    };
     let yaml = match &co.metadata {
         Some(_) => Some(metadata::yaml(tc, file.path(), &job)?.ok_or_else(|| {
             Diagnostic::error(format!(
@@ -264,58 +272,68 @@ pub fn lift(bytes: &[u8], origin: &Path, tc: &Toolchain) -> Result<Unverified, D
         })?),
         None => None,
     };
-
-    let mut notes = Vec::new();
-    let asm = emit(&Emit {
+    let parts = Parts {
         co: &co,
         origin,
         insns: &insns,
         texts: &texts,
         labels: &labels,
-        refused: &refused,
-        descriptors: &descriptors,
         wanted: &wanted,
         yaml: yaml.as_deref(),
-    });
-    let raw_descriptors: Vec<String> = descriptors
-        .iter()
-        .filter(|(_, d)| matches!(d, descriptor::Lifted::Raw(_)))
-        .map(|(k, _)| k.clone())
-        .collect();
-    if !refused.is_empty() {
-        let mut why: BTreeMap<String, usize> = BTreeMap::new();
-        for r in refused.values() {
-            let key = match r {
-                encode::Refusal::Undecoded => "llvm-objdump cannot decode them".to_string(),
-                encode::Refusal::Rejected(m) => format!("the assembler rejects them ({m})"),
-                encode::Refusal::Reencoded(_) => {
-                    "the assembler encodes them differently".to_string()
-                }
-            };
-            *why.entry(key).or_default() += 1;
+    };
+    let check = |asm: &str, verify: Verify| {
+        verify(&Input {
+            co: &co,
+            asm,
+            origin,
+            insns: &insns,
+            texts: &texts,
+        })
+    };
+
+    // The descriptors: the first of llvm-objdump's block's variants that
+    // llvm-mc assembles to the original bytes (small inputs, cheap runs).
+    let descriptors = descriptor::lift(
+        tc,
+        &co.target,
+        co.code_object_version,
+        &wanted,
+        &blocks,
+        code_use,
+        &job,
+    )?;
+
+    // First the likely answer: every decoded instruction as text. When it
+    // rebuilds identical, that is the proof, and the per-instruction
+    // re-encoding run (llvm-mc printing every encoding: the costliest tool
+    // run of a lift after the disassembly) is not needed.
+    if let Some(verify) = verify {
+        let refused = encode::undecoded(&items);
+        let (asm, notes, raw_descriptors) = parts.finish(&refused, &descriptors);
+        if let Ok(identity) = check(&asm, verify) {
+            return Ok(Lifted {
+                asm,
+                target: co.target,
+                code_object_version: co.code_object_version,
+                kernels,
+                instructions: insns.len(),
+                raw_instructions: refused.len(),
+                raw_descriptors,
+                notes,
+                identity,
+            });
         }
-        let parts: Vec<String> = why.iter().map(|(k, n)| format!("{n}: {k}")).collect();
-        notes.push(format!(
-            "{} of {} instructions are kept as raw encodings (`.long … ; raw: …`): {}",
-            refused.len(),
-            insns.len(),
-            parts.join("; ")
-        ));
     }
-    for k in &raw_descriptors {
-        if let Some(descriptor::Lifted::Raw(why)) = descriptors.get(k) {
-            notes.push(format!(
-                "the descriptor of `{k}` is kept as raw bytes: {why}"
-            ));
-        }
-    }
-    if co.dynamic_relocations > 0 {
-        notes.push(format!(
-            "{} dynamic relocations: the data they patch is kept as bytes",
-            co.dynamic_relocations
-        ));
-    }
-    let lifted = Lifted {
+
+    // Otherwise find the instructions that must stay raw: those llvm-mc
+    // rejects or encodes differently.
+    let refused = encode::check(tc, &co.target, &items, &job)?;
+    let (asm, notes, raw_descriptors) = parts.finish(&refused, &descriptors);
+    let identity = match verify {
+        Some(verify) => check(&asm, verify)?,
+        None => Identity::NotVerified,
+    };
+    Ok(Lifted {
         asm,
         target: co.target,
         code_object_version: co.code_object_version,
@@ -324,14 +342,82 @@ pub fn lift(bytes: &[u8], origin: &Path, tc: &Toolchain) -> Result<Unverified, D
         raw_instructions: refused.len(),
         raw_descriptors,
         notes,
-        identity: Identity::NotVerified,
-    };
-    Ok(Unverified {
-        lifted,
-        co,
-        insns,
-        texts,
+        identity,
     })
+}
+
+/// What a lift emits from, apart from the two decisions [`Parts::finish`]
+/// takes: which instructions stay raw, and how each descriptor is written.
+struct Parts<'a> {
+    co: &'a elf::CodeObject,
+    origin: &'a Path,
+    insns: &'a [disasm::Insn],
+    texts: &'a [String],
+    labels: &'a BTreeMap<u64, Vec<String>>,
+    wanted: &'a BTreeMap<String, [u8; 64]>,
+    yaml: Option<&'a str>,
+}
+
+impl Parts<'_> {
+    /// The asm, the notes for the user, and the kernels whose descriptor
+    /// stays raw bytes.
+    fn finish(
+        &self,
+        refused: &BTreeMap<usize, encode::Refusal>,
+        descriptors: &BTreeMap<String, descriptor::Lifted>,
+    ) -> (String, Vec<String>, Vec<String>) {
+        let asm = emit(&Emit {
+            co: self.co,
+            origin: self.origin,
+            insns: self.insns,
+            texts: self.texts,
+            labels: self.labels,
+            refused,
+            descriptors,
+            wanted: self.wanted,
+            yaml: self.yaml,
+        });
+        let raw_descriptors: Vec<String> = descriptors
+            .iter()
+            .filter(|(_, d)| matches!(d, descriptor::Lifted::Raw(_)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut notes = Vec::new();
+        if !refused.is_empty() {
+            let mut why: BTreeMap<String, usize> = BTreeMap::new();
+            for r in refused.values() {
+                let key = match r {
+                    encode::Refusal::Undecoded => "llvm-objdump cannot decode them".to_string(),
+                    encode::Refusal::Rejected(m) => format!("the assembler rejects them ({m})"),
+                    encode::Refusal::Reencoded(_) => {
+                        "the assembler encodes them differently".to_string()
+                    }
+                };
+                *why.entry(key).or_default() += 1;
+            }
+            let parts: Vec<String> = why.iter().map(|(k, n)| format!("{n}: {k}")).collect();
+            notes.push(format!(
+                "{} of {} instructions are kept as raw encodings (`.long … ; raw: …`): {}",
+                refused.len(),
+                self.insns.len(),
+                parts.join("; ")
+            ));
+        }
+        for k in &raw_descriptors {
+            if let Some(descriptor::Lifted::Raw(why)) = descriptors.get(k) {
+                notes.push(format!(
+                    "the descriptor of `{k}` is kept as raw bytes: {why}"
+                ));
+            }
+        }
+        if self.co.dynamic_relocations > 0 {
+            notes.push(format!(
+                "{} dynamic relocations: the data they patch is kept as bytes",
+                self.co.dynamic_relocations
+            ));
+        }
+        (asm, notes, raw_descriptors)
+    }
 }
 
 /// Whether an instruction names `vcc` (`vcc`, `vcc_lo`, `vcc_hi`).
