@@ -13,6 +13,7 @@
 //! | execute | [`exec`] | one wave's state and the semantics of each instruction |
 //! | memory | [`memory`] | named allocations in one address space; LDS |
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
+//! | launch | [`launch`] | launch descriptions (TOML), seeded random inputs, comparing two runs |
 //! | sanitize | [`sanitize`] | premature reads, LDS races, uninitialized LDS, out-of-bounds |
 //!
 //! The decoder knows nothing of the semantics: it turns LLVM's text into
@@ -42,6 +43,7 @@
 pub mod decode;
 pub mod dispatch;
 pub mod exec;
+pub mod launch;
 pub mod load;
 pub mod memory;
 pub mod npy;
