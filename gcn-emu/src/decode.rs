@@ -167,13 +167,15 @@ impl Program {
                 body = t == label;
                 continue;
             }
+            // The function ends at its `.Lfunc_end` label or `.size`; a
+            // kernel may have several `s_endpgm` before it.
+            if t.starts_with(".Lfunc_end") || t.starts_with(".size") {
+                break;
+            }
             if t.is_empty() || t.starts_with('.') || t.ends_with(':') || t.starts_with("//") {
                 continue;
             }
             src.push((i + 1, t.to_string()));
-            if t == "s_endpgm" {
-                break;
-            }
         }
         let mut n = 0;
         for (ins, (no, t)) in self.instructions.iter().zip(&src) {

@@ -1,8 +1,12 @@
 //! Dispatch: the grid of workgroups, each a set of waves.
 //!
 //! Each workgroup gets its own LDS and runs its waves round-robin: a wave
-//! runs until it ends or reaches `s_barrier`; when every wave that has not
-//! ended waits at the barrier, they all go on. Workgroups run in parallel on
+//! runs until it ends or reaches `s_barrier` (or, with a nonzero
+//! [`Launch::seed`], for a random slice, in a shuffled order); when every
+//! wave that has not ended waits at a barrier, they all go on. Waves that
+//! meet at different `s_barrier` instructions, or that end while others
+//! wait, are a sanitizer finding (barrier divergence); the run goes on as
+//! hardware would (an ended wave no longer counts at the barrier). Workgroups run in parallel on
 //! `threads` threads. Results are deterministic when workgroups do not race
 //! on the same memory (integer atomics commute, so they are deterministic
 //! too; the order of floating-point atomics from different workgroups is
@@ -14,6 +18,7 @@ use std::sync::Mutex;
 
 use crate::decode::Program;
 use crate::exec::{run_until_blocked, stop_error, Ctx, Stop, Wave, WaveState, LANES};
+use crate::launch::SplitMix64;
 use crate::load::{CodeObject, Kernel};
 use crate::memory::{Lds, Memory};
 use crate::sanitize::{Finding, Kind, LdsShadow, WaveSan};
@@ -42,6 +47,13 @@ pub struct Launch {
     /// Run the sanitizer ([`crate::sanitize`]): its findings land in
     /// [`Stats::findings`].
     pub sanitize: bool,
+    /// The schedule of each workgroup's waves. 0: in turn, each until it
+    /// ends or reaches `s_barrier`. Any other value: each round in an order
+    /// shuffled by SplitMix64 from the seed and the workgroup's index, each
+    /// wave for a slice of 1 to 64 instructions at a time, so that waves
+    /// interleave between barriers as they may on hardware. The same seed
+    /// gives the same schedule, results and report.
+    pub seed: u64,
 }
 
 impl Launch {
@@ -53,6 +65,7 @@ impl Launch {
             max_instructions: DEFAULT_MAX_INSTRUCTIONS,
             threads: 0,
             sanitize: false,
+            seed: 0,
         }
     }
 }
@@ -449,11 +462,33 @@ impl Setup<'_> {
             extra
         };
         let budget = self.launch.max_instructions;
+        let n_waves = waves.len();
+        let mut rng = (self.launch.seed != 0).then(|| {
+            let linear = (wg[2] as u64 * self.launch.grid[1] as u64 + wg[1] as u64)
+                * self.launch.grid[0] as u64
+                + wg[0] as u64;
+            SplitMix64(self.launch.seed ^ linear.wrapping_mul(0xd1b5_4a32_d192_ed03))
+        });
+        let mut order: Vec<usize> = (0..n_waves).collect();
+        let mut divergence: Vec<Finding> = Vec::new();
+        let mut ended_reported = vec![false; n_waves];
         loop {
-            for (wi, wave) in waves.iter_mut().enumerate() {
+            if let Some(r) = rng.as_mut() {
+                // Fisher–Yates.
+                for i in (1..n_waves).rev() {
+                    let j = (r.next_u64() % (i as u64 + 1)) as usize;
+                    order.swap(i, j);
+                }
+            }
+            for &wi in &order {
+                let wave = &mut waves[wi];
                 if wave.state != WaveState::Running {
                     continue;
                 }
+                let limit = match rng.as_mut() {
+                    Some(r) => budget.min(wave.executed + 1 + r.next_u64() % 64),
+                    None => budget,
+                };
                 let mut ctx = Ctx {
                     program: self.program,
                     mem: self.mem,
@@ -461,7 +496,7 @@ impl Setup<'_> {
                     shared_base_hi: SHARED_BASE_HI,
                     private_base_hi: PRIVATE_BASE_HI,
                 };
-                if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, budget) {
+                if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, limit) {
                     let ins = &self.program.instructions[pc];
                     let line = self.program.lines.get(&ins.addr).cloned();
                     if let (true, Stop::Fault(Some(lane), what)) = (self.shared.is_some(), &stop) {
@@ -506,6 +541,15 @@ impl Setup<'_> {
             if waves.iter().all(|w| w.state == WaveState::Done) {
                 break;
             }
+            if waves.iter().any(|w| w.state == WaveState::Running) {
+                // A wave's slice ended before it blocked: another round.
+                continue;
+            }
+            if self.shared.is_some() {
+                if let Some(f) = self.divergence(wg, &waves, &mut ended_reported) {
+                    divergence.push(f);
+                }
+            }
             // Every wave still alive waits at the barrier: release them.
             for w in waves.iter_mut().filter(|w| w.state == WaveState::Barrier) {
                 w.state = WaveState::Running;
@@ -515,7 +559,81 @@ impl Setup<'_> {
             }
         }
         let n = waves.iter().map(|w| w.executed).sum();
-        Ok((n, collect(&mut waves, &lds, Vec::new())))
+        Ok((n, collect(&mut waves, &lds, divergence)))
+    }
+
+    /// Barrier divergence when every live wave waits at a barrier: waves at
+    /// different `s_barrier` instructions, or waves that ended while the
+    /// others wait. Each ended wave is reported once (`reported`).
+    fn divergence(&self, wg: [u32; 3], waves: &[Wave], reported: &mut [bool]) -> Option<Finding> {
+        let p = self.program;
+        let at = |w: &Wave| p.instructions.get(w.pc.wrapping_sub(1)).map(|i| i.addr);
+        let waiting: Vec<(usize, u64)> = waves
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.state == WaveState::Barrier)
+            .filter_map(|(i, w)| at(w).map(|a| (i, a)))
+            .collect();
+        let &(first, addr) = waiting.first()?;
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let same: Vec<usize> = waiting
+            .iter()
+            .filter(|w| w.1 == addr)
+            .map(|w| w.0)
+            .collect();
+        if let Some(&(other_wave, other)) = waiting.iter().find(|w| w.1 != addr) {
+            let there: Vec<usize> = waiting
+                .iter()
+                .filter(|w| w.1 == other)
+                .map(|w| w.0)
+                .collect();
+            return Some(Finding {
+                kind: Kind::BarrierDivergence,
+                workgroup: wg,
+                wave: first as u32,
+                addr,
+                other: Some(other),
+                message: format!(
+                    "wave(s) {} wait at {} while wave(s) {} wait at {}: the waves of a workgroup must reach the same s_barrier (a barrier in divergent control flow); hardware releases them together anyway, pairing different barriers (wave {other_wave} is the first at the other)",
+                    list(&same),
+                    crate::sanitize::describe(p, addr),
+                    list(&there),
+                    crate::sanitize::describe(p, other),
+                ),
+                occurrences: 1,
+            });
+        }
+        let ended: Vec<usize> = waves
+            .iter()
+            .enumerate()
+            .filter(|&(i, w)| w.state == WaveState::Done && !reported[i])
+            .map(|(i, _)| i)
+            .collect();
+        let &e = ended.first()?;
+        for &i in &ended {
+            reported[i] = true;
+        }
+        let end = at(&waves[e])?;
+        Some(Finding {
+            kind: Kind::BarrierDivergence,
+            workgroup: wg,
+            wave: e as u32,
+            addr,
+            other: Some(end),
+            message: format!(
+                "wave(s) {} ended at {} while wave(s) {} wait at {}: a wave that ends no longer counts at the barrier, so the others go on without it (an early return before a barrier)",
+                list(&ended),
+                crate::sanitize::describe(p, end),
+                list(&same),
+                crate::sanitize::describe(p, addr),
+            ),
+            occurrences: 1,
+        })
     }
 
     fn where_looping(&self, wave: &Wave) -> String {

@@ -45,6 +45,9 @@ pub enum Kind {
     UninitializedLds,
     /// A global or flat access outside every allocation.
     OutOfBounds,
+    /// The waves of a workgroup at different barriers, or one ended while
+    /// others wait at one.
+    BarrierDivergence,
 }
 
 impl fmt::Display for Kind {
@@ -54,6 +57,7 @@ impl fmt::Display for Kind {
             Kind::LdsRace => "LDS race",
             Kind::UninitializedLds => "uninitialized LDS read",
             Kind::OutOfBounds => "out-of-bounds access",
+            Kind::BarrierDivergence => "barrier divergence",
         })
     }
 }
