@@ -24,7 +24,7 @@
 //! job; the jobserver is opened once per process), and code objects are cached
 //! by content in `OUT_DIR` and, optionally, in a cache shared by every checkout
 //! (`GCN_BUILD_CACHE_DIR`), so editing one patch reassembles only that
-//! kernel's code objects. The engine is [`gcn_patch::build`], shared with the
+//! kernel's code objects. The engine is [`gcn_patch::pipeline::build`](mod@gcn_patch::pipeline::build), shared with the
 //! `gcn-patch build` command.
 //!
 //! ## Environment variables
@@ -50,7 +50,7 @@
 //!
 //! Every build writes `kernels.lock` next to the manifest (per kernel × target
 //! the sha256 of the patched asm and of the code object, and the toolchain),
-//! through [`gcn_patch::lock::record`], the same code as `gcn-patch build`.
+//! through [`gcn_patch::config::lock::record`], the same code as `gcn-patch build`.
 //! With [`Build::locked`] or `GCN_BUILD_LOCKED=1` the lock is not written and
 //! the build fails with a per-entry diff when it would not reproduce it.
 //!
@@ -75,13 +75,13 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use gcn_embed::TargetId;
-use gcn_patch::build::{build_all, BuildOptions};
-use gcn_patch::cache::{write_if_changed, ObjectCache, SharedCache};
-use gcn_patch::diag::{Diagnostic, Diagnostics};
-use gcn_patch::jobs::{Token, Tokens};
-use gcn_patch::manifest::Manifest;
+use gcn_patch::base::diag::{Diagnostic, Diagnostics};
+use gcn_patch::base::jobs::{Token, Tokens};
+use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
-use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+use gcn_patch::pipeline::build::{build_all, BuildOptions};
+use gcn_patch::pipeline::cache::{write_if_changed, ObjectCache, SharedCache};
+use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
 
 use embed::{EmbeddedKernel, EmbeddedObject};
 
@@ -329,13 +329,13 @@ impl Build {
         let build_dir = out_dir.join("gcn-build");
         config.probe_cache = Some(build_dir.join("toolchain.txt"));
         let toolchain = Toolchain::find(&config, &|name| env.get(name))?;
-        let max_jobs = gcn_patch::jobs::workers(
+        let max_jobs = gcn_patch::base::jobs::workers(
             self.jobs
                 .or_else(|| env.get("NUM_JOBS").and_then(|n| n.parse().ok())),
         );
         let dir_override = self.shared_cache.as_ref().map(|d| d.display().to_string());
         let shared = SharedCache::from_env(&|name| match (name, &dir_override) {
-            (gcn_patch::cache::ENV_CACHE_DIR, Some(d)) => Some(d.clone()),
+            (gcn_patch::pipeline::cache::ENV_CACHE_DIR, Some(d)) => Some(d.clone()),
             _ => env.get(name),
         })
         .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
@@ -358,7 +358,7 @@ impl Build {
             env.get("GCN_BUILD_LOCKED")
                 .is_some_and(|v| !v.is_empty() && v != "0")
         });
-        gcn_patch::lock::record(&manifest, &toolchain, &built, locked)?;
+        gcn_patch::config::lock::record(&manifest, &toolchain, &built, locked)?;
 
         let mut objects = Vec::new();
         let mut notes = Vec::new();
@@ -392,7 +392,7 @@ impl Build {
                 path,
                 sha256: b.sha256,
                 cached: b.cached.is_some(),
-                shared_hit: b.cached == Some(gcn_patch::cache::Hit::Shared),
+                shared_hit: b.cached == Some(gcn_patch::pipeline::cache::Hit::Shared),
             });
         }
         let manifest_name = manifest_path
@@ -564,7 +564,7 @@ mod tests {
         drop((b, c));
         // Under the jobserver, three jobs (implicit token + two) really overlap.
         let arrived = std::sync::atomic::AtomicUsize::new(0);
-        let met = gcn_patch::jobs::run(vec![0; 3], 8, &tokens, |_| {
+        let met = gcn_patch::base::jobs::run(vec![0; 3], 8, &tokens, |_| {
             arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
             while std::time::Instant::now() < end {

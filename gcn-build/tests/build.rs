@@ -11,7 +11,7 @@ mod support;
 use support::repo;
 
 fn sha256(path: &Path) -> String {
-    gcn_patch::manifest::sha256_hex(&fs::read(path).unwrap())
+    gcn_patch::config::manifest::sha256_hex(&fs::read(path).unwrap())
 }
 
 /// A project with two kernels, each from one gfx11-generic HIP dump, for gfx1100 and gfx11-generic.
@@ -311,8 +311,10 @@ fn the_build_writes_kernels_lock_and_locked_fails_with_a_diff_after_a_change() {
 /// real clang.
 #[test]
 fn a_rerun_starts_no_toolchain_probe() {
-    let tc = gcn_patch::toolchain::Toolchain::find(&Default::default(), &|k| std::env::var(k).ok())
-        .unwrap_or_else(|d| panic!("{d}"));
+    let tc = gcn_patch::stage::toolchain::Toolchain::find(&Default::default(), &|k| {
+        std::env::var(k).ok()
+    })
+    .unwrap_or_else(|d| panic!("{d}"));
     let dir = tempfile::tempdir().unwrap();
     let manifest = project(dir.path());
     let log = dir.path().join("clang-runs.log");
