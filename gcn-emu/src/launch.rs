@@ -731,6 +731,10 @@ pub struct LaunchSpec {
     /// A name to tell launches apart in reports (default: `launch N`).
     #[serde(default)]
     pub name: Option<String>,
+    /// The kernel symbol to launch, when the code object holds several
+    /// (HIP's `hipModuleGetFunction` name).
+    #[serde(default)]
+    pub kernel: Option<String>,
     /// Workgroups in X, Y, Z (HIP's grid).
     pub grid: Dims,
     /// Work-items per workgroup in X, Y, Z (HIP's block).
