@@ -442,8 +442,15 @@ impl Setup<'_> {
         let lds_size = self.kernel.descriptor.group_segment_fixed_size as usize;
         let mut lds = Lds::new(lds_size);
         if let Some(p) = &self.shared {
+            let d = &self.kernel.descriptor;
+            let sgprs = d.user_sgpr_count()
+                + d.workgroup_id().iter().filter(|&&on| on).count() as u32
+                + d.workgroup_info() as u32
+                + d.private_segment_wave_offset() as u32;
             for (i, w) in waves.iter_mut().enumerate() {
-                w.san = Some(Box::new(WaveSan::new(wg, i as u32)));
+                let mut san = WaveSan::new(wg, i as u32);
+                san.loaded(sgprs.min(102) as u16);
+                w.san = Some(Box::new(san));
             }
             lds.shadow = Some(Box::new(LdsShadow::new(lds_size, p.clone())));
         }

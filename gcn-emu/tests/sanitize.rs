@@ -481,3 +481,196 @@ fn the_schedule_seed_interleaves_waves_and_the_same_seed_gives_the_same_report()
     );
     assert!(results.len() > 1, "the seed changes the interleaving");
 }
+
+/// Registers of an operand text: `v5`, `s[0:1]`, `v[2:3]` (s0–s101 and VGPRs).
+fn regs_of(op: &str) -> Vec<(char, u32)> {
+    let op = op.trim().trim_start_matches('-');
+    let Some(file) = op.chars().next().filter(|c| *c == 's' || *c == 'v') else {
+        return vec![];
+    };
+    let rest = &op[1..];
+    let (a, b) = if let Some(r) = rest.strip_prefix('[') {
+        let Some((a, b)) = r.trim_end_matches(']').split_once(':') else {
+            return vec![];
+        };
+        (a.parse().ok(), b.parse().ok())
+    } else {
+        let n = rest.parse().ok();
+        (n, n)
+    };
+    match (a, b) {
+        (Some(a), Some(b)) if a <= b && !(file == 's' && b > 101) => {
+            (a..=b).map(|r| (file, r)).collect()
+        }
+        _ => vec![],
+    }
+}
+
+/// `(mnemonic, operands)` of an asm line, `None` for labels, directives and blanks.
+fn parse_line(l: &str) -> Option<(String, Vec<String>)> {
+    let t = l.split(';').next().unwrap().trim();
+    if t.is_empty() || t.starts_with('.') || t.ends_with(':') {
+        return None;
+    }
+    let (m, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
+    let ops = rest
+        .split(',')
+        .map(|s| s.split_whitespace().next().unwrap_or("").to_string())
+        .collect();
+    Some((m.to_string(), ops))
+}
+
+#[test]
+fn every_deleted_first_write_of_a_register_read_next_is_an_uninitialized_read() {
+    // Mutants: one ALU instruction deleted that is the first write of its
+    // destination in the kernel's text (writers: the first operand of any
+    // instruction, an over-approximation), where the next line naming the
+    // register reads it. That read then reads what nothing wrote. Registers
+    // the launch may set (s0–s15, v0) are left out.
+    let d = dir("uninit");
+    let (mut tried, mut caught) = (0, 0);
+    let mut missed = Vec::new();
+    let mut snapped = false;
+    for target in TARGETS {
+        for name in ["reduce", "saxpy"] {
+            let text = asm_of(name, target, &d);
+            let lines: Vec<&str> = text.lines().collect();
+            let start = lines
+                .iter()
+                .position(|l| l.split(';').next().unwrap().trim() == format!("{name}:"))
+                .unwrap();
+            let end = start
+                + lines[start..]
+                    .iter()
+                    .position(|l| l.starts_with(".Lfunc_end"))
+                    .unwrap();
+            let body: Vec<(usize, String, Vec<String>)> = (start..end)
+                .filter_map(|i| parse_line(lines[i]).map(|(m, o)| (i, m, o)))
+                .collect();
+            for (k, (i, m, ops)) in body.iter().enumerate() {
+                let alu = (m.starts_with("v_") || m.starts_with("s_"))
+                    && ![
+                        "s_cmp",
+                        "s_bitcmp",
+                        "s_cbranch",
+                        "s_branch",
+                        "s_waitcnt",
+                        "s_nop",
+                        "s_endpgm",
+                        "s_barrier",
+                        "s_load",
+                        "v_cmp",
+                        "v_readfirstlane",
+                        "v_readlane",
+                        "v_writelane",
+                        "s_and_saveexec",
+                        "s_or_saveexec",
+                        "s_andn2_saveexec",
+                    ]
+                    .iter()
+                    .any(|p| m.starts_with(p));
+                if !alu || ops.is_empty() {
+                    continue;
+                }
+                let dst = regs_of(&ops[0]);
+                if dst.is_empty()
+                    || dst
+                        .iter()
+                        .any(|&(f, r)| (f == 's' && r < 16) || (f == 'v' && r == 0))
+                {
+                    continue;
+                }
+                // The first write of the register in the kernel's text, and
+                // the next line naming it reads it.
+                let writes = |o: &[String]| {
+                    o.first()
+                        .is_some_and(|o0| regs_of(o0).iter().any(|r| dst.contains(r)))
+                };
+                let reads = |m2: &str, o: &[String]| {
+                    o.iter().enumerate().any(|(n, op)| {
+                        (n > 0
+                            || m2.contains("mac")
+                            || m2.starts_with("global_store")
+                            || m2.starts_with("ds_write")
+                            || m2.starts_with("s_cmp")
+                            || m2.starts_with("s_cbranch"))
+                            && regs_of(op).iter().any(|r| dst.contains(r))
+                    })
+                };
+                let earlier_writer = body[..k].iter().any(|(_, _, o)| writes(o));
+                let next = body[k + 1..]
+                    .iter()
+                    .find(|(_, m2, o)| writes(o) || reads(m2, o));
+                let read_next = next.is_some_and(|(_, m2, o)| reads(m2, o));
+                if earlier_writer || !read_next {
+                    continue;
+                }
+                tried += 1;
+                let mut m2 = lines.clone();
+                m2.remove(*i);
+                let file = format!("{name}-{target}-u{i}.s");
+                let (co, p) = assemble(&(m2.join("\n") + "\n"), name, target, &file, &d);
+                let kname = co.kernel(name).unwrap().clone();
+                let mem = Memory::new();
+                let xs = mem.alloc_bytes("x", &f32s(&vec![0.5; 512]));
+                let ys = mem.alloc_bytes("y", &f32s(&vec![0.25; 512]));
+                let args = if name == "reduce" {
+                    vec![
+                        ArgValue::Pointer(xs),
+                        ArgValue::Pointer(ys),
+                        ArgValue::Bytes(512u32.to_le_bytes().to_vec()),
+                    ]
+                } else {
+                    vec![
+                        ArgValue::Bytes(0.5f32.to_le_bytes().to_vec()),
+                        ArgValue::Pointer(xs),
+                        ArgValue::Pointer(ys),
+                        ArgValue::Bytes(512u32.to_le_bytes().to_vec()),
+                    ]
+                };
+                let mut launch = Launch::new([2, 1, 1], [256, 1, 1]);
+                launch.sanitize = true;
+                launch.max_instructions = 100_000;
+                let names: Vec<String> = dst.iter().map(|(f, r)| format!("{f}{r}")).collect();
+                let hit = match run(&co, &kname, &p, &mem, &args, &launch) {
+                    Ok(s) => {
+                        let f = s.findings.iter().find(|f| {
+                            f.kind == Kind::UninitializedRegister
+                                && names.iter().any(|n| {
+                                    f.message.contains(&format!(" {n}"))
+                                        || f.message.contains(&format!("{n},"))
+                                })
+                        });
+                        if let (Some(f), false, "gfx942", "saxpy") = (f, snapped, *target, name) {
+                            insta::assert_snapshot!(
+                                "uninitialized_register_saxpy_gfx942",
+                                f.to_string()
+                            );
+                            snapped = true;
+                        }
+                        f.is_some()
+                    }
+                    Err(e) => {
+                        missed.push(format!(
+                            "{target} {name}: `{}` deleted: error {e}",
+                            lines[*i].trim()
+                        ));
+                        false
+                    }
+                };
+                if hit {
+                    caught += 1;
+                } else {
+                    missed.push(format!(
+                        "{target} {name}: line {} `{}` deleted",
+                        i + 1,
+                        lines[*i].trim()
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("uninitialized-register mutants: tried {tried}, caught {caught}");
+    assert!(tried >= 12, "enough mutants: {tried}");
+    assert!(missed.is_empty(), "missed:\n{}", missed.join("\n"));
+}

@@ -373,8 +373,8 @@ pub(crate) enum Command {
         out: Option<PathBuf>,
         /// Run the sanitizer: premature reads of registers a load in flight
         /// still writes (s_waitcnt), LDS races between waves of a
-        /// workgroup, uninitialized LDS reads, out-of-bounds global
-        /// accesses, barrier divergence. Any finding: its report on stderr,
+        /// workgroup, uninitialized LDS and register reads, out-of-bounds
+        /// global accesses, barrier divergence. Any finding: its report on stderr,
         /// exit 1.
         #[arg(long)]
         sanitize: bool,
