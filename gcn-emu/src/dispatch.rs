@@ -110,12 +110,6 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
             kernel.name
         )));
     }
-    if kernel.descriptor.private_segment_fixed_size > 0 {
-        return Err(Error::launch(format!(
-            "kernel `{}` uses {} bytes of scratch per work-item; scratch (private memory) is not implemented yet",
-            kernel.name, kernel.descriptor.private_segment_fixed_size
-        )));
-    }
     if launch.grid.contains(&0) || launch.block.contains(&0) {
         return Err(Error::launch(format!(
             "grid {:?} and block {:?} must be at least 1 in every dimension",
@@ -365,7 +359,12 @@ impl Setup<'_> {
             *i += 2;
         };
         if d.private_segment_buffer() {
-            // No scratch: a V# of size 0.
+            // The private segment buffer: a V# that buffer instructions
+            // resolve to the lane's private memory (base 0, swizzled,
+            // ADD_TID_ENABLE; see `exec::PRIVATE_VSHARP_WORD1`).
+            wave.s[i + 1] = crate::exec::PRIVATE_VSHARP_WORD1;
+            wave.s[i + 2] = d.private_segment_fixed_size;
+            wave.s[i + 3] = crate::exec::PRIVATE_VSHARP_WORD3;
             i += 4;
         }
         if d.dispatch_ptr() {
@@ -431,6 +430,7 @@ impl Setup<'_> {
             wave.v[0][lane] = v;
         }
         wave.set_exec(exec);
+        wave.set_private(d.private_segment_fixed_size);
         wave.pc = self.start;
         wave
     }
