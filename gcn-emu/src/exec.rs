@@ -2267,6 +2267,16 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
                 let hi = bf16(f16b(old >> 16) + f16b(data >> 16));
                 lo | hi << 16
             }
+            "pk_add_bf16" => {
+                // Each half: the exact sum (f64 holds it) rounded once to
+                // bf16, to nearest even.
+                let add = |a: u64, b: u64| {
+                    let x = half::bf16::from_bits(a as u16).to_f64();
+                    let y = half::bf16::from_bits(b as u16).to_f64();
+                    half::bf16::from_f64(x + y).to_bits() as u64
+                };
+                add(old, data) | add(old >> 16, data >> 16) << 16
+            }
             _ => return None,
         } & mask,
     )
@@ -2539,8 +2549,8 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         (false, k)
     } else if let Some(k) = m.strip_prefix("buffer_store_") {
         (true, k)
-    } else if m.starts_with("buffer_atomic_") {
-        return unsup("buffer atomics");
+    } else if let Some(op) = m.strip_prefix("buffer_atomic_") {
+        return buffer_atomic(w, ins, ctx, op);
     } else if matches!(
         m,
         "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_inv" | "buffer_wbl2"
@@ -2671,6 +2681,86 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
         } else if !store {
             load_into(w, vdata, lane, &bytes, signed, d16)?;
+        }
+    }
+    Ok(())
+}
+
+/// MUBUF atomics (`buffer_atomic_*`, `_x2`): vdata holds the data (for
+/// `cmpswap` the source then the compare value) and, with `glc`/`sc0`,
+/// receives the old value. Out-of-range addresses do nothing and return 0,
+/// as a load would.
+fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str) -> R<()> {
+    let ops = &ins.ops;
+    if ins.has("idxen") {
+        return unsup("indexed buffer atomics");
+    }
+    let (kind, size) = match op.strip_suffix("_x2") {
+        Some(k) => (k, 8),
+        None => (op, if op.ends_with("f64") { 8 } else { 4 }),
+    };
+    if atomic_op(kind, size, 0, 0, 0).is_none() {
+        return unsup("");
+    }
+    let ret = ins.has("glc") || ins.has("sc0");
+    let offen = ins.has("offen");
+    let inst_off = match ins.modifier("offset") {
+        Some(o) => parse_int(o)? as u64,
+        None => 0,
+    };
+    let (vdata, vaddr, srsrc, soffset) = (&ops[0], &ops[1], &ops[2], &ops[3]);
+    let Operand::Reg { index, .. } = srsrc.op else {
+        return unsup("resource");
+    };
+    let v = &w.s[index as usize..index as usize + 4];
+    if v[1] >> 31 != 0 {
+        return unsup("swizzled buffers (V# swizzle enable)");
+    }
+    let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
+    let num_records = v[2] as u64;
+    let soff = w.sread(soffset, ctx)? as u64;
+    let ty = if size == 8 { Ty::B64 } else { Ty::B32 };
+    let cmpswap = kind == "cmpswap";
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let voff = if offen {
+            w.vread(vaddr, lane, Ty::B32, ctx)?
+        } else {
+            0
+        };
+        let offset = voff + inst_off;
+        let (d, c) = if cmpswap {
+            let (file, i) = reg_of(vdata)?;
+            let words = size / 4;
+            let (mut src, mut cmp) = (0u64, 0u64);
+            for k in 0..words {
+                src |= (w.vreg(file, i + k)?[lane] as u64) << (32 * k);
+                cmp |= (w.vreg(file, i + words + k)?[lane] as u64) << (32 * k);
+            }
+            (src, cmp)
+        } else {
+            (w.vread(vdata, lane, ty, ctx)?, 0)
+        };
+        let old = if offset + size as u64 <= num_records {
+            let a = base + soff + offset;
+            ctx.mem
+                .atomic(a, size, |old| {
+                    atomic_op(kind, size, old, d, c).unwrap_or(old)
+                })
+                .map_err(|e| {
+                    Stop::Fault(
+                        Some(lane as u32),
+                        format!("buffer atomic within num_records: {e}"),
+                    )
+                })?
+        } else {
+            0
+        };
+        if ret {
+            w.vwrite(vdata, lane, ty, old)?;
         }
     }
     Ok(())

@@ -529,3 +529,91 @@ fn a_disassembler_that_does_not_finish_is_killed_at_the_time_limit() {
     .unwrap();
     assert!(p.instructions.iter().any(|i| i.mnemonic == "s_endpgm"));
 }
+
+#[test]
+fn packed_bf16_and_buffer_atomics_add_exactly() {
+    // gcn-emu/tests/kernels/atomics2.hip on gfx942 and gfx950 (gfx90a has no
+    // global_atomic_pk_add_bf16). Small integers, so every sum is exact
+    // whatever order the atomics land in.
+    let dir = tempfile_dir();
+    for t in ["gfx942", "gfx950"] {
+        let obj = build("atomics2", t, &dir);
+        let l = load(&obj, "pk_add_bf16");
+        assert!(
+            l.program
+                .instructions
+                .iter()
+                .any(|i| i.mnemonic == "global_atomic_pk_add_bf16"),
+            "{t}"
+        );
+        let n = 512u32;
+        let bf = |v: f32| half::bf16::from_f32(v).to_bits();
+        let input: Vec<u16> = (0..2 * n).map(|i| bf((i * 7 % 4) as f32)).collect();
+        let init: Vec<u16> = (0..16).map(|i| bf(i as f32)).collect();
+        let bytes = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let (bufs, _) = launch(
+            &l,
+            [n / 256, 1, 1],
+            [256, 1, 1],
+            vec![
+                A::Buf(bytes(&init)),
+                A::Buf(bytes(&input)),
+                A::Val(n.to_le_bytes().to_vec()),
+            ],
+        )
+        .unwrap();
+        let got: Vec<f32> = bufs[0]
+            .chunks(2)
+            .map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
+            .collect();
+        for slot in 0..8 {
+            for half_ in 0..2 {
+                // At most 15 + 64·3 = 207: an integer bf16 holds exactly.
+                let mut want = (2 * slot + half_) as f32;
+                for ti in (slot..n as usize).step_by(8) {
+                    want += half::bf16::from_bits(input[2 * ti + half_]).to_f32();
+                }
+                assert_eq!(got[2 * slot + half_], want, "{t}: acc[{slot}].{half_}");
+            }
+        }
+
+        let l = load(&obj, "buffer_atomics");
+        assert!(
+            l.program
+                .instructions
+                .iter()
+                .any(|i| i.mnemonic == "buffer_atomic_add_f32"),
+            "{t}"
+        );
+        let n = 1000u32;
+        let vals: Vec<f32> = (0..n).map(|i| (i % 5) as f32).collect();
+        let (bufs, _) = launch(
+            &l,
+            [n.div_ceil(256), 1, 1],
+            [256, 1, 1],
+            vec![
+                A::Buf(f32s(&[0.25; 20])),
+                A::Buf(u32s(&[100; 20])),
+                A::Buf(f32s(&vals)),
+                A::Val(n.to_le_bytes().to_vec()),
+            ],
+        )
+        .unwrap();
+        let (f, u) = (to_f32(&bufs[0]), to_u32(&bufs[1]));
+        for k in 0..20usize {
+            let hits: Vec<usize> = (0..n as usize).filter(|i| i % 20 == k).collect();
+            if k < 16 {
+                let want = hits.iter().fold(0.25f32, |s, &i| s + vals[i]);
+                assert_eq!(f[k], want, "{t}: facc[{k}]");
+                assert_eq!(u[k], 100 + hits.len() as u32, "{t}: uacc[{k}]");
+            } else {
+                // Past num_records (16 elements): the atomics do nothing.
+                assert_eq!(
+                    (f[k], u[k]),
+                    (0.25, 100),
+                    "{t}: element {k} past num_records"
+                );
+            }
+        }
+    }
+}
