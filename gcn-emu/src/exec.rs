@@ -3269,8 +3269,11 @@ mod probe_tests {
         assert!(p.implements(&line(
             "\tbuffer_load_dword v21, s[4:7], 0 offen lds // 000000001600: E0511000 80011500"
         )));
-        assert!(!p.implements(&line(
+        assert!(p.implements(&line(
             "\tbuffer_atomic_add_f32 v140, v7, s[32:35], 0 offen offset:256 // 000000001600: E1341100 80088C07"
+        )));
+        assert!(!p.implements(&line(
+            "\tv_permlane16_swap_b32_e32 v1, v2 // 000000001600: 7E02B302"
         )));
         assert!(!p.implements(&line(
             "\ts_memtime s[2:3] // 000000001600: C0900080 00000000"
