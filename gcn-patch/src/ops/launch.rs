@@ -5,7 +5,7 @@
 //! - [`compare`] builds a kernel's unpatched and patched objects through the
 //!   pipeline (as `objdiff` does), runs both on the same inputs and compares
 //!   every buffer element by element.
-//! - [`test`] builds every kernel that declares launches, for every target
+//! - [`test()`] builds every kernel that declares launches, for every target
 //!   the emulator runs, and runs each launch with the sanitizer.
 //!
 //! Neither prints: they return reports the binary renders.
