@@ -128,6 +128,30 @@ pub struct KernelSpec {
     pub accepted: Option<PathBuf>,
     /// The same, as written in the manifest.
     pub accepted_rel: Option<PathBuf>,
+    /// `[[kernel.launch]]` entries: dispatches `gcn-patch compare` and
+    /// `gcn-patch test` run in the emulator.
+    pub launches: Vec<LaunchDecl>,
+}
+
+/// A `[[kernel.launch]]` table as the manifest holds it: with the `cli`
+/// feature (the emulator's commands), a checked
+/// [`gcn_emu::launch::LaunchSpec`], so a bad launch is an error at its key's
+/// line when the manifest loads; without it (build scripts, which run no
+/// launch), the table as written.
+#[cfg(feature = "cli")]
+pub type LaunchTable = gcn_emu::launch::LaunchSpec;
+/// A `[[kernel.launch]]` table as the manifest holds it (see the `cli`
+/// feature's definition).
+#[cfg(not(feature = "cli"))]
+pub type LaunchTable = toml::Table;
+
+/// One `[[kernel.launch]]`.
+#[derive(Debug, Clone)]
+pub struct LaunchDecl {
+    /// 1-based manifest line of its `[[kernel.launch]]` header.
+    pub line: usize,
+    /// Its description (grid, block, arguments, tolerance).
+    pub spec: LaunchTable,
 }
 
 /// One `[[kernel.source]]`.
@@ -199,6 +223,8 @@ struct RawKernel {
     accepted: Option<Spanned<String>>,
     #[serde(default)]
     source: Vec<Spanned<RawSource>>,
+    #[serde(default)]
+    launch: Vec<Spanned<LaunchTable>>,
 }
 
 #[derive(Deserialize)]
@@ -561,6 +587,14 @@ impl Manifest {
                 line: src.line_of(rk.name.span().start),
                 accepted_rel: accepted.as_ref().map(|(_, rel)| rel.clone()),
                 accepted: accepted.map(|(abs, _)| abs),
+                launches: rk
+                    .launch
+                    .into_iter()
+                    .map(|l| LaunchDecl {
+                        line: src.line_of(l.span().start),
+                        spec: l.into_inner(),
+                    })
+                    .collect(),
             });
         }
         if !errors.is_empty() {

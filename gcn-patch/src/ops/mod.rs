@@ -17,6 +17,7 @@
 //! | `accept` | [`accept::accept`] |
 //! | `targets` | [`targets::targets`] |
 //! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) |
+//! | `compare`, `test` (feature `cli`) | `launch::compare`, `launch::test` (launches declared in `kernels.toml`, run in the emulator) |
 //!
 //! Environment variables are read through [`env()`] only.
 
@@ -27,6 +28,8 @@ pub mod check;
 pub mod import;
 pub mod install;
 pub mod kernel;
+#[cfg(feature = "cli")]
+pub mod launch;
 pub mod lift;
 pub mod lint;
 pub mod objdiff;

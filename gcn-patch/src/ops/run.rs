@@ -35,8 +35,9 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Run the sanitizer: findings make the run fail ([`RunError::Findings`]).
     pub sanitize: bool,
-    /// Seed (no effect yet: the emulator's schedule is fixed, so the same
-    /// input gives the same report whatever the seed).
+    /// The schedule seed ([`Launch::seed`]): 0 runs waves in turn, any
+    /// other value interleaves them in a seeded order; the same seed gives
+    /// the same results and report.
     pub seed: u64,
     /// The asm source the object was assembled from: sanitizer findings and
     /// unsupported-instruction errors name its lines.
@@ -280,6 +281,36 @@ fn describe(i: usize, a: &Arg) -> String {
     format!("argument {i}{name} ({}, {} bytes)", a.value_kind, a.size)
 }
 
+/// Disassemble `kernel` of `co` through the toolchain's bounded runner
+/// (time limit, process group killed with it) and decode it.
+pub(crate) fn disassemble(
+    tc: &crate::stage::toolchain::Toolchain,
+    co: &CodeObject,
+    kernel: &gcn_emu::load::Kernel,
+) -> Result<Program, Diagnostics> {
+    let err = |m: String| Diagnostics::from(Diagnostic::error(m));
+    let file = tempfile::Builder::new()
+        .suffix(".co")
+        .tempfile()
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
+        .map_err(|e| err(format!("cannot write a temporary file: {e}")))?;
+    let objdump = tc.llvm_tool("llvm-objdump");
+    let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
+    cmd.args(["-d", "--symbolize-operands"]).arg(file.path());
+    let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
+    let out = tc
+        .run(&mut cmd, "llvm-objdump", &job)
+        .map_err(|e| Diagnostics::from(e.to_diagnostic()))?;
+    if !out.status.success() {
+        return Err(err(format!(
+            "llvm-objdump failed {job}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let listing = String::from_utf8_lossy(&out.stdout);
+    Program::parse_listing(&listing, kernel).map_err(|e| err(e.to_string()))
+}
+
 /// Run the dispatch `opts` describes.
 pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     let grid = parse_dims("grid", &opts.grid).map_err(usage)?;
@@ -372,30 +403,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         }
     }
     let tc = tools.find(None).map_err(RunError::Usage)?;
-    // Disassembled through the toolchain's bounded runner (time limit,
-    // process group killed with it), then decoded by the emulator.
-    let listing = {
-        let file = tempfile::Builder::new()
-            .suffix(".co")
-            .tempfile()
-            .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
-            .map_err(|e| usage(format!("cannot write a temporary file: {e}")))?;
-        let objdump = tc.llvm_tool("llvm-objdump");
-        let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
-        cmd.args(["-d", "--symbolize-operands"]).arg(file.path());
-        let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
-        let out = tc
-            .run(&mut cmd, "llvm-objdump", &job)
-            .map_err(|e| RunError::Usage(e.to_diagnostic().into()))?;
-        if !out.status.success() {
-            return Err(usage(format!(
-                "llvm-objdump failed {job}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let mut program = Program::parse_listing(&listing, &kernel).map_err(emu_usage)?;
+    let mut program = disassemble(&tc, &co, &kernel).map_err(RunError::Usage)?;
     if let Some(asm) = &opts.asm {
         let text = std::fs::read_to_string(asm)
             .map_err(|e| usage(format!("--asm {}: cannot read it: {e}", asm.display())))?;
@@ -410,6 +418,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     }
     let mut launch = Launch::new(grid, block);
     launch.sanitize = opts.sanitize;
+    launch.seed = opts.seed;
     if let Some(m) = opts.max_instructions {
         launch.max_instructions = m;
     }
