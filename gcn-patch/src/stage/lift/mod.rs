@@ -16,16 +16,13 @@
 //! with the original byte for byte ([`identity`]): `.text`, `.rodata`, the
 //! metadata note and `e_flags`. A difference is an error naming the bytes.
 
-// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
-#![allow(clippy::result_large_err)]
-
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::stage::assemble::TRIPLE;
 use crate::stage::toolchain::Toolchain;
 
@@ -134,8 +131,11 @@ pub fn lift_file(
     opts: &LiftOptions,
 ) -> Result<Lifted, Diagnostics> {
     let bytes = std::fs::read(path).map_err(|e| {
-        Diagnostic::error(format!("cannot read {}: {e}", path.display()))
-            .with_help("check the path")
+        Diagnostic::error(
+            Code::ReadFailed,
+            format!("cannot read {}: {e}", path.display()),
+        )
+        .with_help("check the path")
     })?;
     let contents = container::code_objects(&bytes, path)?;
     let member = match (target, contents.members.as_slice()) {
@@ -143,11 +143,14 @@ pub fn lift_file(
         (None, [only]) => only,
         (None, many) => {
             let have: Vec<String> = many.iter().map(|m| m.target.name()).collect();
-            return Err(Diagnostic::error(format!(
-                "{} holds {} code objects: say which one to lift",
-                path.display(),
-                many.len()
-            ))
+            return Err(Diagnostic::error(
+                Code::SeveralCodeObjects,
+                format!(
+                    "{} holds {} code objects: say which one to lift",
+                    path.display(),
+                    many.len()
+                ),
+            )
             .with_note(format!("targets: {}", have.join(", ")))
             .with_help(format!("pass --target {}", have[0]))
             .into());
@@ -190,7 +193,12 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
             std::io::Write::write_all(&mut f, bytes)?;
             Ok(f)
         })
-        .map_err(|e| Diagnostic::error(format!("cannot write a temporary file: {e}")))?;
+        .map_err(|e| {
+            Diagnostic::error(
+                Code::TempFileFailed,
+                format!("cannot write a temporary file: {e}"),
+            )
+        })?;
     let listing = disasm::disassemble(tc, &co.target, file.path(), &job)?;
     let insns = cover(&co.text, listing.insns);
 
@@ -246,10 +254,13 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
     )?;
     let yaml = match &co.metadata {
         Some(_) => Some(metadata::yaml(tc, file.path(), &job)?.ok_or_else(|| {
-            Diagnostic::error(format!(
-                "cannot lift {}: llvm-readelf printed no AMDGPU metadata for its note",
-                origin.display()
-            ))
+            Diagnostic::error(
+                Code::NoMetadata,
+                format!(
+                    "cannot lift {}: llvm-readelf printed no AMDGPU metadata for its note",
+                    origin.display()
+                ),
+            )
         })?),
         None => None,
     };
