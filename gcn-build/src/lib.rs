@@ -75,8 +75,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use gcn_embed::TargetId;
-use gcn_patch::base::diag::Diagnostics;
 pub use gcn_patch::base::diag::{Code, Diagnostic, Kind};
+use gcn_patch::base::diag::{Diagnostics, Setting};
 use gcn_patch::base::jobs::{Token, Tokens};
 use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
@@ -131,16 +131,23 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl From<Diagnostics> for Error {
-    fn from(diagnostics: Diagnostics) -> Self {
+    fn from(mut diagnostics: Diagnostics) -> Self {
+        // The library names no option; a build script sets these so.
+        for d in &mut diagnostics.0 {
+            if d.setting == Some(Setting::Locked) {
+                d.message = format!(
+                    "locked build (`Build::locked`, GCN_BUILD_LOCKED): {}",
+                    d.message
+                );
+            }
+        }
         Error { diagnostics }
     }
 }
 
 impl From<Diagnostic> for Error {
     fn from(d: Diagnostic) -> Self {
-        Error {
-            diagnostics: d.into(),
-        }
+        Diagnostics::from(d).into()
     }
 }
 

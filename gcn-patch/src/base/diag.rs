@@ -251,6 +251,9 @@ codes! {
     CorruptElf = "GP0711", Lift, "a code object is damaged or truncated";
     UnsupportedOsAbi = "GP0712", Lift, "a code object is not for the HSA OS ABI";
     UnsupportedAbiVersion = "GP0713", Lift, "a code object's ABI version is not code object v4, v5 or v6";
+    RawEncodings = "GP0714", Lift, "some instructions are kept as raw encodings (`.long … ; raw: …`)";
+    RawDescriptor = "GP0715", Lift, "a kernel descriptor is kept as raw bytes";
+    DynamicRelocations = "GP0716", Lift, "the code object has dynamic relocations: the data they patch is kept as bytes";
 
     // GP08xx: the workflows behind the commands.
     NoSuchKernel = "GP0801", Command, "the manifest has no kernel of that name";
@@ -272,6 +275,7 @@ codes! {
     ArgumentCount = "GP0817", Command, "a `run` gives a different number of arguments than the kernel takes";
     EmulatorFailed = "GP0818", Command, "the emulator stopped with an error";
     ManifestChanged = "GP0819", Command, "the manifest changed while a command edited it";
+    TritonMetadataMissing = "GP0820", Command, "a Triton kernel was imported without its cache entry: some launch checks are off or weaker";
 
     // GP09xx: gcn-build.
     OutDirNotSet = "GP0901", BuildScript, "gcn-build runs without `OUT_DIR` (not from a build script)";
@@ -303,6 +307,8 @@ pub enum Setting {
     Locked,
     /// Discard unsaved edits.
     Force,
+    /// Where to look for Triton's cache entries.
+    TritonCache,
 }
 
 /// A place in a source file, 1-based.

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::base::diag::{Code, Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::config::manifest::Manifest;
 use crate::pipeline::build::BuiltJob;
 use crate::stage::toolchain::Toolchain;
@@ -104,7 +104,7 @@ impl Lock {
     pub fn parse(text: &str, path: &Path) -> Result<Lock, Diagnostic> {
         let raw: RawLock = toml::from_str(text).map_err(|e| {
             Diagnostic::error(Code::LockInvalid, format!("cannot read `{}`: {}", path.display(), e.message()))
-                .with_help("the lock is generated: delete it and run `gcn-patch build` (without --locked) to write it again")
+                .with_help("the lock is generated: delete it and run `gcn-patch build` (not locked) to write it again")
         })?;
         Ok(Lock::new(&raw.toolchain, raw.object))
     }
@@ -143,9 +143,10 @@ impl Lock {
         let Some(locked) = locked else {
             return Err(Diagnostic::error(
                 Code::LockMissing,
-                format!("--locked: there is no `{shown}` to reproduce"),
+                format!("there is no `{shown}` to reproduce"),
             )
-            .with_help("build once without --locked to write the lock, review it and commit it")
+            .with_help("build once, not locked, to write the lock, review it and commit it")
+            .about(Setting::Locked)
             .into());
         };
         let mut diffs = Vec::new();
@@ -182,7 +183,7 @@ impl Lock {
         let mut d = Diagnostic::error(
             Code::LockMismatch,
             format!(
-                "--locked: the build does not reproduce `{shown}` ({} difference(s))",
+                "the build does not reproduce `{shown}` ({} difference(s))",
                 diffs.len()
             ),
         );
@@ -191,8 +192,9 @@ impl Lock {
         }
         Err(d
             .with_help(format!(
-                "if the change is intended, build without --locked (or GCN_BUILD_LOCKED unset) to update `{shown}`, review its diff and commit it"
+                "if the change is intended, build once, not locked, to update `{shown}`, review its diff and commit it"
             ))
+            .about(Setting::Locked)
             .into())
     }
 

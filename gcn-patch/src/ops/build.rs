@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use super::Tools;
-use crate::base::diag::{Code, Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
 use crate::pipeline::build::{build_all, BuildOptions, Progress};
@@ -133,10 +133,9 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
     let mut wanted: Vec<TargetId> = Vec::new();
     for t in targets {
         wanted.extend(gcn_embed::family::expand(t).map_err(|e| {
-            Diagnostics::from(Diagnostic::error(
-                Code::InvalidTarget,
-                format!("--target: {e}"),
-            ))
+            Diagnostics::from(
+                Diagnostic::error(Code::InvalidTarget, e.to_string()).about(Setting::Target),
+            )
         })?);
     }
     let max_jobs = req.max_jobs();
@@ -150,7 +149,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
                     manifest.display(),
                     t.name()
                 ))
-                .with_help("a source builds for its `targets` and for targets of its dump's generation; check `--target`")
+                .with_help("a source builds for its `targets` and for targets of its dump's generation; check the requested targets")
                 .into());
             }
         }

@@ -164,7 +164,7 @@ pub fn iree_flags(
             "IREE kernels are built for: {}",
             targets.join(", ")
         ))
-        .with_help("pass one of those targets, or a target of the same generation, to --target")
+        .with_help("ask for one of those targets, or a target of the same generation")
         .into());
     }
     if !missing.is_empty() {

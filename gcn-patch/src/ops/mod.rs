@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Code, Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::base::document::Document;
 use crate::config::manifest::Manifest;
 use crate::pipeline::{Job, Plan};
@@ -88,8 +88,11 @@ impl Tools {
 
 /// A `--target` value as a target ID.
 pub fn parse_target(spec: &str) -> Result<TargetId, Diagnostics> {
-    TargetId::parse(spec)
-        .map_err(|e| Diagnostic::error(Code::InvalidTarget, format!("--target: {e}")).into())
+    TargetId::parse(spec).map_err(|e| {
+        Diagnostic::error(Code::InvalidTarget, e.to_string())
+            .about(Setting::Target)
+            .into()
+    })
 }
 
 /// Read an asm file given on the command line (not from a manifest).
@@ -128,9 +131,10 @@ pub fn refuse_directory(out: &Path) -> Result<(), Diagnostics> {
             format!("cannot write {}: is a directory", out.display()),
         )
         .with_help(format!(
-            "name a file for the output, e.g. `-o {}`",
+            "name a file for the output, e.g. `{}`",
             out.join("out.hsaco").display()
         ))
+        .about(Setting::Output)
         .into());
     }
     Ok(())

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Code, Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::config::manifest::{KernelSpec, Manifest, SourceSpec};
 use crate::pipeline;
 use crate::stage::toolchain::Toolchain;
@@ -212,16 +212,19 @@ fn unsaved(dir: &Path, fresh: Option<&str>) -> Vec<PathBuf> {
 }
 
 /// The refusal to overwrite or discard `work`, which holds unsaved edits.
-fn refuse_unsaved(kernel: &str, work: &Path, what: &str, force: &str) -> Diagnostics {
+/// Forcing the operation discards them: the caller names how
+/// ([`Setting::Force`]).
+fn refuse_unsaved(kernel: &str, work: &Path, what: &str) -> Diagnostics {
     Diagnostic::error(Code::UnsavedEdits, format!(
         "kernel `{kernel}`: the work file `{}` has edits that are not saved; {what} would lose them",
         work.display()
     ))
     .with_note("its contents differ from what gcn-patch last wrote or saved there")
     .with_help(format!(
-        "keep them as a patch: `gcn-patch save {kernel} NAME`; discard them: `{force}`; \
+        "keep them as a patch: `gcn-patch save {kernel} NAME`, \
          or leave the file as it is and carry on editing it"
     ))
+    .about(Setting::Force)
     .into()
 }
 
@@ -241,12 +244,7 @@ pub fn edit(
     let dir = work_dir(&m, kernel);
     if !force {
         if let Some(w) = unsaved(&dir, Some(&base)).first() {
-            return Err(refuse_unsaved(
-                kernel,
-                w,
-                "writing it again",
-                &format!("gcn-patch edit {kernel} --force"),
-            ));
+            return Err(refuse_unsaved(kernel, w, "writing it again"));
         }
     }
     ensure_gitignore(&m)?;
@@ -591,7 +589,6 @@ pub fn drop(
                 kernel,
                 w,
                 "dropping a patch (which removes the work file)",
-                &format!("gcn-patch drop {kernel} {name} --force"),
             ));
         }
     }

@@ -88,7 +88,7 @@ fn dispatch(cli: Cli) -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(d) => {
-            eprintln!("{d}");
+            eprintln!("{}", render::name_flags(d));
             ExitCode::FAILURE
         }
     }
@@ -334,7 +334,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 print!("{}", lifted.asm);
             }
             for n in &lifted.notes {
-                eprintln!("note: {n}");
+                eprintln!("{n}");
             }
             eprintln!(
                 "gcn-patch lift: {} ({}): {} kernel(s), {} instructions, {} raw; {}",

@@ -1108,7 +1108,7 @@ fn check(
             // shipped that way (hand-written kernels declare their own
             // counts), so they warn instead of failing; what a patch adds
             // or changes is an error.
-            let inherited: HashSet<(Code, String, Option<(PathBuf, usize)>)> = match original {
+            let inherited: HashSet<FindingKey> = match original {
                 _ if unpatched => HashSet::new(),
                 Some(o) => {
                     let single_o = analyze_doc(o, target);
@@ -1293,7 +1293,10 @@ fn describe_limit(o: &Occupancy) -> String {
 /// `label` names the build; a file with several kernels names the symbol too.
 /// A register finding's identity across the unpatched and the patched
 /// code: its code, message and place in the dump.
-fn finding_key(d: &Diagnostic) -> (Code, String, Option<(PathBuf, usize)>) {
+type FindingKey = (Code, String, Option<(PathBuf, usize)>);
+
+/// The [`FindingKey`] of `d`.
+fn finding_key(d: &Diagnostic) -> FindingKey {
     (
         d.code,
         d.message.clone(),

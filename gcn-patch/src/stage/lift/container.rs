@@ -14,7 +14,7 @@ use gcn_embed::elf as raw;
 use gcn_embed::TargetId;
 use object::{Object, ObjectSection};
 
-use crate::base::diag::{Code, Diagnostic};
+use crate::base::diag::{Code, Diagnostic, Setting};
 
 /// Magic of an uncompressed offload bundle.
 pub const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
@@ -81,7 +81,8 @@ impl Contents {
                     ),
                 )
                 .with_note(format!("it has: {}", have.join(", ")))
-                .with_help(format!("pass --target with one of: {}", have.join(", ")))
+                .with_help(format!("choose one of: {}", have.join(", ")))
+                .about(Setting::Target)
             })
     }
 }

@@ -138,7 +138,7 @@ pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
     let header = raw::read_header(bytes).map_err(|e| {
         Diagnostic::error(Code::NotACodeObject, format!("cannot lift {what}: {e}")).with_help(
             "give an AMDGPU code object (.co/.hsaco), or a container holding one (offload \
-             bundle, host object with .hip_fatbin, .vmfb) with --target",
+             bundle, host object with .hip_fatbin, .vmfb) and its target",
         )
     })?;
     let bad = |why: String| {

@@ -115,7 +115,7 @@ pub struct Lifted {
     /// Kernels whose descriptor is kept as raw bytes.
     pub raw_descriptors: Vec<String>,
     /// What a user should know (raw lines and why, raw descriptors), one per item.
-    pub notes: Vec<String>,
+    pub notes: Vec<Diagnostic>,
     /// Whether the rebuild was compared with the original (a difference is
     /// an error, so a lift that returns was identical or not verified).
     pub identity: Identity,
@@ -152,7 +152,7 @@ pub fn lift_file(
                 ),
             )
             .with_note(format!("targets: {}", have.join(", ")))
-            .with_help(format!("pass --target {}", have[0]))
+            .with_help(format!("choose one by its target, e.g. {}", have[0]))
             .into());
         }
     };
@@ -295,24 +295,31 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
             *why.entry(key).or_default() += 1;
         }
         let parts: Vec<String> = why.iter().map(|(k, n)| format!("{n}: {k}")).collect();
-        notes.push(format!(
-            "{} of {} instructions are kept as raw encodings (`.long … ; raw: …`): {}",
-            refused.len(),
-            insns.len(),
-            parts.join("; ")
+        notes.push(Diagnostic::note(
+            Code::RawEncodings,
+            format!(
+                "{} of {} instructions are kept as raw encodings (`.long … ; raw: …`): {}",
+                refused.len(),
+                insns.len(),
+                parts.join("; ")
+            ),
         ));
     }
     for k in &raw_descriptors {
         if let Some(descriptor::Lifted::Raw(why)) = descriptors.get(k) {
-            notes.push(format!(
-                "the descriptor of `{k}` is kept as raw bytes: {why}"
+            notes.push(Diagnostic::note(
+                Code::RawDescriptor,
+                format!("the descriptor of `{k}` is kept as raw bytes: {why}"),
             ));
         }
     }
     if co.dynamic_relocations > 0 {
-        notes.push(format!(
-            "{} dynamic relocations: the data they patch is kept as bytes",
-            co.dynamic_relocations
+        notes.push(Diagnostic::note(
+            Code::DynamicRelocations,
+            format!(
+                "{} dynamic relocations: the data they patch is kept as bytes",
+                co.dynamic_relocations
+            ),
         ));
     }
     let identity = if opts.verify {
