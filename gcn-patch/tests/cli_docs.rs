@@ -171,11 +171,16 @@ fn diagnostics_catalogue_lists_every_code() {
 
     let mut generated = String::new();
     for &c in Code::ALL {
+        let summary = c.summary();
+        let mut first = summary.chars();
+        let summary: String = first
+            .next()
+            .map(|f| f.to_uppercase().chain(first).collect())
+            .unwrap_or_default();
         generated.push_str(&format!(
-            "### {}: {}\n\n{}.\n\n",
+            "### {}: {}\n\n{summary}.\n\n",
             c.as_str(),
             c.name(),
-            c.summary()
         ));
         match examples.get(c.as_str()).and_then(|v| {
             v.iter().min_by_key(|b| {
