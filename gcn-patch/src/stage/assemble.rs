@@ -153,7 +153,7 @@ pub fn assemble_bytes(req: &AssembleRequest) -> Result<Vec<u8>, Diagnostics> {
 /// `--position-independent`, the same main file name, compilation
 /// directory and DWARF version), reading stdin and writing stdout.
 fn mc_command(mc: &Path, target: &TargetId, features: &[String], main_file: &str) -> Command {
-    let mut cmd = Command::new(mc);
+    let mut cmd = crate::stage::toolchain::run::tool_command(mc);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .env("LANG", "C")
@@ -216,7 +216,7 @@ fn cc1as_command(
     obj: &OsStr,
     src: &OsStr,
 ) -> Command {
-    let mut cmd = Command::new(&toolchain.clang);
+    let mut cmd = crate::stage::toolchain::run::tool_command(&toolchain.clang);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .env("LANG", "C")

@@ -60,7 +60,7 @@ pub(crate) fn mc_command(
     target: &TargetId,
     args: &[&str],
 ) -> std::process::Command {
-    let mut cmd = std::process::Command::new(tc.llvm_tool("llvm-mc"));
+    let mut cmd = crate::stage::toolchain::run::tool_command(tc.llvm_tool("llvm-mc"));
     cmd.env_clear()
         .env("LC_ALL", "C")
         .arg(format!("--triple={TRIPLE}"))

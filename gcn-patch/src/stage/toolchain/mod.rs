@@ -617,7 +617,7 @@ fn llvm_mc_of(c: &Candidate) -> Option<PathBuf> {
 fn mc_version(mc: &Path, timeout: Duration) -> Option<LlvmVersion> {
     let job = format!("probing {}", mc.display());
     run_tool(
-        Command::new(mc).arg("--version").env_clear(),
+        run::tool_command(mc).arg("--version").env_clear(),
         &ToolRun {
             tool: "llvm-mc",
             job: &job,
@@ -648,7 +648,7 @@ fn probe(c: &Candidate, timeout: Duration) -> Result<Toolchain, String> {
     let probe_run = |flag: &str| {
         let job = format!("probing {}", c.clang.display());
         run_tool(
-            Command::new(&c.clang).arg(flag).env_clear(),
+            run::tool_command(&c.clang).arg(flag).env_clear(),
             &ToolRun {
                 tool: "clang",
                 job: &job,
