@@ -224,7 +224,7 @@ fn exists(program: &OsStr) -> bool {
 
 /// The tool `cmd` runs and its arguments, without the `setpriv` wrapper of
 /// [`tool_command`].
-fn tool_and_args(cmd: &Command) -> (&OsStr, Vec<&OsStr>) {
+pub(crate) fn tool_and_args(cmd: &Command) -> (&OsStr, Vec<&OsStr>) {
     let args: Vec<&OsStr> = cmd.get_args().collect();
     if is_wrapped(cmd) {
         (
