@@ -75,7 +75,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use gcn_embed::TargetId;
-use gcn_patch::base::diag::{Diagnostic, Diagnostics};
+pub use gcn_patch::base::diag::{Code, Diagnostic, Kind};
+use gcn_patch::base::diag::{Diagnostics, Setting};
 use gcn_patch::base::jobs::{Token, Tokens};
 use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
@@ -95,6 +96,17 @@ pub struct Error {
 }
 
 impl Error {
+    /// Every diagnostic, typed: match on their [`Code`]s (or
+    /// [`Diagnostic::kind`]), not on their text.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics.0
+    }
+
+    /// The code of each diagnostic, in order.
+    pub fn codes(&self) -> Vec<Code> {
+        self.diagnostics.codes()
+    }
+
     /// The headline of each diagnostic (`error: …` without location, notes or help), in order.
     pub fn messages(&self) -> Vec<String> {
         self.diagnostics
@@ -119,16 +131,23 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl From<Diagnostics> for Error {
-    fn from(diagnostics: Diagnostics) -> Self {
+    fn from(mut diagnostics: Diagnostics) -> Self {
+        // The library names no option; a build script sets these so.
+        for d in &mut diagnostics.0 {
+            if d.setting == Some(Setting::Locked) {
+                d.message = format!(
+                    "locked build (`Build::locked`, GCN_BUILD_LOCKED): {}",
+                    d.message
+                );
+            }
+        }
         Error { diagnostics }
     }
 }
 
 impl From<Diagnostic> for Error {
     fn from(d: Diagnostic) -> Self {
-        Error {
-            diagnostics: d.into(),
-        }
+        Diagnostics::from(d).into()
     }
 }
 
@@ -277,7 +296,7 @@ impl Build {
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => env.get("OUT_DIR").map(PathBuf::from).ok_or_else(|| {
-                Diagnostic::error("OUT_DIR is not set")
+                Diagnostic::error(Code::OutDirNotSet, "OUT_DIR is not set")
                     .with_help("run gcn-build from a build script, or call `.out_dir(...)`")
             })?,
         };
@@ -314,11 +333,12 @@ impl Build {
         }
         let mut extra: Vec<TargetId> = Vec::new();
         for t in &self.extra_targets {
-            extra.extend(
-                gcn_embed::family::expand(t).map_err(|e| {
-                    Diagnostic::error(format!("gcn_build::Build::target({t:?}): {e}"))
-                })?,
-            );
+            extra.extend(gcn_embed::family::expand(t).map_err(|e| {
+                Diagnostic::error(
+                    Code::InvalidTarget,
+                    format!("gcn_build::Build::target({t:?}): {e}"),
+                )
+            })?);
         }
         let mut config = self.toolchain.clone();
         if config.llvm_bin.is_none() && config.clang.is_none() {
@@ -338,7 +358,9 @@ impl Build {
             (gcn_patch::pipeline::cache::ENV_CACHE_DIR, Some(d)) => Some(d.clone()),
             _ => env.get(name),
         })
-        .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
+        .map_err(|e| {
+            Diagnostic::error(Code::InvalidEnvVar, e).with_help("unset it for the default (1 GiB)")
+        })?;
 
         let tokens = Jobserver::new(jobserver_client());
         let plan = pipeline::plan_with(&manifest, &extra, max_jobs, &tokens)?;
@@ -529,8 +551,11 @@ fn rel_to(path: &Path, base: &Path) -> String {
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
-    Diagnostic::error(format!("could not {what} `{}`: {e}", path.display()))
-        .with_help("check that the output directory is writable and the disk is not full")
+    Diagnostic::error(
+        Code::WriteFailed,
+        format!("could not {what} `{}`: {e}", path.display()),
+    )
+    .with_help("check that the output directory is writable and the disk is not full")
 }
 
 #[cfg(test)]

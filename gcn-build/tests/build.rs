@@ -270,9 +270,14 @@ fn the_build_writes_kernels_lock_and_locked_fails_with_a_diff_after_a_change() {
             .locked(yes)
             .try_compile()
     };
-    // No lock yet: --locked has nothing to reproduce.
-    let err = locked(true).unwrap_err().rendered();
-    assert!(err.contains("no `"), "{err}");
+    // No lock yet: a locked build has nothing to reproduce.
+    let err = locked(true).unwrap_err();
+    assert_eq!(err.codes(), [gcn_build::Code::LockMissing], "{err}");
+    let err = err.rendered();
+    assert!(
+        err.contains("locked build (`Build::locked`, GCN_BUILD_LOCKED): there is no `"),
+        "{err}"
+    );
     assert!(!lock.exists());
     locked(false).unwrap();
     let text = fs::read_to_string(&lock).unwrap();
@@ -294,7 +299,9 @@ fn the_build_writes_kernels_lock_and_locked_fails_with_a_diff_after_a_change() {
         m.replacen(&old, &format!("sha256 = \"{}\"", sha256(&asm)), 1),
     )
     .unwrap();
-    let err = locked(true).unwrap_err().rendered();
+    let err = locked(true).unwrap_err();
+    assert_eq!(err.codes(), [gcn_build::Code::LockMismatch], "{err}");
+    let err = err.rendered();
     assert!(err.contains("does not reproduce"), "{err}");
     assert!(
         err.contains("kernel `saxpy` for gfx1100: patched asm sha256"),

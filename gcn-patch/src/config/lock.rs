@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::config::manifest::Manifest;
 use crate::pipeline::build::BuiltJob;
 use crate::stage::toolchain::Toolchain;
@@ -103,8 +103,8 @@ impl Lock {
     /// Parse a lock file's text.
     pub fn parse(text: &str, path: &Path) -> Result<Lock, Diagnostic> {
         let raw: RawLock = toml::from_str(text).map_err(|e| {
-            Diagnostic::error(format!("cannot read `{}`: {}", path.display(), e.message()))
-                .with_help("the lock is generated: delete it and run `gcn-patch build` (without --locked) to write it again")
+            Diagnostic::error(Code::LockInvalid, format!("cannot read `{}`: {}", path.display(), e.message()))
+                .with_help("the lock is generated: delete it and run `gcn-patch build` (not locked) to write it again")
         })?;
         Ok(Lock::new(&raw.toolchain, raw.object))
     }
@@ -114,10 +114,11 @@ impl Lock {
         match std::fs::read_to_string(path) {
             Ok(text) => Lock::parse(&text, path).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(
-                Diagnostic::error(format!("cannot read `{}`: {e}", path.display()))
-                    .with_help("check the file's permissions"),
-            ),
+            Err(e) => Err(Diagnostic::error(
+                Code::ReadFailed,
+                format!("cannot read `{}`: {e}", path.display()),
+            )
+            .with_help("check the file's permissions")),
         }
     }
 
@@ -140,13 +141,13 @@ impl Lock {
     pub fn check_reproduces(&self, locked: Option<&Lock>, path: &Path) -> Result<(), Diagnostics> {
         let shown = path.display();
         let Some(locked) = locked else {
-            return Err(
-                Diagnostic::error(format!("--locked: there is no `{shown}` to reproduce"))
-                    .with_help(
-                        "build once without --locked to write the lock, review it and commit it",
-                    )
-                    .into(),
-            );
+            return Err(Diagnostic::error(
+                Code::LockMissing,
+                format!("there is no `{shown}` to reproduce"),
+            )
+            .with_help("build once, not locked, to write the lock, review it and commit it")
+            .about(Setting::Locked)
+            .into());
         };
         let mut diffs = Vec::new();
         for (key, e) in &self.entries {
@@ -179,17 +180,21 @@ impl Lock {
                 quoted(&self.toolchain)
             ));
         }
-        let mut d = Diagnostic::error(format!(
-            "--locked: the build does not reproduce `{shown}` ({} difference(s))",
-            diffs.len()
-        ));
+        let mut d = Diagnostic::error(
+            Code::LockMismatch,
+            format!(
+                "the build does not reproduce `{shown}` ({} difference(s))",
+                diffs.len()
+            ),
+        );
         for line in diffs {
             d = d.with_note(line);
         }
         Err(d
             .with_help(format!(
-                "if the change is intended, build without --locked (or GCN_BUILD_LOCKED unset) to update `{shown}`, review its diff and commit it"
+                "if the change is intended, build once, not locked, to update `{shown}`, review its diff and commit it"
             ))
+            .about(Setting::Locked)
             .into())
     }
 
@@ -200,8 +205,11 @@ impl Lock {
             return Ok(());
         }
         crate::base::output::write_atomic(path, text.as_bytes()).map_err(|e| {
-            Diagnostic::error(format!("cannot write `{}`: {e}", path.display()))
-                .with_help("the lock is written next to the manifest: make that directory writable")
+            Diagnostic::error(
+                Code::WriteFailed,
+                format!("cannot write `{}`: {e}", path.display()),
+            )
+            .with_help("the lock is written next to the manifest: make that directory writable")
         })
     }
 }

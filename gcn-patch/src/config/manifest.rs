@@ -59,7 +59,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::base::diag::{Diagnostic, Diagnostics, Location};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Location};
 use crate::stage::check::{HazardPolicy, RegisterPolicy};
 use crate::stage::patch::rules::{RawRule, Rule};
 
@@ -311,8 +311,11 @@ impl Manifest {
             } else {
                 MISSING_MANIFEST_HELP
             };
-            Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
-                .with_help(help)
+            Diagnostic::error(
+                Code::ManifestUnreadable,
+                format!("cannot read manifest {}: {e}", path.display()),
+            )
+            .with_help(help)
         })?;
         Manifest::parse(&text, path)
     }
@@ -321,8 +324,11 @@ impl Manifest {
     /// `sha256` is no error (pin is what writes it); such a pin is `None`.
     pub(crate) fn load_for_pin(path: &Path) -> Result<Manifest, Diagnostics> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
-                .with_help(MISSING_MANIFEST_HELP)
+            Diagnostic::error(
+                Code::ManifestUnreadable,
+                format!("cannot read manifest {}: {e}", path.display()),
+            )
+            .with_help(MISSING_MANIFEST_HELP)
         })?;
         Manifest::parse_with(&text, path, true)
     }
@@ -346,7 +352,7 @@ impl Manifest {
             if msg.contains("untagged enum Expect") {
                 msg = "`expect` must be a number of matches or \"any\"".into();
             }
-            let mut d = Diagnostic::error(format!("invalid manifest: {msg}"));
+            let mut d = Diagnostic::error(Code::ManifestInvalid, format!("invalid manifest: {msg}"));
             if let Some(span) = e.span() {
                 d = d.at(src.loc(span));
             }
@@ -371,10 +377,10 @@ impl Manifest {
                     Some(*v.get_ref())
                 } else {
                     errors.push(
-                        Diagnostic::error(format!(
-                            "unsupported code-object-version {}",
-                            v.get_ref()
-                        ))
+                        Diagnostic::error(
+                            Code::UnsupportedCodeObjectVersion,
+                            format!("unsupported code-object-version {}", v.get_ref()),
+                        )
                         .at(src.loc(v.span()).with_label("expected 4, 5 or 6"))
                         .with_help("set 4, 5 or 6, or remove the key to keep each dump's version"),
                     );
@@ -401,7 +407,7 @@ impl Manifest {
             let name = rk.name.get_ref().clone();
             if !is_rust_ident(&name) {
                 errors.push(
-                    Diagnostic::error(format!("kernel name `{name}` is not a Rust identifier"))
+                    Diagnostic::error(Code::KernelNameNotIdentifier, format!("kernel name `{name}` is not a Rust identifier"))
                         .at(src.loc(rk.name.span()).with_label("used as an identifier in generated code"))
                         .with_help("use letters, digits and `_`, not starting with a digit, not a keyword (e.g. `matmul_f16`)"),
                 );
@@ -410,7 +416,7 @@ impl Manifest {
             let ident = generated_ident(&name);
             if GENERATED_FIXED_NAMES.contains(&ident.as_str()) {
                 errors.push(
-                    Diagnostic::error(format!(
+                    Diagnostic::error(Code::KernelNameCollision, format!(
                         "kernel name `{name}` collides with the generated `pub static {ident}`"
                     ))
                     .at(here.clone().with_label(format!("would generate a second `{ident}`")))
@@ -427,12 +433,12 @@ impl Manifest {
             }
             match names.get(&ident) {
                 Some((first, _)) if *first == name => errors.push(
-                    Diagnostic::error(format!("kernel `{name}` is declared twice"))
+                    Diagnostic::error(Code::DuplicateKernel, format!("kernel `{name}` is declared twice"))
                         .at(here.with_label("second declaration"))
                         .with_help("kernel names must be unique; rename one of them"),
                 ),
                 Some((first, at)) => errors.push(
-                    Diagnostic::error(format!(
+                    Diagnostic::error(Code::KernelNameCollision, format!(
                         "kernels `{first}` and `{name}` differ only in case: both would generate `pub static {}`",
                         ident
                     ))
@@ -463,11 +469,12 @@ impl Manifest {
                 };
                 if tlist.is_empty() && rs.targets.as_ref().is_none_or(|t| t.is_empty()) {
                     errors.push(
-                        Diagnostic::error(format!("no targets for `{}`", rel.display()))
-                            .at(src.loc(rs.asm.span()))
-                            .with_help(
-                                "add `targets = [\"gfx942\"]` to this source or to [defaults]",
-                            ),
+                        Diagnostic::error(
+                            Code::NoTargets,
+                            format!("no targets for `{}`", rel.display()),
+                        )
+                        .at(src.loc(rs.asm.span()))
+                        .with_help("add `targets = [\"gfx942\"]` to this source or to [defaults]"),
                     );
                 }
                 let sha256 = rs.sha256.as_ref().and_then(|s| {
@@ -482,11 +489,14 @@ impl Manifest {
                             return None;
                         }
                         errors.push(
-                            Diagnostic::error("sha256 must be 64 lowercase hex digits")
-                                .at(src.loc(s.span()))
-                                .with_help(format!(
-                                    "run `gcn-patch pin {name} --manifest <path>` to write it"
-                                )),
+                            Diagnostic::error(
+                                Code::InvalidSha256,
+                                "sha256 must be 64 lowercase hex digits",
+                            )
+                            .at(src.loc(s.span()))
+                            .with_help(format!(
+                                "run `gcn-patch pin {name} --manifest <path>` to write it"
+                            )),
                         );
                         None
                     }
@@ -517,7 +527,7 @@ impl Manifest {
                         .map(|b| sha256_hex(&b))
                         .unwrap_or_default();
                     errors.push(
-                        Diagnostic::error(format!(
+                        Diagnostic::error(Code::MissingPin, format!(
                             "`{}` has patches but no sha256 pin",
                             rel.display()
                         ))
@@ -535,10 +545,10 @@ impl Manifest {
                 for t in &tlist {
                     if let Some(other) = sources.iter().find(|o| o.targets.contains(t)) {
                         errors.push(
-                            Diagnostic::error(format!(
-                                "kernel `{name}` gets {} from two sources",
-                                t.name()
-                            ))
+                            Diagnostic::error(
+                                Code::TargetFromTwoSources,
+                                format!("kernel `{name}` gets {} from two sources", t.name()),
+                            )
                             .at(src.loc(rs.asm.span()).with_label("second source"))
                             .with_note(format!(
                                 "`{}` is already built for {}",
@@ -680,7 +690,7 @@ fn targets(src: &Src, list: &[Spanned<String>], errors: &mut Vec<Diagnostic>) ->
                 }
             }
             Err(msg) => errors.push(
-                Diagnostic::error(format!("unknown target `{}`", t.get_ref()))
+                Diagnostic::error(Code::UnknownTarget, format!("unknown target `{}`", t.get_ref()))
                     .at(src.loc(t.span()))
                     .with_note(msg)
                     .with_help("use a processor (gfx942), a target ID with features (gfx90a:xnack+), a generic target (gfx9-4-generic) or a family (gfx94X-all)"),
@@ -707,10 +717,13 @@ fn resolve_in(
 ) -> Option<(PathBuf, PathBuf)> {
     let rel = PathBuf::from(p.get_ref());
     let escape = |why: &str| {
-        Diagnostic::error(format!(
-            "{what} path `{}` escapes the manifest directory",
-            p.get_ref()
-        ))
+        Diagnostic::error(
+            Code::PathEscapes,
+            format!(
+                "{what} path `{}` escapes the manifest directory",
+                p.get_ref()
+            ),
+        )
         .at(src.loc(p.span()).with_label(why.to_string()))
         .with_help(format!(
             "copy the file under {} and name it relative to the manifest",
@@ -752,18 +765,24 @@ fn resolve_in(
         }
         Ok(_) if !abs.is_file() => {
             errors.push(
-                Diagnostic::error(format!("{what} `{}` is not a file", p.get_ref()))
-                    .at(src.loc(p.span()))
-                    .with_help("name a regular file, relative to the manifest directory"),
+                Diagnostic::error(
+                    Code::NotAFile,
+                    format!("{what} `{}` is not a file", p.get_ref()),
+                )
+                .at(src.loc(p.span()))
+                .with_help("name a regular file, relative to the manifest directory"),
             );
             None
         }
         Ok(_) => Some((abs, rel)),
         Err(e) => {
             errors.push(
-                Diagnostic::error(format!("cannot read {what} `{}`: {e}", p.get_ref()))
-                    .at(src.loc(p.span()))
-                    .with_help(format!("paths are relative to {}", dir.display())),
+                Diagnostic::error(
+                    Code::ReadFailed,
+                    format!("cannot read {what} `{}`: {e}", p.get_ref()),
+                )
+                .at(src.loc(p.span()))
+                .with_help(format!("paths are relative to {}", dir.display())),
             );
             None
         }

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{find_kernel, Tools};
-use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::config::accept::{key, DIR};
 use crate::config::manifest::Manifest;
 
@@ -87,9 +87,12 @@ pub fn accept(manifest: &Path, kernel: &str, tools: &Tools) -> Result<Accepted, 
 }
 
 fn io(what: &str, path: &Path, e: std::io::Error) -> Diagnostics {
-    Diagnostic::error(format!("cannot {what} `{}`: {e}", path.display()))
-        .with_help("check the path and its permissions")
-        .into()
+    Diagnostic::error(
+        Code::ReadFailed,
+        format!("cannot {what} `{}`: {e}", path.display()),
+    )
+    .with_help("check the path and its permissions")
+    .into()
 }
 
 /// The manifest text with `accepted = "<rel>"` after kernel `ki`'s `name` line.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use super::{kernel_name, parse_target, read_asm, scratch, Tools};
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::Document;
 use crate::pipeline;
 use crate::stage::check::RegisterPolicy;
@@ -85,9 +85,11 @@ pub(crate) fn read_baseline(
     tools: &Tools,
 ) -> Result<Document, Diagnostics> {
     let bytes = std::fs::read(path).map_err(|e| {
-        Diagnostic::error(format!("cannot read baseline `{}`: {e}", path.display())).with_help(
-            "pass the unpatched original: the asm, or the code object it was lifted from",
+        Diagnostic::error(
+            Code::ReadFailed,
+            format!("cannot read baseline `{}`: {e}", path.display()),
         )
+        .with_help("pass the unpatched original: the asm, or the code object it was lifted from")
     })?;
     if is_binary(&bytes) {
         let tc = &tools.find(None)?;

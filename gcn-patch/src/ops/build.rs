@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use super::Tools;
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
 use crate::pipeline::build::{build_all, BuildOptions, Progress};
@@ -132,10 +132,11 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
     };
     let mut wanted: Vec<TargetId> = Vec::new();
     for t in targets {
-        wanted.extend(
-            gcn_embed::family::expand(t)
-                .map_err(|e| Diagnostics::from(Diagnostic::error(format!("--target: {e}"))))?,
-        );
+        wanted.extend(gcn_embed::family::expand(t).map_err(|e| {
+            Diagnostics::from(
+                Diagnostic::error(Code::InvalidTarget, e.to_string()).about(Setting::Target),
+            )
+        })?);
     }
     let max_jobs = req.max_jobs();
     let mut plan = pipeline::plan_with(&m, &wanted, max_jobs, &crate::base::jobs::Unlimited)?;
@@ -143,19 +144,19 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
         plan.jobs.retain(|j| wanted.contains(&j.target));
         for t in &wanted {
             if !plan.jobs.iter().any(|j| j.target == *t) {
-                return Err(Diagnostic::error(format!(
+                return Err(Diagnostic::error(Code::NoKernelForTarget, format!(
                     "no kernel of {} builds for {}",
                     manifest.display(),
                     t.name()
                 ))
-                .with_help("a source builds for its `targets` and for targets of its dump's generation; check `--target`")
+                .with_help("a source builds for its `targets` and for targets of its dump's generation; check the requested targets")
                 .into());
             }
         }
     }
     if plan.jobs.is_empty() {
         return Err(
-            Diagnostic::error(format!("{} lists no kernel to build", manifest.display()))
+            Diagnostic::error(Code::NoKernels, format!("{} lists no kernel to build", manifest.display()))
                 .with_help("import dumps with `gcn-patch import DUMP...` or add a [[kernel]] (see docs/src/reference/kernels-toml.md)")
                 .into(),
         );
@@ -207,8 +208,11 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
             .filter(|(k, t, _)| *k == b.job.kernel && *t == b.target)
         {
             cache::write_if_changed(p, &b.bytes).map_err(|e| {
-                Diagnostic::error(format!("cannot write `{}`: {e}", p.display()))
-                    .with_help("check that the output directory is writable")
+                Diagnostic::error(
+                    Code::WriteFailed,
+                    format!("cannot write `{}`: {e}", p.display()),
+                )
+                .with_help("check that the output directory is writable")
             })?;
             written.push(relative(p, out));
         }

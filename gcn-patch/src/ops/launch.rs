@@ -20,7 +20,7 @@ use gcn_emu::load::CodeObject;
 use gcn_emu::memory::Memory;
 
 use super::{find_kernel, parse_target, scratch, Tools};
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::config::manifest::{KernelSpec, Manifest};
 use crate::pipeline::{self, Job, Plan, Prepared};
 use crate::stage::toolchain::Toolchain;
@@ -148,7 +148,7 @@ pub fn emulated(t: &TargetId) -> bool {
 }
 
 fn no_launch(m: &Manifest, k: &KernelSpec) -> Diagnostics {
-    Diagnostic::error(format!(
+    Diagnostic::error(Code::NoLaunch, format!(
         "kernel `{}` declares no launch in {}",
         k.name,
         m.path.display()
@@ -171,11 +171,14 @@ fn emulated_jobs(
     let t = target.map(parse_target).transpose()?;
     if let Some(t) = &t {
         if !emulated(t) {
-            return Err(Diagnostic::error(format!(
-                "the emulator does not run {}: it runs {} (wave64)",
-                t.name(),
-                TARGETS.join(", ")
-            ))
+            return Err(Diagnostic::error(
+                Code::TargetNotEmulated,
+                format!(
+                    "the emulator does not run {}: it runs {} (wave64)",
+                    t.name(),
+                    TARGETS.join(", ")
+                ),
+            )
             .into());
         }
     }
@@ -201,11 +204,14 @@ fn emulated_jobs(
     let (jobs, skipped): (Vec<Job>, Vec<Job>) = all.into_iter().partition(|j| emulated(&j.target));
     let skipped: Vec<String> = skipped.iter().map(|j| j.target.name()).collect();
     if jobs.is_empty() {
-        return Err(Diagnostic::error(format!(
-            "kernel `{}` has no target the emulator runs ({})",
-            k.name,
-            TARGETS.join(", ")
-        ))
+        return Err(Diagnostic::error(
+            Code::TargetNotEmulated,
+            format!(
+                "kernel `{}` has no target the emulator runs ({})",
+                k.name,
+                TARGETS.join(", ")
+            ),
+        )
         .with_note(format!(
             "its targets: {}",
             if skipped.is_empty() {
@@ -235,20 +241,24 @@ fn load(
     dir: &std::path::Path,
 ) -> Result<Loaded, Diagnostics> {
     std::fs::create_dir_all(dir).map_err(|e| {
-        Diagnostics::from(Diagnostic::error(format!(
-            "cannot create `{}`: {e}",
-            dir.display()
-        )))
+        Diagnostics::from(Diagnostic::error(
+            Code::CreateDirFailed,
+            format!("cannot create `{}`: {e}", dir.display()),
+        ))
     })?;
     let out = dir.join("out.hsaco");
     pipeline::build(tc, prepared, dir, &out)?;
-    let err = |e: gcn_emu::Error| Diagnostics::from(Diagnostic::error(e.to_string()));
+    let err = |e: gcn_emu::Error| {
+        Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, e.to_string()))
+    };
     let co = CodeObject::read_file(&out).map_err(err)?;
     let kernel = match spec_kernel {
         Some(name) => co.kernel(name).map_err(err)?.clone(),
         None if co.kernels.len() == 1 => co.kernels[0].clone(),
         None => {
-            return Err(Diagnostic::error(format!(
+            return Err(Diagnostic::error(
+                Code::LaunchKernelAmbiguous,
+                format!(
                 "the {side} object of kernel `{}` holds {} kernels ({}): the launch must name one",
                 prepared.kernel,
                 co.kernels.len(),
@@ -257,7 +267,8 @@ fn load(
                     .map(|k| k.name.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
-            ))
+            ),
+            )
             .with_help("add `kernel = \"SYMBOL\"` to the [[kernel.launch]]")
             .into())
         }
@@ -286,8 +297,11 @@ fn fits(
 ) -> Result<(), Diagnostics> {
     decl.spec.check(&l.kernel).map_err(|e| {
         Diagnostics::from(
-            Diagnostic::error(format!("{}:{}: {e}", m.path.display(), decl.line))
-                .with_help("give one argument per explicit kernel argument, in metadata order"),
+            Diagnostic::error(
+                Code::LaunchDoesNotFit,
+                format!("{}:{}: {e}", m.path.display(), decl.line),
+            )
+            .with_help("give one argument per explicit kernel argument, in metadata order"),
         )
     })
 }
@@ -328,7 +342,7 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
         .as_deref()
         .map(Tolerance::parse)
         .transpose()
-        .map_err(|e| Diagnostics::from(Diagnostic::error(format!("--tolerance: {e}"))))?;
+        .map_err(|e| Diagnostics::from(Diagnostic::error(Code::BadTolerance, e.to_string())))?;
     let (plan, jobs, _) = emulated_jobs(&m, ki, opts.target.as_deref())?;
     let tc = tools.find(Some(&m))?;
     let work = scratch()?;
@@ -398,10 +412,10 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
             .collect(),
     };
     if kernels.is_empty() {
-        return Err(Diagnostic::error(format!(
-            "no kernel of {} declares a launch",
-            m.path.display()
-        ))
+        return Err(Diagnostic::error(
+            Code::NoLaunch,
+            format!("no kernel of {} declares a launch", m.path.display()),
+        )
         .with_help(
             "add a [[kernel.launch]] to a kernel (schema: docs/src/reference/kernels-toml.md)",
         )

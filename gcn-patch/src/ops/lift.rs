@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{parse_target, Tools};
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::stage::lift::{LiftOptions, Lifted};
 
 /// `gcn-patch lift FILE [-o OUT] [--target T] [--no-verify]`: the lifted
@@ -31,8 +31,12 @@ pub fn lift(
         },
     )?;
     if let Some(out) = output {
-        crate::base::output::write_atomic(out, lifted.asm.as_bytes())
-            .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", out.display())))?;
+        crate::base::output::write_atomic(out, lifted.asm.as_bytes()).map_err(|e| {
+            Diagnostic::error(
+                Code::WriteFailed,
+                format!("cannot write {}: {e}", out.display()),
+            )
+        })?;
     }
     Ok(lifted)
 }

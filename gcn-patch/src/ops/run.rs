@@ -11,7 +11,7 @@ use gcn_emu::memory::Memory;
 use gcn_emu::npy::Array;
 
 use super::Tools;
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 
 /// The byte every `out:` buffer is filled with before the run: f16/bf16/f32/f64
 /// elements read as NaN, integers as -1 (all bits set), so that unwritten
@@ -69,7 +69,7 @@ pub enum RunError {
     Failed(Diagnostics),
     /// The run ended but the sanitizer found problems: exit 1. The report
     /// (buffers are written first, as for a clean run).
-    Findings(RunReport),
+    Findings(Box<RunReport>),
 }
 
 impl From<Diagnostic> for RunError {
@@ -265,7 +265,7 @@ pub fn parse_dims(what: &str, s: &str) -> Result<[u32; 3], String> {
 }
 
 fn usage(msg: impl Into<String>) -> RunError {
-    RunError::Usage(Diagnostic::error(msg).into())
+    RunError::Usage(Diagnostic::error(Code::RunUsage, msg).into())
 }
 
 fn emu_usage(e: gcn_emu::Error) -> RunError {
@@ -288,7 +288,7 @@ pub(crate) fn disassemble(
     co: &CodeObject,
     kernel: &gcn_emu::load::Kernel,
 ) -> Result<Program, Diagnostics> {
-    let err = |m: String| Diagnostics::from(Diagnostic::error(m));
+    let err = |m: String| Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, m));
     let file = tempfile::Builder::new()
         .suffix(".co")
         .tempfile()
@@ -341,12 +341,15 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             .map(|(i, a)| describe(i, a))
             .collect();
         return Err(RunError::Usage(
-            Diagnostic::error(format!(
-                "kernel `{}` takes {} explicit argument(s), {} --arg given",
-                kernel.name,
-                explicit.len(),
-                specs.len()
-            ))
+            Diagnostic::error(
+                Code::ArgumentCount,
+                format!(
+                    "kernel `{}` takes {} explicit argument(s), {} --arg given",
+                    kernel.name,
+                    explicit.len(),
+                    specs.len()
+                ),
+            )
             .with_note(if list.is_empty() {
                 "it takes none".to_string()
             } else {
@@ -425,14 +428,18 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     let stats = gcn_emu::dispatch::run(&co, &kernel, &program, &mem, &values, &launch).map_err(
         |e| match e {
             gcn_emu::Error::Launch { .. } => emu_usage(e),
-            e => RunError::Failed(Diagnostic::error(e.to_string()).into()),
+            e => RunError::Failed(Diagnostic::error(Code::EmulatorFailed, e.to_string()).into()),
         },
     )?;
     let mut outputs = Vec::new();
     if let Some(dir) = &opts.out {
         std::fs::create_dir_all(dir).map_err(|e| {
             RunError::Failed(
-                Diagnostic::error(format!("cannot create {}: {e}", dir.display())).into(),
+                Diagnostic::error(
+                    Code::CreateDirFailed,
+                    format!("cannot create {}: {e}", dir.display()),
+                )
+                .into(),
             )
         })?;
         for (i, addr, descr, shape) in &buffers {
@@ -445,7 +452,11 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             let path = dir.join(format!("arg{i}.npy"));
             crate::base::output::write_atomic(&path, &arr.to_bytes()).map_err(|e| {
                 RunError::Failed(
-                    Diagnostic::error(format!("cannot write {}: {e}", path.display())).into(),
+                    Diagnostic::error(
+                        Code::WriteFailed,
+                        format!("cannot write {}: {e}", path.display()),
+                    )
+                    .into(),
                 )
             })?;
             outputs.push(path);
@@ -460,7 +471,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     if report.stats.findings.is_empty() {
         Ok(report)
     } else {
-        Err(RunError::Findings(report))
+        Err(RunError::Findings(Box::new(report)))
     }
 }
 

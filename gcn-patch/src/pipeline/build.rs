@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::jobs::{self, Tokens};
 use crate::config::manifest::{sha256_hex, Manifest};
 use crate::pipeline::cache::{self, Hit, ObjectCache};
@@ -228,10 +228,13 @@ fn build_job(
                 })?;
             opts.cache.store(&key, &bytes).map_err(|e| {
                 Diagnostics::from(
-                    Diagnostic::error(format!(
-                        "could not write to the object cache `{}`: {e}",
-                        opts.cache.local.display()
-                    ))
+                    Diagnostic::error(
+                        Code::WriteFailed,
+                        format!(
+                            "could not write to the object cache `{}`: {e}",
+                            opts.cache.local.display()
+                        ),
+                    )
                     .with_help(
                         "the output directory must be a directory you can write to (no part \
                          of its path a regular file), on a disk that is not full",

@@ -124,7 +124,7 @@ fn dispatch(cli: Cli) -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(d) => {
-            eprintln!("{d}");
+            eprintln!("{}", render::name_flags(d));
             ExitCode::FAILURE
         }
     }
@@ -221,6 +221,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 eprint!("{}", render::test_report(&t, &manifest));
                 if !t.passed() {
                     return Err(gcn_patch::base::diag::Diagnostic::error(
+                        gcn_patch::base::diag::Code::LaunchNotClean,
                         "gcn-patch check --run: a declared launch did not run clean",
                     )
                     .into());
@@ -389,7 +390,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 print!("{}", lifted.asm);
             }
             for n in &lifted.notes {
-                eprintln!("note: {n}");
+                eprintln!("{n}");
             }
             eprintln!(
                 "gcn-patch lift: {} ({}): {} kernel(s), {} instructions, {} raw; {}",

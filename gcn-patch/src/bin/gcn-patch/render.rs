@@ -4,10 +4,37 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gcn_patch::base::diag::{Diagnostic, Diagnostics, Severity};
+use gcn_patch::base::diag::{Diagnostic, Diagnostics, Setting, Severity};
 use gcn_patch::ops::{self, build::Layout};
 
 use crate::args::{LlvmArgs, RunArgs};
+
+/// The library names what is wrong in its own terms and marks a diagnostic
+/// about a caller-chosen input with its [`Setting`]; the command line names
+/// the option that sets it. A message about the option's value starts with
+/// the flag (`--target: invalid target ID …`).
+pub(crate) fn name_flags(mut d: Diagnostics) -> Diagnostics {
+    for d in &mut d.0 {
+        let flag = match d.setting {
+            Some(Setting::Target) => "--target",
+            Some(Setting::Locked) => "--locked",
+            Some(Setting::Output) => "-o",
+            Some(Setting::Force) => {
+                d.help
+                    .push("discard them: run the same command again with `--force`".into());
+                continue;
+            }
+            Some(Setting::TritonCache) => {
+                d.help
+                    .push("name the cache directory with `--triton-cache DIR`".into());
+                continue;
+            }
+            _ => continue,
+        };
+        d.message = format!("{flag}: {}", d.message);
+    }
+    d
+}
 
 /// Notes, one after the other, on standard error.
 pub(crate) fn print_notes(notes: &[Diagnostic]) {
@@ -21,7 +48,7 @@ pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&P
     let r = match ops::lint::lint(file, target, suggest, baseline) {
         Ok(r) => r,
         Err(d) => {
-            eprintln!("{d}");
+            eprintln!("{}", name_flags(d));
             return ExitCode::from(2);
         }
     };
@@ -86,11 +113,11 @@ pub(crate) fn import(
             ),
         }
     }
-    for w in &report.warnings {
-        eprintln!("warning: {w}");
+    for w in name_flags(Diagnostics(report.warnings)).0 {
+        eprintln!("{w}");
     }
     for n in &report.notes {
-        eprintln!("note: {n}");
+        eprintln!("{n}");
     }
     if !report.skipped.is_empty() {
         eprintln!(

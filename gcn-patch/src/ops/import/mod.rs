@@ -57,7 +57,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::base::parse;
 use crate::config::manifest::{sha256_hex, Manifest};
 
@@ -198,15 +198,15 @@ pub struct Report {
     /// Files in directories that were not AMDGPU asm (skipped).
     pub skipped: Vec<PathBuf>,
     /// What the user should know (raw lines of lifted binaries), one per item.
-    pub notes: Vec<String>,
+    pub notes: Vec<Diagnostic>,
     /// What weakens later checks (a Triton dump imported without its cache
     /// entry: launch checks that are off), one per item.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// The warning for a Triton kernel imported without some launch metadata:
 /// which launch checks are then off or weaker, and how to get the metadata.
-fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<String> {
+fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<Diagnostic> {
     let t = imported.triton.as_ref()?;
     let mut off = Vec::new();
     if t.shared.is_none() {
@@ -232,13 +232,13 @@ fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<St
             .collect::<Vec<_>>()
             .join(", ")
     };
-    Some(format!(
-        "{}: Triton kernel `{}` was imported without its cache entry (`{}.json`, searched: {searched}); launch checks off or weaker: {}. Import it again with `--triton-cache DIR` (the TRITON_CACHE_DIR of the run that dumped it), or with the cache entry directory itself",
+    Some(Diagnostic::warning(Code::TritonMetadataMissing, format!(
+        "{}: Triton kernel `{}` was imported without its cache entry (`{}.json`, searched: {searched}); launch checks off or weaker: {}. Import it again with its Triton cache directory (the TRITON_CACHE_DIR of the run that dumped it), or with the cache entry directory itself",
         imported.from.display(),
         t.kernel,
         t.kernel,
         off.join("; ")
-    ))
+    )).about(Setting::TritonCache))
 }
 
 /// Import `inputs` (files or directories) into the manifest at `manifest_path`.
@@ -288,7 +288,7 @@ pub fn import_with(
             }
             if found.len() == before {
                 errors.push(
-                    Diagnostic::error(format!(
+                    Diagnostic::error(Code::NotAmdgpuAsm, format!(
                         "`{}` holds no AMDGPU assembly",
                         input.display()
                     ))
@@ -322,13 +322,16 @@ pub fn import_with(
             .extend(triton_metadata_warning(imported, &opts.triton_caches));
         if let Some(l) = &imported.lifted {
             if l.raw > 0 {
-                report.notes.push(format!(
-                    "{} ({}): {} of {} instructions are raw encodings (`.long … ; raw: …`): \
-                     the assembler does not re-encode them to the same bytes",
-                    imported.from.display(),
-                    imported.target.name(),
-                    l.raw,
-                    l.instructions
+                report.notes.push(Diagnostic::note(
+                    Code::RawEncodings,
+                    format!(
+                        "{} ({}): {} of {} instructions are raw encodings (`.long … ; raw: …`): \
+                         the assembler does not re-encode them to the same bytes",
+                        imported.from.display(),
+                        imported.target.name(),
+                        l.raw,
+                        l.instructions
+                    ),
                 ));
             }
         }
@@ -370,10 +373,13 @@ pub fn is_binary(path: &Path) -> bool {
 pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Imported>, Diagnostics> {
     use crate::stage::lift::{container, lift, LiftOptions};
     let tc = opts.toolchain.as_ref().ok_or_else(|| {
-        Diagnostic::error(format!(
+        Diagnostic::error(
+            Code::LiftNeedsLlvm,
+            format!(
             "cannot import {}: lifting a code object needs LLVM (llvm-objdump, llvm-mc, ld.lld)",
             path.display()
-        ))
+        ),
+        )
         .with_help("install LLVM 22 with AMDGPU: apt-get install -y clang-22 lld-22 llvm-22")
     })?;
     let bytes = std::fs::read(path).map_err(|e| io_error("read", path, e))?;
@@ -452,8 +458,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
-    Diagnostic::error(format!("cannot {what} `{}`: {e}", path.display()))
-        .with_help("check the path and its permissions")
+    Diagnostic::error(
+        Code::ReadFailed,
+        format!("cannot {what} `{}`: {e}", path.display()),
+    )
+    .with_help("check the path and its permissions")
 }
 
 /// A Triton dump and its cache entry (same bytes) imported together become
@@ -505,7 +514,7 @@ pub fn recognize(path: &Path) -> Result<Imported, Diagnostic> {
 pub fn recognize_with(path: &Path, opts: &ImportOptions) -> Result<Imported, Diagnostic> {
     let bytes = std::fs::read(path).map_err(|e| io_error("read", path, e))?;
     let not_amdgpu = |why: &str| {
-        Diagnostic::error(format!("`{}` is not AMDGPU assembly: {why}", path.display()))
+        Diagnostic::error(Code::NotAmdgpuAsm, format!("`{}` is not AMDGPU assembly: {why}", path.display()))
             .with_help("import a dumped AMDGPU .s/.rocmasm/.amdgcn file: IREE's --iree-hal-dump-executable-files-to, hipcc --save-temps (the device .s), or Triton's .amdgcn")
     };
     let text = std::str::from_utf8(&bytes).map_err(|_| not_amdgpu("it is not UTF-8 text"))?;
@@ -921,7 +930,7 @@ fn add_one(
                     dest.display()
                 )
             };
-            return Err(Diagnostic::error(format!(
+            return Err(Diagnostic::error(Code::ImportConflict, format!(
                 "`{}` was already imported as `{rel_text}` with other bytes",
                 imported.from.display()
             ))

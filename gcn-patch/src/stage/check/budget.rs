@@ -43,7 +43,7 @@ use gcn_embed::{Feature, Generation, TargetId};
 use super::expr::eval;
 use super::occupancy::{occupancy, Occupancy};
 use super::RegisterPolicy;
-use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::base::document::{Document, Edits};
 use crate::base::isa::Isa;
 use crate::base::parse::{AsmFile, Kernel, RegFile, RegisterRef};
@@ -450,7 +450,7 @@ fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec
             .max()
             .unwrap_or(0);
         let reg = format!("{prefix}{}", first.last);
-        let mut diag = Diagnostic::error(format!(
+        let mut diag = Diagnostic::error(Code::RegisterBudgetExceeded, format!(
             "{label} uses {reg}, beyond its declared {unit} budget"
         ))
         .with_note(format!(
@@ -595,11 +595,14 @@ fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec
                     line: first.line,
                     token: Some(first.highlight()),
                     label: format!("{name} is used but {decl}"),
-                    diag: Diagnostic::error(format!("{label} uses {name}, but declares {decl}"))
-                        .with_note(format!(
+                    diag: Diagnostic::error(
+                        Code::ExtraSgprsNotDeclared,
+                        format!("{label} uses {name}, but declares {decl}"),
+                    )
+                    .with_note(format!(
                         "without it the hardware does not allocate the extra SGPRs behind {name}"
                     ))
-                        .with_help(format!("set {} to 1, {update_help}", decl.what)),
+                    .with_help(format!("set {} to 1, {update_help}", decl.what)),
                     related: vec![decl.line],
                 });
             }
@@ -623,7 +626,7 @@ fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec
             line: decl.line,
             token: None,
             label: "not evaluated".into(),
-            diag: Diagnostic::warning(format!(
+            diag: Diagnostic::warning(Code::RegisterCountUnknown, format!(
                 "{label}: cannot evaluate {decl}; registers beyond it are not checked"
             ))
             .with_note("understood: numbers, `.set` symbols, + - * / % << >> & | ^ ~, max, or, alignto, totalnumvgprs")
@@ -639,9 +642,10 @@ fn problems(kb: &KernelBudget, isa: &Isa, target: &TargetId, label: &str) -> Vec
             line: decl.line,
             token: None,
             label: format!("should be at least {should}"),
-            diag: Diagnostic::error(format!(
-                "{label}: {decl} contradicts the kernel's other register counts"
-            ))
+            diag: Diagnostic::error(
+                Code::RegisterCountContradiction,
+                format!("{label}: {decl} contradicts the kernel's other register counts"),
+            )
             .with_note(because)
             .with_help(format!("set {} to {should}, {update_help}", decl.what)),
             related: vec![],
@@ -960,12 +964,15 @@ fn plan_updates(
     let max_vgpr = if isa.unified_agprs { 512 } else { 256 };
     if t.next_free_vgpr > max_vgpr {
         errors.push(
-            Diagnostic::error(format!(
-                "kernel `{}` needs {} VGPRs, more than the {max_vgpr} of {}",
-                kb.kernel,
-                t.next_free_vgpr,
-                target.name()
-            ))
+            Diagnostic::error(
+                Code::TooManyVgprs,
+                format!(
+                    "kernel `{}` needs {} VGPRs, more than the {max_vgpr} of {}",
+                    kb.kernel,
+                    t.next_free_vgpr,
+                    target.name()
+                ),
+            )
             .with_help("use fewer registers in the patch"),
         );
     }
@@ -973,13 +980,16 @@ fn plan_updates(
     // extra SGPRs) must not exceed getAddressableNumSGPRs.
     if t.next_free_sgpr > isa.addressable_sgprs() {
         errors.push(
-            Diagnostic::error(format!(
-                "kernel `{}` needs {} SGPRs, more than the {} {} can address",
-                kb.kernel,
-                t.next_free_sgpr,
-                isa.addressable_sgprs(),
-                target.name()
-            ))
+            Diagnostic::error(
+                Code::TooManySgprs,
+                format!(
+                    "kernel `{}` needs {} SGPRs, more than the {} {} can address",
+                    kb.kernel,
+                    t.next_free_sgpr,
+                    isa.addressable_sgprs(),
+                    target.name()
+                ),
+            )
             .with_help("use fewer SGPRs in the patch"),
         );
     }
@@ -1098,7 +1108,7 @@ fn check(
             // shipped that way (hand-written kernels declare their own
             // counts), so they warn instead of failing; what a patch adds
             // or changes is an error.
-            let inherited: HashSet<(String, Option<(PathBuf, usize)>)> = match original {
+            let inherited: HashSet<FindingKey> = match original {
                 _ if unpatched => HashSet::new(),
                 Some(o) => {
                     let single_o = analyze_doc(o, target);
@@ -1145,7 +1155,10 @@ fn check(
                     continue;
                 }
                 let klabel = kernel_label(label, &kb.kernel, single);
-                let mut note = Diagnostic::note(format!("updated the register counts of {klabel}"));
+                let mut note = Diagnostic::note(
+                    Code::RegistersUpdated,
+                    format!("updated the register counts of {klabel}"),
+                );
                 for e in &edits {
                     note = note.with_note(format!(
                         "{} (at {})",
@@ -1246,7 +1259,7 @@ fn check(
             )
         };
         notes.push(
-            Diagnostic::note(msg)
+            Diagnostic::note(Code::Occupancy, msg)
                 .with_note(format!(
                     "VGPRs allocated {} → {} (.amdhsa_next_free_vgpr {v1} → {v2}, granule {}); SGPRs {s1} → {s2}",
                     o1.vgpr_granule_alloc, o2.vgpr_granule_alloc, o2.vgpr_granule
@@ -1279,9 +1292,13 @@ fn describe_limit(o: &Occupancy) -> String {
 
 /// `label` names the build; a file with several kernels names the symbol too.
 /// A register finding's identity across the unpatched and the patched
-/// code: its message and its place in the dump.
-fn finding_key(d: &Diagnostic) -> (String, Option<(PathBuf, usize)>) {
+/// code: its code, message and place in the dump.
+type FindingKey = (Code, String, Option<(PathBuf, usize)>);
+
+/// The [`FindingKey`] of `d`.
+fn finding_key(d: &Diagnostic) -> FindingKey {
     (
+        d.code,
         d.message.clone(),
         d.location.as_ref().map(|l| (l.file.clone(), l.line)),
     )

@@ -6,16 +6,13 @@
 //! `env` function given to [`Toolchain::find`], never from the process
 //! environment directly, so that `gcn-build` can declare them to Cargo.
 
-// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
-#![allow(clippy::result_large_err)]
-
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 
 pub mod run;
 
@@ -273,11 +270,14 @@ impl Toolchain {
         if self.version.major >= need {
             return Ok(());
         }
-        Err(Diagnostic::error(format!(
-            "{} needs LLVM {need} or newer, but the toolchain is LLVM {}",
-            target.name(),
-            self.version
-        ))
+        Err(Diagnostic::error(
+            Code::ToolchainTooOld,
+            format!(
+                "{} needs LLVM {need} or newer, but the toolchain is LLVM {}",
+                target.name(),
+                self.version
+            ),
+        )
         .with_note(format!(
             "clang: {} ({}), found via {}",
             self.clang.display(),
@@ -729,7 +729,7 @@ fn find_in(
         Some(t) => t,
         None => match nonempty(env, ENV_TOOL_TIMEOUT) {
             Some(text) => run::parse_timeout(&text).map_err(|e| {
-                Diagnostic::error(format!("${ENV_TOOL_TIMEOUT}: {e}"))
+                Diagnostic::error(Code::InvalidEnvVar, format!("${ENV_TOOL_TIMEOUT}: {e}"))
                     .with_help(format!("set {ENV_TOOL_TIMEOUT} to a number of seconds, or unset it for the default ({})", run::show_secs(DEFAULT_TOOL_TIMEOUT)))
             })?,
             None => DEFAULT_TOOL_TIMEOUT,
@@ -755,8 +755,14 @@ fn find_in(
         }
     }
     let mut d = match &stopped_at_explicit {
-        Some(via) => Diagnostic::error(format!("the clang set by {via} is not usable for AMDGPU")),
-        None => Diagnostic::error("no clang + ld.lld with AMDGPU support found"),
+        Some(via) => Diagnostic::error(
+            Code::ToolchainNotFound,
+            format!("the clang set by {via} is not usable for AMDGPU"),
+        ),
+        None => Diagnostic::error(
+            Code::ToolchainNotFound,
+            "no clang + ld.lld with AMDGPU support found",
+        ),
     };
     for r in rejected {
         d = d.with_note(format!("rejected {r}"));

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 use serde::Deserialize;
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::base::document::Document;
 use crate::base::isa::Counter;
 use crate::base::parse::{AsmFile, Instruction, Kernel};
@@ -509,7 +509,7 @@ pub(crate) fn lint_removed(
         }
         if let (Some(b), true) = (baseline, inherited > 0) {
             out.push(
-                Diagnostic::note(format!(
+                Diagnostic::note(Code::InheritedHazards, format!(
                     "kernel `{}`: {inherited} wait-counter hazard(s) inherited from {} (the same producer, reader and register there, no looser wait): not errors",
                     k.name,
                     if b.aligned.is_some() { format!("the baseline {}", b.source) } else { "the unpatched source".to_string() }
@@ -524,10 +524,10 @@ pub(crate) fn lint_removed(
         for u in &k.cfg.unfollowed {
             out.push(
                 doc.locate(
-                    Diagnostic::warning(format!(
-                        "kernel `{}`: wait-counter analysis: {}",
-                        k.name, u.what
-                    ))
+                    Diagnostic::warning(
+                        Code::HazardAnalysisLimit,
+                        format!("kernel `{}`: wait-counter analysis: {}", k.name, u.what),
+                    )
                     .with_note("hazards on this path are not checked"),
                     u.line,
                     None,
@@ -559,11 +559,10 @@ pub(crate) fn lint_removed(
                     .unwrap_or_default();
                 out.push(
                     doc.locate(
-                        Diagnostic::warning(format!(
-                            "kernel `{}`: {}",
-                            k.name,
-                            message.replace("{m}", &m)
-                        ))
+                        Diagnostic::warning(
+                            Code::HazardAnalysisLimit,
+                            format!("kernel `{}`: {}", k.name, message.replace("{m}", &m)),
+                        )
                         .with_note(note),
                         l,
                         None,
@@ -600,7 +599,7 @@ fn render_may_alias(doc: &Document, k: &KernelAnalysis, h: &Hazard, why: &str) -
         .limits
         .wait_instruction(c, h.needed)
         .unwrap_or_else(|| format!("{c} {}", h.needed));
-    let d = Diagnostic::warning(format!(
+    let d = Diagnostic::warning(Code::LdsMayAlias, format!(
         "kernel `{}`: this `{}` may {} LDS that the `{}` at {} is still writing (may alias)",
         k.name,
         mn(h.line),
@@ -702,8 +701,8 @@ fn render_hazard(
     };
     let msg = format!("kernel `{}`: {what}", k.name);
     let mut d = match policy {
-        HazardPolicy::Error | HazardPolicy::Strict => Diagnostic::error(msg),
-        HazardPolicy::Warn => Diagnostic::warning(msg),
+        HazardPolicy::Error | HazardPolicy::Strict => Diagnostic::error(Code::WaitHazard, msg),
+        HazardPolicy::Warn => Diagnostic::warning(Code::WaitHazard, msg),
     };
     let text = &asm.lines[h.line].text;
     let span = register_span(text, &h.register);
