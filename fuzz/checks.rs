@@ -11,11 +11,11 @@ use std::path::Path;
 use gcn_embed::elf::{read_header, EFlags};
 use gcn_embed::select::compatibility;
 use gcn_embed::TargetId;
-use gcn_patch::check::RegisterPolicy;
-use gcn_patch::document::Document;
-use gcn_patch::manifest::{Manifest, PatchFile};
+use gcn_patch::base::document::Document;
+use gcn_patch::config::manifest::{Manifest, PatchFile};
 use gcn_patch::pipeline::prepare_traced;
-use gcn_patch::retarget::RetargetOptions;
+use gcn_patch::stage::check::RegisterPolicy;
+use gcn_patch::stage::retarget::RetargetOptions;
 
 /// Targets the asm checks retarget to: one per generation with its own syntax.
 const TARGETS: [&str; 3] = ["gfx942", "gfx1100", "gfx1201"];
@@ -36,7 +36,7 @@ pub fn asm(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let file = gcn_patch::parse::parse(text);
+    let file = gcn_patch::base::parse::parse(text);
     assert_eq!(file.print(), text, "parse/print is not lossless");
     let _ = file.kernels();
     let _ = file.metadata();
@@ -84,7 +84,7 @@ pub fn diff(data: &[u8]) {
         rel: "p.diff".into(),
     };
     let rel = Path::new("k.s");
-    if let Err(d) = gcn_patch::patch::diff::apply_diff_text(&doc, b, &pf, rel) {
+    if let Err(d) = gcn_patch::stage::patch::diff::apply_diff_text(&doc, b, &pf, rel) {
         let _ = d.render();
     }
     let made = diffy::create_patch(a, b).to_string();
@@ -96,7 +96,7 @@ pub fn diff(data: &[u8]) {
         "+++ b/k.s\n",
         1,
     );
-    if let Ok(out) = gcn_patch::patch::diff::apply_diff_text(&doc, &made, &pf, rel) {
+    if let Ok(out) = gcn_patch::stage::patch::diff::apply_diff_text(&doc, &made, &pf, rel) {
         assert_eq!(
             out.print(),
             b,
@@ -269,7 +269,11 @@ fn q(s: &str) -> String {
 
 fn pat(p: &Pat, lines: &[&str], labels: &[&str]) -> String {
     let at = |n: u16| lines[n as usize % lines.len()];
-    let code = |n: u16| gcn_patch::parse::strip_comment(at(n)).trim().to_string();
+    let code = |n: u16| {
+        gcn_patch::base::parse::strip_comment(at(n))
+            .trim()
+            .to_string()
+    };
     match p {
         Pat::Line(n) => code(*n),
         Pat::Mnemonic(n) => code(*n).split_whitespace().next().unwrap_or("").to_string(),
@@ -426,7 +430,7 @@ pub fn rules(data: &[u8]) {
         if let Some(p) = plan.patched(job.kernel, job.source) {
             let printed = p.patched.print();
             assert_eq!(
-                gcn_patch::parse::parse(&printed).print(),
+                gcn_patch::base::parse::parse(&printed).print(),
                 printed,
                 "patched text does not reparse losslessly"
             );
@@ -444,7 +448,7 @@ pub fn rules(data: &[u8]) {
 
 /// Every member a container yields is read as a code object too.
 fn members(bytes: &[u8], name: &str) {
-    use gcn_patch::lift::container::code_objects;
+    use gcn_patch::stage::lift::container::code_objects;
     match code_objects(bytes, Path::new(name)) {
         Ok(c) => {
             for m in &c.members {
@@ -461,12 +465,12 @@ fn members(bytes: &[u8], name: &str) {
 /// consistent (kernels have descriptors), and a metadata note decodes or
 /// is refused.
 pub fn elf(data: &[u8]) {
-    match gcn_patch::lift::elf::read(data, Path::new("fuzz.co")) {
+    match gcn_patch::stage::lift::elf::read(data, Path::new("fuzz.co")) {
         Ok(co) => {
             let _ = co.target.name();
             let _ = co.kernels();
             if let Some(m) = &co.metadata {
-                let _ = gcn_patch::lift::metadata::canonical(m);
+                let _ = gcn_patch::stage::lift::metadata::canonical(m);
             }
         }
         Err(d) => drop(d.render()),
@@ -477,8 +481,8 @@ pub fn elf(data: &[u8]) {
 /// refused; a decoded document's text is stable (decoding the same bytes
 /// twice gives the same text).
 pub fn note(data: &[u8]) {
-    if let Ok(a) = gcn_patch::lift::metadata::canonical(data) {
-        assert_eq!(gcn_patch::lift::metadata::canonical(data), Ok(a));
+    if let Ok(a) = gcn_patch::stage::lift::metadata::canonical(data) {
+        assert_eq!(gcn_patch::stage::lift::metadata::canonical(data), Ok(a));
     }
 }
 

@@ -89,7 +89,7 @@ impl Pkg {
             dir.join("kernels.toml"),
             format!(
                 "[[kernel]]\nname = \"saxpy\"\n\n[[kernel.source]]\nasm = \"asm/saxpy.s\"\nsha256 = \"{}\"\ntargets = [\"gfx1100\", \"gfx11-generic\"]\n",
-                gcn_patch::manifest::sha256_hex(&asm)
+                gcn_patch::config::manifest::sha256_hex(&asm)
             ),
         )
         .unwrap();
@@ -163,7 +163,7 @@ impl Pkg {
 }
 
 fn expected_jobs(dir: &Path) -> usize {
-    let m = gcn_patch::manifest::Manifest::load(&dir.join("kernels.toml")).unwrap();
+    let m = gcn_patch::config::manifest::Manifest::load(&dir.join("kernels.toml")).unwrap();
     m.kernels
         .iter()
         .flat_map(|k| &k.sources)
@@ -293,7 +293,8 @@ fn broken_patch_fails_the_build_with_the_check_diagnostic() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("panicked at build.rs:2:"), "{stderr}");
     // `gcn-patch check` renders the same diagnostic from the same manifest.
-    let manifest = gcn_patch::manifest::Manifest::load(&pkg.dir.join("kernels.toml")).unwrap();
+    let manifest =
+        gcn_patch::config::manifest::Manifest::load(&pkg.dir.join("kernels.toml")).unwrap();
     let check = gcn_patch::pipeline::plan(&manifest, &[]).expect_err("the broken patch must fail");
     let rendered = check.to_string();
     let first = rendered.lines().next().unwrap();
@@ -350,8 +351,10 @@ fn recording_toolchain(dir: &Path, log: &Path) {
     use std::os::unix::fs::PermissionsExt;
     let _ = fs::remove_dir_all(dir);
     fs::create_dir_all(dir).unwrap();
-    let tc = gcn_patch::toolchain::Toolchain::find(&Default::default(), &|v| std::env::var(v).ok())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let tc = gcn_patch::stage::toolchain::Toolchain::find(&Default::default(), &|v| {
+        std::env::var(v).ok()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
     for (name, real) in [("clang", &tc.clang), ("ld.lld", &tc.lld)] {
         let p = dir.join(name);
         fs::write(
@@ -484,7 +487,7 @@ fn acknowledged_findings_leave_cargo_builds_silent() {
     }
     let manifest = dir.join("kernels.toml");
     let tools = gcn_patch::ops::Tools::default();
-    gcn_patch::ops::import::import(&manifest, &paths, vec![], None, &tools)
+    gcn_patch::ops::import::command::import(&manifest, &paths, vec![], None, &tools)
         .unwrap_or_else(|d| panic!("{d}"));
     write_package(&dir, "gcn-it-accept");
     let pkg = Pkg {

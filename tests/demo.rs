@@ -8,7 +8,7 @@ use std::process::Command;
 
 use common::*;
 use gcn_embed::TargetId;
-use gcn_patch::manifest::Manifest;
+use gcn_patch::config::manifest::Manifest;
 use gcn_patch_demo::{KERNELS, MATMUL};
 
 fn manifest() -> Manifest {
@@ -16,7 +16,7 @@ fn manifest() -> Manifest {
 }
 
 /// The `.amdhsa_code_object_version` written in the dump that builds `target`.
-fn dump_code_object_version(spec: &gcn_patch::manifest::KernelSpec, target: &str) -> u32 {
+fn dump_code_object_version(spec: &gcn_patch::config::manifest::KernelSpec, target: &str) -> u32 {
     let source = spec
         .sources
         .iter()
@@ -66,7 +66,7 @@ fn every_kernel_and_target_of_the_manifest_is_embedded_and_verified() {
                 kernel.name,
                 o.target
             );
-            let digest = gcn_patch::manifest::sha256_hex(o.bytes);
+            let digest = gcn_patch::config::manifest::sha256_hex(o.bytes);
             assert_eq!(
                 digest, o.sha256,
                 "{} {}: embedded hash",

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use gcn_patch::manifest::{generated_ident, GENERATED_FIXED_NAMES};
+use gcn_patch::config::manifest::{generated_ident, GENERATED_FIXED_NAMES};
 
 /// The generated list of every kernel (one of [`GENERATED_FIXED_NAMES`],
 /// which the manifest refuses as a kernel's identifier).

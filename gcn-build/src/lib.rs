@@ -25,7 +25,7 @@
 //! job; the jobserver is opened once per process), and code objects are cached
 //! by content in `OUT_DIR` and, optionally, in a cache shared by every checkout
 //! (`GCN_BUILD_CACHE_DIR`), so editing one patch reassembles only that
-//! kernel's code objects. The engine is [`gcn_patch::build`], shared with the
+//! kernel's code objects. The engine is [`gcn_patch::pipeline::build`](mod@gcn_patch::pipeline::build), shared with the
 //! `gcn-patch build` command.
 //!
 //! ## Environment variables
@@ -59,7 +59,7 @@
 //!
 //! The lock (per kernel × target the sha256 of the patched asm and of the code
 //! object, and the toolchain) is written next to the manifest, through
-//! [`gcn_patch::lock::record`] as by `gcn-patch build`, only when asked, with
+//! [`gcn_patch::config::lock::record`] as by `gcn-patch build`, only when asked, with
 //! [`Build::write_lock`]`(true)` or `GCN_BUILD_WRITE_LOCK=1`, and only in a
 //! local checkout: a manifest in a packaged copy (a directory or ancestor
 //! holding `Cargo.toml.orig`, `.cargo-ok` or `.cargo-checksum.json`, as the
@@ -98,13 +98,13 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use gcn_embed::TargetId;
-use gcn_patch::build::{build_all, BuildOptions};
-use gcn_patch::cache::{write_if_changed, ObjectCache, SharedCache};
-use gcn_patch::diag::{Diagnostic, Diagnostics};
-use gcn_patch::jobs::{Token, Tokens};
-use gcn_patch::manifest::Manifest;
+use gcn_patch::base::diag::{Diagnostic, Diagnostics};
+use gcn_patch::base::jobs::{Token, Tokens};
+use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
-use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+use gcn_patch::pipeline::build::{build_all, BuildOptions};
+use gcn_patch::pipeline::cache::{write_if_changed, ObjectCache, SharedCache};
+use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
 
 use embed::{EmbeddedKernel, EmbeddedObject};
 
@@ -389,13 +389,13 @@ impl Build {
         let build_dir = out_dir.join("gcn-build");
         config.probe_cache = Some(build_dir.join("toolchain.txt"));
         let toolchain = Toolchain::find(&config, &|name| env.get(name))?;
-        let max_jobs = gcn_patch::jobs::workers(
+        let max_jobs = gcn_patch::base::jobs::workers(
             self.jobs
                 .or_else(|| env.get("NUM_JOBS").and_then(|n| n.parse().ok())),
         );
         let dir_override = self.shared_cache.as_ref().map(|d| d.display().to_string());
         let shared = SharedCache::from_env(&|name| match (name, &dir_override) {
-            (gcn_patch::cache::ENV_CACHE_DIR, Some(d)) => Some(d.clone()),
+            (gcn_patch::pipeline::cache::ENV_CACHE_DIR, Some(d)) => Some(d.clone()),
             _ => env.get(name),
         })
         .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
@@ -448,7 +448,7 @@ impl Build {
                 path,
                 sha256: b.sha256,
                 cached: b.cached.is_some(),
-                shared_hit: b.cached == Some(gcn_patch::cache::Hit::Shared),
+                shared_hit: b.cached == Some(gcn_patch::pipeline::cache::Hit::Shared),
             });
         }
         let manifest_name = manifest_path
@@ -502,11 +502,11 @@ impl Build {
         env: &env::Env,
         manifest: &Manifest,
         toolchain: &Toolchain,
-        built: &[gcn_patch::build::BuiltJob],
+        built: &[gcn_patch::pipeline::build::BuiltJob],
     ) -> Result<LockOutcome, Error> {
         let flag = |name: &str| env.get(name).is_some_and(|v| !v.is_empty() && v != "0");
         if self.locked.unwrap_or_else(|| flag("GCN_BUILD_LOCKED")) {
-            let path = gcn_patch::lock::record(manifest, toolchain, built, true)?;
+            let path = gcn_patch::config::lock::record(manifest, toolchain, built, true)?;
             return Ok(LockOutcome::Reproduced(path));
         }
         if !self
@@ -518,7 +518,7 @@ impl Build {
         if let Some(reason) = packaged_copy(&manifest.path, env) {
             return Ok(LockOutcome::Refused(reason));
         }
-        let path = gcn_patch::lock::record(manifest, toolchain, built, false)?;
+        let path = gcn_patch::config::lock::record(manifest, toolchain, built, false)?;
         Ok(LockOutcome::Written(path))
     }
 }
@@ -693,7 +693,7 @@ mod tests {
         drop((b, c));
         // Under the jobserver, three jobs (implicit token + two) really overlap.
         let arrived = std::sync::atomic::AtomicUsize::new(0);
-        let met = gcn_patch::jobs::run(vec![0; 3], 8, &tokens, |_| {
+        let met = gcn_patch::base::jobs::run(vec![0; 3], 8, &tokens, |_| {
             arrived.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let end = std::time::Instant::now() + std::time::Duration::from_secs(5);
             while std::time::Instant::now() < end {

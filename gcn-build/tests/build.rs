@@ -11,7 +11,7 @@ mod support;
 use support::{changed_files, repo, tree_snapshot as tree};
 
 fn sha256(path: &Path) -> String {
-    gcn_patch::manifest::sha256_hex(&fs::read(path).unwrap())
+    gcn_patch::config::manifest::sha256_hex(&fs::read(path).unwrap())
 }
 
 /// A project with two kernels, each from one gfx11-generic HIP dump, for gfx1100 and gfx11-generic.
@@ -365,7 +365,7 @@ fn try_compile_returns_typed_diagnostics() {
     fs::write(&asm, fs::read_to_string(&asm).unwrap() + "; edited\n").unwrap();
     let err = build(&manifest, &dir.path().join("out")).expect_err("stale pin");
     let d = &err.diagnostics()[0];
-    assert_eq!(d.severity, gcn_patch::diag::Severity::Error);
+    assert_eq!(d.severity, gcn_patch::base::diag::Severity::Error);
     assert!(d.message.contains("asm/reduce.s` changed"), "{d:?}");
     let at = d.location.as_ref().expect("the stale pin has a location");
     assert!(at.file.ends_with("kernels.toml"), "{at:?}");
@@ -446,8 +446,10 @@ fn quiet_when_cargo_metadata_is_off() {
 /// real clang.
 #[test]
 fn a_rerun_starts_no_toolchain_probe() {
-    let tc = gcn_patch::toolchain::Toolchain::find(&Default::default(), &|k| std::env::var(k).ok())
-        .unwrap_or_else(|d| panic!("{d}"));
+    let tc = gcn_patch::stage::toolchain::Toolchain::find(&Default::default(), &|k| {
+        std::env::var(k).ok()
+    })
+    .unwrap_or_else(|d| panic!("{d}"));
     let dir = tempfile::tempdir().unwrap();
     let manifest = project(dir.path());
     let log = dir.path().join("clang-runs.log");

@@ -12,7 +12,7 @@ use std::time::Instant;
 mod gen;
 use gen::{edited, generate, RULES};
 
-use gcn_patch::manifest::{sha256_hex, Manifest};
+use gcn_patch::config::manifest::{sha256_hex, Manifest};
 
 fn main() {
     println!(
@@ -41,8 +41,8 @@ fn main() {
             let mut best = f64::MAX;
             for _ in 0..3 {
                 let t0 = Instant::now();
-                let out =
-                    gcn_patch::patch::apply(&m, k, &k.sources[0]).unwrap_or_else(|e| panic!("{e}"));
+                let out = gcn_patch::stage::patch::apply(&m, k, &k.sources[0])
+                    .unwrap_or_else(|e| panic!("{e}"));
                 best = best.min(t0.elapsed().as_secs_f64());
                 std::hint::black_box(out);
             }

@@ -2,7 +2,7 @@
 //! prints, it asserts nothing.
 //!
 //! 1. Cold build of the demo manifest (every kernel × target) through
-//!    [`gcn_patch::build::build_all`] against a plain script doing only the
+//!    [`gcn_patch::pipeline::build::build_all`] against a plain script doing only the
 //!    tool runs, `xargs -P$(nproc)` over `clang -x assembler
 //!    --target=amdgcn-amd-amdhsa -mcpu=T -c` + `ld.lld -shared` on the same
 //!    patched asm: paired runs (alternating order), median of the ratios.
@@ -29,12 +29,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use gcn_patch::build::{build_all, BuildOptions};
-use gcn_patch::cache::ObjectCache;
-use gcn_patch::jobs::Unlimited;
-use gcn_patch::manifest::{sha256_hex, Manifest};
+use gcn_patch::base::jobs::Unlimited;
+use gcn_patch::config::manifest::{sha256_hex, Manifest};
 use gcn_patch::pipeline;
-use gcn_patch::toolchain::Toolchain;
+use gcn_patch::pipeline::build::{build_all, BuildOptions};
+use gcn_patch::pipeline::cache::ObjectCache;
+use gcn_patch::stage::toolchain::Toolchain;
 
 mod gen;
 

@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use gcn_patch::lift::{lift, LiftOptions};
-use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+use gcn_patch::stage::lift::{lift, LiftOptions};
+use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();

@@ -11,10 +11,10 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gcn_embed::TargetId;
-use gcn_patch::check::hazard::{self, LintOptions};
-use gcn_patch::document::Document;
-use gcn_patch::retarget::{self, RetargetOptions};
-use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+use gcn_patch::base::document::Document;
+use gcn_patch::stage::check::hazard::{self, LintOptions};
+use gcn_patch::stage::retarget::{self, RetargetOptions};
+use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();

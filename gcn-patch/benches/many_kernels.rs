@@ -23,11 +23,11 @@ use std::process::Command;
 use std::time::Instant;
 
 use gcn_embed::TargetId;
-use gcn_patch::check::hazard::{self, LintOptions};
-use gcn_patch::document::Document;
-use gcn_patch::manifest::{sha256_hex, Manifest};
+use gcn_patch::base::document::Document;
+use gcn_patch::config::manifest::{sha256_hex, Manifest};
 use gcn_patch::pipeline;
-use gcn_patch::retarget::{self, RetargetOptions};
+use gcn_patch::stage::check::hazard::{self, LintOptions};
+use gcn_patch::stage::retarget::{self, RetargetOptions};
 
 mod gen;
 

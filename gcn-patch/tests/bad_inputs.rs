@@ -38,8 +38,10 @@ fn manifest(asm: &str, extra: &str) -> String {
 
 /// The real clang and ld.lld (what the fake toolchains hand real work to).
 fn real_tools() -> (PathBuf, PathBuf) {
-    let tc = gcn_patch::toolchain::Toolchain::find(&Default::default(), &|v| std::env::var(v).ok())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let tc = gcn_patch::stage::toolchain::Toolchain::find(&Default::default(), &|v| {
+        std::env::var(v).ok()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
     (tc.clang, tc.lld)
 }
 

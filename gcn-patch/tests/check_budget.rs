@@ -6,13 +6,13 @@ use std::path::Path;
 
 use common::{assemble, corpus, corpus_files, descriptor_fields, llvm22, rel};
 use gcn_embed::TargetId;
-use gcn_patch::check::budget::{analyze, check_registers, CheckOutcome, DeclaredValue};
-use gcn_patch::check::RegisterPolicy;
-use gcn_patch::diag::Diagnostics;
-use gcn_patch::document::{Document, Edits};
-use gcn_patch::isa::Isa;
-use gcn_patch::parse::parse;
-use gcn_patch::provenance::Origin;
+use gcn_patch::base::diag::Diagnostics;
+use gcn_patch::base::document::{Document, Edits};
+use gcn_patch::base::isa::Isa;
+use gcn_patch::base::parse::parse;
+use gcn_patch::base::provenance::Origin;
+use gcn_patch::stage::check::budget::{analyze, check_registers, CheckOutcome, DeclaredValue};
+use gcn_patch::stage::check::RegisterPolicy;
 
 fn load(path: &str) -> Document {
     let full = corpus().join(path);
@@ -106,7 +106,7 @@ fn every_corpus_kernel_passes_unchanged() {
         for kb in analyze(&parse(&text), &target) {
             kernels += 1;
             let d = &kb.declared;
-            let v = |x: &Option<gcn_patch::check::budget::DeclaredValue>| {
+            let v = |x: &Option<gcn_patch::stage::check::budget::DeclaredValue>| {
                 x.as_ref().and_then(|x| x.value)
             };
             assert_eq!(

@@ -4,12 +4,12 @@ mod common;
 
 use common::{corpus_files, rel};
 use gcn_embed::TargetId;
-use gcn_patch::check::budget::check_registers;
-use gcn_patch::check::waitcnt::check_waitcnt;
-use gcn_patch::check::RegisterPolicy;
-use gcn_patch::diag::Severity;
-use gcn_patch::document::Document;
-use gcn_patch::retarget::{retarget, RetargetOptions};
+use gcn_patch::base::diag::Severity;
+use gcn_patch::base::document::Document;
+use gcn_patch::stage::check::budget::check_registers;
+use gcn_patch::stage::check::waitcnt::check_waitcnt;
+use gcn_patch::stage::check::RegisterPolicy;
+use gcn_patch::stage::retarget::{retarget, RetargetOptions};
 
 /// Targets each corpus target can be retargeted to without an ABI change.
 fn family(target: &str) -> &'static [&'static str] {

@@ -3,10 +3,10 @@
 mod common;
 
 use common::corpus_files;
-use gcn_patch::check::budget::check_registers;
-use gcn_patch::check::waitcnt::check_waitcnt;
-use gcn_patch::check::RegisterPolicy;
-use gcn_patch::document::Document;
+use gcn_patch::base::document::Document;
+use gcn_patch::stage::check::budget::check_registers;
+use gcn_patch::stage::check::waitcnt::check_waitcnt;
+use gcn_patch::stage::check::RegisterPolicy;
 
 fn run_all(text: &str, target: &gcn_embed::TargetId) {
     let t = Document::from_source(text, "x.s");

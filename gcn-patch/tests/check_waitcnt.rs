@@ -7,10 +7,10 @@ use std::path::Path;
 use common::{corpus, corpus_files};
 
 use gcn_embed::TargetId;
-use gcn_patch::check::waitcnt::check_waitcnt;
-use gcn_patch::diag::Severity;
-use gcn_patch::document::{Document, Edits};
-use gcn_patch::provenance::{Origin, RuleOrigin};
+use gcn_patch::base::diag::Severity;
+use gcn_patch::base::document::{Document, Edits};
+use gcn_patch::base::provenance::{Origin, RuleOrigin};
+use gcn_patch::stage::check::waitcnt::check_waitcnt;
 
 #[test]
 fn every_corpus_file_passes() {
@@ -96,11 +96,11 @@ fn demo_patch_passes() {
     let diags = check_waitcnt(&Document::from_source(&patched, "<asm>"), &target);
     assert!(diags.is_empty(), "{diags:?}");
     let t = Document::from_source(&patched, "matmul.rocmasm");
-    let o = gcn_patch::check::check_registers(
+    let o = gcn_patch::stage::check::check_registers(
         None,
         &t,
         &target,
-        gcn_patch::check::RegisterPolicy::Error,
+        gcn_patch::stage::check::RegisterPolicy::Error,
         "kernel `matmul` for gfx942",
     )
     .unwrap();

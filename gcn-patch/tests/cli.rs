@@ -147,7 +147,7 @@ fn hand_written_kernel_leaves_register_counts_to_us() {
         "{notes}"
     );
     // The descriptor agrees: v0..v2 used → 3 VGPRs → one 8-VGPR granule on gfx942 (field value 0).
-    let kds = gcn_patch::verify::kernel_descriptors(&std::fs::read(&out).unwrap()).unwrap();
+    let kds = gcn_patch::stage::verify::kernel_descriptors(&std::fs::read(&out).unwrap()).unwrap();
     assert_eq!(kds.len(), 1);
     assert_eq!(
         kds[0].fields.compute_pgm_rsrc1 & 0x3f,

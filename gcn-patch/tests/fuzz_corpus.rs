@@ -89,7 +89,8 @@ fn rules_inputs_reach_the_patch_stage() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let text = std::fs::read_to_string(root.join(rel)).unwrap();
         let manifest = checks::rules_manifest(&input, rel, &text, &["gfx942"]);
-        let Ok(m) = gcn_patch::manifest::Manifest::parse(&manifest, &root.join("k.toml")) else {
+        let Ok(m) = gcn_patch::config::manifest::Manifest::parse(&manifest, &root.join("k.toml"))
+        else {
             continue;
         };
         if m.kernels[0].sources[0].rules.is_empty() {

@@ -8,10 +8,10 @@ use std::path::Path;
 use std::process::Command;
 
 use gcn_embed::TargetId;
-use gcn_patch::check::hazard::{self, LintOptions};
-use gcn_patch::diag::{Diagnostic, Severity};
-use gcn_patch::document::Document;
-use gcn_patch::parse::parse;
+use gcn_patch::base::diag::{Diagnostic, Severity};
+use gcn_patch::base::document::Document;
+use gcn_patch::base::parse::parse;
+use gcn_patch::stage::check::hazard::{self, LintOptions};
 
 fn t(name: &str) -> TargetId {
     TargetId::parse(name).unwrap()

@@ -1,5 +1,5 @@
 //! Wait-counter hazards on aiter's hand-written kernels (`tests/corpus/aiter`,
-//! imported, i.e. lifted with `gcn_patch::lift`): expert code that relies on timing and on
+//! imported, i.e. lifted with `gcn_patch::stage::lift`): expert code that relies on timing and on
 //! LDS DMA, so a kernel is judged against itself (`lint --baseline`).
 //!
 //! The mutation test: in every lifted gfx942/gfx950 kernel, each VMEM wait
@@ -18,12 +18,12 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use gcn_embed::TargetId;
-use gcn_patch::check::hazard::{self, Baseline, LintOptions};
-use gcn_patch::diag::Severity;
-use gcn_patch::document::Document;
-use gcn_patch::manifest::Manifest;
-use gcn_patch::parse::parse;
+use gcn_patch::base::diag::Severity;
+use gcn_patch::base::document::Document;
+use gcn_patch::base::parse::parse;
+use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
+use gcn_patch::stage::check::hazard::{self, Baseline, LintOptions};
 
 /// The aiter sample imported into one project with `gcn-patch import`
 /// (each code object copied under a unique name first: aiter has several
@@ -399,9 +399,9 @@ fn control_flow_check_is_silent_on_every_aiter_import() {
             continue;
         }
         let text = std::fs::read_to_string(asm).unwrap();
-        let doc = gcn_patch::document::Document::from_source(&text, asm);
+        let doc = gcn_patch::base::document::Document::from_source(&text, asm);
         kernels += doc.kernels().len();
-        let f = gcn_patch::check::control::findings(&doc);
+        let f = gcn_patch::stage::check::control::findings(&doc);
         assert!(f.is_empty(), "{}: {f:?}", asm.display());
         // The walk reaches the ends: every `s_endpgm` made a no-op is found
         // (gfx942/gfx950; gfx1250 lifts keep undecodable words in the code,
@@ -419,9 +419,9 @@ fn control_flow_check_is_silent_on_every_aiter_import() {
                 }
             })
             .collect();
-        let doc = gcn_patch::document::Document::from_source(&mutated, asm);
+        let doc = gcn_patch::base::document::Document::from_source(&mutated, asm);
         mutants += 1;
-        if gcn_patch::check::control::findings(&doc).is_empty() {
+        if gcn_patch::stage::check::control::findings(&doc).is_empty() {
             println!("not caught: {}", asm.display());
         } else {
             caught += 1;

@@ -5,9 +5,9 @@
 //! with other loads, mixed LDS/GDS and export types, flat overwrites.
 
 use gcn_embed::TargetId;
-use gcn_patch::check::hazard::{self, LintOptions};
-use gcn_patch::diag::{Diagnostic, Severity};
-use gcn_patch::document::Document;
+use gcn_patch::base::diag::{Diagnostic, Severity};
+use gcn_patch::base::document::Document;
+use gcn_patch::stage::check::hazard::{self, LintOptions};
 
 fn lint(src: &str, target: &str) -> Vec<Diagnostic> {
     hazard::lint(

@@ -7,8 +7,8 @@
 
 mod common;
 
-use gcn_patch::diag::{Diagnostics, Severity};
-use gcn_patch::manifest::{sha256_hex, Manifest};
+use gcn_patch::base::diag::{Diagnostics, Severity};
+use gcn_patch::config::manifest::{sha256_hex, Manifest};
 use gcn_patch::pipeline::{self, Prepared};
 
 /// The IREE gfx942 matmul with its `s_waitcnt vmcnt(4)` before the

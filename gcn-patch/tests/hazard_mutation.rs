@@ -16,8 +16,8 @@
 use std::collections::{BTreeSet, VecDeque};
 
 use gcn_embed::{Generation, TargetId};
-use gcn_patch::check::hazard;
-use gcn_patch::parse::parse;
+use gcn_patch::base::parse::parse;
+use gcn_patch::stage::check::hazard;
 
 mod common;
 

@@ -5,10 +5,10 @@
 
 mod patch_common;
 
-use gcn_patch::check::hazard::{self, LintOptions};
-use gcn_patch::diag::{Diagnostics, Severity};
-use gcn_patch::document::Document;
+use gcn_patch::base::diag::{Diagnostics, Severity};
+use gcn_patch::base::document::Document;
 use gcn_patch::pipeline::{self, Prepared};
+use gcn_patch::stage::check::hazard::{self, LintOptions};
 use patch_common::{repo, Project};
 
 /// The demo's `matmul` kernel entry (kernels.toml at the repository root),
@@ -141,7 +141,7 @@ fn a_bad_hazards_value_is_a_manifest_error() {
     assert!(e.to_string().contains("hazards"), "{e}");
 }
 
-fn lint_text(text: &str, suggest: bool) -> Vec<gcn_patch::diag::Diagnostic> {
+fn lint_text(text: &str, suggest: bool) -> Vec<gcn_patch::base::diag::Diagnostic> {
     hazard::lint(
         &Document::from_source(text, "matmul.s"),
         &gcn_embed::TargetId::parse("gfx942").unwrap(),
@@ -178,7 +178,7 @@ fn suggestions_on_the_demo() {
         .collect::<Vec<_>>()
         .join("\n"));
     // Applying any one suggestion keeps lint clean.
-    let file = gcn_patch::parse::parse(&text);
+    let file = gcn_patch::base::parse::parse(&text);
     for k in hazard::kernels(&file, &gcn_embed::TargetId::parse("gfx942").unwrap()) {
         for s in hazard::suggest::suggest(&k) {
             let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();

@@ -20,13 +20,13 @@ use std::process::Command;
 
 use gcn_embed::elf::EFlags;
 use gcn_embed::{Generation, TargetId};
-use gcn_patch::check::RegisterPolicy;
-use gcn_patch::document::Document;
+use gcn_patch::base::document::Document;
+use gcn_patch::base::provenance::Origin;
 use gcn_patch::pipeline::{self, Prepared};
-use gcn_patch::provenance::Origin;
-use gcn_patch::retarget::RetargetOptions;
-use gcn_patch::toolchain::Toolchain;
-use gcn_patch::verify;
+use gcn_patch::stage::check::RegisterPolicy;
+use gcn_patch::stage::retarget::RetargetOptions;
+use gcn_patch::stage::toolchain::Toolchain;
+use gcn_patch::stage::verify;
 
 use common::{corpus, toolchain};
 
@@ -35,7 +35,7 @@ use common::{corpus, toolchain};
 /// VOPD pairs are rewritten (see [`rewritten_pairs`]), and the Triton gfx1201
 /// matmul's True16 instructions (`v_mov_b16_e32 v1.l, 0`) assemble with
 /// `+real-true16`, which the assembler gets when a dump names 16-bit
-/// register halves ([`gcn_patch::assemble::asm_features`]).
+/// register halves ([`gcn_patch::stage::assemble::asm_features`]).
 const KNOWN_UNBUILDABLE: &[(&str, &str, &str, &str, &str)] = &[];
 
 /// Dumps whose build must rewrite lines for LLVM 22 (gfx12 VOPD pairs that

@@ -7,7 +7,7 @@ mod common;
 use std::path::Path;
 
 use common::{ok, run_cli, stderr};
-use gcn_patch::manifest::Manifest;
+use gcn_patch::config::manifest::Manifest;
 use object::{Object, ObjectSection};
 
 fn manifest(dir: &Path) -> Manifest {
@@ -161,7 +161,7 @@ fn fat_binary_is_one_kernel_and_builds_back_to_its_members() {
         )]
     );
     let m = std::fs::read_to_string(dir.join("kernels.toml")).unwrap();
-    let sha = gcn_patch::manifest::sha256_hex(&std::fs::read(&host).unwrap());
+    let sha = gcn_patch::config::manifest::sha256_hex(&std::fs::read(&host).unwrap());
     assert_eq!(
         m.matches(&format!("imported-sha256 = \"{sha}\"")).count(),
         2,
@@ -170,7 +170,7 @@ fn fat_binary_is_one_kernel_and_builds_back_to_its_members() {
     ok(run_cli(dir, &["check", "--no-assemble"]));
     ok(run_cli(dir, &["build", "--out", "out"]));
     let bytes = std::fs::read(&host).unwrap();
-    let c = gcn_patch::lift::container::code_objects(&bytes, &host).unwrap();
+    let c = gcn_patch::stage::lift::container::code_objects(&bytes, &host).unwrap();
     for member in &c.members {
         let built = std::fs::read(dir.join(format!(
             "out/{}/scale_host_compressed.hsaco",
@@ -219,10 +219,10 @@ fn aiter_gfx942_and_gfx950_of_one_kernel_are_one_kernel() {
 fn binary_import_needs_the_toolchain_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let co = common::repo().join("tests/corpus/iree/gfx942/softmax.hsaco");
-    let err = gcn_patch::import::import_with(
+    let err = gcn_patch::ops::import::import_with(
         &dir.path().join("kernels.toml"),
         &[co],
-        &gcn_patch::import::ImportOptions::default(),
+        &gcn_patch::ops::import::ImportOptions::default(),
     )
     .unwrap_err()
     .to_string();
@@ -252,13 +252,13 @@ fn parallel_lifting_writes_what_one_worker_writes() {
     .collect();
     let project = |jobs: usize| {
         let dir = tempfile::tempdir().unwrap();
-        let opts = gcn_patch::import::ImportOptions {
+        let opts = gcn_patch::ops::import::ImportOptions {
             toolchain: Some(common::toolchain()),
             jobs: Some(jobs),
             ..Default::default()
         };
         let report =
-            gcn_patch::import::import_with(&dir.path().join("kernels.toml"), &inputs, &opts)
+            gcn_patch::ops::import::import_with(&dir.path().join("kernels.toml"), &inputs, &opts)
                 .unwrap_or_else(|d| panic!("jobs = {jobs}: {d}"));
         let mut files = std::collections::BTreeMap::new();
         for e in walkdir::WalkDir::new(dir.path()).sort_by_file_name() {

@@ -2,7 +2,7 @@
 //!
 //! Every lifted file is rebuilt here independently of the product's own
 //! rebuild check (which builds it as `gcn-patch build` does, see
-//! `gcn_patch::lift::identity`): with llvm-mc and ld.lld, then `.text`,
+//! `gcn_patch::stage::lift::identity`): with llvm-mc and ld.lld, then `.text`,
 //! `.rodata`, the `.note` section and `e_flags` are compared byte for byte
 //! (and the metadata notes as decoded MessagePack documents, to say why).
 //! Each lift must also report [`Identity::Identical`].
@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use gcn_patch::lift::{self, Identity, LiftOptions, Lifted};
+use gcn_patch::stage::lift::{self, Identity, LiftOptions, Lifted};
 use object::{Object, ObjectSection};
 
 fn aiter_dir() -> PathBuf {
@@ -188,8 +188,8 @@ fn lift_all(files: &[(String, PathBuf)]) -> BTreeMap<String, Tally> {
                 let bytes = std::fs::read(path).unwrap();
                 let result = lift::lift(&bytes, path, &LiftOptions::new(&tc));
                 let control = result.as_ref().ok().map(|l| {
-                    let doc = gcn_patch::document::Document::from_source(&l.asm, path);
-                    gcn_patch::check::control::findings(&doc)
+                    let doc = gcn_patch::base::document::Document::from_source(&l.asm, path);
+                    gcn_patch::stage::check::control::findings(&doc)
                 });
                 // Progress for the long survey (standard error, not asserted).
                 if files.len() >= 500 && (i + 1) % 100 == 0 {
@@ -422,9 +422,9 @@ fn raw_lines_are_read_by_the_checks() {
         "expected raw lines in {}",
         co.display()
     );
-    let doc = gcn_patch::document::Document::from_source(&lifted.asm, "k.s");
+    let doc = gcn_patch::base::document::Document::from_source(&lifted.asm, "k.s");
     let raw: Vec<usize> = (0..doc.len())
-        .filter(|&i| matches!(doc.kind(i), Some(gcn_patch::parse::LineKind::Raw(_))))
+        .filter(|&i| matches!(doc.kind(i), Some(gcn_patch::base::parse::LineKind::Raw(_))))
         .collect();
     assert_eq!(raw.len(), lifted.raw_instructions);
     for &i in &raw {
@@ -711,7 +711,7 @@ fn unbundled(input: &Path, host: bool, target: &str) -> Vec<u8> {
 /// lifted, and rebuilt byte-identically.
 #[test]
 fn container_members_match_the_bundler_and_rebuild() {
-    use gcn_patch::lift::container::{code_objects, Kind};
+    use gcn_patch::stage::lift::container::{code_objects, Kind};
     let tc = common::toolchain();
     let cases = [
         ("scale-host.o", Kind::HostObject, Some(true)),

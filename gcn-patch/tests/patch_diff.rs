@@ -3,7 +3,7 @@
 
 mod patch_common;
 
-use gcn_patch::provenance::Origin;
+use gcn_patch::base::provenance::Origin;
 use patch_common::{fixtures, gnu_patch, repo, udiff, Project};
 use std::path::PathBuf;
 

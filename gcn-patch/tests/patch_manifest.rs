@@ -2,7 +2,7 @@
 
 mod patch_common;
 
-use gcn_patch::check::RegisterPolicy;
+use gcn_patch::stage::check::RegisterPolicy;
 use patch_common::Project;
 
 fn err(p: &Project, toml: &str) -> String {

@@ -25,7 +25,7 @@ fn stale_pin_is_refused_with_both_hashes() {
     text.push_str("; regenerated\n");
     p.write("asm/gfx942/matmul.rocmasm", &text);
     let k = m.kernel("matmul").unwrap();
-    let err = gcn_patch::patch::apply(&m, k, &k.sources[0]).unwrap_err();
+    let err = gcn_patch::stage::patch::apply(&m, k, &k.sources[0]).unwrap_err();
     let shown = p
         .norm(&err.to_string())
         .replace(&p.sha("asm/gfx942/matmul.rocmasm"), "<new sha>");
@@ -42,7 +42,7 @@ fn pin_rewrites_only_the_hashes() {
     text.push_str("; regenerated\n");
     p.write("asm/gfx942/matmul.rocmasm", &text);
     let new_sha = p.sha("asm/gfx942/matmul.rocmasm");
-    let changes = gcn_patch::patch::pin(&p.path("kernels.toml"), "matmul").unwrap();
+    let changes = gcn_patch::ops::pin::pin(&p.path("kernels.toml"), "matmul").unwrap();
     assert_eq!(
         changes,
         vec![(
@@ -53,13 +53,13 @@ fn pin_rewrites_only_the_hashes() {
     );
     assert_eq!(p.read("kernels.toml"), before.replace(&old_sha, &new_sha));
     // Pinning again changes nothing.
-    let again = gcn_patch::patch::pin(&p.path("kernels.toml"), "matmul").unwrap();
+    let again = gcn_patch::ops::pin::pin(&p.path("kernels.toml"), "matmul").unwrap();
     assert_eq!(again[0].1, again[0].2);
     assert_eq!(p.read("kernels.toml"), before.replace(&old_sha, &new_sha));
     // The re-pinned manifest applies (the patch still fits the new dump).
-    let m = gcn_patch::manifest::Manifest::load(&p.path("kernels.toml")).unwrap();
+    let m = gcn_patch::config::manifest::Manifest::load(&p.path("kernels.toml")).unwrap();
     let k = m.kernel("matmul").unwrap();
-    gcn_patch::patch::apply(&m, k, &k.sources[0]).unwrap();
+    gcn_patch::stage::patch::apply(&m, k, &k.sources[0]).unwrap();
 }
 
 #[test]
@@ -67,7 +67,7 @@ fn pin_adds_a_missing_hash_after_asm() {
     let p = project();
     p.manifest(TOML).unwrap();
     let before = p.read("kernels.toml");
-    let changes = gcn_patch::patch::pin(&p.path("kernels.toml"), "other").unwrap();
+    let changes = gcn_patch::ops::pin::pin(&p.path("kernels.toml"), "other").unwrap();
     let sha = p.sha("asm/other.s");
     assert_eq!(
         changes,
@@ -82,7 +82,7 @@ fn pin_adds_a_missing_hash_after_asm() {
         )
     );
     assert_eq!(
-        gcn_patch::manifest::Manifest::load(&p.path("kernels.toml"))
+        gcn_patch::config::manifest::Manifest::load(&p.path("kernels.toml"))
             .unwrap()
             .kernel("other")
             .unwrap()
@@ -97,7 +97,7 @@ fn pin_of_unknown_kernel_lists_kernels() {
     let p = project();
     p.manifest(TOML).unwrap();
     let before = p.read("kernels.toml");
-    let err = gcn_patch::patch::pin(&p.path("kernels.toml"), "matmull").unwrap_err();
+    let err = gcn_patch::ops::pin::pin(&p.path("kernels.toml"), "matmull").unwrap_err();
     insta::assert_snapshot!(p.norm(&err.to_string()));
     assert_eq!(p.read("kernels.toml"), before);
 }

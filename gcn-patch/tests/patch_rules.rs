@@ -3,8 +3,8 @@
 
 mod patch_common;
 
-use gcn_patch::document::Document;
-use gcn_patch::provenance::Origin;
+use gcn_patch::base::document::Document;
+use gcn_patch::base::provenance::Origin;
 use patch_common::{repo, udiff, Project};
 
 const HEAD: &str = r#"[defaults]
@@ -18,7 +18,12 @@ asm = "asm/gfx942/matmul.rocmasm"
 sha256 = "{sha}"
 "#;
 
-fn run(rules: &str) -> (Project, Result<Document, gcn_patch::diag::Diagnostics>) {
+fn run(
+    rules: &str,
+) -> (
+    Project,
+    Result<Document, gcn_patch::base::diag::Diagnostics>,
+) {
     let p = Project::new();
     let r = p.apply(&format!("{HEAD}{rules}"));
     (p, r)

@@ -9,10 +9,10 @@
 //! linear bound (VmHWM, Linux) so a blow-up in memory fails loudly.
 
 use gcn_embed::TargetId;
-use gcn_patch::check::RegisterPolicy;
-use gcn_patch::document::{Document, Edits};
+use gcn_patch::base::document::{Document, Edits};
 use gcn_patch::pipeline::prepare_traced;
-use gcn_patch::retarget::RetargetOptions;
+use gcn_patch::stage::check::RegisterPolicy;
+use gcn_patch::stage::retarget::RetargetOptions;
 
 fn saxpy() -> String {
     let p = concat!(

@@ -10,9 +10,9 @@ use std::fmt::Write as _;
 use std::process::Command;
 
 use gcn_embed::TargetId;
-use gcn_patch::document::Document;
-use gcn_patch::provenance::Origin;
-use gcn_patch::retarget::{retarget, RetargetOptions, Retargeted};
+use gcn_patch::base::document::Document;
+use gcn_patch::base::provenance::Origin;
+use gcn_patch::stage::retarget::{retarget, RetargetOptions, Retargeted};
 use object::{Object, ObjectSection};
 
 fn load(rel: &str) -> Document {
@@ -303,7 +303,7 @@ fn cross_generation_leaves_instructions_to_the_assembler() {
     assert!(k.code.contains(&(line - 1)), "{first}");
 }
 
-fn render(r: Result<Retargeted, gcn_patch::diag::Diagnostics>) -> String {
+fn render(r: Result<Retargeted, gcn_patch::base::diag::Diagnostics>) -> String {
     r.expect_err("retarget must fail").to_string()
 }
 
@@ -411,7 +411,7 @@ fn vopd_rewrites_cover_each_case_and_clang22_accepts_them() {
     let mut report = String::new();
     for case in cases {
         let input = Document::from_source(&format!("{header}\t{case}\n"), "k.s");
-        let r = gcn_patch::retarget::normalize_vopd(
+        let r = gcn_patch::stage::retarget::normalize_vopd(
             &input,
             TargetId::parse("gfx1201").unwrap().processor,
             22,
@@ -459,7 +459,7 @@ fn raw_lines_and_pairs_llvm22_accepts_are_never_rewritten() {
         assert!(input.instruction(line).unwrap().dual.is_some());
     }
     let gfx1201 = TargetId::parse("gfx1201").unwrap().processor;
-    let r = gcn_patch::retarget::normalize_vopd(&input, gfx1201, 22);
+    let r = gcn_patch::stage::retarget::normalize_vopd(&input, gfx1201, 22);
     assert!(r.rewrites.is_empty() && r.errors.is_empty(), "{r:?}");
     let out = retarget(&input, &opts("gfx1201")).unwrap();
     assert_eq!(out.asm.print(), input.print());
@@ -481,7 +481,7 @@ fn raw_lines_and_pairs_llvm22_accepts_are_never_rewritten() {
         "k.s",
     );
     assert_eq!(
-        gcn_patch::retarget::normalize_vopd(&add, gfx1201, 22)
+        gcn_patch::stage::retarget::normalize_vopd(&add, gfx1201, 22)
             .rewrites
             .len(),
         1

@@ -9,11 +9,11 @@ use common::corpus;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use gcn_embed::{CodeObject, TargetId};
-use gcn_patch::check::RegisterPolicy;
-use gcn_patch::document::Document;
-use gcn_patch::manifest::Manifest;
-use gcn_patch::retarget::RetargetOptions;
-use gcn_patch::verify::Expect;
+use gcn_patch::base::document::Document;
+use gcn_patch::config::manifest::Manifest;
+use gcn_patch::stage::check::RegisterPolicy;
+use gcn_patch::stage::retarget::RetargetOptions;
+use gcn_patch::stage::verify::Expect;
 
 fn read(rel: &str) -> String {
     let p = corpus().join(rel);
@@ -106,7 +106,7 @@ fn opts(target: &str) -> RetargetOptions {
 #[test]
 fn parse_retarget_and_prepare_never_panic_on_weird_text() {
     for (what, text) in weird_texts() {
-        let file = no_panic(&what, || gcn_patch::parse::parse(&text));
+        let file = no_panic(&what, || gcn_patch::base::parse::parse(&text));
         no_panic(&what, || {
             // The model is lossless whatever the input.
             assert_eq!(file.print(), text, "{what}: parse/print is not lossless");
@@ -119,7 +119,7 @@ fn parse_retarget_and_prepare_never_panic_on_weird_text() {
         for target in ["gfx942", "gfx1100", "gfx9-4-generic"] {
             let o = opts(target);
             no_panic(&format!("{what} retarget {target}"), || {
-                let _ = gcn_patch::retarget::retarget(&traced, &o);
+                let _ = gcn_patch::stage::retarget::retarget(&traced, &o);
             });
             no_panic(&format!("{what} prepare {target}"), || {
                 let _ = gcn_patch::pipeline::prepare_traced(
@@ -348,9 +348,9 @@ fn elf_readers_verify_and_select_never_panic_on_bad_bytes() {
         let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
         no_panic(&what, || {
             let _ = gcn_embed::elf::read_header(bytes);
-            let _ = gcn_patch::verify::section_bytes(bytes, ".text");
-            let _ = gcn_patch::verify::kernel_descriptors(bytes);
-            if let Err(d) = gcn_patch::verify::verify(bytes, &expect) {
+            let _ = gcn_patch::stage::verify::section_bytes(bytes, ".text");
+            let _ = gcn_patch::stage::verify::kernel_descriptors(bytes);
+            if let Err(d) = gcn_patch::stage::verify::verify(bytes, &expect) {
                 assert!(
                     d.to_string().contains("gfx942"),
                     "{what}: error does not name the target:\n{d}"
@@ -549,7 +549,7 @@ fn garbage_patches_are_errors_naming_the_patch() {
 /// and no temp file is left next to it.
 #[test]
 fn failed_verification_leaves_an_existing_output_untouched() {
-    use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+    use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
     let tc = Toolchain::find(&ToolchainConfig::default(), &|k| std::env::var(k).ok())
         .unwrap_or_else(|d| panic!("{d}\n(apt-get install -y clang-22 lld-22 llvm-22)"));
     let text = read("hip/gfx942/saxpy.s");
@@ -594,7 +594,7 @@ fn failed_verification_leaves_an_existing_output_untouched() {
 /// the same patched documents, and the same errors in the same order.
 #[test]
 fn parallel_plan_equals_sequential_plan() {
-    use gcn_patch::jobs::Unlimited;
+    use gcn_patch::base::jobs::Unlimited;
     use gcn_patch::pipeline::{plan, plan_with};
     let demo = Manifest::load(&common::repo().join("kernels.toml")).expect("demo manifest");
     let one = plan(&demo, &[]).expect("demo plan");

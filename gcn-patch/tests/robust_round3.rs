@@ -9,8 +9,8 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use common::corpus;
-use gcn_patch::check::control::{findings, Leak};
-use gcn_patch::document::Document;
+use gcn_patch::base::document::Document;
+use gcn_patch::stage::check::control::{findings, Leak};
 
 /// Longer than any of these commands takes; a hang is killed and fails the test.
 const DEADLINE: Duration = Duration::from_secs(120);

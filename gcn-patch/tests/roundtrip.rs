@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::Command;
 
-use gcn_patch::parse::{parse, AsmFile, RegFile};
+use gcn_patch::base::parse::{parse, AsmFile, RegFile};
 
 /// Every `.s` / `.rocmasm` under tests/corpus (sorted).
 fn corpus_files() -> Vec<PathBuf> {

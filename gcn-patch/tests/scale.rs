@@ -14,11 +14,11 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use gcn_embed::TargetId;
-use gcn_patch::check::hazard::{self, LintOptions};
-use gcn_patch::document::Document;
-use gcn_patch::manifest::{sha256_hex, Manifest};
+use gcn_patch::base::document::Document;
+use gcn_patch::config::manifest::{sha256_hex, Manifest};
 use gcn_patch::pipeline;
-use gcn_patch::retarget::{self, RetargetOptions};
+use gcn_patch::stage::check::hazard::{self, LintOptions};
+use gcn_patch::stage::retarget::{self, RetargetOptions};
 
 #[path = "../benches/gen/mod.rs"]
 mod gen;
@@ -112,7 +112,7 @@ fn stages(n: usize, end_labels: bool) -> Vec<(&'static str, usize, usize)> {
     assert!(
         findings
             .iter()
-            .all(|d| d.severity != gcn_patch::diag::Severity::Error),
+            .all(|d| d.severity != gcn_patch::base::diag::Severity::Error),
         "the generated kernels have no hazard"
     );
     out.push(("lint --suggest", a, p));

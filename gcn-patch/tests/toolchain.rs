@@ -7,12 +7,12 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
-use gcn_patch::assemble::{assemble, AssembleRequest};
-use gcn_patch::document::{Document, Edits};
-use gcn_patch::link::link;
-use gcn_patch::provenance::Origin;
-use gcn_patch::toolchain::{LlvmVersion, Toolchain, ToolchainConfig};
-use gcn_patch::verify::{kernel_descriptors, section_bytes, verify, Expect};
+use gcn_patch::base::document::{Document, Edits};
+use gcn_patch::base::provenance::Origin;
+use gcn_patch::stage::assemble::{assemble, AssembleRequest};
+use gcn_patch::stage::link::link;
+use gcn_patch::stage::toolchain::{LlvmVersion, Toolchain, ToolchainConfig};
+use gcn_patch::stage::verify::{kernel_descriptors, section_bytes, verify, Expect};
 
 use common::{corpus, toolchain};
 
@@ -61,7 +61,7 @@ fn build(
     t: &TargetId,
     dir: &Path,
     name: &str,
-) -> Result<Vec<u8>, gcn_patch::diag::Diagnostics> {
+) -> Result<Vec<u8>, gcn_patch::base::diag::Diagnostics> {
     let label = format!("kernel `{name}` for {}", t.name());
     let obj = assemble(&AssembleRequest {
         toolchain: tc,

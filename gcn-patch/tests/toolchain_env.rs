@@ -3,9 +3,9 @@
 //! environment variables, which must not race with other tests.
 
 use gcn_embed::TargetId;
-use gcn_patch::assemble::{assemble, AssembleRequest};
-use gcn_patch::document::Document;
-use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+use gcn_patch::base::document::Document;
+use gcn_patch::stage::assemble::{assemble, AssembleRequest};
+use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
 
 #[test]
 fn host_cflags_in_the_process_environment_do_not_leak() {

@@ -265,15 +265,15 @@ fn override_fails(dir: &Path, out: &str) -> String {
 fn corpus_kernel(
     name: &str,
 ) -> (
-    gcn_patch::document::Document,
-    gcn_patch::triton::TritonKernel,
+    gcn_patch::base::document::Document,
+    gcn_patch::ops::triton::TritonKernel,
 ) {
     let kernel = name.split('-').next().unwrap();
     let dir = repo().join("tests/triton").join(name);
     let text = std::fs::read_to_string(dir.join(format!("{kernel}.amdgcn"))).unwrap();
-    let meta = gcn_patch::triton::read_metadata(&dir.join(format!("{kernel}.json")))
+    let meta = gcn_patch::ops::triton::read_metadata(&dir.join(format!("{kernel}.json")))
         .expect("corpus metadata");
-    let t = gcn_patch::triton::TritonKernel {
+    let t = gcn_patch::ops::triton::TritonKernel {
         kernel: kernel.to_string(),
         hash: None,
         target: name.split_once('-').unwrap().1.to_string(),
@@ -281,7 +281,7 @@ fn corpus_kernel(
         num_warps: meta.num_warps,
         warp_size: meta.warp_size,
     };
-    let doc = gcn_patch::document::Document::from_source(
+    let doc = gcn_patch::base::document::Document::from_source(
         &text,
         format!("tests/triton/{name}/{kernel}.amdgcn"),
     );
@@ -300,7 +300,7 @@ fn every_triton_corpus_kernel_fits_its_own_launch() {
             .to_string_lossy()
             .into_owned();
         let (doc, t) = corpus_kernel(&name);
-        let d = gcn_patch::check::launch::check_triton_launch(&doc, &doc, &t, &name);
+        let d = gcn_patch::stage::check::launch::check_triton_launch(&doc, &doc, &t, &name);
         assert!(d.is_empty(), "{name}: {d:?}");
         n += 1;
     }
@@ -309,7 +309,7 @@ fn every_triton_corpus_kernel_fits_its_own_launch() {
 
 #[test]
 fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
-    use gcn_patch::document::Document;
+    use gcn_patch::base::document::Document;
     let (doc, t) = corpus_kernel("matmul-gfx942");
     let edit = |from: &str, to: &str| {
         let text = doc.print();
@@ -348,7 +348,7 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
         ),
     ];
     for (patched, want) in cases {
-        let d = gcn_patch::check::launch::check_triton_launch(&doc, &patched, &t, "matmul");
+        let d = gcn_patch::stage::check::launch::check_triton_launch(&doc, &patched, &t, "matmul");
         let text: Vec<String> = d.iter().map(|d| d.to_string()).collect();
         assert!(
             text.iter().any(|m| m.contains(want)),
@@ -358,7 +358,7 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
     }
     // The kernel Triton launches is gone.
     let none = Document::from_source("\ts_endpgm\n", "patched.s");
-    let d = gcn_patch::check::launch::check_triton_launch(&doc, &none, &t, "matmul");
+    let d = gcn_patch::stage::check::launch::check_triton_launch(&doc, &none, &t, "matmul");
     assert!(
         d[0].message
             .contains("Triton launches kernel `matmul`, which the patched asm does not define"),
@@ -369,7 +369,9 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
         ".amdhsa_group_segment_fixed_size 0",
         ".amdhsa_group_segment_fixed_size 4096",
     );
-    assert!(gcn_patch::check::launch::check_triton_launch(&doc, &fits, &t, "matmul").is_empty());
+    assert!(
+        gcn_patch::stage::check::launch::check_triton_launch(&doc, &fits, &t, "matmul").is_empty()
+    );
 }
 
 /// `layernorm.py DUMP CACHE gfx942 BLOCK…` (the Triton flow of

@@ -285,7 +285,10 @@ fn edit_save_and_objdiff_errors() {
 /// progress line is drawn from these reports.
 #[test]
 fn build_progress_reports_every_job_once() {
-    use gcn_patch::{build, cache, jobs, manifest::Manifest, pipeline, toolchain};
+    use gcn_patch::base::jobs;
+    use gcn_patch::config::manifest::Manifest;
+    use gcn_patch::pipeline::{self, build, cache};
+    use gcn_patch::stage::toolchain;
     use std::sync::Mutex;
 
     let (tmp, _) = workspace(&["hip/gfx942/saxpy.s", "hip/gfx942/reduce.s"]);

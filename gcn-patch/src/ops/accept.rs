@@ -1,12 +1,12 @@
 //! `gcn-patch accept KERNEL`: record a kernel's current findings in its
-//! accepted-findings file ([`crate::accept`]).
+//! accepted-findings file ([`crate::config::accept`]).
 
 use std::path::{Path, PathBuf};
 
 use super::{find_kernel, Tools};
-use crate::accept::{key, DIR};
-use crate::diag::{Diagnostic, Diagnostics, Severity};
-use crate::manifest::Manifest;
+use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::config::accept::{key, DIR};
+use crate::config::manifest::Manifest;
 
 /// What [`accept`] recorded.
 #[derive(Debug, Clone)]
@@ -72,11 +72,11 @@ pub fn accept(manifest: &Path, kernel: &str, tools: &Tools) -> Result<Accepted, 
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| io("create", dir, e))?;
     }
-    crate::output::write_atomic(&path, text.as_bytes()).map_err(|e| io("write", &path, e))?;
+    crate::base::output::write_atomic(&path, text.as_bytes()).map_err(|e| io("write", &path, e))?;
     let manifest_updated = m.kernels[ki].accepted_rel.is_none();
     if manifest_updated {
         let new_text = add_key(&m, ki, &rel)?;
-        crate::output::write_atomic(&m.path, new_text.as_bytes())
+        crate::base::output::write_atomic(&m.path, new_text.as_bytes())
             .map_err(|e| io("write", &m.path, e))?;
     }
     Ok(Accepted {

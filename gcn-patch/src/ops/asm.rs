@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use super::{kernel_name, parse_target, read_asm, scratch, Tools};
-use crate::check::RegisterPolicy;
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::document::Document;
+use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::document::Document;
 use crate::pipeline;
-use crate::retarget::RetargetOptions;
+use crate::stage::check::RegisterPolicy;
+use crate::stage::retarget::RetargetOptions;
 
 /// `gcn-patch retarget FILE --target T`: FILE retargeted, with toolchain
 /// skew normalized for the assembler `tools` finds.
@@ -21,7 +21,7 @@ pub fn retarget(file: &Path, target: &str, tools: &Tools) -> Result<Document, Di
         code_object_version: None,
         assembler_llvm_major: tools.assembler_major(None),
     };
-    Ok(crate::retarget::retarget(&asm, &opts)?.asm)
+    Ok(crate::stage::retarget::retarget(&asm, &opts)?.asm)
 }
 
 /// What `gcn-patch assemble` is asked to do.
@@ -93,12 +93,12 @@ pub(crate) fn read_baseline(
         let tc = &tools.find(None)?;
         // The baseline is only read for its findings: its rebuild is not
         // checked (that is `lift`'s job, and would double the cost).
-        let opts = crate::lift::LiftOptions {
+        let opts = crate::stage::lift::LiftOptions {
             toolchain: tc,
             verify: false,
         };
-        let lifted = crate::lift::lift_file(path, Some(target), &opts)
-            .or_else(|_| crate::lift::lift_file(path, None, &opts))?;
+        let lifted = crate::stage::lift::lift_file(path, Some(target), &opts)
+            .or_else(|_| crate::stage::lift::lift_file(path, None, &opts))?;
         return Ok(Document::from_source(&lifted.asm, path));
     }
     read_asm(path)
@@ -125,19 +125,20 @@ fn aligned_original(asm: &Document, base: &Document, file: &Path) -> Document {
         }
     }
     let file: std::sync::Arc<Path> = file.into();
-    let lines = (0..base.len()).map(|j| {
-        let origin = match map[j] {
-            Some(i) => crate::provenance::Origin::Source {
-                file: file.clone(),
-                line: i + 1,
-            },
-            None => base
-                .origin(j)
-                .cloned()
-                .unwrap_or(crate::provenance::Origin::Generated("baseline".into())),
-        };
-        (base.text(j).to_string(), origin)
-    });
+    let lines =
+        (0..base.len()).map(|j| {
+            let origin =
+                match map[j] {
+                    Some(i) => crate::base::provenance::Origin::Source {
+                        file: file.clone(),
+                        line: i + 1,
+                    },
+                    None => base.origin(j).cloned().unwrap_or(
+                        crate::base::provenance::Origin::Generated("baseline".into()),
+                    ),
+                };
+            (base.text(j).to_string(), origin)
+        });
     Document::from_lines(lines, base.trailing_newline())
 }
 

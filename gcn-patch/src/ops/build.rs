@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use super::Tools;
-use crate::build::{build_all, BuildOptions, Progress};
-use crate::cache::{self, Hit, ObjectCache};
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::manifest::Manifest;
+use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::config::manifest::Manifest;
 use crate::pipeline;
+use crate::pipeline::build::{build_all, BuildOptions, Progress};
+use crate::pipeline::cache::{self, Hit, ObjectCache};
 
 /// Which jobs to build and where their objects go.
 #[derive(Debug, Clone)]
@@ -42,7 +42,7 @@ pub struct BuildRequest {
 impl BuildRequest {
     /// How many jobs run at once.
     pub fn max_jobs(&self) -> usize {
-        crate::jobs::workers(self.jobs)
+        crate::base::jobs::workers(self.jobs)
     }
 }
 
@@ -138,7 +138,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
         );
     }
     let max_jobs = req.max_jobs();
-    let mut plan = pipeline::plan_with(&m, &wanted, max_jobs, &crate::jobs::Unlimited)?;
+    let mut plan = pipeline::plan_with(&m, &wanted, max_jobs, &crate::base::jobs::Unlimited)?;
     if !wanted.is_empty() {
         plan.jobs.retain(|j| wanted.contains(&j.target));
         for t in &wanted {
@@ -164,10 +164,10 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
         Layout::Build(_) => {
             let pairs: Vec<(usize, TargetId)> =
                 plan.jobs.iter().map(|j| (j.kernel, j.target)).collect();
-            crate::install::plan_files(&m, out, &pairs)?
+            crate::ops::install::plan_files(&m, out, &pairs)?
         }
         Layout::TritonOverride => {
-            let files = crate::install::triton_override_files(&m, &plan, out)?;
+            let files = crate::ops::install::triton_override_files(&m, &plan, out)?;
             plan.jobs.retain(|j| {
                 files
                     .iter()
@@ -189,11 +189,11 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
         },
         work_dir: state_dir.join("work"),
         max_jobs,
-        tokens: &crate::jobs::Unlimited,
+        tokens: &crate::base::jobs::Unlimited,
         progress: Some(&progress),
     };
     let built = build_all(&m, &plan, &opts)?;
-    let lock = crate::lock::record(&m, &tc, &built, req.locked)?;
+    let lock = crate::config::lock::record(&m, &tc, &built, req.locked)?;
     let mut report = BuildReport {
         rows: Vec::with_capacity(built.len()),
         notes: Vec::new(),

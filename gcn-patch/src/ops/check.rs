@@ -5,8 +5,8 @@ use std::path::Path;
 use gcn_embed::TargetId;
 
 use super::{scratch, Tools};
-use crate::diag::{Diagnostic, Diagnostics, Severity};
-use crate::manifest::Manifest;
+use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::config::manifest::Manifest;
 use crate::pipeline;
 
 /// One job's outcome.
@@ -48,8 +48,8 @@ pub fn check(
     jobs: Option<usize>,
     tools: &Tools,
 ) -> Result<CheckReport, Diagnostics> {
-    use crate::build::{build_one, BuildOptions};
-    use crate::cache::ObjectCache;
+    use crate::pipeline::build::{build_one, BuildOptions};
+    use crate::pipeline::cache::ObjectCache;
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
     if plan.jobs.is_empty() {
@@ -65,7 +65,7 @@ pub fn check(
         let tc = tools.find(Some(&m))?;
         let shared = super::shared_cache()?;
         let work = scratch()?;
-        let max_jobs = crate::jobs::workers(jobs);
+        let max_jobs = crate::base::jobs::workers(jobs);
         let opts = BuildOptions {
             toolchain: &tc,
             cache: ObjectCache {
@@ -74,11 +74,11 @@ pub fn check(
             },
             work_dir: work.path().join("work"),
             max_jobs,
-            tokens: &crate::jobs::Unlimited,
+            tokens: &crate::base::jobs::Unlimited,
             progress: None,
         };
-        crate::jobs::run(plan.jobs.clone(), max_jobs, opts.tokens, |job| {
-            crate::jobs::test_panic_point("check", &m.kernels[job.kernel].name);
+        crate::base::jobs::run(plan.jobs.clone(), max_jobs, opts.tokens, |job| {
+            crate::base::jobs::test_panic_point("check", &m.kernels[job.kernel].name);
             build_one(&m, &plan, &opts, job).map(|b| (b.notes, b.accepted))
         })
         .into_iter()
@@ -93,8 +93,8 @@ pub fn check(
             .iter()
             .map(|job| {
                 let kernel = &m.kernels[job.kernel].name;
-                crate::jobs::catch(|| {
-                    crate::jobs::test_panic_point("check", kernel);
+                crate::base::jobs::catch(|| {
+                    crate::base::jobs::test_panic_point("check", kernel);
                     pipeline::prepare(&m, &plan, job, major).map(|p| (p.notes, p.accepted))
                 })
                 .unwrap_or_else(|p| Err(panicked(p, kernel, &job.target)))
@@ -131,7 +131,7 @@ pub fn check(
 }
 
 /// The error for a check job that panicked.
-fn panicked(p: crate::jobs::Panicked, kernel: &str, target: &TargetId) -> Diagnostics {
+fn panicked(p: crate::base::jobs::Panicked, kernel: &str, target: &TargetId) -> Diagnostics {
     p.into_diagnostic(&format!("checking kernel `{kernel}` for {}", target.name()))
         .into()
 }

@@ -3,10 +3,10 @@
 use std::path::Path;
 
 use super::{find_job, find_kernel, parse_target, scratch, Tools};
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::document::Document;
-use crate::manifest::Manifest;
-use crate::objdiff::ObjDiff;
+use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::document::Document;
+use crate::config::manifest::Manifest;
+use crate::ops::objdiff::ObjDiff;
 use crate::pipeline;
 
 /// What `gcn-patch apply` returns.
@@ -54,7 +54,7 @@ pub fn objdiff(
     let job = find_job(&plan, ki, kernel, Some(&t))?;
     let tc = tools.find(Some(&m))?;
     let work = scratch()?;
-    crate::objdiff::objdiff(&m, &plan, &job, &tc, work.path())
+    crate::ops::objdiff::objdiff(&m, &plan, &job, &tc, work.path())
 }
 
 /// `gcn-patch iree-flags --out DIR --target T`: the iree-compile flags that
@@ -62,5 +62,5 @@ pub fn objdiff(
 pub fn iree_flags(manifest: &Path, out: &Path, target: &str) -> Result<Vec<String>, Diagnostics> {
     let m = Manifest::load(manifest)?;
     let t = parse_target(target)?;
-    crate::install::iree_flags(&m, out, &t)
+    crate::ops::install::iree_flags(&m, out, &t)
 }

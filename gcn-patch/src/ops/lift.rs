@@ -3,12 +3,12 @@
 use std::path::{Path, PathBuf};
 
 use super::{parse_target, Tools};
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::lift::{LiftOptions, Lifted};
+use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::stage::lift::{LiftOptions, Lifted};
 
 /// `gcn-patch lift FILE [-o OUT] [--target T] [--no-verify]`: the lifted
 /// asm (with `verify`, checked to rebuild identical: see
-/// [`crate::lift::identity`]), written atomically to `output` when given.
+/// [`crate::stage::lift::identity`]), written atomically to `output` when given.
 /// Nothing is written when any check fails.
 pub fn lift(
     file: &Path,
@@ -22,7 +22,7 @@ pub fn lift(
     }
     let tc = tools.find(None)?;
     let t = target.map(parse_target).transpose()?;
-    let lifted = crate::lift::lift_file(
+    let lifted = crate::stage::lift::lift_file(
         file,
         t.as_ref(),
         &LiftOptions {
@@ -31,7 +31,7 @@ pub fn lift(
         },
     )?;
     if let Some(out) = output {
-        crate::output::write_atomic(out, lifted.asm.as_bytes())
+        crate::base::output::write_atomic(out, lifted.asm.as_bytes())
             .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", out.display())))?;
     }
     Ok(lifted)

@@ -5,9 +5,9 @@ use std::path::Path;
 use gcn_embed::TargetId;
 
 use super::{parse_target, read_asm};
-use crate::check::hazard::{Baseline, LintOptions};
-use crate::check::HazardPolicy;
-use crate::diag::{Diagnostic, Diagnostics, Severity};
+use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::stage::check::hazard::{Baseline, LintOptions};
+use crate::stage::check::HazardPolicy;
 
 /// What `gcn-patch lint` found.
 #[derive(Debug)]
@@ -76,9 +76,9 @@ pub fn lint(
     let diagnostics = match &base {
         Some(base) => {
             let b = Baseline::aligned(&asm, base, &target);
-            crate::check::hazard::lint_baseline(&asm, &b, &target, opts)
+            crate::stage::check::hazard::lint_baseline(&asm, &b, &target, opts)
         }
-        None => crate::check::hazard::lint(&asm, &target, opts),
+        None => crate::stage::check::hazard::lint(&asm, &target, opts),
     };
     Ok(LintReport {
         diagnostics,

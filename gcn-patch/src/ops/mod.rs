@@ -13,7 +13,7 @@
 //! | `lint` | [`lint::lint`] |
 //! | `build`, `triton-override` | [`build::build`] |
 //! | `lift`, `import` | [`lift::lift`], [`import::import`] |
-//! | `pin`, `edit`, `save`, `patches`, `drop` | [`crate::patch::pin()`], [`crate::patch::quilt::edit`], [`crate::patch::quilt::save`], [`crate::patch::quilt::list`], [`crate::patch::quilt::drop`] |
+//! | `pin`, `edit`, `save`, `patches`, `drop` | [`crate::ops::pin::pin()`], [`crate::ops::quilt::edit`], [`crate::ops::quilt::save`], [`crate::ops::quilt::list`], [`crate::ops::quilt::drop`] |
 //! | `accept` | [`accept::accept`] |
 //! | `targets` | [`targets::targets`] |
 //! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) |
@@ -25,23 +25,28 @@ pub mod asm;
 pub mod build;
 pub mod check;
 pub mod import;
+pub mod install;
 pub mod kernel;
 pub mod lift;
 pub mod lint;
+pub mod objdiff;
+pub mod pin;
+pub mod quilt;
 #[cfg(feature = "cli")]
 pub mod run;
 pub mod targets;
+pub mod triton;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use gcn_embed::TargetId;
 
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::document::Document;
-use crate::manifest::Manifest;
+use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::document::Document;
+use crate::config::manifest::Manifest;
 use crate::pipeline::{Job, Plan};
-use crate::toolchain::{Toolchain, ToolchainConfig};
+use crate::stage::toolchain::{Toolchain, ToolchainConfig};
 
 /// The one place the operations read the process environment.
 pub fn env(name: &str) -> Option<String> {
@@ -126,8 +131,8 @@ pub fn refuse_directory(out: &Path) -> Result<(), Diagnostics> {
 }
 
 /// The shared object cache `GCN_PATCH_CACHE_DIR` names, if any.
-pub(crate) fn shared_cache() -> Result<Option<crate::cache::SharedCache>, Diagnostics> {
-    crate::cache::SharedCache::from_env(&env).map_err(|e| {
+pub(crate) fn shared_cache() -> Result<Option<crate::pipeline::cache::SharedCache>, Diagnostics> {
+    crate::pipeline::cache::SharedCache::from_env(&env).map_err(|e| {
         Diagnostic::error(e)
             .with_help("unset it for the default (1 GiB)")
             .into()

@@ -11,7 +11,7 @@ use gcn_emu::memory::Memory;
 use gcn_emu::npy::Array;
 
 use super::Tools;
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Diagnostic, Diagnostics};
 
 /// The byte every `out:` buffer is filled with before the run: f16/bf16/f32/f64
 /// elements read as NaN, integers as -1 (all bits set), so that unwritten
@@ -434,7 +434,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
                 data,
             };
             let path = dir.join(format!("arg{i}.npy"));
-            crate::output::write_atomic(&path, &arr.to_bytes()).map_err(|e| {
+            crate::base::output::write_atomic(&path, &arr.to_bytes()).map_err(|e| {
                 RunError::Failed(
                     Diagnostic::error(format!("cannot write {}: {e}", path.display())).into(),
                 )

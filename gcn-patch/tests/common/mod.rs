@@ -18,8 +18,8 @@ pub use support::{
 
 /// The real LLVM 22 toolchain (clang-22, ld.lld-22), found as the product
 /// finds it, or a panic saying how to install it.
-pub fn toolchain() -> gcn_patch::toolchain::Toolchain {
-    use gcn_patch::toolchain::{Toolchain, ToolchainConfig};
+pub fn toolchain() -> gcn_patch::stage::toolchain::Toolchain {
+    use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
     Toolchain::find(&ToolchainConfig::default(), &|k| std::env::var(k).ok())
         .unwrap_or_else(|d| panic!("{d}\n{LLVM_INSTALL}"))
 }
@@ -151,9 +151,9 @@ pub fn llvm22(text: &str) -> String {
 }
 
 /// `(group_segment_fixed_size, compute_pgm_rsrc3, compute_pgm_rsrc1)` of
-/// kernel `kernel`'s descriptor, read with [`gcn_patch::verify::kernel_descriptors`].
+/// kernel `kernel`'s descriptor, read with [`gcn_patch::stage::verify::kernel_descriptors`].
 pub fn descriptor_fields(elf: &[u8], kernel: &str) -> (u32, u32, u32) {
-    let kds = gcn_patch::verify::kernel_descriptors(elf).expect("kernel descriptors");
+    let kds = gcn_patch::stage::verify::kernel_descriptors(elf).expect("kernel descriptors");
     let f = kds
         .iter()
         .find(|k| k.name == kernel)

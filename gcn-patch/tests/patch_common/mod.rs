@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use gcn_patch::diag::Diagnostics;
-use gcn_patch::document::Document;
-use gcn_patch::manifest::{sha256_hex, Manifest};
+use gcn_patch::base::diag::Diagnostics;
+use gcn_patch::base::document::Document;
+use gcn_patch::config::manifest::{sha256_hex, Manifest};
 
 #[path = "../../../tests/support/mod.rs"]
 mod support;
@@ -77,7 +77,7 @@ impl Project {
     pub fn apply(&self, toml: &str) -> Result<Document, Diagnostics> {
         let m = self.manifest(toml)?;
         let k = &m.kernels[0];
-        gcn_patch::patch::apply(&m, k, &k.sources[0])
+        gcn_patch::stage::patch::apply(&m, k, &k.sources[0])
     }
 
     /// Replace the project directory by `<project>` in rendered text.

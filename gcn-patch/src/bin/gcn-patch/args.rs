@@ -369,7 +369,7 @@ pub(crate) struct LlvmArgs {
 }
 
 fn parse_tool_timeout(text: &str) -> Result<std::time::Duration, String> {
-    gcn_patch::toolchain::run::parse_timeout(text)
+    gcn_patch::stage::toolchain::run::parse_timeout(text)
 }
 
 impl LlvmArgs {

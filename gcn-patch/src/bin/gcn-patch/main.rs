@@ -26,7 +26,7 @@ mod render;
 use std::process::ExitCode;
 
 use clap::Parser;
-use gcn_patch::diag::Diagnostics;
+use gcn_patch::base::diag::Diagnostics;
 use gcn_patch::ops::{self, build::Layout};
 
 use args::{markdown_help, Cli, Command};
@@ -35,7 +35,7 @@ use render::{build, import, lint, print_notes, targets};
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // A panic anywhere (a bug) is an error and exit 1, like any failure.
-    gcn_patch::jobs::catch(|| dispatch(cli)).unwrap_or_else(|p| {
+    gcn_patch::base::jobs::catch(|| dispatch(cli)).unwrap_or_else(|p| {
         let command: Vec<String> = std::env::args().take(4).collect();
         let job = format!("running `{} …`", command.join(" "));
         eprintln!("{}", Diagnostics::from(p.into_diagnostic(&job)));
@@ -177,7 +177,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             }
         }
         Command::Pin { kernel, manifest } => {
-            let changes = gcn_patch::patch::pin(&manifest, &kernel)?;
+            let changes = gcn_patch::ops::pin::pin(&manifest, &kernel)?;
             if changes.is_empty() {
                 eprintln!("gcn-patch: kernel `{kernel}`: every pin already matches");
             }
@@ -211,7 +211,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
         } => {
             let target = target.as_deref().map(ops::parse_target).transpose()?;
-            let w = gcn_patch::patch::quilt::edit(&manifest, &kernel, target.as_ref(), force)?;
+            let w = gcn_patch::ops::quilt::edit(&manifest, &kernel, target.as_ref(), force)?;
             println!("{}", w.path.display());
             eprintln!(
                 "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
@@ -230,9 +230,9 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             llvm,
         } => {
-            use gcn_patch::patch::quilt::Saved;
+            use gcn_patch::ops::quilt::Saved;
             let tc = llvm.tools().find(None)?;
-            match gcn_patch::patch::quilt::save(&manifest, &kernel, &name, &tc)? {
+            match gcn_patch::ops::quilt::save(&manifest, &kernel, &name, &tc)? {
                 Saved::NoChange => eprintln!(
                     "gcn-patch: kernel `{kernel}`: the work file has no change; nothing written"
                 ),
@@ -275,7 +275,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             );
         }
         Command::Patches { kernel, manifest } => {
-            let listed = gcn_patch::patch::quilt::list(&manifest, &kernel)?;
+            let listed = gcn_patch::ops::quilt::list(&manifest, &kernel)?;
             if listed.is_empty() {
                 eprintln!("gcn-patch: kernel `{kernel}` has no patches");
             }
@@ -303,7 +303,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             force,
             manifest,
         } => {
-            let d = gcn_patch::patch::quilt::drop(&manifest, &kernel, &name, force)?;
+            let d = gcn_patch::ops::quilt::drop(&manifest, &kernel, &name, force)?;
             eprintln!(
                 "gcn-patch: dropped {} from {} and deleted it",
                 d.rel.display(),

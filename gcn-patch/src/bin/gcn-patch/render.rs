@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gcn_patch::diag::{Diagnostic, Diagnostics, Severity};
+use gcn_patch::base::diag::{Diagnostic, Diagnostics, Severity};
 use gcn_patch::ops::{self, build::Layout};
 
 use crate::args::{LlvmArgs, RunArgs};
@@ -66,8 +66,8 @@ pub(crate) fn import(
     jobs: Option<usize>,
     llvm: &LlvmArgs,
 ) -> Result<(), Diagnostics> {
-    use gcn_patch::import::Outcome;
-    let report = ops::import::import(manifest, paths, triton_caches, jobs, &llvm.tools())?;
+    use gcn_patch::ops::import::Outcome;
+    let report = ops::import::command::import(manifest, paths, triton_caches, jobs, &llvm.tools())?;
     for o in &report.outcomes {
         match o {
             Outcome::Added { kernel, asm } => eprintln!(
@@ -114,7 +114,7 @@ impl ops::build::Observer for Terminal {
             self.command
         );
     }
-    fn progress(&self, p: gcn_patch::build::Progress<'_>) {
+    fn progress(&self, p: gcn_patch::pipeline::build::Progress<'_>) {
         let state = match p.assembled {
             Some(true) => "assembled",
             Some(false) => "cached",

@@ -1,0 +1,157 @@
+//! Pins: the sha256 of each dump, checked before any patch is applied, and
+//! rewritten by `gcn-patch pin`.
+
+// Errors are cold paths carrying a full rendered-on-demand Diagnostic.
+#![allow(clippy::result_large_err)]
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::config::manifest::{sha256_hex, Manifest, SourceSpec, Src};
+
+/// Refuse a dump whose bytes do not match its pin.
+pub(crate) fn check(
+    manifest: &Manifest,
+    kernel: &str,
+    source: &SourceSpec,
+    bytes: &[u8],
+) -> Result<(), Diagnostic> {
+    let Some(expected) = &source.sha256 else {
+        return Ok(());
+    };
+    let actual = sha256_hex(bytes);
+    if &actual == expected {
+        return Ok(());
+    }
+    let src = Src::new(&manifest.text, manifest.shown());
+    let line_start: usize = manifest
+        .text
+        .split_inclusive('\n')
+        .take(source.sha256_line - 1)
+        .map(str::len)
+        .sum();
+    let line = manifest.text[line_start..].lines().next().unwrap_or("");
+    let col = line.find(expected.as_str()).unwrap_or(0);
+    Err(Diagnostic::error(format!(
+        "dump `{}` changed since its patches were written (a patch made against one compilation must not be applied to another)",
+        source.rel.display()
+    ))
+    .at(src.loc(line_start + col..line_start + col + expected.len()).with_label("pinned sha256"))
+    .with_note(format!("kernel `{kernel}`: expected sha256 {expected}"))
+    .with_note(format!("actual sha256 of {}: {actual}", source.rel.display()))
+    .with_help(format!(
+        "re-check the patches against the new dump, then run `gcn-patch pin {kernel} --manifest {}`",
+        manifest.path.display()
+    )))
+}
+
+#[derive(Deserialize)]
+struct PinManifest {
+    #[serde(default)]
+    kernel: Vec<PinKernel>,
+}
+
+#[derive(Deserialize)]
+struct PinKernel {
+    name: String,
+    #[serde(default)]
+    source: Vec<PinSource>,
+}
+
+#[derive(Deserialize)]
+struct PinSource {
+    asm: Spanned<String>,
+    sha256: Option<Spanned<String>>,
+}
+
+/// Re-pin every source of `kernel` in the manifest at `manifest_path`:
+/// rewrite (or add) its `sha256 = "…"` values to the dumps' current hashes,
+/// leaving the rest of the file byte-identical (atomic write). Returns
+/// `(dump, old pin or "", new pin)` for each source.
+pub fn pin(
+    manifest_path: &Path,
+    kernel: &str,
+) -> Result<Vec<(PathBuf, String, String)>, Diagnostics> {
+    // Malformed or missing pins are what pin repairs: not errors here.
+    let manifest = Manifest::load_for_pin(manifest_path)?;
+    let Some(spec) = manifest.kernel(kernel) else {
+        let names: Vec<&str> = manifest.kernels.iter().map(|k| k.name.as_str()).collect();
+        return Err(Diagnostic::error(format!(
+            "no kernel `{kernel}` in {}",
+            manifest_path.display()
+        ))
+        .with_note(format!("kernels: {}", names.join(", ")))
+        .with_help("pass the `name` of a [[kernel]]")
+        .into());
+    };
+    let text = &manifest.text;
+    let raw: PinManifest = toml::from_str(text)
+        .map_err(|e| Diagnostic::error(format!("invalid manifest: {}", e.message())))?;
+    let raw_kernel = raw
+        .kernel
+        .iter()
+        .find(|k| k.name == kernel)
+        .ok_or_else(|| {
+            Diagnostic::error(format!("kernel `{kernel}` vanished from the manifest"))
+        })?;
+    // Edits: (byte range, replacement), applied back to front.
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let mut out = Vec::new();
+    for (rs, s) in raw_kernel.source.iter().zip(&spec.sources) {
+        let bytes = std::fs::read(&s.asm).map_err(|e| {
+            Diagnostic::error(format!("cannot read dump `{}`: {e}", s.rel.display()))
+        })?;
+        let new = sha256_hex(&bytes);
+        match &rs.sha256 {
+            Some(old) => {
+                if old.get_ref() != &new {
+                    edits.push((old.span(), format!("\"{new}\"")));
+                }
+                out.push((s.asm.clone(), old.get_ref().clone(), new));
+            }
+            None => {
+                let end = rs.asm.span().end;
+                let eol = text[end..].find('\n').map_or(text.len(), |i| end + i);
+                let nl = if text[..eol].ends_with('\r') {
+                    "\r\n"
+                } else {
+                    "\n"
+                };
+                let at = if text[..eol].ends_with('\r') {
+                    eol - 1
+                } else {
+                    eol
+                };
+                let line_start = text[..end].rfind('\n').map_or(0, |i| i + 1);
+                let indent: String = text[line_start..]
+                    .chars()
+                    .take_while(|c| *c == ' ' || *c == '\t')
+                    .collect();
+                let _ = at;
+                let insert_at = if eol < text.len() { eol + 1 } else { eol };
+                let prefix = if eol == text.len() { nl } else { "" };
+                edits.push((
+                    insert_at..insert_at,
+                    format!("{prefix}{indent}sha256 = \"{new}\"{nl}"),
+                ));
+                out.push((s.asm.clone(), String::new(), new));
+            }
+        }
+    }
+    if edits.is_empty() {
+        return Ok(out);
+    }
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0.start));
+    let mut new_text = text.clone();
+    for (r, s) in edits {
+        new_text.replace_range(r, &s);
+    }
+    crate::base::output::write_atomic(manifest_path, new_text.as_bytes()).map_err(|e| {
+        Diagnostic::error(format!("cannot write {}: {e}", manifest_path.display()))
+            .with_help("check that the manifest's directory is writable")
+    })?;
+    Ok(out)
+}

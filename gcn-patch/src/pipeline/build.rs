@@ -1,0 +1,256 @@
+//! The build engine: every kernel × target job of a manifest, in parallel,
+//! through the content-addressed object [`cache`](mod@crate::pipeline::cache).
+//!
+//! gcn-build (in build scripts, under Cargo's jobserver) and the CLI (with a
+//! plain thread count) both build through [`build_all`]; they differ only in
+//! where they put the code objects it returns.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), gcn_patch::base::diag::Diagnostics> {
+//! use gcn_patch::base::jobs;
+//! use gcn_patch::config::manifest::Manifest;
+//! use gcn_patch::pipeline::{self, build, cache};
+//! use gcn_patch::stage::toolchain;
+//! let manifest = Manifest::load("kernels.toml".as_ref())?;
+//! let plan = pipeline::plan(&manifest, &[])?;
+//! let tc = toolchain::Toolchain::find(&Default::default(), &|v| std::env::var(v).ok())?;
+//! let opts = build::BuildOptions {
+//!     toolchain: &tc,
+//!     cache: cache::ObjectCache { local: "out/.cache".into(), shared: None },
+//!     work_dir: "out/.work".into(),
+//!     max_jobs: 4,
+//!     tokens: &jobs::Unlimited,
+//!     progress: None,
+//! };
+//! for built in build::build_all(&manifest, &plan, &opts)? {
+//!     std::fs::write(format!("out/{}-{}.hsaco", built.kernel, built.target.name()), &built.bytes)
+//!         .unwrap();
+//! }
+//! # Ok(()) }
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use gcn_embed::TargetId;
+
+use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::jobs::{self, Tokens};
+use crate::config::manifest::{sha256_hex, Manifest};
+use crate::pipeline::cache::{self, Hit, ObjectCache};
+use crate::pipeline::{self, Job, Plan, Prepared};
+use crate::stage::assemble;
+use crate::stage::link;
+use crate::stage::toolchain::Toolchain;
+
+/// How to run a build.
+pub struct BuildOptions<'a> {
+    /// clang + ld.lld.
+    pub toolchain: &'a Toolchain,
+    /// Where objects are cached (local directory, optional shared one).
+    pub cache: ObjectCache,
+    /// Scratch directory for tools that cannot read their input from stdin
+    /// (not Unix: uniquely named temporary objects, removed when the job
+    /// ends); on Unix nothing is written there (see [`pipeline::build_bytes`]).
+    pub work_dir: PathBuf,
+    /// At most this many jobs at once.
+    pub max_jobs: usize,
+    /// Tokens for each job beyond the first ([`jobs::Unlimited`] outside Cargo).
+    pub tokens: &'a dyn Tokens,
+    /// Called after each job finishes (from the job's thread), with what has
+    /// finished so far; the CLI draws its terminal progress line with it.
+    pub progress: Option<&'a (dyn Fn(Progress<'_>) + Sync)>,
+}
+
+/// One finished job, as reported to [`BuildOptions::progress`].
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    /// Jobs finished so far, this one included.
+    pub done: usize,
+    /// Jobs in the build.
+    pub total: usize,
+    /// Kernel name of the job that just finished.
+    pub kernel: &'a str,
+    /// Its target.
+    pub target: &'a TargetId,
+    /// `Some(true)` assembled, `Some(false)` from a cache, `None` failed.
+    pub assembled: Option<bool>,
+}
+
+/// One built (or cached) code object.
+#[derive(Debug, Clone)]
+pub struct BuiltJob {
+    /// The job of the plan.
+    pub job: Job,
+    /// Kernel name from the manifest.
+    pub kernel: String,
+    /// Target it was built for.
+    pub target: TargetId,
+    /// The verified code object.
+    pub bytes: Vec<u8>,
+    /// Hex sha256 of `bytes`.
+    pub sha256: String,
+    /// Hex sha256 of the patched, retargeted asm that was assembled.
+    pub asm_sha256: String,
+    /// `None` when assembled by this build, else where the cache hit was.
+    pub cached: Option<Hit>,
+    /// Kernel symbols in the object (without `.kd`).
+    pub symbols: Vec<String>,
+    /// Notes worth showing (occupancy changes, register updates, rewrites).
+    pub notes: Vec<Diagnostic>,
+    /// Findings left out of `notes`: the kernel's accepted file lists them.
+    pub accepted: usize,
+}
+
+/// Build every job of `plan` (in parallel, cached); results in plan order.
+/// Every job's failure is collected, not just the first.
+pub fn build_all(
+    manifest: &Manifest,
+    plan: &Plan,
+    opts: &BuildOptions,
+) -> Result<Vec<BuiltJob>, Diagnostics> {
+    let total = plan.jobs.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let results = jobs::run(plan.jobs.clone(), opts.max_jobs, opts.tokens, |job| {
+        let kernel = &manifest.kernels[job.kernel].name;
+        let target = job.target;
+        jobs::test_panic_point("build", kernel);
+        let result = build_job(manifest, plan, opts, job);
+        if let Some(report) = opts.progress {
+            report(Progress {
+                done: done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
+                total,
+                kernel,
+                target: &target,
+                assembled: result.as_ref().ok().map(|b| b.cached.is_none()),
+            });
+        }
+        result
+    });
+    let mut errors: Vec<Diagnostic> = Vec::new();
+    let mut built = Vec::new();
+    for (job, r) in plan.jobs.iter().zip(results) {
+        // A job that panicked (jobs::run caught it): an error naming the job.
+        let r = r.unwrap_or_else(|p| {
+            Err(job_panicked(
+                p,
+                &manifest.kernels[job.kernel].name,
+                &job.target,
+            ))
+        });
+        match r {
+            Ok(b) => built.push(b),
+            // The same error from several jobs (an unwritable cache) is shown once.
+            Err(d) => {
+                for d in d.0 {
+                    if !errors.contains(&d) {
+                        errors.push(d);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(shared) = &opts.cache.shared {
+        if built.iter().any(|b| b.cached.is_none()) {
+            // Bounded size; a failed trim only leaves the cache larger.
+            let _ = shared.trim();
+        }
+    }
+    if errors.is_empty() {
+        Ok(built)
+    } else {
+        Err(Diagnostics(errors))
+    }
+}
+
+/// The error for a kernel × target job that panicked.
+pub(crate) fn job_panicked(p: jobs::Panicked, kernel: &str, target: &TargetId) -> Diagnostics {
+    p.into_diagnostic(&format!("building kernel `{kernel}` for {}", target.name()))
+        .into()
+}
+
+/// The cache key of a prepared job: the asm, target, code object version,
+/// toolchain identity and the exact assembler and linker arguments (the
+/// features an asm text adds, [`assemble::asm_features`], follow from the asm
+/// and the target, both in the key).
+pub fn cache_key(toolchain: &Toolchain, prepared: &Prepared) -> String {
+    let clang = assemble::clang_command(
+        toolchain,
+        &prepared.target,
+        Path::new("in.s"),
+        Path::new("out.o"),
+    );
+    let clang_args: Vec<String> = clang
+        .get_args()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    cache::key(&[
+        &prepared.asm.print(),
+        &prepared.target.name(),
+        &prepared.code_object_version.to_string(),
+        &toolchain.identity(),
+        &clang_args.join("\u{1f}"),
+        &link::LINK_FLAGS.join("\u{1f}"),
+    ])
+}
+
+/// Prepare one job, then take it from the cache or assemble + link + verify
+/// it (one job of [`build_all`]; `gcn-patch check` runs them itself to report
+/// each job's outcome).
+pub fn build_one(
+    manifest: &Manifest,
+    plan: &Plan,
+    opts: &BuildOptions,
+    job: Job,
+) -> Result<BuiltJob, Diagnostics> {
+    build_job(manifest, plan, opts, job)
+}
+
+/// [`build_one`].
+fn build_job(
+    manifest: &Manifest,
+    plan: &Plan,
+    opts: &BuildOptions,
+    job: Job,
+) -> Result<BuiltJob, Diagnostics> {
+    let prepared = pipeline::prepare(manifest, plan, &job, opts.toolchain.version.major)?;
+    let key = cache_key(opts.toolchain, &prepared);
+    let valid = |b: &[u8]| pipeline::verify(b, &prepared).is_ok();
+    let (bytes, cached) = match opts.cache.get(&key, &valid) {
+        Some((bytes, hit)) => (bytes, Some(hit)),
+        None => {
+            // The tools run in memory: nothing is written but the cache entry.
+            // A job failing here passed every check: its preparation notes
+            // (retargeting, raw lines) go with the error.
+            let (bytes, _) = pipeline::build_bytes(opts.toolchain, &prepared, &opts.work_dir)
+                .map_err(|mut e| {
+                    e.0.extend(prepared.notes.iter().cloned());
+                    e
+                })?;
+            opts.cache.store(&key, &bytes).map_err(|e| {
+                Diagnostics::from(
+                    Diagnostic::error(format!(
+                        "could not write to the object cache `{}`: {e}",
+                        opts.cache.local.display()
+                    ))
+                    .with_help(
+                        "the output directory must be a directory you can write to (no part \
+                         of its path a regular file), on a disk that is not full",
+                    ),
+                )
+            })?;
+            (bytes, None)
+        }
+    };
+    Ok(BuiltJob {
+        kernel: prepared.kernel.clone(),
+        target: prepared.target,
+        sha256: sha256_hex(&bytes),
+        asm_sha256: sha256_hex(prepared.asm.print().as_bytes()),
+        bytes,
+        cached,
+        symbols: prepared.symbols,
+        notes: prepared.notes,
+        accepted: prepared.accepted,
+        job,
+    })
+}

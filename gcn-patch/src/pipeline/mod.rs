@@ -1,0 +1,570 @@
+//! The whole pipeline for one kernel × target job:
+//! patch → retarget → check → assemble → link → verify.
+//!
+//! Sources with Triton metadata (`triton = { … }`) also get the launch check
+//! ([`check::launch`]).
+//!
+//! [`plan`] reads the manifest, checks every pin and applies every source's
+//! patches once; [`prepare`] retargets and checks one job; [`build()`] turns a
+//! prepared job into a verified code object. The CLI (`gcn-patch check`,
+//! `apply`) and `gcn-build` both go through here, so a broken patch reads the
+//! same in both.
+
+pub mod build;
+pub mod cache;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use gcn_embed::TargetId;
+
+use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::base::document::Document;
+use crate::config::manifest::Manifest;
+use crate::stage::check::hazard::{self, LintOptions};
+use crate::stage::check::{self, HazardPolicy, RegisterPolicy};
+use crate::stage::retarget::{self, RetargetOptions};
+use crate::stage::toolchain::Toolchain;
+use crate::stage::verify::{self, Expect, VerifyReport};
+use crate::stage::{assemble, link};
+
+/// One unit of work: source `source` of kernel `kernel` built for `target`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Job {
+    /// Index into `Manifest::kernels`.
+    pub kernel: usize,
+    /// Index into that kernel's sources.
+    pub source: usize,
+    /// The target to build for.
+    pub target: TargetId,
+}
+
+/// A source's dump before and after its patches.
+#[derive(Debug, Clone)]
+pub struct Patched {
+    /// The dump as read (pin checked).
+    pub original: Document,
+    /// After every diff and rule.
+    pub patched: Document,
+    /// No diff or rule changed a line: `patched` has the lines of
+    /// `original` (found once per source, not once per target).
+    pub unchanged: bool,
+}
+
+/// Every job of a manifest, with each source's patches applied once.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Jobs in manifest order: kernel, source, target.
+    pub jobs: Vec<Job>,
+    patched: BTreeMap<(usize, usize), Patched>,
+}
+
+impl Plan {
+    /// The patched text of a source.
+    pub fn patched(&self, kernel: usize, source: usize) -> Option<&Patched> {
+        self.patched.get(&(kernel, source))
+    }
+}
+
+/// Whether `source` builds for `target` when asked to (`--target`): one of
+/// its `targets`, or a target of the same generation (the rule [`plan`]'s
+/// `extra` targets follow; every command taking `--target` uses it).
+pub fn builds_for(source: &crate::config::manifest::SourceSpec, target: &TargetId) -> bool {
+    source.targets.contains(target)
+        || source
+            .targets
+            .iter()
+            .any(|s| s.processor.generation == target.processor.generation)
+}
+
+/// Build the plan: pins, patches and rules of every source; then one job per
+/// source × target (plus `extra` targets of the same generation as a source's own).
+/// All failures are collected, not just the first. One source at a time; see
+/// [`plan_with`] to patch sources in parallel.
+pub fn plan(manifest: &Manifest, extra: &[TargetId]) -> Result<Plan, Diagnostics> {
+    plan_with(manifest, extra, 1, &crate::base::jobs::Unlimited)
+}
+
+/// [`plan`], patching up to `max_workers` sources at once, bounded by
+/// `tokens` like the build's jobs ([`crate::base::jobs::run`]). The result, and the
+/// order of any errors, do not depend on the worker count.
+pub fn plan_with(
+    manifest: &Manifest,
+    extra: &[TargetId],
+    max_workers: usize,
+    tokens: &dyn crate::base::jobs::Tokens,
+) -> Result<Plan, Diagnostics> {
+    let sources: Vec<(usize, usize)> = manifest
+        .kernels
+        .iter()
+        .enumerate()
+        .flat_map(|(ki, k)| (0..k.sources.len()).map(move |si| (ki, si)))
+        .collect();
+    let results = crate::base::jobs::run(sources.clone(), max_workers, tokens, |(ki, si)| {
+        let kernel = &manifest.kernels[ki];
+        crate::base::jobs::test_panic_point("patch", &kernel.name);
+        crate::stage::patch::apply_keeping_original(manifest, kernel, &kernel.sources[si])
+    });
+    let mut jobs = Vec::new();
+    let mut patched = BTreeMap::new();
+    let mut errors = Vec::new();
+    for ((ki, si), result) in sources.into_iter().zip(results) {
+        let result = result.unwrap_or_else(|p| {
+            let kernel = &manifest.kernels[ki];
+            Err(p
+                .into_diagnostic(&format!(
+                    "patching kernel `{}` (source `{}`)",
+                    kernel.name,
+                    kernel.sources[si].rel.display()
+                ))
+                .into())
+        });
+        match result {
+            Ok((original, patched_text)) => {
+                patched.insert(
+                    (ki, si),
+                    Patched {
+                        unchanged: original.same_lines(&patched_text),
+                        original,
+                        patched: patched_text,
+                    },
+                );
+            }
+            Err(d) => errors.extend(d.0),
+        }
+        let source = &manifest.kernels[ki].sources[si];
+        let mut targets: Vec<TargetId> = source.targets.clone();
+        for t in extra {
+            if builds_for(source, t) && !targets.contains(t) {
+                targets.push(*t);
+            }
+        }
+        for target in targets {
+            jobs.push(Job {
+                kernel: ki,
+                source: si,
+                target,
+            });
+        }
+    }
+    if errors.is_empty() {
+        Ok(Plan { jobs, patched })
+    } else {
+        Err(Diagnostics(errors))
+    }
+}
+
+/// A job ready to assemble: retargeted, checked asm plus what verification expects.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// Kernel name from the manifest.
+    pub kernel: String,
+    /// Target of this job.
+    pub target: TargetId,
+    /// The asm to assemble, with provenance.
+    pub asm: Document,
+    /// Code object version written into it.
+    pub code_object_version: u32,
+    /// Kernel symbols the code object must define (`<symbol>.kd`).
+    pub symbols: Vec<String>,
+    /// What retargeting did (target rewrite, version change, skew normalized).
+    pub steps: Vec<String>,
+    /// Notes worth showing: occupancy changes, register updates, wait-counter warnings.
+    pub notes: Vec<Diagnostic>,
+    /// Findings left out of `notes` because the kernel's accepted file lists them.
+    pub accepted: usize,
+}
+
+/// Label used in diagnostics: "kernel `matmul` for gfx950".
+pub fn label(kernel: &str, target: &TargetId) -> String {
+    format!("kernel `{kernel}` for {}", target.name())
+}
+
+/// A job's source, patched, and the retargeting options for its target.
+pub fn job_inputs<'p>(
+    manifest: &Manifest,
+    plan: &'p Plan,
+    job: &Job,
+    llvm_major: u32,
+) -> Result<(&'p Patched, RetargetOptions), Diagnostics> {
+    let patched = plan.patched(job.kernel, job.source).ok_or_else(|| {
+        Diagnostics::from(Diagnostic::error(format!(
+            "{}: its source was not patched",
+            label(&manifest.kernels[job.kernel].name, &job.target)
+        )))
+    })?;
+    let opts = RetargetOptions {
+        target: job.target,
+        code_object_version: manifest.defaults.code_object_version,
+        assembler_llvm_major: llvm_major,
+    };
+    Ok((patched, opts))
+}
+
+/// Retarget and check one job. `llvm_major` is the LLVM that will assemble it.
+/// A source with Triton metadata also gets the launch check ([`check::launch`]).
+/// Findings the kernel's accepted file lists ([`crate::config::accept`]) are left
+/// out of the notes and counted in [`Prepared::accepted`].
+pub fn prepare(
+    manifest: &Manifest,
+    plan: &Plan,
+    job: &Job,
+    llvm_major: u32,
+) -> Result<Prepared, Diagnostics> {
+    let mut p = prepare_every_finding(manifest, plan, job, llvm_major)?;
+    let kernel = &manifest.kernels[job.kernel];
+    let (shown, hidden) =
+        crate::config::accept::filter(kernel, &job.target, std::mem::take(&mut p.notes))?;
+    p.notes = shown;
+    p.accepted = hidden;
+    Ok(p)
+}
+
+/// [`prepare`] with every finding in the notes, accepted ones included
+/// (what `gcn-patch accept` records).
+pub fn prepare_every_finding(
+    manifest: &Manifest,
+    plan: &Plan,
+    job: &Job,
+    llvm_major: u32,
+) -> Result<Prepared, Diagnostics> {
+    let kernel = &manifest.kernels[job.kernel];
+    let (patched, opts) = job_inputs(manifest, plan, job, llvm_major)?;
+    let mut prepared = prepare_checked(
+        &kernel.name,
+        Some((&patched.original, patched.unchanged)),
+        &patched.patched,
+        &opts,
+        kernel.registers,
+        kernel.hazards,
+        kernel.sources[job.source].triton.as_ref(),
+    )?;
+    let source = &kernel.sources[job.source];
+    if let Some(w) = retarget_caution(&kernel.name, source, &patched.original, &job.target) {
+        prepared.notes.push(w);
+    }
+    Ok(prepared)
+}
+
+/// A warning for a source lifted from a code object (hand-written or vendor
+/// code, e.g. aiter's) built for another processor than its own: the checks
+/// see registers, waits and launch limits, not the timing and features the
+/// code may rely on.
+fn retarget_caution(
+    kernel: &str,
+    source: &crate::config::manifest::SourceSpec,
+    original: &Document,
+    target: &TargetId,
+) -> Option<Diagnostic> {
+    source.imported_sha256.as_ref()?;
+    let (line, text) = original.asm().target_directive()?;
+    let own = TargetId::parse(&text).ok()?;
+    if own.processor.name == target.processor.name {
+        return None;
+    }
+    Some(
+        Diagnostic::warning(format!(
+            "{}: retargeted from a {} code object, which may be hand-written",
+            label(kernel, target),
+            own.processor.name
+        ))
+        .at(original.location(line, None))
+        .with_note(format!(
+            "hand-written code may rely on {}'s timing and features (instruction latencies, hazards its hardware resolves, what it supports): the checks see registers, waits and launch limits, not that",
+            own.processor.name
+        ))
+        .with_help(format!(
+            "test it on {} before shipping it there, or build it for {} only; `gcn-patch accept {kernel}` acknowledges this warning",
+            target.name(),
+            own.processor.name
+        )),
+    )
+}
+
+/// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI
+/// path); wait-counter hazards are errors.
+pub fn prepare_traced(
+    kernel: &str,
+    original: Option<&Document>,
+    asm: &Document,
+    opts: &RetargetOptions,
+    policy: RegisterPolicy,
+) -> Result<Prepared, Diagnostics> {
+    prepare_traced_with(kernel, original, asm, opts, policy, HazardPolicy::Error)
+}
+
+/// [`prepare_traced`] with an explicit wait-counter hazard policy
+/// (`hazards = "error" | "warn" | "strict"` in kernels.toml).
+pub fn prepare_traced_with(
+    kernel: &str,
+    original: Option<&Document>,
+    asm: &Document,
+    opts: &RetargetOptions,
+    policy: RegisterPolicy,
+    hazards: HazardPolicy,
+) -> Result<Prepared, Diagnostics> {
+    let original = original.map(|o| (o, o.same_lines(asm)));
+    prepare_checked(kernel, original, asm, opts, policy, hazards, None)
+}
+
+/// The preparation behind [`prepare`] and [`prepare_traced_with`]; `launch`
+/// adds the Triton launch check against the same retargeted original the
+/// other checks compare with. `original` is the unpatched dump and whether
+/// `asm` has its lines.
+fn prepare_checked(
+    kernel: &str,
+    original: Option<(&Document, bool)>,
+    asm: &Document,
+    opts: &RetargetOptions,
+    policy: RegisterPolicy,
+    hazards: HazardPolicy,
+    launch: Option<&crate::stage::check::launch::TritonKernel>,
+) -> Result<Prepared, Diagnostics> {
+    let label = label(kernel, &opts.target);
+    check::structure::check_strings(asm, &label)?;
+    check::structure::check_complete(asm, &label).map_err(|mut d| {
+        if original.is_some_and(|(_, unchanged)| !unchanged) {
+            for diag in &mut d.0 {
+                diag.notes.push(
+                    "the dump was patched: check that no patch or rule removes these lines".into(),
+                );
+            }
+        }
+        d
+    })?;
+    // Paths that leave a kernel through no end instruction: errors unless
+    // the unpatched dump has them too.
+    let control = check::control::check_control(asm, original.map(|(o, _)| o), &label);
+    let (control_errors, control_warnings): (Vec<_>, Vec<_>) = control
+        .into_iter()
+        .partition(|d| d.severity == Severity::Error);
+    if !control_errors.is_empty() {
+        return Err(with_context(Diagnostics(control_errors), &label));
+    }
+    let retargeted = retarget::retarget(asm, opts).map_err(|d| with_context(d, &label))?;
+    let retarget::Retargeted {
+        asm: retargeted_asm,
+        code_object_version,
+        notes: steps,
+        rewrites,
+    } = retargeted;
+    let mut notes: Vec<Diagnostic> = rewrites;
+    notes.extend(control_warnings);
+    // Compare with the unpatched dump retargeted the same way, so that the
+    // occupancy report shows what the patches changed, not what retargeting
+    // did. An unpatched source (the same lines) is not retargeted twice: the
+    // retargeted asm is its own original.
+    let unpatched = original.is_some_and(|(_, unchanged)| unchanged);
+    let original_retargeted = original
+        .filter(|_| !unpatched)
+        .and_then(|(o, _)| retarget::retarget(o, opts).ok())
+        .map(|r| r.asm);
+    let (checked, own_original) = if unpatched {
+        let checked = check::budget::check_registers(
+            Some(&retargeted_asm),
+            &retargeted_asm,
+            &opts.target,
+            policy,
+            &label,
+        );
+        (checked, Some(retargeted_asm))
+    } else {
+        // The retargeted asm is not needed after the register check: the
+        // outcome is that document (no copy of a possibly large file).
+        let checked = check::budget::check_registers_owned(
+            original_retargeted.as_ref(),
+            retargeted_asm,
+            &opts.target,
+            policy,
+            &label,
+        );
+        (checked, None)
+    };
+    let checked = checked.map_err(|d| with_context(d, &label))?;
+    notes.extend(checked.notes);
+    let original = own_original.as_ref().or(original_retargeted.as_ref());
+    // What the later checks need of the original, taken now so that it is
+    // dropped before the hazard analysis (a large file's peak memory):
+    // the dump's waits the patches removed, and the launch comparison.
+    let removed = original.map(|o| hazard::RemovedWaits::new(&checked.asm, o));
+    // The unpatched source's hazards: the patched code's hazards found there
+    // too (same producer, reader and register, no looser wait) are inherited.
+    let baseline = original.map(|o| {
+        if unpatched {
+            let source = (0..o.len())
+                .find_map(|i| {
+                    o.origin(i)
+                        .and_then(crate::base::provenance::Origin::file_line)
+                })
+                .map(|(f, _)| f.display().to_string())
+                .unwrap_or_else(|| "the dump".into());
+            hazard::Baseline::unpatched(&source)
+        } else {
+            hazard::Baseline::of_original(o, &opts.target)
+        }
+    });
+    // Triton kernels: the patched kernel must fit the launch Triton will do
+    // (a register update, the only edit the check above makes, changes no
+    // launch field, so without an original the checked asm stands for it).
+    let launch_findings = launch.map_or_else(Vec::new, |t| {
+        let original = original.unwrap_or(&checked.asm);
+        check::launch::check_triton_launch(original, &checked.asm, t, &label)
+    });
+    // Wait-instruction errors the unpatched source has too (the same message
+    // at the same dump line, e.g. aiter's `s_wait_dscnt 0x40`, which the
+    // assembler takes and the hardware truncates) are inherited: warnings.
+    let key = |d: &Diagnostic| {
+        (
+            d.message.clone(),
+            d.location.as_ref().map(|l| (l.file.clone(), l.line)),
+        )
+    };
+    let inherited_waits: std::collections::HashSet<_> = original
+        .map(|o| {
+            check::waitcnt::check_waitcnt(o, &opts.target)
+                .iter()
+                .filter(|d| d.severity == Severity::Error)
+                .map(key)
+                .collect()
+        })
+        .unwrap_or_default();
+    drop(own_original);
+    drop(original_retargeted);
+    let waits: Vec<Diagnostic> = check::waitcnt::check_waitcnt(&checked.asm, &opts.target)
+        .into_iter()
+        .map(|mut d| {
+            if d.severity == Severity::Error && inherited_waits.contains(&key(&d)) {
+                d.severity = Severity::Warning;
+                d.notes.push(
+                    "the unpatched source has this too (inherited): not an error; a patch that changes it is"
+                        .into(),
+                );
+            }
+            d
+        })
+        .collect();
+    // Wait-counter hazards, reported at each line's origin (dump, patch hunk, rule).
+    let hazard_findings = hazard::lint_removed(
+        &checked.asm,
+        removed.as_ref(),
+        baseline.as_ref(),
+        &opts.target,
+        LintOptions {
+            policy: hazards,
+            suggest: false,
+        },
+    );
+    let (errors, warnings): (Vec<_>, Vec<_>) = waits
+        .into_iter()
+        .chain(hazard_findings)
+        .chain(launch_findings)
+        .partition(|d| d.severity == Severity::Error);
+    if !errors.is_empty() {
+        return Err(with_context(Diagnostics(errors), &label));
+    }
+    notes.extend(warnings);
+    let symbols = checked
+        .asm
+        .kernels()
+        .iter()
+        .map(|k| k.name.clone())
+        .collect();
+    Ok(Prepared {
+        kernel: kernel.to_owned(),
+        target: opts.target,
+        asm: checked.asm,
+        code_object_version,
+        symbols,
+        steps,
+        notes,
+        accepted: 0,
+    })
+}
+
+/// Assemble, link and verify a prepared job into `out` (written atomically).
+pub fn build(
+    toolchain: &Toolchain,
+    prepared: &Prepared,
+    work_dir: &Path,
+    out: &Path,
+) -> Result<VerifyReport, Diagnostics> {
+    let (bytes, report) = build_bytes(toolchain, prepared, work_dir)?;
+    install(&bytes, out)?;
+    Ok(report)
+}
+
+/// Assemble, link and verify a prepared job; the verified code object's bytes.
+///
+/// Both tools work in memory (the asm piped to clang, the object piped to
+/// ld.lld, each output read from the tool's stdout; see
+/// [`assemble::assemble_bytes`] and [`link::link_bytes`]): a job writes no
+/// file, so concurrent builds cannot collide on one. `work_dir` is used only
+/// where a tool cannot read its stdin as a file (not Unix).
+pub fn build_bytes(
+    toolchain: &Toolchain,
+    prepared: &Prepared,
+    work_dir: &Path,
+) -> Result<(Vec<u8>, VerifyReport), Diagnostics> {
+    let label = label(&prepared.kernel, &prepared.target);
+    toolchain
+        .check_target(&prepared.target)
+        .map_err(|d| with_context(d.into(), &label))?;
+    let name = format!(
+        "{}-{}",
+        prepared.kernel,
+        prepared.target.name().replace(':', "_")
+    );
+    let object = assemble::assemble_bytes(&assemble::AssembleRequest {
+        toolchain,
+        asm: &prepared.asm,
+        target: &prepared.target,
+        work_dir,
+        name: &name,
+        label: &label,
+    })?;
+    // Undefined symbols at the user's line, before ld.lld says it without one.
+    crate::stage::undefined::check(&prepared.asm, &object, &label)?;
+    let bytes = link::link_bytes(toolchain, &object, &format!("{name}.o"), work_dir)
+        .map_err(|d| with_context(d, &label))?;
+    // Only an object that passed verification is returned (an existing
+    // output survives any failure).
+    let report = verify(&bytes, prepared)?;
+    Ok((bytes, report))
+}
+
+/// Write `bytes` to `out` atomically: a temp file in `out`'s directory, renamed over it.
+fn install(bytes: &[u8], out: &Path) -> Result<(), Diagnostic> {
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Diagnostic::error(format!("cannot create directory {}: {e}", dir.display()))
+            .with_help("the output's directory cannot be created: check the output path")
+    })?;
+    crate::base::output::write_atomic(out, bytes).map_err(|e| {
+        Diagnostic::error(format!("cannot write {}: {e}", out.display()))
+            .with_help("name a file (not a directory) in a writable directory for the output")
+    })
+}
+
+/// Verify code object bytes against what a prepared job expects.
+pub fn verify(bytes: &[u8], prepared: &Prepared) -> Result<VerifyReport, Diagnostics> {
+    let label = label(&prepared.kernel, &prepared.target);
+    let expect = Expect {
+        target: prepared.target,
+        code_object_version: prepared.code_object_version,
+        kernels: prepared.symbols.clone(),
+    };
+    verify::verify(bytes, &expect).map_err(|d| with_context(d, &label))
+}
+
+/// Add "while building kernel `k` for T" to every diagnostic that does not say it yet.
+fn with_context(mut d: Diagnostics, label: &str) -> Diagnostics {
+    for diag in &mut d.0 {
+        if !diag.message.contains(label) && !diag.notes.iter().any(|n| n.contains(label)) {
+            diag.notes.insert(0, format!("while building {label}"));
+        }
+    }
+    d
+}

@@ -1,0 +1,160 @@
+//! Disassemble a code object's `.text` with `llvm-objdump` and read the
+//! listing back: one [`Insn`] per instruction (address, encoding, text) and a
+//! label for every branch target.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use crate::base::diag::Diagnostic;
+use crate::stage::toolchain::Toolchain;
+
+/// One disassembled instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Insn {
+    /// Original address.
+    pub address: u64,
+    /// Its bytes, as in the code object.
+    pub bytes: Vec<u8>,
+    /// The disassembly, branch targets named by their labels. Empty when
+    /// `llvm-objdump` could not decode the bytes.
+    pub text: String,
+}
+
+/// The listing of `.text`.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    /// Instructions in address order.
+    pub insns: Vec<Insn>,
+    /// Labels `llvm-objdump --symbolize-operands` made for branch targets
+    /// without a symbol: address → its name in the listing (`L0`, …).
+    pub branch_targets: BTreeMap<u64, String>,
+}
+
+/// Disassemble `path` (a code object; `-d -z --symbolize-operands`, every
+/// byte of `.text`, zeros included).
+pub fn disassemble(
+    tc: &Toolchain,
+    target: &gcn_embed::TargetId,
+    path: &Path,
+    job: &str,
+) -> Result<Listing, Diagnostic> {
+    let objdump = tc.llvm_tool("llvm-objdump");
+    let mut cmd = Command::new(&objdump);
+    cmd.env_clear()
+        .env("LC_ALL", "C")
+        .args(["-d", "-z", "--symbolize-operands", "-j", ".text"]);
+    let features = super::features(target);
+    if !features.is_empty() {
+        cmd.arg(format!("--mattr={}", features.join(",")));
+    }
+    cmd.arg(path);
+    let out = tc
+        .run(&mut cmd, "llvm-objdump", job)
+        .map_err(|e| e.to_diagnostic())?;
+    if !out.status.success() {
+        return Err(Diagnostic::error(format!(
+            "llvm-objdump failed {job}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+        .with_note(format!("command: {}", objdump.display())));
+    }
+    Ok(parse_listing(&String::from_utf8_lossy(&out.stdout)))
+}
+
+/// Read an `llvm-objdump -d --show-raw-insn` listing of AMDGPU code: lines
+/// `\t<text>   // <address>: <word> <word>…` and headers `<address> <name>:`.
+pub fn parse_listing(listing: &str) -> Listing {
+    let mut out = Listing::default();
+    for line in listing.lines() {
+        if let Some((addr, name)) = header(line) {
+            if is_generated_label(name) {
+                out.branch_targets.insert(addr, name.to_string());
+            }
+            continue;
+        }
+        let Some(at) = line.rfind("// ") else {
+            continue;
+        };
+        let (code, enc) = (&line[..at], &line[at + 3..]);
+        let Some((addr, words)) = enc.split_once(": ") else {
+            continue;
+        };
+        let Ok(address) = u64::from_str_radix(addr.trim(), 16) else {
+            continue;
+        };
+        let mut bytes = Vec::new();
+        let mut ok = true;
+        for w in words.split_whitespace() {
+            match u32::from_str_radix(w, 16) {
+                Ok(v) if w.len() == 8 => bytes.extend_from_slice(&v.to_le_bytes()),
+                _ => {
+                    // A trailing partial word is printed as bytes.
+                    match u8::from_str_radix(w, 16) {
+                        Ok(b) if w.len() == 2 => bytes.push(b),
+                        _ => ok = false,
+                    }
+                }
+            }
+        }
+        if !ok || bytes.is_empty() {
+            continue;
+        }
+        let text = code.trim();
+        // Words it cannot decode: `<unknown>`, or data (`.long 0x…`).
+        let text =
+            if text.starts_with("<unknown>") || text.starts_with(';') || text.starts_with('.') {
+                String::new()
+            } else {
+                text.to_string()
+            };
+        out.insns.push(Insn {
+            address,
+            bytes,
+            text,
+        });
+    }
+    out
+}
+
+/// `0000000000001800 <L0>:` → (0x1800, "L0").
+fn header(line: &str) -> Option<(u64, &str)> {
+    let (addr, rest) = line.split_once(" <")?;
+    let name = rest.strip_suffix(">:")?;
+    if addr.len() < 8 || !addr.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    Some((u64::from_str_radix(addr, 16).ok()?, name))
+}
+
+/// `L<digits>`: the names `--symbolize-operands` gives branch targets.
+pub fn is_generated_label(name: &str) -> bool {
+    name.strip_prefix('L')
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_instructions_labels_and_unknown_words() {
+        let l = parse_listing(
+            "\nk.co:\tfile format elf64-amdgpu\n\nDisassembly of section .text:\n\n\
+             0000000000001700 <k>:\n\
+             \ts_branch L0                                                // 000000001700: BF820001\n\
+             \tv_and_b32_e32 v2, 0x3ff, v2                                // 000000001704: 260404FF 000003FF\n\
+             0000000000001800 <L0>:\n\
+             \t<unknown>                                                  // 000000001800: DEADBEEF\n",
+        );
+        assert_eq!(l.insns.len(), 3);
+        assert_eq!(l.insns[0].text, "s_branch L0");
+        assert_eq!(l.insns[1].bytes, [0xff, 0x04, 0x04, 0x26, 0xff, 0x03, 0, 0]);
+        assert_eq!(l.insns[2].text, "");
+        assert_eq!(
+            l.branch_targets.get(&0x1800).map(String::as_str),
+            Some("L0")
+        );
+        assert!(!l.branch_targets.contains_key(&0x1700));
+    }
+}

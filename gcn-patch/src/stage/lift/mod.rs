@@ -1,0 +1,780 @@
+//! Lift stage: one AMDGPU code object → editable assembly that rebuilds
+//! byte-identically (`gcn-patch lift`, and `gcn-patch import` of binaries).
+//!
+//! The output is an ordinary dump: `.amdgcn_target` and
+//! `.amdhsa_code_object_version` from the ELF header, every symbol with its
+//! type, binding, visibility and size, the `.text` as instructions (each
+//! checked to re-encode to its original bytes, else kept as a raw `.long`
+//! line with its disassembly beside it), each kernel descriptor as an
+//! `.amdhsa_kernel` block (checked to re-assemble to the same 64 bytes, else
+//! raw bytes with every field decoded in a comment), other `.rodata`/`.data`
+//! with its symbols, and the metadata as `.amdgpu_metadata` (checked to decode
+//! to the same MessagePack document).
+//!
+//! Then, unless turned off ([`LiftOptions::verify`], `lift --no-verify`),
+//! the asm is built the way builds build an unpatched source and compared
+//! with the original byte for byte ([`identity`]): `.text`, `.rodata`, the
+//! metadata note and `e_flags`. A difference is an error naming the bytes.
+
+// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
+#![allow(clippy::result_large_err)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::Path;
+
+use gcn_embed::TargetId;
+
+use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::stage::assemble::TRIPLE;
+use crate::stage::toolchain::Toolchain;
+
+pub mod container;
+pub mod descriptor;
+pub mod disasm;
+pub mod elf;
+pub mod encode;
+pub mod identity;
+pub mod metadata;
+
+pub use identity::Identity;
+
+/// The comment that marks an instruction kept as its raw encoding:
+/// `.long 0x…, 0x… ; raw: <disassembly>`. The checks read such a line
+/// through the disassembly after the marker.
+pub const RAW_MARKER: &str = crate::base::parse::RAW_MARKER;
+
+/// The subtarget features lifting disassembles and assembles with: the
+/// target ID's (`+xnack`, `-sramecc`, …) and, on gfx11 and gfx12,
+/// `+real-true16`, so 16-bit register halves (`v1.l`, `v1.h`) decode and
+/// re-encode (without it LLVM 22 cannot decode them).
+pub fn features(target: &TargetId) -> Vec<String> {
+    let mut f = crate::stage::assemble::target_features(target);
+    if crate::stage::assemble::has_true16(target) {
+        f.push(crate::stage::assemble::REAL_TRUE16.into());
+    }
+    f
+}
+
+/// `llvm-mc` of the toolchain for `target` with [`features`], reading stdin
+/// and writing stdout; `args` say what to make.
+pub(crate) fn mc_command(
+    tc: &Toolchain,
+    target: &TargetId,
+    args: &[&str],
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(tc.llvm_tool("llvm-mc"));
+    cmd.env_clear()
+        .env("LC_ALL", "C")
+        .arg(format!("--triple={TRIPLE}"))
+        .arg(format!("--mcpu={}", target.processor.name));
+    let f = features(target);
+    if !f.is_empty() {
+        cmd.arg(format!("--mattr={}", f.join(",")));
+    }
+    cmd.args(args).args(["-o", "-", "-"]);
+    cmd
+}
+
+/// How to lift.
+#[derive(Debug, Clone, Copy)]
+pub struct LiftOptions<'a> {
+    /// The toolchain whose `llvm-objdump`, `llvm-readelf` and `llvm-mc`
+    /// disassemble and check the re-encoding, and whose assembler and
+    /// ld.lld rebuild the result.
+    pub toolchain: &'a Toolchain,
+    /// Build the lifted asm as a build does and compare it with the
+    /// original byte for byte ([`identity`]; one assemble and link per
+    /// code object). `false` (`lift --no-verify`) skips that:
+    /// [`Lifted::identity`] is then [`Identity::NotVerified`].
+    pub verify: bool,
+}
+
+impl<'a> LiftOptions<'a> {
+    /// Lift with `toolchain`, verifying the rebuild.
+    pub fn new(toolchain: &'a Toolchain) -> Self {
+        LiftOptions {
+            toolchain,
+            verify: true,
+        }
+    }
+}
+
+/// A lifted code object.
+#[derive(Debug, Clone)]
+pub struct Lifted {
+    /// The assembly text (a complete `.s`).
+    pub asm: String,
+    /// The code object's target ID, from `e_flags`.
+    pub target: TargetId,
+    /// Code object version, from `EI_ABIVERSION`.
+    pub code_object_version: u32,
+    /// Kernel symbols (those with a `.kd` descriptor), in address order.
+    pub kernels: Vec<String>,
+    /// Instructions in `.text`.
+    pub instructions: usize,
+    /// Instructions kept as raw encodings (`.long … ; raw: <disassembly>`).
+    pub raw_instructions: usize,
+    /// Kernels whose descriptor is kept as raw bytes.
+    pub raw_descriptors: Vec<String>,
+    /// What a user should know (raw lines and why, raw descriptors), one per item.
+    pub notes: Vec<String>,
+    /// Whether the rebuild was compared with the original (a difference is
+    /// an error, so a lift that returns was identical or not verified).
+    pub identity: Identity,
+}
+
+/// Lift the code object in `path`: a bare code object (`.co`/`.hsaco`), or
+/// one member of a container (offload bundle, host object with
+/// `.hip_fatbin`, IREE `.vmfb`; see [`container`]): the one for `target`,
+/// or the only one. Reads the file; writes nothing.
+pub fn lift_file(
+    path: &Path,
+    target: Option<&TargetId>,
+    opts: &LiftOptions,
+) -> Result<Lifted, Diagnostics> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        Diagnostic::error(format!("cannot read {}: {e}", path.display()))
+            .with_help("check the path")
+    })?;
+    let contents = container::code_objects(&bytes, path)?;
+    let member = match (target, contents.members.as_slice()) {
+        (Some(t), _) => contents.select(t, path)?,
+        (None, [only]) => only,
+        (None, many) => {
+            let have: Vec<String> = many.iter().map(|m| m.target.name()).collect();
+            return Err(Diagnostic::error(format!(
+                "{} holds {} code objects: say which one to lift",
+                path.display(),
+                many.len()
+            ))
+            .with_note(format!("targets: {}", have.join(", ")))
+            .with_help(format!("pass --target {}", have[0]))
+            .into());
+        }
+    };
+    let origin = if contents.kind == container::Kind::CodeObject {
+        path.to_path_buf()
+    } else {
+        std::path::PathBuf::from(format!("{} ({})", path.display(), member.label))
+    };
+    lift(&member.bytes, &origin, opts)
+}
+
+/// Lift one code object (`bytes`, read from `origin`, which names it in
+/// messages) to assembly, and (with [`LiftOptions::verify`]) check that the
+/// assembly, built as a build builds it, rebuilds it: `.text`, `.rodata`,
+/// every other carried section, the `.note` bytes and `e_flags` identical,
+/// else this is an error saying which bytes differ (bytes are never changed
+/// silently).
+pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, Diagnostics> {
+    let tc = opts.toolchain;
+    let co = elf::read(bytes, origin)?;
+    let job = format!("lifting {}", origin.display());
+    let _doing = crate::base::jobs::doing(
+        format!(
+            "lifting the {} code object {}",
+            co.target.name(),
+            origin.display()
+        ),
+        None,
+    );
+    crate::base::jobs::test_panic_point(
+        "lift",
+        &origin.file_name().unwrap_or_default().to_string_lossy(),
+    );
+    let file = tempfile::Builder::new()
+        .suffix(".co")
+        .tempfile()
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, bytes)?;
+            Ok(f)
+        })
+        .map_err(|e| Diagnostic::error(format!("cannot write a temporary file: {e}")))?;
+    let listing = disasm::disassemble(tc, &co.target, file.path(), &job)?;
+    let insns = cover(&co.text, listing.insns);
+
+    // Labels: every symbol of .text, and a `.Llift_<address>` for each branch
+    // target without one.
+    let mut renamed: HashMap<&str, String> = HashMap::new();
+    let mut labels: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for (addr, name) in &listing.branch_targets {
+        let new = format!(".Llift_{addr:x}");
+        renamed.insert(name.as_str(), new.clone());
+        labels.entry(addr - co.text.address).or_default().push(new);
+    }
+    let texts: Vec<String> = insns
+        .iter()
+        .map(|i| rename_labels(&i.text, &renamed))
+        .collect();
+
+    // Instruction by instruction: which ones must stay raw.
+    let mut items = Vec::new();
+    let syms_at = symbols_by_offset(&co.text);
+    for (i, insn) in insns.iter().enumerate() {
+        let off = insn.address - co.text.address;
+        for s in syms_at.get(&off).into_iter().flatten() {
+            items.push(encode::Item::Label(&s.name));
+        }
+        for l in labels.get(&off).into_iter().flatten() {
+            items.push(encode::Item::Label(l));
+        }
+        items.push(encode::Item::Insn(&texts[i], &insn.bytes));
+    }
+    let refused = encode::check(tc, &co.target, &items, &job)?;
+
+    // Descriptors.
+    let kernels = co.kernels();
+    let mut wanted = BTreeMap::new();
+    for k in &kernels {
+        if let Some(d) = descriptor_bytes(&co, k) {
+            wanted.insert(k.clone(), d);
+        }
+    }
+    let blocks = descriptor::objdump_blocks(tc, file.path(), &job)?;
+    let descriptors = descriptor::lift(
+        tc,
+        &co.target,
+        co.code_object_version,
+        &wanted,
+        &blocks,
+        descriptor::CodeUse {
+            vcc: texts.iter().any(|t| uses_vcc(t)),
+            sgprs: sgprs_used(&texts),
+        },
+        &job,
+    )?;
+    let yaml = match &co.metadata {
+        Some(_) => Some(metadata::yaml(tc, file.path(), &job)?.ok_or_else(|| {
+            Diagnostic::error(format!(
+                "cannot lift {}: llvm-readelf printed no AMDGPU metadata for its note",
+                origin.display()
+            ))
+        })?),
+        None => None,
+    };
+
+    let mut notes = Vec::new();
+    let asm = emit(&Emit {
+        co: &co,
+        origin,
+        insns: &insns,
+        texts: &texts,
+        labels: &labels,
+        refused: &refused,
+        descriptors: &descriptors,
+        wanted: &wanted,
+        yaml: yaml.as_deref(),
+    });
+    let raw_descriptors: Vec<String> = descriptors
+        .iter()
+        .filter(|(_, d)| matches!(d, descriptor::Lifted::Raw(_)))
+        .map(|(k, _)| k.clone())
+        .collect();
+    if !refused.is_empty() {
+        let mut why: BTreeMap<String, usize> = BTreeMap::new();
+        for r in refused.values() {
+            let key = match r {
+                encode::Refusal::Undecoded => "llvm-objdump cannot decode them".to_string(),
+                encode::Refusal::Rejected(m) => format!("the assembler rejects them ({m})"),
+                encode::Refusal::Reencoded(_) => {
+                    "the assembler encodes them differently".to_string()
+                }
+            };
+            *why.entry(key).or_default() += 1;
+        }
+        let parts: Vec<String> = why.iter().map(|(k, n)| format!("{n}: {k}")).collect();
+        notes.push(format!(
+            "{} of {} instructions are kept as raw encodings (`.long … ; raw: …`): {}",
+            refused.len(),
+            insns.len(),
+            parts.join("; ")
+        ));
+    }
+    for k in &raw_descriptors {
+        if let Some(descriptor::Lifted::Raw(why)) = descriptors.get(k) {
+            notes.push(format!(
+                "the descriptor of `{k}` is kept as raw bytes: {why}"
+            ));
+        }
+    }
+    if co.dynamic_relocations > 0 {
+        notes.push(format!(
+            "{} dynamic relocations: the data they patch is kept as bytes",
+            co.dynamic_relocations
+        ));
+    }
+    let identity = if opts.verify {
+        identity::verify(
+            tc,
+            &identity::Input {
+                co: &co,
+                asm: &asm,
+                origin,
+                insns: &insns,
+                texts: &texts,
+            },
+        )?
+    } else {
+        Identity::NotVerified
+    };
+    Ok(Lifted {
+        asm,
+        target: co.target,
+        code_object_version: co.code_object_version,
+        kernels,
+        instructions: insns.len(),
+        raw_instructions: refused.len(),
+        raw_descriptors,
+        notes,
+        identity,
+    })
+}
+
+/// Whether an instruction names `vcc` (`vcc`, `vcc_lo`, `vcc_hi`).
+fn uses_vcc(text: &str) -> bool {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|w| matches!(w, "vcc" | "vcc_lo" | "vcc_hi"))
+}
+
+/// One past the highest SGPR the instructions name (`s7`, `s[8:11]`).
+fn sgprs_used(texts: &[String]) -> u32 {
+    let mut top = 0;
+    for t in texts {
+        let b = t.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let word_start = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
+            if b[i] == b's' && word_start {
+                let rest = &t[i + 1..];
+                let (num, after) = match rest.strip_prefix('[') {
+                    Some(r) => {
+                        let hi = r.split(']').next().and_then(|x| x.split(':').nth(1));
+                        (hi, 0)
+                    }
+                    None => {
+                        let n = rest.bytes().take_while(u8::is_ascii_digit).count();
+                        let after = rest.as_bytes().get(n).copied().unwrap_or(b' ');
+                        (Some(&rest[..n]), after)
+                    }
+                };
+                let is_reg = !(after.is_ascii_alphanumeric() || after == b'_');
+                if let Some(n) = num.and_then(|n| n.parse::<u32>().ok()).filter(|_| is_reg) {
+                    top = top.max(n + 1);
+                }
+            }
+            i += 1;
+        }
+    }
+    top
+}
+
+/// Every byte of `.text` as instructions: the listing's, with any gap (bytes
+/// objdump did not list) as undecoded 4-byte words.
+fn cover(text: &elf::Section, listed: Vec<disasm::Insn>) -> Vec<disasm::Insn> {
+    let mut out = Vec::with_capacity(listed.len());
+    let mut at = 0usize;
+    let end = text.bytes.len();
+    let gap = |from: usize, to: usize, out: &mut Vec<disasm::Insn>| {
+        let mut o = from;
+        while o < to {
+            let n = (to - o).min(4);
+            out.push(disasm::Insn {
+                address: text.address + o as u64,
+                bytes: text.bytes[o..o + n].to_vec(),
+                text: String::new(),
+            });
+            o += n;
+        }
+    };
+    for insn in listed {
+        let Some(off) = insn.address.checked_sub(text.address) else {
+            continue;
+        };
+        let off = off as usize;
+        if off < at || off + insn.bytes.len() > end {
+            continue;
+        }
+        if text.bytes[off..off + insn.bytes.len()] != insn.bytes[..] {
+            continue;
+        }
+        gap(at, off, &mut out);
+        at = off + insn.bytes.len();
+        out.push(insn);
+    }
+    gap(at, end, &mut out);
+    out
+}
+
+/// Replace whole-word generated label names (`L12`) by their new names.
+fn rename_labels(text: &str, renamed: &HashMap<&str, String>) -> String {
+    if renamed.is_empty() || !text.contains('L') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        match renamed.get(word.as_str()) {
+            Some(n) => out.push_str(n),
+            None => out.push_str(word),
+        }
+        word.clear();
+    };
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
+fn symbols_by_offset(s: &elf::Section) -> BTreeMap<u64, Vec<&elf::Symbol>> {
+    let mut m: BTreeMap<u64, Vec<&elf::Symbol>> = BTreeMap::new();
+    for sym in &s.symbols {
+        m.entry(sym.offset).or_default().push(sym);
+    }
+    m
+}
+
+/// The 64 bytes of `kernel.kd`.
+fn descriptor_bytes(co: &elf::CodeObject, kernel: &str) -> Option<[u8; 64]> {
+    let kd = format!("{kernel}.kd");
+    for s in &co.data {
+        if let Some(sym) = s.symbols.iter().find(|y| y.name == kd) {
+            let o = sym.offset as usize;
+            let b = s.bytes.get(o..o + 64)?;
+            let mut d = [0u8; 64];
+            d.copy_from_slice(b);
+            return Some(d);
+        }
+    }
+    None
+}
+
+struct Emit<'a> {
+    co: &'a elf::CodeObject,
+    origin: &'a Path,
+    insns: &'a [disasm::Insn],
+    texts: &'a [String],
+    labels: &'a BTreeMap<u64, Vec<String>>,
+    refused: &'a BTreeMap<usize, encode::Refusal>,
+    descriptors: &'a BTreeMap<String, descriptor::Lifted>,
+    wanted: &'a BTreeMap<String, [u8; 64]>,
+    yaml: Option<&'a str>,
+}
+
+/// The directive that gives `name` the `STV_*` visibility `v` (none for default).
+fn visibility_line(out: &mut String, name: &str, v: u8) {
+    let d = match v {
+        1 => ".internal",
+        2 => ".hidden",
+        3 => ".protected",
+        _ => return,
+    };
+    let _ = writeln!(out, "\t{d}\t{name}");
+}
+
+/// The directives that give a symbol its binding, visibility and type,
+/// then its label.
+fn symbol_lines(out: &mut String, s: &elf::Symbol) {
+    symbol_lines_with(out, s, true);
+}
+
+/// [`symbol_lines`], the visibility left out unless `visibility`.
+fn symbol_lines_with(out: &mut String, s: &elf::Symbol, visibility: bool) {
+    match s.binding {
+        elf::Binding::Global => {
+            let _ = writeln!(out, "\t.globl\t{}", s.name);
+        }
+        elf::Binding::Weak => {
+            let _ = writeln!(out, "\t.weak\t{}", s.name);
+        }
+        elf::Binding::Local => {}
+    }
+    if visibility {
+        visibility_line(out, &s.name, s.visibility);
+    }
+    match s.kind {
+        elf::SymType::Func => {
+            let _ = writeln!(out, "\t.type\t{},@function", s.name);
+        }
+        elf::SymType::Object => {
+            let _ = writeln!(out, "\t.type\t{},@object", s.name);
+        }
+        elf::SymType::NoType => {}
+    }
+    let _ = writeln!(out, "{}:", s.name);
+}
+
+fn sizes(out: &mut String, s: &elf::Section, skip: &dyn Fn(&str) -> bool) {
+    for sym in &s.symbols {
+        if sym.size != 0 && !skip(&sym.name) {
+            let _ = writeln!(out, "\t.size\t{}, {}", sym.name, sym.size);
+        }
+    }
+}
+
+fn emit(e: &Emit) -> String {
+    let co = e.co;
+    let mut out = String::with_capacity(e.insns.len() * 64 + 4096);
+    let _ = writeln!(
+        out,
+        "; Lifted by gcn-patch from {} ({} instructions, {} kept as raw encodings).",
+        e.origin.display(),
+        e.insns.len(),
+        e.refused.len()
+    );
+    let _ = writeln!(
+        out,
+        "\t.amdgcn_target \"{TRIPLE}--{}\"\n\t.amdhsa_code_object_version {}",
+        co.target.name(),
+        co.code_object_version
+    );
+    // .text
+    let _ = writeln!(
+        out,
+        "\t.text\n\t.p2align\t{}",
+        co.text.align.trailing_zeros()
+    );
+    let syms = symbols_by_offset(&co.text);
+    // `.amdhsa_kernel K` gives `K.kd` the binding and visibility `K` has at
+    // that point (LLVM 22; LLVM 24's and older aiter objects have a default
+    // `K.kd` beside a protected `K`). A kernel whose descriptor has another
+    // visibility gets its own after the descriptors, and the descriptor its
+    // own right after its block, so that `.dynsym` keeps the original's.
+    let kd_visibility: HashMap<&str, u8> = co
+        .data
+        .iter()
+        .flat_map(|s| s.symbols.iter())
+        .filter_map(|y| y.name.strip_suffix(".kd").map(|k| (k, y.visibility)))
+        .collect();
+    let deferred: Vec<&elf::Symbol> = co
+        .text
+        .symbols
+        .iter()
+        .filter(|s| {
+            matches!(
+                e.descriptors.get(&s.name),
+                Some(descriptor::Lifted::Block(_))
+            ) && kd_visibility
+                .get(s.name.as_str())
+                .is_some_and(|v| *v != s.visibility)
+        })
+        .collect();
+    let is_deferred = |name: &str| deferred.iter().any(|d| d.name == name);
+    let labels_at = |off: u64, out: &mut String| {
+        for s in syms.get(&off).into_iter().flatten() {
+            symbol_lines_with(out, s, !is_deferred(&s.name));
+        }
+        for l in e.labels.get(&off).into_iter().flatten() {
+            let _ = writeln!(out, "{l}:");
+        }
+    };
+    for (i, insn) in e.insns.iter().enumerate() {
+        labels_at(insn.address - co.text.address, &mut out);
+        if e.refused.contains_key(&i) {
+            raw_line(&mut out, &insn.bytes, &e.texts[i]);
+        } else {
+            let _ = writeln!(out, "\t{}", e.texts[i]);
+        }
+    }
+    labels_at(co.text.bytes.len() as u64, &mut out);
+    sizes(&mut out, &co.text, &|_| false);
+
+    // Data sections; descriptors as blocks.
+    let kd_of: HashMap<String, &String> = e.wanted.keys().map(|k| (format!("{k}.kd"), k)).collect();
+    for s in &co.data {
+        let kind = if s.nobits { "@nobits" } else { "@progbits" };
+        let _ = writeln!(
+            out,
+            "\t.section\t{},\"{}\",{kind}\n\t.p2align\t{}",
+            s.name,
+            s.flags,
+            s.align.trailing_zeros()
+        );
+        if s.nobits {
+            // Each symbol at its offset, with its size (`__hip_cuid_…`, 1
+            // byte): `.dynsym` keeps both.
+            let mut at = 0u64;
+            for sym in &s.symbols {
+                if sym.offset > at {
+                    let _ = writeln!(out, "\t.zero\t{}", sym.offset - at);
+                    at = sym.offset;
+                }
+                symbol_lines(&mut out, sym);
+            }
+            if s.size > at {
+                let _ = writeln!(out, "\t.zero\t{}", s.size - at);
+            }
+            sizes(&mut out, s, &|_| false);
+            continue;
+        }
+        let mut at = 0usize;
+        let bounds: Vec<&elf::Symbol> = s.symbols.iter().collect();
+        let mut k = 0;
+        while at < s.bytes.len() || k < bounds.len() {
+            // Symbols at this offset.
+            let mut skip = 0usize;
+            while k < bounds.len() && bounds[k].offset as usize <= at {
+                let sym = bounds[k];
+                k += 1;
+                if let Some(kernel) = kd_of.get(&sym.name) {
+                    match e.descriptors.get(*kernel) {
+                        Some(descriptor::Lifted::Block(lines)) => {
+                            let _ = writeln!(out, "\t.p2align\t6\n\t.amdhsa_kernel {kernel}");
+                            for l in lines {
+                                let _ = writeln!(out, "\t\t{l}");
+                            }
+                            let _ = writeln!(out, "\t.end_amdhsa_kernel");
+                            if is_deferred(kernel) {
+                                visibility_line(&mut out, &sym.name, sym.visibility);
+                            }
+                            skip = 64;
+                        }
+                        _ => {
+                            raw_descriptor(&mut out, sym, kernel, &e.wanted[*kernel], co);
+                            skip = 64;
+                        }
+                    }
+                } else {
+                    symbol_lines(&mut out, sym);
+                }
+            }
+            if skip > 0 {
+                at += skip;
+                continue;
+            }
+            if at >= s.bytes.len() {
+                break;
+            }
+            let next = bounds
+                .get(k)
+                .map_or(s.bytes.len(), |b| (b.offset as usize).min(s.bytes.len()));
+            let end = next.max(at + 1).min(s.bytes.len());
+            for chunk in s.bytes[at..end].chunks(16) {
+                let hex: Vec<String> = chunk.iter().map(|b| format!("{b:#04x}")).collect();
+                let _ = writeln!(out, "\t.byte\t{}", hex.join(", "));
+            }
+            at = end;
+        }
+        sizes(&mut out, s, &|n| kd_of.contains_key(n));
+    }
+    if !deferred.is_empty() {
+        let _ = writeln!(
+            out,
+            "; Kernel visibility, set after the descriptors: `.amdhsa_kernel` gives `K.kd` the \
+             visibility `K` has there, and these descriptors have their own."
+        );
+    }
+    for k in &deferred {
+        visibility_line(&mut out, &k.name, k.visibility);
+    }
+    if let Some(y) = e.yaml {
+        let _ = write!(out, "\t.amdgpu_metadata\n{y}\t.end_amdgpu_metadata\n");
+    }
+    out
+}
+
+/// `.long 0x…, 0x… ; raw: <disassembly>` (and `.byte` for a partial word).
+fn raw_line(out: &mut String, bytes: &[u8], text: &str) {
+    let words: Vec<String> = bytes
+        .chunks(4)
+        .filter(|c| c.len() == 4)
+        .map(|c| format!("{:#010x}", u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+        .collect();
+    let tail: Vec<String> = bytes
+        .chunks(4)
+        .filter(|c| c.len() < 4)
+        .flat_map(|c| c.iter().map(|b| format!("{b:#04x}")))
+        .collect();
+    let shown = if text.is_empty() {
+        "(not decoded)"
+    } else {
+        text
+    };
+    if !words.is_empty() {
+        let _ = write!(out, "\t.long\t{}", words.join(", "));
+        if !tail.is_empty() {
+            let _ = write!(out, "\n\t.byte\t{}", tail.join(", "));
+        }
+    } else {
+        let _ = write!(out, "\t.byte\t{}", tail.join(", "));
+    }
+    let _ = writeln!(out, " {RAW_MARKER}{shown}");
+}
+
+/// A descriptor as raw bytes; the entry offset as the expression the
+/// linker resolves; every field decoded in a comment.
+fn raw_descriptor(
+    out: &mut String,
+    sym: &elf::Symbol,
+    kernel: &str,
+    d: &[u8; 64],
+    co: &elf::CodeObject,
+) {
+    let _ = writeln!(
+        out,
+        "; The descriptor of {kernel} as raw bytes: no .amdhsa_kernel block re-assembles to them."
+    );
+    for l in descriptor::decode_comment(d, &co.target) {
+        let _ = writeln!(out, ";   {l}");
+    }
+    let _ = writeln!(out, "\t.p2align\t6");
+    symbol_lines(out, sym);
+    let hex = |r: std::ops::Range<usize>| {
+        d[r].iter()
+            .map(|b| format!("{b:#04x}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let _ = writeln!(out, "\t.byte\t{}", hex(0..16));
+    let _ = writeln!(out, "\t.quad\t{kernel} - {}", sym.name);
+    let _ = writeln!(out, "\t.byte\t{}", hex(24..40));
+    let _ = writeln!(out, "\t.byte\t{}", hex(40..56));
+    let _ = writeln!(out, "\t.byte\t{}", hex(56..64));
+    let _ = writeln!(out, "\t.size\t{}, 64", sym.name);
+}
+
+/// `text` made a Rust identifier: non-alphanumerics become `_`, a leading digit gets `k_`.
+pub fn identifier(text: &str) -> String {
+    let mut s: String = text
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert_str(0, "k_");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_sgprs_and_vcc() {
+        let t = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            sgprs_used(&t(&[
+                "s_mov_b32 s7, 0",
+                "s_load_dwordx4 s[8:11], s[0:1], 0x0"
+            ])),
+            12
+        );
+        assert_eq!(sgprs_used(&t(&["s_nop 0", "v_mov_b32 v1, s3"])), 4);
+        assert_eq!(sgprs_used(&t(&["s_endpgm"])), 0);
+        assert!(uses_vcc("v_cmp_le_u32_e32 vcc, s48, v7"));
+        assert!(uses_vcc("v_cndmask_b32_e32 v1, v2, v3, vcc_lo"));
+        assert!(!uses_vcc("s_mov_b64 exec, s[0:1]"));
+        let renamed = HashMap::from([("L0", ".Llift_1800".to_string())]);
+        assert_eq!(
+            rename_labels("s_branch L0", &renamed),
+            "s_branch .Llift_1800"
+        );
+        assert_eq!(rename_labels("s_branch L01", &renamed), "s_branch L01");
+    }
+}

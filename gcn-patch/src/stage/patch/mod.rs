@@ -1,0 +1,104 @@
+//! Patch stage: pin check, unified diffs, structured rules — with provenance.
+//!
+//! [`apply`] reads a source's dump, refuses it if its bytes do not match the
+//! pin ([`crate::ops::pin::pin()`] rewrites pins), applies its unified diffs in order
+//! ([`diff`]), then its structured rules in order ([`rules`]). Every output
+//! line carries an [`Origin`](crate::base::provenance::Origin):
+//! `Source { file, line }` for dump lines (file as written in the manifest,
+//! relative to [`Manifest::dir`]), `Patch { file, hunk, line }` for `+` lines
+//! (patch file relative to the manifest dir, 1-based hunk, line of the `+`
+//! line in the patch file), `Rule(RuleOrigin { manifest, kernel, index, what })` for
+//! lines written or moved by a rule (`manifest` is the manifest's file name).
+
+pub mod diff;
+pub mod rules;
+
+use std::borrow::Cow;
+
+use crate::base::diag::{Diagnostic, Diagnostics, Location};
+use crate::base::document::Document;
+use crate::config::manifest::{KernelSpec, Manifest, SourceSpec};
+
+/// Pin check → diffs in order → rules in order.
+pub fn apply(
+    manifest: &Manifest,
+    kernel: &KernelSpec,
+    source: &SourceSpec,
+) -> Result<Document, Diagnostics> {
+    apply_keeping_original(manifest, kernel, source).map(|(_, patched)| patched)
+}
+
+/// Like [`apply`], also returning the dump as read (before any patch), so
+/// callers that compare the two do not read the file again.
+pub fn apply_keeping_original(
+    manifest: &Manifest,
+    kernel: &KernelSpec,
+    source: &SourceSpec,
+) -> Result<(Document, Document), Diagnostics> {
+    let (original, mut t) = read_and_diff(manifest, kernel, source)?;
+    let context = context(kernel, source);
+    let ctx = rules::Ctx {
+        manifest: &manifest.shown(),
+        kernel: &kernel.name,
+        generations: source
+            .targets
+            .iter()
+            .map(|t| t.processor.generation)
+            .collect(),
+    };
+    rules::apply_rules(&mut t, &source.rules, &ctx).map_err(|d| d.with_note(context))?;
+    Ok((original, t))
+}
+
+fn context(kernel: &KernelSpec, source: &SourceSpec) -> String {
+    format!(
+        "while patching kernel `{}` (dump {})",
+        kernel.name,
+        source.rel.display()
+    )
+}
+
+/// The dump with its unified diffs applied, without the rules: the text a new
+/// diff of the source is written against ([`crate::ops::quilt`]).
+pub fn apply_diffs(
+    manifest: &Manifest,
+    kernel: &KernelSpec,
+    source: &SourceSpec,
+) -> Result<Document, Diagnostics> {
+    read_and_diff(manifest, kernel, source).map(|(_, t)| t)
+}
+
+/// Pin check, then the diffs in order: (dump as read, after the diffs).
+fn read_and_diff(
+    manifest: &Manifest,
+    kernel: &KernelSpec,
+    source: &SourceSpec,
+) -> Result<(Document, Document), Diagnostics> {
+    let context = context(kernel, source);
+    let bytes = std::fs::read(&source.asm).map_err(|e| {
+        Diagnostic::error(format!("cannot read dump `{}`: {e}", source.rel.display()))
+            .with_note(context.clone())
+    })?;
+    crate::ops::pin::check(manifest, &kernel.name, source, &bytes)?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        Diagnostic::error(format!(
+            "dump `{}` is not UTF-8 text: {e}",
+            source.rel.display()
+        ))
+        .with_help("name the assembly (.s/.rocmasm) file, not a binary")
+    })?;
+    let original = Document::from_source(&text, &source.rel);
+    // The first diff copies what it keeps of the original; later ones move.
+    let mut t = Cow::Borrowed(&original);
+    for pf in &source.patches {
+        let _doing = crate::base::jobs::doing(
+            format!("applying patch `{}`", pf.rel.display()),
+            Some(Location::line(&pf.rel, 1, None)),
+        );
+        t = Cow::Owned(
+            diff::apply_diff(t, pf, &source.rel).map_err(|d| d.with_note(context.clone()))?,
+        );
+    }
+    let t = t.into_owned();
+    Ok((original, t))
+}

@@ -1,0 +1,1445 @@
+//! Structured rewrite rules: edits anchored on content, not on line numbers.
+//!
+//! Each `[[kernel.source.rule]]` has exactly one *kind* key (`move`,
+//! `replace`, `insert`, `delete`, `set-waitcnt`, `set`), whose value is the
+//! pattern selecting the lines it acts on, plus optional keys:
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `regex = true` | the rule's pattern is a regex (whole-line match on the normalized text; `$1` usable in `with`); `move` anchors stay literal |
+//! | `kernel = "sym"` | only inside kernel symbol `sym` (its code, descriptor, `.set`s and metadata entry) |
+//! | `block = ".LBB0_1"` | only inside that basic block (from its label to the next label or branch/`s_endpgm`) |
+//! | `occurrence = N` / `"last"` | act on the Nth (1-based) / last match only |
+//! | `expect = N` / `"any"` | number of matches required (default 1; with `occurrence`, at least N); `"any"` (alias `"all"`): at least one, all acted on |
+//! | `before = "pat"` / `after = "pat"` | anchor of `move` / `insert`, searched in the same scope |
+//! | `anchor-occurrence = N` / `"last"` | `move` only: which anchor match (default: the anchor must match exactly once); an `insert`'s anchor is its pattern, so `occurrence` picks it |
+//!
+//! **Patterns.** A pattern ending in `:` matches label lines; one starting
+//! with `.` matches directive lines; anything else matches instruction lines.
+//! Matching is on normalized text: trailing `;` comments dropped, whitespace
+//! runs collapsed, `", "` after every comma. A literal pattern matches a line
+//! whose normalized text is equal, or — if the pattern is a bare mnemonic
+//! (`buffer_load_dwordx4`) — every instruction with that mnemonic.
+//!
+//! ```toml
+//! # move every matching line (in order) to just before/after an anchor
+//! [[kernel.source.rule]]
+//! move = 'v_add_u32_e32 v1(0[5-9]|1[01]), 0x[0-9a-f]+, v104'
+//! regex = true
+//! expect = 7
+//! before = "buffer_load_dwordx4 v[34:37], v50, s[12:15], 0 offen"
+//! block = ".LBB0_1"
+//!
+//! # replace (regex captures usable in `with`; `with` may hold several lines)
+//! [[kernel.source.rule]]
+//! replace = 's_waitcnt vmcnt\((\d+)\)'
+//! regex = true
+//! occurrence = 1
+//! expect = "any"
+//! with = 's_waitcnt vmcnt($1) ; was here'
+//!
+//! # insert lines before/after an anchor (indented like the anchor)
+//! [[kernel.source.rule]]
+//! insert = ["s_setprio 1"]
+//! before = "v_mfma_f32_16x16x16_f16"
+//! anchor-occurrence = 1
+//!
+//! # delete
+//! [[kernel.source.rule]]
+//! delete = "s_waitcnt vmcnt(10)"
+//!
+//! # change one counter of a wait, keeping the others
+//! [[kernel.source.rule]]
+//! set-waitcnt = "s_waitcnt vmcnt(11)"
+//! counter = "vmcnt"        # gfx12: loadcnt/dscnt/kmcnt/...; vmcnt→loadcnt, lgkmcnt→dscnt|kmcnt accepted
+//! value = 8
+//!
+//! # set a descriptor field, a metadata value or a `.set` symbol
+//! [[kernel.source.rule]]
+//! set = ".amdhsa_next_free_vgpr"   # or ".vgpr_count" (metadata) or ".num_vgpr" (suffix of a .set symbol)
+//! value = 128
+//! ```
+//!
+//! `set-waitcnt` checks the value against the counter's field width of every
+//! generation involved (the dump's `.amdgcn_target` and the source's targets):
+//! gfx9 vmcnt ≤ 63, expcnt ≤ 7, lgkmcnt ≤ 15; gfx10/11 vmcnt, lgkmcnt,
+//! vscnt ≤ 63; gfx12 loadcnt, storecnt, samplecnt, dscnt ≤ 63, kmcnt ≤ 31,
+//! bvhcnt, expcnt ≤ 7 (LLVM `AMDGPUBaseInfo.cpp`: `getVmcntBitWidthLo/Hi`,
+//! `getLgkmcntBitWidth`, `getKmcntBitWidth`, …). On gfx12 the counter name is
+//! mapped onto the matched `s_wait_*` instruction (`vmcnt` → loadcnt,
+//! `lgkmcnt` → dscnt or kmcnt, `vscnt` → storecnt) and the output line's origin
+//! records the choice; on gfx9–11 `loadcnt`/`dscnt`/`kmcnt` map back to
+//! `vmcnt`/`lgkmcnt` of `s_waitcnt`. A counter missing from an `s_waitcnt` is
+//! added. Encoded immediates (`s_waitcnt 0`) and combined gfx12 waits
+//! (`s_wait_loadcnt_dscnt`) are refused.
+
+// Errors are cold paths carrying a full rendered-on-demand Diagnostic.
+#![allow(clippy::result_large_err)]
+
+use std::ops::Range;
+use std::path::Path;
+
+use gcn_embed::{Generation, TargetId};
+use regex::Regex;
+use serde::Deserialize;
+
+use crate::base::diag::{Diagnostic, Location};
+use crate::base::document::{Document, Edits};
+use crate::base::isa::{major, waitcnt_limits, Counter};
+use crate::base::parse::{strip_comment, Line, LineKind};
+use crate::base::provenance::{Origin, RuleOrigin};
+
+/// A rule as written in TOML (validated into [`Rule`]).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawRule {
+    #[serde(rename = "move")]
+    mv: Option<String>,
+    replace: Option<String>,
+    insert: Option<OneOrMany>,
+    delete: Option<String>,
+    set_waitcnt: Option<String>,
+    set: Option<String>,
+    with: Option<String>,
+    counter: Option<String>,
+    value: Option<IntOrString>,
+    before: Option<String>,
+    after: Option<String>,
+    anchor_occurrence: Option<Occurrence>,
+    #[serde(default)]
+    regex: bool,
+    kernel: Option<String>,
+    block: Option<String>,
+    occurrence: Option<Occurrence>,
+    expect: Option<Expect>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum IntOrString {
+    Int(i64),
+    Str(String),
+}
+
+/// Which match to act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occurrence {
+    /// The Nth (1-based: never 0).
+    Nth(usize),
+    /// `"last"`.
+    Last(LastKw),
+}
+
+/// `occurrence` / `anchor-occurrence`: a count from 1, or `"last"`. Checked
+/// while the TOML is read, so a bad value is an error at its own key.
+impl<'de> Deserialize<'de> for Occurrence {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Occurrence;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a match number counted from 1, or \"last\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Occurrence, E> {
+                match usize::try_from(v) {
+                    Ok(n) if n >= 1 => Ok(Occurrence::Nth(n)),
+                    _ => Err(E::custom(format!(
+                        "occurrences count from 1: {v} is not valid (1 is the first match; \"last\" the last)"
+                    ))),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Occurrence, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(-1))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Occurrence, E> {
+                match v {
+                    "last" => Ok(Occurrence::Last(LastKw::Last)),
+                    _ => Err(E::custom(format!(
+                        "unknown occurrence \"{v}\": write a match number counted from 1, or \"last\""
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The keyword `"last"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LastKw {
+    /// `"last"`.
+    Last,
+}
+
+/// How many matches a rule expects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// Exactly N (at least N with `occurrence`).
+    Exactly(usize),
+    /// `"any"`: at least one.
+    Any(AnyKw),
+}
+
+/// `expect`: a number of matches (at least 1), or `"any"`/`"all"`. Checked
+/// while the TOML is read, so a bad value is an error at its own key.
+impl<'de> Deserialize<'de> for Expect {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Expect;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number of matches (at least 1), or \"any\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Expect, E> {
+                match usize::try_from(v) {
+                    Ok(n) if n >= 1 => Ok(Expect::Exactly(n)),
+                    Ok(_) => Err(E::custom(
+                        "`expect = 0` would let the rule act on nothing: a rule acts on at least one line (remove the rule, or state the number of lines it must match)",
+                    )),
+                    Err(_) => Err(E::custom(format!(
+                        "`expect` must be a number of matches or \"any\", not {v}"
+                    ))),
+                }
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Expect, E> {
+                self.visit_i64(i64::try_from(v).unwrap_or(-1))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Expect, E> {
+                match v {
+                    "any" | "all" => Ok(Expect::Any(AnyKw::Any)),
+                    _ => Err(E::custom(format!(
+                        "`expect` must be a number of matches or \"any\", not \"{v}\""
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The keyword `"any"` (alias `"all"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnyKw {
+    /// `"any"` / `"all"`.
+    Any,
+}
+
+pub use crate::base::document::Position;
+
+/// Anchor of a `move` or `insert`.
+#[derive(Debug, Clone)]
+pub struct Anchor {
+    /// Before or after.
+    pub position: Position,
+    /// Pattern of the anchor line.
+    pub pattern: Pattern,
+    /// Which anchor match; `None`: exactly one required.
+    pub occurrence: Option<Occurrence>,
+}
+
+/// What a rule does.
+#[derive(Debug, Clone)]
+pub enum RuleKind {
+    /// Move the matched lines (in order) next to the anchor.
+    Move(Anchor),
+    /// Replace each matched line by `with` (regex captures expanded).
+    Replace {
+        /// Replacement text; `\n` separates lines.
+        with: String,
+    },
+    /// Insert `lines` next to each matched anchor (the rule's pattern is the anchor).
+    Insert {
+        /// Lines to insert.
+        lines: Vec<String>,
+        /// Before or after the matched line.
+        position: Position,
+    },
+    /// Delete the matched lines.
+    Delete,
+    /// Set one counter of the matched wait instructions.
+    SetWaitcnt {
+        /// Counter as written (`vmcnt`, `lgkmcnt`, `loadcnt`, …).
+        counter: String,
+        /// New value.
+        value: u32,
+    },
+    /// Set a descriptor field, metadata value or `.set` symbol (the pattern is its name).
+    Set {
+        /// New value, verbatim.
+        value: String,
+    },
+}
+
+/// A line pattern (see the module docs).
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    /// As written.
+    pub text: String,
+    /// Compiled, anchored regex when `regex = true`.
+    pub regex: Option<Regex>,
+}
+
+/// A validated structured rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// 1-based index in its source's rule list.
+    pub index: usize,
+    /// What it does.
+    pub kind: RuleKind,
+    /// The lines it acts on (the anchor, for `insert`; the name, for `set`).
+    pub pattern: Pattern,
+    /// `kernel = …`: kernel symbol scope.
+    pub kernel: Option<String>,
+    /// `block = …`: basic block scope.
+    pub block: Option<String>,
+    /// `occurrence = …`.
+    pub occurrence: Option<Occurrence>,
+    /// `expect = …` (default exactly 1).
+    pub expect: Expect,
+    /// Where the rule is written in the manifest.
+    pub at: Location,
+}
+
+impl Pattern {
+    fn new(text: &str, regex: bool, at: &Location) -> Result<Pattern, Diagnostic> {
+        let text = text.trim().to_string();
+        if text.is_empty() {
+            return Err(Diagnostic::error("empty pattern in rule")
+                .at(at.clone())
+                .with_help("give the line to match, e.g. `delete = \"s_nop 0\"`"));
+        }
+        let regex = if regex {
+            Some(Regex::new(&format!("^(?:{text})$")).map_err(|e| {
+                Diagnostic::error(format!("invalid regex `{text}`"))
+                    .at(at.clone())
+                    .with_note(e.to_string())
+                    .with_help(
+                        "remove `regex = true` to match literally, or escape `( ) [ ] .` with `\\`",
+                    )
+            })?)
+        } else {
+            None
+        };
+        Ok(Pattern { text, regex })
+    }
+
+    fn class(&self) -> Class {
+        if self.text.ends_with(':') {
+            Class::Label
+        } else if self.text.starts_with('.') {
+            Class::Directive
+        } else {
+            Class::Instruction
+        }
+    }
+
+    /// Whether line `l` (classified) matches.
+    #[cfg(test)]
+    fn matches(&self, l: &LineInfo) -> bool {
+        self.matches_normalized(l, &self.normalized())
+    }
+
+    /// The literal pattern as lines are compared with it: without a label's
+    /// `:`, whitespace collapsed (see [`normalize`]).
+    fn normalized(&self) -> String {
+        if self.class() == Class::Label {
+            normalize(self.text.trim_end_matches(':'))
+        } else {
+            normalize(&self.text)
+        }
+    }
+
+    /// [`Pattern::matches`] with the pattern already [`normalized`]
+    /// (once per search, not once per line).
+    ///
+    /// [`normalized`]: Pattern::normalized
+    fn matches_normalized(&self, l: &LineInfo, want: &str) -> bool {
+        if self.class() == Class::Label {
+            let Some(label) = &l.label else {
+                return false;
+            };
+            return match &self.regex {
+                Some(re) => re.is_match(label),
+                None => label == want,
+            };
+        }
+        if l.class != self.class() {
+            return false;
+        }
+        match &self.regex {
+            Some(re) => re.is_match(&l.norm),
+            None => {
+                l.norm == want
+                    || (self.class() == Class::Instruction
+                        && !want.contains(' ')
+                        && l.mnemonic.as_deref() == Some(want))
+            }
+        }
+    }
+}
+
+impl Rule {
+    pub(crate) fn from_raw(index: usize, r: &RawRule, at: Location) -> Result<Rule, Diagnostic> {
+        let kinds: Vec<&str> = [
+            ("move", r.mv.is_some()),
+            ("replace", r.replace.is_some()),
+            ("insert", r.insert.is_some()),
+            ("delete", r.delete.is_some()),
+            ("set-waitcnt", r.set_waitcnt.is_some()),
+            ("set", r.set.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(k, on)| on.then_some(k))
+        .collect();
+        let err = |m: String| Diagnostic::error(m).at(at.clone());
+        if kinds.len() != 1 {
+            return Err(err(format!(
+                "rule #{index} must have exactly one of `move`, `replace`, `insert`, `delete`, `set-waitcnt`, `set` (found {})",
+                if kinds.is_empty() { "none".to_string() } else { kinds.join(", ") }
+            ))
+            .with_help("split it into one rule per edit"));
+        }
+        let kind_name = kinds[0];
+        let allowed: &[&str] = match kind_name {
+            "move" => &["before", "after", "anchor-occurrence"],
+            "replace" => &["with"],
+            "insert" => &["before", "after"],
+            "set-waitcnt" => &["counter", "value"],
+            "set" => &["value"],
+            _ => &[],
+        };
+        for (key, on) in [
+            ("with", r.with.is_some()),
+            ("counter", r.counter.is_some()),
+            ("value", r.value.is_some()),
+            ("before", r.before.is_some()),
+            ("after", r.after.is_some()),
+            ("anchor-occurrence", r.anchor_occurrence.is_some()),
+        ] {
+            if on && !allowed.contains(&key) {
+                let an = if kind_name.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                let mut help = format!(
+                    "{an} `{kind_name}` rule takes {}",
+                    if allowed.is_empty() {
+                        "no extra keys besides the scope keys".to_string()
+                    } else {
+                        allowed
+                            .iter()
+                            .map(|k| format!("`{k}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                );
+                if kind_name == "insert" && key == "anchor-occurrence" {
+                    // An insert's pattern is its anchor: `occurrence` picks it.
+                    help.push_str(
+                        "; to pick which match of its anchor to insert at, use \
+                         `occurrence = N` / \"last\" (an insert's anchor is its pattern)",
+                    );
+                }
+                return Err(
+                    err(format!("`{key}` does not apply to {an} `{kind_name}` rule"))
+                        .with_help(help),
+                );
+            }
+        }
+        let position = || match (&r.before, &r.after) {
+            (Some(b), None) => Ok((Position::Before, b.as_str())),
+            (None, Some(a)) => Ok((Position::After, a.as_str())),
+            _ => Err(err(format!(
+                "a `{kind_name}` rule needs exactly one of `before` or `after`"
+            ))),
+        };
+        let (pattern, kind) = match kind_name {
+            "move" => {
+                let (position, anchor) = position()?;
+                (
+                    r.mv.as_deref().unwrap_or_default(),
+                    RuleKind::Move(Anchor {
+                        position,
+                        pattern: Pattern::new(anchor, false, &at)?,
+                        occurrence: r.anchor_occurrence,
+                    }),
+                )
+            }
+            "replace" => {
+                let with = r.with.clone().ok_or_else(|| {
+                    err("a `replace` rule needs `with = \"…\"`".into())
+                        .with_help("to remove lines use a `delete` rule")
+                })?;
+                (
+                    r.replace.as_deref().unwrap_or_default(),
+                    RuleKind::Replace { with },
+                )
+            }
+            "insert" => {
+                let (position, anchor) = position()?;
+                let lines = match &r.insert {
+                    Some(OneOrMany::One(s)) => s.lines().map(str::to_owned).collect(),
+                    // An entry holding newlines is several lines, as in the one-string form.
+                    Some(OneOrMany::Many(v)) => v
+                        .iter()
+                        .flat_map(|s| s.lines().map(str::to_owned))
+                        .collect(),
+                    None => vec![],
+                };
+                if lines.is_empty() {
+                    return Err(err("`insert` has no lines".into()));
+                }
+                (anchor, RuleKind::Insert { lines, position })
+            }
+            "delete" => (r.delete.as_deref().unwrap_or_default(), RuleKind::Delete),
+            "set-waitcnt" => {
+                let counter = r.counter.clone().ok_or_else(|| {
+                    err("a `set-waitcnt` rule needs `counter` (vmcnt, lgkmcnt, expcnt, vscnt, loadcnt, storecnt, dscnt, kmcnt, samplecnt, bvhcnt)".into())
+                })?;
+                if Counter::from_name(&counter).is_none() {
+                    return Err(err(format!("unknown wait counter `{counter}`")).with_help(
+                        "use vmcnt, lgkmcnt, expcnt, vscnt (gfx9–11) or loadcnt, storecnt, dscnt, kmcnt, samplecnt, bvhcnt, expcnt (gfx12)",
+                    ));
+                }
+                let value = match &r.value {
+                    Some(IntOrString::Int(v)) if *v >= 0 && *v <= u32::MAX as i64 => *v as u32,
+                    _ => {
+                        return Err(err(
+                            "a `set-waitcnt` rule needs `value = <non-negative integer>`".into(),
+                        ))
+                    }
+                };
+                (
+                    r.set_waitcnt.as_deref().unwrap_or_default(),
+                    RuleKind::SetWaitcnt { counter, value },
+                )
+            }
+            _ => {
+                let value = match &r.value {
+                    Some(IntOrString::Int(v)) => v.to_string(),
+                    Some(IntOrString::Str(s)) => s.clone(),
+                    None => return Err(err("a `set` rule needs `value = …`".into())),
+                };
+                let name = r.set.as_deref().unwrap_or_default();
+                if value.contains(['\n', '\r']) {
+                    return Err(err(format!(
+                        "`set = \"{name}\"`: the value must be one line (it replaces the value on the field's own line)"
+                    ))
+                    .with_help("to add lines, use an `insert` rule"));
+                }
+                if !name.starts_with('.') && !name.contains('.') {
+                    return Err(err(format!("`set = \"{name}\"`: expected a descriptor field (.amdhsa_…), a metadata key (.vgpr_count) or a `.set` symbol")));
+                }
+                (name, RuleKind::Set { value })
+            }
+        };
+        let regex = r.regex && !matches!(kind, RuleKind::Set { .. });
+        Ok(Rule {
+            index,
+            pattern: Pattern::new(pattern, regex, &at)?,
+            kind,
+            kernel: r.kernel.clone(),
+            block: r.block.clone(),
+            occurrence: r.occurrence,
+            expect: r.expect.unwrap_or(Expect::Exactly(1)),
+            at,
+        })
+    }
+
+    /// Short description used in origins, e.g. ``move `s_waitcnt vmcnt(0)` ``.
+    pub fn what(&self) -> String {
+        let p = &self.pattern.text;
+        match &self.kind {
+            RuleKind::Move(a) => format!(
+                "move `{p}` {} `{}`",
+                if a.position == Position::Before {
+                    "before"
+                } else {
+                    "after"
+                },
+                a.pattern.text
+            ),
+            RuleKind::Replace { .. } => format!("replace `{p}`"),
+            RuleKind::Insert { position, .. } => format!(
+                "insert {} `{p}`",
+                if *position == Position::Before {
+                    "before"
+                } else {
+                    "after"
+                }
+            ),
+            RuleKind::Delete => format!("delete `{p}`"),
+            RuleKind::SetWaitcnt { counter, value } => {
+                format!("set-waitcnt {counter}={value} on `{p}`")
+            }
+            RuleKind::Set { value } => format!("set {p} = {value}"),
+        }
+    }
+}
+
+/// What a line is to a rule pattern, from its [`LineKind`] (see
+/// [`line_info`]): a pattern ending in `:` matches labels, one starting with
+/// `.` directives, anything else instructions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// [`LineKind::Instruction`] (also after a label).
+    Instruction,
+    /// [`LineKind::Label`].
+    Label,
+    /// [`LineKind::Directive`], [`LineKind::DescriptorField`], [`LineKind::Set`].
+    Directive,
+    /// [`LineKind::Metadata`]: YAML inside `.amdgpu_metadata`, only for `set`.
+    Metadata,
+    /// Blank lines, comments (`;`, `//`, `#`, `/* */`), anything else.
+    Other,
+}
+
+/// One line as rules see it: the class of its code, the normalized code
+/// and the label it defines.
+#[derive(Debug, Clone)]
+struct LineInfo {
+    class: Class,
+    /// Normalized code (no label, no comment); empty for labels, blanks and
+    /// comments.
+    norm: String,
+    /// The label the line defines (`x:` or `x: s_nop 0`).
+    label: Option<String>,
+    /// The instruction's mnemonic, from `parse`.
+    mnemonic: Option<String>,
+}
+
+/// Collapse whitespace, drop comments, one space after commas.
+fn normalize(s: &str) -> String {
+    let code = strip_comment(s);
+    let mut out = String::with_capacity(code.len());
+    for (i, part) in code.split(',').enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        let mut first = true;
+        for w in part.split_whitespace() {
+            if !first {
+                out.push(' ');
+            }
+            out.push_str(w);
+            first = false;
+        }
+    }
+    out.trim().to_string()
+}
+
+/// How rules see a parsed line: the class comes from `parse`'s
+/// [`LineKind`] (never from the rule engine's own reading of the text), so
+/// commented-out code (`/* … */`, `#`) is never matched.
+fn line_info(line: &Line) -> LineInfo {
+    let (label, kind) = match &line.kind {
+        LineKind::LabeledLine { label, rest } => (Some(label.clone()), &**rest),
+        LineKind::Label(l) => (Some(l.clone()), &line.kind),
+        k => (None, k),
+    };
+    let class = match kind {
+        LineKind::Instruction(_) => Class::Instruction,
+        LineKind::Label(_) => Class::Label,
+        LineKind::Directive { .. }
+        | LineKind::DescriptorField { .. }
+        | LineKind::Set { .. }
+        | LineKind::Raw(_) => Class::Directive,
+        LineKind::Metadata => Class::Metadata,
+        LineKind::Blank | LineKind::Comment | LineKind::Other | LineKind::LabeledLine { .. } => {
+            Class::Other
+        }
+    };
+    let norm = match (class, &label) {
+        (Class::Label | Class::Other, _) => String::new(),
+        (_, Some(l)) => {
+            // The code after `label:`.
+            let code = strip_comment(&line.text).trim_start();
+            normalize(code.strip_prefix(l.as_str()).map_or(code, |r| &r[1..]))
+        }
+        (_, None) => normalize(&line.text),
+    };
+    let mnemonic = match kind {
+        LineKind::Instruction(i) => Some(i.mnemonic.clone()),
+        _ => None,
+    };
+    LineInfo {
+        class,
+        norm,
+        label,
+        mnemonic,
+    }
+}
+
+/// Generation of a target ID in any spelling (`gfx942`, `gfx90a:xnack+`,
+/// an `.amdgcn_target` string such as `amdgpu9.42-amd-amdhsa-unknown-gfx942`).
+fn generation(name: &str) -> Option<Generation> {
+    TargetId::parse(name).ok().map(|t| t.processor.generation)
+}
+
+/// Context the rules run in.
+pub(crate) struct Ctx<'a> {
+    pub manifest: &'a Path,
+    pub kernel: &'a str,
+    /// Generations of the source's targets.
+    pub generations: Vec<Generation>,
+}
+
+/// Apply `rules` in order to `t`.
+pub(crate) fn apply_rules(t: &mut Document, rules: &[Rule], ctx: &Ctx) -> Result<(), Diagnostic> {
+    for r in rules {
+        let _doing = crate::base::jobs::doing(
+            format!("applying rule #{} ({})", r.index, r.what()),
+            Some(r.at.clone()),
+        );
+        apply_rule(t, r, ctx)?;
+    }
+    Ok(())
+}
+
+fn origin(r: &Rule, ctx: &Ctx, what: String) -> Origin {
+    Origin::Rule(Box::new(RuleOrigin {
+        manifest: ctx.manifest.to_path_buf(),
+        kernel: ctx.kernel.to_string(),
+        index: r.index,
+        what,
+    }))
+}
+
+/// Line ranges a rule may touch: the whole file, or (from [`crate::base::parse`])
+/// a kernel's code, descriptor, `.set` lines and metadata entry, and/or one
+/// basic block (label to next label).
+fn scope(t: &Document, r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
+    if r.kernel.is_none() && r.block.is_none() {
+        return Ok(std::iter::once(0..t.len()).collect());
+    }
+    let kernels = t.kernels();
+    let chosen: Vec<&crate::base::parse::Kernel> = match &r.kernel {
+        Some(k) => kernels.iter().filter(|x| &x.name == k).collect(),
+        None => kernels.iter().collect(),
+    };
+    if let (Some(k), true) = (&r.kernel, chosen.is_empty()) {
+        let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+        return Err(Diagnostic::error(format!(
+            "rule #{}: kernel `{k}` not found in the asm",
+            r.index
+        ))
+        .at(r.at.clone())
+        .with_note(format!("kernels in this file: {}", names.join(", ")))
+        .with_help(
+            "`kernel` names the asm symbol (as in `.amdhsa_kernel`), not the manifest kernel",
+        ));
+    }
+    if let Some(b) = &r.block {
+        let b = b.trim_end_matches(':');
+        return match chosen.iter().find_map(|k| k.block(b)) {
+            Some(block) => Ok(vec![block.lines.clone()]),
+            None => {
+                let labels: Vec<&str> = chosen
+                    .iter()
+                    .flat_map(|k| k.blocks.iter().skip(1).map(|b| b.label.as_str()))
+                    .collect();
+                Err(Diagnostic::error(format!(
+                    "rule #{}: block `{b}` not found in {}",
+                    r.index,
+                    scope_desc(&Rule {
+                        block: None,
+                        ..r.clone()
+                    })
+                ))
+                .at(r.at.clone())
+                .with_note(format!("basic block labels: {}", labels.join(" ")))
+                .with_help("name a label of the asm, e.g. `block = \".LBB0_1\"`"))
+            }
+        };
+    }
+    let mut ranges = Vec::new();
+    for k in chosen {
+        ranges.push(k.code.clone());
+        if let Some(d) = &k.descriptor {
+            ranges.push(d.start..d.end + 1);
+        }
+        ranges.extend(k.sets.iter().map(|s| s.line..s.line + 1));
+        if let Some(m) = &k.metadata {
+            ranges.push(m.start..m.end);
+        }
+    }
+    Ok(ranges)
+}
+
+fn find(info: &[LineInfo], ranges: &[Range<usize>], p: &Pattern) -> Vec<usize> {
+    let want = p.normalized();
+    let mut v: Vec<usize> = ranges
+        .iter()
+        .flat_map(|r| r.clone())
+        .filter(|&i| p.matches_normalized(&info[i], &want))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn scope_desc(r: &Rule) -> String {
+    match (&r.kernel, &r.block) {
+        (None, None) => "the file".into(),
+        (Some(k), None) => format!("kernel `{k}`"),
+        (None, Some(b)) => format!("block `{b}`"),
+        (Some(k), Some(b)) => format!("block `{b}` of kernel `{k}`"),
+    }
+}
+
+fn listing(t: &Document, idx: &[usize]) -> String {
+    let mut s = String::new();
+    for &i in idx.iter().take(20) {
+        s.push_str(&format!(
+            "\n  line {}: {}  [{}]",
+            i + 1,
+            t.text(i).trim(),
+            origin_of(t, i)
+        ));
+    }
+    if idx.len() > 20 {
+        s.push_str(&format!("\n  … and {} more", idx.len() - 20));
+    }
+    s
+}
+
+/// Lines near-matching `p` (same mnemonic / directive name / label prefix), for hints.
+fn near(info: &[LineInfo], ranges: &[Range<usize>], p: &Pattern) -> Vec<usize> {
+    let head = p
+        .text
+        .split(|c: char| c.is_whitespace() || c == '(' || c == '\\')
+        .next()
+        .unwrap_or("");
+    let head = head.trim_end_matches(':');
+    let want = normalize(&p.text);
+    let common = |s: &str| {
+        s.chars()
+            .zip(want.chars())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let mut v: Vec<usize> = ranges
+        .iter()
+        .flat_map(|r| r.clone())
+        .filter(|&i| {
+            info[i].class == p.class()
+                && !head.is_empty()
+                && info[i].norm.split(' ').next() == Some(head)
+        })
+        .collect();
+    // Most similar first (longest common prefix), at most 8, shown in file order.
+    v.sort_by_key(|&i| (std::cmp::Reverse(common(&info[i].norm)), i));
+    v.truncate(8);
+    v.sort_unstable();
+    v
+}
+
+/// Select the matches a rule acts on, checking counts.
+#[allow(clippy::too_many_arguments)]
+fn select(
+    t: &Document,
+    info: &[LineInfo],
+    ranges: &[Range<usize>],
+    p: &Pattern,
+    occ: Option<Occurrence>,
+    expect: Expect,
+    r: &Rule,
+    role: &str,
+) -> Result<Vec<usize>, Diagnostic> {
+    let found = find(info, ranges, p);
+    let count_ok = match (expect, occ) {
+        (Expect::Any(_), _) => !found.is_empty(),
+        (Expect::Exactly(n), None) => found.len() == n,
+        (Expect::Exactly(n), Some(_)) => found.len() >= n.max(1),
+    };
+    let occ_ok = match occ {
+        Some(Occurrence::Nth(n)) => n <= found.len(),
+        _ => !found.is_empty(),
+    };
+    if !count_ok || !occ_ok {
+        let expected = match (expect, occ) {
+            (Expect::Any(_), _) => "at least 1".to_string(),
+            (Expect::Exactly(n), None) => format!("exactly {n}"),
+            (Expect::Exactly(n), Some(Occurrence::Nth(k))) => format!("at least {}", n.max(k)),
+            (Expect::Exactly(n), Some(_)) => format!("at least {}", n.max(1)),
+        };
+        let mut d = Diagnostic::error(format!(
+            "rule #{} ({}): {role} `{}` matches {} line{} in {}, expected {expected}",
+            r.index,
+            r.what(),
+            p.text,
+            found.len(),
+            if found.len() == 1 { "" } else { "s" },
+            scope_desc(r)
+        ))
+        .at(r.at.clone());
+        if found.is_empty() {
+            let n = near(info, ranges, p);
+            if n.is_empty() {
+                d = d.with_note("no similar line in scope");
+            } else {
+                d = d.with_note(format!("similar lines in scope:{}", listing(t, &n)));
+            }
+            d = d.with_help("patterns match the whole instruction with whitespace normalized and comments ignored; check the dump, or use `regex = true`");
+        } else {
+            d = d.with_note(format!("candidates:{}", listing(t, &found)));
+            d = d.with_help(format!(
+                "narrow the scope (`block = …`, `kernel = …`), pick one with `{}occurrence = N` / \"last\", or state the count with `expect = {}`",
+                if role == "anchor" { "anchor-" } else { "" },
+                found.len()
+            ));
+        }
+        return Err(d);
+    }
+    Ok(pick(found, occ))
+}
+
+/// The matches `occ` picks from `found` (whose count the caller checked;
+/// nothing, rather than a panic, if it did not).
+fn pick(found: Vec<usize>, occ: Option<Occurrence>) -> Vec<usize> {
+    match occ {
+        Some(Occurrence::Nth(n)) => n
+            .checked_sub(1)
+            .and_then(|i| found.get(i))
+            .copied()
+            .into_iter()
+            .collect(),
+        Some(Occurrence::Last(_)) => found.last().copied().into_iter().collect(),
+        None => found,
+    }
+}
+
+/// Origin of line `i` of `t` (every line has one).
+fn origin_of(t: &Document, i: usize) -> Origin {
+    t.origin(i)
+        .cloned()
+        .unwrap_or_else(|| Origin::Generated("patched asm".into()))
+}
+
+fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
+    let info: Vec<LineInfo> = t.lines().iter().map(line_info).collect();
+    let ranges = scope(t, r)?;
+    let role = if matches!(r.kind, RuleKind::Insert { .. }) {
+        "anchor"
+    } else {
+        "pattern"
+    };
+    let pat = match &r.kind {
+        RuleKind::Set { .. } => None,
+        _ => Some(&r.pattern),
+    };
+    let hits = match pat {
+        Some(p) => select(t, &info, &ranges, p, r.occurrence, r.expect, r, role)?,
+        None => {
+            let found = find_set(t.lines(), &info, &ranges, &r.pattern.text);
+            let ok = match (r.expect, r.occurrence) {
+                (Expect::Any(_), _) => !found.is_empty(),
+                (Expect::Exactly(n), None) => found.len() == n,
+                (Expect::Exactly(n), Some(_)) => found.len() >= n.max(1),
+            };
+            if !ok || matches!(r.occurrence, Some(Occurrence::Nth(n)) if n > found.len()) {
+                return Err(Diagnostic::error(format!(
+                    "rule #{} ({}): `{}` found {} time{} in {}, expected {}",
+                    r.index,
+                    r.what(),
+                    r.pattern.text,
+                    found.len(),
+                    if found.len() == 1 { "" } else { "s" },
+                    scope_desc(r),
+                    match r.expect {
+                        Expect::Any(_) => "at least 1".into(),
+                        Expect::Exactly(n) => format!("{n}"),
+                    }
+                ))
+                .at(r.at.clone())
+                .with_note(if found.is_empty() {
+                    "no descriptor field, metadata key or `.set` symbol by that name".to_string()
+                } else {
+                    format!("candidates:{}", listing(t, &found))
+                })
+                .with_help(
+                    "use `kernel = \"<symbol>\"` to pick one kernel, or `expect`/`occurrence`",
+                ));
+            }
+            pick(found, r.occurrence)
+        }
+    };
+    let what = r.what();
+    let mut edits = Edits::new();
+    match &r.kind {
+        RuleKind::Delete => {
+            for &i in &hits {
+                match label_prefix(t.text(i), &info[i]) {
+                    // `.L1: s_nop 0`: the label stays.
+                    Some((label, _)) => edits.replace(
+                        i,
+                        t.styled(i, label.trim_start()),
+                        origin(r, ctx, what.clone()),
+                    ),
+                    None => edits.delete(i),
+                };
+            }
+        }
+        RuleKind::Replace { with } => {
+            for &i in &hits {
+                let new = match &r.pattern.regex {
+                    Some(re) => re.replace(&info[i].norm, with.as_str()).into_owned(),
+                    None => with.clone(),
+                };
+                let o = origin(r, ctx, what.clone());
+                let mut lines: Vec<(String, Origin)> = new
+                    .split('\n')
+                    .map(|l| (t.styled(i, l.trim()), o.clone()))
+                    .collect();
+                if let (Some((label, _)), Some(first)) =
+                    (label_prefix(t.text(i), &info[i]), lines.first_mut())
+                {
+                    first.0 = t.styled(i, &format!("{} {}", label.trim_start(), first.0.trim()));
+                }
+                edits.replace_lines(i, lines);
+            }
+        }
+        RuleKind::Insert { lines, position } => {
+            for &i in &hits {
+                let o = origin(r, ctx, what.clone());
+                for l in lines {
+                    edits.insert(i, *position, t.styled(i, l), o.clone());
+                }
+            }
+        }
+        RuleKind::Move(anchor) => {
+            let a = select(
+                t,
+                &info,
+                &ranges,
+                &anchor.pattern,
+                anchor.occurrence,
+                Expect::Exactly(1),
+                r,
+                "anchor",
+            )?;
+            let Some(&a) = a.first() else {
+                return Err(Diagnostic::error(format!(
+                    "rule #{}: no anchor `{}` selected",
+                    r.index, anchor.pattern.text
+                ))
+                .at(r.at.clone()));
+            };
+            if hits.contains(&a) {
+                return Err(Diagnostic::error(format!(
+                    "rule #{}: the anchor `{}` is one of the lines being moved (line {})",
+                    r.index,
+                    anchor.pattern.text,
+                    a + 1
+                ))
+                .at(r.at.clone())
+                .with_help("choose an anchor outside the moved lines"));
+            }
+            for &i in &hits {
+                let o = origin(r, ctx, format!("{what} (was {})", origin_of(t, i)));
+                match label_prefix(t.text(i), &info[i]) {
+                    // `.L1: s_nop 0`: the label stays, the code moves.
+                    Some((label, code)) => {
+                        edits.replace(i, t.styled(i, label.trim_start()), origin_of(t, i));
+                        edits.insert(a, anchor.position, t.styled(a, code), o);
+                    }
+                    None => {
+                        edits.move_line(t, i, anchor.position, a, o);
+                    }
+                }
+            }
+        }
+        RuleKind::SetWaitcnt { counter, value } => {
+            let mut gens = ctx.generations.clone();
+            if let Some(g) = dump_generation(t) {
+                gens.push(g);
+            }
+            gens.sort_unstable();
+            gens.dedup();
+            for &i in &hits {
+                let new = set_waitcnt(&info[i].norm, counter, *value, &gens).map_err(|m| {
+                    Diagnostic::error(format!("rule #{} ({what}): {m}", r.index))
+                        .at(r.at.clone())
+                        .with_note(format!(
+                            "matched line {}: {}  [{}]",
+                            i + 1,
+                            t.text(i).trim(),
+                            origin_of(t, i)
+                        ))
+                })?;
+                let code = match label_prefix(t.text(i), &info[i]) {
+                    Some((label, _)) => format!("{} {}", label.trim_start(), new.0),
+                    None => new.0,
+                };
+                edits.replace(
+                    i,
+                    t.styled(i, &code),
+                    origin(r, ctx, format!("{what} ({})", new.1)),
+                );
+            }
+        }
+        RuleKind::Set { value } => {
+            for &i in &hits {
+                edits.replace(
+                    i,
+                    crate::base::parse::edit::replace_value(t.text(i), value),
+                    origin(r, ctx, what.clone()),
+                );
+            }
+        }
+    }
+    t.apply(edits);
+    Ok(())
+}
+
+/// For a line that defines a label before its code (`.L1: s_nop 0`, matched
+/// by its code): the text up to and including the label's `:`, and the code
+/// after it (comment included). Edits keep the label where it is.
+fn label_prefix<'a>(text: &'a str, info: &LineInfo) -> Option<(&'a str, &'a str)> {
+    let label = info.label.as_deref()?;
+    if info.class == Class::Label {
+        return None;
+    }
+    let end = text.find(label)? + label.len() + 1;
+    let rest = text.get(end..)?.trim();
+    Some((
+        &text[..end],
+        rest.strip_suffix('\r').unwrap_or(rest).trim_end(),
+    ))
+}
+
+fn dump_generation(t: &Document) -> Option<Generation> {
+    t.asm().target_directive().and_then(|(_, v)| generation(&v))
+}
+
+/// Lines a `set` rule of `name` acts on.
+fn find_set(lines: &[Line], info: &[LineInfo], ranges: &[Range<usize>], name: &str) -> Vec<usize> {
+    let mut v: Vec<usize> = ranges
+        .iter()
+        .flat_map(|r| r.clone())
+        .filter(|&i| match &lines[i].kind {
+            LineKind::Metadata => {
+                let key = info[i].norm.trim_start_matches("- ");
+                key.split(':').next() == Some(name) && key.contains(':')
+            }
+            LineKind::Set { name: sym, .. } => {
+                sym == name || (name.starts_with('.') && sym.ends_with(name))
+            }
+            LineKind::Directive {
+                name: n,
+                args: value,
+            }
+            | LineKind::DescriptorField { name: n, value } => n == name && !value.is_empty(),
+            _ => false,
+        })
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// New text of a wait instruction and a note on the counter chosen.
+fn set_waitcnt(
+    norm: &str,
+    counter: &str,
+    value: u32,
+    gens: &[Generation],
+) -> Result<(String, String), String> {
+    let mnemonic = norm.split(' ').next().unwrap_or("");
+    let operands = norm[mnemonic.len()..].trim();
+    // Map the counter name onto the instruction's counter.
+    let (actual, kind): (&str, &str) = match mnemonic {
+        "s_waitcnt" => match counter {
+            "vmcnt" | "loadcnt" => ("vmcnt", "s_waitcnt"),
+            "lgkmcnt" | "dscnt" | "kmcnt" => ("lgkmcnt", "s_waitcnt"),
+            "expcnt" => ("expcnt", "s_waitcnt"),
+            _ => return Err(format!("counter `{counter}` is not part of `s_waitcnt` (it has vmcnt, expcnt, lgkmcnt)")),
+        },
+        "s_waitcnt_vscnt" => match counter {
+            "vscnt" | "storecnt" => ("vscnt", "imm"),
+            _ => return Err(format!("`s_waitcnt_vscnt` only has vscnt, not `{counter}`")),
+        },
+        m if m.starts_with("s_wait_") && !m.contains("_dscnt") || m == "s_wait_dscnt" => {
+            let own = &m["s_wait_".len()..];
+            let ok = own == counter
+                || matches!((own, counter), ("loadcnt", "vmcnt") | ("dscnt", "lgkmcnt") | ("kmcnt", "lgkmcnt") | ("storecnt", "vscnt"));
+            if !ok {
+                return Err(format!("`{m}` waits on {own}, not `{counter}`; match the `s_wait_*` instruction of that counter"));
+            }
+            (own, "imm")
+        }
+        _ => {
+            return Err(format!(
+                "`{mnemonic}` is not a wait instruction set-waitcnt can edit (s_waitcnt, s_waitcnt_vscnt, s_wait_loadcnt, s_wait_dscnt, …)"
+            ))
+        }
+    };
+    let counter_of_insn = Counter::from_name(actual);
+    for &gen in gens {
+        let g = major(gen);
+        match counter_of_insn.and_then(|c| waitcnt_limits(gen).max(c)) {
+            Some(max) if value > max => {
+                return Err(format!(
+                    "{actual} = {value} does not fit gfx{g}'s {actual} field (maximum {max})"
+                ))
+            }
+            None => return Err(format!("gfx{g} has no {actual} counter")),
+            _ => {}
+        }
+    }
+    let note = if actual == counter {
+        actual.to_string()
+    } else {
+        format!("{counter} means {actual} here")
+    };
+    if kind == "imm" {
+        // `s_wait_loadcnt 0x3` / `s_waitcnt_vscnt null, 0x0`: replace the last operand.
+        let (head, last) = match operands.rfind(", ") {
+            Some(c) => (&operands[..c + 2], &operands[c + 2..]),
+            None => ("", operands),
+        };
+        let hex = last.starts_with("0x");
+        let v = if hex {
+            format!("0x{value:x}")
+        } else {
+            value.to_string()
+        };
+        return Ok((format!("{mnemonic} {head}{v}"), note));
+    }
+    static COUNTER: std::sync::OnceLock<Result<Regex, regex::Error>> = std::sync::OnceLock::new();
+    let re = COUNTER
+        .get_or_init(|| Regex::new(r"(\w+)\(\s*(\d+)\s*\)"))
+        .as_ref()
+        .map_err(|e| e.to_string())?;
+    if !operands.is_empty() && !re.is_match(operands) {
+        return Err(format!("`{norm}` uses an encoded immediate; write it with named counters (vmcnt(N) expcnt(N) lgkmcnt(N)) first"));
+    }
+    let mut found = false;
+    let new_ops = re.replace_all(operands, |c: &regex::Captures| {
+        let name = &c[1];
+        if name == actual || name == format!("{actual}_sat") {
+            found = true;
+            format!("{name}({value})")
+        } else {
+            c[0].to_string()
+        }
+    });
+    let new_ops = if found {
+        new_ops.into_owned()
+    } else if operands.is_empty() {
+        format!("{actual}({value})")
+    } else {
+        format!("{operands} {actual}({value})")
+    };
+    Ok((format!("{mnemonic} {new_ops}"), note))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_whitespace_commas_and_comments() {
+        assert_eq!(
+            normalize("\tv_add_u32  v1,v2 ,  v3 ; hi"),
+            "v_add_u32 v1, v2, v3"
+        );
+        assert_eq!(normalize("  s_nop 0 // x"), "s_nop 0");
+    }
+
+    #[test]
+    fn generations() {
+        for (n, g) in [
+            ("gfx942", 9),
+            ("gfx90a:xnack+", 9),
+            ("gfx1100", 11),
+            ("gfx1201", 12),
+            ("gfx9-4-generic", 9),
+            ("gfx10-3-generic", 10),
+            ("amdgpu9.42-amd-amdhsa-unknown-gfx942", 9),
+            ("amdgcn-amd-amdhsa--gfx1030", 10),
+        ] {
+            assert_eq!(generation(n).map(major), Some(g), "{n}");
+        }
+    }
+
+    #[test]
+    fn waitcnt_edits_keep_other_counters() {
+        assert_eq!(
+            set_waitcnt(
+                "s_waitcnt vmcnt(11) lgkmcnt(0)",
+                "vmcnt",
+                4,
+                &[Generation::Gfx9]
+            )
+            .unwrap()
+            .0,
+            "s_waitcnt vmcnt(4) lgkmcnt(0)"
+        );
+        assert_eq!(
+            set_waitcnt("s_waitcnt lgkmcnt(0)", "vmcnt", 4, &[Generation::Gfx9])
+                .unwrap()
+                .0,
+            "s_waitcnt lgkmcnt(0) vmcnt(4)"
+        );
+        assert_eq!(
+            set_waitcnt("s_wait_loadcnt 0x3", "vmcnt", 5, &[Generation::Gfx12]).unwrap(),
+            (
+                "s_wait_loadcnt 0x5".into(),
+                "vmcnt means loadcnt here".into()
+            )
+        );
+        assert_eq!(
+            set_waitcnt(
+                "s_waitcnt_vscnt null, 0x0",
+                "vscnt",
+                2,
+                &[Generation::Gfx11]
+            )
+            .unwrap()
+            .0,
+            "s_waitcnt_vscnt null, 0x2"
+        );
+        assert!(
+            set_waitcnt("s_waitcnt lgkmcnt(0)", "lgkmcnt", 16, &[Generation::Gfx9])
+                .unwrap_err()
+                .contains("maximum 15")
+        );
+        assert!(set_waitcnt(
+            "s_waitcnt lgkmcnt(0)",
+            "lgkmcnt",
+            16,
+            &[Generation::Gfx10_1]
+        )
+        .is_ok());
+        assert!(
+            set_waitcnt("s_waitcnt vmcnt(0)", "vmcnt", 64, &[Generation::Gfx9])
+                .unwrap_err()
+                .contains("maximum 63")
+        );
+        assert!(set_waitcnt("s_wait_kmcnt 0x0", "kmcnt", 32, &[Generation::Gfx12]).is_err());
+        assert!(set_waitcnt("s_wait_dscnt 0x0", "loadcnt", 1, &[Generation::Gfx12]).is_err());
+        assert!(set_waitcnt("s_waitcnt 0", "vmcnt", 1, &[Generation::Gfx9]).is_err());
+    }
+
+    /// Line kinds the corpus does not have: `#` and `/* */` comments,
+    /// labelled code, quoted labels, free text.
+    const EXTRA: &str = "# s_nop 0\n/*\n\ts_nop 0\n */\n\ts_nop 1 /* s_nop 0 */\nx: s_nop 0\n\"q l\":\n.L2: .p2align 2\n\t1 + 2\n";
+
+    fn kind_name(k: &LineKind) -> &'static str {
+        match k {
+            LineKind::Blank => "blank",
+            LineKind::Comment => "comment",
+            LineKind::Label(_) => "label",
+            LineKind::LabeledLine { .. } => "labelled line",
+            LineKind::Directive { .. } => "directive",
+            LineKind::Instruction(_) => "instruction",
+            LineKind::Raw(_) => "raw instruction",
+            LineKind::DescriptorField { .. } => "descriptor field",
+            LineKind::Set { .. } => "set",
+            LineKind::Metadata => "metadata",
+            LineKind::Other => "other",
+        }
+    }
+
+    fn literal(text: &str) -> Pattern {
+        Pattern {
+            text: text.to_string(),
+            regex: None,
+        }
+    }
+
+    /// Rules and `parse` classify every corpus line the same way, for every
+    /// line kind the parser knows: the pattern a user writes for a line
+    /// (its code, its mnemonic, `label:`) selects it exactly when `parse`
+    /// says the line holds that code or label; comments, metadata and free
+    /// text are never selected, whatever their text looks like.
+    #[test]
+    fn rules_and_parse_agree_on_every_corpus_line() {
+        let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+        let mut texts = vec![EXTRA.to_string()];
+        for e in walkdir::WalkDir::new(&corpus).sort_by_file_name() {
+            let e = e.expect("corpus readable (run tests/corpus/regen.sh)");
+            if matches!(
+                e.path().extension().and_then(|x| x.to_str()),
+                Some("s" | "rocmasm")
+            ) {
+                texts.push(std::fs::read_to_string(e.path()).unwrap());
+            }
+        }
+        assert!(
+            texts.len() > 30,
+            "corpus missing: run tests/corpus/regen.sh"
+        );
+        let mut seen = std::collections::BTreeMap::new();
+        let mut lines = 0;
+        for text in &texts {
+            for line in &crate::base::parse::parse(text).lines {
+                lines += 1;
+                *seen.entry(kind_name(&line.kind)).or_insert(0) += 1;
+                let info = line_info(line);
+                let at = format!("{:?} ({})", line.text, kind_name(&line.kind));
+                let (label, code) = match &line.kind {
+                    LineKind::LabeledLine { label, rest } => (Some(label), &**rest),
+                    LineKind::Label(l) => (Some(l), &line.kind),
+                    k => (None, k),
+                };
+                if let Some(l) = label {
+                    assert!(literal(&format!("{l}:")).matches(&info), "{at}");
+                }
+                match code {
+                    LineKind::Instruction(i) => {
+                        assert_eq!(info.class, Class::Instruction, "{at}");
+                        assert!(literal(&info.norm).matches(&info), "{at}");
+                        assert!(literal(&i.mnemonic).matches(&info), "{at}");
+                    }
+                    LineKind::Directive { name, .. }
+                    | LineKind::DescriptorField { name, .. }
+                    | LineKind::Set { name, .. } => {
+                        assert_eq!(info.class, Class::Directive, "{at}");
+                        if !name.starts_with('.') {
+                            // `.set`'s name is the symbol.
+                            assert!(info.norm.starts_with(".set"), "{at}");
+                        }
+                        assert!(literal(&info.norm).matches(&info), "{at}");
+                    }
+                    LineKind::Label(_) => assert_eq!(info.class, Class::Label, "{at}"),
+                    _ => {
+                        // Whatever the text says once comment markers are
+                        // dropped, no pattern selects it.
+                        let t = line.text.trim().trim_start_matches(['#', ';', '/', '*']);
+                        let t = t.trim_end_matches(['*', '/']).trim();
+                        if !t.is_empty() {
+                            assert!(!literal(t).matches(&info), "{at}");
+                            let word = t.split_whitespace().next().unwrap_or(t);
+                            assert!(!literal(word).matches(&info), "{at}");
+                        }
+                    }
+                }
+            }
+        }
+        for k in [
+            "blank",
+            "comment",
+            "label",
+            "labelled line",
+            "directive",
+            "instruction",
+            "descriptor field",
+            "set",
+            "metadata",
+            "other",
+        ] {
+            assert!(seen.contains_key(k), "no {k} line in the corpus: {seen:?}");
+        }
+        println!("{lines} lines agree: {seen:?}");
+    }
+}
