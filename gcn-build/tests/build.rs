@@ -499,3 +499,48 @@ fn a_rerun_starts_no_toolchain_probe() {
         "a rerun assembling everything probed again"
     );
 }
+
+/// gcn-build's dependency graph holds nothing only the command line or
+/// `lift`/`import` need: they sit behind gcn-patch features (`cli`, `lift`)
+/// that gcn-build does not enable.
+#[test]
+fn the_build_dependency_graph_has_no_cli_or_lift_crates() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "-p",
+            "gcn-build",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<&str> = tree.lines().filter_map(|l| l.split(' ').next()).collect();
+    assert!(names.contains(&"gcn-patch"), "{tree}");
+    for unwanted in [
+        "clap",
+        "clap-markdown",
+        "gcn-emu",
+        "half",
+        "rmpv",
+        "ruzstd",
+        "miniz_oxide",
+        "serde_json",
+        "walkdir",
+    ] {
+        assert!(
+            !names.contains(&unwanted),
+            "`{unwanted}` in gcn-build's graph:\n{tree}"
+        );
+    }
+}

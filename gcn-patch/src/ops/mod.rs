@@ -12,7 +12,7 @@
 //! | `check` | [`check::check`] |
 //! | `lint` | [`lint::lint`] |
 //! | `build`, `triton-override` | [`build::build`] |
-//! | `lift`, `import` | [`lift::lift`], [`import::import`] |
+//! | `lift`, `import` (feature `lift`) | `lift::lift`, `import::import` |
 //! | `pin`, `edit`, `save`, `patches`, `drop` | [`crate::ops::pin::pin()`], [`crate::ops::quilt::edit`], [`crate::ops::quilt::save`], [`crate::ops::quilt::list`], [`crate::ops::quilt::drop`] |
 //! | `accept` | [`accept::accept`] |
 //! | `targets` | [`targets::targets`] |
@@ -24,9 +24,11 @@ pub mod accept;
 pub mod asm;
 pub mod build;
 pub mod check;
+#[cfg(feature = "lift")]
 pub mod import;
 pub mod install;
 pub mod kernel;
+#[cfg(feature = "lift")]
 pub mod lift;
 pub mod lint;
 pub mod objdiff;
