@@ -100,10 +100,11 @@ use std::sync::OnceLock;
 use gcn_embed::TargetId;
 use gcn_patch::base::diag::{Diagnostic, Diagnostics};
 use gcn_patch::base::jobs::{Token, Tokens};
+use gcn_patch::base::output::{write_if_changed, Durability};
 use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
 use gcn_patch::pipeline::build::{build_all, BuildOptions};
-use gcn_patch::pipeline::cache::{write_if_changed, ObjectCache, SharedCache};
+use gcn_patch::pipeline::cache::{ObjectCache, SharedCache};
 use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
 
 use embed::{EmbeddedKernel, EmbeddedObject};
@@ -433,7 +434,8 @@ impl Build {
             let path = build_dir
                 .join(&b.kernel)
                 .join(format!("{}.hsaco", target.replace(':', "_")));
-            write_if_changed(&path, &b.bytes).map_err(|e| io_error("write", &path, e))?;
+            write_if_changed(&path, &b.bytes, Durability::Unsynced)
+                .map_err(|e| io_error("write", &path, e))?;
             kernels[b.job.kernel].objects.push(EmbeddedObject {
                 target: target.clone(),
                 rel_path: rel_to(&path, out_dir),
@@ -457,7 +459,7 @@ impl Build {
             .unwrap_or_default();
         let text = embed::generate(&manifest_name, &kernels);
         let generated = out_dir.join(GENERATED_FILE);
-        write_if_changed(&generated, text.as_bytes())
+        write_if_changed(&generated, text.as_bytes(), Durability::Unsynced)
             .map_err(|e| io_error("write the generated Rust", &generated, e))?;
         let mut report = String::new();
         for o in &objects {
@@ -469,7 +471,7 @@ impl Build {
             report.push_str(&format!("{state} {} {} {}\n", o.kernel, o.target, o.sha256));
         }
         let report_path = build_dir.join("report.txt");
-        write_if_changed(&report_path, report.as_bytes())
+        write_if_changed(&report_path, report.as_bytes(), Durability::Unsynced)
             .map_err(|e| io_error("write the build report", &report_path, e))?;
         if cargo_metadata {
             for n in &notes {

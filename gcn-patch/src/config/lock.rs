@@ -195,14 +195,14 @@ impl Lock {
 
     /// Write the lock atomically if its text changed.
     pub fn write(&self, path: &Path) -> Result<(), Diagnostic> {
-        let text = self.render();
-        if std::fs::read_to_string(path).ok().as_deref() == Some(text.as_str()) {
-            return Ok(());
-        }
-        crate::base::output::write_atomic(path, text.as_bytes()).map_err(|e| {
-            Diagnostic::error(format!("cannot write `{}`: {e}", path.display()))
-                .with_help("the lock is written next to the manifest: make that directory writable")
-        })
+        use crate::base::output::{write_if_changed, Durability};
+        write_if_changed(path, self.render().as_bytes(), Durability::Synced)
+            .map(drop)
+            .map_err(|e| {
+                Diagnostic::error(format!("cannot write `{}`: {e}", path.display())).with_help(
+                    "the lock is written next to the manifest: make that directory writable",
+                )
+            })
     }
 }
 

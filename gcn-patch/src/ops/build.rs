@@ -7,10 +7,11 @@ use gcn_embed::TargetId;
 
 use super::Tools;
 use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::output::{write_if_changed, Durability};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
 use crate::pipeline::build::{build_all, BuildOptions, Progress};
-use crate::pipeline::cache::{self, Hit, ObjectCache};
+use crate::pipeline::cache::{Hit, ObjectCache};
 
 /// Which jobs to build and where their objects go.
 #[derive(Debug, Clone)]
@@ -53,7 +54,7 @@ pub enum State {
     Assembled,
     /// From the output directory's cache.
     Cached,
-    /// From the shared cache (`GCN_PATCH_CACHE_DIR`).
+    /// From the shared cache (`GCN_BUILD_CACHE_DIR`).
     Shared,
 }
 
@@ -206,7 +207,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
             .iter()
             .filter(|(k, t, _)| *k == b.job.kernel && *t == b.target)
         {
-            cache::write_if_changed(p, &b.bytes).map_err(|e| {
+            write_if_changed(p, &b.bytes, Durability::Unsynced).map_err(|e| {
                 Diagnostic::error(format!("cannot write `{}`: {e}", p.display()))
                     .with_help("check that the output directory is writable")
             })?;

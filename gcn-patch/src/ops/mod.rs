@@ -132,7 +132,7 @@ pub fn refuse_directory(out: &Path) -> Result<(), Diagnostics> {
     Ok(())
 }
 
-/// The shared object cache `GCN_PATCH_CACHE_DIR` names, if any.
+/// The shared object cache `GCN_BUILD_CACHE_DIR` names, if any.
 pub(crate) fn shared_cache() -> Result<Option<crate::pipeline::cache::SharedCache>, Diagnostics> {
     crate::pipeline::cache::SharedCache::from_env(&env).map_err(|e| {
         Diagnostic::error(e)

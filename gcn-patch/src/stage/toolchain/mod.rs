@@ -142,18 +142,12 @@ impl ProbeCache {
             "{identity}\nversion {version_text}\nllvm-mc-agrees {}\nend\n",
             u8::from(mc_ok)
         );
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-            return;
-        };
-        let _ = std::fs::create_dir_all(dir);
-        let tmp = dir.join(format!(
-            ".{}.{}.tmp",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        // A probe cache that cannot be written only costs the next run its probes.
+        let _ = crate::base::output::write_if_changed(
+            path,
+            text.as_bytes(),
+            crate::base::output::Durability::Unsynced,
+        );
     }
 }
 
