@@ -429,8 +429,11 @@ impl Build {
                 objects: Vec::new(),
             })
             .collect();
+        let mut report = String::new();
         for b in built {
             let target = b.target.name();
+            // The engine's words, as `gcn-patch build` shows them.
+            let state = b.state().as_str();
             let path = build_dir
                 .join(&b.kernel)
                 .join(format!("{}.hsaco", target.replace(':', "_")));
@@ -444,6 +447,7 @@ impl Build {
             });
             notes.extend(b.notes.iter().map(Diagnostic::render));
             accepted += b.accepted;
+            report.push_str(&format!("{state} {} {target} {}\n", b.kernel, b.sha256));
             objects.push(BuiltObject {
                 kernel: b.kernel,
                 target,
@@ -461,15 +465,7 @@ impl Build {
         let generated = out_dir.join(GENERATED_FILE);
         write_if_changed(&generated, text.as_bytes(), Durability::Unsynced)
             .map_err(|e| io_error("write the generated Rust", &generated, e))?;
-        let mut report = String::new();
-        for o in &objects {
-            let state = match (o.cached, o.shared_hit) {
-                (false, _) => "assembled",
-                (true, false) => "cached",
-                (true, true) => "shared-cache",
-            };
-            report.push_str(&format!("{state} {} {} {}\n", o.kernel, o.target, o.sha256));
-        }
+
         let report_path = build_dir.join("report.txt");
         write_if_changed(&report_path, report.as_bytes(), Durability::Unsynced)
             .map_err(|e| io_error("write the build report", &report_path, e))?;
