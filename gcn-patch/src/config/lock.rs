@@ -127,7 +127,7 @@ impl Lock {
         let mut merged = self.clone();
         if let Some(old) = old {
             for (key, e) in &old.entries {
-                if !merged.entries.contains_key(key) && manifest.kernel(&e.kernel).is_some() {
+                if !merged.entries.contains_key(key) && manifest.kernel(&e.kernel).is_ok() {
                     merged.entries.insert(key.clone(), e.clone());
                 }
             }

@@ -147,20 +147,6 @@ pub(crate) fn scratch() -> Result<tempfile::TempDir, Diagnostics> {
         .map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")).into())
 }
 
-/// The index of kernel `name` in the manifest.
-pub fn find_kernel(m: &Manifest, name: &str) -> Result<usize, Diagnostics> {
-    m.kernels
-        .iter()
-        .position(|k| k.name == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
-            Diagnostic::error(format!("no kernel `{name}` in {}", m.path.display()))
-                .with_note(format!("kernels: {}", names.join(", ")))
-                .with_help("pass the `name` of a [[kernel]] in the manifest")
-                .into()
-        })
-}
-
 /// The job of kernel `ki` for `target`, or its first job when no target is given.
 pub fn find_job(
     plan: &Plan,
