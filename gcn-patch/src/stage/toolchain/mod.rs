@@ -779,6 +779,23 @@ fn find_in(
         )))
 }
 
+/// The one `llvm-mc` command line: `mc` in the C locale (nothing else of the
+/// environment reaches it), for `triple` and `target`'s processor, with
+/// `features` as `--mattr`. Callers add what to make and where (the
+/// assembler: an object from stdin to stdout; lift: encodings, descriptors).
+pub fn llvm_mc_command(mc: &Path, triple: &str, target: &TargetId, features: &[String]) -> Command {
+    let mut cmd = Command::new(mc);
+    cmd.env_clear()
+        .env("LC_ALL", "C")
+        .env("LANG", "C")
+        .arg(format!("--triple={triple}"))
+        .arg(format!("--mcpu={}", target.processor.name));
+    if !features.is_empty() {
+        cmd.arg(format!("--mattr={}", features.join(",")));
+    }
+    cmd
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
