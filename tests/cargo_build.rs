@@ -125,6 +125,15 @@ impl Pkg {
         (out, ran)
     }
 
+    /// The package's files once Cargo has brought its lock file up to date
+    /// (which `cargo package` and `cargo build` would otherwise write).
+    fn settled_snapshot(&self) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+        let out = self.cargo(&["tree", "--offline", "--quiet"], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "cargo tree: {stderr}");
+        tree_snapshot(&self.dir)
+    }
+
     fn name(&self) -> String {
         self.package.clone()
     }
@@ -595,27 +604,17 @@ fn a_crate_using_gcn_build_passes_cargo_package_and_publish_dry_run() {
         )
     };
     let (build, embed) = (patch("gcn-build"), patch("gcn-embed"));
-    // The lock file as Cargo wants it (cargo package would update it).
-    let out = pkg.cargo(&["tree", "--offline", "--quiet"], &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let before = tree_snapshot(&pkg.dir);
-    let out = pkg.cargo(
-        &[
-            "package",
-            "--offline",
-            "--config",
-            &build,
-            "--config",
-            &embed,
-        ],
-        &[],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "cargo package failed:\n{stderr}");
+    let before = pkg.settled_snapshot();
+    // `cargo ARGS` with the local crates patched in; its stderr, after success.
+    let cargo = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--config", &build, "--config", &embed]);
+        let out = pkg.cargo(&all, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "cargo {args:?} failed:\n{stderr}");
+        stderr
+    };
+    let stderr = cargo(&["package", "--offline"]);
     assert!(stderr.contains("Verifying gcn-it-publish"), "{stderr}");
     let verified = pkg.target_dir.join("package/gcn-it-publish-0.1.0");
     assert!(verified.join("Cargo.toml.orig").is_file());
@@ -650,24 +649,7 @@ fn a_crate_using_gcn_build_passes_cargo_package_and_publish_dry_run() {
         assert!(o.status.success(), "git {args:?}: {o:?}");
     }
     let url = format!("file://{}", index.display());
-    let out = pkg.cargo(
-        &[
-            "publish",
-            "--dry-run",
-            "--index",
-            &url,
-            "--config",
-            &build,
-            "--config",
-            &embed,
-        ],
-        &[],
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "cargo publish --dry-run failed:\n{stderr}"
-    );
+    let stderr = cargo(&["publish", "--dry-run", "--index", &url]);
     assert!(
         stderr.contains("aborting upload due to dry run"),
         "{stderr}"
@@ -683,14 +665,7 @@ fn a_crate_using_gcn_build_passes_cargo_package_and_publish_dry_run() {
 #[test]
 fn a_read_only_copy_of_a_crate_using_gcn_build_builds() {
     let pkg = Pkg::small_package("gcn-it-readonly", "gcn-it-readonly");
-    // The lock file as Cargo wants it, before the sources become read-only.
-    let out = pkg.cargo(&["tree", "--offline", "--quiet"], &[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let before = tree_snapshot(&pkg.dir);
+    let before = pkg.settled_snapshot();
     let chmod = |mode: &str| {
         let o = run(Command::new("chmod").args(["-R", mode]).arg(&pkg.dir));
         assert!(o.status.success(), "chmod -R {mode}: {o:?}");

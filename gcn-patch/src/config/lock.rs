@@ -1,7 +1,8 @@
 //! `kernels.lock`: what a build produced, for reproducible per-target builds.
 //!
 //! Written next to the manifest (`kernels.toml` → `kernels.lock`) by
-//! `gcn-patch build` and by gcn-build: per kernel × target the sha256 of the
+//! `gcn-patch build`, and by gcn-build when asked (`Build::write_lock`,
+//! `GCN_BUILD_WRITE_LOCK=1`; never in a packaged copy): per kernel × target the sha256 of the
 //! patched, retargeted asm that was assembled and of the code object, plus the
 //! toolchain identity (the first line of `clang --version`: no machine paths).
 //! Entries are sorted by kernel then target; the file is TOML, meant for git.
