@@ -35,6 +35,10 @@ pub struct Launch {
     pub grid: [u32; 3],
     /// Work-items per workgroup in X, Y, Z (HIP's block).
     pub block: [u32; 3],
+    /// Dynamic LDS bytes per workgroup, beyond the descriptor's
+    /// `group_segment_fixed_size` (HIP's `sharedMemBytes`; Triton passes its
+    /// kernels' `shared` this way).
+    pub dynamic_lds: u32,
     /// Instructions one wave may execute before it is stopped.
     pub max_instructions: u64,
     /// Worker threads (0: one per CPU).
@@ -50,6 +54,7 @@ impl Launch {
         Launch {
             grid,
             block,
+            dynamic_lds: 0,
             max_instructions: DEFAULT_MAX_INSTRUCTIONS,
             threads: 0,
             sanitize: false,
@@ -114,6 +119,19 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
         return Err(Error::launch(format!(
             "block {:?} has {threads} work-items; at most 1024 fit a workgroup",
             launch.block
+        )));
+    }
+    // LDS per workgroup: 64 KiB on gfx90a/gfx942, 160 KiB on gfx950.
+    let lds_max: u64 = if co.processor == "gfx950" {
+        160 << 10
+    } else {
+        64 << 10
+    };
+    let lds = kernel.descriptor.group_segment_fixed_size as u64 + launch.dynamic_lds as u64;
+    if lds > lds_max {
+        return Err(Error::launch(format!(
+            "kernel `{}`: {} bytes of static LDS + {} dynamic = {lds} bytes per workgroup; {} has {lds_max}",
+            kernel.name, kernel.descriptor.group_segment_fixed_size, launch.dynamic_lds, co.processor
         )));
     }
     Ok(())
@@ -186,8 +204,9 @@ pub fn kernarg_bytes(kernel: &Kernel, args: &[ArgValue], launch: &Launch) -> Res
             "hidden_grid_dims" => dims.to_le_bytes().to_vec(),
             "hidden_shared_base" => SHARED_BASE_HI.to_le_bytes().to_vec(),
             "hidden_private_base" => PRIVATE_BASE_HI.to_le_bytes().to_vec(),
+            "hidden_dynamic_lds_size" => launch.dynamic_lds.to_le_bytes().to_vec(),
             // Remainders (the grid is whole workgroups), global offsets,
-            // dynamic LDS, and the runtime's pointers (printf, hostcall,
+            // and the runtime's pointers (printf, hostcall,
             // queues, heap): zero.
             _ => vec![],
         };
@@ -217,7 +236,10 @@ pub fn run(
         let grid_items = launch.grid[i].wrapping_mul(launch.block[i]);
         packet[12 + 4 * i..16 + 4 * i].copy_from_slice(&grid_items.to_le_bytes());
     }
-    packet[28..32].copy_from_slice(&d.group_segment_fixed_size.to_le_bytes());
+    let lds_bytes = d
+        .group_segment_fixed_size
+        .saturating_add(launch.dynamic_lds);
+    packet[28..32].copy_from_slice(&lds_bytes.to_le_bytes());
     packet[40..48].copy_from_slice(&kernarg_addr.to_le_bytes());
     let packet_addr = mem.alloc_bytes("dispatch_packet", &packet);
     let queue_addr = mem.alloc_bytes("queue", &[0u8; 256]);
@@ -250,6 +272,7 @@ pub fn run(
         shared: launch
             .sanitize
             .then(|| std::sync::Arc::new(program.clone())),
+        ocp_fp8: co.processor == "gfx950",
     };
     let workers = if launch.threads == 0 {
         std::thread::available_parallelism()
@@ -335,6 +358,8 @@ struct Setup<'a> {
     waves_per_wg: u32,
     /// The program, shared with the LDS shadows, when sanitizing.
     shared: Option<std::sync::Arc<Program>>,
+    /// fp8/bf8 are OCP (gfx950), else FNUZ.
+    ocp_fp8: bool,
 }
 
 impl Setup<'_> {
@@ -426,7 +451,11 @@ impl Setup<'_> {
     /// sanitizer's findings.
     fn workgroup(&self, wg: [u32; 3]) -> Result<(u64, Vec<Finding>)> {
         let mut waves: Vec<Wave> = (0..self.waves_per_wg).map(|w| self.wave(wg, w)).collect();
-        let lds_size = self.kernel.descriptor.group_segment_fixed_size as usize;
+        let lds_size = self
+            .kernel
+            .descriptor
+            .group_segment_fixed_size
+            .saturating_add(self.launch.dynamic_lds) as usize;
         let mut lds = Lds::new(lds_size);
         if let Some(p) = &self.shared {
             for (i, w) in waves.iter_mut().enumerate() {
@@ -460,6 +489,7 @@ impl Setup<'_> {
                     lds: &mut lds,
                     shared_base_hi: SHARED_BASE_HI,
                     private_base_hi: PRIVATE_BASE_HI,
+                    ocp_fp8: self.ocp_fp8,
                 };
                 if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, budget) {
                     let ins = &self.program.instructions[pc];

@@ -46,6 +46,11 @@ pub struct Wave {
     pub last_branch: Option<(u64, u64)>,
     /// The sanitizer's record of this wave's memory operations in flight.
     pub san: Option<Box<crate::sanitize::WaveSan>>,
+    /// VGPR indexing is on (`s_set_gpr_idx_on` … `s_set_gpr_idx_off`): the
+    /// index is `M0[7:0]`, the operands it applies to `M0[15:12]`.
+    pub gpr_idx: bool,
+    /// VSKIP mode (`s_setvskip`): vector instructions are not issued.
+    pub vskip: bool,
 }
 
 /// What an instruction needs besides the wave.
@@ -60,6 +65,8 @@ pub struct Ctx<'a> {
     pub shared_base_hi: u32,
     /// High 32 bits of the scratch aperture (`src_private_base`).
     pub private_base_hi: u32,
+    /// fp8/bf8 operands are OCP E4M3/E5M2 (gfx950); else FNUZ (gfx942).
+    pub ocp_fp8: bool,
 }
 
 /// Operand value types of vector ALU operations.
@@ -171,6 +178,12 @@ fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
             "u16" | "i16" => B16,
             _ => B32,
         };
+        if matches!(rest, "pk_f32_fp8" | "pk_f32_bf8") {
+            return (B64, [B32; 3]);
+        }
+        if matches!(rest, "f32_fp8" | "f32_bf8" | "off_f32_i4" | "f32_bf16") {
+            return (F32, [B32; 3]);
+        }
         if rest == "pkrtz_f16_f32" || rest.starts_with("pk_") {
             return (B32, [F32, F32, B32]);
         }
@@ -403,6 +416,11 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_cvt_f16_i16" => r(f16::from_f32(a32 as i16 as f32).to_bits() as u32),
         "v_cvt_u16_f16" => r(ha as u16 as u32),
         "v_cvt_i16_f16" => r(ha as i16 as u16 as u32),
+        // The 4-bit signed integer in bits 3:0, over 16 (the ISA's table:
+        // 0, 0.0625, …, 0.4375, -0.5, …, -0.0625).
+        "v_cvt_off_f32_i4" => r((sext(a & 0xf, 4) as f32 / 16.0).to_bits()),
+        // gfx950: bf16 is the high half of an f32 (exact; NaN canonical).
+        "v_cvt_f32_bf16" => Some((bf32(f32::from_bits((a32 & 0xffff) << 16)), false)),
         "v_cvt_f32_ubyte0" => r((a32 & 0xff) as f32 as u32)
             .map(|_| ((a32 & 0xff) as f32).to_bits() as u64)
             .map(|v| (v, false)),
@@ -509,6 +527,68 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_sqrt_f16" => r(bf16(ha.sqrt()) as u32),
         _ => None,
     }
+}
+
+/// A source operand without its modifiers.
+fn plain(s: &Src) -> Src {
+    Src {
+        op: s.op.clone(),
+        neg: false,
+        abs: false,
+        sext: false,
+    }
+}
+
+/// fp8/bf8 conversions (gfx940+): `x` are the sources (after SDWA
+/// selection), `old` the destination's value (the packed encodings keep
+/// the other half). A value the hardware's rule is not modelled for (an
+/// encoding out of range, NaN or infinite) is refused.
+fn fp8_convert(name: &str, x: [u64; 3], old: u64, op_sel: &[u8], ocp: bool) -> R<u64> {
+    use crate::fp8::{decode, encode, Fp8};
+    let bf8 = name.contains("bf8");
+    let fmt = Fp8::of(bf8, ocp);
+    let sel = |i: usize| op_sel.get(i).copied().unwrap_or(0);
+    if name.starts_with("v_cvt_pk_fp8") || name.starts_with("v_cvt_pk_bf8") {
+        if sel(0) != 0 || sel(1) != 0 {
+            return unsup("op_sel on a source of an fp8 encoding");
+        }
+        let mut pair = 0u64;
+        for (k, &v) in x[..2].iter().enumerate() {
+            let f = f32b(v);
+            let Some(b) = encode(fmt, f) else {
+                return unsup(format!(
+                    "{f} to {fmt:?}: the hardware's result for NaN, infinity or a value beyond the format's range is not modelled"
+                ));
+            };
+            pair |= (b as u64) << (8 * k);
+        }
+        return Ok(if sel(2) != 0 {
+            (old & 0xffff) | pair << 16
+        } else {
+            (old & 0xffff_0000) | pair
+        });
+    }
+    if op_sel.iter().any(|&b| b != 0) {
+        return unsup("op_sel on an fp8 decoding (VOP3 byte/word select)");
+    }
+    let val = |b: u64| bf32(decode(fmt, b as u8) as f32);
+    Ok(if name.starts_with("v_cvt_pk_f32") {
+        val(x[0] & 0xff) | val(x[0] >> 8 & 0xff) << 32
+    } else {
+        val(x[0] & 0xff)
+    })
+}
+
+/// `v_bitop3`: each result bit is bit `(s0 << 2) | (s1 << 1) | s2` of the
+/// truth table `t` (LLVM's `BitOp3_Op`: src0, src1, src2 are the tables
+/// 0xf0, 0xcc, 0xaa).
+fn bitop3_bits(t: u8, x: [u64; 3]) -> u64 {
+    let mut r = 0u64;
+    for bit in 0..32 {
+        let i = (x[0] >> bit & 1) << 2 | (x[1] >> bit & 1) << 1 | (x[2] >> bit & 1);
+        r |= (((t >> i) & 1) as u64) << bit;
+    }
+    r
 }
 
 fn f16_rtz(x: f32) -> u16 {
@@ -736,6 +816,8 @@ impl Wave {
             executed: 0,
             last_branch: None,
             san: None,
+            gpr_idx: false,
+            vskip: false,
         }
     }
 
@@ -985,8 +1067,66 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         if m.starts_with("s_load_") || m.starts_with("s_buffer_load_") {
             return smem(wave, ins, ctx);
         }
+        if m.starts_with("s_store_")
+            || m.starts_with("s_buffer_store_")
+            || m.starts_with("s_atomic_")
+            || m.starts_with("s_buffer_atomic_")
+        {
+            return smem_write(wave, ins, ctx);
+        }
         return salu(wave, ins, ctx);
     }
+    // VSKIP: no VOP*, MUBUF/MTBUF, MIMG, DS, FLAT or export is issued.
+    if wave.vskip
+        && [
+            "v_", "buffer_", "tbuffer_", "image_", "ds_", "flat_", "global_", "scratch_", "exp",
+        ]
+        .iter()
+        .any(|p| m.starts_with(p))
+    {
+        return Ok(());
+    }
+    if wave.gpr_idx && m.starts_with("v_") {
+        let indexed = gpr_indexed(wave, ins)?;
+        return step_v(wave, &indexed, ctx);
+    }
+    step_v(wave, ins, ctx)
+}
+
+/// `ins` with VGPR indexing applied (GFX9 `s_set_gpr_idx_on`): `M0[7:0]`
+/// added to the VGPR number of the operands `M0[15:12]` enables (bit 0
+/// SRC0, 1 SRC1, 2 SRC2, 3 DST). Implemented for the instructions it is
+/// used with in the corpora — `v_writelane_b32` (DST), `v_readlane_b32`
+/// (SRC0), `v_mov_b32` (SRC0, DST); any other is refused.
+fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
+    let m0 = w.s[M0 as usize];
+    let (idx, mode) = (m0 & 0xff, (m0 >> 12) & 0xf);
+    // Operand slot of each mode bit: (bit, operand index).
+    let slots: &[(u32, usize)] = match base_name(&ins.mnemonic).0 {
+        "v_writelane_b32" => &[(8, 0)],
+        "v_readlane_b32" => &[(1, 1)],
+        "v_mov_b32" => &[(8, 0), (1, 1)],
+        _ => return unsup("VGPR indexing (s_set_gpr_idx_on) of this instruction"),
+    };
+    let mut out = ins.clone();
+    for &(bit, i) in slots {
+        if mode & bit == 0 {
+            continue;
+        }
+        if let Some(Operand::Reg {
+            file: RegFile::V,
+            index,
+            ..
+        }) = out.ops.get_mut(i).map(|o| &mut o.op)
+        {
+            *index += idx as u16;
+        }
+    }
+    Ok(out)
+}
+
+fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
     if m.starts_with("v_cmp") {
         return vcmp(wave, ins, ctx);
     }
@@ -1050,10 +1190,52 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             w.state = WaveState::Barrier;
             return Ok(());
         }
+        // VGPR indexing (GFX9): the index in M0[7:0], the operand mask in
+        // M0[15:12] (the SOPC form's immediate, in the second source byte).
+        "s_set_gpr_idx_on" => {
+            let s0 = w.sread(op(0)?, ctx)?;
+            let mask = (ins.words[0] >> 8) & 0xf;
+            let m0 = &mut w.s[M0 as usize];
+            *m0 = (*m0 & !0xf0ff) | (s0 & 0xff) | mask << 12;
+            w.gpr_idx = true;
+            return Ok(());
+        }
+        // VSKIP = S0[S1[4:0]] (GCN3/Vega ISA, S_SETVSKIP).
+        "s_setvskip" => {
+            let (s0, s1) = (w.sread(op(0)?, ctx)?, w.sread(op(1)?, ctx)?);
+            w.vskip = s0 >> (s1 & 31) & 1 != 0;
+            return Ok(());
+        }
+        "s_set_gpr_idx_off" => {
+            w.gpr_idx = false;
+            return Ok(());
+        }
+        "s_set_gpr_idx_idx" => {
+            let s0 = w.sread(op(0)?, ctx)?;
+            let m0 = &mut w.s[M0 as usize];
+            *m0 = (*m0 & !0xff) | (s0 & 0xff);
+            return Ok(());
+        }
+        "s_set_gpr_idx_mode" => {
+            let m0 = &mut w.s[M0 as usize];
+            *m0 = (*m0 & !0xf000) | (ins.words[0] & 0xf) << 12;
+            return Ok(());
+        }
+        // A trap stops the wave (hardware enters the trap handler; the
+        // runtime then reports the queue error): a fault here.
+        "s_trap" => {
+            return Err(Stop::Fault(
+                None,
+                format!(
+                    "`{}`: the wave trapped (an assert or abort in the kernel)",
+                    ins.text
+                ),
+            ));
+        }
         "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
         | "s_waitcnt_lgkmcnt" | "s_dcache_wb" | "s_dcache_inv" | "s_icache_inv"
-        | "s_buffer_wbinvl1" | "s_wakeup" | "s_set_gpr_idx_off" | "s_sethalt" | "s_ttracedata"
-        | "s_trap_nop" | "s_code_end" => return Ok(()),
+        | "s_buffer_wbinvl1" | "s_wakeup" | "s_sethalt" | "s_ttracedata" | "s_trap_nop"
+        | "s_code_end" => return Ok(()),
         "s_branch" => return jump(w, ins, ctx, branch_target(ins)),
         "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
         | "s_cbranch_execz" | "s_cbranch_execnz" => {
@@ -1518,6 +1700,108 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// Scalar stores and atomics (gfx9 SMEM): `s_store_dword{,x2,x4}`,
+/// `s_atomic_OP{,_x2}` at an address in SGPRs plus offset, and their
+/// `s_buffer_` forms through a V# (dwords at or past `num_records` are
+/// dropped; an atomic past it returns 0). With `glc` an atomic writes the
+/// memory's old value to its data registers.
+fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
+    let buffer = m.starts_with("s_buffer_");
+    let rest = m.trim_start_matches("s_buffer_").trim_start_matches("s_");
+    let (data, base, off) = (&ins.ops[0], &ins.ops[1], ins.ops.get(2));
+    let Operand::Reg { index: d, .. } = data.op else {
+        return unsup("data");
+    };
+    let d = d as usize;
+    let mut offset = match off {
+        Some(s) => w.sread(s, ctx)? as u64,
+        None => 0,
+    };
+    if let Some(o) = ins.modifier("offset") {
+        offset = offset.wrapping_add(parse_int(o)? as u64);
+    }
+    // (address, bytes that may be accessed from it)
+    let (addr, limit) = if buffer {
+        let Operand::Reg { index, .. } = base.op else {
+            return unsup("base");
+        };
+        let v = &w.s[index as usize..index as usize + 4];
+        let vbase = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
+        (
+            vbase + (offset & !3),
+            (v[2] as u64).saturating_sub(offset & !3),
+        )
+    } else {
+        (w.sread64(base, ctx)?.wrapping_add(offset) & !3, u64::MAX)
+    };
+    let fault = |e: crate::memory::Unmapped| Stop::Fault(None, format!("scalar store/atomic: {e}"));
+    if let Some(kind) = rest.strip_prefix("store_") {
+        let dwords = match kind {
+            "dword" => 1,
+            "dwordx2" => 2,
+            "dwordx4" => 4,
+            _ => return unsup(""),
+        };
+        for k in 0..dwords {
+            if 4 * k as u64 + 4 > limit {
+                break;
+            }
+            let v =
+                w.s.get(d + k)
+                    .copied()
+                    .ok_or_else(|| Stop::Unsupported("data".into()))?;
+            ctx.mem
+                .write(addr + 4 * k as u64, &v.to_le_bytes())
+                .map_err(fault)?;
+        }
+        return Ok(());
+    }
+    let Some(kind) = rest.strip_prefix("atomic_") else {
+        return unsup("");
+    };
+    let (op, size) = match kind.strip_suffix("_x2") {
+        Some(k) => (k, 8usize),
+        None => (kind, 4),
+    };
+    if atomic_op(op, size, 0, 0, 0).is_none() {
+        return unsup("");
+    }
+    let words = size / 4;
+    let get = |w: &Wave, at: usize| -> R<u64> {
+        let mut v = 0u64;
+        for k in 0..words {
+            let r =
+                w.s.get(at + k)
+                    .copied()
+                    .ok_or_else(|| Stop::Unsupported("data".into()))?;
+            v |= (r as u64) << (32 * k);
+        }
+        Ok(v)
+    };
+    let src = get(w, d)?;
+    let cmp = if op == "cmpswap" {
+        get(w, d + words)?
+    } else {
+        0
+    };
+    let old = if size as u64 > limit {
+        0
+    } else {
+        ctx.mem
+            .atomic(addr, size, |old| {
+                atomic_op(op, size, old, src, cmp).unwrap_or(old)
+            })
+            .map_err(fault)?
+    };
+    if ins.has("glc") {
+        for k in 0..words {
+            w.s[d + k] = (old >> (32 * k)) as u32;
+        }
+    }
+    Ok(())
+}
+
 fn parse_int(s: &str) -> R<i64> {
     let r = if let Some(h) = s.strip_prefix("0x") {
         i64::from_str_radix(h, 16).ok()
@@ -1540,6 +1824,34 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (name, enc) = base_name(&ins.mnemonic);
     match name {
         "v_nop" => return Ok(()),
+        // gfx950: odd rows (16 lanes) of vdst swap with even rows of src0
+        // (`permlane16`), or rows 2–3 of vdst with rows 0–1 of src0
+        // (`permlane32`); both registers are written (LLVM AMDGPUUsage,
+        // llvm.amdgcn.permlane{16,32}.swap).
+        "v_permlane16_swap_b32" | "v_permlane32_swap_b32" => {
+            if w.exec() != u64::MAX {
+                return unsup("a partial exec (fetch-inactive and bound_ctrl are not modelled)");
+            }
+            let (Ok((f0, i0)), Ok((f1, i1))) = (reg_of(&ins.ops[0]), reg_of(&ins.ops[1])) else {
+                return unsup("operands");
+            };
+            let mut a = *w.vreg(f0, i0)?;
+            let mut b = *w.vreg(f1, i1)?;
+            for lane in 0..LANES {
+                let row = lane / 16;
+                let partner = if name == "v_permlane16_swap_b32" {
+                    (row % 2 == 1).then(|| lane - 16)
+                } else {
+                    (row >= 2).then(|| lane - 32)
+                };
+                if let Some(p) = partner {
+                    std::mem::swap(&mut a[lane], &mut b[p]);
+                }
+            }
+            *w.vreg_mut(f0, i0)? = a;
+            *w.vreg_mut(f1, i1)? = b;
+            return Ok(());
+        }
         "v_swap_b32" => {
             let exec = w.exec();
             let (
@@ -1575,6 +1887,26 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         return unsup("SDWA with clamp/omod");
     }
     let (dty, sty) = valu_types(name);
+    // gfx950 `v_bitop3_b{16,32}`: a three-input truth table (`bitop3:imm`).
+    let bitop3 = if matches!(name, "v_bitop3_b32" | "v_bitop3_b16") {
+        Some(match ins.modifier("bitop3") {
+            Some(t) => parse_int(t)? as u8,
+            None => 0,
+        })
+    } else {
+        None
+    };
+    // fp8/bf8 conversions: the format depends on the target.
+    let fp8_cvt = matches!(
+        name,
+        "v_cvt_f32_fp8"
+            | "v_cvt_f32_bf8"
+            | "v_cvt_pk_f32_fp8"
+            | "v_cvt_pk_f32_bf8"
+            | "v_cvt_pk_fp8_f32"
+            | "v_cvt_pk_bf8_f32"
+    )
+    .then_some(());
     let has_sdst = matches!(
         name,
         "v_add_co_u32"
@@ -1697,7 +2029,19 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         } else {
             false
         };
-        let Some((mut v, bit)) = valu(name, x, cin, lane) else {
+        let computed = match bitop3 {
+            Some(t) => Some((bitop3_bits(t, x), false)),
+            None if fp8_cvt.is_some() => {
+                let old = if name.starts_with("v_cvt_pk_fp8") || name.starts_with("v_cvt_pk_bf8") {
+                    w.vread(&plain(dst), lane, Ty::B32, ctx)?
+                } else {
+                    0
+                };
+                Some((fp8_convert(name, x, old, &op_sel, ctx.ocp_fp8)?, false))
+            }
+            None => valu(name, x, cin, lane),
+        };
+        let Some((mut v, bit)) = computed else {
             return unsup("");
         };
         if omod != 1.0 || clamp {
@@ -1732,7 +2076,13 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let dst_hi = matches!(dty, Ty::F16 | Ty::B16) && op_sel.get(3).copied().unwrap_or(0) == 1;
     for (lane, &v) in out.iter().enumerate() {
         if written >> lane & 1 != 0 {
-            if sdwa {
+            if sdwa && dty.is64() {
+                // A 64-bit result (`v_cvt_pk_f32_fp8_sdwa`): whole registers.
+                if ins.modifier("dst_sel").is_some_and(|s| s != "DWORD") {
+                    return unsup("SDWA dst_sel on a 64-bit result");
+                }
+                w.vwrite(dst, lane, dty, v)?;
+            } else if sdwa {
                 let old = w.vread(
                     &Src {
                         op: dst.op.clone(),
@@ -2211,10 +2561,17 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
             "min_f32" => bf32(f32b(old).min(f32b(data))),
             "max_f64" => bf64(f64b(old).max(f64b(data))),
             "min_f64" => bf64(f64b(old).min(f64b(data))),
+            // Packed halves: each sum exact in f64, rounded once.
             "pk_add_f16" => {
-                let lo = bf16(f16b(old) + f16b(data));
-                let hi = bf16(f16b(old >> 16) + f16b(data >> 16));
-                lo | hi << 16
+                let add = |a: u64, b: u64| {
+                    f16::from_f64(f16b(a) as f64 + f16b(b) as f64).to_bits() as u64
+                };
+                add(old, data) | add(old >> 16, data >> 16) << 16
+            }
+            "pk_add_bf16" => {
+                let v = |x: u64| half::bf16::from_bits(x as u16).to_f64();
+                let add = |a: u64, b: u64| half::bf16::from_f64(v(a) + v(b)).to_bits() as u64;
+                add(old, data) | add(old >> 16, data >> 16) << 16
             }
             _ => return None,
         } & mask,
@@ -2412,8 +2769,8 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         (false, k)
     } else if let Some(k) = m.strip_prefix("buffer_store_") {
         (true, k)
-    } else if m.starts_with("buffer_atomic_") {
-        return unsup("buffer atomics");
+    } else if let Some(op) = m.strip_prefix("buffer_atomic_") {
+        return buffer_atomic(w, ins, ctx, op, inst_off);
     } else if matches!(
         m,
         "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_inv" | "buffer_wbl2"
@@ -2519,6 +2876,91 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// MUBUF atomics: `buffer_atomic_OP{,_x2}` (the integer operations, `add_f32`,
+/// `add_f64`, `min/max_f64`, `pk_add_f16`, `pk_add_bf16`, `cmpswap`). An
+/// element past `num_records` is not accessed and returns 0. With
+/// `glc`/`sc0` the old value is written to vdata (`cmpswap`: its first half).
+fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_off: u64) -> R<()> {
+    let ops = &ins.ops;
+    if ops.len() != 4 {
+        return unsup("operands");
+    }
+    let (op, size) = match op.strip_suffix("_x2") {
+        Some(k) => (k, 8usize),
+        None => (op, if op.ends_with("f64") { 8 } else { 4 }),
+    };
+    if atomic_op(op, size, 0, 0, 0).is_none() {
+        return unsup("");
+    }
+    let ret = ins.has("glc") || ins.has("sc0");
+    let (offen, idxen) = (ins.has("offen"), ins.has("idxen"));
+    let (vdata, vaddr, srsrc, soffset) = (&ops[0], &ops[1], &ops[2], &ops[3]);
+    let Operand::Reg { index, .. } = srsrc.op else {
+        return unsup("resource");
+    };
+    let v = &w.s[index as usize..index as usize + 4];
+    let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
+    let stride = ((v[1] >> 16) & 0x3fff) as u64;
+    let num_records = v[2] as u64;
+    if v[1] >> 31 != 0 {
+        return unsup("swizzled buffers (V# swizzle enable)");
+    }
+    let soff = w.sread(soffset, ctx)? as u64;
+    let (file, di) = reg_of(vdata)?;
+    let words = size / 4;
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (vidx, voff) = match (idxen, offen) {
+            (true, true) => {
+                let (f, i) = reg_of(vaddr)?;
+                (w.vreg(f, i)?[lane] as u64, w.vreg(f, i + 1)?[lane] as u64)
+            }
+            (true, false) => (w.vread(vaddr, lane, Ty::B32, ctx)?, 0),
+            (false, true) => (0, w.vread(vaddr, lane, Ty::B32, ctx)?),
+            (false, false) => (0, 0),
+        };
+        let offset = voff + inst_off;
+        let in_range = if stride == 0 || !idxen {
+            offset + size as u64 <= num_records
+        } else {
+            vidx < num_records && offset + size as u64 <= stride
+        };
+        let val = |k: usize| -> R<u64> {
+            let mut x = 0u64;
+            for j in 0..words {
+                x |= (w.vreg(file, di + k * words + j)?[lane] as u64) << (32 * j);
+            }
+            Ok(x)
+        };
+        let src = val(0)?;
+        let cmp = if op == "cmpswap" { val(1)? } else { 0 };
+        let old = if in_range {
+            let a = base + soff + vidx * stride + offset;
+            ctx.mem
+                .atomic(a, size, |old| {
+                    atomic_op(op, size, old, src, cmp).unwrap_or(old)
+                })
+                .map_err(|e| {
+                    Stop::Fault(
+                        Some(lane as u32),
+                        format!("buffer atomic within num_records: {e}"),
+                    )
+                })?
+        } else {
+            0
+        };
+        if ret {
+            for j in 0..words {
+                w.vreg_mut(file, di + j)?[lane] = (old >> (32 * j)) as u32;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// LDS (DS) instructions.
 fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
@@ -2595,6 +3037,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             return Ok(());
         }
         "ds_nop" => return Ok(()),
+        "ds_read_b64_tr_b16" => return ds_read_tr(w, ins, ctx, offset, 16),
+        "ds_read_b64_tr_b8" => return ds_read_tr(w, ins, ctx, offset, 8),
         _ => {}
     }
     let rest = &m[3..];
@@ -2700,6 +3144,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         ("add", "f32") => "add_f32".to_string(),
         ("add", "f64") => "add_f64".to_string(),
         ("max", "f32") | ("min", "f32") | ("max", "f64") | ("min", "f64") => format!("{op}_{ty}"),
+        ("pk_add", "f16") | ("pk_add", "bf16") => format!("pk_add_{ty}"),
         ("min", t) | ("max", t) => format!("{op}_{t}"),
         ("wrxchg", _) => "swap".to_string(),
         ("cmpst", _) | ("cmpswap", _) => "cmpst".to_string(),
@@ -2731,6 +3176,46 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// gfx950 `ds_read_b64_tr_b16` and `ds_read_b64_tr_b8`: every lane reads 64
+/// bits (`E` = 4 elements of 16 bits, or 8 of 8 bits) at its address, then
+/// each group of 16 lanes is transposed: lane `16·b + n` receives element
+/// `j` = element `n % E` of lane `16·b + (16 / E)·j + n / E`. (CDNA4 ISA
+/// §11.4: "each lane holds 4 consecutive M or N values" in LDS and ends
+/// with consecutive K values.) The lane order is the one with which Triton
+/// 3.9's gfx950 `tl.dot` computes its f16, fp8 and i8 products bit-exactly
+/// (`tests/triton.rs`); the other natural order, `E`×`E` blocks of `E`
+/// consecutive lanes, does not.
+fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits: usize) -> R<()> {
+    let exec = w.exec();
+    let ops = &ins.ops;
+    let e_per_lane = 64 / bits;
+    let mut raw = [0u64; LANES];
+    for (lane, r) in raw.iter_mut().enumerate() {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = (w.vread(&ops[1], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+        *r = ctx.lds.read(a, 8);
+    }
+    let mask = (1u64 << bits) - 1;
+    let (file, d) = reg_of(&ops[0])?;
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (b, n) = (lane / 16 * 16, lane % 16);
+        let mut out = 0u64;
+        for j in 0..e_per_lane {
+            let src = raw[b + (16 / e_per_lane) * j + n / e_per_lane];
+            let v = src >> (bits * (n % e_per_lane)) & mask;
+            out |= v << (bits * j);
+        }
+        w.vreg_mut(file, d)?[lane] = out as u32;
+        w.vreg_mut(file, d + 1)?[lane] = (out >> 32) as u32;
+    }
+    Ok(())
+}
+
 fn has_vdst(m: &str) -> bool {
     m.starts_with("ds_read") || m.starts_with("ds_load") || m.contains("_rtn_")
 }
@@ -2742,23 +3227,60 @@ fn has_vdst(m: &str) -> bool {
 /// K·M/64 elements of A and B per lane, lane `l` holds `A[l % M][kl·(l / M) + e]`
 /// and `B[kl·(l / M) + e][l % M]` in its element `e`; D and C: for M = 16 lane
 /// `l` register `r` is `D[4·(l / 16) + r][l % 16]`, for M = 32 it is
-/// `D[8·(r / 4) + 4·(l / 32) + r % 4][l % 32]`.
+/// `D[8·(r / 4) + 4·(l / 32) + r % 4][l % 32]`. (Which K a lane's element
+/// holds cannot change a product as long as A and B agree on it, so the
+/// tests check the M/N placement and that agreement: Triton's `tl.dot` for
+/// gfx942 and gfx950, whose operands reach the registers by different paths,
+/// `ds_read_b64_tr_*` among them, computes its products bit-exactly.)
 ///
 /// Each output is C plus the K products summed in f64 and rounded once to
-/// f32 (products of f16/bf16 are exact); hardware adds in its own order and
-/// precision, so results agree within rounding, not bit for bit.
+/// f32 (products of f16/bf16/fp8 are exact); hardware adds in its own order
+/// and precision, so results agree within rounding, not bit for bit, except
+/// where every partial sum is exact. Integer MFMA is exact (i32, wrapping).
 pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let name = ins.mnemonic.as_str();
-    let (m, k, src) = match name {
-        "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, "f16"),
-        "v_mfma_f32_32x32x8_f16" | "v_mfma_f32_32x32x8f16" => (32, 8, "f16"),
-        "v_mfma_f32_16x16x16_bf16" | "v_mfma_f32_16x16x16bf16_1k" => (16, 16, "bf16"),
-        "v_mfma_f32_32x32x8_bf16" | "v_mfma_f32_32x32x8bf16_1k" => (32, 8, "bf16"),
-        "v_mfma_f32_16x16x4_f32" | "v_mfma_f32_16x16x4f32" => (16, 4, "f32"),
-        "v_mfma_f32_32x32x2_f32" | "v_mfma_f32_32x32x2f32" => (32, 2, "f32"),
-        _ => return unsup("this MFMA shape/type is not implemented"),
+    let (m, k, ta, tb) = match name {
+        "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, "f16", "f16"),
+        "v_mfma_f32_32x32x8_f16" | "v_mfma_f32_32x32x8f16" => (32, 8, "f16", "f16"),
+        "v_mfma_f32_16x16x16_bf16" | "v_mfma_f32_16x16x16bf16_1k" => (16, 16, "bf16", "bf16"),
+        "v_mfma_f32_32x32x8_bf16" | "v_mfma_f32_32x32x8bf16_1k" => (32, 8, "bf16", "bf16"),
+        "v_mfma_f32_16x16x4_f32" | "v_mfma_f32_16x16x4f32" => (16, 4, "f32", "f32"),
+        "v_mfma_f32_32x32x2_f32" | "v_mfma_f32_32x32x2f32" => (32, 2, "f32", "f32"),
+        // gfx950's double-K f16/bf16 shapes.
+        "v_mfma_f32_16x16x32_f16" => (16, 32, "f16", "f16"),
+        "v_mfma_f32_32x32x16_f16" => (32, 16, "f16", "f16"),
+        "v_mfma_f32_16x16x32_bf16" => (16, 32, "bf16", "bf16"),
+        "v_mfma_f32_32x32x16_bf16" => (32, 16, "bf16", "bf16"),
+        // 8-bit integers (i32 accumulation, wrapping).
+        "v_mfma_i32_16x16x32_i8" => (16, 32, "i8", "i8"),
+        "v_mfma_i32_32x32x16_i8" => (32, 16, "i8", "i8"),
+        "v_mfma_i32_16x16x64_i8" => (16, 64, "i8", "i8"),
+        "v_mfma_i32_32x32x32_i8" => (32, 32, "i8", "i8"),
+        // gfx950: the formats of A and B are `cbsz` and `blgp` (0 fp8, 1 bf8;
+        // 2–4, the 6- and 4-bit formats, are not implemented).
+        "v_mfma_f32_32x32x64_f8f6f4" | "v_mfma_f32_16x16x128_f8f6f4" => {
+            let fmt = |key: &str| match ins.modifier(key).unwrap_or("0") {
+                "0" => Ok("fp8"),
+                "1" => Ok("bf8"),
+                v => unsup(format!("{key}:{v}: the 6- and 4-bit MFMA formats")),
+            };
+            let (a, b) = (fmt("cbsz")?, fmt("blgp")?);
+            if name.contains("32x32") {
+                (32, 64, a, b)
+            } else {
+                (16, 128, a, b)
+            }
+        }
+        _ => match fp8_mfma_shape(name) {
+            Some(shape) => shape,
+            None => return unsup("this MFMA shape/type is not implemented"),
+        },
     };
+    let f8f6f4 = name.ends_with("_f8f6f4");
     for key in ["cbsz", "abid", "blgp"] {
+        if f8f6f4 && key != "abid" {
+            continue;
+        }
         if ins.modifier(key).is_some_and(|v| v != "0") {
             return unsup(format!("MFMA modifier {key}"));
         }
@@ -2771,23 +3293,26 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // Gather A (m×k), B (k×m), C (m×m) from the lanes.
     let mut a = vec![0f64; m * k];
     let mut b = vec![0f64; k * m];
-    let elem = |w: &Wave, s: &Src, lane: usize, e: usize| -> R<f64> {
-        let plain = Src {
-            op: s.op.clone(),
-            neg: false,
-            abs: false,
-            sext: false,
-        };
-        Ok(match src {
-            "f32" => f32b(w.vread(&plain, lane, Ty::B32, ctx)?) as f64,
-            _ => {
+    let ocp = ctx.ocp_fp8;
+    let elem = |w: &Wave, s: &Src, lane: usize, e: usize, ty: &str| -> R<f64> {
+        Ok(match ty {
+            "f32" => f32b(w.vread(&plain(s), lane, Ty::B32, ctx)?) as f64,
+            "f16" | "bf16" => {
                 let (file, i) = reg_of(s)?;
                 let word = w.vreg(file, i + e / 2)?[lane];
                 let bits = (word >> (16 * (e % 2))) as u16;
-                if src == "f16" {
+                if ty == "f16" {
                     f16::from_bits(bits).to_f64()
                 } else {
                     half::bf16::from_bits(bits).to_f64()
+                }
+            }
+            _ => {
+                let (file, i) = reg_of(s)?;
+                let byte = (w.vreg(file, i + e / 4)?[lane] >> (8 * (e % 4))) as u8;
+                match ty {
+                    "i8" => byte as i8 as f64,
+                    t => crate::fp8::decode(crate::fp8::Fp8::of(t == "bf8", ocp), byte),
                 }
             }
         })
@@ -2798,8 +3323,8 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if kk >= k {
                 continue;
             }
-            a[(lane % m) * k + kk] = elem(w, &ins.ops[1], lane, e)?;
-            b[kk * m + lane % m] = elem(w, &ins.ops[2], lane, e)?;
+            a[(lane % m) * k + kk] = elem(w, &ins.ops[1], lane, e, ta)?;
+            b[kk * m + lane % m] = elem(w, &ins.ops[2], lane, e, tb)?;
         }
     }
     let pos = |lane: usize, r: usize| -> (usize, usize) {
@@ -2822,6 +3347,23 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     f32::from_bits(w.vreg(file, ci + r)?[lane])
                 }
             };
+            if ta == "i8" {
+                // Integer: C is i32; the products and their sum are exact in
+                // i64 and wrap to 32 bits.
+                let c = match &ins.ops[3].op {
+                    Operand::Int(_) => w.vread(&ins.ops[3], lane, Ty::B32, ctx)? as u32,
+                    _ => {
+                        let (file, ci) = reg_of(&ins.ops[3])?;
+                        w.vreg(file, ci + r)?[lane]
+                    }
+                };
+                let mut acc = c as i32 as i64;
+                for kk in 0..k {
+                    acc += (a[i * k + kk] * b[kk * m + j]) as i64;
+                }
+                d[lane * dregs + r] = acc as u32;
+                continue;
+            }
             let mut acc = c as f64;
             for kk in 0..k {
                 acc += a[i * k + kk] * b[kk * m + j];
@@ -2837,6 +3379,24 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
     }
     Ok(())
+}
+
+/// `(M, K, A type, B type)` of `v_mfma_f32_{16x16x32,32x32x16}_{fp8,bf8}_{fp8,bf8}`.
+fn fp8_mfma_shape(name: &str) -> Option<(usize, usize, &'static str, &'static str)> {
+    let rest = name.strip_prefix("v_mfma_f32_")?;
+    let (shape, types) = rest.split_at_checked(9)?;
+    let (m, k) = match shape {
+        "16x16x32_" => (16, 32),
+        "32x32x16_" => (32, 16),
+        _ => return None,
+    };
+    let t = |s: &str| match s {
+        "fp8" => Some("fp8"),
+        "bf8" => Some("bf8"),
+        _ => None,
+    };
+    let (a, b) = types.split_once('_')?;
+    Some((m, k, t(a)?, t(b)?))
 }
 
 /// The error for a stop at `ins`.
@@ -2986,6 +3546,10 @@ impl Probe {
         self.wave.set_exec(u64::MAX);
         self.wave.state = WaveState::Running;
         self.wave.pc = 0;
+        // Modes an earlier probe may have set (`s_set_gpr_idx_on`,
+        // `s_setvskip`) must not apply to the next instruction.
+        self.wave.gpr_idx = false;
+        self.wave.vskip = false;
         let Probe {
             wave,
             lds,
@@ -2999,6 +3563,7 @@ impl Probe {
                 lds,
                 shared_base_hi: 1,
                 private_base_hi: 2,
+                ocp_fp8: false,
             };
             step(wave, ins, &mut ctx)
         }));
@@ -3022,11 +3587,21 @@ mod probe_tests {
         assert!(p.implements(&line(
             "\tbuffer_load_dword v21, s[4:7], 0 offen lds // 000000001600: E0511000 80011500"
         )));
-        assert!(!p.implements(&line(
+        assert!(p.implements(&line(
             "\tbuffer_atomic_add_f32 v140, v7, s[32:35], 0 offen offset:256 // 000000001600: E1341100 80088C07"
         )));
         assert!(!p.implements(&line(
+            "\tv_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3] cbsz:4 // 000000001600: 00000000"
+        )));
+        assert!(!p.implements(&line(
             "\ts_memtime s[2:3] // 000000001600: C0900080 00000000"
+        )));
+        // A mode set by one probe does not leak into the next.
+        assert!(p.implements(&line(
+            "\ts_set_gpr_idx_on s32, gpr_idx(DST) // 000000001600: BF110820"
+        )));
+        assert!(p.implements(&line(
+            "\tv_mul_f32_e32 v12, s20, v12 // 000000001600: 0A181814"
         )));
     }
 
@@ -3049,6 +3624,7 @@ mod probe_tests {
             lds,
             shared_base_hi: 1,
             private_base_hi: 2,
+            ocp_fp8: false,
         };
         step(wave, &ins, &mut ctx).unwrap_or_else(|_| panic!("{text} did not run"));
         p.wave
@@ -3142,6 +3718,7 @@ mod probe_tests {
             lds,
             shared_base_hi: 1,
             private_base_hi: 2,
+            ocp_fp8: false,
         };
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));

@@ -11,6 +11,7 @@
 //! | load | [`load`] | the code object: kernel descriptors, metadata `.args`, `.text` |
 //! | decode | [`decode`] | `llvm-objdump -d` output parsed into [`decode::Instruction`]s |
 //! | execute | [`exec`] | one wave's state and the semantics of each instruction |
+//! | 8-bit floats | [`fp8`] | fp8/bf8 of gfx942 (FNUZ) and gfx950 (OCP) |
 //! | memory | [`memory`] | named allocations in one address space; LDS |
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
 //! | sanitize | [`sanitize`] | premature reads, LDS races, uninitialized LDS, out-of-bounds |
@@ -42,6 +43,7 @@
 pub mod decode;
 pub mod dispatch;
 pub mod exec;
+pub mod fp8;
 pub mod load;
 pub mod memory;
 pub mod npy;

@@ -274,6 +274,23 @@ impl CodeObject {
             .next()
             .unwrap_or("")
             .to_string();
+        // No `amdhsa.target` (aiter's hand-written objects): the processor
+        // from the ELF header's EF_AMDGPU_MACH (LLVM AMDGPUUsage).
+        let processor = if processor.is_empty() {
+            // e_flags of an ELF64 header: bytes 48..52.
+            let flags = bytes
+                .get(48..52)
+                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            match flags & 0xff {
+                0x3f => "gfx90a",
+                0x4c => "gfx942",
+                0x4f => "gfx950",
+                _ => "",
+            }
+            .to_string()
+        } else {
+            processor
+        };
         let mut kernels = Vec::new();
         let list = field(&meta, "amdhsa.kernels")
             .and_then(Value::as_array)

@@ -4,6 +4,10 @@
 //! kernels whose every instruction is implemented. The figures are printed
 //! (`cargo test -p gcn-emu --test coverage -- --nocapture`) and are in the
 //! book (guide/run.md); the floors below fail the test if they drop.
+//!
+//! `aiter_full_coverage` (ignored; `tests/corpus/aiter-coverage.sh AITER_REPO`)
+//! gives the same figures over every gfx942/gfx950 code object of aiter's
+//! `hsa/` tree, not only the sample.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -30,10 +34,17 @@ struct Figures {
     complete: Vec<String>,
     /// Mnemonic → kernels it keeps from running.
     blockers: BTreeMap<String, usize>,
+    /// Code objects read, and those that could not be read or disassembled.
+    files: usize,
+    unreadable: Vec<String>,
 }
 
 fn survey(dirs: &[&str]) -> Figures {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus");
+    survey_in(&root, dirs)
+}
+
+fn survey_in(root: &Path, dirs: &[&str]) -> Figures {
     let mut files = Vec::new();
     for d in dirs {
         objects(&root.join(d), &mut files);
@@ -50,14 +61,25 @@ fn survey(dirs: &[&str]) -> Figures {
         kernels: 0,
         complete: Vec::new(),
         blockers: BTreeMap::new(),
+        files: files.len(),
+        unreadable: Vec::new(),
     };
     for file in &files {
-        let Ok(co) = CodeObject::read_file(file) else {
-            continue;
+        let co = match CodeObject::read_file(file) {
+            Ok(co) => co,
+            Err(e) => {
+                f.unreadable.push(format!("{}: {e}", file.display()));
+                continue;
+            }
         };
         for k in &co.kernels {
-            let Ok(p) = Program::disassemble(&co, k, &objdump) else {
-                continue;
+            let p = match Program::disassemble(&co, k, &objdump) {
+                Ok(p) => p,
+                Err(e) => {
+                    f.unreadable
+                        .push(format!("{}: {}: {e}", file.display(), k.name));
+                    continue;
+                }
             };
             f.kernels += 1;
             let mut all = true;
@@ -91,7 +113,7 @@ fn survey(dirs: &[&str]) -> Figures {
             if all {
                 f.complete.push(format!(
                     "{}: {}",
-                    file.strip_prefix(&root).unwrap().display(),
+                    file.strip_prefix(root).unwrap().display(),
                     k.name
                 ));
             }
@@ -104,9 +126,14 @@ fn survey(dirs: &[&str]) -> Figures {
 fn report(name: &str, f: &Figures) -> f64 {
     let done = f.mnemonics.values().filter(|&&v| v).count();
     let share = done as f64 / f.mnemonics.len() as f64;
-    println!("{name}: {done} of {} distinct mnemonics implemented ({:.1}%); {} of {} kernels fully implemented", f.mnemonics.len(), share * 100.0, f.complete.len(), f.kernels);
-    for k in &f.complete {
-        println!("  complete: {k}");
+    println!("{name}: {done} of {} distinct mnemonics implemented ({:.1}%); {} of {} kernels fully implemented ({} code objects, {} not read or not disassembled)", f.mnemonics.len(), share * 100.0, f.complete.len(), f.kernels, f.files, f.unreadable.len());
+    for u in &f.unreadable {
+        println!("  not surveyed: {u}");
+    }
+    if f.complete.len() <= 200 {
+        for k in &f.complete {
+            println!("  complete: {k}");
+        }
     }
     let missing: Vec<&str> = f
         .mnemonics
@@ -134,15 +161,15 @@ fn report(name: &str, f: &Figures) -> f64 {
 fn iree_corpus_coverage() {
     let f = survey(&["iree/gfx90a", "iree/gfx942", "iree/gfx950"]);
     let share = report("IREE corpus", &f);
-    assert!(share >= 0.96, "{share}");
-    assert!(f.complete.len() >= 7, "{}", f.complete.len());
+    assert!(share >= 1.0, "{share}");
+    assert!(f.complete.len() >= 10, "{}", f.complete.len());
 }
 
 fn aiter_sample_coverage() {
     let f = survey(&["aiter/gfx942", "aiter/gfx950"]);
     let share = report("aiter sample", &f);
-    assert!(share >= 0.88, "{share}");
-    assert!(f.complete.len() >= 6, "{}", f.complete.len());
+    assert!(share >= 0.975, "{share}");
+    assert!(f.complete.len() >= 90, "{}", f.complete.len());
 }
 
 /// One test: the panic hook the probe silences is process-wide.
@@ -150,4 +177,51 @@ fn aiter_sample_coverage() {
 fn coverage_of_the_corpora() {
     iree_corpus_coverage();
     aiter_sample_coverage();
+}
+
+/// The figures of two disjoint sets of code objects together.
+fn merge(mut a: Figures, b: Figures) -> Figures {
+    for (m, ok) in b.mnemonics {
+        *a.mnemonics.entry(m).or_insert(true) &= ok;
+    }
+    for (m, e) in b.example {
+        a.example.entry(m).or_insert(e);
+    }
+    a.kernels += b.kernels;
+    a.complete.extend(b.complete);
+    for (m, n) in b.blockers {
+        *a.blockers.entry(m).or_default() += n;
+    }
+    a.files += b.files;
+    a.unreadable.extend(b.unreadable);
+    a
+}
+
+/// Every gfx942/gfx950 code object of aiter's `hsa/` tree (the directory in
+/// `GCN_AITER_HSA`, extracted by `tests/corpus/aiter-coverage.sh`).
+#[test]
+#[ignore = "needs aiter's hsa/ tree: run tests/corpus/aiter-coverage.sh AITER_REPO"]
+fn aiter_full_coverage() {
+    let Some(dir) = std::env::var_os("GCN_AITER_HSA") else {
+        panic!("GCN_AITER_HSA is not set: run `tests/corpus/aiter-coverage.sh AITER_REPO` (AITER_REPO: a clone of https://github.com/ROCm/aiter)");
+    };
+    let root = PathBuf::from(dir);
+    for target in ["gfx942", "gfx950"] {
+        assert!(
+            root.join(target).is_dir(),
+            "{}: no {target}/ directory: GCN_AITER_HSA must be aiter's hsa/ directory",
+            root.display()
+        );
+    }
+    let g942 = survey_in(&root, &["gfx942"]);
+    report("aiter gfx942 (all)", &g942);
+    let g950 = survey_in(&root, &["gfx950"]);
+    report("aiter gfx950 (all)", &g950);
+    let all = merge(g942, g950);
+    report("aiter gfx942 + gfx950 (all)", &all);
+    assert!(
+        all.kernels > 0,
+        "no kernel surveyed under {}",
+        root.display()
+    );
 }

@@ -393,3 +393,179 @@ fn flat_accesses_reach_lds_through_the_shared_aperture() {
         }
     }
 }
+
+/// Buffer atomics with and without return, past `num_records` (dropped,
+/// returning 0) and a 64-bit compare-and-swap; gfx942/gfx950's packed bf16
+/// global atomic; scalar atomics and a scalar store
+/// (`tests/kernels/atomics2.hip`, inline asm assembled by clang-22).
+#[test]
+fn buffer_bf16_and_scalar_atomics_match_the_reference() {
+    let dir = tempfile_dir();
+    for t in TARGETS {
+        let obj = build("atomics2", t, &dir);
+        // Buffer: 12 dwords in the V#'s range (dword 11 and up are past it:
+        // num_records 44 bytes), 16 allocated.
+        let l = load(&obj, "buffer_atomics");
+        let init: Vec<u32> = (0..16).map(|i| 100 * i).collect();
+        let (bufs, _) = launch(
+            &l,
+            [1, 1, 1],
+            [64, 1, 1],
+            vec![
+                A::Buf(u32s(&init)),
+                A::Val(44u32.to_le_bytes().to_vec()),
+                A::Buf(vec![0xff; 4 * 64]),
+                A::Buf([42u64, 0].iter().flat_map(|v| v.to_le_bytes()).collect()),
+            ],
+        )
+        .unwrap();
+        let buf = to_u32(&bufs[0]);
+        let old = to_u32(&bufs[1]);
+        for j in 0..8usize {
+            // Lanes j, j + 8, …: whatever order the lanes went in, sorted by
+            // the value each saw they chain from the initial to the final value.
+            let mut lanes: Vec<usize> = (j..64).step_by(8).collect();
+            lanes.sort_by_key(|&l| old[l]);
+            let mut at = init[j];
+            for &l in &lanes {
+                assert_eq!(old[l], at, "{t}: lane {l}'s return at dword {j}");
+                at += l as u32 + 1;
+            }
+            assert_eq!(buf[j], at, "{t}: dword {j}");
+        }
+        // umax at dwords 8..12: 8, 9, 10 in range; 11 is past num_records.
+        for j in 8..12usize {
+            let want = if j < 11 {
+                init[j].max(1000 + (j as u32 - 8) + 60)
+            } else {
+                init[j]
+            };
+            assert_eq!(buf[j], want, "{t}: umax dword {j}");
+        }
+        assert_eq!(&buf[12..], &init[12..], "{t}: past the buffer's range");
+        let cas: Vec<u64> = bufs[2]
+            .chunks(8)
+            .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(
+            cas,
+            vec![0x1122_3344_5566_7788, 42],
+            "{t}: cmpswap_x2 and its return"
+        );
+
+        // Scalar memory.
+        let l = load(&obj, "scalar_atomics");
+        let (bufs, _) = launch(
+            &l,
+            [1, 1, 1],
+            [64, 1, 1],
+            vec![A::Buf(u32s(&[10, 0, 50, 9])), A::Buf(vec![0xff; 4])],
+        )
+        .unwrap();
+        assert_eq!(
+            to_u32(&bufs[0]),
+            vec![15, 123, 77, 9],
+            "{t}: s_atomic_add, s_store_dword, s_atomic_umax"
+        );
+        assert_eq!(
+            to_u32(&bufs[1]),
+            vec![10],
+            "{t}: s_atomic_add's return (glc)"
+        );
+
+        if *t != "gfx90a" {
+            // 16 lanes add (1.5, -0.25) to each of 4 pairs starting at (1, 2): exact.
+            let l = load(&obj, "bf16_atomics");
+            let one_two = 0x4000_3f80u32; // bf16 2.0 (hi), 1.0 (lo)
+            let (bufs, _) =
+                launch(&l, [1, 1, 1], [64, 1, 1], vec![A::Buf(u32s(&[one_two; 4]))]).unwrap();
+            let want = (half::bf16::from_f32(2.0 - 4.0).to_bits() as u32) << 16
+                | half::bf16::from_f32(1.0 + 24.0).to_bits() as u32;
+            assert_eq!(
+                to_u32(&bufs[0]),
+                vec![want; 4],
+                "{t}: global_atomic_pk_add_bf16"
+            );
+        }
+    }
+}
+
+/// `s_setvskip` (the GCN ISA: VSKIP = S0[S1], vector instructions not issued),
+/// gfx950's `v_cvt_f32_bf16` (against the `half` crate, every bf16),
+/// gfx950's `v_permlane16_swap_b32`/`v_permlane32_swap_b32` (LLVM's
+/// definition: odd rows of the first operand swap with even rows of the
+/// second; rows 2–3 of the first with rows 0–1 of the second) and
+/// `v_cvt_off_f32_i4` (the ISA's table: a signed nibble over 16).
+#[test]
+fn vskip_permlane_swaps_and_cvt_off_match_their_definitions() {
+    let dir = tempfile_dir();
+    let l = load(&build("atomics2", "gfx950", &dir), "permlane_swaps");
+    let (bufs, _) = launch(&l, [1, 1, 1], [64, 1, 1], vec![A::Buf(vec![0xff; 4 * 256])]).unwrap();
+    let out = to_u32(&bufs[0]);
+    let (x, y) = (|l: usize| l as u32, |l: usize| 100 + l as u32);
+    for l in 0..64 {
+        let row = l / 16;
+        // permlane16: x's odd rows get y's even rows and vice versa.
+        let p0 = if row % 2 == 1 { y(l - 16) } else { x(l) };
+        let p1 = if row % 2 == 0 { x(l + 16) } else { y(l) };
+        let q0 = if row >= 2 { y(l - 32) } else { x(l) };
+        let q1 = if row < 2 { x(l + 32) } else { y(l) };
+        assert_eq!(
+            [out[l], out[64 + l], out[128 + l], out[192 + l]],
+            [p0, p1, q0, q1],
+            "lane {l}"
+        );
+    }
+    // gfx950's v_cvt_f32_bf16 on every bf16 (high halves set, to be ignored):
+    // the f32 with the same top 16 bits (NaNs: quiet NaN).
+    let l = load(&build("atomics2", "gfx950", &dir), "cvt_bf16");
+    let input: Vec<u32> = (0..65536u32).map(|b| 0xdead_0000 | b).collect();
+    let (bufs, _) = launch(
+        &l,
+        [256, 1, 1],
+        [256, 1, 1],
+        vec![A::Buf(u32s(&input)), A::Buf(vec![0xff; 4 * 65536])],
+    )
+    .unwrap();
+    let got = to_f32(&bufs[1]);
+    for (b, g) in got.iter().enumerate() {
+        let want = half::bf16::from_bits(b as u16).to_f32();
+        assert!(
+            g.to_bits() == want.to_bits() || (want.is_nan() && g.is_nan()),
+            "v_cvt_f32_bf16 of {b:#06x}: {g} vs {want}"
+        );
+    }
+    for t in TARGETS {
+        // s_setvskip (VSKIP = S0[S1]): bit 2 of 4 set skips the v_mov, bit 1 does not.
+        let l = load(&build("atomics2", t, &dir), "vskip");
+        let (bufs, _) = launch(&l, [1, 1, 1], [64, 1, 1], vec![A::Buf(vec![0xff; 512])]).unwrap();
+        let out = to_u32(&bufs[0]);
+        assert_eq!(
+            (&out[..64], &out[64..]),
+            (&[7u32; 64][..], &[42u32; 64][..]),
+            "{t}: s_setvskip"
+        );
+        let l = load(&build("atomics2", t, &dir), "cvt_off");
+        let input: Vec<u32> = (0..64).map(|i| 0xabcd_e000_u32 | i).collect();
+        let (bufs, _) = launch(
+            &l,
+            [1, 1, 1],
+            [64, 1, 1],
+            vec![A::Buf(u32s(&input)), A::Buf(vec![0xff; 256])],
+        )
+        .unwrap();
+        let got = to_f32(&bufs[1]);
+        let table = [
+            0.0, 0.0625, 0.125, 0.1875, 0.25, 0.3125, 0.375, 0.4375, -0.5, -0.4375, -0.375,
+            -0.3125, -0.25, -0.1875, -0.125, -0.0625f32,
+        ];
+        for i in 0..64 {
+            assert_eq!(
+                got[i],
+                table[i % 16],
+                "{t}: v_cvt_off_f32_i4 of {:#x}",
+                input[i]
+            );
+        }
+    }
+}

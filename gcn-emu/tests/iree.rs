@@ -1,6 +1,7 @@
 //! IREE's 256×256×256 f16 matmul (tests/corpus/iree, compiled by IREE 3.13,
-//! MFMA `v_mfma_f32_16x16x16_f16`) emulated and compared with a Rust f64
-//! reference: bit-exact on inputs whose products and sums are exact in f32,
+//! MFMA `v_mfma_f32_16x16x16_f16`; on gfx950 `v_mfma_f32_16x16x32_f16` fed
+//! by `ds_read_b64_tr_b16`), its conv and softmax, for gfx942, gfx90a and
+//! gfx950, emulated and compared with a Rust f64 reference: bit-exact on inputs whose products and sums are exact in f32,
 //! within 1e-3 absolute on random f16 inputs in [-1, 1).
 
 mod common;
@@ -53,7 +54,7 @@ fn run_matmul(target: &str, a: &[f32], b: &[f32]) -> Vec<f32> {
 
 #[test]
 fn iree_matmul_is_bit_exact_on_exactly_representable_inputs() {
-    for target in ["gfx942", "gfx90a"] {
+    for target in ["gfx942", "gfx90a", "gfx950"] {
         let mut r = Rng(21);
         // Multiples of 1/8 in [-1, 1): every partial sum is exact in f32.
         let a: Vec<f32> = (0..N * N)
@@ -91,7 +92,7 @@ fn iree_matmul_is_within_tolerance_on_random_f16() {
 fn iree_conv_is_bit_exact_on_exactly_representable_inputs() {
     // 1×34×34×64 input, 3×3×64×64 filter (HWCF), 1×32×32×64 output; 8 workgroups of 512.
     const K: &str = "conv_dispatch_0_conv_32x32x64x3x3x64_f16xf16xf32";
-    for target in ["gfx942", "gfx90a"] {
+    for target in ["gfx942", "gfx90a", "gfx950"] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join(format!("../tests/corpus/iree/{target}/conv.hsaco"));
         let l = load(&path, K);
@@ -143,7 +144,7 @@ fn iree_softmax_is_within_tolerance_of_f64() {
     // v_exp_f32 (hardware: an approximation; here: exp2 rounded), DPP adds
     // and packed f32 adds: compared within 1e-5 relative.
     const K: &str = "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store";
-    for target in ["gfx942", "gfx90a"] {
+    for target in ["gfx942", "gfx90a", "gfx950"] {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join(format!("../tests/corpus/iree/{target}/softmax.hsaco"));
         let l = load(&path, K);

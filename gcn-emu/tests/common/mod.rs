@@ -133,6 +133,15 @@ pub fn launch(
     block: [u32; 3],
     args: Vec<A>,
 ) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
+    launch_with(l, Launch::new(grid, block), args)
+}
+
+/// [`launch`] with a launch description of the caller's (dynamic LDS, …).
+pub fn launch_with(
+    l: &Loaded,
+    mut launch: Launch,
+    args: Vec<A>,
+) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
     let mem = Memory::new();
     let mut bases = Vec::new();
     let vals: Vec<ArgValue> = args
@@ -148,7 +157,6 @@ pub fn launch(
         })
         .collect();
     let k = l.co.kernel(&l.name).unwrap();
-    let mut launch = Launch::new(grid, block);
     launch.max_instructions = 10_000_000;
     let stats = run(&l.co, k, &l.program, &mem, &vals, &launch)?;
     let out: Vec<Vec<u8>> = bases.iter().map(|&b| mem.contents(b).unwrap()).collect();

@@ -14,7 +14,6 @@
 //! landed on.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use gcn_embed::TargetId;
 
@@ -42,7 +41,7 @@ pub fn objdump_path(tc: &Toolchain) -> PathBuf {
 /// Disassemble `hsaco`, normalized by [`normalize`].
 pub fn disassemble(tc: &Toolchain, hsaco: &Path, job: &str) -> Result<String, Diagnostics> {
     let objdump = objdump_path(tc);
-    let mut cmd = Command::new(&objdump);
+    let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
     cmd.args([
         "-d",
         "--symbolize-operands",

@@ -381,7 +381,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
             .map_err(|e| usage(format!("cannot write a temporary file: {e}")))?;
         let objdump = tc.llvm_tool("llvm-objdump");
-        let mut cmd = std::process::Command::new(&objdump);
+        let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
         cmd.args(["-d", "--symbolize-operands"]).arg(file.path());
         let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
         let out = tc

@@ -203,7 +203,7 @@ fn cc1as_command(
     obj: &OsStr,
     src: &OsStr,
 ) -> Command {
-    let mut cmd = Command::new(&toolchain.clang);
+    let mut cmd = crate::stage::toolchain::run::tool_command(&toolchain.clang);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .env("LANG", "C")
@@ -617,8 +617,10 @@ mod tests {
         let tc = toolchain();
         let target = TargetId::parse("gfx942").unwrap();
         let cmd = clang_command(&tc, &target, Path::new("x.s"), Path::new("x.o"));
-        let args: Vec<String> = cmd
-            .get_args()
+        // The tool's own arguments (without the `setpriv` wrapper).
+        let args: Vec<String> = crate::stage::toolchain::run::tool_and_args(&cmd)
+            .1
+            .iter()
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         assert_eq!(

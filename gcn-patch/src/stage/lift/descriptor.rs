@@ -13,7 +13,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::process::Command;
 
 use gcn_embed::TargetId;
 use object::{Object, ObjectSection, ObjectSymbol};
@@ -42,7 +41,7 @@ pub fn objdump_blocks(
     job: &str,
 ) -> Result<BTreeMap<String, Vec<String>>, Diagnostic> {
     let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = Command::new(&objdump);
+    let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .args(["-D", "-j", ".rodata"])

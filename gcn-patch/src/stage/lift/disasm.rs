@@ -4,7 +4,6 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use crate::base::diag::Diagnostic;
 use crate::stage::toolchain::Toolchain;
@@ -40,7 +39,7 @@ pub fn disassemble(
     job: &str,
 ) -> Result<Listing, Diagnostic> {
     let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = Command::new(&objdump);
+    let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .args(["-d", "-z", "--symbolize-operands", "-j", ".text"]);

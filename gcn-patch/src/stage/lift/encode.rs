@@ -46,6 +46,21 @@ impl Refusal {
     }
 }
 
+/// The instructions llvm-objdump could not decode (empty text): those stay
+/// raw whatever the assembler says. Indexes count instructions only.
+pub fn undecoded(items: &[Item]) -> BTreeMap<usize, Refusal> {
+    items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Insn(t, _) => Some(*t),
+            Item::Label(_) => None,
+        })
+        .enumerate()
+        .filter(|(_, t)| t.is_empty())
+        .map(|(i, _)| (i, Refusal::Undecoded))
+        .collect()
+}
+
 /// Check `items`; returns the instructions (indices among the `Insn` items)
 /// that must be kept as raw encodings, with the reason.
 pub fn check(

@@ -214,9 +214,8 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
         }
         items.push(encode::Item::Insn(&texts[i], &insn.bytes));
     }
-    let refused = encode::check(tc, &co.target, &items, &job)?;
 
-    // Descriptors.
+    // Descriptors and metadata, as llvm-objdump and llvm-readelf print them.
     let kernels = co.kernels();
     let mut wanted = BTreeMap::new();
     for k in &kernels {
@@ -225,18 +224,10 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
         }
     }
     let blocks = descriptor::objdump_blocks(tc, file.path(), &job)?;
-    let descriptors = descriptor::lift(
-        tc,
-        &co.target,
-        co.code_object_version,
-        &wanted,
-        &blocks,
-        descriptor::CodeUse {
-            vcc: texts.iter().any(|t| uses_vcc(t)),
-            sgprs: sgprs_used(&texts),
-        },
-        &job,
-    )?;
+    let code_use = descriptor::CodeUse {
+        vcc: texts.iter().any(|t| uses_vcc(t)),
+        sgprs: sgprs_used(&texts),
+    };
     let yaml = match &co.metadata {
         Some(_) => Some(metadata::yaml(tc, file.path(), &job)?.ok_or_else(|| {
             Diagnostic::error(format!(
@@ -246,68 +237,68 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
         })?),
         None => None,
     };
-
-    let mut notes = Vec::new();
-    let asm = emit(&Emit {
+    let parts = Parts {
         co: &co,
         origin,
         insns: &insns,
         texts: &texts,
         labels: &labels,
-        refused: &refused,
-        descriptors: &descriptors,
         wanted: &wanted,
         yaml: yaml.as_deref(),
-    });
-    let raw_descriptors: Vec<String> = descriptors
-        .iter()
-        .filter(|(_, d)| matches!(d, descriptor::Lifted::Raw(_)))
-        .map(|(k, _)| k.clone())
-        .collect();
-    if !refused.is_empty() {
-        let mut why: BTreeMap<String, usize> = BTreeMap::new();
-        for r in refused.values() {
-            let key = match r {
-                encode::Refusal::Undecoded => "llvm-objdump cannot decode them".to_string(),
-                encode::Refusal::Rejected(m) => format!("the assembler rejects them ({m})"),
-                encode::Refusal::Reencoded(_) => {
-                    "the assembler encodes them differently".to_string()
-                }
-            };
-            *why.entry(key).or_default() += 1;
-        }
-        let parts: Vec<String> = why.iter().map(|(k, n)| format!("{n}: {k}")).collect();
-        notes.push(format!(
-            "{} of {} instructions are kept as raw encodings (`.long … ; raw: …`): {}",
-            refused.len(),
-            insns.len(),
-            parts.join("; ")
-        ));
-    }
-    for k in &raw_descriptors {
-        if let Some(descriptor::Lifted::Raw(why)) = descriptors.get(k) {
-            notes.push(format!(
-                "the descriptor of `{k}` is kept as raw bytes: {why}"
-            ));
-        }
-    }
-    if co.dynamic_relocations > 0 {
-        notes.push(format!(
-            "{} dynamic relocations: the data they patch is kept as bytes",
-            co.dynamic_relocations
-        ));
-    }
-    let identity = if opts.verify {
+    };
+    let verify = |asm: &str| {
         identity::verify(
             tc,
             &identity::Input {
                 co: &co,
-                asm: &asm,
+                asm,
                 origin,
                 insns: &insns,
                 texts: &texts,
             },
-        )?
+        )
+    };
+
+    // The descriptors: the first of llvm-objdump's block's variants that
+    // llvm-mc assembles to the original bytes (small inputs, cheap runs).
+    let descriptors = descriptor::lift(
+        tc,
+        &co.target,
+        co.code_object_version,
+        &wanted,
+        &blocks,
+        code_use,
+        &job,
+    )?;
+
+    // First the likely answer: every decoded instruction as text. When it
+    // rebuilds identical, that is the proof, and the per-instruction
+    // re-encoding run (llvm-mc printing every encoding: the costliest tool
+    // run of a lift after the disassembly) is not needed.
+    if opts.verify {
+        let refused = encode::undecoded(&items);
+        let (asm, notes, raw_descriptors) = parts.finish(&refused, &descriptors);
+        if let Ok(identity) = verify(&asm) {
+            return Ok(Lifted {
+                asm,
+                target: co.target,
+                code_object_version: co.code_object_version,
+                kernels,
+                instructions: insns.len(),
+                raw_instructions: refused.len(),
+                raw_descriptors,
+                notes,
+                identity,
+            });
+        }
+    }
+
+    // Otherwise find the instructions that must stay raw: those llvm-mc
+    // rejects or encodes differently.
+    let refused = encode::check(tc, &co.target, &items, &job)?;
+    let (asm, notes, raw_descriptors) = parts.finish(&refused, &descriptors);
+    let identity = if opts.verify {
+        verify(&asm)?
     } else {
         Identity::NotVerified
     };
@@ -322,6 +313,80 @@ pub fn lift(bytes: &[u8], origin: &Path, opts: &LiftOptions) -> Result<Lifted, D
         notes,
         identity,
     })
+}
+
+/// What a lift emits from, apart from the two decisions [`Parts::finish`]
+/// takes: which instructions stay raw, and how each descriptor is written.
+struct Parts<'a> {
+    co: &'a elf::CodeObject,
+    origin: &'a Path,
+    insns: &'a [disasm::Insn],
+    texts: &'a [String],
+    labels: &'a BTreeMap<u64, Vec<String>>,
+    wanted: &'a BTreeMap<String, [u8; 64]>,
+    yaml: Option<&'a str>,
+}
+
+impl Parts<'_> {
+    /// The asm, the notes for the user, and the kernels whose descriptor
+    /// stays raw bytes.
+    fn finish(
+        &self,
+        refused: &BTreeMap<usize, encode::Refusal>,
+        descriptors: &BTreeMap<String, descriptor::Lifted>,
+    ) -> (String, Vec<String>, Vec<String>) {
+        let asm = emit(&Emit {
+            co: self.co,
+            origin: self.origin,
+            insns: self.insns,
+            texts: self.texts,
+            labels: self.labels,
+            refused,
+            descriptors,
+            wanted: self.wanted,
+            yaml: self.yaml,
+        });
+        let raw_descriptors: Vec<String> = descriptors
+            .iter()
+            .filter(|(_, d)| matches!(d, descriptor::Lifted::Raw(_)))
+            .map(|(k, _)| k.clone())
+            .collect();
+        let mut notes = Vec::new();
+        if !refused.is_empty() {
+            let mut why: BTreeMap<String, usize> = BTreeMap::new();
+            for r in refused.values() {
+                let key = match r {
+                    encode::Refusal::Undecoded => "llvm-objdump cannot decode them".to_string(),
+                    encode::Refusal::Rejected(m) => format!("the assembler rejects them ({m})"),
+                    encode::Refusal::Reencoded(_) => {
+                        "the assembler encodes them differently".to_string()
+                    }
+                };
+                *why.entry(key).or_default() += 1;
+            }
+            let parts: Vec<String> = why.iter().map(|(k, n)| format!("{n}: {k}")).collect();
+            notes.push(format!(
+                "{} of {} instructions are kept as raw encodings (`.long … ; raw: …`): {}",
+                refused.len(),
+                self.insns.len(),
+                parts.join("; ")
+            ));
+        }
+        for k in &raw_descriptors {
+            if let Some(descriptor::Lifted::Raw(why)) = descriptors.get(k) {
+                notes.push(format!(
+                    "the descriptor of `{k}` is kept as raw bytes: {why}"
+                ));
+            }
+        }
+        if self.co.dynamic_relocations > 0 {
+            notes.push(format!(
+                "{} dynamic relocations: the data they patch is kept as bytes",
+                self.co.dynamic_relocations
+            ));
+        }
+        (asm, notes, raw_descriptors)
+    }
 }
 
 /// Whether an instruction names `vcc` (`vcc`, `vcc_lo`, `vcc_hi`).

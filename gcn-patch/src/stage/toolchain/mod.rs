@@ -611,7 +611,7 @@ fn llvm_mc_of(c: &Candidate) -> Option<PathBuf> {
 fn mc_version(mc: &Path, timeout: Duration) -> Option<LlvmVersion> {
     let job = format!("probing {}", mc.display());
     run_tool(
-        Command::new(mc).arg("--version").env_clear(),
+        run::tool_command(mc).arg("--version").env_clear(),
         &ToolRun {
             tool: "llvm-mc",
             job: &job,
@@ -642,7 +642,7 @@ fn probe(c: &Candidate, timeout: Duration) -> Result<Toolchain, String> {
     let probe_run = |flag: &str| {
         let job = format!("probing {}", c.clang.display());
         run_tool(
-            Command::new(&c.clang).arg(flag).env_clear(),
+            run::tool_command(&c.clang).arg(flag).env_clear(),
             &ToolRun {
                 tool: "clang",
                 job: &job,
@@ -784,7 +784,7 @@ fn find_in(
 /// `features` as `--mattr`. Callers add what to make and where (the
 /// assembler: an object from stdin to stdout; lift: encodings, descriptors).
 pub fn llvm_mc_command(mc: &Path, triple: &str, target: &TargetId, features: &[String]) -> Command {
-    let mut cmd = Command::new(mc);
+    let mut cmd = run::tool_command(mc);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .env("LANG", "C")

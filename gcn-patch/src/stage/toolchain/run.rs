@@ -26,7 +26,9 @@
 //!   unkillable on a signal);
 //! - on Linux, asks the kernel to `SIGKILL` the tool when the thread that
 //!   started it dies (`PR_SET_PDEATHSIG`), which covers `SIGKILL` of this
-//!   process, where no handler can run;
+//!   process, where no handler can run. Tools built with [`tool_command`]
+//!   get it from `setpriv`, so they start with `posix_spawn` and never copy
+//!   this process's memory;
 //! - has stdin closed, or fed from memory ([`run_tool_with_input`]), and
 //!   stdout and stderr captured concurrently (no pipe can fill up and stall
 //!   the tool; a tool that exits without reading all its input is no error
@@ -37,8 +39,10 @@
 //! tool is reaped only after the watchdog is stopped and the group is killed,
 //! so a process-group id is never signalled after it could have been reused.
 
+use std::ffi::OsStr;
 use std::fmt;
 use std::io::{self, Read, Write};
+use std::path::Path;
 use std::process::{Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -176,7 +180,70 @@ pub fn show_secs(t: Duration) -> String {
     }
 }
 
-/// The command line of `cmd`, shell-quoted where needed.
+/// A [`Command`] for the external tool `program`, to be run with
+/// [`run_tool`]. Build every tool command with this.
+///
+/// On Linux, when util-linux's `setpriv` is installed and `program` exists,
+/// the tool is started as `setpriv --pdeathsig KILL -- PROGRAM ARGS…`:
+/// `setpriv` sets the parent-death signal and execs the tool (the signal
+/// survives the exec), so no `pre_exec` hook is needed and the standard
+/// library starts the tool with `posix_spawn` instead of `fork`. A fork
+/// copies this process's page tables: with gigabytes of lifted files in
+/// memory, thousands of forks were most of a large import's time.
+/// Arguments, environment (`env_clear` included) and working directory set
+/// on the returned command reach the tool unchanged, and messages show the
+/// tool's own command line ([`command_line`]). Elsewhere, or without a
+/// usable `setpriv`, a plain `Command::new(program)`, started with `fork`
+/// and a hook that sets the signal itself.
+pub fn tool_command(program: impl AsRef<OsStr>) -> Command {
+    let program = program.as_ref();
+    match sys::spawn_wrapper() {
+        Some(wrapper) if exists(program) => {
+            let mut cmd = Command::new(wrapper);
+            cmd.args(WRAPPER_ARGS).arg(program);
+            cmd
+        }
+        _ => Command::new(program),
+    }
+}
+
+/// The arguments `tool_command` puts between `setpriv` and the tool.
+const WRAPPER_ARGS: [&str; 3] = ["--pdeathsig", "KILL", "--"];
+
+/// Whether `program` names an existing file, directly or on `PATH`: only
+/// then is it wrapped (a missing tool stays a spawn error naming the tool).
+fn exists(program: &OsStr) -> bool {
+    let path = Path::new(program);
+    if path.components().count() > 1 {
+        return path.is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|dirs| std::env::split_paths(&dirs).any(|d| d.join(path).is_file()))
+}
+
+/// The tool `cmd` runs and its arguments, without the `setpriv` wrapper of
+/// [`tool_command`].
+pub(crate) fn tool_and_args(cmd: &Command) -> (&OsStr, Vec<&OsStr>) {
+    let args: Vec<&OsStr> = cmd.get_args().collect();
+    if is_wrapped(cmd) {
+        (
+            args[WRAPPER_ARGS.len()],
+            args[WRAPPER_ARGS.len() + 1..].to_vec(),
+        )
+    } else {
+        (cmd.get_program(), args)
+    }
+}
+
+/// Whether `cmd` was wrapped by [`tool_command`].
+fn is_wrapped(cmd: &Command) -> bool {
+    sys::spawn_wrapper().is_some_and(|w| cmd.get_program() == w.as_os_str())
+        && cmd.get_args().count() > WRAPPER_ARGS.len()
+        && cmd.get_args().zip(WRAPPER_ARGS).all(|(a, w)| a == w)
+}
+
+/// The command line of `cmd` (the tool's, without a [`tool_command`]
+/// wrapper), shell-quoted where needed.
 pub fn command_line(cmd: &Command) -> String {
     let quote = |s: &std::ffi::OsStr| {
         let s = s.to_string_lossy();
@@ -189,8 +256,9 @@ pub fn command_line(cmd: &Command) -> String {
             format!("'{}'", s.replace('\'', r"'\''"))
         }
     };
-    std::iter::once(quote(cmd.get_program()))
-        .chain(cmd.get_args().map(quote))
+    let (program, args) = tool_and_args(cmd);
+    std::iter::once(quote(program))
+        .chain(args.into_iter().map(quote))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -222,7 +290,7 @@ pub fn run_tool_with_input(
     })
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
-    sys::prepare(cmd);
+    sys::prepare(cmd, is_wrapped(cmd));
     // A slot in the live table first (waiting for one if all are taken), so
     // the tool is registered from its start.
     let slot = sys::reserve();
@@ -311,9 +379,10 @@ mod sys {
 
     use std::io;
     use std::os::unix::process::CommandExt;
-    use std::process::{Child, Command};
+    use std::path::{Path, PathBuf};
+    use std::process::{Child, Command, Stdio};
     use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
-    use std::sync::{mpsc, Condvar, Mutex, Once};
+    use std::sync::{mpsc, Condvar, Mutex, Once, OnceLock};
     use std::time::Duration;
 
     use super::{watchdog, Waited};
@@ -391,12 +460,43 @@ mod sys {
         });
     }
 
-    /// Own process group; on Linux, SIGKILL when the starting thread dies.
-    pub(super) fn prepare(cmd: &mut Command) {
+    /// `setpriv`, where it can set the parent-death signal (probed once).
+    pub(super) fn spawn_wrapper() -> Option<&'static Path> {
+        static WRAPPER: OnceLock<Option<PathBuf>> = OnceLock::new();
+        WRAPPER
+            .get_or_init(|| {
+                if !cfg!(target_os = "linux") {
+                    return None;
+                }
+                let setpriv = ["/usr/bin/setpriv", "/bin/setpriv"]
+                    .iter()
+                    .map(PathBuf::from)
+                    .find(|p| p.is_file())?;
+                // It must accept `--pdeathsig` and exec a program.
+                let ok = Command::new(&setpriv)
+                    .args(super::WRAPPER_ARGS)
+                    .arg(&setpriv)
+                    .arg("--version")
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success());
+                ok.then_some(setpriv)
+            })
+            .as_deref()
+    }
+
+    /// Own process group; on Linux, SIGKILL when the starting thread dies:
+    /// set by the `setpriv` wrapper of a [`super::tool_command`] (`wrapped`),
+    /// else by a `pre_exec` hook (which makes the standard library fork).
+    pub(super) fn prepare(cmd: &mut Command, wrapped: bool) {
         install_handlers();
         cmd.process_group(0);
+        #[cfg(not(target_os = "linux"))]
+        let _ = wrapped;
         #[cfg(target_os = "linux")]
-        {
+        if !wrapped {
             let parent = std::process::id() as libc::pid_t;
             // SAFETY: only async-signal-safe calls (prctl, getppid, _exit)
             // between fork and exec.
@@ -530,7 +630,11 @@ mod sys {
 
     use super::Waited;
 
-    pub(super) fn prepare(_cmd: &mut Command) {}
+    pub(super) fn prepare(_cmd: &mut Command, _wrapped: bool) {}
+
+    pub(super) fn spawn_wrapper() -> Option<&'static std::path::Path> {
+        None
+    }
 
     pub(super) fn set_signal_handlers(_install: bool) {}
 
@@ -651,6 +755,27 @@ mod tests {
         let err = run(&mut Command::new("/nonexistent/clang"), 60.0).unwrap_err();
         assert!(matches!(err.failure, ToolFailure::Spawn(_)), "{err}");
         assert!(err.to_diagnostic().render().contains("GCN_PATCH_LLVM_BIN"));
+    }
+
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn tool_commands_start_through_setpriv_with_the_tools_own_environment() {
+        // Debian's util-linux ships setpriv; the wrapper must be found here.
+        assert!(
+            sys::spawn_wrapper().is_some(),
+            "setpriv --pdeathsig is unusable: install util-linux"
+        );
+        let mut cmd = tool_command("/usr/bin/env");
+        cmd.env_clear().env("ONLY", "this");
+        assert!(is_wrapped(&cmd));
+        assert_eq!(command_line(&cmd), "/usr/bin/env");
+        let out = run(&mut cmd, 60.0).unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "ONLY=this\n");
+        // A missing tool is not wrapped: still a spawn error naming it.
+        let mut missing = tool_command("/nonexistent/clang");
+        assert!(!is_wrapped(&missing));
+        let err = run(&mut missing, 60.0).unwrap_err();
+        assert!(matches!(err.failure, ToolFailure::Spawn(_)), "{err}");
     }
 
     #[test]
