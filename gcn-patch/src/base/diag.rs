@@ -134,6 +134,7 @@ codes! {
     InvalidTarget = "GP0008", Input, "a requested target ID or family is not valid";
     EmptyAsm = "GP0009", Input, "an assembly file is empty";
     NotUtf8 = "GP0010", Input, "a text input (dump or patch) is not UTF-8";
+    FeatureDisabled = "GP0011", Input, "the operation needs a cargo feature of gcn-patch that this build leaves out (`lift`)";
 
     // GP01xx: manifest, lock, accepted findings.
     ManifestUnreadable = "GP0101", Manifest, "the manifest cannot be read";

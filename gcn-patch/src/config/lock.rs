@@ -1,7 +1,8 @@
 //! `kernels.lock`: what a build produced, for reproducible per-target builds.
 //!
 //! Written next to the manifest (`kernels.toml` → `kernels.lock`) by
-//! `gcn-patch build` and by gcn-build: per kernel × target the sha256 of the
+//! `gcn-patch build`, and by gcn-build when asked (`Build::write_lock`,
+//! `GCN_BUILD_WRITE_LOCK=1`; never in a packaged copy): per kernel × target the sha256 of the
 //! patched, retargeted asm that was assembled and of the code object, plus the
 //! toolchain identity (the first line of `clang --version`: no machine paths).
 //! Entries are sorted by kernel then target; the file is TOML, meant for git.
@@ -128,7 +129,7 @@ impl Lock {
         let mut merged = self.clone();
         if let Some(old) = old {
             for (key, e) in &old.entries {
-                if !merged.entries.contains_key(key) && manifest.kernel(&e.kernel).is_some() {
+                if !merged.entries.contains_key(key) && manifest.kernel(&e.kernel).is_ok() {
                     merged.entries.insert(key.clone(), e.clone());
                 }
             }
@@ -200,17 +201,16 @@ impl Lock {
 
     /// Write the lock atomically if its text changed.
     pub fn write(&self, path: &Path) -> Result<(), Diagnostic> {
-        let text = self.render();
-        if std::fs::read_to_string(path).ok().as_deref() == Some(text.as_str()) {
-            return Ok(());
-        }
-        crate::base::output::write_atomic(path, text.as_bytes()).map_err(|e| {
-            Diagnostic::error(
-                Code::WriteFailed,
-                format!("cannot write `{}`: {e}", path.display()),
-            )
-            .with_help("the lock is written next to the manifest: make that directory writable")
-        })
+        use crate::base::output::{write_if_changed, Durability};
+        write_if_changed(path, self.render().as_bytes(), Durability::Synced)
+            .map(drop)
+            .map_err(|e| {
+                Diagnostic::error(
+                    Code::WriteFailed,
+                    format!("cannot write `{}`: {e}", path.display()),
+                )
+                .with_help("the lock is written next to the manifest: make that directory writable")
+            })
     }
 }
 

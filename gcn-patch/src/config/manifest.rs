@@ -619,9 +619,39 @@ impl Manifest {
         })
     }
 
-    /// The kernel named `name`.
-    pub fn kernel(&self, name: &str) -> Option<&KernelSpec> {
-        self.kernels.iter().find(|k| k.name == name)
+    /// The kernel named `name`, or the one "unknown kernel" error: the
+    /// manifest's kernels and the nearest names ("did you mean").
+    pub fn kernel(&self, name: &str) -> Result<&KernelSpec, Diagnostic> {
+        self.kernel_index(name).map(|i| &self.kernels[i])
+    }
+
+    /// The position in [`Manifest::kernels`] of the kernel named `name` (the
+    /// job's `kernel`), or the error of [`Manifest::kernel`].
+    pub fn kernel_index(&self, name: &str) -> Result<usize, Diagnostic> {
+        if let Some(i) = self.kernels.iter().position(|k| k.name == name) {
+            return Ok(i);
+        }
+        let names: Vec<&str> = self.kernels.iter().map(|k| k.name.as_str()).collect();
+        // Close in edit distance (a swap of two neighbours counts once), relative
+        // to the name's length, as rustc and cargo judge it.
+        let limit = (name.chars().count() / 3).max(1);
+        let mut near: Vec<(usize, &str)> = names
+            .iter()
+            .map(|n| (strsim::osa_distance(name, n), *n))
+            .filter(|&(d, _)| d <= limit)
+            .collect();
+        near.sort();
+        let mut d = Diagnostic::error(
+            Code::NoSuchKernel,
+            format!("no kernel `{name}` in {}", self.shown().display()),
+        )
+        .with_note(format!("kernels: {}", names.join(", ")));
+        if let Some((_, best)) = near.first() {
+            d = d.with_help(format!("did you mean `{best}`?"));
+        }
+        Err(d.with_help(
+            "pass the `name` of a [[kernel]] in the manifest (`gcn-patch import` adds them)",
+        ))
     }
 
     /// The manifest, every source, patch and accepted-findings file (for

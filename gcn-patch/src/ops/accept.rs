@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{find_kernel, Tools};
+use super::Tools;
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::config::accept::{key, DIR};
 use crate::config::manifest::Manifest;
@@ -26,7 +26,7 @@ pub struct Accepted {
 pub fn accept(manifest: &Path, kernel: &str, tools: &Tools) -> Result<Accepted, Diagnostics> {
     let m = Manifest::load(manifest)?;
     let assembler_major = tools.assembler_major(Some(&m));
-    let ki = find_kernel(&m, kernel)?;
+    let ki = m.kernel_index(kernel)?;
     let plan = crate::pipeline::plan(&m, &[])?;
     let mut lines = Vec::new();
     let mut errors = Vec::new();

@@ -92,18 +92,38 @@ pub(crate) fn read_baseline(
         .with_help("pass the unpatched original: the asm, or the code object it was lifted from")
     })?;
     if is_binary(&bytes) {
-        let tc = &tools.find(None)?;
-        // The baseline is only read for its findings: its rebuild is not
-        // checked (that is `lift`'s job, and would double the cost).
-        let opts = crate::stage::lift::LiftOptions {
-            toolchain: tc,
-            verify: false,
-        };
-        let lifted = crate::stage::lift::lift_file(path, Some(target), &opts)
-            .or_else(|_| crate::stage::lift::lift_file(path, None, &opts))?;
-        return Ok(Document::from_source(&lifted.asm, path));
+        return lift_baseline(path, target, tools);
     }
     read_asm(path)
+}
+
+/// A binary baseline, lifted for `target` (else for its own processor).
+#[cfg(feature = "lift")]
+fn lift_baseline(path: &Path, target: &TargetId, tools: &Tools) -> Result<Document, Diagnostics> {
+    let tc = &tools.find(None)?;
+    // The baseline is only read for its findings: its rebuild is not
+    // checked (that is `lift`'s job, and would double the cost).
+    let opts = crate::stage::lift::LiftOptions {
+        toolchain: tc,
+        verify: false,
+    };
+    let lifted = crate::stage::lift::lift_file(path, Some(target), &opts)
+        .or_else(|_| crate::stage::lift::lift_file(path, None, &opts))?;
+    Ok(Document::from_source(&lifted.asm, path))
+}
+
+/// Without the `lift` feature a binary baseline cannot be read.
+#[cfg(not(feature = "lift"))]
+fn lift_baseline(path: &Path, _: &TargetId, _: &Tools) -> Result<Document, Diagnostics> {
+    Err(Diagnostic::error(
+        Code::FeatureDisabled,
+        format!(
+            "baseline `{}` is a binary: reading it needs gcn-patch's `lift` feature",
+            path.display()
+        ),
+    )
+    .with_help("pass the unpatched asm, or enable the feature (the `gcn-patch` command has it)")
+    .into())
 }
 
 /// `base` with each line that a diff alignment matches to a line of `asm`

@@ -7,10 +7,11 @@ use gcn_embed::TargetId;
 
 use super::Tools;
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
+use crate::base::output::{write_if_changed, Durability};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
-use crate::pipeline::build::{build_all, BuildOptions, Progress};
-use crate::pipeline::cache::{self, Hit, ObjectCache};
+use crate::pipeline::build::{build_all, BuildOptions, Observer, State};
+use crate::pipeline::cache::ObjectCache;
 
 /// Which jobs to build and where their objects go.
 #[derive(Debug, Clone)]
@@ -43,28 +44,6 @@ impl BuildRequest {
     /// How many jobs run at once.
     pub fn max_jobs(&self) -> usize {
         crate::base::jobs::workers(self.jobs)
-    }
-}
-
-/// Where a built object came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Assembled and linked by this build.
-    Assembled,
-    /// From the output directory's cache.
-    Cached,
-    /// From the shared cache (`GCN_PATCH_CACHE_DIR`).
-    Shared,
-}
-
-impl State {
-    /// The word the summary table shows.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Assembled => "assembled",
-            State::Cached => "cached",
-            State::Shared => "shared",
-        }
     }
 }
 
@@ -106,23 +85,13 @@ impl BuildReport {
     }
 }
 
-/// Called before the build starts, with the number of jobs, then once per
-/// finished job (from the job's thread).
-pub trait Observer: Sync {
-    /// The build is about to run `jobs` jobs, `max_jobs` at a time.
-    fn start(&self, _jobs: usize, _max_jobs: usize) {}
-    /// A job finished.
-    fn progress(&self, _p: Progress<'_>) {}
-}
-
-/// An observer that observes nothing.
-pub struct Quiet;
-impl Observer for Quiet {}
-
 /// `gcn-patch build` / `triton-override`: plan, build in parallel through the
-/// shared engine, check or write the lock, install the objects (files are
+/// shared engine (`observer` watching it), check or write the lock, install the objects (files are
 /// written only when their bytes changed).
-pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport, Diagnostics> {
+pub fn build(
+    req: &BuildRequest,
+    observer: Option<&dyn Observer>,
+) -> Result<BuildReport, Diagnostics> {
     let manifest = &req.manifest;
     let out = &req.out;
     let m = Manifest::load(manifest)?;
@@ -180,8 +149,6 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
     let tc = req.tools.find(Some(&m))?;
     let shared = super::shared_cache()?;
     let state_dir = out.join(".gcn-patch");
-    observer.start(plan.jobs.len(), max_jobs);
-    let progress = |p: Progress<'_>| observer.progress(p);
     let opts = BuildOptions {
         toolchain: &tc,
         cache: ObjectCache {
@@ -191,7 +158,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
         work_dir: state_dir.join("work"),
         max_jobs,
         tokens: &crate::base::jobs::Unlimited,
-        progress: Some(&progress),
+        progress: observer,
     };
     let built = build_all(&m, &plan, &opts)?;
     let lock = crate::config::lock::record(&m, &tc, &built, req.locked)?;
@@ -207,7 +174,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
             .iter()
             .filter(|(k, t, _)| *k == b.job.kernel && *t == b.target)
         {
-            cache::write_if_changed(p, &b.bytes).map_err(|e| {
+            write_if_changed(p, &b.bytes, Durability::Unsynced).map_err(|e| {
                 Diagnostic::error(
                     Code::WriteFailed,
                     format!("cannot write `{}`: {e}", p.display()),
@@ -216,16 +183,13 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
             })?;
             written.push(relative(p, out));
         }
+        let state = b.state();
         report.notes.extend(b.notes);
         report.accepted += b.accepted;
         report.rows.push(Row {
             kernel: b.kernel,
             target: b.target,
-            state: match b.cached {
-                None => State::Assembled,
-                Some(Hit::Local) => State::Cached,
-                Some(_) => State::Shared,
-            },
+            state,
             sha256: b.sha256,
             files: written,
         });

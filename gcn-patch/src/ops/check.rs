@@ -39,7 +39,7 @@ pub struct CheckReport {
 /// run every check and, with `assemble` (the CLI's default), assemble, link
 /// and verify each job: in parallel (`jobs` at once, default the number of
 /// CPUs), through the build engine and its object cache (the shared one,
-/// `GCN_PATCH_CACHE_DIR`, when set; nothing is written next to the
+/// `GCN_BUILD_CACHE_DIR`, when set; nothing is written next to the
 /// manifest), so "ok" means it builds.
 /// An `Err` is a manifest that cannot be planned; failing jobs are in the report.
 pub fn check(

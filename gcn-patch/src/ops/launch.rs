@@ -19,7 +19,7 @@ use gcn_emu::launch::{Comparison, LaunchSpec, Output, Tolerance};
 use gcn_emu::load::CodeObject;
 use gcn_emu::memory::Memory;
 
-use super::{find_kernel, parse_target, scratch, Tools};
+use super::{parse_target, scratch, Tools};
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::config::manifest::{KernelSpec, Manifest};
 use crate::pipeline::{self, Job, Plan, Prepared};
@@ -332,7 +332,7 @@ fn run_once(
 /// every buffer compared.
 pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Diagnostics> {
     let m = Manifest::load(&opts.manifest)?;
-    let ki = find_kernel(&m, &opts.kernel)?;
+    let ki = m.kernel_index(&opts.kernel)?;
     let k = &m.kernels[ki];
     if k.launches.is_empty() {
         return Err(no_launch(&m, k));
@@ -401,7 +401,7 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
     let m = Manifest::load(&opts.manifest)?;
     let kernels: Vec<usize> = match &opts.kernel {
         Some(name) => {
-            let ki = find_kernel(&m, name)?;
+            let ki = m.kernel_index(name)?;
             if m.kernels[ki].launches.is_empty() {
                 return Err(no_launch(&m, &m.kernels[ki]));
             }

@@ -12,7 +12,7 @@
 //! | `check` | [`check::check`] |
 //! | `lint` | [`lint::lint`] |
 //! | `build`, `triton-override` | [`build::build`] |
-//! | `lift`, `import` | [`lift::lift`], [`import::import`] |
+//! | `lift`, `import` (feature `lift`) | `lift::lift`, `import::import` |
 //! | `pin`, `edit`, `save`, `patches`, `drop` | [`crate::ops::pin::pin()`], [`crate::ops::quilt::edit`], [`crate::ops::quilt::save`], [`crate::ops::quilt::list`], [`crate::ops::quilt::drop`] |
 //! | `accept` | [`accept::accept`] |
 //! | `targets` | [`targets::targets`] |
@@ -25,11 +25,13 @@ pub mod accept;
 pub mod asm;
 pub mod build;
 pub mod check;
+#[cfg(feature = "lift")]
 pub mod import;
 pub mod install;
 pub mod kernel;
 #[cfg(feature = "cli")]
 pub mod launch;
+#[cfg(feature = "lift")]
 pub mod lift;
 pub mod lint;
 pub mod objdiff;
@@ -143,7 +145,7 @@ pub fn refuse_directory(out: &Path) -> Result<(), Diagnostics> {
     Ok(())
 }
 
-/// The shared object cache `GCN_PATCH_CACHE_DIR` names, if any.
+/// The shared object cache `GCN_BUILD_CACHE_DIR` names, if any.
 pub(crate) fn shared_cache() -> Result<Option<crate::pipeline::cache::SharedCache>, Diagnostics> {
     crate::pipeline::cache::SharedCache::from_env(&env).map_err(|e| {
         Diagnostic::error(Code::InvalidEnvVar, e)
@@ -161,23 +163,6 @@ pub(crate) fn scratch() -> Result<tempfile::TempDir, Diagnostics> {
         )
         .into()
     })
-}
-
-/// The index of kernel `name` in the manifest.
-pub fn find_kernel(m: &Manifest, name: &str) -> Result<usize, Diagnostics> {
-    m.kernels
-        .iter()
-        .position(|k| k.name == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
-            Diagnostic::error(
-                Code::NoSuchKernel,
-                format!("no kernel `{name}` in {}", m.path.display()),
-            )
-            .with_note(format!("kernels: {}", names.join(", ")))
-            .with_help("pass the `name` of a [[kernel]] in the manifest")
-            .into()
-        })
 }
 
 /// The job of kernel `ki` for `target`, or its first job when no target is given.

@@ -74,16 +74,7 @@ pub fn pin(
 ) -> Result<Vec<(PathBuf, String, String)>, Diagnostics> {
     // Malformed or missing pins are what pin repairs: not errors here.
     let manifest = Manifest::load_for_pin(manifest_path)?;
-    let Some(spec) = manifest.kernel(kernel) else {
-        let names: Vec<&str> = manifest.kernels.iter().map(|k| k.name.as_str()).collect();
-        return Err(Diagnostic::error(
-            Code::NoSuchKernel,
-            format!("no kernel `{kernel}` in {}", manifest_path.display()),
-        )
-        .with_note(format!("kernels: {}", names.join(", ")))
-        .with_help("pass the `name` of a [[kernel]]")
-        .into());
-    };
+    let spec = manifest.kernel(kernel)?;
     let text = &manifest.text;
     let raw: PinManifest = toml::from_str(text).map_err(|e| {
         Diagnostic::error(

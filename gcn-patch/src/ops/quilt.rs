@@ -78,19 +78,6 @@ pub struct Listed {
     pub lines: Option<(usize, usize)>,
 }
 
-fn find_kernel<'a>(m: &'a Manifest, name: &str) -> Result<&'a KernelSpec, Diagnostics> {
-    m.kernel(name).ok_or_else(|| {
-        let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
-        Diagnostic::error(
-            Code::NoSuchKernel,
-            format!("no kernel `{name}` in {}", m.shown().display()),
-        )
-        .with_note(format!("kernels: {}", names.join(", ")))
-        .with_help("pass the `name` of a [[kernel]] in the manifest (`gcn-patch import` adds them)")
-        .into()
-    })
-}
-
 /// The source of `kernel` that builds `target` (default: the first source).
 fn find_source<'a>(
     kernel: &'a KernelSpec,
@@ -238,7 +225,7 @@ pub fn edit(
     force: bool,
 ) -> Result<WorkFile, Diagnostics> {
     let m = Manifest::load(manifest)?;
-    let k = find_kernel(&m, kernel)?;
+    let k = m.kernel(kernel)?;
     let (_, source) = find_source(k, target)?;
     let base = crate::stage::patch::apply_diffs(&m, k, source)?.print();
     let dir = work_dir(&m, kernel);
@@ -305,7 +292,7 @@ fn count_lines(text: &str) -> (usize, usize) {
 /// Every patch of `kernel`, source by source, in the order they apply.
 pub fn list(manifest: &Path, kernel: &str) -> Result<Vec<Listed>, Diagnostics> {
     let m = Manifest::load(manifest)?;
-    let k = find_kernel(&m, kernel)?;
+    let k = m.kernel(kernel)?;
     Ok(k.sources
         .iter()
         .flat_map(|s| {
@@ -347,7 +334,7 @@ pub fn save(
     toolchain: &Toolchain,
 ) -> Result<Saved, Diagnostics> {
     let m = Manifest::load(manifest)?;
-    let k = find_kernel(&m, kernel)?;
+    let k = m.kernel(kernel)?;
     let dir = work_dir(&m, kernel);
     let work = work_files(&dir);
     let no_work = || -> Diagnostics {
@@ -557,7 +544,7 @@ pub fn drop(
     force: bool,
 ) -> Result<Dropped, Diagnostics> {
     let m = Manifest::load(manifest)?;
-    let k = find_kernel(&m, kernel)?;
+    let k = m.kernel(kernel)?;
     let found = k.sources.iter().find_map(|s| {
         s.patches
             .iter()

@@ -153,15 +153,7 @@ pub fn assemble_bytes(req: &AssembleRequest) -> Result<Vec<u8>, Diagnostics> {
 /// `--position-independent`, the same main file name, compilation
 /// directory and DWARF version), reading stdin and writing stdout.
 fn mc_command(mc: &Path, target: &TargetId, features: &[String], main_file: &str) -> Command {
-    let mut cmd = crate::stage::toolchain::run::tool_command(mc);
-    cmd.env_clear()
-        .env("LC_ALL", "C")
-        .env("LANG", "C")
-        .arg(format!("--triple={TRIPLE}"))
-        .arg(format!("--mcpu={}", target.processor.name));
-    if !features.is_empty() {
-        cmd.arg(format!("--mattr={}", features.join(",")));
-    }
+    let mut cmd = crate::stage::toolchain::llvm_mc_command(mc, TRIPLE, target, features);
     cmd.args(["--filetype=obj", "--position-independent"])
         .arg(format!("--main-file-name={main_file}"))
         .args([

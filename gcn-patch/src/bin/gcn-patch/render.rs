@@ -134,7 +134,7 @@ struct Terminal {
     command: &'static str,
 }
 
-impl ops::build::Observer for Terminal {
+impl gcn_patch::pipeline::build::Observer for Terminal {
     fn start(&self, jobs: usize, max_jobs: usize) {
         eprintln!(
             "gcn-patch {}: building {jobs} code object(s), {max_jobs} at a time…",
@@ -179,11 +179,9 @@ pub(crate) fn build(
         tools: run.llvm.tools(),
     };
     let terminal = std::io::stderr().is_terminal();
-    let observer: &dyn ops::build::Observer = if terminal {
-        &Terminal { command }
-    } else {
-        &ops::build::Quiet
-    };
+    let shown = Terminal { command };
+    let observer: Option<&dyn gcn_patch::pipeline::build::Observer> =
+        terminal.then_some(&shown as _);
     let built = ops::build::build(&req, observer);
     if terminal {
         eprint!("\r\x1b[K");

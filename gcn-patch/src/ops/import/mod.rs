@@ -277,7 +277,7 @@ pub fn import_with(
             }
         } else if input.is_dir() {
             let mut files = Vec::new();
-            walk(input, &mut files).map_err(|e| io_error("read directory", input, e))?;
+            walk(input, &mut files)?;
             files.sort();
             let before = found.len();
             for f in files {
@@ -441,17 +441,22 @@ pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Importe
     Ok(out)
 }
 
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| EXTENSIONS.contains(&e))
+/// The files below `dir` with an importable extension, following symlinks
+/// (a symlink loop is an error naming the link, not an endless walk).
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Diagnostic> {
+    for entry in walkdir::WalkDir::new(dir).follow_links(true) {
+        let entry = entry.map_err(|e| {
+            let at = e.path().unwrap_or(dir).to_path_buf();
+            io_error("read directory", &at, e.into())
+        })?;
+        let path = entry.path();
+        if !entry.file_type().is_dir()
+            && path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| EXTENSIONS.contains(&e))
         {
-            out.push(path);
+            out.push(path.to_path_buf());
         }
     }
     Ok(())

@@ -60,15 +60,8 @@ pub(crate) fn mc_command(
     target: &TargetId,
     args: &[&str],
 ) -> std::process::Command {
-    let mut cmd = crate::stage::toolchain::run::tool_command(tc.llvm_tool("llvm-mc"));
-    cmd.env_clear()
-        .env("LC_ALL", "C")
-        .arg(format!("--triple={TRIPLE}"))
-        .arg(format!("--mcpu={}", target.processor.name));
-    let f = features(target);
-    if !f.is_empty() {
-        cmd.arg(format!("--mattr={}", f.join(",")));
-    }
+    let mc = tc.llvm_tool("llvm-mc");
+    let mut cmd = crate::stage::toolchain::llvm_mc_command(&mc, TRIPLE, target, &features(target));
     cmd.args(args).args(["-o", "-", "-"]);
     cmd
 }

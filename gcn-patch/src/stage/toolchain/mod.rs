@@ -139,18 +139,12 @@ impl ProbeCache {
             "{identity}\nversion {version_text}\nllvm-mc-agrees {}\nend\n",
             u8::from(mc_ok)
         );
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-            return;
-        };
-        let _ = std::fs::create_dir_all(dir);
-        let tmp = dir.join(format!(
-            ".{}.{}.tmp",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        // A probe cache that cannot be written only costs the next run its probes.
+        let _ = crate::base::output::write_if_changed(
+            path,
+            text.as_bytes(),
+            crate::base::output::Durability::Unsynced,
+        );
     }
 }
 
@@ -789,6 +783,23 @@ fn find_in(
         .with_help(format!(
             "or set {ENV_LLVM_BIN} to a directory holding `clang` and `ld.lld`"
         )))
+}
+
+/// The one `llvm-mc` command line: `mc` in the C locale (nothing else of the
+/// environment reaches it), for `triple` and `target`'s processor, with
+/// `features` as `--mattr`. Callers add what to make and where (the
+/// assembler: an object from stdin to stdout; lift: encodings, descriptors).
+pub fn llvm_mc_command(mc: &Path, triple: &str, target: &TargetId, features: &[String]) -> Command {
+    let mut cmd = run::tool_command(mc);
+    cmd.env_clear()
+        .env("LC_ALL", "C")
+        .env("LANG", "C")
+        .arg(format!("--triple={triple}"))
+        .arg(format!("--mcpu={}", target.processor.name));
+    if !features.is_empty() {
+        cmd.arg(format!("--mattr={}", features.join(",")));
+    }
+    cmd
 }
 
 #[cfg(test)]
