@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use gcn_patch::base::diag::Diagnostics;
-use gcn_patch::ops::build::{BuildRequest, Layout, Quiet};
+use gcn_patch::ops::build::{BuildRequest, Layout};
 use gcn_patch::ops::import::{import, ImportOptions, Outcome};
 use gcn_patch::ops::quilt::{edit, save, Saved};
 use gcn_patch::ops::{check::check, Tools};
@@ -91,7 +91,7 @@ fn xtask(project: &Path, dump: &Path) -> Result<(), Diagnostics> {
             jobs: None,
             tools,
         },
-        &Quiet,
+        None,
     )?;
     for row in &built.rows {
         for f in &row.files {

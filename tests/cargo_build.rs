@@ -125,6 +125,15 @@ impl Pkg {
         (out, ran)
     }
 
+    /// The package's files once Cargo has brought its lock file up to date
+    /// (which `cargo package` and `cargo build` would otherwise write).
+    fn settled_snapshot(&self) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+        let out = self.cargo(&["tree", "--offline", "--quiet"], &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "cargo tree: {stderr}");
+        tree_snapshot(&self.dir)
+    }
+
     fn name(&self) -> String {
         self.package.clone()
     }
@@ -270,7 +279,11 @@ fn missing_llvm_fails_with_the_install_hint() {
         stderr.contains("apt-get install -y clang-22 lld-22"),
         "no install hint:\n{stderr}"
     );
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    // compile() panics as cc-rs does, at the build script's own line.
+    assert!(
+        stderr.contains("panicked at build.rs:2:") && stderr.contains("gcn-build failed:"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -287,7 +300,7 @@ fn broken_patch_fails_the_build_with_the_check_diagnostic() {
     let (out, _) = pkg.build(&[]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("panicked at build.rs:2:"), "{stderr}");
     // `gcn-patch check` renders the same diagnostic from the same manifest.
     let manifest =
         gcn_patch::config::manifest::Manifest::load(&pkg.dir.join("kernels.toml")).unwrap();
@@ -313,8 +326,9 @@ fn broken_patch_fails_the_build_with_the_check_diagnostic() {
 
 /// A panic in a job of the build script (injected by the test-only
 /// `GCN_PATCH_TEST_PANIC` hook) fails `cargo build` with the error naming
-/// the kernel and target, the build script exiting 1; it never hangs (the
-/// job runner waited forever for a panicked worker).
+/// the kernel and target, the build script panicking (exit 101, as a failed
+/// `compile()` does); it never hangs (the job runner waited forever for a
+/// panicked worker).
 #[test]
 fn a_panicking_job_fails_the_build_naming_kernel_and_target() {
     let pkg = Pkg::small_package("gcn-it-panic", "gcn-it-panic");
@@ -335,7 +349,7 @@ fn a_panicking_job_fails_the_build_naming_kernel_and_target() {
         );
         assert!(stderr.contains(&want), "`{want}` not in:\n{stderr}");
     }
-    assert!(stderr.contains("exit status: 1"), "{stderr}");
+    assert!(stderr.contains("exit status: 101"), "{stderr}");
 }
 
 /// A directory whose `clang` and `ld.lld` append their arguments to `log`,
@@ -550,5 +564,123 @@ fn acknowledged_findings_leave_cargo_builds_silent() {
             .any(|l| l.contains(".sgpr_count` 96 contradicts")),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `cargo package` and `cargo publish --dry-run` of a crate using gcn-build
+/// (the small saxpy package; its build.rs asks for the lock to be written):
+/// Cargo verifies the package by building it from its `.crate` and fails
+/// when the build script changes that copy's sources. gcn-build wrote
+/// `kernels.lock` there; now it refuses (the copy holds `Cargo.toml.orig`).
+/// gcn-build and gcn-embed are not on a registry yet: `[patch.crates-io]`
+/// (as `--config`) puts the local crates in their place. `cargo package`
+/// runs offline; `cargo publish --dry-run` publishes to a local git index
+/// (`--index file://…`, made here) and reads crates.io's index for the
+/// other dependencies, as every publish does.
+#[test]
+fn a_crate_using_gcn_build_passes_cargo_package_and_publish_dry_run() {
+    let pkg = Pkg::small_package("gcn-it-publish", "gcn-it-publish");
+    let r = repo();
+    fs::write(
+        pkg.dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"gcn-it-publish\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             license = \"Apache-2.0\"\ndescription = \"gcn-build packaging test\"\n\n\
+             [dependencies]\ngcn-embed = {{ path = {:?}, version = \"0.1.0\" }}\n\n\
+             [build-dependencies]\ngcn-build = {{ path = {:?}, version = \"0.1.0\" }}\n\n[workspace]\n",
+            r.join("gcn-embed"),
+            r.join("gcn-build")
+        ),
+    )
+    .unwrap();
+    fs::write(
+        pkg.dir.join("build.rs"),
+        "fn main() {\n    gcn_build::Build::new().manifest(\"kernels.toml\").write_lock(true).compile();\n}\n",
+    )
+    .unwrap();
+    let patch = |name: &str| {
+        format!(
+            "patch.crates-io.{name}.path={:?}",
+            r.join(name).display().to_string()
+        )
+    };
+    let (build, embed) = (patch("gcn-build"), patch("gcn-embed"));
+    let before = pkg.settled_snapshot();
+    // `cargo ARGS` with the local crates patched in; its stderr, after success.
+    let cargo = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--config", &build, "--config", &embed]);
+        let out = pkg.cargo(&all, &[]);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "cargo {args:?} failed:\n{stderr}");
+        stderr
+    };
+    let stderr = cargo(&["package", "--offline"]);
+    assert!(stderr.contains("Verifying gcn-it-publish"), "{stderr}");
+    let verified = pkg.target_dir.join("package/gcn-it-publish-0.1.0");
+    assert!(verified.join("Cargo.toml.orig").is_file());
+    assert!(!verified.join("kernels.lock").exists());
+
+    let git = tool("git", "apt-get install -y git");
+    let index = pkg.target_dir.join("gcn-it-index");
+    let _ = fs::remove_dir_all(&index);
+    fs::create_dir_all(&index).unwrap();
+    fs::write(
+        index.join("config.json"),
+        format!(
+            "{{\"dl\": \"file://{0}/dl\", \"api\": \"file://{0}/api\"}}\n",
+            index.display()
+        ),
+    )
+    .unwrap();
+    for args in [
+        &["init", "-q"][..],
+        &["add", "config.json"],
+        &[
+            "-c",
+            "user.name=test",
+            "-c",
+            "user.email=test@localhost",
+            "commit",
+            "-qm",
+            "index",
+        ],
+    ] {
+        let o = run(Command::new(&git).args(args).current_dir(&index));
+        assert!(o.status.success(), "git {args:?}: {o:?}");
+    }
+    let url = format!("file://{}", index.display());
+    let stderr = cargo(&["publish", "--dry-run", "--index", &url]);
+    assert!(
+        stderr.contains("aborting upload due to dry run"),
+        "{stderr}"
+    );
+    let changed = changed_files(&before, &tree_snapshot(&pkg.dir));
+    assert_eq!(changed, Vec::<String>::new(), "the checkout was written to");
+}
+
+/// A read-only copy of a crate using gcn-build builds (target directory
+/// elsewhere) and nothing in it is written: the files are compared before
+/// and after, which holds also for a test running as root (whom `chmod`
+/// does not stop).
+#[test]
+fn a_read_only_copy_of_a_crate_using_gcn_build_builds() {
+    let pkg = Pkg::small_package("gcn-it-readonly", "gcn-it-readonly");
+    let before = pkg.settled_snapshot();
+    let chmod = |mode: &str| {
+        let o = run(Command::new("chmod").args(["-R", mode]).arg(&pkg.dir));
+        assert!(o.status.success(), "chmod -R {mode}: {o:?}");
+    };
+    chmod("a-w");
+    let out = pkg.cargo(&["build", "--offline", "--locked"], &[]);
+    chmod("u+w");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(pkg.report().len(), 2, "both jobs of the build");
+    let changed = changed_files(&before, &tree_snapshot(&pkg.dir));
+    assert_eq!(
+        changed,
+        Vec::<String>::new(),
+        "the read-only sources were written to"
     );
 }

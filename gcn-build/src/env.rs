@@ -12,7 +12,7 @@ const UNTRACKED: &[&str] = &["PATH"];
 
 /// Variables Cargo sets for every build script run: reading them needs no
 /// `rerun-if-env-changed` line.
-const SET_BY_CARGO: &[&str] = &["OUT_DIR", "NUM_JOBS"];
+const SET_BY_CARGO: &[&str] = &["OUT_DIR", "NUM_JOBS", "CARGO_MANIFEST_DIR"];
 
 /// The one reader of environment variables.
 #[derive(Debug, Default)]

@@ -18,8 +18,9 @@
 //! let hsaco = kernels::MATMUL.select("gfx942:sramecc+:xnack-")?;
 //! ```
 //!
-//! In the style of `cc`: one builder, [`Build::compile`] fails the build with
-//! the full diagnostic, [`Build::try_compile`] returns it (both on `&self`).
+//! In the style of `cc`: one builder, [`Build::compile`] panics with the
+//! rendered diagnostics (failing the build script), [`Build::try_compile`]
+//! returns them as an [`Error`] (both on `&self`).
 //! Jobs run in parallel under Cargo's jobserver (`cargo build -j1` means one
 //! job; the jobserver is opened once per process), and code objects are cached
 //! by content in `OUT_DIR` and, optionally, in a cache shared by every checkout
@@ -45,14 +46,28 @@
 //! | `GCN_BUILD_CACHE_DIR` | shared object cache directory across checkouts (unset: none) |
 //! | `GCN_BUILD_CACHE_SIZE` | bound of the shared cache: bytes or `K`/`M`/`G` (default `1G`) |
 //! | `GCN_BUILD_LOCKED` | `1`: fail unless the build reproduces `kernels.lock` (as [`Build::locked`]) |
+//! | `GCN_BUILD_WRITE_LOCK` | `1`: write `kernels.lock` next to the manifest (as [`Build::write_lock`]) |
+//! | `CARGO_MANIFEST_DIR` | the package root, to tell a packaged copy from a checkout (set by Cargo; read only when the lock is to be written) |
+//! | `CARGO_HOME` | packages under `$CARGO_HOME/registry` or `$CARGO_HOME/git` never get a lock written (read only when the lock is to be written) |
 //!
 //! ## `kernels.lock`
 //!
-//! Every build writes `kernels.lock` next to the manifest (per kernel × target
-//! the sha256 of the patched asm and of the code object, and the toolchain),
-//! through [`gcn_patch::pipeline::build::record_lock`], the same code as `gcn-patch build`.
-//! With [`Build::locked`] or `GCN_BUILD_LOCKED=1` the lock is not written and
-//! the build fails with a per-entry diff when it would not reproduce it.
+//! A build script writes nothing outside `OUT_DIR` (and the shared cache, when
+//! one is set) unless asked: Cargo forbids a build script to change its
+//! package's sources during `cargo package` and `cargo publish`, and a
+//! registry, git or vendored copy of a package is no place to write.
+//!
+//! The lock (per kernel × target the sha256 of the patched asm and of the code
+//! object, and the toolchain) is written next to the manifest, through
+//! [`gcn_patch::pipeline::build::record_lock`] as by `gcn-patch build`, only when asked, with
+//! [`Build::write_lock`]`(true)` or `GCN_BUILD_WRITE_LOCK=1`, and only in a
+//! local checkout: a manifest in a packaged copy (a directory or ancestor
+//! holding `Cargo.toml.orig`, `.cargo-ok` or `.cargo-checksum.json`, as the
+//! registry's, git's and `cargo vendor`'s copies and `cargo package`'s
+//! verification copy do) or under `$CARGO_HOME/registry` or
+//! `$CARGO_HOME/git` gets none, and [`Output::lock`] says why. With
+//! [`Build::locked`] or `GCN_BUILD_LOCKED=1` the lock is read, never written,
+//! and the build fails with a per-entry diff when it would not reproduce it.
 //!
 //! `PATH` is not tracked, as in cc-rs: shells, IDEs and rustup change it all
 //! the time, and tracking it would rerun the build script on each change. A
@@ -65,6 +80,14 @@
 //!
 //! What the build did is written to `$OUT_DIR/gcn-build/report.txt`, one line
 //! per job: `assembled`, `cached` or `shared-cache`, kernel, target, sha256.
+//!
+//! ## Output
+//!
+//! Inside a build script ([`Build::cargo_metadata`] on, the default when
+//! `OUT_DIR` is set) gcn-build prints `cargo:` lines and one status line
+//! (`gcn-build: N code objects, …`) to standard output, where Cargo keeps them.
+//! With `cargo_metadata(false)` it prints nothing at all: [`Output`] and
+//! `report.txt` hold the same facts.
 #![warn(missing_docs)]
 
 mod embed;
@@ -75,12 +98,14 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use gcn_embed::TargetId;
-use gcn_patch::base::diag::{Diagnostic, Diagnostics};
+pub use gcn_patch::base::diag::{Code, Diagnostic, Kind};
+use gcn_patch::base::diag::{Diagnostics, Setting};
 use gcn_patch::base::jobs::{Token, Tokens};
+use gcn_patch::base::output::{write_if_changed, Durability};
 use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
 use gcn_patch::pipeline::build::{build_all, BuildOptions};
-use gcn_patch::pipeline::cache::{write_if_changed, ObjectCache, SharedCache};
+use gcn_patch::pipeline::cache::{ObjectCache, SharedCache};
 use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
 
 use embed::{EmbeddedKernel, EmbeddedObject};
@@ -95,6 +120,17 @@ pub struct Error {
 }
 
 impl Error {
+    /// Every diagnostic, typed: match on their [`Code`]s (or
+    /// [`Diagnostic::kind`]), not on their text.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics.0
+    }
+
+    /// The code of each diagnostic, in order.
+    pub fn codes(&self) -> Vec<Code> {
+        self.diagnostics.codes()
+    }
+
     /// The headline of each diagnostic (`error: …` without location, notes or help), in order.
     pub fn messages(&self) -> Vec<String> {
         self.diagnostics
@@ -108,6 +144,11 @@ impl Error {
     pub fn rendered(&self) -> String {
         self.diagnostics.to_string()
     }
+
+    /// The diagnostics, to merge with others or render elsewhere.
+    pub fn into_diagnostics(self) -> Diagnostics {
+        self.diagnostics
+    }
 }
 
 impl fmt::Display for Error {
@@ -119,16 +160,23 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 impl From<Diagnostics> for Error {
-    fn from(diagnostics: Diagnostics) -> Self {
+    fn from(mut diagnostics: Diagnostics) -> Self {
+        // The library names no option; a build script sets these so.
+        for d in &mut diagnostics.0 {
+            if d.setting == Some(Setting::Locked) {
+                d.message = format!(
+                    "locked build (`Build::locked`, GCN_BUILD_LOCKED): {}",
+                    d.message
+                );
+            }
+        }
         Error { diagnostics }
     }
 }
 
 impl From<Diagnostic> for Error {
     fn from(d: Diagnostic) -> Self {
-        Error {
-            diagnostics: d.into(),
-        }
+        Diagnostics::from(d).into()
     }
 }
 
@@ -159,6 +207,22 @@ pub struct Output {
     /// Notes (occupancy changes, register updates, rewrites) worth showing,
     /// each rendered in rustc style.
     pub notes: Vec<String>,
+    /// What the build did with `kernels.lock`.
+    pub lock: LockOutcome,
+}
+
+/// What a build did with `kernels.lock` (see the crate docs, `kernels.lock`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockOutcome {
+    /// Locked build: the lock at this path is reproduced (nothing written).
+    Reproduced(PathBuf),
+    /// Written (or already up to date) at this path, as asked.
+    Written(PathBuf),
+    /// Not asked to write it: nothing outside `OUT_DIR` was touched.
+    NotRequested,
+    /// Asked, but the manifest is in a packaged copy, not a local checkout;
+    /// nothing was written. The reason names the marker found.
+    Refused(String),
 }
 
 impl Output {
@@ -179,6 +243,7 @@ pub struct Build {
     cargo_metadata: Option<bool>,
     shared_cache: Option<PathBuf>,
     locked: Option<bool>,
+    write_lock: Option<bool>,
 }
 
 impl Build {
@@ -252,21 +317,31 @@ impl Build {
         self
     }
 
-    /// Print `cargo:` lines (default: true when `OUT_DIR` is set, i.e. inside a build script).
+    /// Write `kernels.lock` next to the manifest (default:
+    /// `GCN_BUILD_WRITE_LOCK=1`, else no). Only a local checkout gets it: in a
+    /// packaged copy (registry, git or vendored sources, `cargo package`'s
+    /// verification copy) the request is ignored and [`Output::lock`] says so.
+    /// A [`locked`](Build::locked) build reads the lock and writes none.
+    pub fn write_lock(&mut self, yes: bool) -> &mut Self {
+        self.write_lock = Some(yes);
+        self
+    }
+
+    /// Print `cargo:` lines and the status line (default: true when `OUT_DIR`
+    /// is set, i.e. inside a build script). `false`: print nothing at all.
     pub fn cargo_metadata(&mut self, yes: bool) -> &mut Self {
         self.cargo_metadata = Some(yes);
         self
     }
 
-    /// Build everything; on failure print the full diagnostics and fail the build script.
+    /// Build everything; on failure panic with the rendered diagnostics,
+    /// which fails the build script (as cc-rs does). The panic names the
+    /// caller's line (the `compile()` call in `build.rs`).
+    #[track_caller]
     pub fn compile(&self) -> Output {
         match self.try_compile() {
             Ok(out) => out,
-            Err(e) => {
-                eprintln!("{e}");
-                eprintln!("error: gcn-build failed; see the diagnostics above");
-                std::process::exit(1);
-            }
+            Err(e) => panic!("gcn-build failed:\n{e}"),
         }
     }
 
@@ -277,7 +352,7 @@ impl Build {
         let out_dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => env.get("OUT_DIR").map(PathBuf::from).ok_or_else(|| {
-                Diagnostic::error("OUT_DIR is not set")
+                Diagnostic::error(Code::OutDirNotSet, "OUT_DIR is not set")
                     .with_help("run gcn-build from a build script, or call `.out_dir(...)`")
             })?,
         };
@@ -314,11 +389,12 @@ impl Build {
         }
         let mut extra: Vec<TargetId> = Vec::new();
         for t in &self.extra_targets {
-            extra.extend(
-                gcn_embed::family::expand(t).map_err(|e| {
-                    Diagnostic::error(format!("gcn_build::Build::target({t:?}): {e}"))
-                })?,
-            );
+            extra.extend(gcn_embed::family::expand(t).map_err(|e| {
+                Diagnostic::error(
+                    Code::InvalidTarget,
+                    format!("gcn_build::Build::target({t:?}): {e}"),
+                )
+            })?);
         }
         let mut config = self.toolchain.clone();
         if config.llvm_bin.is_none() && config.clang.is_none() {
@@ -338,7 +414,9 @@ impl Build {
             (gcn_patch::pipeline::cache::ENV_CACHE_DIR, Some(d)) => Some(d.clone()),
             _ => env.get(name),
         })
-        .map_err(|e| Diagnostic::error(e).with_help("unset it for the default (1 GiB)"))?;
+        .map_err(|e| {
+            Diagnostic::error(Code::InvalidEnvVar, e).with_help("unset it for the default (1 GiB)")
+        })?;
 
         let tokens = Jobserver::new(jobserver_client());
         let plan = pipeline::plan_with(&manifest, &extra, max_jobs, &tokens)?;
@@ -354,11 +432,7 @@ impl Build {
             progress: None,
         };
         let built = build_all(&manifest, &plan, &opts)?;
-        let locked = self.locked.unwrap_or_else(|| {
-            env.get("GCN_BUILD_LOCKED")
-                .is_some_and(|v| !v.is_empty() && v != "0")
-        });
-        gcn_patch::pipeline::build::record_lock(&manifest, &toolchain, &built, locked)?;
+        let lock = self.lock(env, &manifest, &toolchain, &built)?;
 
         let mut objects = Vec::new();
         let mut notes = Vec::new();
@@ -372,12 +446,16 @@ impl Build {
                 objects: Vec::new(),
             })
             .collect();
+        let mut report = String::new();
         for b in built {
             let target = b.target.name();
+            // The engine's words, as `gcn-patch build` shows them.
+            let state = b.state().as_str();
             let path = build_dir
                 .join(&b.kernel)
                 .join(format!("{}.hsaco", target.replace(':', "_")));
-            write_if_changed(&path, &b.bytes).map_err(|e| io_error("write", &path, e))?;
+            write_if_changed(&path, &b.bytes, Durability::Unsynced)
+                .map_err(|e| io_error("write", &path, e))?;
             kernels[b.job.kernel].objects.push(EmbeddedObject {
                 target: target.clone(),
                 rel_path: rel_to(&path, out_dir),
@@ -386,6 +464,7 @@ impl Build {
             });
             notes.extend(b.notes.iter().map(Diagnostic::render));
             accepted += b.accepted;
+            report.push_str(&format!("{state} {} {target} {}\n", b.kernel, b.sha256));
             objects.push(BuiltObject {
                 kernel: b.kernel,
                 target,
@@ -401,19 +480,11 @@ impl Build {
             .unwrap_or_default();
         let text = embed::generate(&manifest_name, &kernels);
         let generated = out_dir.join(GENERATED_FILE);
-        write_if_changed(&generated, text.as_bytes())
+        write_if_changed(&generated, text.as_bytes(), Durability::Unsynced)
             .map_err(|e| io_error("write the generated Rust", &generated, e))?;
-        let mut report = String::new();
-        for o in &objects {
-            let state = match (o.cached, o.shared_hit) {
-                (false, _) => "assembled",
-                (true, false) => "cached",
-                (true, true) => "shared-cache",
-            };
-            report.push_str(&format!("{state} {} {} {}\n", o.kernel, o.target, o.sha256));
-        }
+
         let report_path = build_dir.join("report.txt");
-        write_if_changed(&report_path, report.as_bytes())
+        write_if_changed(&report_path, report.as_bytes(), Durability::Unsynced)
             .map_err(|e| io_error("write the build report", &report_path, e))?;
         if cargo_metadata {
             for n in &notes {
@@ -423,19 +494,92 @@ impl Build {
             }
         }
         let assembled = objects.iter().filter(|o| !o.cached).count();
-        // Acknowledged findings (the kernels' `accepted` files) are counted
-        // here, on the build script's own output, never as cargo warnings.
-        println!(
-            "gcn-build: {} code objects, {assembled} assembled, {} cached, {accepted} acknowledged finding(s) not shown",
-            objects.len(),
-            objects.len() - assembled
-        );
+        if cargo_metadata {
+            // Acknowledged findings (the kernels' `accepted` files) are counted
+            // here, on the build script's own output, never as cargo warnings.
+            println!(
+                "gcn-build: {} code objects, {assembled} assembled, {} cached, {accepted} acknowledged finding(s) not shown",
+                objects.len(),
+                objects.len() - assembled
+            );
+        }
         Ok(Output {
             generated,
             objects,
             notes,
+            lock,
         })
     }
+
+    /// Check or write `kernels.lock` as configured (see the crate docs).
+    fn lock(
+        &self,
+        env: &env::Env,
+        manifest: &Manifest,
+        toolchain: &Toolchain,
+        built: &[gcn_patch::pipeline::build::BuiltJob],
+    ) -> Result<LockOutcome, Error> {
+        let flag = |name: &str| env.get(name).is_some_and(|v| !v.is_empty() && v != "0");
+        if self.locked.unwrap_or_else(|| flag("GCN_BUILD_LOCKED")) {
+            let path = gcn_patch::pipeline::build::record_lock(manifest, toolchain, built, true)?;
+            return Ok(LockOutcome::Reproduced(path));
+        }
+        if !self
+            .write_lock
+            .unwrap_or_else(|| flag("GCN_BUILD_WRITE_LOCK"))
+        {
+            return Ok(LockOutcome::NotRequested);
+        }
+        if let Some(reason) = packaged_copy(&manifest.path, env) {
+            return Ok(LockOutcome::Refused(reason));
+        }
+        let path = gcn_patch::pipeline::build::record_lock(manifest, toolchain, built, false)?;
+        Ok(LockOutcome::Written(path))
+    }
+}
+
+/// Files Cargo leaves in packages it did not get from a checkout: every
+/// `.crate` holds `Cargo.toml.orig` (registry sources, `cargo vendor`, the
+/// `target/package` verification copy), Cargo marks the unpacked registry
+/// crates and git checkouts it made with `.cargo-ok`, and `cargo vendor`
+/// writes `.cargo-checksum.json`.
+const PACKAGED_MARKERS: &[&str] = &["Cargo.toml.orig", ".cargo-ok", ".cargo-checksum.json"];
+
+/// Why the manifest at `manifest` is not in a local checkout (so no lock is
+/// written next to it), or `None` for a checkout.
+fn packaged_copy(manifest: &Path, env: &env::Env) -> Option<String> {
+    let abs = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let dir = abs(manifest
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new(".")));
+    let mut dirs: Vec<PathBuf> = dir.ancestors().map(Path::to_path_buf).collect();
+    if let Some(root) = env.get("CARGO_MANIFEST_DIR") {
+        dirs.push(abs(Path::new(&root)));
+    }
+    for d in &dirs {
+        for marker in PACKAGED_MARKERS {
+            if d.join(marker).is_file() {
+                return Some(format!(
+                    "`{}` holds `{marker}`: a packaged copy (registry, git or vendored sources, or `cargo package`'s verification copy), not a local checkout",
+                    d.display()
+                ));
+            }
+        }
+    }
+    if let Some(home) = env.get("CARGO_HOME") {
+        let home = abs(Path::new(&home));
+        for sub in ["registry", "git"] {
+            if dir.starts_with(home.join(sub)) {
+                return Some(format!(
+                    "`{}` is under `{}`: Cargo's copy of a dependency, not a local checkout",
+                    dir.display(),
+                    home.join(sub).display()
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// Cargo's jobserver, as [`Tokens`] for the job runner.
@@ -529,8 +673,11 @@ fn rel_to(path: &Path, base: &Path) -> String {
 }
 
 fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
-    Diagnostic::error(format!("could not {what} `{}`: {e}", path.display()))
-        .with_help("check that the output directory is writable and the disk is not full")
+    Diagnostic::error(
+        Code::WriteFailed,
+        format!("could not {what} `{}`: {e}", path.display()),
+    )
+    .with_help("check that the output directory is writable and the disk is not full")
 }
 
 #[cfg(test)]

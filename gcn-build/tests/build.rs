@@ -8,7 +8,7 @@ use gcn_build::Build;
 
 #[path = "../../tests/support/mod.rs"]
 mod support;
-use support::repo;
+use support::{changed_files, repo, tree_snapshot as tree};
 
 fn sha256(path: &Path) -> String {
     gcn_patch::base::hash::sha256_hex(&fs::read(path).unwrap())
@@ -257,7 +257,7 @@ fn a_wait_counter_hazard_fails_the_build_unless_warned() {
 }
 
 #[test]
-fn the_build_writes_kernels_lock_and_locked_fails_with_a_diff_after_a_change() {
+fn the_build_writes_kernels_lock_when_asked_and_locked_fails_with_a_diff_after_a_change() {
     let tmp = tempfile::tempdir().unwrap();
     let manifest = project(tmp.path());
     let lock = tmp.path().join("kernels.lock");
@@ -268,16 +268,28 @@ fn the_build_writes_kernels_lock_and_locked_fails_with_a_diff_after_a_change() {
             .cargo_metadata(false)
             .jobs(2)
             .locked(yes)
+            .write_lock(true)
             .try_compile()
     };
-    // No lock yet: --locked has nothing to reproduce.
-    let err = locked(true).unwrap_err().rendered();
-    assert!(err.contains("no `"), "{err}");
+    // No lock yet: a locked build has nothing to reproduce.
+    let err = locked(true).unwrap_err();
+    assert_eq!(err.codes(), [gcn_build::Code::LockMissing], "{err}");
+    let err = err.rendered();
+    assert!(
+        err.contains("locked build (`Build::locked`, GCN_BUILD_LOCKED): there is no `"),
+        "{err}"
+    );
     assert!(!lock.exists());
-    locked(false).unwrap();
+    assert_eq!(
+        locked(false).unwrap().lock,
+        gcn_build::LockOutcome::Written(lock.clone())
+    );
     let text = fs::read_to_string(&lock).unwrap();
     assert_eq!(text.matches("[[object]]").count(), 4, "{text}");
-    locked(true).unwrap();
+    assert_eq!(
+        locked(true).unwrap().lock,
+        gcn_build::LockOutcome::Reproduced(lock.clone())
+    );
     // Change a dump (re-pinned): the locked build lists the changed entries.
     let asm = tmp.path().join("asm/saxpy.s");
     let mut src = fs::read_to_string(&asm).unwrap();
@@ -294,7 +306,9 @@ fn the_build_writes_kernels_lock_and_locked_fails_with_a_diff_after_a_change() {
         m.replacen(&old, &format!("sha256 = \"{}\"", sha256(&asm)), 1),
     )
     .unwrap();
-    let err = locked(true).unwrap_err().rendered();
+    let err = locked(true).unwrap_err();
+    assert_eq!(err.codes(), [gcn_build::Code::LockMismatch], "{err}");
+    let err = err.rendered();
     assert!(err.contains("does not reproduce"), "{err}");
     assert!(
         err.contains("kernel `saxpy` for gfx1100: patched asm sha256"),
@@ -302,6 +316,134 @@ fn the_build_writes_kernels_lock_and_locked_fails_with_a_diff_after_a_change() {
     );
     assert!(!err.contains("kernel `reduce`"), "{err}");
     assert_eq!(fs::read_to_string(&lock).unwrap(), text);
+}
+
+/// Unasked, a build writes nothing beside the manifest (only into its
+/// output directory); asked, it writes the lock, except in a packaged copy
+/// (here: `cargo package`'s `Cargo.toml.orig` beside the manifest), where
+/// the request is refused and the outcome says why.
+#[test]
+fn the_lock_is_written_only_when_asked_and_never_in_a_packaged_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let manifest = project(&src);
+    let before = tree(&src);
+    let out = tmp.path().join("out");
+    let r = build(&manifest, &out).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.lock, gcn_build::LockOutcome::NotRequested);
+    let changed = changed_files(&before, &tree(&src));
+    assert_eq!(
+        changed,
+        Vec::<String>::new(),
+        "an unasked build wrote beside the manifest"
+    );
+
+    fs::write(src.join("Cargo.toml.orig"), "[package]\n").unwrap();
+    let before = tree(&src);
+    let r = Build::new()
+        .manifest(&manifest)
+        .out_dir(&out)
+        .cargo_metadata(false)
+        .write_lock(true)
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+    let gcn_build::LockOutcome::Refused(why) = &r.lock else {
+        panic!("a packaged copy got a lock: {:?}", r.lock)
+    };
+    assert!(
+        why.contains("Cargo.toml.orig") && why.contains("not a local checkout"),
+        "{why}"
+    );
+    let changed = changed_files(&before, &tree(&src));
+    assert_eq!(
+        changed,
+        Vec::<String>::new(),
+        "a packaged copy was written to"
+    );
+}
+
+/// `try_compile`'s error holds the typed diagnostics (not only their text):
+/// a stale pin is an error located at the manifest's `sha256` line.
+#[test]
+fn try_compile_returns_typed_diagnostics() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = project(dir.path());
+    let asm = dir.path().join("asm/reduce.s");
+    fs::write(&asm, fs::read_to_string(&asm).unwrap() + "; edited\n").unwrap();
+    let err = build(&manifest, &dir.path().join("out")).expect_err("stale pin");
+    let d = &err.diagnostics()[0];
+    assert_eq!(d.severity, gcn_patch::base::diag::Severity::Error);
+    assert!(d.message.contains("asm/reduce.s` changed"), "{d:?}");
+    let at = d.location.as_ref().expect("the stale pin has a location");
+    assert!(at.file.ends_with("kernels.toml"), "{at:?}");
+    assert_eq!(at.label.as_deref(), Some("pinned sha256"), "{at:?}");
+    assert_eq!(err.messages()[0], d.message);
+    assert_eq!(err.into_diagnostics().0.len(), 1);
+}
+
+/// The child half of [`quiet_when_cargo_metadata_is_off`]: a whole build,
+/// run in a process of its own so that its standard output can be read
+/// (the test harness captures a test's `println!` in-process).
+#[test]
+#[ignore = "the child process of quiet_when_cargo_metadata_is_off, which runs it"]
+fn quiet_build_child() {
+    let dir = std::env::var_os("GCN_BUILD_TEST_QUIET_DIR")
+        .map(PathBuf::from)
+        .expect(
+            "run by quiet_when_cargo_metadata_is_off (GCN_BUILD_TEST_QUIET_DIR names its project)",
+        );
+    let manifest = project(&dir);
+    let quiet = std::env::var("GCN_BUILD_TEST_QUIET").unwrap() == "1";
+    let mut b = Build::new();
+    b.manifest(&manifest).out_dir(dir.join("out")).jobs(2);
+    if quiet {
+        b.cargo_metadata(false);
+    } else {
+        b.cargo_metadata(true);
+    }
+    b.try_compile().unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// With `cargo_metadata(false)` a build prints nothing at all (no
+/// `cargo:` line, no status line); with it on, both.
+#[test]
+fn quiet_when_cargo_metadata_is_off() {
+    let run = |quiet: bool| {
+        let dir = tempfile::tempdir().unwrap();
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "quiet_build_child", "--ignored", "--nocapture"])
+            .env("GCN_BUILD_TEST_QUIET_DIR", dir.path())
+            .env("GCN_BUILD_TEST_QUIET", if quiet { "1" } else { "0" })
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("1 passed"),
+            "the child test did not run:\n{stdout}"
+        );
+        stdout
+            .lines()
+            .filter(|l| l.starts_with("gcn-build") || l.starts_with("cargo:"))
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(run(true), Vec::<String>::new());
+    let loud = run(false);
+    assert!(
+        loud.iter()
+            .any(|l| l.starts_with("gcn-build: 4 code objects, 4 assembled")),
+        "{loud:#?}"
+    );
+    assert!(
+        loud.iter()
+            .any(|l| l.starts_with("cargo:rerun-if-changed=")),
+        "{loud:#?}"
+    );
 }
 
 /// A rerun of the build script starts no toolchain probe while the tools
@@ -363,4 +505,49 @@ fn a_rerun_starts_no_toolchain_probe() {
         first,
         "a rerun assembling everything probed again"
     );
+}
+
+/// gcn-build's dependency graph holds nothing only the command line or
+/// `lift`/`import` need: they sit behind gcn-patch features (`cli`, `lift`)
+/// that gcn-build does not enable.
+#[test]
+fn the_build_dependency_graph_has_no_cli_or_lift_crates() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "tree",
+            "-p",
+            "gcn-build",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let names: Vec<&str> = tree.lines().filter_map(|l| l.split(' ').next()).collect();
+    assert!(names.contains(&"gcn-patch"), "{tree}");
+    for unwanted in [
+        "clap",
+        "clap-markdown",
+        "gcn-emu",
+        "half",
+        "rmpv",
+        "ruzstd",
+        "miniz_oxide",
+        "serde_json",
+        "walkdir",
+    ] {
+        assert!(
+            !names.contains(&unwanted),
+            "`{unwanted}` in gcn-build's graph:\n{tree}"
+        );
+    }
 }

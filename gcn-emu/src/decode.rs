@@ -167,13 +167,15 @@ impl Program {
                 body = t == label;
                 continue;
             }
+            // The function ends at its `.Lfunc_end` label or `.size`; a
+            // kernel may have several `s_endpgm` before it.
+            if t.starts_with(".Lfunc_end") || t.starts_with(".size") {
+                break;
+            }
             if t.is_empty() || t.starts_with('.') || t.ends_with(':') || t.starts_with("//") {
                 continue;
             }
             src.push((i + 1, t.to_string()));
-            if t == "s_endpgm" {
-                break;
-            }
         }
         let mut n = 0;
         for (ins, (no, t)) in self.instructions.iter().zip(&src) {
@@ -187,8 +189,20 @@ impl Program {
         n
     }
 
-    /// Disassemble `kernel` of `co` with `objdump` and decode it.
+    /// Disassemble `kernel` of `co` with `objdump` and decode it, within
+    /// [`DISASSEMBLE_TIMEOUT`].
     pub fn disassemble(co: &CodeObject, kernel: &Kernel, objdump: &Path) -> Result<Self> {
+        Self::disassemble_within(co, kernel, objdump, DISASSEMBLE_TIMEOUT)
+    }
+
+    /// [`Program::disassemble`] with a time limit: `objdump` still running
+    /// after `limit` is killed and the error says so.
+    pub fn disassemble_within(
+        co: &CodeObject,
+        kernel: &Kernel,
+        objdump: &Path,
+        limit: std::time::Duration,
+    ) -> Result<Self> {
         let dir = std::env::temp_dir().join(format!(
             "gcn-emu-{}-{}",
             std::process::id(),
@@ -204,37 +218,26 @@ impl Program {
         })?;
         let file = dir.join("code.o");
         let written = std::fs::write(&file, &co.bytes);
-        let out = written.map_err(|source| Error::Io {
-            action: "write",
-            path: file.clone(),
-            source,
-        });
-        let out = out.and_then(|()| {
-            Command::new(objdump)
-                .arg("-d")
-                .arg("--symbolize-operands")
-                .arg(&file)
-                .output()
-                .map_err(|e| Error::Decode {
-                    what: format!(
-                        "cannot run {}: {e}; install llvm-objdump (`apt-get install -y llvm-22`) or set GCN_PATCH_LLVM_BIN",
-                        objdump.display()
-                    ),
-                })
-        });
+        let out = written
+            .map_err(|source| Error::Io {
+                action: "write",
+                path: file.clone(),
+                source,
+            })
+            .and_then(|()| run_bounded(objdump, &file, limit, &co.path));
         let _ = std::fs::remove_dir_all(&dir);
-        let out = out?;
-        if !out.status.success() {
+        let (status, stdout, stderr) = out?;
+        if !status.success() {
             return Err(Error::Decode {
                 what: format!(
                     "{} failed on {}: {}",
                     objdump.display(),
                     co.path,
-                    String::from_utf8_lossy(&out.stderr).trim()
+                    String::from_utf8_lossy(&stderr).trim()
                 ),
             });
         }
-        let text = String::from_utf8_lossy(&out.stdout);
+        let text = String::from_utf8_lossy(&stdout);
         Self::parse_listing(&text, kernel)
     }
 
@@ -503,6 +506,83 @@ fn parse_operand(s: &str) -> std::result::Result<Operand, String> {
         }
     }
     Ok(Operand::Text(s.to_string()))
+}
+
+/// How long [`Program::disassemble`] lets `llvm-objdump` run.
+pub const DISASSEMBLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// Run `objdump -d --symbolize-operands FILE`, killed after `limit`; its
+/// status, stdout and stderr.
+fn run_bounded(
+    objdump: &Path,
+    file: &Path,
+    limit: std::time::Duration,
+    shown: &str,
+) -> Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>)> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(objdump)
+        .arg("-d")
+        .arg("--symbolize-operands")
+        .arg(file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| Error::Decode {
+            what: format!(
+                "cannot run {}: {e}; install llvm-objdump (`apt-get install -y llvm-22`) or set GCN_PATCH_LLVM_BIN",
+                objdump.display()
+            ),
+        })?;
+    // Read both pipes on threads, so that a full pipe never blocks the tool.
+    let reader = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = reader(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = reader(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let start = std::time::Instant::now();
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if start.elapsed() >= limit => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::Decode {
+                    what: format!(
+                        "{} did not finish within {} s on {shown}; it was killed (a malformed object, or a machine too busy: retry)",
+                        objdump.display(),
+                        limit.as_secs_f64()
+                    ),
+                });
+            }
+            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(5)),
+            Err(e) => {
+                return Err(Error::Decode {
+                    what: format!("waiting for {}: {e}", objdump.display()),
+                })
+            }
+        }
+    };
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    Ok((status, stdout, stderr))
 }
 
 #[cfg(test)]

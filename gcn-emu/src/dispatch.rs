@@ -1,8 +1,12 @@
 //! Dispatch: the grid of workgroups, each a set of waves.
 //!
 //! Each workgroup gets its own LDS and runs its waves round-robin: a wave
-//! runs until it ends or reaches `s_barrier`; when every wave that has not
-//! ended waits at the barrier, they all go on. Workgroups run in parallel on
+//! runs until it ends or reaches `s_barrier` (or, with a nonzero
+//! [`Launch::seed`], for a random slice, in a shuffled order); when every
+//! wave that has not ended waits at a barrier, they all go on. Waves that
+//! meet at different `s_barrier` instructions, or that end while others
+//! wait, are a sanitizer finding (barrier divergence); the run goes on as
+//! hardware would (an ended wave no longer counts at the barrier). Workgroups run in parallel on
 //! `threads` threads. Results are deterministic when workgroups do not race
 //! on the same memory (integer atomics commute, so they are deterministic
 //! too; the order of floating-point atomics from different workgroups is
@@ -14,6 +18,7 @@ use std::sync::Mutex;
 
 use crate::decode::Program;
 use crate::exec::{run_until_blocked, stop_error, Ctx, Stop, Wave, WaveState, LANES};
+use crate::launch::SplitMix64;
 use crate::load::{CodeObject, Kernel};
 use crate::memory::{Lds, Memory};
 use crate::sanitize::{Finding, Kind, LdsShadow, WaveSan};
@@ -46,6 +51,13 @@ pub struct Launch {
     /// Run the sanitizer ([`crate::sanitize`]): its findings land in
     /// [`Stats::findings`].
     pub sanitize: bool,
+    /// The schedule of each workgroup's waves. 0: in turn, each until it
+    /// ends or reaches `s_barrier`. Any other value: each round in an order
+    /// shuffled by SplitMix64 from the seed and the workgroup's index, each
+    /// wave for a slice of 1 to 64 instructions at a time, so that waves
+    /// interleave between barriers as they may on hardware. The same seed
+    /// gives the same schedule, results and report.
+    pub seed: u64,
 }
 
 impl Launch {
@@ -58,6 +70,7 @@ impl Launch {
             max_instructions: DEFAULT_MAX_INSTRUCTIONS,
             threads: 0,
             sanitize: false,
+            seed: 0,
         }
     }
 }
@@ -100,12 +113,6 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
         return Err(Error::launch(format!(
             "kernel `{}` is wave32; only wave64 runs",
             kernel.name
-        )));
-    }
-    if kernel.descriptor.private_segment_fixed_size > 0 {
-        return Err(Error::launch(format!(
-            "kernel `{}` uses {} bytes of scratch per work-item; scratch (private memory) is not implemented yet",
-            kernel.name, kernel.descriptor.private_segment_fixed_size
         )));
     }
     if launch.grid.contains(&0) || launch.block.contains(&0) {
@@ -377,7 +384,12 @@ impl Setup<'_> {
             *i += 2;
         };
         if d.private_segment_buffer() {
-            // No scratch: a V# of size 0.
+            // The private segment buffer: a V# that buffer instructions
+            // resolve to the lane's private memory (base 0, swizzled,
+            // ADD_TID_ENABLE; see `exec::PRIVATE_VSHARP_WORD1`).
+            wave.s[i + 1] = crate::exec::PRIVATE_VSHARP_WORD1;
+            wave.s[i + 2] = d.private_segment_fixed_size;
+            wave.s[i + 3] = crate::exec::PRIVATE_VSHARP_WORD3;
             i += 4;
         }
         if d.dispatch_ptr() {
@@ -443,6 +455,7 @@ impl Setup<'_> {
             wave.v[0][lane] = v;
         }
         wave.set_exec(exec);
+        wave.set_private(d.private_segment_fixed_size);
         wave.pc = self.start;
         wave
     }
@@ -458,8 +471,15 @@ impl Setup<'_> {
             .saturating_add(self.launch.dynamic_lds) as usize;
         let mut lds = Lds::new(lds_size);
         if let Some(p) = &self.shared {
+            let d = &self.kernel.descriptor;
+            let sgprs = d.user_sgpr_count()
+                + d.workgroup_id().iter().filter(|&&on| on).count() as u32
+                + d.workgroup_info() as u32
+                + d.private_segment_wave_offset() as u32;
             for (i, w) in waves.iter_mut().enumerate() {
-                w.san = Some(Box::new(WaveSan::new(wg, i as u32)));
+                let mut san = WaveSan::new(wg, i as u32);
+                san.loaded(sgprs.min(102) as u16);
+                w.san = Some(Box::new(san));
             }
             lds.shadow = Some(Box::new(LdsShadow::new(lds_size, p.clone())));
         }
@@ -478,11 +498,33 @@ impl Setup<'_> {
             extra
         };
         let budget = self.launch.max_instructions;
+        let n_waves = waves.len();
+        let mut rng = (self.launch.seed != 0).then(|| {
+            let linear = (wg[2] as u64 * self.launch.grid[1] as u64 + wg[1] as u64)
+                * self.launch.grid[0] as u64
+                + wg[0] as u64;
+            SplitMix64(self.launch.seed ^ linear.wrapping_mul(0xd1b5_4a32_d192_ed03))
+        });
+        let mut order: Vec<usize> = (0..n_waves).collect();
+        let mut divergence: Vec<Finding> = Vec::new();
+        let mut ended_reported = vec![false; n_waves];
         loop {
-            for (wi, wave) in waves.iter_mut().enumerate() {
+            if let Some(r) = rng.as_mut() {
+                // Fisher–Yates.
+                for i in (1..n_waves).rev() {
+                    let j = (r.next_u64() % (i as u64 + 1)) as usize;
+                    order.swap(i, j);
+                }
+            }
+            for &wi in &order {
+                let wave = &mut waves[wi];
                 if wave.state != WaveState::Running {
                     continue;
                 }
+                let limit = match rng.as_mut() {
+                    Some(r) => budget.min(wave.executed + 1 + r.next_u64() % 64),
+                    None => budget,
+                };
                 let mut ctx = Ctx {
                     program: self.program,
                     mem: self.mem,
@@ -491,7 +533,7 @@ impl Setup<'_> {
                     private_base_hi: PRIVATE_BASE_HI,
                     ocp_fp8: self.ocp_fp8,
                 };
-                if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, budget) {
+                if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, limit) {
                     let ins = &self.program.instructions[pc];
                     let line = self.program.lines.get(&ins.addr).cloned();
                     if let (true, Stop::Fault(Some(lane), what)) = (self.shared.is_some(), &stop) {
@@ -536,6 +578,15 @@ impl Setup<'_> {
             if waves.iter().all(|w| w.state == WaveState::Done) {
                 break;
             }
+            if waves.iter().any(|w| w.state == WaveState::Running) {
+                // A wave's slice ended before it blocked: another round.
+                continue;
+            }
+            if self.shared.is_some() {
+                if let Some(f) = self.divergence(wg, &waves, &mut ended_reported) {
+                    divergence.push(f);
+                }
+            }
             // Every wave still alive waits at the barrier: release them.
             for w in waves.iter_mut().filter(|w| w.state == WaveState::Barrier) {
                 w.state = WaveState::Running;
@@ -545,7 +596,81 @@ impl Setup<'_> {
             }
         }
         let n = waves.iter().map(|w| w.executed).sum();
-        Ok((n, collect(&mut waves, &lds, Vec::new())))
+        Ok((n, collect(&mut waves, &lds, divergence)))
+    }
+
+    /// Barrier divergence when every live wave waits at a barrier: waves at
+    /// different `s_barrier` instructions, or waves that ended while the
+    /// others wait. Each ended wave is reported once (`reported`).
+    fn divergence(&self, wg: [u32; 3], waves: &[Wave], reported: &mut [bool]) -> Option<Finding> {
+        let p = self.program;
+        let at = |w: &Wave| p.instructions.get(w.pc.wrapping_sub(1)).map(|i| i.addr);
+        let waiting: Vec<(usize, u64)> = waves
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.state == WaveState::Barrier)
+            .filter_map(|(i, w)| at(w).map(|a| (i, a)))
+            .collect();
+        let &(first, addr) = waiting.first()?;
+        let list = |v: &[usize]| {
+            v.iter()
+                .map(|i| i.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let same: Vec<usize> = waiting
+            .iter()
+            .filter(|w| w.1 == addr)
+            .map(|w| w.0)
+            .collect();
+        if let Some(&(other_wave, other)) = waiting.iter().find(|w| w.1 != addr) {
+            let there: Vec<usize> = waiting
+                .iter()
+                .filter(|w| w.1 == other)
+                .map(|w| w.0)
+                .collect();
+            return Some(Finding {
+                kind: Kind::BarrierDivergence,
+                workgroup: wg,
+                wave: first as u32,
+                addr,
+                other: Some(other),
+                message: format!(
+                    "wave(s) {} wait at {} while wave(s) {} wait at {}: the waves of a workgroup must reach the same s_barrier (a barrier in divergent control flow); hardware releases them together anyway, pairing different barriers (wave {other_wave} is the first at the other)",
+                    list(&same),
+                    crate::sanitize::describe(p, addr),
+                    list(&there),
+                    crate::sanitize::describe(p, other),
+                ),
+                occurrences: 1,
+            });
+        }
+        let ended: Vec<usize> = waves
+            .iter()
+            .enumerate()
+            .filter(|&(i, w)| w.state == WaveState::Done && !reported[i])
+            .map(|(i, _)| i)
+            .collect();
+        let &e = ended.first()?;
+        for &i in &ended {
+            reported[i] = true;
+        }
+        let end = at(&waves[e])?;
+        Some(Finding {
+            kind: Kind::BarrierDivergence,
+            workgroup: wg,
+            wave: e as u32,
+            addr,
+            other: Some(end),
+            message: format!(
+                "wave(s) {} ended at {} while wave(s) {} wait at {}: a wave that ends no longer counts at the barrier, so the others go on without it (an early return before a barrier)",
+                list(&ended),
+                crate::sanitize::describe(p, end),
+                list(&same),
+                crate::sanitize::describe(p, addr),
+            ),
+            occurrences: 1,
+        })
     }
 
     fn where_looping(&self, wave: &Wave) -> String {

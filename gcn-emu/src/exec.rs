@@ -51,7 +51,20 @@ pub struct Wave {
     pub gpr_idx: bool,
     /// VSKIP mode (`s_setvskip`): vector instructions are not issued.
     pub vskip: bool,
+    /// Private (scratch) memory, `private_size` bytes per lane, lane-major.
+    pub private: Vec<u8>,
+    /// Bytes of private memory per lane (the descriptor's
+    /// `private_segment_fixed_size`).
+    pub private_size: u32,
 }
+
+/// Words 1 and 3 of the private segment buffer V# the launch puts in the
+/// first user SGPRs (gfx90a scratch through MUBUF): base 0, swizzle and
+/// `ADD_TID_ENABLE` set. Buffer instructions through such a V# reach the
+/// lane's private memory at `soffset + voffset + offset`.
+pub const PRIVATE_VSHARP_WORD1: u32 = 1 << 31;
+/// Word 3 of the private segment buffer V#: `ADD_TID_ENABLE` (bit 23).
+pub const PRIVATE_VSHARP_WORD3: u32 = 1 << 23;
 
 /// What an instruction needs besides the wave.
 pub struct Ctx<'a> {
@@ -818,7 +831,42 @@ impl Wave {
             san: None,
             gpr_idx: false,
             vskip: false,
+            private: Vec::new(),
+            private_size: 0,
         }
+    }
+
+    /// Give each lane `size` bytes of private memory, zeroed.
+    pub fn set_private(&mut self, size: u32) {
+        self.private_size = size;
+        self.private = vec![0; size as usize * LANES];
+    }
+
+    fn private_range(&self, lane: usize, off: u32, len: usize) -> R<usize> {
+        if (off as u64) + len as u64 > self.private_size as u64 {
+            return Err(Stop::Fault(
+                Some(lane as u32),
+                format!(
+                    "{len}-byte private (scratch) access at offset {off:#x} is outside the lane's {}-byte private segment",
+                    self.private_size
+                ),
+            ));
+        }
+        Ok(lane * self.private_size as usize + off as usize)
+    }
+
+    /// Read lane `lane`'s private bytes at `off`.
+    fn private_read(&self, lane: usize, off: u32, buf: &mut [u8]) -> R<()> {
+        let at = self.private_range(lane, off, buf.len())?;
+        buf.copy_from_slice(&self.private[at..at + buf.len()]);
+        Ok(())
+    }
+
+    /// Write lane `lane`'s private bytes at `off`.
+    fn private_write(&mut self, lane: usize, off: u32, bytes: &[u8]) -> R<()> {
+        let at = self.private_range(lane, off, bytes.len())?;
+        self.private[at..at + bytes.len()].copy_from_slice(bytes);
+        Ok(())
     }
 
     /// The exec mask.
@@ -1150,6 +1198,9 @@ fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     }
     if m.starts_with("global_") || m.starts_with("flat_") {
         return global(wave, ins, ctx);
+    }
+    if m.starts_with("scratch_") {
+        return scratch(wave, ins, ctx);
     }
     if m.starts_with("buffer_") {
         return buffer(wave, ins, ctx);
@@ -2678,7 +2729,11 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr_of(w, ctx, &ops[1], ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
-            mem_read(ctx, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
+            if flat && (a >> 32) as u32 == ctx.private_base_hi {
+                w.private_read(lane, a as u32, &mut buf)?;
+            } else {
+                mem_read(ctx, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
+            }
             load_into(w, &ops[0], lane, &buf, signed, d16)?;
         }
         return Ok(());
@@ -2695,7 +2750,11 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr_of(w, ctx, &ops[0], ops.get(2), lane)?;
             let data = store_bytes(w, &ops[1], lane, size, hi)?;
-            mem_write(ctx, flat, a, &data).map_err(|e| fault(lane, e))?;
+            if flat && (a >> 32) as u32 == ctx.private_base_hi {
+                w.private_write(lane, a as u32, &data)?;
+            } else {
+                mem_write(ctx, flat, a, &data).map_err(|e| fault(lane, e))?;
+            }
         }
         return Ok(());
     }
@@ -2749,6 +2808,74 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if let Some(v) = vdst {
                 w.vwrite(v, lane, ty, old)?;
             }
+        }
+        return Ok(());
+    }
+    unsup("")
+}
+
+/// scratch_* loads and stores (gfx9 flat scratch; gfx940+ architected):
+/// the lane's private memory at `vaddr + saddr + offset`, either address
+/// operand `off`.
+fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let m = ins.mnemonic.as_str();
+    let ops = &ins.ops;
+    let offset = match ins.modifier("offset") {
+        Some(o) => parse_int(o)?,
+        None => 0,
+    };
+    let exec = w.exec();
+    let addr_of = |w: &Wave, ctx: &Ctx, vaddr: &Src, saddr: Option<&Src>, lane: usize| -> R<u32> {
+        let v = match vaddr.op {
+            Operand::Off => 0,
+            _ => w.vread(vaddr, lane, Ty::B32, ctx)? as u32,
+        };
+        let s = match saddr.map(|s| &s.op) {
+            None | Some(Operand::Off) => 0,
+            Some(_) => w.sread(saddr.unwrap_or(vaddr), ctx)?,
+        };
+        Ok(v.wrapping_add(s).wrapping_add(offset as u32))
+    };
+    if let Some(kind) = m.strip_prefix("scratch_load_") {
+        if kind.starts_with("lds") {
+            return unsup("scratch LDS DMA");
+        }
+        let (kind, d16) = match kind.strip_suffix("_d16_hi") {
+            Some(k) => (k, Some(true)),
+            None => match kind.strip_suffix("_d16") {
+                Some(k) => (k, Some(false)),
+                None => (kind, None),
+            },
+        };
+        let kind = kind
+            .strip_prefix("short_")
+            .map(|k| if k == "d16" { "short" } else { k })
+            .unwrap_or(kind);
+        let (size, signed) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, &ops[1], ops.get(2), lane)?;
+            let mut buf = vec![0u8; size];
+            w.private_read(lane, a, &mut buf)?;
+            load_into(w, &ops[0], lane, &buf, signed, d16)?;
+        }
+        return Ok(());
+    }
+    if let Some(kind) = m.strip_prefix("scratch_store_") {
+        let (kind, hi) = match kind.strip_suffix("_d16_hi") {
+            Some(k) => (k, true),
+            None => (kind, false),
+        };
+        let (size, _) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, &ops[0], ops.get(2), lane)?;
+            let data = store_bytes(w, &ops[1], lane, size, hi)?;
+            w.private_write(lane, a, &data)?;
         }
         return Ok(());
     }
@@ -2809,11 +2936,41 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
     let stride = ((v[1] >> 16) & 0x3fff) as u64;
     let num_records = v[2] as u64;
-    if v[1] >> 31 != 0 {
+    let private = v[1] & 0xffff_0000 == PRIVATE_VSHARP_WORD1
+        && v[3] & PRIVATE_VSHARP_WORD3 != 0
+        && w.private_size > 0;
+    if v[1] >> 31 != 0 && !private {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
     let soff = w.sread(soffset, ctx)? as u64;
     let exec = w.exec();
+    if private {
+        // Scratch through the private segment buffer (gfx90a): the lane's
+        // private memory at base + soffset + voffset + offset.
+        if idxen || lds_dma {
+            return unsup("indexed or LDS DMA access to the private segment buffer");
+        }
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let voff = if offen {
+                w.vread(vaddr, lane, Ty::B32, ctx)?
+            } else {
+                0
+            };
+            let a = (base + soff + voff + inst_off) as u32;
+            if store {
+                let bytes = store_bytes(w, vdata, lane, size, d16 == Some(true))?;
+                w.private_write(lane, a, &bytes)?;
+            } else {
+                let mut bytes = vec![0u8; size];
+                w.private_read(lane, a, &mut bytes)?;
+                load_into(w, vdata, lane, &bytes, signed, d16)?;
+            }
+        }
+        return Ok(());
+    }
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
             continue;

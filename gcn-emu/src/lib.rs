@@ -14,7 +14,8 @@
 //! | 8-bit floats | [`fp8`] | fp8/bf8 of gfx942 (FNUZ) and gfx950 (OCP) |
 //! | memory | [`memory`] | named allocations in one address space; LDS |
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
-//! | sanitize | [`sanitize`] | premature reads, LDS races, uninitialized LDS, out-of-bounds |
+//! | launch | [`launch`] | launch descriptions (TOML), seeded random inputs, comparing two runs |
+//! | sanitize | [`sanitize`] | premature reads, LDS races, uninitialized LDS and registers, out-of-bounds, barrier divergence |
 //!
 //! The decoder knows nothing of the semantics: it turns LLVM's text into
 //! operands; the executor gives them meaning. An instruction the executor
@@ -44,6 +45,7 @@ pub mod decode;
 pub mod dispatch;
 pub mod exec;
 pub mod fp8;
+pub mod launch;
 pub mod load;
 pub mod memory;
 pub mod npy;

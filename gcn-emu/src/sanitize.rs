@@ -1,5 +1,6 @@
 //! The sanitizer: premature reads (wait counters), LDS races between waves,
-//! uninitialized LDS reads, and out-of-bounds global accesses.
+//! uninitialized LDS and register reads, and out-of-bounds global accesses
+//! (barrier divergence is found by [`crate::dispatch`]).
 //!
 //! **Premature reads.** The emulator completes every memory instruction at
 //! once, but records it as *in flight* on its wave's counters until an
@@ -27,6 +28,11 @@
 //! of another wave in the same epoch, or a read after another wave's write
 //! in the same epoch, is a race (two atomics never race). A read of a byte
 //! no instruction of this dispatch wrote is an uninitialized read.
+//!
+//! **Registers.** One bit per SGPR (s0–s101), VGPR and AGPR: set by the
+//! launch (the SGPRs it initializes, `v0`) and by every write. A read of a
+//! register whose bit is clear is an uninitialized read, once per register
+//! and wave. Whole registers: a write in any lane counts.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -45,6 +51,12 @@ pub enum Kind {
     UninitializedLds,
     /// A global or flat access outside every allocation.
     OutOfBounds,
+    /// The waves of a workgroup at different barriers, or one ended while
+    /// others wait at one.
+    BarrierDivergence,
+    /// A read of a register neither the launch nor an earlier instruction
+    /// of the wave wrote.
+    UninitializedRegister,
 }
 
 impl fmt::Display for Kind {
@@ -54,6 +66,8 @@ impl fmt::Display for Kind {
             Kind::LdsRace => "LDS race",
             Kind::UninitializedLds => "uninitialized LDS read",
             Kind::OutOfBounds => "out-of-bounds access",
+            Kind::BarrierDivergence => "barrier divergence",
+            Kind::UninitializedRegister => "uninitialized register read",
         })
     }
 }
@@ -174,6 +188,92 @@ pub struct WaveSan {
     pub workgroup: [u32; 3],
     /// The wave's index in its workgroup.
     pub wave: u32,
+    /// Registers written so far (by the launch or an instruction), one bit
+    /// per register: s0–s101, v0–v511, a0–a255. `None`: not tracked.
+    written: Option<Box<Written>>,
+}
+
+/// One bit per register, whole registers (any lane).
+#[derive(Debug, Clone)]
+struct Written {
+    s: u128,
+    v: [u64; 8],
+    a: [u64; 4],
+    /// What the launch set, for the report.
+    loaded: String,
+}
+
+impl Written {
+    fn get(&self, file: RegFile, r: u16) -> bool {
+        let r = r as usize;
+        match file {
+            RegFile::S => r >= 102 || self.s >> r & 1 == 1,
+            RegFile::V => r >= 512 || self.v[r / 64] >> (r % 64) & 1 == 1,
+            RegFile::A => r >= 256 || self.a[r / 64] >> (r % 64) & 1 == 1,
+        }
+    }
+    fn set(&mut self, file: RegFile, r: u16) {
+        let r = r as usize;
+        match file {
+            RegFile::S if r < 102 => self.s |= 1 << r,
+            RegFile::V if r < 512 => self.v[r / 64] |= 1 << (r % 64),
+            RegFile::A if r < 256 => self.a[r / 64] |= 1 << (r % 64),
+            _ => {}
+        }
+    }
+}
+
+/// Which operands an instruction reads and which it writes, by index: the
+/// destinations are the first operand (the second too for the VOP3b forms
+/// with a carry-out or scale flag), except for stores, compares of SALU,
+/// branches and the other instructions without a destination. The
+/// accumulator of `v_mac`/`v_fmac` is read as well.
+fn roles(ins: &Instruction) -> (usize, bool) {
+    let m = ins.mnemonic.as_str();
+    if let Some((_, has_dst)) = classify(ins) {
+        return (usize::from(has_dst), false);
+    }
+    let no_dst = [
+        "s_cmp",
+        "s_bitcmp",
+        "s_cbranch",
+        "s_branch",
+        "s_setpc",
+        "s_waitcnt",
+        "s_nop",
+        "s_endpgm",
+        "s_barrier",
+        "s_sendmsg",
+        "s_setprio",
+        "s_sleep",
+        "s_set_gpr_idx_on",
+        "s_trap",
+        "s_dcache",
+        "s_icache",
+        "s_ttrace",
+        "v_nop",
+        "s_code_end",
+    ];
+    if no_dst.iter().any(|p| m.starts_with(p)) {
+        return (0, false);
+    }
+    let two = [
+        "v_add_co_",
+        "v_sub_co_",
+        "v_subrev_co_",
+        "v_addc_co_",
+        "v_subb_co_",
+        "v_subbrev_co_",
+        "v_div_scale_",
+        "v_mad_u64_u32",
+        "v_mad_i64_i32",
+    ];
+    let n = if two.iter().any(|p| m.starts_with(p)) {
+        2
+    } else {
+        1
+    };
+    (n, m.starts_with("v_mac_") || m.starts_with("v_fmac_"))
 }
 
 fn overlaps(a: (RegFile, u16, u16), b: (RegFile, u16, u16)) -> bool {
@@ -252,6 +352,78 @@ impl WaveSan {
         }
     }
 
+    /// Track uninitialized registers: the launch wrote s0…s`sgprs - 1` and
+    /// v0 (the packed work-item IDs).
+    pub fn loaded(&mut self, sgprs: u16) {
+        let mut w = Written {
+            s: 0,
+            v: [0; 8],
+            a: [0; 4],
+            loaded: if sgprs == 0 {
+                "v0".to_string()
+            } else {
+                format!("s0–s{} and v0", sgprs - 1)
+            },
+        };
+        for r in 0..sgprs {
+            w.set(RegFile::S, r);
+        }
+        w.set(RegFile::V, 0);
+        self.written = Some(Box::new(w));
+    }
+
+    /// Report reads of registers nothing wrote, then mark the destinations
+    /// written.
+    fn uninitialized(&mut self, ins: &Instruction, program: &Program) {
+        let Some(w) = self.written.as_mut() else {
+            return;
+        };
+        let (dsts, acc) = roles(ins);
+        let mut unread = Vec::new();
+        for (i, op) in ins.ops.iter().enumerate() {
+            if i < dsts && !(acc && i == 0) {
+                continue;
+            }
+            let Some((file, first, count)) = regs(&op.op) else {
+                continue;
+            };
+            for r in first..first + count {
+                if !w.get(file, r) {
+                    unread.push((file, r));
+                }
+            }
+        }
+        if !unread.is_empty() {
+            let names: Vec<String> = unread.iter().map(|&(f, r)| reg_name((f, r, 1))).collect();
+            let message = format!(
+                "{} reads {}, which nothing wrote: not the launch (it sets {}) and no earlier instruction of this wave; hardware leaves such a register holding whatever the last wave on the SIMD left there",
+                describe(program, ins.addr),
+                names.join(", "),
+                w.loaded
+            );
+            self.findings.push(Finding {
+                kind: Kind::UninitializedRegister,
+                workgroup: self.workgroup,
+                wave: self.wave,
+                addr: ins.addr,
+                other: None,
+                message,
+                occurrences: 1,
+            });
+            // Reported once: from here on the register counts as written.
+            for (f, r) in unread {
+                w.set(f, r);
+            }
+        }
+        for op in ins.ops.iter().take(dsts) {
+            if let Some((file, first, count)) = regs(&op.op) {
+                for r in first..first + count {
+                    w.set(file, r);
+                }
+            }
+        }
+    }
+
     fn counts(&self) -> String {
         format!(
             "in flight: vmcnt {} (loads/stores), lgkmcnt {} ({} LDS, {} scalar)",
@@ -307,6 +479,7 @@ impl WaveSan {
     /// Check `ins` (about to run) against the loads in flight, then record
     /// it if it is a memory instruction, or apply it if it is a wait.
     pub fn before(&mut self, ins: &Instruction, program: &Program) {
+        self.uninitialized(ins, program);
         let (wg, wave) = (self.workgroup, self.wave);
         if ins.mnemonic == "s_waitcnt" {
             self.wait(ins);

@@ -569,3 +569,227 @@ fn vskip_permlane_swaps_and_cvt_off_match_their_definitions() {
         }
     }
 }
+
+#[test]
+fn a_private_array_in_scratch_matches_the_reference() {
+    // gcn-emu/tests/kernels/private.hip: a 64-element array per work-item,
+    // indexed at run time, so clang puts it in scratch: scratch_* on
+    // gfx942/gfx950, MUBUF through the private segment buffer on gfx90a.
+    let dir = tempfile_dir();
+    for t in TARGETS {
+        let obj = build("private", t, &dir);
+        let l = load(&obj, "private_array");
+        assert!(
+            l.co.kernel("private_array")
+                .unwrap()
+                .descriptor
+                .private_segment_fixed_size
+                > 0,
+            "{t}: uses scratch"
+        );
+        let scratch_ops = l
+            .program
+            .instructions
+            .iter()
+            .filter(|i| i.mnemonic.starts_with("scratch_") || i.text.contains("s[0:3], 0"))
+            .count();
+        assert!(scratch_ops > 0, "{t}: private accesses in the code");
+        let n = 1000u32;
+        let mut r = Rng(7);
+        let input: Vec<u32> = (0..n).map(|_| r.next_u32()).collect();
+        let (bufs, _) = launch(
+            &l,
+            [n.div_ceil(256), 1, 1],
+            [256, 1, 1],
+            vec![
+                A::Buf(u32s(&input)),
+                A::Buf(vec![0xff; 4 * n as usize]),
+                A::Val(n.to_le_bytes().to_vec()),
+            ],
+        )
+        .unwrap();
+        let got = to_u32(&bufs[1]);
+        for i in 0..n as usize {
+            let a = |j: usize| input[(i + j) % n as usize].wrapping_mul(j as u32 + 1);
+            let k = (input[i] % 64) as usize;
+            assert_eq!(got[i], a(k).wrapping_add(a((k + 7) % 64)), "{t}: out[{i}]");
+        }
+    }
+}
+
+#[test]
+fn a_generic_pointer_reaches_private_memory_through_the_private_aperture() {
+    // private_or_global: a pointer that is a private array (odd inputs) or
+    // a global buffer (even ones) at run time, so clang accesses it with
+    // flat_*; private addresses are in the aperture of src_private_base.
+    let dir = tempfile_dir();
+    for t in TARGETS {
+        let obj = build("private", t, &dir);
+        let l = load(&obj, "private_or_global");
+        assert!(
+            l.program
+                .instructions
+                .iter()
+                .any(|i| i.mnemonic.starts_with("flat_store")),
+            "{t}"
+        );
+        let n = 700u32;
+        let mut r = Rng(3);
+        let input: Vec<u32> = (0..n).map(|_| r.next_u32() >> 8).collect();
+        let (bufs, _) = launch(
+            &l,
+            [n.div_ceil(256), 1, 1],
+            [256, 1, 1],
+            vec![
+                A::Buf(u32s(&input)),
+                A::Buf(vec![0xff; 4 * n as usize]),
+                A::Buf(vec![0; 64 * n as usize]),
+                A::Val(n.to_le_bytes().to_vec()),
+            ],
+        )
+        .unwrap();
+        let got = to_u32(&bufs[1]);
+        let spill = to_u32(&bufs[2]);
+        for i in 0..n as usize {
+            let m = (input[i] % 16 + 1) as usize;
+            let want = (0..m).fold(0u32, |s, j| {
+                s.wrapping_add(input[(i + j) % n as usize] + j as u32)
+            });
+            assert_eq!(got[i], want, "{t}: out[{i}]");
+            // Odd inputs wrote the private array, even ones the buffer.
+            let wrote = spill[i * 16..i * 16 + 16].iter().any(|&v| v != 0);
+            assert_eq!(wrote, input[i] & 1 == 0, "{t}: spill[{i}]");
+        }
+    }
+}
+
+#[test]
+fn a_disassembler_that_does_not_finish_is_killed_at_the_time_limit() {
+    // A stand-in for llvm-objdump that never answers (the real one cannot be
+    // made to hang on demand): Program::disassemble_within kills it and
+    // says so, instead of waiting forever.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile_dir();
+    let obj = build("saxpy", "gfx942", &dir);
+    let co = gcn_emu::load::CodeObject::read_file(&obj).unwrap();
+    let k = co.kernel("saxpy").unwrap().clone();
+    let tool = dir.join("hanging-objdump");
+    std::fs::write(&tool, "#!/bin/sh\nexec sleep 60\n").unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let start = std::time::Instant::now();
+    let e = gcn_emu::decode::Program::disassemble_within(
+        &co,
+        &k,
+        &tool,
+        std::time::Duration::from_secs(1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        start.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(
+        e.contains("did not finish within 1 s") && e.contains("it was killed"),
+        "{e}"
+    );
+    // The real one, with the same limit's default, decodes the kernel.
+    let objdump = gcn_emu::decode::find_objdump(None).unwrap();
+    let p = gcn_emu::decode::Program::disassemble_within(
+        &co,
+        &k,
+        &objdump,
+        gcn_emu::decode::DISASSEMBLE_TIMEOUT,
+    )
+    .unwrap();
+    assert!(p.instructions.iter().any(|i| i.mnemonic == "s_endpgm"));
+}
+
+#[test]
+fn packed_bf16_and_buffer_atomics_add_exactly() {
+    // gcn-emu/tests/kernels/atomics3.hip on gfx942 and gfx950 (gfx90a has no
+    // global_atomic_pk_add_bf16). Small integers, so every sum is exact
+    // whatever order the atomics land in.
+    let dir = tempfile_dir();
+    for t in ["gfx942", "gfx950"] {
+        let obj = build("atomics3", t, &dir);
+        let l = load(&obj, "pk_add_bf16");
+        assert!(
+            l.program
+                .instructions
+                .iter()
+                .any(|i| i.mnemonic == "global_atomic_pk_add_bf16"),
+            "{t}"
+        );
+        let n = 512u32;
+        let bf = |v: f32| half::bf16::from_f32(v).to_bits();
+        let input: Vec<u16> = (0..2 * n).map(|i| bf((i * 7 % 4) as f32)).collect();
+        let init: Vec<u16> = (0..16).map(|i| bf(i as f32)).collect();
+        let bytes = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let (bufs, _) = launch(
+            &l,
+            [n / 256, 1, 1],
+            [256, 1, 1],
+            vec![
+                A::Buf(bytes(&init)),
+                A::Buf(bytes(&input)),
+                A::Val(n.to_le_bytes().to_vec()),
+            ],
+        )
+        .unwrap();
+        let got: Vec<f32> = bufs[0]
+            .chunks(2)
+            .map(|c| half::bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f32())
+            .collect();
+        for slot in 0..8 {
+            for half_ in 0..2 {
+                // At most 15 + 64·3 = 207: an integer bf16 holds exactly.
+                let mut want = (2 * slot + half_) as f32;
+                for ti in (slot..n as usize).step_by(8) {
+                    want += half::bf16::from_bits(input[2 * ti + half_]).to_f32();
+                }
+                assert_eq!(got[2 * slot + half_], want, "{t}: acc[{slot}].{half_}");
+            }
+        }
+
+        let l = load(&obj, "buffer_atomics");
+        assert!(
+            l.program
+                .instructions
+                .iter()
+                .any(|i| i.mnemonic == "buffer_atomic_add_f32"),
+            "{t}"
+        );
+        let n = 1000u32;
+        let vals: Vec<f32> = (0..n).map(|i| (i % 5) as f32).collect();
+        let (bufs, _) = launch(
+            &l,
+            [n.div_ceil(256), 1, 1],
+            [256, 1, 1],
+            vec![
+                A::Buf(f32s(&[0.25; 20])),
+                A::Buf(u32s(&[100; 20])),
+                A::Buf(f32s(&vals)),
+                A::Val(n.to_le_bytes().to_vec()),
+            ],
+        )
+        .unwrap();
+        let (f, u) = (to_f32(&bufs[0]), to_u32(&bufs[1]));
+        for k in 0..20usize {
+            let hits: Vec<usize> = (0..n as usize).filter(|i| i % 20 == k).collect();
+            if k < 16 {
+                let want = hits.iter().fold(0.25f32, |s, &i| s + vals[i]);
+                assert_eq!(f[k], want, "{t}: facc[{k}]");
+                assert_eq!(u[k], 100 + hits.len() as u32, "{t}: uacc[{k}]");
+            } else {
+                // Past num_records (16 elements): the atomics do nothing.
+                assert_eq!(
+                    (f[k], u[k]),
+                    (0.25, 100),
+                    "{t}: element {k} past num_records"
+                );
+            }
+        }
+    }
+}

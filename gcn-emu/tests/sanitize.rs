@@ -83,16 +83,29 @@ fn assemble(text: &str, name: &str, target: &str, file: &str, d: &Path) -> (Code
         program
             .instructions
             .iter()
-            .position(|i| i.mnemonic == "s_endpgm")
+            .rposition(|i| i.mnemonic == "s_endpgm")
             .unwrap()
             + 1,
-        "every instruction up to s_endpgm maps to its line"
+        "every instruction up to the last s_endpgm maps to its line"
     );
     (co, program)
 }
 
 /// Run with the sanitizer on inputs of `seed`; the findings.
 fn sanitize(co: &CodeObject, program: &Program, name: &str, seed: u64, n: u32) -> Vec<Finding> {
+    sanitize_scheduled(co, program, name, seed, n, 0).0
+}
+
+/// Run with the sanitizer on inputs of `seed`, waves scheduled by `schedule`
+/// ([`Launch::seed`]); the findings and the second buffer's bytes.
+fn sanitize_scheduled(
+    co: &CodeObject,
+    program: &Program,
+    name: &str,
+    seed: u64,
+    n: u32,
+    schedule: u64,
+) -> (Vec<Finding>, Vec<u8>) {
     let k = co.kernel(name).unwrap();
     let mem = Memory::new();
     let mut r = Rng(seed);
@@ -122,7 +135,9 @@ fn sanitize(co: &CodeObject, program: &Program, name: &str, seed: u64, n: u32) -
     let mut launch = Launch::new([grid, 1, 1], [256, 1, 1]);
     launch.sanitize = true;
     launch.max_instructions = 1_000_000;
-    run(co, k, program, &mem, &args, &launch).unwrap().findings
+    launch.seed = schedule;
+    let f = run(co, k, program, &mem, &args, &launch).unwrap().findings;
+    (f, mem.contents(ya).unwrap())
 }
 
 fn line_of(program: &Program, addr: u64) -> usize {
@@ -165,11 +180,14 @@ fn unmutated_kernels_are_clean_over_seeds_and_sizes() {
         for name in ["reduce", "saxpy"] {
             let text = asm_of(name, target, &d);
             let (co, p) = assemble(&text, name, target, &format!("{name}-{target}.s"), &d);
-            for (seed, n) in [(1, 256), (2, 1000), (3, 256 * 3 - 5), (4, 64)] {
-                let f = sanitize(&co, &p, name, seed, n);
+            for ((seed, n), schedule) in [(1, 256), (2, 1000), (3, 256 * 3 - 5), (4, 64)]
+                .into_iter()
+                .flat_map(|c| [0, 1, 2, 3].map(|s| (c, s)))
+            {
+                let (f, _) = sanitize_scheduled(&co, &p, name, seed, n, schedule);
                 assert!(
                     f.is_empty(),
-                    "{target} {name} seed {seed} n {n}: false alarms:\n{}",
+                    "{target} {name} seed {seed} n {n} schedule seed {schedule}: false alarms:\n{}",
                     f.iter()
                         .map(|f| f.to_string())
                         .collect::<Vec<_>>()
@@ -287,6 +305,15 @@ fn every_removed_barrier_that_lets_waves_race_is_an_lds_race() {
             let (co, p) = assemble(&(m.join("\n") + "\n"), "reduce", target, &file, &d);
             let f = sanitize(&co, &p, "reduce", 1, 512);
             let race = f.iter().any(|f| f.kind == Kind::LdsRace);
+            // A race is found under every schedule, not only waves in turn.
+            for schedule in [5, 6] {
+                let (g, _) = sanitize_scheduled(&co, &p, "reduce", 1, 512, schedule);
+                assert_eq!(
+                    race,
+                    g.iter().any(|f| f.kind == Kind::LdsRace),
+                    "{target}: barrier {b} removed, schedule seed {schedule}: {g:?}"
+                );
+            }
             if RACY_BARRIERS.contains(&b) {
                 racy += 1;
                 assert!(
@@ -310,4 +337,340 @@ fn every_removed_barrier_that_lets_waves_race_is_an_lds_race() {
     );
     assert_eq!(false_alarms, 0);
     assert_eq!((racy, caught), (6, 6));
+}
+
+/// Compile `tests/kernels/barrier.hip` for `target`, assembled with its
+/// lines attached.
+fn barrier_kernel(name: &str, target: &str, d: &Path) -> (CodeObject, Program) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/barrier.hip");
+    let out = d.join(format!("barrier-{target}.s"));
+    let o = Command::new(clang())
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
+        .arg(format!("--offload-arch={target}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assemble(
+        &text,
+        name,
+        target,
+        &format!("barrier-{name}-{target}.s"),
+        d,
+    )
+}
+
+fn run_barrier(
+    co: &CodeObject,
+    p: &Program,
+    name: &str,
+    value: u32,
+    schedule: u64,
+) -> Vec<Finding> {
+    let k = co.kernel(name).unwrap();
+    let mem = Memory::new();
+    let out = mem.alloc_bytes("out", &[0u8; 1024]);
+    let mut launch = Launch::new([2, 1, 1], [256, 1, 1]);
+    launch.sanitize = true;
+    launch.seed = schedule;
+    let args = [
+        ArgValue::Pointer(out),
+        ArgValue::Bytes(value.to_le_bytes().to_vec()),
+    ];
+    run(co, k, p, &mem, &args, &launch).unwrap().findings
+}
+
+#[test]
+fn waves_at_different_barriers_or_ended_while_others_wait_are_barrier_divergence() {
+    let d = dir("divergence");
+    for target in TARGETS {
+        // n = 100: waves 2 and 3 (work-items 128–255) return; waves 0 and 1
+        // wait at the barrier.
+        let (co, p) = barrier_kernel("early_exit", target, &d);
+        for schedule in [0, 1, 2] {
+            let f = run_barrier(&co, &p, "early_exit", 100, schedule);
+            assert_eq!(f.len(), 1, "{target}: {f:?}");
+            assert_eq!(f[0].kind, Kind::BarrierDivergence);
+            assert_eq!(f[0].occurrences, 2, "both workgroups");
+            assert!(
+                f[0].message.starts_with("wave(s) 2, 3 ended at "),
+                "{target}: {}",
+                f[0]
+            );
+            assert!(
+                f[0].message.contains("while wave(s) 0, 1 wait at "),
+                "{}",
+                f[0]
+            );
+            assert!(p.lines[&f[0].addr].ends_with("s_barrier"));
+            assert!(p.lines[&f[0].other.unwrap()].ends_with("s_endpgm"));
+            if *target == "gfx942" && schedule == 0 {
+                insta::assert_snapshot!("early_exit_gfx942", f[0].to_string());
+            }
+            assert!(
+                run_barrier(&co, &p, "early_exit", 256, schedule).is_empty(),
+                "{target}: every wave meets"
+            );
+        }
+        // k = 64: wave 0 waits at the first barrier, waves 1–3 at the second.
+        let (co, p) = barrier_kernel("divergent", target, &d);
+        for schedule in [0, 3] {
+            let f = run_barrier(&co, &p, "divergent", 64, schedule);
+            assert_eq!(f.len(), 1, "{target}: {f:?}");
+            assert_eq!(f[0].kind, Kind::BarrierDivergence);
+            assert!(f[0].message.contains("wait at"), "{}", f[0]);
+            let (a, b) = (f[0].addr, f[0].other.unwrap());
+            assert_ne!(a, b);
+            assert!(p.lines[&a].ends_with("s_barrier") && p.lines[&b].ends_with("s_barrier"));
+            if *target == "gfx942" && schedule == 0 {
+                insta::assert_snapshot!("divergent_gfx942", f[0].to_string());
+            }
+            assert!(
+                run_barrier(&co, &p, "divergent", 256, schedule).is_empty(),
+                "{target}: all take one side"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_schedule_seed_interleaves_waves_and_the_same_seed_gives_the_same_report() {
+    // reduce without its first barrier: waves 0 and 1 read what waves 2 and
+    // 3 write. Waves in turn (seed 0) let every wave finish its first step
+    // before the next runs; other seeds interleave them, so the racy sums
+    // depend on the seed, and the same seed repeats them exactly.
+    let d = dir("schedule");
+    let target = "gfx942";
+    let text = asm_of("reduce", target, &d);
+    let first = text.lines().position(|l| l.trim() == "s_barrier").unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines.remove(first);
+    let (co, p) = assemble(
+        &(lines.join("\n") + "\n"),
+        "reduce",
+        target,
+        "reduce-sched.s",
+        &d,
+    );
+    let mut results = std::collections::BTreeSet::new();
+    for schedule in 0..8 {
+        let (f, out) = sanitize_scheduled(&co, &p, "reduce", 1, 1024, schedule);
+        let (g, again) = sanitize_scheduled(&co, &p, "reduce", 1, 1024, schedule);
+        assert_eq!(f, g, "schedule seed {schedule}: the same report");
+        assert_eq!(out, again, "schedule seed {schedule}: the same results");
+        assert!(
+            f.iter().any(|f| f.kind == Kind::LdsRace),
+            "schedule seed {schedule}"
+        );
+        results.insert(out);
+    }
+    eprintln!(
+        "8 schedule seeds gave {} distinct results of the racy reduce",
+        results.len()
+    );
+    assert!(results.len() > 1, "the seed changes the interleaving");
+}
+
+/// Registers of an operand text: `v5`, `s[0:1]`, `v[2:3]` (s0–s101 and VGPRs).
+fn regs_of(op: &str) -> Vec<(char, u32)> {
+    let op = op.trim().trim_start_matches('-');
+    let Some(file) = op.chars().next().filter(|c| *c == 's' || *c == 'v') else {
+        return vec![];
+    };
+    let rest = &op[1..];
+    let (a, b) = if let Some(r) = rest.strip_prefix('[') {
+        let Some((a, b)) = r.trim_end_matches(']').split_once(':') else {
+            return vec![];
+        };
+        (a.parse().ok(), b.parse().ok())
+    } else {
+        let n = rest.parse().ok();
+        (n, n)
+    };
+    match (a, b) {
+        (Some(a), Some(b)) if a <= b && !(file == 's' && b > 101) => {
+            (a..=b).map(|r| (file, r)).collect()
+        }
+        _ => vec![],
+    }
+}
+
+/// `(mnemonic, operands)` of an asm line, `None` for labels, directives and blanks.
+fn parse_line(l: &str) -> Option<(String, Vec<String>)> {
+    let t = l.split(';').next().unwrap().trim();
+    if t.is_empty() || t.starts_with('.') || t.ends_with(':') {
+        return None;
+    }
+    let (m, rest) = t.split_once(char::is_whitespace).unwrap_or((t, ""));
+    let ops = rest
+        .split(',')
+        .map(|s| s.split_whitespace().next().unwrap_or("").to_string())
+        .collect();
+    Some((m.to_string(), ops))
+}
+
+#[test]
+fn every_deleted_first_write_of_a_register_read_next_is_an_uninitialized_read() {
+    // Mutants: one ALU instruction deleted that is the first write of its
+    // destination in the kernel's text (writers: the first operand of any
+    // instruction, an over-approximation), where the next line naming the
+    // register reads it. That read then reads what nothing wrote. Registers
+    // the launch may set (s0–s15, v0) are left out.
+    let d = dir("uninit");
+    let (mut tried, mut caught) = (0, 0);
+    let mut missed = Vec::new();
+    let mut snapped = false;
+    for target in TARGETS {
+        for name in ["reduce", "saxpy"] {
+            let text = asm_of(name, target, &d);
+            let lines: Vec<&str> = text.lines().collect();
+            let start = lines
+                .iter()
+                .position(|l| l.split(';').next().unwrap().trim() == format!("{name}:"))
+                .unwrap();
+            let end = start
+                + lines[start..]
+                    .iter()
+                    .position(|l| l.starts_with(".Lfunc_end"))
+                    .unwrap();
+            let body: Vec<(usize, String, Vec<String>)> = (start..end)
+                .filter_map(|i| parse_line(lines[i]).map(|(m, o)| (i, m, o)))
+                .collect();
+            for (k, (i, m, ops)) in body.iter().enumerate() {
+                let alu = (m.starts_with("v_") || m.starts_with("s_"))
+                    && ![
+                        "s_cmp",
+                        "s_bitcmp",
+                        "s_cbranch",
+                        "s_branch",
+                        "s_waitcnt",
+                        "s_nop",
+                        "s_endpgm",
+                        "s_barrier",
+                        "s_load",
+                        "v_cmp",
+                        "v_readfirstlane",
+                        "v_readlane",
+                        "v_writelane",
+                        "s_and_saveexec",
+                        "s_or_saveexec",
+                        "s_andn2_saveexec",
+                    ]
+                    .iter()
+                    .any(|p| m.starts_with(p));
+                if !alu || ops.is_empty() {
+                    continue;
+                }
+                let dst = regs_of(&ops[0]);
+                if dst.is_empty()
+                    || dst
+                        .iter()
+                        .any(|&(f, r)| (f == 's' && r < 16) || (f == 'v' && r == 0))
+                {
+                    continue;
+                }
+                // The first write of the register in the kernel's text, and
+                // the next line naming it reads it.
+                let writes = |o: &[String]| {
+                    o.first()
+                        .is_some_and(|o0| regs_of(o0).iter().any(|r| dst.contains(r)))
+                };
+                let reads = |m2: &str, o: &[String]| {
+                    o.iter().enumerate().any(|(n, op)| {
+                        (n > 0
+                            || m2.contains("mac")
+                            || m2.starts_with("global_store")
+                            || m2.starts_with("ds_write")
+                            || m2.starts_with("s_cmp")
+                            || m2.starts_with("s_cbranch"))
+                            && regs_of(op).iter().any(|r| dst.contains(r))
+                    })
+                };
+                let earlier_writer = body[..k].iter().any(|(_, _, o)| writes(o));
+                let next = body[k + 1..]
+                    .iter()
+                    .find(|(_, m2, o)| writes(o) || reads(m2, o));
+                let read_next = next.is_some_and(|(_, m2, o)| reads(m2, o));
+                if earlier_writer || !read_next {
+                    continue;
+                }
+                tried += 1;
+                let mut m2 = lines.clone();
+                m2.remove(*i);
+                let file = format!("{name}-{target}-u{i}.s");
+                let (co, p) = assemble(&(m2.join("\n") + "\n"), name, target, &file, &d);
+                let kname = co.kernel(name).unwrap().clone();
+                let mem = Memory::new();
+                let xs = mem.alloc_bytes("x", &f32s(&vec![0.5; 512]));
+                let ys = mem.alloc_bytes("y", &f32s(&vec![0.25; 512]));
+                let args = if name == "reduce" {
+                    vec![
+                        ArgValue::Pointer(xs),
+                        ArgValue::Pointer(ys),
+                        ArgValue::Bytes(512u32.to_le_bytes().to_vec()),
+                    ]
+                } else {
+                    vec![
+                        ArgValue::Bytes(0.5f32.to_le_bytes().to_vec()),
+                        ArgValue::Pointer(xs),
+                        ArgValue::Pointer(ys),
+                        ArgValue::Bytes(512u32.to_le_bytes().to_vec()),
+                    ]
+                };
+                let mut launch = Launch::new([2, 1, 1], [256, 1, 1]);
+                launch.sanitize = true;
+                launch.max_instructions = 100_000;
+                let names: Vec<String> = dst.iter().map(|(f, r)| format!("{f}{r}")).collect();
+                let hit = match run(&co, &kname, &p, &mem, &args, &launch) {
+                    Ok(s) => {
+                        let f = s.findings.iter().find(|f| {
+                            f.kind == Kind::UninitializedRegister
+                                && names.iter().any(|n| {
+                                    f.message.contains(&format!(" {n}"))
+                                        || f.message.contains(&format!("{n},"))
+                                })
+                        });
+                        if let (Some(f), false, "gfx942", "saxpy") = (f, snapped, *target, name) {
+                            insta::assert_snapshot!(
+                                "uninitialized_register_saxpy_gfx942",
+                                f.to_string()
+                            );
+                            snapped = true;
+                        }
+                        f.is_some()
+                    }
+                    Err(e) => {
+                        missed.push(format!(
+                            "{target} {name}: `{}` deleted: error {e}",
+                            lines[*i].trim()
+                        ));
+                        false
+                    }
+                };
+                if hit {
+                    caught += 1;
+                } else {
+                    missed.push(format!(
+                        "{target} {name}: line {} `{}` deleted",
+                        i + 1,
+                        lines[*i].trim()
+                    ));
+                }
+            }
+        }
+    }
+    eprintln!("uninitialized-register mutants: tried {tried}, caught {caught}");
+    assert!(tried >= 12, "enough mutants: {tried}");
+    assert!(missed.is_empty(), "missed:\n{}", missed.join("\n"));
 }

@@ -29,8 +29,6 @@
 //! environment variable `GCN_PATCH_TEST_PANIC` is a test-only hook
 //! ([`base::jobs::test_panic_point`]); leave it unset.
 #![warn(missing_docs)]
-// `Diagnostic` is every stage's error type; it is large by design and errors are cold.
-#![allow(clippy::result_large_err)]
 
 pub mod base;
 pub mod config;

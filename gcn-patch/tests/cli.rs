@@ -232,3 +232,40 @@ fn stale_pin_fails_check_and_pin_repairs_it() {
     let o = gcn_patch(&["check", "--no-assemble", "--manifest", m]);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// `gcn-patch build` names where each object came from in the engine's
+/// words, the ones gcn-build's `report.txt` uses: `assembled`, then
+/// `cached` in the same output directory, and `shared-cache` in a fresh
+/// one sharing `GCN_BUILD_CACHE_DIR` (it said `shared`).
+#[test]
+fn build_names_each_objects_origin_in_the_engines_words() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("asm")).unwrap();
+    let asm = dir.path().join("asm/saxpy.s");
+    std::fs::copy(repo().join("tests/corpus/hip/gfx11-generic/saxpy.s"), &asm).unwrap();
+    let sha = gcn_patch::base::hash::sha256_hex(&std::fs::read(&asm).unwrap());
+    std::fs::write(
+        dir.path().join("kernels.toml"),
+        format!("[[kernel]]\nname = \"saxpy\"\n\n[[kernel.source]]\nasm = \"asm/saxpy.s\"\nsha256 = \"{sha}\"\ntargets = [\"gfx1100\"]\n"),
+    )
+    .unwrap();
+    let build = |out: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+            .args(["build", "--out", out])
+            .current_dir(dir.path())
+            .env("GCN_BUILD_CACHE_DIR", dir.path().join("shared"))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", stderr(&o));
+        let table = String::from_utf8_lossy(&o.stdout).into_owned();
+        let row = table
+            .lines()
+            .find(|l| l.starts_with("saxpy"))
+            .unwrap_or_else(|| panic!("no saxpy row:\n{table}"))
+            .to_string();
+        row.split_whitespace().nth(2).unwrap().to_string()
+    };
+    assert_eq!(build("a"), "assembled");
+    assert_eq!(build("a"), "cached");
+    assert_eq!(build("b"), "shared-cache");
+}

@@ -316,21 +316,21 @@ fn unpatched_aiter_imports_check_without_hazard_errors_and_build() {
                 inherited_kernels += prepared
                     .notes
                     .iter()
-                    .filter(|n| {
-                        n.message
-                            .contains("hazard(s) inherited from the unpatched source")
-                    })
+                    .filter(|n| n.code == gcn_patch::base::diag::Code::InheritedHazards)
                     .count();
                 if prepared
                     .notes
                     .iter()
-                    .any(|n| n.message.contains("updated the register counts"))
+                    .any(|n| n.code == gcn_patch::base::diag::Code::RegistersUpdated)
                 {
                     recounted.push(label.clone());
                 }
                 assert!(
-                    !prepared.notes.iter().any(|n| n.severity == Severity::Warning
-                        && n.message.contains("completed")),
+                    !prepared
+                        .notes
+                        .iter()
+                        .any(|n| n.severity == Severity::Warning
+                            && n.code == gcn_patch::base::diag::Code::WaitHazard),
                     "{label}: an inherited hazard shown as a warning"
                 );
                 match pipeline::build_bytes(&tc, &prepared, work.path()) {
@@ -345,10 +345,11 @@ fn unpatched_aiter_imports_check_without_hazard_errors_and_build() {
             }
             Err(d) => {
                 for e in &d.0 {
-                    let hazard = e.message.contains("has completed")
-                        || e.message.contains("in flight")
-                        || e.message.contains("relies on latency")
-                        || e.message.contains("LDS DMA");
+                    let hazard = matches!(
+                        e.code,
+                        gcn_patch::base::diag::Code::WaitHazard
+                            | gcn_patch::base::diag::Code::LdsMayAlias
+                    );
                     assert!(!hazard, "{label}: a hazard error on unpatched code:\n{e}");
                 }
                 // gfx942/gfx950 imports all pass; gfx1250 lifts with raw

@@ -76,7 +76,7 @@ fn the_dumps_own_hazard_is_inherited_a_note_not_an_error() {
     let inherited: Vec<_> = prepared
         .notes
         .iter()
-        .filter(|n| n.message.contains("inherited"))
+        .filter(|n| n.code == gcn_patch::base::diag::Code::InheritedHazards)
         .collect();
     assert_eq!(inherited.len(), 1, "{:?}", prepared.notes);
     assert_eq!(inherited[0].severity, Severity::Note);
@@ -87,7 +87,8 @@ fn the_dumps_own_hazard_is_inherited_a_note_not_an_error() {
     assert!(prepared
         .notes
         .iter()
-        .any(|n| n.message.contains("1 wait-counter hazard(s) inherited")));
+        .any(|n| n.code == gcn_patch::base::diag::Code::InheritedHazards
+            && n.message.contains("1 wait-counter hazard(s) inherited")));
 }
 
 #[test]
@@ -119,7 +120,8 @@ fn a_new_hazard_is_an_error_next_to_the_inherited_note() {
     assert!(prepared
         .notes
         .iter()
-        .any(|n| n.message.contains("1 wait-counter hazard(s) inherited")));
+        .any(|n| n.code == gcn_patch::base::diag::Code::InheritedHazards
+            && n.message.contains("1 wait-counter hazard(s) inherited")));
 }
 
 #[test]
@@ -238,7 +240,7 @@ fn the_dumps_own_register_findings_are_inherited_new_ones_are_errors() {
     let w: Vec<_> = prepared
         .notes
         .iter()
-        .filter(|n| n.message.contains("contradicts"))
+        .filter(|n| n.code == gcn_patch::base::diag::Code::RegisterCountContradiction)
         .collect();
     assert_eq!(w.len(), 1, "{:?}", prepared.notes);
     assert_eq!(w[0].severity, Severity::Warning);

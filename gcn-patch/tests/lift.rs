@@ -434,7 +434,10 @@ fn raw_lines_are_read_by_the_checks() {
         assert!(insn.mnemonic.starts_with("v_mfma_scale"), "{}", doc.text(i));
         assert!(insn.registers().count() >= 4);
     }
-    assert!(lifted.notes.iter().any(|n| n.contains("raw encodings")));
+    assert!(lifted
+        .notes
+        .iter()
+        .any(|n| n.code == gcn_patch::base::diag::Code::RawEncodings));
 }
 
 #[test]

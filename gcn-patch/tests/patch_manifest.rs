@@ -89,7 +89,12 @@ fn full_example_loads() {
         .map(|f| p.norm(&f.display().to_string()))
         .collect();
     insta::assert_snapshot!(files.join("\n"));
-    assert!(m.kernel("nope").is_none());
+    // The one unknown-kernel error: the kernels, and the nearest name.
+    let err = m.kernel("plian").unwrap_err().render();
+    assert!(err.contains("no kernel `plian` in kernels.toml"), "{err}");
+    assert!(err.contains("did you mean `plain`?"), "{err}");
+    let err = m.kernel("nope").unwrap_err().render();
+    assert!(!err.contains("did you mean"), "{err}");
 }
 
 #[test]

@@ -473,3 +473,35 @@ fn a_huge_undefined_name_is_reported_short() {
     assert!(e.len() < 4000, "{} bytes of diagnostics", e.len());
     assert!(!d.join("big.hsaco").exists());
 }
+
+/// `import DIR` walks the directory with walkdir, following symlinks: a
+/// symlinked subdirectory is imported, and a symlink back to an ancestor is
+/// an error naming the loop (the hand-written walk went down the loop until
+/// the path grew too long).
+#[test]
+fn import_of_a_directory_follows_links_and_refuses_a_loop() {
+    let d = tempfile::tempdir().unwrap();
+    let d = d.path();
+    let real = d.join("real");
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::copy(
+        corpus().join("hip/gfx11-generic/saxpy.s"),
+        real.join("saxpy.s"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(d.join("dumps")).unwrap();
+    std::os::unix::fs::symlink(&real, d.join("dumps/linked")).unwrap();
+    let o = run(d, &["import", "dumps"]);
+    ok(&o, "import through a symlinked directory");
+    let manifest = std::fs::read_to_string(d.join("kernels.toml")).unwrap();
+    assert!(manifest.contains("name = \"saxpy\""), "{manifest}");
+
+    std::os::unix::fs::symlink(d.join("dumps"), real.join("loop")).unwrap();
+    let o = run(d, &["import", "--manifest", "other.toml", "dumps"]);
+    fails(
+        &o,
+        "import of a directory with a symlink loop",
+        &["cannot read directory", "loop"],
+    );
+    assert!(!d.join("other.toml").exists());
+}

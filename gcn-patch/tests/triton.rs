@@ -407,7 +407,7 @@ fn specializations_are_annotated_and_a_missing_cache_entry_warns() {
         &["import", "../dump", "--triton-cache", "../empty"],
     ));
     let err = stderr(&o);
-    assert_eq!(err.matches("warning: ").count(), 2, "{err}");
+    assert_eq!(err.matches("warning[GP0820]: ").count(), 2, "{err}");
     assert!(
         err.contains("imported without its cache entry")
             && err.contains("LDS: Triton's `shared`")

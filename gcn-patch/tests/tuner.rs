@@ -183,7 +183,10 @@ fn iree_loop(linked: bool) {
     let locked = gcn_patch(dir, &["build", "--out", "out", "--locked"]);
     assert!(!locked.status.success());
     let err = stderr(&locked);
-    assert!(err.contains("does not reproduce"), "{err}");
+    assert!(
+        err.contains("error[GP0116]: --locked: the build does not reproduce"),
+        "{err}"
+    );
     assert!(
         err.contains(&format!("kernel `{first}` for gfx942: patched asm sha256")),
         "{err}"

@@ -32,7 +32,7 @@ fn check_and_objdiff_give_an_inherited_register_contradiction_one_verdict() {
     let err = stderr(&check);
     assert!(
         err.contains(
-            "warning: kernel `all_reduce` for gfx942: metadata `.sgpr_count` 96 contradicts"
+            "warning[GP0409]: kernel `all_reduce` for gfx942: metadata `.sgpr_count` 96 contradicts"
         ),
         "{err}"
     );
@@ -182,7 +182,9 @@ fn assemble_with_a_baseline_still_fails_on_a_finding_the_edit_changes() {
     assert!(!o.status.success());
     let err = stderr(&o);
     assert!(
-        err.contains("error: kernel `ar` for gfx942: metadata `.sgpr_count` 97 contradicts"),
+        err.contains(
+            "error[GP0409]: kernel `ar` for gfx942: metadata `.sgpr_count` 97 contradicts"
+        ),
         "{err}"
     );
     // The one-off path's help: the flag, not kernels.toml.
@@ -199,7 +201,7 @@ fn accepted_findings_leave_check_and_build_silent_until_a_new_one_appears() {
     ok(gcn_patch(dir, &["import", "all_reduce.co", "pa.co"]));
     let o = ok(gcn_patch(dir, &["build", "--out", "out"]));
     assert!(
-        stderr(&o).contains("warning: kernel `all_reduce`"),
+        stderr(&o).contains("warning[GP0409]: kernel `all_reduce`"),
         "{}",
         stderr(&o)
     );
@@ -222,7 +224,7 @@ fn accepted_findings_leave_check_and_build_silent_until_a_new_one_appears() {
         let o = ok(gcn_patch(dir, cmd));
         let err = stderr(&o);
         assert!(
-            !err.contains("warning:") && !err.contains("note:"),
+            !err.contains("warning[") && !err.contains("note["),
             "{cmd:?}: {err}"
         );
         assert!(
@@ -271,7 +273,7 @@ fn retargeting_a_lifted_kernel_to_another_processor_is_cautioned() {
     ));
     let err = stderr(&o);
     assert!(
-        err.contains("warning: kernel `all_reduce` for gfx950: retargeted from a gfx942 code object, which may be hand-written"),
+        err.contains("warning[GP0309]: kernel `all_reduce` for gfx950: retargeted from a gfx942 code object, which may be hand-written"),
         "{err}"
     );
     assert!(

@@ -7,7 +7,7 @@ use std::process::{Command, Output};
 #[path = "../support/mod.rs"]
 mod support;
 #[allow(unused_imports)]
-pub use support::{copy_tree, corpus, repo, run_bounded, tool};
+pub use support::{changed_files, copy_tree, corpus, repo, run_bounded, tool, tree_snapshot};
 
 /// llvm-objdump from LLVM 22.
 pub fn objdump() -> PathBuf {

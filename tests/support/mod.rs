@@ -94,6 +94,46 @@ pub fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
+/// Every file below `dir` (relative path and bytes), sorted: compare two
+/// snapshots with [`changed_files`] to show that nothing below `dir` was
+/// written. (Permissions cannot show it for a test running as root, which
+/// writes anyway.)
+pub fn tree_snapshot(dir: &Path) -> std::collections::BTreeMap<PathBuf, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut std::collections::BTreeMap<PathBuf, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else {
+                let rel = p.strip_prefix(root).unwrap().to_path_buf();
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    let mut files = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut files);
+    files
+}
+
+/// The files added, removed or changed between two [`tree_snapshot`]s.
+pub fn changed_files(
+    before: &std::collections::BTreeMap<PathBuf, Vec<u8>>,
+    after: &std::collections::BTreeMap<PathBuf, Vec<u8>>,
+) -> Vec<String> {
+    let mut changed = Vec::new();
+    for (p, bytes) in after {
+        match before.get(p) {
+            None => changed.push(format!("added {}", p.display())),
+            Some(b) if b != bytes => changed.push(format!("changed {}", p.display())),
+            Some(_) => {}
+        }
+    }
+    for p in before.keys().filter(|p| !after.contains_key(*p)) {
+        changed.push(format!("removed {}", p.display()));
+    }
+    changed
+}
+
 /// Run `cmd` (stdout and stderr captured), failing the test if it has not
 /// ended within `deadline`: a hang is killed and reported, never waited for.
 pub fn run_bounded(

@@ -73,12 +73,17 @@ pub fn assemble_corpus(name: &str, target: &str, dir: &Path) -> PathBuf {
         .join("../tests/corpus/hip")
         .join(target)
         .join(format!("{name}.s"));
-    let obj = dir.join(format!("{name}-{target}-corpus.o"));
-    let out = dir.join(format!("{name}-{target}-corpus.hsaco"));
+    assemble(&src, target, &format!("{name}-{target}-corpus"), dir)
+}
+
+/// Assemble and link the asm file `src` for `target` into `DIR/STEM.hsaco`.
+pub fn assemble(src: &Path, target: &str, stem: &str, dir: &Path) -> PathBuf {
+    let obj = dir.join(format!("{stem}.o"));
+    let out = dir.join(format!("{stem}.hsaco"));
     let st = Command::new(clang())
         .args(["-target", "amdgcn-amd-amdhsa", "-x", "assembler", "-c"])
         .arg(format!("-mcpu={target}"))
-        .arg(&src)
+        .arg(src)
         .arg("-o")
         .arg(&obj)
         .output()

@@ -25,7 +25,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::base::diag::{Diagnostic, Location};
+use crate::base::diag::{Code, Diagnostic, Location};
 
 /// How often to retry the token source while jobs wait and tokens are scarce.
 const RETRY: Duration = Duration::from_millis(5);
@@ -91,7 +91,10 @@ impl Panicked {
     /// ``building kernel `matmul` for gfx942``. The innermost step with a
     /// location (a rule's manifest line, say) is where the error points.
     pub fn into_diagnostic(self, job: &str) -> Diagnostic {
-        let mut d = Diagnostic::error(format!("internal error while {job}: {}", self.message));
+        let mut d = Diagnostic::error(
+            Code::Internal,
+            format!("internal error while {job}: {}", self.message),
+        );
         if let Some(at) = self.context.iter().rev().find_map(|(_, at)| at.clone()) {
             d = d.at(at.with_label("gcn-patch panicked while handling this"));
         }

@@ -8,6 +8,6 @@ pub mod document;
 pub mod hash;
 pub mod isa;
 pub mod jobs;
-pub(crate) mod output;
+pub mod output;
 pub mod parse;
 pub mod provenance;

@@ -29,6 +29,34 @@ pub fn write_atomic_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic_with(path, bytes, false)
 }
 
+/// Whether a write waits for the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// `fsync` before the rename ([`write_atomic`]): files people keep, such
+    /// as `kernels.lock`.
+    Synced,
+    /// No `fsync` ([`write_atomic_unsynced`]): scratch files and cache
+    /// entries, verified before use and cheap to rebuild.
+    Unsynced,
+}
+
+/// Write `bytes` to `path` unless it already holds exactly them, in which
+/// case the file and its modification time are left alone (Cargo, make and
+/// rerun checks see no change). Otherwise written atomically as
+/// `durability` says, creating the parent directory. Returns whether it was
+/// written. The one write-if-changed of the crate: the object cache, the
+/// lock, the toolchain probe cache and the build outputs use it.
+pub fn write_if_changed(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<bool> {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(false);
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    write_atomic_with(path, bytes, durability == Durability::Synced)?;
+    Ok(true)
+}
+
 /// The file a write to `path` lands in: `path` itself, or the final target
 /// of the symlink chain it starts (which need not exist yet). A chain longer
 /// than 40 links is refused as a loop, as the kernel does.
@@ -122,5 +150,21 @@ mod tests {
         assert!(write_atomic(&d, b"x").is_err());
         assert!(d.is_dir());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
+
+    #[test]
+    fn write_if_changed_skips_identical_content() {
+        for durability in [Durability::Synced, Durability::Unsynced] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("a/b.txt");
+            assert!(write_if_changed(&p, b"one", durability).unwrap());
+            let t1 = std::fs::metadata(&p).unwrap().modified().unwrap();
+            assert!(!write_if_changed(&p, b"one", durability).unwrap());
+            assert_eq!(std::fs::metadata(&p).unwrap().modified().unwrap(), t1);
+            assert!(write_if_changed(&p, b"two", durability).unwrap());
+            assert_eq!(std::fs::read(&p).unwrap(), b"two");
+            // No temp files left behind.
+            assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
+        }
     }
 }

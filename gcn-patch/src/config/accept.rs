@@ -19,7 +19,7 @@ use std::path::Path;
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::config::manifest::KernelSpec;
 
 /// Directory of accepted-findings files, relative to the manifest directory.
@@ -42,10 +42,13 @@ pub fn key(target: &TargetId, d: &Diagnostic) -> String {
 pub fn read(path: &Path, kernel: &str) -> Result<HashSet<String>, Diagnostics> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Diagnostics::from(
-            Diagnostic::error(format!(
-                "kernel `{kernel}`: cannot read its accepted findings `{}`: {e}",
-                path.display()
-            ))
+            Diagnostic::error(
+                Code::ReadFailed,
+                format!(
+                    "kernel `{kernel}`: cannot read its accepted findings `{}`: {e}",
+                    path.display()
+                ),
+            )
             .with_help(format!(
                 "run `gcn-patch accept {kernel}` to write it, or remove the kernel's `accepted` key"
             )),

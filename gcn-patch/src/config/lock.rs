@@ -1,7 +1,8 @@
 //! `kernels.lock`: what a build produced, for reproducible per-target builds.
 //!
 //! Written next to the manifest (`kernels.toml` → `kernels.lock`) by
-//! `gcn-patch build` and by gcn-build: per kernel × target the sha256 of the
+//! `gcn-patch build`, and by gcn-build when asked (`Build::write_lock`,
+//! `GCN_BUILD_WRITE_LOCK=1`; never in a packaged copy): per kernel × target the sha256 of the
 //! patched, retargeted asm that was assembled and of the code object, plus the
 //! toolchain identity (the first line of `clang --version`: no machine paths).
 //! Entries are sorted by kernel then target; the file is TOML, meant for git.
@@ -21,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::config::manifest::Manifest;
 
 /// File name suffix: `<manifest stem>.lock`.
@@ -101,8 +102,8 @@ impl Lock {
     /// Parse a lock file's text.
     pub fn parse(text: &str, path: &Path) -> Result<Lock, Diagnostic> {
         let raw: RawLock = toml::from_str(text).map_err(|e| {
-            Diagnostic::error(format!("cannot read `{}`: {}", path.display(), e.message()))
-                .with_help("the lock is generated: delete it and run `gcn-patch build` (without --locked) to write it again")
+            Diagnostic::error(Code::LockInvalid, format!("cannot read `{}`: {}", path.display(), e.message()))
+                .with_help("the lock is generated: delete it and run `gcn-patch build` (not locked) to write it again")
         })?;
         Ok(Lock::new(&raw.toolchain, raw.object))
     }
@@ -112,10 +113,11 @@ impl Lock {
         match std::fs::read_to_string(path) {
             Ok(text) => Lock::parse(&text, path).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(
-                Diagnostic::error(format!("cannot read `{}`: {e}", path.display()))
-                    .with_help("check the file's permissions"),
-            ),
+            Err(e) => Err(Diagnostic::error(
+                Code::ReadFailed,
+                format!("cannot read `{}`: {e}", path.display()),
+            )
+            .with_help("check the file's permissions")),
         }
     }
 
@@ -125,7 +127,7 @@ impl Lock {
         let mut merged = self.clone();
         if let Some(old) = old {
             for (key, e) in &old.entries {
-                if !merged.entries.contains_key(key) && manifest.kernel(&e.kernel).is_some() {
+                if !merged.entries.contains_key(key) && manifest.kernel(&e.kernel).is_ok() {
                     merged.entries.insert(key.clone(), e.clone());
                 }
             }
@@ -138,13 +140,13 @@ impl Lock {
     pub fn check_reproduces(&self, locked: Option<&Lock>, path: &Path) -> Result<(), Diagnostics> {
         let shown = path.display();
         let Some(locked) = locked else {
-            return Err(
-                Diagnostic::error(format!("--locked: there is no `{shown}` to reproduce"))
-                    .with_help(
-                        "build once without --locked to write the lock, review it and commit it",
-                    )
-                    .into(),
-            );
+            return Err(Diagnostic::error(
+                Code::LockMissing,
+                format!("there is no `{shown}` to reproduce"),
+            )
+            .with_help("build once, not locked, to write the lock, review it and commit it")
+            .about(Setting::Locked)
+            .into());
         };
         let mut diffs = Vec::new();
         for (key, e) in &self.entries {
@@ -177,30 +179,36 @@ impl Lock {
                 quoted(&self.toolchain)
             ));
         }
-        let mut d = Diagnostic::error(format!(
-            "--locked: the build does not reproduce `{shown}` ({} difference(s))",
-            diffs.len()
-        ));
+        let mut d = Diagnostic::error(
+            Code::LockMismatch,
+            format!(
+                "the build does not reproduce `{shown}` ({} difference(s))",
+                diffs.len()
+            ),
+        );
         for line in diffs {
             d = d.with_note(line);
         }
         Err(d
             .with_help(format!(
-                "if the change is intended, build without --locked (or GCN_BUILD_LOCKED unset) to update `{shown}`, review its diff and commit it"
+                "if the change is intended, build once, not locked, to update `{shown}`, review its diff and commit it"
             ))
+            .about(Setting::Locked)
             .into())
     }
 
     /// Write the lock atomically if its text changed.
     pub fn write(&self, path: &Path) -> Result<(), Diagnostic> {
-        let text = self.render();
-        if std::fs::read_to_string(path).ok().as_deref() == Some(text.as_str()) {
-            return Ok(());
-        }
-        crate::base::output::write_atomic(path, text.as_bytes()).map_err(|e| {
-            Diagnostic::error(format!("cannot write `{}`: {e}", path.display()))
+        use crate::base::output::{write_if_changed, Durability};
+        write_if_changed(path, self.render().as_bytes(), Durability::Synced)
+            .map(drop)
+            .map_err(|e| {
+                Diagnostic::error(
+                    Code::WriteFailed,
+                    format!("cannot write `{}`: {e}", path.display()),
+                )
                 .with_help("the lock is written next to the manifest: make that directory writable")
-        })
+            })
     }
 }
 

@@ -59,7 +59,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::base::diag::{Diagnostic, Diagnostics, Location};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Location};
 use crate::base::hash::sha256_hex;
 use crate::config::policy::{HazardPolicy, RegisterPolicy};
 use crate::config::rules::{RawRule, Rule};
@@ -129,6 +129,30 @@ pub struct KernelSpec {
     pub accepted: Option<PathBuf>,
     /// The same, as written in the manifest.
     pub accepted_rel: Option<PathBuf>,
+    /// `[[kernel.launch]]` entries: dispatches `gcn-patch compare` and
+    /// `gcn-patch test` run in the emulator.
+    pub launches: Vec<LaunchDecl>,
+}
+
+/// A `[[kernel.launch]]` table as the manifest holds it: with the `cli`
+/// feature (the emulator's commands), a checked
+/// [`gcn_emu::launch::LaunchSpec`], so a bad launch is an error at its key's
+/// line when the manifest loads; without it (build scripts, which run no
+/// launch), the table as written.
+#[cfg(feature = "cli")]
+pub type LaunchTable = gcn_emu::launch::LaunchSpec;
+/// A `[[kernel.launch]]` table as the manifest holds it (see the `cli`
+/// feature's definition).
+#[cfg(not(feature = "cli"))]
+pub type LaunchTable = toml::Table;
+
+/// One `[[kernel.launch]]`.
+#[derive(Debug, Clone)]
+pub struct LaunchDecl {
+    /// 1-based manifest line of its `[[kernel.launch]]` header.
+    pub line: usize,
+    /// Its description (grid, block, arguments, tolerance).
+    pub spec: LaunchTable,
 }
 
 /// One `[[kernel.source]]`.
@@ -200,6 +224,8 @@ struct RawKernel {
     accepted: Option<Spanned<String>>,
     #[serde(default)]
     source: Vec<Spanned<RawSource>>,
+    #[serde(default)]
+    launch: Vec<Spanned<LaunchTable>>,
 }
 
 #[derive(Deserialize)]
@@ -286,8 +312,11 @@ impl Manifest {
             } else {
                 MISSING_MANIFEST_HELP
             };
-            Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
-                .with_help(help)
+            Diagnostic::error(
+                Code::ManifestUnreadable,
+                format!("cannot read manifest {}: {e}", path.display()),
+            )
+            .with_help(help)
         })?;
         Manifest::parse(&text, path)
     }
@@ -296,8 +325,11 @@ impl Manifest {
     /// `sha256` is no error (pin is what writes it); such a pin is `None`.
     pub(crate) fn load_for_pin(path: &Path) -> Result<Manifest, Diagnostics> {
         let text = std::fs::read_to_string(path).map_err(|e| {
-            Diagnostic::error(format!("cannot read manifest {}: {e}", path.display()))
-                .with_help(MISSING_MANIFEST_HELP)
+            Diagnostic::error(
+                Code::ManifestUnreadable,
+                format!("cannot read manifest {}: {e}", path.display()),
+            )
+            .with_help(MISSING_MANIFEST_HELP)
         })?;
         Manifest::parse_with(&text, path, true)
     }
@@ -344,9 +376,39 @@ impl Manifest {
         })
     }
 
-    /// The kernel named `name`.
-    pub fn kernel(&self, name: &str) -> Option<&KernelSpec> {
-        self.kernels.iter().find(|k| k.name == name)
+    /// The kernel named `name`, or the one "unknown kernel" error: the
+    /// manifest's kernels and the nearest names ("did you mean").
+    pub fn kernel(&self, name: &str) -> Result<&KernelSpec, Diagnostic> {
+        self.kernel_index(name).map(|i| &self.kernels[i])
+    }
+
+    /// The position in [`Manifest::kernels`] of the kernel named `name` (the
+    /// job's `kernel`), or the error of [`Manifest::kernel`].
+    pub fn kernel_index(&self, name: &str) -> Result<usize, Diagnostic> {
+        if let Some(i) = self.kernels.iter().position(|k| k.name == name) {
+            return Ok(i);
+        }
+        let names: Vec<&str> = self.kernels.iter().map(|k| k.name.as_str()).collect();
+        // Close in edit distance (a swap of two neighbours counts once), relative
+        // to the name's length, as rustc and cargo judge it.
+        let limit = (name.chars().count() / 3).max(1);
+        let mut near: Vec<(usize, &str)> = names
+            .iter()
+            .map(|n| (strsim::osa_distance(name, n), *n))
+            .filter(|&(d, _)| d <= limit)
+            .collect();
+        near.sort();
+        let mut d = Diagnostic::error(
+            Code::NoSuchKernel,
+            format!("no kernel `{name}` in {}", self.shown().display()),
+        )
+        .with_note(format!("kernels: {}", names.join(", ")));
+        if let Some((_, best)) = near.first() {
+            d = d.with_help(format!("did you mean `{best}`?"));
+        }
+        Err(d.with_help(
+            "pass the `name` of a [[kernel]] in the manifest (`gcn-patch import` adds them)",
+        ))
     }
 
     /// The manifest, every source, patch and accepted-findings file (for
@@ -378,7 +440,7 @@ fn read_toml(text: &str, src: &Src) -> Result<RawManifest, Diagnostics> {
         if msg.contains("untagged enum Expect") {
             msg = "`expect` must be a number of matches or \"any\"".into();
         }
-        let mut d = Diagnostic::error(format!("invalid manifest: {msg}"));
+        let mut d = Diagnostic::error(Code::ManifestInvalid, format!("invalid manifest: {msg}"));
         if let Some(span) = e.span() {
             d = d.at(src.loc(span));
         }
@@ -416,10 +478,10 @@ impl Reading<'_> {
                     Some(*v.get_ref())
                 } else {
                     self.errors.push(
-                        Diagnostic::error(format!(
-                            "unsupported code-object-version {}",
-                            v.get_ref()
-                        ))
+                        Diagnostic::error(
+                            Code::UnsupportedCodeObjectVersion,
+                            format!("unsupported code-object-version {}", v.get_ref()),
+                        )
                         .at(self.src.loc(v.span()).with_label("expected 4, 5 or 6"))
                         .with_help("set 4, 5 or 6, or remove the key to keep each dump's version"),
                     );
@@ -450,7 +512,7 @@ impl Reading<'_> {
     ) {
         if !is_rust_ident(name) {
             self.errors.push(
-        Diagnostic::error(format!("kernel name `{name}` is not a Rust identifier"))
+        Diagnostic::error(Code::KernelNameNotIdentifier, format!("kernel name `{name}` is not a Rust identifier"))
             .at(self.src.loc(span.clone()).with_label("used as an identifier in generated code"))
             .with_help("use letters, digits and `_`, not starting with a digit, not a keyword (e.g. `matmul_f16`)"),
     );
@@ -459,9 +521,12 @@ impl Reading<'_> {
         let ident = generated_ident(name);
         if GENERATED_FIXED_NAMES.contains(&ident.as_str()) {
             self.errors.push(
-                Diagnostic::error(format!(
-                    "kernel name `{name}` collides with the generated `pub static {ident}`"
-                ))
+                Diagnostic::error(
+                    Code::KernelNameCollision,
+                    format!(
+                        "kernel name `{name}` collides with the generated `pub static {ident}`"
+                    ),
+                )
                 .at(here
                     .clone()
                     .with_label(format!("would generate a second `{ident}`")))
@@ -478,12 +543,12 @@ impl Reading<'_> {
         }
         match names.get(&ident) {
     Some((first, _)) if *first == name => self.errors.push(
-        Diagnostic::error(format!("kernel `{name}` is declared twice"))
+        Diagnostic::error(Code::DuplicateKernel, format!("kernel `{name}` is declared twice"))
             .at(here.with_label("second declaration"))
             .with_help("kernel names must be unique; rename one of them"),
     ),
     Some((first, at)) => self.errors.push(
-        Diagnostic::error(format!(
+        Diagnostic::error(Code::KernelNameCollision, format!(
             "kernels `{first}` and `{name}` differ only in case: both would generate `pub static {}`",
             ident
         ))
@@ -526,9 +591,12 @@ impl Reading<'_> {
         };
         if tlist.is_empty() && rs.targets.as_ref().is_none_or(|t| t.is_empty()) {
             self.errors.push(
-                Diagnostic::error(format!("no targets for `{}`", rel.display()))
-                    .at(self.src.loc(rs.asm.span()))
-                    .with_help("add `targets = [\"gfx942\"]` to this source or to [defaults]"),
+                Diagnostic::error(
+                    Code::NoTargets,
+                    format!("no targets for `{}`", rel.display()),
+                )
+                .at(self.src.loc(rs.asm.span()))
+                .with_help("add `targets = [\"gfx942\"]` to this source or to [defaults]"),
             );
         }
         let sha256 = rs.sha256.as_ref().and_then(|s| {
@@ -543,11 +611,14 @@ impl Reading<'_> {
                     return None;
                 }
                 self.errors.push(
-                    Diagnostic::error("sha256 must be 64 lowercase hex digits")
-                        .at(self.src.loc(s.span()))
-                        .with_help(format!(
-                            "run `gcn-patch pin {name} --manifest <path>` to write it"
-                        )),
+                    Diagnostic::error(
+                        Code::InvalidSha256,
+                        "sha256 must be 64 lowercase hex digits",
+                    )
+                    .at(self.src.loc(s.span()))
+                    .with_help(format!(
+                        "run `gcn-patch pin {name} --manifest <path>` to write it"
+                    )),
                 );
                 None
             }
@@ -582,7 +653,7 @@ impl Reading<'_> {
                 .map(|b| sha256_hex(&b))
                 .unwrap_or_default();
             self.errors.push(
-        Diagnostic::error(format!(
+        Diagnostic::error(Code::MissingPin, format!(
             "`{}` has patches but no sha256 pin",
             rel.display()
         ))
@@ -600,10 +671,10 @@ impl Reading<'_> {
         for t in &tlist {
             if let Some(other) = sources.iter().find(|o| o.targets.contains(t)) {
                 self.errors.push(
-                    Diagnostic::error(format!(
-                        "kernel `{name}` gets {} from two sources",
-                        t.name()
-                    ))
+                    Diagnostic::error(
+                        Code::TargetFromTwoSources,
+                        format!("kernel `{name}` gets {} from two sources", t.name()),
+                    )
                     .at(self.src.loc(rs.asm.span()).with_label("second source"))
                     .with_note(format!(
                         "`{}` is already built for {}",
@@ -675,6 +746,14 @@ impl Reading<'_> {
             line: self.src.line_of(rk.name.span().start),
             accepted_rel: accepted.as_ref().map(|(_, rel)| rel.clone()),
             accepted: accepted.map(|(abs, _)| abs),
+            launches: rk
+                .launch
+                .into_iter()
+                .map(|l| LaunchDecl {
+                    line: self.src.line_of(l.span().start),
+                    spec: l.into_inner(),
+                })
+                .collect(),
         }
     }
 }
@@ -707,7 +786,7 @@ fn targets(src: &Src, list: &[Spanned<String>], errors: &mut Vec<Diagnostic>) ->
                 }
             }
             Err(msg) => errors.push(
-                Diagnostic::error(format!("unknown target `{}`", t.get_ref()))
+                Diagnostic::error(Code::UnknownTarget, format!("unknown target `{}`", t.get_ref()))
                     .at(src.loc(t.span()))
                     .with_note(msg)
                     .with_help("use a processor (gfx942), a target ID with features (gfx90a:xnack+), a generic target (gfx9-4-generic) or a family (gfx94X-all)"),
@@ -734,10 +813,13 @@ fn resolve_in(
 ) -> Option<(PathBuf, PathBuf)> {
     let rel = PathBuf::from(p.get_ref());
     let escape = |why: &str| {
-        Diagnostic::error(format!(
-            "{what} path `{}` escapes the manifest directory",
-            p.get_ref()
-        ))
+        Diagnostic::error(
+            Code::PathEscapes,
+            format!(
+                "{what} path `{}` escapes the manifest directory",
+                p.get_ref()
+            ),
+        )
         .at(src.loc(p.span()).with_label(why.to_string()))
         .with_help(format!(
             "copy the file under {} and name it relative to the manifest",
@@ -779,18 +861,24 @@ fn resolve_in(
         }
         Ok(_) if !abs.is_file() => {
             errors.push(
-                Diagnostic::error(format!("{what} `{}` is not a file", p.get_ref()))
-                    .at(src.loc(p.span()))
-                    .with_help("name a regular file, relative to the manifest directory"),
+                Diagnostic::error(
+                    Code::NotAFile,
+                    format!("{what} `{}` is not a file", p.get_ref()),
+                )
+                .at(src.loc(p.span()))
+                .with_help("name a regular file, relative to the manifest directory"),
             );
             None
         }
         Ok(_) => Some((abs, rel)),
         Err(e) => {
             errors.push(
-                Diagnostic::error(format!("cannot read {what} `{}`: {e}", p.get_ref()))
-                    .at(src.loc(p.span()))
-                    .with_help(format!("paths are relative to {}", dir.display())),
+                Diagnostic::error(
+                    Code::ReadFailed,
+                    format!("cannot read {what} `{}`: {e}", p.get_ref()),
+                )
+                .at(src.loc(p.span()))
+                .with_help(format!("paths are relative to {}", dir.display())),
             );
             None
         }

@@ -67,7 +67,7 @@
 use regex::Regex;
 use serde::Deserialize;
 
-use crate::base::diag::{Diagnostic, Location};
+use crate::base::diag::{Code, Diagnostic, Location};
 pub use crate::base::document::Position;
 use crate::base::isa::Counter;
 
@@ -291,13 +291,15 @@ impl Pattern {
     pub(crate) fn new(text: &str, regex: bool, at: &Location) -> Result<Pattern, Diagnostic> {
         let text = text.trim().to_string();
         if text.is_empty() {
-            return Err(Diagnostic::error("empty pattern in rule")
-                .at(at.clone())
-                .with_help("give the line to match, e.g. `delete = \"s_nop 0\"`"));
+            return Err(
+                Diagnostic::error(Code::RuleInvalid, "empty pattern in rule")
+                    .at(at.clone())
+                    .with_help("give the line to match, e.g. `delete = \"s_nop 0\"`"),
+            );
         }
         let regex = if regex {
             Some(Regex::new(&format!("^(?:{text})$")).map_err(|e| {
-                Diagnostic::error(format!("invalid regex `{text}`"))
+                Diagnostic::error(Code::InvalidRegex, format!("invalid regex `{text}`"))
                     .at(at.clone())
                     .with_note(e.to_string())
                     .with_help(
@@ -324,7 +326,7 @@ impl Rule {
         .into_iter()
         .filter_map(|(k, on)| on.then_some(k))
         .collect();
-        let err = |m: String| Diagnostic::error(m).at(at.clone());
+        let err = |m: String| Diagnostic::error(Code::RuleInvalid, m).at(at.clone());
         if kinds.len() != 1 {
             return Err(err(format!(
                 "rule #{index} must have exactly one of `move`, `replace`, `insert`, `delete`, `set-waitcnt`, `set` (found {})",

@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{find_kernel, Tools};
-use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use super::Tools;
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::config::accept::{key, DIR};
 use crate::config::manifest::Manifest;
 
@@ -26,7 +26,7 @@ pub struct Accepted {
 pub fn accept(manifest: &Path, kernel: &str, tools: &Tools) -> Result<Accepted, Diagnostics> {
     let m = Manifest::load(manifest)?;
     let assembler_major = tools.assembler_major(Some(&m));
-    let ki = find_kernel(&m, kernel)?;
+    let ki = m.kernel_index(kernel)?;
     let plan = crate::pipeline::plan(&m, &[])?;
     let mut lines = Vec::new();
     let mut errors = Vec::new();
@@ -87,9 +87,12 @@ pub fn accept(manifest: &Path, kernel: &str, tools: &Tools) -> Result<Accepted, 
 }
 
 fn io(what: &str, path: &Path, e: std::io::Error) -> Diagnostics {
-    Diagnostic::error(format!("cannot {what} `{}`: {e}", path.display()))
-        .with_help("check the path and its permissions")
-        .into()
+    Diagnostic::error(
+        Code::ReadFailed,
+        format!("cannot {what} `{}`: {e}", path.display()),
+    )
+    .with_help("check the path and its permissions")
+    .into()
 }
 
 /// The manifest text with `accepted = "<rel>"` after kernel `ki`'s `name` line.

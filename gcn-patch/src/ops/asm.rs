@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use super::{kernel_name, parse_target, read_asm, scratch, Tools};
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::Document;
 use crate::config::policy::RegisterPolicy;
 use crate::pipeline;
@@ -85,19 +85,41 @@ pub(crate) fn read_baseline(
     tools: &Tools,
 ) -> Result<Document, Diagnostics> {
     let bytes = std::fs::read(path).map_err(|e| {
-        Diagnostic::error(format!("cannot read baseline `{}`: {e}", path.display())).with_help(
-            "pass the unpatched original: the asm, or the code object it was lifted from",
+        Diagnostic::error(
+            Code::ReadFailed,
+            format!("cannot read baseline `{}`: {e}", path.display()),
         )
+        .with_help("pass the unpatched original: the asm, or the code object it was lifted from")
     })?;
     if is_binary(&bytes) {
-        let tc = &tools.find(None)?;
-        // The baseline is only read for its findings: its rebuild is not
-        // checked (that is `lift`'s job, and would double the cost).
-        let lifted = crate::stage::lift::lift_file(path, Some(target), tc, None)
-            .or_else(|_| crate::stage::lift::lift_file(path, None, tc, None))?;
-        return Ok(Document::from_source(&lifted.asm, path));
+        return lift_baseline(path, target, tools);
     }
     read_asm(path)
+}
+
+/// A binary baseline, lifted for `target` (else for its own processor).
+#[cfg(feature = "lift")]
+fn lift_baseline(path: &Path, target: &TargetId, tools: &Tools) -> Result<Document, Diagnostics> {
+    let tc = &tools.find(None)?;
+    // The baseline is only read for its findings: its rebuild is not
+    // checked (that is `lift`'s job, and would double the cost).
+    let lifted = crate::stage::lift::lift_file(path, Some(target), tc, None)
+        .or_else(|_| crate::stage::lift::lift_file(path, None, tc, None))?;
+    Ok(Document::from_source(&lifted.asm, path))
+}
+
+/// Without the `lift` feature a binary baseline cannot be read.
+#[cfg(not(feature = "lift"))]
+fn lift_baseline(path: &Path, _: &TargetId, _: &Tools) -> Result<Document, Diagnostics> {
+    Err(Diagnostic::error(
+        Code::FeatureDisabled,
+        format!(
+            "baseline `{}` is a binary: reading it needs gcn-patch's `lift` feature",
+            path.display()
+        ),
+    )
+    .with_help("pass the unpatched asm, or enable the feature (the `gcn-patch` command has it)")
+    .into())
 }
 
 /// `base` with each line that a diff alignment matches to a line of `asm`

@@ -6,12 +6,13 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use super::Tools;
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
+use crate::base::output::{write_if_changed, Durability};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
-pub use crate::pipeline::build::Progress;
 use crate::pipeline::build::{build_all, BuildOptions};
-use crate::pipeline::cache::{self, Hit, ObjectCache};
+pub use crate::pipeline::build::{Observer, Progress, State};
+use crate::pipeline::cache::ObjectCache;
 
 /// Which jobs to build and where their objects go.
 #[derive(Debug, Clone)]
@@ -44,28 +45,6 @@ impl BuildRequest {
     /// How many jobs run at once.
     pub fn max_jobs(&self) -> usize {
         crate::base::jobs::workers(self.jobs)
-    }
-}
-
-/// Where a built object came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Assembled and linked by this build.
-    Assembled,
-    /// From the output directory's cache.
-    Cached,
-    /// From the shared cache (`GCN_PATCH_CACHE_DIR`).
-    Shared,
-}
-
-impl State {
-    /// The word the summary table shows.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Assembled => "assembled",
-            State::Cached => "cached",
-            State::Shared => "shared",
-        }
     }
 }
 
@@ -107,23 +86,13 @@ impl BuildReport {
     }
 }
 
-/// Called before the build starts, with the number of jobs, then once per
-/// finished job (from the job's thread).
-pub trait Observer: Sync {
-    /// The build is about to run `jobs` jobs, `max_jobs` at a time.
-    fn start(&self, _jobs: usize, _max_jobs: usize) {}
-    /// A job finished.
-    fn progress(&self, _p: Progress<'_>) {}
-}
-
-/// An observer that observes nothing.
-pub struct Quiet;
-impl Observer for Quiet {}
-
 /// `gcn-patch build` / `triton-override`: plan, build in parallel through the
-/// shared engine, check or write the lock, install the objects (files are
+/// shared engine (`observer` watching it), check or write the lock, install the objects (files are
 /// written only when their bytes changed).
-pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport, Diagnostics> {
+pub fn build(
+    req: &BuildRequest,
+    observer: Option<&dyn Observer>,
+) -> Result<BuildReport, Diagnostics> {
     let manifest = &req.manifest;
     let out = &req.out;
     let m = Manifest::load(manifest)?;
@@ -133,10 +102,11 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
     };
     let mut wanted: Vec<TargetId> = Vec::new();
     for t in targets {
-        wanted.extend(
-            gcn_embed::family::expand(t)
-                .map_err(|e| Diagnostics::from(Diagnostic::error(format!("--target: {e}"))))?,
-        );
+        wanted.extend(gcn_embed::family::expand(t).map_err(|e| {
+            Diagnostics::from(
+                Diagnostic::error(Code::InvalidTarget, e.to_string()).about(Setting::Target),
+            )
+        })?);
     }
     let max_jobs = req.max_jobs();
     let mut plan = pipeline::plan_with(&m, &wanted, max_jobs, &crate::base::jobs::Unlimited)?;
@@ -144,19 +114,19 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
         plan.jobs.retain(|j| wanted.contains(&j.target));
         for t in &wanted {
             if !plan.jobs.iter().any(|j| j.target == *t) {
-                return Err(Diagnostic::error(format!(
+                return Err(Diagnostic::error(Code::NoKernelForTarget, format!(
                     "no kernel of {} builds for {}",
                     manifest.display(),
                     t.name()
                 ))
-                .with_help("a source builds for its `targets` and for targets of its dump's generation; check `--target`")
+                .with_help("a source builds for its `targets` and for targets of its dump's generation; check the requested targets")
                 .into());
             }
         }
     }
     if plan.jobs.is_empty() {
         return Err(
-            Diagnostic::error(format!("{} lists no kernel to build", manifest.display()))
+            Diagnostic::error(Code::NoKernels, format!("{} lists no kernel to build", manifest.display()))
                 .with_help("import dumps with `gcn-patch import DUMP...` or add a [[kernel]] (see docs/src/reference/kernels-toml.md)")
                 .into(),
         );
@@ -180,8 +150,6 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
     let tc = req.tools.find(Some(&m))?;
     let shared = super::shared_cache()?;
     let state_dir = out.join(".gcn-patch");
-    observer.start(plan.jobs.len(), max_jobs);
-    let progress = |p: Progress<'_>| observer.progress(p);
     let opts = BuildOptions {
         toolchain: &tc,
         cache: ObjectCache {
@@ -191,7 +159,7 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
         work_dir: state_dir.join("work"),
         max_jobs,
         tokens: &crate::base::jobs::Unlimited,
-        progress: Some(&progress),
+        progress: observer,
     };
     let built = build_all(&m, &plan, &opts)?;
     let lock = crate::pipeline::build::record_lock(&m, &tc, &built, req.locked)?;
@@ -207,22 +175,22 @@ pub fn build(req: &BuildRequest, observer: &dyn Observer) -> Result<BuildReport,
             .iter()
             .filter(|(k, t, _)| *k == b.job.kernel && *t == b.target)
         {
-            cache::write_if_changed(p, &b.bytes).map_err(|e| {
-                Diagnostic::error(format!("cannot write `{}`: {e}", p.display()))
-                    .with_help("check that the output directory is writable")
+            write_if_changed(p, &b.bytes, Durability::Unsynced).map_err(|e| {
+                Diagnostic::error(
+                    Code::WriteFailed,
+                    format!("cannot write `{}`: {e}", p.display()),
+                )
+                .with_help("check that the output directory is writable")
             })?;
             written.push(relative(p, out));
         }
+        let state = b.state();
         report.notes.extend(b.notes);
         report.accepted += b.accepted;
         report.rows.push(Row {
             kernel: b.kernel,
             target: b.target,
-            state: match b.cached {
-                None => State::Assembled,
-                Some(Hit::Local) => State::Cached,
-                Some(_) => State::Shared,
-            },
+            state,
             sha256: b.sha256,
             files: written,
         });

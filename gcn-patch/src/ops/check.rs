@@ -5,7 +5,7 @@ use std::path::Path;
 use gcn_embed::TargetId;
 
 use super::{scratch, Tools};
-use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
 
@@ -39,7 +39,7 @@ pub struct CheckReport {
 /// run every check and, with `assemble` (the CLI's default), assemble, link
 /// and verify each job: in parallel (`jobs` at once, default the number of
 /// CPUs), through the build engine and its object cache (the shared one,
-/// `GCN_PATCH_CACHE_DIR`, when set; nothing is written next to the
+/// `GCN_BUILD_CACHE_DIR`, when set; nothing is written next to the
 /// manifest), so "ok" means it builds.
 /// An `Err` is a manifest that cannot be planned; failing jobs are in the report.
 pub fn check(
@@ -53,13 +53,14 @@ pub fn check(
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
     if plan.jobs.is_empty() {
-        return Err(
-            Diagnostic::error(format!("{} lists no kernel to check", manifest.display()))
-                .with_help(
-                    "add a [[kernel]] with a [[kernel.source]] (see docs/src/reference/kernels-toml.md)",
-                )
-                .into(),
-        );
+        return Err(Diagnostic::error(
+            Code::NoKernels,
+            format!("{} lists no kernel to check", manifest.display()),
+        )
+        .with_help(
+            "add a [[kernel]] with a [[kernel.source]] (see docs/src/reference/kernels-toml.md)",
+        )
+        .into());
     }
     let results: Vec<Result<(Vec<Diagnostic>, usize), Diagnostics>> = if assemble {
         let tc = tools.find(Some(&m))?;

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::config::manifest::{KernelSpec, Manifest};
 
 /// `DIR/<target>` (`:` written `_`).
@@ -82,12 +82,15 @@ fn claim(
     let (ki, _, path) = &file;
     match files.iter().find(|(_, _, p)| p == path) {
         Some((other, _, _)) => errors.push(
-            Diagnostic::error(format!(
-                "kernels `{}` and `{}` both write `{}`",
-                manifest.kernels[*other].name,
-                manifest.kernels[*ki].name,
-                path.display()
-            ))
+            Diagnostic::error(
+                Code::OutputCollision,
+                format!(
+                    "kernels `{}` and `{}` both write `{}`",
+                    manifest.kernels[*other].name,
+                    manifest.kernels[*ki].name,
+                    path.display()
+                ),
+            )
             .with_note(note)
             .with_help(help),
         ),
@@ -110,7 +113,7 @@ pub fn iree_flags(
         .filter(|k| !k.iree_executables.is_empty())
         .collect();
     if iree.is_empty() {
-        return Err(Diagnostic::error(format!(
+        return Err(Diagnostic::error(Code::NoIreeExecutables, format!(
             "{} has no IREE executables",
             manifest.shown().display()
         ))
@@ -149,24 +152,30 @@ pub fn iree_flags(
         }
     }
     if flags.is_empty() {
-        return Err(Diagnostic::error(format!(
-            "no IREE executable of {} is built for {}",
-            manifest.shown().display(),
-            target.name()
-        ))
+        return Err(Diagnostic::error(
+            Code::NoIreeExecutables,
+            format!(
+                "no IREE executable of {} is built for {}",
+                manifest.shown().display(),
+                target.name()
+            ),
+        )
         .with_note(format!(
             "IREE kernels are built for: {}",
             targets.join(", ")
         ))
-        .with_help("pass one of those targets, or a target of the same generation, to --target")
+        .with_help("ask for one of those targets, or a target of the same generation")
         .into());
     }
     if !missing.is_empty() {
-        return Err(Diagnostic::error(format!(
-            "{} code object(s) for {} are not built yet",
-            missing.len(),
-            target.name()
-        ))
+        return Err(Diagnostic::error(
+            Code::NotBuiltYet,
+            format!(
+                "{} code object(s) for {} are not built yet",
+                missing.len(),
+                target.name()
+            ),
+        )
         .with_note(format!("missing: {}", missing.join(", ")))
         .with_help(format!(
             "run `gcn-patch build --manifest {} --out {} --target {}` first",
@@ -196,7 +205,7 @@ pub fn triton_override_files(
             let Some(t) = &source.triton else { continue };
             let Some(hash) = &t.hash else {
                 errors.push(
-                    Diagnostic::error(format!(
+                    Diagnostic::error(Code::TritonHashUnknown, format!(
                         "kernel `{}`: Triton's dump hash is unknown, so its override directory cannot be named",
                         kernel.name
                     ))
@@ -212,7 +221,7 @@ pub fn triton_override_files(
                 Ok(target) => target,
                 Err(e) => {
                     errors.push(
-                        Diagnostic::error(format!(
+                        Diagnostic::error(Code::TritonTargetInvalid, format!(
                             "kernel `{}`: `triton.target = \"{}\"` is not a target ID ({e})",
                             kernel.name, t.target
                         ))
@@ -227,11 +236,14 @@ pub fn triton_override_files(
                 .any(|j| j.kernel == ki && j.source == si && j.target == target);
             if !built {
                 errors.push(
-                    Diagnostic::error(format!(
-                        "kernel `{}` has no code object for its Triton dump's target {}",
-                        kernel.name,
-                        target.name()
-                    ))
+                    Diagnostic::error(
+                        Code::TritonObjectMissing,
+                        format!(
+                            "kernel `{}` has no code object for its Triton dump's target {}",
+                            kernel.name,
+                            target.name()
+                        ),
+                    )
                     .with_note(format!(
                         "Triton compiled `{}` for {} and will load the override on that GPU only",
                         source.rel.display(),
@@ -256,7 +268,7 @@ pub fn triton_override_files(
     }
     if files.is_empty() && errors.is_empty() {
         errors.push(
-            Diagnostic::error(format!(
+            Diagnostic::error(Code::NoTritonKernels, format!(
                 "{} lists no Triton kernel",
                 manifest.path.display()
             ))

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{find_job, find_kernel, parse_target, scratch, Tools};
+use super::{find_job, parse_target, scratch, Tools};
 use crate::base::diag::{Diagnostic, Diagnostics};
 use crate::base::document::Document;
 use crate::config::manifest::Manifest;
@@ -27,7 +27,7 @@ pub fn apply(
     tools: &Tools,
 ) -> Result<Applied, Diagnostics> {
     let m = Manifest::load(manifest)?;
-    let ki = find_kernel(&m, kernel)?;
+    let ki = m.kernel_index(kernel)?;
     let target = target.map(parse_target).transpose()?;
     // As `build --target`: a target of a source's generation is built too.
     let plan = pipeline::plan(&m, target.as_slice())?;
@@ -49,7 +49,7 @@ pub fn objdiff(
 ) -> Result<ObjDiff, Diagnostics> {
     let m = Manifest::load(manifest)?;
     let t = parse_target(target)?;
-    let ki = find_kernel(&m, kernel)?;
+    let ki = m.kernel_index(kernel)?;
     let plan = pipeline::plan(&m, &[t])?;
     let job = find_job(&plan, ki, kernel, Some(&t))?;
     let tc = tools.find(Some(&m))?;

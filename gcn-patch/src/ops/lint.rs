@@ -5,7 +5,7 @@ use std::path::Path;
 use gcn_embed::TargetId;
 
 use super::{parse_target, read_asm};
-use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::config::policy::HazardPolicy;
 use crate::stage::check::hazard::{Baseline, LintOptions};
 
@@ -40,7 +40,7 @@ impl LintReport {
     pub fn inherited(&self) -> usize {
         self.diagnostics
             .iter()
-            .filter(|d| d.severity == Severity::Note && d.message.contains(" inherited from "))
+            .filter(|d| d.code == Code::InheritedHazards)
             .count()
     }
 }

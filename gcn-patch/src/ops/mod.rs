@@ -12,11 +12,12 @@
 //! | `check` | [`check::check`] |
 //! | `lint` | [`lint::lint`] |
 //! | `build`, `triton-override` | [`build::build`] |
-//! | `lift`, `import` | [`lift::lift`], [`import::import`] |
+//! | `lift`, `import` (feature `lift`) | `lift::lift`, `import::import` |
 //! | `pin`, `edit`, `save`, `patches`, `drop` | [`crate::ops::pin::pin()`], [`crate::ops::quilt::edit`], [`crate::ops::quilt::save`], [`crate::ops::quilt::list`], [`crate::ops::quilt::drop`] |
 //! | `accept` | [`accept::accept`] |
 //! | `targets` | [`targets::targets`] |
 //! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) |
+//! | `compare`, `test` (feature `cli`) | `launch::compare`, `launch::test` (launches declared in `kernels.toml`, run in the emulator) |
 //!
 //! Environment variables are read through [`env()`] only.
 
@@ -24,9 +25,13 @@ pub mod accept;
 pub mod asm;
 pub mod build;
 pub mod check;
+#[cfg(feature = "lift")]
 pub mod import;
 pub mod install;
 pub mod kernel;
+#[cfg(feature = "cli")]
+pub mod launch;
+#[cfg(feature = "lift")]
 pub mod lift;
 pub mod lint;
 pub mod objdiff;
@@ -42,7 +47,7 @@ use std::time::Duration;
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::base::document::Document;
 use crate::config::manifest::Manifest;
 use crate::pipeline::{Job, Plan};
@@ -92,21 +97,29 @@ impl Tools {
 
 /// A `--target` value as a target ID.
 pub fn parse_target(spec: &str) -> Result<TargetId, Diagnostics> {
-    TargetId::parse(spec).map_err(|e| Diagnostic::error(format!("--target: {e}")).into())
+    TargetId::parse(spec).map_err(|e| {
+        Diagnostic::error(Code::InvalidTarget, e.to_string())
+            .about(Setting::Target)
+            .into()
+    })
 }
 
 /// Read an asm file given on the command line (not from a manifest).
 pub fn read_asm(file: &Path) -> Result<Document, Diagnostics> {
     let text = std::fs::read_to_string(file).map_err(|e| {
-        Diagnostic::error(format!("cannot read `{}`: {e}", file.display()))
-            .with_help("check the path; dumps are plain-text .s/.rocmasm files")
+        Diagnostic::error(
+            Code::ReadFailed,
+            format!("cannot read `{}`: {e}", file.display()),
+        )
+        .with_help("check the path; dumps are plain-text .s/.rocmasm files")
     })?;
     if text.trim().is_empty() {
-        return Err(
-            Diagnostic::error(format!("`{}` is empty: it has no asm", file.display()))
-                .with_help("pass a dumped .s/.rocmasm file (the dump may have failed to write)")
-                .into(),
-        );
+        return Err(Diagnostic::error(
+            Code::EmptyAsm,
+            format!("`{}` is empty: it has no asm", file.display()),
+        )
+        .with_help("pass a dumped .s/.rocmasm file (the dump may have failed to write)")
+        .into());
     }
     Ok(Document::from_source(&text, file))
 }
@@ -122,22 +135,24 @@ pub fn kernel_name(file: &Path) -> String {
 /// refused before any work.
 pub fn refuse_directory(out: &Path) -> Result<(), Diagnostics> {
     if out.is_dir() {
-        return Err(
-            Diagnostic::error(format!("cannot write {}: is a directory", out.display()))
-                .with_help(format!(
-                    "name a file for the output, e.g. `-o {}`",
-                    out.join("out.hsaco").display()
-                ))
-                .into(),
-        );
+        return Err(Diagnostic::error(
+            Code::OutputIsDirectory,
+            format!("cannot write {}: is a directory", out.display()),
+        )
+        .with_help(format!(
+            "name a file for the output, e.g. `{}`",
+            out.join("out.hsaco").display()
+        ))
+        .about(Setting::Output)
+        .into());
     }
     Ok(())
 }
 
-/// The shared object cache `GCN_PATCH_CACHE_DIR` names, if any.
+/// The shared object cache `GCN_BUILD_CACHE_DIR` names, if any.
 pub(crate) fn shared_cache() -> Result<Option<crate::pipeline::cache::SharedCache>, Diagnostics> {
     crate::pipeline::cache::SharedCache::from_env(&env).map_err(|e| {
-        Diagnostic::error(e)
+        Diagnostic::error(Code::InvalidEnvVar, e)
             .with_help("unset it for the default (1 GiB)")
             .into()
     })
@@ -145,22 +160,13 @@ pub(crate) fn shared_cache() -> Result<Option<crate::pipeline::cache::SharedCach
 
 /// A scratch directory, removed when dropped.
 pub(crate) fn scratch() -> Result<tempfile::TempDir, Diagnostics> {
-    tempfile::tempdir()
-        .map_err(|e| Diagnostic::error(format!("cannot create a temp dir: {e}")).into())
-}
-
-/// The index of kernel `name` in the manifest.
-pub fn find_kernel(m: &Manifest, name: &str) -> Result<usize, Diagnostics> {
-    m.kernels
-        .iter()
-        .position(|k| k.name == name)
-        .ok_or_else(|| {
-            let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
-            Diagnostic::error(format!("no kernel `{name}` in {}", m.path.display()))
-                .with_note(format!("kernels: {}", names.join(", ")))
-                .with_help("pass the `name` of a [[kernel]] in the manifest")
-                .into()
-        })
+    tempfile::tempdir().map_err(|e| {
+        Diagnostic::error(
+            Code::TempFileFailed,
+            format!("cannot create a temp dir: {e}"),
+        )
+        .into()
+    })
 }
 
 /// The job of kernel `ki` for `target`, or its first job when no target is given.
@@ -183,16 +189,25 @@ pub fn find_job(
                     .filter(|j| j.kernel == ki)
                     .map(|j| j.target.name())
                     .collect();
-                Diagnostic::error(format!("kernel `{kernel}` is not built for {}", t.name()))
-                    .with_note(format!("its targets: {}", have.join(", ")))
-                    .with_help("add the target to a source's `targets` in kernels.toml")
-                    .into()
+                Diagnostic::error(
+                    Code::KernelNotBuiltForTarget,
+                    format!("kernel `{kernel}` is not built for {}", t.name()),
+                )
+                .with_note(format!("its targets: {}", have.join(", ")))
+                .with_help("add the target to a source's `targets` in kernels.toml")
+                .into()
             }),
         None => plan
             .jobs
             .iter()
             .find(|j| j.kernel == ki)
             .cloned()
-            .ok_or_else(|| Diagnostic::error(format!("kernel `{kernel}` has no targets")).into()),
+            .ok_or_else(|| {
+                Diagnostic::error(
+                    Code::KernelHasNoTargets,
+                    format!("kernel `{kernel}` has no targets"),
+                )
+                .into()
+            }),
     }
 }

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::Document;
 use crate::config::manifest::Manifest;
 use crate::pipeline::{self, Job, Plan, Prepared};
@@ -231,10 +231,10 @@ pub fn objdiff(
     for (name, p) in [("unpatched", &unpatched), ("patched", &patched)] {
         let dir = work.join(name);
         std::fs::create_dir_all(&dir).map_err(|e| {
-            Diagnostics::from(Diagnostic::error(format!(
-                "cannot create `{}`: {e}",
-                dir.display()
-            )))
+            Diagnostics::from(Diagnostic::error(
+                Code::CreateDirFailed,
+                format!("cannot create `{}`: {e}", dir.display()),
+            ))
         })?;
         let out = dir.join("out.hsaco");
         pipeline::build(tc, p, &dir, &out)?;

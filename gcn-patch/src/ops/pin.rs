@@ -1,15 +1,12 @@
 //! Pins: the sha256 of each dump, checked before any patch is applied, and
 //! rewritten by `gcn-patch pin`.
 
-// Errors are cold paths carrying a full rendered-on-demand Diagnostic.
-#![allow(clippy::result_large_err)]
-
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::hash::sha256_hex;
 use crate::config::manifest::Manifest;
 
@@ -42,32 +39,33 @@ pub fn pin(
 ) -> Result<Vec<(PathBuf, String, String)>, Diagnostics> {
     // Malformed or missing pins are what pin repairs: not errors here.
     let manifest = Manifest::load_for_pin(manifest_path)?;
-    let Some(spec) = manifest.kernel(kernel) else {
-        let names: Vec<&str> = manifest.kernels.iter().map(|k| k.name.as_str()).collect();
-        return Err(Diagnostic::error(format!(
-            "no kernel `{kernel}` in {}",
-            manifest_path.display()
-        ))
-        .with_note(format!("kernels: {}", names.join(", ")))
-        .with_help("pass the `name` of a [[kernel]]")
-        .into());
-    };
+    let spec = manifest.kernel(kernel)?;
     let text = &manifest.text;
-    let raw: PinManifest = toml::from_str(text)
-        .map_err(|e| Diagnostic::error(format!("invalid manifest: {}", e.message())))?;
+    let raw: PinManifest = toml::from_str(text).map_err(|e| {
+        Diagnostic::error(
+            Code::ManifestInvalid,
+            format!("invalid manifest: {}", e.message()),
+        )
+    })?;
     let raw_kernel = raw
         .kernel
         .iter()
         .find(|k| k.name == kernel)
         .ok_or_else(|| {
-            Diagnostic::error(format!("kernel `{kernel}` vanished from the manifest"))
+            Diagnostic::error(
+                Code::ManifestChanged,
+                format!("kernel `{kernel}` vanished from the manifest"),
+            )
         })?;
     // Edits: (byte range, replacement), applied back to front.
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     let mut out = Vec::new();
     for (rs, s) in raw_kernel.source.iter().zip(&spec.sources) {
         let bytes = std::fs::read(&s.asm).map_err(|e| {
-            Diagnostic::error(format!("cannot read dump `{}`: {e}", s.rel.display()))
+            Diagnostic::error(
+                Code::ReadFailed,
+                format!("cannot read dump `{}`: {e}", s.rel.display()),
+            )
         })?;
         let new = sha256_hex(&bytes);
         match &rs.sha256 {
@@ -115,8 +113,11 @@ pub fn pin(
         new_text.replace_range(r, &s);
     }
     crate::base::output::write_atomic(manifest_path, new_text.as_bytes()).map_err(|e| {
-        Diagnostic::error(format!("cannot write {}: {e}", manifest_path.display()))
-            .with_help("check that the manifest's directory is writable")
+        Diagnostic::error(
+            Code::WriteFailed,
+            format!("cannot write {}: {e}", manifest_path.display()),
+        )
+        .with_help("check that the manifest's directory is writable")
     })?;
     Ok(out)
 }

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::config::manifest::{KernelSpec, Manifest, SourceSpec};
 use crate::ops::Tools;
 use crate::pipeline;
@@ -79,18 +79,6 @@ pub struct Listed {
     pub lines: Option<(usize, usize)>,
 }
 
-fn find_kernel<'a>(m: &'a Manifest, name: &str) -> Result<&'a KernelSpec, Diagnostics> {
-    m.kernel(name).ok_or_else(|| {
-        let names: Vec<&str> = m.kernels.iter().map(|k| k.name.as_str()).collect();
-        Diagnostic::error(format!("no kernel `{name}` in {}", m.shown().display()))
-            .with_note(format!("kernels: {}", names.join(", ")))
-            .with_help(
-                "pass the `name` of a [[kernel]] in the manifest (`gcn-patch import` adds them)",
-            )
-            .into()
-    })
-}
-
 /// The source of `kernel` that builds `target` (default: the first source).
 fn find_source<'a>(
     kernel: &'a KernelSpec,
@@ -118,10 +106,13 @@ fn find_source<'a>(
             .iter()
             .flat_map(|s| s.targets.iter().map(|t| t.name()))
             .collect();
-        Diagnostic::error(match target {
-            Some(t) => format!("kernel `{}` is not built for {}", kernel.name, t.name()),
-            None => format!("kernel `{}` has no source", kernel.name),
-        })
+        Diagnostic::error(
+            Code::KernelNotBuiltForTarget,
+            match target {
+                Some(t) => format!("kernel `{}` is not built for {}", kernel.name, t.name()),
+                None => format!("kernel `{}` has no source", kernel.name),
+            },
+        )
         .with_note(format!("its targets: {}", have.join(", ")))
         .with_help("pass one of its targets, or add the target to a source's `targets`")
         .into()
@@ -133,9 +124,12 @@ fn work_dir(m: &Manifest, kernel: &str) -> PathBuf {
 }
 
 fn io(what: &str, path: &Path, e: std::io::Error) -> Diagnostics {
-    Diagnostic::error(format!("cannot {what} `{}`: {e}", path.display()))
-        .with_help("check the path and its permissions")
-        .into()
+    Diagnostic::error(
+        Code::ReadFailed,
+        format!("cannot {what} `{}`: {e}", path.display()),
+    )
+    .with_help("check the path and its permissions")
+    .into()
 }
 
 /// The work files in `dir` (its entries not starting with `.`: the records
@@ -206,16 +200,19 @@ fn unsaved(dir: &Path, fresh: Option<&str>) -> Vec<PathBuf> {
 }
 
 /// The refusal to overwrite or discard `work`, which holds unsaved edits.
-fn refuse_unsaved(kernel: &str, work: &Path, what: &str, force: &str) -> Diagnostics {
-    Diagnostic::error(format!(
+/// Forcing the operation discards them: the caller names how
+/// ([`Setting::Force`]).
+fn refuse_unsaved(kernel: &str, work: &Path, what: &str) -> Diagnostics {
+    Diagnostic::error(Code::UnsavedEdits, format!(
         "kernel `{kernel}`: the work file `{}` has edits that are not saved; {what} would lose them",
         work.display()
     ))
     .with_note("its contents differ from what gcn-patch last wrote or saved there")
     .with_help(format!(
-        "keep them as a patch: `gcn-patch save {kernel} NAME`; discard them: `{force}`; \
+        "keep them as a patch: `gcn-patch save {kernel} NAME`, \
          or leave the file as it is and carry on editing it"
     ))
+    .about(Setting::Force)
     .into()
 }
 
@@ -229,18 +226,13 @@ pub fn edit(
     force: bool,
 ) -> Result<WorkFile, Diagnostics> {
     let m = Manifest::load(manifest)?;
-    let k = find_kernel(&m, kernel)?;
+    let k = m.kernel(kernel)?;
     let (_, source) = find_source(k, target)?;
     let base = crate::stage::patch::apply_diffs(&m, k, source)?.print();
     let dir = work_dir(&m, kernel);
     if !force {
         if let Some(w) = unsaved(&dir, Some(&base)).first() {
-            return Err(refuse_unsaved(
-                kernel,
-                w,
-                "writing it again",
-                &format!("gcn-patch edit {kernel} --force"),
-            ));
+            return Err(refuse_unsaved(kernel, w, "writing it again"));
         }
     }
     ensure_gitignore(&m)?;
@@ -301,7 +293,7 @@ fn count_lines(text: &str) -> (usize, usize) {
 /// Every patch of `kernel`, source by source, in the order they apply.
 pub fn list(manifest: &Path, kernel: &str) -> Result<Vec<Listed>, Diagnostics> {
     let m = Manifest::load(manifest)?;
-    let k = find_kernel(&m, kernel)?;
+    let k = m.kernel(kernel)?;
     Ok(k.sources
         .iter()
         .flat_map(|s| {
@@ -345,14 +337,14 @@ pub fn save(
 ) -> Result<Saved, Diagnostics> {
     let toolchain = &tools.find(None)?;
     let m = Manifest::load(manifest)?;
-    let k = find_kernel(&m, kernel)?;
+    let k = m.kernel(kernel)?;
     let dir = work_dir(&m, kernel);
     let work = work_files(&dir);
     let no_work = || -> Diagnostics {
-        Diagnostic::error(format!(
-            "kernel `{kernel}` has no work file in `{}`",
-            dir.display()
-        ))
+        Diagnostic::error(
+            Code::NoWorkFile,
+            format!("kernel `{kernel}` has no work file in `{}`", dir.display()),
+        )
         .with_help(format!(
             "run `gcn-patch edit {kernel}` first, edit the file it prints, then save"
         ))
@@ -382,7 +374,7 @@ pub fn save(
                 .iter()
                 .map(|p| p.rel.display().to_string())
                 .collect();
-            return Err(Diagnostic::error(format!(
+            return Err(Diagnostic::error(Code::PatchNotLast, format!(
                 "kernel `{kernel}`: patch `{}` is not the last of its source, so it cannot be refreshed",
                 source.patches[i].rel.display()
             ))
@@ -407,7 +399,7 @@ pub fn save(
         None => current,
     };
     if edited == base {
-        return Err(Diagnostic::error(format!(
+        return Err(Diagnostic::error(Code::RefreshEmpties, format!(
             "kernel `{kernel}`: the work file undoes patch `{}` entirely; refreshing would leave it empty",
             source.patches[refresh.unwrap_or(0)].rel.display()
         ))
@@ -416,11 +408,12 @@ pub fn save(
     }
     let slug = slug(name);
     if slug.is_empty() {
-        return Err(
-            Diagnostic::error(format!("patch name `{name}` has no letter or digit"))
-                .with_help("name the patch after what it does, e.g. `coarser-waits`")
-                .into(),
-        );
+        return Err(Diagnostic::error(
+            Code::InvalidPatchName,
+            format!("patch name `{name}` has no letter or digit"),
+        )
+        .with_help("name the patch after what it does, e.g. `coarser-waits`")
+        .into());
     }
     let rel_src = source.rel.to_string_lossy().replace('\\', "/");
     let patch = diffy::create_patch(&base, &edited);
@@ -554,7 +547,7 @@ pub fn drop(
     force: bool,
 ) -> Result<Dropped, Diagnostics> {
     let m = Manifest::load(manifest)?;
-    let k = find_kernel(&m, kernel)?;
+    let k = m.kernel(kernel)?;
     let found = k.sources.iter().find_map(|s| {
         s.patches
             .iter()
@@ -567,16 +560,17 @@ pub fn drop(
             .iter()
             .flat_map(|s| s.patches.iter().map(|p| patch_name(&p.rel)))
             .collect();
-        return Err(
-            Diagnostic::error(format!("kernel `{kernel}` has no patch named `{name}`"))
-                .with_note(if have.is_empty() {
-                    "it has no patches".to_string()
-                } else {
-                    format!("its patches: {}", have.join(", "))
-                })
-                .with_help(format!("`gcn-patch patches {kernel}` lists them"))
-                .into(),
-        );
+        return Err(Diagnostic::error(
+            Code::NoSuchPatch,
+            format!("kernel `{kernel}` has no patch named `{name}`"),
+        )
+        .with_note(if have.is_empty() {
+            "it has no patches".to_string()
+        } else {
+            format!("its patches: {}", have.join(", "))
+        })
+        .with_help(format!("`gcn-patch patches {kernel}` lists them"))
+        .into());
     };
     let dir = work_dir(&m, kernel);
     if !force {
@@ -585,7 +579,6 @@ pub fn drop(
                 kernel,
                 w,
                 "dropping a patch (which removes the work file)",
-                &format!("gcn-patch drop {kernel} {name} --force"),
             ));
         }
     }
@@ -626,10 +619,13 @@ fn remove_patch(m: &Manifest, source: &SourceSpec, rel: &Path) -> Result<String,
     let lines: Vec<&str> = m.text.split_inclusive('\n').collect();
     let (start, end, _) = source_table(&lines, source);
     let refuse = |line: usize| -> Diagnostics {
-        Diagnostic::error(format!(
-            "cannot edit the `patches` list at {}:{line}",
-            m.shown().display()
-        ))
+        Diagnostic::error(
+            Code::PatchListNotEditable,
+            format!(
+                "cannot edit the `patches` list at {}:{line}",
+                m.shown().display()
+            ),
+        )
         .with_help(
             "write the list on one line (`patches = [\"a.diff\", \"b.diff\"]`) and drop again",
         )
@@ -690,7 +686,10 @@ fn source_table(lines: &[&str], source: &SourceSpec) -> (usize, usize, usize) {
 /// Plan, prepare (retarget, check) and assemble every job of source `si` of `kernel`.
 fn recheck(manifest: &Path, kernel: &str, si: usize, tc: &Toolchain) -> Result<(), Diagnostics> {
     let work = tempfile::tempdir().map_err(|e| {
-        Diagnostics::from(Diagnostic::error(format!("cannot create a temp dir: {e}")))
+        Diagnostics::from(Diagnostic::error(
+            Code::TempFileFailed,
+            format!("cannot create a temp dir: {e}"),
+        ))
     })?;
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
@@ -732,7 +731,7 @@ fn append_patch(m: &Manifest, source: &SourceSpec, rel: &str) -> Result<String, 
         Some(i) => {
             let line = lines[i].trim_end_matches(['\n', '\r']);
             let Some(close) = line.rfind(']') else {
-                return Err(Diagnostic::error(format!(
+                return Err(Diagnostic::error(Code::PatchListNotEditable, format!(
                     "cannot append to the `patches` list at {}:{}",
                     m.shown().display(),
                     i + 1

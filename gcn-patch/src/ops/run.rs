@@ -11,7 +11,7 @@ use gcn_emu::memory::Memory;
 use gcn_emu::npy::Array;
 
 use super::Tools;
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 
 /// The byte every `out:` buffer is filled with before the run: f16/bf16/f32/f64
 /// elements read as NaN, integers as -1 (all bits set), so that unwritten
@@ -35,8 +35,9 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Run the sanitizer: findings make the run fail ([`RunError::Findings`]).
     pub sanitize: bool,
-    /// Seed (no effect yet: the emulator's schedule is fixed, so the same
-    /// input gives the same report whatever the seed).
+    /// The schedule seed ([`Launch::seed`]): 0 runs waves in turn, any
+    /// other value interleaves them in a seeded order; the same seed gives
+    /// the same results and report.
     pub seed: u64,
     /// The asm source the object was assembled from: sanitizer findings and
     /// unsupported-instruction errors name its lines.
@@ -68,7 +69,7 @@ pub enum RunError {
     Failed(Diagnostics),
     /// The run ended but the sanitizer found problems: exit 1. The report
     /// (buffers are written first, as for a clean run).
-    Findings(RunReport),
+    Findings(Box<RunReport>),
 }
 
 impl From<Diagnostic> for RunError {
@@ -264,7 +265,7 @@ pub fn parse_dims(what: &str, s: &str) -> Result<[u32; 3], String> {
 }
 
 fn usage(msg: impl Into<String>) -> RunError {
-    RunError::Usage(Diagnostic::error(msg).into())
+    RunError::Usage(Diagnostic::error(Code::RunUsage, msg).into())
 }
 
 fn emu_usage(e: gcn_emu::Error) -> RunError {
@@ -278,6 +279,36 @@ fn describe(i: usize, a: &Arg) -> String {
         .map(|n| format!(" `{n}`"))
         .unwrap_or_default();
     format!("argument {i}{name} ({}, {} bytes)", a.value_kind, a.size)
+}
+
+/// Disassemble `kernel` of `co` through the toolchain's bounded runner
+/// (time limit, process group killed with it) and decode it.
+pub(crate) fn disassemble(
+    tc: &crate::stage::toolchain::Toolchain,
+    co: &CodeObject,
+    kernel: &gcn_emu::load::Kernel,
+) -> Result<Program, Diagnostics> {
+    let err = |m: String| Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, m));
+    let file = tempfile::Builder::new()
+        .suffix(".co")
+        .tempfile()
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
+        .map_err(|e| err(format!("cannot write a temporary file: {e}")))?;
+    let objdump = tc.llvm_tool("llvm-objdump");
+    let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
+    cmd.args(["-d", "--symbolize-operands"]).arg(file.path());
+    let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
+    let out = tc
+        .run(&mut cmd, "llvm-objdump", &job)
+        .map_err(|e| Diagnostics::from(e.to_diagnostic()))?;
+    if !out.status.success() {
+        return Err(err(format!(
+            "llvm-objdump failed {job}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let listing = String::from_utf8_lossy(&out.stdout);
+    Program::parse_listing(&listing, kernel).map_err(|e| err(e.to_string()))
 }
 
 /// Run the dispatch `opts` describes.
@@ -310,12 +341,15 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             .map(|(i, a)| describe(i, a))
             .collect();
         return Err(RunError::Usage(
-            Diagnostic::error(format!(
-                "kernel `{}` takes {} explicit argument(s), {} --arg given",
-                kernel.name,
-                explicit.len(),
-                specs.len()
-            ))
+            Diagnostic::error(
+                Code::ArgumentCount,
+                format!(
+                    "kernel `{}` takes {} explicit argument(s), {} --arg given",
+                    kernel.name,
+                    explicit.len(),
+                    specs.len()
+                ),
+            )
             .with_note(if list.is_empty() {
                 "it takes none".to_string()
             } else {
@@ -372,30 +406,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         }
     }
     let tc = tools.find(None).map_err(RunError::Usage)?;
-    // Disassembled through the toolchain's bounded runner (time limit,
-    // process group killed with it), then decoded by the emulator.
-    let listing = {
-        let file = tempfile::Builder::new()
-            .suffix(".co")
-            .tempfile()
-            .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
-            .map_err(|e| usage(format!("cannot write a temporary file: {e}")))?;
-        let objdump = tc.llvm_tool("llvm-objdump");
-        let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
-        cmd.args(["-d", "--symbolize-operands"]).arg(file.path());
-        let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
-        let out = tc
-            .run(&mut cmd, "llvm-objdump", &job)
-            .map_err(|e| RunError::Usage(e.to_diagnostic().into()))?;
-        if !out.status.success() {
-            return Err(usage(format!(
-                "llvm-objdump failed {job}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            )));
-        }
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    let mut program = Program::parse_listing(&listing, &kernel).map_err(emu_usage)?;
+    let mut program = disassemble(&tc, &co, &kernel).map_err(RunError::Usage)?;
     if let Some(asm) = &opts.asm {
         let text = std::fs::read_to_string(asm)
             .map_err(|e| usage(format!("--asm {}: cannot read it: {e}", asm.display())))?;
@@ -410,20 +421,25 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     }
     let mut launch = Launch::new(grid, block);
     launch.sanitize = opts.sanitize;
+    launch.seed = opts.seed;
     if let Some(m) = opts.max_instructions {
         launch.max_instructions = m;
     }
     let stats = gcn_emu::dispatch::run(&co, &kernel, &program, &mem, &values, &launch).map_err(
         |e| match e {
             gcn_emu::Error::Launch { .. } => emu_usage(e),
-            e => RunError::Failed(Diagnostic::error(e.to_string()).into()),
+            e => RunError::Failed(Diagnostic::error(Code::EmulatorFailed, e.to_string()).into()),
         },
     )?;
     let mut outputs = Vec::new();
     if let Some(dir) = &opts.out {
         std::fs::create_dir_all(dir).map_err(|e| {
             RunError::Failed(
-                Diagnostic::error(format!("cannot create {}: {e}", dir.display())).into(),
+                Diagnostic::error(
+                    Code::CreateDirFailed,
+                    format!("cannot create {}: {e}", dir.display()),
+                )
+                .into(),
             )
         })?;
         for (i, addr, descr, shape) in &buffers {
@@ -436,7 +452,11 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             let path = dir.join(format!("arg{i}.npy"));
             crate::base::output::write_atomic(&path, &arr.to_bytes()).map_err(|e| {
                 RunError::Failed(
-                    Diagnostic::error(format!("cannot write {}: {e}", path.display())).into(),
+                    Diagnostic::error(
+                        Code::WriteFailed,
+                        format!("cannot write {}: {e}", path.display()),
+                    )
+                    .into(),
                 )
             })?;
             outputs.push(path);
@@ -451,7 +471,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     if report.stats.findings.is_empty() {
         Ok(report)
     } else {
-        Err(RunError::Findings(report))
+        Err(RunError::Findings(Box::new(report)))
     }
 }
 

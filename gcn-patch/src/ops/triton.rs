@@ -84,6 +84,7 @@ pub fn layout(amdgcn: &Path) -> Option<Layout> {
 
 /// Read a cache entry's `<kernel>.json` (launch metadata); `None` if absent
 /// or not Triton's JSON.
+#[cfg(feature = "lift")] // serde_json
 pub fn read_metadata(json: &Path) -> Option<Metadata> {
     let text = std::fs::read_to_string(json).ok()?;
     serde_json::from_str(&text).ok()
@@ -107,6 +108,7 @@ pub fn ttgir_launch(ttgir: &Path) -> (Option<u32>, Option<u32>) {
 
 /// Find the cache entry holding `kernel.amdgcn` with exactly these bytes
 /// (`sha256`) below `cache` and return its metadata.
+#[cfg(feature = "lift")] // serde_json
 pub fn find_in_cache(cache: &Path, kernel: &str, sha256: &str) -> Option<Metadata> {
     for entry in std::fs::read_dir(cache).ok()?.flatten() {
         let dir = entry.path();
@@ -126,6 +128,7 @@ pub fn find_in_cache(cache: &Path, kernel: &str, sha256: &str) -> Option<Metadat
 /// Everything import learns about a Triton `.amdgcn`: the layout and the
 /// launch metadata from the entry itself, or else from `caches` (searched for
 /// an entry with the same bytes). `None` when the file is not in a Triton layout.
+#[cfg(feature = "lift")] // serde_json
 pub fn recognize(
     amdgcn: &Path,
     sha256: &str,

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::hash::sha256_hex;
 use crate::base::jobs::{self, Tokens};
 use crate::config::lock;
@@ -58,12 +58,52 @@ pub struct BuildOptions<'a> {
     pub max_jobs: usize,
     /// Tokens for each job beyond the first ([`jobs::Unlimited`] outside Cargo).
     pub tokens: &'a dyn Tokens,
-    /// Called after each job finishes (from the job's thread), with what has
-    /// finished so far; the CLI draws its terminal progress line with it.
-    pub progress: Option<&'a (dyn Fn(Progress<'_>) + Sync)>,
+    /// Told the job count, then each finished job (from the job's thread),
+    /// with what has finished so far; the CLI draws its terminal progress
+    /// line with it.
+    pub progress: Option<&'a dyn Observer>,
 }
 
-/// One finished job, as reported to [`BuildOptions::progress`].
+/// Watches a build: told the job count before it starts, then each
+/// finished job (from the job's thread). The one progress mechanism of the
+/// engine; any `Fn(Progress)` closure is one.
+pub trait Observer: Sync {
+    /// The build is about to run `jobs` jobs, `max_jobs` at a time.
+    fn start(&self, _jobs: usize, _max_jobs: usize) {}
+    /// A job finished.
+    fn progress(&self, _p: Progress<'_>) {}
+}
+
+impl<F: for<'a> Fn(Progress<'a>) + Sync> Observer for F {
+    fn progress(&self, p: Progress<'_>) {
+        self(p)
+    }
+}
+
+/// Where a built object came from, in the words of the build report
+/// (`report.txt` of gcn-build, the table of `gcn-patch build`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Assembled and linked by this build.
+    Assembled,
+    /// From the build's own cache.
+    Cached,
+    /// From the shared cache (`GCN_BUILD_CACHE_DIR`).
+    SharedCache,
+}
+
+impl State {
+    /// `assembled`, `cached` or `shared-cache`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Assembled => "assembled",
+            State::Cached => "cached",
+            State::SharedCache => "shared-cache",
+        }
+    }
+}
+
+/// One finished job, as reported to [`Observer::progress`].
 #[derive(Debug, Clone, Copy)]
 pub struct Progress<'a> {
     /// Jobs finished so far, this one included.
@@ -103,6 +143,17 @@ pub struct BuiltJob {
     pub accepted: usize,
 }
 
+impl BuiltJob {
+    /// Where the object came from.
+    pub fn state(&self) -> State {
+        match self.cached {
+            None => State::Assembled,
+            Some(Hit::Local) => State::Cached,
+            Some(Hit::Shared) => State::SharedCache,
+        }
+    }
+}
+
 /// Build every job of `plan` (in parallel, cached); results in plan order.
 /// Every job's failure is collected, not just the first.
 pub fn build_all(
@@ -111,14 +162,17 @@ pub fn build_all(
     opts: &BuildOptions,
 ) -> Result<Vec<BuiltJob>, Diagnostics> {
     let total = plan.jobs.len();
+    if let Some(o) = opts.progress {
+        o.start(total, opts.max_jobs);
+    }
     let done = std::sync::atomic::AtomicUsize::new(0);
     let results = jobs::run(plan.jobs.clone(), opts.max_jobs, opts.tokens, |job| {
         let kernel = &manifest.kernels[job.kernel].name;
         let target = job.target;
         jobs::test_panic_point("build", kernel);
         let result = build_job(manifest, plan, opts, job);
-        if let Some(report) = opts.progress {
-            report(Progress {
+        if let Some(o) = opts.progress {
+            o.progress(Progress {
                 done: done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
                 total,
                 kernel,
@@ -230,10 +284,13 @@ fn build_job(
                 })?;
             opts.cache.store(&key, &bytes).map_err(|e| {
                 Diagnostics::from(
-                    Diagnostic::error(format!(
-                        "could not write to the object cache `{}`: {e}",
-                        opts.cache.local.display()
-                    ))
+                    Diagnostic::error(
+                        Code::WriteFailed,
+                        format!(
+                            "could not write to the object cache `{}`: {e}",
+                            opts.cache.local.display()
+                        ),
+                    )
                     .with_help(
                         "the output directory must be a directory you can write to (no part \
                          of its path a regular file), on a disk that is not full",

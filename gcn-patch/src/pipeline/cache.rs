@@ -27,6 +27,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::base::output::{write_if_changed, Durability};
+
 /// Environment variable naming the shared cache directory.
 pub const ENV_CACHE_DIR: &str = "GCN_BUILD_CACHE_DIR";
 /// Environment variable bounding the shared cache: bytes, or with a `K`, `M` or `G` suffix.
@@ -50,20 +52,6 @@ pub fn key(parts: &[&str]) -> String {
         buf.extend_from_slice(p.as_bytes());
     }
     crate::base::hash::sha256_hex(&buf)
-}
-
-/// Write `bytes` to `path` only if its content differs; atomically (a temp
-/// file renamed over it, no `fsync`: see `crate::base::output::write_atomic_unsynced`),
-/// creating the parent directory. Returns whether it was written.
-pub fn write_if_changed(path: &Path, bytes: &[u8]) -> io::Result<bool> {
-    if fs::read(path).map(|old| old == bytes).unwrap_or(false) {
-        return Ok(false);
-    }
-    if let Some(dir) = path.parent() {
-        fs::create_dir_all(dir)?;
-    }
-    crate::base::output::write_atomic_unsynced(path, bytes)?;
-    Ok(true)
 }
 
 /// Where a cached object was found.
@@ -180,7 +168,7 @@ impl ObjectCache {
         let path = entry(&shared.dir, key);
         let bytes = fs::read(&path).ok().filter(|b| valid(b))?;
         touch(&path);
-        let _ = write_if_changed(&self.local_entry(key), &bytes);
+        let _ = write_if_changed(&self.local_entry(key), &bytes, Durability::Unsynced);
         Some((bytes, Hit::Shared))
     }
 
@@ -188,7 +176,7 @@ impl ObjectCache {
     /// is returned), then in the shared one (errors there never fail a build:
     /// the shared cache is an accelerator).
     pub fn store(&self, key: &str, bytes: &[u8]) -> io::Result<()> {
-        write_if_changed(&self.local_entry(key), bytes)?;
+        write_if_changed(&self.local_entry(key), bytes, Durability::Unsynced)?;
         self.publish(key, bytes);
         Ok(())
     }
@@ -225,20 +213,6 @@ mod tests {
         assert_ne!(key(&["ab", "c"]), key(&["a", "bc"]));
         assert_eq!(key(&["x", "y"]), key(&["x", "y"]));
         assert_eq!(key(&["x"]).len(), 64);
-    }
-
-    #[test]
-    fn write_if_changed_skips_identical_content() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("a/b.txt");
-        assert!(write_if_changed(&p, b"one").unwrap());
-        let t1 = fs::metadata(&p).unwrap().modified().unwrap();
-        assert!(!write_if_changed(&p, b"one").unwrap());
-        assert_eq!(fs::metadata(&p).unwrap().modified().unwrap(), t1);
-        assert!(write_if_changed(&p, b"two").unwrap());
-        assert_eq!(fs::read(&p).unwrap(), b"two");
-        // No temp files left behind.
-        assert_eq!(fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::base::document::Document;
 use crate::config::manifest::Manifest;
 use crate::config::policy::{HazardPolicy, RegisterPolicy};
@@ -189,10 +189,13 @@ pub fn job_inputs<'p>(
     llvm_major: u32,
 ) -> Result<(&'p Patched, RetargetOptions), Diagnostics> {
     let patched = plan.patched(job.kernel, job.source).ok_or_else(|| {
-        Diagnostics::from(Diagnostic::error(format!(
-            "{}: its source was not patched",
-            label(&manifest.kernels[job.kernel].name, &job.target)
-        )))
+        Diagnostics::from(Diagnostic::error(
+            Code::NotPatched,
+            format!(
+                "{}: its source was not patched",
+                label(&manifest.kernels[job.kernel].name, &job.target)
+            ),
+        ))
     })?;
     let opts = RetargetOptions {
         target: job.target,
@@ -264,7 +267,7 @@ fn retarget_caution(
         return None;
     }
     Some(
-        Diagnostic::warning(format!(
+        Diagnostic::warning(Code::RetargetedFromGeneric, format!(
             "{}: retargeted from a {} code object, which may be hand-written",
             label(kernel, target),
             own.processor.name
@@ -411,11 +414,12 @@ fn prepare_checked(
         let original = original.unwrap_or(&checked.asm);
         check::launch::check_triton_launch(original, &checked.asm, t, &label)
     });
-    // Wait-instruction errors the unpatched source has too (the same message
-    // at the same dump line, e.g. aiter's `s_wait_dscnt 0x40`, which the
+    // Wait-instruction errors the unpatched source has too (the same code and
+    // message at the same dump line, e.g. aiter's `s_wait_dscnt 0x40`, which the
     // assembler takes and the hardware truncates) are inherited: warnings.
     let key = |d: &Diagnostic| {
         (
+            d.code,
             d.message.clone(),
             d.location.as_ref().map(|l| (l.file.clone(), l.line)),
         )
@@ -540,12 +544,18 @@ fn install(bytes: &[u8], out: &Path) -> Result<(), Diagnostic> {
         _ => Path::new("."),
     };
     std::fs::create_dir_all(dir).map_err(|e| {
-        Diagnostic::error(format!("cannot create directory {}: {e}", dir.display()))
-            .with_help("the output's directory cannot be created: check the output path")
+        Diagnostic::error(
+            Code::CreateDirFailed,
+            format!("cannot create directory {}: {e}", dir.display()),
+        )
+        .with_help("the output's directory cannot be created: check the output path")
     })?;
     crate::base::output::write_atomic(out, bytes).map_err(|e| {
-        Diagnostic::error(format!("cannot write {}: {e}", out.display()))
-            .with_help("name a file (not a directory) in a writable directory for the output")
+        Diagnostic::error(
+            Code::WriteFailed,
+            format!("cannot write {}: {e}", out.display()),
+        )
+        .with_help("name a file (not a directory) in a writable directory for the output")
     })
 }
 

@@ -11,16 +11,13 @@
 //! [`Document`] origins to the file and line the user wrote (a dump line, a
 //! patch hunk, a rule).
 
-// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
-#![allow(clippy::result_large_err)]
-
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use regex::Regex;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::Document;
 use crate::stage::toolchain::Toolchain;
 use gcn_embed::TargetId;
@@ -68,13 +65,20 @@ pub fn assemble(req: &AssembleRequest) -> Result<PathBuf, Diagnostics> {
     let _ = std::fs::remove_file(&obj);
     let bytes = assemble_bytes(req)?;
     std::fs::create_dir_all(req.work_dir).map_err(|e| {
-        Diagnostic::error(format!(
-            "cannot create work directory {}: {e}",
-            req.work_dir.display()
-        ))
+        Diagnostic::error(
+            Code::CreateDirFailed,
+            format!(
+                "cannot create work directory {}: {e}",
+                req.work_dir.display()
+            ),
+        )
     })?;
-    crate::base::output::write_atomic_unsynced(&obj, &bytes)
-        .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", obj.display())))?;
+    crate::base::output::write_atomic_unsynced(&obj, &bytes).map_err(|e| {
+        Diagnostic::error(
+            Code::WriteFailed,
+            format!("cannot write {}: {e}", obj.display()),
+        )
+    })?;
     Ok(obj)
 }
 
@@ -131,14 +135,15 @@ pub fn assemble_bytes(req: &AssembleRequest) -> Result<Vec<u8>, Diagnostics> {
         ));
     }
     if output.stdout.is_empty() {
-        return Err(
-            Diagnostic::error(format!("{tool} wrote no object assembling {}", req.label))
-                .with_note(format!(
-                    "command: {}",
-                    crate::stage::toolchain::run::command_line(&cmd)
-                ))
-                .into(),
-        );
+        return Err(Diagnostic::error(
+            Code::NoOutputWritten,
+            format!("{tool} wrote no object assembling {}", req.label),
+        )
+        .with_note(format!(
+            "command: {}",
+            crate::stage::toolchain::run::command_line(&cmd)
+        ))
+        .into());
     }
     Ok(output.stdout)
 }
@@ -148,15 +153,7 @@ pub fn assemble_bytes(req: &AssembleRequest) -> Result<Vec<u8>, Diagnostics> {
 /// `--position-independent`, the same main file name, compilation
 /// directory and DWARF version), reading stdin and writing stdout.
 fn mc_command(mc: &Path, target: &TargetId, features: &[String], main_file: &str) -> Command {
-    let mut cmd = crate::stage::toolchain::run::tool_command(mc);
-    cmd.env_clear()
-        .env("LC_ALL", "C")
-        .env("LANG", "C")
-        .arg(format!("--triple={TRIPLE}"))
-        .arg(format!("--mcpu={}", target.processor.name));
-    if !features.is_empty() {
-        cmd.arg(format!("--mattr={}", features.join(",")));
-    }
+    let mut cmd = crate::stage::toolchain::llvm_mc_command(mc, TRIPLE, target, features);
     cmd.args(["--filetype=obj", "--position-independent"])
         .arg(format!("--main-file-name={main_file}"))
         .args([
@@ -294,10 +291,13 @@ fn check_name(req: &AssembleRequest) -> Result<(), Diagnostic> {
     if ok {
         Ok(())
     } else {
-        Err(Diagnostic::error(format!(
-            "invalid job name {:?} for {}: it names files in the work directory",
-            req.name, req.label
-        ))
+        Err(Diagnostic::error(
+            Code::InvalidJobName,
+            format!(
+                "invalid job name {:?} for {}: it names files in the work directory",
+                req.name, req.label
+            ),
+        )
         .with_help("use letters, digits, `_`, `-`, `+` and `.` only"))
     }
 }
@@ -380,7 +380,7 @@ fn locate(
     ));
     let mut d = d;
     if let Some(loc) = d.location.take() {
-        d.location = Some(loc.with_span(column + shift, span));
+        d.location = Some(Box::new(loc.with_span(column + shift, span)));
     }
     d
 }
@@ -404,10 +404,10 @@ fn map_errors(
         .filter(|m| m.kind == "error" && ours(m))
         .collect();
     if errors.is_empty() {
-        let mut d = Diagnostic::error(format!(
-            "{tool} failed while assembling {} ({status})",
-            req.label
-        ));
+        let mut d = Diagnostic::error(
+            Code::AssemblerCrashed,
+            format!("{tool} failed while assembling {} ({status})", req.label),
+        );
         for l in stderr
             .lines()
             .filter(|l| !l.trim().is_empty())
@@ -443,7 +443,7 @@ fn map_errors(
     if let Some(first) = unsupported.first() {
         let located = locate(
             req,
-            Diagnostic::error(""),
+            Diagnostic::error(Code::UnsupportedInstruction, ""),
             first.line,
             first.column,
             first.span,
@@ -515,7 +515,10 @@ fn map_errors(
         shown += 1;
         let mut d = locate(
             req,
-            Diagnostic::error(format!("assembler error in {}: {}", req.label, m.message)),
+            Diagnostic::error(
+                Code::AssemblerError,
+                format!("assembler error in {}: {}", req.label, m.message),
+            ),
             m.line,
             m.column,
             m.span,
@@ -546,11 +549,14 @@ fn map_errors(
         out.push(d);
     }
     if shown > MAX_ERRORS {
-        out.push(Diagnostic::note(format!(
-            "{} more assembler errors in {} not shown",
-            shown - MAX_ERRORS,
-            req.label
-        )));
+        out.push(Diagnostic::note(
+            Code::AssemblerError,
+            format!(
+                "{} more assembler errors in {} not shown",
+                shown - MAX_ERRORS,
+                req.label
+            ),
+        ));
     }
     Diagnostics(out)
 }

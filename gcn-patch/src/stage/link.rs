@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::stage::toolchain::Toolchain;
 
 /// The ld.lld arguments before `-o`.
@@ -26,10 +26,10 @@ const LINK_THREADS: &str = "--threads=1";
 /// Link `objects` into the code object `out` (atomically).
 pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<(), Diagnostics> {
     if objects.is_empty() {
-        return Err(Diagnostic::error(format!(
-            "nothing to link into {}: no object files",
-            out.display()
-        ))
+        return Err(Diagnostic::error(
+            Code::NothingToLink,
+            format!("nothing to link into {}: no object files", out.display()),
+        )
         .into());
     }
     let dir = match out.parent() {
@@ -37,19 +37,30 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir).map_err(|e| {
-        Diagnostic::error(format!("cannot create directory {}: {e}", dir.display()))
-            .with_help("the output's directory cannot be created: check the output path")
+        Diagnostic::error(
+            Code::CreateDirFailed,
+            format!("cannot create directory {}: {e}", dir.display()),
+        )
+        .with_help("the output's directory cannot be created: check the output path")
     })?;
     let file_name = out
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
-        .ok_or_else(|| Diagnostic::error(format!("{} is not a file name", out.display())))?;
+        .ok_or_else(|| {
+            Diagnostic::error(
+                Code::InvalidOutputName,
+                format!("{} is not a file name", out.display()),
+            )
+        })?;
     let tmp = tempfile::Builder::new()
         .prefix(&format!(".{file_name}."))
         .suffix(".tmp")
         .tempfile_in(&dir)
         .map_err(|e| {
-            Diagnostic::error(format!("cannot create a file in {}: {e}", dir.display()))
+            Diagnostic::error(
+                Code::TempFileFailed,
+                format!("cannot create a file in {}: {e}", dir.display()),
+            )
         })?;
     let mut cmd = lld_command(toolchain, tmp.path(), objects);
     let job = format!("linking {}", out.display());
@@ -70,8 +81,11 @@ pub fn link(toolchain: &Toolchain, objects: &[PathBuf], out: &Path) -> Result<()
     std::fs::read(tmp.path())
         .and_then(|bytes| crate::base::output::write_atomic(out, &bytes))
         .map_err(|e| {
-            Diagnostic::error(format!("cannot write {}: {e}", out.display()))
-                .with_help("name a file (not a directory) in a writable directory for the output")
+            Diagnostic::error(
+                Code::WriteFailed,
+                format!("cannot write {}: {e}", out.display()),
+            )
+            .with_help("name a file (not a directory) in a writable directory for the output")
         })?;
     Ok(())
 }
@@ -112,10 +126,10 @@ pub fn link_through_file(
     work_dir: &Path,
 ) -> Result<Vec<u8>, Diagnostics> {
     std::fs::create_dir_all(work_dir).map_err(|e| {
-        Diagnostic::error(format!(
-            "cannot create directory {}: {e}",
-            work_dir.display()
-        ))
+        Diagnostic::error(
+            Code::CreateDirFailed,
+            format!("cannot create directory {}: {e}", work_dir.display()),
+        )
     })?;
     let file = tempfile::Builder::new()
         .suffix(".o")
@@ -125,10 +139,10 @@ pub fn link_through_file(
             Ok(f)
         })
         .map_err(|e| {
-            Diagnostic::error(format!(
-                "cannot write an object in {}: {e}",
-                work_dir.display()
-            ))
+            Diagnostic::error(
+                Code::WriteFailed,
+                format!("cannot write an object in {}: {e}", work_dir.display()),
+            )
         })?;
     run_lld(toolchain, file.path(), None, name)
 }
@@ -158,9 +172,11 @@ fn run_lld(
         ));
     }
     if output.stdout.is_empty() {
-        return Err(
-            Diagnostic::error(format!("ld.lld wrote no code object linking {out_name}")).into(),
-        );
+        return Err(Diagnostic::error(
+            Code::NoOutputWritten,
+            format!("ld.lld wrote no code object linking {out_name}"),
+        )
+        .into());
     }
     Ok(output.stdout)
 }
@@ -204,7 +220,10 @@ fn lld_errors(
             .map(|(_, m)| m)
             .unwrap_or(line)
             .to_string();
-        let mut d = Diagnostic::error(format!("ld.lld failed linking {}: {msg}", out));
+        let mut d = Diagnostic::error(
+            Code::LinkFailed,
+            format!("ld.lld failed linking {}: {msg}", out),
+        );
         if msg.contains("undefined symbol") {
             d = d.with_help(
                 "a kernel references a symbol no object defines: check that the patch did \
@@ -214,10 +233,10 @@ fn lld_errors(
         diags.push(d);
     }
     if diags.is_empty() {
-        diags.push(Diagnostic::error(format!(
-            "ld.lld failed linking {} ({})",
-            out, status
-        )));
+        diags.push(Diagnostic::error(
+            Code::LinkFailed,
+            format!("ld.lld failed linking {} ({})", out, status),
+        ));
     }
     if let Some(first) = diags.first_mut() {
         first.notes.push(format!("inputs: {}", inputs.join(", ")));

@@ -5,6 +5,7 @@
 
 pub mod assemble;
 pub mod check;
+#[cfg(feature = "lift")]
 pub mod lift;
 pub mod link;
 pub mod patch;

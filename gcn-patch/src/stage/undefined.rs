@@ -13,7 +13,7 @@
 
 use object::{Object, ObjectSymbol, SymbolKind};
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::Document;
 use crate::base::parse::strip_comment;
 
@@ -84,7 +84,7 @@ pub fn check(asm: &Document, object: &[u8], label: &str) -> Result<(), Diagnosti
         .iter()
         .map(|name| {
             let shown = shorten(name);
-            let d = Diagnostic::error(format!(
+            let d = Diagnostic::error(Code::UndefinedSymbol, format!(
                 "undefined symbol `{shown}` building {label}"
             ))
             .with_help(if name.len() <= SHOWN {

@@ -5,12 +5,9 @@
 //! [`section_bytes`] and [`kernel_descriptors`] expose the parts tests compare
 //! (`.text`/`.rodata` bytes, descriptor fields).
 
-// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
-#![allow(clippy::result_large_err)]
-
 use object::{Object, ObjectSection, ObjectSymbol};
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use gcn_embed::elf::{abi_version, EFlags, ELFOSABI_AMDGPU_HSA, EM_AMDGPU};
 use gcn_embed::TargetId;
 
@@ -94,20 +91,25 @@ pub struct KernelDescriptorInfo {
 /// The bytes of section `name` (e.g. `.text`, `.rodata`).
 pub fn section_bytes(bytes: &[u8], name: &str) -> Result<Vec<u8>, Diagnostic> {
     let file = object::File::parse(bytes)
-        .map_err(|e| Diagnostic::error(format!("not an ELF file: {e}")))?;
-    let section = file
-        .section_by_name(name)
-        .ok_or_else(|| Diagnostic::error(format!("the code object has no {name} section")))?;
-    section
-        .data()
-        .map(<[u8]>::to_vec)
-        .map_err(|e| Diagnostic::error(format!("cannot read section {name}: {e}")))
+        .map_err(|e| Diagnostic::error(Code::CodeObjectInvalid, format!("not an ELF file: {e}")))?;
+    let section = file.section_by_name(name).ok_or_else(|| {
+        Diagnostic::error(
+            Code::CodeObjectInvalid,
+            format!("the code object has no {name} section"),
+        )
+    })?;
+    section.data().map(<[u8]>::to_vec).map_err(|e| {
+        Diagnostic::error(
+            Code::CodeObjectInvalid,
+            format!("cannot read section {name}: {e}"),
+        )
+    })
 }
 
 /// Every `<kernel>.kd` descriptor, sorted by kernel name.
 pub fn kernel_descriptors(bytes: &[u8]) -> Result<Vec<KernelDescriptorInfo>, Diagnostic> {
     let file = object::File::parse(bytes)
-        .map_err(|e| Diagnostic::error(format!("not an ELF file: {e}")))?;
+        .map_err(|e| Diagnostic::error(Code::CodeObjectInvalid, format!("not an ELF file: {e}")))?;
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let symbols = file.symbols().chain(file.dynamic_symbols());
@@ -119,7 +121,12 @@ pub fn kernel_descriptors(bytes: &[u8]) -> Result<Vec<KernelDescriptorInfo>, Dia
         if !seen.insert(kernel.to_string()) {
             continue;
         }
-        let bad = |why: String| Diagnostic::error(format!("kernel descriptor {name}: {why}"));
+        let bad = |why: String| {
+            Diagnostic::error(
+                Code::CodeObjectInvalid,
+                format!("kernel descriptor {name}: {why}"),
+            )
+        };
         let index = sym
             .section_index()
             .ok_or_else(|| bad("not defined in a section".into()))?;
@@ -152,7 +159,12 @@ pub fn kernel_descriptors(bytes: &[u8]) -> Result<Vec<KernelDescriptorInfo>, Dia
 /// Check a code object against `expect`; every mismatch is one diagnostic.
 pub fn verify(bytes: &[u8], expect: &Expect) -> Result<VerifyReport, Diagnostics> {
     let target = expect.target.name();
-    let fail = |what: String| Diagnostic::error(format!("code object for {target}: {what}"));
+    let fail = |what: String| {
+        Diagnostic::error(
+            Code::CodeObjectInvalid,
+            format!("code object for {target}: {what}"),
+        )
+    };
     if bytes.len() < 64 || &bytes[..4] != b"\x7fELF" {
         return Err(fail("not an ELF file".into())
             .with_help("the output was not written by ld.lld; rebuild it")

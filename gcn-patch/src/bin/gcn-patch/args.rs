@@ -100,6 +100,62 @@ pub(crate) enum Command {
         /// Parallel jobs when assembling (default: the number of CPUs).
         #[arg(long, short)]
         jobs: Option<usize>,
+        /// Then run every launch the manifest declares ([[kernel.launch]])
+        /// in the emulator with the sanitizer, as `gcn-patch test` does.
+        #[arg(long, conflicts_with = "no_assemble")]
+        run: bool,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Run a kernel's declared launches ([[kernel.launch]] in kernels.toml)
+    /// in the emulator on its unpatched and its patched object, on the same
+    /// inputs, and report the first differing elements of every buffer.
+    /// Exit 0: every buffer agrees; 1: a difference, or a side failed to
+    /// run; 2: bad input.
+    Compare {
+        /// Kernel name from the manifest.
+        kernel: String,
+        /// Only this target (default: every target of the kernel the
+        /// emulator runs: gfx90a, gfx942, gfx950).
+        #[arg(long, short)]
+        target: Option<String>,
+        /// How closely float elements must agree, overriding each launch's
+        /// `tolerance`: exact (bit for bit, the default), abs:X, rel:X,
+        /// abs:X,rel:Y (|a-b| <= abs + rel*max(|a|,|b|)) or ulp:N. Integer
+        /// elements are always compared bit for bit.
+        #[arg(long, value_name = "TOL")]
+        tolerance: Option<String>,
+        /// Instructions one wave may execute before it is stopped as
+        /// looping (default 100000000).
+        #[arg(long, value_name = "N")]
+        max_instructions: Option<u64>,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Run every declared launch ([[kernel.launch]] in kernels.toml) of
+    /// every kernel for every target the emulator runs, on the patched
+    /// object, with the sanitizer. Exit 0: all ran clean; 1: a finding, a
+    /// fault or an unsupported instruction; 2: bad input.
+    Test {
+        /// Only this kernel.
+        kernel: Option<String>,
+        /// Only this target.
+        #[arg(long, short)]
+        target: Option<String>,
+        /// Schedule seeds: each launch runs once per seed (0: waves in turn;
+        /// others: a seeded interleaving). Default 0.
+        #[arg(long = "seed", value_name = "N")]
+        seeds: Vec<u64>,
+        /// Instructions one wave may execute before it is stopped as
+        /// looping (default 100000000).
+        #[arg(long, value_name = "N")]
+        max_instructions: Option<u64>,
+        /// The manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
         #[command(flatten)]
         llvm: LlvmArgs,
     },
@@ -317,12 +373,15 @@ pub(crate) enum Command {
         out: Option<PathBuf>,
         /// Run the sanitizer: premature reads of registers a load in flight
         /// still writes (s_waitcnt), LDS races between waves of a
-        /// workgroup, uninitialized LDS reads, out-of-bounds global
-        /// accesses. Any finding: its report on stderr, exit 1.
+        /// workgroup, uninitialized LDS and register reads, out-of-bounds
+        /// global accesses, barrier divergence. Any finding: its report on stderr,
+        /// exit 1.
         #[arg(long)]
         sanitize: bool,
-        /// Seed (no effect yet: the schedule is fixed, so the report is the
-        /// same for every seed).
+        /// Schedule seed: 0 runs the waves of a workgroup in turn, each
+        /// until it ends or reaches s_barrier; any other value interleaves
+        /// them in a seeded order and slices. The same seed gives the same
+        /// results and report.
         #[arg(long, default_value_t = 0)]
         seed: u64,
         /// The asm source OBJECT was assembled from: sanitizer findings and

@@ -81,6 +81,42 @@ fn dispatch(cli: Cli) -> ExitCode {
         };
         return render::run(&opts, &llvm.tools());
     }
+    if let Command::Compare {
+        kernel,
+        target,
+        tolerance,
+        max_instructions,
+        manifest,
+        llvm,
+    } = cli.command
+    {
+        let opts = ops::launch::CompareOptions {
+            manifest,
+            kernel,
+            target,
+            tolerance,
+            max_instructions,
+        };
+        return render::compare(&opts, &llvm.tools());
+    }
+    if let Command::Test {
+        kernel,
+        target,
+        seeds,
+        max_instructions,
+        manifest,
+        llvm,
+    } = cli.command
+    {
+        let opts = ops::launch::TestOptions {
+            manifest,
+            kernel,
+            target,
+            seeds,
+            max_instructions,
+        };
+        return render::test(&opts, &llvm.tools());
+    }
     if let Command::MarkdownHelp = &cli.command {
         print!("{}", markdown_help());
         return ExitCode::SUCCESS;
@@ -88,7 +124,7 @@ fn dispatch(cli: Cli) -> ExitCode {
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(d) => {
-            eprintln!("{d}");
+            eprintln!("{}", render::name_flags(d));
             ExitCode::FAILURE
         }
     }
@@ -148,6 +184,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             no_assemble,
             assemble: _,
             jobs,
+            run,
             llvm,
         } => {
             let r = ops::check::check(&manifest, !no_assemble, jobs, &llvm.tools())?;
@@ -175,6 +212,21 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     "gcn-patch check: {accepted} acknowledged finding(s) not shown (the kernels' `accepted` files)"
                 );
             }
+            if run {
+                let opts = ops::launch::TestOptions {
+                    manifest: manifest.clone(),
+                    ..Default::default()
+                };
+                let t = ops::launch::test(&opts, &llvm.tools())?;
+                eprint!("{}", render::test_report(&t, &manifest));
+                if !t.passed() {
+                    return Err(gcn_patch::base::diag::Diagnostic::error(
+                        gcn_patch::base::diag::Code::LaunchNotClean,
+                        "gcn-patch check --run: a declared launch did not run clean",
+                    )
+                    .into());
+                }
+            }
         }
         Command::Pin { kernel, manifest } => {
             let changes = ops::pin::pin(&manifest, &kernel)?;
@@ -185,7 +237,11 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 eprintln!("gcn-patch: pinned {}: {old} -> {new}", path.display());
             }
         }
-        Command::Lint { .. } | Command::MarkdownHelp | Command::Run { .. } => {
+        Command::Lint { .. }
+        | Command::MarkdownHelp
+        | Command::Run { .. }
+        | Command::Compare { .. }
+        | Command::Test { .. } => {
             unreachable!("handled in main")
         }
         Command::Import {
@@ -333,7 +389,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 print!("{}", lifted.asm);
             }
             for n in &lifted.notes {
-                eprintln!("note: {n}");
+                eprintln!("{n}");
             }
             eprintln!(
                 "gcn-patch lift: {} ({}): {} kernel(s), {} instructions, {} raw; {}",

@@ -4,10 +4,37 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use gcn_patch::base::diag::{Diagnostic, Diagnostics, Severity};
+use gcn_patch::base::diag::{Diagnostic, Diagnostics, Setting, Severity};
 use gcn_patch::ops::{self, build::Layout};
 
 use crate::args::{LlvmArgs, RunArgs};
+
+/// The library names what is wrong in its own terms and marks a diagnostic
+/// about a caller-chosen input with its [`Setting`]; the command line names
+/// the option that sets it. A message about the option's value starts with
+/// the flag (`--target: invalid target ID …`).
+pub(crate) fn name_flags(mut d: Diagnostics) -> Diagnostics {
+    for d in &mut d.0 {
+        let flag = match d.setting {
+            Some(Setting::Target) => "--target",
+            Some(Setting::Locked) => "--locked",
+            Some(Setting::Output) => "-o",
+            Some(Setting::Force) => {
+                d.help
+                    .push("discard them: run the same command again with `--force`".into());
+                continue;
+            }
+            Some(Setting::TritonCache) => {
+                d.help
+                    .push("name the cache directory with `--triton-cache DIR`".into());
+                continue;
+            }
+            _ => continue,
+        };
+        d.message = format!("{flag}: {}", d.message);
+    }
+    d
+}
 
 /// Notes, one after the other, on standard error.
 pub(crate) fn print_notes(notes: &[Diagnostic]) {
@@ -21,7 +48,7 @@ pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&P
     let r = match ops::lint::lint(file, target, suggest, baseline) {
         Ok(r) => r,
         Err(d) => {
-            eprintln!("{d}");
+            eprintln!("{}", name_flags(d));
             return ExitCode::from(2);
         }
     };
@@ -87,11 +114,11 @@ pub(crate) fn import(
             ),
         }
     }
-    for w in &report.warnings {
-        eprintln!("warning: {w}");
+    for w in name_flags(Diagnostics(report.warnings)).0 {
+        eprintln!("{w}");
     }
     for n in &report.notes {
-        eprintln!("note: {n}");
+        eprintln!("{n}");
     }
     if !report.skipped.is_empty() {
         eprintln!(
@@ -108,7 +135,7 @@ struct Terminal {
     command: &'static str,
 }
 
-impl ops::build::Observer for Terminal {
+impl gcn_patch::ops::build::Observer for Terminal {
     fn start(&self, jobs: usize, max_jobs: usize) {
         eprintln!(
             "gcn-patch {}: building {jobs} code object(s), {max_jobs} at a time…",
@@ -153,11 +180,8 @@ pub(crate) fn build(
         tools: run.llvm.tools(),
     };
     let terminal = std::io::stderr().is_terminal();
-    let observer: &dyn ops::build::Observer = if terminal {
-        &Terminal { command }
-    } else {
-        &ops::build::Quiet
-    };
+    let shown = Terminal { command };
+    let observer: Option<&dyn gcn_patch::ops::build::Observer> = terminal.then_some(&shown as _);
     let built = ops::build::build(&req, observer);
     if terminal {
         eprint!("\r\x1b[K");
@@ -252,4 +276,151 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `gcn-patch compare`: one paragraph per target and launch; exit 0 when
+/// every buffer agrees, 1 on a difference or a failed side, 2 on bad input.
+pub(crate) fn compare(opts: &ops::launch::CompareOptions, tools: &ops::Tools) -> ExitCode {
+    match ops::launch::compare(opts, tools) {
+        Ok(r) => {
+            print!("{}", compare_report(&r, &opts.manifest));
+            if r.equal() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(d) => {
+            eprintln!("{d}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The text of a compare report.
+pub(crate) fn compare_report(r: &ops::launch::CompareReport, manifest: &std::path::Path) -> String {
+    let mut s = String::new();
+    for row in &r.rows {
+        let head = format!(
+            "kernel `{}`, {}, {} ({}:{})",
+            r.kernel,
+            row.target,
+            row.launch,
+            manifest.display(),
+            row.line
+        );
+        match &row.result {
+            Err(e) => s.push_str(&format!("error: {head}: {e}\n")),
+            Ok(c) if c.equal() => s.push_str(&format!(
+                "same: {head}: {} buffer(s) agree ({})\n",
+                c.buffers.len(),
+                c.tolerance
+            )),
+            Ok(c) => {
+                let n = c.buffers.iter().filter(|b| b.differing > 0).count();
+                s.push_str(&format!(
+                    "DIFFERENT: {head}: {n} of {} buffer(s) differ ({}; unpatched vs patched)\n",
+                    c.buffers.len(),
+                    c.tolerance
+                ));
+                for b in c.buffers.iter().filter(|b| b.differing > 0) {
+                    let name = b
+                        .buffer
+                        .name
+                        .as_deref()
+                        .map(|n| format!(" `{n}`"))
+                        .unwrap_or_default();
+                    s.push_str(&format!(
+                        "  argument {}{name} ({}, shape {:?}): {} of {} element(s) differ",
+                        b.buffer.index, b.buffer.dtype, b.buffer.shape, b.differing, b.elements
+                    ));
+                    if b.buffer.dtype.is_float() && b.max_abs > 0.0 {
+                        s.push_str(&format!(", largest absolute difference {}", b.max_abs));
+                    }
+                    s.push('\n');
+                    for e in &b.first {
+                        s.push_str(&format!("    {e}\n"));
+                    }
+                    if b.differing > b.first.len() {
+                        s.push_str(&format!("    … and {} more\n", b.differing - b.first.len()));
+                    }
+                }
+            }
+        }
+    }
+    s
+}
+
+/// `gcn-patch test`: one line per kernel, target and launch, findings
+/// below; exit 0 when all ran clean, 1 otherwise, 2 on bad input.
+pub(crate) fn test(opts: &ops::launch::TestOptions, tools: &ops::Tools) -> ExitCode {
+    match ops::launch::test(opts, tools) {
+        Ok(r) => {
+            print!("{}", test_report(&r, &opts.manifest));
+            if r.passed() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(d) => {
+            eprintln!("{d}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The text of a test report.
+pub(crate) fn test_report(r: &ops::launch::TestReport, manifest: &std::path::Path) -> String {
+    use ops::launch::Outcome;
+    let mut s = String::new();
+    for row in &r.rows {
+        let head = format!(
+            "kernel `{}`, {}, {} ({}:{})",
+            row.kernel,
+            row.target,
+            row.launch,
+            manifest.display(),
+            row.line
+        );
+        match &row.outcome {
+            Outcome::Clean(n) => {
+                s.push_str(&format!("ok: {head}: ran clean, {n} wave-instructions\n"))
+            }
+            Outcome::Findings(seed, f) => {
+                s.push_str(&format!(
+                    "FAILED: {head}: the sanitizer found {} problem(s) (schedule seed {seed})\n",
+                    f.len()
+                ));
+                for f in f {
+                    s.push_str(&format!("  sanitizer: {}\n", f.replace('\n', "\n  ")));
+                }
+            }
+            Outcome::Failed(e) => s.push_str(&format!("FAILED: {head}: {e}\n")),
+        }
+    }
+    for (k, targets) in &r.not_run {
+        s.push_str(&format!(
+            "not run: kernel `{k}` for {}: the emulator runs gfx90a, gfx942 and gfx950 only\n",
+            targets.join(", ")
+        ));
+    }
+    let clean = r
+        .rows
+        .iter()
+        .filter(|x| matches!(x.outcome, Outcome::Clean(_)))
+        .count();
+    s.push_str(&format!(
+        "gcn-patch test: {clean} of {} launch(es) ran clean{}\n",
+        r.rows.len(),
+        if r.not_run.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} target(s) not run",
+                r.not_run.iter().map(|(_, t)| t.len()).sum::<usize>()
+            )
+        }
+    ));
+    s
 }

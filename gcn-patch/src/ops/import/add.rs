@@ -306,7 +306,7 @@ pub(super) fn add_one(
                     dest.display()
                 )
             };
-            return Err(Diagnostic::error(format!(
+            return Err(Diagnostic::error(Code::ImportConflict, format!(
                 "`{}` was already imported as `{rel_text}` with other bytes",
                 imported.from.display()
             ))

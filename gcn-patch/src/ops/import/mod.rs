@@ -56,7 +56,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::base::hash::sha256_hex;
 use crate::base::parse;
 use crate::config::manifest::Manifest;
@@ -229,15 +229,15 @@ pub struct Report {
     /// Files in directories that were not AMDGPU asm (skipped).
     pub skipped: Vec<PathBuf>,
     /// What the user should know (raw lines of lifted binaries), one per item.
-    pub notes: Vec<String>,
+    pub notes: Vec<Diagnostic>,
     /// What weakens later checks (a Triton dump imported without its cache
     /// entry: launch checks that are off), one per item.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// The warning for a Triton kernel imported without some launch metadata:
 /// which launch checks are then off or weaker, and how to get the metadata.
-fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<String> {
+fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<Diagnostic> {
     let t = imported.triton.as_ref()?;
     let mut off = Vec::new();
     if t.shared.is_none() {
@@ -263,13 +263,13 @@ fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<St
             .collect::<Vec<_>>()
             .join(", ")
     };
-    Some(format!(
-        "{}: Triton kernel `{}` was imported without its cache entry (`{}.json`, searched: {searched}); launch checks off or weaker: {}. Import it again with `--triton-cache DIR` (the TRITON_CACHE_DIR of the run that dumped it), or with the cache entry directory itself",
+    Some(Diagnostic::warning(Code::TritonMetadataMissing, format!(
+        "{}: Triton kernel `{}` was imported without its cache entry (`{}.json`, searched: {searched}); launch checks off or weaker: {}. Import it again with its Triton cache directory (the TRITON_CACHE_DIR of the run that dumped it), or with the cache entry directory itself",
         imported.from.display(),
         t.kernel,
         t.kernel,
         off.join("; ")
-    ))
+    )).about(Setting::TritonCache))
 }
 
 /// `gcn-patch import`: import `inputs` (files or directories) into the
@@ -306,7 +306,7 @@ pub fn import(
             }
         } else if input.is_dir() {
             let mut files = Vec::new();
-            walk(input, &mut files).map_err(|e| io_error("read directory", input, e))?;
+            walk(input, &mut files)?;
             files.sort();
             let before = found.len();
             for f in files {
@@ -317,7 +317,7 @@ pub fn import(
             }
             if found.len() == before {
                 errors.push(
-                    Diagnostic::error(format!(
+                    Diagnostic::error(Code::NotAmdgpuAsm, format!(
                         "`{}` holds no AMDGPU assembly",
                         input.display()
                     ))
@@ -351,13 +351,16 @@ pub fn import(
             .extend(triton_metadata_warning(imported, &opts.triton_caches));
         if let Some(l) = &imported.lifted {
             if l.raw > 0 {
-                report.notes.push(format!(
-                    "{} ({}): {} of {} instructions are raw encodings (`.long … ; raw: …`): \
-                     the assembler does not re-encode them to the same bytes",
-                    imported.from.display(),
-                    imported.target.name(),
-                    l.raw,
-                    l.instructions
+                report.notes.push(Diagnostic::note(
+                    Code::RawEncodings,
+                    format!(
+                        "{} ({}): {} of {} instructions are raw encodings (`.long … ; raw: …`): \
+                         the assembler does not re-encode them to the same bytes",
+                        imported.from.display(),
+                        imported.target.name(),
+                        l.raw,
+                        l.instructions
+                    ),
                 ));
             }
         }

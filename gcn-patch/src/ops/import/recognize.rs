@@ -25,10 +25,13 @@ pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Importe
     use crate::ops::lift::{lift_code_object, LiftOptions};
     use crate::stage::lift::container;
     let tc = opts.toolchain.as_ref().ok_or_else(|| {
-        Diagnostic::error(format!(
+        Diagnostic::error(
+            Code::LiftNeedsLlvm,
+            format!(
             "cannot import {}: lifting a code object needs LLVM (llvm-objdump, llvm-mc, ld.lld)",
             path.display()
-        ))
+        ),
+        )
         .with_help("install LLVM 22 with AMDGPU: apt-get install -y clang-22 lld-22 llvm-22")
     })?;
     let bytes = std::fs::read(path).map_err(|e| io_error("read", path, e))?;
@@ -90,25 +93,33 @@ pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Importe
     Ok(out)
 }
 
-pub(super) fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    for entry in std::fs::read_dir(dir)? {
-        let path = entry?.path();
-        if path.is_dir() {
-            walk(&path, out)?;
-        } else if path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| EXTENSIONS.contains(&e))
+/// The files below `dir` with an importable extension, following symlinks
+/// (a symlink loop is an error naming the link, not an endless walk).
+pub(super) fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), Diagnostic> {
+    for entry in walkdir::WalkDir::new(dir).follow_links(true) {
+        let entry = entry.map_err(|e| {
+            let at = e.path().unwrap_or(dir).to_path_buf();
+            io_error("read directory", &at, e.into())
+        })?;
+        let path = entry.path();
+        if !entry.file_type().is_dir()
+            && path
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| EXTENSIONS.contains(&e))
         {
-            out.push(path);
+            out.push(path.to_path_buf());
         }
     }
     Ok(())
 }
 
 pub(super) fn io_error(what: &str, path: &Path, e: std::io::Error) -> Diagnostic {
-    Diagnostic::error(format!("cannot {what} `{}`: {e}", path.display()))
-        .with_help("check the path and its permissions")
+    Diagnostic::error(
+        Code::ReadFailed,
+        format!("cannot {what} `{}`: {e}", path.display()),
+    )
+    .with_help("check the path and its permissions")
 }
 
 /// A Triton dump and its cache entry (same bytes) imported together become
@@ -160,7 +171,7 @@ pub fn recognize(path: &Path) -> Result<Imported, Diagnostic> {
 pub fn recognize_with(path: &Path, opts: &ImportOptions) -> Result<Imported, Diagnostic> {
     let bytes = std::fs::read(path).map_err(|e| io_error("read", path, e))?;
     let not_amdgpu = |why: &str| {
-        Diagnostic::error(format!("`{}` is not AMDGPU assembly: {why}", path.display()))
+        Diagnostic::error(Code::NotAmdgpuAsm, format!("`{}` is not AMDGPU assembly: {why}", path.display()))
             .with_help("import a dumped AMDGPU .s/.rocmasm/.amdgcn file: IREE's --iree-hal-dump-executable-files-to, hipcc --save-temps (the device .s), or Triton's .amdgcn")
     };
     let text = std::str::from_utf8(&bytes).map_err(|_| not_amdgpu("it is not UTF-8 text"))?;

@@ -25,7 +25,7 @@
 
 use std::fmt::Write as _;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::Document;
 use crate::config::policy::{HazardPolicy, RegisterPolicy};
 use crate::stage::retarget::RetargetOptions;
@@ -50,10 +50,10 @@ pub(crate) fn verify(tc: &Toolchain, input: &Input) -> Result<Identity, Diagnost
         assembler_llvm_major: tc.version.major,
     };
     let fail = |what: &str, d: Diagnostics| -> Diagnostics {
-        let mut out = vec![Diagnostic::error(format!(
-            "cannot lift {}: the lifted asm {what}",
-            origin.display()
-        ))
+        let mut out = vec![Diagnostic::error(
+            Code::LiftDoesNotRebuild,
+            format!("cannot lift {}: the lifted asm {what}", origin.display()),
+        )
         .with_help(
             "this is a gcn-patch bug: please report it with the code object; \
              `gcn-patch lift --no-verify` writes the asm without this check",
@@ -71,25 +71,35 @@ pub(crate) fn verify(tc: &Toolchain, input: &Input) -> Result<Identity, Diagnost
         HazardPolicy::Warn,
     )
     .map_err(|d| fail("does not pass the checks a build runs", d))?;
-    let work = tempfile::tempdir()
-        .map_err(|e| Diagnostic::error(format!("cannot create a temporary directory: {e}")))?;
+    let work = tempfile::tempdir().map_err(|e| {
+        Diagnostic::error(
+            Code::TempFileFailed,
+            format!("cannot create a temporary directory: {e}"),
+        )
+    })?;
     let (bytes, _) = pipeline::build_bytes(tc, &prepared, work.path())
         .map_err(|d| fail("does not build as a build builds it", d))?;
     let again = elf::read(&bytes, origin).map_err(|d| {
-        Diagnostic::error(format!(
-            "cannot lift {}: the rebuilt code object cannot be read: {}",
-            origin.display(),
-            d.message
-        ))
+        Diagnostic::error(
+            Code::LiftDoesNotRebuild,
+            format!(
+                "cannot lift {}: the rebuilt code object cannot be read: {}",
+                origin.display(),
+                d.message
+            ),
+        )
     })?;
     let diffs = differences(input, &again);
     if diffs.is_empty() {
         return Ok(Identity::Identical);
     }
-    let mut d = Diagnostic::error(format!(
-        "cannot lift {}: the lifted asm does not rebuild the same code object",
-        origin.display()
-    ));
+    let mut d = Diagnostic::error(
+        Code::LiftNotIdentical,
+        format!(
+            "cannot lift {}: the lifted asm does not rebuild the same code object",
+            origin.display()
+        ),
+    );
     for diff in diffs {
         d = d.with_note(diff);
     }

@@ -7,7 +7,7 @@ pub mod identity;
 use gcn_embed::TargetId;
 
 use super::{parse_target, Tools};
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::stage::lift::{Input, Lifted};
 use crate::stage::toolchain::Toolchain;
 
@@ -91,8 +91,12 @@ pub fn lift(
         },
     )?;
     if let Some(out) = output {
-        crate::base::output::write_atomic(out, lifted.asm.as_bytes())
-            .map_err(|e| Diagnostic::error(format!("cannot write {}: {e}", out.display())))?;
+        crate::base::output::write_atomic(out, lifted.asm.as_bytes()).map_err(|e| {
+            Diagnostic::error(
+                Code::WriteFailed,
+                format!("cannot write {}: {e}", out.display()),
+            )
+        })?;
     }
     Ok(lifted)
 }

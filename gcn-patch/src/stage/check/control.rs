@@ -20,7 +20,7 @@
 
 use std::collections::HashMap;
 
-use crate::base::diag::{Diagnostic, Severity};
+use crate::base::diag::{Code, Diagnostic, Severity};
 use crate::base::document::Document;
 use crate::base::parse::LineKind;
 use crate::stage::check::hazard::model::{flow_of, Flow};
@@ -221,7 +221,7 @@ pub fn check_control(asm: &Document, original: Option<&Document>, label: &str) -
                         .to_string(),
                 ),
             };
-            let mut d = asm.locate(Diagnostic::error(message), f.line, None, here);
+            let mut d = asm.locate(Diagnostic::error(Code::ControlFlowLeak, message), f.line, None, here);
             d = d.with_note(note);
             if inherited.contains(&key(asm, f)) {
                 d.severity = Severity::Warning;

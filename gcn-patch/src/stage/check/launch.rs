@@ -18,7 +18,7 @@
 //! * workgroup size: `.max_flat_workgroup_size` is at least the
 //!   `num_warps × warp_size` threads Triton launches.
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::base::document::Document;
 use crate::base::parse::Kernel;
 use crate::config::triton::TritonKernel;
@@ -91,10 +91,13 @@ pub fn check_triton_launch(
     let mut out = Vec::new();
     let Some(k) = kernel_named(patched, &t.kernel) else {
         out.push(
-            Diagnostic::error(format!(
-                "{label}: Triton launches kernel `{}`, which the patched asm does not define",
-                t.kernel
-            ))
+            Diagnostic::error(
+                Code::TritonKernelMissing,
+                format!(
+                    "{label}: Triton launches kernel `{}`, which the patched asm does not define",
+                    t.kernel
+                ),
+            )
             .with_help("a patch must not rename or remove the kernel Triton launches"),
         );
         return out;
@@ -121,7 +124,7 @@ pub fn check_triton_launch(
         };
         if v.value > limit {
             out.push(at(
-                Diagnostic::error(format!(
+                Diagnostic::error(Code::TritonLdsExceeded, format!(
                     "{label}: the patched kernel declares {} bytes of LDS, more than the {limit} Triton allocates at launch",
                     v.value
                 ))
@@ -148,7 +151,7 @@ pub fn check_triton_launch(
                 .or_else(|| k.descriptor.as_ref().map(|d| d.start))
                 .unwrap_or(0);
             out.push(at(
-                Diagnostic::error(format!(
+                Diagnostic::error(Code::TritonWaveSize, format!(
                     "{label}: the patched kernel runs in wave{patched_wave}, but Triton launches `{}` with warp_size = {w}",
                     t.kernel
                 ))
@@ -173,7 +176,7 @@ pub fn check_triton_launch(
         let threads = u64::from(nw) * u64::from(ws);
         if u64::from(v.value) < threads {
             out.push(at(
-                Diagnostic::error(format!(
+                Diagnostic::error(Code::TritonWorkgroupSize, format!(
                     "{label}: `.max_flat_workgroup_size` is {}, but Triton launches {} threads per workgroup ({nw} warps × {ws})",
                     v.value,
                     threads
@@ -203,7 +206,7 @@ pub fn check_triton_launch(
             if let (Some(a), Some(b)) = (a, b) {
                 if a.value != b.value {
                     out.push(at(
-                        Diagnostic::error(format!(
+                        Diagnostic::error(Code::TritonLaunchChanged, format!(
                             "{label}: {what} is {} but was {} in Triton's dump",
                             b.value, a.value
                         ))
@@ -218,7 +221,7 @@ pub fn check_triton_launch(
         if let (Some((a, _)), Some((b, line))) = (args(original, o), args(patched, k)) {
             if a != b {
                 out.push(at(
-                    Diagnostic::error(format!(
+                    Diagnostic::error(Code::TritonArgsChanged, format!(
                         "{label}: the kernel's `.args` differ from Triton's dump"
                     ))
                     .with_note("Triton fills the kernel-argument buffer from the Python signature; offsets, sizes and kinds must stay the dump's")

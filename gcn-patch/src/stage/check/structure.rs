@@ -1,6 +1,6 @@
 //! Structure check: a dump must be complete before anything else runs on it.
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::Document;
 use crate::base::parse::{self, LineKind};
 
@@ -28,7 +28,10 @@ pub fn check_strings(asm: &Document, label: &str) -> Result<(), Diagnostics> {
         .iter()
         .take(MAX_SHOWN)
         .map(|&(idx, at)| {
-            let d = Diagnostic::error(format!("{label}: unterminated string"));
+            let d = Diagnostic::error(
+                Code::UnterminatedString,
+                format!("{label}: unterminated string"),
+            );
             asm.locate(
                 d,
                 idx,
@@ -43,10 +46,13 @@ pub fn check_strings(asm: &Document, label: &str) -> Result<(), Diagnostics> {
         })
         .collect();
     if found.len() > MAX_SHOWN {
-        out.push(Diagnostic::note(format!(
-            "{} more lines with an unterminated string in {label}",
-            found.len() - MAX_SHOWN
-        )));
+        out.push(Diagnostic::note(
+            Code::UnterminatedString,
+            format!(
+                "{} more lines with an unterminated string in {label}",
+                found.len() - MAX_SHOWN
+            ),
+        ));
     }
     if out.is_empty() {
         Ok(())
@@ -71,7 +77,7 @@ pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
     };
     let kernels = asm.kernels();
     if kernels.is_empty() {
-        let d = Diagnostic::error(format!(
+        let d = Diagnostic::error(Code::NoKernel, format!(
             "{label}: {shown} defines no kernel (no `.amdhsa_kernel` block)"
         ))
         .with_help(
@@ -100,9 +106,10 @@ pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
     let mut first_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (line, name) in &descriptors {
         if let Some(&first) = first_of.get(name) {
-            let d = Diagnostic::error(format!(
-                "{label}: kernel `{name}` is defined twice in {shown}"
-            ))
+            let d = Diagnostic::error(
+                Code::KernelDefinedTwice,
+                format!("{label}: kernel `{name}` is defined twice in {shown}"),
+            )
             .with_note(format!(
                 "its first `.amdhsa_kernel` block is at line {}",
                 first + 1
@@ -129,10 +136,13 @@ pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
     {
         // 0-based line where the kernel shows up: its label or its metadata entry.
         let line = k.symbol_line.or(k.metadata.as_ref().map(|m| m.start));
-        let d = Diagnostic::error(format!(
-            "{label}: kernel `{}` in {shown} has no `.amdhsa_kernel` descriptor block",
-            k.name
-        ))
+        let d = Diagnostic::error(
+            Code::MissingDescriptor,
+            format!(
+                "{label}: kernel `{}` in {shown} has no `.amdhsa_kernel` descriptor block",
+                k.name
+            ),
+        )
         .with_note("without a kernel descriptor (`<kernel>.kd`) the kernel cannot be launched")
         .with_help(
             "pass the complete dump: the compiler writes `.amdhsa_kernel` … \
@@ -145,9 +155,10 @@ pub fn check_complete(asm: &Document, label: &str) -> Result<(), Diagnostics> {
         .iter()
         .any(|l| l.directive().map(|d| d.0) == Some(".end_amdgpu_metadata"));
     if file.metadata().is_none() || !closed {
-        let d = Diagnostic::error(format!(
-            "{label}: {shown} has no complete `.amdgpu_metadata` block"
-        ))
+        let d = Diagnostic::error(
+            Code::MissingMetadata,
+            format!("{label}: {shown} has no complete `.amdgpu_metadata` block"),
+        )
         .with_note("the HSA loader needs the kernel metadata to launch a kernel")
         .with_help(
             "pass the complete dump: the compiler writes `.amdgpu_metadata` … \

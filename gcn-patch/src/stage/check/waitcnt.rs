@@ -18,7 +18,7 @@ use std::collections::HashMap;
 
 use gcn_embed::{Generation, TargetId};
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::base::document::Document;
 use crate::base::isa::waitcnt::decode_waitcnt;
 use crate::base::isa::waitcnt::{waitcnt_limits, Counter, WaitcntLimits};
@@ -210,10 +210,10 @@ fn waits_of(
                             line,
                             span: full_span,
                             label: "unknown counter".into(),
-                            diag: Diagnostic::error(format!(
-                                "`{name}` is not an `s_waitcnt` counter on {}",
-                                g.label()
-                            ))
+                            diag: Diagnostic::error(
+                                Code::UnknownWaitCounter,
+                                format!("`{name}` is not an `s_waitcnt` counter on {}", g.label()),
+                            )
                             .with_help(if base == "vscnt" {
                                 "wait for stores with `s_waitcnt_vscnt null, N`".to_string()
                             } else {
@@ -243,7 +243,7 @@ fn waits_of(
                     line,
                     span: Some((ops_start + (ops.len() - ops.trim_start().len()), ops_start + ops.trim_end().len())),
                     label: format!("{} are GFX11 counters", used.join(", ")),
-                    diag: Diagnostic::error(format!(
+                    diag: Diagnostic::error(Code::WaitInstructionNotOnTarget, format!(
                         "`s_waitcnt` does not exist on {}: it has separate s_wait_*cnt instructions",
                         g.label()
                     ))
@@ -259,9 +259,10 @@ fn waits_of(
                             line,
                             span: Some((ops_start, ops_end)),
                             label: "does not fit 16 bits".into(),
-                            diag: Diagnostic::error(format!(
-                                "`s_waitcnt {imm:#x}`: the immediate is 16 bits"
-                            ))
+                            diag: Diagnostic::error(
+                                Code::WaitImmediateTooWide,
+                                format!("`s_waitcnt {imm:#x}`: the immediate is 16 bits"),
+                            )
                             .with_help(
                                 "write the counters by name: `s_waitcnt vmcnt(N) lgkmcnt(N)`",
                             ),
@@ -288,7 +289,7 @@ fn waits_of(
                     line,
                     span: mnemonic_span,
                     label: "GFX11 wait".into(),
-                    diag: Diagnostic::error(format!(
+                    diag: Diagnostic::error(Code::WaitInstructionNotOnTarget, format!(
                         "`s_waitcnt` does not exist on {}: use s_wait_loadcnt / s_wait_storecnt / s_wait_dscnt / s_wait_kmcnt / s_wait_expcnt",
                         g.label()
                     )),
@@ -304,15 +305,18 @@ fn waits_of(
                     line,
                     span: mnemonic_span,
                     label: format!("not a {} instruction", g.label()),
-                    diag: Diagnostic::error(format!("`{m}` does not exist on {}", g.label()))
-                        .with_help(if gfx12 {
-                            format!("use {}", gfx12_replacement(cname))
-                        } else {
-                            format!(
-                                "use `s_waitcnt {}(N)`",
-                                if cname == "vscnt" { "vmcnt" } else { cname }
-                            )
-                        }),
+                    diag: Diagnostic::error(
+                        Code::WaitInstructionNotOnTarget,
+                        format!("`{m}` does not exist on {}", g.label()),
+                    )
+                    .with_help(if gfx12 {
+                        format!("use {}", gfx12_replacement(cname))
+                    } else {
+                        format!(
+                            "use `s_waitcnt {}(N)`",
+                            if cname == "vscnt" { "vmcnt" } else { cname }
+                        )
+                    }),
                 });
             } else if let Some(comma) = ops.rfind(',') {
                 let arg = &ops[comma + 1..];
@@ -349,20 +353,23 @@ fn waits_of(
                     line,
                     span: mnemonic_span,
                     label: format!("GFX12 instruction on {}", g.label()),
-                    diag: Diagnostic::error(format!("`{m}` does not exist on {}", g.label()))
-                        .with_help(match names {
-                            "loadcnt" => "use `s_waitcnt vmcnt(N)`".to_string(),
-                            "storecnt" if g >= Generation::Gfx10_1 => {
-                                "use `s_waitcnt_vscnt null, N`".to_string()
-                            }
-                            "storecnt" => {
-                                "use `s_waitcnt vmcnt(N)` (stores count in vmcnt before GFX10)"
-                                    .to_string()
-                            }
-                            "dscnt" | "kmcnt" => "use `s_waitcnt lgkmcnt(N)`".to_string(),
-                            "expcnt" => "use `s_waitcnt expcnt(N)`".to_string(),
-                            _ => "use `s_waitcnt`".to_string(),
-                        }),
+                    diag: Diagnostic::error(
+                        Code::WaitInstructionNotOnTarget,
+                        format!("`{m}` does not exist on {}", g.label()),
+                    )
+                    .with_help(match names {
+                        "loadcnt" => "use `s_waitcnt vmcnt(N)`".to_string(),
+                        "storecnt" if g >= Generation::Gfx10_1 => {
+                            "use `s_waitcnt_vscnt null, N`".to_string()
+                        }
+                        "storecnt" => {
+                            "use `s_waitcnt vmcnt(N)` (stores count in vmcnt before GFX10)"
+                                .to_string()
+                        }
+                        "dscnt" | "kmcnt" => "use `s_waitcnt lgkmcnt(N)`".to_string(),
+                        "expcnt" => "use `s_waitcnt expcnt(N)`".to_string(),
+                        _ => "use `s_waitcnt`".to_string(),
+                    }),
                 });
                 return waits;
             }
@@ -437,13 +444,16 @@ fn findings(asm: &AsmFile, target: &TargetId) -> Vec<Finding> {
                     line: idx,
                     span: Some(w.span),
                     label: format!("{} is at most {max} on {}", w.counter, g.label()),
-                    diag: Diagnostic::error(format!(
-                        "{} value {} does not fit: {} counts up to {max} on {}",
-                        w.counter,
-                        w.value,
-                        w.counter,
-                        g.label()
-                    ))
+                    diag: Diagnostic::error(
+                        Code::WaitValueTooLarge,
+                        format!(
+                            "{} value {} does not fit: {} counts up to {max} on {}",
+                            w.counter,
+                            w.value,
+                            w.counter,
+                            g.label()
+                        ),
+                    )
                     .with_note(format!(
                         "the hardware keeps only the low bits: {} would wait for {}",
                         w.value,
@@ -472,7 +482,7 @@ fn findings(asm: &AsmFile, target: &TargetId) -> Vec<Finding> {
                             count_since(asm, since, idx, g),
                             if count_since(asm, since, idx, g) == 1 { " was" } else { "s were" }
                         ))),
-                        diag: Diagnostic::warning(format!(
+                        diag: Diagnostic::warning(Code::WaitForNothing, format!(
                             "this {} wait waits for nothing: at most {b} vector memory load{} can be outstanding here",
                             w.counter,
                             if b == 1 { "" } else { "s" }

@@ -14,7 +14,7 @@ use gcn_embed::elf as raw;
 use gcn_embed::TargetId;
 use object::{Object, ObjectSection};
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic, Setting};
 
 /// Magic of an uncompressed offload bundle.
 pub const BUNDLE_MAGIC: &[u8] = b"__CLANG_OFFLOAD_BUNDLE__";
@@ -72,13 +72,17 @@ impl Contents {
             })
             .ok_or_else(|| {
                 let have: Vec<String> = self.members.iter().map(|m| m.target.name()).collect();
-                Diagnostic::error(format!(
-                    "{} has no code object for {}",
-                    origin.display(),
-                    target.name()
-                ))
+                Diagnostic::error(
+                    Code::NoCodeObjectForTarget,
+                    format!(
+                        "{} has no code object for {}",
+                        origin.display(),
+                        target.name()
+                    ),
+                )
                 .with_note(format!("it has: {}", have.join(", ")))
-                .with_help(format!("pass --target with one of: {}", have.join(", ")))
+                .with_help(format!("choose one of: {}", have.join(", ")))
+                .about(Setting::Target)
             })
     }
 }
@@ -111,7 +115,7 @@ pub fn code_objects(bytes: &[u8], origin: &Path) -> Result<Contents, Diagnostic>
     if is_vmfb(bytes) {
         return vmfb(bytes, origin);
     }
-    Err(Diagnostic::error(format!(
+    Err(Diagnostic::error(Code::NotACodeObject, format!(
         "{what} is not a code object, an offload bundle, a host object with .hip_fatbin, or an IREE .vmfb"
     ))
     .with_help(
@@ -127,10 +131,10 @@ fn nonempty(
     what: &str,
 ) -> Result<Contents, Diagnostic> {
     if members.is_empty() {
-        return Err(Diagnostic::error(format!(
-            "{} is {what} without AMDGPU code objects",
-            origin.display()
-        ))
+        return Err(Diagnostic::error(
+            Code::NoAmdgpuCode,
+            format!("{} is {what} without AMDGPU code objects", origin.display()),
+        )
         .with_help(
             "build it for an AMDGPU target (clang: --offload-arch=gfx942; iree-compile: \
              --iree-hal-target-device=hip --iree-rocm-target=gfx942)",
@@ -141,12 +145,16 @@ fn nonempty(
 
 /// The target of a bare AMDGPU code object, with the checks `lift` makes.
 fn code_object_target(bytes: &[u8], what: &str) -> Result<TargetId, Diagnostic> {
-    let h = raw::read_header(bytes).map_err(|e| Diagnostic::error(format!("{what}: {e}")))?;
+    let h = raw::read_header(bytes)
+        .map_err(|e| Diagnostic::error(Code::CorruptContainer, format!("{what}: {e}")))?;
     h.flags().target_id().ok_or_else(|| {
-        Diagnostic::error(format!(
-            "{what}: e_flags {:#x} name no processor gcn-patch knows",
-            h.e_flags
-        ))
+        Diagnostic::error(
+            Code::UnknownProcessor,
+            format!(
+                "{what}: e_flags {:#x} name no processor gcn-patch knows",
+                h.e_flags
+            ),
+        )
     })
 }
 
@@ -159,20 +167,23 @@ fn host_object(bytes: &[u8], origin: &Path) -> Result<Contents, Diagnostic> {
         let machine = bytes
             .get(18..20)
             .map_or(0, |m| u16::from_le_bytes([m[0], m[1]]));
-        Diagnostic::error(format!(
+        Diagnostic::error(Code::NotACodeObject, format!(
             "{what}: not an AMDGPU ELF (e_machine {machine}), and not readable as a host object: {e}"
         ))
         .with_help("the file is damaged or truncated, or it holds no HIP device code")
     })?;
     let section = file.section_by_name(".hip_fatbin").ok_or_else(|| {
-        Diagnostic::error(format!(
+        Diagnostic::error(Code::NotACodeObject, format!(
             "{what} is an ELF file for another machine with no .hip_fatbin section: not an AMDGPU code object and no HIP device code in it"
         ))
         .with_help("give an AMDGPU code object, or a HIP host object or executable built with --offload-arch")
     })?;
-    let data = section
-        .data()
-        .map_err(|e| Diagnostic::error(format!("{what}: cannot read .hip_fatbin: {e}")))?;
+    let data = section.data().map_err(|e| {
+        Diagnostic::error(
+            Code::CorruptContainer,
+            format!("{what}: cannot read .hip_fatbin: {e}"),
+        )
+    })?;
     let mut members = Vec::new();
     bundles(data, origin, &mut members)?;
     nonempty(
@@ -223,10 +234,10 @@ fn bundles(data: &[u8], origin: &Path, out: &mut Vec<Member>) -> Result<(), Diag
 }
 
 fn corrupt(origin: &Path, why: &str) -> Diagnostic {
-    Diagnostic::error(format!(
-        "{}: corrupt offload bundle: {why}",
-        origin.display()
-    ))
+    Diagnostic::error(
+        Code::CorruptContainer,
+        format!("{}: corrupt offload bundle: {why}", origin.display()),
+    )
     .with_help(
         "the file is damaged or truncated: build it again, or check it with \
          `clang-offload-bundler --list --type=o --input=FILE`",
@@ -381,10 +392,13 @@ fn vmfb(b: &[u8], origin: &Path) -> Result<Contents, Diagnostic> {
         let shnum = u16::from_le_bytes([b[start + 60], b[start + 61]]) as u64;
         let len = shoff.saturating_add(shentsize.saturating_mul(shnum)) as usize;
         let Some(image) = b.get(start..start.saturating_add(len)) else {
-            return Err(Diagnostic::error(format!(
-                "{}: the AMDGPU image at offset {start} is truncated",
-                origin.display()
-            ))
+            return Err(Diagnostic::error(
+                Code::CorruptContainer,
+                format!(
+                    "{}: the AMDGPU image at offset {start} is truncated",
+                    origin.display()
+                ),
+            )
             .with_help("the file is damaged or truncated: compile the module again"));
         };
         let label = format!("image {} at offset {start}", members.len());

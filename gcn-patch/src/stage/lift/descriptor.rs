@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use gcn_embed::TargetId;
 use object::{Object, ObjectSection, ObjectSymbol};
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::stage::assemble::TRIPLE;
 use crate::stage::toolchain::Toolchain;
 
@@ -50,10 +50,13 @@ pub fn objdump_blocks(
         .run(&mut cmd, "llvm-objdump", job)
         .map_err(|e| e.to_diagnostic())?;
     if !out.status.success() {
-        return Err(Diagnostic::error(format!(
-            "llvm-objdump failed {job}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(Diagnostic::error(
+            Code::LiftToolFailed,
+            format!(
+                "llvm-objdump failed {job}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ));
     }
     Ok(parse_blocks(&String::from_utf8_lossy(&out.stdout)))
 }
@@ -297,13 +300,19 @@ fn assemble_variants(
             continue;
         }
         if !out.status.success() {
-            return Err(Diagnostic::error(format!(
-                "llvm-mc failed assembling kernel descriptors {job}: {}",
-                stderr.trim()
-            )));
+            return Err(Diagnostic::error(
+                Code::LiftToolFailed,
+                format!(
+                    "llvm-mc failed assembling kernel descriptors {job}: {}",
+                    stderr.trim()
+                ),
+            ));
         }
         let obj = object::File::parse(&*out.stdout).map_err(|e| {
-            Diagnostic::error(format!("llvm-mc wrote no readable object {job}: {e}"))
+            Diagnostic::error(
+                Code::LiftToolFailed,
+                format!("llvm-mc wrote no readable object {job}: {e}"),
+            )
         })?;
         let rodata = obj.section_by_name(".rodata");
         let data = rodata.as_ref().and_then(|s| s.data().ok()).unwrap_or(&[]);
@@ -326,9 +335,10 @@ fn assemble_variants(
         }
         return Ok(result);
     }
-    Err(Diagnostic::error(format!(
-        "llvm-mc kept rejecting kernel descriptor blocks {job}"
-    )))
+    Err(Diagnostic::error(
+        Code::LiftToolFailed,
+        format!("llvm-mc kept rejecting kernel descriptor blocks {job}"),
+    ))
 }
 
 /// A comment decoding every field of a descriptor (AMDGPUUsage, "Kernel

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::stage::toolchain::Toolchain;
 
 /// One disassembled instruction.
@@ -52,10 +52,13 @@ pub fn disassemble(
         .run(&mut cmd, "llvm-objdump", job)
         .map_err(|e| e.to_diagnostic())?;
     if !out.status.success() {
-        return Err(Diagnostic::error(format!(
-            "llvm-objdump failed {job}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
+        return Err(Diagnostic::error(
+            Code::LiftToolFailed,
+            format!(
+                "llvm-objdump failed {job}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        )
         .with_note(format!("command: {}", objdump.display())));
     }
     Ok(parse_listing(&String::from_utf8_lossy(&out.stdout)))

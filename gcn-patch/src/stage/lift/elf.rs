@@ -9,7 +9,7 @@ use object::elf::{STB_GLOBAL, STB_LOCAL, STB_WEAK, STT_FUNC, STT_NOTYPE, STT_OBJ
 use object::read::elf::{ElfFile64, FileHeader, SectionHeader, Sym};
 use object::{Endianness, Object, ObjectSection, ObjectSymbol, SectionKind};
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 
 /// Sections a linked code object has that the linker makes itself: lifting
 /// does not carry them (the rebuild's link writes them again).
@@ -136,37 +136,43 @@ impl CodeObject {
 pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
     let what = origin.display();
     let header = raw::read_header(bytes).map_err(|e| {
-        Diagnostic::error(format!("cannot lift {what}: {e}")).with_help(
+        Diagnostic::error(Code::NotACodeObject, format!("cannot lift {what}: {e}")).with_help(
             "give an AMDGPU code object (.co/.hsaco), or a container holding one (offload \
-             bundle, host object with .hip_fatbin, .vmfb) with --target",
+             bundle, host object with .hip_fatbin, .vmfb) and its target",
         )
     })?;
     let bad = |why: String| {
-        Diagnostic::error(format!("cannot lift {what}: {why}")).with_help(
+        Diagnostic::error(Code::CorruptElf, format!("cannot lift {what}: {why}")).with_help(
             "the file is damaged or truncated: take it again from where it was built or installed",
         )
     };
     if header.os_abi != raw::ELFOSABI_AMDGPU_HSA {
-        return Err(Diagnostic::error(format!(
+        return Err(Diagnostic::error(Code::UnsupportedOsAbi, format!(
             "cannot lift {what}: EI_OSABI is {}, not {} (HSA): only ROCm code objects are supported",
             header.os_abi,
             raw::ELFOSABI_AMDGPU_HSA
         )));
     }
     let code_object_version = raw::code_object_version(header.abi_version).ok_or_else(|| {
-        Diagnostic::error(format!(
-            "cannot lift {what}: EI_ABIVERSION {} is code object v{}, and only v4, v5 and v6 \
+        Diagnostic::error(
+            Code::UnsupportedAbiVersion,
+            format!(
+                "cannot lift {what}: EI_ABIVERSION {} is code object v{}, and only v4, v5 and v6 \
              are supported (what LLVM 22 assembles)",
-            header.abi_version,
-            u32::from(header.abi_version) + 2
-        ))
+                header.abi_version,
+                u32::from(header.abi_version) + 2
+            ),
+        )
     })?;
     let flags = EFlags::decode(header.e_flags);
     let target = flags.target_id().ok_or_else(|| {
-        Diagnostic::error(format!(
-            "cannot lift {what}: e_flags {:#x} name no processor gcn-patch knows",
-            header.e_flags
-        ))
+        Diagnostic::error(
+            Code::UnknownProcessor,
+            format!(
+                "cannot lift {what}: e_flags {:#x} name no processor gcn-patch knows",
+                header.e_flags
+            ),
+        )
     })?;
     let file = ElfFile64::<Endianness>::parse(bytes).map_err(|e| bad(format!("bad ELF: {e}")))?;
     let endian = file.endian();

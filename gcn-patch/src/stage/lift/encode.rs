@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::stage::toolchain::Toolchain;
 
 /// One line of the `.text` being checked.
@@ -131,18 +131,21 @@ pub fn check(
             continue;
         }
         if !out.status.success() {
-            return Err(Diagnostic::error(format!(
-                "llvm-mc failed {job}: {}",
-                stderr.trim()
-            )));
+            return Err(Diagnostic::error(
+                Code::LiftToolFailed,
+                format!("llvm-mc failed {job}: {}", stderr.trim()),
+            ));
         }
         let encodings = encodings(&String::from_utf8_lossy(&out.stdout));
         if encodings.len() != fed.len() {
-            return Err(Diagnostic::error(format!(
-                "llvm-mc printed {} encodings for {} instructions {job}",
-                encodings.len(),
-                fed.len()
-            ))
+            return Err(Diagnostic::error(
+                Code::LiftToolFailed,
+                format!(
+                    "llvm-mc printed {} encodings for {} instructions {job}",
+                    encodings.len(),
+                    fed.len()
+                ),
+            )
             .with_help("this is a gcn-patch bug: please report it with the code object"));
         }
         for (&i, enc) in fed.iter().zip(encodings) {
@@ -155,9 +158,10 @@ pub fn check(
         }
         return Ok(refused);
     }
-    Err(Diagnostic::error(format!(
-        "llvm-mc kept rejecting new lines {job}"
-    )))
+    Err(Diagnostic::error(
+        Code::LiftToolFailed,
+        format!("llvm-mc kept rejecting new lines {job}"),
+    ))
 }
 
 /// `<stdin>:LINE:COL: error: MESSAGE` → (LINE, MESSAGE).

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::stage::toolchain::Toolchain;
 
 /// The YAML of the `NT_AMDGPU_METADATA` note of `path`, `---` to `...`.
@@ -16,10 +16,13 @@ pub fn yaml(tc: &Toolchain, path: &Path, job: &str) -> Result<Option<String>, Di
         .run(&mut cmd, "llvm-readelf", job)
         .map_err(|e| e.to_diagnostic())?;
     if !out.status.success() {
-        return Err(Diagnostic::error(format!(
-            "llvm-readelf failed {job}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(Diagnostic::error(
+            Code::LiftToolFailed,
+            format!(
+                "llvm-readelf failed {job}: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        ));
     }
     Ok(extract_yaml(&String::from_utf8_lossy(&out.stdout)))
 }

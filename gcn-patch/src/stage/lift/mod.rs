@@ -17,16 +17,13 @@
 //! `.text`, `.rodata`, the metadata note and `e_flags`. A difference is an
 //! error naming the bytes.
 
-// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
-#![allow(clippy::result_large_err)]
-
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::path::Path;
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::stage::assemble::TRIPLE;
 use crate::stage::toolchain::Toolchain;
 
@@ -61,15 +58,8 @@ pub(crate) fn mc_command(
     target: &TargetId,
     args: &[&str],
 ) -> std::process::Command {
-    let mut cmd = crate::stage::toolchain::run::tool_command(tc.llvm_tool("llvm-mc"));
-    cmd.env_clear()
-        .env("LC_ALL", "C")
-        .arg(format!("--triple={TRIPLE}"))
-        .arg(format!("--mcpu={}", target.processor.name));
-    let f = features(target);
-    if !f.is_empty() {
-        cmd.arg(format!("--mattr={}", f.join(",")));
-    }
+    let mc = tc.llvm_tool("llvm-mc");
+    let mut cmd = crate::stage::toolchain::llvm_mc_command(&mc, TRIPLE, target, &features(target));
     cmd.args(args).args(["-o", "-", "-"]);
     cmd
 }
@@ -140,7 +130,7 @@ pub struct Lifted {
     /// Kernels whose descriptor is kept as raw bytes.
     pub raw_descriptors: Vec<String>,
     /// What a user should know (raw lines and why, raw descriptors), one per item.
-    pub notes: Vec<String>,
+    pub notes: Vec<Diagnostic>,
     /// Whether the rebuild was compared with the original (a difference is
     /// an error, so a lift that returns was identical or not verified).
     pub identity: Identity,
@@ -157,8 +147,11 @@ pub fn lift_file(
     verify: Option<Verify>,
 ) -> Result<Lifted, Diagnostics> {
     let bytes = std::fs::read(path).map_err(|e| {
-        Diagnostic::error(format!("cannot read {}: {e}", path.display()))
-            .with_help("check the path")
+        Diagnostic::error(
+            Code::ReadFailed,
+            format!("cannot read {}: {e}", path.display()),
+        )
+        .with_help("check the path")
     })?;
     let contents = container::code_objects(&bytes, path)?;
     let member = match (target, contents.members.as_slice()) {
@@ -166,13 +159,16 @@ pub fn lift_file(
         (None, [only]) => only,
         (None, many) => {
             let have: Vec<String> = many.iter().map(|m| m.target.name()).collect();
-            return Err(Diagnostic::error(format!(
-                "{} holds {} code objects: say which one to lift",
-                path.display(),
-                many.len()
-            ))
+            return Err(Diagnostic::error(
+                Code::SeveralCodeObjects,
+                format!(
+                    "{} holds {} code objects: say which one to lift",
+                    path.display(),
+                    many.len()
+                ),
+            )
             .with_note(format!("targets: {}", have.join(", ")))
-            .with_help(format!("pass --target {}", have[0]))
+            .with_help(format!("choose one by its target, e.g. {}", have[0]))
             .into());
         }
     };
@@ -218,7 +214,12 @@ pub fn lift(
             std::io::Write::write_all(&mut f, bytes)?;
             Ok(f)
         })
-        .map_err(|e| Diagnostic::error(format!("cannot write a temporary file: {e}")))?;
+        .map_err(|e| {
+            Diagnostic::error(
+                Code::TempFileFailed,
+                format!("cannot write a temporary file: {e}"),
+            )
+        })?;
     let listing = disasm::disassemble(tc, &co.target, file.path(), &job)?;
     let insns = cover(&co.text, listing.insns);
 
@@ -265,10 +266,13 @@ pub fn lift(
     };
     let yaml = match &co.metadata {
         Some(_) => Some(metadata::yaml(tc, file.path(), &job)?.ok_or_else(|| {
-            Diagnostic::error(format!(
-                "cannot lift {}: llvm-readelf printed no AMDGPU metadata for its note",
-                origin.display()
-            ))
+            Diagnostic::error(
+                Code::NoMetadata,
+                format!(
+                    "cannot lift {}: llvm-readelf printed no AMDGPU metadata for its note",
+                    origin.display()
+                ),
+            )
         })?),
         None => None,
     };
@@ -365,7 +369,7 @@ impl Parts<'_> {
         &self,
         refused: &BTreeMap<usize, encode::Refusal>,
         descriptors: &BTreeMap<String, descriptor::Lifted>,
-    ) -> (String, Vec<String>, Vec<String>) {
+    ) -> (String, Vec<Diagnostic>, Vec<String>) {
         let asm = emit(&Emit {
             co: self.co,
             origin: self.origin,
@@ -396,24 +400,31 @@ impl Parts<'_> {
                 *why.entry(key).or_default() += 1;
             }
             let parts: Vec<String> = why.iter().map(|(k, n)| format!("{n}: {k}")).collect();
-            notes.push(format!(
-                "{} of {} instructions are kept as raw encodings (`.long … ; raw: …`): {}",
-                refused.len(),
-                self.insns.len(),
-                parts.join("; ")
+            notes.push(Diagnostic::note(
+                Code::RawEncodings,
+                format!(
+                    "{} of {} instructions are kept as raw encodings (`.long … ; raw: …`): {}",
+                    refused.len(),
+                    self.insns.len(),
+                    parts.join("; ")
+                ),
             ));
         }
         for k in &raw_descriptors {
             if let Some(descriptor::Lifted::Raw(why)) = descriptors.get(k) {
-                notes.push(format!(
-                    "the descriptor of `{k}` is kept as raw bytes: {why}"
+                notes.push(Diagnostic::note(
+                    Code::RawDescriptor,
+                    format!("the descriptor of `{k}` is kept as raw bytes: {why}"),
                 ));
             }
         }
         if self.co.dynamic_relocations > 0 {
-            notes.push(format!(
-                "{} dynamic relocations: the data they patch is kept as bytes",
-                self.co.dynamic_relocations
+            notes.push(Diagnostic::note(
+                Code::DynamicRelocations,
+                format!(
+                    "{} dynamic relocations: the data they patch is kept as bytes",
+                    self.co.dynamic_relocations
+                ),
             ));
         }
         (asm, notes, raw_descriptors)

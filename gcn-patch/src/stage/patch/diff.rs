@@ -13,14 +13,11 @@
 //! touching several files is accepted only if exactly one of its files has the
 //! dump's base name; that one is applied.
 
-// Errors are cold paths carrying a full rendered-on-demand Diagnostic.
-#![allow(clippy::result_large_err)]
-
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::base::diag::{Diagnostic, Location};
+use crate::base::diag::{Code, Diagnostic, Location};
 use crate::base::document::{Document, Piece};
 use crate::base::provenance::Origin;
 use crate::config::manifest::PatchFile;
@@ -100,10 +97,13 @@ fn parse(text: &str, pf: &PatchFile, source_rel: &Path) -> Result<Vec<Hunk>, Dia
         }
     }
     if sections.is_empty() {
-        return Err(Diagnostic::error(format!(
-            "`{}` is not a unified diff (no `--- a/file` / `+++ b/file` header)",
-            pf.rel.display()
-        ))
+        return Err(Diagnostic::error(
+            Code::NotAUnifiedDiff,
+            format!(
+                "`{}` is not a unified diff (no `--- a/file` / `+++ b/file` header)",
+                pf.rel.display()
+            ),
+        )
         .at(patch_loc(&pf.rel, text, 1))
         .with_help("make it with `diff -u old.s new.s > file.diff` or `git diff`"));
     }
@@ -127,7 +127,7 @@ fn parse(text: &str, pf: &PatchFile, source_rel: &Path) -> Result<Vec<Hunk>, Dia
                 .iter()
                 .map(|(l, n)| format!("{n} (line {})", l + 1))
                 .collect();
-            return Err(Diagnostic::error(format!(
+            return Err(Diagnostic::error(Code::DiffForOtherFile, format!(
                 "`{}` patches {} files; cannot tell which one is `{}`",
                 pf.rel.display(),
                 sections.len(),
@@ -158,14 +158,14 @@ fn parse(text: &str, pf: &PatchFile, source_rel: &Path) -> Result<Vec<Hunk>, Dia
             .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
             .and_then(|b| b.parse::<usize>().ok())
             .map_or(start + 1, |b| start + section[..b.min(section.len())].matches('\n').count() + 1);
-        Diagnostic::error(format!("cannot parse patch `{}`: {msg}", pf.rel.display()))
+        Diagnostic::error(Code::MalformedDiff, format!("cannot parse patch `{}`: {msg}", pf.rel.display()))
             .at(patch_loc(&pf.rel, text, line))
             .with_help("regenerate it with `diff -u` or `git diff`; hunk line counts in `@@ -a,b +c,d @@` must match the hunk body")
     })?;
     // A header and nothing else: GNU patch says "only garbage was found".
     // Applying it as a no-op would let a truncated or mangled patch pass.
     if patch.hunks().is_empty() {
-        return Err(Diagnostic::error(format!(
+        return Err(Diagnostic::error(Code::EmptyDiff, format!(
             "patch `{}` has a `--- `/`+++ ` header but no hunk: it changes nothing",
             pf.rel.display()
         ))
@@ -269,8 +269,11 @@ pub(crate) fn apply_diff(
     source_rel: &Path,
 ) -> Result<Document, Diagnostic> {
     let text = std::fs::read_to_string(&pf.path).map_err(|e| {
-        Diagnostic::error(format!("cannot read patch `{}`: {e}", pf.rel.display()))
-            .with_help("patch files must be UTF-8 text next to the manifest")
+        Diagnostic::error(
+            Code::ReadFailed,
+            format!("cannot read patch `{}`: {e}", pf.rel.display()),
+        )
+        .with_help("patch files must be UTF-8 text next to the manifest")
     })?;
     let (pieces, trailing_newline) = splice_plan(&t, &text, pf, source_rel)?;
     Ok(match t {
@@ -400,11 +403,14 @@ fn splice_plan(
             Piece::Keep(r) => origin(t, r.end - 1),
             Piece::New(_, o) => o.clone(),
         };
-        return Err(Diagnostic::error(format!(
+        return Err(Diagnostic::error(
+            Code::NoNewlineInMiddle,
+            format!(
             "patch `{}` leaves a line without newline in the middle of the file (output line {})",
             pf.rel.display(),
             i + 1
-        ))
+        ),
+        )
         .with_note(format!("line from {from}"))
         .with_help(
             "a `\\ No newline at end of file` marker belongs only to the last line of the file",
@@ -440,8 +446,11 @@ fn hunk_error(
     notes: Vec<String>,
 ) -> Diagnostic {
     let _ = t;
-    let mut d = Diagnostic::error(format!("hunk #{hn} of `{}` {what}", pf.rel.display()))
-        .at(patch_loc(&pf.rel, text, h.header_line).with_label(format!("hunk #{hn}")));
+    let mut d = Diagnostic::error(
+        Code::HunkDoesNotApply,
+        format!("hunk #{hn} of `{}` {what}", pf.rel.display()),
+    )
+    .at(patch_loc(&pf.rel, text, h.header_line).with_label(format!("hunk #{hn}")));
     for n in notes {
         d = d.with_note(n);
     }

@@ -15,7 +15,7 @@ pub(crate) mod rules;
 
 use std::borrow::Cow;
 
-use crate::base::diag::{Diagnostic, Diagnostics, Location};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Location};
 use crate::base::document::Document;
 use crate::base::hash::sha256_hex;
 use crate::config::manifest::{KernelSpec, Manifest, SourceSpec, Src};
@@ -77,15 +77,18 @@ fn read_and_diff(
 ) -> Result<(Document, Document), Diagnostics> {
     let context = context(kernel, source);
     let bytes = std::fs::read(&source.asm).map_err(|e| {
-        Diagnostic::error(format!("cannot read dump `{}`: {e}", source.rel.display()))
-            .with_note(context.clone())
+        Diagnostic::error(
+            Code::ReadFailed,
+            format!("cannot read dump `{}`: {e}", source.rel.display()),
+        )
+        .with_note(context.clone())
     })?;
     check_pin(manifest, &kernel.name, source, &bytes)?;
     let text = String::from_utf8(bytes).map_err(|e| {
-        Diagnostic::error(format!(
-            "dump `{}` is not UTF-8 text: {e}",
-            source.rel.display()
-        ))
+        Diagnostic::error(
+            Code::NotUtf8,
+            format!("dump `{}` is not UTF-8 text: {e}", source.rel.display()),
+        )
         .with_help("name the assembly (.s/.rocmasm) file, not a binary")
     })?;
     let original = Document::from_source(&text, &source.rel);
@@ -127,7 +130,7 @@ fn check_pin(
         .sum();
     let line = manifest.text[line_start..].lines().next().unwrap_or("");
     let col = line.find(expected.as_str()).unwrap_or(0);
-    Err(Diagnostic::error(format!(
+    Err(Diagnostic::error(Code::PinMismatch, format!(
         "dump `{}` changed since its patches were written (a patch made against one compilation must not be applied to another)",
         source.rel.display()
     ))

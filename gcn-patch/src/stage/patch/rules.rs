@@ -14,16 +14,13 @@
 //! added. Encoded immediates (`s_waitcnt 0`) and combined gfx12 waits
 //! (`s_wait_loadcnt_dscnt`) are refused.
 
-// Errors are cold paths carrying a full rendered-on-demand Diagnostic.
-#![allow(clippy::result_large_err)]
-
 use std::ops::Range;
 use std::path::Path;
 
 use gcn_embed::{Generation, TargetId};
 use regex::Regex;
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::base::document::{Document, Edits};
 use crate::base::isa::{major, waitcnt_limits, Counter};
 use crate::base::parse::{strip_comment, Line, LineKind};
@@ -228,10 +225,10 @@ fn scope(t: &Document, r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
     };
     if let (Some(k), true) = (&r.kernel, chosen.is_empty()) {
         let names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
-        return Err(Diagnostic::error(format!(
-            "rule #{}: kernel `{k}` not found in the asm",
-            r.index
-        ))
+        return Err(Diagnostic::error(
+            Code::RuleScopeNotFound,
+            format!("rule #{}: kernel `{k}` not found in the asm", r.index),
+        )
         .at(r.at.clone())
         .with_note(format!("kernels in this file: {}", names.join(", ")))
         .with_help(
@@ -247,14 +244,17 @@ fn scope(t: &Document, r: &Rule) -> Result<Vec<Range<usize>>, Diagnostic> {
                     .iter()
                     .flat_map(|k| k.blocks.iter().skip(1).map(|b| b.label.as_str()))
                     .collect();
-                Err(Diagnostic::error(format!(
-                    "rule #{}: block `{b}` not found in {}",
-                    r.index,
-                    scope_desc(&Rule {
-                        block: None,
-                        ..r.clone()
-                    })
-                ))
+                Err(Diagnostic::error(
+                    Code::RuleScopeNotFound,
+                    format!(
+                        "rule #{}: block `{b}` not found in {}",
+                        r.index,
+                        scope_desc(&Rule {
+                            block: None,
+                            ..r.clone()
+                        })
+                    ),
+                )
                 .at(r.at.clone())
                 .with_note(format!("basic block labels: {}", labels.join(" ")))
                 .with_help("name a label of the asm, e.g. `block = \".LBB0_1\"`"))
@@ -372,15 +372,18 @@ fn select(
             (Expect::Exactly(n), Some(Occurrence::Nth(k))) => format!("at least {}", n.max(k)),
             (Expect::Exactly(n), Some(_)) => format!("at least {}", n.max(1)),
         };
-        let mut d = Diagnostic::error(format!(
-            "rule #{} ({}): {role} `{}` matches {} line{} in {}, expected {expected}",
-            r.index,
-            r.what(),
-            p.text,
-            found.len(),
-            if found.len() == 1 { "" } else { "s" },
-            scope_desc(r)
-        ))
+        let mut d = Diagnostic::error(
+            Code::RuleMatchCount,
+            format!(
+                "rule #{} ({}): {role} `{}` matches {} line{} in {}, expected {expected}",
+                r.index,
+                r.what(),
+                p.text,
+                found.len(),
+                if found.len() == 1 { "" } else { "s" },
+                scope_desc(r)
+            ),
+        )
         .at(r.at.clone());
         if found.is_empty() {
             let n = near(info, ranges, p);
@@ -447,19 +450,22 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
                 (Expect::Exactly(n), Some(_)) => found.len() >= n.max(1),
             };
             if !ok || matches!(r.occurrence, Some(Occurrence::Nth(n)) if n > found.len()) {
-                return Err(Diagnostic::error(format!(
-                    "rule #{} ({}): `{}` found {} time{} in {}, expected {}",
-                    r.index,
-                    r.what(),
-                    r.pattern.text,
-                    found.len(),
-                    if found.len() == 1 { "" } else { "s" },
-                    scope_desc(r),
-                    match r.expect {
-                        Expect::Any(_) => "at least 1".into(),
-                        Expect::Exactly(n) => format!("{n}"),
-                    }
-                ))
+                return Err(Diagnostic::error(
+                    Code::RuleMatchCount,
+                    format!(
+                        "rule #{} ({}): `{}` found {} time{} in {}, expected {}",
+                        r.index,
+                        r.what(),
+                        r.pattern.text,
+                        found.len(),
+                        if found.len() == 1 { "" } else { "s" },
+                        scope_desc(r),
+                        match r.expect {
+                            Expect::Any(_) => "at least 1".into(),
+                            Expect::Exactly(n) => format!("{n}"),
+                        }
+                    ),
+                )
                 .at(r.at.clone())
                 .with_note(if found.is_empty() {
                     "no descriptor field, metadata key or `.set` symbol by that name".to_string()
@@ -528,19 +534,25 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
                 "anchor",
             )?;
             let Some(&a) = a.first() else {
-                return Err(Diagnostic::error(format!(
-                    "rule #{}: no anchor `{}` selected",
-                    r.index, anchor.pattern.text
-                ))
+                return Err(Diagnostic::error(
+                    Code::RuleAnchor,
+                    format!(
+                        "rule #{}: no anchor `{}` selected",
+                        r.index, anchor.pattern.text
+                    ),
+                )
                 .at(r.at.clone()));
             };
             if hits.contains(&a) {
-                return Err(Diagnostic::error(format!(
-                    "rule #{}: the anchor `{}` is one of the lines being moved (line {})",
-                    r.index,
-                    anchor.pattern.text,
-                    a + 1
-                ))
+                return Err(Diagnostic::error(
+                    Code::RuleAnchor,
+                    format!(
+                        "rule #{}: the anchor `{}` is one of the lines being moved (line {})",
+                        r.index,
+                        anchor.pattern.text,
+                        a + 1
+                    ),
+                )
                 .at(r.at.clone())
                 .with_help("choose an anchor outside the moved lines"));
             }
@@ -567,7 +579,7 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
             gens.dedup();
             for &i in &hits {
                 let new = set_waitcnt(&info[i].norm, counter, *value, &gens).map_err(|m| {
-                    Diagnostic::error(format!("rule #{} ({what}): {m}", r.index))
+                    Diagnostic::error(Code::RuleFailed, format!("rule #{} ({what}): {m}", r.index))
                         .at(r.at.clone())
                         .with_note(format!(
                             "matched line {}: {}  [{}]",

@@ -44,7 +44,7 @@ use std::collections::HashSet;
 
 use gcn_embed::{Feature, Generation, Processor, TargetId};
 
-use crate::base::diag::{Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::{indent_of, Document, Edits};
 use crate::base::parse::edit::replace_value;
 use crate::base::parse::{AsmFile, Descriptor, Kernel, LineKind, RegFile};
@@ -109,10 +109,13 @@ pub fn retarget(input: &Document, opts: &RetargetOptions) -> Result<Retargeted, 
 
     if p.min_llvm > opts.assembler_llvm_major {
         cx.errors.push(
-            Diagnostic::error(format!(
-                "LLVM {} cannot assemble for {}: it needs LLVM >= {}",
-                opts.assembler_llvm_major, p.name, p.min_llvm
-            ))
+            Diagnostic::error(
+                Code::AssemblerTooOld,
+                format!(
+                    "LLVM {} cannot assemble for {}: it needs LLVM >= {}",
+                    opts.assembler_llvm_major, p.name, p.min_llvm
+                ),
+            )
             .with_help(format!(
                 "install a newer LLVM (clang and ld.lld >= {}) or drop {} from the targets",
                 p.min_llvm, p.name
@@ -127,6 +130,7 @@ pub fn retarget(input: &Document, opts: &RetargetOptions) -> Result<Retargeted, 
             Ok(id) => Some(id),
             Err(e) => {
                 cx.error_at(
+                    Code::DumpTargetInvalid,
                     *i,
                     format!("cannot read the dump's target ID `{s}`"),
                     Some(e.to_string()),
@@ -236,7 +240,11 @@ pub fn retarget(input: &Document, opts: &RetargetOptions) -> Result<Retargeted, 
     }
     let Some(version) = version else {
         // Unreachable in practice: a missing version is always an error above.
-        return Err(Diagnostic::error("no code object version could be chosen").into());
+        return Err(Diagnostic::error(
+            Code::NoCodeObjectVersion,
+            "no code object version could be chosen",
+        )
+        .into());
     };
     let asm = cx.edits.apply();
     Ok(Retargeted {
@@ -270,14 +278,14 @@ impl Cx<'_> {
                 self.input.text(i).trim()
             ));
         } else {
-            self.error_at(i, msg, note, help);
+            self.error_at(Code::RetargetAbiChange, i, msg, note, help);
         }
     }
 
-    fn error_at(&mut self, i: usize, msg: String, note: Option<String>, help: &str) {
+    fn error_at(&mut self, code: Code, i: usize, msg: String, note: Option<String>, help: &str) {
         let mut d = self
             .input
-            .locate(Diagnostic::error(msg).with_help(help), i, None, "");
+            .locate(Diagnostic::error(code, msg).with_help(help), i, None, "");
         if let Some(n) = note {
             d = d.with_note(n);
         }
@@ -302,10 +310,13 @@ impl Cx<'_> {
             match self.opts.code_object_version {
                 Some(v) if v < 6 => {
                     self.errors.push(
-                        Diagnostic::error(format!(
-                            "code object version {v} was requested for the generic target {}",
-                            p.name
-                        ))
+                        Diagnostic::error(
+                            Code::CodeObjectVersionForGeneric,
+                            format!(
+                                "code object version {v} was requested for the generic target {}",
+                                p.name
+                            ),
+                        )
                         .with_note("the ROCm loader rejects generic code objects below version 6")
                         .with_help("request code object version 6 (or leave it unset)"),
                     );
@@ -318,12 +329,15 @@ impl Cx<'_> {
         };
         if !SUPPORTED_CODE_OBJECT_VERSIONS.contains(&v) {
             self.errors.push(
-                Diagnostic::error(format!("code object version {v} is not supported"))
-                    .with_note(format!(
-                        "LLVM {} assembles code object versions 4, 5 and 6",
-                        self.opts.assembler_llvm_major
-                    ))
-                    .with_help("request version 4, 5 or 6"),
+                Diagnostic::error(
+                    Code::UnsupportedCodeObjectVersion,
+                    format!("code object version {v} is not supported"),
+                )
+                .with_note(format!(
+                    "LLVM {} assembles code object versions 4, 5 and 6",
+                    self.opts.assembler_llvm_major
+                ))
+                .with_help("request version 4, 5 or 6"),
             );
             return None;
         }
@@ -331,6 +345,7 @@ impl Cx<'_> {
             if (old == 4) != (v == 4) {
                 if let Some(i) = self.hidden_argument_line() {
                     self.error_at(
+                        Code::CodeObjectVersionChange,
                         i,
                         format!(
                             "cannot change the code object version from {old} to {v}: the kernel \

@@ -14,7 +14,7 @@
 
 use gcn_embed::{Generation, Processor};
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::base::document::Document;
 use crate::base::parse::{Instruction, Operand, RegFile};
 
@@ -274,9 +274,10 @@ pub fn normalize_vopd(
                      (allowed on {} since LLVM {VOPD_SAME_VGPR_LLVM})",
                     SLOT[slot], target.name
                 );
-                let mut diagnostic = Diagnostic::note(format!("rewrote {shown}")).with_note(
-                    format!("{why}; the rewrite computes exactly the same values"),
-                );
+                let mut diagnostic =
+                    Diagnostic::note(Code::SkewRewrite, format!("rewrote {shown}")).with_note(
+                        format!("{why}; the rewrite computes exactly the same values"),
+                    );
                 if kind == "VOPD split" {
                     diagnostic = diagnostic.with_note(
                         "no operand swap satisfies the bank rule, so the pair is split into its \
@@ -457,10 +458,13 @@ fn unfixable(
     major: u32,
 ) -> Diagnostic {
     let name = SLOT[slot];
-    let d = Diagnostic::error(format!(
-        "LLVM {major} rejects this {} VOPD pair: both halves read v{vgpr} as {name}",
-        target.name
-    ))
+    let d = Diagnostic::error(
+        Code::VopdPairRejected,
+        format!(
+            "LLVM {major} rejects this {} VOPD pair: both halves read v{vgpr} as {name}",
+            target.name
+        ),
+    )
     .with_note(format!(
         "LLVM {major} says \"{name} operands must use different VGPR banks\"; \
          LLVM >= {VOPD_SAME_VGPR_LLVM} allows the same VGPR in both halves on GFX12 \

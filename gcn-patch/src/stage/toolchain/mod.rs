@@ -6,16 +6,13 @@
 //! `env` function given to [`Toolchain::find`], never from the process
 //! environment directly, so that `gcn-build` can declare them to Cargo.
 
-// `Diagnostic` is the error type of every stage (see `diag`); it is large by design.
-#![allow(clippy::result_large_err)]
-
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 
 pub mod run;
 
@@ -142,18 +139,12 @@ impl ProbeCache {
             "{identity}\nversion {version_text}\nllvm-mc-agrees {}\nend\n",
             u8::from(mc_ok)
         );
-        let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
-            return;
-        };
-        let _ = std::fs::create_dir_all(dir);
-        let tmp = dir.join(format!(
-            ".{}.{}.tmp",
-            name.to_string_lossy(),
-            std::process::id()
-        ));
-        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        // A probe cache that cannot be written only costs the next run its probes.
+        let _ = crate::base::output::write_if_changed(
+            path,
+            text.as_bytes(),
+            crate::base::output::Durability::Unsynced,
+        );
     }
 }
 
@@ -273,11 +264,14 @@ impl Toolchain {
         if self.version.major >= need {
             return Ok(());
         }
-        Err(Diagnostic::error(format!(
-            "{} needs LLVM {need} or newer, but the toolchain is LLVM {}",
-            target.name(),
-            self.version
-        ))
+        Err(Diagnostic::error(
+            Code::ToolchainTooOld,
+            format!(
+                "{} needs LLVM {need} or newer, but the toolchain is LLVM {}",
+                target.name(),
+                self.version
+            ),
+        )
         .with_note(format!(
             "clang: {} ({}), found via {}",
             self.clang.display(),
@@ -729,7 +723,7 @@ fn find_in(
         Some(t) => t,
         None => match nonempty(env, ENV_TOOL_TIMEOUT) {
             Some(text) => run::parse_timeout(&text).map_err(|e| {
-                Diagnostic::error(format!("${ENV_TOOL_TIMEOUT}: {e}"))
+                Diagnostic::error(Code::InvalidEnvVar, format!("${ENV_TOOL_TIMEOUT}: {e}"))
                     .with_help(format!("set {ENV_TOOL_TIMEOUT} to a number of seconds, or unset it for the default ({})", run::show_secs(DEFAULT_TOOL_TIMEOUT)))
             })?,
             None => DEFAULT_TOOL_TIMEOUT,
@@ -755,8 +749,14 @@ fn find_in(
         }
     }
     let mut d = match &stopped_at_explicit {
-        Some(via) => Diagnostic::error(format!("the clang set by {via} is not usable for AMDGPU")),
-        None => Diagnostic::error("no clang + ld.lld with AMDGPU support found"),
+        Some(via) => Diagnostic::error(
+            Code::ToolchainNotFound,
+            format!("the clang set by {via} is not usable for AMDGPU"),
+        ),
+        None => Diagnostic::error(
+            Code::ToolchainNotFound,
+            "no clang + ld.lld with AMDGPU support found",
+        ),
     };
     for r in rejected {
         d = d.with_note(format!("rejected {r}"));
@@ -783,6 +783,23 @@ fn find_in(
         .with_help(format!(
             "or set {ENV_LLVM_BIN} to a directory holding `clang` and `ld.lld`"
         )))
+}
+
+/// The one `llvm-mc` command line: `mc` in the C locale (nothing else of the
+/// environment reaches it), for `triple` and `target`'s processor, with
+/// `features` as `--mattr`. Callers add what to make and where (the
+/// assembler: an object from stdin to stdout; lift: encodings, descriptors).
+pub fn llvm_mc_command(mc: &Path, triple: &str, target: &TargetId, features: &[String]) -> Command {
+    let mut cmd = run::tool_command(mc);
+    cmd.env_clear()
+        .env("LC_ALL", "C")
+        .env("LANG", "C")
+        .arg(format!("--triple={triple}"))
+        .arg(format!("--mcpu={}", target.processor.name));
+    if !features.is_empty() {
+        cmd.arg(format!("--mattr={}", features.join(",")));
+    }
+    cmd
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ use std::process::{Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 
 /// How many tools may run at once: the size of the table of live tool
 /// groups the signal handler kills. A tool run beyond it waits for one to end.
@@ -133,7 +133,8 @@ impl ToolError {
 
     /// The rustc-style diagnostic: what, where (tool, job, command), how to fix.
     pub fn to_diagnostic(&self) -> Diagnostic {
-        let d = Diagnostic::error(self.to_string()).with_note(format!("command: {}", self.command));
+        let d = Diagnostic::error(Code::ToolFailed, self.to_string())
+            .with_note(format!("command: {}", self.command));
         match &self.failure {
             ToolFailure::TimedOut(_) => d
                 .with_note("the tool and every process it started were killed; no output was kept")

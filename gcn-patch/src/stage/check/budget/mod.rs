@@ -42,7 +42,7 @@ use gcn_embed::{Feature, Generation, TargetId};
 
 use super::expr::eval;
 use super::occupancy::{occupancy, Occupancy};
-use crate::base::diag::{Diagnostic, Diagnostics, Severity};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::base::document::{Document, Edits};
 use crate::base::isa::Isa;
 use crate::base::parse::{AsmFile, Kernel, RegFile, RegisterRef};
@@ -493,7 +493,7 @@ fn check(
             // shipped that way (hand-written kernels declare their own
             // counts), so they warn instead of failing; what a patch adds
             // or changes is an error.
-            let inherited: HashSet<(String, Option<(PathBuf, usize)>)> = match original {
+            let inherited: HashSet<FindingKey> = match original {
                 _ if unpatched => HashSet::new(),
                 Some(o) => {
                     let single_o = analyze_doc(o, target);
@@ -540,7 +540,10 @@ fn check(
                     continue;
                 }
                 let klabel = kernel_label(label, &kb.kernel, single);
-                let mut note = Diagnostic::note(format!("updated the register counts of {klabel}"));
+                let mut note = Diagnostic::note(
+                    Code::RegistersUpdated,
+                    format!("updated the register counts of {klabel}"),
+                );
                 for e in &edits {
                     note = note.with_note(format!(
                         "{} (at {})",
@@ -641,7 +644,7 @@ fn check(
             )
         };
         notes.push(
-            Diagnostic::note(msg)
+            Diagnostic::note(Code::Occupancy, msg)
                 .with_note(format!(
                     "VGPRs allocated {} → {} (.amdhsa_next_free_vgpr {v1} → {v2}, granule {}); SGPRs {s1} → {s2}",
                     o1.vgpr_granule_alloc, o2.vgpr_granule_alloc, o2.vgpr_granule
@@ -674,9 +677,13 @@ fn describe_limit(o: &Occupancy) -> String {
 
 /// `label` names the build; a file with several kernels names the symbol too.
 /// A register finding's identity across the unpatched and the patched
-/// code: its message and its place in the dump.
-fn finding_key(d: &Diagnostic) -> (String, Option<(PathBuf, usize)>) {
+/// code: its code, message and place in the dump.
+type FindingKey = (Code, String, Option<(PathBuf, usize)>);
+
+/// The [`FindingKey`] of `d`.
+fn finding_key(d: &Diagnostic) -> FindingKey {
     (
+        d.code,
         d.message.clone(),
         d.location.as_ref().map(|l| (l.file.clone(), l.line)),
     )

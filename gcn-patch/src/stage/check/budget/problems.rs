@@ -83,7 +83,7 @@ pub(super) fn problems(
             .max()
             .unwrap_or(0);
         let reg = format!("{prefix}{}", first.last);
-        let mut diag = Diagnostic::error(format!(
+        let mut diag = Diagnostic::error(Code::RegisterBudgetExceeded, format!(
             "{label} uses {reg}, beyond its declared {unit} budget"
         ))
         .with_note(format!(
@@ -228,11 +228,14 @@ pub(super) fn problems(
                     line: first.line,
                     token: Some(first.highlight()),
                     label: format!("{name} is used but {decl}"),
-                    diag: Diagnostic::error(format!("{label} uses {name}, but declares {decl}"))
-                        .with_note(format!(
+                    diag: Diagnostic::error(
+                        Code::ExtraSgprsNotDeclared,
+                        format!("{label} uses {name}, but declares {decl}"),
+                    )
+                    .with_note(format!(
                         "without it the hardware does not allocate the extra SGPRs behind {name}"
                     ))
-                        .with_help(format!("set {} to 1, {update_help}", decl.what)),
+                    .with_help(format!("set {} to 1, {update_help}", decl.what)),
                     related: vec![decl.line],
                 });
             }
@@ -256,7 +259,7 @@ pub(super) fn problems(
             line: decl.line,
             token: None,
             label: "not evaluated".into(),
-            diag: Diagnostic::warning(format!(
+            diag: Diagnostic::warning(Code::RegisterCountUnknown, format!(
                 "{label}: cannot evaluate {decl}; registers beyond it are not checked"
             ))
             .with_note("understood: numbers, `.set` symbols, + - * / % << >> & | ^ ~, max, or, alignto, totalnumvgprs")
@@ -272,9 +275,10 @@ pub(super) fn problems(
             line: decl.line,
             token: None,
             label: format!("should be at least {should}"),
-            diag: Diagnostic::error(format!(
-                "{label}: {decl} contradicts the kernel's other register counts"
-            ))
+            diag: Diagnostic::error(
+                Code::RegisterCountContradiction,
+                format!("{label}: {decl} contradicts the kernel's other register counts"),
+            )
             .with_note(because)
             .with_help(format!("set {} to {should}, {update_help}", decl.what)),
             related: vec![],

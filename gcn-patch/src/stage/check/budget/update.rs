@@ -193,12 +193,15 @@ pub(super) fn plan_updates(
     let max_vgpr = if isa.unified_agprs { 512 } else { 256 };
     if t.next_free_vgpr > max_vgpr {
         errors.push(
-            Diagnostic::error(format!(
-                "kernel `{}` needs {} VGPRs, more than the {max_vgpr} of {}",
-                kb.kernel,
-                t.next_free_vgpr,
-                target.name()
-            ))
+            Diagnostic::error(
+                Code::TooManyVgprs,
+                format!(
+                    "kernel `{}` needs {} VGPRs, more than the {max_vgpr} of {}",
+                    kb.kernel,
+                    t.next_free_vgpr,
+                    target.name()
+                ),
+            )
             .with_help("use fewer registers in the patch"),
         );
     }
@@ -206,13 +209,16 @@ pub(super) fn plan_updates(
     // extra SGPRs) must not exceed getAddressableNumSGPRs.
     if t.next_free_sgpr > isa.addressable_sgprs() {
         errors.push(
-            Diagnostic::error(format!(
-                "kernel `{}` needs {} SGPRs, more than the {} {} can address",
-                kb.kernel,
-                t.next_free_sgpr,
-                isa.addressable_sgprs(),
-                target.name()
-            ))
+            Diagnostic::error(
+                Code::TooManySgprs,
+                format!(
+                    "kernel `{}` needs {} SGPRs, more than the {} {} can address",
+                    kb.kernel,
+                    t.next_free_sgpr,
+                    isa.addressable_sgprs(),
+                    target.name()
+                ),
+            )
             .with_help("use fewer SGPRs in the patch"),
         );
     }

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::base::document::Document;
 use crate::base::isa::Counter;
 use crate::base::parse::{AsmFile, Instruction, Kernel};
@@ -296,7 +296,7 @@ pub(crate) fn lint_removed(
         }
         if let (Some(b), true) = (baseline, inherited > 0) {
             out.push(
-                Diagnostic::note(format!(
+                Diagnostic::note(Code::InheritedHazards, format!(
                     "kernel `{}`: {inherited} wait-counter hazard(s) inherited from {} (the same producer, reader and register there, no looser wait): not errors",
                     k.name,
                     if b.aligned.is_some() { format!("the baseline {}", b.source) } else { "the unpatched source".to_string() }
@@ -311,10 +311,10 @@ pub(crate) fn lint_removed(
         for u in &k.cfg.unfollowed {
             out.push(
                 doc.locate(
-                    Diagnostic::warning(format!(
-                        "kernel `{}`: wait-counter analysis: {}",
-                        k.name, u.what
-                    ))
+                    Diagnostic::warning(
+                        Code::HazardAnalysisLimit,
+                        format!("kernel `{}`: wait-counter analysis: {}", k.name, u.what),
+                    )
                     .with_note("hazards on this path are not checked"),
                     u.line,
                     None,
@@ -346,11 +346,10 @@ pub(crate) fn lint_removed(
                     .unwrap_or_default();
                 out.push(
                     doc.locate(
-                        Diagnostic::warning(format!(
-                            "kernel `{}`: {}",
-                            k.name,
-                            message.replace("{m}", &m)
-                        ))
+                        Diagnostic::warning(
+                            Code::HazardAnalysisLimit,
+                            format!("kernel `{}`: {}", k.name, message.replace("{m}", &m)),
+                        )
                         .with_note(note),
                         l,
                         None,

@@ -27,7 +27,7 @@ pub(super) fn render_may_alias(
         .limits
         .wait_instruction(c, h.needed)
         .unwrap_or_else(|| format!("{c} {}", h.needed));
-    let d = Diagnostic::warning(format!(
+    let d = Diagnostic::warning(Code::LdsMayAlias, format!(
         "kernel `{}`: this `{}` may {} LDS that the `{}` at {} is still writing (may alias)",
         k.name,
         mn(h.line),
@@ -129,8 +129,8 @@ pub(super) fn render_hazard(
     };
     let msg = format!("kernel `{}`: {what}", k.name);
     let mut d = match policy {
-        HazardPolicy::Error | HazardPolicy::Strict => Diagnostic::error(msg),
-        HazardPolicy::Warn => Diagnostic::warning(msg),
+        HazardPolicy::Error | HazardPolicy::Strict => Diagnostic::error(Code::WaitHazard, msg),
+        HazardPolicy::Warn => Diagnostic::warning(Code::WaitHazard, msg),
     };
     let text = &asm.lines[h.line].text;
     let span = register_span(text, &h.register);

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use super::analysis::Overrides;
 use super::model::counter_index;
 use super::{short, written, KernelAnalysis};
-use crate::base::diag::Diagnostic;
+use crate::base::diag::{Code, Diagnostic};
 use crate::base::document::Document;
 use crate::base::isa::Counter;
 
@@ -142,29 +142,38 @@ pub fn render(doc: &Document, k: &KernelAnalysis, s: &Suggestion) -> Diagnostic 
     let text = asm.lines[s.line].text.trim().to_string();
     let max = k.model.max(s.counter);
     let d = if s.whole_wait_useless {
-        Diagnostic::note(format!(
-            "kernel `{}`: `{text}` covers nothing: no later instruction needs it",
-            k.name
-        ))
+        Diagnostic::note(
+            Code::WaitCoversNothing,
+            format!(
+                "kernel `{}`: `{text}` covers nothing: no later instruction needs it",
+                k.name
+            ),
+        )
         .with_help(format!(
             "it can be deleted (at {})",
             doc.origin_text(s.line)
         ))
     } else if s.loosest == max {
-        Diagnostic::note(format!(
-            "kernel `{}`: the {} part of `{text}` covers nothing",
-            k.name, s.counter
-        ))
+        Diagnostic::note(
+            Code::WaitCoversNothing,
+            format!(
+                "kernel `{}`: the {} part of `{text}` covers nothing",
+                k.name, s.counter
+            ),
+        )
         .with_help(format!(
             "drop `{}` from this wait (or raise it to {max})",
             short(s.counter, s.value, k)
         ))
     } else {
-        Diagnostic::note(format!(
-            "kernel `{}`: `{text}` here could be `{}`",
-            k.name,
-            short(s.counter, s.loosest, k)
-        ))
+        Diagnostic::note(
+            Code::WaitCanBeLooser,
+            format!(
+                "kernel `{}`: `{text}` here could be `{}`",
+                k.name,
+                short(s.counter, s.loosest, k)
+            ),
+        )
         .with_help(format!(
             "`{}` → `{}`: every later use is still covered",
             written(k, asm, s.line, s.counter, s.value),

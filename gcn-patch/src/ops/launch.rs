@@ -1,0 +1,493 @@
+//! `gcn-patch compare` and `gcn-patch test`: the launches a kernel declares
+//! in `kernels.toml` (`[[kernel.launch]]`, [`gcn_emu::launch::LaunchSpec`])
+//! run in the emulator.
+//!
+//! - [`compare`] builds a kernel's unpatched and patched objects through the
+//!   pipeline (as `objdiff` does), runs both on the same inputs and compares
+//!   every buffer element by element.
+//! - [`test()`] builds every kernel that declares launches, for every target
+//!   the emulator runs, and runs each launch with the sanitizer.
+//!
+//! Neither prints: they return reports the binary renders.
+
+use std::path::PathBuf;
+
+use gcn_embed::TargetId;
+use gcn_emu::decode::Program;
+use gcn_emu::dispatch::{Launch, Stats, TARGETS};
+use gcn_emu::launch::{Comparison, LaunchSpec, Output, Tolerance};
+use gcn_emu::load::CodeObject;
+use gcn_emu::memory::Memory;
+
+use super::{parse_target, scratch, Tools};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
+use crate::config::manifest::{KernelSpec, Manifest};
+use crate::pipeline::{self, Job, Plan, Prepared};
+use crate::stage::toolchain::Toolchain;
+
+/// How many differing elements of each buffer a comparison keeps.
+pub const FIRST_DIFFERENCES: usize = 5;
+
+/// What `gcn-patch compare` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct CompareOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The kernel's `name`.
+    pub kernel: String,
+    /// Only this target (default: every target of the kernel the emulator
+    /// runs).
+    pub target: Option<String>,
+    /// Overrides every launch's `tolerance` (`exact`, `abs:X`, `rel:X`,
+    /// `abs:X,rel:Y`, `ulp:N`).
+    pub tolerance: Option<String>,
+    /// Per-wave instruction budget (default
+    /// [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
+    pub max_instructions: Option<u64>,
+}
+
+/// One launch of one target, compared.
+#[derive(Debug, Clone)]
+pub struct Compared {
+    /// The target.
+    pub target: String,
+    /// The launch's name (`name`, or `launch N`).
+    pub launch: String,
+    /// Its manifest line.
+    pub line: usize,
+    /// The comparison, or why a side could not run (fault, unsupported
+    /// instruction, instruction budget), naming the side.
+    pub result: Result<Comparison, String>,
+}
+
+/// What `gcn-patch compare` found.
+#[derive(Debug, Clone)]
+pub struct CompareReport {
+    /// The kernel.
+    pub kernel: String,
+    /// One per target and launch, in manifest order.
+    pub rows: Vec<Compared>,
+}
+
+impl CompareReport {
+    /// Whether every launch ran on both sides and every buffer agreed.
+    pub fn equal(&self) -> bool {
+        self.rows
+            .iter()
+            .all(|r| r.result.as_ref().is_ok_and(|c| c.equal()))
+    }
+}
+
+/// What `gcn-patch test` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct TestOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// Only this kernel (default: every kernel that declares launches).
+    pub kernel: Option<String>,
+    /// Only this target (default: every target the emulator runs).
+    pub target: Option<String>,
+    /// The schedule seeds to run each launch with ([`Launch::seed`]; default
+    /// `[0]`).
+    pub seeds: Vec<u64>,
+    /// Per-wave instruction budget.
+    pub max_instructions: Option<u64>,
+}
+
+/// How one launch of the patched object went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Ran clean under every seed: wave-instructions of the first run.
+    Clean(u64),
+    /// The sanitizer's findings (of the first seed that had any), rendered.
+    Findings(u64, Vec<String>),
+    /// A fault, unsupported instruction or instruction budget.
+    Failed(String),
+}
+
+/// One launch of one kernel for one target, tested.
+#[derive(Debug, Clone)]
+pub struct Tested {
+    /// The kernel.
+    pub kernel: String,
+    /// The target.
+    pub target: String,
+    /// The launch's name.
+    pub launch: String,
+    /// Its manifest line.
+    pub line: usize,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// What `gcn-patch test` found.
+#[derive(Debug, Clone, Default)]
+pub struct TestReport {
+    /// One per kernel, target and launch run.
+    pub rows: Vec<Tested>,
+    /// Targets of kernels with launches that the emulator does not run
+    /// (RDNA, generic targets, gfx908 and older), per kernel: shown, never
+    /// silently passed over.
+    pub not_run: Vec<(String, Vec<String>)>,
+}
+
+impl TestReport {
+    /// Whether every launch ran clean.
+    pub fn passed(&self) -> bool {
+        self.rows
+            .iter()
+            .all(|r| matches!(r.outcome, Outcome::Clean(_)))
+    }
+}
+
+/// Whether the emulator runs `t` (its processor, any features).
+pub fn emulated(t: &TargetId) -> bool {
+    let name = t.name();
+    let processor = name.split(':').next().unwrap_or("");
+    TARGETS.contains(&processor)
+}
+
+fn no_launch(m: &Manifest, k: &KernelSpec) -> Diagnostics {
+    Diagnostic::error(Code::NoLaunch, format!(
+        "kernel `{}` declares no launch in {}",
+        k.name,
+        m.path.display()
+    ))
+    .with_help("add one after its sources (schema: docs/src/reference/kernels-toml.md, \"[[kernel.launch]]\"), e.g.\n[[kernel.launch]]\ngrid = 4\nblock = 256\nargs = [{ random = \"f32\", shape = 1024 }, { output = \"f32\", shape = 1024 }]")
+    .into()
+}
+
+/// The jobs of kernel `ki` the emulator runs, for `target` or all of its
+/// declared targets (one job per target: the first source that declares
+/// it, else, for a `target` no source declares, the first that builds for
+/// it), and the kernel's targets it does not run. An error names the
+/// targets when none is runnable.
+fn emulated_jobs(
+    m: &Manifest,
+    ki: usize,
+    target: Option<&str>,
+) -> Result<(Plan, Vec<Job>, Vec<String>), Diagnostics> {
+    let k = &m.kernels[ki];
+    let t = target.map(parse_target).transpose()?;
+    if let Some(t) = &t {
+        if !emulated(t) {
+            return Err(Diagnostic::error(
+                Code::TargetNotEmulated,
+                format!(
+                    "the emulator does not run {}: it runs {} (wave64)",
+                    t.name(),
+                    TARGETS.join(", ")
+                ),
+            )
+            .into());
+        }
+    }
+    let mut plan = pipeline::plan(m, &[])?;
+    let declared = |plan: &Plan| -> Vec<Job> {
+        let mut jobs: Vec<Job> = Vec::new();
+        for j in plan.jobs.iter().filter(|j| j.kernel == ki) {
+            if t.as_ref().is_none_or(|t| &j.target == t)
+                && !jobs.iter().any(|x| x.target == j.target)
+            {
+                jobs.push(j.clone());
+            }
+        }
+        jobs
+    };
+    let mut all = declared(&plan);
+    if all.is_empty() {
+        if let Some(t) = &t {
+            plan = pipeline::plan(m, std::slice::from_ref(t))?;
+            all = declared(&plan);
+        }
+    }
+    let (jobs, skipped): (Vec<Job>, Vec<Job>) = all.into_iter().partition(|j| emulated(&j.target));
+    let skipped: Vec<String> = skipped.iter().map(|j| j.target.name()).collect();
+    if jobs.is_empty() {
+        return Err(Diagnostic::error(
+            Code::TargetNotEmulated,
+            format!(
+                "kernel `{}` has no target the emulator runs ({})",
+                k.name,
+                TARGETS.join(", ")
+            ),
+        )
+        .with_note(format!(
+            "its targets: {}",
+            if skipped.is_empty() {
+                "none".to_string()
+            } else {
+                skipped.join(", ")
+            }
+        ))
+        .with_help("add gfx90a, gfx942 or gfx950 to a source's `targets`, or pass --target")
+        .into());
+    }
+    Ok((plan, jobs, skipped))
+}
+
+/// A built object, loaded and decoded, with its asm attached for lines.
+struct Loaded {
+    co: CodeObject,
+    program: Program,
+    kernel: gcn_emu::load::Kernel,
+}
+
+fn load(
+    tc: &Toolchain,
+    prepared: &Prepared,
+    side: &str,
+    spec_kernel: Option<&str>,
+    dir: &std::path::Path,
+) -> Result<Loaded, Diagnostics> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Diagnostics::from(Diagnostic::error(
+            Code::CreateDirFailed,
+            format!("cannot create `{}`: {e}", dir.display()),
+        ))
+    })?;
+    let out = dir.join("out.hsaco");
+    pipeline::build(tc, prepared, dir, &out)?;
+    let err = |e: gcn_emu::Error| {
+        Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, e.to_string()))
+    };
+    let co = CodeObject::read_file(&out).map_err(err)?;
+    let kernel = match spec_kernel {
+        Some(name) => co.kernel(name).map_err(err)?.clone(),
+        None if co.kernels.len() == 1 => co.kernels[0].clone(),
+        None => {
+            return Err(Diagnostic::error(
+                Code::LaunchKernelAmbiguous,
+                format!(
+                "the {side} object of kernel `{}` holds {} kernels ({}): the launch must name one",
+                prepared.kernel,
+                co.kernels.len(),
+                co.kernels
+                    .iter()
+                    .map(|k| k.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            )
+            .with_help("add `kernel = \"SYMBOL\"` to the [[kernel.launch]]")
+            .into())
+        }
+    };
+    let mut program = super::run::disassemble(tc, &co, &kernel)?;
+    let text: String = prepared.asm.texts().flat_map(|l| [l, "\n"]).collect();
+    let file = format!(
+        "{}.{side}.{}.s",
+        prepared.kernel,
+        prepared.target.name().replace(':', "_")
+    );
+    program.attach_source(&file, &text);
+    Ok(Loaded {
+        co,
+        program,
+        kernel,
+    })
+}
+
+/// The launch declared at `decl` fits the kernel's arguments, or an error
+/// at its manifest line.
+fn fits(
+    m: &Manifest,
+    decl: &crate::config::manifest::LaunchDecl,
+    l: &Loaded,
+) -> Result<(), Diagnostics> {
+    decl.spec.check(&l.kernel).map_err(|e| {
+        Diagnostics::from(
+            Diagnostic::error(
+                Code::LaunchDoesNotFit,
+                format!("{}:{}: {e}", m.path.display(), decl.line),
+            )
+            .with_help("give one argument per explicit kernel argument, in metadata order"),
+        )
+    })
+}
+
+/// Run `spec` on `l`; the buffers afterwards and the stats.
+fn run_once(
+    l: &Loaded,
+    spec: &LaunchSpec,
+    sanitize: bool,
+    seed: u64,
+    max_instructions: Option<u64>,
+) -> Result<(Vec<Output>, Stats), String> {
+    let mem = Memory::new();
+    let p = spec.prepare(&l.kernel, &mem).map_err(|e| e.to_string())?;
+    let mut launch = Launch::new(spec.grid.0, spec.block.0);
+    launch.sanitize = sanitize;
+    launch.seed = seed;
+    if let Some(m) = max_instructions {
+        launch.max_instructions = m;
+    }
+    let stats = gcn_emu::dispatch::run(&l.co, &l.kernel, &l.program, &mem, &p.values, &launch)
+        .map_err(|e| e.to_string())?;
+    Ok((p.outputs(&mem), stats))
+}
+
+/// `gcn-patch compare KERNEL`: for each target the emulator runs and each
+/// declared launch, the unpatched and the patched object on the same inputs,
+/// every buffer compared.
+pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Diagnostics> {
+    let m = Manifest::load(&opts.manifest)?;
+    let ki = m.kernel_index(&opts.kernel)?;
+    let k = &m.kernels[ki];
+    if k.launches.is_empty() {
+        return Err(no_launch(&m, k));
+    }
+    let tolerance = opts
+        .tolerance
+        .as_deref()
+        .map(Tolerance::parse)
+        .transpose()
+        .map_err(|e| Diagnostics::from(Diagnostic::error(Code::BadTolerance, e.to_string())))?;
+    let (plan, jobs, _) = emulated_jobs(&m, ki, opts.target.as_deref())?;
+    let tc = tools.find(Some(&m))?;
+    let work = scratch()?;
+    let mut rows = Vec::new();
+    for job in &jobs {
+        let t = job.target.name();
+        let patched = pipeline::prepare(&m, &plan, job, tc.version.major)?;
+        let (original, popts) = pipeline::job_inputs(&m, &plan, job, tc.version.major)?;
+        // The unpatched side as objdiff builds it: the dump as shipped,
+        // judged against itself.
+        let unpatched = pipeline::prepare_traced_with(
+            &k.name,
+            Some(&original.original),
+            &original.original,
+            &popts,
+            crate::config::policy::RegisterPolicy::Error,
+            crate::config::policy::HazardPolicy::Warn,
+        )?;
+        let dir = work.path().join(t.replace(':', "_"));
+        for (li, decl) in k.launches.iter().enumerate() {
+            let spec = &decl.spec;
+            let name = spec.kernel.as_deref();
+            let a = load(&tc, &unpatched, "unpatched", name, &dir.join("unpatched"))?;
+            let b = load(&tc, &patched, "patched", name, &dir.join("patched"))?;
+            fits(&m, decl, &b)?;
+            let tol = tolerance.unwrap_or(spec.tolerance);
+            let result = match (
+                run_once(&a, spec, false, 0, opts.max_instructions),
+                run_once(&b, spec, false, 0, opts.max_instructions),
+            ) {
+                (Err(e), _) => Err(format!("the unpatched object failed: {e}")),
+                (_, Err(e)) => Err(format!("the patched object failed: {e}")),
+                (Ok((x, _)), Ok((y, _))) => {
+                    gcn_emu::launch::compare(&x, &y, tol, FIRST_DIFFERENCES)
+                        .map_err(|e| e.to_string())
+                }
+            };
+            rows.push(Compared {
+                target: t.clone(),
+                launch: spec.label(li),
+                line: decl.line,
+                result,
+            });
+        }
+    }
+    Ok(CompareReport {
+        kernel: k.name.clone(),
+        rows,
+    })
+}
+
+/// `gcn-patch test`: every declared launch of every kernel (or `kernel`),
+/// for every target the emulator runs (or `target`), on the patched object
+/// with the sanitizer, under each schedule seed.
+pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics> {
+    let m = Manifest::load(&opts.manifest)?;
+    let kernels: Vec<usize> = match &opts.kernel {
+        Some(name) => {
+            let ki = m.kernel_index(name)?;
+            if m.kernels[ki].launches.is_empty() {
+                return Err(no_launch(&m, &m.kernels[ki]));
+            }
+            vec![ki]
+        }
+        None => (0..m.kernels.len())
+            .filter(|&i| !m.kernels[i].launches.is_empty())
+            .collect(),
+    };
+    if kernels.is_empty() {
+        return Err(Diagnostic::error(
+            Code::NoLaunch,
+            format!("no kernel of {} declares a launch", m.path.display()),
+        )
+        .with_help(
+            "add a [[kernel.launch]] to a kernel (schema: docs/src/reference/kernels-toml.md)",
+        )
+        .into());
+    }
+    let seeds = if opts.seeds.is_empty() {
+        vec![0]
+    } else {
+        opts.seeds.clone()
+    };
+    let tc = tools.find(Some(&m))?;
+    let work = scratch()?;
+    let mut report = TestReport::default();
+    for ki in kernels {
+        let k = &m.kernels[ki];
+        let (plan, jobs) = match emulated_jobs(&m, ki, opts.target.as_deref()) {
+            Ok((plan, jobs, skipped)) => {
+                if !skipped.is_empty() {
+                    report.not_run.push((k.name.clone(), skipped));
+                }
+                (plan, jobs)
+            }
+            Err(_) if opts.target.is_none() => {
+                let plan = pipeline::plan(&m, &[])?;
+                let mut have: Vec<String> = Vec::new();
+                for j in plan.jobs.iter().filter(|j| j.kernel == ki) {
+                    if !have.contains(&j.target.name()) {
+                        have.push(j.target.name());
+                    }
+                }
+                report.not_run.push((k.name.clone(), have));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        for job in &jobs {
+            let t = job.target.name();
+            let prepared = pipeline::prepare(&m, &plan, job, tc.version.major)?;
+            let dir = work
+                .path()
+                .join(format!("{}-{}", k.name, t.replace(':', "_")));
+            for (li, decl) in k.launches.iter().enumerate() {
+                let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir)?;
+                fits(&m, decl, &l)?;
+                let mut outcome = None;
+                for &seed in &seeds {
+                    match run_once(&l, &decl.spec, true, seed, opts.max_instructions) {
+                        Err(e) => {
+                            outcome = Some(Outcome::Failed(e));
+                            break;
+                        }
+                        Ok((_, s)) if !s.findings.is_empty() => {
+                            outcome = Some(Outcome::Findings(
+                                seed,
+                                s.findings.iter().map(|f| f.to_string()).collect(),
+                            ));
+                            break;
+                        }
+                        Ok((_, s)) => {
+                            outcome.get_or_insert(Outcome::Clean(s.instructions));
+                        }
+                    }
+                }
+                report.rows.push(Tested {
+                    kernel: k.name.clone(),
+                    target: t.clone(),
+                    launch: decl.spec.label(li),
+                    line: decl.line,
+                    outcome: outcome.unwrap_or(Outcome::Clean(0)),
+                });
+            }
+        }
+    }
+    Ok(report)
+}
