@@ -460,6 +460,24 @@ fn sanitize_is_clean_on_saxpy_and_reports_a_loosened_wait_with_exit_1() {
     let report = stderr(&o);
     assert_eq!(report, stderr(&gcn_patch(d, &SAXPY_ARGS)), "deterministic");
     insta::assert_snapshot!("sanitize_saxpy_vmcnt_loosened", report);
+    // Without --asm each instruction names its line in the object's lift,
+    // which `gcn-patch lift --no-verify` prints.
+    let lifted = Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+        .args(["lift", "saxpy.hsaco", "--no-verify"])
+        .current_dir(d)
+        .output()
+        .expect("run gcn-patch lift");
+    assert!(lifted.status.success(), "{}", stderr(&lifted));
+    let lifted = String::from_utf8_lossy(&lifted.stdout).into_owned();
+    for t in ["v_fmac_f32_e32 v5, s2, v4", "s_waitcnt vmcnt(1)"] {
+        let no = lifted
+            .lines()
+            .position(|l| l.trim().starts_with(t))
+            .unwrap()
+            + 1;
+        let want = format!("(saxpy.hsaco (lifted):{no}: {t})");
+        assert!(report.contains(&want), "{want} in {report}");
+    }
     // With the asm it was assembled from, each instruction has its line.
     let mut with_asm = SAXPY_ARGS.to_vec();
     with_asm.extend(["--asm", "saxpy.s"]);

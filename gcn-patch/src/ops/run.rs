@@ -2,7 +2,7 @@
 //! emulator (the `gcn-emu` crate), with arguments from `--arg` specs, and
 //! every buffer written back as `.npy`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use gcn_emu::decode::Program;
 use gcn_emu::dispatch::{ArgValue, Launch, Stats};
@@ -40,7 +40,9 @@ pub struct RunOptions {
     /// the same results and report.
     pub seed: u64,
     /// The asm source the object was assembled from: sanitizer findings and
-    /// unsupported-instruction errors name its lines.
+    /// unsupported-instruction errors name its lines. Without it they name
+    /// the lines of the object's lift (`OBJECT (lifted):LINE`, the text
+    /// `gcn-patch lift OBJECT --no-verify` prints).
     pub asm: Option<PathBuf>,
     /// Per-wave instruction budget (default [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
     pub max_instructions: Option<u64>,
@@ -283,6 +285,20 @@ fn describe(i: usize, a: &Arg) -> String {
 
 /// Disassemble `kernel` of `co` through the toolchain's bounded runner
 /// (time limit, process group killed with it) and decode it.
+/// Without the asm an object was assembled from, map its instructions to
+/// the lines of its lift (`gcn-patch lift OBJECT --no-verify` prints the same
+/// text, so `OBJECT (lifted):LINE` can be looked up). A code object lift
+/// cannot read keeps its instructions shown by address and text only.
+fn attach_lifted(tc: &crate::stage::toolchain::Toolchain, object: &Path, program: &mut Program) {
+    let Ok(bytes) = std::fs::read(object) else {
+        return;
+    };
+    // No identity check: the lift only names lines.
+    if let Ok(lifted) = crate::stage::lift::lift(&bytes, object, tc, None) {
+        program.attach_source(&format!("{} (lifted)", object.display()), &lifted.asm);
+    }
+}
+
 pub(crate) fn disassemble(
     tc: &crate::stage::toolchain::Toolchain,
     co: &CodeObject,
@@ -418,6 +434,8 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
                 kernel.name
             )));
         }
+    } else {
+        attach_lifted(&tc, &opts.object, &mut program);
     }
     let mut launch = Launch::new(grid, block);
     launch.sanitize = opts.sanitize;
