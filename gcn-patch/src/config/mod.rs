@@ -3,6 +3,8 @@
 //! pipeline; knows nothing about how they run.
 
 pub mod accept;
+#[cfg(feature = "edit")]
+pub mod edit;
 pub mod lock;
 pub mod manifest;
 pub mod policy;

@@ -95,16 +95,12 @@ fn io(what: &str, path: &Path, e: std::io::Error) -> Diagnostics {
     .into()
 }
 
-/// The manifest text with `accepted = "<rel>"` after kernel `ki`'s `name` line.
+/// The manifest text with kernel `ki`'s `accepted = "<rel>"` set (added
+/// after its `name`; the rest of the file as it was: [`ManifestEdit`]).
 fn add_key(m: &Manifest, ki: usize, rel: &Path) -> Result<String, Diagnostics> {
-    let mut lines: Vec<String> = m.text.split_inclusive('\n').map(str::to_string).collect();
-    let at = m.kernels[ki].line.saturating_sub(1).min(lines.len());
-    let quoted = toml::Value::String(rel.to_string_lossy().replace('\\', "/")).to_string();
-    if at < lines.len() && !lines[at].ends_with('\n') {
-        lines[at].push('\n');
-    }
-    lines.insert((at + 1).min(lines.len()), format!("accepted = {quoted}\n"));
-    let text = lines.concat();
+    let mut edit = crate::config::edit::ManifestEdit::of(m)?;
+    edit.set_kernel_string(ki, "accepted", &rel.to_string_lossy().replace('\\', "/"))?;
+    let text = edit.text();
     Manifest::parse(&text, &m.path)?;
     Ok(text)
 }

@@ -13,14 +13,15 @@
 //! | `lint` | [`lint::lint`] |
 //! | `build`, `triton-override` | [`build::build`] |
 //! | `lift`, `import` (feature `lift`) | `lift::lift`, `import::import` |
-//! | `pin`, `edit`, `save`, `patches`, `drop` | [`crate::ops::pin::pin()`], [`crate::ops::quilt::edit`], [`crate::ops::quilt::save`], [`crate::ops::quilt::list`], [`crate::ops::quilt::drop`] |
-//! | `accept` | [`accept::accept`] |
+//! | `pin`, `edit`, `save`, `patches`, `drop` (feature `edit`) | [`crate::ops::pin::pin()`], [`crate::ops::quilt::edit`], [`crate::ops::quilt::save`], [`crate::ops::quilt::list`], [`crate::ops::quilt::drop`] |
+//! | `accept` (feature `edit`) | `accept::accept` |
 //! | `targets` | [`targets::targets`] |
 //! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) |
 //! | `compare`, `test` (feature `cli`) | `launch::compare`, `launch::test` (launches declared in `kernels.toml`, run in the emulator) |
 //!
 //! Environment variables are read through [`env()`] only.
 
+#[cfg(feature = "edit")]
 pub mod accept;
 pub mod asm;
 pub mod build;
@@ -35,7 +36,9 @@ pub mod launch;
 pub mod lift;
 pub mod lint;
 pub mod objdiff;
+#[cfg(feature = "edit")]
 pub mod pin;
+#[cfg(feature = "edit")]
 pub mod quilt;
 #[cfg(feature = "cli")]
 pub mod run;

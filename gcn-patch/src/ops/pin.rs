@@ -3,35 +3,15 @@
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-use toml::Spanned;
-
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::hash::sha256_hex;
+use crate::config::edit::ManifestEdit;
 use crate::config::manifest::Manifest;
 
-#[derive(Deserialize)]
-struct PinManifest {
-    #[serde(default)]
-    kernel: Vec<PinKernel>,
-}
-
-#[derive(Deserialize)]
-struct PinKernel {
-    name: String,
-    #[serde(default)]
-    source: Vec<PinSource>,
-}
-
-#[derive(Deserialize)]
-struct PinSource {
-    asm: Spanned<String>,
-    sha256: Option<Spanned<String>>,
-}
-
 /// Re-pin every source of `kernel` in the manifest at `manifest_path`:
-/// rewrite (or add) its `sha256 = "…"` values to the dumps' current hashes,
-/// leaving the rest of the file byte-identical (atomic write). Returns
+/// rewrite (or add, after `asm`) its `sha256 = "…"` values to the dumps'
+/// current hashes, leaving the rest of the file as it was, comments and
+/// layout included ([`ManifestEdit`]; atomic write). Returns
 /// `(dump, old pin or "", new pin)` for each source.
 pub fn pin(
     manifest_path: &Path,
@@ -39,28 +19,12 @@ pub fn pin(
 ) -> Result<Vec<(PathBuf, String, String)>, Diagnostics> {
     // Malformed or missing pins are what pin repairs: not errors here.
     let manifest = Manifest::load_for_pin(manifest_path)?;
-    let spec = manifest.kernel(kernel)?;
-    let text = &manifest.text;
-    let raw: PinManifest = toml::from_str(text).map_err(|e| {
-        Diagnostic::error(
-            Code::ManifestInvalid,
-            format!("invalid manifest: {}", e.message()),
-        )
-    })?;
-    let raw_kernel = raw
-        .kernel
-        .iter()
-        .find(|k| k.name == kernel)
-        .ok_or_else(|| {
-            Diagnostic::error(
-                Code::ManifestChanged,
-                format!("kernel `{kernel}` vanished from the manifest"),
-            )
-        })?;
-    // Edits: (byte range, replacement), applied back to front.
-    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let ki = manifest.kernel_index(kernel)?;
+    let spec = &manifest.kernels[ki];
+    let mut edit = ManifestEdit::of(&manifest)?;
+    let mut changed = false;
     let mut out = Vec::new();
-    for (rs, s) in raw_kernel.source.iter().zip(&spec.sources) {
+    for (si, s) in spec.sources.iter().enumerate() {
         let bytes = std::fs::read(&s.asm).map_err(|e| {
             Diagnostic::error(
                 Code::ReadFailed,
@@ -68,51 +32,18 @@ pub fn pin(
             )
         })?;
         let new = sha256_hex(&bytes);
-        match &rs.sha256 {
-            Some(old) => {
-                if old.get_ref() != &new {
-                    edits.push((old.span(), format!("\"{new}\"")));
-                }
-                out.push((s.asm.clone(), old.get_ref().clone(), new));
-            }
-            None => {
-                let end = rs.asm.span().end;
-                let eol = text[end..].find('\n').map_or(text.len(), |i| end + i);
-                let nl = if text[..eol].ends_with('\r') {
-                    "\r\n"
-                } else {
-                    "\n"
-                };
-                let at = if text[..eol].ends_with('\r') {
-                    eol - 1
-                } else {
-                    eol
-                };
-                let line_start = text[..end].rfind('\n').map_or(0, |i| i + 1);
-                let indent: String = text[line_start..]
-                    .chars()
-                    .take_while(|c| *c == ' ' || *c == '\t')
-                    .collect();
-                let _ = at;
-                let insert_at = if eol < text.len() { eol + 1 } else { eol };
-                let prefix = if eol == text.len() { nl } else { "" };
-                edits.push((
-                    insert_at..insert_at,
-                    format!("{prefix}{indent}sha256 = \"{new}\"{nl}"),
-                ));
-                out.push((s.asm.clone(), String::new(), new));
-            }
+        // As written: a malformed pin too.
+        let old = edit.pin(ki, si).unwrap_or_default();
+        if old != new {
+            edit.set_pin(ki, si, &new)?;
+            changed = true;
         }
+        out.push((s.asm.clone(), old, new));
     }
-    if edits.is_empty() {
+    if !changed {
         return Ok(out);
     }
-    edits.sort_by_key(|e| std::cmp::Reverse(e.0.start));
-    let mut new_text = text.clone();
-    for (r, s) in edits {
-        new_text.replace_range(r, &s);
-    }
-    crate::base::output::write_atomic(manifest_path, new_text.as_bytes()).map_err(|e| {
+    crate::base::output::write_atomic(manifest_path, edit.text().as_bytes()).map_err(|e| {
         Diagnostic::error(
             Code::WriteFailed,
             format!("cannot write {}: {e}", manifest_path.display()),

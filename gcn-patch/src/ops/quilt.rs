@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
+use crate::config::edit::ManifestEdit;
 use crate::config::manifest::{KernelSpec, Manifest, SourceSpec};
 use crate::ops::Tools;
 use crate::pipeline;
@@ -337,7 +338,8 @@ pub fn save(
 ) -> Result<Saved, Diagnostics> {
     let toolchain = &tools.find(None)?;
     let m = Manifest::load(manifest)?;
-    let k = m.kernel(kernel)?;
+    let ki = m.kernel_index(kernel)?;
+    let k = &m.kernels[ki];
     let dir = work_dir(&m, kernel);
     let work = work_files(&dir);
     let no_work = || -> Diagnostics {
@@ -461,7 +463,7 @@ pub fn save(
                 crate::base::output::write_atomic(&patch_path, text.as_bytes())
                     .map_err(|e| io("write", &patch_path, e))?;
                 undo.remove.push(patch_path);
-                let new_manifest = append_patch(&m, source, &rel_text)?;
+                let new_manifest = append_patch(&m, ki, si, &rel_text)?;
                 crate::base::output::write_atomic(&m.path, new_manifest.as_bytes())
                     .map_err(|e| io("write", &m.path, e))?;
                 undo.restore
@@ -547,14 +549,15 @@ pub fn drop(
     force: bool,
 ) -> Result<Dropped, Diagnostics> {
     let m = Manifest::load(manifest)?;
-    let k = m.kernel(kernel)?;
-    let found = k.sources.iter().find_map(|s| {
+    let ki = m.kernel_index(kernel)?;
+    let k = &m.kernels[ki];
+    let found = k.sources.iter().enumerate().find_map(|(si, s)| {
         s.patches
             .iter()
             .position(|p| names_patch(name, &p.rel))
-            .map(|i| (s, i))
+            .map(|i| (si, s, i))
     });
-    let Some((source, i)) = found else {
+    let Some((si, source, i)) = found else {
         let have: Vec<String> = k
             .sources
             .iter()
@@ -583,7 +586,7 @@ pub fn drop(
         }
     }
     let patch = source.patches[i].clone();
-    let new_text = remove_patch(&m, source, &patch.rel)?;
+    let new_text = remove_patch(&m, ki, si, &patch.rel)?;
     // The later patches must apply without it.
     let mut without = source.clone();
     without.patches.remove(i);
@@ -614,73 +617,14 @@ pub fn drop(
     })
 }
 
-/// The manifest text with `rel` taken out of `source`'s `patches`.
-fn remove_patch(m: &Manifest, source: &SourceSpec, rel: &Path) -> Result<String, Diagnostics> {
-    let lines: Vec<&str> = m.text.split_inclusive('\n').collect();
-    let (start, end, _) = source_table(&lines, source);
-    let refuse = |line: usize| -> Diagnostics {
-        Diagnostic::error(
-            Code::PatchListNotEditable,
-            format!(
-                "cannot edit the `patches` list at {}:{line}",
-                m.shown().display()
-            ),
-        )
-        .with_help(
-            "write the list on one line (`patches = [\"a.diff\", \"b.diff\"]`) and drop again",
-        )
-        .into()
-    };
-    let Some(i) = (start..end).find(|&i| is_patches_line(lines[i])) else {
-        return Err(refuse(source.sha256_line));
-    };
-    let line = lines[i].trim_end_matches(['\n', '\r']);
-    let rhs = &line[line.find('=').unwrap_or(0) + 1..];
-    let parsed: Result<toml::Value, _> = toml::from_str(&format!("v = {rhs}"));
-    let Ok(toml::Value::Array(items)) =
-        parsed.map(|v| v.get("v").cloned().unwrap_or(toml::Value::Boolean(false)))
-    else {
-        return Err(refuse(i + 1));
-    };
-    let want = rel.to_string_lossy().replace('\\', "/");
-    let kept: Vec<String> = items
-        .iter()
-        .filter(|v| v.as_str().map(|s| s.replace('\\', "/")) != Some(want.clone()))
-        .map(|v| v.to_string())
-        .collect();
-    let indent = &line[..line.len() - line.trim_start().len()];
-    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-    out[i] = if kept.is_empty() {
-        String::new()
-    } else {
-        format!("{indent}patches = [{}]\n", kept.join(", "))
-    };
-    let text = out.concat();
+/// The manifest text with `rel` taken out of the `patches` of source `si`
+/// of kernel `ki` (the rest of the file as it was: [`ManifestEdit`]).
+fn remove_patch(m: &Manifest, ki: usize, si: usize, rel: &Path) -> Result<String, Diagnostics> {
+    let mut edit = ManifestEdit::of(m)?;
+    edit.remove_patch(ki, si, &rel.to_string_lossy())?;
+    let text = edit.text();
     Manifest::parse(&text, &m.path)?;
     Ok(text)
-}
-
-/// Whether `line` is a `patches = …` key line.
-fn is_patches_line(line: &str) -> bool {
-    let t = line.trim_start();
-    t.starts_with("patches") && t[7..].trim_start().starts_with('=')
-}
-
-/// The lines of `source`'s table: (first, one past the last, its sha256/asm line).
-fn source_table(lines: &[&str], source: &SourceSpec) -> (usize, usize, usize) {
-    // From its sha256/asm line back to `[[kernel.source]]`, forward to the next table.
-    let at = source
-        .sha256_line
-        .saturating_sub(1)
-        .min(lines.len().saturating_sub(1));
-    let end = (at + 1..lines.len())
-        .find(|&i| lines[i].trim_start().starts_with('['))
-        .unwrap_or(lines.len());
-    let start = (0..=at)
-        .rev()
-        .find(|&i| lines[i].trim_start().starts_with("[[kernel.source]]"))
-        .unwrap_or(at);
-    (start, end, at)
 }
 
 /// Plan, prepare (retarget, check) and assemble every job of source `si` of `kernel`.
@@ -720,35 +664,12 @@ fn recheck(manifest: &Path, kernel: &str, si: usize, tc: &Toolchain) -> Result<(
     }
 }
 
-/// The manifest text with `rel` appended to `source`'s `patches`.
-fn append_patch(m: &Manifest, source: &SourceSpec, rel: &str) -> Result<String, Diagnostics> {
-    let lines: Vec<&str> = m.text.split_inclusive('\n').collect();
-    let (start, end, at) = source_table(&lines, source);
-    let quoted = toml::Value::String(rel.to_string()).to_string();
-    let mut out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-    let existing = (start..end).find(|&i| is_patches_line(lines[i]));
-    match existing {
-        Some(i) => {
-            let line = lines[i].trim_end_matches(['\n', '\r']);
-            let Some(close) = line.rfind(']') else {
-                return Err(Diagnostic::error(Code::PatchListNotEditable, format!(
-                    "cannot append to the `patches` list at {}:{}",
-                    m.shown().display(),
-                    i + 1
-                ))
-                .with_help("write the list on one line (`patches = [\"a.diff\", \"b.diff\"]`) and save again")
-                .into());
-            };
-            let inner = line[..close].trim_end();
-            let sep = if inner.ends_with('[') { "" } else { ", " };
-            out[i] = format!("{inner}{sep}{quoted}{}\n", &line[close..]);
-        }
-        None => {
-            let eol = if lines[at].ends_with('\n') { "" } else { "\n" };
-            out[at] = format!("{}{eol}patches = [{quoted}]\n", lines[at]);
-        }
-    }
-    let text = out.concat();
+/// The manifest text with `rel` appended to the `patches` of source `si`
+/// of kernel `ki` (the rest of the file as it was: [`ManifestEdit`]).
+fn append_patch(m: &Manifest, ki: usize, si: usize, rel: &str) -> Result<String, Diagnostics> {
+    let mut edit = ManifestEdit::of(m)?;
+    edit.push_patch(ki, si, rel)?;
+    let text = edit.text();
     Manifest::parse(&text, &m.path)?;
     Ok(text)
 }
