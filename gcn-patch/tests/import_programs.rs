@@ -336,21 +336,23 @@ fn different_binaries_of_one_file_name_are_two_kernels() {
     ok(run_cli(dir, &["check", "--no-assemble"]));
 }
 
-/// An import that fails part-way writes nothing: here the second binary is
-/// a file imported before whose bytes changed since (an error that says to
-/// lift it over the asm); the first, new, binary's asm and kernel are
-/// rolled back with it.
+/// An input that fails adds nothing and keeps nothing of the others from
+/// being imported: here the second binary is a file imported before whose
+/// bytes changed since (an error that says to lift it over the asm); the
+/// first, new, binary is imported all the same, the error says so, the
+/// changed file's asm is left as it was, and the manifest is written once
+/// with the new kernel only.
 #[test]
-fn an_import_failing_part_way_leaves_the_project_as_it_was() {
+fn a_failing_input_keeps_the_others_and_changes_nothing_of_its_own() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let aiter = common::repo().join("tests/corpus/aiter/gfx942");
     let k = dir.join("k.co");
     std::fs::copy(aiter.join("topksoftmax/topksoftmax_4x128x6.co"), &k).unwrap();
     ok(run_cli(dir, &["import", "k.co"]));
-    let manifest_before = std::fs::read(dir.join("kernels.toml")).unwrap();
-    let files_before = files(dir);
-    // k.co changes; all_reduce.co is new.
+    let manifest_before = std::fs::read_to_string(dir.join("kernels.toml")).unwrap();
+    let k_asm = std::fs::read(dir.join("asm/gfx942/k.s")).unwrap();
+    // k.co changes; fmoe_int8_g1u0_smf.co is new.
     std::fs::copy(aiter.join("all_reduce.co"), &k).unwrap();
     let new = aiter.join("fmoe_int8_g1u0_smf.co");
     let o = run_cli(dir, &["import", new.to_str().unwrap(), "k.co"]);
@@ -358,14 +360,82 @@ fn an_import_failing_part_way_leaves_the_project_as_it_was() {
     let e = stderr(&o);
     assert!(
         e.contains("already imported as `asm/gfx942/k.s` with other bytes")
-            && e.contains("gcn-patch lift k.co -o"),
+            && e.contains("gcn-patch lift k.co -o")
+            && e.contains("the other inputs were imported (1 file added to kernels.toml)"),
         "{e}"
     );
+    let after = std::fs::read_to_string(dir.join("kernels.toml")).unwrap();
+    assert!(after.starts_with(&manifest_before), "{after}");
     assert_eq!(
-        std::fs::read(dir.join("kernels.toml")).unwrap(),
-        manifest_before
+        shape(dir),
+        [
+            ("k".to_string(), vec!["gfx942".to_string()]),
+            ("fmoe_int8_g1u0_smf".to_string(), vec!["gfx942".to_string()]),
+        ]
     );
-    assert_eq!(files(dir), files_before, "files left behind");
+    assert_eq!(std::fs::read(dir.join("asm/gfx942/k.s")).unwrap(), k_asm);
+    assert!(
+        files(dir).iter().all(|f| !f.to_string_lossy().contains(".gcn-patch-import")),
+        "staging left behind: {:?}",
+        files(dir)
+    );
+    // Importing the new one again: known by its sha256, not lifted again.
+    let o = ok(run_cli(dir, &["import", new.to_str().unwrap()]));
+    assert!(stderr(&o).contains("already imported"), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("kernels.toml")).unwrap(),
+        after
+    );
+}
+
+/// clang-22 names what it dumps per processor `hist-gfx942.s`: a bare
+/// `-<processor>` or `_<processor>` suffix is stripped when the rest names
+/// another input, so one program is one kernel. Re-importing never renames:
+/// a project that has the files as two kernels (made before this rule)
+/// keeps them, and a new processor's dump joins the kernel whose imported
+/// file names the same program.
+#[test]
+fn processor_suffixed_dumps_are_one_kernel_and_reimports_rename_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::create_dir(dir.join("in")).unwrap();
+    let hip = common::repo().join("tests/corpus/hip");
+    std::fs::copy(hip.join("gfx942/saxpy.s"), dir.join("in/saxpy-gfx942.s")).unwrap();
+    std::fs::copy(hip.join("gfx1100/saxpy.s"), dir.join("in/saxpy_gfx1100.s")).unwrap();
+    std::fs::copy(hip.join("gfx942/reduce.s"), dir.join("in/reduce-gfx942.s")).unwrap();
+    ok(run_cli(
+        dir,
+        &["import", "in/saxpy-gfx942.s", "in/saxpy_gfx1100.s", "in/reduce-gfx942.s"],
+    ));
+    // Alone, `reduce-gfx942` keeps its name.
+    assert_eq!(
+        shape(dir),
+        [
+            ("saxpy".to_string(), vec!["gfx1100".to_string(), "gfx942".to_string()]),
+            ("reduce_gfx942".to_string(), vec!["gfx942".to_string()]),
+        ]
+    );
+
+    // A project from before: `saxpy_gfx942` alone; the gfx1100 dump joins
+    // it (not a new `saxpy`), and importing both again changes nothing.
+    let old = tempfile::tempdir().unwrap();
+    let old = old.path();
+    std::fs::create_dir(old.join("in")).unwrap();
+    for f in ["saxpy-gfx942.s", "saxpy_gfx1100.s"] {
+        std::fs::copy(dir.join("in").join(f), old.join("in").join(f)).unwrap();
+    }
+    ok(run_cli(old, &["import", "in/saxpy-gfx942.s"]));
+    let o = ok(run_cli(old, &["import", "in/saxpy_gfx1100.s"]));
+    assert!(
+        stderr(&o).contains("as a new source of kernel `saxpy_gfx942`"),
+        "{}",
+        stderr(&o)
+    );
+    let before = std::fs::read(old.join("kernels.toml")).unwrap();
+    let o = ok(run_cli(old, &["import", "in/saxpy-gfx942.s", "in/saxpy_gfx1100.s"]));
+    assert_eq!(stderr(&o).matches("already imported (kernel `saxpy_gfx942`").count(), 2, "{}", stderr(&o));
+    assert_eq!(std::fs::read(old.join("kernels.toml")).unwrap(), before);
+    ok(run_cli(old, &["check", "--no-assemble"]));
 }
 
 /// Every file under `dir` (relative), but the inputs.

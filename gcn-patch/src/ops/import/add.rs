@@ -1,6 +1,7 @@
-//! Adding an import to the manifest: the dump copied under `asm/`, the
-//! `[[kernel]]` or `[[kernel.source]]` entry written (one program, one
-//! kernel), and everything rolled back when a step fails.
+//! Adding an import to the manifest: the dump moved from the stage to
+//! `asm/`, the `[[kernel]]` or `[[kernel.source]]` entry added to the one
+//! in-memory document of the run (one program, one kernel), and the
+//! manifest written once at the end ([`Session`]).
 
 use super::*;
 
@@ -41,40 +42,44 @@ pub fn relative_to(path: &Path, base: &Path) -> PathBuf {
     out
 }
 
-/// The `[[kernel.source]]` table of an import (with a leading blank line).
-/// `imported-from` is relative to the manifest directory `dir`.
-pub(super) fn source_entry(imported: &Imported, rel_text: &str, dir: &Path) -> String {
-    let from = relative_to(&imported.from, dir)
+/// The `[[kernel.source]]` of an import. `imported-from` is relative to
+/// the manifest directory `dir`.
+pub(super) fn new_source(imported: &Imported, rel_text: &str, dir: &Path) -> NewSource {
+    NewSource {
+        asm: rel_text.to_string(),
+        sha256: imported.sha256.clone(),
+        targets: vec![imported.target.name()],
+        symbols: imported.symbols.clone(),
+        imported_from: from_text(imported, dir),
+        imported_sha256: imported.lifted.as_ref().map(|l| l.sha256.clone()),
+        triton: imported.triton.clone(),
+    }
+}
+
+/// `imported-from`: the file as given, relative to the manifest directory.
+fn from_text(imported: &Imported, dir: &Path) -> String {
+    relative_to(&imported.from, dir)
         .to_string_lossy()
-        .replace('\\', "/");
-    let mut entry = format!(
-        "\n[[kernel.source]]\nasm = {}\nsha256 = {}\ntargets = {}\nsymbols = {}\nimported-from = {}\n",
-        quoted(rel_text),
-        quoted(&imported.sha256),
-        list(&[imported.target.name()]),
-        list(&imported.symbols),
-        quoted(&from),
-    );
-    if let Some(l) = &imported.lifted {
-        entry.push_str(&format!("imported-sha256 = {}\n", quoted(&l.sha256)));
-    }
-    if let Some(t) = &imported.triton {
-        entry.push_str(&format!("triton = {}\n", t.to_toml()));
-    }
-    entry
+        .replace('\\', "/")
 }
 
 /// The kernel of `m` that `imported` is another processor's build of: the
 /// same recognized name, the same kernel symbols, and no source for that
 /// processor yet.
-pub(super) fn same_program<'m>(
-    m: &'m Manifest,
-    imported: &Imported,
-) -> Option<&'m crate::config::manifest::KernelSpec> {
+pub(super) fn same_program(m: &Manifest, imported: &Imported) -> Option<usize> {
     let mut want = imported.symbols.clone();
     want.sort();
-    m.kernels.iter().find(|k| {
-        if !k.name.eq_ignore_ascii_case(&imported.kernel) || k.sources.is_empty() {
+    m.kernels.iter().position(|k| {
+        // The same name, or a source imported from a file of that program
+        // (`hist-gfx942.co` of kernel `hist_gfx942`, imported before the
+        // processor suffix was stripped: its kernel keeps its name).
+        let same_name = k.name.eq_ignore_ascii_case(&imported.kernel)
+            || k.sources.iter().any(|s| {
+                s.imported_from
+                    .as_deref()
+                    .is_some_and(|f| program_key(f) == imported.kernel)
+            });
+        if !same_name || k.sources.is_empty() {
             return false;
         }
         let same_symbols = k.sources.iter().all(|s| {
@@ -91,52 +96,22 @@ pub(super) fn same_program<'m>(
     })
 }
 
-/// `text` with `source` inserted at the end of the `[[kernel]]` whose
-/// `name` is on line `name_line` (before the next `[[kernel]]`, or at the end).
-pub(super) fn insert_source(text: &str, name_line: usize, source: &str) -> String {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let next = lines
-        .iter()
-        .enumerate()
-        .skip(name_line)
-        .find(|(_, l)| l.trim() == "[[kernel]]")
-        .map(|(i, _)| i);
-    let mut out = String::with_capacity(text.len() + source.len() + 1);
-    match next {
-        Some(i) => {
-            // Before the blank and comment lines that lead into the next kernel.
-            let mut at = i;
-            while at > name_line
-                && (lines[at - 1].trim().is_empty() || lines[at - 1].trim_start().starts_with('#'))
-            {
-                at -= 1;
-            }
-            out.extend(lines[..at].iter().copied());
-            if !out.ends_with('\n') {
-                out.push('\n');
-            }
-            out.push_str(source);
-            out.extend(lines[at..].iter().copied());
-        }
-        None => {
-            out.push_str(text);
-            if !out.ends_with('\n') {
-                out.push('\n');
-            }
-            out.push_str(source);
-        }
-    }
-    out
-}
-
-/// TOML basic string.
-pub(super) fn quoted(s: &str) -> String {
-    toml::Value::String(s.to_string()).to_string()
-}
-
-pub(super) fn list(items: &[String]) -> String {
-    let q: Vec<String> = items.iter().map(|s| quoted(s)).collect();
-    format!("[{}]", q.join(", "))
+/// Whether an `imported-from` value names the file `from`: as written
+/// (relative to the manifest directory `dir`; older manifests hold the path
+/// as given, possibly absolute), or resolving to the same place.
+pub(super) fn same_file(dir: &Path, from: &Path) -> impl Fn(&str) -> bool {
+    let resolve = |dir: &Path, p: &Path| {
+        let p = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            dir.join(p)
+        };
+        p.canonicalize().unwrap_or(p)
+    };
+    let rel = relative_to(from, dir).to_string_lossy().replace('\\', "/");
+    let abs = resolve(dir, &relative_to(from, dir));
+    let dir = dir.to_path_buf();
+    move |f: &str| f == rel || resolve(&dir, Path::new(f)) == abs
 }
 
 /// Where a lifted binary's asm goes: `rel` (`asm/<processor>/<file_name>`),
@@ -152,28 +127,13 @@ pub(super) fn distinct_place(
     dir: &Path,
     rel: PathBuf,
     file_name: &str,
-    existing: Option<&Manifest>,
+    m: &Manifest,
     imported: &Imported,
 ) -> (PathBuf, Option<String>) {
-    let (Some(m), Some(_)) = (existing, &imported.lifted) else {
+    if imported.lifted.is_none() {
         return (rel, None);
-    };
-    // `imported-from` as written (relative to the manifest; older manifests
-    // hold the path as given, possibly absolute): the same file if it
-    // resolves to the same place.
-    let resolve = |p: &Path| {
-        let p = if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            dir.join(p)
-        };
-        p.canonicalize().unwrap_or(p)
-    };
-    let from = relative_to(&imported.from, dir);
-    let from_abs = resolve(&from);
-    let same_file = |f: &str| {
-        f == from.to_string_lossy().replace('\\', "/") || resolve(Path::new(f)) == from_abs
-    };
+    }
+    let same_file = same_file(dir, &imported.from);
     // Taken by another binary: the file is there with other bytes, and its
     // source says it came from elsewhere.
     let taken_by_another = |rel: &Path| {
@@ -216,32 +176,7 @@ pub(super) fn distinct_place(
     (rel, None)
 }
 
-/// Copy one recognized dump under `asm/<processor>/` and append its kernel to
-/// the manifest (created if absent). Idempotent for the same bytes.
-pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outcome, Diagnostics> {
-    let existing = load_existing(manifest_path)?;
-    add_one(manifest_path, existing.as_ref(), imported).map(|added| added.outcome)
-}
-
-/// The manifest at `manifest_path`, if there is one.
-pub(super) fn load_existing(manifest_path: &Path) -> Result<Option<Manifest>, Diagnostics> {
-    if manifest_path.exists() {
-        Manifest::load(manifest_path).map(Some)
-    } else {
-        Ok(None)
-    }
-}
-
-/// What [`add_one`] did.
-pub(super) struct Added {
-    pub(super) outcome: Outcome,
-    /// The asm file it created (none when the file was there already).
-    pub(super) created: Option<PathBuf>,
-    /// The manifest it wrote (none when it wrote none).
-    pub(super) manifest: Option<Manifest>,
-}
-
-/// The directory `asm/` paths of a manifest are relative to.
+/// The manifest directory: `asm/` paths are relative to it.
 pub(super) fn manifest_dir(manifest_path: &Path) -> PathBuf {
     match manifest_path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -249,280 +184,325 @@ pub(super) fn manifest_dir(manifest_path: &Path) -> PathBuf {
     }
 }
 
-/// [`add_to_manifest`] onto `existing`, the manifest as it is now (loaded
-/// once per import, not once per file: a library import adds thousands).
-pub(super) fn add_one(
-    manifest_path: &Path,
-    existing: Option<&Manifest>,
-    imported: &Imported,
-) -> Result<Added, Diagnostics> {
-    let dir = manifest_dir(manifest_path);
-    let file_name = match &imported.lifted {
-        Some(l) => l.file_name.clone(),
-        None => imported
-            .from
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "dump.s".into()),
-    };
-    let mut rel = PathBuf::from("asm").join(imported.target.processor.name);
-    // Triton names every kernel file `<kernel>.amdgcn`: keep its directory.
-    if imported.triton.is_some() {
-        if let Some(dir) = imported
-            .from
-            .parent()
-            .and_then(|d| d.file_name())
-            .filter(|d| crate::ops::triton::is_hash_dir(&d.to_string_lossy()))
-        {
-            rel.push(dir);
+/// Files waiting to be imported: each recognized dump and lifted binary is
+/// written here as soon as it is read or lifted, so that an import of
+/// thousands holds none of them in memory (aiter's lifted asm is about
+/// 1 GB). In the manifest's directory when it exists (then moving a file
+/// into `asm/` is a rename), else in the system's temp directory; removed
+/// with what is left in it when the import ends.
+pub(super) struct Stage {
+    dir: tempfile::TempDir,
+    next: std::sync::atomic::AtomicUsize,
+}
+
+impl Stage {
+    pub(super) fn new(manifest_dir: &Path) -> Result<Stage, Diagnostic> {
+        let builder = {
+            let mut b = tempfile::Builder::new();
+            b.prefix(".gcn-patch-import-");
+            b
+        };
+        let dir = if manifest_dir.is_dir() {
+            builder.tempdir_in(manifest_dir)
+        } else {
+            builder.tempdir()
         }
+        .map_err(|e| io_error("create a staging directory in", manifest_dir, e))?;
+        Ok(Stage {
+            dir,
+            next: Default::default(),
+        })
     }
-    let rel = rel.join(&file_name);
-    let (rel, qualifier) = distinct_place(&dir, rel, &file_name, existing, imported);
-    let rel_text = rel.to_string_lossy().replace('\\', "/");
-    let dest = dir.join(&rel);
-    let sha = &imported.sha256;
-    if let Ok(old) = std::fs::read(&dest) {
-        let old_sha = sha256_hex(&old);
-        if old_sha != *sha {
-            let kernel = existing.and_then(|m| {
-                m.kernels
+
+    /// Move `imported`'s bytes to a file of the stage (`.staged`: not an
+    /// extension a directory import reads).
+    pub(super) fn put(&self, imported: &mut Imported) -> Result<(), Diagnostic> {
+        if imported.staged.is_some() {
+            return Ok(());
+        }
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path = self.dir.path().join(format!("{n}.staged"));
+        std::fs::write(&path, &imported.bytes).map_err(|e| io_error("write", &path, e))?;
+        imported.bytes = Vec::new();
+        imported.staged = Some(path);
+        Ok(())
+    }
+}
+
+/// Put `imported`'s file at `dest`: its staged file moved (copied across
+/// file systems), or its bytes written.
+fn place(imported: &Imported, dest: &Path) -> Result<(), Diagnostic> {
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| io_error("create directory", parent, e))?;
+    }
+    match &imported.staged {
+        Some(staged) => std::fs::rename(staged, dest)
+            .or_else(|_| std::fs::copy(staged, dest).map(|_| ()))
+            .map_err(|e| io_error("write", dest, e)),
+        None => write_dump(dest, &imported.bytes),
+    }
+}
+
+/// One import run: the manifest read once, edited in memory file by file
+/// ([`ManifestEdit`]), and written once, atomically, by [`Session::finish`].
+/// `model` is the manifest as the edits make it, which the next file's
+/// decisions (one program one kernel, free names and places) read.
+pub(super) struct Session {
+    manifest_path: PathBuf,
+    dir: PathBuf,
+    pub(super) model: Manifest,
+    edit: ManifestEdit,
+    /// The asm files this run put in place (removed if the write fails).
+    created: Vec<PathBuf>,
+    changed: bool,
+}
+
+impl Session {
+    /// Read the manifest at `manifest_path` (none yet: an empty one).
+    pub(super) fn open(manifest_path: &Path) -> Result<Session, Diagnostics> {
+        let dir = manifest_dir(manifest_path);
+        let (model, edit) = if manifest_path.exists() {
+            let m = Manifest::load(manifest_path)?;
+            let edit = ManifestEdit::of(&m)?;
+            (m, edit)
+        } else {
+            let m = Manifest {
+                path: manifest_path.to_path_buf(),
+                dir: dir.clone(),
+                defaults: crate::config::manifest::Defaults {
+                    targets: Vec::new(),
+                    code_object_version: None,
+                    llvm: None,
+                    registers: Default::default(),
+                    hazards: Default::default(),
+                },
+                kernels: Vec::new(),
+                text: String::new(),
+            };
+            (m, ManifestEdit::new(manifest_path, NEW_MANIFEST))
+        };
+        Ok(Session {
+            manifest_path: manifest_path.to_path_buf(),
+            dir,
+            model,
+            edit,
+            created: Vec::new(),
+            changed: false,
+        })
+    }
+
+    /// Add one recognized file: its asm put under `asm/<processor>/`, its
+    /// `[[kernel]]` or `[[kernel.source]]` added to the document. On error
+    /// nothing of it stays (the document and the files as before it).
+    pub(super) fn add(&mut self, imported: &Imported) -> Result<Outcome, Diagnostics> {
+        let dir = &self.dir;
+        let file_name = match &imported.lifted {
+            Some(l) => l.file_name.clone(),
+            None => imported
+                .from
+                .file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "dump.s".into()),
+        };
+        let mut rel = PathBuf::from("asm").join(imported.target.processor.name);
+        // Triton names every kernel file `<kernel>.amdgcn`: keep its directory.
+        if imported.triton.is_some() {
+            if let Some(d) = imported
+                .from
+                .parent()
+                .and_then(|d| d.file_name())
+                .filter(|d| crate::ops::triton::is_hash_dir(&d.to_string_lossy()))
+            {
+                rel.push(d);
+            }
+        }
+        let rel = rel.join(&file_name);
+        let (rel, qualifier) = distinct_place(dir, rel, &file_name, &self.model, imported);
+        let rel_text = rel.to_string_lossy().replace('\\', "/");
+        let dest = dir.join(&rel);
+        let sha = &imported.sha256;
+        let dest_exists = dest.exists();
+        if dest_exists {
+            let old = std::fs::read(&dest).map_err(|e| io_error("read", &dest, e))?;
+            let old_sha = sha256_hex(&old);
+            if old_sha != *sha {
+                let kernel = self
+                    .model
+                    .kernels
                     .iter()
                     .find(|k| k.sources.iter().any(|s| s.rel == rel))
                     .map(|k| k.name.clone())
-            });
-            let kernel = kernel.unwrap_or_else(|| imported.kernel.clone());
-            // A binary is lifted over its asm; a dump is copied.
-            let replace = if imported.lifted.is_some() {
-                format!(
-                    "lift it over (`gcn-patch lift {} -o {}`)",
-                    imported.from.display(),
-                    dest.display()
-                )
-            } else {
-                format!(
-                    "copy it over (`cp {} {}`)",
-                    imported.from.display(),
-                    dest.display()
-                )
-            };
-            return Err(Diagnostic::error(Code::ImportConflict, format!(
-                "`{}` was already imported as `{rel_text}` with other bytes",
-                imported.from.display()
-            ))
-            .with_note(format!("`{rel_text}` has sha256 {old_sha}"))
-            .with_note(format!("`{}` has sha256 {sha}", imported.from.display()))
-            .with_help(format!(
-                "to replace the dump: {replace}, then run `gcn-patch pin {kernel} --manifest {}` (it re-checks the patches against the new dump); or rename the file to import it as another kernel",
-                manifest_path.display()
-            ))
-            .into());
-        }
-    }
-    if let Some(m) = existing {
-        if let Some(k) = m
-            .kernels
-            .iter()
-            .find(|k| k.sources.iter().any(|s| s.rel == rel))
-        {
-            if dest.exists() {
-                return Ok(Added {
-                    outcome: Outcome::Unchanged {
-                        kernel: k.name.clone(),
-                        asm: rel,
-                    },
-                    created: None,
-                    manifest: None,
+                    .unwrap_or_else(|| imported.kernel.clone());
+                // A binary is lifted over its asm; a dump is copied.
+                let replace = if imported.lifted.is_some() {
+                    format!(
+                        "lift it over (`gcn-patch lift {} -o {}`)",
+                        imported.from.display(),
+                        dest.display()
+                    )
+                } else {
+                    format!(
+                        "copy it over (`cp {} {}`)",
+                        imported.from.display(),
+                        dest.display()
+                    )
+                };
+                return Err(Diagnostic::error(Code::ImportConflict, format!(
+                    "`{}` was already imported as `{rel_text}` with other bytes",
+                    imported.from.display()
+                ))
+                .with_note(format!("`{rel_text}` has sha256 {old_sha}"))
+                .with_note(format!("`{}` has sha256 {sha}", imported.from.display()))
+                .with_help(format!(
+                    "to replace the dump: {replace}, then run `gcn-patch pin {kernel} --manifest {}` (it re-checks the patches against the new dump); or rename the file to import it as another kernel",
+                    self.manifest_path.display()
+                ))
+                .into());
+            }
+            if let Some(k) = self
+                .model
+                .kernels
+                .iter()
+                .find(|k| k.sources.iter().any(|s| s.rel == rel))
+            {
+                return Ok(Outcome::Unchanged {
+                    kernel: k.name.clone(),
+                    asm: rel,
                 });
             }
         }
-    }
-    let source = source_entry(imported, &rel_text, &dir);
-    let created = (!dest.exists()).then(|| dest.clone());
-    // Another processor's build of a kernel already here: a new source of it.
-    if let Some((m, k)) = existing.and_then(|m| same_program(m, imported).map(|k| (m, k))) {
-        let text = insert_source(&m.text, k.line, &source);
-        let manifest = write_manifest(
-            manifest_path,
-            text,
-            &dest,
-            &imported.bytes,
-            created.is_some(),
-        )?;
-        return Ok(Added {
-            outcome: Outcome::AddedSource {
+        let source = new_source(imported, &rel_text, dir);
+        let spec = SourceSpec {
+            asm: dest.clone(),
+            rel: rel.clone(),
+            sha256: Some(sha.clone()),
+            sha256_line: 0,
+            targets: vec![imported.target.clone()],
+            patches: Vec::new(),
+            rules: Vec::new(),
+            symbols: imported.symbols.clone(),
+            imported_from: Some(source.imported_from.clone()),
+            imported_sha256: source.imported_sha256.clone(),
+            triton: imported.triton.clone(),
+        };
+        // The file first (an edit that fails takes it back), then the entry.
+        if !dest_exists {
+            place(imported, &dest)?;
+        }
+        let undo = |e: Diagnostic| -> Diagnostics {
+            if !dest_exists {
+                let _ = std::fs::remove_file(&dest);
+            }
+            e.into()
+        };
+        // Another processor's build of a kernel already here: a new source of it.
+        if let Some(ki) = same_program(&self.model, imported) {
+            self.edit.add_source(ki, &source).map_err(undo)?;
+            let k = &mut self.model.kernels[ki];
+            k.sources.push(spec);
+            self.changed = true;
+            if !dest_exists {
+                self.created.push(dest);
+            }
+            return Ok(Outcome::AddedSource {
                 kernel: k.name.clone(),
                 asm: rel,
-            },
-            created,
-            manifest: Some(manifest),
-        });
-    }
-    // A free kernel name: the recognized one, else with the processor appended, else numbered.
-    let taken = |n: &str| {
-        existing.is_some_and(|m| m.kernels.iter().any(|k| k.name.eq_ignore_ascii_case(n)))
-    };
-    // A binary placed under its own directories (`distinct_place`) is
-    // named after them too: `MI308_fwd_…` beside `fwd_…`.
-    let base = match &qualifier {
-        Some(q) => identifier(&format!("{q}_{}", imported.kernel)),
-        None => imported.kernel.clone(),
-    };
-    let mut kernel = base.clone();
-    if taken(&kernel) {
-        kernel = format!("{base}_{}", imported.target.processor.name);
-        let mut n = 2;
-        while taken(&kernel) {
-            kernel = format!("{base}_{}_{n}", imported.target.processor.name);
-            n += 1;
+            });
         }
-    }
-    let mut entry = String::new();
-    entry.push('\n');
-    if let Some(comment) = imported
-        .triton
-        .as_ref()
-        .and_then(|t| specialization_comment(existing, &t.kernel, &imported.from))
-    {
-        entry.push_str(&comment);
-    }
-    entry.push_str(&format!("[[kernel]]\nname = {}\n", quoted(&kernel)));
-    if !imported.iree_executables.is_empty() {
-        entry.push_str(&format!(
-            "iree-executables = {}\n",
-            list(&imported.iree_executables)
-        ));
-    }
-    entry.push_str(&source);
-    let mut text = match existing {
-        Some(m) => m.text.clone(),
-        None => NEW_MANIFEST.to_string(),
-    };
-    if !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(&entry);
-    let manifest = write_manifest(
-        manifest_path,
-        text,
-        &dest,
-        &imported.bytes,
-        created.is_some(),
-    )?;
-    Ok(Added {
-        outcome: Outcome::Added { kernel, asm: rel },
-        created,
-        manifest: Some(manifest),
-    })
-}
-
-/// The comment above a Triton kernel's `[[kernel]]` saying which
-/// specialization it is (signature and block sizes, from the `.ttir` beside
-/// `amdgcn`) and, for each kernel of `existing` annotated as another
-/// specialization of the same Triton kernel, what differs from it.
-pub(super) fn specialization_comment(
-    existing: Option<&Manifest>,
-    triton_kernel: &str,
-    amdgcn: &Path,
-) -> Option<String> {
-    let spec = crate::ops::triton::specialization(amdgcn)?;
-    let prefix = format!("# Triton specialization of `{triton_kernel}`: ");
-    let mut out = format!("{prefix}{}\n", spec.describe());
-    if let Some(m) = existing {
-        let lines: Vec<&str> = m.text.lines().collect();
-        for (i, l) in lines.iter().enumerate() {
-            let Some(other) = l.strip_prefix(&prefix) else {
-                continue;
-            };
-            // The kernel the comment stands above: the next `name = …`.
-            let Some(name) = lines[i + 1..]
+        // A free kernel name: the recognized one, else with the processor appended, else numbered.
+        let taken = |n: &str| {
+            self.model
+                .kernels
                 .iter()
-                .take(4)
-                .find_map(|n| n.trim().strip_prefix("name = "))
-            else {
-                continue;
-            };
-            let part = |d: &str, key: &str| {
-                d.split("; ")
-                    .find(|p| p.starts_with(key))
-                    .unwrap_or("")
-                    .to_string()
-            };
-            let mine = spec.describe();
-            let mut differs = Vec::new();
-            if part(&mine, "signature") != part(other, "signature") {
-                differs.push("signature");
+                .any(|k| k.name.eq_ignore_ascii_case(n))
+        };
+        // A binary placed under its own directories (`distinct_place`) is
+        // named after them too: `MI308_fwd_…` beside `fwd_…`.
+        let base = match &qualifier {
+            Some(q) => identifier(&format!("{q}_{}", imported.kernel)),
+            None => imported.kernel.clone(),
+        };
+        let mut kernel = base.clone();
+        if taken(&kernel) {
+            kernel = format!("{base}_{}", imported.target.processor.name);
+            let mut n = 2;
+            while taken(&kernel) {
+                kernel = format!("{base}_{}_{n}", imported.target.processor.name);
+                n += 1;
             }
-            if part(&mine, "block sizes") != part(other, "block sizes") {
-                differs.push("block sizes (constexprs)");
-            }
-            let what = if differs.is_empty() {
-                "neither signature nor block sizes (other constexprs or options)".to_string()
-            } else {
-                differs.join(" and ")
-            };
-            out.push_str(&format!("# differs from {name} in: {what}\n"));
+        }
+        let comment = imported
+            .triton
+            .as_ref()
+            .and_then(|t| specialization_comment(self, &t.kernel, &imported.from));
+        self.edit
+            .add_kernel(&NewKernel {
+                name: kernel.clone(),
+                iree_executables: imported.iree_executables.clone(),
+                comment,
+                source,
+            })
+            .map_err(undo)?;
+        self.model.kernels.push(KernelSpec {
+            name: kernel.clone(),
+            iree_executable: None,
+            iree_executables: imported.iree_executables.clone(),
+            registers: self.model.defaults.registers,
+            hazards: self.model.defaults.hazards,
+            sources: vec![spec],
+            line: 0,
+            accepted: None,
+            accepted_rel: None,
+            launches: Vec::new(),
+        });
+        self.changed = true;
+        if !dest_exists {
+            self.created.push(dest);
+        }
+        Ok(Outcome::Added { kernel, asm: rel })
+    }
+
+    /// Write the manifest, once, atomically, if anything was added: after
+    /// checking that it loads (every asm file it names is in place by now).
+    /// If it does not load or cannot be written, the asm files this run put
+    /// in place are removed and the manifest stays as it was.
+    pub(super) fn finish(self) -> Result<(), Diagnostics> {
+        if !self.changed {
+            return Ok(());
+        }
+        let text = self.edit.text();
+        let written = Manifest::parse(&text, &self.manifest_path).and_then(|_| {
+            // The asm files reach the disk before the manifest that pins them.
+            sync_file_system(&self.dir);
+            crate::base::output::write_atomic(&self.manifest_path, text.as_bytes())
+                .map_err(|e| io_error("write", &self.manifest_path, e).into())
+        });
+        if written.is_err() {
+            remove_created(&self.dir, &self.created);
+        }
+        written
+    }
+}
+
+/// Flush what was written to the file system holding `dir` (one `syncfs`
+/// on Linux instead of one `fsync` per imported file; elsewhere nothing:
+/// the pins catch a file that did not reach the disk).
+fn sync_file_system(dir: &Path) {
+    #[cfg(target_os = "linux")]
+    if let Ok(f) = std::fs::File::open(dir) {
+        use std::os::fd::AsRawFd;
+        // SAFETY: `f` is an open file descriptor for the duration of the call.
+        unsafe {
+            libc::syncfs(f.as_raw_fd());
         }
     }
-    Some(out)
+    #[cfg(not(target_os = "linux"))]
+    let _ = dir;
 }
 
-/// Write the asm `bytes` to `dest`, then `text` as the manifest once it is
-/// known to load (it names the asm, which must exist for that): the
-/// manifest it now is. On failure, an asm file it `created` is removed.
-pub(super) fn write_manifest(
-    manifest_path: &Path,
-    text: String,
-    dest: &Path,
-    bytes: &[u8],
-    created: bool,
-) -> Result<Manifest, Diagnostics> {
-    write_dump(dest, bytes)?;
-    let written = Manifest::parse(&text, manifest_path).and_then(|m| {
-        crate::base::output::write_atomic(manifest_path, text.as_bytes())
-            .map_err(|e| io_error("write", manifest_path, e))?;
-        Ok(m)
-    });
-    if written.is_err() && created {
-        let _ = std::fs::remove_file(dest);
-    }
-    written
-}
-
-/// The manifest before an import, to restore it if the import fails.
-pub(super) enum ManifestBefore {
-    /// Its bytes.
-    Bytes(Vec<u8>),
-    /// No file (not even a dangling symlink) at its path.
-    Absent,
-    /// Unreadable: left alone.
-    Unknown,
-}
-
-impl ManifestBefore {
-    pub(super) fn read(path: &Path) -> ManifestBefore {
-        match std::fs::read(path) {
-            Ok(bytes) => ManifestBefore::Bytes(bytes),
-            Err(_) if std::fs::symlink_metadata(path).is_err() => ManifestBefore::Absent,
-            Err(_) => ManifestBefore::Unknown,
-        }
-    }
-}
-
-/// Undo an import that failed part-way: the manifest as it was (or no
-/// manifest), and none of the asm files it created, nor the directories
-/// left empty by their removal. Best effort: what cannot be undone stays.
-pub(super) fn roll_back(
-    manifest_path: &Path,
-    manifest_before: ManifestBefore,
-    created: &[PathBuf],
-) {
-    let _ = match manifest_before {
-        ManifestBefore::Bytes(bytes) => crate::base::output::write_atomic(manifest_path, &bytes),
-        ManifestBefore::Absent => std::fs::remove_file(manifest_path),
-        ManifestBefore::Unknown => Ok(()),
-    };
-    let top = manifest_dir(manifest_path);
+/// Remove the asm files an import `created`, and the directories left
+/// empty by their removal (up to the manifest directory `top`).
+fn remove_created(top: &Path, created: &[PathBuf]) {
     for file in created.iter().rev() {
         let _ = std::fs::remove_file(file);
         let mut dir = file.parent();
@@ -533,4 +513,52 @@ pub(super) fn roll_back(
             dir = d.parent();
         }
     }
+}
+
+/// Copy one recognized dump under `asm/<processor>/` and add its kernel to
+/// the manifest (created if absent). Idempotent for the same bytes.
+pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outcome, Diagnostics> {
+    let mut session = Session::open(manifest_path)?;
+    let outcome = session.add(imported)?;
+    session.finish()?;
+    Ok(outcome)
+}
+
+/// The comment above a Triton kernel's `[[kernel]]` saying which
+/// specialization it is (signature and block sizes, from the `.ttir` beside
+/// `amdgcn`) and, for each kernel already annotated as another
+/// specialization of the same Triton kernel, what differs from it.
+fn specialization_comment(session: &Session, triton_kernel: &str, amdgcn: &Path) -> Option<String> {
+    let spec = crate::ops::triton::specialization(amdgcn)?;
+    let prefix = format!("# Triton specialization of `{triton_kernel}`: ");
+    let mine = spec.describe();
+    let mut out = format!("{prefix}{mine}\n");
+    for (ki, k) in session.model.kernels.iter().enumerate() {
+        let Some(comment) = session.edit.kernel_comment(ki) else {
+            continue;
+        };
+        let Some(other) = comment.lines().find_map(|l| l.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let part = |d: &str, key: &str| {
+            d.split("; ")
+                .find(|p| p.starts_with(key))
+                .unwrap_or("")
+                .to_string()
+        };
+        let mut differs = Vec::new();
+        if part(&mine, "signature") != part(other, "signature") {
+            differs.push("signature");
+        }
+        if part(&mine, "block sizes") != part(other, "block sizes") {
+            differs.push("block sizes (constexprs)");
+        }
+        let what = if differs.is_empty() {
+            "neither signature nor block sizes (other constexprs or options)".to_string()
+        } else {
+            differs.join(" and ")
+        };
+        out.push_str(&format!("# differs from \"{}\" in: {what}\n", k.name));
+    }
+    Some(out)
 }

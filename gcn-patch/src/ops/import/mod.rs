@@ -47,6 +47,14 @@
 //! aiter's `hsa/gfx942/X.co` + `hsa/gfx950/X.co` are one kernel whose
 //! code object the runtime selects by the GPU (`gcn-embed`).
 //!
+//! **Program names.** A file-stem name ending in `_<processor>` (from
+//! `hist-gfx942.co`, `hist_gfx1100.s`) loses the suffix when the rest names
+//! another input or a kernel or imported file of the manifest, so one
+//! program dumped per processor is one kernel. Nothing already imported is
+//! renamed: a file whose `asm` a source records keeps that source's kernel,
+//! and another processor's build joins the kernel whose sources came from
+//! that program's files.
+//!
 //! Other importers build an [`Imported`] and call [`add_to_manifest`].
 
 /// Kept here for callers of `import::identifier`; defined beside lift, which names members with it.
@@ -59,17 +67,19 @@ use gcn_embed::TargetId;
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::base::hash::sha256_hex;
 use crate::base::parse;
-use crate::config::manifest::Manifest;
+use crate::config::edit::{ManifestEdit, NewKernel, NewSource};
+use crate::config::manifest::{KernelSpec, Manifest, SourceSpec};
 use crate::ops::{env, Tools};
 
 mod add;
 mod recognize;
-use add::*;
+
 pub use add::{add_to_manifest, relative_to};
+use add::{manifest_dir, same_file, Session, Stage};
 use recognize::*;
 pub use recognize::{
     dispatch_prefix, hipcc_stem, iree_origin, is_binary, recognize, recognize_binary,
-    recognize_with,
+    recognize_with, strip_processor,
 };
 
 /// File extensions a directory import looks at.
@@ -101,8 +111,11 @@ pub enum Origin {
 pub struct Imported {
     /// The file as given.
     pub from: PathBuf,
-    /// Its bytes.
+    /// Its bytes (empty once `import` has staged them on disk: `staged`).
     pub bytes: Vec<u8>,
+    /// Where `import` keeps the bytes until they go under `asm/` (none:
+    /// they are in `bytes`).
+    pub staged: Option<PathBuf>,
     /// sha256 of `bytes` (lowercase hex): the pin.
     pub sha256: String,
     /// Kernel name to use in the manifest (a Rust identifier).
@@ -276,22 +289,56 @@ fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<Di
 /// manifest at `manifest_path`: copy dumps (or lift binaries) under `asm/`,
 /// pin them and add them to the manifest. [`ImportOptions::resolve`] gives
 /// the options the command uses.
+///
+/// The manifest is read once and written once, atomically, at the end (one
+/// [`ManifestEdit`] document): until then the project is as it was, and an
+/// interrupted import leaves it so. Each input is imported or not as a
+/// whole: one that fails (not AMDGPU asm, a lift error, a changed file
+/// imported before) adds nothing, the others are imported all the same,
+/// and the result is the first failure's error with a note counting what
+/// was imported; running the command again after fixing it imports only
+/// what is missing. Binaries already imported (the same file, with the
+/// `imported-sha256` their sources record, their asm unchanged) are not
+/// lifted again.
 pub fn import(
     manifest_path: &Path,
     inputs: &[PathBuf],
     opts: &ImportOptions,
 ) -> Result<Report, Diagnostics> {
     let mut report = Report::default();
-    let mut found = Vec::new();
+    let mut session = Session::open(manifest_path)?;
+    let dir = manifest_dir(manifest_path);
+    let stage = Stage::new(&dir)?;
+    // What an input gave: files to add, or outcomes already known.
+    enum Got {
+        Found(Vec<Imported>),
+        Known(Vec<Outcome>),
+    }
+    let mut got: Vec<Got> = Vec::new();
     let mut errors = Vec::new();
-    // Binaries are lifted first, several at once (`jobs`); every input is
-    // looked at once, and the results are taken in argument order below
-    // (`None`: a directory or a text file, read there).
+    // Binaries are lifted first, several at once (`jobs`), each staged on
+    // disk as soon as it is lifted; every input is looked at once, and the
+    // results are taken in argument order below (`None`: a directory or a
+    // text file, read there).
+    let model = &session.model;
     let lifted = crate::base::jobs::run(
         inputs.iter().collect(),
         crate::base::jobs::workers(opts.jobs),
         &crate::base::jobs::Unlimited,
-        |p: &PathBuf| (!p.is_dir() && is_binary(p)).then(|| recognize_binary(p, opts)),
+        |p: &PathBuf| {
+            if p.is_dir() || !is_binary(p) {
+                return None;
+            }
+            if let Some(known) = already_imported(model, &dir, p) {
+                return Some(Ok(Got::Known(known)));
+            }
+            Some(recognize_binary(p, opts).and_then(|mut members| {
+                for m in &mut members {
+                    stage.put(m)?;
+                }
+                Ok(Got::Found(members))
+            }))
+        },
     );
     for (input, lifted) in inputs.iter().zip(lifted) {
         let lifted = lifted.unwrap_or_else(|p| {
@@ -301,21 +348,24 @@ pub fn import(
         });
         if let Some(members) = lifted {
             match members {
-                Ok(members) => found.extend(members),
+                Ok(g) => got.push(g),
                 Err(d) => errors.extend(d.0),
             }
         } else if input.is_dir() {
             let mut files = Vec::new();
             walk(input, &mut files)?;
             files.sort();
-            let before = found.len();
+            let mut found = Vec::new();
             for f in files {
                 match recognize_with(&f, opts) {
-                    Ok(i) => found.push(i),
+                    Ok(mut i) => match stage.put(&mut i) {
+                        Ok(()) => found.push(i),
+                        Err(d) => errors.push(d),
+                    },
                     Err(_) => report.skipped.push(f),
                 }
             }
-            if found.len() == before {
+            if found.is_empty() {
                 errors.push(
                     Diagnostic::error(Code::NotAmdgpuAsm, format!(
                         "`{}` holds no AMDGPU assembly",
@@ -329,23 +379,46 @@ pub fn import(
                     .with_help("pass the dump directory (e.g. IREE's --iree-hal-dump-executable-files-to=DIR) or the .s/.rocmasm/.amdgcn files"),
                 );
             }
+            got.push(Got::Found(found));
         } else {
-            match recognize_with(input, opts) {
-                Ok(i) => found.push(i),
+            match recognize_with(input, opts).and_then(|mut i| stage.put(&mut i).map(|()| i)) {
+                Ok(i) => got.push(Got::Found(vec![i])),
                 Err(d) => errors.push(d),
             }
         }
     }
-    if !errors.is_empty() {
-        return Err(Diagnostics(errors));
+    // Triton pairs and program names look across inputs: flatten, keeping
+    // the known outcomes in their places.
+    let mut found = Vec::new();
+    let mut order: Vec<Result<usize, Outcome>> = Vec::new();
+    for g in got {
+        match g {
+            Got::Found(f) => {
+                for i in f {
+                    order.push(Ok(found.len()));
+                    found.push(i);
+                }
+            }
+            Got::Known(k) => order.extend(k.into_iter().map(Err)),
+        }
     }
-    let found = merge_triton_pairs(found);
-    // All or nothing: an import that fails part-way (a changed file
-    // imported again, a full disk) is rolled back.
-    let manifest_before = ManifestBefore::read(manifest_path);
-    let mut created = Vec::new();
-    let mut manifest = load_existing(manifest_path)?;
-    for imported in &found {
+    let before = found.len();
+    let mut found = merge_triton_pairs(found);
+    if found.len() != before {
+        // Merged pairs: the outcomes follow the merged list.
+        order.retain(|o| o.is_err());
+        order.extend((0..found.len()).map(Ok));
+    }
+    name_programs(&mut found, &session.model);
+    let mut added = 0;
+    for o in order {
+        let imported = match o {
+            Err(known) => {
+                report.outcomes.push(known);
+                continue;
+            }
+            Ok(i) => &found[i],
+        };
         report
             .warnings
             .extend(triton_metadata_warning(imported, &opts.triton_caches));
@@ -364,21 +437,68 @@ pub fn import(
                 ));
             }
         }
-        match add_one(manifest_path, manifest.as_ref(), imported) {
-            Ok(added) => {
-                created.extend(added.created);
-                report.outcomes.push(added.outcome);
-                if added.manifest.is_some() {
-                    manifest = added.manifest;
+        match session.add(imported) {
+            Ok(outcome) => {
+                if !matches!(outcome, Outcome::Unchanged { .. }) {
+                    added += 1;
                 }
+                report.outcomes.push(outcome);
             }
-            Err(d) => {
-                roll_back(manifest_path, manifest_before, &created);
-                return Err(d);
-            }
+            Err(d) => errors.extend(d.0),
         }
     }
+    session.finish()?;
+    if let Some(first) = errors.first_mut() {
+        if added > 0 {
+            first.notes.push(format!(
+                "the other inputs were imported ({added} file{} added to {}); import the failed ones again once fixed (what is imported already is left as it is)",
+                if added == 1 { "" } else { "s" },
+                manifest_path.display()
+            ));
+        }
+        return Err(Diagnostics(errors));
+    }
     Ok(report)
+}
+
+/// The outcomes of importing binary `path` again, without lifting it:
+/// when `m` has sources imported from that file (by `imported-from`) with
+/// its current sha256 (`imported-sha256`), and each source's asm is still
+/// the one its pin names. None otherwise (then it is lifted and added).
+fn already_imported(m: &Manifest, dir: &Path, path: &Path) -> Option<Vec<Outcome>> {
+    let same_file = same_file(dir, path);
+    let mut sources = m.kernels.iter().flat_map(|k| {
+        k.sources.iter().filter_map(move |s| {
+            let from = s.imported_from.as_deref()?;
+            s.imported_sha256.as_ref()?;
+            Some((k, s, from))
+        })
+    });
+    // Cheap test first: any source naming the file at all.
+    if !sources.any(|(_, _, from)| same_file(from)) {
+        return None;
+    }
+    let sha = sha256_hex(&std::fs::read(path).ok()?);
+    let mut out = Vec::new();
+    for k in &m.kernels {
+        for s in &k.sources {
+            let (Some(from), Some(isha)) = (&s.imported_from, &s.imported_sha256) else {
+                continue;
+            };
+            if !same_file(from) {
+                continue;
+            }
+            let asm = std::fs::read(&s.asm).ok()?;
+            if *isha != sha || s.sha256.as_deref() != Some(sha256_hex(&asm).as_str()) {
+                return None;
+            }
+            out.push(Outcome::Unchanged {
+                kernel: k.name.clone(),
+                asm: s.rel.clone(),
+            });
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 #[cfg(test)]
@@ -432,5 +552,19 @@ mod tests {
         assert_eq!(identifier("9a"), "k_9a");
         assert_eq!(hipcc_stem("saxpy-hip-amdgcn-amd-amdhsa-gfx942"), "saxpy");
         assert_eq!(hipcc_stem("saxpy"), "saxpy");
+    }
+
+    #[test]
+    fn processor_suffixes() {
+        assert_eq!(strip_processor("hist_gfx942"), Some("hist"));
+        assert_eq!(strip_processor("hist_gfx1100"), Some("hist"));
+        assert_eq!(strip_processor("hist_gfx9_4_generic"), Some("hist"));
+        assert_eq!(strip_processor("hist_gfx90a"), Some("hist"));
+        assert_eq!(strip_processor("gfx942"), None);
+        assert_eq!(strip_processor("hist"), None);
+        assert_eq!(strip_processor("histgfx942"), None);
+        assert_eq!(strip_processor("hist_gfx9999"), None);
+        assert_eq!(program_key("../in/hist-gfx942.co"), "hist");
+        assert_eq!(program_key("x-hip-amdgcn-amd-amdhsa-gfx942.s"), "x");
     }
 }

@@ -76,6 +76,7 @@ pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Importe
             from: path.to_path_buf(),
             sha256: sha256_hex(&asm),
             bytes: asm,
+            staged: None,
             kernel,
             target: lifted.target,
             symbols,
@@ -231,6 +232,7 @@ pub fn recognize_with(path: &Path, opts: &ImportOptions) -> Result<Imported, Dia
     Ok(Imported {
         from: path.to_path_buf(),
         bytes,
+        staged: None,
         sha256,
         kernel,
         target,
@@ -282,5 +284,75 @@ pub fn hipcc_stem(stem: &str) -> &str {
     match stem.find("-hip-amdgcn-amd-amdhsa") {
         Some(i) if i > 0 => &stem[..i],
         _ => stem,
+    }
+}
+
+/// `name` (a kernel name) without a trailing `_<processor>` (a processor or
+/// generic target gcn-embed knows, made an identifier: `hist_gfx942`,
+/// `hist_gfx9_4_generic`), if what is left is not empty.
+pub fn strip_processor(name: &str) -> Option<&str> {
+    gcn_embed::processors()
+        .iter()
+        .filter_map(|p| {
+            let rest = name.strip_suffix(identifier(p.name).as_str())?;
+            rest.strip_suffix('_').filter(|r| !r.is_empty())
+        })
+        .min_by_key(|r| r.len())
+}
+
+/// The program an `imported-from` path names: its file stem made a kernel
+/// name (hipcc's suffix and a `-<processor>` suffix stripped).
+pub(super) fn program_key(imported_from: &str) -> String {
+    let stem = Path::new(imported_from)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = identifier(hipcc_stem(&stem));
+    strip_processor(&name).map_or(name.clone(), str::to_string)
+}
+
+/// One program dumped per processor, named after it (`hist-gfx942.co`,
+/// `hist_gfx1100.s`, as fresh clang-22 output is): a file-stem name that
+/// ends in `_<processor>` loses it when what is left names another input
+/// (`hist-gfx1100.s`, or `hist.s`), or a kernel or an imported file of the
+/// manifest `m`. The files then share the name, and the usual rule (same
+/// name, same symbols, another processor) makes them one kernel. Names
+/// from IREE, Triton and hipcc's own suffix are left alone.
+pub(super) fn name_programs(found: &mut [Imported], m: &Manifest) {
+    use std::collections::{HashMap, HashSet};
+    let plain = |i: &Imported| {
+        i.origin == Origin::Plain && i.triton.is_none() && i.iree_executables.is_empty()
+    };
+    // Name → who has it (an input's path, or something of the manifest).
+    let mut names: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut have = |name: &str, who: String| {
+        names.entry(name.to_string()).or_default().insert(who);
+    };
+    for i in found.iter().filter(|i| plain(i)) {
+        let who = i.from.display().to_string();
+        have(&i.kernel, who.clone());
+        if let Some(rest) = strip_processor(&i.kernel) {
+            have(rest, who);
+        }
+    }
+    for k in &m.kernels {
+        have(&k.name, format!("kernel {}", k.name));
+        for s in &k.sources {
+            if let Some(f) = &s.imported_from {
+                have(&program_key(f), format!("imported {f}"));
+            }
+        }
+    }
+    for i in found.iter_mut().filter(|i| plain(i)) {
+        let Some(rest) = strip_processor(&i.kernel) else {
+            continue;
+        };
+        let who = i.from.display().to_string();
+        if names
+            .get(rest)
+            .is_some_and(|w| w.iter().any(|x| *x != who))
+        {
+            i.kernel = rest.to_string();
+        }
     }
 }
