@@ -375,7 +375,9 @@ fn a_failing_input_keeps_the_others_and_changes_nothing_of_its_own() {
     );
     assert_eq!(std::fs::read(dir.join("asm/gfx942/k.s")).unwrap(), k_asm);
     assert!(
-        files(dir).iter().all(|f| !f.to_string_lossy().contains(".gcn-patch-import")),
+        files(dir)
+            .iter()
+            .all(|f| !f.to_string_lossy().contains(".gcn-patch-import")),
         "staging left behind: {:?}",
         files(dir)
     );
@@ -405,13 +407,21 @@ fn processor_suffixed_dumps_are_one_kernel_and_reimports_rename_nothing() {
     std::fs::copy(hip.join("gfx942/reduce.s"), dir.join("in/reduce-gfx942.s")).unwrap();
     ok(run_cli(
         dir,
-        &["import", "in/saxpy-gfx942.s", "in/saxpy_gfx1100.s", "in/reduce-gfx942.s"],
+        &[
+            "import",
+            "in/saxpy-gfx942.s",
+            "in/saxpy_gfx1100.s",
+            "in/reduce-gfx942.s",
+        ],
     ));
     // Alone, `reduce-gfx942` keeps its name.
     assert_eq!(
         shape(dir),
         [
-            ("saxpy".to_string(), vec!["gfx1100".to_string(), "gfx942".to_string()]),
+            (
+                "saxpy".to_string(),
+                vec!["gfx1100".to_string(), "gfx942".to_string()]
+            ),
             ("reduce_gfx942".to_string(), vec!["gfx942".to_string()]),
         ]
     );
@@ -432,8 +442,18 @@ fn processor_suffixed_dumps_are_one_kernel_and_reimports_rename_nothing() {
         stderr(&o)
     );
     let before = std::fs::read(old.join("kernels.toml")).unwrap();
-    let o = ok(run_cli(old, &["import", "in/saxpy-gfx942.s", "in/saxpy_gfx1100.s"]));
-    assert_eq!(stderr(&o).matches("already imported (kernel `saxpy_gfx942`").count(), 2, "{}", stderr(&o));
+    let o = ok(run_cli(
+        old,
+        &["import", "in/saxpy-gfx942.s", "in/saxpy_gfx1100.s"],
+    ));
+    assert_eq!(
+        stderr(&o)
+            .matches("already imported (kernel `saxpy_gfx942`")
+            .count(),
+        2,
+        "{}",
+        stderr(&o)
+    );
     assert_eq!(std::fs::read(old.join("kernels.toml")).unwrap(), before);
     ok(run_cli(old, &["check", "--no-assemble"]));
 }

@@ -121,11 +121,7 @@ fn a_crlf_manifest_stays_crlf() {
         std::fs::copy(hip.join("gfx942").join(f), dir.join("asm/gfx942").join(f)).unwrap();
     }
     std::fs::copy(hip.join("gfx1100/saxpy.s"), dir.join("in/saxpy-gfx1100.s")).unwrap();
-    std::fs::write(
-        dir.join("kernels.toml"),
-        HAND_WRITTEN.replace('\n', "\r\n"),
-    )
-    .unwrap();
+    std::fs::write(dir.join("kernels.toml"), HAND_WRITTEN.replace('\n', "\r\n")).unwrap();
     ok(run_cli(dir, &["pin", "saxpy"]));
     ok(run_cli(dir, &["import", "in/saxpy-gfx1100.s"]));
     let text = read(dir);

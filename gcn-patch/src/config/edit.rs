@@ -12,7 +12,9 @@
 
 use std::path::{Path, PathBuf};
 
-use toml_edit::{Array, ArrayOfTables, DocumentMut, InlineTable, Item, Key, Table, TableLike, Value};
+use toml_edit::{
+    Array, ArrayOfTables, DocumentMut, InlineTable, Item, Key, Table, TableLike, Value,
+};
 
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::config::manifest::{Manifest, Src};
@@ -127,7 +129,9 @@ impl ManifestEdit {
                 Code::ManifestInvalid,
                 format!("invalid manifest: {}", e.message().trim()),
             )
-            .with_help("fix the TOML at this position (schema: docs/src/reference/kernels-toml.md)");
+            .with_help(
+                "fix the TOML at this position (schema: docs/src/reference/kernels-toml.md)",
+            );
             if let Some(span) = e.span() {
                 d = d.at(Src::new(text, shown).loc(span));
             }
@@ -192,9 +196,14 @@ impl ManifestEdit {
     fn refuse_patches(&self) -> Diagnostic {
         Diagnostic::error(
             Code::PatchListNotEditable,
-            format!("cannot edit {}: a source's `patches` is not an array of strings", self.path.display()),
+            format!(
+                "cannot edit {}: a source's `patches` is not an array of strings",
+                self.path.display()
+            ),
         )
-        .with_help("write the list as `patches = [\"a.diff\", \"b.diff\"]` and run the command again")
+        .with_help(
+            "write the list as `patches = [\"a.diff\", \"b.diff\"]` and run the command again",
+        )
     }
 
     /// The `[[kernel]]` array, created if absent.
@@ -268,7 +277,10 @@ impl ManifestEdit {
         k.decor_mut().set_prefix(prefix);
         k.insert("name", Item::Value(new.name.as_str().into()));
         if !new.iree_executables.is_empty() {
-            k.insert("iree-executables", Item::Value(strings(&new.iree_executables)));
+            k.insert(
+                "iree-executables",
+                Item::Value(strings(&new.iree_executables)),
+            );
         }
         let mut sources = ArrayOfTables::new();
         sources.push(new.source.table());
@@ -281,7 +293,8 @@ impl ManifestEdit {
     /// Append a `[[kernel.source]]` to the `kernel`-th kernel (after its
     /// other sources, before the next `[[kernel]]`).
     pub fn add_source(&mut self, kernel: usize, new: &NewSource) -> Result<(), Diagnostic> {
-        let refuse = self.refuse("a kernel's `source` is not an array of `[[kernel.source]]` tables");
+        let refuse =
+            self.refuse("a kernel's `source` is not an array of `[[kernel.source]]` tables");
         let k = self.kernel_mut(kernel)?;
         match k
             .entry("source")
@@ -326,7 +339,12 @@ impl ManifestEdit {
 
     /// Set the `sha256` pin of a source: its value replaced in place (the
     /// line's comment kept), or, when it has none, the key added after `asm`.
-    pub fn set_pin(&mut self, kernel: usize, source: usize, sha256: &str) -> Result<(), Diagnostic> {
+    pub fn set_pin(
+        &mut self,
+        kernel: usize,
+        source: usize,
+        sha256: &str,
+    ) -> Result<(), Diagnostic> {
         let s = self.source_mut(kernel, source)?;
         if let Some(Item::Value(old)) = s.get_mut("sha256") {
             *old = keep_decor(old, sha256);
@@ -339,7 +357,12 @@ impl ManifestEdit {
 
     /// Append `rel` to a source's `patches` (the key added after `sha256`
     /// when there is none).
-    pub fn push_patch(&mut self, kernel: usize, source: usize, rel: &str) -> Result<(), Diagnostic> {
+    pub fn push_patch(
+        &mut self,
+        kernel: usize,
+        source: usize,
+        rel: &str,
+    ) -> Result<(), Diagnostic> {
         let refuse = self.refuse_patches();
         let s = self.source_mut(kernel, source)?;
         match s.get_mut("patches") {
@@ -359,8 +382,17 @@ impl ManifestEdit {
             }
             Some(_) => Err(refuse),
             None => {
-                let after = if s.contains_key("sha256") { "sha256" } else { "asm" };
-                insert_after(s, after, "patches", Value::Array([rel].into_iter().collect()));
+                let after = if s.contains_key("sha256") {
+                    "sha256"
+                } else {
+                    "asm"
+                };
+                insert_after(
+                    s,
+                    after,
+                    "patches",
+                    Value::Array([rel].into_iter().collect()),
+                );
                 Ok(())
             }
         }
@@ -419,9 +451,8 @@ impl ManifestEdit {
 /// last item (which toml_edit keeps after the comma, or in the item's
 /// suffix without one) left on that item's line.
 fn push_on_own_line(a: &mut Array, rel: &str) {
-    let raw = |r: Option<&toml_edit::RawString>| {
-        r.and_then(|r| r.as_str()).unwrap_or("").to_string()
-    };
+    let raw =
+        |r: Option<&toml_edit::RawString>| r.and_then(|r| r.as_str()).unwrap_or("").to_string();
     let had_comma = a.trailing_comma();
     let mut indent = String::from("  ");
     if let Some(last) = a.iter_mut().last() {

@@ -348,10 +348,7 @@ pub(super) fn name_programs(found: &mut [Imported], m: &Manifest) {
             continue;
         };
         let who = i.from.display().to_string();
-        if names
-            .get(rest)
-            .is_some_and(|w| w.iter().any(|x| *x != who))
-        {
+        if names.get(rest).is_some_and(|w| w.iter().any(|x| *x != who)) {
             i.kernel = rest.to_string();
         }
     }
