@@ -61,7 +61,8 @@ figures() {
 }
 
 echo "importing $n objects into $project with $GCN_PATCH ($jobs cores)" >&2
-(cd "$project" && /usr/bin/time -v -o "$times" "$GCN_PATCH" import $(cat "$objects") >import.log 2>&1) || {
+mapfile -t objs <"$objects"
+(cd "$project" && /usr/bin/time -v -o "$times" "$GCN_PATCH" import "${objs[@]}" >import.log 2>&1) || {
     echo "aiter-import.sh: the import failed; the end of $project/import.log:" >&2
     tail -20 "$project/import.log" >&2
     exit 1
