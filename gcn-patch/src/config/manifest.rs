@@ -323,6 +323,7 @@ impl Manifest {
 
     /// [`Manifest::load`] for `gcn-patch pin`: a malformed or missing
     /// `sha256` is no error (pin is what writes it); such a pin is `None`.
+    #[cfg(feature = "edit")]
     pub(crate) fn load_for_pin(path: &Path) -> Result<Manifest, Diagnostics> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             Diagnostic::error(

@@ -377,7 +377,7 @@ impl Session {
             rel: rel.clone(),
             sha256: Some(sha.clone()),
             sha256_line: 0,
-            targets: vec![imported.target.clone()],
+            targets: vec![imported.target],
             patches: Vec::new(),
             rules: Vec::new(),
             symbols: imported.symbols.clone(),
