@@ -68,6 +68,7 @@ mapfile -t objs <"$objects"
     exit 1
 }
 read -r import_wall import_user import_sys import_rss < <(figures "$times")
+cp "$times" "$project/import.time"
 
 # The floor, part 1: llvm-objdump of every object, as lift runs it.
 /usr/bin/time -v -o "$times" xargs -a "$objects" -d '\n' -P "$jobs" -I{} \
@@ -87,10 +88,14 @@ m=$(wc -l <"$asm_list")
     if [ "$t" != "$proc" ]; then
         IFS=: read -ra fs <<<"${t#*:}"
         for f in "${fs[@]}"; do mattr="$mattr,${f: -1}${f%?}"; done
-        mattr="--mattr=${mattr#,}"
     fi
+    # gfx11 and gfx12 code is lifted (and built) with 16-bit register halves.
+    case $proc in gfx11* | gfx12*) mattr="$mattr,+real-true16" ;; esac
+    [ -z "$mattr" ] || mattr="--mattr=${mattr#,}"
     exec "$0" --triple=amdgcn-amd-amdhsa --mcpu="$proc" $mattr --filetype=obj -o /dev/null "$1"
-' "$llvm/llvm-mc"
+' "$llvm/llvm-mc" 2>"$project/floor-mc.err" || {
+    echo "aiter-import.sh: llvm-mc failed on some imported asm; see $project/floor-mc.err" >&2
+}
 read -r mc_wall mc_user mc_sys mc_rss < <(figures "$times")
 rm -f "$asm_list"
 
