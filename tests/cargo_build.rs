@@ -528,7 +528,12 @@ fn acknowledged_findings_leave_cargo_builds_silent() {
     );
 
     for k in ["all_reduce", "pa_bf16_noquant_gqa16_1tg_4w"] {
-        gcn_patch::ops::accept::accept(&manifest, k, &tools).unwrap_or_else(|d| panic!("{d}"));
+        gcn_patch::ops::accept::accept(&gcn_patch::ops::accept::AcceptOptions {
+            manifest: manifest.clone(),
+            kernel: k.to_string(),
+            tools: tools.clone(),
+        })
+        .unwrap_or_else(|d| panic!("{d}"));
     }
     let (out, ran) = pkg.build(&[]);
     assert!(

@@ -1,6 +1,6 @@
 //! `gcn-patch check`: every kernel × target of a manifest, every check.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use gcn_embed::TargetId;
 
@@ -24,6 +24,31 @@ pub struct Checked {
     pub accepted: usize,
 }
 
+/// How far `gcn-patch check` takes each job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Depth {
+    /// Apply the patches and run every check; no toolchain is needed, and
+    /// an "ok" does not mean the assembler takes every instruction
+    /// (`--no-assemble`).
+    Checks,
+    /// Then assemble, link and verify (the command's default).
+    #[default]
+    Build,
+}
+
+/// What `gcn-patch check` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// How far each job goes.
+    pub depth: Depth,
+    /// Parallel jobs when building (default: the number of CPUs).
+    pub jobs: Option<usize>,
+    /// The LLVM tools.
+    pub tools: Tools,
+}
+
 /// What `gcn-patch check` found: every job in plan order, and the errors.
 #[derive(Debug)]
 pub struct CheckReport {
@@ -31,25 +56,26 @@ pub struct CheckReport {
     pub jobs: Vec<Checked>,
     /// Every error of every failing job.
     pub errors: Vec<Diagnostic>,
-    /// Whether the jobs were assembled, linked and verified.
-    pub assembled: bool,
+    /// How far the jobs went ([`Depth::Build`]: assembled, linked and verified).
+    pub depth: Depth,
 }
 
 /// `gcn-patch check [--no-assemble]`: apply every patch for every target,
-/// run every check and, with `assemble` (the CLI's default), assemble, link
+/// run every check and, with [`Depth::Build`] (the default), assemble, link
 /// and verify each job: in parallel (`jobs` at once, default the number of
 /// CPUs), through the build engine and its object cache (the shared one,
 /// `GCN_BUILD_CACHE_DIR`, when set; nothing is written next to the
 /// manifest), so "ok" means it builds.
 /// An `Err` is a manifest that cannot be planned; failing jobs are in the report.
-pub fn check(
-    manifest: &Path,
-    assemble: bool,
-    jobs: Option<usize>,
-    tools: &Tools,
-) -> Result<CheckReport, Diagnostics> {
-    use crate::pipeline::build::{build_one, BuildOptions};
-    use crate::pipeline::cache::ObjectCache;
+pub fn check(opts: &CheckOptions) -> Result<CheckReport, Diagnostics> {
+    let CheckOptions {
+        manifest,
+        depth,
+        jobs,
+        tools,
+    } = opts;
+    let (depth, jobs) = (*depth, *jobs);
+    use crate::pipeline::build::build_one;
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
     if plan.jobs.is_empty() {
@@ -62,23 +88,11 @@ pub fn check(
         )
         .into());
     }
-    let results: Vec<Result<(Vec<Diagnostic>, usize), Diagnostics>> = if assemble {
-        let tc = tools.find(Some(&m))?;
-        let shared = super::shared_cache()?;
+    let results: Vec<Result<(Vec<Diagnostic>, usize), Diagnostics>> = if depth == Depth::Build {
         let work = scratch()?;
-        let max_jobs = crate::base::jobs::workers(jobs);
-        let opts = BuildOptions {
-            toolchain: &tc,
-            cache: ObjectCache {
-                local: work.path().join("cache"),
-                shared,
-            },
-            work_dir: work.path().join("work"),
-            max_jobs,
-            tokens: &crate::base::jobs::Unlimited,
-            progress: None,
-        };
-        crate::base::jobs::run(plan.jobs.clone(), max_jobs, opts.tokens, |job| {
+        let engine = tools.engine(&m, jobs, work.path())?;
+        let opts = engine.options(&crate::base::jobs::Unlimited, None);
+        crate::base::jobs::run(plan.jobs.clone(), engine.max_jobs, opts.tokens, |job| {
             crate::base::jobs::test_panic_point("check", &m.kernels[job.kernel].name);
             build_one(&m, &plan, &opts, job).map(|b| (b.notes, b.accepted))
         })
@@ -105,7 +119,7 @@ pub fn check(
     let mut report = CheckReport {
         jobs: Vec::with_capacity(plan.jobs.len()),
         errors: Vec::new(),
-        assembled: assemble,
+        depth,
     };
     for (job, result) in plan.jobs.iter().zip(results) {
         let kernel = &m.kernels[job.kernel].name;

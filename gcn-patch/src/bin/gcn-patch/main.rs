@@ -67,6 +67,19 @@ fn dispatch(cli: Cli) -> ExitCode {
         llvm,
     } = cli.command
     {
+        use gcn_patch::base::diag::Setting;
+        let parsed = ops::run::parse_dims(Setting::Grid, &grid).and_then(|grid| {
+            let block = ops::run::parse_dims(Setting::Block, &block)?;
+            let args = args
+                .iter()
+                .map(|a| ops::run::ArgSpec::parse(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((grid, block, args))
+        });
+        let (grid, block, args) = match parsed {
+            Ok(p) => p,
+            Err(d) => return render::usage(d),
+        };
         let opts = ops::run::RunOptions {
             object,
             kernel,
@@ -90,6 +103,21 @@ fn dispatch(cli: Cli) -> ExitCode {
         llvm,
     } = cli.command
     {
+        let parsed = target
+            .as_deref()
+            .map(ops::parse_target)
+            .transpose()
+            .and_then(|target| {
+                let tolerance = tolerance
+                    .as_deref()
+                    .map(ops::launch::parse_tolerance)
+                    .transpose()?;
+                Ok((target, tolerance))
+            });
+        let (target, tolerance) = match parsed {
+            Ok(p) => p,
+            Err(d) => return render::usage(d),
+        };
         let opts = ops::launch::CompareOptions {
             manifest,
             kernel,
@@ -108,6 +136,10 @@ fn dispatch(cli: Cli) -> ExitCode {
         llvm,
     } = cli.command
     {
+        let target = match target.as_deref().map(ops::parse_target).transpose() {
+            Ok(t) => t,
+            Err(d) => return render::usage(d),
+        };
         let opts = ops::launch::TestOptions {
             manifest,
             kernel,
@@ -133,10 +165,12 @@ fn dispatch(cli: Cli) -> ExitCode {
 fn run(cli: Cli) -> Result<(), Diagnostics> {
     match cli.command {
         Command::Retarget { file, target, llvm } => {
-            print!(
-                "{}",
-                ops::asm::retarget(&file, &target, &llvm.tools())?.print()
-            );
+            let opts = ops::asm::RetargetOptions {
+                file,
+                target: ops::parse_target(&target)?,
+                tools: llvm.tools(),
+            };
+            print!("{}", ops::asm::retarget(&opts)?.print());
         }
         Command::Assemble {
             file,
@@ -148,7 +182,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         } => {
             let a = ops::asm::assemble(&ops::asm::AssembleOptions {
                 file,
-                target,
+                target: ops::parse_target(&target)?,
                 output,
                 update_registers,
                 baseline,
@@ -160,7 +194,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     b.display()
                 );
             }
-            print_notes(&a.notes);
+            print_notes(&render::name_flags(Diagnostics(a.notes)).0);
             eprintln!(
                 "gcn-patch: wrote {} ({}, e_flags {:#x}, {} kernel(s))",
                 a.output.display(),
@@ -175,7 +209,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             target,
             llvm,
         } => {
-            let a = ops::kernel::apply(&manifest, &kernel, target.as_deref(), &llvm.tools())?;
+            let a = ops::kernel::apply(&ops::kernel::ApplyOptions {
+                manifest,
+                kernel,
+                target: target.as_deref().map(ops::parse_target).transpose()?,
+                tools: llvm.tools(),
+            })?;
             print_notes(&a.notes);
             print!("{}", a.asm.print());
         }
@@ -187,7 +226,16 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             run,
             llvm,
         } => {
-            let r = ops::check::check(&manifest, !no_assemble, jobs, &llvm.tools())?;
+            let r = ops::check::check(&ops::check::CheckOptions {
+                manifest: manifest.clone(),
+                depth: if no_assemble {
+                    ops::check::Depth::Checks
+                } else {
+                    ops::check::Depth::Build
+                },
+                jobs,
+                tools: llvm.tools(),
+            })?;
             for j in &r.jobs {
                 print_notes(&j.notes);
                 if j.passed {
@@ -200,7 +248,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             eprintln!(
                 "gcn-patch check: {} job(s) passed{}",
                 r.jobs.len(),
-                if r.assembled {
+                if r.depth == ops::check::Depth::Build {
                     " (assembled, linked and verified)"
                 } else {
                     " (not assembled: --no-assemble)"
@@ -229,12 +277,20 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             }
         }
         Command::Pin { kernel, manifest } => {
-            let changes = ops::pin::pin(&manifest, &kernel)?;
+            let changes = ops::pin::pin(&ops::pin::PinOptions {
+                manifest,
+                kernel: kernel.clone(),
+            })?;
             if changes.is_empty() {
                 eprintln!("gcn-patch: kernel `{kernel}`: every pin already matches");
             }
-            for (path, old, new) in changes {
-                eprintln!("gcn-patch: pinned {}: {old} -> {new}", path.display());
+            for c in changes {
+                eprintln!(
+                    "gcn-patch: pinned {}: {} -> {}",
+                    c.dump.display(),
+                    c.old,
+                    c.new
+                );
             }
         }
         Command::Lint { .. }
@@ -256,7 +312,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             out,
             target,
             run,
-        } => build(manifest, out, Layout::Build(target), run)?,
+        } => build(
+            manifest,
+            out,
+            Layout::Build(ops::expand_targets(&target)?),
+            run,
+        )?,
         Command::TritonOverride { manifest, out, run } => {
             build(manifest, out, Layout::TritonOverride, run)?
         }
@@ -267,7 +328,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
         } => {
             let target = target.as_deref().map(ops::parse_target).transpose()?;
-            let w = ops::quilt::edit(&manifest, &kernel, target.as_ref(), force)?;
+            let w = ops::quilt::edit(&ops::quilt::EditOptions {
+                manifest,
+                kernel: kernel.clone(),
+                target,
+                force,
+            })?;
             println!("{}", w.path.display());
             eprintln!(
                 "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
@@ -287,7 +353,13 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             llvm,
         } => {
             use ops::quilt::Saved;
-            match ops::quilt::save(&manifest, &kernel, &name, &llvm.tools())? {
+            let opts = ops::quilt::SaveOptions {
+                manifest: manifest.clone(),
+                kernel: kernel.clone(),
+                name,
+                tools: llvm.tools(),
+            };
+            match ops::quilt::save(&opts)? {
                 Saved::NoChange => eprintln!(
                     "gcn-patch: kernel `{kernel}`: the work file has no change; nothing written"
                 ),
@@ -317,7 +389,11 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             llvm,
         } => {
-            let a = ops::accept::accept(&manifest, &kernel, &llvm.tools())?;
+            let a = ops::accept::accept(&ops::accept::AcceptOptions {
+                manifest: manifest.clone(),
+                kernel: kernel.clone(),
+                tools: llvm.tools(),
+            })?;
             eprintln!(
                 "gcn-patch: wrote {} ({} finding(s) of kernel `{kernel}` acknowledged){}",
                 a.rel.display(),
@@ -330,7 +406,10 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             );
         }
         Command::Patches { kernel, manifest } => {
-            let listed = ops::quilt::list(&manifest, &kernel)?;
+            let listed = ops::quilt::list(&ops::quilt::ListOptions {
+                manifest,
+                kernel: kernel.clone(),
+            })?;
             if listed.is_empty() {
                 eprintln!("gcn-patch: kernel `{kernel}` has no patches");
             }
@@ -358,7 +437,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             force,
             manifest,
         } => {
-            let d = ops::quilt::drop(&manifest, &kernel, &name, force)?;
+            let d = ops::quilt::drop(&ops::quilt::DropOptions {
+                manifest: manifest.clone(),
+                kernel: kernel.clone(),
+                name,
+                force,
+            })?;
             eprintln!(
                 "gcn-patch: dropped {} from {} and deleted it",
                 d.rel.display(),
@@ -378,13 +462,15 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             no_verify,
             llvm,
         } => {
-            let lifted = ops::lift::lift(
-                &file,
-                output.as_ref(),
-                target.as_deref(),
-                !no_verify,
-                &llvm.tools(),
-            )?;
+            let tools = llvm.tools();
+            let target = target.as_deref().map(ops::parse_target).transpose()?;
+            let lifted = ops::lift::lift(&ops::lift::LiftRequest {
+                file: file.clone(),
+                output: output.clone(),
+                target,
+                verify: !no_verify,
+                tools,
+            })?;
             if output.is_none() {
                 print!("{}", lifted.asm);
             }
@@ -407,12 +493,18 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             llvm,
         } => {
-            let d = ops::kernel::objdiff(&manifest, &kernel, &target, &llvm.tools())?;
+            let target = ops::parse_target(&target)?;
+            let d = ops::kernel::objdiff(&ops::kernel::ObjdiffOptions {
+                manifest,
+                kernel: kernel.clone(),
+                target,
+                tools: llvm.tools(),
+            })?;
             print!("{}", d.diff);
             if d.diff.is_empty() {
                 eprintln!(
                     "gcn-patch: kernel `{kernel}` for {}: the patches change no instruction",
-                    ops::parse_target(&target)?.name()
+                    target.name()
                 );
             }
             for f in &d.fields {
@@ -423,10 +515,14 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             out,
             target,
-        } => println!(
-            "{}",
-            ops::kernel::iree_flags(&manifest, &out, &target)?.join(" ")
-        ),
+        } => {
+            let opts = ops::kernel::IreeFlagsOptions {
+                manifest,
+                out,
+                target: ops::parse_target(&target)?,
+            };
+            println!("{}", ops::kernel::iree_flags(&opts)?.join(" "))
+        }
         Command::Targets => targets(),
     }
     Ok(())
