@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-pub mod identity;
+pub(crate) mod identity;
 
 use gcn_embed::TargetId;
 

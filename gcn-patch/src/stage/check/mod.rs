@@ -20,7 +20,7 @@
 //! inputs) come from [`crate::base::isa`].
 
 pub mod budget;
-pub mod control;
+pub(crate) mod control;
 mod expr;
 pub mod hazard;
 pub mod launch;

@@ -10,7 +10,7 @@
 //! line in the patch file), `Rule(RuleOrigin { manifest, kernel, index, what })` for
 //! lines written or moved by a rule (`manifest` is the manifest's file name).
 
-pub mod diff;
+pub(crate) mod diff;
 pub(crate) mod rules;
 
 use std::borrow::Cow;

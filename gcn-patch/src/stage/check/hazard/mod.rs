@@ -15,11 +15,11 @@
 //! instructions the model cannot follow (warnings, never silently safe), and
 //! with `suggest` the loosenable waits (notes).
 
-pub mod analysis;
-pub mod cfg;
-pub mod lds;
-pub mod model;
-pub mod suggest;
+pub(crate) mod analysis;
+pub(crate) mod cfg;
+pub(crate) mod lds;
+pub(crate) mod model;
+pub(crate) mod suggest;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
