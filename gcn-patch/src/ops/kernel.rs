@@ -8,7 +8,7 @@ use super::{find_job, scratch, Tools};
 use crate::base::diag::{Diagnostic, Diagnostics};
 use crate::base::document::Document;
 use crate::config::manifest::Manifest;
-use crate::ops::objdiff::ObjDiff;
+pub use crate::ops::objdiff::ObjDiff;
 use crate::pipeline;
 
 /// What `gcn-patch apply` returns.

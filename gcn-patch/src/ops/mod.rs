@@ -36,14 +36,14 @@ pub mod build;
 pub mod check;
 #[cfg(feature = "lift")]
 pub mod import;
-pub mod install;
+pub(crate) mod install;
 pub mod kernel;
 #[cfg(feature = "cli")]
 pub mod launch;
 #[cfg(feature = "lift")]
 pub mod lift;
 pub mod lint;
-pub mod objdiff;
+pub(crate) mod objdiff;
 pub mod pin;
 pub mod quilt;
 #[cfg(feature = "cli")]

@@ -19,7 +19,7 @@ pub struct LiftOptions<'a> {
     /// ld.lld rebuild the result.
     pub toolchain: &'a Toolchain,
     /// Build the lifted asm as a build does and compare it with the
-    /// original byte for byte ([`identity`](mod@identity); one assemble and link per
+    /// original byte for byte (`identity`; one assemble and link per
     /// code object). `false` (`lift --no-verify`) skips that:
     /// [`Lifted::identity`](crate::stage::lift::Lifted::identity) is then [`Identity::NotVerified`](crate::stage::lift::Identity::NotVerified).
     pub verify: bool,
@@ -38,7 +38,7 @@ impl<'a> LiftOptions<'a> {
 /// Lift the code object in `path` (a bare code object, or the member of a
 /// container for `target`, or its only one: see
 /// [`crate::stage::lift::lift_file`]) and, with [`LiftOptions::verify`],
-/// check that it rebuilds the original ([`identity`](mod@identity)). Reads
+/// check that it rebuilds the original (`identity`). Reads
 /// the file; writes nothing.
 pub fn lift_file(
     path: &Path,
@@ -86,7 +86,7 @@ pub struct LiftRequest {
 
 /// `gcn-patch lift FILE [-o OUT] [--target T] [--no-verify]`: the lifted
 /// asm (with `verify`, checked to rebuild identical: see
-/// [`identity`](mod@identity)), written atomically to `output` when given.
+/// `identity`), written atomically to `output` when given.
 /// Nothing is written when any check fails.
 pub fn lift(req: &LiftRequest) -> Result<Lifted, Diagnostics> {
     let output = req.output.as_ref();

@@ -138,7 +138,7 @@ pub struct Lifted {
 
 /// Lift the code object in `path`: a bare code object (`.co`/`.hsaco`), or
 /// one member of a container (offload bundle, host object with
-/// `.hip_fatbin`, IREE `.vmfb`; see [`container`]): the one for `target`,
+/// `.hip_fatbin`, IREE `.vmfb`; see `container`): the one for `target`,
 /// or the only one. Reads the file; writes nothing.
 pub fn lift_file(
     path: &Path,

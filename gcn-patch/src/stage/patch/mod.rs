@@ -2,7 +2,7 @@
 //!
 //! [`apply`] reads a source's dump, refuses it if its bytes do not match the
 //! pin ([`crate::ops::pin::pin()`] rewrites pins), applies its unified diffs in order
-//! ([`diff`]), then its structured rules in order (`rules`). Every output
+//! (`diff`), then its structured rules in order (`rules`). Every output
 //! line carries an [`Origin`](crate::base::provenance::Origin):
 //! `Source { file, line }` for dump lines (file as written in the manifest,
 //! relative to [`Manifest::dir`]), `Patch { file, hunk, line }` for `+` lines
