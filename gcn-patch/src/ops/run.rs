@@ -406,21 +406,3 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         Err(RunError::Findings(Box::new(report)))
     }
 }
-
-/// The sanitizer's report: one paragraph per finding, in order, and a count.
-pub fn render_findings(r: &RunReport) -> String {
-    let mut s = String::new();
-    for f in &r.stats.findings {
-        s.push_str(&format!(
-            "sanitizer: {f}
-"
-        ));
-    }
-    s.push_str(&format!(
-        "gcn-patch run: kernel `{}` ({}): the sanitizer found {} problem(s)\n",
-        r.kernel,
-        r.processor,
-        r.stats.findings.len()
-    ));
-    s
-}

@@ -301,7 +301,7 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
             ExitCode::FAILURE
         }
         Err(ops::run::RunError::Findings(r)) => {
-            eprint!("{}", ops::run::render_findings(&r));
+            eprint!("{}", render_findings(&r));
             for p in &r.outputs {
                 println!("wrote {}", p.display());
             }
@@ -447,6 +447,21 @@ pub(crate) fn test_report(r: &ops::launch::TestReport, manifest: &std::path::Pat
                 r.not_run.iter().map(|(_, t)| t.len()).sum::<usize>()
             )
         }
+    ));
+    s
+}
+
+/// The sanitizer's report: one paragraph per finding, in order, and a count.
+fn render_findings(r: &ops::run::RunReport) -> String {
+    let mut s = String::new();
+    for f in &r.stats.findings {
+        s.push_str(&format!("sanitizer: {f}\n"));
+    }
+    s.push_str(&format!(
+        "gcn-patch run: kernel `{}` ({}): the sanitizer found {} problem(s)\n",
+        r.kernel,
+        r.processor,
+        r.stats.findings.len()
     ));
     s
 }
