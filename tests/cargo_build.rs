@@ -498,7 +498,8 @@ fn acknowledged_findings_leave_cargo_builds_silent() {
     let tools = gcn_patch::ops::Tools::default();
     let options = gcn_patch::ops::import::ImportOptions::resolve(vec![], None, &tools, &paths)
         .unwrap_or_else(|d| panic!("{d}"));
-    gcn_patch::ops::import::import(&manifest, &paths, &options).unwrap_or_else(|d| panic!("{d}"));
+    gcn_patch::ops::import::import(&manifest, &paths, &options, None)
+        .unwrap_or_else(|d| panic!("{d}"));
     write_package(&dir, "gcn-it-accept");
     let pkg = Pkg {
         dir: dir.clone(),
