@@ -53,6 +53,7 @@ fn hipcc_dumps_for_two_archs_are_one_kernel() {
         dir,
         &[
             "import",
+            "-v",
             "in/saxpy-hip-amdgcn-amd-amdhsa-gfx942.s",
             "in/saxpy-hip-amdgcn-amd-amdhsa-gfx1100.s",
         ],
@@ -152,7 +153,7 @@ fn fat_binary_is_one_kernel_and_builds_back_to_its_members() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let host = common::repo().join("tests/corpus/containers/scale-host-compressed.o");
-    let o = ok(run_cli(dir, &["import", host.to_str().unwrap()]));
+    let o = ok(run_cli(dir, &["import", "-v", host.to_str().unwrap()]));
     assert!(stderr(&o).contains("new source of kernel `scale_host_compressed`"));
     assert_eq!(
         shape(dir),
