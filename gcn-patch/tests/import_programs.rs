@@ -233,6 +233,10 @@ fn binary_import_needs_the_toolchain_and_says_so() {
         err.contains("needs LLVM") && err.contains("apt-get install"),
         "{err}"
     );
+    insta::assert_snapshot!(
+        "binary_import_needs_llvm",
+        err.replace(&common::repo().display().to_string(), "<repo>")
+    );
     assert!(!dir.path().join("kernels.toml").exists());
 }
 
