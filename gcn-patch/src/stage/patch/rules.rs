@@ -856,9 +856,14 @@ mod tests {
         assert!(set_waitcnt("s_waitcnt 0", "vmcnt", 1, &[Generation::Gfx9]).is_err());
         // The gfx10–11 single-counter forms other than vscnt are edited the same way.
         assert_eq!(
-            set_waitcnt("s_waitcnt_vmcnt null, 0x0", "loadcnt", 3, &[Generation::Gfx11])
-                .unwrap()
-                .0,
+            set_waitcnt(
+                "s_waitcnt_vmcnt null, 0x0",
+                "loadcnt",
+                3,
+                &[Generation::Gfx11]
+            )
+            .unwrap()
+            .0,
             "s_waitcnt_vmcnt null, 0x3"
         );
         // `s_wait_idle` has no counter to set.
