@@ -115,7 +115,7 @@ pub fn build_all(
         let kernel = &manifest.kernels[job.kernel].name;
         let target = job.target;
         // A panic below is caught by `jobs::run`; the job is counted then too.
-        let _counted = Finished {
+        let counted = Finished {
             tally: &tally,
             kernel,
             target: &target,
@@ -124,7 +124,7 @@ pub fn build_all(
         jobs::test_panic_point("build", kernel);
         let result = build_job(manifest, plan, opts, job);
         if let Ok(b) = &result {
-            _counted.outcome.set(Outcome::Built(b.state()));
+            counted.outcome.set(Outcome::Built(b.state()));
         }
         result
     });

@@ -161,6 +161,9 @@ pub(crate) fn import(
             report.skipped.len()
         ));
     }
+    if parts.is_empty() {
+        parts.push("nothing imported".into());
+    }
     say!(
         "gcn-patch import: {} file(s) into {}: {}",
         report.outcomes.len(),
