@@ -44,7 +44,7 @@ fn xtask(project: &Path, dump: &Path) -> Result<(), Diagnostics> {
     // Import: the dump is copied under asm/, pinned and added as a kernel.
     let inputs = [dump.to_path_buf()];
     let options = ImportOptions::resolve(vec![], None, &tools, &inputs)?;
-    let report = import(&manifest, &inputs, &options)?;
+    let report = import(&manifest, &inputs, &options, None)?;
     let kernel = match &report.outcomes[..] {
         [Outcome::Added { kernel, asm }] => {
             println!("import: kernel `{kernel}` from {}", asm.display());
@@ -83,11 +83,14 @@ fn xtask(project: &Path, dump: &Path) -> Result<(), Diagnostics> {
     }
 
     // Check: every job patched, checked, assembled, linked and verified.
-    let checked = check(&CheckOptions {
-        manifest: manifest.clone(),
-        tools: tools.clone(),
-        ..CheckOptions::default()
-    })?;
+    let checked = check(
+        &CheckOptions {
+            manifest: manifest.clone(),
+            tools: tools.clone(),
+            ..CheckOptions::default()
+        },
+        None,
+    )?;
     if !checked.errors.is_empty() {
         return Err(Diagnostics(checked.errors));
     }

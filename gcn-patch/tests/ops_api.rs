@@ -158,11 +158,14 @@ fn a_manifest_kernel_names_its_registers_key() {
         ),
     )
     .unwrap();
-    let report = ops::check::check(&ops::check::CheckOptions {
-        manifest: tmp.path().join("kernels.toml"),
-        depth: ops::check::Depth::Checks,
-        ..Default::default()
-    })
+    let report = ops::check::check(
+        &ops::check::CheckOptions {
+            manifest: tmp.path().join("kernels.toml"),
+            depth: ops::check::Depth::Checks,
+            ..Default::default()
+        },
+        None,
+    )
     .unwrap();
     assert_eq!(report.depth, ops::check::Depth::Checks);
     assert_eq!(report.jobs.len(), 1);

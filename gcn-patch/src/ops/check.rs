@@ -6,8 +6,11 @@ use gcn_embed::TargetId;
 
 use super::{scratch, Tools};
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
+use crate::base::progress::Observer;
+use crate::base::progress::{Outcome, Tally, Task};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
+use crate::pipeline::build::Finished;
 
 /// One job's outcome.
 #[derive(Debug)]
@@ -67,7 +70,11 @@ pub struct CheckReport {
 /// `GCN_BUILD_CACHE_DIR`, when set; nothing is written next to the
 /// manifest), so "ok" means it builds.
 /// An `Err` is a manifest that cannot be planned; failing jobs are in the report.
-pub fn check(opts: &CheckOptions) -> Result<CheckReport, Diagnostics> {
+/// `progress` is told the job count ([`Task::Check`]) and each finished job.
+pub fn check(
+    opts: &CheckOptions,
+    progress: Option<&dyn Observer>,
+) -> Result<CheckReport, Diagnostics> {
     let CheckOptions {
         manifest,
         depth,
@@ -91,10 +98,24 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, Diagnostics> {
     let results: Vec<Result<(Vec<Diagnostic>, usize), Diagnostics>> = if depth == Depth::Build {
         let work = scratch()?;
         let engine = tools.engine(&m, jobs, work.path())?;
+        let max_jobs = engine.max_jobs;
+        let tally = Tally::start(progress, Task::Check, plan.jobs.len(), max_jobs);
         let opts = engine.options(&crate::base::jobs::Unlimited, None);
-        crate::base::jobs::run(plan.jobs.clone(), engine.max_jobs, opts.tokens, |job| {
-            crate::base::jobs::test_panic_point("check", &m.kernels[job.kernel].name);
-            build_one(&m, &plan, &opts, job).map(|b| (b.notes, b.accepted))
+        crate::base::jobs::run(plan.jobs.clone(), max_jobs, opts.tokens, |job| {
+            let kernel = &m.kernels[job.kernel].name;
+            let target = job.target;
+            let counted = Finished {
+                tally: &tally,
+                kernel,
+                target: &target,
+                outcome: std::cell::Cell::new(Outcome::Failed),
+            };
+            crate::base::jobs::test_panic_point("check", kernel);
+            let built = build_one(&m, &plan, &opts, job);
+            if let Ok(b) = &built {
+                counted.outcome.set(Outcome::Built(b.state()));
+            }
+            built.map(|b| (b.notes, b.accepted))
         })
         .into_iter()
         .zip(&plan.jobs)
@@ -104,15 +125,26 @@ pub fn check(opts: &CheckOptions) -> Result<CheckReport, Diagnostics> {
         .collect()
     } else {
         let major = tools.assembler_major(Some(&m));
+        let tally = Tally::start(progress, Task::Check, plan.jobs.len(), 1);
         plan.jobs
             .iter()
             .map(|job| {
                 let kernel = &m.kernels[job.kernel].name;
-                crate::base::jobs::catch(|| {
+                let counted = Finished {
+                    tally: &tally,
+                    kernel,
+                    target: &job.target,
+                    outcome: std::cell::Cell::new(Outcome::Failed),
+                };
+                let r = crate::base::jobs::catch(|| {
                     crate::base::jobs::test_panic_point("check", kernel);
                     pipeline::prepare(&m, &plan, job, major).map(|p| (p.notes, p.accepted))
                 })
-                .unwrap_or_else(|p| Err(panicked(p, kernel, &job.target)))
+                .unwrap_or_else(|p| Err(panicked(p, kernel, &job.target)));
+                if r.is_ok() {
+                    counted.outcome.set(Outcome::Done);
+                }
+                r
             })
             .collect()
     };

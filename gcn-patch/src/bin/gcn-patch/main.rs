@@ -21,6 +21,7 @@
 //! ```
 
 mod args;
+mod progress;
 mod render;
 
 use std::process::ExitCode;
@@ -30,10 +31,12 @@ use gcn_patch::base::diag::Diagnostics;
 use gcn_patch::ops::{self, build::Layout};
 
 use args::{markdown_help, Cli, Command};
+use progress::{detail, say};
 use render::{build, import, lint, print_notes, targets};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    progress::set_verbosity(cli.quiet, cli.verbose);
     // A panic anywhere (a bug) is an error and exit 1, like any failure.
     ops::catch(|| dispatch(cli)).unwrap_or_else(|p| {
         let command: Vec<String> = std::env::args().take(4).collect();
@@ -189,13 +192,13 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 tools: llvm.tools(),
             })?;
             if let Some((b, true)) = &a.baseline {
-                eprintln!(
+                say!(
                     "gcn-patch: findings of {} (named by the file's lift header) are inherited: warnings; `--baseline` picks another original",
                     b.display()
                 );
             }
             print_notes(&render::name_flags(Diagnostics(a.notes)).0);
-            eprintln!(
+            say!(
                 "gcn-patch: wrote {} ({}, e_flags {:#x}, {} kernel(s))",
                 a.output.display(),
                 a.target.name(),
@@ -226,7 +229,8 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             run,
             llvm,
         } => {
-            let r = ops::check::check(&ops::check::CheckOptions {
+            let bar = progress::Bar::new();
+            let opts = ops::check::CheckOptions {
                 manifest: manifest.clone(),
                 depth: if no_assemble {
                     ops::check::Depth::Checks
@@ -235,17 +239,20 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 },
                 jobs,
                 tools: llvm.tools(),
-            })?;
+            };
+            let r = ops::check::check(&opts, bar.observer());
+            bar.finish();
+            let r = r?;
             for j in &r.jobs {
                 print_notes(&j.notes);
                 if j.passed {
-                    eprintln!("ok: {}", ops::label(&j.kernel, &j.target));
+                    detail!("ok: {}", ops::label(&j.kernel, &j.target));
                 }
             }
             if !r.errors.is_empty() {
                 return Err(Diagnostics(r.errors));
             }
-            eprintln!(
+            say!(
                 "gcn-patch check: {} job(s) passed{}",
                 r.jobs.len(),
                 if r.depth == ops::check::Depth::Build {
@@ -256,7 +263,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             );
             let accepted: usize = r.jobs.iter().map(|j| j.accepted).sum();
             if accepted > 0 {
-                eprintln!(
+                say!(
                     "gcn-patch check: {accepted} acknowledged finding(s) not shown (the kernels' `accepted` files)"
                 );
             }
@@ -282,10 +289,10 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 kernel: kernel.clone(),
             })?;
             if changes.is_empty() {
-                eprintln!("gcn-patch: kernel `{kernel}`: every pin already matches");
+                say!("gcn-patch: kernel `{kernel}`: every pin already matches");
             }
             for c in changes {
-                eprintln!(
+                say!(
                     "gcn-patch: pinned {}: {} -> {}",
                     c.dump.display(),
                     c.old,
@@ -335,12 +342,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 force,
             })?;
             println!("{}", w.path.display());
-            eprintln!(
+            say!(
                 "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
                 w.dump.display()
             );
             if w.rules > 0 {
-                eprintln!(
+                say!(
                     "gcn-patch: note: the source's {} rule(s) are applied after your edits, as after every patch",
                     w.rules
                 );
@@ -360,7 +367,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 tools: llvm.tools(),
             };
             match ops::quilt::save(&opts)? {
-                Saved::NoChange => eprintln!(
+                Saved::NoChange => say!(
                     "gcn-patch: kernel `{kernel}`: the work file has no change; nothing written"
                 ),
                 Saved::Patch {
@@ -368,7 +375,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     added,
                     removed,
                     refreshed: false,
-                } => eprintln!(
+                } => say!(
                     "gcn-patch: wrote {} (+{added} -{removed} lines) and added it to {}",
                     rel.display(),
                     manifest.display()
@@ -378,7 +385,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     added,
                     removed,
                     refreshed: true,
-                } => eprintln!(
+                } => say!(
                     "gcn-patch: refreshed {} (now +{added} -{removed} lines)",
                     rel.display()
                 ),
@@ -394,7 +401,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 kernel: kernel.clone(),
                 tools: llvm.tools(),
             })?;
-            eprintln!(
+            say!(
                 "gcn-patch: wrote {} ({} finding(s) of kernel `{kernel}` acknowledged){}",
                 a.rel.display(),
                 a.findings,
@@ -411,7 +418,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 kernel: kernel.clone(),
             })?;
             if listed.is_empty() {
-                eprintln!("gcn-patch: kernel `{kernel}` has no patches");
+                say!("gcn-patch: kernel `{kernel}` has no patches");
             }
             let mut dump = None;
             for p in &listed {
@@ -443,13 +450,13 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 name,
                 force,
             })?;
-            eprintln!(
+            say!(
                 "gcn-patch: dropped {} from {} and deleted it",
                 d.rel.display(),
                 manifest.display()
             );
             if let Some(w) = d.work {
-                eprintln!(
+                say!(
                     "gcn-patch: removed the work file {} (it held the dropped changes); run `gcn-patch edit {kernel}` for a fresh one",
                     w.display()
                 );
@@ -475,9 +482,9 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 print!("{}", lifted.asm);
             }
             for n in &lifted.notes {
-                eprintln!("{n}");
+                say!("{n}");
             }
-            eprintln!(
+            say!(
                 "gcn-patch lift: {} ({}): {} kernel(s), {} instructions, {} raw; {}",
                 file.display(),
                 lifted.target.name(),
@@ -502,7 +509,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             })?;
             print!("{}", d.diff);
             if d.diff.is_empty() {
-                eprintln!(
+                say!(
                     "gcn-patch: kernel `{kernel}` for {}: the patches change no instruction",
                     target.name()
                 );
