@@ -725,14 +725,16 @@ fn a_binary_baseline_without_the_lift_feature_is_gp0011() {
     .unwrap();
     fs::write(
         dir.join("build.rs"),
-        "use std::path::Path;\n\n\
+        "use std::path::PathBuf;\n\n\
          fn main() {\n    \
-             let r = gcn_patch::ops::lint::lint(\n        \
-                 Path::new(\"matmul.s\"),\n        \
-                 \"gfx942\",\n        \
-                 false,\n        \
-                 Some(Path::new(\"matmul.hsaco\")),\n    \
-             );\n    \
+             let r = gcn_patch::ops::parse_target(\"gfx942\").and_then(|target| {\n        \
+                 gcn_patch::ops::lint::lint(&gcn_patch::ops::lint::LintOptions {\n            \
+                     file: PathBuf::from(\"matmul.s\"),\n            \
+                     target,\n            \
+                     suggest: false,\n            \
+                     baseline: Some(PathBuf::from(\"matmul.hsaco\")),\n        \
+                 })\n    \
+             });\n    \
              match r {\n        \
                  Ok(_) => panic!(\"a binary baseline was read without the lift feature\"),\n        \
                  Err(d) => {\n            \
