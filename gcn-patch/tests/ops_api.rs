@@ -8,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 
 use gcn_patch::base::diag::{Code, Diagnostic, Diagnostics, Setting, Severity};
-use gcn_patch::config::accept::Finding;
+use gcn_patch::config::accept::{accepts, Finding};
 use gcn_patch::ops;
 
 /// The one diagnostic of `d`.
@@ -196,6 +196,20 @@ fn accepted_findings_are_matched_by_code_as_well_as_text() {
     let other = Diagnostic::warning(Code::RegisterCountUnknown, "kernel `k`: counts");
     assert_ne!(Finding::of(&target, &other), f);
     assert_eq!(f.severity, Severity::Warning);
+    // A line written before findings had codes still acknowledges the
+    // same words, under any code.
+    let old = Finding::parse("gfx942\t-\twarning: kernel `k`: counts").unwrap();
+    assert_eq!(old.code, None);
+    let keys = [old].into_iter().collect();
+    assert!(accepts(&keys, &f));
+    assert!(accepts(&keys, &Finding::of(&target, &other)));
+    assert!(!accepts(
+        &keys,
+        &Finding::of(
+            &target,
+            &Diagnostic::warning(Code::RegisterCountUnknown, "other words")
+        )
+    ));
     // A line that is not a finding acknowledges nothing.
-    assert_eq!(Finding::parse("gfx942\t-\twarning: no code"), None);
+    assert_eq!(Finding::parse("gfx942\t-\tnot a finding"), None);
 }

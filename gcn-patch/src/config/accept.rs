@@ -14,7 +14,11 @@
 //! rule line; its code as `GP0409`), so the file is reviewable and diffable; `#` lines are
 //! comments. Delete a line, or the file and the key, to see a finding again.
 //! A finding is shown unless a line records the same target, location,
-//! severity, code and message ([`Finding`]).
+//! severity, code and message ([`Finding`]). A line written before findings
+//! had codes (`<severity>: <message>`, no `[GPnnnn]`) still acknowledges the
+//! same target, location, severity and message under any code, so files
+//! from earlier versions keep working; `gcn-patch accept` rewrites them
+//! with codes.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -36,8 +40,9 @@ pub struct Finding {
     pub at: Option<(PathBuf, usize)>,
     /// Its severity (warning or note: errors are never accepted).
     pub severity: Severity,
-    /// The condition reported.
-    pub code: Code,
+    /// The condition reported (`None` on a line written before findings
+    /// had codes: it matches any code).
+    pub code: Option<Code>,
     /// Its message.
     pub message: String,
 }
@@ -49,7 +54,7 @@ impl Finding {
             target: target.name(),
             at: d.location.as_ref().map(|l| (l.file.clone(), l.line)),
             severity: d.severity,
-            code: d.code,
+            code: Some(d.code),
             message: d.message.clone(),
         }
     }
@@ -59,11 +64,11 @@ impl Finding {
         let at = self.at.as_ref().map_or("-".to_string(), |(file, line)| {
             format!("{}:{line}", file.display())
         });
+        let code = self.code.map_or(String::new(), |c| format!("[{c}]"));
         format!(
-            "{}\t{at}\t{}[{}]: {}",
+            "{}\t{at}\t{}{code}: {}",
             self.target,
             severity_word(self.severity),
-            self.code,
             self.message
         )
     }
@@ -83,7 +88,13 @@ impl Finding {
             }
         };
         let (head, message) = rest.split_once(": ")?;
-        let (severity, code) = head.strip_suffix(']')?.split_once('[')?;
+        let (severity, code) = match head.strip_suffix(']') {
+            Some(head) => {
+                let (severity, code) = head.split_once('[')?;
+                (severity, Some(Code::from_code(code)?))
+            }
+            None => (head, None),
+        };
         let severity = [Severity::Error, Severity::Warning, Severity::Note]
             .into_iter()
             .find(|s| severity_word(*s) == severity)?;
@@ -91,10 +102,20 @@ impl Finding {
             target,
             at,
             severity,
-            code: Code::from_code(code)?,
+            code,
             message: message.to_string(),
         })
     }
+}
+
+/// Does a line of `keys` acknowledge `finding`: the same finding, or the
+/// same words on a line without a code?
+pub fn accepts(keys: &HashSet<Finding>, finding: &Finding) -> bool {
+    keys.contains(finding)
+        || keys.contains(&Finding {
+            code: None,
+            ..finding.clone()
+        })
 }
 
 fn severity_word(s: Severity) -> &'static str {
@@ -142,7 +163,7 @@ pub fn filter(
     let before = notes.len();
     let shown: Vec<Diagnostic> = notes
         .into_iter()
-        .filter(|d| d.severity == Severity::Error || !keys.contains(&Finding::of(target, d)))
+        .filter(|d| d.severity == Severity::Error || !accepts(&keys, &Finding::of(target, d)))
         .collect();
     let hidden = before - shown.len();
     Ok((shown, hidden))
