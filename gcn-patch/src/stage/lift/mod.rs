@@ -301,38 +301,36 @@ pub fn lift(
     // of those tool runs, nor the per-instruction re-encoding run
     // (llvm-mc printing every encoding: the costliest tool run of a lift
     // after the disassembly), is needed.
-    let refused = encode::undecoded(&items);
-    let mut tried: Option<Described> = None;
-    if let Some(verify) = verify {
-        let fast = tools.described_here()?;
+    let here = verify.map(|_| tools.described_here()).transpose()?;
+    let attempt = |refused: &BTreeMap<usize, encode::Refusal>, d: &Described, verify: Verify| {
         let (asm, notes, raw_descriptors) = tools
-            .parts(&insns, &texts, &labels, &fast)
-            .finish(&refused, &fast.descriptors);
-        if let Ok(identity) = check(&asm, verify) {
-            return Ok(lifted(asm, notes, raw_descriptors, refused.len(), identity));
-        }
-        tried = Some(fast);
-    }
-    // Then as the tools describe them (without verification, always: each
-    // descriptor is then checked by assembling it).
-    let described = tools.described_by_tools()?;
-    if let (Some(verify), Some(fast)) = (verify, &tried) {
-        if *fast != described {
-            let (asm, notes, raw_descriptors) = tools
-                .parts(&insns, &texts, &labels, &described)
-                .finish(&refused, &described.descriptors);
-            if let Ok(identity) = check(&asm, verify) {
-                return Ok(lifted(asm, notes, raw_descriptors, refused.len(), identity));
-            }
+            .parts(&insns, &texts, &labels, d)
+            .finish(refused, &d.descriptors);
+        check(&asm, verify)
+            .ok()
+            .map(|identity| lifted(asm, notes, raw_descriptors, refused.len(), identity))
+    };
+    if let (Some(verify), Some(here)) = (verify, &here) {
+        if let Some(done) = attempt(&encode::undecoded(&items), here, verify) {
+            return Ok(done);
         }
     }
-    let parts = tools.parts(&insns, &texts, &labels, &described);
-    let descriptors = &described.descriptors;
 
     // Otherwise find the instructions that must stay raw: those llvm-mc
-    // rejects or encodes differently.
+    // rejects or encodes differently; and try again.
     let refused = encode::check(tc, &co.target, &items, &job)?;
-    let (asm, notes, raw_descriptors) = parts.finish(&refused, descriptors);
+    if let (Some(verify), Some(here)) = (verify, &here) {
+        if let Some(done) = attempt(&refused, here, verify) {
+            return Ok(done);
+        }
+    }
+    // Last (and always without verification, where each descriptor is
+    // then checked by assembling it): the descriptors and metadata as the
+    // tools describe them.
+    let described = tools.described_by_tools()?;
+    let (asm, notes, raw_descriptors) = tools
+        .parts(&insns, &texts, &labels, &described)
+        .finish(&refused, &described.descriptors);
     let identity = match verify {
         Some(verify) => check(&asm, verify)?,
         None => Identity::NotVerified,
