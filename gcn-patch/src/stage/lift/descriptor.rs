@@ -409,6 +409,9 @@ impl Layout {
     }
 }
 
+/// A directive's field: name, word offset, first bit, bit count.
+type Field = (&'static str, usize, u32, u32);
+
 /// A field a directive sets directly: the 32-bit word at `word` (a 16-bit
 /// one at 56 and 58), bits `lo` and up, `width` of them.
 const fn f(
@@ -428,7 +431,7 @@ const PRELOAD: usize = 58;
 
 /// The fields a directive of `layout` sets directly, in the order
 /// `llvm-objdump` (LLVM 22) prints them, each with whether it is printed.
-fn fields(l: &Layout, wave32: bool) -> Vec<((&'static str, usize, u32, u32), bool)> {
+fn fields(l: &Layout, wave32: bool) -> Vec<(Field, bool)> {
     let g = l.generation;
     let gfx11 = g >= Generation::Gfx11;
     let gfx12 = g >= Generation::Gfx12;
