@@ -253,3 +253,82 @@ fn thousands_of_kernels_embed_compile_and_are_found_by_name() {
         text.len()
     );
 }
+
+/// A project of `n` kernels whose dump declares `.amdhsa_reserve_vcc 0`
+/// but uses vcc: every job has an inherited register finding, a note (as
+/// every imported aiter kernel with a quirk of its own has).
+fn noted_project(dir: &Path, n: usize) -> PathBuf {
+    fs::create_dir_all(dir.join("asm")).unwrap();
+    let text = fs::read_to_string(repo().join("tests/corpus/hip/gfx1100/saxpy.s"))
+        .unwrap()
+        .replace(".amdhsa_reserve_vcc 1", ".amdhsa_reserve_vcc 0");
+    let mut manifest = String::new();
+    for i in 0..n {
+        fs::write(dir.join(format!("asm/k{i}.s")), &text).unwrap();
+        manifest.push_str(&format!(
+            "[[kernel]]\nname = \"k{i}\"\n\n[[kernel.source]]\nasm = \"asm/k{i}.s\"\ntargets = [\"gfx1100\"]\n\n"
+        ));
+    }
+    fs::write(dir.join("kernels.toml"), manifest).unwrap();
+    dir.join("kernels.toml")
+}
+
+/// Run by `many_notes_print_few_cargo_warnings`, in its own process: a
+/// build with `cargo:` output on, as in a build script.
+#[test]
+#[ignore = "the child process of many_notes_print_few_cargo_warnings, which runs it"]
+fn many_notes_child() {
+    let dir = std::env::var_os("GCN_BUILD_TEST_NOTES_DIR")
+        .map(PathBuf::from)
+        .expect("run by many_notes_print_few_cargo_warnings (GCN_BUILD_TEST_NOTES_DIR)");
+    let manifest = noted_project(&dir, 40);
+    Build::new()
+        .manifest(&manifest)
+        .out_dir(dir.join("out"))
+        .jobs(2)
+        .cargo_metadata(true)
+        .try_compile()
+        .unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// Cargo shows a build script's `cargo:warning` lines on every build,
+/// also when it does not rerun the script: all of aiter printed 54,926
+/// of them on each no-op `cargo build`. At most `WARNED_NOTES` notes are
+/// warnings; one more line counts the rest and names the file with all.
+#[test]
+fn many_notes_print_few_cargo_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "many_notes_child", "--ignored", "--nocapture"])
+        .env("GCN_BUILD_TEST_NOTES_DIR", dir.path())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let warnings: Vec<&str> = stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("cargo:warning="))
+        .collect();
+    let headline = |l: &str| l.starts_with("warning[") || l.starts_with("note[");
+    let shown = warnings.iter().filter(|l| headline(l)).count();
+    assert_eq!(shown, gcn_build::WARNED_NOTES, "{warnings:#?}");
+    let notes_file = dir.path().join("out/gcn-build").join(gcn_build::NOTES_FILE);
+    assert_eq!(
+        warnings.last().copied(),
+        Some(
+            format!(
+                "gcn-build: 30 more note(s) not shown (40 in all); every note is in {}",
+                notes_file.display()
+            )
+            .as_str()
+        )
+    );
+    let all = fs::read_to_string(&notes_file).unwrap();
+    let in_file = all.lines().filter(|l| headline(l)).count();
+    assert_eq!(in_file, 40, "{all}");
+    assert!(all.contains("kernel `k39`"), "{all}");
+}
