@@ -6,8 +6,11 @@ use gcn_embed::TargetId;
 
 use super::{scratch, Tools};
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
+use crate::base::progress::Observer;
+use crate::base::progress::{Outcome, Tally, Task};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
+use crate::pipeline::build::Finished;
 
 /// One job's outcome.
 #[derive(Debug)]
@@ -42,11 +45,13 @@ pub struct CheckReport {
 /// `GCN_BUILD_CACHE_DIR`, when set; nothing is written next to the
 /// manifest), so "ok" means it builds.
 /// An `Err` is a manifest that cannot be planned; failing jobs are in the report.
+/// `progress` is told the job count ([`Task::Check`]) and each finished job.
 pub fn check(
     manifest: &Path,
     assemble: bool,
     jobs: Option<usize>,
     tools: &Tools,
+    progress: Option<&dyn Observer>,
 ) -> Result<CheckReport, Diagnostics> {
     use crate::pipeline::build::{build_one, BuildOptions};
     use crate::pipeline::cache::ObjectCache;
@@ -67,6 +72,7 @@ pub fn check(
         let shared = super::shared_cache()?;
         let work = scratch()?;
         let max_jobs = crate::base::jobs::workers(jobs);
+        let tally = Tally::start(progress, Task::Check, plan.jobs.len(), max_jobs);
         let opts = BuildOptions {
             toolchain: &tc,
             cache: ObjectCache {
@@ -79,8 +85,20 @@ pub fn check(
             progress: None,
         };
         crate::base::jobs::run(plan.jobs.clone(), max_jobs, opts.tokens, |job| {
-            crate::base::jobs::test_panic_point("check", &m.kernels[job.kernel].name);
-            build_one(&m, &plan, &opts, job).map(|b| (b.notes, b.accepted))
+            let kernel = &m.kernels[job.kernel].name;
+            let target = job.target;
+            let counted = Finished {
+                tally: &tally,
+                kernel,
+                target: &target,
+                outcome: std::cell::Cell::new(Outcome::Failed),
+            };
+            crate::base::jobs::test_panic_point("check", kernel);
+            let built = build_one(&m, &plan, &opts, job);
+            if let Ok(b) = &built {
+                counted.outcome.set(Outcome::Built(b.state()));
+            }
+            built.map(|b| (b.notes, b.accepted))
         })
         .into_iter()
         .zip(&plan.jobs)
@@ -90,15 +108,26 @@ pub fn check(
         .collect()
     } else {
         let major = tools.assembler_major(Some(&m));
+        let tally = Tally::start(progress, Task::Check, plan.jobs.len(), 1);
         plan.jobs
             .iter()
             .map(|job| {
                 let kernel = &m.kernels[job.kernel].name;
-                crate::base::jobs::catch(|| {
+                let counted = Finished {
+                    tally: &tally,
+                    kernel,
+                    target: &job.target,
+                    outcome: std::cell::Cell::new(Outcome::Failed),
+                };
+                let r = crate::base::jobs::catch(|| {
                     crate::base::jobs::test_panic_point("check", kernel);
                     pipeline::prepare(&m, &plan, job, major).map(|p| (p.notes, p.accepted))
                 })
-                .unwrap_or_else(|p| Err(panicked(p, kernel, &job.target)))
+                .unwrap_or_else(|p| Err(panicked(p, kernel, &job.target)));
+                if r.is_ok() {
+                    counted.outcome.set(Outcome::Done);
+                }
+                r
             })
             .collect()
     };
