@@ -80,6 +80,10 @@
 //!
 //! What the build did is written to `$OUT_DIR/gcn-build/report.txt`, one line
 //! per job: `assembled`, `cached` or `shared-cache`, kernel, target, sha256.
+//! Every note (findings the unpatched source has too, register updates,
+//! rewrites) is written to `$OUT_DIR/gcn-build/notes.txt`; the first
+//! [`WARNED_NOTES`] become `cargo:warning` lines and one more line counts the
+//! rest (Cargo replays a build script's warnings on every build).
 //!
 //! ## Output
 //!
@@ -471,11 +475,19 @@ impl Build {
         let report_path = build_dir.join("report.txt");
         write_if_changed(&report_path, report.as_bytes(), Durability::Unsynced)
             .map_err(|e| io_error("write the build report", &report_path, e))?;
+        // Every note in one file; Cargo shows (and replays on every later
+        // build) only the first few, so a library of thousands of kernels
+        // with inherited findings does not print tens of thousands of lines.
+        let notes_path = build_dir.join(NOTES_FILE);
+        let mut all_notes = notes.join("\n");
+        if !all_notes.is_empty() {
+            all_notes.push('\n');
+        }
+        write_if_changed(&notes_path, all_notes.as_bytes(), Durability::Unsynced)
+            .map_err(|e| io_error("write the build notes", &notes_path, e))?;
         if cargo_metadata {
-            for n in &notes {
-                for line in n.lines() {
-                    println!("cargo:warning={line}");
-                }
+            for line in warning_lines(&notes, &notes_path) {
+                println!("cargo:warning={line}");
             }
         }
         let assembled = objects.iter().filter(|o| !o.cached).count();
@@ -649,6 +661,32 @@ fn jobserver_client() -> Option<&'static jobserver::Client> {
         .as_ref()
 }
 
+/// Notes shown in full as `cargo:warning` lines; the rest are counted in one
+/// more line that names [`NOTES_FILE`], which holds them all.
+pub const WARNED_NOTES: usize = 10;
+
+/// The file in `$OUT_DIR/gcn-build/` holding every note of the last build.
+pub const NOTES_FILE: &str = "notes.txt";
+
+/// The `cargo:warning` lines for `notes`: the first [`WARNED_NOTES`] in
+/// full, then one line counting the others and naming `all_at`.
+fn warning_lines(notes: &[String], all_at: &Path) -> Vec<String> {
+    let mut lines: Vec<String> = notes
+        .iter()
+        .take(WARNED_NOTES)
+        .flat_map(|n| n.lines().map(str::to_string))
+        .collect();
+    if notes.len() > WARNED_NOTES {
+        lines.push(format!(
+            "gcn-build: {} more note(s) not shown ({} in all); every note is in {}",
+            notes.len() - WARNED_NOTES,
+            notes.len(),
+            all_at.display()
+        ));
+    }
+    lines
+}
+
 fn rel_to(path: &Path, base: &Path) -> String {
     let rel = path.strip_prefix(base).unwrap_or(path);
     rel.components()
@@ -708,6 +746,26 @@ mod tests {
             false
         });
         assert_eq!(met, vec![Ok(true); 3], "the jobs never overlapped");
+    }
+
+    #[test]
+    fn at_most_ten_notes_become_cargo_warnings_and_the_rest_are_counted() {
+        let notes: Vec<String> = (0..3)
+            .map(|i| format!("note: {i}\n = help: h{i}"))
+            .collect();
+        let path = Path::new("/out/gcn-build/notes.txt");
+        assert_eq!(warning_lines(&notes, path).len(), 6);
+        let many: Vec<String> = (0..5000)
+            .map(|i| format!("note: {i}\n = help: h{i}"))
+            .collect();
+        let lines = warning_lines(&many, path);
+        assert_eq!(lines.len(), 2 * WARNED_NOTES + 1, "{lines:#?}");
+        assert_eq!(lines[0], "note: 0");
+        assert_eq!(
+            lines.last().unwrap(),
+            "gcn-build: 4990 more note(s) not shown (5000 in all); every note is in /out/gcn-build/notes.txt"
+        );
+        assert!(warning_lines(&[], path).is_empty());
     }
 
     #[test]
