@@ -104,8 +104,8 @@ use gcn_patch::base::jobs::{Token, Tokens};
 use gcn_patch::base::output::{write_if_changed, Durability};
 use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
-use gcn_patch::pipeline::build::{build_all, BuildOptions};
-use gcn_patch::pipeline::cache::{ObjectCache, SharedCache};
+use gcn_patch::pipeline::build::build_all;
+use gcn_patch::pipeline::engine::{Engine, EngineConfig};
 use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
 
 use embed::{EmbeddedKernel, EmbeddedObject};
@@ -396,43 +396,28 @@ impl Build {
                 )
             })?);
         }
-        let mut config = self.toolchain.clone();
-        if config.llvm_bin.is_none() && config.clang.is_none() {
-            config.llvm_bin = manifest.defaults.llvm.clone();
-        }
+        // The engine's setup is `gcn-patch build`'s (the toolchain, with
+        // the manifest's `defaults.llvm`; the job count; the caches), with
+        // the build script's settings and state directory.
+        let build_dir = out_dir.join("gcn-build");
+        let mut toolchain = self.toolchain.clone();
         // What the probes found is remembered in OUT_DIR under the tools'
         // identity: a rerun of the build script starts no probe.
-        let build_dir = out_dir.join("gcn-build");
-        config.probe_cache = Some(build_dir.join("toolchain.txt"));
-        let toolchain = Toolchain::find(&config, &|name| env.get(name))?;
-        let max_jobs = gcn_patch::base::jobs::workers(
-            self.jobs
+        toolchain.probe_cache = Some(build_dir.join("toolchain.txt"));
+        let config = EngineConfig {
+            toolchain,
+            jobs: self
+                .jobs
                 .or_else(|| env.get("NUM_JOBS").and_then(|n| n.parse().ok())),
-        );
-        let dir_override = self.shared_cache.as_ref().map(|d| d.display().to_string());
-        let shared = SharedCache::from_env(&|name| match (name, &dir_override) {
-            (gcn_patch::pipeline::cache::ENV_CACHE_DIR, Some(d)) => Some(d.clone()),
-            _ => env.get(name),
-        })
-        .map_err(|e| {
-            Diagnostic::error(Code::InvalidEnvVar, e).with_help("unset it for the default (1 GiB)")
-        })?;
+            shared_cache: self.shared_cache.clone(),
+            state_dir: build_dir.clone(),
+        };
+        let engine = Engine::new(&config, Some(&manifest), &|name| env.get(name))?;
 
         let tokens = Jobserver::new(jobserver_client());
-        let plan = pipeline::plan_with(&manifest, &extra, max_jobs, &tokens)?;
-        let opts = BuildOptions {
-            toolchain: &toolchain,
-            cache: ObjectCache {
-                local: build_dir.join("cache"),
-                shared,
-            },
-            work_dir: build_dir.join("work"),
-            max_jobs,
-            tokens: &tokens,
-            progress: None,
-        };
-        let built = build_all(&manifest, &plan, &opts)?;
-        let lock = self.lock(env, &manifest, &toolchain, &built)?;
+        let plan = pipeline::plan_with(&manifest, &extra, engine.max_jobs, &tokens)?;
+        let built = build_all(&manifest, &plan, &engine.options(&tokens, None))?;
+        let lock = self.lock(env, &manifest, &engine.toolchain, &built)?;
 
         let mut objects = Vec::new();
         let mut notes = Vec::new();

@@ -27,12 +27,12 @@ use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::stage::assemble::TRIPLE;
 use crate::stage::toolchain::Toolchain;
 
-pub mod container;
-pub mod descriptor;
-pub mod disasm;
-pub mod elf;
-pub mod encode;
-pub mod metadata;
+pub(crate) mod container;
+pub(crate) mod descriptor;
+pub(crate) mod disasm;
+pub(crate) mod elf;
+pub(crate) mod encode;
+pub(crate) mod metadata;
 
 /// The comment that marks an instruction kept as its raw encoding:
 /// `.long 0x…, 0x… ; raw: <disassembly>`. The checks read such a line
@@ -138,7 +138,7 @@ pub struct Lifted {
 
 /// Lift the code object in `path`: a bare code object (`.co`/`.hsaco`), or
 /// one member of a container (offload bundle, host object with
-/// `.hip_fatbin`, IREE `.vmfb`; see [`container`]): the one for `target`,
+/// `.hip_fatbin`, IREE `.vmfb`; see `container`): the one for `target`,
 /// or the only one. Reads the file; writes nothing.
 pub fn lift_file(
     path: &Path,
