@@ -371,7 +371,9 @@ pub(super) fn diagnose(traced: &Document, problems: Vec<Problem>) -> Vec<Diagnos
             let text = traced.text(p.line);
             let token = match p.token {
                 Some(Highlight::Operand(r)) => Some(r.to_string()),
-                Some(Highlight::Mnemonic) => traced.instruction(p.line).map(|i| i.mnemonic.clone()),
+                Some(Highlight::Mnemonic) => {
+                    traced.instruction(p.line).map(|i| i.mnemonic.to_string())
+                }
                 None => None,
             };
             let span = token.as_deref().and_then(|t| {

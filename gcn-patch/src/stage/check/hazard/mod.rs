@@ -150,7 +150,7 @@ fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelA
                                 .map(|c| (*c, 0, (0, 0)))
                                 .collect()
                         } else {
-                            wait_values(i, &line.text, &model.limits, &symbols)
+                            wait_values(i, line.text(), &model.limits, &symbols)
                         };
                         let vs: Vec<_> = vs.into_iter().filter(|(c, _, _)| model.has(*c)).collect();
                         waits.insert(inst.line, vs.iter().map(|(c, v, _)| (*c, *v)).collect());
@@ -338,7 +338,7 @@ pub(crate) fn lint_removed(
             for &l in lines {
                 let m = asm.lines[l]
                     .instruction()
-                    .map(|i| i.mnemonic.clone())
+                    .map(|i| i.mnemonic.to_string())
                     .unwrap_or_default();
                 out.push(
                     doc.locate(
