@@ -11,4 +11,5 @@ pub mod isa;
 pub mod jobs;
 pub mod output;
 pub mod parse;
+pub mod progress;
 pub mod provenance;

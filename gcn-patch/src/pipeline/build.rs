@@ -36,6 +36,7 @@ use gcn_embed::TargetId;
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::hash::sha256_hex;
 use crate::base::jobs::{self, Tokens};
+use crate::base::progress::{Item, Outcome, Tally, Task};
 use crate::config::lock;
 use crate::config::manifest::Manifest;
 use crate::pipeline::cache::{self, Hit, ObjectCache};
@@ -58,65 +59,13 @@ pub struct BuildOptions<'a> {
     pub max_jobs: usize,
     /// Tokens for each job beyond the first ([`jobs::Unlimited`] outside Cargo).
     pub tokens: &'a dyn Tokens,
-    /// Told the job count, then each finished job (from the job's thread),
-    /// with what has finished so far; the CLI draws its terminal progress
-    /// line with it.
+    /// Told the job count ([`Task::Build`]), then each finished job (from
+    /// the job's thread), with what has finished so far; the CLI draws its
+    /// progress bar with it (see [`crate::base::progress`]).
     pub progress: Option<&'a dyn Observer>,
 }
 
-/// Watches a build: told the job count before it starts, then each
-/// finished job (from the job's thread). The one progress mechanism of the
-/// engine; any `Fn(Progress)` closure is one.
-pub trait Observer: Sync {
-    /// The build is about to run `jobs` jobs, `max_jobs` at a time.
-    fn start(&self, _jobs: usize, _max_jobs: usize) {}
-    /// A job finished.
-    fn progress(&self, _p: Progress<'_>) {}
-}
-
-impl<F: for<'a> Fn(Progress<'a>) + Sync> Observer for F {
-    fn progress(&self, p: Progress<'_>) {
-        self(p)
-    }
-}
-
-/// Where a built object came from, in the words of the build report
-/// (`report.txt` of gcn-build, the table of `gcn-patch build`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Assembled and linked by this build.
-    Assembled,
-    /// From the build's own cache.
-    Cached,
-    /// From the shared cache (`GCN_BUILD_CACHE_DIR`).
-    SharedCache,
-}
-
-impl State {
-    /// `assembled`, `cached` or `shared-cache`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Assembled => "assembled",
-            State::Cached => "cached",
-            State::SharedCache => "shared-cache",
-        }
-    }
-}
-
-/// One finished job, as reported to [`Observer::progress`].
-#[derive(Debug, Clone, Copy)]
-pub struct Progress<'a> {
-    /// Jobs finished so far, this one included.
-    pub done: usize,
-    /// Jobs in the build.
-    pub total: usize,
-    /// Kernel name of the job that just finished.
-    pub kernel: &'a str,
-    /// Its target.
-    pub target: &'a TargetId,
-    /// `Some(true)` assembled, `Some(false)` from a cache, `None` failed.
-    pub assembled: Option<bool>,
-}
+pub use crate::base::progress::{Observer, Progress, State};
 
 /// One built (or cached) code object.
 #[derive(Debug, Clone)]
@@ -161,24 +110,21 @@ pub fn build_all(
     plan: &Plan,
     opts: &BuildOptions,
 ) -> Result<Vec<BuiltJob>, Diagnostics> {
-    let total = plan.jobs.len();
-    if let Some(o) = opts.progress {
-        o.start(total, opts.max_jobs);
-    }
-    let done = std::sync::atomic::AtomicUsize::new(0);
+    let tally = Tally::start(opts.progress, Task::Build, plan.jobs.len(), opts.max_jobs);
     let results = jobs::run(plan.jobs.clone(), opts.max_jobs, opts.tokens, |job| {
         let kernel = &manifest.kernels[job.kernel].name;
         let target = job.target;
+        // A panic below is caught by `jobs::run`; the job is counted then too.
+        let counted = Finished {
+            tally: &tally,
+            kernel,
+            target: &target,
+            outcome: std::cell::Cell::new(Outcome::Failed),
+        };
         jobs::test_panic_point("build", kernel);
         let result = build_job(manifest, plan, opts, job);
-        if let Some(o) = opts.progress {
-            o.progress(Progress {
-                done: done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
-                total,
-                kernel,
-                target: &target,
-                assembled: result.as_ref().ok().map(|b| b.cached.is_none()),
-            });
+        if let Ok(b) = &result {
+            counted.outcome.set(Outcome::Built(b.state()));
         }
         result
     });
@@ -215,6 +161,28 @@ pub fn build_all(
         Ok(built)
     } else {
         Err(Diagnostics(errors))
+    }
+}
+
+/// Reports a kernel × target job to its [`Tally`] when dropped: when it
+/// returns and when it unwinds (a panicking job is counted, as failed).
+pub(crate) struct Finished<'a> {
+    pub(crate) tally: &'a Tally<'a>,
+    pub(crate) kernel: &'a str,
+    pub(crate) target: &'a TargetId,
+    /// How the job ended ([`Outcome::Failed`] until it succeeds).
+    pub(crate) outcome: std::cell::Cell<Outcome>,
+}
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.tally.finished(
+            Item::Job {
+                kernel: self.kernel,
+                target: self.target,
+            },
+            self.outcome.get(),
+        );
     }
 }
 

@@ -21,6 +21,7 @@
 //! ```
 
 mod args;
+mod progress;
 mod render;
 
 use std::process::ExitCode;
@@ -30,10 +31,12 @@ use gcn_patch::base::diag::Diagnostics;
 use gcn_patch::ops::{self, build::Layout};
 
 use args::{markdown_help, Cli, Command};
+use progress::{detail, say};
 use render::{build, import, lint, print_notes, targets};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    progress::set_verbosity(cli.quiet, cli.verbose);
     // A panic anywhere (a bug) is an error and exit 1, like any failure.
     ops::catch(|| dispatch(cli)).unwrap_or_else(|p| {
         let command: Vec<String> = std::env::args().take(4).collect();
@@ -67,6 +70,19 @@ fn dispatch(cli: Cli) -> ExitCode {
         llvm,
     } = cli.command
     {
+        use gcn_patch::base::diag::Setting;
+        let parsed = ops::run::parse_dims(Setting::Grid, &grid).and_then(|grid| {
+            let block = ops::run::parse_dims(Setting::Block, &block)?;
+            let args = args
+                .iter()
+                .map(|a| ops::run::ArgSpec::parse(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((grid, block, args))
+        });
+        let (grid, block, args) = match parsed {
+            Ok(p) => p,
+            Err(d) => return render::usage(d),
+        };
         let opts = ops::run::RunOptions {
             object,
             kernel,
@@ -90,6 +106,21 @@ fn dispatch(cli: Cli) -> ExitCode {
         llvm,
     } = cli.command
     {
+        let parsed = target
+            .as_deref()
+            .map(ops::parse_target)
+            .transpose()
+            .and_then(|target| {
+                let tolerance = tolerance
+                    .as_deref()
+                    .map(ops::launch::parse_tolerance)
+                    .transpose()?;
+                Ok((target, tolerance))
+            });
+        let (target, tolerance) = match parsed {
+            Ok(p) => p,
+            Err(d) => return render::usage(d),
+        };
         let opts = ops::launch::CompareOptions {
             manifest,
             kernel,
@@ -108,6 +139,10 @@ fn dispatch(cli: Cli) -> ExitCode {
         llvm,
     } = cli.command
     {
+        let target = match target.as_deref().map(ops::parse_target).transpose() {
+            Ok(t) => t,
+            Err(d) => return render::usage(d),
+        };
         let opts = ops::launch::TestOptions {
             manifest,
             kernel,
@@ -133,10 +168,12 @@ fn dispatch(cli: Cli) -> ExitCode {
 fn run(cli: Cli) -> Result<(), Diagnostics> {
     match cli.command {
         Command::Retarget { file, target, llvm } => {
-            print!(
-                "{}",
-                ops::asm::retarget(&file, &target, &llvm.tools())?.print()
-            );
+            let opts = ops::asm::RetargetOptions {
+                file,
+                target: ops::parse_target(&target)?,
+                tools: llvm.tools(),
+            };
+            print!("{}", ops::asm::retarget(&opts)?.print());
         }
         Command::Assemble {
             file,
@@ -148,20 +185,20 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         } => {
             let a = ops::asm::assemble(&ops::asm::AssembleOptions {
                 file,
-                target,
+                target: ops::parse_target(&target)?,
                 output,
                 update_registers,
                 baseline,
                 tools: llvm.tools(),
             })?;
             if let Some((b, true)) = &a.baseline {
-                eprintln!(
+                say!(
                     "gcn-patch: findings of {} (named by the file's lift header) are inherited: warnings; `--baseline` picks another original",
                     b.display()
                 );
             }
-            print_notes(&a.notes);
-            eprintln!(
+            print_notes(&render::name_flags(Diagnostics(a.notes)).0);
+            say!(
                 "gcn-patch: wrote {} ({}, e_flags {:#x}, {} kernel(s))",
                 a.output.display(),
                 a.target.name(),
@@ -175,7 +212,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             target,
             llvm,
         } => {
-            let a = ops::kernel::apply(&manifest, &kernel, target.as_deref(), &llvm.tools())?;
+            let a = ops::kernel::apply(&ops::kernel::ApplyOptions {
+                manifest,
+                kernel,
+                target: target.as_deref().map(ops::parse_target).transpose()?,
+                tools: llvm.tools(),
+            })?;
             print_notes(&a.notes);
             print!("{}", a.asm.print());
         }
@@ -187,20 +229,33 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             run,
             llvm,
         } => {
-            let r = ops::check::check(&manifest, !no_assemble, jobs, &llvm.tools())?;
+            let bar = progress::Bar::new();
+            let opts = ops::check::CheckOptions {
+                manifest: manifest.clone(),
+                depth: if no_assemble {
+                    ops::check::Depth::Checks
+                } else {
+                    ops::check::Depth::Build
+                },
+                jobs,
+                tools: llvm.tools(),
+            };
+            let r = ops::check::check(&opts, bar.observer());
+            bar.finish();
+            let r = r?;
             for j in &r.jobs {
                 print_notes(&j.notes);
                 if j.passed {
-                    eprintln!("ok: {}", ops::label(&j.kernel, &j.target));
+                    detail!("ok: {}", ops::label(&j.kernel, &j.target));
                 }
             }
             if !r.errors.is_empty() {
                 return Err(Diagnostics(r.errors));
             }
-            eprintln!(
+            say!(
                 "gcn-patch check: {} job(s) passed{}",
                 r.jobs.len(),
-                if r.assembled {
+                if r.depth == ops::check::Depth::Build {
                     " (assembled, linked and verified)"
                 } else {
                     " (not assembled: --no-assemble)"
@@ -208,7 +263,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             );
             let accepted: usize = r.jobs.iter().map(|j| j.accepted).sum();
             if accepted > 0 {
-                eprintln!(
+                say!(
                     "gcn-patch check: {accepted} acknowledged finding(s) not shown (the kernels' `accepted` files)"
                 );
             }
@@ -229,12 +284,20 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             }
         }
         Command::Pin { kernel, manifest } => {
-            let changes = ops::pin::pin(&manifest, &kernel)?;
+            let changes = ops::pin::pin(&ops::pin::PinOptions {
+                manifest,
+                kernel: kernel.clone(),
+            })?;
             if changes.is_empty() {
-                eprintln!("gcn-patch: kernel `{kernel}`: every pin already matches");
+                say!("gcn-patch: kernel `{kernel}`: every pin already matches");
             }
-            for (path, old, new) in changes {
-                eprintln!("gcn-patch: pinned {}: {old} -> {new}", path.display());
+            for c in changes {
+                say!(
+                    "gcn-patch: pinned {}: {} -> {}",
+                    c.dump.display(),
+                    c.old,
+                    c.new
+                );
             }
         }
         Command::Lint { .. }
@@ -256,7 +319,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             out,
             target,
             run,
-        } => build(manifest, out, Layout::Build(target), run)?,
+        } => build(
+            manifest,
+            out,
+            Layout::Build(ops::expand_targets(&target)?),
+            run,
+        )?,
         Command::TritonOverride { manifest, out, run } => {
             build(manifest, out, Layout::TritonOverride, run)?
         }
@@ -267,14 +335,19 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
         } => {
             let target = target.as_deref().map(ops::parse_target).transpose()?;
-            let w = ops::quilt::edit(&manifest, &kernel, target.as_ref(), force)?;
+            let w = ops::quilt::edit(&ops::quilt::EditOptions {
+                manifest,
+                kernel: kernel.clone(),
+                target,
+                force,
+            })?;
             println!("{}", w.path.display());
-            eprintln!(
+            say!(
                 "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
                 w.dump.display()
             );
             if w.rules > 0 {
-                eprintln!(
+                say!(
                     "gcn-patch: note: the source's {} rule(s) are applied after your edits, as after every patch",
                     w.rules
                 );
@@ -287,8 +360,14 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             llvm,
         } => {
             use ops::quilt::Saved;
-            match ops::quilt::save(&manifest, &kernel, &name, &llvm.tools())? {
-                Saved::NoChange => eprintln!(
+            let opts = ops::quilt::SaveOptions {
+                manifest: manifest.clone(),
+                kernel: kernel.clone(),
+                name,
+                tools: llvm.tools(),
+            };
+            match ops::quilt::save(&opts)? {
+                Saved::NoChange => say!(
                     "gcn-patch: kernel `{kernel}`: the work file has no change; nothing written"
                 ),
                 Saved::Patch {
@@ -296,7 +375,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     added,
                     removed,
                     refreshed: false,
-                } => eprintln!(
+                } => say!(
                     "gcn-patch: wrote {} (+{added} -{removed} lines) and added it to {}",
                     rel.display(),
                     manifest.display()
@@ -306,7 +385,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     added,
                     removed,
                     refreshed: true,
-                } => eprintln!(
+                } => say!(
                     "gcn-patch: refreshed {} (now +{added} -{removed} lines)",
                     rel.display()
                 ),
@@ -317,8 +396,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             llvm,
         } => {
-            let a = ops::accept::accept(&manifest, &kernel, &llvm.tools())?;
-            eprintln!(
+            let a = ops::accept::accept(&ops::accept::AcceptOptions {
+                manifest: manifest.clone(),
+                kernel: kernel.clone(),
+                tools: llvm.tools(),
+            })?;
+            say!(
                 "gcn-patch: wrote {} ({} finding(s) of kernel `{kernel}` acknowledged){}",
                 a.rel.display(),
                 a.findings,
@@ -330,9 +413,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             );
         }
         Command::Patches { kernel, manifest } => {
-            let listed = ops::quilt::list(&manifest, &kernel)?;
+            let listed = ops::quilt::list(&ops::quilt::ListOptions {
+                manifest,
+                kernel: kernel.clone(),
+            })?;
             if listed.is_empty() {
-                eprintln!("gcn-patch: kernel `{kernel}` has no patches");
+                say!("gcn-patch: kernel `{kernel}` has no patches");
             }
             let mut dump = None;
             for p in &listed {
@@ -358,14 +444,19 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             force,
             manifest,
         } => {
-            let d = ops::quilt::drop(&manifest, &kernel, &name, force)?;
-            eprintln!(
+            let d = ops::quilt::drop(&ops::quilt::DropOptions {
+                manifest: manifest.clone(),
+                kernel: kernel.clone(),
+                name,
+                force,
+            })?;
+            say!(
                 "gcn-patch: dropped {} from {} and deleted it",
                 d.rel.display(),
                 manifest.display()
             );
             if let Some(w) = d.work {
-                eprintln!(
+                say!(
                     "gcn-patch: removed the work file {} (it held the dropped changes); run `gcn-patch edit {kernel}` for a fresh one",
                     w.display()
                 );
@@ -378,20 +469,22 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             no_verify,
             llvm,
         } => {
-            let lifted = ops::lift::lift(
-                &file,
-                output.as_ref(),
-                target.as_deref(),
-                !no_verify,
-                &llvm.tools(),
-            )?;
+            let tools = llvm.tools();
+            let target = target.as_deref().map(ops::parse_target).transpose()?;
+            let lifted = ops::lift::lift(&ops::lift::LiftRequest {
+                file: file.clone(),
+                output: output.clone(),
+                target,
+                verify: !no_verify,
+                tools,
+            })?;
             if output.is_none() {
                 print!("{}", lifted.asm);
             }
             for n in &lifted.notes {
-                eprintln!("{n}");
+                say!("{n}");
             }
-            eprintln!(
+            say!(
                 "gcn-patch lift: {} ({}): {} kernel(s), {} instructions, {} raw; {}",
                 file.display(),
                 lifted.target.name(),
@@ -407,12 +500,18 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             llvm,
         } => {
-            let d = ops::kernel::objdiff(&manifest, &kernel, &target, &llvm.tools())?;
+            let target = ops::parse_target(&target)?;
+            let d = ops::kernel::objdiff(&ops::kernel::ObjdiffOptions {
+                manifest,
+                kernel: kernel.clone(),
+                target,
+                tools: llvm.tools(),
+            })?;
             print!("{}", d.diff);
             if d.diff.is_empty() {
-                eprintln!(
+                say!(
                     "gcn-patch: kernel `{kernel}` for {}: the patches change no instruction",
-                    ops::parse_target(&target)?.name()
+                    target.name()
                 );
             }
             for f in &d.fields {
@@ -423,10 +522,14 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             out,
             target,
-        } => println!(
-            "{}",
-            ops::kernel::iree_flags(&manifest, &out, &target)?.join(" ")
-        ),
+        } => {
+            let opts = ops::kernel::IreeFlagsOptions {
+                manifest,
+                out,
+                target: ops::parse_target(&target)?,
+            };
+            println!("{}", ops::kernel::iree_flags(&opts)?.join(" "))
+        }
         Command::Targets => targets(),
     }
     Ok(())

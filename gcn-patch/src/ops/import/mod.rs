@@ -67,6 +67,8 @@ use gcn_embed::TargetId;
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::base::hash::sha256_hex;
 use crate::base::parse;
+use crate::base::progress::Observer;
+use crate::base::progress::{self, Item, Tally, Task};
 use crate::config::edit::{ManifestEdit, NewKernel, NewSource};
 use crate::config::manifest::{KernelSpec, Manifest, SourceSpec};
 use crate::ops::{env, Tools};
@@ -300,10 +302,14 @@ fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<Di
 /// what is missing. Binaries already imported (the same file, with the
 /// `imported-sha256` their sources record, their asm unchanged) are not
 /// lifted again.
+///
+/// `progress` is told each phase (binaries lifted, [`Task::Lift`]; text
+/// files read, [`Task::Import`]) and each file finished.
 pub fn import(
     manifest_path: &Path,
     inputs: &[PathBuf],
     opts: &ImportOptions,
+    progress: Option<&dyn Observer>,
 ) -> Result<Report, Diagnostics> {
     let mut report = Report::default();
     let mut session = Session::open(manifest_path)?;
@@ -321,25 +327,48 @@ pub fn import(
     // results are taken in argument order below (`None`: a directory or a
     // text file, read there).
     let model = &session.model;
+    let is_lifted = |p: &PathBuf| !p.is_dir() && is_binary(p);
+    let binaries = inputs.iter().filter(|p| is_lifted(p)).count();
+    let workers = crate::base::jobs::workers(opts.jobs);
+    let tally = (binaries > 0).then(|| Tally::start(progress, Task::Lift, binaries, workers));
     let lifted = crate::base::jobs::run(
         inputs.iter().collect(),
-        crate::base::jobs::workers(opts.jobs),
+        workers,
         &crate::base::jobs::Unlimited,
         |p: &PathBuf| {
-            if p.is_dir() || !is_binary(p) {
+            if !is_lifted(p) {
                 return None;
             }
+            let counted = Counted {
+                tally: tally.as_ref(),
+                file: p,
+                outcome: std::cell::Cell::new(progress::Outcome::Failed),
+            };
             if let Some(known) = already_imported(model, &dir, p) {
+                counted.outcome.set(progress::Outcome::Done);
                 return Some(Ok(Got::Known(known)));
             }
-            Some(recognize_binary(p, opts).and_then(|mut members| {
+            let r = recognize_binary(p, opts).and_then(|mut members| {
                 for m in &mut members {
                     stage.put(m)?;
                 }
                 Ok(Got::Found(members))
-            }))
+            });
+            if r.is_ok() {
+                counted.outcome.set(progress::Outcome::Done);
+            }
+            Some(r)
         },
     );
+    drop(tally);
+    // The text files, in argument order (a directory's sorted), read after
+    // the binaries (their own progress phase).
+    enum Text<'a> {
+        Dir(&'a PathBuf, Vec<PathBuf>),
+        File(&'a PathBuf),
+    }
+    let mut texts = Vec::new();
+    let mut text_slots = Vec::new();
     for (input, lifted) in inputs.iter().zip(lifted) {
         let lifted = lifted.unwrap_or_else(|p| {
             Some(Err(p
@@ -355,38 +384,68 @@ pub fn import(
             let mut files = Vec::new();
             walk(input, &mut files)?;
             files.sort();
-            let mut found = Vec::new();
-            for f in files {
-                match recognize_with(&f, opts) {
-                    Ok(mut i) => match stage.put(&mut i) {
-                        Ok(()) => found.push(i),
-                        Err(d) => errors.push(d),
-                    },
-                    Err(_) => report.skipped.push(f),
-                }
-            }
-            if found.is_empty() {
-                errors.push(
-                    Diagnostic::error(Code::NotAmdgpuAsm, format!(
-                        "`{}` holds no AMDGPU assembly",
-                        input.display()
-                    ))
-                    .with_note(format!(
-                        "looked at files ending in .{} ({} skipped: no `.amdgcn_target` or no `.amdhsa_kernel`)",
-                        EXTENSIONS.join(", ."),
-                        report.skipped.len()
-                    ))
-                    .with_help("pass the dump directory (e.g. IREE's --iree-hal-dump-executable-files-to=DIR) or the .s/.rocmasm/.amdgcn files"),
-                );
-            }
-            got.push(Got::Found(found));
+            text_slots.push(got.len());
+            got.push(Got::Found(Vec::new()));
+            texts.push(Text::Dir(input, files));
         } else {
-            match recognize_with(input, opts).and_then(|mut i| stage.put(&mut i).map(|()| i)) {
-                Ok(i) => got.push(Got::Found(vec![i])),
-                Err(d) => errors.push(d),
-            }
+            text_slots.push(got.len());
+            got.push(Got::Found(Vec::new()));
+            texts.push(Text::File(input));
         }
     }
+    let count = texts
+        .iter()
+        .map(|t| match t {
+            Text::Dir(_, files) => files.len(),
+            Text::File(_) => 1,
+        })
+        .sum();
+    let tally = (count > 0).then(|| Tally::start(progress, Task::Import, count, 1));
+    let read = |f: &Path| {
+        let r = recognize_with(f, opts).and_then(|mut i| stage.put(&mut i).map(|()| i));
+        if let Some(t) = &tally {
+            let outcome = if r.is_ok() {
+                progress::Outcome::Done
+            } else {
+                progress::Outcome::Failed
+            };
+            t.finished(Item::File(f), outcome);
+        }
+        r
+    };
+    for (text, slot) in texts.into_iter().zip(text_slots) {
+        let mut found = Vec::new();
+        match text {
+            Text::Dir(input, files) => {
+                for f in files {
+                    match read(&f) {
+                        Ok(i) => found.push(i),
+                        Err(_) => report.skipped.push(f),
+                    }
+                }
+                if found.is_empty() {
+                    errors.push(
+                        Diagnostic::error(Code::NotAmdgpuAsm, format!(
+                            "`{}` holds no AMDGPU assembly",
+                            input.display()
+                        ))
+                        .with_note(format!(
+                            "looked at files ending in .{} ({} skipped: no `.amdgcn_target` or no `.amdhsa_kernel`)",
+                            EXTENSIONS.join(", ."),
+                            report.skipped.len()
+                        ))
+                        .with_help("pass the dump directory (e.g. IREE's --iree-hal-dump-executable-files-to=DIR) or the .s/.rocmasm/.amdgcn files"),
+                    );
+                }
+            }
+            Text::File(input) => match read(input) {
+                Ok(i) => found.push(i),
+                Err(d) => errors.push(d),
+            },
+        }
+        got[slot] = Got::Found(found);
+    }
+    drop(tally);
     // Triton pairs and program names look across inputs: flatten, keeping
     // the known outcomes in their places.
     let mut found = Vec::new();
@@ -459,6 +518,22 @@ pub fn import(
         return Err(Diagnostics(errors));
     }
     Ok(report)
+}
+
+/// Reports a lifted binary to the lift phase's [`Tally`] when dropped: when
+/// its lift returns and when it unwinds (counted as failed).
+struct Counted<'a> {
+    tally: Option<&'a Tally<'a>>,
+    file: &'a Path,
+    outcome: std::cell::Cell<progress::Outcome>,
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        if let Some(t) = self.tally {
+            t.finished(Item::File(self.file), self.outcome.get());
+        }
+    }
 }
 
 /// The outcomes of importing binary `path` again, without lifting it:
