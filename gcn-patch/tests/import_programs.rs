@@ -416,7 +416,7 @@ fn a_failing_input_keeps_the_others_and_changes_nothing_of_its_own() {
         files(dir)
     );
     // Importing the new one again: known by its sha256, not lifted again.
-    let o = ok(run_cli(dir, &["import", new.to_str().unwrap()]));
+    let o = ok(run_cli(dir, &["import", "-v", new.to_str().unwrap()]));
     assert!(stderr(&o).contains("already imported"), "{}", stderr(&o));
     assert_eq!(
         std::fs::read_to_string(dir.join("kernels.toml")).unwrap(),
@@ -469,7 +469,7 @@ fn processor_suffixed_dumps_are_one_kernel_and_reimports_rename_nothing() {
         std::fs::copy(dir.join("in").join(f), old.join("in").join(f)).unwrap();
     }
     ok(run_cli(old, &["import", "in/saxpy-gfx942.s"]));
-    let o = ok(run_cli(old, &["import", "in/saxpy_gfx1100.s"]));
+    let o = ok(run_cli(old, &["import", "-v", "in/saxpy_gfx1100.s"]));
     assert!(
         stderr(&o).contains("as a new source of kernel `saxpy_gfx942`"),
         "{}",
@@ -478,7 +478,7 @@ fn processor_suffixed_dumps_are_one_kernel_and_reimports_rename_nothing() {
     let before = std::fs::read(old.join("kernels.toml")).unwrap();
     let o = ok(run_cli(
         old,
-        &["import", "in/saxpy-gfx942.s", "in/saxpy_gfx1100.s"],
+        &["import", "-v", "in/saxpy-gfx942.s", "in/saxpy_gfx1100.s"],
     ));
     assert_eq!(
         stderr(&o)

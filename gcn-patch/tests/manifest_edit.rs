@@ -68,6 +68,7 @@ fn comments_and_layout_survive_import_pin_save_and_drop() {
         dir,
         &[
             "import",
+            "-v",
             "in/saxpy-hip-amdgcn-amd-amdhsa-gfx1100.s",
             "in/other.s",
         ],
