@@ -360,7 +360,6 @@ pub fn import(
             Some(r)
         },
     );
-    drop(tally);
     // The text files, in argument order (a directory's sorted), read after
     // the binaries (their own progress phase).
     enum Text<'a> {
@@ -445,7 +444,6 @@ pub fn import(
         }
         got[slot] = Got::Found(found);
     }
-    drop(tally);
     // Triton pairs and program names look across inputs: flatten, keeping
     // the known outcomes in their places.
     let mut found = Vec::new();
