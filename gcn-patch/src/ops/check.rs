@@ -48,7 +48,7 @@ pub fn check(
     jobs: Option<usize>,
     tools: &Tools,
 ) -> Result<CheckReport, Diagnostics> {
-    use crate::pipeline::build::{build_one, BuildOptions};
+    use crate::pipeline::build::{build_loaded, each_job, BuildOptions};
     use crate::pipeline::cache::ObjectCache;
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
@@ -62,7 +62,9 @@ pub fn check(
         )
         .into());
     }
-    let results: Vec<Result<(Vec<Diagnostic>, usize), Diagnostics>> = if assemble {
+    // Each job loads its source (shared with its other targets) and drops
+    // it when done ([`pipeline::build::each_job`]).
+    let outcomes = if assemble {
         let tc = tools.find(Some(&m))?;
         let shared = super::shared_cache()?;
         let work = scratch()?;
@@ -78,30 +80,33 @@ pub fn check(
             tokens: &crate::base::jobs::Unlimited,
             progress: None,
         };
-        crate::base::jobs::run(plan.jobs.clone(), max_jobs, opts.tokens, |job| {
-            crate::base::jobs::test_panic_point("check", &m.kernels[job.kernel].name);
-            build_one(&m, &plan, &opts, job).map(|b| (b.notes, b.accepted))
+        each_job(&m, &plan, max_jobs, opts.tokens, "check", |job, source| {
+            source
+                .and_then(|p| build_loaded(&m, &opts, job, p))
+                .map(|b| (b.notes, b.accepted))
         })
+    } else {
+        let major = tools.assembler_major(Some(&m));
+        each_job(
+            &m,
+            &plan,
+            1,
+            &crate::base::jobs::Unlimited,
+            "check",
+            |job, source| {
+                source
+                    .and_then(|p| pipeline::prepare_loaded(&m, job, p, major))
+                    .map(|p| (p.notes, p.accepted))
+            },
+        )
+    };
+    let results: Vec<Result<(Vec<Diagnostic>, usize), Diagnostics>> = outcomes
         .into_iter()
         .zip(&plan.jobs)
         .map(|(r, job)| {
             r.unwrap_or_else(|p| Err(panicked(p, &m.kernels[job.kernel].name, &job.target)))
         })
-        .collect()
-    } else {
-        let major = tools.assembler_major(Some(&m));
-        plan.jobs
-            .iter()
-            .map(|job| {
-                let kernel = &m.kernels[job.kernel].name;
-                crate::base::jobs::catch(|| {
-                    crate::base::jobs::test_panic_point("check", kernel);
-                    pipeline::prepare(&m, &plan, job, major).map(|p| (p.notes, p.accepted))
-                })
-                .unwrap_or_else(|p| Err(panicked(p, kernel, &job.target)))
-            })
-            .collect()
-    };
+        .collect();
     let mut report = CheckReport {
         jobs: Vec::with_capacity(plan.jobs.len()),
         errors: Vec::new(),

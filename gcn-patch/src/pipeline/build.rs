@@ -39,7 +39,7 @@ use crate::base::jobs::{self, Tokens};
 use crate::config::lock;
 use crate::config::manifest::Manifest;
 use crate::pipeline::cache::{self, Hit, ObjectCache};
-use crate::pipeline::{self, Job, Plan, Prepared};
+use crate::pipeline::{self, Job, Plan, Prepared, Sources};
 use crate::stage::assemble;
 use crate::stage::link;
 use crate::stage::toolchain::Toolchain;
@@ -155,7 +155,8 @@ impl BuiltJob {
 }
 
 /// Build every job of `plan` (in parallel, cached); results in plan order.
-/// Every job's failure is collected, not just the first.
+/// Every job's failure is collected, not just the first. Each source is
+/// loaded by its first job and dropped after its last ([`each_job`]).
 pub fn build_all(
     manifest: &Manifest,
     plan: &Plan,
@@ -166,22 +167,27 @@ pub fn build_all(
         o.start(total, opts.max_jobs);
     }
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let results = jobs::run(plan.jobs.clone(), opts.max_jobs, opts.tokens, |job| {
-        let kernel = &manifest.kernels[job.kernel].name;
-        let target = job.target;
-        jobs::test_panic_point("build", kernel);
-        let result = build_job(manifest, plan, opts, job);
-        if let Some(o) = opts.progress {
-            o.progress(Progress {
-                done: done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
-                total,
-                kernel,
-                target: &target,
-                assembled: result.as_ref().ok().map(|b| b.cached.is_none()),
-            });
-        }
-        result
-    });
+    let results = each_job(
+        manifest,
+        plan,
+        opts.max_jobs,
+        opts.tokens,
+        "build",
+        |job, source| {
+            let kernel = &manifest.kernels[job.kernel].name;
+            let result = source.and_then(|p| build_loaded(manifest, opts, job, p));
+            if let Some(o) = opts.progress {
+                o.progress(Progress {
+                    done: done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
+                    total,
+                    kernel,
+                    target: &job.target,
+                    assembled: result.as_ref().ok().map(|b| b.cached.is_none()),
+                });
+            }
+            result
+        },
+    );
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut built = Vec::new();
     for (job, r) in plan.jobs.iter().zip(results) {
@@ -218,6 +224,46 @@ pub fn build_all(
     }
 }
 
+/// Run `f` on every job of `plan`, at most `max_jobs` at once (bounded by
+/// `tokens`), with the job's source loaded and patched
+/// ([`pipeline::load`]; `Err` when that fails); results in plan order, a
+/// job that panicked as `Err(Panicked)`. A source is loaded by the first of
+/// its jobs to start and dropped when the last of them ends ([`Sources`]):
+/// memory holds the documents of the jobs in flight, whatever the size of
+/// the manifest. `stage` names the jobs for the test-only panic hook
+/// ([`jobs::test_panic_point`]).
+pub fn each_job<R, F>(
+    manifest: &Manifest,
+    plan: &Plan,
+    max_jobs: usize,
+    tokens: &dyn Tokens,
+    stage: &str,
+    f: F,
+) -> Vec<Result<R, jobs::Panicked>>
+where
+    R: Send,
+    F: Fn(&Job, Result<&pipeline::Patched, Diagnostics>) -> R + Sync,
+{
+    let sources = Sources::new(manifest, &plan.jobs);
+    jobs::run(plan.jobs.clone(), max_jobs, tokens, |job| {
+        /// Tells `sources` the job is done, even when it panics.
+        struct Done<'a, 'm>(&'a Sources<'m>, &'a Job);
+        impl Drop for Done<'_, '_> {
+            fn drop(&mut self) {
+                self.0.done(self.1);
+            }
+        }
+        let _done = Done(&sources, &job);
+        jobs::test_panic_point(stage, &manifest.kernels[job.kernel].name);
+        let loaded = if plan.checked(job.kernel, job.source) {
+            sources.get(&job)
+        } else {
+            std::sync::Arc::new(Err(pipeline::not_patched(manifest, &job)))
+        };
+        f(&job, loaded.as_ref().as_ref().map_err(Clone::clone))
+    })
+}
+
 /// The error for a kernel × target job that panicked.
 pub(crate) fn job_panicked(p: jobs::Panicked, kernel: &str, target: &TargetId) -> Diagnostics {
     p.into_diagnostic(&format!("building kernel `{kernel}` for {}", target.name()))
@@ -250,25 +296,26 @@ pub fn cache_key(toolchain: &Toolchain, prepared: &Prepared) -> String {
 }
 
 /// Prepare one job, then take it from the cache or assemble + link + verify
-/// it (one job of [`build_all`]; `gcn-patch check` runs them itself to report
-/// each job's outcome).
+/// it (one job of [`build_all`], loading its source itself).
 pub fn build_one(
     manifest: &Manifest,
     plan: &Plan,
     opts: &BuildOptions,
     job: Job,
 ) -> Result<BuiltJob, Diagnostics> {
-    build_job(manifest, plan, opts, job)
+    let (patched, _) = pipeline::job_inputs(manifest, plan, &job, opts.toolchain.version.major)?;
+    build_loaded(manifest, opts, &job, &patched)
 }
 
-/// [`build_one`].
-fn build_job(
+/// [`build_one`] with the job's source loaded (one job of [`build_all`] and
+/// of `gcn-patch check`, through [`each_job`]).
+pub fn build_loaded(
     manifest: &Manifest,
-    plan: &Plan,
     opts: &BuildOptions,
-    job: Job,
+    job: &Job,
+    patched: &pipeline::Patched,
 ) -> Result<BuiltJob, Diagnostics> {
-    let prepared = pipeline::prepare(manifest, plan, &job, opts.toolchain.version.major)?;
+    let prepared = pipeline::prepare_loaded(manifest, job, patched, opts.toolchain.version.major)?;
     let key = cache_key(opts.toolchain, &prepared);
     let valid = |b: &[u8]| pipeline::verify(b, &prepared).is_ok();
     let (bytes, cached) = match opts.cache.get(&key, &valid) {
@@ -310,7 +357,7 @@ fn build_job(
         symbols: prepared.symbols,
         notes: prepared.notes,
         accepted: prepared.accepted,
-        job,
+        job: job.clone(),
     })
 }
 
