@@ -23,7 +23,8 @@
 //!     progress: None,
 //! };
 //! for built in build::build_all(&manifest, &plan, &opts)? {
-//!     std::fs::write(format!("out/{}-{}.hsaco", built.kernel, built.target.name()), &built.bytes)
+//!     let bytes = built.read()?;
+//!     std::fs::write(format!("out/{}-{}.hsaco", built.kernel, built.target.name()), bytes)
 //!         .unwrap();
 //! }
 //! # Ok(()) }
@@ -127,9 +128,11 @@ pub struct BuiltJob {
     pub kernel: String,
     /// Target it was built for.
     pub target: TargetId,
-    /// The verified code object.
-    pub bytes: Vec<u8>,
-    /// Hex sha256 of `bytes`.
+    /// The verified code object, in the build's own cache
+    /// ([`ObjectCache::local_entry`]): the engine keeps no object in
+    /// memory after its job ([`BuiltJob::read`] reads it back).
+    pub object: PathBuf,
+    /// Hex sha256 of the object.
     pub sha256: String,
     /// Hex sha256 of the patched, retargeted asm that was assembled.
     pub asm_sha256: String,
@@ -144,6 +147,33 @@ pub struct BuiltJob {
 }
 
 impl BuiltJob {
+    /// The code object's bytes, read from the build's cache and checked
+    /// against [`BuiltJob::sha256`].
+    pub fn read(&self) -> Result<Vec<u8>, Diagnostics> {
+        let failed = |why: String| {
+            Diagnostics::from(
+                Diagnostic::error(
+                    Code::ReadFailed,
+                    format!(
+                        "cannot read the code object of kernel `{}` for {} from the object cache `{}`: {why}",
+                        self.kernel,
+                        self.target.name(),
+                        self.object.display()
+                    ),
+                )
+                .with_help("something removed or changed the build's cache while it ran: build again"),
+            )
+        };
+        let bytes = std::fs::read(&self.object).map_err(|e| failed(e.to_string()))?;
+        if sha256_hex(&bytes) != self.sha256 {
+            return Err(failed(format!(
+                "its sha256 is not the built object's ({})",
+                self.sha256
+            )));
+        }
+        Ok(bytes)
+    }
+
     /// Where the object came from.
     pub fn state(&self) -> State {
         match self.cached {
@@ -275,6 +305,11 @@ pub(crate) fn job_panicked(p: jobs::Panicked, kernel: &str, target: &TargetId) -
 /// features an asm text adds, [`assemble::asm_features`], follow from the asm
 /// and the target, both in the key).
 pub fn cache_key(toolchain: &Toolchain, prepared: &Prepared) -> String {
+    cache_key_of(toolchain, prepared, &prepared.asm.print())
+}
+
+/// [`cache_key`] with the prepared asm already printed (`asm`).
+fn cache_key_of(toolchain: &Toolchain, prepared: &Prepared, asm: &str) -> String {
     let clang = assemble::clang_command(
         toolchain,
         &prepared.target,
@@ -286,7 +321,7 @@ pub fn cache_key(toolchain: &Toolchain, prepared: &Prepared) -> String {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     cache::key(&[
-        &prepared.asm.print(),
+        asm,
         &prepared.target.name(),
         &prepared.code_object_version.to_string(),
         &toolchain.identity(),
@@ -316,7 +351,11 @@ pub fn build_loaded(
     patched: &pipeline::Patched,
 ) -> Result<BuiltJob, Diagnostics> {
     let prepared = pipeline::prepare_loaded(manifest, job, patched, opts.toolchain.version.major)?;
-    let key = cache_key(opts.toolchain, &prepared);
+    // The assembler's input, printed once for the key and the lock.
+    let asm = prepared.asm.print();
+    let key = cache_key_of(opts.toolchain, &prepared, &asm);
+    let asm_sha256 = sha256_hex(asm.as_bytes());
+    drop(asm);
     let valid = |b: &[u8]| pipeline::verify(b, &prepared).is_ok();
     let (bytes, cached) = match opts.cache.get(&key, &valid) {
         Some((bytes, hit)) => (bytes, Some(hit)),
@@ -351,8 +390,8 @@ pub fn build_loaded(
         kernel: prepared.kernel.clone(),
         target: prepared.target,
         sha256: sha256_hex(&bytes),
-        asm_sha256: sha256_hex(prepared.asm.print().as_bytes()),
-        bytes,
+        asm_sha256,
+        object: opts.cache.local_entry(&key),
         cached,
         symbols: prepared.symbols,
         notes: prepared.notes,
