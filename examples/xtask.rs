@@ -43,7 +43,7 @@ fn xtask(project: &Path, dump: &Path) -> Result<(), Diagnostics> {
     // Import: the dump is copied under asm/, pinned and added as a kernel.
     let inputs = [dump.to_path_buf()];
     let options = ImportOptions::resolve(vec![], None, &tools, &inputs)?;
-    let report = import(&manifest, &inputs, &options)?;
+    let report = import(&manifest, &inputs, &options, None)?;
     let kernel = match &report.outcomes[..] {
         [Outcome::Added { kernel, asm }] => {
             println!("import: kernel `{kernel}` from {}", asm.display());
@@ -73,7 +73,7 @@ fn xtask(project: &Path, dump: &Path) -> Result<(), Diagnostics> {
     }
 
     // Check: every job patched, checked, assembled, linked and verified.
-    let checked = check(&manifest, true, None, &tools)?;
+    let checked = check(&manifest, true, None, &tools, None)?;
     if !checked.errors.is_empty() {
         return Err(Diagnostics(checked.errors));
     }

@@ -498,7 +498,8 @@ fn acknowledged_findings_leave_cargo_builds_silent() {
     let tools = gcn_patch::ops::Tools::default();
     let options = gcn_patch::ops::import::ImportOptions::resolve(vec![], None, &tools, &paths)
         .unwrap_or_else(|d| panic!("{d}"));
-    gcn_patch::ops::import::import(&manifest, &paths, &options).unwrap_or_else(|d| panic!("{d}"));
+    gcn_patch::ops::import::import(&manifest, &paths, &options, None)
+        .unwrap_or_else(|d| panic!("{d}"));
     write_package(&dir, "gcn-it-accept");
     let pkg = Pkg {
         dir: dir.clone(),
@@ -683,4 +684,81 @@ fn a_read_only_copy_of_a_crate_using_gcn_build_builds() {
         Vec::<String>::new(),
         "the read-only sources were written to"
     );
+}
+
+/// Without gcn-patch's `lift` feature (a build script's view of gcn-patch:
+/// gcn-build takes it with default features off), a binary baseline cannot
+/// be read: `lint` with one is the `FeatureDisabled` error (GP0011), not a
+/// lift. A package whose build script depends on gcn-patch alone, with
+/// default features off, calls the library and prints the error; its
+/// rendering is snapshot for the book's index of codes.
+#[test]
+fn a_binary_baseline_without_the_lift_feature_is_gp0011() {
+    let root = repo().join("target/gcn-build-it");
+    let dir = root.join("gcn-it-nolift");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("src")).unwrap();
+    fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    fs::copy(
+        corpus().join("iree/gfx942/matmul.rocmasm"),
+        dir.join("matmul.s"),
+    )
+    .unwrap();
+    fs::copy(
+        corpus().join("iree/gfx942/matmul.hsaco"),
+        dir.join("matmul.hsaco"),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"gcn-it-nolift\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
+             [build-dependencies]\ngcn-patch = {{ path = {:?}, default-features = false }}\n\n[workspace]\n",
+            repo().join("gcn-patch")
+        ),
+    )
+    .unwrap();
+    fs::write(
+        dir.join("build.rs"),
+        "use std::path::Path;\n\n\
+         fn main() {\n    \
+             let r = gcn_patch::ops::lint::lint(\n        \
+                 Path::new(\"matmul.s\"),\n        \
+                 \"gfx942\",\n        \
+                 false,\n        \
+                 Some(Path::new(\"matmul.hsaco\")),\n    \
+             );\n    \
+             match r {\n        \
+                 Ok(_) => panic!(\"a binary baseline was read without the lift feature\"),\n        \
+                 Err(d) => {\n            \
+                     eprintln!(\"{d}\");\n            \
+                     std::process::exit(1);\n        \
+                 }\n    \
+             }\n\
+         }\n",
+    )
+    .unwrap();
+    fs::write(dir.join("src/lib.rs"), "").unwrap();
+    let pkg = Pkg {
+        dir: dir.clone(),
+        target_dir: root.join("target"),
+        package: "gcn-it-nolift".into(),
+    };
+    let (out, ran) = pkg.build(&[("NO_COLOR", "1")]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && ran, "{stderr}");
+    // Cargo shows the build script's standard error indented under `--- stderr`.
+    let shown: Vec<&str> = stderr
+        .lines()
+        .map(|l| l.strip_prefix("  ").unwrap_or(l))
+        .skip_while(|l| !l.starts_with("error[GP"))
+        .take_while(|l| !l.trim().is_empty())
+        .collect();
+    assert!(
+        shown
+            .first()
+            .is_some_and(|l| l.starts_with("error[GP0011]: ")),
+        "{stderr}"
+    );
+    insta::assert_snapshot!("GP0011_feature_disabled", shown.join("\n"));
 }

@@ -226,6 +226,7 @@ fn outside_a_build_script_without_out_dir_says_how_to_fix_it() {
         text.contains("OUT_DIR is not set") && text.contains(".out_dir("),
         "{text}"
     );
+    insta::assert_snapshot!("out_dir_not_set", text);
 }
 
 /// A rule deleting the wait before a load's result is used: gcn-build fails

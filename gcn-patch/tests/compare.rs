@@ -134,11 +134,12 @@ fn a_removed_wait_is_a_sanitizer_finding_in_test_and_check_run() {
     assert_eq!(stdout(&again), out, "same seeds, same report");
     let o = in_dir(&dir, &["check", "--run"]);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
-    assert!(
-        stderr(&o).contains("a declared launch did not run clean"),
-        "{}",
-        stderr(&o)
-    );
+    let err = stderr(&o);
+    let at = err
+        .find("error[GP0826]: ")
+        .unwrap_or_else(|| panic!("no GP0826 in:\n{err}"));
+    assert!(err.contains("a declared launch did not run clean"), "{err}");
+    insta::assert_snapshot!("check_run_removed_wait", &err[at..]);
 }
 
 #[test]

@@ -57,15 +57,28 @@ impl Project {
         (o.status.code(), err)
     }
 
+    /// [`Project::run`] with `env` set.
+    fn run_env(&self, args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+        let o = Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_BACKTRACE")
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr)
+            .replace(&self.dir.path().display().to_string(), "<dir>");
+        (o.status.code(), err)
+    }
+
     /// Run and check the status and the code of the first diagnostic; snapshot stderr.
     fn expect(&self, name: &str, args: &[&str], status: i32, code: &str) {
         let (s, err) = self.run(args);
         assert_eq!(s, Some(status), "{name}: {err}");
         let first = err
             .lines()
-            .find(|l| {
-                l.starts_with("error[") || l.starts_with("warning[") || l.starts_with("note[")
-            })
+            .find(|l| is_diagnostic(l))
             .unwrap_or_else(|| panic!("{name}: no diagnostic in:\n{err}"));
         assert!(
             first.contains(&format!("[{code}]: ")),
@@ -73,6 +86,58 @@ impl Project {
         );
         insta::assert_snapshot!(name, err);
     }
+
+    /// Run with `env` and check the status and that some diagnostic has
+    /// `code`; snapshot the first diagnostic with `code` (up to the next
+    /// one or the end), with `redact` (a regex) replaced by `<redacted>`.
+    fn expect_some(
+        &self,
+        name: &str,
+        (args, env): (&[&str], &[(&str, &str)]),
+        status: i32,
+        code: &str,
+        redact: Option<&str>,
+    ) {
+        let (s, err) = self.run_env(args, env);
+        assert_eq!(s, Some(status), "{name}: {err}");
+        assert!(
+            err.lines()
+                .any(|l| is_diagnostic(l) && l.contains(&format!("[{code}]: "))),
+            "{name}: expected {code}, got:\n{err}"
+        );
+        let mut lines = err
+            .lines()
+            .skip_while(|l| !(is_diagnostic(l) && l.contains(&format!("[{code}]: "))));
+        let first = lines.next().expect("the diagnostic");
+        let mut shown = std::iter::once(first)
+            .chain(lines.take_while(|l| !is_diagnostic(l)))
+            .collect::<Vec<_>>()
+            .join("\n");
+        if let Some(r) = redact {
+            shown = regex::Regex::new(r)
+                .unwrap()
+                .replace_all(&shown, "<redacted>")
+                .into_owned();
+        }
+        insta::assert_snapshot!(name, shown);
+    }
+}
+
+fn is_diagnostic(l: &str) -> bool {
+    l.starts_with("error[") || l.starts_with("warning[") || l.starts_with("note[")
+}
+
+fn saxpy_sha() -> String {
+    gcn_patch::base::hash::sha256_hex(&corpus("hip/gfx942/saxpy.s"))
+}
+
+/// The saxpy project with a pinned source, `kernel` keys before the source
+/// and `source` keys (rules) after it.
+fn pinned(kernel: &str, source: &str) -> Project {
+    Project::new(&format!(
+        "[[kernel]]\nname = \"saxpy\"\n{kernel}[[kernel.source]]\nasm = \"asm/saxpy.s\"\nsha256 = \"{}\"\ntargets = [\"gfx942\"]\n{source}",
+        saxpy_sha()
+    ))
 }
 
 fn saxpy_hsaco(p: &Project) -> Vec<u8> {
@@ -261,4 +326,322 @@ fn lift_codes() {
     );
     p.write("short.hsaco", &co[..co.len() / 2]);
     p.expect("GP0711_corrupt_elf", &["lift", "short.hsaco"], 1, "GP0711");
+}
+
+/// Checks of a patched kernel, each row a rule that makes the finding.
+#[test]
+fn check_codes() {
+    let rule = |body: &str| format!("[[kernel.source.rule]]\n{body}\n");
+    let update = "registers = \"update\"\n";
+    for (name, kernel, body, status, code) in [
+        (
+            "GP0425_control_flow_leak",
+            "",
+            "replace = \"s_endpgm\"\nwith = \"s_nop 0\"",
+            1,
+            "GP0425",
+        ),
+        (
+            "GP0212_rule_anchor_moved",
+            "",
+            "move = \"s_endpgm\"\nbefore = \"s_endpgm\"",
+            1,
+            "GP0212",
+        ),
+        (
+            "GP0414_unknown_wait_counter",
+            "",
+            "insert = [\"s_waitcnt vscnt(0)\"]\nbefore = \"s_endpgm\"",
+            1,
+            "GP0414",
+        ),
+        (
+            "GP0416_wait_immediate_too_wide",
+            "",
+            "insert = [\"s_waitcnt 0x1ffff\"]\nbefore = \"s_endpgm\"",
+            1,
+            "GP0416",
+        ),
+        (
+            "GP0407_extra_sgprs_not_declared",
+            "",
+            "set = \".amdhsa_reserve_vcc\"\nvalue = 0",
+            1,
+            "GP0407",
+        ),
+        (
+            "GP0408_register_count_unknown",
+            "",
+            "set = \".amdhsa_next_free_vgpr\"\nvalue = \"foo(3)\"",
+            0,
+            "GP0408",
+        ),
+        (
+            "GP0410_too_many_vgprs",
+            update,
+            "insert = [\"v_mov_b32 v300, 0\", \"v_accvgpr_write_b32 a255, 0\"]\nbefore = \"s_endpgm\"",
+            1,
+            "GP0410",
+        ),
+        (
+            "GP0411_too_many_sgprs",
+            update,
+            "insert = [\"s_mov_b32 s105, 0\"]\nbefore = \"s_endpgm\"",
+            1,
+            "GP0411",
+        ),
+    ] {
+        pinned(kernel, &rule(body)).expect(name, &["check", "--no-assemble"], status, code);
+    }
+
+    // A `\ No newline at end of file` marker on a line that is not the last.
+    let p = pinned("", "patches = [\"nl.diff\"]\n");
+    let asm = String::from_utf8(corpus("hip/gfx942/saxpy.s")).unwrap();
+    let first = asm.lines().next().unwrap();
+    let next: Vec<&str> = asm.lines().skip(1).take(2).collect();
+    p.write(
+        "nl.diff",
+        format!(
+            "--- a/asm/saxpy.s\n+++ b/asm/saxpy.s\n@@ -1,3 +1,3 @@\n-{first}\n+{first}\n\\ No newline at end of file\n {}\n {}\n",
+            next[0], next[1]
+        ),
+    );
+    p.expect(
+        "GP0206_no_newline_in_middle",
+        &["check", "--no-assemble"],
+        1,
+        "GP0206",
+    );
+}
+
+#[test]
+fn internal_and_temp_file_codes() {
+    // A panic (the test-only hook): an internal error naming the job.
+    let p = pinned("", "");
+    p.expect_some(
+        "GP0001_internal",
+        (
+            &["check", "--no-assemble"],
+            &[("GCN_PATCH_TEST_PANIC", "check:saxpy")],
+        ),
+        1,
+        "GP0001",
+        None,
+    );
+    // No temporary directory: `check` has nowhere to assemble.
+    p.expect_some(
+        "GP0005_temp_file_failed",
+        (&["check"], &[("TMPDIR", "/nonexistent")]),
+        1,
+        "GP0005",
+        Some(r"\.tmp[A-Za-z0-9]+"),
+    );
+}
+
+/// The patch queue: refreshing a patch that is not the last, or emptying one.
+#[test]
+fn refresh_codes() {
+    let p = pinned("", "");
+    let work = p.dir.path().join(".gcn-patch/edit/saxpy/saxpy.s");
+    let edit = |from: &str, to: &str| {
+        let (s, err) = p.run(&["edit", "saxpy", "--force"]);
+        assert_eq!(s, Some(0), "{err}");
+        let text = std::fs::read_to_string(&work).unwrap();
+        assert!(text.contains(from), "{from}");
+        std::fs::write(&work, text.replacen(from, to, 1)).unwrap();
+    };
+    let save = |name: &str| {
+        let (s, err) = p.run(&["save", "saxpy", name]);
+        assert_eq!(s, Some(0), "{err}");
+    };
+    edit("\ts_endpgm", "\ts_nop 0\n\ts_endpgm");
+    save("a");
+    edit("\ts_nop 0", "\ts_nop 1");
+    save("b");
+    edit("\ts_nop 1", "\ts_nop 2");
+    p.expect(
+        "GP0216_patch_not_last",
+        &["save", "saxpy", "a"],
+        1,
+        "GP0216",
+    );
+    edit("\ts_nop 1", "\ts_nop 0");
+    p.expect(
+        "GP0217_refresh_empties",
+        &["save", "saxpy", "b"],
+        1,
+        "GP0217",
+    );
+}
+
+/// `run --out` where no directory can be made: under a regular file
+/// (which stops root too).
+#[test]
+fn run_codes() {
+    let p = Project::new(&manifest("", ""));
+    saxpy_hsaco(&p);
+    p.write("file", "a regular file\n");
+    p.expect(
+        "GP0004_create_dir_failed",
+        &[
+            "run",
+            "saxpy.hsaco",
+            "--kernel",
+            "saxpy",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "f32:2",
+            "--arg",
+            "out:f32:64",
+            "--arg",
+            "out:f32:64",
+            "--arg",
+            "u32:64",
+            "--out",
+            "file/out",
+        ],
+        1,
+        "GP0004",
+    );
+}
+
+/// Containers and lifted code objects.
+#[test]
+fn container_codes() {
+    let p = Project::new(&manifest("", ""));
+    p.write("cpu.vmfb", corpus("containers/softmax-cpu.vmfb"));
+    p.expect("GP0706_no_amdgpu_code", &["lift", "cpu.vmfb"], 1, "GP0706");
+    let fat = corpus("containers/scale.hipfb");
+    p.write("short.hipfb", &fat[..2000]);
+    p.expect(
+        "GP0708_corrupt_container",
+        &["lift", "short.hipfb"],
+        1,
+        "GP0708",
+    );
+    p.write("fat.o", corpus("containers/scale-host-compressed.o"));
+    p.expect(
+        "GP0709_several_code_objects",
+        &["lift", "fat.o"],
+        1,
+        "GP0709",
+    );
+    // aiter's gfx950 FP4 GEMM: instructions LLVM 22 cannot re-encode.
+    p.write(
+        "f4gemm.co",
+        corpus("aiter/gfx950/f4gemm/f4gemm_bf16_per1x32Fp4_BpreShuffle_32x512.co"),
+    );
+    p.expect(
+        "GP0714_raw_encodings",
+        &["lift", "f4gemm.co", "--no-verify", "-o", "f4gemm.s"],
+        0,
+        "GP0714",
+    );
+    // aiter's gfx1250 attention: a descriptor LLVM 22 does not re-assemble.
+    p.write(
+        "fmha.co",
+        corpus("aiter/gfx1250/fmha_fwd_bf16_varlen/fmha_bf16_pertokenBf16_hd64_128x256_varlen.co"),
+    );
+    p.expect_some(
+        "GP0715_raw_descriptor",
+        (&["lift", "fmha.co", "--no-verify", "-o", "fmha.s"], &[]),
+        0,
+        "GP0715",
+        None,
+    );
+}
+
+/// A code object with two kernels: a launch must name one.
+#[test]
+fn launch_codes() {
+    // saxpy and a renamed copy, saxpy2, in one file: the code, descriptor
+    // and register symbols copied, and a second metadata entry.
+    let asm = String::from_utf8(corpus("hip/gfx942/saxpy.s")).unwrap();
+    let body = &asm[asm.find("\t.text\n\t.protected").unwrap()
+        ..asm.find("\t.section\t.AMDGPU.csdata").unwrap()];
+    let copy = body
+        .replace("saxpy", "saxpy2")
+        .replace(".LBB0_", ".LBB1_")
+        .replace(".Lfunc_end0", ".Lfunc_end1");
+    let entry = &asm[asm.find("  - .agpr_count").unwrap()..asm.find("amdhsa.target:").unwrap()];
+    let two = asm.replacen(body, &format!("{body}{copy}"), 1).replacen(
+        entry,
+        &format!("{entry}{}", entry.replace("saxpy", "saxpy2")),
+        1,
+    );
+    let p = Project::new(
+        "[[kernel]]\nname = \"saxpy\"\n[[kernel.source]]\nasm = \"asm/two.s\"\ntargets = [\"gfx942\"]\n\n\
+         [[kernel.launch]]\ngrid = 4\nblock = 256\nargs = [\n  { scalar = \"f32\", value = 0.75 },\n  \
+         { random = \"f32\", shape = 1000 },\n  { random = \"f32\", shape = 1000 },\n  \
+         { scalar = \"u32\", value = 1000 },\n]\n",
+    );
+    p.write("asm/two.s", two);
+    p.expect("GP0824_launch_kernel_ambiguous", &["test"], 2, "GP0824");
+}
+
+/// A lifted code object built for another processor than its own is
+/// flagged as possibly hand-written.
+#[test]
+fn lifted_kernel_codes() {
+    let p = Project::new("");
+    std::fs::remove_file(p.dir.path().join("kernels.toml")).unwrap();
+    p.write(
+        "topk.co",
+        corpus("aiter/gfx942/topksoftmax/topksoftmax_4x128x6.co"),
+    );
+    let (s, err) = p.run(&["import", "topk.co"]);
+    assert_eq!(s, Some(0), "{err}");
+    let toml = std::fs::read_to_string(p.dir.path().join("kernels.toml")).unwrap();
+    assert!(toml.contains("targets = [\"gfx942\"]"), "{toml}");
+    p.write(
+        "kernels.toml",
+        toml.replace("targets = [\"gfx942\"]", "targets = [\"gfx950\"]"),
+    );
+    p.expect_some(
+        "GP0309_retargeted_from_generic",
+        (&["check", "--no-assemble"], &[]),
+        0,
+        "GP0309",
+        None,
+    );
+}
+
+/// Commands on a manifest that does not give them what they need.
+#[test]
+fn workflow_codes() {
+    let p = Project::new("[[kernel]]\nname = \"saxpy\"\n");
+    p.expect(
+        "GP0803_kernel_has_no_targets",
+        &["apply", "saxpy"],
+        1,
+        "GP0803",
+    );
+    // An IREE dump (its linked-module name) not built yet.
+    let p = Project::new("");
+    std::fs::remove_file(p.dir.path().join("kernels.toml")).unwrap();
+    p.write(
+        "module_matmul_linked_rocm_hsaco_fb.rocmasm",
+        corpus("iree/gfx942/matmul.rocmasm"),
+    );
+    let (s, err) = p.run(&["import", "module_matmul_linked_rocm_hsaco_fb.rocmasm"]);
+    assert_eq!(s, Some(0), "{err}");
+    // The same file name again, with other bytes.
+    let mut asm = corpus("iree/gfx942/matmul.rocmasm");
+    asm.extend_from_slice(b"; edited\n");
+    p.write("module_matmul_linked_rocm_hsaco_fb.rocmasm", asm);
+    p.expect(
+        "GP0808_import_conflict",
+        &["import", "module_matmul_linked_rocm_hsaco_fb.rocmasm"],
+        1,
+        "GP0808",
+    );
+    p.expect(
+        "GP0811_not_built_yet",
+        &["iree-flags", "--out", "out", "--target", "gfx942"],
+        1,
+        "GP0811",
+    );
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use common::{ok, run_cli, stderr};
 use gcn_patch::config::manifest::Manifest;
+use gcn_patch::ops::progress::{Outcome, Progress, Task};
 use object::{Object, ObjectSection};
 
 fn manifest(dir: &Path) -> Manifest {
@@ -52,6 +53,7 @@ fn hipcc_dumps_for_two_archs_are_one_kernel() {
         dir,
         &[
             "import",
+            "-v",
             "in/saxpy-hip-amdgcn-amd-amdhsa-gfx942.s",
             "in/saxpy-hip-amdgcn-amd-amdhsa-gfx1100.s",
         ],
@@ -151,7 +153,7 @@ fn fat_binary_is_one_kernel_and_builds_back_to_its_members() {
     let dir = tempfile::tempdir().unwrap();
     let dir = dir.path();
     let host = common::repo().join("tests/corpus/containers/scale-host-compressed.o");
-    let o = ok(run_cli(dir, &["import", host.to_str().unwrap()]));
+    let o = ok(run_cli(dir, &["import", "-v", host.to_str().unwrap()]));
     assert!(stderr(&o).contains("new source of kernel `scale_host_compressed`"));
     assert_eq!(
         shape(dir),
@@ -223,12 +225,17 @@ fn binary_import_needs_the_toolchain_and_says_so() {
         &dir.path().join("kernels.toml"),
         &[co],
         &gcn_patch::ops::import::ImportOptions::default(),
+        None,
     )
     .unwrap_err()
     .to_string();
     assert!(
         err.contains("needs LLVM") && err.contains("apt-get install"),
         "{err}"
+    );
+    insta::assert_snapshot!(
+        "binary_import_needs_llvm",
+        err.replace(&common::repo().display().to_string(), "<repo>")
     );
     assert!(!dir.path().join("kernels.toml").exists());
 }
@@ -257,9 +264,35 @@ fn parallel_lifting_writes_what_one_worker_writes() {
             jobs: Some(jobs),
             ..Default::default()
         };
-        let report =
-            gcn_patch::ops::import::import(&dir.path().join("kernels.toml"), &inputs, &opts)
-                .unwrap_or_else(|d| panic!("jobs = {jobs}: {d}"));
+        // The lift phase reports each binary once, from the worker that lifted it.
+        let events = std::sync::Mutex::new(Vec::new());
+        let record = |p: Progress<'_>| {
+            events
+                .lock()
+                .unwrap()
+                .push((p.task, p.done, p.total, p.item.to_string(), p.outcome))
+        };
+        let report = gcn_patch::ops::import::import(
+            &dir.path().join("kernels.toml"),
+            &inputs,
+            &opts,
+            Some(&record),
+        )
+        .unwrap_or_else(|d| panic!("jobs = {jobs}: {d}"));
+        let mut seen = events.into_inner().unwrap();
+        seen.sort_by_key(|e| e.1);
+        let mut reported: Vec<String> = seen.iter().map(|e| e.3.clone()).collect();
+        reported.sort();
+        let mut given: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+        given.sort();
+        assert_eq!(reported, given, "each binary reported once: {seen:?}");
+        for (i, e) in seen.iter().enumerate() {
+            assert_eq!(
+                (e.0, e.1, e.2, e.4),
+                (Task::Lift, i + 1, inputs.len(), Outcome::Done),
+                "{seen:?}"
+            );
+        }
         let mut files = std::collections::BTreeMap::new();
         for e in walkdir::WalkDir::new(dir.path()).sort_by_file_name() {
             let e = e.unwrap();
@@ -325,9 +358,10 @@ fn different_binaries_of_one_file_name_are_two_kernels() {
         Path::new("asm/gfx942/MI308/fwd_hd128_bf16_causal_rtna.s")
     );
     let before = std::fs::read(dir.join("kernels.toml")).unwrap();
-    let o = ok(run_cli(dir, &args));
+    // With -v, one line per file.
+    let o = ok(run_cli(dir, &[&args[..], &["-v"]].concat()));
     assert_eq!(
-        stderr(&o).matches("already imported").count(),
+        stderr(&o).matches("is already imported").count(),
         2,
         "{}",
         stderr(&o)

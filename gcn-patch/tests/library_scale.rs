@@ -64,7 +64,7 @@ fn peaks(n: usize, jobs: usize) -> [(&'static str, usize); 3] {
     let tools = Tools::default();
     let check = |assemble: bool| {
         let (report, _, peak) = measure(|| {
-            ops::check::check(&manifest, assemble, Some(jobs), &tools)
+            ops::check::check(&manifest, assemble, Some(jobs), &tools, None)
                 .unwrap_or_else(|d| panic!("{d}"))
         });
         assert_eq!(report.jobs.len(), n);

@@ -199,6 +199,7 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
     ok(gcn_patch(&proj, &["import", "../cache"]));
     let err = override_fails(&proj, "../ov");
     assert!(err.contains("Triton's dump hash is unknown"), "{err}");
+    let mut shown = vec![redact(&err, &proj)];
     assert!(err.contains("TRITON_KERNEL_DUMP=1"), "{err}");
     // Importing the dump too completes the kernel instead of adding one.
     let (tmp, proj) = project();
@@ -219,6 +220,7 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
         err.contains("has no code object for its Triton dump's target gfx942"),
         "{err}"
     );
+    shown.push(redact(&err, tmp.path()));
     // Two kernels of one Triton dump: one override file, claimed twice.
     let text = std::fs::read_to_string(proj.join("kernels.toml")).unwrap();
     let twin = text[text.find("[[kernel]]").unwrap()..]
@@ -232,6 +234,7 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
         "{err}"
     );
     assert!(err.contains("one manifest per GPU"), "{err}");
+    shown.push(redact(&err, tmp.path()));
     // A `triton.target` that is not a target ID.
     let bad = text.replace(r#"target = "gfx942""#, r#"target = "gfx9999""#);
     std::fs::write(proj.join("kernels.toml"), bad).unwrap();
@@ -241,6 +244,8 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
             && err.contains("re-import the dump"),
         "{err}"
     );
+    shown.push(redact(&err, tmp.path()));
+    insta::assert_snapshot!("override_refusals", shown.join("\n"));
     // A manifest without Triton kernels.
     let plain = tempfile::tempdir().unwrap();
     std::fs::copy(
@@ -251,6 +256,16 @@ fn triton_override_refuses_unknown_hashes_and_missing_targets() {
     ok(gcn_patch(plain.path(), &["import", "saxpy.s"]));
     let err = override_fails(plain.path(), "ov");
     assert!(err.contains("lists no Triton kernel"), "{err}");
+}
+
+/// `text` with the directory `dir` shown as `<dir>` and Triton's hashes
+/// (52 base32 characters) as `<hash>`.
+fn redact(text: &str, dir: &Path) -> String {
+    let text = text.replace(&dir.display().to_string(), "<dir>");
+    regex::Regex::new("[A-Z2-7]{52}")
+        .unwrap()
+        .replace_all(&text, "<hash>")
+        .into_owned()
 }
 
 /// `gcn-patch triton-override --out OUT` in `dir`, which must fail: its stderr.
@@ -347,9 +362,11 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
             "declares 8192 bytes of LDS, more than the 4096 Triton allocates",
         ),
     ];
+    let mut shown = Vec::new();
     for (patched, want) in cases {
         let d = gcn_patch::stage::check::launch::check_triton_launch(&doc, &patched, &t, "matmul");
         let text: Vec<String> = d.iter().map(|d| d.to_string()).collect();
+        shown.extend(text.iter().cloned());
         assert!(
             text.iter().any(|m| m.contains(want)),
             "want `{want}`, got:\n{}",
@@ -359,6 +376,9 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
     // The kernel Triton launches is gone.
     let none = Document::from_source("\ts_endpgm\n", "patched.s");
     let d = gcn_patch::stage::check::launch::check_triton_launch(&doc, &none, &t, "matmul");
+    shown.extend(d.iter().map(|d| d.to_string()));
+    // Every finding as rendered (the book's index of codes shows them).
+    insta::assert_snapshot!("launch_check_findings", shown.join("\n\n"));
     assert!(
         d[0].message
             .contains("Triton launches kernel `matmul`, which the patched asm does not define"),
@@ -408,6 +428,7 @@ fn specializations_are_annotated_and_a_missing_cache_entry_warns() {
     ));
     let err = stderr(&o);
     assert_eq!(err.matches("warning[GP0820]: ").count(), 2, "{err}");
+    insta::assert_snapshot!("import_without_cache_entries", redact(&err, tmp.path()));
     assert!(
         err.contains("imported without its cache entry")
             && err.contains("LDS: Triton's `shared`")

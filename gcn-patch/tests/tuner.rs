@@ -305,12 +305,14 @@ fn build_progress_reports_every_job_once() {
     type Event = (usize, usize, String, Option<bool>);
     let events: Mutex<Vec<Event>> = Mutex::new(vec![]);
     let record = |p: build::Progress<'_>| {
-        events.lock().unwrap().push((
-            p.done,
-            p.total,
-            format!("{} {}", p.kernel, p.target.name()),
-            p.assembled,
-        ))
+        let assembled = match p.outcome {
+            gcn_patch::ops::progress::Outcome::Built(s) => Some(s == build::State::Assembled),
+            _ => None,
+        };
+        events
+            .lock()
+            .unwrap()
+            .push((p.done, p.total, p.item.to_string(), assembled))
     };
     let opts = build::BuildOptions {
         toolchain: &tc,

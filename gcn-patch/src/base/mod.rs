@@ -3,6 +3,7 @@
 //! output and the job runner. Nothing here knows about manifests, stages or
 //! commands.
 
+pub(crate) mod align;
 pub mod diag;
 pub mod document;
 pub mod hash;
@@ -10,4 +11,5 @@ pub mod isa;
 pub mod jobs;
 pub mod output;
 pub mod parse;
+pub mod progress;
 pub mod provenance;

@@ -129,19 +129,7 @@ fn lift_baseline(path: &Path, _: &TargetId, _: &Tools) -> Result<Document, Diagn
 fn aligned_original(asm: &Document, base: &Document, file: &Path) -> Document {
     let a: Vec<&str> = asm.texts().collect();
     let b: Vec<&str> = base.texts().collect();
-    let mut map: Vec<Option<usize>> = vec![None; b.len()];
-    for op in similar::capture_diff_slices(similar::Algorithm::Patience, &a, &b) {
-        if let similar::DiffOp::Equal {
-            old_index,
-            new_index,
-            len,
-        } = op
-        {
-            for k in 0..len {
-                map[new_index + k] = Some(old_index + k);
-            }
-        }
-    }
+    let map = crate::base::align::align(&a, &b).b_to_a;
     let file: std::sync::Arc<Path> = file.into();
     let lines =
         (0..base.len()).map(|j| {

@@ -8,10 +8,10 @@ use gcn_embed::TargetId;
 use super::Tools;
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::base::output::{write_if_changed, Durability};
+pub use crate::base::progress::{Observer, Progress, State};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
 use crate::pipeline::build::{build_all, BuildOptions};
-pub use crate::pipeline::build::{Observer, Progress, State};
 use crate::pipeline::cache::ObjectCache;
 
 /// Which jobs to build and where their objects go.

@@ -6,8 +6,11 @@ use gcn_embed::TargetId;
 
 use super::{scratch, Tools};
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
+use crate::base::progress::Observer;
+use crate::base::progress::{Outcome, Tally, Task};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
+use crate::pipeline::build::Finished;
 
 /// One job's outcome.
 #[derive(Debug)]
@@ -42,11 +45,13 @@ pub struct CheckReport {
 /// `GCN_BUILD_CACHE_DIR`, when set; nothing is written next to the
 /// manifest), so "ok" means it builds.
 /// An `Err` is a manifest that cannot be planned; failing jobs are in the report.
+/// `progress` is told the job count ([`Task::Check`]) and each finished job.
 pub fn check(
     manifest: &Path,
     assemble: bool,
     jobs: Option<usize>,
     tools: &Tools,
+    progress: Option<&dyn Observer>,
 ) -> Result<CheckReport, Diagnostics> {
     use crate::pipeline::build::{build_loaded, each_job, BuildOptions};
     use crate::pipeline::cache::ObjectCache;
@@ -69,6 +74,7 @@ pub fn check(
         let shared = super::shared_cache()?;
         let work = scratch()?;
         let max_jobs = crate::base::jobs::workers(jobs);
+        let tally = Tally::start(progress, Task::Check, plan.jobs.len(), max_jobs);
         let opts = BuildOptions {
             toolchain: &tc,
             cache: ObjectCache {
@@ -80,23 +86,45 @@ pub fn check(
             tokens: &crate::base::jobs::Unlimited,
             progress: None,
         };
-        each_job(&m, &plan, max_jobs, opts.tokens, "check", |job, source| {
-            source
-                .and_then(|p| build_loaded(&m, &opts, job, p))
-                .map(|b| (b.notes, b.accepted))
+        each_job(&m, &plan, max_jobs, opts.tokens, |job, source| {
+            let kernel = &m.kernels[job.kernel].name;
+            let counted = Finished {
+                tally: &tally,
+                kernel,
+                target: &job.target,
+                outcome: std::cell::Cell::new(Outcome::Failed),
+            };
+            crate::base::jobs::test_panic_point("check", kernel);
+            let built = source().and_then(|p| build_loaded(&m, &opts, job, &p));
+            if let Ok(b) = &built {
+                counted.outcome.set(Outcome::Built(b.state()));
+            }
+            built.map(|b| (b.notes, b.accepted))
         })
     } else {
         let major = tools.assembler_major(Some(&m));
+        let tally = Tally::start(progress, Task::Check, plan.jobs.len(), 1);
         each_job(
             &m,
             &plan,
             1,
             &crate::base::jobs::Unlimited,
-            "check",
             |job, source| {
-                source
-                    .and_then(|p| pipeline::prepare_loaded(&m, job, p, major))
-                    .map(|p| (p.notes, p.accepted))
+                let kernel = &m.kernels[job.kernel].name;
+                let counted = Finished {
+                    tally: &tally,
+                    kernel,
+                    target: &job.target,
+                    outcome: std::cell::Cell::new(Outcome::Failed),
+                };
+                crate::base::jobs::test_panic_point("check", kernel);
+                let r = source()
+                    .and_then(|p| pipeline::prepare_loaded(&m, job, &p, major))
+                    .map(|p| (p.notes, p.accepted));
+                if r.is_ok() {
+                    counted.outcome.set(Outcome::Done);
+                }
+                r
             },
         )
     };

@@ -54,6 +54,8 @@ use crate::pipeline::{Job, Plan};
 use crate::stage::toolchain::{Toolchain, ToolchainConfig};
 
 pub use crate::base::jobs::{catch, Panicked};
+/// How the long operations (build, check, import) report their progress.
+pub use crate::base::progress;
 pub use crate::pipeline::label;
 pub use crate::stage::toolchain::run::parse_timeout;
 

@@ -31,12 +31,14 @@
 //! ```
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use gcn_embed::TargetId;
 
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::hash::sha256_hex;
 use crate::base::jobs::{self, Tokens};
+use crate::base::progress::{Item, Outcome, Tally, Task};
 use crate::config::lock;
 use crate::config::manifest::Manifest;
 use crate::pipeline::cache::{self, Hit, ObjectCache};
@@ -59,65 +61,13 @@ pub struct BuildOptions<'a> {
     pub max_jobs: usize,
     /// Tokens for each job beyond the first ([`jobs::Unlimited`] outside Cargo).
     pub tokens: &'a dyn Tokens,
-    /// Told the job count, then each finished job (from the job's thread),
-    /// with what has finished so far; the CLI draws its terminal progress
-    /// line with it.
+    /// Told the job count ([`Task::Build`]), then each finished job (from
+    /// the job's thread), with what has finished so far; the CLI draws its
+    /// progress bar with it (see [`crate::base::progress`]).
     pub progress: Option<&'a dyn Observer>,
 }
 
-/// Watches a build: told the job count before it starts, then each
-/// finished job (from the job's thread). The one progress mechanism of the
-/// engine; any `Fn(Progress)` closure is one.
-pub trait Observer: Sync {
-    /// The build is about to run `jobs` jobs, `max_jobs` at a time.
-    fn start(&self, _jobs: usize, _max_jobs: usize) {}
-    /// A job finished.
-    fn progress(&self, _p: Progress<'_>) {}
-}
-
-impl<F: for<'a> Fn(Progress<'a>) + Sync> Observer for F {
-    fn progress(&self, p: Progress<'_>) {
-        self(p)
-    }
-}
-
-/// Where a built object came from, in the words of the build report
-/// (`report.txt` of gcn-build, the table of `gcn-patch build`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    /// Assembled and linked by this build.
-    Assembled,
-    /// From the build's own cache.
-    Cached,
-    /// From the shared cache (`GCN_BUILD_CACHE_DIR`).
-    SharedCache,
-}
-
-impl State {
-    /// `assembled`, `cached` or `shared-cache`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Assembled => "assembled",
-            State::Cached => "cached",
-            State::SharedCache => "shared-cache",
-        }
-    }
-}
-
-/// One finished job, as reported to [`Observer::progress`].
-#[derive(Debug, Clone, Copy)]
-pub struct Progress<'a> {
-    /// Jobs finished so far, this one included.
-    pub done: usize,
-    /// Jobs in the build.
-    pub total: usize,
-    /// Kernel name of the job that just finished.
-    pub kernel: &'a str,
-    /// Its target.
-    pub target: &'a TargetId,
-    /// `Some(true)` assembled, `Some(false)` from a cache, `None` failed.
-    pub assembled: Option<bool>,
-}
+pub use crate::base::progress::{Observer, Progress, State};
 
 /// One built (or cached) code object.
 #[derive(Debug, Clone)]
@@ -192,32 +142,23 @@ pub fn build_all(
     plan: &Plan,
     opts: &BuildOptions,
 ) -> Result<Vec<BuiltJob>, Diagnostics> {
-    let total = plan.jobs.len();
-    if let Some(o) = opts.progress {
-        o.start(total, opts.max_jobs);
-    }
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let results = each_job(
-        manifest,
-        plan,
-        opts.max_jobs,
-        opts.tokens,
-        "build",
-        |job, source| {
-            let kernel = &manifest.kernels[job.kernel].name;
-            let result = source.and_then(|p| build_loaded(manifest, opts, job, p));
-            if let Some(o) = opts.progress {
-                o.progress(Progress {
-                    done: done.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1,
-                    total,
-                    kernel,
-                    target: &job.target,
-                    assembled: result.as_ref().ok().map(|b| b.cached.is_none()),
-                });
-            }
-            result
-        },
-    );
+    let tally = Tally::start(opts.progress, Task::Build, plan.jobs.len(), opts.max_jobs);
+    let results = each_job(manifest, plan, opts.max_jobs, opts.tokens, |job, source| {
+        let kernel = &manifest.kernels[job.kernel].name;
+        // A panic below is caught by `jobs::run`; the job is counted then too.
+        let counted = Finished {
+            tally: &tally,
+            kernel,
+            target: &job.target,
+            outcome: std::cell::Cell::new(Outcome::Failed),
+        };
+        jobs::test_panic_point("build", kernel);
+        let result = source().and_then(|p| build_loaded(manifest, opts, job, &p));
+        if let Ok(b) = &result {
+            counted.outcome.set(Outcome::Built(b.state()));
+        }
+        result
+    });
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut built = Vec::new();
     for (job, r) in plan.jobs.iter().zip(results) {
@@ -255,24 +196,21 @@ pub fn build_all(
 }
 
 /// Run `f` on every job of `plan`, at most `max_jobs` at once (bounded by
-/// `tokens`), with the job's source loaded and patched
-/// ([`pipeline::load`]; `Err` when that fails); results in plan order, a
-/// job that panicked as `Err(Panicked)`. A source is loaded by the first of
-/// its jobs to start and dropped when the last of them ends ([`Sources`]):
-/// memory holds the documents of the jobs in flight, whatever the size of
-/// the manifest. `stage` names the jobs for the test-only panic hook
-/// ([`jobs::test_panic_point`]).
+/// `tokens`); results in plan order, a job that panicked as
+/// `Err(Panicked)`. `f` gets the job and its source's loader: the source
+/// loaded and patched ([`pipeline::load`]), by the first of its jobs to ask,
+/// and dropped when the last of them ends ([`Sources`]), so memory holds
+/// the documents of the jobs in flight, whatever the size of the manifest.
 pub fn each_job<R, F>(
     manifest: &Manifest,
     plan: &Plan,
     max_jobs: usize,
     tokens: &dyn Tokens,
-    stage: &str,
     f: F,
 ) -> Vec<Result<R, jobs::Panicked>>
 where
     R: Send,
-    F: Fn(&Job, Result<&pipeline::Patched, Diagnostics>) -> R + Sync,
+    F: Fn(&Job, &dyn Fn() -> Result<Arc<pipeline::Patched>, Diagnostics>) -> R + Sync,
 {
     let sources = Sources::new(manifest, &plan.jobs);
     jobs::run(plan.jobs.clone(), max_jobs, tokens, |job| {
@@ -284,14 +222,37 @@ where
             }
         }
         let _done = Done(&sources, &job);
-        jobs::test_panic_point(stage, &manifest.kernels[job.kernel].name);
-        let loaded = if plan.checked(job.kernel, job.source) {
-            sources.get(&job)
-        } else {
-            std::sync::Arc::new(Err(pipeline::not_patched(manifest, &job)))
+        let load = || {
+            if plan.checked(job.kernel, job.source) {
+                sources.get(&job)
+            } else {
+                Err(pipeline::not_patched(manifest, &job))
+            }
         };
-        f(&job, loaded.as_ref().as_ref().map_err(Clone::clone))
+        f(&job, &load)
     })
+}
+
+/// Reports a kernel × target job to its [`Tally`] when dropped: when it
+/// returns and when it unwinds (a panicking job is counted, as failed).
+pub(crate) struct Finished<'a> {
+    pub(crate) tally: &'a Tally<'a>,
+    pub(crate) kernel: &'a str,
+    pub(crate) target: &'a TargetId,
+    /// How the job ended ([`Outcome::Failed`] until it succeeds).
+    pub(crate) outcome: std::cell::Cell<Outcome>,
+}
+
+impl Drop for Finished<'_> {
+    fn drop(&mut self) {
+        self.tally.finished(
+            Item::Job {
+                kernel: self.kernel,
+                target: self.target,
+            },
+            self.outcome.get(),
+        );
+    }
 }
 
 /// The error for a kernel × target job that panicked.

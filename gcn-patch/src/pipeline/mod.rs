@@ -101,7 +101,7 @@ pub struct Sources<'m> {
 /// load, while any of them may still ask for it.
 struct Slot {
     remaining: usize,
-    loaded: Option<std::sync::Arc<Result<Patched, Diagnostics>>>,
+    loaded: Option<Result<std::sync::Arc<Patched>, Diagnostics>>,
 }
 
 impl<'m> Sources<'m> {
@@ -128,17 +128,16 @@ impl<'m> Sources<'m> {
     /// The source of `job`, patched: loaded now if no other job of it has
     /// (another job of the same source waits for the one loading it), else
     /// the shared load. Call [`Sources::done`] when the job ends.
-    pub fn get(&self, job: &Job) -> std::sync::Arc<Result<Patched, Diagnostics>> {
+    pub fn get(&self, job: &Job) -> Result<std::sync::Arc<Patched>, Diagnostics> {
+        let load = || load(self.manifest, job.kernel, job.source).map(std::sync::Arc::new);
         let Some(slot) = self.slots.get(&(job.kernel, job.source)) else {
             // Not one of the jobs given to `new`: loaded for this call alone.
-            return std::sync::Arc::new(load(self.manifest, job.kernel, job.source));
+            return load();
         };
         let mut slot = slot
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        slot.loaded
-            .get_or_insert_with(|| std::sync::Arc::new(load(self.manifest, job.kernel, job.source)))
-            .clone()
+        slot.loaded.get_or_insert_with(load).clone()
     }
 
     /// `job` is done with its source: after the last job of a source, its

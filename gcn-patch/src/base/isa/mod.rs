@@ -3,7 +3,8 @@
 //!
 //! * `waitcnt`: wait counters of each generation ([`Counter`]), their
 //!   widths ([`WaitcntLimits`], [`waitcnt_limits`]), the raw `s_waitcnt`
-//!   encoding and the instruction that waits for one counter.
+//!   encoding, the instruction that waits for one counter, and what a wait
+//!   instruction waits on ([`WaitInstruction`]).
 //! * `registers`: register-file facts of one target ([`Isa`]): VGPR
 //!   allocation granule and file size, AGPR layout, extra and addressable
 //!   SGPRs, LDS per CU, the hardware wave limit — the occupancy inputs.
@@ -16,7 +17,7 @@ pub(crate) mod registers;
 pub(crate) mod waitcnt;
 
 pub use registers::{align_to, Isa, EUS_PER_CU};
-pub use waitcnt::{decode_waitcnt, waitcnt_limits, Counter, WaitcntLimits};
+pub use waitcnt::{decode_waitcnt, waitcnt_limits, Counter, WaitInstruction, WaitcntLimits};
 
 use gcn_embed::Generation;
 

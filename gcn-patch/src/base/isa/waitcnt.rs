@@ -152,6 +152,61 @@ impl WaitcntLimits {
     }
 }
 
+/// What a wait instruction waits on, told from its mnemonic alone: the one
+/// classification of wait instructions that the checks, the hazard model
+/// and the `set-waitcnt` rule share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitInstruction {
+    /// `s_waitcnt` (gfx6–gfx11): vmcnt, expcnt and lgkmcnt in one
+    /// immediate, written `vmcnt(N) lgkmcnt(N)` or as a raw number.
+    Combined,
+    /// `s_waitcnt_vscnt`, `s_waitcnt_vmcnt`, `s_waitcnt_expcnt`,
+    /// `s_waitcnt_lgkmcnt` (gfx10–gfx11): one counter, `SGPR, imm`.
+    Register(Counter),
+    /// `s_wait_loadcnt`, `s_wait_dscnt`, … (gfx12): one counter, an immediate.
+    Split(Counter),
+    /// `s_wait_loadcnt_dscnt`, `s_wait_storecnt_dscnt` (gfx12): two counters
+    /// in one immediate, the first in bits 13:8 and the second in bits 5:0.
+    SplitPair(Counter, Counter),
+    /// `s_wait_idle` (gfx12): every counter to zero.
+    Idle,
+    /// A counter wait this model does not know (gfx12.5's `s_wait_xcnt`,
+    /// `s_wait_asynccnt`, …; an unknown `s_waitcnt_*`): a wait, with no
+    /// value the checks can count on.
+    Unmodelled,
+}
+
+impl WaitInstruction {
+    /// The wait `mnemonic` is, or `None` for anything else — including
+    /// `s_waitcnt_depctr` and `s_wait_alu`, which wait on no counter.
+    pub fn of(mnemonic: &str) -> Option<WaitInstruction> {
+        use WaitInstruction::*;
+        if mnemonic == "s_waitcnt" {
+            return Some(Combined);
+        }
+        if mnemonic == "s_wait_idle" {
+            return Some(Idle);
+        }
+        if let Some(name) = mnemonic.strip_prefix("s_waitcnt_") {
+            return match name {
+                "depctr" => None,
+                "vscnt" | "vmcnt" | "expcnt" | "lgkmcnt" => Counter::from_name(name).map(Register),
+                _ => Some(Unmodelled),
+            };
+        }
+        let names = mnemonic.strip_prefix("s_wait_")?;
+        if !names.ends_with("cnt") {
+            return None;
+        }
+        let mut counters = names.split('_').map(Counter::from_name);
+        Some(match (counters.next(), counters.next(), counters.next()) {
+            (Some(Some(c)), None, _) => Split(c),
+            (Some(Some(a)), Some(Some(b)), None) => SplitPair(a, b),
+            _ => Unmodelled,
+        })
+    }
+}
+
 /// Counter limits of a generation (see the module table).
 pub fn waitcnt_limits(generation: Generation) -> WaitcntLimits {
     use Generation::*;
@@ -209,6 +264,34 @@ pub fn decode_waitcnt(generation: Generation, imm: u32) -> Vec<(Counter, u32)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn wait_instructions_are_classified_by_mnemonic() {
+        use WaitInstruction::*;
+        assert_eq!(WaitInstruction::of("s_waitcnt"), Some(Combined));
+        assert_eq!(
+            WaitInstruction::of("s_waitcnt_vscnt"),
+            Some(Register(Counter::Vscnt))
+        );
+        assert_eq!(
+            WaitInstruction::of("s_waitcnt_lgkmcnt"),
+            Some(Register(Counter::Lgkmcnt))
+        );
+        assert_eq!(WaitInstruction::of("s_waitcnt_depctr"), None);
+        assert_eq!(WaitInstruction::of("s_wait_alu"), None);
+        assert_eq!(WaitInstruction::of("s_wait_event"), None);
+        assert_eq!(WaitInstruction::of("s_wait_idle"), Some(Idle));
+        assert_eq!(
+            WaitInstruction::of("s_wait_loadcnt"),
+            Some(Split(Counter::Loadcnt))
+        );
+        assert_eq!(
+            WaitInstruction::of("s_wait_storecnt_dscnt"),
+            Some(SplitPair(Counter::Storecnt, Counter::Dscnt))
+        );
+        assert_eq!(WaitInstruction::of("s_wait_xcnt"), Some(Unmodelled));
+        assert_eq!(WaitInstruction::of("s_add_u32"), None);
+    }
 
     #[test]
     fn limits_follow_amdgpu_base_info() {

@@ -329,7 +329,9 @@ amdhsa.version:
     }
 
     #[test]
-    fn large_input_is_linear() {
+    fn large_input_round_trips() {
+        // Linearity is measured without clocks by tests/scale.rs (a
+        // counting allocator); a time bound here failed on a loaded machine.
         let mut s = String::from("\t.text\nk:\n");
         for i in 0..100_000 {
             s.push_str(&format!("\tv_add_f32_e32 v{}, v1, v2 ; c\n", i % 200));
@@ -340,12 +342,9 @@ amdhsa.version:
         s.push_str(
             ".Lfunc_end0:\n\t.size k, .Lfunc_end0-k\n\t.amdhsa_kernel k\n\t.end_amdhsa_kernel\n",
         );
-        let t = std::time::Instant::now();
         let f = parse(&s);
         let ks = f.kernels();
         assert_eq!(f.print(), s);
         assert_eq!(ks[0].blocks.len(), 2001);
-        // Generous bound for unoptimized test builds on a shared machine.
-        assert!(t.elapsed().as_secs_f64() < 5.0, "{:?}", t.elapsed());
     }
 }

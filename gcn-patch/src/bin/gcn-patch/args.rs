@@ -12,6 +12,14 @@ use gcn_patch::ops::Tools;
 pub(crate) struct Cli {
     #[command(subcommand)]
     pub(crate) command: Command,
+    /// Say more on standard error: a line per file or job (`import`'s
+    /// "imported …", `check`'s "ok: …", the notes of lifted binaries).
+    #[arg(long, short, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+    /// Errors only on standard error: no progress bar, notes, warnings or
+    /// summary line (standard output, such as `build`'s table, is unchanged).
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
+    pub(crate) quiet: bool,
 }
 
 #[derive(Subcommand)]

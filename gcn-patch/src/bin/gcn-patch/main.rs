@@ -21,6 +21,7 @@
 //! ```
 
 mod args;
+mod progress;
 mod render;
 
 use std::process::ExitCode;
@@ -30,10 +31,12 @@ use gcn_patch::base::diag::Diagnostics;
 use gcn_patch::ops::{self, build::Layout};
 
 use args::{markdown_help, Cli, Command};
+use progress::{detail, say};
 use render::{build, import, lint, print_notes, targets};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    progress::set_verbosity(cli.quiet, cli.verbose);
     // A panic anywhere (a bug) is an error and exit 1, like any failure.
     ops::catch(|| dispatch(cli)).unwrap_or_else(|p| {
         let command: Vec<String> = std::env::args().take(4).collect();
@@ -155,13 +158,13 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 tools: llvm.tools(),
             })?;
             if let Some((b, true)) = &a.baseline {
-                eprintln!(
+                say!(
                     "gcn-patch: findings of {} (named by the file's lift header) are inherited: warnings; `--baseline` picks another original",
                     b.display()
                 );
             }
             print_notes(&a.notes);
-            eprintln!(
+            say!(
                 "gcn-patch: wrote {} ({}, e_flags {:#x}, {} kernel(s))",
                 a.output.display(),
                 a.target.name(),
@@ -187,17 +190,20 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             run,
             llvm,
         } => {
-            let r = ops::check::check(&manifest, !no_assemble, jobs, &llvm.tools())?;
+            let bar = progress::Bar::new();
+            let r = ops::check::check(&manifest, !no_assemble, jobs, &llvm.tools(), bar.observer());
+            bar.finish();
+            let r = r?;
             for j in &r.jobs {
                 print_notes(&j.notes);
                 if j.passed {
-                    eprintln!("ok: {}", ops::label(&j.kernel, &j.target));
+                    detail!("ok: {}", ops::label(&j.kernel, &j.target));
                 }
             }
             if !r.errors.is_empty() {
                 return Err(Diagnostics(r.errors));
             }
-            eprintln!(
+            say!(
                 "gcn-patch check: {} job(s) passed{}",
                 r.jobs.len(),
                 if r.assembled {
@@ -208,7 +214,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             );
             let accepted: usize = r.jobs.iter().map(|j| j.accepted).sum();
             if accepted > 0 {
-                eprintln!(
+                say!(
                     "gcn-patch check: {accepted} acknowledged finding(s) not shown (the kernels' `accepted` files)"
                 );
             }
@@ -231,10 +237,10 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         Command::Pin { kernel, manifest } => {
             let changes = ops::pin::pin(&manifest, &kernel)?;
             if changes.is_empty() {
-                eprintln!("gcn-patch: kernel `{kernel}`: every pin already matches");
+                say!("gcn-patch: kernel `{kernel}`: every pin already matches");
             }
             for (path, old, new) in changes {
-                eprintln!("gcn-patch: pinned {}: {old} -> {new}", path.display());
+                say!("gcn-patch: pinned {}: {old} -> {new}", path.display());
             }
         }
         Command::Lint { .. }
@@ -269,12 +275,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             let target = target.as_deref().map(ops::parse_target).transpose()?;
             let w = ops::quilt::edit(&manifest, &kernel, target.as_ref(), force)?;
             println!("{}", w.path.display());
-            eprintln!(
+            say!(
                 "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
                 w.dump.display()
             );
             if w.rules > 0 {
-                eprintln!(
+                say!(
                     "gcn-patch: note: the source's {} rule(s) are applied after your edits, as after every patch",
                     w.rules
                 );
@@ -288,7 +294,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         } => {
             use ops::quilt::Saved;
             match ops::quilt::save(&manifest, &kernel, &name, &llvm.tools())? {
-                Saved::NoChange => eprintln!(
+                Saved::NoChange => say!(
                     "gcn-patch: kernel `{kernel}`: the work file has no change; nothing written"
                 ),
                 Saved::Patch {
@@ -296,7 +302,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     added,
                     removed,
                     refreshed: false,
-                } => eprintln!(
+                } => say!(
                     "gcn-patch: wrote {} (+{added} -{removed} lines) and added it to {}",
                     rel.display(),
                     manifest.display()
@@ -306,7 +312,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     added,
                     removed,
                     refreshed: true,
-                } => eprintln!(
+                } => say!(
                     "gcn-patch: refreshed {} (now +{added} -{removed} lines)",
                     rel.display()
                 ),
@@ -318,7 +324,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             llvm,
         } => {
             let a = ops::accept::accept(&manifest, &kernel, &llvm.tools())?;
-            eprintln!(
+            say!(
                 "gcn-patch: wrote {} ({} finding(s) of kernel `{kernel}` acknowledged){}",
                 a.rel.display(),
                 a.findings,
@@ -332,7 +338,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         Command::Patches { kernel, manifest } => {
             let listed = ops::quilt::list(&manifest, &kernel)?;
             if listed.is_empty() {
-                eprintln!("gcn-patch: kernel `{kernel}` has no patches");
+                say!("gcn-patch: kernel `{kernel}` has no patches");
             }
             let mut dump = None;
             for p in &listed {
@@ -359,13 +365,13 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
         } => {
             let d = ops::quilt::drop(&manifest, &kernel, &name, force)?;
-            eprintln!(
+            say!(
                 "gcn-patch: dropped {} from {} and deleted it",
                 d.rel.display(),
                 manifest.display()
             );
             if let Some(w) = d.work {
-                eprintln!(
+                say!(
                     "gcn-patch: removed the work file {} (it held the dropped changes); run `gcn-patch edit {kernel}` for a fresh one",
                     w.display()
                 );
@@ -389,9 +395,9 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 print!("{}", lifted.asm);
             }
             for n in &lifted.notes {
-                eprintln!("{n}");
+                say!("{n}");
             }
-            eprintln!(
+            say!(
                 "gcn-patch lift: {} ({}): {} kernel(s), {} instructions, {} raw; {}",
                 file.display(),
                 lifted.target.name(),
@@ -410,7 +416,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             let d = ops::kernel::objdiff(&manifest, &kernel, &target, &llvm.tools())?;
             print!("{}", d.diff);
             if d.diff.is_empty() {
-                eprintln!(
+                say!(
                     "gcn-patch: kernel `{kernel}` for {}: the patches change no instruction",
                     ops::parse_target(&target)?.name()
                 );

@@ -8,6 +8,7 @@ use gcn_patch::base::diag::{Diagnostic, Diagnostics, Setting, Severity};
 use gcn_patch::ops::{self, build::Layout};
 
 use crate::args::{LlvmArgs, RunArgs};
+use crate::progress::{detail, say, Bar};
 
 /// The library names what is wrong in its own terms and marks a diagnostic
 /// about a caller-chosen input with its [`Setting`]; the command line names
@@ -39,7 +40,7 @@ pub(crate) fn name_flags(mut d: Diagnostics) -> Diagnostics {
 /// Notes, one after the other, on standard error.
 pub(crate) fn print_notes(notes: &[Diagnostic]) {
     for n in notes {
-        eprintln!("{n}");
+        say!("{n}");
     }
 }
 
@@ -53,26 +54,30 @@ pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&P
         }
     };
     for d in &r.diagnostics {
-        eprintln!("{d}\n");
+        if d.severity == Severity::Error {
+            eprintln!("{d}\n");
+        } else {
+            say!("{d}\n");
+        }
     }
     let hazards = r.hazards();
     let inherited = r.inherited();
     let notes = r.count(Severity::Note) - inherited;
     let warnings = r.diagnostics.len() - hazards - notes - inherited;
     if let Some((b, true)) = &r.baseline {
-        eprintln!(
+        say!(
             "gcn-patch lint: baseline {} (named by the file's lift header); `--baseline` picks another",
             b.display()
         );
     }
     match r.baseline.as_ref().map(|(b, _)| b) {
-        Some(b) => eprintln!(
+        Some(b) => say!(
             "gcn-patch lint: {}: {hazards} hazard(s) not in {}, {warnings} warning(s), {notes} suggestion(s), {inherited} kernel(s) with inherited hazards, for {}",
             file.display(),
             b.display(),
             r.target.name()
         ),
-        None => eprintln!(
+        None => say!(
             "gcn-patch lint: {}: {hazards} hazard(s), {warnings} warning(s), {notes} suggestion(s) for {}",
             file.display(),
             r.target.name()
@@ -85,7 +90,8 @@ pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&P
     }
 }
 
-/// `gcn-patch import`: one line per file, then what was skipped.
+/// `gcn-patch import`: warnings and one summary line; with `-v`, one line
+/// per file first (and the notes and skipped files).
 pub(crate) fn import(
     manifest: &Path,
     paths: &[PathBuf],
@@ -95,67 +101,76 @@ pub(crate) fn import(
 ) -> Result<(), Diagnostics> {
     use ops::import::Outcome;
     let options = ops::import::ImportOptions::resolve(triton_caches, jobs, &llvm.tools(), paths)?;
-    let report = ops::import::import(manifest, paths, &options)?;
+    let bar = Bar::new();
+    let report = ops::import::import(manifest, paths, &options, bar.observer());
+    bar.finish();
+    let report = report?;
+    let (mut kernels, mut sources, mut unchanged) = (0, 0, 0);
     for o in &report.outcomes {
         match o {
-            Outcome::Added { kernel, asm } => eprintln!(
-                "gcn-patch: imported {} as kernel `{kernel}` into {}",
-                asm.display(),
-                manifest.display()
-            ),
-            Outcome::AddedSource { kernel, asm } => eprintln!(
-                "gcn-patch: imported {} as a new source of kernel `{kernel}` in {}",
-                asm.display(),
-                manifest.display()
-            ),
-            Outcome::Unchanged { kernel, asm } => eprintln!(
-                "gcn-patch: {} is already imported (kernel `{kernel}`, same sha256): nothing to do",
-                asm.display()
-            ),
+            Outcome::Added { kernel, asm } => {
+                kernels += 1;
+                detail!(
+                    "gcn-patch: imported {} as kernel `{kernel}` into {}",
+                    asm.display(),
+                    manifest.display()
+                )
+            }
+            Outcome::AddedSource { kernel, asm } => {
+                sources += 1;
+                detail!(
+                    "gcn-patch: imported {} as a new source of kernel `{kernel}` in {}",
+                    asm.display(),
+                    manifest.display()
+                )
+            }
+            Outcome::Unchanged { kernel, asm } => {
+                unchanged += 1;
+                detail!(
+                    "gcn-patch: {} is already imported (kernel `{kernel}`, same sha256): nothing to do",
+                    asm.display()
+                )
+            }
         }
     }
+    for f in &report.skipped {
+        detail!("gcn-patch: skipped {}: not AMDGPU assembly", f.display());
+    }
     for w in name_flags(Diagnostics(report.warnings)).0 {
-        eprintln!("{w}");
+        say!("{w}");
     }
     for n in &report.notes {
-        eprintln!("{n}");
+        detail!("{n}");
+    }
+    let mut parts = Vec::new();
+    if kernels > 0 {
+        parts.push(format!("{kernels} new kernel(s)"));
+    }
+    if sources > 0 {
+        parts.push(format!("{sources} new source(s) of existing kernels"));
+    }
+    if unchanged > 0 {
+        parts.push(format!("{unchanged} already imported (same sha256)"));
+    }
+    if !report.notes.is_empty() {
+        parts.push(format!("{} note(s), shown with -v", report.notes.len()));
     }
     if !report.skipped.is_empty() {
-        eprintln!(
-            "gcn-patch: skipped {} file(s) that are not AMDGPU assembly",
+        parts.push(format!(
+            "{} other file(s) skipped: not AMDGPU assembly",
             report.skipped.len()
-        );
+        ));
     }
+    if parts.is_empty() {
+        parts.push("nothing imported".into());
+    }
+    say!(
+        "gcn-patch import: {} file(s) into {}: {}",
+        report.outcomes.len(),
+        manifest.display(),
+        parts.join(", ")
+    );
     Ok(())
-}
-
-/// Draws one progress line, redrawn per finished job, on a terminal.
-struct Terminal {
-    /// The command, which names itself (`build`, `triton-override`).
-    command: &'static str,
-}
-
-impl gcn_patch::ops::build::Observer for Terminal {
-    fn start(&self, jobs: usize, max_jobs: usize) {
-        eprintln!(
-            "gcn-patch {}: building {jobs} code object(s), {max_jobs} at a time…",
-            self.command
-        );
-    }
-    fn progress(&self, p: ops::build::Progress<'_>) {
-        let state = match p.assembled {
-            Some(true) => "assembled",
-            Some(false) => "cached",
-            None => "failed",
-        };
-        eprint!(
-            "\r\x1b[K[{}/{}] {} {} {state}",
-            p.done,
-            p.total,
-            p.kernel,
-            p.target.name()
-        );
-    }
 }
 
 /// `gcn-patch build` and `triton-override`: the build, then a summary table.
@@ -165,7 +180,6 @@ pub(crate) fn build(
     layout: Layout,
     run: RunArgs,
 ) -> Result<(), Diagnostics> {
-    use std::io::IsTerminal;
     // Each command names itself in what it prints.
     let command = match layout {
         Layout::Build(_) => "build",
@@ -179,13 +193,9 @@ pub(crate) fn build(
         jobs: run.jobs,
         tools: run.llvm.tools(),
     };
-    let terminal = std::io::stderr().is_terminal();
-    let shown = Terminal { command };
-    let observer: Option<&dyn gcn_patch::ops::build::Observer> = terminal.then_some(&shown as _);
-    let built = ops::build::build(&req, observer);
-    if terminal {
-        eprint!("\r\x1b[K");
-    }
+    let bar = Bar::new();
+    let built = ops::build::build(&req, bar.observer());
+    bar.finish();
     let r = built?;
     print_notes(&r.notes);
     println!(
@@ -203,7 +213,7 @@ pub(crate) fn build(
             files.join(" ")
         );
     }
-    eprintln!(
+    say!(
         "gcn-patch {command}: {} code object(s) ({} assembled, {} cached) in {}; {} {}",
         r.rows.len(),
         r.assembled(),
@@ -213,7 +223,7 @@ pub(crate) fn build(
         r.lock.display()
     );
     if r.accepted > 0 {
-        eprintln!(
+        say!(
             "gcn-patch {command}: {} acknowledged finding(s) not shown (the kernels' `accepted` files)",
             r.accepted
         );

@@ -59,6 +59,8 @@ use gcn_embed::TargetId;
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::base::hash::sha256_hex;
 use crate::base::parse;
+use crate::base::progress::Observer;
+use crate::base::progress::{self, Item, Tally, Task};
 use crate::config::manifest::Manifest;
 use crate::ops::{env, Tools};
 
@@ -275,11 +277,14 @@ fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<Di
 /// `gcn-patch import`: import `inputs` (files or directories) into the
 /// manifest at `manifest_path`: copy dumps (or lift binaries) under `asm/`,
 /// pin them and add them to the manifest. [`ImportOptions::resolve`] gives
-/// the options the command uses.
+/// the options the command uses. `progress` is told each phase (binaries
+/// lifted, [`Task::Lift`]; text files read, [`Task::Import`]) and each file
+/// finished.
 pub fn import(
     manifest_path: &Path,
     inputs: &[PathBuf],
     opts: &ImportOptions,
+    progress: Option<&dyn Observer>,
 ) -> Result<Report, Diagnostics> {
     let mut report = Report::default();
     let mut found = Vec::new();
@@ -287,12 +292,36 @@ pub fn import(
     // Binaries are lifted first, several at once (`jobs`); every input is
     // looked at once, and the results are taken in argument order below
     // (`None`: a directory or a text file, read there).
+    let is_lifted = |p: &PathBuf| !p.is_dir() && is_binary(p);
+    let binaries = inputs.iter().filter(|p| is_lifted(p)).count();
+    let workers = crate::base::jobs::workers(opts.jobs);
+    let tally = (binaries > 0).then(|| Tally::start(progress, Task::Lift, binaries, workers));
     let lifted = crate::base::jobs::run(
         inputs.iter().collect(),
-        crate::base::jobs::workers(opts.jobs),
+        workers,
         &crate::base::jobs::Unlimited,
-        |p: &PathBuf| (!p.is_dir() && is_binary(p)).then(|| recognize_binary(p, opts)),
+        |p: &PathBuf| {
+            if !is_lifted(p) {
+                return None;
+            }
+            let counted = Counted {
+                tally: tally.as_ref(),
+                file: p,
+                outcome: std::cell::Cell::new(progress::Outcome::Failed),
+            };
+            let r = recognize_binary(p, opts);
+            if r.is_ok() {
+                counted.outcome.set(progress::Outcome::Done);
+            }
+            Some(r)
+        },
     );
+    // The text files, in argument order (a directory's sorted).
+    enum Text<'a> {
+        Dir(&'a PathBuf, Vec<PathBuf>),
+        File(&'a PathBuf),
+    }
+    let mut texts = Vec::new();
     for (input, lifted) in inputs.iter().zip(lifted) {
         let lifted = lifted.unwrap_or_else(|p| {
             Some(Err(p
@@ -308,32 +337,60 @@ pub fn import(
             let mut files = Vec::new();
             walk(input, &mut files)?;
             files.sort();
-            let before = found.len();
-            for f in files {
-                match recognize_with(&f, opts) {
-                    Ok(i) => found.push(i),
-                    Err(_) => report.skipped.push(f),
+            texts.push(Text::Dir(input, files));
+        } else {
+            texts.push(Text::File(input));
+        }
+    }
+    let count = texts
+        .iter()
+        .map(|t| match t {
+            Text::Dir(_, files) => files.len(),
+            Text::File(_) => 1,
+        })
+        .sum();
+    let tally = (count > 0).then(|| Tally::start(progress, Task::Import, count, 1));
+    let read = |f: &Path| {
+        let r = recognize_with(f, opts);
+        if let Some(t) = &tally {
+            let outcome = if r.is_ok() {
+                progress::Outcome::Done
+            } else {
+                progress::Outcome::Failed
+            };
+            t.finished(Item::File(f), outcome);
+        }
+        r
+    };
+    for text in texts {
+        match text {
+            Text::Dir(input, files) => {
+                let before = found.len();
+                for f in files {
+                    match read(&f) {
+                        Ok(i) => found.push(i),
+                        Err(_) => report.skipped.push(f),
+                    }
+                }
+                if found.len() == before {
+                    errors.push(
+                        Diagnostic::error(Code::NotAmdgpuAsm, format!(
+                            "`{}` holds no AMDGPU assembly",
+                            input.display()
+                        ))
+                        .with_note(format!(
+                            "looked at files ending in .{} ({} skipped: no `.amdgcn_target` or no `.amdhsa_kernel`)",
+                            EXTENSIONS.join(", ."),
+                            report.skipped.len()
+                        ))
+                        .with_help("pass the dump directory (e.g. IREE's --iree-hal-dump-executable-files-to=DIR) or the .s/.rocmasm/.amdgcn files"),
+                    );
                 }
             }
-            if found.len() == before {
-                errors.push(
-                    Diagnostic::error(Code::NotAmdgpuAsm, format!(
-                        "`{}` holds no AMDGPU assembly",
-                        input.display()
-                    ))
-                    .with_note(format!(
-                        "looked at files ending in .{} ({} skipped: no `.amdgcn_target` or no `.amdhsa_kernel`)",
-                        EXTENSIONS.join(", ."),
-                        report.skipped.len()
-                    ))
-                    .with_help("pass the dump directory (e.g. IREE's --iree-hal-dump-executable-files-to=DIR) or the .s/.rocmasm/.amdgcn files"),
-                );
-            }
-        } else {
-            match recognize_with(input, opts) {
+            Text::File(input) => match read(input) {
                 Ok(i) => found.push(i),
                 Err(d) => errors.push(d),
-            }
+            },
         }
     }
     if !errors.is_empty() {
@@ -379,6 +436,22 @@ pub fn import(
         }
     }
     Ok(report)
+}
+
+/// Reports a lifted binary to the lift phase's [`Tally`] when dropped: when
+/// its lift returns and when it unwinds (counted as failed).
+struct Counted<'a> {
+    tally: Option<&'a Tally<'a>>,
+    file: &'a Path,
+    outcome: std::cell::Cell<progress::Outcome>,
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        if let Some(t) = self.tally {
+            t.finished(Item::File(self.file), self.outcome.get());
+        }
+    }
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use gcn_embed::{Generation, TargetId};
 use crate::base::diag::{Code, Diagnostic};
 use crate::base::document::Document;
 use crate::base::isa::waitcnt::decode_waitcnt;
-use crate::base::isa::waitcnt::{waitcnt_limits, Counter, WaitcntLimits};
+use crate::base::isa::waitcnt::{waitcnt_limits, Counter, WaitInstruction, WaitcntLimits};
 use crate::base::parse::{AsmFile, Instruction};
 
 /// One wait found on a line: which counter, which value, where in the line.
@@ -162,8 +162,8 @@ fn waits_of(
         let s = text.find(m).unwrap_or(0);
         Some((s, s + m.len()))
     };
-    match m {
-        "s_waitcnt" => {
+    match WaitInstruction::of(m) {
+        Some(WaitInstruction::Combined) => {
             let mut any_func = false;
             let mut gfx11_waits: Vec<(String, String)> = vec![];
             let mut rest = ops;
@@ -296,9 +296,8 @@ fn waits_of(
                 });
             }
         }
-        "s_waitcnt_vscnt" | "s_waitcnt_vmcnt" | "s_waitcnt_expcnt" | "s_waitcnt_lgkmcnt" => {
-            let cname = &m["s_waitcnt_".len()..];
-            let counter = Counter::from_name(cname).unwrap_or(Counter::Vscnt);
+        Some(WaitInstruction::Register(counter)) => {
+            let cname = counter.name();
             if gfx12 || g < Generation::Gfx10_1 {
                 out.push(Finding {
                     related: None,
@@ -337,16 +336,13 @@ fn waits_of(
                 }
             }
         }
-        _ if m.starts_with("s_wait_") && m.ends_with("cnt")
-            || m == "s_wait_loadcnt_dscnt"
-            || m == "s_wait_storecnt_dscnt" =>
-        {
+        Some(kind @ (WaitInstruction::Split(_) | WaitInstruction::SplitPair(..))) => {
             let names = &m["s_wait_".len()..];
-            let known: Vec<Option<Counter>> = names.split('_').map(Counter::from_name).collect();
-            if known.iter().any(Option::is_none) {
-                // gfx12.5 counters (xcnt, asynccnt, tensorcnt): not modelled.
-                return waits;
-            }
+            let counters = match kind {
+                WaitInstruction::SplitPair(a, b) => vec![a, b],
+                WaitInstruction::Split(c) => vec![c],
+                _ => vec![],
+            };
             if !gfx12 {
                 out.push(Finding {
                     related: None,
@@ -377,7 +373,6 @@ fn waits_of(
             let lead = ops.len() - ops.trim_start().len();
             let span = (ops_start + lead, ops_start + lead + t.len());
             if let Some(v) = eval_count(t, symbols) {
-                let counters: Vec<Counter> = known.into_iter().flatten().collect();
                 if counters.len() == 2 {
                     // s_wait_loadcnt_dscnt: loadcnt/storecnt in bits 13:8, dscnt in 5:0.
                     if v > 0xffff {

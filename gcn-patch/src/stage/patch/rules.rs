@@ -22,7 +22,7 @@ use regex::Regex;
 
 use crate::base::diag::{Code, Diagnostic};
 use crate::base::document::{Document, Edits};
-use crate::base::isa::{major, waitcnt_limits, Counter};
+use crate::base::isa::{major, waitcnt_limits, Counter, WaitInstruction};
 use crate::base::parse::{strip_comment, Line, LineKind};
 use crate::base::provenance::{Origin, RuleOrigin};
 use crate::config::rules::{Expect, Occurrence, Pattern, Rule, RuleKind};
@@ -669,25 +669,38 @@ fn set_waitcnt(
     let mnemonic = norm.split(' ').next().unwrap_or("");
     let operands = norm[mnemonic.len()..].trim();
     // Map the counter name onto the instruction's counter.
-    let (actual, kind): (&str, &str) = match mnemonic {
-        "s_waitcnt" => match counter {
-            "vmcnt" | "loadcnt" => ("vmcnt", "s_waitcnt"),
-            "lgkmcnt" | "dscnt" | "kmcnt" => ("lgkmcnt", "s_waitcnt"),
-            "expcnt" => ("expcnt", "s_waitcnt"),
-            _ => return Err(format!("counter `{counter}` is not part of `s_waitcnt` (it has vmcnt, expcnt, lgkmcnt)")),
-        },
-        "s_waitcnt_vscnt" => match counter {
-            "vscnt" | "storecnt" => ("vscnt", "imm"),
-            _ => return Err(format!("`s_waitcnt_vscnt` only has vscnt, not `{counter}`")),
-        },
-        m if m.starts_with("s_wait_") && !m.contains("_dscnt") || m == "s_wait_dscnt" => {
-            let own = &m["s_wait_".len()..];
-            let ok = own == counter
-                || matches!((own, counter), ("loadcnt", "vmcnt") | ("dscnt", "lgkmcnt") | ("kmcnt", "lgkmcnt") | ("storecnt", "vscnt"));
-            if !ok {
-                return Err(format!("`{m}` waits on {own}, not `{counter}`; match the `s_wait_*` instruction of that counter"));
+    // The names a rule may use for a counter: its own, or the gfx12 name
+    // of a gfx9–11 counter and the other way round.
+    let names = |own: Counter| -> bool {
+        own.name() == counter
+            || matches!(
+                (own, counter),
+                (Counter::Vmcnt, "loadcnt")
+                    | (Counter::Lgkmcnt, "dscnt" | "kmcnt")
+                    | (Counter::Vscnt, "storecnt")
+                    | (Counter::Loadcnt, "vmcnt")
+                    | (Counter::Dscnt | Counter::Kmcnt, "lgkmcnt")
+                    | (Counter::Storecnt, "vscnt")
+            )
+    };
+    let (actual, kind): (&str, &str) = match WaitInstruction::of(mnemonic) {
+        Some(WaitInstruction::Combined) => {
+            match [Counter::Vmcnt, Counter::Lgkmcnt, Counter::Expcnt].into_iter().find(|c| names(*c)) {
+                Some(c) => (c.name(), "s_waitcnt"),
+                None => return Err(format!("counter `{counter}` is not part of `s_waitcnt` (it has vmcnt, expcnt, lgkmcnt)")),
             }
-            (own, "imm")
+        }
+        Some(WaitInstruction::Register(own)) => {
+            if !names(own) {
+                return Err(format!("`{mnemonic}` only has {own}, not `{counter}`"));
+            }
+            (own.name(), "imm")
+        }
+        Some(WaitInstruction::Split(own)) => {
+            if !names(own) {
+                return Err(format!("`{mnemonic}` waits on {own}, not `{counter}`; match the `s_wait_*` instruction of that counter"));
+            }
+            (own.name(), "imm")
         }
         _ => {
             return Err(format!(
@@ -841,6 +854,24 @@ mod tests {
         assert!(set_waitcnt("s_wait_kmcnt 0x0", "kmcnt", 32, &[Generation::Gfx12]).is_err());
         assert!(set_waitcnt("s_wait_dscnt 0x0", "loadcnt", 1, &[Generation::Gfx12]).is_err());
         assert!(set_waitcnt("s_waitcnt 0", "vmcnt", 1, &[Generation::Gfx9]).is_err());
+        // The gfx10–11 single-counter forms other than vscnt are edited the same way.
+        assert_eq!(
+            set_waitcnt(
+                "s_waitcnt_vmcnt null, 0x0",
+                "loadcnt",
+                3,
+                &[Generation::Gfx11]
+            )
+            .unwrap()
+            .0,
+            "s_waitcnt_vmcnt null, 0x3"
+        );
+        // `s_wait_idle` has no counter to set.
+        assert!(
+            set_waitcnt("s_wait_idle", "loadcnt", 1, &[Generation::Gfx12])
+                .unwrap_err()
+                .contains("not a wait instruction set-waitcnt can edit")
+        );
     }
 
     /// Line kinds the corpus does not have: `#` and `/* */` comments,

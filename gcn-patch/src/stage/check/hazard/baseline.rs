@@ -102,24 +102,11 @@ impl Baseline {
 
     /// The hazards of `base` (any file), with the lines of `doc` matched to
     /// those of `base` by a diff alignment (equal lines in the longest
-    /// common subsequence, [`similar`]'s Patience diff).
+    /// common subsequence, a Patience diff: `base::align`).
     pub fn aligned(doc: &Document, base: &Document, target: &TargetId) -> Baseline {
         let a: Vec<&str> = doc.texts().collect();
         let b: Vec<&str> = base.texts().collect();
-        let mut map = vec![None; a.len()];
-        let ops = similar::capture_diff_slices(similar::Algorithm::Patience, &a, &b);
-        for op in ops {
-            if let similar::DiffOp::Equal {
-                old_index,
-                new_index,
-                len,
-            } = op
-            {
-                for j in 0..len {
-                    map[old_index + j] = Some(new_index + j);
-                }
-            }
-        }
+        let map = crate::base::align::align(&a, &b).a_to_b;
         let here = PathBuf::from("<baseline>");
         let pos = |i: usize| Some((here.clone(), i));
         let source = (0..base.len())

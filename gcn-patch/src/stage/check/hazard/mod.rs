@@ -29,7 +29,7 @@ use gcn_embed::TargetId;
 
 use crate::base::diag::{Code, Diagnostic};
 use crate::base::document::Document;
-use crate::base::isa::Counter;
+use crate::base::isa::{Counter, WaitInstruction};
 use crate::base::parse::{AsmFile, Instruction, Kernel};
 use crate::base::provenance::Origin;
 use crate::config::policy::HazardPolicy;
@@ -142,7 +142,8 @@ fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelA
                         indexed.push(inst.line);
                     }
                     if is_wait(&i.mnemonic) {
-                        let vs = if i.mnemonic == "s_wait_idle" {
+                        let vs = if WaitInstruction::of(&i.mnemonic) == Some(WaitInstruction::Idle)
+                        {
                             model::COUNTERS
                                 .iter()
                                 .filter(|c| model.has(**c))
@@ -173,12 +174,7 @@ fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelA
 /// Is this a wait instruction the model applies (`s_waitcnt_depctr` and
 /// `s_wait_alu` are not counter waits and are ignored)?
 fn is_wait(m: &str) -> bool {
-    m == "s_waitcnt"
-        || m == "s_wait_idle"
-        || (m.starts_with("s_waitcnt_") && m != "s_waitcnt_depctr")
-        || (m.starts_with("s_wait_") && m.ends_with("cnt"))
-        || m == "s_wait_loadcnt_dscnt"
-        || m == "s_wait_storecnt_dscnt"
+    WaitInstruction::of(m).is_some()
 }
 
 /// Every hazard of `asm` for `target`, per kernel name.
@@ -394,9 +390,8 @@ pub(crate) fn written(
         .instruction()
         .map(|i| i.mnemonic.as_str())
         .unwrap_or_default();
-    let first = match m {
-        "s_wait_loadcnt_dscnt" => Counter::Loadcnt,
-        "s_wait_storecnt_dscnt" => Counter::Storecnt,
+    let (first, second) = match WaitInstruction::of(m) {
+        Some(WaitInstruction::SplitPair(first, second)) => (first, second),
         _ => return short(c, v, k),
     };
     let value = |x: Counter| {
@@ -409,7 +404,7 @@ pub(crate) fn written(
                 .unwrap_or(0)
         }
     };
-    format!("{m} {:#x}", (value(first) << 8) | value(Counter::Dscnt))
+    format!("{m} {:#x}", (value(first) << 8) | value(second))
 }
 
 /// Byte range of `reg` in the operands of `text`.
