@@ -13,7 +13,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let Some(k) = gcn_patch_demo::kernel(kernel) else {
-        let names: Vec<&str> = gcn_patch_demo::KERNELS.iter().map(|k| k.name).collect();
+        let names: Vec<&str> = gcn_patch_demo::KERNELS.names().collect();
         eprintln!(
             "error: no embedded kernel `{kernel}`; embedded: {}",
             names.join(", ")

@@ -17,9 +17,10 @@ use std::process::ExitCode;
 
 use gcn_patch::base::diag::Diagnostics;
 use gcn_patch::ops::build::{BuildRequest, Layout};
+use gcn_patch::ops::check::{check, CheckOptions};
 use gcn_patch::ops::import::{import, ImportOptions, Outcome};
-use gcn_patch::ops::quilt::{edit, save, Saved};
-use gcn_patch::ops::{check::check, Tools};
+use gcn_patch::ops::quilt::{edit, save, EditOptions, SaveOptions, Saved};
+use gcn_patch::ops::Tools;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -53,14 +54,23 @@ fn xtask(project: &Path, dump: &Path) -> Result<(), Diagnostics> {
     };
 
     // Patch: edit the work file as a person would, then save it as a patch.
-    let work = edit(&manifest, &kernel, None, false)?;
+    let work = edit(&EditOptions {
+        manifest: manifest.clone(),
+        kernel: kernel.clone(),
+        ..EditOptions::default()
+    })?;
     let text = std::fs::read_to_string(&work.path).expect("read the work file");
     let at = text
         .find("\ts_endpgm")
         .expect("the dump ends a kernel with s_endpgm");
     let edited = format!("{}\ts_nop 0\n{}", &text[..at], &text[at..]);
     std::fs::write(&work.path, edited).expect("write the work file");
-    match save(&manifest, &kernel, "nop", &tools)? {
+    match save(&SaveOptions {
+        manifest: manifest.clone(),
+        kernel: kernel.clone(),
+        name: "nop".into(),
+        tools: tools.clone(),
+    })? {
         Saved::Patch {
             rel,
             added,
@@ -73,7 +83,14 @@ fn xtask(project: &Path, dump: &Path) -> Result<(), Diagnostics> {
     }
 
     // Check: every job patched, checked, assembled, linked and verified.
-    let checked = check(&manifest, true, None, &tools, None)?;
+    let checked = check(
+        &CheckOptions {
+            manifest: manifest.clone(),
+            tools: tools.clone(),
+            ..CheckOptions::default()
+        },
+        None,
+    )?;
     if !checked.errors.is_empty() {
         return Err(Diagnostics(checked.errors));
     }

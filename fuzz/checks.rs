@@ -84,7 +84,7 @@ pub fn diff(data: &[u8]) {
         rel: "p.diff".into(),
     };
     let rel = Path::new("k.s");
-    if let Err(d) = gcn_patch::stage::patch::diff::apply_diff_text(&doc, b, &pf, rel) {
+    if let Err(d) = gcn_patch::support::apply_diff_text(&doc, b, &pf, rel) {
         let _ = d.render();
     }
     let made = diffy::create_patch(a, b).to_string();
@@ -96,7 +96,7 @@ pub fn diff(data: &[u8]) {
         "+++ b/k.s\n",
         1,
     );
-    if let Ok(out) = gcn_patch::stage::patch::diff::apply_diff_text(&doc, &made, &pf, rel) {
+    if let Ok(out) = gcn_patch::support::apply_diff_text(&doc, &made, &pf, rel) {
         assert_eq!(
             out.print(),
             b,
@@ -448,7 +448,7 @@ pub fn rules(data: &[u8]) {
 
 /// Every member a container yields is read as a code object too.
 fn members(bytes: &[u8], name: &str) {
-    use gcn_patch::stage::lift::container::code_objects;
+    use gcn_patch::support::lift::code_objects;
     match code_objects(bytes, Path::new(name)) {
         Ok(c) => {
             for m in &c.members {
@@ -465,12 +465,12 @@ fn members(bytes: &[u8], name: &str) {
 /// consistent (kernels have descriptors), and a metadata note decodes or
 /// is refused.
 pub fn elf(data: &[u8]) {
-    match gcn_patch::stage::lift::elf::read(data, Path::new("fuzz.co")) {
+    match gcn_patch::support::lift::read(data, Path::new("fuzz.co")) {
         Ok(co) => {
             let _ = co.target.name();
             let _ = co.kernels();
             if let Some(m) = &co.metadata {
-                let _ = gcn_patch::stage::lift::metadata::canonical(m);
+                let _ = gcn_patch::support::lift::canonical(m);
             }
         }
         Err(d) => drop(d.render()),
@@ -481,8 +481,8 @@ pub fn elf(data: &[u8]) {
 /// refused; a decoded document's text is stable (decoding the same bytes
 /// twice gives the same text).
 pub fn note(data: &[u8]) {
-    if let Ok(a) = gcn_patch::stage::lift::metadata::canonical(data) {
-        assert_eq!(gcn_patch::stage::lift::metadata::canonical(data), Ok(a));
+    if let Ok(a) = gcn_patch::support::lift::canonical(data) {
+        assert_eq!(gcn_patch::support::lift::canonical(data), Ok(a));
     }
 }
 

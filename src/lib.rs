@@ -10,7 +10,7 @@
 
 gcn_embed::include_kernels!();
 
-/// Find a kernel by its manifest name.
+/// Find a kernel by its manifest name (a binary search of `KERNELS`).
 pub fn kernel(name: &str) -> Option<&'static gcn_embed::Kernel> {
-    KERNELS.iter().copied().find(|k| k.name == name)
+    KERNELS.by_name(name)
 }

@@ -529,7 +529,12 @@ fn acknowledged_findings_leave_cargo_builds_silent() {
     );
 
     for k in ["all_reduce", "pa_bf16_noquant_gqa16_1tg_4w"] {
-        gcn_patch::ops::accept::accept(&manifest, k, &tools).unwrap_or_else(|d| panic!("{d}"));
+        gcn_patch::ops::accept::accept(&gcn_patch::ops::accept::AcceptOptions {
+            manifest: manifest.clone(),
+            kernel: k.to_string(),
+            tools: tools.clone(),
+        })
+        .unwrap_or_else(|d| panic!("{d}"));
     }
     let (out, ran) = pkg.build(&[]);
     assert!(
@@ -720,14 +725,16 @@ fn a_binary_baseline_without_the_lift_feature_is_gp0011() {
     .unwrap();
     fs::write(
         dir.join("build.rs"),
-        "use std::path::Path;\n\n\
+        "use std::path::PathBuf;\n\n\
          fn main() {\n    \
-             let r = gcn_patch::ops::lint::lint(\n        \
-                 Path::new(\"matmul.s\"),\n        \
-                 \"gfx942\",\n        \
-                 false,\n        \
-                 Some(Path::new(\"matmul.hsaco\")),\n    \
-             );\n    \
+             let r = gcn_patch::ops::parse_target(\"gfx942\").and_then(|target| {\n        \
+                 gcn_patch::ops::lint::lint(&gcn_patch::ops::lint::LintOptions {\n            \
+                     file: PathBuf::from(\"matmul.s\"),\n            \
+                     target,\n            \
+                     suggest: false,\n            \
+                     baseline: Some(PathBuf::from(\"matmul.hsaco\")),\n        \
+                 })\n    \
+             });\n    \
              match r {\n        \
                  Ok(_) => panic!(\"a binary baseline was read without the lift feature\"),\n        \
                  Err(d) => {\n            \

@@ -84,19 +84,31 @@ pub fn generate(manifest: &str, kernels: &[EmbeddedKernel]) -> String {
         let _ = writeln!(out, "}};");
         let _ = writeln!(out);
     }
+    // Manifest order, then the same kernels sorted by name for
+    // `Kernels::by_name`'s binary search (names are unique: the manifest
+    // refuses a name declared twice).
+    let mut sorted: Vec<&EmbeddedKernel> = kernels.iter().collect();
+    sorted.sort_by(|a, b| a.name.as_bytes().cmp(b.name.as_bytes()));
     let _ = writeln!(
         out,
-        "/// Every kernel declared in the manifest, in manifest order."
+        "/// Every kernel declared in the manifest: in manifest order (`iter`), and"
     );
-    let list: Vec<String> = kernels
-        .iter()
-        .map(|k| format!("&{}", generated_ident(&k.name)))
-        .collect();
     let _ = writeln!(
         out,
-        "pub static {KERNELS}: &[&::gcn_embed::Kernel] = &[{}];",
-        list.join(", ")
+        "/// by name (`by_name`, a binary search over the second list, sorted by name)."
     );
+    let _ = writeln!(
+        out,
+        "pub static {KERNELS}: ::gcn_embed::Kernels = ::gcn_embed::Kernels::new("
+    );
+    for list in [kernels.iter().collect::<Vec<_>>(), sorted] {
+        let _ = writeln!(out, "    &[");
+        for k in list {
+            let _ = writeln!(out, "        &{},", generated_ident(&k.name));
+        }
+        let _ = writeln!(out, "    ],");
+    }
+    let _ = writeln!(out, ");");
     out
 }
 

@@ -80,6 +80,10 @@
 //!
 //! What the build did is written to `$OUT_DIR/gcn-build/report.txt`, one line
 //! per job: `assembled`, `cached` or `shared-cache`, kernel, target, sha256.
+//! Every note (findings the unpatched source has too, register updates,
+//! rewrites) is written to `$OUT_DIR/gcn-build/notes.txt`; the first
+//! [`WARNED_NOTES`] become `cargo:warning` lines and one more line counts the
+//! rest (Cargo replays a build script's warnings on every build).
 //!
 //! ## Output
 //!
@@ -104,8 +108,8 @@ use gcn_patch::base::jobs::{Token, Tokens};
 use gcn_patch::base::output::{write_if_changed, Durability};
 use gcn_patch::config::manifest::Manifest;
 use gcn_patch::pipeline;
-use gcn_patch::pipeline::build::{build_all, BuildOptions};
-use gcn_patch::pipeline::cache::{ObjectCache, SharedCache};
+use gcn_patch::pipeline::build::build_all;
+use gcn_patch::pipeline::engine::{Engine, EngineConfig};
 use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
 
 use embed::{EmbeddedKernel, EmbeddedObject};
@@ -396,43 +400,28 @@ impl Build {
                 )
             })?);
         }
-        let mut config = self.toolchain.clone();
-        if config.llvm_bin.is_none() && config.clang.is_none() {
-            config.llvm_bin = manifest.defaults.llvm.clone();
-        }
+        // The engine's setup is `gcn-patch build`'s (the toolchain, with
+        // the manifest's `defaults.llvm`; the job count; the caches), with
+        // the build script's settings and state directory.
+        let build_dir = out_dir.join("gcn-build");
+        let mut toolchain = self.toolchain.clone();
         // What the probes found is remembered in OUT_DIR under the tools'
         // identity: a rerun of the build script starts no probe.
-        let build_dir = out_dir.join("gcn-build");
-        config.probe_cache = Some(build_dir.join("toolchain.txt"));
-        let toolchain = Toolchain::find(&config, &|name| env.get(name))?;
-        let max_jobs = gcn_patch::base::jobs::workers(
-            self.jobs
+        toolchain.probe_cache = Some(build_dir.join("toolchain.txt"));
+        let config = EngineConfig {
+            toolchain,
+            jobs: self
+                .jobs
                 .or_else(|| env.get("NUM_JOBS").and_then(|n| n.parse().ok())),
-        );
-        let dir_override = self.shared_cache.as_ref().map(|d| d.display().to_string());
-        let shared = SharedCache::from_env(&|name| match (name, &dir_override) {
-            (gcn_patch::pipeline::cache::ENV_CACHE_DIR, Some(d)) => Some(d.clone()),
-            _ => env.get(name),
-        })
-        .map_err(|e| {
-            Diagnostic::error(Code::InvalidEnvVar, e).with_help("unset it for the default (1 GiB)")
-        })?;
+            shared_cache: self.shared_cache.clone(),
+            state_dir: build_dir.clone(),
+        };
+        let engine = Engine::new(&config, Some(&manifest), &|name| env.get(name))?;
 
         let tokens = Jobserver::new(jobserver_client());
-        let plan = pipeline::plan_with(&manifest, &extra, max_jobs, &tokens)?;
-        let opts = BuildOptions {
-            toolchain: &toolchain,
-            cache: ObjectCache {
-                local: build_dir.join("cache"),
-                shared,
-            },
-            work_dir: build_dir.join("work"),
-            max_jobs,
-            tokens: &tokens,
-            progress: None,
-        };
-        let built = build_all(&manifest, &plan, &opts)?;
-        let lock = self.lock(env, &manifest, &toolchain, &built)?;
+        let plan = pipeline::plan_with(&manifest, &extra, engine.max_jobs, &tokens)?;
+        let built = build_all(&manifest, &plan, &engine.options(&tokens, None))?;
+        let lock = self.lock(env, &manifest, &engine.toolchain, &built)?;
 
         let mut objects = Vec::new();
         let mut notes = Vec::new();
@@ -486,11 +475,19 @@ impl Build {
         let report_path = build_dir.join("report.txt");
         write_if_changed(&report_path, report.as_bytes(), Durability::Unsynced)
             .map_err(|e| io_error("write the build report", &report_path, e))?;
+        // Every note in one file; Cargo shows (and replays on every later
+        // build) only the first few, so a library of thousands of kernels
+        // with inherited findings does not print tens of thousands of lines.
+        let notes_path = build_dir.join(NOTES_FILE);
+        let mut all_notes = notes.join("\n");
+        if !all_notes.is_empty() {
+            all_notes.push('\n');
+        }
+        write_if_changed(&notes_path, all_notes.as_bytes(), Durability::Unsynced)
+            .map_err(|e| io_error("write the build notes", &notes_path, e))?;
         if cargo_metadata {
-            for n in &notes {
-                for line in n.lines() {
-                    println!("cargo:warning={line}");
-                }
+            for line in warning_lines(&notes, &notes_path) {
+                println!("cargo:warning={line}");
             }
         }
         let assembled = objects.iter().filter(|o| !o.cached).count();
@@ -664,6 +661,32 @@ fn jobserver_client() -> Option<&'static jobserver::Client> {
         .as_ref()
 }
 
+/// Notes shown in full as `cargo:warning` lines; the rest are counted in one
+/// more line that names [`NOTES_FILE`], which holds them all.
+pub const WARNED_NOTES: usize = 10;
+
+/// The file in `$OUT_DIR/gcn-build/` holding every note of the last build.
+pub const NOTES_FILE: &str = "notes.txt";
+
+/// The `cargo:warning` lines for `notes`: the first [`WARNED_NOTES`] in
+/// full, then one line counting the others and naming `all_at`.
+fn warning_lines(notes: &[String], all_at: &Path) -> Vec<String> {
+    let mut lines: Vec<String> = notes
+        .iter()
+        .take(WARNED_NOTES)
+        .flat_map(|n| n.lines().map(str::to_string))
+        .collect();
+    if notes.len() > WARNED_NOTES {
+        lines.push(format!(
+            "gcn-build: {} more note(s) not shown ({} in all); every note is in {}",
+            notes.len() - WARNED_NOTES,
+            notes.len(),
+            all_at.display()
+        ));
+    }
+    lines
+}
+
 fn rel_to(path: &Path, base: &Path) -> String {
     let rel = path.strip_prefix(base).unwrap_or(path);
     rel.components()
@@ -723,6 +746,26 @@ mod tests {
             false
         });
         assert_eq!(met, vec![Ok(true); 3], "the jobs never overlapped");
+    }
+
+    #[test]
+    fn at_most_ten_notes_become_cargo_warnings_and_the_rest_are_counted() {
+        let notes: Vec<String> = (0..3)
+            .map(|i| format!("note: {i}\n = help: h{i}"))
+            .collect();
+        let path = Path::new("/out/gcn-build/notes.txt");
+        assert_eq!(warning_lines(&notes, path).len(), 6);
+        let many: Vec<String> = (0..5000)
+            .map(|i| format!("note: {i}\n = help: h{i}"))
+            .collect();
+        let lines = warning_lines(&many, path);
+        assert_eq!(lines.len(), 2 * WARNED_NOTES + 1, "{lines:#?}");
+        assert_eq!(lines[0], "note: 0");
+        assert_eq!(
+            lines.last().unwrap(),
+            "gcn-build: 4990 more note(s) not shown (5000 in all); every note is in /out/gcn-build/notes.txt"
+        );
+        assert!(warning_lines(&[], path).is_empty());
     }
 
     #[test]

@@ -13,6 +13,8 @@
 //!   and [`expand`].
 //! * [`elf`]: `EM_AMDGPU`, `EF_AMDGPU_*`, [`EFlags`].
 //! * [`select`](mod@select): [`CodeObject`], [`Kernel`], [`select()`].
+//! * [`kernels`]: [`Kernels`], the generated table of every kernel, looked
+//!   up by name with a binary search.
 //!
 //! gcn-build (in `build.rs`) assembles the patched kernels and writes
 //! `$OUT_DIR/gcn_kernels.rs`, a file of `static` [`Kernel`]s; the program
@@ -24,6 +26,8 @@
 //! // `agent_isa` from hsa_isa_get_info_alt(HSA_ISA_INFO_NAME) or HIP's
 //! // hipDeviceProp_t::gcnArchName.
 //! let hsaco: &[u8] = MATMUL.select(agent_isa)?.bytes;
+//! // or by name, among every kernel (a binary search):
+//! let matmul = KERNELS.by_name("matmul").expect("embedded");
 //! ```
 //!
 //! The same with a hand-written table (here one real gfx11-generic object):
@@ -61,6 +65,7 @@
 
 pub mod elf;
 pub mod family;
+pub mod kernels;
 mod product;
 pub mod select;
 mod sha256;
@@ -69,6 +74,7 @@ pub mod target_id;
 
 pub use elf::{EFlags, FeatureState};
 pub use family::{expand, families, family};
+pub use kernels::{Kernels, KernelsError};
 pub use select::{select, CodeObject, Kernel, SelectError};
 pub use target::{processor, processors, Generation, Processor};
 pub use target_id::{Feature, TargetId, TargetIdError, TargetIdErrorKind};
@@ -79,7 +85,8 @@ pub fn sha256_hex(data: &[u8]) -> String {
 }
 
 /// Includes the kernel table gcn-build generated into
-/// `$OUT_DIR/gcn_kernels.rs` (one `static` [`Kernel`] per kernel).
+/// `$OUT_DIR/gcn_kernels.rs` (one `static` [`Kernel`] per kernel, and
+/// `KERNELS`, a [`Kernels`] of them all).
 #[macro_export]
 macro_rules! include_kernels {
     () => {

@@ -35,3 +35,29 @@ pub mod config;
 pub mod ops;
 pub mod pipeline;
 pub mod stage;
+
+/// Internals that gcn-patch's own integration tests and fuzz targets reach
+/// and users should not: hidden from the documentation, not part of the
+/// API, changed or removed in any release without notice.
+#[doc(hidden)]
+pub mod support {
+    /// Control-flow findings (`stage::check::control`), before they are
+    /// diagnostics.
+    pub use crate::stage::check::control::{findings, Leak};
+    /// Reading code objects and containers (`stage::lift`'s readers).
+    #[cfg(feature = "lift")]
+    pub mod lift {
+        pub use crate::stage::lift::container::{code_objects, Kind};
+        pub use crate::stage::lift::elf::read;
+        pub use crate::stage::lift::metadata::canonical;
+    }
+    /// The wait-counter analysis' model, graph and suggestions
+    /// (`stage::check::hazard`'s parts).
+    pub mod hazard {
+        pub use crate::stage::check::hazard::cfg::Node;
+        pub use crate::stage::check::hazard::model::{units, Kind};
+        pub use crate::stage::check::hazard::suggest::suggest;
+    }
+    /// One unified diff applied to a document (`stage::patch::diff`).
+    pub use crate::stage::patch::diff::apply_diff_text;
+}

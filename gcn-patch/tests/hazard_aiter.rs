@@ -115,7 +115,7 @@ fn sites(asm: &str, target: &TargetId) -> Vec<Site> {
                 let e = &inst.effect;
                 // A register written now is no longer what a pending load writes.
                 for d in &e.defs {
-                    let us: Vec<u32> = hazard::model::units(d).collect();
+                    let us: Vec<u32> = gcn_patch::support::hazard::units(d).collect();
                     for (_, units) in &mut pending {
                         units.retain(|u| !us.contains(u));
                     }
@@ -124,10 +124,14 @@ fn sites(asm: &str, target: &TargetId) -> Vec<Site> {
                     if ev.counter != lc {
                         continue;
                     }
-                    if ev.kind != hazard::model::Kind::Vmem {
+                    if ev.kind != gcn_patch::support::hazard::Kind::Vmem {
                         in_order = false;
                     }
-                    let units = ev.writes.iter().flat_map(hazard::model::units).collect();
+                    let units = ev
+                        .writes
+                        .iter()
+                        .flat_map(gcn_patch::support::hazard::units)
+                        .collect();
                     pending.push((inst.line, units));
                 }
             }
@@ -141,7 +145,7 @@ fn sites(asm: &str, target: &TargetId) -> Vec<Site> {
 /// overwrites one first.
 fn first_read(
     k: &hazard::KernelAnalysis,
-    node: &hazard::cfg::Node,
+    node: &gcn_patch::support::hazard::Node,
     i: usize,
     wait: usize,
     value: u32,
@@ -156,7 +160,11 @@ fn first_read(
             return None;
         }
         let e = &inst.effect;
-        let reads: Vec<u32> = e.reads.iter().flat_map(hazard::model::units).collect();
+        let reads: Vec<u32> = e
+            .reads
+            .iter()
+            .flat_map(gcn_patch::support::hazard::units)
+            .collect();
         let loads: Vec<usize> = retired
             .iter()
             .filter(|(_, us)| us.iter().any(|u| reads.contains(u)))
@@ -171,7 +179,11 @@ fn first_read(
                 loads,
             });
         }
-        let defs: Vec<u32> = e.defs.iter().flat_map(hazard::model::units).collect();
+        let defs: Vec<u32> = e
+            .defs
+            .iter()
+            .flat_map(gcn_patch::support::hazard::units)
+            .collect();
         if retired
             .iter()
             .any(|(_, us)| us.iter().any(|u| defs.contains(u)))
@@ -402,7 +414,7 @@ fn control_flow_check_is_silent_on_every_aiter_import() {
         let text = std::fs::read_to_string(asm).unwrap();
         let doc = gcn_patch::base::document::Document::from_source(&text, asm);
         kernels += doc.kernels().len();
-        let f = gcn_patch::stage::check::control::findings(&doc);
+        let f = gcn_patch::support::findings(&doc);
         assert!(f.is_empty(), "{}: {f:?}", asm.display());
         // The walk reaches the ends: every `s_endpgm` made a no-op is found
         // (gfx942/gfx950; gfx1250 lifts keep undecodable words in the code,
@@ -422,7 +434,7 @@ fn control_flow_check_is_silent_on_every_aiter_import() {
             .collect();
         let doc = gcn_patch::base::document::Document::from_source(&mutated, asm);
         mutants += 1;
-        if gcn_patch::stage::check::control::findings(&doc).is_empty() {
+        if gcn_patch::support::findings(&doc).is_empty() {
             println!("not caught: {}", asm.display());
         } else {
             caught += 1;

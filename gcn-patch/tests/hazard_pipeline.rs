@@ -181,7 +181,7 @@ fn suggestions_on_the_demo() {
     // Applying any one suggestion keeps lint clean.
     let file = gcn_patch::base::parse::parse(&text);
     for k in hazard::kernels(&file, &gcn_embed::TargetId::parse("gfx942").unwrap()) {
-        for s in hazard::suggest::suggest(&k) {
+        for s in gcn_patch::support::hazard::suggest(&k) {
             let mut lines: Vec<String> = text.split('\n').map(str::to_string).collect();
             let line = &lines[s.line];
             let max = k.model.max(s.counter);

@@ -172,7 +172,7 @@ fn fat_binary_is_one_kernel_and_builds_back_to_its_members() {
     ok(run_cli(dir, &["check", "--no-assemble"]));
     ok(run_cli(dir, &["build", "--out", "out"]));
     let bytes = std::fs::read(&host).unwrap();
-    let c = gcn_patch::stage::lift::container::code_objects(&bytes, &host).unwrap();
+    let c = gcn_patch::support::lift::code_objects(&bytes, &host).unwrap();
     for member in &c.members {
         let built = std::fs::read(dir.join(format!(
             "out/{}/scale_host_compressed.hsaco",

@@ -19,7 +19,7 @@
 
 use std::path::Path;
 
-use counting::measure;
+use count::measure;
 use gcn_patch::base::hash::sha256_hex;
 use gcn_patch::ops::{self, Tools};
 
@@ -27,10 +27,11 @@ use gcn_patch::ops::{self, Tools};
 mod gen;
 
 mod common;
-mod counting;
+#[path = "../benches/count/mod.rs"]
+mod count;
 
 #[global_allocator]
-static GLOBAL: counting::Counting = counting::Counting;
+static GLOBAL: count::Counting = count::Counting;
 
 /// Kernels per generated source: about 2,400 lines, a few MB as documents.
 const KERNELS: usize = 60;
@@ -64,8 +65,17 @@ fn peaks(n: usize, jobs: usize) -> [(&'static str, usize); 3] {
     let tools = Tools::default();
     let check = |assemble: bool| {
         let (report, _, peak) = measure(|| {
-            ops::check::check(&manifest, assemble, Some(jobs), &tools, None)
-                .unwrap_or_else(|d| panic!("{d}"))
+            let opts = ops::check::CheckOptions {
+                manifest: manifest.clone(),
+                depth: if assemble {
+                    ops::check::Depth::Build
+                } else {
+                    ops::check::Depth::Checks
+                },
+                jobs: Some(jobs),
+                tools: tools.clone(),
+            };
+            ops::check::check(&opts, None).unwrap_or_else(|d| panic!("{d}"))
         });
         assert_eq!(report.jobs.len(), n);
         assert!(report.jobs.iter().all(|j| j.passed), "{:#?}", report.errors);

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use gcn_patch::ops::lift::{lift_code_object, LiftOptions};
-use gcn_patch::stage::lift::{self, Identity, Lifted};
+use gcn_patch::stage::lift::{Identity, Lifted};
 use object::{Object, ObjectSection};
 
 fn aiter_dir() -> PathBuf {
@@ -65,7 +65,7 @@ fn metadata(elf: &[u8]) -> Option<String> {
         if let Ok(Some(mut notes)) = s.notes(endian, elf) {
             while let Ok(Some(n)) = notes.next() {
                 if n.name() == b"AMDGPU" && n.n_type(endian).0 == 32 {
-                    return lift::metadata::canonical(n.desc()).ok();
+                    return gcn_patch::support::lift::canonical(n.desc()).ok();
                 }
             }
         }
@@ -190,7 +190,7 @@ fn lift_all(files: &[(String, PathBuf)]) -> BTreeMap<String, Tally> {
                 let result = lift_code_object(&bytes, path, &LiftOptions::new(&tc));
                 let control = result.as_ref().ok().map(|l| {
                     let doc = gcn_patch::base::document::Document::from_source(&l.asm, path);
-                    gcn_patch::stage::check::control::findings(&doc)
+                    gcn_patch::support::findings(&doc)
                 });
                 // Progress for the long survey (standard error, not asserted).
                 if files.len() >= 500 && (i + 1) % 100 == 0 {
@@ -716,7 +716,7 @@ fn unbundled(input: &Path, host: bool, target: &str) -> Vec<u8> {
 /// lifted, and rebuilt byte-identically.
 #[test]
 fn container_members_match_the_bundler_and_rebuild() {
-    use gcn_patch::stage::lift::container::{code_objects, Kind};
+    use gcn_patch::support::lift::{code_objects, Kind};
     let tc = common::toolchain();
     let cases = [
         ("scale-host.o", Kind::HostObject, Some(true)),

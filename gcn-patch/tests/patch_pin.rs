@@ -2,6 +2,7 @@
 
 mod patch_common;
 
+use gcn_patch::ops::pin::{PinOptions, Repinned};
 use patch_common::Project;
 
 const TOML: &str = "# pins\n[defaults]\ntargets = [\"gfx942\"]   # comment kept\n\n[[kernel]]\nname = \"matmul\"\n\n[[kernel.source]]\nasm = \"asm/gfx942/matmul.rocmasm\"\nsha256 = \"{sha}\"\npatches = [\"p.diff\"]\n\n[[kernel]]\nname = \"other\"\n\n[[kernel.source]]\nasm  =  \"asm/other.s\"   # hand-written\n";
@@ -42,19 +43,19 @@ fn pin_rewrites_only_the_hashes() {
     text.push_str("; regenerated\n");
     p.write("asm/gfx942/matmul.rocmasm", &text);
     let new_sha = p.sha("asm/gfx942/matmul.rocmasm");
-    let changes = gcn_patch::ops::pin::pin(&p.path("kernels.toml"), "matmul").unwrap();
+    let changes = pin(&p, "matmul").unwrap();
     assert_eq!(
         changes,
-        vec![(
-            p.path("asm/gfx942/matmul.rocmasm"),
-            old_sha.clone(),
-            new_sha.clone()
-        )]
+        vec![Repinned {
+            dump: p.path("asm/gfx942/matmul.rocmasm"),
+            old: old_sha.clone(),
+            new: new_sha.clone()
+        }]
     );
     assert_eq!(p.read("kernels.toml"), before.replace(&old_sha, &new_sha));
     // Pinning again changes nothing.
-    let again = gcn_patch::ops::pin::pin(&p.path("kernels.toml"), "matmul").unwrap();
-    assert_eq!(again[0].1, again[0].2);
+    let again = pin(&p, "matmul").unwrap();
+    assert_eq!(again[0].old, again[0].new);
     assert_eq!(p.read("kernels.toml"), before.replace(&old_sha, &new_sha));
     // The re-pinned manifest applies (the patch still fits the new dump).
     let m = gcn_patch::config::manifest::Manifest::load(&p.path("kernels.toml")).unwrap();
@@ -62,16 +63,28 @@ fn pin_rewrites_only_the_hashes() {
     gcn_patch::stage::patch::apply(&m, k, &k.sources[0]).unwrap();
 }
 
+/// `gcn-patch pin KERNEL` on the project's manifest, through the library.
+fn pin(p: &Project, kernel: &str) -> Result<Vec<Repinned>, gcn_patch::base::diag::Diagnostics> {
+    gcn_patch::ops::pin::pin(&PinOptions {
+        manifest: p.path("kernels.toml"),
+        kernel: kernel.into(),
+    })
+}
+
 #[test]
 fn pin_adds_a_missing_hash_after_asm() {
     let p = project();
     p.manifest(TOML).unwrap();
     let before = p.read("kernels.toml");
-    let changes = gcn_patch::ops::pin::pin(&p.path("kernels.toml"), "other").unwrap();
+    let changes = pin(&p, "other").unwrap();
     let sha = p.sha("asm/other.s");
     assert_eq!(
         changes,
-        vec![(p.path("asm/other.s"), String::new(), sha.clone())]
+        vec![Repinned {
+            dump: p.path("asm/other.s"),
+            old: String::new(),
+            new: sha.clone()
+        }]
     );
     let after = p.read("kernels.toml");
     assert_eq!(
@@ -97,7 +110,7 @@ fn pin_of_unknown_kernel_lists_kernels() {
     let p = project();
     p.manifest(TOML).unwrap();
     let before = p.read("kernels.toml");
-    let err = gcn_patch::ops::pin::pin(&p.path("kernels.toml"), "matmull").unwrap_err();
+    let err = pin(&p, "matmull").unwrap_err();
     insta::assert_snapshot!(p.norm(&err.to_string()));
     assert_eq!(p.read("kernels.toml"), before);
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use common::corpus;
 use gcn_patch::base::document::Document;
-use gcn_patch::stage::check::control::{findings, Leak};
+use gcn_patch::support::{findings, Leak};
 
 /// Longer than any of these commands takes; a hang is killed and fails the test.
 const DEADLINE: Duration = Duration::from_secs(120);

@@ -44,7 +44,7 @@ fn every_corpus_file_round_trips_and_has_named_kernels() {
                 m.symbol.as_ref().map(|n| n.1.clone()),
                 Some(format!("{}.kd", k.name))
             );
-            assert!(f.lines[d.start].text.contains(&k.name));
+            assert!(f.lines[d.start].text().contains(&k.name));
             assert!(d.get("next_free_vgpr").is_some(), "{}", path.display());
             assert!(
                 k.symbol_line.is_some() && k.end_line.is_some(),

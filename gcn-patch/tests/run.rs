@@ -504,7 +504,7 @@ fn sanitize_is_clean_on_saxpy_and_reports_a_loosened_wait_with_exit_1() {
     let o = gcn_patch(d, &bad);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("no instruction of kernel `saxpy` matches it"),
+        stderr(&o).contains("--asm: no instruction of kernel `saxpy` matches `other.s`"),
         "{}",
         stderr(&o)
     );

@@ -124,7 +124,14 @@ fn assemble_and_lint_of_an_unmodified_lift_judge_it_against_its_origin() {
         4,
         "{err}"
     );
-    assert!(err.contains("pass `--baseline pa.co`"), "{err}");
+    assert!(
+        err.contains("was lifted from `pa.co`, which is not found: give it"),
+        "{err}"
+    );
+    assert!(
+        err.contains("name the original with `--baseline ORIGINAL`"),
+        "{err}"
+    );
     assert!(!other.join("pa.hsaco").exists());
     let o = gcn_patch(&other, &["lint", "pa.s", "--target", "gfx942"]);
     assert_eq!(o.status.code(), Some(1));

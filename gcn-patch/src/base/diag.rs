@@ -316,6 +316,22 @@ pub enum Setting {
     Force,
     /// Where to look for Triton's cache entries.
     TritonCache,
+    /// The register policy of a kernel built without a manifest: the help
+    /// of a register-budget finding gets the caller's way of asking for
+    /// the counts to be rewritten.
+    UpdateRegisters,
+    /// The unpatched original a file without a manifest is judged against.
+    Baseline,
+    /// The workgroups of an emulated dispatch.
+    Grid,
+    /// The work-items per workgroup of an emulated dispatch.
+    Block,
+    /// The explicit arguments of an emulated dispatch.
+    KernelArguments,
+    /// The directory an emulated dispatch writes its buffers to.
+    OutputDir,
+    /// The asm an emulated code object was assembled from.
+    AsmSource,
 }
 
 /// A place in a source file, 1-based.

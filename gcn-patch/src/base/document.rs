@@ -5,6 +5,9 @@
 //! (the dump's line, a patch hunk, a rule, a retargeting step), all behind
 //! private fields so they cannot drift apart. The structure above lines
 //! (kernels, blocks, descriptor, metadata) comes from [`Document::asm`].
+//! A [`Line`] is a shared handle: a copy or an edit of a document shares
+//! its unchanged lines (text and parsed kind) with the original and adds a
+//! handle and an origin per line.
 //!
 //! Every change goes through one edit API, [`Edits`]: replace, insert
 //! before/after, delete and move, all addressed by line indices of the
@@ -134,12 +137,12 @@ impl Document {
     /// Exact text of line `i` without `\n` (a CRLF file keeps its `\r`); ""
     /// past the end.
     pub fn text(&self, i: usize) -> &str {
-        self.file.lines.get(i).map_or("", |l| l.text.as_str())
+        self.file.lines.get(i).map_or("", Line::text)
     }
 
     /// Kind of line `i`.
     pub fn kind(&self, i: usize) -> Option<&LineKind> {
-        self.file.lines.get(i).map(|l| &l.kind)
+        self.file.lines.get(i).map(Line::kind)
     }
 
     /// The instruction on line `i`, if any (also after a label).
@@ -154,7 +157,7 @@ impl Document {
 
     /// The line texts, in order.
     pub fn texts(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
-        self.file.lines.iter().map(|l| l.text.as_str())
+        self.file.lines.iter().map(Line::text)
     }
 
     /// Each line's text with its origin, in order.
@@ -259,7 +262,7 @@ impl Document {
                     origins.push(origin);
                 }),
                 Piece::New(text, origin) => {
-                    file.push(text);
+                    file.push(&text);
                     origins.push(origin);
                 }
             }
@@ -593,7 +596,7 @@ mod tests {
             edit(&mut e, &d);
             d.apply(e);
             let fresh = crate::base::parse::parse(&d.print());
-            let kinds = |ls: &[Line]| ls.iter().map(|l| l.kind.clone()).collect::<Vec<_>>();
+            let kinds = |ls: &[Line]| ls.iter().map(|l| l.kind().clone()).collect::<Vec<_>>();
             assert_eq!(kinds(d.lines()), kinds(&fresh.lines), "edit #{k}");
             assert_ne!(d.len(), 0, "edit #{k} of {n} lines");
         }

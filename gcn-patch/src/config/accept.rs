@@ -9,13 +9,19 @@
 //! adds one, a re-import changes the dump) is shown as before. Errors are
 //! never accepted.
 //!
-//! A finding is recorded as one line, `<target>\t<file>:<line>\t<severity>:
+//! A finding is recorded as one line, `<target>\t<file>:<line>\t<severity>[<code>]:
 //! <message>` (its location as the diagnostics print it: the dump, patch or
-//! rule line), so the file is reviewable and diffable; `#` lines are
+//! rule line; its code as `GP0409`), so the file is reviewable and diffable; `#` lines are
 //! comments. Delete a line, or the file and the key, to see a finding again.
+//! A finding is shown unless a line records the same target, location,
+//! severity, code and message ([`Finding`]). A line written before findings
+//! had codes (`<severity>: <message>`, no `[GPnnnn]`) still acknowledges the
+//! same target, location, severity and message under any code, so files
+//! from earlier versions keep working; `gcn-patch accept` rewrites them
+//! with codes.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
@@ -25,21 +31,103 @@ use crate::config::manifest::KernelSpec;
 /// Directory of accepted-findings files, relative to the manifest directory.
 pub const DIR: &str = "accepted";
 
-/// The recorded key of finding `d` of a job for `target`.
-pub fn key(target: &TargetId, d: &Diagnostic) -> String {
-    let at = d.location.as_ref().map_or("-".to_string(), |l| {
-        format!("{}:{}", l.file.display(), l.line)
-    });
-    let severity = match d.severity {
+/// One acknowledged finding: a line of an accepted-findings file.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Finding {
+    /// The job's target, by name.
+    pub target: String,
+    /// Where it was reported (file as the diagnostic names it, 1-based line).
+    pub at: Option<(PathBuf, usize)>,
+    /// Its severity (warning or note: errors are never accepted).
+    pub severity: Severity,
+    /// The condition reported (`None` on a line written before findings
+    /// had codes: it matches any code).
+    pub code: Option<Code>,
+    /// Its message.
+    pub message: String,
+}
+
+impl Finding {
+    /// Finding `d` of a job for `target`.
+    pub fn of(target: &TargetId, d: &Diagnostic) -> Finding {
+        Finding {
+            target: target.name(),
+            at: d.location.as_ref().map(|l| (l.file.clone(), l.line)),
+            severity: d.severity,
+            code: Some(d.code),
+            message: d.message.clone(),
+        }
+    }
+
+    /// The finding as a line of the file (no newline).
+    pub fn to_line(&self) -> String {
+        let at = self.at.as_ref().map_or("-".to_string(), |(file, line)| {
+            format!("{}:{line}", file.display())
+        });
+        let code = self.code.map_or(String::new(), |c| format!("[{c}]"));
+        format!(
+            "{}\t{at}\t{}{code}: {}",
+            self.target,
+            severity_word(self.severity),
+            self.message
+        )
+    }
+
+    /// A line of the file as a finding; `None` for a line that is not one
+    /// (it then acknowledges nothing).
+    pub fn parse(line: &str) -> Option<Finding> {
+        let mut fields = line.splitn(3, '\t');
+        let target = fields.next()?.to_string();
+        let at = fields.next()?;
+        let rest = fields.next()?;
+        let at = match at {
+            "-" => None,
+            at => {
+                let (file, line) = at.rsplit_once(':')?;
+                Some((PathBuf::from(file), line.parse().ok()?))
+            }
+        };
+        let (head, message) = rest.split_once(": ")?;
+        let (severity, code) = match head.strip_suffix(']') {
+            Some(head) => {
+                let (severity, code) = head.split_once('[')?;
+                (severity, Some(Code::from_code(code)?))
+            }
+            None => (head, None),
+        };
+        let severity = [Severity::Error, Severity::Warning, Severity::Note]
+            .into_iter()
+            .find(|s| severity_word(*s) == severity)?;
+        Some(Finding {
+            target,
+            at,
+            severity,
+            code,
+            message: message.to_string(),
+        })
+    }
+}
+
+/// Does a line of `keys` acknowledge `finding`: the same finding, or the
+/// same words on a line without a code?
+pub fn accepts(keys: &HashSet<Finding>, finding: &Finding) -> bool {
+    keys.contains(finding)
+        || keys.contains(&Finding {
+            code: None,
+            ..finding.clone()
+        })
+}
+
+fn severity_word(s: Severity) -> &'static str {
+    match s {
         Severity::Error => "error",
         Severity::Warning => "warning",
         Severity::Note => "note",
-    };
-    format!("{}\t{at}\t{severity}: {}", target.name(), d.message)
+    }
 }
 
-/// The keys an accepted-findings file lists.
-pub fn read(path: &Path, kernel: &str) -> Result<HashSet<String>, Diagnostics> {
+/// The findings an accepted-findings file lists.
+pub fn read(path: &Path, kernel: &str) -> Result<HashSet<Finding>, Diagnostics> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         Diagnostics::from(
             Diagnostic::error(
@@ -57,7 +145,7 @@ pub fn read(path: &Path, kernel: &str) -> Result<HashSet<String>, Diagnostics> {
     Ok(text
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
-        .map(str::to_string)
+        .filter_map(Finding::parse)
         .collect())
 }
 
@@ -75,7 +163,7 @@ pub fn filter(
     let before = notes.len();
     let shown: Vec<Diagnostic> = notes
         .into_iter()
-        .filter(|d| d.severity == Severity::Error || !keys.contains(&key(target, d)))
+        .filter(|d| d.severity == Severity::Error || !accepts(&keys, &Finding::of(target, d)))
         .collect();
     let hidden = before - shown.len();
     Ok((shown, hidden))

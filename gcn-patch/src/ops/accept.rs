@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::Tools;
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
-use crate::config::accept::{key, DIR};
+use crate::config::accept::{Finding, DIR};
 use crate::config::manifest::Manifest;
 
 /// What [`accept`] recorded.
@@ -19,11 +19,24 @@ pub struct Accepted {
     pub manifest_updated: bool,
 }
 
+/// What `gcn-patch accept` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct AcceptOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The kernel's `name`.
+    pub kernel: String,
+    /// The LLVM tools (their assembler's version decides the skew
+    /// normalization, as in a build).
+    pub tools: Tools,
+}
+
 /// `gcn-patch accept KERNEL`: record every warning and note of the kernel's
 /// jobs (every source × target, as `check` plans them) and point the
 /// kernel's `accepted` key at the file. A job with errors is refused: only
 /// findings that do not stop the build can be acknowledged.
-pub fn accept(manifest: &Path, kernel: &str, tools: &Tools) -> Result<Accepted, Diagnostics> {
+pub fn accept(opts: &AcceptOptions) -> Result<Accepted, Diagnostics> {
+    let (manifest, kernel, tools) = (opts.manifest.as_path(), opts.kernel.as_str(), &opts.tools);
     let m = Manifest::load(manifest)?;
     let assembler_major = tools.assembler_major(Some(&m));
     let ki = m.kernel_index(kernel)?;
@@ -34,7 +47,7 @@ pub fn accept(manifest: &Path, kernel: &str, tools: &Tools) -> Result<Accepted, 
         match crate::pipeline::prepare_every_finding(&m, &plan, job, assembler_major) {
             Ok(p) => {
                 for d in &p.notes {
-                    let k = key(&job.target, d);
+                    let k = Finding::of(&job.target, d);
                     if !lines.contains(&k) {
                         lines.push(k);
                     }
@@ -63,10 +76,10 @@ pub fn accept(manifest: &Path, kernel: &str, tools: &Tools) -> Result<Accepted, 
         "# Findings of kernel `{kernel}` acknowledged with `gcn-patch accept {kernel}`:\n\
          # check, build and gcn-build do not show them (they count them). A finding\n\
          # not listed here is shown. Delete a line to see that finding again.\n\
-         # One finding a line, tab-separated: target, file:line, severity: message.\n"
+         # One finding a line, tab-separated: target, file:line, severity[code]: message.\n"
     );
     for l in &lines {
-        text.push_str(l);
+        text.push_str(&l.to_line());
         text.push('\n');
     }
     if let Some(dir) = path.parent() {

@@ -4,24 +4,35 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
-use super::{kernel_name, parse_target, read_asm, scratch, Tools};
-use crate::base::diag::{Code, Diagnostic, Diagnostics};
+use super::{kernel_name, read_asm, scratch, Tools};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::base::document::Document;
 use crate::config::policy::RegisterPolicy;
 use crate::pipeline;
-use crate::stage::retarget::RetargetOptions;
+use crate::stage::retarget::RetargetOptions as StageRetarget;
+
+/// What `gcn-patch retarget` is asked to do.
+#[derive(Debug, Clone)]
+pub struct RetargetOptions {
+    /// The asm file.
+    pub file: PathBuf,
+    /// The target to retarget it for.
+    pub target: TargetId,
+    /// The LLVM tools (their assembler's version decides the skew
+    /// normalization; 22 when none is found).
+    pub tools: Tools,
+}
 
 /// `gcn-patch retarget FILE --target T`: FILE retargeted, with toolchain
 /// skew normalized for the assembler `tools` finds.
-pub fn retarget(file: &Path, target: &str, tools: &Tools) -> Result<Document, Diagnostics> {
-    let target = parse_target(target)?;
-    let asm = read_asm(file)?;
-    let opts = RetargetOptions {
-        target,
+pub fn retarget(opts: &RetargetOptions) -> Result<Document, Diagnostics> {
+    let asm = read_asm(&opts.file)?;
+    let stage = StageRetarget {
+        target: opts.target,
         code_object_version: None,
-        assembler_llvm_major: tools.assembler_major(None),
+        assembler_llvm_major: opts.tools.assembler_major(None),
     };
-    Ok(crate::stage::retarget::retarget(&asm, &opts)?.asm)
+    Ok(crate::stage::retarget::retarget(&asm, &stage)?.asm)
 }
 
 /// What `gcn-patch assemble` is asked to do.
@@ -29,8 +40,8 @@ pub fn retarget(file: &Path, target: &str, tools: &Tools) -> Result<Document, Di
 pub struct AssembleOptions {
     /// The asm file.
     pub file: PathBuf,
-    /// Target ID (`--target`).
-    pub target: String,
+    /// The target.
+    pub target: TargetId,
     /// The code object to write (atomically).
     pub output: PathBuf,
     /// Rewrite register counts to what the code uses instead of failing.
@@ -171,11 +182,11 @@ pub(crate) fn find_baseline(
 /// `gcn-patch assemble FILE --target T -o OUT`: retarget, check, assemble,
 /// link and verify FILE into OUT.
 pub fn assemble(opts: &AssembleOptions) -> Result<Assembled, Diagnostics> {
-    let target = parse_target(&opts.target)?;
+    let target = opts.target;
     super::refuse_directory(&opts.output)?;
     let tc = opts.tools.find(None)?;
     let asm = read_asm(&opts.file)?;
-    let retarget = RetargetOptions {
+    let retarget = StageRetarget {
         target,
         code_object_version: None,
         assembler_llvm_major: tc.version.major,
@@ -201,9 +212,7 @@ pub fn assemble(opts: &AssembleOptions) -> Result<Assembled, Diagnostics> {
         &retarget,
         policy,
     )
-    .map_err(|d| one_off_help(d, &opts.file, &asm, baseline.is_some()))?;
-    let mut prepared = prepared;
-    prepared.notes = one_off_help(Diagnostics(prepared.notes), &opts.file, &asm, true).0;
+    .map_err(|d| missing_baseline_help(d, &opts.file, &asm, baseline.is_some()))?;
     let work = scratch()?;
     let report = pipeline::build(&tc, &prepared, work.path(), &opts.output)?;
     Ok(Assembled {
@@ -216,33 +225,28 @@ pub fn assemble(opts: &AssembleOptions) -> Result<Assembled, Diagnostics> {
     })
 }
 
-/// The helps of a one-off `assemble` (no manifest): `--update-registers`
-/// instead of kernels.toml's `registers`, and, for a lift output whose code
-/// object is not found, `--baseline` for findings the original has too.
-fn one_off_help(
+/// The errors of a one-off `assemble` of a lift output whose code object is
+/// not found, without a baseline: the first says to give the original as
+/// [`AssembleOptions::baseline`] ([`Setting::Baseline`], unless it is about
+/// another setting already), so that findings the original has too are
+/// warnings. Findings a register update fixes keep their
+/// [`Setting::UpdateRegisters`] (the caller names its option).
+fn missing_baseline_help(
     mut d: Diagnostics,
     file: &Path,
     asm: &Document,
     has_baseline: bool,
 ) -> Diagnostics {
-    for diag in &mut d.0 {
-        for h in &mut diag.help {
-            if let Some(at) = h.find("or set `registers = \"update\"`") {
-                h.replace_range(
-                    at..,
-                    "or pass `--update-registers` to rewrite the counts (either changes the code object)",
-                );
-            }
-        }
-    }
     if !has_baseline {
         if let (Some(first), Some(origin)) = (d.0.first_mut(), lift_origin(first_line(asm))) {
             first.help.push(format!(
-                "`{}` was lifted from `{}`, which is not found: pass `--baseline {}` (the code object or its unmodified lift) so that findings the original has too are warnings, as `check` treats them",
+                "`{}` was lifted from `{}`, which is not found: give it (the code object or its unmodified lift) as the baseline so that findings the original has too are warnings, as `check` treats them",
                 file.display(),
                 origin.display(),
-                origin.display()
             ));
+            if first.setting.is_none() {
+                first.setting = Some(Setting::Baseline);
+            }
         }
     }
     d

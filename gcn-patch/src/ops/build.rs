@@ -6,20 +6,20 @@ use std::path::{Path, PathBuf};
 use gcn_embed::TargetId;
 
 use super::Tools;
-use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
+use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::output::{write_if_changed, Durability};
 pub use crate::base::progress::{Observer, Progress, State};
 use crate::config::manifest::Manifest;
 use crate::pipeline;
-use crate::pipeline::build::{build_all, BuildOptions};
-use crate::pipeline::cache::ObjectCache;
+use crate::pipeline::build::build_all;
 
 /// Which jobs to build and where their objects go.
 #[derive(Debug, Clone)]
 pub enum Layout {
     /// `gcn-patch build [--target …]`: `DIR/<target>/<exec or kernel>.hsaco`,
-    /// only the given targets (IDs or families) when any.
-    Build(Vec<String>),
+    /// only the given targets when any (a family expands to its targets:
+    /// [`crate::ops::expand_targets`]).
+    Build(Vec<TargetId>),
     /// `gcn-patch triton-override`: `DIR/<hash>/<kernel>.hsaco` per Triton kernel.
     TritonOverride,
 }
@@ -96,17 +96,13 @@ pub fn build(
     let manifest = &req.manifest;
     let out = &req.out;
     let m = Manifest::load(manifest)?;
-    let targets: &[String] = match &req.layout {
-        Layout::Build(t) => t,
-        Layout::TritonOverride => &[],
-    };
     let mut wanted: Vec<TargetId> = Vec::new();
-    for t in targets {
-        wanted.extend(gcn_embed::family::expand(t).map_err(|e| {
-            Diagnostics::from(
-                Diagnostic::error(Code::InvalidTarget, e.to_string()).about(Setting::Target),
-            )
-        })?);
+    if let Layout::Build(targets) = &req.layout {
+        for t in targets {
+            if !wanted.contains(t) {
+                wanted.push(*t);
+            }
+        }
     }
     let max_jobs = req.max_jobs();
     let mut plan = pipeline::plan_with(&m, &wanted, max_jobs, &crate::base::jobs::Unlimited)?;
@@ -147,22 +143,12 @@ pub fn build(
             files
         }
     };
-    let tc = req.tools.find(Some(&m))?;
-    let shared = super::shared_cache()?;
-    let state_dir = out.join(".gcn-patch");
-    let opts = BuildOptions {
-        toolchain: &tc,
-        cache: ObjectCache {
-            local: state_dir.join("cache"),
-            shared,
-        },
-        work_dir: state_dir.join("work"),
-        max_jobs,
-        tokens: &crate::base::jobs::Unlimited,
-        progress: observer,
-    };
+    let engine = req
+        .tools
+        .engine(&m, Some(max_jobs), &out.join(".gcn-patch"))?;
+    let opts = engine.options(&crate::base::jobs::Unlimited, observer);
     let built = build_all(&m, &plan, &opts)?;
-    let lock = crate::pipeline::build::record_lock(&m, &tc, &built, req.locked)?;
+    let lock = crate::pipeline::build::record_lock(&m, &engine.toolchain, &built, req.locked)?;
     let mut report = BuildReport {
         rows: Vec::with_capacity(built.len()),
         notes: Vec::new(),

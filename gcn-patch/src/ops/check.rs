@@ -1,6 +1,6 @@
 //! `gcn-patch check`: every kernel × target of a manifest, every check.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use gcn_embed::TargetId;
 
@@ -27,6 +27,31 @@ pub struct Checked {
     pub accepted: usize,
 }
 
+/// How far `gcn-patch check` takes each job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Depth {
+    /// Apply the patches and run every check; no toolchain is needed, and
+    /// an "ok" does not mean the assembler takes every instruction
+    /// (`--no-assemble`).
+    Checks,
+    /// Then assemble, link and verify (the command's default).
+    #[default]
+    Build,
+}
+
+/// What `gcn-patch check` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// How far each job goes.
+    pub depth: Depth,
+    /// Parallel jobs when building (default: the number of CPUs).
+    pub jobs: Option<usize>,
+    /// The LLVM tools.
+    pub tools: Tools,
+}
+
 /// What `gcn-patch check` found: every job in plan order, and the errors.
 #[derive(Debug)]
 pub struct CheckReport {
@@ -34,12 +59,12 @@ pub struct CheckReport {
     pub jobs: Vec<Checked>,
     /// Every error of every failing job.
     pub errors: Vec<Diagnostic>,
-    /// Whether the jobs were assembled, linked and verified.
-    pub assembled: bool,
+    /// How far the jobs went ([`Depth::Build`]: assembled, linked and verified).
+    pub depth: Depth,
 }
 
 /// `gcn-patch check [--no-assemble]`: apply every patch for every target,
-/// run every check and, with `assemble` (the CLI's default), assemble, link
+/// run every check and, with [`Depth::Build`] (the default), assemble, link
 /// and verify each job: in parallel (`jobs` at once, default the number of
 /// CPUs), through the build engine and its object cache (the shared one,
 /// `GCN_BUILD_CACHE_DIR`, when set; nothing is written next to the
@@ -47,14 +72,17 @@ pub struct CheckReport {
 /// An `Err` is a manifest that cannot be planned; failing jobs are in the report.
 /// `progress` is told the job count ([`Task::Check`]) and each finished job.
 pub fn check(
-    manifest: &Path,
-    assemble: bool,
-    jobs: Option<usize>,
-    tools: &Tools,
+    opts: &CheckOptions,
     progress: Option<&dyn Observer>,
 ) -> Result<CheckReport, Diagnostics> {
-    use crate::pipeline::build::{build_loaded, each_job, BuildOptions};
-    use crate::pipeline::cache::ObjectCache;
+    let CheckOptions {
+        manifest,
+        depth,
+        jobs,
+        tools,
+    } = opts;
+    let (depth, jobs) = (*depth, *jobs);
+    use crate::pipeline::build::{build_loaded, each_job};
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
     if plan.jobs.is_empty() {
@@ -69,23 +97,12 @@ pub fn check(
     }
     // Each job loads its source (shared with its other targets) and drops
     // it when done ([`pipeline::build::each_job`]).
-    let outcomes = if assemble {
-        let tc = tools.find(Some(&m))?;
-        let shared = super::shared_cache()?;
+    let outcomes = if depth == Depth::Build {
         let work = scratch()?;
-        let max_jobs = crate::base::jobs::workers(jobs);
+        let engine = tools.engine(&m, jobs, work.path())?;
+        let max_jobs = engine.max_jobs;
         let tally = Tally::start(progress, Task::Check, plan.jobs.len(), max_jobs);
-        let opts = BuildOptions {
-            toolchain: &tc,
-            cache: ObjectCache {
-                local: work.path().join("cache"),
-                shared,
-            },
-            work_dir: work.path().join("work"),
-            max_jobs,
-            tokens: &crate::base::jobs::Unlimited,
-            progress: None,
-        };
+        let opts = engine.options(&crate::base::jobs::Unlimited, None);
         each_job(&m, &plan, max_jobs, opts.tokens, |job, source| {
             let kernel = &m.kernels[job.kernel].name;
             let counted = Finished {
@@ -138,7 +155,7 @@ pub fn check(
     let mut report = CheckReport {
         jobs: Vec::with_capacity(plan.jobs.len()),
         errors: Vec::new(),
-        assembled: assemble,
+        depth,
     };
     for (job, result) in plan.jobs.iter().zip(results) {
         let kernel = &m.kernels[job.kernel].name;

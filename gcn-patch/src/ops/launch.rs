@@ -19,7 +19,7 @@ use gcn_emu::launch::{Comparison, LaunchSpec, Output, Tolerance};
 use gcn_emu::load::CodeObject;
 use gcn_emu::memory::Memory;
 
-use super::{parse_target, scratch, Tools};
+use super::{scratch, Tools};
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::config::manifest::{KernelSpec, Manifest};
 use crate::pipeline::{self, Job, Plan, Prepared};
@@ -27,6 +27,13 @@ use crate::stage::toolchain::Toolchain;
 
 /// How many differing elements of each buffer a comparison keeps.
 pub const FIRST_DIFFERENCES: usize = 5;
+
+/// A tolerance as written (`exact`, `abs:X`, `rel:X`, `abs:X,rel:Y`,
+/// `ulp:N`: [`Tolerance::parse`]).
+pub fn parse_tolerance(spec: &str) -> Result<Tolerance, Diagnostics> {
+    Tolerance::parse(spec)
+        .map_err(|e| Diagnostics::from(Diagnostic::error(Code::BadTolerance, e.to_string())))
+}
 
 /// What `gcn-patch compare` is asked to do.
 #[derive(Debug, Clone, Default)]
@@ -37,10 +44,10 @@ pub struct CompareOptions {
     pub kernel: String,
     /// Only this target (default: every target of the kernel the emulator
     /// runs).
-    pub target: Option<String>,
-    /// Overrides every launch's `tolerance` (`exact`, `abs:X`, `rel:X`,
-    /// `abs:X,rel:Y`, `ulp:N`).
-    pub tolerance: Option<String>,
+    pub target: Option<TargetId>,
+    /// Overrides every launch's `tolerance` ([`parse_tolerance`] reads the
+    /// command line's `exact`, `abs:X`, `rel:X`, `abs:X,rel:Y`, `ulp:N`).
+    pub tolerance: Option<Tolerance>,
     /// Per-wave instruction budget (default
     /// [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
     pub max_instructions: Option<u64>,
@@ -86,7 +93,7 @@ pub struct TestOptions {
     /// Only this kernel (default: every kernel that declares launches).
     pub kernel: Option<String>,
     /// Only this target (default: every target the emulator runs).
-    pub target: Option<String>,
+    pub target: Option<TargetId>,
     /// The schedule seeds to run each launch with ([`Launch::seed`]; default
     /// `[0]`).
     pub seeds: Vec<u64>,
@@ -165,10 +172,10 @@ fn no_launch(m: &Manifest, k: &KernelSpec) -> Diagnostics {
 fn emulated_jobs(
     m: &Manifest,
     ki: usize,
-    target: Option<&str>,
+    target: Option<&TargetId>,
 ) -> Result<(Plan, Vec<Job>, Vec<String>), Diagnostics> {
     let k = &m.kernels[ki];
-    let t = target.map(parse_target).transpose()?;
+    let t = target.copied();
     if let Some(t) = &t {
         if !emulated(t) {
             return Err(Diagnostic::error(
@@ -337,13 +344,8 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
     if k.launches.is_empty() {
         return Err(no_launch(&m, k));
     }
-    let tolerance = opts
-        .tolerance
-        .as_deref()
-        .map(Tolerance::parse)
-        .transpose()
-        .map_err(|e| Diagnostics::from(Diagnostic::error(Code::BadTolerance, e.to_string())))?;
-    let (plan, jobs, _) = emulated_jobs(&m, ki, opts.target.as_deref())?;
+    let tolerance = opts.tolerance;
+    let (plan, jobs, _) = emulated_jobs(&m, ki, opts.target.as_ref())?;
     let tc = tools.find(Some(&m))?;
     let work = scratch()?;
     let mut rows = Vec::new();
@@ -431,7 +433,7 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
     let mut report = TestReport::default();
     for ki in kernels {
         let k = &m.kernels[ki];
-        let (plan, jobs) = match emulated_jobs(&m, ki, opts.target.as_deref()) {
+        let (plan, jobs) = match emulated_jobs(&m, ki, opts.target.as_ref()) {
             Ok((plan, jobs, skipped)) => {
                 if !skipped.is_empty() {
                     report.not_run.push((k.name.clone(), skipped));

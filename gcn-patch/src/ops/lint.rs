@@ -1,13 +1,27 @@
 //! `gcn-patch lint`: wait-counter hazards in any asm file, no manifest.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use gcn_embed::TargetId;
 
-use super::{parse_target, read_asm};
+use super::read_asm;
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::config::policy::HazardPolicy;
-use crate::stage::check::hazard::{Baseline, LintOptions};
+use crate::stage::check::hazard::{self, Baseline};
+
+/// What `gcn-patch lint` is asked to do.
+#[derive(Debug, Clone)]
+pub struct LintOptions {
+    /// The asm file.
+    pub file: PathBuf,
+    /// The target it is checked for.
+    pub target: TargetId,
+    /// Add suggestions (notes): waits that cover nothing or can be looser.
+    pub suggest: bool,
+    /// The original: only hazards the file has that it lacks are listed
+    /// (asm, or a code object to lift).
+    pub baseline: Option<PathBuf>,
+}
 
 /// What `gcn-patch lint` found.
 #[derive(Debug)]
@@ -50,17 +64,12 @@ impl LintReport {
 /// diff alignment, [`Baseline::aligned`]). BASE may be asm or a code object
 /// (lifted). Without it every hazard of FILE is listed. An `Err` is bad input
 /// (the command exits 2); hazards are in the report.
-pub fn lint(
-    file: &Path,
-    target: &str,
-    suggest: bool,
-    baseline: Option<&Path>,
-) -> Result<LintReport, Diagnostics> {
-    let target = parse_target(target)?;
-    let asm = read_asm(file)?;
+pub fn lint(opts: &LintOptions) -> Result<LintReport, Diagnostics> {
+    let target = opts.target;
+    let asm = read_asm(&opts.file)?;
     // No default from a lift header here: `lint FILE` lists every hazard of
     // FILE (the inherited-hazard notes of the other commands point to it).
-    let found = baseline.map(|b| (b.to_path_buf(), false));
+    let found = opts.baseline.clone().map(|b| (b, false));
     let base = match &found {
         Some((path, _)) => Some(super::asm::read_baseline(
             path,
@@ -69,16 +78,16 @@ pub fn lint(
         )?),
         None => None,
     };
-    let opts = LintOptions {
+    let lint = hazard::LintOptions {
         policy: HazardPolicy::Error,
-        suggest,
+        suggest: opts.suggest,
     };
     let diagnostics = match &base {
         Some(base) => {
             let b = Baseline::aligned(&asm, base, &target);
-            crate::stage::check::hazard::lint_baseline(&asm, &b, &target, opts)
+            hazard::lint_baseline(&asm, &b, &target, lint)
         }
-        None => crate::stage::check::hazard::lint(&asm, &target, opts),
+        None => hazard::lint(&asm, &target, lint),
     };
     Ok(LintReport {
         diagnostics,

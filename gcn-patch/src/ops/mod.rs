@@ -5,19 +5,28 @@
 //! these and renders what it returns, so another front end (an xtask, a
 //! Python wrapper, a tuner's driver) gets exactly the same behaviour.
 //!
-//! | command | operation |
-//! |---|---|
-//! | `retarget`, `assemble` | [`asm::retarget`], [`asm::assemble`] |
-//! | `apply`, `objdiff`, `iree-flags` | [`kernel::apply`], [`kernel::objdiff`], [`kernel::iree_flags`] |
-//! | `check` | [`check::check`] |
-//! | `lint` | [`lint::lint`] |
-//! | `build`, `triton-override` | [`build::build`] |
-//! | `lift`, `import` (feature `lift`) | `lift::lift`, `import::import` |
-//! | `pin`, `edit`, `save`, `patches`, `drop` | [`crate::ops::pin::pin()`], [`crate::ops::quilt::edit`], [`crate::ops::quilt::save`], [`crate::ops::quilt::list`], [`crate::ops::quilt::drop`] |
-//! | `accept` | [`accept::accept`] |
-//! | `targets` | [`targets::targets`] |
-//! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) |
-//! | `compare`, `test` (feature `cli`) | `launch::compare`, `launch::test` (launches declared in `kernels.toml`, run in the emulator) |
+//! Options are typed: targets are [`TargetId`]s (the binary parses
+//! `--target` with [`parse_target`], a list of targets and families with
+//! [`expand_targets`]), choices are enums, paths are owned fields of the
+//! options struct. The options struct of command `x` is `XOptions`, or
+//! `XRequest` where the module has another `XOptions` already (the build
+//! engine's, lift's). A diagnostic about one of the options names it with a
+//! [`Setting`] (never with a flag): the binary names its flag.
+//!
+//! | command | operation | options |
+//! |---|---|---|
+//! | `retarget`, `assemble` | [`asm::retarget`], [`asm::assemble`] | [`asm::RetargetOptions`], [`asm::AssembleOptions`] |
+//! | `apply`, `objdiff`, `iree-flags` | [`kernel::apply`], [`kernel::objdiff`], [`kernel::iree_flags`] | [`kernel::ApplyOptions`], [`kernel::ObjdiffOptions`], [`kernel::IreeFlagsOptions`] |
+//! | `check` | [`check::check`] | [`check::CheckOptions`] |
+//! | `lint` | [`lint::lint`] | [`lint::LintOptions`] |
+//! | `build`, `triton-override` | [`build::build`] | [`build::BuildRequest`] |
+//! | `lift`, `import` (feature `lift`) | `lift::lift`, `import::import` | `lift::LiftRequest`, `import::ImportOptions` |
+//! | `pin` | [`crate::ops::pin::pin()`] | [`pin::PinOptions`] |
+//! | `edit`, `save`, `patches`, `drop` | [`crate::ops::quilt::edit`], [`crate::ops::quilt::save`], [`crate::ops::quilt::list`], [`crate::ops::quilt::drop`] | [`quilt::EditOptions`], [`quilt::SaveOptions`], [`quilt::ListOptions`], [`quilt::DropOptions`] |
+//! | `accept` | [`accept::accept`] | [`accept::AcceptOptions`] |
+//! | `targets` | [`targets::targets`] | none |
+//! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) | `run::RunOptions` |
+//! | `compare`, `test` (feature `cli`) | `launch::compare`, `launch::test` (launches declared in `kernels.toml`, run in the emulator) | `launch::CompareOptions`, `launch::TestOptions` |
 //!
 //! Environment variables are read through [`env()`] only.
 
@@ -27,14 +36,14 @@ pub mod build;
 pub mod check;
 #[cfg(feature = "lift")]
 pub mod import;
-pub mod install;
+pub(crate) mod install;
 pub mod kernel;
 #[cfg(feature = "cli")]
 pub mod launch;
 #[cfg(feature = "lift")]
 pub mod lift;
 pub mod lint;
-pub mod objdiff;
+pub(crate) mod objdiff;
 pub mod pin;
 pub mod quilt;
 #[cfg(feature = "cli")]
@@ -50,6 +59,7 @@ use gcn_embed::TargetId;
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 use crate::base::document::Document;
 use crate::config::manifest::Manifest;
+use crate::pipeline::engine::{Engine, EngineConfig};
 use crate::pipeline::{Job, Plan};
 use crate::stage::toolchain::{Toolchain, ToolchainConfig};
 
@@ -79,15 +89,38 @@ impl Tools {
     /// Find the toolchain; the manifest's `defaults.llvm` applies when no
     /// directory was given.
     pub fn find(&self, manifest: Option<&Manifest>) -> Result<Toolchain, Diagnostics> {
-        let config = ToolchainConfig {
-            llvm_bin: self
-                .llvm_bin
-                .clone()
-                .or_else(|| manifest.and_then(|m| m.defaults.llvm.clone())),
+        let mut config = self.config();
+        if config.llvm_bin.is_none() {
+            config.llvm_bin = manifest.and_then(|m| m.defaults.llvm.clone());
+        }
+        Toolchain::find(&config, &env).map_err(Diagnostics::from)
+    }
+
+    /// How these settings find the toolchain.
+    pub fn config(&self) -> ToolchainConfig {
+        ToolchainConfig {
+            llvm_bin: self.llvm_bin.clone(),
             timeout: self.tool_timeout,
             ..ToolchainConfig::default()
+        }
+    }
+
+    /// Set up the build engine with these tools, `jobs` at once, its
+    /// state (local cache, scratch) under `state_dir`: the setup gcn-build
+    /// does too ([`Engine::new`]).
+    pub(crate) fn engine(
+        &self,
+        manifest: &Manifest,
+        jobs: Option<usize>,
+        state_dir: &Path,
+    ) -> Result<Engine, Diagnostics> {
+        let config = EngineConfig {
+            toolchain: self.config(),
+            jobs,
+            shared_cache: None,
+            state_dir: state_dir.to_path_buf(),
         };
-        Toolchain::find(&config, &env).map_err(Diagnostics::from)
+        Engine::new(&config, Some(manifest), &env)
     }
 
     /// LLVM major of the assembler, for skew normalization: the toolchain's
@@ -104,6 +137,25 @@ pub fn parse_target(spec: &str) -> Result<TargetId, Diagnostics> {
             .about(Setting::Target)
             .into()
     })
+}
+
+/// Target IDs and family names (`gfx942`, `gfx9-4-generic`, `therock-gfx94x`)
+/// as the target IDs they stand for, in order, each once.
+pub fn expand_targets<S: AsRef<str>>(specs: &[S]) -> Result<Vec<TargetId>, Diagnostics> {
+    let mut out: Vec<TargetId> = Vec::new();
+    for spec in specs {
+        let expanded = gcn_embed::family::expand(spec.as_ref()).map_err(|e| {
+            Diagnostics::from(
+                Diagnostic::error(Code::InvalidTarget, e.to_string()).about(Setting::Target),
+            )
+        })?;
+        for t in expanded {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Read an asm file given on the command line (not from a manifest).
@@ -149,15 +201,6 @@ pub fn refuse_directory(out: &Path) -> Result<(), Diagnostics> {
         .into());
     }
     Ok(())
-}
-
-/// The shared object cache `GCN_BUILD_CACHE_DIR` names, if any.
-pub(crate) fn shared_cache() -> Result<Option<crate::pipeline::cache::SharedCache>, Diagnostics> {
-    crate::pipeline::cache::SharedCache::from_env(&env).map_err(|e| {
-        Diagnostic::error(Code::InvalidEnvVar, e)
-            .with_help("unset it for the default (1 GiB)")
-            .into()
-    })
 }
 
 /// A scratch directory, removed when dropped.

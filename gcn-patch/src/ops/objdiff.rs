@@ -24,7 +24,7 @@ use crate::pipeline::{self, Job, Plan, Prepared};
 use crate::stage::check::budget;
 use crate::stage::toolchain::Toolchain;
 
-/// Result of [`objdiff`].
+/// Result of [`crate::ops::kernel::objdiff`].
 #[derive(Debug, Clone)]
 pub struct ObjDiff {
     /// Unified diff of the normalized disassemblies (empty: same instructions).

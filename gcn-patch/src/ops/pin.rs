@@ -29,11 +29,38 @@ struct PinSource {
     sha256: Option<Spanned<String>>,
 }
 
-/// Re-pin every source of `kernel` in the manifest at `manifest_path`:
-/// rewrite (or add) its `sha256 = "…"` values to the dumps' current hashes,
-/// leaving the rest of the file byte-identical (atomic write). Returns
-/// `(dump, old pin or "", new pin)` for each source.
-pub fn pin(
+/// What `gcn-patch pin` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct PinOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The kernel's `name`.
+    pub kernel: String,
+}
+
+/// One source [`pin()`] re-pinned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repinned {
+    /// The dump, as the manifest names it.
+    pub dump: PathBuf,
+    /// The pin it had (empty when it had none).
+    pub old: String,
+    /// Its pin now: the dump's sha256.
+    pub new: String,
+}
+
+/// Re-pin every source of a kernel: rewrite (or add) its `sha256 = "…"`
+/// values to the dumps' current hashes, leaving the rest of the manifest
+/// byte-identical (atomic write). Returns each source's old and new pin.
+pub fn pin(opts: &PinOptions) -> Result<Vec<Repinned>, Diagnostics> {
+    Ok(repin(&opts.manifest, &opts.kernel)?
+        .into_iter()
+        .map(|(dump, old, new)| Repinned { dump, old, new })
+        .collect())
+}
+
+/// [`pin()`]: `(dump, old pin or "", new pin)` for each source.
+fn repin(
     manifest_path: &Path,
     kernel: &str,
 ) -> Result<Vec<(PathBuf, String, String)>, Diagnostics> {

@@ -216,15 +216,29 @@ fn refuse_unsaved(kernel: &str, work: &Path, what: &str) -> Diagnostics {
     .into()
 }
 
+/// What `gcn-patch edit` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct EditOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The kernel's `name`.
+    pub kernel: String,
+    /// The source building this target (default: the kernel's first source).
+    pub target: Option<TargetId>,
+    /// Overwrite a work file holding unsaved edits (they are discarded).
+    pub force: bool,
+}
+
 /// Write the work file of `kernel` (the source building `target`). A work
 /// file holding unsaved edits is refused unless `force` (its edits are then
 /// discarded).
-pub fn edit(
-    manifest: &Path,
-    kernel: &str,
-    target: Option<&TargetId>,
-    force: bool,
-) -> Result<WorkFile, Diagnostics> {
+pub fn edit(opts: &EditOptions) -> Result<WorkFile, Diagnostics> {
+    let (manifest, kernel, target, force) = (
+        opts.manifest.as_path(),
+        opts.kernel.as_str(),
+        opts.target.as_ref(),
+        opts.force,
+    );
     let m = Manifest::load(manifest)?;
     let k = m.kernel(kernel)?;
     let (_, source) = find_source(k, target)?;
@@ -290,10 +304,19 @@ fn count_lines(text: &str) -> (usize, usize) {
     )
 }
 
+/// Which kernel's patches `gcn-patch patches` lists.
+#[derive(Debug, Clone, Default)]
+pub struct ListOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The kernel's `name`.
+    pub kernel: String,
+}
+
 /// Every patch of `kernel`, source by source, in the order they apply.
-pub fn list(manifest: &Path, kernel: &str) -> Result<Vec<Listed>, Diagnostics> {
-    let m = Manifest::load(manifest)?;
-    let k = m.kernel(kernel)?;
+pub fn list(opts: &ListOptions) -> Result<Vec<Listed>, Diagnostics> {
+    let m = Manifest::load(&opts.manifest)?;
+    let k = m.kernel(&opts.kernel)?;
     Ok(k.sources
         .iter()
         .flat_map(|s| {
@@ -325,16 +348,30 @@ fn slug(name: &str) -> String {
         .to_string()
 }
 
+/// What `gcn-patch save` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct SaveOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The kernel's `name`.
+    pub kernel: String,
+    /// The patch's name (`NNNN-NAME.diff`), or the last patch's to refresh it.
+    pub name: String,
+    /// The LLVM tools the saved kernel is assembled with.
+    pub tools: Tools,
+}
+
 /// Turn the work file of `kernel` into the next numbered patch.
 /// The kernel is then re-checked and assembled with the toolchain `tools`
 /// finds for every target of the source (a work file the assembler rejects
 /// is not saved).
-pub fn save(
-    manifest: &Path,
-    kernel: &str,
-    name: &str,
-    tools: &Tools,
-) -> Result<Saved, Diagnostics> {
+pub fn save(opts: &SaveOptions) -> Result<Saved, Diagnostics> {
+    let (manifest, kernel, name, tools) = (
+        opts.manifest.as_path(),
+        opts.kernel.as_str(),
+        opts.name.as_str(),
+        &opts.tools,
+    );
     let toolchain = &tools.find(None)?;
     let m = Manifest::load(manifest)?;
     let k = m.kernel(kernel)?;
@@ -536,16 +573,30 @@ pub struct Dropped {
     pub work: Option<PathBuf>,
 }
 
+/// What `gcn-patch drop` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct DropOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The kernel's `name`.
+    pub kernel: String,
+    /// The patch (its name, or its file as the manifest lists it).
+    pub name: String,
+    /// Remove a work file holding unsaved edits too.
+    pub force: bool,
+}
+
 /// Remove the patch `name` of `kernel` from its source's `patches` and delete
 /// its file. The patches after it must still apply without it. The kernel's
 /// work file, which holds the dropped changes, is removed too; one holding
 /// unsaved edits is refused unless `force`.
-pub fn drop(
-    manifest: &Path,
-    kernel: &str,
-    name: &str,
-    force: bool,
-) -> Result<Dropped, Diagnostics> {
+pub fn drop(opts: &DropOptions) -> Result<Dropped, Diagnostics> {
+    let (manifest, kernel, name, force) = (
+        opts.manifest.as_path(),
+        opts.kernel.as_str(),
+        opts.name.as_str(),
+        opts.force,
+    );
     let m = Manifest::load(manifest)?;
     let k = m.kernel(kernel)?;
     let found = k.sources.iter().find_map(|s| {

@@ -1,6 +1,9 @@
 //! `gcn-patch run`: one dispatch of a kernel of a code object in the
-//! emulator (the `gcn-emu` crate), with arguments from `--arg` specs, and
-//! every buffer written back as `.npy`.
+//! emulator (the `gcn-emu` crate), with arguments from [`ArgSpec`]s (the
+//! command's `--arg`), and every buffer written back as `.npy`.
+//!
+//! Errors about an input of [`RunOptions`] name it with a [`Setting`]; the
+//! binary names its flag.
 
 use std::path::{Path, PathBuf};
 
@@ -11,7 +14,7 @@ use gcn_emu::memory::Memory;
 use gcn_emu::npy::Array;
 
 use super::Tools;
-use crate::base::diag::{Code, Diagnostic, Diagnostics};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 
 /// The byte every `out:` buffer is filled with before the run: f16/bf16/f32/f64
 /// elements read as NaN, integers as -1 (all bits set), so that unwritten
@@ -25,12 +28,13 @@ pub struct RunOptions {
     pub object: PathBuf,
     /// The kernel's name.
     pub kernel: String,
-    /// Workgroups in `X[,Y[,Z]]`.
-    pub grid: String,
-    /// Work-items per workgroup in `X[,Y[,Z]]`.
-    pub block: String,
-    /// One spec per explicit argument, in metadata order.
-    pub args: Vec<String>,
+    /// Workgroups in X, Y and Z ([`parse_dims`] reads `X[,Y[,Z]]`).
+    pub grid: [u32; 3],
+    /// Work-items per workgroup in X, Y and Z.
+    pub block: [u32; 3],
+    /// One value or buffer per explicit argument, in metadata order
+    /// ([`ArgSpec::parse`] reads the command line's forms).
+    pub args: Vec<ArgSpec>,
     /// Where to write `arg<I>.npy` for every buffer argument.
     pub out: Option<PathBuf>,
     /// Run the sanitizer: findings make the run fail ([`RunError::Findings`]).
@@ -84,7 +88,7 @@ impl From<Diagnostic> for RunError {
 /// ([`gcn_emu::launch::Dtype`]: names, sizes, NumPy type strings, encoding).
 pub use gcn_emu::launch::{Dtype, DTYPES};
 
-/// One parsed `--arg`.
+/// One explicit argument of a dispatch (`--arg`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ArgSpec {
     /// `PATH.npy`: a buffer holding the array.
@@ -95,9 +99,29 @@ pub enum ArgSpec {
     Value(Dtype, Vec<u8>),
 }
 
+impl std::fmt::Display for ArgSpec {
+    /// The spec as written: `PATH.npy`, `out:DTYPE:COUNT` or `DTYPE:VALUE`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArgSpec::Npy(p) => write!(f, "{}", p.display()),
+            ArgSpec::Out(d, n) => write!(f, "out:{}:{n}", d.name()),
+            ArgSpec::Value(d, bytes) => write!(f, "{}:{}", d.name(), d.format(bytes)),
+        }
+    }
+}
+
 impl ArgSpec {
-    /// Parse one spec; the error says what forms there are.
-    pub fn parse(spec: &str) -> Result<Self, String> {
+    /// Parse one spec (`PATH.npy`, `out:DTYPE:COUNT` or `DTYPE:VALUE`);
+    /// the error says what forms there are.
+    pub fn parse(spec: &str) -> Result<Self, Diagnostics> {
+        Self::parse_text(spec).map_err(|e| {
+            Diagnostic::error(Code::RunUsage, e)
+                .about(Setting::KernelArguments)
+                .into()
+        })
+    }
+
+    fn parse_text(spec: &str) -> Result<Self, String> {
         let forms = "expected PATH.npy, out:DTYPE:COUNT or DTYPE:VALUE";
         if spec.ends_with(".npy") {
             return Ok(ArgSpec::Npy(PathBuf::from(spec)));
@@ -128,11 +152,16 @@ impl ArgSpec {
     }
 }
 
-/// Parse `X[,Y[,Z]]` (missing dimensions are 1).
-pub fn parse_dims(what: &str, s: &str) -> Result<[u32; 3], String> {
+/// Parse `X[,Y[,Z]]` (missing dimensions are 1) for `what`
+/// ([`Setting::Grid`] or [`Setting::Block`]).
+pub fn parse_dims(what: Setting, s: &str) -> Result<[u32; 3], Diagnostics> {
+    dims(s).map_err(|e| Diagnostic::error(Code::RunUsage, e).about(what).into())
+}
+
+fn dims(s: &str) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.is_empty() || parts.len() > 3 {
-        return Err(format!("--{what} `{s}`: expected X[,Y[,Z]]"));
+        return Err(format!("`{s}`: expected X[,Y[,Z]]"));
     }
     let mut d = [1u32; 3];
     for (i, p) in parts.iter().enumerate() {
@@ -141,13 +170,18 @@ pub fn parse_dims(what: &str, s: &str) -> Result<[u32; 3], String> {
             .parse::<u32>()
             .ok()
             .filter(|&v| v > 0)
-            .ok_or_else(|| format!("--{what} `{s}`: `{p}` is not a positive integer"))?;
+            .ok_or_else(|| format!("`{s}`: `{p}` is not a positive integer"))?;
     }
     Ok(d)
 }
 
 fn usage(msg: impl Into<String>) -> RunError {
     RunError::Usage(Diagnostic::error(Code::RunUsage, msg).into())
+}
+
+/// Bad input about the option `setting`.
+fn usage_of(setting: Setting, msg: impl Into<String>) -> RunError {
+    RunError::Usage(Diagnostic::error(Code::RunUsage, msg).about(setting).into())
 }
 
 fn emu_usage(e: gcn_emu::Error) -> RunError {
@@ -209,18 +243,13 @@ pub(crate) fn disassemble(
 
 /// Run the dispatch `opts` describes.
 pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
-    let grid = parse_dims("grid", &opts.grid).map_err(usage)?;
-    let block = parse_dims("block", &opts.block).map_err(usage)?;
-    let specs: Vec<ArgSpec> = opts
-        .args
-        .iter()
-        .map(|s| ArgSpec::parse(s).map_err(|e| usage(format!("--arg {e}"))))
-        .collect::<Result<_, _>>()?;
+    let (grid, block) = (opts.grid, opts.block);
+    let specs = &opts.args;
     if let Some(out) = opts.out.as_ref().filter(|o| o.exists() && !o.is_dir()) {
-        return Err(usage(format!(
-            "--out {}: exists and is not a directory",
-            out.display()
-        )));
+        return Err(usage_of(
+            Setting::OutputDir,
+            format!("`{}` exists and is not a directory", out.display()),
+        ));
     }
     let co = CodeObject::read_file(&opts.object).map_err(emu_usage)?;
     let kernel = co.kernel(&opts.kernel).map_err(emu_usage)?.clone();
@@ -240,7 +269,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             Diagnostic::error(
                 Code::ArgumentCount,
                 format!(
-                    "kernel `{}` takes {} explicit argument(s), {} --arg given",
+                    "kernel `{}` takes {} explicit argument(s), {} given",
                     kernel.name,
                     explicit.len(),
                     specs.len()
@@ -251,21 +280,21 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             } else {
                 list.join("\n")
             })
-            .with_help("give one --arg per argument, in this order")
+            .with_help("give one value or buffer per argument, in this order")
+            .about(Setting::KernelArguments)
             .into(),
         ));
     }
     let mem = Memory::new();
     let mut values = Vec::new();
     let mut buffers: Vec<(usize, u64, String, Vec<usize>)> = Vec::new();
-    for (i, (a, spec)) in explicit.iter().zip(&specs).enumerate() {
+    for (i, (a, spec)) in explicit.iter().zip(specs).enumerate() {
         let pointer = a.is_pointer() || a.address_space.is_some() && a.value_kind != "by_value";
         match spec {
             ArgSpec::Npy(_) | ArgSpec::Out(..) if !pointer => {
                 return Err(usage(format!(
-                    "{} takes a value (DTYPE:VALUE), not a buffer (`{}`)",
+                    "{} takes a value (DTYPE:VALUE), not a buffer (`{spec}`)",
                     describe(i, a),
-                    opts.args[i]
                 )));
             }
             ArgSpec::Npy(p) => {
@@ -282,16 +311,14 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             ArgSpec::Value(d, bytes) => {
                 if pointer && !(bytes.len() == 8 && bytes.iter().all(|&b| b == 0)) {
                     return Err(usage(format!(
-                        "{} is a pointer: give PATH.npy, out:DTYPE:COUNT, or u64:0 for a null pointer (`{}` given)",
+                        "{} is a pointer: give PATH.npy, out:DTYPE:COUNT, or u64:0 for a null pointer (`{spec}` given)",
                         describe(i, a),
-                        opts.args[i]
                     )));
                 }
                 if bytes.len() != a.size as usize {
                     return Err(usage(format!(
-                        "{}: `{}` gives {} bytes ({:?}); use a DTYPE of {} bytes",
+                        "{}: `{spec}` gives {} bytes ({:?}); use a DTYPE of {} bytes",
                         describe(i, a),
-                        opts.args[i],
                         bytes.len(),
                         d,
                         a.size
@@ -304,15 +331,22 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     let tc = tools.find(None).map_err(RunError::Usage)?;
     let mut program = disassemble(&tc, &co, &kernel).map_err(RunError::Usage)?;
     if let Some(asm) = &opts.asm {
-        let text = std::fs::read_to_string(asm)
-            .map_err(|e| usage(format!("--asm {}: cannot read it: {e}", asm.display())))?;
+        let text = std::fs::read_to_string(asm).map_err(|e| {
+            usage_of(
+                Setting::AsmSource,
+                format!("cannot read `{}`: {e}", asm.display()),
+            )
+        })?;
         if program.attach_source(&asm.display().to_string(), &text) == 0 {
-            return Err(usage(format!(
-                "--asm {}: no instruction of kernel `{}` matches it; give the asm the object was assembled from (its body starts at the label `{}:`)",
-                asm.display(),
-                kernel.name,
-                kernel.name
-            )));
+            return Err(usage_of(
+                Setting::AsmSource,
+                format!(
+                    "no instruction of kernel `{}` matches `{}`; give the asm the object was assembled from (its body starts at the label `{}:`)",
+                    kernel.name,
+                    asm.display(),
+                    kernel.name
+                ),
+            ));
         }
     } else {
         attach_lifted(&tc, &opts.object, &mut program);
@@ -371,22 +405,4 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     } else {
         Err(RunError::Findings(Box::new(report)))
     }
-}
-
-/// The sanitizer's report: one paragraph per finding, in order, and a count.
-pub fn render_findings(r: &RunReport) -> String {
-    let mut s = String::new();
-    for f in &r.stats.findings {
-        s.push_str(&format!(
-            "sanitizer: {f}
-"
-        ));
-    }
-    s.push_str(&format!(
-        "gcn-patch run: kernel `{}` ({}): the sanitizer found {} problem(s)\n",
-        r.kernel,
-        r.processor,
-        r.stats.findings.len()
-    ));
-    s
 }

@@ -12,12 +12,13 @@
 
 pub mod build;
 pub mod cache;
+pub mod engine;
 
 use std::path::Path;
 
 use gcn_embed::TargetId;
 
-use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
+use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting, Severity};
 use crate::base::document::Document;
 use crate::config::manifest::Manifest;
 use crate::config::policy::{HazardPolicy, RegisterPolicy};
@@ -360,7 +361,9 @@ fn every_finding(
         kernel.registers,
         kernel.hazards,
         kernel.sources[job.source].triton.as_ref(),
-    )?;
+    )
+    .map_err(|d| registers_key(d, &kernel.name))?;
+    prepared.notes = registers_key(Diagnostics(prepared.notes), &kernel.name).0;
     let source = &kernel.sources[job.source];
     if let Some(w) = retarget_caution(&kernel.name, source, &patched.original, &job.target) {
         prepared.notes.push(w);
@@ -403,8 +406,10 @@ fn retarget_caution(
     )
 }
 
-/// Retarget and check any traced asm (used by [`prepare`] and the one-off CLI
-/// path); wait-counter hazards are errors.
+/// Retarget and check any traced asm of no manifest (`gcn-patch assemble`);
+/// wait-counter hazards are errors. A finding a register update would fix
+/// keeps its [`Setting::UpdateRegisters`]: the caller adds how it asks for
+/// one to its first help.
 pub fn prepare_traced(
     kernel: &str,
     original: Option<&Document>,
@@ -412,7 +417,16 @@ pub fn prepare_traced(
     opts: &RetargetOptions,
     policy: RegisterPolicy,
 ) -> Result<Prepared, Diagnostics> {
-    prepare_traced_with(kernel, original, asm, opts, policy, HazardPolicy::Error)
+    let original = original.map(|o| (o, o.same_lines(asm)));
+    prepare_checked(
+        kernel,
+        original,
+        asm,
+        opts,
+        policy,
+        HazardPolicy::Error,
+        None,
+    )
 }
 
 /// [`prepare_traced`] with an explicit wait-counter hazard policy
@@ -426,7 +440,33 @@ pub fn prepare_traced_with(
     hazards: HazardPolicy,
 ) -> Result<Prepared, Diagnostics> {
     let original = original.map(|o| (o, o.same_lines(asm)));
-    prepare_checked(kernel, original, asm, opts, policy, hazards, None)
+    let mut prepared = prepare_checked(kernel, original, asm, opts, policy, hazards, None)
+        .map_err(|d| registers_key(d, kernel))?;
+    prepared.notes = registers_key(Diagnostics(prepared.notes), kernel).0;
+    Ok(prepared)
+}
+
+/// The findings of manifest kernel `kernel` that a register update fixes
+/// ([`Setting::UpdateRegisters`]) get the manifest's way of asking for one,
+/// its `registers` key, in their first help.
+fn registers_key(mut d: Diagnostics, kernel: &str) -> Diagnostics {
+    for diag in &mut d.0 {
+        if diag.setting != Some(Setting::UpdateRegisters) {
+            continue;
+        }
+        diag.setting = None;
+        let key = format!(
+            "or set `registers = \"update\"` for kernel `{kernel}` in kernels.toml to rewrite the counts (either changes the shipped code object: `gcn-patch objdiff` shows the new counts)"
+        );
+        match diag.help.first_mut() {
+            Some(h) => {
+                h.push_str(", ");
+                h.push_str(&key);
+            }
+            None => diag.help.push(key),
+        }
+    }
+    d
 }
 
 /// The preparation behind [`prepare`] and [`prepare_traced_with`]; `launch`
@@ -688,12 +728,34 @@ pub fn verify(bytes: &[u8], prepared: &Prepared) -> Result<VerifyReport, Diagnos
     verify::verify(bytes, &expect).map_err(|d| with_context(d, &label))
 }
 
-/// Add "while building kernel `k` for T" to every diagnostic that does not say it yet.
+/// Add "while building kernel `k` for T" to every diagnostic whose check does
+/// not name the job itself ([`names_its_job`]: decided by its code).
 fn with_context(mut d: Diagnostics, label: &str) -> Diagnostics {
     for diag in &mut d.0 {
-        if !diag.message.contains(label) && !diag.notes.iter().any(|n| n.contains(label)) {
+        if !names_its_job(diag.code) {
             diag.notes.insert(0, format!("while building {label}"));
         }
     }
     d
+}
+
+/// Whether a diagnostic of `code` names its job itself: the checks that
+/// report it are given the job's [`label`] and start their message with it
+/// (control flow, the register findings of the budget check, Triton's
+/// launch). The others get a "while building" note.
+fn names_its_job(code: Code) -> bool {
+    matches!(
+        code,
+        Code::ControlFlowLeak
+            | Code::RegisterBudgetExceeded
+            | Code::ExtraSgprsNotDeclared
+            | Code::RegisterCountUnknown
+            | Code::RegisterCountContradiction
+            | Code::TritonKernelMissing
+            | Code::TritonLdsExceeded
+            | Code::TritonWaveSize
+            | Code::TritonWorkgroupSize
+            | Code::TritonLaunchChanged
+            | Code::TritonArgsChanged
+    )
 }

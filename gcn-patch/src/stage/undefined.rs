@@ -130,7 +130,7 @@ fn find_use(asm: &Document, name: &str) -> Option<(usize, usize)> {
     };
     let mut fallback = None;
     for (i, line) in asm.lines().iter().enumerate() {
-        if let Some(at) = in_line(&line.text) {
+        if let Some(at) = in_line(line.text()) {
             if line.instruction().is_some() {
                 return Some((i, at));
             }

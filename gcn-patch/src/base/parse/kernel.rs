@@ -155,7 +155,7 @@ pub(crate) fn kernels(lines: &[Line]) -> Vec<Kernel> {
             labels.entry(name).or_insert(i);
             label_lines.push(i);
         }
-        match &l.kind {
+        match l.kind() {
             LineKind::Directive { name, args } => match name.as_str() {
                 ".amdhsa_kernel" => {
                     if let Some(d) = open.take() {

@@ -3,16 +3,43 @@
 use super::operand::{parse_instruction, split_top_level, Instruction};
 
 /// One line: its exact text and what it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Line {
+///
+/// A cheap handle: cloning a line (copying a document, keeping a line
+/// through an edit) shares its text and kind instead of copying them, so
+/// the documents of one pipeline (the dump, the patched asm, the
+/// retargeted copy) hold each unchanged line once.
+#[derive(Clone)]
+pub struct Line(std::sync::Arc<LineData>);
+
+/// What a [`Line`] shares.
+#[derive(PartialEq, Eq)]
+struct LineData {
     /// Exact text without the `\n` terminator (a CRLF file keeps its `\r` here).
-    pub text: String,
+    text: Box<str>,
     /// What the line is, derived from `text`.
-    pub kind: LineKind,
+    kind: LineKind,
     /// The classifier's state before and after this line: a rebuilt file
     /// keeps the line as classified when the state before it is unchanged
     /// ([`super::Rebuilder`]).
     states: (Ctx, Ctx),
+}
+
+impl PartialEq for Line {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+    }
+}
+
+impl Eq for Line {}
+
+impl std::fmt::Debug for Line {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Line")
+            .field("text", &self.text())
+            .field("kind", self.kind())
+            .field("states", &self.0.states)
+            .finish()
+    }
 }
 
 /// What a line is.
@@ -66,30 +93,42 @@ pub enum LineKind {
 
 impl Line {
     /// Classify `text` in the state `ctx` (advanced past the line).
-    pub(crate) fn classified(text: String, ctx: &mut Ctx) -> Line {
+    pub(crate) fn classified(text: &str, ctx: &mut Ctx) -> Line {
         let before = *ctx;
-        let kind = classify(&text, ctx);
-        Line {
-            text,
+        let kind = classify(text, ctx);
+        Line(std::sync::Arc::new(LineData {
+            text: text.into(),
             kind,
             states: (before, *ctx),
+        }))
+    }
+
+    /// This line in the state `ctx`: kept as it is (shared, not copied)
+    /// when that is the state it was classified in, else classified again;
+    /// `ctx` is advanced past it.
+    pub(crate) fn reclassified(self, ctx: &mut Ctx) -> Line {
+        if self.0.states.0 == *ctx {
+            *ctx = self.0.states.1;
+            self
+        } else {
+            Line::classified(self.text(), ctx)
         }
     }
 
-    /// This line in the state `ctx`: kept as it is when that is the state
-    /// it was classified in, else classified again; `ctx` is advanced past it.
-    pub(crate) fn reclassified(self, ctx: &mut Ctx) -> Line {
-        if self.states.0 == *ctx {
-            *ctx = self.states.1;
-            self
-        } else {
-            Line::classified(self.text, ctx)
-        }
+    /// Exact text without the `\n` terminator (a CRLF file keeps its `\r`
+    /// here).
+    pub fn text(&self) -> &str {
+        &self.0.text
+    }
+
+    /// What the line is, derived from [`Line::text`].
+    pub fn kind(&self) -> &LineKind {
+        &self.0.kind
     }
 
     /// The label this line defines, if any.
     pub fn label(&self) -> Option<&str> {
-        match &self.kind {
+        match self.kind() {
             LineKind::Label(l) | LineKind::LabeledLine { label: l, .. } => Some(l),
             _ => None,
         }
@@ -100,7 +139,7 @@ impl Line {
     /// rewrite of the line's text must use [`Line::written_instruction`]:
     /// the text of a raw line is data (`.long …`), not this instruction.
     pub fn instruction(&self) -> Option<&Instruction> {
-        match &self.kind {
+        match self.kind() {
             LineKind::Instruction(i) | LineKind::Raw(i) => Some(i),
             LineKind::LabeledLine { rest, .. } => match &**rest {
                 LineKind::Instruction(i) | LineKind::Raw(i) => Some(i),
@@ -115,7 +154,7 @@ impl Line {
     /// …`), whose bytes are the instruction and must reach the assembler
     /// untouched.
     pub fn written_instruction(&self) -> Option<&Instruction> {
-        match &self.kind {
+        match self.kind() {
             LineKind::Instruction(i) => Some(i),
             LineKind::LabeledLine { rest, .. } => match &**rest {
                 LineKind::Instruction(i) => Some(i),
@@ -128,7 +167,7 @@ impl Line {
     /// Whether this line is an instruction kept as its encoding
     /// ([`LineKind::Raw`], also after a label).
     pub fn is_raw(&self) -> bool {
-        match &self.kind {
+        match self.kind() {
             LineKind::Raw(_) => true,
             LineKind::LabeledLine { rest, .. } => matches!(**rest, LineKind::Raw(_)),
             _ => false,
@@ -137,7 +176,7 @@ impl Line {
 
     /// Directive name and arguments, if this line is a plain directive.
     pub fn directive(&self) -> Option<(&str, &str)> {
-        match &self.kind {
+        match self.kind() {
             LineKind::Directive { name, args } => Some((name, args)),
             _ => None,
         }
@@ -210,7 +249,7 @@ fn code_kind(code: &str, comment: Option<&str>, ctx: &mut Ctx) -> LineKind {
         return directive(name, args, ctx);
     }
     if code.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_') {
-        return LineKind::Instruction(parse_instruction(code, comment.map(str::to_string)));
+        return LineKind::Instruction(parse_instruction(code, comment));
     }
     LineKind::Other
 }

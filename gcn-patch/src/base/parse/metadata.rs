@@ -122,7 +122,7 @@ fn key_value(s: &str) -> Option<(&str, &str)> {
 /// Parse the first metadata block of `lines`.
 pub(crate) fn parse_metadata(lines: &[Line]) -> Option<Metadata> {
     let start = lines.iter().position(
-        |l| matches!(&l.kind, LineKind::Directive { name, .. } if name == ".amdgpu_metadata"),
+        |l| matches!(l.kind(), LineKind::Directive { name, .. } if name == ".amdgpu_metadata"),
     )?;
     let mut md = Metadata {
         start,
@@ -133,13 +133,13 @@ pub(crate) fn parse_metadata(lines: &[Line]) -> Option<Metadata> {
     let mut entry_indent: Option<usize> = None;
     let mut cur: Option<KernelMetadata> = None;
     for (i, line) in lines.iter().enumerate().skip(start + 1) {
-        if line.kind != LineKind::Metadata {
+        if *line.kind() != LineKind::Metadata {
             if line.directive().map(|d| d.0) == Some(".end_amdgpu_metadata") {
                 md.end = i;
             }
             break;
         }
-        let text = line.text.strip_suffix('\r').unwrap_or(&line.text);
+        let text = line.text().strip_suffix('\r').unwrap_or(line.text());
         let body = text.trim_start();
         if body.is_empty() || body.starts_with('#') || body == "---" || body == "..." {
             continue;

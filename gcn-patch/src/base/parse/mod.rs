@@ -17,11 +17,13 @@ mod kernel;
 mod line;
 mod metadata;
 mod operand;
+mod small;
 
 pub use kernel::{Block, Descriptor, Field, Kernel, SetLine};
 pub use line::{strip_comment, unterminated_quote, Line, LineKind, RAW_MARKER};
 pub use metadata::{unquote, KernelMetadata, MetaField, Metadata};
 pub use operand::{parse_int, parse_operand, Half, Instruction, Operand, RegFile, RegisterRef};
+pub use small::Str;
 
 /// Builds a file from lines already classified (kept from another file)
 /// and new texts: a kept line is parsed again only when the lines before it
@@ -48,7 +50,7 @@ impl Rebuilder {
     }
 
     /// Append new text (without `\n`).
-    pub(crate) fn push(&mut self, text: String) {
+    pub(crate) fn push(&mut self, text: &str) {
         self.lines.push(Line::classified(text, &mut self.ctx));
     }
 
@@ -83,7 +85,7 @@ pub fn parse(text: &str) -> AsmFile {
     // memchr, fast even in unoptimized builds.)
     let mut file = Rebuilder::with_capacity(body.split('\n').count());
     for t in body.split('\n') {
-        file.push(t.to_string());
+        file.push(t);
     }
     file.finish(trailing_newline)
 }
@@ -97,20 +99,20 @@ impl AsmFile {
         let lines = lines.into_iter();
         let mut file = Rebuilder::with_capacity(lines.size_hint().0);
         for t in lines {
-            file.push(t.as_ref().to_string());
+            file.push(t.as_ref());
         }
         file.finish(trailing_newline)
     }
 
     /// The text, byte-for-byte as parsed.
     pub fn print(&self) -> String {
-        let len: usize = self.lines.iter().map(|l| l.text.len() + 1).sum();
+        let len: usize = self.lines.iter().map(|l| l.text().len() + 1).sum();
         let mut out = String::with_capacity(len);
         for (i, l) in self.lines.iter().enumerate() {
             if i > 0 {
                 out.push('\n');
             }
-            out.push_str(&l.text);
+            out.push_str(l.text());
         }
         if self.trailing_newline && !self.lines.is_empty() {
             out.push('\n');

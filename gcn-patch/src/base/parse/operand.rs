@@ -10,17 +10,19 @@
 
 use std::fmt;
 
+use super::small::Str;
+
 /// One parsed machine instruction (the line text stays the source of truth).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Instruction {
     /// Mnemonic, e.g. `v_add_f32_e32`.
-    pub mnemonic: String,
+    pub mnemonic: Str,
     /// Comma-separated operands, in order.
     pub operands: Vec<Operand>,
     /// Trailing space-separated modifiers (`offen`, `offset:16`, `glc`, ...), verbatim.
-    pub modifiers: Vec<String>,
+    pub modifiers: Vec<Str>,
     /// Trailing comment including its marker (`; ...` or `// ...`), if any.
-    pub comment: Option<String>,
+    pub comment: Option<Str>,
     /// Second half of a VOPD dual instruction (`v_dual_x ... :: v_dual_y ...`).
     pub dual: Option<Box<Instruction>>,
 }
@@ -56,34 +58,29 @@ pub enum Operand {
     /// An integer literal (`0`, `-1`, `0x3ff`, `0b101`).
     Integer(i64),
     /// A floating-point literal, verbatim (`1.0`, `-0.5`).
-    Float(String),
+    Float(Str),
     /// A label or symbol (`.LBB0_1`, `saxpy`).
-    Symbol(String),
+    Symbol(Str),
     /// Any other expression, verbatim (`.Lfunc_end0-saxpy`, `foo@rel32@lo+4`).
-    Expr(String),
+    Expr(Str),
     /// Negation: `-v1` or `neg(v1)`.
     Neg(Box<Operand>),
     /// Absolute value: `|v1|` or `abs(v1)`.
     Abs(Box<Operand>),
     /// Sign extension: `sext(v1)`.
     Sext(Box<Operand>),
-    /// `key:value` (`offset:16`, `op_sel:[0,1]`, `row_shr:1`).
-    KeyValue {
-        /// The key, e.g. `offset`.
-        key: String,
-        /// The value, verbatim, e.g. `16`.
-        value: String,
-    },
-    /// `name(args)` (`vmcnt(0)`, `hwreg(HW_REG_MODE, 0, 4)`, `instid0(VALU_DEP_1)`).
-    Func {
-        /// The function name, e.g. `vmcnt`.
-        name: String,
-        /// The argument text, verbatim, e.g. `0`.
-        args: String,
-    },
+    /// `key:value` (`offset:16`, `op_sel:[0,1]`, `row_shr:1`), verbatim;
+    /// [`Operand::key_value`] splits it at the first `:`.
+    KeyValue(Str),
+    /// `name(args)` (`vmcnt(0)`, `hwreg(HW_REG_MODE, 0, 4)`,
+    /// `instid0(VALU_DEP_1)`), verbatim; [`Operand::func`] splits it.
+    Func(Str),
     /// A bare keyword (`off`, `glc`, `sc0`, `offen`, ...).
-    Flag(String),
+    Flag(Str),
 }
+
+// Every line's operands are stored: a string and a tag, no more.
+const _: () = assert!(std::mem::size_of::<Operand>() <= 32);
 
 impl Operand {
     /// The register this operand names, looking through `neg`/`abs`/`sext`.
@@ -94,6 +91,27 @@ impl Operand {
             _ => None,
         }
     }
+
+    /// Key and value of a [`Operand::KeyValue`] (`offset:16` → `offset`,
+    /// `16`).
+    pub fn key_value(&self) -> Option<(&str, &str)> {
+        match self {
+            Operand::KeyValue(t) => t.split_once(':'),
+            _ => None,
+        }
+    }
+
+    /// Name and argument text of a [`Operand::Func`] (`vmcnt(0)` →
+    /// `vmcnt`, `0`).
+    pub fn func(&self) -> Option<(&str, &str)> {
+        match self {
+            Operand::Func(t) => {
+                let (name, rest) = t.split_once('(')?;
+                Some((name, rest.strip_suffix(')').unwrap_or(rest)))
+            }
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for Operand {
@@ -101,14 +119,15 @@ impl fmt::Display for Operand {
         match self {
             Operand::Register(r) => write!(f, "{r}"),
             Operand::Integer(v) => write!(f, "{v}"),
-            Operand::Float(s) | Operand::Symbol(s) | Operand::Expr(s) | Operand::Flag(s) => {
-                f.write_str(s)
-            }
+            Operand::Float(s)
+            | Operand::Symbol(s)
+            | Operand::Expr(s)
+            | Operand::Flag(s)
+            | Operand::KeyValue(s)
+            | Operand::Func(s) => f.write_str(s),
             Operand::Neg(o) => write!(f, "-{o}"),
             Operand::Abs(o) => write!(f, "|{o}|"),
             Operand::Sext(o) => write!(f, "sext({o})"),
-            Operand::KeyValue { key, value } => write!(f, "{key}:{value}"),
-            Operand::Func { name, args } => write!(f, "{name}({args})"),
         }
     }
 }
@@ -387,7 +406,7 @@ const FLAGS: &[&str] = &[
 ];
 
 /// Parse the operand part of an instruction line (after the mnemonic, comment removed).
-pub(crate) fn parse_instruction(code: &str, comment: Option<String>) -> Instruction {
+pub(crate) fn parse_instruction(code: &str, comment: Option<&str>) -> Instruction {
     let code = code.trim();
     // VOPD: `v_dual_a ... :: v_dual_b ...`
     if let Some(pos) = find_top_level(code, "::") {
@@ -402,15 +421,15 @@ pub(crate) fn parse_instruction(code: &str, comment: Option<String>) -> Instruct
     };
     let (operands, modifiers) = parse_operand_list(rest);
     Instruction {
-        mnemonic: mnemonic.to_string(),
+        mnemonic: mnemonic.into(),
         operands,
         modifiers,
-        comment,
+        comment: comment.map(Str::from),
         dual: None,
     }
 }
 
-fn parse_operand_list(rest: &str) -> (Vec<Operand>, Vec<String>) {
+fn parse_operand_list(rest: &str) -> (Vec<Operand>, Vec<Str>) {
     if rest.is_empty() {
         return (vec![], vec![]);
     }
@@ -445,8 +464,9 @@ fn parse_operand_list(rest: &str) -> (Vec<Operand>, Vec<String>) {
         if let Some(first) = it.next() {
             operands.push(parse_operand(first));
         }
-        modifiers.extend(it.map(str::to_string));
+        modifiers.extend(it.map(Str::from));
     }
+    operands.shrink_to_fit();
     (operands, modifiers)
 }
 
@@ -470,7 +490,7 @@ pub fn parse_operand(tok: &str) -> Operand {
         return Operand::Integer(v);
     }
     if is_float(tok) {
-        return Operand::Float(tok.to_string());
+        return Operand::Float(tok.into());
     }
     if let Some(r) = RegisterRef::parse(tok) {
         return Operand::Register(r);
@@ -486,7 +506,7 @@ pub fn parse_operand(tok: &str) -> Operand {
         ) {
             return Operand::Neg(Box::new(inner_op));
         }
-        return Operand::Expr(tok.to_string());
+        return Operand::Expr(tok.into());
     }
     if is_func_call(tok) {
         let i = tok.find('(').unwrap_or(0);
@@ -496,29 +516,21 @@ pub fn parse_operand(tok: &str) -> Operand {
             "neg" => return Operand::Neg(Box::new(parse_operand(args))),
             "abs" => return Operand::Abs(Box::new(parse_operand(args))),
             "sext" => return Operand::Sext(Box::new(parse_operand(args))),
-            _ => {
-                return Operand::Func {
-                    name: name.to_string(),
-                    args: args.to_string(),
-                }
-            }
+            _ => return Operand::Func(tok.into()),
         }
     }
     if FLAGS.contains(&tok) {
-        return Operand::Flag(tok.to_string());
+        return Operand::Flag(tok.into());
     }
     if let Some((k, v)) = tok.split_once(':') {
         if is_ident(k) && !k.starts_with('.') && !v.is_empty() {
-            return Operand::KeyValue {
-                key: k.to_string(),
-                value: v.to_string(),
-            };
+            return Operand::KeyValue(tok.into());
         }
     }
     if is_ident(tok) {
-        return Operand::Symbol(tok.to_string());
+        return Operand::Symbol(tok.into());
     }
-    Operand::Expr(tok.to_string())
+    Operand::Expr(tok.into())
 }
 
 /// An integer literal as the AMDGPU assembler writes it: decimal, `0x`/`0X`

@@ -70,6 +70,19 @@ fn dispatch(cli: Cli) -> ExitCode {
         llvm,
     } = cli.command
     {
+        use gcn_patch::base::diag::Setting;
+        let parsed = ops::run::parse_dims(Setting::Grid, &grid).and_then(|grid| {
+            let block = ops::run::parse_dims(Setting::Block, &block)?;
+            let args = args
+                .iter()
+                .map(|a| ops::run::ArgSpec::parse(a))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((grid, block, args))
+        });
+        let (grid, block, args) = match parsed {
+            Ok(p) => p,
+            Err(d) => return render::usage(d),
+        };
         let opts = ops::run::RunOptions {
             object,
             kernel,
@@ -93,6 +106,21 @@ fn dispatch(cli: Cli) -> ExitCode {
         llvm,
     } = cli.command
     {
+        let parsed = target
+            .as_deref()
+            .map(ops::parse_target)
+            .transpose()
+            .and_then(|target| {
+                let tolerance = tolerance
+                    .as_deref()
+                    .map(ops::launch::parse_tolerance)
+                    .transpose()?;
+                Ok((target, tolerance))
+            });
+        let (target, tolerance) = match parsed {
+            Ok(p) => p,
+            Err(d) => return render::usage(d),
+        };
         let opts = ops::launch::CompareOptions {
             manifest,
             kernel,
@@ -111,6 +139,10 @@ fn dispatch(cli: Cli) -> ExitCode {
         llvm,
     } = cli.command
     {
+        let target = match target.as_deref().map(ops::parse_target).transpose() {
+            Ok(t) => t,
+            Err(d) => return render::usage(d),
+        };
         let opts = ops::launch::TestOptions {
             manifest,
             kernel,
@@ -136,10 +168,12 @@ fn dispatch(cli: Cli) -> ExitCode {
 fn run(cli: Cli) -> Result<(), Diagnostics> {
     match cli.command {
         Command::Retarget { file, target, llvm } => {
-            print!(
-                "{}",
-                ops::asm::retarget(&file, &target, &llvm.tools())?.print()
-            );
+            let opts = ops::asm::RetargetOptions {
+                file,
+                target: ops::parse_target(&target)?,
+                tools: llvm.tools(),
+            };
+            print!("{}", ops::asm::retarget(&opts)?.print());
         }
         Command::Assemble {
             file,
@@ -151,7 +185,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         } => {
             let a = ops::asm::assemble(&ops::asm::AssembleOptions {
                 file,
-                target,
+                target: ops::parse_target(&target)?,
                 output,
                 update_registers,
                 baseline,
@@ -163,7 +197,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                     b.display()
                 );
             }
-            print_notes(&a.notes);
+            print_notes(&render::name_flags(Diagnostics(a.notes)).0);
             say!(
                 "gcn-patch: wrote {} ({}, e_flags {:#x}, {} kernel(s))",
                 a.output.display(),
@@ -178,7 +212,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             target,
             llvm,
         } => {
-            let a = ops::kernel::apply(&manifest, &kernel, target.as_deref(), &llvm.tools())?;
+            let a = ops::kernel::apply(&ops::kernel::ApplyOptions {
+                manifest,
+                kernel,
+                target: target.as_deref().map(ops::parse_target).transpose()?,
+                tools: llvm.tools(),
+            })?;
             print_notes(&a.notes);
             print!("{}", a.asm.print());
         }
@@ -191,7 +230,17 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             llvm,
         } => {
             let bar = progress::Bar::new();
-            let r = ops::check::check(&manifest, !no_assemble, jobs, &llvm.tools(), bar.observer());
+            let opts = ops::check::CheckOptions {
+                manifest: manifest.clone(),
+                depth: if no_assemble {
+                    ops::check::Depth::Checks
+                } else {
+                    ops::check::Depth::Build
+                },
+                jobs,
+                tools: llvm.tools(),
+            };
+            let r = ops::check::check(&opts, bar.observer());
             bar.finish();
             let r = r?;
             for j in &r.jobs {
@@ -206,7 +255,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             say!(
                 "gcn-patch check: {} job(s) passed{}",
                 r.jobs.len(),
-                if r.assembled {
+                if r.depth == ops::check::Depth::Build {
                     " (assembled, linked and verified)"
                 } else {
                     " (not assembled: --no-assemble)"
@@ -235,12 +284,20 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             }
         }
         Command::Pin { kernel, manifest } => {
-            let changes = ops::pin::pin(&manifest, &kernel)?;
+            let changes = ops::pin::pin(&ops::pin::PinOptions {
+                manifest,
+                kernel: kernel.clone(),
+            })?;
             if changes.is_empty() {
                 say!("gcn-patch: kernel `{kernel}`: every pin already matches");
             }
-            for (path, old, new) in changes {
-                say!("gcn-patch: pinned {}: {old} -> {new}", path.display());
+            for c in changes {
+                say!(
+                    "gcn-patch: pinned {}: {} -> {}",
+                    c.dump.display(),
+                    c.old,
+                    c.new
+                );
             }
         }
         Command::Lint { .. }
@@ -262,7 +319,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             out,
             target,
             run,
-        } => build(manifest, out, Layout::Build(target), run)?,
+        } => build(
+            manifest,
+            out,
+            Layout::Build(ops::expand_targets(&target)?),
+            run,
+        )?,
         Command::TritonOverride { manifest, out, run } => {
             build(manifest, out, Layout::TritonOverride, run)?
         }
@@ -273,7 +335,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
         } => {
             let target = target.as_deref().map(ops::parse_target).transpose()?;
-            let w = ops::quilt::edit(&manifest, &kernel, target.as_ref(), force)?;
+            let w = ops::quilt::edit(&ops::quilt::EditOptions {
+                manifest,
+                kernel: kernel.clone(),
+                target,
+                force,
+            })?;
             println!("{}", w.path.display());
             say!(
                 "gcn-patch: {} with its patches applied; edit it, then run `gcn-patch save {kernel} NAME`",
@@ -293,7 +360,13 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             llvm,
         } => {
             use ops::quilt::Saved;
-            match ops::quilt::save(&manifest, &kernel, &name, &llvm.tools())? {
+            let opts = ops::quilt::SaveOptions {
+                manifest: manifest.clone(),
+                kernel: kernel.clone(),
+                name,
+                tools: llvm.tools(),
+            };
+            match ops::quilt::save(&opts)? {
                 Saved::NoChange => say!(
                     "gcn-patch: kernel `{kernel}`: the work file has no change; nothing written"
                 ),
@@ -323,7 +396,11 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             llvm,
         } => {
-            let a = ops::accept::accept(&manifest, &kernel, &llvm.tools())?;
+            let a = ops::accept::accept(&ops::accept::AcceptOptions {
+                manifest: manifest.clone(),
+                kernel: kernel.clone(),
+                tools: llvm.tools(),
+            })?;
             say!(
                 "gcn-patch: wrote {} ({} finding(s) of kernel `{kernel}` acknowledged){}",
                 a.rel.display(),
@@ -336,7 +413,10 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             );
         }
         Command::Patches { kernel, manifest } => {
-            let listed = ops::quilt::list(&manifest, &kernel)?;
+            let listed = ops::quilt::list(&ops::quilt::ListOptions {
+                manifest,
+                kernel: kernel.clone(),
+            })?;
             if listed.is_empty() {
                 say!("gcn-patch: kernel `{kernel}` has no patches");
             }
@@ -364,7 +444,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             force,
             manifest,
         } => {
-            let d = ops::quilt::drop(&manifest, &kernel, &name, force)?;
+            let d = ops::quilt::drop(&ops::quilt::DropOptions {
+                manifest: manifest.clone(),
+                kernel: kernel.clone(),
+                name,
+                force,
+            })?;
             say!(
                 "gcn-patch: dropped {} from {} and deleted it",
                 d.rel.display(),
@@ -384,13 +469,15 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             no_verify,
             llvm,
         } => {
-            let lifted = ops::lift::lift(
-                &file,
-                output.as_ref(),
-                target.as_deref(),
-                !no_verify,
-                &llvm.tools(),
-            )?;
+            let tools = llvm.tools();
+            let target = target.as_deref().map(ops::parse_target).transpose()?;
+            let lifted = ops::lift::lift(&ops::lift::LiftRequest {
+                file: file.clone(),
+                output: output.clone(),
+                target,
+                verify: !no_verify,
+                tools,
+            })?;
             if output.is_none() {
                 print!("{}", lifted.asm);
             }
@@ -413,12 +500,18 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             llvm,
         } => {
-            let d = ops::kernel::objdiff(&manifest, &kernel, &target, &llvm.tools())?;
+            let target = ops::parse_target(&target)?;
+            let d = ops::kernel::objdiff(&ops::kernel::ObjdiffOptions {
+                manifest,
+                kernel: kernel.clone(),
+                target,
+                tools: llvm.tools(),
+            })?;
             print!("{}", d.diff);
             if d.diff.is_empty() {
                 say!(
                     "gcn-patch: kernel `{kernel}` for {}: the patches change no instruction",
-                    ops::parse_target(&target)?.name()
+                    target.name()
                 );
             }
             for f in &d.fields {
@@ -429,10 +522,14 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             out,
             target,
-        } => println!(
-            "{}",
-            ops::kernel::iree_flags(&manifest, &out, &target)?.join(" ")
-        ),
+        } => {
+            let opts = ops::kernel::IreeFlagsOptions {
+                manifest,
+                out,
+                target: ops::parse_target(&target)?,
+            };
+            println!("{}", ops::kernel::iree_flags(&opts)?.join(" "))
+        }
         Command::Targets => targets(),
     }
     Ok(())

@@ -20,9 +20,30 @@ pub(crate) fn name_flags(mut d: Diagnostics) -> Diagnostics {
             Some(Setting::Target) => "--target",
             Some(Setting::Locked) => "--locked",
             Some(Setting::Output) => "-o",
+            Some(Setting::Grid) => "--grid",
+            Some(Setting::Block) => "--block",
+            Some(Setting::KernelArguments) => "--arg",
+            Some(Setting::OutputDir) => "--out",
+            Some(Setting::AsmSource) => "--asm",
             Some(Setting::Force) => {
                 d.help
                     .push("discard them: run the same command again with `--force`".into());
+                continue;
+            }
+            Some(Setting::UpdateRegisters) => {
+                let how = "or pass `--update-registers` to rewrite the counts (either changes the code object)";
+                match d.help.first_mut() {
+                    Some(h) => {
+                        h.push_str(", ");
+                        h.push_str(how);
+                    }
+                    None => d.help.push(how.into()),
+                }
+                continue;
+            }
+            Some(Setting::Baseline) => {
+                d.help
+                    .push("name the original with `--baseline ORIGINAL`".into());
                 continue;
             }
             Some(Setting::TritonCache) => {
@@ -37,6 +58,13 @@ pub(crate) fn name_flags(mut d: Diagnostics) -> Diagnostics {
     d
 }
 
+/// Bad input of a command whose exit codes tell it apart (`lint`, `run`,
+/// `compare`, `test`): the error, exit 2.
+pub(crate) fn usage(d: Diagnostics) -> ExitCode {
+    eprintln!("{}", name_flags(d));
+    ExitCode::from(2)
+}
+
 /// Notes, one after the other, on standard error.
 pub(crate) fn print_notes(notes: &[Diagnostic]) {
     for n in notes {
@@ -46,7 +74,14 @@ pub(crate) fn print_notes(notes: &[Diagnostic]) {
 
 /// `gcn-patch lint`: exit 0 without (new) hazard, 1 with one, 2 on bad input.
 pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&Path>) -> ExitCode {
-    let r = match ops::lint::lint(file, target, suggest, baseline) {
+    let r = match ops::parse_target(target).and_then(|target| {
+        ops::lint::lint(&ops::lint::LintOptions {
+            file: file.to_path_buf(),
+            target,
+            suggest,
+            baseline: baseline.map(Path::to_path_buf),
+        })
+    }) {
         Ok(r) => r,
         Err(d) => {
             eprintln!("{}", name_flags(d));
@@ -270,16 +305,13 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Err(ops::run::RunError::Usage(d)) => {
-            eprintln!("{d}");
-            ExitCode::from(2)
-        }
+        Err(ops::run::RunError::Usage(d)) => usage(d),
         Err(ops::run::RunError::Failed(d)) => {
-            eprintln!("{d}");
+            eprintln!("{}", name_flags(d));
             ExitCode::FAILURE
         }
         Err(ops::run::RunError::Findings(r)) => {
-            eprint!("{}", ops::run::render_findings(&r));
+            eprint!("{}", render_findings(&r));
             for p in &r.outputs {
                 println!("wrote {}", p.display());
             }
@@ -300,10 +332,7 @@ pub(crate) fn compare(opts: &ops::launch::CompareOptions, tools: &ops::Tools) ->
                 ExitCode::FAILURE
             }
         }
-        Err(d) => {
-            eprintln!("{d}");
-            ExitCode::from(2)
-        }
+        Err(d) => usage(d),
     }
 }
 
@@ -373,10 +402,7 @@ pub(crate) fn test(opts: &ops::launch::TestOptions, tools: &ops::Tools) -> ExitC
                 ExitCode::FAILURE
             }
         }
-        Err(d) => {
-            eprintln!("{d}");
-            ExitCode::from(2)
-        }
+        Err(d) => usage(d),
     }
 }
 
@@ -431,6 +457,21 @@ pub(crate) fn test_report(r: &ops::launch::TestReport, manifest: &std::path::Pat
                 r.not_run.iter().map(|(_, t)| t.len()).sum::<usize>()
             )
         }
+    ));
+    s
+}
+
+/// The sanitizer's report: one paragraph per finding, in order, and a count.
+fn render_findings(r: &ops::run::RunReport) -> String {
+    let mut s = String::new();
+    for f in &r.stats.findings {
+        s.push_str(&format!("sanitizer: {f}\n"));
+    }
+    s.push_str(&format!(
+        "gcn-patch run: kernel `{}` ({}): the sanitizer found {} problem(s)\n",
+        r.kernel,
+        r.processor,
+        r.stats.findings.len()
     ));
     s
 }

@@ -19,7 +19,7 @@ pub fn is_binary(path: &Path) -> bool {
 }
 
 /// Lift every AMDGPU code object of the binary `path` (see
-/// [`crate::stage::lift::container`]): one [`Imported`] per member, named after
+/// `crate::stage::lift::container`): one [`Imported`] per member, named after
 /// the file's stem (an IREE module: after its executable).
 pub fn recognize_binary(path: &Path, opts: &ImportOptions) -> Result<Vec<Imported>, Diagnostics> {
     use crate::ops::lift::{lift_code_object, LiftOptions};

@@ -2,11 +2,11 @@
 
 use std::path::{Path, PathBuf};
 
-pub mod identity;
+pub(crate) mod identity;
 
 use gcn_embed::TargetId;
 
-use super::{parse_target, Tools};
+use super::Tools;
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::stage::lift::{Input, Lifted};
 use crate::stage::toolchain::Toolchain;
@@ -19,7 +19,7 @@ pub struct LiftOptions<'a> {
     /// ld.lld rebuild the result.
     pub toolchain: &'a Toolchain,
     /// Build the lifted asm as a build does and compare it with the
-    /// original byte for byte ([`identity`](mod@identity); one assemble and link per
+    /// original byte for byte (`identity`; one assemble and link per
     /// code object). `false` (`lift --no-verify`) skips that:
     /// [`Lifted::identity`](crate::stage::lift::Lifted::identity) is then [`Identity::NotVerified`](crate::stage::lift::Identity::NotVerified).
     pub verify: bool,
@@ -38,7 +38,7 @@ impl<'a> LiftOptions<'a> {
 /// Lift the code object in `path` (a bare code object, or the member of a
 /// container for `target`, or its only one: see
 /// [`crate::stage::lift::lift_file`]) and, with [`LiftOptions::verify`],
-/// check that it rebuilds the original ([`identity`](mod@identity)). Reads
+/// check that it rebuilds the original (`identity`). Reads
 /// the file; writes nothing.
 pub fn lift_file(
     path: &Path,
@@ -66,28 +66,40 @@ pub fn lift_code_object(
     crate::stage::lift::lift(bytes, origin, tc, opts.verify.then_some(&check))
 }
 
+/// What `gcn-patch lift` is asked to do (the command's options;
+/// [`LiftOptions`] is how the lifting functions of this module lift).
+#[derive(Debug, Clone)]
+pub struct LiftRequest {
+    /// The code object, offload bundle, HIP fat binary or `.vmfb`.
+    pub file: PathBuf,
+    /// Where to write the asm (atomically); `None` writes nothing (the
+    /// report holds the asm).
+    pub output: Option<PathBuf>,
+    /// The member of a container to lift (needed when it holds several);
+    /// for a bare code object, the target it must be built for.
+    pub target: Option<TargetId>,
+    /// Check that the asm rebuilds the original ([`LiftOptions::verify`]).
+    pub verify: bool,
+    /// The LLVM tools.
+    pub tools: Tools,
+}
+
 /// `gcn-patch lift FILE [-o OUT] [--target T] [--no-verify]`: the lifted
 /// asm (with `verify`, checked to rebuild identical: see
-/// [`identity`](mod@identity)), written atomically to `output` when given.
+/// `identity`), written atomically to `output` when given.
 /// Nothing is written when any check fails.
-pub fn lift(
-    file: &Path,
-    output: Option<&PathBuf>,
-    target: Option<&str>,
-    verify: bool,
-    tools: &Tools,
-) -> Result<Lifted, Diagnostics> {
+pub fn lift(req: &LiftRequest) -> Result<Lifted, Diagnostics> {
+    let output = req.output.as_ref();
     if let Some(out) = output {
         super::refuse_directory(out)?;
     }
-    let tc = tools.find(None)?;
-    let t = target.map(parse_target).transpose()?;
+    let tc = req.tools.find(None)?;
     let lifted = lift_file(
-        file,
-        t.as_ref(),
+        &req.file,
+        req.target.as_ref(),
         &LiftOptions {
             toolchain: &tc,
-            verify,
+            verify: req.verify,
         },
     )?;
     if let Some(out) = output {

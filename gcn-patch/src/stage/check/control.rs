@@ -75,7 +75,7 @@ pub fn findings(asm: &Document) -> Vec<Finding> {
                 }
                 if let Some(i) = line.instruction() {
                     items.push(Item::Inst(idx, i));
-                } else if is_data(&line.kind) {
+                } else if is_data(line.kind()) {
                     items.push(Item::Data);
                 }
             }

@@ -7,7 +7,7 @@
 //!   ([`RegisterPolicy::Update`](crate::config::policy::RegisterPolicy::Update)), and reports the occupancy consequence.
 //! * `occupancy`: waves per SIMD from registers, LDS and workgroup size,
 //!   following LLVM's `AMDGPUBaseInfo.cpp`, with the facts of [`crate::base::isa::Isa`].
-//! * [`control`]: every path through a kernel ends in `s_endpgm` (or
+//! * `control`: every path through a kernel ends in `s_endpgm` (or
 //!   another way out): none falls off the kernel's end or branches into
 //!   another kernel.
 //! * [`waitcnt`]: wait values out of range or of another generation, and
@@ -20,7 +20,7 @@
 //! inputs) come from [`crate::base::isa`].
 
 pub mod budget;
-pub mod control;
+pub(crate) mod control;
 mod expr;
 pub mod hazard;
 pub mod launch;

@@ -15,12 +15,12 @@ pub fn check_strings(asm: &Document, label: &str) -> Result<(), Diagnostics> {
     let mut found = Vec::new();
     for (idx, line) in asm.lines().iter().enumerate() {
         if matches!(
-            line.kind,
+            line.kind(),
             LineKind::Blank | LineKind::Comment | LineKind::Metadata
         ) {
             continue;
         }
-        if let Some(at) = parse::unterminated_quote(&line.text) {
+        if let Some(at) = parse::unterminated_quote(line.text()) {
             found.push((idx, at));
         }
     }

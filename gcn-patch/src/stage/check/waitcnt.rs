@@ -431,7 +431,7 @@ fn findings(asm: &AsmFile, target: &TargetId) -> Vec<Finding> {
         let Some(inst) = line.instruction() else {
             continue;
         };
-        let waits = waits_of(inst, &line.text, idx, &limits, &symbols, &mut out);
+        let waits = waits_of(inst, line.text(), idx, &limits, &symbols, &mut out);
         for w in &waits {
             match limits.max(w.counter) {
                 Some(max) if w.value > max && !w.saturating => out.push(Finding {

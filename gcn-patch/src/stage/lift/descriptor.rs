@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use gcn_embed::TargetId;
+use gcn_embed::{Feature, Generation, TargetId};
 use object::{Object, ObjectSection, ObjectSymbol};
 
 use crate::base::diag::{Code, Diagnostic};
@@ -111,16 +111,8 @@ pub fn lift(
     for k in wanted.keys() {
         match blocks.get(k) {
             Some(b) => {
-                // In order of preference; the first that re-assembles to
-                // the original bytes wins.
-                let fixed = completed(b, &wanted[k]);
-                let vcc = set(&fixed, ".amdhsa_reserve_vcc", u32::from(code.vcc));
-                let sgprs = field(&vcc, ".amdhsa_next_free_sgpr").unwrap_or(0);
-                let raised = set(&vcc, ".amdhsa_next_free_sgpr", sgprs.max(code.sgprs));
-                for v in [raised, vcc, fixed, b.clone()] {
-                    if !variants.iter().any(|(n, w)| n == k && *w == v) {
-                        variants.push((k.clone(), v));
-                    }
+                for v in round_one(b, &wanted[k], code) {
+                    variants.push((k.clone(), v));
                 }
             }
             None => {
@@ -162,15 +154,32 @@ pub fn lift(
         }
     }
     for k in retry {
-        out.entry(k).or_insert_with(|| {
-            Lifted::Raw(
-                "no .amdhsa_kernel block re-assembles to these bytes with LLVM 22 (tried \
-                 llvm-objdump's block and every SGPR count and reservation of the same granule)"
-                    .into(),
-            )
-        });
+        out.entry(k).or_insert_with(|| Lifted::Raw(NO_BLOCK.into()));
     }
     Ok(out)
+}
+
+/// Why a descriptor stays raw bytes when no variant matches.
+const NO_BLOCK: &str = "no .amdhsa_kernel block re-assembles to these bytes with LLVM 22 (tried \
+     llvm-objdump's block and every SGPR count and reservation of the same granule)";
+
+/// Round one's variants of objdump's block `b`, in order of preference
+/// (the first that re-assembles to the original bytes wins):
+/// `.amdhsa_reserve_vcc` saying what the code does and the SGPR count
+/// raised to what it names, then that without the raise, then the block
+/// completed ([`completed`]), then the block as printed.
+fn round_one(b: &[String], want: &[u8; 64], code: CodeUse) -> Vec<Vec<String>> {
+    let fixed = completed(b, want);
+    let vcc = set(&fixed, ".amdhsa_reserve_vcc", u32::from(code.vcc));
+    let sgprs = field(&vcc, ".amdhsa_next_free_sgpr").unwrap_or(0);
+    let raised = set(&vcc, ".amdhsa_next_free_sgpr", sgprs.max(code.sgprs));
+    let mut out: Vec<Vec<String>> = Vec::new();
+    for v in [raised, vcc, fixed, b.to_vec()] {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
 }
 
 /// The value of `name` in a block.
@@ -339,6 +348,505 @@ fn assemble_variants(
         Code::LiftToolFailed,
         format!("llvm-mc kept rejecting kernel descriptor blocks {job}"),
     ))
+}
+
+/// What decoding a descriptor depends on: the target's generation and
+/// features, and the code object version. `None` for targets whose
+/// descriptors are not decoded here (then `llvm-objdump -D` decodes them):
+/// those the corpus does not cover (gfx6–gfx8, gfx10, gfx9 without AGPRs).
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    generation: Generation,
+    /// gfx90a, gfx942, gfx950: `.amdhsa_accum_offset` in `COMPUTE_PGM_RSRC3`.
+    accum: bool,
+    /// Flat scratch set up by the hardware (gfx94x, gfx950, gfx11+): no
+    /// flat scratch or private segment buffer SGPRs.
+    architected_flat_scratch: bool,
+    /// `.amdhsa_reserve_xnack_mask` must say this (xnack on or any).
+    xnack: bool,
+    /// The processor always has xnack (gfx1250: no `xnack±` in its
+    /// target ID): the decoder's `.amdhsa_reserve_xnack_mask` then says 1,
+    /// elsewhere 0 whatever the target ID says.
+    xnack_always: bool,
+    code_object_version: u32,
+}
+
+impl Layout {
+    fn of(target: &TargetId, code_object_version: u32) -> Option<Layout> {
+        let p = target.processor;
+        let generation = p.generation;
+        let accum = p.accum_offset;
+        let known = (generation == Generation::Gfx9 && accum && !p.is_generic)
+            || matches!(
+                generation,
+                Generation::Gfx11 | Generation::Gfx12 | Generation::Gfx12_5
+            );
+        if !known {
+            return None;
+        }
+        Some(Layout {
+            generation,
+            accum,
+            architected_flat_scratch: generation >= Generation::Gfx11
+                || (accum && p.name != "gfx90a"),
+            xnack: p.elf_xnack && target.xnack != Feature::Off,
+            xnack_always: p.elf_xnack && !p.xnack,
+            code_object_version,
+        })
+    }
+
+    /// Registers per `granulated_workitem_vgpr_count` step.
+    fn vgpr_granule(&self, wave32: bool) -> u32 {
+        if self.accum {
+            8
+        } else if self.generation == Generation::Gfx12_5 {
+            16
+        } else if wave32 {
+            8
+        } else {
+            4
+        }
+    }
+}
+
+/// A directive's field: name, word offset, first bit, bit count.
+type Field = (&'static str, usize, u32, u32);
+
+/// A field a directive sets directly: the 32-bit word at `word` (a 16-bit
+/// one at 56 and 58), bits `lo` and up, `width` of them.
+const fn f(
+    name: &'static str,
+    word: usize,
+    lo: u32,
+    width: u32,
+) -> (&'static str, usize, u32, u32) {
+    (name, word, lo, width)
+}
+
+const RSRC3: usize = 44;
+const RSRC1: usize = 48;
+const RSRC2: usize = 52;
+const PROPS: usize = 56;
+const PRELOAD: usize = 58;
+
+/// The fields a directive of `layout` sets directly, in the order
+/// `llvm-objdump` (LLVM 22) prints them, each with whether it is printed.
+fn fields(l: &Layout, wave32: bool) -> Vec<(Field, bool)> {
+    let g = l.generation;
+    let gfx11 = g >= Generation::Gfx11;
+    let gfx12 = g >= Generation::Gfx12;
+    let gfx125 = g == Generation::Gfx12_5;
+    let mut v = vec![
+        (f(".amdhsa_group_segment_fixed_size", 0, 0, 32), true),
+        (f(".amdhsa_private_segment_fixed_size", 4, 0, 32), true),
+        (f(".amdhsa_kernarg_size", 8, 0, 32), true),
+        (f(".amdhsa_tg_split", RSRC3, 16, 1), l.accum),
+        (
+            f(".amdhsa_shared_vgpr_count", RSRC3, 0, 4),
+            gfx11 && !gfx12 && !wave32,
+        ),
+        (
+            f(
+                ".amdhsa_inst_pref_size",
+                RSRC3,
+                4,
+                if gfx12 { 8 } else { 6 },
+            ),
+            gfx11,
+        ),
+        (f(".amdhsa_named_barrier_count", RSRC3, 14, 3), gfx125),
+        (f(".amdhsa_float_round_mode_32", RSRC1, 12, 2), true),
+        (f(".amdhsa_float_round_mode_16_64", RSRC1, 14, 2), true),
+        (f(".amdhsa_float_denorm_mode_32", RSRC1, 16, 2), true),
+        (f(".amdhsa_float_denorm_mode_16_64", RSRC1, 18, 2), true),
+        (f(".amdhsa_dx10_clamp", RSRC1, 21, 1), !gfx12),
+        (f(".amdhsa_ieee_mode", RSRC1, 23, 1), !gfx12),
+        (f(".amdhsa_fp16_overflow", RSRC1, 26, 1), true),
+        (
+            f(".amdhsa_workgroup_processor_mode", RSRC1, 29, 1),
+            gfx11 && !gfx125,
+        ),
+        (f(".amdhsa_memory_ordered", RSRC1, 30, 1), gfx11),
+        (f(".amdhsa_forward_progress", RSRC1, 31, 1), gfx11),
+        (f(".amdhsa_round_robin_scheduling", RSRC1, 21, 1), gfx12),
+        (
+            f(".amdhsa_enable_private_segment", RSRC2, 0, 1),
+            l.architected_flat_scratch,
+        ),
+        (
+            f(
+                ".amdhsa_system_sgpr_private_segment_wavefront_offset",
+                RSRC2,
+                0,
+                1,
+            ),
+            !l.architected_flat_scratch,
+        ),
+        (f(".amdhsa_system_sgpr_workgroup_id_x", RSRC2, 7, 1), true),
+        (f(".amdhsa_system_sgpr_workgroup_id_y", RSRC2, 8, 1), true),
+        (f(".amdhsa_system_sgpr_workgroup_id_z", RSRC2, 9, 1), true),
+        (f(".amdhsa_system_sgpr_workgroup_info", RSRC2, 10, 1), true),
+        (f(".amdhsa_system_vgpr_workitem_id", RSRC2, 11, 2), true),
+        (
+            f(".amdhsa_exception_fp_ieee_invalid_op", RSRC2, 24, 1),
+            true,
+        ),
+        (f(".amdhsa_exception_fp_denorm_src", RSRC2, 25, 1), true),
+        (f(".amdhsa_exception_fp_ieee_div_zero", RSRC2, 26, 1), true),
+        (f(".amdhsa_exception_fp_ieee_overflow", RSRC2, 27, 1), true),
+        (f(".amdhsa_exception_fp_ieee_underflow", RSRC2, 28, 1), true),
+        (f(".amdhsa_exception_fp_ieee_inexact", RSRC2, 29, 1), true),
+        (f(".amdhsa_exception_int_div_zero", RSRC2, 30, 1), true),
+        (
+            f(".amdhsa_user_sgpr_private_segment_buffer", PROPS, 0, 1),
+            !l.architected_flat_scratch,
+        ),
+        (f(".amdhsa_user_sgpr_dispatch_ptr", PROPS, 1, 1), true),
+        (f(".amdhsa_user_sgpr_queue_ptr", PROPS, 2, 1), true),
+        (
+            f(".amdhsa_user_sgpr_kernarg_segment_ptr", PROPS, 3, 1),
+            true,
+        ),
+        (f(".amdhsa_user_sgpr_dispatch_id", PROPS, 4, 1), true),
+        (
+            f(".amdhsa_user_sgpr_flat_scratch_init", PROPS, 5, 1),
+            !l.architected_flat_scratch,
+        ),
+        (
+            f(".amdhsa_user_sgpr_private_segment_size", PROPS, 6, 1),
+            true,
+        ),
+        (f(".amdhsa_wavefront_size32", PROPS, 10, 1), gfx11),
+        (
+            f(".amdhsa_uses_dynamic_stack", PROPS, 11, 1),
+            l.code_object_version >= 5,
+        ),
+        (
+            f(".amdhsa_user_sgpr_kernarg_preload_length", PRELOAD, 0, 7),
+            true,
+        ),
+        (
+            f(".amdhsa_user_sgpr_kernarg_preload_offset", PRELOAD, 7, 9),
+            true,
+        ),
+    ];
+    v.retain(|(_, shown)| *shown);
+    v
+}
+
+fn word(d: &[u8; 64], at: usize) -> u32 {
+    if at >= PROPS {
+        u32::from(u16::from_le_bytes([d[at], d[at + 1]]))
+    } else {
+        u32::from_le_bytes([d[at], d[at + 1], d[at + 2], d[at + 3]])
+    }
+}
+
+fn bits(v: u32, lo: u32, width: u32) -> u32 {
+    ((u64::from(v) >> lo) & ((1u64 << width) - 1)) as u32
+}
+
+/// The bits of each word that a field of `l` occupies (set: printed as a
+/// directive or a comment, or derived); a set bit elsewhere is one
+/// `llvm-objdump` refuses to decode.
+fn known_bits(l: &Layout, word_at: usize, wave32: bool) -> u32 {
+    let mask = |lo: u32, width: u32| (((1u64 << width) - 1) << lo) as u32;
+    let mut m = 0u32;
+    for ((_, w, lo, width), _) in fields(l, wave32) {
+        if w == word_at {
+            m |= mask(lo, width);
+        }
+    }
+    let g = l.generation;
+    match word_at {
+        RSRC3 if l.accum => m |= mask(0, 6),
+        RSRC3 => {
+            // Printed as comments: shared VGPRs (wave32), trap on start and
+            // end (gfx11), GLG_EN (gfx12+), dynamic VGPRs, TCP split and DIDT
+            // throttle (gfx1250), IMAGE_OP.
+            if g < Generation::Gfx12 {
+                m |= mask(0, 4) | mask(10, 2);
+            } else {
+                m |= mask(13, 1);
+            }
+            if g == Generation::Gfx12_5 {
+                m |= mask(17, 5);
+            }
+            m |= mask(31, 1);
+        }
+        RSRC1 => {
+            m |= mask(0, 6);
+            if g < Generation::Gfx11 {
+                m |= mask(6, 4);
+            }
+            if g == Generation::Gfx12_5 {
+                m |= mask(27, 1);
+            }
+            if g >= Generation::Gfx12 {
+                // DISABLE_PERF (bit 23) is not checked by the decoder.
+                m |= mask(23, 1);
+            }
+        }
+        RSRC2 => {
+            // The user SGPR count and the trap handler are not printed nor
+            // checked; WGP_TAKEOVER (gfx12+) is a comment.
+            m |= mask(1, 6);
+            if g >= Generation::Gfx12 {
+                m |= mask(31, 1);
+            }
+        }
+        PROPS => {
+            // Without architected flat scratch these are printed; with it,
+            // they are neither printed nor checked.
+            m |= mask(0, 1) | mask(5, 1);
+            if l.code_object_version < 5 {
+                m |= mask(11, 1);
+            }
+        }
+        _ => {}
+    }
+    m
+}
+
+/// The `.amdhsa_*` lines `llvm-objdump -D` (LLVM 22) prints for the
+/// descriptor `d`, decoded here instead of run (`parse_blocks` of its
+/// listing gives the same lines; a test compares both on every corpus
+/// object). `None` where it prints no block (reserved bits set) or where
+/// this decoder does not know the target ([`Layout::of`]).
+pub fn decode(d: &[u8; 64], target: &TargetId, code_object_version: u32) -> Option<Vec<String>> {
+    let l = Layout::of(target, code_object_version)?;
+    if d[12..16]
+        .iter()
+        .chain(&d[24..44])
+        .chain(&d[60..64])
+        .any(|b| *b != 0)
+    {
+        return None;
+    }
+    let wave32 = l.generation >= Generation::Gfx11 && bits(word(d, PROPS), 10, 1) == 1;
+    for at in [RSRC3, RSRC1, RSRC2, PROPS] {
+        if word(d, at) & !known_bits(&l, at, wave32) != 0 {
+            return None;
+        }
+    }
+    if l.generation == Generation::Gfx9 && bits(word(d, PROPS), 10, 1) == 1 {
+        return None;
+    }
+    let rsrc1 = word(d, RSRC1);
+    let fields = fields(&l, wave32);
+    let mut out = Vec::new();
+    let emit = |out: &mut Vec<String>, name: &str| {
+        if let Some(((n, at, lo, width), _)) = fields.iter().find(|(x, _)| x.0 == name) {
+            let v = bits(word(d, *at), *lo, *width);
+            let optional = *at == PRELOAD;
+            if !(optional && v == 0) {
+                out.push(format!("{n} {v}"));
+            }
+        }
+    };
+    for n in [
+        ".amdhsa_group_segment_fixed_size",
+        ".amdhsa_private_segment_fixed_size",
+        ".amdhsa_kernarg_size",
+    ] {
+        emit(&mut out, n);
+    }
+    if l.accum {
+        out.push(format!(
+            ".amdhsa_accum_offset {}",
+            (bits(word(d, RSRC3), 0, 6) + 1) * 4
+        ));
+    }
+    for n in [
+        ".amdhsa_tg_split",
+        ".amdhsa_shared_vgpr_count",
+        ".amdhsa_inst_pref_size",
+        ".amdhsa_named_barrier_count",
+    ] {
+        emit(&mut out, n);
+    }
+    out.push(format!(
+        ".amdhsa_next_free_vgpr {}",
+        (bits(rsrc1, 0, 6) + 1) * l.vgpr_granule(wave32)
+    ));
+    out.push(".amdhsa_reserve_vcc 0".into());
+    if !l.architected_flat_scratch {
+        out.push(".amdhsa_reserve_flat_scratch 0".into());
+    }
+    out.push(format!(
+        ".amdhsa_reserve_xnack_mask {}",
+        u8::from(l.xnack_always)
+    ));
+    out.push(format!(
+        ".amdhsa_next_free_sgpr {}",
+        (bits(rsrc1, 6, 4) + 1) * 8
+    ));
+    for ((n, ..), _) in fields
+        .iter()
+        .skip_while(|((n, ..), _)| !n.starts_with(".amdhsa_float"))
+    {
+        emit(&mut out, n);
+    }
+    Some(out)
+}
+
+/// What LLVM 22's assembler makes of a descriptor block, modelled here so
+/// that a lift need not run it: the 64 bytes (entry offset zero), or why
+/// it refuses the block. `None` when the block has a directive the model
+/// does not know.
+fn model(block: &[String], l: &Layout) -> Option<Result<[u8; 64], ()>> {
+    let mut vals: Vec<(&str, u64)> = Vec::with_capacity(block.len());
+    for line in block {
+        let (n, v) = line.split_once(' ')?;
+        vals.push((n, v.trim().parse().ok()?));
+    }
+    let get = |n: &str| vals.iter().rev().find(|(k, _)| *k == n).map(|(_, v)| *v);
+    let wave32 = get(".amdhsa_wavefront_size32").unwrap_or(0) == 1;
+    let fields = fields(l, wave32);
+    let special = [
+        ".amdhsa_accum_offset",
+        ".amdhsa_next_free_vgpr",
+        ".amdhsa_next_free_sgpr",
+        ".amdhsa_reserve_vcc",
+        ".amdhsa_reserve_flat_scratch",
+        ".amdhsa_reserve_xnack_mask",
+        ".amdhsa_user_sgpr_count",
+    ];
+    let mut d = [0u8; 64];
+    let put = |d: &mut [u8; 64], at: usize, lo: u32, width: u32, v: u64| -> bool {
+        if width < 32 && v >> width != 0 {
+            return false;
+        }
+        let mask = (((1u64 << width) - 1) << lo) as u32;
+        let w = (word(d, at) & !mask) | (((v << lo) as u32) & mask);
+        if at >= PROPS {
+            d[at..at + 2].copy_from_slice(&(w as u16).to_le_bytes());
+        } else {
+            d[at..at + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        true
+    };
+    for (n, v) in &vals {
+        if special.contains(n) {
+            continue;
+        }
+        let ((_, at, lo, width), _) = fields.iter().find(|((k, ..), _)| k == n)?;
+        if !put(&mut d, *at, *lo, *width, *v) {
+            return Some(Err(()));
+        }
+    }
+    // `.amdhsa_reserve_xnack_mask` must match the target ID.
+    let xnack = match get(".amdhsa_reserve_xnack_mask") {
+        Some(v) if v != u64::from(l.xnack) => return Some(Err(())),
+        Some(v) => v == 1,
+        None => l.xnack,
+    };
+    let vgprs = get(".amdhsa_next_free_vgpr")?;
+    let sgprs = get(".amdhsa_next_free_sgpr")?;
+    let blocks = |n: u64, granule: u64| n.max(1).div_ceil(granule) - 1;
+    if !put(
+        &mut d,
+        RSRC1,
+        0,
+        6,
+        blocks(vgprs, u64::from(l.vgpr_granule(wave32))),
+    ) {
+        return Some(Err(()));
+    }
+    if l.generation < Generation::Gfx10_1 {
+        // Addressable SGPRs on gfx8+ (no SGPR init bug): 102.
+        if sgprs > 102 {
+            return Some(Err(()));
+        }
+        let vcc = get(".amdhsa_reserve_vcc").unwrap_or(1) == 1;
+        let flat = get(".amdhsa_reserve_flat_scratch").unwrap_or(1) == 1;
+        let mut extra = if vcc { 2 } else { 0 };
+        if xnack {
+            extra = 4;
+        }
+        if flat || l.architected_flat_scratch {
+            extra = 6;
+        }
+        if !put(&mut d, RSRC1, 6, 4, blocks(sgprs + extra, 8)) {
+            return Some(Err(()));
+        }
+    }
+    if l.accum {
+        let a = get(".amdhsa_accum_offset")?;
+        if !(4..=256).contains(&a) || a % 4 != 0 || a > vgprs.max(1).next_multiple_of(4) {
+            return Some(Err(()));
+        }
+        put(&mut d, RSRC3, 0, 6, a / 4 - 1);
+    }
+    let props = word(&d, PROPS);
+    let implied: u64 = [(0, 4), (1, 2), (2, 2), (3, 2), (4, 2), (5, 2), (6, 1)]
+        .iter()
+        .map(|(bit, n)| u64::from(bits(props, *bit, 1)) * n)
+        .sum::<u64>()
+        + u64::from(bits(word(&d, PRELOAD), 0, 7));
+    let count = match get(".amdhsa_user_sgpr_count") {
+        Some(c) if c < implied => return Some(Err(())),
+        Some(c) => c,
+        None => implied,
+    };
+    // gfx1250's user SGPR count has 6 bits (up to 32 with preloading).
+    let width = if l.generation == Generation::Gfx12_5 {
+        6
+    } else {
+        5
+    };
+    if !put(&mut d, RSRC2, 1, width, count) {
+        return Some(Err(()));
+    }
+    Some(Ok(d))
+}
+
+/// [`lift`] without running the assembler: the same choice, each variant's
+/// bytes given by the model of LLVM 22's assembler ([`model`]) instead of
+/// an llvm-mc run. `None` when the model does not cover a variant it would
+/// have to judge, or when it finds no variant that gives the original
+/// bytes (the caller then runs [`lift`]). What it returns is
+/// proved by the identity check, which assembles the asm for real.
+pub fn predict(
+    target: &TargetId,
+    code_object_version: u32,
+    wanted: &BTreeMap<String, [u8; 64]>,
+    blocks: &BTreeMap<String, Vec<String>>,
+    code: CodeUse,
+) -> Option<BTreeMap<String, Lifted>> {
+    let l = Layout::of(target, code_object_version)?;
+    let matches = |v: &[String], want: &[u8; 64]| -> Option<bool> {
+        Some(match model(v, &l)? {
+            Ok(b) => same(Some(&b), want),
+            Err(()) => false,
+        })
+    };
+    let mut out = BTreeMap::new();
+    'kernels: for (k, want) in wanted {
+        let Some(b) = blocks.get(k) else {
+            out.insert(
+                k.clone(),
+                Lifted::Raw("llvm-objdump printed no .amdhsa_kernel block for it".into()),
+            );
+            continue;
+        };
+        for v in round_one(b, want, code) {
+            if matches(&v, want)? {
+                out.insert(k.clone(), Lifted::Block(v));
+                continue 'kernels;
+            }
+        }
+        for v in sgpr_variants(&completed(b, want), want, code.vcc) {
+            if matches(&v, want)? {
+                out.insert(k.clone(), Lifted::Block(v));
+                continue 'kernels;
+            }
+        }
+        // No variant the model accepts: let llvm-mc judge them (a raw
+        // descriptor must not come from a gap in the model).
+        return None;
+    }
+    Some(out)
 }
 
 /// A comment decoding every field of a descriptor (AMDGPUUsage, "Kernel

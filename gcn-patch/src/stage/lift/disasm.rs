@@ -69,17 +69,24 @@ pub fn disassemble(
 pub fn parse_listing(listing: &str) -> Listing {
     let mut out = Listing::default();
     for line in listing.lines() {
-        if let Some((addr, name)) = header(line) {
-            if is_generated_label(name) {
-                out.branch_targets.insert(addr, name.to_string());
+        // Headers start with the address; instructions with a tab.
+        if line.as_bytes().first().is_some_and(u8::is_ascii_hexdigit) {
+            if let Some((addr, name)) = header(line) {
+                if is_generated_label(name) {
+                    out.branch_targets.insert(addr, name.to_string());
+                }
+                continue;
             }
-            continue;
         }
-        let Some(at) = line.rfind("// ") else {
+        // `// <address>: <words>` ends the line (character searches: a
+        // listing has a line per instruction).
+        let Some(at) = line.rfind('/').filter(|&i| {
+            i > 0 && line.as_bytes()[i - 1] == b'/' && line.as_bytes().get(i + 1) == Some(&b' ')
+        }) else {
             continue;
         };
-        let (code, enc) = (&line[..at], &line[at + 3..]);
-        let Some((addr, words)) = enc.split_once(": ") else {
+        let (code, enc) = (&line[..at - 1], &line[at + 2..]);
+        let Some((addr, words)) = enc.split_once(':') else {
             continue;
         };
         let Ok(address) = u64::from_str_radix(addr.trim(), 16) else {

@@ -29,23 +29,6 @@ pub enum Refusal {
     Reencoded(Vec<Option<u8>>),
 }
 
-impl Refusal {
-    /// One line for a note.
-    pub fn describe(&self) -> String {
-        match self {
-            Refusal::Undecoded => "llvm-objdump cannot decode it".into(),
-            Refusal::Rejected(m) => format!("the assembler rejects it ({m})"),
-            Refusal::Reencoded(b) => {
-                let hex: Vec<String> = b
-                    .iter()
-                    .map(|b| b.map_or("??".into(), |b| format!("{b:02x}")))
-                    .collect();
-                format!("the assembler encodes it differently ({})", hex.join(" "))
-            }
-        }
-    }
-}
-
 /// The instructions llvm-objdump could not decode (empty text): those stay
 /// raw whatever the assembler says. Indexes count instructions only.
 pub fn undecoded(items: &[Item]) -> BTreeMap<usize, Refusal> {

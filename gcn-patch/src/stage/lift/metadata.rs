@@ -27,6 +27,135 @@ pub fn yaml(tc: &Toolchain, path: &Path, job: &str) -> Result<Option<String>, Di
     Ok(extract_yaml(&String::from_utf8_lossy(&out.stdout)))
 }
 
+/// The YAML `llvm-readelf --notes` prints for the metadata note's
+/// MessagePack `bytes`, `---` to `...`, written here instead of run:
+/// LLVM's YAML output of a MessagePack document (map keys in byte order,
+/// each `key:` padded to 16 columns, block sequences, plain scalars).
+/// `None` for what this writer does not reproduce exactly (floats, nil,
+/// binary, empty or nested-sequence containers, strings that need quoting
+/// or a tag): the caller then asks llvm-readelf. Whatever it writes, the
+/// identity check proves by rebuilding the note byte for byte.
+pub fn yaml_of(bytes: &[u8]) -> Option<String> {
+    let mut rd = bytes;
+    let v = rmpv::decode::read_value(&mut rd).ok()?;
+    if !rd.is_empty() || !matches!(v, rmpv::Value::Map(_)) {
+        return None;
+    }
+    let mut out = String::from("---\n");
+    write_map(&v, 0, false, &mut out)?;
+    out.push_str("...\n");
+    Some(out)
+}
+
+/// The entries of `map`, keys at column `col`; the first key continues the
+/// current line (after `- `) when `inline`.
+fn write_map(map: &rmpv::Value, col: usize, inline: bool, out: &mut String) -> Option<()> {
+    let rmpv::Value::Map(entries) = map else {
+        return None;
+    };
+    if entries.is_empty() {
+        return None;
+    }
+    let mut items: Vec<(&str, &rmpv::Value)> = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
+        items.push((k.as_str().filter(|k| key_text(k))?, v));
+    }
+    items.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+    if items.windows(2).any(|w| w[0].0 == w[1].0) {
+        return None;
+    }
+    for (i, (k, v)) in items.into_iter().enumerate() {
+        if !(inline && i == 0) {
+            out.extend(std::iter::repeat_n(' ', col));
+        }
+        out.push_str(k);
+        out.push(':');
+        match v {
+            rmpv::Value::Map(_) => {
+                out.push('\n');
+                write_map(v, col + 2, false, out)?;
+            }
+            rmpv::Value::Array(a) => {
+                if a.is_empty() {
+                    return None;
+                }
+                out.push('\n');
+                for item in a {
+                    out.extend(std::iter::repeat_n(' ', col + 2));
+                    out.push_str("- ");
+                    match item {
+                        rmpv::Value::Map(_) => write_map(item, col + 4, true, out)?,
+                        rmpv::Value::Array(_) => return None,
+                        s => {
+                            out.push_str(&scalar(s)?);
+                            out.push('\n');
+                        }
+                    }
+                }
+            }
+            s => {
+                out.extend(std::iter::repeat_n(
+                    ' ',
+                    16usize.saturating_sub(k.len()).max(1),
+                ));
+                out.push_str(&scalar(s)?);
+                out.push('\n');
+            }
+        }
+    }
+    Some(())
+}
+
+/// A scalar as LLVM prints it, when it needs no tag.
+fn scalar(v: &rmpv::Value) -> Option<String> {
+    match v {
+        rmpv::Value::Boolean(b) => Some(b.to_string()),
+        rmpv::Value::Integer(i) => Some(i.to_string()),
+        rmpv::Value::String(s) => string(s.as_str()?),
+        _ => None,
+    }
+}
+
+/// Characters LLVM's YAML output leaves unquoted.
+fn safe(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'^' | b'.' | b',' | b' ')
+}
+
+/// A map key as LLVM prints it (as it is).
+fn key_text(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| safe(c) && c != b' ' && c != b',')
+}
+
+/// A string as LLVM's YAML output writes it: plain, or in single quotes
+/// (`'` doubled) when a character or the first one asks for quotes. `None`
+/// where LLVM would add a tag or double quotes (text that reads as a
+/// number, boolean or null; control or non-ASCII characters).
+fn string(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let first = *b.first()?;
+    // LLVM's YAML output quotes YAML 1.2's null and boolean words only
+    // (`N`, `yes`, `off` stay plain); these are left to llvm-readelf.
+    let words = [
+        "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE",
+    ];
+    if first.is_ascii_digit()
+        || matches!(first, b'+' | b'-' | b'.')
+        || words.contains(&s)
+        || !b.iter().all(|c| (0x20..0x7f).contains(c))
+    {
+        return None;
+    }
+    let quote = b.iter().any(|c| !safe(*c))
+        || b"?:\\,[]{}#&*!|>'\"%@`".contains(&first)
+        || first == b' '
+        || b[b.len() - 1] == b' ';
+    Some(if quote {
+        format!("'{}'", s.replace('\'', "''"))
+    } else {
+        s.to_string()
+    })
+}
+
 /// The YAML document after `AMDGPU Metadata:` in a `--notes` listing.
 pub fn extract_yaml(listing: &str) -> Option<String> {
     let at = listing.find("AMDGPU Metadata:")?;

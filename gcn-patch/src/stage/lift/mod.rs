@@ -24,15 +24,16 @@ use std::path::Path;
 use gcn_embed::TargetId;
 
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
+use crate::base::parse::{RegFile, RegisterRef};
 use crate::stage::assemble::TRIPLE;
 use crate::stage::toolchain::Toolchain;
 
-pub mod container;
-pub mod descriptor;
-pub mod disasm;
-pub mod elf;
-pub mod encode;
-pub mod metadata;
+pub(crate) mod container;
+pub(crate) mod descriptor;
+pub(crate) mod disasm;
+pub(crate) mod elf;
+pub(crate) mod encode;
+pub(crate) mod metadata;
 
 /// The comment that marks an instruction kept as its raw encoding:
 /// `.long 0x…, 0x… ; raw: <disassembly>`. The checks read such a line
@@ -138,7 +139,7 @@ pub struct Lifted {
 
 /// Lift the code object in `path`: a bare code object (`.co`/`.hsaco`), or
 /// one member of a container (offload bundle, host object with
-/// `.hip_fatbin`, IREE `.vmfb`; see [`container`]): the one for `target`,
+/// `.hip_fatbin`, IREE `.vmfb`; see `container`): the one for `target`,
 /// or the only one. Reads the file; writes nothing.
 pub fn lift_file(
     path: &Path,
@@ -251,7 +252,7 @@ pub fn lift(
         items.push(encode::Item::Insn(&texts[i], &insn.bytes));
     }
 
-    // Descriptors and metadata, as llvm-objdump and llvm-readelf print them.
+    // Descriptors and metadata.
     let kernels = co.kernels();
     let mut wanted = BTreeMap::new();
     for k in &kernels {
@@ -259,31 +260,18 @@ pub fn lift(
             wanted.insert(k.clone(), d);
         }
     }
-    let blocks = descriptor::objdump_blocks(tc, file.path(), &job)?;
     let code_use = descriptor::CodeUse {
         vcc: texts.iter().any(|t| uses_vcc(t)),
         sgprs: sgprs_used(&texts),
     };
-    let yaml = match &co.metadata {
-        Some(_) => Some(metadata::yaml(tc, file.path(), &job)?.ok_or_else(|| {
-            Diagnostic::error(
-                Code::NoMetadata,
-                format!(
-                    "cannot lift {}: llvm-readelf printed no AMDGPU metadata for its note",
-                    origin.display()
-                ),
-            )
-        })?),
-        None => None,
-    };
-    let parts = Parts {
+    let tools = Tools {
+        tc,
         co: &co,
         origin,
-        insns: &insns,
-        texts: &texts,
-        labels: &labels,
+        path: file.path(),
+        job: &job,
         wanted: &wanted,
-        yaml: yaml.as_deref(),
+        code_use,
     };
     let check = |asm: &str, verify: Verify| {
         verify(&Input {
@@ -294,60 +282,311 @@ pub fn lift(
             texts: &texts,
         })
     };
+    let lifted = |asm: String, notes, raw_descriptors, refused: usize, identity| Lifted {
+        asm,
+        target: co.target,
+        code_object_version: co.code_object_version,
+        kernels: kernels.clone(),
+        instructions: insns.len(),
+        raw_instructions: refused,
+        raw_descriptors,
+        notes,
+        identity,
+    };
 
-    // The descriptors: the first of llvm-objdump's block's variants that
-    // llvm-mc assembles to the original bytes (small inputs, cheap runs).
-    let descriptors = descriptor::lift(
-        tc,
-        &co.target,
-        co.code_object_version,
-        &wanted,
-        &blocks,
-        code_use,
-        &job,
-    )?;
-
-    // First the likely answer: every decoded instruction as text. When it
-    // rebuilds identical, that is the proof, and the per-instruction
-    // re-encoding run (llvm-mc printing every encoding: the costliest tool
-    // run of a lift after the disassembly) is not needed.
-    if let Some(verify) = verify {
-        let refused = encode::undecoded(&items);
-        let (asm, notes, raw_descriptors) = parts.finish(&refused, &descriptors);
-        if let Ok(identity) = check(&asm, verify) {
-            return Ok(Lifted {
-                asm,
-                target: co.target,
-                code_object_version: co.code_object_version,
-                kernels,
-                instructions: insns.len(),
-                raw_instructions: refused.len(),
-                raw_descriptors,
-                notes,
-                identity,
-            });
+    // First the likely answer: every decoded instruction as text, the
+    // descriptors and metadata as decoded and chosen here (what
+    // llvm-objdump -D, llvm-readelf and the descriptor's llvm-mc rounds
+    // would give). When it rebuilds identical, that is the proof, and none
+    // of those tool runs, nor the per-instruction re-encoding run
+    // (llvm-mc printing every encoding: the costliest tool run of a lift
+    // after the disassembly), is needed.
+    let here = verify.map(|_| tools.described_here()).transpose()?;
+    let attempt = |refused: &BTreeMap<usize, encode::Refusal>, d: &Described, verify: Verify| {
+        let (asm, notes, raw_descriptors) = tools
+            .parts(&insns, &texts, &labels, d)
+            .finish(refused, &d.descriptors);
+        check(&asm, verify)
+            .ok()
+            .map(|identity| lifted(asm, notes, raw_descriptors, refused.len(), identity))
+    };
+    if let (Some(verify), Some(here)) = (verify, &here) {
+        if let Some(done) = attempt(&encode::undecoded(&items), here, verify) {
+            return Ok(done);
         }
     }
 
     // Otherwise find the instructions that must stay raw: those llvm-mc
-    // rejects or encodes differently.
+    // rejects or encodes differently; and try again.
     let refused = encode::check(tc, &co.target, &items, &job)?;
-    let (asm, notes, raw_descriptors) = parts.finish(&refused, &descriptors);
+    if let (Some(verify), Some(here)) = (verify, &here) {
+        if let Some(done) = attempt(&refused, here, verify) {
+            return Ok(done);
+        }
+    }
+    // Last (and always without verification, where each descriptor is
+    // then checked by assembling it): the descriptors and metadata as the
+    // tools describe them.
+    let described = tools.described_by_tools()?;
+    let (asm, notes, raw_descriptors) = tools
+        .parts(&insns, &texts, &labels, &described)
+        .finish(&refused, &described.descriptors);
     let identity = match verify {
         Some(verify) => check(&asm, verify)?,
         None => Identity::NotVerified,
     };
-    Ok(Lifted {
-        asm,
-        target: co.target,
-        code_object_version: co.code_object_version,
-        kernels,
-        instructions: insns.len(),
-        raw_instructions: refused.len(),
-        raw_descriptors,
-        notes,
-        identity,
-    })
+    Ok(lifted(asm, notes, raw_descriptors, refused.len(), identity))
+}
+
+/// How far a lift of `bytes` describes its descriptors and metadata in
+/// this process, and whether that is what the tools give (for tests and
+/// surveys: a lift proves it by the identity check instead).
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct InProcess {
+    /// Every descriptor decoded here, not by `llvm-objdump -D`.
+    pub decoded: bool,
+    /// Every descriptor's block chosen by the model, not by `llvm-mc`.
+    pub predicted: bool,
+    /// The metadata YAML written here, not by `llvm-readelf`.
+    pub yaml: bool,
+    /// The tools keep a descriptor as raw bytes (then the model leaves
+    /// the choice to `llvm-mc`).
+    pub raw_descriptors: bool,
+    /// Where the two descriptions differ (empty: the same).
+    pub differences: Vec<String>,
+}
+
+/// [`InProcess`] for the code object `bytes` (runs `llvm-objdump -d` for
+/// the code's registers, then the tools a lift no longer runs).
+#[doc(hidden)]
+pub fn in_process(bytes: &[u8], origin: &Path, tc: &Toolchain) -> Result<InProcess, Diagnostics> {
+    let co = elf::read(bytes, origin)?;
+    let job = format!("lifting {}", origin.display());
+    let file = tempfile::Builder::new()
+        .suffix(".co")
+        .tempfile()
+        .and_then(|mut f| {
+            std::io::Write::write_all(&mut f, bytes)?;
+            Ok(f)
+        })
+        .map_err(|e| {
+            Diagnostic::error(
+                Code::TempFileFailed,
+                format!("cannot write a temporary file: {e}"),
+            )
+        })?;
+    let listing = disasm::disassemble(tc, &co.target, file.path(), &job)?;
+    let texts: Vec<String> = listing.insns.into_iter().map(|i| i.text).collect();
+    let mut wanted = BTreeMap::new();
+    for k in &co.kernels() {
+        if let Some(d) = descriptor_bytes(&co, k) {
+            wanted.insert(k.clone(), d);
+        }
+    }
+    let tools = Tools {
+        tc,
+        co: &co,
+        origin,
+        path: file.path(),
+        job: &job,
+        wanted: &wanted,
+        code_use: descriptor::CodeUse {
+            vcc: texts.iter().any(|t| uses_vcc(t)),
+            sgprs: sgprs_used(&texts),
+        },
+    };
+    let mut out = InProcess {
+        decoded: wanted
+            .values()
+            .all(|d| descriptor::decode(d, &co.target, co.code_object_version).is_some()),
+        yaml: co
+            .metadata
+            .as_deref()
+            .is_none_or(|m| metadata::yaml_of(m).is_some()),
+        ..InProcess::default()
+    };
+    let blocks = tools.objdump_blocks()?;
+    if out.decoded {
+        for (k, d) in &wanted {
+            let here = descriptor::decode(d, &co.target, co.code_object_version);
+            if blocks.get(k) != here.as_ref() {
+                let (a, b) = (
+                    here.unwrap_or_default(),
+                    blocks.get(k).cloned().unwrap_or_default(),
+                );
+                let only = |x: &[String], y: &[String]| {
+                    x.iter()
+                        .filter(|l| !y.contains(l))
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                out.differences.push(format!(
+                    "{k} ({}): decoded here only [{}], llvm-objdump -D only [{}]{}",
+                    co.target.name(),
+                    only(&a, &b),
+                    only(&b, &a),
+                    if a.len() == b.len() {
+                        ""
+                    } else {
+                        " (line counts differ)"
+                    }
+                ));
+            }
+        }
+    }
+    out.predicted = descriptor::predict(
+        &co.target,
+        co.code_object_version,
+        &wanted,
+        &blocks,
+        tools.code_use,
+    )
+    .is_some();
+    let here = tools.described_here()?;
+    let by_tools = tools.described_by_tools()?;
+    out.raw_descriptors = by_tools
+        .descriptors
+        .values()
+        .any(|d| matches!(d, descriptor::Lifted::Raw(_)));
+    for (k, d) in &by_tools.descriptors {
+        if here.descriptors.get(k) != Some(d) {
+            out.differences.push(format!(
+                "{k}: chosen here {:?}, by llvm-mc {d:?}",
+                here.descriptors.get(k)
+            ));
+        }
+    }
+    if here.yaml != by_tools.yaml {
+        out.differences.push(format!(
+            "metadata: written here\n{}\nby llvm-readelf\n{}",
+            here.yaml.unwrap_or_default(),
+            by_tools.yaml.unwrap_or_default()
+        ));
+    }
+    Ok(out)
+}
+
+/// How a lift writes the descriptors and the metadata.
+#[derive(Debug, PartialEq, Eq)]
+struct Described {
+    /// Each kernel's descriptor, as a block or raw bytes.
+    descriptors: BTreeMap<String, descriptor::Lifted>,
+    /// The metadata note as `.amdgpu_metadata` YAML.
+    yaml: Option<String>,
+}
+
+/// What describing the descriptors and metadata needs.
+struct Tools<'a> {
+    tc: &'a Toolchain,
+    co: &'a elf::CodeObject,
+    origin: &'a Path,
+    path: &'a Path,
+    job: &'a str,
+    wanted: &'a BTreeMap<String, [u8; 64]>,
+    code_use: descriptor::CodeUse,
+}
+
+impl<'a> Tools<'a> {
+    /// Decoded and chosen here where this crate knows how
+    /// ([`descriptor::decode`], [`descriptor::predict`],
+    /// [`metadata::yaml_of`]), else by the tools: unproved until the
+    /// identity check has built it.
+    fn described_here(&self) -> Result<Described, Diagnostic> {
+        let co = self.co;
+        let mut blocks = BTreeMap::new();
+        for (k, d) in self.wanted {
+            match descriptor::decode(d, &co.target, co.code_object_version) {
+                Some(b) => {
+                    blocks.insert(k.clone(), b);
+                }
+                None => {
+                    blocks = self.objdump_blocks()?;
+                    break;
+                }
+            }
+        }
+        let descriptors = match descriptor::predict(
+            &co.target,
+            co.code_object_version,
+            self.wanted,
+            &blocks,
+            self.code_use,
+        ) {
+            Some(d) => d,
+            None => self.assembled(&blocks)?,
+        };
+        let yaml = match co.metadata.as_deref().map(metadata::yaml_of) {
+            None => None,
+            Some(Some(y)) => Some(y),
+            Some(None) => Some(self.readelf_yaml()?),
+        };
+        Ok(Described { descriptors, yaml })
+    }
+
+    /// As llvm-objdump -D and llvm-readelf print them, each descriptor
+    /// variant assembled by llvm-mc.
+    fn described_by_tools(&self) -> Result<Described, Diagnostic> {
+        let blocks = self.objdump_blocks()?;
+        let descriptors = self.assembled(&blocks)?;
+        let yaml = match &self.co.metadata {
+            Some(_) => Some(self.readelf_yaml()?),
+            None => None,
+        };
+        Ok(Described { descriptors, yaml })
+    }
+
+    fn objdump_blocks(&self) -> Result<BTreeMap<String, Vec<String>>, Diagnostic> {
+        descriptor::objdump_blocks(self.tc, self.path, self.job)
+    }
+
+    /// The descriptors: the first of each block's variants that llvm-mc
+    /// assembles to the original bytes (small inputs, cheap runs).
+    fn assembled(
+        &self,
+        blocks: &BTreeMap<String, Vec<String>>,
+    ) -> Result<BTreeMap<String, descriptor::Lifted>, Diagnostic> {
+        descriptor::lift(
+            self.tc,
+            &self.co.target,
+            self.co.code_object_version,
+            self.wanted,
+            blocks,
+            self.code_use,
+            self.job,
+        )
+    }
+
+    fn readelf_yaml(&self) -> Result<String, Diagnostic> {
+        metadata::yaml(self.tc, self.path, self.job)?.ok_or_else(|| {
+            Diagnostic::error(
+                Code::NoMetadata,
+                format!(
+                    "cannot lift {}: llvm-readelf printed no AMDGPU metadata for its note",
+                    self.origin.display()
+                ),
+            )
+        })
+    }
+
+    fn parts<'p>(
+        &'p self,
+        insns: &'p [disasm::Insn],
+        texts: &'p [String],
+        labels: &'p BTreeMap<u64, Vec<String>>,
+        described: &'p Described,
+    ) -> Parts<'p> {
+        Parts {
+            co: self.co,
+            origin: self.origin,
+            insns,
+            texts,
+            labels,
+            wanted: self.wanted,
+            yaml: described.yaml.as_deref(),
+        }
+    }
 }
 
 /// What a lift emits from, apart from the two decisions [`Parts::finish`]
@@ -431,42 +670,39 @@ impl Parts<'_> {
     }
 }
 
+/// The words of an instruction's text that may name a register of
+/// `file` (`s7`, `s[8:11]` for SGPRs; `vcc`, `vcc_lo` for VCC), read by
+/// the one register parser, [`RegisterRef::parse`]. Mnemonics, modifiers
+/// and numbers are skipped before parsing (a lift reads every word of
+/// every instruction).
+fn registers(text: &str, file: RegFile) -> impl Iterator<Item = RegisterRef> + '_ {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '[' | ']' | ':' | '.')))
+        .filter(move |w| match file {
+            RegFile::Sgpr => {
+                w.len() > 1
+                    && w.as_bytes()[0] == b's'
+                    && matches!(w.as_bytes()[1], b'0'..=b'9' | b'[')
+            }
+            _ => w.starts_with("vcc"),
+        })
+        .filter_map(RegisterRef::parse)
+}
+
 /// Whether an instruction names `vcc` (`vcc`, `vcc_lo`, `vcc_hi`).
 fn uses_vcc(text: &str) -> bool {
-    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .any(|w| matches!(w, "vcc" | "vcc_lo" | "vcc_hi"))
+    registers(text, RegFile::Vcc)
+        .any(|r| matches!(r.file, RegFile::Vcc | RegFile::VccLo | RegFile::VccHi))
 }
 
 /// One past the highest SGPR the instructions name (`s7`, `s[8:11]`).
 fn sgprs_used(texts: &[String]) -> u32 {
-    let mut top = 0;
-    for t in texts {
-        let b = t.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            let word_start = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
-            if b[i] == b's' && word_start {
-                let rest = &t[i + 1..];
-                let (num, after) = match rest.strip_prefix('[') {
-                    Some(r) => {
-                        let hi = r.split(']').next().and_then(|x| x.split(':').nth(1));
-                        (hi, 0)
-                    }
-                    None => {
-                        let n = rest.bytes().take_while(u8::is_ascii_digit).count();
-                        let after = rest.as_bytes().get(n).copied().unwrap_or(b' ');
-                        (Some(&rest[..n]), after)
-                    }
-                };
-                let is_reg = !(after.is_ascii_alphanumeric() || after == b'_');
-                if let Some(n) = num.and_then(|n| n.parse::<u32>().ok()).filter(|_| is_reg) {
-                    top = top.max(n + 1);
-                }
-            }
-            i += 1;
-        }
-    }
-    top
+    texts
+        .iter()
+        .flat_map(|t| registers(t, RegFile::Sgpr))
+        .filter(|r| r.file == RegFile::Sgpr)
+        .map(|r| r.last + 1)
+        .max()
+        .unwrap_or(0)
 }
 
 /// Every byte of `.text` as instructions: the listing's, with any gap (bytes

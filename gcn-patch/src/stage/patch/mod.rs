@@ -2,7 +2,7 @@
 //!
 //! [`apply`] reads a source's dump, refuses it if its bytes do not match the
 //! pin ([`crate::ops::pin::pin()`] rewrites pins), applies its unified diffs in order
-//! ([`diff`]), then its structured rules in order (`rules`). Every output
+//! (`diff`), then its structured rules in order (`rules`). Every output
 //! line carries an [`Origin`](crate::base::provenance::Origin):
 //! `Source { file, line }` for dump lines (file as written in the manifest,
 //! relative to [`Manifest::dir`]), `Patch { file, hunk, line }` for `+` lines
@@ -10,7 +10,7 @@
 //! line in the patch file), `Rule(RuleOrigin { manifest, kernel, index, what })` for
 //! lines written or moved by a rule (`manifest` is the manifest's file name).
 
-pub mod diff;
+pub(crate) mod diff;
 pub(crate) mod rules;
 
 use std::borrow::Cow;

@@ -138,9 +138,9 @@ fn normalize(s: &str) -> String {
 /// [`LineKind`] (never from the rule engine's own reading of the text), so
 /// commented-out code (`/* … */`, `#`) is never matched.
 fn line_info(line: &Line) -> LineInfo {
-    let (label, kind) = match &line.kind {
+    let (label, kind) = match line.kind() {
         LineKind::LabeledLine { label, rest } => (Some(label.clone()), &**rest),
-        LineKind::Label(l) => (Some(l.clone()), &line.kind),
+        LineKind::Label(l) => (Some(l.clone()), line.kind()),
         k => (None, k),
     };
     let class = match kind {
@@ -159,13 +159,13 @@ fn line_info(line: &Line) -> LineInfo {
         (Class::Label | Class::Other, _) => String::new(),
         (_, Some(l)) => {
             // The code after `label:`.
-            let code = strip_comment(&line.text).trim_start();
+            let code = strip_comment(line.text()).trim_start();
             normalize(code.strip_prefix(l.as_str()).map_or(code, |r| &r[1..]))
         }
-        (_, None) => normalize(&line.text),
+        (_, None) => normalize(line.text()),
     };
     let mnemonic = match kind {
-        LineKind::Instruction(i) => Some(i.mnemonic.clone()),
+        LineKind::Instruction(i) => Some(i.mnemonic.to_string()),
         _ => None,
     };
     LineInfo {
@@ -638,7 +638,7 @@ fn find_set(lines: &[Line], info: &[LineInfo], ranges: &[Range<usize>], name: &s
     let mut v: Vec<usize> = ranges
         .iter()
         .flat_map(|r| r.clone())
-        .filter(|&i| match &lines[i].kind {
+        .filter(|&i| match lines[i].kind() {
             LineKind::Metadata => {
                 let key = info[i].norm.trim_start_matches("- ");
                 key.split(':').next() == Some(name) && key.contains(':')
@@ -928,12 +928,12 @@ mod tests {
         for text in &texts {
             for line in &crate::base::parse::parse(text).lines {
                 lines += 1;
-                *seen.entry(kind_name(&line.kind)).or_insert(0) += 1;
+                *seen.entry(kind_name(line.kind())).or_insert(0) += 1;
                 let info = line_info(line);
-                let at = format!("{:?} ({})", line.text, kind_name(&line.kind));
-                let (label, code) = match &line.kind {
+                let at = format!("{:?} ({})", line.text(), kind_name(line.kind()));
+                let (label, code) = match line.kind() {
                     LineKind::LabeledLine { label, rest } => (Some(label), &**rest),
-                    LineKind::Label(l) => (Some(l), &line.kind),
+                    LineKind::Label(l) => (Some(l), line.kind()),
                     k => (None, k),
                 };
                 if let Some(l) = label {
@@ -959,7 +959,7 @@ mod tests {
                     _ => {
                         // Whatever the text says once comment markers are
                         // dropped, no pattern selects it.
-                        let t = line.text.trim().trim_start_matches(['#', ';', '/', '*']);
+                        let t = line.text().trim().trim_start_matches(['#', ';', '/', '*']);
                         let t = t.trim_end_matches(['*', '/']).trim();
                         if !t.is_empty() {
                             assert!(!literal(t).matches(&info), "{at}");

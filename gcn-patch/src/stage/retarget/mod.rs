@@ -371,9 +371,9 @@ impl Cx<'_> {
 
     fn hidden_argument_line(&self) -> Option<usize> {
         self.file.lines.iter().position(|l| {
-            l.kind == LineKind::Metadata
-                && l.text.contains(".value_kind:")
-                && l.text.contains("hidden_")
+            *l.kind() == LineKind::Metadata
+                && l.text().contains(".value_kind:")
+                && l.text().contains("hidden_")
         })
     }
 
@@ -416,7 +416,7 @@ impl Cx<'_> {
             let list_lines: Vec<usize> = (*i + 1..self.file.lines.len())
                 .take_while(|&j| {
                     let t = self.input.text(j).trim_start();
-                    self.file.lines[j].kind == LineKind::Metadata && t.starts_with("- ")
+                    *self.file.lines[j].kind() == LineKind::Metadata && t.starts_with("- ")
                 })
                 .collect();
             if list_lines.len() == 2 && old.len() == 2 {

@@ -181,7 +181,7 @@ fn swapped(ins: &Instruction) -> Option<Instruction> {
     }
     ins.operands.get(2)?;
     let mut out = ins.clone();
-    out.mnemonic = mnemonic;
+    out.mnemonic = mnemonic.into();
     out.operands.swap(1, 2);
     Some(out)
 }

@@ -227,7 +227,7 @@ fn implicit_vcc(mnemonic: &str) -> bool {
 pub(crate) fn set_symbols(asm: &AsmFile) -> HashMap<String, String> {
     asm.lines
         .iter()
-        .filter_map(|l| match &l.kind {
+        .filter_map(|l| match l.kind() {
             crate::base::parse::LineKind::Set { name, value } => {
                 Some((name.clone(), value.clone()))
             }
@@ -359,7 +359,7 @@ fn analyze_kernel(
         d.sgpr_count = mv(".sgpr_count", md.sgpr_count);
         d.max_flat_workgroup_size = md.max_flat_workgroup_size.map(|(_, v)| v);
         d.metadata_name = md.name.as_ref().and_then(|(line, _)| {
-            let text = &asm.lines.get(*line)?.text;
+            let text = asm.lines.get(*line)?.text();
             let body = text.trim_start().trim_start_matches("- ");
             let indent = " ".repeat(text.len() - body.len());
             Some((*line, indent))

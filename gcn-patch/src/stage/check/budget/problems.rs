@@ -3,6 +3,7 @@
 //! oversteps it.
 
 use super::*;
+use crate::base::diag::Setting;
 
 /// One register bound: indices must stay below `limit`.
 pub(super) struct Bound<'a> {
@@ -50,15 +51,10 @@ pub(super) fn problems(
     let d = &kb.declared;
     let u = &kb.used;
     let mut out = vec![];
-    // Name the manifest's kernel (the label's), not the ELF symbol: that is
-    // the name kernels.toml and the commands know it by.
-    let manifest_kernel = label
-        .strip_prefix("kernel `")
-        .and_then(|rest| rest.split('`').next())
-        .unwrap_or(&kb.kernel);
-    let update_help = format!(
-        "or set `registers = \"update\"` for kernel `{manifest_kernel}` in kernels.toml to rewrite the counts (either changes the shipped code object: `gcn-patch objdiff` shows the new counts)"
-    );
+    // The first help of a finding an update of the counts would fix says
+    // how to fix it by hand; the caller, who knows how a register update is
+    // asked for (the manifest's `registers` key, an option), adds that way
+    // to it ([`Setting::UpdateRegisters`]).
 
     // --- usage beyond declarations -------------------------------------
     // The descriptor and the `.set` counts are blamed at the first
@@ -103,7 +99,9 @@ pub(super) fn problems(
             .iter()
             .map(|b| format!("{} to {}", b.decl.what, b.want))
             .collect();
-        diag = diag.with_help(format!("raise {}, {update_help}", raise.join(", ")));
+        diag = diag
+            .with_help(format!("raise {}", raise.join(", ")))
+            .about(Setting::UpdateRegisters);
         Some(Problem {
             line: first.line,
             token: Some(first.highlight()),
@@ -235,7 +233,8 @@ pub(super) fn problems(
                     .with_note(format!(
                         "without it the hardware does not allocate the extra SGPRs behind {name}"
                     ))
-                    .with_help(format!("set {} to 1, {update_help}", decl.what)),
+                    .with_help(format!("set {} to 1", decl.what))
+                    .about(Setting::UpdateRegisters),
                     related: vec![decl.line],
                 });
             }
@@ -280,7 +279,8 @@ pub(super) fn problems(
                 format!("{label}: {decl} contradicts the kernel's other register counts"),
             )
             .with_note(because)
-            .with_help(format!("set {} to {should}, {update_help}", decl.what)),
+            .with_help(format!("set {} to {should}", decl.what))
+            .about(Setting::UpdateRegisters),
             related: vec![],
         });
     };
@@ -371,7 +371,9 @@ pub(super) fn diagnose(traced: &Document, problems: Vec<Problem>) -> Vec<Diagnos
             let text = traced.text(p.line);
             let token = match p.token {
                 Some(Highlight::Operand(r)) => Some(r.to_string()),
-                Some(Highlight::Mnemonic) => traced.instruction(p.line).map(|i| i.mnemonic.clone()),
+                Some(Highlight::Mnemonic) => {
+                    traced.instruction(p.line).map(|i| i.mnemonic.to_string())
+                }
                 None => None,
             };
             let span = token.as_deref().and_then(|t| {

@@ -89,7 +89,7 @@ pub(super) fn plan_updates(
         if current.is_some_and(|x| x >= want) {
             return;
         }
-        let text = &asm.lines[v.line].text;
+        let text = asm.lines[v.line].text();
         let new_text = crate::base::parse::edit::replace_value(text, &want.to_string());
         if let Some(sym) = v.what.strip_prefix(".set ") {
             symbols.insert(sym.to_string(), want.to_string());
@@ -137,11 +137,7 @@ pub(super) fn plan_updates(
     // Missing counts of a hand-written kernel: fill them.
     if let Some(start) = d.descriptor_line {
         let indent = {
-            let next = asm
-                .lines
-                .get(start + 1)
-                .map(|l| l.text.as_str())
-                .unwrap_or("");
+            let next = asm.lines.get(start + 1).map(|l| l.text()).unwrap_or("");
             let trimmed = next.trim_start();
             if trimmed.starts_with(".amdhsa_") {
                 next[..next.len() - trimmed.len()].to_string()

@@ -198,7 +198,7 @@ fn value(
             )
             .find(|d| d.file == reg.file && d.first <= reg.last && reg.first <= d.last);
         let Some(d) = def else { continue };
-        let text = line.text.trim();
+        let text = line.text().trim();
         let why = || {
             format!(
                 "`{reg}` is set by `{text}` (line {}), not a constant",

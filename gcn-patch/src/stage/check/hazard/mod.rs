@@ -1,25 +1,25 @@
 //! Wait-counter hazards: does every instruction wait for the memory
 //! operations whose results it reads?
 //!
-//! * [`model`]: per generation, which instruction increments which counter,
+//! * `model`: per generation, which instruction increments which counter,
 //!   which registers it writes when it completes, which counters complete in
 //!   order (LLVM `SIInsertWaitcnts.cpp`, `AMDGPUUsage.rst`).
-//! * [`cfg`](mod@cfg): basic blocks and branches of each kernel.
-//! * [`analysis`]: the score-bracket data flow over the CFG, to a fixpoint
+//! * `cfg`: basic blocks and branches of each kernel.
+//! * `analysis`: the score-bracket data flow over the CFG, to a fixpoint
 //!   (pending operations carried across loop back edges; the kernel entry has
 //!   nothing pending).
-//! * [`suggest`]: for every wait, the loosest value that adds no hazard.
+//! * `suggest`: for every wait, the loosest value that adds no hazard.
 //!
 //! [`lint`] runs it on one file and returns rustc-style diagnostics: hazards
 //! (errors, or warnings with [`HazardPolicy::Warn`]), control flow or
 //! instructions the model cannot follow (warnings, never silently safe), and
 //! with `suggest` the loosenable waits (notes).
 
-pub mod analysis;
-pub mod cfg;
-pub mod lds;
-pub mod model;
-pub mod suggest;
+pub(crate) mod analysis;
+pub(crate) mod cfg;
+pub(crate) mod lds;
+pub(crate) mod model;
+pub(crate) mod suggest;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
@@ -150,7 +150,7 @@ fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelA
                                 .map(|c| (*c, 0, (0, 0)))
                                 .collect()
                         } else {
-                            wait_values(i, &line.text, &model.limits, &symbols)
+                            wait_values(i, line.text(), &model.limits, &symbols)
                         };
                         let vs: Vec<_> = vs.into_iter().filter(|(c, _, _)| model.has(*c)).collect();
                         waits.insert(inst.line, vs.iter().map(|(c, v, _)| (*c, *v)).collect());
@@ -338,7 +338,7 @@ pub(crate) fn lint_removed(
             for &l in lines {
                 let m = asm.lines[l]
                     .instruction()
-                    .map(|i| i.mnemonic.clone())
+                    .map(|i| i.mnemonic.to_string())
                     .unwrap_or_default();
                 out.push(
                     doc.locate(

@@ -743,7 +743,7 @@ pub(crate) fn flow_of(inst: &Instruction) -> Option<Flow> {
     let m = inst.mnemonic.as_str();
     let target = || {
         inst.operands.iter().find_map(|o| match o {
-            Operand::Symbol(s) | Operand::Expr(s) => Some(s.clone()),
+            Operand::Symbol(s) | Operand::Expr(s) => Some(s.to_string()),
             _ => None,
         })
     };

@@ -16,10 +16,10 @@ pub(super) fn render_may_alias(
     let mn = |l: usize| {
         asm.lines[l]
             .instruction()
-            .map(|i| i.mnemonic.clone())
+            .map(|i| i.mnemonic.to_string())
             .unwrap_or_default()
     };
-    let producer_text = crate::base::parse::strip_comment(&asm.lines[h.producer].text)
+    let producer_text = crate::base::parse::strip_comment(asm.lines[h.producer].text())
         .trim()
         .to_string();
     let wait = k
@@ -86,7 +86,7 @@ pub(super) fn render_hazard(
     let c = h.counter;
     let producer_text = asm.lines[h.producer]
         .instruction()
-        .map(|_| asm.lines[h.producer].text.trim().to_string())
+        .map(|_| asm.lines[h.producer].text().trim().to_string())
         .unwrap_or_default();
     let producer_text = producer_text
         .split(&[';'][..])
@@ -132,7 +132,7 @@ pub(super) fn render_hazard(
         HazardPolicy::Error | HazardPolicy::Strict => Diagnostic::error(Code::WaitHazard, msg),
         HazardPolicy::Warn => Diagnostic::warning(Code::WaitHazard, msg),
     };
-    let text = &asm.lines[h.line].text;
+    let text = asm.lines[h.line].text();
     let span = register_span(text, &h.register);
     let label = match h.access {
         Access::Read => format!("reads {}", pending.join(", ")),
@@ -167,7 +167,7 @@ pub(super) fn render_hazard(
     if let Some((wl, wv)) = h.last_wait {
         d = d.with_note(format!(
             "the last {c} wait on every path here is `{}` at {}",
-            asm.lines[wl].text.trim(),
+            asm.lines[wl].text().trim(),
             doc.origin_text(wl)
         ));
         if wv > h.needed && wl > h.producer {

@@ -139,7 +139,7 @@ fn fence_waits(k: &KernelAnalysis) -> BTreeSet<usize> {
 /// A suggestion as a note at the wait's origin.
 pub fn render(doc: &Document, k: &KernelAnalysis, s: &Suggestion) -> Diagnostic {
     let asm = doc.asm();
-    let text = asm.lines[s.line].text.trim().to_string();
+    let text = asm.lines[s.line].text().trim().to_string();
     let max = k.model.max(s.counter);
     let d = if s.whole_wait_useless {
         Diagnostic::note(

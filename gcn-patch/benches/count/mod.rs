@@ -1,16 +1,13 @@
-//! A counting global allocator for the memory-shape tests (`scale.rs`,
-//! `library_scale.rs`): bytes allocated and the peak of live bytes, no
-//! clock. A test binary installs it with
-//! `#[global_allocator] static GLOBAL: counting::Counting = counting::Counting;`
-//! and measures with [`measure`]. The counters are global: such a binary
-//! holds one test function, so no parallel test adds to them.
-
+//! A counting global allocator: bytes allocated, live and the peak of live
+//! bytes, for the line-model bench and test (`benches/line_model.rs`,
+//! `tests/line_model.rs`). Each binary that includes this module installs
+//! it as its global allocator.
 #![allow(dead_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
-/// The system allocator, counted.
+/// Forwards to the system allocator and counts.
 pub struct Counting;
 
 static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
@@ -45,14 +42,18 @@ unsafe impl GlobalAlloc for Counting {
     }
 }
 
-/// Bytes allocated by `f`, and its peak of live bytes above what was live
-/// when it started.
+/// Bytes live on the heap now.
+pub fn live() -> usize {
+    LIVE.load(Relaxed)
+}
+
+/// `f`'s result, the bytes it left live (live after minus live before)
+/// and its peak of live bytes above what was live when it started.
 pub fn measure<T>(f: impl FnOnce() -> T) -> (T, usize, usize) {
     let base = LIVE.load(Relaxed);
     PEAK.store(base, Relaxed);
-    let before = ALLOCATED.load(Relaxed);
     let out = f();
-    let allocated = ALLOCATED.load(Relaxed) - before;
+    let kept = LIVE.load(Relaxed).saturating_sub(base);
     let peak = PEAK.load(Relaxed).saturating_sub(base);
-    (out, allocated, peak)
+    (out, kept, peak)
 }
