@@ -427,7 +427,7 @@ pub fn rules(data: &[u8]) {
         }
     };
     for job in &plan.jobs {
-        if let Some(p) = plan.patched(job.kernel, job.source) {
+        if let Ok(p) = gcn_patch::pipeline::load(&m, job.kernel, job.source) {
             let printed = p.patched.print();
             assert_eq!(
                 gcn_patch::base::parse::parse(&printed).print(),

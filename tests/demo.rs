@@ -101,8 +101,8 @@ fn selection_follows_the_loader_rules_on_the_embedded_table() {
 #[test]
 fn patched_wait_counters_are_in_the_built_matmul() {
     let m = manifest();
-    let plan = gcn_patch::pipeline::plan(&m, &[]).unwrap_or_else(|d| panic!("{d}"));
-    let patched = plan.patched(0, 0).unwrap();
+    gcn_patch::pipeline::plan(&m, &[]).unwrap_or_else(|d| panic!("{d}"));
+    let patched = gcn_patch::pipeline::load(&m, 0, 0).unwrap_or_else(|d| panic!("{d}"));
     let original = std::fs::read_to_string(repo().join("asm/iree/gfx942/matmul.rocmasm")).unwrap();
     let (want, before) = (waitcnts(&patched.patched.print()), waitcnts(&original));
     assert_ne!(

@@ -443,7 +443,7 @@ impl Build {
             let path = build_dir
                 .join(&b.kernel)
                 .join(format!("{}.hsaco", target.replace(':', "_")));
-            write_if_changed(&path, &b.bytes, Durability::Unsynced)
+            write_if_changed(&path, &b.read()?, Durability::Unsynced)
                 .map_err(|e| io_error("write", &path, e))?;
             kernels[b.job.kernel].objects.push(EmbeddedObject {
                 target: target.clone(),

@@ -155,13 +155,26 @@ pub fn build(
         lock,
         accepted: 0,
     };
+    // Each job's files, found once (not a scan of every file per job).
+    let mut by_job: std::collections::HashMap<(usize, TargetId), Vec<&PathBuf>> =
+        std::collections::HashMap::new();
+    for (k, t, p) in &files {
+        by_job.entry((*k, *t)).or_default().push(p);
+    }
     for b in built {
         let mut written = Vec::new();
-        for (_, _, p) in files
-            .iter()
-            .filter(|(k, t, _)| *k == b.job.kernel && *t == b.target)
-        {
-            write_if_changed(p, &b.bytes, Durability::Unsynced).map_err(|e| {
+        let paths = by_job
+            .get(&(b.job.kernel, b.target))
+            .map_or(&[][..], Vec::as_slice);
+        // The object, read back from the build's cache (the engine keeps
+        // none in memory), once for all its files.
+        let bytes = if paths.is_empty() {
+            Vec::new()
+        } else {
+            b.read()?
+        };
+        for p in paths {
+            write_if_changed(p, &bytes, Durability::Unsynced).map_err(|e| {
                 Diagnostic::error(
                     Code::WriteFailed,
                     format!("cannot write `{}`: {e}", p.display()),

@@ -82,7 +82,7 @@ pub fn check(
         tools,
     } = opts;
     let (depth, jobs) = (*depth, *jobs);
-    use crate::pipeline::build::build_one;
+    use crate::pipeline::build::{build_loaded, each_job};
     let m = Manifest::load(manifest)?;
     let plan = pipeline::plan(&m, &[])?;
     if plan.jobs.is_empty() {
@@ -95,40 +95,38 @@ pub fn check(
         )
         .into());
     }
-    let results: Vec<Result<(Vec<Diagnostic>, usize), Diagnostics>> = if depth == Depth::Build {
+    // Each job loads its source (shared with its other targets) and drops
+    // it when done ([`pipeline::build::each_job`]).
+    let outcomes = if depth == Depth::Build {
         let work = scratch()?;
         let engine = tools.engine(&m, jobs, work.path())?;
         let max_jobs = engine.max_jobs;
         let tally = Tally::start(progress, Task::Check, plan.jobs.len(), max_jobs);
         let opts = engine.options(&crate::base::jobs::Unlimited, None);
-        crate::base::jobs::run(plan.jobs.clone(), max_jobs, opts.tokens, |job| {
+        each_job(&m, &plan, max_jobs, opts.tokens, |job, source| {
             let kernel = &m.kernels[job.kernel].name;
-            let target = job.target;
             let counted = Finished {
                 tally: &tally,
                 kernel,
-                target: &target,
+                target: &job.target,
                 outcome: std::cell::Cell::new(Outcome::Failed),
             };
             crate::base::jobs::test_panic_point("check", kernel);
-            let built = build_one(&m, &plan, &opts, job);
+            let built = source().and_then(|p| build_loaded(&m, &opts, job, &p));
             if let Ok(b) = &built {
                 counted.outcome.set(Outcome::Built(b.state()));
             }
             built.map(|b| (b.notes, b.accepted))
         })
-        .into_iter()
-        .zip(&plan.jobs)
-        .map(|(r, job)| {
-            r.unwrap_or_else(|p| Err(panicked(p, &m.kernels[job.kernel].name, &job.target)))
-        })
-        .collect()
     } else {
         let major = tools.assembler_major(Some(&m));
         let tally = Tally::start(progress, Task::Check, plan.jobs.len(), 1);
-        plan.jobs
-            .iter()
-            .map(|job| {
+        each_job(
+            &m,
+            &plan,
+            1,
+            &crate::base::jobs::Unlimited,
+            |job, source| {
                 let kernel = &m.kernels[job.kernel].name;
                 let counted = Finished {
                     tally: &tally,
@@ -136,18 +134,24 @@ pub fn check(
                     target: &job.target,
                     outcome: std::cell::Cell::new(Outcome::Failed),
                 };
-                let r = crate::base::jobs::catch(|| {
-                    crate::base::jobs::test_panic_point("check", kernel);
-                    pipeline::prepare(&m, &plan, job, major).map(|p| (p.notes, p.accepted))
-                })
-                .unwrap_or_else(|p| Err(panicked(p, kernel, &job.target)));
+                crate::base::jobs::test_panic_point("check", kernel);
+                let r = source()
+                    .and_then(|p| pipeline::prepare_loaded(&m, job, &p, major))
+                    .map(|p| (p.notes, p.accepted));
                 if r.is_ok() {
                     counted.outcome.set(Outcome::Done);
                 }
                 r
-            })
-            .collect()
+            },
+        )
     };
+    let results: Vec<Result<(Vec<Diagnostic>, usize), Diagnostics>> = outcomes
+        .into_iter()
+        .zip(&plan.jobs)
+        .map(|(r, job)| {
+            r.unwrap_or_else(|p| Err(panicked(p, &m.kernels[job.kernel].name, &job.target)))
+        })
+        .collect();
     let mut report = CheckReport {
         jobs: Vec::with_capacity(plan.jobs.len()),
         errors: Vec::new(),

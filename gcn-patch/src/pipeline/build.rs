@@ -23,13 +23,15 @@
 //!     progress: None,
 //! };
 //! for built in build::build_all(&manifest, &plan, &opts)? {
-//!     std::fs::write(format!("out/{}-{}.hsaco", built.kernel, built.target.name()), &built.bytes)
+//!     let bytes = built.read()?;
+//!     std::fs::write(format!("out/{}-{}.hsaco", built.kernel, built.target.name()), bytes)
 //!         .unwrap();
 //! }
 //! # Ok(()) }
 //! ```
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use gcn_embed::TargetId;
 
@@ -40,7 +42,7 @@ use crate::base::progress::{Item, Outcome, Tally, Task};
 use crate::config::lock;
 use crate::config::manifest::Manifest;
 use crate::pipeline::cache::{self, Hit, ObjectCache};
-use crate::pipeline::{self, Job, Plan, Prepared};
+use crate::pipeline::{self, Job, Plan, Prepared, Sources};
 use crate::stage::assemble;
 use crate::stage::link;
 use crate::stage::toolchain::Toolchain;
@@ -76,9 +78,11 @@ pub struct BuiltJob {
     pub kernel: String,
     /// Target it was built for.
     pub target: TargetId,
-    /// The verified code object.
-    pub bytes: Vec<u8>,
-    /// Hex sha256 of `bytes`.
+    /// The verified code object, in the build's own cache
+    /// ([`ObjectCache::local_entry`]): the engine keeps no object in
+    /// memory after its job ([`BuiltJob::read`] reads it back).
+    pub object: PathBuf,
+    /// Hex sha256 of the object.
     pub sha256: String,
     /// Hex sha256 of the patched, retargeted asm that was assembled.
     pub asm_sha256: String,
@@ -93,6 +97,33 @@ pub struct BuiltJob {
 }
 
 impl BuiltJob {
+    /// The code object's bytes, read from the build's cache and checked
+    /// against [`BuiltJob::sha256`].
+    pub fn read(&self) -> Result<Vec<u8>, Diagnostics> {
+        let failed = |why: String| {
+            Diagnostics::from(
+                Diagnostic::error(
+                    Code::ReadFailed,
+                    format!(
+                        "cannot read the code object of kernel `{}` for {} from the object cache `{}`: {why}",
+                        self.kernel,
+                        self.target.name(),
+                        self.object.display()
+                    ),
+                )
+                .with_help("something removed or changed the build's cache while it ran: build again"),
+            )
+        };
+        let bytes = std::fs::read(&self.object).map_err(|e| failed(e.to_string()))?;
+        if sha256_hex(&bytes) != self.sha256 {
+            return Err(failed(format!(
+                "its sha256 is not the built object's ({})",
+                self.sha256
+            )));
+        }
+        Ok(bytes)
+    }
+
     /// Where the object came from.
     pub fn state(&self) -> State {
         match self.cached {
@@ -104,25 +135,25 @@ impl BuiltJob {
 }
 
 /// Build every job of `plan` (in parallel, cached); results in plan order.
-/// Every job's failure is collected, not just the first.
+/// Every job's failure is collected, not just the first. Each source is
+/// loaded by its first job and dropped after its last ([`each_job`]).
 pub fn build_all(
     manifest: &Manifest,
     plan: &Plan,
     opts: &BuildOptions,
 ) -> Result<Vec<BuiltJob>, Diagnostics> {
     let tally = Tally::start(opts.progress, Task::Build, plan.jobs.len(), opts.max_jobs);
-    let results = jobs::run(plan.jobs.clone(), opts.max_jobs, opts.tokens, |job| {
+    let results = each_job(manifest, plan, opts.max_jobs, opts.tokens, |job, source| {
         let kernel = &manifest.kernels[job.kernel].name;
-        let target = job.target;
         // A panic below is caught by `jobs::run`; the job is counted then too.
         let counted = Finished {
             tally: &tally,
             kernel,
-            target: &target,
+            target: &job.target,
             outcome: std::cell::Cell::new(Outcome::Failed),
         };
         jobs::test_panic_point("build", kernel);
-        let result = build_job(manifest, plan, opts, job);
+        let result = source().and_then(|p| build_loaded(manifest, opts, job, &p));
         if let Ok(b) = &result {
             counted.outcome.set(Outcome::Built(b.state()));
         }
@@ -164,6 +195,44 @@ pub fn build_all(
     }
 }
 
+/// Run `f` on every job of `plan`, at most `max_jobs` at once (bounded by
+/// `tokens`); results in plan order, a job that panicked as
+/// `Err(Panicked)`. `f` gets the job and its source's loader: the source
+/// loaded and patched ([`pipeline::load`]), by the first of its jobs to ask,
+/// and dropped when the last of them ends ([`Sources`]), so memory holds
+/// the documents of the jobs in flight, whatever the size of the manifest.
+pub fn each_job<R, F>(
+    manifest: &Manifest,
+    plan: &Plan,
+    max_jobs: usize,
+    tokens: &dyn Tokens,
+    f: F,
+) -> Vec<Result<R, jobs::Panicked>>
+where
+    R: Send,
+    F: Fn(&Job, &dyn Fn() -> Result<Arc<pipeline::Patched>, Diagnostics>) -> R + Sync,
+{
+    let sources = Sources::new(manifest, &plan.jobs);
+    jobs::run(plan.jobs.clone(), max_jobs, tokens, |job| {
+        /// Tells `sources` the job is done, even when it panics.
+        struct Done<'a, 'm>(&'a Sources<'m>, &'a Job);
+        impl Drop for Done<'_, '_> {
+            fn drop(&mut self) {
+                self.0.done(self.1);
+            }
+        }
+        let _done = Done(&sources, &job);
+        let load = || {
+            if plan.checked(job.kernel, job.source) {
+                sources.get(&job)
+            } else {
+                Err(pipeline::not_patched(manifest, &job))
+            }
+        };
+        f(&job, &load)
+    })
+}
+
 /// Reports a kernel × target job to its [`Tally`] when dropped: when it
 /// returns and when it unwinds (a panicking job is counted, as failed).
 pub(crate) struct Finished<'a> {
@@ -197,6 +266,11 @@ pub(crate) fn job_panicked(p: jobs::Panicked, kernel: &str, target: &TargetId) -
 /// features an asm text adds, [`assemble::asm_features`], follow from the asm
 /// and the target, both in the key).
 pub fn cache_key(toolchain: &Toolchain, prepared: &Prepared) -> String {
+    cache_key_of(toolchain, prepared, &prepared.asm.print())
+}
+
+/// [`cache_key`] with the prepared asm already printed (`asm`).
+fn cache_key_of(toolchain: &Toolchain, prepared: &Prepared, asm: &str) -> String {
     let clang = assemble::clang_command(
         toolchain,
         &prepared.target,
@@ -208,7 +282,7 @@ pub fn cache_key(toolchain: &Toolchain, prepared: &Prepared) -> String {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     cache::key(&[
-        &prepared.asm.print(),
+        asm,
         &prepared.target.name(),
         &prepared.code_object_version.to_string(),
         &toolchain.identity(),
@@ -218,26 +292,31 @@ pub fn cache_key(toolchain: &Toolchain, prepared: &Prepared) -> String {
 }
 
 /// Prepare one job, then take it from the cache or assemble + link + verify
-/// it (one job of [`build_all`]; `gcn-patch check` runs them itself to report
-/// each job's outcome).
+/// it (one job of [`build_all`], loading its source itself).
 pub fn build_one(
     manifest: &Manifest,
     plan: &Plan,
     opts: &BuildOptions,
     job: Job,
 ) -> Result<BuiltJob, Diagnostics> {
-    build_job(manifest, plan, opts, job)
+    let (patched, _) = pipeline::job_inputs(manifest, plan, &job, opts.toolchain.version.major)?;
+    build_loaded(manifest, opts, &job, &patched)
 }
 
-/// [`build_one`].
-fn build_job(
+/// [`build_one`] with the job's source loaded (one job of [`build_all`] and
+/// of `gcn-patch check`, through [`each_job`]).
+pub fn build_loaded(
     manifest: &Manifest,
-    plan: &Plan,
     opts: &BuildOptions,
-    job: Job,
+    job: &Job,
+    patched: &pipeline::Patched,
 ) -> Result<BuiltJob, Diagnostics> {
-    let prepared = pipeline::prepare(manifest, plan, &job, opts.toolchain.version.major)?;
-    let key = cache_key(opts.toolchain, &prepared);
+    let prepared = pipeline::prepare_loaded(manifest, job, patched, opts.toolchain.version.major)?;
+    // The assembler's input, printed once for the key and the lock.
+    let asm = prepared.asm.print();
+    let key = cache_key_of(opts.toolchain, &prepared, &asm);
+    let asm_sha256 = sha256_hex(asm.as_bytes());
+    drop(asm);
     let valid = |b: &[u8]| pipeline::verify(b, &prepared).is_ok();
     let (bytes, cached) = match opts.cache.get(&key, &valid) {
         Some((bytes, hit)) => (bytes, Some(hit)),
@@ -272,13 +351,13 @@ fn build_job(
         kernel: prepared.kernel.clone(),
         target: prepared.target,
         sha256: sha256_hex(&bytes),
-        asm_sha256: sha256_hex(prepared.asm.print().as_bytes()),
-        bytes,
+        asm_sha256,
+        object: opts.cache.local_entry(&key),
         cached,
         symbols: prepared.symbols,
         notes: prepared.notes,
         accepted: prepared.accepted,
-        job,
+        job: job.clone(),
     })
 }
 

@@ -157,7 +157,9 @@ impl ObjectCache {
 
     /// The bytes stored under `key` that `valid` accepts: local first, then
     /// shared (a shared hit is copied into the local directory and its time
-    /// refreshed, so it counts as recently used).
+    /// refreshed, so it counts as recently used). After a hit the local
+    /// entry holds the bytes ([`ObjectCache::local_entry`]): a shared entry
+    /// that cannot be copied there is no hit.
     pub fn get(&self, key: &str, valid: &dyn Fn(&[u8]) -> bool) -> Option<(Vec<u8>, Hit)> {
         if let Ok(bytes) = fs::read(self.local_entry(key)) {
             if valid(&bytes) {
@@ -168,7 +170,7 @@ impl ObjectCache {
         let path = entry(&shared.dir, key);
         let bytes = fs::read(&path).ok().filter(|b| valid(b))?;
         touch(&path);
-        let _ = write_if_changed(&self.local_entry(key), &bytes, Durability::Unsynced);
+        write_if_changed(&self.local_entry(key), &bytes, Durability::Unsynced).ok()?;
         Some((bytes, Hit::Shared))
     }
 

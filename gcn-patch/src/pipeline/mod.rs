@@ -14,7 +14,6 @@ pub mod build;
 pub mod cache;
 pub mod engine;
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use gcn_embed::TargetId;
@@ -53,18 +52,107 @@ pub struct Patched {
     pub unchanged: bool,
 }
 
-/// Every job of a manifest, with each source's patches applied once.
+/// Every job of a manifest, each source's pin and patches checked.
+///
+/// The plan holds indices and targets, never a document: a job loads and
+/// patches its source when it runs ([`load`]; the build engine shares one
+/// load between the jobs of a source and drops it after the last of them,
+/// see [`Sources`]), so the memory of a whole library's check or build
+/// depends on the jobs in flight, not on the number of sources.
 #[derive(Debug, Clone)]
 pub struct Plan {
     /// Jobs in manifest order: kernel, source, target.
     pub jobs: Vec<Job>,
-    patched: BTreeMap<(usize, usize), Patched>,
+    /// The sources whose pin and patches were checked: (kernel, source).
+    checked: std::collections::BTreeSet<(usize, usize)>,
 }
 
 impl Plan {
-    /// The patched text of a source.
-    pub fn patched(&self, kernel: usize, source: usize) -> Option<&Patched> {
-        self.patched.get(&(kernel, source))
+    /// Whether planning checked the pin and patches of source `source` of
+    /// kernel `kernel` (every source of a manifest that planned).
+    pub fn checked(&self, kernel: usize, source: usize) -> bool {
+        self.checked.contains(&(kernel, source))
+    }
+}
+
+/// Read source `source` of kernel `kernel` and apply its patches: the dump
+/// as read (pin checked) and patched. What a job does first; [`plan`]
+/// checks that it succeeds for every source, but keeps nothing of it.
+pub fn load(manifest: &Manifest, kernel: usize, source: usize) -> Result<Patched, Diagnostics> {
+    let k = &manifest.kernels[kernel];
+    let (original, patched) =
+        crate::stage::patch::apply_keeping_original(manifest, k, &k.sources[source])?;
+    Ok(Patched {
+        unchanged: original.same_lines(&patched),
+        original,
+        patched,
+    })
+}
+
+/// The patched sources of a set of jobs, each loaded ([`load`]) by the first
+/// of its jobs to ask and dropped when the last of them is done: the build
+/// engine's memory holds the sources of the jobs in flight (jobs of one
+/// source are adjacent in a plan), never every source of the manifest.
+pub struct Sources<'m> {
+    manifest: &'m Manifest,
+    slots: std::collections::HashMap<(usize, usize), std::sync::Mutex<Slot>>,
+}
+
+/// One source of [`Sources`]: how many of its jobs are not done yet, and the
+/// load, while any of them may still ask for it.
+struct Slot {
+    remaining: usize,
+    loaded: Option<Result<std::sync::Arc<Patched>, Diagnostics>>,
+}
+
+impl<'m> Sources<'m> {
+    /// The sources of `jobs`, none loaded yet.
+    pub fn new(manifest: &'m Manifest, jobs: &[Job]) -> Self {
+        let mut slots: std::collections::HashMap<(usize, usize), std::sync::Mutex<Slot>> =
+            std::collections::HashMap::new();
+        for j in jobs {
+            slots
+                .entry((j.kernel, j.source))
+                .or_insert_with(|| {
+                    std::sync::Mutex::new(Slot {
+                        remaining: 0,
+                        loaded: None,
+                    })
+                })
+                .get_mut()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remaining += 1;
+        }
+        Sources { manifest, slots }
+    }
+
+    /// The source of `job`, patched: loaded now if no other job of it has
+    /// (another job of the same source waits for the one loading it), else
+    /// the shared load. Call [`Sources::done`] when the job ends.
+    pub fn get(&self, job: &Job) -> Result<std::sync::Arc<Patched>, Diagnostics> {
+        let load = || load(self.manifest, job.kernel, job.source).map(std::sync::Arc::new);
+        let Some(slot) = self.slots.get(&(job.kernel, job.source)) else {
+            // Not one of the jobs given to `new`: loaded for this call alone.
+            return load();
+        };
+        let mut slot = slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        slot.loaded.get_or_insert_with(load).clone()
+    }
+
+    /// `job` is done with its source: after the last job of a source, its
+    /// load is dropped (when the jobs' own references to it are).
+    pub fn done(&self, job: &Job) {
+        if let Some(slot) = self.slots.get(&(job.kernel, job.source)) {
+            let mut slot = slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            slot.remaining = slot.remaining.saturating_sub(1);
+            if slot.remaining == 0 {
+                slot.loaded = None;
+            }
+        }
     }
 }
 
@@ -79,17 +167,19 @@ pub fn builds_for(source: &crate::config::manifest::SourceSpec, target: &TargetI
             .any(|s| s.processor.generation == target.processor.generation)
 }
 
-/// Build the plan: pins, patches and rules of every source; then one job per
-/// source × target (plus `extra` targets of the same generation as a source's own).
-/// All failures are collected, not just the first. One source at a time; see
-/// [`plan_with`] to patch sources in parallel.
+/// Build the plan: pins, patches and rules of every source checked; then one
+/// job per source × target (plus `extra` targets of the same generation as a
+/// source's own). All failures are collected, not just the first. One source
+/// at a time; see [`plan_with`] to check sources in parallel.
 pub fn plan(manifest: &Manifest, extra: &[TargetId]) -> Result<Plan, Diagnostics> {
     plan_with(manifest, extra, 1, &crate::base::jobs::Unlimited)
 }
 
-/// [`plan`], patching up to `max_workers` sources at once, bounded by
+/// [`plan`], checking up to `max_workers` sources at once, bounded by
 /// `tokens` like the build's jobs ([`crate::base::jobs::run`]). The result, and the
-/// order of any errors, do not depend on the worker count.
+/// order of any errors, do not depend on the worker count. Each source is
+/// checked and dropped ([`crate::stage::patch::check`]): a source without
+/// patches or rules is read, its pin and text checked, and not parsed.
 pub fn plan_with(
     manifest: &Manifest,
     extra: &[TargetId],
@@ -105,10 +195,10 @@ pub fn plan_with(
     let results = crate::base::jobs::run(sources.clone(), max_workers, tokens, |(ki, si)| {
         let kernel = &manifest.kernels[ki];
         crate::base::jobs::test_panic_point("patch", &kernel.name);
-        crate::stage::patch::apply_keeping_original(manifest, kernel, &kernel.sources[si])
+        crate::stage::patch::check(manifest, kernel, &kernel.sources[si])
     });
     let mut jobs = Vec::new();
-    let mut patched = BTreeMap::new();
+    let mut checked = std::collections::BTreeSet::new();
     let mut errors = Vec::new();
     for ((ki, si), result) in sources.into_iter().zip(results) {
         let result = result.unwrap_or_else(|p| {
@@ -122,15 +212,8 @@ pub fn plan_with(
                 .into())
         });
         match result {
-            Ok((original, patched_text)) => {
-                patched.insert(
-                    (ki, si),
-                    Patched {
-                        unchanged: original.same_lines(&patched_text),
-                        original,
-                        patched: patched_text,
-                    },
-                );
+            Ok(()) => {
+                checked.insert((ki, si));
             }
             Err(d) => errors.extend(d.0),
         }
@@ -150,7 +233,7 @@ pub fn plan_with(
         }
     }
     if errors.is_empty() {
-        Ok(Plan { jobs, patched })
+        Ok(Plan { jobs, checked })
     } else {
         Err(Diagnostics(errors))
     }
@@ -182,28 +265,40 @@ pub fn label(kernel: &str, target: &TargetId) -> String {
     format!("kernel `{kernel}` for {}", target.name())
 }
 
-/// A job's source, patched, and the retargeting options for its target.
-pub fn job_inputs<'p>(
+/// A job's source, loaded and patched ([`load`]), and the retargeting
+/// options for its target. The job must be one of `plan`'s.
+pub fn job_inputs(
     manifest: &Manifest,
-    plan: &'p Plan,
+    plan: &Plan,
     job: &Job,
     llvm_major: u32,
-) -> Result<(&'p Patched, RetargetOptions), Diagnostics> {
-    let patched = plan.patched(job.kernel, job.source).ok_or_else(|| {
-        Diagnostics::from(Diagnostic::error(
-            Code::NotPatched,
-            format!(
-                "{}: its source was not patched",
-                label(&manifest.kernels[job.kernel].name, &job.target)
-            ),
-        ))
-    })?;
-    let opts = RetargetOptions {
+) -> Result<(Patched, RetargetOptions), Diagnostics> {
+    if !plan.checked(job.kernel, job.source) {
+        return Err(not_patched(manifest, job));
+    }
+    let patched = load(manifest, job.kernel, job.source)?;
+    Ok((patched, retarget_options(manifest, job, llvm_major)))
+}
+
+/// The error for a job whose source its plan did not check (a job of
+/// another plan).
+pub(crate) fn not_patched(manifest: &Manifest, job: &Job) -> Diagnostics {
+    Diagnostics::from(Diagnostic::error(
+        Code::NotPatched,
+        format!(
+            "{}: its source was not patched",
+            label(&manifest.kernels[job.kernel].name, &job.target)
+        ),
+    ))
+}
+
+/// The retargeting options of `job`.
+fn retarget_options(manifest: &Manifest, job: &Job, llvm_major: u32) -> RetargetOptions {
+    RetargetOptions {
         target: job.target,
         code_object_version: manifest.defaults.code_object_version,
         assembler_llvm_major: llvm_major,
-    };
-    Ok((patched, opts))
+    }
 }
 
 /// Retarget and check one job. `llvm_major` is the LLVM that will assemble it.
@@ -216,7 +311,19 @@ pub fn prepare(
     job: &Job,
     llvm_major: u32,
 ) -> Result<Prepared, Diagnostics> {
-    let mut p = prepare_every_finding(manifest, plan, job, llvm_major)?;
+    let (patched, _) = job_inputs(manifest, plan, job, llvm_major)?;
+    prepare_loaded(manifest, job, &patched, llvm_major)
+}
+
+/// [`prepare`] with the job's source already loaded ([`load`], [`Sources`]):
+/// the build engine loads a source once for all its targets.
+pub fn prepare_loaded(
+    manifest: &Manifest,
+    job: &Job,
+    patched: &Patched,
+    llvm_major: u32,
+) -> Result<Prepared, Diagnostics> {
+    let mut p = every_finding(manifest, job, patched, llvm_major)?;
     let kernel = &manifest.kernels[job.kernel];
     let (shown, hidden) =
         crate::config::accept::filter(kernel, &job.target, std::mem::take(&mut p.notes))?;
@@ -233,8 +340,19 @@ pub fn prepare_every_finding(
     job: &Job,
     llvm_major: u32,
 ) -> Result<Prepared, Diagnostics> {
+    let (patched, _) = job_inputs(manifest, plan, job, llvm_major)?;
+    every_finding(manifest, job, &patched, llvm_major)
+}
+
+/// [`prepare_every_finding`] of a loaded source.
+fn every_finding(
+    manifest: &Manifest,
+    job: &Job,
+    patched: &Patched,
+    llvm_major: u32,
+) -> Result<Prepared, Diagnostics> {
     let kernel = &manifest.kernels[job.kernel];
-    let (patched, opts) = job_inputs(manifest, plan, job, llvm_major)?;
+    let opts = retarget_options(manifest, job, llvm_major);
     let mut prepared = prepare_checked(
         &kernel.name,
         Some((&patched.original, patched.unchanged)),

@@ -69,29 +69,31 @@ pub fn apply_diffs(
     read_and_diff(manifest, kernel, source).map(|(_, t)| t)
 }
 
+/// What [`apply`] checks, keeping nothing: the dump's pin and text and, for
+/// a source with diffs or rules, every one of them. A source with neither is
+/// read and not parsed ([`apply`] of it fails only where reading does).
+pub fn check(
+    manifest: &Manifest,
+    kernel: &KernelSpec,
+    source: &SourceSpec,
+) -> Result<(), Diagnostics> {
+    if source.patches.is_empty() && source.rules.is_empty() {
+        read_text(manifest, kernel, source).map(drop)
+    } else {
+        apply_keeping_original(manifest, kernel, source).map(drop)
+    }
+}
+
 /// Pin check, then the diffs in order: (dump as read, after the diffs).
 fn read_and_diff(
     manifest: &Manifest,
     kernel: &KernelSpec,
     source: &SourceSpec,
 ) -> Result<(Document, Document), Diagnostics> {
+    let text = read_text(manifest, kernel, source)?;
     let context = context(kernel, source);
-    let bytes = std::fs::read(&source.asm).map_err(|e| {
-        Diagnostic::error(
-            Code::ReadFailed,
-            format!("cannot read dump `{}`: {e}", source.rel.display()),
-        )
-        .with_note(context.clone())
-    })?;
-    check_pin(manifest, &kernel.name, source, &bytes)?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        Diagnostic::error(
-            Code::NotUtf8,
-            format!("dump `{}` is not UTF-8 text: {e}", source.rel.display()),
-        )
-        .with_help("name the assembly (.s/.rocmasm) file, not a binary")
-    })?;
     let original = Document::from_source(&text, &source.rel);
+    drop(text);
     // The first diff copies what it keeps of the original; later ones move.
     let mut t = Cow::Borrowed(&original);
     for pf in &source.patches {
@@ -105,6 +107,29 @@ fn read_and_diff(
     }
     let t = t.into_owned();
     Ok((original, t))
+}
+
+/// The dump's text: read, its pin checked, UTF-8.
+fn read_text(
+    manifest: &Manifest,
+    kernel: &KernelSpec,
+    source: &SourceSpec,
+) -> Result<String, Diagnostics> {
+    let bytes = std::fs::read(&source.asm).map_err(|e| {
+        Diagnostic::error(
+            Code::ReadFailed,
+            format!("cannot read dump `{}`: {e}", source.rel.display()),
+        )
+        .with_note(context(kernel, source))
+    })?;
+    check_pin(manifest, &kernel.name, source, &bytes)?;
+    Ok(String::from_utf8(bytes).map_err(|e| {
+        Diagnostic::error(
+            Code::NotUtf8,
+            format!("dump `{}` is not UTF-8 text: {e}", source.rel.display()),
+        )
+        .with_help("name the assembly (.s/.rocmasm) file, not a binary")
+    })?)
 }
 
 /// Refuse a dump whose bytes do not match its pin.
