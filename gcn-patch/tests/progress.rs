@@ -169,7 +169,7 @@ fn a_terminal_gets_a_progress_bar_then_the_summary() {
     );
     assert_eq!(
         lines.last().unwrap(),
-        "gcn-patch import: 3 file(s) into kernels.toml: 3 new kernel(s), 1 other file(s) skipped: not AMDGPU assembly",
+        "gcn-patch import: 3 file(s) into kernels.toml: 2 new kernel(s), 1 new source(s) of existing kernels, 1 other file(s) skipped: not AMDGPU assembly",
         "{shown:?}"
     );
 

@@ -10,9 +10,6 @@
 //! One test function only: the counters are global, and a test running in
 //! a parallel thread would add its allocations to them.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-
 use gcn_embed::TargetId;
 use gcn_patch::base::document::Document;
 use gcn_patch::base::hash::sha256_hex;
@@ -24,54 +21,13 @@ use gcn_patch::stage::retarget::{self, RetargetOptions};
 #[path = "../benches/gen/mod.rs"]
 mod gen;
 
-struct Counting;
-
-static ALLOCATED: AtomicUsize = AtomicUsize::new(0);
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grow(n: usize) {
-    ALLOCATED.fetch_add(n, Relaxed);
-    let live = LIVE.fetch_add(n, Relaxed) + n;
-    PEAK.fetch_max(live, Relaxed);
-}
-
-// SAFETY: every call forwards to the system allocator with the same
-// arguments; the counters only observe.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        grow(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        grow(layout.size());
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_sub(layout.size(), Relaxed);
-        grow(new_size);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+#[path = "../benches/count/mod.rs"]
+mod count;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: count::Counting = count::Counting;
 
-/// Bytes allocated by `f`, and its peak of live bytes above what was live
-/// when it started.
-fn measure<T>(f: impl FnOnce() -> T) -> (T, usize, usize) {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
-    let before = ALLOCATED.load(Relaxed);
-    let out = f();
-    let allocated = ALLOCATED.load(Relaxed) - before;
-    let peak = PEAK.load(Relaxed).saturating_sub(base);
-    (out, allocated, peak)
-}
+use count::measure_allocated as measure;
 
 /// (stage, bytes allocated, peak live bytes) of every stage on `n` kernels.
 fn stages(n: usize, end_labels: bool) -> Vec<(&'static str, usize, usize)> {

@@ -1,6 +1,7 @@
 //! A counting global allocator: bytes allocated, live and the peak of live
-//! bytes, for the line-model bench and test (`benches/line_model.rs`,
-//! `tests/line_model.rs`). Each binary that includes this module installs
+//! bytes, for the benches and tests that measure memory without clocks
+//! (`benches/line_model.rs`, `tests/line_model.rs`, `tests/scale.rs`,
+//! `tests/library_scale.rs`). Each binary that includes this module installs
 //! it as its global allocator.
 #![allow(dead_code)]
 
@@ -56,4 +57,16 @@ pub fn measure<T>(f: impl FnOnce() -> T) -> (T, usize, usize) {
     let kept = LIVE.load(Relaxed).saturating_sub(base);
     let peak = PEAK.load(Relaxed).saturating_sub(base);
     (out, kept, peak)
+}
+
+/// `f`'s result, the bytes it allocated (freed or not) and its peak of live
+/// bytes above what was live when it started.
+pub fn measure_allocated<T>(f: impl FnOnce() -> T) -> (T, usize, usize) {
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let before = ALLOCATED.load(Relaxed);
+    let out = f();
+    let allocated = ALLOCATED.load(Relaxed) - before;
+    let peak = PEAK.load(Relaxed).saturating_sub(base);
+    (out, allocated, peak)
 }

@@ -219,18 +219,7 @@ impl ManifestEdit {
     /// The `kernel`-th kernel (a `[[kernel]]` table or an inline one).
     fn kernel_mut(&mut self, kernel: usize) -> Result<&mut dyn TableLike, Diagnostic> {
         let refuse = self.refuse(&format!("it has no kernel number {}", kernel + 1));
-        match self.doc.get_mut("kernel") {
-            Some(Item::ArrayOfTables(a)) => a
-                .get_mut(kernel)
-                .map(|t| t as &mut dyn TableLike)
-                .ok_or(refuse),
-            Some(Item::Value(Value::Array(a))) => a
-                .get_mut(kernel)
-                .and_then(Value::as_inline_table_mut)
-                .map(|t| t as &mut dyn TableLike)
-                .ok_or(refuse),
-            _ => Err(refuse),
-        }
+        nth_table(self.doc.get_mut("kernel"), kernel).ok_or(refuse)
     }
 
     /// The `source`-th source of the `kernel`-th kernel.
@@ -244,18 +233,7 @@ impl ManifestEdit {
             kernel + 1,
             source + 1
         ));
-        match self.kernel_mut(kernel)?.get_mut("source") {
-            Some(Item::ArrayOfTables(a)) => a
-                .get_mut(source)
-                .map(|t| t as &mut dyn TableLike)
-                .ok_or(refuse),
-            Some(Item::Value(Value::Array(a))) => a
-                .get_mut(source)
-                .and_then(Value::as_inline_table_mut)
-                .map(|t| t as &mut dyn TableLike)
-                .ok_or(refuse),
-            _ => Err(refuse),
-        }
+        nth_table(self.kernel_mut(kernel)?.get_mut("source"), source).ok_or(refuse)
     }
 
     /// Append a `[[kernel]]` with its first source; returns its position.
@@ -508,6 +486,19 @@ fn insert_after(t: &mut dyn TableLike, after: &str, key: &str, value: Value) {
                 o.insert(item);
             }
         }
+    }
+}
+
+/// The `n`-th table of an array of tables (`[[x]]`) or of an array of
+/// inline tables (`x = [{…}]`).
+fn nth_table(item: Option<&mut Item>, n: usize) -> Option<&mut dyn TableLike> {
+    match item? {
+        Item::ArrayOfTables(a) => a.get_mut(n).map(|t| t as &mut dyn TableLike),
+        Item::Value(Value::Array(a)) => a
+            .get_mut(n)
+            .and_then(Value::as_inline_table_mut)
+            .map(|t| t as &mut dyn TableLike),
+        _ => None,
     }
 }
 

@@ -105,12 +105,7 @@ pub fn check(
         let opts = engine.options(&crate::base::jobs::Unlimited, None);
         each_job(&m, &plan, max_jobs, opts.tokens, |job, source| {
             let kernel = &m.kernels[job.kernel].name;
-            let counted = Finished {
-                tally: &tally,
-                kernel,
-                target: &job.target,
-                outcome: std::cell::Cell::new(Outcome::Failed),
-            };
+            let counted = Finished::start(&tally, kernel, &job.target);
             crate::base::jobs::test_panic_point("check", kernel);
             let built = source().and_then(|p| build_loaded(&m, &opts, job, &p));
             if let Ok(b) = &built {
@@ -128,12 +123,7 @@ pub fn check(
             &crate::base::jobs::Unlimited,
             |job, source| {
                 let kernel = &m.kernels[job.kernel].name;
-                let counted = Finished {
-                    tally: &tally,
-                    kernel,
-                    target: &job.target,
-                    outcome: std::cell::Cell::new(Outcome::Failed),
-                };
+                let counted = Finished::start(&tally, kernel, &job.target);
                 crate::base::jobs::test_panic_point("check", kernel);
                 let r = source()
                     .and_then(|p| pipeline::prepare_loaded(&m, job, &p, major))

@@ -146,12 +146,7 @@ pub fn build_all(
     let results = each_job(manifest, plan, opts.max_jobs, opts.tokens, |job, source| {
         let kernel = &manifest.kernels[job.kernel].name;
         // A panic below is caught by `jobs::run`; the job is counted then too.
-        let counted = Finished {
-            tally: &tally,
-            kernel,
-            target: &job.target,
-            outcome: std::cell::Cell::new(Outcome::Failed),
-        };
+        let counted = Finished::start(&tally, kernel, &job.target);
         jobs::test_panic_point("build", kernel);
         let result = source().and_then(|p| build_loaded(manifest, opts, job, &p));
         if let Ok(b) = &result {
@@ -241,6 +236,19 @@ pub(crate) struct Finished<'a> {
     pub(crate) target: &'a TargetId,
     /// How the job ended ([`Outcome::Failed`] until it succeeds).
     pub(crate) outcome: std::cell::Cell<Outcome>,
+}
+
+impl<'a> Finished<'a> {
+    /// A job of `kernel` for `target` that has started: it counts as
+    /// failed unless its outcome is set before it is dropped.
+    pub(crate) fn start(tally: &'a Tally<'a>, kernel: &'a str, target: &'a TargetId) -> Self {
+        Finished {
+            tally,
+            kernel,
+            target,
+            outcome: std::cell::Cell::new(Outcome::Failed),
+        }
+    }
 }
 
 impl Drop for Finished<'_> {

@@ -208,19 +208,7 @@ pub fn lift(
         "lift",
         &origin.file_name().unwrap_or_default().to_string_lossy(),
     );
-    let file = tempfile::Builder::new()
-        .suffix(".co")
-        .tempfile()
-        .and_then(|mut f| {
-            std::io::Write::write_all(&mut f, bytes)?;
-            Ok(f)
-        })
-        .map_err(|e| {
-            Diagnostic::error(
-                Code::TempFileFailed,
-                format!("cannot write a temporary file: {e}"),
-            )
-        })?;
+    let file = temp_object(bytes)?;
     let listing = disasm::disassemble(tc, &co.target, file.path(), &job)?;
     let insns = cover(&co.text, listing.insns);
 
@@ -357,13 +345,9 @@ pub struct InProcess {
     pub differences: Vec<String>,
 }
 
-/// [`InProcess`] for the code object `bytes` (runs `llvm-objdump -d` for
-/// the code's registers, then the tools a lift no longer runs).
-#[doc(hidden)]
-pub fn in_process(bytes: &[u8], origin: &Path, tc: &Toolchain) -> Result<InProcess, Diagnostics> {
-    let co = elf::read(bytes, origin)?;
-    let job = format!("lifting {}", origin.display());
-    let file = tempfile::Builder::new()
+/// `bytes` in a temporary `.co` file, for the tools to read.
+fn temp_object(bytes: &[u8]) -> Result<tempfile::NamedTempFile, Diagnostic> {
+    tempfile::Builder::new()
         .suffix(".co")
         .tempfile()
         .and_then(|mut f| {
@@ -375,7 +359,16 @@ pub fn in_process(bytes: &[u8], origin: &Path, tc: &Toolchain) -> Result<InProce
                 Code::TempFileFailed,
                 format!("cannot write a temporary file: {e}"),
             )
-        })?;
+        })
+}
+
+/// [`InProcess`] for the code object `bytes` (runs `llvm-objdump -d` for
+/// the code's registers, then the tools a lift no longer runs).
+#[doc(hidden)]
+pub fn in_process(bytes: &[u8], origin: &Path, tc: &Toolchain) -> Result<InProcess, Diagnostics> {
+    let co = elf::read(bytes, origin)?;
+    let job = format!("lifting {}", origin.display());
+    let file = temp_object(bytes)?;
     let listing = disasm::disassemble(tc, &co.target, file.path(), &job)?;
     let texts: Vec<String> = listing.insns.into_iter().map(|i| i.text).collect();
     let mut wanted = BTreeMap::new();
