@@ -2459,6 +2459,25 @@ fn vop3p(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 }
 
 /// Size in bytes and sign extension of a load/store suffix.
+/// A flat/global/scratch load's `kind` (`ubyte`, `short_d16_hi`, `dwordx2`,
+/// …): its size in bytes, whether it sign-extends, and which half a d16
+/// load writes (`Some(true)`: the high half).
+fn load_kind(kind: &str) -> Result<(usize, bool, Option<bool>), Stop> {
+    let (kind, d16) = match kind.strip_suffix("_d16_hi") {
+        Some(k) => (k, Some(true)),
+        None => match kind.strip_suffix("_d16") {
+            Some(k) => (k, Some(false)),
+            None => (kind, None),
+        },
+    };
+    let kind = kind
+        .strip_prefix("short_")
+        .map(|k| if k == "d16" { "short" } else { k })
+        .unwrap_or(kind);
+    let (size, signed) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+    Ok((size, signed, d16))
+}
+
 fn mem_size(suffix: &str) -> Option<(usize, bool)> {
     Some(match suffix {
         "ubyte" | "byte" => (1, false),
@@ -2711,18 +2730,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         return Ok(());
     }
     if let Some(kind) = rest.strip_prefix("load_") {
-        let (kind, d16) = match kind.strip_suffix("_d16_hi") {
-            Some(k) => (k, Some(true)),
-            None => match kind.strip_suffix("_d16") {
-                Some(k) => (k, Some(false)),
-                None => (kind, None),
-            },
-        };
-        let kind = kind
-            .strip_prefix("short_")
-            .map(|k| if k == "d16" { "short" } else { k })
-            .unwrap_or(kind);
-        let (size, signed) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        let (size, signed, d16) = load_kind(kind)?;
         for lane in 0..LANES {
             if exec >> lane & 1 == 0 {
                 continue;
@@ -2840,18 +2848,7 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         if kind.starts_with("lds") {
             return unsup("scratch LDS DMA");
         }
-        let (kind, d16) = match kind.strip_suffix("_d16_hi") {
-            Some(k) => (k, Some(true)),
-            None => match kind.strip_suffix("_d16") {
-                Some(k) => (k, Some(false)),
-                None => (kind, None),
-            },
-        };
-        let kind = kind
-            .strip_prefix("short_")
-            .map(|k| if k == "d16" { "short" } else { k })
-            .unwrap_or(kind);
-        let (size, signed) = mem_size(kind).ok_or_else(|| Stop::Unsupported(String::new()))?;
+        let (size, signed, d16) = load_kind(kind)?;
         for lane in 0..LANES {
             if exec >> lane & 1 == 0 {
                 continue;

@@ -337,22 +337,29 @@ impl Dims {
     }
 }
 
+/// `4` or `[4, 2]` as a list of numbers; anything else is `expected`.
+fn numbers<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    expected: &str,
+) -> std::result::Result<Vec<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        One(u64),
+        List(Vec<u64>),
+    }
+    match Raw::deserialize(d).map_err(|_| serde::de::Error::custom(expected))? {
+        Raw::One(v) => Ok(vec![v]),
+        Raw::List(l) => Ok(l),
+    }
+}
+
 impl<'de> Deserialize<'de> for Dims {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            One(u64),
-            List(Vec<u64>),
-        }
-        let list = match Raw::deserialize(d).map_err(|_| {
-            serde::de::Error::custom(
-                "expected a positive integer or a list of 1 to 3 of them, e.g. [4, 2]",
-            )
-        })? {
-            Raw::One(v) => vec![v],
-            Raw::List(l) => l,
-        };
+        let list = numbers(
+            d,
+            "expected a positive integer or a list of 1 to 3 of them, e.g. [4, 2]",
+        )?;
         Dims::from_list(&list).map_err(serde::de::Error::custom)
     }
 }
@@ -373,20 +380,10 @@ pub const MAX_BUFFER_BYTES: usize = 1 << 34;
 
 impl<'de> Deserialize<'de> for Shape {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            One(u64),
-            List(Vec<u64>),
-        }
-        let list = match Raw::deserialize(d).map_err(|_| {
-            serde::de::Error::custom(
-                "expected an element count or a list of dimensions, e.g. [64, 64]",
-            )
-        })? {
-            Raw::One(v) => vec![v],
-            Raw::List(l) => l,
-        };
+        let list = numbers(
+            d,
+            "expected an element count or a list of dimensions, e.g. [64, 64]",
+        )?;
         if list.is_empty() {
             return Err(serde::de::Error::custom(
                 "a shape needs at least one dimension",
