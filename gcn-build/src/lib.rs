@@ -213,6 +213,10 @@ pub struct Output {
     pub notes: Vec<String>,
     /// What the build did with `kernels.lock`.
     pub lock: LockOutcome,
+    /// How much of the build its job fingerprints skipped: sources the
+    /// plan read, jobs taken from their records (see
+    /// [`gcn_patch::pipeline::fingerprint`]).
+    pub fingerprints: gcn_patch::pipeline::fingerprint::Stats,
 }
 
 /// What a build did with `kernels.lock` (see the crate docs, `kernels.lock`).
@@ -419,7 +423,13 @@ impl Build {
         let engine = Engine::new(&config, Some(&manifest), &|name| env.get(name))?;
 
         let tokens = Jobserver::new(jobserver_client());
-        let plan = pipeline::plan_with(&manifest, &extra, engine.max_jobs, &tokens)?;
+        let plan = pipeline::plan_cached(
+            &manifest,
+            &extra,
+            engine.max_jobs,
+            &tokens,
+            Some(&engine.fingerprints),
+        )?;
         let built = build_all(&manifest, &plan, &engine.options(&tokens, None))?;
         let lock = self.lock(env, &manifest, &engine.toolchain, &built)?;
 
@@ -505,6 +515,7 @@ impl Build {
             objects,
             notes,
             lock,
+            fingerprints: engine.fingerprints.stats(),
         })
     }
 

@@ -95,6 +95,7 @@ fn engine(tc: &Toolchain, dir: &Path, cache: &Path, jobs: usize) -> (f64, usize)
         max_jobs: jobs,
         tokens: &Unlimited,
         progress: None,
+        fingerprints: None,
     };
     let built = build_all(&m, &plan, &opts).unwrap_or_else(|e| panic!("{e}"));
     let secs = t0.elapsed().as_secs_f64();

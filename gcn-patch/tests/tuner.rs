@@ -324,6 +324,7 @@ fn build_progress_reports_every_job_once() {
         max_jobs: 2,
         tokens: &jobs::Unlimited,
         progress: Some(&record),
+        fingerprints: None,
     };
     let n = plan.jobs.len();
     assert!(n >= 2, "two kernels, at least one target each");

@@ -105,7 +105,18 @@ pub fn build(
         }
     }
     let max_jobs = req.max_jobs();
-    let mut plan = pipeline::plan_with(&m, &wanted, max_jobs, &crate::base::jobs::Unlimited)?;
+    // The engine first: its fingerprints let the plan skip sources checked
+    // before. Its own errors (no toolchain) come after the plan's.
+    let engine = req
+        .tools
+        .engine(&m, Some(max_jobs), &out.join(".gcn-patch"));
+    let mut plan = pipeline::plan_cached(
+        &m,
+        &wanted,
+        max_jobs,
+        &crate::base::jobs::Unlimited,
+        engine.as_ref().ok().map(|e| &e.fingerprints),
+    )?;
     if !wanted.is_empty() {
         plan.jobs.retain(|j| wanted.contains(&j.target));
         for t in &wanted {
@@ -143,9 +154,7 @@ pub fn build(
             files
         }
     };
-    let engine = req
-        .tools
-        .engine(&m, Some(max_jobs), &out.join(".gcn-patch"))?;
+    let engine = engine?;
     let opts = engine.options(&crate::base::jobs::Unlimited, observer);
     let built = build_all(&m, &plan, &opts)?;
     let lock = crate::pipeline::build::record_lock(&m, &engine.toolchain, &built, req.locked)?;

@@ -82,9 +82,29 @@ pub fn check(
         tools,
     } = opts;
     let (depth, jobs) = (*depth, *jobs);
-    use crate::pipeline::build::{build_loaded, each_job};
+    use crate::pipeline::build::{build_job, each_job};
     let m = Manifest::load(manifest)?;
-    let plan = pipeline::plan(&m, &[])?;
+    // A full check builds through the engine; its fingerprints let the plan
+    // skip sources checked before. The engine's own errors (no toolchain)
+    // come after the plan's, as they always did.
+    let work = if depth == Depth::Build {
+        Some(scratch()?)
+    } else {
+        None
+    };
+    let engine = work.as_ref().map(|w| tools.engine(&m, jobs, w.path()));
+    let fingerprints = match &engine {
+        Some(Ok(e)) => Some(&e.fingerprints),
+        _ => None,
+    };
+    let max_jobs = crate::base::jobs::workers(jobs);
+    let plan = pipeline::plan_cached(
+        &m,
+        &[],
+        max_jobs,
+        &crate::base::jobs::Unlimited,
+        fingerprints,
+    )?;
     if plan.jobs.is_empty() {
         return Err(Diagnostic::error(
             Code::NoKernels,
@@ -97,29 +117,32 @@ pub fn check(
     }
     // Each job loads its source (shared with its other targets) and drops
     // it when done ([`pipeline::build::each_job`]).
-    let outcomes = if depth == Depth::Build {
-        let work = scratch()?;
-        let engine = tools.engine(&m, jobs, work.path())?;
+    let outcomes = if let Some(engine) = engine {
+        let engine = engine?;
         let max_jobs = engine.max_jobs;
         let tally = Tally::start(progress, Task::Check, plan.jobs.len(), max_jobs);
         let opts = engine.options(&crate::base::jobs::Unlimited, None);
-        each_job(&m, &plan, max_jobs, opts.tokens, |job, source| {
+        let outcomes = each_job(&m, &plan, max_jobs, opts.tokens, |job, source| {
             let kernel = &m.kernels[job.kernel].name;
             let counted = Finished::start(&tally, kernel, &job.target);
             crate::base::jobs::test_panic_point("check", kernel);
-            let built = source().and_then(|p| build_loaded(&m, &opts, job, &p));
+            let built = build_job(&m, &opts, job, source);
             if let Ok(b) = &built {
                 counted.outcome.set(Outcome::Built(b.state()));
             }
             built.map(|b| (b.notes, b.accepted))
-        })
+        });
+        engine.fingerprints.save();
+        outcomes
     } else {
+        // The checks alone, as many jobs at once as a build runs; results
+        // in plan order all the same.
         let major = tools.assembler_major(Some(&m));
-        let tally = Tally::start(progress, Task::Check, plan.jobs.len(), 1);
+        let tally = Tally::start(progress, Task::Check, plan.jobs.len(), max_jobs);
         each_job(
             &m,
             &plan,
-            1,
+            max_jobs,
             &crate::base::jobs::Unlimited,
             |job, source| {
                 let kernel = &m.kernels[job.kernel].name;

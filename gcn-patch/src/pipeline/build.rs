@@ -21,6 +21,7 @@
 //!     max_jobs: 4,
 //!     tokens: &jobs::Unlimited,
 //!     progress: None,
+//!     fingerprints: None,
 //! };
 //! for built in build::build_all(&manifest, &plan, &opts)? {
 //!     let bytes = built.read()?;
@@ -42,6 +43,7 @@ use crate::base::progress::{Item, Outcome, Tally, Task};
 use crate::config::lock;
 use crate::config::manifest::Manifest;
 use crate::pipeline::cache::{self, Hit, ObjectCache};
+use crate::pipeline::fingerprint::{Fingerprints, Record};
 use crate::pipeline::{self, Job, Plan, Prepared, Sources};
 use crate::stage::assemble;
 use crate::stage::link;
@@ -65,6 +67,11 @@ pub struct BuildOptions<'a> {
     /// the job's thread), with what has finished so far; the CLI draws its
     /// progress bar with it (see [`crate::base::progress`]).
     pub progress: Option<&'a dyn Observer>,
+    /// Job fingerprints ([`fingerprint`](mod@crate::pipeline::fingerprint)):
+    /// a job whose inputs did not change since it last succeeded takes its
+    /// recorded result, without loading, patching or checking its source.
+    /// `None`: every job runs (its object may still come from the cache).
+    pub fingerprints: Option<&'a Fingerprints>,
 }
 
 pub use crate::base::progress::{Observer, Progress, State};
@@ -82,6 +89,8 @@ pub struct BuiltJob {
     /// ([`ObjectCache::local_entry`]): the engine keeps no object in
     /// memory after its job ([`BuiltJob::read`] reads it back).
     pub object: PathBuf,
+    /// The object's key in the object cache ([`cache_key`]).
+    pub object_key: String,
     /// Hex sha256 of the object.
     pub sha256: String,
     /// Hex sha256 of the patched, retargeted asm that was assembled.
@@ -148,12 +157,15 @@ pub fn build_all(
         // A panic below is caught by `jobs::run`; the job is counted then too.
         let counted = Finished::start(&tally, kernel, &job.target);
         jobs::test_panic_point("build", kernel);
-        let result = source().and_then(|p| build_loaded(manifest, opts, job, &p));
+        let result = build_job(manifest, opts, job, source);
         if let Ok(b) = &result {
             counted.outcome.set(Outcome::Built(b.state()));
         }
         result
     });
+    if let Some(f) = opts.fingerprints {
+        f.save();
+    }
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut built = Vec::new();
     for (job, r) in plan.jobs.iter().zip(results) {
@@ -299,6 +311,63 @@ fn cache_key_of(toolchain: &Toolchain, prepared: &Prepared, asm: &str) -> String
     ])
 }
 
+/// One job of [`build_all`] and of `gcn-patch check`: its recorded result
+/// when [`BuildOptions::fingerprints`] has one for its inputs and the
+/// object cache still holds its object (checked against its sha256), else
+/// its source loaded (`source`, see [`each_job`]) and built
+/// ([`build_loaded`]), and the result recorded.
+pub fn build_job(
+    manifest: &Manifest,
+    opts: &BuildOptions,
+    job: &Job,
+    source: &dyn Fn() -> Result<Arc<pipeline::Patched>, Diagnostics>,
+) -> Result<BuiltJob, Diagnostics> {
+    let fingerprint = opts
+        .fingerprints
+        .and_then(|f| Some((f, f.job_key(manifest, job, opts.toolchain)?)));
+    if let Some((f, key)) = &fingerprint {
+        if let Some(built) = f.get(key).and_then(|r| from_record(manifest, opts, job, r)) {
+            f.reused();
+            return Ok(built);
+        }
+    }
+    let built = source().and_then(|p| build_loaded(manifest, opts, job, &p))?;
+    if let Some((f, key)) = &fingerprint {
+        f.put(
+            key,
+            &Record {
+                object_key: built.object_key.clone(),
+                object_sha256: built.sha256.clone(),
+                asm_sha256: built.asm_sha256.clone(),
+                symbols: built.symbols.clone(),
+                notes: built.notes.clone(),
+                accepted: built.accepted,
+            },
+        );
+    }
+    Ok(built)
+}
+
+/// The job's result from its record: `None` when the object cache no
+/// longer holds the recorded object (or holds other bytes under its key).
+fn from_record(manifest: &Manifest, opts: &BuildOptions, job: &Job, r: Record) -> Option<BuiltJob> {
+    let valid = |b: &[u8]| sha256_hex(b) == r.object_sha256;
+    let (_, hit) = opts.cache.get(&r.object_key, &valid)?;
+    Some(BuiltJob {
+        job: job.clone(),
+        kernel: manifest.kernels[job.kernel].name.clone(),
+        target: job.target,
+        object: opts.cache.local_entry(&r.object_key),
+        object_key: r.object_key,
+        sha256: r.object_sha256,
+        asm_sha256: r.asm_sha256,
+        cached: Some(hit),
+        symbols: r.symbols,
+        notes: r.notes,
+        accepted: r.accepted,
+    })
+}
+
 /// Prepare one job, then take it from the cache or assemble + link + verify
 /// it (one job of [`build_all`], loading its source itself).
 pub fn build_one(
@@ -361,6 +430,7 @@ pub fn build_loaded(
         sha256: sha256_hex(&bytes),
         asm_sha256,
         object: opts.cache.local_entry(&key),
+        object_key: key,
         cached,
         symbols: prepared.symbols,
         notes: prepared.notes,

@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use super::build::{BuildOptions, Observer};
 use super::cache::{ObjectCache, SharedCache, ENV_CACHE_DIR};
+use super::fingerprint::Fingerprints;
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::jobs::Tokens;
 use crate::config::manifest::Manifest;
@@ -45,6 +46,8 @@ pub struct Engine {
     pub work_dir: PathBuf,
     /// Jobs at once.
     pub max_jobs: usize,
+    /// The job fingerprints stored beside the object cache.
+    pub fingerprints: Fingerprints,
 }
 
 impl Engine {
@@ -76,12 +79,14 @@ impl Engine {
                     .with_help("unset it for the default (1 GiB)"),
             )
         })?;
+        let cache = ObjectCache {
+            local: config.state_dir.join("cache"),
+            shared,
+        };
         Ok(Engine {
             toolchain,
-            cache: ObjectCache {
-                local: config.state_dir.join("cache"),
-                shared,
-            },
+            fingerprints: Fingerprints::new(&cache),
+            cache,
             work_dir: config.state_dir.join("work"),
             max_jobs: crate::base::jobs::workers(config.jobs),
         })
@@ -102,6 +107,7 @@ impl Engine {
             max_jobs: self.max_jobs,
             tokens,
             progress,
+            fingerprints: Some(&self.fingerprints),
         }
     }
 }

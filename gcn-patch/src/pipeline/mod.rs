@@ -13,6 +13,7 @@
 pub mod build;
 pub mod cache;
 pub mod engine;
+pub mod fingerprint;
 
 use std::path::Path;
 
@@ -186,6 +187,19 @@ pub fn plan_with(
     max_workers: usize,
     tokens: &dyn crate::base::jobs::Tokens,
 ) -> Result<Plan, Diagnostics> {
+    plan_cached(manifest, extra, max_workers, tokens, None)
+}
+
+/// [`plan_with`], skipping the check of every source whose inputs passed it
+/// before ([`fingerprint::Fingerprints::source_checked`]: the same dump
+/// bytes, pin, patches and rules) and recording each check that passes.
+pub fn plan_cached(
+    manifest: &Manifest,
+    extra: &[TargetId],
+    max_workers: usize,
+    tokens: &dyn crate::base::jobs::Tokens,
+    fingerprints: Option<&fingerprint::Fingerprints>,
+) -> Result<Plan, Diagnostics> {
     let sources: Vec<(usize, usize)> = manifest
         .kernels
         .iter()
@@ -194,8 +208,18 @@ pub fn plan_with(
         .collect();
     let results = crate::base::jobs::run(sources.clone(), max_workers, tokens, |(ki, si)| {
         let kernel = &manifest.kernels[ki];
+        let key = fingerprints.and_then(|f| f.source_key(manifest, ki, si));
+        if let (Some(f), Some(key)) = (fingerprints, &key) {
+            if f.source_checked(key) {
+                return Ok(());
+            }
+        }
         crate::base::jobs::test_panic_point("patch", &kernel.name);
-        crate::stage::patch::check(manifest, kernel, &kernel.sources[si])
+        let checked = crate::stage::patch::check(manifest, kernel, &kernel.sources[si]);
+        if let Some(f) = fingerprints {
+            f.checked_source(key.as_deref(), checked.is_ok());
+        }
+        checked
     });
     let mut jobs = Vec::new();
     let mut checked = std::collections::BTreeSet::new();
