@@ -213,3 +213,46 @@ fn accepted_findings_are_matched_by_code_as_well_as_text() {
     // A line that is not a finding acknowledges nothing.
     assert_eq!(Finding::parse("gfx942\t-\tnot a finding"), None);
 }
+
+/// `check --no-assemble` runs its jobs in parallel; its report (every job,
+/// its notes, every error) is the one-job-at-a-time report, in plan order.
+/// The demo manifest (rules, a patch, three kernels, several targets) plus
+/// a kernel whose patch breaks the register budget, so that a failing job
+/// sits between passing ones.
+#[test]
+fn a_parallel_no_assemble_check_reports_as_a_serial_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = common::repo();
+    for dir in ["asm", "patches"] {
+        common::copy_tree(&root.join(dir), &tmp.path().join(dir));
+    }
+    let demo = std::fs::read_to_string(root.join("kernels.toml")).unwrap();
+    let saxpy = std::fs::read(root.join("tests/corpus/hip/gfx942/saxpy.s")).unwrap();
+    std::fs::write(tmp.path().join("saxpy.s"), &saxpy).unwrap();
+    let sha = gcn_patch::base::hash::sha256_hex(&saxpy);
+    let budget = format!("[[kernel]]\nname = \"over\"\n[[kernel.source]]\nasm = \"saxpy.s\"\nsha256 = \"{sha}\"\ntargets = [\"gfx942\", \"gfx950\"]\n\n[[kernel.source.rule]]\ninsert = \"v_mov_b32 v200, 0\"\nbefore = \"s_endpgm\"\n");
+    // The failing kernel first, then the demo's.
+    let (head, rest) = demo.split_at(demo.find("[[kernel]]").unwrap());
+    std::fs::write(
+        tmp.path().join("kernels.toml"),
+        format!("{head}{budget}\n{rest}"),
+    )
+    .unwrap();
+    let check = |jobs| {
+        let r = ops::check::check(
+            &ops::check::CheckOptions {
+                manifest: tmp.path().join("kernels.toml"),
+                depth: ops::check::Depth::Checks,
+                jobs: Some(jobs),
+                ..Default::default()
+            },
+            None,
+        )
+        .unwrap();
+        format!("{:#?}\n{:#?}", r.jobs, r.errors)
+    };
+    let serial = check(1);
+    assert!(serial.contains("passed: false"), "{serial}");
+    assert!(serial.contains("passed: true"), "{serial}");
+    assert_eq!(check(4), serial);
+}

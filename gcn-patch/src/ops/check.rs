@@ -46,7 +46,7 @@ pub struct CheckOptions {
     pub manifest: PathBuf,
     /// How far each job goes.
     pub depth: Depth,
-    /// Parallel jobs when building (default: the number of CPUs).
+    /// Parallel jobs, checking or building (default: the number of CPUs).
     pub jobs: Option<usize>,
     /// The LLVM tools.
     pub tools: Tools,

@@ -322,9 +322,15 @@ pub fn build_job(
     job: &Job,
     source: &dyn Fn() -> Result<Arc<pipeline::Patched>, Diagnostics>,
 ) -> Result<BuiltJob, Diagnostics> {
-    let fingerprint = opts
-        .fingerprints
-        .and_then(|f| Some((f, f.job_key(manifest, job, opts.toolchain)?)));
+    let fingerprint = opts.fingerprints.and_then(|f| {
+        let key = f.job_key(
+            manifest,
+            (job.kernel, job.source),
+            &job.target,
+            opts.toolchain,
+        )?;
+        Some((f, key))
+    });
     if let Some((f, key)) = &fingerprint {
         if let Some(built) = f.get(key).and_then(|r| from_record(manifest, opts, job, r)) {
             f.reused();

@@ -48,11 +48,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
+use gcn_embed::TargetId;
+
 use crate::base::diag::{Code, Diagnostic, Location, Severity};
 use crate::base::hash::sha256_hex;
 use crate::config::manifest::Manifest;
 use crate::pipeline::cache::{self, ObjectCache};
-use crate::pipeline::Job;
 use crate::stage::toolchain::Toolchain;
 
 /// Bump when a record's meaning or layout changes: older records are misses.
@@ -190,14 +191,21 @@ impl Fingerprints {
         Some(cache::key(&parts))
     }
 
-    /// The key of `job`, built with `toolchain`: its source's key, the
-    /// target and the toolchain's identity.
-    pub fn job_key(&self, manifest: &Manifest, job: &Job, toolchain: &Toolchain) -> Option<String> {
-        let source = self.source_key(manifest, job.kernel, job.source)?;
+    /// The key of the job of source `source` of kernel `kernel` for
+    /// `target`, built with `toolchain`: its source's key, the target and
+    /// the toolchain's identity.
+    pub fn job_key(
+        &self,
+        manifest: &Manifest,
+        (kernel, source): (usize, usize),
+        target: &TargetId,
+        toolchain: &Toolchain,
+    ) -> Option<String> {
+        let source = self.source_key(manifest, kernel, source)?;
         Some(cache::key(&[
             RECORD_FORMAT,
             &source,
-            &job.target.name(),
+            &target.name(),
             &toolchain.identity(),
             &toolchain.version.major.to_string(),
         ]))

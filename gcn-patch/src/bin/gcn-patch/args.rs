@@ -105,7 +105,7 @@ pub(crate) enum Command {
         /// Assemble, link and verify (the default; kept for scripts).
         #[arg(long, hide = true)]
         assemble: bool,
-        /// Parallel jobs when assembling (default: the number of CPUs).
+        /// Parallel jobs, with or without `--no-assemble` (default: the number of CPUs).
         #[arg(long, short)]
         jobs: Option<usize>,
         /// Then run every launch the manifest declares ([[kernel.launch]])
