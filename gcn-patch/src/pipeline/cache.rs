@@ -104,9 +104,16 @@ impl SharedCache {
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(e),
         };
-        for e in read.flatten() {
+        // The objects, and the job records beside them
+        // ([`crate::pipeline::fingerprint`]): a record whose object was
+        // removed is only a miss.
+        let records = fs::read_dir(self.dir.join("records")).into_iter().flatten();
+        for e in read.chain(records).flatten() {
             let path = e.path();
-            if path.extension().is_none_or(|x| x != "hsaco") {
+            if path
+                .extension()
+                .is_none_or(|x| x != "hsaco" && x != "job" && x != "src")
+            {
                 continue;
             }
             if let Ok(m) = e.metadata() {
@@ -265,7 +272,18 @@ mod tests {
                 .unwrap();
         }
         fs::write(dir.path().join("unrelated.txt"), [0u8; 100]).unwrap();
+        // Job records count as entries too (the oldest of all here).
+        let records = dir.path().join("records");
+        fs::create_dir_all(&records).unwrap();
+        let record = records.join("r.job");
+        fs::write(&record, [0u8; 10]).unwrap();
+        let f = fs::File::options().append(true).open(&record).unwrap();
+        f.set_modified(base - std::time::Duration::from_secs(10))
+            .unwrap();
+        fs::write(records.join("files.txt"), [0u8; 100]).unwrap();
         shared.trim().unwrap();
+        assert!(!record.exists());
+        assert!(records.join("files.txt").exists());
         assert!(!entry(&shared.dir, "old").exists());
         assert!(entry(&shared.dir, "mid").exists());
         assert!(entry(&shared.dir, "new").exists());
