@@ -453,8 +453,12 @@ impl Build {
             let path = build_dir
                 .join(&b.kernel)
                 .join(format!("{}.hsaco", target.replace(':', "_")));
-            write_if_changed(&path, &b.read()?, Durability::Unsynced)
-                .map_err(|e| io_error("write", &path, e))?;
+            // An object installed by an earlier run, unchanged since (its
+            // sha256 remembered with its stat data), is not read again.
+            if engine.fingerprints.sha256_of(&path).as_ref() != Some(&b.sha256) {
+                write_if_changed(&path, &b.read()?, Durability::Unsynced)
+                    .map_err(|e| io_error("write", &path, e))?;
+            }
             kernels[b.job.kernel].objects.push(EmbeddedObject {
                 target: target.clone(),
                 rel_path: rel_to(&path, out_dir),
@@ -473,6 +477,8 @@ impl Build {
                 shared_hit: b.cached == Some(gcn_patch::pipeline::cache::Hit::Shared),
             });
         }
+        // The hashes of the objects just installed, for the next run.
+        engine.fingerprints.save();
         let manifest_name = manifest_path
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())

@@ -332,7 +332,10 @@ pub fn build_job(
         Some((f, key))
     });
     if let Some((f, key)) = &fingerprint {
-        if let Some(built) = f.get(key).and_then(|r| from_record(manifest, opts, job, r)) {
+        if let Some(built) = f
+            .get(key)
+            .and_then(|r| from_record(manifest, opts, f, job, r))
+        {
             f.reused();
             return Ok(built);
         }
@@ -356,14 +359,28 @@ pub fn build_job(
 
 /// The job's result from its record: `None` when the object cache no
 /// longer holds the recorded object (or holds other bytes under its key).
-fn from_record(manifest: &Manifest, opts: &BuildOptions, job: &Job, r: Record) -> Option<BuiltJob> {
-    let valid = |b: &[u8]| sha256_hex(b) == r.object_sha256;
-    let (_, hit) = opts.cache.get(&r.object_key, &valid)?;
+/// The local entry's sha256 is the one `fingerprints` remembers for its
+/// stat data, when that did not change (else it is read and hashed); a
+/// shared entry is read, checked and copied as any hit is.
+fn from_record(
+    manifest: &Manifest,
+    opts: &BuildOptions,
+    fingerprints: &Fingerprints,
+    job: &Job,
+    r: Record,
+) -> Option<BuiltJob> {
+    let local = opts.cache.local_entry(&r.object_key);
+    let hit = if fingerprints.sha256_of(&local).as_ref() == Some(&r.object_sha256) {
+        Hit::Local
+    } else {
+        let valid = |b: &[u8]| sha256_hex(b) == r.object_sha256;
+        opts.cache.get(&r.object_key, &valid)?.1
+    };
     Some(BuiltJob {
         job: job.clone(),
         kernel: manifest.kernels[job.kernel].name.clone(),
         target: job.target,
-        object: opts.cache.local_entry(&r.object_key),
+        object: local,
         object_key: r.object_key,
         sha256: r.object_sha256,
         asm_sha256: r.asm_sha256,

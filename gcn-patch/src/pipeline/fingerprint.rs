@@ -92,6 +92,8 @@ pub struct Fingerprints {
     sources_read: AtomicUsize,
     /// Jobs whose record was reused.
     reused: AtomicUsize,
+    /// The key of each source asked about, computed once per build.
+    source_keys: Mutex<HashMap<(usize, usize), Option<String>>>,
 }
 
 impl std::fmt::Debug for Fingerprints {
@@ -125,6 +127,7 @@ impl Fingerprints {
             files: Mutex::new(files),
             sources_read: AtomicUsize::new(0),
             reused: AtomicUsize::new(0),
+            source_keys: Mutex::new(HashMap::new()),
         }
     }
 
@@ -137,8 +140,11 @@ impl Fingerprints {
     }
 
     /// The sha256 of `path`'s bytes: remembered when its stat data did not
-    /// change, else read and hashed. `None` when it cannot be read.
-    fn file_sha256(&self, path: &Path) -> Option<String> {
+    /// change, else read and hashed (see the module docs: what it trusts).
+    /// `None` when it cannot be read. The engine also asks it about the
+    /// objects it finds in the cache and gcn-build about the objects it
+    /// installed, so a rerun reads no object either.
+    pub fn sha256_of(&self, path: &Path) -> Option<String> {
         let meta = fs::metadata(path).ok()?;
         let stat = Stat::of(&meta);
         let lock = || {
@@ -163,6 +169,26 @@ impl Fingerprints {
     /// patching (see the module docs). `None` when a file cannot be read
     /// (the job then runs and reports it).
     pub fn source_key(&self, manifest: &Manifest, kernel: usize, source: usize) -> Option<String> {
+        let keys = || {
+            self.source_keys
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(key) = keys().get(&(kernel, source)) {
+            return key.clone();
+        }
+        let key = self.compute_source_key(manifest, kernel, source);
+        keys().insert((kernel, source), key.clone());
+        key
+    }
+
+    /// [`Fingerprints::source_key`], computed.
+    fn compute_source_key(
+        &self,
+        manifest: &Manifest,
+        kernel: usize,
+        source: usize,
+    ) -> Option<String> {
         let k = &manifest.kernels[kernel];
         let s = &k.sources[source];
         let mut entry = s.clone();
@@ -177,15 +203,15 @@ impl Fingerprints {
             k.name.clone(),
             format!("{:?} {:?}", k.registers, k.hazards),
             format!("{:?}", entry),
-            self.file_sha256(&s.asm)?,
+            self.sha256_of(&s.asm)?,
         ];
         for p in &s.patches {
-            parts.push(self.file_sha256(&p.path)?);
+            parts.push(self.sha256_of(&p.path)?);
         }
         parts.push(format!("{:?}", k.accepted_rel));
         if let Some(a) = &k.accepted {
             // A missing accepted file is an error of the job: never recorded.
-            parts.push(self.file_sha256(a).unwrap_or_else(|| "unreadable".into()));
+            parts.push(self.sha256_of(a).unwrap_or_else(|| "unreadable".into()));
         }
         let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
         Some(cache::key(&parts))
@@ -261,19 +287,27 @@ impl Fingerprints {
         }
     }
 
-    /// Write the remembered file hashes, when any changed. Errors are
-    /// ignored: the next run hashes the files again.
+    /// Write the remembered file hashes of the files this build asked
+    /// about, when any changed (or some were not asked about: files of
+    /// an older manifest are forgotten). Errors are ignored: the next run
+    /// hashes the files again.
     pub fn save(&self) {
-        let files = self
+        let mut files = self
             .files
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if files.changed {
+        if files.changed || files.used.len() != files.map.len() {
             let _ = fs::create_dir_all(&self.local);
-            let _ = crate::base::output::write_atomic_unsynced(
+            let written = crate::base::output::write_atomic_unsynced(
                 &self.local.join(FILES),
                 files.text().as_bytes(),
             );
+            if written.is_ok() {
+                files.changed = false;
+                let used = std::mem::take(&mut files.used);
+                files.map.retain(|p, _| used.contains(p));
+                files.used = used;
+            }
         }
     }
 
@@ -340,6 +374,8 @@ impl Stat {
 #[derive(Default)]
 struct FileHashes {
     map: HashMap<PathBuf, (Stat, String)>,
+    /// The paths asked about by this build: the ones written back.
+    used: std::collections::HashSet<PathBuf>,
     changed: bool,
 }
 
@@ -385,23 +421,34 @@ impl FileHashes {
         out
     }
 
-    fn get(&self, path: &Path, stat: &Stat) -> Option<String> {
-        self.map
+    fn get(&mut self, path: &Path, stat: &Stat) -> Option<String> {
+        let sha = self
+            .map
             .get(path)
             .filter(|(s, _)| s == stat)
-            .map(|(_, sha)| sha.clone())
+            .map(|(_, sha)| sha.clone())?;
+        if !self.used.contains(path) {
+            self.used.insert(path.to_path_buf());
+        }
+        Some(sha)
     }
 
     fn insert(&mut self, path: PathBuf, stat: Stat, sha: String) {
         // Paths with a newline cannot be written back: not remembered.
         if path.to_str().is_some_and(|p| !p.contains('\n')) {
+            self.used.insert(path.clone());
             self.map.insert(path, (stat, sha));
             self.changed = true;
         }
     }
 
+    /// The file's text: the entries asked about by this build.
     fn text(&self) -> String {
-        let mut rows: Vec<_> = self.map.iter().collect();
+        let mut rows: Vec<_> = self
+            .map
+            .iter()
+            .filter(|(p, _)| self.used.contains(*p))
+            .collect();
         rows.sort_by(|a, b| a.0.cmp(b.0));
         let mut out = format!("{RECORD_FORMAT}\n");
         for (p, (s, sha)) in rows {
@@ -639,7 +686,7 @@ mod tests {
         h.insert(PathBuf::from("/a b/c"), stat.clone(), "f".repeat(64));
         let path = dir.path().join(FILES);
         fs::write(&path, h.text() + "12 x\n").unwrap();
-        let back = FileHashes::load(&path);
+        let mut back = FileHashes::load(&path);
         assert_eq!(back.map.len(), 1);
         assert_eq!(back.get(Path::new("/a b/c"), &stat), Some("f".repeat(64)));
         let moved = Stat { inode: 8, ..stat };
