@@ -430,7 +430,12 @@ impl Build {
             &tokens,
             Some(&engine.fingerprints),
         )?;
-        let built = build_all(&manifest, &plan, &engine.options(&tokens, None))?;
+        let built = build_all(&manifest, &plan, &engine.options(&tokens, None));
+        if built.is_err() {
+            // What was hashed stays known to the next run.
+            engine.fingerprints.save();
+        }
+        let built = built?;
         let lock = self.lock(env, &manifest, &engine.toolchain, &built)?;
 
         let mut objects = Vec::new();

@@ -162,6 +162,36 @@ fn a_rerun_with_nothing_changed_reads_no_source_and_writes_the_same_outputs() {
     }
 }
 
+/// The stat data of every file a rerun looks at (dumps, patches, the
+/// accepted file, the cached and the installed objects) is remembered once
+/// the file is older than the racy window: a second rerun reads none.
+#[test]
+fn a_rerun_hashes_no_file_whose_stat_data_is_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = project(dir.path());
+    let out = dir.path().join("out");
+    build(&manifest, &out).unwrap_or_else(|e| panic!("{e}"));
+    // Past the racy window: files changed within it are hashed every time.
+    std::thread::sleep(std::time::Duration::from_millis(
+        gcn_patch::pipeline::fingerprint::RACY_SECONDS * 1000 + 200,
+    ));
+    let warm = build(&manifest, &out).unwrap();
+    // 2 dumps, 1 patch, 1 accepted file, 4 cached and 4 installed objects.
+    assert_eq!(warm.fingerprints.hashed, 12);
+    let again = build(&manifest, &out).unwrap();
+    assert_eq!(again.fingerprints.reused, 4);
+    assert_eq!(again.fingerprints.hashed, 0, "a file was read again");
+    // A touched dump is hashed again (one file), and still a hit.
+    let f = fs::File::options()
+        .append(true)
+        .open(dir.path().join("asm/reduce.s"))
+        .unwrap();
+    f.set_modified(std::time::SystemTime::now()).unwrap();
+    let touched = build(&manifest, &out).unwrap();
+    assert_eq!(touched.fingerprints.hashed, 1);
+    assert_eq!(touched.fingerprints.reused, 4);
+}
+
 #[test]
 fn a_changed_input_reruns_exactly_its_jobs_and_gives_the_cold_result() {
     let dir = tempfile::tempdir().unwrap();

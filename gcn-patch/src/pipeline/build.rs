@@ -163,9 +163,6 @@ pub fn build_all(
         }
         result
     });
-    if let Some(f) = opts.fingerprints {
-        f.save();
-    }
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut built = Vec::new();
     for (job, r) in plan.jobs.iter().zip(results) {

@@ -92,6 +92,8 @@ pub struct Fingerprints {
     sources_read: AtomicUsize,
     /// Jobs whose record was reused.
     reused: AtomicUsize,
+    /// Files read and hashed (their stat data not remembered or changed).
+    hashed: AtomicUsize,
     /// The key of each source asked about, computed once per build.
     source_keys: Mutex<HashMap<(usize, usize), Option<String>>>,
 }
@@ -113,6 +115,9 @@ pub struct Stats {
     pub sources_read: usize,
     /// Jobs taken from their records (no source loaded, patched or checked).
     pub reused: usize,
+    /// Files read and hashed because their stat data was not remembered
+    /// or changed (sources, patches, accepted files, objects).
+    pub hashed: usize,
 }
 
 impl Fingerprints {
@@ -127,6 +132,7 @@ impl Fingerprints {
             files: Mutex::new(files),
             sources_read: AtomicUsize::new(0),
             reused: AtomicUsize::new(0),
+            hashed: AtomicUsize::new(0),
             source_keys: Mutex::new(HashMap::new()),
         }
     }
@@ -136,6 +142,7 @@ impl Fingerprints {
         Stats {
             sources_read: self.sources_read.load(Ordering::Relaxed),
             reused: self.reused.load(Ordering::Relaxed),
+            hashed: self.hashed.load(Ordering::Relaxed),
         }
     }
 
@@ -156,6 +163,7 @@ impl Fingerprints {
             return Some(sha);
         }
         let bytes = fs::read(path).ok()?;
+        self.hashed.fetch_add(1, Ordering::Relaxed);
         let sha = sha256_hex(&bytes);
         // The stat of what was read: a file changed meanwhile is not remembered.
         let after = fs::metadata(path).ok().map(|m| Stat::of(&m));
@@ -289,14 +297,15 @@ impl Fingerprints {
 
     /// Write the remembered file hashes of the files this build asked
     /// about, when any changed (or some were not asked about: files of
-    /// an older manifest are forgotten). Errors are ignored: the next run
-    /// hashes the files again.
+    /// an older manifest are forgotten). Call it once, when the build is
+    /// done with files (gcn-build: after installing its objects). Errors
+    /// are ignored: the next run hashes the files again.
     pub fn save(&self) {
         let mut files = self
             .files
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if files.changed || files.used.len() != files.map.len() {
+        if files.changed || files.map.len() > files.used.len() {
             let _ = fs::create_dir_all(&self.local);
             let written = crate::base::output::write_atomic_unsynced(
                 &self.local.join(FILES),
@@ -376,6 +385,7 @@ struct FileHashes {
     map: HashMap<PathBuf, (Stat, String)>,
     /// The paths asked about by this build: the ones written back.
     used: std::collections::HashSet<PathBuf>,
+    /// An entry was added since the last save.
     changed: bool,
 }
 
