@@ -82,7 +82,7 @@ pub fn check(
         tools,
     } = opts;
     let (depth, jobs) = (*depth, *jobs);
-    use crate::pipeline::build::{build_job, each_job};
+    use crate::pipeline::build::each_job;
     let m = Manifest::load(manifest)?;
     // A full check builds through the engine; its fingerprints let the plan
     // skip sources checked before. The engine's own errors (no toolchain)
@@ -122,16 +122,11 @@ pub fn check(
         let max_jobs = engine.max_jobs;
         let tally = Tally::start(progress, Task::Check, plan.jobs.len(), max_jobs);
         let opts = engine.options(&crate::base::jobs::Unlimited, None);
-        let outcomes = each_job(&m, &plan, max_jobs, opts.tokens, |job, source| {
-            let kernel = &m.kernels[job.kernel].name;
-            let counted = Finished::start(&tally, kernel, &job.target);
-            crate::base::jobs::test_panic_point("check", kernel);
-            let built = build_job(&m, &opts, job, source);
-            if let Ok(b) = &built {
-                counted.outcome.set(Outcome::Built(b.state()));
-            }
-            built.map(|b| (b.notes, b.accepted))
-        });
+        let outcomes: Vec<_> =
+            crate::pipeline::build::build_jobs(&m, &plan, &opts, &tally, "check")
+                .into_iter()
+                .map(|r| r.map(|built| built.map(|b| (b.notes, b.accepted))))
+                .collect();
         engine.fingerprints.save();
         outcomes
     } else {

@@ -152,17 +152,7 @@ pub fn build_all(
     opts: &BuildOptions,
 ) -> Result<Vec<BuiltJob>, Diagnostics> {
     let tally = Tally::start(opts.progress, Task::Build, plan.jobs.len(), opts.max_jobs);
-    let results = each_job(manifest, plan, opts.max_jobs, opts.tokens, |job, source| {
-        let kernel = &manifest.kernels[job.kernel].name;
-        // A panic below is caught by `jobs::run`; the job is counted then too.
-        let counted = Finished::start(&tally, kernel, &job.target);
-        jobs::test_panic_point("build", kernel);
-        let result = build_job(manifest, opts, job, source);
-        if let Ok(b) = &result {
-            counted.outcome.set(Outcome::Built(b.state()));
-        }
-        result
-    });
+    let results = build_jobs(manifest, plan, opts, &tally, "build");
     let mut errors: Vec<Diagnostic> = Vec::new();
     let mut built = Vec::new();
     for (job, r) in plan.jobs.iter().zip(results) {
@@ -197,6 +187,101 @@ pub fn build_all(
     } else {
         Err(Diagnostics(errors))
     }
+}
+
+/// Every job of `plan` built ([`build_job`]), results in plan order, each
+/// counted on `tally` (`panic_point`: the test hook's stage name). Jobs
+/// with a record ([`BuildOptions::fingerprints`]) are looked up first, in a
+/// few batches (a thread per batch, not per job: a rerun of thousands of
+/// unchanged jobs starts a handful of threads); the others then run as
+/// [`each_job`] runs them.
+pub(crate) fn build_jobs(
+    manifest: &Manifest,
+    plan: &Plan,
+    opts: &BuildOptions,
+    tally: &Tally,
+    panic_point: &str,
+) -> Vec<Result<Result<BuiltJob, Diagnostics>, jobs::Panicked>> {
+    let recorded = take_records(manifest, plan, opts, tally);
+    let rest = Plan {
+        jobs: plan
+            .jobs
+            .iter()
+            .zip(&recorded)
+            .filter(|(_, r)| r.is_none())
+            .map(|(j, _)| j.clone())
+            .collect(),
+        checked: plan.checked.clone(),
+    };
+    let built = each_job(
+        manifest,
+        &rest,
+        opts.max_jobs,
+        opts.tokens,
+        |job, source| {
+            let kernel = &manifest.kernels[job.kernel].name;
+            // A panic below is caught by `jobs::run`; the job is counted then too.
+            let counted = Finished::start(tally, kernel, &job.target);
+            jobs::test_panic_point(panic_point, kernel);
+            let result = build_job(manifest, opts, job, source);
+            if let Ok(b) = &result {
+                counted.outcome.set(Outcome::Built(b.state()));
+            }
+            result
+        },
+    );
+    let mut built = built.into_iter();
+    recorded
+        .into_iter()
+        .map(|r| match r {
+            Some(b) => Ok(Ok(b)),
+            None => built
+                .next()
+                .expect("one result for each job without a record"),
+        })
+        .collect()
+}
+
+/// The jobs of `plan` whose recorded results can be taken ([`from_record`]),
+/// in plan order (`None`: the job runs), looked up in at most four batches
+/// per worker.
+fn take_records(
+    manifest: &Manifest,
+    plan: &Plan,
+    opts: &BuildOptions,
+    tally: &Tally,
+) -> Vec<Option<BuiltJob>> {
+    let n = plan.jobs.len();
+    let Some(f) = opts.fingerprints else {
+        return (0..n).map(|_| None).collect();
+    };
+    let identity = opts.toolchain.identity();
+    let size = n.div_ceil(opts.max_jobs.max(1) * 4).max(1);
+    let batches: Vec<std::ops::Range<usize>> =
+        (0..n).step_by(size).map(|a| a..(a + size).min(n)).collect();
+    let found = jobs::run(batches.clone(), opts.max_jobs, opts.tokens, |range| {
+        range
+            .map(|i| {
+                let job = &plan.jobs[i];
+                if !plan.checked(job.kernel, job.source) {
+                    return None;
+                }
+                let key = f.job_key(manifest, (job.kernel, job.source), &job.target, &identity)?;
+                let built = from_record(manifest, opts, f, job, f.get(&key)?)?;
+                f.reused();
+                let kernel = &manifest.kernels[job.kernel].name;
+                let counted = Finished::start(tally, kernel, &job.target);
+                counted.outcome.set(Outcome::Built(built.state()));
+                Some(built)
+            })
+            .collect::<Vec<_>>()
+    });
+    // A batch that panicked: its jobs run (and report what went wrong).
+    batches
+        .into_iter()
+        .zip(found)
+        .flat_map(|(range, r)| r.unwrap_or_else(|_| range.map(|_| None).collect()))
+        .collect()
 }
 
 /// Run `f` on every job of `plan`, at most `max_jobs` at once (bounded by
@@ -324,7 +409,7 @@ pub fn build_job(
             manifest,
             (job.kernel, job.source),
             &job.target,
-            opts.toolchain,
+            &opts.toolchain.identity(),
         )?;
         Some((f, key))
     });

@@ -54,7 +54,6 @@ use crate::base::diag::{Code, Diagnostic, Location, Severity};
 use crate::base::hash::sha256_hex;
 use crate::config::manifest::Manifest;
 use crate::pipeline::cache::{self, ObjectCache};
-use crate::stage::toolchain::Toolchain;
 
 /// Bump when a record's meaning or layout changes: older records are misses.
 pub const RECORD_FORMAT: &str = "gcn-patch-job-record-v1";
@@ -226,22 +225,22 @@ impl Fingerprints {
     }
 
     /// The key of the job of source `source` of kernel `kernel` for
-    /// `target`, built with `toolchain`: its source's key, the target and
-    /// the toolchain's identity.
+    /// `target`, built with the toolchain of identity `toolchain`
+    /// ([`crate::stage::toolchain::Toolchain::identity`]: version text and
+    /// resolved paths): its source's key, the target and the toolchain.
     pub fn job_key(
         &self,
         manifest: &Manifest,
         (kernel, source): (usize, usize),
         target: &TargetId,
-        toolchain: &Toolchain,
+        toolchain: &str,
     ) -> Option<String> {
         let source = self.source_key(manifest, kernel, source)?;
         Some(cache::key(&[
             RECORD_FORMAT,
             &source,
             &target.name(),
-            &toolchain.identity(),
-            &toolchain.version.major.to_string(),
+            toolchain,
         ]))
     }
 

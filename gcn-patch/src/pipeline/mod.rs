@@ -206,21 +206,58 @@ pub fn plan_cached(
         .enumerate()
         .flat_map(|(ki, k)| (0..k.sources.len()).map(move |si| (ki, si)))
         .collect();
-    let results = crate::base::jobs::run(sources.clone(), max_workers, tokens, |(ki, si)| {
-        let kernel = &manifest.kernels[ki];
-        let key = fingerprints.and_then(|f| f.source_key(manifest, ki, si));
-        if let (Some(f), Some(key)) = (fingerprints, &key) {
-            if f.source_checked(key) {
-                return Ok(());
-            }
+    // Sources whose check passed before, found in a few batches (a thread
+    // per batch, not per source); the others are checked, one job each.
+    let passed: Vec<bool> = match fingerprints {
+        None => vec![false; sources.len()],
+        Some(f) => {
+            let size = sources.len().div_ceil(max_workers.max(1) * 4).max(1);
+            let batches: Vec<&[(usize, usize)]> = sources.chunks(size).collect();
+            let found = crate::base::jobs::run(batches.clone(), max_workers, tokens, |batch| {
+                batch
+                    .iter()
+                    .map(|&(ki, si)| {
+                        f.source_key(manifest, ki, si)
+                            .is_some_and(|key| f.source_checked(&key))
+                    })
+                    .collect::<Vec<bool>>()
+            });
+            batches
+                .iter()
+                .zip(found)
+                .flat_map(|(b, r)| r.unwrap_or_else(|_| vec![false; b.len()]))
+                .collect()
         }
+    };
+    let unchecked: Vec<(usize, usize)> = sources
+        .iter()
+        .zip(&passed)
+        .filter(|(_, p)| !**p)
+        .map(|(s, _)| *s)
+        .collect();
+    let checked_now = crate::base::jobs::run(unchecked, max_workers, tokens, |(ki, si)| {
+        let kernel = &manifest.kernels[ki];
         crate::base::jobs::test_panic_point("patch", &kernel.name);
         let checked = crate::stage::patch::check(manifest, kernel, &kernel.sources[si]);
         if let Some(f) = fingerprints {
+            let key = f.source_key(manifest, ki, si);
             f.checked_source(key.as_deref(), checked.is_ok());
         }
         checked
     });
+    let mut checked_now = checked_now.into_iter();
+    let results: Vec<_> = passed
+        .into_iter()
+        .map(|p| {
+            if p {
+                Ok(Ok(()))
+            } else {
+                checked_now
+                    .next()
+                    .expect("one result for each source checked")
+            }
+        })
+        .collect();
     let mut jobs = Vec::new();
     let mut checked = std::collections::BTreeSet::new();
     let mut errors = Vec::new();
