@@ -25,7 +25,10 @@
 //! job; the jobserver is opened once per process), and code objects are cached
 //! by content in `OUT_DIR` and, optionally, in a cache shared by every checkout
 //! (`GCN_BUILD_CACHE_DIR`), so editing one patch reassembles only that
-//! kernel's code objects. The engine is [`gcn_patch::pipeline::build`](mod@gcn_patch::pipeline::build), shared with the
+//! kernel's code objects. Job fingerprints
+//! ([`gcn_patch::pipeline::fingerprint`]) go further: a rerun of the build
+//! script loads, patches and checks only the sources whose inputs changed
+//! (a rerun of all of aiter with nothing changed reads no dump). The engine is [`gcn_patch::pipeline::build`](mod@gcn_patch::pipeline::build), shared with the
 //! `gcn-patch build` command.
 //!
 //! ## Environment variables

@@ -120,9 +120,23 @@ fn a_second_checkout_builds_from_the_shared_cache_with_no_assembler_run() {
     let first = build_in("checkout-a");
     assert_eq!(first.assembled(), 4);
     assert!(first.objects.iter().all(|o| !o.shared_hit));
-    // Every object was published to the shared directory.
-    let entries = fs::read_dir(&shared).unwrap().count();
-    assert_eq!(entries, 4, "shared cache entries");
+    // Every object was published to the shared directory, and every job's
+    // record beside them (records of another checkout's manifest never
+    // match: its directory is in their keys).
+    let count = |dir: &Path, ext: &str| {
+        fs::read_dir(dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .extension()
+                    .is_some_and(|x| x == ext)
+            })
+            .count()
+    };
+    assert_eq!(count(&shared, "hsaco"), 4, "shared cache entries");
+    assert_eq!(count(&shared.join("records"), "job"), 4, "shared records");
     let second = build_in("checkout-b");
     assert_eq!(second.assembled(), 0, "{:?}", second.objects);
     assert!(second.objects.iter().all(|o| o.cached && o.shared_hit));

@@ -12,6 +12,8 @@
 //!   metadata; not the line it is on), the kernel's name, register and
 //!   hazard policies and accepted file, the `[defaults]`, the manifest's
 //!   directory and file name (diagnostics name them);
+//! * the running program's sha256 (the build script or the `gcn-patch`
+//!   binary: gcn-patch's code changes between builds of one version);
 //! * the target, the toolchain's identity (version text and resolved paths)
 //!   and gcn-patch's version and record format ([`RECORD_FORMAT`]).
 //!
@@ -95,6 +97,8 @@ pub struct Fingerprints {
     hashed: AtomicUsize,
     /// The key of each source asked about, computed once per build.
     source_keys: Mutex<HashMap<(usize, usize), Option<String>>>,
+    /// The sha256 of the running program ([`Fingerprints::program`]).
+    program: std::sync::OnceLock<String>,
 }
 
 impl std::fmt::Debug for Fingerprints {
@@ -133,6 +137,7 @@ impl Fingerprints {
             reused: AtomicUsize::new(0),
             hashed: AtomicUsize::new(0),
             source_keys: Mutex::new(HashMap::new()),
+            program: std::sync::OnceLock::new(),
         }
     }
 
@@ -189,6 +194,20 @@ impl Fingerprints {
         key
     }
 
+    /// The sha256 of the running program (the build script, the
+    /// `gcn-patch` binary): gcn-patch's code, whose checks make the notes a
+    /// record holds, changes between builds of one version (a path or git
+    /// dependency), and any rebuild of it makes new records. Remembered
+    /// with its stat data like any file; `"unknown"` when it cannot be read.
+    fn program(&self) -> &str {
+        self.program.get_or_init(|| {
+            std::env::current_exe()
+                .ok()
+                .and_then(|p| self.sha256_of(&p))
+                .unwrap_or_else(|| "unknown".into())
+        })
+    }
+
     /// [`Fingerprints::source_key`], computed.
     fn compute_source_key(
         &self,
@@ -204,6 +223,7 @@ impl Fingerprints {
         let mut parts: Vec<String> = vec![
             RECORD_FORMAT.into(),
             env!("CARGO_PKG_VERSION").into(),
+            self.program().into(),
             manifest.dir.display().to_string(),
             manifest.shown().display().to_string(),
             format!("{:?}", manifest.defaults),
