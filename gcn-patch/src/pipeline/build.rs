@@ -202,7 +202,7 @@ pub(crate) fn build_jobs(
     tally: &Tally,
     panic_point: &str,
 ) -> Vec<Result<Result<BuiltJob, Diagnostics>, jobs::Panicked>> {
-    let recorded = take_records(manifest, plan, opts, tally);
+    let recorded = take_records(manifest, plan, opts, tally, panic_point);
     let rest = Plan {
         jobs: plan
             .jobs
@@ -244,12 +244,15 @@ pub(crate) fn build_jobs(
 
 /// The jobs of `plan` whose recorded results can be taken ([`from_record`]),
 /// in plan order (`None`: the job runs), looked up in at most four batches
-/// per worker.
+/// per worker. The test hook (`panic_point`) fires here too: a batch that
+/// panics leaves its jobs to run, where the hook fires again as the job's
+/// own error.
 fn take_records(
     manifest: &Manifest,
     plan: &Plan,
     opts: &BuildOptions,
     tally: &Tally,
+    panic_point: &str,
 ) -> Vec<Option<BuiltJob>> {
     let n = plan.jobs.len();
     let Some(f) = opts.fingerprints else {
@@ -266,6 +269,7 @@ fn take_records(
                 if !plan.checked(job.kernel, job.source) {
                     return None;
                 }
+                jobs::test_panic_point(panic_point, &manifest.kernels[job.kernel].name);
                 let key = f.job_key(manifest, (job.kernel, job.source), &job.target, &identity)?;
                 let built = from_record(manifest, opts, f, job, f.get(&key)?)?;
                 f.reused();

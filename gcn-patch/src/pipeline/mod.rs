@@ -217,6 +217,10 @@ pub fn plan_cached(
                 batch
                     .iter()
                     .map(|&(ki, si)| {
+                        // The test hook fires here too: a batch that panics
+                        // leaves its sources to be checked, where it fires
+                        // again as that source's own error.
+                        crate::base::jobs::test_panic_point("patch", &manifest.kernels[ki].name);
                         f.source_key(manifest, ki, si)
                             .is_some_and(|key| f.source_checked(&key))
                     })
