@@ -7,7 +7,9 @@
 //!   finds every kernel by name (`KERNELS.by_name`), with its targets, in
 //!   manifest order, verifies every embedded object's bytes against its
 //!   sha256, and finds no other name;
-//! * a second build assembles nothing and leaves the generated file alone.
+//! * a second build assembles nothing and leaves the generated file alone;
+//!   its plan reads no source and every job takes its record (job
+//!   fingerprints).
 //!
 //! The asm files hold one of four real HIP dumps each (saxpy and reduce,
 //! built for gfx1100 and for gfx11-generic), so the first build runs the
@@ -239,6 +241,9 @@ fn thousands_of_kernels_embed_compile_and_are_found_by_name() {
     let second_time = start.elapsed();
     assert_eq!(second.assembled(), 0);
     assert_eq!(second.objects.len(), jobs);
+    // Job fingerprints: no source read by the plan, every job from its record.
+    assert_eq!(second.fingerprints.sources_read, 0);
+    assert_eq!(second.fingerprints.reused, jobs);
     assert_eq!(
         fs::metadata(&second.generated).unwrap().modified().unwrap(),
         stamp,
