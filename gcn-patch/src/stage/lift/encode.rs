@@ -358,6 +358,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn counts_operands_and_reads_vopd_banks() {
+        assert_eq!(
+            operands("v_pk_fma_f32 v[2:3], v[2:3], v[4:5], v[6:7] neg_lo:[0,0,1] neg_hi:[0,0,1]"),
+            4
+        );
+        assert_eq!(
+            operands("v_cvt_pk_bf16_f32 v45 /*v301*/, v70 /*v326*/, v71 /*v327*/"),
+            3
+        );
+        assert_eq!(operands("v_nop"), 0);
+        assert_eq!(destinations("v_add_co_u32"), 2);
+        assert_eq!(destinations("v_cmpx_eq_u32_e64"), 0);
+        assert_eq!(destinations("v_cmp_gt_i32_e64"), 1);
+        assert!(vopd_banks("v_dual_sub_f32 v1, v1, v7 :: v_dual_sub_f32 v2, v2, v7").is_some());
+        assert!(vopd_banks("v_dual_sub_f32 v1, v1, v7 :: v_dual_sub_f32 v2, v2, v8").is_none());
+        let gfx1250 = TargetId::parse("gfx1250").unwrap();
+        // The unused src2 field is v0 (0x100): LLVM encodes 0 there.
+        assert!(matches!(
+            predict(
+                &gfx1250,
+                "v_cvt_pk_bf16_f32 v28, v28, v29",
+                &[0x1c, 0, 0x6d, 0xd7, 0x1c, 0x3b, 0x02, 0x04]
+            ),
+            Some(Refusal::Reencoded(_))
+        ));
+        assert_eq!(
+            predict(
+                &gfx1250,
+                "v_cvt_pk_bf16_f32 v28, v28, v29",
+                &[0x1c, 0, 0x6d, 0xd7, 0x1c, 0x3b, 0x02, 0x00]
+            ),
+            None
+        );
+    }
+
+    #[test]
     fn reads_errors_and_encodings() {
         assert_eq!(
             errors("<stdin>:3:2: error: invalid operand for instruction\n v_x\n ^\n"),
