@@ -176,8 +176,15 @@ fn a_rerun_hashes_no_file_whose_stat_data_is_unchanged() {
         gcn_patch::pipeline::fingerprint::RACY_SECONDS * 1000 + 200,
     ));
     let warm = build(&manifest, &out).unwrap();
-    // 2 dumps, 1 patch, 1 accepted file, 4 cached and 4 installed objects.
-    assert_eq!(warm.fingerprints.hashed, 12);
+    // The 4 cached and 4 installed objects (the first build hashed
+    // neither); the 2 dumps, the patch, the accepted file and this test
+    // program (in the key) too when the first build saw them within the
+    // racy window (how long it took decides).
+    assert!(
+        (8..=13).contains(&warm.fingerprints.hashed),
+        "{:?}",
+        warm.fingerprints
+    );
     let again = build(&manifest, &out).unwrap();
     assert_eq!(again.fingerprints.reused, 4);
     assert_eq!(again.fingerprints.hashed, 0, "a file was read again");
