@@ -156,10 +156,10 @@ pub fn build(
     };
     let engine = engine?;
     let opts = engine.options(&crate::base::jobs::Unlimited, observer);
-    let built = build_all(&m, &plan, &opts);
-    // The file hashes the fingerprints remembered, for the next build.
+    // The job records and file hashes, for the next build: written only
+    // when the build succeeds (a failed one leaves no partial output).
+    let built = build_all(&m, &plan, &opts)?;
     engine.fingerprints.save();
-    let built = built?;
     let lock = crate::pipeline::build::record_lock(&m, &engine.toolchain, &built, req.locked)?;
     let mut report = BuildReport {
         rows: Vec::with_capacity(built.len()),

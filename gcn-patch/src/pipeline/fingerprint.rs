@@ -99,6 +99,10 @@ pub struct Fingerprints {
     source_keys: Mutex<HashMap<(usize, usize), Option<String>>>,
     /// The sha256 of the running program ([`Fingerprints::program`]).
     program: std::sync::OnceLock<String>,
+    /// Records to write at [`Fingerprints::save`]: (name, bytes, also in
+    /// the shared directory). Nothing is written before: a build that
+    /// fails before its end leaves no partial output.
+    pending: Mutex<Vec<(String, Vec<u8>, bool)>>,
 }
 
 impl std::fmt::Debug for Fingerprints {
@@ -138,6 +142,7 @@ impl Fingerprints {
             hashed: AtomicUsize::new(0),
             source_keys: Mutex::new(HashMap::new()),
             program: std::sync::OnceLock::new(),
+            pending: Mutex::new(Vec::new()),
         }
     }
 
@@ -273,7 +278,11 @@ impl Fingerprints {
             return true;
         }
         if self.shared.as_deref().is_some_and(ok) {
-            self.write(&self.local, &format!("{key}.src"), RECORD_FORMAT.as_bytes());
+            self.defer(
+                format!("{key}.src"),
+                RECORD_FORMAT.as_bytes().to_vec(),
+                false,
+            );
             return true;
         }
         false
@@ -296,7 +305,7 @@ impl Fingerprints {
             return Some(r);
         }
         let r = read(self.shared.as_deref()?)?;
-        self.write(&self.local, &name, &encode(&r, key)?);
+        self.defer(name, encode(&r, key)?, false);
         Some(r)
     }
 
@@ -314,12 +323,24 @@ impl Fingerprints {
         }
     }
 
-    /// Write the remembered file hashes of the files this build asked
-    /// about, when any changed (or some were not asked about: files of
+    /// Write the records of this build, then the remembered file hashes
+    /// of the files it asked about, when any changed (or some were not asked about: files of
     /// an older manifest are forgotten). Call it once, when the build is
     /// done with files (gcn-build: after installing its objects). Errors
     /// are ignored: the next run hashes the files again.
     pub fn save(&self) {
+        let pending = std::mem::take(
+            &mut *self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for (name, bytes, shared) in pending {
+            self.write(&self.local, &name, &bytes);
+            if let (true, Some(dir)) = (shared, &self.shared) {
+                self.write(dir, &name, &bytes);
+            }
+        }
         let mut files = self
             .files
             .lock()
@@ -339,13 +360,19 @@ impl Fingerprints {
         }
     }
 
-    /// Store a record locally and in the shared directory; failures only
-    /// cost a rerun of the job.
+    /// Store a record locally and in the shared directory, at
+    /// [`Fingerprints::save`]; failures only cost a rerun of the job.
     fn store(&self, name: &str, bytes: &[u8]) {
-        self.write(&self.local, name, bytes);
-        if let Some(shared) = &self.shared {
-            self.write(shared, name, bytes);
-        }
+        self.defer(name.to_string(), bytes.to_vec(), true);
+    }
+
+    /// Write `name` at [`Fingerprints::save`] (`shared`: in the shared
+    /// directory too).
+    fn defer(&self, name: String, bytes: Vec<u8>, shared: bool) {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((name, bytes, shared));
     }
 
     fn write(&self, dir: &Path, name: &str, bytes: &[u8]) {
