@@ -467,6 +467,7 @@ fn parse_operand_list(rest: &str) -> (Vec<Operand>, Vec<Str>) {
         modifiers.extend(it.map(Str::from));
     }
     operands.shrink_to_fit();
+    modifiers.shrink_to_fit();
     (operands, modifiers)
 }
 

@@ -203,7 +203,7 @@ pub(crate) fn apply_rules(t: &mut Document, rules: &[Rule], ctx: &Ctx) -> Result
 }
 
 fn origin(r: &Rule, ctx: &Ctx, what: String) -> Origin {
-    Origin::Rule(Box::new(RuleOrigin {
+    Origin::Rule(std::sync::Arc::new(RuleOrigin {
         manifest: ctx.manifest.to_path_buf(),
         kernel: ctx.kernel.to_string(),
         index: r.index,
@@ -483,25 +483,25 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
     let mut edits = Edits::new();
     match &r.kind {
         RuleKind::Delete => {
+            // One origin for every line the rule writes (shared).
+            let o = origin(r, ctx, what.clone());
             for &i in &hits {
                 match label_prefix(t.text(i), &info[i]) {
                     // `.L1: s_nop 0`: the label stays.
-                    Some((label, _)) => edits.replace(
-                        i,
-                        t.styled(i, label.trim_start()),
-                        origin(r, ctx, what.clone()),
-                    ),
+                    Some((label, _)) => {
+                        edits.replace(i, t.styled(i, label.trim_start()), o.clone())
+                    }
                     None => edits.delete(i),
                 };
             }
         }
         RuleKind::Replace { with } => {
+            let o = origin(r, ctx, what.clone());
             for &i in &hits {
                 let new = match &r.pattern.regex {
                     Some(re) => re.replace(&info[i].norm, with.as_str()).into_owned(),
                     None => with.clone(),
                 };
-                let o = origin(r, ctx, what.clone());
                 let mut lines: Vec<(String, Origin)> = new
                     .split('\n')
                     .map(|l| (t.styled(i, l.trim()), o.clone()))
@@ -515,8 +515,8 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
             }
         }
         RuleKind::Insert { lines, position } => {
+            let o = origin(r, ctx, what.clone());
             for &i in &hits {
-                let o = origin(r, ctx, what.clone());
                 for l in lines {
                     edits.insert(i, *position, t.styled(i, l), o.clone());
                 }
@@ -600,11 +600,12 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
             }
         }
         RuleKind::Set { value } => {
+            let o = origin(r, ctx, what.clone());
             for &i in &hits {
                 edits.replace(
                     i,
                     crate::base::parse::edit::replace_value(t.text(i), value),
-                    origin(r, ctx, what.clone()),
+                    o.clone(),
                 );
             }
         }

@@ -92,9 +92,20 @@ impl CounterState {
     }
 }
 
-/// Bits of units that may be pending in some counter (a superset): most
-/// register accesses are decided by one bit test.
-const ANY_WORDS: usize = (super::model::LDS_STORE as usize) / 64 + 1;
+/// Units per bit of [`State`]'s summary of the units that may be pending:
+/// a coarse summary (a superset) keeps every block's state small (the
+/// analysis holds one per block) and still decides most register accesses
+/// by one bit test.
+const ANY_SHIFT: u32 = 2;
+
+/// Words of that summary.
+const ANY_WORDS: usize = ((super::model::LDS_STORE >> ANY_SHIFT) as usize) / 64 + 1;
+
+/// Word and bit of unit `u` in the summary.
+fn any_bit(u: Unit) -> (usize, u32) {
+    let b = u >> ANY_SHIFT;
+    (b as usize / 64, b % 64)
+}
 
 /// The state before an instruction: one [`CounterState`] per counter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,22 +132,24 @@ fn sat_of(model: &Model, i: usize) -> u32 {
 impl State {
     /// May `u` be pending in some counter?
     fn maybe(&self, u: Unit) -> bool {
-        let (w, b) = (u as usize / 64, u % 64);
+        let (w, b) = any_bit(u);
         self.any.get(w).is_some_and(|x| x & (1 << b) != 0)
     }
 
     fn mark(&mut self, u: Unit) {
-        if let Some(x) = self.any.get_mut(u as usize / 64) {
-            *x |= 1 << (u % 64);
+        let (w, b) = any_bit(u);
+        if let Some(x) = self.any.get_mut(w) {
+            *x |= 1 << b;
         }
     }
 
     fn rebuild_any(&mut self) {
         let mut any = [0u64; ANY_WORDS];
         for c in &self.counters {
-            for u in c.regs.keys() {
-                if let Some(x) = any.get_mut(*u as usize / 64) {
-                    *x |= 1 << (u % 64);
+            for &u in c.regs.keys() {
+                let (w, b) = any_bit(u);
+                if let Some(x) = any.get_mut(w) {
+                    *x |= 1 << b;
                 }
             }
         }
