@@ -13,6 +13,7 @@
 //! loops reach a fixpoint.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 
 use super::cfg::{Cfg, Inst};
 use super::model::{
@@ -48,8 +49,10 @@ pub struct CounterState {
     pub clock: u32,
     /// Upper bound of outstanding operations (saturates at the counter's max).
     pub outstanding: u32,
-    /// Per kind: issue clock of the newest pending operation of that kind.
-    pub kinds: [Option<u32>; KINDS],
+    /// Per kind: issue clock of the newest pending operation of that kind
+    /// (never 0: clocks start at `CLOCK0`; 4 bytes, the analysis keeps a
+    /// state per block).
+    pub kinds: [Option<NonZeroU32>; KINDS],
     /// Registers pending operations will write (or still read).
     pub regs: BTreeMap<Unit, Pend>,
     /// The last wait on this counter on every path here: (line, value).
@@ -168,12 +171,12 @@ impl State {
             c.outstanding = outstanding;
             for k in 0..KINDS {
                 let merged = match (c.kinds[k], o.kinds[k]) {
-                    (Some(a), Some(b)) => Some(c.dist(a, sat).min(o.dist(b, sat))),
-                    (Some(a), None) => Some(c.dist(a, sat)),
-                    (None, Some(b)) => Some(o.dist(b, sat)),
+                    (Some(a), Some(b)) => Some(c.dist(a.get(), sat).min(o.dist(b.get(), sat))),
+                    (Some(a), None) => Some(c.dist(a.get(), sat)),
+                    (None, Some(b)) => Some(o.dist(b.get(), sat)),
                     (None, None) => None,
                 }
-                .map(|d| c.clock - d);
+                .and_then(|d| NonZeroU32::new(c.clock - d));
                 changed |= merged != c.kinds[k];
                 c.kinds[k] = merged;
             }
@@ -258,7 +261,7 @@ impl State {
         let dist = |at: u32| clock.saturating_sub(at).min(sat);
         c.regs.retain(|_, p| dist(p.at) < n);
         for k in c.kinds.iter_mut() {
-            if k.is_some_and(|at| dist(at) >= n) {
+            if k.is_some_and(|at| dist(at.get()) >= n) {
                 *k = None;
             }
         }
@@ -562,7 +565,7 @@ impl Analysis<'_> {
             c.outstanding = (c.outstanding + 1).min(max);
             c.clock += 1;
             let now = c.clock;
-            c.kinds[ev.kind.index()] = Some(now);
+            c.kinds[ev.kind.index()] = NonZeroU32::new(now);
             let vmem = e.vmem_load.map(|(_, t)| t);
             for r in &ev.writes {
                 for u in units(r) {
