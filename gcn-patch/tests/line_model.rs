@@ -30,10 +30,10 @@ const DOCUMENT_BYTES_PER_LINE: f64 = 345.0;
 const COPY_BYTES_PER_LINE: f64 = 56.0;
 /// Peak live heap bytes per line while loading, patching (a diff and
 /// rules) and preparing one job (retarget, every check, the assembler's
-/// input): 789 at 20k lines (was 2,174 at 10k lines, then about 1,030
-/// before rule origins were shared, `prepare` dropped its documents early
-/// and the hazard states got smaller).
-const PIPELINE_PEAK_BYTES_PER_LINE: f64 = 820.0;
+/// input): 587 at 20k lines (was 2,174 at 10k lines, then 1,032 before
+/// the changes of the measurements page's "Line model" section that cut
+/// it to 600 or less).
+const PIPELINE_PEAK_BYTES_PER_LINE: f64 = 610.0;
 
 #[test]
 fn the_line_model_stays_within_its_bytes_per_line() {
