@@ -850,3 +850,170 @@ fn bad_containers_fail_clearly_and_write_nothing() {
     );
     assert!(common::stderr(&o).contains("gfx1100, gfx942"));
 }
+
+/// Objects that need raw lines lift with one assembler run and one link:
+/// the raw lines are predicted before the identity check, so neither a
+/// failing first attempt nor the per-instruction re-encoding run
+/// (`llvm-mc --show-encoding`) happens. The tools here are scripts in a
+/// `--llvm-bin` directory that log each run and run the real tool. One
+/// object per kind of raw line: gfx1250 (`v_pk_*_f32`, VOP3 `src2`,
+/// undecodable words), gfx950 `f4gemm` (`v_mfma_scale_*`), Triton's
+/// gfx1201 softmax (VOP3 fields, a VOPD pair LLVM rejects).
+#[test]
+fn objects_with_raw_lines_lift_with_one_assembly_and_one_link() {
+    use gcn_patch::stage::toolchain::{Toolchain, ToolchainConfig};
+    use std::os::unix::fs::PermissionsExt;
+    let real = common::toolchain();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let log = dir.path().join("runs.log");
+    for (name, path) in [
+        ("clang", real.clang.clone()),
+        ("ld.lld", real.lld.clone()),
+        ("llvm-mc", real.llvm_tool("llvm-mc")),
+        ("llvm-objdump", real.llvm_tool("llvm-objdump")),
+    ] {
+        let script = bin.join(name);
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\necho \"{name} $*\" >> '{}'\nexec '{}' \"$@\"\n",
+                log.display(),
+                path.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let config = ToolchainConfig {
+        llvm_bin: Some(bin.clone()),
+        ..ToolchainConfig::default()
+    };
+    let tc = Toolchain::find(&config, &|_| None).unwrap_or_else(|d| panic!("{d}"));
+    let repo = common::repo();
+    for (file, min_raw) in [
+        (
+            "tests/corpus/aiter/gfx1250/mla/mla_a8w8_qh64_1tg_16mx4_64nx1_np.co",
+            3000,
+        ),
+        (
+            "tests/corpus/aiter/gfx950/f4gemm/f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128.co",
+            256,
+        ),
+        ("tests/triton/softmax-gfx1201/softmax.hsaco", 20),
+    ] {
+        let path = repo.join(file);
+        let bytes = std::fs::read(&path).unwrap();
+        let _ = std::fs::remove_file(&log);
+        let lifted = lift_code_object(&bytes, &path, &LiftOptions::new(&tc))
+            .unwrap_or_else(|d| panic!("{file}: {d}"));
+        assert_eq!(lifted.identity, Identity::Identical, "{file}");
+        assert!(
+            lifted.raw_instructions >= min_raw,
+            "{file}: {} raw lines",
+            lifted.raw_instructions
+        );
+        let runs = std::fs::read_to_string(&log).unwrap();
+        let count = |tool: &str, pred: &dyn Fn(&str) -> bool| {
+            runs.lines()
+                .filter(|l| l.split(' ').next() == Some(tool) && pred(l))
+                .count()
+        };
+        assert_eq!(
+            count("llvm-mc", &|l| l.contains("--show-encoding")),
+            0,
+            "{file}: no re-encoding run\n{runs}"
+        );
+        assert_eq!(
+            count("llvm-mc", &|l| l.contains("-filetype=obj")),
+            1,
+            "{file}: one assembly\n{runs}"
+        );
+        assert_eq!(count("ld.lld", &|_| true), 1, "{file}: one link\n{runs}");
+        assert_eq!(
+            count("llvm-objdump", &|_| true),
+            1,
+            "{file}: one disassembly\n{runs}"
+        );
+    }
+}
+
+/// The identity check prepares the lifted asm as an unpatched source whose
+/// warnings it discards, skipping the control-flow, wait-count and hazard
+/// checks (against its own original every finding of theirs is inherited):
+/// the prepared asm, steps and errors are those of the full preparation,
+/// on a lifted object of each aiter arch and every IREE/HIP corpus dump;
+/// only the skipped checks' warnings are missing.
+#[test]
+fn identity_preparation_skips_only_checks_that_cannot_fail_an_unpatched_source() {
+    use gcn_patch::base::document::Document;
+    use gcn_patch::config::policy::{HazardPolicy, RegisterPolicy};
+    use gcn_patch::pipeline;
+    use gcn_patch::stage::retarget::RetargetOptions;
+    let tc = common::toolchain();
+    let mut sources: Vec<(String, Document, gcn_embed::TargetId)> = vec![];
+    for arch in ["gfx942", "gfx950", "gfx1250"] {
+        let (_, _, path) = aiter_sample()
+            .into_iter()
+            .find(|(a, _, _)| a == arch)
+            .unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let mut opts = LiftOptions::new(&tc);
+        opts.verify = false;
+        let lifted = lift_code_object(&bytes, &path, &opts).unwrap_or_else(|d| panic!("{d}"));
+        let doc = Document::from_source(&lifted.asm, "lifted.s");
+        sources.push((common::rel(&path).display().to_string(), doc, lifted.target));
+    }
+    for (path, target) in common::corpus_files() {
+        let text = std::fs::read_to_string(common::repo().join(&path)).unwrap();
+        sources.push((
+            path.display().to_string(),
+            Document::from_source(&text, &path),
+            target,
+        ));
+    }
+    let mut fewer_notes = 0;
+    for (name, doc, target) in &sources {
+        let opts = RetargetOptions {
+            target: *target,
+            code_object_version: None,
+            assembler_llvm_major: tc.version.major,
+        };
+        let full = pipeline::prepare_traced_with(
+            "k",
+            Some(doc),
+            doc,
+            &opts,
+            RegisterPolicy::Error,
+            HazardPolicy::Warn,
+        );
+        let quick = pipeline::prepare_unpatched_errors_only("k", doc, &opts, RegisterPolicy::Error);
+        match (full, quick) {
+            (Ok(a), Ok(b)) => {
+                let lines = |p: &pipeline::Prepared| {
+                    (0..p.asm.len())
+                        .map(|i| p.asm.text(i).to_string())
+                        .collect::<Vec<_>>()
+                };
+                assert!(lines(&a) == lines(&b), "{name}: the same prepared asm");
+                assert_eq!(a.steps, b.steps, "{name}");
+                assert_eq!(a.code_object_version, b.code_object_version, "{name}");
+                assert_eq!(a.symbols, b.symbols, "{name}");
+                assert!(b.notes.len() <= a.notes.len(), "{name}");
+                fewer_notes += usize::from(b.notes.len() < a.notes.len());
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{name}"),
+            (a, b) => panic!(
+                "{name}: full preparation {:?}, errors only {:?}",
+                a.map(|_| ()).map_err(|d| d.to_string()),
+                b.map(|_| ()).map_err(|d| d.to_string())
+            ),
+        }
+    }
+    assert!(
+        fewer_notes > 0,
+        "the skipped checks warn on some of the {} sources",
+        sources.len()
+    );
+}

@@ -398,6 +398,7 @@ fn every_finding(
         kernel.registers,
         kernel.hazards,
         source.triton.as_ref(),
+        Findings::All,
     )
     .map_err(|d| registers_key(d, &kernel.name))?;
     prepared.notes = registers_key(Diagnostics(prepared.notes), &kernel.name).0;
@@ -460,6 +461,7 @@ pub fn prepare_traced(
         policy,
         HazardPolicy::Error,
         None,
+        Findings::All,
     )
 }
 
@@ -482,10 +484,38 @@ pub fn prepare_traced_with(
         policy,
         hazards,
         None,
+        Findings::All,
     )
     .map_err(|d| registers_key(d, kernel))?;
     prepared.notes = registers_key(Diagnostics(prepared.notes), kernel).0;
     Ok(prepared)
+}
+
+/// The preparation of an unpatched source whose warnings nobody reads
+/// (lift's identity check): [`prepare_traced_with`] with `asm` as its own
+/// original and hazards as warnings, but only the steps and checks that
+/// can change the built bytes or fail — retargeting, the structure and
+/// register checks. The control-flow check, the wait-count check and the
+/// hazard lint are skipped: against its own original every finding of
+/// theirs is inherited, a warning. [`Prepared::notes`] is therefore
+/// incomplete; errors are the same.
+pub fn prepare_unpatched_errors_only(
+    kernel: &str,
+    asm: &Document,
+    opts: &RetargetOptions,
+    policy: RegisterPolicy,
+) -> Result<Prepared, Diagnostics> {
+    prepare_checked(
+        kernel,
+        Some((Cow::Borrowed(asm), true)),
+        Cow::Borrowed(asm),
+        opts,
+        policy,
+        HazardPolicy::Warn,
+        None,
+        Findings::ErrorsOnly,
+    )
+    .map_err(|d| registers_key(d, kernel))
 }
 
 /// The findings of manifest kernel `kernel` that a register update fixes
@@ -515,8 +545,9 @@ fn registers_key(mut d: Diagnostics, kernel: &str) -> Diagnostics {
 /// adds the Triton launch check against the same retargeted original the
 /// other checks compare with. `original` is the unpatched dump and whether
 /// `asm` has its lines. Owned documents are dropped as soon as the checks
-/// no longer need them: `asm` once retargeted, `original` before the
-/// wait-count check and hazard analysis of the patched asm.
+/// no longer need them: `asm` once retargeted, `original` once its
+/// retargeted copy is made.
+#[allow(clippy::too_many_arguments)]
 fn prepare_checked(
     kernel: &str,
     original: Option<(Cow<'_, Document>, bool)>,
@@ -525,8 +556,15 @@ fn prepare_checked(
     policy: RegisterPolicy,
     hazards: HazardPolicy,
     launch: Option<&crate::config::triton::TritonKernel>,
+    findings: Findings,
 ) -> Result<Prepared, Diagnostics> {
     let label = label(kernel, &opts.target);
+    // An unpatched source is its own original: every control, wait and
+    // hazard finding is one the original has (inherited), so a warning.
+    let quiet = findings == Findings::ErrorsOnly
+        && original.as_ref().is_some_and(|(_, unchanged)| *unchanged)
+        && hazards == HazardPolicy::Warn
+        && launch.is_none();
     check::structure::check_strings(&asm, &label)?;
     check::structure::check_complete(&asm, &label).map_err(|mut d| {
         if original.as_ref().is_some_and(|(_, unchanged)| !*unchanged) {
@@ -540,7 +578,11 @@ fn prepare_checked(
     })?;
     // Paths that leave a kernel through no end instruction: errors unless
     // the unpatched dump has them too.
-    let control = check::control::check_control(&asm, original.as_ref().map(|(o, _)| &**o), &label);
+    let control = if quiet {
+        Vec::new()
+    } else {
+        check::control::check_control(&asm, original.as_ref().map(|(o, _)| &**o), &label)
+    };
     let (control_errors, control_warnings): (Vec<_>, Vec<_>) = control
         .into_iter()
         .partition(|d| d.severity == Severity::Error);
@@ -595,6 +637,20 @@ fn prepare_checked(
     // What the later checks need of the original, taken now so that it is
     // dropped before the hazard analysis (a large file's peak memory):
     // the dump's waits the patches removed, and the launch comparison.
+    if quiet {
+        // Only the register check above can fail an unpatched source whose
+        // warnings are not wanted: skip the wait-count check (run twice,
+        // once as the source's own original) and the hazard lint.
+        drop(own_original);
+        return Ok(prepared_of(
+            kernel,
+            opts,
+            checked.asm,
+            code_object_version,
+            steps,
+            notes,
+        ));
+    }
     let removed = original.map(|o| hazard::RemovedWaits::new(&checked.asm, o));
     // The unpatched source's hazards: the patched code's hazards found there
     // too (same producer, reader and register, no looser wait) are inherited.
@@ -673,22 +729,47 @@ fn prepare_checked(
         return Err(with_context(Diagnostics(errors), &label));
     }
     notes.extend(warnings);
-    let symbols = checked
-        .asm
-        .kernels()
-        .iter()
-        .map(|k| k.name.clone())
-        .collect();
-    Ok(Prepared {
+    Ok(prepared_of(
+        kernel,
+        opts,
+        checked.asm,
+        code_object_version,
+        steps,
+        notes,
+    ))
+}
+
+/// Which findings a preparation reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Findings {
+    /// Errors, and warnings as notes (every build, check and report).
+    All,
+    /// Only what can fail: the caller discards the notes (lift's identity
+    /// check), so the checks whose findings are warnings by construction
+    /// for an unpatched source are not run.
+    ErrorsOnly,
+}
+
+/// The prepared job of `kernel`: `asm` checked, with its symbols.
+fn prepared_of(
+    kernel: &str,
+    opts: &RetargetOptions,
+    asm: Document,
+    code_object_version: u32,
+    steps: Vec<String>,
+    notes: Vec<Diagnostic>,
+) -> Prepared {
+    let symbols = asm.kernels().iter().map(|k| k.name.clone()).collect();
+    Prepared {
         kernel: kernel.to_owned(),
         target: opts.target,
-        asm: checked.asm,
+        asm,
         code_object_version,
         symbols,
         steps,
         notes,
         accepted: 0,
-    })
+    }
 }
 
 /// Assemble, link and verify a prepared job into `out` (written atomically).

@@ -27,7 +27,7 @@ use std::fmt::Write as _;
 
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::Document;
-use crate::config::policy::{HazardPolicy, RegisterPolicy};
+use crate::config::policy::RegisterPolicy;
 use crate::stage::retarget::RetargetOptions;
 use crate::stage::toolchain::Toolchain;
 
@@ -61,16 +61,11 @@ pub(crate) fn verify(tc: &Toolchain, input: &Input) -> Result<Identity, Diagnost
         out.extend(d.0);
         Diagnostics(out)
     };
-    // An unpatched source: its own original (inherited findings warn).
-    let prepared = pipeline::prepare_traced_with(
-        &name,
-        Some(&doc),
-        &doc,
-        &opts,
-        RegisterPolicy::Error,
-        HazardPolicy::Warn,
-    )
-    .map_err(|d| fail("does not pass the checks a build runs", d))?;
+    // An unpatched source: its own original (inherited findings warn, and
+    // are not looked for: their notes would be discarded here).
+    let prepared =
+        pipeline::prepare_unpatched_errors_only(&name, &doc, &opts, RegisterPolicy::Error)
+            .map_err(|d| fail("does not pass the checks a build runs", d))?;
     let work = tempfile::tempdir().map_err(|e| {
         Diagnostic::error(
             Code::TempFileFailed,

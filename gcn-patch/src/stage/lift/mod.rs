@@ -299,7 +299,7 @@ pub fn lift(
             .map(|identity| lifted(asm, notes, raw_descriptors, refused.len(), identity))
     };
     if let (Some(verify), Some(here)) = (verify, &here) {
-        if let Some(done) = attempt(&encode::undecoded(&items), here, verify) {
+        if let Some(done) = attempt(&encode::predicted(&co.target, &items), here, verify) {
             return Ok(done);
         }
     }
@@ -343,6 +343,59 @@ pub struct InProcess {
     pub raw_descriptors: bool,
     /// Where the two descriptions differ (empty: the same).
     pub differences: Vec<String>,
+}
+
+/// The raw lines a lift of `bytes` predicts ([`encode::predicted`])
+/// against those the per-instruction re-encoding run finds (for tests
+/// and surveys: a lift proves its guess by the identity check instead).
+#[doc(hidden)]
+#[derive(Debug, Default)]
+pub struct RawPrediction {
+    /// Instructions in `.text`.
+    pub instructions: usize,
+    /// Raw lines predicted.
+    pub predicted: usize,
+    /// Raw lines the re-encoding run finds.
+    pub checked: usize,
+    /// Each instruction where the two differ, with both answers.
+    pub differences: Vec<String>,
+}
+
+/// [`RawPrediction`] for the code object `bytes` (runs `llvm-objdump -d`
+/// and the re-encoding run).
+#[doc(hidden)]
+pub fn raw_prediction(
+    bytes: &[u8],
+    origin: &Path,
+    tc: &Toolchain,
+) -> Result<RawPrediction, Diagnostics> {
+    let co = elf::read(bytes, origin)?;
+    let job = format!("lifting {}", origin.display());
+    let file = temp_object(bytes)?;
+    let listing = disasm::disassemble(tc, &co.target, file.path(), &job)?;
+    let branch_targets = listing.branch_targets.clone();
+    let insns = cover(&co.text, listing.insns);
+    let labels: Vec<String> = branch_targets.values().cloned().collect();
+    let mut items: Vec<encode::Item> = labels.iter().map(|l| encode::Item::Label(l)).collect();
+    items.extend(insns.iter().map(|i| encode::Item::Insn(&i.text, &i.bytes)));
+    let predicted = encode::predicted(&co.target, &items);
+    let checked = encode::check(tc, &co.target, &items, &job)?;
+    let mut differences = vec![];
+    for (i, insn) in insns.iter().enumerate() {
+        let (p, c) = (predicted.get(&i), checked.get(&i));
+        if p != c {
+            differences.push(format!(
+                "{:#x} `{}` {:02x?}: predicted {p:?}, the re-encoding run {c:?}",
+                insn.address, insn.text, insn.bytes
+            ));
+        }
+    }
+    Ok(RawPrediction {
+        instructions: insns.len(),
+        predicted: predicted.len(),
+        checked: checked.len(),
+        differences,
+    })
 }
 
 /// `bytes` in a temporary `.co` file, for the tools to read.
