@@ -2,7 +2,6 @@
 //! branches, with fall-through and branch edges.
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -47,45 +46,6 @@ pub struct Cfg {
     pub unfollowed: Vec<Unfollowed>,
 }
 
-/// A fast hash of the effects being shared (Fx-style: rotate, xor,
-/// multiply; the keys are the kernel's own effects, not untrusted input
-/// that could aim at collisions).
-#[derive(Default)]
-struct Fx(u64);
-
-impl Fx {
-    fn add(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-impl Hasher for Fx {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            self.add(u64::from_le_bytes(c.try_into().unwrap_or_default()));
-        }
-        for &b in chunks.remainder() {
-            self.add(u64::from(b));
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        self.add(u64::from(i));
-    }
-    fn write_u32(&mut self, i: u32) {
-        self.add(u64::from(i));
-    }
-    fn write_u64(&mut self, i: u64) {
-        self.add(i);
-    }
-    fn write_usize(&mut self, i: usize) {
-        self.add(i as u64);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
 /// Build the CFG of the instructions in `ranges` (line ranges of the kernel's
 /// label blocks, in file order).
 pub fn build(asm: &AsmFile, ranges: &[Range<usize>], model: &Model) -> Cfg {
@@ -95,7 +55,9 @@ pub fn build(asm: &AsmFile, ranges: &[Range<usize>], model: &Model) -> Cfg {
     let mut exits: Vec<(usize, Flow, usize)> = vec![];
     let mut cur = 0usize;
     // The distinct effects seen so far (dropped after the build).
-    let mut seen: HashSet<Arc<Effect>, BuildHasherDefault<Fx>> = HashSet::default();
+    let mut seen: HashSet<Arc<Effect>, foldhash::fast::FixedState> = HashSet::default();
+    // (A fast, fixed hash: the keys are the kernel's own effects, not
+    // untrusted input that could aim at collisions.)
     for range in ranges {
         for idx in range.clone() {
             let Some(line) = asm.lines.get(idx) else {
