@@ -48,7 +48,7 @@ fn patched_waits_are_reported_at_their_origin() {
     edits.insert_before(
         3,
         "\ts_waitcnt lgkmcnt(16)".into(),
-        Origin::Rule(Box::new(RuleOrigin {
+        Origin::Rule(std::sync::Arc::new(RuleOrigin {
             manifest: "kernels.toml".into(),
             kernel: "matmul".into(),
             index: 2,

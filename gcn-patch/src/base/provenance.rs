@@ -29,9 +29,10 @@ pub enum Origin {
         /// 1-based line of the `+` line inside the patch file.
         line: usize,
     },
-    /// Written by a structured rule (boxed: every line of a document has an
-    /// origin, and this is by far the largest kind).
-    Rule(Box<RuleOrigin>),
+    /// Written by a structured rule (shared: every line of a document has an
+    /// origin, this is by far the largest kind, and the lines one rule
+    /// writes, and every copy of them, share one).
+    Rule(Arc<RuleOrigin>),
     /// Rewritten by retargeting or toolchain-skew normalization.
     Retarget {
         /// The original line it replaces, if any.

@@ -15,6 +15,7 @@ pub mod cache;
 pub mod engine;
 pub mod fingerprint;
 
+use std::borrow::Cow;
 use std::path::Path;
 
 use gcn_embed::TargetId;
@@ -377,7 +378,11 @@ pub fn prepare(
     llvm_major: u32,
 ) -> Result<Prepared, Diagnostics> {
     let (patched, _) = job_inputs(manifest, plan, job, llvm_major)?;
-    prepare_loaded(manifest, job, &patched, llvm_major)
+    // The documents are this job's own: the checks drop each as soon as
+    // they no longer need it (a large file's peak memory).
+    let mut p = every_finding(manifest, job, Loaded::Owned(patched), llvm_major)?;
+    accept_filter(manifest, job, &mut p)?;
+    Ok(p)
 }
 
 /// [`prepare`] with the job's source already loaded ([`load`], [`Sources`]):
@@ -388,13 +393,42 @@ pub fn prepare_loaded(
     patched: &Patched,
     llvm_major: u32,
 ) -> Result<Prepared, Diagnostics> {
-    let mut p = every_finding(manifest, job, patched, llvm_major)?;
+    let mut p = every_finding(manifest, job, Loaded::Borrowed(patched), llvm_major)?;
+    accept_filter(manifest, job, &mut p)?;
+    Ok(p)
+}
+
+/// Hide the findings the manifest accepts for `job` ([`Prepared::accepted`]
+/// counts them).
+fn accept_filter(manifest: &Manifest, job: &Job, p: &mut Prepared) -> Result<(), Diagnostics> {
     let kernel = &manifest.kernels[job.kernel];
     let (shown, hidden) =
         crate::config::accept::filter(kernel, &job.target, std::mem::take(&mut p.notes))?;
     p.notes = shown;
     p.accepted = hidden;
-    Ok(p)
+    Ok(())
+}
+
+/// A job's loaded source: its own ([`prepare`], dropped as the checks go)
+/// or shared with the source's other jobs ([`prepare_loaded`]).
+enum Loaded<'a> {
+    Owned(Patched),
+    Borrowed(&'a Patched),
+}
+
+impl<'a> Loaded<'a> {
+    /// The unpatched dump, whether it has the patched lines, and the
+    /// patched asm.
+    fn split(self) -> (Cow<'a, Document>, bool, Cow<'a, Document>) {
+        match self {
+            Loaded::Owned(p) => (Cow::Owned(p.original), p.unchanged, Cow::Owned(p.patched)),
+            Loaded::Borrowed(p) => (
+                Cow::Borrowed(&p.original),
+                p.unchanged,
+                Cow::Borrowed(&p.patched),
+            ),
+        }
+    }
 }
 
 /// [`prepare`] with every finding in the notes, accepted ones included
@@ -406,34 +440,34 @@ pub fn prepare_every_finding(
     llvm_major: u32,
 ) -> Result<Prepared, Diagnostics> {
     let (patched, _) = job_inputs(manifest, plan, job, llvm_major)?;
-    every_finding(manifest, job, &patched, llvm_major)
+    every_finding(manifest, job, Loaded::Owned(patched), llvm_major)
 }
 
 /// [`prepare_every_finding`] of a loaded source.
 fn every_finding(
     manifest: &Manifest,
     job: &Job,
-    patched: &Patched,
+    patched: Loaded<'_>,
     llvm_major: u32,
 ) -> Result<Prepared, Diagnostics> {
     let kernel = &manifest.kernels[job.kernel];
     let opts = retarget_options(manifest, job, llvm_major);
+    let (original, unchanged, patched) = patched.split();
+    let source = &kernel.sources[job.source];
+    let caution = retarget_caution(&kernel.name, source, &original, &job.target);
     let mut prepared = prepare_checked(
         &kernel.name,
-        Some((&patched.original, patched.unchanged)),
-        &patched.patched,
+        Some((original, unchanged)),
+        patched,
         &opts,
         kernel.registers,
         kernel.hazards,
-        kernel.sources[job.source].triton.as_ref(),
+        source.triton.as_ref(),
         Findings::All,
     )
     .map_err(|d| registers_key(d, &kernel.name))?;
     prepared.notes = registers_key(Diagnostics(prepared.notes), &kernel.name).0;
-    let source = &kernel.sources[job.source];
-    if let Some(w) = retarget_caution(&kernel.name, source, &patched.original, &job.target) {
-        prepared.notes.push(w);
-    }
+    prepared.notes.extend(caution);
     Ok(prepared)
 }
 
@@ -483,11 +517,11 @@ pub fn prepare_traced(
     opts: &RetargetOptions,
     policy: RegisterPolicy,
 ) -> Result<Prepared, Diagnostics> {
-    let original = original.map(|o| (o, o.same_lines(asm)));
+    let original = original.map(|o| (Cow::Borrowed(o), o.same_lines(asm)));
     prepare_checked(
         kernel,
         original,
-        asm,
+        Cow::Borrowed(asm),
         opts,
         policy,
         HazardPolicy::Error,
@@ -506,11 +540,11 @@ pub fn prepare_traced_with(
     policy: RegisterPolicy,
     hazards: HazardPolicy,
 ) -> Result<Prepared, Diagnostics> {
-    let original = original.map(|o| (o, o.same_lines(asm)));
+    let original = original.map(|o| (Cow::Borrowed(o), o.same_lines(asm)));
     let mut prepared = prepare_checked(
         kernel,
         original,
-        asm,
+        Cow::Borrowed(asm),
         opts,
         policy,
         hazards,
@@ -538,8 +572,8 @@ pub fn prepare_unpatched_errors_only(
 ) -> Result<Prepared, Diagnostics> {
     prepare_checked(
         kernel,
-        Some((asm, true)),
-        asm,
+        Some((Cow::Borrowed(asm), true)),
+        Cow::Borrowed(asm),
         opts,
         policy,
         HazardPolicy::Warn,
@@ -575,12 +609,14 @@ fn registers_key(mut d: Diagnostics, kernel: &str) -> Diagnostics {
 /// The preparation behind [`prepare`] and [`prepare_traced_with`]; `launch`
 /// adds the Triton launch check against the same retargeted original the
 /// other checks compare with. `original` is the unpatched dump and whether
-/// `asm` has its lines.
+/// `asm` has its lines. Owned documents are dropped as soon as the checks
+/// no longer need them: `asm` once retargeted, `original` once its
+/// retargeted copy is made.
 #[allow(clippy::too_many_arguments)]
 fn prepare_checked(
     kernel: &str,
-    original: Option<(&Document, bool)>,
-    asm: &Document,
+    original: Option<(Cow<'_, Document>, bool)>,
+    asm: Cow<'_, Document>,
     opts: &RetargetOptions,
     policy: RegisterPolicy,
     hazards: HazardPolicy,
@@ -591,12 +627,12 @@ fn prepare_checked(
     // An unpatched source is its own original: every control, wait and
     // hazard finding is one the original has (inherited), so a warning.
     let quiet = findings == Findings::ErrorsOnly
-        && original.is_some_and(|(_, unchanged)| unchanged)
+        && original.as_ref().is_some_and(|(_, unchanged)| *unchanged)
         && hazards == HazardPolicy::Warn
         && launch.is_none();
-    check::structure::check_strings(asm, &label)?;
-    check::structure::check_complete(asm, &label).map_err(|mut d| {
-        if original.is_some_and(|(_, unchanged)| !unchanged) {
+    check::structure::check_strings(&asm, &label)?;
+    check::structure::check_complete(&asm, &label).map_err(|mut d| {
+        if original.as_ref().is_some_and(|(_, unchanged)| !*unchanged) {
             for diag in &mut d.0 {
                 diag.notes.push(
                     "the dump was patched: check that no patch or rule removes these lines".into(),
@@ -610,7 +646,7 @@ fn prepare_checked(
     let control = if quiet {
         Vec::new()
     } else {
-        check::control::check_control(asm, original.map(|(o, _)| o), &label)
+        check::control::check_control(&asm, original.as_ref().map(|(o, _)| &**o), &label)
     };
     let (control_errors, control_warnings): (Vec<_>, Vec<_>) = control
         .into_iter()
@@ -618,7 +654,9 @@ fn prepare_checked(
     if !control_errors.is_empty() {
         return Err(with_context(Diagnostics(control_errors), &label));
     }
-    let retargeted = retarget::retarget(asm, opts).map_err(|d| with_context(d, &label))?;
+    let retargeted = retarget::retarget(&asm, opts).map_err(|d| with_context(d, &label))?;
+    // The checks below read the retargeted asm only.
+    drop(asm);
     let retarget::Retargeted {
         asm: retargeted_asm,
         code_object_version,
@@ -631,10 +669,11 @@ fn prepare_checked(
     // occupancy report shows what the patches changed, not what retargeting
     // did. An unpatched source (the same lines) is not retargeted twice: the
     // retargeted asm is its own original.
-    let unpatched = original.is_some_and(|(_, unchanged)| unchanged);
+    // `original` is consumed here: the checks below read its retargeted copy.
+    let unpatched = original.as_ref().is_some_and(|(_, unchanged)| *unchanged);
     let original_retargeted = original
         .filter(|_| !unpatched)
-        .and_then(|(o, _)| retarget::retarget(o, opts).ok())
+        .and_then(|(o, _)| retarget::retarget(&o, opts).ok())
         .map(|r| r.asm);
     let (checked, own_original) = if unpatched {
         let checked = check::budget::check_registers(

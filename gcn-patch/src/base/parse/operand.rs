@@ -464,7 +464,9 @@ fn parse_operand_list(rest: &str) -> (Vec<Operand>, Vec<Str>) {
         if let Some(first) = it.next() {
             operands.push(parse_operand(first));
         }
-        modifiers.extend(it.map(Str::from));
+        // Collected at their exact number (`extend` would reserve room for
+        // four): every instruction line keeps them.
+        modifiers = it.map(Str::from).collect();
     }
     operands.shrink_to_fit();
     (operands, modifiers)

@@ -60,7 +60,7 @@ impl Pattern {
     /// [`normalized`]: Pattern::normalized
     fn matches_normalized(&self, l: &LineInfo, want: &str) -> bool {
         if self.class() == Class::Label {
-            let Some(label) = &l.label else {
+            let Some(label) = l.label else {
                 return false;
             };
             return match &self.regex {
@@ -74,10 +74,10 @@ impl Pattern {
         match &self.regex {
             Some(re) => re.is_match(&l.norm),
             None => {
-                l.norm == want
+                *l.norm == *want
                     || (self.class() == Class::Instruction
                         && !want.contains(' ')
-                        && l.mnemonic.as_deref() == Some(want))
+                        && l.mnemonic == Some(want))
             }
         }
     }
@@ -103,15 +103,19 @@ enum Class {
 /// One line as rules see it: the class of its code, the normalized code
 /// and the label it defines.
 #[derive(Debug, Clone)]
-struct LineInfo {
+///
+/// One per line of the document while a rule runs: the label and mnemonic
+/// are borrowed from the parsed line, and the info is dropped before the
+/// rule's edits are applied (a large file's peak memory).
+struct LineInfo<'a> {
     class: Class,
     /// Normalized code (no label, no comment); empty for labels, blanks and
     /// comments.
-    norm: String,
+    norm: Box<str>,
     /// The label the line defines (`x:` or `x: s_nop 0`).
-    label: Option<String>,
+    label: Option<&'a str>,
     /// The instruction's mnemonic, from `parse`.
-    mnemonic: Option<String>,
+    mnemonic: Option<&'a str>,
 }
 
 /// Collapse whitespace, drop comments, one space after commas.
@@ -137,10 +141,10 @@ fn normalize(s: &str) -> String {
 /// How rules see a parsed line: the class comes from `parse`'s
 /// [`LineKind`] (never from the rule engine's own reading of the text), so
 /// commented-out code (`/* … */`, `#`) is never matched.
-fn line_info(line: &Line) -> LineInfo {
+fn line_info(line: &Line) -> LineInfo<'_> {
     let (label, kind) = match line.kind() {
-        LineKind::LabeledLine { label, rest } => (Some(label.clone()), &**rest),
-        LineKind::Label(l) => (Some(l.clone()), line.kind()),
+        LineKind::LabeledLine { label, rest } => (Some(label.as_str()), &**rest),
+        LineKind::Label(l) => (Some(l.as_str()), line.kind()),
         k => (None, k),
     };
     let class = match kind {
@@ -155,17 +159,18 @@ fn line_info(line: &Line) -> LineInfo {
             Class::Other
         }
     };
-    let norm = match (class, &label) {
+    let norm = match (class, label) {
         (Class::Label | Class::Other, _) => String::new(),
         (_, Some(l)) => {
             // The code after `label:`.
             let code = strip_comment(line.text()).trim_start();
-            normalize(code.strip_prefix(l.as_str()).map_or(code, |r| &r[1..]))
+            normalize(code.strip_prefix(l).map_or(code, |r| &r[1..]))
         }
         (_, None) => normalize(line.text()),
-    };
+    }
+    .into_boxed_str();
     let mnemonic = match kind {
-        LineKind::Instruction(i) => Some(i.mnemonic.to_string()),
+        LineKind::Instruction(i) => Some(i.mnemonic.as_str()),
         _ => None,
     };
     LineInfo {
@@ -203,7 +208,7 @@ pub(crate) fn apply_rules(t: &mut Document, rules: &[Rule], ctx: &Ctx) -> Result
 }
 
 fn origin(r: &Rule, ctx: &Ctx, what: String) -> Origin {
-    Origin::Rule(Box::new(RuleOrigin {
+    Origin::Rule(std::sync::Arc::new(RuleOrigin {
         manifest: ctx.manifest.to_path_buf(),
         kernel: ctx.kernel.to_string(),
         index: r.index,
@@ -483,25 +488,25 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
     let mut edits = Edits::new();
     match &r.kind {
         RuleKind::Delete => {
+            // One origin for every line the rule writes (shared).
+            let o = origin(r, ctx, what.clone());
             for &i in &hits {
                 match label_prefix(t.text(i), &info[i]) {
                     // `.L1: s_nop 0`: the label stays.
-                    Some((label, _)) => edits.replace(
-                        i,
-                        t.styled(i, label.trim_start()),
-                        origin(r, ctx, what.clone()),
-                    ),
+                    Some((label, _)) => {
+                        edits.replace(i, t.styled(i, label.trim_start()), o.clone())
+                    }
                     None => edits.delete(i),
                 };
             }
         }
         RuleKind::Replace { with } => {
+            let o = origin(r, ctx, what.clone());
             for &i in &hits {
                 let new = match &r.pattern.regex {
                     Some(re) => re.replace(&info[i].norm, with.as_str()).into_owned(),
                     None => with.clone(),
                 };
-                let o = origin(r, ctx, what.clone());
                 let mut lines: Vec<(String, Origin)> = new
                     .split('\n')
                     .map(|l| (t.styled(i, l.trim()), o.clone()))
@@ -515,8 +520,8 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
             }
         }
         RuleKind::Insert { lines, position } => {
+            let o = origin(r, ctx, what.clone());
             for &i in &hits {
-                let o = origin(r, ctx, what.clone());
                 for l in lines {
                     edits.insert(i, *position, t.styled(i, l), o.clone());
                 }
@@ -600,15 +605,19 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
             }
         }
         RuleKind::Set { value } => {
+            let o = origin(r, ctx, what.clone());
             for &i in &hits {
                 edits.replace(
                     i,
                     crate::base::parse::edit::replace_value(t.text(i), value),
-                    origin(r, ctx, what.clone()),
+                    o.clone(),
                 );
             }
         }
     }
+    // The rule's view of the lines is not needed while the document is
+    // rebuilt (the peak of a large file's patching).
+    drop(info);
     t.apply(edits);
     Ok(())
 }
@@ -617,7 +626,7 @@ fn apply_rule(t: &mut Document, r: &Rule, ctx: &Ctx) -> Result<(), Diagnostic> {
 /// by its code): the text up to and including the label's `:`, and the code
 /// after it (comment included). Edits keep the label where it is.
 fn label_prefix<'a>(text: &'a str, info: &LineInfo) -> Option<(&'a str, &'a str)> {
-    let label = info.label.as_deref()?;
+    let label = info.label?;
     if info.class == Class::Label {
         return None;
     }

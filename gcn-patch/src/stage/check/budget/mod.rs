@@ -193,7 +193,11 @@ pub struct KernelBudget {
     pub used: Usage,
     /// What the kernel declares.
     pub declared: Declared,
-    /// Every register operand of the kernel's instructions, in line order.
+    /// The register operands of the kernel's instructions that use a
+    /// higher register of their class than every use before them, in line
+    /// order: the first use of a class, the first use at or beyond any
+    /// limit and the highest use are among them (what the findings name),
+    /// and a large kernel keeps a few hundred, not one per operand.
     pub uses: Vec<RegUse>,
 }
 
@@ -263,13 +267,23 @@ fn analyze_kernel(
 ) -> KernelBudget {
     let mut used = Usage::default();
     let mut uses = vec![];
+    // The highest register of each class used so far: only a use above it
+    // is kept ([`KernelBudget::uses`]).
+    let mut high: [Option<u32>; 6] = [None; 6];
+    let mut record = |u: RegUse| {
+        let h = &mut high[u.class as usize];
+        if h.is_none_or(|h| u.last > h) {
+            *h = Some(u.last);
+            uses.push(u);
+        }
+    };
     for idx in k.code.clone() {
         let Some(inst) = asm.lines.get(idx).and_then(|l| l.instruction()) else {
             continue;
         };
         if implicit_vcc(&inst.mnemonic) {
             used.vcc = true;
-            uses.push(RegUse {
+            record(RegUse {
                 line: idx,
                 class: RegClass::Vcc,
                 first: 0,
@@ -300,7 +314,7 @@ fn analyze_kernel(
                 RegClass::FlatScratch => used.flat_scratch = true,
                 RegClass::XnackMask => used.xnack_mask = true,
             }
-            uses.push(RegUse {
+            record(RegUse {
                 line: idx,
                 class,
                 first: r.first.min(CAP - 1),

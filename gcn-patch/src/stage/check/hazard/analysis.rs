@@ -13,6 +13,7 @@
 //! loops reach a fixpoint.
 
 use std::collections::BTreeMap;
+use std::num::NonZeroU32;
 
 use super::cfg::{Cfg, Inst};
 use super::model::{
@@ -48,8 +49,10 @@ pub struct CounterState {
     pub clock: u32,
     /// Upper bound of outstanding operations (saturates at the counter's max).
     pub outstanding: u32,
-    /// Per kind: issue clock of the newest pending operation of that kind.
-    pub kinds: [Option<u32>; KINDS],
+    /// Per kind: issue clock of the newest pending operation of that kind
+    /// (never 0: clocks start at `CLOCK0`; 4 bytes, the analysis keeps a
+    /// state per block).
+    pub kinds: [Option<NonZeroU32>; KINDS],
     /// Registers pending operations will write (or still read).
     pub regs: BTreeMap<Unit, Pend>,
     /// The last wait on this counter on every path here: (line, value).
@@ -92,9 +95,20 @@ impl CounterState {
     }
 }
 
-/// Bits of units that may be pending in some counter (a superset): most
-/// register accesses are decided by one bit test.
-const ANY_WORDS: usize = (super::model::LDS_STORE as usize) / 64 + 1;
+/// Units per bit of [`State`]'s summary of the units that may be pending:
+/// a coarse summary (a superset) keeps every block's state small (the
+/// analysis holds one per block) and still decides most register accesses
+/// by one bit test.
+const ANY_SHIFT: u32 = 2;
+
+/// Words of that summary.
+const ANY_WORDS: usize = ((super::model::LDS_STORE >> ANY_SHIFT) as usize) / 64 + 1;
+
+/// Word and bit of unit `u` in the summary.
+fn any_bit(u: Unit) -> (usize, u32) {
+    let b = u >> ANY_SHIFT;
+    (b as usize / 64, b % 64)
+}
 
 /// The state before an instruction: one [`CounterState`] per counter.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,22 +135,24 @@ fn sat_of(model: &Model, i: usize) -> u32 {
 impl State {
     /// May `u` be pending in some counter?
     fn maybe(&self, u: Unit) -> bool {
-        let (w, b) = (u as usize / 64, u % 64);
+        let (w, b) = any_bit(u);
         self.any.get(w).is_some_and(|x| x & (1 << b) != 0)
     }
 
     fn mark(&mut self, u: Unit) {
-        if let Some(x) = self.any.get_mut(u as usize / 64) {
-            *x |= 1 << (u % 64);
+        let (w, b) = any_bit(u);
+        if let Some(x) = self.any.get_mut(w) {
+            *x |= 1 << b;
         }
     }
 
     fn rebuild_any(&mut self) {
         let mut any = [0u64; ANY_WORDS];
         for c in &self.counters {
-            for u in c.regs.keys() {
-                if let Some(x) = any.get_mut(*u as usize / 64) {
-                    *x |= 1 << (u % 64);
+            for &u in c.regs.keys() {
+                let (w, b) = any_bit(u);
+                if let Some(x) = any.get_mut(w) {
+                    *x |= 1 << b;
                 }
             }
         }
@@ -155,12 +171,12 @@ impl State {
             c.outstanding = outstanding;
             for k in 0..KINDS {
                 let merged = match (c.kinds[k], o.kinds[k]) {
-                    (Some(a), Some(b)) => Some(c.dist(a, sat).min(o.dist(b, sat))),
-                    (Some(a), None) => Some(c.dist(a, sat)),
-                    (None, Some(b)) => Some(o.dist(b, sat)),
+                    (Some(a), Some(b)) => Some(c.dist(a.get(), sat).min(o.dist(b.get(), sat))),
+                    (Some(a), None) => Some(c.dist(a.get(), sat)),
+                    (None, Some(b)) => Some(o.dist(b.get(), sat)),
                     (None, None) => None,
                 }
-                .map(|d| c.clock - d);
+                .and_then(|d| NonZeroU32::new(c.clock - d));
                 changed |= merged != c.kinds[k];
                 c.kinds[k] = merged;
             }
@@ -245,7 +261,7 @@ impl State {
         let dist = |at: u32| clock.saturating_sub(at).min(sat);
         c.regs.retain(|_, p| dist(p.at) < n);
         for k in c.kinds.iter_mut() {
-            if k.is_some_and(|at| dist(at) >= n) {
+            if k.is_some_and(|at| dist(at.get()) >= n) {
                 *k = None;
             }
         }
@@ -549,7 +565,7 @@ impl Analysis<'_> {
             c.outstanding = (c.outstanding + 1).min(max);
             c.clock += 1;
             let now = c.clock;
-            c.kinds[ev.kind.index()] = Some(now);
+            c.kinds[ev.kind.index()] = NonZeroU32::new(now);
             let vmem = e.vmem_load.map(|(_, t)| t);
             for r in &ev.writes {
                 for u in units(r) {

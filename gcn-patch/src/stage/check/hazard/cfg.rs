@@ -1,8 +1,9 @@
 //! Control flow of one kernel: basic blocks split at labels and after
 //! branches, with fall-through and branch edges.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
+use std::sync::Arc;
 
 use super::model::{Effect, Flow, Model};
 use crate::base::parse::AsmFile;
@@ -12,8 +13,10 @@ use crate::base::parse::AsmFile;
 pub struct Inst {
     /// 0-based line in the file.
     pub line: usize,
-    /// What it does.
-    pub effect: Effect,
+    /// What it does: shared by the instructions of the kernel with the
+    /// same effect (unrolled code repeats its registers), so an instruction
+    /// costs 16 bytes here and each distinct effect is kept once.
+    pub effect: Arc<Effect>,
 }
 
 /// A basic block: straight-line instructions.
@@ -51,6 +54,10 @@ pub fn build(asm: &AsmFile, ranges: &[Range<usize>], model: &Model) -> Cfg {
     // (node, flow, line) of each node's last instruction, resolved below.
     let mut exits: Vec<(usize, Flow, usize)> = vec![];
     let mut cur = 0usize;
+    // The distinct effects seen so far (dropped after the build).
+    let mut seen: HashSet<Arc<Effect>, foldhash::fast::FixedState> = HashSet::default();
+    // (A fast, fixed hash: the keys are the kernel's own effects, not
+    // untrusted input that could aim at collisions.)
     for range in ranges {
         for idx in range.clone() {
             let Some(line) = asm.lines.get(idx) else {
@@ -71,6 +78,14 @@ pub fn build(asm: &AsmFile, ranges: &[Range<usize>], model: &Model) -> Cfg {
             };
             let effect = model.effect(inst);
             let flow = effect.flow.clone();
+            let effect = match seen.get(&effect) {
+                Some(e) => e.clone(),
+                None => {
+                    let e = Arc::new(effect);
+                    seen.insert(e.clone());
+                    e
+                }
+            };
             nodes[cur].insts.push(Inst { line: idx, effect });
             if flow != Flow::Next {
                 // The instruction ends its block; only a conditional branch

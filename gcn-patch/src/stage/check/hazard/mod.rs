@@ -152,7 +152,11 @@ fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelA
                         } else {
                             wait_values(i, line.text(), &model.limits, &symbols)
                         };
-                        let vs: Vec<_> = vs.into_iter().filter(|(c, _, _)| model.has(*c)).collect();
+                        let mut vs: Vec<_> =
+                            vs.into_iter().filter(|(c, _, _)| model.has(*c)).collect();
+                        // Kept for the whole analysis, one per wait line:
+                        // no growth slack.
+                        vs.shrink_to_fit();
                         waits.insert(inst.line, vs.iter().map(|(c, v, _)| (*c, *v)).collect());
                         wait_spans.insert(inst.line, vs);
                     }

@@ -55,7 +55,7 @@ pub fn counter_index(c: Counter) -> usize {
 
 /// Kinds of pending events (LLVM's `WaitEventType`, coarsened to what decides
 /// ordering). Two kinds pending on one counter make it out of order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// VMEM access (loads; before GFX10 also stores).
     Vmem,
@@ -104,7 +104,7 @@ impl Kind {
 }
 
 /// VMEM type for the in-order write rule (LLVM `VmemType`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum VmemType {
     /// Buffer, global, flat, scratch, image load without sampler.
     NoSampler,
@@ -169,7 +169,7 @@ pub fn unit_name(u: Unit) -> String {
 }
 
 /// One counter increment made by an instruction, and what completes with it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Event {
     /// The counter.
     pub counter: Counter,
@@ -186,7 +186,7 @@ pub struct Event {
 }
 
 /// Control flow of one instruction.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Flow {
     /// Falls through.
     Next,
@@ -203,7 +203,7 @@ pub enum Flow {
 }
 
 /// What the analysis needs to know about one instruction.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Effect {
     /// Registers read at issue (a pending write to any of them is a hazard).
     pub reads: Vec<RegisterRef>,

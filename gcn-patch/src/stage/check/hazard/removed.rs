@@ -62,6 +62,7 @@ impl RemovedWaits {
         }
         for v in by_file.values_mut() {
             v.sort_unstable_by_key(|w| w.line);
+            v.shrink_to_fit();
         }
         RemovedWaits(by_file)
     }
