@@ -4,6 +4,7 @@
 //! manifest written once at the end ([`Session`]).
 
 use super::*;
+use std::collections::HashMap;
 
 pub(super) fn write_dump(dest: &Path, bytes: &[u8]) -> Result<(), Diagnostic> {
     if let Some(parent) = dest.parent() {
@@ -65,20 +66,22 @@ fn from_text(imported: &Imported, dir: &Path) -> String {
 
 /// The kernel of `m` that `imported` is another processor's build of: the
 /// same recognized name, the same kernel symbols, and no source for that
-/// processor yet.
-pub(super) fn same_program(m: &Manifest, imported: &Imported) -> Option<usize> {
+/// processor yet. `by_program` is [`programs_of`]`(m)`, kept up to date by
+/// the caller (so each file added costs no pass over every source's path).
+pub(super) fn same_program(
+    m: &Manifest,
+    by_program: &HashMap<String, Vec<usize>>,
+    imported: &Imported,
+) -> Option<usize> {
     let mut want = imported.symbols.clone();
     want.sort();
-    m.kernels.iter().position(|k| {
+    let imported_as = by_program.get(&imported.kernel);
+    m.kernels.iter().enumerate().position(|(ki, k)| {
         // The same name, or a source imported from a file of that program
         // (`hist-gfx942.co` of kernel `hist_gfx942`, imported before the
         // processor suffix was stripped: its kernel keeps its name).
         let same_name = k.name.eq_ignore_ascii_case(&imported.kernel)
-            || k.sources.iter().any(|s| {
-                s.imported_from
-                    .as_deref()
-                    .is_some_and(|f| program_key(f) == imported.kernel)
-            });
+            || imported_as.is_some_and(|kis| kis.contains(&ki));
         if !same_name || k.sources.is_empty() {
             return false;
         }
@@ -94,6 +97,26 @@ pub(super) fn same_program(m: &Manifest, imported: &Imported) -> Option<usize> {
         });
         same_symbols && processor_free
     })
+}
+
+/// The kernels of `m` by the program their sources were imported from
+/// ([`program_key`] of each `imported-from`).
+pub(super) fn programs_of(m: &Manifest) -> HashMap<String, Vec<usize>> {
+    let mut by_program: HashMap<String, Vec<usize>> = HashMap::new();
+    for (ki, k) in m.kernels.iter().enumerate() {
+        for from in k.sources.iter().filter_map(|s| s.imported_from.as_deref()) {
+            note_program(&mut by_program, from, ki);
+        }
+    }
+    by_program
+}
+
+/// Record that kernel `ki` has a source imported from `from`.
+fn note_program(by_program: &mut HashMap<String, Vec<usize>>, from: &str, ki: usize) {
+    let kis = by_program.entry(program_key(from)).or_default();
+    if !kis.contains(&ki) {
+        kis.push(ki);
+    }
 }
 
 /// Whether an `imported-from` value names the file `from`: as written
@@ -251,6 +274,8 @@ pub(super) struct Session {
     manifest_path: PathBuf,
     dir: PathBuf,
     pub(super) model: Manifest,
+    /// [`programs_of`] the model, kept up to date as files are added.
+    by_program: HashMap<String, Vec<usize>>,
     edit: ManifestEdit,
     /// The asm files this run put in place (removed if the write fails).
     created: Vec<PathBuf>,
@@ -284,6 +309,7 @@ impl Session {
         Ok(Session {
             manifest_path: manifest_path.to_path_buf(),
             dir,
+            by_program: programs_of(&model),
             model,
             edit,
             created: Vec::new(),
@@ -396,8 +422,9 @@ impl Session {
             e.into()
         };
         // Another processor's build of a kernel already here: a new source of it.
-        if let Some(ki) = same_program(&self.model, imported) {
+        if let Some(ki) = same_program(&self.model, &self.by_program, imported) {
             self.edit.add_source(ki, &source).map_err(undo)?;
+            note_program(&mut self.by_program, &source.imported_from, ki);
             let k = &mut self.model.kernels[ki];
             k.sources.push(spec);
             self.changed = true;
@@ -435,6 +462,7 @@ impl Session {
             .triton
             .as_ref()
             .and_then(|t| specialization_comment(self, &t.kernel, &imported.from));
+        let from = source.imported_from.clone();
         self.edit
             .add_kernel(&NewKernel {
                 name: kernel.clone(),
@@ -443,6 +471,7 @@ impl Session {
                 source,
             })
             .map_err(undo)?;
+        note_program(&mut self.by_program, &from, self.model.kernels.len());
         self.model.kernels.push(KernelSpec {
             name: kernel.clone(),
             iree_executable: None,
