@@ -30,9 +30,14 @@
 //!   get it from `setpriv`, so they start with `posix_spawn` and never copy
 //!   this process's memory;
 //! - has stdin closed, or fed from memory ([`run_tool_with_input`]), and
-//!   stdout and stderr captured concurrently (no pipe can fill up and stall
-//!   the tool; a tool that exits without reading all its input is no error
-//!   of the runner, its exit status says what happened).
+//!   stdout and stderr captured whole (a tool that exits without reading
+//!   all its input is no error of the runner, its exit status says what
+//!   happened). On Linux the three streams are in-memory files
+//!   (`memfd_create`): the tool reads its input and writes its output at
+//!   its own pace, with no pipe to fill up, no thread of this process
+//!   copying, and no wake-up of this process per pipe buffer (a lift's
+//!   listing is megabytes). Elsewhere they are pipes that threads of this
+//!   process fill and drain concurrently, so no pipe stalls the tool.
 //!
 //! Waiting costs no polling on Unix: the calling thread blocks in
 //! `waitid(WNOWAIT)` while a watchdog thread sleeps until the deadline. The
@@ -284,6 +289,13 @@ pub fn run_tool_with_input(
         command: command.clone(),
         failure,
     };
+    sys::prepare(cmd, is_wrapped(cmd));
+    // On Linux the streams are in-memory files: the tool writes and reads
+    // without waiting for this process, and no thread copies them.
+    if let Some(files) = sys::memory_streams(input) {
+        let files = files.map_err(|e| error(ToolFailure::Io(e)))?;
+        return run_with_files(cmd, run, files).map_err(error);
+    }
     cmd.stdin(if input.is_some() {
         Stdio::piped()
     } else {
@@ -291,7 +303,6 @@ pub fn run_tool_with_input(
     })
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
-    sys::prepare(cmd, is_wrapped(cmd));
     // A slot in the live table first (waiting for one if all are taken), so
     // the tool is registered from its start.
     let slot = sys::reserve();
@@ -333,6 +344,63 @@ pub fn run_tool_with_input(
             stderr,
         }),
     }
+}
+
+/// A tool's streams as files: stdin holding the input (none: closed),
+/// stdout and stderr empty, each read back from its start once the tool
+/// has exited.
+struct StreamFiles {
+    stdin: Option<std::fs::File>,
+    stdout: std::fs::File,
+    stderr: std::fs::File,
+}
+
+/// [`run_tool_with_input`] with the streams in `files`: the tool's output
+/// waits in them, so nothing reads while it runs.
+fn run_with_files(
+    cmd: &mut Command,
+    run: &ToolRun,
+    files: StreamFiles,
+) -> Result<Output, ToolFailure> {
+    let StreamFiles {
+        stdin,
+        mut stdout,
+        mut stderr,
+    } = files;
+    let io = ToolFailure::Io;
+    cmd.stdin(stdin.map_or_else(Stdio::null, Stdio::from))
+        .stdout(Stdio::from(stdout.try_clone().map_err(io)?))
+        .stderr(Stdio::from(stderr.try_clone().map_err(io)?));
+    let slot = sys::reserve();
+    let spawned = cmd.spawn();
+    // The command keeps its copies of the files otherwise.
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            sys::release(slot);
+            return Err(ToolFailure::Spawn(e));
+        }
+    };
+    sys::register(slot, child.id());
+    let status = match sys::wait_bounded(&mut child, run.timeout, slot).map_err(io)? {
+        Waited::TimedOut => return Err(ToolFailure::TimedOut(run.timeout)),
+        Waited::Exited(status) => status,
+    };
+    let read_back = |f: &mut std::fs::File| -> io::Result<Vec<u8>> {
+        use std::io::Seek;
+        f.seek(io::SeekFrom::Start(0))?;
+        let mut buf = Vec::new();
+        f.read_to_end(&mut buf)?;
+        Ok(buf)
+    };
+    Ok(Output {
+        status,
+        stdout: read_back(&mut stdout).map_err(io)?,
+        stderr: read_back(&mut stderr).map_err(io)?,
+    })
 }
 
 /// Write `bytes` to the tool's stdin and close it. A tool that exits (or is
@@ -459,6 +527,51 @@ mod sys {
                 }
             }
         });
+    }
+
+    /// The streams of a tool run as in-memory files (`memfd_create`), stdin
+    /// holding `input`; None where there are none (then pipes are used).
+    #[cfg(target_os = "linux")]
+    pub(super) fn memory_streams(input: Option<&[u8]>) -> Option<io::Result<super::StreamFiles>> {
+        use std::io::{Seek, Write};
+        use std::os::fd::FromRawFd;
+        fn memfd() -> io::Result<std::fs::File> {
+            // SAFETY: a NUL-terminated name; the returned descriptor is
+            // owned by the File from here on.
+            let fd = unsafe { libc::memfd_create(c"gcn-patch-tool".as_ptr(), libc::MFD_CLOEXEC) };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+        }
+        // A kernel without memfd (before 3.17, or refused by a sandbox):
+        // pipes, as elsewhere.
+        let stdout = match memfd() {
+            Ok(f) => f,
+            Err(_) => return None,
+        };
+        Some((|| {
+            let stdin = match input {
+                Some(bytes) => {
+                    let mut f = memfd()?;
+                    f.write_all(bytes)?;
+                    f.seek(io::SeekFrom::Start(0))?;
+                    Some(f)
+                }
+                None => None,
+            };
+            Ok(super::StreamFiles {
+                stdin,
+                stdout,
+                stderr: memfd()?,
+            })
+        })())
+    }
+
+    /// Pipes everywhere but Linux.
+    #[cfg(not(target_os = "linux"))]
+    pub(super) fn memory_streams(_input: Option<&[u8]>) -> Option<io::Result<super::StreamFiles>> {
+        None
     }
 
     /// `setpriv`, where it can set the parent-death signal (probed once).
@@ -632,6 +745,10 @@ mod sys {
     use super::Waited;
 
     pub(super) fn prepare(_cmd: &mut Command, _wrapped: bool) {}
+
+    pub(super) fn memory_streams(_input: Option<&[u8]>) -> Option<io::Result<super::StreamFiles>> {
+        None
+    }
 
     pub(super) fn spawn_wrapper() -> Option<&'static std::path::Path> {
         None
