@@ -829,6 +829,47 @@ mod tests {
     }
 
     #[test]
+    fn large_input_reaches_the_tool_whole_and_an_unread_input_is_no_error() {
+        let input: Vec<u8> = (0..5_000_000u32).map(|i| (i % 251) as u8).collect();
+        let ran = |script: &str| {
+            run_tool_with_input(
+                &mut sh(script),
+                &ToolRun {
+                    tool: "sh",
+                    job: "for a test",
+                    timeout: Duration::from_secs(60),
+                },
+                Some(&input),
+            )
+            .unwrap()
+        };
+        let out = ran("cat; cat >&2");
+        assert_eq!(out.stdout, input, "stdout is not the input");
+        assert!(out.stderr.is_empty(), "stdin was read twice");
+        let out = ran("exit 4");
+        assert_eq!(out.status.code(), Some(4));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn on_linux_the_streams_are_in_memory_files() {
+        let out = run(
+            &mut sh("readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2"),
+            60.0,
+        )
+        .unwrap();
+        let links = String::from_utf8(out.stdout).unwrap();
+        let links: Vec<&str> = links.lines().collect();
+        assert_eq!(links[0], "/dev/null", "stdin without input: {links:?}");
+        for l in &links[1..] {
+            assert!(
+                l.starts_with("/memfd:gcn-patch-tool"),
+                "not a memfd: {links:?}"
+            );
+        }
+    }
+
+    #[test]
     fn a_hanging_tool_and_its_children_are_killed() {
         let dir = tempfile::tempdir().unwrap();
         let pidfile = dir.path().join("grandchild.pid");
