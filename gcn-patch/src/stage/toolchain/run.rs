@@ -292,8 +292,7 @@ pub fn run_tool_with_input(
     sys::prepare(cmd, is_wrapped(cmd));
     // On Linux the streams are in-memory files: the tool writes and reads
     // without waiting for this process, and no thread copies them.
-    if let Some(files) = sys::memory_streams(input) {
-        let files = files.map_err(|e| error(ToolFailure::Io(e)))?;
+    if let Some(files) = memory_streams(input) {
         return run_with_files(cmd, run, files).map_err(error);
     }
     cmd.stdin(if input.is_some() {
@@ -303,19 +302,7 @@ pub fn run_tool_with_input(
     })
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
-    // A slot in the live table first (waiting for one if all are taken), so
-    // the tool is registered from its start.
-    let slot = sys::reserve();
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => {
-            sys::release(slot);
-            return Err(error(ToolFailure::Spawn(e)));
-        }
-    };
-    // A signal landing before this registration is covered by the
-    // parent-death signal on Linux.
-    sys::register(slot, child.id());
+    let (mut child, slot) = spawn_registered(cmd).map_err(error)?;
     let out = child.stdout.take();
     let err = child.stderr.take();
     let inp = child.stdin.take();
@@ -346,6 +333,59 @@ pub fn run_tool_with_input(
     }
 }
 
+/// Start `cmd` registered in the live table: a slot first (waiting for
+/// one if all are taken), so the tool is registered from its start. A
+/// signal landing before the registration is covered by the parent-death
+/// signal on Linux.
+fn spawn_registered(cmd: &mut Command) -> Result<(std::process::Child, usize), ToolFailure> {
+    let slot = sys::reserve();
+    match cmd.spawn() {
+        Ok(child) => {
+            sys::register(slot, child.id());
+            Ok((child, slot))
+        }
+        Err(e) => {
+            sys::release(slot);
+            Err(ToolFailure::Spawn(e))
+        }
+    }
+}
+
+/// A tool's streams as in-memory files (`memfd_create`), stdin holding
+/// `input`; None where that is not to be had (not Linux, a kernel or
+/// sandbox without memfd, a failed write): then pipes are used.
+#[cfg(target_os = "linux")]
+fn memory_streams(input: Option<&[u8]>) -> Option<StreamFiles> {
+    use std::io::Seek;
+    use std::os::fd::FromRawFd;
+    fn memfd() -> Option<std::fs::File> {
+        // SAFETY: a NUL-terminated name; the returned descriptor is owned
+        // by the File from here on.
+        let fd = unsafe { libc::memfd_create(c"gcn-patch-tool".as_ptr(), libc::MFD_CLOEXEC) };
+        (fd >= 0).then(|| unsafe { std::fs::File::from_raw_fd(fd) })
+    }
+    let stdin = match input {
+        Some(bytes) => {
+            let mut f = memfd()?;
+            f.write_all(bytes).ok()?;
+            f.seek(io::SeekFrom::Start(0)).ok()?;
+            Some(f)
+        }
+        None => None,
+    };
+    Some(StreamFiles {
+        stdin,
+        stdout: memfd()?,
+        stderr: memfd()?,
+    })
+}
+
+/// Pipes everywhere but Linux.
+#[cfg(not(target_os = "linux"))]
+fn memory_streams(_input: Option<&[u8]>) -> Option<StreamFiles> {
+    None
+}
+
 /// A tool's streams as files: stdin holding the input (none: closed),
 /// stdout and stderr empty, each read back from its start once the tool
 /// has exited.
@@ -371,20 +411,12 @@ fn run_with_files(
     cmd.stdin(stdin.map_or_else(Stdio::null, Stdio::from))
         .stdout(Stdio::from(stdout.try_clone().map_err(io)?))
         .stderr(Stdio::from(stderr.try_clone().map_err(io)?));
-    let slot = sys::reserve();
-    let spawned = cmd.spawn();
+    let spawned = spawn_registered(cmd);
     // The command keeps its copies of the files otherwise.
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let mut child = match spawned {
-        Ok(c) => c,
-        Err(e) => {
-            sys::release(slot);
-            return Err(ToolFailure::Spawn(e));
-        }
-    };
-    sys::register(slot, child.id());
+    let (mut child, slot) = spawned?;
     let status = match sys::wait_bounded(&mut child, run.timeout, slot).map_err(io)? {
         Waited::TimedOut => return Err(ToolFailure::TimedOut(run.timeout)),
         Waited::Exited(status) => status,
@@ -527,51 +559,6 @@ mod sys {
                 }
             }
         });
-    }
-
-    /// The streams of a tool run as in-memory files (`memfd_create`), stdin
-    /// holding `input`; None where there are none (then pipes are used).
-    #[cfg(target_os = "linux")]
-    pub(super) fn memory_streams(input: Option<&[u8]>) -> Option<io::Result<super::StreamFiles>> {
-        use std::io::{Seek, Write};
-        use std::os::fd::FromRawFd;
-        fn memfd() -> io::Result<std::fs::File> {
-            // SAFETY: a NUL-terminated name; the returned descriptor is
-            // owned by the File from here on.
-            let fd = unsafe { libc::memfd_create(c"gcn-patch-tool".as_ptr(), libc::MFD_CLOEXEC) };
-            if fd < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(unsafe { std::fs::File::from_raw_fd(fd) })
-        }
-        // A kernel without memfd (before 3.17, or refused by a sandbox):
-        // pipes, as elsewhere.
-        let stdout = match memfd() {
-            Ok(f) => f,
-            Err(_) => return None,
-        };
-        Some((|| {
-            let stdin = match input {
-                Some(bytes) => {
-                    let mut f = memfd()?;
-                    f.write_all(bytes)?;
-                    f.seek(io::SeekFrom::Start(0))?;
-                    Some(f)
-                }
-                None => None,
-            };
-            Ok(super::StreamFiles {
-                stdin,
-                stdout,
-                stderr: memfd()?,
-            })
-        })())
-    }
-
-    /// Pipes everywhere but Linux.
-    #[cfg(not(target_os = "linux"))]
-    pub(super) fn memory_streams(_input: Option<&[u8]>) -> Option<io::Result<super::StreamFiles>> {
-        None
     }
 
     /// `setpriv`, where it can set the parent-death signal (probed once).
@@ -745,10 +732,6 @@ mod sys {
     use super::Waited;
 
     pub(super) fn prepare(_cmd: &mut Command, _wrapped: bool) {}
-
-    pub(super) fn memory_streams(_input: Option<&[u8]>) -> Option<io::Result<super::StreamFiles>> {
-        None
-    }
 
     pub(super) fn spawn_wrapper() -> Option<&'static std::path::Path> {
         None
