@@ -8,7 +8,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use gcn_patch::stage::toolchain::run::{run_tool, tool_command, ToolRun};
+use gcn_patch::stage::toolchain::process::{run_tool, tool_command, ToolRun};
 
 fn knob(name: &str, default: usize) -> usize {
     std::env::var(name)

@@ -24,8 +24,8 @@
 //! still at its default action) that kill running LLVM tools and then die of
 //! the signal as before. A program embedding the library that handles those
 //! signals itself opts out with
-//! [`stage::toolchain::run::set_signal_handlers`]`(false)` and calls
-//! [`stage::toolchain::run::kill_running_tools`] from its own handler. The
+//! [`stage::toolchain::process::set_signal_handlers`]`(false)` and calls
+//! [`stage::toolchain::process::kill_running_tools`] from its own handler. The
 //! environment variable `GCN_PATCH_TEST_PANIC` is a test-only hook
 //! ([`base::jobs::test_panic_point`]); leave it unset.
 #![warn(missing_docs)]

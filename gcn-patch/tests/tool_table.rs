@@ -10,7 +10,7 @@ use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use gcn_patch::stage::toolchain::run::{
+use gcn_patch::stage::toolchain::process::{
     kill_running_tools, run_tool, set_signal_handlers, ToolRun, MAX_LIVE_TOOLS,
 };
 

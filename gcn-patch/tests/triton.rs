@@ -4,7 +4,7 @@
 //! changes it, `build` and `triton-override` build it, and Triton, compiling
 //! again with `TRITON_KERNEL_OVERRIDE=1`, says it overrides the kernel and
 //! returns exactly the object gcn-patch built. An LDS-raising patch fails the
-//! launch check; the override refusals are checked too.
+//! Triton limits check; the override refusals are checked too.
 
 mod common;
 
@@ -281,14 +281,14 @@ fn corpus_kernel(
     name: &str,
 ) -> (
     gcn_patch::base::document::Document,
-    gcn_patch::ops::triton::TritonKernel,
+    gcn_patch::stage::triton::TritonKernel,
 ) {
     let kernel = name.split('-').next().unwrap();
     let dir = repo().join("tests/triton").join(name);
     let text = std::fs::read_to_string(dir.join(format!("{kernel}.amdgcn"))).unwrap();
-    let meta = gcn_patch::ops::triton::read_metadata(&dir.join(format!("{kernel}.json")))
+    let meta = gcn_patch::stage::triton::read_metadata(&dir.join(format!("{kernel}.json")))
         .expect("corpus metadata");
-    let t = gcn_patch::ops::triton::TritonKernel {
+    let t = gcn_patch::stage::triton::TritonKernel {
         kernel: kernel.to_string(),
         hash: None,
         target: name.split_once('-').unwrap().1.to_string(),
@@ -315,7 +315,7 @@ fn every_triton_corpus_kernel_fits_its_own_launch() {
             .to_string_lossy()
             .into_owned();
         let (doc, t) = corpus_kernel(&name);
-        let d = gcn_patch::stage::check::launch::check_triton_launch(&doc, &doc, &t, &name);
+        let d = gcn_patch::stage::check::triton_limits::check_triton_limits(&doc, &doc, &t, &name);
         assert!(d.is_empty(), "{name}: {d:?}");
         n += 1;
     }
@@ -364,7 +364,9 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
     ];
     let mut shown = Vec::new();
     for (patched, want) in cases {
-        let d = gcn_patch::stage::check::launch::check_triton_launch(&doc, &patched, &t, "matmul");
+        let d = gcn_patch::stage::check::triton_limits::check_triton_limits(
+            &doc, &patched, &t, "matmul",
+        );
         let text: Vec<String> = d.iter().map(|d| d.to_string()).collect();
         shown.extend(text.iter().cloned());
         assert!(
@@ -375,7 +377,7 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
     }
     // The kernel Triton launches is gone.
     let none = Document::from_source("\ts_endpgm\n", "patched.s");
-    let d = gcn_patch::stage::check::launch::check_triton_launch(&doc, &none, &t, "matmul");
+    let d = gcn_patch::stage::check::triton_limits::check_triton_limits(&doc, &none, &t, "matmul");
     shown.extend(d.iter().map(|d| d.to_string()));
     // Every finding as rendered (the book's index of codes shows them).
     insta::assert_snapshot!("launch_check_findings", shown.join("\n\n"));
@@ -390,7 +392,8 @@ fn launch_check_names_wave_size_workgroup_and_kernel_argument_changes() {
         ".amdhsa_group_segment_fixed_size 4096",
     );
     assert!(
-        gcn_patch::stage::check::launch::check_triton_launch(&doc, &fits, &t, "matmul").is_empty()
+        gcn_patch::stage::check::triton_limits::check_triton_limits(&doc, &fits, &t, "matmul")
+            .is_empty()
     );
 }
 

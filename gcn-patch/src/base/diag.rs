@@ -276,7 +276,7 @@ codes! {
     ArgumentCount = "GP0817", Command, "a `run` gives a different number of arguments than the kernel takes";
     EmulatorFailed = "GP0818", Command, "the emulator stopped with an error";
     ManifestChanged = "GP0819", Command, "the manifest changed while a command edited it";
-    TritonMetadataMissing = "GP0820", Command, "a Triton kernel was imported without its cache entry: some launch checks are off or weaker";
+    TritonMetadataMissing = "GP0820", Command, "a Triton kernel was imported without its cache entry: some Triton limits checks are off or weaker";
     NoLaunch = "GP0821", Command, "a kernel (or every kernel) declares no `[[kernel.launch]]` to run";
     TargetNotEmulated = "GP0822", Command, "the emulator does not run the requested target (it runs gfx90a, gfx942, gfx950)";
     LaunchDoesNotFit = "GP0823", Command, "a declared launch does not fit the kernel (argument count, sizes or kinds)";

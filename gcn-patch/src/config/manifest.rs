@@ -29,7 +29,7 @@
 //! imported-from = "/tmp/dump/module_matmul_linked_rocm_hsaco_fb.rocmasm"  # optional, informational
 //! imported-sha256 = "9c1e…"           # optional: sha256 of the binary a lifted source came from (`gcn-patch import X.co`)
 //! # Triton dumps only (written by `gcn-patch import`): Triton's kernel name, dump hash
-//! # (= override directory name), dump target and launch metadata; see `crate::ops::triton`
+//! # (= override directory name), dump target and launch metadata; see `crate::stage::triton`
 //! triton = { kernel = "matmul", hash = "NKFV…", target = "gfx942", shared = 4096, num-warps = 4, warp-size = 64 }
 //!
 //! [[kernel.source.rule]]              # structured rules, applied in order after the patches
@@ -134,25 +134,17 @@ pub struct KernelSpec {
     pub launches: Vec<LaunchDecl>,
 }
 
-/// A `[[kernel.launch]]` table as the manifest holds it: with the `cli`
-/// feature (the emulator's commands), a checked
-/// [`gcn_emu::launch::LaunchSpec`], so a bad launch is an error at its key's
-/// line when the manifest loads; without it (build scripts, which run no
-/// launch), the table as written.
-#[cfg(feature = "cli")]
-pub type LaunchTable = gcn_emu::launch::LaunchSpec;
-/// A `[[kernel.launch]]` table as the manifest holds it (see the `cli`
-/// feature's definition).
-#[cfg(not(feature = "cli"))]
-pub type LaunchTable = toml::Table;
-
-/// One `[[kernel.launch]]`.
+/// One `[[kernel.launch]]` as the manifest holds it: the table as written.
+/// The emulator's commands (`gcn-patch compare`, `test`; feature `cli`) read
+/// it as a [`gcn_emu`] launch description with [`Manifest::read_view`], so a
+/// bad launch is an error at its key's line there; a build, which runs no
+/// launch, does not judge it.
 #[derive(Debug, Clone)]
 pub struct LaunchDecl {
     /// 1-based manifest line of its `[[kernel.launch]]` header.
     pub line: usize,
-    /// Its description (grid, block, arguments, tolerance).
-    pub spec: LaunchTable,
+    /// Its keys as written (grid, block, arguments, tolerance, …).
+    pub table: toml::Table,
 }
 
 /// One `[[kernel.source]]`.
@@ -180,7 +172,7 @@ pub struct SourceSpec {
     /// lifted source was imported from; informational.
     pub imported_sha256: Option<String>,
     /// Triton's names and launch metadata (`triton = { … }`, written by
-    /// `gcn-patch import` for Triton dumps): the launch check and
+    /// `gcn-patch import` for Triton dumps): the Triton limits check and
     /// `gcn-patch triton-override` use it.
     pub triton: Option<crate::config::triton::TritonKernel>,
 }
@@ -225,7 +217,7 @@ struct RawKernel {
     #[serde(default)]
     source: Vec<Spanned<RawSource>>,
     #[serde(default)]
-    launch: Vec<Spanned<LaunchTable>>,
+    launch: Vec<Spanned<toml::Table>>,
 }
 
 #[derive(Deserialize)]
@@ -349,7 +341,7 @@ impl Manifest {
         };
         let shown = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
         let src = Src::new(text, shown);
-        let raw = read_toml(text, &src)?;
+        let raw: RawManifest = read_toml(text, &src)?;
         let mut r = Reading {
             src,
             canon_dir: dir.canonicalize().unwrap_or_else(|_| dir.clone()),
@@ -427,15 +419,23 @@ impl Manifest {
         out
     }
 
+    /// The manifest's text read into another schema `T` (a view that
+    /// ignores the keys it does not name, such as the emulator's reading of
+    /// `[[kernel.launch]]`); a schema error is one diagnostic at its
+    /// position, as [`Manifest::load`]'s are.
+    pub fn read_view<T: serde::de::DeserializeOwned>(&self) -> Result<T, Diagnostics> {
+        read_toml(&self.text, &Src::new(&self.text, self.shown()))
+    }
+
     /// Name of the manifest as shown in diagnostics and origins (its file name).
     pub fn shown(&self) -> PathBuf {
         PathBuf::from(self.path.file_name().unwrap_or(self.path.as_os_str()))
     }
 }
 
-/// The TOML read into the raw schema; a syntax or schema error is one
-/// diagnostic at its position.
-fn read_toml(text: &str, src: &Src) -> Result<RawManifest, Diagnostics> {
+/// The TOML read into a schema (the raw manifest, or another view of it); a
+/// syntax or schema error is one diagnostic at its position.
+fn read_toml<T: serde::de::DeserializeOwned>(text: &str, src: &Src) -> Result<T, Diagnostics> {
     toml::from_str(text).map_err(|e| {
         let mut msg = e.message().trim().to_string();
         if msg.contains("untagged enum Expect") {
@@ -752,7 +752,7 @@ impl Reading<'_> {
                 .into_iter()
                 .map(|l| LaunchDecl {
                     line: self.src.line_of(l.span().start),
-                    spec: l.into_inner(),
+                    table: l.into_inner(),
                 })
                 .collect(),
         }

@@ -1,5 +1,5 @@
 //! What `kernels.toml` records about a Triton kernel (`triton = { … }` on a
-//! `[[kernel.source]]`), checked by [`crate::stage::check::launch`].
+//! `[[kernel.source]]`), checked by [`crate::stage::check::triton_limits`].
 
 use serde::Deserialize;
 

@@ -190,7 +190,7 @@ pub fn iree_flags(
 
 /// Output files of `gcn-patch triton-override --out DIR`: for every source
 /// with Triton metadata, the job building it for its dump's target, written to
-/// `DIR/<hash>/<kernel>.hsaco` ([`crate::ops::triton::override_path`]). Errors for
+/// `DIR/<hash>/<kernel>.hsaco` ([`crate::stage::triton::override_path`]). Errors for
 /// a kernel whose dump hash is unknown (imported from Triton's cache only),
 /// whose dump's target is not built, or two kernels claiming one file.
 pub fn triton_override_files(
@@ -260,7 +260,7 @@ pub fn triton_override_files(
                 manifest,
                 &mut files,
                 &mut errors,
-                (ki, target, crate::ops::triton::override_path(out, hash, &t.kernel)),
+                (ki, target, crate::stage::triton::override_path(out, hash, &t.kernel)),
                 "Triton names override directories by source hash, which does not depend on the target: one Triton kernel compiled for two GPUs has one override directory",
                 "keep one of them in this manifest (or use one manifest per GPU)",
             );

@@ -16,7 +16,9 @@
 //! | command | operation | options |
 //! |---|---|---|
 //! | `retarget`, `assemble` | [`asm::retarget`], [`asm::assemble`] | [`asm::RetargetOptions`], [`asm::AssembleOptions`] |
-//! | `apply`, `objdiff`, `iree-flags` | [`kernel::apply`], [`kernel::objdiff`], [`kernel::iree_flags`] | [`kernel::ApplyOptions`], [`kernel::ObjdiffOptions`], [`kernel::IreeFlagsOptions`] |
+//! | `apply` | [`apply::apply`] | [`apply::ApplyOptions`] |
+//! | `objdiff` | [`objdiff::objdiff`] | [`objdiff::ObjdiffOptions`] |
+//! | `iree-flags` | [`iree::iree_flags`] | [`iree::IreeFlagsOptions`] |
 //! | `check` | [`check::check`] | [`check::CheckOptions`] |
 //! | `lint` | [`lint::lint`] | [`lint::LintOptions`] |
 //! | `build`, `triton-override` | [`build::build`] | [`build::BuildRequest`] |
@@ -26,25 +28,26 @@
 //! | `accept` (feature `edit`) | [`accept::accept`] | [`accept::AcceptOptions`] |
 //! | `targets` | [`targets::targets`] | none |
 //! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) | `run::RunOptions` |
-//! | `compare`, `test` (feature `cli`) | `launch::compare`, `launch::test` (launches declared in `kernels.toml`, run in the emulator) | `launch::CompareOptions`, `launch::TestOptions` |
+//! | `compare`, `test` (feature `cli`) | `emulate::compare`, `emulate::test` (launches declared in `kernels.toml`, run in the emulator) | `emulate::CompareOptions`, `emulate::TestOptions` |
 //!
 //! Environment variables are read through [`env()`] only.
 
 #[cfg(feature = "edit")]
 pub mod accept;
+pub mod apply;
 pub mod asm;
 pub mod build;
 pub mod check;
+#[cfg(feature = "cli")]
+pub mod emulate;
 #[cfg(feature = "lift")]
 pub mod import;
 pub(crate) mod install;
-pub mod kernel;
-#[cfg(feature = "cli")]
-pub mod launch;
+pub mod iree;
 #[cfg(feature = "lift")]
 pub mod lift;
 pub mod lint;
-pub(crate) mod objdiff;
+pub mod objdiff;
 #[cfg(feature = "edit")]
 pub mod pin;
 #[cfg(feature = "edit")]
@@ -52,7 +55,6 @@ pub mod quilt;
 #[cfg(feature = "cli")]
 pub mod run;
 pub mod targets;
-pub mod triton;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -70,7 +72,7 @@ pub use crate::base::jobs::{catch, Panicked};
 /// How the long operations (build, check, import) report their progress.
 pub use crate::base::progress;
 pub use crate::pipeline::label;
-pub use crate::stage::toolchain::run::parse_timeout;
+pub use crate::stage::toolchain::process::parse_timeout;
 
 /// The one place the operations read the process environment.
 pub fn env(name: &str) -> Option<String> {

@@ -3,7 +3,7 @@
 //! Builds one job twice, from the unpatched dump and from the patched one
 //! (both retargeted and checked the same way), disassembles both code objects
 //! with `llvm-objdump --symbolize-operands` (run through the bounded
-//! [`crate::stage::toolchain::run`]), strips addresses and encodings (the `// ADDR:
+//! [`crate::stage::toolchain::process`]), strips addresses and encodings (the `// ADDR:
 //! ENCODING` comments) and the alignment padding after each kernel, names
 //! branch targets by label (`L0`, `L1`, … per kernel, in address order, in
 //! place of objdump's address-derived `label_XXXX`), and prints a unified
@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_embed::TargetId;
 
+use super::{find_job, scratch, Tools};
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::Document;
 use crate::config::manifest::Manifest;
@@ -24,7 +25,7 @@ use crate::pipeline::{self, Job, Plan, Prepared};
 use crate::stage::check::budget;
 use crate::stage::toolchain::Toolchain;
 
-/// Result of [`crate::ops::kernel::objdiff`].
+/// Result of [`objdiff()`].
 #[derive(Debug, Clone)]
 pub struct ObjDiff {
     /// Unified diff of the normalized disassemblies (empty: same instructions).
@@ -33,15 +34,42 @@ pub struct ObjDiff {
     pub fields: Vec<String>,
 }
 
+/// What `gcn-patch objdiff` is asked to do.
+#[derive(Debug, Clone)]
+pub struct ObjdiffOptions {
+    /// The manifest.
+    pub manifest: PathBuf,
+    /// The kernel's `name`.
+    pub kernel: String,
+    /// The target whose job is built twice.
+    pub target: TargetId,
+    /// The LLVM tools.
+    pub tools: Tools,
+}
+
+/// `gcn-patch objdiff KERNEL --target T`: the job built from the unpatched
+/// and the patched dump, disassembled and compared.
+pub fn objdiff(opts: &ObjdiffOptions) -> Result<ObjDiff, Diagnostics> {
+    let m = Manifest::load(&opts.manifest)?;
+    let t = opts.target;
+    let kernel = &opts.kernel;
+    let ki = m.kernel_index(kernel)?;
+    let plan = pipeline::plan(&m, &[t])?;
+    let job = find_job(&plan, ki, kernel, Some(&t))?;
+    let tc = opts.tools.find(Some(&m))?;
+    let work = scratch()?;
+    diff_job(&m, &plan, &job, &tc, work.path())
+}
+
 /// `llvm-objdump` of the toolchain (see [`Toolchain::llvm_tool`]).
-pub fn objdump_path(tc: &Toolchain) -> PathBuf {
+pub(crate) fn objdump_path(tc: &Toolchain) -> PathBuf {
     tc.llvm_tool("llvm-objdump")
 }
 
 /// Disassemble `hsaco`, normalized by [`normalize`].
-pub fn disassemble(tc: &Toolchain, hsaco: &Path, job: &str) -> Result<String, Diagnostics> {
+pub(crate) fn disassemble(tc: &Toolchain, hsaco: &Path, job: &str) -> Result<String, Diagnostics> {
     let objdump = objdump_path(tc);
-    let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
+    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
     cmd.args([
         "-d",
         "--symbolize-operands",
@@ -76,7 +104,7 @@ fn is_branch_label(name: &str) -> bool {
 /// moves when code is inserted. Branch-target labels, whose names objdump
 /// derives from addresses, are renamed `L0`, `L1`, … in order within each
 /// symbol, in their `Ln:` lines and in the operands naming them.
-pub fn normalize(listing: &str) -> String {
+pub(crate) fn normalize(listing: &str) -> String {
     // Lines as (is a label, text), with each symbol's labels renamed.
     let mut out: Vec<String> = Vec::new();
     let trim_padding = |out: &mut Vec<String>| {
@@ -146,7 +174,7 @@ pub fn normalize(listing: &str) -> String {
 
 /// Register, LDS and occupancy fields of every kernel that differ between
 /// the two prepared asm texts.
-pub fn field_changes(before: &Document, after: &Document, target: &TargetId) -> Vec<String> {
+pub(crate) fn field_changes(before: &Document, after: &Document, target: &TargetId) -> Vec<String> {
     let b = budget::analyze(before.asm(), target);
     let a = budget::analyze(after.asm(), target);
     let mut out = Vec::new();
@@ -204,7 +232,7 @@ pub fn field_changes(before: &Document, after: &Document, target: &TargetId) -> 
 }
 
 /// Build `job` from the unpatched and the patched dump and compare.
-pub fn objdiff(
+pub(crate) fn diff_job(
     manifest: &Manifest,
     plan: &Plan,
     job: &Job,

@@ -225,7 +225,7 @@ pub(crate) fn disassemble(
         .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
         .map_err(|e| err(format!("cannot write a temporary file: {e}")))?;
     let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
+    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
     cmd.args(["-d", "--symbolize-operands"]).arg(file.path());
     let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
     let out = tc

@@ -1,8 +1,8 @@
 //! The whole pipeline for one kernel × target job:
 //! patch → retarget → check → assemble → link → verify.
 //!
-//! Sources with Triton metadata (`triton = { … }`) also get the launch check
-//! ([`check::launch`]).
+//! Sources with Triton metadata (`triton = { … }`) also get the Triton limits check
+//! ([`check::triton_limits`]).
 //!
 //! [`plan`] reads the manifest, checks every pin and applies every source's
 //! patches once; [`prepare`] retargets and checks one job; [`build()`] turns a
@@ -368,7 +368,7 @@ fn retarget_options(manifest: &Manifest, job: &Job, llvm_major: u32) -> Retarget
 }
 
 /// Retarget and check one job. `llvm_major` is the LLVM that will assemble it.
-/// A source with Triton metadata also gets the launch check ([`check::launch`]).
+/// A source with Triton metadata also gets the Triton limits check ([`check::triton_limits`]).
 /// Findings the kernel's accepted file lists ([`crate::config::accept`]) are left
 /// out of the notes and counted in [`Prepared::accepted`].
 pub fn prepare(
@@ -607,7 +607,7 @@ fn registers_key(mut d: Diagnostics, kernel: &str) -> Diagnostics {
 }
 
 /// The preparation behind [`prepare`] and [`prepare_traced_with`]; `launch`
-/// adds the Triton launch check against the same retargeted original the
+/// adds the Triton limits check against the same retargeted original the
 /// other checks compare with. `original` is the unpatched dump and whether
 /// `asm` has its lines. Owned documents are dropped as soon as the checks
 /// no longer need them: `asm` once retargeted, `original` once its
@@ -738,7 +738,7 @@ fn prepare_checked(
     // launch field, so without an original the checked asm stands for it).
     let launch_findings = launch.map_or_else(Vec::new, |t| {
         let original = original.unwrap_or(&checked.asm);
-        check::launch::check_triton_launch(original, &checked.asm, t, &label)
+        check::triton_limits::check_triton_limits(original, &checked.asm, t, &label)
     });
     // Wait-instruction errors the unpatched source has too (the same code and
     // message at the same dump line, e.g. aiter's `s_wait_dscnt 0x40`, which the

@@ -131,7 +131,7 @@ pub fn assemble_bytes(req: &AssembleRequest) -> Result<Vec<u8>, Diagnostics> {
             &src_name,
             &stderr,
             &format!("{}", output.status),
-            (tool, &crate::stage::toolchain::run::command_line(&cmd)),
+            (tool, &crate::stage::toolchain::process::command_line(&cmd)),
         ));
     }
     if output.stdout.is_empty() {
@@ -141,7 +141,7 @@ pub fn assemble_bytes(req: &AssembleRequest) -> Result<Vec<u8>, Diagnostics> {
         )
         .with_note(format!(
             "command: {}",
-            crate::stage::toolchain::run::command_line(&cmd)
+            crate::stage::toolchain::process::command_line(&cmd)
         ))
         .into());
     }
@@ -208,7 +208,7 @@ fn cc1as_command(
     obj: &OsStr,
     src: &OsStr,
 ) -> Command {
-    let mut cmd = crate::stage::toolchain::run::tool_command(&toolchain.clang);
+    let mut cmd = crate::stage::toolchain::process::tool_command(&toolchain.clang);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .env("LANG", "C")
@@ -632,7 +632,7 @@ mod tests {
         let target = TargetId::parse("gfx942").unwrap();
         let cmd = clang_command(&tc, &target, Path::new("x.s"), Path::new("x.o"));
         // The tool's own arguments (without the `setpriv` wrapper).
-        let args: Vec<String> = crate::stage::toolchain::run::tool_and_args(&cmd)
+        let args: Vec<String> = crate::stage::toolchain::process::tool_and_args(&cmd)
             .1
             .iter()
             .map(|a| a.to_string_lossy().into_owned())

@@ -188,7 +188,7 @@ fn lld_command(
     out: &Path,
     inputs: impl IntoIterator<Item = impl AsRef<std::ffi::OsStr>>,
 ) -> Command {
-    let mut cmd = crate::stage::toolchain::run::tool_command(&toolchain.lld);
+    let mut cmd = crate::stage::toolchain::process::tool_command(&toolchain.lld);
     cmd.arg(LINK_THREADS)
         .args(LINK_FLAGS)
         .arg("-o")

@@ -11,5 +11,6 @@ pub mod link;
 pub mod patch;
 pub mod retarget;
 pub mod toolchain;
+pub mod triton;
 pub(crate) mod undefined;
 pub mod verify;

@@ -214,7 +214,7 @@ pub(crate) enum Command {
         #[arg(long)]
         out: PathBuf,
         #[command(flatten)]
-        run: RunArgs,
+        engine: EngineArgs,
     },
     /// Build every kernel × target of the manifest outside Cargo (in parallel,
     /// cached, the engine gcn-build uses) into DIR/<target>/<exec>.hsaco per
@@ -233,7 +233,7 @@ pub(crate) enum Command {
         #[arg(long, short)]
         target: Vec<String>,
         #[command(flatten)]
-        run: RunArgs,
+        engine: EngineArgs,
     },
     /// Write KERNEL's dump with its diffs applied (rules run after them) to a
     /// work file under .gcn-patch/edit/ and print its path; edit it, then `save`.
@@ -412,7 +412,7 @@ pub(crate) enum Command {
 
 /// How `build` and `triton-override` run the build engine.
 #[derive(clap::Args)]
-pub(crate) struct RunArgs {
+pub(crate) struct EngineArgs {
     /// Fail, with a per-entry diff, if the build does not reproduce
     /// kernels.lock (the lock is not written).
     #[arg(long)]

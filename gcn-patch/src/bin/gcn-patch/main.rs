@@ -113,7 +113,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             .and_then(|target| {
                 let tolerance = tolerance
                     .as_deref()
-                    .map(ops::launch::parse_tolerance)
+                    .map(ops::emulate::parse_tolerance)
                     .transpose()?;
                 Ok((target, tolerance))
             });
@@ -121,7 +121,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             Ok(p) => p,
             Err(d) => return render::usage(d),
         };
-        let opts = ops::launch::CompareOptions {
+        let opts = ops::emulate::CompareOptions {
             manifest,
             kernel,
             target,
@@ -143,7 +143,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             Ok(t) => t,
             Err(d) => return render::usage(d),
         };
-        let opts = ops::launch::TestOptions {
+        let opts = ops::emulate::TestOptions {
             manifest,
             kernel,
             target,
@@ -212,7 +212,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             target,
             llvm,
         } => {
-            let a = ops::kernel::apply(&ops::kernel::ApplyOptions {
+            let a = ops::apply::apply(&ops::apply::ApplyOptions {
                 manifest,
                 kernel,
                 target: target.as_deref().map(ops::parse_target).transpose()?,
@@ -268,11 +268,11 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
                 );
             }
             if run {
-                let opts = ops::launch::TestOptions {
+                let opts = ops::emulate::TestOptions {
                     manifest: manifest.clone(),
                     ..Default::default()
                 };
-                let t = ops::launch::test(&opts, &llvm.tools())?;
+                let t = ops::emulate::test(&opts, &llvm.tools())?;
                 eprint!("{}", render::test_report(&t, &manifest));
                 if !t.passed() {
                     return Err(gcn_patch::base::diag::Diagnostic::error(
@@ -318,16 +318,18 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             manifest,
             out,
             target,
-            run,
+            engine,
         } => build(
             manifest,
             out,
             Layout::Build(ops::expand_targets(&target)?),
-            run,
+            engine,
         )?,
-        Command::TritonOverride { manifest, out, run } => {
-            build(manifest, out, Layout::TritonOverride, run)?
-        }
+        Command::TritonOverride {
+            manifest,
+            out,
+            engine,
+        } => build(manifest, out, Layout::TritonOverride, engine)?,
         Command::Edit {
             kernel,
             force,
@@ -501,7 +503,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             llvm,
         } => {
             let target = ops::parse_target(&target)?;
-            let d = ops::kernel::objdiff(&ops::kernel::ObjdiffOptions {
+            let d = ops::objdiff::objdiff(&ops::objdiff::ObjdiffOptions {
                 manifest,
                 kernel: kernel.clone(),
                 target,
@@ -523,12 +525,12 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             out,
             target,
         } => {
-            let opts = ops::kernel::IreeFlagsOptions {
+            let opts = ops::iree::IreeFlagsOptions {
                 manifest,
                 out,
                 target: ops::parse_target(&target)?,
             };
-            println!("{}", ops::kernel::iree_flags(&opts)?.join(" "))
+            println!("{}", ops::iree::iree_flags(&opts)?.join(" "))
         }
         Command::Targets => targets(),
     }

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use gcn_patch::base::diag::{Diagnostic, Diagnostics, Setting, Severity};
 use gcn_patch::ops::{self, build::Layout};
 
-use crate::args::{LlvmArgs, RunArgs};
+use crate::args::{EngineArgs, LlvmArgs};
 use crate::progress::{detail, say, Bar};
 
 /// The library names what is wrong in its own terms and marks a diagnostic
@@ -213,7 +213,7 @@ pub(crate) fn build(
     manifest: PathBuf,
     out: PathBuf,
     layout: Layout,
-    run: RunArgs,
+    engine: EngineArgs,
 ) -> Result<(), Diagnostics> {
     // Each command names itself in what it prints.
     let command = match layout {
@@ -224,9 +224,9 @@ pub(crate) fn build(
         manifest,
         out,
         layout,
-        locked: run.locked,
-        jobs: run.jobs,
-        tools: run.llvm.tools(),
+        locked: engine.locked,
+        jobs: engine.jobs,
+        tools: engine.llvm.tools(),
     };
     let bar = Bar::new();
     let built = ops::build::build(&req, bar.observer());
@@ -322,8 +322,8 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
 
 /// `gcn-patch compare`: one paragraph per target and launch; exit 0 when
 /// every buffer agrees, 1 on a difference or a failed side, 2 on bad input.
-pub(crate) fn compare(opts: &ops::launch::CompareOptions, tools: &ops::Tools) -> ExitCode {
-    match ops::launch::compare(opts, tools) {
+pub(crate) fn compare(opts: &ops::emulate::CompareOptions, tools: &ops::Tools) -> ExitCode {
+    match ops::emulate::compare(opts, tools) {
         Ok(r) => {
             print!("{}", compare_report(&r, &opts.manifest));
             if r.equal() {
@@ -337,7 +337,10 @@ pub(crate) fn compare(opts: &ops::launch::CompareOptions, tools: &ops::Tools) ->
 }
 
 /// The text of a compare report.
-pub(crate) fn compare_report(r: &ops::launch::CompareReport, manifest: &std::path::Path) -> String {
+pub(crate) fn compare_report(
+    r: &ops::emulate::CompareReport,
+    manifest: &std::path::Path,
+) -> String {
     let mut s = String::new();
     for row in &r.rows {
         let head = format!(
@@ -392,8 +395,8 @@ pub(crate) fn compare_report(r: &ops::launch::CompareReport, manifest: &std::pat
 
 /// `gcn-patch test`: one line per kernel, target and launch, findings
 /// below; exit 0 when all ran clean, 1 otherwise, 2 on bad input.
-pub(crate) fn test(opts: &ops::launch::TestOptions, tools: &ops::Tools) -> ExitCode {
-    match ops::launch::test(opts, tools) {
+pub(crate) fn test(opts: &ops::emulate::TestOptions, tools: &ops::Tools) -> ExitCode {
+    match ops::emulate::test(opts, tools) {
         Ok(r) => {
             print!("{}", test_report(&r, &opts.manifest));
             if r.passed() {
@@ -407,8 +410,8 @@ pub(crate) fn test(opts: &ops::launch::TestOptions, tools: &ops::Tools) -> ExitC
 }
 
 /// The text of a test report.
-pub(crate) fn test_report(r: &ops::launch::TestReport, manifest: &std::path::Path) -> String {
-    use ops::launch::Outcome;
+pub(crate) fn test_report(r: &ops::emulate::TestReport, manifest: &std::path::Path) -> String {
+    use ops::emulate::Outcome;
     let mut s = String::new();
     for row in &r.rows {
         let head = format!(

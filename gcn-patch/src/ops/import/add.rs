@@ -337,7 +337,7 @@ impl Session {
                 .from
                 .parent()
                 .and_then(|d| d.file_name())
-                .filter(|d| crate::ops::triton::is_hash_dir(&d.to_string_lossy()))
+                .filter(|d| crate::stage::triton::is_hash_dir(&d.to_string_lossy()))
             {
                 rel.push(d);
             }
@@ -558,7 +558,7 @@ pub fn add_to_manifest(manifest_path: &Path, imported: &Imported) -> Result<Outc
 /// `amdgcn`) and, for each kernel already annotated as another
 /// specialization of the same Triton kernel, what differs from it.
 fn specialization_comment(session: &Session, triton_kernel: &str, amdgcn: &Path) -> Option<String> {
-    let spec = crate::ops::triton::specialization(amdgcn)?;
+    let spec = crate::stage::triton::specialization(amdgcn)?;
     let prefix = format!("# Triton specialization of `{triton_kernel}`: ");
     let mine = spec.describe();
     let mut out = format!("{prefix}{mine}\n");

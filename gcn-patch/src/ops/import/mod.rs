@@ -22,7 +22,7 @@
 //! counted). Importing a file already imported with the same bytes is a no-op;
 //! a different file with the same destination is an error that says how to re-pin.
 //!
-//! Triton (see [`crate::ops::triton`]): a `.amdgcn` in Triton's dump layout
+//! Triton (see [`crate::stage::triton`]): a `.amdgcn` in Triton's dump layout
 //! (`<hash>/<kernel>.amdgcn` beside its other stages) or cache layout
 //! (`<key>/<kernel>.amdgcn` with `__grp__<kernel>.json`) is copied to
 //! `asm/<processor>/<hash or key>/<kernel>.amdgcn` and gets a `triton = { … }`
@@ -246,12 +246,12 @@ pub struct Report {
     /// What the user should know (raw lines of lifted binaries), one per item.
     pub notes: Vec<Diagnostic>,
     /// What weakens later checks (a Triton dump imported without its cache
-    /// entry: launch checks that are off), one per item.
+    /// entry: Triton limits checks that are off), one per item.
     pub warnings: Vec<Diagnostic>,
 }
 
 /// The warning for a Triton kernel imported without some launch metadata:
-/// which launch checks are then off or weaker, and how to get the metadata.
+/// which Triton limits checks are then off or weaker, and how to get the metadata.
 fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<Diagnostic> {
     let t = imported.triton.as_ref()?;
     let mut off = Vec::new();
@@ -279,7 +279,7 @@ fn triton_metadata_warning(imported: &Imported, caches: &[PathBuf]) -> Option<Di
             .join(", ")
     };
     Some(Diagnostic::warning(Code::TritonMetadataMissing, format!(
-        "{}: Triton kernel `{}` was imported without its cache entry (`{}.json`, searched: {searched}); launch checks off or weaker: {}. Import it again with its Triton cache directory (the TRITON_CACHE_DIR of the run that dumped it), or with the cache entry directory itself",
+        "{}: Triton kernel `{}` was imported without its cache entry (`{}.json`, searched: {searched}); Triton limits checks off or weaker: {}. Import it again with its Triton cache directory (the TRITON_CACHE_DIR of the run that dumped it), or with the cache entry directory itself",
         imported.from.display(),
         t.kernel,
         t.kernel,

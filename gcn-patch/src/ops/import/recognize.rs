@@ -224,7 +224,7 @@ pub fn recognize_with(path: &Path, opts: &ImportOptions) -> Result<Imported, Dia
     };
     let sha256 = sha256_hex(&bytes);
     let triton =
-        crate::ops::triton::recognize(path, &sha256, target.processor.name, &opts.triton_caches);
+        crate::stage::triton::recognize(path, &sha256, target.processor.name, &opts.triton_caches);
     let kernel = match &triton {
         Some(t) => identifier(&t.kernel),
         None => kernel,

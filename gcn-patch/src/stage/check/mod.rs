@@ -23,9 +23,9 @@ pub mod budget;
 pub(crate) mod control;
 mod expr;
 pub mod hazard;
-pub mod launch;
 pub(crate) mod occupancy;
 pub(crate) mod structure;
+pub mod triton_limits;
 pub mod waitcnt;
 
 pub use budget::{analyze, check_registers, CheckOutcome, Declared, KernelBudget, Usage};

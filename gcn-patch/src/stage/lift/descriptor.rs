@@ -41,7 +41,7 @@ pub fn objdump_blocks(
     job: &str,
 ) -> Result<BTreeMap<String, Vec<String>>, Diagnostic> {
     let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
+    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .args(["-D", "-j", ".rodata"])

@@ -39,7 +39,7 @@ pub fn disassemble(
     job: &str,
 ) -> Result<Listing, Diagnostic> {
     let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = crate::stage::toolchain::run::tool_command(&objdump);
+    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .args(["-d", "-z", "--symbolize-operands", "-j", ".text"]);

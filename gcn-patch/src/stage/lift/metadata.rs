@@ -10,7 +10,7 @@ use crate::stage::toolchain::Toolchain;
 /// The YAML of the `NT_AMDGPU_METADATA` note of `path`, `---` to `...`.
 pub fn yaml(tc: &Toolchain, path: &Path, job: &str) -> Result<Option<String>, Diagnostic> {
     let readelf = tc.llvm_tool("llvm-readelf");
-    let mut cmd = crate::stage::toolchain::run::tool_command(&readelf);
+    let mut cmd = crate::stage::toolchain::process::tool_command(&readelf);
     cmd.env_clear().env("LC_ALL", "C").arg("--notes").arg(path);
     let out = tc
         .run(&mut cmd, "llvm-readelf", job)

@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use crate::base::diag::{Code, Diagnostic};
 
-pub mod run;
+pub mod process;
 
-pub use run::{
+pub use process::{
     run_tool, run_tool_with_input, ToolError, ToolFailure, ToolRun, DEFAULT_TOOL_TIMEOUT,
     ENV_TOOL_TIMEOUT,
 };
@@ -285,7 +285,7 @@ impl Toolchain {
         )))
     }
 
-    /// Run one of this toolchain's tools through [`run::run_tool`], bounded by
+    /// Run one of this toolchain's tools through [`process::run_tool`], bounded by
     /// [`Toolchain::timeout`]. `tool` is its short name (`clang`), `job` what it
     /// works on ("assembling kernel `k` for gfx942"); both appear in errors.
     pub fn run(&self, cmd: &mut Command, tool: &str, job: &str) -> Result<Output, ToolError> {
@@ -293,7 +293,7 @@ impl Toolchain {
     }
 
     /// [`Toolchain::run`] with `input` written to the tool's stdin (see
-    /// [`run::run_tool_with_input`]).
+    /// [`process::run_tool_with_input`]).
     pub fn run_with_input(
         &self,
         cmd: &mut Command,
@@ -611,7 +611,7 @@ fn llvm_mc_of(c: &Candidate) -> Option<PathBuf> {
 fn mc_version(mc: &Path, timeout: Duration) -> Option<LlvmVersion> {
     let job = format!("probing {}", mc.display());
     run_tool(
-        run::tool_command(mc).arg("--version").env_clear(),
+        process::tool_command(mc).arg("--version").env_clear(),
         &ToolRun {
             tool: "llvm-mc",
             job: &job,
@@ -642,7 +642,7 @@ fn probe(c: &Candidate, timeout: Duration) -> Result<Toolchain, String> {
     let probe_run = |flag: &str| {
         let job = format!("probing {}", c.clang.display());
         run_tool(
-            run::tool_command(&c.clang).arg(flag).env_clear(),
+            process::tool_command(&c.clang).arg(flag).env_clear(),
             &ToolRun {
                 tool: "clang",
                 job: &job,
@@ -658,7 +658,7 @@ fn probe(c: &Candidate, timeout: Duration) -> Result<Toolchain, String> {
     let out = out.map_err(|e| match e.failure {
         ToolFailure::TimedOut(t) => format!(
             "`clang --version` did not finish within {} (killed)",
-            run::show_secs(t)
+            process::show_secs(t)
         ),
         f => format!("`clang --version` could not run: {}", failure_text(&f)),
     })?;
@@ -697,7 +697,7 @@ fn probe(c: &Candidate, timeout: Duration) -> Result<Toolchain, String> {
 fn failure_text(f: &ToolFailure) -> String {
     match f {
         ToolFailure::Spawn(e) | ToolFailure::Io(e) => e.to_string(),
-        ToolFailure::TimedOut(t) => format!("timed out after {}", run::show_secs(*t)),
+        ToolFailure::TimedOut(t) => format!("timed out after {}", process::show_secs(*t)),
     }
 }
 
@@ -722,9 +722,9 @@ fn find_in(
     let timeout = match config.timeout {
         Some(t) => t,
         None => match nonempty(env, ENV_TOOL_TIMEOUT) {
-            Some(text) => run::parse_timeout(&text).map_err(|e| {
+            Some(text) => process::parse_timeout(&text).map_err(|e| {
                 Diagnostic::error(Code::InvalidEnvVar, format!("${ENV_TOOL_TIMEOUT}: {e}"))
-                    .with_help(format!("set {ENV_TOOL_TIMEOUT} to a number of seconds, or unset it for the default ({})", run::show_secs(DEFAULT_TOOL_TIMEOUT)))
+                    .with_help(format!("set {ENV_TOOL_TIMEOUT} to a number of seconds, or unset it for the default ({})", process::show_secs(DEFAULT_TOOL_TIMEOUT)))
             })?,
             None => DEFAULT_TOOL_TIMEOUT,
         },
@@ -790,7 +790,7 @@ fn find_in(
 /// `features` as `--mattr`. Callers add what to make and where (the
 /// assembler: an object from stdin to stdout; lift: encodings, descriptors).
 pub fn llvm_mc_command(mc: &Path, triple: &str, target: &TargetId, features: &[String]) -> Command {
-    let mut cmd = run::tool_command(mc);
+    let mut cmd = process::tool_command(mc);
     cmd.env_clear()
         .env("LC_ALL", "C")
         .env("LANG", "C")

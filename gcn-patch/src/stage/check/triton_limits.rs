@@ -1,4 +1,4 @@
-//! The launch check for Triton kernels: a patched kernel must still fit the
+//! The Triton limits check: a patched Triton kernel must still fit the
 //! launch Triton will do with the metadata it computed before the asm stage.
 //!
 //! Triton launches `<kernel>` with `num_warps × warp_size` threads per
@@ -82,7 +82,7 @@ fn kernel_named<'d>(doc: &'d Document, name: &str) -> Option<&'d Kernel> {
 /// Check `patched` against Triton's launch of `t`; `original` is the dump
 /// retargeted the same way. Every finding is an error at the patched line
 /// (with the patch hunk or rule that wrote it); `label` names kernel and target.
-pub fn check_triton_launch(
+pub fn check_triton_limits(
     original: &Document,
     patched: &Document,
     t: &TritonKernel,

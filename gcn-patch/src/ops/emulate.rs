@@ -295,13 +295,50 @@ fn load(
     })
 }
 
+/// The emulator's reading of the manifest: every kernel's
+/// `[[kernel.launch]]` tables as launch descriptions (other keys ignored).
+#[derive(serde::Deserialize)]
+struct LaunchView {
+    #[serde(default)]
+    kernel: Vec<KernelLaunches>,
+}
+
+#[derive(serde::Deserialize)]
+struct KernelLaunches {
+    #[serde(default)]
+    launch: Vec<toml::Spanned<LaunchSpec>>,
+}
+
+/// One `[[kernel.launch]]`, read as a launch description.
+struct Declared {
+    /// 1-based manifest line of its header.
+    line: usize,
+    spec: LaunchSpec,
+}
+
+/// Every kernel's launches, in manifest order (indexed like
+/// [`Manifest::kernels`]); a bad launch is an error at its key.
+fn declared(m: &Manifest) -> Result<Vec<Vec<Declared>>, Diagnostics> {
+    let view: LaunchView = m.read_view()?;
+    let line_of = |at: usize| m.text[..at.min(m.text.len())].matches('\n').count() + 1;
+    Ok(view
+        .kernel
+        .into_iter()
+        .map(|k| {
+            k.launch
+                .into_iter()
+                .map(|l| Declared {
+                    line: line_of(l.span().start),
+                    spec: l.into_inner(),
+                })
+                .collect()
+        })
+        .collect())
+}
+
 /// The launch declared at `decl` fits the kernel's arguments, or an error
 /// at its manifest line.
-fn fits(
-    m: &Manifest,
-    decl: &crate::config::manifest::LaunchDecl,
-    l: &Loaded,
-) -> Result<(), Diagnostics> {
+fn fits(m: &Manifest, decl: &Declared, l: &Loaded) -> Result<(), Diagnostics> {
     decl.spec.check(&l.kernel).map_err(|e| {
         Diagnostics::from(
             Diagnostic::error(
@@ -344,6 +381,7 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
     if k.launches.is_empty() {
         return Err(no_launch(&m, k));
     }
+    let launches = declared(&m)?;
     let tolerance = opts.tolerance;
     let (plan, jobs, _) = emulated_jobs(&m, ki, opts.target.as_ref())?;
     let tc = tools.find(Some(&m))?;
@@ -364,7 +402,7 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
             crate::config::policy::HazardPolicy::Warn,
         )?;
         let dir = work.path().join(t.replace(':', "_"));
-        for (li, decl) in k.launches.iter().enumerate() {
+        for (li, decl) in launches[ki].iter().enumerate() {
             let spec = &decl.spec;
             let name = spec.kernel.as_deref();
             let a = load(&tc, &unpatched, "unpatched", name, &dir.join("unpatched"))?;
@@ -428,6 +466,7 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
     } else {
         opts.seeds.clone()
     };
+    let launches = declared(&m)?;
     let tc = tools.find(Some(&m))?;
     let work = scratch()?;
     let mut report = TestReport::default();
@@ -459,7 +498,7 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
             let dir = work
                 .path()
                 .join(format!("{}-{}", k.name, t.replace(':', "_")));
-            for (li, decl) in k.launches.iter().enumerate() {
+            for (li, decl) in launches[ki].iter().enumerate() {
                 let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir)?;
                 fits(&m, decl, &l)?;
                 let mut outcome = None;

@@ -17,14 +17,14 @@
 //!
 //! Triton launches a kernel with `shared` bytes of dynamic LDS and
 //! `num_warps × warp_size` threads, both computed before the asm stage; the
-//! launch check ([`crate::stage::check::launch`]) keeps a patched kernel within them.
+//! Triton limits check ([`crate::stage::check::triton_limits`]) keeps a patched kernel within them.
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 /// Triton's names and launch metadata of one kernel, as kernels.toml
-/// records them (defined with the launch check, which reads them).
+/// records them (defined with the Triton limits check, which reads them).
 pub use crate::config::triton::TritonKernel;
 
 /// Launch metadata from a cache entry's `<kernel>.json`.
