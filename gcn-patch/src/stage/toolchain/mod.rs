@@ -198,7 +198,7 @@ pub struct Toolchain {
     pub version_text: String,
     /// How it was found, e.g. `PATH (clang-22)` or `$GCN_PATCH_LLVM_BIN`.
     pub found_via: String,
-    /// Time limit of every tool run with this toolchain (see [`run`]).
+    /// Time limit of every tool run with this toolchain (see [`process`]).
     pub timeout: Duration,
     /// `llvm-mc` in the directory clang resolves to (the same LLVM
     /// installation), if there is one: the faster assembler, see
