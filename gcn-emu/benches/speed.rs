@@ -1,0 +1,160 @@
+//! The emulator's speed against NumPy on one core, measured in one run
+//! (issue "the emulator, round 2"): each figure is a ratio of two rates taken
+//! on the same machine minutes apart, so that it says how far the emulator is
+//! from the machine's own speed, whatever the machine.
+//!
+//! - **VALU-bound**: `tests/kernels/valu_loop.hip` (clang-22, gfx942), 8
+//!   workgroups of 256 work-items, 2,000 rounds of integer arithmetic each:
+//!   emulated lane-instructions per second (wave-instructions × 64) over
+//!   NumPy's `np.add` of two u32 arrays of 2^24 elements, in elements per
+//!   second.
+//! - **IREE**: the corpus' 256×256×256 f16 matmul and 128×1024 f32 softmax
+//!   (gfx942), lane-instructions per second.
+//! - **NumPy's f32 matmul** (1024³, one BLAS thread) in multiply-accumulates
+//!   per second, the yardstick of emulated MFMA GEMMs.
+//!
+//! Every emulated run is single-threaded (`Launch::threads = 1`); NumPy runs
+//! with `OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1`. Needs
+//! clang-22 and python3 with NumPy.
+//!
+//! `cargo bench -p gcn-emu --bench speed`
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use gcn_emu::decode::{find_objdump, Program};
+use gcn_emu::dispatch::{run, ArgValue, Launch, Stats};
+use gcn_emu::load::CodeObject;
+use gcn_emu::memory::Memory;
+
+#[allow(dead_code)]
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+/// NumPy's rates on one core: (u32 add elements/s, f32 matmul MAC/s).
+fn numpy() -> (f64, f64) {
+    let script = r#"
+import time, numpy as np
+n = 1 << 24
+a = np.arange(n, dtype=np.uint32); b = a[::-1].copy(); c = np.empty_like(a)
+best = min((lambda t0: (np.add(a, b, out=c), time.perf_counter() - t0)[1])(time.perf_counter()) for _ in range(7))
+m = 1024
+x = np.random.default_rng(0).random((m, m), dtype=np.float32); y = x.T.copy()
+mm = min((lambda t0: (x @ y, time.perf_counter() - t0)[1])(time.perf_counter()) for _ in range(3))
+print(n / best, m ** 3 / mm)
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .env("OPENBLAS_NUM_THREADS", "1")
+        .env("OMP_NUM_THREADS", "1")
+        .env("MKL_NUM_THREADS", "1")
+        .output()
+        .expect("python3 (with NumPy: pip install numpy)");
+    assert!(
+        out.status.success(),
+        "python3 with NumPy failed (pip install numpy): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<f64> = text
+        .split_whitespace()
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (v[0], v[1])
+}
+
+fn timed(
+    co: &CodeObject,
+    kernel: &str,
+    program: &Program,
+    mem: &Memory,
+    args: &[ArgValue],
+    grid: u32,
+) -> (f64, Stats) {
+    let k = co.kernel(kernel).unwrap();
+    let mut launch = Launch::new([grid, 1, 1], [256, 1, 1]);
+    launch.threads = 1;
+    let t = Instant::now();
+    let stats = run(co, k, program, mem, args, &launch).unwrap();
+    (t.elapsed().as_secs_f64(), stats)
+}
+
+fn main() {
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/iree/gfx942");
+    let objdump = find_objdump(None).unwrap();
+    let dir = std::env::temp_dir().join(format!("gcn-emu-speed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let (add_rate, mac_rate) = numpy();
+    println!(
+        "NumPy, one core: u32 add {:.1} M elements/s; f32 matmul 1024^3 {:.2} G MAC/s",
+        add_rate / 1e6,
+        mac_rate / 1e9
+    );
+
+    // VALU-bound HIP kernel.
+    let path = common::build("valu_loop", "gfx942", &dir);
+    let co = CodeObject::read_file(&path).unwrap();
+    let program = Program::disassemble(&co, co.kernel("valu_loop").unwrap(), &objdump).unwrap();
+    let n = 8 * 256;
+    let mem = Memory::new();
+    let seed = mem.alloc_bytes("seed", &common::u32s(&(0..n as u32).collect::<Vec<_>>()));
+    let out = mem.alloc_bytes("out", &vec![0; 4 * n]);
+    let args = [
+        ArgValue::Pointer(seed),
+        ArgValue::Pointer(out),
+        ArgValue::Bytes(2000u32.to_le_bytes().to_vec()),
+    ];
+    let (s, stats) = timed(&co, "valu_loop", &program, &mem, &args, 8);
+    let rate = stats.instructions as f64 * 64.0 / s;
+    println!(
+        "valu_loop (gfx942, 8x256 items, 2000 rounds): {s:.3} s, {} wave-instructions, {:.1} M lane-instructions/s = {:.4}x NumPy's u32 add",
+        stats.instructions,
+        rate / 1e6,
+        rate / add_rate
+    );
+
+    // IREE matmul 256x256x256 f16 -> f32.
+    let co = CodeObject::read_file(&corpus.join("matmul.hsaco")).unwrap();
+    let name = "matmul_dispatch_0_matmul_256x256x256_f16xf16xf32";
+    let program = Program::disassemble(&co, co.kernel(name).unwrap(), &objdump).unwrap();
+    let halves: Vec<u8> = (0..256 * 256)
+        .flat_map(|i| half::f16::from_f32((i % 7) as f32 / 8.0).to_le_bytes())
+        .collect();
+    let mem = Memory::new();
+    let args = [
+        ArgValue::Pointer(mem.alloc_bytes("a", &halves)),
+        ArgValue::Pointer(mem.alloc_bytes("b", &halves)),
+        ArgValue::Pointer(mem.alloc_bytes("c", &vec![0; 4 * 256 * 256])),
+    ];
+    let (s, stats) = timed(&co, name, &program, &mem, &args, 8);
+    let macs = 256f64 * 256.0 * 256.0;
+    println!(
+        "IREE matmul 256x256x256 f16 (gfx942): {s:.3} s, {:.1} M lane-instructions/s, {:.1} M MAC/s = {:.4}x NumPy's f32 matmul",
+        stats.instructions as f64 * 64.0 / s / 1e6,
+        macs / s / 1e6,
+        macs / s / mac_rate
+    );
+
+    // IREE softmax 128x1024 f32.
+    let co = CodeObject::read_file(&corpus.join("softmax.hsaco")).unwrap();
+    let name = "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store";
+    let program = Program::disassemble(&co, co.kernel(name).unwrap(), &objdump).unwrap();
+    let x: Vec<u8> = (0..128 * 1024)
+        .flat_map(|i| ((i % 97) as f32 / 10.0).to_le_bytes())
+        .collect();
+    let mem = Memory::new();
+    let args = [
+        ArgValue::Pointer(mem.alloc_bytes("x", &x)),
+        ArgValue::Pointer(mem.alloc_bytes("y", &vec![0; x.len()])),
+    ];
+    let (s, stats) = timed(&co, name, &program, &mem, &args, 128);
+    let rate = stats.instructions as f64 * 64.0 / s;
+    println!(
+        "IREE softmax 128x1024 f32 (gfx942): {s:.3} s, {:.1} M lane-instructions/s = {:.4}x NumPy's u32 add",
+        rate / 1e6,
+        rate / add_rate
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
