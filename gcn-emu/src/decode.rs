@@ -470,19 +470,42 @@ fn parse_operand(s: &str) -> std::result::Result<Operand, String> {
     ] {
         if let Some(r) = s.strip_prefix(prefix) {
             let base = if prefix == "ttmp" { 108 } else { 0 };
-            if let Ok(i) = r.parse::<u16>() {
-                return Ok(reg(file, base + i, 1));
+            // Registers past the file are refused here, so that the
+            // executor never indexes past it: s0-s127 in hardware numbering
+            // (ttmp0-15 are 108-123), v0-v511, a0-a255.
+            let size: u32 = match (file, prefix) {
+                (RegFile::S, "ttmp") => 124,
+                (RegFile::S, _) => 128,
+                (RegFile::V, _) => 512,
+                (RegFile::A, _) => 256,
+            };
+            let checked = |a: u32, b: u32| -> std::result::Result<Operand, String> {
+                if b < a {
+                    return Err(format!("bad register range {s}"));
+                }
+                if base + b >= size {
+                    return Err(format!(
+                        "register {s} is beyond the register file ({} registers{})",
+                        size - base,
+                        if prefix == "ttmp" {
+                            ""
+                        } else {
+                            " in hardware numbering"
+                        }
+                    ));
+                }
+                Ok(reg(file, (base + a) as u16, (b - a + 1) as u16))
+            };
+            if let Ok(i) = r.parse::<u32>() {
+                return checked(i, i);
             }
             if let Some(range) = r.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
                 if let Some((a, b)) = range.split_once(':') {
                     let (a, b) = (
-                        a.trim().parse::<u16>().map_err(|e| e.to_string())?,
-                        b.trim().parse::<u16>().map_err(|e| e.to_string())?,
+                        a.trim().parse::<u32>().map_err(|e| e.to_string())?,
+                        b.trim().parse::<u32>().map_err(|e| e.to_string())?,
                     );
-                    if b < a {
-                        return Err(format!("bad register range {s}"));
-                    }
-                    return Ok(reg(file, base + a, b - a + 1));
+                    return checked(a, b);
                 }
             }
         }

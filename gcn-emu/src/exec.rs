@@ -869,6 +869,18 @@ impl Wave {
         Ok(())
     }
 
+    /// SGPRs `index .. index + n` (hardware numbering), or a fault naming
+    /// the register past the file's 128.
+    fn sregs(&self, index: u16, n: usize) -> R<&[u32]> {
+        let i = index as usize;
+        self.s.get(i..i + n).ok_or_else(|| sgpr_fault(i, n))
+    }
+    /// Write SGPR `i`, or a fault past the file.
+    fn sset(&mut self, i: usize, v: u32) -> R<()> {
+        *self.s.get_mut(i).ok_or_else(|| sgpr_fault(i, 1))? = v;
+        Ok(())
+    }
+
     /// The exec mask.
     pub fn exec(&self) -> u64 {
         self.s[EXEC as usize] as u64 | (self.s[EXEC as usize + 1] as u64) << 32
@@ -901,7 +913,7 @@ impl Wave {
                 file: RegFile::S,
                 index,
                 ..
-            } => self.s[*index as usize],
+            } => self.sregs(*index, 1)?[0],
             Operand::Int(i) => *i as u32,
             Operand::Float(f) => (*f as f32).to_bits(),
             Operand::Scc => self.scc as u32,
@@ -918,11 +930,11 @@ impl Wave {
                 index,
                 count,
             } => {
-                let i = *index as usize;
                 if *count < 2 {
-                    self.s[i] as u64
+                    self.sregs(*index, 1)?[0] as u64
                 } else {
-                    self.s[i] as u64 | (self.s[i + 1] as u64) << 32
+                    let r = self.sregs(*index, 2)?;
+                    r[0] as u64 | (r[1] as u64) << 32
                 }
             }
             Operand::Int(i) => *i as u64,
@@ -937,10 +949,7 @@ impl Wave {
                 file: RegFile::S,
                 index,
                 ..
-            } => {
-                self.s[index as usize] = v;
-                Ok(())
-            }
+            } => self.sset(index as usize, v),
             _ => unsup(format!("scalar destination {:?}", dst.op)),
         }
     }
@@ -952,6 +961,7 @@ impl Wave {
                 ..
             } => {
                 let i = index as usize;
+                self.sregs(index, 2)?;
                 self.s[i] = v as u32;
                 self.s[i + 1] = (v >> 32) as u32;
                 Ok(())
@@ -996,11 +1006,11 @@ impl Wave {
                 index,
                 ..
             } => {
-                let i = *index as usize;
                 if ty.is64() {
-                    self.s[i] as u64 | (self.s[i + 1] as u64) << 32
+                    let r = self.sregs(*index, 2)?;
+                    r[0] as u64 | (r[1] as u64) << 32
                 } else {
-                    self.s[i] as u64
+                    self.sregs(*index, 1)?[0] as u64
                 }
             }
             Operand::Reg { file, index, .. } => {
@@ -1048,6 +1058,17 @@ impl Wave {
             _ => unsup(format!("vector destination {:?}", dst.op)),
         }
     }
+}
+
+/// The fault of an access to SGPRs `i .. i + n` past the register file.
+fn sgpr_fault(i: usize, n: usize) -> Stop {
+    Stop::Fault(
+        None,
+        format!(
+            "s[{i}:{}] is beyond the 128 scalar registers (s0-s101, flat_scratch, xnack_mask, vcc, ttmp0-15, m0, exec: 0-127 in hardware numbering)",
+            i + n - 1
+        ),
+    )
 }
 
 fn float_mods(raw: u64, ty: Ty, abs: bool, neg: bool) -> u64 {
@@ -1719,7 +1740,7 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let Operand::Reg { index, .. } = base.op else {
             return unsup("base");
         };
-        let v = &w.s[index as usize..index as usize + 4];
+        let v = w.sregs(index, 4)?;
         let vbase = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
         let num = v[2] as u64;
         // Scalar buffer loads: dwords at or past num_records read 0.
@@ -1735,7 +1756,7 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
         }
         for (k, val) in vals.into_iter().enumerate() {
-            w.s[d as usize + k] = val;
+            w.sset(d as usize + k, val)?;
         }
         return Ok(());
     } else {
@@ -1746,7 +1767,8 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         .read(addr, &mut buf)
         .map_err(|e| Stop::Fault(None, format!("scalar load: {e}")))?;
     for k in 0..dwords {
-        w.s[d as usize + k] = u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().unwrap());
+        let word = u32::from_le_bytes([buf[4 * k], buf[4 * k + 1], buf[4 * k + 2], buf[4 * k + 3]]);
+        w.sset(d as usize + k, word)?;
     }
     Ok(())
 }
@@ -1777,7 +1799,7 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let Operand::Reg { index, .. } = base.op else {
             return unsup("base");
         };
-        let v = &w.s[index as usize..index as usize + 4];
+        let v = w.sregs(index, 4)?;
         let vbase = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
         (
             vbase + (offset & !3),
@@ -1847,7 +1869,7 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     };
     if ins.has("glc") {
         for k in 0..words {
-            w.s[d + k] = (old >> (32 * k)) as u32;
+            w.sset(d + k, (old >> (32 * k)) as u32)?;
         }
     }
     Ok(())
@@ -2929,7 +2951,7 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let Operand::Reg { index, .. } = srsrc.op else {
         return unsup("resource");
     };
-    let v = &w.s[index as usize..index as usize + 4];
+    let v = w.sregs(index, 4)?;
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
     let stride = ((v[1] >> 16) & 0x3fff) as u64;
     let num_records = v[2] as u64;
@@ -3052,7 +3074,7 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
     let Operand::Reg { index, .. } = srsrc.op else {
         return unsup("resource");
     };
-    let v = &w.s[index as usize..index as usize + 4];
+    let v = w.sregs(index, 4)?;
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
     let stride = ((v[1] >> 16) & 0x3fff) as u64;
     let num_records = v[2] as u64;
