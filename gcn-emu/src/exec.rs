@@ -354,6 +354,8 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_sub_i32" => r(a32.wrapping_sub(b32)),
         "v_add_u16" => r((a32 as u16).wrapping_add(b32 as u16) as u32),
         "v_sub_u16" => r((a32 as u16).wrapping_sub(b32 as u16) as u32),
+        "v_add_i16" => r((a32 as u16).wrapping_add(b32 as u16) as u32),
+        "v_sub_i16" => r((a32 as u16).wrapping_sub(b32 as u16) as u32),
         "v_subrev_u16" => r((b32 as u16).wrapping_sub(a32 as u16) as u32),
         "v_mul_lo_u16" => r((a32 as u16).wrapping_mul(b32 as u16) as u32),
         "v_add_co_u32" => {
@@ -498,23 +500,46 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
             Some((bf32(d), vcc))
         }
         "v_div_fmas_f32" => {
-            let d = fa.mul_add(fb, fc);
+            // The fma and the scaling round once: in f64 the fma of f32
+            // values is exact but for the last bits, and the scaling exact.
+            let d = (fa as f64).mul_add(fb as f64, fc as f64);
             let d = if cin {
                 if fc.to_bits() >> 23 & 0xff >= 127 {
-                    ldexp32(d, 64)
+                    d * 2f64.powi(64)
                 } else {
-                    ldexp32(d, -64)
+                    d * 2f64.powi(-64)
                 }
             } else {
                 d
             };
-            r(bf32(d) as u32)
+            r(bf32(d as f32) as u32)
         }
         "v_div_fixup_f32" => r(bf32(div_fixup32(fa, fb, fc)) as u32),
         // f64.
         "v_add_f64" => r64(bf64(da + db)),
         "v_mul_f64" => r64(bf64(da * db)),
-        "v_fma_f64" => r64(bf64(da.mul_add(db, dc))),
+        "v_fma_f64" | "v_fmac_f64" => r64(bf64(da.mul_add(db, dc))),
+        "v_div_scale_f64" => {
+            let (d, vcc) = div_scale64(da, db, dc);
+            Some((bf64(d), vcc))
+        }
+        "v_div_fmas_f64" => {
+            // Scaling by a power of two is exact unless the result leaves
+            // the normal range: then the one rounding is that of the scaled
+            // fma, computed from the exact product-sum in two steps.
+            let d = if cin {
+                let e = if dc.to_bits() >> 52 & 0x7ff >= 1023 {
+                    128
+                } else {
+                    -128
+                };
+                fma_scaled64(da, db, dc, e)
+            } else {
+                da.mul_add(db, dc)
+            };
+            r64(bf64(d))
+        }
+        "v_div_fixup_f64" => r64(bf64(div_fixup64(da, db, dc))),
         "v_min_f64" => r64(bf64(da.min(db))),
         "v_max_f64" => r64(bf64(da.max(db))),
         "v_rcp_f64" => r64(bf64(1.0 / da)),
@@ -538,6 +563,7 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_exp_f16" => r(bf16(ha.exp2()) as u32),
         "v_rcp_f16" => r(bf16(1.0 / ha) as u32),
         "v_sqrt_f16" => r(bf16(ha.sqrt()) as u32),
+        "v_div_fixup_f16" => r(bf16(div_fixup32(ha, hb, hc)) as u32),
         _ => None,
     }
 }
@@ -666,10 +692,18 @@ fn exponent32(x: f32) -> i32 {
 
 /// V_DIV_SCALE_F32 (CDNA3 ISA pseudocode): `s0` is the value to scale
 /// (the numerator or the denominator), `s1` the denominator, `s2` the numerator.
+/// The pseudocode tests the reciprocal `1.0 / 64'F(S1.f32)` for an f64
+/// denormal, which the reciprocal of an f32 never is: those two cases do not
+/// apply (testing it in f32 scaled the denominator of `x / FLT_MAX` to
+/// infinity).
 fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
     let denorm = |x: f32| x != 0.0 && x.is_subnormal();
     let mut vcc = false;
     let mut d = s0;
+    let recip_denorm = {
+        let r = 1.0 / s1 as f64;
+        r != 0.0 && r.is_subnormal()
+    };
     if s2 == 0.0 || s1 == 0.0 {
         d = f32::NAN;
     } else if exponent32(s2) - exponent32(s1) >= 96 {
@@ -679,12 +713,12 @@ fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
         }
     } else if denorm(s1) {
         d = ldexp32(s0, 64);
-    } else if denorm(1.0 / s1) && denorm(s2 / s1) {
+    } else if recip_denorm && denorm(s2 / s1) {
         vcc = true;
         if s0 == s1 {
             d = ldexp32(s0, 64);
         }
-    } else if denorm(1.0 / s1) {
+    } else if recip_denorm {
         d = ldexp32(s0, -64);
     } else if denorm(s2 / s1) {
         vcc = true;
@@ -695,6 +729,97 @@ fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
         d = ldexp32(s0, 64);
     }
     (d, vcc)
+}
+
+fn exponent64(x: f64) -> i32 {
+    ((x.to_bits() >> 52) & 0x7ff) as i32
+}
+
+/// V_DIV_SCALE_F64 (CDNA3 ISA pseudocode): as [`div_scale32`] with the f64
+/// limits (exponent difference 768, scale 2^128, tiny numerator below
+/// exponent 53). The case of a denormal reciprocal `1.0 / S1.f64` together
+/// with a denormal quotient is not applied: it would scale the denominator
+/// of `x / DBL_MAX` to infinity, where LLVM's sequence is exact (tinygrad's
+/// AMD emulator drops it too, among its pseudocode fixes for V_DIV_SCALE).
+/// Such a division takes the next case: both operands scaled by 2^-128.
+fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
+    let denorm = |x: f64| x != 0.0 && x.is_subnormal();
+    let mut vcc = false;
+    let mut d = s0;
+    if s2 == 0.0 || s1 == 0.0 {
+        d = f64::NAN;
+    } else if exponent64(s2) - exponent64(s1) >= 768 {
+        vcc = true;
+        if s0 == s1 {
+            d = ldexp64(s0, 128);
+        }
+    } else if denorm(s1) {
+        d = ldexp64(s0, 128);
+    } else if denorm(1.0 / s1) {
+        d = ldexp64(s0, -128);
+    } else if denorm(s2 / s1) {
+        vcc = true;
+        if s0 == s2 {
+            d = ldexp64(s0, 128);
+        }
+    } else if exponent64(s2) <= 53 {
+        d = ldexp64(s0, 128);
+    }
+    (d, vcc)
+}
+
+/// `fma(a, b, c) × 2^e` rounded once to f64. Exact when the scaled result
+/// is normal; when it is a denormal, the fma is rounded to 53 bits first
+/// (so a result exactly halfway after that rounding may differ in the
+/// last place of the denormal; LLVM's division sequence never lands there,
+/// its final fma residual is far from a tie).
+fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
+    let d = a.mul_add(b, c);
+    let scaled = ldexp64(d, e);
+    if scaled == 0.0 || !scaled.is_subnormal() {
+        return scaled;
+    }
+    // Round the exact a*b+c at the denormal's precision: the error of the
+    // first rounding (d - (a*b+c)) decides a tie.
+    let err = {
+        // a*b exactly as p + q, then (p + c) - d + q with TwoSum.
+        let p = a * b;
+        let q = a.mul_add(b, -p);
+        let s = p + c;
+        let bb = s - p;
+        let t = (p - (s - bb)) + (c - bb);
+        (s - d) + t + q
+    };
+    let ulp = 2f64.powi(-1074 - e);
+    let k = (d / ulp).trunc();
+    let rem = d - k * ulp;
+    let half = ulp / 2.0;
+    let pick = if rem.abs() + err * rem.signum() > half
+        || (rem.abs() == half && err == 0.0 && (k as i64) & 1 != 0)
+    {
+        k + rem.signum()
+    } else {
+        k
+    };
+    ldexp64(pick * ulp, e)
+}
+
+/// V_DIV_FIXUP_F64: as [`div_fixup32`].
+fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
+    let neg = (s1.to_bits() ^ s2.to_bits()) >> 63 != 0;
+    let sign = |x: f64| if neg { -x } else { x };
+    if s2.is_nan() || s1.is_nan() || s1 == 0.0 && s2 == 0.0 || s1.is_infinite() && s2.is_infinite()
+    {
+        f64::NAN
+    } else if s1 == 0.0 || s2.is_infinite() {
+        sign(f64::INFINITY)
+    } else if s1.is_infinite() || s2 == 0.0 {
+        sign(0.0)
+    } else if s0.is_nan() {
+        sign(f64::INFINITY)
+    } else {
+        sign(s0.abs())
+    }
 }
 
 /// V_DIV_FIXUP_F32: `s0` the quotient, `s1` the denominator, `s2` the numerator.
@@ -1897,6 +2022,9 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (name, enc) = base_name(&ins.mnemonic);
     match name {
         "v_nop" => return Ok(()),
+        "v_fma_mix_f32" | "v_fma_mixlo_f16" | "v_fma_mixhi_f16" => {
+            return fma_mix(w, ins, ctx, name)
+        }
         // gfx950: odd rows (16 lanes) of vdst swap with even rows of src0
         // (`permlane16`), or rows 2–3 of vdst with rows 0–1 of src0
         // (`permlane32`); both registers are written (LLVM AMDGPUUsage,
@@ -2016,8 +2144,9 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         (_, Some("2")) => 0.5,
         _ => 1.0,
     };
-    if clamp && !matches!(dty, Ty::F16 | Ty::F32 | Ty::F64) {
-        return unsup("clamp on an integer operation");
+    let int_clamp = clamp && !matches!(dty, Ty::F16 | Ty::F32 | Ty::F64);
+    if int_clamp && saturating(name, [0; 3]).is_none() {
+        return unsup("clamp on this integer operation");
     }
     let op_sel = ins
         .modifier("op_sel")
@@ -2117,7 +2246,10 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let Some((mut v, bit)) = computed else {
             return unsup("");
         };
-        if omod != 1.0 || clamp {
+        if int_clamp {
+            // Integer clamp: the result saturates instead of wrapping.
+            v = saturating(name, x).unwrap_or(v);
+        } else if omod != 1.0 || clamp {
             v = match dty {
                 Ty::F32 => {
                     let mut f = f32b(v) * omod as f32;
@@ -2199,6 +2331,94 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     }
     if has_sdst {
         w.swrite64(&ops[1], bits)?;
+    }
+    Ok(())
+}
+
+/// The saturated result of an integer add/sub with `clamp` (CDNA3 ISA:
+/// clamp on an integer operation saturates at the type's range), or `None`
+/// for an operation whose clamp is not modelled.
+fn saturating(name: &str, x: [u64; 3]) -> Option<u64> {
+    let (a, b) = (x[0] as u32, x[1] as u32);
+    let (ah, bh) = (a as u16, b as u16);
+    Some(match name {
+        "v_add_u32" | "v_add_co_u32" => a.saturating_add(b) as u64,
+        "v_sub_u32" | "v_sub_co_u32" => a.saturating_sub(b) as u64,
+        "v_subrev_u32" | "v_subrev_co_u32" => b.saturating_sub(a) as u64,
+        "v_add_i32" => (a as i32).saturating_add(b as i32) as u32 as u64,
+        "v_sub_i32" => (a as i32).saturating_sub(b as i32) as u32 as u64,
+        "v_add_u16" => ah.saturating_add(bh) as u64,
+        "v_sub_u16" => ah.saturating_sub(bh) as u64,
+        "v_subrev_u16" => bh.saturating_sub(ah) as u64,
+        "v_add_i16" => (ah as i16).saturating_add(bh as i16) as u16 as u64,
+        "v_sub_i16" => (ah as i16).saturating_sub(bh as i16) as u16 as u64,
+        _ => return None,
+    })
+}
+
+/// `v_fma_mix_f32`, `v_fma_mixlo_f16`, `v_fma_mixhi_f16` (VOP3P): each
+/// source is an f32 (`op_sel_hi` bit 0) or the low/high f16 half
+/// (`op_sel_hi` bit 1, `op_sel` picks the half) converted exactly to f32,
+/// with abs/neg applied after the selection; one f32 fma. The `mixlo`/`mixhi`
+/// forms round that f32 result to f16 into the low/high half, keeping the
+/// other half (LLVM selects them only for `fptrunc(fma)` of f32 values).
+fn fma_mix(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, name: &str) -> R<()> {
+    let ops = &ins.ops;
+    if ops.len() != 4 {
+        return unsup("operand count");
+    }
+    let bits = |key: &str| -> R<Vec<u8>> {
+        Ok(ins
+            .modifier(key)
+            .map(parse_bits)
+            .transpose()?
+            .unwrap_or_default())
+    };
+    let (sel, hi) = (bits("op_sel")?, bits("op_sel_hi")?);
+    let clamp = ins.has("clamp");
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let mut x = [0f32; 3];
+        for (k, s) in ops[1..].iter().enumerate() {
+            let raw = w.vread(&plain(s), lane, Ty::B32, ctx)? as u32;
+            let mut v = if hi.get(k).copied().unwrap_or(0) == 1 {
+                let half = if sel.get(k).copied().unwrap_or(0) == 1 {
+                    raw >> 16
+                } else {
+                    raw & 0xffff
+                };
+                f16::from_bits(half as u16).to_f32()
+            } else {
+                f32::from_bits(raw)
+            };
+            if s.abs {
+                v = v.abs();
+            }
+            if s.neg {
+                v = -v;
+            }
+            x[k] = v;
+        }
+        let mut r = x[0].mul_add(x[1], x[2]);
+        if clamp {
+            r = r.clamp(0.0, 1.0);
+        }
+        let out = match name {
+            "v_fma_mix_f32" => r.to_bits(),
+            _ => {
+                let old = w.vread(&plain(&ops[0]), lane, Ty::B32, ctx)? as u32;
+                let h = f16::from_f32(r).to_bits() as u32;
+                if name == "v_fma_mixlo_f16" {
+                    (old & 0xffff_0000) | h
+                } else {
+                    (old & 0xffff) | h << 16
+                }
+            }
+        };
+        w.vwrite(&ops[0], lane, Ty::B32, out as u64)?;
     }
     Ok(())
 }
