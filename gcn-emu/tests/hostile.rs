@@ -3,6 +3,9 @@
 //! must be a typed [`gcn_emu::Error`] naming the field and the limit, never
 //! an abort, a hang or a panic.
 
+// gcn_emu::Error is large by design (see the crate root).
+#![allow(clippy::result_large_err)]
+
 mod common;
 
 use std::path::{Path, PathBuf};
