@@ -116,6 +116,17 @@ pub enum Stop {
 
 type R<T> = std::result::Result<T, Stop>;
 
+/// Operand `i`, or an unsupported operand form when the instruction has
+/// fewer (the executor never indexes past the operands LLVM printed).
+fn opnd(ops: &[Src], i: usize) -> R<&Src> {
+    ops.get(i).ok_or_else(|| {
+        Stop::Unsupported(format!(
+            "this operand form (operand {i} is missing: {} given)",
+            ops.len()
+        ))
+    })
+}
+
 fn unsup<T>(what: impl Into<String>) -> R<T> {
     Err(Stop::Unsupported(what.into()))
 }
@@ -1850,7 +1861,7 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         "dwordx16" => 16,
         _ => return unsup(""),
     };
-    let (dst, base, off) = (&ins.ops[0], &ins.ops[1], ins.ops.get(2));
+    let (dst, base, off) = (opnd(&ins.ops, 0)?, opnd(&ins.ops, 1)?, ins.ops.get(2));
     let Operand::Reg { index: d, .. } = dst.op else {
         return unsup("destination");
     };
@@ -1907,7 +1918,7 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
     let buffer = m.starts_with("s_buffer_");
     let rest = m.trim_start_matches("s_buffer_").trim_start_matches("s_");
-    let (data, base, off) = (&ins.ops[0], &ins.ops[1], ins.ops.get(2));
+    let (data, base, off) = (opnd(&ins.ops, 0)?, opnd(&ins.ops, 1)?, ins.ops.get(2));
     let Operand::Reg { index: d, .. } = data.op else {
         return unsup("data");
     };
@@ -2033,7 +2044,9 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if w.exec() != u64::MAX {
                 return unsup("a partial exec (fetch-inactive and bound_ctrl are not modelled)");
             }
-            let (Ok((f0, i0)), Ok((f1, i1))) = (reg_of(&ins.ops[0]), reg_of(&ins.ops[1])) else {
+            let (Ok((f0, i0)), Ok((f1, i1))) =
+                (reg_of(opnd(&ins.ops, 0)?), reg_of(opnd(&ins.ops, 1)?))
+            else {
                 return unsup("operands");
             };
             let mut a = *w.vreg(f0, i0)?;
@@ -2066,7 +2079,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     index: i1,
                     ..
                 },
-            ) = (&ins.ops[0].op, &ins.ops[1].op)
+            ) = (&opnd(&ins.ops, 0)?.op, &opnd(&ins.ops, 1)?.op)
             else {
                 return unsup("operands");
             };
@@ -2130,7 +2143,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     if ops.is_empty() {
         return unsup("no operands");
     }
-    let dst = &ops[0];
+    let dst = opnd(ops, 0)?;
     let first_src = if has_sdst { 2 } else { 1 };
     let last_src = if mask_in { ops.len() - 1 } else { ops.len() };
     if last_src < first_src || last_src - first_src > 3 {
@@ -2225,7 +2238,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             x[2] = w.vread(dst, lane, sty[2], ctx)?;
         }
         let cin = if mask_in {
-            mask_bit(w, &ops[ops.len() - 1], lane, ctx)?
+            mask_bit(w, opnd(ops, ops.len() - 1)?, lane, ctx)?
         } else if implicit_vcc {
             w.vcc() >> lane & 1 != 0
         } else {
@@ -2330,7 +2343,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
     }
     if has_sdst {
-        w.swrite64(&ops[1], bits)?;
+        w.swrite64(opnd(ops, 1)?, bits)?;
     }
     Ok(())
 }
@@ -2409,7 +2422,7 @@ fn fma_mix(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, name: &str) -> R<()> 
         let out = match name {
             "v_fma_mix_f32" => r.to_bits(),
             _ => {
-                let old = w.vread(&plain(&ops[0]), lane, Ty::B32, ctx)? as u32;
+                let old = w.vread(&plain(opnd(ops, 0)?), lane, Ty::B32, ctx)? as u32;
                 let h = f16::from_f32(r).to_bits() as u32;
                 if name == "v_fma_mixlo_f16" {
                     (old & 0xffff_0000) | h
@@ -2418,7 +2431,7 @@ fn fma_mix(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, name: &str) -> R<()> 
                 }
             }
         };
-        w.vwrite(&ops[0], lane, Ty::B32, out as u64)?;
+        w.vwrite(opnd(ops, 0)?, lane, Ty::B32, out as u64)?;
     }
     Ok(())
 }
@@ -2508,8 +2521,8 @@ fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     };
     let ops = &ins.ops;
     let (sdst, s0, s1) = match ops.len() {
-        3 => (Some(&ops[0]), &ops[1], &ops[2]),
-        2 => (None, &ops[0], &ops[1]),
+        3 => (Some(opnd(ops, 0)?), opnd(ops, 1)?, opnd(ops, 2)?),
+        2 => (None, opnd(ops, 0)?, opnd(ops, 1)?),
         _ => return unsup("operand count"),
     };
     let ty1 = if op == "class" { Ty::B32 } else { sty };
@@ -2559,9 +2572,9 @@ fn lane_op(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let ops = &ins.ops;
     match name {
         "v_readlane_b32" => {
-            let lane = (w.sread(&ops[2], ctx)? & 63) as usize;
-            let v = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
-            w.swrite(&ops[0], v)
+            let lane = (w.sread(opnd(ops, 2)?, ctx)? & 63) as usize;
+            let v = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+            w.swrite(opnd(ops, 0)?, v)
         }
         "v_readfirstlane_b32" => {
             let exec = w.exec();
@@ -2570,13 +2583,13 @@ fn lane_op(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             } else {
                 exec.trailing_zeros() as usize
             };
-            let v = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
-            w.swrite(&ops[0], v)
+            let v = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+            w.swrite(opnd(ops, 0)?, v)
         }
         "v_writelane_b32" => {
-            let v = w.sread(&ops[1], ctx)?;
-            let lane = (w.sread(&ops[2], ctx)? & 63) as usize;
-            w.vwrite(&ops[0], lane, Ty::B32, v as u64)
+            let v = w.sread(opnd(ops, 1)?, ctx)?;
+            let lane = (w.sread(opnd(ops, 2)?, ctx)? & 63) as usize;
+            w.vwrite(opnd(ops, 0)?, lane, Ty::B32, v as u64)
         }
         _ => unsup(""),
     }
@@ -2602,7 +2615,7 @@ fn vop3p(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let exec = w.exec();
     let wide = name.ends_with("_f32") || name.ends_with("_b32");
     let raw = |w: &Wave, k: usize, lane: usize| -> R<u64> {
-        let s = &ops[k + 1];
+        let s = opnd(ops, k + 1)?;
         let plain = Src {
             op: s.op.clone(),
             neg: false,
@@ -2692,9 +2705,14 @@ fn vop3p(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             } else {
                 (l, h)
             };
-            w.vwrite(&ops[0], lane, Ty::B64, l | h << 32)?;
+            w.vwrite(opnd(ops, 0)?, lane, Ty::B64, l | h << 32)?;
         } else {
-            w.vwrite(&ops[0], lane, Ty::B32, (l & 0xffff) | (h & 0xffff) << 16)?;
+            w.vwrite(
+                opnd(ops, 0)?,
+                lane,
+                Ty::B32,
+                (l & 0xffff) | (h & 0xffff) << 16,
+            )?;
         }
     }
     Ok(())
@@ -2959,7 +2977,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, &ops[0], ops.get(1), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(1), lane)?;
             let mut buf = vec![0u8; size];
             ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
             let l = w.s[M0 as usize]
@@ -2977,14 +2995,14 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, &ops[1], ops.get(2), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
                 w.private_read(lane, a as u32, &mut buf)?;
             } else {
                 mem_read(ctx, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
             }
-            load_into(w, &ops[0], lane, &buf, signed, d16)?;
+            load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
         return Ok(());
     }
@@ -2998,8 +3016,8 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, &ops[0], ops.get(2), lane)?;
-            let data = store_bytes(w, &ops[1], lane, size, hi)?;
+            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane)?;
+            let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
                 w.private_write(lane, a as u32, &data)?;
             } else {
@@ -3015,9 +3033,14 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         };
         let ret = ins.has("glc") || ins.has("sc0");
         let (vdst, vaddr, data, saddr) = if ret {
-            (Some(&ops[0]), &ops[1], &ops[2], ops.get(3))
+            (
+                Some(opnd(ops, 0)?),
+                opnd(ops, 1)?,
+                opnd(ops, 2)?,
+                ops.get(3),
+            )
         } else {
-            (None, &ops[0], &ops[1], ops.get(2))
+            (None, opnd(ops, 0)?, opnd(ops, 1)?, ops.get(2))
         };
         let cmpswap = kind == "cmpswap";
         if atomic_op(kind, size, 0, 0, 0).is_none() {
@@ -3095,10 +3118,10 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, &ops[1], ops.get(2), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
             w.private_read(lane, a, &mut buf)?;
-            load_into(w, &ops[0], lane, &buf, signed, d16)?;
+            load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
         return Ok(());
     }
@@ -3112,8 +3135,8 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, &ops[0], ops.get(2), lane)?;
-            let data = store_bytes(w, &ops[1], lane, size, hi)?;
+            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane)?;
+            let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
             w.private_write(lane, a, &data)?;
         }
         return Ok(());
@@ -3164,9 +3187,9 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (vdata, vaddr, srsrc, soffset) = if lds_dma {
         let off = ins.ops.first().filter(|_| ops.len() == 3);
         let off = off.ok_or_else(|| Stop::Unsupported("operands".into()))?;
-        (off, off, &ops[1], &ops[2])
+        (off, off, opnd(ops, 1)?, opnd(ops, 2)?)
     } else {
-        (&ops[0], &ops[1], &ops[2], &ops[3])
+        (opnd(ops, 0)?, opnd(ops, 1)?, opnd(ops, 2)?, opnd(ops, 3)?)
     };
     let Operand::Reg { index, .. } = srsrc.op else {
         return unsup("resource");
@@ -3290,7 +3313,8 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
     }
     let ret = ins.has("glc") || ins.has("sc0");
     let (offen, idxen) = (ins.has("offen"), ins.has("idxen"));
-    let (vdata, vaddr, srsrc, soffset) = (&ops[0], &ops[1], &ops[2], &ops[3]);
+    let (vdata, vaddr, srsrc, soffset) =
+        (opnd(ops, 0)?, opnd(ops, 1)?, opnd(ops, 2)?, opnd(ops, 3)?);
     let Operand::Reg { index, .. } = srsrc.op else {
         return unsup("resource");
     };
@@ -3370,11 +3394,14 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let exec = w.exec();
     let addr = |w: &Wave, lane: usize| -> R<u32> {
         Ok(w.vread(
-            &ops[if m.starts_with("ds_write") || !has_vdst(m) {
-                0
-            } else {
-                1
-            }],
+            opnd(
+                ops,
+                if m.starts_with("ds_write") || !has_vdst(m) {
+                    0
+                } else {
+                    1
+                },
+            )?,
             lane,
             Ty::B32,
             ctx,
@@ -3385,8 +3412,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let mut addrs = [0u32; LANES];
             let mut data = [0u32; LANES];
             for lane in 0..LANES {
-                addrs[lane] = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
-                data[lane] = w.vread(&ops[2], lane, Ty::B32, ctx)? as u32;
+                addrs[lane] = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+                data[lane] = w.vread(opnd(ops, 2)?, lane, Ty::B32, ctx)? as u32;
             }
             let mut out = [0u32; LANES];
             if m == "ds_bpermute_b32" {
@@ -3406,7 +3433,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             for (lane, &v) in out.iter().enumerate() {
                 if exec >> lane & 1 != 0 {
-                    w.vwrite(&ops[0], lane, Ty::B32, v as u64)?;
+                    w.vwrite(opnd(ops, 0)?, lane, Ty::B32, v as u64)?;
                 }
             }
             return Ok(());
@@ -3414,7 +3441,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         "ds_swizzle_b32" => {
             let mut data = [0u32; LANES];
             for (lane, d) in data.iter_mut().enumerate() {
-                *d = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
+                *d = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
             }
             for lane in 0..LANES {
                 if exec >> lane & 1 == 0 {
@@ -3428,7 +3455,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     (lane & 0x20) | (((lane as u32 & and) | or) ^ xor) as usize
                 };
                 let v = if exec >> src & 1 != 0 { data[src] } else { 0 };
-                w.vwrite(&ops[0], lane, Ty::B32, v as u64)?;
+                w.vwrite(opnd(ops, 0)?, lane, Ty::B32, v as u64)?;
             }
             return Ok(());
         }
@@ -3463,7 +3490,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     .read(a.wrapping_add((k * size.min(8)) as u32), chunk.len());
                 chunk.copy_from_slice(&v.to_le_bytes()[..chunk.len()]);
             }
-            load_into(w, &ops[0], lane, &buf, signed, d16)?;
+            load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
         return Ok(());
     }
@@ -3472,12 +3499,12 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         .or_else(|| rest.strip_prefix("load_2addr"))
     {
         let (size, scale) = two_addr_form(kind);
-        let (file, d) = reg_of(&ops[0])?;
+        let (file, d) = reg_of(opnd(ops, 0)?)?;
         for lane in 0..LANES {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
+            let a = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
             let v0 = ctx.lds.read(a.wrapping_add(off0 * scale), size);
             let v1 = ctx.lds.read(a.wrapping_add(off1 * scale), size);
             let words = size / 4;
@@ -3498,9 +3525,9 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = w.vread(&ops[0], lane, Ty::B32, ctx)? as u32;
-            let d0 = w.vread(&ops[1], lane, ty, ctx)?;
-            let d1 = w.vread(&ops[2], lane, ty, ctx)?;
+            let a = w.vread(opnd(ops, 0)?, lane, Ty::B32, ctx)? as u32;
+            let d0 = w.vread(opnd(ops, 1)?, lane, ty, ctx)?;
+            let d1 = w.vread(opnd(ops, 2)?, lane, ty, ctx)?;
             ctx.lds.write(a.wrapping_add(off0 * scale), size, d0);
             ctx.lds.write(a.wrapping_add(off1 * scale), size, d1);
         }
@@ -3519,8 +3546,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = (w.vread(&ops[0], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
-            let data = store_bytes(w, &ops[1], lane, size, hi)?;
+            let a = (w.vread(opnd(ops, 0)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+            let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
             for (k, b) in data.iter().enumerate() {
                 ctx.lds.write(a.wrapping_add(k as u32), 1, *b as u64);
             }
@@ -3555,10 +3582,10 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         if exec >> lane & 1 == 0 {
             continue;
         }
-        let a = (w.vread(&ops[vaddr_i], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
-        let d0 = w.vread(&ops[data_i], lane, tyw, ctx)?;
+        let a = (w.vread(opnd(ops, vaddr_i)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+        let d0 = w.vread(opnd(ops, data_i)?, lane, tyw, ctx)?;
         let (cmp, d) = if aop == "cmpst" {
-            (d0, w.vread(&ops[data_i + 1], lane, tyw, ctx)?)
+            (d0, w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?)
         } else {
             (0, d0)
         };
@@ -3566,7 +3593,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let new = atomic_op(&aop, size, old, d, cmp).unwrap_or(old);
         ctx.lds.write(a, size, new);
         if ret {
-            w.vwrite(&ops[0], lane, tyw, old)?;
+            w.vwrite(opnd(ops, 0)?, lane, tyw, old)?;
         }
     }
     Ok(())
@@ -3590,11 +3617,11 @@ fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits:
         if exec >> lane & 1 == 0 {
             continue;
         }
-        let a = (w.vread(&ops[1], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+        let a = (w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
         *r = ctx.lds.read(a, 8);
     }
     let mask = (1u64 << bits) - 1;
-    let (file, d) = reg_of(&ops[0])?;
+    let (file, d) = reg_of(opnd(ops, 0)?)?;
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
             continue;
@@ -3719,8 +3746,8 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if kk >= k {
                 continue;
             }
-            a[(lane % m) * k + kk] = elem(w, &ins.ops[1], lane, e, ta)?;
-            b[kk * m + lane % m] = elem(w, &ins.ops[2], lane, e, tb)?;
+            a[(lane % m) * k + kk] = elem(w, opnd(&ins.ops, 1)?, lane, e, ta)?;
+            b[kk * m + lane % m] = elem(w, opnd(&ins.ops, 2)?, lane, e, tb)?;
         }
     }
     let pos = |lane: usize, r: usize| -> (usize, usize) {
@@ -3734,22 +3761,22 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     for lane in 0..LANES {
         for r in 0..dregs {
             let (i, j) = pos(lane, r);
-            let c = match &ins.ops[3].op {
+            let c = match &opnd(&ins.ops, 3)?.op {
                 Operand::Int(_) | Operand::Float(_) => {
-                    f32b(w.vread(&ins.ops[3], lane, Ty::F32, ctx)?)
+                    f32b(w.vread(opnd(&ins.ops, 3)?, lane, Ty::F32, ctx)?)
                 }
                 _ => {
-                    let (file, ci) = reg_of(&ins.ops[3])?;
+                    let (file, ci) = reg_of(opnd(&ins.ops, 3)?)?;
                     f32::from_bits(w.vreg(file, ci + r)?[lane])
                 }
             };
             if ta == "i8" {
                 // Integer: C is i32; the products and their sum are exact in
                 // i64 and wrap to 32 bits.
-                let c = match &ins.ops[3].op {
-                    Operand::Int(_) => w.vread(&ins.ops[3], lane, Ty::B32, ctx)? as u32,
+                let c = match &opnd(&ins.ops, 3)?.op {
+                    Operand::Int(_) => w.vread(opnd(&ins.ops, 3)?, lane, Ty::B32, ctx)? as u32,
                     _ => {
-                        let (file, ci) = reg_of(&ins.ops[3])?;
+                        let (file, ci) = reg_of(opnd(&ins.ops, 3)?)?;
                         w.vreg(file, ci + r)?[lane]
                     }
                 };
@@ -3768,7 +3795,7 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
     }
     // MFMA ignores exec for its result (all lanes are written).
-    let (file, di) = reg_of(&ins.ops[0])?;
+    let (file, di) = reg_of(opnd(&ins.ops, 0)?)?;
     for lane in 0..LANES {
         for r in 0..dregs {
             w.vreg_mut(file, di + r)?[lane] = d[lane * dregs + r];
@@ -3857,18 +3884,8 @@ pub fn run_until_blocked(
             }
         }
         // An operand form the executor does not expect (an index past the
-        // operands LLVM printed) is an unsupported instruction, not a crash.
-        let stepped =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(wave, ins, ctx)));
-        match stepped {
-            Ok(r) => r.map_err(|s| (s, pc))?,
-            Err(_) => {
-                return Err((
-                    Stop::Unsupported("this operand form (the executor stopped on it)".into()),
-                    pc,
-                ))
-            }
-        }
+        // operands LLVM printed) is a typed `Stop::Unsupported`, not a panic.
+        step(wave, ins, ctx).map_err(|s| (s, pc))?;
     }
     Ok(())
 }
@@ -3899,9 +3916,9 @@ mod tests {
 }
 
 /// Probes whether the executor implements instructions, by running each once
-/// on a scratch wave with empty memory: only "unsupported" (or a panic on
-/// an operand form the executor does not expect) counts as not implemented;
-/// a fault (no memory there) means the semantics exist.
+/// on a scratch wave with empty memory: only "unsupported" (an operand form
+/// the executor does not expect included) counts as not implemented; a
+/// fault (no memory there) means the semantics exist.
 pub struct Probe {
     wave: Wave,
     lds: Lds,
@@ -3952,18 +3969,15 @@ impl Probe {
             mem,
             program,
         } = self;
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut ctx = Ctx {
-                program,
-                mem,
-                lds,
-                shared_base_hi: 1,
-                private_base_hi: 2,
-                ocp_fp8: false,
-            };
-            step(wave, ins, &mut ctx)
-        }));
-        !matches!(result, Err(_) | Ok(Err(Stop::Unsupported(_))))
+        let mut ctx = Ctx {
+            program,
+            mem,
+            lds,
+            shared_base_hi: 1,
+            private_base_hi: 2,
+            ocp_fp8: false,
+        };
+        !matches!(step(wave, ins, &mut ctx), Err(Stop::Unsupported(_)))
     }
 }
 #[cfg(test)]
@@ -4116,10 +4130,7 @@ mod probe_tests {
             private_base_hi: 2,
             ocp_fp8: false,
         };
-        let hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
         let r = run_until_blocked(wave, &mut ctx, 10);
-        std::panic::set_hook(hook);
         assert!(matches!(r, Err((Stop::Unsupported(d), 0)) if d.contains("operand form")));
     }
 }
