@@ -512,3 +512,105 @@ pub fn host(data: &[u8]) {
 pub fn vmfb(data: &[u8]) {
     members(data, "fuzz.vmfb");
 }
+
+/// The emulator (gcn-emu) on hostile objects, listings and launches.
+///
+/// The input: byte 0 chooses the mode (odd: the rest is a `.npy` file);
+/// bytes 1..17 are the launch (grid X/Y/Z as u32, block X/Y/Z as u16,
+/// dynamic LDS as u16 × 16, the schedule seed and the sanitizer bit);
+/// then a code object, and after the marker `\0\0LISTING\0\0` the
+/// `llvm-objdump -d` listing its kernels are decoded from. Each kernel with
+/// a listing runs under small limits (2,000 instructions per wave, 20,000
+/// over the dispatch, 64 MiB), one thread. Properties: no panic; errors
+/// render; a clean run executed no more than the total work budget; the
+/// dispatch leaves no allocation of its own behind in the `Memory`.
+pub fn emu(data: &[u8]) {
+    use gcn_emu::decode::Program;
+    use gcn_emu::dispatch::{ArgValue, Launch};
+    use gcn_emu::load::CodeObject;
+    use gcn_emu::memory::Memory;
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    if mode & 1 == 1 {
+        if let Ok(a) = gcn_emu::npy::Array::parse(rest) {
+            let n: usize = a.shape.iter().product();
+            assert_eq!(
+                a.data.len(),
+                n * gcn_emu::npy::descr_size(&a.descr).unwrap()
+            );
+        }
+        return;
+    }
+    if rest.len() < 17 {
+        return;
+    }
+    let (head, rest) = rest.split_at(17);
+    let u32_at = |o: usize| u32::from_le_bytes([head[o], head[o + 1], head[o + 2], head[o + 3]]);
+    let u16_at = |o: usize| u16::from_le_bytes([head[o], head[o + 1]]) as u32;
+    let marker = b"\0\0LISTING\0\0";
+    let (object, listing) = match rest.windows(marker.len()).position(|w| w == marker) {
+        Some(i) => (&rest[..i], &rest[i + marker.len()..]),
+        None => (rest, &[][..]),
+    };
+    let co = match CodeObject::parse(object.to_vec(), "fuzz.co") {
+        Ok(co) => co,
+        Err(e) => return drop(e.to_string()),
+    };
+    let listing = String::from_utf8_lossy(listing);
+    for kernel in co.kernels.iter().take(2) {
+        if listing.is_empty() {
+            continue;
+        }
+        let program = match Program::parse_listing(&listing, kernel) {
+            Ok(p) => p,
+            Err(e) => {
+                drop(e.to_string());
+                continue;
+            }
+        };
+        let mem = Memory::new();
+        let args: Vec<ArgValue> = kernel
+            .args
+            .iter()
+            .filter(|a| !a.is_hidden())
+            .enumerate()
+            .map(|(i, a)| {
+                if a.is_pointer() {
+                    ArgValue::Pointer(mem.alloc_bytes(&format!("arg{i}"), &[0x3c; 256]))
+                } else {
+                    ArgValue::Bytes(vec![1; (a.size as usize).min(64)])
+                }
+            })
+            .collect();
+        let held = mem.allocations();
+        let mut launch = Launch::new(
+            [u32_at(0), u32_at(4), u32_at(8)],
+            [u16_at(12), u16_at(14), head[16] as u32 % 4 + 1],
+        );
+        launch.dynamic_lds = (head[16] as u32 >> 2) * 1024;
+        launch.max_instructions = 2_000;
+        launch.max_work = 20_000;
+        launch.max_memory = 64 << 20;
+        launch.threads = 1;
+        launch.sanitize = head[16] & 0x80 != 0;
+        launch.seed = (head[16] & 0x40) as u64;
+        match gcn_emu::dispatch::run(&co, kernel, &program, &mem, &args, &launch) {
+            Ok(stats) => {
+                assert!(
+                    stats.instructions <= launch.max_work,
+                    "{} instructions over a work budget of {}",
+                    stats.instructions,
+                    launch.max_work
+                );
+                stats.findings.iter().for_each(|f| drop(f.to_string()));
+            }
+            Err(e) => drop(e.to_string()),
+        }
+        assert_eq!(
+            mem.allocations(),
+            held,
+            "the dispatch left allocations behind"
+        );
+    }
+}

@@ -349,7 +349,22 @@ pub fn parse_line(line: &str) -> std::result::Result<Option<Instruction>, String
 }
 
 fn is_modifier(t: &str) -> bool {
-    let register = ["s[", "v[", "a[", "ttmp["].iter().any(|p| t.starts_with(p));
+    // A register range with input modifiers (`-v[20:21]`, `|v[2:3]|`,
+    // `-|s[4:5]|`, `neg(v[0:1])`) is an operand, not a `key:value` modifier.
+    let mut r = t;
+    loop {
+        let next = r
+            .strip_prefix('-')
+            .or_else(|| r.strip_prefix('|'))
+            .or_else(|| r.strip_prefix("neg("))
+            .or_else(|| r.strip_prefix("abs("))
+            .or_else(|| r.strip_prefix("sext("));
+        match next {
+            Some(n) => r = n,
+            None => break,
+        }
+    }
+    let register = ["s[", "v[", "a[", "ttmp["].iter().any(|p| r.starts_with(p));
     t.contains(':') && !register
         || matches!(
             t,
@@ -470,19 +485,42 @@ fn parse_operand(s: &str) -> std::result::Result<Operand, String> {
     ] {
         if let Some(r) = s.strip_prefix(prefix) {
             let base = if prefix == "ttmp" { 108 } else { 0 };
-            if let Ok(i) = r.parse::<u16>() {
-                return Ok(reg(file, base + i, 1));
+            // Registers past the file are refused here, so that the
+            // executor never indexes past it: s0-s127 in hardware numbering
+            // (ttmp0-15 are 108-123), v0-v511, a0-a255.
+            let size: u32 = match (file, prefix) {
+                (RegFile::S, "ttmp") => 124,
+                (RegFile::S, _) => 128,
+                (RegFile::V, _) => 512,
+                (RegFile::A, _) => 256,
+            };
+            let checked = |a: u32, b: u32| -> std::result::Result<Operand, String> {
+                if b < a {
+                    return Err(format!("bad register range {s}"));
+                }
+                if base + b >= size {
+                    return Err(format!(
+                        "register {s} is beyond the register file ({} registers{})",
+                        size - base,
+                        if prefix == "ttmp" {
+                            ""
+                        } else {
+                            " in hardware numbering"
+                        }
+                    ));
+                }
+                Ok(reg(file, (base + a) as u16, (b - a + 1) as u16))
+            };
+            if let Ok(i) = r.parse::<u32>() {
+                return checked(i, i);
             }
             if let Some(range) = r.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
                 if let Some((a, b)) = range.split_once(':') {
                     let (a, b) = (
-                        a.trim().parse::<u16>().map_err(|e| e.to_string())?,
-                        b.trim().parse::<u16>().map_err(|e| e.to_string())?,
+                        a.trim().parse::<u32>().map_err(|e| e.to_string())?,
+                        b.trim().parse::<u32>().map_err(|e| e.to_string())?,
                     );
-                    if b < a {
-                        return Err(format!("bad register range {s}"));
-                    }
-                    return Ok(reg(file, base + a, b - a + 1));
+                    return checked(a, b);
                 }
             }
         }
@@ -627,5 +665,29 @@ mod tests {
         let i = parse_line("\tv_pk_fma_f16 v0, v1, v2, v3 op_sel:[0,1,0] op_sel_hi:[1,0,1] // 000000001600: D38E0000 1C0A0501").unwrap().unwrap();
         assert_eq!(i.ops.len(), 4);
         assert_eq!(i.modifier("op_sel_hi"), Some("[1,0,1]"));
+        // A modified register range last is an operand, not a modifier.
+        for (t, neg, abs) in [
+            ("-v[20:21]", true, false),
+            ("|v[20:21]|", false, true),
+            ("-|v[20:21]|", true, true),
+            ("neg(v[20:21])", true, false),
+        ] {
+            let i = parse_line(&format!(
+                "\tv_add_f64 v[6:7], v[2:3], {t} // 000000001600: D2800006 20022902"
+            ))
+            .unwrap()
+            .unwrap();
+            assert_eq!(i.ops.len(), 3, "{t}");
+            assert!(i.mods.is_empty(), "{t}");
+            assert_eq!((i.ops[2].neg, i.ops[2].abs), (neg, abs), "{t}");
+            assert_eq!(
+                i.ops[2].op,
+                Operand::Reg {
+                    file: RegFile::V,
+                    index: 20,
+                    count: 2
+                }
+            );
+        }
     }
 }

@@ -13,7 +13,7 @@
 //! not fixed unless `threads` is 1). On an error, the one of the
 //! lowest-numbered failing workgroup is reported, which is deterministic.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::decode::Program;
@@ -30,6 +30,12 @@ pub const SHARED_BASE_HI: u32 = 0x0001_0000;
 pub const PRIVATE_BASE_HI: u32 = 0x0002_0000;
 /// Default per-wave instruction budget.
 pub const DEFAULT_MAX_INSTRUCTIONS: u64 = 100_000_000;
+/// Default cap on the bytes the emulator allocates for one dispatch (4 GiB):
+/// see [`Launch::max_memory`].
+pub const DEFAULT_MAX_MEMORY: u64 = 1 << 32;
+/// Default total work budget of one dispatch, in wave-instructions (10⁹):
+/// see [`Launch::max_work`].
+pub const DEFAULT_MAX_WORK: u64 = 1_000_000_000;
 /// Processors the emulator runs.
 pub const TARGETS: &[&str] = &["gfx90a", "gfx942", "gfx950"];
 
@@ -46,6 +52,18 @@ pub struct Launch {
     pub dynamic_lds: u32,
     /// Instructions one wave may execute before it is stopped.
     pub max_instructions: u64,
+    /// The most bytes the emulator may allocate for the dispatch: the
+    /// buffers already in the [`Memory`], the kernarg segment, and for every
+    /// workgroup in flight (one per worker thread) its LDS and its waves'
+    /// registers and private segments (`private_segment_fixed_size` × 64
+    /// lanes). A dispatch over it is refused before it runs
+    /// ([`Error::Limit`]).
+    pub max_memory: u64,
+    /// The total work budget: wave-instructions over the whole dispatch.
+    /// A grid with more waves than this is refused before it runs (each wave
+    /// executes at least one instruction); a run that reaches it stops with
+    /// [`Error::Limit`].
+    pub max_work: u64,
     /// Worker threads (0: one per CPU).
     pub threads: usize,
     /// Run the sanitizer ([`crate::sanitize`]): its findings land in
@@ -68,6 +86,8 @@ impl Launch {
             block,
             dynamic_lds: 0,
             max_instructions: DEFAULT_MAX_INSTRUCTIONS,
+            max_memory: DEFAULT_MAX_MEMORY,
+            max_work: DEFAULT_MAX_WORK,
             threads: 0,
             sanitize: false,
             seed: 0,
@@ -93,7 +113,7 @@ pub struct Stats {
     pub waves: u64,
     /// Wave-instructions executed.
     pub instructions: u64,
-    /// Address of the kernarg segment.
+    /// Address the kernarg segment had (it is freed when the dispatch ends).
     pub kernarg: u64,
     /// Sanitizer findings, ordered by workgroup, wave and address, those of
     /// the same instructions merged (empty without [`Launch::sanitize`]).
@@ -164,13 +184,31 @@ pub fn kernarg_bytes(kernel: &Kernel, args: &[ArgValue], launch: &Launch) -> Res
     let end = kernel
         .args
         .iter()
-        .map(|a| a.offset + a.size)
+        .map(|a| a.offset as u64 + a.size as u64)
         .max()
         .unwrap_or(0);
-    let size = kernel
-        .kernarg_size
+    let max = crate::load::MAX_KERNARG_BYTES;
+    for (field, v) in [
+        ("the arguments' largest .offset + .size", end),
+        (".kernarg_segment_size", kernel.kernarg_size as u64),
+        (
+            "the descriptor's kernarg_size",
+            kernel.descriptor.kernarg_size as u64,
+        ),
+    ] {
+        if v > max {
+            return Err(Error::Limit {
+                context: format!("kernel `{}`", kernel.name),
+                field: field.into(),
+                value: v as u128,
+                limit: max as u128,
+                hint: "the emulator builds kernarg segments of at most this many bytes".into(),
+            });
+        }
+    }
+    let size = (kernel.kernarg_size as u64)
         .max(end)
-        .max(kernel.descriptor.kernarg_size) as usize;
+        .max(kernel.descriptor.kernarg_size as u64) as usize;
     let mut k = vec![0u8; size.max(16)];
     let put = |k: &mut Vec<u8>, off: u32, size: u32, v: &[u8]| {
         let n = (size as usize).min(v.len());
@@ -234,6 +272,23 @@ pub fn run(
 ) -> Result<Stats> {
     check_launch(co, kernel, launch)?;
     let kernarg = kernarg_bytes(kernel, args, launch)?;
+    let n_wg = launch.grid.iter().map(|&g| g as u128).product::<u128>();
+    let threads_per_wg: u32 = launch.block.iter().product();
+    let waves_per_wg = threads_per_wg.div_ceil(LANES as u32);
+    let workers = check_limits(kernel, mem, launch, kernarg.len(), n_wg, waves_per_wg)?;
+    let n_wg = n_wg as u64;
+    let mut entry = kernel.entry;
+    if kernel.descriptor.kernarg_preload_length() > 0 {
+        // Firmware that preloads kernel arguments skips the 256-byte
+        // compatibility prologue (AMDGPUUsage, "Preloaded Kernel Arguments").
+        entry += 256;
+    }
+    let start = *program.index.get(&entry).ok_or_else(|| {
+        Error::launch(format!(
+            "kernel `{}`: no instruction at its entry {entry:#x}",
+            kernel.name
+        ))
+    })?;
     let kernarg_addr = mem.alloc_bytes("kernarg", &kernarg);
     let d = &kernel.descriptor;
     let mut packet = vec![0u8; 64];
@@ -250,21 +305,9 @@ pub fn run(
     packet[40..48].copy_from_slice(&kernarg_addr.to_le_bytes());
     let packet_addr = mem.alloc_bytes("dispatch_packet", &packet);
     let queue_addr = mem.alloc_bytes("queue", &[0u8; 256]);
-    let mut entry = kernel.entry;
-    if d.kernarg_preload_length() > 0 {
-        // Firmware that preloads kernel arguments skips the 256-byte
-        // compatibility prologue (AMDGPUUsage, "Preloaded Kernel Arguments").
-        entry += 256;
-    }
-    let start = *program.index.get(&entry).ok_or_else(|| {
-        Error::launch(format!(
-            "kernel `{}`: no instruction at its entry {entry:#x}",
-            kernel.name
-        ))
-    })?;
-    let n_wg = launch.grid.iter().map(|&g| g as u64).product::<u64>();
-    let threads_per_wg: u32 = launch.block.iter().product();
-    let waves_per_wg = threads_per_wg.div_ceil(LANES as u32);
+    // The dispatch's own allocations are freed however it ends, so that a
+    // `Memory` reused for many dispatches does not grow.
+    let _freed = Freed(mem, [kernarg_addr, packet_addr, queue_addr]);
     let setup = Setup {
         kernel,
         program,
@@ -280,16 +323,8 @@ pub fn run(
             .sanitize
             .then(|| std::sync::Arc::new(program.clone())),
         ocp_fp8: co.processor == "gfx950",
+        spent: AtomicU64::new(0),
     };
-    let workers = if launch.threads == 0 {
-        std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(1)
-    } else {
-        launch.threads
-    }
-    .min(n_wg as usize)
-    .max(1);
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let errors: Mutex<Vec<(u64, Error)>> = Mutex::new(Vec::new());
@@ -342,6 +377,75 @@ pub fn run(
     })
 }
 
+/// Frees the dispatch's own allocations when dropped.
+struct Freed<'a>(&'a Memory, [u64; 3]);
+
+impl Drop for Freed<'_> {
+    fn drop(&mut self) {
+        for base in self.1 {
+            self.0.free(base);
+        }
+    }
+}
+
+/// Refuse a dispatch over [`Launch::max_work`] or [`Launch::max_memory`]
+/// before anything is allocated; returns the worker threads to use.
+fn check_limits(
+    kernel: &Kernel,
+    mem: &Memory,
+    launch: &Launch,
+    kernarg: usize,
+    n_wg: u128,
+    waves_per_wg: u32,
+) -> Result<usize> {
+    let context = format!(
+        "kernel `{}`, grid {:?}, block {:?}",
+        kernel.name, launch.grid, launch.block
+    );
+    let waves = n_wg * waves_per_wg as u128;
+    if waves > launch.max_work as u128 {
+        return Err(Error::Limit {
+            context,
+            field: format!(
+                "the total work: {n_wg} workgroups × {waves_per_wg} waves × at least 1 instruction"
+            ),
+            value: waves,
+            limit: launch.max_work as u128,
+            hint: "the total work budget in wave-instructions; raise it with --max-work (Launch::max_work) or launch a smaller grid".into(),
+        });
+    }
+    let workers = if launch.threads == 0 {
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    } else {
+        launch.threads
+    }
+    .min(n_wg as usize)
+    .max(1);
+    let d = &kernel.descriptor;
+    let private = d.private_segment_fixed_size as u128;
+    let vgprs = d.vgpr_count().min(512) as u128;
+    let agprs = d.vgpr_count().saturating_sub(d.accum_offset()).min(256) as u128;
+    let regs = (vgprs.max(3) + agprs) * 4 * LANES as u128 + 128 * 4;
+    let lds = d.group_segment_fixed_size as u128 + launch.dynamic_lds as u128;
+    let per_wg = waves_per_wg as u128 * (private * LANES as u128 + regs) + lds;
+    let buffers = mem.allocated() as u128;
+    let total = buffers + kernarg as u128 + 64 + 256 + workers as u128 * per_wg;
+    if total > launch.max_memory as u128 {
+        return Err(Error::Limit {
+            context,
+            field: format!(
+                "the memory the dispatch needs: buffers {buffers} + kernarg {kernarg} + {workers} workgroup(s) in flight × ({waves_per_wg} waves × (.amdhsa_private_segment_fixed_size {private} × {LANES} lanes + {regs} bytes of registers) + {lds} bytes of LDS) bytes"
+            ),
+            value: total,
+            limit: launch.max_memory as u128,
+            hint: "the memory cap in bytes; raise it with --max-memory (Launch::max_memory), or run on fewer threads (each worker holds one workgroup)".into(),
+        });
+    }
+    Ok(workers)
+}
+
 fn dims_of(launch: &Launch) -> u32 {
     if launch.grid[2] > 1 || launch.block[2] > 1 {
         3
@@ -367,6 +471,9 @@ struct Setup<'a> {
     shared: Option<std::sync::Arc<Program>>,
     /// fp8/bf8 are OCP (gfx950), else FNUZ.
     ocp_fp8: bool,
+    /// Wave-instructions executed so far over the whole dispatch (the
+    /// total work budget, [`Launch::max_work`]).
+    spent: AtomicU64,
 }
 
 impl Setup<'_> {
@@ -525,6 +632,13 @@ impl Setup<'_> {
                     Some(r) => budget.min(wave.executed + 1 + r.next_u64() % 64),
                     None => budget,
                 };
+                // The total work budget: this slice may use what is left.
+                let left = self
+                    .launch
+                    .max_work
+                    .saturating_sub(self.spent.load(Ordering::Relaxed));
+                let limit = limit.min(wave.executed.saturating_add(left));
+                let before = wave.executed;
                 let mut ctx = Ctx {
                     program: self.program,
                     mem: self.mem,
@@ -564,6 +678,27 @@ impl Setup<'_> {
                         wg,
                         wi as u32,
                     ));
+                }
+                let spent = self
+                    .spent
+                    .fetch_add(wave.executed - before, Ordering::Relaxed)
+                    + (wave.executed - before);
+                if wave.state == WaveState::Running && spent >= self.launch.max_work {
+                    return Err(Error::Limit {
+                        context: format!(
+                            "kernel `{}`, grid {:?}, block {:?}: stopped at workgroup ({}, {}, {}), wave {wi}",
+                            self.kernel.name,
+                            self.launch.grid,
+                            self.launch.block,
+                            wg[0],
+                            wg[1],
+                            wg[2]
+                        ),
+                        field: "the wave-instructions executed over the dispatch".into(),
+                        value: spent as u128,
+                        limit: self.launch.max_work as u128,
+                        hint: "the total work budget; raise it with --max-work (Launch::max_work) if the dispatch is just large".into(),
+                    });
                 }
                 if wave.state == WaveState::Running && wave.executed >= budget {
                     return Err(Error::Budget {

@@ -87,6 +87,24 @@ pub enum Error {
         /// The whole message.
         what: String,
     },
+    /// An input is over one of the emulator's limits (the memory cap, the
+    /// total work budget, a field's range): refused before anything of that
+    /// size is allocated or run, or the run stopped at the limit.
+    #[error("{context}: {field} is {value}, over the limit of {limit}{}",
+        if hint.is_empty() { String::new() } else { format!("; {hint}") })]
+    Limit {
+        /// Where: the file, kernel or launch.
+        context: String,
+        /// The field or quantity, as the user wrote or can find it (e.g.
+        /// `.amdhsa_private_segment_fixed_size × 64 lanes × 4 waves`).
+        field: String,
+        /// Its value (exact: products are computed in 128 bits).
+        value: u128,
+        /// The limit.
+        limit: u128,
+        /// How to fix it (the option that raises the limit, when one does).
+        hint: String,
+    },
     /// A `.npy` file the reader cannot read.
     #[error("{path}: {what}")]
     Npy {

@@ -116,6 +116,17 @@ pub enum Stop {
 
 type R<T> = std::result::Result<T, Stop>;
 
+/// Operand `i`, or an unsupported operand form when the instruction has
+/// fewer (the executor never indexes past the operands LLVM printed).
+fn opnd(ops: &[Src], i: usize) -> R<&Src> {
+    ops.get(i).ok_or_else(|| {
+        Stop::Unsupported(format!(
+            "this operand form (operand {i} is missing: {} given)",
+            ops.len()
+        ))
+    })
+}
+
 fn unsup<T>(what: impl Into<String>) -> R<T> {
     Err(Stop::Unsupported(what.into()))
 }
@@ -354,6 +365,8 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_sub_i32" => r(a32.wrapping_sub(b32)),
         "v_add_u16" => r((a32 as u16).wrapping_add(b32 as u16) as u32),
         "v_sub_u16" => r((a32 as u16).wrapping_sub(b32 as u16) as u32),
+        "v_add_i16" => r((a32 as u16).wrapping_add(b32 as u16) as u32),
+        "v_sub_i16" => r((a32 as u16).wrapping_sub(b32 as u16) as u32),
         "v_subrev_u16" => r((b32 as u16).wrapping_sub(a32 as u16) as u32),
         "v_mul_lo_u16" => r((a32 as u16).wrapping_mul(b32 as u16) as u32),
         "v_add_co_u32" => {
@@ -498,23 +511,46 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
             Some((bf32(d), vcc))
         }
         "v_div_fmas_f32" => {
-            let d = fa.mul_add(fb, fc);
+            // The fma and the scaling round once: in f64 the fma of f32
+            // values is exact but for the last bits, and the scaling exact.
+            let d = (fa as f64).mul_add(fb as f64, fc as f64);
             let d = if cin {
                 if fc.to_bits() >> 23 & 0xff >= 127 {
-                    ldexp32(d, 64)
+                    d * 2f64.powi(64)
                 } else {
-                    ldexp32(d, -64)
+                    d * 2f64.powi(-64)
                 }
             } else {
                 d
             };
-            r(bf32(d) as u32)
+            r(bf32(d as f32) as u32)
         }
         "v_div_fixup_f32" => r(bf32(div_fixup32(fa, fb, fc)) as u32),
         // f64.
         "v_add_f64" => r64(bf64(da + db)),
         "v_mul_f64" => r64(bf64(da * db)),
-        "v_fma_f64" => r64(bf64(da.mul_add(db, dc))),
+        "v_fma_f64" | "v_fmac_f64" => r64(bf64(da.mul_add(db, dc))),
+        "v_div_scale_f64" => {
+            let (d, vcc) = div_scale64(da, db, dc);
+            Some((bf64(d), vcc))
+        }
+        "v_div_fmas_f64" => {
+            // Scaling by a power of two is exact unless the result leaves
+            // the normal range: then the one rounding is that of the scaled
+            // fma, computed from the exact product-sum in two steps.
+            let d = if cin {
+                let e = if dc.to_bits() >> 52 & 0x7ff >= 1023 {
+                    128
+                } else {
+                    -128
+                };
+                fma_scaled64(da, db, dc, e)
+            } else {
+                da.mul_add(db, dc)
+            };
+            r64(bf64(d))
+        }
+        "v_div_fixup_f64" => r64(bf64(div_fixup64(da, db, dc))),
         "v_min_f64" => r64(bf64(da.min(db))),
         "v_max_f64" => r64(bf64(da.max(db))),
         "v_rcp_f64" => r64(bf64(1.0 / da)),
@@ -538,6 +574,7 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_exp_f16" => r(bf16(ha.exp2()) as u32),
         "v_rcp_f16" => r(bf16(1.0 / ha) as u32),
         "v_sqrt_f16" => r(bf16(ha.sqrt()) as u32),
+        "v_div_fixup_f16" => r(bf16(div_fixup32(ha, hb, hc)) as u32),
         _ => None,
     }
 }
@@ -666,10 +703,18 @@ fn exponent32(x: f32) -> i32 {
 
 /// V_DIV_SCALE_F32 (CDNA3 ISA pseudocode): `s0` is the value to scale
 /// (the numerator or the denominator), `s1` the denominator, `s2` the numerator.
+/// The pseudocode tests the reciprocal `1.0 / 64'F(S1.f32)` for an f64
+/// denormal, which the reciprocal of an f32 never is: those two cases do not
+/// apply (testing it in f32 scaled the denominator of `x / FLT_MAX` to
+/// infinity).
 fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
     let denorm = |x: f32| x != 0.0 && x.is_subnormal();
     let mut vcc = false;
     let mut d = s0;
+    let recip_denorm = {
+        let r = 1.0 / s1 as f64;
+        r != 0.0 && r.is_subnormal()
+    };
     if s2 == 0.0 || s1 == 0.0 {
         d = f32::NAN;
     } else if exponent32(s2) - exponent32(s1) >= 96 {
@@ -679,12 +724,12 @@ fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
         }
     } else if denorm(s1) {
         d = ldexp32(s0, 64);
-    } else if denorm(1.0 / s1) && denorm(s2 / s1) {
+    } else if recip_denorm && denorm(s2 / s1) {
         vcc = true;
         if s0 == s1 {
             d = ldexp32(s0, 64);
         }
-    } else if denorm(1.0 / s1) {
+    } else if recip_denorm {
         d = ldexp32(s0, -64);
     } else if denorm(s2 / s1) {
         vcc = true;
@@ -695,6 +740,97 @@ fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
         d = ldexp32(s0, 64);
     }
     (d, vcc)
+}
+
+fn exponent64(x: f64) -> i32 {
+    ((x.to_bits() >> 52) & 0x7ff) as i32
+}
+
+/// V_DIV_SCALE_F64 (CDNA3 ISA pseudocode): as [`div_scale32`] with the f64
+/// limits (exponent difference 768, scale 2^128, tiny numerator below
+/// exponent 53). The case of a denormal reciprocal `1.0 / S1.f64` together
+/// with a denormal quotient is not applied: it would scale the denominator
+/// of `x / DBL_MAX` to infinity, where LLVM's sequence is exact (tinygrad's
+/// AMD emulator drops it too, among its pseudocode fixes for V_DIV_SCALE).
+/// Such a division takes the next case: both operands scaled by 2^-128.
+fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
+    let denorm = |x: f64| x != 0.0 && x.is_subnormal();
+    let mut vcc = false;
+    let mut d = s0;
+    if s2 == 0.0 || s1 == 0.0 {
+        d = f64::NAN;
+    } else if exponent64(s2) - exponent64(s1) >= 768 {
+        vcc = true;
+        if s0 == s1 {
+            d = ldexp64(s0, 128);
+        }
+    } else if denorm(s1) {
+        d = ldexp64(s0, 128);
+    } else if denorm(1.0 / s1) {
+        d = ldexp64(s0, -128);
+    } else if denorm(s2 / s1) {
+        vcc = true;
+        if s0 == s2 {
+            d = ldexp64(s0, 128);
+        }
+    } else if exponent64(s2) <= 53 {
+        d = ldexp64(s0, 128);
+    }
+    (d, vcc)
+}
+
+/// `fma(a, b, c) × 2^e` rounded once to f64. Exact when the scaled result
+/// is normal; when it is a denormal, the fma is rounded to 53 bits first
+/// (so a result exactly halfway after that rounding may differ in the
+/// last place of the denormal; LLVM's division sequence never lands there,
+/// its final fma residual is far from a tie).
+fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
+    let d = a.mul_add(b, c);
+    let scaled = ldexp64(d, e);
+    if scaled == 0.0 || !scaled.is_subnormal() {
+        return scaled;
+    }
+    // Round the exact a*b+c at the denormal's precision: the error of the
+    // first rounding (d - (a*b+c)) decides a tie.
+    let err = {
+        // a*b exactly as p + q, then (p + c) - d + q with TwoSum.
+        let p = a * b;
+        let q = a.mul_add(b, -p);
+        let s = p + c;
+        let bb = s - p;
+        let t = (p - (s - bb)) + (c - bb);
+        (s - d) + t + q
+    };
+    let ulp = 2f64.powi(-1074 - e);
+    let k = (d / ulp).trunc();
+    let rem = d - k * ulp;
+    let half = ulp / 2.0;
+    let pick = if rem.abs() + err * rem.signum() > half
+        || (rem.abs() == half && err == 0.0 && (k as i64) & 1 != 0)
+    {
+        k + rem.signum()
+    } else {
+        k
+    };
+    ldexp64(pick * ulp, e)
+}
+
+/// V_DIV_FIXUP_F64: as [`div_fixup32`].
+fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
+    let neg = (s1.to_bits() ^ s2.to_bits()) >> 63 != 0;
+    let sign = |x: f64| if neg { -x } else { x };
+    if s2.is_nan() || s1.is_nan() || s1 == 0.0 && s2 == 0.0 || s1.is_infinite() && s2.is_infinite()
+    {
+        f64::NAN
+    } else if s1 == 0.0 || s2.is_infinite() {
+        sign(f64::INFINITY)
+    } else if s1.is_infinite() || s2 == 0.0 {
+        sign(0.0)
+    } else if s0.is_nan() {
+        sign(f64::INFINITY)
+    } else {
+        sign(s0.abs())
+    }
 }
 
 /// V_DIV_FIXUP_F32: `s0` the quotient, `s1` the denominator, `s2` the numerator.
@@ -869,6 +1005,18 @@ impl Wave {
         Ok(())
     }
 
+    /// SGPRs `index .. index + n` (hardware numbering), or a fault naming
+    /// the register past the file's 128.
+    fn sregs(&self, index: u16, n: usize) -> R<&[u32]> {
+        let i = index as usize;
+        self.s.get(i..i + n).ok_or_else(|| sgpr_fault(i, n))
+    }
+    /// Write SGPR `i`, or a fault past the file.
+    fn sset(&mut self, i: usize, v: u32) -> R<()> {
+        *self.s.get_mut(i).ok_or_else(|| sgpr_fault(i, 1))? = v;
+        Ok(())
+    }
+
     /// The exec mask.
     pub fn exec(&self) -> u64 {
         self.s[EXEC as usize] as u64 | (self.s[EXEC as usize + 1] as u64) << 32
@@ -901,7 +1049,7 @@ impl Wave {
                 file: RegFile::S,
                 index,
                 ..
-            } => self.s[*index as usize],
+            } => self.sregs(*index, 1)?[0],
             Operand::Int(i) => *i as u32,
             Operand::Float(f) => (*f as f32).to_bits(),
             Operand::Scc => self.scc as u32,
@@ -918,11 +1066,11 @@ impl Wave {
                 index,
                 count,
             } => {
-                let i = *index as usize;
                 if *count < 2 {
-                    self.s[i] as u64
+                    self.sregs(*index, 1)?[0] as u64
                 } else {
-                    self.s[i] as u64 | (self.s[i + 1] as u64) << 32
+                    let r = self.sregs(*index, 2)?;
+                    r[0] as u64 | (r[1] as u64) << 32
                 }
             }
             Operand::Int(i) => *i as u64,
@@ -937,10 +1085,7 @@ impl Wave {
                 file: RegFile::S,
                 index,
                 ..
-            } => {
-                self.s[index as usize] = v;
-                Ok(())
-            }
+            } => self.sset(index as usize, v),
             _ => unsup(format!("scalar destination {:?}", dst.op)),
         }
     }
@@ -952,6 +1097,7 @@ impl Wave {
                 ..
             } => {
                 let i = index as usize;
+                self.sregs(index, 2)?;
                 self.s[i] = v as u32;
                 self.s[i + 1] = (v >> 32) as u32;
                 Ok(())
@@ -996,11 +1142,11 @@ impl Wave {
                 index,
                 ..
             } => {
-                let i = *index as usize;
                 if ty.is64() {
-                    self.s[i] as u64 | (self.s[i + 1] as u64) << 32
+                    let r = self.sregs(*index, 2)?;
+                    r[0] as u64 | (r[1] as u64) << 32
                 } else {
-                    self.s[i] as u64
+                    self.sregs(*index, 1)?[0] as u64
                 }
             }
             Operand::Reg { file, index, .. } => {
@@ -1048,6 +1194,17 @@ impl Wave {
             _ => unsup(format!("vector destination {:?}", dst.op)),
         }
     }
+}
+
+/// The fault of an access to SGPRs `i .. i + n` past the register file.
+fn sgpr_fault(i: usize, n: usize) -> Stop {
+    Stop::Fault(
+        None,
+        format!(
+            "s[{i}:{}] is beyond the 128 scalar registers (s0-s101, flat_scratch, xnack_mask, vcc, ttmp0-15, m0, exec: 0-127 in hardware numbering)",
+            i + n - 1
+        ),
+    )
 }
 
 fn float_mods(raw: u64, ty: Ty, abs: bool, neg: bool) -> u64 {
@@ -1704,7 +1861,7 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         "dwordx16" => 16,
         _ => return unsup(""),
     };
-    let (dst, base, off) = (&ins.ops[0], &ins.ops[1], ins.ops.get(2));
+    let (dst, base, off) = (opnd(&ins.ops, 0)?, opnd(&ins.ops, 1)?, ins.ops.get(2));
     let Operand::Reg { index: d, .. } = dst.op else {
         return unsup("destination");
     };
@@ -1719,7 +1876,7 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let Operand::Reg { index, .. } = base.op else {
             return unsup("base");
         };
-        let v = &w.s[index as usize..index as usize + 4];
+        let v = w.sregs(index, 4)?;
         let vbase = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
         let num = v[2] as u64;
         // Scalar buffer loads: dwords at or past num_records read 0.
@@ -1735,7 +1892,7 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
         }
         for (k, val) in vals.into_iter().enumerate() {
-            w.s[d as usize + k] = val;
+            w.sset(d as usize + k, val)?;
         }
         return Ok(());
     } else {
@@ -1746,7 +1903,8 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         .read(addr, &mut buf)
         .map_err(|e| Stop::Fault(None, format!("scalar load: {e}")))?;
     for k in 0..dwords {
-        w.s[d as usize + k] = u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().unwrap());
+        let word = u32::from_le_bytes([buf[4 * k], buf[4 * k + 1], buf[4 * k + 2], buf[4 * k + 3]]);
+        w.sset(d as usize + k, word)?;
     }
     Ok(())
 }
@@ -1760,7 +1918,7 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
     let buffer = m.starts_with("s_buffer_");
     let rest = m.trim_start_matches("s_buffer_").trim_start_matches("s_");
-    let (data, base, off) = (&ins.ops[0], &ins.ops[1], ins.ops.get(2));
+    let (data, base, off) = (opnd(&ins.ops, 0)?, opnd(&ins.ops, 1)?, ins.ops.get(2));
     let Operand::Reg { index: d, .. } = data.op else {
         return unsup("data");
     };
@@ -1777,7 +1935,7 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let Operand::Reg { index, .. } = base.op else {
             return unsup("base");
         };
-        let v = &w.s[index as usize..index as usize + 4];
+        let v = w.sregs(index, 4)?;
         let vbase = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
         (
             vbase + (offset & !3),
@@ -1847,7 +2005,7 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     };
     if ins.has("glc") {
         for k in 0..words {
-            w.s[d + k] = (old >> (32 * k)) as u32;
+            w.sset(d + k, (old >> (32 * k)) as u32)?;
         }
     }
     Ok(())
@@ -1875,6 +2033,9 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (name, enc) = base_name(&ins.mnemonic);
     match name {
         "v_nop" => return Ok(()),
+        "v_fma_mix_f32" | "v_fma_mixlo_f16" | "v_fma_mixhi_f16" => {
+            return fma_mix(w, ins, ctx, name)
+        }
         // gfx950: odd rows (16 lanes) of vdst swap with even rows of src0
         // (`permlane16`), or rows 2–3 of vdst with rows 0–1 of src0
         // (`permlane32`); both registers are written (LLVM AMDGPUUsage,
@@ -1883,7 +2044,9 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if w.exec() != u64::MAX {
                 return unsup("a partial exec (fetch-inactive and bound_ctrl are not modelled)");
             }
-            let (Ok((f0, i0)), Ok((f1, i1))) = (reg_of(&ins.ops[0]), reg_of(&ins.ops[1])) else {
+            let (Ok((f0, i0)), Ok((f1, i1))) =
+                (reg_of(opnd(&ins.ops, 0)?), reg_of(opnd(&ins.ops, 1)?))
+            else {
                 return unsup("operands");
             };
             let mut a = *w.vreg(f0, i0)?;
@@ -1916,7 +2079,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     index: i1,
                     ..
                 },
-            ) = (&ins.ops[0].op, &ins.ops[1].op)
+            ) = (&opnd(&ins.ops, 0)?.op, &opnd(&ins.ops, 1)?.op)
             else {
                 return unsup("operands");
             };
@@ -1980,7 +2143,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     if ops.is_empty() {
         return unsup("no operands");
     }
-    let dst = &ops[0];
+    let dst = opnd(ops, 0)?;
     let first_src = if has_sdst { 2 } else { 1 };
     let last_src = if mask_in { ops.len() - 1 } else { ops.len() };
     if last_src < first_src || last_src - first_src > 3 {
@@ -1994,8 +2157,9 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         (_, Some("2")) => 0.5,
         _ => 1.0,
     };
-    if clamp && !matches!(dty, Ty::F16 | Ty::F32 | Ty::F64) {
-        return unsup("clamp on an integer operation");
+    let int_clamp = clamp && !matches!(dty, Ty::F16 | Ty::F32 | Ty::F64);
+    if int_clamp && saturating(name, [0; 3]).is_none() {
+        return unsup("clamp on this integer operation");
     }
     let op_sel = ins
         .modifier("op_sel")
@@ -2074,7 +2238,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             x[2] = w.vread(dst, lane, sty[2], ctx)?;
         }
         let cin = if mask_in {
-            mask_bit(w, &ops[ops.len() - 1], lane, ctx)?
+            mask_bit(w, opnd(ops, ops.len() - 1)?, lane, ctx)?
         } else if implicit_vcc {
             w.vcc() >> lane & 1 != 0
         } else {
@@ -2095,7 +2259,10 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let Some((mut v, bit)) = computed else {
             return unsup("");
         };
-        if omod != 1.0 || clamp {
+        if int_clamp {
+            // Integer clamp: the result saturates instead of wrapping.
+            v = saturating(name, x).unwrap_or(v);
+        } else if omod != 1.0 || clamp {
             v = match dty {
                 Ty::F32 => {
                     let mut f = f32b(v) * omod as f32;
@@ -2176,7 +2343,95 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
     }
     if has_sdst {
-        w.swrite64(&ops[1], bits)?;
+        w.swrite64(opnd(ops, 1)?, bits)?;
+    }
+    Ok(())
+}
+
+/// The saturated result of an integer add/sub with `clamp` (CDNA3 ISA:
+/// clamp on an integer operation saturates at the type's range), or `None`
+/// for an operation whose clamp is not modelled.
+fn saturating(name: &str, x: [u64; 3]) -> Option<u64> {
+    let (a, b) = (x[0] as u32, x[1] as u32);
+    let (ah, bh) = (a as u16, b as u16);
+    Some(match name {
+        "v_add_u32" | "v_add_co_u32" => a.saturating_add(b) as u64,
+        "v_sub_u32" | "v_sub_co_u32" => a.saturating_sub(b) as u64,
+        "v_subrev_u32" | "v_subrev_co_u32" => b.saturating_sub(a) as u64,
+        "v_add_i32" => (a as i32).saturating_add(b as i32) as u32 as u64,
+        "v_sub_i32" => (a as i32).saturating_sub(b as i32) as u32 as u64,
+        "v_add_u16" => ah.saturating_add(bh) as u64,
+        "v_sub_u16" => ah.saturating_sub(bh) as u64,
+        "v_subrev_u16" => bh.saturating_sub(ah) as u64,
+        "v_add_i16" => (ah as i16).saturating_add(bh as i16) as u16 as u64,
+        "v_sub_i16" => (ah as i16).saturating_sub(bh as i16) as u16 as u64,
+        _ => return None,
+    })
+}
+
+/// `v_fma_mix_f32`, `v_fma_mixlo_f16`, `v_fma_mixhi_f16` (VOP3P): each
+/// source is an f32 (`op_sel_hi` bit 0) or the low/high f16 half
+/// (`op_sel_hi` bit 1, `op_sel` picks the half) converted exactly to f32,
+/// with abs/neg applied after the selection; one f32 fma. The `mixlo`/`mixhi`
+/// forms round that f32 result to f16 into the low/high half, keeping the
+/// other half (LLVM selects them only for `fptrunc(fma)` of f32 values).
+fn fma_mix(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, name: &str) -> R<()> {
+    let ops = &ins.ops;
+    if ops.len() != 4 {
+        return unsup("operand count");
+    }
+    let bits = |key: &str| -> R<Vec<u8>> {
+        Ok(ins
+            .modifier(key)
+            .map(parse_bits)
+            .transpose()?
+            .unwrap_or_default())
+    };
+    let (sel, hi) = (bits("op_sel")?, bits("op_sel_hi")?);
+    let clamp = ins.has("clamp");
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let mut x = [0f32; 3];
+        for (k, s) in ops[1..].iter().enumerate() {
+            let raw = w.vread(&plain(s), lane, Ty::B32, ctx)? as u32;
+            let mut v = if hi.get(k).copied().unwrap_or(0) == 1 {
+                let half = if sel.get(k).copied().unwrap_or(0) == 1 {
+                    raw >> 16
+                } else {
+                    raw & 0xffff
+                };
+                f16::from_bits(half as u16).to_f32()
+            } else {
+                f32::from_bits(raw)
+            };
+            if s.abs {
+                v = v.abs();
+            }
+            if s.neg {
+                v = -v;
+            }
+            x[k] = v;
+        }
+        let mut r = x[0].mul_add(x[1], x[2]);
+        if clamp {
+            r = r.clamp(0.0, 1.0);
+        }
+        let out = match name {
+            "v_fma_mix_f32" => r.to_bits(),
+            _ => {
+                let old = w.vread(&plain(opnd(ops, 0)?), lane, Ty::B32, ctx)? as u32;
+                let h = f16::from_f32(r).to_bits() as u32;
+                if name == "v_fma_mixlo_f16" {
+                    (old & 0xffff_0000) | h
+                } else {
+                    (old & 0xffff) | h << 16
+                }
+            }
+        };
+        w.vwrite(opnd(ops, 0)?, lane, Ty::B32, out as u64)?;
     }
     Ok(())
 }
@@ -2266,8 +2521,8 @@ fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     };
     let ops = &ins.ops;
     let (sdst, s0, s1) = match ops.len() {
-        3 => (Some(&ops[0]), &ops[1], &ops[2]),
-        2 => (None, &ops[0], &ops[1]),
+        3 => (Some(opnd(ops, 0)?), opnd(ops, 1)?, opnd(ops, 2)?),
+        2 => (None, opnd(ops, 0)?, opnd(ops, 1)?),
         _ => return unsup("operand count"),
     };
     let ty1 = if op == "class" { Ty::B32 } else { sty };
@@ -2317,9 +2572,9 @@ fn lane_op(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let ops = &ins.ops;
     match name {
         "v_readlane_b32" => {
-            let lane = (w.sread(&ops[2], ctx)? & 63) as usize;
-            let v = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
-            w.swrite(&ops[0], v)
+            let lane = (w.sread(opnd(ops, 2)?, ctx)? & 63) as usize;
+            let v = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+            w.swrite(opnd(ops, 0)?, v)
         }
         "v_readfirstlane_b32" => {
             let exec = w.exec();
@@ -2328,13 +2583,13 @@ fn lane_op(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             } else {
                 exec.trailing_zeros() as usize
             };
-            let v = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
-            w.swrite(&ops[0], v)
+            let v = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+            w.swrite(opnd(ops, 0)?, v)
         }
         "v_writelane_b32" => {
-            let v = w.sread(&ops[1], ctx)?;
-            let lane = (w.sread(&ops[2], ctx)? & 63) as usize;
-            w.vwrite(&ops[0], lane, Ty::B32, v as u64)
+            let v = w.sread(opnd(ops, 1)?, ctx)?;
+            let lane = (w.sread(opnd(ops, 2)?, ctx)? & 63) as usize;
+            w.vwrite(opnd(ops, 0)?, lane, Ty::B32, v as u64)
         }
         _ => unsup(""),
     }
@@ -2360,7 +2615,7 @@ fn vop3p(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let exec = w.exec();
     let wide = name.ends_with("_f32") || name.ends_with("_b32");
     let raw = |w: &Wave, k: usize, lane: usize| -> R<u64> {
-        let s = &ops[k + 1];
+        let s = opnd(ops, k + 1)?;
         let plain = Src {
             op: s.op.clone(),
             neg: false,
@@ -2450,9 +2705,14 @@ fn vop3p(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             } else {
                 (l, h)
             };
-            w.vwrite(&ops[0], lane, Ty::B64, l | h << 32)?;
+            w.vwrite(opnd(ops, 0)?, lane, Ty::B64, l | h << 32)?;
         } else {
-            w.vwrite(&ops[0], lane, Ty::B32, (l & 0xffff) | (h & 0xffff) << 16)?;
+            w.vwrite(
+                opnd(ops, 0)?,
+                lane,
+                Ty::B32,
+                (l & 0xffff) | (h & 0xffff) << 16,
+            )?;
         }
     }
     Ok(())
@@ -2717,7 +2977,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, &ops[0], ops.get(1), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(1), lane)?;
             let mut buf = vec![0u8; size];
             ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
             let l = w.s[M0 as usize]
@@ -2735,14 +2995,14 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, &ops[1], ops.get(2), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
                 w.private_read(lane, a as u32, &mut buf)?;
             } else {
                 mem_read(ctx, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
             }
-            load_into(w, &ops[0], lane, &buf, signed, d16)?;
+            load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
         return Ok(());
     }
@@ -2756,8 +3016,8 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, &ops[0], ops.get(2), lane)?;
-            let data = store_bytes(w, &ops[1], lane, size, hi)?;
+            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane)?;
+            let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
                 w.private_write(lane, a as u32, &data)?;
             } else {
@@ -2773,9 +3033,14 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         };
         let ret = ins.has("glc") || ins.has("sc0");
         let (vdst, vaddr, data, saddr) = if ret {
-            (Some(&ops[0]), &ops[1], &ops[2], ops.get(3))
+            (
+                Some(opnd(ops, 0)?),
+                opnd(ops, 1)?,
+                opnd(ops, 2)?,
+                ops.get(3),
+            )
         } else {
-            (None, &ops[0], &ops[1], ops.get(2))
+            (None, opnd(ops, 0)?, opnd(ops, 1)?, ops.get(2))
         };
         let cmpswap = kind == "cmpswap";
         if atomic_op(kind, size, 0, 0, 0).is_none() {
@@ -2853,10 +3118,10 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, &ops[1], ops.get(2), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
             w.private_read(lane, a, &mut buf)?;
-            load_into(w, &ops[0], lane, &buf, signed, d16)?;
+            load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
         return Ok(());
     }
@@ -2870,8 +3135,8 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, &ops[0], ops.get(2), lane)?;
-            let data = store_bytes(w, &ops[1], lane, size, hi)?;
+            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane)?;
+            let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
             w.private_write(lane, a, &data)?;
         }
         return Ok(());
@@ -2922,14 +3187,14 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (vdata, vaddr, srsrc, soffset) = if lds_dma {
         let off = ins.ops.first().filter(|_| ops.len() == 3);
         let off = off.ok_or_else(|| Stop::Unsupported("operands".into()))?;
-        (off, off, &ops[1], &ops[2])
+        (off, off, opnd(ops, 1)?, opnd(ops, 2)?)
     } else {
-        (&ops[0], &ops[1], &ops[2], &ops[3])
+        (opnd(ops, 0)?, opnd(ops, 1)?, opnd(ops, 2)?, opnd(ops, 3)?)
     };
     let Operand::Reg { index, .. } = srsrc.op else {
         return unsup("resource");
     };
-    let v = &w.s[index as usize..index as usize + 4];
+    let v = w.sregs(index, 4)?;
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
     let stride = ((v[1] >> 16) & 0x3fff) as u64;
     let num_records = v[2] as u64;
@@ -3048,11 +3313,12 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
     }
     let ret = ins.has("glc") || ins.has("sc0");
     let (offen, idxen) = (ins.has("offen"), ins.has("idxen"));
-    let (vdata, vaddr, srsrc, soffset) = (&ops[0], &ops[1], &ops[2], &ops[3]);
+    let (vdata, vaddr, srsrc, soffset) =
+        (opnd(ops, 0)?, opnd(ops, 1)?, opnd(ops, 2)?, opnd(ops, 3)?);
     let Operand::Reg { index, .. } = srsrc.op else {
         return unsup("resource");
     };
-    let v = &w.s[index as usize..index as usize + 4];
+    let v = w.sregs(index, 4)?;
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
     let stride = ((v[1] >> 16) & 0x3fff) as u64;
     let num_records = v[2] as u64;
@@ -3128,11 +3394,14 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let exec = w.exec();
     let addr = |w: &Wave, lane: usize| -> R<u32> {
         Ok(w.vread(
-            &ops[if m.starts_with("ds_write") || !has_vdst(m) {
-                0
-            } else {
-                1
-            }],
+            opnd(
+                ops,
+                if m.starts_with("ds_write") || !has_vdst(m) {
+                    0
+                } else {
+                    1
+                },
+            )?,
             lane,
             Ty::B32,
             ctx,
@@ -3143,8 +3412,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let mut addrs = [0u32; LANES];
             let mut data = [0u32; LANES];
             for lane in 0..LANES {
-                addrs[lane] = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
-                data[lane] = w.vread(&ops[2], lane, Ty::B32, ctx)? as u32;
+                addrs[lane] = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+                data[lane] = w.vread(opnd(ops, 2)?, lane, Ty::B32, ctx)? as u32;
             }
             let mut out = [0u32; LANES];
             if m == "ds_bpermute_b32" {
@@ -3164,7 +3433,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             for (lane, &v) in out.iter().enumerate() {
                 if exec >> lane & 1 != 0 {
-                    w.vwrite(&ops[0], lane, Ty::B32, v as u64)?;
+                    w.vwrite(opnd(ops, 0)?, lane, Ty::B32, v as u64)?;
                 }
             }
             return Ok(());
@@ -3172,7 +3441,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         "ds_swizzle_b32" => {
             let mut data = [0u32; LANES];
             for (lane, d) in data.iter_mut().enumerate() {
-                *d = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
+                *d = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
             }
             for lane in 0..LANES {
                 if exec >> lane & 1 == 0 {
@@ -3186,7 +3455,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     (lane & 0x20) | (((lane as u32 & and) | or) ^ xor) as usize
                 };
                 let v = if exec >> src & 1 != 0 { data[src] } else { 0 };
-                w.vwrite(&ops[0], lane, Ty::B32, v as u64)?;
+                w.vwrite(opnd(ops, 0)?, lane, Ty::B32, v as u64)?;
             }
             return Ok(());
         }
@@ -3221,7 +3490,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     .read(a.wrapping_add((k * size.min(8)) as u32), chunk.len());
                 chunk.copy_from_slice(&v.to_le_bytes()[..chunk.len()]);
             }
-            load_into(w, &ops[0], lane, &buf, signed, d16)?;
+            load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
         return Ok(());
     }
@@ -3230,12 +3499,12 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         .or_else(|| rest.strip_prefix("load_2addr"))
     {
         let (size, scale) = two_addr_form(kind);
-        let (file, d) = reg_of(&ops[0])?;
+        let (file, d) = reg_of(opnd(ops, 0)?)?;
         for lane in 0..LANES {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = w.vread(&ops[1], lane, Ty::B32, ctx)? as u32;
+            let a = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
             let v0 = ctx.lds.read(a.wrapping_add(off0 * scale), size);
             let v1 = ctx.lds.read(a.wrapping_add(off1 * scale), size);
             let words = size / 4;
@@ -3256,9 +3525,9 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = w.vread(&ops[0], lane, Ty::B32, ctx)? as u32;
-            let d0 = w.vread(&ops[1], lane, ty, ctx)?;
-            let d1 = w.vread(&ops[2], lane, ty, ctx)?;
+            let a = w.vread(opnd(ops, 0)?, lane, Ty::B32, ctx)? as u32;
+            let d0 = w.vread(opnd(ops, 1)?, lane, ty, ctx)?;
+            let d1 = w.vread(opnd(ops, 2)?, lane, ty, ctx)?;
             ctx.lds.write(a.wrapping_add(off0 * scale), size, d0);
             ctx.lds.write(a.wrapping_add(off1 * scale), size, d1);
         }
@@ -3277,8 +3546,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = (w.vread(&ops[0], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
-            let data = store_bytes(w, &ops[1], lane, size, hi)?;
+            let a = (w.vread(opnd(ops, 0)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+            let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
             for (k, b) in data.iter().enumerate() {
                 ctx.lds.write(a.wrapping_add(k as u32), 1, *b as u64);
             }
@@ -3313,10 +3582,10 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         if exec >> lane & 1 == 0 {
             continue;
         }
-        let a = (w.vread(&ops[vaddr_i], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
-        let d0 = w.vread(&ops[data_i], lane, tyw, ctx)?;
+        let a = (w.vread(opnd(ops, vaddr_i)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+        let d0 = w.vread(opnd(ops, data_i)?, lane, tyw, ctx)?;
         let (cmp, d) = if aop == "cmpst" {
-            (d0, w.vread(&ops[data_i + 1], lane, tyw, ctx)?)
+            (d0, w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?)
         } else {
             (0, d0)
         };
@@ -3324,7 +3593,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let new = atomic_op(&aop, size, old, d, cmp).unwrap_or(old);
         ctx.lds.write(a, size, new);
         if ret {
-            w.vwrite(&ops[0], lane, tyw, old)?;
+            w.vwrite(opnd(ops, 0)?, lane, tyw, old)?;
         }
     }
     Ok(())
@@ -3348,11 +3617,11 @@ fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits:
         if exec >> lane & 1 == 0 {
             continue;
         }
-        let a = (w.vread(&ops[1], lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+        let a = (w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
         *r = ctx.lds.read(a, 8);
     }
     let mask = (1u64 << bits) - 1;
-    let (file, d) = reg_of(&ops[0])?;
+    let (file, d) = reg_of(opnd(ops, 0)?)?;
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
             continue;
@@ -3477,8 +3746,8 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if kk >= k {
                 continue;
             }
-            a[(lane % m) * k + kk] = elem(w, &ins.ops[1], lane, e, ta)?;
-            b[kk * m + lane % m] = elem(w, &ins.ops[2], lane, e, tb)?;
+            a[(lane % m) * k + kk] = elem(w, opnd(&ins.ops, 1)?, lane, e, ta)?;
+            b[kk * m + lane % m] = elem(w, opnd(&ins.ops, 2)?, lane, e, tb)?;
         }
     }
     let pos = |lane: usize, r: usize| -> (usize, usize) {
@@ -3492,22 +3761,22 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     for lane in 0..LANES {
         for r in 0..dregs {
             let (i, j) = pos(lane, r);
-            let c = match &ins.ops[3].op {
+            let c = match &opnd(&ins.ops, 3)?.op {
                 Operand::Int(_) | Operand::Float(_) => {
-                    f32b(w.vread(&ins.ops[3], lane, Ty::F32, ctx)?)
+                    f32b(w.vread(opnd(&ins.ops, 3)?, lane, Ty::F32, ctx)?)
                 }
                 _ => {
-                    let (file, ci) = reg_of(&ins.ops[3])?;
+                    let (file, ci) = reg_of(opnd(&ins.ops, 3)?)?;
                     f32::from_bits(w.vreg(file, ci + r)?[lane])
                 }
             };
             if ta == "i8" {
                 // Integer: C is i32; the products and their sum are exact in
                 // i64 and wrap to 32 bits.
-                let c = match &ins.ops[3].op {
-                    Operand::Int(_) => w.vread(&ins.ops[3], lane, Ty::B32, ctx)? as u32,
+                let c = match &opnd(&ins.ops, 3)?.op {
+                    Operand::Int(_) => w.vread(opnd(&ins.ops, 3)?, lane, Ty::B32, ctx)? as u32,
                     _ => {
-                        let (file, ci) = reg_of(&ins.ops[3])?;
+                        let (file, ci) = reg_of(opnd(&ins.ops, 3)?)?;
                         w.vreg(file, ci + r)?[lane]
                     }
                 };
@@ -3526,7 +3795,7 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
     }
     // MFMA ignores exec for its result (all lanes are written).
-    let (file, di) = reg_of(&ins.ops[0])?;
+    let (file, di) = reg_of(opnd(&ins.ops, 0)?)?;
     for lane in 0..LANES {
         for r in 0..dregs {
             w.vreg_mut(file, di + r)?[lane] = d[lane * dregs + r];
@@ -3615,18 +3884,8 @@ pub fn run_until_blocked(
             }
         }
         // An operand form the executor does not expect (an index past the
-        // operands LLVM printed) is an unsupported instruction, not a crash.
-        let stepped =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| step(wave, ins, ctx)));
-        match stepped {
-            Ok(r) => r.map_err(|s| (s, pc))?,
-            Err(_) => {
-                return Err((
-                    Stop::Unsupported("this operand form (the executor stopped on it)".into()),
-                    pc,
-                ))
-            }
-        }
+        // operands LLVM printed) is a typed `Stop::Unsupported`, not a panic.
+        step(wave, ins, ctx).map_err(|s| (s, pc))?;
     }
     Ok(())
 }
@@ -3657,9 +3916,9 @@ mod tests {
 }
 
 /// Probes whether the executor implements instructions, by running each once
-/// on a scratch wave with empty memory: only "unsupported" (or a panic on
-/// an operand form the executor does not expect) counts as not implemented;
-/// a fault (no memory there) means the semantics exist.
+/// on a scratch wave with empty memory: only "unsupported" (an operand form
+/// the executor does not expect included) counts as not implemented; a
+/// fault (no memory there) means the semantics exist.
 pub struct Probe {
     wave: Wave,
     lds: Lds,
@@ -3710,18 +3969,15 @@ impl Probe {
             mem,
             program,
         } = self;
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let mut ctx = Ctx {
-                program,
-                mem,
-                lds,
-                shared_base_hi: 1,
-                private_base_hi: 2,
-                ocp_fp8: false,
-            };
-            step(wave, ins, &mut ctx)
-        }));
-        !matches!(result, Err(_) | Ok(Err(Stop::Unsupported(_))))
+        let mut ctx = Ctx {
+            program,
+            mem,
+            lds,
+            shared_base_hi: 1,
+            private_base_hi: 2,
+            ocp_fp8: false,
+        };
+        !matches!(step(wave, ins, &mut ctx), Err(Stop::Unsupported(_)))
     }
 }
 #[cfg(test)]
@@ -3874,10 +4130,7 @@ mod probe_tests {
             private_base_hi: 2,
             ocp_fp8: false,
         };
-        let hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
         let r = run_until_blocked(wave, &mut ctx, 10);
-        std::panic::set_hook(hook);
         assert!(matches!(r, Err((Stop::Unsupported(d), 0)) if d.contains("operand form")));
     }
 }

@@ -11,6 +11,12 @@ use rmpv::Value;
 
 use crate::{Error, Result};
 
+/// The largest kernarg segment the emulator builds (1 MiB): an argument's
+/// `.offset + .size`, `.kernarg_segment_size` and the descriptor's
+/// `kernarg_size` must not exceed it. The ISA sets no such limit; compilers
+/// emit a few KiB at most.
+pub const MAX_KERNARG_BYTES: u64 = 1 << 20;
+
 /// A loaded code object (an AMDGPU ELF shared object).
 #[derive(Debug, Clone)]
 pub struct CodeObject {
@@ -310,16 +316,33 @@ impl CodeObject {
             {
                 let an = |key: &str| field(a, key).and_then(Value::as_u64);
                 let as_ = |key: &str| field(a, key).and_then(Value::as_str).map(str::to_string);
+                let offset = an(".offset").ok_or_else(|| {
+                    Error::load(format!(
+                        "{path}: kernel `{name}`: an argument has no .offset"
+                    ))
+                })?;
+                let size = an(".size").ok_or_else(|| {
+                    Error::load(format!("{path}: kernel `{name}`: an argument has no .size"))
+                })?;
+                // `.offset + .size` in 128 bits: no wrap, no truncation.
+                let end = offset as u128 + size as u128;
+                if end > MAX_KERNARG_BYTES as u128 {
+                    return Err(Error::Limit {
+                        context: format!(
+                            "{path}: kernel `{name}`: argument {} `{}`",
+                            args.len(),
+                            as_(".name").unwrap_or_default()
+                        ),
+                        field: format!("metadata .offset + .size ({offset} + {size})"),
+                        value: end,
+                        limit: MAX_KERNARG_BYTES as u128,
+                        hint: "the emulator builds kernarg segments of at most this many bytes; the metadata is corrupt".into(),
+                    });
+                }
                 args.push(Arg {
                     name: as_(".name"),
-                    offset: an(".offset").ok_or_else(|| {
-                        Error::load(format!(
-                            "{path}: kernel `{name}`: an argument has no .offset"
-                        ))
-                    })? as u32,
-                    size: an(".size").ok_or_else(|| {
-                        Error::load(format!("{path}: kernel `{name}`: an argument has no .size"))
-                    })? as u32,
+                    offset: offset as u32,
+                    size: size as u32,
                     value_kind: as_(".value_kind").unwrap_or_default(),
                     address_space: as_(".address_space"),
                     type_name: as_(".type_name"),
@@ -338,11 +361,19 @@ impl CodeObject {
                 ))
             })?;
             let descriptor = Descriptor::parse(kd_bytes.try_into().unwrap());
-            let entry = (kd_sym.address() as i64 + descriptor.kernel_code_entry_byte_offset) as u64;
+            let entry = (kd_sym.address() as i64)
+                .checked_add(descriptor.kernel_code_entry_byte_offset)
+                .ok_or_else(|| {
+                    Error::load(format!(
+                        "{path}: kernel `{name}`: descriptor `{symbol}` at {:#x} has kernel_code_entry_byte_offset {} that points outside the address space",
+                        kd_sym.address(),
+                        descriptor.kernel_code_entry_byte_offset
+                    ))
+                })? as u64;
             let code_end = file
                 .symbols()
                 .find(|sym| sym.address() == entry && sym.kind() == object::SymbolKind::Text)
-                .map(|sym| entry + sym.size())
+                .map(|sym| entry.saturating_add(sym.size()))
                 .filter(|&e| e > entry)
                 .unwrap_or(u64::MAX);
             kernels.push(Kernel {
@@ -383,7 +414,7 @@ impl CodeObject {
 
 fn read_at<'d>(file: &object::File<'d>, addr: u64, len: u64) -> Option<&'d [u8]> {
     for s in file.sections() {
-        if addr >= s.address() && addr + len <= s.address() + s.size() {
+        if addr >= s.address() && addr.checked_add(len)? <= s.address().checked_add(s.size())? {
             let data = s.data().ok()?;
             let o = (addr - s.address()) as usize;
             return data.get(o..o + len as usize);

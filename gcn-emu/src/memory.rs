@@ -94,6 +94,26 @@ impl Memory {
         base
     }
 
+    /// Free the allocation at `base` (nothing when there is none). Its
+    /// addresses are not handed out again while a later allocation exists.
+    pub fn free(&self, base: u64) {
+        let mut allocs = self.allocs.write().unwrap_or_else(|e| e.into_inner());
+        if let Ok(i) = allocs.binary_search_by_key(&base, |a| a.base) {
+            allocs.remove(i);
+        }
+    }
+
+    /// The allocations that exist.
+    pub fn allocations(&self) -> usize {
+        self.allocs.read().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// Bytes held by all allocations.
+    pub fn allocated(&self) -> u64 {
+        let allocs = self.allocs.read().unwrap_or_else(|e| e.into_inner());
+        allocs.iter().map(|a| a.data.len() as u64).sum()
+    }
+
     /// The bytes of the allocation at `base`, or `None`.
     pub fn contents(&self, base: u64) -> Option<Vec<u8>> {
         let allocs = self.allocs.read().unwrap_or_else(|e| e.into_inner());

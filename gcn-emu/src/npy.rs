@@ -103,14 +103,18 @@ impl Array {
                 "Fortran-order arrays are not supported; save with np.ascontiguousarray".into(),
             );
         }
-        let n: usize = shape.iter().product();
+        // The product in 128 bits: a hostile shape must not wrap to a size
+        // that matches the data.
+        let need = shape
+            .iter()
+            .try_fold(size as u128, |n, &d| n.checked_mul(d as u128));
         let data = &bytes[start + hlen..];
-        if data.len() != n * size {
+        if need != Some(data.len() as u128) {
             return Err(format!(
                 "the data holds {} bytes, but shape {:?} of '{descr}' needs {}",
                 data.len(),
                 shape,
-                n * size
+                need.map_or_else(|| "more than 2^128".to_string(), |n| n.to_string())
             ));
         }
         Ok(Array {

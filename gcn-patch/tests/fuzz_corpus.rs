@@ -131,3 +131,37 @@ fn host_corpus() {
 fn vmfb_corpus() {
     assert!(replay("vmfb", checks::vmfb) >= 2);
 }
+
+#[test]
+fn emu_corpus() {
+    assert!(replay("emu", checks::emu) >= 8);
+}
+
+/// The emu seeds really run kernels: the listing seeds decode and a clean
+/// saxpy dispatch executes instructions, so the replay is not all early
+/// returns.
+#[test]
+fn emu_inputs_reach_the_executor() {
+    let data = std::fs::read(fuzz_dir().join("corpus/emu/saxpy-gfx942")).unwrap();
+    let marker = b"\0\0LISTING\0\0";
+    let at = data
+        .windows(marker.len())
+        .position(|w| w == marker)
+        .expect("a listing");
+    let co = gcn_emu::load::CodeObject::parse(data[18..at].to_vec(), "seed").unwrap();
+    let k = co.kernel("saxpy").unwrap();
+    let listing = String::from_utf8_lossy(&data[at + marker.len()..]);
+    let p = gcn_emu::decode::Program::parse_listing(&listing, k).unwrap();
+    assert!(p.instructions.len() > 10);
+    let mem = gcn_emu::memory::Memory::new();
+    let buf = mem.alloc_bytes("x", &[0x3c; 256]);
+    let args = [
+        gcn_emu::dispatch::ArgValue::Bytes(vec![1; 4]),
+        gcn_emu::dispatch::ArgValue::Pointer(buf),
+        gcn_emu::dispatch::ArgValue::Pointer(buf),
+        gcn_emu::dispatch::ArgValue::Bytes(vec![1; 4]),
+    ];
+    let launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [64, 1, 1]);
+    let stats = gcn_emu::dispatch::run(&co, k, &p, &mem, &args, &launch).unwrap();
+    assert!(stats.instructions > 10, "{stats:?}");
+}

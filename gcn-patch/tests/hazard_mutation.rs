@@ -9,9 +9,11 @@
 //! outstanding; with a scalar load in the queue only 0 retires anything) and
 //! reports the first instruction touching a register that a queued load still
 //! has to write. A mutant is "needed" when the oracle finds such an access
-//! that the original kernel does not have. The checker must flag at least 95 %
-//! of the needed mutants, at the oracle's instruction, naming the register and
-//! a producing instruction the oracle found.
+//! that the original kernel does not have. The checker must flag the needed
+//! mutants, at the oracle's instruction, naming the register and a producing
+//! instruction the oracle found: the floors are what is measured (1677 of
+//! 1678 on 2026-11-27; the one miss is a VMEM wait in gfx9–11 syntax), so
+//! one more miss, or fewer mutants (a shrunken corpus or oracle), fails.
 
 use std::collections::{BTreeSet, VecDeque};
 
@@ -441,7 +443,7 @@ fn mutate_file(file: &std::path::Path, target: TargetId) -> Vec<Outcome> {
 }
 
 #[test]
-fn checker_flags_at_least_95_percent_of_needed_mutants() {
+fn checker_flags_the_needed_mutants_as_measured() {
     let files = common::corpus_files();
     let threads = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
@@ -486,10 +488,15 @@ fn checker_flags_at_least_95_percent_of_needed_mutants() {
         println!("missed: {m}");
     }
     assert!(per.len() >= 4, "every category must have mutants: {per:?}");
-    assert!(needed >= 100, "too few needed mutants: {needed}");
+    // Floors at the measured figures (1677 of 1678).
     assert!(
-        pct >= 95.0,
-        "only {pct:.1} % flagged; misses:\n{}",
+        needed >= 1678,
+        "fewer needed mutants than measured: {needed}"
+    );
+    assert!(
+        needed - flagged <= 1,
+        "{} missed, 1 measured ({pct:.1} % flagged); misses:\n{}",
+        needed - flagged,
         misses
             .iter()
             .map(|s| s.as_str())

@@ -552,3 +552,109 @@ fn sanitize_reports_a_removed_barrier_as_an_lds_race() {
     let o = gcn_patch(d, &args);
     assert!(o.status.success(), "{}", stderr(&o));
 }
+
+/// Hostile launches (issue 33): a descriptor asking for 4 GiB of scratch per
+/// work-item, a grid of 2^96 workgroups, a `.npy` whose shape product wraps
+/// in 64 bits, and buffers over the memory cap are exit-2 errors naming the
+/// field and the limit, quickly, with nothing written; never an abort or a
+/// run until killed.
+#[test]
+fn hostile_launches_are_usage_errors_naming_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let args = |extra: &[&str]| -> Vec<String> {
+        let mut v: Vec<String> = [
+            "saxpy.hsaco",
+            "-k",
+            "saxpy",
+            "--block",
+            "256",
+            "--arg",
+            "f32:2",
+            "--out",
+            "o",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        v.extend(extra.iter().map(|s| s.to_string()));
+        v
+    };
+    let check = |extra: &[&str], wants: &[&str]| {
+        let a = args(extra);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let start = std::time::Instant::now();
+        let o = gcn_patch(d, &a);
+        let e = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {e}");
+        assert!(start.elapsed().as_secs() < 60, "{extra:?}: too slow");
+        for w in wants {
+            assert!(e.contains(w), "{extra:?}: `{w}` not in {e}");
+        }
+        assert!(!d.join("o").exists(), "{extra:?}: output written");
+    };
+    npy_f32(&d.join("x.npy"), &[1.0; 256]);
+    build_mutant(
+        d,
+        "saxpy",
+        "gfx942",
+        ".amdhsa_private_segment_fixed_size 0",
+        ".amdhsa_private_segment_fixed_size 4294967295",
+    );
+    let bufs = ["--arg", "x.npy", "--arg", "x.npy", "--arg", "u32:256"];
+    let mut with = |grid: &str, more: &[&str]| {
+        let mut v = vec!["--grid", grid];
+        v.extend(bufs);
+        v.extend(more);
+        v.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let v = with("1", &[]);
+    check(
+        &v.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[
+            ".amdhsa_private_segment_fixed_size 4294967295 × 64 lanes",
+            "over the limit of 4294967296",
+            "--max-memory",
+        ],
+    );
+    build(d, "saxpy", "gfx942");
+    let v = with("4294967295,4294967295,4294967295", &[]);
+    check(
+        &v.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[
+            "79228162458924105385300197375 workgroups × 4 waves",
+            "over the limit of 1000000000",
+            "--max-work",
+        ],
+    );
+    let v = with("64", &["--max-work", "1000"]);
+    check(
+        &v.iter().map(String::as_str).collect::<Vec<_>>(),
+        &["wave-instructions executed", "over the limit of 1000"],
+    );
+    let v = with("1", &["--max-memory", "1500"]);
+    check(
+        &v.iter().map(String::as_str).collect::<Vec<_>>(),
+        &[
+            "the buffers' bytes (1024 held + 1024",
+            "over the limit of 1500",
+        ],
+    );
+    // A shape of 2^62 × 4 f32 elements: 2^66 bytes, 0 in 64 bits.
+    let mut h =
+        b"{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 4), }\n".to_vec();
+    let mut f = b"\x93NUMPY\x01\x00".to_vec();
+    f.extend((h.len() as u16).to_le_bytes());
+    f.append(&mut h);
+    std::fs::write(d.join("wrap.npy"), f).unwrap();
+    let v: Vec<String> = [
+        "--grid", "1", "--arg", "wrap.npy", "--arg", "x.npy", "--arg", "u32:1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    check(
+        &v.iter().map(String::as_str).collect::<Vec<_>>(),
+        &["wrap.npy", "needs 73786976294838206464"],
+    );
+}

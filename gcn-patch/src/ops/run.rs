@@ -50,6 +50,13 @@ pub struct RunOptions {
     pub asm: Option<PathBuf>,
     /// Per-wave instruction budget (default [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
     pub max_instructions: Option<u64>,
+    /// The memory cap in bytes: buffers, kernarg, and each workgroup in
+    /// flight's LDS, registers and scratch (default
+    /// [`gcn_emu::dispatch::DEFAULT_MAX_MEMORY`]; see [`Launch::max_memory`]).
+    pub max_memory: Option<u64>,
+    /// The total work budget in wave-instructions over the dispatch
+    /// (default [`gcn_emu::dispatch::DEFAULT_MAX_WORK`]; see [`Launch::max_work`]).
+    pub max_work: Option<u64>,
 }
 
 /// What a clean run did.
@@ -286,6 +293,27 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         ));
     }
     let mem = Memory::new();
+    let max_memory = opts
+        .max_memory
+        .unwrap_or(gcn_emu::dispatch::DEFAULT_MAX_MEMORY);
+    // The buffers count against the memory cap: refuse one over it before
+    // it is allocated.
+    let capped = |i: usize, a: &Arg, bytes: u128| {
+        let held = mem.allocated() as u128 + bytes;
+        if held > max_memory as u128 {
+            return Err(emu_usage(gcn_emu::Error::Limit {
+                context: format!("kernel `{}`: {}", kernel.name, describe(i, a)),
+                field: format!(
+                    "the buffers' bytes ({} held + {bytes} for this one)",
+                    mem.allocated()
+                ),
+                value: held,
+                limit: max_memory as u128,
+                hint: "the memory cap in bytes; raise it with --max-memory".into(),
+            }));
+        }
+        Ok(())
+    };
     let mut values = Vec::new();
     let mut buffers: Vec<(usize, u64, String, Vec<usize>)> = Vec::new();
     for (i, (a, spec)) in explicit.iter().zip(specs).enumerate() {
@@ -299,11 +327,13 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             }
             ArgSpec::Npy(p) => {
                 let arr = Array::read(p).map_err(emu_usage)?;
+                capped(i, a, arr.data.len() as u128)?;
                 let addr = mem.alloc_bytes(&format!("arg{i}"), &arr.data);
                 buffers.push((i, addr, arr.descr.clone(), arr.shape.clone()));
                 values.push(ArgValue::Pointer(addr));
             }
             ArgSpec::Out(d, n) => {
+                capped(i, a, *n as u128 * d.size() as u128)?;
                 let addr = mem.alloc_bytes(&format!("arg{i}"), &vec![POISON; n * d.size()]);
                 buffers.push((i, addr, d.descr().to_string(), vec![*n]));
                 values.push(ArgValue::Pointer(addr));
@@ -357,9 +387,13 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     if let Some(m) = opts.max_instructions {
         launch.max_instructions = m;
     }
+    launch.max_memory = max_memory;
+    if let Some(w) = opts.max_work {
+        launch.max_work = w;
+    }
     let stats = gcn_emu::dispatch::run(&co, &kernel, &program, &mem, &values, &launch).map_err(
         |e| match e {
-            gcn_emu::Error::Launch { .. } => emu_usage(e),
+            gcn_emu::Error::Launch { .. } | gcn_emu::Error::Limit { .. } => emu_usage(e),
             e => RunError::Failed(Diagnostic::error(Code::EmulatorFailed, e.to_string()).into()),
         },
     )?;

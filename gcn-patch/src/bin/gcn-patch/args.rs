@@ -401,6 +401,17 @@ pub(crate) enum Command {
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// The memory cap in bytes: buffers, kernarg, and each workgroup in
+        /// flight's LDS, registers and scratch (private segment × 64 lanes
+        /// per wave). A dispatch over it is refused before it runs (exit 2).
+        /// Default 4294967296 (4 GiB).
+        #[arg(long, value_name = "BYTES")]
+        max_memory: Option<u64>,
+        /// The total work budget in wave-instructions over the dispatch: a
+        /// grid with more waves is refused before it runs, a run that
+        /// reaches it is stopped (exit 2). Default 1000000000.
+        #[arg(long, value_name = "N")]
+        max_work: Option<u64>,
         #[command(flatten)]
         llvm: LlvmArgs,
     },

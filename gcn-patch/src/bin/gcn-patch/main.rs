@@ -67,6 +67,8 @@ fn dispatch(cli: Cli) -> ExitCode {
         seed,
         asm,
         max_instructions,
+        max_memory,
+        max_work,
         llvm,
     } = cli.command
     {
@@ -94,6 +96,8 @@ fn dispatch(cli: Cli) -> ExitCode {
             seed,
             asm,
             max_instructions,
+            max_memory,
+            max_work,
         };
         return render::run(&opts, &llvm.tools());
     }

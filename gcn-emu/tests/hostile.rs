@@ -1,0 +1,347 @@
+//! Hostile inputs: descriptors, metadata, launches, listings and `.npy`
+//! files built to exhaust memory, run forever or index past a table. Each
+//! must be a typed [`gcn_emu::Error`] naming the field and the limit, never
+//! an abort, a hang or a panic.
+
+// gcn_emu::Error is large by design (see the crate root).
+#![allow(clippy::result_large_err)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{clang, f32s, TARGETS};
+use gcn_emu::decode::{find_objdump, Program};
+use gcn_emu::dispatch::{run, ArgValue, Launch};
+use gcn_emu::load::CodeObject;
+use gcn_emu::memory::Memory;
+use gcn_emu::Error;
+
+/// The corpus' saxpy compiled by clang-22 to asm for `target`, `from`
+/// replaced by `to` (it must occur), assembled and linked.
+fn saxpy_mutant(dir: &Path, target: &str, from: &str, to: &str) -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = manifest.join("../tests/corpus/src/saxpy.hip");
+    let s = dir.join(format!("saxpy-{target}.s"));
+    let o = Command::new(clang())
+        .args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib"])
+        .args(["-O3", "-S", &format!("--offload-arch={target}")])
+        .arg(&src)
+        .arg("-o")
+        .arg(&s)
+        .output()
+        .expect("run clang-22");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&s).unwrap();
+    assert!(text.contains(from), "`{from}` not in saxpy's asm");
+    let m = dir.join(format!("saxpy-{target}-mutant.s"));
+    std::fs::write(&m, text.replacen(from, to, 1)).unwrap();
+    common::assemble(&m, target, &format!("saxpy-{target}-mutant"), dir)
+}
+
+/// A directory removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new() -> Self {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let d = std::env::temp_dir().join(format!(
+            "gcn-emu-hostile-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+struct Saxpy {
+    co: CodeObject,
+    program: Program,
+}
+
+fn load(path: &Path) -> Saxpy {
+    let co = CodeObject::read_file(path).unwrap();
+    let k = co.kernel("saxpy").unwrap().clone();
+    let program = Program::disassemble(&co, &k, &find_objdump(None).unwrap()).unwrap();
+    Saxpy { co, program }
+}
+
+/// Run saxpy on `n` elements in `mem` (x = i, y = 1, a = 2).
+fn run_saxpy(s: &Saxpy, mem: &Memory, launch: &Launch, n: u32) -> gcn_emu::Result<Vec<f32>> {
+    let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let xa = mem.alloc_bytes("x", &f32s(&x));
+    let ya = mem.alloc_bytes("y", &f32s(&vec![1.0; n as usize]));
+    let args = [
+        ArgValue::Bytes(2.0f32.to_le_bytes().to_vec()),
+        ArgValue::Pointer(xa),
+        ArgValue::Pointer(ya),
+        ArgValue::Bytes(n.to_le_bytes().to_vec()),
+    ];
+    let k = s.co.kernel("saxpy").unwrap();
+    let r = run(&s.co, k, &s.program, mem, &args, launch);
+    let y = mem.contents(ya).unwrap();
+    mem.free(xa);
+    mem.free(ya);
+    r?;
+    Ok(y.chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect())
+}
+
+fn limit(e: Error) -> (String, String, u128, u128) {
+    match e {
+        Error::Limit {
+            context,
+            field,
+            value,
+            limit,
+            ..
+        } => (context, field, value, limit),
+        other => panic!("expected Error::Limit, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_private_segment_over_the_memory_cap_is_refused_before_allocation() {
+    let dir = TempDir::new();
+    for target in TARGETS {
+        let path = saxpy_mutant(
+            dir.path(),
+            target,
+            ".amdhsa_private_segment_fixed_size 0",
+            ".amdhsa_private_segment_fixed_size 4294967295",
+        );
+        let s = load(&path);
+        let mem = Memory::new();
+        let e = run_saxpy(&s, &mem, &Launch::new([1, 1, 1], [256, 1, 1]), 256).unwrap_err();
+        let msg = e.to_string();
+        let (context, field, value, cap) = limit(e);
+        assert!(context.contains("saxpy"), "{msg}");
+        assert!(
+            field.contains(".amdhsa_private_segment_fixed_size 4294967295 × 64 lanes"),
+            "{msg}"
+        );
+        assert!(value >= 4294967295u128 * 64 * 4, "{msg}");
+        assert_eq!(cap, gcn_emu::dispatch::DEFAULT_MAX_MEMORY as u128);
+        assert!(msg.contains("--max-memory"), "{msg}");
+        // The dispatch's own allocations were freed on the error path too.
+        assert_eq!(mem.allocations(), 0, "{msg}");
+    }
+}
+
+#[test]
+fn the_memory_cap_is_overridable_both_ways() {
+    let dir = TempDir::new();
+    let path = saxpy_mutant(
+        dir.path(),
+        "gfx942",
+        ".amdhsa_private_segment_fixed_size 0",
+        ".amdhsa_private_segment_fixed_size 1024",
+    );
+    let s = load(&path);
+    let mem = Memory::new();
+    // 4 waves × 1 KiB × 64 lanes = 256 KiB of scratch per workgroup.
+    let mut launch = Launch::new([2, 1, 1], [256, 1, 1]);
+    launch.threads = 1;
+    let y = run_saxpy(&s, &mem, &launch, 512).unwrap();
+    assert_eq!(y[7], 15.0);
+    launch.max_memory = 200 << 10;
+    let (_, field, value, cap) = limit(run_saxpy(&s, &mem, &launch, 512).unwrap_err());
+    assert!(field.contains("1 workgroup(s) in flight"), "{field}");
+    assert!(value > 256 << 10, "{value}");
+    assert_eq!(cap, 200 << 10);
+}
+
+#[test]
+fn a_grid_over_the_work_budget_is_refused_up_front_with_the_numbers() {
+    let dir = TempDir::new();
+    let s = load(&common::build("saxpy", "gfx942", dir.path()));
+    let mem = Memory::new();
+    let start = std::time::Instant::now();
+    let launch = Launch::new([u32::MAX; 3], [256, 1, 1]);
+    let e = run_saxpy(&s, &mem, &launch, 256).unwrap_err();
+    assert!(start.elapsed().as_secs() < 5, "not refused up front");
+    let msg = e.to_string();
+    let (_, field, value, cap) = limit(e);
+    assert_eq!(value, (u32::MAX as u128).pow(3) * 4, "{msg}");
+    assert_eq!(cap, gcn_emu::dispatch::DEFAULT_MAX_WORK as u128);
+    assert!(
+        field.contains("79228162458924105385300197375 workgroups × 4 waves"),
+        "{msg}"
+    );
+    assert!(msg.contains("--max-work"), "{msg}");
+}
+
+#[test]
+fn the_work_budget_stops_a_run_that_reaches_it() {
+    let dir = TempDir::new();
+    let s = load(&common::build("saxpy", "gfx942", dir.path()));
+    let mem = Memory::new();
+    let mut launch = Launch::new([64, 1, 1], [256, 1, 1]);
+    let y = run_saxpy(&s, &mem, &launch, 64 * 256).unwrap();
+    assert_eq!(y[100], 201.0);
+    // 256 waves fit the budget up front; their instructions do not.
+    launch.max_work = 1000;
+    for threads in [1, 2] {
+        launch.threads = threads;
+        let (context, field, value, cap) =
+            limit(run_saxpy(&s, &mem, &launch, 64 * 256).unwrap_err());
+        assert!(context.contains("stopped at workgroup"), "{context}");
+        assert!(field.contains("executed"), "{field}");
+        assert_eq!(cap, 1000);
+        assert!(value >= 1000, "{value}");
+    }
+}
+
+#[test]
+fn a_reused_memory_does_not_grow() {
+    let dir = TempDir::new();
+    let s = load(&common::build("saxpy", "gfx942", dir.path()));
+    let mem = Memory::new();
+    let keep = mem.alloc_bytes("keep", &[1, 2, 3]);
+    for _ in 0..3 {
+        run_saxpy(&s, &mem, &Launch::new([1, 1, 1], [256, 1, 1]), 256).unwrap();
+        assert_eq!(mem.allocations(), 1);
+        assert_eq!(mem.allocated(), 3);
+    }
+    assert_eq!(mem.contents(keep).unwrap(), [1, 2, 3]);
+}
+
+#[test]
+fn npy_shapes_whose_product_overflows_are_refused() {
+    let npy = |shape: &str, data: usize| {
+        let mut h =
+            format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
+        h.push(b'\n');
+        let mut b = b"\x93NUMPY\x01\x00".to_vec();
+        b.extend((h.len() as u16).to_le_bytes());
+        b.extend(h);
+        b.extend(vec![0u8; data]);
+        b
+    };
+    // 2^62 × 4 elements of 4 bytes wrap to 0 bytes in 64 bits.
+    let e = gcn_emu::npy::Array::parse(&npy("(4611686018427387904, 4)", 0)).unwrap_err();
+    assert!(e.contains("needs 73786976294838206464"), "{e}");
+    let e = gcn_emu::npy::Array::parse(&npy(
+        "(18446744073709551615, 18446744073709551615, 18446744073709551615)",
+        0,
+    ))
+    .unwrap_err();
+    assert!(e.contains("needs more than 2^128"), "{e}");
+    // The well-formed one still reads.
+    let a = gcn_emu::npy::Array::parse(&npy("(2, 3)", 24)).unwrap();
+    assert_eq!(a.shape, [2, 3]);
+}
+
+#[test]
+fn metadata_offset_plus_size_that_overflows_is_refused_at_load() {
+    let dir = TempDir::new();
+    for (offset, size) in [("18446744073709551615", "8"), ("4294967295", "8")] {
+        let path = saxpy_mutant(
+            dir.path(),
+            "gfx942",
+            "        .offset:         8\n        .size:           8",
+            &format!("        .offset:         {offset}\n        .size:           {size}"),
+        );
+        let e = CodeObject::read_file(&path).unwrap_err();
+        let msg = e.to_string();
+        let (context, field, value, cap) = limit(e);
+        assert!(context.contains("kernel `saxpy`: argument 1"), "{msg}");
+        assert!(field.contains(".offset + .size"), "{msg}");
+        assert_eq!(
+            value,
+            offset.parse::<u128>().unwrap() + size.parse::<u128>().unwrap()
+        );
+        assert_eq!(cap, gcn_emu::load::MAX_KERNARG_BYTES as u128);
+    }
+}
+
+#[test]
+fn a_kernel_built_by_hand_with_a_wrapping_argument_is_refused_at_dispatch() {
+    let dir = TempDir::new();
+    let s = load(&common::build("saxpy", "gfx942", dir.path()));
+    let mut k = s.co.kernel("saxpy").unwrap().clone();
+    k.args[1].offset = u32::MAX;
+    let args = [
+        ArgValue::Bytes(vec![0; 4]),
+        ArgValue::Pointer(0),
+        ArgValue::Pointer(0),
+        ArgValue::Bytes(vec![0; 4]),
+    ];
+    let e = gcn_emu::dispatch::kernarg_bytes(&k, &args, &Launch::new([1; 3], [64, 1, 1]));
+    let (_, field, value, _) = limit(e.unwrap_err());
+    assert!(field.contains(".offset + .size"), "{field}");
+    assert_eq!(value, u32::MAX as u128 + 8);
+}
+
+/// saxpy's program with its first instruction replaced by `text`.
+fn with_first(s: &Saxpy, text: &str) -> gcn_emu::Result<Program> {
+    let k = s.co.kernel("saxpy").unwrap();
+    let listing = format!("\t{text} // {:012X}: 00000000 00000000\n", k.entry);
+    Program::parse_listing(&listing, k)
+}
+
+#[test]
+fn register_ranges_past_the_file_are_decode_errors() {
+    let dir = TempDir::new();
+    let s = load(&common::build("saxpy", "gfx942", dir.path()));
+    for (text, reg) in [
+        ("v_mov_b32 v[0:65535], 0", "v[0:65535]"),
+        ("v_mov_b32 v0, v512", "v512"),
+        ("s_mov_b64 s[126:128], 0", "s[126:128]"),
+        ("s_mov_b32 ttmp16, 0", "ttmp16"),
+        ("v_accvgpr_read_b32 v0, a256", "a256"),
+        ("s_mov_b32 s0, ttmp65535", "ttmp65535"),
+    ] {
+        match with_first(&s, text) {
+            Err(Error::Decode { what }) => {
+                assert!(
+                    what.contains(reg) && what.contains("beyond the register file"),
+                    "{what}"
+                )
+            }
+            other => panic!("`{text}`: expected a decode error, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_64_bit_read_past_the_last_sgpr_is_a_typed_fault() {
+    let dir = TempDir::new();
+    let s = load(&common::build("saxpy", "gfx942", dir.path()));
+    let k = s.co.kernel("saxpy").unwrap();
+    for text in [
+        "v_add_f64 v[0:1], s127, v[2:3]",
+        "s_load_dwordx2 s127, s[0:1], 0x0",
+        "s_buffer_load_dword s0, s[126:127], 0x0",
+    ] {
+        let p = with_first(&s, text).unwrap();
+        let mem = Memory::new();
+        let args = [
+            ArgValue::Bytes(vec![0; 4]),
+            ArgValue::Pointer(0),
+            ArgValue::Pointer(0),
+            ArgValue::Bytes(vec![0; 4]),
+        ];
+        match run(&s.co, k, &p, &mem, &args, &Launch::new([1; 3], [64, 1, 1])) {
+            Err(Error::Fault { what, .. }) => {
+                assert!(
+                    what.contains("beyond the 128 scalar registers"),
+                    "{text}: {what}"
+                )
+            }
+            other => panic!("`{text}`: expected a fault, got {other:?}"),
+        }
+    }
+}
