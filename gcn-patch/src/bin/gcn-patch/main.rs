@@ -90,7 +90,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             block,
             args,
             out,
-            sanitize,
+            sanitize: sanitize.unwrap_or_default(),
             seed,
             asm,
             max_instructions,
@@ -135,6 +135,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         target,
         seeds,
         max_instructions,
+        sanitize,
         manifest,
         llvm,
     } = cli.command
@@ -149,6 +150,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             target,
             seeds,
             max_instructions,
+            sanitize,
         };
         return render::test(&opts, &llvm.tools());
     }
