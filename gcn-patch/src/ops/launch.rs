@@ -129,6 +129,8 @@ pub struct Tested {
     pub line: usize,
     /// What happened.
     pub outcome: Outcome,
+    /// The sanitizer's checks it ran with.
+    pub checks: Checks,
 }
 
 /// What `gcn-patch test` found.
@@ -467,11 +469,11 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                 let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir)?;
                 fits(&m, decl, &l)?;
                 let mut outcome = None;
+                let checks = opts
+                    .sanitize
+                    .or(decl.spec.sanitize)
+                    .unwrap_or(Checks::DEFAULT);
                 for &seed in &seeds {
-                    let checks = opts
-                        .sanitize
-                        .or(decl.spec.sanitize)
-                        .unwrap_or(Checks::DEFAULT);
                     match run_once(&l, &decl.spec, checks, seed, opts.max_instructions) {
                         Err(e) => {
                             outcome = Some(Outcome::Failed(e));
@@ -495,6 +497,7 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                     launch: decl.spec.label(li),
                     line: decl.line,
                     outcome: outcome.unwrap_or(Outcome::Clean(0)),
+                    checks,
                 });
             }
         }

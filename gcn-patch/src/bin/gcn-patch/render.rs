@@ -436,7 +436,14 @@ pub(crate) fn test_report(r: &ops::launch::TestReport, manifest: &std::path::Pat
         );
         match &row.outcome {
             Outcome::Clean(n) => {
-                s.push_str(&format!("ok: {head}: ran clean, {n} wave-instructions\n"))
+                let only = if row.checks == gcn_emu::sanitize::Checks::DEFAULT {
+                    String::new()
+                } else {
+                    format!(" (sanitizer checks: {} only)", row.checks)
+                };
+                s.push_str(&format!(
+                    "ok: {head}: ran clean{only}, {n} wave-instructions\n"
+                ))
             }
             Outcome::Findings(seed, f) => {
                 s.push_str(&format!(
