@@ -841,8 +841,12 @@ pub struct LdsShadow {
     /// LDS writes in flight when their wave reached a barrier, not yet
     /// retired by its wait: (wave, sequence number) to (the write, the
     /// barrier, on `vmcnt`).
-    hidden: RefCell<HashMap<(u32, u64), (u64, u64, bool)>>,
+    hidden: RefCell<Hidden>,
 }
+
+/// LDS writes hidden at a barrier: (wave, sequence number) to (the write's
+/// address, the barrier's address, whether on `vmcnt`).
+type Hidden = HashMap<(u32, u64), (u64, u64, bool)>;
 
 /// Whether a `ds_*` mnemonic writes LDS (a store or an atomic).
 fn lds_writes(m: &str) -> bool {
