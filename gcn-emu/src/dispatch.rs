@@ -519,6 +519,8 @@ impl Setup<'_> {
         let mut order: Vec<usize> = (0..n_waves).collect();
         let mut divergence: Vec<Finding> = Vec::new();
         let mut ended_reported = vec![false; n_waves];
+        // A wave out of budget, kept aside while the others run (`barriers`).
+        let mut stuck: Option<usize> = None;
         loop {
             if let Some(r) = rng.as_mut() {
                 // Fisher–Yates.
@@ -529,7 +531,7 @@ impl Setup<'_> {
             }
             for &wi in &order {
                 let wave = &mut waves[wi];
-                if wave.state != WaveState::Running {
+                if wave.state != WaveState::Running || stuck == Some(wi) {
                     continue;
                 }
                 let limit = match rng.as_mut() {
@@ -578,21 +580,28 @@ impl Setup<'_> {
                     ));
                 }
                 if wave.state == WaveState::Running && wave.executed >= budget {
-                    if self.launch.sanitize.contains(Checks::BARRIERS) {
-                        if let Some(f) = self.deadlock(wg, &waves, wi) {
-                            let n = waves.iter().map(|w| w.executed).sum();
-                            return Ok((n, collect(&mut waves, &lds, vec![f])));
-                        }
+                    if self.launch.sanitize.contains(Checks::BARRIERS) && stuck.is_none() {
+                        // Let the others run until they block: a deadlock
+                        // if some then wait at a barrier.
+                        stuck = Some(wi);
+                        continue;
                     }
-                    let wave = &waves[wi];
-                    return Err(Error::Budget {
-                        kernel: self.kernel.name.clone(),
-                        workgroup: wg,
-                        wave: wi as u32,
-                        budget,
-                        where_: self.where_looping(wave),
-                    });
+                    return Err(self.budget_error(wg, wi, &waves[wi]));
                 }
+            }
+            if let Some(wi) = stuck {
+                let others_blocked = waves
+                    .iter()
+                    .enumerate()
+                    .all(|(i, w)| i == wi || w.state != WaveState::Running);
+                if others_blocked {
+                    if let Some(f) = self.deadlock(wg, &waves, wi) {
+                        let n = waves.iter().map(|w| w.executed).sum();
+                        return Ok((n, collect(&mut waves, &lds, vec![f])));
+                    }
+                    return Err(self.budget_error(wg, wi, &waves[wi]));
+                }
+                continue;
             }
             if waves.iter().all(|w| w.state == WaveState::Done) {
                 break;
@@ -704,6 +713,17 @@ impl Setup<'_> {
             ),
             occurrences: 1,
         })
+    }
+
+    /// Wave `wi` ran out of its instruction budget.
+    fn budget_error(&self, wg: [u32; 3], wi: usize, wave: &Wave) -> Error {
+        Error::Budget {
+            kernel: self.kernel.name.clone(),
+            workgroup: wg,
+            wave: wi as u32,
+            budget: self.launch.max_instructions,
+            where_: self.where_looping(wave),
+        }
     }
 
     /// A deadlock: wave `wi` ran out of its budget while other waves of the

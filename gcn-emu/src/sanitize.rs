@@ -1097,6 +1097,40 @@ mod tests {
     }
 
     #[test]
+    fn checks_parse_print_and_cover_every_kind() {
+        assert_eq!(Checks::parse("default").unwrap(), Checks::DEFAULT);
+        assert_eq!(Checks::parse("all").unwrap(), Checks::ALL);
+        let c = Checks::parse("waits, races").unwrap();
+        assert_eq!(c.to_string(), "races,waits");
+        assert!(c.contains(Checks::RACES) && !c.contains(Checks::UNINIT));
+        assert_eq!(Checks::NONE.to_string(), "none");
+        assert!(!Checks::DEFAULT.contains(Checks::BARRIER_PAIRS));
+        assert_eq!(
+            Checks::DEFAULT.union(Checks::BARRIER_PAIRS),
+            Checks::ALL,
+            "the opt-in check is the only one left out"
+        );
+        let e = Checks::parse("races,lds").unwrap_err();
+        assert!(e.contains("unknown sanitizer check `lds`"), "{e}");
+        assert!(e.contains("barrier-pairs"), "{e}");
+        // Every kind belongs to exactly one named check.
+        let kinds = [
+            Kind::PrematureRead,
+            Kind::LdsRace,
+            Kind::UninitializedLds,
+            Kind::OutOfBounds,
+            Kind::BarrierDivergence,
+            Kind::UninitializedRegister,
+            Kind::StoreInFlightAtBarrier,
+            Kind::Deadlock,
+        ];
+        for k in kinds {
+            let n = Checks::NAMES.iter().filter(|(_, c)| *c == k.check()).count();
+            assert_eq!(n, 1, "{k}");
+        }
+    }
+
+    #[test]
     fn vmcnt_retires_the_oldest_loads_first() {
         let mut w = WaveSan::new([0; 3], 0);
         load(&mut w, "global_load_dword", RegFile::V, 1);

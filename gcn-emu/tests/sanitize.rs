@@ -756,3 +756,51 @@ fn every_deleted_first_write_of_a_register_read_next_is_an_uninitialized_read() 
     assert!(tried >= 12, "enough mutants: {tried}");
     assert!(missed.is_empty(), "missed:\n{}", missed.join("\n"));
 }
+
+/// A wave that never reaches the barrier the others wait at (it spins on an
+/// LDS flag only they would set after it) is a deadlock under `barriers`,
+/// naming the spinning wave, the barrier and the loop, under every
+/// schedule; without the check it is the budget error; with nobody
+/// spinning, no finding.
+#[test]
+fn a_wave_spinning_while_others_wait_at_a_barrier_is_a_deadlock() {
+    let d = dir("deadlock");
+    for target in TARGETS {
+        let (co, p) = barrier_kernel("spin", target, &d);
+        let k = co.kernel("spin").unwrap();
+        let go = |value: u32, schedule: u64, checks: Checks| {
+            let mem = Memory::new();
+            let out = mem.alloc_bytes("out", &[0u8; 1024]);
+            let mut launch = Launch::new([1, 1, 1], [256, 1, 1]);
+            launch.sanitize = checks;
+            launch.seed = schedule;
+            launch.max_instructions = 20_000;
+            let args = [
+                ArgValue::Pointer(out),
+                ArgValue::Bytes(value.to_le_bytes().to_vec()),
+            ];
+            run(&co, k, &p, &mem, &args, &launch)
+        };
+        for schedule in [0, 1, 2] {
+            let f = go(64, schedule, Checks::DEFAULT)
+                .unwrap_or_else(|e| panic!("{target}: {e}"))
+                .findings;
+            assert_eq!(f.len(), 1, "{target}: {f:?}");
+            assert_eq!((f[0].kind, f[0].wave), (Kind::Deadlock, 0), "{target}: {f:?}");
+            let m = &f[0].message;
+            assert!(
+                m.starts_with("wave 0 ran ") && m.contains("while wave(s) 1, 2, 3 wait at "),
+                "{target}: {m}"
+            );
+            assert!(p.lines[&f[0].other.unwrap()].ends_with("s_barrier"), "{m}");
+            assert!(m.contains("the last taken branch"), "{m}");
+            if *target == "gfx942" && schedule == 0 {
+                insta::assert_snapshot!("spin_deadlock_gfx942", f[0].to_string());
+            }
+            let e = go(64, schedule, Checks::NONE).unwrap_err();
+            assert!(e.to_string().contains("20000"), "{target}: {e}");
+            let clean = go(0, schedule, Checks::DEFAULT).unwrap().findings;
+            assert!(clean.is_empty(), "{target}: {clean:?}");
+        }
+    }
+}
