@@ -3,10 +3,14 @@
 //! Each workgroup gets its own LDS and runs its waves round-robin: a wave
 //! runs until it ends or reaches `s_barrier` (or, with a nonzero
 //! [`Launch::seed`], for a random slice, in a shuffled order); when every
-//! wave that has not ended waits at a barrier, they all go on. Waves that
-//! meet at different `s_barrier` instructions, or that end while others
-//! wait, are a sanitizer finding (barrier divergence); the run goes on as
-//! hardware would (an ended wave no longer counts at the barrier). Workgroups run in parallel on
+//! wave that has not ended waits at a barrier, they all go on, as on
+//! hardware, where the barrier counts arrivals, has no address, and no
+//! longer counts a wave that ended. Waves released from different
+//! `s_barrier` instructions, or ended while others wait, are therefore
+//! legal; the opt-in sanitizer check `barrier-pairs` reports them. A wave
+//! that never reaches the barrier the others wait at (it runs out of its
+//! instruction budget) is a deadlock, a finding of the `barriers` check
+//! (without it, the budget error). Workgroups run in parallel on
 //! `threads` threads. Results are deterministic when workgroups do not race
 //! on the same memory (integer atomics commute, so they are deterministic
 //! too; the order of floating-point atomics from different workgroups is
@@ -21,7 +25,7 @@ use crate::exec::{run_until_blocked, stop_error, Ctx, Stop, Wave, WaveState, LAN
 use crate::launch::SplitMix64;
 use crate::load::{CodeObject, Kernel};
 use crate::memory::{Lds, Memory};
-use crate::sanitize::{Finding, Kind, LdsShadow, WaveSan};
+use crate::sanitize::{Checks, Finding, Kind, LdsShadow, WaveSan};
 use crate::{Error, Result};
 
 /// High 32 bits of the LDS aperture the emulator reports.
@@ -66,9 +70,9 @@ pub struct Launch {
     pub max_work: u64,
     /// Worker threads (0: one per CPU).
     pub threads: usize,
-    /// Run the sanitizer ([`crate::sanitize`]): its findings land in
-    /// [`Stats::findings`].
-    pub sanitize: bool,
+    /// The sanitizer's checks ([`crate::sanitize`]; empty: off): their
+    /// findings land in [`Stats::findings`].
+    pub sanitize: Checks,
     /// The schedule of each workgroup's waves. 0: in turn, each until it
     /// ends or reaches `s_barrier`. Any other value: each round in an order
     /// shuffled by SplitMix64 from the seed and the workgroup's index, each
@@ -89,7 +93,7 @@ impl Launch {
             max_memory: DEFAULT_MAX_MEMORY,
             max_work: DEFAULT_MAX_WORK,
             threads: 0,
-            sanitize: false,
+            sanitize: Checks::NONE,
             seed: 0,
         }
     }
@@ -319,9 +323,7 @@ pub fn run(
         kernarg: &kernarg,
         start,
         waves_per_wg,
-        shared: launch
-            .sanitize
-            .then(|| std::sync::Arc::new(program.clone())),
+        shared: (!launch.sanitize.is_empty()).then(|| std::sync::Arc::new(program.clone())),
         ocp_fp8: co.processor == "gfx950",
         spent: AtomicU64::new(0),
     };
@@ -373,7 +375,14 @@ pub fn run(
         waves: n_wg * waves_per_wg as u64,
         instructions: total.into_inner() as u64,
         kernarg: kernarg_addr,
-        findings: crate::sanitize::merge(findings.into_inner().unwrap_or_else(|e| e.into_inner())),
+        findings: crate::sanitize::merge(
+            findings
+                .into_inner()
+                .unwrap_or_else(|e| e.into_inner())
+                .into_iter()
+                .filter(|f| launch.sanitize.contains(f.kind.check()))
+                .collect(),
+        ),
     })
 }
 
@@ -585,7 +594,9 @@ impl Setup<'_> {
                 + d.private_segment_wave_offset() as u32;
             for (i, w) in waves.iter_mut().enumerate() {
                 let mut san = WaveSan::new(wg, i as u32);
-                san.loaded(sgprs.min(102) as u16);
+                if self.launch.sanitize.contains(Checks::UNINIT) {
+                    san.loaded(sgprs.min(102) as u16);
+                }
                 w.san = Some(Box::new(san));
             }
             lds.shadow = Some(Box::new(LdsShadow::new(lds_size, p.clone())));
@@ -615,6 +626,8 @@ impl Setup<'_> {
         let mut order: Vec<usize> = (0..n_waves).collect();
         let mut divergence: Vec<Finding> = Vec::new();
         let mut ended_reported = vec![false; n_waves];
+        // A wave out of budget, kept aside while the others run (`barriers`).
+        let mut stuck: Option<usize> = None;
         loop {
             if let Some(r) = rng.as_mut() {
                 // Fisher–Yates.
@@ -625,7 +638,7 @@ impl Setup<'_> {
             }
             for &wi in &order {
                 let wave = &mut waves[wi];
-                if wave.state != WaveState::Running {
+                if wave.state != WaveState::Running || stuck == Some(wi) {
                     continue;
                 }
                 let limit = match rng.as_mut() {
@@ -650,7 +663,8 @@ impl Setup<'_> {
                 if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, limit) {
                     let ins = &self.program.instructions[pc];
                     let line = self.program.lines.get(&ins.addr).cloned();
-                    if let (true, Stop::Fault(Some(lane), what)) = (self.shared.is_some(), &stop) {
+                    let bounds = self.launch.sanitize.contains(Checks::BOUNDS);
+                    if let (true, Stop::Fault(Some(lane), what)) = (bounds, &stop) {
                         if what.contains("outside every allocation") {
                             // An out-of-bounds access is a finding; this
                             // workgroup cannot go on.
@@ -701,14 +715,28 @@ impl Setup<'_> {
                     });
                 }
                 if wave.state == WaveState::Running && wave.executed >= budget {
-                    return Err(Error::Budget {
-                        kernel: self.kernel.name.clone(),
-                        workgroup: wg,
-                        wave: wi as u32,
-                        budget,
-                        where_: self.where_looping(wave),
-                    });
+                    if self.launch.sanitize.contains(Checks::BARRIERS) && stuck.is_none() {
+                        // Let the others run until they block: a deadlock
+                        // if some then wait at a barrier.
+                        stuck = Some(wi);
+                        continue;
+                    }
+                    return Err(self.budget_error(wg, wi, &waves[wi]));
                 }
+            }
+            if let Some(wi) = stuck {
+                let others_blocked = waves
+                    .iter()
+                    .enumerate()
+                    .all(|(i, w)| i == wi || w.state != WaveState::Running);
+                if others_blocked {
+                    if let Some(f) = self.deadlock(wg, &waves, wi) {
+                        let n = waves.iter().map(|w| w.executed).sum();
+                        return Ok((n, collect(&mut waves, &lds, vec![f])));
+                    }
+                    return Err(self.budget_error(wg, wi, &waves[wi]));
+                }
+                continue;
             }
             if waves.iter().all(|w| w.state == WaveState::Done) {
                 break;
@@ -717,9 +745,23 @@ impl Setup<'_> {
                 // A wave's slice ended before it blocked: another round.
                 continue;
             }
-            if self.shared.is_some() {
+            if self.launch.sanitize.contains(Checks::BARRIER_PAIRS) {
                 if let Some(f) = self.divergence(wg, &waves, &mut ended_reported) {
                     divergence.push(f);
+                }
+            }
+            if let (Some(sh), true) = (&lds.shadow, self.launch.sanitize.contains(Checks::RACES)) {
+                // LDS writes still in flight at the barrier stay invisible
+                // to the other waves until their wave's wait.
+                for (i, w) in waves.iter().enumerate() {
+                    let (WaveState::Barrier, Some(san)) = (w.state, w.san.as_ref()) else {
+                        continue;
+                    };
+                    let at = self.program.instructions.get(w.pc.wrapping_sub(1));
+                    let in_flight = san.lds_writes_in_flight();
+                    if let (Some(b), false) = (at, in_flight.is_empty()) {
+                        sh.hide(i as u32, b.addr, &in_flight);
+                    }
                 }
             }
             // Every wave still alive waits at the barrier: release them.
@@ -803,6 +845,56 @@ impl Setup<'_> {
                 crate::sanitize::describe(p, end),
                 list(&same),
                 crate::sanitize::describe(p, addr),
+            ),
+            occurrences: 1,
+        })
+    }
+
+    /// Wave `wi` ran out of its instruction budget.
+    fn budget_error(&self, wg: [u32; 3], wi: usize, wave: &Wave) -> Error {
+        Error::Budget {
+            kernel: self.kernel.name.clone(),
+            workgroup: wg,
+            wave: wi as u32,
+            budget: self.launch.max_instructions,
+            where_: self.where_looping(wave),
+        }
+    }
+
+    /// A deadlock: wave `wi` ran out of its budget while other waves of the
+    /// workgroup wait at a barrier (`None` when none waits).
+    fn deadlock(&self, wg: [u32; 3], waves: &[Wave], wi: usize) -> Option<Finding> {
+        let p = self.program;
+        let waiting: Vec<(usize, u64)> = waves
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.state == WaveState::Barrier)
+            .filter_map(|(i, w)| {
+                p.instructions
+                    .get(w.pc.wrapping_sub(1))
+                    .map(|x| (i, x.addr))
+            })
+            .collect();
+        let &(_, barrier) = waiting.first()?;
+        let list: Vec<String> = waiting.iter().map(|w| w.0.to_string()).collect();
+        let wave = &waves[wi];
+        let addr = p
+            .instructions
+            .get(wave.pc)
+            .map(|i| i.addr)
+            .unwrap_or(barrier);
+        Some(Finding {
+            kind: Kind::Deadlock,
+            workgroup: wg,
+            wave: wi as u32,
+            addr,
+            other: Some(barrier),
+            message: format!(
+                "wave {wi} ran {} instructions without reaching a barrier or its end while wave(s) {} wait at {}: on hardware they wait forever; {}; the workgroup stopped here",
+                wave.executed,
+                list.join(", "),
+                crate::sanitize::describe(p, barrier),
+                self.where_looping(wave)
             ),
             occurrences: 1,
         })

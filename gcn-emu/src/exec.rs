@@ -3874,7 +3874,7 @@ pub fn run_until_blocked(
             ));
         };
         if let Some(san) = wave.san.as_mut() {
-            san.before(ins, prog);
+            san.before(ins, prog, ctx.lds.shadow.as_deref());
             if let Some(sh) = &ctx.lds.shadow {
                 sh.current.set((
                     san.wave,

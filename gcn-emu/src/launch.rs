@@ -746,6 +746,10 @@ pub struct LaunchSpec {
     /// How closely two runs' float outputs must agree (default exact).
     #[serde(default)]
     pub tolerance: Tolerance,
+    /// The sanitizer's checks for this launch under `gcn-patch test`
+    /// (`"races,waits"`, …; default: [`crate::sanitize::Checks::DEFAULT`]).
+    #[serde(default)]
+    pub sanitize: Option<crate::sanitize::Checks>,
 }
 
 /// SplitMix64: a 64-bit state advanced by the golden gamma and mixed; the

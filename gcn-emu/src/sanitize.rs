@@ -33,6 +33,35 @@
 //! launch (the SGPRs it initializes, `v0`) and by every write. A read of a
 //! register whose bit is clear is an uninitialized read, once per register
 //! and wave. Whole registers: a write in any lane counts.
+//!
+//! **Stores in flight at a barrier.** LDS requests of different waves may
+//! be reordered (AMDGPUUsage, "Memory Model GFX942": the LDS has several
+//! request queues shared by the SIMDs of a CU, so `s_waitcnt lgkmcnt(0)` is
+//! required to synchronize LDS operations between the waves of a
+//! work-group; clang-22 emits it before every workgroup-scope release, i.e.
+//! before `__syncthreads()`'s `s_barrier`). An LDS store or atomic (`ds_*`
+//! that writes) still in flight on its wave's `lgkmcnt` when the wave
+//! reaches `s_barrier` stays invisible to the other waves until that wave's
+//! `s_waitcnt` retires it: another wave's access to those bytes after the
+//! barrier, before that wait, is a race ([`Kind::StoreInFlightAtBarrier`])
+//! naming the store, the barrier, the missing wait and the access. Global,
+//! buffer and flat stores in flight at a barrier are not findings: outside
+//! tgsplit mode the waves of a workgroup share one CU's vector L1 and
+//! clang-22 emits no `vmcnt(0)` before a workgroup barrier on
+//! gfx90a/gfx942/gfx950 (it does with `-mtgsplit`, which the emulator does
+//! not model). Not modelled either: a load in flight at a barrier racing
+//! with another wave's later store (write after read).
+//!
+//! **Barriers.** Hardware counts arrivals at `s_barrier` and has no
+//! address: waves of a workgroup may wait at different `s_barrier`
+//! instructions (aiter's GEMMs do), and a wave that ends no longer counts
+//! (the barrier releases the surviving waves). Neither is reported unless
+//! the opt-in check [`Checks::BARRIER_PAIRS`] asks. What is reported
+//! ([`Checks::BARRIERS`]) is a deadlock: a wave that never reaches a
+//! barrier (it runs out of its instruction budget) while others wait at one.
+//!
+//! **Choosing checks.** [`Checks`] selects them; each [`Kind`] belongs to
+//! one check ([`Kind::check`]).
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
@@ -51,12 +80,141 @@ pub enum Kind {
     UninitializedLds,
     /// A global or flat access outside every allocation.
     OutOfBounds,
-    /// The waves of a workgroup at different barriers, or one ended while
-    /// others wait at one.
+    /// The waves of a workgroup released from different barriers, or one
+    /// ended while others wait at one (legal on hardware; reported only by
+    /// the opt-in [`Checks::BARRIER_PAIRS`]).
     BarrierDivergence,
     /// A read of a register neither the launch nor an earlier instruction
     /// of the wave wrote.
     UninitializedRegister,
+    /// Another wave accessed LDS bytes after a barrier that a store still in
+    /// flight at that barrier writes (a missing `s_waitcnt lgkmcnt(0)`).
+    StoreInFlightAtBarrier,
+    /// A wave never reaches a barrier while the others of its workgroup
+    /// wait at one.
+    Deadlock,
+}
+
+impl Kind {
+    /// The check a kind of finding belongs to.
+    pub fn check(self) -> Checks {
+        match self {
+            Kind::PrematureRead => Checks::WAITS,
+            Kind::LdsRace | Kind::StoreInFlightAtBarrier => Checks::RACES,
+            Kind::UninitializedLds | Kind::UninitializedRegister => Checks::UNINIT,
+            Kind::OutOfBounds => Checks::BOUNDS,
+            Kind::Deadlock => Checks::BARRIERS,
+            Kind::BarrierDivergence => Checks::BARRIER_PAIRS,
+        }
+    }
+}
+
+/// A set of sanitizer checks (`--sanitize=CHECK,…`). Empty: no sanitizer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Checks(u8);
+
+impl Checks {
+    /// No check: the sanitizer is off.
+    pub const NONE: Checks = Checks(0);
+    /// `races`: LDS races between waves, and LDS stores in flight at a barrier.
+    pub const RACES: Checks = Checks(1);
+    /// `uninit`: reads of LDS bytes and registers nothing wrote.
+    pub const UNINIT: Checks = Checks(2);
+    /// `bounds`: global accesses outside every allocation.
+    pub const BOUNDS: Checks = Checks(4);
+    /// `barriers`: deadlocks (a wave never reaching the barrier others wait at).
+    pub const BARRIERS: Checks = Checks(8);
+    /// `waits`: premature reads of registers a load in flight still writes.
+    pub const WAITS: Checks = Checks(16);
+    /// `barrier-pairs` (opt-in): waves of a workgroup released together
+    /// from different `s_barrier` instructions, or ended while others wait.
+    /// Legal on hardware; a bug only where the kernel means every wave to
+    /// meet at the same one.
+    pub const BARRIER_PAIRS: Checks = Checks(32);
+    /// Plain `--sanitize`: every check but `barrier-pairs`.
+    pub const DEFAULT: Checks = Checks(1 | 2 | 4 | 8 | 16);
+    /// Every check.
+    pub const ALL: Checks = Checks(63);
+
+    /// Every check by name, in the order they print.
+    pub const NAMES: [(&'static str, Checks); 6] = [
+        ("races", Checks::RACES),
+        ("uninit", Checks::UNINIT),
+        ("bounds", Checks::BOUNDS),
+        ("barriers", Checks::BARRIERS),
+        ("waits", Checks::WAITS),
+        ("barrier-pairs", Checks::BARRIER_PAIRS),
+    ];
+
+    /// Whether no check is on.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+    /// Whether every check of `other` is on.
+    pub fn contains(self, other: Checks) -> bool {
+        self.0 & other.0 == other.0 && !other.is_empty()
+    }
+    /// Both sets' checks.
+    pub fn union(self, other: Checks) -> Checks {
+        Checks(self.0 | other.0)
+    }
+
+    /// Parse `CHECK,…` (names of [`Checks::NAMES`], `default`, `all`); an
+    /// error names the unknown word and the known ones.
+    pub fn parse(s: &str) -> Result<Checks, String> {
+        let mut c = Checks::NONE;
+        for w in s.split(',').map(str::trim) {
+            c = c.union(match w {
+                "default" => Checks::DEFAULT,
+                "all" => Checks::ALL,
+                _ => match Checks::NAMES.iter().find(|(n, _)| *n == w) {
+                    Some(&(_, k)) => k,
+                    None => {
+                        return Err(format!(
+                            "unknown sanitizer check `{w}`; the checks: {}, or `default` (all but barrier-pairs) or `all`",
+                            Checks::NAMES.map(|(n, _)| n).join(", ")
+                        ))
+                    }
+                },
+            });
+        }
+        Ok(c)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Checks {
+    /// `"CHECK,…"` as [`Checks::parse`] reads it.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Checks::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+impl From<bool> for Checks {
+    /// `true`: the default checks; `false`: none.
+    fn from(on: bool) -> Self {
+        if on {
+            Checks::DEFAULT
+        } else {
+            Checks::NONE
+        }
+    }
+}
+
+impl fmt::Display for Checks {
+    /// The names of the checks that are on, comma-separated (`none`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let on: Vec<&str> = Checks::NAMES
+            .iter()
+            .filter(|(_, c)| self.contains(*c))
+            .map(|(n, _)| *n)
+            .collect();
+        if on.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&on.join(","))
+        }
+    }
 }
 
 impl fmt::Display for Kind {
@@ -68,6 +226,8 @@ impl fmt::Display for Kind {
             Kind::OutOfBounds => "out-of-bounds access",
             Kind::BarrierDivergence => "barrier divergence",
             Kind::UninitializedRegister => "uninitialized register read",
+            Kind::StoreInFlightAtBarrier => "LDS race (store in flight at a barrier)",
+            Kind::Deadlock => "barrier deadlock",
         })
     }
 }
@@ -172,6 +332,10 @@ struct Pending {
     dst: Option<(RegFile, u16, u16)>,
     /// Index of the last wait executed when it was issued.
     issued_after_wait: u64,
+    /// The wave's sequence number of this memory instruction (from 1).
+    seq: u64,
+    /// Whether it writes LDS (a `ds_*` store or atomic, or an LDS DMA load).
+    lds_write: bool,
 }
 
 /// One wave's in-flight memory operations.
@@ -191,6 +355,8 @@ pub struct WaveSan {
     /// Registers written so far (by the launch or an instruction), one bit
     /// per register: s0–s101, v0–v511, a0–a255. `None`: not tracked.
     written: Option<Box<Written>>,
+    /// Memory instructions issued so far (the last one's sequence number).
+    seq: u64,
 }
 
 /// One bit per register, whole registers (any lane).
@@ -434,24 +600,47 @@ impl WaveSan {
         )
     }
 
-    /// Apply `s_waitcnt` with its simm16 (gfx9 layout).
-    fn wait(&mut self, ins: &Instruction) {
+    /// Apply `s_waitcnt` with its simm16 (gfx9 layout); LDS writes it
+    /// retires become visible to the other waves (`lds`).
+    fn wait(&mut self, ins: &Instruction, lds: Option<&LdsShadow>) {
         let imm = ins.words.first().copied().unwrap_or(0) & 0xffff;
         let vm = ((imm & 0xf) | ((imm >> 14) & 3) << 4) as usize;
         let lgkm = ((imm >> 8) & 0xf) as usize;
+        if let Some(sh) = lds.filter(|sh| !sh.hidden.borrow().is_empty()) {
+            // What the wait retires, before it is dropped below.
+            let mut hidden = sh.hidden.borrow_mut();
+            let vm_n = self.vm.len().saturating_sub(vm);
+            for p in &self.vm[..vm_n] {
+                hidden.remove(&(self.wave, p.seq));
+            }
+            let mut lgkm_copy = self.lgkm.clone();
+            Self::drain_lgkm(&mut lgkm_copy, lgkm);
+            for p in &self.lgkm {
+                if !lgkm_copy.iter().any(|q| q.seq == p.seq) {
+                    hidden.remove(&(self.wave, p.seq));
+                }
+            }
+        }
         if self.vm.len() > vm {
             let n = self.vm.len() - vm;
             self.vm.drain(..n);
         }
-        if self.lgkm.len() > lgkm {
+        Self::drain_lgkm(&mut self.lgkm, lgkm);
+        self.waits += 1;
+        self.last_wait = Some((ins.addr, ins.text.clone()));
+    }
+
+    /// Retire what `lgkmcnt(lgkm)` retires of `q`.
+    fn drain_lgkm(q: &mut Vec<Pending>, lgkm: usize) {
+        if q.len() > lgkm {
             if lgkm == 0 {
-                self.lgkm.clear();
+                q.clear();
             } else {
                 // Oldest LDS beyond N plus every scalar one may be complete;
                 // only LDS ones in excess of that are sure to be.
-                let smem = self.lgkm.iter().filter(|p| p.queue == Queue::Smem).count();
-                let mut n = self.lgkm.len().saturating_sub(lgkm + smem);
-                self.lgkm.retain(|p| {
+                let smem = q.iter().filter(|p| p.queue == Queue::Smem).count();
+                let mut n = q.len().saturating_sub(lgkm + smem);
+                q.retain(|p| {
                     if p.queue == Queue::Lds && n > 0 {
                         n -= 1;
                         false
@@ -461,8 +650,17 @@ impl WaveSan {
                 });
             }
         }
-        self.waits += 1;
-        self.last_wait = Some((ins.addr, ins.text.clone()));
+    }
+
+    /// The LDS writes still in flight (sequence number, address, whether on
+    /// `vmcnt`), for a barrier the wave waits at.
+    pub fn lds_writes_in_flight(&self) -> Vec<(u64, u64, bool)> {
+        self.vm
+            .iter()
+            .chain(&self.lgkm)
+            .filter(|p| p.lds_write)
+            .map(|p| (p.seq, p.addr, p.queue == Queue::Vm))
+            .collect()
     }
 
     /// The `s_waitcnt` that retires `p`, at `pos` in its queue.
@@ -477,12 +675,14 @@ impl WaveSan {
     }
 
     /// Check `ins` (about to run) against the loads in flight, then record
-    /// it if it is a memory instruction, or apply it if it is a wait.
-    pub fn before(&mut self, ins: &Instruction, program: &Program) {
+    /// it if it is a memory instruction, or apply it if it is a wait. `lds`:
+    /// the workgroup's LDS shadow, told the sequence number of the access
+    /// and the LDS writes a wait retires.
+    pub fn before(&mut self, ins: &Instruction, program: &Program, lds: Option<&LdsShadow>) {
         self.uninitialized(ins, program);
         let (wg, wave) = (self.workgroup, self.wave);
         if ins.mnemonic == "s_waitcnt" {
-            self.wait(ins);
+            self.wait(ins, lds);
             return;
         }
         let class = classify(ins);
@@ -577,11 +777,28 @@ impl WaveSan {
             } else {
                 None
             };
+            self.seq += 1;
+            if let Some(sh) = lds {
+                sh.seq.set(self.seq);
+            }
+            let m = ins.mnemonic.as_str();
+            let lds_write = match queue {
+                Queue::Lds => lds_writes(m),
+                Queue::Vm => {
+                    ["global_", "buffer_", "scratch_"]
+                        .iter()
+                        .any(|p| m.strip_prefix(p).is_some_and(|r| r.starts_with("load")))
+                        && (m.contains("load_lds") || ins.has("lds"))
+                }
+                Queue::Smem => false,
+            };
             let p = Pending {
                 queue,
                 addr: ins.addr,
                 dst,
                 issued_after_wait: self.waits,
+                seq: self.seq,
+                lds_write,
             };
             match queue {
                 Queue::Vm => self.vm.push(p),
@@ -597,6 +814,8 @@ struct Access {
     epoch: u32,
     addr: u64,
     atomic: bool,
+    /// The wave's sequence number of the instruction.
+    seq: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -617,6 +836,28 @@ pub struct LdsShadow {
     pub findings: RefCell<Vec<Finding>>,
     reported: RefCell<HashSet<Key>>,
     program: std::sync::Arc<Program>,
+    /// The current access's sequence number in its wave ([`WaveSan`]).
+    pub seq: Cell<u64>,
+    /// LDS writes in flight when their wave reached a barrier, not yet
+    /// retired by its wait: (wave, sequence number) to (the write, the
+    /// barrier, on `vmcnt`).
+    hidden: RefCell<Hidden>,
+}
+
+/// LDS writes hidden at a barrier: (wave, sequence number) to (the write's
+/// address, the barrier's address, whether on `vmcnt`).
+type Hidden = HashMap<(u32, u64), (u64, u64, bool)>;
+
+/// Whether a `ds_*` mnemonic writes LDS (a store or an atomic).
+fn lds_writes(m: &str) -> bool {
+    match m.strip_prefix("ds_") {
+        Some(r) => ![
+            "read", "load", "bpermute", "permute", "swizzle", "nop", "consume", "append",
+        ]
+        .iter()
+        .any(|p| r.starts_with(p)),
+        None => false,
+    }
 }
 
 /// Whether a `ds_*` (or other LDS-touching) mnemonic is an atomic.
@@ -641,7 +882,55 @@ impl LdsShadow {
             findings: RefCell::new(Vec::new()),
             reported: RefCell::new(HashSet::new()),
             program,
+            seq: Cell::new(0),
+            hidden: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// Wave `wave` reached the barrier at `barrier` with the LDS writes
+    /// `in_flight` ([`WaveSan::lds_writes_in_flight`]): until its wait
+    /// retires them, the other waves' accesses to their bytes race.
+    pub fn hide(&self, wave: u32, barrier: u64, in_flight: &[(u64, u64, bool)]) {
+        let mut h = self.hidden.borrow_mut();
+        for &(seq, addr, vm) in in_flight {
+            h.entry((wave, seq)).or_insert((addr, barrier, vm));
+        }
+    }
+
+    /// A race with a write in flight at a barrier, if `w`, the last write
+    /// of `byte`, is one and `now` is another wave's access after it.
+    fn unwaited(&self, byte: usize, w: Access, now: Access, write: bool) {
+        if w.wave == now.wave || w.epoch >= now.epoch || (w.atomic && now.atomic) {
+            return;
+        }
+        let Some(&(store, barrier, vm)) = self.hidden.borrow().get(&(w.wave, w.seq)) else {
+            return;
+        };
+        let p = &self.program;
+        let line = p
+            .lines
+            .get(&barrier)
+            .and_then(|l| l.split(':').nth(1))
+            .map(|n| format!(" before line {n}"))
+            .unwrap_or_default();
+        let wait = if vm { "vmcnt(0)" } else { "lgkmcnt(0)" };
+        let msg = format!(
+            "LDS byte {byte:#x}: wave {} wrote it at {} and reached {} with the write in flight; wave {} {} it at {} after the barrier, before wave {} waited for it: the write needs `s_waitcnt {wait}`{line} (the barrier), or the other wave may see the old value (LDS requests of different waves may be reordered: AMDGPUUsage, memory model GFX942)",
+            w.wave,
+            describe(p, store),
+            describe(p, barrier),
+            now.wave,
+            if write { "writes" } else { "reads" },
+            describe(p, now.addr),
+            w.wave,
+        );
+        self.report(
+            Kind::StoreInFlightAtBarrier,
+            now.wave,
+            now.addr,
+            Some(store),
+            msg,
+        );
     }
 
     fn report(&self, kind: Kind, wave: u32, addr: u64, other: Option<u64>, message: String) {
@@ -666,6 +955,7 @@ impl LdsShadow {
             epoch: self.epoch.get(),
             addr,
             atomic,
+            seq: self.seq.get(),
         }
     }
 
@@ -701,6 +991,7 @@ impl LdsShadow {
                     if w.epoch == now.epoch && w.wave != now.wave && !(w.atomic && now.atomic) {
                         self.race(b, w, true, now, false);
                     }
+                    self.unwaited(b, w, now, false);
                 }
             }
             s.readers.retain(|r| r.epoch == now.epoch);
@@ -720,6 +1011,7 @@ impl LdsShadow {
                 if w.epoch == now.epoch && w.wave != now.wave && !(w.atomic && now.atomic) {
                     self.race(b, w, true, now, true);
                 }
+                self.unwaited(b, w, now, true);
             }
             s.readers.retain(|r| r.epoch == now.epoch);
             if let Some(r) = s
@@ -786,6 +1078,7 @@ mod tests {
                 vec![0],
             ),
             &program(),
+            None,
         );
         w.findings.len() - before
     }
@@ -799,7 +1092,42 @@ mod tests {
                 vec![0],
             ),
             &program(),
+            None,
         );
+    }
+
+    #[test]
+    fn checks_parse_print_and_cover_every_kind() {
+        assert_eq!(Checks::parse("default").unwrap(), Checks::DEFAULT);
+        assert_eq!(Checks::parse("all").unwrap(), Checks::ALL);
+        let c = Checks::parse("waits, races").unwrap();
+        assert_eq!(c.to_string(), "races,waits");
+        assert!(c.contains(Checks::RACES) && !c.contains(Checks::UNINIT));
+        assert_eq!(Checks::NONE.to_string(), "none");
+        assert!(!Checks::DEFAULT.contains(Checks::BARRIER_PAIRS));
+        assert_eq!(
+            Checks::DEFAULT.union(Checks::BARRIER_PAIRS),
+            Checks::ALL,
+            "the opt-in check is the only one left out"
+        );
+        let e = Checks::parse("races,lds").unwrap_err();
+        assert!(e.contains("unknown sanitizer check `lds`"), "{e}");
+        assert!(e.contains("barrier-pairs"), "{e}");
+        // Every kind belongs to exactly one named check.
+        let kinds = [
+            Kind::PrematureRead,
+            Kind::LdsRace,
+            Kind::UninitializedLds,
+            Kind::OutOfBounds,
+            Kind::BarrierDivergence,
+            Kind::UninitializedRegister,
+            Kind::StoreInFlightAtBarrier,
+            Kind::Deadlock,
+        ];
+        for k in kinds {
+            let n = Checks::NAMES.iter().filter(|(_, c)| *c == k.check()).count();
+            assert_eq!(n, 1, "{k}");
+        }
     }
 
     #[test]
@@ -807,7 +1135,7 @@ mod tests {
         let mut w = WaveSan::new([0; 3], 0);
         load(&mut w, "global_load_dword", RegFile::V, 1);
         load(&mut w, "global_load_dword", RegFile::V, 2);
-        w.before(&waitcnt(1, 15), &program());
+        w.before(&waitcnt(1, 15), &program(), None);
         assert_eq!(
             use_of(&mut w, RegFile::V, 1),
             0,
@@ -826,7 +1154,7 @@ mod tests {
         let mut w = WaveSan::new([0; 3], 0);
         load(&mut w, "ds_read_b32", RegFile::V, 1);
         load(&mut w, "ds_read_b32", RegFile::V, 2);
-        w.before(&waitcnt(63, 1), &program());
+        w.before(&waitcnt(63, 1), &program(), None);
         assert_eq!(use_of(&mut w, RegFile::V, 1), 0);
         assert_eq!(use_of(&mut w, RegFile::V, 2), 1);
         // A scalar load in flight: lgkmcnt(1) may have seen it complete
@@ -835,15 +1163,15 @@ mod tests {
         load(&mut w, "ds_read_b32", RegFile::V, 1);
         load(&mut w, "s_load_dword", RegFile::S, 4);
         load(&mut w, "s_load_dword", RegFile::S, 5);
-        w.before(&waitcnt(63, 2), &program());
+        w.before(&waitcnt(63, 2), &program(), None);
         assert_eq!(use_of(&mut w, RegFile::V, 1), 1);
-        w.before(&waitcnt(63, 1), &program());
+        w.before(&waitcnt(63, 1), &program(), None);
         assert_eq!(
             use_of(&mut w, RegFile::S, 4),
             1,
             "scalar: only lgkmcnt(0) retires"
         );
-        w.before(&waitcnt(63, 0), &program());
+        w.before(&waitcnt(63, 0), &program(), None);
         assert_eq!(use_of(&mut w, RegFile::S, 5), 0);
     }
 
@@ -861,6 +1189,7 @@ mod tests {
                 vec![0],
             ),
             &program(),
+            None,
         );
         assert_eq!(w.findings.len(), 1);
         assert!(w.findings[0]

@@ -12,6 +12,7 @@ use common::*;
 use gcn_emu::dispatch::{run, Launch};
 use gcn_emu::launch::{compare, random_bytes, LaunchSpec, Output, Tolerance};
 use gcn_emu::memory::Memory;
+use gcn_emu::sanitize::Checks;
 
 const SAXPY: &str = r#"
 grid = 4
@@ -29,7 +30,7 @@ fn run_spec(l: &Loaded, spec: &LaunchSpec) -> Vec<Output> {
     let k = l.co.kernel(&l.name).unwrap();
     let p = spec.prepare(k, &mem).unwrap();
     let mut launch = Launch::new(spec.grid.0, spec.block.0);
-    launch.sanitize = true;
+    launch.sanitize = Checks::DEFAULT;
     let stats = run(&l.co, k, &l.program, &mem, &p.values, &launch).unwrap();
     assert!(stats.findings.is_empty(), "{:?}", stats.findings);
     p.outputs(&mem)

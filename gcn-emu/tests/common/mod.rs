@@ -12,6 +12,7 @@ use gcn_emu::decode::{find_objdump, Program};
 use gcn_emu::dispatch::{run, ArgValue, Launch, Stats};
 use gcn_emu::load::CodeObject;
 use gcn_emu::memory::Memory;
+use gcn_emu::sanitize::Checks;
 
 /// The targets every kernel is built for.
 pub const TARGETS: &[&str] = &["gfx90a", "gfx942", "gfx950"];
@@ -178,7 +179,10 @@ pub fn launch_with(
         })
         .collect();
     let mut sl = launch.clone();
-    sl.sanitize = true;
+    // The launch's own checks, if it names some; else the default ones.
+    if sl.sanitize.is_empty() {
+        sl.sanitize = Checks::DEFAULT;
+    }
     let s = run(&l.co, k, &l.program, &mem2, &vals2, &sl)?;
     assert!(
         s.findings.is_empty(),

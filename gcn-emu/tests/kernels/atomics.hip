@@ -3,6 +3,14 @@
 // atomic max over all inputs. Launch with 256-thread blocks.
 #define __global__ __attribute__((global))
 #define __shared__ __attribute__((shared))
+// HIP's __syncthreads(): a bare s_barrier is no memory fence (LDS writes in
+// flight at it may stay invisible to the other waves).
+#define __syncthreads()                                                        \
+  do {                                                                         \
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");                     \
+    __builtin_amdgcn_s_barrier();                                              \
+    __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");                     \
+  } while (0)
 extern "C" __global__ void histogram(const unsigned *__restrict__ in, unsigned *hist,
                                      unsigned *maxv, unsigned n) {
   __shared__ unsigned local[16];
@@ -10,13 +18,13 @@ extern "C" __global__ void histogram(const unsigned *__restrict__ in, unsigned *
   unsigned i = __builtin_amdgcn_workgroup_id_x() * 256u + tid;
   if (tid < 16)
     local[tid] = 0;
-  __builtin_amdgcn_s_barrier();
+  __syncthreads();
   if (i < n) {
     unsigned v = in[i];
     __atomic_fetch_add(&local[v & 15u], 1u, __ATOMIC_RELAXED);
     __atomic_fetch_max(maxv, v, __ATOMIC_RELAXED);
   }
-  __builtin_amdgcn_s_barrier();
+  __syncthreads();
   if (tid < 16)
     __atomic_fetch_add(&hist[tid], local[tid], __ATOMIC_RELAXED);
 }

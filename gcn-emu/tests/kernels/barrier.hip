@@ -31,3 +31,26 @@ extern "C" __global__ void divergent(float *out, unsigned k) {
     out[t] *= s[t];
   }
 }
+
+// Waves below k spin on an LDS flag that only the waves past the second
+// barrier set: with k > 0, wave 0 never reaches the barrier the others wait
+// at (a deadlock on hardware); with k = 0 nobody spins.
+extern "C" __global__ void spin(float *out, unsigned k) {
+  __shared__ volatile unsigned flag;
+  unsigned t = __builtin_amdgcn_workitem_id_x();
+  if (t == 0)
+    flag = 0;
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  if (t < k) {
+    while (flag == 0) {
+    }
+  } else {
+    __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+    __builtin_amdgcn_s_barrier();
+    if (t == k)
+      flag = 1;
+  }
+  out[t] = 1.0f;
+}

@@ -10,6 +10,7 @@
 //!
 //! Neither prints: they return reports the binary renders.
 
+use gcn_emu::sanitize::Checks;
 use std::path::PathBuf;
 
 use gcn_embed::TargetId;
@@ -99,6 +100,9 @@ pub struct TestOptions {
     pub seeds: Vec<u64>,
     /// Per-wave instruction budget.
     pub max_instructions: Option<u64>,
+    /// The sanitizer's checks, over each launch's `sanitize` (default:
+    /// [`Checks::DEFAULT`], every check but the opt-in `barrier-pairs`).
+    pub sanitize: Option<Checks>,
 }
 
 /// How one launch of the patched object went.
@@ -125,6 +129,8 @@ pub struct Tested {
     pub line: usize,
     /// What happened.
     pub outcome: Outcome,
+    /// The sanitizer's checks it ran with.
+    pub checks: Checks,
 }
 
 /// What `gcn-patch test` found.
@@ -354,7 +360,7 @@ fn fits(m: &Manifest, decl: &Declared, l: &Loaded) -> Result<(), Diagnostics> {
 fn run_once(
     l: &Loaded,
     spec: &LaunchSpec,
-    sanitize: bool,
+    sanitize: Checks,
     seed: u64,
     max_instructions: Option<u64>,
 ) -> Result<(Vec<Output>, Stats), String> {
@@ -410,8 +416,8 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
             fits(&m, decl, &b)?;
             let tol = tolerance.unwrap_or(spec.tolerance);
             let result = match (
-                run_once(&a, spec, false, 0, opts.max_instructions),
-                run_once(&b, spec, false, 0, opts.max_instructions),
+                run_once(&a, spec, Checks::NONE, 0, opts.max_instructions),
+                run_once(&b, spec, Checks::NONE, 0, opts.max_instructions),
             ) {
                 (Err(e), _) => Err(format!("the unpatched object failed: {e}")),
                 (_, Err(e)) => Err(format!("the patched object failed: {e}")),
@@ -502,8 +508,12 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                 let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir)?;
                 fits(&m, decl, &l)?;
                 let mut outcome = None;
+                let checks = opts
+                    .sanitize
+                    .or(decl.spec.sanitize)
+                    .unwrap_or(Checks::DEFAULT);
                 for &seed in &seeds {
-                    match run_once(&l, &decl.spec, true, seed, opts.max_instructions) {
+                    match run_once(&l, &decl.spec, checks, seed, opts.max_instructions) {
                         Err(e) => {
                             outcome = Some(Outcome::Failed(e));
                             break;
@@ -526,6 +536,7 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                     launch: decl.spec.label(li),
                     line: decl.line,
                     outcome: outcome.unwrap_or(Outcome::Clean(0)),
+                    checks,
                 });
             }
         }

@@ -37,8 +37,9 @@ pub struct RunOptions {
     pub args: Vec<ArgSpec>,
     /// Where to write `arg<I>.npy` for every buffer argument.
     pub out: Option<PathBuf>,
-    /// Run the sanitizer: findings make the run fail ([`RunError::Findings`]).
-    pub sanitize: bool,
+    /// The sanitizer's checks (empty: off): findings make the run fail
+    /// ([`RunError::Findings`]).
+    pub sanitize: gcn_emu::sanitize::Checks,
     /// The schedule seed ([`Launch::seed`]): 0 runs waves in turn, any
     /// other value interleaves them in a seeded order; the same seed gives
     /// the same results and report.

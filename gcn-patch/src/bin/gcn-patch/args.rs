@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use gcn_emu::sanitize::Checks;
 use gcn_patch::ops::Tools;
 
 /// Patch, retarget, check and assemble hand-tuned AMDGPU assembly.
@@ -161,6 +162,10 @@ pub(crate) enum Command {
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// The sanitizer's checks, as `run --sanitize=CHECK,…` takes them
+        /// (default: all but barrier-pairs).
+        #[arg(long, value_name = "CHECK,…", value_parser = parse_checks)]
+        sanitize: Option<Checks>,
         /// The manifest.
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
@@ -379,13 +384,17 @@ pub(crate) enum Command {
         /// (bf16 as its raw bits, <u2). Without it nothing is written.
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
-        /// Run the sanitizer: premature reads of registers a load in flight
-        /// still writes (s_waitcnt), LDS races between waves of a
-        /// workgroup, uninitialized LDS and register reads, out-of-bounds
-        /// global accesses, barrier divergence. Any finding: its report on stderr,
-        /// exit 1.
-        #[arg(long)]
-        sanitize: bool,
+        /// Run the sanitizer with these checks (plain `--sanitize`: all but
+        /// barrier-pairs): waits (premature reads of registers a load in
+        /// flight still writes), races (LDS races between waves, LDS stores
+        /// in flight at s_barrier), uninit (LDS and register reads nothing
+        /// wrote), bounds (global accesses outside every buffer), barriers
+        /// (a wave never reaching the barrier others wait at), barrier-pairs
+        /// (opt-in: waves released from different s_barrier instructions, or
+        /// ended while others wait; legal on hardware). Any finding: its
+        /// report on stderr, exit 1 (the buffers are still written).
+        #[arg(long, value_name = "CHECK,…", num_args = 0..=1, require_equals = true, default_missing_value = "default", value_parser = parse_checks)]
+        sanitize: Option<Checks>,
         /// Schedule seed: 0 runs the waves of a workgroup in turn, each
         /// until it ends or reaches s_barrier; any other value interleaves
         /// them in a seeded order and slices. The same seed gives the same
@@ -499,4 +508,9 @@ fn escape_angle_brackets(markdown: &str) -> String {
         }
     }
     out
+}
+
+/// `--sanitize=CHECK,…`: the sanitizer's checks by name.
+fn parse_checks(s: &str) -> Result<Checks, String> {
+    Checks::parse(s)
 }

@@ -92,7 +92,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             block,
             args,
             out,
-            sanitize,
+            sanitize: sanitize.unwrap_or_default(),
             seed,
             asm,
             max_instructions,
@@ -139,6 +139,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         target,
         seeds,
         max_instructions,
+        sanitize,
         manifest,
         llvm,
     } = cli.command
@@ -153,6 +154,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             target,
             seeds,
             max_instructions,
+            sanitize,
         };
         return render::test(&opts, &llvm.tools());
     }

@@ -296,8 +296,13 @@ pub(crate) fn targets() {
 pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
     match ops::run::run(opts, tools) {
         Ok(r) => {
+            let checks = if opts.sanitize.is_empty() {
+                String::new()
+            } else {
+                format!("; sanitizer checks: {}", opts.sanitize)
+            };
             println!(
-                "gcn-patch run: kernel `{}` ({}) ran clean: {} workgroup(s), {} wave(s), {} wave-instructions",
+                "gcn-patch run: kernel `{}` ({}) ran clean: {} workgroup(s), {} wave(s), {} wave-instructions{checks}",
                 r.kernel, r.processor, r.stats.workgroups, r.stats.waves, r.stats.instructions
             );
             for p in &r.outputs {
@@ -312,6 +317,16 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
         }
         Err(ops::run::RunError::Findings(r)) => {
             eprint!("{}", render_findings(&r));
+            println!(
+                "gcn-patch run: kernel `{}` ({}) did NOT run clean: the sanitizer ({}) found {} problem(s), reported on stderr; {} workgroup(s), {} wave(s), {} wave-instructions",
+                r.kernel,
+                r.processor,
+                opts.sanitize,
+                r.stats.findings.len(),
+                r.stats.workgroups,
+                r.stats.waves,
+                r.stats.instructions
+            );
             for p in &r.outputs {
                 println!("wrote {}", p.display());
             }
@@ -424,7 +439,14 @@ pub(crate) fn test_report(r: &ops::emulate::TestReport, manifest: &std::path::Pa
         );
         match &row.outcome {
             Outcome::Clean(n) => {
-                s.push_str(&format!("ok: {head}: ran clean, {n} wave-instructions\n"))
+                let only = if row.checks == gcn_emu::sanitize::Checks::DEFAULT {
+                    String::new()
+                } else {
+                    format!(" (sanitizer checks: {} only)", row.checks)
+                };
+                s.push_str(&format!(
+                    "ok: {head}: ran clean{only}, {n} wave-instructions\n"
+                ))
             }
             Outcome::Findings(seed, f) => {
                 s.push_str(&format!(
