@@ -593,7 +593,11 @@ pub fn emu(data: &[u8]) {
         launch.max_work = 20_000;
         launch.max_memory = 64 << 20;
         launch.threads = 1;
-        launch.sanitize = head[16] & 0x80 != 0;
+        launch.sanitize = if head[16] & 0x80 != 0 {
+            gcn_emu::sanitize::Checks::ALL
+        } else {
+            gcn_emu::sanitize::Checks::NONE
+        };
         launch.seed = (head[16] & 0x40) as u64;
         match gcn_emu::dispatch::run(&co, kernel, &program, &mem, &args, &launch) {
             Ok(stats) => {
