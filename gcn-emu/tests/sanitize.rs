@@ -786,7 +786,11 @@ fn a_wave_spinning_while_others_wait_at_a_barrier_is_a_deadlock() {
                 .unwrap_or_else(|e| panic!("{target}: {e}"))
                 .findings;
             assert_eq!(f.len(), 1, "{target}: {f:?}");
-            assert_eq!((f[0].kind, f[0].wave), (Kind::Deadlock, 0), "{target}: {f:?}");
+            assert_eq!(
+                (f[0].kind, f[0].wave),
+                (Kind::Deadlock, 0),
+                "{target}: {f:?}"
+            );
             let m = &f[0].message;
             assert!(
                 m.starts_with("wave 0 ran ") && m.contains("while wave(s) 1, 2, 3 wait at "),
