@@ -7,6 +7,9 @@
 //! reported as a race; the unmutated kernels must give no finding over
 //! several seeds and sizes.
 
+// gcn_emu::Error is large by design (see the crate root).
+#![allow(clippy::result_large_err)]
+
 mod common;
 use common::*;
 
