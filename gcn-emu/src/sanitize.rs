@@ -1125,7 +1125,10 @@ mod tests {
             Kind::Deadlock,
         ];
         for k in kinds {
-            let n = Checks::NAMES.iter().filter(|(_, c)| *c == k.check()).count();
+            let n = Checks::NAMES
+                .iter()
+                .filter(|(_, c)| *c == k.check())
+                .count();
             assert_eq!(n, 1, "{k}");
         }
     }

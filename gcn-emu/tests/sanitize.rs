@@ -7,6 +7,9 @@
 //! reported as a race; the unmutated kernels must give no finding over
 //! several seeds and sizes.
 
+// gcn_emu::Error is large by design (see the crate root).
+#![allow(clippy::result_large_err)]
+
 mod common;
 use common::*;
 
@@ -786,7 +789,11 @@ fn a_wave_spinning_while_others_wait_at_a_barrier_is_a_deadlock() {
                 .unwrap_or_else(|e| panic!("{target}: {e}"))
                 .findings;
             assert_eq!(f.len(), 1, "{target}: {f:?}");
-            assert_eq!((f[0].kind, f[0].wave), (Kind::Deadlock, 0), "{target}: {f:?}");
+            assert_eq!(
+                (f[0].kind, f[0].wave),
+                (Kind::Deadlock, 0),
+                "{target}: {f:?}"
+            );
             let m = &f[0].message;
             assert!(
                 m.starts_with("wave 0 ran ") && m.contains("while wave(s) 1, 2, 3 wait at "),
