@@ -13,7 +13,7 @@
 //! not fixed unless `threads` is 1). On an error, the one of the
 //! lowest-numbered failing workgroup is reported, which is deterministic.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use crate::decode::Program;
@@ -95,6 +95,11 @@ pub struct Stats {
     pub instructions: u64,
     /// Address of the kernarg segment.
     pub kernarg: u64,
+    /// LDS accesses outside the workgroup's LDS allocation (static plus
+    /// dynamic), one per lane and instruction: they read 0 and their writes
+    /// are dropped. Counted with or without the sanitizer (with it, each
+    /// instruction that made one is also a finding).
+    pub lds_out_of_range: u64,
     /// Sanitizer findings, ordered by workgroup, wave and address, those of
     /// the same instructions merged (empty without [`Launch::sanitize`]).
     pub findings: Vec<Finding>,
@@ -280,6 +285,7 @@ pub fn run(
             .sanitize
             .then(|| std::sync::Arc::new(program.clone())),
         ocp_fp8: co.processor == "gfx950",
+        lds_out_of_range: AtomicU64::new(0),
     };
     let workers = if launch.threads == 0 {
         std::thread::available_parallelism()
@@ -338,6 +344,7 @@ pub fn run(
         waves: n_wg * waves_per_wg as u64,
         instructions: total.into_inner() as u64,
         kernarg: kernarg_addr,
+        lds_out_of_range: setup.lds_out_of_range.into_inner(),
         findings: crate::sanitize::merge(findings.into_inner().unwrap_or_else(|e| e.into_inner())),
     })
 }
@@ -367,6 +374,8 @@ struct Setup<'a> {
     shared: Option<std::sync::Arc<Program>>,
     /// fp8/bf8 are OCP (gfx950), else FNUZ.
     ocp_fp8: bool,
+    /// Lane accesses outside the LDS allocation, over all workgroups.
+    lds_out_of_range: AtomicU64,
 }
 
 impl Setup<'_> {
@@ -470,6 +479,7 @@ impl Setup<'_> {
             .group_segment_fixed_size
             .saturating_add(self.launch.dynamic_lds) as usize;
         let mut lds = Lds::new(lds_size);
+        lds.dynamic = self.launch.dynamic_lds;
         if let Some(p) = &self.shared {
             let d = &self.kernel.descriptor;
             let sgprs = d.user_sgpr_count()
@@ -484,6 +494,8 @@ impl Setup<'_> {
             lds.shadow = Some(Box::new(LdsShadow::new(lds_size, p.clone())));
         }
         let collect = |waves: &mut Vec<Wave>, lds: &Lds, mut extra: Vec<Finding>| {
+            self.lds_out_of_range
+                .fetch_add(lds.out_of_range, Ordering::Relaxed);
             for w in waves.iter_mut() {
                 if let Some(s) = w.san.as_mut() {
                     extra.append(&mut s.findings);

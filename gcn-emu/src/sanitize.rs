@@ -1,6 +1,7 @@
 //! The sanitizer: premature reads (wait counters), LDS races between waves,
 //! uninitialized LDS and register reads, and out-of-bounds global accesses
-//! (barrier divergence is found by [`crate::dispatch`]).
+//! (barrier divergence is found by [`crate::dispatch`]), and LDS accesses
+//! outside the workgroup's LDS allocation.
 //!
 //! **Premature reads.** The emulator completes every memory instruction at
 //! once, but records it as *in flight* on its wave's counters until an
@@ -51,6 +52,9 @@ pub enum Kind {
     UninitializedLds,
     /// A global or flat access outside every allocation.
     OutOfBounds,
+    /// An LDS access outside the workgroup's LDS allocation (the
+    /// descriptor's static LDS plus the launch's dynamic LDS).
+    LdsOutOfBounds,
     /// The waves of a workgroup at different barriers, or one ended while
     /// others wait at one.
     BarrierDivergence,
@@ -66,6 +70,7 @@ impl fmt::Display for Kind {
             Kind::LdsRace => "LDS race",
             Kind::UninitializedLds => "uninitialized LDS read",
             Kind::OutOfBounds => "out-of-bounds access",
+            Kind::LdsOutOfBounds => "LDS out-of-bounds access",
             Kind::BarrierDivergence => "barrier divergence",
             Kind::UninitializedRegister => "uninitialized register read",
         })
@@ -681,6 +686,38 @@ impl LdsShadow {
             describe(p, now.addr),
         );
         self.report(Kind::LdsRace, now.wave, now.addr, Some(first.addr), msg);
+    }
+
+    /// An access of `size` bytes at `addr` by lane `lane` of the current
+    /// instruction falls outside the allocation of `fixed` static plus
+    /// `dynamic` bytes: a finding, once per instruction.
+    pub fn out_of_range(
+        &self,
+        lane: u32,
+        addr: u32,
+        size: usize,
+        write: bool,
+        fixed: u64,
+        dynamic: u32,
+    ) {
+        let now = self.now();
+        let total = fixed + dynamic as u64;
+        let msg = format!(
+            "{}, lane {lane}: {size}-byte LDS {} at offset {addr:#x} is outside the workgroup's LDS allocation of {total} bytes ({fixed} static from the descriptor + {dynamic} dynamic from the launch); {}",
+            describe(&self.program, now.addr),
+            if write { "write" } else { "read" },
+            if write {
+                "the emulator drops the write"
+            } else {
+                "the emulator returns 0"
+            },
+        );
+        let msg = if dynamic == 0 {
+            format!("{msg}; a kernel that allocates LDS at launch (Triton's `shared`, HIP's `extern __shared__`) needs it as dynamic LDS (`gcn-patch run --dynamic-lds BYTES`, `dynamic-lds` in [[kernel.launch]])")
+        } else {
+            msg
+        };
+        self.report(Kind::LdsOutOfBounds, now.wave, now.addr, None, msg);
     }
 
     /// A read of `size` bytes at `addr` by the current access.

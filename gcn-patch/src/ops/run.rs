@@ -50,6 +50,10 @@ pub struct RunOptions {
     pub asm: Option<PathBuf>,
     /// Per-wave instruction budget (default [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
     pub max_instructions: Option<u64>,
+    /// Dynamic LDS bytes per workgroup ([`Launch::dynamic_lds`]), beyond the
+    /// descriptor's static LDS: HIP's `sharedMemBytes`, a Triton kernel's
+    /// `shared`.
+    pub dynamic_lds: u32,
 }
 
 /// What a clean run did.
@@ -61,6 +65,9 @@ pub struct RunReport {
     pub processor: String,
     /// Counts.
     pub stats: Stats,
+    /// LDS bytes per workgroup: the descriptor's static LDS
+    /// (`group_segment_fixed_size`) and the launch's dynamic LDS.
+    pub lds: (u32, u32),
     /// Files written (one per buffer argument), in argument order.
     pub outputs: Vec<PathBuf>,
 }
@@ -354,6 +361,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     let mut launch = Launch::new(grid, block);
     launch.sanitize = opts.sanitize;
     launch.seed = opts.seed;
+    launch.dynamic_lds = opts.dynamic_lds;
     if let Some(m) = opts.max_instructions {
         launch.max_instructions = m;
     }
@@ -398,6 +406,10 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         kernel: kernel.name.clone(),
         processor: co.processor.clone(),
         stats,
+        lds: (
+            kernel.descriptor.group_segment_fixed_size,
+            opts.dynamic_lds,
+        ),
         outputs,
     };
     if report.stats.findings.is_empty() {

@@ -401,6 +401,13 @@ pub(crate) enum Command {
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// Dynamic LDS bytes per workgroup, beyond the static LDS of the
+        /// kernel descriptor (HIP's sharedMemBytes, for `extern __shared__`;
+        /// a Triton kernel's `shared`, in its metadata .json and in
+        /// kernels.toml). LDS accesses outside static + dynamic read 0 and
+        /// their writes are dropped: the summary counts them.
+        #[arg(long, value_name = "BYTES", default_value_t = 0)]
+        dynamic_lds: u32,
         #[command(flatten)]
         llvm: LlvmArgs,
     },

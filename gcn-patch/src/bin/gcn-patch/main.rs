@@ -67,6 +67,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         seed,
         asm,
         max_instructions,
+        dynamic_lds,
         llvm,
     } = cli.command
     {
@@ -94,6 +95,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             seed,
             asm,
             max_instructions,
+            dynamic_lds,
         };
         return render::run(&opts, &llvm.tools());
     }
