@@ -86,7 +86,9 @@ fn reference(a: &[f64], b: &[f64]) -> Vec<f64> {
 /// whatever order its MFMA sums in.
 fn quarters(seed: u64, n: usize) -> Vec<f64> {
     let mut r = gcn_emu::launch::SplitMix64(seed);
-    (0..n).map(|_| (r.next_u64() % 17) as f64 / 4.0 - 2.0).collect()
+    (0..n)
+        .map(|_| (r.next_u64() % 17) as f64 / 4.0 - 2.0)
+        .collect()
 }
 
 fn write_f16(path: &Path, v: &[f64], shape: Vec<usize>) {
@@ -167,11 +169,7 @@ fn triton_matmul_matches_the_reference_with_its_shared_lds() {
         assert!(shared != "0", "{arch}: the corpus matmul uses LDS");
         let (o, dir, want) = run_matmul(arch, &["--dynamic-lds", &shared, "--sanitize"]);
         assert!(o.status.success(), "{arch}: {}{}", stdout(&o), stderr(&o));
-        assert!(
-            stdout(&o).contains("ran clean"),
-            "{arch}: {}",
-            stdout(&o)
-        );
+        assert!(stdout(&o).contains("ran clean"), "{arch}: {}", stdout(&o));
         let got = result(&dir);
         for (i, (g, w)) in got.iter().zip(&want).enumerate() {
             assert_eq!(*g as f64, *w, "{arch}: C[{}][{}]", i / N, i % N);
@@ -226,7 +224,7 @@ fn without_its_lds_the_matmul_is_wrong_and_the_run_says_why() {
         .unwrap_or_else(|| panic!("no LDS out-of-bounds finding:\n{err}"));
     assert!(
         first.contains("`ds_write_b16 v36, v58`")
-            && first.contains("(matmul.hsaco (lifted):")
+            && first.contains("matmul.hsaco (lifted):260: ds_write_b16 v36, v58)")
             && first.contains(", lane 0: 2-byte LDS write at offset 0x0 is outside the workgroup's LDS allocation of 0 bytes (0 static from the descriptor + 0 dynamic from the launch)")
             && first.contains("--dynamic-lds BYTES"),
         "{first}"
@@ -374,4 +372,103 @@ with = "ds_write_b16 v37, v59 offset:512"
     let o = run_cli(&proj, &["compare", "matmul"]);
     assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).starts_with("same: "), "{}", stdout(&o));
+}
+
+/// gcn-emu/tests/kernels/dyn_shared.hip for gfx942, compiled with clang-22
+/// into `dir`: 1024 bytes of static LDS and an `extern __shared__` array.
+fn dyn_shared(dir: &Path) -> PathBuf {
+    let clang = required_tool("clang-22", common::LLVM_INSTALL);
+    required_tool("llvm-objdump-22", common::LLVM_INSTALL);
+    let out = dir.join("dyn_shared.hsaco");
+    let o = Command::new(clang)
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "--no-gpu-bundle-output",
+            "--offload-arch=gfx942",
+        ])
+        .arg(repo().join("gcn-emu/tests/kernels/dyn_shared.hip"))
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    out
+}
+
+/// `run` of `reverse` on 2 workgroups of 256 with `extra` flags; the
+/// output, the directory and the expected result.
+fn run_reverse(extra: &[&str]) -> (Output, PathBuf, Vec<f32>) {
+    let dir = tempfile::tempdir().unwrap().keep();
+    let object = dyn_shared(&dir);
+    let input: Vec<f32> = (0..512).map(|i| (i as f32) * 0.5 - 3.0).collect();
+    let arr = Array {
+        descr: "<f4".into(),
+        shape: vec![512],
+        data: input.iter().flat_map(|x| x.to_le_bytes()).collect(),
+    };
+    std::fs::write(dir.join("in.npy"), arr.to_bytes()).unwrap();
+    let want: Vec<f32> = (0..512)
+        .map(|g| {
+            let (base, t) = (g / 256 * 256, g % 256);
+            input[base + 255 - t] + 2.0 * input[base + (t ^ 1)]
+        })
+        .collect();
+    let mut args = vec![
+        object.to_str().unwrap(),
+        "-k",
+        "reverse",
+        "--grid",
+        "2",
+        "--block",
+        "256",
+        "--arg",
+        "in.npy",
+        "--arg",
+        "out:f32:512",
+        "--out",
+        "out",
+    ];
+    args.extend_from_slice(extra);
+    (gcn_patch_run(&dir, &args), dir, want)
+}
+
+#[test]
+fn hip_extern_shared_takes_its_size_from_the_launch() {
+    let (o, dir, want) = run_reverse(&["--dynamic-lds", "1024", "--sanitize"]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("ran clean"), "{}", stdout(&o));
+    let got = floats(&Array::read(&dir.join("out/arg1.npy")).unwrap().data);
+    assert_eq!(got, want);
+
+    // Without it: the static array works, the dynamic one reads 0; every
+    // lane's dynamic write and read is counted (2 workgroups × 256 × 2).
+    let (o, dir, want) = run_reverse(&[]);
+    assert!(o.status.success(), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("; 1024 LDS access(es) (lane x instruction) fell outside the workgroup's LDS allocation of 1024 bytes (1024 static + 0 dynamic)"),
+        "{out}"
+    );
+    let got = floats(&Array::read(&dir.join("out/arg1.npy")).unwrap().data);
+    assert_ne!(got, want);
+
+    // Half of it: work-items 128 to 255 of each workgroup fall outside,
+    // a finding at the first such lane.
+    let (o, _, _) = run_reverse(&["--dynamic-lds", "512", "--sanitize"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("`ds_write_b32 v5, v1`")
+            && err.contains(", lane 0: 4-byte LDS write at offset 0x600 is outside the workgroup's LDS allocation of 1536 bytes (1024 static from the descriptor + 512 dynamic from the launch); the emulator drops the write\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("gcn-patch run: 512 LDS access(es)"),
+        "counted with the sanitizer too: {err}"
+    );
 }

@@ -406,10 +406,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         kernel: kernel.name.clone(),
         processor: co.processor.clone(),
         stats,
-        lds: (
-            kernel.descriptor.group_segment_fixed_size,
-            opts.dynamic_lds,
-        ),
+        lds: (kernel.descriptor.group_segment_fixed_size, opts.dynamic_lds),
         outputs,
     };
     if report.stats.findings.is_empty() {
