@@ -26,7 +26,7 @@
 //! | `accept` (feature `edit`) | [`accept::accept`] | [`accept::AcceptOptions`] |
 //! | `targets` | [`targets::targets`] | none |
 //! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) | `run::RunOptions` |
-//! | `compare`, `test` (feature `cli`) | `launch::compare`, `launch::test` (launches declared in `kernels.toml`, run in the emulator) | `launch::CompareOptions`, `launch::TestOptions` |
+//! | `compare`, `test` (feature `cli`) | `launch::compare`, `launch::test`, `launch::outputs` (launches declared in `kernels.toml`, run in the emulator; `outputs`: the buffers after each launch of the patched object) | `launch::CompareOptions`, `launch::TestOptions` |
 //!
 //! Environment variables are read through [`env()`] only.
 

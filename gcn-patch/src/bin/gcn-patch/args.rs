@@ -382,7 +382,8 @@ pub(crate) enum Command {
         /// Run the sanitizer: premature reads of registers a load in flight
         /// still writes (s_waitcnt), LDS races between waves of a
         /// workgroup, uninitialized LDS and register reads, out-of-bounds
-        /// global accesses, barrier divergence. Any finding: its report on stderr,
+        /// global accesses, LDS accesses outside the workgroup's LDS
+        /// allocation, barrier divergence. Any finding: its report on stderr,
         /// exit 1.
         #[arg(long)]
         sanitize: bool,
