@@ -119,6 +119,11 @@ pub struct Stats {
     pub instructions: u64,
     /// Address the kernarg segment had (it is freed when the dispatch ends).
     pub kernarg: u64,
+    /// LDS accesses outside the workgroup's LDS allocation (static plus
+    /// dynamic), one per lane and instruction: they read 0 and their writes
+    /// are dropped. Counted with or without the sanitizer (with it, each
+    /// instruction that made one is also a finding).
+    pub lds_out_of_range: u64,
     /// Sanitizer findings, ordered by workgroup, wave and address, those of
     /// the same instructions merged (empty without [`Launch::sanitize`]).
     pub findings: Vec<Finding>,
@@ -326,6 +331,7 @@ pub fn run(
         shared: (!launch.sanitize.is_empty()).then(|| std::sync::Arc::new(program.clone())),
         ocp_fp8: co.processor == "gfx950",
         spent: AtomicU64::new(0),
+        lds_out_of_range: AtomicU64::new(0),
     };
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
@@ -375,6 +381,7 @@ pub fn run(
         waves: n_wg * waves_per_wg as u64,
         instructions: total.into_inner() as u64,
         kernarg: kernarg_addr,
+        lds_out_of_range: setup.lds_out_of_range.into_inner(),
         findings: crate::sanitize::merge(
             findings
                 .into_inner()
@@ -483,6 +490,8 @@ struct Setup<'a> {
     /// Wave-instructions executed so far over the whole dispatch (the
     /// total work budget, [`Launch::max_work`]).
     spent: AtomicU64,
+    /// Lane accesses outside the LDS allocation, over all workgroups.
+    lds_out_of_range: AtomicU64,
 }
 
 impl Setup<'_> {
@@ -586,6 +595,7 @@ impl Setup<'_> {
             .group_segment_fixed_size
             .saturating_add(self.launch.dynamic_lds) as usize;
         let mut lds = Lds::new(lds_size);
+        lds.dynamic = self.launch.dynamic_lds;
         if let Some(p) = &self.shared {
             let d = &self.kernel.descriptor;
             let sgprs = d.user_sgpr_count()
@@ -602,6 +612,8 @@ impl Setup<'_> {
             lds.shadow = Some(Box::new(LdsShadow::new(lds_size, p.clone())));
         }
         let collect = |waves: &mut Vec<Wave>, lds: &Lds, mut extra: Vec<Finding>| {
+            self.lds_out_of_range
+                .fetch_add(lds.out_of_range, Ordering::Relaxed);
             for w in waves.iter_mut() {
                 if let Some(s) = w.san.as_mut() {
                     extra.append(&mut s.findings);

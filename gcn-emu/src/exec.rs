@@ -2913,11 +2913,14 @@ fn flat_lds(flat: bool, a: u64, ctx: &Ctx) -> Option<u32> {
     (flat && (a >> 32) as u32 == ctx.shared_base_hi).then_some(a as u32)
 }
 
-fn mem_read(ctx: &Ctx, flat: bool, a: u64, buf: &mut [u8]) -> Result<(), crate::memory::Unmapped> {
+fn mem_read(
+    ctx: &mut Ctx,
+    flat: bool,
+    a: u64,
+    buf: &mut [u8],
+) -> Result<(), crate::memory::Unmapped> {
     if let Some(l) = flat_lds(flat, a, ctx) {
-        for (k, b) in buf.iter_mut().enumerate() {
-            *b = ctx.lds.read(l.wrapping_add(k as u32), 1) as u8;
-        }
+        ctx.lds.read_bytes(l, buf);
         return Ok(());
     }
     ctx.mem.read(a, buf)
@@ -2930,9 +2933,7 @@ fn mem_write(
     bytes: &[u8],
 ) -> Result<(), crate::memory::Unmapped> {
     if let Some(l) = flat_lds(flat, a, ctx) {
-        for (k, b) in bytes.iter().enumerate() {
-            ctx.lds.write(l.wrapping_add(k as u32), 1, *b as u64);
-        }
+        ctx.lds.write_bytes(l, bytes);
         return Ok(());
     }
     ctx.mem.write(a, bytes)
@@ -2983,9 +2984,8 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let l = w.s[M0 as usize]
                 .wrapping_add(offset as u32)
                 .wrapping_add((lane * size) as u32);
-            for (k, b) in buf.iter().enumerate() {
-                ctx.lds.write(l.wrapping_add(k as u32), 1, *b as u64);
-            }
+            ctx.lds.at_lane(lane);
+            ctx.lds.write_bytes(l, &buf);
         }
         return Ok(());
     }
@@ -3000,6 +3000,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
                 w.private_read(lane, a as u32, &mut buf)?;
             } else {
+                ctx.lds.at_lane(lane);
                 mem_read(ctx, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
             }
             load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
@@ -3021,6 +3022,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
                 w.private_write(lane, a as u32, &data)?;
             } else {
+                ctx.lds.at_lane(lane);
                 mem_write(ctx, flat, a, &data).map_err(|e| fault(lane, e))?;
             }
         }
@@ -3067,6 +3069,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 (w.vread(data, lane, ty, ctx)?, 0)
             };
             let old = if let Some(l) = flat_lds(flat, a, ctx) {
+                ctx.lds.at_lane(lane);
                 let old = ctx.lds.read(l, size);
                 ctx.lds
                     .write(l, size, atomic_op(kind, size, old, d, c).unwrap_or(old));
@@ -3285,9 +3288,8 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = w.s[M0 as usize]
                 .wrapping_add(inst_off as u32)
                 .wrapping_add((lane * size) as u32);
-            for (k, b) in bytes.iter().enumerate() {
-                ctx.lds.write(a.wrapping_add(k as u32), 1, *b as u64);
-            }
+            ctx.lds.at_lane(lane);
+            ctx.lds.write_bytes(a, &bytes);
         } else if !store {
             load_into(w, vdata, lane, &bytes, signed, d16)?;
         }
@@ -3392,21 +3394,6 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         return unsup("GDS");
     }
     let exec = w.exec();
-    let addr = |w: &Wave, lane: usize| -> R<u32> {
-        Ok(w.vread(
-            opnd(
-                ops,
-                if m.starts_with("ds_write") || !has_vdst(m) {
-                    0
-                } else {
-                    1
-                },
-            )?,
-            lane,
-            Ty::B32,
-            ctx,
-        )? as u32)
-    };
     match m {
         "ds_bpermute_b32" | "ds_permute_b32" => {
             let mut addrs = [0u32; LANES];
@@ -3482,14 +3469,11 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr(w, lane)?.wrapping_add(offset);
+            // The address: the operand after the destination.
+            let a = (w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
             let mut buf = vec![0u8; size];
-            for (k, chunk) in buf.chunks_mut(size.min(8)).enumerate() {
-                let v = ctx
-                    .lds
-                    .read(a.wrapping_add((k * size.min(8)) as u32), chunk.len());
-                chunk.copy_from_slice(&v.to_le_bytes()[..chunk.len()]);
-            }
+            ctx.lds.at_lane(lane);
+            ctx.lds.read_bytes(a, &mut buf);
             load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
         return Ok(());
@@ -3505,6 +3489,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 continue;
             }
             let a = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+            ctx.lds.at_lane(lane);
             let v0 = ctx.lds.read(a.wrapping_add(off0 * scale), size);
             let v1 = ctx.lds.read(a.wrapping_add(off1 * scale), size);
             let words = size / 4;
@@ -3528,6 +3513,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = w.vread(opnd(ops, 0)?, lane, Ty::B32, ctx)? as u32;
             let d0 = w.vread(opnd(ops, 1)?, lane, ty, ctx)?;
             let d1 = w.vread(opnd(ops, 2)?, lane, ty, ctx)?;
+            ctx.lds.at_lane(lane);
             ctx.lds.write(a.wrapping_add(off0 * scale), size, d0);
             ctx.lds.write(a.wrapping_add(off1 * scale), size, d1);
         }
@@ -3548,9 +3534,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = (w.vread(opnd(ops, 0)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
             let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
-            for (k, b) in data.iter().enumerate() {
-                ctx.lds.write(a.wrapping_add(k as u32), 1, *b as u64);
-            }
+            ctx.lds.at_lane(lane);
+            ctx.lds.write_bytes(a, &data);
         }
         return Ok(());
     }
@@ -3589,6 +3574,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         } else {
             (0, d0)
         };
+        ctx.lds.at_lane(lane);
         let old = ctx.lds.read(a, size);
         let new = atomic_op(&aop, size, old, d, cmp).unwrap_or(old);
         ctx.lds.write(a, size, new);
@@ -3618,6 +3604,7 @@ fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits:
             continue;
         }
         let a = (w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+        ctx.lds.at_lane(lane);
         *r = ctx.lds.read(a, 8);
     }
     let mask = (1u64 << bits) - 1;
@@ -3637,10 +3624,6 @@ fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits:
         w.vreg_mut(file, d + 1)?[lane] = (out >> 32) as u32;
     }
     Ok(())
-}
-
-fn has_vdst(m: &str) -> bool {
-    m.starts_with("ds_read") || m.starts_with("ds_load") || m.contains("_rtn_")
 }
 
 /// MFMA (CDNA2/CDNA3 matrix cores), single-block shapes: `v_mfma_f32_16x16x16_f16`,
@@ -3873,6 +3856,7 @@ pub fn run_until_blocked(
                 pc.saturating_sub(1),
             ));
         };
+        ctx.lds.begin();
         if let Some(san) = wave.san.as_mut() {
             san.before(ins, prog, ctx.lds.shadow.as_deref());
             if let Some(sh) = &ctx.lds.shadow {

@@ -17,7 +17,7 @@
 //!   { random = "f32", shape = [1000], seed = 2, range = [-4, 4] },
 //!   { scalar = "u32", value = 1000 },
 //! ]
-//! # optional: tolerance = "ulp:1", seed = 7, name = "small"
+//! # optional: tolerance = "ulp:1", seed = 7, name = "small", dynamic-lds = 4096
 //! ```
 //!
 //! **Nothing in it is specific to the emulator.** Every field maps onto a
@@ -750,6 +750,12 @@ pub struct LaunchSpec {
     /// (`"races,waits"`, …; default: [`crate::sanitize::Checks::DEFAULT`]).
     #[serde(default)]
     pub sanitize: Option<crate::sanitize::Checks>,
+    /// Dynamic LDS bytes per workgroup, beyond the descriptor's static LDS
+    /// (HIP's `sharedMemBytes`; Triton launches with its kernel's `shared`).
+    /// `None`: not given (gcn-patch then uses the Triton `shared` its
+    /// manifest records, else 0).
+    #[serde(default)]
+    pub dynamic_lds: Option<u32>,
 }
 
 /// SplitMix64: a 64-bit state advanced by the golden gamma and mixed; the

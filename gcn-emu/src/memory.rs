@@ -189,15 +189,28 @@ impl Memory {
     }
 }
 
-/// The LDS of one workgroup: `size` bytes; accesses past the end read 0
-/// and their writes are dropped (as on hardware, where M0/the allocation
-/// bounds LDS addressing).
+/// The LDS of one workgroup: `size` bytes, the descriptor's
+/// `group_segment_fixed_size` plus the launch's dynamic LDS. An access
+/// outside it reads 0 and its write is dropped (the emulator's model of
+/// gfx9's LDS range check; see the emulator guide); such accesses are
+/// counted, once per lane and instruction ([`Lds::out_of_range`]), and with
+/// the sanitizer each instruction that makes one is a finding
+/// ([`crate::sanitize::Kind::LdsOutOfBounds`]).
 #[derive(Debug, Clone)]
 pub struct Lds {
     /// The bytes.
     pub data: Vec<u8>,
     /// The sanitizer's shadow of every byte, when it runs.
     pub shadow: Option<Box<crate::sanitize::LdsShadow>>,
+    /// Of [`Lds::data`], the bytes the launch's dynamic LDS gives (the rest
+    /// is the descriptor's static LDS): for reports.
+    pub dynamic: u32,
+    /// Lane accesses (one per lane and instruction) outside the allocation.
+    pub out_of_range: u64,
+    /// The lane accessing LDS now (set by the executor), and the lanes of
+    /// the current instruction already counted in [`Lds::out_of_range`].
+    lane: u32,
+    counted: u64,
 }
 
 impl Lds {
@@ -206,16 +219,51 @@ impl Lds {
         Lds {
             data: vec![0; size],
             shadow: None,
+            dynamic: 0,
+            out_of_range: 0,
+            lane: 0,
+            counted: 0,
         }
     }
+    /// A new instruction starts: no lane of it counted yet.
+    pub fn begin(&mut self) {
+        self.counted = 0;
+    }
+    /// The lane whose accesses follow (for counting and reports).
+    pub fn at_lane(&mut self, lane: usize) {
+        self.lane = lane as u32;
+    }
+    /// Whether `size` bytes at `addr` fit; counts and reports them if not.
+    fn fits(&mut self, addr: u32, size: usize, write: bool) -> bool {
+        let end = addr as u64 + size as u64;
+        if end <= self.data.len() as u64 {
+            return true;
+        }
+        let bit = 1u64 << (self.lane % 64);
+        if self.counted & bit == 0 {
+            self.counted |= bit;
+            self.out_of_range += 1;
+        }
+        if let Some(s) = &self.shadow {
+            s.out_of_range(
+                self.lane,
+                addr,
+                size,
+                write,
+                self.data.len() as u64 - self.dynamic as u64,
+                self.dynamic,
+            );
+        }
+        false
+    }
     /// Read a little-endian value of `size` bytes (0 when out of range).
-    pub fn read(&self, addr: u32, size: usize) -> u64 {
+    pub fn read(&mut self, addr: u32, size: usize) -> u64 {
         let a = addr as usize;
+        if !self.fits(addr, size, false) {
+            return 0;
+        }
         if let Some(s) = &self.shadow {
             s.read(addr, size);
-        }
-        if a + size > self.data.len() {
-            return 0;
         }
         let mut v = 0u64;
         for i in 0..size {
@@ -223,14 +271,37 @@ impl Lds {
         }
         v
     }
+    /// Read `out.len()` bytes at `addr` (all 0 when any is out of range).
+    pub fn read_bytes(&mut self, addr: u32, out: &mut [u8]) {
+        if !self.fits(addr, out.len(), false) {
+            out.fill(0);
+            return;
+        }
+        if let Some(s) = &self.shadow {
+            s.read(addr, out.len());
+        }
+        let a = addr as usize;
+        out.copy_from_slice(&self.data[a..a + out.len()]);
+    }
+    /// Write `bytes` at `addr` (all dropped when any is out of range).
+    pub fn write_bytes(&mut self, addr: u32, bytes: &[u8]) {
+        if !self.fits(addr, bytes.len(), true) {
+            return;
+        }
+        if let Some(s) = &self.shadow {
+            s.write(addr, bytes.len());
+        }
+        let a = addr as usize;
+        self.data[a..a + bytes.len()].copy_from_slice(bytes);
+    }
     /// Write a little-endian value of `size` bytes (dropped when out of range).
     pub fn write(&mut self, addr: u32, size: usize, v: u64) {
         let a = addr as usize;
+        if !self.fits(addr, size, true) {
+            return;
+        }
         if let Some(s) = &self.shadow {
             s.write(addr, size);
-        }
-        if a + size > self.data.len() {
-            return;
         }
         for i in 0..size {
             self.data[a + i] = (v >> (8 * i)) as u8;

@@ -1,6 +1,7 @@
 //! The sanitizer: premature reads (wait counters), LDS races between waves,
 //! uninitialized LDS and register reads, and out-of-bounds global accesses
-//! (barrier divergence is found by [`crate::dispatch`]).
+//! (barrier divergence is found by [`crate::dispatch`]), and LDS accesses
+//! outside the workgroup's LDS allocation.
 //!
 //! **Premature reads.** The emulator completes every memory instruction at
 //! once, but records it as *in flight* on its wave's counters until an
@@ -80,6 +81,9 @@ pub enum Kind {
     UninitializedLds,
     /// A global or flat access outside every allocation.
     OutOfBounds,
+    /// An LDS access outside the workgroup's LDS allocation (the
+    /// descriptor's static LDS plus the launch's dynamic LDS).
+    LdsOutOfBounds,
     /// The waves of a workgroup released from different barriers, or one
     /// ended while others wait at one (legal on hardware; reported only by
     /// the opt-in [`Checks::BARRIER_PAIRS`]).
@@ -102,7 +106,7 @@ impl Kind {
             Kind::PrematureRead => Checks::WAITS,
             Kind::LdsRace | Kind::StoreInFlightAtBarrier => Checks::RACES,
             Kind::UninitializedLds | Kind::UninitializedRegister => Checks::UNINIT,
-            Kind::OutOfBounds => Checks::BOUNDS,
+            Kind::OutOfBounds | Kind::LdsOutOfBounds => Checks::BOUNDS,
             Kind::Deadlock => Checks::BARRIERS,
             Kind::BarrierDivergence => Checks::BARRIER_PAIRS,
         }
@@ -224,6 +228,7 @@ impl fmt::Display for Kind {
             Kind::LdsRace => "LDS race",
             Kind::UninitializedLds => "uninitialized LDS read",
             Kind::OutOfBounds => "out-of-bounds access",
+            Kind::LdsOutOfBounds => "LDS out-of-bounds access",
             Kind::BarrierDivergence => "barrier divergence",
             Kind::UninitializedRegister => "uninitialized register read",
             Kind::StoreInFlightAtBarrier => "LDS race (store in flight at a barrier)",
@@ -971,6 +976,38 @@ impl LdsShadow {
             describe(p, now.addr),
         );
         self.report(Kind::LdsRace, now.wave, now.addr, Some(first.addr), msg);
+    }
+
+    /// An access of `size` bytes at `addr` by lane `lane` of the current
+    /// instruction falls outside the allocation of `fixed` static plus
+    /// `dynamic` bytes: a finding, once per instruction.
+    pub fn out_of_range(
+        &self,
+        lane: u32,
+        addr: u32,
+        size: usize,
+        write: bool,
+        fixed: u64,
+        dynamic: u32,
+    ) {
+        let now = self.now();
+        let total = fixed + dynamic as u64;
+        let msg = format!(
+            "{}, lane {lane}: {size}-byte LDS {} at offset {addr:#x} is outside the workgroup's LDS allocation of {total} bytes ({fixed} static from the descriptor + {dynamic} dynamic from the launch); {}",
+            describe(&self.program, now.addr),
+            if write { "write" } else { "read" },
+            if write {
+                "the emulator drops the write"
+            } else {
+                "the emulator returns 0"
+            },
+        );
+        let msg = if dynamic == 0 {
+            format!("{msg}; a kernel that allocates LDS at launch (Triton's `shared`, HIP's `extern __shared__`) needs it as dynamic LDS (`gcn-patch run --dynamic-lds BYTES`, `dynamic-lds` in [[kernel.launch]])")
+        } else {
+            msg
+        };
+        self.report(Kind::LdsOutOfBounds, now.wave, now.addr, None, msg);
     }
 
     /// A read of `size` bytes at `addr` by the current access.

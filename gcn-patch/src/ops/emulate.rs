@@ -66,6 +66,11 @@ pub struct Compared {
     /// The comparison, or why a side could not run (fault, unsupported
     /// instruction, instruction budget), naming the side.
     pub result: Result<Comparison, String>,
+    /// The dynamic LDS both sides ran with ([`launch_lds`]).
+    pub dynamic_lds: u32,
+    /// LDS accesses outside the allocation ([`Stats::lds_out_of_range`]),
+    /// unpatched and patched side: they read 0 and dropped their writes.
+    pub lds_out_of_range: (u64, u64),
 }
 
 /// What `gcn-patch compare` found.
@@ -356,10 +361,26 @@ fn fits(m: &Manifest, decl: &Declared, l: &Loaded) -> Result<(), Diagnostics> {
     })
 }
 
-/// Run `spec` on `l`; the buffers afterwards and the stats.
+/// The dynamic LDS a launch of `job` runs with: the launch's `dynamic-lds`,
+/// else the `shared` bytes the job's source records for a Triton kernel
+/// (Triton launches with them), else 0.
+pub fn launch_lds(m: &Manifest, job: &Job, spec: &LaunchSpec) -> u32 {
+    spec.dynamic_lds.unwrap_or_else(|| {
+        m.kernels[job.kernel]
+            .sources
+            .get(job.source)
+            .and_then(|s| s.triton.as_ref())
+            .and_then(|t| t.shared)
+            .unwrap_or(0)
+    })
+}
+
+/// Run `spec` on `l` with `dynamic_lds` bytes of dynamic LDS; the buffers
+/// afterwards and the stats.
 fn run_once(
     l: &Loaded,
     spec: &LaunchSpec,
+    dynamic_lds: u32,
     sanitize: Checks,
     seed: u64,
     max_instructions: Option<u64>,
@@ -367,6 +388,7 @@ fn run_once(
     let mem = Memory::new();
     let p = spec.prepare(&l.kernel, &mem).map_err(|e| e.to_string())?;
     let mut launch = Launch::new(spec.grid.0, spec.block.0);
+    launch.dynamic_lds = dynamic_lds;
     launch.sanitize = sanitize;
     launch.seed = seed;
     if let Some(m) = max_instructions {
@@ -415,13 +437,17 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
             let b = load(&tc, &patched, "patched", name, &dir.join("patched"))?;
             fits(&m, decl, &b)?;
             let tol = tolerance.unwrap_or(spec.tolerance);
+            // Both sides get the same LDS.
+            let lds = launch_lds(&m, job, spec);
+            let mut oob = (0, 0);
             let result = match (
-                run_once(&a, spec, Checks::NONE, 0, opts.max_instructions),
-                run_once(&b, spec, Checks::NONE, 0, opts.max_instructions),
+                run_once(&a, spec, lds, Checks::NONE, 0, opts.max_instructions),
+                run_once(&b, spec, lds, Checks::NONE, 0, opts.max_instructions),
             ) {
                 (Err(e), _) => Err(format!("the unpatched object failed: {e}")),
                 (_, Err(e)) => Err(format!("the patched object failed: {e}")),
-                (Ok((x, _)), Ok((y, _))) => {
+                (Ok((x, sx)), Ok((y, sy))) => {
+                    oob = (sx.lds_out_of_range, sy.lds_out_of_range);
                     gcn_emu::launch::compare(&x, &y, tol, FIRST_DIFFERENCES)
                         .map_err(|e| e.to_string())
                 }
@@ -431,6 +457,8 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
                 launch: spec.label(li),
                 line: decl.line,
                 result,
+                dynamic_lds: lds,
+                lds_out_of_range: oob,
             });
         }
     }
@@ -513,7 +541,8 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                     .or(decl.spec.sanitize)
                     .unwrap_or(Checks::DEFAULT);
                 for &seed in &seeds {
-                    match run_once(&l, &decl.spec, checks, seed, opts.max_instructions) {
+                    let lds = launch_lds(&m, job, &decl.spec);
+                    match run_once(&l, &decl.spec, lds, checks, seed, opts.max_instructions) {
                         Err(e) => {
                             outcome = Some(Outcome::Failed(e));
                             break;
@@ -542,4 +571,55 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
         }
     }
     Ok(report)
+}
+
+/// One declared launch of a kernel's patched object, run (see [`outputs`]).
+#[derive(Debug, Clone)]
+pub struct Launched {
+    /// The target.
+    pub target: String,
+    /// The launch's name (`name`, or `launch N`).
+    pub launch: String,
+    /// Its manifest line.
+    pub line: usize,
+    /// The dynamic LDS it ran with ([`launch_lds`]).
+    pub dynamic_lds: u32,
+    /// Every buffer after the run and the run's counts, or why it failed.
+    pub result: Result<(Vec<Output>, Stats), String>,
+}
+
+/// Every declared launch of kernel `opts.kernel`'s patched object, for each
+/// target the emulator runs (or `opts.target`), without the sanitizer, as
+/// `compare` runs its patched side: the buffers afterwards, for a caller
+/// that checks them against a reference. `opts.tolerance` is not used.
+pub fn outputs(opts: &CompareOptions, tools: &Tools) -> Result<Vec<Launched>, Diagnostics> {
+    let m = Manifest::load(&opts.manifest)?;
+    let ki = m.kernel_index(&opts.kernel)?;
+    let k = &m.kernels[ki];
+    if k.launches.is_empty() {
+        return Err(no_launch(&m, k));
+    }
+    let launches = declared(&m)?;
+    let (plan, jobs, _) = emulated_jobs(&m, ki, opts.target.as_ref())?;
+    let tc = tools.find(Some(&m))?;
+    let work = scratch()?;
+    let mut out = Vec::new();
+    for job in &jobs {
+        let t = job.target.name();
+        let prepared = pipeline::prepare(&m, &plan, job, tc.version.major)?;
+        let dir = work.path().join(t.replace(':', "_"));
+        for (li, decl) in launches[ki].iter().enumerate() {
+            let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir)?;
+            fits(&m, decl, &l)?;
+            let lds = launch_lds(&m, job, &decl.spec);
+            out.push(Launched {
+                target: t.clone(),
+                launch: decl.spec.label(li),
+                line: decl.line,
+                dynamic_lds: lds,
+                result: run_once(&l, &decl.spec, lds, Checks::NONE, 0, opts.max_instructions),
+            });
+        }
+    }
+    Ok(out)
 }

@@ -28,7 +28,7 @@
 //! | `accept` (feature `edit`) | [`accept::accept`] | [`accept::AcceptOptions`] |
 //! | `targets` | [`targets::targets`] | none |
 //! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) | `run::RunOptions` |
-//! | `compare`, `test` (feature `cli`) | `emulate::compare`, `emulate::test` (launches declared in `kernels.toml`, run in the emulator) | `emulate::CompareOptions`, `emulate::TestOptions` |
+//! | `compare`, `test` (feature `cli`) | `emulate::compare`, `emulate::test`, `emulate::outputs` (launches declared in `kernels.toml`, run in the emulator; `outputs`: the buffers after each launch of the patched object) | `emulate::CompareOptions`, `emulate::TestOptions` |
 //!
 //! Environment variables are read through [`env()`] only.
 

@@ -58,6 +58,10 @@ pub struct RunOptions {
     /// The total work budget in wave-instructions over the dispatch
     /// (default [`gcn_emu::dispatch::DEFAULT_MAX_WORK`]; see [`Launch::max_work`]).
     pub max_work: Option<u64>,
+    /// Dynamic LDS bytes per workgroup ([`Launch::dynamic_lds`]), beyond the
+    /// descriptor's static LDS: HIP's `sharedMemBytes`, a Triton kernel's
+    /// `shared`.
+    pub dynamic_lds: u32,
 }
 
 /// What a clean run did.
@@ -69,6 +73,9 @@ pub struct RunReport {
     pub processor: String,
     /// Counts.
     pub stats: Stats,
+    /// LDS bytes per workgroup: the descriptor's static LDS
+    /// (`group_segment_fixed_size`) and the launch's dynamic LDS.
+    pub lds: (u32, u32),
     /// Files written (one per buffer argument), in argument order.
     pub outputs: Vec<PathBuf>,
 }
@@ -385,6 +392,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     let mut launch = Launch::new(grid, block);
     launch.sanitize = opts.sanitize;
     launch.seed = opts.seed;
+    launch.dynamic_lds = opts.dynamic_lds;
     if let Some(m) = opts.max_instructions {
         launch.max_instructions = m;
     }
@@ -433,6 +441,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         kernel: kernel.name.clone(),
         processor: co.processor.clone(),
         stats,
+        lds: (kernel.descriptor.group_segment_fixed_size, opts.dynamic_lds),
         outputs,
     };
     if report.stats.findings.is_empty() {

@@ -388,7 +388,7 @@ pub(crate) enum Command {
         /// barrier-pairs): waits (premature reads of registers a load in
         /// flight still writes), races (LDS races between waves, LDS stores
         /// in flight at s_barrier), uninit (LDS and register reads nothing
-        /// wrote), bounds (global accesses outside every buffer), barriers
+        /// wrote), bounds (global accesses outside every buffer, LDS accesses outside the allocation), barriers
         /// (a wave never reaching the barrier others wait at), barrier-pairs
         /// (opt-in: waves released from different s_barrier instructions, or
         /// ended while others wait; legal on hardware). Any finding: its
@@ -421,6 +421,13 @@ pub(crate) enum Command {
         /// reaches it is stopped (exit 2). Default 1000000000.
         #[arg(long, value_name = "N")]
         max_work: Option<u64>,
+        /// Dynamic LDS bytes per workgroup, beyond the static LDS of the
+        /// kernel descriptor (HIP's sharedMemBytes, for `extern __shared__`;
+        /// a Triton kernel's `shared`, in its metadata .json and in
+        /// kernels.toml). LDS accesses outside static + dynamic read 0 and
+        /// their writes are dropped: the summary counts them.
+        #[arg(long, value_name = "BYTES", default_value_t = 0)]
+        dynamic_lds: u32,
         #[command(flatten)]
         llvm: LlvmArgs,
     },

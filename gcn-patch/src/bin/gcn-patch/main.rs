@@ -69,6 +69,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         max_instructions,
         max_memory,
         max_work,
+        dynamic_lds,
         llvm,
     } = cli.command
     {
@@ -98,6 +99,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             max_instructions,
             max_memory,
             max_work,
+            dynamic_lds,
         };
         return render::run(&opts, &llvm.tools());
     }

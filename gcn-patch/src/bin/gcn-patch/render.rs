@@ -301,10 +301,20 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
             } else {
                 format!("; sanitizer checks: {}", opts.sanitize)
             };
-            println!(
-                "gcn-patch run: kernel `{}` ({}) ran clean: {} workgroup(s), {} wave(s), {} wave-instructions{checks}",
-                r.kernel, r.processor, r.stats.workgroups, r.stats.waves, r.stats.instructions
+            let counts = format!(
+                "{} workgroup(s), {} wave(s), {} wave-instructions{checks}",
+                r.stats.workgroups, r.stats.waves, r.stats.instructions
             );
+            match lds_out_of_range(&r, false) {
+                None => println!(
+                    "gcn-patch run: kernel `{}` ({}) ran clean: {counts}",
+                    r.kernel, r.processor
+                ),
+                Some(lds) => println!(
+                    "gcn-patch run: kernel `{}` ({}) ran to the end: {counts}; {lds}",
+                    r.kernel, r.processor
+                ),
+            }
             for p in &r.outputs {
                 println!("wrote {}", p.display());
             }
@@ -404,6 +414,15 @@ pub(crate) fn compare_report(
                 }
             }
         }
+        let (x, y) = row.lds_out_of_range;
+        for (side, n) in [("unpatched", x), ("patched", y)] {
+            if n > 0 {
+                s.push_str(&format!(
+                    "  note: on the {side} side {n} LDS access(es) (lane x instruction) fell outside the workgroup's LDS allocation ({} dynamic byte(s)): they read 0 and their writes were dropped; `gcn-patch test` names them\n",
+                    row.dynamic_lds
+                ));
+            }
+        }
     }
     s
 }
@@ -486,11 +505,35 @@ pub(crate) fn test_report(r: &ops::emulate::TestReport, manifest: &std::path::Pa
     s
 }
 
+/// How many LDS accesses fell outside the workgroup's LDS allocation, said
+/// for the run summary; `None` when none did.
+fn lds_out_of_range(r: &ops::run::RunReport, sanitized: bool) -> Option<String> {
+    let n = r.stats.lds_out_of_range;
+    if n == 0 {
+        return None;
+    }
+    let (fixed, dynamic) = r.lds;
+    let mut s = format!(
+        "{n} LDS access(es) (lane x instruction) fell outside the workgroup's LDS allocation of {} bytes ({fixed} static + {dynamic} dynamic): they read 0 and their writes were dropped",
+        fixed as u64 + dynamic as u64
+    );
+    if dynamic == 0 {
+        s.push_str("; a kernel that allocates LDS at launch needs --dynamic-lds BYTES (Triton: its `shared`)");
+    }
+    if !sanitized {
+        s.push_str("; --sanitize names the instructions");
+    }
+    Some(s)
+}
+
 /// The sanitizer's report: one paragraph per finding, in order, and a count.
 fn render_findings(r: &ops::run::RunReport) -> String {
     let mut s = String::new();
     for f in &r.stats.findings {
         s.push_str(&format!("sanitizer: {f}\n"));
+    }
+    if let Some(lds) = lds_out_of_range(r, true) {
+        s.push_str(&format!("gcn-patch run: {lds}\n"));
     }
     s.push_str(&format!(
         "gcn-patch run: kernel `{}` ({}): the sanitizer found {} problem(s)\n",
