@@ -123,7 +123,17 @@ fn a_removed_wait_is_a_sanitizer_finding_in_test_and_check_run() {
     let o = in_dir(&dir, &["test", "--seed", "0", "--seed", "3"]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert!(out.starts_with("FAILED: kernel `saxpy`, gfx942, n1000 (kernels.toml:11): the sanitizer found 2 problem(s) (schedule seed 0)"), "{out}");
+    // Every seed runs and every failing one is named, with the seeds run.
+    assert!(out.starts_with("FAILED: kernel `saxpy`, gfx942, n1000 (kernels.toml:11): the sanitizer found 2 problem(s): premature read ×2 (schedule seeds 0, 3 of 0, 3)"), "{out}");
+    assert!(
+        out.ends_with("gcn-patch test: 0 of 1 launch(es) ran clean under schedule seeds 0, 3\n"),
+        "{out}"
+    );
+    // The first finding in full, the other in one line.
+    assert!(
+        out.contains("\n  sanitizer: premature read: `v_fmac_f32_e32 v5, s2, v4` (saxpy.patched.gfx942.s:26) with `global_load_dword v5, v[0:1], off` (saxpy.patched.gfx942.s:25), in 16 waves\n"),
+        "{out}"
+    );
     assert!(out.contains("premature read"), "{out}");
     assert!(
         out.contains("saxpy.patched.gfx942.s:"),

@@ -44,6 +44,7 @@ pub mod launch;
 #[cfg(feature = "lift")]
 pub mod lift;
 pub mod lint;
+pub mod notes;
 pub(crate) mod objdiff;
 #[cfg(feature = "edit")]
 pub mod pin;
