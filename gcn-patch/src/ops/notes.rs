@@ -94,8 +94,8 @@ pub fn is_register_note(d: &Diagnostic) -> bool {
 /// (GP0413) of a run, or `None` when it has none. `jobs` gives each job's
 /// kernel (the manifest's name), target and notes. The note names each
 /// kernel with its targets, keeps each occupancy report as one line, and its
-/// help gives the `gcn-patch accept` command for each kernel (an accepted
-/// note is not shown again; one that changes is).
+/// help gives the `gcn-patch accept` command for each kernel (accepted
+/// notes are counted, not shown: [`crate::config::accept`]).
 pub fn register_summary<'a>(
     jobs: impl IntoIterator<Item = (&'a str, &'a TargetId, &'a [Diagnostic])>,
 ) -> Option<Diagnostic> {
@@ -156,7 +156,7 @@ pub fn register_summary<'a>(
         .map(|k| format!("`gcn-patch accept {k}`"))
         .collect();
     d = d.with_help(format!(
-        "these notes repeat on every check and build: {} acknowledges them (a note that changes shows again); `gcn-patch check -v` shows each change",
+        "these notes repeat on every check and build: {} acknowledges them (check and build then count them instead of showing them); `gcn-patch check -v` shows each change",
         accept.join(", ")
     ));
     Some(d)
