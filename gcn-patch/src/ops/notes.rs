@@ -19,7 +19,7 @@ use gcn_embed::TargetId;
 use crate::base::diag::{Code, Diagnostic, Location};
 
 /// How many other lines a collapsed diagnostic lists before "…".
-pub const LISTED_LINES: usize = 12;
+pub const LISTED_LINES: usize = 20;
 
 /// Diagnostics of one job that differ only in their line (same severity,
 /// code, message, notes, help and file) become one: the first, in full,
@@ -189,11 +189,15 @@ mod tests {
 
     #[test]
     fn a_long_list_of_lines_is_cut() {
-        let out = collapse_repeats((1..=20).map(at).collect());
+        let out = collapse_repeats((1..=30).map(at).collect());
         assert_eq!(out.len(), 1);
+        let listed: Vec<String> = (2..=21).map(|l| l.to_string()).collect();
         assert_eq!(
             out[0].notes.last().unwrap(),
-            "and 19 more like it at lines 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, … (7 more) of k.s"
+            &format!(
+                "and 29 more like it at lines {}, … (9 more) of k.s",
+                listed.join(", ")
+            )
         );
     }
 }
