@@ -217,6 +217,11 @@ pub struct Output {
     /// Notes (occupancy changes, register updates, rewrites) worth showing,
     /// each rendered in rustc style.
     pub notes: Vec<String>,
+    /// The notes as Cargo is shown them (before the cap of
+    /// [`WARNED_NOTES`]): each job's repeated findings once, the register
+    /// updates and occupancy reports of the build in one note
+    /// ([`gcn_patch::ops::notes`]).
+    pub shown: Vec<String>,
     /// What the build did with `kernels.lock`.
     pub lock: LockOutcome,
     /// How much of the build its job fingerprints skipped: sources the
@@ -554,6 +559,7 @@ impl Build {
             generated,
             objects,
             notes,
+            shown,
             lock,
             fingerprints: engine.fingerprints.stats(),
         })

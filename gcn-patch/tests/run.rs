@@ -549,7 +549,9 @@ fn sanitize_reports_a_removed_barrier_as_an_lds_race() {
     );
     assert!(report.contains(", in 2 waves\n"), "{report}");
     assert!(
-        report.contains("found 2 problem(s): uninitialized LDS read ×1, LDS race ×1 (the first in full"),
+        report.contains(
+            "found 2 problem(s): uninitialized LDS read ×1, LDS race ×1 (the first in full"
+        ),
         "{report}"
     );
     // Unmutated: clean.
@@ -575,7 +577,10 @@ fn sanitize_shows_the_first_finding_in_full_and_one_line_for_each_other() {
     // The first in full (with its count of waves), the second in one line
     // naming both instructions' lines, the count by kind.
     assert_eq!(lines.len(), 4, "{report}");
-    assert!(lines[0].contains("reads or writes v4 while the load"), "{report}");
+    assert!(
+        lines[0].contains("reads or writes v4 while the load"),
+        "{report}"
+    );
     let text = std::fs::read_to_string(d.join("saxpy.s")).unwrap();
     let line = |t: &str| text.lines().position(|l| l.trim() == t).unwrap() + 1;
     assert_eq!(
