@@ -202,3 +202,42 @@ fn bad_launches_and_options_are_errors_at_their_line_exit_2() {
     }
     insta::assert_snapshot!("bad_launches", all);
 }
+
+#[test]
+fn test_names_every_failing_seed_and_the_seeds_of_each_finding() {
+    // reduce without its second barrier: which races show depends on the
+    // schedule.
+    let dir = std::env::temp_dir().join(format!("gcn-patch-compare-{}-seeds", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let asm = repo().join("asm/hip/gfx9-4-generic/reduce.s");
+    std::fs::copy(&asm, dir.join("reduce.s")).unwrap();
+    let sha = gcn_patch::base::hash::sha256_hex(&std::fs::read(&asm).unwrap());
+    std::fs::write(
+        dir.join("kernels.toml"),
+        format!(
+            "[[kernel]]\nname = \"reduce\"\n\n[[kernel.source]]\nasm = \"reduce.s\"\nsha256 = \"{sha}\"\ntargets = [\"gfx942\"]\n\n[[kernel.source.rule]]\ndelete = \"s_barrier\"\noccurrence = 2\n\n[[kernel.launch]]\ngrid = 2\nblock = 256\nargs = [\n  {{ random = \"f32\", shape = 512, seed = 1 }},\n  {{ output = \"f32\", shape = 2 }},\n  {{ scalar = \"u32\", value = 512 }},\n]\n"
+        ),
+    )
+    .unwrap();
+    let o = in_dir(&dir, &["test", "--seed", "0", "--seed", "1", "--seed", "6"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].ends_with("(schedule seeds 0, 1, 6 of 0, 1, 6)"),
+        "{out}"
+    );
+    // Each finding names the seeds that had it when not all did.
+    let findings: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("  sanitizer: "))
+        .collect();
+    assert_eq!(findings.len(), 2, "{out}");
+    assert!(findings[0].ends_with(" (seeds 0, 1)"), "{out}");
+    assert!(findings[1].ends_with(" (seeds 1, 6)"), "{out}");
+    assert_eq!(
+        *lines.last().unwrap(),
+        "gcn-patch test: 0 of 1 launch(es) ran clean under schedule seeds 0, 1, 6"
+    );
+}

@@ -470,9 +470,14 @@ pub(crate) fn test_report(r: &ops::launch::TestReport, manifest: &std::path::Pat
                     } else {
                         String::new()
                     };
+                    // After the headline, before the count of waves.
+                    let (first, more) = match text.split_once('\n') {
+                        Some((a, b)) => (a, format!("\n{b}")),
+                        None => (text.as_str(), String::new()),
+                    };
                     s.push_str(&format!(
-                        "  sanitizer: {}{seeds}\n",
-                        text.replace('\n', "\n  ")
+                        "  sanitizer: {first}{seeds}{}\n",
+                        more.replace('\n', "\n  ")
                     ));
                 }
             }
