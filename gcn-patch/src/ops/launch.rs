@@ -132,8 +132,8 @@ pub struct Reported {
     pub summary: String,
     /// The seeds whose runs had it.
     pub seeds: Vec<u64>,
-    /// Its kind, as shown (`LDS race`).
-    pub kind: String,
+    /// Its kind.
+    pub kind: gcn_emu::sanitize::Kind,
     /// The instruction that found it and the other one.
     key: (u64, Option<u64>),
 }
@@ -146,7 +146,7 @@ impl Findings {
         }
         self.seeds.push(seed);
         for f in found {
-            let kind = f.kind.to_string();
+            let kind = f.kind;
             let key = (f.addr, f.other);
             match self
                 .findings

@@ -456,7 +456,7 @@ pub(crate) fn test_report(r: &ops::launch::TestReport, manifest: &std::path::Pat
                 s.push_str(&format!(
                     "FAILED: {head}: the sanitizer found {} problem(s){}{failing}\n",
                     f.findings.len(),
-                    by_kind(f.findings.iter().map(|x| x.kind.clone()))
+                    by_kind(f.findings.iter().map(|x| x.kind.to_string()))
                 ));
                 for (i, x) in f.findings.iter().enumerate() {
                     let text = if i == 0 { &x.full } else { &x.summary };
