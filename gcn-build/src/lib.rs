@@ -84,9 +84,12 @@
 //! What the build did is written to `$OUT_DIR/gcn-build/report.txt`, one line
 //! per job: `assembled`, `cached` or `shared-cache`, kernel, target, sha256.
 //! Every note (findings the unpatched source has too, register updates,
-//! rewrites) is written to `$OUT_DIR/gcn-build/notes.txt`; the first
-//! [`WARNED_NOTES`] become `cargo:warning` lines and one more line counts the
-//! rest (Cargo replays a build script's warnings on every build).
+//! rewrites) is written to `$OUT_DIR/gcn-build/notes.txt`. Cargo is shown
+//! each job's repeated findings once and the register updates of
+//! `registers = "update"` in one note naming `gcn-patch accept`
+//! ([`gcn_patch::ops::notes`]); the first [`WARNED_NOTES`] of those become
+//! `cargo:warning` lines and one more line counts the rest (Cargo replays a
+//! build script's warnings on every build).
 //!
 //! ## Output
 //!
@@ -214,6 +217,11 @@ pub struct Output {
     /// Notes (occupancy changes, register updates, rewrites) worth showing,
     /// each rendered in rustc style.
     pub notes: Vec<String>,
+    /// The notes as Cargo is shown them (before the cap of
+    /// [`WARNED_NOTES`]): each job's repeated findings once, the register
+    /// updates and occupancy reports of the build in one note
+    /// ([`gcn_patch::ops::notes`]).
+    pub shown: Vec<String>,
     /// What the build did with `kernels.lock`.
     pub lock: LockOutcome,
     /// How much of the build its job fingerprints skipped: sources the
@@ -443,6 +451,8 @@ impl Build {
 
         let mut objects = Vec::new();
         let mut notes = Vec::new();
+        let mut shown = Vec::new();
+        let mut register_notes = Vec::new();
         let mut accepted = 0usize;
         let mut kernels: Vec<EmbeddedKernel> = manifest
             .kernels
@@ -474,6 +484,20 @@ impl Build {
                 symbols: b.symbols,
             });
             notes.extend(b.notes.iter().map(Diagnostic::render));
+            // What Cargo shows: each job's repeats once, register notes
+            // folded into one for the build (below).
+            shown.extend(
+                gcn_patch::ops::notes::collapse_repeats(
+                    b.notes
+                        .iter()
+                        .filter(|d| !gcn_patch::ops::notes::is_register_note(d))
+                        .cloned()
+                        .collect(),
+                )
+                .iter()
+                .map(Diagnostic::render),
+            );
+            register_notes.push((b.kernel.clone(), b.target, b.notes.clone()));
             accepted += b.accepted;
             report.push_str(&format!("{state} {} {target} {}\n", b.kernel, b.sha256));
             objects.push(BuiltObject {
@@ -509,8 +533,15 @@ impl Build {
         }
         write_if_changed(&notes_path, all_notes.as_bytes(), Durability::Unsynced)
             .map_err(|e| io_error("write the build notes", &notes_path, e))?;
+        if let Some(d) = gcn_patch::ops::notes::register_summary(
+            register_notes
+                .iter()
+                .map(|(k, t, n): &(String, _, Vec<Diagnostic>)| (k.as_str(), t, n.as_slice())),
+        ) {
+            shown.push(d.render());
+        }
         if cargo_metadata {
-            for line in warning_lines(&notes, &notes_path) {
+            for line in warning_lines(&shown, notes.len(), &notes_path) {
                 println!("cargo:warning={line}");
             }
         }
@@ -528,6 +559,7 @@ impl Build {
             generated,
             objects,
             notes,
+            shown,
             lock,
             fingerprints: engine.fingerprints.stats(),
         })
@@ -693,9 +725,11 @@ pub const WARNED_NOTES: usize = 10;
 /// The file in `$OUT_DIR/gcn-build/` holding every note of the last build.
 pub const NOTES_FILE: &str = "notes.txt";
 
-/// The `cargo:warning` lines for `notes`: the first [`WARNED_NOTES`] in
-/// full, then one line counting the others and naming `all_at`.
-fn warning_lines(notes: &[String], all_at: &Path) -> Vec<String> {
+/// The `cargo:warning` lines for `notes` (repeats collapsed and register
+/// notes folded, [`gcn_patch::ops::notes`]): the first [`WARNED_NOTES`] in
+/// full, then one line counting the others and naming `all_at`, which holds
+/// all `total` notes in full.
+fn warning_lines(notes: &[String], total: usize, all_at: &Path) -> Vec<String> {
     let mut lines: Vec<String> = notes
         .iter()
         .take(WARNED_NOTES)
@@ -705,7 +739,12 @@ fn warning_lines(notes: &[String], all_at: &Path) -> Vec<String> {
         lines.push(format!(
             "gcn-build: {} more note(s) not shown ({} in all); every note is in {}",
             notes.len() - WARNED_NOTES,
-            notes.len(),
+            total,
+            all_at.display()
+        ));
+    } else if total > notes.len() && !notes.is_empty() {
+        lines.push(format!(
+            "gcn-build: repeated notes shown once; every note ({total}) is in {}",
             all_at.display()
         ));
     }
@@ -779,18 +818,24 @@ mod tests {
             .map(|i| format!("note: {i}\n = help: h{i}"))
             .collect();
         let path = Path::new("/out/gcn-build/notes.txt");
-        assert_eq!(warning_lines(&notes, path).len(), 6);
+        assert_eq!(warning_lines(&notes, 3, path).len(), 6);
+        // Collapsed from more: the file holds them all, and a line says so.
+        let lines = warning_lines(&notes, 7, path);
+        assert_eq!(
+            lines.last().unwrap(),
+            "gcn-build: repeated notes shown once; every note (7) is in /out/gcn-build/notes.txt"
+        );
         let many: Vec<String> = (0..5000)
             .map(|i| format!("note: {i}\n = help: h{i}"))
             .collect();
-        let lines = warning_lines(&many, path);
+        let lines = warning_lines(&many, 5000, path);
         assert_eq!(lines.len(), 2 * WARNED_NOTES + 1, "{lines:#?}");
         assert_eq!(lines[0], "note: 0");
         assert_eq!(
             lines.last().unwrap(),
             "gcn-build: 4990 more note(s) not shown (5000 in all); every note is in /out/gcn-build/notes.txt"
         );
-        assert!(warning_lines(&[], path).is_empty());
+        assert!(warning_lines(&[], 0, path).is_empty());
     }
 
     #[test]

@@ -566,3 +566,40 @@ fn the_build_dependency_graph_has_no_cli_or_lift_crates() {
         );
     }
 }
+
+/// `registers = "update"` rewrites the counts on every build: Cargo is shown
+/// one note for the build, naming the kernel's targets and the `gcn-patch
+/// accept` command, while `notes.txt` (and `Output::notes`) keep each job's
+/// notes in full.
+#[test]
+fn register_updates_are_one_cargo_note_that_names_accept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = project(tmp.path());
+    // A patch that uses v40 in saxpy, for both targets.
+    let text = fs::read_to_string(&manifest).unwrap().replacen(
+        "registers = \"error\"",
+        "registers = \"update\"",
+        1,
+    );
+    let text = text.replacen(
+        "targets = [\"gfx1100\", \"gfx11-generic\"]\n",
+        "targets = [\"gfx1100\", \"gfx11-generic\"]\n\n[[kernel.source.rule]]\ninsert = \"v_mov_b32 v40, 0\"\nbefore = \"s_endpgm\"\n",
+        1,
+    );
+    fs::write(&manifest, text).unwrap();
+    let out = build(&manifest, &tmp.path().join("out")).unwrap_or_else(|e| panic!("{e}"));
+    let updates = |notes: &[String]| notes.iter().filter(|n| n.contains("[GP0412]")).count();
+    assert_eq!(updates(&out.notes), 2, "{:#?}", out.notes);
+    assert_eq!(updates(&out.shown), 1, "{:#?}", out.shown);
+    let note = out.shown.iter().find(|n| n.contains("[GP0412]")).unwrap();
+    assert!(
+        note.contains("kernel `saxpy` for gfx1100, gfx11-generic"),
+        "{note}"
+    );
+    assert!(note.contains("`gcn-patch accept saxpy`"), "{note}");
+    assert!(
+        !out.shown.iter().any(|n| n.starts_with("note[GP0413]")),
+        "occupancy folded into the one note: {:#?}",
+        out.shown
+    );
+}

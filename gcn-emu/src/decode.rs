@@ -155,8 +155,9 @@ impl Program {
     /// Map the program's addresses to the lines of the asm source it was
     /// assembled from (`file` names it in reports): the instruction lines of
     /// the kernel's body (from its `NAME:` label), in order, are paired with
-    /// the decoded instructions while their mnemonics agree. Returns how
-    /// many were mapped.
+    /// the decoded instructions while their mnemonics agree (an `s_nop` the
+    /// source does not have is alignment padding and is passed over).
+    /// Returns how many were mapped.
     pub fn attach_source(&mut self, file: &str, text: &str) -> usize {
         let label = format!("{}:", self.kernel);
         let mut body = false;
@@ -178,9 +179,23 @@ impl Program {
             src.push((i + 1, t.to_string()));
         }
         let mut n = 0;
-        for (ins, (no, t)) in self.instructions.iter().zip(&src) {
+        let mut decoded = self.instructions.iter().peekable();
+        for (no, t) in &src {
             let m = t.split_whitespace().next().unwrap_or("");
-            if !(ins.mnemonic == m || ins.mnemonic.starts_with(m) || m.starts_with(&ins.mnemonic)) {
+            let agrees = |mnemonic: &str| {
+                mnemonic == m || mnemonic.starts_with(m) || m.starts_with(mnemonic)
+            };
+            // An `s_nop` the source does not have is the assembler's
+            // padding of an alignment (`.p2align` before a loop or block,
+            // as Triton and hipcc emit): it has no line.
+            while decoded
+                .peek()
+                .is_some_and(|i| i.mnemonic == "s_nop" && !agrees(&i.mnemonic))
+            {
+                decoded.next();
+            }
+            let Some(ins) = decoded.next() else { break };
+            if !agrees(&ins.mnemonic) {
                 break;
             }
             self.lines.insert(ins.addr, format!("{file}:{no}: {t}"));

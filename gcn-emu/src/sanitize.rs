@@ -279,6 +279,37 @@ impl fmt::Display for Finding {
     }
 }
 
+impl Finding {
+    /// The finding in one line: its kind, the instruction that found it and
+    /// the other one (each as `` `text` (file:line) `` when `program` knows
+    /// the line, else by address) and how many waves showed it. The
+    /// [`Display`](fmt::Display) form is the full report.
+    pub fn summary(&self, program: &Program) -> String {
+        let mut s = format!("{}: {}", self.kind, brief(program, self.addr));
+        if let Some(o) = self.other {
+            s.push_str(&format!(" with {}", brief(program, o)));
+        }
+        if self.occurrences > 1 {
+            s.push_str(&format!(", in {} waves", self.occurrences));
+        }
+        s
+    }
+}
+
+/// `` `text` (file:line) ``, or `` addr `text` `` when the line is not known.
+fn brief(program: &Program, addr: u64) -> String {
+    let text = program
+        .index
+        .get(&addr)
+        .map(|&i| program.instructions[i].text.as_str())
+        .unwrap_or("?");
+    // `file:line: text`: the part before the text.
+    match program.lines.get(&addr).and_then(|l| l.split_once(": ")) {
+        Some((at, _)) => format!("`{text}` ({at})"),
+        None => format!("{addr:#x} `{text}`"),
+    }
+}
+
 /// `addr `text`` and its asm line, when known.
 pub fn describe(program: &Program, addr: u64) -> String {
     let text = program

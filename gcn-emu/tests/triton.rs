@@ -361,3 +361,43 @@ mod eight_bit {
         }
     }
 }
+
+/// Findings on a Triton kernel name lines of its `.amdgcn`, as on HIP's
+/// asm: Triton aligns blocks with `.p2align`, which the assembler pads with
+/// `s_nop` the source does not have; every source instruction of the body
+/// still maps to its line.
+#[test]
+fn every_instruction_of_a_triton_kernel_maps_to_its_amdgcn_line() {
+    for kernel in ["matmul", "softmax", "add"] {
+        for target in TARGETS {
+            let d = dir(kernel, target);
+            let mut l = load(&d.join(format!("{kernel}.hsaco")), kernel);
+            let path = d.join(format!("{kernel}.amdgcn"));
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mapped = l.program.attach_source(&format!("{kernel}.amdgcn"), &text);
+            let padding = l
+                .program
+                .instructions
+                .iter()
+                .filter(|i| !l.program.lines.contains_key(&i.addr))
+                .map(|i| i.mnemonic.as_str())
+                .collect::<Vec<_>>();
+            assert!(
+                padding.iter().all(|m| *m == "s_nop" || *m == "s_code_end"),
+                "{kernel} on {target}: unmapped {padding:?} ({mapped} mapped)"
+            );
+            let last = l
+                .program
+                .instructions
+                .iter()
+                .rposition(|i| i.mnemonic == "s_endpgm")
+                .unwrap();
+            let endpgm = l.program.instructions[last].addr;
+            let line = &l.program.lines[&endpgm];
+            assert!(
+                line.starts_with(&format!("{kernel}.amdgcn:")) && line.ends_with("s_endpgm"),
+                "{line}"
+            );
+        }
+    }
+}

@@ -123,7 +123,17 @@ fn a_removed_wait_is_a_sanitizer_finding_in_test_and_check_run() {
     let o = in_dir(&dir, &["test", "--seed", "0", "--seed", "3"]);
     assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
     let out = stdout(&o);
-    assert!(out.starts_with("FAILED: kernel `saxpy`, gfx942, n1000 (kernels.toml:11): the sanitizer found 2 problem(s) (schedule seed 0)"), "{out}");
+    // Every seed runs and every failing one is named, with the seeds run.
+    assert!(out.starts_with("FAILED: kernel `saxpy`, gfx942, n1000 (kernels.toml:11): the sanitizer found 2 problem(s): premature read ×2 (schedule seeds 0, 3 of 0, 3)"), "{out}");
+    assert!(
+        out.ends_with("gcn-patch test: 0 of 1 launch(es) ran clean under schedule seeds 0, 3\n"),
+        "{out}"
+    );
+    // The first finding in full, the other in one line.
+    assert!(
+        out.contains("\n  sanitizer: premature read: `v_fmac_f32_e32 v5, s2, v4` (saxpy.patched.gfx942.s:26) with `global_load_dword v5, v[0:1], off` (saxpy.patched.gfx942.s:25), in 16 waves\n"),
+        "{out}"
+    );
     assert!(out.contains("premature read"), "{out}");
     assert!(
         out.contains("saxpy.patched.gfx942.s:"),
@@ -191,4 +201,43 @@ fn bad_launches_and_options_are_errors_at_their_line_exit_2() {
         all.push_str(&format!("== {tag}: gcn-patch {}\n{}{}", args.join(" "), stdout(&o), stderr(&o)));
     }
     insta::assert_snapshot!("bad_launches", all);
+}
+
+#[test]
+fn test_names_every_failing_seed_and_the_seeds_of_each_finding() {
+    // reduce without its second barrier: which races show depends on the
+    // schedule.
+    let dir = std::env::temp_dir().join(format!("gcn-patch-compare-{}-seeds", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let asm = repo().join("asm/hip/gfx9-4-generic/reduce.s");
+    std::fs::copy(&asm, dir.join("reduce.s")).unwrap();
+    let sha = gcn_patch::base::hash::sha256_hex(&std::fs::read(&asm).unwrap());
+    std::fs::write(
+        dir.join("kernels.toml"),
+        format!(
+            "[[kernel]]\nname = \"reduce\"\n\n[[kernel.source]]\nasm = \"reduce.s\"\nsha256 = \"{sha}\"\ntargets = [\"gfx942\"]\n\n[[kernel.source.rule]]\ndelete = \"s_barrier\"\noccurrence = 2\n\n[[kernel.launch]]\ngrid = 2\nblock = 256\nargs = [\n  {{ random = \"f32\", shape = 512, seed = 1 }},\n  {{ output = \"f32\", shape = 2 }},\n  {{ scalar = \"u32\", value = 512 }},\n]\n"
+        ),
+    )
+    .unwrap();
+    let o = in_dir(&dir, &["test", "--seed", "0", "--seed", "1", "--seed", "6"]);
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(
+        lines[0].ends_with("(schedule seeds 0, 1, 6 of 0, 1, 6)"),
+        "{out}"
+    );
+    // Each finding names the seeds that had it when not all did.
+    let findings: Vec<&&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("  sanitizer: "))
+        .collect();
+    assert_eq!(findings.len(), 2, "{out}");
+    assert!(findings[0].ends_with(" (seeds 0, 1)"), "{out}");
+    assert!(findings[1].ends_with(" (seeds 1, 6)"), "{out}");
+    assert_eq!(
+        *lines.last().unwrap(),
+        "gcn-patch test: 0 of 1 launch(es) ran clean under schedule seeds 0, 1, 6"
+    );
 }

@@ -542,13 +542,19 @@ fn sanitize_reports_a_removed_barrier_as_an_lds_race() {
     let o = gcn_patch(d, &args);
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     let report = stderr(&o);
+    // The second finding in one line: both instructions and the waves.
     assert!(
-        report.contains("LDS race: workgroup (0, 0, 0), wave 2"),
+        report.contains("\nsanitizer: LDS race: `ds_write_b32 v1, v4` (reduce.hsaco (lifted):"),
         "{report}"
     );
+    assert!(report.contains(", in 2 waves\n"), "{report}");
     // The removed barrier's race and uninitialized read, and the corpus
     // dump's own LDS write in flight at the next barrier.
-    assert!(report.contains("found 3 problem(s)"), "{report}");
+    assert!(
+        report.contains("found 3 problem(s): uninitialized LDS read ×1, LDS race ×1, ")
+            && report.contains("(the first in full"),
+        "{report}"
+    );
     // Unmutated: the corpus' reduce uses a bare s_barrier, its LDS writes
     // still in flight at it (no `s_waitcnt lgkmcnt(0)`): the `races` check
     // reports that; every other check finds it clean.
@@ -671,4 +677,39 @@ fn hostile_launches_are_usage_errors_naming_the_limit() {
         &v.iter().map(String::as_str).collect::<Vec<_>>(),
         &["wrap.npy", "needs 73786976294838206464"],
     );
+}
+
+#[test]
+fn sanitize_shows_the_first_finding_in_full_and_one_line_for_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    npy_f32(&d.join("x.npy"), &[1.0; 512]);
+    npy_f32(&d.join("y.npy"), &[0.5; 512]);
+    // No wait for either load: both registers are read early.
+    build_mutant(d, "saxpy", "gfx942", "s_waitcnt vmcnt(0)\n", "");
+    let mut args = SAXPY_ARGS.to_vec();
+    args.extend(["--asm", "saxpy.s"]);
+    let o = gcn_patch(d, &args);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let report = stderr(&o);
+    let lines: Vec<&str> = report.lines().collect();
+    // The first in full (with its count of waves), the second in one line
+    // naming both instructions' lines, the count by kind.
+    assert_eq!(lines.len(), 4, "{report}");
+    assert!(
+        lines[0].contains("reads or writes v4 while the load"),
+        "{report}"
+    );
+    let text = std::fs::read_to_string(d.join("saxpy.s")).unwrap();
+    let line = |t: &str| text.lines().position(|l| l.trim() == t).unwrap() + 1;
+    assert_eq!(
+        lines[2],
+        format!(
+            "sanitizer: premature read: `v_fmac_f32_e32 v5, s2, v4` (saxpy.s:{}) with `global_load_dword v5, v[0:1], off` (saxpy.s:{}), in 8 waves",
+            line("v_fmac_f32_e32 v5, s2, v4"),
+            line("global_load_dword v5, v[0:1], off")
+        )
+    );
+    assert!(lines[2].len() < lines[0].len() / 2, "{report}");
+    insta::assert_snapshot!("sanitize_saxpy_no_wait", report);
 }

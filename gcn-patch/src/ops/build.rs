@@ -68,7 +68,10 @@ pub struct Row {
 pub struct BuildReport {
     /// One row per code object, in plan order.
     pub rows: Vec<Row>,
-    /// Notes of the built jobs (occupancy changes, register updates, rewrites).
+    /// Notes of the built jobs (occupancy changes, register updates,
+    /// rewrites): each job's repeats once, and the register updates and
+    /// occupancy reports of all jobs in one note, last
+    /// ([`crate::ops::notes`]).
     pub notes: Vec<Diagnostic>,
     /// The lock file written (or checked, with `locked`).
     pub lock: PathBuf,
@@ -173,6 +176,7 @@ pub fn build(
     for (k, t, p) in &files {
         by_job.entry((*k, *t)).or_default().push(p);
     }
+    let mut register_notes: Vec<(String, TargetId, Vec<Diagnostic>)> = Vec::new();
     for b in built {
         let mut written = Vec::new();
         let paths = by_job
@@ -196,7 +200,14 @@ pub fn build(
             written.push(relative(p, out));
         }
         let state = b.state();
-        report.notes.extend(b.notes);
+        report.notes.extend(crate::ops::notes::collapse_repeats(
+            b.notes
+                .iter()
+                .filter(|d| !crate::ops::notes::is_register_note(d))
+                .cloned()
+                .collect(),
+        ));
+        register_notes.push((b.kernel.clone(), b.target, b.notes));
         report.accepted += b.accepted;
         report.rows.push(Row {
             kernel: b.kernel,
@@ -206,6 +217,11 @@ pub fn build(
             files: written,
         });
     }
+    report.notes.extend(crate::ops::notes::register_summary(
+        register_notes
+            .iter()
+            .map(|(k, t, n)| (k.as_str(), t, n.as_slice())),
+    ));
     Ok(report)
 }
 

@@ -115,10 +115,64 @@ pub struct TestOptions {
 pub enum Outcome {
     /// Ran clean under every seed: wave-instructions of the first run.
     Clean(u64),
-    /// The sanitizer's findings (of the first seed that had any), rendered.
-    Findings(u64, Vec<String>),
-    /// A fault, unsupported instruction or instruction budget.
+    /// The sanitizer's findings under every seed that had any.
+    Findings(Findings),
+    /// A fault, unsupported instruction or instruction budget (the seeds
+    /// after the one it happened under are not run).
     Failed(String),
+}
+
+/// The sanitizer's findings of one launch, over the seeds it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Findings {
+    /// The seeds whose runs had findings, in the order run.
+    pub seeds: Vec<u64>,
+    /// Each distinct finding (kind, instruction, other instruction) once,
+    /// in the order first found.
+    pub findings: Vec<Reported>,
+}
+
+/// One distinct sanitizer finding of a launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported {
+    /// The full report, as the first seed that had it gave it.
+    pub full: String,
+    /// The same in one line ([`gcn_emu::sanitize::Finding::summary`]).
+    pub summary: String,
+    /// The seeds whose runs had it.
+    pub seeds: Vec<u64>,
+    /// Its kind.
+    pub kind: gcn_emu::sanitize::Kind,
+    /// The instruction that found it and the other one.
+    key: (u64, Option<u64>),
+}
+
+impl Findings {
+    /// Add the findings of the run under `seed`.
+    fn add(&mut self, seed: u64, found: &[gcn_emu::sanitize::Finding], program: &Program) {
+        if found.is_empty() {
+            return;
+        }
+        self.seeds.push(seed);
+        for f in found {
+            let kind = f.kind;
+            let key = (f.addr, f.other);
+            match self
+                .findings
+                .iter_mut()
+                .find(|r| r.kind == kind && r.key == key)
+            {
+                Some(r) => r.seeds.push(seed),
+                None => self.findings.push(Reported {
+                    full: f.to_string(),
+                    summary: f.summary(program),
+                    seeds: vec![seed],
+                    kind,
+                    key,
+                }),
+            }
+        }
+    }
 }
 
 /// One launch of one kernel for one target, tested.
@@ -132,6 +186,8 @@ pub struct Tested {
     pub launch: String,
     /// Its manifest line.
     pub line: usize,
+    /// The schedule seeds it ran under, in order.
+    pub seeds: Vec<u64>,
     /// What happened.
     pub outcome: Outcome,
     /// The sanitizer's checks it ran with.
@@ -147,6 +203,8 @@ pub struct TestReport {
     /// (RDNA, generic targets, gfx908 and older), per kernel: shown, never
     /// silently passed over.
     pub not_run: Vec<(String, Vec<String>)>,
+    /// The schedule seeds each launch runs under, in order.
+    pub seeds: Vec<u64>,
 }
 
 impl TestReport {
@@ -503,7 +561,10 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
     let launches = declared(&m)?;
     let tc = tools.find(Some(&m))?;
     let work = scratch()?;
-    let mut report = TestReport::default();
+    let mut report = TestReport {
+        seeds: seeds.clone(),
+        ..TestReport::default()
+    };
     for ki in kernels {
         let k = &m.kernels[ki];
         let (plan, jobs) = match emulated_jobs(&m, ki, opts.target.as_ref()) {
@@ -535,36 +596,46 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
             for (li, decl) in launches[ki].iter().enumerate() {
                 let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir)?;
                 fits(&m, decl, &l)?;
-                let mut outcome = None;
+                // Every seed runs, so that every failing one is named; a
+                // fault stops the launch (the next seeds would repeat it).
+                let mut clean = None;
+                let mut found = Findings::default();
+                let mut failed = None;
+                let mut ran = Vec::new();
                 let checks = opts
                     .sanitize
                     .or(decl.spec.sanitize)
                     .unwrap_or(Checks::DEFAULT);
+                let lds = launch_lds(&m, job, &decl.spec);
                 for &seed in &seeds {
-                    let lds = launch_lds(&m, job, &decl.spec);
+                    ran.push(seed);
                     match run_once(&l, &decl.spec, lds, checks, seed, opts.max_instructions) {
                         Err(e) => {
-                            outcome = Some(Outcome::Failed(e));
-                            break;
-                        }
-                        Ok((_, s)) if !s.findings.is_empty() => {
-                            outcome = Some(Outcome::Findings(
-                                seed,
-                                s.findings.iter().map(|f| f.to_string()).collect(),
-                            ));
+                            failed = Some(if seeds.len() > 1 {
+                                format!("{e} (schedule seed {seed})")
+                            } else {
+                                e
+                            });
                             break;
                         }
                         Ok((_, s)) => {
-                            outcome.get_or_insert(Outcome::Clean(s.instructions));
+                            found.add(seed, &s.findings, &l.program);
+                            clean.get_or_insert(s.instructions);
                         }
                     }
                 }
+                let outcome = match failed {
+                    Some(e) => Outcome::Failed(e),
+                    None if !found.seeds.is_empty() => Outcome::Findings(found),
+                    None => Outcome::Clean(clean.unwrap_or(0)),
+                };
                 report.rows.push(Tested {
                     kernel: k.name.clone(),
                     target: t.clone(),
                     launch: decl.spec.label(li),
                     line: decl.line,
-                    outcome: outcome.unwrap_or(Outcome::Clean(0)),
+                    seeds: ran,
+                    outcome,
                     checks,
                 });
             }

@@ -47,6 +47,7 @@ pub mod iree;
 #[cfg(feature = "lift")]
 pub mod lift;
 pub mod lint;
+pub mod notes;
 pub mod objdiff;
 #[cfg(feature = "edit")]
 pub mod pin;

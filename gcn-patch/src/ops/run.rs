@@ -78,6 +78,9 @@ pub struct RunReport {
     pub lds: (u32, u32),
     /// Files written (one per buffer argument), in argument order.
     pub outputs: Vec<PathBuf>,
+    /// Each of `stats.findings` in one line
+    /// ([`gcn_emu::sanitize::Finding::summary`]), in the same order.
+    pub summaries: Vec<String>,
 }
 
 /// Why `gcn-patch run` failed: the exit code tells them apart.
@@ -440,6 +443,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     let report = RunReport {
         kernel: kernel.name.clone(),
         processor: co.processor.clone(),
+        summaries: stats.findings.iter().map(|f| f.summary(&program)).collect(),
         stats,
         lds: (kernel.descriptor.group_segment_fixed_size, opts.dynamic_lds),
         outputs,

@@ -251,10 +251,32 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             let r = ops::check::check(&opts, bar.observer());
             bar.finish();
             let r = r?;
+            // Each finding once: repeats at other lines listed under the
+            // first, register updates in one note (all of them with -v).
+            let verbose = progress::verbosity() >= progress::Verbosity::Verbose;
             for j in &r.jobs {
-                print_notes(&j.notes);
+                if verbose {
+                    print_notes(&j.notes);
+                } else {
+                    print_notes(&ops::notes::collapse_repeats(
+                        j.notes
+                            .iter()
+                            .filter(|d| !ops::notes::is_register_note(d))
+                            .cloned()
+                            .collect(),
+                    ));
+                }
                 if j.passed {
                     detail!("ok: {}", ops::label(&j.kernel, &j.target));
+                }
+            }
+            if !verbose {
+                if let Some(d) = ops::notes::register_summary(
+                    r.jobs
+                        .iter()
+                        .map(|j| (j.kernel.as_str(), &j.target, j.notes.as_slice())),
+                ) {
+                    say!("{d}");
                 }
             }
             if !r.errors.is_empty() {

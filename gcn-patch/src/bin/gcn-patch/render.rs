@@ -233,21 +233,7 @@ pub(crate) fn build(
     bar.finish();
     let r = built?;
     print_notes(&r.notes);
-    println!(
-        "{:<24} {:<22} {:<10} {:<16} files",
-        "kernel", "target", "state", "sha256"
-    );
-    for row in &r.rows {
-        let files: Vec<String> = row.files.iter().map(|p| p.display().to_string()).collect();
-        println!(
-            "{:<24} {:<22} {:<10} {:<16} {}",
-            row.kernel,
-            row.target.name(),
-            row.state.as_str(),
-            &row.sha256[..16],
-            files.join(" ")
-        );
-    }
+    print!("{}", build_table(&r.rows));
     say!(
         "gcn-patch {command}: {} code object(s) ({} assembled, {} cached) in {}; {} {}",
         r.rows.len(),
@@ -264,6 +250,38 @@ pub(crate) fn build(
         );
     }
     Ok(())
+}
+
+/// The build's table: kernel, target, state, the sha256's first 16 digits
+/// and the files written. A column is as wide as its longest entry (at
+/// least 24, 22 and 10 characters), so long names keep the columns aligned.
+pub(crate) fn build_table(rows: &[ops::build::Row]) -> String {
+    let width = |min: usize, cells: &mut dyn Iterator<Item = usize>| cells.fold(min, usize::max);
+    let k = width(24, &mut rows.iter().map(|r| r.kernel.chars().count()));
+    let t = width(
+        22,
+        &mut rows.iter().map(|r| r.target.name().chars().count()),
+    );
+    let st = width(
+        10,
+        &mut rows.iter().map(|r| r.state.as_str().chars().count()),
+    );
+    let mut s = format!(
+        "{:<k$} {:<t$} {:<st$} {:<16} files\n",
+        "kernel", "target", "state", "sha256"
+    );
+    for row in rows {
+        let files: Vec<String> = row.files.iter().map(|p| p.display().to_string()).collect();
+        s.push_str(&format!(
+            "{:<k$} {:<t$} {:<st$} {:<16} {}\n",
+            row.kernel,
+            row.target.name(),
+            row.state.as_str(),
+            row.sha256.get(..16).unwrap_or(&row.sha256),
+            files.join(" ")
+        ));
+    }
+    s
 }
 
 /// `gcn-patch targets`: processors, then families.
@@ -467,13 +485,44 @@ pub(crate) fn test_report(r: &ops::emulate::TestReport, manifest: &std::path::Pa
                     "ok: {head}: ran clean{only}, {n} wave-instructions\n"
                 ))
             }
-            Outcome::Findings(seed, f) => {
+            Outcome::Findings(f) => {
+                // Every failing seed, and the seeds run when more.
+                let failing = if row.seeds.len() > 1 {
+                    format!(
+                        " (schedule seed{} {} of {})",
+                        if f.seeds.len() == 1 { "" } else { "s" },
+                        list(&f.seeds),
+                        list(&row.seeds)
+                    )
+                } else {
+                    format!(" (schedule seed {})", list(&f.seeds))
+                };
                 s.push_str(&format!(
-                    "FAILED: {head}: the sanitizer found {} problem(s) (schedule seed {seed})\n",
-                    f.len()
+                    "FAILED: {head}: the sanitizer found {} problem(s){}{failing}\n",
+                    f.findings.len(),
+                    by_kind(f.findings.iter().map(|x| x.kind.to_string()))
                 ));
-                for f in f {
-                    s.push_str(&format!("  sanitizer: {}\n", f.replace('\n', "\n  ")));
+                for (i, x) in f.findings.iter().enumerate() {
+                    let text = if i == 0 { &x.full } else { &x.summary };
+                    // Which seeds, when not all the failing ones.
+                    let seeds = if x.seeds.len() < f.seeds.len() {
+                        format!(
+                            " (seed{} {})",
+                            if x.seeds.len() == 1 { "" } else { "s" },
+                            list(&x.seeds)
+                        )
+                    } else {
+                        String::new()
+                    };
+                    // After the headline, before the count of waves.
+                    let (first, more) = match text.split_once('\n') {
+                        Some((a, b)) => (a, format!("\n{b}")),
+                        None => (text.as_str(), String::new()),
+                    };
+                    s.push_str(&format!(
+                        "  sanitizer: {first}{seeds}{}\n",
+                        more.replace('\n', "\n  ")
+                    ));
                 }
             }
             Outcome::Failed(e) => s.push_str(&format!("FAILED: {head}: {e}\n")),
@@ -491,8 +540,13 @@ pub(crate) fn test_report(r: &ops::emulate::TestReport, manifest: &std::path::Pa
         .filter(|x| matches!(x.outcome, Outcome::Clean(_)))
         .count();
     s.push_str(&format!(
-        "gcn-patch test: {clean} of {} launch(es) ran clean{}\n",
+        "gcn-patch test: {clean} of {} launch(es) ran clean{}{}\n",
         r.rows.len(),
+        if r.seeds.len() > 1 {
+            format!(" under schedule seeds {}", list(&r.seeds))
+        } else {
+            under(&r.seeds)
+        },
         if r.not_run.is_empty() {
             String::new()
         } else {
@@ -526,20 +580,65 @@ fn lds_out_of_range(r: &ops::run::RunReport, sanitized: bool) -> Option<String> 
     Some(s)
 }
 
-/// The sanitizer's report: one paragraph per finding, in order, and a count.
+/// ` under schedule seed 3`: the seed of a single-seed run.
+fn under(seeds: &[u64]) -> String {
+    match seeds {
+        [one] => format!(" under schedule seed {one}"),
+        _ => format!(" under schedule seeds {}", list(seeds)),
+    }
+}
+
+/// `0, 3, 5`.
+fn list(seeds: &[u64]) -> String {
+    seeds
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The sanitizer's report: the first finding in full, each other distinct
+/// finding in one line (with how many waves showed it), and a count by kind.
 fn render_findings(r: &ops::run::RunReport) -> String {
     let mut s = String::new();
-    for f in &r.stats.findings {
-        s.push_str(&format!("sanitizer: {f}\n"));
+    let findings = &r.stats.findings;
+    for (i, f) in findings.iter().enumerate() {
+        match r.summaries.get(i) {
+            Some(line) if i > 0 => s.push_str(&format!("sanitizer: {line}\n")),
+            _ => s.push_str(&format!("sanitizer: {f}\n")),
+        }
     }
     if let Some(lds) = lds_out_of_range(r, true) {
         s.push_str(&format!("gcn-patch run: {lds}\n"));
     }
     s.push_str(&format!(
-        "gcn-patch run: kernel `{}` ({}): the sanitizer found {} problem(s)\n",
+        "gcn-patch run: kernel `{}` ({}): the sanitizer found {} problem(s){}{}\n",
         r.kernel,
         r.processor,
-        r.stats.findings.len()
+        findings.len(),
+        by_kind(findings.iter().map(|f| f.kind.to_string())),
+        if findings.len() > 1 {
+            " (the first in full, one line for each other)"
+        } else {
+            ""
+        }
     ));
     s
+}
+
+/// `: LDS race ×3, premature read ×1`: how many findings of each kind, in
+/// order of first appearance, when there are several.
+fn by_kind(kinds: impl Iterator<Item = String>) -> String {
+    let mut counts: Vec<(String, usize)> = Vec::new();
+    for k in kinds {
+        match counts.iter_mut().find(|(x, _)| *x == k) {
+            Some((_, n)) => *n += 1,
+            None => counts.push((k, 1)),
+        }
+    }
+    if counts.iter().map(|(_, n)| n).sum::<usize>() < 2 {
+        return String::new();
+    }
+    let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
+    format!(": {}", parts.join(", "))
 }
