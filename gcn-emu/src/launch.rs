@@ -1091,8 +1091,9 @@ pub fn describe_arg(i: usize, a: &Arg) -> String {
 /// `gcn-patch run --arg` and `[[kernel.launch]]` `args`.
 ///
 /// 1. Each `named` spec `(NAME, spec)` fills the argument whose metadata
-///    `.name` is NAME; the k-th spec of a name fills the k-th argument of
-///    that name (aiter's `pad`s).
+///    `.name` is NAME (or `NAME.coerce`, clang's name of a HIP pointer
+///    argument); the k-th spec of a name fills the k-th argument of that
+///    name (aiter's `pad`s).
 /// 2. The `positional` specs then fill the arguments left, in metadata
 ///    order: named and positional specs may be mixed, and a positional one
 ///    never takes an argument given by name.
@@ -1116,7 +1117,12 @@ pub fn bind_by_name<T>(
     let counts: Vec<usize> = named.iter().map(|(n, _)| times(n)).collect();
     for ((name, spec), given) in named.into_iter().zip(counts) {
         let of_name: Vec<usize> = (0..explicit.len())
-            .filter(|&i| explicit[i].name.as_deref() == Some(name.as_str()))
+            .filter(|&i| {
+                explicit[i]
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| names_match(n, &name))
+            })
             .collect();
         if of_name.is_empty() {
             return Err(unknown_name(&explicit, name));
@@ -1222,6 +1228,12 @@ fn missing_lines(explicit: &[&Arg], missing: &[usize]) -> Vec<String> {
     out
 }
 
+/// Whether metadata name `meta` is `given`: equal, or `given.coerce`
+/// (clang's name of a HIP pointer argument, passed coerced).
+fn names_match(meta: &str, given: &str) -> bool {
+    meta == given || meta.strip_suffix(".coerce") == Some(given)
+}
+
 fn unknown_name(explicit: &[&Arg], name: String) -> BindError {
     let mut names: Vec<(&str, usize)> = Vec::new();
     for n in explicit.iter().filter_map(|a| a.name.as_deref()) {
@@ -1232,7 +1244,12 @@ fn unknown_name(explicit: &[&Arg], name: String) -> BindError {
     }
     let suggestion = names
         .iter()
-        .map(|(n, _)| (strsim::jaro_winkler(&name.to_lowercase(), &n.to_lowercase()), *n))
+        .map(|(n, _)| {
+            (
+                strsim::jaro_winkler(&name.to_lowercase(), &n.to_lowercase()),
+                *n,
+            )
+        })
         .filter(|(s, _)| *s >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, n)| n.to_string());
@@ -1241,7 +1258,13 @@ fn unknown_name(explicit: &[&Arg], name: String) -> BindError {
         suggestion,
         names: names
             .into_iter()
-            .map(|(n, c)| if c > 1 { format!("{n} ×{c}") } else { n.to_string() })
+            .map(|(n, c)| {
+                if c > 1 {
+                    format!("{n} ×{c}")
+                } else {
+                    n.to_string()
+                }
+            })
             .collect(),
     }
 }
@@ -1278,7 +1301,9 @@ impl LaunchSpec {
                         h.push("`zero-rest = true` fills the by-value ones with zeros");
                     }
                     if *pointers {
-                        h.push("a pointer is always given: `NAME = { null = true }` for a null one");
+                        h.push(
+                            "a pointer is always given: `NAME = { null = true }` for a null one",
+                        );
                     }
                     h.join("; ")
                 }
@@ -1907,9 +1932,15 @@ mod tests {
             e.to_string(),
             "arguments not given: argument 0 `D` (global_buffer, 8 bytes); argument 7 `Bias` (global_buffer, 8 bytes)"
         );
-        assert!(matches!(e, BindError::Missing { values: false, pointers: true, .. }));
-        let b = bind_by_name(&k, named(&[("A", 1), ("D", 2), ("Bias", 3)]), vec![], true)
-            .unwrap();
+        assert!(matches!(
+            e,
+            BindError::Missing {
+                values: false,
+                pointers: true,
+                ..
+            }
+        ));
+        let b = bind_by_name(&k, named(&[("A", 1), ("D", 2), ("Bias", 3)]), vec![], true).unwrap();
         assert_eq!(
             b,
             [
@@ -1935,7 +1966,14 @@ mod tests {
             e.to_string(),
             "arguments not given: 3 arguments `pad` (by_value, 4 or 8 bytes): 1, 3, 5; argument 6 (by_value, 4 bytes)"
         );
-        assert!(matches!(e, BindError::Missing { values: true, pointers: false, .. }));
+        assert!(matches!(
+            e,
+            BindError::Missing {
+                values: true,
+                pointers: false,
+                ..
+            }
+        ));
     }
 
     #[test]
@@ -1947,7 +1985,16 @@ mod tests {
             "no explicit argument is named `alhpa`; did you mean `alpha`? (its arguments: D, pad ×3, A, alpha, Bias)"
         );
         let e = bind_by_name(&k, named(&[("zzz", 1)]), vec![], true).unwrap_err();
-        assert!(matches!(e, BindError::UnknownName { suggestion: None, .. }), "{e}");
+        assert!(
+            matches!(
+                e,
+                BindError::UnknownName {
+                    suggestion: None,
+                    ..
+                }
+            ),
+            "{e}"
+        );
         let e = bind_by_name(&k, named(&[("pad", 1); 4]), vec![], true).unwrap_err();
         assert_eq!(
             e,
@@ -1959,11 +2006,23 @@ mod tests {
         );
         let e = bind_by_name(&k, named(&[("D", 1)]), vec![0; 8], false).unwrap_err();
         assert!(
-            matches!(e, BindError::TooManyPositional { given: 8, left: 7, .. }),
+            matches!(
+                e,
+                BindError::TooManyPositional {
+                    given: 8,
+                    left: 7,
+                    ..
+                }
+            ),
             "{e}"
         );
         // Hidden arguments are never bound.
-        assert_eq!(bind_by_name(&k, vec![], vec![0u32; 8], false).unwrap().len(), 8);
+        assert_eq!(
+            bind_by_name(&k, vec![], vec![0u32; 8], false)
+                .unwrap()
+                .len(),
+            8
+        );
     }
 
     #[test]
@@ -2005,17 +2064,26 @@ mod tests {
         assert_eq!(p.values.len(), 8);
         assert_eq!(p.values[6], ArgValue::Bytes(vec![0; 4]));
         assert_eq!(
-            p.buffers.iter().map(|b| (b.index, b.name.as_deref())).collect::<Vec<_>>(),
+            p.buffers
+                .iter()
+                .map(|b| (b.index, b.name.as_deref()))
+                .collect::<Vec<_>>(),
             [(0, Some("D")), (2, Some("A"))]
         );
         // The random input's seed is its metadata index, as in the array form.
-        assert_eq!(materialize(&b)[1].1, random_bytes(Dtype::F32, 4, 2, (-1.0, 1.0)));
+        assert_eq!(
+            materialize(&b)[1].1,
+            random_bytes(Dtype::F32, 4, 2, (-1.0, 1.0))
+        );
         // Errors carry the TOML way to fix them.
-        let s = spec("grid = 1\nblock = 64\nargs = { A = { random = \"f32\", shape = 4 } }")
-            .unwrap();
+        let s =
+            spec("grid = 1\nblock = 64\nargs = { A = { random = \"f32\", shape = 4 } }").unwrap();
         let e = s.check(&k).unwrap_err().to_string();
         assert!(e.contains("kernel `gemm`: arguments not given"), "{e}");
-        assert!(e.contains("`zero-rest = true`") && e.contains("{ null = true }"), "{e}");
+        assert!(
+            e.contains("`zero-rest = true`") && e.contains("{ null = true }"),
+            "{e}"
+        );
         let s = spec("grid = 1\nblock = 64\nargs = { pad = { scalar = \"u32\", value = 1 }, Alpha = { scalar = \"f32\", value = 1 } }\nzero-rest = true")
             .unwrap();
         let e = s.check(&k).unwrap_err().to_string();
@@ -2024,7 +2092,10 @@ mod tests {
         let s = spec("grid = 1\nblock = 64\nzero-rest = true\nargs = { D = { null = true }, A = { null = true }, Bias = { null = true }, alpha = { scalar = \"f64\", value = 1 } }")
             .unwrap();
         let e = s.check(&k).unwrap_err().to_string();
-        assert!(e.contains("argument 4 `alpha` (by_value, 4 bytes) is 4 bytes"), "{e}");
+        assert!(
+            e.contains("argument 4 `alpha` (by_value, 4 bytes) is 4 bytes"),
+            "{e}"
+        );
         // Bad values in the table form say what is wrong, as in the array form.
         let e = spec("grid = 1\nblock = 1\nargs = { x = { random = \"f32\" } }").unwrap_err();
         assert!(e.contains("needs `shape`"), "{e}");

@@ -308,7 +308,7 @@ fn fits(
                 Code::LaunchDoesNotFit,
                 format!("{}:{}: {e}", m.path.display(), decl.line),
             )
-            .with_help("give one argument per explicit kernel argument, in metadata order"),
+            .with_help("give one argument per explicit kernel argument, in metadata order (`args = [ … ]`), or by name (`args = { NAME = { … } }`, `zero-rest = true` for the by-value ones left)"),
         )
     })
 }

@@ -368,13 +368,21 @@ pub(crate) enum Command {
         /// Work-items per workgroup in X[,Y[,Z]] (HIP's block).
         #[arg(long, value_name = "X[,Y[,Z]]")]
         block: String,
-        /// The next explicit kernel argument, in metadata order: PATH.npy (a
-        /// buffer holding the array), out:DTYPE:COUNT (a buffer of COUNT
-        /// elements, every byte 0xff: NaN for floats, -1 for integers), or
-        /// DTYPE:VALUE (a value; u64:0 is a null pointer). DTYPE: i8, u8,
-        /// i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64.
-        #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
+        /// An explicit kernel argument: NAME=SPEC fills the argument whose
+        /// metadata name is NAME (a repeated name takes the next argument
+        /// of that name); a plain SPEC fills the next argument not given by
+        /// name, in metadata order. SPEC: PATH.npy (a buffer holding the
+        /// array), out:DTYPE:COUNT (a buffer of COUNT elements, every byte
+        /// 0xff: NaN for floats, -1 for integers), or DTYPE:VALUE (a value;
+        /// u64:0 is a null pointer). DTYPE: i8, u8, i16, u16, i32, u32,
+        /// i64, u64, f16, bf16, f32, f64.
+        #[arg(long = "arg", value_name = "[NAME=]SPEC", allow_hyphen_values = true)]
         args: Vec<String>,
+        /// Fill every by-value argument no --arg gives with zeros (aiter's
+        /// `pad`s). Pointers are never filled: give each one, u64:0 for
+        /// a null pointer.
+        #[arg(long)]
+        zero_rest: bool,
         /// Write every buffer argument I to DIR/arg<I>.npy after a clean run
         /// (bf16 as its raw bits, <u2). Without it nothing is written.
         #[arg(long, value_name = "DIR")]

@@ -62,6 +62,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         grid,
         block,
         args,
+        zero_rest,
         out,
         sanitize,
         seed,
@@ -73,13 +74,16 @@ fn dispatch(cli: Cli) -> ExitCode {
         use gcn_patch::base::diag::Setting;
         let parsed = ops::run::parse_dims(Setting::Grid, &grid).and_then(|grid| {
             let block = ops::run::parse_dims(Setting::Block, &block)?;
-            let args = args
-                .iter()
-                .map(|a| ops::run::ArgSpec::parse(a))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok((grid, block, args))
+            let (mut named, mut positional) = (Vec::new(), Vec::new());
+            for a in &args {
+                match ops::run::parse_arg(a)? {
+                    (Some(name), spec) => named.push((name, spec)),
+                    (None, spec) => positional.push(spec),
+                }
+            }
+            Ok((grid, block, (positional, named)))
         });
-        let (grid, block, args) = match parsed {
+        let (grid, block, (args, named)) = match parsed {
             Ok(p) => p,
             Err(d) => return render::usage(d),
         };
@@ -89,6 +93,8 @@ fn dispatch(cli: Cli) -> ExitCode {
             grid,
             block,
             args,
+            named,
+            zero_rest,
             out,
             sanitize,
             seed,
