@@ -60,6 +60,51 @@ pub struct RunOptions {
     pub asm: Option<PathBuf>,
     /// Per-wave instruction budget (default [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
     pub max_instructions: Option<u64>,
+    /// The processor a generic-target object (`gfx9-4-generic`) runs as,
+    /// one of its family the emulator runs ([`run_as`]); default the first
+    /// of them in [`gcn_emu::dispatch::TARGETS`] order.
+    pub run_as: Option<String>,
+}
+
+/// The processor to emulate an object built for `processor` as: `None`
+/// for a processor (no `chosen` allowed), and for a generic target
+/// (`gfx9-4-generic`) `chosen`, which must be a processor it covers that
+/// the emulator runs, or by default the first such processor in
+/// [`gcn_emu::dispatch::TARGETS`] order (gfx9-4-generic: gfx942). The
+/// family is gcn-embed's processor table (which generic target covers
+/// which processor). The error says what is wrong in its own terms.
+pub fn run_as(processor: &str, chosen: Option<&str>) -> Result<Option<String>, String> {
+    use gcn_emu::dispatch::TARGETS;
+    let generic = gcn_embed::target::processor(processor).filter(|p| p.is_generic);
+    let Some(generic) = generic else {
+        return match chosen {
+            Some(c) if c != processor => Err(format!(
+                "`{c}`: the object is built for {processor}, not a generic target; it runs as {processor}"
+            )),
+            _ => Ok(None),
+        };
+    };
+    let covered: Vec<&str> = generic.covered_processors().map(|p| p.name).collect();
+    let runnable: Vec<&str> = TARGETS
+        .iter()
+        .copied()
+        .filter(|t| covered.contains(t))
+        .collect();
+    if runnable.is_empty() {
+        return Err(format!(
+            "the emulator runs no processor of {processor}'s family ({}); it runs {} (wave64)",
+            covered.join(", "),
+            TARGETS.join(", ")
+        ));
+    }
+    match chosen {
+        None => Ok(Some(runnable[0].to_string())),
+        Some(c) if runnable.contains(&c) => Ok(Some(c.to_string())),
+        Some(c) => Err(format!(
+            "`{c}` is not a processor of {processor}'s family that the emulator runs: one of {}",
+            runnable.join(", ")
+        )),
+    }
 }
 
 /// What a clean run did.
@@ -67,8 +112,11 @@ pub struct RunOptions {
 pub struct RunReport {
     /// The kernel.
     pub kernel: String,
-    /// The code object's processor.
+    /// The processor the object ran as: its own, or for a generic-target
+    /// object the one chosen ([`RunOptions::run_as`]).
     pub processor: String,
+    /// The object's generic target (`gfx9-4-generic`) when it is one.
+    pub generic: Option<String>,
     /// Counts.
     pub stats: Stats,
     /// Files written (one per buffer argument), in argument order.
@@ -332,7 +380,12 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             format!("`{}` exists and is not a directory", out.display()),
         ));
     }
-    let co = CodeObject::read_file(&opts.object).map_err(emu_usage)?;
+    let mut co = CodeObject::read_file(&opts.object).map_err(emu_usage)?;
+    let generic = match run_as(&co.processor, opts.run_as.as_deref()) {
+        Ok(Some(p)) => Some(std::mem::replace(&mut co.processor, p)),
+        Ok(None) => None,
+        Err(e) => return Err(usage_of(Setting::RunAs, e)),
+    };
     let kernel = co.kernel(&opts.kernel).map_err(emu_usage)?.clone();
     let explicit: Vec<Arg> = kernel
         .args
@@ -497,6 +550,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     let report = RunReport {
         kernel: kernel.name.clone(),
         processor: co.processor.clone(),
+        generic,
         stats,
         outputs,
     };

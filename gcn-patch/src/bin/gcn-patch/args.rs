@@ -137,6 +137,11 @@ pub(crate) enum Command {
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// Run generic targets (gfx9-4-generic) as this processor of their
+        /// family (default: the first the emulator runs, gfx942 for
+        /// gfx9-4-generic; the report says which).
+        #[arg(long = "as", value_name = "PROCESSOR")]
+        run_as: Option<String>,
         /// The manifest.
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
@@ -161,6 +166,11 @@ pub(crate) enum Command {
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// Run generic targets (gfx9-4-generic) as this processor of their
+        /// family (default: the first the emulator runs, gfx942 for
+        /// gfx9-4-generic; the report says which).
+        #[arg(long = "as", value_name = "PROCESSOR")]
+        run_as: Option<String>,
         /// The manifest.
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
@@ -409,6 +419,11 @@ pub(crate) enum Command {
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// Run a generic-target object (gfx9-4-generic) as this processor
+        /// of its family (default: the first the emulator runs, gfx942 for
+        /// gfx9-4-generic; the output says which).
+        #[arg(long = "as", value_name = "PROCESSOR")]
+        run_as: Option<String>,
         #[command(flatten)]
         llvm: LlvmArgs,
     },

@@ -68,6 +68,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         seed,
         asm,
         max_instructions,
+        run_as,
         llvm,
     } = cli.command
     {
@@ -100,6 +101,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             seed,
             asm,
             max_instructions,
+            run_as,
         };
         return render::run(&opts, &llvm.tools());
     }
@@ -108,6 +110,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         target,
         tolerance,
         max_instructions,
+        run_as,
         manifest,
         llvm,
     } = cli.command
@@ -133,6 +136,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             target,
             tolerance,
             max_instructions,
+            run_as,
         };
         return render::compare(&opts, &llvm.tools());
     }
@@ -141,6 +145,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         target,
         seeds,
         max_instructions,
+        run_as,
         manifest,
         llvm,
     } = cli.command
@@ -155,6 +160,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             target,
             seeds,
             max_instructions,
+            run_as,
         };
         return render::test(&opts, &llvm.tools());
     }

@@ -25,6 +25,7 @@ pub(crate) fn name_flags(mut d: Diagnostics) -> Diagnostics {
             Some(Setting::KernelArguments) => "--arg",
             Some(Setting::OutputDir) => "--out",
             Some(Setting::AsmSource) => "--asm",
+            Some(Setting::RunAs) => "--as",
             Some(Setting::Force) => {
                 d.help
                     .push("discard them: run the same command again with `--force`".into());
@@ -294,11 +295,26 @@ pub(crate) fn targets() {
 /// the error on stderr (exit 1 for a fault in the kernel or a sanitizer
 /// finding, 2 for bad input).
 pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
-    match ops::run::run(opts, tools) {
+    let result = ops::run::run(opts, tools);
+    let generic = match &result {
+        Ok(r) => r.generic.as_ref().map(|g| (g, &r.processor)),
+        Err(ops::run::RunError::Findings(r)) => r.generic.as_ref().map(|g| (g, &r.processor)),
+        Err(_) => None,
+    };
+    if let Some((g, p)) = generic {
+        if opts.run_as.is_none() {
+            println!("gcn-patch run: running {g} object as {p}; --as to choose");
+        }
+    }
+    match result {
         Ok(r) => {
+            let processor = match &r.generic {
+                Some(g) => format!("{g} as {}", r.processor),
+                None => r.processor.clone(),
+            };
             println!(
-                "gcn-patch run: kernel `{}` ({}) ran clean: {} workgroup(s), {} wave(s), {} wave-instructions",
-                r.kernel, r.processor, r.stats.workgroups, r.stats.waves, r.stats.instructions
+                "gcn-patch run: kernel `{}` ({processor}) ran clean: {} workgroup(s), {} wave(s), {} wave-instructions",
+                r.kernel, r.stats.workgroups, r.stats.waves, r.stats.instructions
             );
             for p in &r.outputs {
                 println!("wrote {}", p.display());
