@@ -349,9 +349,10 @@ pub(crate) enum Command {
     Lint {
         /// Any AMDGPU asm file (.s, .rocmasm); no manifest needed.
         file: PathBuf,
-        /// Target ID the file is for, e.g. gfx942, gfx1100, gfx1201.
+        /// Target ID the file is for, e.g. gfx942, gfx1100, gfx1201
+        /// (default: the file's `.amdgcn_target` directive).
         #[arg(long, short)]
-        target: String,
+        target: Option<String>,
         /// Also list waits that could be loosened, and waits that cover nothing (notes).
         #[arg(long)]
         suggest: bool,

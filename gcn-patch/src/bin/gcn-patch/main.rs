@@ -7,7 +7,7 @@
 //! gcn-patch check [--manifest M] [--no-assemble]  apply, check and build every kernel × target
 //! gcn-patch pin KERNEL [--manifest M]           re-pin a kernel's dumps after re-checking patches
 //! gcn-patch targets                             list known processors and families
-//! gcn-patch lint FILE --target T [--suggest] [--baseline BASE]    wait-counter hazards (exit 0 clean, 1 hazard, 2 input error)
+//! gcn-patch lint FILE [--target T] [--suggest] [--baseline BASE]  wait-counter hazards (exit 0 clean, 1 hazard, 2 input error)
 //! gcn-patch import PATH... [--manifest M]       copy dumps under asm/, pin them, add them to the manifest
 //! gcn-patch build --out DIR [--manifest M] [--target T]... [--locked] [-j N]
 //!                                               every kernel × target to DIR/<target>/, writes kernels.lock
@@ -54,7 +54,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         baseline,
     } = &cli.command
     {
-        return lint(file, target, *suggest, baseline.as_deref());
+        return lint(file, target.as_deref(), *suggest, baseline.as_deref());
     }
     if let Command::Run {
         object,

@@ -74,8 +74,17 @@ pub(crate) fn print_notes(notes: &[Diagnostic]) {
 }
 
 /// `gcn-patch lint`: exit 0 without (new) hazard, 1 with one, 2 on bad input.
-pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&Path>) -> ExitCode {
-    let r = match ops::parse_target(target).and_then(|target| {
+pub(crate) fn lint(
+    file: &Path,
+    target: Option<&str>,
+    suggest: bool,
+    baseline: Option<&Path>,
+) -> ExitCode {
+    let chosen = match target {
+        Some(t) => ops::parse_target(t),
+        None => ops::lint::file_target(file),
+    };
+    let r = match chosen.and_then(|target| {
         ops::lint::lint(&ops::lint::LintOptions {
             file: file.to_path_buf(),
             target,
@@ -114,9 +123,14 @@ pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&P
             r.target.name()
         ),
         None => say!(
-            "gcn-patch lint: {}: {hazards} hazard(s), {warnings} warning(s), {notes} suggestion(s) for {}",
+            "gcn-patch lint: {}: {hazards} hazard(s), {warnings} warning(s), {notes} suggestion(s) for {}{}",
             file.display(),
-            r.target.name()
+            r.target.name(),
+            if target.is_none() {
+                " (its .amdgcn_target)"
+            } else {
+                ""
+            }
         ),
     }
     if hazards > 0 {
