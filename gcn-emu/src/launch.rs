@@ -1029,7 +1029,8 @@ pub enum BindError {
     },
     /// Arguments nothing was given for (and not zero-filled).
     Missing {
-        /// The arguments, grouped by name ([`BindError::missing_lines`]).
+        /// The arguments, described with kind and size, a name missing more
+        /// than once as one entry with its count and indices.
         missing: Vec<String>,
         /// Whether any of them takes a value (`zero-rest` would fill those).
         values: bool,
@@ -1081,11 +1082,6 @@ impl fmt::Display for BindError {
 }
 
 impl std::error::Error for BindError {}
-
-/// `argument 3 `x` (by_value, 4 bytes)`.
-pub fn describe_arg(i: usize, a: &Arg) -> String {
-    describe(i, a)
-}
 
 /// Bind specs to `kernel`'s explicit arguments: the one shared rule of
 /// `gcn-patch run --arg` and `[[kernel.launch]]` `args`.

@@ -28,11 +28,11 @@ fn the_books_hip_without_rocm_example_builds_and_runs() {
         )
         .unwrap();
         let got = to_f32(&bufs[1]);
-        for i in 0..n {
-            let (b, t) = (i / 256, i % 256);
-            let src = b * 256 + 255 - t;
+        for (i, &g) in got.iter().enumerate() {
+            let (b, lane) = (i / 256, i % 256);
+            let src = b * 256 + 255 - lane;
             let want = if src < n { x[src] } else { 0.0 };
-            assert_eq!(got[i], want, "{t}: reverse_block out[{i}]");
+            assert_eq!(g, want, "{t}: reverse_block out[{i}]");
         }
         // rotate_lanes: 2 workgroups of 128 (2 waves each), 512 bytes of
         // dynamic LDS.
