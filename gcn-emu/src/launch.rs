@@ -1238,12 +1238,14 @@ fn unknown_name(explicit: &[&Arg], name: String) -> BindError {
             None => names.push((n, 1)),
         }
     }
+    // Suggest a name as it may be given: `x` for clang's `x.coerce`.
     let suggestion = names
         .iter()
-        .map(|(n, _)| {
+        .map(|(n, _)| n.strip_suffix(".coerce").unwrap_or(n))
+        .map(|n| {
             (
                 strsim::jaro_winkler(&name.to_lowercase(), &n.to_lowercase()),
-                *n,
+                n,
             )
         })
         .filter(|(s, _)| *s >= 0.8)

@@ -322,3 +322,86 @@ fn named_and_positional_arguments_mix_names_first() {
         stderr(&o)
     );
 }
+
+#[test]
+fn a_manifest_launch_takes_arguments_by_name() {
+    // The corpus saxpy compiled to asm with its arguments' names (`a`,
+    // `x.coerce`, `y.coerce`, `n`), pinned by `gcn-patch pin`.
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let clang = required_tool("clang-22", common::LLVM_INSTALL);
+    let o = Command::new(clang)
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-fno-discard-value-names",
+            "-S",
+            "--offload-arch=gfx942",
+        ])
+        .arg(repo().join("tests/corpus/src/saxpy.hip"))
+        .arg("-o")
+        .arg(d.join("saxpy.s"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let write = |launches: &str| {
+        std::fs::write(
+            d.join("kernels.toml"),
+            format!(
+                "[[kernel]]\nname = \"saxpy\"\n[[kernel.source]]\nasm = \"saxpy.s\"\nsha256 = \"{}\"\ntargets = [\"gfx942\"]\n{launches}",
+                "0".repeat(64)
+            ),
+        )
+        .unwrap();
+        let o = run_cli(d, &["pin", "saxpy"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+    };
+    write(
+        "\n[[kernel.launch]]\nname = \"by-name\"\ngrid = 4\nblock = 256\n\
+         [kernel.launch.args]\nn = { scalar = \"u32\", value = 1000 }\n\
+         x = { random = \"f32\", shape = 1000, seed = 1 }\n\
+         y = { random = \"f32\", shape = 1000, seed = 2 }\n\
+         a = { scalar = \"f32\", value = 0.75 }\n\
+         \n[[kernel.launch]]\nname = \"zero-n\"\ngrid = 4\nblock = 256\nzero-rest = true\n\
+         args = { x = { random = \"f32\", shape = 1000 }, y = { output = \"f32\", shape = 1000 } }\n",
+    );
+    let o = run_cli(d, &["test"]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert_eq!(o.status.code(), Some(0), "{out}{}", stderr(&o));
+    assert!(
+        out.contains("ok: kernel `saxpy`, gfx942, by-name (kernels.toml:"),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok: kernel `saxpy`, gfx942, zero-n (kernels.toml:"),
+        "{out}"
+    );
+    // A misspelt name and a missing pointer: exit 2 at the launch's line,
+    // with the kernel's names and the TOML way to fix it.
+    write(
+        "\n[[kernel.launch]]\ngrid = 1\nblock = 64\nzero-rest = true\n\
+         args = { x = { random = \"f32\", shape = 4 }, yy = { output = \"f32\", shape = 4 } }\n",
+    );
+    let o = run_cli(d, &["test"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("kernels.toml:8: kernel `saxpy`: no explicit argument is named `yy`; did you mean `y`? (its arguments: a, x.coerce, y.coerce, n)"),
+        "{}",
+        stderr(&o)
+    );
+    write(
+        "\n[[kernel.launch]]\ngrid = 1\nblock = 64\nzero-rest = true\n\
+         args = { x = { random = \"f32\", shape = 4 } }\n",
+    );
+    let o = run_cli(d, &["test"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("arguments not given: argument 2 `y.coerce` (global_buffer, 8 bytes) (a pointer is always given: `NAME = { null = true }` for a null one)"),
+        "{}",
+        stderr(&o)
+    );
+}
