@@ -228,3 +228,46 @@ fn the_workflow_page_shows_its_example_manifest_as_it_is() {
         "workflow.md's manifest differs from workflow.in/kernels.toml"
     );
 }
+
+#[test]
+fn every_included_file_exists_and_the_hip_example_is_the_tested_kernel() {
+    // mdBook's `{{#include PATH}}` shows a file as it is: every one the book
+    // uses must exist, and the HIP-without-ROCm example must be the kernel
+    // file gcn-emu's tests compile and run (gcn-emu/tests/no_rocm.rs).
+    let mut missing = Vec::new();
+    let mut included = Vec::new();
+    for page in markdown_files() {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let Some(rest) = line.trim().strip_prefix("{{#include ") else {
+                continue;
+            };
+            let target = rest.trim_end_matches("}}").trim();
+            // `PATH:ANCHOR` or `PATH:START:END` select part of the file.
+            let path = target.split(':').next().unwrap_or(target);
+            let file = page.parent().unwrap().join(path);
+            match file.canonicalize() {
+                Ok(f) => included.push(f),
+                Err(_) => missing.push(format!("{}:{}: {target}", page.display(), n + 1)),
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "includes that resolve to no file:\n{}",
+        missing.join("\n")
+    );
+    let hip = repo()
+        .join("gcn-emu/tests/kernels/no_rocm.hip")
+        .canonicalize()
+        .unwrap();
+    assert!(
+        included.contains(&hip),
+        "the book no longer shows gcn-emu/tests/kernels/no_rocm.hip"
+    );
+    let test = std::fs::read_to_string(repo().join("gcn-emu/tests/no_rocm.rs")).unwrap();
+    assert!(
+        test.contains("build(\"no_rocm\""),
+        "gcn-emu/tests/no_rocm.rs builds the example"
+    );
+}

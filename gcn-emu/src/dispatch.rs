@@ -132,10 +132,15 @@ pub struct Stats {
 fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()> {
     if !TARGETS.contains(&co.processor.as_str()) {
         return Err(Error::launch(format!(
-            "{}: target `{}` is not supported; the emulator runs {} (wave64)",
+            "{}: target `{}` is not supported; the emulator runs {} (wave64){}",
             co.path,
             co.processor,
-            TARGETS.join(", ")
+            TARGETS.join(", "),
+            if co.processor.ends_with("-generic") {
+                "; a generic object runs as a processor of its family: set `CodeObject::processor` to one (`gcn-patch run --as`)"
+            } else {
+                ""
+            }
         )));
     }
     if kernel.descriptor.wave32() || kernel.wavefront_size != 64 {

@@ -465,6 +465,12 @@ pub enum ArgSpec {
     },
     /// A null pointer.
     Null,
+    /// A by-value argument of `size` zero bytes: what `zero-rest` fills in
+    /// ([`LaunchSpec::bind`]); not written in TOML.
+    Zero {
+        /// The argument's size in bytes.
+        size: usize,
+    },
 }
 
 /// The byte output buffers are filled with before a run.
@@ -736,9 +742,14 @@ pub struct LaunchSpec {
     pub grid: Dims,
     /// Work-items per workgroup in X, Y, Z (HIP's block).
     pub block: Dims,
-    /// One per explicit kernel argument, in metadata order.
+    /// The explicit kernel arguments: an array (in metadata order), or a
+    /// table by metadata name ([`Args`]).
     #[serde(default)]
-    pub args: Vec<ArgSpec>,
+    pub args: Args,
+    /// Fill every by-value argument `args` does not give with zeros
+    /// ([`bind_by_name`]); pointers are always given.
+    #[serde(default)]
+    pub zero_rest: bool,
     /// The seed of random arguments that give none: argument `i` uses
     /// `seed + i` (default 0).
     #[serde(default)]
@@ -756,6 +767,111 @@ pub struct LaunchSpec {
     /// manifest records, else 0).
     #[serde(default)]
     pub dynamic_lds: Option<u32>,
+}
+
+/// A launch's `args`: an array of specs, in metadata order
+/// (`args = [{ … }, { … }]`), or a table of specs by the arguments'
+/// metadata names (`args = { A = { … }, alpha = { … } }`, or a
+/// `[kernel.launch.args]` table), where a name that several arguments have
+/// takes an array (`pad = [{ … }, { … }]`, the k-th for the k-th argument of
+/// that name). Both bind through [`bind_by_name`]; in the table form the
+/// order of different names does not matter.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Args {
+    /// The array form's specs, in order.
+    pub positional: Vec<ArgSpec>,
+    /// The table form's specs, a repeated name's in order.
+    pub named: Vec<(String, ArgSpec)>,
+}
+
+impl Args {
+    /// Positional specs only.
+    pub fn positional(specs: Vec<ArgSpec>) -> Self {
+        Args {
+            positional: specs,
+            named: Vec::new(),
+        }
+    }
+
+    /// How many specs are given.
+    pub fn len(&self) -> usize {
+        self.positional.len() + self.named.len()
+    }
+
+    /// Whether none is given.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<'de> Deserialize<'de> for Args {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct ArgsVisitor;
+        impl<'de> serde::de::Visitor<'de> for ArgsVisitor {
+            type Value = Args;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array of arguments in metadata order, or a table of them by name")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Args, A::Error> {
+                let mut specs = Vec::new();
+                while let Some(spec) = seq.next_element::<ArgSpec>()? {
+                    specs.push(spec);
+                }
+                Ok(Args::positional(specs))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Args, A::Error> {
+                let mut named = Vec::new();
+                while let Some(name) = map.next_key::<String>()? {
+                    let OneOrMany(specs) = map.next_value()?;
+                    named.extend(specs.into_iter().map(|s| (name.clone(), s)));
+                }
+                Ok(Args {
+                    positional: Vec::new(),
+                    named,
+                })
+            }
+        }
+        d.deserialize_any(ArgsVisitor)
+    }
+}
+
+/// One spec (a table) or several (an array of tables) for a name.
+struct OneOrMany(Vec<ArgSpec>);
+
+impl<'de> Deserialize<'de> for OneOrMany {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = OneOrMany;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an argument (`{ random = … }`, `{ output = … }`, `{ scalar = … }`, `{ null = true }`) or an array of them for a repeated name")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<OneOrMany, A::Error> {
+                let mut specs = Vec::new();
+                while let Some(spec) = seq.next_element::<ArgSpec>()? {
+                    specs.push(spec);
+                }
+                Ok(OneOrMany(specs))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> std::result::Result<OneOrMany, A::Error> {
+                let spec = ArgSpec::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(OneOrMany(vec![spec]))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// SplitMix64: a 64-bit state advanced by the golden gamma and mixed; the
@@ -828,8 +944,13 @@ pub struct Prepared {
 /// The bytes of a launch's buffers before the run, in argument order (what
 /// a HIP runner would copy to the device): random inputs from their seeds,
 /// outputs poisoned.
+///
+/// Of a bound launch ([`LaunchSpec::bind`]), where every argument is in
+/// `args.positional` in metadata order; of an unbound one, the positional
+/// specs only.
 pub fn materialize(spec: &LaunchSpec) -> Vec<(usize, Vec<u8>)> {
     spec.args
+        .positional
         .iter()
         .enumerate()
         .filter_map(|(i, a)| match a {
@@ -864,6 +985,298 @@ fn describe(i: usize, a: &Arg) -> String {
     format!("argument {i}{name} ({}, {} bytes)", a.value_kind, a.size)
 }
 
+/// Whether explicit argument `a` takes a pointer (a buffer or null) rather
+/// than a value.
+pub fn takes_pointer(a: &Arg) -> bool {
+    a.is_pointer() || a.address_space.is_some() && a.value_kind != "by_value"
+}
+
+/// What [`bind_by_name`] gives one explicit argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound<T> {
+    /// The spec given for it, by name or by position.
+    Given(T),
+    /// Nothing was given and it takes a value: `size` zero bytes
+    /// (`--zero-rest`, `zero-rest = true`).
+    Zero {
+        /// The argument's size in bytes.
+        size: usize,
+    },
+}
+
+/// Why the arguments given do not bind to a kernel's explicit arguments
+/// ([`bind_by_name`]). Its text names the arguments by index, name, kind
+/// and size; callers add how to write the fix in their own syntax.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BindError {
+    /// No explicit argument has this name.
+    UnknownName {
+        /// The name given.
+        name: String,
+        /// The closest name the kernel has, when one is close.
+        suggestion: Option<String>,
+        /// The kernel's argument names, in order, a repeated one once with
+        /// its count (`pad ×61`).
+        names: Vec<String>,
+    },
+    /// A name given more times than the kernel has arguments of that name.
+    TooManyOfName {
+        /// The name.
+        name: String,
+        /// How many times it was given.
+        given: usize,
+        /// How many arguments have it.
+        takes: usize,
+    },
+    /// More positional specs than arguments left after the named ones.
+    TooManyPositional {
+        /// Positional specs given.
+        given: usize,
+        /// Arguments left for them.
+        left: usize,
+        /// The kernel's explicit arguments, described.
+        arguments: Vec<String>,
+    },
+    /// Arguments nothing was given for (and not zero-filled).
+    Missing {
+        /// The arguments, described with kind and size, a name missing more
+        /// than once as one entry with its count and indices.
+        missing: Vec<String>,
+        /// Whether any of them takes a value (`zero-rest` would fill those).
+        values: bool,
+        /// Whether any of them is a pointer (never zero-filled).
+        pointers: bool,
+    },
+}
+
+impl fmt::Display for BindError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BindError::UnknownName {
+                name,
+                suggestion,
+                names,
+            } => {
+                write!(f, "no explicit argument is named `{name}`")?;
+                if let Some(s) = suggestion {
+                    write!(f, "; did you mean `{s}`?")?;
+                }
+                if names.is_empty() {
+                    write!(f, " (the metadata names none of the kernel's arguments: give them by position)")
+                } else {
+                    write!(f, " (its arguments: {})", names.join(", "))
+                }
+            }
+            BindError::TooManyOfName { name, given, takes } => write!(
+                f,
+                "`{name}` is given {given} times; the kernel has {takes} argument(s) of that name"
+            ),
+            BindError::TooManyPositional {
+                given,
+                left,
+                arguments,
+            } => write!(
+                f,
+                "{given} argument(s) given by position, {left} left for them after those given by name (its explicit arguments: {})",
+                if arguments.is_empty() {
+                    "none".to_string()
+                } else {
+                    arguments.join("; ")
+                }
+            ),
+            BindError::Missing { missing, .. } => {
+                write!(f, "arguments not given: {}", missing.join("; "))
+            }
+        }
+    }
+}
+
+impl std::error::Error for BindError {}
+
+/// Bind specs to `kernel`'s explicit arguments: the one shared rule of
+/// `gcn-patch run --arg` and `[[kernel.launch]]` `args`.
+///
+/// 1. Each `named` spec `(NAME, spec)` fills the argument whose metadata
+///    `.name` is NAME (or `NAME.coerce`, clang's name of a HIP pointer
+///    argument); the k-th spec of a name fills the k-th argument of that
+///    name (aiter's `pad`s).
+/// 2. The `positional` specs then fill the arguments left, in metadata
+///    order: named and positional specs may be mixed, and a positional one
+///    never takes an argument given by name.
+/// 3. With `zero_rest`, every by-value argument still left is
+///    [`Bound::Zero`]. A pointer left is never zero-filled (a null pointer
+///    is given explicitly, so that a forgotten buffer is an error, not a
+///    fault far away).
+///
+/// Errors: an unknown name (with the nearest name, by Jaro-Winkler
+/// similarity, and the list), a name given too often, too many positional
+/// specs, arguments left unbound (listed with kind and size).
+pub fn bind_by_name<T>(
+    kernel: &Kernel,
+    named: Vec<(String, T)>,
+    positional: Vec<T>,
+    zero_rest: bool,
+) -> std::result::Result<Vec<Bound<T>>, BindError> {
+    let explicit: Vec<&Arg> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
+    let mut slots: Vec<Option<T>> = explicit.iter().map(|_| None).collect();
+    let times = |name: &str| named.iter().filter(|(n, _)| n == name).count();
+    let counts: Vec<usize> = named.iter().map(|(n, _)| times(n)).collect();
+    for ((name, spec), given) in named.into_iter().zip(counts) {
+        let of_name: Vec<usize> = (0..explicit.len())
+            .filter(|&i| {
+                explicit[i]
+                    .name
+                    .as_deref()
+                    .is_some_and(|n| names_match(n, &name))
+            })
+            .collect();
+        if of_name.is_empty() {
+            return Err(unknown_name(&explicit, name));
+        }
+        match of_name.iter().find(|&&i| slots[i].is_none()) {
+            Some(&i) => slots[i] = Some(spec),
+            None => {
+                return Err(BindError::TooManyOfName {
+                    takes: of_name.len(),
+                    given,
+                    name,
+                })
+            }
+        }
+    }
+    let left = slots.iter().filter(|s| s.is_none()).count();
+    if positional.len() > left {
+        return Err(BindError::TooManyPositional {
+            given: positional.len(),
+            left,
+            arguments: explicit
+                .iter()
+                .enumerate()
+                .map(|(i, a)| describe(i, a))
+                .collect(),
+        });
+    }
+    let mut positional = positional.into_iter();
+    for slot in slots.iter_mut().filter(|s| s.is_none()) {
+        match positional.next() {
+            Some(spec) => *slot = Some(spec),
+            None => break,
+        }
+    }
+    let mut bound = Vec::with_capacity(slots.len());
+    let mut missing: Vec<usize> = Vec::new();
+    for (i, slot) in slots.into_iter().enumerate() {
+        match slot {
+            Some(spec) => bound.push(Bound::Given(spec)),
+            None if zero_rest && !takes_pointer(explicit[i]) => bound.push(Bound::Zero {
+                size: explicit[i].size as usize,
+            }),
+            None => {
+                missing.push(i);
+                bound.push(Bound::Zero { size: 0 });
+            }
+        }
+    }
+    if missing.is_empty() {
+        return Ok(bound);
+    }
+    Err(BindError::Missing {
+        values: missing.iter().any(|&i| !takes_pointer(explicit[i])),
+        pointers: missing.iter().any(|&i| takes_pointer(explicit[i])),
+        missing: missing_lines(&explicit, &missing),
+    })
+}
+
+/// The missing arguments, one entry per argument, except that a name
+/// missing more than once is one entry (`61 arguments `pad` (by_value, 4
+/// or 8 bytes): 1, 3, 5, 7, 9, 10, 11, 13, …`).
+fn missing_lines(explicit: &[&Arg], missing: &[usize]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut done: Vec<&str> = Vec::new();
+    for &i in missing {
+        let a = explicit[i];
+        let Some(name) = a.name.as_deref() else {
+            out.push(describe(i, a));
+            continue;
+        };
+        if done.contains(&name) {
+            continue;
+        }
+        done.push(name);
+        let same: Vec<usize> = missing
+            .iter()
+            .copied()
+            .filter(|&j| explicit[j].name.as_deref() == Some(name))
+            .collect();
+        if same.len() == 1 {
+            out.push(describe(i, a));
+            continue;
+        }
+        let mut kinds: Vec<&str> = same
+            .iter()
+            .map(|&j| explicit[j].value_kind.as_str())
+            .collect();
+        kinds.dedup();
+        let mut sizes: Vec<u32> = same.iter().map(|&j| explicit[j].size).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        let sizes: Vec<String> = sizes.iter().map(u32::to_string).collect();
+        let shown: Vec<String> = same.iter().take(8).map(usize::to_string).collect();
+        out.push(format!(
+            "{} arguments `{name}` ({}, {} bytes): {}{}",
+            same.len(),
+            kinds.join("/"),
+            sizes.join(" or "),
+            shown.join(", "),
+            if same.len() > 8 { ", …" } else { "" }
+        ));
+    }
+    out
+}
+
+/// Whether metadata name `meta` is `given`: equal, or `given.coerce`
+/// (clang's name of a HIP pointer argument, passed coerced).
+fn names_match(meta: &str, given: &str) -> bool {
+    meta == given || meta.strip_suffix(".coerce") == Some(given)
+}
+
+fn unknown_name(explicit: &[&Arg], name: String) -> BindError {
+    let mut names: Vec<(&str, usize)> = Vec::new();
+    for n in explicit.iter().filter_map(|a| a.name.as_deref()) {
+        match names.iter_mut().find(|(m, _)| *m == n) {
+            Some((_, c)) => *c += 1,
+            None => names.push((n, 1)),
+        }
+    }
+    // Suggest a name as it may be given: `x` for clang's `x.coerce`.
+    let suggestion = names
+        .iter()
+        .map(|(n, _)| n.strip_suffix(".coerce").unwrap_or(n))
+        .map(|n| {
+            (
+                strsim::jaro_winkler(&name.to_lowercase(), &n.to_lowercase()),
+                n,
+            )
+        })
+        .filter(|(s, _)| *s >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, n)| n.to_string());
+    BindError::UnknownName {
+        name,
+        suggestion,
+        names: names
+            .into_iter()
+            .map(|(n, c)| {
+                if c > 1 {
+                    format!("{n} ×{c}")
+                } else {
+                    n.to_string()
+                }
+            })
+            .collect(),
+    }
+}
+
 impl LaunchSpec {
     /// The launch's name in reports: its `name`, or `launch N` (1-based).
     pub fn label(&self, n: usize) -> String {
@@ -872,9 +1285,73 @@ impl LaunchSpec {
             .unwrap_or_else(|| format!("launch {}", n + 1))
     }
 
-    /// Check the arguments against `kernel`'s explicit arguments (count,
-    /// buffer or value, sizes); the error names the argument and the fix.
+    /// This launch with its arguments bound to `kernel`'s explicit
+    /// arguments by [`bind_by_name`]: `args.positional` holds one spec per
+    /// explicit argument in metadata order (zero-filled ones as
+    /// [`ArgSpec::Zero`]), `args.named` is empty and `zero_rest` false.
+    pub fn bind(&self, kernel: &Kernel) -> Result<LaunchSpec> {
+        if self.args.named.is_empty() && !self.zero_rest {
+            return Ok(self.clone());
+        }
+        let bound = bind_by_name(
+            kernel,
+            self.args.named.clone(),
+            self.args.positional.clone(),
+            self.zero_rest,
+        )
+        .map_err(|e| {
+            let hint = match &e {
+                BindError::Missing {
+                    values, pointers, ..
+                } => {
+                    let mut h = Vec::new();
+                    if *values && !self.zero_rest {
+                        h.push("`zero-rest = true` fills the by-value ones with zeros");
+                    }
+                    if *pointers {
+                        h.push(
+                            "a pointer is always given: `NAME = { null = true }` for a null one",
+                        );
+                    }
+                    h.join("; ")
+                }
+                BindError::TooManyOfName { .. } => {
+                    "a repeated name takes an array: `NAME = [{ … }, { … }]`".to_string()
+                }
+                _ => String::new(),
+            };
+            Error::launch(format!(
+                "kernel `{}`: {e}{}",
+                kernel.name,
+                if hint.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({hint})")
+                }
+            ))
+        })?;
+        let mut spec = self.clone();
+        spec.args = Args::positional(
+            bound
+                .into_iter()
+                .map(|b| match b {
+                    Bound::Given(s) => s,
+                    Bound::Zero { size } => ArgSpec::Zero { size },
+                })
+                .collect(),
+        );
+        spec.zero_rest = false;
+        Ok(spec)
+    }
+
+    /// Check the arguments against `kernel`'s explicit arguments (binding
+    /// names, count, buffer or value, sizes); the error names the argument
+    /// and the fix.
     pub fn check(&self, kernel: &Kernel) -> Result<()> {
+        self.bind(kernel)?.check_bound(kernel)
+    }
+
+    fn check_bound(&self, kernel: &Kernel) -> Result<()> {
         let explicit: Vec<&Arg> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
         if explicit.len() != self.args.len() {
             return Err(Error::launch(format!(
@@ -894,8 +1371,8 @@ impl LaunchSpec {
                 }
             )));
         }
-        for (i, (a, spec)) in explicit.iter().zip(&self.args).enumerate() {
-            let pointer = a.is_pointer() || a.address_space.is_some() && a.value_kind != "by_value";
+        for (i, (a, spec)) in explicit.iter().zip(&self.args.positional).enumerate() {
+            let pointer = takes_pointer(a);
             match spec {
                 ArgSpec::Random { .. } | ArgSpec::Output { .. } | ArgSpec::Null if !pointer => {
                     return Err(Error::launch(format!(
@@ -930,12 +1407,13 @@ impl LaunchSpec {
     /// Allocate the buffers in `mem` (named `arg<I>`) and build the
     /// argument values, after [`LaunchSpec::check`].
     pub fn prepare(&self, kernel: &Kernel, mem: &Memory) -> Result<Prepared> {
-        self.check(kernel)?;
+        let bound = self.bind(kernel)?;
+        bound.check_bound(kernel)?;
         let explicit: Vec<&Arg> = kernel.args.iter().filter(|a| !a.is_hidden()).collect();
-        let mut bytes = materialize(self).into_iter();
+        let mut bytes = materialize(&bound).into_iter();
         let mut values = Vec::new();
         let mut buffers = Vec::new();
-        for (i, spec) in self.args.iter().enumerate() {
+        for (i, spec) in bound.args.positional.iter().enumerate() {
             match spec {
                 ArgSpec::Random { dtype, shape, .. } | ArgSpec::Output { dtype, shape } => {
                     let (_, data) = bytes.next().unwrap_or_default();
@@ -955,6 +1433,7 @@ impl LaunchSpec {
                     ));
                 }
                 ArgSpec::Null => values.push(ArgValue::Pointer(0)),
+                ArgSpec::Zero { size } => values.push(ArgValue::Bytes(vec![0; *size])),
             }
         }
         Ok(Prepared { values, buffers })
@@ -1185,9 +1664,9 @@ mod tests {
                 rel: 1e-5
             }
         );
-        assert_eq!(s.args.len(), 6);
+        assert_eq!(s.args.positional.len(), 6);
         assert_eq!(
-            s.args[1],
+            s.args.positional[1],
             ArgSpec::Random {
                 dtype: Dtype::F16,
                 shape: Shape(vec![8, 8]),
@@ -1195,13 +1674,13 @@ mod tests {
                 range: Some((-2.0, 2.0))
             }
         );
-        assert_eq!(s.args[5], ArgSpec::Null);
+        assert_eq!(s.args.positional[5], ArgSpec::Null);
         assert_eq!(
             ArgSpec::Scalar {
                 dtype: Dtype::U32,
                 value: Scalar::Text("0x10".into())
             },
-            s.args[4]
+            s.args.positional[4]
         );
         let m = materialize(&s);
         assert_eq!(
@@ -1401,6 +1880,235 @@ mod tests {
         assert!(Tolerance::parse("abs:1,abs:2")
             .unwrap_err()
             .contains("twice"));
+    }
+
+    /// A kernel shaped like aiter's bf16 GEMM: named pointers and values
+    /// with `pad`s between them, one unnamed argument, one hidden one.
+    fn gemm_like() -> Kernel {
+        let arg = |name: Option<&str>, size: u32, kind: &str| Arg {
+            name: name.map(str::to_string),
+            offset: 0,
+            size,
+            value_kind: kind.to_string(),
+            address_space: (kind == "global_buffer").then(|| "global".to_string()),
+            type_name: None,
+        };
+        Kernel {
+            name: "gemm".into(),
+            descriptor: Default::default(),
+            args: vec![
+                arg(Some("D"), 8, "global_buffer"),
+                arg(Some("pad"), 8, "by_value"),
+                arg(Some("A"), 8, "global_buffer"),
+                arg(Some("pad"), 8, "by_value"),
+                arg(Some("alpha"), 4, "by_value"),
+                arg(Some("pad"), 4, "by_value"),
+                arg(None, 4, "by_value"),
+                arg(Some("Bias"), 8, "global_buffer"),
+                arg(None, 8, "hidden_block_count_x"),
+            ],
+            kernarg_size: 0,
+            kernarg_align: 8,
+            wavefront_size: 64,
+            entry: 0,
+            code_end: 0,
+        }
+    }
+
+    fn named(list: &[(&str, u32)]) -> Vec<(String, u32)> {
+        list.iter().map(|(n, v)| (n.to_string(), *v)).collect()
+    }
+
+    #[test]
+    fn names_bind_first_then_positions_fill_the_rest_in_order() {
+        let k = gemm_like();
+        // A repeated name takes the next argument of that name; positional
+        // specs fill what is left, in metadata order, whatever their place.
+        let b = bind_by_name(
+            &k,
+            named(&[("alpha", 10), ("pad", 11), ("pad", 12), ("D", 13)]),
+            vec![20, 21, 22, 23],
+            false,
+        )
+        .unwrap();
+        use Bound::Given as G;
+        assert_eq!(b, [G(13), G(11), G(20), G(12), G(10), G(21), G(22), G(23)]);
+        // Zero-rest fills by-value arguments only; the pointers not given
+        // are listed, with kind and size.
+        let e = bind_by_name(&k, named(&[("A", 1)]), vec![], true).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "arguments not given: argument 0 `D` (global_buffer, 8 bytes); argument 7 `Bias` (global_buffer, 8 bytes)"
+        );
+        assert!(matches!(
+            e,
+            BindError::Missing {
+                values: false,
+                pointers: true,
+                ..
+            }
+        ));
+        let b = bind_by_name(&k, named(&[("A", 1), ("D", 2), ("Bias", 3)]), vec![], true).unwrap();
+        assert_eq!(
+            b,
+            [
+                G(2),
+                Bound::Zero { size: 8 },
+                G(1),
+                Bound::Zero { size: 8 },
+                Bound::Zero { size: 4 },
+                Bound::Zero { size: 4 },
+                Bound::Zero { size: 4 },
+                G(3)
+            ]
+        );
+        // Without zero-rest, a repeated name missing is one entry.
+        let e = bind_by_name(
+            &k,
+            named(&[("A", 1), ("D", 2), ("Bias", 3), ("alpha", 4)]),
+            vec![],
+            false,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "arguments not given: 3 arguments `pad` (by_value, 4 or 8 bytes): 1, 3, 5; argument 6 (by_value, 4 bytes)"
+        );
+        assert!(matches!(
+            e,
+            BindError::Missing {
+                values: true,
+                pointers: false,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn binding_errors_name_the_argument() {
+        let k = gemm_like();
+        let e = bind_by_name(&k, named(&[("alhpa", 1)]), vec![], true).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "no explicit argument is named `alhpa`; did you mean `alpha`? (its arguments: D, pad ×3, A, alpha, Bias)"
+        );
+        let e = bind_by_name(&k, named(&[("zzz", 1)]), vec![], true).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                BindError::UnknownName {
+                    suggestion: None,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        let e = bind_by_name(&k, named(&[("pad", 1); 4]), vec![], true).unwrap_err();
+        assert_eq!(
+            e,
+            BindError::TooManyOfName {
+                name: "pad".into(),
+                given: 4,
+                takes: 3
+            }
+        );
+        let e = bind_by_name(&k, named(&[("D", 1)]), vec![0; 8], false).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                BindError::TooManyPositional {
+                    given: 8,
+                    left: 7,
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        // Hidden arguments are never bound.
+        assert_eq!(
+            bind_by_name(&k, vec![], vec![0u32; 8], false)
+                .unwrap()
+                .len(),
+            8
+        );
+    }
+
+    #[test]
+    fn a_launch_takes_its_arguments_by_name_in_toml() {
+        let k = gemm_like();
+        let s = spec(
+            r#"
+            grid = 1
+            block = 64
+            zero-rest = true
+            [args]
+            D = { output = "f32", shape = 4 }
+            A = { random = "f32", shape = 4 }
+            Bias = { null = true }
+            alpha = { scalar = "f32", value = 2 }
+            pad = [{ scalar = "u64", value = 7 }, { scalar = "u64", value = 8 }]
+            "#,
+        )
+        .unwrap();
+        assert!(s.zero_rest);
+        assert_eq!(s.args.named.len(), 6);
+        let b = s.bind(&k).unwrap();
+        assert!(b.args.named.is_empty() && !b.zero_rest);
+        assert_eq!(b.args.positional.len(), 8);
+        let given = |n: &str| s.args.named.iter().find(|(m, _)| m == n).unwrap().1.clone();
+        assert_eq!(b.args.positional[0], given("D"));
+        assert_eq!(b.args.positional[2], given("A"));
+        assert_eq!(
+            b.args.positional[3],
+            ArgSpec::Scalar {
+                dtype: Dtype::U64,
+                value: Scalar::Int(8)
+            }
+        );
+        assert_eq!(b.args.positional[5], ArgSpec::Zero { size: 4 });
+        assert_eq!(b.args.positional[7], ArgSpec::Null);
+        let mem = Memory::new();
+        let p = s.prepare(&k, &mem).unwrap();
+        assert_eq!(p.values.len(), 8);
+        assert_eq!(p.values[6], ArgValue::Bytes(vec![0; 4]));
+        assert_eq!(
+            p.buffers
+                .iter()
+                .map(|b| (b.index, b.name.as_deref()))
+                .collect::<Vec<_>>(),
+            [(0, Some("D")), (2, Some("A"))]
+        );
+        // The random input's seed is its metadata index, as in the array form.
+        assert_eq!(
+            materialize(&b)[1].1,
+            random_bytes(Dtype::F32, 4, 2, (-1.0, 1.0))
+        );
+        // Errors carry the TOML way to fix them.
+        let s =
+            spec("grid = 1\nblock = 64\nargs = { A = { random = \"f32\", shape = 4 } }").unwrap();
+        let e = s.check(&k).unwrap_err().to_string();
+        assert!(e.contains("kernel `gemm`: arguments not given"), "{e}");
+        assert!(
+            e.contains("`zero-rest = true`") && e.contains("{ null = true }"),
+            "{e}"
+        );
+        let s = spec("grid = 1\nblock = 64\nargs = { pad = { scalar = \"u32\", value = 1 }, Alpha = { scalar = \"f32\", value = 1 } }\nzero-rest = true")
+            .unwrap();
+        let e = s.check(&k).unwrap_err().to_string();
+        assert!(e.contains("did you mean `alpha`"), "{e}");
+        // A by-name spec is checked like a positional one (pointer or value, size).
+        let s = spec("grid = 1\nblock = 64\nzero-rest = true\nargs = { D = { null = true }, A = { null = true }, Bias = { null = true }, alpha = { scalar = \"f64\", value = 1 } }")
+            .unwrap();
+        let e = s.check(&k).unwrap_err().to_string();
+        assert!(
+            e.contains("argument 4 `alpha` (by_value, 4 bytes) is 4 bytes"),
+            "{e}"
+        );
+        // Bad values in the table form say what is wrong, as in the array form.
+        let e = spec("grid = 1\nblock = 1\nargs = { x = { random = \"f32\" } }").unwrap_err();
+        assert!(e.contains("needs `shape`"), "{e}");
+        let e = spec("grid = 1\nblock = 1\nargs = { x = 3 }").unwrap_err();
+        assert!(e.contains("an argument"), "{e}");
     }
 
     #[test]

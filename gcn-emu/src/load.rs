@@ -271,13 +271,14 @@ impl CodeObject {
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string();
-        // `amdgcn-amd-amdhsa--gfx942:xnack-` or `amdgpu9.42-amd-amdhsa-unknown-gfx942`.
-        let processor = target
-            .split(':')
-            .next()
-            .unwrap_or("")
-            .rsplit('-')
-            .next()
+        // `amdgcn-amd-amdhsa--gfx942:xnack-`, `amdgpu9.42-amd-amdhsa-unknown-gfx942`
+        // or `amdgcn-amd-amdhsa--gfx9-4-generic`: the processor is the fifth
+        // `-`-separated field, and a generic target's name holds `-`s.
+        let triple = target.split(':').next().unwrap_or("");
+        let processor = triple
+            .splitn(5, '-')
+            .nth(4)
+            .or_else(|| triple.rsplit('-').next())
             .unwrap_or("")
             .to_string();
         // No `amdhsa.target` (aiter's hand-written objects): the processor
@@ -291,6 +292,8 @@ impl CodeObject {
                 0x3f => "gfx90a",
                 0x4c => "gfx942",
                 0x4f => "gfx950",
+                0x51 => "gfx9-generic",
+                0x5f => "gfx9-4-generic",
                 _ => "",
             }
             .to_string()

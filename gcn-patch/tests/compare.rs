@@ -163,7 +163,8 @@ fn the_demo_manifest_declares_launches_that_run_clean_and_compare_equal() {
     assert_eq!(
         stdout(&o),
         "same: kernel `matmul`, gfx942, launch 1 (kernels.toml:53): 3 buffer(s) agree (exact)\n\
-         same: kernel `matmul`, gfx950, launch 1 (kernels.toml:53): 3 buffer(s) agree (exact)\n"
+         same: kernel `matmul`, gfx950, launch 1 (kernels.toml:53): 3 buffer(s) agree (exact)\n\
+         same: kernel `matmul`, gfx9-4-generic as gfx942, launch 1 (kernels.toml:53): 3 buffer(s) agree (exact)\n"
     );
 }
 

@@ -278,12 +278,17 @@ fn lint_cli_exit_codes() {
         "gfx9422",
     ]);
     assert_eq!(o.status.code(), Some(2));
+    // Without --target, the file's `.amdgcn_target` (gfx942) is the target.
     let o = cli(&["lint", "tests/corpus/iree/gfx942/matmul.rocmasm"]);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "missing --target is a usage error"
-    );
+    let with = cli(&[
+        "lint",
+        "tests/corpus/iree/gfx942/matmul.rocmasm",
+        "--target",
+        "gfx942",
+    ]);
+    assert_eq!(o.status.code(), with.status.code());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("for gfx942 (its .amdgcn_target)"), "{err}");
 }
 
 #[test]

@@ -300,8 +300,7 @@ fn an_imported_triton_launch_gets_shared_as_dynamic_lds() {
         manifest: manifest.clone(),
         kernel: "matmul".into(),
         target: None,
-        tolerance: None,
-        max_instructions: None,
+        ..Default::default()
     };
     let runs = gcn_patch::ops::emulate::outputs(&opts, &tools).unwrap();
     assert_eq!(runs.len(), 1, "one target, one launch");

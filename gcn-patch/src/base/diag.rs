@@ -332,6 +332,8 @@ pub enum Setting {
     OutputDir,
     /// The asm an emulated code object was assembled from.
     AsmSource,
+    /// The processor a generic-target object is emulated as.
+    RunAs,
 }
 
 /// A place in a source file, 1-based.

@@ -52,6 +52,9 @@ pub struct CompareOptions {
     /// Per-wave instruction budget (default
     /// [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
     pub max_instructions: Option<u64>,
+    /// The processor generic targets run as (default: the first of each
+    /// family the emulator runs; [`super::run::run_as`]).
+    pub run_as: Option<String>,
 }
 
 /// One launch of one target, compared.
@@ -108,6 +111,9 @@ pub struct TestOptions {
     /// The sanitizer's checks, over each launch's `sanitize` (default:
     /// [`Checks::DEFAULT`], every check but the opt-in `barrier-pairs`).
     pub sanitize: Option<Checks>,
+    /// The processor generic targets run as (default: the first of each
+    /// family the emulator runs; [`super::run::run_as`]).
+    pub run_as: Option<String>,
 }
 
 /// How one launch of the patched object went.
@@ -200,8 +206,8 @@ pub struct TestReport {
     /// One per kernel, target and launch run.
     pub rows: Vec<Tested>,
     /// Targets of kernels with launches that the emulator does not run
-    /// (RDNA, generic targets, gfx908 and older), per kernel: shown, never
-    /// silently passed over.
+    /// (RDNA, generic targets of no emulated processor, gfx908 and older),
+    /// per kernel: shown, never silently passed over.
     pub not_run: Vec<(String, Vec<String>)>,
     /// The schedule seeds each launch runs under, in order.
     pub seeds: Vec<u64>,
@@ -216,11 +222,29 @@ impl TestReport {
     }
 }
 
-/// Whether the emulator runs `t` (its processor, any features).
+/// Whether the emulator runs `t` (its processor, any features): one of
+/// [`TARGETS`], or a generic target that covers one (run as that
+/// processor, [`super::run::run_as`]).
 pub fn emulated(t: &TargetId) -> bool {
     let name = t.name();
     let processor = name.split(':').next().unwrap_or("");
-    TARGETS.contains(&processor)
+    TARGETS.contains(&processor) || super::run::run_as(processor, None).is_ok_and(|p| p.is_some())
+}
+
+/// The processor target `t` runs as, `run_as` for a generic one when
+/// given, and its label in reports: `gfx942`, or `gfx9-4-generic as
+/// gfx942`.
+fn runs_as(t: &TargetId, run_as: Option<&str>) -> Result<(Option<String>, String), Diagnostics> {
+    let name = t.name();
+    let processor = name.split(':').next().unwrap_or("");
+    let generic = processor.ends_with("-generic");
+    match super::run::run_as(processor, run_as.filter(|_| generic)) {
+        Ok(Some(p)) => Ok((Some(p.clone()), format!("{name} as {p}"))),
+        Ok(None) => Ok((None, name)),
+        Err(e) => Err(Diagnostic::error(Code::TargetNotEmulated, e)
+            .about(crate::base::diag::Setting::RunAs)
+            .into()),
+    }
 }
 
 fn no_launch(m: &Manifest, k: &KernelSpec) -> Diagnostics {
@@ -315,6 +339,7 @@ fn load(
     side: &str,
     spec_kernel: Option<&str>,
     dir: &std::path::Path,
+    run_as: Option<&str>,
 ) -> Result<Loaded, Diagnostics> {
     std::fs::create_dir_all(dir).map_err(|e| {
         Diagnostics::from(Diagnostic::error(
@@ -327,7 +352,10 @@ fn load(
     let err = |e: gcn_emu::Error| {
         Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, e.to_string()))
     };
-    let co = CodeObject::read_file(&out).map_err(err)?;
+    let mut co = CodeObject::read_file(&out).map_err(err)?;
+    if let Some(p) = run_as {
+        co.processor = p.to_string();
+    }
     let kernel = match spec_kernel {
         Some(name) => co.kernel(name).map_err(err)?.clone(),
         None if co.kernels.len() == 1 => co.kernels[0].clone(),
@@ -414,7 +442,7 @@ fn fits(m: &Manifest, decl: &Declared, l: &Loaded) -> Result<(), Diagnostics> {
                 Code::LaunchDoesNotFit,
                 format!("{}:{}: {e}", m.path.display(), decl.line),
             )
-            .with_help("give one argument per explicit kernel argument, in metadata order"),
+            .with_help("give one argument per explicit kernel argument, in metadata order (`args = [ … ]`), or by name (`args = { NAME = { … } }`, `zero-rest = true` for the by-value ones left)"),
         )
     })
 }
@@ -474,7 +502,7 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
     let work = scratch()?;
     let mut rows = Vec::new();
     for job in &jobs {
-        let t = job.target.name();
+        let (run_as, t) = runs_as(&job.target, opts.run_as.as_deref())?;
         let patched = pipeline::prepare(&m, &plan, job, tc.version.major)?;
         let (original, popts) = pipeline::job_inputs(&m, &plan, job, tc.version.major)?;
         // The unpatched side as objdiff builds it: the dump as shipped,
@@ -487,12 +515,26 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
             crate::config::policy::RegisterPolicy::Error,
             crate::config::policy::HazardPolicy::Warn,
         )?;
-        let dir = work.path().join(t.replace(':', "_"));
+        let dir = work.path().join(t.replace([':', ' '], "_"));
         for (li, decl) in launches[ki].iter().enumerate() {
             let spec = &decl.spec;
             let name = spec.kernel.as_deref();
-            let a = load(&tc, &unpatched, "unpatched", name, &dir.join("unpatched"))?;
-            let b = load(&tc, &patched, "patched", name, &dir.join("patched"))?;
+            let a = load(
+                &tc,
+                &unpatched,
+                "unpatched",
+                name,
+                &dir.join("unpatched"),
+                run_as.as_deref(),
+            )?;
+            let b = load(
+                &tc,
+                &patched,
+                "patched",
+                name,
+                &dir.join("patched"),
+                run_as.as_deref(),
+            )?;
             fits(&m, decl, &b)?;
             let tol = tolerance.unwrap_or(spec.tolerance);
             // Both sides get the same LDS.
@@ -588,13 +630,20 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
             Err(e) => return Err(e),
         };
         for job in &jobs {
-            let t = job.target.name();
+            let (run_as, t) = runs_as(&job.target, opts.run_as.as_deref())?;
             let prepared = pipeline::prepare(&m, &plan, job, tc.version.major)?;
             let dir = work
                 .path()
-                .join(format!("{}-{}", k.name, t.replace(':', "_")));
+                .join(format!("{}-{}", k.name, t.replace([':', ' '], "_")));
             for (li, decl) in launches[ki].iter().enumerate() {
-                let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir)?;
+                let l = load(
+                    &tc,
+                    &prepared,
+                    "patched",
+                    decl.spec.kernel.as_deref(),
+                    &dir,
+                    run_as.as_deref(),
+                )?;
                 fits(&m, decl, &l)?;
                 // Every seed runs, so that every failing one is named; a
                 // fault stops the launch (the next seeds would repeat it).
@@ -680,7 +729,7 @@ pub fn outputs(opts: &CompareOptions, tools: &Tools) -> Result<Vec<Launched>, Di
         let prepared = pipeline::prepare(&m, &plan, job, tc.version.major)?;
         let dir = work.path().join(t.replace(':', "_"));
         for (li, decl) in launches[ki].iter().enumerate() {
-            let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir)?;
+            let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir, opts.run_as.as_deref())?;
             fits(&m, decl, &l)?;
             let lds = launch_lds(&m, job, &decl.spec);
             out.push(Launched {

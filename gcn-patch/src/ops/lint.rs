@@ -59,6 +59,44 @@ impl LintReport {
     }
 }
 
+/// The target `file` declares in its `.amdgcn_target` directive (any
+/// spelling [`TargetId::parse`] reads, `amdgcn-amd-amdhsa--gfx942:xnack-`):
+/// what `gcn-patch lint` checks for when no target is given. The error
+/// says the file lacks the directive, or names the directive's line.
+pub fn file_target(file: &std::path::Path) -> Result<TargetId, Diagnostics> {
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Diagnostic::error(
+            Code::ReadFailed,
+            format!("cannot read `{}`: {e}", file.display()),
+        )
+    })?;
+    let parsed = crate::base::parse::parse(&text);
+    let (line, target) = parsed.target_directive().ok_or_else(|| {
+        Diagnostic::error(
+            Code::InvalidTarget,
+            format!(
+                "`{}` has no `.amdgcn_target` directive to take the target from",
+                file.display()
+            ),
+        )
+        .with_help("give the target it is for, e.g. `--target gfx942`")
+        .about(crate::base::diag::Setting::Target)
+    })?;
+    TargetId::parse(&target).map_err(|e| {
+        Diagnostic::error(
+            Code::InvalidTarget,
+            format!(
+                "{}:{}: `.amdgcn_target \"{target}\"` is not a target ID: {e}",
+                file.display(),
+                line + 1
+            ),
+        )
+        .with_help("fix the directive, or give the target, e.g. `--target gfx942`")
+        .about(crate::base::diag::Setting::Target)
+        .into()
+    })
+}
+
 /// `gcn-patch lint FILE --target T [--suggest] [--baseline BASE]`: with
 /// `baseline`, only the hazards FILE has that BASE lacks (lines matched by a
 /// diff alignment, [`Baseline::aligned`]). BASE may be asm or a code object

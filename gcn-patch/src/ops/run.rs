@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use gcn_emu::decode::Program;
 use gcn_emu::dispatch::{ArgValue, Launch, Stats};
+use gcn_emu::launch::{bind_by_name, takes_pointer, BindError, Bound};
 use gcn_emu::load::{Arg, CodeObject};
 use gcn_emu::memory::Memory;
 use gcn_emu::npy::Array;
@@ -32,9 +33,18 @@ pub struct RunOptions {
     pub grid: [u32; 3],
     /// Work-items per workgroup in X, Y and Z.
     pub block: [u32; 3],
-    /// One value or buffer per explicit argument, in metadata order
-    /// ([`ArgSpec::parse`] reads the command line's forms).
+    /// Values or buffers given by position: they fill the explicit
+    /// arguments `named` leaves, in metadata order ([`ArgSpec::parse`]
+    /// reads the command line's forms; [`parse_arg`] tells `NAME=SPEC`
+    /// apart).
     pub args: Vec<ArgSpec>,
+    /// Values or buffers given by the argument's metadata name
+    /// (`--arg NAME=SPEC`), in order: a repeated name takes the next
+    /// argument of that name ([`gcn_emu::launch::bind_by_name`]).
+    pub named: Vec<(String, ArgSpec)>,
+    /// Fill every by-value argument given neither by name nor by position
+    /// with zeros (pointers are always given).
+    pub zero_rest: bool,
     /// Where to write `arg<I>.npy` for every buffer argument.
     pub out: Option<PathBuf>,
     /// The sanitizer's checks (empty: off): findings make the run fail
@@ -62,6 +72,51 @@ pub struct RunOptions {
     /// descriptor's static LDS: HIP's `sharedMemBytes`, a Triton kernel's
     /// `shared`.
     pub dynamic_lds: u32,
+    /// The processor a generic-target object (`gfx9-4-generic`) runs as,
+    /// one of its family the emulator runs ([`run_as`]); default the first
+    /// of them in [`gcn_emu::dispatch::TARGETS`] order.
+    pub run_as: Option<String>,
+}
+
+/// The processor to emulate an object built for `processor` as: `None`
+/// for a processor (no `chosen` allowed), and for a generic target
+/// (`gfx9-4-generic`) `chosen`, which must be a processor it covers that
+/// the emulator runs, or by default the first such processor in
+/// [`gcn_emu::dispatch::TARGETS`] order (gfx9-4-generic: gfx942). The
+/// family is gcn-embed's processor table (which generic target covers
+/// which processor). The error says what is wrong in its own terms.
+pub fn run_as(processor: &str, chosen: Option<&str>) -> Result<Option<String>, String> {
+    use gcn_emu::dispatch::TARGETS;
+    let generic = gcn_embed::target::processor(processor).filter(|p| p.is_generic);
+    let Some(generic) = generic else {
+        return match chosen {
+            Some(c) if c != processor => Err(format!(
+                "`{c}`: the object is built for {processor}, not a generic target; it runs as {processor}"
+            )),
+            _ => Ok(None),
+        };
+    };
+    let covered: Vec<&str> = generic.covered_processors().map(|p| p.name).collect();
+    let runnable: Vec<&str> = TARGETS
+        .iter()
+        .copied()
+        .filter(|t| covered.contains(t))
+        .collect();
+    if runnable.is_empty() {
+        return Err(format!(
+            "the emulator runs no processor of {processor}'s family ({}); it runs {} (wave64)",
+            covered.join(", "),
+            TARGETS.join(", ")
+        ));
+    }
+    match chosen {
+        None => Ok(Some(runnable[0].to_string())),
+        Some(c) if runnable.contains(&c) => Ok(Some(c.to_string())),
+        Some(c) => Err(format!(
+            "`{c}` is not a processor of {processor}'s family that the emulator runs: one of {}",
+            runnable.join(", ")
+        )),
+    }
 }
 
 /// What a clean run did.
@@ -69,8 +124,11 @@ pub struct RunOptions {
 pub struct RunReport {
     /// The kernel.
     pub kernel: String,
-    /// The code object's processor.
+    /// The processor the object ran as: its own, or for a generic-target
+    /// object the one chosen ([`RunOptions::run_as`]).
     pub processor: String,
+    /// The object's generic target (`gfx9-4-generic`) when it is one.
+    pub generic: Option<String>,
     /// Counts.
     pub stats: Stats,
     /// LDS bytes per workgroup: the descriptor's static LDS
@@ -170,6 +228,32 @@ impl ArgSpec {
     }
 }
 
+/// Parse one `--arg`: `NAME=SPEC` (by the argument's metadata name) or
+/// `SPEC` (by position). `NAME=` is read as a name when NAME is an
+/// identifier (letters, digits, `_`, `.`, not starting with a digit); a
+/// path such as `x=1.npy` is positional when written `./x=1.npy`.
+pub fn parse_arg(text: &str) -> Result<(Option<String>, ArgSpec), Diagnostics> {
+    if let Some((name, spec)) = text.split_once('=') {
+        let ident = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+            && name
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
+        if ident {
+            let spec = ArgSpec::parse_text(spec).map_err(|e| {
+                Diagnostics::from(
+                    Diagnostic::error(Code::RunUsage, format!("`{name}=`: {e}"))
+                        .about(Setting::KernelArguments),
+                )
+            })?;
+            return Ok((Some(name.to_string()), spec));
+        }
+    }
+    Ok((None, ArgSpec::parse(text)?))
+}
+
 /// Parse `X[,Y[,Z]]` (missing dimensions are 1) for `what`
 /// ([`Setting::Grid`] or [`Setting::Block`]).
 pub fn parse_dims(what: Setting, s: &str) -> Result<[u32; 3], Diagnostics> {
@@ -204,6 +288,51 @@ fn usage_of(setting: Setting, msg: impl Into<String>) -> RunError {
 
 fn emu_usage(e: gcn_emu::Error) -> RunError {
     usage(e.to_string())
+}
+
+/// A binding error of `--arg`/`--zero-rest`, with the command-line fix.
+fn bind_error(kernel: &str, e: BindError, zero_rest: bool) -> RunError {
+    let code = match e {
+        BindError::UnknownName { .. } => Code::RunUsage,
+        _ => Code::ArgumentCount,
+    };
+    let mut d = match &e {
+        BindError::Missing { missing, .. } => {
+            let mut d = Diagnostic::error(
+                code,
+                format!("kernel `{kernel}`: arguments not given, by name or by position"),
+            );
+            for m in missing {
+                d = d.with_note(m.clone());
+            }
+            d
+        }
+        _ => Diagnostic::error(code, format!("kernel `{kernel}`: {e}")),
+    };
+    match &e {
+        BindError::Missing {
+            values, pointers, ..
+        } => {
+            if *values && !zero_rest {
+                d = d.with_help("`--zero-rest` fills the by-value arguments not given with zeros");
+            }
+            if *pointers {
+                d = d.with_help(
+                    "a pointer is always given: PATH.npy, out:DTYPE:COUNT, or NAME=u64:0 for a null pointer",
+                );
+            }
+        }
+        BindError::TooManyOfName { name, takes, .. } => {
+            d = d.with_help(format!(
+                "`--arg {name}=SPEC` fills the {takes} argument(s) named `{name}` in order, one per flag"
+            ));
+        }
+        BindError::TooManyPositional { .. } => {
+            d = d.with_help("a positional `--arg SPEC` fills the next argument not given by name");
+        }
+        BindError::UnknownName { .. } => {}
+    }
+    RunError::Usage(d.about(Setting::KernelArguments).into())
 }
 
 fn describe(i: usize, a: &Arg) -> String {
@@ -269,7 +398,12 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             format!("`{}` exists and is not a directory", out.display()),
         ));
     }
-    let co = CodeObject::read_file(&opts.object).map_err(emu_usage)?;
+    let mut co = CodeObject::read_file(&opts.object).map_err(emu_usage)?;
+    let generic = match run_as(&co.processor, opts.run_as.as_deref()) {
+        Ok(Some(p)) => Some(std::mem::replace(&mut co.processor, p)),
+        Ok(None) => None,
+        Err(e) => return Err(usage_of(Setting::RunAs, e)),
+    };
     let kernel = co.kernel(&opts.kernel).map_err(emu_usage)?.clone();
     let explicit: Vec<Arg> = kernel
         .args
@@ -277,6 +411,12 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         .filter(|a| !a.is_hidden())
         .cloned()
         .collect();
+    let specs: Vec<Bound<ArgSpec>> = if opts.named.is_empty() && !opts.zero_rest {
+        specs.iter().cloned().map(Bound::Given).collect()
+    } else {
+        bind_by_name(&kernel, opts.named.clone(), specs.clone(), opts.zero_rest)
+            .map_err(|e| bind_error(&kernel.name, e, opts.zero_rest))?
+    };
     if explicit.len() != specs.len() {
         let list: Vec<String> = explicit
             .iter()
@@ -298,7 +438,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             } else {
                 list.join("\n")
             })
-            .with_help("give one value or buffer per argument, in this order")
+            .with_help("give one value or buffer per argument, in this order, or by name (`--arg NAME=SPEC`); `--zero-rest` fills the by-value ones not given with zeros")
             .about(Setting::KernelArguments)
             .into(),
         ));
@@ -327,14 +467,24 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     };
     let mut values = Vec::new();
     let mut buffers: Vec<(usize, u64, String, Vec<usize>)> = Vec::new();
-    for (i, (a, spec)) in explicit.iter().zip(specs).enumerate() {
-        let pointer = a.is_pointer() || a.address_space.is_some() && a.value_kind != "by_value";
+    for (i, (a, spec)) in explicit.iter().zip(&specs).enumerate() {
+        let pointer = takes_pointer(a);
+        let spec = match spec {
+            Bound::Given(spec) => spec,
+            Bound::Zero { size } => {
+                values.push(ArgValue::Bytes(vec![0; *size]));
+                continue;
+            }
+        };
         match spec {
             ArgSpec::Npy(_) | ArgSpec::Out(..) if !pointer => {
-                return Err(usage(format!(
-                    "{} takes a value (DTYPE:VALUE), not a buffer (`{spec}`)",
-                    describe(i, a),
-                )));
+                return Err(usage_of(
+                    Setting::KernelArguments,
+                    format!(
+                        "{} takes a value (DTYPE:VALUE), not a buffer (`{spec}`)",
+                        describe(i, a),
+                    ),
+                ));
             }
             ArgSpec::Npy(p) => {
                 let arr = Array::read(p).map_err(emu_usage)?;
@@ -351,19 +501,22 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
             }
             ArgSpec::Value(d, bytes) => {
                 if pointer && !(bytes.len() == 8 && bytes.iter().all(|&b| b == 0)) {
-                    return Err(usage(format!(
+                    return Err(usage_of(Setting::KernelArguments, format!(
                         "{} is a pointer: give PATH.npy, out:DTYPE:COUNT, or u64:0 for a null pointer (`{spec}` given)",
                         describe(i, a),
                     )));
                 }
                 if bytes.len() != a.size as usize {
-                    return Err(usage(format!(
-                        "{}: `{spec}` gives {} bytes ({:?}); use a DTYPE of {} bytes",
-                        describe(i, a),
-                        bytes.len(),
-                        d,
-                        a.size
-                    )));
+                    return Err(usage_of(
+                        Setting::KernelArguments,
+                        format!(
+                            "{}: `{spec}` gives {} bytes ({:?}); use a DTYPE of {} bytes",
+                            describe(i, a),
+                            bytes.len(),
+                            d,
+                            a.size
+                        ),
+                    ));
                 }
                 values.push(ArgValue::Bytes(bytes.clone()));
             }
@@ -444,6 +597,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         kernel: kernel.name.clone(),
         processor: co.processor.clone(),
         summaries: stats.findings.iter().map(|f| f.summary(&program)).collect(),
+        generic,
         stats,
         lds: (kernel.descriptor.group_segment_fixed_size, opts.dynamic_lds),
         outputs,

@@ -138,6 +138,11 @@ pub(crate) enum Command {
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// Run generic targets (gfx9-4-generic) as this processor of their
+        /// family (default: the first the emulator runs, gfx942 for
+        /// gfx9-4-generic; the report says which).
+        #[arg(long = "as", value_name = "PROCESSOR")]
+        run_as: Option<String>,
         /// The manifest.
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
@@ -166,6 +171,11 @@ pub(crate) enum Command {
         /// (default: all but barrier-pairs).
         #[arg(long, value_name = "CHECK,…", value_parser = parse_checks)]
         sanitize: Option<Checks>,
+        /// Run generic targets (gfx9-4-generic) as this processor of their
+        /// family (default: the first the emulator runs, gfx942 for
+        /// gfx9-4-generic; the report says which).
+        #[arg(long = "as", value_name = "PROCESSOR")]
+        run_as: Option<String>,
         /// The manifest.
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
@@ -344,9 +354,10 @@ pub(crate) enum Command {
     Lint {
         /// Any AMDGPU asm file (.s, .rocmasm); no manifest needed.
         file: PathBuf,
-        /// Target ID the file is for, e.g. gfx942, gfx1100, gfx1201.
+        /// Target ID the file is for, e.g. gfx942, gfx1100, gfx1201
+        /// (default: the file's `.amdgcn_target` directive).
         #[arg(long, short)]
-        target: String,
+        target: Option<String>,
         /// Also list waits that could be loosened, and waits that cover nothing (notes).
         #[arg(long)]
         suggest: bool,
@@ -373,13 +384,21 @@ pub(crate) enum Command {
         /// Work-items per workgroup in X[,Y[,Z]] (HIP's block).
         #[arg(long, value_name = "X[,Y[,Z]]")]
         block: String,
-        /// The next explicit kernel argument, in metadata order: PATH.npy (a
-        /// buffer holding the array), out:DTYPE:COUNT (a buffer of COUNT
-        /// elements, every byte 0xff: NaN for floats, -1 for integers), or
-        /// DTYPE:VALUE (a value; u64:0 is a null pointer). DTYPE: i8, u8,
-        /// i16, u16, i32, u32, i64, u64, f16, bf16, f32, f64.
-        #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
+        /// An explicit kernel argument: NAME=SPEC fills the argument whose
+        /// metadata name is NAME (a repeated name takes the next argument
+        /// of that name); a plain SPEC fills the next argument not given by
+        /// name, in metadata order. SPEC: PATH.npy (a buffer holding the
+        /// array), out:DTYPE:COUNT (a buffer of COUNT elements, every byte
+        /// 0xff: NaN for floats, -1 for integers), or DTYPE:VALUE (a value;
+        /// u64:0 is a null pointer). DTYPE: i8, u8, i16, u16, i32, u32,
+        /// i64, u64, f16, bf16, f32, f64.
+        #[arg(long = "arg", value_name = "[NAME=]SPEC", allow_hyphen_values = true)]
         args: Vec<String>,
+        /// Fill every by-value argument no --arg gives with zeros (aiter's
+        /// `pad`s). Pointers are never filled: give each one, u64:0 for
+        /// a null pointer.
+        #[arg(long)]
+        zero_rest: bool,
         /// Write every buffer argument I to DIR/arg<I>.npy after a clean run
         /// (bf16 as its raw bits, <u2). Without it nothing is written.
         #[arg(long, value_name = "DIR")]
@@ -428,6 +447,11 @@ pub(crate) enum Command {
         /// their writes are dropped: the summary counts them.
         #[arg(long, value_name = "BYTES", default_value_t = 0)]
         dynamic_lds: u32,
+        /// Run a generic-target object (gfx9-4-generic) as this processor
+        /// of its family (default: the first the emulator runs, gfx942 for
+        /// gfx9-4-generic; the output says which).
+        #[arg(long = "as", value_name = "PROCESSOR")]
+        run_as: Option<String>,
         #[command(flatten)]
         llvm: LlvmArgs,
     },

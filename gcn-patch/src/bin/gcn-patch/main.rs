@@ -7,7 +7,7 @@
 //! gcn-patch check [--manifest M] [--no-assemble]  apply, check and build every kernel × target
 //! gcn-patch pin KERNEL [--manifest M]           re-pin a kernel's dumps after re-checking patches
 //! gcn-patch targets                             list known processors and families
-//! gcn-patch lint FILE --target T [--suggest] [--baseline BASE]    wait-counter hazards (exit 0 clean, 1 hazard, 2 input error)
+//! gcn-patch lint FILE [--target T] [--suggest] [--baseline BASE]  wait-counter hazards (exit 0 clean, 1 hazard, 2 input error)
 //! gcn-patch import PATH... [--manifest M]       copy dumps under asm/, pin them, add them to the manifest
 //! gcn-patch build --out DIR [--manifest M] [--target T]... [--locked] [-j N]
 //!                                               every kernel × target to DIR/<target>/, writes kernels.lock
@@ -54,7 +54,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         baseline,
     } = &cli.command
     {
-        return lint(file, target, *suggest, baseline.as_deref());
+        return lint(file, target.as_deref(), *suggest, baseline.as_deref());
     }
     if let Command::Run {
         object,
@@ -62,6 +62,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         grid,
         block,
         args,
+        zero_rest,
         out,
         sanitize,
         seed,
@@ -70,19 +71,23 @@ fn dispatch(cli: Cli) -> ExitCode {
         max_memory,
         max_work,
         dynamic_lds,
+        run_as,
         llvm,
     } = cli.command
     {
         use gcn_patch::base::diag::Setting;
         let parsed = ops::run::parse_dims(Setting::Grid, &grid).and_then(|grid| {
             let block = ops::run::parse_dims(Setting::Block, &block)?;
-            let args = args
-                .iter()
-                .map(|a| ops::run::ArgSpec::parse(a))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok((grid, block, args))
+            let (mut named, mut positional) = (Vec::new(), Vec::new());
+            for a in &args {
+                match ops::run::parse_arg(a)? {
+                    (Some(name), spec) => named.push((name, spec)),
+                    (None, spec) => positional.push(spec),
+                }
+            }
+            Ok((grid, block, (positional, named)))
         });
-        let (grid, block, args) = match parsed {
+        let (grid, block, (args, named)) = match parsed {
             Ok(p) => p,
             Err(d) => return render::usage(d),
         };
@@ -92,6 +97,8 @@ fn dispatch(cli: Cli) -> ExitCode {
             grid,
             block,
             args,
+            named,
+            zero_rest,
             out,
             sanitize: sanitize.unwrap_or_default(),
             seed,
@@ -100,6 +107,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             max_memory,
             max_work,
             dynamic_lds,
+            run_as,
         };
         return render::run(&opts, &llvm.tools());
     }
@@ -108,6 +116,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         target,
         tolerance,
         max_instructions,
+        run_as,
         manifest,
         llvm,
     } = cli.command
@@ -133,6 +142,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             target,
             tolerance,
             max_instructions,
+            run_as,
         };
         return render::compare(&opts, &llvm.tools());
     }
@@ -142,6 +152,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         seeds,
         max_instructions,
         sanitize,
+        run_as,
         manifest,
         llvm,
     } = cli.command
@@ -157,6 +168,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             seeds,
             max_instructions,
             sanitize,
+            run_as,
         };
         return render::test(&opts, &llvm.tools());
     }

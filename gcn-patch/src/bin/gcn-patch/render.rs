@@ -25,6 +25,7 @@ pub(crate) fn name_flags(mut d: Diagnostics) -> Diagnostics {
             Some(Setting::KernelArguments) => "--arg",
             Some(Setting::OutputDir) => "--out",
             Some(Setting::AsmSource) => "--asm",
+            Some(Setting::RunAs) => "--as",
             Some(Setting::Force) => {
                 d.help
                     .push("discard them: run the same command again with `--force`".into());
@@ -73,8 +74,17 @@ pub(crate) fn print_notes(notes: &[Diagnostic]) {
 }
 
 /// `gcn-patch lint`: exit 0 without (new) hazard, 1 with one, 2 on bad input.
-pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&Path>) -> ExitCode {
-    let r = match ops::parse_target(target).and_then(|target| {
+pub(crate) fn lint(
+    file: &Path,
+    target: Option<&str>,
+    suggest: bool,
+    baseline: Option<&Path>,
+) -> ExitCode {
+    let chosen = match target {
+        Some(t) => ops::parse_target(t),
+        None => ops::lint::file_target(file),
+    };
+    let r = match chosen.and_then(|target| {
         ops::lint::lint(&ops::lint::LintOptions {
             file: file.to_path_buf(),
             target,
@@ -113,9 +123,14 @@ pub(crate) fn lint(file: &Path, target: &str, suggest: bool, baseline: Option<&P
             r.target.name()
         ),
         None => say!(
-            "gcn-patch lint: {}: {hazards} hazard(s), {warnings} warning(s), {notes} suggestion(s) for {}",
+            "gcn-patch lint: {}: {hazards} hazard(s), {warnings} warning(s), {notes} suggestion(s) for {}{}",
             file.display(),
-            r.target.name()
+            r.target.name(),
+            if target.is_none() {
+                " (its .amdgcn_target)"
+            } else {
+                ""
+            }
         ),
     }
     if hazards > 0 {
@@ -312,8 +327,23 @@ pub(crate) fn targets() {
 /// the error on stderr (exit 1 for a fault in the kernel or a sanitizer
 /// finding, 2 for bad input).
 pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
-    match ops::run::run(opts, tools) {
+    let result = ops::run::run(opts, tools);
+    let generic = match &result {
+        Ok(r) => r.generic.as_ref().map(|g| (g, &r.processor)),
+        Err(ops::run::RunError::Findings(r)) => r.generic.as_ref().map(|g| (g, &r.processor)),
+        Err(_) => None,
+    };
+    if let Some((g, p)) = generic {
+        if opts.run_as.is_none() {
+            println!("gcn-patch run: running {g} object as {p}; --as to choose");
+        }
+    }
+    match result {
         Ok(r) => {
+            let processor = match &r.generic {
+                Some(g) => format!("{g} as {}", r.processor),
+                None => r.processor.clone(),
+            };
             let checks = if opts.sanitize.is_empty() {
                 String::new()
             } else {
@@ -325,12 +355,12 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
             );
             match lds_out_of_range(&r, false) {
                 None => println!(
-                    "gcn-patch run: kernel `{}` ({}) ran clean: {counts}",
-                    r.kernel, r.processor
+                    "gcn-patch run: kernel `{}` ({processor}) ran clean: {counts}",
+                    r.kernel
                 ),
                 Some(lds) => println!(
-                    "gcn-patch run: kernel `{}` ({}) ran to the end: {counts}; {lds}",
-                    r.kernel, r.processor
+                    "gcn-patch run: kernel `{}` ({processor}) ran to the end: {counts}; {lds}",
+                    r.kernel
                 ),
             }
             for p in &r.outputs {
