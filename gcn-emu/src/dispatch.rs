@@ -58,6 +58,10 @@ pub struct Launch {
     /// interleave between barriers as they may on hardware. The same seed
     /// gives the same schedule, results and report.
     pub seed: u64,
+    /// Perturb the results of approximate instructions (`v_rcp_f32`, …)
+    /// within their documented error, as the hardware this seed stands for
+    /// would ([`crate::approx`]); `None`: correctly rounded.
+    pub perturb_approx: Option<u64>,
 }
 
 impl Launch {
@@ -71,6 +75,7 @@ impl Launch {
             threads: 0,
             sanitize: false,
             seed: 0,
+            perturb_approx: None,
         }
     }
 }
@@ -98,6 +103,9 @@ pub struct Stats {
     /// Sanitizer findings, ordered by workgroup, wave and address, those of
     /// the same instructions merged (empty without [`Launch::sanitize`]).
     pub findings: Vec<Finding>,
+    /// The approximate instructions executed ([`crate::approx::TABLE`]),
+    /// by address.
+    pub approx: Vec<crate::approx::Executed>,
 }
 
 fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()> {
@@ -280,6 +288,7 @@ pub fn run(
             .sanitize
             .then(|| std::sync::Arc::new(program.clone())),
         ocp_fp8: co.processor == "gfx950",
+        approx: Mutex::default(),
     };
     let workers = if launch.threads == 0 {
         std::thread::available_parallelism()
@@ -339,7 +348,30 @@ pub fn run(
         instructions: total.into_inner() as u64,
         kernarg: kernarg_addr,
         findings: crate::sanitize::merge(findings.into_inner().unwrap_or_else(|e| e.into_inner())),
+        approx: executed(program, setup.approx),
     })
+}
+
+/// The approximate instructions of `program` executed, with their counts.
+fn executed(
+    program: &Program,
+    counts: Mutex<std::collections::BTreeMap<u64, crate::approx::Count>>,
+) -> Vec<crate::approx::Executed> {
+    let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
+    counts
+        .into_iter()
+        .filter_map(|(addr, c)| {
+            let ins = &program.instructions[*program.index.get(&addr)?];
+            Some(crate::approx::Executed {
+                addr,
+                mnemonic: crate::exec::base_name(&ins.mnemonic).0.to_string(),
+                text: ins.text.clone(),
+                line: program.lines.get(&addr).cloned(),
+                waves: c.waves,
+                lanes: c.lanes,
+            })
+        })
+        .collect()
 }
 
 fn dims_of(launch: &Launch) -> u32 {
@@ -367,6 +399,8 @@ struct Setup<'a> {
     shared: Option<std::sync::Arc<Program>>,
     /// fp8/bf8 are OCP (gfx950), else FNUZ.
     ocp_fp8: bool,
+    /// Executions of approximate instructions, merged from every wave.
+    approx: Mutex<std::collections::BTreeMap<u64, crate::approx::Count>>,
 }
 
 impl Setup<'_> {
@@ -457,6 +491,7 @@ impl Setup<'_> {
         wave.set_exec(exec);
         wave.set_private(d.private_segment_fixed_size);
         wave.pc = self.start;
+        wave.approx.perturb = self.launch.perturb_approx;
         wave
     }
 
@@ -484,6 +519,7 @@ impl Setup<'_> {
             lds.shadow = Some(Box::new(LdsShadow::new(lds_size, p.clone())));
         }
         let collect = |waves: &mut Vec<Wave>, lds: &Lds, mut extra: Vec<Finding>| {
+            self.tally(waves);
             for w in waves.iter_mut() {
                 if let Some(s) = w.san.as_mut() {
                     extra.append(&mut s.findings);
@@ -671,6 +707,21 @@ impl Setup<'_> {
             ),
             occurrences: 1,
         })
+    }
+
+    /// Merge the waves' counts of approximate instructions.
+    fn tally(&self, waves: &[Wave]) {
+        if waves.iter().all(|w| w.approx.counts.is_empty()) {
+            return;
+        }
+        let mut all = self.approx.lock().unwrap_or_else(|e| e.into_inner());
+        for w in waves {
+            for (&addr, c) in &w.approx.counts {
+                let t = all.entry(addr).or_default();
+                t.waves += c.waves;
+                t.lanes += c.lanes;
+            }
+        }
     }
 
     fn where_looping(&self, wave: &Wave) -> String {

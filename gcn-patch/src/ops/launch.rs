@@ -13,6 +13,7 @@
 use std::path::PathBuf;
 
 use gcn_embed::TargetId;
+use gcn_emu::approx::Executed;
 use gcn_emu::decode::Program;
 use gcn_emu::dispatch::{Launch, Stats, TARGETS};
 use gcn_emu::launch::{Comparison, LaunchSpec, Output, Tolerance};
@@ -51,6 +52,12 @@ pub struct CompareOptions {
     /// Per-wave instruction budget (default
     /// [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
     pub max_instructions: Option<u64>,
+    /// Perturb the results of approximate instructions within their
+    /// documented bounds with this seed, on both sides alike
+    /// ([`Launch::perturb_approx`]: the same input gives the same result
+    /// on both sides, so only approximations the patch adds or feeds
+    /// differently can change results).
+    pub perturb_approx: Option<u64>,
 }
 
 /// One launch of one target, compared.
@@ -65,6 +72,13 @@ pub struct Compared {
     /// The comparison, or why a side could not run (fault, unsupported
     /// instruction, instruction budget), naming the side.
     pub result: Result<Comparison, String>,
+    /// The approximate instructions each side executed (unpatched,
+    /// patched; empty for a side that failed).
+    pub approx: [Vec<Executed>; 2],
+    /// The approximate instructions the patched side executed whose text
+    /// the unpatched side's executed ones lack (new or changed by the
+    /// patch).
+    pub added: Vec<Executed>,
 }
 
 /// What `gcn-patch compare` found.
@@ -99,6 +113,9 @@ pub struct TestOptions {
     pub seeds: Vec<u64>,
     /// Per-wave instruction budget.
     pub max_instructions: Option<u64>,
+    /// Perturb the results of approximate instructions within their
+    /// documented bounds with this seed ([`Launch::perturb_approx`]).
+    pub perturb_approx: Option<u64>,
 }
 
 /// How one launch of the patched object went.
@@ -125,6 +142,8 @@ pub struct Tested {
     pub line: usize,
     /// What happened.
     pub outcome: Outcome,
+    /// The approximate instructions the first run executed.
+    pub approx: Vec<Executed>,
 }
 
 /// What `gcn-patch test` found.
@@ -320,18 +339,37 @@ fn run_once(
     sanitize: bool,
     seed: u64,
     max_instructions: Option<u64>,
+    perturb_approx: Option<u64>,
 ) -> Result<(Vec<Output>, Stats), String> {
     let mem = Memory::new();
     let p = spec.prepare(&l.kernel, &mem).map_err(|e| e.to_string())?;
     let mut launch = Launch::new(spec.grid.0, spec.block.0);
     launch.sanitize = sanitize;
     launch.seed = seed;
+    launch.perturb_approx = perturb_approx;
     if let Some(m) = max_instructions {
         launch.max_instructions = m;
     }
     let stats = gcn_emu::dispatch::run(&l.co, &l.kernel, &l.program, &mem, &p.values, &launch)
         .map_err(|e| e.to_string())?;
     Ok((p.outputs(&mem), stats))
+}
+
+/// The approximate instructions of `patched` whose text `unpatched` lacks
+/// (as many times as it lacks it): the ones a patch adds or changes.
+pub fn added_approx(unpatched: &[Executed], patched: &[Executed]) -> Vec<Executed> {
+    let mut have: Vec<&str> = unpatched.iter().map(|e| e.text.as_str()).collect();
+    patched
+        .iter()
+        .filter(|e| match have.iter().position(|t| *t == e.text) {
+            Some(i) => {
+                have.swap_remove(i);
+                false
+            }
+            None => true,
+        })
+        .cloned()
+        .collect()
 }
 
 /// `gcn-patch compare KERNEL`: for each target the emulator runs and each
@@ -371,10 +409,31 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
             let b = load(&tc, &patched, "patched", name, &dir.join("patched"))?;
             fits(&m, decl, &b)?;
             let tol = tolerance.unwrap_or(spec.tolerance);
-            let result = match (
-                run_once(&a, spec, false, 0, opts.max_instructions),
-                run_once(&b, spec, false, 0, opts.max_instructions),
-            ) {
+            let (x, y) = (
+                run_once(
+                    &a,
+                    spec,
+                    false,
+                    0,
+                    opts.max_instructions,
+                    opts.perturb_approx,
+                ),
+                run_once(
+                    &b,
+                    spec,
+                    false,
+                    0,
+                    opts.max_instructions,
+                    opts.perturb_approx,
+                ),
+            );
+            let approx = [&x, &y].map(|r| {
+                r.as_ref()
+                    .map(|(_, s)| s.approx.clone())
+                    .unwrap_or_default()
+            });
+            let added = added_approx(&approx[0], &approx[1]);
+            let result = match (x, y) {
                 (Err(e), _) => Err(format!("the unpatched object failed: {e}")),
                 (_, Err(e)) => Err(format!("the patched object failed: {e}")),
                 (Ok((x, _)), Ok((y, _))) => {
@@ -387,6 +446,8 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
                 launch: spec.label(li),
                 line: decl.line,
                 result,
+                approx,
+                added,
             });
         }
     }
@@ -463,8 +524,20 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                 let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir)?;
                 fits(&m, decl, &l)?;
                 let mut outcome = None;
+                let mut approx = None;
                 for &seed in &seeds {
-                    match run_once(&l, &decl.spec, true, seed, opts.max_instructions) {
+                    let run = run_once(
+                        &l,
+                        &decl.spec,
+                        true,
+                        seed,
+                        opts.max_instructions,
+                        opts.perturb_approx,
+                    );
+                    if let Ok((_, s)) = &run {
+                        approx.get_or_insert_with(|| s.approx.clone());
+                    }
+                    match run {
                         Err(e) => {
                             outcome = Some(Outcome::Failed(e));
                             break;
@@ -487,6 +560,7 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                     launch: decl.spec.label(li),
                     line: decl.line,
                     outcome: outcome.unwrap_or(Outcome::Clean(0)),
+                    approx: approx.unwrap_or_default(),
                 });
             }
         }

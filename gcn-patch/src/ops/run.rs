@@ -50,6 +50,10 @@ pub struct RunOptions {
     pub asm: Option<PathBuf>,
     /// Per-wave instruction budget (default [`gcn_emu::dispatch::DEFAULT_MAX_INSTRUCTIONS`]).
     pub max_instructions: Option<u64>,
+    /// Perturb the results of approximate instructions (`v_rcp_f32`, …)
+    /// within their documented bounds with this seed
+    /// ([`Launch::perturb_approx`]); `None`: correctly rounded.
+    pub perturb_approx: Option<u64>,
 }
 
 /// What a clean run did.
@@ -354,6 +358,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     let mut launch = Launch::new(grid, block);
     launch.sanitize = opts.sanitize;
     launch.seed = opts.seed;
+    launch.perturb_approx = opts.perturb_approx;
     if let Some(m) = opts.max_instructions {
         launch.max_instructions = m;
     }

@@ -137,6 +137,13 @@ pub(crate) enum Command {
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// Move the results of approximate instructions (v_rcp_f32,
+        /// v_sqrt_f32, v_exp_f32, …) within the hardware's documented error,
+        /// as a function of the input chosen by SEED, on both sides alike:
+        /// a result that depends on the exact values of an approximation the
+        /// patch adds shows up as a difference. Default: correctly rounded.
+        #[arg(long, value_name = "SEED")]
+        perturb_approx: Option<u64>,
         /// The manifest.
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
@@ -161,6 +168,12 @@ pub(crate) enum Command {
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// Move the results of approximate instructions (v_rcp_f32,
+        /// v_sqrt_f32, v_exp_f32, …) within the hardware's documented error,
+        /// as a function of the input chosen by SEED. Default: correctly
+        /// rounded.
+        #[arg(long, value_name = "SEED")]
+        perturb_approx: Option<u64>,
         /// The manifest.
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
@@ -401,6 +414,12 @@ pub(crate) enum Command {
         /// looping (default 100000000).
         #[arg(long, value_name = "N")]
         max_instructions: Option<u64>,
+        /// Move the results of approximate instructions (v_rcp_f32,
+        /// v_sqrt_f32, v_exp_f32, …) within the hardware's documented error,
+        /// as a function of the input chosen by SEED, to see whether the
+        /// outputs depend on their exact values. Default: correctly rounded.
+        #[arg(long, value_name = "SEED")]
+        perturb_approx: Option<u64>,
         #[command(flatten)]
         llvm: LlvmArgs,
     },

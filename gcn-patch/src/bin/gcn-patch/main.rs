@@ -67,6 +67,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         seed,
         asm,
         max_instructions,
+        perturb_approx,
         llvm,
     } = cli.command
     {
@@ -94,6 +95,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             seed,
             asm,
             max_instructions,
+            perturb_approx,
         };
         return render::run(&opts, &llvm.tools());
     }
@@ -102,6 +104,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         target,
         tolerance,
         max_instructions,
+        perturb_approx,
         manifest,
         llvm,
     } = cli.command
@@ -127,6 +130,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             target,
             tolerance,
             max_instructions,
+            perturb_approx,
         };
         return render::compare(&opts, &llvm.tools());
     }
@@ -135,6 +139,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         target,
         seeds,
         max_instructions,
+        perturb_approx,
         manifest,
         llvm,
     } = cli.command
@@ -149,6 +154,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             target,
             seeds,
             max_instructions,
+            perturb_approx,
         };
         return render::test(&opts, &llvm.tools());
     }

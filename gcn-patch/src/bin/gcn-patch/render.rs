@@ -300,6 +300,10 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
                 "gcn-patch run: kernel `{}` ({}) ran clean: {} workgroup(s), {} wave(s), {} wave-instructions",
                 r.kernel, r.processor, r.stats.workgroups, r.stats.waves, r.stats.instructions
             );
+            print!(
+                "{}",
+                approx_report(&r.stats.approx, opts.perturb_approx, "")
+            );
             for p in &r.outputs {
                 println!("wrote {}", p.display());
             }
@@ -312,6 +316,10 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
         }
         Err(ops::run::RunError::Findings(r)) => {
             eprint!("{}", render_findings(&r));
+            print!(
+                "{}",
+                approx_report(&r.stats.approx, opts.perturb_approx, "")
+            );
             for p in &r.outputs {
                 println!("wrote {}", p.display());
             }
@@ -326,6 +334,7 @@ pub(crate) fn compare(opts: &ops::launch::CompareOptions, tools: &ops::Tools) ->
     match ops::launch::compare(opts, tools) {
         Ok(r) => {
             print!("{}", compare_report(&r, &opts.manifest));
+            print!("{}", compare_approx_note(&r, opts.perturb_approx));
             if r.equal() {
                 ExitCode::SUCCESS
             } else {
@@ -386,8 +395,89 @@ pub(crate) fn compare_report(r: &ops::launch::CompareReport, manifest: &std::pat
                 }
             }
         }
+        s.push_str(&compare_approx(row));
     }
     s
+}
+
+/// The approximate instructions a run executed, one line per mnemonic
+/// (`approximate: v_rcp_f32 ×1 at …`), and whether their results were
+/// perturbed; nothing when it executed none.
+fn approx_report(
+    executed: &[gcn_emu::approx::Executed],
+    perturb: Option<u64>,
+    indent: &str,
+) -> String {
+    if executed.is_empty() {
+        return String::new();
+    }
+    let mut s = String::new();
+    for l in gcn_emu::approx::summarize(executed) {
+        s.push_str(&format!("{indent}approximate: {l}\n"));
+    }
+    s.push_str(&match perturb {
+        Some(seed) => format!(
+            "{indent}note: approximate results moved within the hardware's bounds (--perturb-approx {seed})\n"
+        ),
+        None => format!(
+            "{indent}note: approximate results are correctly rounded here, not as hardware rounds them; --perturb-approx SEED moves them within its bounds\n"
+        ),
+    });
+    s
+}
+
+/// Under a compared launch: the approximate instructions each side ran
+/// (one line per side, by mnemonic) and those the patch adds.
+fn compare_approx(row: &ops::launch::Compared) -> String {
+    let mut s = String::new();
+    let by_mnemonic = |list: &[gcn_emu::approx::Executed]| -> String {
+        let mut names: Vec<(String, usize)> = Vec::new();
+        for e in list {
+            match names.iter_mut().find(|(n, _)| *n == e.mnemonic) {
+                Some((_, c)) => *c += 1,
+                None => names.push((e.mnemonic.clone(), 1)),
+            }
+        }
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names
+                .iter()
+                .map(|(n, c)| format!("{n} ×{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let [u, p] = &row.approx;
+    if u.is_empty() && p.is_empty() {
+        return s;
+    }
+    s.push_str(&format!(
+        "  approximate instructions run: unpatched {}; patched {}\n",
+        by_mnemonic(u),
+        by_mnemonic(p)
+    ));
+    for l in gcn_emu::approx::summarize(&row.added) {
+        s.push_str(&format!("  the patch adds approximate: {l}\n"));
+    }
+    for e in &row.added {
+        s.push_str(&format!("    {e}\n"));
+    }
+    s
+}
+
+/// After a compare report: how approximate results were computed, when a
+/// patch adds approximate instructions.
+fn compare_approx_note(r: &ops::launch::CompareReport, perturb: Option<u64>) -> String {
+    if r.rows.iter().all(|row| row.added.is_empty()) {
+        return String::new();
+    }
+    match perturb {
+        Some(seed) => format!(
+            "note: approximate results moved within the hardware's bounds, as the same function of the input on both sides (--perturb-approx {seed})\n"
+        ),
+        None => "note: the patch adds approximate instructions and both sides ran them correctly rounded; a result that depends on their exact values differs on hardware: rerun with --perturb-approx SEED (any number) to move them within the hardware's bounds\n".to_string(),
+    }
 }
 
 /// `gcn-patch test`: one line per kernel, target and launch, findings
@@ -433,6 +523,9 @@ pub(crate) fn test_report(r: &ops::launch::TestReport, manifest: &std::path::Pat
                 }
             }
             Outcome::Failed(e) => s.push_str(&format!("FAILED: {head}: {e}\n")),
+        }
+        for l in gcn_emu::approx::summarize(&row.approx) {
+            s.push_str(&format!("  approximate: {l}\n"));
         }
     }
     for (k, targets) in &r.not_run {
