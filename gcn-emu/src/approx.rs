@@ -313,7 +313,8 @@ pub struct Executed {
     pub mnemonic: String,
     /// Its text as disassembled.
     pub text: String,
-    /// Its source line (`file:line`), when the program has one.
+    /// Its source line (`file:line`), when the program has one (the asm
+    /// attached with [`crate::decode::Program::attach_source`]).
     pub line: Option<String>,
     /// Wave-executions.
     pub waves: u64,
@@ -347,10 +348,10 @@ impl std::fmt::Display for Executed {
 }
 
 /// One line per mnemonic of `executed`, in [`TABLE`] order: the mnemonic,
-/// how many of its instructions ran, where (`file:line`, or the address
-/// when there is no line; the first 8), the wave-executions, and the
-/// hardware's bound: `v_rcp_f32 ×2 at k.s:30, k.s:41, 32 wave-execution(s);
-/// hardware: within 1 ULP`.
+/// how many of its instructions ran, the hardware's bound, the
+/// wave-executions, and each instruction (the first 8) with its
+/// `file:line` (or address) and text: ``v_rcp_f32 ×2 (hardware: within 1
+/// ULP), 32 wave-execution(s): k.s:30 `v_rcp_f32_e32 v4, v3`, k.s:41 `…` ``.
 pub fn summarize(executed: &[Executed]) -> Vec<String> {
     const SHOWN: usize = 8;
     let mut lines = Vec::new();
@@ -365,18 +366,21 @@ pub fn summarize(executed: &[Executed]) -> Vec<String> {
         let mut at: Vec<String> = these
             .iter()
             .take(SHOWN)
-            .map(|e| e.line.clone().unwrap_or_else(|| format!("{:#x}", e.addr)))
+            .map(|e| {
+                let at = e.line.clone().unwrap_or_else(|| format!("{:#x}", e.addr));
+                format!("{at} `{}`", e.text)
+            })
             .collect();
         if these.len() > SHOWN {
             at.push(format!("… {} more", these.len() - SHOWN));
         }
         let waves: u64 = these.iter().map(|e| e.waves).sum();
         lines.push(format!(
-            "{} ×{} at {}, {waves} wave-execution(s); hardware: {}",
+            "{} ×{} (hardware: {}), {waves} wave-execution(s): {}",
             a.mnemonic,
             these.len(),
-            at.join(", "),
-            a.bound_text()
+            a.bound_text(),
+            at.join(", ")
         ));
     }
     lines

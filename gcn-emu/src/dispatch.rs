@@ -366,7 +366,12 @@ fn executed(
                 addr,
                 mnemonic: crate::exec::base_name(&ins.mnemonic).0.to_string(),
                 text: ins.text.clone(),
-                line: program.lines.get(&addr).cloned(),
+                // `file:line: text` → `file:line`.
+                line: program.lines.get(&addr).map(|l| {
+                    l.split_once(": ")
+                        .map_or(l.as_str(), |(at, _)| at)
+                        .to_string()
+                }),
                 waves: c.waves,
                 lanes: c.lanes,
             })

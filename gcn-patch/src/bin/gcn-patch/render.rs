@@ -420,7 +420,7 @@ fn approx_report(
             "{indent}note: approximate results moved within the hardware's bounds (--perturb-approx {seed})\n"
         ),
         None => format!(
-            "{indent}note: approximate results are correctly rounded here, not as hardware rounds them; --perturb-approx SEED moves them within its bounds\n"
+            "{indent}note: the emulator rounds approximate results correctly, hardware only within the bounds shown; --perturb-approx SEED moves them within those bounds\n"
         ),
     });
     s
@@ -460,9 +460,6 @@ fn compare_approx(row: &ops::launch::Compared) -> String {
     for l in gcn_emu::approx::summarize(&row.added) {
         s.push_str(&format!("  the patch adds approximate: {l}\n"));
     }
-    for e in &row.added {
-        s.push_str(&format!("    {e}\n"));
-    }
     s
 }
 
@@ -476,7 +473,7 @@ fn compare_approx_note(r: &ops::launch::CompareReport, perturb: Option<u64>) -> 
         Some(seed) => format!(
             "note: approximate results moved within the hardware's bounds, as the same function of the input on both sides (--perturb-approx {seed})\n"
         ),
-        None => "note: the patch adds approximate instructions and both sides ran them correctly rounded; a result that depends on their exact values differs on hardware: rerun with --perturb-approx SEED (any number) to move them within the hardware's bounds\n".to_string(),
+        None => "note: the patch adds approximate instructions, run correctly rounded on both sides; on hardware their results are only within the bounds shown, so a result that depends on their exact values may differ: rerun with --perturb-approx SEED (any number) to move them within those bounds\n".to_string(),
     }
 }
 
