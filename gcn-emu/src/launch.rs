@@ -746,6 +746,12 @@ pub struct LaunchSpec {
     /// How closely two runs' float outputs must agree (default exact).
     #[serde(default)]
     pub tolerance: Tolerance,
+    /// Perturb the results of approximate instructions within their
+    /// documented bounds with this seed ([`crate::approx`],
+    /// [`crate::dispatch::Launch::perturb_approx`]); default: correctly
+    /// rounded.
+    #[serde(default)]
+    pub perturb_approx: Option<u64>,
 }
 
 /// SplitMix64: a 64-bit state advanced by the golden gamma and mixed; the

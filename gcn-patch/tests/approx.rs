@@ -63,6 +63,11 @@ const DIVISION: &[&str] = &[
 /// A manifest in a fresh directory: the fdiv dump, `rules` and a launch
 /// dividing 1000 random floats by `d`.
 fn manifest(tag: &str, rules: &str, d: f32) -> PathBuf {
+    manifest_with(tag, rules, d, "")
+}
+
+/// [`manifest`] with `extra` keys in the launch.
+fn manifest_with(tag: &str, rules: &str, d: f32, extra: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gcn-patch-approx-{}-{tag}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -82,7 +87,7 @@ fn manifest(tag: &str, rules: &str, d: f32) -> PathBuf {
         dir.join("kernels.toml"),
         format!(
             "[[kernel]]\nname = \"fdiv\"\nhazards = \"warn\"\n[[kernel.source]]\nasm = \"fdiv.s\"\nsha256 = \"{sha}\"\ntargets = [\"gfx942\"]\n{rules}\n\
-             [[kernel.launch]]\nname = \"n1000\"\ngrid = 4\nblock = 256\nargs = [\n  {{ random = \"f32\", shape = 1000, seed = 1 }},\n  {{ scalar = \"f32\", value = {d:?} }},\n  {{ output = \"f32\", shape = 1000 }},\n  {{ scalar = \"u32\", value = 1000 }},\n]\n"
+             [[kernel.launch]]\nname = \"n1000\"\n{extra}grid = 4\nblock = 256\nargs = [\n  {{ random = \"f32\", shape = 1000, seed = 1 }},\n  {{ scalar = \"f32\", value = {d:?} }},\n  {{ output = \"f32\", shape = 1000 }},\n  {{ scalar = \"u32\", value = 1000 }},\n]\n"
         ),
     )
     .unwrap();
@@ -140,13 +145,22 @@ fn a_fast_math_rcp_edit_is_named_by_compare_and_differs_under_perturbation() {
             out.contains("argument 2 (f32, shape [1000]): "),
             "seed {seed}: {out}"
         );
-        assert!(out.contains(&format!("(--perturb-approx {seed})")), "{out}");
+        assert!(out.contains(&format!("(perturbation seed {seed})")), "{out}");
         let again = run_cli(&dir, &["compare", "fdiv", "--perturb-approx", seed]);
         assert_eq!(stdout(&again), out, "seed {seed} twice");
         if seed == "1" {
             insta::assert_snapshot!("approx_fast_math_perturbed", out);
         }
     }
+    // The launch may ask for it itself.
+    let keyed = manifest_with("keyed", &fast_math_rules(), 4.0, "perturb-approx = 1\n");
+    let o = run_cli(&keyed, &["compare", "fdiv"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("(perturbation seed 1)"),
+        "{}",
+        stdout(&o)
+    );
     // A tolerance of the bound's size absorbs it: the difference is the
     // approximation's, nothing else.
     let o = run_cli(

@@ -56,7 +56,8 @@ pub struct CompareOptions {
     /// documented bounds with this seed, on both sides alike
     /// ([`Launch::perturb_approx`]: the same input gives the same result
     /// on both sides, so only approximations the patch adds or feeds
-    /// differently can change results).
+    /// differently can change results). Overrides the launches'
+    /// `perturb-approx`.
     pub perturb_approx: Option<u64>,
 }
 
@@ -79,6 +80,9 @@ pub struct Compared {
     /// the unpatched side's executed ones lack (new or changed by the
     /// patch).
     pub added: Vec<Executed>,
+    /// The perturbation seed both sides ran with (the option's, else the
+    /// launch's `perturb-approx`), `None`: correctly rounded.
+    pub perturb_approx: Option<u64>,
 }
 
 /// What `gcn-patch compare` found.
@@ -346,7 +350,7 @@ fn run_once(
     let mut launch = Launch::new(spec.grid.0, spec.block.0);
     launch.sanitize = sanitize;
     launch.seed = seed;
-    launch.perturb_approx = perturb_approx;
+    launch.perturb_approx = perturb_approx.or(spec.perturb_approx);
     if let Some(m) = max_instructions {
         launch.max_instructions = m;
     }
@@ -448,6 +452,7 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
                 result,
                 approx,
                 added,
+                perturb_approx: opts.perturb_approx.or(spec.perturb_approx),
             });
         }
     }

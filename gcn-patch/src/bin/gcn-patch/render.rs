@@ -334,7 +334,7 @@ pub(crate) fn compare(opts: &ops::launch::CompareOptions, tools: &ops::Tools) ->
     match ops::launch::compare(opts, tools) {
         Ok(r) => {
             print!("{}", compare_report(&r, &opts.manifest));
-            print!("{}", compare_approx_note(&r, opts.perturb_approx));
+            print!("{}", compare_approx_note(&r));
             if r.equal() {
                 ExitCode::SUCCESS
             } else {
@@ -465,13 +465,13 @@ fn compare_approx(row: &ops::launch::Compared) -> String {
 
 /// After a compare report: how approximate results were computed, when a
 /// patch adds approximate instructions.
-fn compare_approx_note(r: &ops::launch::CompareReport, perturb: Option<u64>) -> String {
-    if r.rows.iter().all(|row| row.added.is_empty()) {
+fn compare_approx_note(r: &ops::launch::CompareReport) -> String {
+    let Some(row) = r.rows.iter().find(|row| !row.added.is_empty()) else {
         return String::new();
-    }
-    match perturb {
+    };
+    match row.perturb_approx {
         Some(seed) => format!(
-            "note: approximate results moved within the hardware's bounds, as the same function of the input on both sides (--perturb-approx {seed})\n"
+            "note: approximate results moved within the hardware's bounds, as the same function of the input on both sides (perturbation seed {seed})\n"
         ),
         None => "note: the patch adds approximate instructions, run correctly rounded on both sides; on hardware their results are only within the bounds shown, so a result that depends on their exact values may differ: rerun with --perturb-approx SEED (any number) to move them within those bounds\n".to_string(),
     }
