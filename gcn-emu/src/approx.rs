@@ -350,8 +350,9 @@ impl std::fmt::Display for Executed {
 /// One line per mnemonic of `executed`, in [`TABLE`] order: the mnemonic,
 /// how many of its instructions ran, the hardware's bound, the
 /// wave-executions, and each instruction (the first 8) with its
-/// `file:line` (or address) and text: ``v_rcp_f32 ×2 (hardware: within 1
-/// ULP), 32 wave-execution(s): k.s:30 `v_rcp_f32_e32 v4, v3`, k.s:41 `…` ``.
+/// `file:line` (`:line` after one of the same file; the address when it has
+/// no line) and text: ``v_rcp_f32 ×2 (hardware: within 1 ULP), 32
+/// wave-execution(s): k.s:30 `v_rcp_f32_e32 v4, v3`, :41 `…` ``.
 pub fn summarize(executed: &[Executed]) -> Vec<String> {
     const SHOWN: usize = 8;
     let mut lines = Vec::new();
@@ -363,11 +364,23 @@ pub fn summarize(executed: &[Executed]) -> Vec<String> {
         if these.is_empty() {
             continue;
         }
+        // `file:line`, then `:line` while the file stays the same.
+        let mut file = None;
         let mut at: Vec<String> = these
             .iter()
             .take(SHOWN)
             .map(|e| {
-                let at = e.line.clone().unwrap_or_else(|| format!("{:#x}", e.addr));
+                let at = match e.line.as_deref().and_then(|l| l.rsplit_once(':')) {
+                    Some((f, no)) if file == Some(f) => format!(":{no}"),
+                    Some((f, no)) => {
+                        file = Some(f);
+                        format!("{f}:{no}")
+                    }
+                    None => {
+                        file = None;
+                        format!("{:#x}", e.addr)
+                    }
+                };
                 format!("{at} `{}`", e.text)
             })
             .collect();

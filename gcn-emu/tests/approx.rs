@@ -173,3 +173,87 @@ fn approximate_results_move_within_their_bound_the_same_way_for_a_seed() {
         assert_eq!(moved, n as usize, "{t}: every f64 reciprocal moves");
     }
 }
+
+/// `(num_warps, shared)` of a Triton kernel's launch metadata.
+fn triton_metadata(json: &std::path::Path) -> (u32, u32) {
+    let text = std::fs::read_to_string(json).unwrap_or_else(|e| panic!("{}: {e}", json.display()));
+    let field = |key: &str| -> u32 {
+        let at = text
+            .find(&format!("\"{key}\":"))
+            .unwrap_or_else(|| panic!("{}: no `{key}`", json.display()));
+        text[at + key.len() + 3..]
+            .trim_start()
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    (field("num_warps"), field("shared"))
+}
+
+#[test]
+fn triton_softmax_stays_within_its_tolerance_with_perturbed_exponentials() {
+    // Triton 3.9's softmax (tests/triton, 6 rows of 1000 in a stride of
+    // 1024): its v_exp_f32 results moved within 1 ULP change the outputs
+    // but keep them within the 1e-5 relative of f64 the softmax test asks.
+    const ROWS: usize = 6;
+    const COLS: usize = 1000;
+    const STRIDE: usize = 1024;
+    for target in ["gfx942", "gfx950"] {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("../tests/triton/softmax-{target}"));
+        let l = load(&dir.join("softmax.hsaco"), "softmax");
+        let (warps, shared) = triton_metadata(&dir.join("softmax.json"));
+        let mut r = Rng(11);
+        let x: Vec<f32> = (0..ROWS * STRIDE).map(|_| r.f32() * 8.0).collect();
+        let go = |perturb: Option<u64>| {
+            let mut launch = Launch::new([ROWS as u32, 1, 1], [warps * 64, 1, 1]);
+            launch.dynamic_lds = shared;
+            launch.perturb_approx = perturb;
+            let (bufs, stats) = launch_with(
+                &l,
+                launch,
+                vec![
+                    A::Buf(f32s(&x)),
+                    A::Buf(vec![0xff; 4 * ROWS * STRIDE]),
+                    A::Val((STRIDE as u32).to_le_bytes().to_vec()),
+                    A::Val((COLS as u32).to_le_bytes().to_vec()),
+                    A::Val(vec![0; 8]),
+                    A::Val(vec![0; 8]),
+                ],
+            )
+            .unwrap();
+            (to_f32(&bufs[1]), stats)
+        };
+        let (base, stats) = go(None);
+        assert!(
+            stats.approx.iter().any(|e| e.mnemonic == "v_exp_f32"),
+            "{target}: {:#?}",
+            stats.approx
+        );
+        for seed in 1..=3 {
+            let (got, _) = go(Some(seed));
+            let mut moved = 0;
+            for row in 0..ROWS {
+                let xs = &x[row * STRIDE..row * STRIDE + COLS];
+                let m = xs.iter().fold(f64::MIN, |a, &b| a.max(b as f64));
+                let s: f64 = xs.iter().map(|&v| (v as f64 - m).exp()).sum();
+                for (c, &v) in xs.iter().enumerate() {
+                    let want = (v as f64 - m).exp() / s;
+                    let i = row * STRIDE + c;
+                    let g = got[i] as f64;
+                    assert!(
+                        (g - want).abs() <= 1e-5 * want + 1e-12,
+                        "{target} seed {seed}: [{row}][{c}] {g} vs {want}"
+                    );
+                    moved += (got[i] != base[i]) as usize;
+                }
+            }
+            assert!(
+                moved > ROWS * COLS / 10,
+                "{target} seed {seed}: only {moved} outputs moved"
+            );
+        }
+    }
+}

@@ -145,7 +145,10 @@ fn a_fast_math_rcp_edit_is_named_by_compare_and_differs_under_perturbation() {
             out.contains("argument 2 (f32, shape [1000]): "),
             "seed {seed}: {out}"
         );
-        assert!(out.contains(&format!("(perturbation seed {seed})")), "{out}");
+        assert!(
+            out.contains(&format!("(perturbation seed {seed})")),
+            "{out}"
+        );
         let again = run_cli(&dir, &["compare", "fdiv", "--perturb-approx", seed]);
         assert_eq!(stdout(&again), out, "seed {seed} twice");
         if seed == "1" {
