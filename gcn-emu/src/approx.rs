@@ -118,6 +118,8 @@ pub const TABLE: &[Approx] = &[
 ];
 
 const F64_BOUND: f64 = (1u64 << 29) as f64;
+/// The most steps an f16/f32 perturbation takes (the table's bounds need 1).
+const MAX_STEPS_16_32: u64 = 4;
 
 const fn a(
     mnemonic: &'static str,
@@ -227,15 +229,20 @@ impl Approx {
             return result;
         }
         let ulp = ulp_of(self.format, exact);
-        let fits: Vec<u64> = (1..=max as i64)
-            .flat_map(|n| [n, -n])
-            .filter_map(step)
-            .filter(|&b| (value(b) - exact).abs() <= bound * ulp)
-            .collect();
-        if fits.is_empty() {
+        // The candidates, without allocating (f16/f32 bounds are a few
+        // ULPs: 1 step each way for the table's).
+        let mut fits = [0u64; 2 * MAX_STEPS_16_32 as usize];
+        let mut n = 0;
+        for k in (1..=max.min(MAX_STEPS_16_32) as i64).flat_map(|k| [k, -k]) {
+            if let Some(b) = step(k).filter(|&b| (value(b) - exact).abs() <= bound * ulp) {
+                fits[n] = b;
+                n += 1;
+            }
+        }
+        if n == 0 {
             return result;
         }
-        fits[(g.next_u64() % fits.len() as u64) as usize]
+        fits[(g.next_u64() % n as u64) as usize]
     }
 }
 
