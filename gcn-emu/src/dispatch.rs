@@ -80,6 +80,10 @@ pub struct Launch {
     /// interleave between barriers as they may on hardware. The same seed
     /// gives the same schedule, results and report.
     pub seed: u64,
+    /// Perturb the results of approximate instructions (`v_rcp_f32`, …)
+    /// within their documented error, as the hardware this seed stands for
+    /// would ([`crate::approx`]); `None`: correctly rounded.
+    pub perturb_approx: Option<u64>,
 }
 
 impl Launch {
@@ -95,6 +99,7 @@ impl Launch {
             threads: 0,
             sanitize: Checks::NONE,
             seed: 0,
+            perturb_approx: None,
         }
     }
 }
@@ -127,6 +132,9 @@ pub struct Stats {
     /// Sanitizer findings, ordered by workgroup, wave and address, those of
     /// the same instructions merged (empty without [`Launch::sanitize`]).
     pub findings: Vec<Finding>,
+    /// The approximate instructions executed ([`crate::approx::TABLE`]),
+    /// by address.
+    pub approx: Vec<crate::approx::Executed>,
 }
 
 fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()> {
@@ -337,6 +345,7 @@ pub fn run(
         ocp_fp8: co.processor == "gfx950",
         spent: AtomicU64::new(0),
         lds_out_of_range: AtomicU64::new(0),
+        approx: Mutex::default(),
     };
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
@@ -395,6 +404,7 @@ pub fn run(
                 .filter(|f| launch.sanitize.contains(f.kind.check()))
                 .collect(),
         ),
+        approx: executed(program, setup.approx),
     })
 }
 
@@ -467,6 +477,33 @@ fn check_limits(
     Ok(workers)
 }
 
+/// The approximate instructions of `program` executed, with their counts.
+fn executed(
+    program: &Program,
+    counts: Mutex<std::collections::BTreeMap<u64, crate::approx::Count>>,
+) -> Vec<crate::approx::Executed> {
+    let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
+    counts
+        .into_iter()
+        .filter_map(|(addr, c)| {
+            let ins = &program.instructions[*program.index.get(&addr)?];
+            Some(crate::approx::Executed {
+                addr,
+                mnemonic: crate::exec::base_name(&ins.mnemonic).0.to_string(),
+                text: ins.text.clone(),
+                // `file:line: text` → `file:line`.
+                line: program.lines.get(&addr).map(|l| {
+                    l.split_once(": ")
+                        .map_or(l.as_str(), |(at, _)| at)
+                        .to_string()
+                }),
+                waves: c.waves,
+                lanes: c.lanes,
+            })
+        })
+        .collect()
+}
+
 fn dims_of(launch: &Launch) -> u32 {
     if launch.grid[2] > 1 || launch.block[2] > 1 {
         3
@@ -497,6 +534,8 @@ struct Setup<'a> {
     spent: AtomicU64,
     /// Lane accesses outside the LDS allocation, over all workgroups.
     lds_out_of_range: AtomicU64,
+    /// Executions of approximate instructions, merged from every wave.
+    approx: Mutex<std::collections::BTreeMap<u64, crate::approx::Count>>,
 }
 
 impl Setup<'_> {
@@ -587,6 +626,7 @@ impl Setup<'_> {
         wave.set_exec(exec);
         wave.set_private(d.private_segment_fixed_size);
         wave.pc = self.start;
+        wave.approx.perturb = self.launch.perturb_approx;
         wave
     }
 
@@ -619,6 +659,7 @@ impl Setup<'_> {
         let collect = |waves: &mut Vec<Wave>, lds: &Lds, mut extra: Vec<Finding>| {
             self.lds_out_of_range
                 .fetch_add(lds.out_of_range, Ordering::Relaxed);
+            self.tally(waves);
             for w in waves.iter_mut() {
                 if let Some(s) = w.san.as_mut() {
                     extra.append(&mut s.findings);
@@ -915,6 +956,21 @@ impl Setup<'_> {
             ),
             occurrences: 1,
         })
+    }
+
+    /// Merge the waves' counts of approximate instructions.
+    fn tally(&self, waves: &[Wave]) {
+        if waves.iter().all(|w| w.approx.counts.is_empty()) {
+            return;
+        }
+        let mut all = self.approx.lock().unwrap_or_else(|e| e.into_inner());
+        for w in waves {
+            for (&addr, c) in &w.approx.counts {
+                let t = all.entry(addr).or_default();
+                t.waves += c.waves;
+                t.lanes += c.lanes;
+            }
+        }
     }
 
     fn where_looping(&self, wave: &Wave) -> String {

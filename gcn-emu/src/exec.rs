@@ -56,6 +56,9 @@ pub struct Wave {
     /// Bytes of private memory per lane (the descriptor's
     /// `private_segment_fixed_size`).
     pub private_size: u32,
+    /// The approximate instructions this wave executed, and the launch's
+    /// perturbation seed ([`crate::approx`]).
+    pub approx: crate::approx::Tally,
 }
 
 /// Words 1 and 3 of the private segment buffer V# the launch puts in the
@@ -969,6 +972,7 @@ impl Wave {
             vskip: false,
             private: Vec::new(),
             private_size: 0,
+            approx: Default::default(),
         }
     }
 
@@ -2179,6 +2183,10 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         None
     };
     let exec = w.exec();
+    let approx = crate::approx::lookup(name);
+    if approx.is_some() {
+        w.approx.record(ins.addr, exec.count_ones());
+    }
     let mut out = [0u64; LANES];
     let mut written = 0u64;
     let mut bits = 0u64;
@@ -2259,6 +2267,10 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let Some((mut v, bit)) = computed else {
             return unsup("");
         };
+        if let (Some(a), Some(seed)) = (approx, w.approx.perturb) {
+            // Within the hardware's documented error (before omod/clamp).
+            v = a.perturb(seed, x[0], v);
+        }
         if int_clamp {
             // Integer clamp: the result saturates instead of wrapping.
             v = saturating(name, x).unwrap_or(v);

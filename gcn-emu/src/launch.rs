@@ -767,6 +767,12 @@ pub struct LaunchSpec {
     /// manifest records, else 0).
     #[serde(default)]
     pub dynamic_lds: Option<u32>,
+    /// Perturb the results of approximate instructions within their
+    /// documented bounds with this seed ([`crate::approx`],
+    /// [`crate::dispatch::Launch::perturb_approx`]); default: correctly
+    /// rounded.
+    #[serde(default)]
+    pub perturb_approx: Option<u64>,
 }
 
 /// A launch's `args`: an array of specs, in metadata order

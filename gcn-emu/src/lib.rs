@@ -16,6 +16,7 @@
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
 //! | launch | [`launch`] | launch descriptions (TOML), seeded random inputs, comparing two runs |
 //! | sanitize | [`sanitize`] | premature reads, LDS races (stores in flight at a barrier too), uninitialized LDS and registers, out-of-bounds, barrier deadlocks; checks chosen by [`sanitize::Checks`] |
+//! | approximate | [`approx`] | `v_rcp_f32` and the other approximate instructions: their bounds, counts, seeded perturbation |
 //!
 //! The decoder knows nothing of the semantics: it turns LLVM's text into
 //! operands; the executor gives them meaning. An instruction the executor
@@ -41,6 +42,7 @@
 // errors end a run, so their size costs nothing on the hot path.
 #![allow(clippy::result_large_err)]
 
+pub mod approx;
 pub mod decode;
 pub mod dispatch;
 pub mod exec;

@@ -14,6 +14,7 @@ use gcn_emu::sanitize::Checks;
 use std::path::PathBuf;
 
 use gcn_embed::TargetId;
+use gcn_emu::approx::Executed;
 use gcn_emu::decode::Program;
 use gcn_emu::dispatch::{Launch, Stats, TARGETS};
 use gcn_emu::launch::{Comparison, LaunchSpec, Output, Tolerance};
@@ -55,6 +56,13 @@ pub struct CompareOptions {
     /// The processor generic targets run as (default: the first of each
     /// family the emulator runs; [`super::run::run_as`]).
     pub run_as: Option<String>,
+    /// Perturb the results of approximate instructions within their
+    /// documented bounds with this seed, on both sides alike
+    /// ([`Launch::perturb_approx`]: the same input gives the same result
+    /// on both sides, so only approximations the patch adds or feeds
+    /// differently can change results). Overrides the launches'
+    /// `perturb-approx`.
+    pub perturb_approx: Option<u64>,
 }
 
 /// One launch of one target, compared.
@@ -74,6 +82,16 @@ pub struct Compared {
     /// LDS accesses outside the allocation ([`Stats::lds_out_of_range`]),
     /// unpatched and patched side: they read 0 and dropped their writes.
     pub lds_out_of_range: (u64, u64),
+    /// The approximate instructions each side executed (unpatched,
+    /// patched; empty for a side that failed).
+    pub approx: [Vec<Executed>; 2],
+    /// The approximate instructions the patched side executed whose text
+    /// the unpatched side's executed ones lack (new or changed by the
+    /// patch).
+    pub added: Vec<Executed>,
+    /// The perturbation seed both sides ran with (the option's, else the
+    /// launch's `perturb-approx`), `None`: correctly rounded.
+    pub perturb_approx: Option<u64>,
 }
 
 /// What `gcn-patch compare` found.
@@ -114,6 +132,9 @@ pub struct TestOptions {
     /// The processor generic targets run as (default: the first of each
     /// family the emulator runs; [`super::run::run_as`]).
     pub run_as: Option<String>,
+    /// Perturb the results of approximate instructions within their
+    /// documented bounds with this seed ([`Launch::perturb_approx`]).
+    pub perturb_approx: Option<u64>,
 }
 
 /// How one launch of the patched object went.
@@ -198,6 +219,8 @@ pub struct Tested {
     pub outcome: Outcome,
     /// The sanitizer's checks it ran with.
     pub checks: Checks,
+    /// The approximate instructions the first run executed.
+    pub approx: Vec<Executed>,
 }
 
 /// What `gcn-patch test` found.
@@ -470,6 +493,7 @@ fn run_once(
     sanitize: Checks,
     seed: u64,
     max_instructions: Option<u64>,
+    perturb_approx: Option<u64>,
 ) -> Result<(Vec<Output>, Stats), String> {
     let mem = Memory::new();
     let p = spec.prepare(&l.kernel, &mem).map_err(|e| e.to_string())?;
@@ -477,12 +501,30 @@ fn run_once(
     launch.dynamic_lds = dynamic_lds;
     launch.sanitize = sanitize;
     launch.seed = seed;
+    launch.perturb_approx = perturb_approx.or(spec.perturb_approx);
     if let Some(m) = max_instructions {
         launch.max_instructions = m;
     }
     let stats = gcn_emu::dispatch::run(&l.co, &l.kernel, &l.program, &mem, &p.values, &launch)
         .map_err(|e| e.to_string())?;
     Ok((p.outputs(&mem), stats))
+}
+
+/// The approximate instructions of `patched` whose text `unpatched` lacks
+/// (as many times as it lacks it): the ones a patch adds or changes.
+pub fn added_approx(unpatched: &[Executed], patched: &[Executed]) -> Vec<Executed> {
+    let mut have: Vec<&str> = unpatched.iter().map(|e| e.text.as_str()).collect();
+    patched
+        .iter()
+        .filter(|e| match have.iter().position(|t| *t == e.text) {
+            Some(i) => {
+                have.swap_remove(i);
+                false
+            }
+            None => true,
+        })
+        .cloned()
+        .collect()
 }
 
 /// `gcn-patch compare KERNEL`: for each target the emulator runs and each
@@ -540,10 +582,18 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
             // Both sides get the same LDS.
             let lds = launch_lds(&m, job, spec);
             let mut oob = (0, 0);
-            let result = match (
-                run_once(&a, spec, lds, Checks::NONE, 0, opts.max_instructions),
-                run_once(&b, spec, lds, Checks::NONE, 0, opts.max_instructions),
-            ) {
+            let perturb = opts.perturb_approx;
+            let (x, y) = (
+                run_once(&a, spec, lds, Checks::NONE, 0, opts.max_instructions, perturb),
+                run_once(&b, spec, lds, Checks::NONE, 0, opts.max_instructions, perturb),
+            );
+            let approx = [&x, &y].map(|r| {
+                r.as_ref()
+                    .map(|(_, s)| s.approx.clone())
+                    .unwrap_or_default()
+            });
+            let added = added_approx(&approx[0], &approx[1]);
+            let result = match (x, y) {
                 (Err(e), _) => Err(format!("the unpatched object failed: {e}")),
                 (_, Err(e)) => Err(format!("the patched object failed: {e}")),
                 (Ok((x, sx)), Ok((y, sy))) => {
@@ -559,6 +609,9 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
                 result,
                 dynamic_lds: lds,
                 lds_out_of_range: oob,
+                approx,
+                added,
+                perturb_approx: opts.perturb_approx.or(spec.perturb_approx),
             });
         }
     }
@@ -651,6 +704,7 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                 let mut found = Findings::default();
                 let mut failed = None;
                 let mut ran = Vec::new();
+                let mut approx = None;
                 let checks = opts
                     .sanitize
                     .or(decl.spec.sanitize)
@@ -658,7 +712,19 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                 let lds = launch_lds(&m, job, &decl.spec);
                 for &seed in &seeds {
                     ran.push(seed);
-                    match run_once(&l, &decl.spec, lds, checks, seed, opts.max_instructions) {
+                    let run = run_once(
+                        &l,
+                        &decl.spec,
+                        lds,
+                        checks,
+                        seed,
+                        opts.max_instructions,
+                        opts.perturb_approx,
+                    );
+                    if let Ok((_, s)) = &run {
+                        approx.get_or_insert_with(|| s.approx.clone());
+                    }
+                    match run {
                         Err(e) => {
                             failed = Some(if seeds.len() > 1 {
                                 format!("{e} (schedule seed {seed})")
@@ -686,6 +752,7 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                     seeds: ran,
                     outcome,
                     checks,
+                    approx: approx.unwrap_or_default(),
                 });
             }
         }
@@ -737,7 +804,7 @@ pub fn outputs(opts: &CompareOptions, tools: &Tools) -> Result<Vec<Launched>, Di
                 launch: decl.spec.label(li),
                 line: decl.line,
                 dynamic_lds: lds,
-                result: run_once(&l, &decl.spec, lds, Checks::NONE, 0, opts.max_instructions),
+                result: run_once(&l, &decl.spec, lds, Checks::NONE, 0, opts.max_instructions, opts.perturb_approx),
             });
         }
     }

@@ -76,6 +76,10 @@ pub struct RunOptions {
     /// one of its family the emulator runs ([`run_as`]); default the first
     /// of them in [`gcn_emu::dispatch::TARGETS`] order.
     pub run_as: Option<String>,
+    /// Perturb the results of approximate instructions (`v_rcp_f32`, …)
+    /// within their documented bounds with this seed
+    /// ([`Launch::perturb_approx`]); `None`: correctly rounded.
+    pub perturb_approx: Option<u64>,
 }
 
 /// The processor to emulate an object built for `processor` as: `None`
@@ -549,6 +553,7 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     launch.sanitize = opts.sanitize;
     launch.seed = opts.seed;
     launch.dynamic_lds = opts.dynamic_lds;
+    launch.perturb_approx = opts.perturb_approx;
     if let Some(m) = opts.max_instructions {
         launch.max_instructions = m;
     }

@@ -143,6 +143,13 @@ pub(crate) enum Command {
         /// gfx9-4-generic; the report says which).
         #[arg(long = "as", value_name = "PROCESSOR")]
         run_as: Option<String>,
+        /// Move the results of approximate instructions (v_rcp_f32,
+        /// v_sqrt_f32, v_exp_f32, …) within the hardware's documented error,
+        /// as a function of the input chosen by SEED, on both sides alike:
+        /// a result that depends on the exact values of an approximation the
+        /// patch adds shows up as a difference. Default: correctly rounded.
+        #[arg(long, value_name = "SEED")]
+        perturb_approx: Option<u64>,
         /// The manifest.
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
@@ -176,6 +183,12 @@ pub(crate) enum Command {
         /// gfx9-4-generic; the report says which).
         #[arg(long = "as", value_name = "PROCESSOR")]
         run_as: Option<String>,
+        /// Move the results of approximate instructions (v_rcp_f32,
+        /// v_sqrt_f32, v_exp_f32, …) within the hardware's documented error,
+        /// as a function of the input chosen by SEED. Default: correctly
+        /// rounded.
+        #[arg(long, value_name = "SEED")]
+        perturb_approx: Option<u64>,
         /// The manifest.
         #[arg(long, short, default_value = "kernels.toml")]
         manifest: PathBuf,
@@ -452,6 +465,12 @@ pub(crate) enum Command {
         /// gfx9-4-generic; the output says which).
         #[arg(long = "as", value_name = "PROCESSOR")]
         run_as: Option<String>,
+        /// Move the results of approximate instructions (v_rcp_f32,
+        /// v_sqrt_f32, v_exp_f32, …) within the hardware's documented error,
+        /// as a function of the input chosen by SEED, to see whether the
+        /// outputs depend on their exact values. Default: correctly rounded.
+        #[arg(long, value_name = "SEED")]
+        perturb_approx: Option<u64>,
         #[command(flatten)]
         llvm: LlvmArgs,
     },

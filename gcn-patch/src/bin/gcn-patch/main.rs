@@ -72,6 +72,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         max_work,
         dynamic_lds,
         run_as,
+        perturb_approx,
         llvm,
     } = cli.command
     {
@@ -108,6 +109,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             max_work,
             dynamic_lds,
             run_as,
+            perturb_approx,
         };
         return render::run(&opts, &llvm.tools());
     }
@@ -117,6 +119,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         tolerance,
         max_instructions,
         run_as,
+        perturb_approx,
         manifest,
         llvm,
     } = cli.command
@@ -143,6 +146,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             tolerance,
             max_instructions,
             run_as,
+            perturb_approx,
         };
         return render::compare(&opts, &llvm.tools());
     }
@@ -153,6 +157,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         max_instructions,
         sanitize,
         run_as,
+        perturb_approx,
         manifest,
         llvm,
     } = cli.command
@@ -169,6 +174,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             max_instructions,
             sanitize,
             run_as,
+            perturb_approx,
         };
         return render::test(&opts, &llvm.tools());
     }

@@ -363,6 +363,10 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
                     r.kernel
                 ),
             }
+            print!(
+                "{}",
+                approx_report(&r.stats.approx, opts.perturb_approx, "")
+            );
             for p in &r.outputs {
                 println!("wrote {}", p.display());
             }
@@ -385,6 +389,10 @@ pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
                 r.stats.waves,
                 r.stats.instructions
             );
+            print!(
+                "{}",
+                approx_report(&r.stats.approx, opts.perturb_approx, "")
+            );
             for p in &r.outputs {
                 println!("wrote {}", p.display());
             }
@@ -399,6 +407,7 @@ pub(crate) fn compare(opts: &ops::emulate::CompareOptions, tools: &ops::Tools) -
     match ops::emulate::compare(opts, tools) {
         Ok(r) => {
             print!("{}", compare_report(&r, &opts.manifest));
+            print!("{}", compare_approx_note(&r));
             if r.equal() {
                 ExitCode::SUCCESS
             } else {
@@ -471,8 +480,86 @@ pub(crate) fn compare_report(
                 ));
             }
         }
+        s.push_str(&compare_approx(row));
     }
     s
+}
+
+/// The approximate instructions a run executed, one line per mnemonic
+/// (`approximate: v_rcp_f32 ×1 at …`), and whether their results were
+/// perturbed; nothing when it executed none.
+fn approx_report(
+    executed: &[gcn_emu::approx::Executed],
+    perturb: Option<u64>,
+    indent: &str,
+) -> String {
+    if executed.is_empty() {
+        return String::new();
+    }
+    let mut s = String::new();
+    for l in gcn_emu::approx::summarize(executed) {
+        s.push_str(&format!("{indent}approximate: {l}\n"));
+    }
+    s.push_str(&match perturb {
+        Some(seed) => format!(
+            "{indent}note: approximate results moved within the hardware's bounds (--perturb-approx {seed})\n"
+        ),
+        None => format!(
+            "{indent}note: the emulator rounds approximate results correctly, hardware only within the bounds shown; --perturb-approx SEED moves them within those bounds\n"
+        ),
+    });
+    s
+}
+
+/// Under a compared launch: the approximate instructions each side ran
+/// (one line per side, by mnemonic) and those the patch adds.
+fn compare_approx(row: &ops::emulate::Compared) -> String {
+    let mut s = String::new();
+    let by_mnemonic = |list: &[gcn_emu::approx::Executed]| -> String {
+        let mut names: Vec<(String, usize)> = Vec::new();
+        for e in list {
+            match names.iter_mut().find(|(n, _)| *n == e.mnemonic) {
+                Some((_, c)) => *c += 1,
+                None => names.push((e.mnemonic.clone(), 1)),
+            }
+        }
+        if names.is_empty() {
+            "none".into()
+        } else {
+            names
+                .iter()
+                .map(|(n, c)| format!("{n} ×{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    };
+    let [u, p] = &row.approx;
+    if u.is_empty() && p.is_empty() {
+        return s;
+    }
+    s.push_str(&format!(
+        "  approximate instructions run: unpatched {}; patched {}\n",
+        by_mnemonic(u),
+        by_mnemonic(p)
+    ));
+    for l in gcn_emu::approx::summarize(&row.added) {
+        s.push_str(&format!("  the patch adds approximate: {l}\n"));
+    }
+    s
+}
+
+/// After a compare report: how approximate results were computed, when a
+/// patch adds approximate instructions.
+fn compare_approx_note(r: &ops::emulate::CompareReport) -> String {
+    let Some(row) = r.rows.iter().find(|row| !row.added.is_empty()) else {
+        return String::new();
+    };
+    match row.perturb_approx {
+        Some(seed) => format!(
+            "note: approximate results moved within the hardware's bounds, as the same function of the input on both sides (perturbation seed {seed})\n"
+        ),
+        None => "note: the patch adds approximate instructions, run correctly rounded on both sides; on hardware their results are only within the bounds shown, so a result that depends on their exact values may differ: rerun with --perturb-approx SEED (any number) to move them within those bounds\n".to_string(),
+    }
 }
 
 /// `gcn-patch test`: one line per kernel, target and launch, findings
@@ -556,6 +643,9 @@ pub(crate) fn test_report(r: &ops::emulate::TestReport, manifest: &std::path::Pa
                 }
             }
             Outcome::Failed(e) => s.push_str(&format!("FAILED: {head}: {e}\n")),
+        }
+        for l in gcn_emu::approx::summarize(&row.approx) {
+            s.push_str(&format!("  approximate: {l}\n"));
         }
     }
     for (k, targets) in &r.not_run {
