@@ -602,7 +602,7 @@ fn hostile_launches_are_usage_errors_naming_the_limit() {
         ".amdhsa_private_segment_fixed_size 4294967295",
     );
     let bufs = ["--arg", "x.npy", "--arg", "x.npy", "--arg", "u32:256"];
-    let mut with = |grid: &str, more: &[&str]| {
+    let with = |grid: &str, more: &[&str]| {
         let mut v = vec!["--grid", grid];
         v.extend(bufs);
         v.extend(more);
