@@ -303,7 +303,7 @@ pub fn run(
     if kernel.descriptor.kernarg_preload_length() > 0 {
         // Firmware that preloads kernel arguments skips the 256-byte
         // compatibility prologue (AMDGPUUsage, "Preloaded Kernel Arguments").
-        entry += 256;
+        entry = entry.wrapping_add(256);
     }
     let start = *program.index.get(&entry).ok_or_else(|| {
         Error::launch(format!(
