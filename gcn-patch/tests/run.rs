@@ -551,7 +551,9 @@ fn sanitize_reports_a_removed_barrier_as_an_lds_race() {
     // The removed barrier's race and uninitialized read, and the corpus
     // dump's own LDS write in flight at the next barrier.
     assert!(
-        report.contains("found 3 problem(s): uninitialized LDS read ×1, LDS race ×1, ")
+        report.contains("found 3 problem(s): uninitialized LDS read ×1, ")
+            && report.contains("LDS race (store in flight at a barrier) ×1")
+            && report.contains(", LDS race ×1")
             && report.contains("(the first in full"),
         "{report}"
     );
