@@ -584,8 +584,24 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
             let mut oob = (0, 0);
             let perturb = opts.perturb_approx;
             let (x, y) = (
-                run_once(&a, spec, lds, Checks::NONE, 0, opts.max_instructions, perturb),
-                run_once(&b, spec, lds, Checks::NONE, 0, opts.max_instructions, perturb),
+                run_once(
+                    &a,
+                    spec,
+                    lds,
+                    Checks::NONE,
+                    0,
+                    opts.max_instructions,
+                    perturb,
+                ),
+                run_once(
+                    &b,
+                    spec,
+                    lds,
+                    Checks::NONE,
+                    0,
+                    opts.max_instructions,
+                    perturb,
+                ),
             );
             let approx = [&x, &y].map(|r| {
                 r.as_ref()
@@ -796,7 +812,14 @@ pub fn outputs(opts: &CompareOptions, tools: &Tools) -> Result<Vec<Launched>, Di
         let prepared = pipeline::prepare(&m, &plan, job, tc.version.major)?;
         let dir = work.path().join(t.replace(':', "_"));
         for (li, decl) in launches[ki].iter().enumerate() {
-            let l = load(&tc, &prepared, "patched", decl.spec.kernel.as_deref(), &dir, opts.run_as.as_deref())?;
+            let l = load(
+                &tc,
+                &prepared,
+                "patched",
+                decl.spec.kernel.as_deref(),
+                &dir,
+                opts.run_as.as_deref(),
+            )?;
             fits(&m, decl, &l)?;
             let lds = launch_lds(&m, job, &decl.spec);
             out.push(Launched {
@@ -804,7 +827,15 @@ pub fn outputs(opts: &CompareOptions, tools: &Tools) -> Result<Vec<Launched>, Di
                 launch: decl.spec.label(li),
                 line: decl.line,
                 dynamic_lds: lds,
-                result: run_once(&l, &decl.spec, lds, Checks::NONE, 0, opts.max_instructions, opts.perturb_approx),
+                result: run_once(
+                    &l,
+                    &decl.spec,
+                    lds,
+                    Checks::NONE,
+                    0,
+                    opts.max_instructions,
+                    opts.perturb_approx,
+                ),
             });
         }
     }
