@@ -28,7 +28,6 @@ use gcn_emu::dispatch::{run, ArgValue, Launch, Stats};
 use gcn_emu::load::CodeObject;
 use gcn_emu::memory::Memory;
 
-#[allow(dead_code)]
 #[path = "../tests/common/mod.rs"]
 mod common;
 
