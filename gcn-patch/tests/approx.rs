@@ -11,37 +11,15 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-use common::{repo, required_tool, run_cli, stderr};
+use common::{repo, required_tool, run_cli, stderr, stdout};
 use sha2::{Digest, Sha256};
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// gcn-emu/tests/kernels/fdiv.hip compiled by clang-22 to asm for gfx942.
 fn fdiv_asm(dir: &Path) -> String {
-    let clang = required_tool("clang-22", common::LLVM_INSTALL);
     required_tool("ld.lld-22", common::LLVM_INSTALL);
-    let s = dir.join("fdiv.s");
-    let o = Command::new(clang)
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "-S",
-        ])
-        .arg("--offload-arch=gfx942")
-        .arg(repo().join("gcn-emu/tests/kernels/fdiv.hip"))
-        .arg("-o")
-        .arg(&s)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
+    let src = repo().join("gcn-emu/tests/kernels/fdiv.hip");
+    let s = common::compile_hip(&src, "gfx942", &dir.join("fdiv.s"), &["-S"]);
     std::fs::read_to_string(&s).unwrap()
 }
 

@@ -27,32 +27,13 @@ fn stderr(o: &Output) -> String {
 /// Compile gcn-emu/tests/kernels/NAME.hip (or tests/corpus/src/NAME.hip)
 /// for `target` into `dir/NAME.hsaco`.
 fn build(dir: &Path, name: &str, target: &str) -> PathBuf {
-    let clang = required_tool("clang-22", common::LLVM_INSTALL);
     let mut src = repo()
         .join("gcn-emu/tests/kernels")
         .join(format!("{name}.hip"));
     if !src.exists() {
         src = repo().join("tests/corpus/src").join(format!("{name}.hip"));
     }
-    let out = dir.join(format!("{name}.hsaco"));
-    let o = Command::new(clang)
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "--no-gpu-bundle-output",
-        ])
-        .arg(format!("--offload-arch={target}"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    out
+    common::compile_hip(&src, target, &dir.join(format!("{name}.hsaco")), &[])
 }
 
 /// Compile the corpus' NAME.hip for `target` to asm, replace `from` by `to`

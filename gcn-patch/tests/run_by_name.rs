@@ -199,39 +199,16 @@ fn binding_errors_name_the_arguments_and_exit_2() {
 }
 
 /// Compile the corpus' saxpy for gfx942 into `dir/saxpy.hsaco`, keeping
-/// the arguments' names (`a`, `x.coerce`, `y.coerce`, `n`).
+/// the arguments' names (`a`, `x.coerce`, `y.coerce`, `n`: without
+/// `-fno-discard-value-names` clang drops them from the metadata).
 fn saxpy(dir: &Path) -> PathBuf {
-    let clang = required_tool("clang-22", common::LLVM_INSTALL);
-    let out = dir.join("saxpy.hsaco");
-    let o = Command::new(clang)
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            // Without it clang drops the arguments' names from the metadata.
-            "-fno-discard-value-names",
-            "--no-gpu-bundle-output",
-            "--offload-arch=gfx942",
-        ])
-        .arg(repo().join("tests/corpus/src/saxpy.hip"))
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    out
-}
-
-fn f32s(path: &Path) -> Vec<f32> {
-    Array::read(path)
-        .unwrap()
-        .data
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    let src = repo().join("tests/corpus/src/saxpy.hip");
+    common::compile_hip(
+        &src,
+        "gfx942",
+        &dir.join("saxpy.hsaco"),
+        &["-fno-discard-value-names"],
+    )
 }
 
 #[test]
@@ -269,9 +246,12 @@ fn named_and_positional_arguments_mix_names_first() {
     let o = run_cli(d, &args);
     assert!(o.status.success(), "{}", stderr(&o));
     // x is argument 1: untouched; y is argument 2: 4 elements updated.
-    assert_eq!(f32s(&d.join("out/arg1.npy")), [1.0, 2.0, 3.0, 4.0, 5.0]);
     assert_eq!(
-        f32s(&d.join("out/arg2.npy")),
+        common::npy_f32s(&d.join("out/arg1.npy")),
+        [1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    assert_eq!(
+        common::npy_f32s(&d.join("out/arg2.npy")),
         [12.0, 24.0, 36.0, 48.0, 50.0]
     );
     // --zero-rest gives n = 0 (by value): nothing is written.
@@ -288,7 +268,7 @@ fn named_and_positional_arguments_mix_names_first() {
     let o = run_cli(d, &args);
     assert!(o.status.success(), "{}", stderr(&o));
     assert_eq!(
-        f32s(&d.join("out/arg2.npy")),
+        common::npy_f32s(&d.join("out/arg2.npy")),
         [10.0, 20.0, 30.0, 40.0, 50.0]
     );
     // A value where the named argument is a pointer: the same check as by position.

@@ -6,47 +6,15 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use common::{repo, required_tool, run_cli, stderr};
+use common::{repo, run_cli, stderr, stdout};
 use gcn_emu::npy::Array;
-
-fn stdout(o: &std::process::Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
 
 /// Compile the corpus' saxpy for `arch` (a processor or a generic target)
 /// into `dir/saxpy-ARCH.hsaco`.
 fn saxpy(dir: &Path, arch: &str) -> PathBuf {
-    let clang = required_tool("clang-22", common::LLVM_INSTALL);
-    let out = dir.join(format!("saxpy-{arch}.hsaco"));
-    let o = Command::new(clang)
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "--no-gpu-bundle-output",
-        ])
-        .arg(format!("--offload-arch={arch}"))
-        .arg(repo().join("tests/corpus/src/saxpy.hip"))
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    out
-}
-
-fn f32s(path: &Path) -> Vec<f32> {
-    Array::read(path)
-        .unwrap()
-        .data
-        .chunks(4)
-        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
+    let src = repo().join("tests/corpus/src/saxpy.hip");
+    common::compile_hip(&src, arch, &dir.join(format!("saxpy-{arch}.hsaco")), &[])
 }
 
 fn run(d: &Path, object: &str, extra: &[&str]) -> std::process::Output {
@@ -85,7 +53,10 @@ fn a_generic_object_runs_as_a_processor_of_its_family() {
         out.contains("kernel `saxpy` (gfx9-4-generic as gfx942) ran clean"),
         "{out}"
     );
-    assert_eq!(f32s(&d.join("out/arg2.npy")), [12.0, 24.0, 36.0, 40.0]);
+    assert_eq!(
+        common::npy_f32s(&d.join("out/arg2.npy")),
+        [12.0, 24.0, 36.0, 40.0]
+    );
     // --as chooses another member; the note is not repeated.
     let o = run(d, "saxpy-gfx9-4-generic.hsaco", &["--as", "gfx950"]);
     assert!(o.status.success(), "{}", stderr(&o));
@@ -95,7 +66,10 @@ fn a_generic_object_runs_as_a_processor_of_its_family() {
         out.contains("(gfx9-4-generic as gfx950) ran clean"),
         "{out}"
     );
-    assert_eq!(f32s(&d.join("out/arg2.npy")), [12.0, 24.0, 36.0, 40.0]);
+    assert_eq!(
+        common::npy_f32s(&d.join("out/arg2.npy")),
+        [12.0, 24.0, 36.0, 40.0]
+    );
     // A processor outside the family, --as on a processor's object, and a
     // generic target none of whose processors is emulated: exit 2, `--as`
     // or the family named.

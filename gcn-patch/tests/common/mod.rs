@@ -178,6 +178,60 @@ pub fn run_cli(dir: &Path, args: &[&str]) -> std::process::Output {
         .expect("run gcn-patch")
 }
 
+/// The stdout of a run, as text.
+pub fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Compile the HIP file `src` for `arch` (a processor or a generic target)
+/// with clang-22, device code only, without ROCm (`-nogpuinc -nogpulib
+/// -O3`), into `out`: a code object, or asm with `-S` among `extra`
+/// (further flags: `-fno-discard-value-names`, …). A missing clang-22 or a
+/// compile error fails the test with what to do.
+pub fn compile_hip(src: &Path, arch: &str, out: &Path, extra: &[&str]) -> PathBuf {
+    let clang = required_tool("clang-22", LLVM_INSTALL);
+    let asm = extra.contains(&"-S");
+    let o = Command::new(clang)
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+        ])
+        .args(if asm {
+            &[][..]
+        } else {
+            &["--no-gpu-bundle-output"][..]
+        })
+        .args(extra)
+        .arg(format!("--offload-arch={arch}"))
+        .arg(src)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("run clang-22");
+    assert!(
+        o.status.success(),
+        "clang-22 failed on {}: {}",
+        src.display(),
+        stderr(&o)
+    );
+    out.to_path_buf()
+}
+
+/// The f32 elements of an `.npy` file.
+#[cfg(feature = "cli")]
+pub fn npy_f32s(path: &Path) -> Vec<f32> {
+    gcn_emu::npy::Array::read(path)
+        .unwrap()
+        .data
+        .chunks(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
 /// The stderr of a run, as text.
 pub fn stderr(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
