@@ -696,3 +696,50 @@ fn sanitize_shows_the_first_finding_in_full_and_one_line_for_each_other() {
     assert!(lines[2].len() < lines[0].len() / 2, "{report}");
     insta::assert_snapshot!("sanitize_saxpy_no_wait", report);
 }
+
+/// `run OBJECT --list-unsupported` runs nothing: it names each mnemonic the
+/// emulator lacks, with counts and the first instruction, and exits 0 only
+/// when nothing is missing (aiter's fp4 GEMM needs the gfx950 scaled MFMA;
+/// topksoftmax needs nothing more).
+#[test]
+fn list_unsupported_names_what_is_missing_and_exits_0_only_when_nothing_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let aiter = repo().join("tests/corpus/aiter");
+    let f4 = aiter.join("gfx950/f4gemm/f4gemm_bf16_per1x32Fp4_BpreShuffle_128x128.co");
+    let o = gcn_patch(d, &[f4.to_str().unwrap(), "--list-unsupported"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].starts_with("unsupported: v_mfma_scale_f32_16x16x128_f8f6f4 ×")
+            && lines[0].contains("; first at 0x")
+            && lines[0].contains("`v_mfma_scale_f32_16x16x128_f8f6f4 a[0:3]"),
+        "{out}"
+    );
+    let count: usize = lines[0]
+        .split('×')
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert!(
+        lines[1].contains(&format!("{count} of ")) && lines[1].contains("1 mnemonic(s)"),
+        "{out}"
+    );
+    let top = aiter.join("gfx942/topksoftmax/topksoftmax_4x128x6.co");
+    let o = gcn_patch(d, &[top.to_str().unwrap(), "--list-unsupported"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("implements every instruction of 1 kernel(s)"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    // It runs nothing: launch options are refused beside it.
+    let o = gcn_patch(
+        d,
+        &[top.to_str().unwrap(), "--list-unsupported", "--grid", "1"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

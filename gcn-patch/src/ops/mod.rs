@@ -27,7 +27,7 @@
 //! | `edit`, `save`, `patches`, `drop` (feature `edit`) | [`crate::ops::quilt::edit`], [`crate::ops::quilt::save`], [`crate::ops::quilt::list`], [`crate::ops::quilt::drop`] | [`quilt::EditOptions`], [`quilt::SaveOptions`], [`quilt::ListOptions`], [`quilt::DropOptions`] |
 //! | `accept` (feature `edit`) | [`accept::accept`] | [`accept::AcceptOptions`] |
 //! | `targets` | [`targets::targets`] | none |
-//! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`) | `run::RunOptions` |
+//! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`); `run::unsupported` (`--list-unsupported`) | `run::RunOptions` |
 //! | `compare`, `test` (feature `cli`) | `emulate::compare`, `emulate::test`, `emulate::outputs` (launches declared in `kernels.toml`, run in the emulator; `outputs`: the buffers after each launch of the patched object) | `emulate::CompareOptions`, `emulate::TestOptions` |
 //!
 //! Environment variables are read through [`env()`] only.

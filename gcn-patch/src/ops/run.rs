@@ -613,3 +613,86 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
         Err(RunError::Findings(Box::new(report)))
     }
 }
+
+/// One mnemonic the emulator lacks, in an object `run --list-unsupported`
+/// looked at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    /// The mnemonic as LLVM prints it (`v_mfma_scale_f32_16x16x128_f8f6f4`).
+    pub mnemonic: String,
+    /// Instructions of that mnemonic the emulator refuses.
+    pub count: usize,
+    /// The kernels holding one, in metadata order.
+    pub kernels: Vec<String>,
+    /// The first such instruction: its address and text.
+    pub first: (u64, String),
+}
+
+/// What `gcn-patch run OBJECT --list-unsupported` found.
+#[derive(Debug, Clone)]
+pub struct UnsupportedReport {
+    /// The object's processor.
+    pub processor: String,
+    /// Kernels looked at, and instructions in them.
+    pub kernels: usize,
+    /// Instructions in those kernels.
+    pub instructions: usize,
+    /// What the emulator lacks, most instructions first (empty: it runs
+    /// every instruction form of these kernels).
+    pub missing: Vec<Missing>,
+}
+
+/// Which instructions of `object` (every kernel, or `kernel`) the emulator
+/// does not implement: each distinct instruction form is executed once on a
+/// scratch wave ([`gcn_emu::exec::Probe`]); only a refusal counts as
+/// missing, a fault (no memory there) does not. Says nothing of whether a
+/// launch of the kernel is right.
+pub fn unsupported(
+    object: &Path,
+    kernel: Option<&str>,
+    tools: &Tools,
+) -> Result<UnsupportedReport, RunError> {
+    let co = CodeObject::read_file(object).map_err(emu_usage)?;
+    let kernels: Vec<gcn_emu::load::Kernel> = match kernel {
+        Some(name) => vec![co.kernel(name).map_err(emu_usage)?.clone()],
+        None => co.kernels.clone(),
+    };
+    let tc = tools.find(None).map_err(RunError::Usage)?;
+    let mut probe = gcn_emu::exec::Probe::new();
+    let mut verdict: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    let mut missing: Vec<Missing> = Vec::new();
+    let mut instructions = 0;
+    for k in &kernels {
+        let program = disassemble(&tc, &co, k).map_err(RunError::Usage)?;
+        for ins in &program.instructions {
+            instructions += 1;
+            let runs = *verdict
+                .entry(ins.text.clone())
+                .or_insert_with(|| probe.implements(ins));
+            if runs {
+                continue;
+            }
+            match missing.iter_mut().find(|m| m.mnemonic == ins.mnemonic) {
+                Some(m) => {
+                    m.count += 1;
+                    if m.kernels.last() != Some(&k.name) {
+                        m.kernels.push(k.name.clone());
+                    }
+                }
+                None => missing.push(Missing {
+                    mnemonic: ins.mnemonic.clone(),
+                    count: 1,
+                    kernels: vec![k.name.clone()],
+                    first: (ins.addr, ins.text.clone()),
+                }),
+            }
+        }
+    }
+    missing.sort_by(|a, b| b.count.cmp(&a.count).then(a.mnemonic.cmp(&b.mnemonic)));
+    Ok(UnsupportedReport {
+        processor: co.processor.clone(),
+        kernels: kernels.len(),
+        instructions,
+        missing,
+    })
+}

@@ -388,15 +388,28 @@ pub(crate) enum Command {
     Run {
         /// The code object (.hsaco, .co).
         object: PathBuf,
-        /// The kernel's name.
-        #[arg(long, short)]
-        kernel: String,
+        /// The kernel's name (with --list-unsupported: only this kernel).
+        #[arg(long, short, required_unless_present = "list_unsupported")]
+        kernel: Option<String>,
         /// Workgroups in X[,Y[,Z]] (HIP's grid).
-        #[arg(long, value_name = "X[,Y[,Z]]")]
-        grid: String,
+        #[arg(
+            long,
+            value_name = "X[,Y[,Z]]",
+            required_unless_present = "list_unsupported"
+        )]
+        grid: Option<String>,
         /// Work-items per workgroup in X[,Y[,Z]] (HIP's block).
-        #[arg(long, value_name = "X[,Y[,Z]]")]
-        block: String,
+        #[arg(
+            long,
+            value_name = "X[,Y[,Z]]",
+            required_unless_present = "list_unsupported"
+        )]
+        block: Option<String>,
+        /// Run nothing: list the mnemonics of OBJECT's kernels (or of
+        /// --kernel) that the emulator does not implement, with counts and
+        /// the first of each. Exit 0 only when nothing is missing.
+        #[arg(long, conflicts_with_all = ["grid", "block", "args", "out", "sanitize"])]
+        list_unsupported: bool,
         /// An explicit kernel argument: NAME=SPEC fills the argument whose
         /// metadata name is NAME (a repeated name takes the next argument
         /// of that name); a plain SPEC fills the next argument not given by

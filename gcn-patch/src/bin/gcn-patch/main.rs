@@ -73,10 +73,20 @@ fn dispatch(cli: Cli) -> ExitCode {
         dynamic_lds,
         run_as,
         perturb_approx,
+        list_unsupported,
         llvm,
     } = cli.command
     {
         use gcn_patch::base::diag::Setting;
+        if list_unsupported {
+            return render::unsupported(&object, kernel.as_deref(), &llvm.tools());
+        }
+        // clap requires these without --list-unsupported.
+        let (kernel, grid, block) = (
+            kernel.unwrap_or_default(),
+            grid.unwrap_or_default(),
+            block.unwrap_or_default(),
+        );
         let parsed = ops::run::parse_dims(Setting::Grid, &grid).and_then(|grid| {
             let block = ops::run::parse_dims(Setting::Block, &block)?;
             let (mut named, mut positional) = (Vec::new(), Vec::new());

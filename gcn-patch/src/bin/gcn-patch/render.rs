@@ -326,6 +326,57 @@ pub(crate) fn targets() {
 /// `gcn-patch run`: a summary line and the files written on stdout;
 /// the error on stderr (exit 1 for a fault in the kernel or a sanitizer
 /// finding, 2 for bad input).
+/// `gcn-patch run OBJECT --list-unsupported`: one line per mnemonic the
+/// emulator lacks (stdout), then a summary; exit 0 only when nothing is
+/// missing.
+pub(crate) fn unsupported(
+    object: &std::path::Path,
+    kernel: Option<&str>,
+    tools: &ops::Tools,
+) -> ExitCode {
+    match ops::run::unsupported(object, kernel, tools) {
+        Ok(r) => {
+            for m in &r.missing {
+                let kernels = match m.kernels.as_slice() {
+                    [one] => format!("kernel `{one}`"),
+                    more => format!("{} kernels (first `{}`)", more.len(), more[0]),
+                };
+                println!(
+                    "unsupported: {} ×{} in {kernels}; first at {:#x} `{}`",
+                    m.mnemonic, m.count, m.first.0, m.first.1
+                );
+            }
+            let n: usize = r.missing.iter().map(|m| m.count).sum();
+            if r.missing.is_empty() {
+                println!(
+                    "gcn-patch run: {} ({}): the emulator implements every instruction of {} kernel(s) ({} instructions); whether a launch computes the right result is what `run` and `compare` tell",
+                    object.display(),
+                    r.processor,
+                    r.kernels,
+                    r.instructions
+                );
+                ExitCode::SUCCESS
+            } else {
+                println!(
+                    "gcn-patch run: {} ({}): {n} of {} instructions in {} kernel(s) use {} mnemonic(s) the emulator does not implement",
+                    object.display(),
+                    r.processor,
+                    r.instructions,
+                    r.kernels,
+                    r.missing.len()
+                );
+                ExitCode::FAILURE
+            }
+        }
+        Err(ops::run::RunError::Usage(d)) => usage(d),
+        Err(ops::run::RunError::Failed(d)) => {
+            eprintln!("{}", name_flags(d));
+            ExitCode::FAILURE
+        }
+        Err(ops::run::RunError::Findings(_)) => ExitCode::FAILURE,
+    }
+}
+
 pub(crate) fn run(opts: &ops::run::RunOptions, tools: &ops::Tools) -> ExitCode {
     let result = ops::run::run(opts, tools);
     let generic = match &result {
