@@ -427,6 +427,12 @@ impl Manifest {
         read_toml(&self.text, &Src::new(&self.text, self.shown()))
     }
 
+    /// The 1-based line of a byte offset of the manifest's text (a span of
+    /// a [`Manifest::read_view`] view).
+    pub fn line_of(&self, offset: usize) -> usize {
+        Src::new(&self.text, self.shown()).line_of(offset)
+    }
+
     /// Name of the manifest as shown in diagnostics and origins (its file name).
     pub fn shown(&self) -> PathBuf {
         PathBuf::from(self.path.file_name().unwrap_or(self.path.as_os_str()))

@@ -440,7 +440,6 @@ struct Declared {
 /// [`Manifest::kernels`]); a bad launch is an error at its key.
 fn declared(m: &Manifest) -> Result<Vec<Vec<Declared>>, Diagnostics> {
     let view: LaunchView = m.read_view()?;
-    let line_of = |at: usize| m.text[..at.min(m.text.len())].matches('\n').count() + 1;
     Ok(view
         .kernel
         .into_iter()
@@ -448,7 +447,7 @@ fn declared(m: &Manifest) -> Result<Vec<Vec<Declared>>, Diagnostics> {
             k.launch
                 .into_iter()
                 .map(|l| Declared {
-                    line: line_of(l.span().start),
+                    line: m.line_of(l.span().start),
                     spec: l.into_inner(),
                 })
                 .collect()

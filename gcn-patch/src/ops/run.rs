@@ -369,6 +369,16 @@ pub(crate) fn disassemble(
     co: &CodeObject,
     kernel: &gcn_emu::load::Kernel,
 ) -> Result<Program, Diagnostics> {
+    let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
+    parse(&listing(tc, co, &job)?, kernel)
+}
+
+/// `llvm-objdump -d` of the whole object, through the bounded runner.
+fn listing(
+    tc: &crate::stage::toolchain::Toolchain,
+    co: &CodeObject,
+    job: &str,
+) -> Result<String, Diagnostics> {
     let err = |m: String| Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, m));
     let file = tempfile::Builder::new()
         .suffix(".co")
@@ -378,9 +388,8 @@ pub(crate) fn disassemble(
     let objdump = tc.llvm_tool("llvm-objdump");
     let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
     cmd.args(["-d", "--symbolize-operands"]).arg(file.path());
-    let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
     let out = tc
-        .run(&mut cmd, "llvm-objdump", &job)
+        .run(&mut cmd, "llvm-objdump", job)
         .map_err(|e| Diagnostics::from(e.to_diagnostic()))?;
     if !out.status.success() {
         return Err(err(format!(
@@ -388,8 +397,13 @@ pub(crate) fn disassemble(
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
-    let listing = String::from_utf8_lossy(&out.stdout);
-    Program::parse_listing(&listing, kernel).map_err(|e| err(e.to_string()))
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `kernel`'s instructions in an object's listing.
+fn parse(listing: &str, kernel: &gcn_emu::load::Kernel) -> Result<Program, Diagnostics> {
+    Program::parse_listing(listing, kernel)
+        .map_err(|e| Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, e.to_string())))
 }
 
 /// Run the dispatch `opts` describes.
@@ -662,8 +676,10 @@ pub fn unsupported(
     let mut verdict: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
     let mut missing: Vec<Missing> = Vec::new();
     let mut instructions = 0;
+    // One disassembly of the object serves every kernel.
+    let text = listing(&tc, &co, &format!("disassembling {}", co.path)).map_err(RunError::Usage)?;
     for k in &kernels {
-        let program = disassemble(&tc, &co, k).map_err(RunError::Usage)?;
+        let program = parse(&text, k).map_err(RunError::Usage)?;
         for ins in &program.instructions {
             instructions += 1;
             let runs = *verdict
