@@ -179,8 +179,12 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
     let lds = kernel.descriptor.group_segment_fixed_size as u64 + launch.dynamic_lds as u64;
     if lds > lds_max {
         return Err(Error::launch(format!(
-            "kernel `{}`: {} bytes of static LDS + {} dynamic = {lds} bytes per workgroup; {} has {lds_max}",
-            kernel.name, kernel.descriptor.group_segment_fixed_size, launch.dynamic_lds, co.processor
+            "kernel `{}`: {} bytes of static LDS + {} dynamic = {lds} bytes per workgroup; {} has {lds_max}: at most {} dynamic bytes fit",
+            kernel.name,
+            kernel.descriptor.group_segment_fixed_size,
+            launch.dynamic_lds,
+            co.processor,
+            lds_max.saturating_sub(kernel.descriptor.group_segment_fixed_size as u64)
         )));
     }
     Ok(())

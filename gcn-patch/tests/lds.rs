@@ -472,3 +472,18 @@ fn hip_extern_shared_takes_its_size_from_the_launch() {
         "counted with the sanitizer too: {err}"
     );
 }
+
+/// More dynamic LDS than the processor has is bad input (exit 2), naming
+/// the sizes and what fits; nothing runs.
+#[test]
+fn more_dynamic_lds_than_the_processor_has_is_a_usage_error() {
+    let (o, _, _) = run_matmul("gfx942", &["--dynamic-lds", "100000"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains(
+            "kernel `matmul`: 0 bytes of static LDS + 100000 dynamic = 100000 bytes per workgroup; gfx942 has 65536: at most 65536 dynamic bytes fit"
+        ),
+        "{}",
+        stderr(&o)
+    );
+}
