@@ -51,6 +51,7 @@ pub mod launch;
 pub mod load;
 pub mod memory;
 pub mod npy;
+pub mod observe;
 pub mod sanitize;
 
 mod error;
