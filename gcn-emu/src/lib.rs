@@ -53,6 +53,7 @@ pub mod memory;
 pub mod npy;
 pub mod observe;
 pub mod sanitize;
+pub mod typed;
 
 mod error;
 pub use error::Error;
