@@ -3222,7 +3222,7 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 }
 
 /// MUBUF buffer loads and stores with V# range checking.
-fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
     let ops = &ins.ops;
     let offen = ins.has("offen");
@@ -3989,7 +3989,7 @@ pub fn run_until_blocked(
             Some(Some(t)) if !wave.vskip && !wave.gpr_idx => {
                 wave.executed += 1;
                 wave.pc = pc + 1;
-                crate::typed::exec(wave, t, ctx).map_err(|s| (s, pc))?;
+                crate::typed::exec(wave, t, ins, ctx).map_err(|s| (s, pc))?;
             }
             _ => step(wave, ins, ctx).map_err(|s| (s, pc))?,
         }
