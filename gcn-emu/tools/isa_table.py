@@ -402,13 +402,19 @@ def generate():
         "// run `python3 gcn-emu/tools/isa_table.py generate`.",
         "",
         "use super::*;",
+        "use Kind::*;",
+        "use Role::*;",
+        "",
+        "const fn op(name: &'static str, role: Role, kind: Kind, bits: u16, format: &'static str) -> Operand {",
+        "    Operand { name, role, kind, bits, format }",
+        "}",
         "",
         f"/// Instructions in the table: {len(entries)}.",
         "pub static TABLE: [Props; %d] = [" % len(entries),
     ]
     for p in entries:
         ops = ", ".join(
-            f"Operand {{ name: \"{f}\", role: Role::{r}, kind: Kind::{k}, bits: {b}, format: \"{df}\" }}"
+            f"op(\"{f}\", {r}, {k}, {b}, \"{df}\")"
             for (f, r, k, b, df) in p["ops"])
         encs = ", ".join(f"Format::{x}" for x in p["encs"])
         lines.append(

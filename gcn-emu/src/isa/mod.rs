@@ -276,6 +276,8 @@ pub const T_GFX942: u16 = 2;
 /// gfx950 (CDNA4).
 pub const T_GFX950: u16 = 4;
 
+// Generated: one line per instruction, kept as the generator writes it.
+#[rustfmt::skip]
 mod table;
 pub use table::{ALIASES, TABLE};
 
