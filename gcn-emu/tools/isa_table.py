@@ -344,7 +344,11 @@ def derive(name, encs, ops_by_enc):
         if f in ("vdst", "sdst"):
             role = "DstSrc" if name.startswith("v_smfmac") else "Dst"
         elif f in ("sdata", "vdata"):
+            # Written by loads (and s_memtime), read by stores and s_atc_probe
+            # (its mode), both by atomics (the return needs glc/sc0).
             role = {"Read": "Dst", "Write": "Src"}.get(access, "DstSrc" if access.startswith("Atomic") else "Dst")
+            if name.startswith("s_atc_probe"):
+                role = "Src"
         else:
             role = "Src"
         kind = KIND.get(ty)
