@@ -2,7 +2,8 @@
 //! from and what it describes:
 //! - the checked-in table is what `tools/isa_table.py generate` writes from
 //!   the checked-in XML extract and target list;
-//! - the target list is what llvm-mc-22 says;
+//! - the target list is what llvm-mc-22 says, the MFMA timing what
+//!   llvm-mca-22 says;
 //! - every instruction of the corpora the emulator runs (the aiter sample,
 //!   IREE's and Triton's objects, the HIP kernels of tests/kernels built for
 //!   gfx90a/gfx942/gfx950) is in the table, available on its object's target,
@@ -47,6 +48,17 @@ fn table_is_what_the_generator_writes() {
 #[test]
 fn targets_are_what_llvm_mc_says() {
     let out = python(&["targets", "--check"]);
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn mfma_timing_is_what_llvm_mca_says() {
+    let out = python(&["timing", "--check"]);
     assert!(
         out.status.success(),
         "{}{}",

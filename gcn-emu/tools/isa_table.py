@@ -13,6 +13,10 @@ needs no network:
   that wheel, checked against WHEEL_SHA256.
 * targets.tsv: which mnemonics llvm-mc-22 accepts per target (gfx90a,
   gfx942, gfx950): `targets` rewrites it by assembling each bare mnemonic.
+* mca.tsv: each MFMA's latency and reciprocal throughput in LLVM's
+  scheduling model (llvm-mca-22): `timing` rewrites it. The XML has no
+  cycle counts.
+* extra.tsv: gfx90a instructions the CDNA4 XML lacks, by analogy.
 
 `generate` (the default) writes src/isa/table.rs; `generate --check` exits
 1 when the checked-in table differs from what it would write. Python 3
@@ -20,7 +24,8 @@ standard library only.
 
 Usage:
   python3 gcn-emu/tools/isa_table.py extract --wheel tinygrad-0.14.0-py3-none-any.whl
-  python3 gcn-emu/tools/isa_table.py targets [--llvm-mc llvm-mc-22]
+  python3 gcn-emu/tools/isa_table.py targets [--llvm-mc llvm-mc-22] [--check]
+  python3 gcn-emu/tools/isa_table.py timing [--llvm-mca llvm-mca-22] [--check]
   python3 gcn-emu/tools/isa_table.py generate [--check]
 """
 
@@ -259,6 +264,88 @@ def read_targets():
     return out
 
 
+# ---------------------------------------------------------------- timing
+
+def mfma_text(name, ops):
+    """An MFMA with registers of the sizes the table gives, for llvm-mca."""
+    def rng(f, lo, n):
+        return f"{f}{lo}" if n == 1 else f"{f}[{lo}:{lo + n - 1}]"
+    d = {o[0]: max(1, (o[2] + 31) // 32) for o in ops}
+    v = 0
+    parts = [rng("a", 0, d["vdst"])]
+    for f in ("src0", "src1"):
+        parts.append(rng("v", v, d[f]))
+        v += d[f]
+    if name.startswith("v_smfmac"):
+        parts.append(rng("v", v, 1))
+    else:
+        parts.append(rng("a", 0, d["src2"]))
+    if name.startswith("v_mfma_scale"):
+        parts += [f"v{v}", f"v{v + 1}"]
+    return f"{name} " + ", ".join(parts)
+
+
+def timing(llvm_mca, check=False):
+    rows = read_xml_rows()
+    avail = read_targets()
+    spelled = {}  # (target, XML name) -> LLVM's spelling there
+    for a, x in ALIASES.items():
+        for t in avail.get(a, []):
+            spelled[(t, x)] = a
+    mfma = {}
+    for enc, name, _, ops in rows:
+        if enc in ("VOP3POp", "VOP3PX2Op") and name.startswith(("v_mfma", "v_smfmac")):
+            mfma[name] = ops
+    out = []
+    with tempfile.TemporaryDirectory() as d:
+        for t in TARGETS:
+            names = [n for n in sorted(mfma) if t in avail.get(n, []) or (t, n) in spelled]
+            src = os.path.join(d, f"{t}.s")
+            with open(src, "w") as f:
+                for n in names:
+                    f.write(mfma_text(spelled.get((t, n), n), mfma[n]) + "\n")
+            p = subprocess.run([llvm_mca, "-mtriple=amdgcn-amd-amdhsa", f"-mcpu={t}", "-iterations=1",
+                                "--all-views=false", "--instruction-info", src], capture_output=True, text=True)
+            if p.returncode != 0:
+                sys.exit(f"{llvm_mca} -mcpu={t} failed: {p.stderr[:2000]}")
+            lines = [l for l in p.stdout.splitlines() if re.match(r"\s*\d+\s+\d+\s+[\d.]+\s", l)]
+            if len(lines) != len(names):
+                sys.exit(f"{llvm_mca} -mcpu={t}: {len(lines)} instruction lines for {len(names)} MFMAs")
+            for n, l in zip(names, lines):
+                _, lat, rt = l.split()[:3]
+                out.append((n, t, int(lat), float(rt)))
+    version = subprocess.run([llvm_mca, "--version"], capture_output=True, text=True).stdout
+    v = re.search(r"LLVM version (\S+)", version)
+    text = (f"# MFMA latency and reciprocal throughput (cycles) in {os.path.basename(llvm_mca)}'s (LLVM "
+            f"{v.group(1) if v else '?'}) scheduling model, not measured on hardware.\n"
+            "# Written by gcn-emu/tools/isa_table.py timing; do not edit.\n"
+            "# instruction\ttarget\tlatency\trthroughput\n")
+    text += "".join(f"{n}\t{t}\t{lat}\t{rt:g}\n" for n, t, lat, rt in out)
+    path = os.path.join(DATA, "mca.tsv")
+    if check:
+        with open(path) as g:
+            if g.read() != text:
+                sys.exit(f"{path} is not what {llvm_mca} says: run `python3 gcn-emu/tools/isa_table.py timing`")
+        print("timing up to date")
+        return
+    with open(path, "w") as g:
+        g.write(text)
+    print(f"wrote {path}: {len(out)} rows")
+
+
+def read_timing():
+    out = {}
+    with open(os.path.join(DATA, "mca.tsv")) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            n, t, lat, rt = line.rstrip("\n").split("\t")
+            if float(rt) != int(float(rt)):
+                sys.exit(f"mca.tsv: {n} on {t}: reciprocal throughput {rt} is not whole cycles")
+            out[(n, t)] = (int(lat), int(float(rt)))
+    return out
+
+
 # ---------------------------------------------------------------- derive
 
 def ds_access(n, has_vdst):
@@ -384,6 +471,9 @@ def generate():
         p["name"] = name
         p["targets"] = avail.get(name, [])
         entries.append(p)
+    sched = read_timing()
+    for p in entries:
+        p["sched"] = [sched.get((p["name"], t)) for t in TARGETS]
     index = {p["name"]: i for i, p in enumerate(entries)}
     # An instruction LLVM spells differently on a target is there too.
     for a, target in ALIASES.items():
@@ -421,11 +511,13 @@ def generate():
             f"op(\"{f}\", {r}, {k}, {b}, \"{df}\")"
             for (f, r, k, b, df) in p["ops"])
         encs = ", ".join(f"Format::{x}" for x in p["encs"])
+        sched = ", ".join("None" if x is None else f"Some(Sched {{ latency: {x[0]}, issue: {x[1]} }})"
+                          for x in p["sched"])
         lines.append(
             f"    Props {{ name: \"{p['name']}\", format: Format::{p['format']}, encodings: &[{encs}], "
             f"opcode: {p['opcode']}, targets: {targets_expr(p['targets'])}, counters: Counters::{p['counters']}, "
             f"memory: Memory::{p['memory']}, access: Access::{p['access']}, lds_dma: {str(p['lds_dma']).lower()}, "
-            f"operands: &[{ops}], acc: {p['acc']} }},")
+            f"operands: &[{ops}], acc: {p['acc']}, sched: [{sched}] }},")
     lines.append("];")
     lines.append("")
     lines.append("/// LLVM's spellings the XML lacks, sorted: (mnemonic, entry, targets).")
@@ -444,6 +536,9 @@ def main():
     t = sub.add_parser("targets", help="rewrite tools/isa/targets.tsv with llvm-mc")
     t.add_argument("--llvm-mc", default="llvm-mc-22")
     t.add_argument("--check", action="store_true", help="exit 1 if targets.tsv differs")
+    m = sub.add_parser("timing", help="rewrite tools/isa/mca.tsv with llvm-mca")
+    m.add_argument("--llvm-mca", default="llvm-mca-22")
+    m.add_argument("--check", action="store_true", help="exit 1 if mca.tsv differs")
     g = sub.add_parser("generate", help="write src/isa/table.rs")
     g.add_argument("--check", action="store_true", help="exit 1 if the checked-in table differs")
     a = ap.parse_args()
@@ -453,6 +548,10 @@ def main():
         if shutil.which(a.llvm_mc) is None:
             sys.exit(f"{a.llvm_mc} not found: install it with `apt-get install -y llvm-22` (or run tests/setup.sh)")
         targets(a.llvm_mc, a.check)
+    elif a.cmd == "timing":
+        if shutil.which(a.llvm_mca) is None:
+            sys.exit(f"{a.llvm_mca} not found: install it with `apt-get install -y llvm-22` (or run tests/setup.sh)")
+        timing(a.llvm_mca, a.check)
     else:
         text = generate()
         if getattr(a, "check", False):

@@ -200,6 +200,17 @@ pub struct Acc {
     pub write_bits: u16,
 }
 
+/// An instruction's timing in LLVM's scheduling model for one target (what
+/// `llvm-mca` reports), not measured on hardware.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sched {
+    /// Cycles until its result is ready.
+    pub latency: u16,
+    /// Cycles the matrix unit is busy (llvm-mca's reciprocal throughput:
+    /// LLVM's pass count for an MFMA).
+    pub issue: u16,
+}
+
 /// The properties of one instruction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Props {
@@ -226,6 +237,9 @@ pub struct Props {
     pub operands: &'static [Operand],
     /// An MFMA's accumulators.
     pub acc: Option<Acc>,
+    /// An MFMA's timing per target ([`TARGETS`] order) in LLVM 22's
+    /// scheduling model; `None` off the target and for other instructions.
+    pub sched: [Option<Sched>; 3],
 }
 
 impl Props {
@@ -247,6 +261,11 @@ impl Props {
             .iter()
             .position(|t| *t == target)
             .is_some_and(|i| self.targets >> i & 1 != 0)
+    }
+    /// Its timing on `target` in LLVM's scheduling model (MFMAs only).
+    pub fn sched_on(&self, target: &str) -> Option<Sched> {
+        let i = TARGETS.iter().position(|t| *t == target)?;
+        self.sched[i]
     }
     /// Its dense id.
     pub fn id(&self) -> OpId {
