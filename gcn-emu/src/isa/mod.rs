@@ -267,11 +267,13 @@ impl Props {
         let i = TARGETS.iter().position(|t| *t == target)?;
         self.sched[i]
     }
-    /// Its dense id.
-    pub fn id(&self) -> OpId {
-        // The table is a static array: the offset of an entry is its index.
-        let base = TABLE.as_ptr() as usize;
-        OpId(((self as *const Props as usize - base) / std::mem::size_of::<Props>()) as u16)
+    /// Its dense id: its index in [`TABLE`] (names are unique); `None`
+    /// for a `Props` made outside the table.
+    pub fn id(&self) -> Option<OpId> {
+        TABLE
+            .binary_search_by(|p| p.name.cmp(self.name))
+            .ok()
+            .map(|i| OpId(i as u16))
     }
 }
 
