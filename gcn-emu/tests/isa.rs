@@ -226,6 +226,31 @@ fn every_corpus_instruction_is_in_the_table_and_agrees() {
         }
     }
     files.sort();
+    let report = check(&files);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(report.is_empty(), "{report}");
+}
+
+/// Every code object of aiter's `hsa/gfx942` and `hsa/gfx950` (not only the
+/// sample): `AITER_HSA=DIR cargo test -p gcn-emu --test isa -- --ignored`,
+/// DIR holding `gfx942/` and `gfx950/` (e.g. `git -C AITER archive HEAD
+/// hsa/gfx942 hsa/gfx950 | tar -x -C /tmp` and DIR=/tmp/hsa).
+#[test]
+#[ignore = "needs aiter's hsa/ tree: AITER_HSA=DIR"]
+fn every_aiter_instruction_is_in_the_table_and_agrees() {
+    let dir = PathBuf::from(std::env::var("AITER_HSA").expect("AITER_HSA=DIR (aiter's hsa/)"));
+    let mut files = Vec::new();
+    objects(&dir.join("gfx942"), &mut files);
+    objects(&dir.join("gfx950"), &mut files);
+    assert!(!files.is_empty(), "no code objects under {}", dir.display());
+    files.sort();
+    let report = check(&files);
+    assert!(report.is_empty(), "{report}");
+}
+
+/// The disagreements of the instructions of `files` with the table (empty
+/// when none), after printing the figures.
+fn check(files: &[PathBuf]) -> String {
     let objdump = find_objdump(None).unwrap();
     // mnemonic -> (targets seen, instructions seen)
     let mut seen: BTreeMap<String, (BTreeSet<String>, usize)> = BTreeMap::new();
@@ -233,10 +258,11 @@ fn every_corpus_instruction_is_in_the_table_and_agrees() {
     let mut wrong_target: BTreeMap<String, String> = BTreeMap::new();
     let mut disagree: BTreeMap<String, String> = BTreeMap::new();
     let mut instructions = 0usize;
-    for file in &files {
-        let co = CodeObject::read_file(file).unwrap();
+    for file in files {
+        let co = CodeObject::read_file(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         for k in &co.kernels {
-            let p = Program::disassemble(&co, k, &objdump).unwrap();
+            let p = Program::disassemble(&co, k, &objdump)
+                .unwrap_or_else(|e| panic!("{}: {}: {e}", file.display(), k.name));
             for ins in &p.instructions {
                 instructions += 1;
                 let e = seen.entry(ins.mnemonic.clone()).or_default();
@@ -261,13 +287,13 @@ fn every_corpus_instruction_is_in_the_table_and_agrees() {
             }
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
     println!(
-        "isa table: {} code objects, {instructions} instructions, {} distinct mnemonics; {} entries ({} aliases)",
+        "isa table: {} code objects, {instructions} instructions, {} distinct mnemonics; {} entries ({} aliases); on gfx90a/gfx942/gfx950: {:?}",
         files.len(),
         seen.len(),
         isa::TABLE.len(),
-        isa::ALIASES.len()
+        isa::ALIASES.len(),
+        isa::TARGETS.map(|t| isa::TABLE.iter().filter(|p| p.on(t)).count())
     );
     let mut report = String::new();
     for (m, ex) in &missing {
@@ -279,7 +305,7 @@ fn every_corpus_instruction_is_in_the_table_and_agrees() {
     for (m, ex) in &disagree {
         report += &format!("operands: {m}: {ex}\n");
     }
-    assert!(report.is_empty(), "{report}");
+    report
 }
 
 #[test]
