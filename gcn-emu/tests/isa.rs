@@ -338,4 +338,39 @@ fn roles_and_classes_of_known_instructions() {
     assert!(isa::lookup("v_mfma_f32_32x32x8bf16_1k")
         .unwrap()
         .on("gfx90a"));
+    // Every MFMA has LLVM's timing on each target it is on, nothing else has.
+    for p in &isa::TABLE {
+        for t in isa::TARGETS {
+            let want = p.format == isa::Format::Mfma && p.on(t);
+            assert_eq!(p.sched_on(t).is_some(), want, "{} on {t}", p.name);
+        }
+    }
+    // Destinations also read: accumulate in place, lane writes, partial writes.
+    for m in [
+        "v_fmac_f32",
+        "v_mac_f32",
+        "v_pk_fmac_f16",
+        "v_dot2c_f32_f16",
+        "v_writelane_b32",
+        "s_cmov_b32",
+        "s_addk_i32",
+        "s_bitset1_b32",
+        "global_load_short_d16_hi",
+        "buffer_load_format_d16_x",
+        "ds_read_u8_d16",
+    ] {
+        assert_eq!(
+            isa::lookup(m).unwrap().operands[0].role,
+            Role::DstSrc,
+            "{m}"
+        );
+    }
+    for m in [
+        "v_fma_f32",
+        "buffer_load_format_d16_xy",
+        "global_load_dword",
+        "s_mov_b32",
+    ] {
+        assert_eq!(isa::lookup(m).unwrap().operands[0].role, Role::Dst, "{m}");
+    }
 }

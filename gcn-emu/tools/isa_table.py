@@ -447,6 +447,15 @@ def derive(name, encs, ops_by_enc):
         if kind is None:
             sys.exit(f"{name}: operand {f} of unknown type {ty}: map it in KIND")
         out.append((f, role, kind, bits, dfmt))
+    # Destinations that keep part of their old value, so are read too: the
+    # accumulate-in-place VALU ops (D = A*B + D), a lane write, the scalar
+    # ops that update sdst, and d16 loads that fill part of their registers
+    # (the other 16 bits are kept).
+    d16_partial = "_d16" in name and access == "Read" and (
+        "_format_" not in name or name.endswith(("_x", "_xyz")))
+    if (re.match(r"v_(f?mac|pk_fmac|dot\dc)_", name) or name == "v_writelane_b32"
+            or re.match(r"s_(cmov|cmovk|addk|mulk|bitset[01])_", name) or d16_partial):
+        out = [(o[0], "DstSrc", *o[2:]) if o[1] == "Dst" and o[0] in ("vdst", "sdst", "vdata") else o for o in out]
     acc = "None"
     if fmt == "Mfma":
         d = next(o for o in out if o[0] == "vdst")
