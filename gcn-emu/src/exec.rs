@@ -9,6 +9,7 @@ use half::f16;
 
 use crate::decode::{Instruction, Operand, RegFile, Src, EXEC, M0, VCC};
 use crate::memory::{Lds, Memory};
+use crate::observe::{AccessKind, Space, Trace};
 use crate::Error;
 
 /// Lanes of a wave.
@@ -83,6 +84,15 @@ pub struct Ctx<'a> {
     pub private_base_hi: u32,
     /// fp8/bf8 operands are OCP E4M3/E5M2 (gfx950); else FNUZ (gfx942).
     pub ocp_fp8: bool,
+    /// The current instruction's memory accesses, when observed
+    /// ([`crate::observe`]).
+    pub(crate) trace: Trace,
+    /// The workgroup's observer, with the workgroup and the wave's index
+    /// ([`crate::observe`]).
+    pub(crate) observer: Option<(&'a mut dyn crate::observe::Observer, [u32; 3], u32)>,
+    /// The program's instructions lowered to typed operations
+    /// ([`crate::typed`]), by index; shorter (empty) when not lowered.
+    pub(crate) typed: &'a [Option<crate::typed::Typed>],
 }
 
 /// Operand value types of vector ALU operations.
@@ -1030,7 +1040,7 @@ impl Wave {
         self.s[EXEC as usize] = m as u32;
         self.s[EXEC as usize + 1] = (m >> 32) as u32;
     }
-    fn vcc(&self) -> u64 {
+    pub(crate) fn vcc(&self) -> u64 {
         self.s[VCC as usize] as u64 | (self.s[VCC as usize + 1] as u64) << 32
     }
 
@@ -1889,6 +1899,8 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let o = (offset & !3) + 4 * k as u64;
             if o + 4 <= num {
                 let mut b = [0u8; 4];
+                ctx.trace
+                    .note(0, Space::Scalar, AccessKind::Read, vbase + o, 4);
                 ctx.mem
                     .read(vbase + o, &mut b)
                     .map_err(|e| Stop::Fault(None, e.to_string()))?;
@@ -1903,6 +1915,8 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         w.sread64(base, ctx)?.wrapping_add(offset) & !3
     };
     let mut buf = vec![0u8; 4 * dwords];
+    ctx.trace
+        .note(0, Space::Scalar, AccessKind::Read, addr, 4 * dwords);
     ctx.mem
         .read(addr, &mut buf)
         .map_err(|e| Stop::Fault(None, format!("scalar load: {e}")))?;
@@ -1964,9 +1978,9 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 w.s.get(d + k)
                     .copied()
                     .ok_or_else(|| Stop::Unsupported("data".into()))?;
-            ctx.mem
-                .write(addr + 4 * k as u64, &v.to_le_bytes())
-                .map_err(fault)?;
+            let at = addr + 4 * k as u64;
+            ctx.trace.note(0, Space::Scalar, AccessKind::Write, at, 4);
+            ctx.mem.write(at, &v.to_le_bytes()).map_err(fault)?;
         }
         return Ok(());
     }
@@ -2001,6 +2015,8 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let old = if size as u64 > limit {
         0
     } else {
+        ctx.trace
+            .note(0, Space::Scalar, AccessKind::Atomic, addr, size);
         ctx.mem
             .atomic(addr, size, |old| {
                 atomic_op(op, size, old, src, cmp).unwrap_or(old)
@@ -2927,27 +2943,37 @@ fn flat_lds(flat: bool, a: u64, ctx: &Ctx) -> Option<u32> {
 
 fn mem_read(
     ctx: &mut Ctx,
+    lane: usize,
     flat: bool,
     a: u64,
     buf: &mut [u8],
 ) -> Result<(), crate::memory::Unmapped> {
     if let Some(l) = flat_lds(flat, a, ctx) {
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Read, l as u64, buf.len());
         ctx.lds.read_bytes(l, buf);
         return Ok(());
     }
+    ctx.trace
+        .note(lane, Space::Global, AccessKind::Read, a, buf.len());
     ctx.mem.read(a, buf)
 }
 
 fn mem_write(
     ctx: &mut Ctx,
+    lane: usize,
     flat: bool,
     a: u64,
     bytes: &[u8],
 ) -> Result<(), crate::memory::Unmapped> {
     if let Some(l) = flat_lds(flat, a, ctx) {
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Write, l as u64, bytes.len());
         ctx.lds.write_bytes(l, bytes);
         return Ok(());
     }
+    ctx.trace
+        .note(lane, Space::Global, AccessKind::Write, a, bytes.len());
     ctx.mem.write(a, bytes)
 }
 
@@ -2992,10 +3018,14 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(1), lane)?;
             let mut buf = vec![0u8; size];
+            ctx.trace
+                .note(lane, Space::Global, AccessKind::Read, a, size);
             ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
             let l = w.s[M0 as usize]
                 .wrapping_add(offset as u32)
                 .wrapping_add((lane * size) as u32);
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Write, l as u64, size);
             ctx.lds.at_lane(lane);
             ctx.lds.write_bytes(l, &buf);
         }
@@ -3010,10 +3040,17 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
+                ctx.trace.note(
+                    lane,
+                    Space::Private,
+                    AccessKind::Read,
+                    (a as u32) as u64,
+                    buf.len(),
+                );
                 w.private_read(lane, a as u32, &mut buf)?;
             } else {
                 ctx.lds.at_lane(lane);
-                mem_read(ctx, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
+                mem_read(ctx, lane, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
             }
             load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
@@ -3032,10 +3069,17 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane)?;
             let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
+                ctx.trace.note(
+                    lane,
+                    Space::Private,
+                    AccessKind::Write,
+                    (a as u32) as u64,
+                    data.len(),
+                );
                 w.private_write(lane, a as u32, &data)?;
             } else {
                 ctx.lds.at_lane(lane);
-                mem_write(ctx, flat, a, &data).map_err(|e| fault(lane, e))?;
+                mem_write(ctx, lane, flat, a, &data).map_err(|e| fault(lane, e))?;
             }
         }
         return Ok(());
@@ -3081,12 +3125,16 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 (w.vread(data, lane, ty, ctx)?, 0)
             };
             let old = if let Some(l) = flat_lds(flat, a, ctx) {
+                ctx.trace
+                    .note(lane, Space::Lds, AccessKind::Atomic, l as u64, size);
                 ctx.lds.at_lane(lane);
                 let old = ctx.lds.read(l, size);
                 ctx.lds
                     .write(l, size, atomic_op(kind, size, old, d, c).unwrap_or(old));
                 old
             } else {
+                ctx.trace
+                    .note(lane, Space::Global, AccessKind::Atomic, a, size);
                 ctx.mem
                     .atomic(a, size, |old| {
                         atomic_op(kind, size, old, d, c).unwrap_or(old)
@@ -3135,6 +3183,13 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
+            ctx.trace.note(
+                lane,
+                Space::Private,
+                AccessKind::Read,
+                (a) as u64,
+                buf.len(),
+            );
             w.private_read(lane, a, &mut buf)?;
             load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
@@ -3152,6 +3207,13 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane)?;
             let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
+            ctx.trace.note(
+                lane,
+                Space::Private,
+                AccessKind::Write,
+                (a) as u64,
+                data.len(),
+            );
             w.private_write(lane, a, &data)?;
         }
         return Ok(());
@@ -3239,9 +3301,23 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = (base + soff + voff + inst_off) as u32;
             if store {
                 let bytes = store_bytes(w, vdata, lane, size, d16 == Some(true))?;
+                ctx.trace.note(
+                    lane,
+                    Space::Private,
+                    AccessKind::Write,
+                    (a) as u64,
+                    bytes.len(),
+                );
                 w.private_write(lane, a, &bytes)?;
             } else {
                 let mut bytes = vec![0u8; size];
+                ctx.trace.note(
+                    lane,
+                    Space::Private,
+                    AccessKind::Read,
+                    (a) as u64,
+                    bytes.len(),
+                );
                 w.private_read(lane, a, &mut bytes)?;
                 load_into(w, vdata, lane, &bytes, signed, d16)?;
             }
@@ -3280,6 +3356,12 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 continue;
             }
             let a = addr0 + k as u64;
+            let kind = if store {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            ctx.trace.note(lane, Space::Global, kind, a, chunk);
             if store {
                 ctx.mem.write(a, &bytes[k..k + chunk]).map_err(|e| {
                     Stop::Fault(
@@ -3300,6 +3382,8 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = w.s[M0 as usize]
                 .wrapping_add(inst_off as u32)
                 .wrapping_add((lane * size) as u32);
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Write, a as u64, size);
             ctx.lds.at_lane(lane);
             ctx.lds.write_bytes(a, &bytes);
         } else if !store {
@@ -3373,6 +3457,8 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
         let cmp = if op == "cmpswap" { val(1)? } else { 0 };
         let old = if in_range {
             let a = base + soff + vidx * stride + offset;
+            ctx.trace
+                .note(lane, Space::Global, AccessKind::Atomic, a, size);
             ctx.mem
                 .atomic(a, size, |old| {
                     atomic_op(op, size, old, src, cmp).unwrap_or(old)
@@ -3484,6 +3570,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             // The address: the operand after the destination.
             let a = (w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
             let mut buf = vec![0u8; size];
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Read, a as u64, size);
             ctx.lds.at_lane(lane);
             ctx.lds.read_bytes(a, &mut buf);
             load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
@@ -3501,6 +3589,10 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 continue;
             }
             let a = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+            for o in [off0, off1] {
+                let at = a.wrapping_add(o * scale) as u64;
+                ctx.trace.note(lane, Space::Lds, AccessKind::Read, at, size);
+            }
             ctx.lds.at_lane(lane);
             let v0 = ctx.lds.read(a.wrapping_add(off0 * scale), size);
             let v1 = ctx.lds.read(a.wrapping_add(off1 * scale), size);
@@ -3525,6 +3617,11 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = w.vread(opnd(ops, 0)?, lane, Ty::B32, ctx)? as u32;
             let d0 = w.vread(opnd(ops, 1)?, lane, ty, ctx)?;
             let d1 = w.vread(opnd(ops, 2)?, lane, ty, ctx)?;
+            for o in [off0, off1] {
+                let at = a.wrapping_add(o * scale) as u64;
+                ctx.trace
+                    .note(lane, Space::Lds, AccessKind::Write, at, size);
+            }
             ctx.lds.at_lane(lane);
             ctx.lds.write(a.wrapping_add(off0 * scale), size, d0);
             ctx.lds.write(a.wrapping_add(off1 * scale), size, d1);
@@ -3546,6 +3643,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = (w.vread(opnd(ops, 0)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
             let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Write, a as u64, size);
             ctx.lds.at_lane(lane);
             ctx.lds.write_bytes(a, &data);
         }
@@ -3586,6 +3685,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         } else {
             (0, d0)
         };
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Atomic, a as u64, size);
         ctx.lds.at_lane(lane);
         let old = ctx.lds.read(a, size);
         let new = atomic_op(&aop, size, old, d, cmp).unwrap_or(old);
@@ -3616,6 +3717,8 @@ fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits:
             continue;
         }
         let a = (w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Read, a as u64, 8);
         ctx.lds.at_lane(lane);
         *r = ctx.lds.read(a, 8);
     }
@@ -3881,7 +3984,25 @@ pub fn run_until_blocked(
         }
         // An operand form the executor does not expect (an index past the
         // operands LLVM printed) is a typed `Stop::Unsupported`, not a panic.
-        step(wave, ins, ctx).map_err(|s| (s, pc))?;
+        let exec = wave.exec();
+        match ctx.typed.get(pc) {
+            Some(Some(t)) if !wave.vskip && !wave.gpr_idx => {
+                wave.executed += 1;
+                wave.pc = pc + 1;
+                crate::typed::exec(wave, t, ctx).map_err(|s| (s, pc))?;
+            }
+            _ => step(wave, ins, ctx).map_err(|s| (s, pc))?,
+        }
+        if let Some((o, workgroup, w)) = ctx.observer.as_mut() {
+            o.executed(&crate::observe::Event {
+                workgroup: *workgroup,
+                wave: *w,
+                index: pc,
+                exec,
+                accesses: &ctx.trace.accesses,
+            });
+            ctx.trace.accesses.clear();
+        }
     }
     Ok(())
 }
@@ -3972,6 +4093,9 @@ impl Probe {
             shared_base_hi: 1,
             private_base_hi: 2,
             ocp_fp8: false,
+            trace: Trace::default(),
+            observer: None,
+            typed: &[],
         };
         !matches!(step(wave, ins, &mut ctx), Err(Stop::Unsupported(_)))
     }
@@ -4031,6 +4155,9 @@ mod probe_tests {
             shared_base_hi: 1,
             private_base_hi: 2,
             ocp_fp8: false,
+            trace: Trace::default(),
+            observer: None,
+            typed: &[],
         };
         step(wave, &ins, &mut ctx).unwrap_or_else(|_| panic!("{text} did not run"));
         p.wave
@@ -4125,6 +4252,9 @@ mod probe_tests {
             shared_base_hi: 1,
             private_base_hi: 2,
             ocp_fp8: false,
+            trace: Trace::default(),
+            observer: None,
+            typed: &[],
         };
         let r = run_until_blocked(wave, &mut ctx, 10);
         assert!(matches!(r, Err((Stop::Unsupported(d), 0)) if d.contains("operand form")));

@@ -52,7 +52,9 @@ pub mod launch;
 pub mod load;
 pub mod memory;
 pub mod npy;
+pub mod observe;
 pub mod sanitize;
+pub mod typed;
 
 mod error;
 pub use error::Error;
