@@ -47,6 +47,7 @@ pub mod decode;
 pub mod dispatch;
 pub mod exec;
 pub mod fp8;
+pub mod isa;
 pub mod launch;
 pub mod load;
 pub mod memory;

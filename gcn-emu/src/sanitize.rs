@@ -503,45 +503,35 @@ fn reg_name(r: (RegFile, u16, u16)) -> String {
 }
 
 /// The counter queue of a memory instruction and whether its first operand
-/// is a destination it writes when the data returns.
+/// is a destination it writes when the data returns, from the
+/// instruction-property table ([`crate::isa`]). Scalar atomics stay
+/// untracked, as before the table: the table says they count on `lgkmcnt`.
 fn classify(ins: &Instruction) -> Option<(Queue, bool)> {
-    let m = ins.mnemonic.as_str();
-    if m.starts_with("s_load_") || m.starts_with("s_buffer_load_") {
-        return Some((Queue::Smem, true));
+    use crate::isa::{Access, Counters, Format, Ret};
+    let p = crate::isa::lookup(&ins.mnemonic)?;
+    let returns = match p.access {
+        Access::Atomic(Ret::IfGlc) => ins.has("glc") || ins.has("sc0"),
+        Access::Write => false,
+        _ => p.dst().next().is_some(),
+    };
+    if p.counters.contains(Counters::VM) {
+        let lds_dma = p.lds_dma || ins.has("lds");
+        return Some((Queue::Vm, returns && !lds_dma));
     }
-    if m == "s_memtime" || m == "s_memrealtime" {
-        return Some((Queue::Smem, true));
-    }
-    if m.starts_with("s_store_") || m.starts_with("s_buffer_store_") {
-        return Some((Queue::Smem, false));
-    }
-    if let Some(rest) = m.strip_prefix("ds_") {
-        if rest == "nop" {
-            return None;
+    match p.format {
+        // ds_nop: nothing in flight.
+        Format::Ds if p.memory != crate::isa::Memory::None || returns => {
+            Some((Queue::Lds, returns))
         }
-        let dst = rest.starts_with("read")
-            || rest.starts_with("load")
-            || rest.contains("_rtn_")
-            || rest.starts_with("bpermute")
-            || rest.starts_with("permute")
-            || rest.starts_with("swizzle")
-            || rest.starts_with("consume")
-            || rest.starts_with("append");
-        return Some((Queue::Lds, dst));
-    }
-    for p in ["global_", "flat_", "buffer_", "scratch_"] {
-        if let Some(rest) = m.strip_prefix(p) {
-            let lds_dma = rest.starts_with("load_lds") || ins.has("lds");
-            let dst = !lds_dma
-                && (rest.starts_with("load")
-                    || (rest.starts_with("atomic") && (ins.has("glc") || ins.has("sc0"))));
-            if rest.starts_with("wbinvl1") || rest.starts_with("inv") || rest.starts_with("wb") {
-                return Some((Queue::Vm, false));
-            }
-            return Some((Queue::Vm, dst));
+        // s_memtime returns a value; s_dcache_* and the atomics are not tracked.
+        Format::Smem
+            if matches!(p.access, Access::Read | Access::Write)
+                || p.access == Access::None && returns =>
+        {
+            Some((Queue::Smem, returns))
         }
+        _ => None,
     }
-    None
 }
 
 impl WaveSan {
@@ -817,17 +807,17 @@ impl WaveSan {
             if let Some(sh) = lds {
                 sh.seq.set(self.seq);
             }
-            let m = ins.mnemonic.as_str();
-            let lds_write = match queue {
-                Queue::Lds => lds_writes(m),
+            // Whether it writes LDS: a DS store or atomic, or a load into LDS.
+            let props = crate::isa::lookup(&ins.mnemonic);
+            let lds_write = props.is_some_and(|p| match queue {
+                Queue::Lds => p.writes_memory(),
                 Queue::Vm => {
-                    ["global_", "buffer_", "scratch_"]
-                        .iter()
-                        .any(|p| m.strip_prefix(p).is_some_and(|r| r.starts_with("load")))
-                        && (m.contains("load_lds") || ins.has("lds"))
+                    p.access == crate::isa::Access::Read
+                        && p.memory != crate::isa::Memory::Flat
+                        && (p.lds_dma || ins.has("lds"))
                 }
                 Queue::Smem => false,
-            };
+            });
             let p = Pending {
                 queue,
                 addr: ins.addr,
@@ -884,28 +874,12 @@ pub struct LdsShadow {
 /// address, the barrier's address, whether on `vmcnt`).
 type Hidden = HashMap<(u32, u64), (u64, u64, bool)>;
 
-/// Whether a `ds_*` mnemonic writes LDS (a store or an atomic).
-fn lds_writes(m: &str) -> bool {
-    match m.strip_prefix("ds_") {
-        Some(r) => ![
-            "read", "load", "bpermute", "permute", "swizzle", "nop", "consume", "append",
-        ]
-        .iter()
-        .any(|p| r.starts_with(p)),
-        None => false,
-    }
-}
-
-/// Whether a `ds_*` (or other LDS-touching) mnemonic is an atomic.
+/// Whether a `ds_*` mnemonic is an atomic (an LDS read-modify-write), from
+/// the instruction-property table ([`crate::isa`]).
 pub fn lds_atomic(m: &str) -> bool {
-    match m.strip_prefix("ds_") {
-        Some(r) => ![
-            "read", "write", "load", "store", "bpermute", "permute", "swizzle",
-        ]
-        .iter()
-        .any(|p| r.starts_with(p)),
-        None => false,
-    }
+    crate::isa::lookup(m).is_some_and(|p| {
+        p.format == crate::isa::Format::Ds && matches!(p.access, crate::isa::Access::Atomic(_))
+    })
 }
 
 impl LdsShadow {
