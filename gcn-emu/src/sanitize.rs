@@ -70,6 +70,9 @@ use std::fmt;
 
 use crate::decode::{Instruction, Operand, Program, RegFile};
 
+mod shadow;
+use shadow::Origin;
+
 /// What kind of problem a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
@@ -388,94 +391,11 @@ pub struct WaveSan {
     pub workgroup: [u32; 3],
     /// The wave's index in its workgroup.
     pub wave: u32,
-    /// Registers written so far (by the launch or an instruction), one bit
-    /// per register: s0–s101, v0–v511, a0–a255. `None`: not tracked.
-    written: Option<Box<Written>>,
+    /// The shadow of the wave's registers (uninitialized values by
+    /// propagation, [`shadow`]). `None`: not tracked.
+    shadow: Option<Box<shadow::Shadow>>,
     /// Memory instructions issued so far (the last one's sequence number).
     seq: u64,
-}
-
-/// One bit per register, whole registers (any lane).
-#[derive(Debug, Clone)]
-struct Written {
-    s: u128,
-    v: [u64; 8],
-    a: [u64; 4],
-    /// What the launch set, for the report.
-    loaded: String,
-}
-
-impl Written {
-    fn get(&self, file: RegFile, r: u16) -> bool {
-        let r = r as usize;
-        match file {
-            RegFile::S => r >= 102 || self.s >> r & 1 == 1,
-            RegFile::V => r >= 512 || self.v[r / 64] >> (r % 64) & 1 == 1,
-            RegFile::A => r >= 256 || self.a[r / 64] >> (r % 64) & 1 == 1,
-        }
-    }
-    fn set(&mut self, file: RegFile, r: u16) {
-        let r = r as usize;
-        match file {
-            RegFile::S if r < 102 => self.s |= 1 << r,
-            RegFile::V if r < 512 => self.v[r / 64] |= 1 << (r % 64),
-            RegFile::A if r < 256 => self.a[r / 64] |= 1 << (r % 64),
-            _ => {}
-        }
-    }
-}
-
-/// Which operands an instruction reads and which it writes, by index: the
-/// destinations are the first operand (the second too for the VOP3b forms
-/// with a carry-out or scale flag), except for stores, compares of SALU,
-/// branches and the other instructions without a destination. The
-/// accumulator of `v_mac`/`v_fmac` is read as well.
-fn roles(ins: &Instruction) -> (usize, bool) {
-    let m = ins.mnemonic.as_str();
-    if let Some((_, has_dst)) = classify(ins) {
-        return (usize::from(has_dst), false);
-    }
-    let no_dst = [
-        "s_cmp",
-        "s_bitcmp",
-        "s_cbranch",
-        "s_branch",
-        "s_setpc",
-        "s_waitcnt",
-        "s_nop",
-        "s_endpgm",
-        "s_barrier",
-        "s_sendmsg",
-        "s_setprio",
-        "s_sleep",
-        "s_set_gpr_idx_on",
-        "s_trap",
-        "s_dcache",
-        "s_icache",
-        "s_ttrace",
-        "v_nop",
-        "s_code_end",
-    ];
-    if no_dst.iter().any(|p| m.starts_with(p)) {
-        return (0, false);
-    }
-    let two = [
-        "v_add_co_",
-        "v_sub_co_",
-        "v_subrev_co_",
-        "v_addc_co_",
-        "v_subb_co_",
-        "v_subbrev_co_",
-        "v_div_scale_",
-        "v_mad_u64_u32",
-        "v_mad_i64_i32",
-    ];
-    let n = if two.iter().any(|p| m.starts_with(p)) {
-        2
-    } else {
-        1
-    };
-    (n, m.starts_with("v_mac_") || m.starts_with("v_fmac_"))
 }
 
 fn overlaps(a: (RegFile, u16, u16), b: (RegFile, u16, u16)) -> bool {
@@ -554,75 +474,23 @@ impl WaveSan {
         }
     }
 
-    /// Track uninitialized registers: the launch wrote s0…s`sgprs - 1` and
-    /// v0 (the packed work-item IDs).
+    /// Track uninitialized values: the launch wrote s0…s`sgprs - 1` and
+    /// v0 (the packed work-item IDs); every other register starts
+    /// uninitialized.
     pub fn loaded(&mut self, sgprs: u16) {
-        let mut w = Written {
-            s: 0,
-            v: [0; 8],
-            a: [0; 4],
-            loaded: if sgprs == 0 {
-                "v0".to_string()
-            } else {
-                format!("s0–s{} and v0", sgprs - 1)
-            },
+        let loaded = if sgprs == 0 {
+            "v0".to_string()
+        } else {
+            format!("s0–s{} and v0", sgprs - 1)
         };
-        for r in 0..sgprs {
-            w.set(RegFile::S, r);
-        }
-        w.set(RegFile::V, 0);
-        self.written = Some(Box::new(w));
+        self.shadow = Some(Box::new(shadow::Shadow::new(self.wave, sgprs, loaded)));
     }
 
-    /// Report reads of registers nothing wrote, then mark the destinations
-    /// written.
-    fn uninitialized(&mut self, ins: &Instruction, program: &Program) {
-        let Some(w) = self.written.as_mut() else {
-            return;
-        };
-        let (dsts, acc) = roles(ins);
-        let mut unread = Vec::new();
-        for (i, op) in ins.ops.iter().enumerate() {
-            if i < dsts && !(acc && i == 0) {
-                continue;
-            }
-            let Some((file, first, count)) = regs(&op.op) else {
-                continue;
-            };
-            for r in first..first + count {
-                if !w.get(file, r) {
-                    unread.push((file, r));
-                }
-            }
-        }
-        if !unread.is_empty() {
-            let names: Vec<String> = unread.iter().map(|&(f, r)| reg_name((f, r, 1))).collect();
-            let message = format!(
-                "{} reads {}, which nothing wrote: not the launch (it sets {}) and no earlier instruction of this wave; hardware leaves such a register holding whatever the last wave on the SIMD left there",
-                describe(program, ins.addr),
-                names.join(", "),
-                w.loaded
-            );
-            self.findings.push(Finding {
-                kind: Kind::UninitializedRegister,
-                workgroup: self.workgroup,
-                wave: self.wave,
-                addr: ins.addr,
-                other: None,
-                message,
-                occurrences: 1,
-            });
-            // Reported once: from here on the register counts as written.
-            for (f, r) in unread {
-                w.set(f, r);
-            }
-        }
-        for op in ins.ops.iter().take(dsts) {
-            if let Some((file, first, count)) = regs(&op.op) {
-                for r in first..first + count {
-                    w.set(file, r);
-                }
-            }
+    /// `ins` ran on `wave`: fill the shadow of what a memory instruction
+    /// loaded (from the LDS bytes it read, `lds`; global memory is defined).
+    pub fn after(&mut self, wave: &crate::exec::Wave, lds: Option<&LdsShadow>) {
+        if let Some(sh) = self.shadow.as_mut() {
+            sh.after(wave, lds);
         }
     }
 
@@ -714,8 +582,20 @@ impl WaveSan {
     /// it if it is a memory instruction, or apply it if it is a wait. `lds`:
     /// the workgroup's LDS shadow, told the sequence number of the access
     /// and the LDS writes a wait retires.
-    pub fn before(&mut self, ins: &Instruction, program: &Program, lds: Option<&LdsShadow>) {
-        self.uninitialized(ins, program);
+    ///
+    /// With the `uninit` check ([`WaveSan::loaded`]) it also propagates the
+    /// shadow of uninitialized values through `ins` from the state of `wave`
+    /// (before it runs) and reports their uses ([`shadow`]).
+    pub fn before(
+        &mut self,
+        ins: &Instruction,
+        program: &Program,
+        lds: Option<&LdsShadow>,
+        wave: &crate::exec::Wave,
+    ) {
+        if let Some(sh) = self.shadow.as_mut() {
+            sh.before(ins, wave, program, lds, self.workgroup, &mut self.findings);
+        }
         let (wg, wave) = (self.workgroup, self.wave);
         if ins.mnemonic == "s_waitcnt" {
             self.wait(ins, lds);
@@ -858,6 +738,9 @@ struct Access {
 struct ByteShadow {
     write: Option<Access>,
     readers: Vec<Access>,
+    /// Written with an uninitialized value (its origin); a byte nothing
+    /// wrote is uninitialized too (`write` is `None`).
+    poison: Option<Origin>,
 }
 
 /// Shadow state of a workgroup's LDS.
@@ -878,6 +761,12 @@ pub struct LdsShadow {
     /// retired by its wait: (wave, sequence number) to (the write, the
     /// barrier, on `vmcnt`).
     hidden: RefCell<Hidden>,
+    /// The current instruction's data: the lanes whose stored value is
+    /// uninitialized, and its origin (set before it runs).
+    data: Cell<(u64, Option<Origin>)>,
+    /// The lanes of the current instruction that read an uninitialized
+    /// byte, and the first one's origin.
+    loaded: Cell<(u64, Option<Origin>)>,
 }
 
 /// LDS writes hidden at a barrier: (wave, sequence number) to (the write's
@@ -920,7 +809,26 @@ impl LdsShadow {
             program,
             seq: Cell::new(0),
             hidden: RefCell::new(HashMap::new()),
+            data: Cell::new((0, None)),
+            loaded: Cell::new((0, None)),
         }
+    }
+
+    /// A new instruction: nothing stored or read yet.
+    pub(crate) fn begin_values(&self) {
+        self.data.set((0, None));
+        self.loaded.set((0, None));
+    }
+
+    /// The lanes whose data the current instruction stores uninitialized.
+    pub(crate) fn set_data(&self, lanes: u64, origin: Option<Origin>) {
+        self.data.set((lanes, origin));
+    }
+
+    /// The lanes of the current instruction that read an uninitialized
+    /// byte, and the first one's origin.
+    pub(crate) fn read_poison(&self) -> (u64, Option<Origin>) {
+        self.loaded.get()
     }
 
     /// Wave `wave` reached the barrier at `barrier` with the LDS writes
@@ -1041,26 +949,29 @@ impl LdsShadow {
         self.report(Kind::LdsOutOfBounds, now.wave, now.addr, None, msg);
     }
 
-    /// A read of `size` bytes at `addr` by the current access.
-    pub fn read(&self, addr: u32, size: usize) {
+    /// A read of `size` bytes at `addr` by lane `lane` of the current access.
+    pub fn read(&self, lane: u32, addr: u32, size: usize) {
         let now = self.now();
         let mut bytes = self.bytes.borrow_mut();
         for b in addr as usize..addr as usize + size {
             let Some(s) = bytes.get_mut(b) else { return };
-            match s.write {
-                None => {
-                    let msg = format!(
-                        "LDS byte {b:#x} is read by {} but nothing wrote it in this dispatch",
-                        describe(&self.program, now.addr)
-                    );
-                    self.report(Kind::UninitializedLds, now.wave, now.addr, None, msg);
-                }
+            let poison = match s.write {
+                None => Some(Origin::Lds {
+                    byte: b as u32,
+                    read: now.addr,
+                }),
                 Some(w) => {
                     if w.epoch == now.epoch && w.wave != now.wave && !(w.atomic && now.atomic) {
                         self.race(b, w, true, now, false);
                     }
                     self.unwaited(b, w, now, false);
+                    s.poison
                 }
+            };
+            if let Some(o) = poison {
+                let (m, first) = self.loaded.get();
+                self.loaded
+                    .set((m | 1u64 << (lane % 64), first.or(Some(o))));
             }
             s.readers.retain(|r| r.epoch == now.epoch);
             if !s.readers.iter().any(|r| r.wave == now.wave) {
@@ -1069,12 +980,29 @@ impl LdsShadow {
         }
     }
 
-    /// A write of `size` bytes at `addr` by the current access.
-    pub fn write(&self, addr: u32, size: usize) {
+    /// A write of `size` bytes at `addr` by lane `lane` of the current
+    /// access.
+    pub fn write(&self, lane: u32, addr: u32, size: usize) {
         let now = self.now();
+        let (data, origin) = self.data.get();
+        let stored = if data >> (lane % 64) & 1 != 0 {
+            origin
+        } else {
+            None
+        };
         let mut bytes = self.bytes.borrow_mut();
         for b in addr as usize..addr as usize + size {
             let Some(s) = bytes.get_mut(b) else { return };
+            // An atomic combines the old value with the data.
+            s.poison = match (stored, now.atomic, s.write) {
+                (Some(o), _, _) => Some(o),
+                (None, true, None) => Some(Origin::Lds {
+                    byte: b as u32,
+                    read: now.addr,
+                }),
+                (None, true, Some(_)) => s.poison,
+                (None, false, _) => None,
+            };
             if let Some(w) = s.write {
                 if w.epoch == now.epoch && w.wave != now.wave && !(w.atomic && now.atomic) {
                     self.race(b, w, true, now, true);
@@ -1127,6 +1055,10 @@ mod tests {
         ins(0x100, "s_waitcnt", vec![], vec![0xbf8c_0000 | imm])
     }
 
+    fn wave() -> crate::exec::Wave {
+        crate::exec::Wave::new(128, 0)
+    }
+
     fn program() -> Program {
         Program {
             kernel: "k".into(),
@@ -1147,6 +1079,7 @@ mod tests {
             ),
             &program(),
             None,
+            &wave(),
         );
         w.findings.len() - before
     }
@@ -1161,6 +1094,7 @@ mod tests {
             ),
             &program(),
             None,
+            &wave(),
         );
     }
 
@@ -1206,7 +1140,7 @@ mod tests {
         let mut w = WaveSan::new([0; 3], 0);
         load(&mut w, "global_load_dword", RegFile::V, 1);
         load(&mut w, "global_load_dword", RegFile::V, 2);
-        w.before(&waitcnt(1, 15), &program(), None);
+        w.before(&waitcnt(1, 15), &program(), None, &wave());
         assert_eq!(
             use_of(&mut w, RegFile::V, 1),
             0,
@@ -1225,7 +1159,7 @@ mod tests {
         let mut w = WaveSan::new([0; 3], 0);
         load(&mut w, "ds_read_b32", RegFile::V, 1);
         load(&mut w, "ds_read_b32", RegFile::V, 2);
-        w.before(&waitcnt(63, 1), &program(), None);
+        w.before(&waitcnt(63, 1), &program(), None, &wave());
         assert_eq!(use_of(&mut w, RegFile::V, 1), 0);
         assert_eq!(use_of(&mut w, RegFile::V, 2), 1);
         // A scalar load in flight: lgkmcnt(1) may have seen it complete
@@ -1234,15 +1168,15 @@ mod tests {
         load(&mut w, "ds_read_b32", RegFile::V, 1);
         load(&mut w, "s_load_dword", RegFile::S, 4);
         load(&mut w, "s_load_dword", RegFile::S, 5);
-        w.before(&waitcnt(63, 2), &program(), None);
+        w.before(&waitcnt(63, 2), &program(), None, &wave());
         assert_eq!(use_of(&mut w, RegFile::V, 1), 1);
-        w.before(&waitcnt(63, 1), &program(), None);
+        w.before(&waitcnt(63, 1), &program(), None, &wave());
         assert_eq!(
             use_of(&mut w, RegFile::S, 4),
             1,
             "scalar: only lgkmcnt(0) retires"
         );
-        w.before(&waitcnt(63, 0), &program(), None);
+        w.before(&waitcnt(63, 0), &program(), None, &wave());
         assert_eq!(use_of(&mut w, RegFile::S, 5), 0);
     }
 
@@ -1261,6 +1195,7 @@ mod tests {
             ),
             &program(),
             None,
+            &wave(),
         );
         assert_eq!(w.findings.len(), 1);
         assert!(w.findings[0]
