@@ -1,5 +1,5 @@
 //! The sanitizer: premature reads (wait counters), LDS races between waves,
-//! uninitialized LDS and register reads, and out-of-bounds global accesses
+//! uses of uninitialized values, and out-of-bounds global accesses
 //! (barrier divergence is found by [`crate::dispatch`]), and LDS accesses
 //! outside the workgroup's LDS allocation.
 //!
@@ -27,13 +27,16 @@
 //! instruction, atomic or not) and the readers of the current epoch. Epochs
 //! are separated by `s_barrier`. A write by one wave after a read or write
 //! of another wave in the same epoch, or a read after another wave's write
-//! in the same epoch, is a race (two atomics never race). A read of a byte
-//! no instruction of this dispatch wrote is an uninitialized read.
+//! in the same epoch, is a race (two atomics never race).
 //!
-//! **Registers.** One bit per SGPR (s0–s101), VGPR and AGPR: set by the
-//! launch (the SGPRs it initializes, `v0`) and by every write. A read of a
-//! register whose bit is clear is an uninitialized read, once per register
-//! and wave. Whole registers: a write in any lane counts.
+//! **Uninitialized values** are tracked by propagation, as MemorySanitizer
+//! does ([`shadow`]): a shadow per VGPR/AGPR lane and 16-bit half, per SGPR
+//! bit, for `scc` and per LDS byte (a byte nothing wrote, or written with
+//! an uninitialized value). Reading an uninitialized value is not a
+//! finding; using it is: as an address, a branch condition, the exec mask,
+//! a branch target, a lane or VGPR index, or data stored to global memory.
+//! The finding names the use and the value's origin (the register nothing
+//! wrote, or the LDS byte and the instruction that read it).
 //!
 //! **Stores in flight at a barrier.** LDS requests of different waves may
 //! be reordered (AMDGPUUsage, "Memory Model GFX942": the LDS has several
@@ -80,7 +83,8 @@ pub enum Kind {
     PrematureRead,
     /// Two waves touched the same LDS byte between two barriers, one writing.
     LdsRace,
-    /// A read of an LDS byte nothing wrote in this dispatch.
+    /// A value read from an LDS byte nothing wrote in this dispatch reached
+    /// a use (an address, a branch, global memory, …).
     UninitializedLds,
     /// A global or flat access outside every allocation.
     OutOfBounds,
@@ -91,8 +95,9 @@ pub enum Kind {
     /// ended while others wait at one (legal on hardware; reported only by
     /// the opt-in [`Checks::BARRIER_PAIRS`]).
     BarrierDivergence,
-    /// A read of a register neither the launch nor an earlier instruction
-    /// of the wave wrote.
+    /// A value from a register neither the launch nor an earlier
+    /// instruction of the wave wrote reached a use (an address, a branch,
+    /// the exec mask, global memory, …).
     UninitializedRegister,
     /// Another wave accessed LDS bytes after a barrier that a store still in
     /// flight at that barrier writes (a missing `s_waitcnt lgkmcnt(0)`).
@@ -125,7 +130,7 @@ impl Checks {
     pub const NONE: Checks = Checks(0);
     /// `races`: LDS races between waves, and LDS stores in flight at a barrier.
     pub const RACES: Checks = Checks(1);
-    /// `uninit`: reads of LDS bytes and registers nothing wrote.
+    /// `uninit`: uses of values from LDS bytes and registers nothing wrote.
     pub const UNINIT: Checks = Checks(2);
     /// `bounds`: global accesses outside every allocation.
     pub const BOUNDS: Checks = Checks(4);
@@ -761,12 +766,39 @@ pub struct LdsShadow {
     /// retired by its wait: (wave, sequence number) to (the write, the
     /// barrier, on `vmcnt`).
     hidden: RefCell<Hidden>,
-    /// The current instruction's data: the lanes whose stored value is
-    /// uninitialized, and its origin (set before it runs).
-    data: Cell<(u64, Option<Origin>)>,
-    /// The lanes of the current instruction that read an uninitialized
-    /// byte, and the first one's origin.
-    loaded: Cell<(u64, Option<Origin>)>,
+    /// The current instruction's uninitialized data stored and read.
+    values: RefCell<Values>,
+}
+
+/// What the current instruction stores and reads that is uninitialized,
+/// per dword of its data in operand order (a lane's accesses consume its
+/// data in order: `ds_write2`'s second access stores `data1`).
+#[derive(Debug, Clone)]
+pub(crate) struct Values {
+    /// Per dword of the data stored, the lanes whose value is uninitialized.
+    pub(crate) data: [u64; 8],
+    /// Where the data's uninitialized value came from.
+    pub(crate) data_origin: Option<Origin>,
+    /// Per dword of the data read, the lanes that read an uninitialized byte.
+    pub(crate) read: [u64; 8],
+    /// Where the first uninitialized byte read came from.
+    pub(crate) read_origin: Option<Origin>,
+    /// Bytes written and read so far, per lane.
+    wcur: [u16; 64],
+    rcur: [u16; 64],
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        Values {
+            data: [0; 8],
+            data_origin: None,
+            read: [0; 8],
+            read_origin: None,
+            wcur: [0; 64],
+            rcur: [0; 64],
+        }
+    }
 }
 
 /// LDS writes hidden at a barrier: (wave, sequence number) to (the write's
@@ -809,26 +841,28 @@ impl LdsShadow {
             program,
             seq: Cell::new(0),
             hidden: RefCell::new(HashMap::new()),
-            data: Cell::new((0, None)),
-            loaded: Cell::new((0, None)),
+            values: RefCell::new(Values::default()),
         }
     }
 
     /// A new instruction: nothing stored or read yet.
     pub(crate) fn begin_values(&self) {
-        self.data.set((0, None));
-        self.loaded.set((0, None));
+        *self.values.borrow_mut() = Values::default();
     }
 
-    /// The lanes whose data the current instruction stores uninitialized.
-    pub(crate) fn set_data(&self, lanes: u64, origin: Option<Origin>) {
-        self.data.set((lanes, origin));
+    /// Per dword of the data the current instruction stores, the lanes
+    /// whose value is uninitialized, and its origin.
+    pub(crate) fn set_data(&self, data: [u64; 8], origin: Option<Origin>) {
+        let mut v = self.values.borrow_mut();
+        v.data = data;
+        v.data_origin = origin;
     }
 
-    /// The lanes of the current instruction that read an uninitialized
-    /// byte, and the first one's origin.
-    pub(crate) fn read_poison(&self) -> (u64, Option<Origin>) {
-        self.loaded.get()
+    /// Per dword of the data the current instruction read, the lanes that
+    /// read an uninitialized byte, and the first one's origin.
+    pub(crate) fn read_poison(&self) -> ([u64; 8], Option<Origin>) {
+        let v = self.values.borrow();
+        (v.read, v.read_origin)
     }
 
     /// Wave `wave` reached the barrier at `barrier` with the LDS writes
@@ -968,31 +1002,45 @@ impl LdsShadow {
                     s.poison
                 }
             };
+            let mut v = self.values.borrow_mut();
+            let k = v.rcur[(lane % 64) as usize] as usize + (b - addr as usize);
             if let Some(o) = poison {
-                let (m, first) = self.loaded.get();
-                self.loaded
-                    .set((m | 1u64 << (lane % 64), first.or(Some(o))));
+                v.read[(k / 4).min(7)] |= 1u64 << (lane % 64);
+                v.read_origin = v.read_origin.or(Some(o));
             }
             s.readers.retain(|r| r.epoch == now.epoch);
             if !s.readers.iter().any(|r| r.wave == now.wave) {
                 s.readers.push(now);
             }
         }
+        let mut v = self.values.borrow_mut();
+        let l = (lane % 64) as usize;
+        v.rcur[l] = v.rcur[l].saturating_add(size as u16);
     }
 
     /// A write of `size` bytes at `addr` by lane `lane` of the current
     /// access.
     pub fn write(&self, lane: u32, addr: u32, size: usize) {
         let now = self.now();
-        let (data, origin) = self.data.get();
-        let stored = if data >> (lane % 64) & 1 != 0 {
-            origin
-        } else {
-            None
-        };
+        let mut v = self.values.borrow_mut();
+        let l = (lane % 64) as usize;
+        let start = v.wcur[l] as usize;
+        v.wcur[l] = v.wcur[l].saturating_add(size as u16);
         let mut bytes = self.bytes.borrow_mut();
         for b in addr as usize..addr as usize + size {
             let Some(s) = bytes.get_mut(b) else { return };
+            // The data dword this byte comes from; an atomic's result
+            // depends on all of its data.
+            let dw = if now.atomic {
+                v.data.iter().fold(0, |a, d| a | d)
+            } else {
+                v.data[((start + b - addr as usize) / 4).min(7)]
+            };
+            let stored = if dw >> l & 1 != 0 {
+                v.data_origin
+            } else {
+                None
+            };
             // An atomic combines the old value with the data.
             s.poison = match (stored, now.atomic, s.write) {
                 (Some(o), _, _) => Some(o),

@@ -193,7 +193,63 @@ fn writes_scc(m: &str) -> bool {
     !NO.iter().any(|p| m.starts_with(p)) && !m.starts_with("s_getpc")
 }
 
+/// The half of its data register a store of this mnemonic writes.
+fn data_half(m: &str) -> Half {
+    if m.contains("_d16_hi") {
+        Half::Hi
+    } else if ["_b8", "_b16", "_byte", "_short"]
+        .iter()
+        .any(|x| m.ends_with(x))
+    {
+        Half::Lo
+    } else {
+        Half::Both
+    }
+}
+
 impl Shadow {
+    /// Per dword of the data operands `ops` (in order), the lanes of
+    /// `lanes` whose value is uninitialized (halves `h` of each), and the
+    /// origin.
+    fn data_dwords(
+        &self,
+        ops: &[crate::decode::Src],
+        h: Half,
+        lanes: u64,
+    ) -> ([u64; 8], Option<Origin>) {
+        let mut out = [0u64; 8];
+        let mut o = None;
+        let mut k = 0;
+        for s in ops {
+            match regs_of(&s.op) {
+                Some((file, first, count)) => {
+                    for r in first..first + count {
+                        let p = if file == RegFile::S {
+                            self.op(
+                                &Operand::Reg {
+                                    file,
+                                    index: r,
+                                    count: 1,
+                                },
+                                h,
+                            )
+                        } else {
+                            self.vreg(file, r, h)
+                        };
+                        let m = p.m & lanes;
+                        if m != 0 && o.is_none() {
+                            o = p.o;
+                        }
+                        out[k.min(7)] |= m;
+                        k += 1;
+                    }
+                }
+                None => k += 1,
+            }
+        }
+        (out, o)
+    }
+
     /// Every register poisoned but the `sgprs` the launch set, `v0` and the
     /// special SGPRs (102 up).
     pub(super) fn new(wave: u32, sgprs: u16, loaded: String) -> Self {
@@ -575,18 +631,27 @@ impl Shadow {
             }
             return;
         }
-        let (m, o) = lds.map(|sh| sh.read_poison()).unwrap_or((0, None));
-        let mut m = m & f.lanes;
+        let (read, o) = lds.map(|sh| sh.read_poison()).unwrap_or(([0; 8], None));
         if f.group16 {
+            // Lanes exchange data within groups of 16.
+            let mut m = read.iter().fold(0, |a, d| a | d) & f.lanes;
             for g in 0..4 {
                 let mask = 0xffffu64 << (16 * g);
                 if m & mask != 0 {
                     m |= mask;
                 }
             }
-            m &= f.lanes;
+            let p = P { m: m & f.lanes, o };
+            self.set_v(f.file, f.first, f.count, f.half, p, f.lanes);
+            return;
         }
-        self.set_v(f.file, f.first, f.count, f.half, P { m, o }, f.lanes);
+        for j in 0..f.count.max(1) {
+            let p = P {
+                m: read[(j as usize).min(7)] & f.lanes,
+                o,
+            };
+            self.set_v(f.file, f.first + j, 1, f.half, p, f.lanes);
+        }
     }
 
     // ----- scalar ----------------------------------------------------------
@@ -1546,12 +1611,9 @@ impl Shadow {
         if let Some(addr) = ops.get(a) {
             self.check(out, wg, program, ins, &addr.op, exec, "as an LDS address");
         }
-        let mut data = P::CLEAN;
-        for s in ops.iter().skip(a + 1) {
-            data = data.or(self.op(&s.op, Half::Both));
-        }
         if let Some(sh) = lds {
-            sh.set_data(data.m & exec, data.o);
+            let (data, o) = self.data_dwords(&ops[(a + 1).min(ops.len())..], data_half(m), exec);
+            sh.set_data(data, o);
         }
         if has_dst {
             if let Some((file, first, count)) = ops.first().and_then(|d| regs_of(&d.op)) {
@@ -1655,9 +1717,11 @@ impl Shadow {
             m.starts_with("scratch_") || (buffer && private_vsharp(w, ops.get(2).map(|s| &s.op)));
         if let Some(di) = data_i.filter(|_| !load) {
             if let Some(d) = ops.get(di) {
-                let p = self.op(&d.op, Half::Both);
+                let h = data_half(m);
+                let p = self.op(&d.op, h);
                 if let Some(sh) = lds {
-                    sh.set_data(p.m & exec, p.o);
+                    let (data, o) = self.data_dwords(std::slice::from_ref(d), h, exec);
+                    sh.set_data(data, o);
                 }
                 // Lanes whose flat address falls in global memory.
                 let mut global = exec;
@@ -1674,14 +1738,16 @@ impl Shadow {
                     }
                 }
                 if !scratch && p.m & global != 0 {
-                    self.check(
+                    let r = regs_of(&d.op).unwrap_or((RegFile::V, 0, 1));
+                    let what = format!("{}, lane {}", reg_name(r), (p.m & global).trailing_zeros());
+                    self.report(
                         out,
                         wg,
                         program,
                         ins,
-                        &d.op,
-                        global,
                         "in a store to global memory",
+                        what,
+                        p.o,
                     );
                 }
             }
