@@ -1201,6 +1201,21 @@ impl Shadow {
         let dst = &ops[0].op;
         // The result's poison, low and high registers (64-bit results
         // whose low half depends on the low halves of the sources only).
+        // One 32-bit half (register) of 64-bit source `k`.
+        let part = |sh: &Self, k: usize, hi: bool| -> P {
+            match srcs.get(k).map(|s| &s.op) {
+                Some(Operand::Reg { file, index, count }) if *count >= 2 => sh.op(
+                    &Operand::Reg {
+                        file: *file,
+                        index: index + u16::from(hi),
+                        count: 1,
+                    },
+                    Half::Both,
+                ),
+                Some(o) => sh.op(o, Half::Both),
+                None => P::CLEAN,
+            }
+        };
         let (lo, hi) = match name {
             "v_cndmask_b32" => {
                 let sel = match &ops[ops.len() - 1].op {
@@ -1230,32 +1245,22 @@ impl Shadow {
                 (p, p)
             }
             "v_mad_u64_u32" | "v_mad_i64_i32" | "v_lshl_add_u64" => {
-                // Low result bits from the low halves only.
-                let lo_of = |sh: &Self, k: usize| -> P {
-                    match srcs.get(k).map(|s| &s.op) {
-                        Some(Operand::Reg { file, index, .. }) => sh.op(
-                            &Operand::Reg {
-                                file: *file,
-                                index: *index,
-                                count: 1,
-                            },
-                            Half::Both,
-                        ),
-                        Some(o) => sh.op(o, Half::Both),
-                        None => P::CLEAN,
-                    }
-                };
+                // Low result bits from the low halves only (carries go up).
                 let lo = if name == "v_lshl_add_u64" {
-                    lo_of(self, 0)
+                    part(self, 0, false)
                         .or(ps.get(1).copied().unwrap_or(P::CLEAN))
-                        .or(lo_of(self, 2))
+                        .or(part(self, 2, false))
                 } else {
                     ps[0]
                         .or(ps.get(1).copied().unwrap_or(P::CLEAN))
-                        .or(lo_of(self, 2))
+                        .or(part(self, 2, false))
                 };
                 (lo, all)
             }
+            // Shifts of a 64-bit value: left, the low result comes from the
+            // low half; right, the high result from the high half.
+            "v_lshlrev_b64" => (ps[0].or(part(self, 1, false)), all),
+            "v_lshrrev_b64" | "v_ashrrev_i64" => (all, ps[0].or(part(self, 1, true))),
             "v_pack_b32_f16" | "v_cvt_pkrtz_f16_f32" | "v_cvt_pk_u16_u32" | "v_cvt_pk_i16_i32" => {
                 let p0 = ps.first().copied().unwrap_or(P::CLEAN);
                 let p1 = ps.get(1).copied().unwrap_or(P::CLEAN);
@@ -1792,4 +1797,157 @@ fn private_vsharp(w: &Wave, op: Option<&Operand>) -> bool {
     w1 & 0xffff_0000 == crate::exec::PRIVATE_VSHARP_WORD1
         && w3 & crate::exec::PRIVATE_VSHARP_WORD3 != 0
         && w.private_size > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::parse_line;
+
+    /// An instruction from its text (the words matter only for DPP/DS).
+    fn ins(text: &str) -> Instruction {
+        parse_line(&format!("\t{text} // 000000001000: 00000000"))
+            .unwrap()
+            .unwrap()
+    }
+
+    fn program() -> Program {
+        Program {
+            kernel: "k".into(),
+            instructions: vec![],
+            index: Default::default(),
+            lines: Default::default(),
+        }
+    }
+
+    /// A wave of 64 active lanes whose launch set s0–s3 and v0; the shadow.
+    fn setup() -> (Shadow, Wave) {
+        let mut w = Wave::new(64, 0);
+        w.set_exec(u64::MAX);
+        (Shadow::new(0, 4, "s0–s3 and v0".into()), w)
+    }
+
+    /// Run `text` through the shadow; its findings.
+    fn step(sh: &mut Shadow, w: &Wave, text: &str) -> Vec<Finding> {
+        let mut out = Vec::new();
+        sh.before(&ins(text), w, &program(), None, [0; 3], &mut out);
+        sh.after(w, None);
+        out
+    }
+
+    fn v(sh: &Shadow, r: u16) -> u64 {
+        sh.v[r as usize][0] | sh.v[r as usize][1]
+    }
+
+    #[test]
+    fn mad_u64_u32_poisons_only_the_high_result_from_the_high_addend() {
+        let (mut sh, w) = setup();
+        step(&mut sh, &w, "v_mov_b32_e32 v4, s0");
+        step(&mut sh, &w, "v_mov_b32_e32 v14, v0");
+        // v5 never written.
+        assert_eq!(v(&sh, 5), u64::MAX);
+        step(&mut sh, &w, "v_mad_u64_u32 v[4:5], s[6:7], v14, 24, v[4:5]");
+        assert_eq!(v(&sh, 4), 0, "the low result is defined");
+        assert_eq!(v(&sh, 5), u64::MAX, "the high result is not");
+        // The low result as an address: no finding.
+        assert!(step(&mut sh, &w, "global_load_dword v1, v4, s[0:1]").is_empty());
+        // The high one: a finding naming v5's lane 0 and origin v5.
+        let f = step(&mut sh, &w, "global_load_dword v1, v[4:5], off");
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("as a memory address: v[4:5], lane 0"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[0].message
+                .contains("it comes from v5, which nothing wrote"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn a_64_bit_add_carries_poison_up_but_not_down() {
+        let (mut sh, w) = setup();
+        step(&mut sh, &w, "v_mov_b32_e32 v2, s0");
+        step(&mut sh, &w, "v_add_co_u32_e32 v4, vcc, s1, v2");
+        // v3 (high half of the other addend) never written.
+        step(&mut sh, &w, "v_addc_co_u32_e32 v5, vcc, 0, v3, vcc");
+        assert_eq!((v(&sh, 4), v(&sh, 5)), (0, u64::MAX));
+        // A poisoned low half poisons the carry and so the high result.
+        let (mut sh, w) = setup();
+        step(&mut sh, &w, "v_add_co_u32_e32 v4, vcc, s1, v9");
+        step(&mut sh, &w, "v_addc_co_u32_e32 v5, vcc, 0, v0, vcc");
+        assert_eq!((v(&sh, 4), v(&sh, 5)), (u64::MAX, u64::MAX));
+    }
+
+    #[test]
+    fn cndmask_takes_the_chosen_operands_shadow() {
+        let (mut sh, mut w) = setup();
+        // vcc: lanes 0–31 pick src1 (v9, never written), the others src0.
+        w.s[VCC as usize] = u32::MAX;
+        w.s[VCC as usize + 1] = 0;
+        step(&mut sh, &w, "v_cndmask_b32_e32 v1, v0, v9, vcc");
+        assert_eq!(v(&sh, 1), 0xffff_ffff);
+        // A poisoned select poisons the lane whatever it picks.
+        step(&mut sh, &w, "v_cmp_gt_u32_e32 vcc, v0, v9");
+        step(&mut sh, &w, "v_cndmask_b32_e32 v1, 0, v0, vcc");
+        assert_eq!(v(&sh, 1), u64::MAX);
+    }
+
+    #[test]
+    fn exec_and_branches_report_only_what_no_defined_bit_decides() {
+        let (mut sh, mut w) = setup();
+        // Half the lanes active: the compare's inactive lanes are defined 0.
+        w.set_exec(0xffff_ffff);
+        step(&mut sh, &w, "v_cmp_gt_u32_e32 vcc, v0, v9");
+        w.set_exec(u64::MAX);
+        let f = step(&mut sh, &w, "s_and_saveexec_b64 s[2:3], vcc");
+        assert_eq!(f.len(), 1, "poisoned active lanes reach exec");
+        assert!(f[0].message.contains("as the exec mask"));
+        assert_eq!(
+            sh.s[EXEC as usize + 1],
+            0,
+            "exec's high lanes: exec was 1, vcc defined 0"
+        );
+        // s_and with a defined zero: defined.
+        let (mut sh, mut w) = setup();
+        w.set_exec(0);
+        assert!(step(&mut sh, &w, "s_and_b64 s[8:9], exec, s[10:11]").is_empty());
+        assert_eq!((sh.s[8], sh.s[9]), (0, 0));
+        // scc from an undefined compare decides a branch: a finding.
+        let (mut sh, w) = setup();
+        step(&mut sh, &w, "s_cmp_eq_u32 s5, 0");
+        let f = step(&mut sh, &w, "s_cbranch_scc1 65535");
+        assert_eq!(f.len(), 1);
+        assert!(f[0].message.contains("as a branch condition: scc"));
+        assert!(f[0].message.contains("it comes from s5"));
+    }
+
+    #[test]
+    fn d16_loads_and_16_bit_results_write_halves() {
+        let (mut sh, w) = setup();
+        step(&mut sh, &w, "global_load_short_d16 v1, v0, s[0:1]");
+        assert_eq!(sh.v[1], [0, u64::MAX], "the low half loaded");
+        step(&mut sh, &w, "global_load_short_d16_hi v1, v0, s[0:1]");
+        assert_eq!(sh.v[1], [0, 0]);
+        // A 16-bit result zeroes the high half; a store of it is clean.
+        step(&mut sh, &w, "v_add_f16_e32 v2, v1, v1");
+        assert_eq!(sh.v[2], [0, 0]);
+        // v_cvt_f32_f16 reads the low half only.
+        step(&mut sh, &w, "global_load_short_d16 v3, v0, s[0:1]");
+        step(&mut sh, &w, "v_cvt_f32_f16_e32 v4, v3");
+        assert_eq!(v(&sh, 4), 0);
+        assert!(step(&mut sh, &w, "global_store_dword v0, v4, s[0:1]").is_empty());
+        // Storing v3 whole stores its undefined high half.
+        let f = step(&mut sh, &w, "global_store_dword v0, v3, s[0:1]");
+        assert!(f[0]
+            .message
+            .contains("in a store to global memory: v3, lane 0"));
+        // A 16-bit store of it does not.
+        let (mut sh, w) = setup();
+        step(&mut sh, &w, "global_load_short_d16 v3, v0, s[0:1]");
+        assert!(step(&mut sh, &w, "global_store_short v0, v3, s[0:1]").is_empty());
+    }
 }
