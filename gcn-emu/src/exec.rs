@@ -998,6 +998,9 @@ impl Wave {
     /// Read lane `lane`'s private bytes at `off`.
     fn private_read(&self, lane: usize, off: u32, buf: &mut [u8]) -> R<()> {
         let at = self.private_range(lane, off, buf.len())?;
+        if let Some(s) = &self.san {
+            s.private_access(lane, off, buf.len(), false);
+        }
         buf.copy_from_slice(&self.private[at..at + buf.len()]);
         Ok(())
     }
@@ -1005,6 +1008,9 @@ impl Wave {
     /// Write lane `lane`'s private bytes at `off`.
     fn private_write(&mut self, lane: usize, off: u32, bytes: &[u8]) -> R<()> {
         let at = self.private_range(lane, off, bytes.len())?;
+        if let Some(s) = &self.san {
+            s.private_access(lane, off, bytes.len(), true);
+        }
         self.private[at..at + bytes.len()].copy_from_slice(bytes);
         Ok(())
     }

@@ -73,7 +73,7 @@ use std::fmt;
 
 use crate::decode::{Instruction, Operand, Program, RegFile};
 
-mod shadow;
+pub mod shadow;
 use shadow::Origin;
 
 /// What kind of problem a finding is.
@@ -105,6 +105,9 @@ pub enum Kind {
     /// A wave never reaches a barrier while the others of its workgroup
     /// wait at one.
     Deadlock,
+    /// A value read from private (scratch) bytes nothing wrote reached a
+    /// use.
+    UninitializedScratch,
 }
 
 impl Kind {
@@ -113,7 +116,9 @@ impl Kind {
         match self {
             Kind::PrematureRead => Checks::WAITS,
             Kind::LdsRace | Kind::StoreInFlightAtBarrier => Checks::RACES,
-            Kind::UninitializedLds | Kind::UninitializedRegister => Checks::UNINIT,
+            Kind::UninitializedLds | Kind::UninitializedRegister | Kind::UninitializedScratch => {
+                Checks::UNINIT
+            }
             Kind::OutOfBounds | Kind::LdsOutOfBounds => Checks::BOUNDS,
             Kind::Deadlock => Checks::BARRIERS,
             Kind::BarrierDivergence => Checks::BARRIER_PAIRS,
@@ -241,6 +246,7 @@ impl fmt::Display for Kind {
             Kind::UninitializedRegister => "uninitialized register read",
             Kind::StoreInFlightAtBarrier => "LDS race (store in flight at a barrier)",
             Kind::Deadlock => "barrier deadlock",
+            Kind::UninitializedScratch => "uninitialized scratch read",
         })
     }
 }
@@ -401,6 +407,9 @@ pub struct WaveSan {
     shadow: Option<Box<shadow::Shadow>>,
     /// Memory instructions issued so far (the last one's sequence number).
     seq: u64,
+    /// The current instruction's private (scratch) accesses: lane, offset,
+    /// length, whether a write (for the shadow of uninitialized values).
+    private: RefCell<Vec<(u32, u32, u32, bool)>>,
 }
 
 fn overlaps(a: (RegFile, u16, u16), b: (RegFile, u16, u16)) -> bool {
@@ -495,7 +504,18 @@ impl WaveSan {
     /// loaded (from the LDS bytes it read, `lds`; global memory is defined).
     pub fn after(&mut self, wave: &crate::exec::Wave, lds: Option<&LdsShadow>) {
         if let Some(sh) = self.shadow.as_mut() {
-            sh.after(wave, lds);
+            let private = std::mem::take(&mut *self.private.borrow_mut());
+            sh.after(wave, lds, &private);
+        }
+    }
+
+    /// Lane `lane` of the current instruction reads (or writes) `len`
+    /// private bytes at `off` (called by the executor).
+    pub fn private_access(&self, lane: usize, off: u32, len: usize, write: bool) {
+        if self.shadow.is_some() {
+            self.private
+                .borrow_mut()
+                .push((lane as u32, off, len as u32, write));
         }
     }
 
@@ -1173,6 +1193,7 @@ mod tests {
             Kind::UninitializedRegister,
             Kind::StoreInFlightAtBarrier,
             Kind::Deadlock,
+            Kind::UninitializedScratch,
         ];
         for k in kinds {
             let n = Checks::NAMES

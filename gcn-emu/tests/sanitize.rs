@@ -962,7 +962,9 @@ fn clangs_mad_u64_u32_with_an_undefined_high_addend_is_no_finding() {
 
 /// Real uses are still reported, each at the use with the value's origin:
 /// an LDS element nothing wrote stored to global memory (`shift_bug`; with
-/// a select that drops it, `shift_ok`, no finding), a kernel argument's
+/// a select that drops it, `shift_ok`, no finding), a private array's
+/// element nothing wrote stored to global memory (`private_bug`: scratch on
+/// gfx942/gfx950, the private segment buffer on gfx90a), a kernel argument's
 /// load deleted so that the loop condition is undefined (a branch), and
 /// the move of a pointer's high half deleted (an address).
 #[test]
@@ -1029,6 +1031,50 @@ fn uninitialized_values_reaching_global_memory_a_branch_or_an_address_are_report
             .map(|i| if i % 256 == 255 { 0.0 } else { x[i + 1] })
             .collect();
         assert_eq!(to_f32(&out), want, "{target}");
+        // Scratch: a[63] of private_bug, which nothing writes, read by the
+        // work-items with t % 64 == 63 (lane 63 of each wave).
+        let (co, p) = assemble(
+            &text,
+            "private_bug",
+            target,
+            &format!("private-{target}.s"),
+            &d,
+        );
+        let ins: Vec<u32> = (0..512).collect();
+        let (f, _) = run_uninit(
+            &co,
+            &p,
+            "private_bug",
+            1,
+            &[u32s(&ins), u32s(&[0; 256])],
+            1,
+            &[],
+        );
+        assert_eq!(f.len(), 1, "{target}: {f:?}");
+        let g = &f[0];
+        assert_eq!(
+            (g.kind, g.occurrences),
+            (Kind::UninitializedScratch, 4),
+            "{target}: {g}"
+        );
+        assert!(
+            p.instructions[p.index[&g.addr]]
+                .mnemonic
+                .starts_with("global_store"),
+            "{g}"
+        );
+        let load = &p.instructions[p.index[&g.other.unwrap()]].mnemonic;
+        assert!(
+            load.starts_with("scratch_load") || load.starts_with("buffer_load"),
+            "{g}"
+        );
+        for want in [
+            "in a store to global memory",
+            "lane 63",
+            "private (scratch) byte 0xfc of lane 63",
+        ] {
+            assert!(g.message.contains(want), "{target}: {want} in {g}");
+        }
         // A branch: sum_n without the load of n.
         let (m, gone) = delete_first(&text, "sum_n", "s_load_dword ");
         let (co, p) = assemble(&m, "sum_n", target, &format!("sum-{target}.s"), &d);

@@ -42,6 +42,16 @@ pub enum Origin {
         /// The reading instruction's address.
         read: u64,
     },
+    /// A private (scratch) byte nothing wrote, and the instruction that
+    /// read it.
+    Scratch {
+        /// The lane.
+        lane: u32,
+        /// The byte's offset in the lane's private segment.
+        offset: u32,
+        /// The reading instruction's address.
+        read: u64,
+    },
 }
 
 /// A poison lane mask and the origin of its poison.
@@ -127,6 +137,17 @@ pub(super) struct Shadow {
     /// Instructions already reported.
     reported: HashSet<u64>,
     fill: Option<Fill>,
+    /// Private memory, lane-major as `Wave::private`: bytes written, bytes
+    /// written with an uninitialized value and its origin (allocated at
+    /// the first access).
+    private_written: Vec<u64>,
+    private_poison: Vec<u64>,
+    private_origin: std::collections::HashMap<usize, Origin>,
+    /// Per dword of the data a private store writes, the uninitialized
+    /// lanes, and the origin.
+    private_data: ([u64; 8], Option<Origin>),
+    /// The current instruction's address.
+    at: u64,
     /// A bitwise SALU result's `scc` (result != 0), decided after it ran:
     /// the destination's first register, its count, and its poisoned bits.
     scc_of: Option<(u16, u16, u64, Option<Origin>)>,
@@ -293,6 +314,11 @@ impl Shadow {
             reported: HashSet::new(),
             fill: None,
             scc_of: None,
+            private_written: Vec::new(),
+            private_poison: Vec::new(),
+            private_origin: Default::default(),
+            private_data: ([0; 8], None),
+            at: 0,
         }
     }
 
@@ -483,6 +509,14 @@ impl Shadow {
                     describe(program, read)
                 ),
             ),
+            Some(Origin::Scratch { lane, offset, read }) => (
+                Kind::UninitializedScratch,
+                Some(read),
+                format!(
+                    "it comes from private (scratch) byte {offset:#x} of lane {lane}, read by {} but written by nothing in this dispatch",
+                    describe(program, read)
+                ),
+            ),
             None => (
                 Kind::UninitializedRegister,
                 None,
@@ -551,6 +585,8 @@ impl Shadow {
     ) {
         self.fill = None;
         self.scc_of = None;
+        self.at = ins.addr;
+        self.private_data = ([0; 8], None);
         if let Some(sh) = lds {
             sh.begin_values();
         }
@@ -614,7 +650,13 @@ impl Shadow {
 
     /// Fill the destination of the memory instruction `ins` just ran: from
     /// the LDS bytes it read (a DS or flat load), else defined.
-    pub(super) fn after(&mut self, w: &Wave, lds: Option<&LdsShadow>) {
+    pub(super) fn after(
+        &mut self,
+        w: &Wave,
+        lds: Option<&LdsShadow>,
+        private: &[(u32, u32, u32, bool)],
+    ) {
+        let (pread, porigin) = self.private_accesses(w, private);
         if let Some((d, n, poison, o)) = self.scc_of.take() {
             let mut v = 0u64;
             for i in 0..n.min(2) {
@@ -631,7 +673,13 @@ impl Shadow {
             }
             return;
         }
-        let (read, o) = lds.map(|sh| sh.read_poison()).unwrap_or(([0; 8], None));
+        let (mut read, mut o) = lds.map(|sh| sh.read_poison()).unwrap_or(([0; 8], None));
+        for (r, p) in read.iter_mut().zip(pread) {
+            *r |= p;
+        }
+        if o.is_none() {
+            o = porigin;
+        }
         if f.group16 {
             // Lanes exchange data within groups of 16.
             let mut m = read.iter().fold(0, |a, d| a | d) & f.lanes;
@@ -652,6 +700,74 @@ impl Shadow {
             };
             self.set_v(f.file, f.first + j, 1, f.half, p, f.lanes);
         }
+    }
+
+    /// Apply the current instruction's private accesses (lane, offset,
+    /// length, write): writes store [`Shadow::private_data`]'s shadow,
+    /// reads return, per dword of the data read, the lanes that read an
+    /// uninitialized byte, and the first origin.
+    fn private_accesses(
+        &mut self,
+        w: &Wave,
+        log: &[(u32, u32, u32, bool)],
+    ) -> ([u64; 8], Option<Origin>) {
+        let mut read = [0u64; 8];
+        let mut origin = None;
+        if log.is_empty() {
+            return (read, origin);
+        }
+        let size = w.private_size as usize;
+        let bytes = size * 64;
+        if self.private_written.len() * 64 < bytes {
+            self.private_written = vec![0; bytes.div_ceil(64)];
+            self.private_poison = vec![0; bytes.div_ceil(64)];
+        }
+        let (mut rcur, mut wcur) = ([0usize; 64], [0usize; 64]);
+        let bit = |v: &[u64], i: usize| v.get(i / 64).is_some_and(|x| x >> (i % 64) & 1 != 0);
+        for &(lane, off, len, write) in log {
+            let l = (lane % 64) as usize;
+            for i in 0..len as usize {
+                let idx = l * size + off as usize + i;
+                if idx / 64 >= self.private_written.len() {
+                    break;
+                }
+                let (word, b) = (idx / 64, 1u64 << (idx % 64));
+                if write {
+                    let dw = ((wcur[l] + i) / 4).min(7);
+                    let poisoned = self.private_data.0[dw] >> l & 1 != 0;
+                    self.private_written[word] |= b;
+                    if poisoned {
+                        self.private_poison[word] |= b;
+                        if let Some(o) = self.private_data.1 {
+                            self.private_origin.insert(idx, o);
+                        }
+                    } else {
+                        self.private_poison[word] &= !b;
+                        self.private_origin.remove(&idx);
+                    }
+                } else {
+                    let o = if !bit(&self.private_written, idx) {
+                        Some(Origin::Scratch {
+                            lane,
+                            offset: off + i as u32,
+                            read: self.at,
+                        })
+                    } else if bit(&self.private_poison, idx) {
+                        self.private_origin.get(&idx).copied()
+                    } else {
+                        continue;
+                    };
+                    read[((rcur[l] + i) / 4).min(7)] |= 1 << l;
+                    origin = origin.or(o);
+                }
+            }
+            if write {
+                wcur[l] += len as usize;
+            } else {
+                rcur[l] += len as usize;
+            }
+        }
+        (read, origin)
     }
 
     // ----- scalar ----------------------------------------------------------
@@ -1724,10 +1840,12 @@ impl Shadow {
             if let Some(d) = ops.get(di) {
                 let h = data_half(m);
                 let p = self.op(&d.op, h);
+                let (data, o) = self.data_dwords(std::slice::from_ref(d), h, exec);
                 if let Some(sh) = lds {
-                    let (data, o) = self.data_dwords(std::slice::from_ref(d), h, exec);
                     sh.set_data(data, o);
                 }
+                // Private (scratch) stores keep the data's shadow too.
+                self.private_data = (data, o);
                 // Lanes whose flat address falls in global memory.
                 let mut global = exec;
                 if m.starts_with("flat_") {
@@ -1831,7 +1949,7 @@ mod tests {
     fn step(sh: &mut Shadow, w: &Wave, text: &str) -> Vec<Finding> {
         let mut out = Vec::new();
         sh.before(&ins(text), w, &program(), None, [0; 3], &mut out);
-        sh.after(w, None);
+        sh.after(w, None, &[]);
         out
     }
 

@@ -53,3 +53,13 @@ extern "C" __global__ void sum_n(const float *x, float *out, unsigned n) {
     s += x[k * 256 + ID];
   out[ID] = s;
 }
+
+// A private array (scratch) whose last element nothing writes: the
+// work-items whose index hits it store it to `out`.
+extern "C" __global__ void private_bug(const unsigned *in, unsigned *out) {
+  unsigned t = ID;
+  unsigned a[64];
+  for (unsigned i = 0; i < 63; i++)
+    a[i] = in[(t + i) % 512] * (i + 1);
+  out[t] = a[in[t] % 64];
+}
