@@ -1214,6 +1214,13 @@ impl Shadow {
         if ops.is_empty() {
             return;
         }
+        if matches!(
+            name,
+            "v_swap_b32" | "v_permlane16_swap_b32" | "v_permlane32_swap_b32"
+        ) {
+            self.swap(name, ops, w.exec());
+            return;
+        }
         let has_sdst = matches!(
             name,
             "v_add_co_u32"
@@ -1430,6 +1437,58 @@ impl Shadow {
         if has_sdst {
             // The carry (or scale flag) of each written lane; others 0.
             self.set_lanes(&ops[1].op, all.and(written));
+        }
+    }
+
+    /// `v_swap_b32` (the exec lanes of two registers) and gfx950's
+    /// `v_permlane{16,32}_swap_b32` (odd rows of the first with even rows of
+    /// the second, or rows 2–3 with rows 0–1), as the executor swaps data.
+    fn swap(&mut self, name: &str, ops: &[crate::decode::Src], exec: u64) {
+        let (Some((f0, i0, _)), Some((f1, i1, _))) = (
+            ops.first().and_then(|o| regs_of(&o.op)),
+            ops.get(1).and_then(|o| regs_of(&o.op)),
+        ) else {
+            return;
+        };
+        let (Some(a), Some(b)) = (self.vfile(f0), self.vfile(f1)) else {
+            return;
+        };
+        let (Some(&sa), Some(&sb)) = (a.0.get(i0 as usize), b.0.get(i1 as usize)) else {
+            return;
+        };
+        let (oa, ob) = (a.1[i0 as usize], b.1[i1 as usize]);
+        let (mut na, mut nb) = (sa, sb);
+        for lane in 0..64usize {
+            let partner = match name {
+                "v_swap_b32" => (exec >> lane & 1 != 0).then_some(lane),
+                "v_permlane16_swap_b32" => (lane / 16 % 2 == 1).then(|| lane - 16),
+                _ => (lane >= 32).then(|| lane - 32),
+            };
+            if let Some(p) = partner {
+                for h in 0..2 {
+                    let (x, y) = (sa[h] >> lane & 1, sb[h] >> p & 1);
+                    na[h] = (na[h] & !(1 << lane)) | y << lane;
+                    nb[h] = (nb[h] & !(1 << p)) | x << p;
+                }
+            }
+        }
+        // The origin of a swapped-in poison, else the register's own.
+        let oa2 = if sb != [0, 0] { ob } else { oa };
+        let ob2 = if sa != [0, 0] { oa } else { ob };
+        for (f, i, n, o) in [(f0, i0, na, oa2), (f1, i1, nb, ob2)] {
+            for (h, half) in [Half::Lo, Half::Hi].into_iter().enumerate() {
+                self.set_v(
+                    f,
+                    i,
+                    1,
+                    half,
+                    P {
+                        m: n[h],
+                        o: Some(o),
+                    },
+                    u64::MAX,
+                );
+            }
         }
     }
 
@@ -2041,6 +2100,19 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert!(f[0].message.contains("as a branch condition: scc"));
         assert!(f[0].message.contains("it comes from s5"));
+    }
+
+    #[test]
+    fn swaps_exchange_shadow_lane_by_lane() {
+        let (mut sh, w) = setup();
+        step(&mut sh, &w, "v_mov_b32_e32 v1, v0");
+        // v2 never written: after the swap v1 is poisoned, v2 defined.
+        step(&mut sh, &w, "v_swap_b32 v1, v2");
+        assert_eq!((v(&sh, 1), v(&sh, 2)), (u64::MAX, 0));
+        // permlane32: rows 2–3 of v2 swap with rows 0–1 of v1.
+        step(&mut sh, &w, "v_permlane32_swap_b32 v2, v1");
+        assert_eq!(v(&sh, 2), 0xffff_ffff << 32);
+        assert_eq!(v(&sh, 1), 0xffff_ffff_0000_0000);
     }
 
     #[test]
