@@ -202,7 +202,7 @@ fn suffix_ty(name: &str) -> Ty {
 }
 
 /// The destination and source types of a vector ALU operation.
-fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
+pub(crate) fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
     use Ty::*;
     if let Some(rest) = name.strip_prefix("v_cvt_") {
         let mut it = rest.split('_');
@@ -1008,6 +1008,9 @@ impl Wave {
     /// Read lane `lane`'s private bytes at `off`.
     fn private_read(&self, lane: usize, off: u32, buf: &mut [u8]) -> R<()> {
         let at = self.private_range(lane, off, buf.len())?;
+        if let Some(s) = &self.san {
+            s.private_access(lane, off, buf.len(), false);
+        }
         buf.copy_from_slice(&self.private[at..at + buf.len()]);
         Ok(())
     }
@@ -1015,6 +1018,9 @@ impl Wave {
     /// Write lane `lane`'s private bytes at `off`.
     fn private_write(&mut self, lane: usize, off: u32, bytes: &[u8]) -> R<()> {
         let at = self.private_range(lane, off, bytes.len())?;
+        if let Some(s) = &self.san {
+            s.private_access(lane, off, bytes.len(), true);
+        }
         self.private[at..at + bytes.len()].copy_from_slice(bytes);
         Ok(())
     }
@@ -1247,7 +1253,7 @@ fn float_mods(raw: u64, ty: Ty, abs: bool, neg: bool) -> u64 {
 }
 
 /// The source lane DPP control `ctrl` reads for `lane`, or `None` (out of range).
-fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
+pub(crate) fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
     let row = lane / 16 * 16;
     let l = lane % 16;
     match ctrl {
@@ -1317,7 +1323,7 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 /// SRC0, 1 SRC1, 2 SRC2, 3 DST). Implemented for the instructions it is
 /// used with in the corpora — `v_writelane_b32` (DST), `v_readlane_b32`
 /// (SRC0), `v_mov_b32` (SRC0, DST); any other is refused.
-fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
+pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
     let m0 = w.s[M0 as usize];
     let (idx, mode) = (m0 & 0xff, (m0 >> 12) & 0xf);
     // Operand slot of each mode bit: (bit, operand index).
@@ -3972,8 +3978,8 @@ pub fn run_until_blocked(
             ));
         };
         ctx.lds.begin();
-        if let Some(san) = wave.san.as_mut() {
-            san.before(ins, prog, ctx.lds.shadow.as_deref());
+        if let Some(mut san) = wave.san.take() {
+            san.before(ins, prog, ctx.lds.shadow.as_deref(), wave);
             if let Some(sh) = &ctx.lds.shadow {
                 sh.current.set((
                     san.wave,
@@ -3981,6 +3987,7 @@ pub fn run_until_blocked(
                     crate::sanitize::lds_atomic(&ins.mnemonic),
                 ));
             }
+            wave.san = Some(san);
         }
         // An operand form the executor does not expect (an index past the
         // operands LLVM printed) is a typed `Stop::Unsupported`, not a panic.
@@ -3992,6 +3999,10 @@ pub fn run_until_blocked(
                 crate::typed::exec(wave, t, ins, ctx).map_err(|s| (s, pc))?;
             }
             _ => step(wave, ins, ctx).map_err(|s| (s, pc))?,
+        }
+        if let Some(mut san) = wave.san.take() {
+            san.after(wave, ctx.lds.shadow.as_deref());
+            wave.san = Some(san);
         }
         if let Some((o, workgroup, w)) = ctx.observer.as_mut() {
             o.executed(&crate::observe::Event {

@@ -15,7 +15,7 @@
 //! | memory | [`memory`] | named allocations in one address space; LDS |
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
 //! | launch | [`launch`] | launch descriptions (TOML), seeded random inputs, comparing two runs |
-//! | sanitize | [`sanitize`] | premature reads, LDS races (stores in flight at a barrier too), uninitialized LDS and registers, out-of-bounds, barrier deadlocks; checks chosen by [`sanitize::Checks`] |
+//! | sanitize | [`sanitize`] | premature reads, LDS races (stores in flight at a barrier too), uninitialized values (by propagation, reported at their use), out-of-bounds, barrier deadlocks; checks chosen by [`sanitize::Checks`] |
 //! | approximate | [`approx`] | `v_rcp_f32` and the other approximate instructions: their bounds, counts, seeded perturbation |
 //!
 //! The decoder knows nothing of the semantics: it turns LLVM's text into

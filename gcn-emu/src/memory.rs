@@ -329,7 +329,7 @@ impl Lds {
             return 0;
         }
         if let Some(s) = &self.shadow {
-            s.read(addr, size);
+            s.read(self.lane, addr, size);
         }
         let mut v = 0u64;
         for i in 0..size {
@@ -344,7 +344,7 @@ impl Lds {
             return;
         }
         if let Some(s) = &self.shadow {
-            s.read(addr, out.len());
+            s.read(self.lane, addr, out.len());
         }
         let a = addr as usize;
         out.copy_from_slice(&self.data[a..a + out.len()]);
@@ -355,7 +355,7 @@ impl Lds {
             return;
         }
         if let Some(s) = &self.shadow {
-            s.write(addr, bytes.len());
+            s.write(self.lane, addr, bytes.len());
         }
         let a = addr as usize;
         self.data[a..a + bytes.len()].copy_from_slice(bytes);
@@ -367,7 +367,7 @@ impl Lds {
             return;
         }
         if let Some(s) = &self.shadow {
-            s.write(addr, size);
+            s.write(self.lane, addr, size);
         }
         for i in 0..size {
             self.data[a + i] = (v >> (8 * i)) as u8;

@@ -432,8 +432,9 @@ pub(crate) enum Command {
         /// Run the sanitizer with these checks (plain `--sanitize`: all but
         /// barrier-pairs): waits (premature reads of registers a load in
         /// flight still writes), races (LDS races between waves, LDS stores
-        /// in flight at s_barrier), uninit (LDS and register reads nothing
-        /// wrote), bounds (global accesses outside every buffer, LDS accesses outside the allocation), barriers
+        /// in flight at s_barrier), uninit (values from LDS bytes or
+        /// registers nothing wrote, reported where used: an address, a
+        /// branch, the exec mask, a store to global memory), bounds (global accesses outside every buffer, LDS accesses outside the allocation), barriers
         /// (a wave never reaching the barrier others wait at), barrier-pairs
         /// (opt-in: waves released from different s_barrier instructions, or
         /// ended while others wait; legal on hardware). Any finding: its
