@@ -16,6 +16,7 @@
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
 //! | launch | [`launch`] | launch descriptions (TOML), seeded random inputs, comparing two runs |
 //! | sanitize | [`sanitize`] | premature reads, LDS races (stores in flight at a barrier too), uninitialized LDS and registers, out-of-bounds, barrier deadlocks; checks chosen by [`sanitize::Checks`] |
+//! | profile | [`profile`] | exact counters of an observed launch, a device table, a trace-driven timing model |
 //! | approximate | [`approx`] | `v_rcp_f32` and the other approximate instructions: their bounds, counts, seeded perturbation |
 //!
 //! The decoder knows nothing of the semantics: it turns LLVM's text into
@@ -52,6 +53,7 @@ pub mod load;
 pub mod memory;
 pub mod npy;
 pub mod observe;
+pub mod profile;
 pub mod sanitize;
 
 mod error;

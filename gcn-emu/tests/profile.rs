@@ -1,0 +1,184 @@
+//! `gcn_emu::profile`: exact counters of real kernels (clang-22) whose
+//! answers are known by construction, and the timing model's response to
+//! an inserted stall.
+
+mod common;
+
+use common::*;
+use gcn_emu::dispatch::{run_observed, ArgValue, Launch};
+use gcn_emu::memory::Memory;
+use gcn_emu::profile::counters::Counters;
+use gcn_emu::profile::device::Device;
+use gcn_emu::profile::model::{time_launch, Assumptions};
+use gcn_emu::profile::{LdsRule, Profiler, WorkgroupTrace};
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+fn traces(
+    l: &Loaded,
+    grid: [u32; 3],
+    block: [u32; 3],
+    args: &[ArgValue],
+    mem: &Memory,
+) -> Vec<WorkgroupTrace> {
+    let k = l.co.kernel(&l.name).unwrap();
+    let p = Profiler::new(LdsRule::of(&l.co.processor), grid);
+    let (_, wgs) = run_observed(
+        &l.co,
+        k,
+        &l.program,
+        mem,
+        args,
+        &Launch::new(grid, block),
+        &p,
+    )
+    .unwrap();
+    wgs.into_iter().map(|w| w.into_trace()).collect()
+}
+
+fn index_of(l: &Loaded, mnemonic: &str) -> usize {
+    l.program
+        .instructions
+        .iter()
+        .position(|i| i.mnemonic == mnemonic)
+        .unwrap_or_else(|| panic!("{}: no {mnemonic}", l.name))
+}
+
+/// One wave of 64 lanes, each accessing `d` dwords at element `lane ×
+/// stride`: with `B` banks a phase serves `B / d` lanes, and its lanes
+/// start `stride·d` dwords apart, so `gcd(stride·d, B) / d` of them share
+/// each starting bank: the wave takes `64·gcd(stride·d, B) / B` cycles in
+/// `64·d / B` phases. The conflict cycles are the difference.
+fn expected_conflicts(banks: u64, d: u64, stride: u64) -> u64 {
+    64 * gcd(stride * d, banks) / banks - 64 * d / banks
+}
+
+#[test]
+fn lds_bank_conflicts_match_the_stride_formula_on_gfx942_and_gfx950() {
+    let dir = tempdir("profile-lds");
+    for (target, banks) in [("gfx942", 32u64), ("gfx950", 64)] {
+        let path = build("lds_stride", target, &dir);
+        for (kernel, d, max) in [
+            ("stride_b32", 1u64, 69u64),
+            ("stride_b64", 2, 34),
+            ("stride_b128", 4, 17),
+        ] {
+            let l = load(&path, kernel);
+            let write = index_of(&l, &format!("ds_write_b{}", 32 * d));
+            let read = index_of(&l, &format!("ds_read_b{}", 32 * d));
+            let store = l
+                .program
+                .instructions
+                .iter()
+                .position(|i| i.mnemonic.starts_with("global_store"))
+                .unwrap();
+            let mut strides: Vec<u64> = (0..7).map(|p| 1u64 << p).filter(|&s| s <= max).collect();
+            strides.extend(strides.clone().iter().map(|s| s + 1).filter(|&s| s <= max));
+            for stride in strides {
+                let mem = Memory::new();
+                let out = mem.alloc_bytes("out", &vec![0; 64 * 4 * d as usize]);
+                let args = [
+                    ArgValue::Pointer(out),
+                    ArgValue::Bytes((stride as u32).to_le_bytes().to_vec()),
+                ];
+                let t = traces(&l, [1, 1, 1], [64, 1, 1], &args, &mem);
+                let c = Counters::of(&l.program, &t);
+                let want = expected_conflicts(banks, d, stride);
+                let what = format!("{target} {kernel} stride {stride}");
+                for (i, op) in [(write, "write"), (read, "read")] {
+                    assert_eq!(c.per_instruction[i].executed, 1, "{what} {op}");
+                    assert_eq!(c.per_instruction[i].active_lanes, 64, "{what} {op}");
+                    assert_eq!(
+                        c.per_instruction[i].lds_bank_conflicts, want,
+                        "{what}: ds_{op} bank conflicts"
+                    );
+                }
+                // The result is what the neighbour wrote.
+                let got = to_u32(&mem.contents(out).unwrap());
+                for lane in 0..64 {
+                    assert_eq!(got[lane * d as usize], (lane ^ 1) as u32 + 1, "{what}");
+                }
+                // out[i]: 64 lanes × 4d contiguous bytes.
+                let s = &c.per_instruction[store];
+                assert_eq!(s.global_bytes, 256 * d, "{what}");
+                assert_eq!(s.lines64, 4 * d, "{what}: 64-byte lines");
+                assert_eq!(s.lines128, 2 * d, "{what}: 128-byte lines");
+                assert_eq!(c.total.barriers, 1, "{what}");
+            }
+        }
+    }
+}
+
+/// Cycles of one CU running one workgroup of `kernel` with `n` groups of
+/// nops, and the nops executed.
+fn nop_cycles(path: &std::path::Path, kernel: &str, n: u32) -> (u64, u64) {
+    let l = load(path, kernel);
+    let device = Device::by_name("mi300x").unwrap();
+    let mem = Memory::new();
+    let out = mem.alloc_bytes("out", &vec![0; 4 * 1024]);
+    let inp = mem.alloc_bytes("in", &f32s(&vec![1.0; 1024]));
+    let args = [
+        ArgValue::Pointer(out),
+        ArgValue::Pointer(inp),
+        ArgValue::Bytes(n.to_le_bytes().to_vec()),
+    ];
+    let t = traces(&l, [4, 1, 1], [256, 1, 1], &args, &mem);
+    let c = Counters::of(&l.program, &t);
+    let nops = l
+        .program
+        .instructions
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.mnemonic == "s_nop")
+        .map(|(k, _)| c.per_instruction[k].executed)
+        .sum::<u64>();
+    let timing = time_launch(
+        &l.program,
+        &device,
+        &t[..1],
+        4,
+        1,
+        0,
+        &Assumptions::default(),
+    );
+    (timing.round.cycles, nops)
+}
+
+#[test]
+fn inserted_nops_predict_a_longer_time_unless_a_load_hides_them() {
+    let dir = tempdir("profile-nops");
+    let path = build("lds_stride", "gfx942", &dir);
+    let mut before = Vec::new();
+    let mut shadowed = Vec::new();
+    for n in [0u32, 1, 4] {
+        let (c, nops) = nop_cycles(&path, "nops", n);
+        assert_eq!(nops, 16 * 8 * n as u64, "n = {n}: 16 waves × 8 × n s_nop");
+        before.push(c);
+        let (c, nops) = nop_cycles(&path, "shadowed", n);
+        assert_eq!(nops, 16 * 8 * n as u64, "n = {n}");
+        shadowed.push(c);
+    }
+    assert!(
+        before.windows(2).all(|w| w[1] > w[0]),
+        "cycles grow with the nops: {before:?}"
+    );
+    // A wave runs its nops one after another: 8 × 8 wait states per group.
+    assert!(before[2] - before[0] >= 4 * 64, "{before:?}");
+    // Between the load and its wait, the load's latency hides them.
+    assert!(
+        shadowed[2] - shadowed[0] < before[2] - before[0],
+        "before the load {before:?}, in its shadow {shadowed:?}"
+    );
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("gcn-emu-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
