@@ -500,7 +500,8 @@ pub struct Timing {
     pub rounds: u64,
     /// Workgroups on the busiest CU in the partial last round (0: none).
     pub last_round: u32,
-    /// A full round on one CU.
+    /// A full round on one CU (when the grid has no full round, the
+    /// busiest CU's workgroups).
     pub round: CuTiming,
     /// The partial last round on its busiest CU.
     pub partial: Option<CuTiming>,
@@ -531,9 +532,21 @@ pub fn time_launch(
     let rounds = workgroups / per_round;
     let rem = workgroups % per_round;
     let last_round = rem.div_ceil(cus) as u32;
-    let round = simulate_cu(program, device, traces, resident, a);
-    let partial = (last_round > 0).then(|| simulate_cu(program, device, traces, last_round, a));
-    let cycles = rounds * round.cycles + partial.as_ref().map_or(0, |p| p.cycles);
+    // A grid smaller than a round: the busiest CU's workgroups are the round.
+    let round = simulate_cu(
+        program,
+        device,
+        traces,
+        if rounds == 0 { last_round } else { resident },
+        a,
+    );
+    let partial =
+        (last_round > 0 && rounds > 0).then(|| simulate_cu(program, device, traces, last_round, a));
+    let cycles = if rounds == 0 {
+        round.cycles
+    } else {
+        rounds * round.cycles + partial.as_ref().map_or(0, |p| p.cycles)
+    };
     let clock = device.clock_mhz.value;
     let sched_us = cycles as f64 / clock;
     let hbm_us = hbm_bytes as f64 / (device.hbm_gbps.value * 1e3);
