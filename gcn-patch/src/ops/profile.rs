@@ -153,6 +153,8 @@ fn usage(setting: Option<Setting>, msg: String) -> RunError {
 }
 
 /// Profile the dispatch `opts` describes.
+// gcn_emu::Error is large by design (its crate root says why).
+#[allow(clippy::result_large_err)]
 pub fn profile(opts: &ProfileOptions, tools: &Tools) -> Result<ProfileReport, RunError> {
     let device = Device::by_name(&opts.device).ok_or_else(|| {
         usage(
@@ -218,11 +220,9 @@ pub fn profile(opts: &ProfileOptions, tools: &Tools) -> Result<ProfileReport, Ru
         Some(block),
     );
     // Workgroups per CU: the waves the SIMDs hold, and the LDS.
-    let by_lds = if lds == 0 {
-        u32::MAX
-    } else {
-        (device.lds_bytes.value as u32 / lds).max(1)
-    };
+    let by_lds = (device.lds_bytes.value as u32)
+        .checked_div(lds)
+        .map_or(u32::MAX, |n| n.max(1));
     let resident = (occ.waves_per_simd * 4 / waves_per_wg).clamp(1, by_lds);
     let grid = run.grid;
     let workgroups: u64 = grid.iter().map(|&g| g as u64).product();

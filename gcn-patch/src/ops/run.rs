@@ -407,6 +407,8 @@ fn parse(listing: &str, kernel: &gcn_emu::load::Kernel) -> Result<Program, Diagn
 }
 
 /// Run the dispatch `opts` describes.
+// gcn_emu::Error is large by design (its crate root says why).
+#[allow(clippy::result_large_err)]
 pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     run_with(opts, tools, |d| {
         gcn_emu::dispatch::run(d.co, d.kernel, d.program, d.mem, d.values, d.launch)
@@ -425,6 +427,7 @@ pub(crate) struct Dispatch<'a> {
 
 /// [`run`] with the dispatch itself done by `runner` (the profiler
 /// observes it): the same arguments, checks, buffers and report.
+#[allow(clippy::result_large_err)]
 pub(crate) fn run_with(
     opts: &RunOptions,
     tools: &Tools,
