@@ -170,3 +170,41 @@ fn profile_bad_input_says_what_and_how() {
     }
     insta::assert_snapshot!("bad_device", all);
 }
+
+/// The demo's matmul patch (coarser waits in the main loop), its declared
+/// launch profiled unpatched and patched.
+#[test]
+fn profile_of_a_manifest_kernel_compares_unpatched_and_patched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("m.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+        .args([
+            "profile", "matmul", "--device", "mi300x", "-t", "gfx942", "--json",
+        ])
+        .arg(&json)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let s = shown(tmp.path(), &o);
+    assert!(o.status.success(), "{s}");
+    assert!(
+        s.contains("unpatched") && s.contains("stall cycles that moved"),
+        "{s}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = j.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "one target, one launch");
+    let (a, b) = (&rows[0]["unpatched"], &rows[0]["patched"]);
+    // The same launch: the same counts of MFMA work, different schedules.
+    assert_eq!(a["totals"]["flops"], b["totals"]["flops"]);
+    assert!(a["totals"]["flops"].as_u64().unwrap() > 0);
+    // The patch deletes three waits of the main loop.
+    assert!(
+        b["totals"]["waits"].as_u64().unwrap() < a["totals"]["waits"].as_u64().unwrap(),
+        "{} vs {}",
+        b["totals"]["waits"],
+        a["totals"]["waits"]
+    );
+    assert_ne!(a["cycles"], b["cycles"]);
+}

@@ -149,9 +149,12 @@ struct Wave {
     pc: usize,
     global_k: usize,
     ready: u64,
+    /// Why `ready` is late: a barrier's release, a nop, a branch.
+    ready_why: Stall,
     vm: VecDeque<u64>,
     lgkm: Vec<u64>,
-    at_barrier: Option<u64>,
+    /// Arrived at the `s_barrier` of this instruction index at this time.
+    at_barrier: Option<(u64, usize)>,
     done: bool,
 }
 
@@ -259,6 +262,7 @@ pub fn simulate_cu(
                 pc: 0,
                 global_k: 0,
                 ready: 0,
+                ready_why: Stall::Nop,
                 vm: VecDeque::new(),
                 lgkm: Vec::new(),
                 at_barrier: None,
@@ -297,7 +301,7 @@ pub fn simulate_cu(
      -> (u64, Stall) {
         let step = &traces[w.trace_wg].waves[w.wave][w.pc];
         let op = ops[step.index as usize];
-        let mut at = (w.ready, Stall::Nop);
+        let mut at = (w.ready, w.ready_why);
         let mut bump = |time: u64, why: Stall| {
             if time > at.0 {
                 at = (time, why);
@@ -365,6 +369,7 @@ pub fn simulate_cu(
             }
             let w = &mut waves[wi];
             w.ready = t + 4;
+            w.ready_why = Stall::Nop;
             match op.class {
                 Class::Valu => valu_free[s] = t + 4,
                 Class::Trans => valu_free[s] = t + 16,
@@ -418,7 +423,7 @@ pub fn simulate_cu(
                 }
                 Class::Nop | Class::Sleep => w.ready = t + op.nop.max(1),
                 Class::Branch => w.ready = t + 8,
-                Class::Barrier => w.at_barrier = Some(t),
+                Class::Barrier => w.at_barrier = Some((t, idx)),
                 _ => {}
             }
             // Retire what has completed.
@@ -439,14 +444,17 @@ pub fn simulate_cu(
                 .filter(|x| x.wg == g && !x.done)
                 .all(|x| x.at_barrier.is_some());
             if all && waves.iter().any(|x| x.wg == g && x.at_barrier.is_some()) {
+                // The wait is the barrier's: from each wave's arrival (and
+                // its issue) to the release.
                 let release = t + a.barrier_cycles;
-                for x in waves.iter_mut().filter(|x| x.wg == g) {
-                    x.at_barrier = None;
-                    x.ready = x.ready.max(release);
-                }
-                for (j, x) in waves.iter().enumerate() {
-                    if x.wg == g {
-                        last_free[j] = last_free[j].min(x.ready);
+                for (j, x) in waves.iter_mut().enumerate().filter(|(_, x)| x.wg == g) {
+                    if let Some((arrived, bidx)) = x.at_barrier.take() {
+                        let from = arrived + 4;
+                        if release > from {
+                            stalls[bidx][2] += release - from;
+                        }
+                        x.ready = x.ready.max(release);
+                        last_free[j] = x.ready;
                     }
                 }
             }

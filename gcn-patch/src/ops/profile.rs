@@ -198,134 +198,211 @@ pub fn profile(opts: &ProfileOptions, tools: &Tools) -> Result<ProfileReport, Ru
         .kernel(&run.kernel)
         .map_err(|e| usage(None, e.to_string()))?
         .clone();
-    let block: u32 = run.block.iter().product();
-    let waves_per_wg = block.div_ceil(64).max(1);
-    let lds = kernel.descriptor.group_segment_fixed_size + run.dynamic_lds;
     let target = gcn_embed::TargetId::parse(&processor).map_err(|e| {
         usage(
             Some(Setting::RunAs),
             format!("`{processor}` is not a target ID: {e}"),
         )
     })?;
-    let d = &kernel.descriptor;
-    // GRANULATED_WAVEFRONT_SGPR_COUNT (gfx9: granules of 16).
-    let sgprs = (((d.rsrc1 >> 6) & 0xf) + 1) * 16;
-    let occ = crate::stage::check::occupancy::occupancy(
+    let plan = Plan::new(
+        &device,
         &target,
-        d.vgpr_count(),
-        0,
-        sgprs,
-        lds,
-        64,
-        Some(block),
+        &kernel,
+        run.grid,
+        run.block,
+        run.dynamic_lds,
     );
-    // Workgroups per CU: the waves the SIMDs hold, and the LDS.
-    let by_lds = (device.lds_bytes.value as u32)
-        .checked_div(lds)
-        .map_or(u32::MAX, |n| n.max(1));
-    let resident = (occ.waves_per_simd * 4 / waves_per_wg).clamp(1, by_lds);
-    let grid = run.grid;
-    let workgroups: u64 = grid.iter().map(|&g| g as u64).product();
-    let sample: BTreeSet<u64> = (0..workgroups.min(resident as u64)).collect();
-    let sampled = sample.len() as u64;
-    let profiler = Profiler {
-        rule: LdsRule::of(&processor),
-        sample: Some(sample),
-        grid,
-    };
     let mut traces: Vec<WorkgroupTrace> = Vec::new();
     let mut program = None;
     let mut hbm_bytes = 0u64;
-    super::run::run_with(&run, tools, |dispatch| {
-        for v in dispatch.values {
+    super::run::run_with(&run, tools, |d| {
+        let (stats, t, h) = plan.observe(d.co, d.kernel, d.program, d.mem, d.values, d.launch)?;
+        traces = t;
+        hbm_bytes = h;
+        program = Some(d.program.clone());
+        Ok(stats)
+    })?;
+    let program = program.expect("the runner ran");
+    Ok(plan.report(&kernel.name, &program, &traces, hbm_bytes))
+}
+
+/// How a launch is sampled and timed: the device, occupancy, the sample.
+pub(crate) struct Plan {
+    device: Device,
+    processor: String,
+    occ: crate::stage::check::occupancy::Occupancy,
+    resident: u32,
+    workgroups: u64,
+    sampled: u64,
+    profiler: Profiler,
+}
+
+impl Plan {
+    /// The plan of a launch of `kernel` on `device` as `target`.
+    pub(crate) fn new(
+        device: &Device,
+        target: &gcn_embed::TargetId,
+        kernel: &gcn_emu::load::Kernel,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_lds: u32,
+    ) -> Plan {
+        let processor = target.processor.name.to_string();
+        let block: u32 = block.iter().product();
+        let waves_per_wg = block.div_ceil(64).max(1);
+        let lds = kernel.descriptor.group_segment_fixed_size + dynamic_lds;
+        let d = &kernel.descriptor;
+        // GRANULATED_WAVEFRONT_SGPR_COUNT (gfx9: granules of 16).
+        let sgprs = (((d.rsrc1 >> 6) & 0xf) + 1) * 16;
+        let occ = crate::stage::check::occupancy::occupancy(
+            target,
+            d.vgpr_count(),
+            0,
+            sgprs,
+            lds,
+            64,
+            Some(block),
+        );
+        // Workgroups per CU: the waves the SIMDs hold, and the LDS.
+        let by_lds = (device.lds_bytes.value as u32)
+            .checked_div(lds)
+            .map_or(u32::MAX, |n| n.max(1));
+        let resident = (occ.waves_per_simd * 4 / waves_per_wg).clamp(1, by_lds);
+        let workgroups: u64 = grid.iter().map(|&g| g as u64).product();
+        let sample: BTreeSet<u64> = (0..workgroups.min(resident as u64)).collect();
+        let sampled = sample.len() as u64;
+        let profiler = Profiler {
+            rule: LdsRule::of(&processor),
+            sample: Some(sample),
+            grid,
+        };
+        Plan {
+            device: device.clone(),
+            processor,
+            occ,
+            resident,
+            workgroups,
+            sampled,
+            profiler,
+        }
+    }
+
+    /// Run the sampled workgroups under the profiler: the stats, each
+    /// workgroup's trace, and the compulsory HBM bytes (every buffer
+    /// argument once).
+    #[allow(clippy::result_large_err, clippy::too_many_arguments)]
+    pub(crate) fn observe(
+        &self,
+        co: &gcn_emu::load::CodeObject,
+        kernel: &gcn_emu::load::Kernel,
+        program: &gcn_emu::decode::Program,
+        mem: &gcn_emu::memory::Memory,
+        values: &[ArgValue],
+        launch: &gcn_emu::dispatch::Launch,
+    ) -> gcn_emu::Result<(gcn_emu::dispatch::Stats, Vec<WorkgroupTrace>, u64)> {
+        let mut hbm_bytes = 0u64;
+        for v in values {
             if let ArgValue::Pointer(a) = v {
                 if *a != 0 {
-                    hbm_bytes += dispatch.mem.contents(*a).map_or(0, |c| c.len() as u64);
+                    hbm_bytes += mem.contents(*a).map_or(0, |c| c.len() as u64);
                 }
             }
         }
         let (stats, wgs) = gcn_emu::dispatch::run_observed(
-            dispatch.co,
-            dispatch.kernel,
-            dispatch.program,
-            dispatch.mem,
-            dispatch.values,
-            dispatch.launch,
-            &profiler,
+            co,
+            kernel,
+            program,
+            mem,
+            values,
+            launch,
+            &self.profiler,
         )?;
-        traces = wgs.into_iter().map(|w| w.into_trace()).collect();
-        program = Some(dispatch.program.clone());
-        Ok(stats)
-    })?;
-    let program = program.expect("the runner ran");
-    let counters = Counters::of(&program, &traces);
-    let a = Assumptions::default();
-    let timing = model::time_launch(
-        &program, &device, &traces, workgroups, resident, hbm_bytes, &a,
-    );
-    let scale = workgroups as f64 / sampled.max(1) as f64;
-    let flops = counters.total.flops as f64 * scale;
-    let global_bytes = counters.total.global_bytes as f64 * scale;
-    let seconds = timing.predicted_us * 1e-6;
-    // The dominant MFMA type, by FLOPs.
-    let mut by_type: BTreeMap<usize, u64> = BTreeMap::new();
-    for (i, ins) in program.instructions.iter().enumerate() {
-        if let Some(m) = Mfma::of(ins) {
-            *by_type.entry(m.ty as usize).or_default() += counters.per_instruction[i].flops;
-        }
+        Ok((
+            stats,
+            wgs.into_iter().map(|w| w.into_trace()).collect(),
+            hbm_bytes,
+        ))
     }
-    let dominant = by_type.iter().max_by_key(|(_, f)| **f).map(|(t, _)| *t);
-    let peak_tflops = dominant.map(|t| device.mfma_tflops[t].value);
-    let mut stall_totals = [0u64; 9];
-    for s in &timing.round.stalls {
-        for (t, v) in stall_totals.iter_mut().zip(s) {
-            *t += v;
-        }
-    }
-    let mut stalls: Vec<StallTotal> = Stall::ALL
-        .iter()
-        .zip(stall_totals)
-        .filter(|(_, v)| *v > 0)
-        .map(|(s, v)| StallTotal {
-            reason: s.name().to_string(),
-            cycles: v,
-        })
-        .collect();
-    stalls.sort_by(|a, b| b.cycles.cmp(&a.cycles).then(a.reason.cmp(&b.reason)));
-    let instructions: Vec<Line> = program
-        .instructions
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| counters.per_instruction[*i].executed > 0)
-        .map(|(i, ins)| {
-            let c = &counters.per_instruction[i];
-            let st = &timing.round.stalls[i];
-            Line {
-                address: ins.addr,
-                text: ins.text.clone(),
-                source: program.lines.get(&ins.addr).cloned(),
-                executed: c.executed,
-                active_lanes: c.active_lanes,
-                stall_cycles: Stall::ALL
-                    .iter()
-                    .zip(st)
-                    .filter(|(_, v)| **v > 0)
-                    .map(|(s, v)| (s.name(), *v))
-                    .collect(),
-                lds_bank_conflicts: c.lds_bank_conflicts,
-                cache_lines: CacheLines {
-                    lines64: c.lines64,
-                    lines128: c.lines128,
-                    per_access: if c.global_accesses > 0 {
-                        c.lines64 as f64 / c.global_accesses as f64
-                    } else {
-                        0.0
-                    },
-                },
+
+    /// The report of the traces.
+    pub(crate) fn report(
+        &self,
+        kernel: &str,
+        program: &gcn_emu::decode::Program,
+        traces: &[WorkgroupTrace],
+        hbm_bytes: u64,
+    ) -> ProfileReport {
+        let device = &self.device;
+        let (workgroups, resident, sampled, occ) =
+            (self.workgroups, self.resident, self.sampled, &self.occ);
+        let processor = self.processor.clone();
+        let counters = Counters::of(program, traces);
+        let a = Assumptions::default();
+        let timing =
+            model::time_launch(program, device, traces, workgroups, resident, hbm_bytes, &a);
+        let scale = workgroups as f64 / sampled.max(1) as f64;
+        let flops = counters.total.flops as f64 * scale;
+        let global_bytes = counters.total.global_bytes as f64 * scale;
+        let seconds = timing.predicted_us * 1e-6;
+        // The dominant MFMA type, by FLOPs.
+        let mut by_type: BTreeMap<usize, u64> = BTreeMap::new();
+        for (i, ins) in program.instructions.iter().enumerate() {
+            if let Some(m) = Mfma::of(ins) {
+                *by_type.entry(m.ty as usize).or_default() += counters.per_instruction[i].flops;
             }
-        })
-        .collect();
-    let mut notes = vec![
+        }
+        let dominant = by_type.iter().max_by_key(|(_, f)| **f).map(|(t, _)| *t);
+        let peak_tflops = dominant.map(|t| device.mfma_tflops[t].value);
+        let mut stall_totals = [0u64; 9];
+        for s in &timing.round.stalls {
+            for (t, v) in stall_totals.iter_mut().zip(s) {
+                *t += v;
+            }
+        }
+        let mut stalls: Vec<StallTotal> = Stall::ALL
+            .iter()
+            .zip(stall_totals)
+            .filter(|(_, v)| *v > 0)
+            .map(|(s, v)| StallTotal {
+                reason: s.name().to_string(),
+                cycles: v,
+            })
+            .collect();
+        stalls.sort_by(|a, b| b.cycles.cmp(&a.cycles).then(a.reason.cmp(&b.reason)));
+        let instructions: Vec<Line> = program
+            .instructions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| counters.per_instruction[*i].executed > 0)
+            .map(|(i, ins)| {
+                let c = &counters.per_instruction[i];
+                let st = &timing.round.stalls[i];
+                Line {
+                    address: ins.addr,
+                    text: ins.text.clone(),
+                    source: program.lines.get(&ins.addr).cloned(),
+                    executed: c.executed,
+                    active_lanes: c.active_lanes,
+                    stall_cycles: Stall::ALL
+                        .iter()
+                        .zip(st)
+                        .filter(|(_, v)| **v > 0)
+                        .map(|(s, v)| (s.name(), *v))
+                        .collect(),
+                    lds_bank_conflicts: c.lds_bank_conflicts,
+                    cache_lines: CacheLines {
+                        lines64: c.lines64,
+                        lines128: c.lines128,
+                        per_access: if c.global_accesses > 0 {
+                            c.lines64 as f64 / c.global_accesses as f64
+                        } else {
+                            0.0
+                        },
+                    },
+                }
+            })
+            .collect();
+        let mut notes = vec![
         format!(
             "sampled: {sampled} of {workgroups} workgroup(s) emulated (the first {sampled} in dispatch order, one CU's round at {resident} resident); counters are theirs, grid totals scaled by {scale:.2}"
         ),
@@ -353,50 +430,51 @@ pub fn profile(opts: &ProfileOptions, tools: &Tools) -> Result<ProfileReport, Ru
         ),
         NOT_MODELLED.to_string(),
     ];
-    if (sampled as u32) < resident {
-        notes.push(format!(
+        if (sampled as u32) < resident {
+            notes.push(format!(
             "the grid has fewer workgroups ({workgroups}) than a CU holds ({resident}): the round times those"
         ));
+        }
+        let setprio = counters
+            .per_instruction
+            .iter()
+            .zip(&program.instructions)
+            .filter(|(c, i)| c.executed > 0 && i.mnemonic == "s_setprio")
+            .count();
+        if setprio > 0 {
+            notes.push(format!(
+                "{setprio} s_setprio instruction(s) executed: priorities are not modelled"
+            ));
+        }
+        ProfileReport {
+            schema_version: SCHEMA_VERSION,
+            kernel: kernel.to_string(),
+            processor,
+            device: device.name.to_string(),
+            predicted_us: timing.predicted_us,
+            cycles: timing.cycles,
+            cycles_per_round: timing.round.cycles,
+            round_workgroups: timing.round.workgroups,
+            resident_workgroups: resident,
+            waves_per_simd: occ.waves_per_simd,
+            occupancy_limited_by: occ.to_string(),
+            workgroups,
+            sampled,
+            flops,
+            global_bytes,
+            tflops: flops / seconds / 1e12,
+            peak_tflops,
+            gbps: global_bytes / seconds / 1e9,
+            peak_gbps: device.hbm_gbps.value,
+            hbm_bytes,
+            bound: timing.bound.to_string(),
+            stalls,
+            totals: counters.total,
+            instructions,
+            notes,
+            timing: Some(timing),
+        }
     }
-    let setprio = counters
-        .per_instruction
-        .iter()
-        .zip(&program.instructions)
-        .filter(|(c, i)| c.executed > 0 && i.mnemonic == "s_setprio")
-        .count();
-    if setprio > 0 {
-        notes.push(format!(
-            "{setprio} s_setprio instruction(s) executed: priorities are not modelled"
-        ));
-    }
-    Ok(ProfileReport {
-        schema_version: SCHEMA_VERSION,
-        kernel: kernel.name.clone(),
-        processor,
-        device: device.name.to_string(),
-        predicted_us: timing.predicted_us,
-        cycles: timing.cycles,
-        cycles_per_round: timing.round.cycles,
-        round_workgroups: timing.round.workgroups,
-        resident_workgroups: resident,
-        waves_per_simd: occ.waves_per_simd,
-        occupancy_limited_by: occ.to_string(),
-        workgroups,
-        sampled,
-        flops,
-        global_bytes,
-        tflops: flops / seconds / 1e12,
-        peak_tflops,
-        gbps: global_bytes / seconds / 1e9,
-        peak_gbps: device.hbm_gbps.value,
-        hbm_bytes,
-        bound: timing.bound.to_string(),
-        stalls,
-        totals: counters.total,
-        instructions,
-        notes,
-        timing: Some(timing),
-    })
 }
 
 /// The report as JSON (the schema of the book's reference page

@@ -492,20 +492,29 @@ pub(crate) enum Command {
     /// global lines, MFMA FLOPs, waits, barriers) and a predicted time on
     /// a device from a trace-driven timing model (a model, not a
     /// measurement: the report says what it samples, assumes and leaves
-    /// out). Takes the same launch arguments as `run`. Exit 0: profiled;
-    /// 1: the emulated kernel failed; 2: bad input.
+    /// out). Takes the same launch arguments as `run`; or, given a
+    /// manifest kernel's name and no --grid, profiles its declared launches
+    /// unpatched and patched side by side. Exit 0: profiled; 1: the
+    /// emulated kernel failed; 2: bad input.
     Profile {
-        /// The code object (.hsaco, .co).
+        /// The code object (.hsaco, .co); or, without --grid, the name of a
+        /// kernel of the manifest with declared launches.
         object: PathBuf,
-        /// The kernel's name.
-        #[arg(long, short)]
-        kernel: String,
+        /// The kernel's name in OBJECT.
+        #[arg(long, short, requires = "grid")]
+        kernel: Option<String>,
         /// Workgroups in X[,Y[,Z]] (HIP's grid).
-        #[arg(long, value_name = "X[,Y[,Z]]")]
-        grid: String,
+        #[arg(long, value_name = "X[,Y[,Z]]", requires_all = ["kernel", "block"])]
+        grid: Option<String>,
         /// Work-items per workgroup in X[,Y[,Z]] (HIP's block).
-        #[arg(long, value_name = "X[,Y[,Z]]")]
-        block: String,
+        #[arg(long, value_name = "X[,Y[,Z]]", requires = "grid")]
+        block: Option<String>,
+        /// With a manifest kernel: only this target.
+        #[arg(long, short, conflicts_with = "grid")]
+        target: Option<String>,
+        /// With a manifest kernel: the manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
         /// An explicit kernel argument, as `run --arg`: NAME=SPEC or SPEC;
         /// SPEC: PATH.npy, out:DTYPE:COUNT or DTYPE:VALUE.
         #[arg(long = "arg", value_name = "[NAME=]SPEC", allow_hyphen_values = true)]

@@ -128,6 +128,8 @@ fn dispatch(cli: Cli) -> ExitCode {
         kernel,
         grid,
         block,
+        target,
+        manifest,
         args,
         zero_rest,
         device,
@@ -141,6 +143,22 @@ fn dispatch(cli: Cli) -> ExitCode {
     } = cli.command
     {
         use gcn_patch::base::diag::Setting;
+        let (Some(grid), Some(block), Some(kernel)) = (grid, block, kernel) else {
+            let target = match target.as_deref().map(ops::parse_target).transpose() {
+                Ok(t) => t,
+                Err(d) => return render::usage(d),
+            };
+            let opts = ops::emulate::CompareOptions {
+                manifest,
+                kernel: object.display().to_string(),
+                target,
+                tolerance: None,
+                max_instructions,
+                run_as,
+                perturb_approx: None,
+            };
+            return render::profile_declared(&opts, &device, json.as_deref(), top, &llvm.tools());
+        };
         let parsed = ops::run::parse_dims(Setting::Grid, &grid).and_then(|grid| {
             let block = ops::run::parse_dims(Setting::Block, &block)?;
             let (mut named, mut positional) = (Vec::new(), Vec::new());

@@ -961,3 +961,95 @@ pub(crate) fn profile_report(r: &ops::profile::ProfileReport, top: usize) -> Str
     }
     s
 }
+
+/// `gcn-patch profile KERNEL`: per target and declared launch, the
+/// unpatched and patched predictions, the delta, the stall reasons that
+/// moved, and each side's hottest lines; `--json FILE` writes both reports.
+pub(crate) fn profile_declared(
+    opts: &ops::emulate::CompareOptions,
+    device: &str,
+    json: Option<&Path>,
+    top: usize,
+    tools: &ops::Tools,
+) -> ExitCode {
+    let rows = match ops::emulate::profile(opts, device, tools) {
+        Ok(r) => r,
+        Err(d) => return usage(d),
+    };
+    for r in &rows {
+        let (a, b) = (&r.unpatched, &r.patched);
+        println!(
+            "gcn-patch profile: kernel `{}` {} launch {} on {}: unpatched {:.2} µs, patched {:.2} µs ({:+.1}%; a model, not a measurement)",
+            opts.kernel,
+            r.target,
+            r.launch,
+            a.device,
+            a.predicted_us,
+            b.predicted_us,
+            100.0 * (b.predicted_us / a.predicted_us - 1.0)
+        );
+        println!(
+            "  cycles per CU round: {} unpatched, {} patched",
+            a.cycles_per_round, b.cycles_per_round
+        );
+        let mut reasons: Vec<&str> = a
+            .stalls
+            .iter()
+            .chain(&b.stalls)
+            .map(|t| t.reason.as_str())
+            .collect();
+        reasons.sort();
+        reasons.dedup();
+        let of = |r: &ops::profile::ProfileReport, n: &str| {
+            r.stalls
+                .iter()
+                .find(|t| t.reason == n)
+                .map_or(0, |t| t.cycles)
+        };
+        let moved: Vec<String> = reasons
+            .iter()
+            .map(|n| (n, of(a, n), of(b, n)))
+            .filter(|(_, x, y)| x != y)
+            .map(|(n, x, y)| format!("{n} {x} → {y}"))
+            .collect();
+        println!("  stall cycles that moved: {}", moved.join(", "));
+        for (side, rep) in [("unpatched", a), ("patched", b)] {
+            println!("  {side}:");
+            let text = profile_report(rep, top);
+            for l in text
+                .lines()
+                .skip_while(|l| !l.starts_with("  hottest lines"))
+                .skip(1)
+                .take_while(|l| !l.starts_with("notes"))
+            {
+                println!("  {l}");
+            }
+        }
+    }
+    if let Some(n) = rows.first() {
+        println!("notes:");
+        for n in &n.patched.notes {
+            println!("  - {n}");
+        }
+    }
+    if let Some(path) = json {
+        let all: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "target": r.target,
+                    "launch": r.launch,
+                    "unpatched": serde_json::to_value(&r.unpatched).unwrap_or_default(),
+                    "patched": serde_json::to_value(&r.patched).unwrap_or_default(),
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&all).unwrap_or_default();
+        if let Err(e) = gcn_patch::base::output::write_atomic(path, text.as_bytes()) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {}", path.display());
+    }
+    ExitCode::SUCCESS
+}
