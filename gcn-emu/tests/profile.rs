@@ -182,3 +182,83 @@ fn tempdir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
+
+/// An instruction as the decoder gives it, with only a destination of
+/// `count` registers.
+fn ins(mnemonic: &str, count: u16) -> gcn_emu::decode::Instruction {
+    use gcn_emu::decode::{Instruction, Operand, RegFile, Src};
+    Instruction {
+        addr: 0,
+        mnemonic: mnemonic.into(),
+        ops: vec![Src {
+            op: Operand::Reg {
+                file: RegFile::A,
+                index: 0,
+                count,
+            },
+            neg: false,
+            abs: false,
+            sext: false,
+        }],
+        mods: vec![],
+        words: vec![],
+        text: mnemonic.into(),
+    }
+}
+
+/// MFMA shapes from the mnemonic and destination, and the cycles the
+/// device table's peak rates give, against LLVM's SISchedule.td
+/// (SIDPGFX940FullSpeedModel: `32X32X8` f16 8 passes, `16X16X16` 4 passes,
+/// `32X32X16` fp8 8 passes, `32X32X2` f32 16 passes; 4 cycles a pass).
+#[test]
+fn mfma_flops_and_cycles_agree_with_llvm_passes() {
+    use gcn_emu::profile::counters::{Mfma, MfmaType};
+    let mi300x = Device::by_name("mi300x").unwrap();
+    for (m, regs, shape, ty, passes) in [
+        (
+            "v_mfma_f32_32x32x8_f16",
+            16,
+            (32, 32, 8, 1),
+            MfmaType::F16,
+            8,
+        ),
+        (
+            "v_mfma_f32_16x16x16_bf16",
+            4,
+            (16, 16, 16, 1),
+            MfmaType::F16,
+            4,
+        ),
+        (
+            "v_mfma_f32_32x32x16_fp8_fp8",
+            16,
+            (32, 32, 16, 1),
+            MfmaType::F8,
+            8,
+        ),
+        (
+            "v_mfma_f32_32x32x2_f32",
+            16,
+            (32, 32, 2, 1),
+            MfmaType::F32,
+            16,
+        ),
+        (
+            "v_mfma_f32_32x32x1_2b_f32",
+            32,
+            (32, 32, 1, 2),
+            MfmaType::F32,
+            16,
+        ),
+    ] {
+        let x = Mfma::of(&ins(m, regs)).unwrap_or_else(|| panic!("{m}"));
+        assert_eq!((x.m, x.n, x.k, x.blocks), shape, "{m}");
+        assert_eq!(x.ty, ty, "{m}");
+        let cycles = mi300x.mfma_cycles(x.ty, x.flops());
+        assert!(
+            (cycles - 4.0 * passes as f64).abs() < 0.05 * cycles,
+            "{m}: {cycles} cycles, LLVM {passes} passes"
+        );
+    }
+    assert!(Mfma::of(&ins("v_add_f32_e32", 1)).is_none());
+}
