@@ -53,11 +53,9 @@ pub struct Step {
     pub index: u32,
     /// The exec mask it issued with.
     pub exec: u64,
-    /// Its memory cost.
+    /// Its memory cost (its global lines are in
+    /// [`WorkgroupTrace::lines`]).
     pub mem: MemCost,
-    /// The first 64-byte global line it touched (the timing model's cache
-    /// looks lines up by it and [`Step::lines`]).
-    pub first_line: u64,
 }
 
 /// One workgroup's recorded waves.
@@ -144,11 +142,9 @@ impl Observer for Recorder {
             self.trace.lines.resize_with(w + 1, Vec::new);
         }
         let mut mem = MemCost::default();
-        let mut first_line = 0;
         if !e.accesses.is_empty() {
             mem = cost(e.accesses, self.rule, &mut self.scratch);
             if mem.global {
-                first_line = self.scratch.first().copied().unwrap_or(0);
                 self.trace.lines[w].push(std::mem::take(&mut self.scratch));
             }
         }
@@ -156,7 +152,6 @@ impl Observer for Recorder {
             index: e.index as u32,
             exec: e.exec,
             mem,
-            first_line,
         });
     }
     fn barrier_released(&mut self) {

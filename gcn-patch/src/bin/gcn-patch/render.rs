@@ -979,7 +979,7 @@ pub(crate) fn profile_declared(
     for r in &rows {
         let (a, b) = (&r.unpatched, &r.patched);
         println!(
-            "gcn-patch profile: kernel `{}` {} launch {} on {}: unpatched {:.2} µs, patched {:.2} µs ({:+.1}%; a model, not a measurement)",
+            "gcn-patch profile: kernel `{}` {} {} on {}: unpatched {:.2} µs, patched {:.2} µs ({:+.1}%; a model, not a measurement)",
             opts.kernel,
             r.target,
             r.launch,
