@@ -262,3 +262,69 @@ fn mfma_flops_and_cycles_agree_with_llvm_passes() {
     }
     assert!(Mfma::of(&ins("v_add_f32_e32", 1)).is_none());
 }
+
+/// Distinct 64- and 128-byte lines of one wave's dword loads at
+/// `stride`, counted directly from the lane addresses.
+fn lines(stride: u64, span: u64, line: u64) -> u64 {
+    let mut l: Vec<u64> = (0..64).map(|i| (i * stride % span) * 4 / line).collect();
+    l.sort_unstable();
+    l.dedup();
+    l.len() as u64
+}
+
+#[test]
+fn global_lines_of_unit_strided_and_scattered_loads() {
+    let dir = tempdir("profile-gather");
+    let path = build("lds_stride", "gfx942", &dir);
+    let l = load(&path, "gather");
+    let k = l
+        .program
+        .instructions
+        .iter()
+        .position(|i| i.mnemonic.starts_with("global_load"))
+        .unwrap();
+    // (stride, span): unit, strided (2 … 32 dwords, 64-byte and 128-byte
+    // apart and beyond), scattered (an odd stride over 64 dwords).
+    for (stride, span) in [
+        (1, 4096),
+        (2, 4096),
+        (4, 4096),
+        (16, 4096),
+        (32, 4096),
+        (64, 4096),
+        (37, 64),
+        (5, 256),
+    ] {
+        let mem = Memory::new();
+        let out = mem.alloc_bytes("out", &[0; 256]);
+        let input: Vec<f32> = (0..4096).map(|i| i as f32).collect();
+        let inp = mem.alloc_bytes("in", &f32s(&input));
+        let args = [
+            ArgValue::Pointer(out),
+            ArgValue::Pointer(inp),
+            ArgValue::Bytes((stride as u32).to_le_bytes().to_vec()),
+            ArgValue::Bytes((span as u32).to_le_bytes().to_vec()),
+        ];
+        let t = traces(&l, [1, 1, 1], [64, 1, 1], &args, &mem);
+        let c = Counters::of(&l.program, &t);
+        let got = to_f32(&mem.contents(out).unwrap());
+        for i in 0..64u64 {
+            assert_eq!(got[i as usize], ((i * stride) % span) as f32);
+        }
+        let what = format!("stride {stride} span {span}");
+        assert_eq!(c.per_instruction[k].global_bytes, 256, "{what}");
+        // The buffer is 256-byte aligned (the allocator's), so lines of the
+        // offsets are lines of the addresses.
+        assert_eq!(inp % 256, 0);
+        assert_eq!(
+            c.per_instruction[k].lines64,
+            lines(stride, span, 64),
+            "{what}: 64-byte lines"
+        );
+        assert_eq!(
+            c.per_instruction[k].lines128,
+            lines(stride, span, 128),
+            "{what}: 128-byte lines"
+        );
+    }
+}

@@ -2,14 +2,18 @@
 """Predicted (gcn-patch profile) against measured (aiter's tuned-GEMM tables)
 kernel times for aiter's asm GEMMs.
 
-Reads aiter's `aiter/configs/bf16_tuned_gemm.csv` from the mirror (bare git,
-default /work/.mirror/ROCm+aiter/repo or $AITER_REPO), takes the rows whose
-kernelName is an asm kernel of hsa/<gfx>/bf16gemm, builds each launch as
-aiter's csrc/py_itfs_cu/asm_gemm_a16w16.cu does (grid N/tileN, ceil(M/tileM),
-splitK; 256 work-items; strides in bytes; alpha 1; a zeroed semaphore), runs
-`gcn-patch profile --device mi355x --json`, and prints a Markdown table with
-|predicted/measured - 1|, its median and 90th percentile, and Spearman's rank
-correlation. Nothing is fitted. Usage:
+Reads from aiter's mirror (bare git, default /work/.mirror/ROCm+aiter/repo or
+$AITER_REPO) `aiter/configs/bf16_tuned_gemm.csv` (the rows whose kernelName is
+an asm kernel of hsa/gfx950/bf16gemm, launched as
+csrc/py_itfs_cu/asm_gemm_a16w16.cu does: grid N/tileN, ceil(M/tileM), splitK;
+256 work-items; strides in bytes; alpha 1; a zeroed semaphore) and
+`aiter/configs/a8w8_bpreshuffle_tuned_gemm.csv` (the gfx942 rows of the asm
+kernels of hsa/gfx942/i8gemm, launched as asm_gemm_a8w8.cu does: grid
+(N/tile_n)·splitK, ceil(M/tile_m); 256 work-items; lda, ldb = K bytes, ldc =
+2N bytes), runs `gcn-patch profile --json` on the device of the row's
+gfx and cu_num, and prints a Markdown table with |predicted/measured - 1|,
+its median and 90th percentile, and Spearman's rank correlation, per file and
+together. Nothing is fitted. Usage:
 
     tests/profile/aiter_rows.py GCN_PATCH_BINARY [ROWS]
 
@@ -46,73 +50,123 @@ def spearman(x, y):
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
+def profile(binary, d, co, symbol, grid, device, args):
+    cmd = [binary, "profile", co, "--kernel", symbol, "--grid", ",".join(map(str, grid)),
+           "--block", "256", "--device", device, "--json", os.path.join(d, "p.json"), "--zero-rest"]
+    for a in args:
+        cmd += ["--arg", a]
+    t0 = time.time()
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
+    if p.returncode != 0 and "named `ptr_semaphore`" in p.stderr:
+        # The kernels without the split-K handshake take no semaphore.
+        i = cmd.index("ptr_semaphore=sem.npy")
+        del cmd[i - 1:i + 1]
+        p = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
+    secs = time.time() - t0
+    if p.returncode != 0:
+        return None, p.stderr.strip()[:300], secs
+    return json.load(open(os.path.join(d, "p.json"))), None, secs
+
+
+def extract(d, path):
+    co = os.path.join(d, os.path.basename(path))
+    if not os.path.exists(co):
+        open(co, "wb").write(show(path))
+    return co
+
+
+def bf16_rows(binary, d, limit):
+    table = list(csv.DictReader(io.StringIO(show("aiter/configs/bf16_tuned_gemm.csv").decode())))
+    known = kernels("gfx950")
+    rows = [r for r in table if r["gfx"] == "gfx950" and r["kernelName"] in known]
+    if limit:
+        rows = rows[::max(1, len(rows) // limit)][:limit]
+    for r in rows:
+        k = known[r["kernelName"]]
+        m, n, kk, split = int(r["M"]), int(r["N"]), int(r["K"]), max(1, int(r["splitK"]))
+        tm, tn = int(k["tileM"]), int(k["tileN"])
+        if n * kk * 2 > 256 << 20:
+            continue
+        co = extract(d, f"hsa/gfx950/bf16gemm/{k['co_name']}")
+        bf16_out = r["outdtype"] == "torch.bfloat16"
+        esize = 2 if bf16_out else 4
+        np.save(os.path.join(d, "a.npy"), np.zeros(m * kk, dtype="<u2"))
+        np.save(os.path.join(d, "b.npy"), np.zeros(n * kk, dtype="<u2"))
+        gdx, gdy = (n + tn - 1) // tn, (m + tm - 1) // tm
+        np.save(os.path.join(d, "sem.npy"), np.zeros(gdx * gdy, dtype="<u4"))
+        args = [
+            f"D=out:{'bf16' if bf16_out else 'f32'}:{m * n}",
+            "A=a.npy", "B=b.npy", "C=u64:0", "Bias=u64:0", "ptr_semaphore=sem.npy",
+            "alpha=f32:1", "beta=f32:0",
+            f"strideD0=u32:{esize * n}", f"strideC0=u32:{esize * n}",
+            f"strideA0=u32:{2 * kk}", f"strideB0=u32:{2 * kk}",
+            f"Mdim=u32:{m}", f"Ndim=u32:{n}", f"Kdim=u32:{kk}", f"splitk=u32:{split}",
+            f"is_out_b16=u32:{int(bf16_out)}",
+        ]
+        j, err, secs = profile(binary, d, co, r["kernelName"], (gdx, gdy, split),
+                               DEVICES[(r["gfx"], r["cu_num"])], args)
+        yield "bf16_tuned_gemm", r, j, err, secs
+
+
+def i8_rows(binary, d, limit):
+    table = list(csv.DictReader(io.StringIO(show("aiter/configs/a8w8_bpreshuffle_tuned_gemm.csv").decode())))
+    cfg = csv.DictReader(io.StringIO(show("hsa/gfx942/i8gemm/i8gemm_bf16_perTokenI8.csv").decode()))
+    known = {r["knl_name"]: r for r in cfg}
+    rows = [r for r in table if r["gfx"] == "gfx942" and r["kernelName"] in known]
+    if limit:
+        rows = rows[::max(1, len(rows) // limit)][:limit]
+    for r in rows:
+        k = known[r["kernelName"]]
+        m, n, kk = int(r["M"]), int(r["N"]), int(r["K"])
+        ks = int(r["splitK"]) or 1
+        tm, tn = int(k["tile_m"]), int(k["tile_n"])
+        if n * kk > 256 << 20:
+            continue
+        co = extract(d, f"hsa/gfx942/i8gemm/{k['co_name']}")
+        np.save(os.path.join(d, "a.npy"), np.zeros(m * kk, dtype="i1"))
+        np.save(os.path.join(d, "b.npy"), np.zeros(n * kk, dtype="i1"))
+        np.save(os.path.join(d, "sa.npy"), np.ones(m, dtype="<f4"))
+        np.save(os.path.join(d, "sb.npy"), np.ones(n, dtype="<f4"))
+        # A zero bias: the kernels read it even when aiter passes none.
+        np.save(os.path.join(d, "bias.npy"), np.zeros(n, dtype="<f4"))
+        args = [
+            f"C=out:bf16:{m * n}", "A=a.npy", "B=b.npy", "SA=sa.npy", "SB=sb.npy", "BIAS=bias.npy",
+            f"M=u32:{m}", f"Ndim=u32:{n}", f"K=u32:{kk}",
+            f"PA=u32:{kk}", f"PB=u32:{kk}", f"PC=u32:{2 * n}", f"KS=u32:{ks}",
+        ]
+        grid = ((n // tn) * ks, (m + tm - 1) // tm, 1)
+        j, err, secs = profile(binary, d, co, r["kernelName"], grid,
+                               DEVICES[(r["gfx"], r["cu_num"])], args)
+        yield "a8w8_bpreshuffle_tuned_gemm", r, j, err, secs
+
+
 def main():
     binary = os.path.abspath(sys.argv[1])
     limit = int(sys.argv[2]) if len(sys.argv) > 2 else None
-    table = list(csv.DictReader(io.StringIO(show("aiter/configs/bf16_tuned_gemm.csv").decode())))
-    known = {g: kernels(g) for g in {"gfx950"}}
-    rows = [r for r in table if r["gfx"] in known and r["kernelName"] in known[r["gfx"]]]
-    if limit:
-        step = max(1, len(rows) // limit)
-        rows = rows[::step][:limit]
     out = []
     with tempfile.TemporaryDirectory() as d:
-        for r in rows:
-            k = known[r["gfx"]][r["kernelName"]]
-            m, n, kk, split = int(r["M"]), int(r["N"]), int(r["K"]), max(1, int(r["splitK"]))
-            tm, tn = int(k["tileM"]), int(k["tileN"])
-            if n * kk * 2 > 256 << 20:
-                continue
-            co = os.path.join(d, k["co_name"])
-            if not os.path.exists(co):
-                open(co, "wb").write(show(f"hsa/{r['gfx']}/bf16gemm/{k['co_name']}"))
-            bf16_out = r["outdtype"] == "torch.bfloat16"
-            esize = 2 if bf16_out else 4
-            np.save(os.path.join(d, "a.npy"), np.zeros(m * kk, dtype="<u2"))
-            np.save(os.path.join(d, "b.npy"), np.zeros(n * kk, dtype="<u2"))
-            gdx, gdy = (n + tn - 1) // tn, (m + tm - 1) // tm
-            np.save(os.path.join(d, "sem.npy"), np.zeros(gdx * gdy, dtype="<u4"))
-            args = [
-                f"D=out:{'bf16' if bf16_out else 'f32'}:{m * n}",
-                "A=a.npy", "B=b.npy", "C=u64:0", "Bias=u64:0", "ptr_semaphore=sem.npy",
-                "alpha=f32:1", "beta=f32:0",
-                f"strideD0=u32:{esize * n}", f"strideC0=u32:{esize * n}",
-                f"strideA0=u32:{2 * kk}", f"strideB0=u32:{2 * kk}",
-                f"Mdim=u32:{m}", f"Ndim=u32:{n}", f"Kdim=u32:{kk}", f"splitk=u32:{split}",
-                f"is_out_b16=u32:{int(bf16_out)}",
-            ]
-            cmd = [binary, "profile", co, "--kernel", r["kernelName"],
-                   "--grid", f"{gdx},{gdy},{split}", "--block", "256",
-                   "--device", DEVICES[(r["gfx"], r["cu_num"])], "--json", os.path.join(d, "p.json"),
-                   "--zero-rest"]
-            for a in args:
-                cmd += ["--arg", a]
-            t0 = time.time()
-            p = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
-            if p.returncode != 0 and "named `ptr_semaphore`" in p.stderr:
-                # The kernels without the split-K handshake take no semaphore.
-                i = cmd.index("ptr_semaphore=sem.npy")
-                del cmd[i - 1:i + 1]
-                p = subprocess.run(cmd, capture_output=True, text=True, cwd=d)
-            secs = time.time() - t0
-            if p.returncode != 0:
-                print(f"<!-- {r['kernelName']} {m}x{n}x{kk}: failed: {p.stderr.strip()[:300]} -->")
-                continue
-            j = json.load(open(os.path.join(d, "p.json")))
-            out.append((r, j, secs))
-    print("| gfx | M | N | K | splitK | kernel | measured µs | predicted µs | predicted/measured − 1 | bound | profile s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    errs, pred, meas = [], [], []
-    for r, j, secs in out:
+        for gen in (bf16_rows(binary, d, limit), i8_rows(binary, d, limit)):
+            for f, r, j, err, secs in gen:
+                if j is None:
+                    print(f"<!-- {f} {r['kernelName']} {r['M']}x{r['N']}x{r['K']}: failed: {err} -->")
+                    continue
+                out.append((f, r, j, secs))
+    print("| file | gfx | CUs | M | N | K | splitK | kernel | measured µs | predicted µs | predicted/measured − 1 | profile s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    by = {}
+    for f, r, j, secs in out:
         mu, pu = float(r["us"]), j["predicted_us"]
         e = pu / mu - 1
-        errs.append(abs(e)); pred.append(pu); meas.append(mu)
+        by.setdefault(f, []).append((pu, mu))
+        by.setdefault("both", []).append((pu, mu))
         name = r["kernelName"].removeprefix("_ZN5aiter").rstrip("E").lstrip("0123456789")
-        print(f"| {r['gfx']} | {r['M']} | {r['N']} | {r['K']} | {r['splitK']} | {name} | {mu:.2f} | {pu:.2f} | {e:+.0%} | {j['bound']} | {secs:.0f} |")
-    if errs:
-        print()
-        print(f"rows: {len(errs)}; median |error| {np.median(errs):.0%}; 90th percentile {np.percentile(errs, 90):.0%}; "
-              f"Spearman {spearman(pred, meas):.2f}")
+        print(f"| {f} | {r['gfx']} | {r['cu_num']} | {r['M']} | {r['N']} | {r['K']} | {r['splitK']} | {name} | "
+              f"{mu:.2f} | {pu:.2f} | {e:+.0%} | {secs:.0f} |")
+    print()
+    for f, v in by.items():
+        errs = [abs(p / m - 1) for p, m in v]
+        print(f"{f}: rows {len(v)}; median |error| {np.median(errs):.0%}; 90th percentile "
+              f"{np.percentile(errs, 90):.0%}; Spearman {spearman([p for p, _ in v], [m for _, m in v]):.2f}")
 
 
 if __name__ == "__main__":

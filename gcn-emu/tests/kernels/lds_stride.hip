@@ -55,3 +55,13 @@ extern "C" __global__ void shadowed(float *__restrict__ out,
     NOPS8;
   out[i] = v * 2.0f;
 }
+
+// gather: lane i of each wave reads in[(i * stride) % span] (a dword):
+// stride 1 is unit, larger strides spread the wave over more lines, and an
+// odd stride with a power-of-two span permutes (scatters) the lanes.
+extern "C" __global__ void gather(float *__restrict__ out,
+                                  const float *__restrict__ in,
+                                  unsigned stride, unsigned span) {
+  unsigned i = __builtin_amdgcn_workitem_id_x();
+  out[i] = in[(i * stride) % span];
+}

@@ -446,6 +446,22 @@ impl Plan {
                 "{setprio} s_setprio instruction(s) executed: priorities are not modelled"
             ));
         }
+        // Instructions no timing rule knows: timed as one scalar issue.
+        let mut unknown: Vec<&str> = counters
+            .per_instruction
+            .iter()
+            .zip(&program.instructions)
+            .filter(|(c, i)| c.executed > 0 && !timed(&i.mnemonic))
+            .map(|(_, i)| i.mnemonic.as_str())
+            .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "no timing rule for {}: each timed as one scalar ALU issue",
+                unknown.join(", ")
+            ));
+        }
         ProfileReport {
             schema_version: SCHEMA_VERSION,
             kernel: kernel.to_string(),
@@ -475,6 +491,18 @@ impl Plan {
             timing: Some(timing),
         }
     }
+}
+
+/// Whether the timing model has a rule for `mnemonic` beyond its default
+/// (one scalar ALU issue): the vector, LDS, memory, matrix, wait, barrier,
+/// nop and branch classes, and scalar ALU and memory instructions.
+fn timed(mnemonic: &str) -> bool {
+    const PREFIXES: &[&str] = &["v_", "ds_", "global_", "buffer_", "flat_", "scratch_", "s_"];
+    PREFIXES.iter().any(|p| mnemonic.starts_with(p))
+        && !matches!(
+            mnemonic,
+            "s_setprio" | "s_icache_inv" | "s_trap" | "s_sethalt" | "s_sendmsg" | "s_ttracedata"
+        )
 }
 
 /// The report as JSON (the schema of the book's reference page
