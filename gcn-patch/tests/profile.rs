@@ -208,3 +208,31 @@ fn profile_of_a_manifest_kernel_compares_unpatched_and_patched() {
     );
     assert_ne!(a["cycles"], b["cycles"]);
 }
+
+/// A kernel the emulator cannot run: the profile says which instruction,
+/// exit 1 (as `run`).
+#[test]
+fn profile_of_an_unsupported_instruction_names_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "memtime", "gfx942");
+    let o = gcn_patch(
+        d,
+        &[
+            "memtime.hsaco",
+            "--kernel",
+            "memtime",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "out:u64:1",
+            "--device",
+            "mi300x",
+        ],
+    );
+    let s = shown(d, &o);
+    assert_eq!(o.status.code(), Some(1), "{s}");
+    assert!(s.contains("s_memtime"), "{s}");
+}

@@ -974,6 +974,14 @@ pub(crate) fn profile_declared(
 ) -> ExitCode {
     let rows = match ops::emulate::profile(opts, device, tools) {
         Ok(r) => r,
+        // The emulated kernel failed: exit 1, as `run`.
+        Err(d)
+            if d.codes()
+                .contains(&gcn_patch::base::diag::Code::EmulatorFailed) =>
+        {
+            eprintln!("{}", name_flags(d));
+            return ExitCode::FAILURE;
+        }
         Err(d) => return usage(d),
     };
     for r in &rows {
