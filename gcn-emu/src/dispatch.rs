@@ -399,6 +399,7 @@ fn run_with<O: Observe>(
         spent: AtomicU64::new(0),
         lds_out_of_range: AtomicU64::new(0),
         approx: Mutex::default(),
+        typed: crate::typed::lower_all(program),
     };
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
@@ -604,6 +605,8 @@ struct Setup<'a> {
     lds_out_of_range: AtomicU64,
     /// Executions of approximate instructions, merged from every wave.
     approx: Mutex<std::collections::BTreeMap<u64, crate::approx::Count>>,
+    /// The program's instructions decoded once ([`crate::typed`]).
+    typed: Vec<Option<crate::typed::Typed>>,
 }
 
 impl Setup<'_> {
@@ -795,6 +798,7 @@ impl Setup<'_> {
                         accesses: Vec::new(),
                     },
                     observer: observer.as_deref_mut().map(|o| (shorten(o), wg, wi as u32)),
+                    typed: &self.typed,
                 };
                 if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, limit) {
                     let ins = &self.program.instructions[pc];

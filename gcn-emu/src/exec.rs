@@ -90,6 +90,9 @@ pub struct Ctx<'a> {
     /// The workgroup's observer, with the workgroup and the wave's index
     /// ([`crate::observe`]).
     pub(crate) observer: Option<(&'a mut dyn crate::observe::Observer, [u32; 3], u32)>,
+    /// The program's instructions lowered to typed operations
+    /// ([`crate::typed`]), by index; shorter (empty) when not lowered.
+    pub(crate) typed: &'a [Option<crate::typed::Typed>],
 }
 
 /// Operand value types of vector ALU operations.
@@ -1037,7 +1040,7 @@ impl Wave {
         self.s[EXEC as usize] = m as u32;
         self.s[EXEC as usize + 1] = (m >> 32) as u32;
     }
-    fn vcc(&self) -> u64 {
+    pub(crate) fn vcc(&self) -> u64 {
         self.s[VCC as usize] as u64 | (self.s[VCC as usize + 1] as u64) << 32
     }
 
@@ -3982,7 +3985,14 @@ pub fn run_until_blocked(
         // An operand form the executor does not expect (an index past the
         // operands LLVM printed) is a typed `Stop::Unsupported`, not a panic.
         let exec = wave.exec();
-        step(wave, ins, ctx).map_err(|s| (s, pc))?;
+        match ctx.typed.get(pc) {
+            Some(Some(t)) if !wave.vskip && !wave.gpr_idx => {
+                wave.executed += 1;
+                wave.pc = pc + 1;
+                crate::typed::exec(wave, t, ctx).map_err(|s| (s, pc))?;
+            }
+            _ => step(wave, ins, ctx).map_err(|s| (s, pc))?,
+        }
         if let Some((o, workgroup, w)) = ctx.observer.as_mut() {
             o.executed(&crate::observe::Event {
                 workgroup: *workgroup,
@@ -4085,6 +4095,7 @@ impl Probe {
             ocp_fp8: false,
             trace: Trace::default(),
             observer: None,
+            typed: &[],
         };
         !matches!(step(wave, ins, &mut ctx), Err(Stop::Unsupported(_)))
     }
@@ -4146,6 +4157,7 @@ mod probe_tests {
             ocp_fp8: false,
             trace: Trace::default(),
             observer: None,
+            typed: &[],
         };
         step(wave, &ins, &mut ctx).unwrap_or_else(|_| panic!("{text} did not run"));
         p.wave
@@ -4242,6 +4254,7 @@ mod probe_tests {
             ocp_fp8: false,
             trace: Trace::default(),
             observer: None,
+            typed: &[],
         };
         let r = run_until_blocked(wave, &mut ctx, 10);
         assert!(matches!(r, Err((Stop::Unsupported(d), 0)) if d.contains("operand form")));

@@ -55,6 +55,7 @@ pub mod npy;
 pub mod observe;
 pub mod profile;
 pub mod sanitize;
+pub mod typed;
 
 mod error;
 pub use error::Error;
