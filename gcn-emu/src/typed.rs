@@ -627,10 +627,10 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
 fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
     let m = ins.mnemonic.as_str();
     match m {
-        "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt"
-        | "s_waitcnt_vmcnt" | "s_waitcnt_lgkmcnt" => return Some(Typed::Nop),
-        "s_branch" | "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz"
-        | "s_cbranch_vccnz" | "s_cbranch_execz" | "s_cbranch_execnz" => {
+        "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
+        | "s_waitcnt_lgkmcnt" => return Some(Typed::Nop),
+        "s_branch" | "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
+        | "s_cbranch_execz" | "s_cbranch_execnz" => {
             let cond = match m {
                 "s_branch" => Cond::Always,
                 "s_cbranch_scc0" => Cond::Scc0,
@@ -933,9 +933,7 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
         MulHiI => each!(|x, y, z| ((x as i32 as i64 * y as i32 as i64) >> 32) as u32),
         MulU24 => each!(|x, y, z| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
         MulI24 => each!(|x, y, z| (sext24(x) * sext24(y)) as u32),
-        MadU24 => each!(|x, y, z| (x & 0xff_ffff)
-            .wrapping_mul(y & 0xff_ffff)
-            .wrapping_add(z)),
+        MadU24 => each!(|x, y, z| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
         MinU => each!(|x, y, z| x.min(y)),
         MaxU => each!(|x, y, z| x.max(y)),
         MinI => each!(|x, y, z| (x as i32).min(y as i32) as u32),
@@ -1308,8 +1306,14 @@ pub fn random_wave(seed: u64) -> Wave {
             0 => (r >> 8) as u32 % 64,
             1 => (((r >> 8) as u32 % 2000) as f32).to_bits() ^ ((r >> 40) as u32 & 1) << 31,
             2 => (((r >> 8) % 1000) as f32 / 7.0).to_bits(),
-            3 => [0, u32::MAX, 0x8000_0000, 0x7fff_ffff, 0x7f80_0000, 0x7fc0_0000]
-                [(r >> 8) as usize % 6],
+            3 => [
+                0,
+                u32::MAX,
+                0x8000_0000,
+                0x7fff_ffff,
+                0x7f80_0000,
+                0x7fc0_0000,
+            ][(r >> 8) as usize % 6],
             _ => (r >> 16) as u32,
         }
     };
@@ -1399,7 +1403,10 @@ pub fn differential(
         )));
     }
     if reference.scc != w.scc {
-        return Err(what(format!("scc: reference {}, typed {}", reference.scc, w.scc)));
+        return Err(what(format!(
+            "scc: reference {}, typed {}",
+            reference.scc, w.scc
+        )));
     }
     for (file, a, b) in [("v", &reference.v, &w.v), ("a", &reference.a, &w.a)] {
         for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
@@ -1411,12 +1418,21 @@ pub fn differential(
             }
         }
     }
-    if (reference.pc, reference.last_branch, reference.state, reference.executed)
-        != (w.pc, w.last_branch, w.state, w.executed)
+    if (
+        reference.pc,
+        reference.last_branch,
+        reference.state,
+        reference.executed,
+    ) != (w.pc, w.last_branch, w.state, w.executed)
     {
         return Err(what(format!(
             "pc/branch/state: reference {:?}, typed {:?}",
-            (reference.pc, reference.last_branch, reference.state, reference.executed),
+            (
+                reference.pc,
+                reference.last_branch,
+                reference.state,
+                reference.executed
+            ),
             (w.pc, w.last_branch, w.state, w.executed)
         )));
     }

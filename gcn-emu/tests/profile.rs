@@ -328,3 +328,35 @@ fn global_lines_of_unit_strided_and_scattered_loads() {
         );
     }
 }
+
+/// Bank conflicts cost time: the stride-32 access (32-way on gfx942)
+/// predicts more cycles than the conflict-free stride 1, by the conflict
+/// cycles of its write and read, less at most 4 per access (a wave resumes
+/// at its SIMD's next issue slot, one every 4 cycles).
+#[test]
+fn bank_conflicts_predict_a_longer_time() {
+    let dir = tempdir("profile-conflict-time");
+    let path = build("lds_stride", "gfx942", &dir);
+    let l = load(&path, "stride_b32");
+    let device = Device::by_name("mi300x").unwrap();
+    let cycles = |stride: u32| {
+        let mem = Memory::new();
+        let out = mem.alloc_bytes("out", &[0; 256]);
+        let args = [
+            ArgValue::Pointer(out),
+            ArgValue::Bytes(stride.to_le_bytes().to_vec()),
+        ];
+        let t = traces(&l, [1, 1, 1], [64, 1, 1], &args, &mem);
+        let c = Counters::of(&l.program, &t);
+        let timing = time_launch(&l.program, &device, &t, 1, 1, 0, &Assumptions::default());
+        (timing.round.cycles, c.total.lds_bank_conflicts)
+    };
+    let (free, none) = cycles(1);
+    let (conflicted, conflicts) = cycles(32);
+    assert_eq!(none, 0);
+    assert_eq!(conflicts, 2 * 62);
+    assert!(
+        conflicted + 8 >= free + conflicts && conflicted <= free + conflicts + 8,
+        "stride 32: {conflicted} cycles, stride 1: {free}, {conflicts} conflict cycles"
+    );
+}
