@@ -422,6 +422,9 @@ fn run_with<O: Observe>(
                     (i / launch.grid[0] as u64 % launch.grid[1] as u64) as u32,
                     (i / (launch.grid[0] as u64 * launch.grid[1] as u64)) as u32,
                 ];
+                if observe.is_some_and(|o| !o.runs(wg)) {
+                    continue;
+                }
                 let mut observer = observe.map(|o| o.workgroup(wg));
                 let result = setup.workgroup(wg, observer.as_mut().map(|o| o as &mut dyn Observer));
                 if let Some(o) = observer {

@@ -91,6 +91,14 @@ pub trait Observe: Sync {
     type Workgroup: Observer;
     /// A fresh observer for workgroup `wg`.
     fn workgroup(&self, wg: [u32; 3]) -> Self::Workgroup;
+    /// Whether to run workgroup `wg` at all (default: every workgroup). A
+    /// workgroup this declines is not run and gets no observer: a sampling
+    /// profiler runs only the workgroups it times. Its stores are then
+    /// missing from memory, so only an observer that needs no result
+    /// declines.
+    fn runs(&self, _wg: [u32; 3]) -> bool {
+        true
+    }
 }
 
 /// The accesses of the instruction executing now, filled by the executor

@@ -1,11 +1,11 @@
 //! Instructions decoded once into typed operations, executed over all 64
 //! lanes at a time.
 //!
-//! [`lower`] turns a decoded [`Instruction`] (LLVM's text, split into
-//! operands and modifiers) into a [`Typed`] operation once per dispatch: an
+//! `lower` turns a decoded [`Instruction`] (LLVM's text, split into
+//! operands and modifiers) into a `Typed` operation once per dispatch: an
 //! operation id, its operands resolved to register indices or constants
 //! (an inline or literal constant already converted to the operand's type),
-//! and branch targets resolved to instruction indices. [`exec`] then runs it
+//! and branch targets resolved to instruction indices. `exec` then runs it
 //! without touching a string: the operation is matched once per
 //! wave-instruction, and each arm is a loop over the 64 lanes that the
 //! compiler vectorises (inactive lanes are computed and then masked out, so
