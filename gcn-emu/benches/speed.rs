@@ -23,7 +23,8 @@
 //! Python's `time.process_time`), so that a ratio holds on a loaded machine.
 //! Needs clang-22 and python3 with NumPy.
 //!
-//! `cargo bench -p gcn-emu --bench speed`
+//! `cargo bench -p gcn-emu --bench speed` (`GCN_EMU_SPEED_ONLY=gemm` runs
+//! only the aiter GEMM, for a profiler).
 
 use std::path::Path;
 use std::process::Command;
@@ -109,10 +110,20 @@ fn main() {
         mac_rate / 1e9
     );
 
+    let only_gemm = std::env::var_os("GCN_EMU_SPEED_ONLY").is_some_and(|v| v == "gemm");
+    if !only_gemm {
+        others(&objdump, &corpus, &dir, add_rate, mac_rate);
+    }
+    gemm(&objdump, mac_rate);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The VALU-bound HIP kernel and IREE's matmul and softmax.
+fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f64) {
     // VALU-bound HIP kernel.
-    let path = common::build("valu_loop", "gfx942", &dir);
+    let path = common::build("valu_loop", "gfx942", dir);
     let co = CodeObject::read_file(&path).unwrap();
-    let program = Program::disassemble(&co, co.kernel("valu_loop").unwrap(), &objdump).unwrap();
+    let program = Program::disassemble(&co, co.kernel("valu_loop").unwrap(), objdump).unwrap();
     let n = 8 * 256;
     let mem = Memory::new();
     let seed = mem.alloc_bytes("seed", &common::u32s(&(0..n as u32).collect::<Vec<_>>()));
@@ -134,7 +145,7 @@ fn main() {
     // IREE matmul 256x256x256 f16 -> f32.
     let co = CodeObject::read_file(&corpus.join("matmul.hsaco")).unwrap();
     let name = "matmul_dispatch_0_matmul_256x256x256_f16xf16xf32";
-    let program = Program::disassemble(&co, co.kernel(name).unwrap(), &objdump).unwrap();
+    let program = Program::disassemble(&co, co.kernel(name).unwrap(), objdump).unwrap();
     let halves: Vec<u8> = (0..256 * 256)
         .flat_map(|i| half::f16::from_f32((i % 7) as f32 / 8.0).to_le_bytes())
         .collect();
@@ -156,7 +167,7 @@ fn main() {
     // IREE softmax 128x1024 f32.
     let co = CodeObject::read_file(&corpus.join("softmax.hsaco")).unwrap();
     let name = "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store";
-    let program = Program::disassemble(&co, co.kernel(name).unwrap(), &objdump).unwrap();
+    let program = Program::disassemble(&co, co.kernel(name).unwrap(), objdump).unwrap();
     let x: Vec<u8> = (0..128 * 1024)
         .flat_map(|i| ((i % 97) as f32 / 10.0).to_le_bytes())
         .collect();
@@ -172,14 +183,17 @@ fn main() {
         rate / 1e6,
         rate / add_rate
     );
-    // aiter's bf16 GEMM, one 256x256 tile, K = 4096 (arguments as aiter's
-    // launcher sets them: gcn-emu/tests/aiter.rs).
+}
+
+/// aiter's bf16 GEMM, one 256x256 tile, K = 4096 (arguments as aiter's
+/// launcher sets them: gcn-emu/tests/aiter.rs).
+fn gemm(objdump: &Path, mac_rate: f64) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/corpus/aiter/gfx950/bf16gemm/bf16gemm_bf16_tn_256x256.co");
     let co = CodeObject::read_file(&path).unwrap();
     let name = "_ZN5aiter24bf16gemm_bf16_tn_256x256E";
     let kd = co.kernel(name).unwrap();
-    let program = Program::disassemble(&co, kd, &objdump).unwrap();
+    let program = Program::disassemble(&co, kd, objdump).unwrap();
     let (m, n, k) = (256usize, 256usize, 4096usize);
     let ones: Vec<u8> = (0..m * k)
         .flat_map(|i| half::bf16::from_f32((i % 5) as f32 / 4.0).to_le_bytes())
@@ -218,5 +232,4 @@ fn main() {
         macs / s / 1e6,
         macs / s / mac_rate
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -833,65 +833,68 @@ fn lower_mfma(name: &str, ops: &[Src], d: VDst) -> Option<Typed> {
     })))
 }
 
-/// Gather an M×K (`a`) or K×M (`b`, `transposed`) operand of an MFMA from
-/// the lanes: lane l holds K·M/64 consecutive elements of row (column)
-/// l mod M, from depth (l / M)·K·M/64.
+/// Gather an MFMA's A or B operand, depth-major (`out[kk·M + x]`: row x
+/// of A, or column x of B, at depth kk): lane l holds K·M/64 consecutive
+/// elements of row (column) l mod M from depth (l / M)·K·M/64, so each
+/// element slot of the 64 lanes is 64/M contiguous runs of M.
 fn gather<const M: usize>(
     w: &Wave,
     x: &Mfma,
     (file, index): (RegFile, u16),
     out: &mut [f64],
-    transposed: bool,
 ) -> R<()> {
-    let k = x.k;
-    let kl = k * M / LANES;
+    let kl = x.k * M / LANES;
     let per = if x.el == El::F32 { 1 } else { 2 };
-    for r in 0..kl.div_ceil(per) {
-        let row = vrow(w, file, index + r as u16)?;
-        for (lane, &word) in row.iter().enumerate() {
-            let (g, col) = (lane / M, lane % M);
-            let vals = match x.el {
-                El::F32 => [f(word) as f64, 0.0],
-                El::Bf16 => [f(word << 16) as f64, f(word & 0xffff_0000) as f64],
-                El::F16 => [
-                    half::f16::from_bits(word as u16).to_f64(),
-                    half::f16::from_bits((word >> 16) as u16).to_f64(),
-                ],
-            };
-            for (h, &v) in vals.iter().enumerate().take(per) {
-                let kk = kl * g + r * per + h;
-                let at = if transposed {
-                    kk * M + col
-                } else {
-                    col * k + kk
-                };
-                out[at] = v;
+    let mut slot = [0f64; LANES];
+    for e in 0..kl {
+        let row = vrow(w, file, index + (e / per) as u16)?;
+        let h = (e % per) as u32 * 16;
+        match x.el {
+            El::F32 => {
+                for (v, &word) in slot.iter_mut().zip(row) {
+                    *v = f(word) as f64;
+                }
             }
+            El::Bf16 => {
+                for (v, &word) in slot.iter_mut().zip(row) {
+                    *v = f((word >> h) << 16) as f64;
+                }
+            }
+            El::F16 => {
+                for (v, &word) in slot.iter_mut().zip(row) {
+                    *v = half::f16::from_bits((word >> h) as u16).to_f64();
+                }
+            }
+        }
+        for g in 0..LANES / M {
+            let kk = g * kl + e;
+            out[kk * M..kk * M + M].copy_from_slice(&slot[g * M..g * M + M]);
         }
     }
     Ok(())
 }
 
-/// The output element (row, column) register `r` of `lane` holds.
+/// The first output row of register `r` of lanes `g·M ..`: the M lanes of
+/// a group hold M consecutive columns of one row.
 #[inline]
-fn mfma_pos(m: usize, lane: usize, r: usize) -> (usize, usize) {
+fn mfma_row(m: usize, g: usize, r: usize) -> usize {
     if m == 16 {
-        (4 * (lane / 16) + r, lane % 16)
+        4 * g + r
     } else {
-        (8 * (r / 4) + 4 * (lane / 32) + r % 4, lane % 32)
+        8 * (r / 4) + 4 * g + r % 4
     }
 }
 
 /// D = A·B + C over M×M, each sum from C in order of depth, in f64 (the
 /// products of f16, bf16 and f32 inputs are exact in f64), as the
-/// reference executor sums.
+/// reference executor sums. `at` and `b` are depth-major.
 #[inline(always)]
-fn matmul<const M: usize>(k: usize, a: &[f64], b: &[f64], cd: &mut [f64]) {
+fn matmul<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
     for i in 0..M {
         let mut acc = [0f64; M];
         acc.copy_from_slice(&cd[i * M..i * M + M]);
         for kk in 0..k {
-            let x = a[i * k + kk];
+            let x = at[kk * M + i];
             let row = &b[kk * M..kk * M + M];
             for j in 0..M {
                 acc[j] += x * row[j];
@@ -903,8 +906,8 @@ fn matmul<const M: usize>(k: usize, a: &[f64], b: &[f64], cd: &mut [f64]) {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn matmul_avx2<const M: usize>(k: usize, a: &[f64], b: &[f64], cd: &mut [f64]) {
-    matmul::<M>(k, a, b, cd)
+fn matmul_avx2<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
+    matmul::<M>(k, at, b, cd)
 }
 
 fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
@@ -912,11 +915,11 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
     let mut a = [0f64; 512];
     let mut b = [0f64; 512];
     if m == 16 {
-        gather::<16>(w, x, x.a, &mut a[..m * k], false)?;
-        gather::<16>(w, x, x.b, &mut b[..m * k], true)?;
+        gather::<16>(w, x, x.a, &mut a[..m * k])?;
+        gather::<16>(w, x, x.b, &mut b[..m * k])?;
     } else {
-        gather::<32>(w, x, x.a, &mut a[..m * k], false)?;
-        gather::<32>(w, x, x.b, &mut b[..m * k], true)?;
+        gather::<32>(w, x, x.a, &mut a[..m * k])?;
+        gather::<32>(w, x, x.b, &mut b[..m * k])?;
     }
     let dregs = m * m / LANES;
     let mut cd = [0f64; 1024];
@@ -925,9 +928,11 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
             Ok((file, i)) => *vrow(w, file, i + r as u16)?,
             Err(bits) => [bits; LANES],
         };
-        for (lane, &v) in row.iter().enumerate() {
-            let (i, j) = mfma_pos(m, lane, r);
-            cd[i * m + j] = f(v) as f64;
+        for g in 0..LANES / m {
+            let i = mfma_row(m, g, r);
+            for (c, &v) in cd[i * m..i * m + m].iter_mut().zip(&row[g * m..g * m + m]) {
+                *c = f(v) as f64;
+            }
         }
     }
     let cd = &mut cd[..m * m];
@@ -947,18 +952,19 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
     }
     // MFMA ignores exec: every lane's result is written.
     for r in 0..dregs {
-        let mut out = [0u32; LANES];
-        for (lane, o) in out.iter_mut().enumerate() {
-            let (i, j) = mfma_pos(m, lane, r);
-            *o = cf32(cd[i * m + j] as f32);
-        }
-        *vrow_mut(
+        let d = vrow_mut(
             w,
             VDst {
                 file: x.d.file,
                 index: x.d.index + r as u16,
             },
-        )? = out;
+        )?;
+        for g in 0..LANES / m {
+            let i = mfma_row(m, g, r);
+            for (o, &v) in d[g * m..g * m + m].iter_mut().zip(&cd[i * m..i * m + m]) {
+                *o = cf32(v as f32);
+            }
+        }
     }
     Ok(())
 }
@@ -1139,6 +1145,24 @@ fn get32(w: &Wave, o: Opnd) -> R<Lanes> {
     })
 }
 
+/// A 32-bit source's lanes, in place for a register (`buf` holds a
+/// broadcast scalar or constant).
+#[inline]
+fn src32<'a>(w: &'a Wave, o: Opnd, buf: &'a mut Lanes) -> R<&'a Lanes> {
+    Ok(match o {
+        Opnd::V(i) => vrow(w, RegFile::V, i)?,
+        Opnd::A(i) => vrow(w, RegFile::A, i)?,
+        Opnd::S(i) => {
+            *buf = [w.s[i as usize]; LANES];
+            buf
+        }
+        Opnd::Imm(x) => {
+            *buf = [x as u32; LANES];
+            buf
+        }
+    })
+}
+
 /// A 64-bit source's lanes.
 #[inline]
 fn get64(w: &Wave, o: Opnd) -> R<Lanes64> {
@@ -1201,6 +1225,10 @@ fn fmods(x: &mut Lanes, k: usize, neg: u8, abs: u8) {
 /// Write `r` to the lanes of `exec`.
 #[inline]
 fn put(d: &mut Lanes, r: &Lanes, exec: u64) {
+    if exec == u64::MAX {
+        *d = *r;
+        return;
+    }
     for l in 0..LANES {
         if exec >> l & 1 != 0 {
             d[l] = r[l];
@@ -1364,14 +1392,26 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             acc: _,
         } => {
             let exec = w.exec();
-            let mut x = [get32(w, src[0])?, get32(w, src[1])?, get32(w, src[2])?];
+            let mut r = [0u32; LANES];
             if neg | abs != 0 {
+                let mut x = [get32(w, src[0])?, get32(w, src[1])?, get32(w, src[2])?];
                 for (k, x) in x.iter_mut().enumerate() {
                     fmods(x, k, neg, abs);
                 }
+                v32(op, &x[0], &x[1], &x[2], &mut r);
+            } else {
+                // Registers are read in place; a scalar or a constant is
+                // broadcast into a buffer.
+                let mut bufs = [[0u32; LANES]; 3];
+                let [b0, b1, b2] = &mut bufs;
+                v32(
+                    op,
+                    src32(w, src[0], b0)?,
+                    src32(w, src[1], b1)?,
+                    src32(w, src[2], b2)?,
+                    &mut r,
+                );
             }
-            let mut r = [0u32; LANES];
-            v32(op, &x[0], &x[1], &x[2], &mut r);
             put(vrow_mut(w, dst)?, &r, exec);
         }
         Typed::V64 { op, dst, src, wide } => {
