@@ -890,17 +890,23 @@ fn mfma_row(m: usize, g: usize, r: usize) -> usize {
 /// reference executor sums. `at` and `b` are depth-major.
 #[inline(always)]
 fn matmul<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
-    for i in 0..M {
-        let mut acc = [0f64; M];
-        acc.copy_from_slice(&cd[i * M..i * M + M]);
+    // Two rows at a time share each load of B's row; every sum still runs
+    // from C in order of depth.
+    for i in (0..M).step_by(2) {
+        let mut acc0 = [0f64; M];
+        let mut acc1 = [0f64; M];
+        acc0.copy_from_slice(&cd[i * M..i * M + M]);
+        acc1.copy_from_slice(&cd[(i + 1) * M..(i + 1) * M + M]);
         for kk in 0..k {
-            let x = at[kk * M + i];
+            let (x0, x1) = (at[kk * M + i], at[kk * M + i + 1]);
             let row = &b[kk * M..kk * M + M];
             for j in 0..M {
-                acc[j] += x * row[j];
+                acc0[j] += x0 * row[j];
+                acc1[j] += x1 * row[j];
             }
         }
-        cd[i * M..i * M + M].copy_from_slice(&acc);
+        cd[i * M..i * M + M].copy_from_slice(&acc0);
+        cd[(i + 1) * M..(i + 1) * M + M].copy_from_slice(&acc1);
     }
 }
 
