@@ -282,21 +282,16 @@ impl CodeObject {
             .unwrap_or("")
             .to_string();
         // No `amdhsa.target` (aiter's hand-written objects): the processor
-        // from the ELF header's EF_AMDGPU_MACH (LLVM AMDGPUUsage).
+        // from the ELF header's EF_AMDGPU_MACH, through gcn-embed's processor
+        // table (the one table of `e_flags` values in the workspace).
         let processor = if processor.is_empty() {
             // e_flags of an ELF64 header: bytes 48..52.
             let flags = bytes
                 .get(48..52)
                 .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-            match flags & 0xff {
-                0x3f => "gfx90a",
-                0x4c => "gfx942",
-                0x4f => "gfx950",
-                0x51 => "gfx9-generic",
-                0x5f => "gfx9-4-generic",
-                _ => "",
-            }
-            .to_string()
+            gcn_embed::elf::EFlags::decode(flags)
+                .processor()
+                .map_or_else(String::new, |p| p.name.to_string())
         } else {
             processor
         };
@@ -424,4 +419,46 @@ fn read_at<'d>(file: &object::File<'d>, addr: u64, len: u64) -> Option<&'d [u8]>
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// aiter's topksoftmax for gfx942: a hand-written object without
+    /// `amdhsa.target`, whose processor comes from `e_flags` alone.
+    fn topksoftmax() -> Vec<u8> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/corpus/aiter/gfx942/topksoftmax/topksoftmax_4x256x8.co");
+        std::fs::read(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; copy aiter's sample with tests/corpus/aiter.sh",
+                path.display()
+            )
+        })
+    }
+
+    #[test]
+    fn the_processor_of_an_object_without_a_target_comes_from_gcn_embeds_table() {
+        let bytes = topksoftmax();
+        let co = CodeObject::parse(bytes.clone(), "topksoftmax").unwrap();
+        assert!(co.target.is_empty(), "the sample has no amdhsa.target");
+        assert_eq!(co.processor, "gfx942");
+        // Every processor of gcn-embed's table is named, not only the five
+        // the emulator's own copy of the table had (gfx908, EF_AMDGPU_MACH
+        // 0x030, was an empty processor, so the launch error named none).
+        for (mach, name) in [
+            (0x030u8, "gfx908"),
+            (0x04f, "gfx950"),
+            (0x05f, "gfx9-4-generic"),
+        ] {
+            let mut b = bytes.clone();
+            b[48] = mach;
+            let co = CodeObject::parse(b, "topksoftmax").unwrap();
+            assert_eq!(co.processor, name, "mach {mach:#x}");
+        }
+        let mut b = bytes;
+        b[48] = 0xfe; // no processor has this mach
+        assert_eq!(CodeObject::parse(b, "x").unwrap().processor, "");
+    }
 }
