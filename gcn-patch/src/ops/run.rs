@@ -373,7 +373,7 @@ pub(crate) fn disassemble(
     parse(&listing(tc, co, &job)?, kernel)
 }
 
-/// `llvm-objdump -d` of the whole object, through the bounded runner.
+/// `llvm-objdump -d` of the whole object ([`crate::stage::toolchain::Toolchain::objdump`]).
 fn listing(
     tc: &crate::stage::toolchain::Toolchain,
     co: &CodeObject,
@@ -385,19 +385,16 @@ fn listing(
         .tempfile()
         .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
         .map_err(|e| err(format!("cannot write a temporary file: {e}")))?;
-    let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
-    cmd.args(["-d", "--symbolize-operands"]).arg(file.path());
-    let out = tc
-        .run(&mut cmd, "llvm-objdump", job)
-        .map_err(|e| Diagnostics::from(e.to_diagnostic()))?;
-    if !out.status.success() {
-        return Err(err(format!(
-            "llvm-objdump failed {job}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    tc.objdump(
+        [
+            "-d".as_ref(),
+            "--symbolize-operands".as_ref(),
+            file.path().as_os_str(),
+        ],
+        job,
+        Code::EmulatorFailed,
+    )
+    .map_err(Diagnostics::from)
 }
 
 /// `kernel`'s instructions in an object's listing.

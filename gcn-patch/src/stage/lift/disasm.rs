@@ -38,30 +38,16 @@ pub fn disassemble(
     path: &Path,
     job: &str,
 ) -> Result<Listing, Diagnostic> {
-    let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
-    cmd.env_clear()
-        .env("LC_ALL", "C")
-        .args(["-d", "-z", "--symbolize-operands", "-j", ".text"]);
+    let mut args: Vec<std::ffi::OsString> = ["-d", "-z", "--symbolize-operands", "-j", ".text"]
+        .map(Into::into)
+        .into();
     let features = super::features(target);
     if !features.is_empty() {
-        cmd.arg(format!("--mattr={}", features.join(",")));
+        args.push(format!("--mattr={}", features.join(",")).into());
     }
-    cmd.arg(path);
-    let out = tc
-        .run(&mut cmd, "llvm-objdump", job)
-        .map_err(|e| e.to_diagnostic())?;
-    if !out.status.success() {
-        return Err(Diagnostic::error(
-            Code::LiftToolFailed,
-            format!(
-                "llvm-objdump failed {job}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        )
-        .with_note(format!("command: {}", objdump.display())));
-    }
-    Ok(parse_listing(&String::from_utf8_lossy(&out.stdout)))
+    args.push(path.into());
+    let text = tc.objdump(args, job, Code::LiftToolFailed)?;
+    Ok(parse_listing(&text))
 }
 
 /// Read an `llvm-objdump -d --show-raw-insn` listing of AMDGPU code: lines

@@ -369,6 +369,46 @@ impl Toolchain {
         PathBuf::from(name)
     }
 
+    /// Run this toolchain's `llvm-objdump` ([`Toolchain::llvm_tool`]) with
+    /// `args` (the file last) through the bounded runner ([`Toolchain::run`]),
+    /// with an empty environment but `LC_ALL=C`, so its listing does not
+    /// depend on the caller's locale: its standard output. The one
+    /// `llvm-objdump` runner of gcn-patch (lift, `run`, `objdiff`). A tool
+    /// that cannot start or runs past the time limit is the runner's
+    /// diagnostic with how to install `llvm-objdump`; one that exits with an
+    /// error is a `code` diagnostic with its stderr and command.
+    pub fn objdump<I, S>(&self, args: I, job: &str, code: Code) -> Result<String, Diagnostic>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let objdump = self.llvm_tool("llvm-objdump");
+        let mut cmd = process::tool_command(&objdump);
+        cmd.env_clear().env("LC_ALL", "C").args(args);
+        let command = process::command_line(&cmd);
+        let out = self.run(&mut cmd, "llvm-objdump", job).map_err(|e| {
+            let mut d = e.to_diagnostic();
+            if matches!(e.failure, ToolFailure::Spawn(_)) {
+                d.help.push(format!(
+                    "install llvm-objdump of LLVM {} (`apt-get install -y llvm-{}`) next to clang",
+                    self.version.major, self.version.major
+                ));
+            }
+            d
+        })?;
+        if !out.status.success() {
+            return Err(Diagnostic::error(
+                code,
+                format!(
+                    "llvm-objdump failed {job}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            )
+            .with_note(format!("command: {command}")));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// A string identifying this toolchain for cache keys: version text and
     /// resolved (symlink-free) tool paths.
     pub fn identity(&self) -> String {
