@@ -258,27 +258,14 @@ pub fn parse_arg(text: &str) -> Result<(Option<String>, ArgSpec), Diagnostics> {
     Ok((None, ArgSpec::parse(text)?))
 }
 
-/// Parse `X[,Y[,Z]]` (missing dimensions are 1) for `what`
-/// ([`Setting::Grid`] or [`Setting::Block`]).
+/// Parse `X[,Y[,Z]]` (missing dimensions are 1, each a positive 32-bit
+/// integer) for `what` ([`Setting::Grid`] or [`Setting::Block`]): the
+/// launch model's parser ([`gcn_emu::launch::Dims::parse`]), which
+/// `kernels.toml` launches use too.
 pub fn parse_dims(what: Setting, s: &str) -> Result<[u32; 3], Diagnostics> {
-    dims(s).map_err(|e| Diagnostic::error(Code::RunUsage, e).about(what).into())
-}
-
-fn dims(s: &str) -> Result<[u32; 3], String> {
-    let parts: Vec<&str> = s.split(',').collect();
-    if parts.is_empty() || parts.len() > 3 {
-        return Err(format!("`{s}`: expected X[,Y[,Z]]"));
-    }
-    let mut d = [1u32; 3];
-    for (i, p) in parts.iter().enumerate() {
-        d[i] = p
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|&v| v > 0)
-            .ok_or_else(|| format!("`{s}`: `{p}` is not a positive integer"))?;
-    }
-    Ok(d)
+    gcn_emu::launch::Dims::parse(s)
+        .map(|d| d.0)
+        .map_err(|e| Diagnostic::error(Code::RunUsage, e).about(what).into())
 }
 
 fn usage(msg: impl Into<String>) -> RunError {
