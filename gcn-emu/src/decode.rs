@@ -300,23 +300,15 @@ impl Program {
 }
 
 /// Parse one instruction line: `\tMNEMONIC OPERANDS   // ADDR: W0 W1`.
-/// `Ok(None)` for a line that is not an instruction.
+/// `Ok(None)` for a line that is not an instruction (read by
+/// [`gcn_raw::listing::instruction`]: its comment must be all hex words).
 pub fn parse_line(line: &str) -> std::result::Result<Option<Instruction>, String> {
-    let Some(c) = line.rfind("//") else {
+    // The line's text, address and words: gcn-raw's listing reader, which
+    // gcn-patch's lift reads listings with too.
+    let Some(raw) = gcn_raw::listing::instruction(line) else {
         return Ok(None);
     };
-    let (body, comment) = (line[..c].trim(), line[c + 2..].trim());
-    let Some((addr, words)) = comment.split_once(':') else {
-        return Ok(None);
-    };
-    let Ok(addr) = u64::from_str_radix(addr.trim(), 16) else {
-        return Ok(None);
-    };
-    let words = words
-        .split_whitespace()
-        .take_while(|w| w.len() == 8 && w.chars().all(|c| c.is_ascii_hexdigit()))
-        .map(|w| u32::from_str_radix(w, 16).map_err(|e| e.to_string()))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let (body, addr, words) = (raw.text, raw.address, raw.words());
     if body.is_empty() || words.is_empty() {
         return Ok(None);
     }
@@ -680,6 +672,19 @@ mod tests {
         let i = parse_line("\tv_pk_fma_f16 v0, v1, v2, v3 op_sel:[0,1,0] op_sel_hi:[1,0,1] // 000000001600: D38E0000 1C0A0501").unwrap().unwrap();
         assert_eq!(i.ops.len(), 4);
         assert_eq!(i.modifier("op_sel_hi"), Some("[1,0,1]"));
+        // The comment must be all encoding words (gcn-raw's reader, lift's
+        // rule): a stray token refuses the line instead of decoding the
+        // words before it, as this decoder's own reader did.
+        assert!(
+            parse_line("\tv_mov_b32_e32 v0, v1 // 000000001600: 7E000301 zz")
+                .unwrap()
+                .is_none()
+        );
+        // A trailing partial word (printed as bytes) is not a dword.
+        let i = parse_line("\ts_nop 0 // 000000001600: BF800000 00 00")
+            .unwrap()
+            .unwrap();
+        assert_eq!(i.words, vec![0xBF800000]);
         // A modified register range last is an operand, not a modifier.
         for (t, neg, abs) in [
             ("-v[20:21]", true, false),

@@ -1,0 +1,11 @@
+//! Raw AMDGPU formats shared by gcn-patch and gcn-emu, apart from their
+//! layered APIs (as gimli and object keep theirs): one reader of each.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`listing`] | the lines of an `llvm-objdump -d` listing: instruction text, address, encoding; symbol and label headers |
+//!
+//! gcn-patch depends on gcn-emu only behind its `cli` feature, so what
+//! gcn-patch needs without it and gcn-emu needs too lives here, below both.
+
+pub mod listing;
