@@ -4,8 +4,10 @@
 //! | module | what |
 //! |---|---|
 //! | [`listing`] | the lines of an `llvm-objdump -d` listing: instruction text, address, encoding; symbol and label headers |
+//! | [`process`] | the bounded runner of external tools (time limit, process group killed with the tool, signal handlers) |
 //!
 //! gcn-patch depends on gcn-emu only behind its `cli` feature, so what
 //! gcn-patch needs without it and gcn-emu needs too lives here, below both.
 
 pub mod listing;
+pub mod process;

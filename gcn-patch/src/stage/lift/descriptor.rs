@@ -19,6 +19,7 @@ use object::{Object, ObjectSection, ObjectSymbol};
 
 use crate::base::diag::{Code, Diagnostic};
 use crate::stage::assemble::TRIPLE;
+use crate::stage::toolchain::ToolDiagnostic as _;
 use crate::stage::toolchain::Toolchain;
 
 /// Bytes 16..24 hold `kernel_code_entry_byte_offset`, a link-time value.
