@@ -41,25 +41,12 @@ pub fn objdump_blocks(
     path: &std::path::Path,
     job: &str,
 ) -> Result<BTreeMap<String, Vec<String>>, Diagnostic> {
-    let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
-    cmd.env_clear()
-        .env("LC_ALL", "C")
-        .args(["-D", "-j", ".rodata"])
-        .arg(path);
-    let out = tc
-        .run(&mut cmd, "llvm-objdump", job)
-        .map_err(|e| e.to_diagnostic())?;
-    if !out.status.success() {
-        return Err(Diagnostic::error(
-            Code::LiftToolFailed,
-            format!(
-                "llvm-objdump failed {job}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        ));
-    }
-    Ok(parse_blocks(&String::from_utf8_lossy(&out.stdout)))
+    let args = ["-D", "-j", ".rodata"]
+        .map(std::ffi::OsStr::new)
+        .into_iter()
+        .chain([path.as_os_str()]);
+    let text = tc.objdump(args, job, Code::LiftToolFailed)?;
+    Ok(parse_blocks(&text))
 }
 
 /// The `.amdhsa_kernel NAME … .end_amdhsa_kernel` blocks of a listing.
