@@ -8,7 +8,6 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use crate::load::{CodeObject, Kernel};
 use crate::{Error, Result};
@@ -300,23 +299,15 @@ impl Program {
 }
 
 /// Parse one instruction line: `\tMNEMONIC OPERANDS   // ADDR: W0 W1`.
-/// `Ok(None)` for a line that is not an instruction.
+/// `Ok(None)` for a line that is not an instruction (read by
+/// [`gcn_raw::listing::instruction`]: its comment must be all hex words).
 pub fn parse_line(line: &str) -> std::result::Result<Option<Instruction>, String> {
-    let Some(c) = line.rfind("//") else {
+    // The line's text, address and words: gcn-raw's listing reader, which
+    // gcn-patch's lift reads listings with too.
+    let Some(raw) = gcn_raw::listing::instruction(line) else {
         return Ok(None);
     };
-    let (body, comment) = (line[..c].trim(), line[c + 2..].trim());
-    let Some((addr, words)) = comment.split_once(':') else {
-        return Ok(None);
-    };
-    let Ok(addr) = u64::from_str_radix(addr.trim(), 16) else {
-        return Ok(None);
-    };
-    let words = words
-        .split_whitespace()
-        .take_while(|w| w.len() == 8 && w.chars().all(|c| c.is_ascii_hexdigit()))
-        .map(|w| u32::from_str_radix(w, 16).map_err(|e| e.to_string()))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let (body, addr, words) = (raw.text, raw.address, raw.words());
     if body.is_empty() || words.is_empty() {
         return Ok(None);
     }
@@ -564,78 +555,39 @@ fn parse_operand(s: &str) -> std::result::Result<Operand, String> {
 /// How long [`Program::disassemble`] lets `llvm-objdump` run.
 pub const DISASSEMBLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// Run `objdump -d --symbolize-operands FILE`, killed after `limit`; its
-/// status, stdout and stderr.
+/// Run `objdump -d --symbolize-operands FILE` through gcn-raw's bounded
+/// runner (the one gcn-patch runs every tool with): killed, with every
+/// process it started, after `limit`; its status, stdout and stderr.
 fn run_bounded(
     objdump: &Path,
     file: &Path,
     limit: std::time::Duration,
     shown: &str,
 ) -> Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>)> {
-    use std::io::Read;
-    use std::process::Stdio;
-    let mut child = Command::new(objdump)
-        .arg("-d")
-        .arg("--symbolize-operands")
-        .arg(file)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| Error::Decode {
-            what: format!(
+    use gcn_raw::process::{run_tool, tool_command, ToolFailure, ToolRun};
+    let mut cmd = tool_command(objdump);
+    cmd.arg("-d").arg("--symbolize-operands").arg(file);
+    let job = format!("on {shown}");
+    let run = ToolRun {
+        tool: "llvm-objdump",
+        job: &job,
+        timeout: limit,
+    };
+    let out = run_tool(&mut cmd, &run).map_err(|e| Error::Decode {
+        what: match e.failure {
+            ToolFailure::Spawn(e) => format!(
                 "cannot run {}: {e}; install llvm-objdump (`apt-get install -y llvm-22`) or set GCN_PATCH_LLVM_BIN",
                 objdump.display()
             ),
-        })?;
-    // Read both pipes on threads, so that a full pipe never blocks the tool.
-    let reader = |pipe: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut p) = pipe {
-                let _ = p.read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let out = reader(
-        child
-            .stdout
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let err = reader(
-        child
-            .stderr
-            .take()
-            .map(|p| Box::new(p) as Box<dyn Read + Send>),
-    );
-    let start = std::time::Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if start.elapsed() >= limit => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(Error::Decode {
-                    what: format!(
-                        "{} did not finish within {} s on {shown}; it was killed (a malformed object, or a machine too busy: retry)",
-                        objdump.display(),
-                        limit.as_secs_f64()
-                    ),
-                });
-            }
-            Ok(None) => std::thread::sleep(std::time::Duration::from_millis(5)),
-            Err(e) => {
-                return Err(Error::Decode {
-                    what: format!("waiting for {}: {e}", objdump.display()),
-                })
-            }
-        }
-    };
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
-    Ok((status, stdout, stderr))
+            ToolFailure::TimedOut(_) => format!(
+                "{} did not finish within {} s on {shown}; it was killed with every process it started (a malformed object, or a machine too busy: retry)",
+                objdump.display(),
+                limit.as_secs_f64()
+            ),
+            ToolFailure::Io(e) => format!("waiting for {}: {e}", objdump.display()),
+        },
+    })?;
+    Ok((out.status, out.stdout, out.stderr))
 }
 
 #[cfg(test)]
@@ -680,6 +632,19 @@ mod tests {
         let i = parse_line("\tv_pk_fma_f16 v0, v1, v2, v3 op_sel:[0,1,0] op_sel_hi:[1,0,1] // 000000001600: D38E0000 1C0A0501").unwrap().unwrap();
         assert_eq!(i.ops.len(), 4);
         assert_eq!(i.modifier("op_sel_hi"), Some("[1,0,1]"));
+        // The comment must be all encoding words (gcn-raw's reader, lift's
+        // rule): a stray token refuses the line instead of decoding the
+        // words before it, as this decoder's own reader did.
+        assert!(
+            parse_line("\tv_mov_b32_e32 v0, v1 // 000000001600: 7E000301 zz")
+                .unwrap()
+                .is_none()
+        );
+        // A trailing partial word (printed as bytes) is not a dword.
+        let i = parse_line("\ts_nop 0 // 000000001600: BF800000 00 00")
+            .unwrap()
+            .unwrap();
+        assert_eq!(i.words, vec![0xBF800000]);
         // A modified register range last is an operand, not a modifier.
         for (t, neg, abs) in [
             ("-v[20:21]", true, false),

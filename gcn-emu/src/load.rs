@@ -53,119 +53,9 @@ pub struct Kernel {
     pub code_end: u64,
 }
 
-/// The fields of the 64-byte kernel descriptor the emulator uses.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Descriptor {
-    /// Fixed LDS size in bytes.
-    pub group_segment_fixed_size: u32,
-    /// Fixed scratch size per work-item in bytes.
-    pub private_segment_fixed_size: u32,
-    /// Kernarg size in bytes.
-    pub kernarg_size: u32,
-    /// Byte offset of the entry from the descriptor.
-    pub kernel_code_entry_byte_offset: i64,
-    /// COMPUTE_PGM_RSRC1.
-    pub rsrc1: u32,
-    /// COMPUTE_PGM_RSRC2.
-    pub rsrc2: u32,
-    /// COMPUTE_PGM_RSRC3.
-    pub rsrc3: u32,
-    /// kernel_code_properties (user SGPR enables, wave32).
-    pub properties: u16,
-    /// Kernarg preload: length in dwords (bits 0–6) and offset (bits 7–15).
-    pub kernarg_preload: u16,
-}
-
-impl Descriptor {
-    /// Parse the 64 bytes.
-    pub fn parse(b: &[u8; 64]) -> Self {
-        let u32_at = |o: usize| u32::from_le_bytes(b[o..o + 4].try_into().unwrap());
-        Descriptor {
-            group_segment_fixed_size: u32_at(0),
-            private_segment_fixed_size: u32_at(4),
-            kernarg_size: u32_at(8),
-            kernel_code_entry_byte_offset: i64::from_le_bytes(b[16..24].try_into().unwrap()),
-            rsrc3: u32_at(44),
-            rsrc1: u32_at(48),
-            rsrc2: u32_at(52),
-            properties: u16::from_le_bytes([b[56], b[57]]),
-            kernarg_preload: u16::from_le_bytes([b[58], b[59]]),
-        }
-    }
-    /// ENABLE_SGPR_PRIVATE_SEGMENT_BUFFER (4 user SGPRs).
-    pub fn private_segment_buffer(&self) -> bool {
-        self.properties & 1 != 0
-    }
-    /// ENABLE_SGPR_DISPATCH_PTR (2).
-    pub fn dispatch_ptr(&self) -> bool {
-        self.properties & 2 != 0
-    }
-    /// ENABLE_SGPR_QUEUE_PTR (2).
-    pub fn queue_ptr(&self) -> bool {
-        self.properties & 4 != 0
-    }
-    /// ENABLE_SGPR_KERNARG_SEGMENT_PTR (2).
-    pub fn kernarg_segment_ptr(&self) -> bool {
-        self.properties & 8 != 0
-    }
-    /// ENABLE_SGPR_DISPATCH_ID (2).
-    pub fn dispatch_id(&self) -> bool {
-        self.properties & 16 != 0
-    }
-    /// ENABLE_SGPR_FLAT_SCRATCH_INIT (2).
-    pub fn flat_scratch_init(&self) -> bool {
-        self.properties & 32 != 0
-    }
-    /// ENABLE_SGPR_PRIVATE_SEGMENT_SIZE (1).
-    pub fn private_segment_size(&self) -> bool {
-        self.properties & 64 != 0
-    }
-    /// ENABLE_WAVEFRONT_SIZE32.
-    pub fn wave32(&self) -> bool {
-        self.properties & (1 << 10) != 0
-    }
-    /// USER_SGPR_COUNT: where the system SGPRs start.
-    pub fn user_sgpr_count(&self) -> u32 {
-        (self.rsrc2 >> 1) & 0x1f
-    }
-    /// ENABLE_PRIVATE_SEGMENT: the private segment wave offset SGPR.
-    pub fn private_segment_wave_offset(&self) -> bool {
-        self.rsrc2 & 1 != 0
-    }
-    /// ENABLE_SGPR_WORKGROUP_ID_X, _Y, _Z.
-    pub fn workgroup_id(&self) -> [bool; 3] {
-        [
-            self.rsrc2 & (1 << 7) != 0,
-            self.rsrc2 & (1 << 8) != 0,
-            self.rsrc2 & (1 << 9) != 0,
-        ]
-    }
-    /// ENABLE_SGPR_WORKGROUP_INFO.
-    pub fn workgroup_info(&self) -> bool {
-        self.rsrc2 & (1 << 10) != 0
-    }
-    /// ENABLE_VGPR_WORKITEM_ID: 0 = X, 1 = X and Y, 2 = X, Y and Z.
-    pub fn workitem_id_vgprs(&self) -> u32 {
-        (self.rsrc2 >> 11) & 3
-    }
-    /// VGPRs (architected plus accumulation) the kernel may use:
-    /// (GRANULATED_WORKITEM_VGPR_COUNT + 1) × 8 on gfx90a and later.
-    pub fn vgpr_count(&self) -> u32 {
-        ((self.rsrc1 & 0x3f) + 1) * 8
-    }
-    /// First AGPR in the unified register file (gfx90a+: ACCUM_OFFSET).
-    pub fn accum_offset(&self) -> u32 {
-        ((self.rsrc3 & 0x3f) + 1) * 4
-    }
-    /// Kernarg preload length in dwords.
-    pub fn kernarg_preload_length(&self) -> u32 {
-        (self.kernarg_preload & 0x7f) as u32
-    }
-    /// Kernarg preload offset in dwords.
-    pub fn kernarg_preload_offset(&self) -> u32 {
-        (self.kernarg_preload >> 7) as u32
-    }
-}
+/// The fields of the 64-byte kernel descriptor: gcn-raw's reader, the one
+/// gcn-patch's lift and verify read descriptors with too.
+pub use gcn_raw::kd::Descriptor;
 
 /// One kernel argument of the metadata.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -224,44 +114,31 @@ impl CodeObject {
                  (a HIP offload bundle must be unbundled first, e.g. clang --no-gpu-bundle-output)"
             ))
         })?;
-        // e_machine (bytes 18..20) must be EM_AMDGPU (224).
-        if bytes.get(18..20) != Some(&[224, 0][..]) {
+        // e_machine (bytes 18..20) must be EM_AMDGPU.
+        let em_amdgpu = gcn_embed::elf::EM_AMDGPU.to_le_bytes();
+        if bytes.get(18..20) != Some(&em_amdgpu[..]) {
             return Err(Error::load(format!(
                 "{path}: an ELF file, but not an AMDGPU code object (e_machine is not EM_AMDGPU)"
             )));
         }
-        let mut meta: Option<Value> = None;
-        for section in file.sections() {
-            if !matches!(section.kind(), object::SectionKind::Note)
-                && !section.name().unwrap_or("").starts_with(".note")
-            {
-                continue;
-            }
-            let data = section.data().unwrap_or(&[]);
-            let mut at = 0usize;
-            while at + 12 <= data.len() {
-                let rd = |o: usize| u32::from_le_bytes(data[o..o + 4].try_into().unwrap()) as usize;
-                let (namesz, descsz, ty) = (rd(at), rd(at + 4), rd(at + 8));
-                let name_start = at + 12;
-                let desc_start = name_start + namesz.div_ceil(4) * 4;
-                let desc_end = desc_start + descsz;
-                if desc_end > data.len() {
-                    break;
-                }
-                let name = &data[name_start..name_start + namesz];
-                if ty == 32 && name.starts_with(b"AMDGPU") {
-                    let v = rmpv::decode::read_value(&mut &data[desc_start..desc_end]).map_err(
-                        |e| {
-                            Error::load(format!(
-                                "{path}: the AMDGPU metadata note is not valid MessagePack: {e}"
-                            ))
-                        },
-                    )?;
-                    meta = Some(v);
-                }
-                at = desc_start + descsz.div_ceil(4) * 4;
-            }
-        }
+        // The identifying header fields (e_flags): gcn-embed's reader, which
+        // gcn-patch's lift uses too.
+        let header =
+            gcn_embed::elf::read_header(&bytes).map_err(|e| Error::load(format!("{path}: {e}")))?;
+        // The metadata note: gcn-raw's reader, which gcn-patch's lift uses too.
+        let note = gcn_raw::note::amdgpu_metadata(&bytes).map_err(|e| {
+            Error::load(format!(
+                "{path}: not an ELF64 code object ({e}); AMDGPU code objects are ELF64"
+            ))
+        })?;
+        let meta: Option<Value> = match note {
+            Some(mut desc) => Some(rmpv::decode::read_value(&mut desc).map_err(|e| {
+                Error::load(format!(
+                    "{path}: the AMDGPU metadata note is not valid MessagePack: {e}"
+                ))
+            })?),
+            None => None,
+        };
         let meta = meta.ok_or_else(|| {
             Error::load(format!(
                 "{path}: no AMDGPU metadata note (NT_AMDGPU_METADATA); code object v3 or later is needed"
@@ -282,21 +159,12 @@ impl CodeObject {
             .unwrap_or("")
             .to_string();
         // No `amdhsa.target` (aiter's hand-written objects): the processor
-        // from the ELF header's EF_AMDGPU_MACH (LLVM AMDGPUUsage).
+        // from the ELF header's EF_AMDGPU_MACH, through gcn-embed's processor
+        // table (the one table of `e_flags` values in the workspace).
         let processor = if processor.is_empty() {
-            // e_flags of an ELF64 header: bytes 48..52.
-            let flags = bytes
-                .get(48..52)
-                .map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-            match flags & 0xff {
-                0x3f => "gfx90a",
-                0x4c => "gfx942",
-                0x4f => "gfx950",
-                0x51 => "gfx9-generic",
-                0x5f => "gfx9-4-generic",
-                _ => "",
-            }
-            .to_string()
+            gcn_embed::elf::EFlags::decode(header.e_flags)
+                .processor()
+                .map_or_else(String::new, |p| p.name.to_string())
         } else {
             processor
         };
@@ -424,4 +292,46 @@ fn read_at<'d>(file: &object::File<'d>, addr: u64, len: u64) -> Option<&'d [u8]>
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// aiter's topksoftmax for gfx942: a hand-written object without
+    /// `amdhsa.target`, whose processor comes from `e_flags` alone.
+    fn topksoftmax() -> Vec<u8> {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/corpus/aiter/gfx942/topksoftmax/topksoftmax_4x256x8.co");
+        std::fs::read(&path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; copy aiter's sample with tests/corpus/aiter.sh",
+                path.display()
+            )
+        })
+    }
+
+    #[test]
+    fn the_processor_of_an_object_without_a_target_comes_from_gcn_embeds_table() {
+        let bytes = topksoftmax();
+        let co = CodeObject::parse(bytes.clone(), "topksoftmax").unwrap();
+        assert!(co.target.is_empty(), "the sample has no amdhsa.target");
+        assert_eq!(co.processor, "gfx942");
+        // Every processor of gcn-embed's table is named, not only the five
+        // the emulator's own copy of the table had (gfx908, EF_AMDGPU_MACH
+        // 0x030, was an empty processor, so the launch error named none).
+        for (mach, name) in [
+            (0x030u8, "gfx908"),
+            (0x04f, "gfx950"),
+            (0x05f, "gfx9-4-generic"),
+        ] {
+            let mut b = bytes.clone();
+            b[48] = mach;
+            let co = CodeObject::parse(b, "topksoftmax").unwrap();
+            assert_eq!(co.processor, name, "mach {mach:#x}");
+        }
+        let mut b = bytes;
+        b[48] = 0xfe; // no processor has this mach
+        assert_eq!(CodeObject::parse(b, "x").unwrap().processor, "");
+    }
 }

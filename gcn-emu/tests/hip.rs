@@ -735,6 +735,55 @@ fn a_disassembler_that_does_not_finish_is_killed_at_the_time_limit() {
 }
 
 #[test]
+fn a_disassembler_killed_at_the_time_limit_takes_its_children_with_it() {
+    // The runner is gcn-raw's (gcn-patch's): the stand-in's whole process
+    // group is killed. The decoder's own runner killed only the process it
+    // started, and a child it had forked (here a `sleep`) lived on.
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile_dir();
+    let obj = build("saxpy", "gfx942", &dir);
+    let co = gcn_emu::load::CodeObject::read_file(&obj).unwrap();
+    let k = co.kernel("saxpy").unwrap().clone();
+    let tool = dir.join("forking-objdump");
+    let pid_file = dir.join("child.pid");
+    std::fs::write(
+        &tool,
+        format!(
+            "#!/bin/sh\nsleep 60 &\necho $! > '{}'\nwait\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let e = gcn_emu::decode::Program::disassemble_within(
+        &co,
+        &k,
+        &tool,
+        std::time::Duration::from_secs(1),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("did not finish within 1 s"), "{e}");
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let proc = std::path::PathBuf::from(format!("/proc/{}/stat", pid.trim()));
+    // Gone, or a zombie waiting for init to reap it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let state = std::fs::read_to_string(&proc).unwrap_or_default();
+        let state = state.rsplit(')').next().unwrap_or("").trim_start();
+        if state.is_empty() || state.starts_with('Z') || state.starts_with('X') {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the disassembler's child {} still runs: {state}",
+            pid.trim()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn packed_bf16_and_buffer_atomics_add_exactly() {
     // gcn-emu/tests/kernels/atomics3.hip on gfx942 and gfx950 (gfx90a has no
     // global_atomic_pk_add_bf16). Small integers, so every sum is exact

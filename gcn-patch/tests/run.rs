@@ -746,3 +746,29 @@ fn list_unsupported_names_what_is_missing_and_exits_0_only_when_nothing_is() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+/// `--grid`/`--block` are read by the launch model's parser
+/// (`gcn_emu::launch::Dims`), the one `kernels.toml` launches use: a
+/// dimension past 32 bits is named as such (gcn-patch's own parser called
+/// 4294967296 "not a positive integer").
+#[test]
+fn grid_and_block_are_read_by_the_launch_models_parser() {
+    use gcn_patch::base::diag::Setting;
+    use gcn_patch::ops::run::parse_dims;
+    assert_eq!(parse_dims(Setting::Grid, "4").unwrap(), [4, 1, 1]);
+    assert_eq!(parse_dims(Setting::Block, "64, 2").unwrap(), [64, 2, 1]);
+    for (text, says) in [
+        (
+            "4294967296",
+            "dimension 4294967296 is not a positive 32-bit integer",
+        ),
+        ("0,1", "dimension 0 is not a positive 32-bit integer"),
+        ("1,x", "`x` is not a positive integer"),
+        ("1,1,1,1", "expected X[,Y[,Z]]"),
+    ] {
+        let e = parse_dims(Setting::Grid, text).unwrap_err();
+        let toml = gcn_emu::launch::Dims::parse(text).unwrap_err();
+        assert!(e.0[0].message.contains(says), "{text}: {}", e.0[0].message);
+        assert_eq!(e.0[0].message, toml, "{text}");
+    }
+}

@@ -576,3 +576,53 @@ fn probe_cache_skips_probes_while_the_tools_are_the_same_files() {
     Toolchain::find(&uncached, &no_env).unwrap_or_else(|d| panic!("{d}"));
     assert_eq!(runs(), 4 * probes);
 }
+
+/// `Toolchain::objdump`, the one llvm-objdump runner (lift, `run`,
+/// `objdiff`): a listing of a real object; a file llvm-objdump refuses is an
+/// error with the caller's code, its stderr and the command (`objdiff`'s
+/// runner used to take whatever it printed and diff that).
+#[test]
+fn objdump_lists_an_object_and_refuses_what_llvm_objdump_refuses() {
+    use gcn_patch::base::diag::Code;
+    let tc = toolchain();
+    let dir = tempfile::tempdir().unwrap();
+    let asm = corpus_traced("hip/gfx942/saxpy.s", false);
+    let bytes = build(&tc, &asm, &target("gfx942"), dir.path(), "saxpy").unwrap();
+    let hsaco = dir.path().join("saxpy.hsaco");
+    std::fs::write(&hsaco, bytes).unwrap();
+    let listing = tc
+        .objdump(
+            [
+                "-d".as_ref(),
+                "--symbolize-operands".as_ref(),
+                hsaco.as_os_str(),
+            ],
+            "listing saxpy",
+            Code::ToolFailed,
+        )
+        .unwrap();
+    assert!(listing.contains("<saxpy>:"), "{listing}");
+    assert!(listing.contains("s_endpgm"), "{listing}");
+    let junk = dir.path().join("junk.co");
+    std::fs::write(&junk, b"not an object").unwrap();
+    let e = tc
+        .objdump(
+            ["-d".as_ref(), junk.as_os_str()],
+            "listing junk",
+            Code::LiftToolFailed,
+        )
+        .unwrap_err();
+    assert_eq!(e.code, Code::LiftToolFailed);
+    assert!(
+        e.message.contains("llvm-objdump failed listing junk"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.notes
+            .iter()
+            .any(|n| n.contains("command:") && n.contains("junk.co")),
+        "{:?}",
+        e.notes
+    );
+}

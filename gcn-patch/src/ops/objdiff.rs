@@ -61,31 +61,20 @@ pub fn objdiff(opts: &ObjdiffOptions) -> Result<ObjDiff, Diagnostics> {
     diff_job(&m, &plan, &job, &tc, work.path())
 }
 
-/// `llvm-objdump` of the toolchain (see [`Toolchain::llvm_tool`]).
-pub(crate) fn objdump_path(tc: &Toolchain) -> PathBuf {
-    tc.llvm_tool("llvm-objdump")
-}
-
-/// Disassemble `hsaco`, normalized by [`normalize`].
+/// Disassemble `hsaco` ([`Toolchain::objdump`]), normalized by [`normalize`].
 pub(crate) fn disassemble(tc: &Toolchain, hsaco: &Path, job: &str) -> Result<String, Diagnostics> {
-    let objdump = objdump_path(tc);
-    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
-    cmd.args([
+    let flags = [
         "-d",
         "--symbolize-operands",
         "--no-show-raw-insn",
         "--no-leading-addr",
-    ])
-    .arg(hsaco);
-    let out = tc.run(&mut cmd, "llvm-objdump", job).map_err(|e| {
-        let mut d = e.to_diagnostic();
-        d.help.push(format!(
-            "install llvm-objdump of LLVM {} (`apt-get install -y llvm-{}`) next to clang",
-            tc.version.major, tc.version.major
-        ));
-        Diagnostics::from(d)
-    })?;
-    Ok(normalize(&String::from_utf8_lossy(&out.stdout)))
+    ];
+    let args = flags
+        .iter()
+        .map(std::ffi::OsStr::new)
+        .chain([hsaco.as_os_str()]);
+    let text = tc.objdump(args, job, Code::ToolFailed)?;
+    Ok(normalize(&text))
 }
 
 /// Whether `name` is a label `llvm-objdump --symbolize-operands` made up

@@ -258,27 +258,14 @@ pub fn parse_arg(text: &str) -> Result<(Option<String>, ArgSpec), Diagnostics> {
     Ok((None, ArgSpec::parse(text)?))
 }
 
-/// Parse `X[,Y[,Z]]` (missing dimensions are 1) for `what`
-/// ([`Setting::Grid`] or [`Setting::Block`]).
+/// Parse `X[,Y[,Z]]` (missing dimensions are 1, each a positive 32-bit
+/// integer) for `what` ([`Setting::Grid`] or [`Setting::Block`]): the
+/// launch model's parser ([`gcn_emu::launch::Dims::parse`]), which
+/// `kernels.toml` launches use too.
 pub fn parse_dims(what: Setting, s: &str) -> Result<[u32; 3], Diagnostics> {
-    dims(s).map_err(|e| Diagnostic::error(Code::RunUsage, e).about(what).into())
-}
-
-fn dims(s: &str) -> Result<[u32; 3], String> {
-    let parts: Vec<&str> = s.split(',').collect();
-    if parts.is_empty() || parts.len() > 3 {
-        return Err(format!("`{s}`: expected X[,Y[,Z]]"));
-    }
-    let mut d = [1u32; 3];
-    for (i, p) in parts.iter().enumerate() {
-        d[i] = p
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|&v| v > 0)
-            .ok_or_else(|| format!("`{s}`: `{p}` is not a positive integer"))?;
-    }
-    Ok(d)
+    gcn_emu::launch::Dims::parse(s)
+        .map(|d| d.0)
+        .map_err(|e| Diagnostic::error(Code::RunUsage, e).about(what).into())
 }
 
 fn usage(msg: impl Into<String>) -> RunError {
@@ -373,7 +360,7 @@ pub(crate) fn disassemble(
     parse(&listing(tc, co, &job)?, kernel)
 }
 
-/// `llvm-objdump -d` of the whole object, through the bounded runner.
+/// `llvm-objdump -d` of the whole object ([`crate::stage::toolchain::Toolchain::objdump`]).
 fn listing(
     tc: &crate::stage::toolchain::Toolchain,
     co: &CodeObject,
@@ -385,19 +372,16 @@ fn listing(
         .tempfile()
         .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
         .map_err(|e| err(format!("cannot write a temporary file: {e}")))?;
-    let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
-    cmd.args(["-d", "--symbolize-operands"]).arg(file.path());
-    let out = tc
-        .run(&mut cmd, "llvm-objdump", job)
-        .map_err(|e| Diagnostics::from(e.to_diagnostic()))?;
-    if !out.status.success() {
-        return Err(err(format!(
-            "llvm-objdump failed {job}: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    tc.objdump(
+        [
+            "-d".as_ref(),
+            "--symbolize-operands".as_ref(),
+            file.path().as_os_str(),
+        ],
+        job,
+        Code::EmulatorFailed,
+    )
+    .map_err(Diagnostics::from)
 }
 
 /// `kernel`'s instructions in an object's listing.

@@ -19,6 +19,7 @@ use regex::Regex;
 
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::document::Document;
+use crate::stage::toolchain::ToolDiagnostic as _;
 use crate::stage::toolchain::Toolchain;
 use gcn_embed::TargetId;
 

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
+use crate::stage::toolchain::ToolDiagnostic as _;
 use crate::stage::toolchain::Toolchain;
 
 /// The ld.lld arguments before `-o`.

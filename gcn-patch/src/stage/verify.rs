@@ -57,22 +57,20 @@ pub struct KernelDescriptorFields {
 }
 
 impl KernelDescriptorFields {
-    /// Decode a 64-byte descriptor.
+    /// Decode a 64-byte descriptor (read by [`gcn_raw::kd::Descriptor`], the
+    /// one reader of the layout, which the emulator's loader uses too).
     pub fn decode(d: &[u8; 64]) -> KernelDescriptorFields {
-        let u32_at = |o: usize| u32::from_le_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]);
-        let u16_at = |o: usize| u16::from_le_bytes([d[o], d[o + 1]]);
-        let mut entry = [0u8; 8];
-        entry.copy_from_slice(&d[16..24]);
+        let r = gcn_raw::kd::Descriptor::parse(d);
         KernelDescriptorFields {
-            group_segment_fixed_size: u32_at(0),
-            private_segment_fixed_size: u32_at(4),
-            kernarg_size: u32_at(8),
-            kernel_code_entry_byte_offset: i64::from_le_bytes(entry),
-            compute_pgm_rsrc3: u32_at(44),
-            compute_pgm_rsrc1: u32_at(48),
-            compute_pgm_rsrc2: u32_at(52),
-            kernel_code_properties: u16_at(56),
-            kernarg_preload: u16_at(58),
+            group_segment_fixed_size: r.group_segment_fixed_size,
+            private_segment_fixed_size: r.private_segment_fixed_size,
+            kernarg_size: r.kernarg_size,
+            kernel_code_entry_byte_offset: r.kernel_code_entry_byte_offset,
+            compute_pgm_rsrc3: r.rsrc3,
+            compute_pgm_rsrc1: r.rsrc1,
+            compute_pgm_rsrc2: r.rsrc2,
+            kernel_code_properties: r.properties,
+            kernarg_preload: r.kernarg_preload,
         }
     }
 }

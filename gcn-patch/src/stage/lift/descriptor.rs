@@ -19,6 +19,7 @@ use object::{Object, ObjectSection, ObjectSymbol};
 
 use crate::base::diag::{Code, Diagnostic};
 use crate::stage::assemble::TRIPLE;
+use crate::stage::toolchain::ToolDiagnostic as _;
 use crate::stage::toolchain::Toolchain;
 
 /// Bytes 16..24 hold `kernel_code_entry_byte_offset`, a link-time value.
@@ -40,25 +41,12 @@ pub fn objdump_blocks(
     path: &std::path::Path,
     job: &str,
 ) -> Result<BTreeMap<String, Vec<String>>, Diagnostic> {
-    let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
-    cmd.env_clear()
-        .env("LC_ALL", "C")
-        .args(["-D", "-j", ".rodata"])
-        .arg(path);
-    let out = tc
-        .run(&mut cmd, "llvm-objdump", job)
-        .map_err(|e| e.to_diagnostic())?;
-    if !out.status.success() {
-        return Err(Diagnostic::error(
-            Code::LiftToolFailed,
-            format!(
-                "llvm-objdump failed {job}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        ));
-    }
-    Ok(parse_blocks(&String::from_utf8_lossy(&out.stdout)))
+    let args = ["-D", "-j", ".rodata"]
+        .map(std::ffi::OsStr::new)
+        .into_iter()
+        .chain([path.as_os_str()]);
+    let text = tc.objdump(args, job, Code::LiftToolFailed)?;
+    Ok(parse_blocks(&text))
 }
 
 /// The `.amdhsa_kernel NAME … .end_amdhsa_kernel` blocks of a listing.
@@ -206,8 +194,8 @@ fn set(block: &[String], name: &str, value: u32) -> Vec<String> {
 fn completed(block: &[String], want: &[u8; 64]) -> Vec<String> {
     let mut out = block.to_vec();
     if !out.iter().any(|l| l.starts_with(".amdhsa_user_sgpr_count")) {
-        let rsrc2 = u32::from_le_bytes([want[52], want[53], want[54], want[55]]);
-        out.push(format!(".amdhsa_user_sgpr_count {}", (rsrc2 >> 1) & 0x1f));
+        let user_sgprs = gcn_raw::kd::Descriptor::parse(want).user_sgpr_count();
+        out.push(format!(".amdhsa_user_sgpr_count {user_sgprs}"));
     }
     out
 }
@@ -226,8 +214,7 @@ fn same(got: Option<&[u8; 64]>, want: &[u8; 64]) -> bool {
 /// and `.amdhsa_reserve_xnack_mask` varied over the values that can give
 /// the original granulated SGPR count.
 fn sgpr_variants(block: &[String], want: &[u8; 64], uses_vcc: bool) -> Vec<Vec<String>> {
-    let rsrc1 = u32::from_le_bytes([want[48], want[49], want[50], want[51]]);
-    let granule = (rsrc1 >> 6) & 0xf;
+    let granule = (gcn_raw::kd::Descriptor::parse(want).rsrc1 >> 6) & 0xf;
     let top = (granule + 1) * 8;
     let low = (granule * 8 + 1).saturating_sub(6);
     let keep: Vec<&String> = block
@@ -852,23 +839,23 @@ pub fn predict(
 /// A comment decoding every field of a descriptor (AMDGPUUsage, "Kernel
 /// Descriptor"), one `; name = value` line each.
 pub fn decode_comment(d: &[u8; 64], target: &TargetId) -> Vec<String> {
-    let u32_at = |o: usize| u32::from_le_bytes([d[o], d[o + 1], d[o + 2], d[o + 3]]);
-    let u16_at = |o: usize| u16::from_le_bytes([d[o], d[o + 1]]);
     let bits = |v: u32, lo: u32, hi: u32| (v >> lo) & ((1u64 << (hi - lo + 1)) - 1) as u32;
+    let kd = gcn_raw::kd::Descriptor::parse(d);
     let mut out = vec![
-        format!("group_segment_fixed_size = {}", u32_at(0)),
-        format!("private_segment_fixed_size = {}", u32_at(4)),
-        format!("kernarg_size = {}", u32_at(8)),
+        format!("group_segment_fixed_size = {}", kd.group_segment_fixed_size),
+        format!(
+            "private_segment_fixed_size = {}",
+            kd.private_segment_fixed_size
+        ),
+        format!("kernarg_size = {}", kd.kernarg_size),
         format!(
             "kernel_code_entry_byte_offset = {} (written by the linker)",
-            i64::from_le_bytes(d[16..24].try_into().unwrap_or([0; 8]))
+            kd.kernel_code_entry_byte_offset
         ),
     ];
-    let rsrc3 = u32_at(44);
-    let rsrc1 = u32_at(48);
-    let rsrc2 = u32_at(52);
-    let props = u32::from(u16_at(56));
-    let preload = u32::from(u16_at(58));
+    let (rsrc3, rsrc1, rsrc2) = (kd.rsrc3, kd.rsrc1, kd.rsrc2);
+    let props = u32::from(kd.properties);
+    let preload = u32::from(kd.kernarg_preload);
     let gfx9 = target.processor.name.starts_with("gfx9");
     if gfx9 && target.processor.name != "gfx900" {
         out.push(format!(

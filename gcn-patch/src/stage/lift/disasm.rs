@@ -38,109 +38,53 @@ pub fn disassemble(
     path: &Path,
     job: &str,
 ) -> Result<Listing, Diagnostic> {
-    let objdump = tc.llvm_tool("llvm-objdump");
-    let mut cmd = crate::stage::toolchain::process::tool_command(&objdump);
-    cmd.env_clear()
-        .env("LC_ALL", "C")
-        .args(["-d", "-z", "--symbolize-operands", "-j", ".text"]);
+    let mut args: Vec<std::ffi::OsString> = ["-d", "-z", "--symbolize-operands", "-j", ".text"]
+        .map(Into::into)
+        .into();
     let features = super::features(target);
     if !features.is_empty() {
-        cmd.arg(format!("--mattr={}", features.join(",")));
+        args.push(format!("--mattr={}", features.join(",")).into());
     }
-    cmd.arg(path);
-    let out = tc
-        .run(&mut cmd, "llvm-objdump", job)
-        .map_err(|e| e.to_diagnostic())?;
-    if !out.status.success() {
-        return Err(Diagnostic::error(
-            Code::LiftToolFailed,
-            format!(
-                "llvm-objdump failed {job}: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
-            ),
-        )
-        .with_note(format!("command: {}", objdump.display())));
-    }
-    Ok(parse_listing(&String::from_utf8_lossy(&out.stdout)))
+    args.push(path.into());
+    let text = tc.objdump(args, job, Code::LiftToolFailed)?;
+    Ok(parse_listing(&text))
 }
 
 /// Read an `llvm-objdump -d --show-raw-insn` listing of AMDGPU code: lines
 /// `\t<text>   // <address>: <word> <word>…` and headers `<address> <name>:`.
 pub fn parse_listing(listing: &str) -> Listing {
+    use gcn_raw::listing;
     let mut out = Listing::default();
     for line in listing.lines() {
         // Headers start with the address; instructions with a tab.
         if line.as_bytes().first().is_some_and(u8::is_ascii_hexdigit) {
-            if let Some((addr, name)) = header(line) {
+            if let Some((addr, name)) = listing::header(line) {
                 if is_generated_label(name) {
                     out.branch_targets.insert(addr, name.to_string());
                 }
                 continue;
             }
         }
-        // `// <address>: <words>` ends the line (character searches: a
-        // listing has a line per instruction).
-        let Some(at) = line.rfind('/').filter(|&i| {
-            i > 0 && line.as_bytes()[i - 1] == b'/' && line.as_bytes().get(i + 1) == Some(&b' ')
-        }) else {
+        let Some(l) = listing::instruction(line) else {
             continue;
         };
-        let (code, enc) = (&line[..at - 1], &line[at + 2..]);
-        let Some((addr, words)) = enc.split_once(':') else {
-            continue;
-        };
-        let Ok(address) = u64::from_str_radix(addr.trim(), 16) else {
-            continue;
-        };
-        let mut bytes = Vec::new();
-        let mut ok = true;
-        for w in words.split_whitespace() {
-            match u32::from_str_radix(w, 16) {
-                Ok(v) if w.len() == 8 => bytes.extend_from_slice(&v.to_le_bytes()),
-                _ => {
-                    // A trailing partial word is printed as bytes.
-                    match u8::from_str_radix(w, 16) {
-                        Ok(b) if w.len() == 2 => bytes.push(b),
-                        _ => ok = false,
-                    }
-                }
-            }
-        }
-        if !ok || bytes.is_empty() {
-            continue;
-        }
-        let text = code.trim();
         // Words it cannot decode: `<unknown>`, or data (`.long 0x…`).
-        let text =
-            if text.starts_with("<unknown>") || text.starts_with(';') || text.starts_with('.') {
-                String::new()
-            } else {
-                text.to_string()
-            };
+        let text = if l.is_instruction() {
+            l.text.to_string()
+        } else {
+            String::new()
+        };
         out.insns.push(Insn {
-            address,
-            bytes,
+            address: l.address,
+            bytes: l.bytes,
             text,
         });
     }
     out
 }
 
-/// `0000000000001800 <L0>:` → (0x1800, "L0").
-fn header(line: &str) -> Option<(u64, &str)> {
-    let (addr, rest) = line.split_once(" <")?;
-    let name = rest.strip_suffix(">:")?;
-    if addr.len() < 8 || !addr.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    Some((u64::from_str_radix(addr, 16).ok()?, name))
-}
-
 /// `L<digits>`: the names `--symbolize-operands` gives branch targets.
-pub fn is_generated_label(name: &str) -> bool {
-    name.strip_prefix('L')
-        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-}
+pub use gcn_raw::listing::is_generated_label;
 
 #[cfg(test)]
 mod tests {

@@ -179,7 +179,6 @@ pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
 
     let mut text = None;
     let mut data = Vec::new();
-    let mut metadata = None;
     let mut note = Vec::new();
     let mut dynamic_relocations = 0;
     for section in file.sections() {
@@ -192,9 +191,6 @@ pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
             _ => 0,
         };
         if name == ".note" || shdr.sh_type(endian) == object::elf::SHT_NOTE {
-            if let Some(desc) = metadata_note(&section, endian)? {
-                metadata = Some(desc);
-            }
             if let Ok(b) = section.data() {
                 note.extend_from_slice(b);
             }
@@ -240,6 +236,10 @@ pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
         }
     }
     let mut text = text.ok_or_else(|| bad("it has no .text section".into()))?;
+    // The metadata note: gcn-raw's reader, which the emulator's loader uses too.
+    let metadata = gcn_raw::note::amdgpu_metadata(bytes)
+        .map_err(|e| bad(format!("bad ELF: {e}")))?
+        .map(<[u8]>::to_vec);
     data.sort_by_key(|s| s.address);
 
     // Symbols: the full table when there is one, else the dynamic one.
@@ -315,23 +315,4 @@ pub fn read(bytes: &[u8], origin: &Path) -> Result<CodeObject, Diagnostic> {
         note,
         dynamic_relocations,
     })
-}
-
-/// The `NT_AMDGPU_METADATA` descriptor of a note section, if it has one.
-fn metadata_note(
-    section: &object::read::elf::ElfSection64<'_, '_, Endianness>,
-    endian: Endianness,
-) -> Result<Option<Vec<u8>>, Diagnostic> {
-    let Ok(Some(mut notes)) = section
-        .elf_section_header()
-        .notes(endian, section.elf_file().data())
-    else {
-        return Ok(None);
-    };
-    while let Ok(Some(note)) = notes.next() {
-        if note.name() == b"AMDGPU" && note.n_type(endian).0 == raw::NT_AMDGPU_METADATA {
-            return Ok(Some(note.desc().to_vec()));
-        }
-    }
-    Ok(None)
 }

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use gcn_embed::TargetId;
 
 use crate::base::diag::{Code, Diagnostic};
+use crate::stage::toolchain::ToolDiagnostic as _;
 use crate::stage::toolchain::Toolchain;
 
 /// One line of the `.text` being checked.

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::base::diag::{Code, Diagnostic};
+use crate::stage::toolchain::ToolDiagnostic as _;
 use crate::stage::toolchain::Toolchain;
 
 /// The YAML of the `NT_AMDGPU_METADATA` note of `path`, `---` to `...`.

@@ -14,7 +14,9 @@ use std::time::Duration;
 
 use crate::base::diag::{Code, Diagnostic};
 
-pub mod process;
+/// The bounded tool runner: gcn-raw's, the one the emulator's decoder runs
+/// `llvm-objdump` with too (re-exported at its old path).
+pub use gcn_raw::process;
 
 pub use process::{
     run_tool, run_tool_with_input, ToolError, ToolFailure, ToolRun, DEFAULT_TOOL_TIMEOUT,
@@ -22,6 +24,35 @@ pub use process::{
 };
 
 use gcn_embed::TargetId;
+
+/// A [`ToolError`] as a rustc-style diagnostic (the runner is gcn-raw's,
+/// which knows no diagnostics).
+pub trait ToolDiagnostic {
+    /// What, where (tool, job, command), how to fix.
+    fn to_diagnostic(&self) -> Diagnostic;
+}
+
+impl ToolDiagnostic for ToolError {
+    fn to_diagnostic(&self) -> Diagnostic {
+        let d = Diagnostic::error(Code::ToolFailed, self.to_string())
+            .with_note(format!("command: {}", self.command));
+        match &self.failure {
+            ToolFailure::TimedOut(_) => d
+                .with_note("the tool and every process it started were killed; no output was kept")
+                .with_help(format!(
+                    "clang's AMDGPU assembler never returns on some malformed input (e.g. an \
+                     unterminated `\"` after an operand): check the lines the patches changed; \
+                     if the input is just very large, raise the limit with \
+                     {ENV_TOOL_TIMEOUT}=SECONDS (or `--tool-timeout`, `Build::tool_timeout`)"
+                )),
+            ToolFailure::Spawn(_) => d.with_help(
+                "check that the tool exists and runs, or point GCN_PATCH_LLVM_BIN / \
+                 GCN_PATCH_CLANG / GCN_PATCH_LD_LLD at a working LLVM",
+            ),
+            ToolFailure::Io(_) => d,
+        }
+    }
+}
 
 /// Oldest LLVM release [`Toolchain::find`] accepts (code object v6, generic targets).
 pub const MIN_LLVM_MAJOR: u32 = 19;
@@ -367,6 +398,46 @@ impl Toolchain {
             }
         }
         PathBuf::from(name)
+    }
+
+    /// Run this toolchain's `llvm-objdump` ([`Toolchain::llvm_tool`]) with
+    /// `args` (the file last) through the bounded runner ([`Toolchain::run`]),
+    /// with an empty environment but `LC_ALL=C`, so its listing does not
+    /// depend on the caller's locale: its standard output. The one
+    /// `llvm-objdump` runner of gcn-patch (lift, `run`, `objdiff`). A tool
+    /// that cannot start or runs past the time limit is the runner's
+    /// diagnostic with how to install `llvm-objdump`; one that exits with an
+    /// error is a `code` diagnostic with its stderr and command.
+    pub fn objdump<I, S>(&self, args: I, job: &str, code: Code) -> Result<String, Diagnostic>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        let objdump = self.llvm_tool("llvm-objdump");
+        let mut cmd = process::tool_command(&objdump);
+        cmd.env_clear().env("LC_ALL", "C").args(args);
+        let command = process::command_line(&cmd);
+        let out = self.run(&mut cmd, "llvm-objdump", job).map_err(|e| {
+            let mut d = e.to_diagnostic();
+            if matches!(e.failure, ToolFailure::Spawn(_)) {
+                d.help.push(format!(
+                    "install llvm-objdump of LLVM {} (`apt-get install -y llvm-{}`) next to clang",
+                    self.version.major, self.version.major
+                ));
+            }
+            d
+        })?;
+        if !out.status.success() {
+            return Err(Diagnostic::error(
+                code,
+                format!(
+                    "llvm-objdump failed {job}: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            )
+            .with_note(format!("command: {command}")));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// A string identifying this toolchain for cache keys: version text and
@@ -806,6 +877,23 @@ pub fn llvm_mc_command(mc: &Path, triple: &str, target: &TargetId, features: &[S
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    #[test]
+    fn a_missing_tool_is_a_diagnostic_that_says_where_to_point() {
+        let err = run_tool(
+            &mut Command::new("/nonexistent/clang"),
+            &ToolRun {
+                tool: "clang",
+                job: "for a test",
+                timeout: Duration::from_secs(60),
+            },
+        )
+        .unwrap_err();
+        assert!(matches!(err.failure, ToolFailure::Spawn(_)), "{err}");
+        let d = err.to_diagnostic();
+        assert_eq!(d.code, Code::ToolFailed);
+        assert!(d.render().contains("GCN_PATCH_LLVM_BIN"), "{}", d.render());
+    }
 
     #[test]
     fn parses_versions() {

@@ -1,5 +1,6 @@
 //! The one runner every external tool run goes through (clang probes,
-//! assembling, linking, disassembling): [`run_tool`].
+//! assembling, linking, disassembling; gcn-patch's toolchain and gcn-emu's
+//! decoder): [`run_tool`].
 //!
 //! Why: clang-22's AMDGPU assembler never returns on some malformed input (an
 //! unterminated `"` after an operand), and a killed build used to leave its
@@ -51,8 +52,6 @@ use std::path::Path;
 use std::process::{Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-use crate::base::diag::{Code, Diagnostic};
 
 /// How many tools may run at once: the size of the table of live tool
 /// groups the signal handler kills. A tool run beyond it waits for one to end.
@@ -135,27 +134,6 @@ impl ToolError {
     pub fn timed_out(&self) -> bool {
         matches!(self.failure, ToolFailure::TimedOut(_))
     }
-
-    /// The rustc-style diagnostic: what, where (tool, job, command), how to fix.
-    pub fn to_diagnostic(&self) -> Diagnostic {
-        let d = Diagnostic::error(Code::ToolFailed, self.to_string())
-            .with_note(format!("command: {}", self.command));
-        match &self.failure {
-            ToolFailure::TimedOut(_) => d
-                .with_note("the tool and every process it started were killed; no output was kept")
-                .with_help(format!(
-                    "clang's AMDGPU assembler never returns on some malformed input (e.g. an \
-                     unterminated `\"` after an operand): check the lines the patches changed; \
-                     if the input is just very large, raise the limit with \
-                     {ENV_TOOL_TIMEOUT}=SECONDS (or `--tool-timeout`, `Build::tool_timeout`)"
-                )),
-            ToolFailure::Spawn(_) => d.with_help(
-                "check that the tool exists and runs, or point GCN_PATCH_LLVM_BIN / \
-                 GCN_PATCH_CLANG / GCN_PATCH_LD_LLD at a working LLVM",
-            ),
-            ToolFailure::Io(_) => d,
-        }
-    }
 }
 
 impl fmt::Display for ToolError {
@@ -229,7 +207,7 @@ fn exists(program: &OsStr) -> bool {
 
 /// The tool `cmd` runs and its arguments, without the `setpriv` wrapper of
 /// [`tool_command`].
-pub(crate) fn tool_and_args(cmd: &Command) -> (&OsStr, Vec<&OsStr>) {
+pub fn tool_and_args(cmd: &Command) -> (&OsStr, Vec<&OsStr>) {
     let args: Vec<&OsStr> = cmd.get_args().collect();
     if is_wrapped(cmd) {
         (
@@ -896,7 +874,6 @@ mod tests {
     fn a_missing_tool_is_a_spawn_error() {
         let err = run(&mut Command::new("/nonexistent/clang"), 60.0).unwrap_err();
         assert!(matches!(err.failure, ToolFailure::Spawn(_)), "{err}");
-        assert!(err.to_diagnostic().render().contains("GCN_PATCH_LLVM_BIN"));
     }
 
     #[test]
