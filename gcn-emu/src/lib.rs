@@ -50,6 +50,7 @@ pub mod fp8;
 pub mod launch;
 pub mod load;
 pub mod memory;
+pub mod mx;
 pub mod npy;
 pub mod sanitize;
 
