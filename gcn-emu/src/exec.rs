@@ -4199,14 +4199,40 @@ mod tests {
 }
 
 /// Probes whether the executor implements instructions, by running each once
-/// on a scratch wave with empty memory: only "unsupported" (an operand form
-/// the executor does not expect included) counts as not implemented; a
-/// fault (no memory there) means the semantics exist.
+/// on a scratch wave that has memory to hit: an instruction counts as
+/// implemented only when it runs without a fault ([`ProbeOutcome::Ran`]).
+///
+/// The probe's registers are set so that addresses land in memory: every
+/// even SGPR/VGPR/AGPR holds 0x1000 and every odd one the high half of an
+/// 8 MiB allocation's base, so a 64-bit register pair points 4 KiB into it
+/// (room for negative offsets down to −4096 and positive ones up to almost
+/// 8 MiB, scalar-load offsets included), a 32-bit offset register adds 4 KiB
+/// or 1, and a buffer descriptor `s[n:n+3]` (n even) has that base, stride 0
+/// and 4096 records (past them an access is dropped, not a fault). Each lane
+/// has 64 KiB of private memory and the wave 64 KiB of LDS; M0 is 0, exec
+/// all ones, and the flat apertures are placed where no pointer points. An
+/// instruction that does not run on that state is probed again with zeroed
+/// registers (the state of earlier versions): running on either counts.
+/// `s_trap`, whose semantics is to stop the wave with a fault, counts as run.
 pub struct Probe {
     wave: Wave,
     lds: Lds,
     mem: Memory,
     program: crate::decode::Program,
+    /// The 64-bit value of an even/odd register pair.
+    pointer: u64,
+}
+
+/// What running one instruction on a [`Probe`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeOutcome {
+    /// It ran without a fault: implemented.
+    Ran,
+    /// The executor refuses it (the reason): not implemented.
+    Unsupported(String),
+    /// It faulted on both of the probe's states (the fault): reported
+    /// apart, not counted as implemented.
+    Fault(String),
 }
 
 impl Default for Probe {
@@ -4216,29 +4242,65 @@ impl Default for Probe {
 }
 
 impl Probe {
-    /// A probe with a full register file and 64 KiB of LDS.
+    /// A probe with a full register file, 64 KiB of LDS, 64 KiB of private
+    /// memory a lane and an 8 MiB allocation the registers point into.
     pub fn new() -> Self {
+        let mem = Memory::new();
+        let base = mem.alloc_bytes("probe", &vec![0; 8 << 20]);
+        let mut wave = Wave::new(512, 256);
+        wave.set_private(64 << 10);
         Probe {
-            wave: Wave::new(512, 256),
+            wave,
             lds: Lds::new(65536),
-            mem: Memory::new(),
+            mem,
             program: crate::decode::Program {
                 kernel: String::new(),
                 instructions: Vec::new(),
                 index: std::collections::HashMap::new(),
                 lines: std::collections::HashMap::new(),
             },
+            pointer: base + 0x1000,
         }
     }
 
-    /// Whether `ins` runs (see [`Probe`]).
+    /// Whether `ins` runs without a fault (see [`Probe`]).
     pub fn implements(&mut self, ins: &Instruction) -> bool {
-        // Zeroed registers: a refusal that depends on data (a swizzled V#)
-        // is not counted against the instruction's form.
-        self.wave.s = [0; 128];
-        for r in self.wave.v.iter_mut().chain(self.wave.a.iter_mut()) {
-            *r = [0; LANES];
+        self.probe(ins) == ProbeOutcome::Ran
+    }
+
+    /// Run `ins` once on the pointer state, then (unless it ran) on zeroed
+    /// registers; see [`Probe`].
+    pub fn probe(&mut self, ins: &Instruction) -> ProbeOutcome {
+        let first = self.step_with(ins, true);
+        if first == ProbeOutcome::Ran {
+            return first;
         }
+        match (first, self.step_with(ins, false)) {
+            (_, ProbeOutcome::Ran) => ProbeOutcome::Ran,
+            (ProbeOutcome::Unsupported(why), _) | (_, ProbeOutcome::Unsupported(why)) => {
+                ProbeOutcome::Unsupported(why)
+            }
+            (fault, _) => fault,
+        }
+    }
+
+    fn step_with(&mut self, ins: &Instruction, pointers: bool) -> ProbeOutcome {
+        let (lo, hi) = if pointers {
+            (self.pointer as u32, (self.pointer >> 32) as u32)
+        } else {
+            (0, 0)
+        };
+        let pair = |i: usize| if i % 2 == 0 { lo } else { hi };
+        for (i, r) in self.wave.s.iter_mut().enumerate() {
+            *r = pair(i);
+        }
+        for (i, r) in self.wave.v.iter_mut().enumerate() {
+            *r = [pair(i); LANES];
+        }
+        for (i, r) in self.wave.a.iter_mut().enumerate() {
+            *r = [pair(i); LANES];
+        }
+        self.wave.s[M0 as usize] = 0;
         self.wave.set_exec(u64::MAX);
         self.wave.state = WaveState::Running;
         self.wave.pc = 0;
@@ -4246,21 +4308,40 @@ impl Probe {
         // `s_setvskip`) must not apply to the next instruction.
         self.wave.gpr_idx = false;
         self.wave.vskip = false;
+        // A branch's target is an instruction: the SOPP target of its
+        // encoding, or what a register pair holds (`s_setpc_b64`).
+        let targets = &mut self.program.index;
+        targets.clear();
+        if let Some(&w0) = ins.words.first() {
+            let simm = w0 as u16 as i16 as i64;
+            targets.insert((ins.addr as i64).wrapping_add(4 + simm * 4) as u64, 0);
+        }
+        targets.insert(self.pointer, 0);
+        targets.insert(0, 0);
         let Probe {
             wave,
             lds,
             mem,
             program,
+            ..
         } = self;
         let mut ctx = Ctx {
             program,
             mem,
             lds,
-            shared_base_hi: 1,
-            private_base_hi: 2,
+            // No register pair's high half (0 or the allocation's) is an
+            // aperture: flat accesses go to global memory.
+            shared_base_hi: 0x7000_0000,
+            private_base_hi: 0x7000_0001,
             ocp_fp8: false,
         };
-        !matches!(step(wave, ins, &mut ctx), Err(Stop::Unsupported(_)))
+        match step(wave, ins, &mut ctx) {
+            Err(Stop::Unsupported(why)) => ProbeOutcome::Unsupported(why),
+            // `s_trap`'s semantics is to stop the wave with a fault.
+            Err(Stop::Fault(..)) if ins.mnemonic == "s_trap" => ProbeOutcome::Ran,
+            Err(Stop::Fault(_, what)) => ProbeOutcome::Fault(what),
+            Ok(()) => ProbeOutcome::Ran,
+        }
     }
 }
 #[cfg(test)]
@@ -4289,6 +4370,32 @@ mod probe_tests {
         assert!(!p.implements(&line(
             "\ts_memtime s[2:3] // 000000001600: C0900080 00000000"
         )));
+        // Memory instructions run on the probe's memory: scalar and global
+        // loads and stores (negative offsets too), flat, scratch, LDS.
+        for text in [
+            "s_load_dwordx4 s[8:11], s[0:1], 0x40",
+            "s_load_dword s8, s[2:3], 0xfff00",
+            "global_load_dwordx4 v[4:7], v[2:3], off offset:-4096",
+            "global_store_dword v2, v5, s[0:1] offset:16",
+            "global_atomic_add_f32 v2, v5, s[0:1]",
+            "flat_load_dword v4, v[2:3]",
+            "scratch_load_dword v4, v2, off offset:16",
+            "scratch_store_dwordx2 off, v[4:5], s2",
+            "ds_read_b128 v[4:7], v2 offset:512",
+        ] {
+            assert_eq!(
+                p.probe(&line(&format!("\t{text} // 000000001600: 00000000"))),
+                ProbeOutcome::Ran,
+                "{text}"
+            );
+        }
+        // An address no probe state backs is a fault, reported apart.
+        assert!(matches!(
+            p.probe(&line(
+                "\tglobal_load_dword v1, v[3:4], off // 000000001600: 00000000"
+            )),
+            ProbeOutcome::Fault(_)
+        ));
         // A mode set by one probe does not leak into the next.
         assert!(p.implements(&line(
             "\ts_set_gpr_idx_on s32, gpr_idx(DST) // 000000001600: BF110820"
@@ -4310,6 +4417,7 @@ mod probe_tests {
             lds,
             mem,
             program,
+            ..
         } = &mut p;
         let mut ctx = Ctx {
             program,
@@ -4404,6 +4512,7 @@ mod probe_tests {
             lds,
             mem,
             program,
+            ..
         } = &mut p;
         let mut ctx = Ctx {
             program,

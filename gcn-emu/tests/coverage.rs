@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gcn_emu::decode::{find_objdump, Program};
-use gcn_emu::exec::Probe;
+use gcn_emu::exec::{Probe, ProbeOutcome};
 use gcn_emu::load::CodeObject;
 
 fn objects(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -34,6 +34,9 @@ struct Figures {
     complete: Vec<String>,
     /// Mnemonic → kernels it keeps from running.
     blockers: BTreeMap<String, usize>,
+    /// Mnemonic → an instruction that faulted on the probe, and the fault
+    /// (not counted as implemented; see `gcn_emu::exec::Probe`).
+    faults: BTreeMap<String, String>,
     /// Code objects read, and those that could not be read or disassembled.
     files: usize,
     unreadable: Vec<String>,
@@ -60,6 +63,7 @@ fn survey_in(root: &Path, dirs: &[&str]) -> Figures {
         kernels: 0,
         complete: Vec::new(),
         blockers: BTreeMap::new(),
+        faults: BTreeMap::new(),
         files: files.len(),
         unreadable: Vec::new(),
     };
@@ -90,7 +94,16 @@ fn survey_in(root: &Path, dirs: &[&str]) -> Figures {
                     ins.mods.iter().map(|m| m.0.clone()).collect::<Vec<_>>(),
                 );
                 let ok = if seen.insert(key.clone()) {
-                    probe.implements(ins)
+                    match probe.probe(ins) {
+                        ProbeOutcome::Ran => true,
+                        ProbeOutcome::Unsupported(_) => false,
+                        ProbeOutcome::Fault(what) => {
+                            f.faults
+                                .entry(ins.mnemonic.clone())
+                                .or_insert_with(|| format!("{}: {what}", ins.text.trim()));
+                            false
+                        }
+                    }
                 } else {
                     *f.mnemonics.get(&ins.mnemonic).unwrap_or(&true)
                 };
@@ -153,6 +166,13 @@ fn report(name: &str, f: &Figures) -> f64 {
     for (m, e) in &f.example {
         println!("    e.g. {m}: {e}");
     }
+    println!(
+        "  faulted on the probe (not counted as implemented): {}",
+        f.faults.len()
+    );
+    for (m, e) in &f.faults {
+        println!("    fault {m}: {e}");
+    }
     share
 }
 
@@ -185,6 +205,9 @@ fn merge(mut a: Figures, b: Figures) -> Figures {
     }
     for (m, e) in b.example {
         a.example.entry(m).or_insert(e);
+    }
+    for (m, e) in b.faults {
+        a.faults.entry(m).or_insert(e);
     }
     a.kernels += b.kernels;
     a.complete.extend(b.complete);
