@@ -3883,14 +3883,31 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
         })
     };
+    // Which K element `e` of a lane holds. gfx950's `*_f8f6f4` MFMA keeps
+    // 8-bit operands in two K halves (elements 0–15 in the first, 16–31 in
+    // the second, 16 per lane group in each) and 6- and 4-bit ones as 32
+    // consecutive K; a scale belongs to the lane of its 32-K block (row or
+    // column `l % M`, block `l / M`). Triton 3.9's `tl.dot_scaled` for gfx950
+    // computes fp8 × fp4 products bit-exactly with this and not with 8-bit
+    // operands as 32 consecutive K (tests/gfx950.rs).
+    let kof = |ty: &str, lane: usize, e: usize| -> usize {
+        if f8f6f4 && matches!(ty, "fp8" | "bf8") {
+            (k / 2) * (e / 16) + 16 * (lane / m) + e % 16
+        } else {
+            kl * (lane / m) + e
+        }
+    };
     for lane in 0..LANES {
         for e in 0..kl {
-            let kk = kl * (lane / m) + e;
-            if kk >= k {
+            let ka = kof(ta, lane, e);
+            let kb = kof(tb, lane, e);
+            if ka >= k || kb >= k {
                 continue;
             }
-            a[(lane % m) * k + kk] = elem(w, opnd(&ins.ops, 1)?, lane, e, ta)? * scale_a[lane];
-            b[kk * m + lane % m] = elem(w, opnd(&ins.ops, 2)?, lane, e, tb)? * scale_b[lane];
+            a[(lane % m) * k + ka] =
+                elem(w, opnd(&ins.ops, 1)?, lane, e, ta)? * scale_a[lane % m + m * (ka / 32)];
+            b[kb * m + lane % m] =
+                elem(w, opnd(&ins.ops, 2)?, lane, e, tb)? * scale_b[lane % m + m * (kb / 32)];
         }
     }
     let pos = |lane: usize, r: usize| -> (usize, usize) {
@@ -3985,8 +4002,8 @@ fn packed_code(w: &Wave, file: RegFile, i: usize, lane: usize, e: usize, bits: u
 /// as `op_sel:[1,0,0]`, 2 as `op_sel_hi:[1,0,0]` and 3 as both (likewise in
 /// the second place for B), `llvm.amdgcn.mfma.scale.*`'s
 /// `(A, B, C, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b)`.
-/// Each lane holds 32 consecutive-block K elements of one row (A) or column
-/// (B), the MX block size, so one byte scales all of them.
+/// Lane `l`'s byte scales row (A) or column (B) `l % M` over the 32-K block
+/// `l / M` (the MX block size); see `mfma` for which K each element holds.
 fn mfma_scales(w: &Wave, ins: &Instruction, ctx: &Ctx) -> R<([f64; LANES], [f64; LANES])> {
     let bits = |key: &str| -> R<Vec<u8>> {
         Ok(ins

@@ -14,9 +14,11 @@
 //!   `ds_read_b64_tr_b4`.
 //!
 //! The matrix references sum the exact products in f64 and round once to
-//! f32, the emulator's documented model; the lane layouts are the emulator's
-//! (see `gcn_emu::exec::mfma`), which the tests therefore check only for
-//! consistency between A, B and the scales, not against hardware.
+//! f32, the emulator's documented model. The lane layouts of the
+//! block-scaled MFMA (which K a lane's element holds, which lane's scale
+//! applies) are checked against an independent compiler: Triton 3.9's
+//! `tl.dot_scaled` for gfx950 (`tests/mx/triton_mx.py`: fp4, fp8, bf8 and
+//! mixed operands, both shapes) runs bit-exactly.
 
 mod common;
 use common::*;
@@ -350,13 +352,26 @@ fn hip_mfma_scale_f8f6f4_matches_an_exact_reference() {
             .map(|w| w & !(0xff << (8 * bb)) | (124 + w % 7) << (8 * bb))
             .collect();
         let scale = |w: u32, byte: u32| 2f64.powi(((w >> (8 * byte)) & 0xff) as i32 - 127);
-        // Lane l holds row (A) or column (B) l % M, K 32·(l / M) + e in element e.
+        // Lane l holds row (A) or column (B) l % M; element e is K
+        // 32·(l / M) + e for 6- and 4-bit formats, and for 8-bit ones
+        // (K/2)·(e / 16) + 16·(l / M) + e % 16 (two K halves), the layout
+        // Triton's `dot_scaled` agrees with (`triton_dot_scaled_is_bit_exact`).
+        let kof = |bits: usize, lane: usize, e: usize| {
+            if bits == 8 {
+                k / 2 * (e / 16) + 16 * (lane / m) + e % 16
+            } else {
+                32 * (lane / m) + e
+            }
+        };
         let mut abuf = Vec::new();
         let mut bbuf = Vec::new();
         for lane in 0..64 {
-            let g = 32 * (lane / m);
-            let ac: Vec<u8> = (0..32).map(|e| a[(lane % m) * k + g + e]).collect();
-            let bc: Vec<u8> = (0..32).map(|e| b[(g + e) * m + lane % m]).collect();
+            let ac: Vec<u8> = (0..32)
+                .map(|e| a[(lane % m) * k + kof(wa, lane, e)])
+                .collect();
+            let bc: Vec<u8> = (0..32)
+                .map(|e| b[kof(wb, lane, e) * m + lane % m])
+                .collect();
             abuf.push(pack(&ac, wa));
             bbuf.push(pack(&bc, wb));
         }
@@ -498,5 +513,104 @@ fn hip_ds_read_b64_tr_b4_transposes_nibbles_within_16_lanes() {
             acc | (input[blk + j] >> (4 * n) & 0xf) << (4 * j)
         });
         assert_eq!(out[lane], want, "lane {lane}");
+    }
+}
+
+/// Triton 3.9's `tl.dot_scaled` for gfx950 (`tests/mx/triton_mx.py`): an
+/// independent compiler places the fp4/fp8 elements and their E8M0 scales
+/// in the lanes of `v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4` (and reads
+/// them through `ds_read_b64_tr_b8`); the product must be bit-exact on inputs
+/// whose every partial sum is exact in f32.
+#[test]
+fn triton_dot_scaled_is_bit_exact() {
+    use gcn_emu::dispatch::Launch;
+    // (kernel, BM, BN, BK, A format, B format), as in triton_mx.py.
+    let cases = [
+        ("scaled_fp4_32", 32, 32, 128, "e2m1", "e2m1"),
+        ("scaled_fp4_16", 16, 16, 256, "e2m1", "e2m1"),
+        ("scaled_fp8_fp4_32", 32, 32, 128, "e4m3fn", "e2m1"),
+        ("scaled_fp8_fp4_16", 16, 16, 256, "e4m3fn", "e2m1"),
+        ("scaled_fp8_32", 32, 32, 128, "e4m3fn", "e4m3fn"),
+        ("scaled_bf8_fp8_16", 16, 16, 256, "e5m2", "e4m3fn"),
+    ];
+    let mut r = Rng(1250);
+    for (kernel, bm, bn, bk, fa, fb) in cases {
+        let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/mx")
+            .join(kernel);
+        let l = load(&d.join(format!("{kernel}.hsaco")), "dot_scaled");
+        let json = std::fs::read_to_string(d.join(format!("{kernel}.json")))
+            .unwrap_or_else(|e| panic!("{kernel}: {e} (run gcn-emu/tests/mx/triton_mx.py)"));
+        let num = |key: &str| -> u32 {
+            let at = json.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
+            json[at..]
+                .trim_start()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let (va, vb) = (values(fa), values(fb));
+        let a: Vec<u8> = (0..bm * bk).map(|_| pick(&va, &mut r)).collect(); // A[i][k]
+        let b: Vec<u8> = (0..bk * bn).map(|_| pick(&vb, &mut r)).collect(); // B[k][j]
+        let sa: Vec<u8> = (0..bm * bk / 32)
+            .map(|_| 125 + (r.next_u32() % 5) as u8)
+            .collect();
+        let sb: Vec<u8> = (0..bn * bk / 32)
+            .map(|_| 125 + (r.next_u32() % 5) as u8)
+            .collect();
+        // fp4 is packed two a byte along K, the even K in the low nibble.
+        let abytes: Vec<u8> = if fa == "e2m1" {
+            (0..bm * bk / 2)
+                .map(|x| {
+                    let (i, kb) = (x / (bk / 2), x % (bk / 2));
+                    a[i * bk + 2 * kb] | a[i * bk + 2 * kb + 1] << 4
+                })
+                .collect()
+        } else {
+            a.clone()
+        };
+        let bbytes: Vec<u8> = if fb == "e2m1" {
+            (0..bk / 2 * bn)
+                .map(|x| {
+                    let (kb, j) = (x / bn, x % bn);
+                    b[2 * kb * bn + j] | b[(2 * kb + 1) * bn + j] << 4
+                })
+                .collect()
+        } else {
+            b.clone()
+        };
+        let mut launch = Launch::new([1, 1, 1], [num("num_warps") * 64, 1, 1]);
+        launch.dynamic_lds = num("shared");
+        let (bufs, _) = launch_with(
+            &l,
+            launch,
+            vec![
+                A::Buf(abytes),
+                A::Buf(bbytes),
+                A::Buf(sa.clone()),
+                A::Buf(sb.clone()),
+                A::Buf(vec![0xff; 4 * bm * bn]),
+                A::Val(vec![0; 8]),
+                A::Val(vec![0; 8]),
+            ],
+        )
+        .unwrap_or_else(|e| panic!("{kernel}: {e}"));
+        let c = to_f32(&bufs[4]);
+        let scale = |e: u8| 2f64.powi(e as i32 - 127);
+        for i in 0..bm {
+            for j in 0..bn {
+                let want: f64 = (0..bk)
+                    .map(|k| {
+                        va[a[i * bk + k] as usize]
+                            * scale(sa[i * bk / 32 + k / 32])
+                            * vb[b[k * bn + j] as usize]
+                            * scale(sb[j * bk / 32 + k / 32])
+                    })
+                    .sum();
+                assert_eq!(c[i * bn + j], want as f32, "{kernel}: C[{i}][{j}]");
+            }
+        }
     }
 }
