@@ -507,12 +507,12 @@ fn hip_ds_read_b64_tr_b4_transposes_nibbles_within_16_lanes() {
         .collect();
     // Lane 16·b + n, nibble j: nibble n of lane 16·b + j (the b8/b16 rule of
     // `gcn_emu::exec::ds_read_tr` with 16 elements a lane).
-    for lane in 0..64 {
+    for (lane, got) in out.iter().enumerate() {
         let (blk, n) = (lane / 16 * 16, lane % 16);
         let want = (0..16).fold(0u64, |acc, j| {
             acc | (input[blk + j] >> (4 * n) & 0xf) << (4 * j)
         });
-        assert_eq!(out[lane], want, "lane {lane}");
+        assert_eq!(*got, want, "lane {lane}");
     }
 }
 
