@@ -12,6 +12,7 @@
 //! | decode | [`decode`] | `llvm-objdump -d` output parsed into [`decode::Instruction`]s |
 //! | execute | [`exec`] | one wave's state and the semantics of each instruction |
 //! | 8-bit floats | [`fp8`] | fp8/bf8 of gfx942 (FNUZ) and gfx950 (OCP) |
+//! | MX formats | [`mx`] | gfx950's fp4 (E2M1), fp6 (E2M3, E3M2) and E8M0 scales |
 //! | memory | [`memory`] | named allocations in one address space; LDS |
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
 //! | launch | [`launch`] | launch descriptions (TOML), seeded random inputs, comparing two runs |
