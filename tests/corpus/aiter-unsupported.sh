@@ -7,9 +7,10 @@
 # input), the missing mnemonics, and the time taken.
 # Not part of the suite (a release build, then minutes on two cores).
 #
-# Usage: tests/corpus/aiter-unsupported.sh AITER_REPO
+# Usage: [AITER_ARCHS=gfx950] tests/corpus/aiter-unsupported.sh AITER_REPO
 #   AITER_REPO: a git repository of https://github.com/ROCm/aiter (a clone or
 #   a bare mirror); hsa/ is read from its HEAD with `git archive`.
+#   AITER_ARCHS: the architectures to survey (default: gfx942 gfx950).
 set -euo pipefail
 repo=${1:?usage: tests/corpus/aiter-unsupported.sh AITER_REPO (a clone of https://github.com/ROCm/aiter)}
 cd "$(dirname "$0")/../.."
@@ -20,7 +21,7 @@ bash tests/setup.sh
 cargo build --release --locked -p gcn-patch --features cli
 bin=$PWD/target/release/gcn-patch
 echo "aiter $(git -C "$repo" rev-parse HEAD)"
-for arch in gfx942 gfx950; do
+for arch in ${AITER_ARCHS:-gfx942 gfx950}; do
     start=$(date +%s)
     find "$work/hsa/$arch" -name '*.co' | sort > "$work/$arch.list"
     # One line per object: exit code, then the report (stdout) on one line.
@@ -44,7 +45,7 @@ for arch in gfx942 gfx950; do
     echo "$arch: $objects objects, $kernels kernels, $instructions instructions; exit 0: $exit0, exit 1: $exit1, exit 2: $exit2; ${secs}s"
     find "$work/hsa/$arch" -name '*.co.out' -exec cat {} + \
         | sed -n 's/^unsupported: \([^ ]*\) .*/\1/p' | sort | uniq -c | sort -rn | sed 's/^/  missing: /' || true
-    grep -v '^0 ' "$work/$arch.codes" | head -n 20 | while read -r code obj; do
+    { grep -v '^0 ' "$work/$arch.codes" || true; } | head -n 20 | while read -r code obj; do
         echo "  exit $code: ${obj#"$work"/}: $(head -c 300 "$obj.err")"
     done
 done
