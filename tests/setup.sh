@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the pinned external tools gcn-patch's demo and tests use. Idempotent:
 # does nothing when they are already present.
-#   - LLVM 22 with the AMDGPU target: clang-22, ld.lld-22, llvm-objdump-22 (Debian packages)
+#   - LLVM 22 with the AMDGPU target: clang-22, ld.lld-22, llvm-objdump-22, llvm-mc-22 and
+#     llvm-mca-22 (gcn-emu/tests/isa.rs) (Debian packages)
 #   - GNU patch (tests compare our diff application with it)
 #   - iree-compile from pip iree-base-compiler==3.13.0 (corpus regeneration and the
 #     substitution integration test)
@@ -20,7 +21,7 @@ as_root() {
 }
 
 need_apt=()
-for tool in clang-$LLVM_MAJOR ld.lld-$LLVM_MAJOR llvm-objdump-$LLVM_MAJOR; do
+for tool in clang-$LLVM_MAJOR ld.lld-$LLVM_MAJOR llvm-objdump-$LLVM_MAJOR llvm-mc-$LLVM_MAJOR llvm-mca-$LLVM_MAJOR; do
     command -v "$tool" >/dev/null || need_apt=(clang-$LLVM_MAJOR lld-$LLVM_MAJOR llvm-$LLVM_MAJOR)
 done
 command -v patch >/dev/null || need_apt+=(patch)

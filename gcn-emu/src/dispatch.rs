@@ -25,6 +25,7 @@ use crate::exec::{run_until_blocked, stop_error, Ctx, Stop, Wave, WaveState, LAN
 use crate::launch::SplitMix64;
 use crate::load::{CodeObject, Kernel};
 use crate::memory::{Lds, Memory};
+use crate::observe::{Observe, Observer, Trace};
 use crate::sanitize::{Checks, Finding, Kind, LdsShadow, WaveSan};
 use crate::{Error, Result};
 
@@ -296,6 +297,54 @@ pub fn run(
     args: &[ArgValue],
     launch: &Launch,
 ) -> Result<Stats> {
+    run_with::<Unobserved>(co, kernel, program, mem, args, launch, None).map(|(s, _)| s)
+}
+
+/// [`run`], with an observer for each workgroup ([`crate::observe`]): the
+/// observers come back in workgroup order (X fastest), whatever the
+/// thread count. Observing does not change what the dispatch computes.
+pub fn run_observed<O: Observe>(
+    co: &CodeObject,
+    kernel: &Kernel,
+    program: &Program,
+    mem: &Memory,
+    args: &[ArgValue],
+    launch: &Launch,
+    observe: &O,
+) -> Result<(Stats, Vec<O::Workgroup>)> {
+    run_with(co, kernel, program, mem, args, launch, Some(observe))
+}
+
+/// The observer's borrow, for the length of one slice of a wave.
+fn shorten<'s>(o: &'s mut (dyn Observer + '_)) -> &'s mut (dyn Observer + 's) {
+    o
+}
+
+/// No observer (the type [`run`] instantiates [`run_with`] with).
+enum Unobserved {}
+
+impl Observer for Unobserved {
+    fn executed(&mut self, _: &crate::observe::Event<'_>) {
+        match *self {}
+    }
+}
+
+impl Observe for Unobserved {
+    type Workgroup = Unobserved;
+    fn workgroup(&self, _: [u32; 3]) -> Unobserved {
+        match *self {}
+    }
+}
+
+fn run_with<O: Observe>(
+    co: &CodeObject,
+    kernel: &Kernel,
+    program: &Program,
+    mem: &Memory,
+    args: &[ArgValue],
+    launch: &Launch,
+    observe: Option<&O>,
+) -> Result<(Stats, Vec<O::Workgroup>)> {
     check_launch(co, kernel, launch)?;
     let kernarg = kernarg_bytes(kernel, args, launch)?;
     let n_wg = launch.grid.iter().map(|&g| g as u128).product::<u128>();
@@ -350,12 +399,14 @@ pub fn run(
         spent: AtomicU64::new(0),
         lds_out_of_range: AtomicU64::new(0),
         approx: Mutex::default(),
+        typed: crate::typed::lower_all(program),
     };
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let errors: Mutex<Vec<(u64, Error)>> = Mutex::new(Vec::new());
     let total = AtomicUsize::new(0);
     let findings: Mutex<Vec<Finding>> = Mutex::new(Vec::new());
+    let observers: Mutex<Vec<(u64, O::Workgroup)>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
@@ -371,7 +422,18 @@ pub fn run(
                     (i / launch.grid[0] as u64 % launch.grid[1] as u64) as u32,
                     (i / (launch.grid[0] as u64 * launch.grid[1] as u64)) as u32,
                 ];
-                match setup.workgroup(wg) {
+                if observe.is_some_and(|o| !o.runs(wg)) {
+                    continue;
+                }
+                let mut observer = observe.map(|o| o.workgroup(wg));
+                let result = setup.workgroup(wg, observer.as_mut().map(|o| o as &mut dyn Observer));
+                if let Some(o) = observer {
+                    observers
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .push((i, o));
+                }
+                match result {
                     Ok((n, f)) => {
                         total.fetch_add(n as usize, Ordering::Relaxed);
                         if !f.is_empty() {
@@ -394,7 +456,9 @@ pub fn run(
     if let Some((_, e)) = errors.into_iter().next() {
         return Err(e);
     }
-    Ok(Stats {
+    let mut observers = observers.into_inner().unwrap_or_else(|e| e.into_inner());
+    observers.sort_by_key(|(i, _)| *i);
+    let stats = Stats {
         workgroups: n_wg,
         waves: n_wg * waves_per_wg as u64,
         instructions: total.into_inner() as u64,
@@ -409,7 +473,8 @@ pub fn run(
                 .collect(),
         ),
         approx: executed(program, setup.approx),
-    })
+    };
+    Ok((stats, observers.into_iter().map(|(_, o)| o).collect()))
 }
 
 /// Frees the dispatch's own allocations when dropped.
@@ -540,6 +605,8 @@ struct Setup<'a> {
     lds_out_of_range: AtomicU64,
     /// Executions of approximate instructions, merged from every wave.
     approx: Mutex<std::collections::BTreeMap<u64, crate::approx::Count>>,
+    /// The program's instructions decoded once ([`crate::typed`]).
+    typed: Vec<Option<crate::typed::Typed>>,
 }
 
 impl Setup<'_> {
@@ -636,7 +703,11 @@ impl Setup<'_> {
 
     /// Run one workgroup; returns the instructions executed and the
     /// sanitizer's findings.
-    fn workgroup(&self, wg: [u32; 3]) -> Result<(u64, Vec<Finding>)> {
+    fn workgroup(
+        &self,
+        wg: [u32; 3],
+        mut observer: Option<&mut dyn Observer>,
+    ) -> Result<(u64, Vec<Finding>)> {
         let mut waves: Vec<Wave> = (0..self.waves_per_wg).map(|w| self.wave(wg, w)).collect();
         let lds_size = self
             .kernel
@@ -679,6 +750,7 @@ impl Setup<'_> {
         };
         let budget = self.launch.max_instructions;
         let n_waves = waves.len();
+        let observing = observer.is_some();
         let mut rng = (self.launch.seed != 0).then(|| {
             let linear = (wg[2] as u64 * self.launch.grid[1] as u64 + wg[1] as u64)
                 * self.launch.grid[0] as u64
@@ -721,6 +793,12 @@ impl Setup<'_> {
                     shared_base_hi: SHARED_BASE_HI,
                     private_base_hi: PRIVATE_BASE_HI,
                     ocp_fp8: self.ocp_fp8,
+                    trace: Trace {
+                        on: observing,
+                        accesses: Vec::new(),
+                    },
+                    observer: observer.as_deref_mut().map(|o| (shorten(o), wg, wi as u32)),
+                    typed: &self.typed,
                 };
                 if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, limit) {
                     let ins = &self.program.instructions[pc];
@@ -829,6 +907,9 @@ impl Setup<'_> {
             // Every wave still alive waits at the barrier: release them.
             for w in waves.iter_mut().filter(|w| w.state == WaveState::Barrier) {
                 w.state = WaveState::Running;
+            }
+            if let Some(o) = observer.as_deref_mut() {
+                o.barrier_released();
             }
             if let Some(sh) = &lds.shadow {
                 sh.epoch.set(sh.epoch.get() + 1);

@@ -9,6 +9,7 @@ use half::f16;
 
 use crate::decode::{Instruction, Operand, RegFile, Src, EXEC, M0, VCC};
 use crate::memory::{Lds, Memory};
+use crate::observe::{AccessKind, Space, Trace};
 use crate::Error;
 
 /// Lanes of a wave.
@@ -83,6 +84,15 @@ pub struct Ctx<'a> {
     pub private_base_hi: u32,
     /// fp8/bf8 operands are OCP E4M3/E5M2 (gfx950); else FNUZ (gfx942).
     pub ocp_fp8: bool,
+    /// The current instruction's memory accesses, when observed
+    /// ([`crate::observe`]).
+    pub(crate) trace: Trace,
+    /// The workgroup's observer, with the workgroup and the wave's index
+    /// ([`crate::observe`]).
+    pub(crate) observer: Option<(&'a mut dyn crate::observe::Observer, [u32; 3], u32)>,
+    /// The program's instructions lowered to typed operations
+    /// ([`crate::typed`]), by index; shorter (empty) when not lowered.
+    pub(crate) typed: &'a [Option<crate::typed::Typed>],
 }
 
 /// Operand value types of vector ALU operations.
@@ -192,7 +202,7 @@ fn suffix_ty(name: &str) -> Ty {
 }
 
 /// The destination and source types of a vector ALU operation.
-fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
+pub(crate) fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
     use Ty::*;
     if let Some(rest) = name.strip_prefix("v_cvt_") {
         let mut it = rest.split('_');
@@ -998,6 +1008,9 @@ impl Wave {
     /// Read lane `lane`'s private bytes at `off`.
     fn private_read(&self, lane: usize, off: u32, buf: &mut [u8]) -> R<()> {
         let at = self.private_range(lane, off, buf.len())?;
+        if let Some(s) = &self.san {
+            s.private_access(lane, off, buf.len(), false);
+        }
         buf.copy_from_slice(&self.private[at..at + buf.len()]);
         Ok(())
     }
@@ -1005,6 +1018,9 @@ impl Wave {
     /// Write lane `lane`'s private bytes at `off`.
     fn private_write(&mut self, lane: usize, off: u32, bytes: &[u8]) -> R<()> {
         let at = self.private_range(lane, off, bytes.len())?;
+        if let Some(s) = &self.san {
+            s.private_access(lane, off, bytes.len(), true);
+        }
         self.private[at..at + bytes.len()].copy_from_slice(bytes);
         Ok(())
     }
@@ -1030,7 +1046,7 @@ impl Wave {
         self.s[EXEC as usize] = m as u32;
         self.s[EXEC as usize + 1] = (m >> 32) as u32;
     }
-    fn vcc(&self) -> u64 {
+    pub(crate) fn vcc(&self) -> u64 {
         self.s[VCC as usize] as u64 | (self.s[VCC as usize + 1] as u64) << 32
     }
 
@@ -1237,7 +1253,7 @@ fn float_mods(raw: u64, ty: Ty, abs: bool, neg: bool) -> u64 {
 }
 
 /// The source lane DPP control `ctrl` reads for `lane`, or `None` (out of range).
-fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
+pub(crate) fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
     let row = lane / 16 * 16;
     let l = lane % 16;
     match ctrl {
@@ -1307,7 +1323,7 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 /// SRC0, 1 SRC1, 2 SRC2, 3 DST). Implemented for the instructions it is
 /// used with in the corpora — `v_writelane_b32` (DST), `v_readlane_b32`
 /// (SRC0), `v_mov_b32` (SRC0, DST); any other is refused.
-fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
+pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
     let m0 = w.s[M0 as usize];
     let (idx, mode) = (m0 & 0xff, (m0 >> 12) & 0xf);
     // Operand slot of each mode bit: (bit, operand index).
@@ -2017,6 +2033,8 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let o = (offset & !3) + 4 * k as u64;
             if o + 4 <= num {
                 let mut b = [0u8; 4];
+                ctx.trace
+                    .note(0, Space::Scalar, AccessKind::Read, vbase + o, 4);
                 ctx.mem
                     .read(vbase + o, &mut b)
                     .map_err(|e| Stop::Fault(None, e.to_string()))?;
@@ -2031,6 +2049,8 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         w.sread64(base, ctx)?.wrapping_add(offset) & !3
     };
     let mut buf = vec![0u8; 4 * dwords];
+    ctx.trace
+        .note(0, Space::Scalar, AccessKind::Read, addr, 4 * dwords);
     ctx.mem
         .read(addr, &mut buf)
         .map_err(|e| Stop::Fault(None, format!("scalar load: {e}")))?;
@@ -2092,9 +2112,9 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 w.s.get(d + k)
                     .copied()
                     .ok_or_else(|| Stop::Unsupported("data".into()))?;
-            ctx.mem
-                .write(addr + 4 * k as u64, &v.to_le_bytes())
-                .map_err(fault)?;
+            let at = addr + 4 * k as u64;
+            ctx.trace.note(0, Space::Scalar, AccessKind::Write, at, 4);
+            ctx.mem.write(at, &v.to_le_bytes()).map_err(fault)?;
         }
         return Ok(());
     }
@@ -2129,6 +2149,8 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let old = if size as u64 > limit {
         0
     } else {
+        ctx.trace
+            .note(0, Space::Scalar, AccessKind::Atomic, addr, size);
         ctx.mem
             .atomic(addr, size, |old| {
                 atomic_op(op, size, old, src, cmp).unwrap_or(old)
@@ -3055,27 +3077,37 @@ fn flat_lds(flat: bool, a: u64, ctx: &Ctx) -> Option<u32> {
 
 fn mem_read(
     ctx: &mut Ctx,
+    lane: usize,
     flat: bool,
     a: u64,
     buf: &mut [u8],
 ) -> Result<(), crate::memory::Unmapped> {
     if let Some(l) = flat_lds(flat, a, ctx) {
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Read, l as u64, buf.len());
         ctx.lds.read_bytes(l, buf);
         return Ok(());
     }
+    ctx.trace
+        .note(lane, Space::Global, AccessKind::Read, a, buf.len());
     ctx.mem.read(a, buf)
 }
 
 fn mem_write(
     ctx: &mut Ctx,
+    lane: usize,
     flat: bool,
     a: u64,
     bytes: &[u8],
 ) -> Result<(), crate::memory::Unmapped> {
     if let Some(l) = flat_lds(flat, a, ctx) {
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Write, l as u64, bytes.len());
         ctx.lds.write_bytes(l, bytes);
         return Ok(());
     }
+    ctx.trace
+        .note(lane, Space::Global, AccessKind::Write, a, bytes.len());
     ctx.mem.write(a, bytes)
 }
 
@@ -3120,10 +3152,14 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(1), lane)?;
             let mut buf = vec![0u8; size];
+            ctx.trace
+                .note(lane, Space::Global, AccessKind::Read, a, size);
             ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
             let l = w.s[M0 as usize]
                 .wrapping_add(offset as u32)
                 .wrapping_add((lane * size) as u32);
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Write, l as u64, size);
             ctx.lds.at_lane(lane);
             ctx.lds.write_bytes(l, &buf);
         }
@@ -3138,10 +3174,17 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
+                ctx.trace.note(
+                    lane,
+                    Space::Private,
+                    AccessKind::Read,
+                    (a as u32) as u64,
+                    buf.len(),
+                );
                 w.private_read(lane, a as u32, &mut buf)?;
             } else {
                 ctx.lds.at_lane(lane);
-                mem_read(ctx, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
+                mem_read(ctx, lane, flat, a, &mut buf).map_err(|e| fault(lane, e))?;
             }
             load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
@@ -3160,10 +3203,17 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane)?;
             let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
+                ctx.trace.note(
+                    lane,
+                    Space::Private,
+                    AccessKind::Write,
+                    (a as u32) as u64,
+                    data.len(),
+                );
                 w.private_write(lane, a as u32, &data)?;
             } else {
                 ctx.lds.at_lane(lane);
-                mem_write(ctx, flat, a, &data).map_err(|e| fault(lane, e))?;
+                mem_write(ctx, lane, flat, a, &data).map_err(|e| fault(lane, e))?;
             }
         }
         return Ok(());
@@ -3209,12 +3259,16 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 (w.vread(data, lane, ty, ctx)?, 0)
             };
             let old = if let Some(l) = flat_lds(flat, a, ctx) {
+                ctx.trace
+                    .note(lane, Space::Lds, AccessKind::Atomic, l as u64, size);
                 ctx.lds.at_lane(lane);
                 let old = ctx.lds.read(l, size);
                 ctx.lds
                     .write(l, size, atomic_op(kind, size, old, d, c).unwrap_or(old));
                 old
             } else {
+                ctx.trace
+                    .note(lane, Space::Global, AccessKind::Atomic, a, size);
                 ctx.mem
                     .atomic(a, size, |old| {
                         atomic_op(kind, size, old, d, c).unwrap_or(old)
@@ -3263,6 +3317,13 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane)?;
             let mut buf = vec![0u8; size];
+            ctx.trace.note(
+                lane,
+                Space::Private,
+                AccessKind::Read,
+                (a) as u64,
+                buf.len(),
+            );
             w.private_read(lane, a, &mut buf)?;
             load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
         }
@@ -3280,6 +3341,13 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane)?;
             let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
+            ctx.trace.note(
+                lane,
+                Space::Private,
+                AccessKind::Write,
+                (a) as u64,
+                data.len(),
+            );
             w.private_write(lane, a, &data)?;
         }
         return Ok(());
@@ -3288,7 +3356,7 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 }
 
 /// MUBUF buffer loads and stores with V# range checking.
-fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
     let ops = &ins.ops;
     let offen = ins.has("offen");
@@ -3367,9 +3435,23 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = (base + soff + voff + inst_off) as u32;
             if store {
                 let bytes = store_bytes(w, vdata, lane, size, d16 == Some(true))?;
+                ctx.trace.note(
+                    lane,
+                    Space::Private,
+                    AccessKind::Write,
+                    (a) as u64,
+                    bytes.len(),
+                );
                 w.private_write(lane, a, &bytes)?;
             } else {
                 let mut bytes = vec![0u8; size];
+                ctx.trace.note(
+                    lane,
+                    Space::Private,
+                    AccessKind::Read,
+                    (a) as u64,
+                    bytes.len(),
+                );
                 w.private_read(lane, a, &mut bytes)?;
                 load_into(w, vdata, lane, &bytes, signed, d16)?;
             }
@@ -3408,6 +3490,12 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 continue;
             }
             let a = addr0 + k as u64;
+            let kind = if store {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            ctx.trace.note(lane, Space::Global, kind, a, chunk);
             if store {
                 ctx.mem.write(a, &bytes[k..k + chunk]).map_err(|e| {
                     Stop::Fault(
@@ -3428,6 +3516,8 @@ fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = w.s[M0 as usize]
                 .wrapping_add(inst_off as u32)
                 .wrapping_add((lane * size) as u32);
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Write, a as u64, size);
             ctx.lds.at_lane(lane);
             ctx.lds.write_bytes(a, &bytes);
         } else if !store {
@@ -3501,6 +3591,8 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
         let cmp = if op == "cmpswap" { val(1)? } else { 0 };
         let old = if in_range {
             let a = base + soff + vidx * stride + offset;
+            ctx.trace
+                .note(lane, Space::Global, AccessKind::Atomic, a, size);
             ctx.mem
                 .atomic(a, size, |old| {
                     atomic_op(op, size, old, src, cmp).unwrap_or(old)
@@ -3613,6 +3705,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             // The address: the operand after the destination.
             let a = (w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
             let mut buf = vec![0u8; size];
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Read, a as u64, size);
             ctx.lds.at_lane(lane);
             ctx.lds.read_bytes(a, &mut buf);
             load_into(w, opnd(ops, 0)?, lane, &buf, signed, d16)?;
@@ -3630,6 +3724,10 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 continue;
             }
             let a = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+            for o in [off0, off1] {
+                let at = a.wrapping_add(o * scale) as u64;
+                ctx.trace.note(lane, Space::Lds, AccessKind::Read, at, size);
+            }
             ctx.lds.at_lane(lane);
             let v0 = ctx.lds.read(a.wrapping_add(off0 * scale), size);
             let v1 = ctx.lds.read(a.wrapping_add(off1 * scale), size);
@@ -3654,6 +3752,11 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             let a = w.vread(opnd(ops, 0)?, lane, Ty::B32, ctx)? as u32;
             let d0 = w.vread(opnd(ops, 1)?, lane, ty, ctx)?;
             let d1 = w.vread(opnd(ops, 2)?, lane, ty, ctx)?;
+            for o in [off0, off1] {
+                let at = a.wrapping_add(o * scale) as u64;
+                ctx.trace
+                    .note(lane, Space::Lds, AccessKind::Write, at, size);
+            }
             ctx.lds.at_lane(lane);
             ctx.lds.write(a.wrapping_add(off0 * scale), size, d0);
             ctx.lds.write(a.wrapping_add(off1 * scale), size, d1);
@@ -3675,6 +3778,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             let a = (w.vread(opnd(ops, 0)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
             let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Write, a as u64, size);
             ctx.lds.at_lane(lane);
             ctx.lds.write_bytes(a, &data);
         }
@@ -3715,6 +3820,8 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         } else {
             (0, d0)
         };
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Atomic, a as u64, size);
         ctx.lds.at_lane(lane);
         let old = ctx.lds.read(a, size);
         let new = atomic_op(&aop, size, old, d, cmp).unwrap_or(old);
@@ -3746,6 +3853,8 @@ fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits:
             continue;
         }
         let a = (w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Read, a as u64, 8);
         ctx.lds.at_lane(lane);
         *r = ctx.lds.read(a, 8);
     }
@@ -4173,8 +4282,8 @@ pub fn run_until_blocked(
             ));
         };
         ctx.lds.begin();
-        if let Some(san) = wave.san.as_mut() {
-            san.before(ins, prog, ctx.lds.shadow.as_deref());
+        if let Some(mut san) = wave.san.take() {
+            san.before(ins, prog, ctx.lds.shadow.as_deref(), wave);
             if let Some(sh) = &ctx.lds.shadow {
                 sh.current.set((
                     san.wave,
@@ -4182,10 +4291,33 @@ pub fn run_until_blocked(
                     crate::sanitize::lds_atomic(&ins.mnemonic),
                 ));
             }
+            wave.san = Some(san);
         }
         // An operand form the executor does not expect (an index past the
         // operands LLVM printed) is a typed `Stop::Unsupported`, not a panic.
-        step(wave, ins, ctx).map_err(|s| (s, pc))?;
+        let exec = wave.exec();
+        match ctx.typed.get(pc) {
+            Some(Some(t)) if !wave.vskip && !wave.gpr_idx => {
+                wave.executed += 1;
+                wave.pc = pc + 1;
+                crate::typed::exec(wave, t, ins, ctx).map_err(|s| (s, pc))?;
+            }
+            _ => step(wave, ins, ctx).map_err(|s| (s, pc))?,
+        }
+        if let Some(mut san) = wave.san.take() {
+            san.after(wave, ctx.lds.shadow.as_deref());
+            wave.san = Some(san);
+        }
+        if let Some((o, workgroup, w)) = ctx.observer.as_mut() {
+            o.executed(&crate::observe::Event {
+                workgroup: *workgroup,
+                wave: *w,
+                index: pc,
+                exec,
+                accesses: &ctx.trace.accesses,
+            });
+            ctx.trace.accesses.clear();
+        }
     }
     Ok(())
 }
@@ -4351,6 +4483,9 @@ impl Probe {
             shared_base_hi: 0x7000_0000,
             private_base_hi: 0x7000_0001,
             ocp_fp8: false,
+            trace: Trace::default(),
+            observer: None,
+            typed: &[],
         };
         match step(wave, ins, &mut ctx) {
             Err(Stop::Unsupported(why)) => ProbeOutcome::Unsupported(why),
@@ -4443,6 +4578,9 @@ mod probe_tests {
             shared_base_hi: 1,
             private_base_hi: 2,
             ocp_fp8: false,
+            trace: Trace::default(),
+            observer: None,
+            typed: &[],
         };
         step(wave, &ins, &mut ctx).unwrap_or_else(|_| panic!("{text} did not run"));
         p.wave
@@ -4538,6 +4676,9 @@ mod probe_tests {
             shared_base_hi: 1,
             private_base_hi: 2,
             ocp_fp8: false,
+            trace: Trace::default(),
+            observer: None,
+            typed: &[],
         };
         let r = run_until_blocked(wave, &mut ctx, 10);
         assert!(matches!(r, Err((Stop::Unsupported(d), 0)) if d.contains("operand form")));

@@ -11,12 +11,16 @@
 //! | load | [`load`] | the code object: kernel descriptors, metadata `.args`, `.text` |
 //! | decode | [`decode`] | `llvm-objdump -d` output parsed into [`decode::Instruction`]s |
 //! | execute | [`exec`] | one wave's state and the semantics of each instruction |
+//! | decode once | [`typed`] | the common instructions lowered once per dispatch to typed operations run over 64 lanes; the rest on [`exec`], the reference |
+//! | properties | [`isa`] | one instruction-property table (operands, counters, memory kind), generated from AMD's ISA XML |
+//! | observe | [`observe`] | what each executed instruction did (wave, exec mask, every lane's memory access), for tools outside the executor |
 //! | 8-bit floats | [`fp8`] | fp8/bf8 of gfx942 (FNUZ) and gfx950 (OCP) |
 //! | MX formats | [`mx`] | gfx950's fp4 (E2M1), fp6 (E2M3, E3M2) and E8M0 scales |
 //! | memory | [`memory`] | named allocations in one address space; LDS |
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
 //! | launch | [`launch`] | launch descriptions (TOML), seeded random inputs, comparing two runs |
-//! | sanitize | [`sanitize`] | premature reads, LDS races (stores in flight at a barrier too), uninitialized LDS and registers, out-of-bounds, barrier deadlocks; checks chosen by [`sanitize::Checks`] |
+//! | sanitize | [`sanitize`] | premature reads, LDS races (stores in flight at a barrier too), uninitialized values (by propagation, reported at their use), out-of-bounds, barrier deadlocks; checks chosen by [`sanitize::Checks`] |
+//! | profile | [`profile`] | exact counters of an observed launch, a device table, a trace-driven timing model |
 //! | approximate | [`approx`] | `v_rcp_f32` and the other approximate instructions: their bounds, counts, seeded perturbation |
 //!
 //! The decoder knows nothing of the semantics: it turns LLVM's text into
@@ -48,12 +52,16 @@ pub mod decode;
 pub mod dispatch;
 pub mod exec;
 pub mod fp8;
+pub mod isa;
 pub mod launch;
 pub mod load;
 pub mod memory;
 pub mod mx;
 pub mod npy;
+pub mod observe;
+pub mod profile;
 pub mod sanitize;
+pub mod typed;
 
 mod error;
 pub use error::Error;

@@ -121,6 +121,16 @@ impl Memory {
         Some(a.data.iter().map(|b| b.load(Ordering::Relaxed)).collect())
     }
 
+    /// The address space held for reading and writing the contents of its
+    /// allocations (not for allocating or freeing) while the view lives:
+    /// one lock for all the accesses of an instruction.
+    pub(crate) fn view(&self) -> View<'_> {
+        View {
+            allocs: self.allocs.read().unwrap_or_else(|e| e.into_inner()),
+            last: std::cell::Cell::new(0),
+        }
+    }
+
     fn with<R>(
         &self,
         addr: u64,
@@ -186,6 +196,62 @@ impl Memory {
             }
             old
         })
+    }
+}
+
+/// A [`Memory`] held for one instruction's accesses ([`Memory::view`]): the
+/// same reads and writes, the allocation last used tried first.
+pub(crate) struct View<'a> {
+    allocs: std::sync::RwLockReadGuard<'a, Vec<Allocation>>,
+    last: std::cell::Cell<usize>,
+}
+
+impl View<'_> {
+    fn find(&self, addr: u64, size: usize) -> Result<(&Allocation, usize), Unmapped> {
+        let within =
+            |a: &Allocation| addr >= a.base && (addr - a.base) + size as u64 <= a.data.len() as u64;
+        if let Some(a) = self.allocs.get(self.last.get()) {
+            if within(a) {
+                return Ok((a, (addr - a.base) as usize));
+            }
+        }
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        if i > 0 {
+            let a = &self.allocs[i - 1];
+            if within(a) {
+                self.last.set(i - 1);
+                return Ok((a, (addr - a.base) as usize));
+            }
+            return Err(Unmapped {
+                addr,
+                size,
+                near: Some((a.name.clone(), a.base, a.data.len() as u64)),
+            });
+        }
+        Err(Unmapped {
+            addr,
+            size,
+            near: None,
+        })
+    }
+
+    /// [`Memory::read`].
+    pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), Unmapped> {
+        let n = out.len();
+        let (a, o) = self.find(addr, n)?;
+        for (b, x) in out.iter_mut().zip(&a.data[o..o + n]) {
+            *b = x.load(Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// [`Memory::write`].
+    pub fn write(&self, addr: u64, bytes: &[u8]) -> Result<(), Unmapped> {
+        let (a, o) = self.find(addr, bytes.len())?;
+        for (b, x) in bytes.iter().zip(&a.data[o..o + bytes.len()]) {
+            x.store(*b, Ordering::Relaxed);
+        }
+        Ok(())
     }
 }
 
@@ -263,7 +329,7 @@ impl Lds {
             return 0;
         }
         if let Some(s) = &self.shadow {
-            s.read(addr, size);
+            s.read(self.lane, addr, size);
         }
         let mut v = 0u64;
         for i in 0..size {
@@ -278,7 +344,7 @@ impl Lds {
             return;
         }
         if let Some(s) = &self.shadow {
-            s.read(addr, out.len());
+            s.read(self.lane, addr, out.len());
         }
         let a = addr as usize;
         out.copy_from_slice(&self.data[a..a + out.len()]);
@@ -289,7 +355,7 @@ impl Lds {
             return;
         }
         if let Some(s) = &self.shadow {
-            s.write(addr, bytes.len());
+            s.write(self.lane, addr, bytes.len());
         }
         let a = addr as usize;
         self.data[a..a + bytes.len()].copy_from_slice(bytes);
@@ -301,7 +367,7 @@ impl Lds {
             return;
         }
         if let Some(s) = &self.shadow {
-            s.write(addr, size);
+            s.write(self.lane, addr, size);
         }
         for i in 0..size {
             self.data[a + i] = (v >> (8 * i)) as u8;

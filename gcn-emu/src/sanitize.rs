@@ -1,5 +1,5 @@
 //! The sanitizer: premature reads (wait counters), LDS races between waves,
-//! uninitialized LDS and register reads, and out-of-bounds global accesses
+//! uses of uninitialized values, and out-of-bounds global accesses
 //! (barrier divergence is found by [`crate::dispatch`]), and LDS accesses
 //! outside the workgroup's LDS allocation.
 //!
@@ -27,13 +27,16 @@
 //! instruction, atomic or not) and the readers of the current epoch. Epochs
 //! are separated by `s_barrier`. A write by one wave after a read or write
 //! of another wave in the same epoch, or a read after another wave's write
-//! in the same epoch, is a race (two atomics never race). A read of a byte
-//! no instruction of this dispatch wrote is an uninitialized read.
+//! in the same epoch, is a race (two atomics never race).
 //!
-//! **Registers.** One bit per SGPR (s0–s101), VGPR and AGPR: set by the
-//! launch (the SGPRs it initializes, `v0`) and by every write. A read of a
-//! register whose bit is clear is an uninitialized read, once per register
-//! and wave. Whole registers: a write in any lane counts.
+//! **Uninitialized values** are tracked by propagation, as MemorySanitizer
+//! does ([`shadow`]): a shadow per VGPR/AGPR lane and 16-bit half, per SGPR
+//! bit, for `scc` and per LDS byte (a byte nothing wrote, or written with
+//! an uninitialized value). Reading an uninitialized value is not a
+//! finding; using it is: as an address, a branch condition, the exec mask,
+//! a branch target, a lane or VGPR index, or data stored to global memory.
+//! The finding names the use and the value's origin (the register nothing
+//! wrote, or the LDS byte and the instruction that read it).
 //!
 //! **Stores in flight at a barrier.** LDS requests of different waves may
 //! be reordered (AMDGPUUsage, "Memory Model GFX942": the LDS has several
@@ -70,6 +73,9 @@ use std::fmt;
 
 use crate::decode::{Instruction, Operand, Program, RegFile};
 
+pub mod shadow;
+use shadow::Origin;
+
 /// What kind of problem a finding is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
@@ -77,7 +83,8 @@ pub enum Kind {
     PrematureRead,
     /// Two waves touched the same LDS byte between two barriers, one writing.
     LdsRace,
-    /// A read of an LDS byte nothing wrote in this dispatch.
+    /// A value read from an LDS byte nothing wrote in this dispatch reached
+    /// a use (an address, a branch, global memory, …).
     UninitializedLds,
     /// A global or flat access outside every allocation.
     OutOfBounds,
@@ -88,8 +95,9 @@ pub enum Kind {
     /// ended while others wait at one (legal on hardware; reported only by
     /// the opt-in [`Checks::BARRIER_PAIRS`]).
     BarrierDivergence,
-    /// A read of a register neither the launch nor an earlier instruction
-    /// of the wave wrote.
+    /// A value from a register neither the launch nor an earlier
+    /// instruction of the wave wrote reached a use (an address, a branch,
+    /// the exec mask, global memory, …).
     UninitializedRegister,
     /// Another wave accessed LDS bytes after a barrier that a store still in
     /// flight at that barrier writes (a missing `s_waitcnt lgkmcnt(0)`).
@@ -97,6 +105,9 @@ pub enum Kind {
     /// A wave never reaches a barrier while the others of its workgroup
     /// wait at one.
     Deadlock,
+    /// A value read from private (scratch) bytes nothing wrote reached a
+    /// use.
+    UninitializedScratch,
 }
 
 impl Kind {
@@ -105,7 +116,9 @@ impl Kind {
         match self {
             Kind::PrematureRead => Checks::WAITS,
             Kind::LdsRace | Kind::StoreInFlightAtBarrier => Checks::RACES,
-            Kind::UninitializedLds | Kind::UninitializedRegister => Checks::UNINIT,
+            Kind::UninitializedLds | Kind::UninitializedRegister | Kind::UninitializedScratch => {
+                Checks::UNINIT
+            }
             Kind::OutOfBounds | Kind::LdsOutOfBounds => Checks::BOUNDS,
             Kind::Deadlock => Checks::BARRIERS,
             Kind::BarrierDivergence => Checks::BARRIER_PAIRS,
@@ -122,7 +135,7 @@ impl Checks {
     pub const NONE: Checks = Checks(0);
     /// `races`: LDS races between waves, and LDS stores in flight at a barrier.
     pub const RACES: Checks = Checks(1);
-    /// `uninit`: reads of LDS bytes and registers nothing wrote.
+    /// `uninit`: uses of values from LDS bytes and registers nothing wrote.
     pub const UNINIT: Checks = Checks(2);
     /// `bounds`: global accesses outside every allocation.
     pub const BOUNDS: Checks = Checks(4);
@@ -233,6 +246,7 @@ impl fmt::Display for Kind {
             Kind::UninitializedRegister => "uninitialized register read",
             Kind::StoreInFlightAtBarrier => "LDS race (store in flight at a barrier)",
             Kind::Deadlock => "barrier deadlock",
+            Kind::UninitializedScratch => "uninitialized scratch read",
         })
     }
 }
@@ -388,94 +402,14 @@ pub struct WaveSan {
     pub workgroup: [u32; 3],
     /// The wave's index in its workgroup.
     pub wave: u32,
-    /// Registers written so far (by the launch or an instruction), one bit
-    /// per register: s0–s101, v0–v511, a0–a255. `None`: not tracked.
-    written: Option<Box<Written>>,
+    /// The shadow of the wave's registers (uninitialized values by
+    /// propagation, [`shadow`]). `None`: not tracked.
+    shadow: Option<Box<shadow::Shadow>>,
     /// Memory instructions issued so far (the last one's sequence number).
     seq: u64,
-}
-
-/// One bit per register, whole registers (any lane).
-#[derive(Debug, Clone)]
-struct Written {
-    s: u128,
-    v: [u64; 8],
-    a: [u64; 4],
-    /// What the launch set, for the report.
-    loaded: String,
-}
-
-impl Written {
-    fn get(&self, file: RegFile, r: u16) -> bool {
-        let r = r as usize;
-        match file {
-            RegFile::S => r >= 102 || self.s >> r & 1 == 1,
-            RegFile::V => r >= 512 || self.v[r / 64] >> (r % 64) & 1 == 1,
-            RegFile::A => r >= 256 || self.a[r / 64] >> (r % 64) & 1 == 1,
-        }
-    }
-    fn set(&mut self, file: RegFile, r: u16) {
-        let r = r as usize;
-        match file {
-            RegFile::S if r < 102 => self.s |= 1 << r,
-            RegFile::V if r < 512 => self.v[r / 64] |= 1 << (r % 64),
-            RegFile::A if r < 256 => self.a[r / 64] |= 1 << (r % 64),
-            _ => {}
-        }
-    }
-}
-
-/// Which operands an instruction reads and which it writes, by index: the
-/// destinations are the first operand (the second too for the VOP3b forms
-/// with a carry-out or scale flag), except for stores, compares of SALU,
-/// branches and the other instructions without a destination. The
-/// accumulator of `v_mac`/`v_fmac` is read as well.
-fn roles(ins: &Instruction) -> (usize, bool) {
-    let m = ins.mnemonic.as_str();
-    if let Some((_, has_dst)) = classify(ins) {
-        return (usize::from(has_dst), false);
-    }
-    let no_dst = [
-        "s_cmp",
-        "s_bitcmp",
-        "s_cbranch",
-        "s_branch",
-        "s_setpc",
-        "s_waitcnt",
-        "s_nop",
-        "s_endpgm",
-        "s_barrier",
-        "s_sendmsg",
-        "s_setprio",
-        "s_sleep",
-        "s_set_gpr_idx_on",
-        "s_trap",
-        "s_dcache",
-        "s_icache",
-        "s_ttrace",
-        "v_nop",
-        "s_code_end",
-    ];
-    if no_dst.iter().any(|p| m.starts_with(p)) {
-        return (0, false);
-    }
-    let two = [
-        "v_add_co_",
-        "v_sub_co_",
-        "v_subrev_co_",
-        "v_addc_co_",
-        "v_subb_co_",
-        "v_subbrev_co_",
-        "v_div_scale_",
-        "v_mad_u64_u32",
-        "v_mad_i64_i32",
-    ];
-    let n = if two.iter().any(|p| m.starts_with(p)) {
-        2
-    } else {
-        1
-    };
-    (n, m.starts_with("v_mac_") || m.starts_with("v_fmac_"))
+    /// The current instruction's private (scratch) accesses: lane, offset,
+    /// length, whether a write (for the shadow of uninitialized values).
+    private: RefCell<Vec<(u32, u32, u32, bool)>>,
 }
 
 fn overlaps(a: (RegFile, u16, u16), b: (RegFile, u16, u16)) -> bool {
@@ -503,45 +437,35 @@ fn reg_name(r: (RegFile, u16, u16)) -> String {
 }
 
 /// The counter queue of a memory instruction and whether its first operand
-/// is a destination it writes when the data returns.
+/// is a destination it writes when the data returns, from the
+/// instruction-property table ([`crate::isa`]). Scalar atomics stay
+/// untracked, as before the table: the table says they count on `lgkmcnt`.
 fn classify(ins: &Instruction) -> Option<(Queue, bool)> {
-    let m = ins.mnemonic.as_str();
-    if m.starts_with("s_load_") || m.starts_with("s_buffer_load_") {
-        return Some((Queue::Smem, true));
+    use crate::isa::{Access, Counters, Format, Ret};
+    let p = crate::isa::lookup(&ins.mnemonic)?;
+    let returns = match p.access {
+        Access::Atomic(Ret::IfGlc) => ins.has("glc") || ins.has("sc0"),
+        Access::Write => false,
+        _ => p.dst().next().is_some(),
+    };
+    if p.counters.contains(Counters::VM) {
+        let lds_dma = p.lds_dma || ins.has("lds");
+        return Some((Queue::Vm, returns && !lds_dma));
     }
-    if m == "s_memtime" || m == "s_memrealtime" {
-        return Some((Queue::Smem, true));
-    }
-    if m.starts_with("s_store_") || m.starts_with("s_buffer_store_") {
-        return Some((Queue::Smem, false));
-    }
-    if let Some(rest) = m.strip_prefix("ds_") {
-        if rest == "nop" {
-            return None;
+    match p.format {
+        // ds_nop: nothing in flight.
+        Format::Ds if p.memory != crate::isa::Memory::None || returns => {
+            Some((Queue::Lds, returns))
         }
-        let dst = rest.starts_with("read")
-            || rest.starts_with("load")
-            || rest.contains("_rtn_")
-            || rest.starts_with("bpermute")
-            || rest.starts_with("permute")
-            || rest.starts_with("swizzle")
-            || rest.starts_with("consume")
-            || rest.starts_with("append");
-        return Some((Queue::Lds, dst));
-    }
-    for p in ["global_", "flat_", "buffer_", "scratch_"] {
-        if let Some(rest) = m.strip_prefix(p) {
-            let lds_dma = rest.starts_with("load_lds") || ins.has("lds");
-            let dst = !lds_dma
-                && (rest.starts_with("load")
-                    || (rest.starts_with("atomic") && (ins.has("glc") || ins.has("sc0"))));
-            if rest.starts_with("wbinvl1") || rest.starts_with("inv") || rest.starts_with("wb") {
-                return Some((Queue::Vm, false));
-            }
-            return Some((Queue::Vm, dst));
+        // s_memtime returns a value; s_dcache_* and the atomics are not tracked.
+        Format::Smem
+            if matches!(p.access, Access::Read | Access::Write)
+                || p.access == Access::None && returns =>
+        {
+            Some((Queue::Smem, returns))
         }
+        _ => None,
     }
-    None
 }
 
 impl WaveSan {
@@ -554,75 +478,34 @@ impl WaveSan {
         }
     }
 
-    /// Track uninitialized registers: the launch wrote s0…s`sgprs - 1` and
-    /// v0 (the packed work-item IDs).
+    /// Track uninitialized values: the launch wrote s0…s`sgprs - 1` and
+    /// v0 (the packed work-item IDs); every other register starts
+    /// uninitialized.
     pub fn loaded(&mut self, sgprs: u16) {
-        let mut w = Written {
-            s: 0,
-            v: [0; 8],
-            a: [0; 4],
-            loaded: if sgprs == 0 {
-                "v0".to_string()
-            } else {
-                format!("s0–s{} and v0", sgprs - 1)
-            },
+        let loaded = if sgprs == 0 {
+            "v0".to_string()
+        } else {
+            format!("s0–s{} and v0", sgprs - 1)
         };
-        for r in 0..sgprs {
-            w.set(RegFile::S, r);
-        }
-        w.set(RegFile::V, 0);
-        self.written = Some(Box::new(w));
+        self.shadow = Some(Box::new(shadow::Shadow::new(self.wave, sgprs, loaded)));
     }
 
-    /// Report reads of registers nothing wrote, then mark the destinations
-    /// written.
-    fn uninitialized(&mut self, ins: &Instruction, program: &Program) {
-        let Some(w) = self.written.as_mut() else {
-            return;
-        };
-        let (dsts, acc) = roles(ins);
-        let mut unread = Vec::new();
-        for (i, op) in ins.ops.iter().enumerate() {
-            if i < dsts && !(acc && i == 0) {
-                continue;
-            }
-            let Some((file, first, count)) = regs(&op.op) else {
-                continue;
-            };
-            for r in first..first + count {
-                if !w.get(file, r) {
-                    unread.push((file, r));
-                }
-            }
+    /// `ins` ran on `wave`: fill the shadow of what a memory instruction
+    /// loaded (from the LDS bytes it read, `lds`; global memory is defined).
+    pub fn after(&mut self, wave: &crate::exec::Wave, lds: Option<&LdsShadow>) {
+        if let Some(sh) = self.shadow.as_mut() {
+            let private = std::mem::take(&mut *self.private.borrow_mut());
+            sh.after(wave, lds, &private);
         }
-        if !unread.is_empty() {
-            let names: Vec<String> = unread.iter().map(|&(f, r)| reg_name((f, r, 1))).collect();
-            let message = format!(
-                "{} reads {}, which nothing wrote: not the launch (it sets {}) and no earlier instruction of this wave; hardware leaves such a register holding whatever the last wave on the SIMD left there",
-                describe(program, ins.addr),
-                names.join(", "),
-                w.loaded
-            );
-            self.findings.push(Finding {
-                kind: Kind::UninitializedRegister,
-                workgroup: self.workgroup,
-                wave: self.wave,
-                addr: ins.addr,
-                other: None,
-                message,
-                occurrences: 1,
-            });
-            // Reported once: from here on the register counts as written.
-            for (f, r) in unread {
-                w.set(f, r);
-            }
-        }
-        for op in ins.ops.iter().take(dsts) {
-            if let Some((file, first, count)) = regs(&op.op) {
-                for r in first..first + count {
-                    w.set(file, r);
-                }
-            }
+    }
+
+    /// Lane `lane` of the current instruction reads (or writes) `len`
+    /// private bytes at `off` (called by the executor).
+    pub fn private_access(&self, lane: usize, off: u32, len: usize, write: bool) {
+        if self.shadow.is_some() {
+            self.private
+                .borrow_mut()
+                .push((lane as u32, off, len as u32, write));
         }
     }
 
@@ -714,8 +597,20 @@ impl WaveSan {
     /// it if it is a memory instruction, or apply it if it is a wait. `lds`:
     /// the workgroup's LDS shadow, told the sequence number of the access
     /// and the LDS writes a wait retires.
-    pub fn before(&mut self, ins: &Instruction, program: &Program, lds: Option<&LdsShadow>) {
-        self.uninitialized(ins, program);
+    ///
+    /// With the `uninit` check ([`WaveSan::loaded`]) it also propagates the
+    /// shadow of uninitialized values through `ins` from the state of `wave`
+    /// (before it runs) and reports their uses ([`shadow`]).
+    pub fn before(
+        &mut self,
+        ins: &Instruction,
+        program: &Program,
+        lds: Option<&LdsShadow>,
+        wave: &crate::exec::Wave,
+    ) {
+        if let Some(sh) = self.shadow.as_mut() {
+            sh.before(ins, wave, program, lds, self.workgroup, &mut self.findings);
+        }
         let (wg, wave) = (self.workgroup, self.wave);
         if ins.mnemonic == "s_waitcnt" {
             self.wait(ins, lds);
@@ -817,17 +712,17 @@ impl WaveSan {
             if let Some(sh) = lds {
                 sh.seq.set(self.seq);
             }
-            let m = ins.mnemonic.as_str();
-            let lds_write = match queue {
-                Queue::Lds => lds_writes(m),
+            // Whether it writes LDS: a DS store or atomic, or a load into LDS.
+            let props = crate::isa::lookup(&ins.mnemonic);
+            let lds_write = props.is_some_and(|p| match queue {
+                Queue::Lds => p.writes_memory(),
                 Queue::Vm => {
-                    ["global_", "buffer_", "scratch_"]
-                        .iter()
-                        .any(|p| m.strip_prefix(p).is_some_and(|r| r.starts_with("load")))
-                        && (m.contains("load_lds") || ins.has("lds"))
+                    p.access == crate::isa::Access::Read
+                        && p.memory != crate::isa::Memory::Flat
+                        && (p.lds_dma || ins.has("lds"))
                 }
                 Queue::Smem => false,
-            };
+            });
             let p = Pending {
                 queue,
                 addr: ins.addr,
@@ -858,6 +753,9 @@ struct Access {
 struct ByteShadow {
     write: Option<Access>,
     readers: Vec<Access>,
+    /// Written with an uninitialized value (its origin); a byte nothing
+    /// wrote is uninitialized too (`write` is `None`).
+    poison: Option<Origin>,
 }
 
 /// Shadow state of a workgroup's LDS.
@@ -878,34 +776,51 @@ pub struct LdsShadow {
     /// retired by its wait: (wave, sequence number) to (the write, the
     /// barrier, on `vmcnt`).
     hidden: RefCell<Hidden>,
+    /// The current instruction's uninitialized data stored and read.
+    values: RefCell<Values>,
+}
+
+/// What the current instruction stores and reads that is uninitialized,
+/// per dword of its data in operand order (a lane's accesses consume its
+/// data in order: `ds_write2`'s second access stores `data1`).
+#[derive(Debug, Clone)]
+pub(crate) struct Values {
+    /// Per dword of the data stored, the lanes whose value is uninitialized.
+    pub(crate) data: [u64; 8],
+    /// Where the data's uninitialized value came from.
+    pub(crate) data_origin: Option<Origin>,
+    /// Per dword of the data read, the lanes that read an uninitialized byte.
+    pub(crate) read: [u64; 8],
+    /// Where the first uninitialized byte read came from.
+    pub(crate) read_origin: Option<Origin>,
+    /// Bytes written and read so far, per lane.
+    wcur: [u16; 64],
+    rcur: [u16; 64],
+}
+
+impl Default for Values {
+    fn default() -> Self {
+        Values {
+            data: [0; 8],
+            data_origin: None,
+            read: [0; 8],
+            read_origin: None,
+            wcur: [0; 64],
+            rcur: [0; 64],
+        }
+    }
 }
 
 /// LDS writes hidden at a barrier: (wave, sequence number) to (the write's
 /// address, the barrier's address, whether on `vmcnt`).
 type Hidden = HashMap<(u32, u64), (u64, u64, bool)>;
 
-/// Whether a `ds_*` mnemonic writes LDS (a store or an atomic).
-fn lds_writes(m: &str) -> bool {
-    match m.strip_prefix("ds_") {
-        Some(r) => ![
-            "read", "load", "bpermute", "permute", "swizzle", "nop", "consume", "append",
-        ]
-        .iter()
-        .any(|p| r.starts_with(p)),
-        None => false,
-    }
-}
-
-/// Whether a `ds_*` (or other LDS-touching) mnemonic is an atomic.
+/// Whether a `ds_*` mnemonic is an atomic (an LDS read-modify-write), from
+/// the instruction-property table ([`crate::isa`]).
 pub fn lds_atomic(m: &str) -> bool {
-    match m.strip_prefix("ds_") {
-        Some(r) => ![
-            "read", "write", "load", "store", "bpermute", "permute", "swizzle",
-        ]
-        .iter()
-        .any(|p| r.starts_with(p)),
-        None => false,
-    }
+    crate::isa::lookup(m).is_some_and(|p| {
+        p.format == crate::isa::Format::Ds && matches!(p.access, crate::isa::Access::Atomic(_))
+    })
 }
 
 impl LdsShadow {
@@ -920,7 +835,28 @@ impl LdsShadow {
             program,
             seq: Cell::new(0),
             hidden: RefCell::new(HashMap::new()),
+            values: RefCell::new(Values::default()),
         }
+    }
+
+    /// A new instruction: nothing stored or read yet.
+    pub(crate) fn begin_values(&self) {
+        *self.values.borrow_mut() = Values::default();
+    }
+
+    /// Per dword of the data the current instruction stores, the lanes
+    /// whose value is uninitialized, and its origin.
+    pub(crate) fn set_data(&self, data: [u64; 8], origin: Option<Origin>) {
+        let mut v = self.values.borrow_mut();
+        v.data = data;
+        v.data_origin = origin;
+    }
+
+    /// Per dword of the data the current instruction read, the lanes that
+    /// read an uninitialized byte, and the first one's origin.
+    pub(crate) fn read_poison(&self) -> ([u64; 8], Option<Origin>) {
+        let v = self.values.borrow();
+        (v.read, v.read_origin)
     }
 
     /// Wave `wave` reached the barrier at `barrier` with the LDS writes
@@ -1041,40 +977,74 @@ impl LdsShadow {
         self.report(Kind::LdsOutOfBounds, now.wave, now.addr, None, msg);
     }
 
-    /// A read of `size` bytes at `addr` by the current access.
-    pub fn read(&self, addr: u32, size: usize) {
+    /// A read of `size` bytes at `addr` by lane `lane` of the current access.
+    pub fn read(&self, lane: u32, addr: u32, size: usize) {
         let now = self.now();
         let mut bytes = self.bytes.borrow_mut();
         for b in addr as usize..addr as usize + size {
             let Some(s) = bytes.get_mut(b) else { return };
-            match s.write {
-                None => {
-                    let msg = format!(
-                        "LDS byte {b:#x} is read by {} but nothing wrote it in this dispatch",
-                        describe(&self.program, now.addr)
-                    );
-                    self.report(Kind::UninitializedLds, now.wave, now.addr, None, msg);
-                }
+            let poison = match s.write {
+                None => Some(Origin::Lds {
+                    byte: b as u32,
+                    read: now.addr,
+                }),
                 Some(w) => {
                     if w.epoch == now.epoch && w.wave != now.wave && !(w.atomic && now.atomic) {
                         self.race(b, w, true, now, false);
                     }
                     self.unwaited(b, w, now, false);
+                    s.poison
                 }
+            };
+            let mut v = self.values.borrow_mut();
+            let k = v.rcur[(lane % 64) as usize] as usize + (b - addr as usize);
+            if let Some(o) = poison {
+                v.read[(k / 4).min(7)] |= 1u64 << (lane % 64);
+                v.read_origin = v.read_origin.or(Some(o));
             }
             s.readers.retain(|r| r.epoch == now.epoch);
             if !s.readers.iter().any(|r| r.wave == now.wave) {
                 s.readers.push(now);
             }
         }
+        let mut v = self.values.borrow_mut();
+        let l = (lane % 64) as usize;
+        v.rcur[l] = v.rcur[l].saturating_add(size as u16);
     }
 
-    /// A write of `size` bytes at `addr` by the current access.
-    pub fn write(&self, addr: u32, size: usize) {
+    /// A write of `size` bytes at `addr` by lane `lane` of the current
+    /// access.
+    pub fn write(&self, lane: u32, addr: u32, size: usize) {
         let now = self.now();
+        let mut v = self.values.borrow_mut();
+        let l = (lane % 64) as usize;
+        let start = v.wcur[l] as usize;
+        v.wcur[l] = v.wcur[l].saturating_add(size as u16);
         let mut bytes = self.bytes.borrow_mut();
         for b in addr as usize..addr as usize + size {
             let Some(s) = bytes.get_mut(b) else { return };
+            // The data dword this byte comes from; an atomic's result
+            // depends on all of its data.
+            let dw = if now.atomic {
+                v.data.iter().fold(0, |a, d| a | d)
+            } else {
+                v.data[((start + b - addr as usize) / 4).min(7)]
+            };
+            let stored = if dw >> l & 1 != 0 {
+                v.data_origin
+            } else {
+                None
+            };
+            // An atomic combines the old value with the data.
+            s.poison = match (stored, now.atomic, s.write) {
+                (Some(o), _, _) => Some(o),
+                (None, true, None) => Some(Origin::Lds {
+                    byte: b as u32,
+                    read: now.addr,
+                }),
+                (None, true, Some(_)) => s.poison,
+                (None, false, _) => None,
+            };
             if let Some(w) = s.write {
                 if w.epoch == now.epoch && w.wave != now.wave && !(w.atomic && now.atomic) {
                     self.race(b, w, true, now, true);
@@ -1127,6 +1097,10 @@ mod tests {
         ins(0x100, "s_waitcnt", vec![], vec![0xbf8c_0000 | imm])
     }
 
+    fn wave() -> crate::exec::Wave {
+        crate::exec::Wave::new(128, 0)
+    }
+
     fn program() -> Program {
         Program {
             kernel: "k".into(),
@@ -1147,6 +1121,7 @@ mod tests {
             ),
             &program(),
             None,
+            &wave(),
         );
         w.findings.len() - before
     }
@@ -1161,6 +1136,7 @@ mod tests {
             ),
             &program(),
             None,
+            &wave(),
         );
     }
 
@@ -1191,6 +1167,7 @@ mod tests {
             Kind::UninitializedRegister,
             Kind::StoreInFlightAtBarrier,
             Kind::Deadlock,
+            Kind::UninitializedScratch,
         ];
         for k in kinds {
             let n = Checks::NAMES
@@ -1206,7 +1183,7 @@ mod tests {
         let mut w = WaveSan::new([0; 3], 0);
         load(&mut w, "global_load_dword", RegFile::V, 1);
         load(&mut w, "global_load_dword", RegFile::V, 2);
-        w.before(&waitcnt(1, 15), &program(), None);
+        w.before(&waitcnt(1, 15), &program(), None, &wave());
         assert_eq!(
             use_of(&mut w, RegFile::V, 1),
             0,
@@ -1225,7 +1202,7 @@ mod tests {
         let mut w = WaveSan::new([0; 3], 0);
         load(&mut w, "ds_read_b32", RegFile::V, 1);
         load(&mut w, "ds_read_b32", RegFile::V, 2);
-        w.before(&waitcnt(63, 1), &program(), None);
+        w.before(&waitcnt(63, 1), &program(), None, &wave());
         assert_eq!(use_of(&mut w, RegFile::V, 1), 0);
         assert_eq!(use_of(&mut w, RegFile::V, 2), 1);
         // A scalar load in flight: lgkmcnt(1) may have seen it complete
@@ -1234,15 +1211,15 @@ mod tests {
         load(&mut w, "ds_read_b32", RegFile::V, 1);
         load(&mut w, "s_load_dword", RegFile::S, 4);
         load(&mut w, "s_load_dword", RegFile::S, 5);
-        w.before(&waitcnt(63, 2), &program(), None);
+        w.before(&waitcnt(63, 2), &program(), None, &wave());
         assert_eq!(use_of(&mut w, RegFile::V, 1), 1);
-        w.before(&waitcnt(63, 1), &program(), None);
+        w.before(&waitcnt(63, 1), &program(), None, &wave());
         assert_eq!(
             use_of(&mut w, RegFile::S, 4),
             1,
             "scalar: only lgkmcnt(0) retires"
         );
-        w.before(&waitcnt(63, 0), &program(), None);
+        w.before(&waitcnt(63, 0), &program(), None, &wave());
         assert_eq!(use_of(&mut w, RegFile::S, 5), 0);
     }
 
@@ -1261,6 +1238,7 @@ mod tests {
             ),
             &program(),
             None,
+            &wave(),
         );
         assert_eq!(w.findings.len(), 1);
         assert!(w.findings[0]

@@ -87,15 +87,16 @@ fn assemble(text: &str, name: &str, target: &str, file: &str, d: &Path) -> (Code
     let k = co.kernel(name).unwrap().clone();
     let mut program = Program::disassemble(&co, &k, &find_objdump(None).unwrap()).unwrap();
     let mapped = program.attach_source(file, text);
-    assert_eq!(
-        mapped,
-        program
-            .instructions
-            .iter()
-            .rposition(|i| i.mnemonic == "s_endpgm")
-            .unwrap()
-            + 1,
-        "every instruction up to the last s_endpgm maps to its line"
+    // Blocks laid out after the last s_endpgm (a loop's exit) map too.
+    let last = program
+        .instructions
+        .iter()
+        .rposition(|i| i.mnemonic == "s_endpgm")
+        .unwrap();
+    assert!(
+        mapped > last,
+        "every instruction up to the last s_endpgm maps to its line: {mapped} of {}",
+        last + 1
     );
     (co, program)
 }
@@ -614,6 +615,7 @@ fn every_deleted_first_write_of_a_register_read_next_is_an_uninitialized_read() 
     // the launch may set (s0–s15, v0) are left out.
     let d = dir("uninit");
     let (mut tried, mut caught) = (0, 0);
+    let mut roles = std::collections::BTreeMap::new();
     let mut missed = Vec::new();
     let mut snapped = false;
     for target in TARGETS {
@@ -719,13 +721,21 @@ fn every_deleted_first_write_of_a_register_read_next_is_an_uninitialized_read() 
                 let names: Vec<String> = dst.iter().map(|(f, r)| format!("{f}{r}")).collect();
                 let hit = match run(&co, &kname, &p, &mem, &args, &launch) {
                     Ok(s) => {
+                        // Reported where the value is used, naming the
+                        // deleted write's register as its origin.
                         let f = s.findings.iter().find(|f| {
                             f.kind == Kind::UninitializedRegister
                                 && names.iter().any(|n| {
-                                    f.message.contains(&format!(" {n}"))
-                                        || f.message.contains(&format!("{n},"))
+                                    f.message.contains(&format!(
+                                        "it comes from {n}, which nothing wrote"
+                                    ))
                                 })
                         });
+                        if let Some(f) = f {
+                            let role = f.message.split(" uses an uninitialized value ").nth(1);
+                            let role = role.and_then(|r| r.split(':').next()).unwrap_or("?");
+                            *roles.entry(role.to_string()).or_insert(0) += 1;
+                        }
                         if let (Some(f), false, "gfx942", "saxpy") = (f, snapped, *target, name) {
                             insta::assert_snapshot!(
                                 "uninitialized_register_saxpy_gfx942",
@@ -755,9 +765,11 @@ fn every_deleted_first_write_of_a_register_read_next_is_an_uninitialized_read() 
             }
         }
     }
-    eprintln!("uninitialized-register mutants: tried {tried}, caught {caught}");
-    assert!(tried >= 12, "enough mutants: {tried}");
+    eprintln!("uninitialized-register mutants: tried {tried}, caught {caught}, reported {roles:?}");
     assert!(missed.is_empty(), "missed:\n{}", missed.join("\n"));
+    // The figures measured: 16 mutants over reduce and saxpy on three
+    // targets, every one caught where its value is used.
+    assert_eq!((tried, caught), (16, 16));
 }
 
 /// A wave that never reaches the barrier the others wait at (it spins on an
@@ -809,5 +821,319 @@ fn a_wave_spinning_while_others_wait_at_a_barrier_is_a_deadlock() {
             let clean = go(0, schedule, Checks::DEFAULT).unwrap().findings;
             assert!(clean.is_empty(), "{target}: {clean:?}");
         }
+    }
+}
+
+/// `tests/kernels/uninit.hip` compiled for `target` to asm text.
+fn uninit_asm(target: &str, d: &Path) -> String {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/uninit.hip");
+    let out = d.join(format!("uninit-{target}.s"));
+    let o = Command::new(clang())
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
+        .arg(format!("--offload-arch={target}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run clang-22");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::read_to_string(&out).unwrap()
+}
+
+/// `text` without the first line of kernel `name`'s body that starts with
+/// `prefix` (trimmed), and that line.
+fn delete_first(text: &str, name: &str, prefix: &str) -> (String, String) {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|l| l.split(';').next().unwrap().trim() == format!("{name}:"))
+        .unwrap();
+    let i = start
+        + lines[start..]
+            .iter()
+            .position(|l| l.trim().starts_with(prefix))
+            .unwrap_or_else(|| panic!("`{prefix}` in {name}"));
+    let gone = lines[i].trim().to_string();
+    let mut m = lines.clone();
+    m.remove(i);
+    (m.join("\n") + "\n", gone)
+}
+
+/// Run kernel `name` of `(co, p)` over `wgs` workgroups of 256 with the
+/// default checks; the findings and the bytes of buffer `out` (argument
+/// `out_arg`).
+fn run_uninit(
+    co: &CodeObject,
+    p: &Program,
+    name: &str,
+    wgs: u32,
+    args: &[Vec<u8>],
+    out_arg: usize,
+    values: &[Vec<u8>],
+) -> (Vec<Finding>, Vec<u8>) {
+    let mem = Memory::new();
+    let mut bases = Vec::new();
+    let mut vals: Vec<ArgValue> = args
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let a = mem.alloc_bytes(&format!("arg{i}"), b);
+            bases.push(a);
+            ArgValue::Pointer(a)
+        })
+        .collect();
+    vals.extend(values.iter().map(|v| ArgValue::Bytes(v.clone())));
+    let mut launch = Launch::new([wgs, 1, 1], [256, 1, 1]);
+    launch.sanitize = Checks::DEFAULT;
+    launch.max_instructions = 1_000_000;
+    let k = co.kernel(name).unwrap();
+    let f = run(co, k, p, &mem, &vals, &launch).unwrap().findings;
+    (f, mem.contents(bases[out_arg]).unwrap())
+}
+
+/// clang-22 computes the high half of `recs[(u64)i * mul]`'s byte offset
+/// with a `v_mad_u64_u32` whose high addend register nothing wrote (only
+/// the low result is used). The sanitizer used to report that read; with
+/// propagation the undefined bits poison only the unused high result: no
+/// finding, and the kernel's results are right.
+#[test]
+fn clangs_mad_u64_u32_with_an_undefined_high_addend_is_no_finding() {
+    let d = dir("mad");
+    for target in TARGETS {
+        let text = uninit_asm(target, &d);
+        let (co, p) = assemble(&text, "scaled", target, &format!("scaled-{target}.s"), &d);
+        // The pattern: a v_mad_u64_u32 whose high addend register no earlier
+        // instruction names as its first or second operand (an
+        // over-approximation of the writers).
+        let names = |ins: &gcn_emu::decode::Instruction, r: u16| {
+            ins.ops.iter().take(2).any(|o| {
+                matches!(o.op, gcn_emu::decode::Operand::Reg { file: gcn_emu::decode::RegFile::V, index, count } if index <= r && r < index + count.max(1))
+            })
+        };
+        let undefined_hi = p.instructions.iter().enumerate().find_map(|(k, ins)| {
+            let gcn_emu::decode::Operand::Reg {
+                index, count: 2, ..
+            } = ins.ops.get(4)?.op
+            else {
+                return None;
+            };
+            (ins.mnemonic == "v_mad_u64_u32"
+                && !p.instructions[..k].iter().any(|e| names(e, index + 1)))
+            .then(|| ins.text.clone())
+        });
+        let mad = undefined_hi.unwrap_or_else(|| {
+            panic!("{target}: no v_mad_u64_u32 with an undefined high addend in scaled")
+        });
+        let (n, mul) = (512u32, 3u64);
+        let recs: Vec<f32> = (0..n as usize * mul as usize * 6)
+            .map(|j| j as f32)
+            .collect();
+        let (f, out) = run_uninit(
+            &co,
+            &p,
+            "scaled",
+            2,
+            &[f32s(&recs), f32s(&vec![0.0; n as usize])],
+            1,
+            &[n.to_le_bytes().to_vec(), mul.to_le_bytes().to_vec()],
+        );
+        assert!(
+            f.is_empty(),
+            "{target} `{mad}`: {}",
+            f.iter()
+                .map(|f| f.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
+        let want: Vec<f32> = (0..n as u64)
+            .map(|i| recs[(i * mul * 6 + 2) as usize])
+            .collect();
+        assert_eq!(to_f32(&out), want, "{target}");
+    }
+}
+
+/// Real uses are still reported, each at the use with the value's origin:
+/// an LDS element nothing wrote stored to global memory (`shift_bug`; with
+/// a select that drops it, `shift_ok`, no finding), a private array's
+/// element nothing wrote stored to global memory (`private_bug`: scratch on
+/// gfx942/gfx950, the private segment buffer on gfx90a), a kernel argument's
+/// load deleted so that the loop condition is undefined (a branch), and
+/// the move of a pointer's high half deleted (an address).
+#[test]
+fn uninitialized_values_reaching_global_memory_a_branch_or_an_address_are_reported() {
+    let d = dir("uses");
+    for target in TARGETS {
+        let text = uninit_asm(target, &d);
+        let x: Vec<f32> = (0..512).map(|i| i as f32 + 0.5).collect();
+        // LDS: work-item 255 (wave 3, lane 63) of each workgroup reads
+        // t[256], LDS byte 0x400.
+        let (co, p) = assemble(&text, "shift_bug", target, &format!("shift-{target}.s"), &d);
+        let (f, _) = run_uninit(
+            &co,
+            &p,
+            "shift_bug",
+            2,
+            &[f32s(&x), f32s(&[0.0; 512])],
+            1,
+            &[],
+        );
+        assert_eq!(f.len(), 1, "{target}: {f:?}");
+        let g = &f[0];
+        assert_eq!(
+            (g.kind, g.wave, g.occurrences),
+            (Kind::UninitializedLds, 3, 2),
+            "{target}: {g}"
+        );
+        assert!(
+            p.instructions[p.index[&g.addr]]
+                .mnemonic
+                .starts_with("global_store"),
+            "{g}"
+        );
+        assert!(
+            p.instructions[p.index[&g.other.unwrap()]]
+                .mnemonic
+                .starts_with("ds_read"),
+            "{g}"
+        );
+        for want in ["in a store to global memory", "lane 63", "LDS byte 0x400"] {
+            assert!(g.message.contains(want), "{target}: {want} in {g}");
+        }
+        if *target == "gfx942" {
+            insta::assert_snapshot!("uninit_lds_stored_to_global_gfx942", g.to_string());
+        }
+        let (co, p) = assemble(
+            &text,
+            "shift_ok",
+            target,
+            &format!("shiftok-{target}.s"),
+            &d,
+        );
+        let (f, out) = run_uninit(
+            &co,
+            &p,
+            "shift_ok",
+            2,
+            &[f32s(&x), f32s(&[0.0; 512])],
+            1,
+            &[],
+        );
+        assert!(f.is_empty(), "{target}: {f:?}");
+        let want: Vec<f32> = (0..512)
+            .map(|i| if i % 256 == 255 { 0.0 } else { x[i + 1] })
+            .collect();
+        assert_eq!(to_f32(&out), want, "{target}");
+        // Scratch: a[63] of private_bug, which nothing writes, read by the
+        // work-items with t % 64 == 63 (lane 63 of each wave).
+        let (co, p) = assemble(
+            &text,
+            "private_bug",
+            target,
+            &format!("private-{target}.s"),
+            &d,
+        );
+        let ins: Vec<u32> = (0..512).collect();
+        let (f, _) = run_uninit(
+            &co,
+            &p,
+            "private_bug",
+            1,
+            &[u32s(&ins), u32s(&[0; 256])],
+            1,
+            &[],
+        );
+        assert_eq!(f.len(), 1, "{target}: {f:?}");
+        let g = &f[0];
+        assert_eq!(
+            (g.kind, g.occurrences),
+            (Kind::UninitializedScratch, 4),
+            "{target}: {g}"
+        );
+        assert!(
+            p.instructions[p.index[&g.addr]]
+                .mnemonic
+                .starts_with("global_store"),
+            "{g}"
+        );
+        let load = &p.instructions[p.index[&g.other.unwrap()]].mnemonic;
+        assert!(
+            load.starts_with("scratch_load") || load.starts_with("buffer_load"),
+            "{g}"
+        );
+        for want in [
+            "in a store to global memory",
+            "lane 63",
+            "private (scratch) byte 0xfc of lane 63",
+        ] {
+            assert!(g.message.contains(want), "{target}: {want} in {g}");
+        }
+        // A branch: sum_n without the load of n.
+        let (m, gone) = delete_first(&text, "sum_n", "s_load_dword ");
+        let (co, p) = assemble(&m, "sum_n", target, &format!("sum-{target}.s"), &d);
+        let (f, _) = run_uninit(
+            &co,
+            &p,
+            "sum_n",
+            1,
+            &[f32s(&x), f32s(&[0.0; 256])],
+            1,
+            &[4u32.to_le_bytes().to_vec()],
+        );
+        let reg = gone
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .trim_end_matches(',');
+        let b = f
+            .iter()
+            .find(|f| f.message.contains("as a branch condition"))
+            .unwrap_or_else(|| panic!("{target}: `{gone}` deleted: {f:?}"));
+        assert_eq!(b.kind, Kind::UninitializedRegister, "{b}");
+        assert!(
+            p.instructions[p.index[&b.addr]]
+                .mnemonic
+                .starts_with("s_cbranch_scc"),
+            "{b}"
+        );
+        assert!(
+            b.message
+                .contains(&format!("it comes from {reg}, which nothing wrote")),
+            "{target}: {b}"
+        );
+        // An address: scaled without the move of the records' high half.
+        let (m, gone) = delete_first(&text, "scaled", "v_mov_b32_e32 v3, s");
+        let (co, p) = assemble(&m, "scaled", target, &format!("scaled-addr-{target}.s"), &d);
+        let recs = f32s(&vec![1.0; 512 * 6]);
+        let (f, _) = run_uninit(
+            &co,
+            &p,
+            "scaled",
+            1,
+            &[recs, f32s(&[0.0; 256])],
+            1,
+            &[256u32.to_le_bytes().to_vec(), 1u64.to_le_bytes().to_vec()],
+        );
+        let a = f
+            .iter()
+            .find(|f| f.message.contains("as a memory address"))
+            .unwrap_or_else(|| panic!("{target}: `{gone}` deleted: {f:?}"));
+        assert!(
+            p.instructions[p.index[&a.addr]]
+                .mnemonic
+                .starts_with("global_load"),
+            "{a}"
+        );
+        assert!(
+            a.message.contains("it comes from v3, which nothing wrote"),
+            "{target}: {a}"
+        );
     }
 }

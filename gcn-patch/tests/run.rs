@@ -529,10 +529,13 @@ fn sanitize_reports_a_removed_barrier_as_an_lds_race() {
         "{report}"
     );
     assert!(report.contains(", in 2 waves\n"), "{report}");
-    // The removed barrier's race and uninitialized read, and the corpus
-    // dump's own LDS write in flight at the next barrier.
+    // The removed barrier's race and uninitialized read (reported where
+    // the value read reaches global memory), and the corpus dump's own LDS
+    // write in flight at the next barrier.
     assert!(
-        report.contains("found 3 problem(s): uninitialized LDS read ×1, ")
+        report.contains("found 3 problem(s): ")
+            && report.contains("uninitialized LDS read ×1")
+            && report.contains("\nsanitizer: uninitialized LDS read: `global_store_dword ")
             && report.contains("LDS race (store in flight at a barrier) ×1")
             && report.contains(", LDS race ×1")
             && report.contains("(the first in full"),

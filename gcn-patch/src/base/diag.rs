@@ -334,6 +334,8 @@ pub enum Setting {
     AsmSource,
     /// The processor a generic-target object is emulated as.
     RunAs,
+    /// The device a launch is timed on (`profile`).
+    Device,
 }
 
 /// A place in a source file, 1-based.

@@ -840,3 +840,144 @@ pub fn outputs(opts: &CompareOptions, tools: &Tools) -> Result<Vec<Launched>, Di
     }
     Ok(out)
 }
+
+/// One declared launch of one target, profiled unpatched and patched
+/// (`gcn-patch profile KERNEL`).
+#[derive(Debug, Clone)]
+pub struct Profiled {
+    /// The target.
+    pub target: String,
+    /// The launch's label.
+    pub launch: String,
+    /// The unpatched object's report.
+    pub unpatched: super::profile::ProfileReport,
+    /// The patched object's report.
+    pub patched: super::profile::ProfileReport,
+}
+
+/// `gcn-patch profile KERNEL`: every declared launch of the kernel, for
+/// every target the emulator runs whose processor is the device's (or
+/// `opts.target`), profiled on `device` unpatched and patched, both sides
+/// built as `compare` builds them. `opts.tolerance` and `perturb_approx`
+/// are not used.
+pub fn profile(
+    opts: &CompareOptions,
+    device: &str,
+    tools: &Tools,
+) -> Result<Vec<Profiled>, Diagnostics> {
+    let dev = gcn_emu::profile::device::Device::by_name(device).ok_or_else(|| {
+        Diagnostics::from(
+            Diagnostic::error(
+                Code::RunUsage,
+                format!(
+                    "unknown device `{device}`; known: {}",
+                    gcn_emu::profile::device::Device::names().join(", ")
+                ),
+            )
+            .about(crate::base::diag::Setting::Device),
+        )
+    })?;
+    let m = Manifest::load(&opts.manifest)?;
+    let ki = m.kernel_index(&opts.kernel)?;
+    let k = &m.kernels[ki];
+    if k.launches.is_empty() {
+        return Err(no_launch(&m, k));
+    }
+    let launches = declared(&m)?;
+    let (plan, jobs, _) = emulated_jobs(&m, ki, opts.target.as_ref())?;
+    let tc = tools.find(Some(&m))?;
+    let work = scratch()?;
+    let mut rows = Vec::new();
+    for job in &jobs {
+        let run_as = opts.run_as.clone().or_else(|| {
+            job.target
+                .processor
+                .is_generic
+                .then(|| dev.processor.to_string())
+        });
+        let (run_as, t) = runs_as(&job.target, run_as.as_deref())?;
+        let processor = run_as
+            .clone()
+            .unwrap_or(job.target.processor.name.to_string());
+        if processor != dev.processor {
+            continue;
+        }
+        let target = TargetId::parse(&processor)
+            .map_err(|e| Diagnostics::from(Diagnostic::error(Code::RunUsage, e.to_string())))?;
+        let patched = pipeline::prepare(&m, &plan, job, tc.version.major)?;
+        let (original, popts) = pipeline::job_inputs(&m, &plan, job, tc.version.major)?;
+        let unpatched = pipeline::prepare_traced_with(
+            &k.name,
+            Some(&original.original),
+            &original.original,
+            &popts,
+            crate::config::policy::RegisterPolicy::Error,
+            crate::config::policy::HazardPolicy::Warn,
+        )?;
+        let dir = work.path().join(t.replace([':', ' '], "_"));
+        for (li, decl) in launches[ki].iter().enumerate() {
+            let spec = &decl.spec;
+            let name = spec.kernel.as_deref();
+            let mut sides = Vec::new();
+            for (side, prepared) in [("unpatched", &unpatched), ("patched", &patched)] {
+                let l = load(
+                    &tc,
+                    prepared,
+                    side,
+                    name,
+                    &dir.join(format!("profile-{side}")),
+                    run_as.as_deref(),
+                )?;
+                fits(&m, decl, &l)?;
+                let lds = launch_lds(&m, job, spec);
+                let p = super::profile::Plan::new(
+                    &dev,
+                    &target,
+                    &l.kernel,
+                    spec.grid.0,
+                    spec.block.0,
+                    lds,
+                );
+                let mem = Memory::new();
+                let failed = |e: String| {
+                    Diagnostics::from(Diagnostic::error(
+                        Code::EmulatorFailed,
+                        format!("the {side} object of `{}` ({t}): {e}", k.name),
+                    ))
+                };
+                let prep = spec
+                    .prepare(&l.kernel, &mem)
+                    .map_err(|e| failed(e.to_string()))?;
+                let mut launch = Launch::new(spec.grid.0, spec.block.0);
+                launch.dynamic_lds = lds;
+                if let Some(n) = opts.max_instructions {
+                    launch.max_instructions = n;
+                }
+                let (_, traces, hbm) = p
+                    .observe(&l.co, &l.kernel, &l.program, &mem, &prep.values, &launch)
+                    .map_err(|e| failed(e.to_string()))?;
+                sides.push(p.report(&l.kernel.name, &l.program, &traces, hbm));
+            }
+            let patched_report = sides.pop().expect("two sides");
+            let unpatched_report = sides.pop().expect("two sides");
+            rows.push(Profiled {
+                target: t.clone(),
+                launch: spec.label(li),
+                unpatched: unpatched_report,
+                patched: patched_report,
+            });
+        }
+    }
+    if rows.is_empty() {
+        return Err(Diagnostic::error(
+            Code::RunUsage,
+            format!(
+                "kernel `{}` has no target the emulator runs as {} ({}'s processor)",
+                k.name, dev.processor, dev.name
+            ),
+        )
+        .about(crate::base::diag::Setting::Device)
+        .into());
+    }
+    Ok(rows)
+}

@@ -28,6 +28,7 @@
 //! | `accept` (feature `edit`) | [`accept::accept`] | [`accept::AcceptOptions`] |
 //! | `targets` | [`targets::targets`] | none |
 //! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`); `run::unsupported` (`--list-unsupported`) | `run::RunOptions` |
+//! | `profile` (feature `cli`) | `profile::profile` (the emulator under `gcn_emu::profile`: counters and a predicted time) | `profile::ProfileOptions` |
 //! | `compare`, `test` (feature `cli`) | `emulate::compare`, `emulate::test`, `emulate::outputs` (launches declared in `kernels.toml`, run in the emulator; `outputs`: the buffers after each launch of the patched object) | `emulate::CompareOptions`, `emulate::TestOptions` |
 //!
 //! Environment variables are read through [`env()`] only.
@@ -51,6 +52,8 @@ pub mod notes;
 pub mod objdiff;
 #[cfg(feature = "edit")]
 pub mod pin;
+#[cfg(feature = "cli")]
+pub mod profile;
 #[cfg(feature = "edit")]
 pub mod quilt;
 #[cfg(feature = "cli")]

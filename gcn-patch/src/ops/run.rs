@@ -407,7 +407,32 @@ fn parse(listing: &str, kernel: &gcn_emu::load::Kernel) -> Result<Program, Diagn
 }
 
 /// Run the dispatch `opts` describes.
+// gcn_emu::Error is large by design (its crate root says why).
+#[allow(clippy::result_large_err)]
 pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
+    run_with(opts, tools, |d| {
+        gcn_emu::dispatch::run(d.co, d.kernel, d.program, d.mem, d.values, d.launch)
+    })
+}
+
+/// A dispatch ready to run: what [`run_with`] hands its runner.
+pub(crate) struct Dispatch<'a> {
+    pub co: &'a CodeObject,
+    pub kernel: &'a gcn_emu::load::Kernel,
+    pub program: &'a Program,
+    pub mem: &'a Memory,
+    pub values: &'a [ArgValue],
+    pub launch: &'a Launch,
+}
+
+/// [`run`] with the dispatch itself done by `runner` (the profiler
+/// observes it): the same arguments, checks, buffers and report.
+#[allow(clippy::result_large_err)]
+pub(crate) fn run_with(
+    opts: &RunOptions,
+    tools: &Tools,
+    runner: impl FnOnce(&Dispatch<'_>) -> gcn_emu::Result<Stats>,
+) -> Result<RunReport, RunError> {
     let (grid, block) = (opts.grid, opts.block);
     let specs = &opts.args;
     if let Some(out) = opts.out.as_ref().filter(|o| o.exists() && !o.is_dir()) {
@@ -575,12 +600,18 @@ pub fn run(opts: &RunOptions, tools: &Tools) -> Result<RunReport, RunError> {
     if let Some(w) = opts.max_work {
         launch.max_work = w;
     }
-    let stats = gcn_emu::dispatch::run(&co, &kernel, &program, &mem, &values, &launch).map_err(
-        |e| match e {
-            gcn_emu::Error::Launch { .. } | gcn_emu::Error::Limit { .. } => emu_usage(e),
-            e => RunError::Failed(Diagnostic::error(Code::EmulatorFailed, e.to_string()).into()),
-        },
-    )?;
+    let stats = runner(&Dispatch {
+        co: &co,
+        kernel: &kernel,
+        program: &program,
+        mem: &mem,
+        values: &values,
+        launch: &launch,
+    })
+    .map_err(|e| match e {
+        gcn_emu::Error::Launch { .. } | gcn_emu::Error::Limit { .. } => emu_usage(e),
+        e => RunError::Failed(Diagnostic::error(Code::EmulatorFailed, e.to_string()).into()),
+    })?;
     let mut outputs = Vec::new();
     if let Some(dir) = &opts.out {
         std::fs::create_dir_all(dir).map_err(|e| {

@@ -432,8 +432,9 @@ pub(crate) enum Command {
         /// Run the sanitizer with these checks (plain `--sanitize`: all but
         /// barrier-pairs): waits (premature reads of registers a load in
         /// flight still writes), races (LDS races between waves, LDS stores
-        /// in flight at s_barrier), uninit (LDS and register reads nothing
-        /// wrote), bounds (global accesses outside every buffer, LDS accesses outside the allocation), barriers
+        /// in flight at s_barrier), uninit (values from LDS bytes or
+        /// registers nothing wrote, reported where used: an address, a
+        /// branch, the exec mask, a store to global memory), bounds (global accesses outside every buffer, LDS accesses outside the allocation), barriers
         /// (a wave never reaching the barrier others wait at), barrier-pairs
         /// (opt-in: waves released from different s_barrier instructions, or
         /// ended while others wait; legal on hardware). Any finding: its
@@ -484,6 +485,69 @@ pub(crate) enum Command {
         /// outputs depend on their exact values. Default: correctly rounded.
         #[arg(long, value_name = "SEED")]
         perturb_approx: Option<u64>,
+        #[command(flatten)]
+        llvm: LlvmArgs,
+    },
+    /// Profile one dispatch of a kernel in the emulator: exact counters of
+    /// the workgroups run (executions, active lanes, LDS bank conflicts,
+    /// global lines, MFMA FLOPs, waits, barriers) and a predicted time on
+    /// a device from a trace-driven timing model (a model, not a
+    /// measurement: the report says what it samples, assumes and leaves
+    /// out). Takes the same launch arguments as `run`; or, given a
+    /// manifest kernel's name and no --grid, profiles its declared launches
+    /// unpatched and patched side by side. Exit 0: profiled; 1: the
+    /// emulated kernel failed; 2: bad input.
+    Profile {
+        /// The code object (.hsaco, .co); or, without --grid, the name of a
+        /// kernel of the manifest with declared launches.
+        object: PathBuf,
+        /// The kernel's name in OBJECT.
+        #[arg(long, short, requires = "grid")]
+        kernel: Option<String>,
+        /// Workgroups in X[,Y[,Z]] (HIP's grid).
+        #[arg(long, value_name = "X[,Y[,Z]]", requires_all = ["kernel", "block"])]
+        grid: Option<String>,
+        /// Work-items per workgroup in X[,Y[,Z]] (HIP's block).
+        #[arg(long, value_name = "X[,Y[,Z]]", requires = "grid")]
+        block: Option<String>,
+        /// With a manifest kernel: only this target.
+        #[arg(long, short, conflicts_with = "grid")]
+        target: Option<String>,
+        /// With a manifest kernel: the manifest.
+        #[arg(long, short, default_value = "kernels.toml")]
+        manifest: PathBuf,
+        /// An explicit kernel argument, as `run --arg`: NAME=SPEC or SPEC;
+        /// SPEC: PATH.npy, out:DTYPE:COUNT or DTYPE:VALUE.
+        #[arg(long = "arg", value_name = "[NAME=]SPEC", allow_hyphen_values = true)]
+        args: Vec<String>,
+        /// Fill every by-value argument no --arg gives with zeros.
+        #[arg(long)]
+        zero_rest: bool,
+        /// The device to time on: mi300x, mi308x (gfx942), mi355x (gfx950).
+        #[arg(long, value_name = "DEVICE")]
+        device: String,
+        /// Also write the report as JSON to FILE (schema: the book's
+        /// reference page "profile --json").
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Hottest lines to show (default 10).
+        #[arg(long, value_name = "N", default_value_t = 10)]
+        top: usize,
+        /// The asm source OBJECT was assembled from: lines are named by its
+        /// file:line.
+        #[arg(long, value_name = "FILE")]
+        asm: Option<PathBuf>,
+        /// Instructions one wave may execute before it is stopped as
+        /// looping (default 100000000).
+        #[arg(long, value_name = "N")]
+        max_instructions: Option<u64>,
+        /// Dynamic LDS bytes per workgroup, as `run --dynamic-lds`.
+        #[arg(long, value_name = "BYTES", default_value_t = 0)]
+        dynamic_lds: u32,
+        /// Run a generic-target object as this processor (default: the
+        /// device's).
+        #[arg(long = "as", value_name = "PROCESSOR")]
+        run_as: Option<String>,
         #[command(flatten)]
         llvm: LlvmArgs,
     },

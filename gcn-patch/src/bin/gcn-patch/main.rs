@@ -123,6 +123,76 @@ fn dispatch(cli: Cli) -> ExitCode {
         };
         return render::run(&opts, &llvm.tools());
     }
+    if let Command::Profile {
+        object,
+        kernel,
+        grid,
+        block,
+        target,
+        manifest,
+        args,
+        zero_rest,
+        device,
+        json,
+        top,
+        asm,
+        max_instructions,
+        dynamic_lds,
+        run_as,
+        llvm,
+    } = cli.command
+    {
+        use gcn_patch::base::diag::Setting;
+        let (Some(grid), Some(block), Some(kernel)) = (grid, block, kernel) else {
+            let target = match target.as_deref().map(ops::parse_target).transpose() {
+                Ok(t) => t,
+                Err(d) => return render::usage(d),
+            };
+            let opts = ops::emulate::CompareOptions {
+                manifest,
+                kernel: object.display().to_string(),
+                target,
+                tolerance: None,
+                max_instructions,
+                run_as,
+                perturb_approx: None,
+            };
+            return render::profile_declared(&opts, &device, json.as_deref(), top, &llvm.tools());
+        };
+        let parsed = ops::run::parse_dims(Setting::Grid, &grid).and_then(|grid| {
+            let block = ops::run::parse_dims(Setting::Block, &block)?;
+            let (mut named, mut positional) = (Vec::new(), Vec::new());
+            for a in &args {
+                match ops::run::parse_arg(a)? {
+                    (Some(name), spec) => named.push((name, spec)),
+                    (None, spec) => positional.push(spec),
+                }
+            }
+            Ok((grid, block, (positional, named)))
+        });
+        let (grid, block, (args, named)) = match parsed {
+            Ok(p) => p,
+            Err(d) => return render::usage(d),
+        };
+        let opts = ops::profile::ProfileOptions {
+            run: ops::run::RunOptions {
+                object,
+                kernel,
+                grid,
+                block,
+                args,
+                named,
+                zero_rest,
+                asm,
+                max_instructions,
+                dynamic_lds,
+                run_as,
+                ..Default::default()
+            },
+            device,
+        };
+        return render::profile(&opts, json.as_deref(), top, &llvm.tools());
+    }
     if let Command::Compare {
         kernel,
         target,
@@ -361,6 +431,7 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
         Command::Lint { .. }
         | Command::MarkdownHelp
         | Command::Run { .. }
+        | Command::Profile { .. }
         | Command::Compare { .. }
         | Command::Test { .. } => {
             unreachable!("handled in main")

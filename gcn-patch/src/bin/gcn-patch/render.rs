@@ -26,6 +26,7 @@ pub(crate) fn name_flags(mut d: Diagnostics) -> Diagnostics {
             Some(Setting::OutputDir) => "--out",
             Some(Setting::AsmSource) => "--asm",
             Some(Setting::RunAs) => "--as",
+            Some(Setting::Device) => "--device",
             Some(Setting::Force) => {
                 d.help
                     .push("discard them: run the same command again with `--force`".into());
@@ -812,4 +813,251 @@ fn by_kind(kinds: impl Iterator<Item = String>) -> String {
     }
     let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{k} ×{n}")).collect();
     format!(": {}", parts.join(", "))
+}
+
+/// `gcn-patch profile`: the prediction, occupancy, roofline, stalls and
+/// hottest lines on standard output; `--json FILE` also writes the report.
+pub(crate) fn profile(
+    opts: &ops::profile::ProfileOptions,
+    json: Option<&Path>,
+    top: usize,
+    tools: &ops::Tools,
+) -> ExitCode {
+    let r = match ops::profile::profile(opts, tools) {
+        Ok(r) => r,
+        Err(ops::run::RunError::Usage(d)) => return usage(d),
+        Err(ops::run::RunError::Failed(d)) => {
+            eprintln!("{}", name_flags(d));
+            return ExitCode::FAILURE;
+        }
+        Err(ops::run::RunError::Findings(_)) => return ExitCode::FAILURE,
+    };
+    print!("{}", profile_report(&r, top));
+    if let Some(path) = json {
+        if let Err(e) =
+            gcn_patch::base::output::write_atomic(path, ops::profile::to_json(&r).as_bytes())
+        {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {}", path.display());
+    }
+    ExitCode::SUCCESS
+}
+
+/// The terminal report of `gcn-patch profile`.
+pub(crate) fn profile_report(r: &ops::profile::ProfileReport, top: usize) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "gcn-patch profile: kernel `{}` ({}) on {}: predicted {:.2} µs ({}-bound; a model, not a measurement)",
+        r.kernel, r.processor, r.device, r.predicted_us, r.bound
+    );
+    let _ = writeln!(
+        s,
+        "  occupancy: {}; {} workgroup(s) resident per CU",
+        r.occupancy_limited_by, r.resident_workgroups
+    );
+    let _ = writeln!(
+        s,
+        "  cycles: {} per CU round of {} workgroup(s); {} over the grid of {} workgroup(s)",
+        r.cycles_per_round, r.round_workgroups, r.cycles, r.workgroups
+    );
+    match r.peak_tflops {
+        Some(p) => {
+            let _ = writeln!(
+                s,
+                "  compute: {:.3e} FLOP (MFMA), {:.2} TFLOP/s of {p} peak ({:.1}%)",
+                r.flops,
+                r.tflops,
+                100.0 * r.tflops / p
+            );
+        }
+        None => {
+            let _ = writeln!(s, "  compute: no MFMA");
+        }
+    }
+    let _ = writeln!(
+        s,
+        "  memory: {:.0} global bytes requested, {:.1} GB/s of {} HBM peak ({:.1}%); compulsory HBM bytes {}",
+        r.global_bytes,
+        r.gbps,
+        r.peak_gbps,
+        100.0 * r.gbps / r.peak_gbps,
+        r.hbm_bytes
+    );
+    let t = &r.totals;
+    let _ = writeln!(
+        s,
+        "  counts (sampled workgroups): {} wave-instructions, {} LDS bank-conflict cycles, {} global 64-byte lines, {} scalar loads, {} MFMA, {} waits, {} barriers",
+        t.executed, t.lds_bank_conflicts, t.lines64, t.scalar_loads, t.mfma_ops, t.waits, t.barriers
+    );
+    let total: u64 = r.stalls.iter().map(|t| t.cycles).sum();
+    if total > 0 {
+        let list: Vec<String> = r
+            .stalls
+            .iter()
+            .take(5)
+            .map(|t| {
+                format!(
+                    "{} {} ({:.0}%)",
+                    t.reason,
+                    t.cycles,
+                    100.0 * t.cycles as f64 / total as f64
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "  top stalls (one CU round, cycles summed over waves): {}",
+            list.join(", ")
+        );
+    }
+    let mut hot: Vec<&ops::profile::Line> = r.instructions.iter().collect();
+    let stall = |l: &ops::profile::Line| l.stall_cycles.values().sum::<u64>();
+    hot.sort_by(|a, b| {
+        stall(b)
+            .cmp(&stall(a))
+            .then(b.executed.cmp(&a.executed))
+            .then(a.address.cmp(&b.address))
+    });
+    let _ = writeln!(s, "  hottest lines:");
+    let _ = writeln!(
+        s,
+        "    {:>8} {:>9} {:>9}  {:<24} {:>9} {:>11}  text",
+        "address", "executed", "stall", "mostly", "conflicts", "lines/acc"
+    );
+    for l in hot.iter().take(top) {
+        let mostly = l
+            .stall_cycles
+            .iter()
+            .max_by_key(|(n, v)| (**v, std::cmp::Reverse(**n)))
+            .map(|(n, _)| n.to_string())
+            .unwrap_or_default();
+        let text = match &l.source {
+            Some(src) => src.clone(),
+            None => l.text.clone(),
+        };
+        let _ = writeln!(
+            s,
+            "    {:>8x} {:>9} {:>9}  {:<24} {:>9} {:>11}  {}",
+            l.address,
+            l.executed,
+            stall(l),
+            mostly,
+            l.lds_bank_conflicts,
+            if l.cache_lines.lines64 > 0 {
+                format!("{:.2}", l.cache_lines.per_access)
+            } else {
+                "-".into()
+            },
+            text
+        );
+    }
+    let _ = writeln!(s, "notes:");
+    for n in &r.notes {
+        let _ = writeln!(s, "  - {n}");
+    }
+    s
+}
+
+/// `gcn-patch profile KERNEL`: per target and declared launch, the
+/// unpatched and patched predictions, the delta, the stall reasons that
+/// moved, and each side's hottest lines; `--json FILE` writes both reports.
+pub(crate) fn profile_declared(
+    opts: &ops::emulate::CompareOptions,
+    device: &str,
+    json: Option<&Path>,
+    top: usize,
+    tools: &ops::Tools,
+) -> ExitCode {
+    let rows = match ops::emulate::profile(opts, device, tools) {
+        Ok(r) => r,
+        // The emulated kernel failed: exit 1, as `run`.
+        Err(d)
+            if d.codes()
+                .contains(&gcn_patch::base::diag::Code::EmulatorFailed) =>
+        {
+            eprintln!("{}", name_flags(d));
+            return ExitCode::FAILURE;
+        }
+        Err(d) => return usage(d),
+    };
+    for r in &rows {
+        let (a, b) = (&r.unpatched, &r.patched);
+        println!(
+            "gcn-patch profile: kernel `{}` {} {} on {}: unpatched {:.2} µs, patched {:.2} µs ({:+.1}%; a model, not a measurement)",
+            opts.kernel,
+            r.target,
+            r.launch,
+            a.device,
+            a.predicted_us,
+            b.predicted_us,
+            100.0 * (b.predicted_us / a.predicted_us - 1.0)
+        );
+        println!(
+            "  cycles per CU round: {} unpatched, {} patched",
+            a.cycles_per_round, b.cycles_per_round
+        );
+        let mut reasons: Vec<&str> = a
+            .stalls
+            .iter()
+            .chain(&b.stalls)
+            .map(|t| t.reason.as_str())
+            .collect();
+        reasons.sort();
+        reasons.dedup();
+        let of = |r: &ops::profile::ProfileReport, n: &str| {
+            r.stalls
+                .iter()
+                .find(|t| t.reason == n)
+                .map_or(0, |t| t.cycles)
+        };
+        let moved: Vec<String> = reasons
+            .iter()
+            .map(|n| (n, of(a, n), of(b, n)))
+            .filter(|(_, x, y)| x != y)
+            .map(|(n, x, y)| format!("{n} {x} → {y}"))
+            .collect();
+        println!("  stall cycles that moved: {}", moved.join(", "));
+        for (side, rep) in [("unpatched", a), ("patched", b)] {
+            println!("  {side}:");
+            let text = profile_report(rep, top);
+            for l in text
+                .lines()
+                .skip_while(|l| !l.starts_with("  hottest lines"))
+                .skip(1)
+                .take_while(|l| !l.starts_with("notes"))
+            {
+                println!("  {l}");
+            }
+        }
+    }
+    if let Some(n) = rows.first() {
+        println!("notes:");
+        for n in &n.patched.notes {
+            println!("  - {n}");
+        }
+    }
+    if let Some(path) = json {
+        let all: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "target": r.target,
+                    "launch": r.launch,
+                    "unpatched": serde_json::to_value(&r.unpatched).unwrap_or_default(),
+                    "patched": serde_json::to_value(&r.patched).unwrap_or_default(),
+                })
+            })
+            .collect();
+        let text = serde_json::to_string_pretty(&all).unwrap_or_default();
+        if let Err(e) = gcn_patch::base::output::write_atomic(path, text.as_bytes()) {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            return ExitCode::FAILURE;
+        }
+        println!("wrote {}", path.display());
+    }
+    ExitCode::SUCCESS
 }

@@ -1,0 +1,207 @@
+//! Devices as data: the figures the timing model uses, each with its
+//! source. A figure no source gives is marked [`Figure::guess`].
+
+use serde::Serialize;
+
+use super::counters::MfmaType;
+
+/// One figure and where it comes from.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Figure {
+    /// The value.
+    pub value: f64,
+    /// The source (document, section), or why it is a guess.
+    pub source: &'static str,
+    /// No source gives it: an assumption of this model.
+    pub guess: bool,
+}
+
+const fn cited(value: f64, source: &'static str) -> Figure {
+    Figure {
+        value,
+        source,
+        guess: false,
+    }
+}
+
+const fn guess(value: f64, source: &'static str) -> Figure {
+    Figure {
+        value,
+        source,
+        guess: true,
+    }
+}
+
+/// A device the timing model can time a launch on.
+#[derive(Debug, Clone, Serialize)]
+pub struct Device {
+    /// Name (`mi300x`, …).
+    pub name: &'static str,
+    /// The processor its CUs are (`gfx942`, `gfx950`).
+    pub processor: &'static str,
+    /// Compute units.
+    pub cus: Figure,
+    /// Peak engine clock, MHz.
+    pub clock_mhz: Figure,
+    /// LDS banks of 4 bytes.
+    pub lds_banks: Figure,
+    /// LDS bytes per CU.
+    pub lds_bytes: Figure,
+    /// HBM bandwidth, GB/s.
+    pub hbm_gbps: Figure,
+    /// L2 bytes (per XCD).
+    pub l2_bytes: Figure,
+    /// Infinity Cache (MALL) bytes.
+    pub mall_bytes: Figure,
+    /// Vector L1 hit latency, cycles.
+    pub l1_latency: Figure,
+    /// L2 hit latency, cycles.
+    pub l2_latency: Figure,
+    /// HBM (a miss in L2 and MALL) latency, cycles.
+    pub hbm_latency: Figure,
+    /// LDS latency, cycles.
+    pub lds_latency: Figure,
+    /// Scalar memory latency, cycles.
+    pub smem_latency: Figure,
+    /// Peak dense matrix FLOP/s (×10¹²) per input type, in
+    /// [`MfmaType`] order: f64, f32, xf32, f16/bf16, f8/i8.
+    pub mfma_tflops: [Figure; 5],
+    /// Launch overhead, µs.
+    pub launch_us: Figure,
+}
+
+const MI300X_DS: &str = "AMD Instinct MI300X data sheet and AMD CDNA 3 white paper (peak engine clock 2100 MHz, 304 CUs, 5.3 TB/s HBM3, 256 MB Infinity Cache, peak dense matrix rates)";
+const CDNA3_LAT: &str = "guessed: the order of Chips and Cheese, 'Testing AMD's Giant MI300X' (2024) latency plots, not read figure by figure";
+const MI355X_DS: &str = "AMD Instinct MI355X data sheet and AMD CDNA 4 white paper (256 CUs, 2400 MHz peak engine clock, 8 TB/s HBM3E, 256 MB Infinity Cache, 160 KB LDS, peak dense matrix rates)";
+
+impl Device {
+    /// Every device, in name order.
+    pub fn all() -> Vec<Device> {
+        vec![Device::mi300x(), Device::mi308x(), Device::mi355x()]
+    }
+
+    /// The device named `name` (case-insensitive).
+    pub fn by_name(name: &str) -> Option<Device> {
+        Device::all()
+            .into_iter()
+            .find(|d| d.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The names of every device.
+    pub fn names() -> Vec<&'static str> {
+        Device::all().iter().map(|d| d.name).collect()
+    }
+
+    fn mi300x() -> Device {
+        Device {
+            name: "mi300x",
+            processor: "gfx942",
+            cus: cited(304.0, MI300X_DS),
+            clock_mhz: cited(2100.0, MI300X_DS),
+            lds_banks: cited(32.0, "ROCm blog 'Avoiding LDS Bank Conflicts on AMD GPUs Using CK-Tile Framework': 32 banks of 4 bytes on MI-series"),
+            lds_bytes: cited(65536.0, "LLVM AMDGPUUsage, Processors table (gfx942: 64 KiB LDS)"),
+            hbm_gbps: cited(5300.0, MI300X_DS),
+            l2_bytes: cited(4.0 * 1048576.0, "Chips and Cheese, 'Testing AMD's Giant MI300X': 4 MB of L2 per compute die"),
+            mall_bytes: cited(256.0 * 1048576.0, MI300X_DS),
+            l1_latency: guess(120.0, CDNA3_LAT),
+            l2_latency: guess(250.0, CDNA3_LAT),
+            hbm_latency: guess(800.0, CDNA3_LAT),
+            lds_latency: guess(64.0, "guessed: LLVM SISchedule.td gives WriteLDS 5 passes, 'can be between 2 and 64', marked 'may not be accurate'"),
+            smem_latency: guess(64.0, "guessed: LLVM SISchedule.td gives WriteSMEM 5 passes, marked 'may not be accurate'"),
+            mfma_tflops: [
+                cited(163.4, MI300X_DS),
+                cited(163.4, MI300X_DS),
+                cited(653.7, MI300X_DS),
+                cited(1307.4, MI300X_DS),
+                cited(2614.9, MI300X_DS),
+            ],
+            launch_us: guess(2.0, "guessed: kernel launch overhead, not measured here"),
+        }
+    }
+
+    fn mi308x() -> Device {
+        let per_cu = "derived: MI300X's per-CU rate (same CDNA 3 CU) × 80 CUs × 2100 MHz; no MI308X data sheet figure was read";
+        let scale = 80.0 / 304.0;
+        let m = Device::mi300x();
+        Device {
+            name: "mi308x",
+            processor: "gfx942",
+            cus: cited(
+                80.0,
+                "aiter/configs/*.csv: rows of gfx942 with cu_num 80 (MI308X)",
+            ),
+            clock_mhz: guess(2100.0, "guessed: MI300X's peak engine clock"),
+            hbm_gbps: guess(5300.0, "guessed: MI300X's HBM3 bandwidth"),
+            mfma_tflops: m.mfma_tflops.map(|f| guess(f.value * scale, per_cu)),
+            ..m
+        }
+    }
+
+    fn mi355x() -> Device {
+        Device {
+            name: "mi355x",
+            processor: "gfx950",
+            cus: cited(256.0, MI355X_DS),
+            clock_mhz: cited(2400.0, MI355X_DS),
+            lds_banks: cited(64.0, "AMD CK documentation 'Understanding AMD GPU LDS and Bank Conflicts': 32 or 64 banks depending on the architecture (64 on gfx950)"),
+            lds_bytes: cited(163840.0, "LLVM AMDGPUUsage, Processors table (gfx950: 160 KiB LDS)"),
+            hbm_gbps: cited(8000.0, MI355X_DS),
+            l2_bytes: guess(4.0 * 1048576.0, "guessed: MI300X's 4 MB L2 per compute die"),
+            mall_bytes: cited(256.0 * 1048576.0, MI355X_DS),
+            l1_latency: guess(120.0, CDNA3_LAT),
+            l2_latency: guess(250.0, CDNA3_LAT),
+            hbm_latency: guess(800.0, CDNA3_LAT),
+            lds_latency: guess(64.0, "guessed: as MI300X"),
+            smem_latency: guess(64.0, "guessed: as MI300X"),
+            mfma_tflops: [
+                cited(78.6, MI355X_DS),
+                cited(157.3, MI355X_DS),
+                guess(157.3, "guessed: gfx950 has no xf32 MFMA; f32's rate"),
+                cited(2516.6, MI355X_DS),
+                cited(5033.2, MI355X_DS),
+            ],
+            launch_us: guess(2.0, "guessed: kernel launch overhead, not measured here"),
+        }
+    }
+
+    /// Cycles of one MFMA of `flops` operations of type `ty` on one SIMD:
+    /// the peak rate divided over CUs, 4 SIMDs and the clock.
+    pub fn mfma_cycles(&self, ty: MfmaType, flops: u64) -> f64 {
+        let rate = self.mfma_tflops[ty as usize].value * 1e12
+            / (self.cus.value * 4.0 * self.clock_mhz.value * 1e6);
+        flops as f64 / rate
+    }
+
+    /// Every figure with its name, for the reference table.
+    pub fn figures(&self) -> Vec<(&'static str, Figure)> {
+        let mut v = vec![
+            ("CUs", self.cus),
+            ("clock (MHz)", self.clock_mhz),
+            ("LDS banks", self.lds_banks),
+            ("LDS bytes per CU", self.lds_bytes),
+            ("HBM GB/s", self.hbm_gbps),
+            ("L2 bytes", self.l2_bytes),
+            ("MALL bytes", self.mall_bytes),
+            ("L1 latency (cycles)", self.l1_latency),
+            ("L2 latency (cycles)", self.l2_latency),
+            ("HBM latency (cycles)", self.hbm_latency),
+            ("LDS latency (cycles)", self.lds_latency),
+            ("scalar memory latency (cycles)", self.smem_latency),
+            ("launch overhead (µs)", self.launch_us),
+        ];
+        for (n, f) in ["f64", "f32", "xf32", "f16/bf16", "f8/i8"]
+            .iter()
+            .zip(self.mfma_tflops)
+        {
+            let name: &'static str = match *n {
+                "f64" => "MFMA f64 TFLOP/s",
+                "f32" => "MFMA f32 TFLOP/s",
+                "xf32" => "MFMA xf32 TFLOP/s",
+                "f16/bf16" => "MFMA f16/bf16 TFLOP/s",
+                _ => "MFMA f8/i8 TFLOP/s",
+            };
+            v.push((name, f));
+        }
+        v
+    }
+}

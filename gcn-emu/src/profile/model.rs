@@ -1,0 +1,579 @@
+//! A first trace-driven timing model: the recorded per-wave instruction
+//! streams of one CU's workgroups ([`super::WorkgroupTrace`]) re-scheduled
+//! over the CU's 4 SIMDs, then the grid in rounds of workgroups over the
+//! device's CUs.
+//!
+//! What is modelled, per CU:
+//! - issue: each cycle one SIMD (in turn) has an issue slot; in it, up to
+//!   one instruction per category (VALU/MFMA, SALU, vector memory, LDS,
+//!   branch and the rest) from different waves of that SIMD, the oldest
+//!   wave first; a wave issues at most one instruction per slot (AMD
+//!   "Graphics Core Next Architecture" white paper, "the CU front end").
+//! - pipes: a VALU instruction holds its SIMD's VALU for 4 cycles (one
+//!   pass), a transcendental for 16 (LLVM SISchedule.td: 1 and 4 passes);
+//!   an MFMA holds the SIMD's matrix core for its FLOPs divided by the
+//!   device's per-SIMD peak rate of its type ([`Device::mfma_cycles`]),
+//!   and a following MFMA waits for it;
+//! - LDS: one pipe per CU; an access holds it for its phases and
+//!   bank-conflict cycles ([`super::LdsRule`]), then returns after the LDS
+//!   latency;
+//! - vector memory: one address path per CU at one 64-byte line per
+//!   cycle; each line looked up in a per-CU L1 (FIFO, its capacity
+//!   guessed), then an L2 of the lines the CU touched before, else HBM; a
+//!   load returns at the slowest line's latency, a store after the L2
+//!   latency; returns in order;
+//! - `s_waitcnt vmcnt/lgkmcnt` against those in-flight counts;
+//!   `s_barrier` across the workgroup's waves; `s_nop N` (N+1 cycles),
+//!   `s_sleep N` (64·N cycles); scalar loads return after a fixed latency.
+//!
+//! The device: the grid in rounds of `resident` workgroups per CU over the
+//! CUs in dispatch order; the partial last round timed with the
+//! workgroups its busiest CU gets; the time is at least the compulsory
+//! HBM traffic over the device's bandwidth; plus a launch overhead.
+//!
+//! Not modelled: register dependencies between VALU instructions and on
+//! MFMA results (the required `s_nop`s are in the stream), `s_setprio`,
+//! the instruction buffer and branch prediction (a branch costs its issue
+//! only), scalar cache misses, TLBs, L2/MALL bandwidth and contention
+//! between CUs, HBM channels, clock throttling, the LDS-DMA path's
+//! separate timing, the export/GDS counters.
+
+use std::collections::{HashSet, VecDeque};
+
+use serde::Serialize;
+
+use super::counters::{Class, Mfma};
+use super::device::Device;
+use super::WorkgroupTrace;
+use crate::decode::{Operand, Program};
+
+/// Why a wave did not issue its next instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stall {
+    /// `s_waitcnt` on vector memory (`vmcnt`).
+    WaitVmem,
+    /// `s_waitcnt` on LDS and scalar memory (`lgkmcnt`).
+    WaitLgkm,
+    /// `s_barrier`: other waves of the workgroup had not arrived.
+    Barrier,
+    /// The SIMD's VALU was busy.
+    Valu,
+    /// The SIMD's matrix core was busy with an earlier MFMA.
+    Mfma,
+    /// The CU's LDS pipe was full.
+    Lds,
+    /// The CU's vector memory path was full.
+    Vmem,
+    /// `s_nop`/`s_sleep`/a branch.
+    Nop,
+    /// Another wave won the issue slot.
+    Issue,
+}
+
+impl Stall {
+    /// Every reason, in order.
+    pub const ALL: [Stall; 9] = [
+        Stall::WaitVmem,
+        Stall::WaitLgkm,
+        Stall::Barrier,
+        Stall::Valu,
+        Stall::Mfma,
+        Stall::Lds,
+        Stall::Vmem,
+        Stall::Nop,
+        Stall::Issue,
+    ];
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stall::WaitVmem => "wait vmcnt",
+            Stall::WaitLgkm => "wait lgkmcnt",
+            Stall::Barrier => "barrier",
+            Stall::Valu => "valu busy",
+            Stall::Mfma => "mfma busy",
+            Stall::Lds => "lds busy",
+            Stall::Vmem => "vmem busy",
+            Stall::Nop => "nop/sleep/branch",
+            Stall::Issue => "issue slot",
+        }
+    }
+}
+
+/// Per-instruction stall cycles, by reason, in [`Stall::ALL`] order.
+pub type Stalls = [u64; 9];
+
+/// One CU's schedule of some workgroups.
+#[derive(Debug, Clone, Serialize)]
+pub struct CuTiming {
+    /// Workgroups resident together.
+    pub workgroups: u32,
+    /// Cycles until the last wave ended.
+    pub cycles: u64,
+    /// Stall cycles per instruction (summed over waves), by reason.
+    pub stalls: Vec<Stalls>,
+    /// Vector memory lines by level: L1 hits, L2 hits, HBM.
+    pub lines_by_level: [u64; 3],
+}
+
+/// Tunables of the CU model that no source gives (stated in the output).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Assumptions {
+    /// Vector L1 bytes per CU.
+    pub l1_bytes: u64,
+    /// Cycles of work the LDS pipe may have queued before an LDS
+    /// instruction stalls at issue.
+    pub lds_queue: u64,
+    /// Cycles of work the vector memory path may have queued.
+    pub vmem_queue: u64,
+    /// Cycles from the last wave's arrival at a barrier to the release.
+    pub barrier_cycles: u64,
+}
+
+impl Default for Assumptions {
+    fn default() -> Self {
+        Assumptions {
+            l1_bytes: 32 * 1024,
+            lds_queue: 32,
+            vmem_queue: 64,
+            barrier_cycles: 4,
+        }
+    }
+}
+
+struct Wave {
+    wg: usize,
+    trace_wg: usize,
+    wave: usize,
+    simd: usize,
+    pc: usize,
+    global_k: usize,
+    ready: u64,
+    /// Why `ready` is late: a barrier's release, a nop, a branch.
+    ready_why: Stall,
+    vm: VecDeque<u64>,
+    lgkm: Vec<u64>,
+    /// Arrived at the `s_barrier` of this instruction index at this time.
+    at_barrier: Option<(u64, usize)>,
+    done: bool,
+}
+
+/// What an instruction needs, decoded once.
+#[derive(Clone, Copy)]
+struct Op {
+    class: Class,
+    mfma_cycles: u64,
+    vmcnt: Option<u32>,
+    lgkmcnt: Option<u32>,
+    nop: u64,
+}
+
+fn decode_ops(program: &Program, device: &Device) -> Vec<Op> {
+    program
+        .instructions
+        .iter()
+        .map(|ins| {
+            let class = Class::of(ins);
+            let mfma_cycles = Mfma::of(ins)
+                .map(|m| device.mfma_cycles(m.ty, m.flops()).ceil() as u64)
+                .unwrap_or(0)
+                .max(if class == Class::Mfma { 4 } else { 0 });
+            let (mut vmcnt, mut lgkmcnt) = (None, None);
+            if class == Class::Wait {
+                let field = |name: &str| {
+                    let at = ins.text.find(&format!("{name}("))?;
+                    let rest = &ins.text[at + name.len() + 1..];
+                    rest[..rest.find(')')?].trim().parse::<u32>().ok()
+                };
+                vmcnt = field("vmcnt");
+                lgkmcnt = field("lgkmcnt");
+                if vmcnt.is_none() && lgkmcnt.is_none() && !ins.text.contains("expcnt") {
+                    // `s_waitcnt 0` (an immediate): gfx9's fields.
+                    if let Some(Operand::Int(v)) = ins.ops.first().map(|s| &s.op) {
+                        let v = *v as u32;
+                        vmcnt = Some((v & 0xf) | ((v >> 14) & 3) << 4);
+                        lgkmcnt = Some((v >> 8) & 0xf);
+                    }
+                }
+            }
+            let imm = match ins.ops.first().map(|s| &s.op) {
+                Some(Operand::Int(v)) => (*v).max(0) as u64,
+                _ => 0,
+            };
+            let nop = match class {
+                Class::Nop => imm + 1,
+                Class::Sleep => 64 * imm,
+                _ => 0,
+            };
+            Op {
+                class,
+                mfma_cycles,
+                vmcnt,
+                lgkmcnt,
+                nop,
+            }
+        })
+        .collect()
+}
+
+/// The time `count` in-flight operations (completion times) have at most
+/// `n` outstanding.
+fn drained(done_at: &[u64], n: u32) -> u64 {
+    let n = n as usize;
+    if done_at.len() <= n {
+        return 0;
+    }
+    let mut v = done_at.to_vec();
+    v.sort_unstable();
+    v[v.len() - n - 1]
+}
+
+/// Schedule `resident` workgroups on one CU, their streams taken from
+/// `traces` in turn (a trace is reused when there are fewer than
+/// `resident`).
+pub fn simulate_cu(
+    program: &Program,
+    device: &Device,
+    traces: &[WorkgroupTrace],
+    resident: u32,
+    a: &Assumptions,
+) -> CuTiming {
+    let ops = decode_ops(program, device);
+    let n = program.instructions.len();
+    let mut stalls = vec![[0u64; 9]; n];
+    let mut waves: Vec<Wave> = Vec::new();
+    if traces.is_empty() || resident == 0 {
+        return CuTiming {
+            workgroups: 0,
+            cycles: 0,
+            stalls,
+            lines_by_level: [0; 3],
+        };
+    }
+    for g in 0..resident as usize {
+        let t = g % traces.len();
+        for w in 0..traces[t].waves.len() {
+            let simd = waves.len() % 4;
+            waves.push(Wave {
+                wg: g,
+                trace_wg: t,
+                wave: w,
+                simd,
+                pc: 0,
+                global_k: 0,
+                ready: 0,
+                ready_why: Stall::Nop,
+                vm: VecDeque::new(),
+                lgkm: Vec::new(),
+                at_barrier: None,
+                done: traces[t].waves[w].is_empty(),
+            });
+        }
+    }
+    let lat = |f: f64| f.round() as u64;
+    let (l1_lat, l2_lat, hbm_lat) = (
+        lat(device.l1_latency.value),
+        lat(device.l2_latency.value),
+        lat(device.hbm_latency.value),
+    );
+    let (lds_lat, smem_lat) = (
+        lat(device.lds_latency.value),
+        lat(device.smem_latency.value),
+    );
+    let mut valu_free = [0u64; 4];
+    let mut mfma_free = [0u64; 4];
+    let mut lds_free = 0u64;
+    let mut vmem_free = 0u64;
+    let l1_cap = (a.l1_bytes / 64).max(1) as usize;
+    let mut l1: HashSet<u64> = HashSet::new();
+    let mut l1_order: VecDeque<u64> = VecDeque::new();
+    let mut seen: HashSet<u64> = HashSet::new();
+    let mut levels = [0u64; 3];
+    let mut t: u64 = 0;
+    let mut end = 0u64;
+    let mut idle = 0;
+    // Earliest issue time of each wave's next instruction, and why.
+    let blocker = |w: &Wave,
+                   valu_free: &[u64; 4],
+                   mfma_free: &[u64; 4],
+                   lds_free: u64,
+                   vmem_free: u64|
+     -> (u64, Stall) {
+        let step = &traces[w.trace_wg].waves[w.wave][w.pc];
+        let op = ops[step.index as usize];
+        let mut at = (w.ready, w.ready_why);
+        let mut bump = |time: u64, why: Stall| {
+            if time > at.0 {
+                at = (time, why);
+            }
+        };
+        match op.class {
+            Class::Wait => {
+                if let Some(c) = op.vmcnt {
+                    let v: Vec<u64> = w.vm.iter().copied().collect();
+                    bump(drained(&v, c), Stall::WaitVmem);
+                }
+                if let Some(c) = op.lgkmcnt {
+                    bump(drained(&w.lgkm, c), Stall::WaitLgkm);
+                }
+            }
+            Class::Valu | Class::Trans => bump(valu_free[w.simd], Stall::Valu),
+            Class::Mfma => bump(mfma_free[w.simd], Stall::Mfma),
+            Class::Lds => bump(lds_free.saturating_sub(a.lds_queue), Stall::Lds),
+            Class::Vmem => bump(vmem_free.saturating_sub(a.vmem_queue), Stall::Vmem),
+            _ => {}
+        }
+        at
+    };
+    let mut last_free: Vec<u64> = vec![0; waves.len()];
+    loop {
+        if waves.iter().all(|w| w.done) {
+            break;
+        }
+        let s = (t % 4) as usize;
+        let mut used = [false; 5];
+        let mut issued_any = false;
+        for wi in 0..waves.len() {
+            let w = &waves[wi];
+            if w.done || w.simd != s || w.at_barrier.is_some() {
+                continue;
+            }
+            let (at, why) = blocker(w, &valu_free, &mfma_free, lds_free, vmem_free);
+            if at > t {
+                continue;
+            }
+            let step = traces[w.trace_wg].waves[w.wave][w.pc];
+            let idx = step.index as usize;
+            let op = ops[idx];
+            let cat = match op.class {
+                Class::Valu | Class::Trans | Class::Mfma => 0,
+                Class::Salu | Class::Smem => 1,
+                Class::Vmem => 2,
+                Class::Lds => 3,
+                _ => 4,
+            };
+            if used[cat] {
+                continue;
+            }
+            used[cat] = true;
+            issued_any = true;
+            // Stall: from when the wave was free to now.
+            let free = last_free[wi];
+            if t > free {
+                let bound = at.max(free);
+                let blocked = bound - free;
+                if blocked > 0 {
+                    stalls[idx][Stall::ALL.iter().position(|&x| x == why).unwrap_or(8)] += blocked;
+                }
+                stalls[idx][8] += t - bound;
+            }
+            let w = &mut waves[wi];
+            w.ready = t + 4;
+            w.ready_why = Stall::Nop;
+            match op.class {
+                Class::Valu => valu_free[s] = t + 4,
+                Class::Trans => valu_free[s] = t + 16,
+                Class::Mfma => mfma_free[s] = t.max(mfma_free[s]) + op.mfma_cycles,
+                Class::Smem => w.lgkm.push(t + smem_lat),
+                Class::Lds => {
+                    lds_free = lds_free.max(t) + step.mem.lds_cycles.max(1) as u64;
+                    w.lgkm.push(lds_free + lds_lat);
+                }
+                Class::Vmem => {
+                    let lines = if step.mem.global {
+                        let ls = traces[w.trace_wg]
+                            .lines
+                            .get(w.wave)
+                            .and_then(|v| v.get(w.global_k));
+                        w.global_k += 1;
+                        ls.cloned().unwrap_or_default()
+                    } else {
+                        Vec::new()
+                    };
+                    vmem_free = vmem_free.max(t) + lines.len().max(1) as u64;
+                    let mut worst = l1_lat;
+                    for l in &lines {
+                        let key = *l;
+                        let level = if l1.contains(&key) {
+                            0
+                        } else if seen.contains(&key) {
+                            1
+                        } else {
+                            2
+                        };
+                        levels[level] += 1;
+                        worst = worst.max([l1_lat, l2_lat, hbm_lat][level]);
+                        seen.insert(key);
+                        if l1.insert(key) {
+                            l1_order.push_back(key);
+                            if l1_order.len() > l1_cap {
+                                if let Some(old) = l1_order.pop_front() {
+                                    l1.remove(&old);
+                                }
+                            }
+                        }
+                    }
+                    let done = if step.mem.writes && !step.mem.lds {
+                        vmem_free + l2_lat
+                    } else {
+                        vmem_free + worst
+                    };
+                    let done = done.max(w.vm.back().copied().unwrap_or(0));
+                    w.vm.push_back(done);
+                }
+                Class::Nop | Class::Sleep => w.ready = t + op.nop.max(1),
+                Class::Branch => w.ready = t + 8,
+                Class::Barrier => w.at_barrier = Some((t, idx)),
+                _ => {}
+            }
+            // Retire what has completed.
+            while w.vm.front().is_some_and(|&d| d <= t) {
+                w.vm.pop_front();
+            }
+            w.lgkm.retain(|&d| d > t);
+            w.pc += 1;
+            if op.class == Class::End || w.pc >= traces[w.trace_wg].waves[w.wave].len() {
+                w.done = true;
+                end = end.max(t + 4);
+            }
+            last_free[wi] = w.ready;
+            // A barrier releases when every live wave of the workgroup is at it.
+            let g = waves[wi].wg;
+            let all = waves
+                .iter()
+                .filter(|x| x.wg == g && !x.done)
+                .all(|x| x.at_barrier.is_some());
+            if all && waves.iter().any(|x| x.wg == g && x.at_barrier.is_some()) {
+                // The wait is the barrier's: from each wave's arrival (and
+                // its issue) to the release.
+                let release = t + a.barrier_cycles;
+                for (j, x) in waves.iter_mut().enumerate().filter(|(_, x)| x.wg == g) {
+                    if let Some((arrived, bidx)) = x.at_barrier.take() {
+                        let from = arrived + 4;
+                        if release > from {
+                            stalls[bidx][2] += release - from;
+                        }
+                        x.ready = x.ready.max(release);
+                        last_free[j] = x.ready;
+                    }
+                }
+            }
+        }
+        if issued_any {
+            idle = 0;
+        } else {
+            idle += 1;
+        }
+        t += 1;
+        if idle >= 4 {
+            // Jump to the next time any wave could issue.
+            let next = waves
+                .iter()
+                .filter(|w| !w.done && w.at_barrier.is_none())
+                .map(|w| blocker(w, &valu_free, &mfma_free, lds_free, vmem_free).0)
+                .min();
+            match next {
+                Some(n) if n > t => t = n,
+                Some(_) => {}
+                None => {
+                    // Every live wave waits at a barrier no one else will
+                    // reach (waves of the workgroup ended): release them.
+                    for w in waves.iter_mut().filter(|w| w.at_barrier.is_some()) {
+                        w.at_barrier = None;
+                        w.ready = t;
+                    }
+                }
+            }
+            idle = 0;
+        }
+    }
+    CuTiming {
+        workgroups: resident,
+        cycles: end.max(t),
+        stalls,
+        lines_by_level: levels,
+    }
+}
+
+/// How a launch was timed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timing {
+    /// Predicted kernel time, µs (launch overhead included).
+    pub predicted_us: f64,
+    /// Workgroups in the grid.
+    pub workgroups: u64,
+    /// Workgroups resident per CU (occupancy).
+    pub resident: u32,
+    /// Full rounds of `resident` workgroups on every CU.
+    pub rounds: u64,
+    /// Workgroups on the busiest CU in the partial last round (0: none).
+    pub last_round: u32,
+    /// A full round on one CU (when the grid has no full round, the
+    /// busiest CU's workgroups).
+    pub round: CuTiming,
+    /// The partial last round on its busiest CU.
+    pub partial: Option<CuTiming>,
+    /// Cycles of the CU schedule over all rounds.
+    pub cycles: u64,
+    /// The compulsory HBM bytes and the time they take at peak, µs.
+    pub hbm_bytes: u64,
+    /// That time, µs.
+    pub hbm_us: f64,
+    /// Which bound the prediction is: "schedule" or "hbm bandwidth".
+    pub bound: &'static str,
+}
+
+/// Time a launch of `workgroups` workgroups: `traces` are the sampled
+/// workgroups (one CU's round), `hbm_bytes` the compulsory traffic.
+pub fn time_launch(
+    program: &Program,
+    device: &Device,
+    traces: &[WorkgroupTrace],
+    workgroups: u64,
+    resident: u32,
+    hbm_bytes: u64,
+    a: &Assumptions,
+) -> Timing {
+    let cus = device.cus.value as u64;
+    let resident = resident.max(1);
+    let per_round = cus * resident as u64;
+    let rounds = workgroups / per_round;
+    let rem = workgroups % per_round;
+    let last_round = rem.div_ceil(cus) as u32;
+    // A grid smaller than a round: the busiest CU's workgroups are the round.
+    let round = simulate_cu(
+        program,
+        device,
+        traces,
+        if rounds == 0 { last_round } else { resident },
+        a,
+    );
+    let partial =
+        (last_round > 0 && rounds > 0).then(|| simulate_cu(program, device, traces, last_round, a));
+    let cycles = if rounds == 0 {
+        round.cycles
+    } else {
+        rounds * round.cycles + partial.as_ref().map_or(0, |p| p.cycles)
+    };
+    let clock = device.clock_mhz.value;
+    let sched_us = cycles as f64 / clock;
+    let hbm_us = hbm_bytes as f64 / (device.hbm_gbps.value * 1e3);
+    let (core, bound) = if hbm_us > sched_us {
+        (hbm_us, "hbm bandwidth")
+    } else {
+        (sched_us, "schedule")
+    };
+    Timing {
+        predicted_us: core + device.launch_us.value,
+        workgroups,
+        resident,
+        rounds,
+        last_round,
+        round,
+        partial,
+        cycles,
+        hbm_bytes,
+        hbm_us,
+        bound,
+    }
+}

@@ -1,0 +1,1982 @@
+//! Instructions decoded once into typed operations, executed over all 64
+//! lanes at a time.
+//!
+//! `lower` turns a decoded [`Instruction`] (LLVM's text, split into
+//! operands and modifiers) into a `Typed` operation once per dispatch: an
+//! operation id, its operands resolved to register indices or constants
+//! (an inline or literal constant already converted to the operand's type),
+//! and branch targets resolved to instruction indices. `exec` then runs it
+//! without touching a string: the operation is matched once per
+//! wave-instruction, and each arm is a loop over the 64 lanes that the
+//! compiler vectorises (inactive lanes are computed and then masked out, so
+//! the loop has no branch).
+//!
+//! Only the forms this module knows are lowered — the common integer,
+//! bitwise and f32 vector operations, compares, scalar ALU, branches,
+//! waits — and only without modifiers it does not model (`clamp`, `omod`,
+//! `op_sel`, DPP, SDWA, integer `neg`/`abs`); every other instruction is
+//! `None` and runs on the executor of [`crate::exec`], which stays the
+//! reference: a differential test runs each lowered instruction of the
+//! corpora on both, over random wave states, and requires the same result
+//! (`gcn-emu/tests/typed.rs`).
+
+use crate::decode::{Instruction, Operand, Program, RegFile, Src, VCC};
+use crate::exec::{base_name, Ctx, Stop, Wave, LANES};
+use crate::observe::{AccessKind, Space};
+
+type R<T> = std::result::Result<T, Stop>;
+type Lanes = [u32; LANES];
+type Lanes64 = [u64; LANES];
+
+/// A source operand, resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Opnd {
+    /// A VGPR.
+    V(u16),
+    /// An AGPR.
+    A(u16),
+    /// An SGPR in hardware numbering (checked below 128 when lowered; a
+    /// 64-bit operand's pair below 127).
+    S(u16),
+    /// A constant, already in the operand's type and width.
+    Imm(u64),
+}
+
+/// A vector destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct VDst {
+    file: RegFile,
+    index: u16,
+}
+
+/// Vector operations with a 32-bit result and up to three 32-bit sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum V32 {
+    Mov,
+    Not,
+    And,
+    Or,
+    Xor,
+    Xnor,
+    Or3,
+    AndOr,
+    LshlOr,
+    Bfi,
+    BfeU,
+    AlignBit,
+    LshlRev,
+    LshrRev,
+    AshrRev,
+    LshlAdd,
+    AddLshl,
+    Add,
+    Sub,
+    SubRev,
+    Add3,
+    Xad,
+    MulLo,
+    MulHiU,
+    MulHiI,
+    MulU24,
+    MulI24,
+    MadU24,
+    MinU,
+    MaxU,
+    MinI,
+    MaxI,
+    Min3U,
+    Max3U,
+    Min3I,
+    Max3I,
+    AddF,
+    SubF,
+    SubRevF,
+    MulF,
+    FmaF,
+    MadF,
+    MinF,
+    MaxF,
+    Min3F,
+    Max3F,
+    CvtF32U32,
+    CvtF32I32,
+    CvtU32F32,
+    CvtI32F32,
+    CvtPkBf16F32,
+}
+
+impl V32 {
+    fn of(name: &str) -> Option<(V32, usize, bool)> {
+        use V32::*;
+        // (operation, sources, float sources: neg/abs apply)
+        Some(match name {
+            "v_mov_b32" | "v_accvgpr_write_b32" | "v_accvgpr_read_b32" | "v_accvgpr_mov_b32" => {
+                (Mov, 1, false)
+            }
+            "v_not_b32" => (Not, 1, false),
+            "v_and_b32" => (And, 2, false),
+            "v_or_b32" => (Or, 2, false),
+            "v_xor_b32" => (Xor, 2, false),
+            "v_xnor_b32" => (Xnor, 2, false),
+            "v_or3_b32" => (Or3, 3, false),
+            "v_and_or_b32" => (AndOr, 3, false),
+            "v_lshl_or_b32" => (LshlOr, 3, false),
+            "v_bfi_b32" => (Bfi, 3, false),
+            "v_bfe_u32" => (BfeU, 3, false),
+            "v_alignbit_b32" => (AlignBit, 3, false),
+            "v_lshlrev_b32" => (LshlRev, 2, false),
+            "v_lshrrev_b32" => (LshrRev, 2, false),
+            "v_ashrrev_i32" => (AshrRev, 2, false),
+            "v_lshl_add_u32" => (LshlAdd, 3, false),
+            "v_add_lshl_u32" => (AddLshl, 3, false),
+            "v_add_u32" | "v_add_i32" => (Add, 2, false),
+            "v_sub_u32" | "v_sub_i32" => (Sub, 2, false),
+            "v_subrev_u32" => (SubRev, 2, false),
+            "v_add3_u32" => (Add3, 3, false),
+            "v_xad_u32" => (Xad, 3, false),
+            "v_mul_lo_u32" | "v_mul_lo_i32" => (MulLo, 2, false),
+            "v_mul_hi_u32" => (MulHiU, 2, false),
+            "v_mul_hi_i32" => (MulHiI, 2, false),
+            "v_mul_u32_u24" => (MulU24, 2, false),
+            "v_mul_i32_i24" => (MulI24, 2, false),
+            "v_mad_u32_u24" => (MadU24, 3, false),
+            "v_min_u32" => (MinU, 2, false),
+            "v_max_u32" => (MaxU, 2, false),
+            "v_min_i32" => (MinI, 2, false),
+            "v_max_i32" => (MaxI, 2, false),
+            "v_min3_u32" => (Min3U, 3, false),
+            "v_max3_u32" => (Max3U, 3, false),
+            "v_min3_i32" => (Min3I, 3, false),
+            "v_max3_i32" => (Max3I, 3, false),
+            "v_add_f32" => (AddF, 2, true),
+            "v_sub_f32" => (SubF, 2, true),
+            "v_subrev_f32" => (SubRevF, 2, true),
+            "v_mul_f32" => (MulF, 2, true),
+            "v_fma_f32" | "v_fmac_f32" => (FmaF, 3, true),
+            "v_mad_f32" | "v_mac_f32" => (MadF, 3, true),
+            "v_min_f32" => (MinF, 2, true),
+            "v_max_f32" => (MaxF, 2, true),
+            "v_min3_f32" => (Min3F, 3, true),
+            "v_max3_f32" => (Max3F, 3, true),
+            "v_cvt_f32_u32" => (CvtF32U32, 1, false),
+            "v_cvt_f32_i32" => (CvtF32I32, 1, false),
+            "v_cvt_u32_f32" => (CvtU32F32, 1, true),
+            "v_cvt_i32_f32" => (CvtI32F32, 1, true),
+            "v_cvt_pk_bf16_f32" => (CvtPkBf16F32, 2, true),
+            _ => return None,
+        })
+    }
+}
+
+/// Vector operations with a 64-bit result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum V64 {
+    /// `v_lshl_add_u64`: (a << (b & 7)) + c.
+    LshlAdd,
+    /// `v_lshlrev_b64`: b << (a & 63).
+    LshlRev,
+    /// `v_lshrrev_b64`: b >> (a & 63).
+    LshrRev,
+    /// `v_mov_b64`.
+    Mov,
+}
+
+/// Vector operations with a carry (or borrow) out to an SGPR pair.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Carry {
+    Add,
+    Sub,
+    SubRev,
+    AddC,
+    SubB,
+    SubBRev,
+    /// `v_mad_u64_u32`: a 64-bit result.
+    MadU64,
+}
+
+/// A comparison's relation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Rel {
+    F,
+    Lt,
+    Eq,
+    Le,
+    Gt,
+    Ne,
+    Ge,
+    T,
+    /// Float only: ordered, unordered, and the negated relations (true
+    /// when unordered).
+    O,
+    U,
+    Nge,
+    Nlg,
+    Ngt,
+    Nle,
+    Neq,
+    Nlt,
+}
+
+/// A comparison's operand type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CmpTy {
+    U32,
+    I32,
+    F32,
+}
+
+/// Scalar ALU operations of two 32-bit sources (SOP2) or one (SOP1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum S32 {
+    Mov,
+    AddU,
+    SubU,
+    AddC,
+    SubB,
+    AddI,
+    SubI,
+    Mul,
+    MulHiU,
+    MulHiI,
+    And,
+    Or,
+    Xor,
+    AndN2,
+    OrN2,
+    Lshl,
+    Lshr,
+    Ashr,
+    LshlAdd(u8),
+    MinU,
+    MaxU,
+    MinI,
+    MaxI,
+    Cselect,
+}
+
+/// Scalar ALU operations of 64-bit sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum S64 {
+    Mov,
+    And,
+    Or,
+    Xor,
+    AndN2,
+    OrN2,
+    Cselect,
+    /// Shifts: the second source is a 32-bit amount.
+    Lshl,
+    Lshr,
+}
+
+/// A branch's condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cond {
+    Always,
+    Scc0,
+    Scc1,
+    Vccz,
+    Vccnz,
+    Execz,
+    Execnz,
+}
+
+/// One instruction, decoded once.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Typed {
+    /// No architectural effect in the emulator (`s_nop`, `s_waitcnt`, …).
+    Nop,
+    /// A branch to instruction `target` (an index into the program).
+    Branch { cond: Cond, target: usize, to: u64 },
+    /// A 32-bit vector operation.
+    V32 {
+        op: V32,
+        dst: VDst,
+        src: [Opnd; 3],
+        /// Bit k: negate (float sources) / take the magnitude of source k.
+        neg: u8,
+        abs: u8,
+        /// `v_fmac`/`v_mac` with two printed sources: the destination is the
+        /// addend.
+        acc: bool,
+    },
+    /// A 64-bit vector operation.
+    V64 {
+        op: V64,
+        dst: VDst,
+        src: [Opnd; 3],
+        /// Whether each source is 64 bits wide.
+        wide: [bool; 3],
+    },
+    /// A vector operation with a carry out (and in).
+    Carry {
+        op: Carry,
+        dst: VDst,
+        sdst: u16,
+        src: [Opnd; 3],
+        cin: Option<u16>,
+    },
+    /// `v_cndmask_b32`.
+    Cndmask {
+        dst: VDst,
+        src: [Opnd; 2],
+        neg: u8,
+        abs: u8,
+        mask: u16,
+    },
+    /// `v_cmp_*`/`v_cmpx_*` of 32-bit operands.
+    Cmp {
+        rel: Rel,
+        ty: CmpTy,
+        src: [Opnd; 2],
+        neg: u8,
+        abs: u8,
+        /// The SGPR pair written (VCC for the 32-bit encoding), none for a
+        /// `v_cmpx` without one.
+        sdst: Option<u16>,
+        x: bool,
+    },
+    /// A 32-bit scalar operation.
+    S32 { op: S32, dst: u16, src: [Opnd; 2] },
+    /// A 64-bit scalar operation.
+    S64 { op: S64, dst: u16, src: [Opnd; 2] },
+    /// `s_cmp_*` (and `s_cmpk_*`) of 32-bit operands.
+    SCmp { rel: Rel, ty: CmpTy, src: [Opnd; 2] },
+    /// `s_addk_i32`.
+    AddK { dst: u16, imm: i32 },
+    /// A dense f16/bf16/f32 MFMA.
+    Mfma(Box<Mfma>),
+    /// `ds_read_b{32,64,96,128}` into `dwords` registers at `dst`.
+    DsRead {
+        dst: VDst,
+        addr: u16,
+        offset: u32,
+        dwords: u8,
+    },
+    /// `ds_write_b{32,64,96,128}` of `dwords` registers at `data`.
+    DsWrite {
+        addr: u16,
+        data: VDst,
+        offset: u32,
+        dwords: u8,
+    },
+    /// `buffer_load_dword*` (into registers, or into LDS with `lds`) and
+    /// `buffer_store_dword*`, without `idxen`, through a V# that is not
+    /// swizzled (a swizzled one runs on the reference executor).
+    Buffer(Box<Buffer>),
+}
+
+/// A MUBUF access ([`Typed::Buffer`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Buffer {
+    store: bool,
+    lds: bool,
+    dwords: u8,
+    /// The VGPR of the offset (`offen`).
+    voffset: Option<u16>,
+    /// The data registers (none for LDS DMA).
+    data: Option<VDst>,
+    srsrc: u16,
+    soffset: Opnd,
+    inst_off: u64,
+}
+
+/// An MFMA's input element type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum El {
+    F16,
+    Bf16,
+    F32,
+}
+
+/// A dense MFMA, D = A·B + C, of M×M outputs and depth K (the f16, bf16 and
+/// f32 shapes; the 8-bit, scaled and sparse ones stay on the reference
+/// executor).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Mfma {
+    m: usize,
+    k: usize,
+    el: El,
+    a: (RegFile, u16),
+    b: (RegFile, u16),
+    /// C: registers, or a constant's f32 bits.
+    c: Result<(RegFile, u16), u32>,
+    d: VDst,
+}
+
+/// Lower every instruction of `program` (`None`: it runs on the reference
+/// executor).
+pub(crate) fn lower_all(program: &Program) -> Vec<Option<Typed>> {
+    program
+        .instructions
+        .iter()
+        .map(|i| lower(i, program))
+        .collect()
+}
+
+fn sgpr(o: &Operand, n: u16) -> Option<u16> {
+    match *o {
+        Operand::Reg {
+            file: RegFile::S,
+            index,
+            ..
+        } if index + n <= 128 => Some(index),
+        _ => None,
+    }
+}
+
+/// A scalar source of `n` dwords (1 or 2), as `Wave::sread`/`sread64` read it.
+fn ssrc(s: &Src, n: u16) -> Option<Opnd> {
+    if s.neg || s.abs || s.sext {
+        return None;
+    }
+    Some(match s.op {
+        Operand::Reg {
+            file: RegFile::S,
+            index,
+            count,
+        } if index + n <= 128 => {
+            if n == 2 && count < 2 {
+                return None;
+            }
+            Opnd::S(index)
+        }
+        Operand::Int(i) if n == 1 => Opnd::Imm(i as u32 as u64),
+        Operand::Int(i) => Opnd::Imm(i as u64),
+        Operand::Float(f) if n == 1 => Opnd::Imm((f as f32).to_bits() as u64),
+        Operand::Float(f) => Opnd::Imm(f.to_bits()),
+        _ => return None,
+    })
+}
+
+/// A vector-ALU source as `Wave::vread` reads it for a 32-bit (`wide`
+/// false) or 64-bit integer type.
+fn vsrc(s: &Src, wide: bool) -> Option<Opnd> {
+    if s.sext {
+        return None;
+    }
+    Some(match s.op {
+        Operand::Reg { file, index, .. } => match file {
+            RegFile::S if index + 1 + wide as u16 <= 128 => Opnd::S(index),
+            RegFile::S => return None,
+            RegFile::V => Opnd::V(index),
+            RegFile::A => Opnd::A(index),
+        },
+        Operand::Int(i) if wide => Opnd::Imm(i as u64),
+        Operand::Int(i) => Opnd::Imm(i as u32 as u64),
+        Operand::Float(f) if wide => Opnd::Imm(f.to_bits()),
+        Operand::Float(f) => Opnd::Imm((f as f32).to_bits() as u64),
+        _ => return None,
+    })
+}
+
+fn vdst(s: &Src) -> Option<VDst> {
+    match s.op {
+        Operand::Reg {
+            file: file @ (RegFile::V | RegFile::A),
+            index,
+            ..
+        } if !s.neg && !s.abs => Some(VDst { file, index }),
+        _ => None,
+    }
+}
+
+fn mods(srcs: &[Src], float: bool) -> Option<(u8, u8)> {
+    let (mut neg, mut abs) = (0u8, 0u8);
+    for (k, s) in srcs.iter().enumerate() {
+        if (s.neg || s.abs) && !float {
+            return None;
+        }
+        neg |= (s.neg as u8) << k;
+        abs |= (s.abs as u8) << k;
+    }
+    Some((neg, abs))
+}
+
+fn rel(op: &str, float: bool) -> Option<Rel> {
+    use Rel::*;
+    Some(match op {
+        "f" => F,
+        "lt" => Lt,
+        "eq" => Eq,
+        "le" => Le,
+        "gt" => Gt,
+        "ne" if !float => Ne,
+        "lg" => {
+            if float {
+                // Ordered and not equal.
+                return Some(Ne);
+            }
+            Ne
+        }
+        "ge" => Ge,
+        "t" | "tru" => T,
+        "o" if float => O,
+        "u" if float => U,
+        "nge" if float => Nge,
+        "nlg" if float => Nlg,
+        "ngt" if float => Ngt,
+        "nle" if float => Nle,
+        "neq" if float => Neq,
+        "nlt" if float => Nlt,
+        _ => return None,
+    })
+}
+
+/// Lower one instruction; `None` when this module does not model its form.
+pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
+    let m = ins.mnemonic.as_str();
+    if m.starts_with("s_") {
+        return lower_scalar(ins, program);
+    }
+    if m.starts_with("ds_") {
+        return lower_ds(ins);
+    }
+    if m.starts_with("buffer_") {
+        return lower_buffer(ins);
+    }
+    if !m.starts_with("v_") {
+        return None;
+    }
+    let (name, enc) = base_name(m);
+    if !matches!(enc, "" | "_e32" | "_e64") {
+        return None;
+    }
+    // Modifiers this module does not model: any but none at all.
+    if !ins.mods.is_empty() {
+        return None;
+    }
+    let ops = &ins.ops;
+    if let Some(rest) = name
+        .strip_prefix("v_cmpx_")
+        .map(|r| (true, r))
+        .or_else(|| name.strip_prefix("v_cmp_").map(|r| (false, r)))
+    {
+        let (x, rest) = rest;
+        let (op, ty) = rest.rsplit_once('_')?;
+        let ty = match ty {
+            "u32" => CmpTy::U32,
+            "i32" => CmpTy::I32,
+            "f32" => CmpTy::F32,
+            _ => return None,
+        };
+        let float = ty == CmpTy::F32;
+        let rel = rel(op, float)?;
+        let (sdst, s) = match ops.len() {
+            3 => (Some(sgpr(&ops[0].op, 2)?), &ops[1..3]),
+            2 => ((!x).then_some(VCC), &ops[0..2]),
+            _ => return None,
+        };
+        let (neg, abs) = mods(s, float)?;
+        return Some(Typed::Cmp {
+            rel,
+            ty,
+            src: [vsrc(&s[0], false)?, vsrc(&s[1], false)?],
+            neg,
+            abs,
+            sdst,
+            x,
+        });
+    }
+    let dst = vdst(ops.first()?)?;
+    if name.starts_with("v_mfma_") {
+        return lower_mfma(name, ops, dst);
+    }
+    if let Some((op, n, float)) = V32::of(name) {
+        let srcs = &ops[1..];
+        let acc = matches!(name, "v_fmac_f32" | "v_mac_f32") && srcs.len() == 2;
+        if srcs.len() != n && !acc {
+            return None;
+        }
+        // A 64-bit destination register pair is not a 32-bit result.
+        if matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+            return None;
+        }
+        let (neg, abs) = mods(srcs, float)?;
+        let mut src = [Opnd::Imm(0); 3];
+        for (k, s) in srcs.iter().enumerate() {
+            src[k] = vsrc(s, false)?;
+        }
+        if acc {
+            src[2] = match dst.file {
+                RegFile::V => Opnd::V(dst.index),
+                _ => Opnd::A(dst.index),
+            };
+        }
+        return Some(Typed::V32 {
+            op,
+            dst,
+            src,
+            neg,
+            abs,
+            acc,
+        });
+    }
+    let (op64, wide): (V64, [bool; 3]) = match name {
+        "v_lshl_add_u64" => (V64::LshlAdd, [true, false, true]),
+        "v_lshlrev_b64" => (V64::LshlRev, [false, true, false]),
+        "v_lshrrev_b64" => (V64::LshrRev, [false, true, false]),
+        "v_mov_b64" => (V64::Mov, [true, false, false]),
+        _ => (V64::Mov, [false; 3]),
+    };
+    if wide.iter().any(|&w| w) {
+        let n = if op64 == V64::LshlAdd {
+            3
+        } else if op64 == V64::Mov {
+            1
+        } else {
+            2
+        };
+        if ops.len() != n + 1 {
+            return None;
+        }
+        mods(&ops[1..], false)?;
+        let mut src = [Opnd::Imm(0); 3];
+        for k in 0..n {
+            src[k] = vsrc(&ops[k + 1], wide[k])?;
+        }
+        return Some(Typed::V64 {
+            op: op64,
+            dst,
+            src,
+            wide,
+        });
+    }
+    let carry = match name {
+        "v_add_co_u32" => Some((Carry::Add, false)),
+        "v_sub_co_u32" => Some((Carry::Sub, false)),
+        "v_subrev_co_u32" => Some((Carry::SubRev, false)),
+        "v_addc_co_u32" => Some((Carry::AddC, true)),
+        "v_subb_co_u32" => Some((Carry::SubB, true)),
+        "v_subbrev_co_u32" => Some((Carry::SubBRev, true)),
+        "v_mad_u64_u32" => Some((Carry::MadU64, false)),
+        _ => None,
+    };
+    if let Some((op, has_cin)) = carry {
+        let nsrc = if op == Carry::MadU64 { 3 } else { 2 };
+        if ops.len() != 2 + nsrc + has_cin as usize {
+            return None;
+        }
+        let sdst = sgpr(&ops[1].op, 2)?;
+        mods(&ops[2..], false)?;
+        let mut src = [Opnd::Imm(0); 3];
+        for k in 0..nsrc {
+            src[k] = vsrc(&ops[2 + k], op == Carry::MadU64 && k == 2)?;
+        }
+        let cin = if has_cin {
+            Some(sgpr(&ops[2 + nsrc].op, 2)?)
+        } else {
+            None
+        };
+        return Some(Typed::Carry {
+            op,
+            dst,
+            sdst,
+            src,
+            cin,
+        });
+    }
+    if name == "v_cndmask_b32" {
+        if ops.len() != 4 {
+            return None;
+        }
+        let (neg, abs) = mods(&ops[1..3], true)?;
+        return Some(Typed::Cndmask {
+            dst,
+            src: [vsrc(&ops[1], false)?, vsrc(&ops[2], false)?],
+            neg,
+            abs,
+            mask: sgpr(&ops[3].op, 2)?,
+        });
+    }
+    None
+}
+
+fn vgpr(s: &Src) -> Option<u16> {
+    match s.op {
+        Operand::Reg {
+            file: RegFile::V,
+            index,
+            ..
+        } if !s.neg && !s.abs && !s.sext => Some(index),
+        _ => None,
+    }
+}
+
+fn lower_ds(ins: &Instruction) -> Option<Typed> {
+    let word = *ins.words.first()?;
+    if word >> 16 & 1 != 0 || ins.mods.iter().any(|(k, _)| k != "offset") {
+        return None;
+    }
+    let (write, kind) = match ins.mnemonic.strip_prefix("ds_read_") {
+        Some(k) => (false, k),
+        None => (true, ins.mnemonic.strip_prefix("ds_write_")?),
+    };
+    let dwords = match kind {
+        "b32" => 1,
+        "b64" => 2,
+        "b96" => 3,
+        "b128" => 4,
+        _ => return None,
+    };
+    let ops = &ins.ops;
+    if ops.len() != 2 {
+        return None;
+    }
+    let offset = word & 0xffff;
+    Some(if write {
+        Typed::DsWrite {
+            addr: vgpr(&ops[0])?,
+            data: vdst(&ops[1])?,
+            offset,
+            dwords,
+        }
+    } else {
+        Typed::DsRead {
+            dst: vdst(&ops[0])?,
+            addr: vgpr(&ops[1])?,
+            offset,
+            dwords,
+        }
+    })
+}
+
+fn lower_buffer(ins: &Instruction) -> Option<Typed> {
+    let (store, kind) = match ins.mnemonic.strip_prefix("buffer_load_") {
+        Some(k) => (false, k),
+        None => (true, ins.mnemonic.strip_prefix("buffer_store_")?),
+    };
+    let dwords = match kind {
+        "dword" => 1,
+        "dwordx2" => 2,
+        "dwordx3" => 3,
+        "dwordx4" => 4,
+        _ => return None,
+    };
+    let mut inst_off = 0u64;
+    let (mut offen, mut lds) = (false, false);
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "offen" => offen = true,
+            "lds" if !store => lds = true,
+            "offset" => {
+                inst_off = match v.strip_prefix("0x") {
+                    Some(h) => u64::from_str_radix(h, 16).ok()?,
+                    None => v.parse().ok()?,
+                }
+            }
+            // Cache policy: no effect on what the emulator computes.
+            "glc" | "slc" | "sc0" | "sc1" | "nt" => {}
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    let (data, rest) = if lds {
+        (None, &ops[..])
+    } else {
+        (Some(vdst(ops.first()?)?), ops.get(1..)?)
+    };
+    if rest.len() != 3 {
+        return None;
+    }
+    let voffset = if offen { Some(vgpr(&rest[0])?) } else { None };
+    Some(Typed::Buffer(Box::new(Buffer {
+        store,
+        lds,
+        dwords,
+        voffset,
+        data,
+        srsrc: sgpr(&rest[1].op, 4)?,
+        soffset: ssrc(&rest[2], 1)?,
+        inst_off,
+    })))
+}
+
+fn lower_mfma(name: &str, ops: &[Src], d: VDst) -> Option<Typed> {
+    let (m, k, el) = match name {
+        "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, El::F16),
+        "v_mfma_f32_32x32x8_f16" | "v_mfma_f32_32x32x8f16" => (32, 8, El::F16),
+        "v_mfma_f32_16x16x16_bf16" | "v_mfma_f32_16x16x16bf16_1k" => (16, 16, El::Bf16),
+        "v_mfma_f32_32x32x8_bf16" | "v_mfma_f32_32x32x8bf16_1k" => (32, 8, El::Bf16),
+        "v_mfma_f32_16x16x4_f32" | "v_mfma_f32_16x16x4f32" => (16, 4, El::F32),
+        "v_mfma_f32_32x32x2_f32" | "v_mfma_f32_32x32x2f32" => (32, 2, El::F32),
+        "v_mfma_f32_16x16x32_f16" => (16, 32, El::F16),
+        "v_mfma_f32_32x32x16_f16" => (32, 16, El::F16),
+        "v_mfma_f32_16x16x32_bf16" => (16, 32, El::Bf16),
+        "v_mfma_f32_32x32x16_bf16" => (32, 16, El::Bf16),
+        _ => return None,
+    };
+    if ops.len() != 4 || ops.iter().any(|o| o.neg || o.abs || o.sext) {
+        return None;
+    }
+    let reg = |s: &Src| match s.op {
+        Operand::Reg {
+            file: f @ (RegFile::V | RegFile::A),
+            index,
+            ..
+        } => Some((f, index)),
+        _ => None,
+    };
+    let c = match ops[3].op {
+        Operand::Int(i) => Err(i as u32),
+        Operand::Float(f) => Err((f as f32).to_bits()),
+        _ => Ok(reg(&ops[3])?),
+    };
+    Some(Typed::Mfma(Box::new(Mfma {
+        m,
+        k,
+        el,
+        a: reg(&ops[1])?,
+        b: reg(&ops[2])?,
+        c,
+        d,
+    })))
+}
+
+/// Gather an M×K (`a`) or K×M (`b`, `transposed`) operand of an MFMA from
+/// the lanes: lane l holds K·M/64 consecutive elements of row (column)
+/// l mod M, from depth (l / M)·K·M/64.
+fn gather<const M: usize>(
+    w: &Wave,
+    x: &Mfma,
+    (file, index): (RegFile, u16),
+    out: &mut [f64],
+    transposed: bool,
+) -> R<()> {
+    let k = x.k;
+    let kl = k * M / LANES;
+    let per = if x.el == El::F32 { 1 } else { 2 };
+    for r in 0..kl.div_ceil(per) {
+        let row = vrow(w, file, index + r as u16)?;
+        for (lane, &word) in row.iter().enumerate() {
+            let (g, col) = (lane / M, lane % M);
+            let vals = match x.el {
+                El::F32 => [f(word) as f64, 0.0],
+                El::Bf16 => [f(word << 16) as f64, f(word & 0xffff_0000) as f64],
+                El::F16 => [
+                    half::f16::from_bits(word as u16).to_f64(),
+                    half::f16::from_bits((word >> 16) as u16).to_f64(),
+                ],
+            };
+            for (h, &v) in vals.iter().enumerate().take(per) {
+                let kk = kl * g + r * per + h;
+                let at = if transposed {
+                    kk * M + col
+                } else {
+                    col * k + kk
+                };
+                out[at] = v;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The output element (row, column) register `r` of `lane` holds.
+#[inline]
+fn mfma_pos(m: usize, lane: usize, r: usize) -> (usize, usize) {
+    if m == 16 {
+        (4 * (lane / 16) + r, lane % 16)
+    } else {
+        (8 * (r / 4) + 4 * (lane / 32) + r % 4, lane % 32)
+    }
+}
+
+/// D = A·B + C over M×M, each sum from C in order of depth, in f64 (the
+/// products of f16, bf16 and f32 inputs are exact in f64), as the
+/// reference executor sums.
+#[inline(always)]
+fn matmul<const M: usize>(k: usize, a: &[f64], b: &[f64], cd: &mut [f64]) {
+    for i in 0..M {
+        let mut acc = [0f64; M];
+        acc.copy_from_slice(&cd[i * M..i * M + M]);
+        for kk in 0..k {
+            let x = a[i * k + kk];
+            let row = &b[kk * M..kk * M + M];
+            for j in 0..M {
+                acc[j] += x * row[j];
+            }
+        }
+        cd[i * M..i * M + M].copy_from_slice(&acc);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn matmul_avx2<const M: usize>(k: usize, a: &[f64], b: &[f64], cd: &mut [f64]) {
+    matmul::<M>(k, a, b, cd)
+}
+
+fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
+    let (m, k) = (x.m, x.k);
+    let mut a = [0f64; 512];
+    let mut b = [0f64; 512];
+    if m == 16 {
+        gather::<16>(w, x, x.a, &mut a[..m * k], false)?;
+        gather::<16>(w, x, x.b, &mut b[..m * k], true)?;
+    } else {
+        gather::<32>(w, x, x.a, &mut a[..m * k], false)?;
+        gather::<32>(w, x, x.b, &mut b[..m * k], true)?;
+    }
+    let dregs = m * m / LANES;
+    let mut cd = [0f64; 1024];
+    for r in 0..dregs {
+        let row = match x.c {
+            Ok((file, i)) => *vrow(w, file, i + r as u16)?,
+            Err(bits) => [bits; LANES],
+        };
+        for (lane, &v) in row.iter().enumerate() {
+            let (i, j) = mfma_pos(m, lane, r);
+            cd[i * m + j] = f(v) as f64;
+        }
+    }
+    let cd = &mut cd[..m * m];
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = std::arch::is_x86_feature_detected!("avx2");
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx2 = false;
+    match (m, avx2) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the CPU has AVX2 (checked above).
+        (16, true) => unsafe { matmul_avx2::<16>(k, &a, &b, cd) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        (_, true) => unsafe { matmul_avx2::<32>(k, &a, &b, cd) },
+        (16, _) => matmul::<16>(k, &a, &b, cd),
+        _ => matmul::<32>(k, &a, &b, cd),
+    }
+    // MFMA ignores exec: every lane's result is written.
+    for r in 0..dregs {
+        let mut out = [0u32; LANES];
+        for (lane, o) in out.iter_mut().enumerate() {
+            let (i, j) = mfma_pos(m, lane, r);
+            *o = cf32(cd[i * m + j] as f32);
+        }
+        *vrow_mut(
+            w,
+            VDst {
+                file: x.d.file,
+                index: x.d.index + r as u16,
+            },
+        )? = out;
+    }
+    Ok(())
+}
+
+fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
+    let m = ins.mnemonic.as_str();
+    match m {
+        "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
+        | "s_waitcnt_lgkmcnt" => return Some(Typed::Nop),
+        "s_branch" | "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
+        | "s_cbranch_execz" | "s_cbranch_execnz" => {
+            let cond = match m {
+                "s_branch" => Cond::Always,
+                "s_cbranch_scc0" => Cond::Scc0,
+                "s_cbranch_scc1" => Cond::Scc1,
+                "s_cbranch_vccz" => Cond::Vccz,
+                "s_cbranch_vccnz" => Cond::Vccnz,
+                "s_cbranch_execz" => Cond::Execz,
+                _ => Cond::Execnz,
+            };
+            let simm = *ins.words.first()? as u16 as i16 as i64;
+            let to = (ins.addr as i64 + 4 + simm * 4) as u64;
+            // A target that is not an instruction faults on the reference
+            // executor, which says so.
+            let target = *program.index.get(&to)?;
+            return Some(Typed::Branch { cond, target, to });
+        }
+        _ => {}
+    }
+    let ops = &ins.ops;
+    if !ins.mods.is_empty() {
+        return None;
+    }
+    if m == "s_addk_i32" || m == "s_movk_i32" {
+        let dst = sgpr(&ops.first()?.op, 1)?;
+        let imm = *ins.words.first()? as u16 as i16 as i32;
+        return Some(if m == "s_addk_i32" {
+            Typed::AddK { dst, imm }
+        } else {
+            Typed::S32 {
+                op: S32::Mov,
+                dst,
+                src: [Opnd::Imm(imm as u32 as u64), Opnd::Imm(0)],
+            }
+        });
+    }
+    if let Some(rest) = m.strip_prefix("s_cmp_") {
+        let (op, ty) = rest.split_once('_')?;
+        let ty = match ty {
+            "u32" => CmpTy::U32,
+            "i32" => CmpTy::I32,
+            _ => return None,
+        };
+        if ops.len() != 2 {
+            return None;
+        }
+        return Some(Typed::SCmp {
+            rel: rel(op, false)?,
+            ty,
+            src: [ssrc(&ops[0], 1)?, ssrc(&ops[1], 1)?],
+        });
+    }
+    let s32 = match m {
+        "s_mov_b32" => Some(S32::Mov),
+        "s_add_u32" => Some(S32::AddU),
+        "s_sub_u32" => Some(S32::SubU),
+        "s_addc_u32" => Some(S32::AddC),
+        "s_subb_u32" => Some(S32::SubB),
+        "s_add_i32" => Some(S32::AddI),
+        "s_sub_i32" => Some(S32::SubI),
+        "s_mul_i32" => Some(S32::Mul),
+        "s_mul_hi_u32" => Some(S32::MulHiU),
+        "s_mul_hi_i32" => Some(S32::MulHiI),
+        "s_and_b32" => Some(S32::And),
+        "s_or_b32" => Some(S32::Or),
+        "s_xor_b32" => Some(S32::Xor),
+        "s_andn2_b32" => Some(S32::AndN2),
+        "s_orn2_b32" => Some(S32::OrN2),
+        "s_lshl_b32" => Some(S32::Lshl),
+        "s_lshr_b32" => Some(S32::Lshr),
+        "s_ashr_i32" => Some(S32::Ashr),
+        "s_lshl1_add_u32" => Some(S32::LshlAdd(1)),
+        "s_lshl2_add_u32" => Some(S32::LshlAdd(2)),
+        "s_lshl3_add_u32" => Some(S32::LshlAdd(3)),
+        "s_lshl4_add_u32" => Some(S32::LshlAdd(4)),
+        "s_min_u32" => Some(S32::MinU),
+        "s_max_u32" => Some(S32::MaxU),
+        "s_min_i32" => Some(S32::MinI),
+        "s_max_i32" => Some(S32::MaxI),
+        "s_cselect_b32" => Some(S32::Cselect),
+        _ => None,
+    };
+    if let Some(op) = s32 {
+        let n = if op == S32::Mov { 1 } else { 2 };
+        if ops.len() != n + 1 {
+            return None;
+        }
+        let dst = sgpr(&ops[0].op, 1)?;
+        let mut src = [Opnd::Imm(0); 2];
+        for k in 0..n {
+            src[k] = ssrc(&ops[k + 1], 1)?;
+        }
+        return Some(Typed::S32 { op, dst, src });
+    }
+    let s64 = match m {
+        "s_mov_b64" => Some(S64::Mov),
+        "s_and_b64" => Some(S64::And),
+        "s_or_b64" => Some(S64::Or),
+        "s_xor_b64" => Some(S64::Xor),
+        "s_andn2_b64" => Some(S64::AndN2),
+        "s_orn2_b64" => Some(S64::OrN2),
+        "s_cselect_b64" => Some(S64::Cselect),
+        "s_lshl_b64" => Some(S64::Lshl),
+        "s_lshr_b64" => Some(S64::Lshr),
+        _ => None,
+    };
+    if let Some(op) = s64 {
+        let n = if op == S64::Mov { 1 } else { 2 };
+        if ops.len() != n + 1 {
+            return None;
+        }
+        let dst = sgpr(&ops[0].op, 2)?;
+        let shift = matches!(op, S64::Lshl | S64::Lshr);
+        let mut src = [Opnd::Imm(0); 2];
+        for k in 0..n {
+            src[k] = ssrc(&ops[k + 1], if shift && k == 1 { 1 } else { 2 })?;
+        }
+        return Some(Typed::S64 { op, dst, src });
+    }
+    None
+}
+
+/// A register-file fault, worded as the reference executor words it.
+fn reg_fault(file: RegFile, i: u16, n: usize) -> Stop {
+    Stop::Fault(
+        None,
+        format!(
+            "{}{i} is beyond the {n} registers the kernel descriptor allocates",
+            if file == RegFile::A { "a" } else { "v" },
+        ),
+    )
+}
+
+#[inline]
+fn vrow(w: &Wave, file: RegFile, i: u16) -> R<&Lanes> {
+    let regs = if file == RegFile::A { &w.a } else { &w.v };
+    regs.get(i as usize)
+        .ok_or_else(|| reg_fault(file, i, regs.len()))
+}
+
+#[inline]
+fn vrow_mut(w: &mut Wave, d: VDst) -> R<&mut Lanes> {
+    let regs = if d.file == RegFile::A {
+        &mut w.a
+    } else {
+        &mut w.v
+    };
+    let n = regs.len();
+    regs.get_mut(d.index as usize).ok_or_else(|| {
+        Stop::Fault(
+            None,
+            format!(
+                "register {} is beyond the {n} registers the kernel descriptor allocates",
+                d.index
+            ),
+        )
+    })
+}
+
+/// A 32-bit source's lanes.
+#[inline]
+fn get32(w: &Wave, o: Opnd) -> R<Lanes> {
+    Ok(match o {
+        Opnd::V(i) => *vrow(w, RegFile::V, i)?,
+        Opnd::A(i) => *vrow(w, RegFile::A, i)?,
+        Opnd::S(i) => [w.s[i as usize]; LANES],
+        Opnd::Imm(x) => [x as u32; LANES],
+    })
+}
+
+/// A 64-bit source's lanes.
+#[inline]
+fn get64(w: &Wave, o: Opnd) -> R<Lanes64> {
+    Ok(match o {
+        Opnd::V(i) | Opnd::A(i) => {
+            let file = if matches!(o, Opnd::A(_)) {
+                RegFile::A
+            } else {
+                RegFile::V
+            };
+            let lo = vrow(w, file, i)?;
+            let hi = vrow(w, file, i + 1)?;
+            std::array::from_fn(|l| lo[l] as u64 | (hi[l] as u64) << 32)
+        }
+        Opnd::S(i) => {
+            let i = i as usize;
+            [w.s[i] as u64 | (w.s[i + 1] as u64) << 32; LANES]
+        }
+        Opnd::Imm(x) => [x; LANES],
+    })
+}
+
+/// A scalar source, 32 bits.
+#[inline]
+fn sget(w: &Wave, o: Opnd) -> u32 {
+    match o {
+        Opnd::S(i) => w.s[i as usize],
+        Opnd::Imm(x) => x as u32,
+        // Lowering gives scalar operations only the two forms above.
+        Opnd::V(_) | Opnd::A(_) => 0,
+    }
+}
+
+/// A scalar source, 64 bits.
+#[inline]
+fn sget64(w: &Wave, o: Opnd) -> u64 {
+    match o {
+        Opnd::S(i) => w.s[i as usize] as u64 | (w.s[i as usize + 1] as u64) << 32,
+        Opnd::Imm(x) => x,
+        Opnd::V(_) | Opnd::A(_) => 0,
+    }
+}
+
+fn sset64(w: &mut Wave, i: u16, v: u64) {
+    w.s[i as usize] = v as u32;
+    w.s[i as usize + 1] = (v >> 32) as u32;
+}
+
+/// Apply float input modifiers of source `k` to its lanes.
+#[inline]
+fn fmods(x: &mut Lanes, k: usize, neg: u8, abs: u8) {
+    if abs >> k & 1 != 0 {
+        x.iter_mut().for_each(|v| *v &= 0x7fff_ffff);
+    }
+    if neg >> k & 1 != 0 {
+        x.iter_mut().for_each(|v| *v ^= 0x8000_0000);
+    }
+}
+
+/// Write `r` to the lanes of `exec`.
+#[inline]
+fn put(d: &mut Lanes, r: &Lanes, exec: u64) {
+    for l in 0..LANES {
+        if exec >> l & 1 != 0 {
+            d[l] = r[l];
+        }
+    }
+}
+
+#[inline]
+fn cf32(x: f32) -> u32 {
+    if x.is_nan() {
+        0x7fc0_0000
+    } else {
+        x.to_bits()
+    }
+}
+
+#[inline]
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+
+fn sext24(x: u32) -> i64 {
+    ((x << 8) as i32 >> 8) as i64
+}
+
+fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
+    macro_rules! each {
+        (|$x:ident, $y:ident, $z:ident| $e:expr) => {
+            for l in 0..LANES {
+                let ($x, $y, $z) = (a[l], b[l], c[l]);
+                let _ = (&$x, &$y, &$z);
+                out[l] = $e;
+            }
+        };
+    }
+    use V32::*;
+    match op {
+        Mov => each!(|x, y, z| x),
+        Not => each!(|x, y, z| !x),
+        And => each!(|x, y, z| x & y),
+        Or => each!(|x, y, z| x | y),
+        Xor => each!(|x, y, z| x ^ y),
+        Xnor => each!(|x, y, z| !(x ^ y)),
+        Or3 => each!(|x, y, z| x | y | z),
+        AndOr => each!(|x, y, z| (x & y) | z),
+        LshlOr => each!(|x, y, z| x.wrapping_shl(y & 31) | z),
+        Bfi => each!(|x, y, z| (x & y) | (!x & z)),
+        BfeU => each!(|x, y, z| {
+            let (o, w) = (y & 31, z & 31);
+            if w == 0 {
+                0
+            } else {
+                (x >> o) & ((1u64 << w) - 1) as u32
+            }
+        }),
+        AlignBit => each!(|x, y, z| ((((x as u64) << 32) | y as u64) >> (z & 31)) as u32),
+        LshlRev => each!(|x, y, z| y.wrapping_shl(x & 31)),
+        LshrRev => each!(|x, y, z| y.wrapping_shr(x & 31)),
+        AshrRev => each!(|x, y, z| ((y as i32) >> (x & 31)) as u32),
+        LshlAdd => each!(|x, y, z| x.wrapping_shl(y & 31).wrapping_add(z)),
+        AddLshl => each!(|x, y, z| x.wrapping_add(y).wrapping_shl(z & 31)),
+        Add => each!(|x, y, z| x.wrapping_add(y)),
+        Sub => each!(|x, y, z| x.wrapping_sub(y)),
+        SubRev => each!(|x, y, z| y.wrapping_sub(x)),
+        Add3 => each!(|x, y, z| x.wrapping_add(y).wrapping_add(z)),
+        Xad => each!(|x, y, z| (x ^ y).wrapping_add(z)),
+        MulLo => each!(|x, y, z| x.wrapping_mul(y)),
+        MulHiU => each!(|x, y, z| ((x as u64 * y as u64) >> 32) as u32),
+        MulHiI => each!(|x, y, z| ((x as i32 as i64 * y as i32 as i64) >> 32) as u32),
+        MulU24 => each!(|x, y, z| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff)),
+        MulI24 => each!(|x, y, z| (sext24(x) * sext24(y)) as u32),
+        MadU24 => each!(|x, y, z| (x & 0xff_ffff).wrapping_mul(y & 0xff_ffff).wrapping_add(z)),
+        MinU => each!(|x, y, z| x.min(y)),
+        MaxU => each!(|x, y, z| x.max(y)),
+        MinI => each!(|x, y, z| (x as i32).min(y as i32) as u32),
+        MaxI => each!(|x, y, z| (x as i32).max(y as i32) as u32),
+        Min3U => each!(|x, y, z| x.min(y).min(z)),
+        Max3U => each!(|x, y, z| x.max(y).max(z)),
+        Min3I => each!(|x, y, z| (x as i32).min(y as i32).min(z as i32) as u32),
+        Max3I => each!(|x, y, z| (x as i32).max(y as i32).max(z as i32) as u32),
+        AddF => each!(|x, y, z| cf32(f(x) + f(y))),
+        SubF => each!(|x, y, z| cf32(f(x) - f(y))),
+        SubRevF => each!(|x, y, z| cf32(f(y) - f(x))),
+        MulF => each!(|x, y, z| cf32(f(x) * f(y))),
+        FmaF => each!(|x, y, z| cf32(f(x).mul_add(f(y), f(z)))),
+        MadF => each!(|x, y, z| cf32(f(x) * f(y) + f(z))),
+        MinF => each!(|x, y, z| cf32(f(x).min(f(y)))),
+        MaxF => each!(|x, y, z| cf32(f(x).max(f(y)))),
+        Min3F => each!(|x, y, z| cf32(f(x).min(f(y)).min(f(z)))),
+        Max3F => each!(|x, y, z| cf32(f(x).max(f(y)).max(f(z)))),
+        CvtF32U32 => each!(|x, y, z| cf32(x as f32)),
+        CvtF32I32 => each!(|x, y, z| cf32(x as i32 as f32)),
+        CvtU32F32 => each!(|x, y, z| f(x) as u32),
+        CvtI32F32 => each!(|x, y, z| f(x) as i32 as u32),
+        CvtPkBf16F32 => each!(|x, y, z| {
+            half::bf16::from_f32(f(x)).to_bits() as u32
+                | (half::bf16::from_f32(f(y)).to_bits() as u32) << 16
+        }),
+    }
+}
+
+fn holds(rel: Rel, o: Option<std::cmp::Ordering>) -> bool {
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    use Rel::*;
+    match rel {
+        F => false,
+        T => true,
+        Lt => o == Some(Less),
+        Eq => o == Some(Equal),
+        Le => matches!(o, Some(Less | Equal)),
+        Gt => o == Some(Greater),
+        Ne => matches!(o, Some(Less | Greater)),
+        Ge => matches!(o, Some(Greater | Equal)),
+        O => o.is_some(),
+        U => o.is_none(),
+        Nge => matches!(o, None | Some(Less)),
+        Nlg => matches!(o, None | Some(Equal)),
+        Ngt => matches!(o, None | Some(Less | Equal)),
+        Nle => matches!(o, None | Some(Greater)),
+        Neq => o != Some(Equal),
+        Nlt => matches!(o, None | Some(Greater | Equal)),
+    }
+}
+
+fn compare(rel: Rel, ty: CmpTy, a: u32, b: u32) -> bool {
+    let o = match ty {
+        CmpTy::U32 => Some(a.cmp(&b)),
+        CmpTy::I32 => Some((a as i32).cmp(&(b as i32))),
+        CmpTy::F32 => f(a).partial_cmp(&f(b)),
+    };
+    holds(rel, o)
+}
+
+/// Run one lowered instruction `t` of `ins` (the program counter already
+/// points past it).
+pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    match *t {
+        Typed::Nop => {}
+        Typed::Branch { cond, target, to } => {
+            let take = match cond {
+                Cond::Always => true,
+                Cond::Scc0 => !w.scc,
+                Cond::Scc1 => w.scc,
+                Cond::Vccz => w.vcc() == 0,
+                Cond::Vccnz => w.vcc() != 0,
+                Cond::Execz => w.exec() == 0,
+                Cond::Execnz => w.exec() != 0,
+            };
+            if take {
+                let from = ctx.program.instructions[w.pc - 1].addr;
+                w.pc = target;
+                w.last_branch = Some((from, to));
+            }
+        }
+        Typed::V32 {
+            op,
+            dst,
+            src,
+            neg,
+            abs,
+            acc: _,
+        } => {
+            let exec = w.exec();
+            let mut x = [get32(w, src[0])?, get32(w, src[1])?, get32(w, src[2])?];
+            if neg | abs != 0 {
+                for (k, x) in x.iter_mut().enumerate() {
+                    fmods(x, k, neg, abs);
+                }
+            }
+            let mut r = [0u32; LANES];
+            v32(op, &x[0], &x[1], &x[2], &mut r);
+            put(vrow_mut(w, dst)?, &r, exec);
+        }
+        Typed::V64 { op, dst, src, wide } => {
+            let exec = w.exec();
+            let g = |w: &Wave, k: usize| -> R<Lanes64> {
+                if wide[k] {
+                    get64(w, src[k])
+                } else {
+                    Ok(get32(w, src[k])?.map(|v| v as u64))
+                }
+            };
+            let (a, b, c) = (g(w, 0)?, g(w, 1)?, g(w, 2)?);
+            let r: Lanes64 = std::array::from_fn(|l| match op {
+                V64::LshlAdd => (a[l] << (b[l] as u32 & 7)).wrapping_add(c[l]),
+                V64::LshlRev => b[l] << (a[l] as u32 & 63),
+                V64::LshrRev => b[l] >> (a[l] as u32 & 63),
+                V64::Mov => a[l],
+            });
+            write64(w, dst, &r, exec)?;
+        }
+        Typed::Carry {
+            op,
+            dst,
+            sdst,
+            src,
+            cin,
+        } => {
+            let exec = w.exec();
+            let (a, b) = (get32(w, src[0])?, get32(w, src[1])?);
+            let cin = cin.map(|c| w.s[c as usize] as u64 | (w.s[c as usize + 1] as u64) << 32);
+            let cbit = |l: usize| cin.is_some_and(|m| m >> l & 1 != 0) as i64;
+            let mut bits = 0u64;
+            if op == Carry::MadU64 {
+                let c = get64(w, src[2])?;
+                let mut r = [0u64; LANES];
+                for l in 0..LANES {
+                    let p = a[l] as u128 * b[l] as u128 + c[l] as u128;
+                    r[l] = p as u64;
+                    bits |= (((p >> 64) != 0) as u64 & (exec >> l & 1)) << l;
+                }
+                write64(w, dst, &r, exec)?;
+            } else {
+                let mut r = [0u32; LANES];
+                for l in 0..LANES {
+                    let (x, y) = (a[l] as i64, b[l] as i64);
+                    let (v, c) = match op {
+                        Carry::Add => (x + y, (x + y) >> 32 != 0),
+                        Carry::AddC => (x + y + cbit(l), (x + y + cbit(l)) >> 32 != 0),
+                        Carry::Sub => (x - y, y > x),
+                        Carry::SubRev => (y - x, x > y),
+                        Carry::SubB => (x - y - cbit(l), x - y - cbit(l) < 0),
+                        Carry::SubBRev => (y - x - cbit(l), y - x - cbit(l) < 0),
+                        Carry::MadU64 => (0, false),
+                    };
+                    r[l] = v as u32;
+                    bits |= ((c as u64) & (exec >> l & 1)) << l;
+                }
+                put(vrow_mut(w, dst)?, &r, exec);
+            }
+            sset64(w, sdst, bits);
+        }
+        Typed::Cndmask {
+            dst,
+            src,
+            neg,
+            abs,
+            mask,
+        } => {
+            let exec = w.exec();
+            let mut a = get32(w, src[0])?;
+            let mut b = get32(w, src[1])?;
+            fmods(&mut a, 0, neg, abs);
+            fmods(&mut b, 1, neg, abs);
+            let m = w.s[mask as usize] as u64 | (w.s[mask as usize + 1] as u64) << 32;
+            let r: Lanes = std::array::from_fn(|l| if m >> l & 1 != 0 { b[l] } else { a[l] });
+            put(vrow_mut(w, dst)?, &r, exec);
+        }
+        Typed::Cmp {
+            rel,
+            ty,
+            src,
+            neg,
+            abs,
+            sdst,
+            x,
+        } => {
+            let exec = w.exec();
+            let mut a = get32(w, src[0])?;
+            let mut b = get32(w, src[1])?;
+            if neg | abs != 0 {
+                fmods(&mut a, 0, neg, abs);
+                fmods(&mut b, 1, neg, abs);
+            }
+            let mut bits = 0u64;
+            for l in 0..LANES {
+                bits |= (compare(rel, ty, a[l], b[l]) as u64) << l;
+            }
+            bits &= exec;
+            if let Some(d) = sdst {
+                sset64(w, d, bits);
+            }
+            if x {
+                w.set_exec(bits);
+            }
+        }
+        Typed::S32 { op, dst, src } => {
+            let (a, b) = (sget(w, src[0]), sget(w, src[1]));
+            let r = match op {
+                S32::Mov => a,
+                S32::AddU => {
+                    let (r, c) = a.overflowing_add(b);
+                    w.scc = c;
+                    r
+                }
+                S32::SubU => {
+                    w.scc = b > a;
+                    a.wrapping_sub(b)
+                }
+                S32::AddC => {
+                    let s = a as u64 + b as u64 + w.scc as u64;
+                    w.scc = s >> 32 != 0;
+                    s as u32
+                }
+                S32::SubB => {
+                    let d = a as i64 - b as i64 - w.scc as i64;
+                    w.scc = d < 0;
+                    d as u32
+                }
+                S32::AddI => {
+                    let (r, o) = (a as i32).overflowing_add(b as i32);
+                    w.scc = o;
+                    r as u32
+                }
+                S32::SubI => {
+                    let (r, o) = (a as i32).overflowing_sub(b as i32);
+                    w.scc = o;
+                    r as u32
+                }
+                S32::Mul => a.wrapping_mul(b),
+                S32::MulHiU => ((a as u64 * b as u64) >> 32) as u32,
+                S32::MulHiI => ((a as i32 as i64 * b as i32 as i64) >> 32) as u32,
+                S32::And | S32::Or | S32::Xor | S32::AndN2 | S32::OrN2 => {
+                    let r = match op {
+                        S32::And => a & b,
+                        S32::Or => a | b,
+                        S32::Xor => a ^ b,
+                        S32::AndN2 => a & !b,
+                        _ => a | !b,
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                S32::Lshl | S32::Lshr | S32::Ashr => {
+                    let r = match op {
+                        S32::Lshl => a << (b & 31),
+                        S32::Lshr => a >> (b & 31),
+                        _ => ((a as i32) >> (b & 31)) as u32,
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                S32::LshlAdd(n) => {
+                    let s = ((a as u64) << n) + b as u64;
+                    w.scc = s >> 32 != 0;
+                    s as u32
+                }
+                S32::MinU => {
+                    w.scc = a < b;
+                    a.min(b)
+                }
+                S32::MaxU => {
+                    w.scc = a > b;
+                    a.max(b)
+                }
+                S32::MinI => {
+                    w.scc = (a as i32) < b as i32;
+                    (a as i32).min(b as i32) as u32
+                }
+                S32::MaxI => {
+                    w.scc = (a as i32) > b as i32;
+                    (a as i32).max(b as i32) as u32
+                }
+                S32::Cselect => {
+                    if w.scc {
+                        a
+                    } else {
+                        b
+                    }
+                }
+            };
+            w.s[dst as usize] = r;
+        }
+        Typed::S64 { op, dst, src } => {
+            let a = sget64(w, src[0]);
+            let r = match op {
+                S64::Mov => a,
+                S64::Cselect => {
+                    let b = sget64(w, src[1]);
+                    if w.scc {
+                        a
+                    } else {
+                        b
+                    }
+                }
+                S64::Lshl | S64::Lshr => {
+                    let b = sget(w, src[1]) & 63;
+                    let r = if op == S64::Lshl { a << b } else { a >> b };
+                    w.scc = r != 0;
+                    r
+                }
+                _ => {
+                    let b = sget64(w, src[1]);
+                    let r = match op {
+                        S64::And => a & b,
+                        S64::Or => a | b,
+                        S64::Xor => a ^ b,
+                        S64::AndN2 => a & !b,
+                        _ => a | !b,
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+            };
+            sset64(w, dst, r);
+        }
+        Typed::SCmp { rel, ty, src } => {
+            w.scc = compare(rel, ty, sget(w, src[0]), sget(w, src[1]));
+        }
+        Typed::Mfma(ref x) => mfma(w, x)?,
+        Typed::DsRead {
+            dst,
+            addr,
+            offset,
+            dwords,
+        } => {
+            let exec = w.exec();
+            let size = 4 * dwords as usize;
+            let at = *vrow(w, RegFile::V, addr)?;
+            for q in 0..dwords as u16 {
+                vrow_mut(
+                    w,
+                    VDst {
+                        index: dst.index + q,
+                        ..dst
+                    },
+                )?;
+            }
+            let mut out = [[0u32; LANES]; 4];
+            for lane in 0..LANES {
+                if exec >> lane & 1 == 0 {
+                    continue;
+                }
+                let a = at[lane].wrapping_add(offset);
+                ctx.trace
+                    .note(lane, Space::Lds, AccessKind::Read, a as u64, size);
+                let mut buf = [0u8; 16];
+                let lds = &mut *ctx.lds;
+                let end = a as usize + size;
+                if lds.shadow.is_none() && end <= lds.data.len() {
+                    buf[..size].copy_from_slice(&lds.data[a as usize..end]);
+                } else {
+                    lds.at_lane(lane);
+                    lds.read_bytes(a, &mut buf[..size]);
+                }
+                for (q, o) in out.iter_mut().enumerate().take(dwords as usize) {
+                    o[lane] =
+                        u32::from_le_bytes(buf[4 * q..4 * q + 4].try_into().unwrap_or_default());
+                }
+            }
+            for (q, o) in out.iter().enumerate().take(dwords as usize) {
+                put(
+                    vrow_mut(
+                        w,
+                        VDst {
+                            index: dst.index + q as u16,
+                            ..dst
+                        },
+                    )?,
+                    o,
+                    exec,
+                );
+            }
+        }
+        Typed::DsWrite {
+            addr,
+            data,
+            offset,
+            dwords,
+        } => {
+            let exec = w.exec();
+            let size = 4 * dwords as usize;
+            let at = *vrow(w, RegFile::V, addr)?;
+            let mut rows = [[0u32; LANES]; 4];
+            for (q, r) in rows.iter_mut().enumerate().take(dwords as usize) {
+                *r = *vrow(w, data.file, data.index + q as u16)?;
+            }
+            for lane in 0..LANES {
+                if exec >> lane & 1 == 0 {
+                    continue;
+                }
+                let a = at[lane].wrapping_add(offset);
+                let mut buf = [0u8; 16];
+                for (q, r) in rows.iter().enumerate().take(dwords as usize) {
+                    buf[4 * q..4 * q + 4].copy_from_slice(&r[lane].to_le_bytes());
+                }
+                ctx.trace
+                    .note(lane, Space::Lds, AccessKind::Write, a as u64, size);
+                let lds = &mut *ctx.lds;
+                let end = a as usize + size;
+                if lds.shadow.is_none() && end <= lds.data.len() {
+                    lds.data[a as usize..end].copy_from_slice(&buf[..size]);
+                } else {
+                    lds.at_lane(lane);
+                    lds.write_bytes(a, &buf[..size]);
+                }
+            }
+        }
+        Typed::Buffer(ref b) => {
+            let v = &w.s[b.srsrc as usize..b.srsrc as usize + 4];
+            if v[1] >> 31 != 0 {
+                // Swizzled, or the private segment buffer: the reference.
+                return crate::exec::buffer(w, ins, ctx);
+            }
+            buffer(w, b, ctx)?;
+        }
+        Typed::AddK { dst, imm } => {
+            let (r, ov) = (w.s[dst as usize] as i32).overflowing_add(imm);
+            w.scc = ov;
+            w.s[dst as usize] = r as u32;
+        }
+    }
+    Ok(())
+}
+
+/// A MUBUF access without `idxen` through a V# that is not swizzled, as
+/// the reference executor makes it: each dword of a lane is range-checked
+/// against `num_records` (a dword past it reads 0, its write is dropped).
+fn buffer(w: &mut Wave, b: &Buffer, ctx: &mut Ctx) -> R<()> {
+    let v = &w.s[b.srsrc as usize..b.srsrc as usize + 4];
+    let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
+    let num_records = v[2] as u64;
+    let soff = sget(w, b.soffset) as u64;
+    let exec = w.exec();
+    let size = 4 * b.dwords as usize;
+    let voff = match b.voffset {
+        Some(r) => *vrow(w, RegFile::V, r)?,
+        None => [0; LANES],
+    };
+    let mut rows = [[0u32; LANES]; 4];
+    if let Some(d) = b.data {
+        for q in 0..b.dwords as usize {
+            let r = vrow_mut(
+                w,
+                VDst {
+                    index: d.index + q as u16,
+                    ..d
+                },
+            )?;
+            rows[q] = *r;
+        }
+    }
+    let mem = ctx.mem.view();
+    let m0 = w.s[crate::decode::M0 as usize];
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let offset = voff[lane] as u64 + b.inst_off;
+        let addr0 = base + soff + offset;
+        let mut buf = [0u8; 16];
+        if b.store {
+            for (q, r) in rows.iter().enumerate().take(b.dwords as usize) {
+                buf[4 * q..4 * q + 4].copy_from_slice(&r[lane].to_le_bytes());
+            }
+        }
+        let kind = if b.store {
+            AccessKind::Write
+        } else {
+            AccessKind::Read
+        };
+        for k in (0..size).step_by(4) {
+            if offset + k as u64 + 4 > num_records {
+                continue;
+            }
+            let a = addr0 + k as u64;
+            ctx.trace.note(lane, Space::Global, kind, a, 4);
+            let r = if b.store {
+                mem.write(a, &buf[k..k + 4])
+            } else {
+                mem.read(a, &mut buf[k..k + 4])
+            };
+            r.map_err(|e| {
+                Stop::Fault(
+                    Some(lane as u32),
+                    format!(
+                        "buffer {} within num_records: {e}",
+                        if b.store { "store" } else { "load" }
+                    ),
+                )
+            })?;
+        }
+        if b.lds {
+            let a = m0
+                .wrapping_add(b.inst_off as u32)
+                .wrapping_add((lane * size) as u32);
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Write, a as u64, size);
+            ctx.lds.at_lane(lane);
+            ctx.lds.write_bytes(a, &buf[..size]);
+        } else if !b.store {
+            for (q, r) in rows.iter_mut().enumerate().take(b.dwords as usize) {
+                r[lane] = u32::from_le_bytes(buf[4 * q..4 * q + 4].try_into().unwrap_or_default());
+            }
+        }
+    }
+    drop(mem);
+    if let (Some(d), false) = (b.data, b.store) {
+        for (q, r) in rows.iter().enumerate().take(b.dwords as usize) {
+            *vrow_mut(
+                w,
+                VDst {
+                    index: d.index + q as u16,
+                    ..d
+                },
+            )? = *r;
+        }
+    }
+    Ok(())
+}
+
+fn write64(w: &mut Wave, dst: VDst, r: &Lanes64, exec: u64) -> R<()> {
+    let lo: Lanes = r.map(|v| v as u32);
+    let hi: Lanes = r.map(|v| (v >> 32) as u32);
+    put(vrow_mut(w, dst)?, &lo, exec);
+    put(
+        vrow_mut(
+            w,
+            VDst {
+                file: dst.file,
+                index: dst.index + 1,
+            },
+        )?,
+        &hi,
+        exec,
+    );
+    Ok(())
+}
+
+/// How many of `program`'s instructions lower (hidden: for tests and the
+/// speed bench).
+#[doc(hidden)]
+pub fn lowered(program: &Program) -> usize {
+    lower_all(program).iter().filter(|t| t.is_some()).count()
+}
+
+/// A wave state for [`differential`] (hidden: for tests): random
+/// registers from `seed`, some of them small integers, ordinary floats and
+/// special values (0, all ones, sign bit, infinity, NaN).
+#[doc(hidden)]
+pub fn random_wave(seed: u64) -> Wave {
+    let mut rng = crate::launch::SplitMix64(seed);
+    let value = |rng: &mut crate::launch::SplitMix64| -> u32 {
+        let r = rng.next_u64();
+        match r % 8 {
+            0 => (r >> 8) as u32 % 64,
+            1 => (((r >> 8) as u32 % 2000) as f32).to_bits() ^ ((r >> 40) as u32 & 1) << 31,
+            2 => (((r >> 8) % 1000) as f32 / 7.0).to_bits(),
+            3 => [
+                0,
+                u32::MAX,
+                0x8000_0000,
+                0x7fff_ffff,
+                0x7f80_0000,
+                0x7fc0_0000,
+            ][(r >> 8) as usize % 6],
+            _ => (r >> 16) as u32,
+        }
+    };
+    let mut w = Wave::new(512, 256);
+    for s in w.s.iter_mut() {
+        *s = value(&mut rng);
+    }
+    for r in w.v.iter_mut().chain(w.a.iter_mut()) {
+        for x in r.iter_mut() {
+            *x = value(&mut rng);
+        }
+    }
+    w
+}
+
+/// Differential check of instruction `index` of `program` (hidden: for
+/// tests). From `state` (see [`random_wave`]) with an exec mask and scc
+/// drawn from `seed`, run the instruction on the reference executor and, if
+/// it lowers, on the typed one, and compare every register, scc, the
+/// program counter and the wave's state. `Ok(false)`: it does not lower;
+/// `Err`: the executors disagree (what differs).
+#[doc(hidden)]
+pub fn differential(
+    program: &Program,
+    index: usize,
+    state: &Wave,
+    seed: u64,
+) -> Result<bool, String> {
+    let ins = &program.instructions[index];
+    let Some(t) = lower(ins, program) else {
+        return Ok(false);
+    };
+    let mut rng = crate::launch::SplitMix64(seed);
+    let mut w = state.clone();
+    w.scc = rng.next_u64() & 1 != 0;
+    let mask = match rng.next_u64() % 4 {
+        0 => u64::MAX,
+        1 => 0,
+        _ => rng.next_u64(),
+    };
+    w.set_exec(mask);
+    w.pc = index;
+    let mem = crate::memory::Memory::new();
+    // 64 KiB of LDS with a pattern; addresses past it read 0 on both.
+    let mut lds = crate::memory::Lds::new(65536);
+    for (i, b) in lds.data.iter_mut().enumerate() {
+        *b = (i as u32).wrapping_mul(2_654_435_761) as u8;
+    }
+    let mut lds_ref = lds.clone();
+    let mut reference = w.clone();
+    let got_ref = {
+        let mut ctx = Ctx {
+            program,
+            mem: &mem,
+            lds: &mut lds_ref,
+            shared_base_hi: crate::dispatch::SHARED_BASE_HI,
+            private_base_hi: crate::dispatch::PRIVATE_BASE_HI,
+            ocp_fp8: false,
+            trace: Default::default(),
+            observer: None,
+            typed: &[],
+        };
+        crate::exec::step(&mut reference, ins, &mut ctx)
+    };
+    let got = {
+        let mut ctx = Ctx {
+            program,
+            mem: &mem,
+            lds: &mut lds,
+            shared_base_hi: crate::dispatch::SHARED_BASE_HI,
+            private_base_hi: crate::dispatch::PRIVATE_BASE_HI,
+            ocp_fp8: false,
+            trace: Default::default(),
+            observer: None,
+            typed: &[],
+        };
+        w.executed += 1;
+        w.pc = index + 1;
+        exec(&mut w, &t, ins, &mut ctx)
+    };
+    let what = |s: String| format!("`{}` (seed {seed}, exec {mask:#x}): {s}", ins.text);
+    match (got_ref, got) {
+        (Ok(()), Ok(())) => {}
+        (Err(Stop::Fault(..)), Err(Stop::Fault(..))) => return Ok(true),
+        (Err(Stop::Unsupported(a)), Err(Stop::Unsupported(b))) if a == b => return Ok(true),
+        (r, t) => return Err(what(format!("reference {r:?}, typed {t:?}"))),
+    }
+    if reference.s != w.s {
+        let i = (0..128).find(|&i| reference.s[i] != w.s[i]).unwrap_or(0);
+        return Err(what(format!(
+            "s{i}: reference {:#x}, typed {:#x}",
+            reference.s[i], w.s[i]
+        )));
+    }
+    if lds_ref.data != lds.data || lds_ref.out_of_range != lds.out_of_range {
+        return Err(what("LDS contents or out-of-range count differ".into()));
+    }
+    if reference.scc != w.scc {
+        return Err(what(format!(
+            "scc: reference {}, typed {}",
+            reference.scc, w.scc
+        )));
+    }
+    for (file, a, b) in [("v", &reference.v, &w.v), ("a", &reference.a, &w.a)] {
+        for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
+            if let Some(l) = (0..LANES).find(|&l| x[l] != y[l]) {
+                return Err(what(format!(
+                    "{file}{i} lane {l}: reference {:#x}, typed {:#x}",
+                    x[l], y[l]
+                )));
+            }
+        }
+    }
+    if (
+        reference.pc,
+        reference.last_branch,
+        reference.state,
+        reference.executed,
+    ) != (w.pc, w.last_branch, w.state, w.executed)
+    {
+        return Err(what(format!(
+            "pc/branch/state: reference {:?}, typed {:?}",
+            (
+                reference.pc,
+                reference.last_branch,
+                reference.state,
+                reference.executed
+            ),
+            (w.pc, w.last_branch, w.state, w.executed)
+        )));
+    }
+    Ok(true)
+}

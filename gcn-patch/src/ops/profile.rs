@@ -1,0 +1,512 @@
+//! `gcn-patch profile`: one dispatch of a kernel, as `run` takes it, emulated
+//! under the profiler ([`gcn_emu::profile`]): exact counters of the
+//! workgroups run and a predicted time on a device from the timing model.
+//!
+//! Sampling: the emulator runs the first `resident` workgroups of the grid
+//! (one CU's round at the kernel's occupancy); the counters are those
+//! workgroups' and the kernel's totals are scaled to the grid. The report
+//! says so ([`ProfileReport::sampled`]).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use gcn_emu::dispatch::ArgValue;
+use gcn_emu::profile::counters::{Counters, Counts, Mfma};
+use gcn_emu::profile::device::Device;
+use gcn_emu::profile::model::{self, Assumptions, Stall, Timing};
+use gcn_emu::profile::{LdsRule, Profiler, WorkgroupTrace};
+
+use super::run::{RunError, RunOptions};
+use super::Tools;
+use crate::base::diag::{Code, Diagnostic, Setting};
+
+/// What `gcn-patch profile` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct ProfileOptions {
+    /// The dispatch, as `gcn-patch run` takes it (its `out` and `sanitize`
+    /// are not used).
+    pub run: RunOptions,
+    /// The device to time it on ([`Device::by_name`]).
+    pub device: String,
+}
+
+/// One instruction of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Line {
+    /// Its address in the code object.
+    pub address: u64,
+    /// Its text as LLVM prints it.
+    pub text: String,
+    /// The asm line it came from (`file:line: text`), when known.
+    pub source: Option<String>,
+    /// Wave-instructions executed (in the sampled workgroups).
+    pub executed: u64,
+    /// Active lanes summed over executions.
+    pub active_lanes: u64,
+    /// Stall cycles before it issued, by reason (one CU's round, summed
+    /// over waves).
+    pub stall_cycles: BTreeMap<&'static str, u64>,
+    /// LDS bank-conflict cycles.
+    pub lds_bank_conflicts: u64,
+    /// Distinct global cache lines, summed over its executions.
+    pub cache_lines: CacheLines,
+}
+
+/// Distinct global lines.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct CacheLines {
+    /// 64-byte lines.
+    pub lines64: u64,
+    /// 128-byte lines.
+    pub lines128: u64,
+    /// 64-byte lines per executed wave-instruction that accessed global
+    /// memory (1 for a fully coalesced dword load of 16 lanes; 4 for 64
+    /// lanes).
+    pub per_access: f64,
+}
+
+/// Stall cycles of one reason.
+#[derive(Debug, Clone, Serialize)]
+pub struct StallTotal {
+    /// The reason ([`Stall::name`]).
+    pub reason: String,
+    /// Cycles, summed over the waves of one CU's round.
+    pub cycles: u64,
+}
+
+/// The version of the `--json` schema.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// What `gcn-patch profile` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProfileReport {
+    /// [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// The kernel.
+    pub kernel: String,
+    /// The processor the object ran as.
+    pub processor: String,
+    /// The device timed on.
+    pub device: String,
+    /// Predicted kernel time, µs.
+    pub predicted_us: f64,
+    /// CU cycles over all rounds.
+    pub cycles: u64,
+    /// Cycles of one CU's round ([`ProfileReport::round_workgroups`]).
+    pub cycles_per_round: u64,
+    /// Workgroups of that round: `resident`, or the busiest CU's when the
+    /// grid fills no round.
+    pub round_workgroups: u32,
+    /// Workgroups resident per CU.
+    pub resident_workgroups: u32,
+    /// Waves per SIMD (occupancy) and what limits it.
+    pub waves_per_simd: u32,
+    /// What limits occupancy.
+    pub occupancy_limited_by: String,
+    /// Workgroups in the grid.
+    pub workgroups: u64,
+    /// Workgroups emulated (the sample); the counters are theirs.
+    pub sampled: u64,
+    /// FLOPs of the whole grid (MFMA only; the sample's scaled).
+    pub flops: f64,
+    /// Global bytes requested by the whole grid (the sample's scaled).
+    pub global_bytes: f64,
+    /// Achieved TFLOP/s at the predicted time.
+    pub tflops: f64,
+    /// The device's peak for the kernel's dominant MFMA type (None: no MFMA).
+    pub peak_tflops: Option<f64>,
+    /// Achieved global bytes/s, GB/s.
+    pub gbps: f64,
+    /// The device's HBM bandwidth, GB/s.
+    pub peak_gbps: f64,
+    /// The compulsory HBM bytes (every buffer argument once).
+    pub hbm_bytes: u64,
+    /// "schedule" or "hbm bandwidth".
+    pub bound: String,
+    /// Stall cycles of one CU's round, by reason, largest first.
+    pub stalls: Vec<StallTotal>,
+    /// Kernel totals of the sampled workgroups.
+    pub totals: Counts,
+    /// Every executed instruction, in address order.
+    pub instructions: Vec<Line>,
+    /// What the prediction rests on that is not measured, and what the
+    /// model leaves out.
+    pub notes: Vec<String>,
+    /// The model's timing detail.
+    #[serde(skip)]
+    pub timing: Option<Timing>,
+}
+
+/// What the model does not model (printed with every report).
+pub const NOT_MODELLED: &str = "not modelled: VALU and MFMA result dependencies, s_setprio, the instruction buffer and branch costs beyond issue, scalar cache misses, TLBs, L2/MALL bandwidth and contention between CUs, HBM channels, clocks below peak";
+
+fn usage(setting: Option<Setting>, msg: String) -> RunError {
+    let d = Diagnostic::error(Code::RunUsage, msg);
+    RunError::Usage(
+        match setting {
+            Some(s) => d.about(s),
+            None => d,
+        }
+        .into(),
+    )
+}
+
+/// Profile the dispatch `opts` describes.
+// gcn_emu::Error is large by design (its crate root says why).
+#[allow(clippy::result_large_err)]
+pub fn profile(opts: &ProfileOptions, tools: &Tools) -> Result<ProfileReport, RunError> {
+    let device = Device::by_name(&opts.device).ok_or_else(|| {
+        usage(
+            Some(Setting::Device),
+            format!(
+                "unknown device `{}`; known: {}",
+                opts.device,
+                Device::names().join(", ")
+            ),
+        )
+    })?;
+    let mut run = opts.run.clone();
+    run.out = None;
+    run.sanitize = Default::default();
+    let object = gcn_emu::load::CodeObject::read_file(&run.object)
+        .map_err(|e| usage(None, e.to_string()))?;
+    let generic = object.processor.ends_with("-generic");
+    if generic && run.run_as.is_none() {
+        run.run_as = Some(device.processor.to_string());
+    }
+    let processor = run.run_as.clone().unwrap_or(object.processor.clone());
+    if processor != device.processor {
+        return Err(usage(
+            Some(Setting::Device),
+            format!(
+                "{} is a {} device; the object is built for {}: choose a {} device ({})",
+                device.name,
+                device.processor,
+                object.processor,
+                processor,
+                Device::all()
+                    .iter()
+                    .filter(|d| d.processor == processor)
+                    .map(|d| d.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let kernel = object
+        .kernel(&run.kernel)
+        .map_err(|e| usage(None, e.to_string()))?
+        .clone();
+    let target = gcn_embed::TargetId::parse(&processor).map_err(|e| {
+        usage(
+            Some(Setting::RunAs),
+            format!("`{processor}` is not a target ID: {e}"),
+        )
+    })?;
+    let plan = Plan::new(
+        &device,
+        &target,
+        &kernel,
+        run.grid,
+        run.block,
+        run.dynamic_lds,
+    );
+    let mut traces: Vec<WorkgroupTrace> = Vec::new();
+    let mut program = None;
+    let mut hbm_bytes = 0u64;
+    super::run::run_with(&run, tools, |d| {
+        let (stats, t, h) = plan.observe(d.co, d.kernel, d.program, d.mem, d.values, d.launch)?;
+        traces = t;
+        hbm_bytes = h;
+        program = Some(d.program.clone());
+        Ok(stats)
+    })?;
+    let program = program.expect("the runner ran");
+    Ok(plan.report(&kernel.name, &program, &traces, hbm_bytes))
+}
+
+/// How a launch is sampled and timed: the device, occupancy, the sample.
+pub(crate) struct Plan {
+    device: Device,
+    processor: String,
+    occ: crate::stage::check::occupancy::Occupancy,
+    resident: u32,
+    workgroups: u64,
+    sampled: u64,
+    profiler: Profiler,
+}
+
+impl Plan {
+    /// The plan of a launch of `kernel` on `device` as `target`.
+    pub(crate) fn new(
+        device: &Device,
+        target: &gcn_embed::TargetId,
+        kernel: &gcn_emu::load::Kernel,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_lds: u32,
+    ) -> Plan {
+        let processor = target.processor.name.to_string();
+        let block: u32 = block.iter().product();
+        let waves_per_wg = block.div_ceil(64).max(1);
+        let lds = kernel.descriptor.group_segment_fixed_size + dynamic_lds;
+        let d = &kernel.descriptor;
+        // GRANULATED_WAVEFRONT_SGPR_COUNT (gfx9: granules of 16).
+        let sgprs = (((d.rsrc1 >> 6) & 0xf) + 1) * 16;
+        let occ = crate::stage::check::occupancy::occupancy(
+            target,
+            d.vgpr_count(),
+            0,
+            sgprs,
+            lds,
+            64,
+            Some(block),
+        );
+        // Workgroups per CU: the waves the SIMDs hold, and the LDS.
+        let by_lds = (device.lds_bytes.value as u32)
+            .checked_div(lds)
+            .map_or(u32::MAX, |n| n.max(1));
+        let resident = (occ.waves_per_simd * 4 / waves_per_wg).clamp(1, by_lds);
+        let workgroups: u64 = grid.iter().map(|&g| g as u64).product();
+        let sample: BTreeSet<u64> = (0..workgroups.min(resident as u64)).collect();
+        let sampled = sample.len() as u64;
+        let profiler = Profiler {
+            rule: LdsRule::of(&processor),
+            sample: Some(sample),
+            grid,
+        };
+        Plan {
+            device: device.clone(),
+            processor,
+            occ,
+            resident,
+            workgroups,
+            sampled,
+            profiler,
+        }
+    }
+
+    /// Run the sampled workgroups under the profiler: the stats, each
+    /// workgroup's trace, and the compulsory HBM bytes (every buffer
+    /// argument once).
+    #[allow(clippy::result_large_err, clippy::too_many_arguments)]
+    pub(crate) fn observe(
+        &self,
+        co: &gcn_emu::load::CodeObject,
+        kernel: &gcn_emu::load::Kernel,
+        program: &gcn_emu::decode::Program,
+        mem: &gcn_emu::memory::Memory,
+        values: &[ArgValue],
+        launch: &gcn_emu::dispatch::Launch,
+    ) -> gcn_emu::Result<(gcn_emu::dispatch::Stats, Vec<WorkgroupTrace>, u64)> {
+        let mut hbm_bytes = 0u64;
+        for v in values {
+            if let ArgValue::Pointer(a) = v {
+                if *a != 0 {
+                    hbm_bytes += mem.contents(*a).map_or(0, |c| c.len() as u64);
+                }
+            }
+        }
+        let (stats, wgs) = gcn_emu::dispatch::run_observed(
+            co,
+            kernel,
+            program,
+            mem,
+            values,
+            launch,
+            &self.profiler,
+        )?;
+        Ok((
+            stats,
+            wgs.into_iter().map(|w| w.into_trace()).collect(),
+            hbm_bytes,
+        ))
+    }
+
+    /// The report of the traces.
+    pub(crate) fn report(
+        &self,
+        kernel: &str,
+        program: &gcn_emu::decode::Program,
+        traces: &[WorkgroupTrace],
+        hbm_bytes: u64,
+    ) -> ProfileReport {
+        let device = &self.device;
+        let (workgroups, resident, sampled, occ) =
+            (self.workgroups, self.resident, self.sampled, &self.occ);
+        let processor = self.processor.clone();
+        let counters = Counters::of(program, traces);
+        let a = Assumptions::default();
+        let timing =
+            model::time_launch(program, device, traces, workgroups, resident, hbm_bytes, &a);
+        let scale = workgroups as f64 / sampled.max(1) as f64;
+        let flops = counters.total.flops as f64 * scale;
+        let global_bytes = counters.total.global_bytes as f64 * scale;
+        let seconds = timing.predicted_us * 1e-6;
+        // The dominant MFMA type, by FLOPs.
+        let mut by_type: BTreeMap<usize, u64> = BTreeMap::new();
+        for (i, ins) in program.instructions.iter().enumerate() {
+            if let Some(m) = Mfma::of(ins) {
+                *by_type.entry(m.ty as usize).or_default() += counters.per_instruction[i].flops;
+            }
+        }
+        let dominant = by_type.iter().max_by_key(|(_, f)| **f).map(|(t, _)| *t);
+        let peak_tflops = dominant.map(|t| device.mfma_tflops[t].value);
+        let mut stall_totals = [0u64; 9];
+        for s in &timing.round.stalls {
+            for (t, v) in stall_totals.iter_mut().zip(s) {
+                *t += v;
+            }
+        }
+        let mut stalls: Vec<StallTotal> = Stall::ALL
+            .iter()
+            .zip(stall_totals)
+            .filter(|(_, v)| *v > 0)
+            .map(|(s, v)| StallTotal {
+                reason: s.name().to_string(),
+                cycles: v,
+            })
+            .collect();
+        stalls.sort_by(|a, b| b.cycles.cmp(&a.cycles).then(a.reason.cmp(&b.reason)));
+        let instructions: Vec<Line> = program
+            .instructions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| counters.per_instruction[*i].executed > 0)
+            .map(|(i, ins)| {
+                let c = &counters.per_instruction[i];
+                let st = &timing.round.stalls[i];
+                Line {
+                    address: ins.addr,
+                    text: ins.text.clone(),
+                    source: program.lines.get(&ins.addr).cloned(),
+                    executed: c.executed,
+                    active_lanes: c.active_lanes,
+                    stall_cycles: Stall::ALL
+                        .iter()
+                        .zip(st)
+                        .filter(|(_, v)| **v > 0)
+                        .map(|(s, v)| (s.name(), *v))
+                        .collect(),
+                    lds_bank_conflicts: c.lds_bank_conflicts,
+                    cache_lines: CacheLines {
+                        lines64: c.lines64,
+                        lines128: c.lines128,
+                        per_access: if c.global_accesses > 0 {
+                            c.lines64 as f64 / c.global_accesses as f64
+                        } else {
+                            0.0
+                        },
+                    },
+                }
+            })
+            .collect();
+        let mut notes = vec![
+        format!(
+            "sampled: {sampled} of {workgroups} workgroup(s) emulated (the first {sampled} in dispatch order, one CU's round at {resident} resident); counters are theirs, grid totals scaled by {scale:.2}"
+        ),
+        format!(
+            "the grid in {} full round(s) of {} workgroups over {} CUs{}",
+            timing.rounds,
+            resident as u64 * device.cus.value as u64,
+            device.cus.value,
+            if timing.last_round > 0 {
+                format!(
+                    " and a partial round of {} workgroup(s) on the busiest CU",
+                    timing.last_round
+                )
+            } else {
+                String::new()
+            }
+        ),
+        "HBM traffic: compulsory (every buffer argument moved once); reuse beyond it is assumed to hit L2/MALL".to_string(),
+        format!(
+            "assumed (no source): vector L1 {} KiB per CU (FIFO), LDS queue {} cycles, vector memory queue {} cycles, barrier release {} cycles; memory latencies and launch overhead are guesses (see the device table)",
+            a.l1_bytes / 1024,
+            a.lds_queue,
+            a.vmem_queue,
+            a.barrier_cycles
+        ),
+        NOT_MODELLED.to_string(),
+    ];
+        if (sampled as u32) < resident {
+            notes.push(format!(
+            "the grid has fewer workgroups ({workgroups}) than a CU holds ({resident}): the round times those"
+        ));
+        }
+        let setprio = counters
+            .per_instruction
+            .iter()
+            .zip(&program.instructions)
+            .filter(|(c, i)| c.executed > 0 && i.mnemonic == "s_setprio")
+            .count();
+        if setprio > 0 {
+            notes.push(format!(
+                "{setprio} s_setprio instruction(s) executed: priorities are not modelled"
+            ));
+        }
+        // Instructions no timing rule knows: timed as one scalar issue.
+        let mut unknown: Vec<&str> = counters
+            .per_instruction
+            .iter()
+            .zip(&program.instructions)
+            .filter(|(c, i)| c.executed > 0 && !timed(&i.mnemonic))
+            .map(|(_, i)| i.mnemonic.as_str())
+            .collect();
+        unknown.sort_unstable();
+        unknown.dedup();
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "no timing rule for {}: each timed as one scalar ALU issue",
+                unknown.join(", ")
+            ));
+        }
+        ProfileReport {
+            schema_version: SCHEMA_VERSION,
+            kernel: kernel.to_string(),
+            processor,
+            device: device.name.to_string(),
+            predicted_us: timing.predicted_us,
+            cycles: timing.cycles,
+            cycles_per_round: timing.round.cycles,
+            round_workgroups: timing.round.workgroups,
+            resident_workgroups: resident,
+            waves_per_simd: occ.waves_per_simd,
+            occupancy_limited_by: occ.to_string(),
+            workgroups,
+            sampled,
+            flops,
+            global_bytes,
+            tflops: flops / seconds / 1e12,
+            peak_tflops,
+            gbps: global_bytes / seconds / 1e9,
+            peak_gbps: device.hbm_gbps.value,
+            hbm_bytes,
+            bound: timing.bound.to_string(),
+            stalls,
+            totals: counters.total,
+            instructions,
+            notes,
+            timing: Some(timing),
+        }
+    }
+}
+
+/// Whether the timing model has a rule for `mnemonic` beyond its default
+/// (one scalar ALU issue): the vector, LDS, memory, matrix, wait, barrier,
+/// nop and branch classes, and scalar ALU and memory instructions.
+fn timed(mnemonic: &str) -> bool {
+    const PREFIXES: &[&str] = &["v_", "ds_", "global_", "buffer_", "flat_", "scratch_", "s_"];
+    PREFIXES.iter().any(|p| mnemonic.starts_with(p))
+        && !matches!(
+            mnemonic,
+            "s_setprio" | "s_icache_inv" | "s_trap" | "s_sethalt" | "s_sendmsg" | "s_ttracedata"
+        )
+}
+
+/// The report as JSON (the schema of the book's reference page
+/// `profile-json.md`).
+pub fn to_json(r: &ProfileReport) -> String {
+    serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}

@@ -1,0 +1,238 @@
+//! `gcn-patch profile` end to end: a HIP kernel compiled with the real
+//! clang-22 whose LDS bank conflicts are known by construction, the
+//! terminal report (snapshot), the `--json` schema, an inserted stall, and
+//! bad input.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::repo;
+
+fn gcn_patch(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+        .arg("profile")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run gcn-patch")
+}
+
+fn build(dir: &Path, name: &str, target: &str) -> PathBuf {
+    let src = repo()
+        .join("gcn-emu/tests/kernels")
+        .join(format!("{name}.hip"));
+    common::compile_hip(&src, target, &dir.join(format!("{name}.hsaco")), &[])
+}
+
+/// stdout and stderr with the temporary directory's path as `[DIR]`.
+fn shown(dir: &Path, o: &Output) -> String {
+    let d = dir.display().to_string();
+    format!(
+        "{}{}exit {}\n",
+        String::from_utf8_lossy(&o.stdout).replace(&d, "[DIR]"),
+        String::from_utf8_lossy(&o.stderr).replace(&d, "[DIR]"),
+        o.status.code().unwrap_or(-1)
+    )
+}
+
+#[test]
+fn profile_reports_counts_stalls_and_json() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "lds_stride", "gfx942");
+    let o = gcn_patch(
+        d,
+        &[
+            "lds_stride.hsaco",
+            "--kernel",
+            "stride_b32",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "out:u32:64",
+            "--arg",
+            "u32:32",
+            "--device",
+            "mi300x",
+            "--json",
+            "p.json",
+        ],
+    );
+    let s = shown(d, &o);
+    assert!(o.status.success(), "{s}");
+    insta::assert_snapshot!("stride_b32_mi300x", s);
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("p.json")).unwrap()).unwrap();
+    assert_eq!(j["schema_version"], 1);
+    assert_eq!(j["device"], "mi300x");
+    assert!(j["predicted_us"].as_f64().unwrap() > 0.0);
+    assert!(j["cycles"].as_u64().unwrap() > 0);
+    let ins = j["instructions"].as_array().unwrap();
+    for l in ins {
+        for key in [
+            "address",
+            "text",
+            "executed",
+            "stall_cycles",
+            "lds_bank_conflicts",
+            "cache_lines",
+        ] {
+            assert!(l.get(key).is_some(), "{key} missing in {l}");
+        }
+    }
+    // Stride 32 dwords on 32 banks: all 32 lanes of a phase in one bank,
+    // 2 phases of 32 cycles: 62 conflict cycles, for the write and the read.
+    for m in ["ds_write_b32", "ds_read_b32"] {
+        let l = ins
+            .iter()
+            .find(|l| l["text"].as_str().unwrap().starts_with(m))
+            .unwrap();
+        assert_eq!(l["lds_bank_conflicts"], 62, "{m}");
+        assert_eq!(l["executed"], 1, "{m}");
+    }
+    let store = ins
+        .iter()
+        .find(|l| l["text"].as_str().unwrap().starts_with("global_store"))
+        .unwrap();
+    assert_eq!(store["cache_lines"]["lines64"], 4);
+    assert_eq!(store["cache_lines"]["lines128"], 2);
+}
+
+fn predicted(d: &Path, n: u32) -> f64 {
+    let o = gcn_patch(
+        d,
+        &[
+            "lds_stride.hsaco",
+            "--kernel",
+            "nops",
+            "--grid",
+            "2048",
+            "--block",
+            "256",
+            "--arg",
+            "out:f32:524288",
+            "--arg",
+            "out:f32:524288",
+            "--arg",
+            &format!("u32:{n}"),
+            "--device",
+            "mi300x",
+            "--json",
+            "n.json",
+        ],
+    );
+    assert!(o.status.success(), "{}", shown(d, &o));
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("n.json")).unwrap()).unwrap();
+    assert_eq!(j["workgroups"], 2048);
+    j["predicted_us"].as_f64().unwrap()
+}
+
+#[test]
+fn inserted_nops_predict_a_longer_time() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "lds_stride", "gfx942");
+    let (none, some) = (predicted(d, 0), predicted(d, 8));
+    assert!(some > none, "8 groups of nops: {some} µs vs {none} µs");
+}
+
+#[test]
+fn profile_bad_input_says_what_and_how() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "lds_stride", "gfx942");
+    let base = [
+        "lds_stride.hsaco",
+        "--kernel",
+        "stride_b32",
+        "--grid",
+        "1",
+        "--block",
+        "64",
+        "--arg",
+        "out:u32:64",
+        "--arg",
+        "u32:1",
+        "--device",
+    ];
+    let mut all = String::new();
+    for device in ["h100", "mi355x"] {
+        let mut args = base.to_vec();
+        args.push(device);
+        let o = gcn_patch(d, &args);
+        assert_eq!(o.status.code(), Some(2), "{}", shown(d, &o));
+        all += &format!("$ profile … --device {device}\n{}", shown(d, &o));
+    }
+    insta::assert_snapshot!("bad_device", all);
+}
+
+/// The demo's matmul patch (coarser waits in the main loop), its declared
+/// launch profiled unpatched and patched.
+#[test]
+fn profile_of_a_manifest_kernel_compares_unpatched_and_patched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let json = tmp.path().join("m.json");
+    let o = Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+        .args([
+            "profile", "matmul", "--device", "mi300x", "-t", "gfx942", "--json",
+        ])
+        .arg(&json)
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let s = shown(tmp.path(), &o);
+    assert!(o.status.success(), "{s}");
+    assert!(
+        s.contains("unpatched") && s.contains("stall cycles that moved"),
+        "{s}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let rows = j.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "one target, one launch");
+    let (a, b) = (&rows[0]["unpatched"], &rows[0]["patched"]);
+    // The same launch: the same counts of MFMA work, different schedules.
+    assert_eq!(a["totals"]["flops"], b["totals"]["flops"]);
+    assert!(a["totals"]["flops"].as_u64().unwrap() > 0);
+    // The patch deletes three waits of the main loop.
+    assert!(
+        b["totals"]["waits"].as_u64().unwrap() < a["totals"]["waits"].as_u64().unwrap(),
+        "{} vs {}",
+        b["totals"]["waits"],
+        a["totals"]["waits"]
+    );
+    assert_ne!(a["cycles"], b["cycles"]);
+}
+
+/// A kernel the emulator cannot run: the profile says which instruction,
+/// exit 1 (as `run`).
+#[test]
+fn profile_of_an_unsupported_instruction_names_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "memtime", "gfx942");
+    let o = gcn_patch(
+        d,
+        &[
+            "memtime.hsaco",
+            "--kernel",
+            "memtime",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "out:u64:1",
+            "--device",
+            "mi300x",
+        ],
+    );
+    let s = shown(d, &o);
+    assert_eq!(o.status.code(), Some(1), "{s}");
+    assert!(s.contains("s_memtime"), "{s}");
+}
