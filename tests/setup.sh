@@ -7,10 +7,12 @@
 #   - iree-compile from pip iree-base-compiler==3.13.0 (corpus regeneration and the
 #     substitution integration test)
 #   - triton==3.9.0 from pip (Triton corpus regeneration: tests/triton/generate.py)
+#   - ml-dtypes==0.5.4 from pip (the MX format tables: gcn-emu/tests/mx/generate.py)
 set -euo pipefail
 
 IREE_VERSION=3.13.0
 TRITON_VERSION=3.9.0
+ML_DTYPES_VERSION=0.5.4
 LLVM_MAJOR=22
 
 as_root() {
@@ -50,6 +52,15 @@ if ! triton_ok; then
 fi
 if ! triton_ok; then
     echo "setup: python3 cannot import triton ${TRITON_VERSION} after pip install" >&2
+    exit 1
+fi
+ml_dtypes_ok() { python3 -c "import ml_dtypes, sys; sys.exit(ml_dtypes.__version__ != '${ML_DTYPES_VERSION}')" 2>/dev/null; }
+if ! ml_dtypes_ok; then
+    echo "setup: installing ml-dtypes==${ML_DTYPES_VERSION} with pip"
+    python3 -m pip install --quiet "ml-dtypes==${ML_DTYPES_VERSION}"
+fi
+if ! ml_dtypes_ok; then
+    echo "setup: python3 cannot import ml_dtypes ${ML_DTYPES_VERSION} after pip install" >&2
     exit 1
 fi
 echo "setup: $(clang-$LLVM_MAJOR --version | head -1); $(iree-compile --version | grep -m1 'compiler version')"

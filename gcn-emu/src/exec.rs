@@ -1350,6 +1350,128 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
     Ok(out)
 }
 
+/// The `op_sel` bits of a VOP3 instruction (missing places are 0).
+fn op_sel_bits(ins: &Instruction) -> R<[u8; 4]> {
+    let v = ins
+        .modifier("op_sel")
+        .map(parse_bits)
+        .transpose()?
+        .unwrap_or_default();
+    let mut b = [0u8; 4];
+    for (o, x) in b.iter_mut().zip(v) {
+        *o = x & 1;
+    }
+    Ok(b)
+}
+
+/// The three-source VOP3 forms below take no `neg`/`abs`/`clamp`/`omod`.
+fn plain_vop3(ins: &Instruction, n: usize) -> R<()> {
+    if ins.ops.len() != n || ins.ops.iter().any(|o| o.neg || o.abs) {
+        return unsup("operand modifiers or count");
+    }
+    if ins.has("clamp") || ins.has("mul") || ins.has("div") {
+        return unsup("clamp/omod");
+    }
+    Ok(())
+}
+
+/// gfx950 `v_cvt_scalef32_pk_fp4_f32 vdst, src0, src1, scale`: src0 and
+/// src1 (f32) divided by the scale and rounded to nearest even in FP4 E2M1
+/// ([`crate::mx::encode`]: saturating), packed as `src0 | src1 << 4` into
+/// byte `op_sel[2] + 2·op_sel[3]` of vdst; the other bytes keep their value
+/// (LLVM pull request 117417: "OPSEL[3:2] selects which dst_byte to write";
+/// the builtin's `old` operand is vdst itself). The scale is the f32
+/// operand's exponent, 2^(E − 127) ([`crate::mx::scalef32`]); dividing by it
+/// is MLIR's `arith.scaling_truncf` (x / 2^scale), which ArithToAMDGPU
+/// lowers to this instruction. The quotient is exact (f64), so the result
+/// is rounded once.
+fn cvt_scalef32_pk_fp4_f32(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    plain_vop3(ins, 4)?;
+    let sel = op_sel_bits(ins)?;
+    let byte = 8 * (sel[2] + 2 * sel[3]) as u32;
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let scale = crate::mx::scalef32(w.vread(&ins.ops[3], lane, Ty::B32, ctx)? as u32);
+        let mut codes = [0u32; 2];
+        for (c, i) in codes.iter_mut().zip([1, 2]) {
+            let x = f32b(w.vread(&ins.ops[i], lane, Ty::B32, ctx)?) as f64;
+            *c = match crate::mx::encode(crate::mx::Mini::E2M1, x / scale) {
+                Some(c) => c as u32,
+                None => return unsup("a NaN converted to fp4 (not modelled)"),
+            };
+        }
+        let old = w.vread(&ins.ops[0], lane, Ty::B32, ctx)? as u32;
+        let v = old & !(0xff << byte) | (codes[0] | codes[1] << 4) << byte;
+        w.vwrite(&ins.ops[0], lane, Ty::B32, v as u64)?;
+    }
+    Ok(())
+}
+
+/// gfx950 `v_cvt_scalef32_pk_bf16_fp8 vdst, src0, scale`: the two fp8 (OCP
+/// E4M3) bytes of src0's low word (`op_sel[0]` = 0) or high word (1), each
+/// multiplied by the scale 2^(E − 127) ([`crate::mx::scalef32`]) and
+/// rounded to nearest even in bf16, into vdst's low and high halves. (MLIR's
+/// `arith.scaling_extf` is x · 2^scale and lowers to the
+/// `cvt.scalef32.pk.*` up-conversions; LLVM's `cvt_pk_f32_fp8` family reads
+/// the word that `word_sel`/`op_sel[0]` names.)
+fn cvt_scalef32_pk_bf16_fp8(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    plain_vop3(ins, 3)?;
+    let sel = op_sel_bits(ins)?;
+    let exec = w.exec();
+    let fmt = crate::fp8::Fp8::of(false, ctx.ocp_fp8);
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let src = w.vread(&ins.ops[1], lane, Ty::B32, ctx)? as u32;
+        let scale = crate::mx::scalef32(w.vread(&ins.ops[2], lane, Ty::B32, ctx)? as u32);
+        let word = src >> (16 * sel[0] as u32);
+        let mut out = 0u32;
+        for h in 0..2 {
+            let x = crate::fp8::decode(fmt, (word >> (8 * h)) as u8) * scale;
+            // f64 → f32 is exact for every fp8 value times a power of two in
+            // f32's range; bf16 then rounds once.
+            let b = half::bf16::from_f64(x).to_bits() as u32;
+            out |= b << (16 * h);
+        }
+        w.vwrite(&ins.ops[0], lane, Ty::B32, out as u64)?;
+    }
+    Ok(())
+}
+
+/// `v_cvt_pk_u8_f32 vdst, src0, src1, src2`: src0 (f32) converted to an
+/// unsigned byte, written into byte `src1[1:0]` of src2, the result in vdst
+/// (GCN3/Vega ISA: "D.u = (S2.u & ~(0xff << (8 * S1.u[1:0]))) |
+/// (flt32_to_uint8(S0.f) << (8 * S1.u[1:0]))"). The conversion rounds to
+/// nearest even (the MODE register's default round mode, the only one
+/// modelled) and clamps to [0, 255]; NaN gives 0.
+fn cvt_pk_u8_f32(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    plain_vop3(ins, 4)?;
+    if ins.has("op_sel") {
+        return unsup("op_sel");
+    }
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let x = f32b(w.vread(&ins.ops[1], lane, Ty::B32, ctx)?);
+        let byte = 8 * (w.vread(&ins.ops[2], lane, Ty::B32, ctx)? as u32 & 3);
+        let old = w.vread(&ins.ops[3], lane, Ty::B32, ctx)? as u32;
+        let u = if x.is_nan() {
+            0
+        } else {
+            x.round_ties_even().clamp(0.0, 255.0) as u32
+        };
+        let v = old & !(0xff << byte) | u << byte;
+        w.vwrite(&ins.ops[0], lane, Ty::B32, v as u64)?;
+    }
+    Ok(())
+}
+
 fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
     if m.starts_with("v_cmp") {
@@ -1366,6 +1488,12 @@ fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     }
     if m.starts_with("v_pk_") {
         return vop3p(wave, ins, ctx);
+    }
+    match m.strip_suffix("_e64").unwrap_or(m) {
+        "v_cvt_scalef32_pk_fp4_f32" => return cvt_scalef32_pk_fp4_f32(wave, ins, ctx),
+        "v_cvt_scalef32_pk_bf16_fp8" => return cvt_scalef32_pk_bf16_fp8(wave, ins, ctx),
+        "v_cvt_pk_u8_f32" => return cvt_pk_u8_f32(wave, ins, ctx),
+        _ => {}
     }
     if m.starts_with("v_") {
         return valu_ins(wave, ins, ctx);
@@ -3553,6 +3681,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         "ds_nop" => return Ok(()),
         "ds_read_b64_tr_b16" => return ds_read_tr(w, ins, ctx, offset, 16),
         "ds_read_b64_tr_b8" => return ds_read_tr(w, ins, ctx, offset, 8),
+        "ds_read_b64_tr_b4" => return ds_read_tr(w, ins, ctx, offset, 4),
         _ => {}
     }
     let rest = &m[3..];
@@ -3704,8 +3833,9 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
-/// gfx950 `ds_read_b64_tr_b16` and `ds_read_b64_tr_b8`: every lane reads 64
-/// bits (`E` = 4 elements of 16 bits, or 8 of 8 bits) at its address, then
+/// gfx950 `ds_read_b64_tr_b16`, `_b8` and `_b4`: every lane reads 64
+/// bits (`E` = 4 elements of 16 bits, 8 of 8 bits or 16 of 4 bits) at its
+/// address, then
 /// each group of 16 lanes is transposed: lane `16·b + n` receives element
 /// `j` = element `n % E` of lane `16·b + (16 / E)·j + n / E`. (CDNA4 ISA
 /// §11.4: "each lane holds 4 consecutive M or N values" in LDS and ends
@@ -3783,21 +3913,19 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         "v_mfma_i32_32x32x16_i8" => (32, 16, "i8", "i8"),
         "v_mfma_i32_16x16x64_i8" => (16, 64, "i8", "i8"),
         "v_mfma_i32_32x32x32_i8" => (32, 32, "i8", "i8"),
-        // gfx950: the formats of A and B are `cbsz` and `blgp` (0 fp8, 1 bf8;
-        // 2–4, the 6- and 4-bit formats, are not implemented).
-        "v_mfma_f32_32x32x64_f8f6f4" | "v_mfma_f32_16x16x128_f8f6f4" => {
-            let fmt = |key: &str| match ins.modifier(key).unwrap_or("0") {
-                "0" => Ok("fp8"),
-                "1" => Ok("bf8"),
-                v => unsup(format!("{key}:{v}: the 6- and 4-bit MFMA formats")),
-            };
-            let (a, b) = (fmt("cbsz")?, fmt("blgp")?);
+        // gfx950: the formats of A and B are `cbsz` and `blgp`.
+        "v_mfma_f32_32x32x64_f8f6f4"
+        | "v_mfma_f32_16x16x128_f8f6f4"
+        | "v_mfma_scale_f32_32x32x64_f8f6f4"
+        | "v_mfma_scale_f32_16x16x128_f8f6f4" => {
+            let (a, b) = (f8f6f4_format(ins, "cbsz")?, f8f6f4_format(ins, "blgp")?);
             if name.contains("32x32") {
                 (32, 64, a, b)
             } else {
                 (16, 128, a, b)
             }
         }
+        _ if name.starts_with("v_smfmac_") => return smfmac(w, ins, ctx),
         _ => match fp8_mfma_shape(name) {
             Some(shape) => shape,
             None => return unsup("this MFMA shape/type is not implemented"),
@@ -3812,9 +3940,19 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             return unsup(format!("MFMA modifier {key}"));
         }
     }
-    if ins.ops.len() != 4 || ins.ops.iter().any(|o| o.neg || o.abs) {
+    let scaled = name.starts_with("v_mfma_scale_");
+    let nops = if scaled { 6 } else { 4 };
+    if ins.ops.len() != nops || ins.ops.iter().any(|o| o.neg || o.abs) {
         return unsup("MFMA operands");
     }
+    // gfx950 `v_mfma_scale_*`: every lane's A and B elements are multiplied
+    // by an E8M0 scale, a byte of the lane's scale operand (src 4 for A,
+    // src 5 for B).
+    let (scale_a, scale_b) = if scaled {
+        mfma_scales(w, ins, ctx)?
+    } else {
+        ([1.0; LANES], [1.0; LANES])
+    };
     let kl = k * m / 64;
     let dregs = m * m / 64;
     // Gather A (m×k), B (k×m), C (m×m) from the lanes.
@@ -3834,6 +3972,16 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                     half::bf16::from_bits(bits).to_f64()
                 }
             }
+            "fp6" | "bf6" | "fp4" => {
+                let fmt = match ty {
+                    "fp6" => crate::mx::Mini::E2M3,
+                    "bf6" => crate::mx::Mini::E3M2,
+                    _ => crate::mx::Mini::E2M1,
+                };
+                let (file, i) = reg_of(s)?;
+                let code = packed_code(w, file, i, lane, e, fmt.bits() as usize)?;
+                crate::mx::decode(fmt, code)
+            }
             _ => {
                 let (file, i) = reg_of(s)?;
                 let byte = (w.vreg(file, i + e / 4)?[lane] >> (8 * (e % 4))) as u8;
@@ -3844,14 +3992,31 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
         })
     };
+    // Which K element `e` of a lane holds. gfx950's `*_f8f6f4` MFMA keeps
+    // 8-bit operands in two K halves (elements 0–15 in the first, 16–31 in
+    // the second, 16 per lane group in each) and 6- and 4-bit ones as 32
+    // consecutive K; a scale belongs to the lane of its 32-K block (row or
+    // column `l % M`, block `l / M`). Triton 3.9's `tl.dot_scaled` for gfx950
+    // computes fp8 × fp4 products bit-exactly with this and not with 8-bit
+    // operands as 32 consecutive K (tests/gfx950.rs).
+    let kof = |ty: &str, lane: usize, e: usize| -> usize {
+        if f8f6f4 && matches!(ty, "fp8" | "bf8") {
+            (k / 2) * (e / 16) + 16 * (lane / m) + e % 16
+        } else {
+            kl * (lane / m) + e
+        }
+    };
     for lane in 0..LANES {
         for e in 0..kl {
-            let kk = kl * (lane / m) + e;
-            if kk >= k {
+            let ka = kof(ta, lane, e);
+            let kb = kof(tb, lane, e);
+            if ka >= k || kb >= k {
                 continue;
             }
-            a[(lane % m) * k + kk] = elem(w, opnd(&ins.ops, 1)?, lane, e, ta)?;
-            b[kk * m + lane % m] = elem(w, opnd(&ins.ops, 2)?, lane, e, tb)?;
+            a[(lane % m) * k + ka] =
+                elem(w, opnd(&ins.ops, 1)?, lane, e, ta)? * scale_a[lane % m + m * (ka / 32)];
+            b[kb * m + lane % m] =
+                elem(w, opnd(&ins.ops, 2)?, lane, e, tb)? * scale_b[lane % m + m * (kb / 32)];
         }
     }
     let pos = |lane: usize, r: usize| -> (usize, usize) {
@@ -3903,6 +4068,145 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     for lane in 0..LANES {
         for r in 0..dregs {
             w.vreg_mut(file, di + r)?[lane] = d[lane * dregs + r];
+        }
+    }
+    Ok(())
+}
+
+/// The element format of a gfx950 `*_f8f6f4` MFMA's A (`cbsz`) or B
+/// (`blgp`) operand: 0 fp8 (E4M3), 1 bf8 (E5M2), 2 fp6 (E2M3), 3 bf6
+/// (E3M2), 4 fp4 (E2M1), as LLVM's assembler names them (`cbsz`/`blgp`
+/// of `V_MFMA_*_F8F6F4` in VOP3PInstructions.td; AMDGPU's
+/// `MFMAScaleFormats`: FP8_E4M3, FP8_E5M2, FP6_E2M3, FP6_E3M2, FP4_E2M1).
+/// Operands narrower than 8 bits are packed densely, element `e` of a lane at
+/// bits `[w·e, w·(e+1))` of its consecutive registers (LLVM types them
+/// `v6i32` for fp6 and `v4i32` for fp4: 32 elements in 192 or 128 bits).
+fn f8f6f4_format(ins: &Instruction, key: &str) -> R<&'static str> {
+    Ok(match ins.modifier(key).unwrap_or("0") {
+        "0" => "fp8",
+        "1" => "bf8",
+        "2" => "fp6",
+        "3" => "bf6",
+        "4" => "fp4",
+        v => return unsup(format!("{key}:{v}: not an f8f6f4 format (0–4)")),
+    })
+}
+
+/// The `bits`-wide code of element `e` of `lane`, packed densely in the
+/// registers from `file[i]` (it may straddle two registers).
+fn packed_code(w: &Wave, file: RegFile, i: usize, lane: usize, e: usize, bits: usize) -> R<u8> {
+    let bit = e * bits;
+    let (r, off) = (bit / 32, bit % 32);
+    let mut v = (w.vreg(file, i + r)?[lane] >> off) as u64;
+    if off + bits > 32 {
+        v |= (w.vreg(file, i + r + 1)?[lane] as u64) << (32 - off);
+    }
+    Ok((v & ((1 << bits) - 1)) as u8)
+}
+
+/// The per-lane scales of `v_mfma_scale_f32_{16x16x128,32x32x64}_f8f6f4`:
+/// src 4 scales A and src 5 scales B, each an E8M0 byte (2^(e − 127)) of the
+/// lane's operand. The byte is `op_sel[i] + 2·op_sel_hi[i]` (i = 0 for A,
+/// 1 for B): clang-22 prints the intrinsic's `opsel_a`/`opsel_b` argument 1
+/// as `op_sel:[1,0,0]`, 2 as `op_sel_hi:[1,0,0]` and 3 as both (likewise in
+/// the second place for B), `llvm.amdgcn.mfma.scale.*`'s
+/// `(A, B, C, cbsz, blgp, opsel_a, scale_a, opsel_b, scale_b)`.
+/// Lane `l`'s byte scales row (A) or column (B) `l % M` over the 32-K block
+/// `l / M` (the MX block size); see `mfma` for which K each element holds.
+fn mfma_scales(w: &Wave, ins: &Instruction, ctx: &Ctx) -> R<([f64; LANES], [f64; LANES])> {
+    let bits = |key: &str| -> R<Vec<u8>> {
+        Ok(ins
+            .modifier(key)
+            .map(parse_bits)
+            .transpose()?
+            .unwrap_or_default())
+    };
+    let (sel, hi) = (bits("op_sel")?, bits("op_sel_hi")?);
+    let byte = |i: usize| {
+        (sel.get(i).copied().unwrap_or(0) & 1) + 2 * (hi.get(i).copied().unwrap_or(0) & 1)
+    };
+    let (ba, bb) = (byte(0), byte(1));
+    let mut sa = [1.0; LANES];
+    let mut sb = [1.0; LANES];
+    for lane in 0..LANES {
+        let a = w.vread(&plain(opnd(&ins.ops, 4)?), lane, Ty::B32, ctx)? as u32;
+        let b = w.vread(&plain(opnd(&ins.ops, 5)?), lane, Ty::B32, ctx)? as u32;
+        sa[lane] = crate::mx::e8m0((a >> (8 * ba)) as u8);
+        sb[lane] = crate::mx::e8m0((b >> (8 * bb)) as u8);
+    }
+    Ok((sa, sb))
+}
+
+/// gfx950 sparse MFMA `v_smfmac_f32_16x16x128_{fp8,bf8}_{fp8,bf8} vdst, A, B,
+/// idx`: D = D + A·B where A (16×128) has two non-zeros in every group of
+/// four K values (4:2 structured sparsity). A lane holds 16 of them (its
+/// `v4i32` A operand) for the 32 K values the dense layout gives it
+/// (`mfma`'s layout, kl = 32); the 2-bit index of non-zero `t` is bits
+/// `[2t+1:2t]` of the lane's `idx` operand and names its place in group
+/// `t / 2`: non-zero `t` sits at dense element `4·(t/2) + idx_t`. B (8
+/// registers) and D are dense, as in `v_mfma_f32_16x16x128_f8f6f4` with
+/// fp8 operands. The accumulator is the destination itself (LLVM ties
+/// `vdst` to `src2`: `AMDGPUMSmfmacIntrinsic`'s C operand, CDNA3 ISA §7.1.3
+/// "SMFMAC"). The 32 index bits of a lane cover all 16 non-zeros, so
+/// `abid` (which selects a set of indices for the narrower shapes) must be 0.
+fn smfmac(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let name = ins.mnemonic.as_str();
+    let Some(types) = name.strip_prefix("v_smfmac_f32_16x16x128_") else {
+        return unsup("this sparse MFMA shape is not implemented");
+    };
+    let (ta, tb) = match types {
+        "fp8_fp8" => (false, false),
+        "fp8_bf8" => (false, true),
+        "bf8_fp8" => (true, false),
+        "bf8_bf8" => (true, true),
+        _ => return unsup("this sparse MFMA type is not implemented"),
+    };
+    for key in ["cbsz", "abid"] {
+        if ins.modifier(key).is_some_and(|v| v != "0") {
+            return unsup(format!("sparse MFMA modifier {key}"));
+        }
+    }
+    if ins.ops.len() != 4 || ins.ops.iter().any(|o| o.neg || o.abs) {
+        return unsup("sparse MFMA operands");
+    }
+    let (m, k, kl) = (16, 128, 32);
+    let ocp = ctx.ocp_fp8;
+    let byte = |w: &Wave, s: &Src, lane: usize, e: usize| -> R<u8> {
+        let (file, i) = reg_of(s)?;
+        Ok((w.vreg(file, i + e / 4)?[lane] >> (8 * (e % 4))) as u8)
+    };
+    let fa = crate::fp8::Fp8::of(ta, ocp);
+    let fb = crate::fp8::Fp8::of(tb, ocp);
+    let mut a = vec![0f64; m * k];
+    let mut b = vec![0f64; k * m];
+    for lane in 0..LANES {
+        let idx = w.vread(&plain(opnd(&ins.ops, 3)?), lane, Ty::B32, ctx)? as u32;
+        let base = kl * (lane / m);
+        for t in 0..16 {
+            let kk = base + 4 * (t / 2) + (idx >> (2 * t) & 3) as usize;
+            let v = crate::fp8::decode(fa, byte(w, opnd(&ins.ops, 1)?, lane, t)?);
+            a[(lane % m) * k + kk] += v;
+        }
+        for e in 0..kl {
+            b[(base + e) * m + lane % m] =
+                crate::fp8::decode(fb, byte(w, opnd(&ins.ops, 2)?, lane, e)?);
+        }
+    }
+    let (file, di) = reg_of(opnd(&ins.ops, 0)?)?;
+    let mut d = [[0u32; 4]; LANES];
+    for (lane, out) in d.iter_mut().enumerate() {
+        for (r, o) in out.iter_mut().enumerate() {
+            let (i, j) = (4 * (lane / 16) + r, lane % 16);
+            let mut acc = f32::from_bits(w.vreg(file, di + r)?[lane]) as f64;
+            for kk in 0..k {
+                acc += a[i * k + kk] * b[kk * m + j];
+            }
+            *o = bf32(acc as f32) as u32;
+        }
+    }
+    for (lane, out) in d.iter().enumerate() {
+        for (r, o) in out.iter().enumerate() {
+            w.vreg_mut(file, di + r)?[lane] = *o;
         }
     }
     Ok(())
@@ -4044,14 +4348,40 @@ mod tests {
 }
 
 /// Probes whether the executor implements instructions, by running each once
-/// on a scratch wave with empty memory: only "unsupported" (an operand form
-/// the executor does not expect included) counts as not implemented; a
-/// fault (no memory there) means the semantics exist.
+/// on a scratch wave that has memory to hit: an instruction counts as
+/// implemented only when it runs without a fault ([`ProbeOutcome::Ran`]).
+///
+/// The probe's registers are set so that addresses land in memory: every
+/// even SGPR/VGPR/AGPR holds 0x1000 and every odd one the high half of an
+/// 8 MiB allocation's base, so a 64-bit register pair points 4 KiB into it
+/// (room for negative offsets down to −4096 and positive ones up to almost
+/// 8 MiB, scalar-load offsets included), a 32-bit offset register adds 4 KiB
+/// or 1, and a buffer descriptor `s[n:n+3]` (n even) has that base, stride 0
+/// and 4096 records (past them an access is dropped, not a fault). Each lane
+/// has 64 KiB of private memory and the wave 64 KiB of LDS; M0 is 0, exec
+/// all ones, and the flat apertures are placed where no pointer points. An
+/// instruction that does not run on that state is probed again with zeroed
+/// registers (the state of earlier versions): running on either counts.
+/// `s_trap`, whose semantics is to stop the wave with a fault, counts as run.
 pub struct Probe {
     wave: Wave,
     lds: Lds,
     mem: Memory,
     program: crate::decode::Program,
+    /// The 64-bit value of an even/odd register pair.
+    pointer: u64,
+}
+
+/// What running one instruction on a [`Probe`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProbeOutcome {
+    /// It ran without a fault: implemented.
+    Ran,
+    /// The executor refuses it (the reason): not implemented.
+    Unsupported(String),
+    /// It faulted on both of the probe's states (the fault): reported
+    /// apart, not counted as implemented.
+    Fault(String),
 }
 
 impl Default for Probe {
@@ -4061,29 +4391,65 @@ impl Default for Probe {
 }
 
 impl Probe {
-    /// A probe with a full register file and 64 KiB of LDS.
+    /// A probe with a full register file, 64 KiB of LDS, 64 KiB of private
+    /// memory a lane and an 8 MiB allocation the registers point into.
     pub fn new() -> Self {
+        let mem = Memory::new();
+        let base = mem.alloc_bytes("probe", &vec![0; 8 << 20]);
+        let mut wave = Wave::new(512, 256);
+        wave.set_private(64 << 10);
         Probe {
-            wave: Wave::new(512, 256),
+            wave,
             lds: Lds::new(65536),
-            mem: Memory::new(),
+            mem,
             program: crate::decode::Program {
                 kernel: String::new(),
                 instructions: Vec::new(),
                 index: std::collections::HashMap::new(),
                 lines: std::collections::HashMap::new(),
             },
+            pointer: base + 0x1000,
         }
     }
 
-    /// Whether `ins` runs (see [`Probe`]).
+    /// Whether `ins` runs without a fault (see [`Probe`]).
     pub fn implements(&mut self, ins: &Instruction) -> bool {
-        // Zeroed registers: a refusal that depends on data (a swizzled V#)
-        // is not counted against the instruction's form.
-        self.wave.s = [0; 128];
-        for r in self.wave.v.iter_mut().chain(self.wave.a.iter_mut()) {
-            *r = [0; LANES];
+        self.probe(ins) == ProbeOutcome::Ran
+    }
+
+    /// Run `ins` once on the pointer state, then (unless it ran) on zeroed
+    /// registers; see [`Probe`].
+    pub fn probe(&mut self, ins: &Instruction) -> ProbeOutcome {
+        let first = self.step_with(ins, true);
+        if first == ProbeOutcome::Ran {
+            return first;
         }
+        match (first, self.step_with(ins, false)) {
+            (_, ProbeOutcome::Ran) => ProbeOutcome::Ran,
+            (ProbeOutcome::Unsupported(why), _) | (_, ProbeOutcome::Unsupported(why)) => {
+                ProbeOutcome::Unsupported(why)
+            }
+            (fault, _) => fault,
+        }
+    }
+
+    fn step_with(&mut self, ins: &Instruction, pointers: bool) -> ProbeOutcome {
+        let (lo, hi) = if pointers {
+            (self.pointer as u32, (self.pointer >> 32) as u32)
+        } else {
+            (0, 0)
+        };
+        let pair = |i: usize| if i % 2 == 0 { lo } else { hi };
+        for (i, r) in self.wave.s.iter_mut().enumerate() {
+            *r = pair(i);
+        }
+        for (i, r) in self.wave.v.iter_mut().enumerate() {
+            *r = [pair(i); LANES];
+        }
+        for (i, r) in self.wave.a.iter_mut().enumerate() {
+            *r = [pair(i); LANES];
+        }
+        self.wave.s[M0 as usize] = 0;
         self.wave.set_exec(u64::MAX);
         self.wave.state = WaveState::Running;
         self.wave.pc = 0;
@@ -4091,24 +4457,43 @@ impl Probe {
         // `s_setvskip`) must not apply to the next instruction.
         self.wave.gpr_idx = false;
         self.wave.vskip = false;
+        // A branch's target is an instruction: the SOPP target of its
+        // encoding, or what a register pair holds (`s_setpc_b64`).
+        let targets = &mut self.program.index;
+        targets.clear();
+        if let Some(&w0) = ins.words.first() {
+            let simm = w0 as u16 as i16 as i64;
+            targets.insert((ins.addr as i64).wrapping_add(4 + simm * 4) as u64, 0);
+        }
+        targets.insert(self.pointer, 0);
+        targets.insert(0, 0);
         let Probe {
             wave,
             lds,
             mem,
             program,
+            ..
         } = self;
         let mut ctx = Ctx {
             program,
             mem,
             lds,
-            shared_base_hi: 1,
-            private_base_hi: 2,
+            // No register pair's high half (0 or the allocation's) is an
+            // aperture: flat accesses go to global memory.
+            shared_base_hi: 0x7000_0000,
+            private_base_hi: 0x7000_0001,
             ocp_fp8: false,
             trace: Trace::default(),
             observer: None,
             typed: &[],
         };
-        !matches!(step(wave, ins, &mut ctx), Err(Stop::Unsupported(_)))
+        match step(wave, ins, &mut ctx) {
+            Err(Stop::Unsupported(why)) => ProbeOutcome::Unsupported(why),
+            // `s_trap`'s semantics is to stop the wave with a fault.
+            Err(Stop::Fault(..)) if ins.mnemonic == "s_trap" => ProbeOutcome::Ran,
+            Err(Stop::Fault(_, what)) => ProbeOutcome::Fault(what),
+            Ok(()) => ProbeOutcome::Ran,
+        }
     }
 }
 #[cfg(test)]
@@ -4132,11 +4517,37 @@ mod probe_tests {
             "\tbuffer_atomic_add_f32 v140, v7, s[32:35], 0 offen offset:256 // 000000001600: E1341100 80088C07"
         )));
         assert!(!p.implements(&line(
-            "\tv_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3] cbsz:4 // 000000001600: 00000000"
+            "\tv_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3] cbsz:5 // 000000001600: 00000000"
         )));
         assert!(!p.implements(&line(
             "\ts_memtime s[2:3] // 000000001600: C0900080 00000000"
         )));
+        // Memory instructions run on the probe's memory: scalar and global
+        // loads and stores (negative offsets too), flat, scratch, LDS.
+        for text in [
+            "s_load_dwordx4 s[8:11], s[0:1], 0x40",
+            "s_load_dword s8, s[2:3], 0xfff00",
+            "global_load_dwordx4 v[4:7], v[2:3], off offset:-4096",
+            "global_store_dword v2, v5, s[0:1] offset:16",
+            "global_atomic_add_f32 v2, v5, s[0:1]",
+            "flat_load_dword v4, v[2:3]",
+            "scratch_load_dword v4, v2, off offset:16",
+            "scratch_store_dwordx2 off, v[4:5], s2",
+            "ds_read_b128 v[4:7], v2 offset:512",
+        ] {
+            assert_eq!(
+                p.probe(&line(&format!("\t{text} // 000000001600: 00000000"))),
+                ProbeOutcome::Ran,
+                "{text}"
+            );
+        }
+        // An address no probe state backs is a fault, reported apart.
+        assert!(matches!(
+            p.probe(&line(
+                "\tglobal_load_dword v1, v[3:4], off // 000000001600: 00000000"
+            )),
+            ProbeOutcome::Fault(_)
+        ));
         // A mode set by one probe does not leak into the next.
         assert!(p.implements(&line(
             "\ts_set_gpr_idx_on s32, gpr_idx(DST) // 000000001600: BF110820"
@@ -4158,6 +4569,7 @@ mod probe_tests {
             lds,
             mem,
             program,
+            ..
         } = &mut p;
         let mut ctx = Ctx {
             program,
@@ -4255,6 +4667,7 @@ mod probe_tests {
             lds,
             mem,
             program,
+            ..
         } = &mut p;
         let mut ctx = Ctx {
             program,

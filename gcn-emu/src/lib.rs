@@ -15,6 +15,7 @@
 //! | properties | [`isa`] | one instruction-property table (operands, counters, memory kind), generated from AMD's ISA XML |
 //! | observe | [`observe`] | what each executed instruction did (wave, exec mask, every lane's memory access), for tools outside the executor |
 //! | 8-bit floats | [`fp8`] | fp8/bf8 of gfx942 (FNUZ) and gfx950 (OCP) |
+//! | MX formats | [`mx`] | gfx950's fp4 (E2M1), fp6 (E2M3, E3M2) and E8M0 scales |
 //! | memory | [`memory`] | named allocations in one address space; LDS |
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
 //! | launch | [`launch`] | launch descriptions (TOML), seeded random inputs, comparing two runs |
@@ -55,6 +56,7 @@ pub mod isa;
 pub mod launch;
 pub mod load;
 pub mod memory;
+pub mod mx;
 pub mod npy;
 pub mod observe;
 pub mod profile;

@@ -128,12 +128,17 @@ fn from_bf16(h: u16) -> f32 {
 /// once), an f32 D within 1e-5 relative + 1e-5. `launch` reruns it under the
 /// sanitizer's default checks and asserts no finding. Returns the
 /// findings of the opt-in `barrier-pairs` check on the same launch.
+///
+/// `split` > 1 runs a split-K kernel as aiter does (`args.splitk = split`,
+/// grid z = split): each z slice adds its partial sums to D with
+/// `global_atomic_add_f32`, so D starts zeroed.
 fn gemm(
     path: &str,
     symbol: &str,
     mnk: [usize; 3],
     tile: [usize; 2],
     bf16_out: bool,
+    split: usize,
 ) -> Vec<Finding> {
     let [m, n, k] = mnk;
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
@@ -150,6 +155,7 @@ fn gemm(
             .iter()
             .filter(|a| !a.is_hidden())
             .map(|arg| match arg.name.as_deref().unwrap_or("") {
+                "D" if split > 1 => A::Buf(vec![0; esize * m * n]),
                 "D" => A::Buf(vec![0xff; esize * m * n]),
                 "A" => A::Buf(bytes(&a)),
                 "B" => A::Buf(bytes(&b)),
@@ -164,7 +170,7 @@ fn gemm(
                 "Mdim" => A::Val(u32v(m)),
                 "Ndim" => A::Val(u32v(n)),
                 "Kdim" => A::Val(u32v(k)),
-                "splitk" => A::Val(u32v(1)),
+                "splitk" => A::Val(u32v(split)),
                 "is_out_b16" => A::Val(u32v(bf16_out as usize)),
                 "strideD1" | "strideC1" | "strideA1" | "strideB1" | "add_bias" | "pad" => {
                     A::Val(vec![0; arg.size as usize])
@@ -173,7 +179,11 @@ fn gemm(
             })
             .collect()
     };
-    let grid = [(n / tile[1]) as u32, m.div_ceil(tile[0]) as u32, 1];
+    let grid = [
+        (n / tile[1]) as u32,
+        m.div_ceil(tile[0]) as u32,
+        split as u32,
+    ];
     let (bufs, stats) = launch(&l, grid, [256, 1, 1], args()).unwrap_or_else(|e| panic!("{e}"));
     let mut worst = 0.0f64;
     for i in 0..m {
@@ -233,6 +243,7 @@ fn aiter_bf16gemm_256x256_matches_the_reference_and_runs_clean_under_the_sanitiz
         [256, 256, 128],
         [256, 256],
         true,
+        1,
     );
     assert!(
         !pairs.is_empty() && pairs.iter().all(|f| f.kind == Kind::BarrierDivergence),
@@ -250,6 +261,21 @@ fn aiter_bf16gemm_48x64_gfx942_matches_the_reference_and_runs_clean_under_the_sa
         [100, 128, 128],
         [48, 64],
         false,
+        1,
+    );
+}
+
+/// `bf16gemm_fp32bf16_tn_48x64_pf3_splitk` (gfx950, f32 out, prefetch depth
+/// 3), split 4 ways along K: four z slices of the grid add into a zeroed D.
+#[test]
+fn aiter_bf16gemm_48x64_pf3_splitk_gfx950_matches_the_reference() {
+    gemm(
+        "../tests/corpus/aiter/gfx950/bf16gemm/bf16gemm_fp32bf16_tn_48x64_pf3_splitk.co",
+        "_ZN5aiter37bf16gemm_fp32bf16_tn_48x64_pf3_splitkE",
+        [100, 128, 512],
+        [48, 64],
+        false,
+        4,
     );
 }
 

@@ -673,8 +673,9 @@ pub struct UnsupportedReport {
 
 /// Which instructions of `object` (every kernel, or `kernel`) the emulator
 /// does not implement: each distinct instruction form is executed once on a
-/// scratch wave ([`gcn_emu::exec::Probe`]); only a refusal counts as
-/// missing, a fault (no memory there) does not. Says nothing of whether a
+/// scratch wave that has memory to hit ([`gcn_emu::exec::Probe`]): a form
+/// counts as implemented only when it runs without a fault, so a refusal
+/// and a fault on the probe are both missing. Says nothing of whether a
 /// launch of the kernel is right.
 pub fn unsupported(
     object: &Path,
