@@ -1768,15 +1768,9 @@ fn buffer(w: &mut Wave, b: &Buffer, ctx: &mut Ctx) -> R<()> {
     };
     let mut rows = [[0u32; LANES]; 4];
     if let Some(d) = b.data {
-        for q in 0..b.dwords as usize {
-            let r = vrow_mut(
-                w,
-                VDst {
-                    index: d.index + q as u16,
-                    ..d
-                },
-            )?;
-            rows[q] = *r;
+        for (q, row) in rows.iter_mut().enumerate().take(b.dwords as usize) {
+            let index = d.index + q as u16;
+            *row = *vrow_mut(w, VDst { index, ..d })?;
         }
     }
     let mem = ctx.mem.view();
