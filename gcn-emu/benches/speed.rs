@@ -81,6 +81,9 @@ fn cpu() -> f64 {
     t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
+/// CPU seconds of one single-threaded launch on the typed engine and on
+/// the reference executor alone (the old engine), and the typed run's
+/// stats; both must compute the same buffers (`out`).
 fn timed(
     co: &CodeObject,
     kernel: &str,
@@ -88,13 +91,37 @@ fn timed(
     mem: &Memory,
     args: &[ArgValue],
     grid: u32,
-) -> (f64, Stats) {
+    out: u64,
+) -> (f64, f64, Stats) {
     let k = co.kernel(kernel).unwrap();
     let mut launch = Launch::new([grid, 1, 1], [256, 1, 1]);
     launch.threads = 1;
+    launch.typed = false;
+    let t = cpu();
+    run(co, k, program, mem, args, &launch).unwrap();
+    let old = cpu() - t;
+    let before = mem.contents(out).unwrap();
+    launch.typed = true;
     let t = cpu();
     let stats = run(co, k, program, mem, args, &launch).unwrap();
-    (cpu() - t, stats)
+    let new = cpu() - t;
+    assert!(
+        mem.contents(out).unwrap() == before,
+        "{kernel}: the typed engine computed other results than the reference executor"
+    );
+    (old, new, stats)
+}
+
+/// Print one bench line: old and new rates, their ratio to NumPy's.
+fn line(what: &str, unit: &str, work: f64, old: f64, new: f64, numpy: f64) {
+    println!(
+        "{what}: old engine {:.1} M {unit}/s = {:.4}x NumPy; new engine {:.1} M {unit}/s = {:.4}x NumPy ({:.1}x faster)",
+        work / old / 1e6,
+        work / old / numpy,
+        work / new / 1e6,
+        work / new / numpy,
+        old / new
+    );
 }
 
 fn main() {
@@ -133,13 +160,17 @@ fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f6
         ArgValue::Pointer(out),
         ArgValue::Bytes(2000u32.to_le_bytes().to_vec()),
     ];
-    let (s, stats) = timed(&co, "valu_loop", &program, &mem, &args, 8);
-    let rate = stats.instructions as f64 * 64.0 / s;
-    println!(
-        "valu_loop (gfx942, 8x256 items, 2000 rounds): {s:.3} s, {} wave-instructions, {:.1} M lane-instructions/s = {:.4}x NumPy's u32 add",
-        stats.instructions,
-        rate / 1e6,
-        rate / add_rate
+    let (old, new, stats) = timed(&co, "valu_loop", &program, &mem, &args, 8, out);
+    line(
+        &format!(
+            "valu_loop (gfx942, 8x256 items, 2000 rounds, {} wave-instructions)",
+            stats.instructions
+        ),
+        "lane-instructions",
+        stats.instructions as f64 * 64.0,
+        old,
+        new,
+        add_rate,
     );
 
     // IREE matmul 256x256x256 f16 -> f32.
@@ -150,18 +181,21 @@ fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f6
         .flat_map(|i| half::f16::from_f32((i % 7) as f32 / 8.0).to_le_bytes())
         .collect();
     let mem = Memory::new();
+    let c = mem.alloc_bytes("c", &vec![0; 4 * 256 * 256]);
     let args = [
         ArgValue::Pointer(mem.alloc_bytes("a", &halves)),
         ArgValue::Pointer(mem.alloc_bytes("b", &halves)),
-        ArgValue::Pointer(mem.alloc_bytes("c", &vec![0; 4 * 256 * 256])),
+        ArgValue::Pointer(c),
     ];
-    let (s, stats) = timed(&co, name, &program, &mem, &args, 8);
+    let (old, new, _) = timed(&co, name, &program, &mem, &args, 8, c);
     let macs = 256f64 * 256.0 * 256.0;
-    println!(
-        "IREE matmul 256x256x256 f16 (gfx942): {s:.3} s, {:.1} M lane-instructions/s, {:.1} M MAC/s = {:.4}x NumPy's f32 matmul",
-        stats.instructions as f64 * 64.0 / s / 1e6,
-        macs / s / 1e6,
-        macs / s / mac_rate
+    line(
+        "IREE matmul 256x256x256 f16 (gfx942)",
+        "MAC",
+        macs,
+        old,
+        new,
+        mac_rate,
     );
 
     // IREE softmax 128x1024 f32.
@@ -172,16 +206,19 @@ fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f6
         .flat_map(|i| ((i % 97) as f32 / 10.0).to_le_bytes())
         .collect();
     let mem = Memory::new();
+    let y = mem.alloc_bytes("y", &vec![0; x.len()]);
     let args = [
         ArgValue::Pointer(mem.alloc_bytes("x", &x)),
-        ArgValue::Pointer(mem.alloc_bytes("y", &vec![0; x.len()])),
+        ArgValue::Pointer(y),
     ];
-    let (s, stats) = timed(&co, name, &program, &mem, &args, 128);
-    let rate = stats.instructions as f64 * 64.0 / s;
-    println!(
-        "IREE softmax 128x1024 f32 (gfx942): {s:.3} s, {:.1} M lane-instructions/s = {:.4}x NumPy's u32 add",
-        rate / 1e6,
-        rate / add_rate
+    let (old, new, stats) = timed(&co, name, &program, &mem, &args, 128, y);
+    line(
+        "IREE softmax 128x1024 f32 (gfx942)",
+        "lane-instructions",
+        stats.instructions as f64 * 64.0,
+        old,
+        new,
+        add_rate,
     );
 }
 
@@ -199,13 +236,14 @@ fn gemm(objdump: &Path, mac_rate: f64) {
         .flat_map(|i| half::bf16::from_f32((i % 5) as f32 / 4.0).to_le_bytes())
         .collect();
     let mem = Memory::new();
+    let d = mem.alloc_bytes("d", &vec![0; 2 * m * n]);
     let u32v = |v: usize| ArgValue::Bytes((v as u32).to_le_bytes().to_vec());
     let args: Vec<ArgValue> = kd
         .args
         .iter()
         .filter(|a| !a.is_hidden())
         .map(|arg| match arg.name.as_deref().unwrap_or("") {
-            "D" => ArgValue::Pointer(mem.alloc_bytes("d", &vec![0; 2 * m * n])),
+            "D" => ArgValue::Pointer(d),
             "A" => ArgValue::Pointer(mem.alloc_bytes("a", &ones)),
             "B" => ArgValue::Pointer(mem.alloc_bytes("b", &ones)),
             "ptr_semaphore" => ArgValue::Pointer(mem.alloc_bytes("sem", &[0; 4])),
@@ -220,16 +258,13 @@ fn gemm(objdump: &Path, mac_rate: f64) {
             _ => ArgValue::Bytes(vec![0; arg.size as usize]),
         })
         .collect();
-    let mut launch = Launch::new([1, 1, 1], [256, 1, 1]);
-    launch.threads = 1;
-    let t = cpu();
-    let stats = run(&co, kd, &program, &mem, &args, &launch).unwrap();
-    let s = cpu() - t;
-    let macs = (m * n * k) as f64;
-    println!(
-        "aiter bf16gemm_bf16_tn_256x256 (gfx950, one workgroup, K=4096): {s:.3} s, {} wave-instructions, {:.1} M MAC/s = {:.4}x NumPy's f32 matmul",
-        stats.instructions,
-        macs / s / 1e6,
-        macs / s / mac_rate
+    let (old, new, _) = timed(&co, name, &program, &mem, &args, 1, d);
+    line(
+        "aiter bf16gemm_bf16_tn_256x256 (gfx950, one workgroup, K=4096)",
+        "MAC",
+        (m * n * k) as f64,
+        old,
+        new,
+        mac_rate,
     );
 }

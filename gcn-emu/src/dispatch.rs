@@ -85,6 +85,11 @@ pub struct Launch {
     /// within their documented error, as the hardware this seed stands for
     /// would ([`crate::approx`]); `None`: correctly rounded.
     pub perturb_approx: Option<u64>,
+    /// Run the instructions [`crate::typed`] lowers on its executor (the
+    /// default). `false`: every instruction on the reference executor
+    /// ([`crate::exec`]), which computes the same, slower — for a
+    /// cross-check and the speed bench's figures of the old engine.
+    pub typed: bool,
 }
 
 impl Launch {
@@ -101,6 +106,7 @@ impl Launch {
             sanitize: Checks::NONE,
             seed: 0,
             perturb_approx: None,
+            typed: true,
         }
     }
 }
@@ -399,7 +405,11 @@ fn run_with<O: Observe>(
         spent: AtomicU64::new(0),
         lds_out_of_range: AtomicU64::new(0),
         approx: Mutex::default(),
-        typed: crate::typed::lower_all(program),
+        typed: if launch.typed {
+            crate::typed::lower_all(program)
+        } else {
+            Vec::new()
+        },
     };
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
