@@ -887,9 +887,11 @@ fn mfma_row(m: usize, g: usize, r: usize) -> usize {
 
 /// D = A·B + C over M×M, each sum from C in order of depth, in f64 (the
 /// products of f16, bf16 and f32 inputs are exact in f64), as the
-/// reference executor sums. `at` and `b` are depth-major.
+/// reference executor sums. `at` and `b` are depth-major. With `FMA` each
+/// step is one fused multiply-add: the same result, since the product is
+/// exact and both round only the sum.
 #[inline(always)]
-fn matmul<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
+fn matmul<const M: usize, const FMA: bool>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
     // Two rows at a time share each load of B's row; every sum still runs
     // from C in order of depth.
     for i in (0..M).step_by(2) {
@@ -901,8 +903,13 @@ fn matmul<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
             let (x0, x1) = (at[kk * M + i], at[kk * M + i + 1]);
             let row = &b[kk * M..kk * M + M];
             for j in 0..M {
-                acc0[j] += x0 * row[j];
-                acc1[j] += x1 * row[j];
+                if FMA {
+                    acc0[j] = x0.mul_add(row[j], acc0[j]);
+                    acc1[j] = x1.mul_add(row[j], acc1[j]);
+                } else {
+                    acc0[j] += x0 * row[j];
+                    acc1[j] += x1 * row[j];
+                }
             }
         }
         cd[i * M..i * M + M].copy_from_slice(&acc0);
@@ -911,9 +918,9 @@ fn matmul<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
 }
 
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn matmul_avx2<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
-    matmul::<M>(k, at, b, cd)
+#[target_feature(enable = "avx2,fma")]
+fn matmul_fma<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
+    matmul::<M, true>(k, at, b, cd)
 }
 
 fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
@@ -943,18 +950,19 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
     }
     let cd = &mut cd[..m * m];
     #[cfg(target_arch = "x86_64")]
-    let avx2 = std::arch::is_x86_feature_detected!("avx2");
+    let fma = std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma");
     #[cfg(not(target_arch = "x86_64"))]
-    let avx2 = false;
-    match (m, avx2) {
+    let fma = false;
+    match (m, fma) {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: the CPU has AVX2 (checked above).
-        (16, true) => unsafe { matmul_avx2::<16>(k, &a, &b, cd) },
+        // SAFETY: the CPU has AVX2 and FMA (checked above).
+        (16, true) => unsafe { matmul_fma::<16>(k, &a, &b, cd) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
-        (_, true) => unsafe { matmul_avx2::<32>(k, &a, &b, cd) },
-        (16, _) => matmul::<16>(k, &a, &b, cd),
-        _ => matmul::<32>(k, &a, &b, cd),
+        (_, true) => unsafe { matmul_fma::<32>(k, &a, &b, cd) },
+        (16, _) => matmul::<16, false>(k, &a, &b, cd),
+        _ => matmul::<32, false>(k, &a, &b, cd),
     }
     // MFMA ignores exec: every lane's result is written.
     for r in 0..dregs {
