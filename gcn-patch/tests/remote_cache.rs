@@ -49,7 +49,6 @@ struct Outcome {
     assembled: usize,
     warning: Option<String>,
     stats: RemoteStats,
-    elapsed: Duration,
 }
 
 /// Build `manifest` with its state in `state` and the shared cache `url`
@@ -74,7 +73,6 @@ fn build_with(
         "GCN_BUILD_CACHE" | "GCN_BUILD_CACHE_DIR" | "GCN_BUILD_CACHE_READONLY" => None,
         _ => std::env::var(n).ok(),
     };
-    let start = Instant::now();
     let engine = Engine::new(&config, Some(&m), &env).unwrap_or_else(|e| panic!("{e}"));
     let first = std::sync::Once::new();
     let observer = |_: build::Progress<'_>| {
@@ -101,7 +99,6 @@ fn build_with(
         assembled,
         warning: engine.cache.warning(),
         stats,
-        elapsed: start.elapsed(),
     }
 }
 

@@ -13,7 +13,7 @@
 //!   a directory ([`ENV_CACHE_DIR`], `GCN_BUILD_CACHE_DIR`, or a path in
 //!   [`ENV_CACHE`]) on the machine, or, with the `remote-cache` feature, remote
 //!   storage named by a URL in [`ENV_CACHE`] (`GCN_BUILD_CACHE=redis://…`,
-//!   [`remote`](super::remote)). A second checkout of the same project builds
+//!   `pipeline::remote`). A second checkout of the same project builds
 //!   with no assembler run. [`ENV_CACHE_READONLY`] reads it and never writes.
 //!
 //! Objects and job records ([`crate::pipeline::fingerprint`]) are kept in two
@@ -223,7 +223,7 @@ impl Shared {
     /// (gcn-build's one environment reader): [`ENV_CACHE`] (a directory or
     /// a URL), else [`ENV_CACHE_DIR`], with [`ENV_CACHE_SIZE`] (directories),
     /// [`ENV_CACHE_READONLY`] and the remote settings
-    /// ([`super::remote::ENV_CACHE_TIMEOUT`], credentials). `spec`, when
+    /// (`GCN_BUILD_CACHE_TIMEOUT`, credentials). `spec`, when
     /// given, replaces [`ENV_CACHE`] (a builder's `.shared_cache(…)`).
     /// `None` when none is set; a setting that cannot be read is an error.
     pub fn configure(
