@@ -364,3 +364,43 @@ fn two_clones_building_at_once_into_one_cache_leave_no_torn_entry() {
         );
     }
 }
+
+/// `gcn-patch build` and `check` use the same backend as gcn-build: a fresh
+/// output directory builds every object from the Redis another build
+/// filled; with the server gone, both still succeed and say so once.
+#[test]
+fn gcn_patch_build_and_check_share_the_backend_and_warn_once_when_it_is_gone() {
+    let mut redis = servers::redis();
+    let url = format!("redis://127.0.0.1:{}", redis.port);
+    let tmp = tempfile::tempdir().unwrap();
+    let manifest = project(&tmp.path().join("p"));
+    let dir = manifest.parent().unwrap();
+    let run = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_gcn-patch"))
+            .args(args)
+            .current_dir(dir)
+            .env("GCN_BUILD_CACHE", &url)
+            .env("GCN_BUILD_CACHE_TIMEOUT", "2")
+            .env_remove("GCN_BUILD_CACHE_DIR")
+            .env_remove("GCN_BUILD_CACHE_READONLY")
+            .output()
+            .unwrap();
+        let (out, err) = (common::stdout(&o), common::stderr(&o));
+        assert!(o.status.success(), "{args:?}: {out}\n{err}");
+        (out, err)
+    };
+    let (out, _) = run(&["build", "--out", "one"]);
+    assert_eq!(out.matches(" assembled ").count(), JOBS, "{out}");
+    let (out, err) = run(&["build", "--out", "two"]);
+    assert_eq!(out.matches(" shared-cache ").count(), JOBS, "{out}");
+    assert!(!err.contains("warning: the shared cache"), "{err}");
+    redis.kill();
+    for args in [&["build", "--out", "three"][..], &["check"][..]] {
+        let (_, err) = run(args);
+        assert_eq!(
+            err.matches("warning: the shared cache").count(),
+            1,
+            "{args:?}: {err}"
+        );
+    }
+}
