@@ -80,6 +80,8 @@ timed() { # STEP DIR: `cargo build` in DIR, wall seconds to $work/STEP.time
     }
 }
 status() { grep -h '^gcn-build: ' "$(ls -t "$CARGO_TARGET_DIR"/debug/build/aiter-remote-*/output | head -1)" | tail -1; }
+# What the last build script run did, job by job: "N assembled", "N shared-cache".
+states() { cut -d' ' -f1 "$(dirname "$(ls -t "$CARGO_TARGET_DIR"/debug/build/aiter-remote-*/output | head -1)")/out/gcn-build/report.txt" | sort | uniq -c | awk '{printf "%s%s %s", sep, $1, $2; sep=", "}'; }
 
 make_clone a
 make_clone b
@@ -90,10 +92,15 @@ awk '/^\[\[kernel\]\]/ { n++ } n < 2' "$work/a/kernels.full.toml" >"$work/a/kern
 timed deps "$work/a"
 echo "deps: $(cat "$work/deps.time") s"
 export GCN_BUILD_CACHE=redis://127.0.0.1:$port
+# Cargo gives the package the same OUT_DIR in both clones (a path package's
+# hash does not hold its directory): clean it before each step, so each
+# starts with no OUT_DIR and no local cache, as in a fresh target directory.
+(cd "$work/a" && cargo clean --offline -p aiter-remote >/dev/null 2>&1) || true
 cp "$work/a/kernels.full.toml" "$work/a/kernels.toml"
 timed cold "$work/a"
-echo "cold (clone A, empty Redis): $(cat "$work/cold.time") s; $(status)"
+echo "cold (clone A, empty Redis): $(cat "$work/cold.time") s; $(status); jobs: $(states)"
+(cd "$work/b" && cargo clean --offline -p aiter-remote >/dev/null 2>&1) || true
 cp "$work/b/kernels.full.toml" "$work/b/kernels.toml"
 timed warm "$work/b"
-echo "warm (clone B, from Redis): $(cat "$work/warm.time") s; $(status)"
+echo "warm (clone B, from Redis): $(cat "$work/warm.time") s; $(status); jobs: $(states)"
 echo "redis: $(redis-cli -p "$port" dbsize) keys, $(redis-cli -p "$port" info memory | grep '^used_memory_human' | tr -d '\r')"
