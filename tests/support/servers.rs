@@ -189,11 +189,12 @@ pub fn webdav() -> Server {
         std::fs::create_dir_all(p.join(sub)).unwrap();
     }
     let log = p.join("error.log");
-    // Workers of a root master switch user: `user root` keeps them able to
-    // write the (root-owned) temp directory; other users ignore it.
+    // One process (`master_process off`), so that killing it leaves no
+    // worker behind. `user root` keeps a root nginx able to write the
+    // (root-owned) temp directory; other users ignore it.
     let user = if is_root() { "user root;\n" } else { "" };
     let conf = format!(
-        "daemon off;\nworker_processes 1;\n{user}pid {p}/nginx.pid;\nerror_log {p}/error.log;\n\
+        "daemon off;\nmaster_process off;\n{user}pid {p}/nginx.pid;\nerror_log {p}/error.log;\n\
          events {{ worker_connections 64; }}\n\
          http {{\n  access_log off;\n  client_body_temp_path {p}/tmp;\n  proxy_temp_path {p}/proxy;\n\
            fastcgi_temp_path {p}/fastcgi;\n  uwsgi_temp_path {p}/uwsgi;\n  scgi_temp_path {p}/scgi;\n\
