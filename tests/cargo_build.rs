@@ -4,13 +4,17 @@
 //! `CFLAGS=-march=native` does not leak into the GPU build; a missing LLVM gives
 //! the install hint; a broken patch fails with the same diagnostic as
 //! `gcn-patch check`; a second checkout sharing `GCN_BUILD_CACHE_DIR` runs no
-//! assembler and no linker.
+//! assembler and no linker, and neither does a second clone of the demo
+//! sharing a Redis (`GCN_BUILD_CACHE=redis://…`, gcn-build's `remote-cache`
+//! feature); without that feature gcn-build compiles no network stack.
 //!
 //! The package is a copy of the demo (kernels.toml, asm/, patches/) under
 //! `target/gcn-build-it/`, built with its own target directory there (the outer
 //! `cargo test` holds the workspace's).
 
 mod common;
+#[path = "support/servers.rs"]
+mod servers;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -29,13 +33,18 @@ struct Pkg {
 /// gcn-build by path, its own workspace), the workspace's Cargo.lock, a
 /// build.rs compiling `kernels.toml`, and src/lib.rs embedding the kernels.
 fn write_package(dir: &Path, name: &str) {
+    write_package_with(dir, name, &[]);
+}
+
+/// [`write_package`] with gcn-build's `features`.
+fn write_package_with(dir: &Path, name: &str, features: &[&str]) {
     fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
     let r = repo();
     fs::write(
         dir.join("Cargo.toml"),
         format!(
             "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
-             [dependencies]\ngcn-embed = {{ path = {:?} }}\n\n[build-dependencies]\ngcn-build = {{ path = {:?} }}\n\n[workspace]\n",
+             [dependencies]\ngcn-embed = {{ path = {:?} }}\n\n[build-dependencies]\ngcn-build = {{ path = {:?}, features = {features:?} }}\n\n[workspace]\n",
             r.join("gcn-embed"),
             r.join("gcn-build")
         ),
@@ -476,6 +485,129 @@ fn a_second_checkout_builds_from_the_shared_cache_without_running_the_assembler(
     );
     // The same code objects are embedded (the generated Rust holds their sha256).
     assert_eq!(embedded(&b), generated_a);
+}
+
+/// The demo through Cargo with a team's cache on a real Redis (started
+/// here, on a free port): two clones, each with its own local cache (its
+/// package cleaned between them), sharing only the Redis. The first
+/// assembles and links every job; the second's cold `cargo build` starts no
+/// assembler and no linker (every tool run is recorded) and embeds the same
+/// code objects.
+#[test]
+fn a_second_clone_of_the_demo_builds_from_redis_without_running_the_assembler() {
+    let redis = servers::redis();
+    let url = format!("redis://127.0.0.1:{}", redis.port);
+    let root = repo().join("target/gcn-build-it");
+    let (wrap, log) = (
+        root.join("recording-llvm-r"),
+        root.join("recording-llvm-r.log"),
+    );
+    recording_toolchain(&wrap, &log);
+    let env = [
+        ("GCN_BUILD_CACHE", url.as_str()),
+        ("GCN_PATCH_LLVM_BIN", wrap.to_str().unwrap()),
+    ];
+    let tool_runs = || -> Vec<String> {
+        let runs = fs::read_to_string(&log).unwrap_or_default();
+        let _ = fs::remove_file(&log);
+        runs.lines()
+            .filter(|r| r.starts_with("ld.lld") || r.contains("-cc1as") || r.contains(" -c "))
+            .map(str::to_string)
+            .collect()
+    };
+    let clone = |checkout: &str| {
+        let pkg = Pkg::new(checkout);
+        write_package_with(&pkg.dir, "gcn-it-remote", &["remote-cache"]);
+        Pkg {
+            package: "gcn-it-remote".into(),
+            ..pkg
+        }
+    };
+    let a = clone("gcn-it-remote-a");
+    let jobs = expected_jobs(&a.dir);
+    let _ = a.cargo(&["clean", "-p", "gcn-it-remote", "--offline"], &[]);
+    let _ = tool_runs();
+    let (out, ran) = a.build(&env);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(ran);
+    assert!(!stderr.contains("warning: gcn-build"), "{stderr}");
+    let report = a.report();
+    assert_eq!(report.len(), jobs, "{report:?}");
+    assert!(
+        report.iter().all(|(s, _, _)| s == "assembled"),
+        "{report:?}"
+    );
+    let first = tool_runs();
+    assert_eq!(
+        first.iter().filter(|r| r.contains("-cc1as")).count(),
+        jobs,
+        "{first:#?}"
+    );
+    let b = clone("gcn-it-remote-b");
+    let _ = b.cargo(&["clean", "-p", "gcn-it-remote", "--offline"], &[]);
+    assert!(b.cache_dirs().is_empty(), "{:?}", b.cache_dirs());
+    let (out, ran) = b.build(&env);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(ran, "the second clone's build script did not run");
+    assert_eq!(
+        tool_runs(),
+        Vec::<String>::new(),
+        "the second clone ran tools"
+    );
+    let report = b.report();
+    assert_eq!(report.len(), jobs, "{report:?}");
+    assert!(
+        report.iter().all(|(s, _, _)| s == "shared-cache"),
+        "{report:?}"
+    );
+}
+
+/// gcn-build without its `remote-cache` feature (the default) pulls in no
+/// network stack: no OpenDAL, tokio, HTTP or TLS crate in its normal
+/// dependencies.
+#[test]
+fn gcn_build_without_remote_cache_compiles_no_network_stack() {
+    let tree = |features: &[&str]| -> String {
+        let mut args = vec![
+            "tree",
+            "-p",
+            "gcn-build",
+            "-e",
+            "normal",
+            "--prefix",
+            "none",
+            "--offline",
+        ];
+        args.extend_from_slice(features);
+        let out = Command::new(env!("CARGO"))
+            .args(&args)
+            .current_dir(repo())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let network = ["opendal", "tokio ", "reqwest", "hyper ", "rustls", "redis "];
+    let plain = tree(&[]);
+    for n in network {
+        assert!(
+            !plain.contains(n),
+            "gcn-build's default build has `{n}`:\n{plain}"
+        );
+    }
+    let remote = tree(&["--features", "remote-cache"]);
+    for n in network {
+        assert!(
+            remote.contains(n),
+            "`{n}` not in the remote-cache build:\n{remote}"
+        );
+    }
 }
 
 /// aiter kernels embedded in a crate: every build script run prints their

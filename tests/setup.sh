@@ -4,6 +4,8 @@
 #   - LLVM 22 with the AMDGPU target: clang-22, ld.lld-22, llvm-objdump-22, llvm-mc-22 and
 #     llvm-mca-22 (gcn-emu/tests/isa.rs) (Debian packages)
 #   - GNU patch (tests compare our diff application with it)
+#   - redis-server and nginx with its WebDAV module (nginx-light): the shared
+#     cache's tests start their own servers on free loopback ports
 #   - iree-compile from pip iree-base-compiler==3.13.0 (corpus regeneration and the
 #     substitution integration test)
 #   - triton==3.9.0 from pip (Triton corpus regeneration: tests/triton/generate.py)
@@ -25,6 +27,9 @@ for tool in clang-$LLVM_MAJOR ld.lld-$LLVM_MAJOR llvm-objdump-$LLVM_MAJOR llvm-m
     command -v "$tool" >/dev/null || need_apt=(clang-$LLVM_MAJOR lld-$LLVM_MAJOR llvm-$LLVM_MAJOR)
 done
 command -v patch >/dev/null || need_apt+=(patch)
+command -v redis-server >/dev/null || need_apt+=(redis-server)
+nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+"$nginx_bin" -V 2>&1 | grep -q -- --with-http_dav_module || need_apt+=(nginx-light)
 if [ ${#need_apt[@]} -gt 0 ]; then
     echo "setup: installing ${need_apt[*]} with apt-get"
     export DEBIAN_FRONTEND=noninteractive

@@ -24,7 +24,9 @@
 //! Jobs run in parallel under Cargo's jobserver (`cargo build -j1` means one
 //! job; the jobserver is opened once per process), and code objects are cached
 //! by content in `OUT_DIR` and, optionally, in a cache shared by every checkout
-//! (`GCN_BUILD_CACHE_DIR`), so editing one patch reassembles only that
+//! (`GCN_BUILD_CACHE_DIR`, or `GCN_BUILD_CACHE`: a directory or, with the
+//! `remote-cache` feature, Redis, WebDAV, S3 or the GitHub Actions cache),
+//! so editing one patch reassembles only that
 //! kernel's code objects. Job fingerprints
 //! ([`gcn_patch::pipeline::fingerprint`]) go further: a rerun of the build
 //! script loads, patches and checks only the sources whose inputs changed
@@ -47,7 +49,13 @@
 //! | `PATH` | versioned (`clang-22`) and plain tool names; **not tracked** |
 //! | `GCN_PATCH_TOOL_TIMEOUT` | time limit of every clang/ld.lld run, seconds (default 300) |
 //! | `GCN_BUILD_CACHE_DIR` | shared object cache directory across checkouts (unset: none) |
-//! | `GCN_BUILD_CACHE_SIZE` | bound of the shared cache: bytes or `K`/`M`/`G` (default `1G`) |
+//! | `GCN_BUILD_CACHE` | the shared cache: a directory, or with the `remote-cache` feature `redis://[user:pass@]host:port[/db]` (`rediss://` for TLS), `webdav+http(s)://host:port/path`, `s3://bucket/prefix`, `ghac`; wins over `GCN_BUILD_CACHE_DIR` |
+//! | `GCN_BUILD_CACHE_SIZE` | bound of a shared cache directory: bytes or `K`/`M`/`G` (default `1G`) |
+//! | `GCN_BUILD_CACHE_READONLY` | `1`: read the shared cache, never write it (forks, untrusted pull requests) |
+//! | `GCN_BUILD_CACHE_TIMEOUT` | seconds each remote cache request may take (default 5); the first failure stops its use for the build |
+//! | `GCN_BUILD_CACHE_WEBDAV_USERNAME`, `…_PASSWORD`, `…_TOKEN` | WebDAV credentials (basic auth or bearer token) |
+//! | `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_DEFAULT_REGION`, `AWS_ENDPOINT_URL` | an `s3://` cache's credentials, region (default `us-east-1`) and endpoint (S3-compatible servers); without keys, OpenDAL's own AWS lookup (profile, instance metadata) |
+//! | `ACTIONS_CACHE_URL`, `ACTIONS_RESULTS_URL`, `ACTIONS_RUNTIME_TOKEN` | the `ghac` cache (set by the GitHub Actions runner; OpenDAL also reads `ACTIONS_CACHE_SERVICE_V2` and `GITHUB_SERVER_URL` itself, untracked) |
 //! | `GCN_BUILD_LOCKED` | `1`: fail unless the build reproduces `kernels.lock` (as [`Build::locked`]) |
 //! | `GCN_BUILD_WRITE_LOCK` | `1`: write `kernels.lock` next to the manifest (as [`Build::write_lock`]) |
 //! | `CARGO_MANIFEST_DIR` | the package root, to tell a packaged copy from a checkout (set by Cargo; read only when the lock is to be written) |
@@ -80,6 +88,10 @@
 //! toolchain are never reused. The jobserver variables (`CARGO_MAKEFLAGS`,
 //! `MAKEFLAGS`, `MFLAGS`) are read by the `jobserver` crate; they do not change
 //! outputs and are not tracked.
+//!
+//! A shared cache only accelerates: a remote one that is down, slow or
+//! refusing costs one `cargo:warning` and at most one timeout per request in
+//! flight, then the build goes on with the local cache and the tools.
 //!
 //! What the build did is written to `$OUT_DIR/gcn-build/report.txt`, one line
 //! per job: `assembled`, `cached` or `shared-cache`, kernel, target, sha256.
@@ -203,7 +215,7 @@ pub struct BuiltObject {
     pub sha256: String,
     /// True if it came from a cache (no assembler run).
     pub cached: bool,
-    /// True if it came from the shared cache (`GCN_BUILD_CACHE_DIR`).
+    /// True if it came from the shared cache (`GCN_BUILD_CACHE_DIR`, `GCN_BUILD_CACHE`).
     pub shared_hit: bool,
 }
 
@@ -228,6 +240,10 @@ pub struct Output {
     /// plan read, jobs taken from their records (see
     /// [`gcn_patch::pipeline::fingerprint`]).
     pub fingerprints: gcn_patch::pipeline::fingerprint::Stats,
+    /// What went wrong with the shared cache, once (a remote cache that
+    /// failed and was not used for the rest of the build, or one this
+    /// build cannot use); also a `cargo:warning`. The build itself is fine.
+    pub cache_warning: Option<String>,
 }
 
 /// What a build did with `kernels.lock` (see the crate docs, `kernels.lock`).
@@ -322,8 +338,12 @@ impl Build {
         self
     }
 
-    /// Shared object cache directory (default: `GCN_BUILD_CACHE_DIR`, else none).
-    /// Its size bound stays `GCN_BUILD_CACHE_SIZE` (default 1 GiB).
+    /// Shared object cache (default: `GCN_BUILD_CACHE`, else
+    /// `GCN_BUILD_CACHE_DIR`, else none): a directory, whose size bound
+    /// stays `GCN_BUILD_CACHE_SIZE` (default 1 GiB), or with the
+    /// `remote-cache` feature a URL as `GCN_BUILD_CACHE` takes
+    /// (`"redis://127.0.0.1:6379"`, `"webdav+https://host/path"`,
+    /// `"s3://bucket/prefix"`, `"ghac"`; see the crate docs).
     pub fn shared_cache(&mut self, dir: impl AsRef<Path>) -> &mut Self {
         self.shared_cache = Some(dir.as_ref().to_path_buf());
         self
@@ -509,8 +529,13 @@ impl Build {
                 shared_hit: b.cached == Some(gcn_patch::pipeline::cache::Hit::Shared),
             });
         }
-        // The hashes of the objects just installed, for the next run.
+        // The hashes of the objects just installed, for the next run (and
+        // the records, in the shared cache too).
         engine.fingerprints.save();
+        let cache_warning = engine.cache.warning();
+        if let (true, Some(w)) = (cargo_metadata, &cache_warning) {
+            println!("cargo:warning=gcn-build: {w}");
+        }
         let manifest_name = manifest_path
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
@@ -562,6 +587,7 @@ impl Build {
             shown,
             lock,
             fingerprints: engine.fingerprints.stats(),
+            cache_warning,
         })
     }
 

@@ -77,6 +77,9 @@ pub struct BuildReport {
     pub lock: PathBuf,
     /// Findings left out of `notes`: their kernels' accepted files list them.
     pub accepted: usize,
+    /// What went wrong with the shared cache, once (a remote cache that
+    /// failed and was not used for the rest of the build): the build is fine.
+    pub cache_warning: Option<String>,
 }
 
 impl BuildReport {
@@ -169,6 +172,7 @@ pub fn build(
         notes: Vec::new(),
         lock,
         accepted: 0,
+        cache_warning: engine.cache.warning(),
     };
     // Each job's files, found once (not a scan of every file per job).
     let mut by_job: std::collections::HashMap<(usize, TargetId), Vec<&PathBuf>> =

@@ -61,13 +61,16 @@ pub struct CheckReport {
     pub errors: Vec<Diagnostic>,
     /// How far the jobs went ([`Depth::Build`]: assembled, linked and verified).
     pub depth: Depth,
+    /// What went wrong with the shared cache, once (a remote cache that
+    /// failed and was not used for the rest of the check): the check is fine.
+    pub cache_warning: Option<String>,
 }
 
 /// `gcn-patch check [--no-assemble]`: apply every patch for every target,
 /// run every check and, with [`Depth::Build`] (the default), assemble, link
 /// and verify each job: in parallel (`jobs` at once, default the number of
 /// CPUs), through the build engine and its object cache (the shared one,
-/// `GCN_BUILD_CACHE_DIR`, when set; nothing is written next to the
+/// `GCN_BUILD_CACHE` or `GCN_BUILD_CACHE_DIR`, when set; nothing is written next to the
 /// manifest), so "ok" means it builds.
 /// An `Err` is a manifest that cannot be planned; failing jobs are in the report.
 /// `progress` is told the job count ([`Task::Check`]) and each finished job.
@@ -117,6 +120,7 @@ pub fn check(
     }
     // Each job loads its source (shared with its other targets) and drops
     // it when done ([`pipeline::build::each_job`]).
+    let mut cache_warning = None;
     let outcomes = if let Some(engine) = engine {
         let engine = engine?;
         let max_jobs = engine.max_jobs;
@@ -128,6 +132,7 @@ pub fn check(
                 .map(|r| r.map(|built| built.map(|b| (b.notes, b.accepted))))
                 .collect();
         engine.fingerprints.save();
+        cache_warning = engine.cache.warning();
         outcomes
     } else {
         // The checks alone, as many jobs at once as a build runs; results
@@ -164,6 +169,7 @@ pub fn check(
         jobs: Vec::with_capacity(plan.jobs.len()),
         errors: Vec::new(),
         depth,
+        cache_warning,
     };
     for (job, result) in plan.jobs.iter().zip(results) {
         let kernel = &m.kernels[job.kernel].name;

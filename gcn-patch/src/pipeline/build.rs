@@ -176,7 +176,7 @@ pub fn build_all(
             }
         }
     }
-    if let Some(shared) = &opts.cache.shared {
+    if let Some(shared) = opts.cache.shared.as_ref().and_then(cache::Shared::dir) {
         if built.iter().any(|b| b.cached.is_none()) {
             // Bounded size; a failed trim only leaves the cache larger.
             let _ = shared.trim();

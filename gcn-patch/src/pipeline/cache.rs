@@ -7,11 +7,17 @@
 //! one patch changes only the keys of that kernel's jobs, so only they are
 //! reassembled.
 //!
-//! Two levels ([`ObjectCache`]):
+//! Two levels ([`ObjectCache`]), looked up in order, and a build that writes both:
 //! - the build's own directory (gcn-build: `$OUT_DIR/gcn-build/cache`), always;
-//! - an optional shared directory ([`ENV_CACHE_DIR`], `GCN_BUILD_CACHE_DIR`)
-//!   used by every checkout and CI run on the machine: a second checkout of the
-//!   same project builds with no assembler run.
+//! - an optional shared cache ([`Shared`]) used by every checkout and CI run:
+//!   a directory ([`ENV_CACHE_DIR`], `GCN_BUILD_CACHE_DIR`, or a path in
+//!   [`ENV_CACHE`]) on the machine, or, with the `remote-cache` feature, remote
+//!   storage named by a URL in [`ENV_CACHE`] (`GCN_BUILD_CACHE=redis://…`,
+//!   `pipeline::remote`). A second checkout of the same project builds
+//!   with no assembler run. [`ENV_CACHE_READONLY`] reads it and never writes.
+//!
+//! Objects and job records ([`crate::pipeline::fingerprint`]) are kept in two
+//! namespaces ([`Space`]).
 //!
 //! The shared directory is safe with concurrent writers: entries are written
 //! to a temp file and renamed into place (a reader sees a whole entry or none;
@@ -31,6 +37,13 @@ use crate::base::output::{write_if_changed, Durability};
 
 /// Environment variable naming the shared cache directory.
 pub const ENV_CACHE_DIR: &str = "GCN_BUILD_CACHE_DIR";
+/// Environment variable naming the shared cache: a directory, or (feature
+/// `remote-cache`) `redis://…`, `webdav+https://…`, `s3://bucket/prefix` or
+/// `ghac`. Takes precedence over [`ENV_CACHE_DIR`].
+pub const ENV_CACHE: &str = "GCN_BUILD_CACHE";
+/// Environment variable: `1` reads the shared cache and never writes it
+/// (forks, untrusted pull requests).
+pub const ENV_CACHE_READONLY: &str = "GCN_BUILD_CACHE_READONLY";
 /// Environment variable bounding the shared cache: bytes, or with a `K`, `M` or `G` suffix.
 pub const ENV_CACHE_SIZE: &str = "GCN_BUILD_CACHE_SIZE";
 /// Default bound of the shared cache: 1 GiB.
@@ -70,6 +83,8 @@ pub struct SharedCache {
     pub dir: PathBuf,
     /// Upper bound of the entries' total size, in bytes.
     pub limit: u64,
+    /// Read, never written ([`ENV_CACHE_READONLY`]).
+    pub read_only: bool,
 }
 
 impl SharedCache {
@@ -92,12 +107,16 @@ impl SharedCache {
         Ok(Some(SharedCache {
             dir: PathBuf::from(dir),
             limit,
+            read_only: flag(env, ENV_CACHE_READONLY),
         }))
     }
 
     /// Remove the least recently used entries until the total size is at most
     /// the limit. Entries vanishing meanwhile (another trimmer) are fine.
     pub fn trim(&self) -> io::Result<()> {
+        if self.read_only {
+            return Ok(());
+        }
         let mut entries: Vec<(SystemTime, u64, PathBuf)> = Vec::new();
         let read = match fs::read_dir(&self.dir) {
             Ok(r) => r,
@@ -147,13 +166,215 @@ fn parse_size(s: &str) -> Option<u64> {
     num.trim().parse::<u64>().ok()?.checked_mul(mult)
 }
 
+/// A variable set to something other than empty or `0`.
+fn flag(env: &dyn Fn(&str) -> Option<String>, name: &str) -> bool {
+    env(name).is_some_and(|v| !v.trim().is_empty() && v.trim() != "0")
+}
+
+/// The two namespaces of a shared cache.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Space {
+    /// Code objects, `<key>.hsaco`.
+    Objects,
+    /// Job records, `<key>.job` and `<key>.src` ([`crate::pipeline::fingerprint`]).
+    Records,
+}
+
+impl Space {
+    /// Where entry `name` lives under a remote cache's root.
+    #[cfg(feature = "remote-cache")]
+    fn remote_path(self, name: &str) -> String {
+        match self {
+            Space::Objects => format!("objects/{name}"),
+            Space::Records => format!("records/{name}"),
+        }
+    }
+}
+
+/// The shared level of an [`ObjectCache`]: where it is.
+#[derive(Debug, Clone)]
+pub enum Shared {
+    /// A directory on this machine.
+    Dir(SharedCache),
+    /// Remote storage through OpenDAL ([`super::remote`]).
+    #[cfg(feature = "remote-cache")]
+    Remote(std::sync::Arc<super::remote::RemoteCache>),
+    /// Configured, but not usable in this build (a URL without the
+    /// `remote-cache` feature): nothing is shared; the text says why.
+    Unavailable(String),
+}
+
+impl PartialEq for Shared {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Shared::Dir(a), Shared::Dir(b)) => a == b,
+            #[cfg(feature = "remote-cache")]
+            (Shared::Remote(a), Shared::Remote(b)) => std::sync::Arc::ptr_eq(a, b),
+            (Shared::Unavailable(a), Shared::Unavailable(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Shared {}
+
+impl Shared {
+    /// The shared cache the environment configures, read through `env`
+    /// (gcn-build's one environment reader): [`ENV_CACHE`] (a directory or
+    /// a URL), else [`ENV_CACHE_DIR`], with [`ENV_CACHE_SIZE`] (directories),
+    /// [`ENV_CACHE_READONLY`] and the remote settings
+    /// (`GCN_BUILD_CACHE_TIMEOUT`, credentials). `spec`, when
+    /// given, replaces [`ENV_CACHE`] (a builder's `.shared_cache(…)`).
+    /// `None` when none is set; a setting that cannot be read is an error.
+    pub fn configure(
+        spec: Option<&str>,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<Shared>, String> {
+        let nonempty = |v: Option<String>| v.filter(|v| !v.trim().is_empty());
+        let spec = match spec {
+            Some(s) => Some(s.to_string()),
+            None => nonempty(env(ENV_CACHE)).or_else(|| nonempty(env(ENV_CACHE_DIR))),
+        };
+        let Some(spec) = spec else {
+            return Ok(None);
+        };
+        let spec = spec.trim();
+        if !is_url(spec) {
+            let dir = spec.strip_prefix("file://").unwrap_or(spec).to_string();
+            return SharedCache::from_env(&|name| match name {
+                ENV_CACHE_DIR => Some(dir.clone()),
+                _ => env(name),
+            })
+            .map(|s| s.map(Shared::Dir));
+        }
+        Self::remote(spec, env)
+    }
+
+    #[cfg(feature = "remote-cache")]
+    fn remote(spec: &str, env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Shared>, String> {
+        use super::remote::{RemoteCache, DEFAULT_TIMEOUT, ENV_CACHE_TIMEOUT};
+        if !super::remote::is_remote(spec) {
+            return Err(format!(
+                "`{spec}` is not a shared cache: write a directory, `redis://HOST:PORT`, \
+                 `webdav+https://HOST/PATH`, `s3://BUCKET/PREFIX` or `ghac`"
+            ));
+        }
+        let timeout = match env(ENV_CACHE_TIMEOUT).filter(|s| !s.trim().is_empty()) {
+            None => DEFAULT_TIMEOUT,
+            Some(s) => s
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|t| t.is_finite() && *t > 0.0 && *t < 3600.0)
+                .map(std::time::Duration::from_secs_f64)
+                .ok_or_else(|| {
+                    format!("{ENV_CACHE_TIMEOUT}={s:?} is not a time: write seconds (e.g. `2` or `0.5`)")
+                })?,
+        };
+        let remote = RemoteCache::from_url(spec, flag(env, ENV_CACHE_READONLY), timeout, env)?;
+        Ok(Some(Shared::Remote(std::sync::Arc::new(remote))))
+    }
+
+    #[cfg(not(feature = "remote-cache"))]
+    fn remote(spec: &str, _env: &dyn Fn(&str) -> Option<String>) -> Result<Option<Shared>, String> {
+        Ok(Some(Shared::Unavailable(format!(
+            "the shared cache `{spec}` is not used: this gcn-build was built without its \
+             `remote-cache` feature (enable it: `gcn-build = {{ version = \"…\", features = \
+             [\"remote-cache\"] }}`); building with the local cache only"
+        ))))
+    }
+
+    /// The directory, for a directory cache.
+    pub fn dir(&self) -> Option<&SharedCache> {
+        match self {
+            Shared::Dir(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// Entry `name` of `space`, if there (a remote entry verified against
+    /// its hash; a damaged one is a miss). A directory's object is marked
+    /// as recently used.
+    pub fn read(&self, space: Space, name: &str) -> Option<Vec<u8>> {
+        match self {
+            Shared::Dir(d) => {
+                let path = d.path(space, name);
+                let bytes = fs::read(&path).ok()?;
+                if space == Space::Objects && !d.read_only {
+                    touch(&path);
+                }
+                Some(bytes)
+            }
+            #[cfg(feature = "remote-cache")]
+            Shared::Remote(r) => r.read(&space.remote_path(name)),
+            Shared::Unavailable(_) => None,
+        }
+    }
+
+    /// Store `bytes` as entry `name` of `space`, replacing what is there
+    /// (a damaged entry: a store follows a miss). Never fails a build:
+    /// errors only cost a later rebuild (a remote cache's first one is
+    /// reported by [`Shared::warning`]). Nothing is written when read-only.
+    pub fn write(&self, space: Space, name: &str, bytes: &[u8]) {
+        match self {
+            Shared::Dir(d) => {
+                if d.read_only {
+                    return;
+                }
+                let path = d.path(space, name);
+                if let Some(parent) = path.parent() {
+                    let _ = fs::create_dir_all(parent);
+                }
+                let _ = crate::base::output::write_atomic_unsynced(&path, bytes);
+            }
+            #[cfg(feature = "remote-cache")]
+            Shared::Remote(r) => r.write(&space.remote_path(name), bytes),
+            Shared::Unavailable(_) => {}
+        }
+    }
+
+    /// What went wrong with the shared cache in this build, once: a remote
+    /// cache that failed (and is not used any more), or one that is
+    /// configured but not available. `None` when all is well.
+    pub fn warning(&self) -> Option<String> {
+        match self {
+            Shared::Dir(_) => None,
+            #[cfg(feature = "remote-cache")]
+            Shared::Remote(r) => r.warning().map(str::to_string),
+            Shared::Unavailable(why) => Some(why.clone()),
+        }
+    }
+}
+
+/// Whether `spec` is written as a URL (`scheme://…`, or `ghac`) rather than a path.
+fn is_url(spec: &str) -> bool {
+    spec == "ghac"
+        || spec.split_once("://").is_some_and(|(scheme, _)| {
+            scheme != "file"
+                && !scheme.is_empty()
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+        })
+}
+
+impl SharedCache {
+    /// Where entry `name` of `space` lives.
+    fn path(&self, space: Space, name: &str) -> PathBuf {
+        match space {
+            Space::Objects => self.dir.join(name),
+            Space::Records => self.dir.join("records").join(name),
+        }
+    }
+}
+
 /// A two-level content-addressed object cache (see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ObjectCache {
     /// The build's own cache directory.
     pub local: PathBuf,
-    /// The shared directory, if configured.
-    pub shared: Option<SharedCache>,
+    /// The shared cache, if configured.
+    pub shared: Option<Shared>,
 }
 
 impl ObjectCache {
@@ -163,10 +384,11 @@ impl ObjectCache {
     }
 
     /// The bytes stored under `key` that `valid` accepts: local first, then
-    /// shared (a shared hit is copied into the local directory and its time
-    /// refreshed, so it counts as recently used). After a hit the local
-    /// entry holds the bytes ([`ObjectCache::local_entry`]): a shared entry
-    /// that cannot be copied there is no hit.
+    /// shared (a shared hit is copied into the local directory; a shared
+    /// directory's entry has its time refreshed, so it counts as recently
+    /// used). After a hit the local entry holds the bytes
+    /// ([`ObjectCache::local_entry`]): a shared entry that cannot be copied
+    /// there is no hit.
     pub fn get(&self, key: &str, valid: &dyn Fn(&[u8]) -> bool) -> Option<(Vec<u8>, Hit)> {
         if let Ok(bytes) = fs::read(self.local_entry(key)) {
             if valid(&bytes) {
@@ -174,16 +396,16 @@ impl ObjectCache {
             }
         }
         let shared = self.shared.as_ref()?;
-        let path = entry(&shared.dir, key);
-        let bytes = fs::read(&path).ok().filter(|b| valid(b))?;
-        touch(&path);
+        let bytes = shared
+            .read(Space::Objects, &format!("{key}.hsaco"))
+            .filter(|b| valid(b))?;
         write_if_changed(&self.local_entry(key), &bytes, Durability::Unsynced).ok()?;
         Some((bytes, Hit::Shared))
     }
 
     /// Store a freshly built object: in the local directory (an error there
-    /// is returned), then in the shared one (errors there never fail a build:
-    /// the shared cache is an accelerator).
+    /// is returned), then in the shared cache (errors there never fail a
+    /// build: the shared cache is an accelerator).
     pub fn store(&self, key: &str, bytes: &[u8]) -> io::Result<()> {
         write_if_changed(&self.local_entry(key), bytes, Durability::Unsynced)?;
         self.publish(key, bytes);
@@ -192,12 +414,13 @@ impl ObjectCache {
 
     fn publish(&self, key: &str, bytes: &[u8]) {
         if let Some(shared) = &self.shared {
-            let path = entry(&shared.dir, key);
-            if fs::metadata(&path).is_err() {
-                let _ = fs::create_dir_all(&shared.dir);
-                let _ = crate::base::output::write_atomic_unsynced(&path, bytes);
-            }
+            shared.write(Space::Objects, &format!("{key}.hsaco"), bytes);
         }
+    }
+
+    /// The shared cache's warning for this build, if any ([`Shared::warning`]).
+    pub fn warning(&self) -> Option<String> {
+        self.shared.as_ref().and_then(Shared::warning)
     }
 }
 
@@ -239,10 +462,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = ObjectCache {
             local: dir.path().join("local"),
-            shared: Some(SharedCache {
+            shared: Some(Shared::Dir(SharedCache {
                 dir: dir.path().join("shared"),
                 limit: 1 << 20,
-            }),
+                read_only: false,
+            })),
         };
         let ok = |b: &[u8]| b.starts_with(b"OBJ");
         assert!(cache.get("k", &ok).is_none());
@@ -252,8 +476,12 @@ mod tests {
         assert_eq!(cache.get("k2", &ok), Some((b"OBJ2".to_vec(), Hit::Local)));
         assert_eq!(cache.get("k", &ok), Some((b"OBJ1".to_vec(), Hit::Shared)));
         assert_eq!(cache.get("k", &ok), Some((b"OBJ1".to_vec(), Hit::Local)));
-        fs::write(entry(&cache.shared.as_ref().unwrap().dir, "bad"), b"junk").unwrap();
+        let dir = &cache.shared.as_ref().unwrap().dir().unwrap().dir;
+        fs::write(entry(dir, "bad"), b"junk").unwrap();
         assert!(cache.get("bad", &ok).is_none());
+        // A damaged entry is replaced by the store that follows the miss.
+        cache.store("bad", b"OBJ3").unwrap();
+        assert_eq!(fs::read(entry(dir, "bad")).unwrap(), b"OBJ3");
     }
 
     #[test]
@@ -262,6 +490,7 @@ mod tests {
         let shared = SharedCache {
             dir: dir.path().to_path_buf(),
             limit: 25,
+            read_only: false,
         };
         let base = SystemTime::now() - std::time::Duration::from_secs(100);
         for (i, name) in ["old", "mid", "new"].iter().enumerate() {
@@ -301,7 +530,8 @@ mod tests {
             SharedCache::from_env(&env).unwrap(),
             Some(SharedCache {
                 dir: PathBuf::from("/c"),
-                limit: 2 << 20
+                limit: 2 << 20,
+                read_only: false,
             })
         );
         assert_eq!(SharedCache::from_env(&|_| None).unwrap(), None);
@@ -309,5 +539,42 @@ mod tests {
         assert!(SharedCache::from_env(&bad)
             .unwrap_err()
             .contains("not a size"));
+    }
+
+    #[test]
+    fn configure_prefers_gcn_build_cache_and_reads_paths_and_read_only() {
+        let env = |n: &str| match n {
+            ENV_CACHE => Some("file:///a".to_string()),
+            ENV_CACHE_DIR => Some("/b".to_string()),
+            ENV_CACHE_READONLY => Some("1".to_string()),
+            _ => None,
+        };
+        let s = Shared::configure(None, &env).unwrap().unwrap();
+        let d = s.dir().unwrap();
+        assert_eq!((d.dir.as_path(), d.read_only), (Path::new("/a"), true));
+        let s = Shared::configure(Some("/c"), &env).unwrap().unwrap();
+        assert_eq!(s.dir().unwrap().dir, Path::new("/c"));
+        assert_eq!(Shared::configure(None, &|_| None).unwrap(), None);
+        assert!(is_url("redis://h:1") && is_url("ghac") && is_url("webdav+https://h/p"));
+        assert!(!is_url("/x/y") && !is_url("file:///x") && !is_url("C:\\x"));
+        // A read-only directory is read, never written.
+        let tmp = tempfile::tempdir().unwrap();
+        let ro = Shared::Dir(SharedCache {
+            dir: tmp.path().to_path_buf(),
+            limit: 1 << 20,
+            read_only: true,
+        });
+        ro.write(Space::Records, "r.job", b"x");
+        assert!(!tmp.path().join("records/r.job").exists());
+    }
+
+    #[cfg(not(feature = "remote-cache"))]
+    #[test]
+    fn a_url_without_the_feature_is_a_warning_not_an_error() {
+        let s = Shared::configure(Some("redis://127.0.0.1:6379"), &|_| None)
+            .unwrap()
+            .unwrap();
+        assert!(s.read(Space::Objects, "k.hsaco").is_none());
+        assert!(s.warning().unwrap().contains("remote-cache"));
     }
 }

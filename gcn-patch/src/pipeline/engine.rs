@@ -5,14 +5,14 @@
 //! settings, else the manifest's `defaults.llvm`, else the search of
 //! [`Toolchain::find`]), how many jobs run at once, and where its object
 //! cache lives (a local directory under the caller's state directory, and
-//! the shared one [`SharedCache::from_env`] configures, which the caller may
+//! the shared one [`Shared::configure`] configures, which the caller may
 //! name itself). The callers differ only in the [`EngineConfig`] they pass
 //! and the token source they run the jobs under.
 
 use std::path::PathBuf;
 
 use super::build::{BuildOptions, Observer};
-use super::cache::{ObjectCache, SharedCache, ENV_CACHE_DIR};
+use super::cache::{ObjectCache, Shared};
 use super::fingerprint::Fingerprints;
 use crate::base::diag::{Code, Diagnostic, Diagnostics};
 use crate::base::jobs::Tokens;
@@ -27,8 +27,9 @@ pub struct EngineConfig {
     pub toolchain: ToolchainConfig,
     /// Jobs at once (default: the number of CPUs).
     pub jobs: Option<usize>,
-    /// The shared cache directory, instead of the one `GCN_BUILD_CACHE_DIR`
-    /// names (its size limit is still `GCN_BUILD_CACHE_SIZE`'s).
+    /// The shared cache, instead of the one `GCN_BUILD_CACHE` or
+    /// `GCN_BUILD_CACHE_DIR` names: a directory (its size limit is still
+    /// `GCN_BUILD_CACHE_SIZE`'s) or a URL ([`Shared::configure`]).
     pub shared_cache: Option<PathBuf>,
     /// The build's own directory: the local object cache is its `cache/`,
     /// the tools' scratch files go to its `work/`.
@@ -65,19 +66,15 @@ impl Engine {
             tc.llvm_bin = manifest.and_then(|m| m.defaults.llvm.clone());
         }
         let toolchain = Toolchain::find(&tc, env)?;
-        let dir = config
+        let spec = config
             .shared_cache
             .as_ref()
             .map(|d| d.display().to_string());
-        let shared = SharedCache::from_env(&|name| match (name, &dir) {
-            (ENV_CACHE_DIR, Some(d)) => Some(d.clone()),
-            _ => env(name),
-        })
-        .map_err(|e| {
-            Diagnostics::from(
-                Diagnostic::error(Code::InvalidEnvVar, e)
-                    .with_help("unset it for the default (1 GiB)"),
-            )
+        let shared = Shared::configure(spec.as_deref(), env).map_err(|e| {
+            Diagnostics::from(Diagnostic::error(Code::InvalidEnvVar, e).with_help(
+                "fix the setting, or unset it for the default (no shared cache, a 1 GiB \
+                 directory, a 5 s remote timeout)",
+            ))
         })?;
         let cache = ObjectCache {
             local: config.state_dir.join("cache"),

@@ -28,8 +28,9 @@
 //! has passed the plan's check (pin, patches, rules) is not read again.
 //!
 //! Records live beside the objects, one file per key (`<key>.job`,
-//! `<key>.src`), in the local directory and, when set, in the shared one
-//! (`GCN_BUILD_CACHE_DIR`), written atomically. A record that is missing,
+//! `<key>.src`), in the local directory and, when set, in the shared cache's
+//! record namespace ([`cache::Space::Records`]: a directory's `records/`, a
+//! remote cache's `records/`), written atomically. A record that is missing,
 //! unreadable, truncated or of another format is a miss, never an error.
 //! Only successful jobs are recorded: a job that failed runs again.
 //!
@@ -55,7 +56,7 @@ use gcn_embed::TargetId;
 use crate::base::diag::{Code, Diagnostic, Location, Severity};
 use crate::base::hash::sha256_hex;
 use crate::config::manifest::Manifest;
-use crate::pipeline::cache::{self, ObjectCache};
+use crate::pipeline::cache::{self, ObjectCache, Shared, Space};
 
 /// Bump when a record's meaning or layout changes: older records are misses.
 pub const RECORD_FORMAT: &str = "gcn-patch-job-record-v1";
@@ -87,7 +88,7 @@ pub struct Record {
 /// records are stored. Shared by the plan and the jobs of a build.
 pub struct Fingerprints {
     local: PathBuf,
-    shared: Option<PathBuf>,
+    shared: Option<Shared>,
     files: Mutex<FileHashes>,
     /// Sources the plan read and checked (no record of a passed check).
     sources_read: AtomicUsize,
@@ -129,12 +130,12 @@ pub struct Stats {
 
 impl Fingerprints {
     /// The fingerprints stored beside `cache`: in `cache.local`'s
-    /// `records/` and, with a shared cache, its `records/`.
+    /// `records/` and, with a shared cache, its record namespace.
     pub fn new(cache: &ObjectCache) -> Fingerprints {
         let local = cache.local.join("records");
         let files = FileHashes::load(&local.join(FILES));
         Fingerprints {
-            shared: cache.shared.as_ref().map(|s| s.dir.join("records")),
+            shared: cache.shared.clone(),
             local,
             files: Mutex::new(files),
             sources_read: AtomicUsize::new(0),
@@ -271,13 +272,16 @@ impl Fingerprints {
 
     /// Whether the plan's check of the source with key `key` passed before.
     pub fn source_checked(&self, key: &str) -> bool {
-        let ok = |dir: &Path| {
-            fs::read(dir.join(format!("{key}.src"))).is_ok_and(|b| b == RECORD_FORMAT.as_bytes())
-        };
-        if ok(&self.local) {
+        let name = format!("{key}.src");
+        let ok = |b: Option<Vec<u8>>| b.is_some_and(|b| b == RECORD_FORMAT.as_bytes());
+        if ok(fs::read(self.local.join(&name)).ok()) {
             return true;
         }
-        if self.shared.as_deref().is_some_and(ok) {
+        if self
+            .shared
+            .as_ref()
+            .is_some_and(|s| ok(s.read(Space::Records, &name)))
+        {
             self.defer(
                 format!("{key}.src"),
                 RECORD_FORMAT.as_bytes().to_vec(),
@@ -300,11 +304,11 @@ impl Fingerprints {
     /// The record of the job with key `key`, if one can be read.
     pub fn get(&self, key: &str) -> Option<Record> {
         let name = format!("{key}.job");
-        let read = |dir: &Path| fs::read(dir.join(&name)).ok().and_then(|b| decode(&b, key));
-        if let Some(r) = read(&self.local) {
+        let read = |b: Option<Vec<u8>>| b.and_then(|b| decode(&b, key));
+        if let Some(r) = read(fs::read(self.local.join(&name)).ok()) {
             return Some(r);
         }
-        let r = read(self.shared.as_deref()?)?;
+        let r = read(self.shared.as_ref()?.read(Space::Records, &name))?;
         self.defer(name, encode(&r, key)?, false);
         Some(r)
     }
@@ -337,8 +341,8 @@ impl Fingerprints {
         );
         for (name, bytes, shared) in pending {
             self.write(&self.local, &name, &bytes);
-            if let (true, Some(dir)) = (shared, &self.shared) {
-                self.write(dir, &name, &bytes);
+            if let (true, Some(s)) = (shared, &self.shared) {
+                s.write(Space::Records, &name, &bytes);
             }
         }
         let mut files = self

@@ -14,6 +14,8 @@ pub mod build;
 pub mod cache;
 pub mod engine;
 pub mod fingerprint;
+#[cfg(feature = "remote-cache")]
+pub mod remote;
 
 use std::borrow::Cow;
 use std::path::Path;

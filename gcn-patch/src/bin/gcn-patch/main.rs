@@ -349,6 +349,9 @@ fn run(cli: Cli) -> Result<(), Diagnostics> {
             let r = ops::check::check(&opts, bar.observer());
             bar.finish();
             let r = r?;
+            if let Some(w) = &r.cache_warning {
+                eprintln!("warning: {w}");
+            }
             // Each finding once: repeats at other lines listed under the
             // first, register updates in one note (all of them with -v).
             let verbose = progress::verbosity() >= progress::Verbosity::Verbose;

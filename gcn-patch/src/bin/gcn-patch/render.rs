@@ -249,6 +249,9 @@ pub(crate) fn build(
     bar.finish();
     let r = built?;
     print_notes(&r.notes);
+    if let Some(w) = &r.cache_warning {
+        eprintln!("warning: {w}");
+    }
     print!("{}", build_table(&r.rows));
     say!(
         "gcn-patch {command}: {} code object(s) ({} assembled, {} cached) in {}; {} {}",
