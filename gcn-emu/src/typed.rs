@@ -950,8 +950,8 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
     }
     let cd = &mut cd[..m * m];
     #[cfg(target_arch = "x86_64")]
-    let fma = std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma");
+    let fma =
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
     #[cfg(not(target_arch = "x86_64"))]
     let fma = false;
     match (m, fma) {
