@@ -64,7 +64,7 @@ fn typed_operations_agree_with_the_reference_executor() {
     }
     files.sort();
     let objdump = find_objdump(None).unwrap();
-    let states: Vec<_> = (0..6).map(gcn_emu::typed::random_wave).collect();
+    let states: Vec<_> = (0..4).map(gcn_emu::typed::random_wave).collect();
     let (mut total, mut lowered, mut runs) = (0usize, 0usize, 0usize);
     let mut kinds = std::collections::BTreeSet::new();
     let mut seen = std::collections::HashSet::new();
