@@ -981,3 +981,21 @@ pub fn profile(
     }
     Ok(rows)
 }
+
+/// Write the `--json` file of a declared kernel's launches, unpatched and
+/// patched side by side, atomically.
+pub fn write_declared_json(path: &std::path::Path, rows: &[Profiled]) -> std::io::Result<()> {
+    let all: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "target": r.target,
+                "launch": r.launch,
+                "unpatched": serde_json::to_value(&r.unpatched).unwrap_or_default(),
+                "patched": serde_json::to_value(&r.patched).unwrap_or_default(),
+            })
+        })
+        .collect();
+    let text = serde_json::to_string_pretty(&all).unwrap_or_default();
+    crate::base::output::write_atomic(path, text.as_bytes())
+}

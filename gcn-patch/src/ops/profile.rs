@@ -510,3 +510,9 @@ fn timed(mnemonic: &str) -> bool {
 pub fn to_json(r: &ProfileReport) -> String {
     serde_json::to_string_pretty(r).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
+
+/// Write the `--json` file of one report, atomically (a reader never sees
+/// a partial file).
+pub fn write_json(path: &std::path::Path, r: &ProfileReport) -> std::io::Result<()> {
+    crate::base::output::write_atomic(path, to_json(r).as_bytes())
+}

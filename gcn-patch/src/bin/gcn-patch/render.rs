@@ -837,9 +837,7 @@ pub(crate) fn profile(
     };
     print!("{}", profile_report(&r, top));
     if let Some(path) = json {
-        if let Err(e) =
-            gcn_patch::base::output::write_atomic(path, ops::profile::to_json(&r).as_bytes())
-        {
+        if let Err(e) = ops::profile::write_json(path, &r) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
@@ -1044,19 +1042,7 @@ pub(crate) fn profile_declared(
         }
     }
     if let Some(path) = json {
-        let all: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "target": r.target,
-                    "launch": r.launch,
-                    "unpatched": serde_json::to_value(&r.unpatched).unwrap_or_default(),
-                    "patched": serde_json::to_value(&r.patched).unwrap_or_default(),
-                })
-            })
-            .collect();
-        let text = serde_json::to_string_pretty(&all).unwrap_or_default();
-        if let Err(e) = gcn_patch::base::output::write_atomic(path, text.as_bytes()) {
+        if let Err(e) = ops::emulate::write_declared_json(path, &rows) {
             eprintln!("error: cannot write {}: {e}", path.display());
             return ExitCode::FAILURE;
         }
