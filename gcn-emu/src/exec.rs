@@ -1126,7 +1126,7 @@ impl Wave {
         }
     }
 
-    fn vreg(&self, file: RegFile, i: usize) -> R<&[u32; LANES]> {
+    pub(crate) fn vreg(&self, file: RegFile, i: usize) -> R<&[u32; LANES]> {
         let regs = if file == RegFile::A { &self.a } else { &self.v };
         regs.get(i).ok_or_else(|| {
             Stop::Fault(
@@ -1139,7 +1139,7 @@ impl Wave {
             )
         })
     }
-    fn vreg_mut(&mut self, file: RegFile, i: usize) -> R<&mut [u32; LANES]> {
+    pub(crate) fn vreg_mut(&mut self, file: RegFile, i: usize) -> R<&mut [u32; LANES]> {
         let regs = if file == RegFile::A {
             &mut self.a
         } else {

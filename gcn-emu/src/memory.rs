@@ -131,49 +131,14 @@ impl Memory {
         }
     }
 
-    fn with<R>(
-        &self,
-        addr: u64,
-        size: usize,
-        f: impl FnOnce(&Allocation, usize) -> R,
-    ) -> Result<R, Unmapped> {
-        let allocs = self.allocs.read().unwrap_or_else(|e| e.into_inner());
-        let i = allocs.partition_point(|a| a.base <= addr);
-        if i > 0 {
-            let a = &allocs[i - 1];
-            let off = addr - a.base;
-            if off + size as u64 <= a.data.len() as u64 {
-                return Ok(f(a, off as usize));
-            }
-            return Err(Unmapped {
-                addr,
-                size,
-                near: Some((a.name.clone(), a.base, a.data.len() as u64)),
-            });
-        }
-        Err(Unmapped {
-            addr,
-            size,
-            near: None,
-        })
-    }
-
     /// Read `out.len()` bytes at `addr`.
     pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), Unmapped> {
-        self.with(addr, out.len(), |a, o| {
-            for (i, b) in out.iter_mut().enumerate() {
-                *b = a.data[o + i].load(Ordering::Relaxed);
-            }
-        })
+        self.view().read(addr, out)
     }
 
     /// Write `bytes` at `addr`.
     pub fn write(&self, addr: u64, bytes: &[u8]) -> Result<(), Unmapped> {
-        self.with(addr, bytes.len(), |a, o| {
-            for (i, b) in bytes.iter().enumerate() {
-                a.data[o + i].store(*b, Ordering::Relaxed);
-            }
-        })
+        self.view().write(addr, bytes)
     }
 
     /// Atomically replace the `size`-byte little-endian value at `addr`
@@ -184,23 +149,24 @@ impl Memory {
         size: usize,
         f: impl FnOnce(u64) -> u64,
     ) -> Result<u64, Unmapped> {
-        self.with(addr, size, |a, o| {
-            let _guard = a.lock.lock().unwrap_or_else(|e| e.into_inner());
-            let mut old = 0u64;
-            for i in 0..size {
-                old |= (a.data[o + i].load(Ordering::Relaxed) as u64) << (8 * i);
-            }
-            let new = f(old);
-            for i in 0..size {
-                a.data[o + i].store((new >> (8 * i)) as u8, Ordering::Relaxed);
-            }
-            old
-        })
+        let view = self.view();
+        let (a, o) = view.find(addr, size)?;
+        let _guard = a.lock.lock().unwrap_or_else(|e| e.into_inner());
+        let mut old = 0u64;
+        for i in 0..size {
+            old |= (a.data[o + i].load(Ordering::Relaxed) as u64) << (8 * i);
+        }
+        let new = f(old);
+        for i in 0..size {
+            a.data[o + i].store((new >> (8 * i)) as u8, Ordering::Relaxed);
+        }
+        Ok(old)
     }
 }
 
-/// A [`Memory`] held for one instruction's accesses ([`Memory::view`]): the
-/// same reads and writes, the allocation last used tried first.
+/// A [`Memory`] held for one instruction's accesses ([`Memory::view`]),
+/// the one place an address is resolved to its allocation (the
+/// allocation last used tried first).
 pub(crate) struct View<'a> {
     allocs: std::sync::RwLockReadGuard<'a, Vec<Allocation>>,
     last: std::cell::Cell<usize>,

@@ -502,13 +502,8 @@ fn rel(op: &str, float: bool) -> Option<Rel> {
         "le" => Le,
         "gt" => Gt,
         "ne" if !float => Ne,
-        "lg" => {
-            if float {
-                // Ordered and not equal.
-                return Some(Ne);
-            }
-            Ne
-        }
+        // Float: ordered and not equal.
+        "lg" => Ne,
         "ge" => Ge,
         "t" | "tru" => T,
         "o" if float => O,
@@ -1111,41 +1106,15 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
     None
 }
 
-/// A register-file fault, worded as the reference executor words it.
-fn reg_fault(file: RegFile, i: u16, n: usize) -> Stop {
-    Stop::Fault(
-        None,
-        format!(
-            "{}{i} is beyond the {n} registers the kernel descriptor allocates",
-            if file == RegFile::A { "a" } else { "v" },
-        ),
-    )
-}
-
+/// A vector register row (its fault worded by the reference executor).
 #[inline]
 fn vrow(w: &Wave, file: RegFile, i: u16) -> R<&Lanes> {
-    let regs = if file == RegFile::A { &w.a } else { &w.v };
-    regs.get(i as usize)
-        .ok_or_else(|| reg_fault(file, i, regs.len()))
+    w.vreg(file, i as usize)
 }
 
 #[inline]
 fn vrow_mut(w: &mut Wave, d: VDst) -> R<&mut Lanes> {
-    let regs = if d.file == RegFile::A {
-        &mut w.a
-    } else {
-        &mut w.v
-    };
-    let n = regs.len();
-    regs.get_mut(d.index as usize).ok_or_else(|| {
-        Stop::Fault(
-            None,
-            format!(
-                "register {} is beyond the {n} registers the kernel descriptor allocates",
-                d.index
-            ),
-        )
-    })
+    w.vreg_mut(d.file, d.index as usize)
 }
 
 /// A 32-bit source's lanes.
