@@ -104,7 +104,10 @@ fn slices(trace: &Value) -> BTreeMap<(u64, u64), Vec<&Value>> {
     }
     for ((pid, tid), v) in &mut by {
         assert!(named_p.contains(pid), "pid {pid} has no process_name");
-        assert!(named_t.contains(&(*pid, *tid)), "{pid}/{tid} has no thread_name");
+        assert!(
+            named_t.contains(&(*pid, *tid)),
+            "{pid}/{tid} has no thread_name"
+        );
         v.sort_by_key(|e| e["args"]["start_cycle"].as_u64().unwrap());
         for w in v.windows(2) {
             assert!(
@@ -192,14 +195,19 @@ fn schema(trace: &Value) -> String {
         let kind = format!(
             "ph {} {}",
             e["ph"].as_str().unwrap(),
-            e.get("cat")
-                .and_then(|c| c.as_str())
-                .map_or_else(|| e["name"].as_str().unwrap().to_string(), |c| format!("cat {c}"))
+            e.get("cat").and_then(|c| c.as_str()).map_or_else(
+                || e["name"].as_str().unwrap().to_string(),
+                |c| format!("cat {c}")
+            )
         );
         let set = kinds.entry(kind).or_default();
         for (k, v) in e.as_object().unwrap() {
             // `dur` and `ts` are numbers that may happen to be whole.
-            let t = if matches!(k.as_str(), "ts" | "dur") { "number" } else { ty(v) };
+            let t = if matches!(k.as_str(), "ts" | "dur") {
+                "number"
+            } else {
+                ty(v)
+            };
             set.insert(format!("{k}: {t}"));
             if let Value::Object(args) = v {
                 for (a, x) in args {
@@ -234,7 +242,10 @@ fn trace_is_chrome_json_consistent_with_the_reported_cycles() {
     // workgroup of 256).
     let pids: BTreeSet<u64> = by.keys().map(|k| k.0).collect();
     let round = r["round_workgroups"].as_u64().unwrap();
-    assert!(round > 1, "the grid fills rounds of several workgroups: {round}");
+    assert!(
+        round > 1,
+        "the grid fills rounds of several workgroups: {round}"
+    );
     assert_eq!(pids.len() as u64, round);
     assert_eq!(by.len() as u64, 4 * round);
     // The round's workgroups are the sampled ones: every executed
@@ -365,7 +376,10 @@ fn count(px: &[[u8; 3]], colours: &[&str]) -> Vec<usize> {
 /// elsewhere), the DOM after the script ran.
 fn check_page(html: &str, dom: &str, rows: usize) {
     for bad in ["<link", "src=", "http://", "https://", "@import", "url("] {
-        assert!(!html.contains(bad), "the page is not self-contained: `{bad}`");
+        assert!(
+            !html.contains(bad),
+            "the page is not self-contained: `{bad}`"
+        );
     }
     assert!(dom.contains("data-js=\"ran\""), "the script did not run");
     assert_eq!(dom.matches("data-stall=").count(), rows, "listing rows");
@@ -379,7 +393,35 @@ fn check_page(html: &str, dom: &str, rows: usize) {
 fn html_page_renders_in_headless_chromium() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let r = early_exit(d, &["--html", "p.html"]);
+    let r = early_exit(d, &["--html", "p.html", "--annotate", "p.txt"]);
+    // The annotated listing: every executed line after its stall cycles,
+    // executions and address; the other lines of the program unmarked.
+    let listing = std::fs::read_to_string(d.join("p.txt")).unwrap();
+    let rows: Vec<&str> = listing
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .skip(1)
+        .collect();
+    let executed = r["instructions"].as_array().unwrap();
+    assert!(rows.len() >= executed.len(), "{listing}");
+    for l in executed {
+        let stall: u64 = l["stall_cycles"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        let addr = format!("{:x}", l["address"].as_u64().unwrap());
+        let row = rows
+            .iter()
+            .find(|r| r.split_whitespace().any(|w| w == addr))
+            .unwrap_or_else(|| panic!("no row of {addr} in\n{listing}"));
+        let words: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(words[0], stall.to_string(), "{row}");
+        assert!(words.contains(&l["executed"].to_string().as_str()), "{row}");
+        let asm = l["source"].as_str().or(l["text"].as_str()).unwrap();
+        assert!(row.ends_with(asm), "{row}");
+    }
     let page = d.join("p.html");
     let html = std::fs::read_to_string(&page).unwrap();
     let dom = headless(&page, d, &["--dump-dom".to_string()]);
@@ -387,7 +429,11 @@ fn html_page_renders_in_headless_chromium() {
     check_page(&html, &dom, rows);
     // Every instruction's text is on the page (escaped).
     for l in r["instructions"].as_array().unwrap() {
-        let t = l["text"].as_str().unwrap().replace('&', "&amp;").replace('<', "&lt;");
+        let t = l["text"]
+            .as_str()
+            .unwrap()
+            .replace('&', "&amp;")
+            .replace('<', "&lt;");
         assert!(html.contains(&t), "{t}");
     }
     let (w, h, px) = screenshot(&page, d, 1200, 1400);
@@ -430,10 +476,7 @@ fn demo_patch_profile_names_the_lines_and_renders() {
         .unwrap();
     let s = shown(&o);
     assert!(o.status.success(), "{s}");
-    assert!(
-        s.contains("lines that account for the difference"),
-        "{s}"
-    );
+    assert!(s.contains("lines that account for the difference"), "{s}");
     let rows = read_json(&json);
     let row = &rows.as_array().unwrap()[0];
     let (a, b) = (&row["unpatched"], &row["patched"]);
@@ -479,7 +522,10 @@ fn demo_patch_profile_names_the_lines_and_renders() {
             .iter()
             .find(|e| {
                 e["name"] == "process_name"
-                    && e["args"]["name"].as_str().unwrap().contains(&format!(" {side}:"))
+                    && e["args"]["name"]
+                        .as_str()
+                        .unwrap()
+                        .contains(&format!(" {side}:"))
             })
             .unwrap_or_else(|| panic!("no {side} process in {names:?}"))["pid"]
             .as_u64()
@@ -489,14 +535,19 @@ fn demo_patch_profile_names_the_lines_and_renders() {
             .filter(|(k, _)| k.0 == pid)
             .flat_map(|(_, v)| v.iter().copied())
             .collect();
-        assert_eq!(end(&mine), r["cycles_per_round"].as_u64().unwrap(), "{side}");
+        assert_eq!(
+            end(&mine),
+            r["cycles_per_round"].as_u64().unwrap(),
+            "{side}"
+        );
         assert_eq!(stall_sums(&mine), report_stalls(r), "{side}");
     }
     // The page: both listings, the script ran; the lines that account for
     // the difference, coloured red (slower) and green (faster), at the top.
     let text = std::fs::read_to_string(&html).unwrap();
     let dom = headless(&html, d, &["--dump-dom".to_string()]);
-    let n = a["instructions"].as_array().unwrap().len() + b["instructions"].as_array().unwrap().len();
+    let n =
+        a["instructions"].as_array().unwrap().len() + b["instructions"].as_array().unwrap().len();
     check_page(&text, &dom, n);
     assert_eq!(dom.matches("data-delta=").count(), moved.len().min(10));
     let (_, _, px) = screenshot(&html, d, 1400, 1000);

@@ -159,6 +159,11 @@ pub struct ProfileReport {
     /// ([`ProfileOptions::timeline`]).
     #[serde(skip)]
     pub timeline: Option<Timeline>,
+    /// Every instruction of the program, executed or not, in address
+    /// order: address, text and asm line (`file:line: text`, when known),
+    /// for the annotated listing ([`annotated`]).
+    #[serde(skip)]
+    pub program: Vec<(u64, String, Option<String>)>,
 }
 
 /// What the model does not model (printed with every report).
@@ -540,6 +545,11 @@ impl Plan {
             notes,
             timing: Some(timing),
             timeline,
+            program: program
+                .instructions
+                .iter()
+                .map(|i| (i.addr, i.text.clone(), program.lines.get(&i.addr).cloned()))
+                .collect(),
         }
     }
 }
@@ -657,6 +667,8 @@ pub struct ReportFiles {
     pub trace: Option<std::path::PathBuf>,
     /// `--html FILE`: one self-contained page ([`html`]).
     pub html: Option<std::path::PathBuf>,
+    /// `--annotate FILE`: the annotated asm listing ([`annotated`]).
+    pub annotate: Option<std::path::PathBuf>,
 }
 
 impl ReportFiles {
@@ -676,6 +688,9 @@ impl ReportFiles {
         }
         if let Some(p) = &self.html {
             files.push((p.clone(), html::single(r)));
+        }
+        if let Some(p) = &self.annotate {
+            files.push((p.clone(), annotated(r, "")));
         }
         write_all(files)
     }
@@ -707,6 +722,16 @@ impl ReportFiles {
         }
         if let Some(p) = &self.html {
             files.push((p.clone(), html::declared(kernel, rows, top)));
+        }
+        if let Some(p) = &self.annotate {
+            let mut text = String::new();
+            for r in rows {
+                for (side, rep) in [("unpatched", &r.unpatched), ("patched", &r.patched)] {
+                    text += &annotated(rep, &format!("{} {} {side}", r.target, r.launch));
+                    text.push('\n');
+                }
+            }
+            files.push((p.clone(), text));
         }
         write_all(files)
     }
@@ -752,4 +777,71 @@ fn write_all(
         done.push(path);
     }
     Ok(done)
+}
+
+/// The annotated asm listing of a report (`--annotate FILE`): every
+/// instruction of the program in address order, executed or not, each
+/// after its stall cycles (one CU round, summed over waves), main stall
+/// reason, executions, LDS bank-conflict cycles and 64-byte lines per
+/// global access; `label` heads it (a side of a manifest kernel).
+pub fn annotated(r: &ProfileReport, label: &str) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# gcn-patch profile: kernel `{}` ({}) on {}{}: predicted {:.2} µs, {} cycles per CU round (a model, not a measurement)",
+        r.kernel,
+        r.processor,
+        r.device,
+        if label.is_empty() {
+            String::new()
+        } else {
+            format!(", {label}")
+        },
+        r.predicted_us,
+        r.cycles_per_round
+    );
+    let _ = writeln!(
+        s,
+        "# stall: cycles before the line issued (one CU round, summed over waves); mostly: the main reason; executed: wave-instructions of the sampled workgroups; conflicts: LDS bank-conflict cycles; lines/acc: 64-byte lines per global access"
+    );
+    let _ = writeln!(
+        s,
+        "{:>8} {:<16} {:>8} {:>9} {:>9}  {:<8} asm",
+        "stall", "mostly", "executed", "conflicts", "lines/acc", "address"
+    );
+    let by_addr: BTreeMap<u64, &Line> = r.instructions.iter().map(|l| (l.address, l)).collect();
+    for (addr, text, source) in &r.program {
+        let shown = source.as_deref().unwrap_or(text);
+        match by_addr.get(addr) {
+            Some(l) => {
+                let stall: u64 = l.stall_cycles.values().sum();
+                let mostly = l
+                    .stall_cycles
+                    .iter()
+                    .max_by_key(|(n, v)| (**v, std::cmp::Reverse(**n)))
+                    .map(|(n, _)| *n)
+                    .unwrap_or("");
+                let _ = writeln!(
+                    s,
+                    "{stall:>8} {mostly:<16} {:>8} {:>9} {:>9}  {addr:<8x} {shown}",
+                    l.executed,
+                    l.lds_bank_conflicts,
+                    if l.cache_lines.lines64 > 0 {
+                        format!("{:.2}", l.cache_lines.per_access)
+                    } else {
+                        "-".into()
+                    },
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "{:>8} {:<16} {:>8} {:>9} {:>9}  {addr:<8x} {shown}",
+                    "", "", "-", "", ""
+                );
+            }
+        }
+    }
+    s
 }

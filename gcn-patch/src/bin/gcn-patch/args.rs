@@ -542,6 +542,11 @@ pub(crate) enum Command {
         /// cycles; with a manifest kernel, unpatched against patched.
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
+        /// Also write the annotated asm listing to FILE: every instruction,
+        /// executed or not, after its stall cycles, main stall reason,
+        /// executions, bank conflicts and lines per access.
+        #[arg(long, value_name = "FILE")]
+        annotate: Option<PathBuf>,
         /// Hottest lines to show (default 10).
         #[arg(long, value_name = "N", default_value_t = 10)]
         top: usize,

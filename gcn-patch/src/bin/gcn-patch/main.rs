@@ -136,6 +136,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         json,
         trace,
         html,
+        annotate,
         top,
         asm,
         max_instructions,
@@ -145,7 +146,12 @@ fn dispatch(cli: Cli) -> ExitCode {
     } = cli.command
     {
         use gcn_patch::base::diag::Setting;
-        let files = ops::profile::ReportFiles { json, trace, html };
+        let files = ops::profile::ReportFiles {
+            json,
+            trace,
+            html,
+            annotate,
+        };
         let (Some(grid), Some(block), Some(kernel)) = (grid, block, kernel) else {
             let target = match target.as_deref().map(ops::parse_target).transpose() {
                 Ok(t) => t,
