@@ -598,12 +598,11 @@ pub struct LineDelta {
 }
 
 /// The executed lines of two reports of the same launch, matched by
-/// instruction text in program order ([`crate::base::align`]; a line the
-/// patch moved is matched to its new place; a line the patch changed is
-/// one removed and one added), with
-/// their stall cycles on each side; those whose stall cycles differ,
-/// largest |delta| first. Their deltas sum to the difference of the two
-/// reports' stall totals.
+/// instruction text in program order (the Patience alignment of the patch
+/// stage; a line the patch moved is matched to its new place; a line the
+/// patch changed is one removed and one added), with their stall cycles on
+/// each side; those whose stall cycles differ, largest |delta| first.
+/// Their deltas sum to the difference of the two reports' stall totals.
 pub fn line_deltas(unpatched: &ProfileReport, patched: &ProfileReport) -> Vec<LineDelta> {
     let (a, b) = (&unpatched.instructions, &patched.instructions);
     let ta: Vec<&str> = a.iter().map(|l| l.text.as_str()).collect();
