@@ -394,6 +394,37 @@ fn html_page_renders_in_headless_chromium() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     let r = early_exit(d, &["--html", "p.html", "--annotate", "p.txt"]);
+    // A file that cannot be written: none is (not even the JSON before
+    // it), exit 1, the file and the fix named.
+    let o = gcn_patch(
+        d,
+        &[
+            "barrier.hsaco",
+            "--kernel",
+            "early_exit",
+            "--grid",
+            "1",
+            "--block",
+            "256",
+            "--arg",
+            "out:f32:256",
+            "--arg",
+            "u32:256",
+            "--device",
+            "mi300x",
+            "--json",
+            "never.json",
+            "--html",
+            "missing/p.html",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", shown(&o));
+    assert!(
+        shown(&o).contains("cannot write missing/p.html: the directory missing does not exist"),
+        "{}",
+        shown(&o)
+    );
+    assert!(!d.join("never.json").exists());
     // The annotated listing: every executed line after its stall cycles,
     // executions and address; the other lines of the program unmarked.
     let listing = std::fs::read_to_string(d.join("p.txt")).unwrap();

@@ -765,6 +765,30 @@ impl std::fmt::Display for ReportFileError {
 fn write_all(
     files: Vec<(std::path::PathBuf, String)>,
 ) -> Result<Vec<std::path::PathBuf>, ReportFileError> {
+    // What would fail every write is found before any is written: a
+    // missing directory, a directory in the file's place.
+    for (path, _) in &files {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let error = if !dir.is_dir() {
+            Some(format!(
+                "the directory {} does not exist (create it first)",
+                dir.display()
+            ))
+        } else if path.is_dir() {
+            Some("it is a directory (name a file)".to_string())
+        } else {
+            None
+        };
+        if let Some(e) = error {
+            return Err(ReportFileError {
+                path: path.clone(),
+                error: std::io::Error::other(e),
+            });
+        }
+    }
     let mut done = Vec::new();
     for (path, text) in files {
         crate::base::output::write_atomic(&path, text.as_bytes()).map_err(|error| {
