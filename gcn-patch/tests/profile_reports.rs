@@ -92,10 +92,11 @@ fn slices(trace: &Value) -> BTreeMap<(u64, u64), Vec<&Value>> {
                     e["args"]["end_cycle"].as_u64().unwrap(),
                 );
                 assert!(t > s, "{e}");
+                // µs at the clock, in whole ns.
                 let ts = e["ts"].as_f64().unwrap();
                 let dur = e["dur"].as_f64().unwrap();
-                assert!((ts - s as f64 / clock).abs() < 1e-9, "{e}");
-                assert!((dur - (t - s) as f64 / clock).abs() < 1e-9, "{e}");
+                assert!((ts - s as f64 / clock).abs() < 0.6e-3, "{e}");
+                assert!((ts + dur - t as f64 / clock).abs() < 0.6e-3, "{e}");
                 assert!(matches!(e["cat"].as_str(), Some("issue" | "stall")), "{e}");
                 by.entry((pid, tid)).or_default().push(e);
             }
@@ -109,10 +110,19 @@ fn slices(trace: &Value) -> BTreeMap<(u64, u64), Vec<&Value>> {
             "{pid}/{tid} has no thread_name"
         );
         v.sort_by_key(|e| e["args"]["start_cycle"].as_u64().unwrap());
+        // Perfetto reads ts and dur as µs and rounds them to ns
+        // (json_utils.h, CoerceToTs: llround(µs × 1000)).
+        let ns = |e: &Value, k: &str| (e[k].as_f64().unwrap() * 1000.0).round() as i64;
         for w in v.windows(2) {
             assert!(
                 w[0]["args"]["end_cycle"].as_u64() <= w[1]["args"]["start_cycle"].as_u64(),
                 "overlapping slices of wave {pid}/{tid}: {} and {}",
+                w[0],
+                w[1]
+            );
+            assert!(
+                ns(w[0], "ts") + ns(w[0], "dur") <= ns(w[1], "ts"),
+                "slices of wave {pid}/{tid} overlap in ns: {} and {}",
                 w[0],
                 w[1]
             );

@@ -8,7 +8,9 @@
 //! complete (`"ph": "X"`) slices that do not overlap: an `issue` slice per
 //! instruction (named by its mnemonic) and a `stall` slice per reason it
 //! waited before it (named by the reason, as in the report). Times are µs
-//! at the device's peak clock; each slice's `args` give the exact cycles.
+//! at the device's peak clock, in whole ns; each slice's `args` give the
+//! exact cycles. No `displayTimeUnit`: Perfetto would read it as the unit
+//! of `ts`.
 //! The book's reference page `profile-trace.md` is the schema.
 
 use serde::Serialize;
@@ -24,8 +26,6 @@ pub const TRACE_VERSION: u32 = 1;
 struct Trace<'a> {
     #[serde(rename = "traceEvents")]
     trace_events: Vec<Event<'a>>,
-    #[serde(rename = "displayTimeUnit")]
-    display_time_unit: &'static str,
     #[serde(rename = "otherData")]
     other_data: Other<'a>,
 }
@@ -79,7 +79,7 @@ struct SliceArgs<'a> {
     instruction: &'a str,
 }
 
-const NOTE: &str = "the timing model's schedule of one CU round (a model, not a measurement); times in µs at the device's peak clock, exact cycles in each slice's args";
+const NOTE: &str = "the timing model's schedule of one CU round (a model, not a measurement); times in µs at the device's peak clock (whole ns), exact cycles in each slice's args";
 
 /// The trace of one or more reports, each a side labelled as given
 /// (`unpatched`, `patched`, or empty for a single report), their
@@ -166,14 +166,15 @@ pub fn chrome_trace(sides: &[(String, &ProfileReport)]) -> Option<String> {
                     Activity::Issue => (text.split_whitespace().next().unwrap_or(text), "issue"),
                     Activity::Stall(why) => (why.name(), "stall"),
                 };
+                let (start, end) = (ns(s.start, clock), ns(s.end, clock));
                 events.push(Event {
                     name,
                     ph: "X",
                     pid,
                     tid,
                     cat: Some(cat),
-                    ts: Some(s.start as f64 / clock),
-                    dur: Some((s.end - s.start) as f64 / clock),
+                    ts: Some(start as f64 / 1000.0),
+                    dur: Some((end - start) as f64 / 1000.0),
                     args: Args::Slice(SliceArgs {
                         start_cycle: s.start,
                         end_cycle: s.end,
@@ -187,7 +188,6 @@ pub fn chrome_trace(sides: &[(String, &ProfileReport)]) -> Option<String> {
     }
     let trace = Trace {
         trace_events: events,
-        display_time_unit: "ns",
         other_data: Other {
             version: TRACE_VERSION,
             kernel: &first.kernel,
@@ -198,6 +198,14 @@ pub fn chrome_trace(sides: &[(String, &ProfileReport)]) -> Option<String> {
         },
     };
     serde_json::to_string(&trace).ok()
+}
+
+/// Cycle `c` at `clock` MHz in whole ns: a slice's start and end are
+/// rounded alike, so that a wave's slices that abut in cycles abut in the
+/// trace (a viewer reads `ts` and `dur` in µs and rounds them to ns, as
+/// Perfetto does).
+fn ns(c: u64, clock: f64) -> u64 {
+    (c as f64 * 1000.0 / clock).round() as u64
 }
 
 /// Write the `--trace` file of `sides` ([`chrome_trace`]) atomically.
