@@ -337,16 +337,18 @@ fn headless(page: &Path, dir: &Path, args: &[String]) -> String {
     reader.join().unwrap()
 }
 
-/// An RGB screenshot of `page`: width, height, pixels.
-fn screenshot(page: &Path, dir: &Path, width: u32, height: u32) -> (u32, u32, Vec<[u8; 3]>) {
+/// `page` rendered in one chromium run: the DOM after its script ran, and
+/// an RGB screenshot (width, height, pixels).
+fn render(page: &Path, dir: &Path, width: u32, height: u32) -> (String, u32, u32, Vec<[u8; 3]>) {
     let png_path = dir.join(format!(
         "{}.png",
         page.file_stem().unwrap().to_string_lossy()
     ));
-    headless(
+    let dom = headless(
         page,
         dir,
         &[
+            "--dump-dom".to_string(),
             format!("--screenshot={}", png_path.display()),
             format!("--window-size={width},{height}"),
         ],
@@ -363,7 +365,7 @@ fn screenshot(page: &Path, dir: &Path, width: u32, height: u32) -> (u32, u32, Ve
         .chunks(step)
         .map(|c| [c[0], c[1], c[2]])
         .collect();
-    (info.width, info.height, px)
+    (dom, info.width, info.height, px)
 }
 
 fn rgb(hex: &str) -> [u8; 3] {
@@ -465,7 +467,7 @@ fn html_page_renders_in_headless_chromium() {
     }
     let page = d.join("p.html");
     let html = std::fs::read_to_string(&page).unwrap();
-    let dom = headless(&page, d, &["--dump-dom".to_string()]);
+    let (dom, w, h, px) = render(&page, d, 1200, 1400);
     let rows = r["instructions"].as_array().unwrap().len();
     check_page(&html, &dom, rows);
     // Every instruction's text is on the page (escaped).
@@ -477,7 +479,6 @@ fn html_page_renders_in_headless_chromium() {
             .replace('<', "&lt;");
         assert!(html.contains(&t), "{t}");
     }
-    let (w, h, px) = screenshot(&page, d, 1200, 1400);
     assert_eq!((w as usize) * (h as usize), px.len());
     let white = px.iter().filter(|p| **p == [255, 255, 255]).count();
     assert!(
@@ -586,12 +587,11 @@ fn demo_patch_profile_names_the_lines_and_renders() {
     // The page: both listings, the script ran; the lines that account for
     // the difference, coloured red (slower) and green (faster), at the top.
     let text = std::fs::read_to_string(&html).unwrap();
-    let dom = headless(&html, d, &["--dump-dom".to_string()]);
+    let (dom, _, _, px) = render(&html, d, 1400, 1000);
     let n =
         a["instructions"].as_array().unwrap().len() + b["instructions"].as_array().unwrap().len();
     check_page(&text, &dom, n);
     assert_eq!(dom.matches("data-delta=").count(), moved.len().min(10));
-    let (_, _, px) = screenshot(&html, d, 1400, 1000);
     let heat = count(&px, &gcn_patch::ops::profile::html::HEAT);
     let gain = count(&px, &gcn_patch::ops::profile::html::GAIN);
     let largest = moved[0]["delta"].as_i64().unwrap();
