@@ -21,6 +21,7 @@ use std::collections::HashSet;
 use super::{classify, describe, reg_name, Finding, Kind, LdsShadow};
 use crate::decode::{Instruction, Operand, Program, RegFile, EXEC, M0, VCC};
 use crate::exec::{base_name, Ty, Wave};
+use crate::isa::Role;
 
 /// Where a poisoned value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1114,9 +1115,9 @@ impl Shadow {
                 for s in srcs {
                     p = p.or(self.op(&s.op, Half::Both));
                 }
-                let reads_dst = ["s_addk", "s_mulk", "s_bitset"]
-                    .iter()
-                    .any(|x| m.starts_with(x));
+                // `s_addk`, `s_mulk`, `s_bitset*`: the table's `DstSrc`.
+                let reads_dst = crate::isa::lookup(m)
+                    .is_some_and(|p| p.operands.first().is_some_and(|o| o.role == Role::DstSrc));
                 if reads_dst {
                     p = p.or(self.op(dst, Half::Both));
                 }
@@ -1221,23 +1222,8 @@ impl Shadow {
             self.swap(name, ops, w.exec());
             return;
         }
-        let has_sdst = matches!(
-            name,
-            "v_add_co_u32"
-                | "v_sub_co_u32"
-                | "v_subrev_co_u32"
-                | "v_addc_co_u32"
-                | "v_subb_co_u32"
-                | "v_subbrev_co_u32"
-                | "v_mad_u64_u32"
-                | "v_mad_i64_i32"
-                | "v_div_scale_f32"
-                | "v_div_scale_f64"
-        );
-        let mask_in = matches!(
-            name,
-            "v_addc_co_u32" | "v_subb_co_u32" | "v_subbrev_co_u32" | "v_cndmask_b32"
-        );
+        // The roles the executor reads, from the property table.
+        let (has_sdst, mask_in) = crate::exec::valu_roles(name);
         let first = if has_sdst { 2 } else { 1 };
         let last = if mask_in { ops.len() - 1 } else { ops.len() };
         if last < first {
@@ -1311,7 +1297,7 @@ impl Shadow {
         }
         let mask = if mask_in {
             self.lanes(&ops[ops.len() - 1].op)
-        } else if matches!(name, "v_div_fmas_f32" | "v_div_fmas_f64") {
+        } else if crate::exec::reads_vcc_implicitly(name) {
             self.lanes(&Operand::Reg {
                 file: RegFile::S,
                 index: VCC,
