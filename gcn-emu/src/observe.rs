@@ -1,5 +1,6 @@
 //! Observers: what the executor reports of each instruction a wave executes,
-//! for tools that stand outside it (a timing model, counters, traces).
+//! for tools that stand outside it (a timing model, counters, traces, the
+//! sanitizer, [`crate::sanitize`]).
 //!
 //! The executor knows no observer: it only fills an [`Event`] — the
 //! workgroup, the wave, the instruction (its index in the
@@ -7,7 +8,11 @@
 //! for a memory instruction, every lane's [`Access`] — and hands it to the
 //! [`Observer`] of the workgroup, if the dispatch has one
 //! ([`crate::dispatch::run_observed`]). Nothing in the executor's semantics
-//! depends on an observer.
+//! depends on an observer. An observer that follows values asks for an
+//! [`Issue`] before each instruction ([`Observer::wants_issue`]: the wave's
+//! state before it runs) and for the accesses as the executor makes them
+//! ([`Observer::pieces`]); both are asked once per slice of a wave, so that
+//! an unobserved run pays nothing per instruction.
 //!
 //! Workgroups run in parallel; each gets its own observer from
 //! [`Observe::workgroup`], which sees that workgroup's waves in the order

@@ -7,8 +7,10 @@
 //! poisoned LDS byte is one nothing of this dispatch wrote, or one written
 //! with a poisoned value ([`super::LdsShadow`]). Before each instruction the
 //! destination shadow is derived from the sources' shadows, read from the
-//! operands of [`Instruction`] (the roles the executor uses: `has_sdst`,
-//! `mask_in`, …), in the lanes the instruction writes. A use is reported,
+//! operands of [`Instruction`] (the roles the executor uses, from the
+//! instruction-property table: [`crate::isa::Props::carry_out`],
+//! [`crate::isa::Props::mask_in`], the `DstSrc` role), in the lanes the
+//! instruction writes. A use is reported,
 //! once per instruction and wave: an address (DS, buffer, flat, global,
 //! scratch and scalar memory, descriptors and `m0` of LDS DMA included), a
 //! branch condition (`scc`, `vcc`, `exec` of `s_cbranch_*`), the exec mask
