@@ -5,7 +5,7 @@
 //! defined (the SGPRs it sets, `v0`, the special registers `m0`, `vcc`,
 //! `exec`, …); every other register starts poisoned, its origin itself. A
 //! poisoned LDS byte is one nothing of this dispatch wrote, or one written
-//! with a poisoned value ([`super::LdsShadow`]). Before each instruction the
+//! with a poisoned value (the LDS shadow). Before each instruction the
 //! destination shadow is derived from the sources' shadows, read from the
 //! operands of [`Instruction`] (the roles the executor uses, from the
 //! instruction-property table: [`crate::isa::Props::carry_out`],
