@@ -1128,3 +1128,80 @@ impl Setup<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::{Access, AccessKind, Space};
+
+    /// What a caller's observer saw: each instruction's accesses, barriers.
+    #[derive(Default)]
+    struct Seen(Vec<Vec<Access>>, u32);
+
+    impl Observer for Seen {
+        fn executed(&mut self, e: &Event<'_>) {
+            self.0.push(e.accesses.to_vec());
+        }
+        fn barrier_released(&mut self) {
+            self.1 += 1;
+        }
+    }
+
+    #[test]
+    fn beside_the_sanitizer_an_observer_sees_accesses_merged_and_the_sanitizer_pieces() {
+        // 4 bytes of LDS; lane 0 reads 4 bytes at 0 and 4 at 4, two pieces
+        // (a `ds_read2_b32` with adjacent offsets): the second is outside.
+        let program = std::sync::Arc::new(Program {
+            kernel: "k".into(),
+            instructions: vec![],
+            index: Default::default(),
+            lines: Default::default(),
+        });
+        let mut san = crate::sanitize::Workgroup::new(program, Checks::ALL, [0; 3], 1, 0, 4, 0);
+        let mut user = Seen::default();
+        let wave = Wave::new(3, 0);
+        let piece = |addr| Access {
+            lane: 0,
+            space: Space::Lds,
+            kind: AccessKind::Read,
+            addr,
+            bytes: 4,
+        };
+        let pieces = [piece(0), piece(4)];
+        {
+            let mut both = Both {
+                user: &mut user,
+                san: &mut san,
+                merged: Vec::new(),
+            };
+            assert!(both.pieces() && both.wants_issue());
+            both.executed(&Event {
+                workgroup: [0; 3],
+                wave: 0,
+                index: 0,
+                exec: 1,
+                accesses: &pieces,
+                state: &wave,
+            });
+            both.barrier_released();
+        }
+        // The caller's observer: one 8-byte access, as without the sanitizer.
+        assert_eq!(
+            user.0,
+            vec![vec![Access {
+                bytes: 8,
+                ..piece(0)
+            }]]
+        );
+        assert_eq!(user.1, 1);
+        // The sanitizer: the second piece alone is out of range.
+        let f = san.findings();
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].kind, Kind::LdsOutOfBounds);
+        assert!(
+            f[0].message.contains("4-byte LDS read at offset 0x4"),
+            "{}",
+            f[0].message
+        );
+    }
+}
