@@ -11,8 +11,8 @@
 //! depends on an observer. An observer that follows values asks for an
 //! [`Issue`] before each instruction ([`Observer::wants_issue`]: the wave's
 //! state before it runs) and for the accesses as the executor makes them
-//! ([`Observer::pieces`]); both are asked once per slice of a wave, so that
-//! an unobserved run pays nothing per instruction.
+//! ([`Observer::pieces`]); both are asked once (per workgroup, or per slice
+//! of a wave), never per instruction, and an unobserved run pays nothing.
 //!
 //! Workgroups run in parallel; each gets its own observer from
 //! [`Observe::workgroup`], which sees that workgroup's waves in the order
