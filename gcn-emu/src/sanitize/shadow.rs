@@ -1775,7 +1775,11 @@ impl Shadow {
             }
             return;
         }
-        let a = usize::from(has_dst);
+        // The address operand (`addr`) and the data after it, from the
+        // table's operands (a returning access prints its destination first).
+        let a = crate::isa::lookup(m)
+            .and_then(|p| p.operands.iter().position(|o| o.name == "addr"))
+            .unwrap_or(usize::from(has_dst));
         if let Some(addr) = ops.get(a) {
             self.check(out, wg, program, ins, &addr.op, exec, "as an LDS address");
         }
