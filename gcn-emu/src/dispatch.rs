@@ -768,7 +768,6 @@ impl Setup<'_> {
             .group_segment_fixed_size
             .saturating_add(self.launch.dynamic_lds) as usize;
         let mut lds = Lds::new(lds_size);
-        lds.dynamic = self.launch.dynamic_lds;
         // The sanitizer observes the workgroup (`crate::sanitize`).
         let mut san = self.shared.as_ref().map(|p| {
             let d = &self.kernel.descriptor;

@@ -232,9 +232,6 @@ impl View<'_> {
 pub struct Lds {
     /// The bytes.
     pub data: Vec<u8>,
-    /// Of [`Lds::data`], the bytes the launch's dynamic LDS gives (the rest
-    /// is the descriptor's static LDS): for reports.
-    pub dynamic: u32,
     /// Lane accesses (one per lane and instruction) outside the allocation.
     pub out_of_range: u64,
     /// The lane accessing LDS now (set by the executor), and the lanes of
@@ -248,7 +245,6 @@ impl Lds {
     pub fn new(size: usize) -> Self {
         Lds {
             data: vec![0; size],
-            dynamic: 0,
             out_of_range: 0,
             lane: 0,
             counted: 0,
