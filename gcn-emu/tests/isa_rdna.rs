@@ -314,3 +314,46 @@ fn table_for_picks_each_generation() {
         isa::lookup("ds_read_b128")
     );
 }
+
+/// The survey the book's "RDNA: not yet emulated" reports: per target, the
+/// distinct mnemonics of the RDNA corpus (base names, the table's), which
+/// of them the CDNA table also names, and which instruction forms the CDNA
+/// executor's probe (`exec::Probe`, what `--list-unsupported` uses) would
+/// run by their spelling alone (its wave64 CDNA semantics: not a claim that
+/// they are right on RDNA). `cargo test -p gcn-emu --test isa_rdna survey
+/// -- --ignored --nocapture`.
+#[test]
+#[ignore = "prints the survey for the book"]
+fn survey_of_the_rdna_corpus() {
+    let mut by_target: BTreeMap<String, (BTreeSet<&str>, BTreeSet<&str>, BTreeSet<&str>)> =
+        BTreeMap::new();
+    let mut probe = gcn_emu::exec::Probe::new();
+    for f in corpus() {
+        let (target, ins) = listing(&f);
+        let table = isa::table_for(&target).unwrap();
+        let e = by_target.entry(target.clone()).or_default();
+        for i in &ins {
+            let Some(p) = table.lookup(&i.mnemonic) else {
+                continue; // .long: true16_words_decode_with_real_true16
+            };
+            e.0.insert(p.name);
+            if isa::lookup(p.name).is_none() {
+                e.1.insert(p.name);
+            }
+            if !probe.implements(i) {
+                e.2.insert(p.name);
+            }
+        }
+    }
+    assert!(!by_target.is_empty());
+    for (t, (all, rdna_only, not_run)) in &by_target {
+        println!(
+            "{t}: {} mnemonics; {} not in the CDNA table: {:?}; {} with a form the CDNA executor refuses: {:?}",
+            all.len(),
+            rdna_only.len(),
+            rdna_only,
+            not_run.len(),
+            not_run
+        );
+    }
+}

@@ -12,7 +12,8 @@ gfx1201 (RDNA4) made by the real compilers, no GPU needed.
 IREE 3.13's matmul, conv and softmax for gfx1100/gfx1201 are in
 tests/corpus/iree/ (tests/corpus/regen.sh). Writes <target>/<kernel>.hsaco
 (and .json for Triton) beside this script and checks every object
-disassembles with llvm-objdump-22.
+disassembles with llvm-objdump-22 (gfx1201's Triton matmul uses true16
+VGPR halves, which LLVM 22 decodes only with --mattr=+real-true16).
 Usage: python3 gcn-emu/tests/rdna/generate.py"""
 import json, os, shutil, subprocess, sys
 
@@ -94,10 +95,20 @@ def check():
     for t in TARGETS:
         for f in sorted(os.listdir(os.path.join(ROOT, t))):
             if f.endswith(".hsaco"):
-                p = subprocess.run(["llvm-objdump-22", "-d", os.path.join(ROOT, t, f)], capture_output=True, text=True)
-                if p.returncode != 0 or "<unknown>" in p.stdout:
-                    sys.exit(f"{t}/{f}: llvm-objdump-22 -d failed or printed <unknown>: {p.stderr[:500]}")
-                print(f"{t}/{f}: {sum(1 for l in p.stdout.splitlines() if l.startswith(chr(9)))} instructions")
+                path = os.path.join(ROOT, t, f)
+                p = subprocess.run(["llvm-objdump-22", "-d", path], capture_output=True, text=True)
+                if p.returncode != 0:
+                    sys.exit(f"{t}/{f}: llvm-objdump-22 -d failed: {p.stderr[:500]}")
+                longs = sum(1 for l in p.stdout.splitlines() if l.strip().startswith(".long"))
+                note = ""
+                if longs:
+                    # Triton's gfx12 code uses true16 (v9.l): LLVM 22 decodes it only when asked.
+                    q = subprocess.run(["llvm-objdump-22", "-d", "--mattr=+real-true16", path],
+                                       capture_output=True, text=True)
+                    if ".long" in q.stdout:
+                        sys.exit(f"{t}/{f}: words llvm-objdump-22 cannot decode even with --mattr=+real-true16")
+                    note = f" ({longs} true16 words: --mattr=+real-true16)"
+                print(f"{t}/{f}: {sum(1 for l in p.stdout.splitlines() if l.startswith(chr(9)))} instructions{note}")
 
 
 if __name__ == "__main__":
