@@ -325,8 +325,14 @@ fn table_for_picks_each_generation() {
 #[test]
 #[ignore = "prints the survey for the book"]
 fn survey_of_the_rdna_corpus() {
-    let mut by_target: BTreeMap<String, (BTreeSet<&str>, BTreeSet<&str>, BTreeSet<&str>)> =
-        BTreeMap::new();
+    /// Per target: every mnemonic, those not in the CDNA table, those the
+    /// CDNA probe refuses a form of.
+    type Sets = (
+        BTreeSet<&'static str>,
+        BTreeSet<&'static str>,
+        BTreeSet<&'static str>,
+    );
+    let mut by_target: BTreeMap<String, Sets> = BTreeMap::new();
     let mut probe = gcn_emu::exec::Probe::new();
     for f in corpus() {
         let (target, ins) = listing(&f);
