@@ -5,7 +5,7 @@ gfx1201 (RDNA4) made by the real compilers, no GPU needed.
 * kernels/*.hip, compiled by clang-22 (`-x hip --cuda-device-only -nogpuinc
   -nogpulib -O3`) for each target: LDS and barriers, cross-lane (ds_swizzle,
   ds_bpermute, permlane16/x16, DPP, DPP8), WMMA, atomics (global, LDS, f32),
-  buffer out-of-bounds.
+  buffer out-of-bounds, and a wave64 kernel (-mwavefrontsize64).
 * Triton 3.9 (its AMD backend, wave32): an f16 matmul (tl.dot: WMMA) and a
   row softmax, with Triton's launch metadata (.json: shared, num_warps).
 
@@ -18,6 +18,8 @@ Usage: python3 gcn-emu/tests/rdna/generate.py"""
 import json, os, shutil, subprocess, sys
 
 TARGETS = ["gfx1100", "gfx1201"]
+# Kernels built with more than the common flags: wave64 asks for 64 lanes.
+FLAGS = {"wave64.hip": ["-mwavefrontsize64"]}
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -36,7 +38,8 @@ def hip():
             out = os.path.join(ROOT, t, src[:-4] + ".hsaco")
             os.makedirs(os.path.dirname(out), exist_ok=True)
             subprocess.run(["clang-22", "-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3",
-                            "--no-gpu-bundle-output", f"--offload-arch={t}", os.path.join(kdir, src), "-o", out],
+                            "--no-gpu-bundle-output", f"--offload-arch={t}", *FLAGS.get(src, []),
+                            os.path.join(kdir, src), "-o", out],
                            check=True)
 
 
