@@ -50,7 +50,7 @@ fn listing(file: &Path) -> (String, Vec<Instruction>) {
 /// Why the printed operands of `ins` disagree with `p`, if they do.
 fn disagreement(ins: &Instruction, p: &Props) -> Option<String> {
     if p.format == isa::Format::Vopd {
-        return None; // two halves printed as one: checked by vopd_pairs_are_in_the_table
+        return None; // two halves printed as one: rdna_opcodes_are_the_encoded_ones checks both
     }
     // An atomic without a return names no destination (glc on gfx11,
     // th:TH_ATOMIC_RETURN on gfx12).
@@ -361,5 +361,104 @@ fn survey_of_the_rdna_corpus() {
             not_run.len(),
             not_run
         );
+    }
+}
+
+/// The opcode field of `w0` (an instruction's first dword) if its
+/// encoding-identifying bits are those of `format`'s native gfx11/gfx12
+/// encoding (RDNA3 and RDNA4 ISA guides, "Microcode formats"); `None` for
+/// a promoted form (`_e64`) or a format not checked here.
+fn opcode_field(format: isa::Format, w0: u32) -> Option<u32> {
+    use isa::Format::*;
+    let bits = |hi: u32, lo: u32| (w0 >> lo) & ((1u32 << (hi - lo + 1)) - 1);
+    match format {
+        Sop1 if bits(31, 23) == 0x17d => Some(bits(15, 8)),
+        Sopc if bits(31, 23) == 0x17e => Some(bits(22, 16)),
+        Sopp if bits(31, 23) == 0x17f => Some(bits(22, 16)),
+        Sopk if bits(31, 28) == 0xb => Some(bits(27, 23)),
+        Sop2 if bits(31, 30) == 0b10 && bits(29, 28) != 0b11 => Some(bits(29, 23)),
+        Vop1 if bits(31, 25) == 0x3f => Some(bits(16, 9)),
+        Vopc if bits(31, 25) == 0x3e => Some(bits(24, 17)),
+        Vop2 if bits(31, 31) == 0 => Some(bits(30, 25)),
+        Vop3 if bits(31, 26) == 0b110101 => Some(bits(25, 16)),
+        Vop3p | Mfma if bits(31, 24) == 0xcc => Some(bits(22, 16)),
+        Ds if bits(31, 26) == 0b110110 => Some(bits(25, 18)),
+        _ => None,
+    }
+}
+
+/// The tables' opcodes (AMD's XML, via the extract) are the ones the
+/// compilers encoded: the opcode field of every corpus instruction in its
+/// native encoding equals its entry's `opcode`; both halves of a VOPD pair
+/// are in the table, on the target, with the encoded opcodes.
+#[test]
+fn rdna_opcodes_are_the_encoded_ones() {
+    let mut checked: BTreeMap<String, usize> = BTreeMap::new();
+    let mut wrong = BTreeSet::new();
+    for f in corpus() {
+        let (target, ins) = listing(&f);
+        let table = isa::table_for(&target).unwrap();
+        for i in &ins {
+            let Some(p) = table.lookup(&i.mnemonic) else {
+                continue;
+            };
+            let w0 = i.words.first().copied().unwrap_or(0);
+            if p.format == isa::Format::Vopd {
+                // VOPD: X's opcode in [25:22], Y's in [21:17]; Y is printed
+                // after `::`.
+                let y = i
+                    .text
+                    .split("::")
+                    .nth(1)
+                    .and_then(|y| y.split_whitespace().next());
+                let py = y.and_then(|y| table.lookup(y));
+                let (ox, oy) = ((w0 >> 22) & 0xf, (w0 >> 17) & 0x1f);
+                *checked.entry(format!("{target} Vopd")).or_default() += 1;
+                match py {
+                    Some(py)
+                        if w0 >> 26 == 0b110010
+                            && ox == p.opcode as u32
+                            && oy == py.opcode as u32
+                            && py.on(&target) => {}
+                    _ => {
+                        wrong.insert(format!(
+                            "{target}: VOPD `{}` encodes X {ox} Y {oy}; the table: X {}, Y {:?}",
+                            i.text,
+                            p.opcode,
+                            py.map(|q| (q.name, q.opcode, q.on(&target)))
+                        ));
+                    }
+                }
+                continue;
+            }
+            let Some(op) = opcode_field(p.format, w0) else {
+                continue;
+            };
+            *checked
+                .entry(format!("{target} {:?}", p.format))
+                .or_default() += 1;
+            if op != p.opcode as u32 {
+                wrong.insert(format!(
+                    "{target}: `{}` encodes opcode {op}, the table has {} ({:?})",
+                    i.text, p.opcode, p.format
+                ));
+            }
+        }
+    }
+    println!("opcodes checked: {checked:?}");
+    assert!(
+        wrong.is_empty(),
+        "{}",
+        wrong.into_iter().collect::<Vec<_>>().join("\n")
+    );
+    for t in ["gfx1100", "gfx1201"] {
+        for fmt in [
+            "Sop1", "Sop2", "Sopp", "Vop1", "Vop2", "Vop3", "Ds", "Vopd", "Mfma",
+        ] {
+            assert!(
+                checked.get(&format!("{t} {fmt}")).is_some_and(|n| *n > 0),
+                "no {fmt} instruction checked on {t}: {checked:?}"
+            );
+        }
     }
 }
