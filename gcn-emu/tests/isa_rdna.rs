@@ -7,7 +7,8 @@
 //! printed operands agree with the table's. That the tables are what the
 //! generator writes is `isa.rs`'s `table_is_what_the_generator_writes`
 //! (it writes every generation). aiter's gfx1250 objects have no table (no
-//! XML): the survey prints what the RDNA4 table covers of them.
+//! XML): the survey prints what the RDNA4 table covers of them. The
+//! opcodes are checked against the compilers' encodings.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -387,6 +388,25 @@ fn opcode_field(format: isa::Format, w0: u32) -> Option<u32> {
     }
 }
 
+/// The opcode field of a memory instruction's first dword, per generation:
+/// gfx11's FLAT (GLOBAL/SCRATCH by its seg field), MUBUF and SMEM; gfx12's
+/// VFLAT/VGLOBAL/VSCRATCH, VBUFFER and SMEM.
+fn memory_opcode_field(gfx12: bool, format: isa::Format, w0: u32) -> Option<u32> {
+    use isa::Format::*;
+    let bits = |hi: u32, lo: u32| (w0 >> lo) & ((1u32 << (hi - lo + 1)) - 1);
+    match (gfx12, format) {
+        (false, Flat | Global | Scratch) if bits(31, 26) == 0b110111 => Some(bits(24, 18)),
+        (false, Mubuf) if bits(31, 26) == 0b111000 => Some(bits(25, 18)),
+        (false, Smem) if bits(31, 26) == 0b111101 => Some(bits(25, 18)),
+        (true, Flat | Global | Scratch) if matches!(bits(31, 24), 0xec..=0xee) => {
+            Some(bits(21, 14))
+        }
+        (true, Mubuf) if bits(31, 24) == 0xc4 => Some(bits(21, 14)),
+        (true, Smem) if bits(31, 26) == 0b111101 => Some(bits(18, 13)),
+        _ => None,
+    }
+}
+
 /// The tables' opcodes (AMD's XML, via the extract) are the ones the
 /// compilers encoded: the opcode field of every corpus instruction in its
 /// native encoding equals its entry's `opcode`; both halves of a VOPD pair
@@ -431,7 +451,9 @@ fn rdna_opcodes_are_the_encoded_ones() {
                 }
                 continue;
             }
-            let Some(op) = opcode_field(p.format, w0) else {
+            let Some(op) = opcode_field(p.format, w0)
+                .or_else(|| memory_opcode_field(target.starts_with("gfx12"), p.format, w0))
+            else {
                 continue;
             };
             *checked
