@@ -475,7 +475,8 @@ fn rdna_opcodes_are_the_encoded_ones() {
     );
     for t in ["gfx1100", "gfx1201"] {
         for fmt in [
-            "Sop1", "Sop2", "Sopp", "Vop1", "Vop2", "Vop3", "Ds", "Vopd", "Mfma",
+            "Sop1", "Sop2", "Sopp", "Vop1", "Vop2", "Vop3", "Ds", "Vopd", "Mfma", "Global",
+            "Mubuf", "Smem",
         ] {
             assert!(
                 checked.get(&format!("{t} {fmt}")).is_some_and(|n| *n > 0),
