@@ -307,6 +307,14 @@ fn table_for_picks_each_generation() {
         .lookup("v_dual_fmac_f32")
         .unwrap();
     assert_eq!(d.format, isa::Format::Vopd);
+    // An RDNA entry has no CDNA id, even where the CDNA table has its name.
+    let mov = isa::table_for("gfx1100")
+        .unwrap()
+        .lookup("s_mov_b32")
+        .unwrap();
+    assert!(isa::lookup("s_mov_b32").is_some() && mov.id().is_none());
+    let cdna = isa::table_for("gfx942").unwrap();
+    assert_eq!(cdna.lookup("s_mov_b32").unwrap().id(), cdna.id("s_mov_b32"));
     // `_e64_dpp` is stripped to the base name.
     assert_eq!(r4.lookup("v_add_f32_e64_dpp").unwrap().name, "v_add_f32");
     // The CDNA table's answers are unchanged.

@@ -290,12 +290,13 @@ impl Props {
         self.sched[i]
     }
     /// Its dense id: its index in [`TABLE`] (names are unique); `None`
-    /// for a `Props` made outside the table. The CDNA table's: an RDNA
-    /// entry's index is [`Table::id`]'s.
+    /// for a `Props` made outside the table, an RDNA entry included (its
+    /// index is [`Table::id`]'s).
     pub fn id(&self) -> Option<OpId> {
         TABLE
             .binary_search_by(|p| p.name.cmp(self.name))
             .ok()
+            .filter(|&i| TABLE[i] == *self)
             .map(|i| OpId(i as u16))
     }
 }
