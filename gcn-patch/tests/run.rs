@@ -754,6 +754,17 @@ fn list_unsupported_names_what_is_missing_and_exits_0_only_when_nothing_is() {
             stdout(&o)
         );
     }
+    // A target the emulator does not run is refused, not listed: a list of
+    // the few spellings the CDNA probe accepts would read as if the rest ran.
+    let rdna = repo().join("gcn-emu/tests/rdna/gfx1100/lds_barrier.hsaco");
+    let o = gcn_patch(d, &[rdna.to_str().unwrap(), "--list-unsupported"]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("target `gfx1100` is not emulated") && stderr(&o).contains("gfx942"),
+        "{}",
+        stderr(&o)
+    );
     let top = aiter.join("gfx942/topksoftmax/topksoftmax_4x128x6.co");
     // It runs nothing: launch options are refused beside it.
     let o = gcn_patch(

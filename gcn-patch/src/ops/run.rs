@@ -676,13 +676,27 @@ pub struct UnsupportedReport {
 /// scratch wave that has memory to hit ([`gcn_emu::exec::Probe`]): a form
 /// counts as implemented only when it runs without a fault, so a refusal
 /// and a fault on the probe are both missing. Says nothing of whether a
-/// launch of the kernel is right.
+/// launch of the kernel is right. An object for a target the emulator does
+/// not run (RDNA, gfx1250) is a usage error, not a list.
 pub fn unsupported(
     object: &Path,
     kernel: Option<&str>,
     tools: &Tools,
 ) -> Result<UnsupportedReport, RunError> {
     let co = CodeObject::read_file(object).map_err(emu_usage)?;
+    // A target the emulator runs no processor of: every instruction would
+    // be "missing", and a list of the few spellings the CDNA probe happens
+    // to accept would read as if the rest ran.
+    let emulated = gcn_emu::dispatch::TARGETS.contains(&co.processor.as_str())
+        || matches!(run_as(&co.processor, None), Ok(Some(_)));
+    if !emulated {
+        return Err(usage(format!(
+            "{}: target `{}` is not emulated, so no instruction of it runs: the emulator runs {} (wave64); `--list-unsupported` lists what a kernel of those targets lacks",
+            co.path,
+            co.processor,
+            gcn_emu::dispatch::TARGETS.join(", ")
+        )));
+    }
     let kernels: Vec<gcn_emu::load::Kernel> = match kernel {
         Some(name) => vec![co.kernel(name).map_err(emu_usage)?.clone()],
         None => co.kernels.clone(),
