@@ -114,7 +114,7 @@ impl Device {
             lds_bytes: cited(65536.0, "LLVM AMDGPUUsage, Processors table (gfx942: 64 KiB LDS)"),
             hbm_gbps: cited(5300.0, MI300X_DS),
             l2_bytes: cited(4.0 * 1048576.0, "Chips and Cheese, 'Testing AMD's Giant MI300X': 4 MB of L2 per compute die"),
-            l2_bytes_per_clock: cited(8.0 * 2048.0, "AMD CDNA 3 white paper: each XCD's 4 MB L2 has 16 channels of 128 bytes per clock (2 KB/clock); 8 XCDs"),
+            l2_bytes_per_clock: guess(8.0 * 2048.0, "guessed: 8 XCDs × 2 KB/clock, each XCD's L2 as 16 channels of 128 bytes per clock as recalled from the AMD CDNA 3 white paper, not re-read here"),
             mall_bytes: cited(256.0 * 1048576.0, MI300X_DS),
             l1_latency: guess(120.0, CDNA3_LAT),
             l2_latency: guess(250.0, CDNA3_LAT),
