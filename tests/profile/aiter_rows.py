@@ -86,7 +86,8 @@ def tag(r):
 
 
 def extract(d, path):
-    co = os.path.join(d, os.path.basename(path))
+    # Named by the whole path: gfx942 and gfx950 have objects of one name.
+    co = os.path.join(d, path.replace("/", "_"))
     if not os.path.exists(co):
         open(co, "wb").write(show(path))
     return co
