@@ -81,6 +81,15 @@ pub struct Launch {
     /// interleave between barriers as they may on hardware. The same seed
     /// gives the same schedule, results and report.
     pub seed: u64,
+    /// With `seed` 0: the most instructions a wave runs in one turn before
+    /// the next wave's (0: no limit, each runs until it ends or reaches
+    /// `s_barrier`). 1 interleaves the waves instruction by instruction, in
+    /// wave order, as hardware issue does: a kernel that relies on that
+    /// timing between barriers (aiter's gfx942 `I8gemm…112x256` reads LDS
+    /// after a barrier that another wave overwrites before the next one)
+    /// computes as on hardware. The sanitizer's `races` check reports such
+    /// a kernel whatever the schedule.
+    pub slice: u64,
     /// Perturb the results of approximate instructions (`v_rcp_f32`, …)
     /// within their documented error, as the hardware this seed stands for
     /// would ([`crate::approx`]); `None`: correctly rounded.
@@ -105,6 +114,7 @@ impl Launch {
             threads: 0,
             sanitize: Checks::NONE,
             seed: 0,
+            slice: 0,
             perturb_approx: None,
             typed: true,
         }
@@ -841,6 +851,9 @@ impl Setup<'_> {
                 }
                 let limit = match rng.as_mut() {
                     Some(r) => budget.min(wave.executed + 1 + r.next_u64() % 64),
+                    None if self.launch.slice > 0 => {
+                        budget.min(wave.executed.saturating_add(self.launch.slice))
+                    }
                     None => budget,
                 };
                 // The total work budget: this slice may use what is left.

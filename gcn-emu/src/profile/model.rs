@@ -128,6 +128,9 @@ pub struct Assumptions {
     pub vmem_queue: u64,
     /// Cycles from the last wave's arrival at a barrier to the release.
     pub barrier_cycles: u64,
+    /// The factor on the L2 and HBM latencies ([`time_launch`] sets it from
+    /// the memory load of the grid; 1: unloaded).
+    pub mem_latency_scale: f64,
 }
 
 impl Default for Assumptions {
@@ -137,6 +140,7 @@ impl Default for Assumptions {
             lds_queue: 32,
             vmem_queue: 64,
             barrier_cycles: 4,
+            mem_latency_scale: 1.0,
         }
     }
 }
@@ -337,10 +341,11 @@ fn schedule(
         }
     }
     let lat = |f: f64| f.round() as u64;
+    let loaded = a.mem_latency_scale.max(1.0);
     let (l1_lat, l2_lat, hbm_lat) = (
         lat(device.l1_latency.value),
-        lat(device.l2_latency.value),
-        lat(device.hbm_latency.value),
+        lat(device.l2_latency.value * loaded),
+        lat(device.hbm_latency.value * loaded),
     );
     let (lds_lat, smem_lat) = (
         lat(device.lds_latency.value),
@@ -634,10 +639,35 @@ pub struct Timing {
     pub hbm_us: f64,
     /// Which bound the prediction is: "schedule" or "hbm bandwidth".
     pub bound: &'static str,
+    /// CUs busy in the first round.
+    pub active_cus: u64,
+    /// The memory load of the first round (0–0.9): the larger of the L2's
+    /// (the bytes the busy CUs move beyond their L1 per second over the L2
+    /// bandwidth) and the HBM's (the round's share of the compulsory bytes
+    /// per second over the HBM bandwidth).
+    pub memory_load: f64,
+    /// The factor on the L2 and HBM latencies at that load
+    /// (`1 / (1 − load)`).
+    pub latency_scale: f64,
+    /// The clock cycles were turned into time with, MHz.
+    pub clock_mhz: f64,
 }
+
+/// The highest memory load the latency rule takes (the factor stays
+/// finite: at most 1 / (1 − 0.9) = 10).
+const MAX_LOAD: f64 = 0.9;
 
 /// Time a launch of `workgroups` workgroups: `traces` are the sampled
 /// workgroups (one CU's round), `hbm_bytes` the compulsory traffic.
+///
+/// The L2 and HBM latencies grow with the load of the memory system, as a
+/// queue's wait does: `latency × 1 / (1 − ρ)`, with ρ the larger of the
+/// L2's load (bytes the busy CUs move beyond their L1 per second over
+/// [`Device::l2_bytes_per_clock`]) and the HBM's (the round's share of the
+/// compulsory bytes per second over [`Device::hbm_gbps`]). The round's
+/// schedule sets ρ and ρ sets the schedule's latencies: a few damped
+/// fixed-point steps solve it. Cycles become time at the device's
+/// sustained clock ([`Device::sustained_mhz`]).
 pub fn time_launch(
     program: &Program,
     device: &Device,
@@ -653,22 +683,41 @@ pub fn time_launch(
     let rounds = workgroups / per_round;
     let rem = workgroups % per_round;
     let last_round = rem.div_ceil(cus) as u32;
+    let clock = device.sustained_mhz.value;
     // A grid smaller than a round: the busiest CU's workgroups are the round.
-    let round = simulate_cu(
-        program,
-        device,
-        traces,
-        if rounds == 0 { last_round } else { resident },
-        a,
-    );
-    let partial =
-        (last_round > 0 && rounds > 0).then(|| simulate_cu(program, device, traces, last_round, a));
+    let first = if rounds == 0 { last_round } else { resident };
+    let active_cus = if rounds == 0 {
+        workgroups.div_ceil(first.max(1) as u64).min(cus)
+    } else {
+        cus
+    };
+    let mut a = *a;
+    let mut round = simulate_cu(program, device, traces, first, &a);
+    let mut load = 0.0;
+    // The first round's share of the grid, to spread the compulsory HBM
+    // bytes over the rounds.
+    let share = (active_cus * first as u64) as f64 / workgroups.max(1) as f64;
+    for _ in 0..8 {
+        let secs = round.cycles.max(1) as f64 / (clock * 1e6);
+        let beyond_l1 = (round.lines_by_level[1] + round.lines_by_level[2]) as f64 * 64.0;
+        let l2 =
+            active_cus as f64 * beyond_l1 / secs / (device.l2_bytes_per_clock.value * clock * 1e6);
+        let hbm = hbm_bytes as f64 * share.min(1.0) / secs / (device.hbm_gbps.value * 1e9);
+        load = l2.max(hbm).min(MAX_LOAD);
+        let want = 1.0 / (1.0 - load);
+        if (want - a.mem_latency_scale).abs() < 0.02 * a.mem_latency_scale {
+            break;
+        }
+        a.mem_latency_scale = 0.5 * (a.mem_latency_scale + want);
+        round = simulate_cu(program, device, traces, first, &a);
+    }
+    let partial = (last_round > 0 && rounds > 0)
+        .then(|| simulate_cu(program, device, traces, last_round, &a));
     let cycles = if rounds == 0 {
         round.cycles
     } else {
         rounds * round.cycles + partial.as_ref().map_or(0, |p| p.cycles)
     };
-    let clock = device.clock_mhz.value;
     let sched_us = cycles as f64 / clock;
     let hbm_us = hbm_bytes as f64 / (device.hbm_gbps.value * 1e3);
     let (core, bound) = if hbm_us > sched_us {
@@ -688,5 +737,9 @@ pub fn time_launch(
         hbm_bytes,
         hbm_us,
         bound,
+        active_cus,
+        memory_load: load,
+        latency_scale: a.mem_latency_scale,
+        clock_mhz: clock,
     }
 }

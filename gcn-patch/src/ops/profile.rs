@@ -167,7 +167,7 @@ pub struct ProfileReport {
 }
 
 /// What the model does not model (printed with every report).
-pub const NOT_MODELLED: &str = "not modelled: VALU and MFMA result dependencies, s_setprio, the instruction buffer and branch costs beyond issue, scalar cache misses, TLBs, L2/MALL bandwidth and contention between CUs, HBM channels, clocks below peak";
+pub const NOT_MODELLED: &str = "not modelled: VALU and MFMA result dependencies, s_setprio, the instruction buffer and branch costs beyond issue, scalar cache misses, TLBs, the MALL, HBM channels, contention between CUs beyond the memory load's latency factor, the clock's variation with the kernel (one sustained clock per device)";
 
 fn usage(setting: Option<Setting>, msg: String) -> RunError {
     let d = Diagnostic::error(Code::RunUsage, msg);
@@ -476,6 +476,14 @@ impl Plan {
             }
         ),
         "HBM traffic: compulsory (every buffer argument moved once); reuse beyond it is assumed to hit L2/MALL".to_string(),
+        format!(
+            "memory load {:.0}% ({} busy CUs against the L2 and HBM bandwidths): L2 and HBM latencies × {:.2} (1 / (1 − load)); cycles at the sustained clock, {:.0} MHz ({})",
+            timing.memory_load * 100.0,
+            timing.active_cus,
+            timing.latency_scale,
+            timing.clock_mhz,
+            device.sustained_mhz.source
+        ),
         format!(
             "assumed (no source): vector L1 {} KiB per CU (FIFO), LDS queue {} cycles, vector memory queue {} cycles, barrier release {} cycles; memory latencies and launch overhead are guesses (see the device table)",
             a.l1_bytes / 1024,
