@@ -918,10 +918,40 @@ fn matmul_fma<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
     matmul::<M, true>(k, at, b, cd)
 }
 
+/// An MFMA's operands and sums, kept per thread: zeroing 16 KiB of arrays on
+/// the stack for every MFMA cost as much as the sums themselves.
+struct MfmaScratch {
+    a: [f64; 512],
+    b: [f64; 512],
+    cd: [f64; 1024],
+}
+
+thread_local! {
+    static MFMA_SCRATCH: std::cell::RefCell<Box<MfmaScratch>> =
+        std::cell::RefCell::new(Box::new(MfmaScratch {
+            a: [0.0; 512],
+            b: [0.0; 512],
+            cd: [0.0; 1024],
+        }));
+}
+
 fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
+    MFMA_SCRATCH.with(|s| {
+        let s = &mut **s.borrow_mut();
+        mfma_in(w, x, &mut s.a, &mut s.b, &mut s.cd)
+    })
+}
+
+/// [`mfma`] over scratch arrays: every element it reads (`m·k` of `a` and
+/// `b`, `m·m` of `cd`) it writes first.
+fn mfma_in(
+    w: &mut Wave,
+    x: &Mfma,
+    a: &mut [f64; 512],
+    b: &mut [f64; 512],
+    cd: &mut [f64; 1024],
+) -> R<()> {
     let (m, k) = (x.m, x.k);
-    let mut a = [0f64; 512];
-    let mut b = [0f64; 512];
     if m == 16 {
         gather::<16>(w, x, x.a, &mut a[..m * k])?;
         gather::<16>(w, x, x.b, &mut b[..m * k])?;
@@ -930,7 +960,6 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
         gather::<32>(w, x, x.b, &mut b[..m * k])?;
     }
     let dregs = m * m / LANES;
-    let mut cd = [0f64; 1024];
     for r in 0..dregs {
         let row = match x.c {
             Ok((file, i)) => *vrow(w, file, i + r as u16)?,
@@ -952,12 +981,12 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
     match (m, fma) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA (checked above).
-        (16, true) => unsafe { matmul_fma::<16>(k, &a, &b, cd) },
+        (16, true) => unsafe { matmul_fma::<16>(k, &a[..], &b[..], cd) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
-        (_, true) => unsafe { matmul_fma::<32>(k, &a, &b, cd) },
-        (16, _) => matmul::<16, false>(k, &a, &b, cd),
-        _ => matmul::<32, false>(k, &a, &b, cd),
+        (_, true) => unsafe { matmul_fma::<32>(k, &a[..], &b[..], cd) },
+        (16, _) => matmul::<16, false>(k, &a[..], &b[..], cd),
+        _ => matmul::<32, false>(k, &a[..], &b[..], cd),
     }
     // MFMA ignores exec: every lane's result is written.
     for r in 0..dregs {
@@ -1837,11 +1866,11 @@ fn write64(w: &mut Wave, dst: VDst, r: &Lanes64, exec: u64) -> R<()> {
     Ok(())
 }
 
-/// How many of `program`'s instructions lower (hidden: for tests and the
-/// speed bench).
+/// Which of `program`'s instructions lower, by index (hidden: for tests
+/// and the speed bench's instruction mix).
 #[doc(hidden)]
-pub fn lowered(program: &Program) -> usize {
-    lower_all(program).iter().filter(|t| t.is_some()).count()
+pub fn lowered(program: &Program) -> Vec<bool> {
+    lower_all(program).iter().map(|t| t.is_some()).collect()
 }
 
 /// A wave state for [`differential`] (hidden: for tests): random
