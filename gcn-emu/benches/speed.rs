@@ -185,7 +185,12 @@ fn mix(
         "  mix of {kernel}: {total} wave-instructions, {:.1} % on the reference executor",
         100.0 * fallback as f64 / total.max(1) as f64
     );
-    for ((m, l), n) in v.iter().take(25) {
+    // The most executed, then every other one the reference executor runs.
+    let shown = v
+        .iter()
+        .enumerate()
+        .filter(|(i, ((_, l), n))| *i < 12 || (!l && *n * 1000 >= total));
+    for (_, ((m, l), n)) in shown {
         println!(
             "    {:6.2} %  {m} ({})",
             100.0 * *n as f64 / total.max(1) as f64,

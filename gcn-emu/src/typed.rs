@@ -103,6 +103,51 @@ pub(crate) enum V32 {
     CvtU32F32,
     CvtI32F32,
     CvtPkBf16F32,
+    Perm,
+    BfeI,
+    AlignByte,
+    Bcnt,
+    Bfrev,
+    FfbhU,
+    FfblB,
+    MbcntLo,
+    MbcntHi,
+    Med3U,
+    Med3I,
+    Med3F,
+    MulLegacyF,
+    Rcp,
+    Sqrt,
+    Rsq,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Floor,
+    Ceil,
+    Trunc,
+    Rndne,
+    Fract,
+    FrexpMant,
+    FrexpExp,
+    /// `v_ldexp_f32`: the second source is an integer.
+    Ldexp,
+    DivFixup,
+    /// `v_div_fmas_f32`: scaled by VCC's lane bit.
+    DivFmas,
+    CvtF16F32,
+    CvtF32F16,
+    CvtF32Ubyte(u8),
+    CvtPkrtz,
+    CvtPkF16F32,
+    PackF16,
+    AddH,
+    SubH,
+    SubRevH,
+    MulH,
+    FmaH,
+    MaxH,
+    MinH,
 }
 
 impl V32 {
@@ -163,8 +208,77 @@ impl V32 {
             "v_cvt_u32_f32" => (CvtU32F32, 1, true),
             "v_cvt_i32_f32" => (CvtI32F32, 1, true),
             "v_cvt_pk_bf16_f32" => (CvtPkBf16F32, 2, true),
+            "v_perm_b32" => (Perm, 3, false),
+            "v_bfe_i32" => (BfeI, 3, false),
+            "v_alignbyte_b32" => (AlignByte, 3, false),
+            "v_bcnt_u32_b32" => (Bcnt, 2, false),
+            "v_bfrev_b32" => (Bfrev, 1, false),
+            "v_ffbh_u32" => (FfbhU, 1, false),
+            "v_ffbl_b32" => (FfblB, 1, false),
+            "v_mbcnt_lo_u32_b32" => (MbcntLo, 2, false),
+            "v_mbcnt_hi_u32_b32" => (MbcntHi, 2, false),
+            "v_med3_u32" => (Med3U, 3, false),
+            "v_med3_i32" => (Med3I, 3, false),
+            "v_med3_f32" => (Med3F, 3, true),
+            "v_mul_legacy_f32" => (MulLegacyF, 2, true),
+            "v_fmamk_f32" | "v_fmaak_f32" => (FmaF, 3, true),
+            "v_madmk_f32" | "v_madak_f32" => (MadF, 3, true),
+            "v_rcp_f32" | "v_rcp_iflag_f32" => (Rcp, 1, true),
+            "v_sqrt_f32" => (Sqrt, 1, true),
+            "v_rsq_f32" => (Rsq, 1, true),
+            "v_exp_f32" => (Exp, 1, true),
+            "v_log_f32" => (Log, 1, true),
+            "v_sin_f32" => (Sin, 1, true),
+            "v_cos_f32" => (Cos, 1, true),
+            "v_floor_f32" => (Floor, 1, true),
+            "v_ceil_f32" => (Ceil, 1, true),
+            "v_trunc_f32" => (Trunc, 1, true),
+            "v_rndne_f32" => (Rndne, 1, true),
+            "v_fract_f32" => (Fract, 1, true),
+            "v_frexp_mant_f32" => (FrexpMant, 1, true),
+            "v_frexp_exp_i32_f32" => (FrexpExp, 1, true),
+            "v_ldexp_f32" => (Ldexp, 2, true),
+            "v_div_fixup_f32" => (DivFixup, 3, true),
+            "v_div_fmas_f32" => (DivFmas, 3, true),
+            "v_cvt_f16_f32" => (CvtF16F32, 1, true),
+            "v_cvt_f32_f16" => (CvtF32F16, 1, true),
+            "v_cvt_f32_ubyte0" => (CvtF32Ubyte(0), 1, false),
+            "v_cvt_f32_ubyte1" => (CvtF32Ubyte(1), 1, false),
+            "v_cvt_f32_ubyte2" => (CvtF32Ubyte(2), 1, false),
+            "v_cvt_f32_ubyte3" => (CvtF32Ubyte(3), 1, false),
+            "v_cvt_pkrtz_f16_f32" => (CvtPkrtz, 2, true),
+            "v_cvt_pk_f16_f32" => (CvtPkF16F32, 2, true),
+            "v_pack_b32_f16" => (PackF16, 2, true),
+            "v_add_f16" => (AddH, 2, true),
+            "v_sub_f16" => (SubH, 2, true),
+            "v_subrev_f16" => (SubRevH, 2, true),
+            "v_mul_f16" => (MulH, 2, true),
+            "v_fma_f16" | "v_fmac_f16" => (FmaH, 3, true),
+            "v_max_f16" => (MaxH, 2, true),
+            "v_min_f16" => (MinH, 2, true),
             _ => return None,
         })
+    }
+
+    /// The sources (bits) that are f16: their modifiers act on bit 15 and
+    /// a float constant is an f16.
+    fn half(self) -> u8 {
+        use V32::*;
+        match self {
+            CvtF32F16 | PackF16 => 0b011,
+            AddH | SubH | SubRevH | MulH | FmaH | MaxH | MinH => 0b111,
+            _ => 0,
+        }
+    }
+
+    /// The sources (bits) of a float operation that are integers (no
+    /// modifiers: the reference ignores them there).
+    fn int(self) -> u8 {
+        match self {
+            V32::Ldexp => 0b110,
+            V32::CvtPkrtz | V32::CvtPkF16F32 | V32::CvtPkBf16F32 | V32::PackF16 => 0b100,
+            _ => 0,
+        }
     }
 }
 
@@ -299,6 +413,11 @@ pub(crate) enum Typed {
         /// `v_fmac`/`v_mac` with two printed sources: the destination is the
         /// addend.
         acc: bool,
+        /// An approximate operation ([`crate::approx`]): counted, and
+        /// perturbed when the launch asks.
+        approx: Option<&'static crate::approx::Approx>,
+        /// DPP: source 0 from other lanes.
+        dpp: Option<Box<Dpp>>,
     },
     /// A 64-bit vector operation.
     V64 {
@@ -315,6 +434,15 @@ pub(crate) enum Typed {
         sdst: u16,
         src: [Opnd; 3],
         cin: Option<u16>,
+    },
+    /// `v_div_scale_f32`: the scaled value, and VCC's bits to the SGPR
+    /// pair `sdst`.
+    DivScale {
+        dst: VDst,
+        sdst: u16,
+        src: [Opnd; 3],
+        neg: u8,
+        abs: u8,
     },
     /// `v_cndmask_b32`.
     Cndmask {
@@ -360,10 +488,44 @@ pub(crate) enum Typed {
         offset: u32,
         dwords: u8,
     },
+    /// `ds_read_{u8,i8,u16,i16}` (`signed`: sign-extended) and
+    /// `ds_write_{b8,b16}`: `size` bytes, one register.
+    DsNarrow {
+        write: bool,
+        data: VDst,
+        addr: u16,
+        offset: u32,
+        size: u8,
+        signed: bool,
+    },
+    /// `ds_read2[st64]_b{32,64}` and `ds_write2[st64]_b{32,64}`: two
+    /// accesses of `size` bytes at the address plus each offset (already
+    /// scaled); `data` the two registers written (one range, for a read)
+    /// or read.
+    Ds2 {
+        write: bool,
+        data: [VDst; 2],
+        addr: u16,
+        off: [u32; 2],
+        size: u8,
+    },
     /// `buffer_load_dword*` (into registers, or into LDS with `lds`) and
     /// `buffer_store_dword*`, without `idxen`, through a V# that is not
     /// swizzled (a swizzled one runs on the reference executor).
     Buffer(Box<Buffer>),
+}
+
+/// A DPP form's lanes ([`Typed::V32`]), as the reference executor reads
+/// them from the encoding.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Dpp {
+    /// The lane source 0 is read from, for each lane (`u8::MAX`: none).
+    from: [u8; LANES],
+    /// Lanes whose source lane is out of range, or inactive, read 0
+    /// (`bound_ctrl`) instead of being left unwritten.
+    bound_ctrl: bool,
+    /// The lanes of the enabled rows and banks.
+    enabled: u64,
 }
 
 /// A MUBUF access ([`Typed::Buffer`]).
@@ -534,11 +696,56 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         return None;
     }
     let (name, enc) = base_name(m);
-    if !matches!(enc, "" | "_e32" | "_e64") {
+    if !matches!(enc, "" | "_e32" | "_e64" | "_dpp") {
         return None;
     }
-    // Modifiers this module does not model: any but none at all.
-    if !ins.mods.is_empty() {
+    // Modifiers this module does not model: any but none at all, and a
+    // DPP form's controls (read from the encoding, as the reference does).
+    let dpp_key = |k: &str| {
+        matches!(
+            k,
+            "quad_perm"
+                | "row_shl"
+                | "row_shr"
+                | "row_ror"
+                | "wave_shl"
+                | "wave_rol"
+                | "wave_shr"
+                | "wave_ror"
+                | "row_mirror"
+                | "row_half_mirror"
+                | "row_bcast"
+                | "row_mask"
+                | "bank_mask"
+                | "bound_ctrl"
+        )
+    };
+    if ins.mods.iter().any(|(k, _)| enc != "_dpp" || !dpp_key(k)) {
+        return None;
+    }
+    let dpp = if enc == "_dpp" {
+        let word = *ins.words.get(1)?;
+        let (ctrl, bound_ctrl) = (word >> 8 & 0x1ff, word >> 19 & 1 != 0);
+        let (bank_mask, row_mask) = (word >> 24 & 0xf, word >> 28 & 0xf);
+        let mut from = [u8::MAX; LANES];
+        let mut enabled = 0u64;
+        for (lane, f) in from.iter_mut().enumerate() {
+            if row_mask >> (lane / 16) & 1 != 0 && bank_mask >> (lane % 16 / 4) & 1 != 0 {
+                enabled |= 1 << lane;
+            }
+            if let Some(s) = crate::exec::dpp_source(ctrl, lane) {
+                *f = s as u8;
+            }
+        }
+        Some(Box::new(Dpp {
+            from,
+            bound_ctrl,
+            enabled,
+        }))
+    } else {
+        None
+    };
+    if dpp.is_some() && V32::of(name).is_none() {
         return None;
     }
     let ops = &ins.ops;
@@ -579,7 +786,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     }
     if let Some((op, n, float)) = V32::of(name) {
         let srcs = &ops[1..];
-        let acc = matches!(name, "v_fmac_f32" | "v_mac_f32") && srcs.len() == 2;
+        let acc = matches!(name, "v_fmac_f32" | "v_mac_f32" | "v_fmac_f16") && srcs.len() == 2;
         if srcs.len() != n && !acc {
             return None;
         }
@@ -588,9 +795,21 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
             return None;
         }
         let (neg, abs) = mods(srcs, float)?;
+        if (neg | abs) & op.int() != 0 {
+            return None;
+        }
         let mut src = [Opnd::Imm(0); 3];
         for (k, s) in srcs.iter().enumerate() {
-            src[k] = vsrc(s, false)?;
+            src[k] = match (s.op.clone(), op.half() >> k & 1 != 0) {
+                (Operand::Float(f), true) if !s.sext => {
+                    Opnd::Imm(half::f16::from_f64(f).to_bits() as u64)
+                }
+                _ => vsrc(s, false)?,
+            };
+        }
+        // DPP reads source 0 from a VGPR of another lane.
+        if dpp.is_some() && !matches!(src[0], Opnd::V(_)) {
+            return None;
         }
         if acc {
             src[2] = match dst.file {
@@ -605,6 +824,8 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
             neg,
             abs,
             acc,
+            approx: crate::approx::lookup(name),
+            dpp,
         });
     }
     let (op64, wide): (V64, [bool; 3]) = match name {
@@ -671,6 +892,23 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
             cin,
         });
     }
+    if name == "v_div_scale_f32" {
+        if ops.len() != 5 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+            return None;
+        }
+        let (neg, abs) = mods(&ops[2..], true)?;
+        return Some(Typed::DivScale {
+            dst,
+            sdst: sgpr(&ops[1].op, 2)?,
+            src: [
+                vsrc(&ops[2], false)?,
+                vsrc(&ops[3], false)?,
+                vsrc(&ops[4], false)?,
+            ],
+            neg,
+            abs,
+        });
+    }
     if name == "v_cndmask_b32" {
         if ops.len() != 4 {
             return None;
@@ -700,13 +938,101 @@ fn vgpr(s: &Src) -> Option<u16> {
 
 fn lower_ds(ins: &Instruction) -> Option<Typed> {
     let word = *ins.words.first()?;
-    if word >> 16 & 1 != 0 || ins.mods.iter().any(|(k, _)| k != "offset") {
+    if word >> 16 & 1 != 0 {
+        return None;
+    }
+    let ops = &ins.ops;
+    if let Some((write, kind)) = ins
+        .mnemonic
+        .strip_prefix("ds_read2")
+        .map(|k| (false, k))
+        .or_else(|| ins.mnemonic.strip_prefix("ds_write2").map(|k| (true, k)))
+    {
+        let (st64, kind) = match kind.strip_prefix("st64") {
+            Some(k) => (true, k),
+            None => (false, kind),
+        };
+        let size: u8 = match kind {
+            "_b32" => 4,
+            "_b64" => 8,
+            _ => return None,
+        };
+        if ins
+            .mods
+            .iter()
+            .any(|(k, _)| k != "offset0" && k != "offset1")
+        {
+            return None;
+        }
+        let scale = size as u32 * if st64 { 64 } else { 1 };
+        let off = [(word & 0xff) * scale, (word >> 8 & 0xff) * scale];
+        let words = size as u16 / 4;
+        return Some(if write {
+            if ops.len() != 3 {
+                return None;
+            }
+            Typed::Ds2 {
+                write,
+                data: [vdst(&ops[1])?, vdst(&ops[2])?],
+                addr: vgpr(&ops[0])?,
+                off,
+                size,
+            }
+        } else {
+            if ops.len() != 2 {
+                return None;
+            }
+            let d = vdst(&ops[0])?;
+            Typed::Ds2 {
+                write,
+                data: [
+                    d,
+                    VDst {
+                        index: d.index + words,
+                        ..d
+                    },
+                ],
+                addr: vgpr(&ops[1])?,
+                off,
+                size,
+            }
+        });
+    }
+    if ins.mods.iter().any(|(k, _)| k != "offset") {
         return None;
     }
     let (write, kind) = match ins.mnemonic.strip_prefix("ds_read_") {
         Some(k) => (false, k),
         None => (true, ins.mnemonic.strip_prefix("ds_write_")?),
     };
+    if ops.len() != 2 {
+        return None;
+    }
+    let offset = word & 0xffff;
+    let narrow = match (write, kind) {
+        (false, "u8") => Some((1, false)),
+        (false, "i8") => Some((1, true)),
+        (false, "u16") => Some((2, false)),
+        (false, "i16") => Some((2, true)),
+        (true, "b8") => Some((1, false)),
+        (true, "b16") => Some((2, false)),
+        _ => None,
+    };
+    if let Some((size, signed)) = narrow {
+        let (data, addr) = if write {
+            (&ops[1], &ops[0])
+        } else {
+            (&ops[0], &ops[1])
+        };
+        return Some(Typed::DsNarrow {
+            write,
+            data: vdst(data)?,
+            addr: vgpr(addr)?,
+            offset,
+            size,
+            signed,
+        });
+    }
     let dwords = match kind {
         "b32" => 1,
         "b64" => 2,
@@ -714,11 +1040,6 @@ fn lower_ds(ins: &Instruction) -> Option<Typed> {
         "b128" => 4,
         _ => return None,
     };
-    let ops = &ins.ops;
-    if ops.len() != 2 {
-        return None;
-    }
-    let offset = word & 0xffff;
     Some(if write {
         Typed::DsWrite {
             addr: vgpr(&ops[0])?,
@@ -1223,14 +1544,20 @@ fn sset64(w: &mut Wave, i: u16, v: u64) {
     w.s[i as usize + 1] = (v >> 32) as u32;
 }
 
-/// Apply float input modifiers of source `k` to its lanes.
+/// Apply float input modifiers of source `k` to its lanes (of an f16
+/// source, to bit 15, when bit `k` of `half` is set).
 #[inline]
-fn fmods(x: &mut Lanes, k: usize, neg: u8, abs: u8) {
+fn fmods(x: &mut Lanes, k: usize, neg: u8, abs: u8, half: u8) {
+    let sign = if half >> k & 1 != 0 {
+        0x8000
+    } else {
+        0x8000_0000
+    };
     if abs >> k & 1 != 0 {
-        x.iter_mut().for_each(|v| *v &= 0x7fff_ffff);
+        x.iter_mut().for_each(|v| *v &= !sign);
     }
     if neg >> k & 1 != 0 {
-        x.iter_mut().for_each(|v| *v ^= 0x8000_0000);
+        x.iter_mut().for_each(|v| *v ^= sign);
     }
 }
 
@@ -1266,13 +1593,28 @@ fn sext24(x: u32) -> i64 {
     ((x << 8) as i32 >> 8) as i64
 }
 
-fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
+fn h(x: u32) -> f32 {
+    crate::exec::f16b(x as u64)
+}
+
+fn ch(x: f32) -> u32 {
+    crate::exec::bf16(x) as u32
+}
+
+fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
     macro_rules! each {
         (|$x:ident, $y:ident, $z:ident| $e:expr) => {
             for l in 0..LANES {
                 let ($x, $y, $z) = (a[l], b[l], c[l]);
                 let _ = (&$x, &$y, &$z);
                 out[l] = $e;
+            }
+        };
+        (|$x:ident, $y:ident, $z:ident, $l:ident| $e:expr) => {
+            for $l in 0..LANES {
+                let ($x, $y, $z) = (a[$l], b[$l], c[$l]);
+                let _ = (&$x, &$y, &$z);
+                out[$l] = $e;
             }
         };
     }
@@ -1339,7 +1681,129 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
             half::bf16::from_f32(f(x)).to_bits() as u32
                 | (half::bf16::from_f32(f(y)).to_bits() as u32) << 16
         }),
+        Perm => each!(|x, y, z| perm(x, y, z)),
+        BfeI => each!(|x, y, z| {
+            let (o, w) = (y & 31, z & 31);
+            if w == 0 {
+                0
+            } else {
+                (((x >> o) << (32 - w)) as i32 >> (32 - w)) as u32
+            }
+        }),
+        AlignByte => each!(|x, y, z| ((((x as u64) << 32) | y as u64) >> (8 * (z & 3))) as u32),
+        Bcnt => each!(|x, y, z| x.count_ones().wrapping_add(y)),
+        Bfrev => each!(|x, y, z| x.reverse_bits()),
+        FfbhU => each!(|x, y, z| if x == 0 { u32::MAX } else { x.leading_zeros() }),
+        FfblB => each!(|x, y, z| if x == 0 { u32::MAX } else { x.trailing_zeros() }),
+        MbcntLo => each!(|x, y, z, l| {
+            let mask = if l >= 32 {
+                u32::MAX
+            } else {
+                ((1u64 << l) - 1) as u32
+            };
+            (x & mask).count_ones().wrapping_add(y)
+        }),
+        MbcntHi => each!(|x, y, z, l| {
+            let mask = if l < 32 {
+                0
+            } else {
+                ((1u64 << (l - 32)) - 1) as u32
+            };
+            (x & mask).count_ones().wrapping_add(y)
+        }),
+        Med3U => each!(|x, y, z| x.max(y).min(x.min(y).max(z))),
+        Med3I => each!(|x, y, z| {
+            let (x, y, z) = (x as i32, y as i32, z as i32);
+            x.max(y).min(x.min(y).max(z)) as u32
+        }),
+        Med3F => each!(|x, y, z| {
+            let (x, y, z) = (f(x), f(y), f(z));
+            if x.is_nan() || y.is_nan() || z.is_nan() {
+                cf32(x.min(y).min(z))
+            } else {
+                cf32(x.max(y).min(x.min(y).max(z)))
+            }
+        }),
+        MulLegacyF => each!(|x, y, z| {
+            let (x, y) = (f(x), f(y));
+            cf32(if x == 0.0 || y == 0.0 { 0.0 } else { x * y })
+        }),
+        Rcp => each!(|x, y, z| cf32(1.0 / f(x))),
+        Sqrt => each!(|x, y, z| cf32(f(x).sqrt())),
+        Rsq => each!(|x, y, z| cf32(1.0 / f(x).sqrt())),
+        Exp => each!(|x, y, z| cf32(f(x).exp2())),
+        Log => each!(|x, y, z| cf32(f(x).log2())),
+        Sin => each!(|x, y, z| cf32((f(x) * std::f32::consts::TAU).sin())),
+        Cos => each!(|x, y, z| cf32((f(x) * std::f32::consts::TAU).cos())),
+        Floor => each!(|x, y, z| cf32(f(x).floor())),
+        Ceil => each!(|x, y, z| cf32(f(x).ceil())),
+        Trunc => each!(|x, y, z| cf32(f(x).trunc())),
+        Rndne => each!(|x, y, z| cf32(f(x).round_ties_even())),
+        Fract => each!(|x, y, z| {
+            let x = f(x);
+            cf32(if x.is_infinite() {
+                f32::NAN
+            } else {
+                (x - x.floor()).min(f32::from_bits(0x3f7fffff))
+            })
+        }),
+        FrexpMant => each!(|x, y, z| cf32(crate::exec::frexp32(f(x)).0)),
+        FrexpExp => each!(|x, y, z| crate::exec::frexp32(f(x)).1 as u32),
+        Ldexp => each!(|x, y, z| cf32(crate::exec::ldexp32(f(x), y as i32))),
+        DivFixup => each!(|x, y, z| cf32(crate::exec::div_fixup32(f(x), f(y), f(z)))),
+        DivFmas => each!(|x, y, z, l| {
+            // As the reference: the fma in f64, scaled, rounded once.
+            let d = (f(x) as f64).mul_add(f(y) as f64, f(z) as f64);
+            let d = if vcc >> l & 1 != 0 {
+                if z >> 23 & 0xff >= 127 {
+                    d * 2f64.powi(64)
+                } else {
+                    d * 2f64.powi(-64)
+                }
+            } else {
+                d
+            };
+            cf32(d as f32)
+        }),
+        CvtF16F32 => each!(|x, y, z| ch(f(x))),
+        CvtF32F16 => each!(|x, y, z| cf32(h(x))),
+        CvtF32Ubyte(n) => each!(|x, y, z| (((x >> (8 * n)) & 0xff) as f32).to_bits()),
+        CvtPkrtz => each!(|x, y, z| {
+            crate::exec::f16_rtz(f(x)) as u32 | (crate::exec::f16_rtz(f(y)) as u32) << 16
+        }),
+        CvtPkF16F32 => each!(|x, y, z| ch(f(x)) | ch(f(y)) << 16),
+        PackF16 => each!(|x, y, z| (x & 0xffff) | (y & 0xffff) << 16),
+        AddH => each!(|x, y, z| ch(h(x) + h(y))),
+        SubH => each!(|x, y, z| ch(h(x) - h(y))),
+        SubRevH => each!(|x, y, z| ch(h(y) - h(x))),
+        MulH => each!(|x, y, z| ch(h(x) * h(y))),
+        FmaH => each!(|x, y, z| ch((h(x) as f64).mul_add(h(y) as f64, h(z) as f64) as f32)),
+        MaxH => each!(|x, y, z| ch(h(x).max(h(y)))),
+        MinH => each!(|x, y, z| ch(h(x).min(h(y)))),
     }
+}
+
+/// `v_perm_b32`, as the reference executor selects bytes.
+fn perm(a: u32, b: u32, c: u32) -> u32 {
+    let bytes = (a as u64) << 32 | b as u64;
+    let mut out = 0u32;
+    for i in 0..4 {
+        let sel = (c >> (8 * i)) & 0xff;
+        let byte = match sel {
+            0..=7 => (bytes >> (8 * sel)) & 0xff,
+            8..=11 => {
+                if (bytes >> (8 * (2 * (sel - 8) + 1))) & 0x80 != 0 {
+                    0xff
+                } else {
+                    0
+                }
+            }
+            12 => 0,
+            _ => 0xff,
+        };
+        out |= (byte as u32) << (8 * i);
+    }
+    out
 }
 
 fn holds(rel: Rel, o: Option<std::cmp::Ordering>) -> bool {
@@ -1402,15 +1866,44 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             neg,
             abs,
             acc: _,
+            approx,
+            ref dpp,
         } => {
-            let exec = w.exec();
+            let mut exec = w.exec();
+            if approx.is_some() {
+                w.approx.record(ins.addr, exec.count_ones());
+            }
+            let vcc = if op == V32::DivFmas { w.vcc() } else { 0 };
             let mut r = [0u32; LANES];
-            if neg | abs != 0 {
+            if neg | abs != 0 || dpp.is_some() || approx.is_some() {
                 let mut x = [get32(w, src[0])?, get32(w, src[1])?, get32(w, src[2])?];
+                let half = op.half();
                 for (k, x) in x.iter_mut().enumerate() {
-                    fmods(x, k, neg, abs);
+                    fmods(x, k, neg, abs, half);
                 }
-                v32(op, &x[0], &x[1], &x[2], &mut r);
+                if let Some(d) = dpp {
+                    let row = x[0];
+                    let mut write = 0u64;
+                    for l in 0..LANES {
+                        let from = d.from[l] as usize;
+                        if from < LANES && exec >> from & 1 != 0 {
+                            x[0][l] = row[from];
+                            write |= 1 << l;
+                        } else {
+                            x[0][l] = 0;
+                            write |= (d.bound_ctrl as u64) << l;
+                        }
+                    }
+                    exec &= d.enabled & write;
+                }
+                v32(op, &x[0], &x[1], &x[2], vcc, &mut r);
+                if let (Some(a), Some(seed)) = (approx, w.approx.perturb) {
+                    for l in 0..LANES {
+                        if exec >> l & 1 != 0 {
+                            r[l] = a.perturb(seed, x[0][l] as u64, r[l] as u64) as u32;
+                        }
+                    }
+                }
             } else {
                 // Registers are read in place; a scalar or a constant is
                 // broadcast into a buffer.
@@ -1421,6 +1914,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                     src32(w, src[0], b0)?,
                     src32(w, src[1], b1)?,
                     src32(w, src[2], b2)?,
+                    vcc,
                     &mut r,
                 );
             }
@@ -1485,6 +1979,28 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             }
             sset64(w, sdst, bits);
         }
+        Typed::DivScale {
+            dst,
+            sdst,
+            src,
+            neg,
+            abs,
+        } => {
+            let exec = w.exec();
+            let mut x = [get32(w, src[0])?, get32(w, src[1])?, get32(w, src[2])?];
+            for (k, x) in x.iter_mut().enumerate() {
+                fmods(x, k, neg, abs, 0);
+            }
+            let mut r = [0u32; LANES];
+            let mut bits = 0u64;
+            for l in 0..LANES {
+                let (d, vcc) = crate::exec::div_scale32(f(x[0][l]), f(x[1][l]), f(x[2][l]));
+                r[l] = cf32(d);
+                bits |= (vcc as u64) << l;
+            }
+            put(vrow_mut(w, dst)?, &r, exec);
+            sset64(w, sdst, bits & exec);
+        }
         Typed::Cndmask {
             dst,
             src,
@@ -1495,8 +2011,8 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             let exec = w.exec();
             let mut a = get32(w, src[0])?;
             let mut b = get32(w, src[1])?;
-            fmods(&mut a, 0, neg, abs);
-            fmods(&mut b, 1, neg, abs);
+            fmods(&mut a, 0, neg, abs, 0);
+            fmods(&mut b, 1, neg, abs, 0);
             let m = w.s[mask as usize] as u64 | (w.s[mask as usize + 1] as u64) << 32;
             let r: Lanes = std::array::from_fn(|l| if m >> l & 1 != 0 { b[l] } else { a[l] });
             put(vrow_mut(w, dst)?, &r, exec);
@@ -1514,8 +2030,8 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             let mut a = get32(w, src[0])?;
             let mut b = get32(w, src[1])?;
             if neg | abs != 0 {
-                fmods(&mut a, 0, neg, abs);
-                fmods(&mut b, 1, neg, abs);
+                fmods(&mut a, 0, neg, abs, 0);
+                fmods(&mut b, 1, neg, abs, 0);
             }
             let mut bits = 0u64;
             for l in 0..LANES {
@@ -1738,6 +2254,114 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 } else {
                     lds.at_lane(lane);
                     lds.write_bytes(a, &buf[..size]);
+                }
+            }
+        }
+        Typed::DsNarrow {
+            write,
+            data,
+            addr,
+            offset,
+            size,
+            signed,
+        } => {
+            let exec = w.exec();
+            let at = *vrow(w, RegFile::V, addr)?;
+            let size = size as usize;
+            let kind = if write {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            let mut row = *vrow_mut(w, data)?;
+            for lane in 0..LANES {
+                if exec >> lane & 1 == 0 {
+                    continue;
+                }
+                let a = at[lane].wrapping_add(offset);
+                ctx.trace.note(lane, Space::Lds, kind, a as u64, size);
+                ctx.lds.at_lane(lane);
+                if write {
+                    ctx.lds.write_bytes(a, &row[lane].to_le_bytes()[..size]);
+                } else {
+                    let mut buf = [0u8; 4];
+                    ctx.lds.read_bytes(a, &mut buf[..size]);
+                    let v = u32::from_le_bytes(buf);
+                    row[lane] = match (signed, size) {
+                        (true, 1) => v as u8 as i8 as u32,
+                        (true, _) => v as u16 as i16 as u32,
+                        _ => v,
+                    };
+                }
+            }
+            if !write {
+                *vrow_mut(w, data)? = row;
+            }
+        }
+        Typed::Ds2 {
+            write,
+            data,
+            addr,
+            off,
+            size,
+        } => {
+            let exec = w.exec();
+            let at = *vrow(w, RegFile::V, addr)?;
+            let size = size as usize;
+            let words = size / 4;
+            // The registers: data[0] then data[1], `words` each.
+            let mut rows = [[0u32; LANES]; 4];
+            for (q, row) in rows.iter_mut().enumerate().take(2 * words) {
+                let d = data[q / words];
+                *row = *vrow_mut(
+                    w,
+                    VDst {
+                        index: d.index + (q % words) as u16,
+                        ..d
+                    },
+                )?;
+            }
+            let kind = if write {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            for lane in 0..LANES {
+                if exec >> lane & 1 == 0 {
+                    continue;
+                }
+                let a = at[lane];
+                for o in off {
+                    let at = a.wrapping_add(o) as u64;
+                    ctx.trace.note(lane, Space::Lds, kind, at, size);
+                }
+                ctx.lds.at_lane(lane);
+                for (j, o) in off.iter().enumerate() {
+                    let x = a.wrapping_add(*o);
+                    if write {
+                        let mut v = 0u64;
+                        for k in 0..words {
+                            v |= (rows[j * words + k][lane] as u64) << (32 * k);
+                        }
+                        ctx.lds.write(x, size, v);
+                    } else {
+                        let v = ctx.lds.read(x, size);
+                        for k in 0..words {
+                            rows[j * words + k][lane] = (v >> (32 * k)) as u32;
+                        }
+                    }
+                }
+            }
+            if !write {
+                for (q, row) in rows.iter().enumerate().take(2 * words) {
+                    let d = data[q / words];
+                    *vrow_mut(
+                        w,
+                        VDst {
+                            index: d.index + (q % words) as u16,
+                            ..d
+                        },
+                    )? = *row;
                 }
             }
         }
