@@ -2165,7 +2165,7 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
-fn parse_int(s: &str) -> R<i64> {
+pub(crate) fn parse_int(s: &str) -> R<i64> {
     let r = if let Some(h) = s.strip_prefix("0x") {
         i64::from_str_radix(h, 16).ok()
     } else if let Some(h) = s.strip_prefix("-0x") {

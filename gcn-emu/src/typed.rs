@@ -509,6 +509,11 @@ pub(crate) enum Typed {
         off: [u32; 2],
         size: u8,
     },
+    /// A packed (VOP3P) operation on two halves.
+    Pk(Box<Pk>),
+    /// `global_load_*` and `global_store_*` of whole registers, and of
+    /// bytes and shorts into (from) one register.
+    Global(Box<Global>),
     /// `buffer_load_dword*` (into registers, or into LDS with `lds`) and
     /// `buffer_store_dword*`, without `idxen`, through a V# that is not
     /// swizzled (a swizzled one runs on the reference executor).
@@ -526,6 +531,59 @@ pub(crate) struct Dpp {
     bound_ctrl: bool,
     /// The lanes of the enabled rows and banks.
     enabled: u64,
+}
+
+/// A packed operation's element operation ([`Typed::Pk`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PkOp {
+    FmaH,
+    AddH,
+    MulH,
+    MaxH,
+    MinH,
+    AddU16,
+    SubU16,
+    MulLoU16,
+    LshlRevB16,
+    LshrRevB16,
+    FmaF,
+    MulF,
+    AddF,
+}
+
+/// A VOP3P operation ([`Typed::Pk`]): each source's low and high element
+/// picked by `op_sel`/`op_sel_hi` and negated by `neg_lo`/`neg_hi` (bit k:
+/// source k), as the reference executor reads them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Pk {
+    op: PkOp,
+    dst: VDst,
+    /// Registers, or a constant already in both halves.
+    src: [Opnd; 3],
+    n: usize,
+    /// 32-bit elements in register pairs (else 16-bit halves of one).
+    wide: bool,
+    op_sel: u8,
+    op_sel_hi: u8,
+    neg_lo: u8,
+    neg_hi: u8,
+    clamp: bool,
+}
+
+/// A global memory access ([`Typed::Global`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Global {
+    store: bool,
+    /// Bytes per lane.
+    size: u8,
+    /// A load of a byte or short sign-extends.
+    signed: bool,
+    data: VDst,
+    /// The address: a VGPR pair, or with `saddr` a VGPR offset from an
+    /// SGPR pair.
+    vaddr: u16,
+    saddr: Option<u16>,
+    offset: i64,
 }
 
 /// A MUBUF access ([`Typed::Buffer`]).
@@ -692,8 +750,14 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if m.starts_with("buffer_") {
         return lower_buffer(ins);
     }
+    if m.starts_with("global_") {
+        return lower_global(ins);
+    }
     if !m.starts_with("v_") {
         return None;
+    }
+    if m.starts_with("v_pk_") {
+        return lower_pk(ins);
     }
     let (name, enc) = base_name(m);
     if !matches!(enc, "" | "_e32" | "_e64" | "_dpp") {
@@ -923,6 +987,265 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         });
     }
     None
+}
+
+fn lower_global(ins: &Instruction) -> Option<Typed> {
+    let (store, kind) = match ins.mnemonic.strip_prefix("global_load_") {
+        Some(k) => (false, k),
+        None => (true, ins.mnemonic.strip_prefix("global_store_")?),
+    };
+    let (size, signed) = match (store, kind) {
+        (_, "dword") => (4, false),
+        (_, "dwordx2") => (8, false),
+        (_, "dwordx3") => (12, false),
+        (_, "dwordx4") => (16, false),
+        (false, "ubyte") | (true, "byte") => (1, false),
+        (false, "sbyte") => (1, true),
+        (false, "ushort") | (true, "short") => (2, false),
+        (false, "sshort") => (2, true),
+        _ => return None,
+    };
+    let mut offset = 0;
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "offset" => offset = crate::exec::parse_int(v).ok()?,
+            // Cache policy: no effect on what the emulator computes.
+            "glc" | "slc" | "sc0" | "sc1" | "nt" => {}
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    if ops.len() != 3 {
+        return None;
+    }
+    let (data, vaddr) = if store {
+        (&ops[1], &ops[0])
+    } else {
+        (&ops[0], &ops[1])
+    };
+    let saddr = match ops[2].op {
+        Operand::Off => None,
+        _ => Some(sgpr(&ops[2].op, 2)?),
+    };
+    if ops[2].neg || ops[2].abs || ops[2].sext {
+        return None;
+    }
+    Some(Typed::Global(Box::new(Global {
+        store,
+        size,
+        signed,
+        data: vdst(data)?,
+        vaddr: vgpr(vaddr)?,
+        saddr,
+        offset,
+    })))
+}
+
+/// A global access, as the reference executor makes it lane by lane.
+fn global(w: &mut Wave, g: &Global, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let size = g.size as usize;
+    let dwords = size.div_ceil(4);
+    let lo = *vrow(w, RegFile::V, g.vaddr)?;
+    let (hi, base) = match g.saddr {
+        Some(s) => ([0; LANES], sget64(w, Opnd::S(s))),
+        None => (*vrow(w, RegFile::V, g.vaddr + 1)?, 0),
+    };
+    let mut rows = [[0u32; LANES]; 4];
+    for (q, row) in rows.iter_mut().enumerate().take(dwords) {
+        let index = g.data.index + q as u16;
+        *row = *vrow_mut(w, VDst { index, ..g.data })?;
+    }
+    let mem = ctx.mem.view();
+    let kind = if g.store {
+        AccessKind::Write
+    } else {
+        AccessKind::Read
+    };
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = match g.saddr {
+            Some(_) => base.wrapping_add(lo[lane] as u64),
+            None => lo[lane] as u64 | (hi[lane] as u64) << 32,
+        }
+        .wrapping_add(g.offset as u64);
+        let mut buf = [0u8; 16];
+        ctx.trace.note(lane, Space::Global, kind, a, size);
+        let r = if g.store {
+            for (q, r) in rows.iter().enumerate().take(dwords) {
+                buf[4 * q..4 * q + 4].copy_from_slice(&r[lane].to_le_bytes());
+            }
+            mem.write(a, &buf[..size])
+        } else {
+            mem.read(a, &mut buf[..size])
+        };
+        r.map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+        if !g.store {
+            for (q, r) in rows.iter_mut().enumerate().take(dwords) {
+                r[lane] = u32::from_le_bytes(buf[4 * q..4 * q + 4].try_into().unwrap_or_default());
+            }
+            if g.signed {
+                rows[0][lane] = match size {
+                    1 => rows[0][lane] as u8 as i8 as u32,
+                    _ => rows[0][lane] as u16 as i16 as u32,
+                };
+            }
+        }
+    }
+    drop(mem);
+    if !g.store {
+        for (q, r) in rows.iter().enumerate().take(dwords) {
+            let index = g.data.index + q as u16;
+            *vrow_mut(w, VDst { index, ..g.data })? = *r;
+        }
+    }
+    Ok(())
+}
+
+fn lower_pk(ins: &Instruction) -> Option<Typed> {
+    use PkOp::*;
+    let (op, wide) = match ins.mnemonic.as_str() {
+        "v_pk_fma_f16" => (FmaH, false),
+        "v_pk_add_f16" => (AddH, false),
+        "v_pk_mul_f16" => (MulH, false),
+        "v_pk_max_f16" => (MaxH, false),
+        "v_pk_min_f16" => (MinH, false),
+        "v_pk_add_u16" => (AddU16, false),
+        "v_pk_sub_u16" => (SubU16, false),
+        "v_pk_mul_lo_u16" => (MulLoU16, false),
+        "v_pk_lshlrev_b16" => (LshlRevB16, false),
+        "v_pk_lshrrev_b16" => (LshrRevB16, false),
+        "v_pk_fma_f32" => (FmaF, true),
+        "v_pk_mul_f32" => (MulF, true),
+        "v_pk_add_f32" => (AddF, true),
+        _ => return None,
+    };
+    let bits = |key: &str, default: u8| -> Option<u8> {
+        let Some(v) = ins.modifier(key) else {
+            return Some(if default == 1 { 0b111 } else { 0 });
+        };
+        let mut out = if default == 1 { 0b111 } else { 0 };
+        for (k, b) in v.trim_matches(|c| c == '[' || c == ']').split(',').enumerate() {
+            let b: u8 = b.trim().parse().ok()?;
+            if b > 1 || k > 2 {
+                return None;
+            }
+            out = out & !(1 << k) | b << k;
+        }
+        Some(out)
+    };
+    let mut clamp = false;
+    for (k, _) in &ins.mods {
+        match k.as_str() {
+            "op_sel" | "op_sel_hi" | "neg_lo" | "neg_hi" => {}
+            "clamp" => clamp = true,
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    let n = ops.len().checked_sub(1)?;
+    if n == 0 || n > 3 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1 + wide as u16)
+    {
+        return None;
+    }
+    let dst = vdst(&ops[0])?;
+    let mut src = [Opnd::Imm(0); 3];
+    for (k, s) in ops[1..].iter().enumerate() {
+        if s.neg || s.abs || s.sext {
+            return None;
+        }
+        src[k] = match (&s.op, wide) {
+            (Operand::Int(i), true) => Opnd::Imm((*i as u32 as u64) * 0x1_0000_0001),
+            (Operand::Float(f), true) => Opnd::Imm(((*f as f32).to_bits() as u64) * 0x1_0000_0001),
+            (Operand::Float(f), false) => {
+                Opnd::Imm(half::f16::from_f64(*f).to_bits() as u64 * 0x1_0001)
+            }
+            _ => vsrc(s, wide)?,
+        };
+    }
+    Some(Typed::Pk(Box::new(Pk {
+        op,
+        dst,
+        src,
+        n,
+        wide,
+        op_sel: bits("op_sel", 0)?,
+        op_sel_hi: bits("op_sel_hi", 1)?,
+        neg_lo: bits("neg_lo", 0)?,
+        neg_hi: bits("neg_hi", 0)?,
+        clamp,
+    })))
+}
+
+/// One element of a packed operation, as the reference executor computes it.
+#[inline]
+fn pk_el(op: PkOp, x: [u64; 3], clamp: bool) -> u64 {
+    use PkOp::*;
+    let hh = |i: usize| h(x[i] as u32);
+    let s = |i: usize| f(x[i] as u32);
+    let cl = |v: f32| if clamp { v.clamp(0.0, 1.0) } else { v };
+    match op {
+        FmaH => ch(cl((hh(0) as f64).mul_add(hh(1) as f64, hh(2) as f64) as f32)) as u64,
+        AddH => ch(cl(hh(0) + hh(1))) as u64,
+        MulH => ch(cl(hh(0) * hh(1))) as u64,
+        MaxH => ch(hh(0).max(hh(1))) as u64,
+        MinH => ch(hh(0).min(hh(1))) as u64,
+        AddU16 => (x[0] as u16).wrapping_add(x[1] as u16) as u64,
+        SubU16 => (x[0] as u16).wrapping_sub(x[1] as u16) as u64,
+        MulLoU16 => (x[0] as u16).wrapping_mul(x[1] as u16) as u64,
+        LshlRevB16 => (x[1] as u16).wrapping_shl(x[0] as u32 & 15) as u64,
+        LshrRevB16 => (x[1] as u16).wrapping_shr(x[0] as u32 & 15) as u64,
+        FmaF => cf32(cl(s(0).mul_add(s(1), s(2)))) as u64,
+        MulF => cf32(cl(s(0) * s(1))) as u64,
+        AddF => cf32(cl(s(0) + s(1))) as u64,
+    }
+}
+
+fn pk(w: &mut Wave, p: &Pk) -> R<()> {
+    let exec = w.exec();
+    let mut raw = [[0u64; LANES]; 3];
+    for k in 0..p.n {
+        raw[k] = if p.wide {
+            get64(w, p.src[k])?
+        } else {
+            get32(w, p.src[k])?.map(|v| v as u64)
+        };
+    }
+    let (bits, sign) = if p.wide {
+        (32, 1u64 << 31)
+    } else {
+        (16, 1u64 << 15)
+    };
+    let mask = (1u64 << bits) - 1;
+    let mut out = [0u64; LANES];
+    for l in 0..LANES {
+        let (mut lo, mut hi) = ([0u64; 3], [0u64; 3]);
+        for k in 0..p.n {
+            let v = raw[k][l];
+            lo[k] = (v >> (bits * (p.op_sel >> k & 1) as u32)) & mask;
+            hi[k] = (v >> (bits * (p.op_sel_hi >> k & 1) as u32)) & mask;
+            if p.neg_lo >> k & 1 != 0 {
+                lo[k] ^= sign;
+            }
+            if p.neg_hi >> k & 1 != 0 {
+                hi[k] ^= sign;
+            }
+        }
+        let (a, b) = (pk_el(p.op, lo, p.clamp), pk_el(p.op, hi, p.clamp));
+        out[l] = if p.wide {
+            a | b << 32
+        } else {
+            (a & 0xffff) | (b & 0xffff) << 16
+        };
+    }
+    if p.wide {
+        write64(w, p.dst, &out, exec)
+    } else {
+        put(vrow_mut(w, p.dst)?, &out.map(|v| v as u32), exec);
+        Ok(())
+    }
 }
 
 fn vgpr(s: &Src) -> Option<u16> {
@@ -2367,6 +2690,8 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 }
             }
         }
+        Typed::Pk(ref p) => pk(w, p)?,
+        Typed::Global(ref g) => global(w, g, ctx)?,
         Typed::Buffer(ref b) => {
             let v = &w.s[b.srsrc as usize..b.srsrc as usize + 4];
             if v[1] >> 31 != 0 {
@@ -2563,10 +2888,18 @@ pub fn differential(
     w.pc = index;
     let mem = crate::memory::Memory::new();
     // 64 KiB of LDS with a pattern; addresses past it read 0 on both.
-    let mut lds = crate::memory::Lds::new(65536);
-    for (i, b) in lds.data.iter_mut().enumerate() {
-        *b = (i as u32).wrapping_mul(2_654_435_761) as u8;
+    // (Made once: filling it per run was most of the differential test's
+    // time in a debug build.)
+    thread_local! {
+        static LDS: crate::memory::Lds = {
+            let mut lds = crate::memory::Lds::new(65536);
+            for (i, b) in lds.data.iter_mut().enumerate() {
+                *b = (i as u32).wrapping_mul(2_654_435_761) as u8;
+            }
+            lds
+        };
     }
+    let mut lds = LDS.with(|p| p.clone());
     let mut lds_ref = lds.clone();
     let mut reference = w.clone();
     let got_ref = {
