@@ -179,7 +179,7 @@ fn mix(
         }
     }
     let mut v: Vec<_> = by.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1));
+    v.sort_by_key(|e| std::cmp::Reverse(e.1));
     let fallback: u64 = v.iter().filter(|((_, l), _)| !l).map(|(_, n)| n).sum();
     println!(
         "  mix of {kernel}: {total} wave-instructions, {:.1} % on the reference executor",

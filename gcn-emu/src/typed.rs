@@ -1127,7 +1127,11 @@ fn lower_pk(ins: &Instruction) -> Option<Typed> {
             return Some(if default == 1 { 0b111 } else { 0 });
         };
         let mut out = if default == 1 { 0b111 } else { 0 };
-        for (k, b) in v.trim_matches(|c| c == '[' || c == ']').split(',').enumerate() {
+        for (k, b) in v
+            .trim_matches(|c| c == '[' || c == ']')
+            .split(',')
+            .enumerate()
+        {
             let b: u8 = b.trim().parse().ok()?;
             if b > 1 || k > 2 {
                 return None;
@@ -1146,7 +1150,9 @@ fn lower_pk(ins: &Instruction) -> Option<Typed> {
     }
     let ops = &ins.ops;
     let n = ops.len().checked_sub(1)?;
-    if n == 0 || n > 3 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1 + wide as u16)
+    if n == 0
+        || n > 3
+        || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1 + wide as u16)
     {
         return None;
     }
@@ -1206,11 +1212,11 @@ fn pk_el(op: PkOp, x: [u64; 3], clamp: bool) -> u64 {
 fn pk(w: &mut Wave, p: &Pk) -> R<()> {
     let exec = w.exec();
     let mut raw = [[0u64; LANES]; 3];
-    for k in 0..p.n {
-        raw[k] = if p.wide {
-            get64(w, p.src[k])?
+    for (r, &s) in raw.iter_mut().zip(&p.src).take(p.n) {
+        *r = if p.wide {
+            get64(w, s)?
         } else {
-            get32(w, p.src[k])?.map(|v| v as u64)
+            get32(w, s)?.map(|v| v as u64)
         };
     }
     let (bits, sign) = if p.wide {
@@ -2209,13 +2215,13 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 if let Some(d) = dpp {
                     let row = x[0];
                     let mut write = 0u64;
-                    for l in 0..LANES {
-                        let from = d.from[l] as usize;
+                    for (l, (x0, &from)) in x[0].iter_mut().zip(&d.from).enumerate() {
+                        let from = from as usize;
                         if from < LANES && exec >> from & 1 != 0 {
-                            x[0][l] = row[from];
+                            *x0 = row[from];
                             write |= 1 << l;
                         } else {
-                            x[0][l] = 0;
+                            *x0 = 0;
                             write |= (d.bound_ctrl as u64) << l;
                         }
                     }
