@@ -12,10 +12,13 @@
 //! the loop has no branch).
 //!
 //! Only the forms this module knows are lowered — the common integer,
-//! bitwise and f32 vector operations, compares, scalar ALU, branches,
-//! waits — and only without modifiers it does not model (`clamp`, `omod`,
-//! `op_sel`, DPP, SDWA, integer `neg`/`abs`); every other instruction is
-//! `None` and runs on the executor of [`crate::exec`], which stays the
+//! bitwise, f32 and f16 vector operations (their DPP forms too), the f32
+//! transcendentals and division steps, f16/f32 conversions, packed VOP3P
+//! math, compares, dense MFMA, LDS, MUBUF and global loads and stores,
+//! scalar ALU, branches, waits — and only without modifiers it does not
+//! model (`clamp`, `omod` and `op_sel` outside VOP3P, SDWA, integer
+//! `neg`/`abs`); every other instruction is `None` and runs on the
+//! executor of [`crate::exec`], which stays the
 //! reference: a differential test runs each lowered instruction of the
 //! corpora on both, over random wave states, and requires the same result
 //! (`gcn-emu/tests/typed.rs`).
