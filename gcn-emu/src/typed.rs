@@ -1575,45 +1575,89 @@ fn matmul_fma<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
 
 /// An MFMA's operands and sums, kept per thread: zeroing 16 KiB of arrays on
 /// the stack for every MFMA cost as much as the sums themselves.
+///
+/// A or B gathered once is kept with the register words it came from
+/// (`FRAGMENTS` per operand, by register): a GEMM's K loop multiplies each
+/// A fragment with several B fragments and back, and a fragment whose
+/// registers hold the same words again is not gathered again.
 struct MfmaScratch {
-    a: [f64; 512],
-    b: [f64; 512],
+    a: [Fragment; FRAGMENTS],
+    b: [Fragment; FRAGMENTS],
     cd: [f64; 1024],
 }
 
+const FRAGMENTS: usize = 16;
+
+/// One gathered MFMA operand.
+#[derive(Clone)]
+struct Fragment {
+    /// The registers and shape it was gathered for (`None`: empty).
+    key: Option<(RegFile, u16, El, usize, usize)>,
+    /// The register words it was gathered from.
+    raw: [Lanes; 4],
+    /// The elements, depth-major ([`gather`]).
+    vals: [f64; 512],
+}
+
 thread_local! {
-    static MFMA_SCRATCH: std::cell::RefCell<Box<MfmaScratch>> =
+    static MFMA_SCRATCH: std::cell::RefCell<Box<MfmaScratch>> = {
+        let empty = Fragment {
+            key: None,
+            raw: [[0; LANES]; 4],
+            vals: [0.0; 512],
+        };
         std::cell::RefCell::new(Box::new(MfmaScratch {
-            a: [0.0; 512],
-            b: [0.0; 512],
+            a: std::array::from_fn(|_| empty.clone()),
+            b: std::array::from_fn(|_| empty.clone()),
             cd: [0.0; 1024],
-        }));
+        }))
+    };
 }
 
 fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
     MFMA_SCRATCH.with(|s| {
         let s = &mut **s.borrow_mut();
-        mfma_in(w, x, &mut s.a, &mut s.b, &mut s.cd)
+        let slot = |i: u16| (i as usize / 4) % FRAGMENTS;
+        let a = &mut s.a[slot(x.a.1)];
+        let b = &mut s.b[slot(x.b.1)];
+        fragment(w, x, x.a, a)?;
+        fragment(w, x, x.b, b)?;
+        mfma_in(w, x, &a.vals, &b.vals, &mut s.cd)
     })
 }
 
-/// [`mfma`] over scratch arrays: every element it reads (`m·k` of `a` and
-/// `b`, `m·m` of `cd`) it writes first.
-fn mfma_in(
-    w: &mut Wave,
-    x: &Mfma,
-    a: &mut [f64; 512],
-    b: &mut [f64; 512],
-    cd: &mut [f64; 1024],
-) -> R<()> {
-    let (m, k) = (x.m, x.k);
-    if m == 16 {
-        gather::<16>(w, x, x.a, &mut a[..m * k])?;
-        gather::<16>(w, x, x.b, &mut b[..m * k])?;
-    } else {
-        gather::<32>(w, x, x.a, &mut a[..m * k])?;
-        gather::<32>(w, x, x.b, &mut b[..m * k])?;
+/// Gather operand `reg` into `f`, unless `f` already holds it gathered
+/// from the same register words.
+fn fragment(w: &Wave, x: &Mfma, reg: (RegFile, u16), f: &mut Fragment) -> R<()> {
+    let per = if x.el == El::F32 { 1 } else { 2 };
+    let regs = (x.k * x.m / LANES).div_ceil(per);
+    let key = Some((reg.0, reg.1, x.el, x.m, x.k));
+    let mut same = f.key == key;
+    for (q, raw) in f.raw.iter_mut().enumerate().take(regs) {
+        let row = vrow(w, reg.0, reg.1 + q as u16)?;
+        if !same || raw != row {
+            same = false;
+            *raw = *row;
+        }
     }
+    if !same {
+        // Invalid until gathered whole (a fault leaves it empty).
+        f.key = None;
+        let n = x.m * x.k;
+        if x.m == 16 {
+            gather::<16>(w, x, reg, &mut f.vals[..n])?;
+        } else {
+            gather::<32>(w, x, reg, &mut f.vals[..n])?;
+        }
+        f.key = key;
+    }
+    Ok(())
+}
+
+/// [`mfma`] from gathered operands `a` and `b` (`m·k` elements each) over
+/// the scratch array `cd`: every element it reads (`m·m`) it writes first.
+fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64; 1024]) -> R<()> {
+    let (m, k) = (x.m, x.k);
     let dregs = m * m / LANES;
     for r in 0..dregs {
         let row = match x.c {
