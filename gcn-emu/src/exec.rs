@@ -149,7 +149,7 @@ fn f32b(x: u64) -> f32 {
 fn f64b(x: u64) -> f64 {
     f64::from_bits(x)
 }
-fn f16b(x: u64) -> f32 {
+pub(crate) fn f16b(x: u64) -> f32 {
     f16::from_bits(x as u16).to_f32()
 }
 fn bf32(x: f32) -> u64 {
@@ -167,7 +167,7 @@ fn bf64(x: f64) -> u64 {
         x.to_bits()
     }
 }
-fn bf16(x: f32) -> u64 {
+pub(crate) fn bf16(x: f32) -> u64 {
     if x.is_nan() {
         0x7e00
     } else {
@@ -668,7 +668,7 @@ fn bitop3_bits(t: u8, x: [u64; 3]) -> u64 {
     r
 }
 
-fn f16_rtz(x: f32) -> u16 {
+pub(crate) fn f16_rtz(x: f32) -> u16 {
     let h = f16::from_f32(x);
     if x.is_nan() || x.is_infinite() {
         return h.to_bits();
@@ -690,7 +690,7 @@ fn bf16_rne(x: f32) -> u16 {
     half::bf16::from_f32(x).to_bits()
 }
 
-fn ldexp32(x: f32, e: i32) -> f32 {
+pub(crate) fn ldexp32(x: f32, e: i32) -> f32 {
     (x as f64 * 2f64.powi(e.clamp(-400, 400))) as f32
 }
 fn ldexp64(x: f64, e: i32) -> f64 {
@@ -706,7 +706,7 @@ fn ldexp64(x: f64, e: i32) -> f64 {
     }
     x * 2f64.powi(e)
 }
-fn frexp32(x: f32) -> (f32, i32) {
+pub(crate) fn frexp32(x: f32) -> (f32, i32) {
     if x == 0.0 || x.is_nan() || x.is_infinite() {
         return (x, 0);
     }
@@ -734,7 +734,7 @@ fn exponent32(x: f32) -> i32 {
 /// denormal, which the reciprocal of an f32 never is: those two cases do not
 /// apply (testing it in f32 scaled the denominator of `x / FLT_MAX` to
 /// infinity).
-fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
+pub(crate) fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
     let denorm = |x: f32| x != 0.0 && x.is_subnormal();
     let mut vcc = false;
     let mut d = s0;
@@ -861,7 +861,7 @@ fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
 }
 
 /// V_DIV_FIXUP_F32: `s0` the quotient, `s1` the denominator, `s2` the numerator.
-fn div_fixup32(s0: f32, s1: f32, s2: f32) -> f32 {
+pub(crate) fn div_fixup32(s0: f32, s1: f32, s2: f32) -> f32 {
     let neg = (s1.to_bits() ^ s2.to_bits()) >> 31 != 0;
     let sign = |x: f32| if neg { -x } else { x };
     if s2.is_nan() || s1.is_nan() || s1 == 0.0 && s2 == 0.0 || s1.is_infinite() && s2.is_infinite()
@@ -2192,7 +2192,7 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
-fn parse_int(s: &str) -> R<i64> {
+pub(crate) fn parse_int(s: &str) -> R<i64> {
     let r = if let Some(h) = s.strip_prefix("0x") {
         i64::from_str_radix(h, 16).ok()
     } else if let Some(h) = s.strip_prefix("-0x") {
