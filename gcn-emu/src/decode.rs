@@ -80,8 +80,11 @@ pub struct Instruction {
     /// The operands in order.
     pub ops: Vec<Src>,
     /// Modifiers after the operands: `offset:16` as ("offset", "16"), `glc` as ("glc", "").
+    /// The executor's raw view (read [`Instruction::modifier`]); public for tests.
+    #[doc(hidden)]
     pub mods: Vec<(String, String)>,
-    /// The encoding's dwords.
+    /// The encoding's dwords: the executor's raw view; public for tests.
+    #[doc(hidden)]
     pub words: Vec<u32>,
     /// The instruction's text as LLVM printed it.
     pub text: String,

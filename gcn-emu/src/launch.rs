@@ -465,6 +465,10 @@ pub enum ArgSpec {
     },
     /// A null pointer.
     Null,
+    /// A buffer holding a `.npy` file's array (its dtype and shape kept),
+    /// read when the launch is prepared: the command line's `PATH.npy`
+    /// ([`ArgSpec::parse`]); not written in TOML.
+    Npy(std::path::PathBuf),
     /// A by-value argument of `size` zero bytes: what `zero-rest` fills in
     /// ([`LaunchSpec::bind`]); not written in TOML.
     Zero {
@@ -487,6 +491,71 @@ impl ArgSpec {
         }
     }
 
+    /// Parse the command line's forms of an argument (`gcn-patch run
+    /// --arg`): `PATH.npy` ([`ArgSpec::Npy`]), `out:DTYPE:COUNT` (a
+    /// one-dimensional [`ArgSpec::Output`]) or `DTYPE:VALUE` (a
+    /// [`ArgSpec::Scalar`], its value checked against the dtype here); the
+    /// error says what forms there are. [`fmt::Display`] prints them back.
+    pub fn parse(spec: &str) -> std::result::Result<Self, String> {
+        let forms = "expected PATH.npy, out:DTYPE:COUNT or DTYPE:VALUE";
+        if spec.ends_with(".npy") {
+            return Ok(ArgSpec::Npy(spec.into()));
+        }
+        if let Some(rest) = spec.strip_prefix("out:") {
+            let (d, n) = rest
+                .split_once(':')
+                .ok_or_else(|| format!("`{spec}`: {forms} (COUNT missing)"))?;
+            let dtype = Dtype::parse(d)
+                .ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES})"))?;
+            let n = n
+                .parse::<usize>()
+                .map_err(|_| format!("`{spec}`: COUNT `{n}` is not a non-negative integer"))?;
+            if n.checked_mul(dtype.size())
+                .is_none_or(|b| b > MAX_BUFFER_BYTES)
+            {
+                return Err(format!(
+                    "`{spec}`: {n} elements is more than the emulator allocates (16 GiB)"
+                ));
+            }
+            return Ok(ArgSpec::Output {
+                dtype,
+                shape: Shape(vec![n]),
+            });
+        }
+        let (d, v) = spec
+            .split_once(':')
+            .ok_or_else(|| format!("`{spec}`: {forms}"))?;
+        let dtype = Dtype::parse(d)
+            .ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES}); {forms}"))?;
+        dtype.encode(v).map_err(|e| format!("`{spec}`: {e}"))?;
+        Ok(ArgSpec::Scalar {
+            dtype,
+            value: Scalar::Text(v.to_string()),
+        })
+    }
+
+    /// The bytes a buffer argument holds before the run, as argument
+    /// `index` of a launch seeded `seed`: random inputs from their seed (by
+    /// default `seed + index`), outputs poisoned ([`POISON`]); `None` for
+    /// values, null pointers and `.npy` buffers (the file's bytes).
+    pub fn initial_bytes(&self, index: usize, seed: u64) -> Option<Vec<u8>> {
+        match self {
+            ArgSpec::Random {
+                dtype,
+                shape,
+                seed: own,
+                range,
+            } => Some(random_bytes(
+                *dtype,
+                shape.count(),
+                own.unwrap_or(seed.wrapping_add(index as u64)),
+                range.unwrap_or(ArgSpec::default_range(*dtype)),
+            )),
+            ArgSpec::Output { dtype, shape } => Some(vec![POISON; shape.count() * dtype.size()]),
+            _ => None,
+        }
+    }
+
     /// A buffer's dtype and shape, `None` for scalars and null pointers.
     pub fn buffer(&self) -> Option<(Dtype, &Shape)> {
         match self {
@@ -494,6 +563,59 @@ impl ArgSpec {
                 Some((*dtype, shape))
             }
             _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ArgSpec {
+    /// The command line's forms as written (`PATH.npy`, `out:DTYPE:COUNT`,
+    /// `DTYPE:VALUE`, the value as the dtype holds it); the others as TOML.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dims = |s: &Shape| {
+            s.0.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            ArgSpec::Npy(p) => write!(f, "{}", p.display()),
+            ArgSpec::Output { dtype, shape } if shape.0.len() == 1 => {
+                write!(f, "out:{}:{}", dtype.name(), shape.0[0])
+            }
+            ArgSpec::Output { dtype, shape } => {
+                write!(
+                    f,
+                    "{{ output = \"{}\", shape = [{}] }}",
+                    dtype.name(),
+                    dims(shape)
+                )
+            }
+            ArgSpec::Scalar { dtype, value } => match value.encode(*dtype) {
+                Ok(bytes) => write!(f, "{}:{}", dtype.name(), dtype.format(&bytes)),
+                Err(_) => write!(f, "{}:{value:?}", dtype.name()),
+            },
+            ArgSpec::Random {
+                dtype,
+                shape,
+                seed,
+                range,
+            } => {
+                write!(
+                    f,
+                    "{{ random = \"{}\", shape = [{}]",
+                    dtype.name(),
+                    dims(shape)
+                )?;
+                if let Some(s) = seed {
+                    write!(f, ", seed = {s}")?;
+                }
+                if let Some((lo, hi)) = range {
+                    write!(f, ", range = [{lo}, {hi}]")?;
+                }
+                write!(f, " }}")
+            }
+            ArgSpec::Null => write!(f, "{{ null = true }}"),
+            ArgSpec::Zero { size } => write!(f, "{size} zero bytes"),
         }
     }
 }
@@ -959,26 +1081,7 @@ pub fn materialize(spec: &LaunchSpec) -> Vec<(usize, Vec<u8>)> {
         .positional
         .iter()
         .enumerate()
-        .filter_map(|(i, a)| match a {
-            ArgSpec::Random {
-                dtype,
-                shape,
-                seed,
-                range,
-            } => Some((
-                i,
-                random_bytes(
-                    *dtype,
-                    shape.count(),
-                    seed.unwrap_or(spec.seed.wrapping_add(i as u64)),
-                    range.unwrap_or(ArgSpec::default_range(*dtype)),
-                ),
-            )),
-            ArgSpec::Output { dtype, shape } => {
-                Some((i, vec![POISON; shape.count() * dtype.size()]))
-            }
-            _ => None,
-        })
+        .filter_map(|(i, a)| Some((i, a.initial_bytes(i, spec.seed)?)))
         .collect()
 }
 
@@ -1380,7 +1483,12 @@ impl LaunchSpec {
         for (i, (a, spec)) in explicit.iter().zip(&self.args.positional).enumerate() {
             let pointer = takes_pointer(a);
             match spec {
-                ArgSpec::Random { .. } | ArgSpec::Output { .. } | ArgSpec::Null if !pointer => {
+                ArgSpec::Random { .. }
+                | ArgSpec::Output { .. }
+                | ArgSpec::Null
+                | ArgSpec::Npy(_)
+                    if !pointer =>
+                {
                     return Err(Error::launch(format!(
                         "kernel `{}`: {} takes a value (`{{ scalar = DTYPE, value = … }}`), not a buffer or pointer",
                         kernel.name,
@@ -1437,6 +1545,25 @@ impl LaunchSpec {
                     values.push(ArgValue::Bytes(
                         value.encode(*dtype).map_err(Error::launch)?,
                     ));
+                }
+                ArgSpec::Npy(path) => {
+                    let arr = crate::npy::Array::read(path)?;
+                    let dtype = Dtype::from_descr(&arr.descr).ok_or_else(|| {
+                        Error::launch(format!(
+                            "{}: dtype `{}` is not one of {DTYPES}",
+                            path.display(),
+                            arr.descr
+                        ))
+                    })?;
+                    let addr = mem.alloc_bytes(&format!("arg{i}"), &arr.data);
+                    buffers.push(Buffer {
+                        index: i,
+                        name: explicit[i].name.clone(),
+                        dtype,
+                        shape: arr.shape.clone(),
+                        addr,
+                    });
+                    values.push(ArgValue::Pointer(addr));
                 }
                 ArgSpec::Null => values.push(ArgValue::Pointer(0)),
                 ArgSpec::Zero { size } => values.push(ArgValue::Bytes(vec![0; *size])),

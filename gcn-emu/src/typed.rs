@@ -1848,6 +1848,7 @@ pub fn lowered(program: &Program) -> usize {
 /// registers from `seed`, some of them small integers, ordinary floats and
 /// special values (0, all ones, sign bit, infinity, NaN).
 #[doc(hidden)]
+#[doc(hidden)]
 pub fn random_wave(seed: u64) -> Wave {
     let mut rng = crate::launch::SplitMix64(seed);
     let value = |rng: &mut crate::launch::SplitMix64| -> u32 {
@@ -1885,6 +1886,7 @@ pub fn random_wave(seed: u64) -> Wave {
 /// it lowers, on the typed one, and compare every register, scc, the
 /// program counter and the wave's state. `Ok(false)`: it does not lower;
 /// `Err`: the executors disagree (what differs).
+#[doc(hidden)]
 #[doc(hidden)]
 pub fn differential(
     program: &Program,

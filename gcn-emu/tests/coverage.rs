@@ -2,7 +2,7 @@
 //! sample in tests/corpus/aiter, IREE's objects in tests/corpus/iree for
 //! gfx90a/gfx942/gfx950) that the executor implements, and the number of
 //! kernels whose every instruction is implemented (each distinct form run
-//! once on `gcn_emu::exec::Probe`'s scratch wave: implemented only when it
+//! once on `gcn_emu::Probe`'s scratch wave: implemented only when it
 //! runs without a fault; faults are listed apart). The figures are printed
 //! (`cargo test -p gcn-emu --test coverage -- --nocapture`) and are in the
 //! book (guide/run.md); the floors below fail the test if they drop.
@@ -15,8 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gcn_emu::decode::{find_objdump, Program};
-use gcn_emu::exec::{Probe, ProbeOutcome};
 use gcn_emu::load::CodeObject;
+use gcn_emu::{Probe, ProbeOutcome};
 
 fn objects(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -37,7 +37,7 @@ struct Figures {
     /// Mnemonic → kernels it keeps from running.
     blockers: BTreeMap<String, usize>,
     /// Mnemonic → an instruction that faulted on the probe, and the fault
-    /// (not counted as implemented; see `gcn_emu::exec::Probe`).
+    /// (not counted as implemented; see `gcn_emu::Probe`).
     faults: BTreeMap<String, String>,
     /// Code objects read, and those that could not be read or disassembled.
     files: usize,
