@@ -2244,6 +2244,58 @@ mod tests {
         assert!(e.contains("an argument"), "{e}");
     }
 
+    /// The one `ArgSpec` reads the command line's forms too (`gcn-patch run
+    /// --arg`), prints them back as written, and a `.npy` buffer is read
+    /// when the launch is prepared, its dtype and shape kept.
+    #[test]
+    fn command_line_specs_parse_print_and_prepare() {
+        for text in ["x.npy", "out:f32:16", "u32:4", "f32:1.5", "u64:0", "i8:-3"] {
+            assert_eq!(ArgSpec::parse(text).unwrap().to_string(), text);
+        }
+        assert_eq!(
+            ArgSpec::parse("out:bf16:3").unwrap(),
+            ArgSpec::Output {
+                dtype: Dtype::Bf16,
+                shape: Shape(vec![3])
+            }
+        );
+        for (bad, says) in [
+            ("f33:1", "unknown DTYPE `f33`"),
+            ("out:f32", "COUNT missing"),
+            ("u8:300", "`u8:300`"),
+            ("nothing", "expected PATH.npy"),
+        ] {
+            let e = ArgSpec::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let dir = std::env::temp_dir().join(format!("gcn-emu-argspec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.npy");
+        let mut array =
+            crate::npy::Array::new("<i4", (0..6i32).flat_map(i32::to_le_bytes).collect());
+        array.shape = vec![2, 3];
+        array.write(&path).unwrap();
+        let mut k = gemm_like();
+        k.args.truncate(1);
+        let launch = LaunchSpec {
+            args: Args::positional(vec![ArgSpec::Npy(path.clone())]),
+            ..spec("grid = 1\nblock = 64\nargs = []").unwrap()
+        };
+        let mem = Memory::new();
+        let p = launch.prepare(&k, &mem).unwrap();
+        assert_eq!(
+            (p.buffers[0].dtype, p.buffers[0].shape.clone()),
+            (Dtype::I32, vec![2, 3])
+        );
+        assert_eq!(mem.contents(p.buffers[0].addr).unwrap(), array.data);
+        let _ = std::fs::remove_dir_all(&dir);
+        // A `.npy` for a by-value argument is refused, as other buffers are.
+        let mut k = gemm_like();
+        k.args = vec![k.args[1].clone()];
+        let e = launch.check(&k).unwrap_err().to_string();
+        assert!(e.contains("takes a value"), "{e}");
+    }
+
     #[test]
     fn unravel_is_c_order() {
         assert_eq!(unravel(5, &[2, 3]), [1, 2]);
