@@ -227,7 +227,9 @@ impl View<'_> {
 /// gfx9's LDS range check; see the emulator guide); such accesses are
 /// counted, once per lane and instruction ([`Lds::out_of_range`]), and with
 /// the sanitizer each instruction that makes one is a finding
-/// ([`crate::sanitize::Kind::LdsOutOfBounds`]).
+/// ([`crate::sanitize::Kind::LdsOutOfBounds`]). The executor's state, like
+/// its waves: hidden, not an API.
+#[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct Lds {
     /// The bytes.
