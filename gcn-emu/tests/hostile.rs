@@ -462,3 +462,40 @@ fn a_hand_edited_object_using_registers_it_did_not_allocate_is_refused() {
         }
     }
 }
+
+/// Only what a dispatch can reach is checked: the instruction a branch
+/// jumps over and data after `s_endpgm` are not; both arms of a
+/// conditional branch are; a reachable indirect jump makes everything from
+/// the entry count.
+#[test]
+fn the_register_check_follows_what_the_dispatch_can_reach() {
+    let dir = TempDir::new();
+    let s = load(&common::build("saxpy", "gfx942", dir.path()));
+    let k = s.co.kernel("saxpy").unwrap();
+    let check = |lines: &[(&str, u32)]| {
+        let listing: String = lines
+            .iter()
+            .enumerate()
+            .map(|(i, (text, word))| {
+                format!("\t{text} // {:012X}: {word:08X}\n", k.entry + 4 * i as u64)
+            })
+            .collect();
+        let p = Program::parse_listing(&listing, k).unwrap();
+        assert_eq!(p.instructions.len(), lines.len());
+        p.check_registers(k).map_err(|e| e.to_string())
+    };
+    let v255 = ("v_mov_b32_e32 v255, 0", 0x7FFE0280);
+    let endpgm = ("s_endpgm", 0xBF810000);
+    let v254 = ("v_mov_b32_e32 v254, 0", 0x7FFC0280);
+    // s_branch over the next instruction (simm16 = 1); data after s_endpgm.
+    check(&[("s_branch 1", 0xBF820001), v255, endpgm, v254]).unwrap();
+    // Both arms of a conditional branch; falling through.
+    for first in [("s_cbranch_scc0 1", 0xBF840001), ("s_nop 0", 0xBF800000)] {
+        let e = check(&[first, v255, endpgm, v254]).unwrap_err();
+        assert!(e.contains("`v255`"), "{}: {e}", first.0);
+    }
+    check(&[("s_nop 0", 0xBF800000), endpgm, v254]).unwrap();
+    // An indirect jump: everything from the entry, past s_endpgm too.
+    let e = check(&[("s_setpc_b64 s[0:1]", 0xBE801D00), endpgm, v254]).unwrap_err();
+    assert!(e.contains("`v254`"), "{e}");
+}
