@@ -6,6 +6,8 @@
 #   - GNU patch (tests compare our diff application with it)
 #   - redis-server and nginx with its WebDAV module (nginx-light): the shared
 #     cache's tests start their own servers on free loopback ports
+#   - chromium (Debian package): `gcn-patch profile --html` pages are rendered
+#     headless in it (gcn-patch/tests/profile_reports.rs)
 #   - iree-compile from pip iree-base-compiler==3.13.0 (corpus regeneration and the
 #     substitution integration test)
 #   - triton==3.9.0 from pip (Triton corpus regeneration: tests/triton/generate.py)
@@ -28,6 +30,7 @@ for tool in clang-$LLVM_MAJOR ld.lld-$LLVM_MAJOR llvm-objdump-$LLVM_MAJOR llvm-m
 done
 command -v patch >/dev/null || need_apt+=(patch)
 command -v redis-server >/dev/null || need_apt+=(redis-server)
+command -v chromium >/dev/null || need_apt+=(chromium)
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
 "$nginx_bin" -V 2>&1 | grep -q -- --with-http_dav_module || need_apt+=(nginx-light)
 if [ ${#need_apt[@]} -gt 0 ]; then

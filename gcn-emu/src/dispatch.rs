@@ -25,8 +25,8 @@ use crate::exec::{run_until_blocked, stop_error, Ctx, Stop, Wave, WaveState, LAN
 use crate::launch::SplitMix64;
 use crate::load::{CodeObject, Kernel};
 use crate::memory::{Lds, Memory};
-use crate::observe::{Observe, Observer, Trace};
-use crate::sanitize::{Checks, Finding, Kind, LdsShadow, WaveSan};
+use crate::observe::{Event, Issue, Observe, Observer, Trace};
+use crate::sanitize::{Checks, Finding, Kind};
 use crate::{Error, Result};
 
 /// High 32 bits of the LDS aperture the emulator reports.
@@ -324,6 +324,49 @@ pub fn run_observed<O: Observe>(
 /// The observer's borrow, for the length of one slice of a wave.
 fn shorten<'s>(o: &'s mut (dyn Observer + '_)) -> &'s mut (dyn Observer + 's) {
     o
+}
+
+/// The caller's observer and the sanitizer, on one workgroup: the
+/// sanitizer gets each access in pieces, the caller's observer them merged
+/// unless it asks for pieces too.
+struct Both<'a, 'b> {
+    user: &'a mut dyn Observer,
+    san: &'b mut crate::sanitize::Workgroup,
+    merged: Vec<crate::observe::Access>,
+}
+
+impl Observer for Both<'_, '_> {
+    fn wants_issue(&self) -> bool {
+        true
+    }
+    fn pieces(&self) -> bool {
+        true
+    }
+    fn issue(&mut self, i: &Issue<'_>) {
+        self.san.issue(i);
+        if self.user.wants_issue() {
+            self.user.issue(i);
+        }
+    }
+    fn executed(&mut self, e: &Event<'_>) {
+        self.san.executed(e);
+        if self.user.pieces() {
+            self.user.executed(e);
+            return;
+        }
+        self.merged.clear();
+        for &a in e.accesses {
+            crate::observe::push_merged(&mut self.merged, a);
+        }
+        self.user.executed(&Event {
+            accesses: &self.merged,
+            ..*e
+        });
+    }
+    fn barrier_released(&mut self) {
+        self.san.barrier_released();
+        self.user.barrier_released();
+    }
 }
 
 /// No observer (the type [`run`] instantiates [`run_with`] with).
@@ -717,7 +760,7 @@ impl Setup<'_> {
     fn workgroup(
         &self,
         wg: [u32; 3],
-        mut observer: Option<&mut dyn Observer>,
+        observer: Option<&mut dyn Observer>,
     ) -> Result<(u64, Vec<Finding>)> {
         let mut waves: Vec<Wave> = (0..self.waves_per_wg).map(|w| self.wave(wg, w)).collect();
         let lds_size = self
@@ -726,42 +769,53 @@ impl Setup<'_> {
             .group_segment_fixed_size
             .saturating_add(self.launch.dynamic_lds) as usize;
         let mut lds = Lds::new(lds_size);
-        lds.dynamic = self.launch.dynamic_lds;
-        if let Some(p) = &self.shared {
+        // The sanitizer observes the workgroup (`crate::sanitize`).
+        let mut san = self.shared.as_ref().map(|p| {
             let d = &self.kernel.descriptor;
             let sgprs = d.user_sgpr_count()
                 + d.workgroup_id().iter().filter(|&&on| on).count() as u32
                 + d.workgroup_info() as u32
                 + d.private_segment_wave_offset() as u32;
-            for (i, w) in waves.iter_mut().enumerate() {
-                let mut san = WaveSan::new(wg, i as u32);
-                if self.launch.sanitize.contains(Checks::UNINIT) {
-                    san.loaded(sgprs.min(102) as u16);
-                }
-                w.san = Some(Box::new(san));
+            crate::sanitize::Workgroup::new(
+                p.clone(),
+                self.launch.sanitize,
+                wg,
+                self.waves_per_wg,
+                sgprs.min(102) as u16,
+                d.group_segment_fixed_size as u64,
+                self.launch.dynamic_lds,
+            )
+        });
+        let mut both;
+        let mut observer: Option<&mut dyn Observer> = match (observer, san.as_mut()) {
+            (Some(user), Some(san)) => {
+                both = Both {
+                    user,
+                    san,
+                    merged: Vec::new(),
+                };
+                Some(&mut both)
             }
-            lds.shadow = Some(Box::new(LdsShadow::new(lds_size, p.clone())));
-        }
-        let collect = |waves: &mut Vec<Wave>, lds: &Lds, mut extra: Vec<Finding>| {
+            (Some(user), None) => Some(user),
+            (None, Some(san)) => Some(san),
+            (None, None) => None,
+        };
+        let collect = |waves: &mut Vec<Wave>,
+                       lds: &Lds,
+                       san: Option<&mut crate::sanitize::Workgroup>,
+                       mut extra: Vec<Finding>| {
             self.lds_out_of_range
                 .fetch_add(lds.out_of_range, Ordering::Relaxed);
             self.tally(waves);
-            for w in waves.iter_mut() {
-                if let Some(s) = w.san.as_mut() {
-                    extra.append(&mut s.findings);
-                }
-            }
-            if let Some(sh) = &lds.shadow {
-                for mut f in sh.findings.borrow_mut().drain(..) {
-                    f.workgroup = wg;
-                    extra.push(f);
-                }
+            if let Some(s) = san {
+                extra.append(&mut s.findings());
             }
             extra
         };
         let budget = self.launch.max_instructions;
         let n_waves = waves.len();
         let observing = observer.is_some();
+        let pieces = observer.as_ref().is_some_and(|o| o.pieces());
         let mut rng = (self.launch.seed != 0).then(|| {
             let linear = (wg[2] as u64 * self.launch.grid[1] as u64 + wg[1] as u64)
                 * self.launch.grid[0] as u64
@@ -806,6 +860,7 @@ impl Setup<'_> {
                     ocp_fp8: self.ocp_fp8,
                     trace: Trace {
                         on: observing,
+                        pieces,
                         accesses: Vec::new(),
                     },
                     observer: observer.as_deref_mut().map(|o| (shorten(o), wg, wi as u32)),
@@ -832,7 +887,7 @@ impl Setup<'_> {
                                 occurrences: 1,
                             };
                             let n = waves.iter().map(|w| w.executed).sum();
-                            return Ok((n, collect(&mut waves, &lds, vec![f])));
+                            return Ok((n, collect(&mut waves, &lds, san.as_mut(), vec![f])));
                         }
                     }
                     return Err(stop_error(
@@ -883,7 +938,7 @@ impl Setup<'_> {
                 if others_blocked {
                     if let Some(f) = self.deadlock(wg, &waves, wi) {
                         let n = waves.iter().map(|w| w.executed).sum();
-                        return Ok((n, collect(&mut waves, &lds, vec![f])));
+                        return Ok((n, collect(&mut waves, &lds, san.as_mut(), vec![f])));
                     }
                     return Err(self.budget_error(wg, wi, &waves[wi]));
                 }
@@ -901,20 +956,6 @@ impl Setup<'_> {
                     divergence.push(f);
                 }
             }
-            if let (Some(sh), true) = (&lds.shadow, self.launch.sanitize.contains(Checks::RACES)) {
-                // LDS writes still in flight at the barrier stay invisible
-                // to the other waves until their wave's wait.
-                for (i, w) in waves.iter().enumerate() {
-                    let (WaveState::Barrier, Some(san)) = (w.state, w.san.as_ref()) else {
-                        continue;
-                    };
-                    let at = self.program.instructions.get(w.pc.wrapping_sub(1));
-                    let in_flight = san.lds_writes_in_flight();
-                    if let (Some(b), false) = (at, in_flight.is_empty()) {
-                        sh.hide(i as u32, b.addr, &in_flight);
-                    }
-                }
-            }
             // Every wave still alive waits at the barrier: release them.
             for w in waves.iter_mut().filter(|w| w.state == WaveState::Barrier) {
                 w.state = WaveState::Running;
@@ -922,12 +963,9 @@ impl Setup<'_> {
             if let Some(o) = observer.as_deref_mut() {
                 o.barrier_released();
             }
-            if let Some(sh) = &lds.shadow {
-                sh.epoch.set(sh.epoch.get() + 1);
-            }
         }
         let n = waves.iter().map(|w| w.executed).sum();
-        Ok((n, collect(&mut waves, &lds, divergence)))
+        Ok((n, collect(&mut waves, &lds, san.as_mut(), divergence)))
     }
 
     /// Barrier divergence when every live wave waits at a barrier: waves at
@@ -1088,5 +1126,82 @@ impl Setup<'_> {
             }
             None => format!("{at}; no branch was taken"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observe::{Access, AccessKind, Space};
+
+    /// What a caller's observer saw: each instruction's accesses, barriers.
+    #[derive(Default)]
+    struct Seen(Vec<Vec<Access>>, u32);
+
+    impl Observer for Seen {
+        fn executed(&mut self, e: &Event<'_>) {
+            self.0.push(e.accesses.to_vec());
+        }
+        fn barrier_released(&mut self) {
+            self.1 += 1;
+        }
+    }
+
+    #[test]
+    fn beside_the_sanitizer_an_observer_sees_accesses_merged_and_the_sanitizer_pieces() {
+        // 4 bytes of LDS; lane 0 reads 4 bytes at 0 and 4 at 4, two pieces
+        // (a `ds_read2_b32` with adjacent offsets): the second is outside.
+        let program = std::sync::Arc::new(Program {
+            kernel: "k".into(),
+            instructions: vec![],
+            index: Default::default(),
+            lines: Default::default(),
+        });
+        let mut san = crate::sanitize::Workgroup::new(program, Checks::ALL, [0; 3], 1, 0, 4, 0);
+        let mut user = Seen::default();
+        let wave = Wave::new(3, 0);
+        let piece = |addr| Access {
+            lane: 0,
+            space: Space::Lds,
+            kind: AccessKind::Read,
+            addr,
+            bytes: 4,
+        };
+        let pieces = [piece(0), piece(4)];
+        {
+            let mut both = Both {
+                user: &mut user,
+                san: &mut san,
+                merged: Vec::new(),
+            };
+            assert!(both.pieces() && both.wants_issue());
+            both.executed(&Event {
+                workgroup: [0; 3],
+                wave: 0,
+                index: 0,
+                exec: 1,
+                accesses: &pieces,
+                state: &wave,
+            });
+            both.barrier_released();
+        }
+        // The caller's observer: one 8-byte access, as without the sanitizer.
+        assert_eq!(
+            user.0,
+            vec![vec![Access {
+                bytes: 8,
+                ..piece(0)
+            }]]
+        );
+        assert_eq!(user.1, 1);
+        // The sanitizer: the second piece alone is out of range.
+        let f = san.findings();
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].kind, Kind::LdsOutOfBounds);
+        assert!(
+            f[0].message.contains("4-byte LDS read at offset 0x4"),
+            "{}",
+            f[0].message
+        );
     }
 }

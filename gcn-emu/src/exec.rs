@@ -3,7 +3,8 @@
 //! Semantics follow AMD's "AMD Instinct MI300 (CDNA3) ISA" reference and
 //! LLVM's `AMDGPU/*.td` definitions. The wave is 64 lanes wide. Memory
 //! instructions complete at once (in program order): `s_waitcnt` has nothing
-//! to wait for, except in the sanitizer's record ([`crate::sanitize`]).
+//! to wait for, except in what observers record of them ([`crate::observe`]:
+//! the sanitizer's counters).
 
 use half::f16;
 
@@ -45,8 +46,6 @@ pub struct Wave {
     pub executed: u64,
     /// The last taken branch (from, to), for budget reports.
     pub last_branch: Option<(u64, u64)>,
-    /// The sanitizer's record of this wave's memory operations in flight.
-    pub san: Option<Box<crate::sanitize::WaveSan>>,
     /// VGPR indexing is on (`s_set_gpr_idx_on` … `s_set_gpr_idx_off`): the
     /// index is `M0[7:0]`, the operands it applies to `M0[15:12]`.
     pub gpr_idx: bool,
@@ -199,6 +198,21 @@ fn suffix_ty(name: &str) -> Ty {
         "u16" | "i16" | "b16" => Ty::B16,
         _ => Ty::B32,
     }
+}
+
+/// A vector ALU operation's operand roles, from the instruction-property
+/// table ([`crate::isa`]): whether a lane-mask destination follows `vdst`
+/// ([`crate::isa::Props::carry_out`]), and whether its last operand is a
+/// lane mask it reads ([`crate::isa::Props::mask_in`]). The sources are
+/// the operands between.
+pub(crate) fn valu_roles(name: &str) -> (bool, bool) {
+    crate::isa::lookup(name).map_or((false, false), |p| (p.carry_out(), p.mask_in()))
+}
+
+/// Whether a vector ALU operation reads `vcc` without naming it
+/// (`v_div_fmas_*`): the ISA XML lists no implicit operand.
+pub(crate) fn reads_vcc_implicitly(name: &str) -> bool {
+    matches!(name, "v_div_fmas_f32" | "v_div_fmas_f64")
 }
 
 /// The destination and source types of a vector ALU operation.
@@ -977,7 +991,6 @@ impl Wave {
             state: WaveState::Running,
             executed: 0,
             last_branch: None,
-            san: None,
             gpr_idx: false,
             vskip: false,
             private: Vec::new(),
@@ -1008,9 +1021,6 @@ impl Wave {
     /// Read lane `lane`'s private bytes at `off`.
     fn private_read(&self, lane: usize, off: u32, buf: &mut [u8]) -> R<()> {
         let at = self.private_range(lane, off, buf.len())?;
-        if let Some(s) = &self.san {
-            s.private_access(lane, off, buf.len(), false);
-        }
         buf.copy_from_slice(&self.private[at..at + buf.len()]);
         Ok(())
     }
@@ -1018,9 +1028,6 @@ impl Wave {
     /// Write lane `lane`'s private bytes at `off`.
     fn private_write(&mut self, lane: usize, off: u32, bytes: &[u8]) -> R<()> {
         let at = self.private_range(lane, off, bytes.len())?;
-        if let Some(s) = &self.san {
-            s.private_access(lane, off, bytes.len(), true);
-        }
         self.private[at..at + bytes.len()].copy_from_slice(bytes);
         Ok(())
     }
@@ -2275,24 +2282,9 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             | "v_cvt_pk_bf8_f32"
     )
     .then_some(());
-    let has_sdst = matches!(
-        name,
-        "v_add_co_u32"
-            | "v_sub_co_u32"
-            | "v_subrev_co_u32"
-            | "v_addc_co_u32"
-            | "v_subb_co_u32"
-            | "v_subbrev_co_u32"
-            | "v_mad_u64_u32"
-            | "v_mad_i64_i32"
-            | "v_div_scale_f32"
-            | "v_div_scale_f64"
-    );
-    let mask_in = matches!(
-        name,
-        "v_addc_co_u32" | "v_subb_co_u32" | "v_subbrev_co_u32" | "v_cndmask_b32"
-    );
-    let implicit_vcc = matches!(name, "v_div_fmas_f32" | "v_div_fmas_f64");
+    // Operand roles from the instruction-property table (`crate::isa`).
+    let (has_sdst, mask_in) = valu_roles(name);
+    let implicit_vcc = reads_vcc_implicitly(name);
     let ops = &ins.ops;
     if ops.is_empty() {
         return unsup("no operands");
@@ -4267,6 +4259,9 @@ pub fn run_until_blocked(
     budget: u64,
 ) -> std::result::Result<(), (Stop, usize)> {
     let prog = ctx.program;
+    // Whether the observer looks at instructions before they run (asked
+    // once: nothing is called per instruction when no one observes).
+    let issue = ctx.observer.as_ref().is_some_and(|o| o.0.wants_issue());
     while wave.state == WaveState::Running {
         if wave.executed >= budget {
             return Ok(());
@@ -4282,16 +4277,16 @@ pub fn run_until_blocked(
             ));
         };
         ctx.lds.begin();
-        if let Some(mut san) = wave.san.take() {
-            san.before(ins, prog, ctx.lds.shadow.as_deref(), wave);
-            if let Some(sh) = &ctx.lds.shadow {
-                sh.current.set((
-                    san.wave,
-                    ins.addr,
-                    crate::sanitize::lds_atomic(&ins.mnemonic),
-                ));
+        if issue {
+            if let Some((o, workgroup, w)) = ctx.observer.as_mut() {
+                o.issue(&crate::observe::Issue {
+                    workgroup: *workgroup,
+                    wave: *w,
+                    index: pc,
+                    instruction: ins,
+                    state: wave,
+                });
             }
-            wave.san = Some(san);
         }
         // An operand form the executor does not expect (an index past the
         // operands LLVM printed) is a typed `Stop::Unsupported`, not a panic.
@@ -4304,10 +4299,6 @@ pub fn run_until_blocked(
             }
             _ => step(wave, ins, ctx).map_err(|s| (s, pc))?,
         }
-        if let Some(mut san) = wave.san.take() {
-            san.after(wave, ctx.lds.shadow.as_deref());
-            wave.san = Some(san);
-        }
         if let Some((o, workgroup, w)) = ctx.observer.as_mut() {
             o.executed(&crate::observe::Event {
                 workgroup: *workgroup,
@@ -4315,6 +4306,7 @@ pub fn run_until_blocked(
                 index: pc,
                 exec,
                 accesses: &ctx.trace.accesses,
+                state: wave,
             });
             ctx.trace.accesses.clear();
         }

@@ -225,20 +225,15 @@ impl View<'_> {
 /// `group_segment_fixed_size` plus the launch's dynamic LDS. An access
 /// outside it reads 0 and its write is dropped (the emulator's model of
 /// gfx9's LDS range check; see the emulator guide); such accesses are
-/// counted, once per lane and instruction ([`Lds::out_of_range`]), and with
-/// the sanitizer each instruction that makes one is a finding
-/// ([`crate::sanitize::Kind::LdsOutOfBounds`]). The executor's state, like
-/// its waves: hidden, not an API.
+/// counted, once per lane and instruction ([`Lds::out_of_range`]); the
+/// sanitizer, which sees every access ([`crate::observe`]), reports each
+/// instruction that makes one ([`crate::sanitize::Kind::LdsOutOfBounds`]).
+/// The executor's state, like its waves: hidden, not an API.
 #[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct Lds {
     /// The bytes.
     pub data: Vec<u8>,
-    /// The sanitizer's shadow of every byte, when it runs.
-    pub shadow: Option<Box<crate::sanitize::LdsShadow>>,
-    /// Of [`Lds::data`], the bytes the launch's dynamic LDS gives (the rest
-    /// is the descriptor's static LDS): for reports.
-    pub dynamic: u32,
     /// Lane accesses (one per lane and instruction) outside the allocation.
     pub out_of_range: u64,
     /// The lane accessing LDS now (set by the executor), and the lanes of
@@ -252,8 +247,6 @@ impl Lds {
     pub fn new(size: usize) -> Self {
         Lds {
             data: vec![0; size],
-            shadow: None,
-            dynamic: 0,
             out_of_range: 0,
             lane: 0,
             counted: 0,
@@ -267,8 +260,8 @@ impl Lds {
     pub fn at_lane(&mut self, lane: usize) {
         self.lane = lane as u32;
     }
-    /// Whether `size` bytes at `addr` fit; counts and reports them if not.
-    fn fits(&mut self, addr: u32, size: usize, write: bool) -> bool {
+    /// Whether `size` bytes at `addr` fit; counts them if not.
+    fn fits(&mut self, addr: u32, size: usize) -> bool {
         let end = addr as u64 + size as u64;
         if end <= self.data.len() as u64 {
             return true;
@@ -278,26 +271,13 @@ impl Lds {
             self.counted |= bit;
             self.out_of_range += 1;
         }
-        if let Some(s) = &self.shadow {
-            s.out_of_range(
-                self.lane,
-                addr,
-                size,
-                write,
-                self.data.len() as u64 - self.dynamic as u64,
-                self.dynamic,
-            );
-        }
         false
     }
     /// Read a little-endian value of `size` bytes (0 when out of range).
     pub fn read(&mut self, addr: u32, size: usize) -> u64 {
         let a = addr as usize;
-        if !self.fits(addr, size, false) {
+        if !self.fits(addr, size) {
             return 0;
-        }
-        if let Some(s) = &self.shadow {
-            s.read(self.lane, addr, size);
         }
         let mut v = 0u64;
         for i in 0..size {
@@ -307,23 +287,17 @@ impl Lds {
     }
     /// Read `out.len()` bytes at `addr` (all 0 when any is out of range).
     pub fn read_bytes(&mut self, addr: u32, out: &mut [u8]) {
-        if !self.fits(addr, out.len(), false) {
+        if !self.fits(addr, out.len()) {
             out.fill(0);
             return;
-        }
-        if let Some(s) = &self.shadow {
-            s.read(self.lane, addr, out.len());
         }
         let a = addr as usize;
         out.copy_from_slice(&self.data[a..a + out.len()]);
     }
     /// Write `bytes` at `addr` (all dropped when any is out of range).
     pub fn write_bytes(&mut self, addr: u32, bytes: &[u8]) {
-        if !self.fits(addr, bytes.len(), true) {
+        if !self.fits(addr, bytes.len()) {
             return;
-        }
-        if let Some(s) = &self.shadow {
-            s.write(self.lane, addr, bytes.len());
         }
         let a = addr as usize;
         self.data[a..a + bytes.len()].copy_from_slice(bytes);
@@ -331,11 +305,8 @@ impl Lds {
     /// Write a little-endian value of `size` bytes (dropped when out of range).
     pub fn write(&mut self, addr: u32, size: usize, v: u64) {
         let a = addr as usize;
-        if !self.fits(addr, size, true) {
+        if !self.fits(addr, size) {
             return;
-        }
-        if let Some(s) = &self.shadow {
-            s.write(self.lane, addr, size);
         }
         for i in 0..size {
             self.data[a + i] = (v >> (8 * i)) as u8;

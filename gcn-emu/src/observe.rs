@@ -1,5 +1,6 @@
 //! Observers: what the executor reports of each instruction a wave executes,
-//! for tools that stand outside it (a timing model, counters, traces).
+//! for tools that stand outside it (a timing model, counters, traces, the
+//! sanitizer, [`crate::sanitize`]).
 //!
 //! The executor knows no observer: it only fills an [`Event`] — the
 //! workgroup, the wave, the instruction (its index in the
@@ -7,7 +8,11 @@
 //! for a memory instruction, every lane's [`Access`] — and hands it to the
 //! [`Observer`] of the workgroup, if the dispatch has one
 //! ([`crate::dispatch::run_observed`]). Nothing in the executor's semantics
-//! depends on an observer.
+//! depends on an observer. An observer that follows values asks for an
+//! [`Issue`] before each instruction ([`Observer::wants_issue`]: the wave's
+//! state before it runs) and for the accesses as the executor makes them
+//! ([`Observer::pieces`]); both are asked once (per workgroup, or per slice
+//! of a wave), never per instruction, and an unobserved run pays nothing.
 //!
 //! Workgroups run in parallel; each gets its own observer from
 //! [`Observe::workgroup`], which sees that workgroup's waves in the order
@@ -16,6 +21,9 @@
 //! (a timing model) keeps one stream per wave and schedules them itself.
 //! [`crate::dispatch::run_observed`] returns the observers in workgroup
 //! order, so what they report does not depend on the thread count.
+
+use crate::decode::Instruction;
+use crate::exec::Wave;
 
 /// The memory an [`Access`] reaches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,6 +67,23 @@ pub struct Access {
     pub bytes: u32,
 }
 
+/// An instruction a wave is about to execute, with the wave's state before
+/// it: for observers that follow values (the sanitizer's shadow registers)
+/// or check operands against what is in flight.
+#[derive(Debug, Clone, Copy)]
+pub struct Issue<'a> {
+    /// The workgroup.
+    pub workgroup: [u32; 3],
+    /// The wave's index in its workgroup.
+    pub wave: u32,
+    /// The instruction's index in [`Program::instructions`](crate::decode::Program::instructions).
+    pub index: usize,
+    /// The instruction.
+    pub instruction: &'a Instruction,
+    /// The wave's registers and state before it runs (read only).
+    pub state: &'a Wave,
+}
+
 /// One executed instruction of one wave.
 #[derive(Debug, Clone, Copy)]
 pub struct Event<'a> {
@@ -74,10 +99,27 @@ pub struct Event<'a> {
     /// an instruction that touches no memory, and for a lane the exec mask
     /// or an out-of-range buffer access disables).
     pub accesses: &'a [Access],
+    /// The wave's registers and state after it ran (read only).
+    pub state: &'a Wave,
 }
 
 /// Subscribes to one workgroup's executed instructions.
 pub trait Observer: Send {
+    /// A wave is about to execute an instruction (default: nothing). Called
+    /// only when [`Observer::wants_issue`] says so.
+    fn issue(&mut self, _issue: &Issue<'_>) {}
+    /// Whether to call [`Observer::issue`] before each instruction
+    /// (default: no; asked once per slice of a wave).
+    fn wants_issue(&self) -> bool {
+        false
+    }
+    /// Whether [`Event::accesses`] should list each access as the executor
+    /// makes it (`true`: a wide access made in pieces, such as a
+    /// `ds_read2`'s two halves, stays in pieces) instead of merged
+    /// (default).
+    fn pieces(&self) -> bool {
+        false
+    }
     /// A wave executed an instruction.
     fn executed(&mut self, event: &Event<'_>);
     /// Every wave of the workgroup that has not ended waited at a barrier,
@@ -108,6 +150,8 @@ pub trait Observe: Sync {
 pub(crate) struct Trace {
     /// Recording is on.
     pub on: bool,
+    /// Each access as it is made, unmerged ([`Observer::pieces`]).
+    pub pieces: bool,
     /// The current instruction's accesses.
     pub accesses: Vec<Access>,
 }
@@ -119,26 +163,34 @@ impl Trace {
         if !self.on {
             return;
         }
-        // A wide access the executor makes in pieces (a buffer load's
-        // dwords) is one access.
-        if let Some(last) = self.accesses.last_mut() {
-            if last.lane as usize == lane
-                && last.space == space
-                && last.kind == kind
-                && last.addr.wrapping_add(last.bytes as u64) == addr
-            {
-                last.bytes += bytes as u32;
-                return;
-            }
-        }
-        {
-            self.accesses.push(Access {
-                lane: lane as u8,
-                space,
-                kind,
-                addr,
-                bytes: bytes as u32,
-            });
+        let a = Access {
+            lane: lane as u8,
+            space,
+            kind,
+            addr,
+            bytes: bytes as u32,
+        };
+        if self.pieces {
+            self.accesses.push(a);
+        } else {
+            push_merged(&mut self.accesses, a);
         }
     }
+}
+
+/// Append `a` to `list`, merged into the last access when it continues it:
+/// a wide access the executor makes in pieces (a buffer load's dwords) is
+/// one access.
+pub(crate) fn push_merged(list: &mut Vec<Access>, a: Access) {
+    if let Some(last) = list.last_mut() {
+        if last.lane == a.lane
+            && last.space == a.space
+            && last.kind == a.kind
+            && last.addr.wrapping_add(last.bytes as u64) == a.addr
+        {
+            last.bytes += a.bytes;
+            return;
+        }
+    }
+    list.push(a);
 }

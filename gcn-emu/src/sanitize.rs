@@ -66,12 +66,28 @@
 //!
 //! **Choosing checks.** [`Checks`] selects them; each [`Kind`] belongs to
 //! one check ([`Kind::check`]).
+//!
+//! **How it runs.** The sanitizer is an observer of the executed stream
+//! ([`crate::observe`]); the executor knows nothing of it. The dispatcher
+//! attaches one [`Workgroup`] to each workgroup when [`Checks`] are on. It
+//! sees each instruction before it runs with the wave's registers
+//! ([`Observer::issue`]: the counters in flight, the shadow registers'
+//! propagation, uses of uninitialized values), then after it ran with the
+//! accesses it made, one per piece ([`Observer::pieces`]: the LDS shadow's
+//! races and out-of-range accesses, the private bytes' shadow, the shadow
+//! of what a load returned), and each barrier release (LDS writes in flight
+//! are hidden, the barrier epoch advances). Barrier divergence, deadlocks
+//! and out-of-bounds global faults are the dispatcher's: they are about
+//! the schedule, or stop the workgroup.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 
 use crate::decode::{Instruction, Operand, Program, RegFile};
+use crate::exec::WaveState;
+use crate::observe::{AccessKind, Event, Issue, Observer, Space};
 
 pub mod shadow;
 use shadow::Origin;
@@ -390,18 +406,18 @@ struct Pending {
 
 /// One wave's in-flight memory operations.
 #[derive(Debug, Clone, Default)]
-pub struct WaveSan {
+struct WaveSan {
     vm: Vec<Pending>,
     lgkm: Vec<Pending>,
     /// Waits executed so far, and the last one's address and text.
     waits: u64,
     last_wait: Option<(u64, String)>,
     /// Findings of this wave.
-    pub findings: Vec<Finding>,
+    findings: Vec<Finding>,
     /// The workgroup and the wave's index in it.
-    pub workgroup: [u32; 3],
+    workgroup: [u32; 3],
     /// The wave's index in its workgroup.
-    pub wave: u32,
+    wave: u32,
     /// The shadow of the wave's registers (uninitialized values by
     /// propagation, [`shadow`]). `None`: not tracked.
     shadow: Option<Box<shadow::Shadow>>,
@@ -470,7 +486,7 @@ fn classify(ins: &Instruction) -> Option<(Queue, bool)> {
 
 impl WaveSan {
     /// Nothing in flight, for wave `wave` of workgroup `workgroup`.
-    pub fn new(workgroup: [u32; 3], wave: u32) -> Self {
+    fn new(workgroup: [u32; 3], wave: u32) -> Self {
         WaveSan {
             workgroup,
             wave,
@@ -481,7 +497,7 @@ impl WaveSan {
     /// Track uninitialized values: the launch wrote s0…s`sgprs - 1` and
     /// v0 (the packed work-item IDs); every other register starts
     /// uninitialized.
-    pub fn loaded(&mut self, sgprs: u16) {
+    fn loaded(&mut self, sgprs: u16) {
         let loaded = if sgprs == 0 {
             "v0".to_string()
         } else {
@@ -492,7 +508,7 @@ impl WaveSan {
 
     /// `ins` ran on `wave`: fill the shadow of what a memory instruction
     /// loaded (from the LDS bytes it read, `lds`; global memory is defined).
-    pub fn after(&mut self, wave: &crate::exec::Wave, lds: Option<&LdsShadow>) {
+    fn after(&mut self, wave: &crate::exec::Wave, lds: Option<&LdsShadow>) {
         if let Some(sh) = self.shadow.as_mut() {
             let private = std::mem::take(&mut *self.private.borrow_mut());
             sh.after(wave, lds, &private);
@@ -500,8 +516,8 @@ impl WaveSan {
     }
 
     /// Lane `lane` of the current instruction reads (or writes) `len`
-    /// private bytes at `off` (called by the executor).
-    pub fn private_access(&self, lane: usize, off: u32, len: usize, write: bool) {
+    /// private bytes at `off` (from the instruction's accesses).
+    fn private_access(&self, lane: usize, off: u32, len: usize, write: bool) {
         if self.shadow.is_some() {
             self.private
                 .borrow_mut()
@@ -573,7 +589,7 @@ impl WaveSan {
 
     /// The LDS writes still in flight (sequence number, address, whether on
     /// `vmcnt`), for a barrier the wave waits at.
-    pub fn lds_writes_in_flight(&self) -> Vec<(u64, u64, bool)> {
+    fn lds_writes_in_flight(&self) -> Vec<(u64, u64, bool)> {
         self.vm
             .iter()
             .chain(&self.lgkm)
@@ -601,7 +617,7 @@ impl WaveSan {
     /// With the `uninit` check ([`WaveSan::loaded`]) it also propagates the
     /// shadow of uninitialized values through `ins` from the state of `wave`
     /// (before it runs) and reports their uses ([`shadow`]).
-    pub fn before(
+    fn before(
         &mut self,
         ins: &Instruction,
         program: &Program,
@@ -739,6 +755,160 @@ impl WaveSan {
     }
 }
 
+/// The sanitizer of one workgroup: an [`Observer`] of its waves, attached
+/// by the dispatcher when [`Checks`] are on (see the module's "How it
+/// runs").
+#[derive(Debug)]
+pub struct Workgroup {
+    workgroup: [u32; 3],
+    checks: Checks,
+    program: Arc<Program>,
+    waves: Vec<WaveSan>,
+    lds: LdsShadow,
+    /// Bytes of LDS: the descriptor's static ones, the launch's dynamic ones.
+    lds_fixed: u64,
+    lds_dynamic: u32,
+    /// Per wave, the index of the `s_barrier` it waits at.
+    waiting: Vec<Option<usize>>,
+}
+
+impl Workgroup {
+    /// The sanitizer of workgroup `workgroup` of a dispatch of `program`
+    /// with `waves` waves, `lds_fixed` static and `lds_dynamic` dynamic LDS
+    /// bytes; the launch wrote SGPRs 0 to `sgprs - 1` of each wave (and
+    /// `v0`).
+    pub fn new(
+        program: Arc<Program>,
+        checks: Checks,
+        workgroup: [u32; 3],
+        waves: u32,
+        sgprs: u16,
+        lds_fixed: u64,
+        lds_dynamic: u32,
+    ) -> Self {
+        let waves: Vec<WaveSan> = (0..waves)
+            .map(|i| {
+                let mut san = WaveSan::new(workgroup, i);
+                if checks.contains(Checks::UNINIT) {
+                    san.loaded(sgprs.min(102));
+                }
+                san
+            })
+            .collect();
+        let size = (lds_fixed + lds_dynamic as u64) as usize;
+        Workgroup {
+            workgroup,
+            checks,
+            lds: LdsShadow::new(size, program.clone()),
+            program,
+            waiting: vec![None; waves.len()],
+            waves,
+            lds_fixed,
+            lds_dynamic,
+        }
+    }
+
+    /// The findings so far (taken): each wave's in wave order, then the
+    /// LDS shadow's. Not filtered by the checks: [`Kind::check`] does that.
+    pub fn findings(&mut self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        for w in &mut self.waves {
+            out.append(&mut w.findings);
+        }
+        for mut f in self.lds.findings.borrow_mut().drain(..) {
+            f.workgroup = self.workgroup;
+            out.push(f);
+        }
+        out
+    }
+
+    /// One LDS access of the current instruction: a race check and the
+    /// shadow of its bytes, or an out-of-range finding (the executor reads
+    /// 0 and drops the write).
+    fn lds_access(&self, lane: u32, addr: u32, bytes: usize, write: bool) {
+        let size = self.lds_fixed + self.lds_dynamic as u64;
+        if addr as u64 + bytes as u64 > size {
+            self.lds
+                .out_of_range(lane, addr, bytes, write, self.lds_fixed, self.lds_dynamic);
+        } else if write {
+            self.lds.write(lane, addr, bytes);
+        } else {
+            self.lds.read(lane, addr, bytes);
+        }
+    }
+}
+
+impl Observer for Workgroup {
+    fn wants_issue(&self) -> bool {
+        true
+    }
+
+    fn pieces(&self) -> bool {
+        true
+    }
+
+    fn issue(&mut self, i: &Issue<'_>) {
+        let Some(san) = self.waves.get_mut(i.wave as usize) else {
+            return;
+        };
+        let ins = i.instruction;
+        san.before(ins, &self.program, Some(&self.lds), i.state);
+        self.lds
+            .current
+            .set((san.wave, ins.addr, lds_atomic(&ins.mnemonic)));
+    }
+
+    fn executed(&mut self, e: &Event<'_>) {
+        for a in e.accesses {
+            let (lane, bytes) = (a.lane as u32, a.bytes as usize);
+            match (a.space, a.kind) {
+                (Space::Lds, AccessKind::Atomic) => {
+                    // The executor reads, then writes.
+                    self.lds_access(lane, a.addr as u32, bytes, false);
+                    self.lds_access(lane, a.addr as u32, bytes, true);
+                }
+                (Space::Lds, k) => {
+                    self.lds_access(lane, a.addr as u32, bytes, k == AccessKind::Write)
+                }
+                (Space::Private, k) => {
+                    if let Some(san) = self.waves.get(e.wave as usize) {
+                        san.private_access(
+                            a.lane as usize,
+                            a.addr as u32,
+                            bytes,
+                            k != AccessKind::Read,
+                        );
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(san) = self.waves.get_mut(e.wave as usize) else {
+            return;
+        };
+        san.after(e.state, Some(&self.lds));
+        if e.state.state == WaveState::Barrier {
+            self.waiting[e.wave as usize] = Some(e.index);
+        }
+    }
+
+    fn barrier_released(&mut self) {
+        for (i, at) in self.waiting.iter_mut().enumerate() {
+            let Some(b) = at.take() else { continue };
+            if !self.checks.contains(Checks::RACES) {
+                continue;
+            }
+            // LDS writes still in flight at the barrier stay invisible to
+            // the other waves until their wave's wait.
+            let in_flight = self.waves[i].lds_writes_in_flight();
+            if let (Some(ins), false) = (self.program.instructions.get(b), in_flight.is_empty()) {
+                self.lds.hide(i as u32, ins.addr, &in_flight);
+            }
+        }
+        self.lds.epoch.set(self.lds.epoch.get() + 1);
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Access {
     wave: u32,
@@ -760,18 +930,18 @@ struct ByteShadow {
 
 /// Shadow state of a workgroup's LDS.
 #[derive(Debug, Clone)]
-pub struct LdsShadow {
+struct LdsShadow {
     bytes: RefCell<Vec<ByteShadow>>,
     /// Barrier epoch: how many barriers the workgroup passed.
-    pub epoch: Cell<u32>,
+    epoch: Cell<u32>,
     /// The wave and instruction accessing LDS now.
-    pub current: Cell<(u32, u64, bool)>,
-    /// Findings (workgroup filled in by the dispatcher).
-    pub findings: RefCell<Vec<Finding>>,
+    current: Cell<(u32, u64, bool)>,
+    /// Findings (workgroup filled in by [`Workgroup::findings`]).
+    findings: RefCell<Vec<Finding>>,
     reported: RefCell<HashSet<Key>>,
-    program: std::sync::Arc<Program>,
+    program: Arc<Program>,
     /// The current access's sequence number in its wave ([`WaveSan`]).
-    pub seq: Cell<u64>,
+    seq: Cell<u64>,
     /// LDS writes in flight when their wave reached a barrier, not yet
     /// retired by its wait: (wave, sequence number) to (the write, the
     /// barrier, on `vmcnt`).
@@ -817,7 +987,7 @@ type Hidden = HashMap<(u32, u64), (u64, u64, bool)>;
 
 /// Whether a `ds_*` mnemonic is an atomic (an LDS read-modify-write), from
 /// the instruction-property table ([`crate::isa`]).
-pub fn lds_atomic(m: &str) -> bool {
+fn lds_atomic(m: &str) -> bool {
     crate::isa::lookup(m).is_some_and(|p| {
         p.format == crate::isa::Format::Ds && matches!(p.access, crate::isa::Access::Atomic(_))
     })
@@ -825,7 +995,7 @@ pub fn lds_atomic(m: &str) -> bool {
 
 impl LdsShadow {
     /// Shadow of `size` bytes, for a dispatch of `program`.
-    pub fn new(size: usize, program: std::sync::Arc<Program>) -> Self {
+    fn new(size: usize, program: Arc<Program>) -> Self {
         LdsShadow {
             bytes: RefCell::new(vec![ByteShadow::default(); size]),
             epoch: Cell::new(0),
@@ -862,7 +1032,7 @@ impl LdsShadow {
     /// Wave `wave` reached the barrier at `barrier` with the LDS writes
     /// `in_flight` ([`WaveSan::lds_writes_in_flight`]): until its wait
     /// retires them, the other waves' accesses to their bytes race.
-    pub fn hide(&self, wave: u32, barrier: u64, in_flight: &[(u64, u64, bool)]) {
+    fn hide(&self, wave: u32, barrier: u64, in_flight: &[(u64, u64, bool)]) {
         let mut h = self.hidden.borrow_mut();
         for &(seq, addr, vm) in in_flight {
             h.entry((wave, seq)).or_insert((addr, barrier, vm));
@@ -948,7 +1118,7 @@ impl LdsShadow {
     /// An access of `size` bytes at `addr` by lane `lane` of the current
     /// instruction falls outside the allocation of `fixed` static plus
     /// `dynamic` bytes: a finding, once per instruction.
-    pub fn out_of_range(
+    fn out_of_range(
         &self,
         lane: u32,
         addr: u32,
@@ -978,7 +1148,7 @@ impl LdsShadow {
     }
 
     /// A read of `size` bytes at `addr` by lane `lane` of the current access.
-    pub fn read(&self, lane: u32, addr: u32, size: usize) {
+    fn read(&self, lane: u32, addr: u32, size: usize) {
         let now = self.now();
         let mut bytes = self.bytes.borrow_mut();
         for b in addr as usize..addr as usize + size {
@@ -1014,7 +1184,7 @@ impl LdsShadow {
 
     /// A write of `size` bytes at `addr` by lane `lane` of the current
     /// access.
-    pub fn write(&self, lane: u32, addr: u32, size: usize) {
+    fn write(&self, lane: u32, addr: u32, size: usize) {
         let now = self.now();
         let mut v = self.values.borrow_mut();
         let l = (lane % 64) as usize;

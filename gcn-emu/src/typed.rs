@@ -1653,7 +1653,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 let mut buf = [0u8; 16];
                 let lds = &mut *ctx.lds;
                 let end = a as usize + size;
-                if lds.shadow.is_none() && end <= lds.data.len() {
+                if end <= lds.data.len() {
                     buf[..size].copy_from_slice(&lds.data[a as usize..end]);
                 } else {
                     lds.at_lane(lane);
@@ -1704,7 +1704,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                     .note(lane, Space::Lds, AccessKind::Write, a as u64, size);
                 let lds = &mut *ctx.lds;
                 let end = a as usize + size;
-                if lds.shadow.is_none() && end <= lds.data.len() {
+                if end <= lds.data.len() {
                     lds.data[a as usize..end].copy_from_slice(&buf[..size]);
                 } else {
                     lds.at_lane(lane);

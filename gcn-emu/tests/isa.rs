@@ -374,3 +374,39 @@ fn roles_and_classes_of_known_instructions() {
         assert_eq!(isa::lookup(m).unwrap().operands[0].role, Role::Dst, "{m}");
     }
 }
+
+#[test]
+fn carry_outs_and_lane_mask_inputs_come_from_the_operand_roles() {
+    // The executor and the sanitizer read these roles from the table
+    // (`Props::carry_out`, `Props::mask_in`), not from lists of names.
+    let with = |f: fn(&isa::Props) -> bool| -> Vec<&str> {
+        isa::TABLE.iter().filter(|p| f(p)).map(|p| p.name).collect()
+    };
+    assert_eq!(
+        with(isa::Props::carry_out),
+        [
+            "v_add_co_u32",
+            "v_addc_co_u32",
+            "v_div_scale_f32",
+            "v_div_scale_f64",
+            "v_mad_i64_i32",
+            "v_mad_u64_u32",
+            "v_sub_co_u32",
+            "v_subb_co_u32",
+            "v_subbrev_co_u32",
+            "v_subrev_co_u32",
+        ]
+    );
+    assert_eq!(
+        with(isa::Props::mask_in),
+        [
+            "v_addc_co_u32",
+            "v_cndmask_b32",
+            "v_subb_co_u32",
+            "v_subbrev_co_u32"
+        ]
+    );
+    // LLVM's spellings resolve to the same properties.
+    assert!(isa::lookup("v_addc_co_u32_e32").unwrap().mask_in());
+    assert!(!isa::lookup("v_add_u32_e32").unwrap().carry_out());
+}

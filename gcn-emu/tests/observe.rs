@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use common::*;
 use gcn_emu::dispatch::{run, run_observed, ArgValue, Launch};
 use gcn_emu::memory::Memory;
-use gcn_emu::observe::{Access, AccessKind, Event, Observe, Observer, Space};
+use gcn_emu::observe::{Access, AccessKind, Event, Issue, Observe, Observer, Space};
+use gcn_emu::sanitize::{Checks, Kind};
 
 /// Records everything of one workgroup.
 #[derive(Default)]
@@ -130,6 +131,109 @@ fn an_observer_sees_every_instruction_and_the_lanes_addresses() {
     assert!(
         runs[0] == runs[1],
         "the observed stream does not depend on the thread count"
+    );
+}
+
+/// Counts what it sees before and after each instruction, and checks the
+/// wave's state in both.
+#[derive(Default)]
+struct Before {
+    issued: Vec<(u32, usize)>,
+    executed: Vec<(u32, usize)>,
+}
+
+impl Observer for Before {
+    fn wants_issue(&self) -> bool {
+        true
+    }
+    fn issue(&mut self, i: &Issue<'_>) {
+        // The state before: the instruction is the wave's next one.
+        assert_eq!(i.state.pc, i.index);
+        self.issued.push((i.wave, i.index));
+    }
+    fn executed(&mut self, e: &Event<'_>) {
+        // The state after: the wave has gone on (a branch may go back).
+        assert_eq!(e.state.executed as usize, self.count(e.wave) + 1);
+        self.executed.push((e.wave, e.index));
+    }
+}
+
+impl Before {
+    fn count(&self, wave: u32) -> usize {
+        self.executed.iter().filter(|x| x.0 == wave).count()
+    }
+}
+
+struct Befores;
+
+impl Observe for Befores {
+    type Workgroup = Before;
+    fn workgroup(&self, _: [u32; 3]) -> Before {
+        Before::default()
+    }
+}
+
+#[test]
+fn an_observer_may_look_at_each_instruction_before_it_runs() {
+    let dir = tempfile_dir("issue");
+    let path = build("reduce_sync", "gfx942", &dir);
+    let l = load(&path, "reduce");
+    let k = l.co.kernel("reduce").unwrap();
+    let mem = Memory::new();
+    let inp = mem.alloc_bytes("in", &f32s(&[1.0; 256]));
+    let out = mem.alloc_bytes("out", &[0; 4]);
+    let args = [
+        ArgValue::Pointer(inp),
+        ArgValue::Pointer(out),
+        ArgValue::Bytes(256u32.to_le_bytes().to_vec()),
+    ];
+    let launch = Launch::new([1, 1, 1], [256, 1, 1]);
+    let (stats, wgs) = run_observed(&l.co, k, &l.program, &mem, &args, &launch, &Befores).unwrap();
+    assert_eq!(wgs[0].issued.len() as u64, stats.instructions);
+    assert_eq!(
+        wgs[0].issued, wgs[0].executed,
+        "each issue, then its execution"
+    );
+}
+
+/// The sanitizer observes the run beside the caller's observer: each sees
+/// what it sees alone (the sanitizer its findings, the observer the same
+/// events, wide accesses merged).
+#[test]
+fn the_sanitizer_and_an_observer_see_what_each_sees_alone() {
+    let dir = tempfile_dir("both");
+    let path = build("uninit", "gfx942", &dir);
+    let l = load(&path, "shift_bug");
+    let k = l.co.kernel("shift_bug").unwrap();
+    let x: Vec<f32> = (0..512).map(|i| i as f32 + 0.5).collect();
+    let go = |sanitize: Checks, observed: bool| {
+        let mem = Memory::new();
+        let args = [
+            ArgValue::Pointer(mem.alloc_bytes("x", &f32s(&x))),
+            ArgValue::Pointer(mem.alloc_bytes("out", &[0; 4 * 512])),
+        ];
+        let mut launch = Launch::new([2, 1, 1], [256, 1, 1]);
+        launch.sanitize = sanitize;
+        launch.threads = 1;
+        if observed {
+            let (s, w) = run_observed(&l.co, k, &l.program, &mem, &args, &launch, &Record).unwrap();
+            (s, Some(w.into_iter().map(|w| w.events).collect::<Vec<_>>()))
+        } else {
+            (
+                run(&l.co, k, &l.program, &mem, &args, &launch).unwrap(),
+                None,
+            )
+        }
+    };
+    let (alone, _) = go(Checks::DEFAULT, false);
+    assert_eq!(alone.findings.len(), 1, "{:?}", alone.findings);
+    assert_eq!(alone.findings[0].kind, Kind::UninitializedLds);
+    let (both, seen) = go(Checks::DEFAULT, true);
+    assert_eq!(both.findings, alone.findings);
+    let (_, unsanitized) = go(Checks::NONE, true);
+    assert!(
+        seen == unsanitized,
+        "the observer's events change with the sanitizer"
     );
 }
 

@@ -223,6 +223,54 @@ fn mutate(asm: &str, s: &Site, delete: bool) -> Option<(String, usize)> {
     Some((lines.join("\n"), read))
 }
 
+/// Checks one mutant (deleting the wait for even `j`, loosening it for odd):
+/// None when the site yields no mutant, Some(None) when the hazard check
+/// reports it at the right read naming the right load, Some(Some(why)) when
+/// it does not.
+fn check_mutant(
+    path: &std::path::Path,
+    target: &TargetId,
+    asm: &str,
+    j: usize,
+    s: &Site,
+) -> Option<Option<String>> {
+    let (text, read) = mutate(asm, s, j % 2 == 0)?;
+    let base = Document::from_source(asm, "m.s");
+    let doc = Document::from_source(&text, "m.s");
+    let b = Baseline::aligned(&doc, &base, target);
+    let d = hazard::lint_baseline(&doc, &b, target, LintOptions::default());
+    let hit = d.iter().any(|d| {
+        d.severity == Severity::Error
+            && d.location.as_ref().is_some_and(|l| l.line == read + 1)
+            && s.loads.iter().any(|l| {
+                d.notes.iter().any(|n| {
+                    n.contains(&format!(" at m.s:{} ", l + 1))
+                        || n.ends_with(&format!(" at m.s:{}", l + 1))
+                })
+            })
+    });
+    if hit {
+        return Some(None);
+    }
+    Some(Some(format!(
+        "{}: wait line {} ({}), read line {}, loads {:?}: {}",
+        path.display(),
+        s.wait + 1,
+        if j % 2 == 0 { "deleted" } else { "loosened" },
+        read + 1,
+        s.loads.iter().map(|l| l + 1).collect::<Vec<_>>(),
+        d.iter()
+            .filter(|d| d.severity == Severity::Error)
+            .map(|d| format!(
+                "{} @{}",
+                d.message,
+                d.location.as_ref().map_or(0, |l| l.line)
+            ))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    )))
+}
+
 #[test]
 fn aiter_mutants_are_caught_with_the_original_as_baseline() {
     let sources: Vec<(PathBuf, TargetId, String)> = imported()
@@ -236,56 +284,47 @@ fn aiter_mutants_are_caught_with_the_original_as_baseline() {
         "aiter sample: {} sources",
         sources.len()
     );
-    let mut total = 0usize;
-    let mut caught = 0usize;
-    let mut missed = vec![];
-    let mut candidates = 0usize;
+    // Each mutant is checked on its own: spread them over the cores (the
+    // test runs alone in its binary for most of its time).
     let start = std::time::Instant::now();
-    for (path, target, asm) in sources {
-        let all = sites(&asm, &target);
+    let mut jobs = vec![];
+    let mut candidates = 0usize;
+    for (path, target, asm) in &sources {
+        let all = sites(asm, target);
         candidates += all.len();
-        let base = Document::from_source(&asm, "m.s");
-        for (j, s) in all.iter().enumerate() {
-            let Some((text, read)) = mutate(&asm, s, j % 2 == 0) else {
-                continue;
-            };
-            total += 1;
-            let doc = Document::from_source(&text, "m.s");
-            let b = Baseline::aligned(&doc, &base, &target);
-            let d = hazard::lint_baseline(&doc, &b, &target, LintOptions::default());
-            let hit = d.iter().any(|d| {
-                d.severity == Severity::Error
-                    && d.location.as_ref().is_some_and(|l| l.line == read + 1)
-                    && s.loads.iter().any(|l| {
-                        d.notes.iter().any(|n| {
-                            n.contains(&format!(" at m.s:{} ", l + 1))
-                                || n.ends_with(&format!(" at m.s:{}", l + 1))
-                        })
-                    })
-            });
-            if hit {
-                caught += 1;
-            } else {
-                missed.push(format!(
-                    "{}: wait line {} ({}), read line {}, loads {:?}: {}",
-                    path.display(),
-                    s.wait + 1,
-                    if j % 2 == 0 { "deleted" } else { "loosened" },
-                    read + 1,
-                    s.loads.iter().map(|l| l + 1).collect::<Vec<_>>(),
-                    d.iter()
-                        .filter(|d| d.severity == Severity::Error)
-                        .map(|d| format!(
-                            "{} @{}",
-                            d.message,
-                            d.location.as_ref().map_or(0, |l| l.line)
-                        ))
-                        .collect::<Vec<_>>()
-                        .join(" | ")
-                ));
-            }
+        for (j, s) in all.into_iter().enumerate() {
+            jobs.push((path, target, asm, j, s));
         }
     }
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    // One outcome per mutant, in job order: None when the site yields no
+    // mutant, else Some(None) when caught and Some(Some(why)) when missed.
+    let mut outcomes: Vec<Option<Option<String>>> = vec![None; jobs.len()];
+    let done: Vec<Vec<(usize, Option<Option<String>>)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut out = vec![];
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(&(path, target, asm, j, ref s)) = jobs.get(i) else {
+                            break;
+                        };
+                        out.push((i, check_mutant(path, target, asm, j, s)));
+                    }
+                    out
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (i, o) in done.into_iter().flatten() {
+        outcomes[i] = o;
+    }
+    let total = outcomes.iter().filter(|o| o.is_some()).count();
+    let missed: Vec<String> = outcomes.into_iter().flatten().flatten().collect();
+    let caught = total - missed.len();
     let pct = 100.0 * caught as f64 / total.max(1) as f64;
     println!(
         "aiter mutants (gfx942+gfx950, --baseline the original): {caught} of {total} caught at the right read naming the right load ({pct:.1}%); {candidates} candidate waits, {:.1} s",
@@ -295,8 +334,9 @@ fn aiter_mutants_are_caught_with_the_original_as_baseline() {
         println!("  missed: {m}");
     }
     assert!(total >= 250, "only {total} mutants");
+    // The floor is what is measured: every mutant of the sample is caught.
     assert!(
-        caught * 100 >= total * 95,
+        caught == total,
         "{caught} of {total} caught ({pct:.1}%)\n{}",
         missed.join("\n")
     );

@@ -251,6 +251,32 @@ impl Props {
     pub fn src(&self) -> impl Iterator<Item = &Operand> {
         self.operands.iter().filter(|o| o.role != Role::Dst)
     }
+    /// A vector ALU instruction with a second destination after `vdst`:
+    /// the lane mask it writes to an SGPR pair (a carry-out, the flag of
+    /// `v_div_scale_*`). Its sources follow it.
+    pub fn carry_out(&self) -> bool {
+        self.valu()
+            && self
+                .operands
+                .get(1)
+                .is_some_and(|o| o.role == Role::Dst && o.kind == Kind::Sgpr)
+    }
+    /// A vector ALU instruction whose last operand is a lane mask it reads
+    /// from an SGPR pair (a carry-in, `v_cndmask_b32`'s condition).
+    pub fn mask_in(&self) -> bool {
+        self.valu()
+            && self.operands.len() > 1
+            && self.operands.last().is_some_and(|o| {
+                o.role == Role::Src && o.kind == Kind::Sgpr && o.format == "NUM_M64"
+            })
+    }
+    /// A vector ALU instruction (VOP1, VOP2, VOPC, VOP3, VOP3P; not MFMA).
+    pub fn valu(&self) -> bool {
+        matches!(
+            self.format,
+            Format::Vop1 | Format::Vop2 | Format::Vopc | Format::Vop3 | Format::Vop3p
+        )
+    }
     /// Whether it writes memory (a store or an atomic).
     pub fn writes_memory(&self) -> bool {
         matches!(self.access, Access::Write | Access::Atomic(_))

@@ -238,6 +238,72 @@ pub fn simulate_cu(
     resident: u32,
     a: &Assumptions,
 ) -> CuTiming {
+    schedule(program, device, traces, resident, a, None)
+}
+
+/// What a wave did over one span of cycles of a [`WaveTimeline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activity {
+    /// It issued the instruction (until it could issue its next one).
+    Issue,
+    /// It waited to issue the instruction, for this reason.
+    Stall(Stall),
+}
+
+/// One span of a wave's cycles: `[start, end)`, spent on instruction
+/// `index` (into [`Program::instructions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    /// First cycle.
+    pub start: u64,
+    /// One past the last cycle.
+    pub end: u64,
+    /// The instruction.
+    pub index: u32,
+    /// Issue or stall.
+    pub what: Activity,
+}
+
+/// One wave's time on the CU, as [`simulate_cu_timeline`] scheduled it: its
+/// spans in time order, not overlapping. A wave's stall spans of an
+/// instruction sum, by reason, to that wave's part of
+/// [`CuTiming::stalls`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WaveTimeline {
+    /// The workgroup's place in the CU's round (0-based).
+    pub slot: u32,
+    /// The workgroup whose recorded stream it ran ([`WorkgroupTrace::wg`]).
+    pub wg: [u32; 3],
+    /// The wave in its workgroup.
+    pub wave: u32,
+    /// The SIMD it ran on.
+    pub simd: u32,
+    /// Its spans.
+    pub spans: Vec<Span>,
+}
+
+/// [`simulate_cu`], also keeping each wave's timeline (for a trace
+/// viewer): the same schedule, the same [`CuTiming`].
+pub fn simulate_cu_timeline(
+    program: &Program,
+    device: &Device,
+    traces: &[WorkgroupTrace],
+    resident: u32,
+    a: &Assumptions,
+) -> (CuTiming, Vec<WaveTimeline>) {
+    let mut timeline = Vec::new();
+    let timing = schedule(program, device, traces, resident, a, Some(&mut timeline));
+    (timing, timeline)
+}
+
+fn schedule(
+    program: &Program,
+    device: &Device,
+    traces: &[WorkgroupTrace],
+    resident: u32,
+    a: &Assumptions,
+    mut timeline: Option<&mut Vec<WaveTimeline>>,
+) -> CuTiming {
     let ops = decode_ops(program, device);
     let n = program.instructions.len();
     let mut stalls = vec![[0u64; 9]; n];
@@ -326,6 +392,35 @@ pub fn simulate_cu(
         at
     };
     let mut last_free: Vec<u64> = vec![0; waves.len()];
+    if let Some(tl) = timeline.as_deref_mut() {
+        *tl = waves
+            .iter()
+            .map(|w| WaveTimeline {
+                slot: w.wg as u32,
+                wg: traces[w.trace_wg].wg,
+                wave: w.wave as u32,
+                simd: w.simd as u32,
+                spans: Vec::new(),
+            })
+            .collect();
+    }
+    let span = |tl: &mut Option<&mut Vec<WaveTimeline>>,
+                wi: usize,
+                start: u64,
+                end: u64,
+                index: usize,
+                what: Activity| {
+        if let Some(tl) = tl.as_deref_mut() {
+            if end > start {
+                tl[wi].spans.push(Span {
+                    start,
+                    end,
+                    index: index as u32,
+                    what,
+                });
+            }
+        }
+    };
     loop {
         if waves.iter().all(|w| w.done) {
             break;
@@ -366,6 +461,15 @@ pub fn simulate_cu(
                     stalls[idx][Stall::ALL.iter().position(|&x| x == why).unwrap_or(8)] += blocked;
                 }
                 stalls[idx][8] += t - bound;
+                span(&mut timeline, wi, free, bound, idx, Activity::Stall(why));
+                span(
+                    &mut timeline,
+                    wi,
+                    bound,
+                    t,
+                    idx,
+                    Activity::Stall(Stall::Issue),
+                );
             }
             let w = &mut waves[wi];
             w.ready = t + 4;
@@ -437,6 +541,7 @@ pub fn simulate_cu(
                 end = end.max(t + 4);
             }
             last_free[wi] = w.ready;
+            span(&mut timeline, wi, t, w.ready, idx, Activity::Issue);
             // A barrier releases when every live wave of the workgroup is at it.
             let g = waves[wi].wg;
             let all = waves
@@ -453,6 +558,14 @@ pub fn simulate_cu(
                         if release > from {
                             stalls[bidx][2] += release - from;
                         }
+                        span(
+                            &mut timeline,
+                            j,
+                            from,
+                            release,
+                            bidx,
+                            Activity::Stall(Stall::Barrier),
+                        );
                         x.ready = x.ready.max(release);
                         last_free[j] = x.ready;
                     }

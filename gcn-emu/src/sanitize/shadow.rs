@@ -5,10 +5,12 @@
 //! defined (the SGPRs it sets, `v0`, the special registers `m0`, `vcc`,
 //! `exec`, …); every other register starts poisoned, its origin itself. A
 //! poisoned LDS byte is one nothing of this dispatch wrote, or one written
-//! with a poisoned value ([`super::LdsShadow`]). Before each instruction the
+//! with a poisoned value (the LDS shadow). Before each instruction the
 //! destination shadow is derived from the sources' shadows, read from the
-//! operands of [`Instruction`] (the roles the executor uses: `has_sdst`,
-//! `mask_in`, …), in the lanes the instruction writes. A use is reported,
+//! operands of [`Instruction`] (the roles the executor uses, from the
+//! instruction-property table: [`crate::isa::Props::carry_out`],
+//! [`crate::isa::Props::mask_in`], the `DstSrc` role), in the lanes the
+//! instruction writes. A use is reported,
 //! once per instruction and wave: an address (DS, buffer, flat, global,
 //! scratch and scalar memory, descriptors and `m0` of LDS DMA included), a
 //! branch condition (`scc`, `vcc`, `exec` of `s_cbranch_*`), the exec mask
@@ -21,6 +23,7 @@ use std::collections::HashSet;
 use super::{classify, describe, reg_name, Finding, Kind, LdsShadow};
 use crate::decode::{Instruction, Operand, Program, RegFile, EXEC, M0, VCC};
 use crate::exec::{base_name, Ty, Wave};
+use crate::isa::Role;
 
 /// Where a poisoned value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1114,9 +1117,9 @@ impl Shadow {
                 for s in srcs {
                     p = p.or(self.op(&s.op, Half::Both));
                 }
-                let reads_dst = ["s_addk", "s_mulk", "s_bitset"]
-                    .iter()
-                    .any(|x| m.starts_with(x));
+                // `s_addk`, `s_mulk`, `s_bitset*`: the table's `DstSrc`.
+                let reads_dst = crate::isa::lookup(m)
+                    .is_some_and(|p| p.operands.first().is_some_and(|o| o.role == Role::DstSrc));
                 if reads_dst {
                     p = p.or(self.op(dst, Half::Both));
                 }
@@ -1221,23 +1224,8 @@ impl Shadow {
             self.swap(name, ops, w.exec());
             return;
         }
-        let has_sdst = matches!(
-            name,
-            "v_add_co_u32"
-                | "v_sub_co_u32"
-                | "v_subrev_co_u32"
-                | "v_addc_co_u32"
-                | "v_subb_co_u32"
-                | "v_subbrev_co_u32"
-                | "v_mad_u64_u32"
-                | "v_mad_i64_i32"
-                | "v_div_scale_f32"
-                | "v_div_scale_f64"
-        );
-        let mask_in = matches!(
-            name,
-            "v_addc_co_u32" | "v_subb_co_u32" | "v_subbrev_co_u32" | "v_cndmask_b32"
-        );
+        // The roles the executor reads, from the property table.
+        let (has_sdst, mask_in) = crate::exec::valu_roles(name);
         let first = if has_sdst { 2 } else { 1 };
         let last = if mask_in { ops.len() - 1 } else { ops.len() };
         if last < first {
@@ -1311,7 +1299,7 @@ impl Shadow {
         }
         let mask = if mask_in {
             self.lanes(&ops[ops.len() - 1].op)
-        } else if matches!(name, "v_div_fmas_f32" | "v_div_fmas_f64") {
+        } else if crate::exec::reads_vcc_implicitly(name) {
             self.lanes(&Operand::Reg {
                 file: RegFile::S,
                 index: VCC,
@@ -1787,7 +1775,11 @@ impl Shadow {
             }
             return;
         }
-        let a = usize::from(has_dst);
+        // The address operand (`addr`) and the data after it, from the
+        // table's operands (a returning access prints its destination first).
+        let a = crate::isa::lookup(m)
+            .and_then(|p| p.operands.iter().position(|o| o.name == "addr"))
+            .unwrap_or(usize::from(has_dst));
         if let Some(addr) = ops.get(a) {
             self.check(out, wg, program, ins, &addr.op, exec, "as an LDS address");
         }

@@ -526,10 +526,39 @@ pub fn added_approx(unpatched: &[Executed], patched: &[Executed]) -> Vec<Execute
         .collect()
 }
 
-/// `gcn-patch compare KERNEL`: for each target the emulator runs and each
-/// declared launch, the unpatched and the patched object on the same inputs,
-/// every buffer compared.
-pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Diagnostics> {
+/// One declared launch of one target, both sides built as `objdiff` builds
+/// them and loaded ([`each_pair`]).
+struct Pair<'a> {
+    /// The manifest.
+    m: &'a Manifest,
+    /// The launch.
+    decl: &'a Declared,
+    /// Its index among the kernel's launches.
+    li: usize,
+    /// The target's label (`gfx942`, `gfx9-4-generic as gfx942`).
+    target: &'a str,
+    /// The processor it runs as.
+    processor: &'a str,
+    /// The unpatched side.
+    unpatched: Loaded,
+    /// The patched side (checked to fit the launch).
+    patched: Loaded,
+    /// The dynamic LDS both sides run with ([`launch_lds`]).
+    lds: u32,
+}
+
+/// The launch loop of `compare` and `profile`: for each target of kernel
+/// `opts.kernel` the emulator runs (or `opts.target`) whose processor
+/// `keep` accepts, and each declared launch, both sides built and loaded,
+/// given to `f`. `run_as` is the processor a generic target runs as (the
+/// job's choice; [`runs_as`]). Returns the kernel's name.
+fn each_pair(
+    opts: &CompareOptions,
+    tools: &Tools,
+    run_as: impl Fn(&Job) -> Option<String>,
+    keep: impl Fn(&str) -> bool,
+    mut f: impl FnMut(Pair<'_>) -> Result<(), Diagnostics>,
+) -> Result<String, Diagnostics> {
     let m = Manifest::load(&opts.manifest)?;
     let ki = m.kernel_index(&opts.kernel)?;
     let k = &m.kernels[ki];
@@ -537,13 +566,17 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
         return Err(no_launch(&m, k));
     }
     let launches = declared(&m)?;
-    let tolerance = opts.tolerance;
     let (plan, jobs, _) = emulated_jobs(&m, ki, opts.target.as_ref())?;
     let tc = tools.find(Some(&m))?;
     let work = scratch()?;
-    let mut rows = Vec::new();
     for job in &jobs {
-        let (run_as, t) = runs_as(&job.target, opts.run_as.as_deref())?;
+        let (run_as, t) = runs_as(&job.target, run_as(job).as_deref())?;
+        let processor = run_as
+            .clone()
+            .unwrap_or(job.target.processor.name.to_string());
+        if !keep(&processor) {
+            continue;
+        }
         let patched = pipeline::prepare(&m, &plan, job, tc.version.major)?;
         let (original, popts) = pipeline::job_inputs(&m, &plan, job, tc.version.major)?;
         // The unpatched side as objdiff builds it: the dump as shipped,
@@ -577,25 +610,51 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
                 run_as.as_deref(),
             )?;
             fits(&m, decl, &b)?;
-            let tol = tolerance.unwrap_or(spec.tolerance);
-            // Both sides get the same LDS.
-            let lds = launch_lds(&m, job, spec);
+            f(Pair {
+                m: &m,
+                decl,
+                li,
+                target: &t,
+                processor: &processor,
+                unpatched: a,
+                patched: b,
+                // Both sides get the same LDS.
+                lds: launch_lds(&m, job, spec),
+            })?;
+        }
+    }
+    Ok(k.name.clone())
+}
+
+/// `gcn-patch compare KERNEL`: for each target the emulator runs and each
+/// declared launch, the unpatched and the patched object on the same inputs,
+/// every buffer compared.
+pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Diagnostics> {
+    let mut rows = Vec::new();
+    let kernel = each_pair(
+        opts,
+        tools,
+        |_| opts.run_as.clone(),
+        |_| true,
+        |p| {
+            let spec = &p.decl.spec;
+            let tol = opts.tolerance.unwrap_or(spec.tolerance);
             let mut oob = (0, 0);
             let perturb = opts.perturb_approx;
             let (x, y) = (
                 run_once(
-                    &a,
+                    &p.unpatched,
                     spec,
-                    lds,
+                    p.lds,
                     Checks::NONE,
                     0,
                     opts.max_instructions,
                     perturb,
                 ),
                 run_once(
-                    &b,
+                    &p.patched,
                     spec,
-                    lds,
+                    p.lds,
                     Checks::NONE,
                     0,
                     opts.max_instructions,
@@ -618,22 +677,20 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
                 }
             };
             rows.push(Compared {
-                target: t.clone(),
-                launch: spec.label(li),
-                line: decl.line,
+                target: p.target.to_string(),
+                launch: spec.label(p.li),
+                line: p.decl.line,
                 result,
-                dynamic_lds: lds,
+                dynamic_lds: p.lds,
                 lds_out_of_range: oob,
                 approx,
                 added,
                 perturb_approx: opts.perturb_approx.or(spec.perturb_approx),
             });
-        }
-    }
-    Ok(CompareReport {
-        kernel: k.name.clone(),
-        rows,
-    })
+            Ok(())
+        },
+    )?;
+    Ok(CompareReport { kernel, rows })
 }
 
 /// `gcn-patch test`: every declared launch of every kernel (or `kernel`),
@@ -858,11 +915,13 @@ pub struct Profiled {
 /// `gcn-patch profile KERNEL`: every declared launch of the kernel, for
 /// every target the emulator runs whose processor is the device's (or
 /// `opts.target`), profiled on `device` unpatched and patched, both sides
-/// built as `compare` builds them. `opts.tolerance` and `perturb_approx`
-/// are not used.
+/// built as `compare` builds them (the same launch loop). `opts.tolerance`
+/// and `perturb_approx` are not used. `timeline`: keep each wave's
+/// timeline in the reports (for `--trace`).
 pub fn profile(
     opts: &CompareOptions,
     device: &str,
+    timeline: bool,
     tools: &Tools,
 ) -> Result<Vec<Profiled>, Diagnostics> {
     let dev = gcn_emu::profile::device::Device::by_name(device).ok_or_else(|| {
@@ -877,103 +936,73 @@ pub fn profile(
             .about(crate::base::diag::Setting::Device),
         )
     })?;
-    let m = Manifest::load(&opts.manifest)?;
-    let ki = m.kernel_index(&opts.kernel)?;
-    let k = &m.kernels[ki];
-    if k.launches.is_empty() {
-        return Err(no_launch(&m, k));
-    }
-    let launches = declared(&m)?;
-    let (plan, jobs, _) = emulated_jobs(&m, ki, opts.target.as_ref())?;
-    let tc = tools.find(Some(&m))?;
-    let work = scratch()?;
     let mut rows = Vec::new();
-    for job in &jobs {
-        let run_as = opts.run_as.clone().or_else(|| {
-            job.target
-                .processor
-                .is_generic
-                .then(|| dev.processor.to_string())
-        });
-        let (run_as, t) = runs_as(&job.target, run_as.as_deref())?;
-        let processor = run_as
-            .clone()
-            .unwrap_or(job.target.processor.name.to_string());
-        if processor != dev.processor {
-            continue;
-        }
-        let target = TargetId::parse(&processor)
-            .map_err(|e| Diagnostics::from(Diagnostic::error(Code::RunUsage, e.to_string())))?;
-        let patched = pipeline::prepare(&m, &plan, job, tc.version.major)?;
-        let (original, popts) = pipeline::job_inputs(&m, &plan, job, tc.version.major)?;
-        let unpatched = pipeline::prepare_traced_with(
-            &k.name,
-            Some(&original.original),
-            &original.original,
-            &popts,
-            crate::config::policy::RegisterPolicy::Error,
-            crate::config::policy::HazardPolicy::Warn,
-        )?;
-        let dir = work.path().join(t.replace([':', ' '], "_"));
-        for (li, decl) in launches[ki].iter().enumerate() {
-            let spec = &decl.spec;
-            let name = spec.kernel.as_deref();
+    let kernel = each_pair(
+        opts,
+        tools,
+        // A generic target runs as the device's processor unless told.
+        |job| {
+            opts.run_as.clone().or_else(|| {
+                job.target
+                    .processor
+                    .is_generic
+                    .then(|| dev.processor.to_string())
+            })
+        },
+        |processor| processor == dev.processor,
+        |p| {
+            let target = TargetId::parse(p.processor)
+                .map_err(|e| Diagnostics::from(Diagnostic::error(Code::RunUsage, e.to_string())))?;
+            let spec = &p.decl.spec;
+            fits(p.m, p.decl, &p.unpatched)?;
             let mut sides = Vec::new();
-            for (side, prepared) in [("unpatched", &unpatched), ("patched", &patched)] {
-                let l = load(
-                    &tc,
-                    prepared,
-                    side,
-                    name,
-                    &dir.join(format!("profile-{side}")),
-                    run_as.as_deref(),
-                )?;
-                fits(&m, decl, &l)?;
-                let lds = launch_lds(&m, job, spec);
-                let p = super::profile::Plan::new(
+            for (side, l) in [("unpatched", &p.unpatched), ("patched", &p.patched)] {
+                let plan = super::profile::Plan::new(
                     &dev,
                     &target,
                     &l.kernel,
                     spec.grid.0,
                     spec.block.0,
-                    lds,
-                );
+                    p.lds,
+                )
+                .keep_timeline(timeline);
                 let mem = Memory::new();
                 let failed = |e: String| {
                     Diagnostics::from(Diagnostic::error(
                         Code::EmulatorFailed,
-                        format!("the {side} object of `{}` ({t}): {e}", k.name),
+                        format!("the {side} object of `{}` ({}): {e}", opts.kernel, p.target),
                     ))
                 };
                 let prep = spec
                     .prepare(&l.kernel, &mem)
                     .map_err(|e| failed(e.to_string()))?;
                 let mut launch = Launch::new(spec.grid.0, spec.block.0);
-                launch.dynamic_lds = lds;
+                launch.dynamic_lds = p.lds;
                 if let Some(n) = opts.max_instructions {
                     launch.max_instructions = n;
                 }
-                let (_, traces, hbm) = p
+                let (_, traces, hbm) = plan
                     .observe(&l.co, &l.kernel, &l.program, &mem, &prep.values, &launch)
                     .map_err(|e| failed(e.to_string()))?;
-                sides.push(p.report(&l.kernel.name, &l.program, &traces, hbm));
+                sides.push(plan.report(&l.kernel.name, &l.program, &traces, hbm));
             }
-            let patched_report = sides.pop().expect("two sides");
-            let unpatched_report = sides.pop().expect("two sides");
+            let patched = sides.pop().expect("two sides");
+            let unpatched = sides.pop().expect("two sides");
             rows.push(Profiled {
-                target: t.clone(),
-                launch: spec.label(li),
-                unpatched: unpatched_report,
-                patched: patched_report,
+                target: p.target.to_string(),
+                launch: spec.label(p.li),
+                unpatched,
+                patched,
             });
-        }
-    }
+            Ok(())
+        },
+    )?;
     if rows.is_empty() {
         return Err(Diagnostic::error(
             Code::RunUsage,
             format!(
-                "kernel `{}` has no target the emulator runs as {} ({}'s processor)",
-                k.name, dev.processor, dev.name
+                "kernel `{kernel}` has no target the emulator runs as {} ({}'s processor)",
+                dev.processor, dev.name
             ),
         )
         .about(crate::base::diag::Setting::Device)
@@ -982,9 +1011,10 @@ pub fn profile(
     Ok(rows)
 }
 
-/// Write the `--json` file of a declared kernel's launches, unpatched and
-/// patched side by side, atomically.
-pub fn write_declared_json(path: &std::path::Path, rows: &[Profiled]) -> std::io::Result<()> {
+/// The `--json` text of a declared kernel's launches: per target and
+/// launch, both reports and the lines whose stall cycles moved
+/// ([`super::profile::line_deltas`]).
+pub fn declared_json(rows: &[Profiled]) -> String {
     let all: Vec<serde_json::Value> = rows
         .iter()
         .map(|r| {
@@ -993,9 +1023,15 @@ pub fn write_declared_json(path: &std::path::Path, rows: &[Profiled]) -> std::io
                 "launch": r.launch,
                 "unpatched": serde_json::to_value(&r.unpatched).unwrap_or_default(),
                 "patched": serde_json::to_value(&r.patched).unwrap_or_default(),
+                "lines_moved": serde_json::to_value(super::profile::line_deltas(&r.unpatched, &r.patched)).unwrap_or_default(),
             })
         })
         .collect();
-    let text = serde_json::to_string_pretty(&all).unwrap_or_default();
-    crate::base::output::write_atomic(path, text.as_bytes())
+    serde_json::to_string_pretty(&all).unwrap_or_default()
+}
+
+/// Write the `--json` file of a declared kernel's launches, unpatched and
+/// patched side by side, atomically.
+pub fn write_declared_json(path: &std::path::Path, rows: &[Profiled]) -> std::io::Result<()> {
+    crate::base::output::write_atomic(path, declared_json(rows).as_bytes())
 }

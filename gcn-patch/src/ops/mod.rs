@@ -28,7 +28,7 @@
 //! | `accept` (feature `edit`) | [`accept::accept`] | [`accept::AcceptOptions`] |
 //! | `targets` | [`targets::targets`] | none |
 //! | `run` (feature `cli`) | `run::run` (the emulator, crate `gcn-emu`); `run::unsupported` (`--list-unsupported`) | `run::RunOptions` |
-//! | `profile` (feature `cli`) | `profile::profile` (the emulator under `gcn_emu::profile`: counters and a predicted time) | `profile::ProfileOptions` |
+//! | `profile` (feature `cli`) | `profile::profile` (the emulator under `gcn_emu::profile`: counters and a predicted time); `emulate::profile` (a manifest kernel, unpatched and patched, in `compare`'s launch loop); `profile::ReportFiles::write`/`write_declared` (`--json`, `--trace`, `--html`, `--annotate`) | `profile::ProfileOptions`, `profile::ReportFiles` |
 //! | `compare`, `test` (feature `cli`) | `emulate::compare`, `emulate::test`, `emulate::outputs` (launches declared in `kernels.toml`, run in the emulator; `outputs`: the buffers after each launch of the patched object) | `emulate::CompareOptions`, `emulate::TestOptions` |
 //!
 //! Environment variables are read through [`env()`] only.

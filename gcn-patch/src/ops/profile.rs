@@ -18,6 +18,9 @@ use gcn_emu::profile::model::{self, Assumptions, Stall, Timing};
 use gcn_emu::profile::{LdsRule, Profiler, WorkgroupTrace};
 
 use super::run::{RunError, RunOptions};
+
+pub mod html;
+pub mod trace;
 use super::Tools;
 use crate::base::diag::{Code, Diagnostic, Setting};
 
@@ -29,6 +32,22 @@ pub struct ProfileOptions {
     pub run: RunOptions,
     /// The device to time it on ([`Device::by_name`]).
     pub device: String,
+    /// Keep each wave's timeline of the CU round
+    /// ([`ProfileReport::timeline`], for `--trace`).
+    pub timeline: bool,
+}
+
+/// Each wave's timeline of the timed CU round
+/// ([`model::simulate_cu_timeline`]): what `--trace` writes.
+#[derive(Debug, Clone)]
+pub struct Timeline {
+    /// The device's clock, MHz: cycles to µs.
+    pub clock_mhz: f64,
+    /// Each wave of the round, its spans in cycles.
+    pub waves: Vec<model::WaveTimeline>,
+    /// Address and text of each instruction of the program (the spans'
+    /// `index`).
+    pub instructions: Vec<(u64, String)>,
 }
 
 /// One instruction of the report.
@@ -136,6 +155,15 @@ pub struct ProfileReport {
     /// The model's timing detail.
     #[serde(skip)]
     pub timing: Option<Timing>,
+    /// Each wave's timeline of the round, when asked for
+    /// ([`ProfileOptions::timeline`]).
+    #[serde(skip)]
+    pub timeline: Option<Timeline>,
+    /// Every instruction of the program, executed or not, in address
+    /// order: address, text and asm line (`file:line: text`, when known),
+    /// for the annotated listing ([`annotated`]).
+    #[serde(skip)]
+    pub program: Vec<(u64, String, Option<String>)>,
 }
 
 /// What the model does not model (printed with every report).
@@ -211,7 +239,8 @@ pub fn profile(opts: &ProfileOptions, tools: &Tools) -> Result<ProfileReport, Ru
         run.grid,
         run.block,
         run.dynamic_lds,
-    );
+    )
+    .keep_timeline(opts.timeline);
     let mut traces: Vec<WorkgroupTrace> = Vec::new();
     let mut program = None;
     let mut hbm_bytes = 0u64;
@@ -235,6 +264,7 @@ pub(crate) struct Plan {
     workgroups: u64,
     sampled: u64,
     profiler: Profiler,
+    timeline: bool,
 }
 
 impl Plan {
@@ -284,7 +314,15 @@ impl Plan {
             workgroups,
             sampled,
             profiler,
+            timeline: false,
         }
+    }
+
+    /// Keep each wave's timeline of the round in the report
+    /// ([`ProfileReport::timeline`]).
+    pub(crate) fn keep_timeline(mut self, on: bool) -> Plan {
+        self.timeline = on;
+        self
     }
 
     /// Run the sampled workgroups under the profiler: the stats, each
@@ -340,6 +378,23 @@ impl Plan {
         let a = Assumptions::default();
         let timing =
             model::time_launch(program, device, traces, workgroups, resident, hbm_bytes, &a);
+        // The same schedule again, keeping each wave's timeline.
+        let timeline = self.timeline.then(|| Timeline {
+            clock_mhz: device.clock_mhz.value,
+            waves: model::simulate_cu_timeline(
+                program,
+                device,
+                traces,
+                timing.round.workgroups,
+                &a,
+            )
+            .1,
+            instructions: program
+                .instructions
+                .iter()
+                .map(|i| (i.addr, i.text.clone()))
+                .collect(),
+        });
         let scale = workgroups as f64 / sampled.max(1) as f64;
         let flops = counters.total.flops as f64 * scale;
         let global_bytes = counters.total.global_bytes as f64 * scale;
@@ -489,6 +544,12 @@ impl Plan {
             instructions,
             notes,
             timing: Some(timing),
+            timeline,
+            program: program
+                .instructions
+                .iter()
+                .map(|i| (i.addr, i.text.clone(), program.lines.get(&i.addr).cloned()))
+                .collect(),
         }
     }
 }
@@ -515,4 +576,295 @@ pub fn to_json(r: &ProfileReport) -> String {
 /// a partial file).
 pub fn write_json(path: &std::path::Path, r: &ProfileReport) -> std::io::Result<()> {
     crate::base::output::write_atomic(path, to_json(r).as_bytes())
+}
+
+/// How one asm line's stall cycles moved from the unpatched to the patched
+/// side ([`line_deltas`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct LineDelta {
+    /// The unpatched line (`file:line: text`, else the instruction's
+    /// text); `None`: the patch added it.
+    pub unpatched: Option<String>,
+    /// The patched line; `None`: the patch removed it.
+    pub patched: Option<String>,
+    /// Stall cycles before it on the unpatched side (one CU round).
+    pub unpatched_stall: u64,
+    /// On the patched side.
+    pub patched_stall: u64,
+    /// `patched_stall − unpatched_stall`.
+    pub delta: i64,
+    /// Executions on each side (unpatched, patched).
+    pub executed: (u64, u64),
+}
+
+/// The executed lines of two reports of the same launch, matched by
+/// instruction text in program order (the Patience alignment of the patch
+/// stage; a line the patch moved is matched to its new place; a line the
+/// patch changed is one removed and one added), with their stall cycles on
+/// each side; those whose stall cycles differ, largest |delta| first.
+/// Their deltas sum to the difference of the two reports' stall totals.
+pub fn line_deltas(unpatched: &ProfileReport, patched: &ProfileReport) -> Vec<LineDelta> {
+    let (a, b) = (&unpatched.instructions, &patched.instructions);
+    let ta: Vec<&str> = a.iter().map(|l| l.text.as_str()).collect();
+    let tb: Vec<&str> = b.iter().map(|l| l.text.as_str()).collect();
+    let stall = |l: &Line| l.stall_cycles.values().sum::<u64>();
+    let name = |l: &Line| l.source.clone().unwrap_or_else(|| l.text.clone());
+    let one = |x: Option<&Line>, y: Option<&Line>| {
+        let (sa, sb) = (x.map_or(0, stall), y.map_or(0, stall));
+        LineDelta {
+            unpatched: x.map(name),
+            patched: y.map(name),
+            unpatched_stall: sa,
+            patched_stall: sb,
+            delta: sb as i64 - sa as i64,
+            executed: (x.map_or(0, |l| l.executed), y.map_or(0, |l| l.executed)),
+        }
+    };
+    let mut al = crate::base::align::align(&ta, &tb);
+    // Lines the patch moved: the unmatched lines of equal text, paired in
+    // order.
+    let mut free: BTreeMap<&str, std::collections::VecDeque<usize>> = BTreeMap::new();
+    for (j, i) in al.b_to_a.iter().enumerate() {
+        if i.is_none() {
+            free.entry(tb[j]).or_default().push_back(j);
+        }
+    }
+    for (i, t) in ta.iter().enumerate() {
+        if al.a_to_b[i].is_none() {
+            if let Some(j) = free.get_mut(t).and_then(|q| q.pop_front()) {
+                al.a_to_b[i] = Some(j);
+                al.b_to_a[j] = Some(i);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    // In program order: each unpatched line (with its match), then each
+    // patched line without one.
+    for (i, j) in al.a_to_b.iter().enumerate() {
+        out.push(one(Some(&a[i]), j.map(|j| &b[j])));
+    }
+    for (j, i) in al.b_to_a.iter().enumerate() {
+        if i.is_none() {
+            out.push(one(None, Some(&b[j])));
+        }
+    }
+    out.retain(|d| d.delta != 0);
+    // Stable: equal |delta| keep program order.
+    out.sort_by_key(|d| std::cmp::Reverse(d.delta.unsigned_abs()));
+    out
+}
+
+/// The files `gcn-patch profile` writes besides its terminal report. All
+/// are rendered before any is written, and each is written atomically:
+/// an error leaves no partial file.
+#[derive(Debug, Clone, Default)]
+pub struct ReportFiles {
+    /// `--json FILE`: the report ([`to_json`]).
+    pub json: Option<std::path::PathBuf>,
+    /// `--trace FILE`: Chrome trace-event JSON ([`trace::chrome_trace`]);
+    /// needs the reports' timelines ([`ProfileOptions::timeline`]).
+    pub trace: Option<std::path::PathBuf>,
+    /// `--html FILE`: one self-contained page ([`html`]).
+    pub html: Option<std::path::PathBuf>,
+    /// `--annotate FILE`: the annotated asm listing ([`annotated`]).
+    pub annotate: Option<std::path::PathBuf>,
+}
+
+impl ReportFiles {
+    /// Whether a trace is asked for (the profile must keep timelines).
+    pub fn timeline(&self) -> bool {
+        self.trace.is_some()
+    }
+
+    /// Write the files of one report; the paths written, in order.
+    pub fn write(&self, r: &ProfileReport) -> Result<Vec<std::path::PathBuf>, ReportFileError> {
+        let mut files = Vec::new();
+        if let Some(p) = &self.json {
+            files.push((p.clone(), to_json(r)));
+        }
+        if let Some(p) = &self.trace {
+            files.push((p.clone(), self.trace_text(p, &[(String::new(), r)])?));
+        }
+        if let Some(p) = &self.html {
+            files.push((p.clone(), html::single(r)));
+        }
+        if let Some(p) = &self.annotate {
+            files.push((p.clone(), annotated(r, "")));
+        }
+        write_all(files)
+    }
+
+    /// Write the files of a manifest kernel's launches, unpatched and
+    /// patched (`top`: lines of the HTML page's "lines that account for
+    /// the difference").
+    pub fn write_declared(
+        &self,
+        kernel: &str,
+        rows: &[super::emulate::Profiled],
+        top: usize,
+    ) -> Result<Vec<std::path::PathBuf>, ReportFileError> {
+        let mut files = Vec::new();
+        if let Some(p) = &self.json {
+            files.push((p.clone(), super::emulate::declared_json(rows)));
+        }
+        if let Some(p) = &self.trace {
+            let sides: Vec<(String, &ProfileReport)> = rows
+                .iter()
+                .flat_map(|r| {
+                    [
+                        (format!("{} {} unpatched", r.target, r.launch), &r.unpatched),
+                        (format!("{} {} patched", r.target, r.launch), &r.patched),
+                    ]
+                })
+                .collect();
+            files.push((p.clone(), self.trace_text(p, &sides)?));
+        }
+        if let Some(p) = &self.html {
+            files.push((p.clone(), html::declared(kernel, rows, top)));
+        }
+        if let Some(p) = &self.annotate {
+            let mut text = String::new();
+            for r in rows {
+                for (side, rep) in [("unpatched", &r.unpatched), ("patched", &r.patched)] {
+                    text += &annotated(rep, &format!("{} {} {side}", r.target, r.launch));
+                    text.push('\n');
+                }
+            }
+            files.push((p.clone(), text));
+        }
+        write_all(files)
+    }
+
+    fn trace_text(
+        &self,
+        path: &std::path::Path,
+        sides: &[(String, &ProfileReport)],
+    ) -> Result<String, ReportFileError> {
+        trace::chrome_trace(sides).ok_or_else(|| ReportFileError {
+            path: path.to_path_buf(),
+            error: std::io::Error::other("the profile kept no timeline to trace"),
+        })
+    }
+}
+
+/// A report file that could not be written.
+#[derive(Debug)]
+pub struct ReportFileError {
+    /// The file.
+    pub path: std::path::PathBuf,
+    /// Why.
+    pub error: std::io::Error,
+}
+
+impl std::fmt::Display for ReportFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot write {}: {}", self.path.display(), self.error)
+    }
+}
+
+fn write_all(
+    files: Vec<(std::path::PathBuf, String)>,
+) -> Result<Vec<std::path::PathBuf>, ReportFileError> {
+    // What would fail every write is found before any is written: a
+    // missing directory, a directory in the file's place.
+    for (path, _) in &files {
+        let dir = path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let error = if !dir.is_dir() {
+            Some(format!(
+                "the directory {} does not exist (create it first)",
+                dir.display()
+            ))
+        } else if path.is_dir() {
+            Some("it is a directory (name a file)".to_string())
+        } else {
+            None
+        };
+        if let Some(e) = error {
+            return Err(ReportFileError {
+                path: path.clone(),
+                error: std::io::Error::other(e),
+            });
+        }
+    }
+    let mut done = Vec::new();
+    for (path, text) in files {
+        crate::base::output::write_atomic(&path, text.as_bytes()).map_err(|error| {
+            ReportFileError {
+                path: path.clone(),
+                error,
+            }
+        })?;
+        done.push(path);
+    }
+    Ok(done)
+}
+
+/// The annotated asm listing of a report (`--annotate FILE`): every
+/// instruction of the program in address order, executed or not, each
+/// after its stall cycles (one CU round, summed over waves), main stall
+/// reason, executions, LDS bank-conflict cycles and 64-byte lines per
+/// global access; `label` heads it (a side of a manifest kernel).
+pub fn annotated(r: &ProfileReport, label: &str) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# gcn-patch profile: kernel `{}` ({}) on {}{}: predicted {:.2} µs, {} cycles per CU round (a model, not a measurement)",
+        r.kernel,
+        r.processor,
+        r.device,
+        if label.is_empty() {
+            String::new()
+        } else {
+            format!(", {label}")
+        },
+        r.predicted_us,
+        r.cycles_per_round
+    );
+    let _ = writeln!(
+        s,
+        "# stall: cycles before the line issued (one CU round, summed over waves); mostly: the main reason; executed: wave-instructions of the sampled workgroups; conflicts: LDS bank-conflict cycles; lines/acc: 64-byte lines per global access"
+    );
+    let _ = writeln!(
+        s,
+        "{:>8} {:<16} {:>8} {:>9} {:>9}  {:<8} asm",
+        "stall", "mostly", "executed", "conflicts", "lines/acc", "address"
+    );
+    let by_addr: BTreeMap<u64, &Line> = r.instructions.iter().map(|l| (l.address, l)).collect();
+    for (addr, text, source) in &r.program {
+        let shown = source.as_deref().unwrap_or(text);
+        match by_addr.get(addr) {
+            Some(l) => {
+                let stall: u64 = l.stall_cycles.values().sum();
+                let mostly = l
+                    .stall_cycles
+                    .iter()
+                    .max_by_key(|(n, v)| (**v, std::cmp::Reverse(**n)))
+                    .map(|(n, _)| *n)
+                    .unwrap_or("");
+                let _ = writeln!(
+                    s,
+                    "{stall:>8} {mostly:<16} {:>8} {:>9} {:>9}  {addr:<8x} {shown}",
+                    l.executed,
+                    l.lds_bank_conflicts,
+                    if l.cache_lines.lines64 > 0 {
+                        format!("{:.2}", l.cache_lines.per_access)
+                    } else {
+                        "-".into()
+                    },
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    s,
+                    "{:>8} {:<16} {:>8} {:>9} {:>9}  {addr:<8x} {shown}",
+                    "", "", "-", "", ""
+                );
+            }
+        }
+    }
+    s
 }

@@ -530,6 +530,23 @@ pub(crate) enum Command {
         /// reference page "profile --json").
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
+        /// Also write the timing model's schedule of one CU round as Chrome
+        /// trace-event JSON to FILE, for Perfetto or chrome://tracing: a
+        /// process per workgroup, a thread per wave, slices for issue and
+        /// for stalls by reason (schema: the book's reference page "profile
+        /// --trace").
+        #[arg(long, value_name = "FILE")]
+        trace: Option<PathBuf>,
+        /// Also write the report as one self-contained HTML page to FILE:
+        /// the prediction, the stall reasons and the asm coloured by stall
+        /// cycles; with a manifest kernel, unpatched against patched.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
+        /// Also write the annotated asm listing to FILE: every instruction,
+        /// executed or not, after its stall cycles, main stall reason,
+        /// executions, bank conflicts and lines per access.
+        #[arg(long, value_name = "FILE")]
+        annotate: Option<PathBuf>,
         /// Hottest lines to show (default 10).
         #[arg(long, value_name = "N", default_value_t = 10)]
         top: usize,

@@ -134,6 +134,9 @@ fn dispatch(cli: Cli) -> ExitCode {
         zero_rest,
         device,
         json,
+        trace,
+        html,
+        annotate,
         top,
         asm,
         max_instructions,
@@ -143,6 +146,12 @@ fn dispatch(cli: Cli) -> ExitCode {
     } = cli.command
     {
         use gcn_patch::base::diag::Setting;
+        let files = ops::profile::ReportFiles {
+            json,
+            trace,
+            html,
+            annotate,
+        };
         let (Some(grid), Some(block), Some(kernel)) = (grid, block, kernel) else {
             let target = match target.as_deref().map(ops::parse_target).transpose() {
                 Ok(t) => t,
@@ -157,7 +166,7 @@ fn dispatch(cli: Cli) -> ExitCode {
                 run_as,
                 perturb_approx: None,
             };
-            return render::profile_declared(&opts, &device, json.as_deref(), top, &llvm.tools());
+            return render::profile_declared(&opts, &device, &files, top, &llvm.tools());
         };
         let parsed = ops::run::parse_dims(Setting::Grid, &grid).and_then(|grid| {
             let block = ops::run::parse_dims(Setting::Block, &block)?;
@@ -190,8 +199,9 @@ fn dispatch(cli: Cli) -> ExitCode {
                 ..Default::default()
             },
             device,
+            timeline: files.timeline(),
         };
-        return render::profile(&opts, json.as_deref(), top, &llvm.tools());
+        return render::profile(&opts, &files, top, &llvm.tools());
     }
     if let Command::Compare {
         kernel,

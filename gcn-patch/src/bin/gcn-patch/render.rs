@@ -819,10 +819,11 @@ fn by_kind(kinds: impl Iterator<Item = String>) -> String {
 }
 
 /// `gcn-patch profile`: the prediction, occupancy, roofline, stalls and
-/// hottest lines on standard output; `--json FILE` also writes the report.
+/// hottest lines on standard output; `--json`, `--trace` and `--html` also
+/// write the report's files.
 pub(crate) fn profile(
     opts: &ops::profile::ProfileOptions,
-    json: Option<&Path>,
+    files: &ops::profile::ReportFiles,
     top: usize,
     tools: &ops::Tools,
 ) -> ExitCode {
@@ -836,14 +837,23 @@ pub(crate) fn profile(
         Err(ops::run::RunError::Findings(_)) => return ExitCode::FAILURE,
     };
     print!("{}", profile_report(&r, top));
-    if let Some(path) = json {
-        if let Err(e) = ops::profile::write_json(path, &r) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return ExitCode::FAILURE;
+    wrote(files.write(&r))
+}
+
+/// "wrote FILE" per file written, or the error (exit 1).
+fn wrote(written: Result<Vec<std::path::PathBuf>, ops::profile::ReportFileError>) -> ExitCode {
+    match written {
+        Ok(paths) => {
+            for p in paths {
+                println!("wrote {}", p.display());
+            }
+            ExitCode::SUCCESS
         }
-        println!("wrote {}", path.display());
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
     }
-    ExitCode::SUCCESS
 }
 
 /// The terminal report of `gcn-patch profile`.
@@ -969,11 +979,11 @@ pub(crate) fn profile_report(r: &ops::profile::ProfileReport, top: usize) -> Str
 pub(crate) fn profile_declared(
     opts: &ops::emulate::CompareOptions,
     device: &str,
-    json: Option<&Path>,
+    files: &ops::profile::ReportFiles,
     top: usize,
     tools: &ops::Tools,
 ) -> ExitCode {
-    let rows = match ops::emulate::profile(opts, device, tools) {
+    let rows = match ops::emulate::profile(opts, device, files.timeline(), tools) {
         Ok(r) => r,
         // The emulated kernel failed: exit 1, as `run`.
         Err(d)
@@ -1022,6 +1032,28 @@ pub(crate) fn profile_declared(
             .map(|(n, x, y)| format!("{n} {x} → {y}"))
             .collect();
         println!("  stall cycles that moved: {}", moved.join(", "));
+        let lines = ops::profile::line_deltas(a, b);
+        if !lines.is_empty() {
+            println!(
+                "  lines that account for the difference (stall cycles, unpatched → patched):"
+            );
+            for d in lines.iter().take(top) {
+                let side = match (&d.unpatched, &d.patched) {
+                    // `file:line` of the unpatched side, then the patched line.
+                    (Some(x), Some(y)) => match x.split_once(": ") {
+                        Some((at, _)) if x != y => format!("{at} / {y}"),
+                        _ => y.clone(),
+                    },
+                    (Some(x), None) => format!("{x} (removed)"),
+                    (None, Some(y)) => format!("{y} (added)"),
+                    (None, None) => String::new(),
+                };
+                println!(
+                    "    {:>+8}  {:>7} → {:<7}  {side}",
+                    d.delta, d.unpatched_stall, d.patched_stall
+                );
+            }
+        }
         for (side, rep) in [("unpatched", a), ("patched", b)] {
             println!("  {side}:");
             let text = profile_report(rep, top);
@@ -1041,12 +1073,5 @@ pub(crate) fn profile_declared(
             println!("  - {n}");
         }
     }
-    if let Some(path) = json {
-        if let Err(e) = ops::emulate::write_declared_json(path, &rows) {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            return ExitCode::FAILURE;
-        }
-        println!("wrote {}", path.display());
-    }
-    ExitCode::SUCCESS
+    wrote(files.write_declared(&opts.kernel, &rows, top))
 }
