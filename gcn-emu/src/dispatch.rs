@@ -405,6 +405,7 @@ fn run_with<O: Observe>(
     observe: Option<&O>,
 ) -> Result<(Stats, Vec<O::Workgroup>)> {
     check_launch(co, kernel, launch)?;
+    program.check_registers(kernel)?;
     let kernarg = kernarg_bytes(kernel, args, launch)?;
     let n_wg = launch.grid.iter().map(|&g| g as u128).product::<u128>();
     let threads_per_wg: u32 = launch.block.iter().product();

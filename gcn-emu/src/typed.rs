@@ -2881,6 +2881,7 @@ pub fn lowered(program: &Program) -> Vec<bool> {
 /// registers from `seed`, some of them small integers, ordinary floats and
 /// special values (0, all ones, sign bit, infinity, NaN).
 #[doc(hidden)]
+#[doc(hidden)]
 pub fn random_wave(seed: u64) -> Wave {
     let mut rng = crate::launch::SplitMix64(seed);
     let value = |rng: &mut crate::launch::SplitMix64| -> u32 {
@@ -2919,6 +2920,7 @@ pub fn random_wave(seed: u64) -> Wave {
 /// program counter and the wave's state. `Ok(false)`: it does not lower;
 /// `Err`: the executors disagree (what differs).
 #[doc(hidden)]
+#[doc(hidden)]
 pub fn differential(
     program: &Program,
     index: usize,
@@ -2955,36 +2957,25 @@ pub fn differential(
     let mut lds = LDS.with(|p| p.clone());
     let mut lds_ref = lds.clone();
     let mut reference = w.clone();
-    let got_ref = {
-        let mut ctx = Ctx {
-            program,
-            mem: &mem,
-            lds: &mut lds_ref,
-            shared_base_hi: crate::dispatch::SHARED_BASE_HI,
-            private_base_hi: crate::dispatch::PRIVATE_BASE_HI,
-            ocp_fp8: false,
-            trace: Default::default(),
-            observer: None,
-            typed: &[],
-        };
-        crate::exec::step(&mut reference, ins, &mut ctx)
+    // One context: the reference runs on `lds_ref`, the typed operation on
+    // `lds`, each from the same contents.
+    let mut ctx = Ctx {
+        program,
+        mem: &mem,
+        lds: &mut lds_ref,
+        shared_base_hi: crate::dispatch::SHARED_BASE_HI,
+        private_base_hi: crate::dispatch::PRIVATE_BASE_HI,
+        ocp_fp8: false,
+        trace: Default::default(),
+        observer: None,
+        typed: &[],
     };
-    let got = {
-        let mut ctx = Ctx {
-            program,
-            mem: &mem,
-            lds: &mut lds,
-            shared_base_hi: crate::dispatch::SHARED_BASE_HI,
-            private_base_hi: crate::dispatch::PRIVATE_BASE_HI,
-            ocp_fp8: false,
-            trace: Default::default(),
-            observer: None,
-            typed: &[],
-        };
-        w.executed += 1;
-        w.pc = index + 1;
-        exec(&mut w, &t, ins, &mut ctx)
-    };
+    let got_ref = crate::exec::step(&mut reference, ins, &mut ctx);
+    ctx.lds = &mut lds;
+    ctx.trace = Default::default();
+    w.executed += 1;
+    w.pc = index + 1;
+    let got = exec(&mut w, &t, ins, &mut ctx);
     let what = |s: String| format!("`{}` (seed {seed}, exec {mask:#x}): {s}", ins.text);
     match (got_ref, got) {
         (Ok(()), Ok(())) => {}
