@@ -236,3 +236,214 @@ fn profile_of_an_unsupported_instruction_names_it() {
     assert_eq!(o.status.code(), Some(1), "{s}");
     assert!(s.contains("s_memtime"), "{s}");
 }
+
+/// Bad input of every kind: each says what, where and how to fix, exit 2,
+/// before anything runs.
+#[test]
+fn profile_bad_input_cases_say_what_and_how() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "lds_stride", "gfx942");
+    common::compile_hip(
+        &repo().join("gcn-emu/tests/kernels/lds_stride.hip"),
+        "gfx90a",
+        &d.join("lds_stride_gfx90a.hsaco"),
+        &[],
+    );
+    std::fs::write(d.join("junk.hsaco"), "not an object\n").unwrap();
+    let launch = |object: &'static str, kernel: &'static str, grid: &'static str| {
+        vec![
+            object,
+            "--kernel",
+            kernel,
+            "--grid",
+            grid,
+            "--block",
+            "64",
+            "--arg",
+            "out:u32:64",
+            "--arg",
+            "u32:1",
+        ]
+    };
+    let with = |mut v: Vec<&'static str>, more: &[&'static str]| {
+        v.extend_from_slice(more);
+        v
+    };
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("no --device", launch("lds_stride.hsaco", "stride_b32", "1")),
+        (
+            "an object no device of the table runs",
+            with(
+                launch("lds_stride_gfx90a.hsaco", "stride_b32", "1"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "a missing object",
+            with(
+                launch("missing.hsaco", "stride_b32", "1"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "not a code object",
+            with(
+                launch("junk.hsaco", "stride_b32", "1"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "an unknown kernel",
+            with(
+                launch("lds_stride.hsaco", "stride_b31", "1"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "an empty grid",
+            with(
+                launch("lds_stride.hsaco", "stride_b32", "0"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "a grid the dispatch packet cannot hold",
+            with(
+                launch("lds_stride.hsaco", "stride_b32", "67108864"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "a bad argument",
+            with(
+                launch("lds_stride.hsaco", "stride_b32", "1"),
+                &["--device", "mi300x", "--arg", "u33:1"],
+            ),
+        ),
+    ];
+    let mut all = String::new();
+    for (what, args) in cases {
+        let o = gcn_patch(d, &args);
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", shown(d, &o));
+        all += &format!("$ profile: {what}\n{}", shown(d, &o));
+    }
+    insta::assert_snapshot!("bad_input", all);
+}
+
+/// A grid of 2⁵⁸ workgroups (as many work-items in x and y as a dispatch
+/// packet holds): the profile emulates one CU's round of it, at once, times
+/// the grid in rounds, and says so.
+#[test]
+fn profile_of_a_huge_grid_samples_one_round() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "lds_stride", "gfx942");
+    let start = std::time::Instant::now();
+    // 2²⁶ − 1 workgroups of 64 work-items in x, 2³² − 1 of 1 in y: 2⁵⁸ workgroups.
+    let o = gcn_patch(
+        d,
+        &[
+            "lds_stride.hsaco",
+            "--kernel",
+            "stride_b32",
+            "--grid",
+            "67108863,4294967295",
+            "--block",
+            "64",
+            "--arg",
+            "out:u32:64",
+            "--arg",
+            "u32:1",
+            "--device",
+            "mi300x",
+            "--json",
+            "h.json",
+        ],
+    );
+    let s = shown(d, &o);
+    assert!(o.status.success(), "{s}");
+    assert!(start.elapsed().as_secs() < 30, "not sampled: {s}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("h.json")).unwrap()).unwrap();
+    let workgroups = 67108863u64 * 4294967295;
+    assert_eq!(j["workgroups"], workgroups, "{s}");
+    let sampled = j["sampled"].as_u64().unwrap();
+    assert_eq!(sampled, j["resident_workgroups"].as_u64().unwrap(), "{s}");
+    assert!(
+        s.contains(&format!(
+            "sampled: {sampled} of {workgroups} workgroup(s) emulated"
+        )),
+        "{s}"
+    );
+    // The whole grid's rounds, each of the round's cycles.
+    let rounds = workgroups / (sampled * 304);
+    let (cycles, round) = (
+        j["cycles"].as_u64().unwrap(),
+        j["cycles_per_round"].as_u64().unwrap(),
+    );
+    assert!(
+        cycles >= rounds * round && cycles <= (rounds + 1) * round,
+        "{rounds} rounds of {round} cycles: {cycles}"
+    );
+}
+
+/// A kernel that executes instructions the timing model has no rule of its
+/// own for: the report's notes name each, with how it was timed.
+#[test]
+fn profile_notes_name_what_the_model_approximates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "untimed", "gfx942");
+    let o = gcn_patch(
+        d,
+        &[
+            "untimed.hsaco",
+            "--kernel",
+            "untimed",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "out:u32:4",
+            "--device",
+            "mi300x",
+            "--json",
+            "u.json",
+        ],
+    );
+    let s = shown(d, &o);
+    assert!(o.status.success(), "{s}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("u.json")).unwrap()).unwrap();
+    let notes: Vec<&str> = j["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    for (mnemonic, how) in [
+        ("s_setprio", "priorities are not modelled"),
+        ("s_icache_inv", "no timing rule"),
+        ("global_atomic_add", "atomic units are not modelled"),
+    ] {
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with(&format!("{mnemonic}:")) && n.contains(how)),
+            "{mnemonic}: no note `{how}` in {notes:#?}"
+        );
+        assert!(s.contains(mnemonic), "{s}");
+    }
+    // The kernel ran: 64 lanes added 1 to out[lane % 4].
+    let executed = j["instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["text"].as_str().unwrap().starts_with("global_atomic_add"))
+        .unwrap()["active_lanes"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(executed, 64);
+}

@@ -574,7 +574,9 @@ pub fn time_launch(
     let cycles = if rounds == 0 {
         round.cycles
     } else {
-        rounds * round.cycles + partial.as_ref().map_or(0, |p| p.cycles)
+        rounds
+            .saturating_mul(round.cycles)
+            .saturating_add(partial.as_ref().map_or(0, |p| p.cycles))
     };
     let clock = device.clock_mhz.value;
     let sched_us = cycles as f64 / clock;
