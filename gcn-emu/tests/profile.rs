@@ -718,3 +718,55 @@ fn mfma_chains_take_the_device_table_cycles_per_simd() {
         }
     }
 }
+
+/// Every MFMA of the instruction table (AMD's XML, with LLVM 22's
+/// scheduling model per target): the cycles the device table's peak rates
+/// give against LLVM's pass count (4 cycles a pass). They must agree for
+/// every dense single-block MFMA of gfx942 (MI300X), and of gfx950
+/// (MI355X) for those new in gfx950 (its double-rate shapes). The others
+/// are listed (the book's profile guide says which and why): multi-block
+/// and sparse forms, gfx950's gfx942-era MFMAs, f8f6f4 by format.
+#[test]
+fn mfma_cycles_of_the_device_table_against_llvm_passes_for_every_mfma() {
+    use gcn_emu::profile::counters::Mfma;
+    for (target, device) in [("gfx942", "mi300x"), ("gfx950", "mi355x")] {
+        let device = Device::by_name(device).unwrap();
+        let (mut agree, mut differ) = (0, Vec::new());
+        for p in gcn_emu::isa::TABLE.iter() {
+            let dense = p.name.starts_with("v_mfma");
+            if !(dense || p.name.starts_with("v_smfmac")) || !p.on(target) {
+                continue;
+            }
+            let Some(s) = p.sched_on(target) else {
+                continue;
+            };
+            let bits = p.operands.first().map_or(32, |o| o.bits);
+            let m = Mfma::of(&ins(p.name, bits.div_ceil(32)))
+                .unwrap_or_else(|| panic!("{target}: {}: no shape", p.name));
+            let cycles = device.mfma_cycles(m.ty, m.flops()).round() as u64;
+            let checked = dense
+                && m.blocks == 1
+                && !p.name.contains("f8f6f4")
+                && (target == "gfx942" || p.targets == gcn_emu::isa::T_GFX950);
+            if cycles == 4 * s.issue as u64 {
+                agree += 1;
+            } else {
+                assert!(
+                    !checked,
+                    "{target}: {}: {cycles} cycles by the device table, LLVM {} passes",
+                    p.name, s.issue
+                );
+                differ.push(format!(
+                    "{}: {cycles} cycles, LLVM {} passes",
+                    p.name, s.issue
+                ));
+            }
+        }
+        assert!(agree >= 10, "{target}: {agree} MFMAs agree");
+        eprintln!(
+            "{target}: {agree} agree; {} differ:\n{}",
+            differ.len(),
+            differ.join("\n")
+        );
+    }
+}

@@ -447,3 +447,52 @@ fn profile_notes_name_what_the_model_approximates() {
         .unwrap();
     assert_eq!(executed, 64);
 }
+
+/// An MFMA whose cycles by the device's peak rate differ from LLVM's pass
+/// count (gfx950 runs the gfx942-era `v_mfma_f32_32x32x8_f16`; the
+/// rate is of gfx950's double-rate shapes) is named in the notes; on
+/// gfx942 the two agree and there is no such note.
+#[test]
+fn profile_notes_name_mfmas_whose_rate_differs_from_llvm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut seen = Vec::new();
+    for (target, device) in [("gfx942", "mi300x"), ("gfx950", "mi355x")] {
+        let src = repo().join("gcn-emu/tests/kernels/chase.hip");
+        let co = format!("chase-{target}.hsaco");
+        common::compile_hip(&src, target, &d.join(&co), &[]);
+        let o = gcn_patch(
+            d,
+            &[
+                &co,
+                "--kernel",
+                "mfma_dependent",
+                "--grid",
+                "1",
+                "--block",
+                "64",
+                "--arg",
+                "out:f32:64",
+                "--arg",
+                "out:u8:2560",
+                "--device",
+                device,
+            ],
+        );
+        let s = shown(d, &o);
+        assert!(o.status.success(), "{s}");
+        let note = s
+            .lines()
+            .find(|l| l.contains("MFMAs timed by the device's peak rate"))
+            .map(str::to_string);
+        seen.push((target, note, s));
+    }
+    let (_, none, s) = &seen[0];
+    assert!(none.is_none(), "gfx942: {s}");
+    let (_, some, s) = &seen[1];
+    assert!(
+        some.as_deref()
+            .is_some_and(|n| n.contains("v_mfma_f32_32x32x8_f16 (") && n.contains("LLVM")),
+        "gfx950: {s}"
+    );
+}

@@ -472,6 +472,34 @@ impl Plan {
                 }
             }
         }
+        // MFMAs the device's peak rate times otherwise than LLVM's
+        // scheduling model (multi-block, sparse, gfx950's gfx942-era shapes).
+        let mut mfma_differ: BTreeSet<String> = BTreeSet::new();
+        for (c, ins) in counters.per_instruction.iter().zip(&program.instructions) {
+            let (Some(m), true) = (Mfma::of(ins), c.executed > 0) else {
+                continue;
+            };
+            let Some(sched) =
+                gcn_emu::isa::lookup(&ins.mnemonic).and_then(|p| p.sched_on(&self.processor))
+            else {
+                continue;
+            };
+            let cycles = device.mfma_cycles(m.ty, m.flops()).round() as u64;
+            if cycles.max(4) != 4 * sched.issue as u64 {
+                mfma_differ.insert(format!(
+                    "{} ({cycles} cycles; LLVM {} passes, {} cycles)",
+                    ins.mnemonic,
+                    sched.issue,
+                    4 * sched.issue
+                ));
+            }
+        }
+        if !mfma_differ.is_empty() {
+            notes.push(format!(
+                "MFMAs timed by the device's peak rate for their type where LLVM 22's scheduling model gives other pass counts: {}",
+                mfma_differ.into_iter().collect::<Vec<_>>().join(", ")
+            ));
+        }
         for (how, mnemonics) in approximated {
             notes.push(format!(
                 "{}: {how}",
