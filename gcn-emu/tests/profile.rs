@@ -770,3 +770,77 @@ fn mfma_cycles_of_the_device_table_against_llvm_passes_for_every_mfma() {
         );
     }
 }
+
+/// Scattered loads of dwords and of 16-byte elements at random indices (a
+/// seeded shuffle, the same on gfx942 and gfx950), and unit-stride ones:
+/// the 64- and 128-byte lines of each wave-instruction are the distinct
+/// lines of its lanes' byte ranges, counted here from the indices.
+#[test]
+fn global_lines_of_scattered_dword_and_dwordx4_loads_on_gfx942_and_gfx950() {
+    let dir = tempdir("profile-scatter");
+    for target in ["gfx942", "gfx950"] {
+        let path = build("scatter", target, &dir);
+        for (kernel, bytes) in [("gather_idx", 4u64), ("gather4_idx", 16)] {
+            let l = load(&path, kernel);
+            // The element's load: the last (the first loads the index).
+            let k = l
+                .program
+                .instructions
+                .iter()
+                .rposition(|i| i.mnemonic.starts_with("global_load"))
+                .unwrap();
+            let n = 4096usize;
+            for (what, idx) in [
+                ("unit", (0..64u32).collect::<Vec<_>>()),
+                (
+                    "scattered",
+                    permutation(n, 5)[..64].iter().map(|&x| x as u32).collect(),
+                ),
+                ("one element", vec![7u32; 64]),
+            ] {
+                let mem = Memory::new();
+                let out = mem.alloc_bytes("out", &vec![0; 64 * bytes as usize]);
+                let input: Vec<f32> = (0..n * bytes as usize / 4).map(|i| i as f32).collect();
+                let inp = mem.alloc_bytes("in", &f32s(&input));
+                let ix = mem.alloc_bytes("idx", &u32s(&idx));
+                let args = [
+                    ArgValue::Pointer(out),
+                    ArgValue::Pointer(inp),
+                    ArgValue::Pointer(ix),
+                ];
+                let t = traces(&l, [1, 1, 1], [64, 1, 1], &args, &mem);
+                let c = Counters::of(&l.program, &t);
+                let got = to_f32(&mem.contents(out).unwrap());
+                let per = bytes as usize / 4;
+                for lane in 0..64 {
+                    assert_eq!(
+                        got[lane * per],
+                        (idx[lane] as usize * per) as f32,
+                        "{target} {kernel} {what}"
+                    );
+                }
+                assert_eq!(inp % 256, 0);
+                let lines = |line: u64| {
+                    let mut v: Vec<u64> = idx
+                        .iter()
+                        .flat_map(|&e| {
+                            let a = e as u64 * bytes;
+                            a / line..=(a + bytes - 1) / line
+                        })
+                        .collect();
+                    v.sort_unstable();
+                    v.dedup();
+                    v.len() as u64
+                };
+                let s = &c.per_instruction[k];
+                let w = format!(
+                    "{target} {kernel} {what}: `{}`",
+                    l.program.instructions[k].text
+                );
+                assert_eq!(s.global_bytes, 64 * bytes, "{w}");
+                assert_eq!(s.lines64, lines(64), "{w}: 64-byte lines");
+                assert_eq!(s.lines128, lines(128), "{w}: 128-byte lines");
+            }
+        }
+    }
+}
