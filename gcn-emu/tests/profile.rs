@@ -90,6 +90,21 @@ fn lds_bank_conflicts_match_the_stride_formula_on_gfx942_and_gfx950() {
                 let t = traces(&l, [1, 1, 1], [64, 1, 1], &args, &mem);
                 let c = Counters::of(&l.program, &t);
                 let want = expected_conflicts(banks, d, stride);
+                // The closed form agrees with the rule applied lane by lane
+                // (the write's and the read's addresses: the same set).
+                let first: Vec<u64> = (0..64).map(|i| i * stride * d).collect();
+                let phases = 64 * d / banks;
+                assert_eq!(
+                    lds_cycles_by_rule_wide(banks as usize, d, &first) - phases,
+                    want,
+                    "{target} {kernel} stride {stride}: the rule lane by lane"
+                );
+                let neighbour: Vec<u64> = (0..64).map(|i| (i ^ 1) * stride * d).collect();
+                assert_eq!(
+                    lds_cycles_by_rule_wide(banks as usize, d, &neighbour) - phases,
+                    want,
+                    "{target} {kernel} stride {stride}: the read, lane by lane"
+                );
                 let what = format!("{target} {kernel} stride {stride}");
                 for (i, op) in [(write, "write"), (read, "read")] {
                     assert_eq!(c.per_instruction[i].executed, 1, "{what} {op}");
@@ -425,12 +440,20 @@ fn wait_stalls(c: &gcn_emu::profile::model::CuTiming, steps: &[(usize, usize)]) 
 /// at `dwords[i]`, by the cited rule computed here: phases of `banks`
 /// lanes (b32), in each the most distinct dwords one bank holds.
 fn lds_cycles_by_rule(banks: usize, dwords: &[u64]) -> u64 {
-    dwords
-        .chunks(banks)
+    lds_cycles_by_rule_wide(banks, 1, dwords)
+}
+
+/// The same for lanes of `d` dwords each from `first[i]`: phases of
+/// `banks / d` lanes (a phase moves `banks` dwords).
+fn lds_cycles_by_rule_wide(banks: usize, d: u64, first: &[u64]) -> u64 {
+    first
+        .chunks(banks / d as usize)
         .map(|phase| {
             let mut per_bank = vec![std::collections::BTreeSet::new(); banks];
-            for &d in phase {
-                per_bank[(d % banks as u64) as usize].insert(d);
+            for &f in phase {
+                for w in f..f + d {
+                    per_bank[(w % banks as u64) as usize].insert(w);
+                }
             }
             per_bank.iter().map(|s| s.len() as u64).max().unwrap_or(0)
         })
