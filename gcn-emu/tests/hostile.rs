@@ -169,18 +169,28 @@ fn a_grid_over_the_work_budget_is_refused_up_front_with_the_numbers() {
     let s = load(&common::build("saxpy", "gfx942", dir.path()));
     let mem = Memory::new();
     let start = std::time::Instant::now();
-    let launch = Launch::new([u32::MAX; 3], [256, 1, 1]);
+    // The largest grid a dispatch packet holds: 2³² − 1 work-items a
+    // dimension.
+    let g = u32::MAX / 256;
+    let launch = Launch::new([g; 3], [256, 1, 1]);
     let e = run_saxpy(&s, &mem, &launch, 256).unwrap_err();
     assert!(start.elapsed().as_secs() < 5, "not refused up front");
     let msg = e.to_string();
     let (_, field, value, cap) = limit(e);
-    assert_eq!(value, (u32::MAX as u128).pow(3) * 4, "{msg}");
+    assert_eq!(value, (g as u128).pow(3) * 4, "{msg}");
     assert_eq!(cap, gcn_emu::dispatch::DEFAULT_MAX_WORK as u128);
     assert!(
-        field.contains("79228162458924105385300197375 workgroups × 4 waves"),
+        field.contains("4722365638444765413375 workgroups × 4 waves"),
         "{msg}"
     );
     assert!(msg.contains("--max-work"), "{msg}");
+    // One more workgroup in x does not fit the packet's 32 bits.
+    let launch = Launch::new([g + 1, 1, 1], [256, 1, 1]);
+    let msg = run_saxpy(&s, &mem, &launch, 256).unwrap_err().to_string();
+    assert!(
+        msg.contains("4294967296 work-items in x") && msg.contains("grid_size_x"),
+        "{msg}"
+    );
 }
 
 #[test]

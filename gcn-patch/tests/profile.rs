@@ -394,3 +394,263 @@ fn profile_predicts_a_sample_of_aiters_measured_times() {
     let median = (errs[1] + errs[2]) / 2.0;
     assert!(median <= 0.25, "median |error| {median:.2}");
 }
+
+/// Bad input of every kind: each says what, where and how to fix, exit 2,
+/// before anything runs.
+#[test]
+fn profile_bad_input_cases_say_what_and_how() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "lds_stride", "gfx942");
+    common::compile_hip(
+        &repo().join("gcn-emu/tests/kernels/lds_stride.hip"),
+        "gfx90a",
+        &d.join("lds_stride_gfx90a.hsaco"),
+        &[],
+    );
+    std::fs::write(d.join("junk.hsaco"), "not an object\n").unwrap();
+    let launch = |object: &'static str, kernel: &'static str, grid: &'static str| {
+        vec![
+            object,
+            "--kernel",
+            kernel,
+            "--grid",
+            grid,
+            "--block",
+            "64",
+            "--arg",
+            "out:u32:64",
+            "--arg",
+            "u32:1",
+        ]
+    };
+    let with = |mut v: Vec<&'static str>, more: &[&'static str]| {
+        v.extend_from_slice(more);
+        v
+    };
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("no --device", launch("lds_stride.hsaco", "stride_b32", "1")),
+        (
+            "an object no device of the table runs",
+            with(
+                launch("lds_stride_gfx90a.hsaco", "stride_b32", "1"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "a missing object",
+            with(
+                launch("missing.hsaco", "stride_b32", "1"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "not a code object",
+            with(
+                launch("junk.hsaco", "stride_b32", "1"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "an unknown kernel",
+            with(
+                launch("lds_stride.hsaco", "stride_b31", "1"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "an empty grid",
+            with(
+                launch("lds_stride.hsaco", "stride_b32", "0"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "a grid the dispatch packet cannot hold",
+            with(
+                launch("lds_stride.hsaco", "stride_b32", "67108864"),
+                &["--device", "mi300x"],
+            ),
+        ),
+        (
+            "a bad argument",
+            with(
+                launch("lds_stride.hsaco", "stride_b32", "1"),
+                &["--device", "mi300x", "--arg", "u33:1"],
+            ),
+        ),
+    ];
+    let mut all = String::new();
+    for (what, args) in cases {
+        let o = gcn_patch(d, &args);
+        assert_eq!(o.status.code(), Some(2), "{what}: {}", shown(d, &o));
+        all += &format!("$ profile: {what}\n{}", shown(d, &o));
+    }
+    insta::assert_snapshot!("bad_input", all);
+}
+
+/// A grid of 2⁵⁸ workgroups (as many work-items in x and y as a dispatch
+/// packet holds): the profile emulates one CU's round of it, at once, times
+/// the grid in rounds, and says so.
+#[test]
+fn profile_of_a_huge_grid_samples_one_round() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "lds_stride", "gfx942");
+    let start = std::time::Instant::now();
+    // 2²⁶ − 1 workgroups of 64 work-items in x, 2³² − 1 of 1 in y: 2⁵⁸ workgroups.
+    let o = gcn_patch(
+        d,
+        &[
+            "lds_stride.hsaco",
+            "--kernel",
+            "stride_b32",
+            "--grid",
+            "67108863,4294967295",
+            "--block",
+            "64",
+            "--arg",
+            "out:u32:64",
+            "--arg",
+            "u32:1",
+            "--device",
+            "mi300x",
+            "--json",
+            "h.json",
+        ],
+    );
+    let s = shown(d, &o);
+    assert!(o.status.success(), "{s}");
+    assert!(start.elapsed().as_secs() < 30, "not sampled: {s}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("h.json")).unwrap()).unwrap();
+    let workgroups = 67108863u64 * 4294967295;
+    assert_eq!(j["workgroups"], workgroups, "{s}");
+    let sampled = j["sampled"].as_u64().unwrap();
+    assert_eq!(sampled, j["resident_workgroups"].as_u64().unwrap(), "{s}");
+    assert!(
+        s.contains(&format!(
+            "sampled: {sampled} of {workgroups} workgroup(s) emulated"
+        )),
+        "{s}"
+    );
+    // The whole grid's rounds, each of the round's cycles.
+    let rounds = workgroups / (sampled * 304);
+    let (cycles, round) = (
+        j["cycles"].as_u64().unwrap(),
+        j["cycles_per_round"].as_u64().unwrap(),
+    );
+    assert!(
+        cycles >= rounds * round && cycles <= (rounds + 1) * round,
+        "{rounds} rounds of {round} cycles: {cycles}"
+    );
+}
+
+/// A kernel that executes instructions the timing model has no rule of its
+/// own for: the report's notes name each, with how it was timed.
+#[test]
+fn profile_notes_name_what_the_model_approximates() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    build(d, "untimed", "gfx942");
+    let o = gcn_patch(
+        d,
+        &[
+            "untimed.hsaco",
+            "--kernel",
+            "untimed",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "out:u32:4",
+            "--device",
+            "mi300x",
+            "--json",
+            "u.json",
+        ],
+    );
+    let s = shown(d, &o);
+    assert!(o.status.success(), "{s}");
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("u.json")).unwrap()).unwrap();
+    let notes: Vec<&str> = j["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    for (mnemonic, how) in [
+        ("s_setprio", "priorities are not modelled"),
+        ("s_icache_inv", "no timing rule"),
+        ("global_atomic_add", "atomic units are not modelled"),
+    ] {
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with(&format!("{mnemonic}:")) && n.contains(how)),
+            "{mnemonic}: no note `{how}` in {notes:#?}"
+        );
+        assert!(s.contains(mnemonic), "{s}");
+    }
+    // The kernel ran: 64 lanes added 1 to out[lane % 4].
+    let executed = j["instructions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["text"].as_str().unwrap().starts_with("global_atomic_add"))
+        .unwrap()["active_lanes"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(executed, 64);
+}
+
+/// An MFMA whose cycles by the device's peak rate differ from LLVM's pass
+/// count (gfx950 runs the gfx942-era `v_mfma_f32_32x32x8_f16`; the
+/// rate is of gfx950's double-rate shapes) is named in the notes; on
+/// gfx942 the two agree and there is no such note.
+#[test]
+fn profile_notes_name_mfmas_whose_rate_differs_from_llvm() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let mut seen = Vec::new();
+    for (target, device) in [("gfx942", "mi300x"), ("gfx950", "mi355x")] {
+        let src = repo().join("gcn-emu/tests/kernels/chase.hip");
+        let co = format!("chase-{target}.hsaco");
+        common::compile_hip(&src, target, &d.join(&co), &[]);
+        let o = gcn_patch(
+            d,
+            &[
+                &co,
+                "--kernel",
+                "mfma_dependent",
+                "--grid",
+                "1",
+                "--block",
+                "64",
+                "--arg",
+                "out:f32:64",
+                "--arg",
+                "out:u8:2560",
+                "--device",
+                device,
+            ],
+        );
+        let s = shown(d, &o);
+        assert!(o.status.success(), "{s}");
+        let note = s
+            .lines()
+            .find(|l| l.contains("MFMAs timed by the device's peak rate"))
+            .map(str::to_string);
+        seen.push((target, note, s));
+    }
+    let (_, none, s) = &seen[0];
+    assert!(none.is_none(), "gfx942: {s}");
+    let (_, some, s) = &seen[1];
+    assert!(
+        some.as_deref()
+            .is_some_and(|n| n.contains("v_mfma_f32_32x32x8_f16 (") && n.contains("LLVM")),
+        "gfx950: {s}"
+    );
+}

@@ -19,7 +19,10 @@
 //!   latency;
 //! - vector memory: one address path per CU at one 64-byte line per
 //!   cycle; each line looked up in a per-CU L1 (FIFO, its capacity
-//!   guessed), then an L2 of the lines the CU touched before, else HBM; a
+//!   guessed), then an L2 of the lines the CU touched before (as many as
+//!   the device's L2 holds, FIFO; the one CU modelled has all of it), else
+//!   HBM; a line in the L1 whose data is still on its way returns when it
+//!   arrives; a
 //!   load returns at the slowest line's latency, a store after the L2
 //!   latency; returns in order;
 //! - `s_waitcnt vmcnt/lgkmcnt` against those in-flight counts;
@@ -38,7 +41,7 @@
 //! between CUs, HBM channels, clock throttling, the LDS-DMA path's
 //! separate timing, the export/GDS counters.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::Serialize;
 
@@ -178,8 +181,11 @@ fn decode_ops(program: &Program, device: &Device) -> Vec<Op> {
         .iter()
         .map(|ins| {
             let class = Class::of(ins);
+            // Rounded to the nearest cycle: the data sheets' peak rates are
+            // rounded (1307.4 TFLOP/s gives 32.001 cycles for a 32-cycle
+            // `v_mfma_f32_32x32x8_f16`).
             let mfma_cycles = Mfma::of(ins)
-                .map(|m| device.mfma_cycles(m.ty, m.flops()).ceil() as u64)
+                .map(|m| device.mfma_cycles(m.ty, m.flops()).round() as u64)
                 .unwrap_or(0)
                 .max(if class == Class::Mfma { 4 } else { 0 });
             let (mut vmcnt, mut lgkmcnt) = (None, None);
@@ -356,9 +362,14 @@ fn schedule(
     let mut lds_free = 0u64;
     let mut vmem_free = 0u64;
     let l1_cap = (a.l1_bytes / 64).max(1) as usize;
-    let mut l1: HashSet<u64> = HashSet::new();
+    // The L1's lines, each with the time its data arrives.
+    let mut l1: HashMap<u64, u64> = HashMap::new();
     let mut l1_order: VecDeque<u64> = VecDeque::new();
+    // The L2: the lines the CU touched before, as many as the device's L2
+    // holds (FIFO); the CU is given the whole L2 (see the module's notes).
+    let l2_cap = (device.l2_bytes.value as u64 / 64).max(1) as usize;
     let mut seen: HashSet<u64> = HashSet::new();
+    let mut seen_order: VecDeque<u64> = VecDeque::new();
     let mut levels = [0u64; 3];
     let mut t: u64 = 0;
     let mut end = 0u64;
@@ -500,20 +511,30 @@ fn schedule(
                         Vec::new()
                     };
                     vmem_free = vmem_free.max(t) + lines.len().max(1) as u64;
-                    let mut worst = l1_lat;
+                    // A line in the L1 whose data is still on its way (an
+                    // earlier miss) returns when it arrives.
+                    let mut worst = vmem_free + l1_lat;
                     for l in &lines {
                         let key = *l;
-                        let level = if l1.contains(&key) {
-                            0
+                        let (level, at) = if let Some(&fill) = l1.get(&key) {
+                            (0, fill.max(vmem_free + l1_lat))
                         } else if seen.contains(&key) {
-                            1
+                            (1, vmem_free + l2_lat)
                         } else {
-                            2
+                            (2, vmem_free + hbm_lat)
                         };
                         levels[level] += 1;
-                        worst = worst.max([l1_lat, l2_lat, hbm_lat][level]);
-                        seen.insert(key);
-                        if l1.insert(key) {
+                        worst = worst.max(at);
+                        if seen.insert(key) {
+                            seen_order.push_back(key);
+                            if seen_order.len() > l2_cap {
+                                if let Some(old) = seen_order.pop_front() {
+                                    seen.remove(&old);
+                                }
+                            }
+                        }
+                        if level > 0 {
+                            l1.insert(key, at);
                             l1_order.push_back(key);
                             if l1_order.len() > l1_cap {
                                 if let Some(old) = l1_order.pop_front() {
@@ -525,7 +546,7 @@ fn schedule(
                     let done = if step.mem.writes && !step.mem.lds {
                         vmem_free + l2_lat
                     } else {
-                        vmem_free + worst
+                        worst
                     };
                     let done = done.max(w.vm.back().copied().unwrap_or(0));
                     w.vm.push_back(done);
@@ -716,7 +737,9 @@ pub fn time_launch(
     let cycles = if rounds == 0 {
         round.cycles
     } else {
-        rounds * round.cycles + partial.as_ref().map_or(0, |p| p.cycles)
+        rounds
+            .saturating_mul(round.cycles)
+            .saturating_add(partial.as_ref().map_or(0, |p| p.cycles))
     };
     let sched_us = cycles as f64 / clock;
     let hbm_us = hbm_bytes as f64 / (device.hbm_gbps.value * 1e3);
