@@ -670,14 +670,22 @@ fn hostile_launches_are_usage_errors_naming_the_limit() {
         ],
     );
     build(d, "saxpy", "gfx942");
-    let v = with("4294967295,4294967295,4294967295", &[]);
+    // The largest grid a dispatch packet holds (2³² − 1 work-items a
+    // dimension, 16777215 workgroups of 256) is over the work budget.
+    let v = with("16777215,16777215,16777215", &[]);
     check(
         &v.iter().map(String::as_str).collect::<Vec<_>>(),
         &[
-            "79228162458924105385300197375 workgroups × 4 waves",
+            "4722365638444765413375 workgroups × 4 waves",
             "over the limit of 1000000000",
             "--max-work",
         ],
+    );
+    // A larger one does not fit the packet at all.
+    let v = with("4294967295,4294967295,4294967295", &[]);
+    check(
+        &v.iter().map(String::as_str).collect::<Vec<_>>(),
+        &["1099511627520 work-items in x", "grid_size_x"],
     );
     let v = with("64", &["--max-work", "1000"]);
     check(
