@@ -222,6 +222,9 @@ pub(crate) enum Unit {
     SmemRead,
     /// A scalar store or atomic: [`smem_write`].
     SmemWrite,
+    /// Scratch SMEM (`s_scratch_*`): not run (it addresses the scratch
+    /// segment, which [`smem`] does not).
+    SmemScratch,
     /// A vector compare (VOPC): `vcmp`.
     Vcmp,
     /// Any other vector ALU instruction (VOP1/VOP2/VOP3/VOP3P).
@@ -239,8 +242,8 @@ pub(crate) enum Unit {
     /// Typed buffer memory (MTBUF): not run, but issued to the vector
     /// memory pipeline.
     Tbuffer,
-    /// Not run by the executor: scratch SMEM (`s_scratch_*`) and mnemonics
-    /// neither the table nor [`UNLISTED`] has.
+    /// Not run by the executor: mnemonics neither the table nor
+    /// [`UNLISTED`] has.
     None,
 }
 
@@ -249,9 +252,13 @@ impl Unit {
     /// MFMA, vector memory, DS): what `s_setvskip` suppresses and what VGPR
     /// indexing (with [`Unit::is_vector_alu`]) applies to.
     pub(crate) fn is_vector(self) -> bool {
-        !matches!(
+        !self.is_scalar() && self != Unit::None
+    }
+    /// Issued to the scalar pipelines: SALU, program control, SMEM.
+    pub(crate) fn is_scalar(self) -> bool {
+        matches!(
             self,
-            Unit::Salu | Unit::SmemRead | Unit::SmemWrite | Unit::None
+            Unit::Salu | Unit::SmemRead | Unit::SmemWrite | Unit::SmemScratch
         )
     }
     /// A VALU or matrix instruction (`v_*`).
@@ -308,8 +315,7 @@ pub(crate) fn unit(mnemonic: &str) -> Unit {
     };
     match format {
         Format::Sop1 | Format::Sop2 | Format::Sopk | Format::Sopc | Format::Sopp => Unit::Salu,
-        // Scratch SMEM addresses the scratch segment, which `smem` does not.
-        Format::Smem if name.starts_with("s_scratch_") => Unit::None,
+        Format::Smem if name.starts_with("s_scratch_") => Unit::SmemScratch,
         Format::Smem => match access {
             Access::Read => Unit::SmemRead,
             Access::Write | Access::Atomic(_) => Unit::SmemWrite,
@@ -1594,9 +1600,12 @@ fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx, unit: Unit) -> R<()
         Unit::Scratch => return scratch(wave, ins, ctx),
         Unit::Buffer => return buffer(wave, ins, ctx),
         Unit::Valu => {}
-        Unit::Salu | Unit::SmemRead | Unit::SmemWrite | Unit::Tbuffer | Unit::None => {
-            return unsup("")
-        }
+        Unit::Salu
+        | Unit::SmemRead
+        | Unit::SmemWrite
+        | Unit::SmemScratch
+        | Unit::Tbuffer
+        | Unit::None => return unsup(""),
     }
     if m.starts_with("v_readlane")
         || m.starts_with("v_readfirstlane")
@@ -4481,12 +4490,13 @@ mod tests {
                     differ.push(format!("{m}: {old:?} -> {new:?}"));
                 }
                 assert_eq!(new.is_vector(), old_vector(&m), "{m}: vector issue");
+                assert_eq!(new.is_scalar(), m.starts_with("s_"), "{m}: s_");
                 assert_eq!(new.is_vector_alu(), m.starts_with("v_"), "{m}: v_");
             }
         }
         // The one difference: scratch SMEM, which `salu` never ran either
         // (it went there by its `s_` prefix and was refused).
-        differ.retain(|d| !d.starts_with("s_scratch_") || !d.ends_with("Salu -> None"));
+        differ.retain(|d| !d.starts_with("s_scratch_") || !d.ends_with("Salu -> SmemScratch"));
         assert!(differ.is_empty(), "{}", differ.join("\n"));
     }
 

@@ -149,7 +149,7 @@ impl Mfma {
     /// f64).
     pub fn of(ins: &Instruction) -> Option<Mfma> {
         let m = ins.mnemonic.as_str();
-        if !(m.starts_with("v_mfma") || m.starts_with("v_smfmac")) {
+        if crate::exec::format_of(m) != Some(crate::isa::Format::Mfma) {
             return None;
         }
         let shape = m.split('_').find_map(|t| {
