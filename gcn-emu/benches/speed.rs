@@ -24,13 +24,16 @@
 //! Needs clang-22 and python3 with NumPy.
 //!
 //! `cargo bench -p gcn-emu --bench speed` (`GCN_EMU_SPEED_ONLY=gemm` runs
-//! only the aiter GEMM, for a profiler).
+//! only the aiter GEMM, for a profiler — or `valu`, `matmul`, `softmax`, a
+//! comma-separated list; `GCN_EMU_SPEED_OLD=0` skips the old engine; `GCN_EMU_SPEED_MIX=1` also prints
+//! each kernel's most executed mnemonics and whether the typed engine runs
+//! them, from an observed launch).
 
 use std::path::Path;
 use std::process::Command;
 
 use gcn_emu::decode::{find_objdump, Program};
-use gcn_emu::dispatch::{run, ArgValue, Launch, Stats};
+use gcn_emu::dispatch::{run, run_observed, ArgValue, Launch, Stats};
 use gcn_emu::load::CodeObject;
 use gcn_emu::memory::Memory;
 
@@ -69,6 +72,12 @@ print(n / best, m ** 3 / mm)
     (v[0], v[1])
 }
 
+/// Whether `GCN_EMU_SPEED_ONLY` (a comma-separated list; all when unset)
+/// names kernel `what`.
+fn wanted(what: &str) -> bool {
+    std::env::var("GCN_EMU_SPEED_ONLY").map_or(true, |v| v.split(',').any(|w| w == what))
+}
+
 /// The process's CPU time in seconds.
 fn cpu() -> f64 {
     let mut t = libc::timespec {
@@ -98,7 +107,10 @@ fn timed(
     launch.threads = 1;
     launch.typed = false;
     let t = cpu();
-    run(co, k, program, mem, args, &launch).unwrap();
+    let with_old = std::env::var_os("GCN_EMU_SPEED_OLD").is_none_or(|v| v != "0");
+    if with_old {
+        run(co, k, program, mem, args, &launch).unwrap();
+    }
     let old = cpu() - t;
     let before = mem.contents(out).unwrap();
     launch.typed = true;
@@ -106,10 +118,85 @@ fn timed(
     let stats = run(co, k, program, mem, args, &launch).unwrap();
     let new = cpu() - t;
     assert!(
-        mem.contents(out).unwrap() == before,
+        !with_old || mem.contents(out).unwrap() == before,
         "{kernel}: the typed engine computed other results than the reference executor"
     );
     (old, new, stats)
+}
+
+/// Counts executed instructions by index.
+struct Count(Vec<u64>);
+
+impl gcn_emu::observe::Observer for Count {
+    fn executed(&mut self, event: &gcn_emu::observe::Event<'_>) {
+        self.0[event.index] += 1;
+    }
+}
+
+struct Counts(usize);
+
+impl gcn_emu::observe::Observe for Counts {
+    type Workgroup = Count;
+    fn workgroup(&self, _: [u32; 3]) -> Count {
+        Count(vec![0; self.0])
+    }
+}
+
+/// With `GCN_EMU_SPEED_MIX` set, print the kernel's most executed
+/// mnemonics, each marked `typed` or `reference` (where it runs).
+fn mix(
+    co: &CodeObject,
+    kernel: &str,
+    program: &Program,
+    mem: &Memory,
+    args: &[ArgValue],
+    grid: u32,
+) {
+    if std::env::var_os("GCN_EMU_SPEED_MIX").is_none() {
+        return;
+    }
+    let k = co.kernel(kernel).unwrap();
+    let mut launch = Launch::new([grid, 1, 1], [256, 1, 1]);
+    launch.threads = 1;
+    let (_, wgs) = run_observed(
+        co,
+        k,
+        program,
+        mem,
+        args,
+        &launch,
+        &Counts(program.instructions.len()),
+    )
+    .unwrap();
+    let lowered = gcn_emu::typed::lowered(program);
+    let mut by: std::collections::HashMap<(String, bool), u64> = Default::default();
+    let mut total = 0;
+    for wg in &wgs {
+        for (i, &n) in wg.0.iter().enumerate() {
+            total += n;
+            let ins = &program.instructions[i];
+            *by.entry((ins.mnemonic.clone(), lowered[i])).or_default() += n;
+        }
+    }
+    let mut v: Vec<_> = by.into_iter().collect();
+    v.sort_by_key(|e| std::cmp::Reverse(e.1));
+    let fallback: u64 = v.iter().filter(|((_, l), _)| !l).map(|(_, n)| n).sum();
+    println!(
+        "  mix of {kernel}: {total} wave-instructions, {:.1} % on the reference executor",
+        100.0 * fallback as f64 / total.max(1) as f64
+    );
+    // The most executed, then every other one the reference executor runs.
+    let shown = v
+        .iter()
+        .enumerate()
+        .filter(|(i, ((_, l), n))| *i < 12 || (!l && *n * 1000 >= total));
+    for (_, ((m, l), n)) in shown {
+        println!(
+            "    {:6.2} %  {m} ({})",
+            100.0 * *n as f64 / total.max(1) as f64,
+            if *l { "typed" } else { "reference" }
+        );
+    }
 }
 
 /// Print one bench line: old and new rates, their ratio to NumPy's.
@@ -137,17 +224,29 @@ fn main() {
         mac_rate / 1e9
     );
 
-    let only_gemm = std::env::var_os("GCN_EMU_SPEED_ONLY").is_some_and(|v| v == "gemm");
-    if !only_gemm {
-        others(&objdump, &corpus, &dir, add_rate, mac_rate);
+    others(&objdump, &corpus, &dir, add_rate, mac_rate);
+    if wanted("gemm") {
+        gemm(&objdump, mac_rate);
     }
-    gemm(&objdump, mac_rate);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The VALU-bound HIP kernel and IREE's matmul and softmax.
 fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f64) {
     // VALU-bound HIP kernel.
+    if wanted("valu") {
+        valu(objdump, dir, add_rate);
+    }
+    if wanted("matmul") {
+        matmul(objdump, corpus, mac_rate);
+    }
+    if wanted("softmax") {
+        softmax(objdump, corpus, add_rate);
+    }
+}
+
+/// The VALU-bound HIP kernel.
+fn valu(objdump: &Path, dir: &Path, add_rate: f64) {
     let path = common::build("valu_loop", "gfx942", dir);
     let co = CodeObject::read_file(&path).unwrap();
     let program = Program::disassemble(&co, co.kernel("valu_loop").unwrap(), objdump).unwrap();
@@ -160,6 +259,7 @@ fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f6
         ArgValue::Pointer(out),
         ArgValue::Bytes(2000u32.to_le_bytes().to_vec()),
     ];
+    mix(&co, "valu_loop", &program, &mem, &args, 8);
     let (old, new, stats) = timed(&co, "valu_loop", &program, &mem, &args, 8, out);
     line(
         &format!(
@@ -172,8 +272,10 @@ fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f6
         new,
         add_rate,
     );
+}
 
-    // IREE matmul 256x256x256 f16 -> f32.
+/// IREE matmul 256x256x256 f16 -> f32.
+fn matmul(objdump: &Path, corpus: &Path, mac_rate: f64) {
     let co = CodeObject::read_file(&corpus.join("matmul.hsaco")).unwrap();
     let name = "matmul_dispatch_0_matmul_256x256x256_f16xf16xf32";
     let program = Program::disassemble(&co, co.kernel(name).unwrap(), objdump).unwrap();
@@ -187,6 +289,7 @@ fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f6
         ArgValue::Pointer(mem.alloc_bytes("b", &halves)),
         ArgValue::Pointer(c),
     ];
+    mix(&co, name, &program, &mem, &args, 8);
     let (old, new, _) = timed(&co, name, &program, &mem, &args, 8, c);
     let macs = 256f64 * 256.0 * 256.0;
     line(
@@ -197,8 +300,10 @@ fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f6
         new,
         mac_rate,
     );
+}
 
-    // IREE softmax 128x1024 f32.
+/// IREE softmax 128x1024 f32.
+fn softmax(objdump: &Path, corpus: &Path, add_rate: f64) {
     let co = CodeObject::read_file(&corpus.join("softmax.hsaco")).unwrap();
     let name = "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store";
     let program = Program::disassemble(&co, co.kernel(name).unwrap(), objdump).unwrap();
@@ -211,6 +316,7 @@ fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f6
         ArgValue::Pointer(mem.alloc_bytes("x", &x)),
         ArgValue::Pointer(y),
     ];
+    mix(&co, name, &program, &mem, &args, 128);
     let (old, new, stats) = timed(&co, name, &program, &mem, &args, 128, y);
     line(
         "IREE softmax 128x1024 f32 (gfx942)",
@@ -258,6 +364,7 @@ fn gemm(objdump: &Path, mac_rate: f64) {
             _ => ArgValue::Bytes(vec![0; arg.size as usize]),
         })
         .collect();
+    mix(&co, name, &program, &mem, &args, 1);
     let (old, new, _) = timed(&co, name, &program, &mem, &args, 1, d);
     line(
         "aiter bf16gemm_bf16_tn_256x256 (gfx950, one workgroup, K=4096)",

@@ -80,8 +80,11 @@ pub struct Instruction {
     /// The operands in order.
     pub ops: Vec<Src>,
     /// Modifiers after the operands: `offset:16` as ("offset", "16"), `glc` as ("glc", "").
+    /// The executor's raw view (read [`Instruction::modifier`]); public for tests.
+    #[doc(hidden)]
     pub mods: Vec<(String, String)>,
-    /// The encoding's dwords.
+    /// The encoding's dwords: the executor's raw view; public for tests.
+    #[doc(hidden)]
     pub words: Vec<u32>,
     /// The instruction's text as LLVM printed it.
     pub text: String,
@@ -296,6 +299,222 @@ impl Program {
             lines: HashMap::new(),
         })
     }
+}
+
+/// SGPRs gfx9 names by number, `s0`–`s101`; hardware numbers 102–127 are
+/// `flat_scratch`, `xnack_mask`, `vcc`, `ttmp0`–`ttmp15`, `m0` and `exec`,
+/// which LLVM prints (and the assembler takes) only by name.
+pub const ADDRESSABLE_SGPRS: u32 = 102;
+
+impl Program {
+    /// Check every register operand of the instructions a dispatch of
+    /// `kernel` can reach against what its descriptor allocates, before
+    /// anything runs (gfx90a, gfx942, gfx950; AMDGPUUsage, "Kernel
+    /// Descriptor"):
+    ///
+    /// * `s0`–`s101` (and ranges) within the descriptor's SGPR allocation
+    ///   ([`Descriptor::sgpr_count`](crate::load::Descriptor::sgpr_count),
+    ///   which counts VCC, FLAT_SCRATCH and XNACK_MASK too: the check does
+    ///   not subtract them, so it refuses only what is past the whole
+    ///   allocation); an SGPR written by number past `s101` is refused
+    ///   ([`ADDRESSABLE_SGPRS`]); named registers (`vcc`, `exec`, `m0`,
+    ///   `flat_scratch`, `xnack_mask`, `ttmp`) are always allowed;
+    /// * VGPRs within the unified file's count (`GRANULATED_WORKITEM_VGPR_COUNT`);
+    /// * AGPRs within the count past `ACCUM_OFFSET`.
+    ///
+    /// Inline constants, literals and other operands are not registers.
+    /// The instructions checked are those reachable from the entry by
+    /// falling through and by direct branches; a reachable indirect jump
+    /// (`s_setpc_b64`, `s_swappc_b64`, ...) makes every instruction from the
+    /// entry on count. What a register operand's width is beyond what LLVM
+    /// printed (a 64-bit read of a register printed alone), and registers
+    /// reached through `s_set_gpr_idx_on` or `v_movrel*`, are left to the
+    /// executor, which faults on a register past the allocation.
+    ///
+    /// The error is an [`Error::Limit`] naming the kernel, the instruction
+    /// (address, text, asm line when [`Program::attach_source`] gave one),
+    /// the register and the limit.
+    pub fn check_registers(&self, kernel: &Kernel) -> Result<()> {
+        let d = &kernel.descriptor;
+        let (sgprs, vgprs, agprs) = (
+            d.sgpr_count().min(ADDRESSABLE_SGPRS),
+            d.vgpr_count().min(512),
+            d.agpr_count().min(256),
+        );
+        let rsrc1 = d.rsrc1;
+        for i in self.reachable(kernel) {
+            let ins = &self.instructions[i];
+            let refuse =
+                |reg: String, value: u32, limit: u32, field: &str, hint: String| Error::Limit {
+                    context: format!(
+                        "kernel `{}` at {:#x} `{}`{}",
+                        self.kernel,
+                        ins.addr,
+                        ins.text,
+                        self.lines
+                            .get(&ins.addr)
+                            .map(|l| format!(" ({l})"))
+                            .unwrap_or_default()
+                    ),
+                    field: format!("`{reg}`: {field}"),
+                    value: value as u128,
+                    limit: limit as u128,
+                    hint,
+                };
+            if let Some((reg, end)) = numbered_sgpr_past(&ins.text) {
+                return Err(refuse(
+                    reg,
+                    end,
+                    ADDRESSABLE_SGPRS,
+                    "the SGPRs it spans by number",
+                    "gfx9 names s0-s101 by number; hardware numbers 102-127 are flat_scratch, xnack_mask, vcc, ttmp0-ttmp15, m0 and exec, written by name (the assembler refuses s102 and above)".into(),
+                ));
+            }
+            for src in &ins.ops {
+                let Operand::Reg { file, index, count } = src.op else {
+                    continue;
+                };
+                let (first, end) = (index as u32, index as u32 + count as u32);
+                let name = |p: &str| {
+                    if count == 1 {
+                        format!("{p}{first}")
+                    } else {
+                        format!("{p}[{first}:{}]", end - 1)
+                    }
+                };
+                match file {
+                    // Named registers (vcc, exec, m0, ttmp, ...) are past
+                    // s101 and outside the allocation's numbering.
+                    RegFile::S if first >= ADDRESSABLE_SGPRS => {}
+                    RegFile::S if end > sgprs => {
+                        return Err(refuse(
+                            name("s"),
+                            end,
+                            sgprs,
+                            "the SGPRs it needs (from s0)",
+                            format!(
+                                "the descriptor allocates {sgprs} SGPRs (COMPUTE_PGM_RSRC1.GRANULATED_WAVEFRONT_SGPR_COUNT = {}, from .amdhsa_next_free_sgpr; the count includes vcc, flat_scratch and xnack_mask); raise .amdhsa_next_free_sgpr or use registers below s{sgprs}",
+                                (rsrc1 >> 6) & 0xf
+                            ),
+                        ));
+                    }
+                    RegFile::V if end > vgprs => {
+                        return Err(refuse(
+                            name("v"),
+                            end,
+                            vgprs,
+                            "the VGPRs it needs (from v0)",
+                            format!(
+                                "the descriptor allocates {vgprs} VGPRs, architected and accumulation together (COMPUTE_PGM_RSRC1.GRANULATED_WORKITEM_VGPR_COUNT = {}, from .amdhsa_next_free_vgpr); raise .amdhsa_next_free_vgpr or use registers below v{vgprs}",
+                                rsrc1 & 0x3f
+                            ),
+                        ));
+                    }
+                    RegFile::A if end > agprs => {
+                        return Err(refuse(
+                            name("a"),
+                            end,
+                            agprs,
+                            "the AGPRs it needs (from a0)",
+                            format!(
+                                "the descriptor allocates {agprs} AGPRs: the {} registers of the unified file past .amdhsa_accum_offset {}; raise .amdhsa_next_free_vgpr (or lower .amdhsa_accum_offset) or use registers below a{agprs}",
+                                d.vgpr_count(),
+                                d.accum_offset()
+                            ),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Indices of the instructions a dispatch of `kernel` can reach: from
+    /// its entry (and the entry past the 256-byte prologue that firmware
+    /// preloading kernel arguments skips), by falling through and by
+    /// direct branches. A reachable indirect jump makes every instruction
+    /// from the entry on reachable.
+    fn reachable(&self, kernel: &Kernel) -> Vec<usize> {
+        let n = self.instructions.len();
+        let mut seen = vec![false; n];
+        let mut work: Vec<usize> = [kernel.entry, kernel.entry.wrapping_add(256)]
+            .iter()
+            .filter_map(|a| self.index.get(a).copied())
+            .collect();
+        if kernel.descriptor.kernarg_preload_length() == 0 {
+            work.truncate(1);
+        }
+        while let Some(i) = work.pop() {
+            if i >= n || std::mem::replace(&mut seen[i], true) {
+                continue;
+            }
+            let ins = &self.instructions[i];
+            let m = ins.mnemonic.as_str();
+            let target = || {
+                let simm = ins.words.first().map_or(0, |&w| w as u16 as i16 as i64);
+                let to = (ins.addr as i64).wrapping_add(4).wrapping_add(simm * 4) as u64;
+                self.index.get(&to).copied()
+            };
+            match m {
+                "s_setpc_b64" | "s_swappc_b64" | "s_cbranch_join" | "s_rfe_b64" => {
+                    let first = self.index.get(&kernel.entry).copied().unwrap_or(0);
+                    return (first..n).collect();
+                }
+                "s_branch" => work.extend(target()),
+                _ if m.starts_with("s_endpgm") => {}
+                _ if m.starts_with("s_cbranch_") || m == "s_call_b64" => {
+                    work.extend(target());
+                    work.push(i + 1);
+                }
+                _ => work.push(i + 1),
+            }
+        }
+        (0..n).filter(|&i| seen[i]).collect()
+    }
+}
+
+/// The first SGPR of `text`'s operands written by number past `s101`
+/// (`s126`, `s[126:127]`), as written, with its end (last number + 1).
+/// llvm-objdump never prints one for gfx9; a hand-edited listing may.
+fn numbered_sgpr_past(text: &str) -> Option<(String, u32)> {
+    let ops = text.split_once(char::is_whitespace)?.1;
+    let b = ops.as_bytes();
+    for (i, &c) in b.iter().enumerate() {
+        if c != b's' || (i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_')) {
+            continue;
+        }
+        let rest = &ops[i + 1..];
+        let digits = |t: &str| -> Option<(u32, usize)> {
+            let n = t.bytes().take_while(u8::is_ascii_digit).count();
+            Some((t[..n].parse().ok()?, n))
+        };
+        let (first, last, len) = if let Some(r) = rest.strip_prefix('[') {
+            let Some((a, n)) = digits(r) else { continue };
+            let Some(r2) = r[n..].strip_prefix(':') else {
+                continue;
+            };
+            let Some((z, m)) = digits(r2) else { continue };
+            if !r2[m..].starts_with(']') {
+                continue;
+            }
+            (a, z, 1 + n + 1 + m + 1)
+        } else {
+            let Some((a, n)) = digits(rest) else { continue };
+            // `s12abc` is no register.
+            if rest[n..].starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                continue;
+            }
+            (a, a, n)
+        };
+        if first.max(last) >= ADDRESSABLE_SGPRS {
+            return Some((
+                ops[i..i + 1 + len].to_string(),
+                first.max(last).saturating_add(1),
+            ));
+        }
+    }
+    None
 }
 
 /// Parse one instruction line: `\tMNEMONIC OPERANDS   // ADDR: W0 W1`.

@@ -81,6 +81,15 @@ pub struct Launch {
     /// interleave between barriers as they may on hardware. The same seed
     /// gives the same schedule, results and report.
     pub seed: u64,
+    /// With `seed` 0: the most instructions a wave runs in one turn before
+    /// the next wave's (0: no limit, each runs until it ends or reaches
+    /// `s_barrier`). 1 interleaves the waves instruction by instruction, in
+    /// wave order, as hardware issue does: a kernel that relies on that
+    /// timing between barriers (aiter's gfx942 `I8gemm…112x256` reads LDS
+    /// after a barrier that another wave overwrites before the next one)
+    /// computes as on hardware. The sanitizer's `races` check reports such
+    /// a kernel whatever the schedule.
+    pub slice: u64,
     /// Perturb the results of approximate instructions (`v_rcp_f32`, …)
     /// within their documented error, as the hardware this seed stands for
     /// would ([`crate::approx`]); `None`: correctly rounded.
@@ -105,6 +114,7 @@ impl Launch {
             threads: 0,
             sanitize: Checks::NONE,
             seed: 0,
+            slice: 0,
             perturb_approx: None,
             typed: true,
         }
@@ -169,6 +179,17 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
             "grid {:?} and block {:?} must be at least 1 in every dimension",
             launch.grid, launch.block
         )));
+    }
+    // The dispatch packet's grid size is in work-items, 32 bits a
+    // dimension (HSA's `hsa_kernel_dispatch_packet_t::grid_size_x`).
+    for (i, axis) in ["x", "y", "z"].iter().enumerate() {
+        let items = launch.grid[i] as u64 * launch.block[i] as u64;
+        if items > u32::MAX as u64 {
+            return Err(Error::launch(format!(
+                "grid {:?} × block {:?}: {items} work-items in {axis}; a dispatch packet holds at most 2³² − 1 a dimension (HSA grid_size_{axis}): launch fewer workgroups",
+                launch.grid, launch.block
+            )));
+        }
     }
     let threads: u64 = launch.block.iter().map(|&b| b as u64).product();
     if threads > 1024 {
@@ -395,12 +416,19 @@ fn run_with<O: Observe>(
     observe: Option<&O>,
 ) -> Result<(Stats, Vec<O::Workgroup>)> {
     check_launch(co, kernel, launch)?;
+    program.check_registers(kernel)?;
     let kernarg = kernarg_bytes(kernel, args, launch)?;
     let n_wg = launch.grid.iter().map(|&g| g as u128).product::<u128>();
     let threads_per_wg: u32 = launch.block.iter().product();
     let waves_per_wg = threads_per_wg.div_ceil(LANES as u32);
-    let workers = check_limits(kernel, mem, launch, kernarg.len(), n_wg, waves_per_wg)?;
-    let n_wg = n_wg as u64;
+    // A sampling observer's few workgroups: only they are visited.
+    let only: Option<Vec<u64>> = observe.and_then(|o| o.only()).map(|mut v| {
+        v.retain(|&i| (i as u128) < n_wg);
+        v
+    });
+    let n_run = only.as_ref().map_or(n_wg, |v| v.len() as u128);
+    let workers = check_limits(kernel, mem, launch, kernarg.len(), n_run, waves_per_wg)?;
+    let n_run = n_run as u64;
     let mut entry = kernel.entry;
     if kernel.descriptor.kernarg_preload_length() > 0 {
         // Firmware that preloads kernel arguments skips the 256-byte
@@ -467,9 +495,10 @@ fn run_with<O: Observe>(
                     return;
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed) as u64;
-                if i >= n_wg {
+                if i >= n_run {
                     return;
                 }
+                let i = only.as_ref().map_or(i, |v| v[i as usize]);
                 let wg = [
                     (i % launch.grid[0] as u64) as u32,
                     (i / launch.grid[0] as u64 % launch.grid[1] as u64) as u32,
@@ -512,8 +541,8 @@ fn run_with<O: Observe>(
     let mut observers = observers.into_inner().unwrap_or_else(|e| e.into_inner());
     observers.sort_by_key(|(i, _)| *i);
     let stats = Stats {
-        workgroups: n_wg,
-        waves: n_wg * waves_per_wg as u64,
+        workgroups: n_run,
+        waves: n_run * waves_per_wg as u64,
         instructions: total.into_inner() as u64,
         kernarg: kernarg_addr,
         lds_out_of_range: setup.lds_out_of_range.into_inner(),
@@ -841,6 +870,9 @@ impl Setup<'_> {
                 }
                 let limit = match rng.as_mut() {
                     Some(r) => budget.min(wave.executed + 1 + r.next_u64() % 64),
+                    None if self.launch.slice > 0 => {
+                        budget.min(wave.executed.saturating_add(self.launch.slice))
+                    }
                     None => budget,
                 };
                 // The total work budget: this slice may use what is left.

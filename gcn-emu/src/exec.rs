@@ -149,7 +149,7 @@ fn f32b(x: u64) -> f32 {
 fn f64b(x: u64) -> f64 {
     f64::from_bits(x)
 }
-fn f16b(x: u64) -> f32 {
+pub(crate) fn f16b(x: u64) -> f32 {
     f16::from_bits(x as u16).to_f32()
 }
 fn bf32(x: f32) -> u64 {
@@ -167,7 +167,7 @@ fn bf64(x: f64) -> u64 {
         x.to_bits()
     }
 }
-fn bf16(x: f32) -> u64 {
+pub(crate) fn bf16(x: f32) -> u64 {
     if x.is_nan() {
         0x7e00
     } else {
@@ -791,7 +791,7 @@ fn bitop3_bits(t: u8, x: [u64; 3]) -> u64 {
     r
 }
 
-fn f16_rtz(x: f32) -> u16 {
+pub(crate) fn f16_rtz(x: f32) -> u16 {
     let h = f16::from_f32(x);
     if x.is_nan() || x.is_infinite() {
         return h.to_bits();
@@ -813,7 +813,7 @@ fn bf16_rne(x: f32) -> u16 {
     half::bf16::from_f32(x).to_bits()
 }
 
-fn ldexp32(x: f32, e: i32) -> f32 {
+pub(crate) fn ldexp32(x: f32, e: i32) -> f32 {
     (x as f64 * 2f64.powi(e.clamp(-400, 400))) as f32
 }
 fn ldexp64(x: f64, e: i32) -> f64 {
@@ -829,7 +829,7 @@ fn ldexp64(x: f64, e: i32) -> f64 {
     }
     x * 2f64.powi(e)
 }
-fn frexp32(x: f32) -> (f32, i32) {
+pub(crate) fn frexp32(x: f32) -> (f32, i32) {
     if x == 0.0 || x.is_nan() || x.is_infinite() {
         return (x, 0);
     }
@@ -857,7 +857,7 @@ fn exponent32(x: f32) -> i32 {
 /// denormal, which the reciprocal of an f32 never is: those two cases do not
 /// apply (testing it in f32 scaled the denominator of `x / FLT_MAX` to
 /// infinity).
-fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
+pub(crate) fn div_scale32(s0: f32, s1: f32, s2: f32) -> (f32, bool) {
     let denorm = |x: f32| x != 0.0 && x.is_subnormal();
     let mut vcc = false;
     let mut d = s0;
@@ -984,7 +984,7 @@ fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
 }
 
 /// V_DIV_FIXUP_F32: `s0` the quotient, `s1` the denominator, `s2` the numerator.
-fn div_fixup32(s0: f32, s1: f32, s2: f32) -> f32 {
+pub(crate) fn div_fixup32(s0: f32, s1: f32, s2: f32) -> f32 {
     let neg = (s1.to_bits() ^ s2.to_bits()) >> 31 != 0;
     let sign = |x: f32| if neg { -x } else { x };
     if s2.is_nan() || s1.is_nan() || s1 == 0.0 && s2 == 0.0 || s1.is_infinite() && s2.is_infinite()
@@ -1408,6 +1408,10 @@ pub(crate) fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
         0x141 => Some(lane / 8 * 8 + 7 - lane % 8),
         0x142 => (lane >= 16).then(|| row - 1),
         0x143 => (lane >= 32).then_some(31),
+        // gfx90a+ `row_newbcast:N` (LLVM SIDefines.h DppCtrl
+        // ROW_NEWBCAST_FIRST 0x150; AMDGPU gfx90a `dpp_ctrl` docs:
+        // "broadcast a thread within a row to the whole row").
+        0x150..=0x15f => Some(row + (ctrl & 15) as usize),
         _ => None,
     }
 }
@@ -1437,31 +1441,47 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 }
 
 /// `ins` with VGPR indexing applied (GFX9 `s_set_gpr_idx_on`): `M0[7:0]`
-/// added to the VGPR number of the operands `M0[15:12]` enables (bit 0
-/// SRC0, 1 SRC1, 2 SRC2, 3 DST). Implemented for the instructions it is
-/// used with in the corpora — `v_writelane_b32` (DST), `v_readlane_b32`
-/// (SRC0), `v_mov_b32` (SRC0, DST); any other is refused.
+/// is added to the VGPR number of each operand whose bit `M0[15:12]` sets —
+/// bit 0 SRC0, 1 SRC1, 2 SRC2, 3 DST (AMD *Instinct MI300 (CDNA 3)
+/// Instruction Set Architecture* reference guide, `S_SET_GPR_IDX_ON` and
+/// `SQ_M0_GPR_IDX_WORD`; LLVM AMDGPU's gfx940 `imask` operand
+/// documentation). Only VGPR operands are relocated (an SGPR or a constant
+/// in that slot is not; AGPR operands are left as they are, which no
+/// source here confirms); a register range moves as a whole (its first
+/// register is the one indexed). An operand's slot (`vdst`, `src0`,
+/// `src1`, `src2`) is its name in the instruction-property table
+/// ([`crate::isa`]), in the order LLVM prints operands; a VGPR operand
+/// without such a slot (or an instruction the table lacks) is refused, not
+/// guessed.
 pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
     let m0 = w.s[M0 as usize];
     let (idx, mode) = (m0 & 0xff, (m0 >> 12) & 0xf);
-    // Operand slot of each mode bit: (bit, operand index).
-    let slots: &[(u32, usize)] = match base_name(&ins.mnemonic).0 {
-        "v_writelane_b32" => &[(8, 0)],
-        "v_readlane_b32" => &[(1, 1)],
-        "v_mov_b32" => &[(8, 0), (1, 1)],
-        _ => return unsup("VGPR indexing (s_set_gpr_idx_on) of this instruction"),
-    };
     let mut out = ins.clone();
-    for &(bit, i) in slots {
-        if mode & bit == 0 {
-            continue;
-        }
-        if let Some(Operand::Reg {
+    if mode == 0 {
+        return Ok(out);
+    }
+    let Some(props) = crate::isa::lookup(&ins.mnemonic) else {
+        return unsup("VGPR indexing (s_set_gpr_idx_on) of an instruction the ISA table lacks");
+    };
+    for (i, o) in out.ops.iter_mut().enumerate() {
+        let Operand::Reg {
             file: RegFile::V,
             index,
             ..
-        }) = out.ops.get_mut(i).map(|o| &mut o.op)
-        {
+        } = &mut o.op
+        else {
+            continue;
+        };
+        let bit = match props.operands.get(i).map(|p| p.name) {
+            Some("vdst") => 8,
+            Some("src0") => 1,
+            Some("src1") => 2,
+            Some("src2") => 4,
+            _ => return unsup(
+                "VGPR indexing (s_set_gpr_idx_on) of an operand that is not vdst/src0/src1/src2",
+            ),
+        };
+        if mode & bit != 0 {
             *index += idx as u16;
         }
     }
@@ -2277,7 +2297,7 @@ fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
-fn parse_int(s: &str) -> R<i64> {
+pub(crate) fn parse_int(s: &str) -> R<i64> {
     let r = if let Some(h) = s.strip_prefix("0x") {
         i64::from_str_radix(h, 16).ok()
     } else if let Some(h) = s.strip_prefix("-0x") {
@@ -2420,6 +2440,11 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // DPP: src0 from another lane; writes of disabled rows/banks are skipped.
     let dpp = if enc == "_dpp" {
         let word = ins.words.get(1).copied().unwrap_or(0);
+        let ctrl = word >> 8 & 0x1ff;
+        if !matches!(ctrl, 0..=0xff | 0x101..=0x10f | 0x111..=0x11f | 0x121..=0x12f | 0x130 | 0x134 | 0x138 | 0x13c | 0x140..=0x143 | 0x150..=0x15f)
+        {
+            return unsup(format!("DPP control {ctrl:#x}"));
+        }
         Some((
             word >> 8 & 0x1ff,
             word >> 19 & 1 != 0,
@@ -4546,6 +4571,7 @@ mod tests {
         assert_eq!(dpp_source(0x1b, 0), Some(3)); // quad_perm:[3,2,1,0]
         assert_eq!(dpp_source(0x140, 16), Some(31));
         assert_eq!(dpp_source(0x142, 20), Some(15));
+        assert_eq!(dpp_source(0x153, 40), Some(35)); // row_newbcast:3
     }
 
     #[test]
@@ -4770,7 +4796,11 @@ mod probe_tests {
     }
 
     fn run_one(text: &str, init: impl FnOnce(&mut Wave)) -> Wave {
-        let ins = crate::decode::parse_line(&format!("\t{text} // 000000001600: 00000000"))
+        run_encoded(text, "00000000", init)
+    }
+
+    fn run_encoded(text: &str, words: &str, init: impl FnOnce(&mut Wave)) -> Wave {
+        let ins = crate::decode::parse_line(&format!("\t{text} // 000000001600: {words}"))
             .unwrap()
             .unwrap();
         let mut p = Probe::new();
@@ -4796,6 +4826,59 @@ mod probe_tests {
         };
         step(wave, &ins, &mut ctx).unwrap_or_else(|_| panic!("{text} did not run"));
         p.wave
+    }
+
+    #[test]
+    fn vgpr_indexing_relocates_the_operands_the_mode_selects() {
+        // aiter's gfx942 a8w8 GEMM: `s_set_gpr_idx_on s65, gpr_idx(SRC0)`
+        // (BF110141): M0[7:0] = s65, M0[15:12] = 1, the other bits kept.
+        let w = run_encoded("s_set_gpr_idx_on s65, gpr_idx(SRC0)", "BF110141", |w| {
+            w.s[65] = 0x1_0104;
+            w.s[M0 as usize] = 0xABCD_0F00;
+        });
+        assert!(w.gpr_idx);
+        assert_eq!(w.s[M0 as usize], 0xABCD_1F04);
+        let w = run_encoded("s_set_gpr_idx_mode gpr_idx(DST,SRC1)", "BF9D000A", |w| {
+            w.s[M0 as usize] = 0x0000_1004;
+        });
+        assert_eq!(w.s[M0 as usize], 0x0000_A004);
+        let w = run_encoded("s_set_gpr_idx_off", "BF9C0000", |w| w.gpr_idx = true);
+        assert!(!w.gpr_idx);
+        let on = |mode: u32, idx: u32| {
+            move |w: &mut Wave| {
+                w.gpr_idx = true;
+                w.s[M0 as usize] = mode << 12 | idx;
+                for r in 0..40 {
+                    w.v[r] = [(r as i32 - 20) as u32; LANES];
+                }
+            }
+        };
+        // SRC0: the source moves (v6 → v10), the destination does not.
+        let w = run_one("v_cvt_f32_i32_e32 v1, v6", on(1, 4));
+        assert_eq!(f32::from_bits(w.v[1][0]), -10.0);
+        // DST alone: v1 → v5, the source stays v6.
+        let w = run_one("v_cvt_f32_i32_e32 v1, v6", on(8, 4));
+        assert_eq!(f32::from_bits(w.v[5][0]), -14.0);
+        assert_eq!(w.v[1][0], (1 - 20) as u32);
+        // A 64-bit VOP3P source moves as a range; src1 and the destination
+        // keep their registers.
+        let w = run_one("v_pk_mul_f32 v[0:1], v[2:3], v[4:5]", |w| {
+            on(1, 10)(w);
+            w.v[12] = [2.0f32.to_bits(); LANES];
+            w.v[13] = [3.0f32.to_bits(); LANES];
+            w.v[4] = [5.0f32.to_bits(); LANES];
+            w.v[5] = [7.0f32.to_bits(); LANES];
+        });
+        assert_eq!(f32::from_bits(w.v[0][0]), 10.0);
+        assert_eq!(f32::from_bits(w.v[1][0]), 21.0);
+        // SRC1 and SRC2 of a VOP3; an SGPR in an indexed slot is not moved.
+        let w = run_one("v_fma_f32 v0, s3, v2, v3", |w| {
+            on(0b111, 2)(w);
+            w.s[3] = 2.0f32.to_bits();
+            w.v[4] = [3.0f32.to_bits(); LANES];
+            w.v[5] = [1.0f32.to_bits(); LANES];
+        });
+        assert_eq!(f32::from_bits(w.v[0][0]), 7.0);
     }
 
     #[test]

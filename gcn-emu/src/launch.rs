@@ -465,6 +465,10 @@ pub enum ArgSpec {
     },
     /// A null pointer.
     Null,
+    /// A buffer holding a `.npy` file's array (its dtype and shape kept),
+    /// read when the launch is prepared: the command line's `PATH.npy`
+    /// ([`ArgSpec::parse`]); not written in TOML.
+    Npy(std::path::PathBuf),
     /// A by-value argument of `size` zero bytes: what `zero-rest` fills in
     /// ([`LaunchSpec::bind`]); not written in TOML.
     Zero {
@@ -487,6 +491,71 @@ impl ArgSpec {
         }
     }
 
+    /// Parse the command line's forms of an argument (`gcn-patch run
+    /// --arg`): `PATH.npy` ([`ArgSpec::Npy`]), `out:DTYPE:COUNT` (a
+    /// one-dimensional [`ArgSpec::Output`]) or `DTYPE:VALUE` (a
+    /// [`ArgSpec::Scalar`], its value checked against the dtype here); the
+    /// error says what forms there are. [`fmt::Display`] prints them back.
+    pub fn parse(spec: &str) -> std::result::Result<Self, String> {
+        let forms = "expected PATH.npy, out:DTYPE:COUNT or DTYPE:VALUE";
+        if spec.ends_with(".npy") {
+            return Ok(ArgSpec::Npy(spec.into()));
+        }
+        if let Some(rest) = spec.strip_prefix("out:") {
+            let (d, n) = rest
+                .split_once(':')
+                .ok_or_else(|| format!("`{spec}`: {forms} (COUNT missing)"))?;
+            let dtype = Dtype::parse(d)
+                .ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES})"))?;
+            let n = n
+                .parse::<usize>()
+                .map_err(|_| format!("`{spec}`: COUNT `{n}` is not a non-negative integer"))?;
+            if n.checked_mul(dtype.size())
+                .is_none_or(|b| b > MAX_BUFFER_BYTES)
+            {
+                return Err(format!(
+                    "`{spec}`: {n} elements is more than the emulator allocates (16 GiB)"
+                ));
+            }
+            return Ok(ArgSpec::Output {
+                dtype,
+                shape: Shape(vec![n]),
+            });
+        }
+        let (d, v) = spec
+            .split_once(':')
+            .ok_or_else(|| format!("`{spec}`: {forms}"))?;
+        let dtype = Dtype::parse(d)
+            .ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES}); {forms}"))?;
+        dtype.encode(v).map_err(|e| format!("`{spec}`: {e}"))?;
+        Ok(ArgSpec::Scalar {
+            dtype,
+            value: Scalar::Text(v.to_string()),
+        })
+    }
+
+    /// The bytes a buffer argument holds before the run, as argument
+    /// `index` of a launch seeded `seed`: random inputs from their seed (by
+    /// default `seed + index`), outputs poisoned ([`POISON`]); `None` for
+    /// values, null pointers and `.npy` buffers (the file's bytes).
+    pub fn initial_bytes(&self, index: usize, seed: u64) -> Option<Vec<u8>> {
+        match self {
+            ArgSpec::Random {
+                dtype,
+                shape,
+                seed: own,
+                range,
+            } => Some(random_bytes(
+                *dtype,
+                shape.count(),
+                own.unwrap_or(seed.wrapping_add(index as u64)),
+                range.unwrap_or(ArgSpec::default_range(*dtype)),
+            )),
+            ArgSpec::Output { dtype, shape } => Some(vec![POISON; shape.count() * dtype.size()]),
+            _ => None,
+        }
+    }
+
     /// A buffer's dtype and shape, `None` for scalars and null pointers.
     pub fn buffer(&self) -> Option<(Dtype, &Shape)> {
         match self {
@@ -494,6 +563,59 @@ impl ArgSpec {
                 Some((*dtype, shape))
             }
             _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ArgSpec {
+    /// The command line's forms as written (`PATH.npy`, `out:DTYPE:COUNT`,
+    /// `DTYPE:VALUE`, the value as the dtype holds it); the others as TOML.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let dims = |s: &Shape| {
+            s.0.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            ArgSpec::Npy(p) => write!(f, "{}", p.display()),
+            ArgSpec::Output { dtype, shape } if shape.0.len() == 1 => {
+                write!(f, "out:{}:{}", dtype.name(), shape.0[0])
+            }
+            ArgSpec::Output { dtype, shape } => {
+                write!(
+                    f,
+                    "{{ output = \"{}\", shape = [{}] }}",
+                    dtype.name(),
+                    dims(shape)
+                )
+            }
+            ArgSpec::Scalar { dtype, value } => match value.encode(*dtype) {
+                Ok(bytes) => write!(f, "{}:{}", dtype.name(), dtype.format(&bytes)),
+                Err(_) => write!(f, "{}:{value:?}", dtype.name()),
+            },
+            ArgSpec::Random {
+                dtype,
+                shape,
+                seed,
+                range,
+            } => {
+                write!(
+                    f,
+                    "{{ random = \"{}\", shape = [{}]",
+                    dtype.name(),
+                    dims(shape)
+                )?;
+                if let Some(s) = seed {
+                    write!(f, ", seed = {s}")?;
+                }
+                if let Some((lo, hi)) = range {
+                    write!(f, ", range = [{lo}, {hi}]")?;
+                }
+                write!(f, " }}")
+            }
+            ArgSpec::Null => write!(f, "{{ null = true }}"),
+            ArgSpec::Zero { size } => write!(f, "{size} zero bytes"),
         }
     }
 }
@@ -959,26 +1081,7 @@ pub fn materialize(spec: &LaunchSpec) -> Vec<(usize, Vec<u8>)> {
         .positional
         .iter()
         .enumerate()
-        .filter_map(|(i, a)| match a {
-            ArgSpec::Random {
-                dtype,
-                shape,
-                seed,
-                range,
-            } => Some((
-                i,
-                random_bytes(
-                    *dtype,
-                    shape.count(),
-                    seed.unwrap_or(spec.seed.wrapping_add(i as u64)),
-                    range.unwrap_or(ArgSpec::default_range(*dtype)),
-                ),
-            )),
-            ArgSpec::Output { dtype, shape } => {
-                Some((i, vec![POISON; shape.count() * dtype.size()]))
-            }
-            _ => None,
-        })
+        .filter_map(|(i, a)| Some((i, a.initial_bytes(i, spec.seed)?)))
         .collect()
 }
 
@@ -1380,7 +1483,12 @@ impl LaunchSpec {
         for (i, (a, spec)) in explicit.iter().zip(&self.args.positional).enumerate() {
             let pointer = takes_pointer(a);
             match spec {
-                ArgSpec::Random { .. } | ArgSpec::Output { .. } | ArgSpec::Null if !pointer => {
+                ArgSpec::Random { .. }
+                | ArgSpec::Output { .. }
+                | ArgSpec::Null
+                | ArgSpec::Npy(_)
+                    if !pointer =>
+                {
                     return Err(Error::launch(format!(
                         "kernel `{}`: {} takes a value (`{{ scalar = DTYPE, value = … }}`), not a buffer or pointer",
                         kernel.name,
@@ -1437,6 +1545,25 @@ impl LaunchSpec {
                     values.push(ArgValue::Bytes(
                         value.encode(*dtype).map_err(Error::launch)?,
                     ));
+                }
+                ArgSpec::Npy(path) => {
+                    let arr = crate::npy::Array::read(path)?;
+                    let dtype = Dtype::from_descr(&arr.descr).ok_or_else(|| {
+                        Error::launch(format!(
+                            "{}: dtype `{}` is not one of {DTYPES}",
+                            path.display(),
+                            arr.descr
+                        ))
+                    })?;
+                    let addr = mem.alloc_bytes(&format!("arg{i}"), &arr.data);
+                    buffers.push(Buffer {
+                        index: i,
+                        name: explicit[i].name.clone(),
+                        dtype,
+                        shape: arr.shape.clone(),
+                        addr,
+                    });
+                    values.push(ArgValue::Pointer(addr));
                 }
                 ArgSpec::Null => values.push(ArgValue::Pointer(0)),
                 ArgSpec::Zero { size } => values.push(ArgValue::Bytes(vec![0; *size])),
@@ -2115,6 +2242,58 @@ mod tests {
         assert!(e.contains("needs `shape`"), "{e}");
         let e = spec("grid = 1\nblock = 1\nargs = { x = 3 }").unwrap_err();
         assert!(e.contains("an argument"), "{e}");
+    }
+
+    /// The one `ArgSpec` reads the command line's forms too (`gcn-patch run
+    /// --arg`), prints them back as written, and a `.npy` buffer is read
+    /// when the launch is prepared, its dtype and shape kept.
+    #[test]
+    fn command_line_specs_parse_print_and_prepare() {
+        for text in ["x.npy", "out:f32:16", "u32:4", "f32:1.5", "u64:0", "i8:-3"] {
+            assert_eq!(ArgSpec::parse(text).unwrap().to_string(), text);
+        }
+        assert_eq!(
+            ArgSpec::parse("out:bf16:3").unwrap(),
+            ArgSpec::Output {
+                dtype: Dtype::Bf16,
+                shape: Shape(vec![3])
+            }
+        );
+        for (bad, says) in [
+            ("f33:1", "unknown DTYPE `f33`"),
+            ("out:f32", "COUNT missing"),
+            ("u8:300", "`u8:300`"),
+            ("nothing", "expected PATH.npy"),
+        ] {
+            let e = ArgSpec::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let dir = std::env::temp_dir().join(format!("gcn-emu-argspec-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("a.npy");
+        let mut array =
+            crate::npy::Array::new("<i4", (0..6i32).flat_map(i32::to_le_bytes).collect());
+        array.shape = vec![2, 3];
+        array.write(&path).unwrap();
+        let mut k = gemm_like();
+        k.args.truncate(1);
+        let launch = LaunchSpec {
+            args: Args::positional(vec![ArgSpec::Npy(path.clone())]),
+            ..spec("grid = 1\nblock = 64\nargs = []").unwrap()
+        };
+        let mem = Memory::new();
+        let p = launch.prepare(&k, &mem).unwrap();
+        assert_eq!(
+            (p.buffers[0].dtype, p.buffers[0].shape.clone()),
+            (Dtype::I32, vec![2, 3])
+        );
+        assert_eq!(mem.contents(p.buffers[0].addr).unwrap(), array.data);
+        let _ = std::fs::remove_dir_all(&dir);
+        // A `.npy` for a by-value argument is refused, as other buffers are.
+        let mut k = gemm_like();
+        k.args = vec![k.args[1].clone()];
+        let e = launch.check(&k).unwrap_err().to_string();
+        assert!(e.contains("takes a value"), "{e}");
     }
 
     #[test]

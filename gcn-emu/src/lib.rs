@@ -10,8 +10,8 @@
 //! |---|---|---|
 //! | load | [`load`] | the code object: kernel descriptors, metadata `.args`, `.text` |
 //! | decode | [`decode`] | `llvm-objdump -d` output parsed into [`decode::Instruction`]s |
-//! | execute | [`exec`] | one wave's state and the semantics of each instruction |
-//! | decode once | [`typed`] | the common instructions lowered once per dispatch to typed operations run over 64 lanes; the rest on [`exec`], the reference |
+//! | execute | `exec` (internal) | one wave's state and the semantics of each instruction, the reference; of it only [`Probe`] is an API |
+//! | decode once | [`typed`] | the common instructions lowered once per dispatch to typed operations run over 64 lanes; the rest on `exec`, the reference |
 //! | properties | [`isa`] | one instruction-property table (operands, counters, memory kind), generated from AMD's ISA XML |
 //! | observe | [`observe`] | what each executed instruction did (wave, exec mask, every lane's memory access), for tools outside the executor |
 //! | 8-bit floats | [`fp8`] | fp8/bf8 of gfx942 (FNUZ) and gfx950 (OCP) |
@@ -50,6 +50,9 @@
 pub mod approx;
 pub mod decode;
 pub mod dispatch;
+// The executor's state (`Wave`), context and entry points are its
+// internals: public only for the crate's own tests, hidden from the API.
+#[doc(hidden)]
 pub mod exec;
 pub mod fp8;
 pub mod isa;
@@ -65,6 +68,9 @@ pub mod typed;
 
 mod error;
 pub use error::Error;
+/// Whether the executor implements an instruction form (`gcn-patch run
+/// --list-unsupported`, the coverage survey).
+pub use exec::{Probe, ProbeOutcome};
 
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -228,6 +228,8 @@ impl View<'_> {
 /// counted, once per lane and instruction ([`Lds::out_of_range`]); the
 /// sanitizer, which sees every access ([`crate::observe`]), reports each
 /// instruction that makes one ([`crate::sanitize::Kind::LdsOutOfBounds`]).
+/// The executor's state, like its waves: hidden, not an API.
+#[doc(hidden)]
 #[derive(Debug, Clone)]
 pub struct Lds {
     /// The bytes.

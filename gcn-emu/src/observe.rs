@@ -141,6 +141,14 @@ pub trait Observe: Sync {
     fn runs(&self, _wg: [u32; 3]) -> bool {
         true
     }
+    /// The linear indices (x fastest) of the only workgroups to run, when
+    /// they are a known few of the grid (default `None`: every workgroup
+    /// is asked [`Observe::runs`]). The dispatch then visits these alone,
+    /// however large the grid, and its work limit counts these alone;
+    /// indices beyond the grid are ignored.
+    fn only(&self) -> Option<Vec<u64>> {
+        None
+    }
 }
 
 /// The accesses of the instruction executing now, filled by the executor

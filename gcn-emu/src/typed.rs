@@ -12,10 +12,13 @@
 //! the loop has no branch).
 //!
 //! Only the forms this module knows are lowered — the common integer,
-//! bitwise and f32 vector operations, compares, scalar ALU, branches,
-//! waits — and only without modifiers it does not model (`clamp`, `omod`,
-//! `op_sel`, DPP, SDWA, integer `neg`/`abs`); every other instruction is
-//! `None` and runs on the executor of [`crate::exec`], which stays the
+//! bitwise, f32 and f16 vector operations (their DPP forms too), the f32
+//! transcendentals and division steps, f16/f32 conversions, packed VOP3P
+//! math, compares, dense MFMA, LDS, MUBUF and global loads and stores,
+//! scalar ALU, branches, waits — and only without modifiers it does not
+//! model (`clamp`, `omod` and `op_sel` outside VOP3P, SDWA, integer
+//! `neg`/`abs`); every other instruction is `None` and runs on the
+//! executor of [`crate::exec`], which stays the
 //! reference: a differential test runs each lowered instruction of the
 //! corpora on both, over random wave states, and requires the same result
 //! (`gcn-emu/tests/typed.rs`).
@@ -103,6 +106,51 @@ pub(crate) enum V32 {
     CvtU32F32,
     CvtI32F32,
     CvtPkBf16F32,
+    Perm,
+    BfeI,
+    AlignByte,
+    Bcnt,
+    Bfrev,
+    FfbhU,
+    FfblB,
+    MbcntLo,
+    MbcntHi,
+    Med3U,
+    Med3I,
+    Med3F,
+    MulLegacyF,
+    Rcp,
+    Sqrt,
+    Rsq,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Floor,
+    Ceil,
+    Trunc,
+    Rndne,
+    Fract,
+    FrexpMant,
+    FrexpExp,
+    /// `v_ldexp_f32`: the second source is an integer.
+    Ldexp,
+    DivFixup,
+    /// `v_div_fmas_f32`: scaled by VCC's lane bit.
+    DivFmas,
+    CvtF16F32,
+    CvtF32F16,
+    CvtF32Ubyte(u8),
+    CvtPkrtz,
+    CvtPkF16F32,
+    PackF16,
+    AddH,
+    SubH,
+    SubRevH,
+    MulH,
+    FmaH,
+    MaxH,
+    MinH,
 }
 
 impl V32 {
@@ -163,8 +211,77 @@ impl V32 {
             "v_cvt_u32_f32" => (CvtU32F32, 1, true),
             "v_cvt_i32_f32" => (CvtI32F32, 1, true),
             "v_cvt_pk_bf16_f32" => (CvtPkBf16F32, 2, true),
+            "v_perm_b32" => (Perm, 3, false),
+            "v_bfe_i32" => (BfeI, 3, false),
+            "v_alignbyte_b32" => (AlignByte, 3, false),
+            "v_bcnt_u32_b32" => (Bcnt, 2, false),
+            "v_bfrev_b32" => (Bfrev, 1, false),
+            "v_ffbh_u32" => (FfbhU, 1, false),
+            "v_ffbl_b32" => (FfblB, 1, false),
+            "v_mbcnt_lo_u32_b32" => (MbcntLo, 2, false),
+            "v_mbcnt_hi_u32_b32" => (MbcntHi, 2, false),
+            "v_med3_u32" => (Med3U, 3, false),
+            "v_med3_i32" => (Med3I, 3, false),
+            "v_med3_f32" => (Med3F, 3, true),
+            "v_mul_legacy_f32" => (MulLegacyF, 2, true),
+            "v_fmamk_f32" | "v_fmaak_f32" => (FmaF, 3, true),
+            "v_madmk_f32" | "v_madak_f32" => (MadF, 3, true),
+            "v_rcp_f32" | "v_rcp_iflag_f32" => (Rcp, 1, true),
+            "v_sqrt_f32" => (Sqrt, 1, true),
+            "v_rsq_f32" => (Rsq, 1, true),
+            "v_exp_f32" => (Exp, 1, true),
+            "v_log_f32" => (Log, 1, true),
+            "v_sin_f32" => (Sin, 1, true),
+            "v_cos_f32" => (Cos, 1, true),
+            "v_floor_f32" => (Floor, 1, true),
+            "v_ceil_f32" => (Ceil, 1, true),
+            "v_trunc_f32" => (Trunc, 1, true),
+            "v_rndne_f32" => (Rndne, 1, true),
+            "v_fract_f32" => (Fract, 1, true),
+            "v_frexp_mant_f32" => (FrexpMant, 1, true),
+            "v_frexp_exp_i32_f32" => (FrexpExp, 1, true),
+            "v_ldexp_f32" => (Ldexp, 2, true),
+            "v_div_fixup_f32" => (DivFixup, 3, true),
+            "v_div_fmas_f32" => (DivFmas, 3, true),
+            "v_cvt_f16_f32" => (CvtF16F32, 1, true),
+            "v_cvt_f32_f16" => (CvtF32F16, 1, true),
+            "v_cvt_f32_ubyte0" => (CvtF32Ubyte(0), 1, false),
+            "v_cvt_f32_ubyte1" => (CvtF32Ubyte(1), 1, false),
+            "v_cvt_f32_ubyte2" => (CvtF32Ubyte(2), 1, false),
+            "v_cvt_f32_ubyte3" => (CvtF32Ubyte(3), 1, false),
+            "v_cvt_pkrtz_f16_f32" => (CvtPkrtz, 2, true),
+            "v_cvt_pk_f16_f32" => (CvtPkF16F32, 2, true),
+            "v_pack_b32_f16" => (PackF16, 2, true),
+            "v_add_f16" => (AddH, 2, true),
+            "v_sub_f16" => (SubH, 2, true),
+            "v_subrev_f16" => (SubRevH, 2, true),
+            "v_mul_f16" => (MulH, 2, true),
+            "v_fma_f16" | "v_fmac_f16" => (FmaH, 3, true),
+            "v_max_f16" => (MaxH, 2, true),
+            "v_min_f16" => (MinH, 2, true),
             _ => return None,
         })
+    }
+
+    /// The sources (bits) that are f16: their modifiers act on bit 15 and
+    /// a float constant is an f16.
+    fn half(self) -> u8 {
+        use V32::*;
+        match self {
+            CvtF32F16 | PackF16 => 0b011,
+            AddH | SubH | SubRevH | MulH | FmaH | MaxH | MinH => 0b111,
+            _ => 0,
+        }
+    }
+
+    /// The sources (bits) of a float operation that are integers (no
+    /// modifiers: the reference ignores them there).
+    fn int(self) -> u8 {
+        match self {
+            V32::Ldexp => 0b110,
+            V32::CvtPkrtz | V32::CvtPkF16F32 | V32::CvtPkBf16F32 | V32::PackF16 => 0b100,
+            _ => 0,
+        }
     }
 }
 
@@ -299,6 +416,11 @@ pub(crate) enum Typed {
         /// `v_fmac`/`v_mac` with two printed sources: the destination is the
         /// addend.
         acc: bool,
+        /// An approximate operation ([`crate::approx`]): counted, and
+        /// perturbed when the launch asks.
+        approx: Option<&'static crate::approx::Approx>,
+        /// DPP: source 0 from other lanes.
+        dpp: Option<Box<Dpp>>,
     },
     /// A 64-bit vector operation.
     V64 {
@@ -315,6 +437,15 @@ pub(crate) enum Typed {
         sdst: u16,
         src: [Opnd; 3],
         cin: Option<u16>,
+    },
+    /// `v_div_scale_f32`: the scaled value, and VCC's bits to the SGPR
+    /// pair `sdst`.
+    DivScale {
+        dst: VDst,
+        sdst: u16,
+        src: [Opnd; 3],
+        neg: u8,
+        abs: u8,
     },
     /// `v_cndmask_b32`.
     Cndmask {
@@ -360,10 +491,102 @@ pub(crate) enum Typed {
         offset: u32,
         dwords: u8,
     },
+    /// `ds_read_{u8,i8,u16,i16}` (`signed`: sign-extended) and
+    /// `ds_write_{b8,b16}`: `size` bytes, one register.
+    DsNarrow {
+        write: bool,
+        data: VDst,
+        addr: u16,
+        offset: u32,
+        size: u8,
+        signed: bool,
+    },
+    /// `ds_read2[st64]_b{32,64}` and `ds_write2[st64]_b{32,64}`: two
+    /// accesses of `size` bytes at the address plus each offset (already
+    /// scaled); `data` the two registers written (one range, for a read)
+    /// or read.
+    Ds2 {
+        write: bool,
+        data: [VDst; 2],
+        addr: u16,
+        off: [u32; 2],
+        size: u8,
+    },
+    /// A packed (VOP3P) operation on two halves.
+    Pk(Box<Pk>),
+    /// `global_load_*` and `global_store_*` of whole registers, and of
+    /// bytes and shorts into (from) one register.
+    Global(Box<Global>),
     /// `buffer_load_dword*` (into registers, or into LDS with `lds`) and
     /// `buffer_store_dword*`, without `idxen`, through a V# that is not
     /// swizzled (a swizzled one runs on the reference executor).
     Buffer(Box<Buffer>),
+}
+
+/// A DPP form's lanes ([`Typed::V32`]), as the reference executor reads
+/// them from the encoding.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Dpp {
+    /// The lane source 0 is read from, for each lane (`u8::MAX`: none).
+    from: [u8; LANES],
+    /// Lanes whose source lane is out of range, or inactive, read 0
+    /// (`bound_ctrl`) instead of being left unwritten.
+    bound_ctrl: bool,
+    /// The lanes of the enabled rows and banks.
+    enabled: u64,
+}
+
+/// A packed operation's element operation ([`Typed::Pk`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PkOp {
+    FmaH,
+    AddH,
+    MulH,
+    MaxH,
+    MinH,
+    AddU16,
+    SubU16,
+    MulLoU16,
+    LshlRevB16,
+    LshrRevB16,
+    FmaF,
+    MulF,
+    AddF,
+}
+
+/// A VOP3P operation ([`Typed::Pk`]): each source's low and high element
+/// picked by `op_sel`/`op_sel_hi` and negated by `neg_lo`/`neg_hi` (bit k:
+/// source k), as the reference executor reads them.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Pk {
+    op: PkOp,
+    dst: VDst,
+    /// Registers, or a constant already in both halves.
+    src: [Opnd; 3],
+    n: usize,
+    /// 32-bit elements in register pairs (else 16-bit halves of one).
+    wide: bool,
+    op_sel: u8,
+    op_sel_hi: u8,
+    neg_lo: u8,
+    neg_hi: u8,
+    clamp: bool,
+}
+
+/// A global memory access ([`Typed::Global`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Global {
+    store: bool,
+    /// Bytes per lane.
+    size: u8,
+    /// A load of a byte or short sign-extends.
+    signed: bool,
+    data: VDst,
+    /// The address: a VGPR pair, or with `saddr` a VGPR offset from an
+    /// SGPR pair.
+    vaddr: u16,
+    saddr: Option<u16>,
+    offset: i64,
 }
 
 /// A MUBUF access ([`Typed::Buffer`]).
@@ -530,15 +753,66 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if m.starts_with("buffer_") {
         return lower_buffer(ins);
     }
+    if m.starts_with("global_") {
+        return lower_global(ins);
+    }
     if !m.starts_with("v_") {
         return None;
     }
+    if m.starts_with("v_pk_") {
+        return lower_pk(ins);
+    }
     let (name, enc) = base_name(m);
-    if !matches!(enc, "" | "_e32" | "_e64") {
+    if !matches!(enc, "" | "_e32" | "_e64" | "_dpp") {
         return None;
     }
-    // Modifiers this module does not model: any but none at all.
-    if !ins.mods.is_empty() {
+    // Modifiers this module does not model: any but none at all, and a
+    // DPP form's controls (read from the encoding, as the reference does).
+    let dpp_key = |k: &str| {
+        matches!(
+            k,
+            "quad_perm"
+                | "row_shl"
+                | "row_shr"
+                | "row_ror"
+                | "wave_shl"
+                | "wave_rol"
+                | "wave_shr"
+                | "wave_ror"
+                | "row_mirror"
+                | "row_half_mirror"
+                | "row_bcast"
+                | "row_mask"
+                | "bank_mask"
+                | "bound_ctrl"
+        )
+    };
+    if ins.mods.iter().any(|(k, _)| enc != "_dpp" || !dpp_key(k)) {
+        return None;
+    }
+    let dpp = if enc == "_dpp" {
+        let word = *ins.words.get(1)?;
+        let (ctrl, bound_ctrl) = (word >> 8 & 0x1ff, word >> 19 & 1 != 0);
+        let (bank_mask, row_mask) = (word >> 24 & 0xf, word >> 28 & 0xf);
+        let mut from = [u8::MAX; LANES];
+        let mut enabled = 0u64;
+        for (lane, f) in from.iter_mut().enumerate() {
+            if row_mask >> (lane / 16) & 1 != 0 && bank_mask >> (lane % 16 / 4) & 1 != 0 {
+                enabled |= 1 << lane;
+            }
+            if let Some(s) = crate::exec::dpp_source(ctrl, lane) {
+                *f = s as u8;
+            }
+        }
+        Some(Box::new(Dpp {
+            from,
+            bound_ctrl,
+            enabled,
+        }))
+    } else {
+        None
+    };
+    if dpp.is_some() && V32::of(name).is_none() {
         return None;
     }
     let ops = &ins.ops;
@@ -579,7 +853,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     }
     if let Some((op, n, float)) = V32::of(name) {
         let srcs = &ops[1..];
-        let acc = matches!(name, "v_fmac_f32" | "v_mac_f32") && srcs.len() == 2;
+        let acc = matches!(name, "v_fmac_f32" | "v_mac_f32" | "v_fmac_f16") && srcs.len() == 2;
         if srcs.len() != n && !acc {
             return None;
         }
@@ -588,9 +862,21 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
             return None;
         }
         let (neg, abs) = mods(srcs, float)?;
+        if (neg | abs) & op.int() != 0 {
+            return None;
+        }
         let mut src = [Opnd::Imm(0); 3];
         for (k, s) in srcs.iter().enumerate() {
-            src[k] = vsrc(s, false)?;
+            src[k] = match (s.op.clone(), op.half() >> k & 1 != 0) {
+                (Operand::Float(f), true) if !s.sext => {
+                    Opnd::Imm(half::f16::from_f64(f).to_bits() as u64)
+                }
+                _ => vsrc(s, false)?,
+            };
+        }
+        // DPP reads source 0 from a VGPR of another lane.
+        if dpp.is_some() && !matches!(src[0], Opnd::V(_)) {
+            return None;
         }
         if acc {
             src[2] = match dst.file {
@@ -605,6 +891,8 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
             neg,
             abs,
             acc,
+            approx: crate::approx::lookup(name),
+            dpp,
         });
     }
     let (op64, wide): (V64, [bool; 3]) = match name {
@@ -671,6 +959,23 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
             cin,
         });
     }
+    if name == "v_div_scale_f32" {
+        if ops.len() != 5 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+            return None;
+        }
+        let (neg, abs) = mods(&ops[2..], true)?;
+        return Some(Typed::DivScale {
+            dst,
+            sdst: sgpr(&ops[1].op, 2)?,
+            src: [
+                vsrc(&ops[2], false)?,
+                vsrc(&ops[3], false)?,
+                vsrc(&ops[4], false)?,
+            ],
+            neg,
+            abs,
+        });
+    }
     if name == "v_cndmask_b32" {
         if ops.len() != 4 {
             return None;
@@ -687,6 +992,271 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     None
 }
 
+fn lower_global(ins: &Instruction) -> Option<Typed> {
+    let (store, kind) = match ins.mnemonic.strip_prefix("global_load_") {
+        Some(k) => (false, k),
+        None => (true, ins.mnemonic.strip_prefix("global_store_")?),
+    };
+    let (size, signed) = match (store, kind) {
+        (_, "dword") => (4, false),
+        (_, "dwordx2") => (8, false),
+        (_, "dwordx3") => (12, false),
+        (_, "dwordx4") => (16, false),
+        (false, "ubyte") | (true, "byte") => (1, false),
+        (false, "sbyte") => (1, true),
+        (false, "ushort") | (true, "short") => (2, false),
+        (false, "sshort") => (2, true),
+        _ => return None,
+    };
+    let mut offset = 0;
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "offset" => offset = crate::exec::parse_int(v).ok()?,
+            // Cache policy: no effect on what the emulator computes.
+            "glc" | "slc" | "sc0" | "sc1" | "nt" => {}
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    if ops.len() != 3 {
+        return None;
+    }
+    let (data, vaddr) = if store {
+        (&ops[1], &ops[0])
+    } else {
+        (&ops[0], &ops[1])
+    };
+    let saddr = match ops[2].op {
+        Operand::Off => None,
+        _ => Some(sgpr(&ops[2].op, 2)?),
+    };
+    if ops[2].neg || ops[2].abs || ops[2].sext {
+        return None;
+    }
+    Some(Typed::Global(Box::new(Global {
+        store,
+        size,
+        signed,
+        data: vdst(data)?,
+        vaddr: vgpr(vaddr)?,
+        saddr,
+        offset,
+    })))
+}
+
+/// A global access, as the reference executor makes it lane by lane.
+fn global(w: &mut Wave, g: &Global, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let size = g.size as usize;
+    let dwords = size.div_ceil(4);
+    let lo = *vrow(w, RegFile::V, g.vaddr)?;
+    let (hi, base) = match g.saddr {
+        Some(s) => ([0; LANES], sget64(w, Opnd::S(s))),
+        None => (*vrow(w, RegFile::V, g.vaddr + 1)?, 0),
+    };
+    let mut rows = [[0u32; LANES]; 4];
+    for (q, row) in rows.iter_mut().enumerate().take(dwords) {
+        let index = g.data.index + q as u16;
+        *row = *vrow_mut(w, VDst { index, ..g.data })?;
+    }
+    let mem = ctx.mem.view();
+    let kind = if g.store {
+        AccessKind::Write
+    } else {
+        AccessKind::Read
+    };
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = match g.saddr {
+            Some(_) => base.wrapping_add(lo[lane] as u64),
+            None => lo[lane] as u64 | (hi[lane] as u64) << 32,
+        }
+        .wrapping_add(g.offset as u64);
+        let mut buf = [0u8; 16];
+        ctx.trace.note(lane, Space::Global, kind, a, size);
+        let r = if g.store {
+            for (q, r) in rows.iter().enumerate().take(dwords) {
+                buf[4 * q..4 * q + 4].copy_from_slice(&r[lane].to_le_bytes());
+            }
+            mem.write(a, &buf[..size])
+        } else {
+            mem.read(a, &mut buf[..size])
+        };
+        r.map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+        if !g.store {
+            for (q, r) in rows.iter_mut().enumerate().take(dwords) {
+                r[lane] = u32::from_le_bytes(buf[4 * q..4 * q + 4].try_into().unwrap_or_default());
+            }
+            if g.signed {
+                rows[0][lane] = match size {
+                    1 => rows[0][lane] as u8 as i8 as u32,
+                    _ => rows[0][lane] as u16 as i16 as u32,
+                };
+            }
+        }
+    }
+    drop(mem);
+    if !g.store {
+        for (q, r) in rows.iter().enumerate().take(dwords) {
+            let index = g.data.index + q as u16;
+            *vrow_mut(w, VDst { index, ..g.data })? = *r;
+        }
+    }
+    Ok(())
+}
+
+fn lower_pk(ins: &Instruction) -> Option<Typed> {
+    use PkOp::*;
+    let (op, wide) = match ins.mnemonic.as_str() {
+        "v_pk_fma_f16" => (FmaH, false),
+        "v_pk_add_f16" => (AddH, false),
+        "v_pk_mul_f16" => (MulH, false),
+        "v_pk_max_f16" => (MaxH, false),
+        "v_pk_min_f16" => (MinH, false),
+        "v_pk_add_u16" => (AddU16, false),
+        "v_pk_sub_u16" => (SubU16, false),
+        "v_pk_mul_lo_u16" => (MulLoU16, false),
+        "v_pk_lshlrev_b16" => (LshlRevB16, false),
+        "v_pk_lshrrev_b16" => (LshrRevB16, false),
+        "v_pk_fma_f32" => (FmaF, true),
+        "v_pk_mul_f32" => (MulF, true),
+        "v_pk_add_f32" => (AddF, true),
+        _ => return None,
+    };
+    let bits = |key: &str, default: u8| -> Option<u8> {
+        let Some(v) = ins.modifier(key) else {
+            return Some(if default == 1 { 0b111 } else { 0 });
+        };
+        let mut out = if default == 1 { 0b111 } else { 0 };
+        for (k, b) in v
+            .trim_matches(|c| c == '[' || c == ']')
+            .split(',')
+            .enumerate()
+        {
+            let b: u8 = b.trim().parse().ok()?;
+            if b > 1 || k > 2 {
+                return None;
+            }
+            out = out & !(1 << k) | b << k;
+        }
+        Some(out)
+    };
+    let mut clamp = false;
+    for (k, _) in &ins.mods {
+        match k.as_str() {
+            "op_sel" | "op_sel_hi" | "neg_lo" | "neg_hi" => {}
+            "clamp" => clamp = true,
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    let n = ops.len().checked_sub(1)?;
+    if n == 0
+        || n > 3
+        || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1 + wide as u16)
+    {
+        return None;
+    }
+    let dst = vdst(&ops[0])?;
+    let mut src = [Opnd::Imm(0); 3];
+    for (k, s) in ops[1..].iter().enumerate() {
+        if s.neg || s.abs || s.sext {
+            return None;
+        }
+        src[k] = match (&s.op, wide) {
+            (Operand::Int(i), true) => Opnd::Imm((*i as u32 as u64) * 0x1_0000_0001),
+            (Operand::Float(f), true) => Opnd::Imm(((*f as f32).to_bits() as u64) * 0x1_0000_0001),
+            (Operand::Float(f), false) => {
+                Opnd::Imm(half::f16::from_f64(*f).to_bits() as u64 * 0x1_0001)
+            }
+            _ => vsrc(s, wide)?,
+        };
+    }
+    Some(Typed::Pk(Box::new(Pk {
+        op,
+        dst,
+        src,
+        n,
+        wide,
+        op_sel: bits("op_sel", 0)?,
+        op_sel_hi: bits("op_sel_hi", 1)?,
+        neg_lo: bits("neg_lo", 0)?,
+        neg_hi: bits("neg_hi", 0)?,
+        clamp,
+    })))
+}
+
+/// One element of a packed operation, as the reference executor computes it.
+#[inline]
+fn pk_el(op: PkOp, x: [u64; 3], clamp: bool) -> u64 {
+    use PkOp::*;
+    let hh = |i: usize| h(x[i] as u32);
+    let s = |i: usize| f(x[i] as u32);
+    let cl = |v: f32| if clamp { v.clamp(0.0, 1.0) } else { v };
+    match op {
+        FmaH => ch(cl((hh(0) as f64).mul_add(hh(1) as f64, hh(2) as f64) as f32)) as u64,
+        AddH => ch(cl(hh(0) + hh(1))) as u64,
+        MulH => ch(cl(hh(0) * hh(1))) as u64,
+        MaxH => ch(hh(0).max(hh(1))) as u64,
+        MinH => ch(hh(0).min(hh(1))) as u64,
+        AddU16 => (x[0] as u16).wrapping_add(x[1] as u16) as u64,
+        SubU16 => (x[0] as u16).wrapping_sub(x[1] as u16) as u64,
+        MulLoU16 => (x[0] as u16).wrapping_mul(x[1] as u16) as u64,
+        LshlRevB16 => (x[1] as u16).wrapping_shl(x[0] as u32 & 15) as u64,
+        LshrRevB16 => (x[1] as u16).wrapping_shr(x[0] as u32 & 15) as u64,
+        FmaF => cf32(cl(s(0).mul_add(s(1), s(2)))) as u64,
+        MulF => cf32(cl(s(0) * s(1))) as u64,
+        AddF => cf32(cl(s(0) + s(1))) as u64,
+    }
+}
+
+fn pk(w: &mut Wave, p: &Pk) -> R<()> {
+    let exec = w.exec();
+    let mut raw = [[0u64; LANES]; 3];
+    for (r, &s) in raw.iter_mut().zip(&p.src).take(p.n) {
+        *r = if p.wide {
+            get64(w, s)?
+        } else {
+            get32(w, s)?.map(|v| v as u64)
+        };
+    }
+    let (bits, sign) = if p.wide {
+        (32, 1u64 << 31)
+    } else {
+        (16, 1u64 << 15)
+    };
+    let mask = (1u64 << bits) - 1;
+    let mut out = [0u64; LANES];
+    for l in 0..LANES {
+        let (mut lo, mut hi) = ([0u64; 3], [0u64; 3]);
+        for k in 0..p.n {
+            let v = raw[k][l];
+            lo[k] = (v >> (bits * (p.op_sel >> k & 1) as u32)) & mask;
+            hi[k] = (v >> (bits * (p.op_sel_hi >> k & 1) as u32)) & mask;
+            if p.neg_lo >> k & 1 != 0 {
+                lo[k] ^= sign;
+            }
+            if p.neg_hi >> k & 1 != 0 {
+                hi[k] ^= sign;
+            }
+        }
+        let (a, b) = (pk_el(p.op, lo, p.clamp), pk_el(p.op, hi, p.clamp));
+        out[l] = if p.wide {
+            a | b << 32
+        } else {
+            (a & 0xffff) | (b & 0xffff) << 16
+        };
+    }
+    if p.wide {
+        write64(w, p.dst, &out, exec)
+    } else {
+        put(vrow_mut(w, p.dst)?, &out.map(|v| v as u32), exec);
+        Ok(())
+    }
+}
+
 fn vgpr(s: &Src) -> Option<u16> {
     match s.op {
         Operand::Reg {
@@ -700,13 +1270,101 @@ fn vgpr(s: &Src) -> Option<u16> {
 
 fn lower_ds(ins: &Instruction) -> Option<Typed> {
     let word = *ins.words.first()?;
-    if word >> 16 & 1 != 0 || ins.mods.iter().any(|(k, _)| k != "offset") {
+    if word >> 16 & 1 != 0 {
+        return None;
+    }
+    let ops = &ins.ops;
+    if let Some((write, kind)) = ins
+        .mnemonic
+        .strip_prefix("ds_read2")
+        .map(|k| (false, k))
+        .or_else(|| ins.mnemonic.strip_prefix("ds_write2").map(|k| (true, k)))
+    {
+        let (st64, kind) = match kind.strip_prefix("st64") {
+            Some(k) => (true, k),
+            None => (false, kind),
+        };
+        let size: u8 = match kind {
+            "_b32" => 4,
+            "_b64" => 8,
+            _ => return None,
+        };
+        if ins
+            .mods
+            .iter()
+            .any(|(k, _)| k != "offset0" && k != "offset1")
+        {
+            return None;
+        }
+        let scale = size as u32 * if st64 { 64 } else { 1 };
+        let off = [(word & 0xff) * scale, (word >> 8 & 0xff) * scale];
+        let words = size as u16 / 4;
+        return Some(if write {
+            if ops.len() != 3 {
+                return None;
+            }
+            Typed::Ds2 {
+                write,
+                data: [vdst(&ops[1])?, vdst(&ops[2])?],
+                addr: vgpr(&ops[0])?,
+                off,
+                size,
+            }
+        } else {
+            if ops.len() != 2 {
+                return None;
+            }
+            let d = vdst(&ops[0])?;
+            Typed::Ds2 {
+                write,
+                data: [
+                    d,
+                    VDst {
+                        index: d.index + words,
+                        ..d
+                    },
+                ],
+                addr: vgpr(&ops[1])?,
+                off,
+                size,
+            }
+        });
+    }
+    if ins.mods.iter().any(|(k, _)| k != "offset") {
         return None;
     }
     let (write, kind) = match ins.mnemonic.strip_prefix("ds_read_") {
         Some(k) => (false, k),
         None => (true, ins.mnemonic.strip_prefix("ds_write_")?),
     };
+    if ops.len() != 2 {
+        return None;
+    }
+    let offset = word & 0xffff;
+    let narrow = match (write, kind) {
+        (false, "u8") => Some((1, false)),
+        (false, "i8") => Some((1, true)),
+        (false, "u16") => Some((2, false)),
+        (false, "i16") => Some((2, true)),
+        (true, "b8") => Some((1, false)),
+        (true, "b16") => Some((2, false)),
+        _ => None,
+    };
+    if let Some((size, signed)) = narrow {
+        let (data, addr) = if write {
+            (&ops[1], &ops[0])
+        } else {
+            (&ops[0], &ops[1])
+        };
+        return Some(Typed::DsNarrow {
+            write,
+            data: vdst(data)?,
+            addr: vgpr(addr)?,
+            offset,
+            size,
+            signed,
+        });
+    }
     let dwords = match kind {
         "b32" => 1,
         "b64" => 2,
@@ -714,11 +1372,6 @@ fn lower_ds(ins: &Instruction) -> Option<Typed> {
         "b128" => 4,
         _ => return None,
     };
-    let ops = &ins.ops;
-    if ops.len() != 2 {
-        return None;
-    }
-    let offset = word & 0xffff;
     Some(if write {
         Typed::DsWrite {
             addr: vgpr(&ops[0])?,
@@ -856,9 +1509,11 @@ fn gather<const M: usize>(
                 }
             }
             El::F16 => {
-                for (v, &word) in slot.iter_mut().zip(row) {
-                    *v = half::f16::from_bits((word >> h) as u16).to_f64();
-                }
+                // One slice conversion (F16C where the CPU has it).
+                use half::slice::HalfFloatSliceExt;
+                let halves: [half::f16; LANES] =
+                    std::array::from_fn(|l| half::f16::from_bits((row[l] >> h) as u16));
+                halves.convert_to_f64_slice(&mut slot);
             }
         }
         for g in 0..LANES / M {
@@ -918,19 +1573,92 @@ fn matmul_fma<const M: usize>(k: usize, at: &[f64], b: &[f64], cd: &mut [f64]) {
     matmul::<M, true>(k, at, b, cd)
 }
 
+/// An MFMA's operands and sums, kept per thread: zeroing 16 KiB of arrays on
+/// the stack for every MFMA cost as much as the sums themselves.
+///
+/// A or B gathered once is kept with the register words it came from
+/// (`FRAGMENTS` per operand, by register): a GEMM's K loop multiplies each
+/// A fragment with several B fragments and back, and a fragment whose
+/// registers hold the same words again is not gathered again.
+struct MfmaScratch {
+    a: [Fragment; FRAGMENTS],
+    b: [Fragment; FRAGMENTS],
+    cd: [f64; 1024],
+}
+
+const FRAGMENTS: usize = 16;
+
+/// One gathered MFMA operand.
+#[derive(Clone)]
+struct Fragment {
+    /// The registers and shape it was gathered for (`None`: empty).
+    key: Option<(RegFile, u16, El, usize, usize)>,
+    /// The register words it was gathered from.
+    raw: [Lanes; 4],
+    /// The elements, depth-major ([`gather`]).
+    vals: [f64; 512],
+}
+
+thread_local! {
+    static MFMA_SCRATCH: std::cell::RefCell<Box<MfmaScratch>> = {
+        let empty = Fragment {
+            key: None,
+            raw: [[0; LANES]; 4],
+            vals: [0.0; 512],
+        };
+        std::cell::RefCell::new(Box::new(MfmaScratch {
+            a: std::array::from_fn(|_| empty.clone()),
+            b: std::array::from_fn(|_| empty.clone()),
+            cd: [0.0; 1024],
+        }))
+    };
+}
+
 fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
-    let (m, k) = (x.m, x.k);
-    let mut a = [0f64; 512];
-    let mut b = [0f64; 512];
-    if m == 16 {
-        gather::<16>(w, x, x.a, &mut a[..m * k])?;
-        gather::<16>(w, x, x.b, &mut b[..m * k])?;
-    } else {
-        gather::<32>(w, x, x.a, &mut a[..m * k])?;
-        gather::<32>(w, x, x.b, &mut b[..m * k])?;
+    MFMA_SCRATCH.with(|s| {
+        let s = &mut **s.borrow_mut();
+        let slot = |i: u16| (i as usize / 4) % FRAGMENTS;
+        let a = &mut s.a[slot(x.a.1)];
+        let b = &mut s.b[slot(x.b.1)];
+        fragment(w, x, x.a, a)?;
+        fragment(w, x, x.b, b)?;
+        mfma_in(w, x, &a.vals, &b.vals, &mut s.cd)
+    })
+}
+
+/// Gather operand `reg` into `f`, unless `f` already holds it gathered
+/// from the same register words.
+fn fragment(w: &Wave, x: &Mfma, reg: (RegFile, u16), f: &mut Fragment) -> R<()> {
+    let per = if x.el == El::F32 { 1 } else { 2 };
+    let regs = (x.k * x.m / LANES).div_ceil(per);
+    let key = Some((reg.0, reg.1, x.el, x.m, x.k));
+    let mut same = f.key == key;
+    for (q, raw) in f.raw.iter_mut().enumerate().take(regs) {
+        let row = vrow(w, reg.0, reg.1 + q as u16)?;
+        if !same || raw != row {
+            same = false;
+            *raw = *row;
+        }
     }
+    if !same {
+        // Invalid until gathered whole (a fault leaves it empty).
+        f.key = None;
+        let n = x.m * x.k;
+        if x.m == 16 {
+            gather::<16>(w, x, reg, &mut f.vals[..n])?;
+        } else {
+            gather::<32>(w, x, reg, &mut f.vals[..n])?;
+        }
+        f.key = key;
+    }
+    Ok(())
+}
+
+/// [`mfma`] from gathered operands `a` and `b` (`m·k` elements each) over
+/// the scratch array `cd`: every element it reads (`m·m`) it writes first.
+fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64; 1024]) -> R<()> {
+    let (m, k) = (x.m, x.k);
     let dregs = m * m / LANES;
-    let mut cd = [0f64; 1024];
     for r in 0..dregs {
         let row = match x.c {
             Ok((file, i)) => *vrow(w, file, i + r as u16)?,
@@ -952,12 +1680,12 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
     match (m, fma) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA (checked above).
-        (16, true) => unsafe { matmul_fma::<16>(k, &a, &b, cd) },
+        (16, true) => unsafe { matmul_fma::<16>(k, &a[..], &b[..], cd) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
-        (_, true) => unsafe { matmul_fma::<32>(k, &a, &b, cd) },
-        (16, _) => matmul::<16, false>(k, &a, &b, cd),
-        _ => matmul::<32, false>(k, &a, &b, cd),
+        (_, true) => unsafe { matmul_fma::<32>(k, &a[..], &b[..], cd) },
+        (16, _) => matmul::<16, false>(k, &a[..], &b[..], cd),
+        _ => matmul::<32, false>(k, &a[..], &b[..], cd),
     }
     // MFMA ignores exec: every lane's result is written.
     for r in 0..dregs {
@@ -1194,14 +1922,20 @@ fn sset64(w: &mut Wave, i: u16, v: u64) {
     w.s[i as usize + 1] = (v >> 32) as u32;
 }
 
-/// Apply float input modifiers of source `k` to its lanes.
+/// Apply float input modifiers of source `k` to its lanes (of an f16
+/// source, to bit 15, when bit `k` of `half` is set).
 #[inline]
-fn fmods(x: &mut Lanes, k: usize, neg: u8, abs: u8) {
+fn fmods(x: &mut Lanes, k: usize, neg: u8, abs: u8, half: u8) {
+    let sign = if half >> k & 1 != 0 {
+        0x8000
+    } else {
+        0x8000_0000
+    };
     if abs >> k & 1 != 0 {
-        x.iter_mut().for_each(|v| *v &= 0x7fff_ffff);
+        x.iter_mut().for_each(|v| *v &= !sign);
     }
     if neg >> k & 1 != 0 {
-        x.iter_mut().for_each(|v| *v ^= 0x8000_0000);
+        x.iter_mut().for_each(|v| *v ^= sign);
     }
 }
 
@@ -1237,13 +1971,28 @@ fn sext24(x: u32) -> i64 {
     ((x << 8) as i32 >> 8) as i64
 }
 
-fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
+fn h(x: u32) -> f32 {
+    crate::exec::f16b(x as u64)
+}
+
+fn ch(x: f32) -> u32 {
+    crate::exec::bf16(x) as u32
+}
+
+fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
     macro_rules! each {
         (|$x:ident, $y:ident, $z:ident| $e:expr) => {
             for l in 0..LANES {
                 let ($x, $y, $z) = (a[l], b[l], c[l]);
                 let _ = (&$x, &$y, &$z);
                 out[l] = $e;
+            }
+        };
+        (|$x:ident, $y:ident, $z:ident, $l:ident| $e:expr) => {
+            for $l in 0..LANES {
+                let ($x, $y, $z) = (a[$l], b[$l], c[$l]);
+                let _ = (&$x, &$y, &$z);
+                out[$l] = $e;
             }
         };
     }
@@ -1310,7 +2059,129 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, out: &mut Lanes) {
             half::bf16::from_f32(f(x)).to_bits() as u32
                 | (half::bf16::from_f32(f(y)).to_bits() as u32) << 16
         }),
+        Perm => each!(|x, y, z| perm(x, y, z)),
+        BfeI => each!(|x, y, z| {
+            let (o, w) = (y & 31, z & 31);
+            if w == 0 {
+                0
+            } else {
+                (((x >> o) << (32 - w)) as i32 >> (32 - w)) as u32
+            }
+        }),
+        AlignByte => each!(|x, y, z| ((((x as u64) << 32) | y as u64) >> (8 * (z & 3))) as u32),
+        Bcnt => each!(|x, y, z| x.count_ones().wrapping_add(y)),
+        Bfrev => each!(|x, y, z| x.reverse_bits()),
+        FfbhU => each!(|x, y, z| if x == 0 { u32::MAX } else { x.leading_zeros() }),
+        FfblB => each!(|x, y, z| if x == 0 { u32::MAX } else { x.trailing_zeros() }),
+        MbcntLo => each!(|x, y, z, l| {
+            let mask = if l >= 32 {
+                u32::MAX
+            } else {
+                ((1u64 << l) - 1) as u32
+            };
+            (x & mask).count_ones().wrapping_add(y)
+        }),
+        MbcntHi => each!(|x, y, z, l| {
+            let mask = if l < 32 {
+                0
+            } else {
+                ((1u64 << (l - 32)) - 1) as u32
+            };
+            (x & mask).count_ones().wrapping_add(y)
+        }),
+        Med3U => each!(|x, y, z| x.max(y).min(x.min(y).max(z))),
+        Med3I => each!(|x, y, z| {
+            let (x, y, z) = (x as i32, y as i32, z as i32);
+            x.max(y).min(x.min(y).max(z)) as u32
+        }),
+        Med3F => each!(|x, y, z| {
+            let (x, y, z) = (f(x), f(y), f(z));
+            if x.is_nan() || y.is_nan() || z.is_nan() {
+                cf32(x.min(y).min(z))
+            } else {
+                cf32(x.max(y).min(x.min(y).max(z)))
+            }
+        }),
+        MulLegacyF => each!(|x, y, z| {
+            let (x, y) = (f(x), f(y));
+            cf32(if x == 0.0 || y == 0.0 { 0.0 } else { x * y })
+        }),
+        Rcp => each!(|x, y, z| cf32(1.0 / f(x))),
+        Sqrt => each!(|x, y, z| cf32(f(x).sqrt())),
+        Rsq => each!(|x, y, z| cf32(1.0 / f(x).sqrt())),
+        Exp => each!(|x, y, z| cf32(f(x).exp2())),
+        Log => each!(|x, y, z| cf32(f(x).log2())),
+        Sin => each!(|x, y, z| cf32((f(x) * std::f32::consts::TAU).sin())),
+        Cos => each!(|x, y, z| cf32((f(x) * std::f32::consts::TAU).cos())),
+        Floor => each!(|x, y, z| cf32(f(x).floor())),
+        Ceil => each!(|x, y, z| cf32(f(x).ceil())),
+        Trunc => each!(|x, y, z| cf32(f(x).trunc())),
+        Rndne => each!(|x, y, z| cf32(f(x).round_ties_even())),
+        Fract => each!(|x, y, z| {
+            let x = f(x);
+            cf32(if x.is_infinite() {
+                f32::NAN
+            } else {
+                (x - x.floor()).min(f32::from_bits(0x3f7fffff))
+            })
+        }),
+        FrexpMant => each!(|x, y, z| cf32(crate::exec::frexp32(f(x)).0)),
+        FrexpExp => each!(|x, y, z| crate::exec::frexp32(f(x)).1 as u32),
+        Ldexp => each!(|x, y, z| cf32(crate::exec::ldexp32(f(x), y as i32))),
+        DivFixup => each!(|x, y, z| cf32(crate::exec::div_fixup32(f(x), f(y), f(z)))),
+        DivFmas => each!(|x, y, z, l| {
+            // As the reference: the fma in f64, scaled, rounded once.
+            let d = (f(x) as f64).mul_add(f(y) as f64, f(z) as f64);
+            let d = if vcc >> l & 1 != 0 {
+                if z >> 23 & 0xff >= 127 {
+                    d * 2f64.powi(64)
+                } else {
+                    d * 2f64.powi(-64)
+                }
+            } else {
+                d
+            };
+            cf32(d as f32)
+        }),
+        CvtF16F32 => each!(|x, y, z| ch(f(x))),
+        CvtF32F16 => each!(|x, y, z| cf32(h(x))),
+        CvtF32Ubyte(n) => each!(|x, y, z| (((x >> (8 * n)) & 0xff) as f32).to_bits()),
+        CvtPkrtz => each!(|x, y, z| {
+            crate::exec::f16_rtz(f(x)) as u32 | (crate::exec::f16_rtz(f(y)) as u32) << 16
+        }),
+        CvtPkF16F32 => each!(|x, y, z| ch(f(x)) | ch(f(y)) << 16),
+        PackF16 => each!(|x, y, z| (x & 0xffff) | (y & 0xffff) << 16),
+        AddH => each!(|x, y, z| ch(h(x) + h(y))),
+        SubH => each!(|x, y, z| ch(h(x) - h(y))),
+        SubRevH => each!(|x, y, z| ch(h(y) - h(x))),
+        MulH => each!(|x, y, z| ch(h(x) * h(y))),
+        FmaH => each!(|x, y, z| ch((h(x) as f64).mul_add(h(y) as f64, h(z) as f64) as f32)),
+        MaxH => each!(|x, y, z| ch(h(x).max(h(y)))),
+        MinH => each!(|x, y, z| ch(h(x).min(h(y)))),
     }
+}
+
+/// `v_perm_b32`, as the reference executor selects bytes.
+fn perm(a: u32, b: u32, c: u32) -> u32 {
+    let bytes = (a as u64) << 32 | b as u64;
+    let mut out = 0u32;
+    for i in 0..4 {
+        let sel = (c >> (8 * i)) & 0xff;
+        let byte = match sel {
+            0..=7 => (bytes >> (8 * sel)) & 0xff,
+            8..=11 => {
+                if (bytes >> (8 * (2 * (sel - 8) + 1))) & 0x80 != 0 {
+                    0xff
+                } else {
+                    0
+                }
+            }
+            12 => 0,
+            _ => 0xff,
+        };
+        out |= (byte as u32) << (8 * i);
+    }
+    out
 }
 
 fn holds(rel: Rel, o: Option<std::cmp::Ordering>) -> bool {
@@ -1373,15 +2244,44 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             neg,
             abs,
             acc: _,
+            approx,
+            ref dpp,
         } => {
-            let exec = w.exec();
+            let mut exec = w.exec();
+            if approx.is_some() {
+                w.approx.record(ins.addr, exec.count_ones());
+            }
+            let vcc = if op == V32::DivFmas { w.vcc() } else { 0 };
             let mut r = [0u32; LANES];
-            if neg | abs != 0 {
+            if neg | abs != 0 || dpp.is_some() || approx.is_some() {
                 let mut x = [get32(w, src[0])?, get32(w, src[1])?, get32(w, src[2])?];
+                let half = op.half();
                 for (k, x) in x.iter_mut().enumerate() {
-                    fmods(x, k, neg, abs);
+                    fmods(x, k, neg, abs, half);
                 }
-                v32(op, &x[0], &x[1], &x[2], &mut r);
+                if let Some(d) = dpp {
+                    let row = x[0];
+                    let mut write = 0u64;
+                    for (l, (x0, &from)) in x[0].iter_mut().zip(&d.from).enumerate() {
+                        let from = from as usize;
+                        if from < LANES && exec >> from & 1 != 0 {
+                            *x0 = row[from];
+                            write |= 1 << l;
+                        } else {
+                            *x0 = 0;
+                            write |= (d.bound_ctrl as u64) << l;
+                        }
+                    }
+                    exec &= d.enabled & write;
+                }
+                v32(op, &x[0], &x[1], &x[2], vcc, &mut r);
+                if let (Some(a), Some(seed)) = (approx, w.approx.perturb) {
+                    for l in 0..LANES {
+                        if exec >> l & 1 != 0 {
+                            r[l] = a.perturb(seed, x[0][l] as u64, r[l] as u64) as u32;
+                        }
+                    }
+                }
             } else {
                 // Registers are read in place; a scalar or a constant is
                 // broadcast into a buffer.
@@ -1392,6 +2292,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                     src32(w, src[0], b0)?,
                     src32(w, src[1], b1)?,
                     src32(w, src[2], b2)?,
+                    vcc,
                     &mut r,
                 );
             }
@@ -1456,6 +2357,28 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             }
             sset64(w, sdst, bits);
         }
+        Typed::DivScale {
+            dst,
+            sdst,
+            src,
+            neg,
+            abs,
+        } => {
+            let exec = w.exec();
+            let mut x = [get32(w, src[0])?, get32(w, src[1])?, get32(w, src[2])?];
+            for (k, x) in x.iter_mut().enumerate() {
+                fmods(x, k, neg, abs, 0);
+            }
+            let mut r = [0u32; LANES];
+            let mut bits = 0u64;
+            for l in 0..LANES {
+                let (d, vcc) = crate::exec::div_scale32(f(x[0][l]), f(x[1][l]), f(x[2][l]));
+                r[l] = cf32(d);
+                bits |= (vcc as u64) << l;
+            }
+            put(vrow_mut(w, dst)?, &r, exec);
+            sset64(w, sdst, bits & exec);
+        }
         Typed::Cndmask {
             dst,
             src,
@@ -1466,8 +2389,8 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             let exec = w.exec();
             let mut a = get32(w, src[0])?;
             let mut b = get32(w, src[1])?;
-            fmods(&mut a, 0, neg, abs);
-            fmods(&mut b, 1, neg, abs);
+            fmods(&mut a, 0, neg, abs, 0);
+            fmods(&mut b, 1, neg, abs, 0);
             let m = w.s[mask as usize] as u64 | (w.s[mask as usize + 1] as u64) << 32;
             let r: Lanes = std::array::from_fn(|l| if m >> l & 1 != 0 { b[l] } else { a[l] });
             put(vrow_mut(w, dst)?, &r, exec);
@@ -1485,8 +2408,8 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             let mut a = get32(w, src[0])?;
             let mut b = get32(w, src[1])?;
             if neg | abs != 0 {
-                fmods(&mut a, 0, neg, abs);
-                fmods(&mut b, 1, neg, abs);
+                fmods(&mut a, 0, neg, abs, 0);
+                fmods(&mut b, 1, neg, abs, 0);
             }
             let mut bits = 0u64;
             for l in 0..LANES {
@@ -1712,6 +2635,116 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 }
             }
         }
+        Typed::DsNarrow {
+            write,
+            data,
+            addr,
+            offset,
+            size,
+            signed,
+        } => {
+            let exec = w.exec();
+            let at = *vrow(w, RegFile::V, addr)?;
+            let size = size as usize;
+            let kind = if write {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            let mut row = *vrow_mut(w, data)?;
+            for lane in 0..LANES {
+                if exec >> lane & 1 == 0 {
+                    continue;
+                }
+                let a = at[lane].wrapping_add(offset);
+                ctx.trace.note(lane, Space::Lds, kind, a as u64, size);
+                ctx.lds.at_lane(lane);
+                if write {
+                    ctx.lds.write_bytes(a, &row[lane].to_le_bytes()[..size]);
+                } else {
+                    let mut buf = [0u8; 4];
+                    ctx.lds.read_bytes(a, &mut buf[..size]);
+                    let v = u32::from_le_bytes(buf);
+                    row[lane] = match (signed, size) {
+                        (true, 1) => v as u8 as i8 as u32,
+                        (true, _) => v as u16 as i16 as u32,
+                        _ => v,
+                    };
+                }
+            }
+            if !write {
+                *vrow_mut(w, data)? = row;
+            }
+        }
+        Typed::Ds2 {
+            write,
+            data,
+            addr,
+            off,
+            size,
+        } => {
+            let exec = w.exec();
+            let at = *vrow(w, RegFile::V, addr)?;
+            let size = size as usize;
+            let words = size / 4;
+            // The registers: data[0] then data[1], `words` each.
+            let mut rows = [[0u32; LANES]; 4];
+            for (q, row) in rows.iter_mut().enumerate().take(2 * words) {
+                let d = data[q / words];
+                *row = *vrow_mut(
+                    w,
+                    VDst {
+                        index: d.index + (q % words) as u16,
+                        ..d
+                    },
+                )?;
+            }
+            let kind = if write {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            for lane in 0..LANES {
+                if exec >> lane & 1 == 0 {
+                    continue;
+                }
+                let a = at[lane];
+                for o in off {
+                    let at = a.wrapping_add(o) as u64;
+                    ctx.trace.note(lane, Space::Lds, kind, at, size);
+                }
+                ctx.lds.at_lane(lane);
+                for (j, o) in off.iter().enumerate() {
+                    let x = a.wrapping_add(*o);
+                    if write {
+                        let mut v = 0u64;
+                        for k in 0..words {
+                            v |= (rows[j * words + k][lane] as u64) << (32 * k);
+                        }
+                        ctx.lds.write(x, size, v);
+                    } else {
+                        let v = ctx.lds.read(x, size);
+                        for k in 0..words {
+                            rows[j * words + k][lane] = (v >> (32 * k)) as u32;
+                        }
+                    }
+                }
+            }
+            if !write {
+                for (q, row) in rows.iter().enumerate().take(2 * words) {
+                    let d = data[q / words];
+                    *vrow_mut(
+                        w,
+                        VDst {
+                            index: d.index + (q % words) as u16,
+                            ..d
+                        },
+                    )? = *row;
+                }
+            }
+        }
+        Typed::Pk(ref p) => pk(w, p)?,
+        Typed::Global(ref g) => global(w, g, ctx)?,
         Typed::Buffer(ref b) => {
             let v = &w.s[b.srsrc as usize..b.srsrc as usize + 4];
             if v[1] >> 31 != 0 {
@@ -1837,16 +2870,17 @@ fn write64(w: &mut Wave, dst: VDst, r: &Lanes64, exec: u64) -> R<()> {
     Ok(())
 }
 
-/// How many of `program`'s instructions lower (hidden: for tests and the
-/// speed bench).
+/// Which of `program`'s instructions lower, by index (hidden: for tests
+/// and the speed bench's instruction mix).
 #[doc(hidden)]
-pub fn lowered(program: &Program) -> usize {
-    lower_all(program).iter().filter(|t| t.is_some()).count()
+pub fn lowered(program: &Program) -> Vec<bool> {
+    lower_all(program).iter().map(|t| t.is_some()).collect()
 }
 
 /// A wave state for [`differential`] (hidden: for tests): random
 /// registers from `seed`, some of them small integers, ordinary floats and
 /// special values (0, all ones, sign bit, infinity, NaN).
+#[doc(hidden)]
 #[doc(hidden)]
 pub fn random_wave(seed: u64) -> Wave {
     let mut rng = crate::launch::SplitMix64(seed);
@@ -1886,6 +2920,7 @@ pub fn random_wave(seed: u64) -> Wave {
 /// program counter and the wave's state. `Ok(false)`: it does not lower;
 /// `Err`: the executors disagree (what differs).
 #[doc(hidden)]
+#[doc(hidden)]
 pub fn differential(
     program: &Program,
     index: usize,
@@ -1908,42 +2943,39 @@ pub fn differential(
     w.pc = index;
     let mem = crate::memory::Memory::new();
     // 64 KiB of LDS with a pattern; addresses past it read 0 on both.
-    let mut lds = crate::memory::Lds::new(65536);
-    for (i, b) in lds.data.iter_mut().enumerate() {
-        *b = (i as u32).wrapping_mul(2_654_435_761) as u8;
+    // (Made once: filling it per run was most of the differential test's
+    // time in a debug build.)
+    thread_local! {
+        static LDS: crate::memory::Lds = {
+            let mut lds = crate::memory::Lds::new(65536);
+            for (i, b) in lds.data.iter_mut().enumerate() {
+                *b = (i as u32).wrapping_mul(2_654_435_761) as u8;
+            }
+            lds
+        };
     }
+    let mut lds = LDS.with(|p| p.clone());
     let mut lds_ref = lds.clone();
     let mut reference = w.clone();
-    let got_ref = {
-        let mut ctx = Ctx {
-            program,
-            mem: &mem,
-            lds: &mut lds_ref,
-            shared_base_hi: crate::dispatch::SHARED_BASE_HI,
-            private_base_hi: crate::dispatch::PRIVATE_BASE_HI,
-            ocp_fp8: false,
-            trace: Default::default(),
-            observer: None,
-            typed: &[],
-        };
-        crate::exec::step(&mut reference, ins, &mut ctx)
+    // One context: the reference runs on `lds_ref`, the typed operation on
+    // `lds`, each from the same contents.
+    let mut ctx = Ctx {
+        program,
+        mem: &mem,
+        lds: &mut lds_ref,
+        shared_base_hi: crate::dispatch::SHARED_BASE_HI,
+        private_base_hi: crate::dispatch::PRIVATE_BASE_HI,
+        ocp_fp8: false,
+        trace: Default::default(),
+        observer: None,
+        typed: &[],
     };
-    let got = {
-        let mut ctx = Ctx {
-            program,
-            mem: &mem,
-            lds: &mut lds,
-            shared_base_hi: crate::dispatch::SHARED_BASE_HI,
-            private_base_hi: crate::dispatch::PRIVATE_BASE_HI,
-            ocp_fp8: false,
-            trace: Default::default(),
-            observer: None,
-            typed: &[],
-        };
-        w.executed += 1;
-        w.pc = index + 1;
-        exec(&mut w, &t, ins, &mut ctx)
-    };
+    let got_ref = crate::exec::step(&mut reference, ins, &mut ctx);
+    ctx.lds = &mut lds;
+    ctx.trace = Default::default();
+    w.executed += 1;
+    w.pc = index + 1;
+    let got = exec(&mut w, &t, ins, &mut ctx);
     let what = |s: String| format!("`{}` (seed {seed}, exec {mask:#x}): {s}", ins.text);
     match (got_ref, got) {
         (Ok(()), Ok(())) => {}
@@ -1968,7 +3000,14 @@ pub fn differential(
         )));
     }
     for (file, a, b) in [("v", &reference.v, &w.v), ("a", &reference.a, &w.a)] {
-        for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
+        // Whole registers compared first (a lane search per register was
+        // most of the differential test's time in a debug build).
+        for (i, (x, y)) in a
+            .iter()
+            .zip(b.iter())
+            .enumerate()
+            .filter(|(_, (x, y))| x != y)
+        {
             if let Some(l) = (0..LANES).find(|&l| x[l] != y[l]) {
                 return Err(what(format!(
                     "{file}{i} lane {l}: reference {:#x}, typed {:#x}",

@@ -279,6 +279,165 @@ fn aiter_bf16gemm_48x64_pf3_splitk_gfx950_matches_the_reference() {
     );
 }
 
+/// aiter's B preshuffle for the a8w8 asm GEMMs (`shuffle_weight(B,
+/// layout=(16, 16))`, aiter/ops/shuffle.py, as op_tests/test_gemm_a8w8.py
+/// calls it): B[N, K] of i8 viewed as (N/16, 16, K/32, 2, 16) and permuted
+/// to (N/16, K/32, 2, 16, 16).
+fn shuffle_16x16(b: &[i8], n: usize, k: usize) -> Vec<i8> {
+    let mut out = vec![0i8; n * k];
+    for r in 0..n {
+        for c in 0..k {
+            let (n0, n1) = (r / 16, r % 16);
+            let (k0, k1, k2) = (c / 32, c % 32 / 16, c % 16);
+            out[(((n0 * (k / 32) + k0) * 2 + k1) * 16 + n1) * 16 + k2] = b[r * k + c];
+        }
+    }
+    out
+}
+
+/// One aiter a8w8 GEMM with per-token scales (`gemm_a8w8_asm`,
+/// csrc/py_itfs_cu/asm_gemm_a8w8.cu): C[M,N] (bf16) = (A[M,K]·B[N,K]ᵀ)
+/// · SA[m] · SB[n] + BIAS[n], A and B i8, B preshuffled
+/// ([`shuffle_16x16`]), SA, SB and BIAS f32. The arguments are aiter's
+/// packed `KernelArgs` — six pointers (C, A, B, SA, SB, BIAS) at 16-byte
+/// steps, then m, n, k, lda, ldb (bytes: A's rows are padded by 128 bytes
+/// as op_tests/test_gemm_a8w8.py pads them), ldc (bytes), ks at 16-byte
+/// steps from 96; the metadata names none, so they are placed by offset
+/// and every other argument is zero. Grid ((N/tile_n)·ks, ⌈M/tile_m⌉) of
+/// 256 work-items; with ks > 1 the slices add into a zeroed C. The
+/// reference is exact (integer sums, the scaling in f64); C is within one
+/// bf16 ulp of it, plus the f32 roundings of the scaling (the kernel scales in f32 and keeps the upper half of the
+/// f32, `v_perm_b32` with 0x07060302: bf16 truncated, not rounded).
+///
+/// Returns the findings of the sanitizer's `races` check on the same launch
+/// in the default schedule (each wave until it blocks).
+fn a8w8(path: &str, symbol: &str, mnk: [usize; 3], tile: [usize; 2], ks: usize) -> Vec<Finding> {
+    let [m, n, k] = mnk;
+    let lda = k + 128;
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let l = load(&path, symbol);
+    let mut r = Rng(11);
+    let mut i8s = |len: usize| -> Vec<i8> {
+        (0..len)
+            .map(|_| (r.next_u32() % 255) as i32 - 127)
+            .map(|x| x as i8)
+            .collect()
+    };
+    let a = i8s(m * lda);
+    let b = i8s(n * k);
+    let sa: Vec<f32> = (0..m).map(|i| 1e-3 * (1.0 + (i % 7) as f32)).collect();
+    let sb: Vec<f32> = (0..n).map(|j| 2e-3 * (1.0 + (j % 5) as f32)).collect();
+    let bias: Vec<f32> = (0..n).map(|j| (j % 11) as f32 - 5.0).collect();
+    let bytes = |v: &[i8]| v.iter().map(|&x| x as u8).collect::<Vec<u8>>();
+    let u32v = |v: usize| (v as u32).to_le_bytes().to_vec();
+    let kd = l.co.kernel(&l.name).unwrap();
+    let args = || -> Vec<A> {
+        kd.args
+            .iter()
+            .filter(|a| !a.is_hidden())
+            .map(|arg| match arg.offset {
+                0 => A::Buf(vec![if ks > 1 { 0 } else { 0xff }; 2 * m * n]),
+                16 => A::Buf(bytes(&a)),
+                32 => A::Buf(bytes(&shuffle_16x16(&b, n, k))),
+                48 => A::Buf(f32s(&sa)),
+                64 => A::Buf(f32s(&sb)),
+                80 => A::Buf(f32s(&bias)),
+                96 => A::Val(u32v(m)),
+                112 => A::Val(u32v(n)),
+                128 => A::Val(u32v(k)),
+                144 => A::Val(u32v(lda)),
+                160 => A::Val(u32v(k)),
+                176 => A::Val(u32v(2 * n)),
+                192 => A::Val(u32v(ks)),
+                _ => A::Val(vec![0; arg.size as usize]),
+            })
+            .collect()
+    };
+    let grid = [((n / tile[1]) * ks) as u32, m.div_ceil(tile[0]) as u32, 1];
+    // Waves interleaved instruction by instruction (`Launch::slice`), as
+    // hardware issues them: the 112x256 kernel's epilogue relies on it
+    // (below); the rerun under the sanitizer checks all but races.
+    let mut lc = Launch::new(grid, [256, 1, 1]);
+    lc.slice = 1;
+    lc.sanitize = Checks::UNINIT
+        .union(Checks::BOUNDS)
+        .union(Checks::BARRIERS)
+        .union(Checks::WAITS);
+    let (bufs, stats) = launch_with(&l, lc, args()).unwrap_or_else(|e| panic!("{e}"));
+    let mut worst = 0.0f64;
+    for i in 0..m {
+        for j in 0..n {
+            let dot: i64 = (0..k)
+                .map(|x| a[i * lda + x] as i64 * b[j * k + x] as i64)
+                .sum();
+            let scaled = dot as f64 * sa[i] as f64 * sb[j] as f64;
+            let want = scaled + bias[j] as f64;
+            let o = 2 * (i * n + j);
+            let got = from_bf16(u16::from_le_bytes([bufs[0][o], bufs[0][o + 1]])) as f64;
+            // One bf16 ulp (truncation), plus the f32 roundings of the
+            // scaling (a few 2^-24 of the terms).
+            let bound = 2f64.powi(want.abs().max(1e-3).log2().floor() as i32 - 7)
+                + 2f64.powi(-21) * (scaled.abs() + bias[j].abs() as f64);
+            worst = worst.max((got - want).abs() / bound);
+            assert!(
+                (got - want).abs() <= bound,
+                "{symbol}: C[{i}][{j}] = {got}, reference {want} (bound {bound})"
+            );
+        }
+    }
+    eprintln!(
+        "{symbol} {m}x{n}x{k} ks {ks}: {} wave-instructions, worst error {worst:.3} of the bound",
+        stats.instructions
+    );
+    let mem = Memory::new();
+    let vals: Vec<ArgValue> = args()
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| match a {
+            A::Buf(b) => ArgValue::Pointer(mem.alloc_bytes(&format!("arg{i}"), &b)),
+            A::Val(v) => ArgValue::Bytes(v),
+        })
+        .collect();
+    let mut lc = Launch::new(grid, [256, 1, 1]);
+    lc.sanitize = Checks::RACES;
+    run(&l.co, kd, &l.program, &mem, &vals, &lc)
+        .unwrap()
+        .findings
+}
+
+/// `I8gemm_bf16_perTokenI8_BpreShuffle_112x256` (gfx942): its epilogue
+/// converts the i32 accumulators under VGPR indexing (`s_set_gpr_idx_on
+/// s65, gpr_idx(SRC0)` … `v_cvt_f32_i32`, then `v_pk_mul_f32`); M not a
+/// multiple of the 112-row tile. Its epilogue passes each 16×64 block
+/// through LDS to transpose it: each wave writes (`ds_write_b128` at
+/// 0x28c8/0x298c) columns that the other waves read after a barrier
+/// (`ds_read_b64` at 0x2904/0x29c4), and the next write of the loop comes
+/// with no barrier after the others' read — safe on hardware only by
+/// timing (the reader issues right after the barrier, the writer some 40
+/// instructions later). Run each wave to its barrier, the emulator lets
+/// wave 0 overwrite what waves 1–3 have not read yet; interleaved, it
+/// computes as hardware does; the `races` check reports the race.
+#[test]
+fn aiter_i8gemm_112x256_gpr_indexed_epilogue_matches_the_reference() {
+    let races = a8w8(
+        "../tests/corpus/aiter/gfx942/i8gemm/I8gemm_bf16_perTokenI8_BpreShuffle_112x256.co",
+        "_ZN5aiter42I8gemm_bf16_perTokenI8_BpreShuffle_112x256E",
+        [100, 256, 1024],
+        [112, 256],
+        1,
+    );
+    assert!(
+        !races.is_empty() && races.iter().all(|f| f.kind == Kind::LdsRace),
+        "the epilogue's write-after-read across waves: {races:?}"
+    );
+    assert!(
+        races
+            .iter()
+            .any(|f| f.addr == 0x28c8 || f.other == Some(0x28c8)),
+        "{races:?}"
+    );
+}
+
 /// `ins` replaced by `mnemonic` (no operands) at the same address: a
 /// deleted instruction (`s_nop`) or a reachability probe (`s_trap`).
 fn replaced(p: &gcn_emu::decode::Program, i: usize, mnemonic: &str) -> gcn_emu::decode::Program {

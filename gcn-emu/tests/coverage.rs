@@ -2,10 +2,14 @@
 //! sample in tests/corpus/aiter, IREE's objects in tests/corpus/iree for
 //! gfx90a/gfx942/gfx950) that the executor implements, and the number of
 //! kernels whose every instruction is implemented (each distinct form run
-//! once on `gcn_emu::exec::Probe`'s scratch wave: implemented only when it
+//! once on `gcn_emu::Probe`'s scratch wave: implemented only when it
 //! runs without a fault; faults are listed apart). The figures are printed
 //! (`cargo test -p gcn-emu --test coverage -- --nocapture`) and are in the
 //! book (guide/run.md); the floors below fail the test if they drop.
+//!
+//! Every kernel surveyed also passes the load-time register check
+//! (`Program::check_registers`: register operands within the descriptor's
+//! counts): real compiler and hand-written output is not refused.
 //!
 //! `aiter_full_coverage` (ignored; `tests/corpus/aiter-coverage.sh AITER_REPO`)
 //! gives the same figures over every gfx942/gfx950 code object of aiter's
@@ -15,8 +19,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use gcn_emu::decode::{find_objdump, Program};
-use gcn_emu::exec::{Probe, ProbeOutcome};
 use gcn_emu::load::CodeObject;
+use gcn_emu::{Probe, ProbeOutcome};
 
 fn objects(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -37,8 +41,11 @@ struct Figures {
     /// Mnemonic → kernels it keeps from running.
     blockers: BTreeMap<String, usize>,
     /// Mnemonic → an instruction that faulted on the probe, and the fault
-    /// (not counted as implemented; see `gcn_emu::exec::Probe`).
+    /// (not counted as implemented; see `gcn_emu::Probe`).
     faults: BTreeMap<String, String>,
+    /// Kernels the load-time register check refuses
+    /// (`Program::check_registers`), with the error: none in real output.
+    registers: Vec<String>,
     /// Code objects read, and those that could not be read or disassembled.
     files: usize,
     unreadable: Vec<String>,
@@ -66,6 +73,7 @@ fn survey_in(root: &Path, dirs: &[&str]) -> Figures {
         complete: Vec::new(),
         blockers: BTreeMap::new(),
         faults: BTreeMap::new(),
+        registers: Vec::new(),
         files: files.len(),
         unreadable: Vec::new(),
     };
@@ -87,6 +95,9 @@ fn survey_in(root: &Path, dirs: &[&str]) -> Figures {
                 }
             };
             f.kernels += 1;
+            if let Err(e) = p.check_registers(k) {
+                f.registers.push(format!("{}: {e}", file.display()));
+            }
             let mut all = true;
             let mut seen = BTreeSet::new();
             let mut missing = BTreeSet::new();
@@ -175,6 +186,13 @@ fn report(name: &str, f: &Figures) -> f64 {
     for (m, e) in &f.faults {
         println!("    fault {m}: {e}");
     }
+    println!(
+        "  refused by the load-time register check: {}",
+        f.registers.len()
+    );
+    for r in &f.registers {
+        println!("    {r}");
+    }
     share
 }
 
@@ -183,6 +201,7 @@ fn iree_corpus_coverage() {
     let share = report("IREE corpus", &f);
     assert!(share >= 1.0, "{share}");
     assert!(f.faults.is_empty(), "{:?}", f.faults);
+    assert!(f.registers.is_empty(), "{:#?}", f.registers);
     assert!(f.complete.len() >= 10, "{}", f.complete.len());
 }
 
@@ -192,6 +211,7 @@ fn aiter_sample_coverage() {
     assert!(share >= 1.0, "{share}");
     assert!(f.complete.len() >= 100, "{}", f.complete.len());
     assert!(f.faults.is_empty(), "{:?}", f.faults);
+    assert!(f.registers.is_empty(), "{:#?}", f.registers);
 }
 
 /// Both corpora, one after the other (no panic hook is swapped: the probe
@@ -218,6 +238,7 @@ fn merge(mut a: Figures, b: Figures) -> Figures {
     for (m, n) in b.blockers {
         *a.blockers.entry(m).or_default() += n;
     }
+    a.registers.extend(b.registers);
     a.files += b.files;
     a.unreadable.extend(b.unreadable);
     a

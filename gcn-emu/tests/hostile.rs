@@ -169,18 +169,28 @@ fn a_grid_over_the_work_budget_is_refused_up_front_with_the_numbers() {
     let s = load(&common::build("saxpy", "gfx942", dir.path()));
     let mem = Memory::new();
     let start = std::time::Instant::now();
-    let launch = Launch::new([u32::MAX; 3], [256, 1, 1]);
+    // The largest grid a dispatch packet holds: 2³² − 1 work-items a
+    // dimension.
+    let g = u32::MAX / 256;
+    let launch = Launch::new([g; 3], [256, 1, 1]);
     let e = run_saxpy(&s, &mem, &launch, 256).unwrap_err();
     assert!(start.elapsed().as_secs() < 5, "not refused up front");
     let msg = e.to_string();
     let (_, field, value, cap) = limit(e);
-    assert_eq!(value, (u32::MAX as u128).pow(3) * 4, "{msg}");
+    assert_eq!(value, (g as u128).pow(3) * 4, "{msg}");
     assert_eq!(cap, gcn_emu::dispatch::DEFAULT_MAX_WORK as u128);
     assert!(
-        field.contains("79228162458924105385300197375 workgroups × 4 waves"),
+        field.contains("4722365638444765413375 workgroups × 4 waves"),
         "{msg}"
     );
     assert!(msg.contains("--max-work"), "{msg}");
+    // One more workgroup in x does not fit the packet's 32 bits.
+    let launch = Launch::new([g + 1, 1, 1], [256, 1, 1]);
+    let msg = run_saxpy(&s, &mem, &launch, 256).unwrap_err().to_string();
+    assert!(
+        msg.contains("4294967296 work-items in x") && msg.contains("grid_size_x"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -316,17 +326,22 @@ fn register_ranges_past_the_file_are_decode_errors() {
     }
 }
 
+/// The executor's own check stays as a defence behind the load-time one:
+/// registers it reads wider than LLVM printed them (a 64-bit read of
+/// `exec_hi`, a 4-register buffer base at `exec`) pass the load-time check,
+/// which sees named registers, and fault when run.
 #[test]
 fn a_64_bit_read_past_the_last_sgpr_is_a_typed_fault() {
     let dir = TempDir::new();
     let s = load(&common::build("saxpy", "gfx942", dir.path()));
     let k = s.co.kernel("saxpy").unwrap();
     for text in [
-        "v_add_f64 v[0:1], s127, v[2:3]",
-        "s_load_dwordx2 s127, s[0:1], 0x0",
-        "s_buffer_load_dword s0, s[126:127], 0x0",
+        "v_add_f64 v[0:1], exec_hi, v[2:3]",
+        "s_load_dwordx2 exec_hi, s[0:1], 0x0",
+        "s_buffer_load_dword s0, exec, 0x0",
     ] {
         let p = with_first(&s, text).unwrap();
+        p.check_registers(k).unwrap();
         let mem = Memory::new();
         let args = [
             ArgValue::Bytes(vec![0; 4]),
@@ -344,4 +359,153 @@ fn a_64_bit_read_past_the_last_sgpr_is_a_typed_fault() {
             other => panic!("`{text}`: expected a fault, got {other:?}"),
         }
     }
+}
+
+/// Register operands are checked against the descriptor's counts when a
+/// dispatch starts, before anything runs (issue 33): saxpy for gfx942 as
+/// clang-22 builds it allocates 16 SGPRs (`TotalNumSgprs: 14`, 8-blocks
+/// field 1), 8 VGPRs and no AGPR (`.amdhsa_accum_offset 8`). The last
+/// register of each allocation passes; one past it is an `Error::Limit`
+/// naming the kernel, the instruction, the register and the limit; named
+/// registers and constants are not counted.
+#[test]
+fn registers_past_the_descriptors_counts_are_refused_before_the_run() {
+    let dir = TempDir::new();
+    let s = load(&common::build("saxpy", "gfx942", dir.path()));
+    let k = s.co.kernel("saxpy").unwrap();
+    let d = &k.descriptor;
+    assert_eq!(
+        (d.sgpr_count(), d.vgpr_count(), d.agpr_count()),
+        (16, 8, 0),
+        "saxpy's descriptor as clang-22 builds it"
+    );
+    for text in [
+        "v_mov_b32 v7, 0",
+        "v_lshlrev_b64 v[6:7], 2, v[0:1]",
+        "s_mov_b64 s[14:15], 0",
+        "s_load_dwordx4 s[12:15], s[0:1], 0x8",
+        "s_mov_b64 exec, vcc",
+        "s_mov_b32 m0, -1",
+        "s_mov_b64 s[0:1], flat_scratch",
+        "s_mov_b64 ttmp[14:15], xnack_mask",
+        "v_add_f32_e32 v0, 0.5, v1",
+        "v_mov_b32_e32 v0, 0x12345678",
+    ] {
+        let p = with_first(&s, text).unwrap();
+        p.check_registers(k)
+            .unwrap_or_else(|e| panic!("`{text}` refused: {e}"));
+    }
+    for (text, reg, value, cap) in [
+        ("v_mov_b32 v8, 0", "`v8`", 9, 8),
+        ("v_mov_b32 v255, 0", "`v255`", 256, 8),
+        ("v_lshlrev_b64 v[7:8], 2, v[0:1]", "`v[7:8]`", 9, 8),
+        ("global_load_dwordx4 v[4:7], v[8:9], off", "`v[8:9]`", 10, 8),
+        ("s_mov_b64 s[15:16], 0", "`s[15:16]`", 17, 16),
+        (
+            "s_load_dwordx8 s[8:15], s[16:17], 0x0",
+            "`s[16:17]`",
+            18,
+            16,
+        ),
+        ("s_mov_b64 s[126:127], 0", "`s[126:127]`", 128, 102),
+        ("s_mov_b32 s0, s102", "`s102`", 103, 102),
+        ("v_accvgpr_write_b32 a0, 0", "`a0`", 1, 0),
+        ("v_accvgpr_read_b32 v0, a255", "`a255`", 256, 0),
+    ] {
+        let p = with_first(&s, text).unwrap();
+        let e = p.check_registers(k).unwrap_err();
+        let msg = e.to_string();
+        let (context, field, v, l) = limit(e);
+        assert!(
+            context.contains("kernel `saxpy`") && context.contains(text),
+            "{msg}"
+        );
+        assert!(field.contains(reg), "{text}: {msg}");
+        assert_eq!((v, l), (value, cap), "{text}: {msg}");
+        // A dispatch refuses it the same way, before running anything.
+        let mem = Memory::new();
+        let args = [
+            ArgValue::Bytes(vec![0; 4]),
+            ArgValue::Pointer(0),
+            ArgValue::Pointer(0),
+            ArgValue::Bytes(vec![0; 4]),
+        ];
+        let e = run(&s.co, k, &p, &mem, &args, &Launch::new([1; 3], [64, 1, 1])).unwrap_err();
+        assert_eq!(e.to_string(), msg);
+        assert_eq!(mem.allocations(), 0, "{msg}");
+    }
+}
+
+/// A hand-edited object (issue 33): clang-22's saxpy for each target with
+/// one register raised past what the compiler counted, assembled with the
+/// descriptor the compiler wrote. The dispatch is refused before anything
+/// runs, with the asm line when the source is attached.
+#[test]
+fn a_hand_edited_object_using_registers_it_did_not_allocate_is_refused() {
+    let dir = TempDir::new();
+    for target in TARGETS {
+        for (to, reg) in [
+            ("v_mov_b32_e32 v255, 0", "`v255`"),
+            ("v_fmac_f32_e32 v0, s90, v1", "`s90`"),
+            ("v_accvgpr_write_b32 a9, 0", "`a9`"),
+        ] {
+            let from = "s_waitcnt vmcnt(0)";
+            let path = saxpy_mutant(dir.path(), target, from, &format!("{from}\n\t{to}"));
+            let mut s = load(&path);
+            let asm = dir.path().join(format!("saxpy-{target}-mutant.s"));
+            let text = std::fs::read_to_string(&asm).unwrap();
+            assert!(s.program.attach_source("saxpy.s", &text) > 0);
+            let mem = Memory::new();
+            let e = run_saxpy(&s, &mem, &Launch::new([1, 1, 1], [64, 1, 1]), 64).unwrap_err();
+            let msg = e.to_string();
+            let (context, field, value, cap) = limit(e);
+            assert!(field.contains(reg), "{target}: {msg}");
+            assert!(value > cap, "{target}: {msg}");
+            assert!(
+                context.contains("kernel `saxpy`") && context.contains("(saxpy.s:"),
+                "{target}: {msg}"
+            );
+            assert!(
+                context.contains(to.split_whitespace().next().unwrap()),
+                "{msg}"
+            );
+        }
+    }
+}
+
+/// Only what a dispatch can reach is checked: the instruction a branch
+/// jumps over and data after `s_endpgm` are not; both arms of a
+/// conditional branch are; a reachable indirect jump makes everything from
+/// the entry count.
+#[test]
+fn the_register_check_follows_what_the_dispatch_can_reach() {
+    let dir = TempDir::new();
+    let s = load(&common::build("saxpy", "gfx942", dir.path()));
+    let k = s.co.kernel("saxpy").unwrap();
+    let check = |lines: &[(&str, u32)]| {
+        let listing: String = lines
+            .iter()
+            .enumerate()
+            .map(|(i, (text, word))| {
+                format!("\t{text} // {:012X}: {word:08X}\n", k.entry + 4 * i as u64)
+            })
+            .collect();
+        let p = Program::parse_listing(&listing, k).unwrap();
+        assert_eq!(p.instructions.len(), lines.len());
+        p.check_registers(k).map_err(|e| e.to_string())
+    };
+    let v255 = ("v_mov_b32_e32 v255, 0", 0x7FFE0280);
+    let endpgm = ("s_endpgm", 0xBF810000);
+    let v254 = ("v_mov_b32_e32 v254, 0", 0x7FFC0280);
+    // s_branch over the next instruction (simm16 = 1); data after s_endpgm.
+    check(&[("s_branch 1", 0xBF820001), v255, endpgm, v254]).unwrap();
+    // Both arms of a conditional branch; falling through.
+    for first in [("s_cbranch_scc0 1", 0xBF840001), ("s_nop 0", 0xBF800000)] {
+        let e = check(&[first, v255, endpgm, v254]).unwrap_err();
+        assert!(e.contains("`v255`"), "{}: {e}", first.0);
+    }
+    check(&[("s_nop 0", 0xBF800000), endpgm, v254]).unwrap();
+    // An indirect jump: everything from the entry, past s_endpgm too.
+    let e = check(&[("s_setpc_b64 s[0:1]", 0xBE801D00), endpgm, v254]).unwrap_err();
+    assert!(e.contains("`v254`"), "{e}");
 }

@@ -17,8 +17,15 @@ needs no network:
   scheduling model (llvm-mca-22): `timing` rewrites it. The XML has no
   cycle counts.
 * extra.tsv: gfx90a instructions the CDNA4 XML lacks, by analogy.
+* rdna3.tsv, rdna4.tsv, targets-rdna3.tsv, targets-rdna4.tsv: the same
+  for RDNA3 (amdgpu_isa_rdna3_5.xml, tinygrad's autogen/amd/rdna3) and RDNA4
+  (amdgpu_isa_rdna4.xml, autogen/amd/rdna4), written by the same `extract`
+  and `targets`. gfx1250 has no XML in the bundle: it is only a target
+  column of RDNA4's list (which RDNA4 mnemonics llvm-mc-22 assembles there).
+  Graphics-only encodings (export, image, interpolation, LDS direct) are
+  left out of the RDNA tables.
 
-`generate` (the default) writes src/isa/table.rs; `generate --check` exits
+`generate` (the default) writes src/isa/table.rs, rdna3.rs and rdna4.rs; `generate --check` exits
 1 when the checked-in table differs from what it would write. Python 3
 standard library only.
 
@@ -56,6 +63,28 @@ NOT_XML = {"DS_GWS_SEMA_RELEASE_ALL", "DS_GWS_SEMA_V", "DS_GWS_SEMA_P", "V_MFMA_
 
 # Targets in bit order (bit i of Props::targets); append, never reorder.
 TARGETS = ["gfx90a", "gfx942", "gfx950"]
+# RDNA targets: bits 3.. of Props::targets, after TARGETS (isa::RDNA_TARGETS).
+RDNA3_TARGETS = ["gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151"]
+RDNA4_TARGETS = ["gfx1200", "gfx1201", "gfx1250"]
+ALL_TARGETS = TARGETS + RDNA3_TARGETS + RDNA4_TARGETS
+
+# One table per generation: where its extract is in the wheel, its files here.
+GENS = {
+    "cdna4": dict(wheel_dir=WHEEL_DIR, xml=XML_SOURCE, tsv="cdna4.tsv", targets_tsv="targets.tsv",
+                  targets=TARGETS, out="table.rs", not_xml=NOT_XML),
+    # tinygrad's FIXES["rdna3"], ["rdna4"]: from the PDF, not the XML.
+    "rdna3": dict(wheel_dir="tinygrad/runtime/autogen/amd/rdna3/",
+                  xml="amdgpu_isa_rdna3_5.xml from AMD_GPU_MR_ISA_XML_2025_09_05.zip (AMD, MIT)",
+                  tsv="rdna3.tsv", targets_tsv="targets-rdna3.tsv", targets=RDNA3_TARGETS, out="rdna3.rs",
+                  not_xml={"S_SUBVECTOR_LOOP_BEGIN", "S_SUBVECTOR_LOOP_END", "FLAT_ATOMIC_CSUB_U32"}),
+    "rdna4": dict(wheel_dir="tinygrad/runtime/autogen/amd/rdna4/",
+                  xml="amdgpu_isa_rdna4.xml from AMD_GPU_MR_ISA_XML_2025_09_05.zip (AMD, MIT)",
+                  tsv="rdna4.tsv", targets_tsv="targets-rdna4.tsv", targets=RDNA4_TARGETS, out="rdna4.rs",
+                  not_xml={"S_GET_BARRIER_STATE", "S_BARRIER_INIT", "S_BARRIER_JOIN", "S_WAITCNT",
+                           "S_BARRIER_LEAVE"}),
+}
+# Graphics-only encodings of the RDNA extracts: not in the tables.
+GRAPHICS = {"EXPOp", "LDSDIROp", "MIMGOp", "VINTERPOp", "VDSDIROp", "VEXPORTOp", "VIMAGEOp", "VSAMPLEOp"}
 
 # Mnemonics LLVM prints that the CDNA4 XML spells differently or lacks:
 # LLVM name -> XML name (lower case). gfx90a's MFMA names, LLVM's aliases.
@@ -95,13 +124,16 @@ FORMATS = [
     ("GLOBALOp", "Global"), ("SCRATCHOp", "Scratch"), ("MUBUFOp", "Mubuf"),
     ("MTBUFOp", "Mtbuf"), ("VOP1Op", "Vop1"), ("VOP2Op", "Vop2"), ("VOPCOp", "Vopc"),
     ("VOP3POp", "Vop3p"), ("VOP3PX2Op", "Vop3p"), ("VOP3SDOp", "Vop3"), ("VOP3Op", "Vop3"),
+    # RDNA4's memory encodings, RDNA3's dual-issue VALU pair.
+    ("VGLOBALOp", "Global"), ("VFLATOp", "Flat"), ("VSCRATCHOp", "Scratch"), ("VBUFFEROp", "Mubuf"),
+    ("VOPDOp", "Vopd"),
 ]
 ENC_ORDER = [c for c, _ in FORMATS]
 
 # Operand order as LLVM prints it (fields absent from an instruction are skipped).
 ORDER = [
-    "vdst", "sdst", "sdata", "vdata", "addr", "vaddr", "data", "data0", "data1",
-    "saddr", "srsrc", "sbase", "soffset", "scale_src0", "scale_src1",
+    "vdst", "sdst", "sdata", "vdata", "addr", "vaddr", "data", "data0", "data1", "vsrc",
+    "saddr", "srsrc", "rsrc", "sbase", "soffset", "scale_src0", "scale_src1",
     "src0", "ssrc0", "vsrc0", "src1", "vsrc1", "ssrc1", "src2", "simm16", "simm32",
 ]
 # Scaled MFMA: LLVM prints vdst, src0, src1, src2, then the two scales.
@@ -117,6 +149,14 @@ KIND = {
     "OPR_SMEM_OFFSET": "Scalar",
     "OPR_SIMM16": "Imm", "OPR_SIMM32": "Imm", "OPR_SIMM8": "Imm", "OPR_SIMM4": "Imm", "OPR_WAITCNT": "Imm", "OPR_HWREG": "Imm", "OPR_SENDMSG": "Imm",
     "OPR_LABEL": "Label",
+    # RDNA: v_cmpx writes EXEC; m0 or an inline constant; no AGPRs, so a
+    # VGPR-or-inline source is VgprOrAgprOrConst; the rest are immediates.
+    "OPR_EXEC": "Sgpr", "OPR_SDST_NULL": "Sgpr", "OPR_SREG_M0_INL": "Scalar", "OPR_SREG_M0": "Scalar",
+    "OPR_SREG_LITERAL": "Scalar", "OPR_SMEM_OFFSET_NOK": "Scalar", "OPR_SSRC_BARRIER_ID": "Scalar",
+    "OPR_SRC_VGPR_OR_INLINE": "VgprOrAgprOrConst",
+    "OPR_DELAY": "Imm", "OPR_CLAUSE": "Imm", "OPR_WAIT_EVENT": "Imm", "OPR_WAITCNT_DEPCTR": "Imm",
+    "OPR_VERSION": "Imm", "OPR_TGT": "Imm", "OPR_ATTR": "Imm", "OPR_SENDMSG_RTN": "Imm", "OPR_SIMM5": "Imm",
+    "OPR_SIMM24": "Imm", "OPR_WAIT_MEM_DS": "Imm", "OPR_WAIT_ALU": "Imm", "OPR_SLEEP": "Imm",
 }
 
 
@@ -139,9 +179,15 @@ def extract(wheel):
     got = sha256(wheel)
     if got != WHEEL_SHA256:
         sys.exit(f"{wheel}: sha256 {got}, expected {WHEEL_SHA256} ({WHEEL}; `pip download tinygrad==0.14.0 --no-deps`)")
+    for gen in GENS.values():
+        extract_gen(wheel, gen)
+
+
+def extract_gen(wheel, gen):
+    wheel_dir, not_xml = gen["wheel_dir"], gen["not_xml"]
     with zipfile.ZipFile(wheel) as z:
-        enum_src = z.read(WHEEL_DIR + "enum.py").decode()
-        ops_src = z.read(WHEEL_DIR + "operands.py").decode()
+        enum_src = z.read(wheel_dir + "enum.py").decode()
+        ops_src = z.read(wheel_dir + "operands.py").decode()
     opcodes = {}
     for node in ast.parse(enum_src).body:
         if isinstance(node, ast.ClassDef) and node.name.endswith("Op"):
@@ -164,13 +210,14 @@ def extract(wheel):
     # Instructions without operands (s_endpgm, v_nop, ...) are only in enum.py.
     have = {(r[0], r[1]) for r in rows}
     for (enc, name), op in opcodes.items():
-        if (enc, name) in have or name.endswith(("_E32", "_E64")) or name in NOT_XML:
+        if (enc, name) in have or name.endswith(("_E32", "_E64")) or name in not_xml:
             continue
         rows.append((enc, name, op, ""))
+    rows = [r for r in rows if r[0] not in GRAPHICS]
     rows.sort()
-    path = os.path.join(DATA, "cdna4.tsv")
+    path = os.path.join(DATA, gen["tsv"])
     with open(path, "w") as f:
-        f.write(f"# {XML_SOURCE}, as extracted in {WHEEL} (sha256 {WHEEL_SHA256}), {WHEEL_DIR}operands.py and enum.py.\n")
+        f.write(f"# {gen['xml']}, as extracted in {WHEEL} (sha256 {WHEEL_SHA256}), {wheel_dir}operands.py and enum.py.\n")
         f.write("# Written by gcn-emu/tools/isa_table.py extract; do not edit.\n")
         f.write("# encoding\tinstruction\topcode\tfield:format:bits:operand-type,...\n")
         for r in rows:
@@ -190,9 +237,9 @@ def read_extra():
     return out
 
 
-def read_xml_rows():
+def read_xml_rows(gen=GENS["cdna4"]):
     rows = []
-    with open(os.path.join(DATA, "cdna4.tsv")) as f:
+    with open(os.path.join(DATA, gen["tsv"])) as f:
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
@@ -202,6 +249,8 @@ def read_xml_rows():
                 n, fmt, bits, ty = fld.split(":")
                 ops.append((n, fmt, int(bits), ty))
             rows.append((enc, name.lower(), int(opcode), ops))
+    if gen["tsv"] != "cdna4.tsv":
+        return rows
     for name, like in read_extra():
         copied = [(enc, name, -1, ops) for (enc, n, _, ops) in rows if n == like]
         if not copied:
@@ -212,19 +261,27 @@ def read_xml_rows():
 
 # ---------------------------------------------------------------- targets
 
-def llvm_names(rows):
-    names = sorted({r[1] for r in rows} | set(ALIASES))
+def llvm_names(rows, aliases=ALIASES):
+    names = sorted({r[1] for r in rows} | set(aliases))
     return names
 
 
 def targets(llvm_mc, check=False):
-    names = llvm_names(read_xml_rows())
+    for gen in GENS.values():
+        targets_gen(llvm_mc, gen, check)
+
+
+def targets_gen(llvm_mc, gen, check):
+    names = llvm_names(read_xml_rows(gen), ALIASES if gen["tsv"] == "cdna4.tsv" else {})
     result = {}
     with tempfile.TemporaryDirectory() as d:
         src = os.path.join(d, "m.s")
         with open(src, "w") as f:
-            f.write("\n".join(names) + "\n")
-        for t in TARGETS:
+            # A VOPD half alone is not an instruction: asked as the Y half
+            # (every X opcode is also a Y one) of a pair.
+            f.write("\n".join(f"v_dual_mov_b32 v0, v1 :: {n}" if n.startswith("v_dual_") else n
+                              for n in names) + "\n")
+        for t in gen["targets"]:
             p = subprocess.run([llvm_mc, "-triple=amdgcn-amd-amdhsa", f"-mcpu={t}", src, "-o", os.devnull],
                                capture_output=True, text=True)
             bad = {}
@@ -232,17 +289,19 @@ def targets(llvm_mc, check=False):
                 bad[int(m.group(1))] = m.group(2)
             for i, n in enumerate(names, 1):
                 e = bad.get(i, "")
-                ok = not (e.startswith("instruction not supported") or e.startswith("invalid instruction"))
+                ok = not e.startswith(("instruction not supported", "invalid instruction", "invalid VOPDY"))
                 if ok:
                     result.setdefault(n, []).append(t)
     version = subprocess.run([llvm_mc, "--version"], capture_output=True, text=True).stdout
     v = re.search(r"LLVM version (\S+)", version)
-    path = os.path.join(DATA, "targets.tsv")
+    path = os.path.join(DATA, gen["targets_tsv"])
     import io
     f = io.StringIO()
     if True:
         f.write(f"# Mnemonics {os.path.basename(llvm_mc)} (LLVM {v.group(1) if v else '?'}) assembles per target, bare:\n")
         f.write("# 'instruction not supported on this GPU' or 'invalid instruction' means absent.\n")
+        if any(n.startswith("v_dual_") for n in names):
+            f.write("# A VOPD v_dual_* is asked as the Y half of `v_dual_mov_b32 v0, v1 :: v_dual_*`.\n")
         f.write("# Written by gcn-emu/tools/isa_table.py targets; do not edit.\n")
         for n in names:
             f.write(f"{n}\t{','.join(result.get(n, []))}\n")
@@ -251,16 +310,16 @@ def targets(llvm_mc, check=False):
         with open(path) as g:
             if body(g.read()) != body(text):
                 sys.exit(f"{path} is not what {llvm_mc} says: run `python3 gcn-emu/tools/isa_table.py targets`")
-        print("targets up to date")
+        print(f"{gen['targets_tsv']} up to date")
         return
     with open(path, "w") as g:
         g.write(text)
     print(f"wrote {path}: {len(names)} mnemonics")
 
 
-def read_targets():
+def read_targets(gen=GENS["cdna4"]):
     out = {}
-    with open(os.path.join(DATA, "targets.tsv")) as f:
+    with open(os.path.join(DATA, gen["targets_tsv"])) as f:
         for line in f:
             if line.startswith("#") or not line.strip():
                 continue
@@ -388,11 +447,18 @@ def smem_access(n):
     return "None"  # s_memtime, s_memrealtime, s_dcache_*, s_atc_probe*
 
 
-def derive(name, encs, ops_by_enc):
+MATRIX = ("v_mfma", "v_smfmac", "v_wmma", "v_swmmac")
+# Matrix ops whose vdst is also the accumulator read.
+SPARSE = ("v_smfmac", "v_swmmac")
+
+
+def derive(name, encs, ops_by_enc, rdna=False):
     enc = next(e for e in ENC_ORDER if e in encs)
     fmt = dict(FORMATS)[enc]
-    if fmt == "Vop3p" and (name.startswith("v_mfma") or name.startswith("v_smfmac")):
+    if fmt == "Vop3p" and name.startswith(MATRIX):
         fmt = "Mfma"
+    if enc == "VBUFFEROp" and name.startswith("tbuffer"):
+        fmt = "Mtbuf"
     # The operand list LLVM prints: VALU's promoted (VOP3) form names every
     # operand (a carry-out sdst, a compare's sdst), the others their own.
     src_enc = enc
@@ -402,6 +468,17 @@ def derive(name, encs, ops_by_enc):
                 src_enc = e
                 break
     ops = ops_by_enc[src_enc]
+    if rdna and src_enc in ("VOP3Op", "VOP3SDOp"):
+        # The RDNA extracts type VOP3's src0 as a VGPR (`vsrc0` on RDNA4):
+        # its DPP form's. The VOP3 field takes any source, as the compilers'
+        # output shows (`v_or3_b32 v10, s2, v36, v10`). And v_cmpx's EXEC
+        # destination is implicit: LLVM prints none.
+        ops = [("src0", o[1], o[2], "OPR_SRC") if o[0] in ("src0", "vsrc0") and o[3] == "OPR_VGPR" else o
+               for o in ops if o[3] != "OPR_EXEC"]
+    if fmt == "Vopd":
+        # The extract names one half's operands (Y); X's have the same shape.
+        ren = {"vdsty": "vdst", "srcy0": "src0", "vsrcy1": "vsrc1"}
+        ops = [(ren.get(o[0], o[0]), *o[1:]) for o in ops]
     counters, memory, access = "NONE", "None", "None"
     has_vdst = any(o[0] == "vdst" for o in ops)
     if fmt == "Smem":
@@ -419,6 +496,11 @@ def derive(name, encs, ops_by_enc):
         counters = "VM_LGKM" if fmt == "Flat" else "VM"
         memory = {"Flat": "Flat", "Global": "Global", "Scratch": "Scratch", "Mubuf": "Buffer", "Mtbuf": "Buffer"}[fmt]
         access = vmem_access(name, fmt)
+        if rdna:
+            # gfx10+: stores (and atomics without return) count on vscnt
+            # (gfx12: storecnt), loads on vmcnt (loadcnt).
+            vm = {"Write": "VS", "None": "VM"}.get(access, "VM_VS" if access.startswith("Atomic") else "VM")
+            counters = vm + "_LGKM" if fmt == "Flat" else vm
     elif name in ("s_sendmsg", "s_sendmsghalt"):
         counters = "LGKM"
     # The XML's VOP2 operands leave out the literal K of v_fmamk/v_fmaak
@@ -434,7 +516,7 @@ def derive(name, encs, ops_by_enc):
     out = []
     for (f, dfmt, bits, ty) in ops:
         if f in ("vdst", "sdst"):
-            role = "DstSrc" if name.startswith("v_smfmac") else "Dst"
+            role = "DstSrc" if name.startswith(SPARSE) else "Dst"
         elif f in ("sdata", "vdata"):
             # Written by loads (and s_memtime), read by stores and s_atc_probe
             # (its mode), both by atomics (the return needs glc/sc0).
@@ -459,7 +541,7 @@ def derive(name, encs, ops_by_enc):
     acc = "None"
     if fmt == "Mfma":
         d = next(o for o in out if o[0] == "vdst")
-        if name.startswith("v_smfmac"):
+        if name.startswith(SPARSE):
             acc = f"Some(Acc {{ read_bits: {d[3]}, write_bits: {d[3]} }})"
         else:
             c = next(o for o in out if o[0] == "src2")
@@ -468,9 +550,10 @@ def derive(name, encs, ops_by_enc):
                 lds_dma=lds_dma, encs=sorted({dict(FORMATS)[e] for e in encs}, key=[f for _, f in FORMATS].index))
 
 
-def generate():
-    rows = read_xml_rows()
-    avail = read_targets()
+def generate(gen=GENS["cdna4"]):
+    cdna = gen["tsv"] == "cdna4.tsv"
+    rows = read_xml_rows(gen)
+    avail = read_targets(gen)
     by_name = {}
     for enc, name, opcode, ops in rows:
         e = by_name.setdefault(name, {"encs": {}, "opcode": {}})
@@ -479,34 +562,35 @@ def generate():
     entries = []
     for name in sorted(by_name):
         e = by_name[name]
-        p = derive(name, e["encs"], e["encs"])
+        p = derive(name, e["encs"], e["encs"], rdna=not cdna)
         first = next(x for x in ENC_ORDER if x in e["encs"])
         p["opcode"] = e["opcode"][first] if e["opcode"][first] >= 0 else "u16::MAX"
         p["name"] = name
         p["targets"] = avail.get(name, [])
         entries.append(p)
-    sched = read_timing()
+    sched = read_timing() if cdna else {}
     for p in entries:
         p["sched"] = [sched.get((p["name"], t)) for t in TARGETS]
     index = {p["name"]: i for i, p in enumerate(entries)}
+    aliases_in = ALIASES if cdna else {}
     # An instruction LLVM spells differently on a target is there too.
-    for a, target in ALIASES.items():
+    for a, target in aliases_in.items():
         if target in index:
             p = entries[index[target]]
             p["targets"] = [t for t in TARGETS if t in p["targets"] or t in avail.get(a, [])]
     aliases = []
-    for a, target in sorted(ALIASES.items()):
+    for a, target in sorted(aliases_in.items()):
         if target not in index:
-            sys.exit(f"alias {a} -> {target}: {target} is not in cdna4.tsv")
+            sys.exit(f"alias {a} -> {target}: {target} is not in {gen['tsv']}")
         aliases.append((a, index[target], avail.get(a, [])))
 
     def targets_expr(ts):
-        bits = [f"T_{t.upper()}" for t in TARGETS if t in ts]
+        bits = [f"T_{t.upper()}" for t in ALL_TARGETS if t in ts]
         return " | ".join(bits) if bits else "0"
 
     lines = [
-        "// @generated by gcn-emu/tools/isa_table.py from gcn-emu/tools/isa/cdna4.tsv",
-        f"// ({XML_SOURCE}) and gcn-emu/tools/isa/targets.tsv. Do not edit:",
+        f"// @generated by gcn-emu/tools/isa_table.py from gcn-emu/tools/isa/{gen['tsv']}",
+        f"// ({gen['xml']}) and gcn-emu/tools/isa/{gen['targets_tsv']}. Do not edit:",
         "// run `python3 gcn-emu/tools/isa_table.py generate`.",
         "",
         "use super::*;",
@@ -545,15 +629,15 @@ def generate():
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd")
-    x = sub.add_parser("extract", help="rewrite tools/isa/cdna4.tsv from tinygrad's wheel")
+    x = sub.add_parser("extract", help="rewrite tools/isa/{cdna4,rdna3,rdna4}.tsv from tinygrad's wheel")
     x.add_argument("--wheel", required=True)
-    t = sub.add_parser("targets", help="rewrite tools/isa/targets.tsv with llvm-mc")
+    t = sub.add_parser("targets", help="rewrite tools/isa/targets*.tsv with llvm-mc")
     t.add_argument("--llvm-mc", default="llvm-mc-22")
     t.add_argument("--check", action="store_true", help="exit 1 if targets.tsv differs")
     m = sub.add_parser("timing", help="rewrite tools/isa/mca.tsv with llvm-mca")
     m.add_argument("--llvm-mca", default="llvm-mca-22")
     m.add_argument("--check", action="store_true", help="exit 1 if mca.tsv differs")
-    g = sub.add_parser("generate", help="write src/isa/table.rs")
+    g = sub.add_parser("generate", help="write src/isa/table.rs, rdna3.rs, rdna4.rs")
     g.add_argument("--check", action="store_true", help="exit 1 if the checked-in table differs")
     a = ap.parse_args()
     if a.cmd == "extract":
@@ -567,17 +651,19 @@ def main():
             sys.exit(f"{a.llvm_mca} not found: install it with `apt-get install -y llvm-22` (or run tests/setup.sh)")
         timing(a.llvm_mca, a.check)
     else:
-        text = generate()
-        if getattr(a, "check", False):
-            with open(OUT) as f:
-                if f.read() != text:
-                    sys.exit(f"{os.path.normpath(OUT)} is not what the generator writes: run `python3 gcn-emu/tools/isa_table.py generate`")
-            print("table up to date")
-        else:
-            os.makedirs(os.path.dirname(OUT), exist_ok=True)
-            with open(OUT, "w") as f:
-                f.write(text)
-            print(f"wrote {os.path.normpath(OUT)}")
+        for gen in GENS.values():
+            out = os.path.join(os.path.dirname(OUT), gen["out"])
+            text = generate(gen)
+            if getattr(a, "check", False):
+                with open(out) as f:
+                    if f.read() != text:
+                        sys.exit(f"{os.path.normpath(out)} is not what the generator writes: run `python3 gcn-emu/tools/isa_table.py generate`")
+                print(f"{gen['out']} up to date")
+            else:
+                os.makedirs(os.path.dirname(out), exist_ok=True)
+                with open(out, "w") as f:
+                    f.write(text)
+                print(f"wrote {os.path.normpath(out)}")
 
 
 if __name__ == "__main__":

@@ -34,11 +34,11 @@ fn option_errors_carry_their_setting_and_name_no_flag() {
             Setting::Block,
         ),
         (
-            ops::run::ArgSpec::parse("f33:1").unwrap_err(),
+            ops::run::parse_spec("f33:1").unwrap_err(),
             Setting::KernelArguments,
         ),
         (
-            ops::run::ArgSpec::parse("out:f32").unwrap_err(),
+            ops::run::parse_spec("out:f32").unwrap_err(),
             Setting::KernelArguments,
         ),
     ];
@@ -73,7 +73,7 @@ fn option_errors_carry_their_setting_and_name_no_flag() {
 fn arg_specs_print_as_written() {
     for spec in ["x.npy", "out:f32:16", "u32:4", "f32:1.5", "u64:0"] {
         assert_eq!(
-            ops::run::ArgSpec::parse(spec).unwrap().to_string(),
+            ops::run::parse_spec(spec).unwrap().to_string(),
             spec,
             "{spec}"
         );

@@ -559,6 +559,52 @@ fn sanitize_reports_a_removed_barrier_as_an_lds_race() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// A hand-edited object using a VGPR its descriptor does not allocate
+/// (issue 33): clang-22's saxpy with `v_mov_b32_e32 v255, 0` added after
+/// the compiler counted 6 VGPRs. An exit-2 error before anything runs,
+/// naming the kernel, the instruction with its asm line, the register and
+/// the limit; nothing written.
+#[test]
+fn a_register_past_the_descriptors_allocation_is_a_usage_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build_mutant(
+        d,
+        "saxpy",
+        "gfx942",
+        "s_waitcnt vmcnt(0)",
+        "s_waitcnt vmcnt(0)\n\tv_mov_b32_e32 v255, 0",
+    );
+    npy_f32(&d.join("x.npy"), &[1.0; 64]);
+    let s = snapshot_case(
+        d,
+        &[
+            "saxpy.hsaco",
+            "-k",
+            "saxpy",
+            "--grid",
+            "1",
+            "--block",
+            "64",
+            "--arg",
+            "f32:2",
+            "--arg",
+            "x.npy",
+            "--arg",
+            "x.npy",
+            "--arg",
+            "u32:64",
+            "--asm",
+            "saxpy.s",
+            "--out",
+            "o",
+        ],
+    );
+    assert!(s.contains("\nexit 2\n"), "{s}");
+    assert!(!d.join("o").exists(), "nothing written");
+    insta::assert_snapshot!("register_past_allocation", s);
+}
+
 /// Hostile launches (issue 33): a descriptor asking for 4 GiB of scratch per
 /// work-item, a grid of 2^96 workgroups, a `.npy` whose shape product wraps
 /// in 64 bits, and buffers over the memory cap are exit-2 errors naming the
@@ -754,6 +800,17 @@ fn list_unsupported_names_what_is_missing_and_exits_0_only_when_nothing_is() {
             stdout(&o)
         );
     }
+    // A target the emulator does not run is refused, not listed: a list of
+    // the few spellings the CDNA probe accepts would read as if the rest ran.
+    let rdna = repo().join("gcn-emu/tests/rdna/gfx1100/lds_barrier.hsaco");
+    let o = gcn_patch(d, &[rdna.to_str().unwrap(), "--list-unsupported"]);
+    assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("target `gfx1100` is not emulated") && stderr(&o).contains("gfx942"),
+        "{}",
+        stderr(&o)
+    );
     let top = aiter.join("gfx942/topksoftmax/topksoftmax_4x128x6.co");
     // It runs nothing: launch options are refused beside it.
     let o = gcn_patch(

@@ -108,6 +108,21 @@ impl Descriptor {
     pub fn accum_offset(&self) -> u32 {
         ((self.rsrc3 & 0x3f) + 1) * 4
     }
+    /// AGPRs the kernel may use (gfx90a+): the unified file's
+    /// [`vgpr_count`](Self::vgpr_count) past [`accum_offset`](Self::accum_offset).
+    pub fn agpr_count(&self) -> u32 {
+        self.vgpr_count().saturating_sub(self.accum_offset())
+    }
+    /// SGPRs allocated to a wave on GFX9 (gfx90a, gfx942, gfx950):
+    /// GRANULATED_WAVEFRONT_SGPR_COUNT (COMPUTE_PGM_RSRC1 bits 6–9) in the
+    /// hardware's blocks of 16. AMDGPUUsage writes the field as
+    /// `2 * max(0, ceil(sgprs_used / 16) - 1)`; LLVM encodes it in blocks
+    /// of 8 (`ceil(sgprs_used / 8) - 1`); `(field / 2 + 1) * 16` is what
+    /// either covers. The count includes VCC, FLAT_SCRATCH and XNACK_MASK
+    /// when the kernel uses them (AMDGPUUsage, `wavefront_sgpr_count`).
+    pub fn sgpr_count(&self) -> u32 {
+        (((self.rsrc1 >> 6) & 0xf) / 2 + 1) * 16
+    }
     /// Kernarg preload length in dwords.
     pub fn kernarg_preload_length(&self) -> u32 {
         (self.kernarg_preload & 0x7f) as u32
@@ -149,6 +164,16 @@ mod tests {
         assert_eq!(d.user_sgpr_count(), 6);
         assert_eq!(d.vgpr_count(), 24);
         assert_eq!(d.accum_offset(), 16);
+        assert_eq!(d.agpr_count(), 8);
+        // rsrc1 0x42: GRANULATED_WAVEFRONT_SGPR_COUNT 1, 8-blocks: 16.
+        assert_eq!(d.sgpr_count(), 16);
+        for (field, sgprs) in [(0u32, 16), (2, 32), (5, 48), (12, 112), (15, 128)] {
+            let d = Descriptor {
+                rsrc1: field << 6,
+                ..Descriptor::default()
+            };
+            assert_eq!(d.sgpr_count(), sgprs, "field {field}");
+        }
         assert_eq!(
             (d.kernarg_preload_length(), d.kernarg_preload_offset()),
             (2, 2)

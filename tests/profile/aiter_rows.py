@@ -13,11 +13,18 @@ kernels of hsa/gfx942/i8gemm, launched as asm_gemm_a8w8.cu does: grid
 2N bytes), runs `gcn-patch profile --json` on the device of the row's
 gfx and cu_num, and prints a Markdown table with |predicted/measured - 1|,
 its median and 90th percentile, and Spearman's rank correlation, per file and
-together. Nothing is fitted. Usage:
+together. The script fits nothing (the fitted figures are in the device
+table, gcn-emu/src/profile/device.rs). Usage:
 
-    tests/profile/aiter_rows.py GCN_PATCH_BINARY [ROWS]
+    tests/profile/aiter_rows.py GCN_PATCH_BINARY [ROWS] [--held-out]
+
+`--held-out`: instead of the two calibration files, every other CSV of
+aiter/configs with rows of the same asm kernels (bf16gemm on gfx942 and
+gfx950, i8gemm on gfx942) — the check the model was not tuned on.
 
 ROWS limits the rows taken (every ROWS-th distinct shape first; default all).
+With $AITER_ROWS_JSON set to a directory, each row's `profile --json` report
+is kept there (for the calibration's analysis).
 """
 import csv
 import io
@@ -50,7 +57,7 @@ def spearman(x, y):
     return float(np.corrcoef(rx, ry)[0, 1])
 
 
-def profile(binary, d, co, symbol, grid, device, args):
+def profile(binary, d, co, symbol, grid, device, args, tag):
     cmd = [binary, "profile", co, "--kernel", symbol, "--grid", ",".join(map(str, grid)),
            "--block", "256", "--device", device, "--json", os.path.join(d, "p.json"), "--zero-rest"]
     for a in args:
@@ -65,30 +72,45 @@ def profile(binary, d, co, symbol, grid, device, args):
     secs = time.time() - t0
     if p.returncode != 0:
         return None, p.stderr.strip()[:300], secs
-    return json.load(open(os.path.join(d, "p.json"))), None, secs
+    j = json.load(open(os.path.join(d, "p.json")))
+    keep = os.environ.get("AITER_ROWS_JSON")
+    if keep:
+        os.makedirs(keep, exist_ok=True)
+        j["_grid"] = list(grid)
+        json.dump(j, open(os.path.join(keep, tag + ".json"), "w"))
+    return j, None, secs
+
+
+def tag(r):
+    return f"{r['gfx']}_{r['cu_num']}_{r['M']}x{r['N']}x{r['K']}_s{r['splitK']}_{r['kernelName']}"
 
 
 def extract(d, path):
-    co = os.path.join(d, os.path.basename(path))
+    # Named by the whole path: gfx942 and gfx950 have objects of one name.
+    co = os.path.join(d, path.replace("/", "_"))
     if not os.path.exists(co):
         open(co, "wb").write(show(path))
     return co
 
 
-def bf16_rows(binary, d, limit):
-    table = list(csv.DictReader(io.StringIO(show("aiter/configs/bf16_tuned_gemm.csv").decode())))
-    known = kernels("gfx950")
-    rows = [r for r in table if r["gfx"] == "gfx950" and r["kernelName"] in known]
+def table(path):
+    return list(csv.DictReader(io.StringIO(show(path).decode())))
+
+
+def bf16_rows(binary, d, limit, path="aiter/configs/bf16_tuned_gemm.csv", gfxs=("gfx950",)):
+    known = {g: kernels(g) for g in gfxs}
+    rows = [r for r in table(path) if r.get("gfx") in known and r.get("kernelName") in known[r["gfx"]]
+            and (r["gfx"], r.get("cu_num")) in DEVICES]
     if limit:
         rows = rows[::max(1, len(rows) // limit)][:limit]
     for r in rows:
-        k = known[r["kernelName"]]
+        k = known[r["gfx"]][r["kernelName"]]
         m, n, kk, split = int(r["M"]), int(r["N"]), int(r["K"]), max(1, int(r["splitK"]))
         tm, tn = int(k["tileM"]), int(k["tileN"])
         if n * kk * 2 > 256 << 20:
             continue
-        co = extract(d, f"hsa/gfx950/bf16gemm/{k['co_name']}")
-        bf16_out = r["outdtype"] == "torch.bfloat16"
+        co = extract(d, f"hsa/{r['gfx']}/bf16gemm/{k['co_name']}")
+        bf16_out = r.get("outdtype", "torch.bfloat16") == "torch.bfloat16"
         esize = 2 if bf16_out else 4
         np.save(os.path.join(d, "a.npy"), np.zeros(m * kk, dtype="<u2"))
         np.save(os.path.join(d, "b.npy"), np.zeros(n * kk, dtype="<u2"))
@@ -104,15 +126,15 @@ def bf16_rows(binary, d, limit):
             f"is_out_b16=u32:{int(bf16_out)}",
         ]
         j, err, secs = profile(binary, d, co, r["kernelName"], (gdx, gdy, split),
-                               DEVICES[(r["gfx"], r["cu_num"])], args)
-        yield "bf16_tuned_gemm", r, j, err, secs
+                               DEVICES[(r["gfx"], r["cu_num"])], args, tag(r))
+        yield os.path.basename(path).removesuffix(".csv"), r, j, err, secs
 
 
-def i8_rows(binary, d, limit):
-    table = list(csv.DictReader(io.StringIO(show("aiter/configs/a8w8_bpreshuffle_tuned_gemm.csv").decode())))
+def i8_rows(binary, d, limit, path="aiter/configs/a8w8_bpreshuffle_tuned_gemm.csv"):
     cfg = csv.DictReader(io.StringIO(show("hsa/gfx942/i8gemm/i8gemm_bf16_perTokenI8.csv").decode()))
     known = {r["knl_name"]: r for r in cfg}
-    rows = [r for r in table if r["gfx"] == "gfx942" and r["kernelName"] in known]
+    rows = [r for r in table(path) if r.get("gfx") == "gfx942" and r.get("kernelName") in known
+            and (r["gfx"], r.get("cu_num")) in DEVICES]
     if limit:
         rows = rows[::max(1, len(rows) // limit)][:limit]
     for r in rows:
@@ -136,7 +158,7 @@ def i8_rows(binary, d, limit):
         ]
         grid = ((n // tn) * ks, (m + tm - 1) // tm, 1)
         j, err, secs = profile(binary, d, co, r["kernelName"], grid,
-                               DEVICES[(r["gfx"], r["cu_num"])], args)
+                               DEVICES[(r["gfx"], r["cu_num"])], args, tag(r))
         if j is None and "names none of the kernel's arguments" in err:
             # No names in the metadata: aiter's packed KernelArgs by
             # position (6 pointers each with 2 pad dwords, then m, n, k,
@@ -150,16 +172,38 @@ def i8_rows(binary, d, limit):
             vals.update({46: "u64:0", 49: "u64:0", 52: "u64:0"})
             pos = [vals.get(i, "u32:0") for i in range(55)]
             j, err, secs = profile(binary, d, co, r["kernelName"], grid,
-                                   DEVICES[(r["gfx"], r["cu_num"])], pos)
-        yield "a8w8_bpreshuffle_tuned_gemm", r, j, err, secs
+                                   DEVICES[(r["gfx"], r["cu_num"])], pos, tag(r))
+        yield os.path.basename(path).removesuffix(".csv"), r, j, err, secs
+
+
+CALIBRATION = ("aiter/configs/bf16_tuned_gemm.csv", "aiter/configs/a8w8_bpreshuffle_tuned_gemm.csv")
+
+
+def held_out(binary, d, limit):
+    """Every other CSV of aiter/configs (model_configs included) with rows
+    of the asm kernels above: bf16gemm (gfx942, gfx950) and i8gemm
+    (gfx942)."""
+    files = subprocess.run(["git", "-C", REPO, "ls-tree", "-r", "--name-only", "HEAD", "aiter/configs"],
+                           check=True, capture_output=True, text=True).stdout.split()
+    for path in sorted(files):
+        if not path.endswith(".csv") or path in CALIBRATION:
+            continue
+        head = table(path)[:1]
+        if not head or not {"gfx", "cu_num", "M", "N", "K", "us", "kernelName"} <= set(head[0]):
+            continue
+        yield from bf16_rows(binary, d, limit, path, ("gfx942", "gfx950"))
+        yield from i8_rows(binary, d, limit, path)
 
 
 def main():
-    binary = os.path.abspath(sys.argv[1])
-    limit = int(sys.argv[2]) if len(sys.argv) > 2 else None
+    args = [a for a in sys.argv[1:] if a != "--held-out"]
+    binary = os.path.abspath(args[0])
+    limit = int(args[1]) if len(args) > 1 else None
     out = []
     with tempfile.TemporaryDirectory() as d:
-        for gen in (bf16_rows(binary, d, limit), i8_rows(binary, d, limit)):
+        gens = ((held_out(binary, d, limit),) if "--held-out" in sys.argv else
+                (bf16_rows(binary, d, limit), i8_rows(binary, d, limit)))
+        for gen in gens:
             for f, r, j, err, secs in gen:
                 if j is None:
                     print(f"<!-- {f} {r['kernelName']} {r['M']}x{r['N']}x{r['K']}: failed: {err} -->")

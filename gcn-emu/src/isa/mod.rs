@@ -14,6 +14,10 @@
 //! not in the table. See the book's design chapter "Instruction-property
 //! table".
 //!
+//! RDNA3 and RDNA4 have tables of their own ([`rdna3`], [`rdna4`]), made
+//! the same way from AMD's RDNA XML; [`table_for`] picks a target's. They
+//! describe instructions nothing executes yet (issue 35).
+//!
 //! ```
 //! use gcn_emu::isa::{lookup, Access, Counters, Memory};
 //! let p = lookup("ds_read_b128").unwrap();
@@ -62,8 +66,12 @@ pub enum Format {
     Vop3,
     /// Packed vector ALU (64-bit encoding).
     Vop3p,
-    /// Matrix fused multiply-add (`v_mfma_*`, `v_smfmac_*`; VOP3P encoded).
+    /// Matrix fused multiply-add (`v_mfma_*`, `v_smfmac_*`; RDNA's
+    /// `v_wmma_*`, `v_swmmac_*`; VOP3P encoded).
     Mfma,
+    /// RDNA's dual-issue VALU pair (`v_dual_* ... :: v_dual_*`): an entry is
+    /// one half, its operands those of one half.
+    Vopd,
 }
 
 /// Counters an instruction increments when issued (a set of bits).
@@ -83,6 +91,13 @@ impl Counters {
     pub const VS: Counters = Counters(8);
     /// `vmcnt` and `lgkmcnt` (FLAT: the address may be LDS).
     pub const VM_LGKM: Counters = Counters(3);
+    /// `vmcnt` or `vscnt` (an RDNA atomic: `vmcnt` with a return, `vscnt`
+    /// without).
+    pub const VM_VS: Counters = Counters(9);
+    /// `vscnt` and `lgkmcnt` (an RDNA FLAT store).
+    pub const VS_LGKM: Counters = Counters(10);
+    /// `vmcnt` or `vscnt`, and `lgkmcnt` (an RDNA FLAT atomic).
+    pub const VM_VS_LGKM: Counters = Counters(11);
 
     /// Whether every counter of `other` is in `self`.
     pub fn contains(self, other: Counters) -> bool {
@@ -281,11 +296,18 @@ impl Props {
     pub fn writes_memory(&self) -> bool {
         matches!(self.access, Access::Write | Access::Atomic(_))
     }
-    /// Whether it is available on `target` (`"gfx942"`), per LLVM 22.
+    /// Whether it is available on `target` (`"gfx942"`, `"gfx1100"`), per
+    /// LLVM 22 ([`TARGETS`] and [`RDNA_TARGETS`]).
     pub fn on(&self, target: &str) -> bool {
         TARGETS
             .iter()
             .position(|t| *t == target)
+            .or_else(|| {
+                RDNA_TARGETS
+                    .iter()
+                    .position(|t| *t == target)
+                    .map(|i| i + TARGETS.len())
+            })
             .is_some_and(|i| self.targets >> i & 1 != 0)
     }
     /// Its timing on `target` in LLVM's scheduling model (MFMAs only).
@@ -294,11 +316,13 @@ impl Props {
         self.sched[i]
     }
     /// Its dense id: its index in [`TABLE`] (names are unique); `None`
-    /// for a `Props` made outside the table.
+    /// for a `Props` made outside the table, an RDNA entry included (its
+    /// index is [`Table::id`]'s).
     pub fn id(&self) -> Option<OpId> {
         TABLE
             .binary_search_by(|p| p.name.cmp(self.name))
             .ok()
+            .filter(|&i| TABLE[i] == *self)
             .map(|i| OpId(i as u16))
     }
 }
@@ -323,10 +347,116 @@ pub const T_GFX942: u16 = 2;
 /// gfx950 (CDNA4).
 pub const T_GFX950: u16 = 4;
 
+/// The RDNA targets, in the bit order of [`Props::targets`] after
+/// [`TARGETS`] (bit `3 + i`): RDNA3 (in [`rdna3::TABLE`]), then RDNA4 and
+/// gfx1250 (in [`rdna4::TABLE`]: gfx1250 has no XML of its own, its bit says
+/// which RDNA4 instructions LLVM 22 assembles for it).
+pub const RDNA_TARGETS: [&str; 9] = [
+    "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151", "gfx1200", "gfx1201",
+    "gfx1250",
+];
+/// gfx1100 (RDNA3).
+pub const T_GFX1100: u16 = 1 << 3;
+/// gfx1101 (RDNA3).
+pub const T_GFX1101: u16 = 1 << 4;
+/// gfx1102 (RDNA3).
+pub const T_GFX1102: u16 = 1 << 5;
+/// gfx1103 (RDNA3).
+pub const T_GFX1103: u16 = 1 << 6;
+/// gfx1150 (RDNA3.5).
+pub const T_GFX1150: u16 = 1 << 7;
+/// gfx1151 (RDNA3.5).
+pub const T_GFX1151: u16 = 1 << 8;
+/// gfx1200 (RDNA4).
+pub const T_GFX1200: u16 = 1 << 9;
+/// gfx1201 (RDNA4).
+pub const T_GFX1201: u16 = 1 << 10;
+/// gfx1250 (RDNA4's encodings; not an RDNA4 GPU).
+pub const T_GFX1250: u16 = 1 << 11;
+
 // Generated: one line per instruction, kept as the generator writes it.
 #[rustfmt::skip]
 mod table;
 pub use table::{ALIASES, TABLE};
+
+/// RDNA3's instructions (gfx1100-gfx1103, gfx1150/gfx1151), generated like
+/// [`TABLE`] from AMD's RDNA3.5 XML (`amdgpu_isa_rdna3_5.xml`). No graphics
+/// encodings (export, image, interpolation, LDS direct). Counters follow
+/// gfx11's rules: loads `vmcnt`, stores `vscnt`, LDS and scalar memory
+/// `lgkmcnt`. Nothing executes these yet (issue 35).
+#[rustfmt::skip]
+pub mod rdna3;
+/// RDNA4's instructions (gfx1200/gfx1201, and which of them gfx1250 has),
+/// generated like [`TABLE`] from AMD's RDNA4 XML (`amdgpu_isa_rdna4.xml`).
+/// The counters are gfx11's classes: a load's `vmcnt` is gfx12's
+/// `loadcnt`, a store's `vscnt` its `storecnt`, `lgkmcnt` its `dscnt` (LDS)
+/// or `kmcnt` (scalar memory, messages). Nothing executes these yet.
+#[rustfmt::skip]
+pub mod rdna4;
+
+/// One generation's instruction table.
+#[derive(Debug, Clone, Copy)]
+pub struct Table {
+    /// `"cdna"`, `"rdna3"` or `"rdna4"`.
+    pub name: &'static str,
+    /// Its entries, sorted by name.
+    pub table: &'static [Props],
+    /// LLVM's spellings the XML lacks: (mnemonic, entry, targets).
+    pub aliases: &'static [(&'static str, u16, u16)],
+}
+
+impl Table {
+    /// The index of `mnemonic` (as LLVM prints it) in [`Table::table`].
+    pub fn id(&self, mnemonic: &str) -> Option<OpId> {
+        let mut base = mnemonic;
+        // RDNA prints `v_add_f32_e64_dpp`: strip every encoding suffix.
+        loop {
+            let (b, suf) = crate::exec::base_name(base);
+            if suf.is_empty() {
+                break;
+            }
+            base = b;
+        }
+        if let Ok(i) = self.table.binary_search_by(|p| p.name.cmp(base)) {
+            return Some(OpId(i as u16));
+        }
+        self.aliases
+            .binary_search_by(|a| a.0.cmp(base))
+            .ok()
+            .map(|i| OpId(self.aliases[i].1))
+    }
+    /// The properties of `mnemonic` as LLVM prints it.
+    pub fn lookup(&self, mnemonic: &str) -> Option<&'static Props> {
+        self.id(mnemonic).map(|i| &self.table[i.0 as usize])
+    }
+}
+
+/// The table of `target`'s generation: CDNA ([`TABLE`]) for gfx90a, gfx942,
+/// gfx950 and gfx9-4-generic; [`rdna3`] for gfx11 targets and
+/// gfx11-generic; [`rdna4`] for gfx1200, gfx1201 and gfx12-generic. `None`
+/// for the others, gfx1250 included (no XML: see [`T_GFX1250`]).
+pub fn table_for(target: &str) -> Option<Table> {
+    match target {
+        "gfx90a" | "gfx942" | "gfx950" | "gfx9-4-generic" => Some(Table {
+            name: "cdna",
+            table: &TABLE,
+            aliases: &ALIASES,
+        }),
+        "gfx1100" | "gfx1101" | "gfx1102" | "gfx1103" | "gfx1150" | "gfx1151" | "gfx11-generic" => {
+            Some(Table {
+                name: "rdna3",
+                table: &rdna3::TABLE,
+                aliases: &rdna3::ALIASES,
+            })
+        }
+        "gfx1200" | "gfx1201" | "gfx12-generic" => Some(Table {
+            name: "rdna4",
+            table: &rdna4::TABLE,
+            aliases: &rdna4::ALIASES,
+        }),
+        _ => None,
+    }
+}
 
 /// The properties of `mnemonic` as LLVM prints it (`v_add_f32_e32`,
 /// `v_mfma_f32_32x32x8bf16_1k`, ...): the encoding suffix is dropped and

@@ -43,6 +43,10 @@ pub struct Device {
     pub cus: Figure,
     /// Peak engine clock, MHz.
     pub clock_mhz: Figure,
+    /// The engine clock a kernel runs at under sustained load, MHz: what
+    /// the model turns cycles into time with (below the peak: power and
+    /// thermal management).
+    pub sustained_mhz: Figure,
     /// LDS banks of 4 bytes.
     pub lds_banks: Figure,
     /// LDS bytes per CU.
@@ -51,6 +55,9 @@ pub struct Device {
     pub hbm_gbps: Figure,
     /// L2 bytes (per XCD).
     pub l2_bytes: Figure,
+    /// L2 read bandwidth of the whole device, bytes per clock (every XCD's
+    /// L2 together).
+    pub l2_bytes_per_clock: Figure,
     /// Infinity Cache (MALL) bytes.
     pub mall_bytes: Figure,
     /// Vector L1 hit latency, cycles.
@@ -72,6 +79,10 @@ pub struct Device {
 
 const MI300X_DS: &str = "AMD Instinct MI300X data sheet and AMD CDNA 3 white paper (peak engine clock 2100 MHz, 304 CUs, 5.3 TB/s HBM3, 256 MB Infinity Cache, peak dense matrix rates)";
 const CDNA3_LAT: &str = "guessed: the order of Chips and Cheese, 'Testing AMD's Giant MI300X' (2024) latency plots, not read figure by figure";
+/// The sustained clock as a fraction of the peak: one figure for every
+/// device, fitted (see [`Device::sustained_mhz`]).
+pub const SUSTAINED_FRACTION: f64 = 0.77;
+const FITTED: &str = "fitted on the two aiter tables (aiter/configs/bf16_tuned_gemm.csv on MI355X, a8w8_bpreshuffle_tuned_gemm.csv on MI300X and MI308X): 0.77 of the peak clock, one fraction for every device, the one that minimises the mean |log(predicted/measured)| of their 139 asm rows with the launch overhead at 2 µs; not a measured clock";
 const MI355X_DS: &str = "AMD Instinct MI355X data sheet and AMD CDNA 4 white paper (256 CUs, 2400 MHz peak engine clock, 8 TB/s HBM3E, 256 MB Infinity Cache, 160 KB LDS, peak dense matrix rates)";
 
 impl Device {
@@ -98,10 +109,12 @@ impl Device {
             processor: "gfx942",
             cus: cited(304.0, MI300X_DS),
             clock_mhz: cited(2100.0, MI300X_DS),
+            sustained_mhz: guess(2100.0 * SUSTAINED_FRACTION, FITTED),
             lds_banks: cited(32.0, "ROCm blog 'Avoiding LDS Bank Conflicts on AMD GPUs Using CK-Tile Framework': 32 banks of 4 bytes on MI-series"),
             lds_bytes: cited(65536.0, "LLVM AMDGPUUsage, Processors table (gfx942: 64 KiB LDS)"),
             hbm_gbps: cited(5300.0, MI300X_DS),
             l2_bytes: cited(4.0 * 1048576.0, "Chips and Cheese, 'Testing AMD's Giant MI300X': 4 MB of L2 per compute die"),
+            l2_bytes_per_clock: guess(8.0 * 2048.0, "guessed: 8 XCDs × 2 KB/clock, each XCD's L2 as 16 channels of 128 bytes per clock as recalled from the AMD CDNA 3 white paper, not re-read here"),
             mall_bytes: cited(256.0 * 1048576.0, MI300X_DS),
             l1_latency: guess(120.0, CDNA3_LAT),
             l2_latency: guess(250.0, CDNA3_LAT),
@@ -131,7 +144,12 @@ impl Device {
                 "aiter/configs/*.csv: rows of gfx942 with cu_num 80 (MI308X)",
             ),
             clock_mhz: guess(2100.0, "guessed: MI300X's peak engine clock"),
+            sustained_mhz: guess(2100.0 * SUSTAINED_FRACTION, FITTED),
             hbm_gbps: guess(5300.0, "guessed: MI300X's HBM3 bandwidth"),
+            l2_bytes_per_clock: guess(
+                m.l2_bytes_per_clock.value * scale,
+                "guessed: MI300X's L2 bandwidth × 80/304 CUs",
+            ),
             mfma_tflops: m.mfma_tflops.map(|f| guess(f.value * scale, per_cu)),
             ..m
         }
@@ -143,10 +161,12 @@ impl Device {
             processor: "gfx950",
             cus: cited(256.0, MI355X_DS),
             clock_mhz: cited(2400.0, MI355X_DS),
+            sustained_mhz: guess(2400.0 * SUSTAINED_FRACTION, FITTED),
             lds_banks: cited(64.0, "AMD CK documentation 'Understanding AMD GPU LDS and Bank Conflicts': 32 or 64 banks depending on the architecture (64 on gfx950)"),
             lds_bytes: cited(163840.0, "LLVM AMDGPUUsage, Processors table (gfx950: 160 KiB LDS)"),
             hbm_gbps: cited(8000.0, MI355X_DS),
             l2_bytes: guess(4.0 * 1048576.0, "guessed: MI300X's 4 MB L2 per compute die"),
+            l2_bytes_per_clock: guess(8.0 * 2048.0, "guessed: MI300X's 2 KB/clock per XCD, 8 XCDs"),
             mall_bytes: cited(256.0 * 1048576.0, MI355X_DS),
             l1_latency: guess(120.0, CDNA3_LAT),
             l2_latency: guess(250.0, CDNA3_LAT),
@@ -177,10 +197,12 @@ impl Device {
         let mut v = vec![
             ("CUs", self.cus),
             ("clock (MHz)", self.clock_mhz),
+            ("sustained clock (MHz)", self.sustained_mhz),
             ("LDS banks", self.lds_banks),
             ("LDS bytes per CU", self.lds_bytes),
             ("HBM GB/s", self.hbm_gbps),
             ("L2 bytes", self.l2_bytes),
+            ("L2 bytes per clock", self.l2_bytes_per_clock),
             ("MALL bytes", self.mall_bytes),
             ("L1 latency (cycles)", self.l1_latency),
             ("L2 latency (cycles)", self.l2_latency),

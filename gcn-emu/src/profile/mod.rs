@@ -122,6 +122,9 @@ impl Observe for Profiler {
             scratch: Vec::new(),
         }
     }
+    fn only(&self) -> Option<Vec<u64>> {
+        self.sample.as_ref().map(|s| s.iter().copied().collect())
+    }
     fn runs(&self, wg: [u32; 3]) -> bool {
         match &self.sample {
             None => true,

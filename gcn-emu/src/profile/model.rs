@@ -19,7 +19,10 @@
 //!   latency;
 //! - vector memory: one address path per CU at one 64-byte line per
 //!   cycle; each line looked up in a per-CU L1 (FIFO, its capacity
-//!   guessed), then an L2 of the lines the CU touched before, else HBM; a
+//!   guessed), then an L2 of the lines the CU touched before (as many as
+//!   the device's L2 holds, FIFO; the one CU modelled has all of it), else
+//!   HBM; a line in the L1 whose data is still on its way returns when it
+//!   arrives; a
 //!   load returns at the slowest line's latency, a store after the L2
 //!   latency; returns in order;
 //! - `s_waitcnt vmcnt/lgkmcnt` against those in-flight counts;
@@ -38,7 +41,7 @@
 //! between CUs, HBM channels, clock throttling, the LDS-DMA path's
 //! separate timing, the export/GDS counters.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::Serialize;
 
@@ -128,6 +131,9 @@ pub struct Assumptions {
     pub vmem_queue: u64,
     /// Cycles from the last wave's arrival at a barrier to the release.
     pub barrier_cycles: u64,
+    /// The factor on the L2 and HBM latencies ([`time_launch`] sets it from
+    /// the memory load of the grid; 1: unloaded).
+    pub mem_latency_scale: f64,
 }
 
 impl Default for Assumptions {
@@ -137,6 +143,7 @@ impl Default for Assumptions {
             lds_queue: 32,
             vmem_queue: 64,
             barrier_cycles: 4,
+            mem_latency_scale: 1.0,
         }
     }
 }
@@ -174,8 +181,11 @@ fn decode_ops(program: &Program, device: &Device) -> Vec<Op> {
         .iter()
         .map(|ins| {
             let class = Class::of(ins);
+            // Rounded to the nearest cycle: the data sheets' peak rates are
+            // rounded (1307.4 TFLOP/s gives 32.001 cycles for a 32-cycle
+            // `v_mfma_f32_32x32x8_f16`).
             let mfma_cycles = Mfma::of(ins)
-                .map(|m| device.mfma_cycles(m.ty, m.flops()).ceil() as u64)
+                .map(|m| device.mfma_cycles(m.ty, m.flops()).round() as u64)
                 .unwrap_or(0)
                 .max(if class == Class::Mfma { 4 } else { 0 });
             let (mut vmcnt, mut lgkmcnt) = (None, None);
@@ -337,10 +347,11 @@ fn schedule(
         }
     }
     let lat = |f: f64| f.round() as u64;
+    let loaded = a.mem_latency_scale.max(1.0);
     let (l1_lat, l2_lat, hbm_lat) = (
         lat(device.l1_latency.value),
-        lat(device.l2_latency.value),
-        lat(device.hbm_latency.value),
+        lat(device.l2_latency.value * loaded),
+        lat(device.hbm_latency.value * loaded),
     );
     let (lds_lat, smem_lat) = (
         lat(device.lds_latency.value),
@@ -351,9 +362,14 @@ fn schedule(
     let mut lds_free = 0u64;
     let mut vmem_free = 0u64;
     let l1_cap = (a.l1_bytes / 64).max(1) as usize;
-    let mut l1: HashSet<u64> = HashSet::new();
+    // The L1's lines, each with the time its data arrives.
+    let mut l1: HashMap<u64, u64> = HashMap::new();
     let mut l1_order: VecDeque<u64> = VecDeque::new();
+    // The L2: the lines the CU touched before, as many as the device's L2
+    // holds (FIFO); the CU is given the whole L2 (see the module's notes).
+    let l2_cap = (device.l2_bytes.value as u64 / 64).max(1) as usize;
     let mut seen: HashSet<u64> = HashSet::new();
+    let mut seen_order: VecDeque<u64> = VecDeque::new();
     let mut levels = [0u64; 3];
     let mut t: u64 = 0;
     let mut end = 0u64;
@@ -495,20 +511,30 @@ fn schedule(
                         Vec::new()
                     };
                     vmem_free = vmem_free.max(t) + lines.len().max(1) as u64;
-                    let mut worst = l1_lat;
+                    // A line in the L1 whose data is still on its way (an
+                    // earlier miss) returns when it arrives.
+                    let mut worst = vmem_free + l1_lat;
                     for l in &lines {
                         let key = *l;
-                        let level = if l1.contains(&key) {
-                            0
+                        let (level, at) = if let Some(&fill) = l1.get(&key) {
+                            (0, fill.max(vmem_free + l1_lat))
                         } else if seen.contains(&key) {
-                            1
+                            (1, vmem_free + l2_lat)
                         } else {
-                            2
+                            (2, vmem_free + hbm_lat)
                         };
                         levels[level] += 1;
-                        worst = worst.max([l1_lat, l2_lat, hbm_lat][level]);
-                        seen.insert(key);
-                        if l1.insert(key) {
+                        worst = worst.max(at);
+                        if seen.insert(key) {
+                            seen_order.push_back(key);
+                            if seen_order.len() > l2_cap {
+                                if let Some(old) = seen_order.pop_front() {
+                                    seen.remove(&old);
+                                }
+                            }
+                        }
+                        if level > 0 {
+                            l1.insert(key, at);
                             l1_order.push_back(key);
                             if l1_order.len() > l1_cap {
                                 if let Some(old) = l1_order.pop_front() {
@@ -520,7 +546,7 @@ fn schedule(
                     let done = if step.mem.writes && !step.mem.lds {
                         vmem_free + l2_lat
                     } else {
-                        vmem_free + worst
+                        worst
                     };
                     let done = done.max(w.vm.back().copied().unwrap_or(0));
                     w.vm.push_back(done);
@@ -634,10 +660,35 @@ pub struct Timing {
     pub hbm_us: f64,
     /// Which bound the prediction is: "schedule" or "hbm bandwidth".
     pub bound: &'static str,
+    /// CUs busy in the first round.
+    pub active_cus: u64,
+    /// The memory load of the first round (0–0.9): the larger of the L2's
+    /// (the bytes the busy CUs move beyond their L1 per second over the L2
+    /// bandwidth) and the HBM's (the round's share of the compulsory bytes
+    /// per second over the HBM bandwidth).
+    pub memory_load: f64,
+    /// The factor on the L2 and HBM latencies at that load
+    /// (`1 / (1 − load)`).
+    pub latency_scale: f64,
+    /// The clock cycles were turned into time with, MHz.
+    pub clock_mhz: f64,
 }
+
+/// The highest memory load the latency rule takes (the factor stays
+/// finite: at most 1 / (1 − 0.9) = 10).
+const MAX_LOAD: f64 = 0.9;
 
 /// Time a launch of `workgroups` workgroups: `traces` are the sampled
 /// workgroups (one CU's round), `hbm_bytes` the compulsory traffic.
+///
+/// The L2 and HBM latencies grow with the load of the memory system, as a
+/// queue's wait does: `latency × 1 / (1 − ρ)`, with ρ the larger of the
+/// L2's load (bytes the busy CUs move beyond their L1 per second over
+/// [`Device::l2_bytes_per_clock`]) and the HBM's (the round's share of the
+/// compulsory bytes per second over [`Device::hbm_gbps`]). The round's
+/// schedule sets ρ and ρ sets the schedule's latencies: a few damped
+/// fixed-point steps solve it. Cycles become time at the device's
+/// sustained clock ([`Device::sustained_mhz`]).
 pub fn time_launch(
     program: &Program,
     device: &Device,
@@ -653,22 +704,43 @@ pub fn time_launch(
     let rounds = workgroups / per_round;
     let rem = workgroups % per_round;
     let last_round = rem.div_ceil(cus) as u32;
+    let clock = device.sustained_mhz.value;
     // A grid smaller than a round: the busiest CU's workgroups are the round.
-    let round = simulate_cu(
-        program,
-        device,
-        traces,
-        if rounds == 0 { last_round } else { resident },
-        a,
-    );
-    let partial =
-        (last_round > 0 && rounds > 0).then(|| simulate_cu(program, device, traces, last_round, a));
+    let first = if rounds == 0 { last_round } else { resident };
+    let active_cus = if rounds == 0 {
+        workgroups.div_ceil(first.max(1) as u64).min(cus)
+    } else {
+        cus
+    };
+    let mut a = *a;
+    let mut round = simulate_cu(program, device, traces, first, &a);
+    let mut load = 0.0;
+    // The first round's share of the grid, to spread the compulsory HBM
+    // bytes over the rounds.
+    let share = (active_cus * first as u64) as f64 / workgroups.max(1) as f64;
+    for _ in 0..8 {
+        let secs = round.cycles.max(1) as f64 / (clock * 1e6);
+        let beyond_l1 = (round.lines_by_level[1] + round.lines_by_level[2]) as f64 * 64.0;
+        let l2 =
+            active_cus as f64 * beyond_l1 / secs / (device.l2_bytes_per_clock.value * clock * 1e6);
+        let hbm = hbm_bytes as f64 * share.min(1.0) / secs / (device.hbm_gbps.value * 1e9);
+        load = l2.max(hbm).min(MAX_LOAD);
+        let want = 1.0 / (1.0 - load);
+        if (want - a.mem_latency_scale).abs() < 0.02 * a.mem_latency_scale {
+            break;
+        }
+        a.mem_latency_scale = 0.5 * (a.mem_latency_scale + want);
+        round = simulate_cu(program, device, traces, first, &a);
+    }
+    let partial = (last_round > 0 && rounds > 0)
+        .then(|| simulate_cu(program, device, traces, last_round, &a));
     let cycles = if rounds == 0 {
         round.cycles
     } else {
-        rounds * round.cycles + partial.as_ref().map_or(0, |p| p.cycles)
+        rounds
+            .saturating_mul(round.cycles)
+            .saturating_add(partial.as_ref().map_or(0, |p| p.cycles))
     };
-    let clock = device.clock_mhz.value;
     let sched_us = cycles as f64 / clock;
     let hbm_us = hbm_bytes as f64 / (device.hbm_gbps.value * 1e3);
     let (core, bound) = if hbm_us > sched_us {
@@ -688,5 +760,9 @@ pub fn time_launch(
         hbm_bytes,
         hbm_us,
         bound,
+        active_cus,
+        memory_load: load,
+        latency_scale: a.mem_latency_scale,
+        clock_mhz: clock,
     }
 }

@@ -167,7 +167,7 @@ pub struct ProfileReport {
 }
 
 /// What the model does not model (printed with every report).
-pub const NOT_MODELLED: &str = "not modelled: VALU and MFMA result dependencies, s_setprio, the instruction buffer and branch costs beyond issue, scalar cache misses, TLBs, L2/MALL bandwidth and contention between CUs, HBM channels, clocks below peak";
+pub const NOT_MODELLED: &str = "not modelled: VALU and MFMA result dependencies, s_setprio, the instruction buffer and branch costs beyond issue, scalar cache misses, TLBs, the MALL, HBM channels, contention between CUs beyond the memory load's latency factor, the clock's variation with the kernel (one sustained clock per device)";
 
 fn usage(setting: Option<Setting>, msg: String) -> RunError {
     let d = Diagnostic::error(Code::RunUsage, msg);
@@ -204,6 +204,24 @@ pub fn profile(opts: &ProfileOptions, tools: &Tools) -> Result<ProfileReport, Ru
         run.run_as = Some(device.processor.to_string());
     }
     let processor = run.run_as.clone().unwrap_or(object.processor.clone());
+    let same: Vec<&str> = Device::all()
+        .iter()
+        .filter(|d| d.processor == processor)
+        .map(|d| d.name)
+        .collect();
+    if same.is_empty() {
+        return Err(usage(
+            Some(Setting::Device),
+            format!(
+                "no device of the timing model's table is a {processor} (the object's processor): the devices are {}; profile an object built for one of their processors",
+                Device::all()
+                    .iter()
+                    .map(|d| format!("{} ({})", d.name, d.processor))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
     if processor != device.processor {
         return Err(usage(
             Some(Setting::Device),
@@ -213,12 +231,7 @@ pub fn profile(opts: &ProfileOptions, tools: &Tools) -> Result<ProfileReport, Ru
                 device.processor,
                 object.processor,
                 processor,
-                Device::all()
-                    .iter()
-                    .filter(|d| d.processor == processor)
-                    .map(|d| d.name)
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                same.join(", ")
             ),
         ));
     }
@@ -232,6 +245,16 @@ pub fn profile(opts: &ProfileOptions, tools: &Tools) -> Result<ProfileReport, Ru
             format!("`{processor}` is not a target ID: {e}"),
         )
     })?;
+    let workgroups: u128 = run.grid.iter().map(|&g| g as u128).product();
+    if workgroups > u64::MAX as u128 {
+        return Err(usage(
+            Some(Setting::Grid),
+            format!(
+                "{:?} is {workgroups} workgroups; the profile times grids of at most 2⁶⁴ − 1: launch fewer",
+                run.grid
+            ),
+        ));
+    }
     let plan = Plan::new(
         &device,
         &target,
@@ -298,7 +321,9 @@ impl Plan {
             .checked_div(lds)
             .map_or(u32::MAX, |n| n.max(1));
         let resident = (occ.waves_per_simd * 4 / waves_per_wg).clamp(1, by_lds);
-        let workgroups: u64 = grid.iter().map(|&g| g as u64).product();
+        // Saturating: a grid of more than 2⁶⁴ workgroups (refused by
+        // `profile`) is never a panic.
+        let workgroups: u64 = grid.iter().fold(1u64, |a, &g| a.saturating_mul(g as u64));
         let sample: BTreeSet<u64> = (0..workgroups.min(resident as u64)).collect();
         let sampled = sample.len() as u64;
         let profiler = Profiler {
@@ -477,6 +502,14 @@ impl Plan {
         ),
         "HBM traffic: compulsory (every buffer argument moved once); reuse beyond it is assumed to hit L2/MALL".to_string(),
         format!(
+            "memory load {:.0}% ({} busy CUs against the L2 and HBM bandwidths): L2 and HBM latencies × {:.2} (1 / (1 − load)); cycles at the sustained clock, {:.0} MHz ({})",
+            timing.memory_load * 100.0,
+            timing.active_cus,
+            timing.latency_scale,
+            timing.clock_mhz,
+            device.sustained_mhz.source
+        ),
+        format!(
             "assumed (no source): vector L1 {} KiB per CU (FIFO), LDS queue {} cycles, vector memory queue {} cycles, barrier release {} cycles; memory latencies and launch overhead are guesses (see the device table)",
             a.l1_bytes / 1024,
             a.lds_queue,
@@ -490,31 +523,50 @@ impl Plan {
             "the grid has fewer workgroups ({workgroups}) than a CU holds ({resident}): the round times those"
         ));
         }
-        let setprio = counters
-            .per_instruction
-            .iter()
-            .zip(&program.instructions)
-            .filter(|(c, i)| c.executed > 0 && i.mnemonic == "s_setprio")
-            .count();
-        if setprio > 0 {
+        // What the model times by a rule of thumb: named, never silent.
+        let mut approximated: BTreeMap<&'static str, BTreeSet<&str>> = BTreeMap::new();
+        for (c, ins) in counters.per_instruction.iter().zip(&program.instructions) {
+            if c.executed > 0 {
+                if let Some(how) = approximation(ins, c) {
+                    approximated
+                        .entry(how)
+                        .or_default()
+                        .insert(ins.mnemonic.as_str());
+                }
+            }
+        }
+        // MFMAs the device's peak rate times otherwise than LLVM's
+        // scheduling model (multi-block, sparse, gfx950's gfx942-era shapes).
+        let mut mfma_differ: BTreeSet<String> = BTreeSet::new();
+        for (c, ins) in counters.per_instruction.iter().zip(&program.instructions) {
+            let (Some(m), true) = (Mfma::of(ins), c.executed > 0) else {
+                continue;
+            };
+            let Some(sched) =
+                gcn_emu::isa::lookup(&ins.mnemonic).and_then(|p| p.sched_on(&self.processor))
+            else {
+                continue;
+            };
+            let cycles = device.mfma_cycles(m.ty, m.flops()).round() as u64;
+            if cycles.max(4) != 4 * sched.issue as u64 {
+                mfma_differ.insert(format!(
+                    "{} ({cycles} cycles; LLVM {} passes, {} cycles)",
+                    ins.mnemonic,
+                    sched.issue,
+                    4 * sched.issue
+                ));
+            }
+        }
+        if !mfma_differ.is_empty() {
             notes.push(format!(
-                "{setprio} s_setprio instruction(s) executed: priorities are not modelled"
+                "MFMAs timed by the device's peak rate for their type where LLVM 22's scheduling model gives other pass counts: {}",
+                mfma_differ.into_iter().collect::<Vec<_>>().join(", ")
             ));
         }
-        // Instructions no timing rule knows: timed as one scalar issue.
-        let mut unknown: Vec<&str> = counters
-            .per_instruction
-            .iter()
-            .zip(&program.instructions)
-            .filter(|(c, i)| c.executed > 0 && !timed(&i.mnemonic))
-            .map(|(_, i)| i.mnemonic.as_str())
-            .collect();
-        unknown.sort_unstable();
-        unknown.dedup();
-        if !unknown.is_empty() {
+        for (how, mnemonics) in approximated {
             notes.push(format!(
-                "no timing rule for {}: each timed as one scalar ALU issue",
-                unknown.join(", ")
+                "{}: {how}",
+                mnemonics.into_iter().collect::<Vec<_>>().join(", ")
             ));
         }
         ProfileReport {
@@ -554,17 +606,51 @@ impl Plan {
     }
 }
 
-/// Whether the timing model has a rule for `mnemonic` beyond its default
-/// (one scalar ALU issue): the vector, LDS, memory, matrix, wait, barrier,
-/// nop and branch classes, and scalar ALU and memory instructions.
-fn timed(mnemonic: &str) -> bool {
-    const PREFIXES: &[&str] = &["v_", "ds_", "global_", "buffer_", "flat_", "scratch_", "s_"];
-    PREFIXES.iter().any(|p| mnemonic.starts_with(p))
-        && !matches!(
-            mnemonic,
-            "s_setprio" | "s_icache_inv" | "s_trap" | "s_sethalt" | "s_sendmsg" | "s_ttracedata"
-        )
+/// How the timing model approximates an executed instruction it has no
+/// rule of its own for (`None`: it has one): the report's notes name every
+/// such instruction with this text.
+fn approximation(ins: &gcn_emu::decode::Instruction, c: &Counts) -> Option<&'static str> {
+    let m = ins.mnemonic.as_str();
+    let class = gcn_emu::profile::Class::of(ins);
+    use gcn_emu::profile::Class;
+    Some(match class {
+        Class::SetPrio => "executed; priorities are not modelled (the oldest wave issues first)",
+        Class::Mfma if Mfma::of(ins).is_none() => {
+            "no shape known for this MFMA: each timed as one pass (4 cycles), no FLOPs counted"
+        }
+        Class::Vmem if m.starts_with("global_load_lds") || ins.text.ends_with(" lds") => {
+            "LDS-DMA loads: timed as vector memory loads; their write to LDS is not timed"
+        }
+        Class::Vmem if c.lds_accesses > 0 => {
+            "flat accesses that reached LDS: timed as vector memory accesses of no line (an L1 hit)"
+        }
+        Class::Vmem if m.contains("_atomic") => {
+            "global atomics: timed as stores (done after the L2 latency); the L2's atomic units are not modelled"
+        }
+        Class::Vmem if c.global_accesses == 0 && c.lds_accesses == 0 => {
+            "vector memory instructions that accessed no memory (cache write-back/invalidate, or every lane off): each timed as a one-line L1 access"
+        }
+        Class::Smem if m.starts_with("s_dcache") => {
+            "scalar cache write-back/invalidate: timed as a scalar load"
+        }
+        Class::Salu if !m.starts_with("s_") || UNTIMED_SCALAR.contains(&m) => {
+            "no timing rule: each timed as one scalar ALU issue"
+        }
+        _ => return None,
+    })
 }
+
+/// Scalar instructions whose cost is not a scalar ALU issue (messages,
+/// traps, halts, cache invalidation), timed as one.
+const UNTIMED_SCALAR: &[&str] = &[
+    "s_icache_inv",
+    "s_trap",
+    "s_sethalt",
+    "s_sendmsg",
+    "s_sendmsghalt",
+    "s_ttracedata",
+    "s_wakeup",
+];
 
 /// The report as JSON (the schema of the book's reference page
 /// `profile-json.md`).

@@ -19,8 +19,8 @@ use crate::base::diag::{Code, Diagnostic, Diagnostics, Setting};
 
 /// The byte every `out:` buffer is filled with before the run: f16/bf16/f32/f64
 /// elements read as NaN, integers as -1 (all bits set), so that unwritten
-/// output is visible.
-pub const POISON: u8 = 0xff;
+/// output is visible (the launch model's).
+pub use gcn_emu::launch::POISON;
 
 /// What `gcn-patch run` is asked to do.
 #[derive(Debug, Clone, Default)]
@@ -34,7 +34,7 @@ pub struct RunOptions {
     /// Work-items per workgroup in X, Y and Z.
     pub block: [u32; 3],
     /// Values or buffers given by position: they fill the explicit
-    /// arguments `named` leaves, in metadata order ([`ArgSpec::parse`]
+    /// arguments `named` leaves, in metadata order ([`parse_spec`]
     /// reads the command line's forms; [`parse_arg`] tells `NAME=SPEC`
     /// apart).
     pub args: Vec<ArgSpec>,
@@ -168,68 +168,21 @@ impl From<Diagnostic> for RunError {
 /// ([`gcn_emu::launch::Dtype`]: names, sizes, NumPy type strings, encoding).
 pub use gcn_emu::launch::{Dtype, DTYPES};
 
-/// One explicit argument of a dispatch (`--arg`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum ArgSpec {
-    /// `PATH.npy`: a buffer holding the array.
-    Npy(PathBuf),
-    /// `out:DTYPE:COUNT`: a buffer of COUNT poisoned elements.
-    Out(Dtype, usize),
-    /// `DTYPE:VALUE`: a value.
-    Value(Dtype, Vec<u8>),
-}
+/// One explicit argument of a dispatch: the launch model's
+/// ([`gcn_emu::launch::ArgSpec`], one type for `--arg` and `kernels.toml`
+/// launches). `--arg` gives `PATH.npy` ([`ArgSpec::Npy`]),
+/// `out:DTYPE:COUNT` ([`ArgSpec::Output`]) or `DTYPE:VALUE`
+/// ([`ArgSpec::Scalar`]), read by [`parse_spec`].
+pub use gcn_emu::launch::ArgSpec;
 
-impl std::fmt::Display for ArgSpec {
-    /// The spec as written: `PATH.npy`, `out:DTYPE:COUNT` or `DTYPE:VALUE`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ArgSpec::Npy(p) => write!(f, "{}", p.display()),
-            ArgSpec::Out(d, n) => write!(f, "out:{}:{n}", d.name()),
-            ArgSpec::Value(d, bytes) => write!(f, "{}:{}", d.name(), d.format(bytes)),
-        }
-    }
-}
-
-impl ArgSpec {
-    /// Parse one spec (`PATH.npy`, `out:DTYPE:COUNT` or `DTYPE:VALUE`);
-    /// the error says what forms there are.
-    pub fn parse(spec: &str) -> Result<Self, Diagnostics> {
-        Self::parse_text(spec).map_err(|e| {
-            Diagnostic::error(Code::RunUsage, e)
-                .about(Setting::KernelArguments)
-                .into()
-        })
-    }
-
-    fn parse_text(spec: &str) -> Result<Self, String> {
-        let forms = "expected PATH.npy, out:DTYPE:COUNT or DTYPE:VALUE";
-        if spec.ends_with(".npy") {
-            return Ok(ArgSpec::Npy(PathBuf::from(spec)));
-        }
-        if let Some(rest) = spec.strip_prefix("out:") {
-            let (d, n) = rest
-                .split_once(':')
-                .ok_or_else(|| format!("`{spec}`: {forms} (COUNT missing)"))?;
-            let d = Dtype::parse(d)
-                .ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES})"))?;
-            let n = n
-                .parse::<usize>()
-                .map_err(|_| format!("`{spec}`: COUNT `{n}` is not a non-negative integer"))?;
-            if n.checked_mul(d.size()).is_none_or(|b| b > 1 << 34) {
-                return Err(format!(
-                    "`{spec}`: {n} elements is more than the emulator allocates (16 GiB)"
-                ));
-            }
-            return Ok(ArgSpec::Out(d, n));
-        }
-        let (d, v) = spec
-            .split_once(':')
-            .ok_or_else(|| format!("`{spec}`: {forms}"))?;
-        let d = Dtype::parse(d)
-            .ok_or_else(|| format!("`{spec}`: unknown DTYPE `{d}` (one of {DTYPES}); {forms}"))?;
-        let bytes = d.encode(v).map_err(|e| format!("`{spec}`: {e}"))?;
-        Ok(ArgSpec::Value(d, bytes))
-    }
+/// Parse one spec (`PATH.npy`, `out:DTYPE:COUNT` or `DTYPE:VALUE`,
+/// [`ArgSpec::parse`]); the error says what forms there are.
+pub fn parse_spec(spec: &str) -> Result<ArgSpec, Diagnostics> {
+    ArgSpec::parse(spec).map_err(|e| {
+        Diagnostic::error(Code::RunUsage, e)
+            .about(Setting::KernelArguments)
+            .into()
+    })
 }
 
 /// Parse one `--arg`: `NAME=SPEC` (by the argument's metadata name) or
@@ -246,7 +199,7 @@ pub fn parse_arg(text: &str) -> Result<(Option<String>, ArgSpec), Diagnostics> {
                 .chars()
                 .all(|c| c.is_alphanumeric() || c == '_' || c == '.');
         if ident {
-            let spec = ArgSpec::parse_text(spec).map_err(|e| {
+            let spec = ArgSpec::parse(spec).map_err(|e| {
                 Diagnostics::from(
                     Diagnostic::error(Code::RunUsage, format!("`{name}=`: {e}"))
                         .about(Setting::KernelArguments),
@@ -255,7 +208,7 @@ pub fn parse_arg(text: &str) -> Result<(Option<String>, ArgSpec), Diagnostics> {
             return Ok((Some(name.to_string()), spec));
         }
     }
-    Ok((None, ArgSpec::parse(text)?))
+    Ok((None, parse_spec(text)?))
 }
 
 /// Parse `X[,Y[,Z]]` (missing dimensions are 1, each a positive 32-bit
@@ -504,7 +457,7 @@ pub(crate) fn run_with(
             }
         };
         match spec {
-            ArgSpec::Npy(_) | ArgSpec::Out(..) if !pointer => {
+            ArgSpec::Npy(_) | ArgSpec::Output { .. } | ArgSpec::Random { .. } if !pointer => {
                 return Err(usage_of(
                     Setting::KernelArguments,
                     format!(
@@ -520,13 +473,17 @@ pub(crate) fn run_with(
                 buffers.push((i, addr, arr.descr.clone(), arr.shape.clone()));
                 values.push(ArgValue::Pointer(addr));
             }
-            ArgSpec::Out(d, n) => {
-                capped(i, a, *n as u128 * d.size() as u128)?;
-                let addr = mem.alloc_bytes(&format!("arg{i}"), &vec![POISON; n * d.size()]);
-                buffers.push((i, addr, d.descr().to_string(), vec![*n]));
+            ArgSpec::Output { dtype, shape } | ArgSpec::Random { dtype, shape, .. } => {
+                capped(i, a, shape.count() as u128 * dtype.size() as u128)?;
+                let data = spec.initial_bytes(i, opts.seed).unwrap_or_default();
+                let addr = mem.alloc_bytes(&format!("arg{i}"), &data);
+                buffers.push((i, addr, dtype.descr().to_string(), shape.0.clone()));
                 values.push(ArgValue::Pointer(addr));
             }
-            ArgSpec::Value(d, bytes) => {
+            ArgSpec::Scalar { dtype, value } => {
+                let bytes = value
+                    .encode(*dtype)
+                    .map_err(|e| usage_of(Setting::KernelArguments, format!("`{spec}`: {e}")))?;
                 if pointer && !(bytes.len() == 8 && bytes.iter().all(|&b| b == 0)) {
                     return Err(usage_of(Setting::KernelArguments, format!(
                         "{} is a pointer: give PATH.npy, out:DTYPE:COUNT, or u64:0 for a null pointer (`{spec}` given)",
@@ -540,13 +497,24 @@ pub(crate) fn run_with(
                             "{}: `{spec}` gives {} bytes ({:?}); use a DTYPE of {} bytes",
                             describe(i, a),
                             bytes.len(),
-                            d,
+                            dtype,
                             a.size
                         ),
                     ));
                 }
-                values.push(ArgValue::Bytes(bytes.clone()));
+                values.push(ArgValue::Bytes(bytes));
             }
+            ArgSpec::Null if !pointer => {
+                return Err(usage_of(
+                    Setting::KernelArguments,
+                    format!(
+                        "{} takes a value (DTYPE:VALUE), not a null pointer",
+                        describe(i, a)
+                    ),
+                ));
+            }
+            ArgSpec::Null => values.push(ArgValue::Pointer(0)),
+            ArgSpec::Zero { size } => values.push(ArgValue::Bytes(vec![0; *size])),
         }
     }
     let tc = tools.find(None).map_err(RunError::Usage)?;
@@ -673,22 +641,36 @@ pub struct UnsupportedReport {
 
 /// Which instructions of `object` (every kernel, or `kernel`) the emulator
 /// does not implement: each distinct instruction form is executed once on a
-/// scratch wave that has memory to hit ([`gcn_emu::exec::Probe`]): a form
+/// scratch wave that has memory to hit ([`gcn_emu::Probe`]): a form
 /// counts as implemented only when it runs without a fault, so a refusal
 /// and a fault on the probe are both missing. Says nothing of whether a
-/// launch of the kernel is right.
+/// launch of the kernel is right. An object for a target the emulator does
+/// not run (RDNA, gfx1250) is a usage error, not a list.
 pub fn unsupported(
     object: &Path,
     kernel: Option<&str>,
     tools: &Tools,
 ) -> Result<UnsupportedReport, RunError> {
     let co = CodeObject::read_file(object).map_err(emu_usage)?;
+    // A target the emulator runs no processor of: every instruction would
+    // be "missing", and a list of the few spellings the CDNA probe happens
+    // to accept would read as if the rest ran.
+    let emulated = gcn_emu::dispatch::TARGETS.contains(&co.processor.as_str())
+        || matches!(run_as(&co.processor, None), Ok(Some(_)));
+    if !emulated {
+        return Err(usage(format!(
+            "{}: target `{}` is not emulated, so no instruction of it runs: the emulator runs {} (wave64); `--list-unsupported` lists what a kernel of those targets lacks",
+            co.path,
+            co.processor,
+            gcn_emu::dispatch::TARGETS.join(", ")
+        )));
+    }
     let kernels: Vec<gcn_emu::load::Kernel> = match kernel {
         Some(name) => vec![co.kernel(name).map_err(emu_usage)?.clone()],
         None => co.kernels.clone(),
     };
     let tc = tools.find(None).map_err(RunError::Usage)?;
-    let mut probe = gcn_emu::exec::Probe::new();
+    let mut probe = gcn_emu::Probe::new();
     let mut verdict: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
     let mut missing: Vec<Missing> = Vec::new();
     let mut instructions = 0;
