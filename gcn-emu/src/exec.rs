@@ -329,6 +329,8 @@ pub(crate) fn unit(mnemonic: &str) -> Unit {
         Format::Scratch => Unit::Scratch,
         Format::Mubuf => Unit::Buffer,
         Format::Mtbuf => Unit::Tbuffer,
+        // RDNA's dual issue: not in the CDNA table the executor reads.
+        Format::Vopd => Unit::None,
     }
 }
 
