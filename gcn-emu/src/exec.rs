@@ -209,6 +209,131 @@ pub(crate) fn valu_roles(name: &str) -> (bool, bool) {
     crate::isa::lookup(name).map_or((false, false), |p| (p.carry_out(), p.mask_in()))
 }
 
+/// The part of the reference executor that runs an instruction, read from
+/// the instruction-property table ([`crate::isa::Props`]: its format and
+/// memory access) rather than from the mnemonic's spelling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unit {
+    /// Scalar ALU and program control (SOP1/SOP2/SOPK/SOPC/SOPP), and the
+    /// scalar-memory instructions that move no data (`s_memtime`,
+    /// `s_dcache_*`, ...): [`salu`].
+    Salu,
+    /// A scalar load: [`smem`].
+    SmemRead,
+    /// A scalar store or atomic: [`smem_write`].
+    SmemWrite,
+    /// Scratch SMEM (`s_scratch_*`): not run (it addresses the scratch
+    /// segment, which [`smem`] does not).
+    SmemScratch,
+    /// A vector compare (VOPC): `vcmp`.
+    Vcmp,
+    /// Any other vector ALU instruction (VOP1/VOP2/VOP3/VOP3P).
+    Valu,
+    /// A matrix instruction (`v_mfma_*`, `v_smfmac_*`).
+    Mfma,
+    /// A data-share instruction (`ds_*`).
+    Ds,
+    /// FLAT and GLOBAL memory.
+    Global,
+    /// SCRATCH memory.
+    Scratch,
+    /// Untyped buffer memory (MUBUF).
+    Buffer,
+    /// Typed buffer memory (MTBUF): not run, but issued to the vector
+    /// memory pipeline.
+    Tbuffer,
+    /// Not run by the executor: mnemonics neither the table nor
+    /// [`UNLISTED`] has.
+    None,
+}
+
+impl Unit {
+    /// Whether the instruction is issued to the vector pipelines (VALU,
+    /// MFMA, vector memory, DS): what `s_setvskip` suppresses and what VGPR
+    /// indexing (with [`Unit::is_vector_alu`]) applies to.
+    pub(crate) fn is_vector(self) -> bool {
+        !self.is_scalar() && self != Unit::None
+    }
+    /// Issued to the scalar pipelines: SALU, program control, SMEM.
+    pub(crate) fn is_scalar(self) -> bool {
+        matches!(
+            self,
+            Unit::Salu | Unit::SmemRead | Unit::SmemWrite | Unit::SmemScratch
+        )
+    }
+    /// A VALU or matrix instruction (`v_*`).
+    pub(crate) fn is_vector_alu(self) -> bool {
+        matches!(self, Unit::Vcmp | Unit::Valu | Unit::Mfma)
+    }
+}
+
+/// Mnemonics the executor runs that the table lacks, with their format:
+/// not in AMD's CDNA4 XML. gfx90a's `buffer_wbinvl1{,_vol}` and
+/// `v_madak_f32`/`v_madmk_f32` (llvm-mc-22 assembles them for gfx90a only),
+/// and spellings of other generations the executor accepts as no-ops or
+/// aliases. The only list of names next to the table; a test keeps it
+/// disjoint from it.
+pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
+    use crate::isa::Format::*;
+    &[
+        ("buffer_wbinvl1", Mubuf),
+        ("buffer_wbinvl1_vol", Mubuf),
+        ("s_buffer_wbinvl1", Sopp),
+        ("s_code_end", Sopp),
+        ("s_trap_nop", Sopp),
+        ("s_waitcnt_lgkmcnt", Sopk),
+        ("s_waitcnt_vmcnt", Sopk),
+        ("s_waitcnt_vscnt", Sopk),
+        ("v_fmac_f16", Vop2),
+        ("v_madak_f32", Vop2),
+        ("v_madmk_f32", Vop2),
+        ("v_mul_lo_i32", Vop3),
+    ]
+};
+
+/// The encoding family of `mnemonic` as LLVM prints it (suffixes allowed):
+/// the table's, else [`UNLISTED`]'s; `None` for a mnemonic neither has.
+pub(crate) fn format_of(mnemonic: &str) -> Option<crate::isa::Format> {
+    match crate::isa::lookup(mnemonic) {
+        Some(p) => Some(p.format),
+        None => {
+            let base = base_name(mnemonic).0;
+            UNLISTED.iter().find(|u| u.0 == base).map(|u| u.1)
+        }
+    }
+}
+
+/// The [`Unit`] of `mnemonic` as LLVM prints it (suffixes allowed).
+pub(crate) fn unit(mnemonic: &str) -> Unit {
+    use crate::isa::{Access, Format};
+    let (format, access, name) = match crate::isa::lookup(mnemonic) {
+        Some(p) => (p.format, p.access, p.name),
+        None => match format_of(mnemonic) {
+            Some(f) => (f, Access::None, ""),
+            None => return Unit::None,
+        },
+    };
+    match format {
+        Format::Sop1 | Format::Sop2 | Format::Sopk | Format::Sopc | Format::Sopp => Unit::Salu,
+        Format::Smem if name.starts_with("s_scratch_") => Unit::SmemScratch,
+        Format::Smem => match access {
+            Access::Read => Unit::SmemRead,
+            Access::Write | Access::Atomic(_) => Unit::SmemWrite,
+            Access::None => Unit::Salu,
+        },
+        Format::Vopc => Unit::Vcmp,
+        Format::Vop1 | Format::Vop2 | Format::Vop3 | Format::Vop3p => Unit::Valu,
+        Format::Mfma => Unit::Mfma,
+        Format::Ds => Unit::Ds,
+        Format::Flat | Format::Global => Unit::Global,
+        Format::Scratch => Unit::Scratch,
+        Format::Mubuf => Unit::Buffer,
+        Format::Mtbuf => Unit::Tbuffer,
+        // RDNA's dual issue: not in the CDNA table the executor reads.
+        Format::Vopd => Unit::None,
+    }
+}
+
 /// Whether a vector ALU operation reads `vcc` without naming it
 /// (`v_div_fmas_*`): the ISA XML lists no implicit operand.
 pub(crate) fn reads_vcc_implicitly(name: &str) -> bool {
@@ -1299,34 +1424,22 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     wave.executed += 1;
     let next = wave.pc + 1;
     wave.pc = next;
-    if m.starts_with("s_") {
-        if m.starts_with("s_load_") || m.starts_with("s_buffer_load_") {
-            return smem(wave, ins, ctx);
-        }
-        if m.starts_with("s_store_")
-            || m.starts_with("s_buffer_store_")
-            || m.starts_with("s_atomic_")
-            || m.starts_with("s_buffer_atomic_")
-        {
-            return smem_write(wave, ins, ctx);
-        }
-        return salu(wave, ins, ctx);
+    let unit = unit(m);
+    match unit {
+        Unit::SmemRead => return smem(wave, ins, ctx),
+        Unit::SmemWrite => return smem_write(wave, ins, ctx),
+        Unit::Salu => return salu(wave, ins, ctx),
+        _ => {}
     }
-    // VSKIP: no VOP*, MUBUF/MTBUF, MIMG, DS, FLAT or export is issued.
-    if wave.vskip
-        && [
-            "v_", "buffer_", "tbuffer_", "image_", "ds_", "flat_", "global_", "scratch_", "exp",
-        ]
-        .iter()
-        .any(|p| m.starts_with(p))
-    {
+    // VSKIP: no VOP*, MUBUF/MTBUF, DS or FLAT is issued.
+    if wave.vskip && unit.is_vector() {
         return Ok(());
     }
-    if wave.gpr_idx && m.starts_with("v_") {
+    if wave.gpr_idx && unit.is_vector_alu() {
         let indexed = gpr_indexed(wave, ins)?;
-        return step_v(wave, &indexed, ctx);
+        return step_v(wave, &indexed, ctx, unit);
     }
-    step_v(wave, ins, ctx)
+    step_v(wave, ins, ctx, unit)
 }
 
 /// `ins` with VGPR indexing applied (GFX9 `s_set_gpr_idx_on`): `M0[7:0]`
@@ -1499,19 +1612,28 @@ fn cvt_pk_u8_f32(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
-fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx, unit: Unit) -> R<()> {
     let m = ins.mnemonic.as_str();
-    if m.starts_with("v_cmp") {
-        return vcmp(wave, ins, ctx);
+    match unit {
+        Unit::Vcmp => return vcmp(wave, ins, ctx),
+        Unit::Mfma => return mfma(wave, ins, ctx),
+        Unit::Ds => return ds(wave, ins, ctx),
+        Unit::Global => return global(wave, ins, ctx),
+        Unit::Scratch => return scratch(wave, ins, ctx),
+        Unit::Buffer => return buffer(wave, ins, ctx),
+        Unit::Valu => {}
+        Unit::Salu
+        | Unit::SmemRead
+        | Unit::SmemWrite
+        | Unit::SmemScratch
+        | Unit::Tbuffer
+        | Unit::None => return unsup(""),
     }
     if m.starts_with("v_readlane")
         || m.starts_with("v_readfirstlane")
         || m.starts_with("v_writelane")
     {
         return lane_op(wave, ins, ctx);
-    }
-    if m.starts_with("v_mfma") || m.starts_with("v_smfmac") {
-        return mfma(wave, ins, ctx);
     }
     if m.starts_with("v_pk_") {
         return vop3p(wave, ins, ctx);
@@ -1522,22 +1644,7 @@ fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         "v_cvt_pk_u8_f32" => return cvt_pk_u8_f32(wave, ins, ctx),
         _ => {}
     }
-    if m.starts_with("v_") {
-        return valu_ins(wave, ins, ctx);
-    }
-    if m.starts_with("ds_") {
-        return ds(wave, ins, ctx);
-    }
-    if m.starts_with("global_") || m.starts_with("flat_") {
-        return global(wave, ins, ctx);
-    }
-    if m.starts_with("scratch_") {
-        return scratch(wave, ins, ctx);
-    }
-    if m.starts_with("buffer_") {
-        return buffer(wave, ins, ctx);
-    }
-    unsup("")
+    valu_ins(wave, ins, ctx)
 }
 
 fn branch_target(ins: &Instruction) -> u64 {
@@ -4342,6 +4449,121 @@ pub fn run_until_blocked(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The routing by spelling that [`unit`] replaced, kept only as the
+    /// oracle of `units_from_the_table_are_the_old_prefix_rule`.
+    fn old_unit(m: &str) -> Unit {
+        if m.starts_with("s_") {
+            if m.starts_with("s_load_") || m.starts_with("s_buffer_load_") {
+                return Unit::SmemRead;
+            }
+            if m.starts_with("s_store_")
+                || m.starts_with("s_buffer_store_")
+                || m.starts_with("s_atomic_")
+                || m.starts_with("s_buffer_atomic_")
+            {
+                return Unit::SmemWrite;
+            }
+            return Unit::Salu;
+        }
+        if m.starts_with("v_cmp") {
+            return Unit::Vcmp;
+        }
+        if m.starts_with("v_mfma") || m.starts_with("v_smfmac") {
+            return Unit::Mfma;
+        }
+        if m.starts_with("v_") {
+            return Unit::Valu;
+        }
+        if m.starts_with("ds_") {
+            return Unit::Ds;
+        }
+        if m.starts_with("global_") || m.starts_with("flat_") {
+            return Unit::Global;
+        }
+        if m.starts_with("scratch_") {
+            return Unit::Scratch;
+        }
+        if m.starts_with("buffer_") {
+            return Unit::Buffer;
+        }
+        if m.starts_with("tbuffer_") {
+            return Unit::Tbuffer;
+        }
+        Unit::None
+    }
+
+    /// The old rule's VSKIP list.
+    fn old_vector(m: &str) -> bool {
+        [
+            "v_", "buffer_", "tbuffer_", "image_", "ds_", "flat_", "global_", "scratch_", "exp",
+        ]
+        .iter()
+        .any(|p| m.starts_with(p))
+    }
+
+    #[test]
+    fn units_from_the_table_are_the_old_prefix_rule() {
+        let names = crate::isa::TABLE
+            .iter()
+            .map(|p| p.name)
+            .chain(crate::isa::ALIASES.iter().map(|a| a.0));
+        let mut differ = Vec::new();
+        for name in names {
+            for sfx in ["", "_e32", "_e64", "_dpp", "_sdwa"] {
+                let m = format!("{name}{sfx}");
+                let (new, old) = (unit(&m), old_unit(&m));
+                if new != old {
+                    differ.push(format!("{m}: {old:?} -> {new:?}"));
+                }
+                assert_eq!(new.is_vector(), old_vector(&m), "{m}: vector issue");
+                assert_eq!(new.is_scalar(), m.starts_with("s_"), "{m}: s_");
+                assert_eq!(new.is_vector_alu(), m.starts_with("v_"), "{m}: v_");
+            }
+        }
+        // The one difference: scratch SMEM, which `salu` never ran either
+        // (it went there by its `s_` prefix and was refused).
+        differ.retain(|d| !d.starts_with("s_scratch_") || !d.ends_with("Salu -> SmemScratch"));
+        assert!(differ.is_empty(), "{}", differ.join("\n"));
+    }
+
+    /// Every whole mnemonic the executor names is in the table, so routing
+    /// by the table loses none of them.
+    #[test]
+    fn every_mnemonic_the_executor_names_is_in_the_table() {
+        let src = include_str!("exec.rs");
+        let mut missing = Vec::new();
+        for lit in src.split('"').skip(1).step_by(2) {
+            let whole = ["s_", "v_", "ds_", "global_", "flat_", "scratch_", "buffer_"]
+                .iter()
+                .any(|p| lit.starts_with(p))
+                && !lit.ends_with('_')
+                && lit
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+            // A prefix of table names (`s_and`, `v_cmp`, `s_bitcmp`) is
+            // not a mnemonic.
+            let prefix = || crate::isa::TABLE.iter().any(|t| t.name.starts_with(lit));
+            if whole
+                && crate::isa::lookup(lit).is_none()
+                && !prefix()
+                && !UNLISTED.iter().any(|u| u.0 == lit)
+            {
+                missing.push(lit);
+            }
+        }
+        missing.sort();
+        missing.dedup();
+        assert!(
+            missing.is_empty(),
+            "not in the table nor UNLISTED: {missing:?}"
+        );
+        for (name, _) in UNLISTED {
+            assert!(crate::isa::lookup(name).is_none(), "{name} is in the table");
+            assert_eq!(unit(name), old_unit(name), "{name}");
+            assert_ne!(unit(name), Unit::None, "{name}");
+        }
+    }
 
     #[test]
     fn dpp_controls_pick_the_documented_lanes() {

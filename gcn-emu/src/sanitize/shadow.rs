@@ -22,7 +22,7 @@ use std::collections::HashSet;
 
 use super::{classify, describe, reg_name, Finding, Kind, LdsShadow};
 use crate::decode::{Instruction, Operand, Program, RegFile, EXEC, M0, VCC};
-use crate::exec::{base_name, Ty, Wave};
+use crate::exec::{base_name, Ty, Unit, Wave};
 use crate::isa::Role;
 
 /// Where a poisoned value came from.
@@ -594,7 +594,9 @@ impl Shadow {
             sh.begin_values();
         }
         let m = ins.mnemonic.as_str();
-        if m.starts_with("s_") {
+        // The executor's routing, from the instruction-property table.
+        let unit = crate::exec::unit(m);
+        if unit.is_scalar() {
             if classify(ins).is_some() {
                 self.smem(ins, program, wg, out);
             } else {
@@ -606,7 +608,7 @@ impl Shadow {
             return;
         }
         let indexed;
-        let ins = if w.gpr_idx && m.starts_with("v_") {
+        let ins = if w.gpr_idx && unit.is_vector_alu() {
             self.check(
                 out,
                 wg,
@@ -631,20 +633,20 @@ impl Shadow {
             ins
         };
         let m = ins.mnemonic.as_str();
-        if m.starts_with("v_cmp") {
+        if unit == Unit::Vcmp {
             self.vcmp(ins, w, program, wg, out);
         } else if m.starts_with("v_readlane")
             || m.starts_with("v_readfirstlane")
             || m.starts_with("v_writelane")
         {
             self.lane_op(ins, w, program, wg, out);
-        } else if m.starts_with("v_mfma") || m.starts_with("v_smfmac") {
+        } else if unit == Unit::Mfma {
             self.mfma(ins);
         } else if m.starts_with("v_pk_") {
             self.vop3p(ins, w);
-        } else if m.starts_with("v_") {
+        } else if unit == Unit::Valu {
             self.valu(ins, w);
-        } else if m.starts_with("ds_") {
+        } else if unit == Unit::Ds {
             self.ds(ins, w, program, lds, wg, out);
         } else if classify(ins).is_some() {
             self.vmem(ins, w, program, lds, wg, out);
