@@ -898,19 +898,7 @@ pub fn outputs(opts: &CompareOptions, tools: &Tools) -> Result<Vec<Launched>, Di
     Ok(out)
 }
 
-/// One declared launch of one target, profiled unpatched and patched
-/// (`gcn-patch profile KERNEL`).
-#[derive(Debug, Clone)]
-pub struct Profiled {
-    /// The target.
-    pub target: String,
-    /// The launch's label.
-    pub launch: String,
-    /// The unpatched object's report.
-    pub unpatched: super::profile::ProfileReport,
-    /// The patched object's report.
-    pub patched: super::profile::ProfileReport,
-}
+pub use super::profile::Profiled;
 
 /// `gcn-patch profile KERNEL`: every declared launch of the kernel, for
 /// every target the emulator runs whose processor is the device's (or
@@ -1009,29 +997,4 @@ pub fn profile(
         .into());
     }
     Ok(rows)
-}
-
-/// The `--json` text of a declared kernel's launches: per target and
-/// launch, both reports and the lines whose stall cycles moved
-/// ([`super::profile::line_deltas`]).
-pub fn declared_json(rows: &[Profiled]) -> String {
-    let all: Vec<serde_json::Value> = rows
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "target": r.target,
-                "launch": r.launch,
-                "unpatched": serde_json::to_value(&r.unpatched).unwrap_or_default(),
-                "patched": serde_json::to_value(&r.patched).unwrap_or_default(),
-                "lines_moved": serde_json::to_value(super::profile::line_deltas(&r.unpatched, &r.patched)).unwrap_or_default(),
-            })
-        })
-        .collect();
-    serde_json::to_string_pretty(&all).unwrap_or_default()
-}
-
-/// Write the `--json` file of a declared kernel's launches, unpatched and
-/// patched side by side, atomically.
-pub fn write_declared_json(path: &std::path::Path, rows: &[Profiled]) -> std::io::Result<()> {
-    crate::base::output::write_atomic(path, declared_json(rows).as_bytes())
 }

@@ -786,12 +786,12 @@ impl ReportFiles {
     pub fn write_declared(
         &self,
         kernel: &str,
-        rows: &[super::emulate::Profiled],
+        rows: &[Profiled],
         top: usize,
     ) -> Result<Vec<std::path::PathBuf>, ReportFileError> {
         let mut files = Vec::new();
         if let Some(p) = &self.json {
-            files.push((p.clone(), super::emulate::declared_json(rows)));
+            files.push((p.clone(), declared_json(rows)));
         }
         if let Some(p) = &self.trace {
             let sides: Vec<(String, &ProfileReport)> = rows
@@ -953,4 +953,37 @@ pub fn annotated(r: &ProfileReport, label: &str) -> String {
         }
     }
     s
+}
+
+/// One declared launch of one target, profiled unpatched and patched
+/// (`gcn-patch profile KERNEL`).
+#[derive(Debug, Clone)]
+pub struct Profiled {
+    /// The target.
+    pub target: String,
+    /// The launch's label.
+    pub launch: String,
+    /// The unpatched object's report.
+    pub unpatched: ProfileReport,
+    /// The patched object's report.
+    pub patched: ProfileReport,
+}
+
+/// The `--json` text of a declared kernel's launches: per target and
+/// launch, both reports and the lines whose stall cycles moved
+/// ([`line_deltas`]).
+pub fn declared_json(rows: &[Profiled]) -> String {
+    let all: Vec<serde_json::Value> = rows
+        .iter()
+        .map(|r| {
+            serde_json::json!({
+                "target": r.target,
+                "launch": r.launch,
+                "unpatched": serde_json::to_value(&r.unpatched).unwrap_or_default(),
+                "patched": serde_json::to_value(&r.patched).unwrap_or_default(),
+                "lines_moved": serde_json::to_value(line_deltas(&r.unpatched, &r.patched)).unwrap_or_default(),
+            })
+        })
+        .collect();
+    serde_json::to_string_pretty(&all).unwrap_or_default()
 }

@@ -11,8 +11,7 @@
 
 use std::fmt::Write;
 
-use super::{line_deltas, Line, ProfileReport};
-use crate::ops::emulate::Profiled;
+use super::{line_deltas, Line, ProfileReport, Profiled};
 
 /// Background colours of the heat classes `h1`..`h5` (ColorBrewer OrRd):
 /// a line's class is its share of the report's largest stall cycles, in
