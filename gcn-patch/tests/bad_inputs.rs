@@ -13,6 +13,8 @@
 //! other run to the real clang). Every row must exit with its status (1, or 0
 //! for the inputs that must work, like CRLF) without a panic.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -473,30 +475,9 @@ fn bad_inputs_give_exact_diagnostics() {
     // The cases are independent processes: run them over the cores, then
     // assert in case order (snapshots and failures read the same either way).
     let cases = cases();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut results: Vec<(usize, (Option<i32>, String))> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = vec![];
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(c) = cases.get(i) else { break };
-                        out.push((i, run_case(c)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
-    results.sort_by_key(|(k, _)| *k);
+    let results = common::par_map(&cases, run_case);
     let mut failures = Vec::new();
-    for (c, (_, (status, text))) in cases.iter().zip(results) {
+    for (c, (status, text)) in cases.iter().zip(results) {
         if status != Some(c.status) {
             failures.push(format!(
                 "{}: exit {status:?}, expected {}\n{text}",

@@ -296,32 +296,9 @@ fn aiter_mutants_are_caught_with_the_original_as_baseline() {
             jobs.push((path, target, asm, j, s));
         }
     }
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    // One outcome per mutant, in job order: None when the site yields no
-    // mutant, else Some(None) when caught and Some(Some(why)) when missed.
-    let mut outcomes: Vec<Option<Option<String>>> = vec![None; jobs.len()];
-    let done: Vec<Vec<(usize, Option<Option<String>>)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = vec![];
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(&(path, target, asm, j, ref s)) = jobs.get(i) else {
-                            break;
-                        };
-                        out.push((i, check_mutant(path, target, asm, j, s)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    let outcomes = common::par_map(&jobs, |&(path, target, asm, j, ref s)| {
+        check_mutant(path, target, asm, j, s)
     });
-    for (i, o) in done.into_iter().flatten() {
-        outcomes[i] = o;
-    }
     let total = outcomes.iter().filter(|o| o.is_some()).count();
     let missed: Vec<String> = outcomes.into_iter().flatten().flatten().collect();
     let caught = total - missed.len();

@@ -898,8 +898,6 @@ pub fn outputs(opts: &CompareOptions, tools: &Tools) -> Result<Vec<Launched>, Di
     Ok(out)
 }
 
-pub use super::profile::Profiled;
-
 /// `gcn-patch profile KERNEL`: every declared launch of the kernel, for
 /// every target the emulator runs whose processor is the device's (or
 /// `opts.target`), profiled on `device` unpatched and patched, both sides
@@ -911,7 +909,7 @@ pub fn profile(
     device: &str,
     timeline: bool,
     tools: &Tools,
-) -> Result<Vec<Profiled>, Diagnostics> {
+) -> Result<Vec<super::profile::Profiled>, Diagnostics> {
     let dev = gcn_emu::profile::device::Device::by_name(device).ok_or_else(|| {
         Diagnostics::from(
             Diagnostic::error(
@@ -976,7 +974,7 @@ pub fn profile(
             }
             let patched = sides.pop().expect("two sides");
             let unpatched = sides.pop().expect("two sides");
-            rows.push(Profiled {
+            rows.push(super::profile::Profiled {
                 target: p.target.to_string(),
                 launch: spec.label(p.li),
                 unpatched,
