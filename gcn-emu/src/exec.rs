@@ -4384,106 +4384,49 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
-/// RDNA's WMMA/SWMMAC (`vdst, A, B, C` or `vdst, A, B, index`): the
-/// layout is [`crate::wmma::Layout::infer`]'s from the operands' register
-/// counts (they differ between gfx11 and gfx12 and between wave sizes), and
-/// must be the wave's size; the arithmetic is [`crate::wmma::compute`]. C
-/// may be an inline constant (every element). EXEC is ignored: all lanes
-/// are written, as for MFMA.
+/// RDNA's WMMA/SWMMAC: operands and modifiers from [`crate::wmma::decode`]
+/// (whose layout must be the wave's size), the arithmetic from
+/// [`crate::wmma::compute`]. C may be an inline constant (every element).
+/// EXEC is ignored: all lanes are written, as for MFMA.
 fn wmma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
-    use crate::wmma::{Layout, Matrix, Mods, Op};
-    let name = base_name(&ins.mnemonic).0;
-    let Some(op) = Op::parse(name) else {
-        return unsup("this WMMA shape/type is not implemented");
-    };
-    if ins.ops.len() != 4 || ins.ops.iter().any(|o| o.neg || o.abs) {
-        return unsup("WMMA operands");
-    }
-    let count = |i: usize| -> R<usize> {
-        Ok(match opnd(&ins.ops, i)?.op {
-            Operand::Reg {
-                file: RegFile::V,
-                count,
-                ..
-            } => count as usize,
-            Operand::Int(_) | Operand::Float(_) if i == 3 && !op.sparse => 0,
-            _ => return unsup(format!("WMMA operand {i}: not a VGPR range")),
-        })
-    };
-    let c_regs = count(0)?;
-    let Some(l) = Layout::infer(op, count(1)?, count(2)?, c_regs) else {
-        return unsup(format!(
-            "WMMA register counts {}/{}/{} match no RDNA3/RDNA4 layout of {name}",
-            count(1)?,
-            count(2)?,
-            c_regs
-        ));
-    };
+    use crate::wmma::Matrix;
+    let x = crate::wmma::decode(ins).map_err(Stop::Unsupported)?;
+    let l = x.layout;
     if l.wave != w.wave_size as usize {
         return unsup(format!(
-            "{name} sized for wave{} in a wave{}",
-            l.wave, w.wave_size
+            "{} sized for wave{} in a wave{}",
+            ins.mnemonic, l.wave, w.wave_size
         ));
     }
-    let bits = |key: &str| -> R<[bool; 3]> {
-        let v = ins
-            .modifier(key)
-            .map(parse_bits)
-            .transpose()?
-            .unwrap_or_default();
-        Ok([0, 1, 2].map(|i| v.get(i).is_some_and(|&b| b != 0)))
-    };
-    let op_sel = bits("op_sel")?;
-    if op_sel[0] || op_sel[1] || ins.has("op_sel_hi") {
-        return unsup("WMMA op_sel on A/B");
-    }
-    let mods = Mods {
-        neg_lo: bits("neg_lo")?,
-        neg_hi: bits("neg_hi")?,
-        op_sel_hi_half: op_sel[2],
-        index_key: match ins.modifier("index_key") {
-            Some(v) => v
-                .parse()
-                .map_err(|_| Stop::Unsupported(format!("index_key:{v}")))?,
-            None => 0,
-        },
-        clamp: ins.has("clamp"),
-    };
-    let file_reg = |i: usize| -> R<Option<usize>> {
-        Ok(match opnd(&ins.ops, i)?.op {
-            Operand::Reg { index, .. } => Some(index as usize),
-            _ => None,
-        })
-    };
-    let (a, b, c, d) = (file_reg(1)?, file_reg(2)?, file_reg(3)?, file_reg(0)?);
-    let c_const = match c {
+    let c_const = match x.c {
         Some(_) => 0,
         None => w.vread(opnd(&ins.ops, 3)?, 0, Ty::B32, ctx)? as u32,
     };
-    let d = d.unwrap_or(0);
     // Every register of the ranges exists (a fault names the first that does not).
-    for (first, m) in [(a, Matrix::A), (b, Matrix::B), (Some(d), Matrix::C)] {
-        w.vreg(RegFile::V, first.unwrap_or(0) + l.regs(m).max(1) - 1)?;
-    }
-    if let Some(c) = c {
-        w.vreg(RegFile::V, c + count(3)?.max(1) - 1)?;
+    for (first, n) in [
+        (x.a, l.regs(Matrix::A)),
+        (x.b, l.regs(Matrix::B)),
+        (x.d, l.regs(Matrix::C)),
+        (x.c.unwrap_or(0), x.c_regs),
+    ] {
+        w.vreg(RegFile::V, first + n.max(1) - 1)?;
     }
     let wv = &*w;
-    let reg = |r: usize, lane: usize| wv.v.get(r).map_or(0, |x| x[lane]);
+    let reg = |r: usize, lane: usize| wv.v.get(r).map_or(0, |v| v[lane]);
     let read = |m: Matrix, i: usize, lane: usize| -> u32 {
         match m {
-            Matrix::A => reg(a.unwrap_or(0) + i, lane),
-            Matrix::B => reg(b.unwrap_or(0) + i, lane),
+            Matrix::A => reg(x.a + i, lane),
+            Matrix::B => reg(x.b + i, lane),
             // SWMMAC accumulates into D; its third source is the index.
-            Matrix::C if op.sparse => reg(d + i, lane),
-            Matrix::C => c.map_or(c_const, |c| reg(c + i, lane)),
-            Matrix::Index => reg(c.unwrap_or(0) + i, lane),
+            Matrix::C if l.op.sparse => reg(x.d + i, lane),
+            Matrix::C => x.c.map_or(c_const, |c| reg(c + i, lane)),
+            Matrix::Index => reg(x.c.unwrap_or(0) + i, lane),
         }
     };
-    let old_d = |i: usize, lane: usize| reg(d + i, lane);
-    let out = crate::wmma::compute(&l, &mods, &read, &old_d).map_err(Stop::Unsupported)?;
+    let old_d = |i: usize, lane: usize| reg(x.d + i, lane);
+    let out = crate::wmma::compute(&l, &x.mods, &read, &old_d).map_err(Stop::Unsupported)?;
     for (i, words) in out.iter().enumerate() {
-        let dst = w.vreg_mut(RegFile::V, d + i)?;
+        let dst = w.vreg_mut(RegFile::V, x.d + i)?;
         dst[..words.len()].copy_from_slice(words);
     }
     Ok(())

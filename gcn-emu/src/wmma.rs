@@ -602,3 +602,92 @@ fn canonical16(bits: u16, f16: bool) -> u32 {
         _ => bits as u32,
     }
 }
+
+/// A decoded WMMA/SWMMAC instruction: its layout, modifiers and the first
+/// VGPR of each operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Decoded {
+    /// The layout: [`Layout::infer`]'s from the operands' register counts
+    /// (they differ between gfx11 and gfx12 and between wave sizes).
+    pub layout: Layout,
+    /// The modifiers.
+    pub mods: Mods,
+    /// D's first VGPR (SWMMAC: also the accumulator).
+    pub d: usize,
+    /// A's first VGPR.
+    pub a: usize,
+    /// B's first VGPR.
+    pub b: usize,
+    /// C's (SWMMAC: the index's) first VGPR; `None` for an inline constant.
+    pub c: Option<usize>,
+    /// C's register count as printed (0 for a constant).
+    pub c_regs: usize,
+}
+
+/// `v_wmma_* vdst, A, B, C` / `v_swmmac_* vdst, A, B, index` as LLVM
+/// prints them, with `op_sel:[0,0,1]` (gfx11 16-bit results), `neg_lo`,
+/// `neg_hi`, `index_key:N` and `clamp`; an error names what is not
+/// understood.
+pub fn decode(ins: &crate::decode::Instruction) -> Result<Decoded, String> {
+    use crate::decode::{Operand, RegFile};
+    let name = crate::exec::base_name(&ins.mnemonic).0;
+    let op = Op::parse(name).ok_or("this WMMA shape/type is not implemented")?;
+    if ins.ops.len() != 4 || ins.ops.iter().any(|o| o.neg || o.abs) {
+        return Err("WMMA operands (4 expected, without neg/abs)".into());
+    }
+    let reg = |i: usize| -> Result<Option<(usize, usize)>, String> {
+        match ins.ops[i].op {
+            Operand::Reg {
+                file: RegFile::V,
+                index,
+                count,
+            } => Ok(Some((index as usize, count as usize))),
+            Operand::Int(_) | Operand::Float(_) if i == 3 && !op.sparse => Ok(None),
+            _ => Err(format!("WMMA operand {i}: not a VGPR range")),
+        }
+    };
+    let need = |i: usize| reg(i)?.ok_or_else(|| format!("WMMA operand {i}: not a VGPR range"));
+    let (d, nd) = need(0)?;
+    let (a, na) = need(1)?;
+    let (b, nb) = need(2)?;
+    let c = reg(3)?;
+    let layout = Layout::infer(op, na, nb, nd).ok_or_else(|| {
+        format!("register counts {na}/{nb}/{nd} (A/B/D) match no RDNA3/RDNA4 layout of {name}")
+    })?;
+    let bits = |key: &str| -> Result<[bool; 3], String> {
+        let mut out = [false; 3];
+        if let Some(v) = ins.modifier(key) {
+            for (i, b) in v.trim_matches(['[', ']']).split(',').enumerate() {
+                match (i, b.trim()) {
+                    (0..=2, "0") => {}
+                    (0..=2, "1") => out[i] = true,
+                    _ => return Err(format!("{key}:{v}")),
+                }
+            }
+        }
+        Ok(out)
+    };
+    let op_sel = bits("op_sel")?;
+    if op_sel[0] || op_sel[1] || ins.has("op_sel_hi") {
+        return Err("WMMA op_sel on A/B".into());
+    }
+    let mods = Mods {
+        neg_lo: bits("neg_lo")?,
+        neg_hi: bits("neg_hi")?,
+        op_sel_hi_half: op_sel[2],
+        index_key: match ins.modifier("index_key") {
+            Some(v) => v.parse().map_err(|_| format!("index_key:{v}"))?,
+            None => 0,
+        },
+        clamp: ins.has("clamp"),
+    };
+    Ok(Decoded {
+        layout,
+        mods,
+        d,
+        a,
+        b,
+        c: c.map(|c| c.0),
+        c_regs: c.map_or(0, |c| c.1),
+    })
+}
