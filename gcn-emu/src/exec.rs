@@ -3704,9 +3704,19 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let private = v[1] & 0xffff_0000 == PRIVATE_VSHARP_WORD1
         && v[3] & PRIVATE_VSHARP_WORD3 != 0
         && w.private_size > 0;
-    if v[1] >> 31 != 0 && !private {
+    if v[1] >> 31 != 0 && !private && !w.rdna() {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
+    // gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check;
+    // word 1 bits 31:30 are SWIZZLE_ENABLE, bit 23 of word 3 ADD_TID_ENABLE.
+    let rdna_oob = if w.rdna() {
+        if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
+            return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
+        }
+        Some(v[3] >> 28 & 3)
+    } else {
+        None
+    };
     let soff = w.sread(soffset, ctx)? as u64;
     let exec = w.exec();
     if private {
@@ -3772,7 +3782,23 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             bytes = store_bytes(w, vdata, lane, size, d16 == Some(true))?;
         }
         for k in (0..size).step_by(chunk) {
-            let in_range = if stride == 0 || !idxen {
+            let end = offset + (k + chunk) as u64;
+            let in_range = if let Some(oob) = rdna_oob {
+                // RDNA3 (gfx11) out-of-range rule by OOB_SELECT: 0
+                // `index >= NUM_RECORDS || offset + payload > STRIDE`, 1
+                // `index >= NUM_RECORDS`, 2 `NUM_RECORDS == 0`, 3
+                // `offset + payload > NUM_RECORDS` (no swizzle): AMD's RDNA3
+                // ISA guide, "Range Checking", as Mesa RADV restates it for
+                // GFX11 (radv_make_texel_buffer_descriptor). The index is
+                // the VGPR index (0 without `idxen`), the offset the VGPR
+                // offset plus the instruction's; checked per dword.
+                match oob {
+                    0 => vidx < num_records && end <= stride,
+                    1 => vidx < num_records,
+                    2 => num_records != 0,
+                    _ => end <= num_records,
+                }
+            } else if stride == 0 || !idxen {
                 offset + (k + chunk) as u64 <= num_records.saturating_sub(0)
                     && offset + k as u64 + chunk as u64 <= num_records
             } else {
