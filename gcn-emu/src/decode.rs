@@ -30,6 +30,51 @@ pub const VCC: u16 = 106;
 pub const M0: u16 = 124;
 /// Hardware SGPR index of `exec_lo`.
 pub const EXEC: u16 = 126;
+/// Hardware SGPR index of `m0` on gfx11 and gfx12 (RDNA3/RDNA4), where `m0`
+/// and `null` trade the places they have on gfx10: llvm-mc-22 encodes
+/// `s_mov_b32 m0, s0` with SDST 125 and `s_mov_b32 null, s0` with 124 for
+/// gfx1100 and gfx1201 (124 is `m0` on gfx9 and gfx10).
+pub const M0_GFX11: u16 = 125;
+/// Hardware SGPR index of `null` on gfx11 and gfx12: reads 0, writes are
+/// dropped (see [`M0_GFX11`]).
+pub const NULL_GFX11: u16 = 124;
+
+/// The SGPR numbering of a target's generation: where `m0` and `null` are,
+/// and how many SGPRs are written by number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Numbering {
+    /// Hardware index of `m0`.
+    pub m0: u16,
+    /// Hardware index of `null` (none on gfx9).
+    pub null: Option<u16>,
+    /// SGPRs named by number (`s0` up to this, exclusive): 102 on gfx9
+    /// (102-105 are flat_scratch and xnack_mask), 106 on gfx10+.
+    pub addressable: u32,
+}
+
+impl Numbering {
+    /// gfx9 (gfx90a, gfx942, gfx950): `m0` 124, no `null`, `s0`-`s101`.
+    pub const GFX9: Numbering = Numbering {
+        m0: M0,
+        null: None,
+        addressable: ADDRESSABLE_SGPRS,
+    };
+    /// gfx11 and gfx12: `null` 124, `m0` 125, `s0`-`s105`.
+    pub const GFX11: Numbering = Numbering {
+        m0: M0_GFX11,
+        null: Some(NULL_GFX11),
+        addressable: 106,
+    };
+    /// The numbering of `processor` (`gfx11*`, `gfx12*`: [`Numbering::GFX11`];
+    /// anything else gfx9's).
+    pub fn of(processor: &str) -> Numbering {
+        if processor.starts_with("gfx11") || processor.starts_with("gfx12") {
+            Numbering::GFX11
+        } else {
+            Numbering::GFX9
+        }
+    }
+}
 
 /// One operand.
 #[derive(Debug, Clone, PartialEq)]
@@ -216,6 +261,44 @@ impl Program {
         n
     }
 
+    /// [`Program::parse_listing`] for `processor`: registers in its
+    /// generation's numbering ([`Numbering::of`]: on gfx11 and gfx12 `m0` is
+    /// SGPR 125 and `null` SGPR 124, which reads 0 and drops writes).
+    pub fn parse_listing_for(listing: &str, kernel: &Kernel, processor: &str) -> Result<Self> {
+        let mut p = Self::parse_listing(listing, kernel)?;
+        p.renumber(Numbering::of(processor));
+        Ok(p)
+    }
+
+    /// Move `m0` (and `null`, which gfx9 has not: a `Text` operand) to
+    /// `numbering`'s places; the listing was parsed in gfx9's.
+    fn renumber(&mut self, numbering: Numbering) {
+        if numbering == Numbering::GFX9 {
+            return;
+        }
+        for ins in &mut self.instructions {
+            for src in &mut ins.ops {
+                match &mut src.op {
+                    Operand::Reg {
+                        file: RegFile::S,
+                        index,
+                        count: 1,
+                    } if *index == M0 => *index = numbering.m0,
+                    Operand::Text(t) if t == "null" => {
+                        if let Some(null) = numbering.null {
+                            src.op = Operand::Reg {
+                                file: RegFile::S,
+                                index: null,
+                                count: 1,
+                            };
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// Disassemble `kernel` of `co` with `objdump` and decode it, within
     /// [`DISASSEMBLE_TIMEOUT`].
     pub fn disassemble(co: &CodeObject, kernel: &Kernel, objdump: &Path) -> Result<Self> {
@@ -273,7 +356,7 @@ impl Program {
             });
         }
         let text = String::from_utf8_lossy(&stdout);
-        Self::parse_listing(&text, kernel)
+        Self::parse_listing_for(&text, kernel, &co.processor)
     }
 
     /// Decode the part of an `llvm-objdump -d` listing that is `kernel`'s code.
@@ -353,12 +436,27 @@ impl Program {
     /// (address, text, asm line when [`Program::attach_source`] gave one),
     /// the register and the limit.
     pub fn check_registers(&self, kernel: &Kernel) -> Result<()> {
+        self.check_registers_for(kernel, Numbering::GFX9)
+    }
+
+    /// [`Program::check_registers`] in `numbering`'s generation. On gfx10+
+    /// (RDNA) a wave always has every SGPR (GRANULATED_WAVEFRONT_SGPR_COUNT
+    /// is 0: LLVM's AMDGPUAsmPrinter, "GFX10+ will always allocate 128
+    /// SGPRs"), `s0`-`s105` by number, no AGPRs, and VGPRs in blocks of 8
+    /// (wave32) or 4 (wave64): (GRANULATED_WORKITEM_VGPR_COUNT + 1) × block.
+    pub fn check_registers_for(&self, kernel: &Kernel, numbering: Numbering) -> Result<()> {
         let d = &kernel.descriptor;
-        let (sgprs, vgprs, agprs) = (
-            d.sgpr_count().min(ADDRESSABLE_SGPRS),
-            d.vgpr_count().min(512),
-            d.agpr_count().min(256),
-        );
+        let addressable = numbering.addressable;
+        let rdna = numbering != Numbering::GFX9;
+        let (sgprs, vgprs, agprs) = if rdna {
+            (addressable, rdna_vgprs(kernel), 0)
+        } else {
+            (
+                d.sgpr_count().min(ADDRESSABLE_SGPRS),
+                d.vgpr_count().min(512),
+                d.agpr_count().min(256),
+            )
+        };
         let rsrc1 = d.rsrc1;
         for i in self.reachable(kernel) {
             let ins = &self.instructions[i];
@@ -379,13 +477,17 @@ impl Program {
                     limit: limit as u128,
                     hint,
                 };
-            if let Some((reg, end)) = numbered_sgpr_past(&ins.text) {
+            if let Some((reg, end)) = numbered_sgpr_past(&ins.text, addressable) {
                 return Err(refuse(
                     reg,
                     end,
-                    ADDRESSABLE_SGPRS,
+                    addressable,
                     "the SGPRs it spans by number",
-                    "gfx9 names s0-s101 by number; hardware numbers 102-127 are flat_scratch, xnack_mask, vcc, ttmp0-ttmp15, m0 and exec, written by name (the assembler refuses s102 and above)".into(),
+                    if rdna {
+                        "gfx10+ names s0-s105 by number; hardware numbers 106-127 are vcc, ttmp0-ttmp15, null, m0 and exec, written by name (the assembler refuses s106 and above)".into()
+                    } else {
+                        "gfx9 names s0-s101 by number; hardware numbers 102-127 are flat_scratch, xnack_mask, vcc, ttmp0-ttmp15, m0 and exec, written by name (the assembler refuses s102 and above)".into()
+                    },
                 ));
             }
             let halves = std::iter::once(ins).chain(ins.dual.as_deref());
@@ -404,7 +506,7 @@ impl Program {
                 match file {
                     // Named registers (vcc, exec, m0, ttmp, ...) are past
                     // s101 and outside the allocation's numbering.
-                    RegFile::S if first >= ADDRESSABLE_SGPRS => {}
+                    RegFile::S if first >= addressable => {}
                     RegFile::S if end > sgprs => {
                         return Err(refuse(
                             name("s"),
@@ -493,10 +595,19 @@ impl Program {
     }
 }
 
+/// VGPRs a gfx10+ kernel may use: (GRANULATED_WORKITEM_VGPR_COUNT + 1) ×
+/// 8 in wave32, × 4 in wave64 (AMDGPUUsage, "compute_pgm_rsrc1 GFX6-GFX12":
+/// the encoding granule of GFX10-GFX11), at most 256.
+pub fn rdna_vgprs(kernel: &Kernel) -> u32 {
+    let d = &kernel.descriptor;
+    let block = if d.wave32() { 8 } else { 4 };
+    (((d.rsrc1 & 0x3f) + 1) * block).min(256)
+}
+
 /// The first SGPR of `text`'s operands written by number past `s101`
 /// (`s126`, `s[126:127]`), as written, with its end (last number + 1).
 /// llvm-objdump never prints one for gfx9; a hand-edited listing may.
-fn numbered_sgpr_past(text: &str) -> Option<(String, u32)> {
+fn numbered_sgpr_past(text: &str, addressable: u32) -> Option<(String, u32)> {
     let ops = text.split_once(char::is_whitespace)?.1;
     let b = ops.as_bytes();
     for (i, &c) in b.iter().enumerate() {
@@ -526,7 +637,7 @@ fn numbered_sgpr_past(text: &str) -> Option<(String, u32)> {
             }
             (a, a, n)
         };
-        if first.max(last) >= ADDRESSABLE_SGPRS {
+        if first.max(last) >= addressable {
             return Some((
                 ops[i..i + 1 + len].to_string(),
                 first.max(last).saturating_add(1),
@@ -852,16 +963,19 @@ fn parse_operand(s: &str) -> std::result::Result<Operand, String> {
 ///   `+real-true16`. Their 16-bit VALU encodings address VGPR halves;
 ///   with this feature LLVM prints them as `v9.l`/`v9.h` (without it,
 ///   llvm-objdump-22 prints gfx12's as `.long`).
-/// * An RDNA kernel of wave64 (`.wavefront_size` 64): `+wavefrontsize64`,
-///   so that lane masks print as `vcc` rather than `vcc_lo`.
+/// * A wave64 kernel on gfx10+: `+wavefrontsize64` (the disassembler
+///   assumes wave32 there and would print a 64-bit lane mask as one SGPR:
+///   `vcc_lo` for `vcc`, `s0` for `s[0:1]`).
 pub fn objdump_mattr(processor: &str, kernel: &Kernel) -> Vec<&'static str> {
-    let rdna = ["gfx11", "gfx12"].iter().any(|p| processor.starts_with(p));
     let mut out = Vec::new();
-    if rdna {
+    if ["gfx11", "gfx12"].iter().any(|p| processor.starts_with(p)) {
         out.push("+real-true16");
-        if kernel.wavefront_size == 64 {
-            out.push("+wavefrontsize64");
-        }
+    }
+    if processor.starts_with("gfx1")
+        && !kernel.descriptor.wave32()
+        && kernel.wavefront_size == 64
+    {
+        out.push("+wavefrontsize64");
     }
     out
 }

@@ -59,6 +59,12 @@ pub struct Wave {
     /// The approximate instructions this wave executed, and the launch's
     /// perturbation seed ([`crate::approx`]).
     pub approx: crate::approx::Tally,
+    /// Lanes of the wave: 64, or 32 on RDNA in wave32 mode. Lanes at and
+    /// past it are never active; in wave32 EXEC and VCC are `exec_lo` and
+    /// `vcc_lo`, and a lane mask is one SGPR ([`Wave::read_mask`]).
+    pub wave_size: u32,
+    /// The target's SGPR numbering (where `m0` and `null` are).
+    pub numbering: crate::decode::Numbering,
 }
 
 /// Words 1 and 3 of the private segment buffer V# the launch puts in the
@@ -284,6 +290,21 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_waitcnt_lgkmcnt", Sopk),
         ("s_waitcnt_vmcnt", Sopk),
         ("s_waitcnt_vscnt", Sopk),
+        // wave32's saveexec (RDNA), under gfx9's names of the operations
+        // ([`crate::rdna::ALIASES`] maps `s_and_not1_saveexec_b32` here).
+        ("s_and_saveexec_b32", Sop1),
+        ("s_andn1_saveexec_b32", Sop1),
+        ("s_andn2_saveexec_b32", Sop1),
+        ("s_nand_saveexec_b32", Sop1),
+        ("s_nor_saveexec_b32", Sop1),
+        ("s_or_saveexec_b32", Sop1),
+        ("s_orn1_saveexec_b32", Sop1),
+        ("s_orn2_saveexec_b32", Sop1),
+        ("s_xnor_saveexec_b32", Sop1),
+        ("s_xor_saveexec_b32", Sop1),
+        // gfx10+ cross-row permutes.
+        ("v_permlane16_b32", Vop3),
+        ("v_permlanex16_b32", Vop3),
         ("v_fmac_f16", Vop2),
         ("v_madak_f32", Vop2),
         ("v_madmk_f32", Vop2),
@@ -1181,6 +1202,54 @@ impl Wave {
             private: Vec::new(),
             private_size: 0,
             approx: Default::default(),
+            wave_size: LANES as u32,
+            numbering: crate::decode::Numbering::GFX9,
+        }
+    }
+
+    /// The lanes that exist: all 64 bits, or the low 32 in wave32.
+    pub fn lane_bits(&self) -> u64 {
+        if self.wave_size == 32 {
+            0xffff_ffff
+        } else {
+            u64::MAX
+        }
+    }
+    /// `m0`'s value (SGPR 124 on gfx9, 125 on gfx11+).
+    pub fn m0(&self) -> u32 {
+        self.s[self.numbering.m0 as usize]
+    }
+    /// Whether the wave runs gfx10+ (RDNA) code: the generations with `null`.
+    pub(crate) fn rdna(&self) -> bool {
+        self.numbering.null.is_some()
+    }
+    /// Whether SGPR `i` is `null` (reads 0, writes dropped).
+    fn is_null(&self, i: usize) -> bool {
+        self.numbering.null.is_some_and(|n| n as usize == i)
+    }
+    /// A lane-mask operand (a compare's result, a carry, `v_cndmask`'s
+    /// mask): an SGPR pair in wave64, one SGPR in wave32 (its bits past 31
+    /// are 0).
+    pub(crate) fn read_mask(&self, src: &Src, ctx: &Ctx) -> R<u64> {
+        if self.wave_size == 32 {
+            Ok(self.sread(src, ctx)? as u64)
+        } else {
+            self.sread64(src, ctx)
+        }
+    }
+    /// Write a lane mask to `dst`: an SGPR pair in wave64, one SGPR in wave32.
+    pub(crate) fn write_mask(&mut self, dst: &Src, bits: u64) -> R<()> {
+        if self.wave_size == 32 {
+            self.swrite(dst, bits as u32)
+        } else {
+            self.swrite64(dst, bits)
+        }
+    }
+    /// Set VCC to a lane mask (`vcc_lo` alone in wave32).
+    pub(crate) fn set_vcc(&mut self, bits: u64) {
+        self.s[VCC as usize] = bits as u32;
+        if self.wave_size != 32 {
+            self.s[VCC as usize + 1] = (bits >> 32) as u32;
         }
     }
 
@@ -1225,21 +1294,26 @@ impl Wave {
     }
     /// Write SGPR `i`, or a fault past the file.
     fn sset(&mut self, i: usize, v: u32) -> R<()> {
-        *self.s.get_mut(i).ok_or_else(|| sgpr_fault(i, 1))? = v;
+        let r = self.s.get_mut(i).ok_or_else(|| sgpr_fault(i, 1))?;
+        if self.numbering.null.is_none_or(|n| n as usize != i) {
+            *r = v;
+        }
         Ok(())
     }
 
-    /// The exec mask.
+    /// The exec mask (`exec_lo` alone in wave32).
     pub fn exec(&self) -> u64 {
-        self.s[EXEC as usize] as u64 | (self.s[EXEC as usize + 1] as u64) << 32
+        (self.s[EXEC as usize] as u64 | (self.s[EXEC as usize + 1] as u64) << 32) & self.lane_bits()
     }
-    /// Set the exec mask.
+    /// Set the exec mask (`exec_lo` alone in wave32: `exec_hi` is kept).
     pub fn set_exec(&mut self, m: u64) {
         self.s[EXEC as usize] = m as u32;
-        self.s[EXEC as usize + 1] = (m >> 32) as u32;
+        if self.wave_size != 32 {
+            self.s[EXEC as usize + 1] = (m >> 32) as u32;
+        }
     }
     pub(crate) fn vcc(&self) -> u64 {
-        self.s[VCC as usize] as u64 | (self.s[VCC as usize + 1] as u64) << 32
+        (self.s[VCC as usize] as u64 | (self.s[VCC as usize + 1] as u64) << 32) & self.lane_bits()
     }
 
     fn aperture(&self, name: &str, ctx: &Ctx) -> R<u32> {
@@ -1278,7 +1352,7 @@ impl Wave {
                 index,
                 count,
             } => {
-                if *count < 2 {
+                if *count < 2 || self.is_null(*index as usize) {
                     self.sregs(*index, 1)?[0] as u64
                 } else {
                     let r = self.sregs(*index, 2)?;
@@ -1309,6 +1383,10 @@ impl Wave {
                 ..
             } => {
                 let i = index as usize;
+                if self.is_null(i) {
+                    // A 64-bit `null` destination drops both halves.
+                    return Ok(());
+                }
                 self.sregs(index, 2)?;
                 self.s[i] = v as u32;
                 self.s[i + 1] = (v >> 32) as u32;
@@ -1354,7 +1432,7 @@ impl Wave {
                 index,
                 ..
             } => {
-                if ty.is64() {
+                if ty.is64() && !self.is_null(*index as usize) {
                     let r = self.sregs(*index, 2)?;
                     r[0] as u64 | (r[1] as u64) << 32
                 } else {
@@ -1474,6 +1552,9 @@ pub(crate) fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
         // ROW_NEWBCAST_FIRST 0x150; AMDGPU gfx90a `dpp_ctrl` docs:
         // "broadcast a thread within a row to the whole row").
         0x150..=0x15f => Some(row + (ctrl & 15) as usize),
+        // gfx10+ `row_xmask:N`: lane `l ^ N` of the row (LLVM SIDefines.h
+        // DppCtrl ROW_XMASK_FIRST 0x160).
+        0x160..=0x16f => Some(row + (l ^ (ctrl & 15) as usize)),
         _ => None,
     }
 }
@@ -1820,6 +1901,9 @@ fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx, unit: Unit) -> R<()
     {
         return lane_op(wave, ins, ctx);
     }
+    if matches!(base_name(m).0, "v_permlane16_b32" | "v_permlanex16_b32") {
+        return permlane16(wave, ins, ctx);
+    }
     if m.starts_with("v_pk_") {
         return vop3p(wave, ins, ctx);
     }
@@ -1911,6 +1995,9 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         | "s_waitcnt_lgkmcnt" | "s_dcache_wb" | "s_dcache_inv" | "s_icache_inv"
         | "s_buffer_wbinvl1" | "s_wakeup" | "s_sethalt" | "s_ttracedata" | "s_trap_nop"
         | "s_code_end" => return Ok(()),
+        // gfx11's `s_sendmsg sendmsg(MSG_DEALLOC_VGPRS)` before `s_endpgm`
+        // releases the wave's VGPRs early: nothing to do here.
+        "s_sendmsg" if ins.text.contains("MSG_DEALLOC_VGPRS") => return Ok(()),
         "s_branch" => return jump(w, ins, ctx, branch_target(ins)),
         "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
         | "s_cbranch_execz" | "s_cbranch_execnz" => {
@@ -2000,9 +2087,17 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         };
         return Ok(());
     }
-    // Saveexec.
-    if let Some(kind) = m.strip_suffix("_saveexec_b64") {
-        let src = w.sread64(op(1)?, ctx)?;
+    // Saveexec (`_b32`: wave32's, on one SGPR).
+    let saveexec = m
+        .strip_suffix("_saveexec_b64")
+        .or_else(|| m.strip_suffix("_saveexec_b32"));
+    if let Some(kind) = saveexec {
+        let b32 = m.ends_with("_b32");
+        let src = if b32 {
+            w.sread(op(1)?, ctx)? as u64
+        } else {
+            w.sread64(op(1)?, ctx)?
+        };
         let exec = w.exec();
         let new = match kind {
             "s_and" => src & exec,
@@ -2017,7 +2112,12 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             "s_orn1" => !src | exec,
             _ => return unsup(""),
         };
-        w.swrite64(op(0)?, exec)?;
+        let new = if b32 { new & 0xffff_ffff } else { new };
+        if b32 {
+            w.swrite(op(0)?, exec as u32)?;
+        } else {
+            w.swrite64(op(0)?, exec)?;
+        }
         w.set_exec(new);
         w.scc = new != 0;
         return Ok(());
@@ -2496,7 +2596,7 @@ pub(crate) fn parse_int(s: &str) -> R<i64> {
 }
 
 fn mask_bit(w: &Wave, src: &Src, lane: usize, ctx: &Ctx) -> R<bool> {
-    Ok((w.sread64(src, ctx)? >> lane) & 1 != 0)
+    Ok((w.read_mask(src, ctx)? >> lane) & 1 != 0)
 }
 
 /// Vector ALU ops of the VOP1/VOP2/VOP3 encodings (with DPP and SDWA).
@@ -2634,12 +2734,31 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         op_sel[3] |= (t.first() == Some(&b'h')) as u8;
     }
+    // DPP8 (gfx10+): src0 from lane `sel[lane % 8]` of the lane's group
+    // of 8, the selects 3 bits each in the DPP word's bits 8-31 (LLVM
+    // `dpp8:[...]`).
+    let dpp8 = if enc == "_dpp" && ins.has("dpp8") {
+        if ins.has("fi") {
+            return unsup("DPP8 with fi:1 (fetch-inactive is not modelled)");
+        }
+        Some(ins.words.get(1).copied().unwrap_or(0) >> 8)
+    } else {
+        None
+    };
     // DPP: src0 from another lane; writes of disabled rows/banks are skipped.
-    let dpp = if enc == "_dpp" {
+    let dpp = if enc == "_dpp" && dpp8.is_none() {
         let word = ins.words.get(1).copied().unwrap_or(0);
         let ctrl = word >> 8 & 0x1ff;
-        if !matches!(ctrl, 0..=0xff | 0x101..=0x10f | 0x111..=0x11f | 0x121..=0x12f | 0x130 | 0x134 | 0x138 | 0x13c | 0x140..=0x143 | 0x150..=0x15f)
-        {
+        // gfx10+ dropped the wave shifts/rotates and row broadcasts
+        // (0x130-0x143), made 0x150-0x15f `row_share` (gfx90a's
+        // `row_newbcast`, the same lane choice) and added `row_xmask`
+        // (0x160-0x16f) (LLVM SIDefines.h DppCtrl).
+        let known = if w.rdna() {
+            matches!(ctrl, 0..=0xff | 0x101..=0x10f | 0x111..=0x11f | 0x121..=0x12f | 0x140 | 0x141 | 0x150..=0x16f)
+        } else {
+            matches!(ctrl, 0..=0xff | 0x101..=0x10f | 0x111..=0x11f | 0x121..=0x12f | 0x130 | 0x134 | 0x138 | 0x13c | 0x140..=0x143 | 0x150..=0x15f)
+        };
+        if !known {
             return unsup(format!("DPP control {ctrl:#x}"));
         }
         Some((
@@ -2665,6 +2784,13 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             continue;
         }
         let mut src_lane = lane;
+        if let Some(sel) = dpp8 {
+            let s = lane / 8 * 8 + (sel >> (3 * (lane % 8)) & 7) as usize;
+            if exec >> s & 1 == 0 {
+                return unsup("DPP8 reading an inactive lane (not modelled)");
+            }
+            src_lane = s;
+        }
         if let Some((ctrl, bound_ctrl, bank_mask, row_mask)) = dpp {
             if row_mask >> (lane / 16) & 1 == 0 || bank_mask >> (lane % 16 / 4) & 1 == 0 {
                 continue;
@@ -2830,7 +2956,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
     }
     if has_sdst {
-        w.swrite64(opnd(ops, 1)?, bits)?;
+        w.write_mask(opnd(ops, 1)?, bits)?;
     }
     Ok(())
 }
@@ -3061,13 +3187,54 @@ fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         bits |= (r as u64) << lane;
     }
     if let Some(d) = sdst {
-        w.swrite64(d, bits)?;
+        w.write_mask(d, bits)?;
     } else if !x {
-        w.s[VCC as usize] = bits as u32;
-        w.s[VCC as usize + 1] = (bits >> 32) as u32;
+        w.set_vcc(bits);
     }
     if x {
         w.set_exec(bits);
+    }
+    Ok(())
+}
+
+/// gfx10+ `v_permlane16_b32 vdst, vsrc0, ssrc1, ssrc2` and
+/// `v_permlanex16_b32`: lane `l` of each row of 16 reads `vsrc0` from the
+/// lane of its row (`permlanex16`: of the other row of its 32) that the
+/// nibble `l % 16` of `ssrc2:ssrc1` (64 bits, lane 0's in `ssrc1[3:0]`)
+/// names. `op_sel[0]` is FI (read inactive lanes too) and `op_sel[1]`
+/// BOUND_CTRL: a lane whose source is inactive writes 0 with BOUND_CTRL,
+/// else keeps `vdst` (LLVM AMDGPUUsage, `llvm.amdgcn.permlane16`; RDNA3
+/// ISA, V_PERMLANE16_B32).
+fn permlane16(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let ops = &ins.ops;
+    if ops.len() != 4 || ops.iter().any(|o| o.neg || o.abs) {
+        return unsup("operand count or modifiers");
+    }
+    let sel = op_sel_bits(ins)?;
+    let (fi, bound_ctrl) = (sel[0] == 1, sel[1] == 1);
+    let x = base_name(&ins.mnemonic).0 == "v_permlanex16_b32";
+    let lo = w.sread(opnd(ops, 2)?, ctx)? as u64;
+    let hi = w.sread(opnd(ops, 3)?, ctx)? as u64;
+    let select = lo | hi << 32;
+    let exec = w.exec();
+    let mut src = [0u32; LANES];
+    for (lane, v) in src.iter_mut().enumerate() {
+        *v = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+    }
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let row = if x { (lane / 16) ^ 1 } else { lane / 16 };
+        let from = row * 16 + (select >> (4 * (lane % 16)) & 15) as usize;
+        let v = if exec >> from & 1 != 0 || fi {
+            src[from]
+        } else if bound_ctrl {
+            0
+        } else {
+            continue;
+        };
+        w.vwrite(opnd(ops, 0)?, lane, Ty::B32, v as u64)?;
     }
     Ok(())
 }
@@ -3077,7 +3244,7 @@ fn lane_op(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let ops = &ins.ops;
     match name {
         "v_readlane_b32" => {
-            let lane = (w.sread(opnd(ops, 2)?, ctx)? & 63) as usize;
+            let lane = (w.sread(opnd(ops, 2)?, ctx)? & (w.wave_size - 1)) as usize;
             let v = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
             w.swrite(opnd(ops, 0)?, v)
         }
@@ -3093,7 +3260,7 @@ fn lane_op(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         "v_writelane_b32" => {
             let v = w.sread(opnd(ops, 1)?, ctx)?;
-            let lane = (w.sread(opnd(ops, 2)?, ctx)? & 63) as usize;
+            let lane = (w.sread(opnd(ops, 2)?, ctx)? & (w.wave_size - 1)) as usize;
             w.vwrite(opnd(ops, 0)?, lane, Ty::B32, v as u64)
         }
         _ => unsup(""),
@@ -3498,7 +3665,8 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             ctx.trace
                 .note(lane, Space::Global, AccessKind::Read, a, size);
             ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
-            let l = w.s[M0 as usize]
+            let l = w
+                .m0()
                 .wrapping_add(offset as u32)
                 .wrapping_add((lane * size) as u32);
             ctx.trace
@@ -3755,9 +3923,19 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let private = v[1] & 0xffff_0000 == PRIVATE_VSHARP_WORD1
         && v[3] & PRIVATE_VSHARP_WORD3 != 0
         && w.private_size > 0;
-    if v[1] >> 31 != 0 && !private {
+    if v[1] >> 31 != 0 && !private && !w.rdna() {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
+    // gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check;
+    // word 1 bits 31:30 are SWIZZLE_ENABLE, bit 23 of word 3 ADD_TID_ENABLE.
+    let rdna_oob = if w.rdna() {
+        if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
+            return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
+        }
+        Some(v[3] >> 28 & 3)
+    } else {
+        None
+    };
     let soff = w.sread(soffset, ctx)? as u64;
     let exec = w.exec();
     if private {
@@ -3823,7 +4001,23 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             bytes = store_bytes(w, vdata, lane, size, d16 == Some(true))?;
         }
         for k in (0..size).step_by(chunk) {
-            let in_range = if stride == 0 || !idxen {
+            let end = offset + (k + chunk) as u64;
+            let in_range = if let Some(oob) = rdna_oob {
+                // RDNA3 (gfx11) out-of-range rule by OOB_SELECT: 0
+                // `index >= NUM_RECORDS || offset + payload > STRIDE`, 1
+                // `index >= NUM_RECORDS`, 2 `NUM_RECORDS == 0`, 3
+                // `offset + payload > NUM_RECORDS` (no swizzle): AMD's RDNA3
+                // ISA guide, "Range Checking", as Mesa RADV restates it for
+                // GFX11 (radv_make_texel_buffer_descriptor). The index is
+                // the VGPR index (0 without `idxen`), the offset the VGPR
+                // offset plus the instruction's; checked per dword.
+                match oob {
+                    0 => vidx < num_records && end <= stride,
+                    1 => vidx < num_records,
+                    2 => num_records != 0,
+                    _ => end <= num_records,
+                }
+            } else if stride == 0 || !idxen {
                 offset + (k + chunk) as u64 <= num_records.saturating_sub(0)
                     && offset + k as u64 + chunk as u64 <= num_records
             } else {
@@ -3856,7 +4050,8 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
         }
         if lds_dma {
-            let a = w.s[M0 as usize]
+            let a = w
+                .m0()
                 .wrapping_add(inst_off as u32)
                 .wrapping_add((lane * size) as u32);
             ctx.trace
@@ -3981,14 +4176,14 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if m == "ds_bpermute_b32" {
                 for lane in 0..LANES {
                     if exec >> lane & 1 != 0 {
-                        let src = (addrs[lane].wrapping_add(offset) / 4 % 64) as usize;
+                        let src = (addrs[lane].wrapping_add(offset) / 4 % w.wave_size) as usize;
                         out[lane] = if exec >> src & 1 != 0 { data[src] } else { 0 };
                     }
                 }
             } else {
                 for lane in 0..LANES {
                     if exec >> lane & 1 != 0 {
-                        let dst = (addrs[lane].wrapping_add(offset) / 4 % 64) as usize;
+                        let dst = (addrs[lane].wrapping_add(offset) / 4 % w.wave_size) as usize;
                         out[dst] = data[lane];
                     }
                 }
