@@ -125,6 +125,9 @@ pub struct Instruction {
     /// The operands in order.
     pub ops: Vec<Src>,
     /// Modifiers after the operands: `offset:16` as ("offset", "16"), `glc` as ("glc", "").
+    /// When an operand is a 16-bit VGPR half (true16: `v9.l`, `v9.h`), the
+    /// decoder adds ("t16", one letter per operand: `l`, `h`, or `-` for an
+    /// operand that is not a half), and the operand is its register.
     /// The executor's raw view (read [`Instruction::modifier`]); public for tests.
     #[doc(hidden)]
     pub mods: Vec<(String, String)>,
@@ -133,6 +136,13 @@ pub struct Instruction {
     pub words: Vec<u32>,
     /// The instruction's text as LLVM printed it.
     pub text: String,
+    /// RDNA's dual issue (VOPD): LLVM prints a pair as one line,
+    /// `v_dual_X ... :: v_dual_Y ...`. This instruction is then the X half
+    /// (its mnemonic, operands; `text` is the whole line) and `dual` the Y
+    /// half (same address and words, its own mnemonic, operands and text).
+    /// The pair is one instruction: one address, one issue, one event for
+    /// observers. `None` for every other instruction.
+    pub dual: Option<Box<Instruction>>,
 }
 
 impl Instruction {
@@ -328,7 +338,7 @@ impl Program {
                 run_bounded(
                     objdump,
                     &file,
-                    objdump_mattr(&co.processor, kernel),
+                    &objdump_mattr(&co.processor, kernel),
                     limit,
                     &co.path,
                 )
@@ -480,7 +490,8 @@ impl Program {
                     },
                 ));
             }
-            for src in &ins.ops {
+            let halves = std::iter::once(ins).chain(ins.dual.as_deref());
+            for src in halves.flat_map(|h| &h.ops) {
                 let Operand::Reg { file, index, count } = src.op else {
                     continue;
                 };
@@ -649,6 +660,25 @@ pub fn parse_line(line: &str) -> std::result::Result<Option<Instruction>, String
     if body.is_empty() || words.is_empty() {
         return Ok(None);
     }
+    // VOPD: `X :: Y`, two operations issued as one instruction.
+    if let Some((x, y)) = body.split_once(" :: ") {
+        let mut first = parse_body(x.trim(), addr, words.clone())?;
+        let second = parse_body(y.trim(), addr, words)?;
+        if !first.mnemonic.starts_with("v_dual_") || !second.mnemonic.starts_with("v_dual_") {
+            return Err(format!(
+                "`::` joins only the two halves of a VOPD pair (v_dual_*), not `{}` and `{}`",
+                first.mnemonic, second.mnemonic
+            ));
+        }
+        first.text = body.to_string();
+        first.dual = Some(Box::new(second));
+        return Ok(Some(first));
+    }
+    parse_body(body, addr, words).map(Some)
+}
+
+/// One instruction's text (mnemonic, operands, modifiers) at `addr`.
+fn parse_body(body: &str, addr: u64, words: Vec<u32>) -> std::result::Result<Instruction, String> {
     let (mnemonic, rest) = match body.split_once(char::is_whitespace) {
         Some((m, r)) => (m, r.trim()),
         None => (body, ""),
@@ -674,22 +704,58 @@ pub fn parse_line(line: &str) -> std::result::Result<Option<Instruction>, String
             }
         }
     }
+    // true16: a 16-bit VGPR half (`v9.l`, `v9.h`) is its register, with
+    // the halves of all operands recorded in the `t16` modifier.
+    let mut halves = String::new();
     let ops = if mnemonic == "s_waitcnt" {
         Vec::new()
     } else {
         parts
             .iter()
-            .map(|p| parse_src(p.trim()))
+            .map(|p| {
+                let p = p.trim();
+                let (p, half) = match split_half(p) {
+                    Some((r, h)) => (r, h),
+                    None => (p.to_string(), '-'),
+                };
+                halves.push(half);
+                parse_src(&p)
+            })
             .collect::<std::result::Result<Vec<_>, _>>()?
     };
-    Ok(Some(Instruction {
+    if halves.contains(['l', 'h']) {
+        mods.push(("t16".into(), halves));
+    }
+    Ok(Instruction {
         addr,
         mnemonic: mnemonic.to_string(),
         ops,
         mods,
         words,
         text: body.to_string(),
-    }))
+        dual: None,
+    })
+}
+
+/// `v9.l` → (`v9`, 'l'), `-|v9.h|` → (`-|v9|`, 'h'): a VGPR half as LLVM
+/// prints it with `+real-true16` (modifiers around it kept).
+fn split_half(p: &str) -> Option<(String, char)> {
+    for (suffix, half) in [(".l", 'l'), (".h", 'h')] {
+        let Some(at) = p.find(suffix) else { continue };
+        let (before, after) = (&p[..at], &p[at + 2..]);
+        // The register's digits end just before, and nothing alphanumeric follows.
+        let reg = before
+            .trim_start_matches(['-', '|', '('])
+            .trim_start_matches("neg(")
+            .trim_start_matches("abs(");
+        let is_vgpr = reg
+            .strip_prefix('v')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if is_vgpr && !after.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            return Some((format!("{before}{after}"), half));
+        }
+    }
+    None
 }
 
 fn is_modifier(t: &str) -> bool {
@@ -890,34 +956,48 @@ fn parse_operand(s: &str) -> std::result::Result<Operand, String> {
     Ok(Operand::Text(s.to_string()))
 }
 
-/// The `--mattr` `llvm-objdump` needs to print `kernel` of a `processor`
-/// object as it runs: `--mattr=+wavefrontsize64` for a wave64 kernel on
-/// gfx10+ (the disassembler assumes wave32 there and would print a 64-bit
-/// lane mask as one SGPR: `vcc_lo` for `vcc`, `s0` for `s[0:1]`).
-pub fn objdump_mattr(processor: &str, kernel: &Kernel) -> Option<&'static str> {
-    let rdna = processor.starts_with("gfx1");
-    (rdna && !kernel.descriptor.wave32() && kernel.wavefront_size == 64)
-        .then_some("--mattr=+wavefrontsize64")
+/// The `--mattr` features `llvm-objdump` needs to print `kernel` of a
+/// `processor` object as the hardware runs it (empty: none).
+///
+/// * gfx11 and gfx12 (RDNA3, RDNA4, gfx1250, their generic targets):
+///   `+real-true16`. Their 16-bit VALU encodings address VGPR halves;
+///   with this feature LLVM prints them as `v9.l`/`v9.h` (without it,
+///   llvm-objdump-22 prints gfx12's as `.long`).
+/// * A wave64 kernel on gfx10+: `+wavefrontsize64` (the disassembler
+///   assumes wave32 there and would print a 64-bit lane mask as one SGPR:
+///   `vcc_lo` for `vcc`, `s0` for `s[0:1]`).
+pub fn objdump_mattr(processor: &str, kernel: &Kernel) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if ["gfx11", "gfx12"].iter().any(|p| processor.starts_with(p)) {
+        out.push("+real-true16");
+    }
+    if processor.starts_with("gfx1")
+        && !kernel.descriptor.wave32()
+        && kernel.wavefront_size == 64
+    {
+        out.push("+wavefrontsize64");
+    }
+    out
 }
 
 /// How long [`Program::disassemble`] lets `llvm-objdump` run.
 pub const DISASSEMBLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// Run `objdump -d --symbolize-operands FILE` through gcn-raw's bounded
+/// Run `objdump -d --symbolize-operands [--mattr=...] FILE` through gcn-raw's bounded
 /// runner (the one gcn-patch runs every tool with): killed, with every
 /// process it started, after `limit`; its status, stdout and stderr.
 fn run_bounded(
     objdump: &Path,
     file: &Path,
-    mattr: Option<&str>,
+    mattr: &[&str],
     limit: std::time::Duration,
     shown: &str,
 ) -> Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>)> {
     use gcn_raw::process::{run_tool, tool_command, ToolFailure, ToolRun};
     let mut cmd = tool_command(objdump);
     cmd.arg("-d").arg("--symbolize-operands");
-    if let Some(m) = mattr {
-        cmd.arg(m);
+    if !mattr.is_empty() {
+        cmd.arg(format!("--mattr={}", mattr.join(",")));
     }
     cmd.arg(file);
     let job = format!("on {shown}");

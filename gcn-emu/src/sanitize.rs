@@ -1257,6 +1257,7 @@ mod tests {
             mods: vec![],
             words,
             text: mnemonic.into(),
+            dual: None,
         }
     }
 
