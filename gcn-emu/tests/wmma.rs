@@ -286,8 +286,10 @@ fn hip_wmma_gfx1201_matches_numpy() {
 /// triton_matmul.{hsaco,json}: BM = BN = BK = 32, 4 wave32 warps): a
 /// 64×96 by 96×64 f16 product on a 2×2 grid, three K steps per program,
 /// against NumPy. Small-integer inputs (every partial sum exact in f32)
-/// must match bit for bit.
-fn triton_matmul(target: &str) {
+/// must match bit for bit. Random f16 in [-1, 1) (`exact` false) must be
+/// within 1e-3: the kernel rounds to f32 after each of its six WMMAs per
+/// output (two per K step of 32), NumPy once.
+fn triton_matmul(target: &str, exact: bool) {
     const M: usize = 64;
     const N: usize = 64;
     const K: usize = 96;
@@ -311,8 +313,17 @@ fn triton_matmul(target: &str) {
     let (warps, shared, warp) = (field("num_warps"), field("shared"), field("warp_size"));
     let bm = field("BM") as usize;
     let l = load(&dir.join("triton_matmul.hsaco"), "matmul");
-    let a = small_f16(M * K, 4, 7);
-    let b = small_f16(K * N, 4, 8);
+    let (a, b) = if exact {
+        (small_f16(M * K, 4, 7), small_f16(K * N, 4, 8))
+    } else {
+        let mut g = Rng(9);
+        let mut f = |n: usize| -> Vec<u16> {
+            (0..n)
+                .map(|_| half::f16::from_f32(g.f32()).to_bits())
+                .collect()
+        };
+        (f(M * K), f(K * N))
+    };
     let mem = Memory::new();
     let pa = mem.alloc_bytes("a", &u16s(&a));
     let pb = mem.alloc_bytes("b", &u16s(&b));
@@ -345,6 +356,16 @@ fn triton_matmul(target: &str) {
         &[&u16s(&a), &u16s(&b)],
     );
     let want = to_f32(&want[0]);
+    if !exact {
+        let worst = (0..M * N)
+            .map(|i| (got[i] - want[i]).abs())
+            .fold(0f32, f32::max);
+        assert!(
+            worst < 1e-3,
+            "{target} triton matmul: worst absolute error {worst}"
+        );
+        return;
+    }
     for i in 0..M * N {
         assert_eq!(
             got[i].to_bits(),
@@ -358,12 +379,12 @@ fn triton_matmul(target: &str) {
     }
 }
 
-/// Ignored until the core runs Triton's gfx11 code: it uses true16
-/// (`v_mov_b16_e32 v9.l, 0`) and VOPD pairs (issue 35's decoder work).
+/// Triton's gfx11 code also needs true16 (`v_mov_b16_e32 v9.l, 0`) and
+/// VOPD pairs from the core.
 #[test]
-#[ignore = "needs true16 and VOPD in the core"]
 fn triton_matmul_gfx1100_matches_numpy() {
-    triton_matmul("gfx1100");
+    triton_matmul("gfx1100", true);
+    triton_matmul("gfx1100", false);
 }
 
 /// `text` assembled by llvm-mc-22 for `target` in wave `wave`, printed back
