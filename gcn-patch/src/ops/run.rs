@@ -311,14 +311,14 @@ pub(crate) fn disassemble(
 ) -> Result<Program, Diagnostics> {
     let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
     let mattr = gcn_emu::decode::objdump_mattr(&co.processor, kernel);
-    parse(&listing(tc, co, mattr, &job)?, kernel, &co.processor)
+    parse(&listing(tc, co, &mattr, &job)?, kernel, &co.processor)
 }
 
 /// `llvm-objdump -d` of the whole object ([`crate::stage::toolchain::Toolchain::objdump`]).
 fn listing(
     tc: &crate::stage::toolchain::Toolchain,
     co: &CodeObject,
-    mattr: Option<&str>,
+    mattr: &[&str],
     job: &str,
 ) -> Result<String, Diagnostics> {
     let err = |m: String| Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, m));
@@ -328,7 +328,10 @@ fn listing(
         .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
         .map_err(|e| err(format!("cannot write a temporary file: {e}")))?;
     let mut args: Vec<&std::ffi::OsStr> = vec!["-d".as_ref(), "--symbolize-operands".as_ref()];
-    args.extend(mattr.map(std::ffi::OsStr::new));
+    let mattr = format!("--mattr={}", mattr.join(","));
+    if mattr != "--mattr=" {
+        args.push(mattr.as_ref());
+    }
     args.push(file.path().as_os_str());
     tc.objdump(args, job, Code::EmulatorFailed)
         .map_err(Diagnostics::from)
@@ -682,13 +685,13 @@ pub fn unsupported(
     let mut instructions = 0;
     // One disassembly of the object serves every kernel of a wave size
     // (RDNA's wave64 kernels are printed with `--mattr=+wavefrontsize64`).
-    let mut texts: std::collections::HashMap<Option<&str>, String> = Default::default();
+    let mut texts: std::collections::HashMap<Vec<&str>, String> = Default::default();
     for k in &kernels {
         let mattr = gcn_emu::decode::objdump_mattr(&co.processor, k);
         if !texts.contains_key(&mattr) {
-            let t = listing(&tc, &co, mattr, &format!("disassembling {}", co.path))
+            let t = listing(&tc, &co, &mattr, &format!("disassembling {}", co.path))
                 .map_err(RunError::Usage)?;
-            texts.insert(mattr, t);
+            texts.insert(mattr.clone(), t);
         }
         let mut probe =
             gcn_emu::Probe::for_target(&processor, if k.descriptor.wave32() { 32 } else { 64 });
