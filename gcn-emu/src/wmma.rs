@@ -31,6 +31,11 @@
 //!   order) gives their places: bits `[1:0]` the first value's, `[3:2]` the
 //!   second's. `index_key` selects which set of nibbles of the index
 //!   register is used.
+//! - **gfx1250** (wave32; only `v_wmma_f32_16x16x32_{f16,bf16}`): A row
+//!   `lane % 16` holds K in chunks of eight, `k = 16·(e / 8) + 8h + e % 8`;
+//!   C/D as gfx12's. This is what public FlyDSL gfx1250 kernels load and
+//!   store, not an AMD document (see the book); which K a lane holds cannot
+//!   change a dense product as long as A and B agree.
 
 /// The generation, whose layouts differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -39,17 +44,21 @@ pub enum Gen {
     Gfx11,
     /// RDNA4 (gfx1200, gfx1201).
     Gfx12,
+    /// gfx1250 (wave32 only): its dense 16×16×32 f16/bf16 → f32 WMMA.
+    Gfx1250,
 }
 
 impl Gen {
-    /// The generation of a target (`gfx1100`, `gfx1201`, ...), if it has
-    /// these WMMA layouts (gfx1250's WMMA differs and is not covered).
+    /// The generation of a target (`gfx1100`, `gfx1201`, `gfx1250`, ...),
+    /// if it has these WMMA layouts.
     pub fn of_target(target: &str) -> Option<Gen> {
         let t = target.split(':').next().unwrap_or(target);
         if t.starts_with("gfx11") {
             Some(Gen::Gfx11)
         } else if matches!(t, "gfx1200" | "gfx1201" | "gfx12-generic") {
             Some(Gen::Gfx12)
+        } else if t == "gfx1250" {
+            Some(Gen::Gfx1250)
         } else {
             None
         }
@@ -200,6 +209,14 @@ impl Layout {
     /// The layout, or `None` for a combination that does not exist (SWMMAC,
     /// fp8 or K = 32 on gfx11; a wave size other than 32 or 64).
     pub fn new(gen: Gen, wave: usize, op: Op) -> Option<Layout> {
+        if gen == Gen::Gfx1250 {
+            let ok = wave == 32
+                && !op.sparse
+                && op.k == 32
+                && matches!(op.a, Elem::F16 | Elem::Bf16)
+                && op.acc == Acc::F32;
+            return ok.then_some(Layout { gen, wave, op });
+        }
         let gfx12_only = op.sparse || op.k != 16 || matches!(op.a, Elem::Fp8 | Elem::Bf8);
         if (wave != 32 && wave != 64) || (gen == Gen::Gfx11 && gfx12_only) {
             return None;
@@ -216,7 +233,7 @@ impl Layout {
     /// and no two of the four combinations agree on all three.
     pub fn infer(op: Op, a_regs: usize, b_regs: usize, c_regs: usize) -> Option<Layout> {
         let mut found = None;
-        for gen in [Gen::Gfx11, Gen::Gfx12] {
+        for gen in [Gen::Gfx11, Gen::Gfx12, Gen::Gfx1250] {
             for wave in [32, 64] {
                 if let Some(l) = Layout::new(gen, wave, op) {
                     if l.regs(Matrix::A) == a_regs
@@ -253,7 +270,9 @@ impl Layout {
             (Gen::Gfx11, Matrix::A | Matrix::B) => 16 * w / 32,
             (Gen::Gfx11, Matrix::C) => 256 / self.wave,
             (Gen::Gfx11, Matrix::Index) => 0,
-            (Gen::Gfx12, Matrix::C) => 16 * 16 * op.acc.bits() / 32 / self.wave,
+            (Gen::Gfx12 | Gen::Gfx1250, Matrix::C) => 16 * 16 * op.acc.bits() / 32 / self.wave,
+            (Gen::Gfx1250, Matrix::Index) => 0,
+            (Gen::Gfx1250, _) => op.k / 2 * w / 32,
             (Gen::Gfx12, Matrix::Index) => op.sparse as usize,
             (Gen::Gfx12, _) => {
                 let r32 = self.regs32(m);
@@ -309,7 +328,17 @@ impl Layout {
                 }
                 Some(((self.wave / 16) * reg + lane / 16, row))
             }
-            (Gen::Gfx11, Matrix::Index) => None,
+            (Gen::Gfx11 | Gen::Gfx1250, Matrix::Index) => None,
+            // gfx1250: 8-element chunks, alternating between the half-waves.
+            (Gen::Gfx1250, Matrix::A) => {
+                let e = 2 * reg + slot;
+                Some((row, 16 * (e / 8) + 8 * h + e % 8))
+            }
+            (Gen::Gfx1250, Matrix::B) => {
+                let e = 2 * reg + slot;
+                Some((16 * (e / 8) + 8 * h + e % 8, row))
+            }
+            (Gen::Gfx1250, Matrix::C) => Some((8 * h + reg, row)),
             (Gen::Gfx12, Matrix::C) => {
                 // Wave64 folds wave32's registers r ≥ n/2 into lanes 32–63.
                 let n32 = 16 * 16 * self.op.acc.bits() / 32 / 32;
@@ -667,8 +696,21 @@ pub fn decode(ins: &crate::decode::Instruction) -> Result<Decoded, String> {
         }
         Ok(out)
     };
+    const KNOWN: &[&str] = &[
+        "op_sel",
+        "neg_lo",
+        "neg_hi",
+        "index_key",
+        "clamp",
+        // gfx1250's operand-reuse hints: no effect on the result.
+        "matrix_a_reuse",
+        "matrix_b_reuse",
+    ];
+    if let Some((k, _)) = ins.mods.iter().find(|(k, _)| !KNOWN.contains(&k.as_str())) {
+        return Err(format!("WMMA modifier {k} is not modelled"));
+    }
     let op_sel = bits("op_sel")?;
-    if op_sel[0] || op_sel[1] || ins.has("op_sel_hi") {
+    if op_sel[0] || op_sel[1] {
         return Err("WMMA op_sel on A/B".into());
     }
     let mods = Mods {

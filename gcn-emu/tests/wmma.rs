@@ -802,3 +802,86 @@ fn assembled_gfx12_swmmac() {
         "out = [(a @ b + c).astype(np.int32).view(np.uint32)]",
     );
 }
+
+/// gfx1250's `v_wmma_f32_16x16x32_bf16` (wave32), assembled by llvm-mc-22
+/// with its `matrix_a_reuse` hint, on matrices placed as public FlyDSL
+/// gfx1250 kernels place them (lane `l` holds A[l % 16][8h + e] in its
+/// elements 0–7 and A[l % 16][16 + 8h + e − 8] in 8–15, h = l / 16; B
+/// likewise by column; D register `r` is D[8h + r][l % 16]): not an AMD
+/// document, a claim the emulator shares. Against NumPy bit for bit.
+#[test]
+fn assembled_gfx1250_bf16_16x16x32() {
+    let ins = assembled(
+        "gfx1250",
+        32,
+        "v_wmma_f32_16x16x32_bf16 v[0:7], v[8:15], v[16:23], v[0:7] matrix_a_reuse",
+    );
+    let x = gcn_emu::wmma::decode(&ins).unwrap();
+    assert_eq!((x.layout.gen, x.layout.wave), (Gen::Gfx1250, 32));
+    let (a, b, c) = (
+        codes(16 * 32, "bf16", 40),
+        codes(32 * 16, "bf16", 41),
+        codes(256, "f32", 42),
+    );
+    let kof = |lane: usize, e: usize| 16 * (e / 8) + 8 * (lane / 16) + e % 8;
+    let read = |m: Matrix, reg: usize, lane: usize| -> u32 {
+        let (r, h) = (lane % 16, lane / 16);
+        match m {
+            Matrix::A => a[r * 32 + kof(lane, 2 * reg)] | a[r * 32 + kof(lane, 2 * reg + 1)] << 16,
+            Matrix::B => b[kof(lane, 2 * reg) * 16 + r] | b[kof(lane, 2 * reg + 1) * 16 + r] << 16,
+            Matrix::C => c[(8 * h + reg) * 16 + r],
+            Matrix::Index => 0,
+        }
+    };
+    let d = gcn_emu::wmma::compute(&x.layout, &x.mods, &read, &|_, _| 0).unwrap();
+    let mut got = vec![0u32; 256];
+    for (reg, lanes) in d.iter().enumerate() {
+        for (lane, &v) in lanes.iter().enumerate().take(32) {
+            got[(8 * (lane / 16) + reg) * 16 + lane % 16] = v;
+        }
+    }
+    let script = format!(
+        "A = np.frombuffer(a0, np.uint32).reshape(16, 32)\n\
+         B = np.frombuffer(a1, np.uint32).reshape(32, 16)\n\
+         C = np.frombuffer(a2, np.uint32).reshape(16, 16)\n\
+         a = {}\nb = {}\nc = {}\n{F32_REF}\n",
+        np_decode("bf16", "A", false),
+        np_decode("bf16", "B", false),
+        np_decode("f32", "C", true),
+    );
+    let want = to_u32(&numpy(&script, &[&u32s(&a), &u32s(&b), &u32s(&c)])[0]);
+    assert_eq!(got, want);
+}
+
+/// What `wmma::decode` does not understand is an error naming it, never a
+/// guess or a panic: register counts of no layout, a modifier it does not
+/// model, an index_key past the register's sets.
+#[test]
+fn wmma_decode_refuses_what_it_does_not_model() {
+    let line = |t: &str| {
+        gcn_emu::decode::parse_line(&format!("\t{t} // 000000000000: CC404011 1C460309"))
+            .unwrap()
+            .unwrap()
+    };
+    let e = gcn_emu::wmma::decode(&line(
+        "v_wmma_f32_16x16x16_f16 v[0:3], v[8:11], v[12:15], v[0:3]",
+    ))
+    .unwrap_err();
+    assert!(e.contains("match no RDNA3/RDNA4 layout"), "{e}");
+    let e = gcn_emu::wmma::decode(&line(
+        "v_wmma_f32_16x16x16_f16 v[0:7], v[8:15], v[16:23], v[0:7] matrix_a_fmt:1",
+    ))
+    .unwrap_err();
+    assert!(e.contains("matrix_a_fmt"), "{e}");
+    let e = gcn_emu::wmma::decode(&line(
+        "v_wmma_f32_16x16x128_f8f6f4 v[0:7], v[8:23], v[24:39], v[0:7]",
+    ))
+    .unwrap_err();
+    assert!(e.contains("not implemented"), "{e}");
+    let x = gcn_emu::wmma::decode(&line(
+        "v_swmmac_i32_16x16x64_iu4 v[0:7], v[8:9], v[10:13], v20 index_key:1",
+    ))
+    .unwrap();
+    let e = gcn_emu::wmma::compute(&x.layout, &x.mods, &|_, _, _| 0, &|_, _| 0).unwrap_err();
+    assert!(e.contains("index_key:1"), "{e}");
+}
