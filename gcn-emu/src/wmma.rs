@@ -33,9 +33,10 @@
 //!   register is used.
 //! - **gfx1250** (wave32; only `v_wmma_f32_16x16x32_{f16,bf16}`): A row
 //!   `lane % 16` holds K in chunks of eight, `k = 16·(e / 8) + 8h + e % 8`;
-//!   C/D as gfx12's. This is what public FlyDSL gfx1250 kernels load and
-//!   store, not an AMD document (see the book); which K a lane holds cannot
-//!   change a dense product as long as A and B agree.
+//!   C/D as gfx12's. This is how AMD's FlyDSL gfx1250 kernels load the
+//!   operands (ROCm/FlyDSL `kernels/bmm_gfx1250.py`, `load_wmma_frag`), not
+//!   an ISA document; which K a lane holds cannot change a dense product as
+//!   long as A and B agree.
 
 /// The generation, whose layouts differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

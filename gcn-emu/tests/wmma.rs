@@ -804,11 +804,12 @@ fn assembled_gfx12_swmmac() {
 }
 
 /// gfx1250's `v_wmma_f32_16x16x32_bf16` (wave32), assembled by llvm-mc-22
-/// with its `matrix_a_reuse` hint, on matrices placed as public FlyDSL
-/// gfx1250 kernels place them (lane `l` holds A[l % 16][8h + e] in its
-/// elements 0–7 and A[l % 16][16 + 8h + e − 8] in 8–15, h = l / 16; B
-/// likewise by column; D register `r` is D[8h + r][l % 16]): not an AMD
-/// document, a claim the emulator shares. Against NumPy bit for bit.
+/// with its `matrix_a_reuse` hint, on matrices placed as AMD's FlyDSL
+/// gfx1250 kernels place them (ROCm/FlyDSL `kernels/bmm_gfx1250.py`'s
+/// `load_wmma_frag`: lane `l` holds A[l % 16][8h + e] in its elements 0–7
+/// and A[l % 16][16 + 8h + e − 8] in 8–15, h = l / 16; B likewise by
+/// column; D register `r` is D[8h + r][l % 16]): not an ISA document, a
+/// claim the emulator shares. Against NumPy bit for bit.
 #[test]
 fn assembled_gfx1250_bf16_16x16x32() {
     let ins = assembled(
