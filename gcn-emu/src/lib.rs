@@ -65,6 +65,7 @@ pub mod observe;
 pub mod profile;
 pub mod sanitize;
 pub mod typed;
+pub mod waitcnt;
 
 mod error;
 pub use error::Error;
