@@ -408,3 +408,51 @@ out = [e / e.sum(axis=1, keepdims=True)]"
         );
     }
 }
+
+/// IREE 3.13's gfx1100 softmax (128×1024 f32, one row a workgroup of 256:
+/// eight wave32 waves, DPP row reductions, LDS): the first rows' workgroups
+/// only, within 1e-5 relative of NumPy's f64 softmax.
+#[test]
+fn iree_softmax_is_within_tolerance_of_numpy() {
+    const K: &str = "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store";
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/iree/gfx1100/softmax.hsaco");
+    let l = load(&path, K);
+    let rows = 3usize;
+    let mut r = Rng(8);
+    let x: Vec<f32> = (0..128 * 1024).map(|_| r.f32() * 8.0).collect();
+    let (bufs, stats) = launch(
+        &l,
+        [rows as u32, 1, 1],
+        [256, 1, 1],
+        vec![A::Buf(f32s(&x)), A::Buf(vec![0xff; 4 * 128 * 1024])],
+    )
+    .unwrap();
+    assert_eq!(stats.waves, rows as u64 * 8, "eight wave32 waves a row");
+    let want = numpy(
+        &format!(
+            "x = np.frombuffer(a0, np.float32).reshape(128, 1024)[:{rows}].astype(np.float64)
+e = np.exp(x - x.max(axis=1, keepdims=True))
+out = [e / e.sum(axis=1, keepdims=True)]"
+        ),
+        &[&f32s(&x)],
+    );
+    let want: Vec<f64> = want[0]
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let got = to_f32(&bufs[1]);
+    for (i, w) in want.iter().enumerate() {
+        let g = got[i] as f64;
+        assert!(
+            (g - w).abs() <= 1e-5 * w + 1e-12,
+            "[{}][{}]: {g} vs {w}",
+            i / 1024,
+            i % 1024
+        );
+    }
+    assert!(
+        got[rows * 1024..].iter().all(|v| v.to_bits() == u32::MAX),
+        "rows of workgroups not launched are untouched"
+    );
+}
