@@ -310,15 +310,26 @@ pub(crate) fn disassemble(
     kernel: &gcn_emu::load::Kernel,
 ) -> Result<Program, Diagnostics> {
     let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
-    let mattr = gcn_emu::decode::objdump_mattr(&co.processor, kernel);
-    parse(&listing(tc, co, &mattr, &job)?, kernel, &co.processor)
+    let mattr = mattr_arg(&co.processor, kernel);
+    parse(
+        &listing(tc, co, mattr.as_deref(), &job)?,
+        kernel,
+        &co.processor,
+    )
+}
+
+/// The `--mattr=` argument `llvm-objdump` needs for `kernel` of a
+/// `processor` object ([`gcn_emu::decode::objdump_mattr`]), if any.
+fn mattr_arg(processor: &str, kernel: &gcn_emu::load::Kernel) -> Option<String> {
+    let m = gcn_emu::decode::objdump_mattr(processor, kernel);
+    (!m.is_empty()).then(|| format!("--mattr={}", m.join(",")))
 }
 
 /// `llvm-objdump -d` of the whole object ([`crate::stage::toolchain::Toolchain::objdump`]).
 fn listing(
     tc: &crate::stage::toolchain::Toolchain,
     co: &CodeObject,
-    mattr: &[&str],
+    mattr: Option<&str>,
     job: &str,
 ) -> Result<String, Diagnostics> {
     let err = |m: String| Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, m));
@@ -328,10 +339,7 @@ fn listing(
         .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
         .map_err(|e| err(format!("cannot write a temporary file: {e}")))?;
     let mut args: Vec<&std::ffi::OsStr> = vec!["-d".as_ref(), "--symbolize-operands".as_ref()];
-    let mattr = format!("--mattr={}", mattr.join(","));
-    if mattr != "--mattr=" {
-        args.push(mattr.as_ref());
-    }
+    args.extend(mattr.map(std::ffi::OsStr::new));
     args.push(file.path().as_os_str());
     tc.objdump(args, job, Code::EmulatorFailed)
         .map_err(Diagnostics::from)
@@ -685,12 +693,17 @@ pub fn unsupported(
     let mut instructions = 0;
     // One disassembly of the object serves every kernel of a wave size
     // (RDNA's wave64 kernels are printed with `--mattr=+wavefrontsize64`).
-    let mut texts: std::collections::HashMap<Vec<&str>, String> = Default::default();
+    let mut texts: std::collections::HashMap<Option<String>, String> = Default::default();
     for k in &kernels {
-        let mattr = gcn_emu::decode::objdump_mattr(&co.processor, k);
+        let mattr = mattr_arg(&co.processor, k);
         if !texts.contains_key(&mattr) {
-            let t = listing(&tc, &co, &mattr, &format!("disassembling {}", co.path))
-                .map_err(RunError::Usage)?;
+            let t = listing(
+                &tc,
+                &co,
+                mattr.as_deref(),
+                &format!("disassembling {}", co.path),
+            )
+            .map_err(RunError::Usage)?;
             texts.insert(mattr.clone(), t);
         }
         let mut probe =
