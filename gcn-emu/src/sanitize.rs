@@ -1348,6 +1348,7 @@ mod tests {
             mods: vec![],
             words,
             text: mnemonic.into(),
+            dual: None,
         }
     }
 

@@ -463,6 +463,7 @@ mod tests {
             mods: Vec::new(),
             words: Vec::new(),
             text: m.to_string(),
+            dual: None,
         }
     }
 

@@ -607,6 +607,25 @@ impl Shadow {
         if w.vskip {
             return;
         }
+        // A VOPD pair: both halves read before either writes (as the
+        // executor runs it).
+        if let Some(y) = ins.dual.as_deref() {
+            if let Ok((xh, yh, xd)) = crate::exec::vopd_halves(ins, y) {
+                let before = (self.v.get(xd).copied(), self.vo.get(xd).cloned());
+                self.valu(&xh, w);
+                if let (true, (Some(v), Some(o))) = (crate::exec::reads_vgpr(&yh, xd), before) {
+                    let after = (
+                        std::mem::replace(&mut self.v[xd], v),
+                        std::mem::replace(&mut self.vo[xd], o),
+                    );
+                    self.valu(&yh, w);
+                    (self.v[xd], self.vo[xd]) = after;
+                } else {
+                    self.valu(&yh, w);
+                }
+            }
+            return;
+        }
         let indexed;
         let ins = if w.gpr_idx && unit.is_vector_alu() {
             self.check(
