@@ -5027,6 +5027,8 @@ pub struct Probe {
     /// An RDNA3 target: instructions run under their executor names
     /// ([`crate::rdna::ALIASES`]).
     rdna: bool,
+    /// Pairs start at odd registers (RDNA's unaligned pairs).
+    odd: bool,
 }
 
 /// What running one instruction on a [`Probe`] found.
@@ -5067,6 +5069,7 @@ impl Probe {
             },
             pointer: base + 0x1000,
             rdna: false,
+            odd: false,
         }
     }
 
@@ -5106,6 +5109,16 @@ impl Probe {
         if first == ProbeOutcome::Ran {
             return first;
         }
+        // RDNA does not align register pairs: `v[3:4]` holds a pointer
+        // when the odd register is its low half.
+        if self.rdna {
+            self.odd = true;
+            let odd = self.step_with(ins, true);
+            self.odd = false;
+            if odd == ProbeOutcome::Ran {
+                return odd;
+            }
+        }
         match (first, self.step_with(ins, false)) {
             (_, ProbeOutcome::Ran) => ProbeOutcome::Ran,
             (ProbeOutcome::Unsupported(why), _) | (_, ProbeOutcome::Unsupported(why)) => {
@@ -5125,8 +5138,10 @@ impl Probe {
         for (i, r) in self.wave.s.iter_mut().enumerate() {
             *r = pair(i);
         }
+        // SGPR pairs are aligned on every target; VGPR pairs are not on RDNA.
+        let shift = self.odd as usize;
         for (i, r) in self.wave.v.iter_mut().enumerate() {
-            *r = [pair(i); LANES];
+            *r = [pair(i + shift); LANES];
         }
         for (i, r) in self.wave.a.iter_mut().enumerate() {
             *r = [pair(i); LANES];

@@ -11,38 +11,64 @@ use std::path::{Path, PathBuf};
 
 use gcn_emu::dispatch::{run, ArgValue, Launch, Stats};
 use gcn_emu::memory::Memory;
+use gcn_emu::sanitize::Checks;
 
-/// Run once (the sanitizer's false-alarm pass of `common::launch` is not
-/// made: its counters are gfx9's until it learns gfx11's `s_waitcnt`) and
-/// return every buffer's bytes, in argument order.
+/// Run, and return every buffer's bytes, in argument order. As
+/// `common::launch` does, the same launch runs again on fresh copies of
+/// the inputs under the sanitizer's default checks, which must find
+/// nothing (a false-alarm check of its gfx11 counter rules) and give the
+/// same results.
 fn launch(
     l: &Loaded,
     grid: [u32; 3],
     block: [u32; 3],
     args: Vec<A>,
 ) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
-    let mem = Memory::new();
-    let mut bases = Vec::new();
-    let vals: Vec<ArgValue> = args
-        .iter()
-        .enumerate()
-        .map(|(i, a)| match a {
-            A::Buf(b) => {
-                let p = mem.alloc_bytes(&format!("arg{i}"), b);
-                bases.push(p);
-                ArgValue::Pointer(p)
-            }
-            A::Val(v) => ArgValue::Bytes(v.clone()),
-        })
-        .collect();
-    let mut launch = Launch::new(grid, block);
-    launch.max_instructions = 1_000_000;
     let k = l.co.kernel(&l.name).unwrap();
-    let stats = run(&l.co, k, &l.program, &mem, &vals, &launch)?;
-    Ok((
-        bases.iter().map(|&b| mem.contents(b).unwrap()).collect(),
-        stats,
-    ))
+    let once = |sanitize: Checks| {
+        let mem = Memory::new();
+        let mut bases = Vec::new();
+        let vals: Vec<ArgValue> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match a {
+                A::Buf(b) => {
+                    let p = mem.alloc_bytes(&format!("arg{i}"), b);
+                    bases.push(p);
+                    ArgValue::Pointer(p)
+                }
+                A::Val(v) => ArgValue::Bytes(v.clone()),
+            })
+            .collect();
+        let mut launch = Launch::new(grid, block);
+        launch.max_instructions = 1_000_000;
+        launch.sanitize = sanitize;
+        let stats = run(&l.co, k, &l.program, &mem, &vals, &launch)?;
+        let bufs: Vec<Vec<u8>> = bases.iter().map(|&b| mem.contents(b).unwrap()).collect();
+        Ok::<_, gcn_emu::Error>((bufs, stats))
+    };
+    let (bufs, stats) = once(Checks::NONE)?;
+    let (again, checked) = once(Checks::DEFAULT)?;
+    assert!(
+        checked.findings.is_empty(),
+        "`{}`: the sanitizer reports on a kernel that ran clean:\n{}",
+        l.name,
+        checked
+            .findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // Atomics may land in another order: only their buffers may differ.
+    if l.name != "atomics" {
+        assert_eq!(
+            again, bufs,
+            "`{}`: the sanitized run computes the same",
+            l.name
+        );
+    }
+    Ok((bufs, stats))
 }
 
 fn corpus(target: &str, name: &str) -> PathBuf {
