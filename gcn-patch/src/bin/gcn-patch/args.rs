@@ -523,7 +523,8 @@ pub(crate) enum Command {
         /// Fill every by-value argument no --arg gives with zeros.
         #[arg(long)]
         zero_rest: bool,
-        /// The device to time on: mi300x, mi308x (gfx942), mi355x (gfx950).
+        /// The device to time on: mi300x, mi308x (gfx942), mi355x (gfx950),
+        /// rx7900xtx (gfx1100), rx9070xt (gfx1201).
         #[arg(long, value_name = "DEVICE")]
         device: String,
         /// Also write the report as JSON to FILE (schema: the book's
