@@ -1749,11 +1749,12 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
         let Operand::Reg {
             file: RegFile::V,
             index,
-            ..
+            count,
         } = &mut o.op
         else {
             continue;
         };
+        let count = *count;
         let bit = match props.operands.get(i).map(|p| p.name) {
             Some("vdst") => 8,
             Some("src0") => 1,
@@ -1765,6 +1766,19 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
         };
         if mode & bit != 0 {
             *index += idx as u16;
+            // The unified file: the AGPRs start where the VGPRs the wave
+            // holds apart from them end (`.amdhsa_accum_offset`).
+            let accum = w.v.len().saturating_sub(w.a.len());
+            let end = *index as usize + count as usize;
+            if !w.a.is_empty() && end > accum {
+                return Err(Stop::Fault(
+                    None,
+                    format!(
+                        "VGPR indexing (s_set_gpr_idx_on, M0[7:0] = {idx}) reaches v{}, past .amdhsa_accum_offset {accum} where this kernel's AGPRs start: reading or writing AGPRs through a VGPR index is not modelled",
+                        end - 1
+                    ),
+                ));
+            }
         }
     }
     Ok(out)
