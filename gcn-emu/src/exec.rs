@@ -4394,6 +4394,9 @@ pub fn run_until_blocked(
     // Whether the observer looks at instructions before they run (asked
     // once: nothing is called per instruction when no one observes).
     let issue = ctx.observer.as_ref().is_some_and(|o| o.0.wants_issue());
+    // Executed instructions per engine, when measured (hidden; see
+    // `crate::tally`).
+    let mut tally = crate::tally::on().then(crate::tally::Slice::default);
     while wave.state == WaveState::Running {
         if wave.executed >= budget {
             return Ok(());
@@ -4425,11 +4428,19 @@ pub fn run_until_blocked(
         let exec = wave.exec();
         match ctx.typed.get(pc) {
             Some(Some(t)) if !wave.vskip && !wave.gpr_idx => {
+                if let Some(tally) = tally.as_mut() {
+                    tally.count(&ins.mnemonic, true);
+                }
                 wave.executed += 1;
                 wave.pc = pc + 1;
                 crate::typed::exec(wave, t, ins, ctx).map_err(|s| (s, pc))?;
             }
-            _ => step(wave, ins, ctx).map_err(|s| (s, pc))?,
+            _ => {
+                if let Some(tally) = tally.as_mut() {
+                    tally.count(&ins.mnemonic, false);
+                }
+                step(wave, ins, ctx).map_err(|s| (s, pc))?
+            }
         }
         if let Some((o, workgroup, w)) = ctx.observer.as_mut() {
             o.executed(&crate::observe::Event {

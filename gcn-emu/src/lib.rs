@@ -67,6 +67,7 @@ pub mod sanitize;
 pub mod typed;
 
 mod error;
+mod tally;
 pub use error::Error;
 /// Whether the executor implements an instruction form (`gcn-patch run
 /// --list-unsupported`, the coverage survey).
