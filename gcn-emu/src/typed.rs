@@ -369,6 +369,26 @@ pub(crate) enum S32 {
     MinI,
     MaxI,
     Cselect,
+    Nand,
+    Nor,
+    Xnor,
+    /// `s_bfe_{u,i}32` (signed: `true`).
+    Bfe(bool),
+    Bfm,
+    /// SOP1 of one source.
+    Not,
+    Brev,
+    Bcnt1,
+    Ff1,
+    Flbit,
+    SextI8,
+    SextI16,
+    Abs,
+    /// `s_absdiff_i32`.
+    AbsDiff,
+    PackLl,
+    PackLh,
+    PackHh,
 }
 
 /// Scalar ALU operations of 64-bit sources.
@@ -384,6 +404,37 @@ pub(crate) enum S64 {
     /// Shifts: the second source is a 32-bit amount.
     Lshl,
     Lshr,
+    Ashr,
+    Nand,
+    Nor,
+    Xnor,
+    Not,
+    Brev,
+    /// `s_bfe_{u,i}64` (signed: `true`); the second source is 32-bit.
+    Bfe(bool),
+    /// `s_bfm_b64`: two 32-bit sources.
+    Bfm,
+    /// A 32-bit result of a 64-bit source: `s_bcnt1_i32_b64`,
+    /// `s_ff1_i32_b64`, `s_flbit_i32_b64`.
+    Bcnt1,
+    Ff1,
+    Flbit,
+}
+
+/// `s_<op>_saveexec_b64`: the SGPR pair gets exec, exec gets op(source,
+/// exec).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SaveOp {
+    And,
+    Or,
+    Xor,
+    AndN2,
+    OrN2,
+    Nand,
+    Nor,
+    Xnor,
+    AndN1,
+    OrN1,
 }
 
 /// A branch's condition.
@@ -475,6 +526,20 @@ pub(crate) enum Typed {
     SCmp { rel: Rel, ty: CmpTy, src: [Opnd; 2] },
     /// `s_addk_i32`.
     AddK { dst: u16, imm: i32 },
+    /// `s_<op>_saveexec_b64`.
+    SaveExec { op: SaveOp, dst: u16, src: Opnd },
+    /// `s_endpgm` (`Done`) and `s_barrier` (`Barrier`): the wave's state.
+    Halt(crate::exec::WaveState),
+    /// `s_load_dword{,x2,x4,x8,x16}`: `dwords` SGPRs at `dst` from the
+    /// address in the pair `base` plus the offset operand (`soff`) and the
+    /// `offset` modifier, rounded down to 4 bytes.
+    Smem {
+        dst: u16,
+        dwords: u8,
+        base: u16,
+        soff: Option<Opnd>,
+        offset: u64,
+    },
     /// A dense f16/bf16/f32 MFMA.
     Mfma(Box<Mfma>),
     /// `ds_read_b{32,64,96,128}` into `dwords` registers at `dst`.
@@ -521,6 +586,14 @@ pub(crate) enum Typed {
     /// `buffer_store_dword*`, without `idxen`, through a V# that is not
     /// swizzled (a swizzled one runs on the reference executor).
     Buffer(Box<Buffer>),
+}
+
+impl Typed {
+    /// Whether it accesses global memory (the differential test gives
+    /// those an allocation).
+    fn memory(&self) -> bool {
+        matches!(self, Typed::Smem { .. } | Typed::Global(_))
+    }
 }
 
 /// A DPP form's lanes ([`Typed::V32`]), as the reference executor reads
@@ -1711,6 +1784,8 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
     match m {
         "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
         | "s_waitcnt_lgkmcnt" => return Some(Typed::Nop),
+        "s_endpgm" => return Some(Typed::Halt(crate::exec::WaveState::Done)),
+        "s_barrier" => return Some(Typed::Halt(crate::exec::WaveState::Barrier)),
         "s_branch" | "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
         | "s_cbranch_execz" | "s_cbranch_execnz" => {
             let cond = match m {
@@ -1732,14 +1807,54 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         _ => {}
     }
     let ops = &ins.ops;
+    if let Some(kind) = m.strip_prefix("s_load_") {
+        let dwords = match kind {
+            "dword" => 1,
+            "dwordx2" => 2,
+            "dwordx4" => 4,
+            "dwordx8" => 8,
+            "dwordx16" => 16,
+            _ => return None,
+        };
+        let mut offset = 0u64;
+        for (k, v) in &ins.mods {
+            match k.as_str() {
+                "offset" => offset = crate::exec::parse_int(v).ok()? as u64,
+                // Cache policy: no effect on what the emulator computes.
+                "glc" | "sc0" | "sc1" | "nt" | "dlc" => {}
+                _ => return None,
+            }
+        }
+        let soff = match ops.len() {
+            2 => None,
+            3 => Some(ssrc(&ops[2], 1)?),
+            _ => return None,
+        };
+        if ops[0].neg || ops[0].abs || ops[0].sext || ops[1].neg || ops[1].abs || ops[1].sext {
+            return None;
+        }
+        return Some(Typed::Smem {
+            dst: sgpr(&ops[0].op, dwords)?,
+            dwords: dwords as u8,
+            base: sgpr(&ops[1].op, 2)?,
+            soff,
+            offset,
+        });
+    }
     if !ins.mods.is_empty() {
         return None;
     }
-    if m == "s_addk_i32" || m == "s_movk_i32" {
+    if m == "s_addk_i32" || m == "s_movk_i32" || m == "s_mulk_i32" {
         let dst = sgpr(&ops.first()?.op, 1)?;
         let imm = *ins.words.first()? as u16 as i16 as i32;
         return Some(if m == "s_addk_i32" {
             Typed::AddK { dst, imm }
+        } else if m == "s_mulk_i32" {
+            Typed::S32 {
+                op: S32::Mul,
+                dst,
+                src: [Opnd::S(dst), Opnd::Imm(imm as u32 as u64)],
+            }
         } else {
             Typed::S32 {
                 op: S32::Mov,
@@ -1792,10 +1907,40 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         "s_min_i32" => Some(S32::MinI),
         "s_max_i32" => Some(S32::MaxI),
         "s_cselect_b32" => Some(S32::Cselect),
+        "s_nand_b32" => Some(S32::Nand),
+        "s_nor_b32" => Some(S32::Nor),
+        "s_xnor_b32" => Some(S32::Xnor),
+        "s_bfe_u32" => Some(S32::Bfe(false)),
+        "s_bfe_i32" => Some(S32::Bfe(true)),
+        "s_bfm_b32" => Some(S32::Bfm),
+        "s_not_b32" => Some(S32::Not),
+        "s_brev_b32" => Some(S32::Brev),
+        "s_bcnt1_i32_b32" => Some(S32::Bcnt1),
+        "s_ff1_i32_b32" => Some(S32::Ff1),
+        "s_flbit_i32_b32" => Some(S32::Flbit),
+        "s_sext_i32_i8" => Some(S32::SextI8),
+        "s_sext_i32_i16" => Some(S32::SextI16),
+        "s_abs_i32" => Some(S32::Abs),
+        "s_absdiff_i32" => Some(S32::AbsDiff),
+        "s_pack_ll_b32_b16" => Some(S32::PackLl),
+        "s_pack_lh_b32_b16" => Some(S32::PackLh),
+        "s_pack_hh_b32_b16" => Some(S32::PackHh),
         _ => None,
     };
     if let Some(op) = s32 {
-        let n = if op == S32::Mov { 1 } else { 2 };
+        let one = matches!(
+            op,
+            S32::Mov
+                | S32::Not
+                | S32::Brev
+                | S32::Bcnt1
+                | S32::Ff1
+                | S32::Flbit
+                | S32::SextI8
+                | S32::SextI16
+                | S32::Abs
+        );
+        let n = if one { 1 } else { 2 };
         if ops.len() != n + 1 {
             return None;
         }
@@ -1816,20 +1961,63 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         "s_cselect_b64" => Some(S64::Cselect),
         "s_lshl_b64" => Some(S64::Lshl),
         "s_lshr_b64" => Some(S64::Lshr),
+        "s_ashr_i64" => Some(S64::Ashr),
+        "s_nand_b64" => Some(S64::Nand),
+        "s_nor_b64" => Some(S64::Nor),
+        "s_xnor_b64" => Some(S64::Xnor),
+        "s_not_b64" => Some(S64::Not),
+        "s_brev_b64" => Some(S64::Brev),
+        "s_bfe_u64" => Some(S64::Bfe(false)),
+        "s_bfe_i64" => Some(S64::Bfe(true)),
+        "s_bfm_b64" => Some(S64::Bfm),
+        "s_bcnt1_i32_b64" => Some(S64::Bcnt1),
+        "s_ff1_i32_b64" => Some(S64::Ff1),
+        "s_flbit_i32_b64" => Some(S64::Flbit),
         _ => None,
     };
     if let Some(op) = s64 {
-        let n = if op == S64::Mov { 1 } else { 2 };
+        let one = matches!(
+            op,
+            S64::Mov | S64::Not | S64::Brev | S64::Bcnt1 | S64::Ff1 | S64::Flbit
+        );
+        let n = if one { 1 } else { 2 };
         if ops.len() != n + 1 {
             return None;
         }
-        let dst = sgpr(&ops[0].op, 2)?;
-        let shift = matches!(op, S64::Lshl | S64::Lshr);
+        // The destination: 32 bits for a count of a 64-bit source.
+        let narrow = matches!(op, S64::Bcnt1 | S64::Ff1 | S64::Flbit);
+        let dst = sgpr(&ops[0].op, if narrow { 1 } else { 2 })?;
         let mut src = [Opnd::Imm(0); 2];
         for k in 0..n {
-            src[k] = ssrc(&ops[k + 1], if shift && k == 1 { 1 } else { 2 })?;
+            // 32-bit sources: a shift's or bfe's second, both of bfm's.
+            let w32 = (k == 1 && matches!(op, S64::Lshl | S64::Lshr | S64::Ashr | S64::Bfe(_)))
+                || op == S64::Bfm;
+            src[k] = ssrc(&ops[k + 1], if w32 { 1 } else { 2 })?;
         }
         return Some(Typed::S64 { op, dst, src });
+    }
+    if let Some(kind) = m.strip_suffix("_saveexec_b64") {
+        let op = match kind {
+            "s_and" => SaveOp::And,
+            "s_or" => SaveOp::Or,
+            "s_xor" => SaveOp::Xor,
+            "s_andn2" => SaveOp::AndN2,
+            "s_orn2" => SaveOp::OrN2,
+            "s_nand" => SaveOp::Nand,
+            "s_nor" => SaveOp::Nor,
+            "s_xnor" => SaveOp::Xnor,
+            "s_andn1" => SaveOp::AndN1,
+            "s_orn1" => SaveOp::OrN1,
+            _ => return None,
+        };
+        if ops.len() != 2 {
+            return None;
+        }
+        return Some(Typed::SaveExec {
+            op,
+            dst: sgpr(&ops[0].op, 2)?,
+            src: ssrc(&ops[1], 2)?,
+        });
     }
     None
 }
@@ -2507,6 +2695,61 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                         b
                     }
                 }
+                S32::Nand | S32::Nor | S32::Xnor | S32::Not => {
+                    let r = match op {
+                        S32::Nand => !(a & b),
+                        S32::Nor => !(a | b),
+                        S32::Xnor => !(a ^ b),
+                        _ => !a,
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                S32::Bfe(signed) => {
+                    let (off, width) = (b & 31, (b >> 16) & 0x7f);
+                    let r = if width == 0 {
+                        0
+                    } else {
+                        let x = (a >> off) as u64;
+                        let x = if width >= 32 {
+                            x
+                        } else {
+                            x & ((1u64 << width) - 1)
+                        };
+                        if signed && width < 32 {
+                            (((x << (64 - width)) as i64) >> (64 - width)) as u32
+                        } else {
+                            x as u32
+                        }
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                S32::Bfm => (((1u64 << (a & 31)) - 1) as u32) << (b & 31),
+                S32::Brev => a.reverse_bits(),
+                S32::Bcnt1 => {
+                    let r = a.count_ones();
+                    w.scc = r != 0;
+                    r
+                }
+                S32::Ff1 | S32::Flbit if a == 0 => u32::MAX,
+                S32::Ff1 => a.trailing_zeros(),
+                S32::Flbit => a.leading_zeros(),
+                S32::SextI8 => a as i8 as i32 as u32,
+                S32::SextI16 => a as i16 as i32 as u32,
+                S32::Abs | S32::AbsDiff => {
+                    let x = if op == S32::Abs {
+                        a as i32
+                    } else {
+                        (a as i32).wrapping_sub(b as i32)
+                    };
+                    let r = x.wrapping_abs() as u32;
+                    w.scc = r != 0;
+                    r
+                }
+                S32::PackLl => (a & 0xffff) | (b << 16),
+                S32::PackLh => (a & 0xffff) | (b & 0xffff_0000),
+                S32::PackHh => (a >> 16) | (b & 0xffff_0000),
             };
             w.s[dst as usize] = r;
         }
@@ -2514,6 +2757,54 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             let a = sget64(w, src[0]);
             let r = match op {
                 S64::Mov => a,
+                S64::Ashr => {
+                    let r = ((a as i64) >> (sget(w, src[1]) & 63)) as u64;
+                    w.scc = r != 0;
+                    r
+                }
+                S64::Not => {
+                    w.scc = !a != 0;
+                    !a
+                }
+                S64::Brev => a.reverse_bits(),
+                S64::Bfe(signed) => {
+                    let c = sget(w, src[1]);
+                    let (off, width) = (c & 63, (c >> 16) & 0x7f);
+                    let r = if width == 0 {
+                        0
+                    } else {
+                        let x = a >> off;
+                        let x = if width >= 64 {
+                            x
+                        } else {
+                            x & ((1u64 << width) - 1)
+                        };
+                        if signed && width < 64 {
+                            (((x << (64 - width)) as i64) >> (64 - width)) as u64
+                        } else {
+                            x
+                        }
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                S64::Bfm => {
+                    let (a, b) = (sget(w, src[0]) & 63, sget(w, src[1]) & 63);
+                    ((1u64 << a) - 1) << b
+                }
+                S64::Bcnt1 | S64::Ff1 | S64::Flbit => {
+                    let r = match op {
+                        S64::Bcnt1 => {
+                            w.scc = a != 0;
+                            a.count_ones()
+                        }
+                        _ if a == 0 => u32::MAX,
+                        S64::Ff1 => a.trailing_zeros(),
+                        _ => a.leading_zeros(),
+                    };
+                    w.s[dst as usize] = r;
+                    return Ok(());
+                }
                 S64::Cselect => {
                     let b = sget64(w, src[1]);
                     if w.scc {
@@ -2535,6 +2826,9 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                         S64::Or => a | b,
                         S64::Xor => a ^ b,
                         S64::AndN2 => a & !b,
+                        S64::Nand => !(a & b),
+                        S64::Nor => !(a | b),
+                        S64::Xnor => !(a ^ b),
                         _ => a | !b,
                     };
                     w.scc = r != 0;
@@ -2542,6 +2836,44 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 }
             };
             sset64(w, dst, r);
+        }
+        Typed::SaveExec { op, dst, src } => {
+            let (src, exec) = (sget64(w, src), w.exec());
+            let new = match op {
+                SaveOp::And => src & exec,
+                SaveOp::Or => src | exec,
+                SaveOp::Xor => src ^ exec,
+                SaveOp::AndN2 => src & !exec,
+                SaveOp::OrN2 => src | !exec,
+                SaveOp::Nand => !(src & exec),
+                SaveOp::Nor => !(src | exec),
+                SaveOp::Xnor => !(src ^ exec),
+                SaveOp::AndN1 => !src & exec,
+                SaveOp::OrN1 => !src | exec,
+            };
+            sset64(w, dst, exec);
+            w.set_exec(new);
+            w.scc = new != 0;
+        }
+        Typed::Halt(state) => w.state = state,
+        Typed::Smem {
+            dst,
+            dwords,
+            base,
+            soff,
+            offset,
+        } => {
+            let off = soff.map_or(0, |o| sget(w, o) as u64).wrapping_add(offset);
+            let addr = sget64(w, Opnd::S(base)).wrapping_add(off) & !3;
+            let n = 4 * dwords as usize;
+            let mut buf = [0u8; 64];
+            ctx.trace.note(0, Space::Scalar, AccessKind::Read, addr, n);
+            ctx.mem
+                .read(addr, &mut buf[..n])
+                .map_err(|e| Stop::Fault(None, format!("scalar load: {e}")))?;
+            for (k, b) in buf[..n].chunks_exact(4).enumerate() {
+                w.s[dst as usize + k] = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
         }
         Typed::SCmp { rel, ty, src } => {
             w.scc = compare(rel, ty, sget(w, src[0]), sget(w, src[1]));
@@ -2913,6 +3245,53 @@ pub fn random_wave(seed: u64) -> Wave {
     w
 }
 
+/// Point the address registers of memory operation `t` into the
+/// allocation at `base` (64 KiB): each lane (or the scalar base) a random
+/// address in its middle half, so that every offset the encodings hold
+/// stays inside.
+fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) {
+    let at = |rng: &mut crate::launch::SplitMix64| base + 16384 + rng.next_u64() % 32768;
+    let pair = |w: &mut Wave, s: u16, v: u64| {
+        if let Some(p) = w.s.get_mut(s as usize..s as usize + 2) {
+            p[0] = v as u32;
+            p[1] = (v >> 32) as u32;
+        }
+    };
+    match t {
+        Typed::Smem { base: b, soff, .. } => {
+            let a = at(rng);
+            pair(w, *b, a);
+            if let Some(Opnd::S(o)) = soff {
+                if let Some(x) = w.s.get_mut(*o as usize) {
+                    *x %= 4096;
+                }
+            }
+        }
+        Typed::Global(g) => {
+            // With an SGPR base: base + [0, 8 KiB), lane offsets 8 KiB +
+            // [0, 32 KiB).
+            let sbase = base + rng.next_u64() % 8192;
+            if let Some(s) = g.saddr {
+                pair(w, s, sbase);
+            }
+            for lane in 0..LANES {
+                let a = at(rng);
+                let (lo, hi) = match g.saddr {
+                    Some(_) => ((a - 8192 - base) as u32, None),
+                    None => (a as u32, Some((a >> 32) as u32)),
+                };
+                if let Some(r) = w.v.get_mut(g.vaddr as usize) {
+                    r[lane] = lo;
+                }
+                if let (Some(hi), Some(r)) = (hi, w.v.get_mut(g.vaddr as usize + 1)) {
+                    r[lane] = hi;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Differential check of instruction `index` of `program` (hidden: for
 /// tests). From `state` (see [`random_wave`]) with an exec mask and scc
 /// drawn from `seed`, run the instruction on the reference executor and, if
@@ -2941,7 +3320,30 @@ pub fn differential(
     };
     w.set_exec(mask);
     w.pc = index;
-    let mem = crate::memory::Memory::new();
+    // Global memory: 64 KiB with a pattern, the same in two address spaces
+    // (one per executor). For half the seeds a memory instruction's address
+    // registers are pointed into it (else they are random and both
+    // executors fault).
+    // (Only for memory operations: the allocation is most of a run's
+    // time in a debug build.)
+    let memory = || {
+        let mem = crate::memory::Memory::new();
+        if !t.memory() {
+            return (mem, 0);
+        }
+        thread_local! {
+            static BYTES: Vec<u8> = (0..1u32 << 16)
+                .map(|i| (i.wrapping_mul(2_246_822_519) >> 13) as u8)
+                .collect();
+        }
+        let base = BYTES.with(|b| mem.alloc_bytes("differential", b));
+        (mem, base)
+    };
+    let (mem, base) = memory();
+    let (mem_typed, _) = memory();
+    if rng.next_u64() & 1 == 0 {
+        aim(&mut w, &t, base, &mut rng);
+    }
     // 64 KiB of LDS with a pattern; addresses past it read 0 on both.
     // (Made once: filling it per run was most of the differential test's
     // time in a debug build.)
@@ -2972,6 +3374,7 @@ pub fn differential(
     };
     let got_ref = crate::exec::step(&mut reference, ins, &mut ctx);
     ctx.lds = &mut lds;
+    ctx.mem = &mem_typed;
     ctx.trace = Default::default();
     w.executed += 1;
     w.pc = index + 1;
@@ -2992,6 +3395,9 @@ pub fn differential(
     }
     if lds_ref.data != lds.data || lds_ref.out_of_range != lds.out_of_range {
         return Err(what("LDS contents or out-of-range count differ".into()));
+    }
+    if mem.contents(base) != mem_typed.contents(base) {
+        return Err(what("global memory contents differ".into()));
     }
     if reference.scc != w.scc {
         return Err(what(format!(
