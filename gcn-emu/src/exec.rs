@@ -146,7 +146,7 @@ fn unsup<T>(what: impl Into<String>) -> R<T> {
 fn f32b(x: u64) -> f32 {
     f32::from_bits(x as u32)
 }
-fn f64b(x: u64) -> f64 {
+pub(crate) fn f64b(x: u64) -> f64 {
     f64::from_bits(x)
 }
 pub(crate) fn f16b(x: u64) -> f32 {
@@ -160,7 +160,7 @@ fn bf32(x: f32) -> u64 {
         x.to_bits() as u64
     }
 }
-fn bf64(x: f64) -> u64 {
+pub(crate) fn bf64(x: f64) -> u64 {
     if x.is_nan() {
         0x7ff8_0000_0000_0000
     } else {
@@ -818,7 +818,7 @@ fn bf16_rne(x: f32) -> u16 {
 pub(crate) fn ldexp32(x: f32, e: i32) -> f32 {
     (x as f64 * 2f64.powi(e.clamp(-400, 400))) as f32
 }
-fn ldexp64(x: f64, e: i32) -> f64 {
+pub(crate) fn ldexp64(x: f64, e: i32) -> f64 {
     let mut x = x;
     let mut e = e.clamp(-2200, 2200);
     while e > 1000 {
@@ -905,7 +905,7 @@ fn exponent64(x: f64) -> i32 {
 /// of `x / DBL_MAX` to infinity, where LLVM's sequence is exact (tinygrad's
 /// AMD emulator drops it too, among its pseudocode fixes for V_DIV_SCALE).
 /// Such a division takes the next case: both operands scaled by 2^-128.
-fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
+pub(crate) fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
     let denorm = |x: f64| x != 0.0 && x.is_subnormal();
     let mut vcc = false;
     let mut d = s0;
@@ -936,7 +936,7 @@ fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
 /// (so a result exactly halfway after that rounding may differ in the
 /// last place of the denormal; LLVM's division sequence never lands there,
 /// its final fma residual is far from a tie).
-fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
+pub(crate) fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
     let d = a.mul_add(b, c);
     let scaled = ldexp64(d, e);
     if scaled == 0.0 || !scaled.is_subnormal() {
@@ -968,7 +968,7 @@ fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
 }
 
 /// V_DIV_FIXUP_F64: as [`div_fixup32`].
-fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
+pub(crate) fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
     let neg = (s1.to_bits() ^ s2.to_bits()) >> 63 != 0;
     let sign = |x: f64| if neg { -x } else { x };
     if s2.is_nan() || s1.is_nan() || s1 == 0.0 && s2 == 0.0 || s1.is_infinite() && s2.is_infinite()
@@ -1003,7 +1003,7 @@ pub(crate) fn div_fixup32(s0: f32, s1: f32, s2: f32) -> f32 {
     }
 }
 
-fn class_bits32(x: f64, is_snan: bool) -> u32 {
+pub(crate) fn class_bits32(x: f64, is_snan: bool) -> u32 {
     if x.is_nan() {
         return if is_snan { 1 } else { 2 };
     }

@@ -141,6 +141,8 @@ pub(crate) enum V32 {
     CvtF16F32,
     CvtF32F16,
     CvtF32Ubyte(u8),
+    /// gfx950 `v_cvt_f32_bf16`: the low half as an f32's high half.
+    CvtF32Bf16,
     CvtPkrtz,
     CvtPkF16F32,
     PackF16,
@@ -249,6 +251,7 @@ impl V32 {
             "v_cvt_f32_ubyte1" => (CvtF32Ubyte(1), 1, false),
             "v_cvt_f32_ubyte2" => (CvtF32Ubyte(2), 1, false),
             "v_cvt_f32_ubyte3" => (CvtF32Ubyte(3), 1, false),
+            "v_cvt_f32_bf16" => (CvtF32Bf16, 1, false),
             "v_cvt_pkrtz_f16_f32" => (CvtPkrtz, 2, true),
             "v_cvt_pk_f16_f32" => (CvtPkF16F32, 2, true),
             "v_pack_b32_f16" => (PackF16, 2, true),
@@ -340,6 +343,166 @@ pub(crate) enum CmpTy {
     U32,
     I32,
     F32,
+    /// 64-bit operands (vector compares only).
+    U64,
+    I64,
+    F64,
+    /// `v_cmp_class_f64`: source 1 is the 32-bit class mask.
+    ClassF64,
+}
+
+impl CmpTy {
+    fn wide(self) -> bool {
+        matches!(self, CmpTy::U64 | CmpTy::I64 | CmpTy::F64 | CmpTy::ClassF64)
+    }
+}
+
+/// f64 vector operations ([`Typed::F64`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum F64Op {
+    Add,
+    Mul,
+    Fma,
+    Min,
+    Max,
+    Rcp,
+    Sqrt,
+    Rsq,
+    Floor,
+    Ceil,
+    Trunc,
+    Rndne,
+    /// Source 1 is a 32-bit integer.
+    Ldexp,
+    DivFixup,
+    /// Scaled by VCC's lane bit.
+    DivFmas,
+    /// The lane's bit to the SGPR pair `sdst`.
+    DivScale,
+    /// Conversions: `v_cvt_f64_{f32,i32,u32}`, `v_cvt_{f32,i32,u32}_f64`.
+    FromF32,
+    FromI32,
+    FromU32,
+    ToF32,
+    ToI32,
+    ToU32,
+}
+
+/// An f64 vector operation ([`Typed::F64`]), as the reference executor
+/// runs it: sources read with their float modifiers, the result canonical
+/// (NaN), perturbed when approximate, then scaled by `omod` and clamped.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct F64 {
+    op: F64Op,
+    dst: VDst,
+    sdst: Option<u16>,
+    src: [Opnd; 3],
+    /// Bit k: source k is 64 bits wide (else 32).
+    wide: u8,
+    /// Bit k: source k is a float (modifiers apply to its sign: bit 63 of
+    /// a wide one, bit 31 of a narrow one).
+    neg: u8,
+    abs: u8,
+    clamp: bool,
+    omod: f64,
+    approx: Option<&'static crate::approx::Approx>,
+}
+
+impl F64Op {
+    /// (operation, sources, 64-bit sources, float sources, 64-bit result).
+    fn of(name: &str) -> Option<(F64Op, usize, u8, u8, bool)> {
+        use F64Op::*;
+        Some(match name {
+            "v_add_f64" => (Add, 2, 0b011, 0b011, true),
+            "v_mul_f64" => (Mul, 2, 0b011, 0b011, true),
+            "v_fma_f64" | "v_fmac_f64" => (Fma, 3, 0b111, 0b111, true),
+            "v_min_f64" => (Min, 2, 0b011, 0b011, true),
+            "v_max_f64" => (Max, 2, 0b011, 0b011, true),
+            "v_rcp_f64" => (Rcp, 1, 1, 1, true),
+            "v_sqrt_f64" => (Sqrt, 1, 1, 1, true),
+            "v_rsq_f64" => (Rsq, 1, 1, 1, true),
+            "v_floor_f64" => (Floor, 1, 1, 1, true),
+            "v_ceil_f64" => (Ceil, 1, 1, 1, true),
+            "v_trunc_f64" => (Trunc, 1, 1, 1, true),
+            "v_rndne_f64" => (Rndne, 1, 1, 1, true),
+            "v_ldexp_f64" => (Ldexp, 2, 0b001, 0b001, true),
+            "v_div_fixup_f64" => (DivFixup, 3, 0b111, 0b111, true),
+            "v_div_fmas_f64" => (DivFmas, 3, 0b111, 0b111, true),
+            "v_div_scale_f64" => (DivScale, 3, 0b111, 0b111, true),
+            "v_cvt_f64_f32" => (FromF32, 1, 0, 1, true),
+            "v_cvt_f64_i32" => (FromI32, 1, 0, 0, true),
+            "v_cvt_f64_u32" => (FromU32, 1, 0, 0, true),
+            "v_cvt_f32_f64" => (ToF32, 1, 1, 1, false),
+            "v_cvt_i32_f64" => (ToI32, 1, 1, 1, false),
+            "v_cvt_u32_f64" => (ToU32, 1, 1, 1, false),
+            _ => return None,
+        })
+    }
+}
+
+/// One lane of an f64 operation: the result and the lane's bit out
+/// (`v_div_scale_f64`), as [`crate::exec`]'s `valu` computes them.
+#[inline]
+fn f64_el(op: F64Op, x: [u64; 3], cin: bool) -> (u64, bool) {
+    use crate::exec::{bf64, f64b};
+    use F64Op::*;
+    let (da, db, dc) = (f64b(x[0]), f64b(x[1]), f64b(x[2]));
+    let v = match op {
+        Add => bf64(da + db),
+        Mul => bf64(da * db),
+        Fma => bf64(da.mul_add(db, dc)),
+        Min => bf64(da.min(db)),
+        Max => bf64(da.max(db)),
+        Rcp => bf64(1.0 / da),
+        Sqrt => bf64(da.sqrt()),
+        Rsq => bf64(1.0 / da.sqrt()),
+        Floor => bf64(da.floor()),
+        Ceil => bf64(da.ceil()),
+        Trunc => bf64(da.trunc()),
+        Rndne => bf64(da.round_ties_even()),
+        Ldexp => bf64(crate::exec::ldexp64(da, x[1] as u32 as i32)),
+        DivFixup => bf64(crate::exec::div_fixup64(da, db, dc)),
+        DivFmas => {
+            let d = if cin {
+                let e = if dc.to_bits() >> 52 & 0x7ff >= 1023 {
+                    128
+                } else {
+                    -128
+                };
+                crate::exec::fma_scaled64(da, db, dc, e)
+            } else {
+                da.mul_add(db, dc)
+            };
+            bf64(d)
+        }
+        DivScale => {
+            let (d, vcc) = crate::exec::div_scale64(da, db, dc);
+            return (bf64(d), vcc);
+        }
+        FromF32 => bf64(f(x[0] as u32) as f64),
+        FromI32 => (x[0] as u32 as i32 as f64).to_bits(),
+        FromU32 => (x[0] as u32 as f64).to_bits(),
+        ToF32 => cf32(da as f32) as u64,
+        ToI32 => da as i32 as u32 as u64,
+        ToU32 => da as u32 as u64,
+    };
+    (v, false)
+}
+
+/// An f64 operand as the reference executor reads a constant for an f64
+/// source: a literal integer (outside the inline range) is the high half.
+fn fsrc64(s: &Src) -> Option<Opnd> {
+    if s.sext {
+        return None;
+    }
+    Some(match s.op {
+        Operand::Int(i) if !(-16..=64).contains(&i) && (i as u64) <= 0xffff_ffff => {
+            Opnd::Imm((i as u64) << 32)
+        }
+        Operand::Int(i) => Opnd::Imm(i as u64),
+        Operand::Float(x) => Opnd::Imm(x.to_bits()),
+        _ => vsrc(s, true)?,
+    })
 }
 
 /// Scalar ALU operations of two 32-bit sources (SOP2) or one (SOP1).
@@ -528,6 +691,20 @@ pub(crate) enum Typed {
     AddK { dst: u16, imm: i32 },
     /// `s_<op>_saveexec_b64`.
     SaveExec { op: SaveOp, dst: u16, src: Opnd },
+    /// An f64 operation (and conversions to and from f64).
+    F64(Box<F64>),
+    /// `v_readlane_b32` (lane from `lane`) and `v_readfirstlane_b32`
+    /// (`lane` none: the first active lane, 0 when none is).
+    ReadLane {
+        dst: u16,
+        src: VDst,
+        lane: Option<Opnd>,
+    },
+    /// `v_writelane_b32`: one lane (whatever exec holds).
+    WriteLane { dst: VDst, src: Opnd, lane: Opnd },
+    /// gfx950 `v_permlane16_swap_b32` (`half`: false) and
+    /// `v_permlane32_swap_b32`: rows of `a` swapped with rows of `b`.
+    PermSwap { a: VDst, b: VDst, row32: bool },
     /// `s_endpgm` (`Done`) and `s_barrier` (`Barrier`): the wave's state.
     Halt(crate::exec::WaveState),
     /// `s_load_dword{,x2,x4,x8,x16}`: `dwords` SGPRs at `dst` from the
@@ -860,6 +1037,11 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
                 | "bound_ctrl"
         )
     };
+    if enc != "_dpp" {
+        if let Some(t) = F64Op::of(name) {
+            return lower_f64(ins, t);
+        }
+    }
     if ins.mods.iter().any(|(k, _)| enc != "_dpp" || !dpp_key(k)) {
         return None;
     }
@@ -889,6 +1071,18 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         return None;
     }
     let ops = &ins.ops;
+    match name {
+        "v_readlane_b32"
+        | "v_readfirstlane_b32"
+        | "v_writelane_b32"
+        | "v_permlane16_swap_b32"
+        | "v_permlane32_swap_b32"
+            if dpp.is_none() =>
+        {
+            return lower_lane(name, ops)
+        }
+        _ => {}
+    }
     if let Some(rest) = name
         .strip_prefix("v_cmpx_")
         .map(|r| (true, r))
@@ -896,24 +1090,41 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     {
         let (x, rest) = rest;
         let (op, ty) = rest.rsplit_once('_')?;
-        let ty = match ty {
-            "u32" => CmpTy::U32,
-            "i32" => CmpTy::I32,
-            "f32" => CmpTy::F32,
+        let ty = match (op, ty) {
+            ("class", "f64") => CmpTy::ClassF64,
+            (_, "u32") => CmpTy::U32,
+            (_, "i32") => CmpTy::I32,
+            (_, "f32") => CmpTy::F32,
+            (_, "u64") => CmpTy::U64,
+            (_, "i64") => CmpTy::I64,
+            (_, "f64") => CmpTy::F64,
             _ => return None,
         };
-        let float = ty == CmpTy::F32;
-        let rel = rel(op, float)?;
+        let float = matches!(ty, CmpTy::F32 | CmpTy::F64 | CmpTy::ClassF64);
+        // (The class mask takes no relation; `Rel::T` stands in.)
+        let rel = if ty == CmpTy::ClassF64 {
+            Rel::T
+        } else {
+            rel(op, float)?
+        };
         let (sdst, s) = match ops.len() {
             3 => (Some(sgpr(&ops[0].op, 2)?), &ops[1..3]),
             2 => ((!x).then_some(VCC), &ops[0..2]),
             _ => return None,
         };
         let (neg, abs) = mods(s, float)?;
+        if ty == CmpTy::ClassF64 && (neg | abs) & 2 != 0 {
+            return None;
+        }
+        let src = match ty {
+            CmpTy::F64 => [fsrc64(&s[0])?, fsrc64(&s[1])?],
+            CmpTy::ClassF64 => [fsrc64(&s[0])?, vsrc(&s[1], false)?],
+            _ => [vsrc(&s[0], ty.wide())?, vsrc(&s[1], ty.wide())?],
+        };
         return Some(Typed::Cmp {
             rel,
             ty,
-            src: [vsrc(&s[0], false)?, vsrc(&s[1], false)?],
+            src,
             neg,
             abs,
             sdst,
@@ -1063,6 +1274,176 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         });
     }
     None
+}
+
+/// An f64 operation ([`Typed::F64`]): `t` from [`F64Op::of`].
+fn lower_f64(ins: &Instruction, t: (F64Op, usize, u8, u8, bool)) -> Option<Typed> {
+    let (op, n, wide, float, wide_dst) = t;
+    let (name, _) = base_name(&ins.mnemonic);
+    let (mut clamp, mut omod) = (false, 1.0);
+    for (k, v) in &ins.mods {
+        match (k.as_str(), v.as_str()) {
+            ("clamp", _) => clamp = true,
+            ("mul", "2") => omod = 2.0,
+            ("mul", "4") => omod = 4.0,
+            ("div", "2") => omod = 0.5,
+            _ => return None,
+        }
+    }
+    // Output modifiers of a narrow result: the reference's f32 and
+    // integer rules (not lowered).
+    if (clamp || omod != 1.0) && !wide_dst {
+        return None;
+    }
+    let ops = &ins.ops;
+    let dst = vdst(ops.first()?)?;
+    let want = if wide_dst { 2 } else { 1 };
+    if !matches!(ops[0].op, Operand::Reg { count, .. } if count == want) {
+        return None;
+    }
+    let sdst = if op == F64Op::DivScale {
+        Some(sgpr(&ops.get(1)?.op, 2)?)
+    } else {
+        None
+    };
+    let srcs = &ops[1 + sdst.is_some() as usize..];
+    let acc = name == "v_fmac_f64" && srcs.len() == 2;
+    if srcs.len() != n && !acc {
+        return None;
+    }
+    let (mut neg, mut abs) = (0, 0);
+    let mut src = [Opnd::Imm(0); 3];
+    for (k, s) in srcs.iter().enumerate() {
+        let bit = 1u8 << k;
+        if (s.neg || s.abs) && float & bit == 0 {
+            return None;
+        }
+        neg |= (s.neg as u8) << k;
+        abs |= (s.abs as u8) << k;
+        src[k] = if wide & bit != 0 {
+            fsrc64(s)?
+        } else {
+            vsrc(s, false)?
+        };
+    }
+    if acc {
+        src[2] = match dst.file {
+            RegFile::V => Opnd::V(dst.index),
+            _ => Opnd::A(dst.index),
+        };
+    }
+    Some(Typed::F64(Box::new(F64 {
+        op,
+        dst,
+        sdst,
+        src,
+        wide,
+        neg,
+        abs,
+        clamp,
+        omod,
+        approx: crate::approx::lookup(name),
+    })))
+}
+
+/// An f64 operation over the lanes ([`Typed::F64`]).
+fn f64_op(w: &mut Wave, x: &F64, ins: &Instruction) -> R<()> {
+    let exec = w.exec();
+    if x.approx.is_some() {
+        w.approx.record(ins.addr, exec.count_ones());
+    }
+    let mut s = [[0u64; LANES]; 3];
+    for (k, s) in s.iter_mut().enumerate() {
+        let bit = 1u8 << k;
+        let sign = if x.wide & bit != 0 {
+            *s = get64(w, x.src[k])?;
+            1u64 << 63
+        } else {
+            *s = get32(w, x.src[k])?.map(|v| v as u64);
+            1 << 31
+        };
+        if (x.neg | x.abs) & bit != 0 {
+            for v in s.iter_mut() {
+                if x.abs & bit != 0 {
+                    *v &= !sign;
+                }
+                if x.neg & bit != 0 {
+                    *v ^= sign;
+                }
+            }
+        }
+    }
+    let vcc = if x.op == F64Op::DivFmas { w.vcc() } else { 0 };
+    let mut r = [0u64; LANES];
+    let mut bits = 0u64;
+    for l in 0..LANES {
+        let (v, b) = f64_el(x.op, [s[0][l], s[1][l], s[2][l]], vcc >> l & 1 != 0);
+        r[l] = v;
+        bits |= (b as u64) << l;
+    }
+    if let (Some(a), Some(seed)) = (x.approx, w.approx.perturb) {
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                r[l] = a.perturb(seed, s[0][l], r[l]);
+            }
+        }
+    }
+    if x.clamp || x.omod != 1.0 {
+        for v in r.iter_mut() {
+            let mut f = crate::exec::f64b(*v) * x.omod;
+            if x.clamp {
+                f = f.clamp(0.0, 1.0);
+            }
+            *v = crate::exec::bf64(f);
+        }
+    }
+    if let Some(d) = x.sdst {
+        sset64(w, d, bits & exec);
+    }
+    if matches!(x.op, F64Op::ToF32 | F64Op::ToI32 | F64Op::ToU32) {
+        put(vrow_mut(w, x.dst)?, &r.map(|v| v as u32), exec);
+        return Ok(());
+    }
+    write64(w, x.dst, &r, exec)
+}
+
+/// The cross-lane moves ([`Typed::ReadLane`], [`Typed::WriteLane`],
+/// [`Typed::PermSwap`]).
+fn lower_lane(name: &str, ops: &[Src]) -> Option<Typed> {
+    if ops.iter().any(|s| s.neg || s.abs || s.sext) {
+        return None;
+    }
+    let vreg = |s: &Src| match s.op {
+        Operand::Reg {
+            file: file @ (RegFile::V | RegFile::A),
+            index,
+            ..
+        } => Some(VDst { file, index }),
+        _ => None,
+    };
+    Some(match (name, ops.len()) {
+        ("v_readlane_b32", 3) => Typed::ReadLane {
+            dst: sgpr(&ops[0].op, 1)?,
+            src: vreg(&ops[1])?,
+            lane: Some(ssrc(&ops[2], 1)?),
+        },
+        ("v_readfirstlane_b32", 2) => Typed::ReadLane {
+            dst: sgpr(&ops[0].op, 1)?,
+            src: vreg(&ops[1])?,
+            lane: None,
+        },
+        ("v_writelane_b32", 3) => Typed::WriteLane {
+            dst: vreg(&ops[0])?,
+            src: ssrc(&ops[1], 1)?,
+            lane: ssrc(&ops[2], 1)?,
+        },
+        ("v_permlane16_swap_b32" | "v_permlane32_swap_b32", 2) => Typed::PermSwap {
+            a: vreg(&ops[0])?,
+            b: vreg(&ops[1])?,
+            row32: name == "v_permlane32_swap_b32",
+        },
+        _ => return None,
+    })
 }
 
 fn lower_global(ins: &Instruction) -> Option<Typed> {
@@ -2334,6 +2715,7 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
         CvtF16F32 => each!(|x, y, z| ch(f(x))),
         CvtF32F16 => each!(|x, y, z| cf32(h(x))),
         CvtF32Ubyte(n) => each!(|x, y, z| (((x >> (8 * n)) & 0xff) as f32).to_bits()),
+        CvtF32Bf16 => each!(|x, y, z| cf32(f32::from_bits(x << 16))),
         CvtPkrtz => each!(|x, y, z| {
             crate::exec::f16_rtz(f(x)) as u32 | (crate::exec::f16_rtz(f(y)) as u32) << 16
         }),
@@ -2400,6 +2782,39 @@ fn compare(rel: Rel, ty: CmpTy, a: u32, b: u32) -> bool {
         CmpTy::U32 => Some(a.cmp(&b)),
         CmpTy::I32 => Some((a as i32).cmp(&(b as i32))),
         CmpTy::F32 => f(a).partial_cmp(&f(b)),
+        _ => return compare64(rel, ty, a as u64, b as u64),
+    };
+    holds(rel, o)
+}
+
+/// A 64-bit comparison (and `v_cmp_class_f64`, as the reference's
+/// `compare` classifies).
+fn compare64(rel: Rel, ty: CmpTy, a: u64, b: u64) -> bool {
+    let o = match ty {
+        CmpTy::U64 => Some(a.cmp(&b)),
+        CmpTy::I64 => Some((a as i64).cmp(&(b as i64))),
+        CmpTy::F64 => crate::exec::f64b(a).partial_cmp(&crate::exec::f64b(b)),
+        CmpTy::ClassF64 => {
+            let x = crate::exec::f64b(a);
+            let snan = x.is_nan() && a & 0x0008_0000_0000_0000 == 0;
+            let bits = if x.is_subnormal() {
+                if x < 0.0 {
+                    1 << 4
+                } else {
+                    1 << 7
+                }
+            } else if x.is_normal() {
+                if x < 0.0 {
+                    1 << 3
+                } else {
+                    1 << 8
+                }
+            } else {
+                crate::exec::class_bits32(x, snan)
+            };
+            return bits & (b as u32) != 0;
+        }
+        _ => return compare(rel, ty, a as u32, b as u32),
     };
     holds(rel, o)
 }
@@ -2593,6 +3008,37 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             x,
         } => {
             let exec = w.exec();
+            if ty.wide() {
+                let mut a = get64(w, src[0])?;
+                let mut b = match ty {
+                    CmpTy::ClassF64 => get32(w, src[1])?.map(|v| v as u64),
+                    _ => get64(w, src[1])?,
+                };
+                for (k, x) in [&mut a, &mut b].into_iter().enumerate() {
+                    if (neg | abs) >> k & 1 != 0 {
+                        for v in x.iter_mut() {
+                            if abs >> k & 1 != 0 {
+                                *v &= !(1 << 63);
+                            }
+                            if neg >> k & 1 != 0 {
+                                *v ^= 1 << 63;
+                            }
+                        }
+                    }
+                }
+                let mut bits = 0u64;
+                for l in 0..LANES {
+                    bits |= (compare64(rel, ty, a[l], b[l]) as u64) << l;
+                }
+                bits &= exec;
+                if let Some(d) = sdst {
+                    sset64(w, d, bits);
+                }
+                if x {
+                    w.set_exec(bits);
+                }
+                return Ok(());
+            }
             let mut a = get32(w, src[0])?;
             let mut b = get32(w, src[1])?;
             if neg | abs != 0 {
@@ -2856,6 +3302,40 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             w.scc = new != 0;
         }
         Typed::Halt(state) => w.state = state,
+        Typed::F64(ref x) => f64_op(w, x, ins)?,
+        Typed::ReadLane { dst, src, lane } => {
+            let exec = w.exec();
+            let l = match lane {
+                Some(o) => (sget(w, o) & 63) as usize,
+                None if exec == 0 => 0,
+                None => exec.trailing_zeros() as usize,
+            };
+            w.s[dst as usize] = vrow(w, src.file, src.index)?[l];
+        }
+        Typed::WriteLane { dst, src, lane } => {
+            let (v, l) = (sget(w, src), (sget(w, lane) & 63) as usize);
+            vrow_mut(w, dst)?[l] = v;
+        }
+        Typed::PermSwap { a, b, row32 } => {
+            if w.exec() != u64::MAX {
+                return Err(Stop::Unsupported(
+                    "a partial exec (fetch-inactive and bound_ctrl are not modelled)".into(),
+                ));
+            }
+            let (mut x, mut y) = (*vrow(w, a.file, a.index)?, *vrow(w, b.file, b.index)?);
+            for lane in 0..LANES {
+                let partner = if row32 {
+                    (lane >= 32).then(|| lane - 32)
+                } else {
+                    (lane / 16 % 2 == 1).then(|| lane - 16)
+                };
+                if let Some(p) = partner {
+                    std::mem::swap(&mut x[lane], &mut y[p]);
+                }
+            }
+            *vrow_mut(w, a)? = x;
+            *vrow_mut(w, b)? = y;
+        }
         Typed::Smem {
             dst,
             dwords,
