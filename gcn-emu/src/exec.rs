@@ -3178,20 +3178,27 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
             "max_f64" => bf64(f64b(old).max(f64b(data))),
             "min_f64" => bf64(f64b(old).min(f64b(data))),
             // Packed halves: each sum exact in f64, rounded once.
-            "pk_add_f16" => {
-                let add = |a: u64, b: u64| {
-                    f16::from_f64(f16b(a) as f64 + f16b(b) as f64).to_bits() as u64
-                };
-                add(old, data) | add(old >> 16, data >> 16) << 16
-            }
-            "pk_add_bf16" => {
-                let v = |x: u64| half::bf16::from_bits(x as u16).to_f64();
-                let add = |a: u64, b: u64| half::bf16::from_f64(v(a) + v(b)).to_bits() as u64;
-                add(old, data) | add(old >> 16, data >> 16) << 16
-            }
+            "pk_add_f16" => pk_add_f16(old, data),
+            "pk_add_bf16" => pk_add_bf16(old, data),
             _ => return None,
         } & mask,
     )
+}
+
+/// The packed-f16 atomic add (one body, shared with [`crate::typed`]: a
+/// NaN's payload is whatever this code gives, so both run the same).
+#[inline(never)]
+pub(crate) fn pk_add_f16(old: u64, data: u64) -> u64 {
+    let add = |a: u64, b: u64| f16::from_f64(f16b(a) as f64 + f16b(b) as f64).to_bits() as u64;
+    add(old, data) | add(old >> 16, data >> 16) << 16
+}
+
+/// The packed-bf16 atomic add (see [`pk_add_f16`]).
+#[inline(never)]
+pub(crate) fn pk_add_bf16(old: u64, data: u64) -> u64 {
+    let v = |x: u64| half::bf16::from_bits(x as u16).to_f64();
+    let add = |a: u64, b: u64| half::bf16::from_f64(v(a) + v(b)).to_bits() as u64;
+    add(old, data) | add(old >> 16, data >> 16) << 16
 }
 
 /// A flat address in the LDS aperture: its LDS offset (flat_* only).

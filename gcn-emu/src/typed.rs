@@ -693,6 +693,8 @@ pub(crate) enum Typed {
     SaveExec { op: SaveOp, dst: u16, src: Opnd },
     /// An f64 operation (and conversions to and from f64).
     F64(Box<F64>),
+    /// A global atomic.
+    Atomic(Box<Atomic>),
     /// `v_readlane_b32` (lane from `lane`) and `v_readfirstlane_b32`
     /// (`lane` none: the first active lane, 0 when none is).
     ReadLane {
@@ -769,7 +771,10 @@ impl Typed {
     /// Whether it accesses global memory (the differential test gives
     /// those an allocation).
     fn memory(&self) -> bool {
-        matches!(self, Typed::Smem { .. } | Typed::Global(_))
+        matches!(
+            self,
+            Typed::Smem { .. } | Typed::Global(_) | Typed::Atomic(_)
+        )
     }
 }
 
@@ -836,6 +841,112 @@ pub(crate) struct Global {
     /// SGPR pair.
     vaddr: u16,
     saddr: Option<u16>,
+    offset: i64,
+}
+
+/// An atomic read-modify-write's operation ([`Atomic`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AtomicOp {
+    Swap,
+    CmpSwap,
+    Add,
+    Sub,
+    SMin,
+    SMax,
+    UMin,
+    UMax,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+    AddF32,
+    AddF64,
+    MaxF64,
+    MinF64,
+    PkAddF16,
+    PkAddBf16,
+}
+
+impl AtomicOp {
+    /// The operation of a `global_atomic_` suffix (without `_x2`), and
+    /// its size when the suffix fixes it.
+    fn of(kind: &str) -> Option<(AtomicOp, Option<u8>)> {
+        use AtomicOp::*;
+        Some(match kind {
+            "swap" => (Swap, None),
+            "cmpswap" => (CmpSwap, None),
+            "add" => (Add, None),
+            "sub" => (Sub, None),
+            "smin" => (SMin, None),
+            "smax" => (SMax, None),
+            "umin" => (UMin, None),
+            "umax" => (UMax, None),
+            "and" => (And, None),
+            "or" => (Or, None),
+            "xor" => (Xor, None),
+            "inc" => (Inc, None),
+            "dec" => (Dec, None),
+            "add_f32" => (AddF32, Some(4)),
+            "add_f64" => (AddF64, Some(8)),
+            "max_f64" => (MaxF64, Some(8)),
+            "min_f64" => (MinF64, Some(8)),
+            "pk_add_f16" => (PkAddF16, Some(4)),
+            "pk_add_bf16" => (PkAddBf16, Some(4)),
+            _ => return None,
+        })
+    }
+}
+
+/// The new value of an atomic, as [`crate::exec`]'s `atomic_op` computes it.
+fn atomic_el(op: AtomicOp, size: u8, old: u64, data: u64, cmp: u64) -> u64 {
+    use crate::exec::{bf64, f64b};
+    use AtomicOp::*;
+    let bits = 8 * size as u32;
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let s = |v: u64| (((v & mask) << (64 - bits)) as i64) >> (64 - bits);
+    (match op {
+        Swap => data,
+        CmpSwap if old == cmp => data,
+        CmpSwap => old,
+        Add => old.wrapping_add(data),
+        Sub => old.wrapping_sub(data),
+        SMin => s(old).min(s(data)) as u64,
+        SMax => s(old).max(s(data)) as u64,
+        UMin => old.min(data),
+        UMax => old.max(data),
+        And => old & data,
+        Or => old | data,
+        Xor => old ^ data,
+        Inc if old >= data => 0,
+        Inc => old + 1,
+        Dec if old == 0 || old > data => data,
+        Dec => old - 1,
+        AddF32 => cf32(f(old as u32) + f(data as u32)) as u64,
+        AddF64 => bf64(f64b(old) + f64b(data)),
+        MaxF64 => bf64(f64b(old).max(f64b(data))),
+        MinF64 => bf64(f64b(old).min(f64b(data))),
+        PkAddF16 => crate::exec::pk_add_f16(old, data),
+        PkAddBf16 => crate::exec::pk_add_bf16(old, data),
+    }) & mask
+}
+
+/// A `global_atomic_*` ([`Typed::Atomic`]): lane by lane in lane order, as
+/// the reference executor makes them; with `glc`/`sc0` the old value to
+/// `ret`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Atomic {
+    op: AtomicOp,
+    size: u8,
+    ret: Option<VDst>,
+    vaddr: u16,
+    saddr: Option<u16>,
+    /// The data (for `cmpswap`, the source then the compare value).
+    data: VDst,
     offset: i64,
 }
 
@@ -1447,6 +1558,9 @@ fn lower_lane(name: &str, ops: &[Src]) -> Option<Typed> {
 }
 
 fn lower_global(ins: &Instruction) -> Option<Typed> {
+    if let Some(kind) = ins.mnemonic.strip_prefix("global_atomic_") {
+        return lower_atomic(ins, kind);
+    }
     let (store, kind) = match ins.mnemonic.strip_prefix("global_load_") {
         Some(k) => (false, k),
         None => (true, ins.mnemonic.strip_prefix("global_store_")?),
@@ -1496,6 +1610,117 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
         saddr,
         offset,
     })))
+}
+
+fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
+    let (kind, x2) = match kind.strip_suffix("_x2") {
+        Some(k) => (k, true),
+        None => (kind, false),
+    };
+    let (op, fixed) = AtomicOp::of(kind)?;
+    let size = match (fixed, x2) {
+        (Some(n), false) => n,
+        (None, true) => 8,
+        (None, false) => 4,
+        (Some(_), true) => return None,
+    };
+    let mut offset = 0;
+    let mut ret = false;
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "offset" => offset = crate::exec::parse_int(v).ok()?,
+            "glc" | "sc0" => ret = true,
+            "slc" | "sc1" | "nt" => {}
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    if ops.len() != 3 + ret as usize || ops.iter().any(|s| s.neg || s.abs || s.sext) {
+        return None;
+    }
+    let o = &ops[ret as usize..];
+    let saddr = match o[2].op {
+        Operand::Off => None,
+        _ => Some(sgpr(&o[2].op, 2)?),
+    };
+    let data = match o[1].op {
+        Operand::Reg {
+            file: file @ (RegFile::V | RegFile::A),
+            index,
+            ..
+        } => VDst { file, index },
+        _ => return None,
+    };
+    Some(Typed::Atomic(Box::new(Atomic {
+        op,
+        size,
+        ret: if ret { Some(vdst(&ops[0])?) } else { None },
+        vaddr: vgpr(&o[0])?,
+        saddr,
+        data,
+        offset,
+    })))
+}
+
+/// A global atomic, lane by lane in lane order.
+fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let words = x.size as u16 / 4;
+    let lo = *vrow(w, RegFile::V, x.vaddr)?;
+    let (hi, base) = match x.saddr {
+        Some(s) => ([0; LANES], sget64(w, Opnd::S(s))),
+        None => (*vrow(w, RegFile::V, x.vaddr + 1)?, 0),
+    };
+    // The data (and compare) registers, read before any lane writes.
+    let n = if x.op == AtomicOp::CmpSwap {
+        2 * words
+    } else {
+        words
+    };
+    let mut data = [[0u32; LANES]; 4];
+    for (k, row) in data.iter_mut().enumerate().take(n as usize) {
+        *row = *vrow(w, x.data.file, x.data.index + k as u16)?;
+    }
+    let get = |l: usize, from: u16| -> u64 {
+        (0..words).fold(0, |v, k| {
+            v | (data[(from + k) as usize][l] as u64) << (32 * k)
+        })
+    };
+    let mut old = [0u64; LANES];
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = match x.saddr {
+            Some(_) => base.wrapping_add(lo[lane] as u64),
+            None => lo[lane] as u64 | (hi[lane] as u64) << 32,
+        }
+        .wrapping_add(x.offset as u64);
+        let (d, c) = match x.op {
+            AtomicOp::CmpSwap => (get(lane, 0), get(lane, words)),
+            _ => (get(lane, 0), 0),
+        };
+        ctx.trace
+            .note(lane, Space::Global, AccessKind::Atomic, a, x.size as usize);
+        old[lane] = ctx
+            .mem
+            .atomic(a, x.size as usize, |o| atomic_el(x.op, x.size, o, d, c))
+            .map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+        if let Some(r) = x.ret {
+            // A lane's old value is written before the next lane reads
+            // (the registers may overlap).
+            for k in 0..words {
+                vrow_mut(
+                    w,
+                    VDst {
+                        index: r.index + k,
+                        ..r
+                    },
+                )?[lane] = (old[lane] >> (32 * k)) as u32;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A global access, as the reference executor makes it lane by lane.
@@ -3303,6 +3528,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         }
         Typed::Halt(state) => w.state = state,
         Typed::F64(ref x) => f64_op(w, x, ins)?,
+        Typed::Atomic(ref x) => atomic(w, x, ctx)?,
         Typed::ReadLane { dst, src, lane } => {
             let exec = w.exec();
             let l = match lane {
@@ -3747,28 +3973,53 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
                 }
             }
         }
-        Typed::Global(g) => {
-            // With an SGPR base: base + [0, 8 KiB), lane offsets 8 KiB +
-            // [0, 32 KiB).
-            let sbase = base + rng.next_u64() % 8192;
-            if let Some(s) = g.saddr {
-                pair(w, s, sbase);
-            }
-            for lane in 0..LANES {
-                let a = at(rng);
-                let (lo, hi) = match g.saddr {
-                    Some(_) => ((a - 8192 - base) as u32, None),
-                    None => (a as u32, Some((a >> 32) as u32)),
-                };
-                if let Some(r) = w.v.get_mut(g.vaddr as usize) {
-                    r[lane] = lo;
-                }
-                if let (Some(hi), Some(r)) = (hi, w.v.get_mut(g.vaddr as usize + 1)) {
-                    r[lane] = hi;
-                }
-            }
-        }
+        Typed::Atomic(x) => aim_vector(w, x.vaddr, x.saddr, base, rng),
+        Typed::Global(g) => aim_vector(w, g.vaddr, g.saddr, base, rng),
         _ => {}
+    }
+}
+
+/// [`aim`] for a vector address (`vaddr`, with `saddr` an offset).
+fn aim_vector(
+    w: &mut Wave,
+    vaddr: u16,
+    saddr: Option<u16>,
+    base: u64,
+    rng: &mut crate::launch::SplitMix64,
+) {
+    let at = |rng: &mut crate::launch::SplitMix64| base + 16384 + rng.next_u64() % 32768;
+    let pair = |w: &mut Wave, s: u16, v: u64| {
+        if let Some(p) = w.s.get_mut(s as usize..s as usize + 2) {
+            p[0] = v as u32;
+            p[1] = (v >> 32) as u32;
+        }
+    };
+    // Sometimes one of 4 addresses per lane, so that lanes meet (atomics
+    // in lane order).
+    let few = rng.next_u64() & 1 == 0;
+    let spots: [u64; 4] = std::array::from_fn(|_| at(rng) & !7);
+    // With an SGPR base: base + [0, 8 KiB), lane offsets 8 KiB + [0, 32
+    // KiB).
+    let sbase = base + rng.next_u64() % 8192;
+    if let Some(s) = saddr {
+        pair(w, s, sbase);
+    }
+    for lane in 0..LANES {
+        let a = if few {
+            spots[rng.next_u64() as usize % 4]
+        } else {
+            at(rng)
+        };
+        let (lo, hi) = match saddr {
+            Some(_) => ((a - 8192 - base) as u32, None),
+            None => (a as u32, Some((a >> 32) as u32)),
+        };
+        if let Some(r) = w.v.get_mut(vaddr as usize) {
+            r[lane] = lo;
+        }
+        if let (Some(hi), Some(r)) = (hi, w.v.get_mut(vaddr as usize + 1)) {
+            r[lane] = hi;
+        }
     }
 }
 
@@ -3876,8 +4127,15 @@ pub fn differential(
     if lds_ref.data != lds.data || lds_ref.out_of_range != lds.out_of_range {
         return Err(what("LDS contents or out-of-range count differ".into()));
     }
-    if mem.contents(base) != mem_typed.contents(base) {
-        return Err(what("global memory contents differ".into()));
+    let (m_ref, m_typed) = (mem.contents(base), mem_typed.contents(base));
+    if m_ref != m_typed {
+        let (x, y) = (m_ref.unwrap_or_default(), m_typed.unwrap_or_default());
+        let i = (0..x.len()).find(|&i| x.get(i) != y.get(i)).unwrap_or(0);
+        return Err(what(format!(
+            "global memory byte {i} of 64 KiB: reference {:x?}, typed {:x?}",
+            x.get(i & !3..(i & !3) + 4),
+            y.get(i & !3..(i & !3) + 4)
+        )));
     }
     if reference.scc != w.scc {
         return Err(what(format!(
