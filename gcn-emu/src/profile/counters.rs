@@ -440,7 +440,7 @@ mod tests {
             || m.starts_with("s_atomic")
         {
             Class::Smem
-        } else if m.starts_with("v_") || m.starts_with("s_waitcnt") || m == "s_endpgm" {
+        } else if m.starts_with("v_") || m.starts_with("s_wait") || m == "s_endpgm" {
             // Still by name in `Class::of`: VALU/transcendental, waits, ...
             Class::of(&ins(m))
         } else if ["s_barrier", "s_nop", "s_sleep", "s_setprio"].contains(&m) {
