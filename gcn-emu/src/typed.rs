@@ -143,6 +143,9 @@ pub(crate) enum V32 {
     CvtF32Ubyte(u8),
     /// gfx950 `v_cvt_f32_bf16`: the low half as an f32's high half.
     CvtF32Bf16,
+    /// gfx950 `v_bitop3_b32`: bit i of the table is the result for the
+    /// source bits (a, b, c) = i.
+    Bitop3(u8),
     CvtPkrtz,
     CvtPkF16F32,
     PackF16,
@@ -1151,6 +1154,34 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if enc != "_dpp" {
         if let Some(t) = F64Op::of(name) {
             return lower_f64(ins, t);
+        }
+        if name == "v_bitop3_b32" {
+            let mut t = 0;
+            for (k, v) in &ins.mods {
+                match k.as_str() {
+                    "bitop3" => t = crate::exec::parse_int(v).ok()? as u8,
+                    _ => return None,
+                }
+            }
+            let ops = &ins.ops;
+            if ops.len() != 4 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+                return None;
+            }
+            mods(&ops[1..], false)?;
+            return Some(Typed::V32 {
+                op: V32::Bitop3(t),
+                dst: vdst(&ops[0])?,
+                src: [
+                    vsrc(&ops[1], false)?,
+                    vsrc(&ops[2], false)?,
+                    vsrc(&ops[3], false)?,
+                ],
+                neg: 0,
+                abs: 0,
+                acc: false,
+                approx: None,
+                dpp: None,
+            });
         }
     }
     if ins.mods.iter().any(|(k, _)| enc != "_dpp" || !dpp_key(k)) {
@@ -2941,6 +2972,19 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
         CvtF32F16 => each!(|x, y, z| cf32(h(x))),
         CvtF32Ubyte(n) => each!(|x, y, z| (((x >> (8 * n)) & 0xff) as f32).to_bits()),
         CvtF32Bf16 => each!(|x, y, z| cf32(f32::from_bits(x << 16))),
+        // The table's minterms, ORed.
+        Bitop3(t) => each!(|x, y, z| {
+            let mut r = 0;
+            for i in 0..8 {
+                if t >> i & 1 != 0 {
+                    let a = if i & 4 != 0 { x } else { !x };
+                    let b = if i & 2 != 0 { y } else { !y };
+                    let c = if i & 1 != 0 { z } else { !z };
+                    r |= a & b & c;
+                }
+            }
+            r
+        }),
         CvtPkrtz => each!(|x, y, z| {
             crate::exec::f16_rtz(f(x)) as u32 | (crate::exec::f16_rtz(f(y)) as u32) << 16
         }),
