@@ -698,6 +698,18 @@ pub(crate) enum Typed {
     F64(Box<F64>),
     /// A global atomic.
     Atomic(Box<Atomic>),
+    /// An LDS atomic (`ds_<op>[_rtn]_<type>`): `vaddr` is the address VGPR,
+    /// `ret` the old value's registers; `data` for `cmpst` the compare
+    /// value then the new one.
+    DsAtomic(Box<Atomic>),
+    /// gfx950 `ds_read_b64_tr_b{4,8,16}`: 64 bits a lane, transposed in
+    /// groups of 16 lanes (see the reference's `ds_read_tr`).
+    DsReadTr {
+        dst: VDst,
+        addr: u16,
+        offset: u32,
+        bits: u8,
+    },
     /// `v_readlane_b32` (lane from `lane`) and `v_readfirstlane_b32`
     /// (`lane` none: the first active lane, 0 when none is).
     ReadLane {
@@ -864,6 +876,8 @@ pub(crate) enum AtomicOp {
     Inc,
     Dec,
     AddF32,
+    MaxF32,
+    MinF32,
     AddF64,
     MaxF64,
     MinF64,
@@ -930,6 +944,8 @@ fn atomic_el(op: AtomicOp, size: u8, old: u64, data: u64, cmp: u64) -> u64 {
         Dec if old == 0 || old > data => data,
         Dec => old - 1,
         AddF32 => cf32(f(old as u32) + f(data as u32)) as u64,
+        MaxF32 => cf32(f(old as u32).max(f(data as u32))) as u64,
+        MinF32 => cf32(f(old as u32).min(f(data as u32))) as u64,
         AddF64 => bf64(f64b(old) + f64b(data)),
         MaxF64 => bf64(f64b(old).max(f64b(data))),
         MinF64 => bf64(f64b(old).min(f64b(data))),
@@ -1693,6 +1709,182 @@ fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
     })))
 }
 
+/// An LDS atomic ([`Typed::DsAtomic`]), spelled as the reference reads
+/// it: `ds_<op>[_rtn]_<type>`.
+fn lower_ds_atomic(ins: &Instruction, word: u32) -> Option<Typed> {
+    use AtomicOp::*;
+    let rest = ins.mnemonic.strip_prefix("ds_")?;
+    let (ret, op, ty) = match rest.split_once("_rtn_") {
+        Some((op, ty)) => (true, op, ty),
+        None => {
+            let (op, ty) = rest.rsplit_once('_')?;
+            (false, op, ty)
+        }
+    };
+    let size: u8 = if ty.ends_with("64") { 8 } else { 4 };
+    let op = match (op, ty) {
+        ("add", "f32") => AddF32,
+        ("add", "f64") => AddF64,
+        ("max", "f32") => MaxF32,
+        ("min", "f32") => MinF32,
+        ("max", "f64") => MaxF64,
+        ("min", "f64") => MinF64,
+        ("pk_add", "f16") => PkAddF16,
+        ("pk_add", "bf16") => PkAddBf16,
+        ("min", "i32" | "i64") => SMin,
+        ("max", "i32" | "i64") => SMax,
+        ("min", "u32" | "u64") => UMin,
+        ("max", "u32" | "u64") => UMax,
+        ("wrxchg", _) => Swap,
+        ("cmpst", _) => CmpSwap,
+        ("add", "u32" | "u64") => Add,
+        ("sub", "u32" | "u64") => Sub,
+        ("and", "b32" | "b64") => And,
+        ("or", "b32" | "b64") => Or,
+        ("xor", "b32" | "b64") => Xor,
+        ("inc", "u32" | "u64") => Inc,
+        ("dec", "u32" | "u64") => Dec,
+        // (`rsub` and the rest: the reference executor.)
+        _ => return None,
+    };
+    if ins.mods.iter().any(|(k, _)| k != "offset") {
+        return None;
+    }
+    let ops = &ins.ops;
+    let n = ret as usize + 2 + (op == CmpSwap) as usize;
+    if ops.len() != n || ops.iter().any(|s| s.neg || s.abs || s.sext) {
+        return None;
+    }
+    let o = &ops[ret as usize..];
+    let words = size as u16 / 4;
+    let data = vdst(&o[1])?;
+    if op == CmpSwap {
+        // The compare value and the new one in consecutive registers.
+        let next = vdst(&o[2])?;
+        if next.file != data.file || next.index != data.index + words {
+            return None;
+        }
+    }
+    Some(Typed::DsAtomic(Box::new(Atomic {
+        op,
+        size,
+        ret: if ret { Some(vdst(&ops[0])?) } else { None },
+        vaddr: vgpr(&o[0])?,
+        saddr: None,
+        data,
+        offset: (word & 0xffff) as i64,
+    })))
+}
+
+/// An LDS atomic, lane by lane in lane order, as the reference makes it.
+fn ds_atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let words = x.size as u16 / 4;
+    let at = *vrow(w, RegFile::V, x.vaddr)?;
+    let n = if x.op == AtomicOp::CmpSwap {
+        2 * words
+    } else {
+        words
+    };
+    let mut data = [[0u32; LANES]; 4];
+    for (k, row) in data.iter_mut().enumerate().take(n as usize) {
+        *row = *vrow(w, x.data.file, x.data.index + k as u16)?;
+    }
+    let get = |l: usize, from: u16| -> u64 {
+        (0..words).fold(0, |v, k| {
+            v | (data[(from + k) as usize][l] as u64) << (32 * k)
+        })
+    };
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = at[lane].wrapping_add(x.offset as u32);
+        // `cmpst`: the compare value first, then the new one.
+        let (d, c) = match x.op {
+            AtomicOp::CmpSwap => (get(lane, words), get(lane, 0)),
+            _ => (get(lane, 0), 0),
+        };
+        ctx.trace.note(
+            lane,
+            Space::Lds,
+            AccessKind::Atomic,
+            a as u64,
+            x.size as usize,
+        );
+        ctx.lds.at_lane(lane);
+        let old = ctx.lds.read(a, x.size as usize);
+        ctx.lds
+            .write(a, x.size as usize, atomic_el(x.op, x.size, old, d, c));
+        if let Some(r) = x.ret {
+            for k in 0..words {
+                vrow_mut(
+                    w,
+                    VDst {
+                        index: r.index + k,
+                        ..r
+                    },
+                )?[lane] = (old >> (32 * k)) as u32;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// gfx950's transposing LDS load ([`Typed::DsReadTr`]).
+fn ds_read_tr(w: &mut Wave, dst: VDst, addr: u16, offset: u32, bits: u8, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let bits = bits as usize;
+    let e = 64 / bits;
+    let at = *vrow(w, RegFile::V, addr)?;
+    // Both destination registers exist (the reference's check first).
+    vrow_mut(w, dst)?;
+    vrow_mut(
+        w,
+        VDst {
+            index: dst.index + 1,
+            ..dst
+        },
+    )?;
+    let mut raw = [0u64; LANES];
+    for (lane, r) in raw.iter_mut().enumerate() {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = at[lane].wrapping_add(offset);
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Read, a as u64, 8);
+        ctx.lds.at_lane(lane);
+        *r = ctx.lds.read(a, 8);
+    }
+    let mask = (1u64 << bits) - 1;
+    let mut lo = [0u32; LANES];
+    let mut hi = [0u32; LANES];
+    for lane in 0..LANES {
+        let (b, n) = (lane / 16 * 16, lane % 16);
+        let mut out = 0u64;
+        for j in 0..e {
+            let src = raw[b + (16 / e) * j + n / e];
+            out |= (src >> (bits * (n % e)) & mask) << (bits * j);
+        }
+        lo[lane] = out as u32;
+        hi[lane] = (out >> 32) as u32;
+    }
+    put(vrow_mut(w, dst)?, &lo, exec);
+    put(
+        vrow_mut(
+            w,
+            VDst {
+                index: dst.index + 1,
+                ..dst
+            },
+        )?,
+        &hi,
+        exec,
+    );
+    Ok(())
+}
+
 /// A global atomic, lane by lane in lane order.
 fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
     let exec = w.exec();
@@ -1984,6 +2176,29 @@ fn lower_ds(ins: &Instruction) -> Option<Typed> {
         return None;
     }
     let ops = &ins.ops;
+    if let Some(bits) = ins.mnemonic.strip_prefix("ds_read_b64_tr_b") {
+        let bits = match bits {
+            "4" => 4,
+            "8" => 8,
+            "16" => 16,
+            _ => return None,
+        };
+        if ins.mods.iter().any(|(k, _)| k != "offset")
+            || ops.len() != 2
+            || !matches!(ops[0].op, Operand::Reg { count: 2, .. })
+        {
+            return None;
+        }
+        return Some(Typed::DsReadTr {
+            dst: vdst(&ops[0])?,
+            addr: vgpr(&ops[1])?,
+            offset: word & 0xffff,
+            bits,
+        });
+    }
+    if let Some(t) = lower_ds_atomic(ins, word) {
+        return Some(t);
+    }
     if let Some((write, kind)) = ins
         .mnemonic
         .strip_prefix("ds_read2")
@@ -3573,6 +3788,13 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::Halt(state) => w.state = state,
         Typed::F64(ref x) => f64_op(w, x, ins)?,
         Typed::Atomic(ref x) => atomic(w, x, ctx)?,
+        Typed::DsAtomic(ref x) => ds_atomic(w, x, ctx)?,
+        Typed::DsReadTr {
+            dst,
+            addr,
+            offset,
+            bits,
+        } => ds_read_tr(w, dst, addr, offset, bits, ctx)?,
         Typed::ReadLane { dst, src, lane } => {
             let exec = w.exec();
             let l = match lane {
@@ -4018,6 +4240,26 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
             }
         }
         Typed::Atomic(x) => aim_vector(w, x.vaddr, x.saddr, base, rng),
+        // LDS addresses inside its 64 KiB, sometimes one of four (lanes
+        // meet).
+        Typed::DsAtomic(_) | Typed::DsReadTr { .. } => {
+            let addr = match t {
+                Typed::DsAtomic(x) => x.vaddr,
+                Typed::DsReadTr { addr, .. } => *addr,
+                _ => return,
+            };
+            let few = rng.next_u64() & 1 == 0;
+            let spots: [u32; 4] = std::array::from_fn(|_| (rng.next_u64() % 32768) as u32 & !7);
+            if let Some(r) = w.v.get_mut(addr as usize) {
+                for x in r.iter_mut() {
+                    *x = if few {
+                        spots[rng.next_u64() as usize % 4]
+                    } else {
+                        (rng.next_u64() % 32768) as u32
+                    };
+                }
+            }
+        }
         Typed::Global(g) => aim_vector(w, g.vaddr, g.saddr, base, rng),
         _ => {}
     }

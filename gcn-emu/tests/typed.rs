@@ -144,6 +144,29 @@ const TAIL: &str = r"
   global_atomic_min_f64 v[2:3], v[4:5], off
   global_atomic_pk_add_f16 v6, v[2:3], v4, off sc0
   global_atomic_pk_add_bf16 v[2:3], v4, off
+  ds_add_u32 v2, v4 offset:16
+  ds_add_rtn_u32 v6, v2, v4
+  ds_sub_u32 v2, v4
+  ds_min_i32 v2, v4
+  ds_max_rtn_u32 v6, v2, v4
+  ds_and_b32 v2, v4
+  ds_or_rtn_b32 v6, v2, v4
+  ds_xor_b32 v2, v4
+  ds_inc_rtn_u32 v6, v2, v4
+  ds_dec_u32 v2, v4
+  ds_wrxchg_rtn_b32 v6, v2, v4
+  ds_cmpst_rtn_b32 v6, v2, v4, v5
+  ds_cmpst_b64 v2, v[4:5], v[6:7]
+  ds_add_u64 v2, v[4:5]
+  ds_add_rtn_u64 v[6:7], v2, v[4:5]
+  ds_max_i64 v2, v[4:5]
+  ds_add_f32 v2, v4
+  ds_add_rtn_f32 v6, v2, v4
+  ds_max_f32 v2, v4
+  ds_min_rtn_f64 v[6:7], v2, v[4:5]
+  ds_add_f64 v2, v[4:5]
+  ds_pk_add_f16 v2, v4
+  ds_pk_add_rtn_bf16 v6, v2, v4
   s_barrier
 ";
 
@@ -154,6 +177,9 @@ const TAIL_GFX950: &str = r"
   v_permlane16_swap_b32_e32 v0, v1
   v_permlane32_swap_b32_e32 v0, v1
   v_cvt_f32_bf16_e32 v0, v1
+  ds_read_b64_tr_b16 v[0:1], v2 offset:8
+  ds_read_b64_tr_b8 v[0:1], v2
+  ds_read_b64_tr_b4 v[0:1], v2
 ";
 
 /// A kernel of `body` for `target`, assembled and linked by clang-22 and
