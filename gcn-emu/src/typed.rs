@@ -698,6 +698,9 @@ pub(crate) enum Typed {
     F64(Box<F64>),
     /// A global atomic.
     Atomic(Box<Atomic>),
+    /// `scratch_load_*` and `scratch_store_*` of bytes, shorts and 1–4
+    /// dwords: the lane's private memory.
+    Scratch(Box<Scratch>),
     /// An LDS atomic (`ds_<op>[_rtn]_<type>`): `vaddr` is the address VGPR,
     /// `ret` the old value's registers; `data` for `cmpst` the compare
     /// value then the new one.
@@ -969,6 +972,19 @@ pub(crate) struct Atomic {
     offset: i64,
 }
 
+/// A scratch access ([`Typed::Scratch`]) at `vaddr + saddr + offset`
+/// (either address operand `off`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Scratch {
+    store: bool,
+    size: u8,
+    signed: bool,
+    data: VDst,
+    vaddr: Option<u16>,
+    saddr: Option<Opnd>,
+    offset: i64,
+}
+
 /// A MUBUF access ([`Typed::Buffer`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Buffer {
@@ -1133,7 +1149,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if m.starts_with("buffer_") {
         return lower_buffer(ins);
     }
-    if m.starts_with("global_") {
+    if m.starts_with("global_") || m.starts_with("scratch_") {
         return lower_global(ins);
     }
     if !m.starts_with("v_") {
@@ -1608,9 +1624,19 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
     if let Some(kind) = ins.mnemonic.strip_prefix("global_atomic_") {
         return lower_atomic(ins, kind);
     }
-    let (store, kind) = match ins.mnemonic.strip_prefix("global_load_") {
+    let scratch = ins.mnemonic.starts_with("scratch_");
+    let (store, kind) = match ins
+        .mnemonic
+        .strip_prefix("global_load_")
+        .or_else(|| ins.mnemonic.strip_prefix("scratch_load_"))
+    {
         Some(k) => (false, k),
-        None => (true, ins.mnemonic.strip_prefix("global_store_")?),
+        None => (
+            true,
+            ins.mnemonic
+                .strip_prefix("global_store_")
+                .or_else(|| ins.mnemonic.strip_prefix("scratch_store_"))?,
+        ),
     };
     let (size, signed) = match (store, kind) {
         (_, "dword") => (4, false),
@@ -1647,6 +1673,26 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
     };
     if ops[2].neg || ops[2].abs || ops[2].sext {
         return None;
+    }
+    if scratch {
+        if vaddr.neg || vaddr.abs || vaddr.sext {
+            return None;
+        }
+        return Some(Typed::Scratch(Box::new(Scratch {
+            store,
+            size,
+            signed,
+            data: vdst(data)?,
+            vaddr: match vaddr.op {
+                Operand::Off => None,
+                _ => Some(vgpr(vaddr)?),
+            },
+            saddr: match ops[2].op {
+                Operand::Off => None,
+                _ => Some(ssrc(&ops[2], 1)?),
+            },
+            offset,
+        })));
     }
     Some(Typed::Global(Box::new(Global {
         store,
@@ -1941,6 +1987,60 @@ fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
                     },
                 )?[lane] = (old[lane] >> (32 * k)) as u32;
             }
+        }
+    }
+    Ok(())
+}
+
+/// A scratch access, as the reference executor makes it lane by lane.
+fn scratch(w: &mut Wave, x: &Scratch, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let size = x.size as usize;
+    let dwords = size.div_ceil(4);
+    let v = match x.vaddr {
+        Some(i) => *vrow(w, RegFile::V, i)?,
+        None => [0; LANES],
+    };
+    let s = x.saddr.map_or(0, |o| sget(w, o));
+    let mut rows = [[0u32; LANES]; 4];
+    for (q, row) in rows.iter_mut().enumerate().take(dwords) {
+        let index = x.data.index + q as u16;
+        *row = *vrow_mut(w, VDst { index, ..x.data })?;
+    }
+    let kind = if x.store {
+        AccessKind::Write
+    } else {
+        AccessKind::Read
+    };
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = v[lane].wrapping_add(s).wrapping_add(x.offset as u32);
+        let mut buf = [0u8; 16];
+        ctx.trace.note(lane, Space::Private, kind, a as u64, size);
+        if x.store {
+            for (q, r) in rows.iter().enumerate().take(dwords) {
+                buf[4 * q..4 * q + 4].copy_from_slice(&r[lane].to_le_bytes());
+            }
+            w.private_write(lane, a, &buf[..size])?;
+        } else {
+            w.private_read(lane, a, &mut buf[..size])?;
+            for (q, r) in rows.iter_mut().enumerate().take(dwords) {
+                r[lane] = u32::from_le_bytes(buf[4 * q..4 * q + 4].try_into().unwrap_or_default());
+            }
+            if x.signed {
+                rows[0][lane] = match size {
+                    1 => rows[0][lane] as u8 as i8 as u32,
+                    _ => rows[0][lane] as u16 as i16 as u32,
+                };
+            }
+        }
+    }
+    if !x.store {
+        for (q, r) in rows.iter().enumerate().take(dwords) {
+            let index = x.data.index + q as u16;
+            *vrow_mut(w, VDst { index, ..x.data })? = *r;
         }
     }
     Ok(())
@@ -3788,6 +3888,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::Halt(state) => w.state = state,
         Typed::F64(ref x) => f64_op(w, x, ins)?,
         Typed::Atomic(ref x) => atomic(w, x, ctx)?,
+        Typed::Scratch(ref x) => scratch(w, x, ctx)?,
         Typed::DsAtomic(ref x) => ds_atomic(w, x, ctx)?,
         Typed::DsReadTr {
             dst,
@@ -4240,6 +4341,24 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
             }
         }
         Typed::Atomic(x) => aim_vector(w, x.vaddr, x.saddr, base, rng),
+        // 16 KiB of private memory a lane with a pattern, addresses in its
+        // first half.
+        Typed::Scratch(x) => {
+            w.set_private(16384);
+            for (i, b) in w.private.iter_mut().enumerate() {
+                *b = (i as u32).wrapping_mul(2_654_435_761) as u8;
+            }
+            if let Some(r) = x.vaddr.and_then(|i| w.v.get_mut(i as usize)) {
+                for v in r.iter_mut() {
+                    *v = (rng.next_u64() % 4096) as u32;
+                }
+            }
+            if let Some(Opnd::S(i)) = x.saddr {
+                if let Some(v) = w.s.get_mut(i as usize) {
+                    *v = (rng.next_u64() % 4096) as u32;
+                }
+            }
+        }
         // LDS addresses inside its 64 KiB, sometimes one of four (lanes
         // meet).
         Typed::DsAtomic(_) | Typed::DsReadTr { .. } => {
@@ -4422,6 +4541,9 @@ pub fn differential(
             x.get(i & !3..(i & !3) + 4),
             y.get(i & !3..(i & !3) + 4)
         )));
+    }
+    if reference.private != w.private {
+        return Err(what("private (scratch) memory differs".into()));
     }
     if reference.scc != w.scc {
         return Err(what(format!(

@@ -167,6 +167,16 @@ const TAIL: &str = r"
   ds_add_f64 v2, v[4:5]
   ds_pk_add_f16 v2, v4
   ds_pk_add_rtn_bf16 v6, v2, v4
+  scratch_load_dword v0, v1, off
+  scratch_load_dwordx2 v[0:1], off, s4 offset:16
+  scratch_load_dwordx4 v[8:11], v1, s4
+  scratch_load_sbyte v0, v1, s4
+  scratch_load_ushort v0, v1, off offset:2
+  scratch_load_sshort v0, v1, off
+  scratch_store_dwordx4 v1, v[4:7], off
+  scratch_store_byte v1, v2, s4
+  scratch_store_short v1, v2, off offset:6
+  scratch_store_dwordx3 off, v[4:6], s4 offset:32
   s_barrier
 ";
 
