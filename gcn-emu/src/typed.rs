@@ -1823,6 +1823,7 @@ fn lower_ds_atomic(ins: &Instruction, word: u32) -> Option<Typed> {
 }
 
 /// An LDS atomic, lane by lane in lane order, as the reference makes it.
+#[allow(clippy::needless_range_loop)] // `lane` also selects the LDS checks' lane
 fn ds_atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
     let exec = w.exec();
     let words = x.size as u16 / 4;
@@ -3916,6 +3917,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 ));
             }
             let (mut x, mut y) = (*vrow(w, a.file, a.index)?, *vrow(w, b.file, b.index)?);
+            #[allow(clippy::needless_range_loop)] // the partner is another lane
             for lane in 0..LANES {
                 let partner = if row32 {
                     (lane >= 32).then(|| lane - 32)
