@@ -1006,11 +1006,24 @@ pub(crate) enum El {
     F16,
     Bf16,
     F32,
+    /// Signed 8-bit integers, an i32 C and D.
+    I8,
 }
 
-/// A dense MFMA, D = A·B + C, of M×M outputs and depth K (the f16, bf16 and
-/// f32 shapes; the 8-bit, scaled and sparse ones stay on the reference
-/// executor).
+impl El {
+    /// Elements per 32-bit register.
+    fn per(self) -> usize {
+        match self {
+            El::F32 => 1,
+            El::F16 | El::Bf16 => 2,
+            El::I8 => 4,
+        }
+    }
+}
+
+/// A dense MFMA, D = A·B + C, of M×M outputs and depth K (the f16, bf16,
+/// f32 and gfx942's i8 shapes; the fp8, scaled and sparse ones and gfx950's
+/// deeper i8 shapes stay on the reference executor).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Mfma {
     m: usize,
@@ -2478,6 +2491,10 @@ fn lower_mfma(name: &str, ops: &[Src], d: VDst) -> Option<Typed> {
         "v_mfma_f32_32x32x16_f16" => (32, 16, El::F16),
         "v_mfma_f32_16x16x32_bf16" => (16, 32, El::Bf16),
         "v_mfma_f32_32x32x16_bf16" => (32, 16, El::Bf16),
+        // (gfx950's deeper i8 shapes, 16x16x64 and 32x32x32, need more
+        // than a fragment's 512 elements: the reference executor.)
+        "v_mfma_i32_16x16x32_i8" => (16, 32, El::I8),
+        "v_mfma_i32_32x32x16_i8" => (32, 16, El::I8),
         _ => return None,
     };
     if ops.len() != 4 || ops.iter().any(|o| o.neg || o.abs || o.sext) {
@@ -2493,6 +2510,8 @@ fn lower_mfma(name: &str, ops: &[Src], d: VDst) -> Option<Typed> {
     };
     let c = match ops[3].op {
         Operand::Int(i) => Err(i as u32),
+        // (An i32 C is an integer; the reference refuses a float constant.)
+        Operand::Float(_) if el == El::I8 => return None,
         Operand::Float(f) => Err((f as f32).to_bits()),
         _ => Ok(reg(&ops[3])?),
     };
@@ -2518,12 +2537,17 @@ fn gather<const M: usize>(
     out: &mut [f64],
 ) -> R<()> {
     let kl = x.k * M / LANES;
-    let per = if x.el == El::F32 { 1 } else { 2 };
+    let per = x.el.per();
     let mut slot = [0f64; LANES];
     for e in 0..kl {
         let row = vrow(w, file, index + (e / per) as u16)?;
-        let h = (e % per) as u32 * 16;
+        let h = (e % per) as u32 * (32 / per as u32);
         match x.el {
+            El::I8 => {
+                for (v, &word) in slot.iter_mut().zip(row) {
+                    *v = (word >> h) as u8 as i8 as f64;
+                }
+            }
             El::F32 => {
                 for (v, &word) in slot.iter_mut().zip(row) {
                     *v = f(word) as f64;
@@ -2655,7 +2679,7 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
 /// Gather operand `reg` into `f`, unless `f` already holds it gathered
 /// from the same register words.
 fn fragment(w: &Wave, x: &Mfma, reg: (RegFile, u16), f: &mut Fragment) -> R<()> {
-    let per = if x.el == El::F32 { 1 } else { 2 };
+    let per = x.el.per();
     let regs = (x.k * x.m / LANES).div_ceil(per);
     let key = Some((reg.0, reg.1, x.el, x.m, x.k));
     let mut same = f.key == key;
@@ -2693,7 +2717,11 @@ fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64
         for g in 0..LANES / m {
             let i = mfma_row(m, g, r);
             for (c, &v) in cd[i * m..i * m + m].iter_mut().zip(&row[g * m..g * m + m]) {
-                *c = f(v) as f64;
+                *c = if x.el == El::I8 {
+                    v as i32 as f64
+                } else {
+                    f(v) as f64
+                };
             }
         }
     }
@@ -2725,7 +2753,13 @@ fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64
         for g in 0..LANES / m {
             let i = mfma_row(m, g, r);
             for (o, &v) in d[g * m..g * m + m].iter_mut().zip(&cd[i * m..i * m + m]) {
-                *o = cf32(v as f32);
+                // An i32 sum is exact in f64 (|C| < 2^31, K products of
+                // at most 2^14) and wraps to 32 bits as the reference's.
+                *o = if x.el == El::I8 {
+                    v as i64 as u32
+                } else {
+                    cf32(v as f32)
+                };
             }
         }
     }

@@ -177,6 +177,9 @@ const TAIL: &str = r"
   scratch_store_byte v1, v2, s4
   scratch_store_short v1, v2, off offset:6
   scratch_store_dwordx3 off, v[4:6], s4 offset:32
+  v_mfma_i32_16x16x32_i8 v[0:3], v[4:5], v[6:7], v[8:11]
+  v_mfma_i32_16x16x32_i8 a[0:3], v[4:5], v[6:7], 0
+  v_mfma_i32_32x32x16_i8 a[0:15], v[4:5], v[6:7], a[0:15]
   s_barrier
 ";
 
