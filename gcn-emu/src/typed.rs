@@ -698,6 +698,8 @@ pub(crate) enum Typed {
     F64(Box<F64>),
     /// A global atomic.
     Atomic(Box<Atomic>),
+    /// `v_fma_mix_f32`, `v_fma_mixlo_f16`, `v_fma_mixhi_f16`.
+    FmaMix(Box<FmaMix>),
     /// `scratch_load_*` and `scratch_store_*` of bytes, shorts and 1–4
     /// dwords: the lane's private memory.
     Scratch(Box<Scratch>),
@@ -985,6 +987,21 @@ pub(crate) struct Scratch {
     offset: i64,
 }
 
+/// A mixed-precision fma ([`Typed::FmaMix`]): source k is an f16 (the
+/// half `op_sel` bit k picks) when `op_sel_hi` bit k is set, else an f32;
+/// the f32 result, or its f16 into the low (`out` 1) or high (2) half.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FmaMix {
+    dst: VDst,
+    src: [Opnd; 3],
+    sel: u8,
+    hi: u8,
+    neg: u8,
+    abs: u8,
+    clamp: bool,
+    out: u8,
+}
+
 /// A MUBUF access ([`Typed::Buffer`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Buffer {
@@ -1199,6 +1216,14 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if enc != "_dpp" {
         if let Some(t) = F64Op::of(name) {
             return lower_f64(ins, t);
+        }
+        if let Some(out) = match name {
+            "v_fma_mix_f32" => Some(0),
+            "v_fma_mixlo_f16" => Some(1),
+            "v_fma_mixhi_f16" => Some(2),
+            _ => None,
+        } {
+            return lower_fma_mix(ins, out);
         }
         if name == "v_bitop3_b32" {
             let mut t = 0;
@@ -1531,6 +1556,103 @@ fn lower_f64(ins: &Instruction, t: (F64Op, usize, u8, u8, bool)) -> Option<Typed
         omod,
         approx: crate::approx::lookup(name),
     })))
+}
+
+/// [`Typed::FmaMix`].
+fn lower_fma_mix(ins: &Instruction, out: u8) -> Option<Typed> {
+    // The reference's reading of `op_sel`/`op_sel_hi`: bit k is 1 when the
+    // list's k-th entry is 1 (absent: 0).
+    let bits = |v: &str| -> Option<u8> {
+        let mut b = 0;
+        for (k, x) in v
+            .trim_matches(|c| c == '[' || c == ']')
+            .split(',')
+            .enumerate()
+        {
+            let x: u8 = x.trim().parse().ok()?;
+            if k < 3 && x == 1 {
+                b |= 1 << k;
+            }
+        }
+        Some(b)
+    };
+    let (mut sel, mut hi, mut clamp) = (0, 0, false);
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "op_sel" => sel = bits(v)?,
+            "op_sel_hi" => hi = bits(v)?,
+            "clamp" => clamp = true,
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    if ops.len() != 4 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+        return None;
+    }
+    let (mut neg, mut abs) = (0, 0);
+    let mut src = [Opnd::Imm(0); 3];
+    for (k, s) in ops[1..].iter().enumerate() {
+        neg |= (s.neg as u8) << k;
+        abs |= (s.abs as u8) << k;
+        src[k] = vsrc(
+            &Src {
+                neg: false,
+                abs: false,
+                ..s.clone()
+            },
+            false,
+        )?;
+    }
+    Some(Typed::FmaMix(Box::new(FmaMix {
+        dst: vdst(&ops[0])?,
+        src,
+        sel,
+        hi,
+        neg,
+        abs,
+        clamp,
+        out,
+    })))
+}
+
+/// [`Typed::FmaMix`] over the lanes.
+fn fma_mix(w: &mut Wave, x: &FmaMix) -> R<()> {
+    let exec = w.exec();
+    let mut v = [[0f32; LANES]; 3];
+    for (k, v) in v.iter_mut().enumerate() {
+        let raw = get32(w, x.src[k])?;
+        let bit = 1u8 << k;
+        for (v, &r) in v.iter_mut().zip(&raw) {
+            let mut f = if x.hi & bit != 0 {
+                let h = if x.sel & bit != 0 { r >> 16 } else { r & 0xffff };
+                half::f16::from_bits(h as u16).to_f32()
+            } else {
+                f32::from_bits(r)
+            };
+            if x.abs & bit != 0 {
+                f = f.abs();
+            }
+            if x.neg & bit != 0 {
+                f = -f;
+            }
+            *v = f;
+        }
+    }
+    let old = *vrow(w, x.dst.file, x.dst.index)?;
+    let mut r = [0u32; LANES];
+    for l in 0..LANES {
+        let mut y = v[0][l].mul_add(v[1][l], v[2][l]);
+        if x.clamp {
+            y = y.clamp(0.0, 1.0);
+        }
+        r[l] = match x.out {
+            0 => y.to_bits(),
+            1 => (old[l] & 0xffff_0000) | half::f16::from_f32(y).to_bits() as u32,
+            _ => (old[l] & 0xffff) | (half::f16::from_f32(y).to_bits() as u32) << 16,
+        };
+    }
+    put(vrow_mut(w, x.dst)?, &r, exec);
+    Ok(())
 }
 
 /// An f64 operation over the lanes ([`Typed::F64`]).
@@ -3923,6 +4045,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::Halt(state) => w.state = state,
         Typed::F64(ref x) => f64_op(w, x, ins)?,
         Typed::Atomic(ref x) => atomic(w, x, ctx)?,
+        Typed::FmaMix(ref x) => fma_mix(w, x)?,
         Typed::Scratch(ref x) => scratch(w, x, ctx)?,
         Typed::DsAtomic(ref x) => ds_atomic(w, x, ctx)?,
         Typed::DsReadTr {

@@ -180,6 +180,11 @@ const TAIL: &str = r"
   v_mfma_i32_16x16x32_i8 v[0:3], v[4:5], v[6:7], v[8:11]
   v_mfma_i32_16x16x32_i8 a[0:3], v[4:5], v[6:7], 0
   v_mfma_i32_32x32x16_i8 a[0:15], v[4:5], v[6:7], a[0:15]
+  v_fma_mix_f32 v0, v1, v2, v3 op_sel_hi:[1,1,1]
+  v_fma_mix_f32 v0, -v1, |v2|, v3 op_sel:[1,0,1] op_sel_hi:[1,1,0] clamp
+  v_fma_mix_f32 v0, v1, s2, 1.0 op_sel_hi:[0,1,0]
+  v_fma_mixlo_f16 v0, v1, v2, v3 op_sel_hi:[1,1,1]
+  v_fma_mixhi_f16 v0, v1, -v2, v3 op_sel:[0,1,0] op_sel_hi:[1,1,1] clamp
   s_barrier
 ";
 
