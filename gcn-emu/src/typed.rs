@@ -156,6 +156,24 @@ pub(crate) enum V32 {
     FmaH,
     MaxH,
     MinH,
+    /// `v_div_fixup_f16`, through the reference's f32 function.
+    DivFixupH,
+    /// 16-bit integer arithmetic (the result's high half 0), and with
+    /// `clamp` the saturating forms of it and of the 32-bit ones.
+    AddU16,
+    SubU16,
+    SubRevU16,
+    MulLoU16,
+    AddU16Sat,
+    SubU16Sat,
+    SubRevU16Sat,
+    AddI16Sat,
+    SubI16Sat,
+    AddUSat,
+    SubUSat,
+    SubRevUSat,
+    AddISat,
+    SubISat,
 }
 
 impl V32 {
@@ -265,6 +283,7 @@ impl V32 {
             "v_fma_f16" | "v_fmac_f16" => (FmaH, 3, true),
             "v_max_f16" => (MaxH, 2, true),
             "v_min_f16" => (MinH, 2, true),
+            "v_div_fixup_f16" => (DivFixupH, 3, true),
             _ => return None,
         })
     }
@@ -275,7 +294,10 @@ impl V32 {
         use V32::*;
         match self {
             CvtF32F16 | PackF16 => 0b011,
-            AddH | SubH | SubRevH | MulH | FmaH | MaxH | MinH => 0b111,
+            AddH | SubH | SubRevH | MulH | FmaH | MaxH | MinH | DivFixupH => 0b111,
+            // (A float constant of a 16-bit integer source is an f16.)
+            AddU16 | SubU16 | SubRevU16 | MulLoU16 | AddU16Sat | SubU16Sat | SubRevU16Sat
+            | AddI16Sat | SubI16Sat => 0b011,
             _ => 0,
         }
     }
@@ -1225,6 +1247,54 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         } {
             return lower_fma_mix(ins, out);
         }
+        // 16-bit integer add/sub/mul, and integer `clamp` (saturation).
+        if ins.mods.iter().all(|(k, _)| k == "clamp") {
+            use V32::*;
+            let sat = !ins.mods.is_empty();
+            let op = match (name, sat) {
+                ("v_add_u16" | "v_add_i16", false) => Some(AddU16),
+                ("v_sub_u16" | "v_sub_i16", false) => Some(SubU16),
+                ("v_subrev_u16", false) => Some(SubRevU16),
+                ("v_mul_lo_u16", false) => Some(MulLoU16),
+                ("v_add_u16", true) => Some(AddU16Sat),
+                ("v_sub_u16", true) => Some(SubU16Sat),
+                ("v_subrev_u16", true) => Some(SubRevU16Sat),
+                ("v_add_i16", true) => Some(AddI16Sat),
+                ("v_sub_i16", true) => Some(SubI16Sat),
+                ("v_add_u32", true) => Some(AddUSat),
+                ("v_sub_u32", true) => Some(SubUSat),
+                ("v_subrev_u32", true) => Some(SubRevUSat),
+                ("v_add_i32", true) => Some(AddISat),
+                ("v_sub_i32", true) => Some(SubISat),
+                _ => None,
+            };
+            if let Some(op) = op {
+                let ops = &ins.ops;
+                if ops.len() != 3 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+                    return None;
+                }
+                mods(&ops[1..], false)?;
+                let mut src = [Opnd::Imm(0); 3];
+                for (k, s) in ops[1..].iter().enumerate() {
+                    src[k] = match (&s.op, op.half() >> k & 1 != 0) {
+                        (Operand::Float(f), true) if !s.sext => {
+                            Opnd::Imm(half::f16::from_f64(*f).to_bits() as u64)
+                        }
+                        _ => vsrc(s, false)?,
+                    };
+                }
+                return Some(Typed::V32 {
+                    op,
+                    dst: vdst(&ops[0])?,
+                    src,
+                    neg: 0,
+                    abs: 0,
+                    acc: false,
+                    approx: None,
+                    dpp: None,
+                });
+            }
+        }
         if name == "v_bitop3_b32" {
             let mut t = 0;
             for (k, v) in &ins.mods {
@@ -1624,7 +1694,11 @@ fn fma_mix(w: &mut Wave, x: &FmaMix) -> R<()> {
         let bit = 1u8 << k;
         for (v, &r) in v.iter_mut().zip(&raw) {
             let mut f = if x.hi & bit != 0 {
-                let h = if x.sel & bit != 0 { r >> 16 } else { r & 0xffff };
+                let h = if x.sel & bit != 0 {
+                    r >> 16
+                } else {
+                    r & 0xffff
+                };
                 half::f16::from_bits(h as u16).to_f32()
             } else {
                 f32::from_bits(r)
@@ -3468,6 +3542,21 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
         MulH => each!(|x, y, z| ch(h(x) * h(y))),
         FmaH => each!(|x, y, z| ch((h(x) as f64).mul_add(h(y) as f64, h(z) as f64) as f32)),
         MaxH => each!(|x, y, z| ch(h(x).max(h(y)))),
+        DivFixupH => each!(|x, y, z| ch(crate::exec::div_fixup32(h(x), h(y), h(z)))),
+        AddU16 => each!(|x, y, z| (x as u16).wrapping_add(y as u16) as u32),
+        SubU16 => each!(|x, y, z| (x as u16).wrapping_sub(y as u16) as u32),
+        SubRevU16 => each!(|x, y, z| (y as u16).wrapping_sub(x as u16) as u32),
+        MulLoU16 => each!(|x, y, z| (x as u16).wrapping_mul(y as u16) as u32),
+        AddU16Sat => each!(|x, y, z| (x as u16).saturating_add(y as u16) as u32),
+        SubU16Sat => each!(|x, y, z| (x as u16).saturating_sub(y as u16) as u32),
+        SubRevU16Sat => each!(|x, y, z| (y as u16).saturating_sub(x as u16) as u32),
+        AddI16Sat => each!(|x, y, z| (x as i16).saturating_add(y as i16) as u16 as u32),
+        SubI16Sat => each!(|x, y, z| (x as i16).saturating_sub(y as i16) as u16 as u32),
+        AddUSat => each!(|x, y, z| x.saturating_add(y)),
+        SubUSat => each!(|x, y, z| x.saturating_sub(y)),
+        SubRevUSat => each!(|x, y, z| y.saturating_sub(x)),
+        AddISat => each!(|x, y, z| (x as i32).saturating_add(y as i32) as u32),
+        SubISat => each!(|x, y, z| (x as i32).saturating_sub(y as i32) as u32),
         MinH => each!(|x, y, z| ch(h(x).min(h(y)))),
     }
 }

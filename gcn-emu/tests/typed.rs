@@ -185,6 +185,23 @@ const TAIL: &str = r"
   v_fma_mix_f32 v0, v1, s2, 1.0 op_sel_hi:[0,1,0]
   v_fma_mixlo_f16 v0, v1, v2, v3 op_sel_hi:[1,1,1]
   v_fma_mixhi_f16 v0, v1, -v2, v3 op_sel:[0,1,0] op_sel_hi:[1,1,1] clamp
+  v_div_fixup_f16 v0, v1, v2, v3
+  v_div_fixup_f16 v0, -v1, |v2|, 1.0
+  v_add_u16_e32 v0, v1, v2
+  v_sub_u16_e64 v0, s1, v2
+  v_subrev_u16_e32 v0, 7, v2
+  v_mul_lo_u16_e32 v0, v1, v2
+  v_add_i16 v0, v1, v2
+  v_add_u16_e64 v0, v1, v2 clamp
+  v_sub_u16_e64 v0, v1, v2 clamp
+  v_subrev_u16_e64 v0, v1, v2 clamp
+  v_add_i16 v0, v1, v2 clamp
+  v_sub_i16 v0, v1, v2 clamp
+  v_add_u32_e64 v0, v1, v2 clamp
+  v_sub_u32_e64 v0, v1, v2 clamp
+  v_subrev_u32_e64 v0, v1, v2 clamp
+  v_add_i32 v0, v1, v2 clamp
+  v_sub_i32 v0, v1, v2 clamp
   s_barrier
 ";
 
