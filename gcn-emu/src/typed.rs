@@ -12,12 +12,14 @@
 //! the loop has no branch).
 //!
 //! Only the forms this module knows are lowered — the common integer,
-//! bitwise, f32 and f16 vector operations (their DPP forms too), the f32
-//! transcendentals and division steps, f16/f32 conversions, packed VOP3P
-//! math, compares, dense MFMA, LDS, MUBUF and global loads and stores,
-//! scalar ALU, branches, waits — and only without modifiers it does not
-//! model (`clamp`, `omod` and `op_sel` outside VOP3P, SDWA, integer
-//! `neg`/`abs`); every other instruction is `None` and runs on the
+//! bitwise, f32, f16 and f64 vector operations (their DPP forms too), the
+//! transcendentals and division steps, conversions, packed VOP3P math and
+//! `v_fma_mix*`, compares, cross-lane moves, dense and i8 MFMA, LDS (with
+//! atomics), MUBUF, global (with atomics) and scratch loads and stores,
+//! scalar ALU and loads, branches, waits, barriers — and only without
+//! modifiers it does not model (`op_sel` outside VOP3P, SDWA, integer
+//! `neg`/`abs`; `clamp` and `omod` only where modelled: VOP3P, f64 results,
+//! integer saturation); every other instruction is `None` and runs on the
 //! executor of [`crate::exec`], which stays the
 //! reference: a differential test runs each lowered instruction of the
 //! corpora on both, over random wave states, and requires the same result
