@@ -30,6 +30,51 @@ pub const VCC: u16 = 106;
 pub const M0: u16 = 124;
 /// Hardware SGPR index of `exec_lo`.
 pub const EXEC: u16 = 126;
+/// Hardware SGPR index of `m0` on gfx11 and gfx12 (RDNA3/RDNA4), where `m0`
+/// and `null` trade the places they have on gfx10: llvm-mc-22 encodes
+/// `s_mov_b32 m0, s0` with SDST 125 and `s_mov_b32 null, s0` with 124 for
+/// gfx1100 and gfx1201 (124 is `m0` on gfx9 and gfx10).
+pub const M0_GFX11: u16 = 125;
+/// Hardware SGPR index of `null` on gfx11 and gfx12: reads 0, writes are
+/// dropped (see [`M0_GFX11`]).
+pub const NULL_GFX11: u16 = 124;
+
+/// The SGPR numbering of a target's generation: where `m0` and `null` are,
+/// and how many SGPRs are written by number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Numbering {
+    /// Hardware index of `m0`.
+    pub m0: u16,
+    /// Hardware index of `null` (none on gfx9).
+    pub null: Option<u16>,
+    /// SGPRs named by number (`s0` up to this, exclusive): 102 on gfx9
+    /// (102-105 are flat_scratch and xnack_mask), 106 on gfx10+.
+    pub addressable: u32,
+}
+
+impl Numbering {
+    /// gfx9 (gfx90a, gfx942, gfx950): `m0` 124, no `null`, `s0`-`s101`.
+    pub const GFX9: Numbering = Numbering {
+        m0: M0,
+        null: None,
+        addressable: ADDRESSABLE_SGPRS,
+    };
+    /// gfx11 and gfx12: `null` 124, `m0` 125, `s0`-`s105`.
+    pub const GFX11: Numbering = Numbering {
+        m0: M0_GFX11,
+        null: Some(NULL_GFX11),
+        addressable: 106,
+    };
+    /// The numbering of `processor` (`gfx11*`, `gfx12*`: [`Numbering::GFX11`];
+    /// anything else gfx9's).
+    pub fn of(processor: &str) -> Numbering {
+        if processor.starts_with("gfx11") || processor.starts_with("gfx12") {
+            Numbering::GFX11
+        } else {
+            Numbering::GFX9
+        }
+    }
+}
 
 /// One operand.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,6 +125,9 @@ pub struct Instruction {
     /// The operands in order.
     pub ops: Vec<Src>,
     /// Modifiers after the operands: `offset:16` as ("offset", "16"), `glc` as ("glc", "").
+    /// When an operand is a 16-bit VGPR half (true16: `v9.l`, `v9.h`), the
+    /// decoder adds ("t16", one letter per operand: `l`, `h`, or `-` for an
+    /// operand that is not a half), and the operand is its register.
     /// The executor's raw view (read [`Instruction::modifier`]); public for tests.
     #[doc(hidden)]
     pub mods: Vec<(String, String)>,
@@ -88,6 +136,13 @@ pub struct Instruction {
     pub words: Vec<u32>,
     /// The instruction's text as LLVM printed it.
     pub text: String,
+    /// RDNA's dual issue (VOPD): LLVM prints a pair as one line,
+    /// `v_dual_X ... :: v_dual_Y ...`. This instruction is then the X half
+    /// (its mnemonic, operands; `text` is the whole line) and `dual` the Y
+    /// half (same address and words, its own mnemonic, operands and text).
+    /// The pair is one instruction: one address, one issue, one event for
+    /// observers. `None` for every other instruction.
+    pub dual: Option<Box<Instruction>>,
 }
 
 impl Instruction {
@@ -206,6 +261,44 @@ impl Program {
         n
     }
 
+    /// [`Program::parse_listing`] for `processor`: registers in its
+    /// generation's numbering ([`Numbering::of`]: on gfx11 and gfx12 `m0` is
+    /// SGPR 125 and `null` SGPR 124, which reads 0 and drops writes).
+    pub fn parse_listing_for(listing: &str, kernel: &Kernel, processor: &str) -> Result<Self> {
+        let mut p = Self::parse_listing(listing, kernel)?;
+        p.renumber(Numbering::of(processor));
+        Ok(p)
+    }
+
+    /// Move `m0` (and `null`, which gfx9 has not: a `Text` operand) to
+    /// `numbering`'s places; the listing was parsed in gfx9's.
+    fn renumber(&mut self, numbering: Numbering) {
+        if numbering == Numbering::GFX9 {
+            return;
+        }
+        for ins in &mut self.instructions {
+            for src in &mut ins.ops {
+                match &mut src.op {
+                    Operand::Reg {
+                        file: RegFile::S,
+                        index,
+                        count: 1,
+                    } if *index == M0 => *index = numbering.m0,
+                    Operand::Text(t) if t == "null" => {
+                        if let Some(null) = numbering.null {
+                            src.op = Operand::Reg {
+                                file: RegFile::S,
+                                index: null,
+                                count: 1,
+                            };
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
     /// Disassemble `kernel` of `co` with `objdump` and decode it, within
     /// [`DISASSEMBLE_TIMEOUT`].
     pub fn disassemble(co: &CodeObject, kernel: &Kernel, objdump: &Path) -> Result<Self> {
@@ -241,7 +334,15 @@ impl Program {
                 path: file.clone(),
                 source,
             })
-            .and_then(|()| run_bounded(objdump, &file, limit, &co.path));
+            .and_then(|()| {
+                run_bounded(
+                    objdump,
+                    &file,
+                    &objdump_mattr(&co.processor, kernel),
+                    limit,
+                    &co.path,
+                )
+            });
         let _ = std::fs::remove_dir_all(&dir);
         let (status, stdout, stderr) = out?;
         if !status.success() {
@@ -255,7 +356,7 @@ impl Program {
             });
         }
         let text = String::from_utf8_lossy(&stdout);
-        Self::parse_listing(&text, kernel)
+        Self::parse_listing_for(&text, kernel, &co.processor)
     }
 
     /// Decode the part of an `llvm-objdump -d` listing that is `kernel`'s code.
@@ -320,6 +421,13 @@ impl Program {
     ///   ([`ADDRESSABLE_SGPRS`]); named registers (`vcc`, `exec`, `m0`,
     ///   `flat_scratch`, `xnack_mask`, `ttmp`) are always allowed;
     /// * VGPRs within the unified file's count (`GRANULATED_WORKITEM_VGPR_COUNT`);
+    ///   the VGPRs and AGPRs are one file, the AGPRs from `ACCUM_OFFSET` on
+    ///   (AMDGPUUsage, `.amdhsa_accum_offset`), so `v[ACCUM_OFFSET + i]` is
+    ///   the register `a[i]` is. A VGPR there is refused when the kernel
+    ///   also names that AGPR: the executor keeps the two files apart, so
+    ///   it would compute what hardware does not. Without such an AGPR it
+    ///   is allowed: aiter's gfx942 `fmha_v3_fwd` kernels use
+    ///   `v160`–`v191` with `.amdhsa_accum_offset 160` and no AGPR;
     /// * AGPRs within the count past `ACCUM_OFFSET`.
     ///
     /// Inline constants, literals and other operands are not registers.
@@ -335,14 +443,49 @@ impl Program {
     /// (address, text, asm line when [`Program::attach_source`] gave one),
     /// the register and the limit.
     pub fn check_registers(&self, kernel: &Kernel) -> Result<()> {
+        self.check_registers_for(kernel, Numbering::GFX9)
+    }
+
+    /// [`Program::check_registers`] in `numbering`'s generation. On gfx10+
+    /// (RDNA) a wave always has every SGPR (GRANULATED_WAVEFRONT_SGPR_COUNT
+    /// is 0: LLVM's AMDGPUAsmPrinter, "GFX10+ will always allocate 128
+    /// SGPRs"), `s0`-`s105` by number, no AGPRs, and VGPRs in blocks of 8
+    /// (wave32) or 4 (wave64): (GRANULATED_WORKITEM_VGPR_COUNT + 1) × block.
+    pub fn check_registers_for(&self, kernel: &Kernel, numbering: Numbering) -> Result<()> {
         let d = &kernel.descriptor;
-        let (sgprs, vgprs, agprs) = (
-            d.sgpr_count().min(ADDRESSABLE_SGPRS),
-            d.vgpr_count().min(512),
-            d.agpr_count().min(256),
-        );
+        let addressable = numbering.addressable;
+        let rdna = numbering != Numbering::GFX9;
+        let (sgprs, vgprs, agprs) = if rdna {
+            (addressable, rdna_vgprs(kernel), 0)
+        } else {
+            (
+                d.sgpr_count().min(ADDRESSABLE_SGPRS),
+                d.vgpr_count().min(512),
+                d.agpr_count().min(256),
+            )
+        };
+        // The AGPRs start at register `accum` of the unified file: the
+        // first reachable instruction naming each AGPR, for VGPRs past it.
+        // RDNA has no AGPRs (and COMPUTE_PGM_RSRC3 means something else).
+        let accum = if rdna { vgprs } else { d.accum_offset() };
+        let reachable = self.reachable(kernel);
+        let mut agpr_user = [None; 256];
+        for &i in &reachable {
+            for src in &self.instructions[i].ops {
+                if let Operand::Reg {
+                    file: RegFile::A,
+                    index,
+                    count,
+                } = src.op
+                {
+                    for r in index as usize..(index as usize + count as usize).min(256) {
+                        agpr_user[r].get_or_insert(i);
+                    }
+                }
+            }
+        }
         let rsrc1 = d.rsrc1;
-        for i in self.reachable(kernel) {
+        for i in reachable {
             let ins = &self.instructions[i];
             let refuse =
                 |reg: String, value: u32, limit: u32, field: &str, hint: String| Error::Limit {
@@ -361,16 +504,21 @@ impl Program {
                     limit: limit as u128,
                     hint,
                 };
-            if let Some((reg, end)) = numbered_sgpr_past(&ins.text) {
+            if let Some((reg, end)) = numbered_sgpr_past(&ins.text, addressable) {
                 return Err(refuse(
                     reg,
                     end,
-                    ADDRESSABLE_SGPRS,
+                    addressable,
                     "the SGPRs it spans by number",
-                    "gfx9 names s0-s101 by number; hardware numbers 102-127 are flat_scratch, xnack_mask, vcc, ttmp0-ttmp15, m0 and exec, written by name (the assembler refuses s102 and above)".into(),
+                    if rdna {
+                        "gfx10+ names s0-s105 by number; hardware numbers 106-127 are vcc, ttmp0-ttmp15, null, m0 and exec, written by name (the assembler refuses s106 and above)".into()
+                    } else {
+                        "gfx9 names s0-s101 by number; hardware numbers 102-127 are flat_scratch, xnack_mask, vcc, ttmp0-ttmp15, m0 and exec, written by name (the assembler refuses s102 and above)".into()
+                    },
                 ));
             }
-            for src in &ins.ops {
+            let halves = std::iter::once(ins).chain(ins.dual.as_deref());
+            for src in halves.flat_map(|h| &h.ops) {
                 let Operand::Reg { file, index, count } = src.op else {
                     continue;
                 };
@@ -385,7 +533,7 @@ impl Program {
                 match file {
                     // Named registers (vcc, exec, m0, ttmp, ...) are past
                     // s101 and outside the allocation's numbering.
-                    RegFile::S if first >= ADDRESSABLE_SGPRS => {}
+                    RegFile::S if first >= addressable => {}
                     RegFile::S if end > sgprs => {
                         return Err(refuse(
                             name("s"),
@@ -409,6 +557,35 @@ impl Program {
                                 rsrc1 & 0x3f
                             ),
                         ));
+                    }
+                    RegFile::V if end > accum => {
+                        let shared = (first.max(accum)..end).find_map(|r| {
+                            agpr_user
+                                .get((r - accum) as usize)
+                                .copied()
+                                .flatten()
+                                .map(|j| (r, j))
+                        });
+                        if let Some((r, j)) = shared {
+                            let other = &self.instructions[j];
+                            return Err(refuse(
+                                name("v"),
+                                end,
+                                accum,
+                                "the VGPRs below .amdhsa_accum_offset, where the AGPRs start",
+                                format!(
+                                    "the VGPRs and AGPRs are one file of {vgprs} registers, the AGPRs from register {accum} on (COMPUTE_PGM_RSRC3.ACCUM_OFFSET = {}): v{r} is a{}, which {:#x} `{}`{} also uses; raise .amdhsa_accum_offset (and .amdhsa_next_free_vgpr) or use registers below v{accum}",
+                                    d.rsrc3 & 0x3f,
+                                    r - accum,
+                                    other.addr,
+                                    other.text,
+                                    self.lines
+                                        .get(&other.addr)
+                                        .map(|l| format!(" ({l})"))
+                                        .unwrap_or_default()
+                                ),
+                            ));
+                        }
                     }
                     RegFile::A if end > agprs => {
                         return Err(refuse(
@@ -474,10 +651,19 @@ impl Program {
     }
 }
 
+/// VGPRs a gfx10+ kernel may use: (GRANULATED_WORKITEM_VGPR_COUNT + 1) ×
+/// 8 in wave32, × 4 in wave64 (AMDGPUUsage, "compute_pgm_rsrc1 GFX6-GFX12":
+/// the encoding granule of GFX10-GFX11), at most 256.
+pub fn rdna_vgprs(kernel: &Kernel) -> u32 {
+    let d = &kernel.descriptor;
+    let block = if d.wave32() { 8 } else { 4 };
+    (((d.rsrc1 & 0x3f) + 1) * block).min(256)
+}
+
 /// The first SGPR of `text`'s operands written by number past `s101`
 /// (`s126`, `s[126:127]`), as written, with its end (last number + 1).
 /// llvm-objdump never prints one for gfx9; a hand-edited listing may.
-fn numbered_sgpr_past(text: &str) -> Option<(String, u32)> {
+fn numbered_sgpr_past(text: &str, addressable: u32) -> Option<(String, u32)> {
     let ops = text.split_once(char::is_whitespace)?.1;
     let b = ops.as_bytes();
     for (i, &c) in b.iter().enumerate() {
@@ -507,7 +693,7 @@ fn numbered_sgpr_past(text: &str) -> Option<(String, u32)> {
             }
             (a, a, n)
         };
-        if first.max(last) >= ADDRESSABLE_SGPRS {
+        if first.max(last) >= addressable {
             return Some((
                 ops[i..i + 1 + len].to_string(),
                 first.max(last).saturating_add(1),
@@ -530,6 +716,25 @@ pub fn parse_line(line: &str) -> std::result::Result<Option<Instruction>, String
     if body.is_empty() || words.is_empty() {
         return Ok(None);
     }
+    // VOPD: `X :: Y`, two operations issued as one instruction.
+    if let Some((x, y)) = body.split_once(" :: ") {
+        let mut first = parse_body(x.trim(), addr, words.clone())?;
+        let second = parse_body(y.trim(), addr, words)?;
+        if !first.mnemonic.starts_with("v_dual_") || !second.mnemonic.starts_with("v_dual_") {
+            return Err(format!(
+                "`::` joins only the two halves of a VOPD pair (v_dual_*), not `{}` and `{}`",
+                first.mnemonic, second.mnemonic
+            ));
+        }
+        first.text = body.to_string();
+        first.dual = Some(Box::new(second));
+        return Ok(Some(first));
+    }
+    parse_body(body, addr, words).map(Some)
+}
+
+/// One instruction's text (mnemonic, operands, modifiers) at `addr`.
+fn parse_body(body: &str, addr: u64, words: Vec<u32>) -> std::result::Result<Instruction, String> {
     let (mnemonic, rest) = match body.split_once(char::is_whitespace) {
         Some((m, r)) => (m, r.trim()),
         None => (body, ""),
@@ -555,22 +760,58 @@ pub fn parse_line(line: &str) -> std::result::Result<Option<Instruction>, String
             }
         }
     }
+    // true16: a 16-bit VGPR half (`v9.l`, `v9.h`) is its register, with
+    // the halves of all operands recorded in the `t16` modifier.
+    let mut halves = String::new();
     let ops = if mnemonic == "s_waitcnt" {
         Vec::new()
     } else {
         parts
             .iter()
-            .map(|p| parse_src(p.trim()))
+            .map(|p| {
+                let p = p.trim();
+                let (p, half) = match split_half(p) {
+                    Some((r, h)) => (r, h),
+                    None => (p.to_string(), '-'),
+                };
+                halves.push(half);
+                parse_src(&p)
+            })
             .collect::<std::result::Result<Vec<_>, _>>()?
     };
-    Ok(Some(Instruction {
+    if halves.contains(['l', 'h']) {
+        mods.push(("t16".into(), halves));
+    }
+    Ok(Instruction {
         addr,
         mnemonic: mnemonic.to_string(),
         ops,
         mods,
         words,
         text: body.to_string(),
-    }))
+        dual: None,
+    })
+}
+
+/// `v9.l` → (`v9`, 'l'), `-|v9.h|` → (`-|v9|`, 'h'): a VGPR half as LLVM
+/// prints it with `+real-true16` (modifiers around it kept).
+fn split_half(p: &str) -> Option<(String, char)> {
+    for (suffix, half) in [(".l", 'l'), (".h", 'h')] {
+        let Some(at) = p.find(suffix) else { continue };
+        let (before, after) = (&p[..at], &p[at + 2..]);
+        // The register's digits end just before, and nothing alphanumeric follows.
+        let reg = before
+            .trim_start_matches(['-', '|', '('])
+            .trim_start_matches("neg(")
+            .trim_start_matches("abs(");
+        let is_vgpr = reg
+            .strip_prefix('v')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if is_vgpr && !after.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+            return Some((format!("{before}{after}"), half));
+        }
+    }
+    None
 }
 
 fn is_modifier(t: &str) -> bool {
@@ -771,21 +1012,47 @@ fn parse_operand(s: &str) -> std::result::Result<Operand, String> {
     Ok(Operand::Text(s.to_string()))
 }
 
+/// The `--mattr` features `llvm-objdump` needs to print `kernel` of a
+/// `processor` object as the hardware runs it (empty: none).
+///
+/// * gfx11 and gfx12 (RDNA3, RDNA4, gfx1250, their generic targets):
+///   `+real-true16`. Their 16-bit VALU encodings address VGPR halves;
+///   with this feature LLVM prints them as `v9.l`/`v9.h` (without it,
+///   llvm-objdump-22 prints gfx12's as `.long`).
+/// * A wave64 kernel on gfx10+: `+wavefrontsize64` (the disassembler
+///   assumes wave32 there and would print a 64-bit lane mask as one SGPR:
+///   `vcc_lo` for `vcc`, `s0` for `s[0:1]`).
+pub fn objdump_mattr(processor: &str, kernel: &Kernel) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if ["gfx11", "gfx12"].iter().any(|p| processor.starts_with(p)) {
+        out.push("+real-true16");
+    }
+    if processor.starts_with("gfx1") && !kernel.descriptor.wave32() && kernel.wavefront_size == 64 {
+        out.push("+wavefrontsize64");
+    }
+    out
+}
+
 /// How long [`Program::disassemble`] lets `llvm-objdump` run.
 pub const DISASSEMBLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
-/// Run `objdump -d --symbolize-operands FILE` through gcn-raw's bounded
+/// Run `objdump -d --symbolize-operands [--mattr=...] FILE` through gcn-raw's bounded
 /// runner (the one gcn-patch runs every tool with): killed, with every
 /// process it started, after `limit`; its status, stdout and stderr.
 fn run_bounded(
     objdump: &Path,
     file: &Path,
+    mattr: &[&str],
     limit: std::time::Duration,
     shown: &str,
 ) -> Result<(std::process::ExitStatus, Vec<u8>, Vec<u8>)> {
     use gcn_raw::process::{run_tool, tool_command, ToolFailure, ToolRun};
     let mut cmd = tool_command(objdump);
-    cmd.arg("-d").arg("--symbolize-operands").arg(file);
+    cmd.arg("-d").arg("--symbolize-operands");
+    if !mattr.is_empty() {
+        cmd.arg(format!("--mattr={}", mattr.join(",")));
+    }
+    cmd.arg(file);
     let job = format!("on {shown}");
     let run = ToolRun {
         tool: "llvm-objdump",

@@ -41,8 +41,35 @@ pub const DEFAULT_MAX_MEMORY: u64 = 1 << 32;
 /// Default total work budget of one dispatch, in wave-instructions (10⁹):
 /// see [`Launch::max_work`].
 pub const DEFAULT_MAX_WORK: u64 = 1_000_000_000;
-/// Processors the emulator runs.
-pub const TARGETS: &[&str] = &["gfx90a", "gfx942", "gfx950"];
+/// Processors the emulator runs: CDNA (wave64) and RDNA3
+/// ([`crate::rdna::TARGETS`], wave32 and wave64).
+pub const TARGETS: &[&str] = &[
+    "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151",
+];
+
+/// The lanes of a wave of `kernel` on `processor`: 32 when its descriptor
+/// sets ENABLE_WAVEFRONT_SIZE32 (`.amdhsa_wavefront_size32`), else 64; an
+/// error when the metadata's `.wavefront_size` says otherwise, or when a
+/// wave32 kernel is not for RDNA (gfx9 has no wave32).
+pub fn wave_size(processor: &str, kernel: &Kernel) -> Result<u32> {
+    let d32 = kernel.descriptor.wave32();
+    let size = if d32 { 32 } else { 64 };
+    if kernel.wavefront_size != size {
+        return Err(Error::launch(format!(
+            "kernel `{}`: its descriptor says wave{size} (KERNEL_CODE_PROPERTIES.ENABLE_WAVEFRONT_SIZE32 = {}) but its metadata's .wavefront_size is {}; rebuild the object so they agree (.amdhsa_wavefront_size32 and the metadata come from the same -mwavefrontsize64 choice)",
+            kernel.name,
+            d32 as u8,
+            kernel.wavefront_size
+        )));
+    }
+    if d32 && !processor.starts_with("gfx1") {
+        return Err(Error::launch(format!(
+            "kernel `{}` is wave32, which {processor} does not run (gfx9 is wave64 only)",
+            kernel.name
+        )));
+    }
+    Ok(size)
+}
 
 /// One dispatch's shape and limits.
 #[derive(Debug, Clone)]
@@ -157,7 +184,7 @@ pub struct Stats {
 fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()> {
     if !TARGETS.contains(&co.processor.as_str()) {
         return Err(Error::launch(format!(
-            "{}: target `{}` is not supported; the emulator runs {} (wave64){}",
+            "{}: target `{}` is not supported; the emulator runs {}{}",
             co.path,
             co.processor,
             TARGETS.join(", "),
@@ -168,12 +195,7 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
             }
         )));
     }
-    if kernel.descriptor.wave32() || kernel.wavefront_size != 64 {
-        return Err(Error::launch(format!(
-            "kernel `{}` is wave32; only wave64 runs",
-            kernel.name
-        )));
-    }
+    wave_size(&co.processor, kernel)?;
     if launch.grid.contains(&0) || launch.block.contains(&0) {
         return Err(Error::launch(format!(
             "grid {:?} and block {:?} must be at least 1 in every dimension",
@@ -198,7 +220,7 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
             launch.block
         )));
     }
-    // LDS per workgroup: 64 KiB on gfx90a/gfx942, 160 KiB on gfx950.
+    // LDS per workgroup: 64 KiB on gfx90a/gfx942 and gfx11, 160 KiB on gfx950.
     let lds_max: u64 = if co.processor == "gfx950" {
         160 << 10
     } else {
@@ -416,11 +438,18 @@ fn run_with<O: Observe>(
     observe: Option<&O>,
 ) -> Result<(Stats, Vec<O::Workgroup>)> {
     check_launch(co, kernel, launch)?;
-    program.check_registers(kernel)?;
+    let numbering = crate::decode::Numbering::of(&co.processor);
+    program.check_registers_for(kernel, numbering)?;
+    let wave_size = wave_size(&co.processor, kernel)?;
+    let rdna = crate::rdna::is_rdna3(&co.processor);
+    // RDNA code runs under the executor's names of its operations
+    // (`crate::rdna::ALIASES`); observers index the same instructions.
+    let renamed = rdna.then(|| crate::rdna::executable(program));
+    let exec_program = renamed.as_ref().unwrap_or(program);
     let kernarg = kernarg_bytes(kernel, args, launch)?;
     let n_wg = launch.grid.iter().map(|&g| g as u128).product::<u128>();
     let threads_per_wg: u32 = launch.block.iter().product();
-    let waves_per_wg = threads_per_wg.div_ceil(LANES as u32);
+    let waves_per_wg = threads_per_wg.div_ceil(wave_size);
     // A sampling observer's few workgroups: only they are visited.
     let only: Option<Vec<u64>> = observe.and_then(|o| o.only()).map(|mut v| {
         v.retain(|&i| (i as u128) < n_wg);
@@ -462,7 +491,10 @@ fn run_with<O: Observe>(
     let _freed = Freed(mem, [kernarg_addr, packet_addr, queue_addr]);
     let setup = Setup {
         kernel,
-        program,
+        program: exec_program,
+        wave_size,
+        numbering,
+        rdna,
         mem,
         launch,
         kernarg_addr,
@@ -472,11 +504,14 @@ fn run_with<O: Observe>(
         start,
         waves_per_wg,
         shared: (!launch.sanitize.is_empty()).then(|| std::sync::Arc::new(program.clone())),
+        processor: &co.processor,
         ocp_fp8: co.processor == "gfx950",
         spent: AtomicU64::new(0),
         lds_out_of_range: AtomicU64::new(0),
         approx: Mutex::default(),
-        typed: if launch.typed {
+        // RDNA runs on the reference executor alone for now: the typed
+        // lowering's lane loops are wave64's.
+        typed: if launch.typed && !rdna {
             crate::typed::lower_all(program)
         } else {
             Vec::new()
@@ -669,6 +704,12 @@ fn dims_of(launch: &Launch) -> u32 {
 struct Setup<'a> {
     kernel: &'a Kernel,
     program: &'a Program,
+    /// Lanes of a wave (32 or 64).
+    wave_size: u32,
+    /// The target's SGPR numbering.
+    numbering: crate::decode::Numbering,
+    /// An RDNA target (gfx10+ register allocation: no AGPRs).
+    rdna: bool,
     mem: &'a Memory,
     launch: &'a Launch,
     kernarg_addr: u64,
@@ -679,6 +720,8 @@ struct Setup<'a> {
     waves_per_wg: u32,
     /// The program, shared with the LDS shadows, when sanitizing.
     shared: Option<std::sync::Arc<Program>>,
+    /// The processor (the sanitizer's counter rules, [`crate::waitcnt`]).
+    processor: &'a str,
     /// fp8/bf8 are OCP (gfx950), else FNUZ.
     ocp_fp8: bool,
     /// Wave-instructions executed so far over the whole dispatch (the
@@ -697,9 +740,17 @@ impl Setup<'_> {
     /// "Initial Kernel Execution State").
     fn wave(&self, wg: [u32; 3], w: u32) -> Wave {
         let d = &self.kernel.descriptor;
-        let vgprs = d.vgpr_count().min(512) as usize;
-        let agprs = d.vgpr_count().saturating_sub(d.accum_offset()).min(256) as usize;
+        let (vgprs, agprs) = if self.rdna {
+            (crate::decode::rdna_vgprs(self.kernel) as usize, 0)
+        } else {
+            (
+                d.vgpr_count().min(512) as usize,
+                d.vgpr_count().saturating_sub(d.accum_offset()).min(256) as usize,
+            )
+        };
         let mut wave = Wave::new(vgprs.max(3), agprs);
+        wave.wave_size = self.wave_size;
+        wave.numbering = self.numbering;
         let mut i = 0usize;
         let put2 = |wave: &mut Wave, i: &mut usize, v: u64| {
             wave.s[*i] = v as u32;
@@ -760,8 +811,8 @@ impl Setup<'_> {
         let n_items = b[0] * b[1] * b[2];
         let ids = d.workitem_id_vgprs();
         let mut exec = 0u64;
-        for lane in 0..LANES {
-            let t = w * LANES as u32 + lane as u32;
+        for lane in 0..self.wave_size as usize {
+            let t = w * self.wave_size + lane as u32;
             if t >= n_items {
                 continue;
             }
@@ -814,6 +865,7 @@ impl Setup<'_> {
                 d.group_segment_fixed_size as u64,
                 self.launch.dynamic_lds,
             )
+            .target(self.processor)
         });
         let mut both;
         let mut observer: Option<&mut dyn Observer> = match (observer, san.as_mut()) {

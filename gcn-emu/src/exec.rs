@@ -59,6 +59,12 @@ pub struct Wave {
     /// The approximate instructions this wave executed, and the launch's
     /// perturbation seed ([`crate::approx`]).
     pub approx: crate::approx::Tally,
+    /// Lanes of the wave: 64, or 32 on RDNA in wave32 mode. Lanes at and
+    /// past it are never active; in wave32 EXEC and VCC are `exec_lo` and
+    /// `vcc_lo`, and a lane mask is one SGPR ([`Wave::read_mask`]).
+    pub wave_size: u32,
+    /// The target's SGPR numbering (where `m0` and `null` are).
+    pub numbering: crate::decode::Numbering,
 }
 
 /// Words 1 and 3 of the private segment buffer V# the launch puts in the
@@ -284,10 +290,33 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_waitcnt_lgkmcnt", Sopk),
         ("s_waitcnt_vmcnt", Sopk),
         ("s_waitcnt_vscnt", Sopk),
+        // wave32's saveexec (RDNA), under gfx9's names of the operations
+        // ([`crate::rdna::ALIASES`] maps `s_and_not1_saveexec_b32` here).
+        ("s_and_saveexec_b32", Sop1),
+        ("s_andn1_saveexec_b32", Sop1),
+        ("s_andn2_saveexec_b32", Sop1),
+        ("s_nand_saveexec_b32", Sop1),
+        ("s_nor_saveexec_b32", Sop1),
+        ("s_or_saveexec_b32", Sop1),
+        ("s_orn1_saveexec_b32", Sop1),
+        ("s_orn2_saveexec_b32", Sop1),
+        ("s_xnor_saveexec_b32", Sop1),
+        ("s_xor_saveexec_b32", Sop1),
+        // gfx10+ cross-row permutes.
+        ("v_permlane16_b32", Vop3),
+        ("v_permlanex16_b32", Vop3),
         ("v_fmac_f16", Vop2),
         ("v_madak_f32", Vop2),
         ("v_madmk_f32", Vop2),
         ("v_mul_lo_i32", Vop3),
+        // RDNA (gfx11/gfx12) operations with semantics of their own.
+        ("v_mov_b16", Vop1),
+        ("v_dot2acc_f32_f16", Vop2),
+        ("v_dot2acc_f32_bf16", Vop2),
+        ("v_max_num_f32", Vop2),
+        ("v_min_num_f32", Vop2),
+        ("v_max3_num_f32", Vop3),
+        ("v_min3_num_f32", Vop3),
     ]
 };
 
@@ -298,9 +327,23 @@ pub(crate) fn format_of(mnemonic: &str) -> Option<crate::isa::Format> {
         Some(p) => Some(p.format),
         None => {
             let base = base_name(mnemonic).0;
-            UNLISTED.iter().find(|u| u.0 == base).map(|u| u.1)
+            UNLISTED
+                .iter()
+                .find(|u| u.0 == base)
+                .map(|u| u.1)
+                .or_else(|| rdna_matrix(base))
         }
     }
+}
+
+/// `Format::Mfma` when an RDNA table lists `name` as a matrix instruction
+/// (WMMA, SWMMAC: [`crate::wmma`]); the CDNA table has none of them.
+fn rdna_matrix(name: &str) -> Option<crate::isa::Format> {
+    ["gfx1100", "gfx1201"]
+        .iter()
+        .filter_map(|t| crate::isa::table_for(t)?.lookup(name))
+        .map(|p| p.format)
+        .find(|&f| f == crate::isa::Format::Mfma)
 }
 
 /// The [`Unit`] of `mnemonic` as LLVM prints it (suffixes allowed).
@@ -380,6 +423,7 @@ pub(crate) fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
         "v_frexp_exp_i32_f64" => (B32, [F64; 3]),
         "v_pack_b32_f16" => (B32, [F16, F16, B32]),
         "v_mov_b64" => (B64, [B64; 3]),
+        "v_dot2acc_f32_f16" | "v_dot2acc_f32_bf16" => (F32, [B32, B32, F32]),
         // VOP3 v_cndmask takes float input modifiers (abs/neg of 32 bits).
         "v_cndmask_b32" => (B32, [F32, F32, B32]),
         "v_fma_mix_f32" | "v_fma_mixlo_f16" | "v_fma_mixhi_f16" => (B32, [B32; 3]),
@@ -406,6 +450,8 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         // Moves and bit operations.
         "v_mov_b32" | "v_accvgpr_write_b32" | "v_accvgpr_read_b32" | "v_accvgpr_mov_b32" => r(a32),
         "v_mov_b64" => r64(a),
+        // RDNA's 16-bit move (true16 halves: see `t16_halves`).
+        "v_mov_b16" => r(a32 & 0xffff),
         "v_not_b32" => r(!a32),
         "v_and_b32" => r(a32 & b32),
         "v_or_b32" => r(a32 | b32),
@@ -630,6 +676,29 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_madmk_f32" | "v_madak_f32" => r(bf32(fa * fb + fc) as u32),
         "v_min_f32" => r(bf32(fa.min(fb)) as u32),
         "v_max_f32" => r(bf32(fa.max(fb)) as u32),
+        // RDNA4 `_num_` (ISA pseudo-code): a NaN operand yields the other;
+        // two NaNs yield src0 quieted; +0 > -0.
+        "v_max_num_f32" => r(num_minmax32(a32, b32, true)),
+        "v_min_num_f32" => r(num_minmax32(a32, b32, false)),
+        "v_max3_num_f32" => r(num_minmax32(num_minmax32(a32, b32, true), c32, true)),
+        "v_min3_num_f32" => r(num_minmax32(num_minmax32(a32, b32, false), c32, false)),
+        // RDNA `v_dot2acc_f32_{f16,bf16}` (ISA pseudo-code): the two
+        // products (exact in f32) added to the accumulator in turn, each
+        // sum rounded to f32.
+        "v_dot2acc_f32_f16" | "v_dot2acc_f32_bf16" => {
+            let half = |v: u32, hi: bool| {
+                let h = if hi { v >> 16 } else { v & 0xffff };
+                if name == "v_dot2acc_f32_f16" {
+                    f16b(h as u64)
+                } else {
+                    f32::from_bits(h << 16)
+                }
+            };
+            let mut t = fc;
+            t += half(a32, false) * half(b32, false);
+            t += half(a32, true) * half(b32, true);
+            r(bf32(t) as u32)
+        }
         "v_min3_f32" => r(bf32(fa.min(fb).min(fc)) as u32),
         "v_max3_f32" => r(bf32(fa.max(fb).max(fc)) as u32),
         "v_med3_f32" => {
@@ -728,6 +797,32 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_sqrt_f16" => r(bf16(ha.sqrt()) as u32),
         "v_div_fixup_f16" => r(bf16(div_fixup32(ha, hb, hc)) as u32),
         _ => None,
+    }
+}
+
+/// RDNA4's `v_max_num_f32`/`v_min_num_f32` on raw bits (the ISA guide's
+/// pseudo-code): when both are NaN, src0 quieted; when one is, the other;
+/// else the larger (smaller), with +0 above -0.
+pub(crate) fn num_minmax32(a: u32, b: u32, max: bool) -> u32 {
+    let (fa, fb) = (f32::from_bits(a), f32::from_bits(b));
+    match (fa.is_nan(), fb.is_nan()) {
+        (true, true) => a | 0x0040_0000,
+        (true, false) => b,
+        (false, true) => a,
+        _ => {
+            let zeros = fa == 0.0 && fb == 0.0;
+            let (sa, sb) = (a >> 31 != 0, b >> 31 != 0);
+            let a_wins = if max {
+                fa > fb || zeros && !sa && sb
+            } else {
+                fa < fb || zeros && sa && !sb
+            };
+            if a_wins {
+                a
+            } else {
+                b
+            }
+        }
     }
 }
 
@@ -1121,6 +1216,54 @@ impl Wave {
             private: Vec::new(),
             private_size: 0,
             approx: Default::default(),
+            wave_size: LANES as u32,
+            numbering: crate::decode::Numbering::GFX9,
+        }
+    }
+
+    /// The lanes that exist: all 64 bits, or the low 32 in wave32.
+    pub fn lane_bits(&self) -> u64 {
+        if self.wave_size == 32 {
+            0xffff_ffff
+        } else {
+            u64::MAX
+        }
+    }
+    /// `m0`'s value (SGPR 124 on gfx9, 125 on gfx11+).
+    pub fn m0(&self) -> u32 {
+        self.s[self.numbering.m0 as usize]
+    }
+    /// Whether the wave runs gfx10+ (RDNA) code: the generations with `null`.
+    pub(crate) fn rdna(&self) -> bool {
+        self.numbering.null.is_some()
+    }
+    /// Whether SGPR `i` is `null` (reads 0, writes dropped).
+    fn is_null(&self, i: usize) -> bool {
+        self.numbering.null.is_some_and(|n| n as usize == i)
+    }
+    /// A lane-mask operand (a compare's result, a carry, `v_cndmask`'s
+    /// mask): an SGPR pair in wave64, one SGPR in wave32 (its bits past 31
+    /// are 0).
+    pub(crate) fn read_mask(&self, src: &Src, ctx: &Ctx) -> R<u64> {
+        if self.wave_size == 32 {
+            Ok(self.sread(src, ctx)? as u64)
+        } else {
+            self.sread64(src, ctx)
+        }
+    }
+    /// Write a lane mask to `dst`: an SGPR pair in wave64, one SGPR in wave32.
+    pub(crate) fn write_mask(&mut self, dst: &Src, bits: u64) -> R<()> {
+        if self.wave_size == 32 {
+            self.swrite(dst, bits as u32)
+        } else {
+            self.swrite64(dst, bits)
+        }
+    }
+    /// Set VCC to a lane mask (`vcc_lo` alone in wave32).
+    pub(crate) fn set_vcc(&mut self, bits: u64) {
+        self.s[VCC as usize] = bits as u32;
+        if self.wave_size != 32 {
+            self.s[VCC as usize + 1] = (bits >> 32) as u32;
         }
     }
 
@@ -1165,21 +1308,26 @@ impl Wave {
     }
     /// Write SGPR `i`, or a fault past the file.
     fn sset(&mut self, i: usize, v: u32) -> R<()> {
-        *self.s.get_mut(i).ok_or_else(|| sgpr_fault(i, 1))? = v;
+        let r = self.s.get_mut(i).ok_or_else(|| sgpr_fault(i, 1))?;
+        if self.numbering.null.is_none_or(|n| n as usize != i) {
+            *r = v;
+        }
         Ok(())
     }
 
-    /// The exec mask.
+    /// The exec mask (`exec_lo` alone in wave32).
     pub fn exec(&self) -> u64 {
-        self.s[EXEC as usize] as u64 | (self.s[EXEC as usize + 1] as u64) << 32
+        (self.s[EXEC as usize] as u64 | (self.s[EXEC as usize + 1] as u64) << 32) & self.lane_bits()
     }
-    /// Set the exec mask.
+    /// Set the exec mask (`exec_lo` alone in wave32: `exec_hi` is kept).
     pub fn set_exec(&mut self, m: u64) {
         self.s[EXEC as usize] = m as u32;
-        self.s[EXEC as usize + 1] = (m >> 32) as u32;
+        if self.wave_size != 32 {
+            self.s[EXEC as usize + 1] = (m >> 32) as u32;
+        }
     }
     pub(crate) fn vcc(&self) -> u64 {
-        self.s[VCC as usize] as u64 | (self.s[VCC as usize + 1] as u64) << 32
+        (self.s[VCC as usize] as u64 | (self.s[VCC as usize + 1] as u64) << 32) & self.lane_bits()
     }
 
     fn aperture(&self, name: &str, ctx: &Ctx) -> R<u32> {
@@ -1218,7 +1366,7 @@ impl Wave {
                 index,
                 count,
             } => {
-                if *count < 2 {
+                if *count < 2 || self.is_null(*index as usize) {
                     self.sregs(*index, 1)?[0] as u64
                 } else {
                     let r = self.sregs(*index, 2)?;
@@ -1249,6 +1397,10 @@ impl Wave {
                 ..
             } => {
                 let i = index as usize;
+                if self.is_null(i) {
+                    // A 64-bit `null` destination drops both halves.
+                    return Ok(());
+                }
                 self.sregs(index, 2)?;
                 self.s[i] = v as u32;
                 self.s[i + 1] = (v >> 32) as u32;
@@ -1294,7 +1446,7 @@ impl Wave {
                 index,
                 ..
             } => {
-                if ty.is64() {
+                if ty.is64() && !self.is_null(*index as usize) {
                     let r = self.sregs(*index, 2)?;
                     r[0] as u64 | (r[1] as u64) << 32
                 } else {
@@ -1414,6 +1566,9 @@ pub(crate) fn dpp_source(ctrl: u32, lane: usize) -> Option<usize> {
         // ROW_NEWBCAST_FIRST 0x150; AMDGPU gfx90a `dpp_ctrl` docs:
         // "broadcast a thread within a row to the whole row").
         0x150..=0x15f => Some(row + (ctrl & 15) as usize),
+        // gfx10+ `row_xmask:N`: lane `l ^ N` of the row (LLVM SIDefines.h
+        // DppCtrl ROW_XMASK_FIRST 0x160).
+        0x160..=0x16f => Some(row + (l ^ (ctrl & 15) as usize)),
         _ => None,
     }
 }
@@ -1424,6 +1579,14 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     wave.executed += 1;
     let next = wave.pc + 1;
     wave.pc = next;
+    if let Some(y) = ins.dual.as_deref() {
+        // A VOPD pair is vector ALU work: VSKIP suppresses it.
+        return if wave.vskip {
+            Ok(())
+        } else {
+            vopd(wave, ins, y, ctx)
+        };
+    }
     let unit = unit(m);
     match unit {
         Unit::SmemRead => return smem(wave, ins, ctx),
@@ -1440,6 +1603,123 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         return step_v(wave, &indexed, ctx, unit);
     }
     step_v(wave, ins, ctx, unit)
+}
+
+/// The VOP1/VOP2 operation a VOPD half (`v_dual_*`) performs, as the
+/// executor names it: the half's name without `dual_`, except the two
+/// halves whose VOP2 instruction the executor knows by its CDNA name.
+/// The X/Y opcode tables and each half's pseudo-code are in AMD's RDNA3
+/// and RDNA4 ISA guides (VOPD, "Dual Issue VALU"); every half is one of
+/// the 17 of `isa::rdna3`/`isa::rdna4` with [`crate::isa::Format::Vopd`].
+pub(crate) fn vopd_operation(half: &str) -> Option<&'static str> {
+    Some(match half.strip_prefix("v_dual_")? {
+        "fmac_f32" => "v_fmac_f32",
+        "fmaak_f32" => "v_fmaak_f32",
+        "fmamk_f32" => "v_fmamk_f32",
+        "mul_f32" => "v_mul_f32",
+        "add_f32" => "v_add_f32",
+        "sub_f32" => "v_sub_f32",
+        "subrev_f32" => "v_subrev_f32",
+        // `0 * x = 0` (DX9 rules): CDNA's `v_mul_legacy_f32`.
+        "mul_dx9_zero_f32" => "v_mul_legacy_f32",
+        "mov_b32" => "v_mov_b32",
+        "cndmask_b32" => "v_cndmask_b32",
+        // RDNA3's names: IEEE maxNum/minNum as the executor's `v_max_f32`.
+        "max_f32" => "v_max_f32",
+        "min_f32" => "v_min_f32",
+        // RDNA4's: maximumNumber/minimumNumber with its NaN and ±0 rules.
+        "max_num_f32" => "v_max_num_f32",
+        "min_num_f32" => "v_min_num_f32",
+        "dot2acc_f32_f16" => "v_dot2acc_f32_f16",
+        "dot2acc_f32_bf16" => "v_dot2acc_f32_bf16",
+        "add_nc_u32" => "v_add_u32",
+        "lshlrev_b32" => "v_lshlrev_b32",
+        "and_b32" => "v_and_b32",
+        _ => return None,
+    })
+}
+
+/// One half of a VOPD pair as the VOP2/VOP1 instruction it performs
+/// (`_e32`), with `v_dual_cndmask_b32`'s implicit lane mask made explicit:
+/// VCC_LO, which LLVM does not print (the pair is wave32 only).
+fn vopd_half(h: &Instruction) -> R<Instruction> {
+    let Some(op) = vopd_operation(&h.mnemonic) else {
+        return unsup(format!("VOPD half `{}`", h.mnemonic));
+    };
+    let mut out = h.clone();
+    out.mnemonic = format!("{op}_e32");
+    out.dual = None;
+    if op == "v_cndmask_b32" {
+        out.ops.push(Src {
+            op: Operand::Reg {
+                file: RegFile::S,
+                index: VCC,
+                count: 1,
+            },
+            neg: false,
+            abs: false,
+            sext: false,
+        });
+    }
+    Ok(out)
+}
+
+/// A VOPD pair (RDNA3 ISA guide, section 7.6 "Dual Issue VALU"): the two
+/// operations execute at the same time, so when one reads a VGPR the
+/// other writes, the read gets the old value. X runs first; when Y reads
+/// X's destination, Y runs with that register's old value put back, then
+/// X's result is restored. The guide requires the two destinations to
+/// differ (one even, one odd): a pair writing one register twice is
+/// refused. The guide also says the encoding is illegal in wave64 (the
+/// hardware skips it); LLVM never emits it there.
+fn vopd(w: &mut Wave, x: &Instruction, y: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let (xh, yh, xd) = vopd_halves(x, y)?;
+    let before = *w.vreg(RegFile::V, xd)?;
+    valu_ins(w, &xh, ctx)?;
+    if reads_vgpr(&yh, xd) {
+        let after = std::mem::replace(w.vreg_mut(RegFile::V, xd)?, before);
+        valu_ins(w, &yh, ctx)?;
+        *w.vreg_mut(RegFile::V, xd)? = after;
+        Ok(())
+    } else {
+        valu_ins(w, &yh, ctx)
+    }
+}
+
+/// The two halves of the VOPD pair `x :: y` as the VOP1/VOP2
+/// instructions they perform ([`vopd_half`]), and X's destination VGPR;
+/// refused when a half is unknown, a destination is not one VGPR, or both
+/// write the same register.
+pub(crate) fn vopd_halves(
+    x: &Instruction,
+    y: &Instruction,
+) -> R<(Instruction, Instruction, usize)> {
+    let (xh, yh) = (vopd_half(x)?, vopd_half(y)?);
+    let dst = |h: &Instruction| match h.ops.first().map(|s| &s.op) {
+        Some(Operand::Reg {
+            file: RegFile::V,
+            index,
+            count: 1,
+        }) => Ok(*index as usize),
+        _ => unsup(format!(
+            "VOPD half `{}`: its destination is not one VGPR",
+            h.text
+        )),
+    };
+    let (xd, yd) = (dst(&xh)?, dst(&yh)?);
+    if xd == yd {
+        return unsup(format!(
+            "both halves of the VOPD pair write v{xd}; the ISA requires different destinations (one even, one odd)"
+        ));
+    }
+    Ok((xh, yh, xd))
+}
+
+/// Whether `h` reads VGPR `v` among its sources (operands past the first).
+pub(crate) fn reads_vgpr(h: &Instruction, v: usize) -> bool {
+    h.ops.iter().skip(1).any(|s| {
+        matches!(s.op, Operand::Reg { file: RegFile::V, index, count } if (index as usize..index as usize + count as usize).contains(&v))
+    })
 }
 
 /// `ins` with VGPR indexing applied (GFX9 `s_set_gpr_idx_on`): `M0[7:0]`
@@ -1469,11 +1749,12 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
         let Operand::Reg {
             file: RegFile::V,
             index,
-            ..
+            count,
         } = &mut o.op
         else {
             continue;
         };
+        let count = *count;
         let bit = match props.operands.get(i).map(|p| p.name) {
             Some("vdst") => 8,
             Some("src0") => 1,
@@ -1485,6 +1766,19 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
         };
         if mode & bit != 0 {
             *index += idx as u16;
+            // The unified file: the AGPRs start where the VGPRs the wave
+            // holds apart from them end (`.amdhsa_accum_offset`).
+            let accum = w.v.len().saturating_sub(w.a.len());
+            let end = *index as usize + count as usize;
+            if !w.a.is_empty() && end > accum {
+                return Err(Stop::Fault(
+                    None,
+                    format!(
+                        "VGPR indexing (s_set_gpr_idx_on, M0[7:0] = {idx}) reaches v{}, past .amdhsa_accum_offset {accum} where this kernel's AGPRs start: reading or writing AGPRs through a VGPR index is not modelled",
+                        end - 1
+                    ),
+                ));
+            }
         }
     }
     Ok(out)
@@ -1635,6 +1929,9 @@ fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx, unit: Unit) -> R<()
     {
         return lane_op(wave, ins, ctx);
     }
+    if matches!(base_name(m).0, "v_permlane16_b32" | "v_permlanex16_b32") {
+        return permlane16(wave, ins, ctx);
+    }
     if m.starts_with("v_pk_") {
         return vop3p(wave, ins, ctx);
     }
@@ -1726,6 +2023,9 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         | "s_waitcnt_lgkmcnt" | "s_dcache_wb" | "s_dcache_inv" | "s_icache_inv"
         | "s_buffer_wbinvl1" | "s_wakeup" | "s_sethalt" | "s_ttracedata" | "s_trap_nop"
         | "s_code_end" => return Ok(()),
+        // gfx11's `s_sendmsg sendmsg(MSG_DEALLOC_VGPRS)` before `s_endpgm`
+        // releases the wave's VGPRs early: nothing to do here.
+        "s_sendmsg" if ins.text.contains("MSG_DEALLOC_VGPRS") => return Ok(()),
         "s_branch" => return jump(w, ins, ctx, branch_target(ins)),
         "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
         | "s_cbranch_execz" | "s_cbranch_execnz" => {
@@ -1815,9 +2115,17 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         };
         return Ok(());
     }
-    // Saveexec.
-    if let Some(kind) = m.strip_suffix("_saveexec_b64") {
-        let src = w.sread64(op(1)?, ctx)?;
+    // Saveexec (`_b32`: wave32's, on one SGPR).
+    let saveexec = m
+        .strip_suffix("_saveexec_b64")
+        .or_else(|| m.strip_suffix("_saveexec_b32"));
+    if let Some(kind) = saveexec {
+        let b32 = m.ends_with("_b32");
+        let src = if b32 {
+            w.sread(op(1)?, ctx)? as u64
+        } else {
+            w.sread64(op(1)?, ctx)?
+        };
         let exec = w.exec();
         let new = match kind {
             "s_and" => src & exec,
@@ -1832,7 +2140,12 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             "s_orn1" => !src | exec,
             _ => return unsup(""),
         };
-        w.swrite64(op(0)?, exec)?;
+        let new = if b32 { new & 0xffff_ffff } else { new };
+        if b32 {
+            w.swrite(op(0)?, exec as u32)?;
+        } else {
+            w.swrite64(op(0)?, exec)?;
+        }
         w.set_exec(new);
         w.scc = new != 0;
         return Ok(());
@@ -2311,7 +2624,7 @@ pub(crate) fn parse_int(s: &str) -> R<i64> {
 }
 
 fn mask_bit(w: &Wave, src: &Src, lane: usize, ctx: &Ctx) -> R<bool> {
-    Ok((w.sread64(src, ctx)? >> lane) & 1 != 0)
+    Ok((w.read_mask(src, ctx)? >> lane) & 1 != 0)
 }
 
 /// Vector ALU ops of the VOP1/VOP2/VOP3 encodings (with DPP and SDWA).
@@ -2434,17 +2747,46 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     if int_clamp && saturating(name, [0; 3]).is_none() {
         return unsup("clamp on this integer operation");
     }
-    let op_sel = ins
+    let mut op_sel = ins
         .modifier("op_sel")
         .map(parse_bits)
         .transpose()?
         .unwrap_or_default();
+    // true16 (RDNA): `.h` operands read and write the high half, `.l` the
+    // low; a 16-bit result keeps the other half of its register.
+    let t16 = t16_halves(ins);
+    if let Some(t) = t16 {
+        op_sel.resize(4, 0);
+        for k in 0..srcs.len().min(3) {
+            op_sel[k] |= (t.get(first_src + k) == Some(&b'h')) as u8;
+        }
+        op_sel[3] |= (t.first() == Some(&b'h')) as u8;
+    }
+    // DPP8 (gfx10+): src0 from lane `sel[lane % 8]` of the lane's group
+    // of 8, the selects 3 bits each in the DPP word's bits 8-31 (LLVM
+    // `dpp8:[...]`).
+    let dpp8 = if enc == "_dpp" && ins.has("dpp8") {
+        if ins.has("fi") {
+            return unsup("DPP8 with fi:1 (fetch-inactive is not modelled)");
+        }
+        Some(ins.words.get(1).copied().unwrap_or(0) >> 8)
+    } else {
+        None
+    };
     // DPP: src0 from another lane; writes of disabled rows/banks are skipped.
-    let dpp = if enc == "_dpp" {
+    let dpp = if enc == "_dpp" && dpp8.is_none() {
         let word = ins.words.get(1).copied().unwrap_or(0);
         let ctrl = word >> 8 & 0x1ff;
-        if !matches!(ctrl, 0..=0xff | 0x101..=0x10f | 0x111..=0x11f | 0x121..=0x12f | 0x130 | 0x134 | 0x138 | 0x13c | 0x140..=0x143 | 0x150..=0x15f)
-        {
+        // gfx10+ dropped the wave shifts/rotates and row broadcasts
+        // (0x130-0x143), made 0x150-0x15f `row_share` (gfx90a's
+        // `row_newbcast`, the same lane choice) and added `row_xmask`
+        // (0x160-0x16f) (LLVM SIDefines.h DppCtrl).
+        let known = if w.rdna() {
+            matches!(ctrl, 0..=0xff | 0x101..=0x10f | 0x111..=0x11f | 0x121..=0x12f | 0x140 | 0x141 | 0x150..=0x16f)
+        } else {
+            matches!(ctrl, 0..=0xff | 0x101..=0x10f | 0x111..=0x11f | 0x121..=0x12f | 0x130 | 0x134 | 0x138 | 0x13c | 0x140..=0x143 | 0x150..=0x15f)
+        };
+        if !known {
             return unsup(format!("DPP control {ctrl:#x}"));
         }
         Some((
@@ -2470,6 +2812,13 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             continue;
         }
         let mut src_lane = lane;
+        if let Some(sel) = dpp8 {
+            let s = lane / 8 * 8 + (sel >> (3 * (lane % 8)) & 7) as usize;
+            if exec >> s & 1 == 0 {
+                return unsup("DPP8 reading an inactive lane (not modelled)");
+            }
+            src_lane = s;
+        }
         if let Some((ctrl, bound_ctrl, bank_mask, row_mask)) = dpp {
             if row_mask >> (lane / 16) & 1 == 0 || bank_mask >> (lane % 16 / 4) & 1 == 0 {
                 continue;
@@ -2516,7 +2865,11 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 v
             };
         }
-        if (name.starts_with("v_mac_") || name.starts_with("v_fmac_")) && srcs.len() == 2 {
+        if (name.starts_with("v_mac_")
+            || name.starts_with("v_fmac_")
+            || name.starts_with("v_dot2acc_"))
+            && srcs.len() == 2
+        {
             x[2] = w.vread(dst, lane, sty[2], ctx)?;
         }
         let cin = if mask_in {
@@ -2619,6 +2972,8 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 )?;
                 let v = if dst_hi {
                     (old & 0xffff) | (v & 0xffff) << 16
+                } else if t16.is_some() {
+                    (old & 0xffff_0000) | (v & 0xffff)
                 } else {
                     v & 0xffff
                 };
@@ -2629,9 +2984,15 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
     }
     if has_sdst {
-        w.swrite64(opnd(ops, 1)?, bits)?;
+        w.write_mask(opnd(ops, 1)?, bits)?;
     }
     Ok(())
+}
+
+/// The per-operand halves of a true16 instruction (`l`, `h` or `-`, in
+/// printed operand order; [`Instruction::mods`]), when it names one.
+fn t16_halves(ins: &Instruction) -> Option<&[u8]> {
+    ins.modifier("t16").map(str::as_bytes)
 }
 
 /// The saturated result of an integer add/sub with `clamp` (CDNA3 ISA:
@@ -2835,6 +3196,18 @@ fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 ))
             };
             (rd(s0, "src0_sel", sty)?, rd(s1, "src1_sel", ty1)?)
+        } else if let Some(t) = t16_halves(ins) {
+            // true16: a `.h` source is its register's high half.
+            let first = ops.len() - 2;
+            let rd = |s: &Src, k: usize, ty: Ty| -> R<u64> {
+                if t.get(first + k) == Some(&b'h') {
+                    let raw = w.vread(&plain(s), lane, Ty::B32, ctx)? >> 16;
+                    Ok(float_mods(raw, ty, s.abs, s.neg))
+                } else {
+                    w.vread(s, lane, ty, ctx)
+                }
+            };
+            (rd(s0, 0, sty)?, rd(s1, 1, ty1)?)
         } else {
             (w.vread(s0, lane, sty, ctx)?, w.vread(s1, lane, ty1, ctx)?)
         };
@@ -2842,13 +3215,54 @@ fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         bits |= (r as u64) << lane;
     }
     if let Some(d) = sdst {
-        w.swrite64(d, bits)?;
+        w.write_mask(d, bits)?;
     } else if !x {
-        w.s[VCC as usize] = bits as u32;
-        w.s[VCC as usize + 1] = (bits >> 32) as u32;
+        w.set_vcc(bits);
     }
     if x {
         w.set_exec(bits);
+    }
+    Ok(())
+}
+
+/// gfx10+ `v_permlane16_b32 vdst, vsrc0, ssrc1, ssrc2` and
+/// `v_permlanex16_b32`: lane `l` of each row of 16 reads `vsrc0` from the
+/// lane of its row (`permlanex16`: of the other row of its 32) that the
+/// nibble `l % 16` of `ssrc2:ssrc1` (64 bits, lane 0's in `ssrc1[3:0]`)
+/// names. `op_sel[0]` is FI (read inactive lanes too) and `op_sel[1]`
+/// BOUND_CTRL: a lane whose source is inactive writes 0 with BOUND_CTRL,
+/// else keeps `vdst` (LLVM AMDGPUUsage, `llvm.amdgcn.permlane16`; RDNA3
+/// ISA, V_PERMLANE16_B32).
+fn permlane16(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let ops = &ins.ops;
+    if ops.len() != 4 || ops.iter().any(|o| o.neg || o.abs) {
+        return unsup("operand count or modifiers");
+    }
+    let sel = op_sel_bits(ins)?;
+    let (fi, bound_ctrl) = (sel[0] == 1, sel[1] == 1);
+    let x = base_name(&ins.mnemonic).0 == "v_permlanex16_b32";
+    let lo = w.sread(opnd(ops, 2)?, ctx)? as u64;
+    let hi = w.sread(opnd(ops, 3)?, ctx)? as u64;
+    let select = lo | hi << 32;
+    let exec = w.exec();
+    let mut src = [0u32; LANES];
+    for (lane, v) in src.iter_mut().enumerate() {
+        *v = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+    }
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let row = if x { (lane / 16) ^ 1 } else { lane / 16 };
+        let from = row * 16 + (select >> (4 * (lane % 16)) & 15) as usize;
+        let v = if exec >> from & 1 != 0 || fi {
+            src[from]
+        } else if bound_ctrl {
+            0
+        } else {
+            continue;
+        };
+        w.vwrite(opnd(ops, 0)?, lane, Ty::B32, v as u64)?;
     }
     Ok(())
 }
@@ -2858,7 +3272,7 @@ fn lane_op(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let ops = &ins.ops;
     match name {
         "v_readlane_b32" => {
-            let lane = (w.sread(opnd(ops, 2)?, ctx)? & 63) as usize;
+            let lane = (w.sread(opnd(ops, 2)?, ctx)? & (w.wave_size - 1)) as usize;
             let v = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
             w.swrite(opnd(ops, 0)?, v)
         }
@@ -2874,7 +3288,7 @@ fn lane_op(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         "v_writelane_b32" => {
             let v = w.sread(opnd(ops, 1)?, ctx)?;
-            let lane = (w.sread(opnd(ops, 2)?, ctx)? & 63) as usize;
+            let lane = (w.sread(opnd(ops, 2)?, ctx)? & (w.wave_size - 1)) as usize;
             w.vwrite(opnd(ops, 0)?, lane, Ty::B32, v as u64)
         }
         _ => unsup(""),
@@ -3286,7 +3700,8 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             ctx.trace
                 .note(lane, Space::Global, AccessKind::Read, a, size);
             ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
-            let l = w.s[M0 as usize]
+            let l = w
+                .m0()
                 .wrapping_add(offset as u32)
                 .wrapping_add((lane * size) as u32);
             ctx.trace
@@ -3543,9 +3958,19 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let private = v[1] & 0xffff_0000 == PRIVATE_VSHARP_WORD1
         && v[3] & PRIVATE_VSHARP_WORD3 != 0
         && w.private_size > 0;
-    if v[1] >> 31 != 0 && !private {
+    if v[1] >> 31 != 0 && !private && !w.rdna() {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
+    // gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check;
+    // word 1 bits 31:30 are SWIZZLE_ENABLE, bit 23 of word 3 ADD_TID_ENABLE.
+    let rdna_oob = if w.rdna() {
+        if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
+            return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
+        }
+        Some(v[3] >> 28 & 3)
+    } else {
+        None
+    };
     let soff = w.sread(soffset, ctx)? as u64;
     let exec = w.exec();
     if private {
@@ -3611,7 +4036,23 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             bytes = store_bytes(w, vdata, lane, size, d16 == Some(true))?;
         }
         for k in (0..size).step_by(chunk) {
-            let in_range = if stride == 0 || !idxen {
+            let end = offset + (k + chunk) as u64;
+            let in_range = if let Some(oob) = rdna_oob {
+                // RDNA3 (gfx11) out-of-range rule by OOB_SELECT: 0
+                // `index >= NUM_RECORDS || offset + payload > STRIDE`, 1
+                // `index >= NUM_RECORDS`, 2 `NUM_RECORDS == 0`, 3
+                // `offset + payload > NUM_RECORDS` (no swizzle): AMD's RDNA3
+                // ISA guide, "Range Checking", as Mesa RADV restates it for
+                // GFX11 (radv_make_texel_buffer_descriptor). The index is
+                // the VGPR index (0 without `idxen`), the offset the VGPR
+                // offset plus the instruction's; checked per dword.
+                match oob {
+                    0 => vidx < num_records && end <= stride,
+                    1 => vidx < num_records,
+                    2 => num_records != 0,
+                    _ => end <= num_records,
+                }
+            } else if stride == 0 || !idxen {
                 offset + (k + chunk) as u64 <= num_records.saturating_sub(0)
                     && offset + k as u64 + chunk as u64 <= num_records
             } else {
@@ -3644,7 +4085,8 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
         }
         if lds_dma {
-            let a = w.s[M0 as usize]
+            let a = w
+                .m0()
                 .wrapping_add(inst_off as u32)
                 .wrapping_add((lane * size) as u32);
             ctx.trace
@@ -3769,14 +4211,14 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if m == "ds_bpermute_b32" {
                 for lane in 0..LANES {
                     if exec >> lane & 1 != 0 {
-                        let src = (addrs[lane].wrapping_add(offset) / 4 % 64) as usize;
+                        let src = (addrs[lane].wrapping_add(offset) / 4 % w.wave_size) as usize;
                         out[lane] = if exec >> src & 1 != 0 { data[src] } else { 0 };
                     }
                 }
             } else {
                 for lane in 0..LANES {
                     if exec >> lane & 1 != 0 {
-                        let dst = (addrs[lane].wrapping_add(offset) / 4 % 64) as usize;
+                        let dst = (addrs[lane].wrapping_add(offset) / 4 % w.wave_size) as usize;
                         out[dst] = data[lane];
                     }
                 }
@@ -4026,6 +4468,10 @@ fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits:
 /// and precision, so results agree within rounding, not bit for bit, except
 /// where every partial sum is exact. Integer MFMA is exact (i32, wrapping).
 pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    if w.rdna() {
+        // RDNA has no MFMA: its matrix instructions are WMMA/SWMMAC.
+        return wmma(w, ins, ctx);
+    }
     let name = ins.mnemonic.as_str();
     let (m, k, ta, tb) = match name {
         "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, "f16", "f16"),
@@ -4200,6 +4646,54 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         for r in 0..dregs {
             w.vreg_mut(file, di + r)?[lane] = d[lane * dregs + r];
         }
+    }
+    Ok(())
+}
+
+/// RDNA's WMMA/SWMMAC: operands and modifiers from [`crate::wmma::decode`]
+/// (whose layout must be the wave's size), the arithmetic from
+/// [`crate::wmma::compute`]. C may be an inline constant (every element).
+/// EXEC is ignored: all lanes are written, as for MFMA.
+fn wmma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    use crate::wmma::Matrix;
+    let x = crate::wmma::decode(ins).map_err(Stop::Unsupported)?;
+    let l = x.layout;
+    if l.wave != w.wave_size as usize {
+        return unsup(format!(
+            "{} sized for wave{} in a wave{}",
+            ins.mnemonic, l.wave, w.wave_size
+        ));
+    }
+    let c_const = match x.c {
+        Some(_) => 0,
+        None => w.vread(opnd(&ins.ops, 3)?, 0, Ty::B32, ctx)? as u32,
+    };
+    // Every register of the ranges exists (a fault names the first that does not).
+    for (first, n) in [
+        (x.a, l.regs(Matrix::A)),
+        (x.b, l.regs(Matrix::B)),
+        (x.d, l.regs(Matrix::C)),
+        (x.c.unwrap_or(0), x.c_regs),
+    ] {
+        w.vreg(RegFile::V, first + n.max(1) - 1)?;
+    }
+    let wv = &*w;
+    let reg = |r: usize, lane: usize| wv.v.get(r).map_or(0, |v| v[lane]);
+    let read = |m: Matrix, i: usize, lane: usize| -> u32 {
+        match m {
+            Matrix::A => reg(x.a + i, lane),
+            Matrix::B => reg(x.b + i, lane),
+            // SWMMAC accumulates into D; its third source is the index.
+            Matrix::C if l.op.sparse => reg(x.d + i, lane),
+            Matrix::C => x.c.map_or(c_const, |c| reg(c + i, lane)),
+            Matrix::Index => reg(x.c.unwrap_or(0) + i, lane),
+        }
+    };
+    let old_d = |i: usize, lane: usize| reg(x.d + i, lane);
+    let out = crate::wmma::compute(&l, &x.mods, &read, &old_d).map_err(Stop::Unsupported)?;
+    for (i, words) in out.iter().enumerate() {
+        let dst = w.vreg_mut(RegFile::V, x.d + i)?;
+        dst[..words.len()].copy_from_slice(words);
     }
     Ok(())
 }
@@ -4628,6 +5122,11 @@ pub struct Probe {
     program: crate::decode::Program,
     /// The 64-bit value of an even/odd register pair.
     pointer: u64,
+    /// An RDNA3 target: instructions run under their executor names
+    /// ([`crate::rdna::ALIASES`]).
+    rdna: bool,
+    /// Pairs start at odd registers (RDNA's unaligned pairs).
+    odd: bool,
 }
 
 /// What running one instruction on a [`Probe`] found.
@@ -4667,7 +5166,22 @@ impl Probe {
                 lines: std::collections::HashMap::new(),
             },
             pointer: base + 0x1000,
+            rdna: false,
+            odd: false,
         }
+    }
+
+    /// A probe for `processor`'s instructions in waves of `wave_size` lanes:
+    /// gfx11's SGPR numbering and names ([`crate::rdna`]) for an RDNA3
+    /// target, else gfx9's ([`Probe::new`]).
+    pub fn for_target(processor: &str, wave_size: u32) -> Self {
+        let mut p = Self::new();
+        if crate::rdna::is_rdna3(processor) {
+            p.rdna = true;
+            p.wave.numbering = crate::decode::Numbering::of(processor);
+            p.wave.wave_size = wave_size;
+        }
+        p
     }
 
     /// Whether `ins` runs without a fault (see [`Probe`]).
@@ -4678,9 +5192,30 @@ impl Probe {
     /// Run `ins` once on the pointer state, then (unless it ran) on zeroed
     /// registers; see [`Probe`].
     pub fn probe(&mut self, ins: &Instruction) -> ProbeOutcome {
+        let renamed;
+        let ins = match crate::rdna::executor_name(&ins.mnemonic) {
+            std::borrow::Cow::Owned(m) if self.rdna => {
+                renamed = Instruction {
+                    mnemonic: m,
+                    ..ins.clone()
+                };
+                &renamed
+            }
+            _ => ins,
+        };
         let first = self.step_with(ins, true);
         if first == ProbeOutcome::Ran {
             return first;
+        }
+        // RDNA does not align register pairs: `v[3:4]` holds a pointer
+        // when the odd register is its low half.
+        if self.rdna {
+            self.odd = true;
+            let odd = self.step_with(ins, true);
+            self.odd = false;
+            if odd == ProbeOutcome::Ran {
+                return odd;
+            }
         }
         match (first, self.step_with(ins, false)) {
             (_, ProbeOutcome::Ran) => ProbeOutcome::Ran,
@@ -4701,13 +5236,19 @@ impl Probe {
         for (i, r) in self.wave.s.iter_mut().enumerate() {
             *r = pair(i);
         }
+        // SGPR pairs are aligned on every target; VGPR pairs are not on RDNA.
+        let shift = self.odd as usize;
         for (i, r) in self.wave.v.iter_mut().enumerate() {
-            *r = [pair(i); LANES];
+            *r = [pair(i + shift); LANES];
         }
         for (i, r) in self.wave.a.iter_mut().enumerate() {
             *r = [pair(i); LANES];
         }
-        self.wave.s[M0 as usize] = 0;
+        let m0 = self.wave.numbering.m0 as usize;
+        self.wave.s[m0] = 0;
+        if let Some(null) = self.wave.numbering.null {
+            self.wave.s[null as usize] = 0;
+        }
         self.wave.set_exec(u64::MAX);
         self.wave.state = WaveState::Running;
         self.wave.pc = 0;
@@ -4933,6 +5474,92 @@ mod probe_tests {
         );
         assert_eq!(w.s[22], !(1 << 3));
         assert_eq!(w.s[23], u32::MAX);
+    }
+
+    #[test]
+    fn vopd_halves_read_before_either_writes() {
+        // The decoder splits `X :: Y` (the line and words are llvm-mc-22's
+        // for gfx1100).
+        let ins = crate::decode::parse_line(
+            "\tv_dual_mul_f32 v10, v4, v5 :: v_dual_add_f32 v11, v10, v7 // 000000001600: C8C80B04 0A0A0F0A",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(ins.mnemonic, "v_dual_mul_f32");
+        assert_eq!(ins.ops.len(), 3);
+        let y = ins.dual.as_deref().unwrap();
+        assert_eq!((y.mnemonic.as_str(), y.ops.len()), ("v_dual_add_f32", 3));
+        // Y reads X's destination v10: the old value.
+        let w = run_one(
+            "v_dual_mul_f32 v10, v4, v5 :: v_dual_add_f32 v11, v10, v7",
+            |w| {
+                w.v[4] = [3.0f32.to_bits(); LANES];
+                w.v[5] = [5.0f32.to_bits(); LANES];
+                w.v[7] = [0.5f32.to_bits(); LANES];
+                w.v[10] = [100.0f32.to_bits(); LANES];
+            },
+        );
+        assert_eq!(f32::from_bits(w.v[10][0]), 15.0);
+        assert_eq!(f32::from_bits(w.v[11][0]), 100.5);
+        // Each reads the other's destination: a swap.
+        let w = run_one("v_dual_mov_b32 v10, v11 :: v_dual_mov_b32 v11, v10", |w| {
+            w.v[10] = [1; LANES];
+            w.v[11] = [2; LANES];
+        });
+        assert_eq!((w.v[10][5], w.v[11][5]), (2, 1));
+        // cndmask's mask is VCC_LO, which LLVM does not print.
+        let w = run_one(
+            "v_dual_cndmask_b32 v10, v4, v5 :: v_dual_mov_b32 v11, 1.0",
+            |w| {
+                w.v[4] = [7; LANES];
+                w.v[5] = [9; LANES];
+                w.s[VCC as usize] = 0b10;
+            },
+        );
+        assert_eq!((w.v[10][0], w.v[10][1]), (7, 9));
+        assert_eq!(w.v[11][0], 1.0f32.to_bits());
+        // Both halves writing one register is refused, not run (llvm-mc-22
+        // refuses to assemble it: "one dst register must be even and the
+        // other odd"; these words are made up).
+        let ins = crate::decode::parse_line(
+            "\tv_dual_mov_b32 v10, v4 :: v_dual_mov_b32 v10, v5 // 000000001600: CA10010A 0A000105",
+        )
+        .unwrap()
+        .unwrap();
+        assert!(matches!(
+            Probe::new().probe(&ins),
+            ProbeOutcome::Unsupported(w) if w.contains("both halves")
+        ));
+    }
+
+    #[test]
+    fn true16_halves_read_and_write_one_half() {
+        // Triton's gfx1201 matmul, as llvm-objdump-22 --mattr=+real-true16
+        // prints it (words 7F123909, 7E123880).
+        let ins = crate::decode::parse_line("\tv_mov_b16_e32 v9.h, v9.l // 000000001730: 7F123909")
+            .unwrap()
+            .unwrap();
+        assert_eq!(ins.modifier("t16"), Some("hl"));
+        let w = run_encoded("v_mov_b16_e32 v9.h, v9.l", "7F123909", |w| {
+            w.v[9] = [0x1234_5678; LANES];
+        });
+        assert_eq!(w.v[9][0], 0x5678_5678);
+        // A `.l` destination keeps the high half.
+        let w = run_encoded("v_mov_b16_e32 v9.l, 0", "7E123880", |w| {
+            w.v[9] = [0x1234_5678; LANES];
+        });
+        assert_eq!(w.v[9][3], 0x1234_0000);
+        // f16 add of the two halves of v1 into v0's high half.
+        let w = run_one("v_add_f16_e64 v0.h, v1.l, v1.h", |w| {
+            w.v[0] = [0xaaaa_bbbb; LANES];
+            w.v[1] = [(0x4000 << 16) | 0x3c00; LANES]; // 2.0, 1.0
+        });
+        assert_eq!(w.v[0][0], 0x4200_bbbb); // 3.0
+                                            // A compare of a high half.
+        let w = run_one("v_cmp_lt_f16_e32 vcc_lo, v1.l, v1.h", |w| {
+            w.v[1] = [(0x4000 << 16) | 0x3c00; LANES];
+        });
+        assert_eq!(w.s[VCC as usize], u32::MAX);
     }
 
     #[test]

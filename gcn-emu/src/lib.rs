@@ -19,6 +19,7 @@
 //! | memory | [`memory`] | named allocations in one address space; LDS |
 //! | dispatch | [`dispatch`] | the grid: workgroups in parallel, waves with `s_barrier` |
 //! | launch | [`launch`] | launch descriptions (TOML), seeded random inputs, comparing two runs |
+//! | RDNA3 | [`rdna`] | gfx11's names of gfx9 operations (one alias table), the RDNA targets run (wave32 and wave64) |
 //! | sanitize | [`sanitize`] | premature reads, LDS races (stores in flight at a barrier too), uninitialized values (by propagation, reported at their use), out-of-bounds, barrier deadlocks; checks chosen by [`sanitize::Checks`] |
 //! | profile | [`profile`] | exact counters of an observed launch, a device table, a trace-driven timing model |
 //! | approximate | [`approx`] | `v_rcp_f32` and the other approximate instructions: their bounds, counts, seeded perturbation |
@@ -63,8 +64,11 @@ pub mod mx;
 pub mod npy;
 pub mod observe;
 pub mod profile;
+pub mod rdna;
 pub mod sanitize;
 pub mod typed;
+pub mod waitcnt;
+pub mod wmma;
 
 mod error;
 mod tally;

@@ -1083,7 +1083,8 @@ pub(crate) fn lower_all(program: &Program) -> Vec<Option<Typed>> {
     program
         .instructions
         .iter()
-        .map(|i| lower(i, program))
+        // A VOPD pair runs in the reference executor (both halves).
+        .map(|i| i.dual.is_none().then(|| lower(i, program)).flatten())
         .collect()
 }
 

@@ -147,7 +147,13 @@ fn every_rdna_corpus_instruction_is_in_its_table_and_agrees() {
                 report += &format!("not in {}: {}: {}\n", table.name, f.display(), i.text);
                 continue;
             };
-            if !p.on(&target) {
+            // The table's target bits come from llvm-mc-22 without
+            // `+real-true16`, under which gfx12 has no true16 form
+            // (`v_mov_b16_e32 v9.h, v9.l`): the decoder prints these with
+            // it (true16_words_decode_with_real_true16).
+            if i.has("t16") && target.starts_with("gfx12") {
+                true16.insert(f.clone());
+            } else if !p.on(&target) {
                 report += &format!("not on {target} per llvm-mc: {}: {}\n", f.display(), i.text);
             }
             if let Some(why) = disagreement(i, p) {
@@ -157,7 +163,7 @@ fn every_rdna_corpus_instruction_is_in_its_table_and_agrees() {
     }
     println!(
         "rdna tables: {} objects, {n} instructions; distinct mnemonics {:?}; rdna3 {} entries, rdna4 {}; \
-         words llvm-objdump-22 prints as .long (true16) in {true16:?}",
+         true16 words (.long without --mattr=+real-true16) in {true16:?}",
         files.len(),
         seen.iter().map(|(t, m)| (t, m.len())).collect::<Vec<_>>(),
         isa::rdna3::TABLE.len(),

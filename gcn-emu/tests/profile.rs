@@ -218,6 +218,7 @@ fn ins(mnemonic: &str, count: u16) -> gcn_emu::decode::Instruction {
         mods: vec![],
         words: vec![],
         text: mnemonic.into(),
+        dual: None,
     }
 }
 

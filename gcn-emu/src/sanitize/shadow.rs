@@ -597,7 +597,7 @@ impl Shadow {
         // The executor's routing, from the instruction-property table.
         let unit = crate::exec::unit(m);
         if unit.is_scalar() {
-            if classify(ins).is_some() {
+            if classify(ins, None).is_some() {
                 self.smem(ins, program, wg, out);
             } else {
                 self.salu(ins, w, program, wg, out);
@@ -605,6 +605,25 @@ impl Shadow {
             return;
         }
         if w.vskip {
+            return;
+        }
+        // A VOPD pair: both halves read before either writes (as the
+        // executor runs it).
+        if let Some(y) = ins.dual.as_deref() {
+            if let Ok((xh, yh, xd)) = crate::exec::vopd_halves(ins, y) {
+                let before = (self.v.get(xd).copied(), self.vo.get(xd).cloned());
+                self.valu(&xh, w);
+                if let (true, (Some(v), Some(o))) = (crate::exec::reads_vgpr(&yh, xd), before) {
+                    let after = (
+                        std::mem::replace(&mut self.v[xd], v),
+                        std::mem::replace(&mut self.vo[xd], o),
+                    );
+                    self.valu(&yh, w);
+                    (self.v[xd], self.vo[xd]) = after;
+                } else {
+                    self.valu(&yh, w);
+                }
+            }
             return;
         }
         let indexed;
@@ -648,7 +667,7 @@ impl Shadow {
             self.valu(ins, w);
         } else if unit == Unit::Ds {
             self.ds(ins, w, program, lds, wg, out);
-        } else if classify(ins).is_some() {
+        } else if classify(ins, None).is_some() {
             self.vmem(ins, w, program, lds, wg, out);
         }
     }
@@ -779,7 +798,7 @@ impl Shadow {
 
     fn smem(&mut self, ins: &Instruction, program: &Program, wg: [u32; 3], out: &mut Vec<Finding>) {
         let m = ins.mnemonic.as_str();
-        let Some((_, has_dst)) = classify(ins) else {
+        let Some((_, has_dst)) = classify(ins, None) else {
             return;
         };
         let o = &ins.ops;
@@ -1768,7 +1787,7 @@ impl Shadow {
             }
             _ => {}
         }
-        let Some((_, has_dst)) = classify(ins) else {
+        let Some((_, has_dst)) = classify(ins, None) else {
             return;
         };
         if m.starts_with("ds_append") || m.starts_with("ds_consume") {
@@ -1820,7 +1839,7 @@ impl Shadow {
         out: &mut Vec<Finding>,
     ) {
         let m = ins.mnemonic.as_str();
-        let Some((_, has_dst)) = classify(ins) else {
+        let Some((_, has_dst)) = classify(ins, None) else {
             return;
         };
         let ops = &ins.ops;
