@@ -1287,14 +1287,14 @@ impl Wave {
     }
 
     /// Read lane `lane`'s private bytes at `off`.
-    fn private_read(&self, lane: usize, off: u32, buf: &mut [u8]) -> R<()> {
+    pub(crate) fn private_read(&self, lane: usize, off: u32, buf: &mut [u8]) -> R<()> {
         let at = self.private_range(lane, off, buf.len())?;
         buf.copy_from_slice(&self.private[at..at + buf.len()]);
         Ok(())
     }
 
     /// Write lane `lane`'s private bytes at `off`.
-    fn private_write(&mut self, lane: usize, off: u32, bytes: &[u8]) -> R<()> {
+    pub(crate) fn private_write(&mut self, lane: usize, off: u32, bytes: &[u8]) -> R<()> {
         let at = self.private_range(lane, off, bytes.len())?;
         self.private[at..at + bytes.len()].copy_from_slice(bytes);
         Ok(())

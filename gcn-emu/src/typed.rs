@@ -12,12 +12,14 @@
 //! the loop has no branch).
 //!
 //! Only the forms this module knows are lowered — the common integer,
-//! bitwise, f32 and f16 vector operations (their DPP forms too), the f32
-//! transcendentals and division steps, f16/f32 conversions, packed VOP3P
-//! math, compares, dense MFMA, LDS, MUBUF and global loads and stores,
-//! scalar ALU, branches, waits — and only without modifiers it does not
-//! model (`clamp`, `omod` and `op_sel` outside VOP3P, SDWA, integer
-//! `neg`/`abs`); every other instruction is `None` and runs on the
+//! bitwise, f32, f16 and f64 vector operations (their DPP forms too), the
+//! transcendentals and division steps, conversions, packed VOP3P math and
+//! `v_fma_mix*`, compares, cross-lane moves, dense and i8 MFMA, LDS (with
+//! atomics), MUBUF, global (with atomics) and scratch loads and stores,
+//! scalar ALU and loads, branches, waits, barriers — and only without
+//! modifiers it does not model (`op_sel` outside VOP3P, SDWA, integer
+//! `neg`/`abs`; `clamp` and `omod` only where modelled: VOP3P, f64 results,
+//! integer saturation); every other instruction is `None` and runs on the
 //! executor of [`crate::exec`], which stays the
 //! reference: a differential test runs each lowered instruction of the
 //! corpora on both, over random wave states, and requires the same result
@@ -143,6 +145,9 @@ pub(crate) enum V32 {
     CvtF32Ubyte(u8),
     /// gfx950 `v_cvt_f32_bf16`: the low half as an f32's high half.
     CvtF32Bf16,
+    /// gfx950 `v_bitop3_b32`: bit i of the table is the result for the
+    /// source bits (a, b, c) = i.
+    Bitop3(u8),
     CvtPkrtz,
     CvtPkF16F32,
     PackF16,
@@ -153,6 +158,24 @@ pub(crate) enum V32 {
     FmaH,
     MaxH,
     MinH,
+    /// `v_div_fixup_f16`, through the reference's f32 function.
+    DivFixupH,
+    /// 16-bit integer arithmetic (the result's high half 0), and with
+    /// `clamp` the saturating forms of it and of the 32-bit ones.
+    AddU16,
+    SubU16,
+    SubRevU16,
+    MulLoU16,
+    AddU16Sat,
+    SubU16Sat,
+    SubRevU16Sat,
+    AddI16Sat,
+    SubI16Sat,
+    AddUSat,
+    SubUSat,
+    SubRevUSat,
+    AddISat,
+    SubISat,
 }
 
 impl V32 {
@@ -262,6 +285,7 @@ impl V32 {
             "v_fma_f16" | "v_fmac_f16" => (FmaH, 3, true),
             "v_max_f16" => (MaxH, 2, true),
             "v_min_f16" => (MinH, 2, true),
+            "v_div_fixup_f16" => (DivFixupH, 3, true),
             _ => return None,
         })
     }
@@ -272,7 +296,10 @@ impl V32 {
         use V32::*;
         match self {
             CvtF32F16 | PackF16 => 0b011,
-            AddH | SubH | SubRevH | MulH | FmaH | MaxH | MinH => 0b111,
+            AddH | SubH | SubRevH | MulH | FmaH | MaxH | MinH | DivFixupH => 0b111,
+            // (A float constant of a 16-bit integer source is an f16.)
+            AddU16 | SubU16 | SubRevU16 | MulLoU16 | AddU16Sat | SubU16Sat | SubRevU16Sat
+            | AddI16Sat | SubI16Sat => 0b011,
             _ => 0,
         }
     }
@@ -695,6 +722,23 @@ pub(crate) enum Typed {
     F64(Box<F64>),
     /// A global atomic.
     Atomic(Box<Atomic>),
+    /// `v_fma_mix_f32`, `v_fma_mixlo_f16`, `v_fma_mixhi_f16`.
+    FmaMix(Box<FmaMix>),
+    /// `scratch_load_*` and `scratch_store_*` of bytes, shorts and 1–4
+    /// dwords: the lane's private memory.
+    Scratch(Box<Scratch>),
+    /// An LDS atomic (`ds_<op>[_rtn]_<type>`): `vaddr` is the address VGPR,
+    /// `ret` the old value's registers; `data` for `cmpst` the compare
+    /// value then the new one.
+    DsAtomic(Box<Atomic>),
+    /// gfx950 `ds_read_b64_tr_b{4,8,16}`: 64 bits a lane, transposed in
+    /// groups of 16 lanes (see the reference's `ds_read_tr`).
+    DsReadTr {
+        dst: VDst,
+        addr: u16,
+        offset: u32,
+        bits: u8,
+    },
     /// `v_readlane_b32` (lane from `lane`) and `v_readfirstlane_b32`
     /// (`lane` none: the first active lane, 0 when none is).
     ReadLane {
@@ -861,6 +905,8 @@ pub(crate) enum AtomicOp {
     Inc,
     Dec,
     AddF32,
+    MaxF32,
+    MinF32,
     AddF64,
     MaxF64,
     MinF64,
@@ -927,6 +973,8 @@ fn atomic_el(op: AtomicOp, size: u8, old: u64, data: u64, cmp: u64) -> u64 {
         Dec if old == 0 || old > data => data,
         Dec => old - 1,
         AddF32 => cf32(f(old as u32) + f(data as u32)) as u64,
+        MaxF32 => cf32(f(old as u32).max(f(data as u32))) as u64,
+        MinF32 => cf32(f(old as u32).min(f(data as u32))) as u64,
         AddF64 => bf64(f64b(old) + f64b(data)),
         MaxF64 => bf64(f64b(old).max(f64b(data))),
         MinF64 => bf64(f64b(old).min(f64b(data))),
@@ -950,6 +998,34 @@ pub(crate) struct Atomic {
     offset: i64,
 }
 
+/// A scratch access ([`Typed::Scratch`]) at `vaddr + saddr + offset`
+/// (either address operand `off`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Scratch {
+    store: bool,
+    size: u8,
+    signed: bool,
+    data: VDst,
+    vaddr: Option<u16>,
+    saddr: Option<Opnd>,
+    offset: i64,
+}
+
+/// A mixed-precision fma ([`Typed::FmaMix`]): source k is an f16 (the
+/// half `op_sel` bit k picks) when `op_sel_hi` bit k is set, else an f32;
+/// the f32 result, or its f16 into the low (`out` 1) or high (2) half.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct FmaMix {
+    dst: VDst,
+    src: [Opnd; 3],
+    sel: u8,
+    hi: u8,
+    neg: u8,
+    abs: u8,
+    clamp: bool,
+    out: u8,
+}
+
 /// A MUBUF access ([`Typed::Buffer`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Buffer {
@@ -971,11 +1047,24 @@ pub(crate) enum El {
     F16,
     Bf16,
     F32,
+    /// Signed 8-bit integers, an i32 C and D.
+    I8,
 }
 
-/// A dense MFMA, D = A·B + C, of M×M outputs and depth K (the f16, bf16 and
-/// f32 shapes; the 8-bit, scaled and sparse ones stay on the reference
-/// executor).
+impl El {
+    /// Elements per 32-bit register.
+    fn per(self) -> usize {
+        match self {
+            El::F32 => 1,
+            El::F16 | El::Bf16 => 2,
+            El::I8 => 4,
+        }
+    }
+}
+
+/// A dense MFMA, D = A·B + C, of M×M outputs and depth K (the f16, bf16,
+/// f32 and gfx942's i8 shapes; the fp8, scaled and sparse ones and gfx950's
+/// deeper i8 shapes stay on the reference executor).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Mfma {
     m: usize,
@@ -1115,7 +1204,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if m.starts_with("buffer_") {
         return lower_buffer(ins);
     }
-    if m.starts_with("global_") {
+    if m.starts_with("global_") || m.starts_with("scratch_") {
         return lower_global(ins);
     }
     if !m.starts_with("v_") {
@@ -1152,6 +1241,90 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if enc != "_dpp" {
         if let Some(t) = F64Op::of(name) {
             return lower_f64(ins, t);
+        }
+        if let Some(out) = match name {
+            "v_fma_mix_f32" => Some(0),
+            "v_fma_mixlo_f16" => Some(1),
+            "v_fma_mixhi_f16" => Some(2),
+            _ => None,
+        } {
+            return lower_fma_mix(ins, out);
+        }
+        // 16-bit integer add/sub/mul, and integer `clamp` (saturation).
+        if ins.mods.iter().all(|(k, _)| k == "clamp") {
+            use V32::*;
+            let sat = !ins.mods.is_empty();
+            let op = match (name, sat) {
+                ("v_add_u16" | "v_add_i16", false) => Some(AddU16),
+                ("v_sub_u16" | "v_sub_i16", false) => Some(SubU16),
+                ("v_subrev_u16", false) => Some(SubRevU16),
+                ("v_mul_lo_u16", false) => Some(MulLoU16),
+                ("v_add_u16", true) => Some(AddU16Sat),
+                ("v_sub_u16", true) => Some(SubU16Sat),
+                ("v_subrev_u16", true) => Some(SubRevU16Sat),
+                ("v_add_i16", true) => Some(AddI16Sat),
+                ("v_sub_i16", true) => Some(SubI16Sat),
+                ("v_add_u32", true) => Some(AddUSat),
+                ("v_sub_u32", true) => Some(SubUSat),
+                ("v_subrev_u32", true) => Some(SubRevUSat),
+                ("v_add_i32", true) => Some(AddISat),
+                ("v_sub_i32", true) => Some(SubISat),
+                _ => None,
+            };
+            if let Some(op) = op {
+                let ops = &ins.ops;
+                if ops.len() != 3 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+                    return None;
+                }
+                mods(&ops[1..], false)?;
+                let mut src = [Opnd::Imm(0); 3];
+                for (k, s) in ops[1..].iter().enumerate() {
+                    src[k] = match (&s.op, op.half() >> k & 1 != 0) {
+                        (Operand::Float(f), true) if !s.sext => {
+                            Opnd::Imm(half::f16::from_f64(*f).to_bits() as u64)
+                        }
+                        _ => vsrc(s, false)?,
+                    };
+                }
+                return Some(Typed::V32 {
+                    op,
+                    dst: vdst(&ops[0])?,
+                    src,
+                    neg: 0,
+                    abs: 0,
+                    acc: false,
+                    approx: None,
+                    dpp: None,
+                });
+            }
+        }
+        if name == "v_bitop3_b32" {
+            let mut t = 0;
+            for (k, v) in &ins.mods {
+                match k.as_str() {
+                    "bitop3" => t = crate::exec::parse_int(v).ok()? as u8,
+                    _ => return None,
+                }
+            }
+            let ops = &ins.ops;
+            if ops.len() != 4 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+                return None;
+            }
+            mods(&ops[1..], false)?;
+            return Some(Typed::V32 {
+                op: V32::Bitop3(t),
+                dst: vdst(&ops[0])?,
+                src: [
+                    vsrc(&ops[1], false)?,
+                    vsrc(&ops[2], false)?,
+                    vsrc(&ops[3], false)?,
+                ],
+                neg: 0,
+                abs: 0,
+                acc: false,
+                approx: None,
+                dpp: None,
+            });
         }
     }
     if ins.mods.iter().any(|(k, _)| enc != "_dpp" || !dpp_key(k)) {
@@ -1458,6 +1631,107 @@ fn lower_f64(ins: &Instruction, t: (F64Op, usize, u8, u8, bool)) -> Option<Typed
     })))
 }
 
+/// [`Typed::FmaMix`].
+fn lower_fma_mix(ins: &Instruction, out: u8) -> Option<Typed> {
+    // The reference's reading of `op_sel`/`op_sel_hi`: bit k is 1 when the
+    // list's k-th entry is 1 (absent: 0).
+    let bits = |v: &str| -> Option<u8> {
+        let mut b = 0;
+        for (k, x) in v
+            .trim_matches(|c| c == '[' || c == ']')
+            .split(',')
+            .enumerate()
+        {
+            let x: u8 = x.trim().parse().ok()?;
+            if k < 3 && x == 1 {
+                b |= 1 << k;
+            }
+        }
+        Some(b)
+    };
+    let (mut sel, mut hi, mut clamp) = (0, 0, false);
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "op_sel" => sel = bits(v)?,
+            "op_sel_hi" => hi = bits(v)?,
+            "clamp" => clamp = true,
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    if ops.len() != 4 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+        return None;
+    }
+    let (mut neg, mut abs) = (0, 0);
+    let mut src = [Opnd::Imm(0); 3];
+    for (k, s) in ops[1..].iter().enumerate() {
+        neg |= (s.neg as u8) << k;
+        abs |= (s.abs as u8) << k;
+        src[k] = vsrc(
+            &Src {
+                neg: false,
+                abs: false,
+                ..s.clone()
+            },
+            false,
+        )?;
+    }
+    Some(Typed::FmaMix(Box::new(FmaMix {
+        dst: vdst(&ops[0])?,
+        src,
+        sel,
+        hi,
+        neg,
+        abs,
+        clamp,
+        out,
+    })))
+}
+
+/// [`Typed::FmaMix`] over the lanes.
+fn fma_mix(w: &mut Wave, x: &FmaMix) -> R<()> {
+    let exec = w.exec();
+    let mut v = [[0f32; LANES]; 3];
+    for (k, v) in v.iter_mut().enumerate() {
+        let raw = get32(w, x.src[k])?;
+        let bit = 1u8 << k;
+        for (v, &r) in v.iter_mut().zip(&raw) {
+            let mut f = if x.hi & bit != 0 {
+                let h = if x.sel & bit != 0 {
+                    r >> 16
+                } else {
+                    r & 0xffff
+                };
+                half::f16::from_bits(h as u16).to_f32()
+            } else {
+                f32::from_bits(r)
+            };
+            if x.abs & bit != 0 {
+                f = f.abs();
+            }
+            if x.neg & bit != 0 {
+                f = -f;
+            }
+            *v = f;
+        }
+    }
+    let old = *vrow(w, x.dst.file, x.dst.index)?;
+    let mut r = [0u32; LANES];
+    for l in 0..LANES {
+        let mut y = v[0][l].mul_add(v[1][l], v[2][l]);
+        if x.clamp {
+            y = y.clamp(0.0, 1.0);
+        }
+        r[l] = match x.out {
+            0 => y.to_bits(),
+            1 => (old[l] & 0xffff_0000) | half::f16::from_f32(y).to_bits() as u32,
+            _ => (old[l] & 0xffff) | (half::f16::from_f32(y).to_bits() as u32) << 16,
+        };
+    }
+    put(vrow_mut(w, x.dst)?, &r, exec);
+    Ok(())
+}
+
 /// An f64 operation over the lanes ([`Typed::F64`]).
 fn f64_op(w: &mut Wave, x: &F64, ins: &Instruction) -> R<()> {
     let exec = w.exec();
@@ -1562,9 +1836,19 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
     if let Some(kind) = ins.mnemonic.strip_prefix("global_atomic_") {
         return lower_atomic(ins, kind);
     }
-    let (store, kind) = match ins.mnemonic.strip_prefix("global_load_") {
+    let scratch = ins.mnemonic.starts_with("scratch_");
+    let (store, kind) = match ins
+        .mnemonic
+        .strip_prefix("global_load_")
+        .or_else(|| ins.mnemonic.strip_prefix("scratch_load_"))
+    {
         Some(k) => (false, k),
-        None => (true, ins.mnemonic.strip_prefix("global_store_")?),
+        None => (
+            true,
+            ins.mnemonic
+                .strip_prefix("global_store_")
+                .or_else(|| ins.mnemonic.strip_prefix("scratch_store_"))?,
+        ),
     };
     let (size, signed) = match (store, kind) {
         (_, "dword") => (4, false),
@@ -1601,6 +1885,26 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
     };
     if ops[2].neg || ops[2].abs || ops[2].sext {
         return None;
+    }
+    if scratch {
+        if vaddr.neg || vaddr.abs || vaddr.sext {
+            return None;
+        }
+        return Some(Typed::Scratch(Box::new(Scratch {
+            store,
+            size,
+            signed,
+            data: vdst(data)?,
+            vaddr: match vaddr.op {
+                Operand::Off => None,
+                _ => Some(vgpr(vaddr)?),
+            },
+            saddr: match ops[2].op {
+                Operand::Off => None,
+                _ => Some(ssrc(&ops[2], 1)?),
+            },
+            offset,
+        })));
     }
     Some(Typed::Global(Box::new(Global {
         store,
@@ -1663,6 +1967,183 @@ fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
     })))
 }
 
+/// An LDS atomic ([`Typed::DsAtomic`]), spelled as the reference reads
+/// it: `ds_<op>[_rtn]_<type>`.
+fn lower_ds_atomic(ins: &Instruction, word: u32) -> Option<Typed> {
+    use AtomicOp::*;
+    let rest = ins.mnemonic.strip_prefix("ds_")?;
+    let (ret, op, ty) = match rest.split_once("_rtn_") {
+        Some((op, ty)) => (true, op, ty),
+        None => {
+            let (op, ty) = rest.rsplit_once('_')?;
+            (false, op, ty)
+        }
+    };
+    let size: u8 = if ty.ends_with("64") { 8 } else { 4 };
+    let op = match (op, ty) {
+        ("add", "f32") => AddF32,
+        ("add", "f64") => AddF64,
+        ("max", "f32") => MaxF32,
+        ("min", "f32") => MinF32,
+        ("max", "f64") => MaxF64,
+        ("min", "f64") => MinF64,
+        ("pk_add", "f16") => PkAddF16,
+        ("pk_add", "bf16") => PkAddBf16,
+        ("min", "i32" | "i64") => SMin,
+        ("max", "i32" | "i64") => SMax,
+        ("min", "u32" | "u64") => UMin,
+        ("max", "u32" | "u64") => UMax,
+        ("wrxchg", _) => Swap,
+        ("cmpst", _) => CmpSwap,
+        ("add", "u32" | "u64") => Add,
+        ("sub", "u32" | "u64") => Sub,
+        ("and", "b32" | "b64") => And,
+        ("or", "b32" | "b64") => Or,
+        ("xor", "b32" | "b64") => Xor,
+        ("inc", "u32" | "u64") => Inc,
+        ("dec", "u32" | "u64") => Dec,
+        // (`rsub` and the rest: the reference executor.)
+        _ => return None,
+    };
+    if ins.mods.iter().any(|(k, _)| k != "offset") {
+        return None;
+    }
+    let ops = &ins.ops;
+    let n = ret as usize + 2 + (op == CmpSwap) as usize;
+    if ops.len() != n || ops.iter().any(|s| s.neg || s.abs || s.sext) {
+        return None;
+    }
+    let o = &ops[ret as usize..];
+    let words = size as u16 / 4;
+    let data = vdst(&o[1])?;
+    if op == CmpSwap {
+        // The compare value and the new one in consecutive registers.
+        let next = vdst(&o[2])?;
+        if next.file != data.file || next.index != data.index + words {
+            return None;
+        }
+    }
+    Some(Typed::DsAtomic(Box::new(Atomic {
+        op,
+        size,
+        ret: if ret { Some(vdst(&ops[0])?) } else { None },
+        vaddr: vgpr(&o[0])?,
+        saddr: None,
+        data,
+        offset: (word & 0xffff) as i64,
+    })))
+}
+
+/// An LDS atomic, lane by lane in lane order, as the reference makes it.
+#[allow(clippy::needless_range_loop)] // `lane` also selects the LDS checks' lane
+fn ds_atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let words = x.size as u16 / 4;
+    let at = *vrow(w, RegFile::V, x.vaddr)?;
+    let n = if x.op == AtomicOp::CmpSwap {
+        2 * words
+    } else {
+        words
+    };
+    let mut data = [[0u32; LANES]; 4];
+    for (k, row) in data.iter_mut().enumerate().take(n as usize) {
+        *row = *vrow(w, x.data.file, x.data.index + k as u16)?;
+    }
+    let get = |l: usize, from: u16| -> u64 {
+        (0..words).fold(0, |v, k| {
+            v | (data[(from + k) as usize][l] as u64) << (32 * k)
+        })
+    };
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = at[lane].wrapping_add(x.offset as u32);
+        // `cmpst`: the compare value first, then the new one.
+        let (d, c) = match x.op {
+            AtomicOp::CmpSwap => (get(lane, words), get(lane, 0)),
+            _ => (get(lane, 0), 0),
+        };
+        ctx.trace.note(
+            lane,
+            Space::Lds,
+            AccessKind::Atomic,
+            a as u64,
+            x.size as usize,
+        );
+        ctx.lds.at_lane(lane);
+        let old = ctx.lds.read(a, x.size as usize);
+        ctx.lds
+            .write(a, x.size as usize, atomic_el(x.op, x.size, old, d, c));
+        if let Some(r) = x.ret {
+            for k in 0..words {
+                vrow_mut(
+                    w,
+                    VDst {
+                        index: r.index + k,
+                        ..r
+                    },
+                )?[lane] = (old >> (32 * k)) as u32;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// gfx950's transposing LDS load ([`Typed::DsReadTr`]).
+fn ds_read_tr(w: &mut Wave, dst: VDst, addr: u16, offset: u32, bits: u8, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let bits = bits as usize;
+    let e = 64 / bits;
+    let at = *vrow(w, RegFile::V, addr)?;
+    // Both destination registers exist (the reference's check first).
+    vrow_mut(w, dst)?;
+    vrow_mut(
+        w,
+        VDst {
+            index: dst.index + 1,
+            ..dst
+        },
+    )?;
+    let mut raw = [0u64; LANES];
+    for (lane, r) in raw.iter_mut().enumerate() {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = at[lane].wrapping_add(offset);
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Read, a as u64, 8);
+        ctx.lds.at_lane(lane);
+        *r = ctx.lds.read(a, 8);
+    }
+    let mask = (1u64 << bits) - 1;
+    let mut lo = [0u32; LANES];
+    let mut hi = [0u32; LANES];
+    for lane in 0..LANES {
+        let (b, n) = (lane / 16 * 16, lane % 16);
+        let mut out = 0u64;
+        for j in 0..e {
+            let src = raw[b + (16 / e) * j + n / e];
+            out |= (src >> (bits * (n % e)) & mask) << (bits * j);
+        }
+        lo[lane] = out as u32;
+        hi[lane] = (out >> 32) as u32;
+    }
+    put(vrow_mut(w, dst)?, &lo, exec);
+    put(
+        vrow_mut(
+            w,
+            VDst {
+                index: dst.index + 1,
+                ..dst
+            },
+        )?,
+        &hi,
+        exec,
+    );
+    Ok(())
+}
+
 /// A global atomic, lane by lane in lane order.
 fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
     let exec = w.exec();
@@ -1719,6 +2200,60 @@ fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
                     },
                 )?[lane] = (old[lane] >> (32 * k)) as u32;
             }
+        }
+    }
+    Ok(())
+}
+
+/// A scratch access, as the reference executor makes it lane by lane.
+fn scratch(w: &mut Wave, x: &Scratch, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let size = x.size as usize;
+    let dwords = size.div_ceil(4);
+    let v = match x.vaddr {
+        Some(i) => *vrow(w, RegFile::V, i)?,
+        None => [0; LANES],
+    };
+    let s = x.saddr.map_or(0, |o| sget(w, o));
+    let mut rows = [[0u32; LANES]; 4];
+    for (q, row) in rows.iter_mut().enumerate().take(dwords) {
+        let index = x.data.index + q as u16;
+        *row = *vrow_mut(w, VDst { index, ..x.data })?;
+    }
+    let kind = if x.store {
+        AccessKind::Write
+    } else {
+        AccessKind::Read
+    };
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = v[lane].wrapping_add(s).wrapping_add(x.offset as u32);
+        let mut buf = [0u8; 16];
+        ctx.trace.note(lane, Space::Private, kind, a as u64, size);
+        if x.store {
+            for (q, r) in rows.iter().enumerate().take(dwords) {
+                buf[4 * q..4 * q + 4].copy_from_slice(&r[lane].to_le_bytes());
+            }
+            w.private_write(lane, a, &buf[..size])?;
+        } else {
+            w.private_read(lane, a, &mut buf[..size])?;
+            for (q, r) in rows.iter_mut().enumerate().take(dwords) {
+                r[lane] = u32::from_le_bytes(buf[4 * q..4 * q + 4].try_into().unwrap_or_default());
+            }
+            if x.signed {
+                rows[0][lane] = match size {
+                    1 => rows[0][lane] as u8 as i8 as u32,
+                    _ => rows[0][lane] as u16 as i16 as u32,
+                };
+            }
+        }
+    }
+    if !x.store {
+        for (q, r) in rows.iter().enumerate().take(dwords) {
+            let index = x.data.index + q as u16;
+            *vrow_mut(w, VDst { index, ..x.data })? = *r;
         }
     }
     Ok(())
@@ -1954,6 +2489,29 @@ fn lower_ds(ins: &Instruction) -> Option<Typed> {
         return None;
     }
     let ops = &ins.ops;
+    if let Some(bits) = ins.mnemonic.strip_prefix("ds_read_b64_tr_b") {
+        let bits = match bits {
+            "4" => 4,
+            "8" => 8,
+            "16" => 16,
+            _ => return None,
+        };
+        if ins.mods.iter().any(|(k, _)| k != "offset")
+            || ops.len() != 2
+            || !matches!(ops[0].op, Operand::Reg { count: 2, .. })
+        {
+            return None;
+        }
+        return Some(Typed::DsReadTr {
+            dst: vdst(&ops[0])?,
+            addr: vgpr(&ops[1])?,
+            offset: word & 0xffff,
+            bits,
+        });
+    }
+    if let Some(t) = lower_ds_atomic(ins, word) {
+        return Some(t);
+    }
     if let Some((write, kind)) = ins
         .mnemonic
         .strip_prefix("ds_read2")
@@ -2132,6 +2690,10 @@ fn lower_mfma(name: &str, ops: &[Src], d: VDst) -> Option<Typed> {
         "v_mfma_f32_32x32x16_f16" => (32, 16, El::F16),
         "v_mfma_f32_16x16x32_bf16" => (16, 32, El::Bf16),
         "v_mfma_f32_32x32x16_bf16" => (32, 16, El::Bf16),
+        // (gfx950's deeper i8 shapes, 16x16x64 and 32x32x32, need more
+        // than a fragment's 512 elements: the reference executor.)
+        "v_mfma_i32_16x16x32_i8" => (16, 32, El::I8),
+        "v_mfma_i32_32x32x16_i8" => (32, 16, El::I8),
         _ => return None,
     };
     if ops.len() != 4 || ops.iter().any(|o| o.neg || o.abs || o.sext) {
@@ -2147,6 +2709,8 @@ fn lower_mfma(name: &str, ops: &[Src], d: VDst) -> Option<Typed> {
     };
     let c = match ops[3].op {
         Operand::Int(i) => Err(i as u32),
+        // (An i32 C is an integer; the reference refuses a float constant.)
+        Operand::Float(_) if el == El::I8 => return None,
         Operand::Float(f) => Err((f as f32).to_bits()),
         _ => Ok(reg(&ops[3])?),
     };
@@ -2172,12 +2736,17 @@ fn gather<const M: usize>(
     out: &mut [f64],
 ) -> R<()> {
     let kl = x.k * M / LANES;
-    let per = if x.el == El::F32 { 1 } else { 2 };
+    let per = x.el.per();
     let mut slot = [0f64; LANES];
     for e in 0..kl {
         let row = vrow(w, file, index + (e / per) as u16)?;
-        let h = (e % per) as u32 * 16;
+        let h = (e % per) as u32 * (32 / per as u32);
         match x.el {
+            El::I8 => {
+                for (v, &word) in slot.iter_mut().zip(row) {
+                    *v = (word >> h) as u8 as i8 as f64;
+                }
+            }
             El::F32 => {
                 for (v, &word) in slot.iter_mut().zip(row) {
                     *v = f(word) as f64;
@@ -2309,7 +2878,7 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
 /// Gather operand `reg` into `f`, unless `f` already holds it gathered
 /// from the same register words.
 fn fragment(w: &Wave, x: &Mfma, reg: (RegFile, u16), f: &mut Fragment) -> R<()> {
-    let per = if x.el == El::F32 { 1 } else { 2 };
+    let per = x.el.per();
     let regs = (x.k * x.m / LANES).div_ceil(per);
     let key = Some((reg.0, reg.1, x.el, x.m, x.k));
     let mut same = f.key == key;
@@ -2347,7 +2916,11 @@ fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64
         for g in 0..LANES / m {
             let i = mfma_row(m, g, r);
             for (c, &v) in cd[i * m..i * m + m].iter_mut().zip(&row[g * m..g * m + m]) {
-                *c = f(v) as f64;
+                *c = if x.el == El::I8 {
+                    v as i32 as f64
+                } else {
+                    f(v) as f64
+                };
             }
         }
     }
@@ -2379,7 +2952,13 @@ fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64
         for g in 0..LANES / m {
             let i = mfma_row(m, g, r);
             for (o, &v) in d[g * m..g * m + m].iter_mut().zip(&cd[i * m..i * m + m]) {
-                *o = cf32(v as f32);
+                // An i32 sum is exact in f64 (|C| < 2^31, K products of
+                // at most 2^14) and wraps to 32 bits as the reference's.
+                *o = if x.el == El::I8 {
+                    v as i64 as u32
+                } else {
+                    cf32(v as f32)
+                };
             }
         }
     }
@@ -2942,6 +3521,19 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
         CvtF32F16 => each!(|x, y, z| cf32(h(x))),
         CvtF32Ubyte(n) => each!(|x, y, z| (((x >> (8 * n)) & 0xff) as f32).to_bits()),
         CvtF32Bf16 => each!(|x, y, z| cf32(f32::from_bits(x << 16))),
+        // The table's minterms, ORed.
+        Bitop3(t) => each!(|x, y, z| {
+            let mut r = 0;
+            for i in 0..8 {
+                if t >> i & 1 != 0 {
+                    let a = if i & 4 != 0 { x } else { !x };
+                    let b = if i & 2 != 0 { y } else { !y };
+                    let c = if i & 1 != 0 { z } else { !z };
+                    r |= a & b & c;
+                }
+            }
+            r
+        }),
         CvtPkrtz => each!(|x, y, z| {
             crate::exec::f16_rtz(f(x)) as u32 | (crate::exec::f16_rtz(f(y)) as u32) << 16
         }),
@@ -2953,6 +3545,21 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
         MulH => each!(|x, y, z| ch(h(x) * h(y))),
         FmaH => each!(|x, y, z| ch((h(x) as f64).mul_add(h(y) as f64, h(z) as f64) as f32)),
         MaxH => each!(|x, y, z| ch(h(x).max(h(y)))),
+        DivFixupH => each!(|x, y, z| ch(crate::exec::div_fixup32(h(x), h(y), h(z)))),
+        AddU16 => each!(|x, y, z| (x as u16).wrapping_add(y as u16) as u32),
+        SubU16 => each!(|x, y, z| (x as u16).wrapping_sub(y as u16) as u32),
+        SubRevU16 => each!(|x, y, z| (y as u16).wrapping_sub(x as u16) as u32),
+        MulLoU16 => each!(|x, y, z| (x as u16).wrapping_mul(y as u16) as u32),
+        AddU16Sat => each!(|x, y, z| (x as u16).saturating_add(y as u16) as u32),
+        SubU16Sat => each!(|x, y, z| (x as u16).saturating_sub(y as u16) as u32),
+        SubRevU16Sat => each!(|x, y, z| (y as u16).saturating_sub(x as u16) as u32),
+        AddI16Sat => each!(|x, y, z| (x as i16).saturating_add(y as i16) as u16 as u32),
+        SubI16Sat => each!(|x, y, z| (x as i16).saturating_sub(y as i16) as u16 as u32),
+        AddUSat => each!(|x, y, z| x.saturating_add(y)),
+        SubUSat => each!(|x, y, z| x.saturating_sub(y)),
+        SubRevUSat => each!(|x, y, z| y.saturating_sub(x)),
+        AddISat => each!(|x, y, z| (x as i32).saturating_add(y as i32) as u32),
+        SubISat => each!(|x, y, z| (x as i32).saturating_sub(y as i32) as u32),
         MinH => each!(|x, y, z| ch(h(x).min(h(y)))),
     }
 }
@@ -3530,6 +4137,15 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::Halt(state) => w.state = state,
         Typed::F64(ref x) => f64_op(w, x, ins)?,
         Typed::Atomic(ref x) => atomic(w, x, ctx)?,
+        Typed::FmaMix(ref x) => fma_mix(w, x)?,
+        Typed::Scratch(ref x) => scratch(w, x, ctx)?,
+        Typed::DsAtomic(ref x) => ds_atomic(w, x, ctx)?,
+        Typed::DsReadTr {
+            dst,
+            addr,
+            offset,
+            bits,
+        } => ds_read_tr(w, dst, addr, offset, bits, ctx)?,
         Typed::ReadLane { dst, src, lane } => {
             let exec = w.exec();
             let l = match lane {
@@ -3550,6 +4166,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 ));
             }
             let (mut x, mut y) = (*vrow(w, a.file, a.index)?, *vrow(w, b.file, b.index)?);
+            #[allow(clippy::needless_range_loop)] // the partner is another lane
             for lane in 0..LANES {
                 let partner = if row32 {
                     (lane >= 32).then(|| lane - 32)
@@ -3975,6 +4592,44 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
             }
         }
         Typed::Atomic(x) => aim_vector(w, x.vaddr, x.saddr, base, rng),
+        // 16 KiB of private memory a lane with a pattern, addresses in its
+        // first half.
+        Typed::Scratch(x) => {
+            w.set_private(16384);
+            for (i, b) in w.private.iter_mut().enumerate() {
+                *b = (i as u32).wrapping_mul(2_654_435_761) as u8;
+            }
+            if let Some(r) = x.vaddr.and_then(|i| w.v.get_mut(i as usize)) {
+                for v in r.iter_mut() {
+                    *v = (rng.next_u64() % 4096) as u32;
+                }
+            }
+            if let Some(Opnd::S(i)) = x.saddr {
+                if let Some(v) = w.s.get_mut(i as usize) {
+                    *v = (rng.next_u64() % 4096) as u32;
+                }
+            }
+        }
+        // LDS addresses inside its 64 KiB, sometimes one of four (lanes
+        // meet).
+        Typed::DsAtomic(_) | Typed::DsReadTr { .. } => {
+            let addr = match t {
+                Typed::DsAtomic(x) => x.vaddr,
+                Typed::DsReadTr { addr, .. } => *addr,
+                _ => return,
+            };
+            let few = rng.next_u64() & 1 == 0;
+            let spots: [u32; 4] = std::array::from_fn(|_| (rng.next_u64() % 32768) as u32 & !7);
+            if let Some(r) = w.v.get_mut(addr as usize) {
+                for x in r.iter_mut() {
+                    *x = if few {
+                        spots[rng.next_u64() as usize % 4]
+                    } else {
+                        (rng.next_u64() % 32768) as u32
+                    };
+                }
+            }
+        }
         Typed::Global(g) => aim_vector(w, g.vaddr, g.saddr, base, rng),
         _ => {}
     }
@@ -4137,6 +4792,9 @@ pub fn differential(
             x.get(i & !3..(i & !3) + 4),
             y.get(i & !3..(i & !3) + 4)
         )));
+    }
+    if reference.private != w.private {
+        return Err(what("private (scratch) memory differs".into()));
     }
     if reference.scc != w.scc {
         return Err(what(format!(
