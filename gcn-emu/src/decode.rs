@@ -971,10 +971,7 @@ pub fn objdump_mattr(processor: &str, kernel: &Kernel) -> Vec<&'static str> {
     if ["gfx11", "gfx12"].iter().any(|p| processor.starts_with(p)) {
         out.push("+real-true16");
     }
-    if processor.starts_with("gfx1")
-        && !kernel.descriptor.wave32()
-        && kernel.wavefront_size == 64
-    {
+    if processor.starts_with("gfx1") && !kernel.descriptor.wave32() && kernel.wavefront_size == 64 {
         out.push("+wavefrontsize64");
     }
     out
