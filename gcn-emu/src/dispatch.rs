@@ -507,6 +507,7 @@ fn run_with<O: Observe>(
         start,
         waves_per_wg,
         shared: (!launch.sanitize.is_empty()).then(|| std::sync::Arc::new(program.clone())),
+        processor: &co.processor,
         ocp_fp8: co.processor == "gfx950",
         spent: AtomicU64::new(0),
         lds_out_of_range: AtomicU64::new(0),
@@ -724,6 +725,8 @@ struct Setup<'a> {
     waves_per_wg: u32,
     /// The program, shared with the LDS shadows, when sanitizing.
     shared: Option<std::sync::Arc<Program>>,
+    /// The processor (the sanitizer's counter rules, [`crate::waitcnt`]).
+    processor: &'a str,
     /// fp8/bf8 are OCP (gfx950), else FNUZ.
     ocp_fp8: bool,
     /// Wave-instructions executed so far over the whole dispatch (the
@@ -872,6 +875,7 @@ impl Setup<'_> {
                 d.group_segment_fixed_size as u64,
                 self.launch.dynamic_lds,
             )
+            .target(self.processor)
         });
         let mut both;
         let mut observer: Option<&mut dyn Observer> = match (observer, san.as_mut()) {

@@ -5219,6 +5219,9 @@ pub struct Probe {
     program: crate::decode::Program,
     /// The 64-bit value of an even/odd register pair.
     pointer: u64,
+    /// An RDNA3 target: instructions run under their executor names
+    /// ([`crate::rdna::ALIASES`]).
+    rdna: bool,
 }
 
 /// What running one instruction on a [`Probe`] found.
@@ -5258,7 +5261,21 @@ impl Probe {
                 lines: std::collections::HashMap::new(),
             },
             pointer: base + 0x1000,
+            rdna: false,
         }
+    }
+
+    /// A probe for `processor`'s instructions in waves of `wave_size` lanes:
+    /// gfx11's SGPR numbering and names ([`crate::rdna`]) for an RDNA3
+    /// target, else gfx9's ([`Probe::new`]).
+    pub fn for_target(processor: &str, wave_size: u32) -> Self {
+        let mut p = Self::new();
+        if crate::rdna::is_rdna3(processor) {
+            p.rdna = true;
+            p.wave.numbering = crate::decode::Numbering::of(processor);
+            p.wave.wave_size = wave_size;
+        }
+        p
     }
 
     /// Whether `ins` runs without a fault (see [`Probe`]).
@@ -5269,6 +5286,17 @@ impl Probe {
     /// Run `ins` once on the pointer state, then (unless it ran) on zeroed
     /// registers; see [`Probe`].
     pub fn probe(&mut self, ins: &Instruction) -> ProbeOutcome {
+        let renamed;
+        let ins = match crate::rdna::executor_name(&ins.mnemonic) {
+            std::borrow::Cow::Owned(m) if self.rdna => {
+                renamed = Instruction {
+                    mnemonic: m,
+                    ..ins.clone()
+                };
+                &renamed
+            }
+            _ => ins,
+        };
         let first = self.step_with(ins, true);
         if first == ProbeOutcome::Ran {
             return first;
@@ -5298,7 +5326,11 @@ impl Probe {
         for (i, r) in self.wave.a.iter_mut().enumerate() {
             *r = [pair(i); LANES];
         }
-        self.wave.s[M0 as usize] = 0;
+        let m0 = self.wave.numbering.m0 as usize;
+        self.wave.s[m0] = 0;
+        if let Some(null) = self.wave.numbering.null {
+            self.wave.s[null as usize] = 0;
+        }
         self.wave.set_exec(u64::MAX);
         self.wave.state = WaveState::Running;
         self.wave.pc = 0;

@@ -67,6 +67,7 @@ pub mod profile;
 pub mod rdna;
 pub mod sanitize;
 pub mod typed;
+pub mod waitcnt;
 
 mod error;
 pub use error::Error;

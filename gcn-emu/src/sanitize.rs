@@ -87,7 +87,8 @@ use std::sync::Arc;
 
 use crate::decode::{Instruction, Operand, Program, RegFile};
 use crate::exec::WaveState;
-use crate::observe::{AccessKind, Event, Issue, Observer, Space};
+use crate::observe::{AccessKind, Issue, Observer, Space};
+use crate::waitcnt::{Event, Generation};
 
 pub mod shadow;
 use shadow::Origin;
@@ -382,16 +383,13 @@ pub fn merge(mut all: Vec<Finding>) -> Vec<Finding> {
 /// A finding's identity: kind, instruction, other instruction.
 type Key = (Kind, u64, Option<u64>);
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Queue {
-    Vm,
-    Lds,
-    Smem,
-}
-
 #[derive(Debug, Clone)]
 struct Pending {
-    queue: Queue,
+    /// What it is to the counters.
+    event: Event,
+    /// Its counter's index in the generation's counters
+    /// ([`Generation::counters`]).
+    slot: usize,
     /// The load's address.
     addr: u64,
     /// Registers it writes (file, first, count); emptied once reported.
@@ -404,11 +402,23 @@ struct Pending {
     lds_write: bool,
 }
 
+/// LDS writes in flight: (sequence number, address, the wait that retires
+/// them).
+type InFlight = Vec<(u64, u64, String)>;
+
 /// One wave's in-flight memory operations.
 #[derive(Debug, Clone, Default)]
 struct WaveSan {
-    vm: Vec<Pending>,
-    lgkm: Vec<Pending>,
+    /// The counter rules ([`crate::waitcnt`]).
+    gen: Generation,
+    /// The instruction table of the target (`None`: CDNA's).
+    table: Option<crate::isa::Table>,
+    /// Per counter of the generation, the operations in flight, oldest
+    /// first.
+    queues: Vec<Vec<Pending>>,
+    /// The LDS writes in flight when the wave signalled a gfx12 barrier
+    /// (`s_barrier_signal`), with the signal's address.
+    signalled: Option<(u64, InFlight)>,
     /// Waits executed so far, and the last one's address and text.
     waits: u64,
     last_wait: Option<(u64, String)>,
@@ -452,46 +462,90 @@ fn reg_name(r: (RegFile, u16, u16)) -> String {
     }
 }
 
-/// The counter queue of a memory instruction and whether its first operand
-/// is a destination it writes when the data returns, from the
-/// instruction-property table ([`crate::isa`]). Scalar atomics stay
-/// untracked, as before the table: the table says they count on `lgkmcnt`.
-fn classify(ins: &Instruction) -> Option<(Queue, bool)> {
-    use crate::isa::{Access, Counters, Format, Ret};
-    let p = crate::isa::lookup(&ins.mnemonic)?;
-    let returns = match p.access {
-        Access::Atomic(Ret::IfGlc) => ins.has("glc") || ins.has("sc0"),
-        Access::Write => false,
-        _ => p.dst().next().is_some(),
-    };
-    if p.counters.contains(Counters::VM) {
-        let lds_dma = p.lds_dma || ins.has("lds");
-        return Some((Queue::Vm, returns && !lds_dma));
-    }
-    match p.format {
-        // ds_nop: nothing in flight.
-        Format::Ds if p.memory != crate::isa::Memory::None || returns => {
-            Some((Queue::Lds, returns))
-        }
-        // s_memtime returns a value; s_dcache_* and the atomics are not tracked.
-        Format::Smem
-            if matches!(p.access, Access::Read | Access::Write)
-                || p.access == Access::None && returns =>
-        {
-            Some((Queue::Smem, returns))
-        }
-        _ => None,
+/// The properties of `mnemonic` in `table` (`None`: CDNA's).
+fn props_in(
+    table: Option<crate::isa::Table>,
+    mnemonic: &str,
+) -> Option<&'static crate::isa::Props> {
+    match table {
+        Some(t) => t.lookup(mnemonic),
+        None => crate::isa::lookup(mnemonic),
     }
 }
 
+/// The counter event of a memory instruction and whether its first operand
+/// is a destination it writes when the data returns, from the
+/// instruction-property table ([`crate::isa`]) and the generation's rules
+/// ([`crate::waitcnt::event`]). Scalar atomics and cache control stay
+/// untracked, as before the table.
+fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Event, bool)> {
+    use crate::isa::{Access, Format, Ret};
+    let p = props_in(table, &ins.mnemonic)?;
+    let returns = match p.access {
+        Access::Atomic(Ret::IfGlc) => crate::waitcnt::atomic_returns(ins),
+        Access::Write => false,
+        _ => p.dst().next().is_some(),
+    };
+    let event = crate::waitcnt::event(p, returns)?;
+    match event {
+        Event::VmemLoad | Event::VmemStore => {
+            let lds_dma = p.lds_dma || ins.has("lds");
+            Some((event, returns && !lds_dma))
+        }
+        // s_memtime returns a value; s_dcache_* and the atomics are not tracked.
+        Event::Smem
+            if p.format == Format::Smem
+                && (matches!(p.access, Access::Read | Access::Write)
+                    || p.access == Access::None && returns) =>
+        {
+            Some((event, returns))
+        }
+        Event::Smem => None,
+        Event::Lds => Some((event, returns)),
+    }
+}
+
+/// Retire what a count of `n` retires of `q` (oldest first): everything at
+/// 0; else the oldest in-order operations beyond `n` plus every scalar one
+/// in flight (a scalar one may be among the completed: they return in any
+/// order), and a scalar one only at 0.
+fn drain(q: &mut Vec<Pending>, n: usize) {
+    if q.len() <= n {
+        return;
+    }
+    if n == 0 {
+        q.clear();
+        return;
+    }
+    let smem = q.iter().filter(|p| p.event == Event::Smem).count();
+    let mut k = q.len().saturating_sub(n + smem);
+    q.retain(|p| {
+        if p.event != Event::Smem && k > 0 {
+            k -= 1;
+            false
+        } else {
+            true
+        }
+    });
+}
+
 impl WaveSan {
-    /// Nothing in flight, for wave `wave` of workgroup `workgroup`.
+    /// Nothing in flight, for wave `wave` of workgroup `workgroup`, under
+    /// gfx9's counter rules.
     fn new(workgroup: [u32; 3], wave: u32) -> Self {
         WaveSan {
             workgroup,
             wave,
+            queues: vec![Vec::new(); Generation::Gfx9.counters().len()],
             ..Default::default()
         }
+    }
+
+    /// Use `gen`'s counter rules and `table`'s instructions.
+    fn rules(&mut self, gen: Generation, table: Option<crate::isa::Table>) {
+        self.gen = gen;
+        self.table = table;
+        self.queues = vec![Vec::new(); gen.counters().len()];
     }
 
     /// Track uninitialized values: the launch wrote s0…s`sgprs - 1` and
@@ -526,86 +580,93 @@ impl WaveSan {
     }
 
     fn counts(&self) -> String {
-        format!(
-            "in flight: vmcnt {} (loads/stores), lgkmcnt {} ({} LDS, {} scalar)",
-            self.vm.len(),
-            self.lgkm.len(),
-            self.lgkm.iter().filter(|p| p.queue == Queue::Lds).count(),
-            self.lgkm.iter().filter(|p| p.queue == Queue::Smem).count()
-        )
+        let n = |e: Event| {
+            self.queues
+                .iter()
+                .flatten()
+                .filter(|p| p.event == e)
+                .count()
+        };
+        if self.gen == Generation::Gfx9 {
+            return format!(
+                "in flight: vmcnt {} (loads/stores), lgkmcnt {} ({} LDS, {} scalar)",
+                self.queues[0].len(),
+                self.queues[1].len(),
+                n(Event::Lds),
+                n(Event::Smem)
+            );
+        }
+        let each: Vec<String> = self
+            .gen
+            .counters()
+            .iter()
+            .zip(&self.queues)
+            .map(|(c, q)| format!("{} {}", c.name(), q.len()))
+            .collect();
+        let mut s = format!("in flight: {}", each.join(", "));
+        if self.gen == Generation::Gfx11 {
+            s.push_str(&format!(
+                " (lgkmcnt: {} LDS, {} scalar)",
+                n(Event::Lds),
+                n(Event::Smem)
+            ));
+        }
+        s
     }
 
-    /// Apply `s_waitcnt` with its simm16 (gfx9 layout); LDS writes it
-    /// retires become visible to the other waves (`lds`).
-    fn wait(&mut self, ins: &Instruction, lds: Option<&LdsShadow>) {
-        let imm = ins.words.first().copied().unwrap_or(0) & 0xffff;
-        let vm = ((imm & 0xf) | ((imm >> 14) & 3) << 4) as usize;
-        let lgkm = ((imm >> 8) & 0xf) as usize;
+    /// Apply a wait (its counts decoded by the generation's rules,
+    /// [`crate::waitcnt::decode`]); LDS writes it retires become visible to
+    /// the other waves (`lds`).
+    fn wait(&mut self, ins: &Instruction, wait: &crate::waitcnt::Wait, lds: Option<&LdsShadow>) {
+        let counts: Vec<Option<usize>> = self
+            .gen
+            .counters()
+            .iter()
+            .map(|&c| wait.get(c).map(|n| n as usize))
+            .collect();
         if let Some(sh) = lds.filter(|sh| !sh.hidden.borrow().is_empty()) {
             // What the wait retires, before it is dropped below.
             let mut hidden = sh.hidden.borrow_mut();
-            let vm_n = self.vm.len().saturating_sub(vm);
-            for p in &self.vm[..vm_n] {
-                hidden.remove(&(self.wave, p.seq));
-            }
-            let mut lgkm_copy = self.lgkm.clone();
-            Self::drain_lgkm(&mut lgkm_copy, lgkm);
-            for p in &self.lgkm {
-                if !lgkm_copy.iter().any(|q| q.seq == p.seq) {
-                    hidden.remove(&(self.wave, p.seq));
+            for (q, n) in self.queues.iter().zip(&counts) {
+                let Some(n) = *n else { continue };
+                let mut copy = q.clone();
+                drain(&mut copy, n);
+                for p in q {
+                    if !copy.iter().any(|c| c.seq == p.seq) {
+                        hidden.remove(&(self.wave, p.seq));
+                    }
                 }
             }
         }
-        if self.vm.len() > vm {
-            let n = self.vm.len() - vm;
-            self.vm.drain(..n);
+        for (q, n) in self.queues.iter_mut().zip(&counts) {
+            if let Some(n) = *n {
+                drain(q, n);
+            }
         }
-        Self::drain_lgkm(&mut self.lgkm, lgkm);
         self.waits += 1;
         self.last_wait = Some((ins.addr, ins.text.clone()));
     }
 
-    /// Retire what `lgkmcnt(lgkm)` retires of `q`.
-    fn drain_lgkm(q: &mut Vec<Pending>, lgkm: usize) {
-        if q.len() > lgkm {
-            if lgkm == 0 {
-                q.clear();
-            } else {
-                // Oldest LDS beyond N plus every scalar one may be complete;
-                // only LDS ones in excess of that are sure to be.
-                let smem = q.iter().filter(|p| p.queue == Queue::Smem).count();
-                let mut n = q.len().saturating_sub(lgkm + smem);
-                q.retain(|p| {
-                    if p.queue == Queue::Lds && n > 0 {
-                        n -= 1;
-                        false
-                    } else {
-                        true
-                    }
-                });
-            }
-        }
-    }
-
-    /// The LDS writes still in flight (sequence number, address, whether on
-    /// `vmcnt`), for a barrier the wave waits at.
-    fn lds_writes_in_flight(&self) -> Vec<(u64, u64, bool)> {
-        self.vm
+    /// The LDS writes still in flight (sequence number, address, the wait
+    /// that retires them), for a barrier the wave waits at.
+    fn lds_writes_in_flight(&self) -> InFlight {
+        let counters = self.gen.counters();
+        self.queues
             .iter()
-            .chain(&self.lgkm)
+            .flatten()
             .filter(|p| p.lds_write)
-            .map(|p| (p.seq, p.addr, p.queue == Queue::Vm))
+            .map(|p| (p.seq, p.addr, self.gen.wait_text(counters[p.slot], 0)))
             .collect()
     }
 
-    /// The `s_waitcnt` that retires `p`, at `pos` in its queue.
+    /// The wait that retires `p`, at `pos` in its queue.
     fn needed_wait(&self, p: &Pending, pos: usize) -> String {
-        match p.queue {
-            Queue::Vm => format!("s_waitcnt vmcnt({})", self.vm.len() - pos - 1),
-            Queue::Lds if !self.lgkm.iter().any(|q| q.queue == Queue::Smem) => {
-                format!("s_waitcnt lgkmcnt({})", self.lgkm.len() - pos - 1)
-            }
-            _ => "s_waitcnt lgkmcnt(0)".into(),
+        let q = &self.queues[p.slot];
+        let c = self.gen.counters()[p.slot];
+        if q.iter().any(|x| x.event == Event::Smem) {
+            self.gen.wait_text(c, 0)
+        } else {
+            self.gen.wait_text(c, q.len() - pos - 1)
         }
     }
 
@@ -628,27 +689,30 @@ impl WaveSan {
             sh.before(ins, wave, program, lds, self.workgroup, &mut self.findings);
         }
         let (wg, wave) = (self.workgroup, self.wave);
-        if ins.mnemonic == "s_waitcnt" {
-            self.wait(ins, lds);
+        if let Some(w) = crate::waitcnt::decode(ins, self.gen) {
+            self.wait(ins, &w, lds);
             return;
         }
-        let class = classify(ins);
+        if ins.mnemonic.starts_with("s_barrier_signal") {
+            self.signalled = Some((ins.addr, self.lds_writes_in_flight()));
+        }
+        let class = classify(ins, self.table);
+        let class_slot = class.map(|(e, _)| self.gen.slot_of(e));
         let mut hits = Vec::new();
         for (i, op) in ins.ops.iter().enumerate() {
             let Some(r) = regs(&op.op) else { continue };
             let own_dst = i == 0 && matches!(class, Some((_, true)));
-            for (qi, q) in [(0usize, &self.vm), (1, &self.lgkm)] {
+            for (qi, q) in self.queues.iter().enumerate() {
                 for (pos, p) in q.iter().enumerate() {
                     let Some(d) = p.dst else { continue };
                     if !overlaps(r, d) {
                         continue;
                     }
-                    // A later load of the same in-order queue lands after it.
+                    // A later load of the same in-order counter lands after it.
                     if own_dst
-                        && matches!(
-                            (class.map(|c| c.0), p.queue),
-                            (Some(Queue::Vm), Queue::Vm) | (Some(Queue::Lds), Queue::Lds)
-                        )
+                        && class_slot == Some(p.slot)
+                        && p.event != Event::Smem
+                        && class.is_some_and(|(e, _)| e != Event::Smem)
                     {
                         continue;
                     }
@@ -664,18 +728,9 @@ impl WaveSan {
             last_of_operand.insert(h.0, k);
         }
         for (k, &(i, qi, pos, r, d, own_dst)) in hits.iter().enumerate() {
-            let p = if qi == 0 {
-                self.vm[pos].clone()
-            } else {
-                self.lgkm[pos].clone()
-            };
+            let p = self.queues[qi][pos].clone();
             if last_of_operand[&i] != k {
-                let q = if qi == 0 {
-                    &mut self.vm
-                } else {
-                    &mut self.lgkm
-                };
-                q[pos].dst = None;
+                self.queues[qi][pos].dst = None;
                 continue;
             }
             if p.dst.is_none() {
@@ -686,7 +741,8 @@ impl WaveSan {
                     "the last wait, {}, did not retire it",
                     describe(program, *a)
                 ),
-                _ => "no s_waitcnt ran between them".into(),
+                _ if self.gen == Generation::Gfx9 => "no s_waitcnt ran between them".into(),
+                _ => "no wait ran between them".into(),
             };
             let verb = if own_dst {
                 "overwrites"
@@ -711,14 +767,9 @@ impl WaveSan {
                 message,
                 occurrences: 1,
             });
-            let q = if qi == 0 {
-                &mut self.vm
-            } else {
-                &mut self.lgkm
-            };
-            q[pos].dst = None;
+            self.queues[qi][pos].dst = None;
         }
-        if let Some((queue, has_dst)) = class {
+        if let Some((event, has_dst)) = class {
             let dst = if has_dst {
                 ins.ops.first().and_then(|o| regs(&o.op))
             } else {
@@ -729,28 +780,27 @@ impl WaveSan {
                 sh.seq.set(self.seq);
             }
             // Whether it writes LDS: a DS store or atomic, or a load into LDS.
-            let props = crate::isa::lookup(&ins.mnemonic);
-            let lds_write = props.is_some_and(|p| match queue {
-                Queue::Lds => p.writes_memory(),
-                Queue::Vm => {
+            let props = props_in(self.table, &ins.mnemonic);
+            let lds_write = props.is_some_and(|p| match event {
+                Event::Lds => p.writes_memory(),
+                Event::VmemLoad | Event::VmemStore => {
                     p.access == crate::isa::Access::Read
                         && p.memory != crate::isa::Memory::Flat
                         && (p.lds_dma || ins.has("lds"))
                 }
-                Queue::Smem => false,
+                Event::Smem => false,
             });
+            let slot = self.gen.slot_of(event);
             let p = Pending {
-                queue,
+                event,
+                slot,
                 addr: ins.addr,
                 dst,
                 issued_after_wait: self.waits,
                 seq: self.seq,
                 lds_write,
             };
-            match queue {
-                Queue::Vm => self.vm.push(p),
-                _ => self.lgkm.push(p),
-            }
+            self.queues[slot].push(p);
         }
     }
 }
@@ -770,6 +820,8 @@ pub struct Workgroup {
     lds_dynamic: u32,
     /// Per wave, the index of the `s_barrier` it waits at.
     waiting: Vec<Option<usize>>,
+    /// The target's instruction table (`None`: CDNA's).
+    table: Option<crate::isa::Table>,
 }
 
 impl Workgroup {
@@ -805,7 +857,32 @@ impl Workgroup {
             waves,
             lds_fixed,
             lds_dynamic,
+            table: None,
         }
+    }
+
+    /// Check `processor`'s code (`gfx942`, `gfx1100`, `gfx1201`): its
+    /// generation's counter rules ([`crate::waitcnt`]) and instruction
+    /// table. Without this call, or for a processor with no rules: gfx9's
+    /// (CDNA).
+    pub fn target(mut self, processor: &str) -> Self {
+        let gen = Generation::of(processor).unwrap_or_default();
+        let table = match gen {
+            Generation::Gfx9 => None,
+            _ => crate::isa::table_for(processor),
+        };
+        for w in &mut self.waves {
+            w.rules(gen, table);
+            // The shadow of uninitialized values knows CDNA's instructions
+            // only: not tracked on RDNA (the `uninit` check reports
+            // nothing there).
+            if gen != Generation::Gfx9 {
+                w.shadow = None;
+            }
+        }
+        self.table = table;
+        self.lds.gen.set(gen);
+        self
     }
 
     /// The findings so far (taken): each wave's in wave order, then the
@@ -855,10 +932,10 @@ impl Observer for Workgroup {
         san.before(ins, &self.program, Some(&self.lds), i.state);
         self.lds
             .current
-            .set((san.wave, ins.addr, lds_atomic(&ins.mnemonic)));
+            .set((san.wave, ins.addr, lds_atomic(self.table, &ins.mnemonic)));
     }
 
-    fn executed(&mut self, e: &Event<'_>) {
+    fn executed(&mut self, e: &crate::observe::Event<'_>) {
         for a in e.accesses {
             let (lane, bytes) = (a.lane as u32, a.bytes as usize);
             match (a.space, a.kind) {
@@ -899,10 +976,18 @@ impl Observer for Workgroup {
                 continue;
             }
             // LDS writes still in flight at the barrier stay invisible to
-            // the other waves until their wave's wait.
-            let in_flight = self.waves[i].lds_writes_in_flight();
-            if let (Some(ins), false) = (self.program.instructions.get(b), in_flight.is_empty()) {
-                self.lds.hide(i as u32, ins.addr, &in_flight);
+            // the other waves until their wave's wait. On gfx12 the wave
+            // arrives at `s_barrier_signal`: what was in flight there.
+            let signalled = self.waves[i].signalled.take();
+            let (at, in_flight) = match signalled {
+                Some((a, f)) => (Some(a), f),
+                None => (
+                    self.program.instructions.get(b).map(|i| i.addr),
+                    self.waves[i].lds_writes_in_flight(),
+                ),
+            };
+            if let (Some(at), false) = (at, in_flight.is_empty()) {
+                self.lds.hide(i as u32, at, &in_flight);
             }
         }
         self.lds.epoch.set(self.lds.epoch.get() + 1);
@@ -948,6 +1033,8 @@ struct LdsShadow {
     hidden: RefCell<Hidden>,
     /// The current instruction's uninitialized data stored and read.
     values: RefCell<Values>,
+    /// The counter rules (for the reports' wording).
+    gen: Cell<Generation>,
 }
 
 /// What the current instruction stores and reads that is uninitialized,
@@ -982,13 +1069,14 @@ impl Default for Values {
 }
 
 /// LDS writes hidden at a barrier: (wave, sequence number) to (the write's
-/// address, the barrier's address, whether on `vmcnt`).
-type Hidden = HashMap<(u32, u64), (u64, u64, bool)>;
+/// address, the barrier's address, the wait that retires it).
+type Hidden = HashMap<(u32, u64), (u64, u64, String)>;
 
 /// Whether a `ds_*` mnemonic is an atomic (an LDS read-modify-write), from
-/// the instruction-property table ([`crate::isa`]).
-fn lds_atomic(m: &str) -> bool {
-    crate::isa::lookup(m).is_some_and(|p| {
+/// the instruction-property table ([`crate::isa`]; `table`: the target's,
+/// `None`: CDNA's).
+fn lds_atomic(table: Option<crate::isa::Table>, m: &str) -> bool {
+    props_in(table, m).is_some_and(|p| {
         p.format == crate::isa::Format::Ds && matches!(p.access, crate::isa::Access::Atomic(_))
     })
 }
@@ -1006,6 +1094,7 @@ impl LdsShadow {
             seq: Cell::new(0),
             hidden: RefCell::new(HashMap::new()),
             values: RefCell::new(Values::default()),
+            gen: Cell::new(Generation::Gfx9),
         }
     }
 
@@ -1032,10 +1121,11 @@ impl LdsShadow {
     /// Wave `wave` reached the barrier at `barrier` with the LDS writes
     /// `in_flight` ([`WaveSan::lds_writes_in_flight`]): until its wait
     /// retires them, the other waves' accesses to their bytes race.
-    fn hide(&self, wave: u32, barrier: u64, in_flight: &[(u64, u64, bool)]) {
+    fn hide(&self, wave: u32, barrier: u64, in_flight: &[(u64, u64, String)]) {
         let mut h = self.hidden.borrow_mut();
-        for &(seq, addr, vm) in in_flight {
-            h.entry((wave, seq)).or_insert((addr, barrier, vm));
+        for (seq, addr, wait) in in_flight {
+            h.entry((wave, *seq))
+                .or_insert((*addr, barrier, wait.clone()));
         }
     }
 
@@ -1045,7 +1135,8 @@ impl LdsShadow {
         if w.wave == now.wave || w.epoch >= now.epoch || (w.atomic && now.atomic) {
             return;
         }
-        let Some(&(store, barrier, vm)) = self.hidden.borrow().get(&(w.wave, w.seq)) else {
+        let Some((store, barrier, wait)) = self.hidden.borrow().get(&(w.wave, w.seq)).cloned()
+        else {
             return;
         };
         let p = &self.program;
@@ -1055,9 +1146,9 @@ impl LdsShadow {
             .and_then(|l| l.split(':').nth(1))
             .map(|n| format!(" before line {n}"))
             .unwrap_or_default();
-        let wait = if vm { "vmcnt(0)" } else { "lgkmcnt(0)" };
+        let model = self.gen.get().memory_model();
         let msg = format!(
-            "LDS byte {byte:#x}: wave {} wrote it at {} and reached {} with the write in flight; wave {} {} it at {} after the barrier, before wave {} waited for it: the write needs `s_waitcnt {wait}`{line} (the barrier), or the other wave may see the old value (LDS requests of different waves may be reordered: AMDGPUUsage, memory model GFX942)",
+            "LDS byte {byte:#x}: wave {} wrote it at {} and reached {} with the write in flight; wave {} {} it at {} after the barrier, before wave {} waited for it: the write needs `{wait}`{line} (the barrier), or the other wave may see the old value (LDS requests of different waves may be reordered: AMDGPUUsage, {model})",
             w.wave,
             describe(p, store),
             describe(p, barrier),
@@ -1416,5 +1507,268 @@ mod tests {
             .message
             .contains("no s_waitcnt ran between them"));
         assert!(w.findings[0].message.contains("`s_waitcnt vmcnt(0)`"));
+    }
+
+    /// A wave with `gen`'s rules and `target`'s table.
+    fn rdna(target: &str) -> WaveSan {
+        let mut w = WaveSan::new([0; 3], 0);
+        let gen = Generation::of(target).unwrap();
+        w.rules(gen, crate::isa::table_for(target));
+        w
+    }
+
+    fn store(w: &mut WaveSan, m: &str) {
+        w.before(
+            &ins(
+                0x40,
+                m,
+                vec![reg(RegFile::V, 90, 2), reg(RegFile::V, 92, 1)],
+                vec![0],
+            ),
+            &program(),
+            None,
+            &wave(),
+        );
+    }
+
+    fn wait_word(w: &mut WaveSan, m: &str, word: u32) {
+        w.before(
+            &ins(0x100, m, vec![], vec![word]),
+            &program(),
+            None,
+            &wave(),
+        );
+    }
+
+    /// gfx11's `s_waitcnt` simm16: expcnt [2:0], lgkmcnt [9:4], vmcnt [15:10].
+    fn waitcnt11(vm: u32, lgkm: u32) -> u32 {
+        0xbf89_0000 | vm << 10 | lgkm << 4 | 7
+    }
+
+    #[test]
+    fn gfx11_stores_count_on_vscnt_not_vmcnt() {
+        // A load then a store: on gfx9 vmcnt(1) retires the load (the
+        // store is the newer one on the same counter); on gfx11 the store
+        // is on vscnt, so vmcnt(1) leaves the load in flight.
+        let mut w = WaveSan::new([0; 3], 0);
+        load(&mut w, "global_load_dword", RegFile::V, 1);
+        store(&mut w, "global_store_dword");
+        w.before(&waitcnt(1, 15), &program(), None, &wave());
+        assert_eq!(use_of(&mut w, RegFile::V, 1), 0, "gfx9: retired");
+
+        let mut w = rdna("gfx1100");
+        load(&mut w, "global_load_b32", RegFile::V, 1);
+        store(&mut w, "global_store_b32");
+        wait_word(&mut w, "s_waitcnt", waitcnt11(1, 63));
+        assert_eq!(use_of(&mut w, RegFile::V, 1), 1, "gfx11: still in flight");
+        let m = &w.findings[0].message;
+        assert!(m.contains("it needs `s_waitcnt vmcnt(0)`"), "{m}");
+        assert!(m.contains("in flight: vmcnt 1, vscnt 1, lgkmcnt 0"), "{m}");
+        // s_waitcnt_vscnt retires stores only.
+        let mut w = rdna("gfx1100");
+        load(&mut w, "global_load_b32", RegFile::V, 1);
+        wait_word(&mut w, "s_waitcnt_vscnt", 0xbc7c_0000);
+        assert_eq!(use_of(&mut w, RegFile::V, 1), 1);
+        let mut w = rdna("gfx1100");
+        load(&mut w, "global_load_b32", RegFile::V, 1);
+        wait_word(&mut w, "s_waitcnt", waitcnt11(0, 63));
+        assert_eq!(use_of(&mut w, RegFile::V, 1), 0);
+    }
+
+    #[test]
+    fn rdna_atomics_count_on_vmcnt_with_a_return_and_vscnt_without() {
+        for (target, ret) in [
+            ("gfx1100", ("glc", "")),
+            ("gfx1201", ("th", "TH_ATOMIC_RETURN")),
+        ] {
+            let mut w = rdna(target);
+            let mut a = ins(
+                0x10,
+                "global_atomic_add_u32",
+                vec![
+                    reg(RegFile::V, 5, 1),
+                    reg(RegFile::V, 6, 2),
+                    reg(RegFile::V, 8, 1),
+                ],
+                vec![0],
+            );
+            a.mods = vec![(ret.0.into(), ret.1.into())];
+            w.before(&a, &program(), None, &wave());
+            assert_eq!(w.queues[0].len(), 1, "{target}: on vmcnt/loadcnt");
+            assert_eq!(use_of(&mut w, RegFile::V, 5), 1, "{target}: its return");
+            let mut w = rdna(target);
+            a.mods.clear();
+            a.ops.remove(0);
+            w.before(&a, &program(), None, &wave());
+            assert_eq!(
+                (w.queues[0].len(), w.queues[1].len()),
+                (0, 1),
+                "{target}: on vscnt/storecnt"
+            );
+        }
+    }
+
+    #[test]
+    fn gfx12_split_counters_retire_each_their_own() {
+        let mut w = rdna("gfx1201");
+        load(&mut w, "global_load_b32", RegFile::V, 1);
+        load(&mut w, "ds_load_b32", RegFile::V, 2);
+        load(&mut w, "s_load_b32", RegFile::S, 4);
+        wait_word(&mut w, "s_wait_loadcnt", 0xbfc0_0000);
+        assert_eq!(use_of(&mut w, RegFile::V, 1), 0, "loadcnt retired the load");
+        assert_eq!(use_of(&mut w, RegFile::V, 2), 1, "not the LDS read");
+        let m = &w.findings[0].message;
+        assert!(m.contains("it needs `s_wait_dscnt 0x0`"), "{m}");
+        assert!(
+            m.contains("in flight: loadcnt 0, storecnt 0, dscnt 1, kmcnt 1"),
+            "{m}"
+        );
+        assert!(m.contains("the last wait"), "{m}");
+        assert_eq!(use_of(&mut w, RegFile::S, 4), 1, "nor the scalar load");
+        assert!(w.findings[1].message.contains("`s_wait_kmcnt 0x0`"));
+        // Combined: loadcnt in [13:8], dscnt in [5:0].
+        let mut w = rdna("gfx1201");
+        load(&mut w, "global_load_b32", RegFile::V, 1);
+        load(&mut w, "global_load_b32", RegFile::V, 2);
+        load(&mut w, "ds_load_b32", RegFile::V, 3);
+        wait_word(&mut w, "s_wait_loadcnt_dscnt", 0xbfc8_0100);
+        assert_eq!(use_of(&mut w, RegFile::V, 1), 0);
+        assert_eq!(use_of(&mut w, RegFile::V, 3), 0);
+        assert_eq!(
+            use_of(&mut w, RegFile::V, 2),
+            1,
+            "loadcnt(1) keeps the newer load"
+        );
+        assert!(w.findings[0].message.contains("`s_wait_loadcnt 0x0`"));
+        // Scalar loads return in any order: kmcnt(1) retires neither.
+        let mut w = rdna("gfx1201");
+        load(&mut w, "s_load_b32", RegFile::S, 4);
+        load(&mut w, "s_load_b32", RegFile::S, 5);
+        wait_word(&mut w, "s_wait_kmcnt", 0xbfc7_0001);
+        assert_eq!(use_of(&mut w, RegFile::S, 4), 1);
+        // s_wait_idle retires everything; s_wait_alu nothing.
+        let mut w = rdna("gfx1201");
+        load(&mut w, "global_load_b32", RegFile::V, 1);
+        load(&mut w, "ds_load_b32", RegFile::V, 2);
+        wait_word(&mut w, "s_wait_alu", 0xbf88_fffe);
+        assert_eq!(w.waits, 0, "s_wait_alu is not a memory wait");
+        wait_word(&mut w, "s_wait_idle", 0xbf8a_0000);
+        assert_eq!(
+            use_of(&mut w, RegFile::V, 1) + use_of(&mut w, RegFile::V, 2),
+            0
+        );
+        // A later load on the same in-order counter may overwrite.
+        let mut w = rdna("gfx1201");
+        load(&mut w, "global_load_b32", RegFile::V, 1);
+        load(&mut w, "global_load_b32", RegFile::V, 1);
+        assert!(w.findings.is_empty());
+    }
+
+    /// Two waves of gfx1201: wave 0 stores LDS bytes 0..4 and signals the
+    /// barrier (`wait`: with `s_wait_dscnt 0x0` before the signal); wave
+    /// 1 reads them after the barrier.
+    fn gfx12_barrier(wait: bool) -> Vec<Finding> {
+        use crate::observe::Event as Ev;
+        let mut list = vec![ins(
+            0x10,
+            "ds_store_b32",
+            vec![reg(RegFile::V, 0, 1), reg(RegFile::V, 3, 1)],
+            vec![0],
+        )];
+        if wait {
+            list.push(ins(0x18, "s_wait_dscnt", vec![], vec![0xbfc6_0000]));
+        }
+        list.push(ins(0x1c, "s_barrier_signal", vec![], vec![0xbe80_4ec1]));
+        list.push(ins(0x20, "s_barrier_wait", vec![], vec![0xbf94_ffff]));
+        list.push(ins(
+            0x24,
+            "ds_load_b32",
+            vec![reg(RegFile::V, 1, 1), reg(RegFile::V, 0, 1)],
+            vec![0],
+        ));
+        let mut p = program();
+        for (i, x) in list.iter().enumerate() {
+            p.index.insert(x.addr, i);
+        }
+        p.instructions = list;
+        let p = Arc::new(p);
+        let mut wg =
+            Workgroup::new(p.clone(), Checks::DEFAULT, [0; 3], 2, 0, 64, 0).target("gfx1201");
+        let running = wave();
+        let mut waiting = wave();
+        waiting.state = WaveState::Barrier;
+        let n = p.instructions.len();
+        for w in 0..2u32 {
+            for (i, x) in p.instructions[..n - 1].iter().enumerate() {
+                if w == 1 && x.mnemonic != "s_barrier_signal" && x.mnemonic != "s_barrier_wait" {
+                    continue;
+                }
+                wg.issue(&Issue {
+                    workgroup: [0; 3],
+                    wave: w,
+                    index: i,
+                    instruction: x,
+                    state: &running,
+                });
+                let acc = [crate::observe::Access {
+                    lane: 0,
+                    space: Space::Lds,
+                    kind: AccessKind::Write,
+                    addr: 0,
+                    bytes: 4,
+                }];
+                let store = x.mnemonic == "ds_store_b32";
+                wg.executed(&Ev {
+                    workgroup: [0; 3],
+                    wave: w,
+                    index: i,
+                    exec: 1,
+                    accesses: if store { &acc } else { &[] },
+                    state: if x.mnemonic == "s_barrier_wait" {
+                        &waiting
+                    } else {
+                        &running
+                    },
+                });
+            }
+        }
+        wg.barrier_released();
+        let read = &p.instructions[n - 1];
+        wg.issue(&Issue {
+            workgroup: [0; 3],
+            wave: 1,
+            index: n - 1,
+            instruction: read,
+            state: &running,
+        });
+        wg.executed(&Ev {
+            workgroup: [0; 3],
+            wave: 1,
+            index: n - 1,
+            exec: 1,
+            accesses: &[crate::observe::Access {
+                lane: 0,
+                space: Space::Lds,
+                kind: AccessKind::Read,
+                addr: 0,
+                bytes: 4,
+            }],
+            state: &running,
+        });
+        wg.findings()
+    }
+
+    #[test]
+    fn gfx12_lds_store_in_flight_at_barrier_signal_is_reported_like_a_missing_lgkmcnt() {
+        let f = gfx12_barrier(false);
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!(f[0].kind, Kind::StoreInFlightAtBarrier);
+        assert_eq!(f[0].other, Some(0x10));
+        let m = &f[0].message;
+        assert!(m.contains("needs `s_wait_dscnt 0x0`"), "{m}");
+        assert!(m.contains("reached 0x1c `s_barrier_signal`"), "{m}");
+        assert!(m.contains("memory model GFX12"), "{m}");
+        let f = gfx12_barrier(true);
+        assert!(f.is_empty(), "{f:?}");
     }
 }

@@ -258,6 +258,56 @@ fn a_wave_size_the_metadata_contradicts_is_refused() {
     );
 }
 
+/// Global integer and f32 atomics and an LDS histogram, over two wave32
+/// waves a block (the compiler's wave-reduced atomics: `s_ctz_i32_b32`
+/// loops over `exec_lo`, `v_mbcnt_lo_u32_b32`, VOPD pairs).
+#[test]
+fn atomics_match_numpy_in_wave32() {
+    let l = load(&corpus("gfx1100", "atomics"), "atomics");
+    let blocks = 4u32;
+    let n = 64 * blocks as usize;
+    // Small non-negative values: no sum wraps and every f32 sum is exact,
+    // so the order atomics land in does not change the results.
+    let x: Vec<u32> = inputs(n, 5).iter().map(|v| v % 1000).collect();
+    let acc0 = [0u32, i32::MIN as u32, u32::MAX, 0, 0];
+    let (bufs, _) = launch(
+        &l,
+        [blocks, 1, 1],
+        [64, 1, 1],
+        vec![
+            A::Buf(u32s(&x)),
+            A::Buf(u32s(&acc0)),
+            A::Buf(vec![0; n * 4]),
+            A::Buf(vec![0; 16 * 4]),
+            A::Buf(vec![0; 4]),
+        ],
+    )
+    .unwrap();
+    let got_old = to_u32(&bufs[2]);
+    let want = numpy(
+        "x = np.frombuffer(a0, np.int32)
+old = np.frombuffer(a1, np.int32)
+acc = np.array([x.size, x.max(), x.astype(np.uint32).min().view(np.int32),
+                np.bitwise_xor.reduce(x), x.sum()], np.int32)
+hist = np.bincount(x & 15, minlength=16).astype(np.int32)
+facc = np.array([x.astype(np.float64).sum()], np.float32)
+# The values atomicAdd returned, in the order they were taken, are the
+# exclusive prefix sums of the inputs taken in that order.
+o = np.argsort(old, kind='stable')
+chain = np.array([old[o][0] == 0 and np.array_equal(old[o][1:], np.cumsum(x[o])[:-1])], np.int32)
+out = [acc, hist, facc, chain]",
+        &[&u32s(&x), &u32s(&got_old)],
+    );
+    assert_eq!(to_u32(&bufs[1]), to_u32(&want[0]), "acc");
+    assert_eq!(to_u32(&bufs[3]), to_u32(&want[1]), "hist");
+    assert_eq!(to_f32(&bufs[4]), to_f32(&want[2]), "facc");
+    assert_eq!(
+        to_u32(&want[3]),
+        [1],
+        "old: the values atomicAdd returned chain as prefix sums"
+    );
+}
+
 /// gfx1201 (RDNA4): the same kernels compiled for gfx12 (`s_wait_*`,
 /// `s_barrier_signal`/`s_barrier_wait`, `global_inv`, workgroup IDs in
 /// ttmp9, VOPD) against the same NumPy references as gfx1100's.

@@ -597,7 +597,7 @@ impl Shadow {
         // The executor's routing, from the instruction-property table.
         let unit = crate::exec::unit(m);
         if unit.is_scalar() {
-            if classify(ins).is_some() {
+            if classify(ins, None).is_some() {
                 self.smem(ins, program, wg, out);
             } else {
                 self.salu(ins, w, program, wg, out);
@@ -667,7 +667,7 @@ impl Shadow {
             self.valu(ins, w);
         } else if unit == Unit::Ds {
             self.ds(ins, w, program, lds, wg, out);
-        } else if classify(ins).is_some() {
+        } else if classify(ins, None).is_some() {
             self.vmem(ins, w, program, lds, wg, out);
         }
     }
@@ -798,7 +798,7 @@ impl Shadow {
 
     fn smem(&mut self, ins: &Instruction, program: &Program, wg: [u32; 3], out: &mut Vec<Finding>) {
         let m = ins.mnemonic.as_str();
-        let Some((_, has_dst)) = classify(ins) else {
+        let Some((_, has_dst)) = classify(ins, None) else {
             return;
         };
         let o = &ins.ops;
@@ -1787,7 +1787,7 @@ impl Shadow {
             }
             _ => {}
         }
-        let Some((_, has_dst)) = classify(ins) else {
+        let Some((_, has_dst)) = classify(ins, None) else {
             return;
         };
         if m.starts_with("ds_append") || m.starts_with("ds_consume") {
@@ -1839,7 +1839,7 @@ impl Shadow {
         out: &mut Vec<Finding>,
     ) {
         let m = ins.mnemonic.as_str();
-        let Some((_, has_dst)) = classify(ins) else {
+        let Some((_, has_dst)) = classify(ins, None) else {
             return;
         };
         let ops = &ins.ops;

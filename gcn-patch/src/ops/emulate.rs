@@ -297,7 +297,7 @@ fn emulated_jobs(
             return Err(Diagnostic::error(
                 Code::TargetNotEmulated,
                 format!(
-                    "the emulator does not run {}: it runs {} (wave64)",
+                    "the emulator does not run {}: it runs {}",
                     t.name(),
                     TARGETS.join(", ")
                 ),

@@ -108,7 +108,7 @@ pub fn run_as(processor: &str, chosen: Option<&str>) -> Result<Option<String>, S
         .collect();
     if runnable.is_empty() {
         return Err(format!(
-            "the emulator runs no processor of {processor}'s family ({}); it runs {} (wave64)",
+            "the emulator runs no processor of {processor}'s family ({}); it runs {}",
             covered.join(", "),
             TARGETS.join(", ")
         ));
@@ -310,13 +310,15 @@ pub(crate) fn disassemble(
     kernel: &gcn_emu::load::Kernel,
 ) -> Result<Program, Diagnostics> {
     let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
-    parse(&listing(tc, co, &job)?, kernel)
+    let mattr = gcn_emu::decode::objdump_mattr(&co.processor, kernel);
+    parse(&listing(tc, co, mattr, &job)?, kernel, &co.processor)
 }
 
 /// `llvm-objdump -d` of the whole object ([`crate::stage::toolchain::Toolchain::objdump`]).
 fn listing(
     tc: &crate::stage::toolchain::Toolchain,
     co: &CodeObject,
+    mattr: Option<&str>,
     job: &str,
 ) -> Result<String, Diagnostics> {
     let err = |m: String| Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, m));
@@ -325,21 +327,21 @@ fn listing(
         .tempfile()
         .and_then(|mut f| std::io::Write::write_all(&mut f, &co.bytes).map(|()| f))
         .map_err(|e| err(format!("cannot write a temporary file: {e}")))?;
-    tc.objdump(
-        [
-            "-d".as_ref(),
-            "--symbolize-operands".as_ref(),
-            file.path().as_os_str(),
-        ],
-        job,
-        Code::EmulatorFailed,
-    )
-    .map_err(Diagnostics::from)
+    let mut args: Vec<&std::ffi::OsStr> = vec!["-d".as_ref(), "--symbolize-operands".as_ref()];
+    args.extend(mattr.map(std::ffi::OsStr::new));
+    args.push(file.path().as_os_str());
+    tc.objdump(args, job, Code::EmulatorFailed)
+        .map_err(Diagnostics::from)
 }
 
-/// `kernel`'s instructions in an object's listing.
-fn parse(listing: &str, kernel: &gcn_emu::load::Kernel) -> Result<Program, Diagnostics> {
-    Program::parse_listing(listing, kernel)
+/// `kernel`'s instructions in an object's listing, in `processor`'s
+/// register numbering.
+fn parse(
+    listing: &str,
+    kernel: &gcn_emu::load::Kernel,
+    processor: &str,
+) -> Result<Program, Diagnostics> {
+    Program::parse_listing_for(listing, kernel, processor)
         .map_err(|e| Diagnostics::from(Diagnostic::error(Code::EmulatorFailed, e.to_string())))
 }
 
@@ -659,7 +661,7 @@ pub fn unsupported(
         || matches!(run_as(&co.processor, None), Ok(Some(_)));
     if !emulated {
         return Err(usage(format!(
-            "{}: target `{}` is not emulated, so no instruction of it runs: the emulator runs {} (wave64); `--list-unsupported` lists what a kernel of those targets lacks",
+            "{}: target `{}` is not emulated, so no instruction of it runs: the emulator runs {}; `--list-unsupported` lists what a kernel of those targets lacks",
             co.path,
             co.processor,
             gcn_emu::dispatch::TARGETS.join(", ")
@@ -670,14 +672,27 @@ pub fn unsupported(
         None => co.kernels.clone(),
     };
     let tc = tools.find(None).map_err(RunError::Usage)?;
-    let mut probe = gcn_emu::Probe::new();
+    // A generic object's instructions are its family's (run_as).
+    let processor = run_as(&co.processor, None)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| co.processor.clone());
     let mut verdict: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
     let mut missing: Vec<Missing> = Vec::new();
     let mut instructions = 0;
-    // One disassembly of the object serves every kernel.
-    let text = listing(&tc, &co, &format!("disassembling {}", co.path)).map_err(RunError::Usage)?;
+    // One disassembly of the object serves every kernel of a wave size
+    // (RDNA's wave64 kernels are printed with `--mattr=+wavefrontsize64`).
+    let mut texts: std::collections::HashMap<Option<&str>, String> = Default::default();
     for k in &kernels {
-        let program = parse(&text, k).map_err(RunError::Usage)?;
+        let mattr = gcn_emu::decode::objdump_mattr(&co.processor, k);
+        if !texts.contains_key(&mattr) {
+            let t = listing(&tc, &co, mattr, &format!("disassembling {}", co.path))
+                .map_err(RunError::Usage)?;
+            texts.insert(mattr, t);
+        }
+        let mut probe =
+            gcn_emu::Probe::for_target(&processor, if k.descriptor.wave32() { 32 } else { 64 });
+        let program = parse(&texts[&mattr], k, &co.processor).map_err(RunError::Usage)?;
         for ins in &program.instructions {
             instructions += 1;
             let runs = *verdict

@@ -705,8 +705,9 @@ pub(crate) fn test_report(r: &ops::emulate::TestReport, manifest: &std::path::Pa
     }
     for (k, targets) in &r.not_run {
         s.push_str(&format!(
-            "not run: kernel `{k}` for {}: the emulator runs gfx90a, gfx942 and gfx950 only\n",
-            targets.join(", ")
+            "not run: kernel `{k}` for {}: the emulator runs {} only\n",
+            targets.join(", "),
+            gcn_emu::dispatch::TARGETS.join(", ")
         ));
     }
     let clean = r
