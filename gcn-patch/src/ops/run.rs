@@ -310,8 +310,12 @@ pub(crate) fn disassemble(
     kernel: &gcn_emu::load::Kernel,
 ) -> Result<Program, Diagnostics> {
     let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
-    let mattr = gcn_emu::decode::objdump_mattr(&co.processor, kernel);
-    parse(&listing(tc, co, mattr, &job)?, kernel, &co.processor)
+    let mattr = gcn_emu::decode::objdump_mattr_flag(&co.processor, kernel);
+    parse(
+        &listing(tc, co, mattr.as_deref(), &job)?,
+        kernel,
+        &co.processor,
+    )
 }
 
 /// `llvm-objdump -d` of the whole object ([`crate::stage::toolchain::Toolchain::objdump`]).
@@ -682,13 +686,18 @@ pub fn unsupported(
     let mut instructions = 0;
     // One disassembly of the object serves every kernel of a wave size
     // (RDNA's wave64 kernels are printed with `--mattr=+wavefrontsize64`).
-    let mut texts: std::collections::HashMap<Option<&str>, String> = Default::default();
+    let mut texts: std::collections::HashMap<Option<String>, String> = Default::default();
     for k in &kernels {
-        let mattr = gcn_emu::decode::objdump_mattr(&co.processor, k);
+        let mattr = gcn_emu::decode::objdump_mattr_flag(&co.processor, k);
         if !texts.contains_key(&mattr) {
-            let t = listing(&tc, &co, mattr, &format!("disassembling {}", co.path))
-                .map_err(RunError::Usage)?;
-            texts.insert(mattr, t);
+            let t = listing(
+                &tc,
+                &co,
+                mattr.as_deref(),
+                &format!("disassembling {}", co.path),
+            )
+            .map_err(RunError::Usage)?;
+            texts.insert(mattr.clone(), t);
         }
         let mut probe =
             gcn_emu::Probe::for_target(&processor, if k.descriptor.wave32() { 32 } else { 64 });
