@@ -221,23 +221,16 @@ fn run_pair(obj: &Path, name: &str, lanes: &[Lane]) -> Vec<(u32, u32)> {
             io[32 * k + i] = w;
         }
     }
-    // Run once: the sanitizer's false-alarm pass of `common::launch` is
-    // left out until its counters know gfx11's and gfx12's waits.
-    let mem = gcn_emu::memory::Memory::new();
-    let buf = mem.alloc_bytes("io", &common::u32s(&io));
-    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [32, 1, 1]);
-    launch.max_instructions = 100_000;
-    let k = l.co.kernel(name).unwrap();
-    gcn_emu::dispatch::run(
-        &l.co,
-        k,
-        &l.program,
-        &mem,
-        &[gcn_emu::dispatch::ArgValue::Pointer(buf)],
-        &launch,
+    // `common::launch` also runs it under the sanitizer (gfx11's and
+    // gfx12's wait counters), which must find nothing.
+    let (bufs, _) = common::launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![common::A::Buf(common::u32s(&io))],
     )
     .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let out = common::to_u32(&mem.contents(buf).unwrap());
+    let out = common::to_u32(&bufs[0]);
     (0..32).map(|i| (out[192 + i], out[224 + i])).collect()
 }
 
