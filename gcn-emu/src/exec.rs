@@ -367,6 +367,8 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_add_nc_u64", Sop2),
         ("s_sub_nc_u64", Sop2),
         ("s_mul_u64", Sop2),
+        ("s_load_b96", Smem),
+        ("s_buffer_load_b96", Smem),
         ("global_inv", Global),
         ("global_wb", Global),
         ("global_wbinv", Global),
@@ -391,6 +393,12 @@ pub(crate) fn unit(mnemonic: &str) -> Unit {
     let (format, access, name) = match crate::isa::lookup(mnemonic) {
         Some(p) => (p.format, p.access, p.name),
         None => match format_of(mnemonic) {
+            // An UNLISTED scalar-memory name (gfx12's `s_load_b96`): its
+            // access from the RDNA4 table.
+            Some(Format::Smem) => {
+                let p = crate::isa::table_for("gfx1201").and_then(|t| t.lookup(mnemonic));
+                (Format::Smem, p.map_or(Access::None, |p| p.access), "")
+            }
             Some(f) => (f, Access::None, ""),
             None => return Unit::None,
         },
@@ -2608,6 +2616,8 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let dwords = match m.rsplit('_').next().unwrap_or("") {
         "dword" => 1,
         "dwordx2" => 2,
+        // gfx12's 3-dword scalar load (`s_load_b96`, UNLISTED).
+        "b96" => 3,
         "dwordx4" => 4,
         "dwordx8" => 8,
         "dwordx16" => 16,
