@@ -271,6 +271,43 @@ pub fn executable(program: &Program) -> Program {
 mod tests {
     use super::*;
 
+    /// In wave32 nothing reaches lanes 32-63 or `exec_hi`/`vcc_hi`, a lane
+    /// mask is one SGPR, and gfx11's `null` reads 0 and drops writes.
+    #[test]
+    fn wave32_masks_are_one_sgpr_and_null_drops_writes() {
+        use crate::decode::{Numbering, Operand, RegFile, Src, EXEC, NULL_GFX11, VCC};
+        let mut w = crate::exec::Wave::new(4, 0);
+        w.numbering = Numbering::GFX11;
+        w.wave_size = 32;
+        w.set_exec(u64::MAX);
+        assert_eq!(w.exec(), 0xffff_ffff);
+        assert_eq!(w.s[EXEC as usize + 1], 0, "exec_hi untouched");
+        w.s[EXEC as usize + 1] = 0xffff_ffff;
+        assert_eq!(
+            w.exec(),
+            0xffff_ffff,
+            "exec_hi is not part of a wave32 mask"
+        );
+        let sgpr = |index: u16, count: u16| Src {
+            op: Operand::Reg {
+                file: RegFile::S,
+                index,
+                count,
+            },
+            neg: false,
+            abs: false,
+            sext: false,
+        };
+        w.s[5] = 7;
+        w.write_mask(&sgpr(4, 1), u64::MAX).unwrap();
+        assert_eq!((w.s[4], w.s[5]), (u32::MAX, 7), "one SGPR written");
+        w.write_mask(&sgpr(NULL_GFX11, 1), 5).unwrap();
+        assert_eq!(w.s[NULL_GFX11 as usize], 0, "null drops the write");
+        w.set_vcc(u64::MAX);
+        assert_eq!((w.s[VCC as usize], w.s[VCC as usize + 1]), (u32::MAX, 0));
+        assert_eq!(w.m0(), w.s[125]);
+    }
+
     /// Every alias is an RDNA3 name, none is also a gfx9 name (it would
     /// shadow it), and each runs on the executor under its new name.
     #[test]

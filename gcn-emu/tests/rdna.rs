@@ -4,6 +4,9 @@
 //! (gcn-emu/tests/rdna/kernels/*.hip): wave32 (the default) and wave64
 //! (`-mwavefrontsize64`).
 
+// gcn_emu::Error is large by design (its crate root says why).
+#![allow(clippy::result_large_err)]
+
 mod common;
 use common::*;
 
