@@ -61,7 +61,7 @@ pub struct Wave {
     pub approx: crate::approx::Tally,
     /// Lanes of the wave: 64, or 32 on RDNA in wave32 mode. Lanes at and
     /// past it are never active; in wave32 EXEC and VCC are `exec_lo` and
-    /// `vcc_lo`, and a lane mask is one SGPR ([`Wave::read_mask`]).
+    /// `vcc_lo`, and a lane mask is one SGPR.
     pub wave_size: u32,
     /// The target's SGPR numbering (where `m0` and `null` are).
     pub numbering: crate::decode::Numbering,
