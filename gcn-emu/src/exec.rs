@@ -2738,7 +2738,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // of 8, the selects 3 bits each in the DPP word's bits 8-31 (LLVM
     // `dpp8:[...]`).
     let dpp8 = if enc == "_dpp" && ins.has("dpp8") {
-        if ins.has("fi") {
+        if ins.modifier("fi").is_some_and(|v| v != "0") {
             return unsup("DPP8 with fi:1 (fetch-inactive is not modelled)");
         }
         Some(ins.words.get(1).copied().unwrap_or(0) >> 8)
