@@ -977,6 +977,13 @@ pub fn objdump_mattr(processor: &str, kernel: &Kernel) -> Vec<&'static str> {
     out
 }
 
+/// [`objdump_mattr`] as one `llvm-objdump` argument (`--mattr=+a,+b`), or
+/// `None` when there is none.
+pub fn objdump_mattr_flag(processor: &str, kernel: &Kernel) -> Option<String> {
+    let m = objdump_mattr(processor, kernel);
+    (!m.is_empty()).then(|| format!("--mattr={}", m.join(",")))
+}
+
 /// How long [`Program::disassemble`] lets `llvm-objdump` run.
 pub const DISASSEMBLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 

@@ -20,9 +20,32 @@ pub const TARGETS: &[&str] = &[
     "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151",
 ];
 
+/// The RDNA4 (gfx12) targets the emulator runs: RDNA3's core with gfx12's
+/// instructions (`crate::exec`'s `salu_gfx12`, the gfx12 [`ALIASES`]) and
+/// workgroup IDs in TTMP registers ([`GFX12_TTMP_WORKGROUP_ID`]).
+pub const TARGETS_GFX12: &[&str] = &["gfx1200", "gfx1201"];
+
+/// gfx12's architected SGPRs: the workgroup ID X is in `ttmp9`, Y in
+/// `ttmp7[15:0]`, Z in `ttmp7[31:16]` (LLVM's `FeatureArchitectedSGPRs`,
+/// on for gfx12: AMDGPULegalizerInfo's `WorkGroupIDX = TTMP9`,
+/// `WorkGroupIDY = TTMP7 & 0xffff`, `WorkGroupIDZ = TTMP7 & 0xffff0000`,
+/// llvm-project PR 76140). Hardware SGPR indices of ttmp9 and ttmp7.
+pub const GFX12_TTMP_WORKGROUP_ID: (usize, usize) = (108 + 9, 108 + 7);
+
 /// Whether `processor` is one of [`TARGETS`].
 pub fn is_rdna3(processor: &str) -> bool {
     TARGETS.contains(&processor)
+}
+
+/// Whether `processor` is one of [`TARGETS_GFX12`].
+pub fn is_gfx12(processor: &str) -> bool {
+    TARGETS_GFX12.contains(&processor)
+}
+
+/// Whether `processor` is an RDNA target the emulator runs ([`TARGETS`]
+/// or [`TARGETS_GFX12`]).
+pub fn is_rdna(processor: &str) -> bool {
+    is_rdna3(processor) || is_gfx12(processor)
 }
 
 /// RDNA3's spelling → the executor's name of the same operation (gfx9's,
@@ -40,6 +63,15 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("buffer_gl0_inv", "buffer_wbinvl1"),
     ("buffer_gl1_inv", "buffer_wbinvl1"),
     // Scalar ALU.
+    // gfx12's renamed SALU and VALU carries (RDNA4 table names).
+    ("s_add_co_i32", "s_add_i32"),
+    ("s_sub_co_i32", "s_sub_i32"),
+    ("s_add_co_u32", "s_add_u32"),
+    ("s_sub_co_u32", "s_sub_u32"),
+    ("s_add_co_ci_u32", "s_addc_u32"),
+    ("s_sub_co_ci_u32", "s_subb_u32"),
+    ("v_mad_co_u64_u32", "v_mad_u64_u32"),
+    ("v_mad_co_i64_i32", "v_mad_i64_i32"),
     ("s_and_not1_b32", "s_andn2_b32"),
     ("s_and_not1_b64", "s_andn2_b64"),
     ("s_or_not1_b32", "s_orn2_b32"),
@@ -313,10 +345,14 @@ mod tests {
     #[test]
     fn every_alias_is_an_rdna3_name_the_executor_runs_under_a_gfx9_name() {
         let rdna3 = crate::isa::table_for("gfx1100").unwrap();
+        let rdna4 = crate::isa::table_for("gfx1201").unwrap();
         let mut seen = std::collections::HashSet::new();
         for (from, to) in ALIASES {
             assert!(seen.insert(from), "{from} twice");
-            assert!(rdna3.lookup(from).is_some(), "{from} is not an RDNA3 name");
+            assert!(
+                rdna3.lookup(from).or(rdna4.lookup(from)).is_some(),
+                "{from} is not an RDNA3 or RDNA4 name"
+            );
             assert!(
                 crate::isa::lookup(from).is_none(),
                 "{from} is a gfx9 name too"
@@ -328,7 +364,7 @@ mod tests {
             );
             // Same family of encoding (a load stays a load of the same
             // memory).
-            let f = rdna3.lookup(from).unwrap().format;
+            let f = rdna3.lookup(from).or(rdna4.lookup(from)).unwrap().format;
             let t = crate::exec::format_of(to).unwrap();
             let family = |f: crate::isa::Format| {
                 use crate::isa::Format::*;
