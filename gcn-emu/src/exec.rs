@@ -61,7 +61,7 @@ pub struct Wave {
     pub approx: crate::approx::Tally,
     /// Lanes of the wave: 64, or 32 on RDNA in wave32 mode. Lanes at and
     /// past it are never active; in wave32 EXEC and VCC are `exec_lo` and
-    /// `vcc_lo`, and a lane mask is one SGPR ([`Wave::read_mask`]).
+    /// `vcc_lo`, and a lane mask is one SGPR.
     pub wave_size: u32,
     /// The target's SGPR numbering (where `m0` and `null` are).
     pub numbering: crate::decode::Numbering,
@@ -2933,7 +2933,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // of 8, the selects 3 bits each in the DPP word's bits 8-31 (LLVM
     // `dpp8:[...]`).
     let dpp8 = if enc == "_dpp" && ins.has("dpp8") {
-        if ins.has("fi") {
+        if ins.modifier("fi").is_some_and(|v| v != "0") {
             return unsup("DPP8 with fi:1 (fetch-inactive is not modelled)");
         }
         Some(ins.words.get(1).copied().unwrap_or(0) >> 8)
@@ -5232,6 +5232,8 @@ pub struct Probe {
     /// An RDNA3 target: instructions run under their executor names
     /// ([`crate::rdna::ALIASES`]).
     rdna: bool,
+    /// Pairs start at odd registers (RDNA's unaligned pairs).
+    odd: bool,
 }
 
 /// What running one instruction on a [`Probe`] found.
@@ -5272,6 +5274,7 @@ impl Probe {
             },
             pointer: base + 0x1000,
             rdna: false,
+            odd: false,
         }
     }
 
@@ -5311,6 +5314,16 @@ impl Probe {
         if first == ProbeOutcome::Ran {
             return first;
         }
+        // RDNA does not align register pairs: `v[3:4]` holds a pointer
+        // when the odd register is its low half.
+        if self.rdna {
+            self.odd = true;
+            let odd = self.step_with(ins, true);
+            self.odd = false;
+            if odd == ProbeOutcome::Ran {
+                return odd;
+            }
+        }
         match (first, self.step_with(ins, false)) {
             (_, ProbeOutcome::Ran) => ProbeOutcome::Ran,
             (ProbeOutcome::Unsupported(why), _) | (_, ProbeOutcome::Unsupported(why)) => {
@@ -5330,8 +5343,10 @@ impl Probe {
         for (i, r) in self.wave.s.iter_mut().enumerate() {
             *r = pair(i);
         }
+        // SGPR pairs are aligned on every target; VGPR pairs are not on RDNA.
+        let shift = self.odd as usize;
         for (i, r) in self.wave.v.iter_mut().enumerate() {
-            *r = [pair(i); LANES];
+            *r = [pair(i + shift); LANES];
         }
         for (i, r) in self.wave.a.iter_mut().enumerate() {
             *r = [pair(i); LANES];

@@ -149,8 +149,7 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("ds_store_2addr_stride64_b64", "ds_write2st64_b64"),
     ("ds_storexchg_rtn_b32", "ds_wrxchg_rtn_b32"),
     ("ds_storexchg_rtn_b64", "ds_wrxchg_rtn_b64"),
-    // Global memory (FLAT and SCRATCH follow the same renaming; only the
-    // GLOBAL forms are listed until a kernel needs the others).
+    // Global memory; FLAT and SCRATCH below follow the same renaming.
     ("global_load_b32", "global_load_dword"),
     ("global_load_b64", "global_load_dwordx2"),
     ("global_load_b96", "global_load_dwordx3"),
@@ -197,6 +196,76 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("global_atomic_xor_b64", "global_atomic_xor_x2"),
     ("global_atomic_swap_b64", "global_atomic_swap_x2"),
     ("global_atomic_cmpswap_b64", "global_atomic_cmpswap_x2"),
+    // FLAT (the same operations through the flat aperture).
+    ("flat_load_b32", "flat_load_dword"),
+    ("flat_load_b64", "flat_load_dwordx2"),
+    ("flat_load_b96", "flat_load_dwordx3"),
+    ("flat_load_b128", "flat_load_dwordx4"),
+    ("flat_load_u8", "flat_load_ubyte"),
+    ("flat_load_i8", "flat_load_sbyte"),
+    ("flat_load_u16", "flat_load_ushort"),
+    ("flat_load_i16", "flat_load_sshort"),
+    ("flat_load_d16_b16", "flat_load_short_d16"),
+    ("flat_load_d16_hi_b16", "flat_load_short_d16_hi"),
+    ("flat_load_d16_u8", "flat_load_ubyte_d16"),
+    ("flat_load_d16_hi_u8", "flat_load_ubyte_d16_hi"),
+    ("flat_load_d16_i8", "flat_load_sbyte_d16"),
+    ("flat_load_d16_hi_i8", "flat_load_sbyte_d16_hi"),
+    ("flat_store_b8", "flat_store_byte"),
+    ("flat_store_b16", "flat_store_short"),
+    ("flat_store_b32", "flat_store_dword"),
+    ("flat_store_b64", "flat_store_dwordx2"),
+    ("flat_store_b96", "flat_store_dwordx3"),
+    ("flat_store_b128", "flat_store_dwordx4"),
+    ("flat_store_d16_hi_b8", "flat_store_byte_d16_hi"),
+    ("flat_store_d16_hi_b16", "flat_store_short_d16_hi"),
+    ("flat_atomic_add_u32", "flat_atomic_add"),
+    ("flat_atomic_sub_u32", "flat_atomic_sub"),
+    ("flat_atomic_min_i32", "flat_atomic_smin"),
+    ("flat_atomic_max_i32", "flat_atomic_smax"),
+    ("flat_atomic_min_u32", "flat_atomic_umin"),
+    ("flat_atomic_max_u32", "flat_atomic_umax"),
+    ("flat_atomic_and_b32", "flat_atomic_and"),
+    ("flat_atomic_or_b32", "flat_atomic_or"),
+    ("flat_atomic_xor_b32", "flat_atomic_xor"),
+    ("flat_atomic_inc_u32", "flat_atomic_inc"),
+    ("flat_atomic_dec_u32", "flat_atomic_dec"),
+    ("flat_atomic_swap_b32", "flat_atomic_swap"),
+    ("flat_atomic_cmpswap_b32", "flat_atomic_cmpswap"),
+    ("flat_atomic_add_u64", "flat_atomic_add_x2"),
+    ("flat_atomic_sub_u64", "flat_atomic_sub_x2"),
+    ("flat_atomic_min_i64", "flat_atomic_smin_x2"),
+    ("flat_atomic_max_i64", "flat_atomic_smax_x2"),
+    ("flat_atomic_min_u64", "flat_atomic_umin_x2"),
+    ("flat_atomic_max_u64", "flat_atomic_umax_x2"),
+    ("flat_atomic_and_b64", "flat_atomic_and_x2"),
+    ("flat_atomic_or_b64", "flat_atomic_or_x2"),
+    ("flat_atomic_xor_b64", "flat_atomic_xor_x2"),
+    ("flat_atomic_swap_b64", "flat_atomic_swap_x2"),
+    ("flat_atomic_cmpswap_b64", "flat_atomic_cmpswap_x2"),
+    // SCRATCH (the lane's private memory).
+    ("scratch_load_b32", "scratch_load_dword"),
+    ("scratch_load_b64", "scratch_load_dwordx2"),
+    ("scratch_load_b96", "scratch_load_dwordx3"),
+    ("scratch_load_b128", "scratch_load_dwordx4"),
+    ("scratch_load_u8", "scratch_load_ubyte"),
+    ("scratch_load_i8", "scratch_load_sbyte"),
+    ("scratch_load_u16", "scratch_load_ushort"),
+    ("scratch_load_i16", "scratch_load_sshort"),
+    ("scratch_load_d16_b16", "scratch_load_short_d16"),
+    ("scratch_load_d16_hi_b16", "scratch_load_short_d16_hi"),
+    ("scratch_load_d16_u8", "scratch_load_ubyte_d16"),
+    ("scratch_load_d16_hi_u8", "scratch_load_ubyte_d16_hi"),
+    ("scratch_load_d16_i8", "scratch_load_sbyte_d16"),
+    ("scratch_load_d16_hi_i8", "scratch_load_sbyte_d16_hi"),
+    ("scratch_store_b8", "scratch_store_byte"),
+    ("scratch_store_b16", "scratch_store_short"),
+    ("scratch_store_b32", "scratch_store_dword"),
+    ("scratch_store_b64", "scratch_store_dwordx2"),
+    ("scratch_store_b96", "scratch_store_dwordx3"),
+    ("scratch_store_b128", "scratch_store_dwordx4"),
+    ("scratch_store_d16_hi_b8", "scratch_store_byte_d16_hi"),
+    ("scratch_store_d16_hi_b16", "scratch_store_short_d16_hi"),
     // Buffer memory (the V# range check is RDNA's: `crate::exec`).
     ("buffer_load_b32", "buffer_load_dword"),
     ("buffer_load_b64", "buffer_load_dwordx2"),
@@ -239,6 +308,43 @@ pub fn executable(program: &Program) -> Program {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// In wave32 nothing reaches lanes 32-63 or `exec_hi`/`vcc_hi`, a lane
+    /// mask is one SGPR, and gfx11's `null` reads 0 and drops writes.
+    #[test]
+    fn wave32_masks_are_one_sgpr_and_null_drops_writes() {
+        use crate::decode::{Numbering, Operand, RegFile, Src, EXEC, NULL_GFX11, VCC};
+        let mut w = crate::exec::Wave::new(4, 0);
+        w.numbering = Numbering::GFX11;
+        w.wave_size = 32;
+        w.set_exec(u64::MAX);
+        assert_eq!(w.exec(), 0xffff_ffff);
+        assert_eq!(w.s[EXEC as usize + 1], 0, "exec_hi untouched");
+        w.s[EXEC as usize + 1] = 0xffff_ffff;
+        assert_eq!(
+            w.exec(),
+            0xffff_ffff,
+            "exec_hi is not part of a wave32 mask"
+        );
+        let sgpr = |index: u16, count: u16| Src {
+            op: Operand::Reg {
+                file: RegFile::S,
+                index,
+                count,
+            },
+            neg: false,
+            abs: false,
+            sext: false,
+        };
+        w.s[5] = 7;
+        w.write_mask(&sgpr(4, 1), u64::MAX).unwrap();
+        assert_eq!((w.s[4], w.s[5]), (u32::MAX, 7), "one SGPR written");
+        w.write_mask(&sgpr(NULL_GFX11, 1), 5).unwrap();
+        assert_eq!(w.s[NULL_GFX11 as usize], 0, "null drops the write");
+        w.set_vcc(u64::MAX);
+        assert_eq!((w.s[VCC as usize], w.s[VCC as usize + 1]), (u32::MAX, 0));
+        assert_eq!(w.m0(), w.s[125]);
+    }
 
     /// Every alias is an RDNA3 name, none is also a gfx9 name (it would
     /// shadow it), and each runs on the executor under its new name.

@@ -4,6 +4,7 @@
 //! (gcn-emu/tests/rdna/kernels/*.hip): wave32 (the default) and wave64
 //! (`-mwavefrontsize64`).
 
+// gcn_emu::Error is large by design (its crate root says why).
 #![allow(clippy::result_large_err)]
 
 mod common;
@@ -13,38 +14,76 @@ use std::path::{Path, PathBuf};
 
 use gcn_emu::dispatch::{run, ArgValue, Launch, Stats};
 use gcn_emu::memory::Memory;
+use gcn_emu::sanitize::Checks;
 
-/// Run once (the sanitizer's false-alarm pass of `common::launch` is not
-/// made: its counters are gfx9's until it learns gfx11's `s_waitcnt`) and
-/// return every buffer's bytes, in argument order.
+/// Run, and return every buffer's bytes, in argument order. As
+/// `common::launch` does, the same launch runs again on fresh copies of
+/// the inputs under the sanitizer's default checks, which must find
+/// nothing (a false-alarm check of its gfx11 counter rules) and give the
+/// same results.
 fn launch(
     l: &Loaded,
     grid: [u32; 3],
     block: [u32; 3],
     args: Vec<A>,
 ) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
-    let mem = Memory::new();
-    let mut bases = Vec::new();
-    let vals: Vec<ArgValue> = args
-        .iter()
-        .enumerate()
-        .map(|(i, a)| match a {
-            A::Buf(b) => {
-                let p = mem.alloc_bytes(&format!("arg{i}"), b);
-                bases.push(p);
-                ArgValue::Pointer(p)
-            }
-            A::Val(v) => ArgValue::Bytes(v.clone()),
-        })
-        .collect();
-    let mut launch = Launch::new(grid, block);
-    launch.max_instructions = 1_000_000;
+    launch_lds(l, grid, block, 0, args)
+}
+
+/// [`launch`] with `dynamic_lds` bytes of dynamic LDS a workgroup.
+fn launch_lds(
+    l: &Loaded,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_lds: u32,
+    args: Vec<A>,
+) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
     let k = l.co.kernel(&l.name).unwrap();
-    let stats = run(&l.co, k, &l.program, &mem, &vals, &launch)?;
-    Ok((
-        bases.iter().map(|&b| mem.contents(b).unwrap()).collect(),
-        stats,
-    ))
+    let once = |sanitize: Checks| {
+        let mem = Memory::new();
+        let mut bases = Vec::new();
+        let vals: Vec<ArgValue> = args
+            .iter()
+            .enumerate()
+            .map(|(i, a)| match a {
+                A::Buf(b) => {
+                    let p = mem.alloc_bytes(&format!("arg{i}"), b);
+                    bases.push(p);
+                    ArgValue::Pointer(p)
+                }
+                A::Val(v) => ArgValue::Bytes(v.clone()),
+            })
+            .collect();
+        let mut launch = Launch::new(grid, block);
+        launch.max_instructions = 1_000_000;
+        launch.sanitize = sanitize;
+        launch.dynamic_lds = dynamic_lds;
+        let stats = run(&l.co, k, &l.program, &mem, &vals, &launch)?;
+        let bufs: Vec<Vec<u8>> = bases.iter().map(|&b| mem.contents(b).unwrap()).collect();
+        Ok::<_, gcn_emu::Error>((bufs, stats))
+    };
+    let (bufs, stats) = once(Checks::NONE)?;
+    let (again, checked) = once(Checks::DEFAULT)?;
+    assert!(
+        checked.findings.is_empty(),
+        "`{}`: the sanitizer reports on a kernel that ran clean:\n{}",
+        l.name,
+        checked
+            .findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // Atomics may land in another order: only their buffers may differ.
+    if l.name != "atomics" {
+        assert_eq!(
+            again, bufs,
+            "`{}`: the sanitized run computes the same",
+            l.name
+        );
+    }
+    Ok((bufs, stats))
 }
 
 fn corpus(target: &str, name: &str) -> PathBuf {
@@ -306,6 +345,71 @@ out = [acc, hist, facc, chain]",
         [1],
         "old: the values atomicAdd returned chain as prefix sums"
     );
+}
+
+/// Triton 3.9's row softmax for gfx1100 (wave32, `num_warps` 4: 128
+/// threads, four waves; Triton's `shared` bytes as dynamic LDS; the two
+/// scratch pointers null): within 1e-5 relative of NumPy's f64 softmax
+/// (`v_exp_f32` approximates, and the sums' order is the kernel's).
+#[test]
+fn triton_softmax_is_within_tolerance_of_numpy() {
+    let l = load(&corpus("gfx1100", "triton_softmax"), "softmax");
+    let json = std::fs::read_to_string(corpus("gfx1100", "triton_softmax").with_extension("json"))
+        .unwrap();
+    let field = |key: &str| -> u32 {
+        let at = json.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
+        json[at..]
+            .trim_start()
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (warps, shared) = (field("num_warps"), field("shared"));
+    let (rows, n) = (5usize, 100usize);
+    let mut r = Rng(6);
+    let x: Vec<f32> = (0..rows * n).map(|_| r.f32() * 8.0).collect();
+    let (bufs, stats) = launch_lds(
+        &l,
+        [rows as u32, 1, 1],
+        [warps * 32, 1, 1],
+        shared,
+        vec![
+            A::Buf(f32s(&x)),
+            A::Buf(vec![0xff; 4 * rows * n]),
+            A::Val((n as u32).to_le_bytes().to_vec()),
+            A::Val(vec![0; 8]),
+            A::Val(vec![0; 8]),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        stats.waves,
+        rows as u64 * warps as u64,
+        "wave32: 4 waves a row"
+    );
+    let want = numpy(
+        &format!(
+            "x = np.frombuffer(a0, np.float32).reshape({rows}, {n}).astype(np.float64)
+e = np.exp(x - x.max(axis=1, keepdims=True))
+out = [e / e.sum(axis=1, keepdims=True)]"
+        ),
+        &[&f32s(&x)],
+    );
+    let want: Vec<f64> = want[0]
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for (i, (g, w)) in to_f32(&bufs[1]).iter().zip(&want).enumerate() {
+        let g = *g as f64;
+        assert!(
+            (g - w).abs() <= 1e-5 * w + 1e-12,
+            "[{}][{}]: {g} vs {w}",
+            i / n,
+            i % n
+        );
+    }
 }
 
 /// gfx1201 (RDNA4): the same kernels compiled for gfx12 (`s_wait_*`,

@@ -808,14 +808,26 @@ fn list_unsupported_names_what_is_missing_and_exits_0_only_when_nothing_is() {
             stdout(&o)
         );
     }
+    // gfx11 (RDNA3) is emulated: its instructions are probed under their
+    // executor names, wave32 and wave64 alike.
+    for k in ["lds_barrier", "wave64"] {
+        let rdna = repo().join(format!("gcn-emu/tests/rdna/gfx1100/{k}.hsaco"));
+        let o = gcn_patch(d, &[rdna.to_str().unwrap(), "--list-unsupported"]);
+        assert!(o.status.success(), "{k}: {}{}", stdout(&o), stderr(&o));
+        assert!(
+            stdout(&o).contains("implements every instruction of 1 kernel(s)"),
+            "{k}: {}",
+            stdout(&o)
+        );
+    }
     // A target the emulator does not run is refused, not listed: a list of
     // the few spellings the CDNA probe accepts would read as if the rest ran.
-    let rdna = repo().join("gcn-emu/tests/rdna/gfx1100/lds_barrier.hsaco");
+    let rdna = repo().join("gcn-emu/tests/rdna/gfx1201/lds_barrier.hsaco");
     let o = gcn_patch(d, &[rdna.to_str().unwrap(), "--list-unsupported"]);
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
     assert!(
-        stderr(&o).contains("target `gfx1100` is not emulated") && stderr(&o).contains("gfx942"),
+        stderr(&o).contains("target `gfx1201` is not emulated") && stderr(&o).contains("gfx942"),
         "{}",
         stderr(&o)
     );
