@@ -14,6 +14,37 @@ fn manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Compile `tests/rdna/inline/NAME.hip` (RDNA inline asm: kept out of
+/// tests/kernels, whose kernels every CDNA test builds) with clang-22 for
+/// `target`; the object's path.
+fn build_rdna(name: &str, target: &str, dir: &Path) -> PathBuf {
+    let src = manifest().join(format!("tests/rdna/inline/{name}.hip"));
+    let out = dir.join(format!("{name}-{target}.hsaco"));
+    let st = std::process::Command::new(common::clang())
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+        ])
+        .arg("--no-gpu-bundle-output")
+        .arg(format!("--offload-arch={target}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run clang-22");
+    assert!(
+        st.status.success(),
+        "clang-22 failed on {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&st.stderr)
+    );
+    out
+}
+
 /// Every kernel of `path`, decoded as `gcn-patch run` decodes it.
 fn programs(path: &Path) -> (String, Vec<Program>) {
     let co = CodeObject::read_file(path).unwrap();
@@ -26,7 +57,7 @@ fn programs(path: &Path) -> (String, Vec<Program>) {
     (co.processor.clone(), progs)
 }
 
-/// tests/kernels/vopd.hip pins each VOPD pair to registers; clang-22
+/// tests/rdna/inline/vopd.hip pins each VOPD pair to registers; clang-22
 /// assembles it for gfx1100 and gfx1201. Every pair decodes as X with Y
 /// in `dual`: both halves are VOPD entries of the target's table, on the
 /// target, with the operands LLVM printed (a literal K for fmaak/fmamk).
@@ -36,7 +67,7 @@ fn vopd_pairs_decode_into_their_two_halves() {
     std::fs::create_dir_all(&d).unwrap();
     let mut halves = std::collections::BTreeSet::new();
     for target in ["gfx1100", "gfx1201"] {
-        let obj = common::build("vopd", target, &d);
+        let obj = build_rdna("vopd", target, &d);
         let (proc, progs) = programs(&obj);
         let table = isa::table_for(&proc).unwrap();
         let mut pairs = 0;
@@ -271,7 +302,7 @@ fn num(a: u32, b: u32, max: bool) -> u32 {
     }
 }
 
-/// Each VOPD pair of tests/kernels/vopd.hip (all 17 halves of each
+/// Each VOPD pair of tests/rdna/inline/vopd.hip (all 17 halves of each
 /// generation) run on gfx1100 (wave32) and gfx1201, against the ISA's
 /// pseudo-code of each half, computed here lane by lane. Both halves read
 /// their sources before either writes: `y_reads_x` (Y reads X's
@@ -282,7 +313,7 @@ fn vopd_pairs_run_with_each_halfs_semantics() {
     std::fs::create_dir_all(&d).unwrap();
     let ls = lanes();
     for target in ["gfx1100", "gfx1201"] {
-        let obj = common::build("vopd", target, &d);
+        let obj = build_rdna("vopd", target, &d);
         let gfx12 = target == "gfx1201";
         type Want = fn(&Lane, bool) -> (u32, u32);
         let cases: &[(&str, Want)] = &[
@@ -418,7 +449,7 @@ fn gfx12_rows() -> Vec<[u32; 3]> {
         .collect()
 }
 
-/// Run kernel `name` of tests/kernels/gfx12_ops.hip (gfx1201) on `rows`:
+/// Run kernel `name` of tests/rdna/inline/gfx12_ops.hip (gfx1201) on `rows`:
 /// `out_words` words out.
 fn run_gfx12(obj: &Path, name: &str, rows: &[[u32; 3]], out_words: usize, n: bool) -> Vec<u32> {
     let l = common::load(obj, name);
@@ -446,7 +477,7 @@ fn run_gfx12(obj: &Path, name: &str, rows: &[[u32; 3]], out_words: usize, n: boo
 fn gfx12_scalar_float_and_num_ops_follow_the_isa() {
     let d = std::env::temp_dir().join(format!("gcn-emu-gfx12-ops-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
-    let obj = common::build("gfx12_ops", "gfx1201", &d);
+    let obj = build_rdna("gfx12_ops", "gfx1201", &d);
     let rows = gfx12_rows();
     let n = rows.len();
     type One = fn(u32, u32, u32) -> u32;
