@@ -315,6 +315,7 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("v_dot2acc_f32_bf16", Vop2),
         ("v_max_num_f32", Vop2),
         ("v_min_num_f32", Vop2),
+        ("v_xor3_b32", Vop3),
         ("v_max3_num_f32", Vop3),
         ("v_min3_num_f32", Vop3),
         // gfx12 (RDNA4): `salu_gfx12`, and global()'s cache controls.
@@ -505,6 +506,8 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_xor_b32" => r(a32 ^ b32),
         "v_xnor_b32" => r(!(a32 ^ b32)),
         "v_or3_b32" => r(a32 | b32 | c32),
+        // gfx10+ (RDNA): D = S0 ^ S1 ^ S2 (RDNA4 ISA pseudo-code).
+        "v_xor3_b32" => r(a32 ^ b32 ^ c32),
         "v_and_or_b32" => r((a32 & b32) | c32),
         "v_lshl_or_b32" => r(a32.wrapping_shl(b32 & 31) | c32),
         "v_bfi_b32" => r((a32 & b32) | (!a32 & c32)),
@@ -5283,7 +5286,7 @@ impl Probe {
     /// target, else gfx9's ([`Probe::new`]).
     pub fn for_target(processor: &str, wave_size: u32) -> Self {
         let mut p = Self::new();
-        if crate::rdna::is_rdna3(processor) {
+        if crate::rdna::is_rdna(processor) {
             p.rdna = true;
             p.wave.numbering = crate::decode::Numbering::of(processor);
             p.wave.wave_size = wave_size;
@@ -5637,6 +5640,15 @@ mod probe_tests {
             Probe::new().probe(&ins),
             ProbeOutcome::Unsupported(w) if w.contains("both halves")
         ));
+    }
+
+    #[test]
+    fn xor3_is_the_xor_of_three() {
+        let w = run_one("v_xor3_b32 v0, v1, s2, 0x0f0f0f0f", |w| {
+            w.v[1] = [0x1234_5678; LANES];
+            w.s[2] = 0xffff_0000;
+        });
+        assert_eq!(w.v[0][7], 0x1234_5678 ^ 0xffff_0000 ^ 0x0f0f_0f0f);
     }
 
     #[test]
