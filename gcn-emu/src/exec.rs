@@ -1721,8 +1721,13 @@ fn vopd_half(h: &Instruction) -> R<Instruction> {
 /// X's result is restored. The guide requires the two destinations to
 /// differ (one even, one odd): a pair writing one register twice is
 /// refused. The guide also says the encoding is illegal in wave64 (the
-/// hardware skips it); LLVM never emits it there.
+/// hardware skips it): a pair in a wave64 wave is refused.
 fn vopd(w: &mut Wave, x: &Instruction, y: &Instruction, ctx: &mut Ctx) -> R<()> {
+    if w.wave_size != 32 {
+        return unsup(
+            "a VOPD pair in a wave64 wave: the RDNA3 ISA guide (7.6) makes the encoding legal in wave32 only (the hardware skips it in wave64)",
+        );
+    }
     let (xh, yh, xd) = vopd_halves(x, y)?;
     let before = *w.vreg(RegFile::V, xd)?;
     valu_ins(w, &xh, ctx)?;
@@ -5603,6 +5608,7 @@ mod probe_tests {
         let w = run_one(
             "v_dual_mul_f32 v10, v4, v5 :: v_dual_add_f32 v11, v10, v7",
             |w| {
+                w.wave_size = 32;
                 w.v[4] = [3.0f32.to_bits(); LANES];
                 w.v[5] = [5.0f32.to_bits(); LANES];
                 w.v[7] = [0.5f32.to_bits(); LANES];
@@ -5613,6 +5619,7 @@ mod probe_tests {
         assert_eq!(f32::from_bits(w.v[11][0]), 100.5);
         // Each reads the other's destination: a swap.
         let w = run_one("v_dual_mov_b32 v10, v11 :: v_dual_mov_b32 v11, v10", |w| {
+            w.wave_size = 32;
             w.v[10] = [1; LANES];
             w.v[11] = [2; LANES];
         });
@@ -5621,6 +5628,7 @@ mod probe_tests {
         let w = run_one(
             "v_dual_cndmask_b32 v10, v4, v5 :: v_dual_mov_b32 v11, 1.0",
             |w| {
+                w.wave_size = 32;
                 w.v[4] = [7; LANES];
                 w.v[5] = [9; LANES];
                 w.s[VCC as usize] = 0b10;
@@ -5637,8 +5645,19 @@ mod probe_tests {
         .unwrap()
         .unwrap();
         assert!(matches!(
-            Probe::new().probe(&ins),
+            Probe::for_target("gfx1100", 32).probe(&ins),
             ProbeOutcome::Unsupported(w) if w.contains("both halves")
+        ));
+        // In a wave64 wave the pair is refused (illegal there).
+        let ins = crate::decode::parse_line(
+            "\tv_dual_mov_b32 v10, v4 :: v_dual_mov_b32 v11, v5 // 000000001600: CA10010A 0B000105",
+        )
+        .unwrap()
+        .unwrap();
+        assert!(Probe::for_target("gfx1100", 32).implements(&ins));
+        assert!(matches!(
+            Probe::for_target("gfx1100", 64).probe(&ins),
+            ProbeOutcome::Unsupported(w) if w.contains("wave64")
         ));
     }
 
