@@ -152,7 +152,7 @@ fn unsup<T>(what: impl Into<String>) -> R<T> {
 fn f32b(x: u64) -> f32 {
     f32::from_bits(x as u32)
 }
-fn f64b(x: u64) -> f64 {
+pub(crate) fn f64b(x: u64) -> f64 {
     f64::from_bits(x)
 }
 pub(crate) fn f16b(x: u64) -> f32 {
@@ -166,7 +166,7 @@ fn bf32(x: f32) -> u64 {
         x.to_bits() as u64
     }
 }
-fn bf64(x: f64) -> u64 {
+pub(crate) fn bf64(x: f64) -> u64 {
     if x.is_nan() {
         0x7ff8_0000_0000_0000
     } else {
@@ -383,9 +383,23 @@ pub(crate) fn format_of(mnemonic: &str) -> Option<crate::isa::Format> {
         Some(p) => Some(p.format),
         None => {
             let base = base_name(mnemonic).0;
-            UNLISTED.iter().find(|u| u.0 == base).map(|u| u.1)
+            UNLISTED
+                .iter()
+                .find(|u| u.0 == base)
+                .map(|u| u.1)
+                .or_else(|| rdna_matrix(base))
         }
     }
+}
+
+/// `Format::Mfma` when an RDNA table lists `name` as a matrix instruction
+/// (WMMA, SWMMAC: [`crate::wmma`]); the CDNA table has none of them.
+fn rdna_matrix(name: &str) -> Option<crate::isa::Format> {
+    ["gfx1100", "gfx1201"]
+        .iter()
+        .filter_map(|t| crate::isa::table_for(t)?.lookup(name))
+        .map(|p| p.format)
+        .find(|&f| f == crate::isa::Format::Mfma)
 }
 
 /// The [`Unit`] of `mnemonic` as LLVM prints it (suffixes allowed).
@@ -963,7 +977,7 @@ fn bf16_rne(x: f32) -> u16 {
 pub(crate) fn ldexp32(x: f32, e: i32) -> f32 {
     (x as f64 * 2f64.powi(e.clamp(-400, 400))) as f32
 }
-fn ldexp64(x: f64, e: i32) -> f64 {
+pub(crate) fn ldexp64(x: f64, e: i32) -> f64 {
     let mut x = x;
     let mut e = e.clamp(-2200, 2200);
     while e > 1000 {
@@ -1050,7 +1064,7 @@ fn exponent64(x: f64) -> i32 {
 /// of `x / DBL_MAX` to infinity, where LLVM's sequence is exact (tinygrad's
 /// AMD emulator drops it too, among its pseudocode fixes for V_DIV_SCALE).
 /// Such a division takes the next case: both operands scaled by 2^-128.
-fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
+pub(crate) fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
     let denorm = |x: f64| x != 0.0 && x.is_subnormal();
     let mut vcc = false;
     let mut d = s0;
@@ -1081,7 +1095,7 @@ fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
 /// (so a result exactly halfway after that rounding may differ in the
 /// last place of the denormal; LLVM's division sequence never lands there,
 /// its final fma residual is far from a tie).
-fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
+pub(crate) fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
     let d = a.mul_add(b, c);
     let scaled = ldexp64(d, e);
     if scaled == 0.0 || !scaled.is_subnormal() {
@@ -1113,7 +1127,7 @@ fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
 }
 
 /// V_DIV_FIXUP_F64: as [`div_fixup32`].
-fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
+pub(crate) fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
     let neg = (s1.to_bits() ^ s2.to_bits()) >> 63 != 0;
     let sign = |x: f64| if neg { -x } else { x };
     if s2.is_nan() || s1.is_nan() || s1 == 0.0 && s2 == 0.0 || s1.is_infinite() && s2.is_infinite()
@@ -1148,7 +1162,7 @@ pub(crate) fn div_fixup32(s0: f32, s1: f32, s2: f32) -> f32 {
     }
 }
 
-fn class_bits32(x: f64, is_snan: bool) -> u32 {
+pub(crate) fn class_bits32(x: f64, is_snan: bool) -> u32 {
     if x.is_nan() {
         return if is_snan { 1 } else { 2 };
     }
@@ -1804,11 +1818,12 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
         let Operand::Reg {
             file: RegFile::V,
             index,
-            ..
+            count,
         } = &mut o.op
         else {
             continue;
         };
+        let count = *count;
         let bit = match props.operands.get(i).map(|p| p.name) {
             Some("vdst") => 8,
             Some("src0") => 1,
@@ -1820,6 +1835,19 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
         };
         if mode & bit != 0 {
             *index += idx as u16;
+            // The unified file: the AGPRs start where the VGPRs the wave
+            // holds apart from them end (`.amdhsa_accum_offset`).
+            let accum = w.v.len().saturating_sub(w.a.len());
+            let end = *index as usize + count as usize;
+            if !w.a.is_empty() && end > accum {
+                return Err(Stop::Fault(
+                    None,
+                    format!(
+                        "VGPR indexing (s_set_gpr_idx_on, M0[7:0] = {idx}) reaches v{}, past .amdhsa_accum_offset {accum} where this kernel's AGPRs start: reading or writing AGPRs through a VGPR index is not modelled",
+                        end - 1
+                    ),
+                ));
+            }
         }
     }
     Ok(out)
@@ -3767,20 +3795,27 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
             "max_f64" => bf64(f64b(old).max(f64b(data))),
             "min_f64" => bf64(f64b(old).min(f64b(data))),
             // Packed halves: each sum exact in f64, rounded once.
-            "pk_add_f16" => {
-                let add = |a: u64, b: u64| {
-                    f16::from_f64(f16b(a) as f64 + f16b(b) as f64).to_bits() as u64
-                };
-                add(old, data) | add(old >> 16, data >> 16) << 16
-            }
-            "pk_add_bf16" => {
-                let v = |x: u64| half::bf16::from_bits(x as u16).to_f64();
-                let add = |a: u64, b: u64| half::bf16::from_f64(v(a) + v(b)).to_bits() as u64;
-                add(old, data) | add(old >> 16, data >> 16) << 16
-            }
+            "pk_add_f16" => pk_add_f16(old, data),
+            "pk_add_bf16" => pk_add_bf16(old, data),
             _ => return None,
         } & mask,
     )
+}
+
+/// The packed-f16 atomic add (one body, shared with [`crate::typed`]: a
+/// NaN's payload is whatever this code gives, so both run the same).
+#[inline(never)]
+pub(crate) fn pk_add_f16(old: u64, data: u64) -> u64 {
+    let add = |a: u64, b: u64| f16::from_f64(f16b(a) as f64 + f16b(b) as f64).to_bits() as u64;
+    add(old, data) | add(old >> 16, data >> 16) << 16
+}
+
+/// The packed-bf16 atomic add (see [`pk_add_f16`]).
+#[inline(never)]
+pub(crate) fn pk_add_bf16(old: u64, data: u64) -> u64 {
+    let v = |x: u64| half::bf16::from_bits(x as u16).to_f64();
+    let add = |a: u64, b: u64| half::bf16::from_f64(v(a) + v(b)).to_bits() as u64;
+    add(old, data) | add(old >> 16, data >> 16) << 16
 }
 
 /// A flat address in the LDS aperture: its LDS offset (flat_* only).
@@ -4646,6 +4681,10 @@ fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits:
 /// and precision, so results agree within rounding, not bit for bit, except
 /// where every partial sum is exact. Integer MFMA is exact (i32, wrapping).
 pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    if w.rdna() {
+        // RDNA has no MFMA: its matrix instructions are WMMA/SWMMAC.
+        return wmma(w, ins, ctx);
+    }
     let name = ins.mnemonic.as_str();
     let (m, k, ta, tb) = match name {
         "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, "f16", "f16"),
@@ -4820,6 +4859,54 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         for r in 0..dregs {
             w.vreg_mut(file, di + r)?[lane] = d[lane * dregs + r];
         }
+    }
+    Ok(())
+}
+
+/// RDNA's WMMA/SWMMAC: operands and modifiers from [`crate::wmma::decode`]
+/// (whose layout must be the wave's size), the arithmetic from
+/// [`crate::wmma::compute`]. C may be an inline constant (every element).
+/// EXEC is ignored: all lanes are written, as for MFMA.
+fn wmma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    use crate::wmma::Matrix;
+    let x = crate::wmma::decode(ins).map_err(Stop::Unsupported)?;
+    let l = x.layout;
+    if l.wave != w.wave_size as usize {
+        return unsup(format!(
+            "{} sized for wave{} in a wave{}",
+            ins.mnemonic, l.wave, w.wave_size
+        ));
+    }
+    let c_const = match x.c {
+        Some(_) => 0,
+        None => w.vread(opnd(&ins.ops, 3)?, 0, Ty::B32, ctx)? as u32,
+    };
+    // Every register of the ranges exists (a fault names the first that does not).
+    for (first, n) in [
+        (x.a, l.regs(Matrix::A)),
+        (x.b, l.regs(Matrix::B)),
+        (x.d, l.regs(Matrix::C)),
+        (x.c.unwrap_or(0), x.c_regs),
+    ] {
+        w.vreg(RegFile::V, first + n.max(1) - 1)?;
+    }
+    let wv = &*w;
+    let reg = |r: usize, lane: usize| wv.v.get(r).map_or(0, |v| v[lane]);
+    let read = |m: Matrix, i: usize, lane: usize| -> u32 {
+        match m {
+            Matrix::A => reg(x.a + i, lane),
+            Matrix::B => reg(x.b + i, lane),
+            // SWMMAC accumulates into D; its third source is the index.
+            Matrix::C if l.op.sparse => reg(x.d + i, lane),
+            Matrix::C => x.c.map_or(c_const, |c| reg(c + i, lane)),
+            Matrix::Index => reg(x.c.unwrap_or(0) + i, lane),
+        }
+    };
+    let old_d = |i: usize, lane: usize| reg(x.d + i, lane);
+    let out = crate::wmma::compute(&l, &x.mods, &read, &old_d).map_err(Stop::Unsupported)?;
+    for (i, words) in out.iter().enumerate() {
+        let dst = w.vreg_mut(RegFile::V, x.d + i)?;
+        dst[..words.len()].copy_from_slice(words);
     }
     Ok(())
 }
@@ -5021,6 +5108,9 @@ pub fn run_until_blocked(
     // Whether the observer looks at instructions before they run (asked
     // once: nothing is called per instruction when no one observes).
     let issue = ctx.observer.as_ref().is_some_and(|o| o.0.wants_issue());
+    // Executed instructions per engine, when measured (hidden; see
+    // `crate::tally`).
+    let mut tally = crate::tally::on().then(crate::tally::Slice::default);
     while wave.state == WaveState::Running {
         if wave.executed >= budget {
             return Ok(());
@@ -5052,11 +5142,19 @@ pub fn run_until_blocked(
         let exec = wave.exec();
         match ctx.typed.get(pc) {
             Some(Some(t)) if !wave.vskip && !wave.gpr_idx => {
+                if let Some(tally) = tally.as_mut() {
+                    tally.count(&ins.mnemonic, true);
+                }
                 wave.executed += 1;
                 wave.pc = pc + 1;
                 crate::typed::exec(wave, t, ins, ctx).map_err(|s| (s, pc))?;
             }
-            _ => step(wave, ins, ctx).map_err(|s| (s, pc))?,
+            _ => {
+                if let Some(tally) = tally.as_mut() {
+                    tally.count(&ins.mnemonic, false);
+                }
+                step(wave, ins, ctx).map_err(|s| (s, pc))?
+            }
         }
         if let Some((o, workgroup, w)) = ctx.observer.as_mut() {
             o.executed(&crate::observe::Event {

@@ -68,8 +68,10 @@ pub mod rdna;
 pub mod sanitize;
 pub mod typed;
 pub mod waitcnt;
+pub mod wmma;
 
 mod error;
+mod tally;
 pub use error::Error;
 /// Whether the executor implements an instruction form (`gcn-patch run
 /// --list-unsupported`, the coverage survey).
