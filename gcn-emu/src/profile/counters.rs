@@ -443,7 +443,15 @@ mod tests {
         } else if m.starts_with("v_") || m.starts_with("s_wait") || m == "s_endpgm" {
             // Still by name in `Class::of`: VALU/transcendental, waits, ...
             Class::of(&ins(m))
-        } else if ["s_barrier", "s_nop", "s_sleep", "s_setprio"].contains(&m) {
+        } else if [
+            "s_barrier",
+            "s_barrier_wait",
+            "s_nop",
+            "s_sleep",
+            "s_setprio",
+        ]
+        .contains(&m)
+        {
             Class::of(&ins(m))
         } else if ["s_branch", "s_cbranch", "s_setpc", "s_swappc", "s_getpc"]
             .iter()
