@@ -886,3 +886,89 @@ fn wmma_decode_refuses_what_it_does_not_model() {
     let e = gcn_emu::wmma::compute(&x.layout, &x.mods, &|_, _, _| 0, &|_, _| 0).unwrap_err();
     assert!(e.contains("index_key:1"), "{e}");
 }
+
+/// IREE 3.13's 256×256×256 f16 matmul for gfx1100 (tests/corpus/iree,
+/// `v_wmma_f32_16x16x16_f16`, 4 wave32 waves a workgroup, 8 workgroups,
+/// spills to scratch), against NumPy bit for bit on small integers (every
+/// partial sum exact). The output starts as NaN, so a tile left unwritten
+/// fails too.
+#[test]
+fn iree_matmul_gfx1100_matches_numpy() {
+    const N: usize = 256;
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/iree/gfx1100/matmul.hsaco");
+    let l = load(&path, "matmul_dispatch_0_matmul_256x256x256_f16xf16xf32");
+    let a = small_f16(N * N, 2, 50);
+    let b = small_f16(N * N, 2, 51);
+    let bufs = launch(
+        &l,
+        [8, 1, 1],
+        [128, 1, 1],
+        vec![
+            A::Buf(u16s(&a)),
+            A::Buf(u16s(&b)),
+            A::Buf(vec![0xff; 4 * N * N]),
+        ],
+    );
+    let got = to_u32(&bufs[2]);
+    let want = numpy(
+        "a = np.frombuffer(a0, np.float16).reshape(256, 256).astype(np.float64)\n\
+         b = np.frombuffer(a1, np.float16).reshape(256, 256).astype(np.float64)\n\
+         out = [(a @ b).astype(np.float32).view(np.uint32)]",
+        &[&u16s(&a), &u16s(&b)],
+    );
+    let want = to_u32(&want[0]);
+    if let Some(i) = (0..N * N).find(|&i| got[i] != want[i]) {
+        panic!(
+            "gfx1100 IREE matmul: C[{}][{}] = {:#x}, NumPy {:#x} ({} differ)",
+            i / N,
+            i % N,
+            got[i],
+            want[i],
+            (0..N * N).filter(|&i| got[i] != want[i]).count()
+        );
+    }
+}
+
+/// IREE 3.13's 3×3 conv (1×34×34×64 f16 input, 3×3×64×64 HWCF filter,
+/// 1×32×32×64 f32 output) for gfx1100, WMMA over an implicit GEMM, 256
+/// threads a workgroup, 8 workgroups: against NumPy bit for bit on small
+/// integers.
+#[test]
+fn iree_conv_gfx1100_matches_numpy() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/iree/gfx1100/conv.hsaco");
+    let l = load(&path, "conv_dispatch_0_conv_32x32x64x3x3x64_f16xf16xf32");
+    let x = small_f16(34 * 34 * 64, 2, 60);
+    let f = small_f16(3 * 3 * 64 * 64, 2, 61);
+    let bufs = launch(
+        &l,
+        [8, 1, 1],
+        [256, 1, 1],
+        vec![
+            A::Buf(u16s(&x)),
+            A::Buf(u16s(&f)),
+            A::Buf(vec![0xff; 4 * 32 * 32 * 64]),
+        ],
+    );
+    let got = to_u32(&bufs[2]);
+    let want = numpy(
+        "x = np.frombuffer(a0, np.float16).reshape(34, 34, 64).astype(np.float64)\n\
+         f = np.frombuffer(a1, np.float16).reshape(3, 3, 64, 64).astype(np.float64)\n\
+         w = np.lib.stride_tricks.sliding_window_view(x, (3, 3), axis=(0, 1))\n\
+         out = [np.einsum('hwcyx,yxco->hwo', w, f).astype(np.float32).view(np.uint32)]",
+        &[&u16s(&x), &u16s(&f)],
+    );
+    let want = to_u32(&want[0]);
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+        panic!(
+            "gfx1100 IREE conv: out[{}][{}][{}] = {:#x}, NumPy {:#x} ({} differ)",
+            i / 2048,
+            i / 64 % 32,
+            i % 64,
+            got[i],
+            want[i],
+            (0..got.len()).filter(|&i| got[i] != want[i]).count()
+        );
+    }
+}
