@@ -131,28 +131,12 @@ fn corpus(target: &str, name: &str) -> PathBuf {
         .join(format!("{name}.hsaco"))
 }
 
-/// Run once (no sanitizer pass: its counters are gfx9's) and return every
-/// buffer's bytes, in argument order.
+/// Run (`common::launch`: also the sanitizer's false-alarm pass, which
+/// must find nothing) and return every buffer's bytes, in argument order.
 fn launch(l: &Loaded, grid: [u32; 3], block: [u32; 3], args: Vec<A>) -> Vec<Vec<u8>> {
-    let mem = Memory::new();
-    let mut bases = Vec::new();
-    let vals: Vec<ArgValue> = args
-        .iter()
-        .enumerate()
-        .map(|(i, a)| match a {
-            A::Buf(b) => {
-                let p = mem.alloc_bytes(&format!("arg{i}"), b);
-                bases.push(p);
-                ArgValue::Pointer(p)
-            }
-            A::Val(v) => ArgValue::Bytes(v.clone()),
-        })
-        .collect();
-    let mut launch = Launch::new(grid, block);
-    launch.max_instructions = 10_000_000;
-    let k = l.co.kernel(&l.name).unwrap();
-    run(&l.co, k, &l.program, &mem, &vals, &launch).unwrap_or_else(|e| panic!("{}: {e}", l.name));
-    bases.iter().map(|&b| mem.contents(b).unwrap()).collect()
+    common::launch(l, grid, block, args)
+        .unwrap_or_else(|e| panic!("{}: {e}", l.name))
+        .0
 }
 
 /// Run `script` with NumPy: `a{i}` is the raw bytes of input `i`; the
@@ -972,3 +956,4 @@ fn iree_conv_gfx1100_matches_numpy() {
         );
     }
 }
+
