@@ -98,6 +98,11 @@ fn disagreement(ins: &Instruction, p: &Props) -> Option<String> {
             _ if o.kind != Kind::Vgpr && file == RegFile::S && o.bits == 64 => {
                 count == 1 || count == 2
             }
+            // The XML sizes WMMA for wave32; in wave64 an operand may be
+            // half that (gcn_emu::wmma's layouts, AMD's calculator's).
+            _ if p.format == isa::Format::Mfma && count * 2 == max => {
+                gcn_emu::wmma::decode(ins).is_ok_and(|x| x.layout.wave == 64)
+            }
             _ => count == max,
         };
         if !file_ok || !size_ok {

@@ -253,6 +253,49 @@ fn hip_wmma(target: &str) {
     }
 }
 
+/// The wave64 twin (`wmma_w64.hip`, `-mwavefrontsize64`, one block of 64
+/// threads), against NumPy bit for bit on small integers.
+fn hip_wmma_w64(target: &str) {
+    let l = load(&corpus(target, "wmma_w64"), "wmma_w64");
+    let k = l.co.kernel("wmma_w64").unwrap();
+    assert!(!k.descriptor.wave32() && k.wavefront_size == 64);
+    let (a, b) = (small_f16(256, 8, 70), small_f16(256, 8, 71));
+    let c: Vec<u8> = small_f16(256, 100, 72)
+        .iter()
+        .flat_map(|&h| half::f16::from_bits(h).to_f32().to_le_bytes())
+        .collect();
+    let bufs = launch(
+        &l,
+        [1, 1, 1],
+        [64, 1, 1],
+        vec![
+            A::Buf(u16s(&a)),
+            A::Buf(u16s(&b)),
+            A::Buf(c.clone()),
+            A::Buf(vec![0xff; 1024]),
+        ],
+    );
+    let want = numpy(
+        "a = np.frombuffer(a0, np.float16).reshape(16, 16).astype(np.float64)\n\
+         b = np.frombuffer(a1, np.float16).reshape(16, 16).astype(np.float64)\n\
+         c = np.frombuffer(a2, np.float32).reshape(16, 16).astype(np.float64)\n\
+         out = [(a @ b + c).astype(np.float32).view(np.uint32)]",
+        &[&u16s(&a), &u16s(&b), &c],
+    );
+    assert_eq!(to_u32(&bufs[3]), to_u32(&want[0]), "{target} wmma_w64");
+}
+
+#[test]
+fn hip_wmma_w64_gfx1100_matches_numpy() {
+    hip_wmma_w64("gfx1100");
+}
+
+#[test]
+#[ignore = "the emulator does not run gfx1201 yet"]
+fn hip_wmma_w64_gfx1201_matches_numpy() {
+    hip_wmma_w64("gfx1201");
+}
+
 #[test]
 fn hip_wmma_gfx1100_matches_numpy() {
     hip_wmma("gfx1100");
