@@ -591,6 +591,7 @@ fn run_with<O: Observe>(
         ),
         approx: executed(program, setup.approx),
     };
+    crate::tally::write();
     Ok((stats, observers.into_iter().map(|(_, o)| o).collect()))
 }
 

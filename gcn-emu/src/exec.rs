@@ -152,7 +152,7 @@ fn unsup<T>(what: impl Into<String>) -> R<T> {
 fn f32b(x: u64) -> f32 {
     f32::from_bits(x as u32)
 }
-fn f64b(x: u64) -> f64 {
+pub(crate) fn f64b(x: u64) -> f64 {
     f64::from_bits(x)
 }
 pub(crate) fn f16b(x: u64) -> f32 {
@@ -166,7 +166,7 @@ fn bf32(x: f32) -> u64 {
         x.to_bits() as u64
     }
 }
-fn bf64(x: f64) -> u64 {
+pub(crate) fn bf64(x: f64) -> u64 {
     if x.is_nan() {
         0x7ff8_0000_0000_0000
     } else {
@@ -913,7 +913,7 @@ fn bf16_rne(x: f32) -> u16 {
 pub(crate) fn ldexp32(x: f32, e: i32) -> f32 {
     (x as f64 * 2f64.powi(e.clamp(-400, 400))) as f32
 }
-fn ldexp64(x: f64, e: i32) -> f64 {
+pub(crate) fn ldexp64(x: f64, e: i32) -> f64 {
     let mut x = x;
     let mut e = e.clamp(-2200, 2200);
     while e > 1000 {
@@ -1000,7 +1000,7 @@ fn exponent64(x: f64) -> i32 {
 /// of `x / DBL_MAX` to infinity, where LLVM's sequence is exact (tinygrad's
 /// AMD emulator drops it too, among its pseudocode fixes for V_DIV_SCALE).
 /// Such a division takes the next case: both operands scaled by 2^-128.
-fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
+pub(crate) fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
     let denorm = |x: f64| x != 0.0 && x.is_subnormal();
     let mut vcc = false;
     let mut d = s0;
@@ -1031,7 +1031,7 @@ fn div_scale64(s0: f64, s1: f64, s2: f64) -> (f64, bool) {
 /// (so a result exactly halfway after that rounding may differ in the
 /// last place of the denormal; LLVM's division sequence never lands there,
 /// its final fma residual is far from a tie).
-fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
+pub(crate) fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
     let d = a.mul_add(b, c);
     let scaled = ldexp64(d, e);
     if scaled == 0.0 || !scaled.is_subnormal() {
@@ -1063,7 +1063,7 @@ fn fma_scaled64(a: f64, b: f64, c: f64, e: i32) -> f64 {
 }
 
 /// V_DIV_FIXUP_F64: as [`div_fixup32`].
-fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
+pub(crate) fn div_fixup64(s0: f64, s1: f64, s2: f64) -> f64 {
     let neg = (s1.to_bits() ^ s2.to_bits()) >> 63 != 0;
     let sign = |x: f64| if neg { -x } else { x };
     if s2.is_nan() || s1.is_nan() || s1 == 0.0 && s2 == 0.0 || s1.is_infinite() && s2.is_infinite()
@@ -1098,7 +1098,7 @@ pub(crate) fn div_fixup32(s0: f32, s1: f32, s2: f32) -> f32 {
     }
 }
 
-fn class_bits32(x: f64, is_snan: bool) -> u32 {
+pub(crate) fn class_bits32(x: f64, is_snan: bool) -> u32 {
     if x.is_nan() {
         return if is_snan { 1 } else { 2 };
     }
@@ -1749,11 +1749,12 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
         let Operand::Reg {
             file: RegFile::V,
             index,
-            ..
+            count,
         } = &mut o.op
         else {
             continue;
         };
+        let count = *count;
         let bit = match props.operands.get(i).map(|p| p.name) {
             Some("vdst") => 8,
             Some("src0") => 1,
@@ -1765,6 +1766,19 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
         };
         if mode & bit != 0 {
             *index += idx as u16;
+            // The unified file: the AGPRs start where the VGPRs the wave
+            // holds apart from them end (`.amdhsa_accum_offset`).
+            let accum = w.v.len().saturating_sub(w.a.len());
+            let end = *index as usize + count as usize;
+            if !w.a.is_empty() && end > accum {
+                return Err(Stop::Fault(
+                    None,
+                    format!(
+                        "VGPR indexing (s_set_gpr_idx_on, M0[7:0] = {idx}) reaches v{}, past .amdhsa_accum_offset {accum} where this kernel's AGPRs start: reading or writing AGPRs through a VGPR index is not modelled",
+                        end - 1
+                    ),
+                ));
+            }
         }
     }
     Ok(out)
@@ -3578,20 +3592,27 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
             "max_f64" => bf64(f64b(old).max(f64b(data))),
             "min_f64" => bf64(f64b(old).min(f64b(data))),
             // Packed halves: each sum exact in f64, rounded once.
-            "pk_add_f16" => {
-                let add = |a: u64, b: u64| {
-                    f16::from_f64(f16b(a) as f64 + f16b(b) as f64).to_bits() as u64
-                };
-                add(old, data) | add(old >> 16, data >> 16) << 16
-            }
-            "pk_add_bf16" => {
-                let v = |x: u64| half::bf16::from_bits(x as u16).to_f64();
-                let add = |a: u64, b: u64| half::bf16::from_f64(v(a) + v(b)).to_bits() as u64;
-                add(old, data) | add(old >> 16, data >> 16) << 16
-            }
+            "pk_add_f16" => pk_add_f16(old, data),
+            "pk_add_bf16" => pk_add_bf16(old, data),
             _ => return None,
         } & mask,
     )
+}
+
+/// The packed-f16 atomic add (one body, shared with [`crate::typed`]: a
+/// NaN's payload is whatever this code gives, so both run the same).
+#[inline(never)]
+pub(crate) fn pk_add_f16(old: u64, data: u64) -> u64 {
+    let add = |a: u64, b: u64| f16::from_f64(f16b(a) as f64 + f16b(b) as f64).to_bits() as u64;
+    add(old, data) | add(old >> 16, data >> 16) << 16
+}
+
+/// The packed-bf16 atomic add (see [`pk_add_f16`]).
+#[inline(never)]
+pub(crate) fn pk_add_bf16(old: u64, data: u64) -> u64 {
+    let v = |x: u64| half::bf16::from_bits(x as u16).to_f64();
+    let add = |a: u64, b: u64| half::bf16::from_f64(v(a) + v(b)).to_bits() as u64;
+    add(old, data) | add(old >> 16, data >> 16) << 16
 }
 
 /// A flat address in the LDS aperture: its LDS offset (flat_* only).
@@ -4874,6 +4895,9 @@ pub fn run_until_blocked(
     // Whether the observer looks at instructions before they run (asked
     // once: nothing is called per instruction when no one observes).
     let issue = ctx.observer.as_ref().is_some_and(|o| o.0.wants_issue());
+    // Executed instructions per engine, when measured (hidden; see
+    // `crate::tally`).
+    let mut tally = crate::tally::on().then(crate::tally::Slice::default);
     while wave.state == WaveState::Running {
         if wave.executed >= budget {
             return Ok(());
@@ -4905,11 +4929,19 @@ pub fn run_until_blocked(
         let exec = wave.exec();
         match ctx.typed.get(pc) {
             Some(Some(t)) if !wave.vskip && !wave.gpr_idx => {
+                if let Some(tally) = tally.as_mut() {
+                    tally.count(&ins.mnemonic, true);
+                }
                 wave.executed += 1;
                 wave.pc = pc + 1;
                 crate::typed::exec(wave, t, ins, ctx).map_err(|s| (s, pc))?;
             }
-            _ => step(wave, ins, ctx).map_err(|s| (s, pc))?,
+            _ => {
+                if let Some(tally) = tally.as_mut() {
+                    tally.count(&ins.mnemonic, false);
+                }
+                step(wave, ins, ctx).map_err(|s| (s, pc))?
+            }
         }
         if let Some((o, workgroup, w)) = ctx.observer.as_mut() {
             o.executed(&crate::observe::Event {

@@ -71,6 +71,7 @@ pub mod waitcnt;
 pub mod wmma;
 
 mod error;
+mod tally;
 pub use error::Error;
 /// Whether the executor implements an instruction form (`gcn-patch run
 /// --list-unsupported`, the coverage survey).

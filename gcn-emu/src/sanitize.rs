@@ -928,7 +928,13 @@ impl Observer for Workgroup {
         let Some(san) = self.waves.get_mut(i.wave as usize) else {
             return;
         };
-        let ins = i.instruction;
+        // The instruction as the object spells it: the executor may run
+        // RDNA code under its own names (`crate::rdna::executable`); the
+        // counter rules read the target's table.
+        let ins = match self.program.index.get(&i.instruction.addr) {
+            Some(&k) => &self.program.instructions[k],
+            None => i.instruction,
+        };
         san.before(ins, &self.program, Some(&self.lds), i.state);
         self.lds
             .current

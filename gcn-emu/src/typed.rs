@@ -141,6 +141,8 @@ pub(crate) enum V32 {
     CvtF16F32,
     CvtF32F16,
     CvtF32Ubyte(u8),
+    /// gfx950 `v_cvt_f32_bf16`: the low half as an f32's high half.
+    CvtF32Bf16,
     CvtPkrtz,
     CvtPkF16F32,
     PackF16,
@@ -249,6 +251,7 @@ impl V32 {
             "v_cvt_f32_ubyte1" => (CvtF32Ubyte(1), 1, false),
             "v_cvt_f32_ubyte2" => (CvtF32Ubyte(2), 1, false),
             "v_cvt_f32_ubyte3" => (CvtF32Ubyte(3), 1, false),
+            "v_cvt_f32_bf16" => (CvtF32Bf16, 1, false),
             "v_cvt_pkrtz_f16_f32" => (CvtPkrtz, 2, true),
             "v_cvt_pk_f16_f32" => (CvtPkF16F32, 2, true),
             "v_pack_b32_f16" => (PackF16, 2, true),
@@ -340,6 +343,166 @@ pub(crate) enum CmpTy {
     U32,
     I32,
     F32,
+    /// 64-bit operands (vector compares only).
+    U64,
+    I64,
+    F64,
+    /// `v_cmp_class_f64`: source 1 is the 32-bit class mask.
+    ClassF64,
+}
+
+impl CmpTy {
+    fn wide(self) -> bool {
+        matches!(self, CmpTy::U64 | CmpTy::I64 | CmpTy::F64 | CmpTy::ClassF64)
+    }
+}
+
+/// f64 vector operations ([`Typed::F64`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum F64Op {
+    Add,
+    Mul,
+    Fma,
+    Min,
+    Max,
+    Rcp,
+    Sqrt,
+    Rsq,
+    Floor,
+    Ceil,
+    Trunc,
+    Rndne,
+    /// Source 1 is a 32-bit integer.
+    Ldexp,
+    DivFixup,
+    /// Scaled by VCC's lane bit.
+    DivFmas,
+    /// The lane's bit to the SGPR pair `sdst`.
+    DivScale,
+    /// Conversions: `v_cvt_f64_{f32,i32,u32}`, `v_cvt_{f32,i32,u32}_f64`.
+    FromF32,
+    FromI32,
+    FromU32,
+    ToF32,
+    ToI32,
+    ToU32,
+}
+
+/// An f64 vector operation ([`Typed::F64`]), as the reference executor
+/// runs it: sources read with their float modifiers, the result canonical
+/// (NaN), perturbed when approximate, then scaled by `omod` and clamped.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct F64 {
+    op: F64Op,
+    dst: VDst,
+    sdst: Option<u16>,
+    src: [Opnd; 3],
+    /// Bit k: source k is 64 bits wide (else 32).
+    wide: u8,
+    /// Bit k: source k is a float (modifiers apply to its sign: bit 63 of
+    /// a wide one, bit 31 of a narrow one).
+    neg: u8,
+    abs: u8,
+    clamp: bool,
+    omod: f64,
+    approx: Option<&'static crate::approx::Approx>,
+}
+
+impl F64Op {
+    /// (operation, sources, 64-bit sources, float sources, 64-bit result).
+    fn of(name: &str) -> Option<(F64Op, usize, u8, u8, bool)> {
+        use F64Op::*;
+        Some(match name {
+            "v_add_f64" => (Add, 2, 0b011, 0b011, true),
+            "v_mul_f64" => (Mul, 2, 0b011, 0b011, true),
+            "v_fma_f64" | "v_fmac_f64" => (Fma, 3, 0b111, 0b111, true),
+            "v_min_f64" => (Min, 2, 0b011, 0b011, true),
+            "v_max_f64" => (Max, 2, 0b011, 0b011, true),
+            "v_rcp_f64" => (Rcp, 1, 1, 1, true),
+            "v_sqrt_f64" => (Sqrt, 1, 1, 1, true),
+            "v_rsq_f64" => (Rsq, 1, 1, 1, true),
+            "v_floor_f64" => (Floor, 1, 1, 1, true),
+            "v_ceil_f64" => (Ceil, 1, 1, 1, true),
+            "v_trunc_f64" => (Trunc, 1, 1, 1, true),
+            "v_rndne_f64" => (Rndne, 1, 1, 1, true),
+            "v_ldexp_f64" => (Ldexp, 2, 0b001, 0b001, true),
+            "v_div_fixup_f64" => (DivFixup, 3, 0b111, 0b111, true),
+            "v_div_fmas_f64" => (DivFmas, 3, 0b111, 0b111, true),
+            "v_div_scale_f64" => (DivScale, 3, 0b111, 0b111, true),
+            "v_cvt_f64_f32" => (FromF32, 1, 0, 1, true),
+            "v_cvt_f64_i32" => (FromI32, 1, 0, 0, true),
+            "v_cvt_f64_u32" => (FromU32, 1, 0, 0, true),
+            "v_cvt_f32_f64" => (ToF32, 1, 1, 1, false),
+            "v_cvt_i32_f64" => (ToI32, 1, 1, 1, false),
+            "v_cvt_u32_f64" => (ToU32, 1, 1, 1, false),
+            _ => return None,
+        })
+    }
+}
+
+/// One lane of an f64 operation: the result and the lane's bit out
+/// (`v_div_scale_f64`), as [`crate::exec`]'s `valu` computes them.
+#[inline]
+fn f64_el(op: F64Op, x: [u64; 3], cin: bool) -> (u64, bool) {
+    use crate::exec::{bf64, f64b};
+    use F64Op::*;
+    let (da, db, dc) = (f64b(x[0]), f64b(x[1]), f64b(x[2]));
+    let v = match op {
+        Add => bf64(da + db),
+        Mul => bf64(da * db),
+        Fma => bf64(da.mul_add(db, dc)),
+        Min => bf64(da.min(db)),
+        Max => bf64(da.max(db)),
+        Rcp => bf64(1.0 / da),
+        Sqrt => bf64(da.sqrt()),
+        Rsq => bf64(1.0 / da.sqrt()),
+        Floor => bf64(da.floor()),
+        Ceil => bf64(da.ceil()),
+        Trunc => bf64(da.trunc()),
+        Rndne => bf64(da.round_ties_even()),
+        Ldexp => bf64(crate::exec::ldexp64(da, x[1] as u32 as i32)),
+        DivFixup => bf64(crate::exec::div_fixup64(da, db, dc)),
+        DivFmas => {
+            let d = if cin {
+                let e = if dc.to_bits() >> 52 & 0x7ff >= 1023 {
+                    128
+                } else {
+                    -128
+                };
+                crate::exec::fma_scaled64(da, db, dc, e)
+            } else {
+                da.mul_add(db, dc)
+            };
+            bf64(d)
+        }
+        DivScale => {
+            let (d, vcc) = crate::exec::div_scale64(da, db, dc);
+            return (bf64(d), vcc);
+        }
+        FromF32 => bf64(f(x[0] as u32) as f64),
+        FromI32 => (x[0] as u32 as i32 as f64).to_bits(),
+        FromU32 => (x[0] as u32 as f64).to_bits(),
+        ToF32 => cf32(da as f32) as u64,
+        ToI32 => da as i32 as u32 as u64,
+        ToU32 => da as u32 as u64,
+    };
+    (v, false)
+}
+
+/// An f64 operand as the reference executor reads a constant for an f64
+/// source: a literal integer (outside the inline range) is the high half.
+fn fsrc64(s: &Src) -> Option<Opnd> {
+    if s.sext {
+        return None;
+    }
+    Some(match s.op {
+        Operand::Int(i) if !(-16..=64).contains(&i) && (i as u64) <= 0xffff_ffff => {
+            Opnd::Imm((i as u64) << 32)
+        }
+        Operand::Int(i) => Opnd::Imm(i as u64),
+        Operand::Float(x) => Opnd::Imm(x.to_bits()),
+        _ => vsrc(s, true)?,
+    })
 }
 
 /// Scalar ALU operations of two 32-bit sources (SOP2) or one (SOP1).
@@ -369,6 +532,26 @@ pub(crate) enum S32 {
     MinI,
     MaxI,
     Cselect,
+    Nand,
+    Nor,
+    Xnor,
+    /// `s_bfe_{u,i}32` (signed: `true`).
+    Bfe(bool),
+    Bfm,
+    /// SOP1 of one source.
+    Not,
+    Brev,
+    Bcnt1,
+    Ff1,
+    Flbit,
+    SextI8,
+    SextI16,
+    Abs,
+    /// `s_absdiff_i32`.
+    AbsDiff,
+    PackLl,
+    PackLh,
+    PackHh,
 }
 
 /// Scalar ALU operations of 64-bit sources.
@@ -384,6 +567,37 @@ pub(crate) enum S64 {
     /// Shifts: the second source is a 32-bit amount.
     Lshl,
     Lshr,
+    Ashr,
+    Nand,
+    Nor,
+    Xnor,
+    Not,
+    Brev,
+    /// `s_bfe_{u,i}64` (signed: `true`); the second source is 32-bit.
+    Bfe(bool),
+    /// `s_bfm_b64`: two 32-bit sources.
+    Bfm,
+    /// A 32-bit result of a 64-bit source: `s_bcnt1_i32_b64`,
+    /// `s_ff1_i32_b64`, `s_flbit_i32_b64`.
+    Bcnt1,
+    Ff1,
+    Flbit,
+}
+
+/// `s_<op>_saveexec_b64`: the SGPR pair gets exec, exec gets op(source,
+/// exec).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SaveOp {
+    And,
+    Or,
+    Xor,
+    AndN2,
+    OrN2,
+    Nand,
+    Nor,
+    Xnor,
+    AndN1,
+    OrN1,
 }
 
 /// A branch's condition.
@@ -475,6 +689,36 @@ pub(crate) enum Typed {
     SCmp { rel: Rel, ty: CmpTy, src: [Opnd; 2] },
     /// `s_addk_i32`.
     AddK { dst: u16, imm: i32 },
+    /// `s_<op>_saveexec_b64`.
+    SaveExec { op: SaveOp, dst: u16, src: Opnd },
+    /// An f64 operation (and conversions to and from f64).
+    F64(Box<F64>),
+    /// A global atomic.
+    Atomic(Box<Atomic>),
+    /// `v_readlane_b32` (lane from `lane`) and `v_readfirstlane_b32`
+    /// (`lane` none: the first active lane, 0 when none is).
+    ReadLane {
+        dst: u16,
+        src: VDst,
+        lane: Option<Opnd>,
+    },
+    /// `v_writelane_b32`: one lane (whatever exec holds).
+    WriteLane { dst: VDst, src: Opnd, lane: Opnd },
+    /// gfx950 `v_permlane16_swap_b32` (`half`: false) and
+    /// `v_permlane32_swap_b32`: rows of `a` swapped with rows of `b`.
+    PermSwap { a: VDst, b: VDst, row32: bool },
+    /// `s_endpgm` (`Done`) and `s_barrier` (`Barrier`): the wave's state.
+    Halt(crate::exec::WaveState),
+    /// `s_load_dword{,x2,x4,x8,x16}`: `dwords` SGPRs at `dst` from the
+    /// address in the pair `base` plus the offset operand (`soff`) and the
+    /// `offset` modifier, rounded down to 4 bytes.
+    Smem {
+        dst: u16,
+        dwords: u8,
+        base: u16,
+        soff: Option<Opnd>,
+        offset: u64,
+    },
     /// A dense f16/bf16/f32 MFMA.
     Mfma(Box<Mfma>),
     /// `ds_read_b{32,64,96,128}` into `dwords` registers at `dst`.
@@ -521,6 +765,17 @@ pub(crate) enum Typed {
     /// `buffer_store_dword*`, without `idxen`, through a V# that is not
     /// swizzled (a swizzled one runs on the reference executor).
     Buffer(Box<Buffer>),
+}
+
+impl Typed {
+    /// Whether it accesses global memory (the differential test gives
+    /// those an allocation).
+    fn memory(&self) -> bool {
+        matches!(
+            self,
+            Typed::Smem { .. } | Typed::Global(_) | Typed::Atomic(_)
+        )
+    }
 }
 
 /// A DPP form's lanes ([`Typed::V32`]), as the reference executor reads
@@ -586,6 +841,112 @@ pub(crate) struct Global {
     /// SGPR pair.
     vaddr: u16,
     saddr: Option<u16>,
+    offset: i64,
+}
+
+/// An atomic read-modify-write's operation ([`Atomic`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AtomicOp {
+    Swap,
+    CmpSwap,
+    Add,
+    Sub,
+    SMin,
+    SMax,
+    UMin,
+    UMax,
+    And,
+    Or,
+    Xor,
+    Inc,
+    Dec,
+    AddF32,
+    AddF64,
+    MaxF64,
+    MinF64,
+    PkAddF16,
+    PkAddBf16,
+}
+
+impl AtomicOp {
+    /// The operation of a `global_atomic_` suffix (without `_x2`), and
+    /// its size when the suffix fixes it.
+    fn of(kind: &str) -> Option<(AtomicOp, Option<u8>)> {
+        use AtomicOp::*;
+        Some(match kind {
+            "swap" => (Swap, None),
+            "cmpswap" => (CmpSwap, None),
+            "add" => (Add, None),
+            "sub" => (Sub, None),
+            "smin" => (SMin, None),
+            "smax" => (SMax, None),
+            "umin" => (UMin, None),
+            "umax" => (UMax, None),
+            "and" => (And, None),
+            "or" => (Or, None),
+            "xor" => (Xor, None),
+            "inc" => (Inc, None),
+            "dec" => (Dec, None),
+            "add_f32" => (AddF32, Some(4)),
+            "add_f64" => (AddF64, Some(8)),
+            "max_f64" => (MaxF64, Some(8)),
+            "min_f64" => (MinF64, Some(8)),
+            "pk_add_f16" => (PkAddF16, Some(4)),
+            "pk_add_bf16" => (PkAddBf16, Some(4)),
+            _ => return None,
+        })
+    }
+}
+
+/// The new value of an atomic, as [`crate::exec`]'s `atomic_op` computes it.
+fn atomic_el(op: AtomicOp, size: u8, old: u64, data: u64, cmp: u64) -> u64 {
+    use crate::exec::{bf64, f64b};
+    use AtomicOp::*;
+    let bits = 8 * size as u32;
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let s = |v: u64| (((v & mask) << (64 - bits)) as i64) >> (64 - bits);
+    (match op {
+        Swap => data,
+        CmpSwap if old == cmp => data,
+        CmpSwap => old,
+        Add => old.wrapping_add(data),
+        Sub => old.wrapping_sub(data),
+        SMin => s(old).min(s(data)) as u64,
+        SMax => s(old).max(s(data)) as u64,
+        UMin => old.min(data),
+        UMax => old.max(data),
+        And => old & data,
+        Or => old | data,
+        Xor => old ^ data,
+        Inc if old >= data => 0,
+        Inc => old + 1,
+        Dec if old == 0 || old > data => data,
+        Dec => old - 1,
+        AddF32 => cf32(f(old as u32) + f(data as u32)) as u64,
+        AddF64 => bf64(f64b(old) + f64b(data)),
+        MaxF64 => bf64(f64b(old).max(f64b(data))),
+        MinF64 => bf64(f64b(old).min(f64b(data))),
+        PkAddF16 => crate::exec::pk_add_f16(old, data),
+        PkAddBf16 => crate::exec::pk_add_bf16(old, data),
+    }) & mask
+}
+
+/// A `global_atomic_*` ([`Typed::Atomic`]): lane by lane in lane order, as
+/// the reference executor makes them; with `glc`/`sc0` the old value to
+/// `ret`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Atomic {
+    op: AtomicOp,
+    size: u8,
+    ret: Option<VDst>,
+    vaddr: u16,
+    saddr: Option<u16>,
+    /// The data (for `cmpswap`, the source then the compare value).
+    data: VDst,
     offset: i64,
 }
 
@@ -788,6 +1149,11 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
                 | "bound_ctrl"
         )
     };
+    if enc != "_dpp" {
+        if let Some(t) = F64Op::of(name) {
+            return lower_f64(ins, t);
+        }
+    }
     if ins.mods.iter().any(|(k, _)| enc != "_dpp" || !dpp_key(k)) {
         return None;
     }
@@ -817,6 +1183,18 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         return None;
     }
     let ops = &ins.ops;
+    match name {
+        "v_readlane_b32"
+        | "v_readfirstlane_b32"
+        | "v_writelane_b32"
+        | "v_permlane16_swap_b32"
+        | "v_permlane32_swap_b32"
+            if dpp.is_none() =>
+        {
+            return lower_lane(name, ops)
+        }
+        _ => {}
+    }
     if let Some(rest) = name
         .strip_prefix("v_cmpx_")
         .map(|r| (true, r))
@@ -824,24 +1202,41 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     {
         let (x, rest) = rest;
         let (op, ty) = rest.rsplit_once('_')?;
-        let ty = match ty {
-            "u32" => CmpTy::U32,
-            "i32" => CmpTy::I32,
-            "f32" => CmpTy::F32,
+        let ty = match (op, ty) {
+            ("class", "f64") => CmpTy::ClassF64,
+            (_, "u32") => CmpTy::U32,
+            (_, "i32") => CmpTy::I32,
+            (_, "f32") => CmpTy::F32,
+            (_, "u64") => CmpTy::U64,
+            (_, "i64") => CmpTy::I64,
+            (_, "f64") => CmpTy::F64,
             _ => return None,
         };
-        let float = ty == CmpTy::F32;
-        let rel = rel(op, float)?;
+        let float = matches!(ty, CmpTy::F32 | CmpTy::F64 | CmpTy::ClassF64);
+        // (The class mask takes no relation; `Rel::T` stands in.)
+        let rel = if ty == CmpTy::ClassF64 {
+            Rel::T
+        } else {
+            rel(op, float)?
+        };
         let (sdst, s) = match ops.len() {
             3 => (Some(sgpr(&ops[0].op, 2)?), &ops[1..3]),
             2 => ((!x).then_some(VCC), &ops[0..2]),
             _ => return None,
         };
         let (neg, abs) = mods(s, float)?;
+        if ty == CmpTy::ClassF64 && (neg | abs) & 2 != 0 {
+            return None;
+        }
+        let src = match ty {
+            CmpTy::F64 => [fsrc64(&s[0])?, fsrc64(&s[1])?],
+            CmpTy::ClassF64 => [fsrc64(&s[0])?, vsrc(&s[1], false)?],
+            _ => [vsrc(&s[0], ty.wide())?, vsrc(&s[1], ty.wide())?],
+        };
         return Some(Typed::Cmp {
             rel,
             ty,
-            src: [vsrc(&s[0], false)?, vsrc(&s[1], false)?],
+            src,
             neg,
             abs,
             sdst,
@@ -993,7 +1388,180 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     None
 }
 
+/// An f64 operation ([`Typed::F64`]): `t` from [`F64Op::of`].
+fn lower_f64(ins: &Instruction, t: (F64Op, usize, u8, u8, bool)) -> Option<Typed> {
+    let (op, n, wide, float, wide_dst) = t;
+    let (name, _) = base_name(&ins.mnemonic);
+    let (mut clamp, mut omod) = (false, 1.0);
+    for (k, v) in &ins.mods {
+        match (k.as_str(), v.as_str()) {
+            ("clamp", _) => clamp = true,
+            ("mul", "2") => omod = 2.0,
+            ("mul", "4") => omod = 4.0,
+            ("div", "2") => omod = 0.5,
+            _ => return None,
+        }
+    }
+    // Output modifiers of a narrow result: the reference's f32 and
+    // integer rules (not lowered).
+    if (clamp || omod != 1.0) && !wide_dst {
+        return None;
+    }
+    let ops = &ins.ops;
+    let dst = vdst(ops.first()?)?;
+    let want = if wide_dst { 2 } else { 1 };
+    if !matches!(ops[0].op, Operand::Reg { count, .. } if count == want) {
+        return None;
+    }
+    let sdst = if op == F64Op::DivScale {
+        Some(sgpr(&ops.get(1)?.op, 2)?)
+    } else {
+        None
+    };
+    let srcs = &ops[1 + sdst.is_some() as usize..];
+    let acc = name == "v_fmac_f64" && srcs.len() == 2;
+    if srcs.len() != n && !acc {
+        return None;
+    }
+    let (mut neg, mut abs) = (0, 0);
+    let mut src = [Opnd::Imm(0); 3];
+    for (k, s) in srcs.iter().enumerate() {
+        let bit = 1u8 << k;
+        if (s.neg || s.abs) && float & bit == 0 {
+            return None;
+        }
+        neg |= (s.neg as u8) << k;
+        abs |= (s.abs as u8) << k;
+        src[k] = if wide & bit != 0 {
+            fsrc64(s)?
+        } else {
+            vsrc(s, false)?
+        };
+    }
+    if acc {
+        src[2] = match dst.file {
+            RegFile::V => Opnd::V(dst.index),
+            _ => Opnd::A(dst.index),
+        };
+    }
+    Some(Typed::F64(Box::new(F64 {
+        op,
+        dst,
+        sdst,
+        src,
+        wide,
+        neg,
+        abs,
+        clamp,
+        omod,
+        approx: crate::approx::lookup(name),
+    })))
+}
+
+/// An f64 operation over the lanes ([`Typed::F64`]).
+fn f64_op(w: &mut Wave, x: &F64, ins: &Instruction) -> R<()> {
+    let exec = w.exec();
+    if x.approx.is_some() {
+        w.approx.record(ins.addr, exec.count_ones());
+    }
+    let mut s = [[0u64; LANES]; 3];
+    for (k, s) in s.iter_mut().enumerate() {
+        let bit = 1u8 << k;
+        let sign = if x.wide & bit != 0 {
+            *s = get64(w, x.src[k])?;
+            1u64 << 63
+        } else {
+            *s = get32(w, x.src[k])?.map(|v| v as u64);
+            1 << 31
+        };
+        if (x.neg | x.abs) & bit != 0 {
+            for v in s.iter_mut() {
+                if x.abs & bit != 0 {
+                    *v &= !sign;
+                }
+                if x.neg & bit != 0 {
+                    *v ^= sign;
+                }
+            }
+        }
+    }
+    let vcc = if x.op == F64Op::DivFmas { w.vcc() } else { 0 };
+    let mut r = [0u64; LANES];
+    let mut bits = 0u64;
+    for l in 0..LANES {
+        let (v, b) = f64_el(x.op, [s[0][l], s[1][l], s[2][l]], vcc >> l & 1 != 0);
+        r[l] = v;
+        bits |= (b as u64) << l;
+    }
+    if let (Some(a), Some(seed)) = (x.approx, w.approx.perturb) {
+        for l in 0..LANES {
+            if exec >> l & 1 != 0 {
+                r[l] = a.perturb(seed, s[0][l], r[l]);
+            }
+        }
+    }
+    if x.clamp || x.omod != 1.0 {
+        for v in r.iter_mut() {
+            let mut f = crate::exec::f64b(*v) * x.omod;
+            if x.clamp {
+                f = f.clamp(0.0, 1.0);
+            }
+            *v = crate::exec::bf64(f);
+        }
+    }
+    if let Some(d) = x.sdst {
+        sset64(w, d, bits & exec);
+    }
+    if matches!(x.op, F64Op::ToF32 | F64Op::ToI32 | F64Op::ToU32) {
+        put(vrow_mut(w, x.dst)?, &r.map(|v| v as u32), exec);
+        return Ok(());
+    }
+    write64(w, x.dst, &r, exec)
+}
+
+/// The cross-lane moves ([`Typed::ReadLane`], [`Typed::WriteLane`],
+/// [`Typed::PermSwap`]).
+fn lower_lane(name: &str, ops: &[Src]) -> Option<Typed> {
+    if ops.iter().any(|s| s.neg || s.abs || s.sext) {
+        return None;
+    }
+    let vreg = |s: &Src| match s.op {
+        Operand::Reg {
+            file: file @ (RegFile::V | RegFile::A),
+            index,
+            ..
+        } => Some(VDst { file, index }),
+        _ => None,
+    };
+    Some(match (name, ops.len()) {
+        ("v_readlane_b32", 3) => Typed::ReadLane {
+            dst: sgpr(&ops[0].op, 1)?,
+            src: vreg(&ops[1])?,
+            lane: Some(ssrc(&ops[2], 1)?),
+        },
+        ("v_readfirstlane_b32", 2) => Typed::ReadLane {
+            dst: sgpr(&ops[0].op, 1)?,
+            src: vreg(&ops[1])?,
+            lane: None,
+        },
+        ("v_writelane_b32", 3) => Typed::WriteLane {
+            dst: vreg(&ops[0])?,
+            src: ssrc(&ops[1], 1)?,
+            lane: ssrc(&ops[2], 1)?,
+        },
+        ("v_permlane16_swap_b32" | "v_permlane32_swap_b32", 2) => Typed::PermSwap {
+            a: vreg(&ops[0])?,
+            b: vreg(&ops[1])?,
+            row32: name == "v_permlane32_swap_b32",
+        },
+        _ => return None,
+    })
+}
+
 fn lower_global(ins: &Instruction) -> Option<Typed> {
+    if let Some(kind) = ins.mnemonic.strip_prefix("global_atomic_") {
+        return lower_atomic(ins, kind);
+    }
     let (store, kind) = match ins.mnemonic.strip_prefix("global_load_") {
         Some(k) => (false, k),
         None => (true, ins.mnemonic.strip_prefix("global_store_")?),
@@ -1043,6 +1611,117 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
         saddr,
         offset,
     })))
+}
+
+fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
+    let (kind, x2) = match kind.strip_suffix("_x2") {
+        Some(k) => (k, true),
+        None => (kind, false),
+    };
+    let (op, fixed) = AtomicOp::of(kind)?;
+    let size = match (fixed, x2) {
+        (Some(n), false) => n,
+        (None, true) => 8,
+        (None, false) => 4,
+        (Some(_), true) => return None,
+    };
+    let mut offset = 0;
+    let mut ret = false;
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "offset" => offset = crate::exec::parse_int(v).ok()?,
+            "glc" | "sc0" => ret = true,
+            "slc" | "sc1" | "nt" => {}
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    if ops.len() != 3 + ret as usize || ops.iter().any(|s| s.neg || s.abs || s.sext) {
+        return None;
+    }
+    let o = &ops[ret as usize..];
+    let saddr = match o[2].op {
+        Operand::Off => None,
+        _ => Some(sgpr(&o[2].op, 2)?),
+    };
+    let data = match o[1].op {
+        Operand::Reg {
+            file: file @ (RegFile::V | RegFile::A),
+            index,
+            ..
+        } => VDst { file, index },
+        _ => return None,
+    };
+    Some(Typed::Atomic(Box::new(Atomic {
+        op,
+        size,
+        ret: if ret { Some(vdst(&ops[0])?) } else { None },
+        vaddr: vgpr(&o[0])?,
+        saddr,
+        data,
+        offset,
+    })))
+}
+
+/// A global atomic, lane by lane in lane order.
+fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let words = x.size as u16 / 4;
+    let lo = *vrow(w, RegFile::V, x.vaddr)?;
+    let (hi, base) = match x.saddr {
+        Some(s) => ([0; LANES], sget64(w, Opnd::S(s))),
+        None => (*vrow(w, RegFile::V, x.vaddr + 1)?, 0),
+    };
+    // The data (and compare) registers, read before any lane writes.
+    let n = if x.op == AtomicOp::CmpSwap {
+        2 * words
+    } else {
+        words
+    };
+    let mut data = [[0u32; LANES]; 4];
+    for (k, row) in data.iter_mut().enumerate().take(n as usize) {
+        *row = *vrow(w, x.data.file, x.data.index + k as u16)?;
+    }
+    let get = |l: usize, from: u16| -> u64 {
+        (0..words).fold(0, |v, k| {
+            v | (data[(from + k) as usize][l] as u64) << (32 * k)
+        })
+    };
+    let mut old = [0u64; LANES];
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = match x.saddr {
+            Some(_) => base.wrapping_add(lo[lane] as u64),
+            None => lo[lane] as u64 | (hi[lane] as u64) << 32,
+        }
+        .wrapping_add(x.offset as u64);
+        let (d, c) = match x.op {
+            AtomicOp::CmpSwap => (get(lane, 0), get(lane, words)),
+            _ => (get(lane, 0), 0),
+        };
+        ctx.trace
+            .note(lane, Space::Global, AccessKind::Atomic, a, x.size as usize);
+        old[lane] = ctx
+            .mem
+            .atomic(a, x.size as usize, |o| atomic_el(x.op, x.size, o, d, c))
+            .map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+        if let Some(r) = x.ret {
+            // A lane's old value is written before the next lane reads
+            // (the registers may overlap).
+            for k in 0..words {
+                vrow_mut(
+                    w,
+                    VDst {
+                        index: r.index + k,
+                        ..r
+                    },
+                )?[lane] = (old[lane] >> (32 * k)) as u32;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A global access, as the reference executor makes it lane by lane.
@@ -1712,6 +2391,8 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
     match m {
         "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
         | "s_waitcnt_lgkmcnt" => return Some(Typed::Nop),
+        "s_endpgm" => return Some(Typed::Halt(crate::exec::WaveState::Done)),
+        "s_barrier" => return Some(Typed::Halt(crate::exec::WaveState::Barrier)),
         "s_branch" | "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
         | "s_cbranch_execz" | "s_cbranch_execnz" => {
             let cond = match m {
@@ -1733,14 +2414,54 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         _ => {}
     }
     let ops = &ins.ops;
+    if let Some(kind) = m.strip_prefix("s_load_") {
+        let dwords = match kind {
+            "dword" => 1,
+            "dwordx2" => 2,
+            "dwordx4" => 4,
+            "dwordx8" => 8,
+            "dwordx16" => 16,
+            _ => return None,
+        };
+        let mut offset = 0u64;
+        for (k, v) in &ins.mods {
+            match k.as_str() {
+                "offset" => offset = crate::exec::parse_int(v).ok()? as u64,
+                // Cache policy: no effect on what the emulator computes.
+                "glc" | "sc0" | "sc1" | "nt" | "dlc" => {}
+                _ => return None,
+            }
+        }
+        let soff = match ops.len() {
+            2 => None,
+            3 => Some(ssrc(&ops[2], 1)?),
+            _ => return None,
+        };
+        if ops[0].neg || ops[0].abs || ops[0].sext || ops[1].neg || ops[1].abs || ops[1].sext {
+            return None;
+        }
+        return Some(Typed::Smem {
+            dst: sgpr(&ops[0].op, dwords)?,
+            dwords: dwords as u8,
+            base: sgpr(&ops[1].op, 2)?,
+            soff,
+            offset,
+        });
+    }
     if !ins.mods.is_empty() {
         return None;
     }
-    if m == "s_addk_i32" || m == "s_movk_i32" {
+    if m == "s_addk_i32" || m == "s_movk_i32" || m == "s_mulk_i32" {
         let dst = sgpr(&ops.first()?.op, 1)?;
         let imm = *ins.words.first()? as u16 as i16 as i32;
         return Some(if m == "s_addk_i32" {
             Typed::AddK { dst, imm }
+        } else if m == "s_mulk_i32" {
+            Typed::S32 {
+                op: S32::Mul,
+                dst,
+                src: [Opnd::S(dst), Opnd::Imm(imm as u32 as u64)],
+            }
         } else {
             Typed::S32 {
                 op: S32::Mov,
@@ -1793,10 +2514,40 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         "s_min_i32" => Some(S32::MinI),
         "s_max_i32" => Some(S32::MaxI),
         "s_cselect_b32" => Some(S32::Cselect),
+        "s_nand_b32" => Some(S32::Nand),
+        "s_nor_b32" => Some(S32::Nor),
+        "s_xnor_b32" => Some(S32::Xnor),
+        "s_bfe_u32" => Some(S32::Bfe(false)),
+        "s_bfe_i32" => Some(S32::Bfe(true)),
+        "s_bfm_b32" => Some(S32::Bfm),
+        "s_not_b32" => Some(S32::Not),
+        "s_brev_b32" => Some(S32::Brev),
+        "s_bcnt1_i32_b32" => Some(S32::Bcnt1),
+        "s_ff1_i32_b32" => Some(S32::Ff1),
+        "s_flbit_i32_b32" => Some(S32::Flbit),
+        "s_sext_i32_i8" => Some(S32::SextI8),
+        "s_sext_i32_i16" => Some(S32::SextI16),
+        "s_abs_i32" => Some(S32::Abs),
+        "s_absdiff_i32" => Some(S32::AbsDiff),
+        "s_pack_ll_b32_b16" => Some(S32::PackLl),
+        "s_pack_lh_b32_b16" => Some(S32::PackLh),
+        "s_pack_hh_b32_b16" => Some(S32::PackHh),
         _ => None,
     };
     if let Some(op) = s32 {
-        let n = if op == S32::Mov { 1 } else { 2 };
+        let one = matches!(
+            op,
+            S32::Mov
+                | S32::Not
+                | S32::Brev
+                | S32::Bcnt1
+                | S32::Ff1
+                | S32::Flbit
+                | S32::SextI8
+                | S32::SextI16
+                | S32::Abs
+        );
+        let n = if one { 1 } else { 2 };
         if ops.len() != n + 1 {
             return None;
         }
@@ -1817,20 +2568,63 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         "s_cselect_b64" => Some(S64::Cselect),
         "s_lshl_b64" => Some(S64::Lshl),
         "s_lshr_b64" => Some(S64::Lshr),
+        "s_ashr_i64" => Some(S64::Ashr),
+        "s_nand_b64" => Some(S64::Nand),
+        "s_nor_b64" => Some(S64::Nor),
+        "s_xnor_b64" => Some(S64::Xnor),
+        "s_not_b64" => Some(S64::Not),
+        "s_brev_b64" => Some(S64::Brev),
+        "s_bfe_u64" => Some(S64::Bfe(false)),
+        "s_bfe_i64" => Some(S64::Bfe(true)),
+        "s_bfm_b64" => Some(S64::Bfm),
+        "s_bcnt1_i32_b64" => Some(S64::Bcnt1),
+        "s_ff1_i32_b64" => Some(S64::Ff1),
+        "s_flbit_i32_b64" => Some(S64::Flbit),
         _ => None,
     };
     if let Some(op) = s64 {
-        let n = if op == S64::Mov { 1 } else { 2 };
+        let one = matches!(
+            op,
+            S64::Mov | S64::Not | S64::Brev | S64::Bcnt1 | S64::Ff1 | S64::Flbit
+        );
+        let n = if one { 1 } else { 2 };
         if ops.len() != n + 1 {
             return None;
         }
-        let dst = sgpr(&ops[0].op, 2)?;
-        let shift = matches!(op, S64::Lshl | S64::Lshr);
+        // The destination: 32 bits for a count of a 64-bit source.
+        let narrow = matches!(op, S64::Bcnt1 | S64::Ff1 | S64::Flbit);
+        let dst = sgpr(&ops[0].op, if narrow { 1 } else { 2 })?;
         let mut src = [Opnd::Imm(0); 2];
         for k in 0..n {
-            src[k] = ssrc(&ops[k + 1], if shift && k == 1 { 1 } else { 2 })?;
+            // 32-bit sources: a shift's or bfe's second, both of bfm's.
+            let w32 = (k == 1 && matches!(op, S64::Lshl | S64::Lshr | S64::Ashr | S64::Bfe(_)))
+                || op == S64::Bfm;
+            src[k] = ssrc(&ops[k + 1], if w32 { 1 } else { 2 })?;
         }
         return Some(Typed::S64 { op, dst, src });
+    }
+    if let Some(kind) = m.strip_suffix("_saveexec_b64") {
+        let op = match kind {
+            "s_and" => SaveOp::And,
+            "s_or" => SaveOp::Or,
+            "s_xor" => SaveOp::Xor,
+            "s_andn2" => SaveOp::AndN2,
+            "s_orn2" => SaveOp::OrN2,
+            "s_nand" => SaveOp::Nand,
+            "s_nor" => SaveOp::Nor,
+            "s_xnor" => SaveOp::Xnor,
+            "s_andn1" => SaveOp::AndN1,
+            "s_orn1" => SaveOp::OrN1,
+            _ => return None,
+        };
+        if ops.len() != 2 {
+            return None;
+        }
+        return Some(Typed::SaveExec {
+            op,
+            dst: sgpr(&ops[0].op, 2)?,
+            src: ssrc(&ops[1], 2)?,
+        });
     }
     None
 }
@@ -2147,6 +2941,7 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
         CvtF16F32 => each!(|x, y, z| ch(f(x))),
         CvtF32F16 => each!(|x, y, z| cf32(h(x))),
         CvtF32Ubyte(n) => each!(|x, y, z| (((x >> (8 * n)) & 0xff) as f32).to_bits()),
+        CvtF32Bf16 => each!(|x, y, z| cf32(f32::from_bits(x << 16))),
         CvtPkrtz => each!(|x, y, z| {
             crate::exec::f16_rtz(f(x)) as u32 | (crate::exec::f16_rtz(f(y)) as u32) << 16
         }),
@@ -2213,6 +3008,39 @@ fn compare(rel: Rel, ty: CmpTy, a: u32, b: u32) -> bool {
         CmpTy::U32 => Some(a.cmp(&b)),
         CmpTy::I32 => Some((a as i32).cmp(&(b as i32))),
         CmpTy::F32 => f(a).partial_cmp(&f(b)),
+        _ => return compare64(rel, ty, a as u64, b as u64),
+    };
+    holds(rel, o)
+}
+
+/// A 64-bit comparison (and `v_cmp_class_f64`, as the reference's
+/// `compare` classifies).
+fn compare64(rel: Rel, ty: CmpTy, a: u64, b: u64) -> bool {
+    let o = match ty {
+        CmpTy::U64 => Some(a.cmp(&b)),
+        CmpTy::I64 => Some((a as i64).cmp(&(b as i64))),
+        CmpTy::F64 => crate::exec::f64b(a).partial_cmp(&crate::exec::f64b(b)),
+        CmpTy::ClassF64 => {
+            let x = crate::exec::f64b(a);
+            let snan = x.is_nan() && a & 0x0008_0000_0000_0000 == 0;
+            let bits = if x.is_subnormal() {
+                if x < 0.0 {
+                    1 << 4
+                } else {
+                    1 << 7
+                }
+            } else if x.is_normal() {
+                if x < 0.0 {
+                    1 << 3
+                } else {
+                    1 << 8
+                }
+            } else {
+                crate::exec::class_bits32(x, snan)
+            };
+            return bits & (b as u32) != 0;
+        }
+        _ => return compare(rel, ty, a as u32, b as u32),
     };
     holds(rel, o)
 }
@@ -2406,6 +3234,37 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             x,
         } => {
             let exec = w.exec();
+            if ty.wide() {
+                let mut a = get64(w, src[0])?;
+                let mut b = match ty {
+                    CmpTy::ClassF64 => get32(w, src[1])?.map(|v| v as u64),
+                    _ => get64(w, src[1])?,
+                };
+                for (k, x) in [&mut a, &mut b].into_iter().enumerate() {
+                    if (neg | abs) >> k & 1 != 0 {
+                        for v in x.iter_mut() {
+                            if abs >> k & 1 != 0 {
+                                *v &= !(1 << 63);
+                            }
+                            if neg >> k & 1 != 0 {
+                                *v ^= 1 << 63;
+                            }
+                        }
+                    }
+                }
+                let mut bits = 0u64;
+                for l in 0..LANES {
+                    bits |= (compare64(rel, ty, a[l], b[l]) as u64) << l;
+                }
+                bits &= exec;
+                if let Some(d) = sdst {
+                    sset64(w, d, bits);
+                }
+                if x {
+                    w.set_exec(bits);
+                }
+                return Ok(());
+            }
             let mut a = get32(w, src[0])?;
             let mut b = get32(w, src[1])?;
             if neg | abs != 0 {
@@ -2508,6 +3367,61 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                         b
                     }
                 }
+                S32::Nand | S32::Nor | S32::Xnor | S32::Not => {
+                    let r = match op {
+                        S32::Nand => !(a & b),
+                        S32::Nor => !(a | b),
+                        S32::Xnor => !(a ^ b),
+                        _ => !a,
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                S32::Bfe(signed) => {
+                    let (off, width) = (b & 31, (b >> 16) & 0x7f);
+                    let r = if width == 0 {
+                        0
+                    } else {
+                        let x = (a >> off) as u64;
+                        let x = if width >= 32 {
+                            x
+                        } else {
+                            x & ((1u64 << width) - 1)
+                        };
+                        if signed && width < 32 {
+                            (((x << (64 - width)) as i64) >> (64 - width)) as u32
+                        } else {
+                            x as u32
+                        }
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                S32::Bfm => (((1u64 << (a & 31)) - 1) as u32) << (b & 31),
+                S32::Brev => a.reverse_bits(),
+                S32::Bcnt1 => {
+                    let r = a.count_ones();
+                    w.scc = r != 0;
+                    r
+                }
+                S32::Ff1 | S32::Flbit if a == 0 => u32::MAX,
+                S32::Ff1 => a.trailing_zeros(),
+                S32::Flbit => a.leading_zeros(),
+                S32::SextI8 => a as i8 as i32 as u32,
+                S32::SextI16 => a as i16 as i32 as u32,
+                S32::Abs | S32::AbsDiff => {
+                    let x = if op == S32::Abs {
+                        a as i32
+                    } else {
+                        (a as i32).wrapping_sub(b as i32)
+                    };
+                    let r = x.wrapping_abs() as u32;
+                    w.scc = r != 0;
+                    r
+                }
+                S32::PackLl => (a & 0xffff) | (b << 16),
+                S32::PackLh => (a & 0xffff) | (b & 0xffff_0000),
+                S32::PackHh => (a >> 16) | (b & 0xffff_0000),
             };
             w.s[dst as usize] = r;
         }
@@ -2515,6 +3429,54 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             let a = sget64(w, src[0]);
             let r = match op {
                 S64::Mov => a,
+                S64::Ashr => {
+                    let r = ((a as i64) >> (sget(w, src[1]) & 63)) as u64;
+                    w.scc = r != 0;
+                    r
+                }
+                S64::Not => {
+                    w.scc = !a != 0;
+                    !a
+                }
+                S64::Brev => a.reverse_bits(),
+                S64::Bfe(signed) => {
+                    let c = sget(w, src[1]);
+                    let (off, width) = (c & 63, (c >> 16) & 0x7f);
+                    let r = if width == 0 {
+                        0
+                    } else {
+                        let x = a >> off;
+                        let x = if width >= 64 {
+                            x
+                        } else {
+                            x & ((1u64 << width) - 1)
+                        };
+                        if signed && width < 64 {
+                            (((x << (64 - width)) as i64) >> (64 - width)) as u64
+                        } else {
+                            x
+                        }
+                    };
+                    w.scc = r != 0;
+                    r
+                }
+                S64::Bfm => {
+                    let (a, b) = (sget(w, src[0]) & 63, sget(w, src[1]) & 63);
+                    ((1u64 << a) - 1) << b
+                }
+                S64::Bcnt1 | S64::Ff1 | S64::Flbit => {
+                    let r = match op {
+                        S64::Bcnt1 => {
+                            w.scc = a != 0;
+                            a.count_ones()
+                        }
+                        _ if a == 0 => u32::MAX,
+                        S64::Ff1 => a.trailing_zeros(),
+                        _ => a.leading_zeros(),
+                    };
+                    w.s[dst as usize] = r;
+                    return Ok(());
+                }
                 S64::Cselect => {
                     let b = sget64(w, src[1]);
                     if w.scc {
@@ -2536,6 +3498,9 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                         S64::Or => a | b,
                         S64::Xor => a ^ b,
                         S64::AndN2 => a & !b,
+                        S64::Nand => !(a & b),
+                        S64::Nor => !(a | b),
+                        S64::Xnor => !(a ^ b),
                         _ => a | !b,
                     };
                     w.scc = r != 0;
@@ -2543,6 +3508,79 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 }
             };
             sset64(w, dst, r);
+        }
+        Typed::SaveExec { op, dst, src } => {
+            let (src, exec) = (sget64(w, src), w.exec());
+            let new = match op {
+                SaveOp::And => src & exec,
+                SaveOp::Or => src | exec,
+                SaveOp::Xor => src ^ exec,
+                SaveOp::AndN2 => src & !exec,
+                SaveOp::OrN2 => src | !exec,
+                SaveOp::Nand => !(src & exec),
+                SaveOp::Nor => !(src | exec),
+                SaveOp::Xnor => !(src ^ exec),
+                SaveOp::AndN1 => !src & exec,
+                SaveOp::OrN1 => !src | exec,
+            };
+            sset64(w, dst, exec);
+            w.set_exec(new);
+            w.scc = new != 0;
+        }
+        Typed::Halt(state) => w.state = state,
+        Typed::F64(ref x) => f64_op(w, x, ins)?,
+        Typed::Atomic(ref x) => atomic(w, x, ctx)?,
+        Typed::ReadLane { dst, src, lane } => {
+            let exec = w.exec();
+            let l = match lane {
+                Some(o) => (sget(w, o) & 63) as usize,
+                None if exec == 0 => 0,
+                None => exec.trailing_zeros() as usize,
+            };
+            w.s[dst as usize] = vrow(w, src.file, src.index)?[l];
+        }
+        Typed::WriteLane { dst, src, lane } => {
+            let (v, l) = (sget(w, src), (sget(w, lane) & 63) as usize);
+            vrow_mut(w, dst)?[l] = v;
+        }
+        Typed::PermSwap { a, b, row32 } => {
+            if w.exec() != u64::MAX {
+                return Err(Stop::Unsupported(
+                    "a partial exec (fetch-inactive and bound_ctrl are not modelled)".into(),
+                ));
+            }
+            let (mut x, mut y) = (*vrow(w, a.file, a.index)?, *vrow(w, b.file, b.index)?);
+            for lane in 0..LANES {
+                let partner = if row32 {
+                    (lane >= 32).then(|| lane - 32)
+                } else {
+                    (lane / 16 % 2 == 1).then(|| lane - 16)
+                };
+                if let Some(p) = partner {
+                    std::mem::swap(&mut x[lane], &mut y[p]);
+                }
+            }
+            *vrow_mut(w, a)? = x;
+            *vrow_mut(w, b)? = y;
+        }
+        Typed::Smem {
+            dst,
+            dwords,
+            base,
+            soff,
+            offset,
+        } => {
+            let off = soff.map_or(0, |o| sget(w, o) as u64).wrapping_add(offset);
+            let addr = sget64(w, Opnd::S(base)).wrapping_add(off) & !3;
+            let n = 4 * dwords as usize;
+            let mut buf = [0u8; 64];
+            ctx.trace.note(0, Space::Scalar, AccessKind::Read, addr, n);
+            ctx.mem
+                .read(addr, &mut buf[..n])
+                .map_err(|e| Stop::Fault(None, format!("scalar load: {e}")))?;
+            for (k, b) in buf[..n].chunks_exact(4).enumerate() {
+                w.s[dst as usize + k] = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
         }
         Typed::SCmp { rel, ty, src } => {
             w.scc = compare(rel, ty, sget(w, src[0]), sget(w, src[1]));
@@ -2914,6 +3952,78 @@ pub fn random_wave(seed: u64) -> Wave {
     w
 }
 
+/// Point the address registers of memory operation `t` into the
+/// allocation at `base` (64 KiB): each lane (or the scalar base) a random
+/// address in its middle half, so that every offset the encodings hold
+/// stays inside.
+fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) {
+    let at = |rng: &mut crate::launch::SplitMix64| base + 16384 + rng.next_u64() % 32768;
+    let pair = |w: &mut Wave, s: u16, v: u64| {
+        if let Some(p) = w.s.get_mut(s as usize..s as usize + 2) {
+            p[0] = v as u32;
+            p[1] = (v >> 32) as u32;
+        }
+    };
+    match t {
+        Typed::Smem { base: b, soff, .. } => {
+            let a = at(rng);
+            pair(w, *b, a);
+            if let Some(Opnd::S(o)) = soff {
+                if let Some(x) = w.s.get_mut(*o as usize) {
+                    *x %= 4096;
+                }
+            }
+        }
+        Typed::Atomic(x) => aim_vector(w, x.vaddr, x.saddr, base, rng),
+        Typed::Global(g) => aim_vector(w, g.vaddr, g.saddr, base, rng),
+        _ => {}
+    }
+}
+
+/// [`aim`] for a vector address (`vaddr`, with `saddr` an offset).
+fn aim_vector(
+    w: &mut Wave,
+    vaddr: u16,
+    saddr: Option<u16>,
+    base: u64,
+    rng: &mut crate::launch::SplitMix64,
+) {
+    let at = |rng: &mut crate::launch::SplitMix64| base + 16384 + rng.next_u64() % 32768;
+    let pair = |w: &mut Wave, s: u16, v: u64| {
+        if let Some(p) = w.s.get_mut(s as usize..s as usize + 2) {
+            p[0] = v as u32;
+            p[1] = (v >> 32) as u32;
+        }
+    };
+    // Sometimes one of 4 addresses per lane, so that lanes meet (atomics
+    // in lane order).
+    let few = rng.next_u64() & 1 == 0;
+    let spots: [u64; 4] = std::array::from_fn(|_| at(rng) & !7);
+    // With an SGPR base: base + [0, 8 KiB), lane offsets 8 KiB + [0, 32
+    // KiB).
+    let sbase = base + rng.next_u64() % 8192;
+    if let Some(s) = saddr {
+        pair(w, s, sbase);
+    }
+    for lane in 0..LANES {
+        let a = if few {
+            spots[rng.next_u64() as usize % 4]
+        } else {
+            at(rng)
+        };
+        let (lo, hi) = match saddr {
+            Some(_) => ((a - 8192 - base) as u32, None),
+            None => (a as u32, Some((a >> 32) as u32)),
+        };
+        if let Some(r) = w.v.get_mut(vaddr as usize) {
+            r[lane] = lo;
+        }
+        if let (Some(hi), Some(r)) = (hi, w.v.get_mut(vaddr as usize + 1)) {
+            r[lane] = hi;
+        }
+    }
+}
+
 /// Differential check of instruction `index` of `program` (hidden: for
 /// tests). From `state` (see [`random_wave`]) with an exec mask and scc
 /// drawn from `seed`, run the instruction on the reference executor and, if
@@ -2942,7 +4052,30 @@ pub fn differential(
     };
     w.set_exec(mask);
     w.pc = index;
-    let mem = crate::memory::Memory::new();
+    // Global memory: 64 KiB with a pattern, the same in two address spaces
+    // (one per executor). For half the seeds a memory instruction's address
+    // registers are pointed into it (else they are random and both
+    // executors fault).
+    // (Only for memory operations: the allocation is most of a run's
+    // time in a debug build.)
+    let memory = || {
+        let mem = crate::memory::Memory::new();
+        if !t.memory() {
+            return (mem, 0);
+        }
+        thread_local! {
+            static BYTES: Vec<u8> = (0..1u32 << 16)
+                .map(|i| (i.wrapping_mul(2_246_822_519) >> 13) as u8)
+                .collect();
+        }
+        let base = BYTES.with(|b| mem.alloc_bytes("differential", b));
+        (mem, base)
+    };
+    let (mem, base) = memory();
+    let (mem_typed, _) = memory();
+    if rng.next_u64() & 1 == 0 {
+        aim(&mut w, &t, base, &mut rng);
+    }
     // 64 KiB of LDS with a pattern; addresses past it read 0 on both.
     // (Made once: filling it per run was most of the differential test's
     // time in a debug build.)
@@ -2973,6 +4106,7 @@ pub fn differential(
     };
     let got_ref = crate::exec::step(&mut reference, ins, &mut ctx);
     ctx.lds = &mut lds;
+    ctx.mem = &mem_typed;
     ctx.trace = Default::default();
     w.executed += 1;
     w.pc = index + 1;
@@ -2993,6 +4127,16 @@ pub fn differential(
     }
     if lds_ref.data != lds.data || lds_ref.out_of_range != lds.out_of_range {
         return Err(what("LDS contents or out-of-range count differ".into()));
+    }
+    let (m_ref, m_typed) = (mem.contents(base), mem_typed.contents(base));
+    if m_ref != m_typed {
+        let (x, y) = (m_ref.unwrap_or_default(), m_typed.unwrap_or_default());
+        let i = (0..x.len()).find(|&i| x.get(i) != y.get(i)).unwrap_or(0);
+        return Err(what(format!(
+            "global memory byte {i} of 64 KiB: reference {:x?}, typed {:x?}",
+            x.get(i & !3..(i & !3) + 4),
+            y.get(i & !3..(i & !3) + 4)
+        )));
     }
     if reference.scc != w.scc {
         return Err(what(format!(

@@ -118,6 +118,89 @@ fn from_bf16(h: u16) -> f32 {
     f32::from_bits((h as u32) << 16)
 }
 
+/// What the GEMM tests share: an aiter object of the sample, its explicit
+/// arguments made by `arg` from each one's metadata, the output (buffer 0,
+/// M×N elements) checked element by element, and a second run with only
+/// some sanitizer checks.
+struct Gemm {
+    l: Loaded,
+    symbol: &'static str,
+    grid: [u32; 3],
+}
+
+impl Gemm {
+    /// `path` (relative to gcn-emu) and its kernel `symbol`, launched on
+    /// `grid` workgroups of 256 work-items.
+    fn load(path: &str, symbol: &'static str, grid: [u32; 3]) -> Gemm {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        Gemm {
+            l: load(&path, symbol),
+            symbol,
+            grid,
+        }
+    }
+
+    /// The explicit arguments, each made by `arg` from its metadata.
+    fn args(&self, arg: impl Fn(&gcn_emu::load::Arg) -> A) -> Vec<A> {
+        let kd = self.l.co.kernel(&self.l.name).unwrap();
+        kd.args.iter().filter(|a| !a.is_hidden()).map(arg).collect()
+    }
+
+    /// Run with `lc` ([`launch_with`]: also rerun clean under its checks),
+    /// then check every element of the M×N output: `check(out, i, j)` is
+    /// (the element, the reference, the bound of their difference).
+    fn run_and_check(
+        &self,
+        lc: Launch,
+        args: Vec<A>,
+        [m, n, k]: [usize; 3],
+        check: impl Fn(&[u8], usize, usize) -> (f64, f64, f64),
+    ) {
+        let (bufs, stats) = launch_with(&self.l, lc, args).unwrap_or_else(|e| panic!("{e}"));
+        let mut worst = 0.0f64;
+        for i in 0..m {
+            for j in 0..n {
+                let (got, want, bound) = check(&bufs[0], i, j);
+                worst = worst.max((got - want).abs() / bound);
+                assert!(
+                    (got - want).abs() <= bound,
+                    "{}: D[{i}][{j}] = {got}, reference {want} (bound {bound})",
+                    self.symbol
+                );
+            }
+        }
+        eprintln!(
+            "{} {m}x{n}x{k}: {} wave-instructions, worst error {worst:.3} of the bound",
+            self.symbol, stats.instructions
+        );
+    }
+
+    /// The findings of the same launch in the default schedule (each wave
+    /// until it blocks) with only `checks`.
+    fn findings(&self, args: Vec<A>, checks: Checks) -> Vec<Finding> {
+        let mem = Memory::new();
+        let vals: Vec<ArgValue> = args
+            .into_iter()
+            .enumerate()
+            .map(|(i, a)| match a {
+                A::Buf(b) => ArgValue::Pointer(mem.alloc_bytes(&format!("arg{i}"), &b)),
+                A::Val(v) => ArgValue::Bytes(v),
+            })
+            .collect();
+        let mut lc = Launch::new(self.grid, [256, 1, 1]);
+        lc.sanitize = checks;
+        let kd = self.l.co.kernel(&self.l.name).unwrap();
+        run(&self.l.co, kd, &self.l.program, &mem, &vals, &lc)
+            .unwrap()
+            .findings
+    }
+}
+
+/// One bf16 ulp at `x`'s magnitude (8 significant bits; at least 2^-17).
+fn bf16_ulp(x: f64) -> f64 {
+    2f64.powi(x.abs().max(1e-3).log2().floor() as i32 - 7)
+}
+
 /// One aiter bf16 GEMM, D[M,N] = A[M,K]·B[N,K]ᵀ (aiter's `gemm_a16w16_asm`,
 /// csrc/py_itfs_cu/asm_gemm_a16w16.cu): arguments as aiter's launcher sets
 /// them (strides in bytes: A and B rows of K bf16, D and C rows of N
@@ -134,101 +217,65 @@ fn from_bf16(h: u16) -> f32 {
 /// `global_atomic_add_f32`, so D starts zeroed.
 fn gemm(
     path: &str,
-    symbol: &str,
+    symbol: &'static str,
     mnk: [usize; 3],
     tile: [usize; 2],
     bf16_out: bool,
     split: usize,
 ) -> Vec<Finding> {
     let [m, n, k] = mnk;
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-    let l = load(&path, symbol);
+    let grid = [
+        (n / tile[1]) as u32,
+        m.div_ceil(tile[0]) as u32,
+        split as u32,
+    ];
+    let g = Gemm::load(path, symbol, grid);
     let mut r = Rng(7);
     let a: Vec<u16> = (0..m * k).map(|_| bf16(r.f32() * 2.0 - 1.0)).collect();
     let b: Vec<u16> = (0..n * k).map(|_| bf16(r.f32() * 2.0 - 1.0)).collect();
     let bytes = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
     let u32v = |v: usize| (v as u32).to_le_bytes().to_vec();
     let esize = if bf16_out { 2 } else { 4 };
-    let kd = l.co.kernel(&l.name).unwrap();
-    let args = || -> Vec<A> {
-        kd.args
-            .iter()
-            .filter(|a| !a.is_hidden())
-            .map(|arg| match arg.name.as_deref().unwrap_or("") {
-                "D" if split > 1 => A::Buf(vec![0; esize * m * n]),
-                "D" => A::Buf(vec![0xff; esize * m * n]),
-                "A" => A::Buf(bytes(&a)),
-                "B" => A::Buf(bytes(&b)),
-                "C" | "Bias" => A::Val(vec![0; 8]),
-                // Zeroed, one u32 per output tile (aiter's split-K
-                // handshake; the `_clean` kernels read it even unsplit).
-                "ptr_semaphore" => A::Buf(vec![0; 4 * (n / tile[1]) * m.div_ceil(tile[0])]),
-                "alpha" => A::Val(1.0f32.to_le_bytes().to_vec()),
-                "beta" => A::Val(0.0f32.to_le_bytes().to_vec()),
-                "strideD0" | "strideC0" => A::Val(u32v(esize * n)),
-                "strideA0" | "strideB0" => A::Val(u32v(2 * k)),
-                "Mdim" => A::Val(u32v(m)),
-                "Ndim" => A::Val(u32v(n)),
-                "Kdim" => A::Val(u32v(k)),
-                "splitk" => A::Val(u32v(split)),
-                "is_out_b16" => A::Val(u32v(bf16_out as usize)),
-                "strideD1" | "strideC1" | "strideA1" | "strideB1" | "add_bias" | "pad" => {
-                    A::Val(vec![0; arg.size as usize])
-                }
-                other => panic!("unexpected argument `{other}`"),
-            })
-            .collect()
-    };
-    let grid = [
-        (n / tile[1]) as u32,
-        m.div_ceil(tile[0]) as u32,
-        split as u32,
-    ];
-    let (bufs, stats) = launch(&l, grid, [256, 1, 1], args()).unwrap_or_else(|e| panic!("{e}"));
-    let mut worst = 0.0f64;
-    for i in 0..m {
-        for j in 0..n {
-            let want: f64 = (0..k)
-                .map(|x| from_bf16(a[i * k + x]) as f64 * from_bf16(b[j * k + x]) as f64)
-                .sum();
-            let o = esize * (i * n + j);
-            let (got, bound) = if bf16_out {
-                let got = from_bf16(u16::from_le_bytes([bufs[0][o], bufs[0][o + 1]])) as f64;
-                // One bf16 ulp at the reference's magnitude (8 significant bits).
-                (
-                    got,
-                    2f64.powi(want.abs().max(1e-3).log2().floor() as i32 - 7),
-                )
-            } else {
-                let got = f32::from_le_bytes(bufs[0][o..o + 4].try_into().unwrap()) as f64;
-                (got, 1e-5 * want.abs() + 1e-5)
-            };
-            worst = worst.max((got - want).abs() / bound);
-            assert!(
-                (got - want).abs() <= bound,
-                "{symbol}: D[{i}][{j}] = {got}, reference {want} (bound {bound})"
-            );
-        }
-    }
-    eprintln!(
-        "{symbol} {m}x{n}x{k}: {} wave-instructions, worst error {worst:.3} of the bound",
-        stats.instructions
-    );
-    // The same launch under the opt-in check that pairs barriers.
-    let mem = Memory::new();
-    let vals: Vec<ArgValue> = args()
-        .into_iter()
-        .enumerate()
-        .map(|(i, a)| match a {
-            A::Buf(b) => ArgValue::Pointer(mem.alloc_bytes(&format!("arg{i}"), &b)),
-            A::Val(v) => ArgValue::Bytes(v),
+    let args = || {
+        g.args(|arg| match arg.name.as_deref().unwrap_or("") {
+            "D" if split > 1 => A::Buf(vec![0; esize * m * n]),
+            "D" => A::Buf(vec![0xff; esize * m * n]),
+            "A" => A::Buf(bytes(&a)),
+            "B" => A::Buf(bytes(&b)),
+            "C" | "Bias" => A::Val(vec![0; 8]),
+            // Zeroed, one u32 per output tile (aiter's split-K
+            // handshake; the `_clean` kernels read it even unsplit).
+            "ptr_semaphore" => A::Buf(vec![0; 4 * (n / tile[1]) * m.div_ceil(tile[0])]),
+            "alpha" => A::Val(1.0f32.to_le_bytes().to_vec()),
+            "beta" => A::Val(0.0f32.to_le_bytes().to_vec()),
+            "strideD0" | "strideC0" => A::Val(u32v(esize * n)),
+            "strideA0" | "strideB0" => A::Val(u32v(2 * k)),
+            "Mdim" => A::Val(u32v(m)),
+            "Ndim" => A::Val(u32v(n)),
+            "Kdim" => A::Val(u32v(k)),
+            "splitk" => A::Val(u32v(split)),
+            "is_out_b16" => A::Val(u32v(bf16_out as usize)),
+            "strideD1" | "strideC1" | "strideA1" | "strideB1" | "add_bias" | "pad" => {
+                A::Val(vec![0; arg.size as usize])
+            }
+            other => panic!("unexpected argument `{other}`"),
         })
-        .collect();
-    let mut lc = Launch::new(grid, [256, 1, 1]);
-    lc.sanitize = Checks::BARRIER_PAIRS;
-    run(&l.co, kd, &l.program, &mem, &vals, &lc)
-        .unwrap()
-        .findings
+    };
+    g.run_and_check(Launch::new(grid, [256, 1, 1]), args(), mnk, |d, i, j| {
+        let want: f64 = (0..k)
+            .map(|x| from_bf16(a[i * k + x]) as f64 * from_bf16(b[j * k + x]) as f64)
+            .sum();
+        let o = esize * (i * n + j);
+        if bf16_out {
+            let got = from_bf16(u16::from_le_bytes([d[o], d[o + 1]])) as f64;
+            (got, want, bf16_ulp(want))
+        } else {
+            let got = f32::from_le_bytes(d[o..o + 4].try_into().unwrap()) as f64;
+            (got, want, 1e-5 * want.abs() + 1e-5)
+        }
+    });
+    // The same launch under the opt-in check that pairs barriers.
+    g.findings(args(), Checks::BARRIER_PAIRS)
 }
 
 /// `bf16gemm_bf16_tn_256x256` (gfx950, bf16 out, 160 KiB of LDS): waves
@@ -311,11 +358,17 @@ fn shuffle_16x16(b: &[i8], n: usize, k: usize) -> Vec<i8> {
 ///
 /// Returns the findings of the sanitizer's `races` check on the same launch
 /// in the default schedule (each wave until it blocks).
-fn a8w8(path: &str, symbol: &str, mnk: [usize; 3], tile: [usize; 2], ks: usize) -> Vec<Finding> {
+fn a8w8(
+    path: &str,
+    symbol: &'static str,
+    mnk: [usize; 3],
+    tile: [usize; 2],
+    ks: usize,
+) -> Vec<Finding> {
     let [m, n, k] = mnk;
     let lda = k + 128;
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-    let l = load(&path, symbol);
+    let grid = [((n / tile[1]) * ks) as u32, m.div_ceil(tile[0]) as u32, 1];
+    let g = Gemm::load(path, symbol, grid);
     let mut r = Rng(11);
     let mut i8s = |len: usize| -> Vec<i8> {
         (0..len)
@@ -330,30 +383,24 @@ fn a8w8(path: &str, symbol: &str, mnk: [usize; 3], tile: [usize; 2], ks: usize) 
     let bias: Vec<f32> = (0..n).map(|j| (j % 11) as f32 - 5.0).collect();
     let bytes = |v: &[i8]| v.iter().map(|&x| x as u8).collect::<Vec<u8>>();
     let u32v = |v: usize| (v as u32).to_le_bytes().to_vec();
-    let kd = l.co.kernel(&l.name).unwrap();
-    let args = || -> Vec<A> {
-        kd.args
-            .iter()
-            .filter(|a| !a.is_hidden())
-            .map(|arg| match arg.offset {
-                0 => A::Buf(vec![if ks > 1 { 0 } else { 0xff }; 2 * m * n]),
-                16 => A::Buf(bytes(&a)),
-                32 => A::Buf(bytes(&shuffle_16x16(&b, n, k))),
-                48 => A::Buf(f32s(&sa)),
-                64 => A::Buf(f32s(&sb)),
-                80 => A::Buf(f32s(&bias)),
-                96 => A::Val(u32v(m)),
-                112 => A::Val(u32v(n)),
-                128 => A::Val(u32v(k)),
-                144 => A::Val(u32v(lda)),
-                160 => A::Val(u32v(k)),
-                176 => A::Val(u32v(2 * n)),
-                192 => A::Val(u32v(ks)),
-                _ => A::Val(vec![0; arg.size as usize]),
-            })
-            .collect()
+    let args = || {
+        g.args(|arg| match arg.offset {
+            0 => A::Buf(vec![if ks > 1 { 0 } else { 0xff }; 2 * m * n]),
+            16 => A::Buf(bytes(&a)),
+            32 => A::Buf(bytes(&shuffle_16x16(&b, n, k))),
+            48 => A::Buf(f32s(&sa)),
+            64 => A::Buf(f32s(&sb)),
+            80 => A::Buf(f32s(&bias)),
+            96 => A::Val(u32v(m)),
+            112 => A::Val(u32v(n)),
+            128 => A::Val(u32v(k)),
+            144 => A::Val(u32v(lda)),
+            160 => A::Val(u32v(k)),
+            176 => A::Val(u32v(2 * n)),
+            192 => A::Val(u32v(ks)),
+            _ => A::Val(vec![0; arg.size as usize]),
+        })
     };
-    let grid = [((n / tile[1]) * ks) as u32, m.div_ceil(tile[0]) as u32, 1];
     // Waves interleaved instruction by instruction (`Launch::slice`), as
     // hardware issues them: the 112x256 kernel's epilogue relies on it
     // (below); the rerun under the sanitizer checks all but races.
@@ -363,46 +410,20 @@ fn a8w8(path: &str, symbol: &str, mnk: [usize; 3], tile: [usize; 2], ks: usize) 
         .union(Checks::BOUNDS)
         .union(Checks::BARRIERS)
         .union(Checks::WAITS);
-    let (bufs, stats) = launch_with(&l, lc, args()).unwrap_or_else(|e| panic!("{e}"));
-    let mut worst = 0.0f64;
-    for i in 0..m {
-        for j in 0..n {
-            let dot: i64 = (0..k)
-                .map(|x| a[i * lda + x] as i64 * b[j * k + x] as i64)
-                .sum();
-            let scaled = dot as f64 * sa[i] as f64 * sb[j] as f64;
-            let want = scaled + bias[j] as f64;
-            let o = 2 * (i * n + j);
-            let got = from_bf16(u16::from_le_bytes([bufs[0][o], bufs[0][o + 1]])) as f64;
-            // One bf16 ulp (truncation), plus the f32 roundings of the
-            // scaling (a few 2^-24 of the terms).
-            let bound = 2f64.powi(want.abs().max(1e-3).log2().floor() as i32 - 7)
-                + 2f64.powi(-21) * (scaled.abs() + bias[j].abs() as f64);
-            worst = worst.max((got - want).abs() / bound);
-            assert!(
-                (got - want).abs() <= bound,
-                "{symbol}: C[{i}][{j}] = {got}, reference {want} (bound {bound})"
-            );
-        }
-    }
-    eprintln!(
-        "{symbol} {m}x{n}x{k} ks {ks}: {} wave-instructions, worst error {worst:.3} of the bound",
-        stats.instructions
-    );
-    let mem = Memory::new();
-    let vals: Vec<ArgValue> = args()
-        .into_iter()
-        .enumerate()
-        .map(|(i, a)| match a {
-            A::Buf(b) => ArgValue::Pointer(mem.alloc_bytes(&format!("arg{i}"), &b)),
-            A::Val(v) => ArgValue::Bytes(v),
-        })
-        .collect();
-    let mut lc = Launch::new(grid, [256, 1, 1]);
-    lc.sanitize = Checks::RACES;
-    run(&l.co, kd, &l.program, &mem, &vals, &lc)
-        .unwrap()
-        .findings
+    g.run_and_check(lc, args(), mnk, |c, i, j| {
+        let dot: i64 = (0..k)
+            .map(|x| a[i * lda + x] as i64 * b[j * k + x] as i64)
+            .sum();
+        let scaled = dot as f64 * sa[i] as f64 * sb[j] as f64;
+        let want = scaled + bias[j] as f64;
+        let o = 2 * (i * n + j);
+        let got = from_bf16(u16::from_le_bytes([c[o], c[o + 1]])) as f64;
+        // One bf16 ulp (truncation), plus the f32 roundings of the
+        // scaling (a few 2^-24 of the terms).
+        let bound = bf16_ulp(want) + 2f64.powi(-21) * (scaled.abs() + bias[j].abs() as f64);
+        (got, want, bound)
+    });
+    g.findings(args(), Checks::RACES)
 }
 
 /// `I8gemm_bf16_perTokenI8_BpreShuffle_112x256` (gfx942): its epilogue

@@ -21,6 +21,15 @@ use gcn_emu::Error;
 /// The corpus' saxpy compiled by clang-22 to asm for `target`, `from`
 /// replaced by `to` (it must occur), assembled and linked.
 fn saxpy_mutant(dir: &Path, target: &str, from: &str, to: &str) -> PathBuf {
+    saxpy_edited(dir, target, |text| {
+        assert!(text.contains(from), "`{from}` not in saxpy's asm");
+        text.replacen(from, to, 1)
+    })
+}
+
+/// The corpus' saxpy compiled by clang-22 to asm for `target`, changed by
+/// `edit`, assembled and linked.
+fn saxpy_edited(dir: &Path, target: &str, edit: impl Fn(&str) -> String) -> PathBuf {
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let src = manifest.join("../tests/corpus/src/saxpy.hip");
     let s = dir.join(format!("saxpy-{target}.s"));
@@ -34,9 +43,8 @@ fn saxpy_mutant(dir: &Path, target: &str, from: &str, to: &str) -> PathBuf {
         .expect("run clang-22");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&s).unwrap();
-    assert!(text.contains(from), "`{from}` not in saxpy's asm");
     let m = dir.join(format!("saxpy-{target}-mutant.s"));
-    std::fs::write(&m, text.replacen(from, to, 1)).unwrap();
+    std::fs::write(&m, edit(&text)).unwrap();
     common::assemble(&m, target, &format!("saxpy-{target}-mutant"), dir)
 }
 
@@ -508,4 +516,192 @@ fn the_register_check_follows_what_the_dispatch_can_reach() {
     // An indirect jump: everything from the entry, past s_endpgm too.
     let e = check(&[("s_setpc_b64 s[0:1]", 0xBE801D00), endpgm, v254]).unwrap_err();
     assert!(e.contains("`v254`"), "{e}");
+}
+
+/// saxpy's asm for `target` given 16 registers of the unified VGPR/AGPR
+/// file (`.amdhsa_next_free_vgpr 16`, the compiler's `.amdhsa_accum_offset`
+/// kept: 4 on gfx90a, 8 on gfx942/gfx950, so 12 or 8 AGPRs) and `lines`
+/// inserted after its last wait (`{accum}` in them: the accum offset,
+/// `{accum1}` one more).
+/// The accum offset and the object.
+fn unified_saxpy(dir: &Path, target: &str, lines: &[&str]) -> (u32, PathBuf) {
+    let accum = std::cell::Cell::new(0);
+    let path = saxpy_edited(dir, target, |text| {
+        let field = |key: &str| -> (usize, usize, u32) {
+            let at = text.find(key).unwrap_or_else(|| panic!("no {key}"));
+            let end = at + text[at..].find('\n').unwrap();
+            (at, end, text[at + key.len()..end].trim().parse().unwrap())
+        };
+        accum.set(field(".amdhsa_accum_offset").2);
+        let (at, end, _) = field(".amdhsa_next_free_vgpr");
+        let text = format!("{}.amdhsa_next_free_vgpr 16{}", &text[..at], &text[end..]);
+        let wait = "s_waitcnt vmcnt(0)\n";
+        let inserted: String = lines
+            .iter()
+            .map(|l| {
+                let l = l.replace("{accum1}", &(accum.get() + 1).to_string());
+                format!("\t{}\n", l.replace("{accum}", &accum.get().to_string()))
+            })
+            .collect();
+        text.replacen(wait, &format!("{wait}{inserted}"), 1)
+    });
+    (accum.get(), path)
+}
+
+/// gfx90a+ has one file of VGPRs and AGPRs, the AGPRs from
+/// `.amdhsa_accum_offset` on: `v[accum + i]` is `a[i]`. The executor keeps
+/// them apart, so a kernel naming both a VGPR past the offset and the AGPR
+/// it is would compute what hardware does not: refused at load, naming
+/// both instructions, with the asm line. A VGPR past the offset whose AGPR
+/// the kernel leaves alone (aiter's gfx942 `fmha_v3_fwd` kernels do this)
+/// runs; an AGPR past the file is refused.
+#[test]
+fn vgprs_and_agprs_sharing_the_unified_file_are_refused_at_load() {
+    let dir = TempDir::new();
+    for target in TARGETS {
+        let (accum, path) = unified_saxpy(
+            dir.path(),
+            target,
+            &["v_accvgpr_write_b32 a1, 0", "v_mov_b32_e32 v{accum}, 0"],
+        );
+        let mut s = load(&path);
+        let k = s.co.kernel("saxpy").unwrap();
+        assert_eq!(
+            (k.descriptor.vgpr_count(), k.descriptor.accum_offset()),
+            (16, accum),
+            "{target}"
+        );
+        // `v{accum}` is a0, which no instruction names: it runs.
+        assert!(s.program.check_registers(k).is_ok(), "{target}");
+        let mem = Memory::new();
+        let y = run_saxpy(&s, &mem, &Launch::new([1, 1, 1], [64, 1, 1]), 64).unwrap();
+        assert_eq!(y[5], 11.0, "{target}");
+
+        // A range reaching a1, which the kernel writes.
+        let (_, path) = unified_saxpy(
+            dir.path(),
+            target,
+            &[
+                "v_accvgpr_write_b32 a1, 0",
+                "v_lshlrev_b64 v[{accum}:{accum1}], 2, v[0:1]",
+            ],
+        );
+        let mut s2 = load(&path);
+        let asm = dir.path().join(format!("saxpy-{target}-mutant.s"));
+        let text = std::fs::read_to_string(&asm).unwrap();
+        assert!(s2.program.attach_source("saxpy.s", &text) > 0);
+        let k = s2.co.kernel("saxpy").unwrap();
+        let e = s2.program.check_registers(k).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains(&format!("v{} is a1, which ", accum + 1)),
+            "{target}: {msg}"
+        );
+        assert!(
+            msg.contains("`v_accvgpr_write_b32 a1, 0` (saxpy.s:"),
+            "{target}: {msg}"
+        );
+        assert!(msg.contains(".amdhsa_accum_offset"), "{target}: {msg}");
+        let (context, field, value, cap) = limit(e);
+        assert!(
+            context.contains("kernel `saxpy`")
+                && context.contains("v_lshlrev_b64")
+                && context.contains("(saxpy.s:"),
+            "{target}: {msg}"
+        );
+        assert!(field.contains(&format!("`v[{accum}:")), "{target}: {msg}");
+        assert_eq!(
+            (value, cap),
+            (accum as u128 + 2, accum as u128),
+            "{target}: {msg}"
+        );
+        // A dispatch refuses it the same way, before anything runs.
+        let mem = Memory::new();
+        let e = run_saxpy(&s2, &mem, &Launch::new([1, 1, 1], [64, 1, 1]), 64).unwrap_err();
+        assert_eq!(e.to_string(), msg);
+
+        // The last AGPR of the file runs; one past it is refused.
+        let agprs = 16 - accum;
+        let last = format!("v_accvgpr_write_b32 a{}, 0", agprs - 1);
+        let (_, path) = unified_saxpy(dir.path(), target, &[&last]);
+        s = load(&path);
+        let k = s.co.kernel("saxpy").unwrap();
+        assert!(s.program.check_registers(k).is_ok(), "{target}");
+        let past = format!("v_accvgpr_write_b32 a{agprs}, 0");
+        let (_, path) = unified_saxpy(dir.path(), target, &[&past]);
+        s = load(&path);
+        let k = s.co.kernel("saxpy").unwrap();
+        let (_, field, value, cap) = limit(s.program.check_registers(k).unwrap_err());
+        assert!(field.contains(&format!("`a{agprs}`")), "{target}: {field}");
+        assert_eq!((value, cap), (agprs as u128 + 1, agprs as u128));
+    }
+}
+
+/// Registers reached through VGPR indexing (`s_set_gpr_idx_on`) are not
+/// operands the load-time check sees: past the file, or into the AGPRs of
+/// the unified file (which the executor keeps apart), they are a typed
+/// fault when run, naming the register; within the VGPRs they run.
+#[test]
+fn vgpr_indexing_out_of_range_is_a_typed_fault() {
+    let dir = TempDir::new();
+    // gfx942's saxpy: v[2:3] (x's address) is free after the loads; v2 is
+    // indexed, v2 + M0[7:0].
+    let block = |idx: u32, mode: &str, ins: &str| {
+        vec![
+            format!("s_mov_b32 s7, {idx}"),
+            format!("s_set_gpr_idx_on s7, gpr_idx({mode})"),
+            ins.to_string(),
+            "s_set_gpr_idx_off".to_string(),
+        ]
+    };
+    let fault = |s: &Saxpy| -> String {
+        let mem = Memory::new();
+        match run_saxpy(s, &mem, &Launch::new([1, 1, 1], [64, 1, 1]), 64) {
+            Err(Error::Fault { what, .. }) => what,
+            other => panic!("expected a fault, got {other:?}"),
+        }
+    };
+    // The compiler's descriptor: 8 VGPRs, no AGPR.
+    for (idx, mode, ins, ok) in [
+        (5, "SRC0", "v_mov_b32_e32 v2, v2", true),
+        (6, "SRC0", "v_mov_b32_e32 v2, v2", false),
+        (6, "DST", "v_mov_b32_e32 v2, 0", false),
+        (255, "SRC0", "v_mov_b32_e32 v2, v2", false),
+    ] {
+        let lines = block(idx, mode, ins);
+        let edit = |text: &str| {
+            let wait = "s_waitcnt vmcnt(0)\n";
+            let inserted: String = lines.iter().map(|l| format!("\t{l}\n")).collect();
+            text.replacen(wait, &format!("{wait}{inserted}"), 1)
+        };
+        let s = load(&saxpy_edited(dir.path(), "gfx942", edit));
+        let k = s.co.kernel("saxpy").unwrap();
+        s.program.check_registers(k).unwrap();
+        if ok {
+            let mem = Memory::new();
+            let y = run_saxpy(&s, &mem, &Launch::new([1, 1, 1], [64, 1, 1]), 64).unwrap();
+            assert_eq!(y[5], 11.0);
+        } else {
+            let what = fault(&s);
+            assert!(
+                what.contains(&format!("v{} is beyond the 8 registers", idx + 2))
+                    || what.contains(&format!("register {} is beyond the 8 registers", idx + 2)),
+                "{idx} {mode}: {what}"
+            );
+        }
+    }
+    // 16 registers, AGPRs from v8: indexing into them faults.
+    let lines = block(6, "SRC0", "v_mov_b32_e32 v2, v2");
+    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let (accum, path) = unified_saxpy(dir.path(), "gfx942", &refs);
+    assert_eq!(accum, 8);
+    let s = load(&path);
+    let k = s.co.kernel("saxpy").unwrap();
+    s.program.check_registers(k).unwrap();
+    let what = fault(&s);
+    assert!(
+        what.contains("reaches v8, past .amdhsa_accum_offset 8 where this kernel's AGPRs start")
+            && what.contains("not modelled"),
+        "{what}"
+    );
 }

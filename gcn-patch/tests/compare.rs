@@ -244,3 +244,46 @@ fn test_names_every_failing_seed_and_the_seeds_of_each_finding() {
         "gcn-patch test: 0 of 1 launch(es) ran clean under schedule seeds 0, 1, 6"
     );
 }
+
+/// `compare --slice` and `test --slice` run every side with the slice:
+/// clang-22's `handoff` (gcn-emu/tests/kernels/interleave.hip), whose
+/// waiting wave ends only when the waves interleave, as a manifest kernel
+/// (patched by a no-op).
+#[test]
+fn slice_reaches_both_sides_of_compare_and_every_run_of_test() {
+    let dir = std::env::temp_dir().join(format!("gcn-patch-compare-{}-slice", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let asm = common::compile_hip(
+        &repo().join("gcn-emu/tests/kernels/interleave.hip"),
+        "gfx942",
+        &dir.join("interleave.s"),
+        &["-S"],
+    );
+    let sha = gcn_patch::base::hash::sha256_hex(&std::fs::read(&asm).unwrap());
+    std::fs::write(
+        dir.join("kernels.toml"),
+        format!(
+            "[[kernel]]\nname = \"handoff\"\n\n[[kernel.source]]\nasm = \"interleave.s\"\nsha256 = \"{sha}\"\ntargets = [\"gfx942\"]\n\n[[kernel.source.rule]]\ninsert = \"s_nop 0\"\nbefore = \"s_endpgm\"\nexpect = \"any\"\n\n[[kernel.launch]]\nkernel = \"handoff\"\ngrid = 1\nblock = 256\nargs = [\n  {{ output = \"u32\", shape = 1 }},\n  {{ output = \"u32\", shape = 1 }},\n]\n"
+        ),
+    )
+    .unwrap();
+    let budget = ["--max-instructions", "20000"];
+    let o = in_dir(&dir, &[&["compare", "handoff"][..], &budget].concat());
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    assert!(stdout(&o).contains("instruction"), "{}", stdout(&o));
+    let o = in_dir(
+        &dir,
+        &[&["compare", "handoff", "--slice", "1"][..], &budget].concat(),
+    );
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert!(
+        stdout(&o).starts_with("same: kernel `handoff`"),
+        "{}",
+        stdout(&o)
+    );
+    let o = in_dir(&dir, &[&["test"][..], &budget].concat());
+    assert_eq!(o.status.code(), Some(1), "{}{}", stdout(&o), stderr(&o));
+    let o = in_dir(&dir, &[&["test", "--slice", "1"][..], &budget].concat());
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+}

@@ -865,3 +865,102 @@ fn grid_and_block_are_read_by_the_launch_models_parser() {
         assert_eq!(e.0[0].message, toml, "{text}");
     }
 }
+
+/// `--slice N` ([`gcn_emu::dispatch::Launch::slice`]): clang-22's
+/// `interleave.hip` kernels, whose results depend on how a workgroup's four
+/// waves interleave between barriers. In turn (the default), a lost update
+/// counts every wave and a hand-off never ends; one instruction at a time,
+/// every wave reads the counter before any writes it, and the waiting wave
+/// sees the flag.
+#[test]
+fn slice_interleaves_the_waves_of_a_workgroup() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    build(d, "interleave", "gfx942");
+    let u32s = |p: &Path| -> Vec<u32> {
+        Array::read(p)
+            .unwrap()
+            .data
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let lost = |slice: &str| {
+        let out = format!("lost{slice}");
+        let mut args = vec![
+            "interleave.hsaco",
+            "-k",
+            "lost_update",
+            "--grid",
+            "1",
+            "--block",
+            "256",
+            "--arg",
+            "out:u32:1",
+            "--out",
+            &out,
+        ];
+        if !slice.is_empty() {
+            args.extend(["--slice", slice]);
+        }
+        let o = gcn_patch(d, &args);
+        assert!(o.status.success(), "{}", stderr(&o));
+        u32s(&d.join(&out).join("arg0.npy"))[0]
+    };
+    assert_eq!(lost(""), 4, "in turn: every wave's update counts");
+    assert_eq!(lost("0"), 4);
+    assert_eq!(lost("1"), 1, "interleaved: three updates lost");
+    assert_eq!(lost("2"), 1);
+    let handoff = |slice: &str| {
+        gcn_patch(
+            d,
+            &[
+                "interleave.hsaco",
+                "-k",
+                "handoff",
+                "--grid",
+                "1",
+                "--block",
+                "256",
+                "--arg",
+                "out:u32:1",
+                "--arg",
+                "out:u32:1",
+                "--max-instructions",
+                "20000",
+                "--slice",
+                slice,
+                "--out",
+                "handoff",
+            ],
+        )
+    };
+    let o = handoff("0");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("instruction budget"), "{}", stderr(&o));
+    let o = handoff("1");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(u32s(&d.join("handoff/arg0.npy"))[0], 1, "wave 1 set it");
+    assert!(u32s(&d.join("handoff/arg1.npy"))[0] < 20000, "spun a while");
+    // A seeded schedule slices on its own: both is a usage error.
+    let o = gcn_patch(
+        d,
+        &[
+            "interleave.hsaco",
+            "-k",
+            "lost_update",
+            "--grid",
+            "1",
+            "--block",
+            "256",
+            "--arg",
+            "out:u32:1",
+            "--slice",
+            "1",
+            "--seed",
+            "3",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("'--slice <N>' cannot be used with '--seed <SEED>'"));
+}

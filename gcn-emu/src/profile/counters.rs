@@ -219,9 +219,11 @@ pub enum Class {
     Vmem,
     /// LDS (`ds_*`, counted by `lgkmcnt`).
     Lds,
-    /// `s_waitcnt`.
+    /// A wait on memory counters: `s_waitcnt` (and gfx11's
+    /// `s_waitcnt_vscnt`), gfx12's `s_wait_loadcnt`, `s_wait_dscnt`, …
+    /// (not `s_wait_alu`, `s_waitcnt_depctr`: ALU dependencies).
     Wait,
-    /// `s_barrier`.
+    /// `s_barrier`, gfx12's `s_barrier_wait`.
     Barrier,
     /// `s_nop`.
     Nop,
@@ -235,12 +237,21 @@ pub enum Class {
 
 impl Class {
     /// The class of an instruction: its memory and matrix classes from the
-    /// instruction-property table's format ([`crate::isa::Props::format`]),
-    /// the rest by its mnemonic.
+    /// instruction-property table's format ([`crate::isa::Props::format`];
+    /// a mnemonic CDNA's table lacks is looked up in the RDNA3 then the
+    /// RDNA4 table: RDNA's memory mnemonics are spelled apart from CDNA's,
+    /// `global_load_b32`, `ds_load_b32`, and WMMA is `Format::Mfma`), the
+    /// rest by its mnemonic.
     pub fn of(ins: &Instruction) -> Class {
         use crate::isa::Format;
         let m = ins.mnemonic.as_str();
-        let format = crate::exec::format_of(m);
+        let format = crate::exec::format_of(m).or_else(|| {
+            ["gfx1100", "gfx1201"]
+                .iter()
+                .filter_map(|t| crate::isa::table_for(t)?.lookup(m))
+                .map(|p| p.format)
+                .next()
+        });
         if format == Some(Format::Mfma) {
             Class::Mfma
         } else if format == Some(Format::Ds) {
@@ -261,9 +272,11 @@ impl Class {
             } else {
                 Class::Valu
             }
-        } else if m.starts_with("s_waitcnt") {
+        } else if (m.starts_with("s_waitcnt") && m != "s_waitcnt_depctr")
+            || (m.starts_with("s_wait_") && m != "s_wait_alu" && m != "s_wait_event")
+        {
             Class::Wait
-        } else if m == "s_barrier" {
+        } else if m == "s_barrier" || m == "s_barrier_wait" {
             Class::Barrier
         } else if m == "s_nop" {
             Class::Nop

@@ -85,10 +85,29 @@ pub const SUSTAINED_FRACTION: f64 = 0.77;
 const FITTED: &str = "fitted on the two aiter tables (aiter/configs/bf16_tuned_gemm.csv on MI355X, a8w8_bpreshuffle_tuned_gemm.csv on MI300X and MI308X): 0.77 of the peak clock, one fraction for every device, the one that minimises the mean |log(predicted/measured)| of their 139 asm rows with the launch overhead at 2 µs; not a measured clock";
 const MI355X_DS: &str = "AMD Instinct MI355X data sheet and AMD CDNA 4 white paper (256 CUs, 2400 MHz peak engine clock, 8 TB/s HBM3E, 256 MB Infinity Cache, 160 KB LDS, peak dense matrix rates)";
 
+const ROCM_SPECS: &str = "ROCm documentation, 'AMD GPU specifications', Radeon table (ROCm/rocm-docs docs/reference/gpu-specs.rst): RX 7900 XTX (gfx1100): 96 CUs, LDS 128 KiB, Infinity Cache 96 MiB, L2 6 MiB, VGPR file 768 KiB; RX 9070 XT (gfx1201): 64 CUs, LDS 128 KiB, Infinity Cache 64 MiB, L2 8 MiB, VGPR file 768 KiB; LDS per WGP as LLVM AMDGPUUsage's Processors table gives it for gfx10-gfx12 (WGP mode)";
+const RDNA3_WGP: &str = "derived: 96 CUs (ROCm 'AMD GPU specifications') in WGPs of 2 CUs (4 SIMD32s; AMD 'RDNA Architecture' white paper): 48 WGPs, each the model's 4-SIMD unit";
+const RDNA4_WGP: &str = "derived: 64 CUs (ROCm 'AMD GPU specifications') in WGPs of 2 CUs: 32 WGPs, each the model's 4-SIMD unit";
+const RX7900XTX_DS: &str = "AMD's RX 7900 XTX launch specification as AnandTech tabulated it ('AMD Reveals Radeon RX 7900 XTX and 7900 XT', Nov 2022): boost clock 2.5 GHz, 20 Gbps GDDR6 on a 384-bit bus (960 GB/s)";
+const RX9070XT_DS: &str = "AMD's RX 9070 XT specification as reported at launch (J. Walton, 'Inside the DNA of AMD', Linux Format, June 2025): boost clock 2.97 GHz, 20 Gb/s GDDR6 on a 256-bit bus (640 GB/s)";
+const RDNA_LDS_BANKS: &str =
+    "LLVM AMDGPU.td: FeatureLDSBankCount32 in FeatureISAVersion11_Common and FeatureISAVersion12";
+const RDNA_SUSTAINED: &str = "guessed: the CDNA devices' fitted fraction (0.77 of the peak clock) applied to an RDNA device; no RDNA measurement was fitted";
+const RDNA_LAT: &str = "guessed: MI300X's figures; no RDNA latency was read";
+const NO_F64_WMMA: &str = "none: RDNA has no f64, f32 or xf32 WMMA (the RDNA3/RDNA4 tables' WMMA entries are f16, bf16, i8, i4 and, on RDNA4, fp8/bf8); unused";
+const WMMA_UNTIMED_RDNA3: &str = "guessed, unused: 96 CUs × 512 f16 FLOP per clock × 2.5 GHz; the model does not time WMMA from it (a WMMA instruction holds the SIMD's matrix pipe 4 cycles)";
+const WMMA_UNTIMED_RDNA4: &str = "guessed, unused: 64 CUs × 512 f16 FLOP per clock (twice that for fp8) × 2.97 GHz; the model does not time WMMA from it (a WMMA instruction holds the SIMD's matrix pipe 4 cycles)";
+
 impl Device {
     /// Every device, in name order.
     pub fn all() -> Vec<Device> {
-        vec![Device::mi300x(), Device::mi308x(), Device::mi355x()]
+        vec![
+            Device::mi300x(),
+            Device::mi308x(),
+            Device::mi355x(),
+            Device::rx7900xtx(),
+            Device::rx9070xt(),
+        ]
     }
 
     /// The device named `name` (case-insensitive).
@@ -179,6 +198,75 @@ impl Device {
                 guess(157.3, "guessed: gfx950 has no xf32 MFMA; f32's rate"),
                 cited(2516.6, MI355X_DS),
                 cited(5033.2, MI355X_DS),
+            ],
+            launch_us: guess(2.0, "guessed: kernel launch overhead, not measured here"),
+        }
+    }
+
+    /// The Radeon RX 7900 XTX (gfx1100, RDNA3). The model's "CU" is a WGP
+    /// here: 4 SIMD32s sharing one LDS, which a workgroup spans in the
+    /// default WGP mode.
+    fn rx7900xtx() -> Device {
+        Device {
+            name: "rx7900xtx",
+            processor: "gfx1100",
+            cus: cited(48.0, RDNA3_WGP),
+            clock_mhz: cited(2500.0, RX7900XTX_DS),
+            sustained_mhz: guess(2500.0 * SUSTAINED_FRACTION, RDNA_SUSTAINED),
+            lds_banks: cited(32.0, RDNA_LDS_BANKS),
+            lds_bytes: cited(131072.0, ROCM_SPECS),
+            hbm_gbps: cited(960.0, RX7900XTX_DS),
+            l2_bytes: cited(6.0 * 1048576.0, ROCM_SPECS),
+            l2_bytes_per_clock: guess(
+                6.0 * 1024.0,
+                "guessed: 6 KB/clock (48 WGPs × 128 bytes); no RDNA3 L2 bandwidth figure was read",
+            ),
+            mall_bytes: cited(96.0 * 1048576.0, ROCM_SPECS),
+            l1_latency: guess(120.0, RDNA_LAT),
+            l2_latency: guess(250.0, RDNA_LAT),
+            hbm_latency: guess(800.0, RDNA_LAT),
+            lds_latency: guess(64.0, "guessed: as MI300X"),
+            smem_latency: guess(64.0, "guessed: as MI300X"),
+            mfma_tflops: [
+                guess(0.0, NO_F64_WMMA),
+                guess(0.0, NO_F64_WMMA),
+                guess(0.0, NO_F64_WMMA),
+                guess(122.9, WMMA_UNTIMED_RDNA3),
+                guess(122.9, WMMA_UNTIMED_RDNA3),
+            ],
+            launch_us: guess(2.0, "guessed: kernel launch overhead, not measured here"),
+        }
+    }
+
+    /// The Radeon RX 9070 XT (gfx1201, RDNA4); as [`Device::rx7900xtx`],
+    /// a WGP is the model's CU.
+    fn rx9070xt() -> Device {
+        Device {
+            name: "rx9070xt",
+            processor: "gfx1201",
+            cus: cited(32.0, RDNA4_WGP),
+            clock_mhz: cited(2970.0, RX9070XT_DS),
+            sustained_mhz: guess(2970.0 * SUSTAINED_FRACTION, RDNA_SUSTAINED),
+            lds_banks: cited(32.0, RDNA_LDS_BANKS),
+            lds_bytes: cited(131072.0, ROCM_SPECS),
+            hbm_gbps: cited(640.0, RX9070XT_DS),
+            l2_bytes: cited(8.0 * 1048576.0, ROCM_SPECS),
+            l2_bytes_per_clock: guess(
+                4.0 * 1024.0,
+                "guessed: 4 KB/clock (32 WGPs × 128 bytes); no RDNA4 L2 bandwidth figure was read",
+            ),
+            mall_bytes: cited(64.0 * 1048576.0, ROCM_SPECS),
+            l1_latency: guess(120.0, RDNA_LAT),
+            l2_latency: guess(250.0, RDNA_LAT),
+            hbm_latency: guess(800.0, RDNA_LAT),
+            lds_latency: guess(64.0, "guessed: as MI300X"),
+            smem_latency: guess(64.0, "guessed: as MI300X"),
+            mfma_tflops: [
+                guess(0.0, NO_F64_WMMA),
+                guess(0.0, NO_F64_WMMA),
+                guess(0.0, NO_F64_WMMA),
+                guess(97.3, WMMA_UNTIMED_RDNA4),
+                guess(194.6, WMMA_UNTIMED_RDNA4),
             ],
             launch_us: guess(2.0, "guessed: kernel launch overhead, not measured here"),
         }

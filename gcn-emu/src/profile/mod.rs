@@ -71,6 +71,8 @@ pub struct WorkgroupTrace {
     pub lines: Vec<Vec<Vec<u64>>>,
     /// Barriers released.
     pub barriers: u32,
+    /// Lanes per wave: 32 (RDNA's wave32) or 64; 0 means 64.
+    pub wave_size: u32,
 }
 
 /// Records a [`WorkgroupTrace`] per sampled workgroup.
@@ -82,15 +84,18 @@ pub struct Profiler {
     pub sample: Option<BTreeSet<u64>>,
     /// The grid, to turn a workgroup id into its linear index.
     pub grid: [u32; 3],
+    /// Lanes per wave of the kernel (32 or 64), recorded in each trace.
+    pub wave_size: u32,
 }
 
 impl Profiler {
-    /// A profiler of every workgroup of `grid`.
+    /// A profiler of every workgroup of `grid`, of a wave64 kernel.
     pub fn new(rule: LdsRule, grid: [u32; 3]) -> Self {
         Profiler {
             rule,
             sample: None,
             grid,
+            wave_size: 64,
         }
     }
 }
@@ -117,6 +122,7 @@ impl Observe for Profiler {
             rule: self.rule,
             trace: WorkgroupTrace {
                 wg,
+                wave_size: self.wave_size,
                 ..Default::default()
             },
             scratch: Vec::new(),

@@ -160,9 +160,48 @@ struct Wave {
     ready_why: Stall,
     vm: VecDeque<u64>,
     lgkm: Vec<u64>,
+    /// RDNA's vector stores and atomics without a return (gfx11 `vscnt`,
+    /// gfx12 `storecnt`); gfx9 counts them in `vm`.
+    vs: VecDeque<u64>,
+    /// gfx12's scalar memory (`kmcnt`); gfx9 and gfx11 count it in `lgkm`.
+    km: Vec<u64>,
     /// Arrived at the `s_barrier` of this instruction index at this time.
     at_barrier: Option<(u64, usize)>,
     done: bool,
+}
+
+/// How waves issue: gfx9's SIMD16 (a wave64 VALU instruction in 4
+/// cycles, each SIMD's issue slot every 4th cycle) or RDNA's SIMD32 (a
+/// wave32 VALU instruction in 1 cycle, a wave64 one in 2 passes, every
+/// SIMD issuing each cycle: AMD "RDNA Architecture" white paper, 2019).
+#[derive(Clone, Copy)]
+struct Issue {
+    /// RDNA's issue.
+    on: bool,
+    /// Cycles between two instructions of a wave.
+    issue: u64,
+    /// Cycles a VALU instruction holds its SIMD's VALU (a transcendental:
+    /// 4 times as many).
+    valu: u64,
+}
+
+impl Issue {
+    fn of(device: &Device, traces: &[WorkgroupTrace]) -> Issue {
+        let gen = crate::waitcnt::Generation::of(device.processor);
+        if matches!(gen, None | Some(crate::waitcnt::Generation::Gfx9)) {
+            return Issue {
+                on: false,
+                issue: 4,
+                valu: 4,
+            };
+        }
+        let wave32 = traces.first().is_some_and(|t| t.wave_size == 32);
+        Issue {
+            on: true,
+            issue: 1,
+            valu: if wave32 { 1 } else { 2 },
+        }
+    }
 }
 
 /// What an instruction needs, decoded once.
@@ -172,10 +211,22 @@ struct Op {
     mfma_cycles: u64,
     vmcnt: Option<u32>,
     lgkmcnt: Option<u32>,
+    /// RDNA: `vscnt` (gfx11), `storecnt` (gfx12).
+    vscnt: Option<u32>,
+    /// gfx12: `kmcnt` (`lgkmcnt` stands for `dscnt`, `vmcnt` for `loadcnt`).
+    kmcnt: Option<u32>,
+    /// RDNA: a vector memory access counted on `vscnt`/`storecnt`.
+    store: bool,
     nop: u64,
 }
 
 fn decode_ops(program: &Program, device: &Device) -> Vec<Op> {
+    use crate::waitcnt::{Counter, Generation};
+    let gen = Generation::of(device.processor).unwrap_or_default();
+    let table = match gen {
+        Generation::Gfx9 => None,
+        _ => crate::isa::table_for(device.processor),
+    };
     program
         .instructions
         .iter()
@@ -188,8 +239,32 @@ fn decode_ops(program: &Program, device: &Device) -> Vec<Op> {
                 .map(|m| device.mfma_cycles(m.ty, m.flops()).round() as u64)
                 .unwrap_or(0)
                 .max(if class == Class::Mfma { 4 } else { 0 });
-            let (mut vmcnt, mut lgkmcnt) = (None, None);
-            if class == Class::Wait {
+            let (mut vmcnt, mut lgkmcnt, mut vscnt, mut kmcnt) = (None, None, None, None);
+            // RDNA: the generation's waits and counters (`crate::waitcnt`).
+            let mut store = false;
+            if gen != Generation::Gfx9 && class == Class::Wait {
+                if let Some(w) = crate::waitcnt::decode(ins, gen) {
+                    let (vm, vs, lgkm) = match gen {
+                        Generation::Gfx12 => (Counter::Load, Counter::Store, Counter::Ds),
+                        _ => (Counter::Vm, Counter::Vs, Counter::Lgkm),
+                    };
+                    vmcnt = w.get(vm);
+                    vscnt = w.get(vs);
+                    lgkmcnt = w.get(lgkm);
+                    kmcnt = w.get(Counter::Km);
+                }
+            } else if gen != Generation::Gfx9 && class == Class::Vmem {
+                store = table
+                    .and_then(|t| t.lookup(&ins.mnemonic))
+                    .and_then(|p| {
+                        let returns = match p.access {
+                            crate::isa::Access::Atomic(_) => crate::waitcnt::atomic_returns(ins),
+                            _ => !p.writes_memory(),
+                        };
+                        crate::waitcnt::event(p, returns)
+                    })
+                    .is_some_and(|e| e == crate::waitcnt::Event::VmemStore);
+            } else if class == Class::Wait {
                 let field = |name: &str| {
                     let at = ins.text.find(&format!("{name}("))?;
                     let rest = &ins.text[at + name.len() + 1..];
@@ -220,6 +295,9 @@ fn decode_ops(program: &Program, device: &Device) -> Vec<Op> {
                 mfma_cycles,
                 vmcnt,
                 lgkmcnt,
+                vscnt,
+                kmcnt,
+                store,
                 nop,
             }
         })
@@ -315,6 +393,10 @@ fn schedule(
     mut timeline: Option<&mut Vec<WaveTimeline>>,
 ) -> CuTiming {
     let ops = decode_ops(program, device);
+    let rdna = Issue::of(device, traces);
+    // gfx12 counts scalar memory on its own `kmcnt`.
+    let kmcnt_rules =
+        crate::waitcnt::Generation::of(device.processor) == Some(crate::waitcnt::Generation::Gfx12);
     let n = program.instructions.len();
     let mut stalls = vec![[0u64; 9]; n];
     let mut waves: Vec<Wave> = Vec::new();
@@ -341,6 +423,8 @@ fn schedule(
                 ready_why: Stall::Nop,
                 vm: VecDeque::new(),
                 lgkm: Vec::new(),
+                vs: VecDeque::new(),
+                km: Vec::new(),
                 at_barrier: None,
                 done: traces[t].waves[w].is_empty(),
             });
@@ -398,6 +482,13 @@ fn schedule(
                 if let Some(c) = op.lgkmcnt {
                     bump(drained(&w.lgkm, c), Stall::WaitLgkm);
                 }
+                if let Some(c) = op.vscnt {
+                    let v: Vec<u64> = w.vs.iter().copied().collect();
+                    bump(drained(&v, c), Stall::WaitVmem);
+                }
+                if let Some(c) = op.kmcnt {
+                    bump(drained(&w.km, c), Stall::WaitLgkm);
+                }
             }
             Class::Valu | Class::Trans => bump(valu_free[w.simd], Stall::Valu),
             Class::Mfma => bump(mfma_free[w.simd], Stall::Mfma),
@@ -441,12 +532,14 @@ fn schedule(
         if waves.iter().all(|w| w.done) {
             break;
         }
-        let s = (t % 4) as usize;
-        let mut used = [false; 5];
+        // gfx9: one SIMD's issue slot per cycle, in turn; RDNA: every
+        // SIMD32's each cycle.
+        let turn = (t % 4) as usize;
+        let mut used = [[false; 5]; 4];
         let mut issued_any = false;
         for wi in 0..waves.len() {
             let w = &waves[wi];
-            if w.done || w.simd != s || w.at_barrier.is_some() {
+            if w.done || (!rdna.on && w.simd != turn) || w.at_barrier.is_some() {
                 continue;
             }
             let (at, why) = blocker(w, &valu_free, &mfma_free, lds_free, vmem_free);
@@ -463,10 +556,11 @@ fn schedule(
                 Class::Lds => 3,
                 _ => 4,
             };
-            if used[cat] {
+            let s = w.simd;
+            if used[s][cat] {
                 continue;
             }
-            used[cat] = true;
+            used[s][cat] = true;
             issued_any = true;
             // Stall: from when the wave was free to now.
             let free = last_free[wi];
@@ -488,12 +582,13 @@ fn schedule(
                 );
             }
             let w = &mut waves[wi];
-            w.ready = t + 4;
+            w.ready = t + rdna.issue;
             w.ready_why = Stall::Nop;
             match op.class {
-                Class::Valu => valu_free[s] = t + 4,
-                Class::Trans => valu_free[s] = t + 16,
+                Class::Valu => valu_free[s] = t + rdna.valu,
+                Class::Trans => valu_free[s] = t + 4 * rdna.valu,
                 Class::Mfma => mfma_free[s] = t.max(mfma_free[s]) + op.mfma_cycles,
+                Class::Smem if kmcnt_rules => w.km.push(t + smem_lat),
                 Class::Smem => w.lgkm.push(t + smem_lat),
                 Class::Lds => {
                     lds_free = lds_free.max(t) + step.mem.lds_cycles.max(1) as u64;
@@ -548,8 +643,10 @@ fn schedule(
                     } else {
                         worst
                     };
-                    let done = done.max(w.vm.back().copied().unwrap_or(0));
-                    w.vm.push_back(done);
+                    // Each counter returns in order.
+                    let q = if op.store { &mut w.vs } else { &mut w.vm };
+                    let done = done.max(q.back().copied().unwrap_or(0));
+                    q.push_back(done);
                 }
                 Class::Nop | Class::Sleep => w.ready = t + op.nop.max(1),
                 Class::Branch => w.ready = t + 8,
@@ -560,11 +657,15 @@ fn schedule(
             while w.vm.front().is_some_and(|&d| d <= t) {
                 w.vm.pop_front();
             }
+            while w.vs.front().is_some_and(|&d| d <= t) {
+                w.vs.pop_front();
+            }
             w.lgkm.retain(|&d| d > t);
+            w.km.retain(|&d| d > t);
             w.pc += 1;
             if op.class == Class::End || w.pc >= traces[w.trace_wg].waves[w.wave].len() {
                 w.done = true;
-                end = end.max(t + 4);
+                end = end.max(t + rdna.issue);
             }
             last_free[wi] = w.ready;
             span(&mut timeline, wi, t, w.ready, idx, Activity::Issue);
@@ -580,7 +681,7 @@ fn schedule(
                 let release = t + a.barrier_cycles;
                 for (j, x) in waves.iter_mut().enumerate().filter(|(_, x)| x.wg == g) {
                     if let Some((arrived, bidx)) = x.at_barrier.take() {
-                        let from = arrived + 4;
+                        let from = arrived + rdna.issue;
                         if release > from {
                             stalls[bidx][2] += release - from;
                         }
@@ -764,5 +865,132 @@ pub fn time_launch(
         memory_load: load,
         latency_scale: a.mem_latency_scale,
         clock_mhz: clock,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::Instruction;
+    use crate::profile::{MemCost, Step};
+
+    fn ins(addr: u64, text: &str, word: u32) -> Instruction {
+        Instruction {
+            addr,
+            mnemonic: text.split_whitespace().next().unwrap().into(),
+            ops: vec![],
+            mods: vec![],
+            words: vec![word],
+            text: text.into(),
+            dual: None,
+        }
+    }
+
+    fn program(list: Vec<Instruction>) -> Program {
+        Program {
+            kernel: "k".into(),
+            index: list.iter().enumerate().map(|(i, x)| (x.addr, i)).collect(),
+            instructions: list,
+            lines: HashMap::new(),
+        }
+    }
+
+    /// One wave running every instruction of `p` once; global steps touch
+    /// one line each (a store when `writes`).
+    fn trace(p: &Program, wave_size: u32, exec: u64) -> WorkgroupTrace {
+        let mut t = WorkgroupTrace {
+            wave_size,
+            ..Default::default()
+        };
+        let mut steps = Vec::new();
+        let mut lines = Vec::new();
+        for (i, x) in p.instructions.iter().enumerate() {
+            let global = x.mnemonic.starts_with("global_");
+            let mem = MemCost {
+                global,
+                writes: x.mnemonic.contains("store"),
+                bytes: if global { 4 } else { 0 },
+                ..Default::default()
+            };
+            if global {
+                lines.push(vec![i as u64]);
+            }
+            steps.push(Step {
+                index: i as u32,
+                exec,
+                mem,
+            });
+        }
+        t.waves.push(steps);
+        t.lines.push(lines);
+        t
+    }
+
+    fn wait_stall(p: &Program, device: &str, wave_size: u32, at: usize) -> u64 {
+        let d = Device::by_name(device).unwrap();
+        let t = [trace(p, wave_size, 1)];
+        let c = simulate_cu(p, &d, &t, 1, &Assumptions::default());
+        c.stalls[at][..2].iter().sum()
+    }
+
+    #[test]
+    fn rdna_waits_wait_on_their_own_counter() {
+        // gfx12: a store counts on storecnt; s_wait_loadcnt does not wait
+        // for it, s_wait_storecnt does.
+        let store = |w: Instruction| {
+            program(vec![
+                ins(0, "global_store_b32 v[0:1], v2, off", 0),
+                w,
+                ins(8, "s_endpgm", 0xbfb0_0000),
+            ])
+        };
+        let load_wait = store(ins(4, "s_wait_loadcnt 0x0", 0xbfc0_0000));
+        assert_eq!(wait_stall(&load_wait, "rx9070xt", 32, 1), 0);
+        let store_wait = store(ins(4, "s_wait_storecnt 0x0", 0xbfc1_0000));
+        assert!(wait_stall(&store_wait, "rx9070xt", 32, 1) > 0);
+        // gfx11: vscnt, not vmcnt (s_waitcnt vmcnt(0) lgkmcnt(63) expcnt(7)).
+        let p = program(vec![
+            ins(0, "global_store_b32 v[0:1], v2, off", 0),
+            ins(4, "s_waitcnt vmcnt(0)", 0xbf89_03f7),
+            ins(8, "s_endpgm", 0xbfb0_0000),
+        ]);
+        assert_eq!(wait_stall(&p, "rx7900xtx", 32, 1), 0);
+        let p = program(vec![
+            ins(0, "global_store_b32 v[0:1], v2, off", 0),
+            ins(4, "s_waitcnt_vscnt null, 0x0", 0xbc7c_0000),
+            ins(8, "s_endpgm", 0xbfb0_0000),
+        ]);
+        assert!(wait_stall(&p, "rx7900xtx", 32, 1) > 0);
+        // gfx9: the store is on vmcnt.
+        let p = program(vec![
+            ins(0, "global_store_dword v[0:1], v2, off", 0),
+            ins(4, "s_waitcnt vmcnt(0)", 0xbf8c_0f70),
+            ins(8, "s_endpgm", 0xbf81_0000),
+        ]);
+        assert!(wait_stall(&p, "mi300x", 64, 1) > 0);
+    }
+
+    #[test]
+    fn rdna_wave32_valu_issues_every_cycle_and_wave64_in_two_passes() {
+        let mut list: Vec<Instruction> = (0..32)
+            .map(|i| ins(4 * i, "v_add_f32_e32 v1, v1, v2", 0))
+            .collect();
+        list.push(ins(128, "s_endpgm", 0xbfb0_0000));
+        let p = program(list);
+        let cycles = |device: &str, wave_size: u32| {
+            let d = Device::by_name(device).unwrap();
+            let t = [trace(&p, wave_size, 1)];
+            simulate_cu(&p, &d, &t, 1, &Assumptions::default()).cycles
+        };
+        let (cdna, w32, w64) = (
+            cycles("mi300x", 64),
+            cycles("rx7900xtx", 32),
+            cycles("rx7900xtx", 64),
+        );
+        // 32 dependent-free VALU instructions: 4 cycles each on a SIMD16,
+        // 1 (wave32) or 2 (wave64) on a SIMD32.
+        assert!((128..=136).contains(&cdna), "{cdna}");
+        assert!((32..=36).contains(&w32), "{w32}");
+        assert!((64..=68).contains(&w64), "{w64}");
     }
 }

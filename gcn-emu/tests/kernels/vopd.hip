@@ -3,6 +3,9 @@
 // likewise vsrc1; destinations one even, one odd). Inputs: io[0..32) a,
 // [32..64) b, [64..96) c, [96..128) d, [128..160) x's old destination,
 // [160..192) y's; outputs: x's destination at [192..224), y's at [224..256).
+// RDNA only: tests/isa.rs builds every kernel here for CDNA too, where
+// the file is empty.
+#if defined(__GFX11__) || defined(__GFX12__)
 #define __global__ __attribute__((global))
 #define PAIR(NAME, ASM)                                                        \
   extern "C" __global__ void NAME(float *io) {                                 \
@@ -38,3 +41,4 @@ PAIR(sub_and, "v_dual_sub_f32 v10, v4, v5 :: v_dual_and_b32 v11, v6, v7")
 PAIR(y_reads_x, "v_dual_mul_f32 v10, v4, v5 :: v_dual_add_f32 v11, v10, v7")
 // Each reads the other's destination: a swap.
 PAIR(swap, "v_dual_mov_b32 v10, v11 :: v_dual_mov_b32 v11, v10")
+#endif

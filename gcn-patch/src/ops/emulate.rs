@@ -63,6 +63,9 @@ pub struct CompareOptions {
     /// differently can change results). Overrides the launches'
     /// `perturb-approx`.
     pub perturb_approx: Option<u64>,
+    /// The most instructions a wave runs before the next wave's, on both
+    /// sides ([`Launch::slice`]; 0: until it ends or reaches `s_barrier`).
+    pub slice: u64,
 }
 
 /// One launch of one target, compared.
@@ -135,6 +138,10 @@ pub struct TestOptions {
     /// Perturb the results of approximate instructions within their
     /// documented bounds with this seed ([`Launch::perturb_approx`]).
     pub perturb_approx: Option<u64>,
+    /// Under schedule seed 0, the most instructions a wave runs before the
+    /// next wave's ([`Launch::slice`]; 0: until it ends or reaches
+    /// `s_barrier`).
+    pub slice: u64,
 }
 
 /// How one launch of the patched object went.
@@ -483,6 +490,14 @@ pub fn launch_lds(m: &Manifest, job: &Job, spec: &LaunchSpec) -> u32 {
     })
 }
 
+/// The command line's settings of a [`run_once`] launch.
+#[derive(Debug, Clone, Copy)]
+struct Knobs {
+    max_instructions: Option<u64>,
+    perturb_approx: Option<u64>,
+    slice: u64,
+}
+
 /// Run `spec` on `l` with `dynamic_lds` bytes of dynamic LDS; the buffers
 /// afterwards and the stats.
 fn run_once(
@@ -491,8 +506,7 @@ fn run_once(
     dynamic_lds: u32,
     sanitize: Checks,
     seed: u64,
-    max_instructions: Option<u64>,
-    perturb_approx: Option<u64>,
+    knobs: Knobs,
 ) -> Result<(Vec<Output>, Stats), String> {
     let mem = Memory::new();
     let p = spec.prepare(&l.kernel, &mem).map_err(|e| e.to_string())?;
@@ -500,8 +514,9 @@ fn run_once(
     launch.dynamic_lds = dynamic_lds;
     launch.sanitize = sanitize;
     launch.seed = seed;
-    launch.perturb_approx = perturb_approx.or(spec.perturb_approx);
-    if let Some(m) = max_instructions {
+    launch.slice = knobs.slice;
+    launch.perturb_approx = knobs.perturb_approx.or(spec.perturb_approx);
+    if let Some(m) = knobs.max_instructions {
         launch.max_instructions = m;
     }
     let stats = gcn_emu::dispatch::run(&l.co, &l.kernel, &l.program, &mem, &p.values, &launch)
@@ -640,26 +655,14 @@ pub fn compare(opts: &CompareOptions, tools: &Tools) -> Result<CompareReport, Di
             let spec = &p.decl.spec;
             let tol = opts.tolerance.unwrap_or(spec.tolerance);
             let mut oob = (0, 0);
-            let perturb = opts.perturb_approx;
+            let knobs = Knobs {
+                max_instructions: opts.max_instructions,
+                perturb_approx: opts.perturb_approx,
+                slice: opts.slice,
+            };
             let (x, y) = (
-                run_once(
-                    &p.unpatched,
-                    spec,
-                    p.lds,
-                    Checks::NONE,
-                    0,
-                    opts.max_instructions,
-                    perturb,
-                ),
-                run_once(
-                    &p.patched,
-                    spec,
-                    p.lds,
-                    Checks::NONE,
-                    0,
-                    opts.max_instructions,
-                    perturb,
-                ),
+                run_once(&p.unpatched, spec, p.lds, Checks::NONE, 0, knobs),
+                run_once(&p.patched, spec, p.lds, Checks::NONE, 0, knobs),
             );
             let approx = [&x, &y].map(|r| {
                 r.as_ref()
@@ -790,8 +793,11 @@ pub fn test(opts: &TestOptions, tools: &Tools) -> Result<TestReport, Diagnostics
                         lds,
                         checks,
                         seed,
-                        opts.max_instructions,
-                        opts.perturb_approx,
+                        Knobs {
+                            max_instructions: opts.max_instructions,
+                            perturb_approx: opts.perturb_approx,
+                            slice: opts.slice,
+                        },
                     );
                     if let Ok((_, s)) = &run {
                         approx.get_or_insert_with(|| s.approx.clone());
@@ -889,8 +895,11 @@ pub fn outputs(opts: &CompareOptions, tools: &Tools) -> Result<Vec<Launched>, Di
                     lds,
                     Checks::NONE,
                     0,
-                    opts.max_instructions,
-                    opts.perturb_approx,
+                    Knobs {
+                        max_instructions: opts.max_instructions,
+                        perturb_approx: opts.perturb_approx,
+                        slice: opts.slice,
+                    },
                 ),
             });
         }

@@ -166,6 +166,10 @@ pub struct ProfileReport {
     pub program: Vec<(u64, String, Option<String>)>,
 }
 
+/// What the model leaves out on RDNA (gfx11, gfx12), in the notes of a
+/// profile on an RDNA device.
+const RDNA_NOTE: &str = "RDNA: a CU of the model is a WGP (4 SIMD32s, one LDS); every SIMD issues each cycle, a VALU instruction in 1 pass (wave32) or 2 (wave64), a transcendental 4 times that; the waits follow the generation's counters (gfx11 vmcnt/vscnt/lgkmcnt, gfx12 loadcnt/storecnt/dscnt/kmcnt); not modelled: VOPD dual issue (no v_dual_* pair issues faster than its halves would), WMMA rates (a WMMA holds the matrix pipe 4 cycles), s_delay_alu and s_wait_alu (ALU dependency stalls: one scalar issue each), the L0/L1 split of the vector cache (one L1 as on CDNA), the Infinity Cache as a level, GDDR channels; memory latencies are CDNA guesses";
+
 /// What the model does not model (printed with every report).
 pub const NOT_MODELLED: &str = "not modelled: VALU and MFMA result dependencies, s_setprio, the instruction buffer and branch costs beyond issue, scalar cache misses, TLBs, the MALL, HBM channels, contention between CUs beyond the memory load's latency factor, the clock's variation with the kernel (one sustained clock per device)";
 
@@ -302,18 +306,30 @@ impl Plan {
     ) -> Plan {
         let processor = target.processor.name.to_string();
         let block: u32 = block.iter().product();
-        let waves_per_wg = block.div_ceil(64).max(1);
-        let lds = kernel.descriptor.group_segment_fixed_size + dynamic_lds;
         let d = &kernel.descriptor;
-        // GRANULATED_WAVEFRONT_SGPR_COUNT (gfx9: granules of 16).
+        // RDNA (gfx10+): wave32 when the descriptor's
+        // ENABLE_WAVEFRONT_SIZE32 is set; its VGPR field counts granules
+        // of 8 (wave32) or 4 (wave64) (AMDGPUUsage, compute_pgm_rsrc1
+        // GRANULATED_WORKITEM_VGPR_COUNT).
+        let rdna = target.processor.generation >= gcn_embed::Generation::Gfx10_1;
+        let wave_size = if rdna && d.wave32() { 32 } else { 64 };
+        let vgprs = if rdna {
+            ((d.rsrc1 & 0x3f) + 1) * if wave_size == 32 { 8 } else { 4 }
+        } else {
+            d.vgpr_count()
+        };
+        let waves_per_wg = block.div_ceil(wave_size).max(1);
+        let lds = kernel.descriptor.group_segment_fixed_size + dynamic_lds;
+        // GRANULATED_WAVEFRONT_SGPR_COUNT (gfx9: granules of 16; SGPRs do
+        // not limit occupancy on gfx10+).
         let sgprs = (((d.rsrc1 >> 6) & 0xf) + 1) * 16;
         let occ = crate::stage::check::occupancy::occupancy(
             target,
-            d.vgpr_count(),
+            vgprs,
             0,
             sgprs,
             lds,
-            64,
+            wave_size,
             Some(block),
         );
         // Workgroups per CU: the waves the SIMDs hold, and the LDS.
@@ -330,6 +346,7 @@ impl Plan {
             rule: LdsRule::of(&processor),
             sample: Some(sample),
             grid,
+            wave_size,
         };
         Plan {
             device: device.clone(),
@@ -518,6 +535,14 @@ impl Plan {
         ),
         NOT_MODELLED.to_string(),
     ];
+        if gcn_emu::waitcnt::Generation::of(&self.processor)
+            .is_some_and(|g| g != gcn_emu::waitcnt::Generation::Gfx9)
+        {
+            notes.push(format!(
+                "{RDNA_NOTE} (waves of {} lanes)",
+                self.profiler.wave_size
+            ));
+        }
         if (sampled as u32) < resident {
             notes.push(format!(
             "the grid has fewer workgroups ({workgroups}) than a CU holds ({resident}): the round times those"

@@ -80,6 +80,9 @@ pub struct RunOptions {
     /// within their documented bounds with this seed
     /// ([`Launch::perturb_approx`]); `None`: correctly rounded.
     pub perturb_approx: Option<u64>,
+    /// With seed 0, the most instructions a wave runs before the next
+    /// wave's ([`Launch::slice`]; 0: until it ends or reaches `s_barrier`).
+    pub slice: u64,
 }
 
 /// The processor to emulate an object built for `processor` as: `None`
@@ -558,6 +561,7 @@ pub(crate) fn run_with(
     launch.seed = opts.seed;
     launch.dynamic_lds = opts.dynamic_lds;
     launch.perturb_approx = opts.perturb_approx;
+    launch.slice = opts.slice;
     if let Some(m) = opts.max_instructions {
         launch.max_instructions = m;
     }

@@ -14,6 +14,7 @@ extern "C" __global__ void atomics(const int *__restrict__ in, int *acc, int *ol
   unsigned g = __builtin_amdgcn_workgroup_id_x() * 64u + t;
   int v = in[g];
   if (t < 16) bins[t] = 0;
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
   __builtin_amdgcn_s_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
   __hip_atomic_fetch_add(&acc[0], 1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);

@@ -143,6 +143,13 @@ pub(crate) enum Command {
         /// gfx9-4-generic; the report says which).
         #[arg(long = "as", value_name = "PROCESSOR")]
         run_as: Option<String>,
+        /// Interleave each workgroup's waves N instructions at a time, in
+        /// wave order (with schedule seed 0): 1 issues one instruction of
+        /// each wave in turn, so that a kernel relying on issue timing
+        /// between barriers computes as on hardware. Default 0: each wave
+        /// runs until it ends or reaches s_barrier.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        slice: u64,
         /// Move the results of approximate instructions (v_rcp_f32,
         /// v_sqrt_f32, v_exp_f32, …) within the hardware's documented error,
         /// as a function of the input chosen by SEED, on both sides alike:
@@ -183,6 +190,14 @@ pub(crate) enum Command {
         /// gfx9-4-generic; the report says which).
         #[arg(long = "as", value_name = "PROCESSOR")]
         run_as: Option<String>,
+        /// Under schedule seed 0, interleave each workgroup's waves N
+        /// instructions at a time, in wave order: 1 issues one instruction
+        /// of each wave in turn, so that a kernel relying on issue timing
+        /// between barriers computes as on hardware (other seeds slice on
+        /// their own). Default 0: each wave runs until it ends or reaches
+        /// s_barrier.
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        slice: u64,
         /// Move the results of approximate instructions (v_rcp_f32,
         /// v_sqrt_f32, v_exp_f32, …) within the hardware's documented error,
         /// as a function of the input chosen by SEED. Default: correctly
@@ -479,6 +494,14 @@ pub(crate) enum Command {
         /// gfx9-4-generic; the output says which).
         #[arg(long = "as", value_name = "PROCESSOR")]
         run_as: Option<String>,
+        /// Interleave each workgroup's waves N instructions at a time, in
+        /// wave order: 1 issues one instruction of each wave in turn, so
+        /// that a kernel relying on issue timing between barriers computes
+        /// as on hardware. Default 0: each wave runs until it ends or
+        /// reaches s_barrier. Not with --seed (a seeded schedule slices on
+        /// its own).
+        #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "seed")]
+        slice: u64,
         /// Move the results of approximate instructions (v_rcp_f32,
         /// v_sqrt_f32, v_exp_f32, …) within the hardware's documented error,
         /// as a function of the input chosen by SEED, to see whether the
@@ -523,7 +546,8 @@ pub(crate) enum Command {
         /// Fill every by-value argument no --arg gives with zeros.
         #[arg(long)]
         zero_rest: bool,
-        /// The device to time on: mi300x, mi308x (gfx942), mi355x (gfx950).
+        /// The device to time on: mi300x, mi308x (gfx942), mi355x (gfx950),
+        /// rx7900xtx (gfx1100), rx9070xt (gfx1201).
         #[arg(long, value_name = "DEVICE")]
         device: String,
         /// Also write the report as JSON to FILE (schema: the book's

@@ -73,6 +73,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         dynamic_lds,
         run_as,
         perturb_approx,
+        slice,
         list_unsupported,
         llvm,
     } = cli.command
@@ -120,6 +121,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             dynamic_lds,
             run_as,
             perturb_approx,
+            slice,
         };
         return render::run(&opts, &llvm.tools());
     }
@@ -165,6 +167,7 @@ fn dispatch(cli: Cli) -> ExitCode {
                 max_instructions,
                 run_as,
                 perturb_approx: None,
+                slice: 0,
             };
             return render::profile_declared(&opts, &device, &files, top, &llvm.tools());
         };
@@ -209,6 +212,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         tolerance,
         max_instructions,
         run_as,
+        slice,
         perturb_approx,
         manifest,
         llvm,
@@ -237,6 +241,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             max_instructions,
             run_as,
             perturb_approx,
+            slice,
         };
         return render::compare(&opts, &llvm.tools());
     }
@@ -247,6 +252,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         max_instructions,
         sanitize,
         run_as,
+        slice,
         perturb_approx,
         manifest,
         llvm,
@@ -265,6 +271,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             sanitize,
             run_as,
             perturb_approx,
+            slice,
         };
         return render::test(&opts, &llvm.tools());
     }
