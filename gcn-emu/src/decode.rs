@@ -1033,6 +1033,13 @@ pub fn objdump_mattr(processor: &str, kernel: &Kernel) -> Vec<&'static str> {
     out
 }
 
+/// [`objdump_mattr`] as one `llvm-objdump` argument (`--mattr=+a,+b`), or
+/// `None` when there is none.
+pub fn objdump_mattr_flag(processor: &str, kernel: &Kernel) -> Option<String> {
+    let m = objdump_mattr(processor, kernel);
+    (!m.is_empty()).then(|| format!("--mattr={}", m.join(",")))
+}
+
 /// How long [`Program::disassemble`] lets `llvm-objdump` run.
 pub const DISASSEMBLE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
@@ -1079,6 +1086,39 @@ fn run_bounded(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// gfx11's `m0` is SGPR 125 and `null` 124 (llvm-mc-22's encodings of
+    /// `s_mov_b32 m0, s0` and `s_mov_b32 null, s0` for gfx1100); gfx9's
+    /// numbering is left as parsed.
+    #[test]
+    fn gfx11_listings_are_renumbered() {
+        let lines = [
+            "\ts_mov_b32 m0, s0 // 000000001600: BEFD0000",
+            "\ts_load_b128 s[0:3], s[0:1], null // 000000001604: F4080000 F8000000",
+        ];
+        let program = || Program {
+            kernel: "k".into(),
+            instructions: lines
+                .iter()
+                .map(|l| parse_line(l).unwrap().unwrap())
+                .collect(),
+            index: HashMap::new(),
+            lines: HashMap::new(),
+        };
+        let reg = |i: u16| Operand::Reg {
+            file: RegFile::S,
+            index: i,
+            count: 1,
+        };
+        let mut p = program();
+        p.renumber(Numbering::of("gfx1100"));
+        assert_eq!(p.instructions[0].ops[0].op, reg(M0_GFX11));
+        assert_eq!(p.instructions[1].ops[2].op, reg(NULL_GFX11));
+        let mut p = program();
+        p.renumber(Numbering::of("gfx942"));
+        assert_eq!(p.instructions[0].ops[0].op, reg(M0));
+        assert_eq!(p.instructions[1].ops[2].op, Operand::Text("null".into()));
+    }
 
     #[test]
     fn parses_operands_modifiers_and_words() {

@@ -41,10 +41,12 @@ pub const DEFAULT_MAX_MEMORY: u64 = 1 << 32;
 /// Default total work budget of one dispatch, in wave-instructions (10⁹):
 /// see [`Launch::max_work`].
 pub const DEFAULT_MAX_WORK: u64 = 1_000_000_000;
-/// Processors the emulator runs: CDNA (wave64) and RDNA3
-/// ([`crate::rdna::TARGETS`], wave32 and wave64).
+/// Processors the emulator runs: CDNA (wave64), RDNA3
+/// ([`crate::rdna::TARGETS`], wave32 and wave64) and RDNA4
+/// ([`crate::rdna::TARGETS_GFX12`]).
 pub const TARGETS: &[&str] = &[
     "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151",
+    "gfx1200", "gfx1201",
 ];
 
 /// The lanes of a wave of `kernel` on `processor`: 32 when its descriptor
@@ -441,7 +443,7 @@ fn run_with<O: Observe>(
     let numbering = crate::decode::Numbering::of(&co.processor);
     program.check_registers_for(kernel, numbering)?;
     let wave_size = wave_size(&co.processor, kernel)?;
-    let rdna = crate::rdna::is_rdna3(&co.processor);
+    let rdna = crate::rdna::is_rdna(&co.processor);
     // RDNA code runs under the executor's names of its operations
     // (`crate::rdna::ALIASES`); observers index the same instructions.
     let renamed = rdna.then(|| crate::rdna::executable(program));
@@ -495,6 +497,7 @@ fn run_with<O: Observe>(
         wave_size,
         numbering,
         rdna,
+        gfx12: crate::rdna::is_gfx12(&co.processor),
         mem,
         launch,
         kernarg_addr,
@@ -710,6 +713,9 @@ struct Setup<'a> {
     numbering: crate::decode::Numbering,
     /// An RDNA target (gfx10+ register allocation: no AGPRs).
     rdna: bool,
+    /// gfx12: workgroup IDs also in ttmp9/ttmp7
+    /// ([`crate::rdna::GFX12_TTMP_WORKGROUP_ID`]).
+    gfx12: bool,
     mem: &'a Memory,
     launch: &'a Launch,
     kernarg_addr: u64,
@@ -792,6 +798,11 @@ impl Setup<'_> {
                 wave.s[i] = u32::from_le_bytes(self.kernarg[o..o + 4].try_into().unwrap());
             }
             i += 1;
+        }
+        if self.gfx12 {
+            let (x, yz) = crate::rdna::GFX12_TTMP_WORKGROUP_ID;
+            wave.s[x] = wg[0];
+            wave.s[yz] = (wg[1] & 0xffff) | wg[2] << 16;
         }
         let mut i = d.user_sgpr_count() as usize;
         for (dim, &on) in d.workgroup_id().iter().enumerate() {

@@ -61,7 +61,7 @@ pub struct Wave {
     pub approx: crate::approx::Tally,
     /// Lanes of the wave: 64, or 32 on RDNA in wave32 mode. Lanes at and
     /// past it are never active; in wave32 EXEC and VCC are `exec_lo` and
-    /// `vcc_lo`, and a lane mask is one SGPR ([`Wave::read_mask`]).
+    /// `vcc_lo`, and a lane mask is one SGPR.
     pub wave_size: u32,
     /// The target's SGPR numbering (where `m0` and `null` are).
     pub numbering: crate::decode::Numbering,
@@ -317,6 +317,59 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("v_min_num_f32", Vop2),
         ("v_max3_num_f32", Vop3),
         ("v_min3_num_f32", Vop3),
+        // gfx12 (RDNA4): `salu_gfx12`, and global()'s cache controls.
+        ("s_wait_loadcnt", Sopp),
+        ("s_wait_storecnt", Sopp),
+        ("s_wait_dscnt", Sopp),
+        ("s_wait_kmcnt", Sopp),
+        ("s_wait_samplecnt", Sopp),
+        ("s_wait_bvhcnt", Sopp),
+        ("s_wait_expcnt", Sopp),
+        ("s_wait_loadcnt_dscnt", Sopp),
+        ("s_wait_storecnt_dscnt", Sopp),
+        ("s_wait_alu", Sopp),
+        ("s_wait_idle", Sopp),
+        ("s_wait_event", Sopp),
+        ("s_barrier_signal", Sop1),
+        ("s_barrier_wait", Sopp),
+        ("s_add_f32", Sop2),
+        ("s_sub_f32", Sop2),
+        ("s_mul_f32", Sop2),
+        ("s_fmac_f32", Sop2),
+        ("s_fmaak_f32", Sop2),
+        ("s_fmamk_f32", Sop2),
+        ("s_max_num_f32", Sop2),
+        ("s_min_num_f32", Sop2),
+        ("s_cvt_f32_i32", Sop1),
+        ("s_cvt_f32_u32", Sop1),
+        ("s_cvt_i32_f32", Sop1),
+        ("s_cvt_u32_f32", Sop1),
+        ("s_cvt_f32_f16", Sop1),
+        ("s_cvt_hi_f32_f16", Sop1),
+        ("s_ceil_f32", Sop1),
+        ("s_floor_f32", Sop1),
+        ("s_trunc_f32", Sop1),
+        ("s_rndne_f32", Sop1),
+        ("s_cmp_lt_f32", Sopc),
+        ("s_cmp_eq_f32", Sopc),
+        ("s_cmp_le_f32", Sopc),
+        ("s_cmp_gt_f32", Sopc),
+        ("s_cmp_lg_f32", Sopc),
+        ("s_cmp_ge_f32", Sopc),
+        ("s_cmp_o_f32", Sopc),
+        ("s_cmp_u_f32", Sopc),
+        ("s_cmp_nge_f32", Sopc),
+        ("s_cmp_nlg_f32", Sopc),
+        ("s_cmp_ngt_f32", Sopc),
+        ("s_cmp_nle_f32", Sopc),
+        ("s_cmp_neq_f32", Sopc),
+        ("s_cmp_nlt_f32", Sopc),
+        ("s_add_nc_u64", Sop2),
+        ("s_sub_nc_u64", Sop2),
+        ("s_mul_u64", Sop2),
+        ("global_inv", Global),
+        ("global_wb", Global),
+        ("global_wbinv", Global),
     ]
 };
 
@@ -1963,7 +2016,139 @@ fn jump(wave: &mut Wave, ins: &Instruction, ctx: &Ctx, to: u64) -> R<()> {
     }
 }
 
+/// gfx12's (RDNA4's) scalar instructions that gfx9 has not, when `ins`
+/// is one (else `None`). Semantics are the RDNA4 ISA guide's pseudo-code:
+///
+/// * `s_wait_*` (the split counters `loadcnt`, `storecnt`, `dscnt`,
+///   `kmcnt`, `samplecnt`, `bvhcnt`, `expcnt`, their combined forms,
+///   `s_wait_alu`, `s_wait_idle`, `s_wait_event`): nothing to wait for in
+///   an executor whose memory instructions complete at once. They keep
+///   their names for observers (the sanitizer's counters).
+/// * `s_barrier_signal -1` arrives at the workgroup barrier and
+///   `s_barrier_wait -1` (printed `0xffff`) waits for it: modelled as one
+///   barrier at the wait (every wave waits there until all have reached
+///   theirs, hence signalled). What a wave does between its signal and its
+///   wait is run before the barrier releases, so a store there is seen by
+///   the other waves after it (a race on hardware: not modelled). Named
+///   barriers (another id) are refused.
+/// * SALU float (`s_add_f32`, `s_sub_f32`, `s_mul_f32`, `s_fmac_f32`,
+///   `s_fmaak_f32`, `s_fmamk_f32`, `s_max_num_f32`, `s_min_num_f32`,
+///   `s_cvt_f32_{i32,u32,f16}`, `s_cvt_hi_f32_f16`, `s_cvt_{i32,u32}_f32`,
+///   `s_{ceil,floor,trunc,rndne}_f32`, `s_cmp_*_f32`): IEEE single, NaN
+///   results canonical as the VALU's. The f16 SALU forms are not run.
+/// * `s_add_nc_u64`, `s_sub_nc_u64`, `s_mul_u64`: 64-bit, SCC unchanged.
+fn salu_gfx12(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> Option<R<()>> {
+    let m = ins.mnemonic.as_str();
+    let o = &ins.ops;
+    let op = |i: usize| opnd(o, i);
+    let f = |w: &Wave, i: usize| -> R<f32> { Ok(f32::from_bits(w.sread(op(i)?, ctx)?)) };
+    let put = |w: &mut Wave, v: f32| -> R<()> { w.swrite(op(0)?, bf32(v) as u32) };
+    Some(match m {
+        "s_wait_loadcnt"
+        | "s_wait_storecnt"
+        | "s_wait_dscnt"
+        | "s_wait_kmcnt"
+        | "s_wait_samplecnt"
+        | "s_wait_bvhcnt"
+        | "s_wait_expcnt"
+        | "s_wait_loadcnt_dscnt"
+        | "s_wait_storecnt_dscnt"
+        | "s_wait_alu"
+        | "s_wait_idle"
+        | "s_wait_event" => Ok(()),
+        "s_barrier_signal" | "s_barrier_wait" => match o.first().map(|s| &s.op) {
+            Some(Operand::Int(id)) if *id as i16 == -1 => {
+                if m == "s_barrier_wait" {
+                    w.state = WaveState::Barrier;
+                }
+                Ok(())
+            }
+            _ => unsup("a named barrier (only the workgroup barrier, -1, is modelled)"),
+        },
+        "s_add_f32" | "s_sub_f32" | "s_mul_f32" | "s_max_num_f32" | "s_min_num_f32" => (|| {
+            let (a, b) = (w.sread(op(1)?, ctx)?, w.sread(op(2)?, ctx)?);
+            let (fa, fb) = (f32::from_bits(a), f32::from_bits(b));
+            let r = match m {
+                "s_add_f32" => bf32(fa + fb) as u32,
+                "s_sub_f32" => bf32(fa - fb) as u32,
+                "s_mul_f32" => bf32(fa * fb) as u32,
+                "s_max_num_f32" => num_minmax32(a, b, true),
+                _ => num_minmax32(a, b, false),
+            };
+            w.swrite(op(0)?, r)
+        })(),
+        // fmac: D = S0·S1 + D; fmaak (`d, s0, s1, K`) and fmamk (`d, s0, K,
+        // s1`) are both the fma of the printed operands 1, 2, 3.
+        "s_fmac_f32" => (|| {
+            let d = f(w, 0)?;
+            let v = f(w, 1)?.mul_add(f(w, 2)?, d);
+            put(w, v)
+        })(),
+        "s_fmaak_f32" | "s_fmamk_f32" => (|| {
+            let v = f(w, 1)?.mul_add(f(w, 2)?, f(w, 3)?);
+            put(w, v)
+        })(),
+        "s_cvt_f32_i32" => (|| {
+            let v = w.sread(op(1)?, ctx)? as i32 as f32;
+            put(w, v)
+        })(),
+        "s_cvt_f32_u32" => (|| {
+            let v = w.sread(op(1)?, ctx)? as f32;
+            put(w, v)
+        })(),
+        // Saturating, NaN to 0 (as `v_cvt_i32_f32`).
+        "s_cvt_i32_f32" => (|| {
+            let v = f(w, 1)? as i32 as u32;
+            w.swrite(op(0)?, v)
+        })(),
+        "s_cvt_u32_f32" => (|| {
+            let v = f(w, 1)? as u32;
+            w.swrite(op(0)?, v)
+        })(),
+        "s_cvt_f32_f16" | "s_cvt_hi_f32_f16" => (|| {
+            let x = w.sread(op(1)?, ctx)?;
+            let h = if m == "s_cvt_hi_f32_f16" { x >> 16 } else { x };
+            put(w, f16b(h as u64 & 0xffff))
+        })(),
+        "s_ceil_f32" | "s_floor_f32" | "s_trunc_f32" | "s_rndne_f32" => (|| {
+            let x = f(w, 1)?;
+            let v = match m {
+                "s_ceil_f32" => x.ceil(),
+                "s_floor_f32" => x.floor(),
+                "s_trunc_f32" => x.trunc(),
+                _ => x.round_ties_even(),
+            };
+            put(w, v)
+        })(),
+        "s_add_nc_u64" | "s_sub_nc_u64" | "s_mul_u64" => (|| {
+            let (a, b) = (w.sread64(op(1)?, ctx)?, w.sread64(op(2)?, ctx)?);
+            let r = match m {
+                "s_add_nc_u64" => a.wrapping_add(b),
+                "s_sub_nc_u64" => a.wrapping_sub(b),
+                _ => a.wrapping_mul(b),
+            };
+            w.swrite64(op(0)?, r)
+        })(),
+        _ => {
+            let cmp = m.strip_prefix("s_cmp_")?.strip_suffix("_f32")?;
+            (|| {
+                let (a, b) = (w.sread(op(0)?, ctx)?, w.sread(op(1)?, ctx)?);
+                match compare(cmp, "f32", a as u64, b as u64) {
+                    Some(r) => {
+                        w.scc = r;
+                        Ok(())
+                    }
+                    None => unsup(""),
+                }
+            })()
+        }
+    })
+}
+
 fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    if let Some(r) = salu_gfx12(w, ins, ctx) {
+        return r;
+    }
     let m = ins.mnemonic.as_str();
     let o = &ins.ops;
     let op = |i: usize| -> R<&Src> { o.get(i).ok_or_else(|| Stop::Unsupported(String::new())) };
@@ -2766,7 +2951,7 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // of 8, the selects 3 bits each in the DPP word's bits 8-31 (LLVM
     // `dpp8:[...]`).
     let dpp8 = if enc == "_dpp" && ins.has("dpp8") {
-        if ins.has("fi") {
+        if ins.modifier("fi").is_some_and(|v| v != "0") {
             return unsup("DPP8 with fi:1 (fetch-inactive is not modelled)");
         }
         Some(ins.words.get(1).copied().unwrap_or(0) >> 8)
@@ -3656,10 +3841,20 @@ fn mem_write(
     ctx.mem.write(a, bytes)
 }
 
+/// Whether an atomic returns the old value: `glc` (gfx9, gfx11), `sc0`
+/// (gfx940+), `th:TH_ATOMIC_RETURN` (gfx12).
+fn atomic_returns(ins: &Instruction) -> bool {
+    ins.has("glc") || ins.has("sc0") || ins.modifier("th").is_some_and(|t| t.contains("RETURN"))
+}
+
 /// global_* and flat_* loads, stores and atomics; flat addresses in the
 /// LDS aperture (`src_shared_base`) go to LDS.
 fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
+    // gfx12's cache invalidate/write-back: memory here has no caches.
+    if matches!(m, "global_inv" | "global_wb" | "global_wbinv") {
+        return Ok(());
+    }
     let flat = m.starts_with("flat_");
     let rest = m.split_once('_').map(|x| x.1).unwrap_or("");
     let offset = match ins.modifier("offset") {
@@ -3769,7 +3964,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             Some(k) => (k, 8),
             None => (kind, if kind.ends_with("f64") { 8 } else { 4 }),
         };
-        let ret = ins.has("glc") || ins.has("sc0");
+        let ret = atomic_returns(ins);
         let (vdst, vaddr, data, saddr) = if ret {
             (
                 Some(opnd(ops, 0)?),
@@ -4116,7 +4311,7 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
     if atomic_op(op, size, 0, 0, 0).is_none() {
         return unsup("");
     }
-    let ret = ins.has("glc") || ins.has("sc0");
+    let ret = atomic_returns(ins);
     let (offen, idxen) = (ins.has("offen"), ins.has("idxen"));
     let (vdata, vaddr, srsrc, soffset) =
         (opnd(ops, 0)?, opnd(ops, 1)?, opnd(ops, 2)?, opnd(ops, 3)?);

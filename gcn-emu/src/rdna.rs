@@ -20,9 +20,32 @@ pub const TARGETS: &[&str] = &[
     "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151",
 ];
 
+/// The RDNA4 (gfx12) targets the emulator runs: RDNA3's core with gfx12's
+/// instructions (`crate::exec`'s `salu_gfx12`, the gfx12 [`ALIASES`]) and
+/// workgroup IDs in TTMP registers ([`GFX12_TTMP_WORKGROUP_ID`]).
+pub const TARGETS_GFX12: &[&str] = &["gfx1200", "gfx1201"];
+
+/// gfx12's architected SGPRs: the workgroup ID X is in `ttmp9`, Y in
+/// `ttmp7[15:0]`, Z in `ttmp7[31:16]` (LLVM's `FeatureArchitectedSGPRs`,
+/// on for gfx12: AMDGPULegalizerInfo's `WorkGroupIDX = TTMP9`,
+/// `WorkGroupIDY = TTMP7 & 0xffff`, `WorkGroupIDZ = TTMP7 & 0xffff0000`,
+/// llvm-project PR 76140). Hardware SGPR indices of ttmp9 and ttmp7.
+pub const GFX12_TTMP_WORKGROUP_ID: (usize, usize) = (108 + 9, 108 + 7);
+
 /// Whether `processor` is one of [`TARGETS`].
 pub fn is_rdna3(processor: &str) -> bool {
     TARGETS.contains(&processor)
+}
+
+/// Whether `processor` is one of [`TARGETS_GFX12`].
+pub fn is_gfx12(processor: &str) -> bool {
+    TARGETS_GFX12.contains(&processor)
+}
+
+/// Whether `processor` is an RDNA target the emulator runs ([`TARGETS`]
+/// or [`TARGETS_GFX12`]).
+pub fn is_rdna(processor: &str) -> bool {
+    is_rdna3(processor) || is_gfx12(processor)
 }
 
 /// RDNA3's spelling → the executor's name of the same operation (gfx9's,
@@ -40,6 +63,15 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("buffer_gl0_inv", "buffer_wbinvl1"),
     ("buffer_gl1_inv", "buffer_wbinvl1"),
     // Scalar ALU.
+    // gfx12's renamed SALU and VALU carries (RDNA4 table names).
+    ("s_add_co_i32", "s_add_i32"),
+    ("s_sub_co_i32", "s_sub_i32"),
+    ("s_add_co_u32", "s_add_u32"),
+    ("s_sub_co_u32", "s_sub_u32"),
+    ("s_add_co_ci_u32", "s_addc_u32"),
+    ("s_sub_co_ci_u32", "s_subb_u32"),
+    ("v_mad_co_u64_u32", "v_mad_u64_u32"),
+    ("v_mad_co_i64_i32", "v_mad_i64_i32"),
     ("s_and_not1_b32", "s_andn2_b32"),
     ("s_and_not1_b64", "s_andn2_b64"),
     ("s_or_not1_b32", "s_orn2_b32"),
@@ -271,15 +303,56 @@ pub fn executable(program: &Program) -> Program {
 mod tests {
     use super::*;
 
+    /// In wave32 nothing reaches lanes 32-63 or `exec_hi`/`vcc_hi`, a lane
+    /// mask is one SGPR, and gfx11's `null` reads 0 and drops writes.
+    #[test]
+    fn wave32_masks_are_one_sgpr_and_null_drops_writes() {
+        use crate::decode::{Numbering, Operand, RegFile, Src, EXEC, NULL_GFX11, VCC};
+        let mut w = crate::exec::Wave::new(4, 0);
+        w.numbering = Numbering::GFX11;
+        w.wave_size = 32;
+        w.set_exec(u64::MAX);
+        assert_eq!(w.exec(), 0xffff_ffff);
+        assert_eq!(w.s[EXEC as usize + 1], 0, "exec_hi untouched");
+        w.s[EXEC as usize + 1] = 0xffff_ffff;
+        assert_eq!(
+            w.exec(),
+            0xffff_ffff,
+            "exec_hi is not part of a wave32 mask"
+        );
+        let sgpr = |index: u16, count: u16| Src {
+            op: Operand::Reg {
+                file: RegFile::S,
+                index,
+                count,
+            },
+            neg: false,
+            abs: false,
+            sext: false,
+        };
+        w.s[5] = 7;
+        w.write_mask(&sgpr(4, 1), u64::MAX).unwrap();
+        assert_eq!((w.s[4], w.s[5]), (u32::MAX, 7), "one SGPR written");
+        w.write_mask(&sgpr(NULL_GFX11, 1), 5).unwrap();
+        assert_eq!(w.s[NULL_GFX11 as usize], 0, "null drops the write");
+        w.set_vcc(u64::MAX);
+        assert_eq!((w.s[VCC as usize], w.s[VCC as usize + 1]), (u32::MAX, 0));
+        assert_eq!(w.m0(), w.s[125]);
+    }
+
     /// Every alias is an RDNA3 name, none is also a gfx9 name (it would
     /// shadow it), and each runs on the executor under its new name.
     #[test]
     fn every_alias_is_an_rdna3_name_the_executor_runs_under_a_gfx9_name() {
         let rdna3 = crate::isa::table_for("gfx1100").unwrap();
+        let rdna4 = crate::isa::table_for("gfx1201").unwrap();
         let mut seen = std::collections::HashSet::new();
         for (from, to) in ALIASES {
             assert!(seen.insert(from), "{from} twice");
-            assert!(rdna3.lookup(from).is_some(), "{from} is not an RDNA3 name");
+            assert!(
+                rdna3.lookup(from).or(rdna4.lookup(from)).is_some(),
+                "{from} is not an RDNA3 or RDNA4 name"
+            );
             assert!(
                 crate::isa::lookup(from).is_none(),
                 "{from} is a gfx9 name too"
@@ -291,7 +364,7 @@ mod tests {
             );
             // Same family of encoding (a load stays a load of the same
             // memory).
-            let f = rdna3.lookup(from).unwrap().format;
+            let f = rdna3.lookup(from).or(rdna4.lookup(from)).unwrap().format;
             let t = crate::exec::format_of(to).unwrap();
             let family = |f: crate::isa::Format| {
                 use crate::isa::Format::*;

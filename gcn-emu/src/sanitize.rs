@@ -699,7 +699,9 @@ impl WaveSan {
         let class = classify(ins, self.table);
         let class_slot = class.map(|(e, _)| self.gen.slot_of(e));
         let mut hits = Vec::new();
-        for (i, op) in ins.ops.iter().enumerate() {
+        // A VOPD pair's Y half reads and writes registers too.
+        let operands = ins.ops.iter().chain(ins.dual.iter().flat_map(|y| &y.ops));
+        for (i, op) in operands.enumerate() {
             let Some(r) = regs(&op.op) else { continue };
             let own_dst = i == 0 && matches!(class, Some((_, true)));
             for (qi, q) in self.queues.iter().enumerate() {
@@ -1444,6 +1446,26 @@ mod tests {
                 .count();
             assert_eq!(n, 1, "{k}");
         }
+    }
+
+    /// A VOPD pair is one instruction: a register its Y half reads while a
+    /// load still writes it is a premature read, as one X reads.
+    #[test]
+    fn a_vopd_pairs_y_half_is_checked_too() {
+        let pair = crate::decode::parse_line(
+            "\tv_dual_mul_f32 v10, v4, v5 :: v_dual_add_f32 v11, v1, v7 // 000000000200: C8C80B04 0A0A0F01",
+        )
+        .unwrap()
+        .unwrap();
+        let mut w = WaveSan::new([0; 3], 0);
+        load(&mut w, "global_load_dword", RegFile::V, 1);
+        w.before(&pair, &program(), None, &wave());
+        assert_eq!(w.findings.len(), 1, "{:?}", w.findings);
+        assert!(
+            w.findings[0].message.contains("v1"),
+            "{}",
+            w.findings[0].message
+        );
     }
 
     #[test]

@@ -168,3 +168,209 @@ fn true16_halves_decode_on_gfx12() {
         assert_eq!(halves, 16, "{t}: true16 instructions of the Triton matmul");
     }
 }
+
+/// One lane's inputs of a vopd.hip kernel: a, b, c, d, and the old values
+/// of X's and Y's destinations.
+#[derive(Clone, Copy)]
+struct Lane {
+    a: u32,
+    b: u32,
+    c: u32,
+    d: u32,
+    x: u32,
+    y: u32,
+}
+
+/// 32 lanes of inputs: random floats in [-4, 4), with zeros, NaNs, ±0 and
+/// infinities in some lanes (for dx9's 0·x, the `_num_` NaN rules and
+/// cndmask's sign test).
+fn lanes() -> Vec<Lane> {
+    let mut r = common::Rng(35);
+    let mut f = || ((r.next_u32() >> 8) as f32 / (1 << 24) as f32 * 8.0 - 4.0).to_bits();
+    let mut out: Vec<Lane> = (0..32)
+        .map(|_| Lane {
+            a: f(),
+            b: f(),
+            c: f(),
+            d: f(),
+            x: f(),
+            y: f(),
+        })
+        .collect();
+    let special = [0.0f32, -0.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY];
+    for (i, l) in out.iter_mut().enumerate().take(10) {
+        let s = special[i % special.len()].to_bits();
+        match i / special.len() {
+            0 => (l.a, l.c) = (s, s),
+            _ => (l.b, l.d) = (s, s),
+        }
+    }
+    out[10].a = 0x7fa0_0001; // a signalling NaN
+    out[10].b = 0x7fc0_1234;
+    out[11].c = 0x7fa0_0002;
+    out[11].d = 0x7fc0_5678;
+    out
+}
+
+/// Run kernel `name` of `obj` on `lanes`; (X's, Y's destination) per lane.
+fn run_pair(obj: &Path, name: &str, lanes: &[Lane]) -> Vec<(u32, u32)> {
+    let l = common::load(obj, name);
+    let mut io = vec![0u32; 256];
+    for (i, v) in lanes.iter().enumerate() {
+        for (k, w) in [v.a, v.b, v.c, v.d, v.x, v.y].into_iter().enumerate() {
+            io[32 * k + i] = w;
+        }
+    }
+    // `common::launch` also runs it under the sanitizer (gfx11's and
+    // gfx12's wait counters), which must find nothing.
+    let (bufs, _) = common::launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![common::A::Buf(common::u32s(&io))],
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let out = common::to_u32(&bufs[0]);
+    (0..32).map(|i| (out[192 + i], out[224 + i])).collect()
+}
+
+fn f(x: u32) -> f32 {
+    f32::from_bits(x)
+}
+/// A float result as the hardware writes it: any NaN as the canonical
+/// quiet NaN (compared as such).
+fn canon(x: u32) -> u32 {
+    if f(x).is_nan() {
+        0x7fc0_0000
+    } else {
+        x
+    }
+}
+fn b(x: f32) -> u32 {
+    canon(x.to_bits())
+}
+
+/// RDNA4's maximumNumber/minimumNumber (ISA pseudo-code of
+/// `v_max_num_f32`): a NaN yields the other operand, two NaNs src0
+/// quieted, +0 above -0.
+fn num(a: u32, b: u32, max: bool) -> u32 {
+    match (f(a).is_nan(), f(b).is_nan()) {
+        (true, true) => a | 0x0040_0000,
+        (true, false) => b,
+        (false, true) => a,
+        _ if f(a) == f(b) => {
+            // ±0: the positive one for max, the negative for min.
+            if (a >> 31 == 0) == max {
+                a
+            } else {
+                b
+            }
+        }
+        _ if (f(a) > f(b)) == max => a,
+        _ => b,
+    }
+}
+
+/// Each VOPD pair of tests/kernels/vopd.hip (all 17 halves of each
+/// generation) run on gfx1100 (wave32) and gfx1201, against the ISA's
+/// pseudo-code of each half, computed here lane by lane. Both halves read
+/// their sources before either writes: `y_reads_x` (Y reads X's
+/// destination and gets the old value) and `swap` (each reads the other's).
+#[test]
+fn vopd_pairs_run_with_each_halfs_semantics() {
+    let d = std::env::temp_dir().join(format!("gcn-emu-vopd-run-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let ls = lanes();
+    for target in ["gfx1100", "gfx1201"] {
+        let obj = common::build("vopd", target, &d);
+        let gfx12 = target == "gfx1201";
+        type Want = fn(&Lane, bool) -> (u32, u32);
+        let cases: &[(&str, Want)] = &[
+            ("fmac_fmaak", |l, _| {
+                (
+                    b(f(l.a).mul_add(f(l.b), f(l.x))),
+                    b(f(l.c).mul_add(f(l.d), 3.0)),
+                )
+            }),
+            ("fmamk_mul", |l, _| {
+                (b(f(l.a).mul_add(1.5, f(l.b))), b(f(l.c) * f(l.d)))
+            }),
+            ("add_sub", |l, _| (b(f(l.a) + f(l.b)), b(f(l.c) - f(l.d)))),
+            ("subrev_dx9", |l, _| {
+                let dx9 = if f(l.c) == 0.0 || f(l.d) == 0.0 {
+                    0
+                } else {
+                    b(f(l.c) * f(l.d))
+                };
+                (b(f(l.b) - f(l.a)), dx9)
+            }),
+            ("mov_cndmask", |l, _| {
+                // vcc_lo = 0 < c; cndmask: vcc ? vsrc1 : src0.
+                (l.a, if 0.0 < f(l.c) { l.d } else { l.c })
+            }),
+            ("cndmask_mov", |l, _| {
+                (if 0.0 < f(l.b) { l.b } else { l.a }, 1.0f32.to_bits())
+            }),
+            ("max_min", |l, gfx12| {
+                if gfx12 {
+                    (num(l.a, l.b, true), num(l.c, l.d, false))
+                } else {
+                    // RDNA3's v_max_f32/v_min_f32 (IEEE mode): a NaN
+                    // yields the other operand.
+                    (b(f(l.a).max(f(l.b))), b(f(l.c).min(f(l.d))))
+                }
+            }),
+            ("dot2_f16_bf16", |l, _| {
+                let h = |v: u32| half::f16::from_bits(v as u16).to_f32();
+                let bf = |v: u32| f32::from_bits(v << 16);
+                let mut x = f(l.x);
+                x += h(l.a) * h(l.b);
+                x += h(l.a >> 16) * h(l.b >> 16);
+                let mut y = f(l.y);
+                y += bf(l.c & 0xffff) * bf(l.d & 0xffff);
+                y += bf(l.c >> 16) * bf(l.d >> 16);
+                (b(x), b(y))
+            }),
+            ("mul_addnc", |l, _| {
+                (b(f(l.a) * f(l.b)), l.c.wrapping_add(l.d))
+            }),
+            ("add_lshlrev", |l, _| {
+                (b(f(l.a) + f(l.b)), l.d << (l.c & 31))
+            }),
+            ("sub_and", |l, _| (b(f(l.a) - f(l.b)), l.c & l.d)),
+            ("y_reads_x", |l, _| (b(f(l.a) * f(l.b)), b(f(l.x) + f(l.d)))),
+            ("swap", |l, _| (l.y, l.x)),
+        ];
+        for (name, want) in cases {
+            let got = run_pair(&obj, name, &ls);
+            // Which results are floats whose NaNs compare as one (the
+            // `_num_` rules of gfx12 keep a NaN operand's payload).
+            let floats = match *name {
+                "mov_cndmask" | "cndmask_mov" | "swap" => (false, false),
+                "mul_addnc" | "add_lshlrev" | "sub_and" => (true, false),
+                "max_min" if gfx12 => (false, false),
+                _ => (true, true),
+            };
+            for (i, (l, g)) in ls.iter().zip(&got).enumerate() {
+                let c = |v: u32, float: bool| if float { canon(v) } else { v };
+                let w = want(l, gfx12);
+                let (g, w) = (
+                    (c(g.0, floats.0), c(g.1, floats.1)),
+                    (c(w.0, floats.0), c(w.1, floats.1)),
+                );
+                assert_eq!(
+                    g,
+                    w,
+                    "{target} {name} lane {i}: a={:?} b={:?} c={:?} d={:?} x={:?} y={:?}",
+                    f(l.a),
+                    f(l.b),
+                    f(l.c),
+                    f(l.d),
+                    f(l.x),
+                    f(l.y)
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

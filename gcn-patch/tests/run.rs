@@ -822,12 +822,12 @@ fn list_unsupported_names_what_is_missing_and_exits_0_only_when_nothing_is() {
     }
     // A target the emulator does not run is refused, not listed: a list of
     // the few spellings the CDNA probe accepts would read as if the rest ran.
-    let rdna = repo().join("gcn-emu/tests/rdna/gfx1201/lds_barrier.hsaco");
-    let o = gcn_patch(d, &[rdna.to_str().unwrap(), "--list-unsupported"]);
+    let gfx10 = build(d, "saxpy", "gfx1030");
+    let o = gcn_patch(d, &[gfx10.to_str().unwrap(), "--list-unsupported"]);
     assert_eq!(o.status.code(), Some(2), "{}{}", stdout(&o), stderr(&o));
     assert!(stdout(&o).is_empty(), "{}", stdout(&o));
     assert!(
-        stderr(&o).contains("target `gfx1201` is not emulated") && stderr(&o).contains("gfx942"),
+        stderr(&o).contains("target `gfx1030` is not emulated") && stderr(&o).contains("gfx942"),
         "{}",
         stderr(&o)
     );

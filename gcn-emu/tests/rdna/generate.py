@@ -5,7 +5,8 @@ gfx1201 (RDNA4) made by the real compilers, no GPU needed.
 * kernels/*.hip, compiled by clang-22 (`-x hip --cuda-device-only -nogpuinc
   -nogpulib -O3`) for each target: LDS and barriers, cross-lane (ds_swizzle,
   ds_bpermute, permlane16/x16, DPP, DPP8), WMMA, atomics (global, LDS, f32),
-  buffer out-of-bounds, and a wave64 kernel (-mwavefrontsize64).
+  buffer out-of-bounds (CDNA's V# word 3 and composable_kernel's gfx11 one),
+  and a wave64 kernel (-mwavefrontsize64).
 * Triton 3.9 (its AMD backend, wave32): an f16 matmul (tl.dot: WMMA) and a
   row softmax, with Triton's launch metadata (.json: shared, num_warps).
 

@@ -313,19 +313,12 @@ pub(crate) fn disassemble(
     kernel: &gcn_emu::load::Kernel,
 ) -> Result<Program, Diagnostics> {
     let job = format!("disassembling kernel `{}` of {}", kernel.name, co.path);
-    let mattr = mattr_arg(&co.processor, kernel);
+    let mattr = gcn_emu::decode::objdump_mattr_flag(&co.processor, kernel);
     parse(
         &listing(tc, co, mattr.as_deref(), &job)?,
         kernel,
         &co.processor,
     )
-}
-
-/// The `--mattr=` argument `llvm-objdump` needs for `kernel` of a
-/// `processor` object ([`gcn_emu::decode::objdump_mattr`]), if any.
-fn mattr_arg(processor: &str, kernel: &gcn_emu::load::Kernel) -> Option<String> {
-    let m = gcn_emu::decode::objdump_mattr(processor, kernel);
-    (!m.is_empty()).then(|| format!("--mattr={}", m.join(",")))
 }
 
 /// `llvm-objdump -d` of the whole object ([`crate::stage::toolchain::Toolchain::objdump`]).
@@ -699,7 +692,7 @@ pub fn unsupported(
     // (RDNA's wave64 kernels are printed with `--mattr=+wavefrontsize64`).
     let mut texts: std::collections::HashMap<Option<String>, String> = Default::default();
     for k in &kernels {
-        let mattr = mattr_arg(&co.processor, k);
+        let mattr = gcn_emu::decode::objdump_mattr_flag(&co.processor, k);
         if !texts.contains_key(&mattr) {
             let t = listing(
                 &tc,
