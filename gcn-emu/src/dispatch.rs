@@ -803,6 +803,7 @@ impl Setup<'_> {
             let (x, yz) = crate::rdna::GFX12_TTMP_WORKGROUP_ID;
             wave.s[x] = wg[0];
             wave.s[yz] = (wg[1] & 0xffff) | wg[2] << 16;
+            wave.s[crate::rdna::GFX12_TTMP_WAVE_ID] = (w & 0x1f) << 25;
         }
         let mut i = d.user_sgpr_count() as usize;
         for (dim, &on) in d.workgroup_id().iter().enumerate() {

@@ -315,6 +315,7 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("v_dot2acc_f32_bf16", Vop2),
         ("v_max_num_f32", Vop2),
         ("v_min_num_f32", Vop2),
+        ("v_xor3_b32", Vop3),
         ("v_max3_num_f32", Vop3),
         ("v_min3_num_f32", Vop3),
         // gfx12 (RDNA4): `salu_gfx12`, and global()'s cache controls.
@@ -367,6 +368,8 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_add_nc_u64", Sop2),
         ("s_sub_nc_u64", Sop2),
         ("s_mul_u64", Sop2),
+        ("s_load_b96", Smem),
+        ("s_buffer_load_b96", Smem),
         ("global_inv", Global),
         ("global_wb", Global),
         ("global_wbinv", Global),
@@ -405,6 +408,12 @@ pub(crate) fn unit(mnemonic: &str) -> Unit {
     let (format, access, name) = match crate::isa::lookup(mnemonic) {
         Some(p) => (p.format, p.access, p.name),
         None => match format_of(mnemonic) {
+            // An UNLISTED scalar-memory name (gfx12's `s_load_b96`): its
+            // access from the RDNA4 table.
+            Some(Format::Smem) => {
+                let p = crate::isa::table_for("gfx1201").and_then(|t| t.lookup(mnemonic));
+                (Format::Smem, p.map_or(Access::None, |p| p.access), "")
+            }
             Some(f) => (f, Access::None, ""),
             None => return Unit::None,
         },
@@ -511,6 +520,8 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_xor_b32" => r(a32 ^ b32),
         "v_xnor_b32" => r(!(a32 ^ b32)),
         "v_or3_b32" => r(a32 | b32 | c32),
+        // gfx10+ (RDNA): D = S0 ^ S1 ^ S2 (RDNA4 ISA pseudo-code).
+        "v_xor3_b32" => r(a32 ^ b32 ^ c32),
         "v_and_or_b32" => r((a32 & b32) | c32),
         "v_lshl_or_b32" => r(a32.wrapping_shl(b32 & 31) | c32),
         "v_bfi_b32" => r((a32 & b32) | (!a32 & c32)),
@@ -1724,8 +1735,13 @@ fn vopd_half(h: &Instruction) -> R<Instruction> {
 /// X's result is restored. The guide requires the two destinations to
 /// differ (one even, one odd): a pair writing one register twice is
 /// refused. The guide also says the encoding is illegal in wave64 (the
-/// hardware skips it); LLVM never emits it there.
+/// hardware skips it): a pair in a wave64 wave is refused.
 fn vopd(w: &mut Wave, x: &Instruction, y: &Instruction, ctx: &mut Ctx) -> R<()> {
+    if w.wave_size != 32 {
+        return unsup(
+            "a VOPD pair in a wave64 wave: the RDNA3 ISA guide (7.6) makes the encoding legal in wave32 only (the hardware skips it in wave64)",
+        );
+    }
     let (xh, yh, xd) = vopd_halves(x, y)?;
     let before = *w.vreg(RegFile::V, xd)?;
     valu_ins(w, &xh, ctx)?;
@@ -2636,6 +2652,8 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let dwords = match m.rsplit('_').next().unwrap_or("") {
         "dword" => 1,
         "dwordx2" => 2,
+        // gfx12's 3-dword scalar load (`s_load_b96`, UNLISTED).
+        "b96" => 3,
         "dwordx4" => 4,
         "dwordx8" => 8,
         "dwordx16" => 16,
@@ -5371,7 +5389,7 @@ impl Probe {
     /// target, else gfx9's ([`Probe::new`]).
     pub fn for_target(processor: &str, wave_size: u32) -> Self {
         let mut p = Self::new();
-        if crate::rdna::is_rdna3(processor) {
+        if crate::rdna::is_rdna(processor) {
             p.rdna = true;
             p.wave.numbering = crate::decode::Numbering::of(processor);
             p.wave.wave_size = wave_size;
@@ -5688,6 +5706,7 @@ mod probe_tests {
         let w = run_one(
             "v_dual_mul_f32 v10, v4, v5 :: v_dual_add_f32 v11, v10, v7",
             |w| {
+                w.wave_size = 32;
                 w.v[4] = [3.0f32.to_bits(); LANES];
                 w.v[5] = [5.0f32.to_bits(); LANES];
                 w.v[7] = [0.5f32.to_bits(); LANES];
@@ -5698,6 +5717,7 @@ mod probe_tests {
         assert_eq!(f32::from_bits(w.v[11][0]), 100.5);
         // Each reads the other's destination: a swap.
         let w = run_one("v_dual_mov_b32 v10, v11 :: v_dual_mov_b32 v11, v10", |w| {
+            w.wave_size = 32;
             w.v[10] = [1; LANES];
             w.v[11] = [2; LANES];
         });
@@ -5706,6 +5726,7 @@ mod probe_tests {
         let w = run_one(
             "v_dual_cndmask_b32 v10, v4, v5 :: v_dual_mov_b32 v11, 1.0",
             |w| {
+                w.wave_size = 32;
                 w.v[4] = [7; LANES];
                 w.v[5] = [9; LANES];
                 w.s[VCC as usize] = 0b10;
@@ -5722,9 +5743,29 @@ mod probe_tests {
         .unwrap()
         .unwrap();
         assert!(matches!(
-            Probe::new().probe(&ins),
+            Probe::for_target("gfx1100", 32).probe(&ins),
             ProbeOutcome::Unsupported(w) if w.contains("both halves")
         ));
+        // In a wave64 wave the pair is refused (illegal there).
+        let ins = crate::decode::parse_line(
+            "\tv_dual_mov_b32 v10, v4 :: v_dual_mov_b32 v11, v5 // 000000001600: CA10010A 0B000105",
+        )
+        .unwrap()
+        .unwrap();
+        assert!(Probe::for_target("gfx1100", 32).implements(&ins));
+        assert!(matches!(
+            Probe::for_target("gfx1100", 64).probe(&ins),
+            ProbeOutcome::Unsupported(w) if w.contains("wave64")
+        ));
+    }
+
+    #[test]
+    fn xor3_is_the_xor_of_three() {
+        let w = run_one("v_xor3_b32 v0, v1, s2, 0x0f0f0f0f", |w| {
+            w.v[1] = [0x1234_5678; LANES];
+            w.s[2] = 0xffff_0000;
+        });
+        assert_eq!(w.v[0][7], 0x1234_5678 ^ 0xffff_0000 ^ 0x0f0f_0f0f);
     }
 
     #[test]

@@ -32,6 +32,12 @@ pub const TARGETS_GFX12: &[&str] = &["gfx1200", "gfx1201"];
 /// llvm-project PR 76140). Hardware SGPR indices of ttmp9 and ttmp7.
 pub const GFX12_TTMP_WORKGROUP_ID: (usize, usize) = (108 + 9, 108 + 7);
 
+/// gfx12's architected wave ID: the wave's index in its workgroup is
+/// `ttmp8[29:25]` (LLVM lowers `llvm.amdgcn.wave.id` to
+/// `s_bfe_u32 sN, ttmp8, 0x50019`, as Triton's gfx1201 softmax reads it;
+/// llvm-project PR 76140). Hardware SGPR index of ttmp8.
+pub const GFX12_TTMP_WAVE_ID: usize = 108 + 8;
+
 /// Whether `processor` is one of [`TARGETS`].
 pub fn is_rdna3(processor: &str) -> bool {
     TARGETS.contains(&processor)

@@ -597,3 +597,79 @@ out = [acc, hist, np.array([x.astype(np.float64).sum()], np.float32)]",
         }
     }
 }
+
+/// Triton 3.9's row softmax for gfx1100 and gfx1201 (generate.py: BN 128,
+/// 4 warps of 32, `shared` bytes of dynamic LDS, two null scratch
+/// pointers after `N`), on rows of 100 of 128 columns (the rest masked to
+/// -inf), within 1e-5 relative of the f64 softmax (`v_exp_f32` is an
+/// approximation on hardware; the sums' order is the kernel's).
+#[test]
+fn triton_softmax_is_within_tolerance_of_f64() {
+    const ROWS: usize = 5;
+    const N: usize = 100;
+    for target in ["gfx1100", "gfx1201"] {
+        let l = load(&corpus(target, "triton_softmax"), "softmax");
+        let meta = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/rdna")
+                .join(target)
+                .join("triton_softmax.json"),
+        )
+        .unwrap();
+        let field = |key: &str| -> u32 {
+            let at = meta.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
+            meta[at..]
+                .trim_start()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        let (warps, shared, warp) = (field("num_warps"), field("shared"), field("warp_size"));
+        let mut r = Rng(17);
+        let x: Vec<f32> = (0..ROWS * N).map(|_| r.f32() * 8.0).collect();
+        let mem = Memory::new();
+        let (a, b) = (
+            mem.alloc_bytes("x", &f32s(&x)),
+            mem.alloc_bytes("y", &vec![0xff; 4 * ROWS * N + 4 * 28]),
+        );
+        let mut launch = Launch::new([ROWS as u32, 1, 1], [warps * warp, 1, 1]);
+        launch.dynamic_lds = shared;
+        launch.max_instructions = 1_000_000;
+        let stats = run(
+            &l.co,
+            l.co.kernel("softmax").unwrap(),
+            &l.program,
+            &mem,
+            &[
+                ArgValue::Pointer(a),
+                ArgValue::Pointer(b),
+                ArgValue::Bytes((N as u32).to_le_bytes().to_vec()),
+                ArgValue::Bytes(vec![0; 8]),
+                ArgValue::Bytes(vec![0; 8]),
+            ],
+            &launch,
+        )
+        .unwrap_or_else(|e| panic!("{target}: {e}"));
+        assert_eq!(stats.waves, ROWS as u64 * warps as u64, "{target}");
+        let got = to_f32(&mem.contents(b).unwrap());
+        for row in 0..ROWS {
+            let xs = &x[row * N..(row + 1) * N];
+            let m = xs.iter().fold(f64::MIN, |a, &b| a.max(b as f64));
+            let s: f64 = xs.iter().map(|&v| (v as f64 - m).exp()).sum();
+            for (c, &v) in xs.iter().enumerate() {
+                let want = (v as f64 - m).exp() / s;
+                let g = got[row * N + c] as f64;
+                assert!(
+                    (g - want).abs() <= 1e-5 * want + 1e-12,
+                    "{target}: [{row}][{c}] {g} vs {want}"
+                );
+            }
+        }
+        assert!(
+            got[ROWS * N..].iter().all(|v| v.to_bits() == u32::MAX),
+            "{target}: written past the last row"
+        );
+    }
+}

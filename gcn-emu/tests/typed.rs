@@ -49,9 +49,6 @@ fn typed_operations_agree_with_the_reference_executor() {
             let p = e.unwrap().path();
             (p.extension()? == "hip").then(|| p.file_stem()?.to_str().map(String::from))?
         })
-        // vopd.hip is RDNA inline asm (VOPD pairs): it builds for gfx11/gfx12
-        // only, and RDNA runs on the reference executor alone.
-        .filter(|k| k != "vopd")
         .collect();
     kernels.sort();
     // gfx942 and gfx950 (gfx90a's code is in IREE's corpus; some test
