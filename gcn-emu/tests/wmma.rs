@@ -1014,10 +1014,9 @@ fn iree_matmul_and_conv_gfx1201_match_numpy() {
     iree_conv("gfx1201");
 }
 
-/// Ignored: Triton's gfx1201 matmul also uses `v_xor3_b32`, which the
-/// executor does not run yet (outside WMMA).
+/// Triton's gfx1201 matmul: gfx12's WMMA layouts, true16, VOPD and
+/// `v_xor3_b32` (its LDS swizzle).
 #[test]
-#[ignore = "v_xor3_b32 is not implemented"]
 fn triton_matmul_gfx1201_matches_numpy() {
     triton_matmul("gfx1201", true);
     triton_matmul("gfx1201", false);
