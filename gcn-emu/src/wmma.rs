@@ -207,8 +207,9 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout, or `None` for a combination that does not exist (SWMMAC,
-    /// fp8 or K = 32 on gfx11; a wave size other than 32 or 64).
+    /// The layout, or `None` for a combination that does not exist or is
+    /// not covered (SWMMAC, fp8 or K = 32 on gfx11; a wave size other than
+    /// 32 or 64; on gfx1250 anything but wave32 16×16×32 f16/bf16 → f32).
     pub fn new(gen: Gen, wave: usize, op: Op) -> Option<Layout> {
         if gen == Gen::Gfx1250 {
             let ok = wave == 32
@@ -231,7 +232,8 @@ impl Layout {
 
     /// The layout whose register counts are those of the printed operands
     /// (A, B, C or SWMMAC's D): LLVM sizes them by generation and wave size,
-    /// and no two of the four combinations agree on all three.
+    /// and no two combinations that exist for one instruction agree on all
+    /// three (`None` if none does, or several would).
     pub fn infer(op: Op, a_regs: usize, b_regs: usize, c_regs: usize) -> Option<Layout> {
         let mut found = None;
         for gen in [Gen::Gfx11, Gen::Gfx12, Gen::Gfx1250] {

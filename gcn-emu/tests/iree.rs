@@ -180,7 +180,7 @@ fn iree_softmax_is_within_tolerance_of_f64() {
 /// stores through IREE's V#, and on gfx1201 `s_barrier_signal`/
 /// `s_barrier_wait` and the split waits. Compared with the f64 softmax
 /// within 1e-5 relative, as on CDNA (`v_exp_f32` is exp2 rounded here, an
-/// approximation on hardware).
+/// approximation on hardware). The reference is NumPy's f64 softmax.
 #[test]
 fn iree_softmax_on_rdna_is_within_tolerance_of_f64() {
     const K: &str = "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store";
@@ -213,12 +213,10 @@ fn iree_softmax_on_rdna_is_within_tolerance_of_f64() {
         .unwrap_or_else(|e| panic!("{target}: {e}"));
         assert_eq!(stats.waves, 128 * 8, "{target}: wave32");
         let got = to_f32(&mem.contents(b).unwrap());
+        let want = numpy_softmax(&x, 1024);
         for row in 0..128 {
-            let xs = &x[row * 1024..(row + 1) * 1024];
-            let m = xs.iter().fold(f64::MIN, |a, &b| a.max(b as f64));
-            let s: f64 = xs.iter().map(|&v| (v as f64 - m).exp()).sum();
-            for (c, &v) in xs.iter().enumerate() {
-                let want = (v as f64 - m).exp() / s;
+            for c in 0..1024 {
+                let want = want[row * 1024 + c];
                 let g = got[row * 1024 + c] as f64;
                 assert!(
                     (g - want).abs() <= 1e-5 * want + 1e-12,
@@ -227,4 +225,41 @@ fn iree_softmax_on_rdna_is_within_tolerance_of_f64() {
             }
         }
     }
+}
+
+/// NumPy's f64 softmax over rows of `cols` of `x` (python3 with NumPy).
+fn numpy_softmax(x: &[f32], cols: usize) -> Vec<f64> {
+    let dir = std::env::temp_dir().join(format!(
+        "gcn-emu-iree-np-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (input, output) = (dir.join("x.bin"), dir.join("y.bin"));
+    std::fs::write(&input, f32s(x)).unwrap();
+    let script = format!(
+        "import sys, numpy as np
+x = np.fromfile(sys.argv[1], np.float32).reshape(-1, {cols}).astype(np.float64)
+e = np.exp(x - x.max(axis=1, keepdims=True))
+(e / e.sum(axis=1, keepdims=True)).tofile(sys.argv[2])"
+    );
+    let run = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(script)
+        .arg(&input)
+        .arg(&output)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("python3 not found ({e}): install it with NumPy (apt-get install -y python3-numpy, or bash tests/setup.sh)")
+        });
+    assert!(
+        run.status.success(),
+        "the NumPy reference failed (is NumPy installed? pip install numpy, or bash tests/setup.sh): {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let y = std::fs::read(&output).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    y.chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }

@@ -353,9 +353,15 @@ out = [acc, hist, facc, chain]",
 /// (`v_exp_f32` approximates, and the sums' order is the kernel's).
 #[test]
 fn triton_softmax_is_within_tolerance_of_numpy() {
-    let l = load(&corpus("gfx1100", "triton_softmax"), "softmax");
-    let json = std::fs::read_to_string(corpus("gfx1100", "triton_softmax").with_extension("json"))
-        .unwrap();
+    triton_softmax_vs_numpy("gfx1100");
+}
+
+/// Triton's row softmax on `target` against NumPy's f64 softmax (Triton's
+/// `num_warps`, `warp_size` and `shared` from its `.json`).
+fn triton_softmax_vs_numpy(target: &str) {
+    let l = load(&corpus(target, "triton_softmax"), "softmax");
+    let json =
+        std::fs::read_to_string(corpus(target, "triton_softmax").with_extension("json")).unwrap();
     let field = |key: &str| -> u32 {
         let at = json.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
         json[at..]
@@ -366,14 +372,14 @@ fn triton_softmax_is_within_tolerance_of_numpy() {
             .parse()
             .unwrap()
     };
-    let (warps, shared) = (field("num_warps"), field("shared"));
+    let (warps, shared, warp) = (field("num_warps"), field("shared"), field("warp_size"));
     let (rows, n) = (5usize, 100usize);
     let mut r = Rng(6);
     let x: Vec<f32> = (0..rows * n).map(|_| r.f32() * 8.0).collect();
     let (bufs, stats) = launch_lds(
         &l,
         [rows as u32, 1, 1],
-        [warps * 32, 1, 1],
+        [warps * warp, 1, 1],
         shared,
         vec![
             A::Buf(f32s(&x)),
@@ -387,7 +393,7 @@ fn triton_softmax_is_within_tolerance_of_numpy() {
     assert_eq!(
         stats.waves,
         rows as u64 * warps as u64,
-        "wave32: 4 waves a row"
+        "{target}: {warps} waves of {warp} a row"
     );
     let want = numpy(
         &format!(
@@ -405,7 +411,7 @@ out = [e / e.sum(axis=1, keepdims=True)]"
         let g = *g as f64;
         assert!(
             (g - w).abs() <= 1e-5 * w + 1e-12,
-            "[{}][{}]: {g} vs {w}",
+            "{target}: [{}][{}]: {g} vs {w}",
             i / n,
             i % n
         );
@@ -417,6 +423,14 @@ out = [e / e.sum(axis=1, keepdims=True)]"
 /// ttmp9, VOPD) against the same NumPy references as gfx1100's.
 mod gfx1201 {
     use super::*;
+
+    /// Triton 3.9's gfx1201 row softmax (barrier signal/wait with work
+    /// between, the wave ID from `ttmp8`, `v_dual_max_num_f32`) against
+    /// NumPy's f64 softmax, within 1e-5 relative as on gfx1100.
+    #[test]
+    fn triton_softmax_is_within_tolerance_of_numpy() {
+        triton_softmax_vs_numpy("gfx1201");
+    }
 
     #[test]
     fn lds_barrier_reverses_each_block_through_lds_across_two_wave32_waves() {

@@ -131,28 +131,12 @@ fn corpus(target: &str, name: &str) -> PathBuf {
         .join(format!("{name}.hsaco"))
 }
 
-/// Run once (no sanitizer pass: its counters are gfx9's) and return every
-/// buffer's bytes, in argument order.
+/// Run (`common::launch`: also the sanitizer's false-alarm pass, which
+/// must find nothing) and return every buffer's bytes, in argument order.
 fn launch(l: &Loaded, grid: [u32; 3], block: [u32; 3], args: Vec<A>) -> Vec<Vec<u8>> {
-    let mem = Memory::new();
-    let mut bases = Vec::new();
-    let vals: Vec<ArgValue> = args
-        .iter()
-        .enumerate()
-        .map(|(i, a)| match a {
-            A::Buf(b) => {
-                let p = mem.alloc_bytes(&format!("arg{i}"), b);
-                bases.push(p);
-                ArgValue::Pointer(p)
-            }
-            A::Val(v) => ArgValue::Bytes(v.clone()),
-        })
-        .collect();
-    let mut launch = Launch::new(grid, block);
-    launch.max_instructions = 10_000_000;
-    let k = l.co.kernel(&l.name).unwrap();
-    run(&l.co, k, &l.program, &mem, &vals, &launch).unwrap_or_else(|e| panic!("{}: {e}", l.name));
-    bases.iter().map(|&b| mem.contents(b).unwrap()).collect()
+    common::launch(l, grid, block, args)
+        .unwrap_or_else(|e| panic!("{}: {e}", l.name))
+        .0
 }
 
 /// Run `script` with NumPy: `a{i}` is the raw bytes of input `i`; the
@@ -269,15 +253,55 @@ fn hip_wmma(target: &str) {
     }
 }
 
+/// The wave64 twin (`wmma_w64.hip`, `-mwavefrontsize64`, one block of 64
+/// threads), against NumPy bit for bit on small integers.
+fn hip_wmma_w64(target: &str) {
+    let l = load(&corpus(target, "wmma_w64"), "wmma_w64");
+    let k = l.co.kernel("wmma_w64").unwrap();
+    assert!(!k.descriptor.wave32() && k.wavefront_size == 64);
+    let (a, b) = (small_f16(256, 8, 70), small_f16(256, 8, 71));
+    let c: Vec<u8> = small_f16(256, 100, 72)
+        .iter()
+        .flat_map(|&h| half::f16::from_bits(h).to_f32().to_le_bytes())
+        .collect();
+    let bufs = launch(
+        &l,
+        [1, 1, 1],
+        [64, 1, 1],
+        vec![
+            A::Buf(u16s(&a)),
+            A::Buf(u16s(&b)),
+            A::Buf(c.clone()),
+            A::Buf(vec![0xff; 1024]),
+        ],
+    );
+    let want = numpy(
+        "a = np.frombuffer(a0, np.float16).reshape(16, 16).astype(np.float64)\n\
+         b = np.frombuffer(a1, np.float16).reshape(16, 16).astype(np.float64)\n\
+         c = np.frombuffer(a2, np.float32).reshape(16, 16).astype(np.float64)\n\
+         out = [(a @ b + c).astype(np.float32).view(np.uint32)]",
+        &[&u16s(&a), &u16s(&b), &c],
+    );
+    assert_eq!(to_u32(&bufs[3]), to_u32(&want[0]), "{target} wmma_w64");
+}
+
+#[test]
+fn hip_wmma_w64_gfx1100_matches_numpy() {
+    hip_wmma_w64("gfx1100");
+}
+
+#[test]
+fn hip_wmma_w64_gfx1201_matches_numpy() {
+    hip_wmma_w64("gfx1201");
+}
+
 #[test]
 fn hip_wmma_gfx1100_matches_numpy() {
     hip_wmma("gfx1100");
 }
 
-/// gfx12's layout on the same kernel. Ignored until the core runs gfx1201
-/// (issue 35's gfx12 decoder work); the layout itself is checked above.
+/// gfx12's layout on the same kernel.
 #[test]
-#[ignore = "the emulator does not run gfx1201 yet"]
 fn hip_wmma_gfx1201_matches_numpy() {
     hip_wmma("gfx1201");
 }
@@ -885,4 +909,115 @@ fn wmma_decode_refuses_what_it_does_not_model() {
     .unwrap();
     let e = gcn_emu::wmma::compute(&x.layout, &x.mods, &|_, _, _| 0, &|_, _| 0).unwrap_err();
     assert!(e.contains("index_key:1"), "{e}");
+}
+
+/// IREE 3.13's 256×256×256 f16 matmul for `target` (tests/corpus/iree,
+/// `v_wmma_f32_16x16x16_f16`, 4 wave32 waves a workgroup; `grid`
+/// workgroups, as IREE tiled it for the target; gfx1100's spills to
+/// scratch), against NumPy bit for bit on small integers (every
+/// partial sum exact). The output starts as NaN, so a tile left unwritten
+/// fails too.
+fn iree_matmul(target: &str, grid: u32) {
+    const N: usize = 256;
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../tests/corpus/iree/{target}/matmul.hsaco"));
+    let l = load(&path, "matmul_dispatch_0_matmul_256x256x256_f16xf16xf32");
+    let a = small_f16(N * N, 2, 50);
+    let b = small_f16(N * N, 2, 51);
+    let bufs = launch(
+        &l,
+        [grid, 1, 1],
+        [128, 1, 1],
+        vec![
+            A::Buf(u16s(&a)),
+            A::Buf(u16s(&b)),
+            A::Buf(vec![0xff; 4 * N * N]),
+        ],
+    );
+    let got = to_u32(&bufs[2]);
+    let want = numpy(
+        "a = np.frombuffer(a0, np.float16).reshape(256, 256).astype(np.float64)\n\
+         b = np.frombuffer(a1, np.float16).reshape(256, 256).astype(np.float64)\n\
+         out = [(a @ b).astype(np.float32).view(np.uint32)]",
+        &[&u16s(&a), &u16s(&b)],
+    );
+    let want = to_u32(&want[0]);
+    if let Some(i) = (0..N * N).find(|&i| got[i] != want[i]) {
+        panic!(
+            "{target} IREE matmul: C[{}][{}] = {:#x}, NumPy {:#x} ({} differ)",
+            i / N,
+            i % N,
+            got[i],
+            want[i],
+            (0..N * N).filter(|&i| got[i] != want[i]).count()
+        );
+    }
+}
+
+/// IREE 3.13's 3×3 conv (1×34×34×64 f16 input, 3×3×64×64 HWCF filter,
+/// 1×32×32×64 f32 output) for `target`, WMMA over an implicit GEMM, 256
+/// threads a workgroup, 8 workgroups: against NumPy bit for bit on small
+/// integers.
+fn iree_conv(target: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("../tests/corpus/iree/{target}/conv.hsaco"));
+    let l = load(&path, "conv_dispatch_0_conv_32x32x64x3x3x64_f16xf16xf32");
+    let x = small_f16(34 * 34 * 64, 2, 60);
+    let f = small_f16(3 * 3 * 64 * 64, 2, 61);
+    let bufs = launch(
+        &l,
+        [8, 1, 1],
+        [256, 1, 1],
+        vec![
+            A::Buf(u16s(&x)),
+            A::Buf(u16s(&f)),
+            A::Buf(vec![0xff; 4 * 32 * 32 * 64]),
+        ],
+    );
+    let got = to_u32(&bufs[2]);
+    let want = numpy(
+        "x = np.frombuffer(a0, np.float16).reshape(34, 34, 64).astype(np.float64)\n\
+         f = np.frombuffer(a1, np.float16).reshape(3, 3, 64, 64).astype(np.float64)\n\
+         w = np.lib.stride_tricks.sliding_window_view(x, (3, 3), axis=(0, 1))\n\
+         out = [np.einsum('hwcyx,yxco->hwo', w, f).astype(np.float32).view(np.uint32)]",
+        &[&u16s(&x), &u16s(&f)],
+    );
+    let want = to_u32(&want[0]);
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+        panic!(
+            "{target} IREE conv: out[{}][{}][{}] = {:#x}, NumPy {:#x} ({} differ)",
+            i / 2048,
+            i / 64 % 32,
+            i % 64,
+            got[i],
+            want[i],
+            (0..got.len()).filter(|&i| got[i] != want[i]).count()
+        );
+    }
+}
+
+#[test]
+fn iree_matmul_gfx1100_matches_numpy() {
+    iree_matmul("gfx1100", 8);
+}
+
+#[test]
+fn iree_conv_gfx1100_matches_numpy() {
+    iree_conv("gfx1100");
+}
+
+/// gfx12's WMMA layouts in IREE's compiled kernels (its gfx1201 matmul
+/// tiles the output for 16 workgroups).
+#[test]
+fn iree_matmul_and_conv_gfx1201_match_numpy() {
+    iree_matmul("gfx1201", 16);
+    iree_conv("gfx1201");
+}
+
+/// Triton's gfx1201 matmul: gfx12's WMMA layouts, true16, VOPD and
+/// `v_xor3_b32` (its LDS swizzle).
+#[test]
+fn triton_matmul_gfx1201_matches_numpy() {
+    triton_matmul("gfx1201", true);
+    triton_matmul("gfx1201", false);
 }

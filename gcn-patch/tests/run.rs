@@ -840,6 +840,49 @@ fn list_unsupported_names_what_is_missing_and_exits_0_only_when_nothing_is() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
+/// Every RDNA corpus object the emulator runs (gcn-emu/tests/rdna's HIP
+/// and Triton objects for gfx1100 and gfx1201, and IREE's for both):
+/// `--list-unsupported` finds nothing missing and exits 0. The probe takes
+/// each kernel's RDNA names and wave size as a launch does (gfx1201's
+/// wave64 `wmma_w64` once listed its `global_load_b32` as missing).
+#[test]
+fn list_unsupported_finds_nothing_missing_in_the_rdna_corpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut objects: Vec<PathBuf> = Vec::new();
+    for target in ["gfx1100", "gfx1201"] {
+        for d in [
+            repo().join("gcn-emu/tests/rdna").join(target),
+            repo().join("tests/corpus/iree").join(target),
+        ] {
+            for e in std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display())) {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|x| x == "hsaco") {
+                    objects.push(p);
+                }
+            }
+        }
+    }
+    objects.sort();
+    // 10 HIP and Triton objects and 3 IREE ones a target.
+    assert!(objects.len() >= 26, "{objects:?}");
+    for obj in &objects {
+        let o = gcn_patch(dir.path(), &[obj.to_str().unwrap(), "--list-unsupported"]);
+        assert!(
+            o.status.success(),
+            "{}: {}{}",
+            obj.display(),
+            stdout(&o),
+            stderr(&o)
+        );
+        assert!(
+            stdout(&o).contains("implements every instruction of"),
+            "{}: {}",
+            obj.display(),
+            stdout(&o)
+        );
+    }
+}
+
 /// `--grid`/`--block` are read by the launch model's parser
 /// (`gcn_emu::launch::Dims`), the one `kernels.toml` launches use: a
 /// dimension past 32 bits is named as such (gcn-patch's own parser called

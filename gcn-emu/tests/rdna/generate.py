@@ -20,7 +20,7 @@ import json, os, shutil, subprocess, sys
 
 TARGETS = ["gfx1100", "gfx1201"]
 # Kernels built with more than the common flags: wave64 asks for 64 lanes.
-FLAGS = {"wave64.hip": ["-mwavefrontsize64"]}
+FLAGS = {"wave64.hip": ["-mwavefrontsize64"], "wmma_w64.hip": ["-mwavefrontsize64"]}
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -8,8 +8,11 @@ C, and the sparse index K), every register slot of every lane and the matrix
 element it holds. gcn-emu/tests/wmma.rs checks gcn_emu::wmma's layouts
 against it. Only these facts are kept, not the calculator.
 
-Usage: python3 gcn-emu/tests/rdna/wmma_layouts.py /path/to/matrix_calculator.py
-(pip install tabulate==0.9.0; the calculator's one dependency)."""
+Usage:
+  git clone https://github.com/ROCm/amd_matrix_instruction_calculator /tmp/calc
+  git -C /tmp/calc checkout 2ef91896bcdc
+  pip install tabulate==0.9.0   # the calculator's one dependency
+  python3 gcn-emu/tests/rdna/wmma_layouts.py /tmp/calc/matrix_calculator.py"""
 import json, os, re, subprocess, sys
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
