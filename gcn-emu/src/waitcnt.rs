@@ -312,6 +312,7 @@ mod tests {
             mods: vec![],
             words: vec![word],
             text: text.into(),
+            dual: None,
         }
     }
 

@@ -882,6 +882,7 @@ mod tests {
             mods: vec![],
             words: vec![word],
             text: text.into(),
+            dual: None,
         }
     }
 
