@@ -327,9 +327,23 @@ pub(crate) fn format_of(mnemonic: &str) -> Option<crate::isa::Format> {
         Some(p) => Some(p.format),
         None => {
             let base = base_name(mnemonic).0;
-            UNLISTED.iter().find(|u| u.0 == base).map(|u| u.1)
+            UNLISTED
+                .iter()
+                .find(|u| u.0 == base)
+                .map(|u| u.1)
+                .or_else(|| rdna_matrix(base))
         }
     }
+}
+
+/// `Format::Mfma` when an RDNA table lists `name` as a matrix instruction
+/// (WMMA, SWMMAC: [`crate::wmma`]); the CDNA table has none of them.
+fn rdna_matrix(name: &str) -> Option<crate::isa::Format> {
+    ["gfx1100", "gfx1201"]
+        .iter()
+        .filter_map(|t| crate::isa::table_for(t)?.lookup(name))
+        .map(|p| p.format)
+        .find(|&f| f == crate::isa::Format::Mfma)
 }
 
 /// The [`Unit`] of `mnemonic` as LLVM prints it (suffixes allowed).
@@ -4433,6 +4447,10 @@ fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits:
 /// and precision, so results agree within rounding, not bit for bit, except
 /// where every partial sum is exact. Integer MFMA is exact (i32, wrapping).
 pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    if w.rdna() {
+        // RDNA has no MFMA: its matrix instructions are WMMA/SWMMAC.
+        return wmma(w, ins, ctx);
+    }
     let name = ins.mnemonic.as_str();
     let (m, k, ta, tb) = match name {
         "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, "f16", "f16"),
@@ -4607,6 +4625,54 @@ pub fn mfma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         for r in 0..dregs {
             w.vreg_mut(file, di + r)?[lane] = d[lane * dregs + r];
         }
+    }
+    Ok(())
+}
+
+/// RDNA's WMMA/SWMMAC: operands and modifiers from [`crate::wmma::decode`]
+/// (whose layout must be the wave's size), the arithmetic from
+/// [`crate::wmma::compute`]. C may be an inline constant (every element).
+/// EXEC is ignored: all lanes are written, as for MFMA.
+fn wmma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    use crate::wmma::Matrix;
+    let x = crate::wmma::decode(ins).map_err(Stop::Unsupported)?;
+    let l = x.layout;
+    if l.wave != w.wave_size as usize {
+        return unsup(format!(
+            "{} sized for wave{} in a wave{}",
+            ins.mnemonic, l.wave, w.wave_size
+        ));
+    }
+    let c_const = match x.c {
+        Some(_) => 0,
+        None => w.vread(opnd(&ins.ops, 3)?, 0, Ty::B32, ctx)? as u32,
+    };
+    // Every register of the ranges exists (a fault names the first that does not).
+    for (first, n) in [
+        (x.a, l.regs(Matrix::A)),
+        (x.b, l.regs(Matrix::B)),
+        (x.d, l.regs(Matrix::C)),
+        (x.c.unwrap_or(0), x.c_regs),
+    ] {
+        w.vreg(RegFile::V, first + n.max(1) - 1)?;
+    }
+    let wv = &*w;
+    let reg = |r: usize, lane: usize| wv.v.get(r).map_or(0, |v| v[lane]);
+    let read = |m: Matrix, i: usize, lane: usize| -> u32 {
+        match m {
+            Matrix::A => reg(x.a + i, lane),
+            Matrix::B => reg(x.b + i, lane),
+            // SWMMAC accumulates into D; its third source is the index.
+            Matrix::C if l.op.sparse => reg(x.d + i, lane),
+            Matrix::C => x.c.map_or(c_const, |c| reg(c + i, lane)),
+            Matrix::Index => reg(x.c.unwrap_or(0) + i, lane),
+        }
+    };
+    let old_d = |i: usize, lane: usize| reg(x.d + i, lane);
+    let out = crate::wmma::compute(&l, &x.mods, &read, &old_d).map_err(Stop::Unsupported)?;
+    for (i, words) in out.iter().enumerate() {
+        let dst = w.vreg_mut(RegFile::V, x.d + i)?;
+        dst[..words.len()].copy_from_slice(words);
     }
     Ok(())
 }

@@ -68,6 +68,7 @@ pub mod rdna;
 pub mod sanitize;
 pub mod typed;
 pub mod waitcnt;
+pub mod wmma;
 
 mod error;
 pub use error::Error;

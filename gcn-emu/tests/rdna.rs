@@ -24,6 +24,17 @@ fn launch(
     block: [u32; 3],
     args: Vec<A>,
 ) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
+    launch_lds(l, grid, block, 0, args)
+}
+
+/// [`launch`] with `dynamic_lds` bytes of dynamic LDS a workgroup.
+fn launch_lds(
+    l: &Loaded,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_lds: u32,
+    args: Vec<A>,
+) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
     let k = l.co.kernel(&l.name).unwrap();
     let once = |sanitize: Checks| {
         let mem = Memory::new();
@@ -43,6 +54,7 @@ fn launch(
         let mut launch = Launch::new(grid, block);
         launch.max_instructions = 1_000_000;
         launch.sanitize = sanitize;
+        launch.dynamic_lds = dynamic_lds;
         let stats = run(&l.co, k, &l.program, &mem, &vals, &launch)?;
         let bufs: Vec<Vec<u8>> = bases.iter().map(|&b| mem.contents(b).unwrap()).collect();
         Ok::<_, gcn_emu::Error>((bufs, stats))
@@ -329,5 +341,118 @@ out = [acc, hist, facc, chain]",
         to_u32(&want[3]),
         [1],
         "old: the values atomicAdd returned chain as prefix sums"
+    );
+}
+
+/// Triton 3.9's row softmax for gfx1100 (wave32, `num_warps` 4: 128
+/// threads, four waves; Triton's `shared` bytes as dynamic LDS; the two
+/// scratch pointers null): within 1e-5 relative of NumPy's f64 softmax
+/// (`v_exp_f32` approximates, and the sums' order is the kernel's).
+#[test]
+fn triton_softmax_is_within_tolerance_of_numpy() {
+    let l = load(&corpus("gfx1100", "triton_softmax"), "softmax");
+    let json = std::fs::read_to_string(corpus("gfx1100", "triton_softmax").with_extension("json"))
+        .unwrap();
+    let field = |key: &str| -> u32 {
+        let at = json.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
+        json[at..]
+            .trim_start()
+            .split(|c: char| !c.is_ascii_digit())
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let (warps, shared) = (field("num_warps"), field("shared"));
+    let (rows, n) = (5usize, 100usize);
+    let mut r = Rng(6);
+    let x: Vec<f32> = (0..rows * n).map(|_| r.f32() * 8.0).collect();
+    let (bufs, stats) = launch_lds(
+        &l,
+        [rows as u32, 1, 1],
+        [warps * 32, 1, 1],
+        shared,
+        vec![
+            A::Buf(f32s(&x)),
+            A::Buf(vec![0xff; 4 * rows * n]),
+            A::Val((n as u32).to_le_bytes().to_vec()),
+            A::Val(vec![0; 8]),
+            A::Val(vec![0; 8]),
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        stats.waves,
+        rows as u64 * warps as u64,
+        "wave32: 4 waves a row"
+    );
+    let want = numpy(
+        &format!(
+            "x = np.frombuffer(a0, np.float32).reshape({rows}, {n}).astype(np.float64)
+e = np.exp(x - x.max(axis=1, keepdims=True))
+out = [e / e.sum(axis=1, keepdims=True)]"
+        ),
+        &[&f32s(&x)],
+    );
+    let want: Vec<f64> = want[0]
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    for (i, (g, w)) in to_f32(&bufs[1]).iter().zip(&want).enumerate() {
+        let g = *g as f64;
+        assert!(
+            (g - w).abs() <= 1e-5 * w + 1e-12,
+            "[{}][{}]: {g} vs {w}",
+            i / n,
+            i % n
+        );
+    }
+}
+
+/// IREE 3.13's gfx1100 softmax (128×1024 f32, one row a workgroup of 256:
+/// eight wave32 waves, DPP row reductions, LDS): the first rows' workgroups
+/// only, within 1e-5 relative of NumPy's f64 softmax.
+#[test]
+fn iree_softmax_is_within_tolerance_of_numpy() {
+    const K: &str = "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store";
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/iree/gfx1100/softmax.hsaco");
+    let l = load(&path, K);
+    let rows = 3usize;
+    let mut r = Rng(8);
+    let x: Vec<f32> = (0..128 * 1024).map(|_| r.f32() * 8.0).collect();
+    let (bufs, stats) = launch(
+        &l,
+        [rows as u32, 1, 1],
+        [256, 1, 1],
+        vec![A::Buf(f32s(&x)), A::Buf(vec![0xff; 4 * 128 * 1024])],
+    )
+    .unwrap();
+    assert_eq!(stats.waves, rows as u64 * 8, "eight wave32 waves a row");
+    let want = numpy(
+        &format!(
+            "x = np.frombuffer(a0, np.float32).reshape(128, 1024)[:{rows}].astype(np.float64)
+e = np.exp(x - x.max(axis=1, keepdims=True))
+out = [e / e.sum(axis=1, keepdims=True)]"
+        ),
+        &[&f32s(&x)],
+    );
+    let want: Vec<f64> = want[0]
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let got = to_f32(&bufs[1]);
+    for (i, w) in want.iter().enumerate() {
+        let g = got[i] as f64;
+        assert!(
+            (g - w).abs() <= 1e-5 * w + 1e-12,
+            "[{}][{}]: {g} vs {w}",
+            i / 1024,
+            i % 1024
+        );
+    }
+    assert!(
+        got[rows * 1024..].iter().all(|v| v.to_bits() == u32::MAX),
+        "rows of workgroups not launched are untouched"
     );
 }

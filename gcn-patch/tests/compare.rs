@@ -194,7 +194,7 @@ fn bad_launches_and_options_are_errors_at_their_line_exit_2() {
         ),
         ("none", "", vec!["compare", "saxpy"]),
         ("tolerance", LAUNCH, vec!["compare", "saxpy", "--tolerance", "ulps:1"]),
-        ("target", LAUNCH, vec!["compare", "saxpy", "--target", "gfx1100"]),
+        ("target", LAUNCH, vec!["compare", "saxpy", "--target", "gfx1201"]),
     ] {
         let dir = manifest(&format!("bad-{tag}"), "", "", extra);
         let o = in_dir(&dir, &args);

@@ -278,7 +278,7 @@ codes! {
     ManifestChanged = "GP0819", Command, "the manifest changed while a command edited it";
     TritonMetadataMissing = "GP0820", Command, "a Triton kernel was imported without its cache entry: some Triton limits checks are off or weaker";
     NoLaunch = "GP0821", Command, "a kernel (or every kernel) declares no `[[kernel.launch]]` to run";
-    TargetNotEmulated = "GP0822", Command, "the emulator does not run the requested target (it runs gfx90a, gfx942, gfx950)";
+    TargetNotEmulated = "GP0822", Command, "the emulator does not run the requested target (it runs gfx90a, gfx942, gfx950 and gfx11)";
     LaunchDoesNotFit = "GP0823", Command, "a declared launch does not fit the kernel (argument count, sizes or kinds)";
     LaunchKernelAmbiguous = "GP0824", Command, "a code object holds several kernels and the launch names none";
     BadTolerance = "GP0825", Command, "a float tolerance for `compare` cannot be parsed";
