@@ -119,17 +119,30 @@ fn cases(target: &'static str) -> Vec<Case> {
         }),
         hip(target, "buffer_oob", 1, 32, || oob_args(2)),
         hip(target, "buffer_oob_raw", 1, 32, || oob_args(3)),
-        hip(target, "atomics", 2, 64, || {
-            let mut acc = vec![0u8; 20];
-            acc[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
-            vec![
-                A::Buf(ints(128, 4)),
-                A::Buf(acc),
-                A::Buf(vec![0; 128 * 4]),
-                A::Buf(vec![0; 16 * 4]),
-                A::Buf(vec![0; 4]),
-            ]
-        }),
+        Case {
+            // gfx1201: the scalar load of `acc` (s[4:5]) is retired by the
+            // first block's `s_wait_kmcnt 0x0` (0x17a8) on every wave of
+            // these launches (all lanes active); the later ones before each
+            // atomic guard the paths that skip that block (`execz`), which
+            // these inputs do not take: removing or loosening them changes
+            // nothing that runs.
+            benign: if target == "gfx1201" {
+                &[0x1820, 0x18a0, 0x191c, 0x199c, 0x19d4]
+            } else {
+                &[]
+            },
+            ..hip(target, "atomics", 2, 64, || {
+                let mut acc = vec![0u8; 20];
+                acc[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+                vec![
+                    A::Buf(ints(128, 4)),
+                    A::Buf(acc),
+                    A::Buf(vec![0; 128 * 4]),
+                    A::Buf(vec![0; 16 * 4]),
+                    A::Buf(vec![0; 4]),
+                ]
+            })
+        },
         hip(target, "crosslane", 2, 32, || {
             vec![A::Buf(ints(64, 5)), A::Buf(vec![0; 64 * 6 * 4])]
         }),
@@ -214,14 +227,15 @@ fn heavy_cases(target: &'static str) -> Vec<Case> {
                     A::Buf(vec![0; 4 * 128 * 1024]),
                 ]
             },
-            // gfx1100: the barrier at 0x175c precedes every LDS access of
-            // the kernel; the one at 0x1834 separates the first
-            // reduction's LDS bytes (0..32) from the second's (offset:48):
-            // no byte is shared across either.
+            // The first barrier (gfx1100 0x175c, gfx1201's signal at
+            // 0x175c) precedes every LDS access of the kernel; the third
+            // (0x1834; 0x180c) separates the first reduction's LDS bytes
+            // (0..32) from the second's (offset:48): no byte is shared
+            // across either.
             benign: if target == "gfx1100" {
                 &[0x175c, 0x1834]
             } else {
-                &[]
+                &[0x175c, 0x180c]
             },
         },
         Case {
@@ -481,6 +495,17 @@ fn rdna_hip_wait_and_barrier_mutants_are_caught_without_false_alarms() {
         not_run.iter().all(|e| e.contains("is not supported")),
         "{not_run:#?}"
     );
+    // gfx1201, once gfx12 runs (measured on h2's gfx12 core): 55 mutants,
+    // 44 caught, 1 loosened storecnt not modelled, 10 benign (atomics'
+    // repeated kmcnt waits, justified in `cases`).
+    if !not_run.iter().any(|e| e.contains("gfx1201")) {
+        assert_eq!(figures.get(&("gfx1201", Outcome::Caught)), Some(&44));
+        assert_eq!(
+            figures.get(&("gfx1201", Outcome::StoresNotModelled)),
+            Some(&1)
+        );
+        assert_eq!(figures.get(&("gfx1201", Outcome::Benign)), Some(&10));
+    }
     // The figures measured (the book's sanitizer page): gfx1100's six
     // kernels give 44 mutants, 42 caught at the patch, 2 waits on vscnt
     // before a barrier whose global stores' visibility is not modelled.
@@ -492,7 +517,13 @@ fn rdna_hip_wait_and_barrier_mutants_are_caught_without_false_alarms() {
 }
 
 /// Triton's softmax and matmul and IREE's softmax, matmul and conv (opt-in:
-/// minutes in a debug build; the figures are in the book).
+/// the matmuls' hundreds of waits take minutes once they run; the figures
+/// are in the book). On h2's gfx12 core, gfx1201's Triton softmax is
+/// reported as an LDS race on the unpatched object: its code takes the wave's
+/// index in the workgroup from `ttmp8[29:25]` (`s_bfe_u32 s10, ttmp8,
+/// 0x50019`), which that core leaves 0, so both waves store their partial
+/// maximum to the same LDS dword; a true finding about the emulator's
+/// initial state, not about the kernel.
 #[test]
 #[ignore]
 fn rdna_triton_and_iree_wait_and_barrier_mutants() {
