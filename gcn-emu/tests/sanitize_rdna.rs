@@ -26,11 +26,35 @@ use gcn_emu::sanitize::{Checks, Finding, Kind};
 /// `s_nop 0` on gfx11 and gfx12 (SOPP, opcode 0).
 const S_NOP: u32 = 0xbf80_0000;
 
-fn corpus(target: &str, name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/rdna")
-        .join(target)
-        .join(format!("{name}.hsaco"))
+fn corpus(c: &Case) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = if c.iree {
+        root.join("../tests/corpus/iree")
+    } else {
+        root.join("tests/rdna")
+    };
+    dir.join(c.target).join(format!("{}.hsaco", c.file))
+}
+
+/// A HIP kernel of the RDNA corpus (file and kernel named alike).
+fn hip(
+    target: &'static str,
+    name: &'static str,
+    grid: u32,
+    block: u32,
+    args: fn() -> Vec<A>,
+) -> Case {
+    Case {
+        target,
+        file: name,
+        iree: false,
+        name,
+        lds: 0,
+        grid,
+        block,
+        args,
+        benign: &[],
+    }
 }
 
 /// The file offset of code address `addr`: the section holding it
@@ -53,11 +77,21 @@ fn file_offset(elf: &[u8], addr: u64) -> usize {
 /// One kernel of the corpus and how to launch it.
 struct Case {
     target: &'static str,
+    /// The object's file name (without `.hsaco`).
+    file: &'static str,
+    /// Where the object is: the RDNA corpus, or IREE's (tests/corpus/iree).
+    iree: bool,
+    /// The kernel.
     name: &'static str,
+    /// Dynamic LDS bytes (Triton's `shared`).
+    lds: u32,
     grid: u32,
     block: u32,
     /// Buffers (bytes) and by-value arguments, in order.
     args: fn() -> Vec<A>,
+    /// Addresses whose mutant is benign (no instruction depends on what
+    /// the patch removes; each is justified where the case is made).
+    benign: &'static [u64],
 }
 
 fn ints(n: usize, seed: u64) -> Vec<u8> {
@@ -67,49 +101,37 @@ fn ints(n: usize, seed: u64) -> Vec<u8> {
         .collect()
 }
 
-fn cases() -> Vec<Case> {
+fn oob_args(seed: u64) -> Vec<A> {
     vec![
+        A::Buf(ints(32, seed)),
+        A::Buf(vec![0; 32 * 4]),
+        A::Val(20u32.to_le_bytes().to_vec()),
+        A::Val(32u32.to_le_bytes().to_vec()),
+    ]
+}
+
+/// The HIP kernels of `target`: LDS and barriers, buffer out-of-bounds,
+/// atomics, cross-lane, wave64.
+fn cases(target: &'static str) -> Vec<Case> {
+    vec![
+        hip(target, "lds_barrier", 3, 64, || {
+            vec![A::Buf(ints(192, 1)), A::Buf(vec![0; 192 * 4])]
+        }),
+        hip(target, "buffer_oob", 1, 32, || oob_args(2)),
+        hip(target, "buffer_oob_raw", 1, 32, || oob_args(3)),
         Case {
-            target: "gfx1100",
-            name: "lds_barrier",
-            grid: 3,
-            block: 64,
-            args: || vec![A::Buf(ints(192, 1)), A::Buf(vec![0; 192 * 4])],
-        },
-        Case {
-            target: "gfx1100",
-            name: "buffer_oob",
-            grid: 1,
-            block: 32,
-            args: || {
-                vec![
-                    A::Buf(ints(32, 2)),
-                    A::Buf(vec![0; 32 * 4]),
-                    A::Val(20u32.to_le_bytes().to_vec()),
-                    A::Val(32u32.to_le_bytes().to_vec()),
-                ]
+            // gfx1201: the scalar load of `acc` (s[4:5]) is retired by the
+            // first block's `s_wait_kmcnt 0x0` (0x17a8) on every wave of
+            // these launches (all lanes active); the later ones before each
+            // atomic guard the paths that skip that block (`execz`), which
+            // these inputs do not take: removing or loosening them changes
+            // nothing that runs.
+            benign: if target == "gfx1201" {
+                &[0x1820, 0x18a0, 0x191c, 0x199c, 0x19d4]
+            } else {
+                &[]
             },
-        },
-        Case {
-            target: "gfx1100",
-            name: "buffer_oob_raw",
-            grid: 1,
-            block: 32,
-            args: || {
-                vec![
-                    A::Buf(ints(32, 3)),
-                    A::Buf(vec![0; 32 * 4]),
-                    A::Val(20u32.to_le_bytes().to_vec()),
-                    A::Val(32u32.to_le_bytes().to_vec()),
-                ]
-            },
-        },
-        Case {
-            target: "gfx1100",
-            name: "atomics",
-            grid: 2,
-            block: 64,
-            args: || {
+            ..hip(target, "atomics", 2, 64, || {
                 let mut acc = vec![0u8; 20];
                 acc[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
                 vec![
@@ -119,21 +141,136 @@ fn cases() -> Vec<Case> {
                     A::Buf(vec![0; 16 * 4]),
                     A::Buf(vec![0; 4]),
                 ]
+            })
+        },
+        hip(target, "crosslane", 2, 32, || {
+            vec![A::Buf(ints(64, 5)), A::Buf(vec![0; 64 * 6 * 4])]
+        }),
+        hip(target, "wave64", 2, 64, || {
+            vec![A::Buf(ints(128, 6)), A::Buf(vec![0; 128 * 4 * 4])]
+        }),
+    ]
+}
+
+/// Small f16 values (exact sums): 0.25 × (0..8) - 1.
+fn halves(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = Rng(seed);
+    (0..n)
+        .flat_map(|_| {
+            let v = (r.next_u32() % 8) as f32 / 4.0 - 1.0;
+            half::f16::from_f32(v).to_le_bytes()
+        })
+        .collect()
+}
+
+fn floats(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = Rng(seed);
+    (0..n).flat_map(|_| r.f32().to_le_bytes()).collect()
+}
+
+/// Triton's and IREE's kernels of `target` (one or two workgroups of
+/// each: the waits are the same in every workgroup).
+fn heavy_cases(target: &'static str) -> Vec<Case> {
+    vec![
+        Case {
+            target,
+            file: "triton_softmax",
+            iree: false,
+            name: "softmax",
+            lds: 16,
+            grid: 2,
+            block: 128,
+            benign: &[],
+            args: || {
+                vec![
+                    A::Buf(floats(2 * 100, 7)),
+                    A::Buf(vec![0; 2 * 100 * 4]),
+                    A::Val(100u32.to_le_bytes().to_vec()),
+                    A::Buf(vec![0; 256]),
+                    A::Buf(vec![0; 256]),
+                ]
             },
         },
         Case {
-            target: "gfx1100",
-            name: "crosslane",
-            grid: 2,
-            block: 32,
-            args: || vec![A::Buf(ints(64, 5)), A::Buf(vec![0; 64 * 6 * 4])],
+            target,
+            file: "triton_matmul",
+            iree: false,
+            name: "matmul",
+            lds: 4096,
+            grid: 1,
+            block: 128,
+            benign: &[],
+            args: || {
+                vec![
+                    A::Buf(halves(64 * 64, 8)),
+                    A::Buf(halves(64 * 64, 9)),
+                    A::Buf(vec![0; 64 * 64 * 4]),
+                    A::Val(64u32.to_le_bytes().to_vec()),
+                    A::Val(64u32.to_le_bytes().to_vec()),
+                    A::Val(64u32.to_le_bytes().to_vec()),
+                    A::Buf(vec![0; 256]),
+                    A::Buf(vec![0; 256]),
+                ]
+            },
         },
         Case {
-            target: "gfx1100",
-            name: "wave64",
-            grid: 2,
-            block: 64,
-            args: || vec![A::Buf(ints(128, 6)), A::Buf(vec![0; 128 * 4 * 4])],
+            target,
+            file: "softmax",
+            iree: true,
+            name: "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store",
+            lds: 0,
+            grid: 1,
+            block: 256,
+            args: || {
+                vec![
+                    A::Buf(floats(128 * 1024, 10)),
+                    A::Buf(vec![0; 4 * 128 * 1024]),
+                ]
+            },
+            // The first barrier (gfx1100 0x175c, gfx1201's signal at
+            // 0x175c) precedes every LDS access of the kernel; the third
+            // (0x1834; 0x180c) separates the first reduction's LDS bytes
+            // (0..32) from the second's (offset:48): no byte is shared
+            // across either.
+            benign: if target == "gfx1100" {
+                &[0x175c, 0x1834]
+            } else {
+                &[0x175c, 0x180c]
+            },
+        },
+        Case {
+            target,
+            file: "matmul",
+            iree: true,
+            name: "matmul_dispatch_0_matmul_256x256x256_f16xf16xf32",
+            lds: 0,
+            grid: 1,
+            block: 128,
+            benign: &[],
+            args: || {
+                vec![
+                    A::Buf(halves(256 * 256, 11)),
+                    A::Buf(halves(256 * 256, 12)),
+                    A::Buf(vec![0; 4 * 256 * 256]),
+                ]
+            },
+        },
+        Case {
+            target,
+            file: "conv",
+            iree: true,
+            name: "conv_dispatch_0_conv_32x32x64x3x3x64_f16xf16xf32",
+            lds: 0,
+            grid: 1,
+            block: 256,
+            benign: &[],
+            args: || {
+                vec![
+                    A::Buf(halves(34 * 34 * 64, 13)),
+                    A::Buf(halves(3 * 3 * 64 * 64, 14)),
+                    A::Buf(vec![0; 4 * 32 * 32 * 64]),
+                ]
+            },
         },
     ]
 }
@@ -142,7 +279,7 @@ fn cases() -> Vec<Case> {
 fn load_bytes(c: &Case, bytes: &[u8], tag: &str) -> Result<(CodeObject, Program), String> {
     let dir = std::env::temp_dir().join(format!("gcn-emu-san-rdna-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("{}-{}-{tag}.hsaco", c.target, c.name));
+    let path = dir.join(format!("{}-{}-{tag}.hsaco", c.target, c.file));
     std::fs::write(&path, bytes).unwrap();
     let co = CodeObject::read_file(&path).map_err(|e| e.to_string())?;
     let k = co.kernel(c.name).map_err(|e| e.to_string())?.clone();
@@ -166,10 +303,39 @@ fn sanitize(c: &Case, co: &CodeObject, p: &Program, seed: u64) -> Result<Vec<Fin
     launch.sanitize = Checks::DEFAULT;
     launch.max_instructions = 1_000_000;
     launch.seed = seed;
+    launch.dynamic_lds = c.lds;
     let k = co.kernel(c.name).unwrap();
     run(co, k, p, &mem, &vals, &launch)
         .map(|s| s.findings)
         .map_err(|e| e.to_string())
+}
+
+/// The addresses of the instructions the unpatched launch of `c` executes
+/// (recorded by the profiler's observer).
+fn executed(c: &Case, co: &CodeObject, p: &Program) -> std::collections::HashSet<u64> {
+    use gcn_emu::profile::{LdsRule, Profiler};
+    let mem = Memory::new();
+    let vals: Vec<ArgValue> = (c.args)()
+        .into_iter()
+        .enumerate()
+        .map(|(i, a)| match a {
+            A::Buf(b) => ArgValue::Pointer(mem.alloc_bytes(&format!("arg{i}"), &b)),
+            A::Val(v) => ArgValue::Bytes(v),
+        })
+        .collect();
+    let mut launch = Launch::new([c.grid, 1, 1], [c.block, 1, 1]);
+    launch.max_instructions = 1_000_000;
+    launch.dynamic_lds = c.lds;
+    let k = co.kernel(c.name).unwrap();
+    let profiler = Profiler::new(LdsRule::of(c.target), [c.grid, 1, 1]);
+    let (_, recorders) =
+        gcn_emu::dispatch::run_observed(co, k, p, &mem, &vals, &launch, &profiler).unwrap();
+    recorders
+        .into_iter()
+        .flat_map(|r| r.into_trace().waves)
+        .flatten()
+        .map(|s| p.instructions[s.index as usize].addr)
+        .collect()
 }
 
 /// The mutants of one instruction: (what, the patched dwords by address).
@@ -247,13 +413,24 @@ enum Outcome {
     StoresNotModelled,
     /// Nothing, and no instruction depends on the weakened wait.
     Benign,
+    /// The patched instruction never runs in the unpatched launch.
+    Unreached,
     /// Something reported elsewhere, or nothing where a dependency was
     /// weakened.
     Missed,
 }
 
-fn judge(m: &str, patched: &[(u64, u32)], f: &[Finding], benign: &[&str]) -> Outcome {
+fn judge(
+    m: &str,
+    patched: &[(u64, u32)],
+    f: &[Finding],
+    benign: &[u64],
+    ran: &std::collections::HashSet<u64>,
+) -> Outcome {
     let at = patched[0].0;
+    if !ran.contains(&at) {
+        return Outcome::Unreached;
+    }
     let hit = f.iter().any(|f| match f.kind {
         Kind::PrematureRead | Kind::StoreInFlightAtBarrier => {
             f.other.is_some_and(|o| o < at) && f.addr > at
@@ -265,20 +442,23 @@ fn judge(m: &str, patched: &[(u64, u32)], f: &[Finding], benign: &[&str]) -> Out
         Outcome::Caught
     } else if f.is_empty() && (m.contains("vscnt") || m.contains("storecnt")) {
         Outcome::StoresNotModelled
-    } else if f.is_empty() && benign.iter().any(|b| m.contains(b)) {
+    } else if f.is_empty() && benign.contains(&at) {
         Outcome::Benign
     } else {
         Outcome::Missed
     }
 }
 
-#[test]
-fn rdna_corpus_wait_and_barrier_mutants_are_caught_without_false_alarms() {
+/// Every wait and barrier mutant of `cases`: the figures per (target,
+/// outcome), one line per mutant, and the kernels that do not run.
+type Figures = std::collections::BTreeMap<(&'static str, Outcome), u32>;
+
+fn mutate_all(cases: Vec<Case>) -> (Figures, Vec<String>, Vec<String>) {
     let mut figures: std::collections::BTreeMap<(&str, Outcome), u32> = Default::default();
     let mut report = Vec::new();
     let mut not_run = Vec::new();
-    for c in cases() {
-        let path = corpus(c.target, c.name);
+    for c in cases {
+        let path = corpus(&c);
         let bytes = std::fs::read(&path).unwrap();
         let (co, p) = load_bytes(&c, &bytes, "orig").unwrap();
         // The original: clean over several schedules.
@@ -305,6 +485,7 @@ fn rdna_corpus_wait_and_barrier_mutants_are_caught_without_false_alarms() {
         if !clean {
             continue;
         }
+        let ran = executed(&c, &co, &p);
         for i in 0..p.instructions.len() {
             for (what, patch) in mutants(&p, i) {
                 let mut b = bytes.clone();
@@ -321,7 +502,7 @@ fn rdna_corpus_wait_and_barrier_mutants_are_caught_without_false_alarms() {
                 for seed in 0..2 {
                     f.extend(sanitize(&c, &mco, &mp, seed).unwrap_or_default());
                 }
-                let outcome = judge(&what, &patch, &f, &[]);
+                let outcome = judge(&what, &patch, &f, c.benign, &ran);
                 *figures.entry((c.target, outcome)).or_default() += 1;
                 report.push(format!(
                     "{} {} {:#x} {what}: {outcome:?}{}",
@@ -335,9 +516,64 @@ fn rdna_corpus_wait_and_barrier_mutants_are_caught_without_false_alarms() {
             }
         }
     }
+    (figures, report, not_run)
+}
+
+#[test]
+fn rdna_hip_wait_and_barrier_mutants_are_caught_without_false_alarms() {
+    let mut all = cases("gfx1100");
+    all.extend(cases("gfx1201"));
+    let (figures, report, not_run) = mutate_all(all);
     eprintln!("{}", report.join("\n"));
     eprintln!("not run: {not_run:#?}");
     eprintln!("figures: {figures:?}");
     let missed: Vec<&String> = report.iter().filter(|r| r.contains("Missed")).collect();
     assert!(missed.is_empty(), "missed:\n{missed:#?}");
+    // A kernel that does not run is one of a target the emulator refuses
+    // (gfx1201 until gfx12 runs), never one that fails midway.
+    assert!(
+        not_run.iter().all(|e| e.contains("is not supported")),
+        "{not_run:#?}"
+    );
+    // gfx1201, once gfx12 runs (measured on h2's gfx12 core): 55 mutants,
+    // 44 caught, 1 loosened storecnt not modelled, 10 benign (atomics'
+    // repeated kmcnt waits, justified in `cases`).
+    if !not_run.iter().any(|e| e.contains("gfx1201")) {
+        assert_eq!(figures.get(&("gfx1201", Outcome::Caught)), Some(&44));
+        assert_eq!(
+            figures.get(&("gfx1201", Outcome::StoresNotModelled)),
+            Some(&1)
+        );
+        assert_eq!(figures.get(&("gfx1201", Outcome::Benign)), Some(&10));
+    }
+    // The figures measured (the book's sanitizer page): gfx1100's six
+    // kernels give 44 mutants, 42 caught at the patch, 2 waits on vscnt
+    // before a barrier whose global stores' visibility is not modelled.
+    assert_eq!(figures.get(&("gfx1100", Outcome::Caught)), Some(&42));
+    assert_eq!(
+        figures.get(&("gfx1100", Outcome::StoresNotModelled)),
+        Some(&2)
+    );
+}
+
+/// Triton's softmax and matmul and IREE's softmax, matmul and conv (opt-in:
+/// the matmuls' hundreds of waits take minutes once they run; the figures
+/// are in the book). On h2's gfx12 core, gfx1201's Triton softmax is
+/// reported as an LDS race on the unpatched object: its code takes the wave's
+/// index in the workgroup from `ttmp8[29:25]` (`s_bfe_u32 s10, ttmp8,
+/// 0x50019`), which that core leaves 0, so both waves store their partial
+/// maximum to the same LDS dword; a true finding about the emulator's
+/// initial state, not about the kernel.
+#[test]
+#[ignore]
+fn rdna_triton_and_iree_wait_and_barrier_mutants() {
+    let mut all = heavy_cases("gfx1100");
+    all.extend(heavy_cases("gfx1201"));
+    // Asserted inside: no false alarm on an unpatched object. The missed
+    // mutants of the matmuls are listed (the book gives the figures), not
+    // asserted: they are not analysed one by one yet.
+    let (figures, report, not_run) = mutate_all(all);
+    eprintln!("{}", report.join("\n"));
+    eprintln!("not run: {not_run:#?}");
+    eprintln!("figures: {figures:?}");
 }

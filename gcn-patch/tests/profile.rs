@@ -654,3 +654,60 @@ fn profile_notes_name_mfmas_whose_rate_differs_from_llvm() {
         "gfx950: {s}"
     );
 }
+
+/// An RDNA object on an RDNA device: the gfx1100 corpus' `lds_barrier`
+/// (two wave32 waves a block) on rx7900xtx is profiled with RDNA's rules
+/// (its notes say what they leave out; the occupancy is wave32's); the
+/// gfx1201 one is refused on rx7900xtx, naming the gfx1201 device.
+#[test]
+fn profile_of_an_rdna_object_on_an_rdna_device() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let obj = |t: &str| {
+        repo()
+            .join(format!("gcn-emu/tests/rdna/{t}/lds_barrier.hsaco"))
+            .display()
+            .to_string()
+    };
+    let args = |o: &str, device: &'static str| -> Vec<String> {
+        [
+            o,
+            "--kernel",
+            "lds_barrier",
+            "--grid",
+            "4",
+            "--block",
+            "64",
+            "--arg",
+            "out:i32:256",
+            "--arg",
+            "out:i32:256",
+            "--device",
+            device,
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let run = |a: Vec<String>| {
+        let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+        gcn_patch(d, &a)
+    };
+    let o = run(args(&obj("gfx1100"), "rx7900xtx"));
+    let s = shown(d, &o);
+    assert_eq!(o.status.code(), Some(0), "{s}");
+    assert!(
+        s.contains("kernel `lds_barrier` (gfx1100) on rx7900xtx"),
+        "{s}"
+    );
+    assert!(s.contains("RDNA: a CU of the model is a WGP"), "{s}");
+    assert!(s.contains("VOPD dual issue"), "{s}");
+    assert!(s.contains("(waves of 32 lanes)"), "{s}");
+    assert!(s.contains("over 48 CUs"), "{s}");
+    // 64 threads are two wave32 waves: 16 waves per SIMD × 4 SIMDs / 2.
+    assert!(s.contains("32 workgroup(s) resident per CU"), "{s}");
+    let o = run(args(&obj("gfx1201"), "rx7900xtx"));
+    let s = shown(d, &o);
+    assert_eq!(o.status.code(), Some(2), "{s}");
+    assert!(s.contains("choose a gfx1201 device (rx9070xt)"), "{s}");
+}
