@@ -478,8 +478,9 @@ impl Program {
                     count,
                 } = src.op
                 {
-                    for r in index as usize..(index as usize + count as usize).min(256) {
-                        agpr_user[r].get_or_insert(i);
+                    let end = (index as usize + count as usize).min(256);
+                    for user in agpr_user.iter_mut().take(end).skip(index as usize) {
+                        user.get_or_insert(i);
                     }
                 }
             }
