@@ -30,6 +30,20 @@ fn saxpy_mutant(dir: &Path, target: &str, from: &str, to: &str) -> PathBuf {
 /// The corpus' saxpy compiled by clang-22 to asm for `target`, changed by
 /// `edit`, assembled and linked.
 fn saxpy_edited(dir: &Path, target: &str, edit: impl Fn(&str) -> String) -> PathBuf {
+    let text = saxpy_asm(dir, target);
+    let m = dir.join(format!("saxpy-{target}-mutant.s"));
+    std::fs::write(&m, edit(&text)).unwrap();
+    common::assemble(&m, target, &format!("saxpy-{target}-mutant"), dir)
+}
+
+/// The corpus' saxpy compiled by clang-22 to asm for `target`, once per
+/// target in this test binary (the mutants all start from it).
+fn saxpy_asm(dir: &Path, target: &str) -> String {
+    static ASM: std::sync::Mutex<Vec<(String, String)>> = std::sync::Mutex::new(Vec::new());
+    let mut asm = ASM.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, text)) = asm.iter().find(|(t, _)| t == target) {
+        return text.clone();
+    }
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
     let src = manifest.join("../tests/corpus/src/saxpy.hip");
     let s = dir.join(format!("saxpy-{target}.s"));
@@ -43,9 +57,8 @@ fn saxpy_edited(dir: &Path, target: &str, edit: impl Fn(&str) -> String) -> Path
         .expect("run clang-22");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&s).unwrap();
-    let m = dir.join(format!("saxpy-{target}-mutant.s"));
-    std::fs::write(&m, edit(&text)).unwrap();
-    common::assemble(&m, target, &format!("saxpy-{target}-mutant"), dir)
+    asm.push((target.to_string(), text.clone()));
+    text
 }
 
 /// A directory removed when dropped.

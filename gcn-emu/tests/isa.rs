@@ -163,36 +163,15 @@ fn disagreement(ins: &Instruction, p: &Props) -> Option<String> {
     None
 }
 
-/// `common::build`, except that a kernel written for other targets (clang:
-/// "needs target feature") is skipped on this one.
-fn build(src: &Path, stem: &str, target: &str, dir: &Path) -> Option<PathBuf> {
-    let out = dir.join(format!("{stem}-{target}.hsaco"));
-    let st = Command::new(common::clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-        ])
-        .arg("--no-gpu-bundle-output")
-        .arg(format!("--offload-arch={target}"))
-        .arg(src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .expect("run clang-22");
-    let err = String::from_utf8_lossy(&st.stderr);
-    if !st.status.success() && err.contains("needs target feature") {
-        return None;
+/// `common::build` (its cache shared with the other tests), except that a
+/// kernel written for other targets (clang: "needs target feature") is
+/// skipped on this one.
+fn build(src: &Path, target: &str) -> Option<PathBuf> {
+    match common::build_hip(src, target) {
+        Ok(out) => Some(out),
+        Err(err) if err.contains("needs target feature") => None,
+        Err(err) => panic!("clang-22 failed on {}: {err}", src.display()),
     }
-    assert!(
-        st.status.success(),
-        "clang-22 failed on {}: {err}",
-        src.display()
-    );
-    Some(out)
 }
 
 #[test]
@@ -209,8 +188,6 @@ fn every_corpus_instruction_is_in_the_table_and_agrees() {
         objects(&root.join(d), &mut files);
     }
     objects(&manifest().join("tests/triton"), &mut files);
-    let dir = std::env::temp_dir().join(format!("gcn-emu-isa-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut kernels: Vec<_> = std::fs::read_dir(manifest().join("tests/kernels"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -218,16 +195,14 @@ fn every_corpus_instruction_is_in_the_table_and_agrees() {
         .collect();
     kernels.sort();
     for k in &kernels {
-        let stem = k.file_stem().unwrap().to_str().unwrap();
         for t in common::TARGETS {
-            if let Some(f) = build(k, stem, t, &dir) {
+            if let Some(f) = build(k, t) {
                 files.push(f);
             }
         }
     }
     files.sort();
     let report = check(&files);
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(report.is_empty(), "{report}");
 }
 

@@ -338,32 +338,39 @@ fn unpatched_aiter_imports_check_without_hazard_errors_and_build() {
     let mut recounted = vec![];
     let mut stopped = vec![];
     let mut not_built = vec![];
-    for job in &plan.jobs {
+    // Each job is checked and built on its own (its own work directory):
+    // spread them over the cores, keep what the assertions read (not the
+    // prepared sources: the peak memory), judge them in plan order.
+    let jobs: Vec<(usize, &pipeline::Job)> = plan.jobs.iter().enumerate().collect();
+    let outcomes = common::par_map(&jobs, |&(i, job)| {
         let label = format!("{} for {}", m.kernels[job.kernel].name, job.target.name());
-        match pipeline::prepare(&m, &plan, job, 22) {
-            Ok(prepared) => {
-                inherited_kernels += prepared
-                    .notes
-                    .iter()
-                    .filter(|n| n.code == gcn_patch::base::diag::Code::InheritedHazards)
-                    .count();
-                if prepared
-                    .notes
-                    .iter()
-                    .any(|n| n.code == gcn_patch::base::diag::Code::RegistersUpdated)
-                {
+        let outcome = pipeline::prepare(&m, &plan, job, 22).map(|prepared| {
+            let has = |code| prepared.notes.iter().filter(|n| n.code == code).count();
+            let warned = prepared.notes.iter().any(|n| {
+                n.severity == Severity::Warning && n.code == gcn_patch::base::diag::Code::WaitHazard
+            });
+            let dir = work.path().join(i.to_string());
+            std::fs::create_dir_all(&dir).unwrap();
+            let bytes = pipeline::build_bytes(&tc, &prepared, &dir).map(|_| ());
+            (
+                has(gcn_patch::base::diag::Code::InheritedHazards),
+                has(gcn_patch::base::diag::Code::RegistersUpdated) > 0,
+                warned,
+                bytes,
+            )
+        });
+        (label, job, outcome)
+    });
+    for (label, job, outcome) in outcomes {
+        match outcome {
+            Ok((inherited, rewritten, warned, bytes)) => {
+                inherited_kernels += inherited;
+                if rewritten {
                     recounted.push(label.clone());
                 }
-                assert!(
-                    !prepared
-                        .notes
-                        .iter()
-                        .any(|n| n.severity == Severity::Warning
-                            && n.code == gcn_patch::base::diag::Code::WaitHazard),
-                    "{label}: an inherited hazard shown as a warning"
-                );
-                match pipeline::build_bytes(&tc, &prepared, work.path()) {
-                    Ok(_) => built += 1,
+                assert!(!warned, "{label}: an inherited hazard shown as a warning");
+                match bytes {
+                    Ok(()) => built += 1,
                     // LLVM 22 rejects some lifted gfx1250 descriptors as
                     // retargeted (issue 16's lift, not a hazard).
                     Err(d) if job.target.processor.name == "gfx1250" => {

@@ -19,15 +19,30 @@ pub const TARGETS: &[&str] = &["gfx90a", "gfx942", "gfx950"];
 
 /// clang-22, or a failure saying how to install it.
 pub fn clang() -> PathBuf {
-    for name in ["clang-22"] {
-        if let Ok(out) = Command::new(name).arg("--version").output() {
-            if out.status.success() {
-                return PathBuf::from(name);
-            }
-        }
-    }
-    panic!("clang-22 not found on PATH: install it with `apt-get install -y clang-22 lld-22 llvm-22` (or run tests/setup.sh)");
+    clang_version();
+    PathBuf::from("clang-22")
 }
+
+/// `clang-22 --version`, asked once per test binary (it keys the build
+/// cache), or a failure saying how to install it.
+fn clang_version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| match Command::new("clang-22").arg("--version").output() {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+        _ => panic!("clang-22 not found on PATH: install it with `apt-get install -y clang-22 lld-22 llvm-22` (or run tests/setup.sh)"),
+    })
+}
+
+/// The clang-22 flags of a HIP kernel's device code object.
+const HIP_FLAGS: &[&str] = &[
+    "-x",
+    "hip",
+    "--cuda-device-only",
+    "-nogpuinc",
+    "-nogpulib",
+    "-O3",
+    "--no-gpu-bundle-output",
+];
 
 /// Compile `tests/kernels/NAME.hip` (or the corpus' `tests/corpus/src/NAME.hip`)
 /// for `target` into a code object; returns its path (in a temp dir kept for
@@ -41,29 +56,76 @@ pub fn build(name: &str, target: &str, dir: &Path) -> PathBuf {
             .join(format!("{name}.hip"));
     }
     let out = dir.join(format!("{name}-{target}.hsaco"));
+    match build_hip(&src, target) {
+        Ok(cached) => {
+            std::fs::copy(&cached, &out)
+                .unwrap_or_else(|e| panic!("copy {} to {}: {e}", cached.display(), out.display()));
+        }
+        Err(err) => panic!("clang-22 failed on {}: {err}", src.display()),
+    }
+    out
+}
+
+/// Compile the HIP file `src` for `target` with clang-22 ([`HIP_FLAGS`])
+/// once: the code object is kept in a cache shared by the test binaries
+/// (under Cargo's `CARGO_TARGET_TMPDIR`), keyed by the source's bytes,
+/// the target, the flags and clang's version, so a kernel that several
+/// tests (or binaries) run is compiled once per CI run. Returns the cached
+/// object (callers copy it before changing it), or clang's stderr.
+pub fn build_hip(src: &Path, target: &str) -> Result<PathBuf, String> {
+    use std::hash::{Hash, Hasher};
+    let text = std::fs::read(src).unwrap_or_else(|e| panic!("{}: {e}", src.display()));
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&text, target, HIP_FLAGS, clang_version()).hash(&mut h);
+    let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gcn-emu-hip-cache");
+    std::fs::create_dir_all(&cache).unwrap();
+    let stem = src.file_stem().unwrap().to_string_lossy();
+    let cached = cache.join(format!("{stem}-{target}-{:016x}.hsaco", h.finish()));
+    // One compile per key in this process: a test that asks while another
+    // thread compiles it waits for that result.
+    type Slot = std::sync::Arc<std::sync::OnceLock<Result<PathBuf, String>>>;
+    static SLOTS: std::sync::Mutex<Vec<(PathBuf, Slot)>> = std::sync::Mutex::new(Vec::new());
+    let slot: Slot = {
+        let mut slots = SLOTS.lock().unwrap_or_else(|e| e.into_inner());
+        match slots.iter().find(|(k, _)| *k == cached) {
+            Some((_, s)) => s.clone(),
+            None => {
+                let s = Slot::default();
+                slots.push((cached.clone(), s.clone()));
+                s
+            }
+        }
+    };
+    slot.get_or_init(|| compile_hip(src, target, &cache, &cached))
+        .clone()
+}
+
+/// [`build_hip`]'s compile of `src` into `cached` (kept when it exists).
+fn compile_hip(src: &Path, target: &str, cache: &Path, cached: &Path) -> Result<PathBuf, String> {
+    if cached.exists() {
+        return Ok(cached.to_path_buf());
+    }
+    // Compiled under a name of this process, then renamed: another test
+    // binary reading the same key never sees a partial file.
+    let partial = cache.join(format!(
+        "{}.{}.tmp",
+        cached.file_name().unwrap().to_string_lossy(),
+        std::process::id()
+    ));
     let st = Command::new(clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "--no-gpu-bundle-output",
-        ])
+        .args(HIP_FLAGS)
         .arg(format!("--offload-arch={target}"))
-        .arg(&src)
+        .arg(src)
         .arg("-o")
-        .arg(&out)
+        .arg(&partial)
         .output()
         .expect("run clang-22");
-    assert!(
-        st.status.success(),
-        "clang-22 failed on {}: {}",
-        src.display(),
-        String::from_utf8_lossy(&st.stderr)
-    );
-    out
+    if !st.status.success() {
+        let _ = std::fs::remove_file(&partial);
+        return Err(String::from_utf8_lossy(&st.stderr).into_owned());
+    }
+    std::fs::rename(&partial, cached).unwrap();
+    Ok(cached.to_path_buf())
 }
 
 /// Assemble and link the corpus' clang-22 HIP dump `tests/corpus/hip/TARGET/NAME.s`
