@@ -43,7 +43,10 @@
 //! request queues shared by the SIMDs of a CU, so `s_waitcnt lgkmcnt(0)` is
 //! required to synchronize LDS operations between the waves of a
 //! work-group; clang-22 emits it before every workgroup-scope release, i.e.
-//! before `__syncthreads()`'s `s_barrier`). An LDS store or atomic (`ds_*`
+//! before `__syncthreads()`'s `s_barrier`; "Memory Model GFX10-GFX11" says
+//! the same of a WGP's SIMDs, so the rule is the same on gfx11; on gfx12
+//! it is applied with `dscnt`, at `s_barrier_signal`). An LDS store or
+//! atomic (`ds_*`
 //! that writes) still in flight on its wave's `lgkmcnt` when the wave
 //! reaches `s_barrier` stays invisible to the other waves until that wave's
 //! `s_waitcnt` retires it: another wave's access to those bytes after the

@@ -39,7 +39,12 @@ fn asm_of(name: &str, target: &str, d: &Path) -> String {
             .join("../tests/corpus/src")
             .join(format!("{name}.hip"))
     };
-    let out = d.join(format!("{name}-{target}.s"));
+    compile(&src, &format!("{name}-{target}.s"), target, d)
+}
+
+/// Compile the HIP file `src` for `target` to asm text (in `d`, as `file`).
+fn compile(src: &Path, file: &str, target: &str, d: &Path) -> String {
+    let out = d.join(file);
     let o = Command::new(clang())
         .args([
             "-x",
@@ -51,7 +56,7 @@ fn asm_of(name: &str, target: &str, d: &Path) -> String {
             "-S",
         ])
         .arg(format!("--offload-arch={target}"))
-        .arg(&src)
+        .arg(src)
         .arg("-o")
         .arg(&out)
         .output()
@@ -1135,5 +1140,67 @@ fn uninitialized_values_reaching_global_memory_a_branch_or_an_address_are_report
             a.message.contains("it comes from v3, which nothing wrote"),
             "{target}: {a}"
         );
+    }
+}
+
+/// The rule is the same on CDNA3 and RDNA3: AMDGPUUsage's memory models for
+/// GFX942 and for GFX10-GFX11 both say the LDS has several request queues
+/// shared by the SIMDs of a CU (WGP), so LDS operations of different waves
+/// of a workgroup may be reordered and `s_waitcnt lgkmcnt(0)` is needed to
+/// order them (LLVM's SIMemoryLegalizer emits it for a workgroup release on
+/// both). The corpus' reduce.hip uses a bare `__builtin_amdgcn_s_barrier()`:
+/// clang-22 puts each LDS store right before `s_barrier` on gfx942 and on
+/// gfx1100 alike, and the sanitizer must report the store in flight at the
+/// barrier on both, naming the generation's memory model; with
+/// `__syncthreads()` (tests/kernels/reduce_sync.hip) both run clean.
+#[test]
+fn a_bare_barrier_after_an_lds_store_is_the_same_race_on_gfx942_and_gfx1100() {
+    let d = dir("bare-barrier");
+    let bare = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/src/reduce.hip");
+    for (target, store, model) in [
+        ("gfx942", "ds_write_b32", "memory model GFX942"),
+        ("gfx1100", "ds_store_b32", "memory model GFX10-GFX11"),
+    ] {
+        let file = format!("reduce-bare-{target}.s");
+        let text = compile(&bare, &file, target, &d);
+        // The premise: the first LDS store goes straight into the barrier.
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        let at = lines
+            .iter()
+            .position(|l| l.starts_with(store))
+            .unwrap_or_else(|| panic!("{target}: no `{store}` in\n{text}"));
+        assert_eq!(lines[at + 1], "s_barrier", "{target}:\n{text}");
+        let (co, p) = assemble(&text, "reduce", target, &file, &d);
+        let f = sanitize(&co, &p, "reduce", 1, 1000);
+        let first = f
+            .iter()
+            .find(|f| {
+                f.kind == Kind::StoreInFlightAtBarrier
+                    && f.other.map(|a| line_of(&p, a)) == Some(at + 1)
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "{target}: the store at line {} in flight at the barrier is not reported: {:?}",
+                    at + 1,
+                    f.iter().map(|f| f.to_string()).collect::<Vec<_>>()
+                )
+            });
+        assert!(
+            first.message.contains(&format!(
+                "needs `s_waitcnt lgkmcnt(0)` before line {}",
+                at + 2
+            )) && first.message.contains(model),
+            "{target}: {first}"
+        );
+        let text = asm_of("reduce", target, &d);
+        let (co, p) = assemble(
+            &text,
+            "reduce",
+            target,
+            &format!("reduce-sync-{target}.s"),
+            &d,
+        );
+        let f = sanitize(&co, &p, "reduce", 1, 1000);
+        assert!(f.is_empty(), "{target}: reduce_sync: {f:?}");
     }
 }
