@@ -46,7 +46,7 @@ pub const DEFAULT_MAX_WORK: u64 = 1_000_000_000;
 /// ([`crate::rdna::TARGETS_GFX12`]).
 pub const TARGETS: &[&str] = &[
     "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151",
-    "gfx1200", "gfx1201",
+    "gfx1200", "gfx1201", "gfx1250",
 ];
 
 /// The lanes of a wave of `kernel` on `processor`: 32 when its descriptor
@@ -442,6 +442,9 @@ fn run_with<O: Observe>(
     check_launch(co, kernel, launch)?;
     let numbering = crate::decode::Numbering::of(&co.processor);
     program.check_registers_for(kernel, numbering)?;
+    if co.processor == "gfx1250" {
+        program.check_vgpr_msb(kernel)?;
+    }
     let wave_size = wave_size(&co.processor, kernel)?;
     let rdna = crate::rdna::is_rdna(&co.processor);
     // RDNA code runs under the executor's names of its operations
@@ -747,7 +750,10 @@ impl Setup<'_> {
     fn wave(&self, wg: [u32; 3], w: u32) -> Wave {
         let d = &self.kernel.descriptor;
         let (vgprs, agprs) = if self.rdna {
-            (crate::decode::rdna_vgprs(self.kernel) as usize, 0)
+            (
+                crate::decode::rdna_vgprs_in(self.kernel, self.numbering) as usize,
+                0,
+            )
         } else {
             (
                 d.vgpr_count().min(512) as usize,

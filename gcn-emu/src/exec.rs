@@ -5371,10 +5371,14 @@ impl Probe {
     /// target, else gfx9's ([`Probe::new`]).
     pub fn for_target(processor: &str, wave_size: u32) -> Self {
         let mut p = Self::new();
-        if crate::rdna::is_rdna3(processor) {
+        if crate::rdna::is_rdna(processor) {
             p.rdna = true;
             p.wave.numbering = crate::decode::Numbering::of(processor);
             p.wave.wave_size = wave_size;
+            if processor == "gfx1250" {
+                // Its 1024 VGPRs (v512 up are named through s_set_vgpr_msb).
+                p.wave.v.resize(1024, p.wave.v[0]);
+            }
         }
         p
     }
