@@ -4159,6 +4159,12 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check;
     // word 1 bits 31:30 are SWIZZLE_ENABLE, bit 23 of word 3 ADD_TID_ENABLE.
     let rdna_oob = if w.rdna() {
+        if w.numbering == crate::decode::Numbering::GFX1250 {
+            // gfx1250 widened the address (aiter's kernels keep 21 bits of
+            // word 1, not gfx11's 16) and no source here gives its layout
+            // or range check: gfx11's rule would drop aiter's stores.
+            return unsup("gfx1250's buffer descriptor (V#) layout and range check");
+        }
         if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
             return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
         }
