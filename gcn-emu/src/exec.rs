@@ -390,8 +390,13 @@ pub(crate) fn format_of(mnemonic: &str) -> Option<crate::isa::Format> {
 }
 
 /// `Format::Mfma` when an RDNA table lists `name` as a matrix instruction
-/// (WMMA, SWMMAC: [`crate::wmma`]); the CDNA table has none of them.
+/// (WMMA, SWMMAC: [`crate::wmma`]), or it is one of gfx1250's two dense
+/// 16×16×32 WMMAs; the CDNA table has none of them.
 fn rdna_matrix(name: &str) -> Option<crate::isa::Format> {
+    // gfx1250's two WMMAs `crate::wmma` models (in no RDNA table).
+    if matches!(name, "v_wmma_f32_16x16x32_bf16" | "v_wmma_f32_16x16x32_f16") {
+        return Some(crate::isa::Format::Mfma);
+    }
     ["gfx1100", "gfx1201"]
         .iter()
         .filter_map(|t| crate::isa::table_for(t)?.lookup(name))
