@@ -1284,6 +1284,36 @@ mod tests {
     /// gfx11's `m0` is SGPR 125 and `null` 124 (llvm-mc-22's encodings of
     /// `s_mov_b32 m0, s0` and `s_mov_b32 null, s0` for gfx1100); gfx9's
     /// numbering is left as parsed.
+    /// gfx1250's VGPR MSB comments: the operand is the commented register
+    /// (single, range, true16 half, under a modifier); another comment
+    /// leaves the line as printed.
+    #[test]
+    fn gfx1250_vgpr_msb_comments_name_the_register() {
+        let v = |index, count| Operand::Reg {
+            file: RegFile::V,
+            index,
+            count,
+        };
+        let i = parse_line("\tv_mov_b32_e32 v72 /*v328*/, v72 // 000000001E2C: 7F6002FF")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (i.ops[0].op.clone(), i.ops[1].op.clone()),
+            (v(328, 1), v(72, 1))
+        );
+        let i = parse_line("\tv_pk_fma_f32 v[20:21] /*v[276:277]*/, v[20:21] /*v[276:277]*/, s[102:103], -|v[250:251]| /*v[506:507]*/ neg_lo:[0,0,1] // 000000001600: CC1F0014 1C01CD14").unwrap().unwrap();
+        assert_eq!(i.ops.len(), 4);
+        assert_eq!(i.ops[0].op, v(276, 2));
+        assert_eq!(i.ops[3].op, v(506, 2));
+        assert!(i.ops[3].neg && i.ops[3].abs);
+        assert_eq!(i.modifier("neg_lo"), Some("[0,0,1]"));
+        let i = parse_line("\tv_cvt_pk_fp8_f32 v0.l /*v256.l*/, v0 /*v256*/, v1 /*v257*/ // 000000003A2C: D7690000 00020300").unwrap().unwrap();
+        assert_eq!(i.ops[0].op, v(256, 1));
+        assert_eq!(i.modifier("t16"), Some("l--"));
+        let i = parse_line("\tv_min_num_f64_e32 v[1:2]/*Invalid register, operand has 'VReg_64_Align2' register class*/, v[8:9], v[8:9] // 000000004398: 1A021108").unwrap().unwrap();
+        assert!(matches!(i.ops[0].op, Operand::Text(_)), "{:?}", i.ops);
+    }
+
     #[test]
     fn gfx11_listings_are_renumbered() {
         let lines = [

@@ -222,9 +222,13 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
             launch.block
         )));
     }
-    // LDS per workgroup: 64 KiB on gfx90a/gfx942 and gfx11, 160 KiB on gfx950.
+    // LDS per workgroup: 64 KiB on gfx90a/gfx942 and gfx11, 160 KiB on
+    // gfx950, 320 KiB on gfx1250 (LLVM's AMDGPU.td:
+    // FeatureAddressableLocalMemorySize327680 in its feature list).
     let lds_max: u64 = if co.processor == "gfx950" {
         160 << 10
+    } else if co.processor == "gfx1250" {
+        320 << 10
     } else {
         64 << 10
     };
