@@ -2469,6 +2469,10 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             r
         }
         "s_brev_b32" => one(w)?.reverse_bits(),
+        // D[S0[4:0]] = 0 or 1, the rest of D kept; SCC unchanged (GCN3/CDNA
+        // ISA, SOP1). aiter's gfx1250 kernels use them.
+        "s_bitset0_b32" => w.sread(op(0)?, ctx)? & !(1u32 << (one(w)? & 31)),
+        "s_bitset1_b32" => w.sread(op(0)?, ctx)? | 1u32 << (one(w)? & 31),
         "s_bcnt1_i32_b32" => {
             let r = one(w)?.count_ones();
             w.scc = r != 0;
@@ -5564,6 +5568,18 @@ mod probe_tests {
         assert!(p.implements(&line(
             "\tv_mul_f32_e32 v12, s20, v12 // 000000001600: 0A181814"
         )));
+    }
+
+    #[test]
+    fn s_bitset_sets_or_clears_one_bit_of_the_destination() {
+        let w = run_one("s_bitset1_b32 s53, s26", |w| {
+            w.s[53] = 0x8000_0001;
+            w.s[26] = 0x24; // bit 4 (the count's low 5 bits)
+            w.scc = true;
+        });
+        assert_eq!((w.s[53], w.scc), (0x8000_0011, true));
+        let w = run_one("s_bitset0_b32 s36, 31", |w| w.s[36] = 0xffff_ffff);
+        assert_eq!(w.s[36], 0x7fff_ffff);
     }
 
     fn run_one(text: &str, init: impl FnOnce(&mut Wave)) -> Wave {
