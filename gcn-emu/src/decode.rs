@@ -50,6 +50,11 @@ pub struct Numbering {
     /// SGPRs named by number (`s0` up to this, exclusive): 102 on gfx9
     /// (102-105 are flat_scratch and xnack_mask), 106 on gfx10+.
     pub addressable: u32,
+    /// VGPRs a wave32 kernel gets per GRANULATED_WORKITEM_VGPR_COUNT step
+    /// (half that in wave64): 8 on gfx10-gfx12, 16 on gfx1250 (its 1024
+    /// VGPRs; aiter's gfx1250 `fmha_bwd_hd128_dq_convert_bf16` uses
+    /// `v23` with the field at 1); unused on gfx9.
+    pub vgpr_block: u32,
 }
 
 impl Numbering {
@@ -58,17 +63,26 @@ impl Numbering {
         m0: M0,
         null: None,
         addressable: ADDRESSABLE_SGPRS,
+        vgpr_block: 0,
     };
     /// gfx11 and gfx12: `null` 124, `m0` 125, `s0`-`s105`.
     pub const GFX11: Numbering = Numbering {
         m0: M0_GFX11,
         null: Some(NULL_GFX11),
         addressable: 106,
+        vgpr_block: 8,
+    };
+    /// gfx1250: gfx11's SGPR numbering, VGPRs in blocks of 16 (wave32).
+    pub const GFX1250: Numbering = Numbering {
+        vgpr_block: 16,
+        ..Numbering::GFX11
     };
     /// The numbering of `processor` (`gfx11*`, `gfx12*`: [`Numbering::GFX11`];
     /// anything else gfx9's).
     pub fn of(processor: &str) -> Numbering {
-        if processor.starts_with("gfx11") || processor.starts_with("gfx12") {
+        if processor == "gfx1250" {
+            Numbering::GFX1250
+        } else if processor.starts_with("gfx11") || processor.starts_with("gfx12") {
             Numbering::GFX11
         } else {
             Numbering::GFX9
@@ -270,6 +284,124 @@ impl Program {
         Ok(p)
     }
 
+    /// Whether the VGPR MSBs on arrival at instruction `t` can matter: an
+    /// instruction naming a VGPR before the next `s_set_vgpr_msb` or
+    /// `s_endpgm` in listing order (a branch, or 64 instructions without
+    /// either, count as naming one: conservative).
+    fn msb_read_from(&self, t: usize) -> bool {
+        for ins in self.instructions.iter().skip(t).take(64) {
+            let m = ins.mnemonic.as_str();
+            if m == "s_set_vgpr_msb" || m.starts_with("s_endpgm") {
+                return false;
+            }
+            let vgpr = |i: &Instruction| {
+                i.ops.iter().any(|o| {
+                    matches!(
+                        o.op,
+                        Operand::Reg {
+                            file: RegFile::V,
+                            ..
+                        }
+                    )
+                })
+            };
+            if vgpr(ins)
+                || ins.dual.as_deref().is_some_and(vgpr)
+                || m == "s_branch"
+                || m.starts_with("s_cbranch_")
+                || m == "s_call_b64"
+            {
+                return true;
+            }
+        }
+        true
+    }
+
+    /// gfx1250's VGPR MSBs: `s_set_vgpr_msb N` sets the two high bits of
+    /// the VGPR number of each operand slot of the instructions after it
+    /// (LLVM's AMDGPU docs: 1024 VGPRs, addressed through the MSBs). The
+    /// disassembler prints the register each operand then names as a
+    /// comment (`v252 /*v1020*/`), which the decoder takes as the operand
+    /// ([`parse_line`]); the MSBs it assumed are those of the last
+    /// `s_set_vgpr_msb` before it in the listing. That is what the wave
+    /// runs with only when every direct branch leaves the MSBs its target
+    /// is listed under (where the target reads a VGPR before setting them
+    /// again), and the entry is listed under 0 (a wave starts with 0);
+    /// checked here (each dispatch of a gfx1250 kernel checks it), so
+    /// `s_set_vgpr_msb` runs as a no-op. An indirect jump in a kernel that
+    /// sets the MSBs, or a branch that disagrees, is an error naming it:
+    /// the executor does not track the MSBs at run time.
+    pub fn check_vgpr_msb(&self, kernel: &Kernel) -> Result<()> {
+        if !self
+            .instructions
+            .iter()
+            .any(|i| i.mnemonic == "s_set_vgpr_msb")
+        {
+            return Ok(());
+        }
+        // The MSBs each instruction is listed under (before it runs).
+        let mut under = Vec::with_capacity(self.instructions.len());
+        let mut msb = 0u32;
+        for ins in &self.instructions {
+            under.push(msb);
+            if ins.mnemonic == "s_set_vgpr_msb" {
+                msb = ins.words.first().map_or(0, |w| w & 0xff);
+            }
+        }
+        let refuse = |ins: &Instruction, why: String| {
+            Error::Decode {
+            what: format!(
+                "kernel `{}` at {:#x} `{}`: {why}; the emulator takes gfx1250's VGPR MSBs from the listing (s_set_vgpr_msb in listing order), so it does not run this kernel",
+                kernel.name,
+                ins.addr,
+                ins.text.trim()
+            ),
+        }
+        };
+        for entry in [kernel.entry, kernel.entry.wrapping_add(256)] {
+            if let Some(&i) = self.index.get(&entry) {
+                if under[i] != 0 {
+                    return Err(refuse(
+                        &self.instructions[i],
+                        format!(
+                            "an entry listed under VGPR MSBs {:#x}, but a wave starts with 0",
+                            under[i]
+                        ),
+                    ));
+                }
+            }
+        }
+        for (i, ins) in self.instructions.iter().enumerate() {
+            let m = ins.mnemonic.as_str();
+            if matches!(
+                m,
+                "s_setpc_b64" | "s_swappc_b64" | "s_rfe_b64" | "s_cbranch_join"
+            ) {
+                return Err(refuse(
+                    ins,
+                    "an indirect jump, whose target's VGPR MSBs are not known".into(),
+                ));
+            }
+            if m == "s_branch" || m.starts_with("s_cbranch_") || m == "s_call_b64" {
+                let simm = ins.words.first().map_or(0, |&w| w as u16 as i16 as i64);
+                let to = (ins.addr as i64).wrapping_add(4).wrapping_add(simm * 4) as u64;
+                let after = under[i];
+                if let Some(&t) = self.index.get(&to) {
+                    if under[t] != after && self.msb_read_from(t) {
+                        return Err(refuse(
+                            ins,
+                            format!(
+                                "it branches with VGPR MSBs {after:#x} to {to:#x}, listed under {:#x}",
+                                under[t]
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Move `m0` (and `null`, which gfx9 has not: a `Text` operand) to
     /// `numbering`'s places; the listing was parsed in gfx9's.
     fn renumber(&mut self, numbering: Numbering) {
@@ -456,7 +588,7 @@ impl Program {
         let addressable = numbering.addressable;
         let rdna = numbering != Numbering::GFX9;
         let (sgprs, vgprs, agprs) = if rdna {
-            (addressable, rdna_vgprs(kernel), 0)
+            (addressable, rdna_vgprs_in(kernel, numbering), 0)
         } else {
             (
                 d.sgpr_count().min(ADDRESSABLE_SGPRS),
@@ -656,9 +788,25 @@ impl Program {
 /// 8 in wave32, × 4 in wave64 (AMDGPUUsage, "compute_pgm_rsrc1 GFX6-GFX12":
 /// the encoding granule of GFX10-GFX11), at most 256.
 pub fn rdna_vgprs(kernel: &Kernel) -> u32 {
+    rdna_vgprs_in(kernel, Numbering::GFX11)
+}
+
+/// [`rdna_vgprs`] in `numbering`'s generation: blocks of
+/// [`Numbering::vgpr_block`] (wave32; half in wave64), at most 256, or
+/// 1024 on gfx1250.
+pub fn rdna_vgprs_in(kernel: &Kernel, numbering: Numbering) -> u32 {
     let d = &kernel.descriptor;
-    let block = if d.wave32() { 8 } else { 4 };
-    (((d.rsrc1 & 0x3f) + 1) * block).min(256)
+    let block = if d.wave32() {
+        numbering.vgpr_block
+    } else {
+        numbering.vgpr_block / 2
+    };
+    let max = if numbering.vgpr_block == 16 {
+        1024
+    } else {
+        256
+    };
+    (((d.rsrc1 & 0x3f) + 1) * block).min(max)
 }
 
 /// The first SGPR of `text`'s operands written by number past `s101`
@@ -740,6 +888,13 @@ fn parse_body(body: &str, addr: u64, words: Vec<u32>) -> std::result::Result<Ins
         Some((m, r)) => (m, r.trim()),
         None => (body, ""),
     };
+    let msb;
+    let rest = if rest.contains("/*") {
+        msb = vgpr_msb_operands(rest)?;
+        msb.as_str()
+    } else {
+        rest
+    };
     let mut parts = split_top(rest, ',');
     let mut mods = Vec::new();
     if let Some(last) = parts.pop() {
@@ -792,6 +947,44 @@ fn parse_body(body: &str, addr: u64, words: Vec<u32>) -> std::result::Result<Ins
         text: body.to_string(),
         dual: None,
     })
+}
+
+/// gfx1250's operands printed with their VGPR MSBs (`v252 /*v1020*/`,
+/// `-|v[20:21]| /*v[276:277]*/`): each register replaced by the one in its
+/// comment (the register the operand names under the listing's
+/// `s_set_vgpr_msb`; see `Program::check_vgpr_msb`). Any other comment is
+/// an error.
+fn vgpr_msb_operands(rest: &str) -> std::result::Result<String, String> {
+    let mut out = String::new();
+    let mut s = rest;
+    while let Some(start) = s.find("/*") {
+        let Some(len) = s[start..].find("*/") else {
+            return Err(format!("an unclosed comment in `{rest}`"));
+        };
+        let real = s[start + 2..start + len].trim();
+        let pre = s[..start].trim_end();
+        // The register before the comment, past any `|` or `)` closing it.
+        let end = pre.trim_end_matches(['|', ')']).len();
+        let begin = pre[..end]
+            .rfind(|c: char| !(c.is_ascii_alphanumeric() || "[:].".contains(c)))
+            .map_or(0, |i| i + 1);
+        let reg = &pre[begin..end];
+        let vgpr = |r: &str| {
+            r.starts_with('v') && r[1..].starts_with(|c: char| c.is_ascii_digit() || c == '[')
+        };
+        if !vgpr(reg) || !vgpr(real) {
+            // Another comment (LLVM's `/*Invalid register, ...*/`): the
+            // line is left as printed, so the operand is text the executor
+            // refuses.
+            return Ok(rest.to_string());
+        }
+        out.push_str(&pre[..begin]);
+        out.push_str(real);
+        out.push_str(&pre[end..]);
+        s = &s[start + len + 2..];
+    }
+    out.push_str(s);
+    Ok(out)
 }
 
 /// `v9.l` → (`v9`, 'l'), `-|v9.h|` → (`-|v9|`, 'h'): a VGPR half as LLVM
@@ -954,11 +1147,12 @@ fn parse_operand(s: &str) -> std::result::Result<Operand, String> {
             let base = if prefix == "ttmp" { 108 } else { 0 };
             // Registers past the file are refused here, so that the
             // executor never indexes past it: s0-s127 in hardware numbering
-            // (ttmp0-15 are 108-123), v0-v511, a0-a255.
+            // (ttmp0-15 are 108-123), v0-v1023 (gfx1250's file; the load-time
+            // check holds each kernel to its allocation), a0-a255.
             let size: u32 = match (file, prefix) {
                 (RegFile::S, "ttmp") => 124,
                 (RegFile::S, _) => 128,
-                (RegFile::V, _) => 512,
+                (RegFile::V, _) => 1024,
                 (RegFile::A, _) => 256,
             };
             let checked = |a: u32, b: u32| -> std::result::Result<Operand, String> {
@@ -1091,6 +1285,36 @@ mod tests {
     /// gfx11's `m0` is SGPR 125 and `null` 124 (llvm-mc-22's encodings of
     /// `s_mov_b32 m0, s0` and `s_mov_b32 null, s0` for gfx1100); gfx9's
     /// numbering is left as parsed.
+    /// gfx1250's VGPR MSB comments: the operand is the commented register
+    /// (single, range, true16 half, under a modifier); another comment
+    /// leaves the line as printed.
+    #[test]
+    fn gfx1250_vgpr_msb_comments_name_the_register() {
+        let v = |index, count| Operand::Reg {
+            file: RegFile::V,
+            index,
+            count,
+        };
+        let i = parse_line("\tv_mov_b32_e32 v72 /*v328*/, v72 // 000000001E2C: 7F6002FF")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (i.ops[0].op.clone(), i.ops[1].op.clone()),
+            (v(328, 1), v(72, 1))
+        );
+        let i = parse_line("\tv_pk_fma_f32 v[20:21] /*v[276:277]*/, v[20:21] /*v[276:277]*/, s[102:103], -|v[250:251]| /*v[506:507]*/ neg_lo:[0,0,1] // 000000001600: CC1F0014 1C01CD14").unwrap().unwrap();
+        assert_eq!(i.ops.len(), 4);
+        assert_eq!(i.ops[0].op, v(276, 2));
+        assert_eq!(i.ops[3].op, v(506, 2));
+        assert!(i.ops[3].neg && i.ops[3].abs);
+        assert_eq!(i.modifier("neg_lo"), Some("[0,0,1]"));
+        let i = parse_line("\tv_cvt_pk_fp8_f32 v0.l /*v256.l*/, v0 /*v256*/, v1 /*v257*/ // 000000003A2C: D7690000 00020300").unwrap().unwrap();
+        assert_eq!(i.ops[0].op, v(256, 1));
+        assert_eq!(i.modifier("t16"), Some("l--"));
+        let i = parse_line("\tv_min_num_f64_e32 v[1:2]/*Invalid register, operand has 'VReg_64_Align2' register class*/, v[8:9], v[8:9] // 000000004398: 1A021108").unwrap().unwrap();
+        assert!(matches!(i.ops[0].op, Operand::Text(_)), "{:?}", i.ops);
+    }
+
     #[test]
     fn gfx11_listings_are_renumbered() {
         let lines = [

@@ -46,7 +46,7 @@ pub const DEFAULT_MAX_WORK: u64 = 1_000_000_000;
 /// ([`crate::rdna::TARGETS_GFX12`]).
 pub const TARGETS: &[&str] = &[
     "gfx90a", "gfx942", "gfx950", "gfx1100", "gfx1101", "gfx1102", "gfx1103", "gfx1150", "gfx1151",
-    "gfx1200", "gfx1201",
+    "gfx1200", "gfx1201", "gfx1250",
 ];
 
 /// The lanes of a wave of `kernel` on `processor`: 32 when its descriptor
@@ -222,9 +222,13 @@ fn check_launch(co: &CodeObject, kernel: &Kernel, launch: &Launch) -> Result<()>
             launch.block
         )));
     }
-    // LDS per workgroup: 64 KiB on gfx90a/gfx942 and gfx11, 160 KiB on gfx950.
+    // LDS per workgroup: 64 KiB on gfx90a/gfx942 and gfx11, 160 KiB on
+    // gfx950, 320 KiB on gfx1250 (LLVM's AMDGPU.td:
+    // FeatureAddressableLocalMemorySize327680 in its feature list).
     let lds_max: u64 = if co.processor == "gfx950" {
         160 << 10
+    } else if co.processor == "gfx1250" {
+        320 << 10
     } else {
         64 << 10
     };
@@ -442,6 +446,9 @@ fn run_with<O: Observe>(
     check_launch(co, kernel, launch)?;
     let numbering = crate::decode::Numbering::of(&co.processor);
     program.check_registers_for(kernel, numbering)?;
+    if co.processor == "gfx1250" {
+        program.check_vgpr_msb(kernel)?;
+    }
     let wave_size = wave_size(&co.processor, kernel)?;
     let rdna = crate::rdna::is_rdna(&co.processor);
     // RDNA code runs under the executor's names of its operations
@@ -747,7 +754,10 @@ impl Setup<'_> {
     fn wave(&self, wg: [u32; 3], w: u32) -> Wave {
         let d = &self.kernel.descriptor;
         let (vgprs, agprs) = if self.rdna {
-            (crate::decode::rdna_vgprs(self.kernel) as usize, 0)
+            (
+                crate::decode::rdna_vgprs_in(self.kernel, self.numbering) as usize,
+                0,
+            )
         } else {
             (
                 d.vgpr_count().min(512) as usize,

@@ -393,8 +393,13 @@ pub(crate) fn format_of(mnemonic: &str) -> Option<crate::isa::Format> {
 }
 
 /// `Format::Mfma` when an RDNA table lists `name` as a matrix instruction
-/// (WMMA, SWMMAC: [`crate::wmma`]); the CDNA table has none of them.
+/// (WMMA, SWMMAC: [`crate::wmma`]), or it is one of gfx1250's two dense
+/// 16×16×32 WMMAs; the CDNA table has none of them.
 fn rdna_matrix(name: &str) -> Option<crate::isa::Format> {
+    // gfx1250's two WMMAs `crate::wmma` models (in no RDNA table).
+    if matches!(name, "v_wmma_f32_16x16x32_bf16" | "v_wmma_f32_16x16x32_f16") {
+        return Some(crate::isa::Format::Mfma);
+    }
     ["gfx1100", "gfx1201"]
         .iter()
         .filter_map(|t| crate::isa::table_for(t)?.lookup(name))
@@ -2480,6 +2485,10 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             r
         }
         "s_brev_b32" => one(w)?.reverse_bits(),
+        // D[S0[4:0]] = 0 or 1, the rest of D kept; SCC unchanged (GCN3/CDNA
+        // ISA, SOP1). aiter's gfx1250 kernels use them.
+        "s_bitset0_b32" => w.sread(op(0)?, ctx)? & !(1u32 << (one(w)? & 31)),
+        "s_bitset1_b32" => w.sread(op(0)?, ctx)? | 1u32 << (one(w)? & 31),
         "s_bcnt1_i32_b32" => {
             let r = one(w)?.count_ones();
             w.scc = r != 0;
@@ -4177,6 +4186,12 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check;
     // word 1 bits 31:30 are SWIZZLE_ENABLE, bit 23 of word 3 ADD_TID_ENABLE.
     let rdna_oob = if w.rdna() {
+        if w.numbering == crate::decode::Numbering::GFX1250 {
+            // gfx1250 widened the address (aiter's kernels keep 21 bits of
+            // word 1, not gfx11's 16) and no source here gives its layout
+            // or range check: gfx11's rule would drop aiter's stores.
+            return unsup("gfx1250's buffer descriptor (V#) layout and range check");
+        }
         if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
             return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
         }
@@ -5393,6 +5408,10 @@ impl Probe {
             p.rdna = true;
             p.wave.numbering = crate::decode::Numbering::of(processor);
             p.wave.wave_size = wave_size;
+            if processor == "gfx1250" {
+                // Its 1024 VGPRs (v512 up are named through s_set_vgpr_msb).
+                p.wave.v.resize(1024, p.wave.v[0]);
+            }
         }
         p
     }
@@ -5567,6 +5586,18 @@ mod probe_tests {
         assert!(p.implements(&line(
             "\tv_mul_f32_e32 v12, s20, v12 // 000000001600: 0A181814"
         )));
+    }
+
+    #[test]
+    fn s_bitset_sets_or_clears_one_bit_of_the_destination() {
+        let w = run_one("s_bitset1_b32 s53, s26", |w| {
+            w.s[53] = 0x8000_0001;
+            w.s[26] = 0x24; // bit 4 (the count's low 5 bits)
+            w.scc = true;
+        });
+        assert_eq!((w.s[53], w.scc), (0x8000_0011, true));
+        let w = run_one("s_bitset0_b32 s36, 31", |w| w.s[36] = 0xffff_ffff);
+        assert_eq!(w.s[36], 0x7fff_ffff);
     }
 
     fn run_one(text: &str, init: impl FnOnce(&mut Wave)) -> Wave {

@@ -22,8 +22,12 @@ pub const TARGETS: &[&str] = &[
 
 /// The RDNA4 (gfx12) targets the emulator runs: RDNA3's core with gfx12's
 /// instructions (`crate::exec`'s `salu_gfx12`, the gfx12 [`ALIASES`]) and
-/// workgroup IDs in TTMP registers ([`GFX12_TTMP_WORKGROUP_ID`]).
-pub const TARGETS_GFX12: &[&str] = &["gfx1200", "gfx1201"];
+/// workgroup IDs in TTMP registers ([`GFX12_TTMP_WORKGROUP_ID`]). gfx1250
+/// (wave32 only) runs on the same rules with its own instructions where
+/// aiter's kernels need them (`crate::exec`'s `gfx1250`); what it changes
+/// beyond those (1024 VGPRs through `s_set_vgpr_msb`, tensor DMA, async
+/// LDS loads) is refused by name.
+pub const TARGETS_GFX12: &[&str] = &["gfx1200", "gfx1201", "gfx1250"];
 
 /// gfx12's architected SGPRs: the workgroup ID X is in `ttmp9`, Y in
 /// `ttmp7[15:0]`, Z in `ttmp7[31:16]` (LLVM's `FeatureArchitectedSGPRs`,
@@ -71,6 +75,7 @@ pub const ALIASES: &[(&str, &str)] = &[
     // Scalar ALU.
     // gfx12's renamed SALU and VALU carries (RDNA4 table names).
     ("s_add_co_i32", "s_add_i32"),
+    ("s_addk_co_i32", "s_addk_i32"),
     ("s_sub_co_i32", "s_sub_i32"),
     ("s_add_co_u32", "s_add_u32"),
     ("s_sub_co_u32", "s_sub_u32"),
@@ -109,6 +114,8 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("s_buffer_load_b512", "s_buffer_load_dwordx16"),
     // Vector ALU.
     ("v_add_nc_u32", "v_add_u32"),
+    ("v_add_nc_i32", "v_add_i32"),
+    ("v_sub_nc_i32", "v_sub_i32"),
     ("v_sub_nc_u32", "v_sub_u32"),
     ("v_subrev_nc_u32", "v_subrev_u32"),
     ("v_add_nc_u16", "v_add_u16"),
@@ -283,11 +290,40 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("buffer_store_b128", "buffer_store_dwordx4"),
 ];
 
+/// gfx1250's own names (in no RDNA table) → the executor's name. Each is
+/// a no-op in this executor, or a rename:
+/// - `s_set_vgpr_msb`: the decoder already took each operand's register
+///   from the listing, after checking the MSBs it assumed are the wave's
+///   (`crate::decode::Program`'s gfx1250 check);
+/// - `s_version`: records the ISA version, no effect (RDNA4 ISA guide);
+/// - `s_wait_tensorcnt`, `s_wait_asynccnt`, `s_wait_xcnt`: wait for tensor
+///   DMA, async LDS loads and address translation; the first two are not
+///   modelled (refused by name), the last has nothing to wait for;
+/// - `s_prefetch_inst`, `s_prefetch_inst_pc_rel`, `global_prefetch_b8`:
+///   cache hints;
+/// - `s_get_pc_i64`: gfx9's `s_getpc_b64`.
+pub const GFX1250_ALIASES: &[(&str, &str)] = &[
+    ("s_set_vgpr_msb", "s_nop"),
+    ("s_version", "s_nop"),
+    ("s_wait_tensorcnt", "s_nop"),
+    ("s_wait_asynccnt", "s_nop"),
+    ("s_wait_xcnt", "s_nop"),
+    ("s_prefetch_inst", "s_nop"),
+    ("s_prefetch_inst_pc_rel", "s_nop"),
+    ("global_prefetch_b8", "s_nop"),
+    ("s_get_pc_i64", "s_getpc_b64"),
+];
+
 /// The executor's name of RDNA3's `mnemonic` as LLVM prints it (encoding
-/// suffixes kept): through [`ALIASES`], else unchanged.
+/// suffixes kept): through [`ALIASES`] and [`GFX1250_ALIASES`], else
+/// unchanged.
 pub fn executor_name(mnemonic: &str) -> std::borrow::Cow<'_, str> {
     let (base, suffix) = crate::exec::base_name(mnemonic);
-    match ALIASES.iter().find(|(rdna, _)| *rdna == base) {
+    match ALIASES
+        .iter()
+        .chain(GFX1250_ALIASES)
+        .find(|(rdna, _)| *rdna == base)
+    {
         Some((_, to)) => format!("{to}{suffix}").into(),
         None => mnemonic.into(),
     }

@@ -86,6 +86,12 @@ fn survey_in(root: &Path, dirs: &[&str]) -> Figures {
             }
         };
         for k in &co.kernels {
+            // RDNA and gfx1250: a probe with the target's numbering, names
+            // and wave size (one per kernel: cheap beside disassembly).
+            let mut rdna_probe = gcn_emu::rdna::is_rdna(&co.processor).then(|| {
+                Probe::for_target(&co.processor, if k.descriptor.wave32() { 32 } else { 64 })
+            });
+            let probe = rdna_probe.as_mut().unwrap_or(&mut probe);
             let p = match Program::disassemble(&co, k, &objdump) {
                 Ok(p) => p,
                 Err(e) => {
@@ -95,18 +101,28 @@ fn survey_in(root: &Path, dirs: &[&str]) -> Figures {
                 }
             };
             f.kernels += 1;
-            if let Err(e) = p.check_registers(k) {
+            if let Err(e) = p.check_registers_for(k, gcn_emu::decode::Numbering::of(&co.processor))
+            {
                 f.registers.push(format!("{}: {e}", file.display()));
             }
             let mut all = true;
             let mut seen = BTreeSet::new();
             let mut missing = BTreeSet::new();
+            // gfx1250: the VGPR MSBs are the listing's only where every
+            // branch agrees with it (`Program::check_vgpr_msb`); elsewhere
+            // `s_set_vgpr_msb` is what the kernel lacks.
+            let msb = p.check_vgpr_msb(k).err().map(|e| e.to_string());
             for ins in &p.instructions {
                 let key = (
                     ins.mnemonic.clone(),
                     ins.mods.iter().map(|m| m.0.clone()).collect::<Vec<_>>(),
                 );
-                let ok = if seen.insert(key.clone()) {
+                let ok = if ins.mnemonic == "s_set_vgpr_msb" && msb.is_some() {
+                    f.example
+                        .entry(ins.mnemonic.clone())
+                        .or_insert_with(|| msb.clone().unwrap_or_default());
+                    false
+                } else if seen.insert(key.clone()) {
                     match probe.probe(ins) {
                         ProbeOutcome::Ran => true,
                         ProbeOutcome::Unsupported(_) => false,
@@ -271,4 +287,25 @@ fn aiter_full_coverage() {
         "no kernel surveyed under {}",
         root.display()
     );
+}
+
+/// aiter's gfx1250 code objects: the sample in tests/corpus/aiter/gfx1250,
+/// and with `GCN_AITER_HSA` set (`tests/corpus/aiter-coverage.sh
+/// AITER_REPO gfx1250`) every one of aiter's `hsa/gfx1250`. Figures in
+/// docs/src/design/rdna.md ("gfx1250").
+#[test]
+#[ignore = "survey: cargo test -p gcn-emu --test coverage -- --ignored aiter_gfx1250_coverage --nocapture"]
+fn aiter_gfx1250_coverage() {
+    let sample = survey(&["aiter/gfx1250"]);
+    report("aiter gfx1250 sample", &sample);
+    assert!(
+        sample.kernels > 0,
+        "no gfx1250 kernel in the sample: run tests/corpus/aiter.sh"
+    );
+    assert!(sample.unreadable.is_empty(), "{:#?}", sample.unreadable);
+    if let Some(dir) = std::env::var_os("GCN_AITER_HSA") {
+        let all = survey_in(&PathBuf::from(dir), &["gfx1250"]);
+        report("aiter gfx1250 (all)", &all);
+        assert!(all.kernels >= sample.kernels);
+    }
 }

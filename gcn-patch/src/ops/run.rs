@@ -654,8 +654,11 @@ pub struct UnsupportedReport {
 /// scratch wave that has memory to hit ([`gcn_emu::Probe`]): a form
 /// counts as implemented only when it runs without a fault, so a refusal
 /// and a fault on the probe are both missing. Says nothing of whether a
-/// launch of the kernel is right. An object for a target the emulator does
-/// not run (RDNA, gfx1250) is a usage error, not a list.
+/// launch of the kernel is right. On gfx1250, `s_set_vgpr_msb` counts as
+/// missing in a kernel whose VGPR MSBs a dispatch refuses
+/// (`gcn_emu::decode::Program::check_vgpr_msb`). An object for a target
+/// the emulator does not run (gfx10, gfx1251, ...) is a usage error, not a
+/// list.
 pub fn unsupported(
     object: &Path,
     kernel: Option<&str>,
@@ -706,11 +709,15 @@ pub fn unsupported(
         let mut probe =
             gcn_emu::Probe::for_target(&processor, if k.descriptor.wave32() { 32 } else { 64 });
         let program = parse(&texts[&mattr], k, &co.processor).map_err(RunError::Usage)?;
+        // gfx1250: where a branch leaves other VGPR MSBs than the listing
+        // assumes, `s_set_vgpr_msb` is what the kernel lacks.
+        let msb_ok = co.processor != "gfx1250" || program.check_vgpr_msb(k).is_ok();
         for ins in &program.instructions {
             instructions += 1;
-            let runs = *verdict
-                .entry(ins.text.clone())
-                .or_insert_with(|| probe.implements(ins));
+            let runs = (msb_ok || ins.mnemonic != "s_set_vgpr_msb")
+                && *verdict
+                    .entry(ins.text.clone())
+                    .or_insert_with(|| probe.implements(ins));
             if runs {
                 continue;
             }

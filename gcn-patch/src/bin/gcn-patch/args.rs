@@ -397,7 +397,7 @@ pub(crate) enum Command {
         baseline: Option<PathBuf>,
     },
     /// Run one dispatch of a kernel of a code object in the emulator (no GPU
-    /// needed; gfx90a, gfx942, gfx950 wave64; gfx11, gfx12 wave32/64). Exit 0: ran clean; 1: a
+    /// needed; gfx90a, gfx942, gfx950 wave64; gfx11, gfx12 wave32/64; gfx1250 wave32). Exit 0: ran clean; 1: a
     /// fault, an unsupported instruction or the instruction budget; 2: bad
     /// input.
     Run {
