@@ -144,11 +144,15 @@ fn inputs(n: usize, seed: u64) -> Vec<u32> {
 /// out[b*64+i] = in[b*64 + 63-i] * 2.
 #[test]
 fn lds_barrier_reverses_each_block_through_lds_across_two_wave32_waves() {
-    let l = load(&corpus("gfx1100", "lds_barrier"), "lds_barrier");
+    lds_barrier("gfx1100", 1);
+}
+
+fn lds_barrier(target: &str, seed: u64) {
+    let l = load(&corpus(target, "lds_barrier"), "lds_barrier");
     let k = l.co.kernel("lds_barrier").unwrap();
     assert!(k.descriptor.wave32() && k.wavefront_size == 32);
     let blocks = 5u32;
-    let x = inputs(64 * blocks as usize, 1);
+    let x = inputs(64 * blocks as usize, seed);
     let (bufs, stats) = launch(
         &l,
         [blocks, 1, 1],
@@ -161,7 +165,7 @@ fn lds_barrier_reverses_each_block_through_lds_across_two_wave32_waves() {
         "x = np.frombuffer(a0, np.int32).reshape(-1, 64)\nout = [(x[:, ::-1] * np.int32(2)).astype(np.int32)]",
         &[&u32s(&x)],
     );
-    assert_eq!(to_u32(&bufs[1]), to_u32(&want[0]));
+    assert_eq!(to_u32(&bufs[1]), to_u32(&want[0]), "{target}");
 }
 
 /// wave32 cross-lane operations: ds_swizzle, ds_bpermute (wrapping at 32
@@ -169,9 +173,13 @@ fn lds_barrier_reverses_each_block_through_lds_across_two_wave32_waves() {
 /// bound_ctrl, DPP8.
 #[test]
 fn crosslane_moves_match_numpy_in_wave32() {
-    let l = load(&corpus("gfx1100", "crosslane"), "crosslane");
+    crosslane("gfx1100", 2);
+}
+
+fn crosslane(target: &str, seed: u64) {
+    let l = load(&corpus(target, "crosslane"), "crosslane");
     let blocks = 3u32;
-    let x = inputs(32 * blocks as usize, 2);
+    let x = inputs(32 * blocks as usize, seed);
     let (bufs, _) = launch(
         &l,
         [blocks, 1, 1],
@@ -189,7 +197,7 @@ out = [np.stack(rows, axis=-1).astype(np.uint32)]",
     );
     let (got, want) = (to_u32(&bufs[1]), to_u32(&want[0]));
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_eq!(g, w, "thread {}, result {}", i / 6, i % 6);
+        assert_eq!(g, w, "{target}: thread {}, result {}", i / 6, i % 6);
     }
 }
 
@@ -198,11 +206,15 @@ out = [np.stack(rows, axis=-1).astype(np.uint32)]",
 /// listing printed with `--mattr=+wavefrontsize64`).
 #[test]
 fn wave64_on_rdna_crosses_the_halves_and_ballots_64_lanes() {
-    let l = load(&corpus("gfx1100", "wave64"), "wave64");
+    wave64("gfx1100", 3);
+}
+
+fn wave64(target: &str, seed: u64) {
+    let l = load(&corpus(target, "wave64"), "wave64");
     let k = l.co.kernel("wave64").unwrap();
     assert!(!k.descriptor.wave32() && k.wavefront_size == 64);
     let blocks = 3u32;
-    let x = inputs(64 * blocks as usize, 3);
+    let x = inputs(64 * blocks as usize, seed);
     let (bufs, stats) = launch(
         &l,
         [blocks, 1, 1],
@@ -225,7 +237,7 @@ out = [np.stack(rows, axis=-1).astype(np.uint32)]",
     );
     let (got, want) = (to_u32(&bufs[1]), to_u32(&want[0]));
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        assert_eq!(g, w, "thread {}, result {}", i / 4, i % 4);
+        assert_eq!(g, w, "{target}: thread {}, result {}", i / 4, i % 4);
     }
 }
 
@@ -238,11 +250,15 @@ out = [np.stack(rows, axis=-1).astype(np.uint32)]",
 /// nothing is stored.
 #[test]
 fn buffer_oob_follows_rdnas_oob_select() {
+    buffer_oob("gfx1100", 4);
+}
+
+fn buffer_oob(target: &str, seed: u64) {
     let sentinel = 0xdead_beefu32;
     for (name, raw) in [("buffer_oob_raw", true), ("buffer_oob", false)] {
-        let l = load(&corpus("gfx1100", name), name);
+        let l = load(&corpus(target, name), name);
         for (n_in, n_out) in [(20u32, 32u32), (32, 7), (0, 32), (5, 0)] {
-            let x = inputs(32, 4 + n_in as u64);
+            let x = inputs(32, seed + n_in as u64);
             let (bufs, _) = launch(
                 &l,
                 [1, 1, 1],
@@ -270,9 +286,13 @@ out = [np.where(stored, loaded + np.uint32(1), np.uint32({sentinel})).astype(np.
             assert_eq!(
                 to_u32(&bufs[1]),
                 to_u32(&want[0]),
-                "{name}, n_in {n_in}, n_out {n_out}"
+                "{target}: {name}, n_in {n_in}, n_out {n_out}"
             );
-            assert_eq!(to_u32(&bufs[0]), x, "{name}: the input is untouched");
+            assert_eq!(
+                to_u32(&bufs[0]),
+                x,
+                "{target}: {name}: the input is untouched"
+            );
         }
     }
 }
@@ -434,81 +454,17 @@ mod gfx1201 {
 
     #[test]
     fn lds_barrier_reverses_each_block_through_lds_across_two_wave32_waves() {
-        let l = load(&corpus("gfx1201", "lds_barrier"), "lds_barrier");
-        let blocks = 5u32;
-        let x = inputs(64 * blocks as usize, 11);
-        let (bufs, stats) = launch(
-            &l,
-            [blocks, 1, 1],
-            [64, 1, 1],
-            vec![A::Buf(u32s(&x)), A::Buf(vec![0; x.len() * 4])],
-        )
-        .unwrap();
-        assert_eq!(stats.waves, 2 * blocks as u64, "two wave32 waves a block");
-        let want = numpy(
-            "x = np.frombuffer(a0, np.int32).reshape(-1, 64)\nout = [(x[:, ::-1] * np.int32(2)).astype(np.int32)]",
-            &[&u32s(&x)],
-        );
-        assert_eq!(to_u32(&bufs[1]), to_u32(&want[0]));
+        lds_barrier("gfx1201", 11);
     }
 
     #[test]
     fn crosslane_moves_match_numpy_in_wave32() {
-        let l = load(&corpus("gfx1201", "crosslane"), "crosslane");
-        let blocks = 3u32;
-        let x = inputs(32 * blocks as usize, 12);
-        let (bufs, _) = launch(
-            &l,
-            [blocks, 1, 1],
-            [32, 1, 1],
-            vec![A::Buf(u32s(&x)), A::Buf(vec![0; x.len() * 6 * 4])],
-        )
-        .unwrap();
-        let want = numpy(
-            "v = np.frombuffer(a0, np.uint32).reshape(-1, 32)
-i = np.arange(32)
-rows = [v[:, i ^ 1], v[:, (i + 1) % 32], v[:, i], v[:, i ^ 16],
-        np.where(i % 16 == 0, 0, v[:, (i - 1) % 32]), v[:, i // 8 * 8 + 7 - i % 8]]
-out = [np.stack(rows, axis=-1).astype(np.uint32)]",
-            &[&u32s(&x)],
-        );
-        let (got, want) = (to_u32(&bufs[1]), to_u32(&want[0]));
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, w, "thread {}, result {}", i / 6, i % 6);
-        }
+        crosslane("gfx1201", 12);
     }
 
     #[test]
     fn wave64_crosses_the_halves_and_ballots_64_lanes() {
-        let l = load(&corpus("gfx1201", "wave64"), "wave64");
-        let k = l.co.kernel("wave64").unwrap();
-        assert!(!k.descriptor.wave32() && k.wavefront_size == 64);
-        let blocks = 3u32;
-        let x = inputs(64 * blocks as usize, 13);
-        let (bufs, stats) = launch(
-            &l,
-            [blocks, 1, 1],
-            [64, 1, 1],
-            vec![A::Buf(u32s(&x)), A::Buf(vec![0; x.len() * 4 * 4])],
-        )
-        .unwrap();
-        assert_eq!(stats.waves, blocks as u64, "one wave64 wave a block");
-        let want = numpy(
-            "v = np.frombuffer(a0, np.uint32).reshape(-1, 64)
-i = np.arange(64)
-bits = (v & 1).astype(np.uint64) << i.astype(np.uint64)
-ballot = np.bitwise_or.reduce(bits, axis=1)
-lo = (ballot & np.uint64(0xffffffff)).astype(np.uint32)
-hi = (ballot >> np.uint64(32)).astype(np.uint32)
-rows = [v[:, (i + 1) % 64], np.repeat(v[:, 40:41], 64, axis=1),
-        np.repeat(lo[:, None], 64, axis=1), np.repeat(hi[:, None], 64, axis=1)]
-out = [np.stack(rows, axis=-1).astype(np.uint32)]",
-            &[&u32s(&x)],
-        );
-        let (got, want) = (to_u32(&bufs[1]), to_u32(&want[0]));
-        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-            assert_eq!(g, w, "thread {}, result {}", i / 4, i % 4);
-        }
+        wave64("gfx1201", 13);
     }
 
     /// gfx12's V# word 3 keeps gfx11's OOB_SELECT (bits 29:28; bits 24-27
@@ -517,42 +473,7 @@ out = [np.stack(rows, axis=-1).astype(np.uint32)]",
     /// picks is taken as gfx11's (not confirmed from the RDNA4 guide).
     #[test]
     fn buffer_oob_follows_oob_select() {
-        let sentinel = 0xdead_beefu32;
-        for (name, raw) in [("buffer_oob_raw", true), ("buffer_oob", false)] {
-            let l = load(&corpus("gfx1201", name), name);
-            for (n_in, n_out) in [(20u32, 32u32), (32, 7), (0, 32), (5, 0)] {
-                let x = inputs(32, 14 + n_in as u64);
-                let (bufs, _) = launch(
-                    &l,
-                    [1, 1, 1],
-                    [32, 1, 1],
-                    vec![
-                        A::Buf(u32s(&x)),
-                        A::Buf(u32s(&[sentinel; 32])),
-                        A::Val(n_in.to_le_bytes().to_vec()),
-                        A::Val(n_out.to_le_bytes().to_vec()),
-                    ],
-                )
-                .unwrap();
-                let want = numpy(
-                    &format!(
-                        "x = np.frombuffer(a0, np.uint32)
-i = np.arange(32)
-raw = {}
-loaded = np.where(i < {n_in}, x, 0) if raw else np.zeros(32, np.uint32)
-stored = (i < {n_out}) if raw else np.zeros(32, bool)
-out = [np.where(stored, loaded + np.uint32(1), np.uint32({sentinel})).astype(np.uint32)]",
-                        if raw { "True" } else { "False" }
-                    ),
-                    &[&u32s(&x)],
-                );
-                assert_eq!(
-                    to_u32(&bufs[1]),
-                    to_u32(&want[0]),
-                    "{name}, n_in {n_in}, n_out {n_out}"
-                );
-            }
-        }
+        buffer_oob("gfx1201", 14);
     }
 
     /// Global integer and f32 atomics (`th:TH_ATOMIC_RETURN` for the one
@@ -609,81 +530,5 @@ out = [acc, hist, np.array([x.astype(np.float64).sum()], np.float32)]",
             assert_eq!(o, sum, "old values are the prefix sums of one order");
             sum = sum.wrapping_add(v);
         }
-    }
-}
-
-/// Triton 3.9's row softmax for gfx1100 and gfx1201 (generate.py: BN 128,
-/// 4 warps of 32, `shared` bytes of dynamic LDS, two null scratch
-/// pointers after `N`), on rows of 100 of 128 columns (the rest masked to
-/// -inf), within 1e-5 relative of the f64 softmax (`v_exp_f32` is an
-/// approximation on hardware; the sums' order is the kernel's).
-#[test]
-fn triton_softmax_is_within_tolerance_of_f64() {
-    const ROWS: usize = 5;
-    const N: usize = 100;
-    for target in ["gfx1100", "gfx1201"] {
-        let l = load(&corpus(target, "triton_softmax"), "softmax");
-        let meta = std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("tests/rdna")
-                .join(target)
-                .join("triton_softmax.json"),
-        )
-        .unwrap();
-        let field = |key: &str| -> u32 {
-            let at = meta.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
-            meta[at..]
-                .trim_start()
-                .split(|c: char| !c.is_ascii_digit())
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap()
-        };
-        let (warps, shared, warp) = (field("num_warps"), field("shared"), field("warp_size"));
-        let mut r = Rng(17);
-        let x: Vec<f32> = (0..ROWS * N).map(|_| r.f32() * 8.0).collect();
-        let mem = Memory::new();
-        let (a, b) = (
-            mem.alloc_bytes("x", &f32s(&x)),
-            mem.alloc_bytes("y", &vec![0xff; 4 * ROWS * N + 4 * 28]),
-        );
-        let mut launch = Launch::new([ROWS as u32, 1, 1], [warps * warp, 1, 1]);
-        launch.dynamic_lds = shared;
-        launch.max_instructions = 1_000_000;
-        let stats = run(
-            &l.co,
-            l.co.kernel("softmax").unwrap(),
-            &l.program,
-            &mem,
-            &[
-                ArgValue::Pointer(a),
-                ArgValue::Pointer(b),
-                ArgValue::Bytes((N as u32).to_le_bytes().to_vec()),
-                ArgValue::Bytes(vec![0; 8]),
-                ArgValue::Bytes(vec![0; 8]),
-            ],
-            &launch,
-        )
-        .unwrap_or_else(|e| panic!("{target}: {e}"));
-        assert_eq!(stats.waves, ROWS as u64 * warps as u64, "{target}");
-        let got = to_f32(&mem.contents(b).unwrap());
-        for row in 0..ROWS {
-            let xs = &x[row * N..(row + 1) * N];
-            let m = xs.iter().fold(f64::MIN, |a, &b| a.max(b as f64));
-            let s: f64 = xs.iter().map(|&v| (v as f64 - m).exp()).sum();
-            for (c, &v) in xs.iter().enumerate() {
-                let want = (v as f64 - m).exp() / s;
-                let g = got[row * N + c] as f64;
-                assert!(
-                    (g - want).abs() <= 1e-5 * want + 1e-12,
-                    "{target}: [{row}][{c}] {g} vs {want}"
-                );
-            }
-        }
-        assert!(
-            got[ROWS * N..].iter().all(|v| v.to_bits() == u32::MAX),
-            "{target}: written past the last row"
-        );
     }
 }
