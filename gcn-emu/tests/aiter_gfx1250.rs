@@ -20,40 +20,9 @@ const HDIM: usize = 128;
 /// Rows a workgroup converts (`ts` of hsa/gfx1250/fmha_v3_bwd/fmha_bwd_dq_convert.csv).
 const TS: usize = 64;
 
-/// Run `script` with NumPy: `a0`, `a1`, ... are the raw bytes of `ins`;
-/// the script sets `out`, whose bytes come back.
-fn numpy(script: &str, ins: &[&[u8]]) -> Vec<u8> {
-    let dir = std::env::temp_dir().join(format!(
-        "gcn-emu-aiter1250-np-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    for (i, b) in ins.iter().enumerate() {
-        std::fs::write(dir.join(format!("a{i}.bin")), b).unwrap();
-    }
-    let prelude = (0..ins.len())
-        .map(|i| format!("a{i} = open(d + '/a{i}.bin', 'rb').read()"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let run = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(format!(
-            "import sys, numpy as np\nd = sys.argv[1]\n{prelude}\n{script}\nopen(d + '/out.bin', 'wb').write(np.ascontiguousarray(out).tobytes())\n"
-        ))
-        .arg(&dir)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("python3 not found ({e}): install it with NumPy (apt-get install -y python3-numpy, or bash tests/setup.sh)")
-        });
-    assert!(
-        run.status.success(),
-        "the NumPy reference failed (is NumPy installed? pip install numpy, or bash tests/setup.sh): {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let out = std::fs::read(dir.join("out.bin")).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    out
+/// [`common::numpy`] with one output: the script sets `out` to one array.
+fn numpy1(script: &str, ins: &[&[u8]]) -> Vec<u8> {
+    common::numpy(&format!("{script}\nout = [out]"), ins).remove(0)
 }
 
 /// The launch below, or the error it stops with.
@@ -108,7 +77,7 @@ fn dq_convert() -> Result<(), String> {
     ];
     let grid = [seqlen.div_ceil(TS) as u32, nhead as u32, batch as u32];
     let (bufs, _) = launch(&l, grid, [128, 1, 1], args).map_err(|e| e.to_string())?;
-    let want = numpy(
+    let want = numpy1(
         &format!(
             "acc = np.frombuffer(a0, np.float32).reshape({batch}, {nhead}, {seqlen}, {HDIM})\n\
              dq = np.frombuffer(a1, np.uint16).reshape({batch}, {nhead}, {seqlen}, {dq_row}).copy()\n\

@@ -229,37 +229,15 @@ fn iree_softmax_on_rdna_is_within_tolerance_of_f64() {
 
 /// NumPy's f64 softmax over rows of `cols` of `x` (python3 with NumPy).
 fn numpy_softmax(x: &[f32], cols: usize) -> Vec<f64> {
-    let dir = std::env::temp_dir().join(format!(
-        "gcn-emu-iree-np-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    let (input, output) = (dir.join("x.bin"), dir.join("y.bin"));
-    std::fs::write(&input, f32s(x)).unwrap();
-    let script = format!(
-        "import sys, numpy as np
-x = np.fromfile(sys.argv[1], np.float32).reshape(-1, {cols}).astype(np.float64)
+    let y = numpy(
+        &format!(
+            "x = np.frombuffer(a0, np.float32).reshape(-1, {cols}).astype(np.float64)
 e = np.exp(x - x.max(axis=1, keepdims=True))
-(e / e.sum(axis=1, keepdims=True)).tofile(sys.argv[2])"
+out = [e / e.sum(axis=1, keepdims=True)]"
+        ),
+        &[&f32s(x)],
     );
-    let run = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(script)
-        .arg(&input)
-        .arg(&output)
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("python3 not found ({e}): install it with NumPy (apt-get install -y python3-numpy, or bash tests/setup.sh)")
-        });
-    assert!(
-        run.status.success(),
-        "the NumPy reference failed (is NumPy installed? pip install numpy, or bash tests/setup.sh): {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let y = std::fs::read(&output).unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    y.chunks(8)
+    y[0].chunks(8)
         .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
         .collect()
 }

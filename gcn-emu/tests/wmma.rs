@@ -117,7 +117,7 @@ fn layouts_are_amds_calculators() {
 }
 
 mod common;
-use common::{load, to_f32, to_u32, u32s, Loaded, Rng, A};
+use common::{load, numpy, to_f32, to_u32, u32s, Loaded, Rng, A};
 
 use std::path::{Path, PathBuf};
 
@@ -137,45 +137,6 @@ fn launch(l: &Loaded, grid: [u32; 3], block: [u32; 3], args: Vec<A>) -> Vec<Vec<
     common::launch(l, grid, block, args)
         .unwrap_or_else(|e| panic!("{}: {e}", l.name))
         .0
-}
-
-/// Run `script` with NumPy: `a{i}` is the raw bytes of input `i`; the
-/// script sets `out` to a list of arrays, whose bytes come back.
-fn numpy(script: &str, ins: &[&[u8]]) -> Vec<Vec<u8>> {
-    let dir = std::env::temp_dir().join(format!(
-        "gcn-emu-wmma-np-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    for (i, b) in ins.iter().enumerate() {
-        std::fs::write(dir.join(format!("a{i}.bin")), b).unwrap();
-    }
-    let prelude = format!(
-        "import sys, numpy as np\nd = sys.argv[1]\n{}\n",
-        (0..ins.len())
-            .map(|i| format!("a{i} = open(d + '/a{i}.bin', 'rb').read()"))
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
-    let epilogue = "\nfor j, o in enumerate(out):\n    open(d + f'/out{j}.bin', 'wb').write(np.ascontiguousarray(o).tobytes())\nprint(len(out))\n";
-    let run = std::process::Command::new("python3")
-        .arg("-c")
-        .arg(format!("{prelude}{script}{epilogue}"))
-        .arg(&dir)
-        .output()
-        .unwrap_or_else(|e| panic!("python3 not found ({e}): install it with NumPy (apt-get install -y python3-numpy, or bash tests/setup.sh)"));
-    assert!(
-        run.status.success(),
-        "the NumPy reference failed (is NumPy installed? pip install numpy, or bash tests/setup.sh): {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let n: usize = String::from_utf8_lossy(&run.stdout).trim().parse().unwrap();
-    let out = (0..n)
-        .map(|j| std::fs::read(dir.join(format!("out{j}.bin"))).unwrap())
-        .collect();
-    let _ = std::fs::remove_dir_all(&dir);
-    out
 }
 
 /// f16 bits of small integers in [-r, r]: their products and sums of 16

@@ -290,3 +290,45 @@ impl Rng {
         (self.next_u32() >> 8) as f32 / (1u32 << 23) as f32 - 1.0
     }
 }
+
+/// Run `script` with NumPy: `ins[i]` is the raw bytes of `a{i}` (read
+/// with `np.frombuffer`, the dtypes the script gives), and the script
+/// sets `out` to a list of arrays; their bytes come back in order.
+pub fn numpy(script: &str, ins: &[&[u8]]) -> Vec<Vec<u8>> {
+    let dir = std::env::temp_dir().join(format!(
+        "gcn-emu-np-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, b) in ins.iter().enumerate() {
+        std::fs::write(dir.join(format!("a{i}.bin")), b).unwrap();
+    }
+    let prelude = format!(
+        "import sys, numpy as np\nd = sys.argv[1]\n{}\n",
+        (0..ins.len())
+            .map(|i| format!("a{i} = open(d + '/a{i}.bin', 'rb').read()"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    let epilogue = "\nfor j, o in enumerate(out):\n    open(d + f'/out{j}.bin', 'wb').write(np.ascontiguousarray(o).tobytes())\nprint(len(out))\n";
+    let run = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(format!("{prelude}{script}{epilogue}"))
+        .arg(&dir)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("python3 not found ({e}): install it with NumPy (apt-get install -y python3-numpy, or bash tests/setup.sh)")
+        });
+    assert!(
+        run.status.success(),
+        "the NumPy reference failed (is NumPy installed? pip install numpy, or bash tests/setup.sh): {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let n: usize = String::from_utf8_lossy(&run.stdout).trim().parse().unwrap();
+    let out = (0..n)
+        .map(|j| std::fs::read(dir.join(format!("out{j}.bin"))).unwrap())
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    out
+}
