@@ -176,20 +176,7 @@ fn approximate_results_move_within_their_bound_the_same_way_for_a_seed() {
 
 /// `(num_warps, shared)` of a Triton kernel's launch metadata.
 fn triton_metadata(json: &std::path::Path) -> (u32, u32) {
-    let text = std::fs::read_to_string(json).unwrap_or_else(|e| panic!("{}: {e}", json.display()));
-    let field = |key: &str| -> u32 {
-        let at = text
-            .find(&format!("\"{key}\":"))
-            .unwrap_or_else(|| panic!("{}: no `{key}`", json.display()));
-        text[at + key.len() + 3..]
-            .trim_start()
-            .split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    (field("num_warps"), field("shared"))
+    (triton_meta(json, "num_warps"), triton_meta(json, "shared"))
 }
 
 #[test]

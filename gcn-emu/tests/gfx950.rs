@@ -539,18 +539,13 @@ fn triton_dot_scaled_is_bit_exact() {
             .join("tests/mx")
             .join(kernel);
         let l = load(&d.join(format!("{kernel}.hsaco")), "dot_scaled");
-        let json = std::fs::read_to_string(d.join(format!("{kernel}.json")))
-            .unwrap_or_else(|e| panic!("{kernel}: {e} (run gcn-emu/tests/mx/triton_mx.py)"));
-        let num = |key: &str| -> u32 {
-            let at = json.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
-            json[at..]
-                .trim_start()
-                .split(|c: char| !c.is_ascii_digit())
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap()
-        };
+        let json = d.join(format!("{kernel}.json"));
+        assert!(
+            json.exists(),
+            "{kernel}: no {} (run gcn-emu/tests/mx/triton_mx.py)",
+            json.display()
+        );
+        let num = |key: &str| triton_meta(&json, key);
         let (va, vb) = (values(fa), values(fb));
         let a: Vec<u8> = (0..bm * bk).map(|_| pick(&va, &mut r)).collect(); // A[i][k]
         let b: Vec<u8> = (0..bk * bn).map(|_| pick(&vb, &mut r)).collect(); // B[k][j]

@@ -338,18 +338,8 @@ fn triton_softmax_is_within_tolerance_of_numpy() {
 /// `num_warps`, `warp_size` and `shared` from its `.json`).
 fn triton_softmax_vs_numpy(target: &str) {
     let l = load(&corpus(target, "triton_softmax"), "softmax");
-    let json =
-        std::fs::read_to_string(corpus(target, "triton_softmax").with_extension("json")).unwrap();
-    let field = |key: &str| -> u32 {
-        let at = json.find(&format!("\"{key}\":")).unwrap() + key.len() + 3;
-        json[at..]
-            .trim_start()
-            .split(|c: char| !c.is_ascii_digit())
-            .next()
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
+    let json = corpus(target, "triton_softmax").with_extension("json");
+    let field = |key: &str| triton_meta(&json, key);
     let (warps, shared, warp) = (field("num_warps"), field("shared"), field("warp_size"));
     let (rows, n) = (5usize, 100usize);
     let mut r = Rng(6);

@@ -117,7 +117,7 @@ fn layouts_are_amds_calculators() {
 }
 
 mod common;
-use common::{load, numpy, to_f32, to_u32, u32s, Loaded, Rng, A};
+use common::{load, numpy, to_f32, to_u32, triton_meta, u32s, Loaded, Rng, A};
 
 use std::path::{Path, PathBuf};
 
@@ -281,20 +281,8 @@ fn triton_matmul(target: &str, exact: bool) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/rdna")
         .join(target);
-    let meta = std::fs::read_to_string(dir.join("triton_matmul.json")).unwrap();
-    let field = |key: &str| -> u32 {
-        let at = meta.find(&format!("\"{key}\"")).unwrap();
-        meta[at..]
-            .split(':')
-            .nth(1)
-            .unwrap()
-            .split([',', '\n'])
-            .next()
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap()
-    };
+    let json = dir.join("triton_matmul.json");
+    let field = |key: &str| triton_meta(&json, key);
     let (warps, shared, warp) = (field("num_warps"), field("shared"), field("warp_size"));
     let bm = field("BM") as usize;
     let l = load(&dir.join("triton_matmul.hsaco"), "matmul");

@@ -332,3 +332,22 @@ pub fn numpy(script: &str, ins: &[&[u8]]) -> Vec<Vec<u8>> {
     let _ = std::fs::remove_dir_all(&dir);
     out
 }
+
+/// The integer `key` of a Triton launch-metadata `.json` (generate.py
+/// writes them beside the objects): at the top level (`num_warps`,
+/// `shared`, `warp_size`) or in its `constexprs` (`BM`, ...).
+pub fn triton_meta(json: &Path, key: &str) -> u32 {
+    let text = std::fs::read_to_string(json).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (made by the generate.py beside it)",
+            json.display()
+        )
+    });
+    let v: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: not JSON: {e}", json.display()));
+    v.get(key)
+        .or_else(|| v.get("constexprs").and_then(|c| c.get(key)))
+        .and_then(|x| x.as_u64())
+        .and_then(|x| u32::try_from(x).ok())
+        .unwrap_or_else(|| panic!("{}: no integer `{key}`", json.display()))
+}
