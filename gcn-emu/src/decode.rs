@@ -157,9 +157,47 @@ pub struct Instruction {
     /// The pair is one instruction: one address, one issue, one event for
     /// observers. `None` for every other instruction.
     pub dual: Option<Box<Instruction>>,
+    /// Its routing, resolved from the mnemonic once, when it is made
+    /// ([`Instruction::new`], [`Instruction::set_mnemonic`]): what runs it
+    /// and its entry in the instruction-property table, so that running it
+    /// looks nothing up by name.
+    pub(crate) route: crate::exec::Route,
 }
 
 impl Instruction {
+    /// An instruction, its routing resolved from `mnemonic` (as LLVM
+    /// prints it, e.g. `v_add_f32_e32`).
+    pub fn new(
+        addr: u64,
+        mnemonic: &str,
+        ops: Vec<Src>,
+        mods: Vec<(String, String)>,
+        words: Vec<u32>,
+        text: String,
+    ) -> Instruction {
+        Instruction {
+            addr,
+            mnemonic: mnemonic.to_string(),
+            ops,
+            mods,
+            words,
+            text,
+            dual: None,
+            route: crate::exec::Route::of(mnemonic),
+        }
+    }
+    /// Change the mnemonic (a mutant, a probe), resolving the routing
+    /// again. Assigning [`Instruction::mnemonic`] directly leaves the old
+    /// routing: debug builds refuse that when the instruction runs.
+    pub fn set_mnemonic(&mut self, mnemonic: &str) {
+        self.mnemonic = mnemonic.to_string();
+        self.route = crate::exec::Route::of(mnemonic);
+    }
+    /// Its entry in the instruction-property table ([`crate::isa`]),
+    /// resolved when it was decoded; `None` for a mnemonic the table lacks.
+    pub fn props(&self) -> Option<&'static crate::isa::Props> {
+        self.route.props()
+    }
     /// The value of a modifier, when present.
     pub fn modifier(&self, key: &str) -> Option<&str> {
         self.mods
@@ -938,15 +976,14 @@ fn parse_body(body: &str, addr: u64, words: Vec<u32>) -> std::result::Result<Ins
     if halves.contains(['l', 'h']) {
         mods.push(("t16".into(), halves));
     }
-    Ok(Instruction {
+    Ok(Instruction::new(
         addr,
-        mnemonic: mnemonic.to_string(),
+        mnemonic,
         ops,
         mods,
         words,
-        text: body.to_string(),
-        dual: None,
-    })
+        body.to_string(),
+    ))
 }
 
 /// gfx1250's operands printed with their VGPR MSBs (`v252 /*v1020*/`,

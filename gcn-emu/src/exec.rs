@@ -206,15 +206,6 @@ fn suffix_ty(name: &str) -> Ty {
     }
 }
 
-/// A vector ALU operation's operand roles, from the instruction-property
-/// table ([`crate::isa`]): whether a lane-mask destination follows `vdst`
-/// ([`crate::isa::Props::carry_out`]), and whether its last operand is a
-/// lane mask it reads ([`crate::isa::Props::mask_in`]). The sources are
-/// the operands between.
-pub(crate) fn valu_roles(name: &str) -> (bool, bool) {
-    crate::isa::lookup(name).map_or((false, false), |p| (p.carry_out(), p.mask_in()))
-}
-
 /// The part of the reference executor that runs an instruction, read from
 /// the instruction-property table ([`crate::isa::Props`]: its format and
 /// memory access) rather than from the mnemonic's spelling.
@@ -441,6 +432,36 @@ pub(crate) fn unit(mnemonic: &str) -> Unit {
         Format::Mtbuf => Unit::Tbuffer,
         // RDNA's dual issue: not in the CDNA table the executor reads.
         Format::Vopd => Unit::None,
+    }
+}
+
+/// What the executor, the sanitizer and the profiler need of a mnemonic,
+/// resolved once when the instruction is decoded
+/// ([`Instruction::new`](crate::decode::Instruction::new)): its [`Unit`],
+/// its format (the table's, else [`UNLISTED`]'s) and its entry in the
+/// instruction-property table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Route {
+    /// What runs it.
+    pub(crate) unit: Unit,
+    /// Its encoding family ([`format_of`]).
+    pub(crate) format: Option<crate::isa::Format>,
+    /// Its entry in the table.
+    pub(crate) id: Option<crate::isa::OpId>,
+}
+
+impl Route {
+    /// The routing of `mnemonic` as LLVM prints it.
+    pub(crate) fn of(mnemonic: &str) -> Route {
+        Route {
+            unit: unit(mnemonic),
+            format: format_of(mnemonic),
+            id: crate::isa::id(mnemonic),
+        }
+    }
+    /// Its entry's properties.
+    pub(crate) fn props(self) -> Option<&'static crate::isa::Props> {
+        self.id.map(crate::isa::OpId::props)
     }
 }
 
@@ -1656,7 +1677,12 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             vopd(wave, ins, y, ctx)
         };
     }
-    let unit = unit(m);
+    debug_assert_eq!(
+        ins.route,
+        Route::of(m),
+        "`{m}`: routed as another mnemonic (use Instruction::set_mnemonic)"
+    );
+    let unit = ins.route.unit;
     match unit {
         Unit::SmemRead => return smem(wave, ins, ctx),
         Unit::SmemWrite => return smem_write(wave, ins, ctx),
@@ -1716,7 +1742,7 @@ fn vopd_half(h: &Instruction) -> R<Instruction> {
         return unsup(format!("VOPD half `{}`", h.mnemonic));
     };
     let mut out = h.clone();
-    out.mnemonic = format!("{op}_e32");
+    out.set_mnemonic(&format!("{op}_e32"));
     out.dual = None;
     if op == "v_cndmask_b32" {
         out.ops.push(Src {
@@ -1816,7 +1842,7 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
     if mode == 0 {
         return Ok(out);
     }
-    let Some(props) = crate::isa::lookup(&ins.mnemonic) else {
+    let Some(props) = ins.props() else {
         return unsup("VGPR indexing (s_set_gpr_idx_on) of an instruction the ISA table lacks");
     };
     for (i, o) in out.ops.iter_mut().enumerate() {
@@ -1997,16 +2023,14 @@ fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx, unit: Unit) -> R<()
         | Unit::Tbuffer
         | Unit::None => return unsup(""),
     }
-    if m.starts_with("v_readlane")
-        || m.starts_with("v_readfirstlane")
-        || m.starts_with("v_writelane")
-    {
+    // Cross-lane moves and packed math, from the property table.
+    if ins.props().is_some_and(|p| p.lane_select()) {
         return lane_op(wave, ins, ctx);
     }
     if matches!(base_name(m).0, "v_permlane16_b32" | "v_permlanex16_b32") {
         return permlane16(wave, ins, ctx);
     }
-    if m.starts_with("v_pk_") {
+    if ins.props().is_some_and(|p| p.packed()) {
         return vop3p(wave, ins, ctx);
     }
     match m.strip_suffix("_e64").unwrap_or(m) {
@@ -2935,7 +2959,9 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     )
     .then_some(());
     // Operand roles from the instruction-property table (`crate::isa`).
-    let (has_sdst, mask_in) = valu_roles(name);
+    let (has_sdst, mask_in) = ins
+        .props()
+        .map_or((false, false), |p| (p.carry_out(), p.mask_in()));
     let implicit_vcc = reads_vcc_implicitly(name);
     let ops = &ins.ops;
     if ops.is_empty() {
@@ -5267,6 +5293,40 @@ mod tests {
         assert!(differ.is_empty(), "{}", differ.join("\n"));
     }
 
+    /// The cross-lane moves and packed math the executor and the shadow
+    /// send to `lane_op`/`vop3p` by the table ([`crate::isa::Props::lane_select`],
+    /// [`crate::isa::Props::packed`]) are the ones the old prefix lists
+    /// (`v_readlane`, `v_readfirstlane`, `v_writelane`; `v_pk_`) named, for
+    /// every name and alias of the table and every unlisted one, with each
+    /// encoding suffix; and the instruction's route is the name's.
+    #[test]
+    fn lane_and_packed_groups_from_the_table_are_the_old_prefix_rule() {
+        let names = crate::isa::TABLE
+            .iter()
+            .map(|p| p.name)
+            .chain(crate::isa::ALIASES.iter().map(|a| a.0))
+            .chain(UNLISTED.iter().map(|u| u.0));
+        let (mut lanes, mut packed) = (0, 0);
+        for name in names {
+            for sfx in ["", "_e32", "_e64", "_dpp", "_sdwa"] {
+                let m = format!("{name}{sfx}");
+                let ins = crate::decode::Instruction::new(0, &m, vec![], vec![], vec![], m.clone());
+                assert_eq!(ins.route, Route::of(&m));
+                let p = ins.props();
+                let old_lane = m.starts_with("v_readlane")
+                    || m.starts_with("v_readfirstlane")
+                    || m.starts_with("v_writelane");
+                assert_eq!(p.is_some_and(|p| p.lane_select()), old_lane, "{m}");
+                let old_packed = m.starts_with("v_pk_");
+                assert_eq!(p.is_some_and(|p| p.packed()), old_packed, "{m}");
+                lanes += old_lane as usize;
+                packed += old_packed as usize;
+            }
+        }
+        // Not vacuous: three cross-lane moves and 26 packed instructions.
+        assert_eq!((lanes, packed), (3 * 5, 26 * 5));
+    }
+
     /// Every whole mnemonic the executor names is in the table, so routing
     /// by the table loses none of them.
     #[test]
@@ -5288,6 +5348,8 @@ mod tests {
                 && crate::isa::lookup(lit).is_none()
                 && !prefix()
                 && !UNLISTED.iter().any(|u| u.0 == lit)
+                // gfx1250's WMMAs, routed by `rdna_matrix`.
+                && rdna_matrix(lit).is_none()
             {
                 missing.push(lit);
             }
@@ -5432,9 +5494,10 @@ impl Probe {
         let renamed;
         let ins = match crate::rdna::executor_name(&ins.mnemonic) {
             std::borrow::Cow::Owned(m) if self.rdna => {
-                renamed = Instruction {
-                    mnemonic: m,
-                    ..ins.clone()
+                renamed = {
+                    let mut r = ins.clone();
+                    r.set_mnemonic(&m);
+                    r
                 };
                 &renamed
             }

@@ -335,7 +335,7 @@ pub fn executable(program: &Program) -> Program {
     let mut p = program.clone();
     for ins in &mut p.instructions {
         if let std::borrow::Cow::Owned(m) = executor_name(&ins.mnemonic) {
-            ins.mnemonic = m;
+            ins.set_mnemonic(&m);
         }
     }
     p

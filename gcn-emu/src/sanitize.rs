@@ -1352,15 +1352,7 @@ mod tests {
     }
 
     fn ins(addr: u64, mnemonic: &str, ops: Vec<Src>, words: Vec<u32>) -> Instruction {
-        Instruction {
-            addr,
-            mnemonic: mnemonic.into(),
-            ops,
-            mods: vec![],
-            words,
-            text: mnemonic.into(),
-            dual: None,
-        }
+        Instruction::new(addr, mnemonic, ops, vec![], words, mnemonic.into())
     }
 
     /// gfx9 `s_waitcnt` simm16: vmcnt in [3:0] and [15:14], expcnt [6:4],

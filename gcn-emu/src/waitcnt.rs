@@ -304,16 +304,8 @@ mod tests {
     use super::*;
 
     fn ins(text: &str, word: u32) -> Instruction {
-        let mnemonic = text.split_whitespace().next().unwrap().to_string();
-        Instruction {
-            addr: 0,
-            mnemonic,
-            ops: vec![],
-            mods: vec![],
-            words: vec![word],
-            text: text.into(),
-            dual: None,
-        }
+        let mnemonic = text.split_whitespace().next().unwrap();
+        Instruction::new(0, mnemonic, vec![], vec![], vec![word], text.into())
     }
 
     #[test]

@@ -464,7 +464,7 @@ fn aiter_i8gemm_112x256_gpr_indexed_epilogue_matches_the_reference() {
 fn replaced(p: &gcn_emu::decode::Program, i: usize, mnemonic: &str) -> gcn_emu::decode::Program {
     let mut m = p.clone();
     let ins = &mut m.instructions[i];
-    ins.mnemonic = mnemonic.into();
+    ins.set_mnemonic(mnemonic);
     ins.ops.clear();
     ins.mods.clear();
     ins.text = format!("{mnemonic} 0");

@@ -329,7 +329,7 @@ fn register_ranges_past_the_file_are_decode_errors() {
     let s = load(&common::build("saxpy", "gfx942", dir.path()));
     for (text, reg) in [
         ("v_mov_b32 v[0:65535], 0", "v[0:65535]"),
-        ("v_mov_b32 v0, v512", "v512"),
+        ("v_mov_b32 v0, v1024", "v1024"),
         ("s_mov_b64 s[126:128], 0", "s[126:128]"),
         ("s_mov_b32 ttmp16, 0", "ttmp16"),
         ("v_accvgpr_read_b32 v0, a256", "a256"),

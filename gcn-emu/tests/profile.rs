@@ -202,24 +202,17 @@ fn tempdir(name: &str) -> std::path::PathBuf {
 /// `count` registers.
 fn ins(mnemonic: &str, count: u16) -> gcn_emu::decode::Instruction {
     use gcn_emu::decode::{Instruction, Operand, RegFile, Src};
-    Instruction {
-        addr: 0,
-        mnemonic: mnemonic.into(),
-        ops: vec![Src {
-            op: Operand::Reg {
-                file: RegFile::A,
-                index: 0,
-                count,
-            },
-            neg: false,
-            abs: false,
-            sext: false,
-        }],
-        mods: vec![],
-        words: vec![],
-        text: mnemonic.into(),
-        dual: None,
-    }
+    let dst = Src {
+        op: Operand::Reg {
+            file: RegFile::A,
+            index: 0,
+            count,
+        },
+        neg: false,
+        abs: false,
+        sext: false,
+    };
+    Instruction::new(0, mnemonic, vec![dst], vec![], vec![], mnemonic.into())
 }
 
 /// MFMA shapes from the mnemonic and destination, and the cycles the

@@ -511,11 +511,21 @@ def derive(name, encs, ops_by_enc, rdna=False):
     order = ORDER_SCALE if name.startswith("v_mfma_scale") else ORDER
     if re.match(r"v_(fma|mad)mk_", name):
         order = ["vdst", "src0", "simm32", "vsrc1"]
+    # SOPK's `sdst` field is a source where nothing is written to it: the
+    # compared register of s_cmpk_*, the mask s_cbranch_i_fork reads, and
+    # the register s_setreg_b32 writes to the hardware register its simm16
+    # names (LLVM prints `s_setreg_b32 hwreg(...), s0`: simm16 first).
+    sopk_src = fmt == "Sopk" and (
+        name.startswith("s_cmpk_") or name in ("s_cbranch_i_fork", "s_setreg_b32"))
+    if name == "s_setreg_b32":
+        order = ["simm16", "sdst"]
     rank = {n: i for i, n in enumerate(order)}
     ops = sorted(ops, key=lambda o: rank.get(o[0], len(order)))
     out = []
     for (f, dfmt, bits, ty) in ops:
-        if f in ("vdst", "sdst"):
+        if f == "sdst" and sopk_src:
+            role = "Src"
+        elif f in ("vdst", "sdst"):
             role = "DstSrc" if name.startswith(SPARSE) else "Dst"
         elif f in ("sdata", "vdata"):
             # Written by loads (and s_memtime), read by stores and s_atc_probe

@@ -285,6 +285,32 @@ impl Props {
                 o.role == Role::Src && o.kind == Kind::Sgpr && o.format == "NUM_M64"
             })
     }
+    /// A vector ALU instruction that moves one lane chosen by a scalar:
+    /// its destination an SGPR (`v_readlane`, `v_readfirstlane`), or a VGPR
+    /// it also reads (the other lanes keep their values) from scalar
+    /// sources only (`v_writelane`).
+    pub fn lane_select(&self) -> bool {
+        let Some(d) = self.operands.first() else {
+            return false;
+        };
+        self.valu()
+            && self.format != Format::Vopc
+            && ((d.role == Role::Dst && d.kind == Kind::Sgpr && !self.carry_out())
+                || (d.role == Role::DstSrc
+                    && self.operands.len() > 1
+                    && self.operands[1..].iter().all(|o| o.kind == Kind::Scalar)))
+    }
+    /// Packed math: a vector ALU instruction every operand of which holds
+    /// two values of one type (`NUM_PK2_*`), all of one size (the `v_pk_*`
+    /// instructions; not the conversions that pack or unpack).
+    pub fn packed(&self) -> bool {
+        self.valu()
+            && !self.operands.is_empty()
+            && self
+                .operands
+                .iter()
+                .all(|o| o.format.starts_with("NUM_PK2") && o.bits == self.operands[0].bits)
+    }
     /// A vector ALU instruction (VOP1, VOP2, VOPC, VOP3, VOP3P; not MFMA).
     pub fn valu(&self) -> bool {
         matches!(

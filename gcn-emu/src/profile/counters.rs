@@ -149,7 +149,7 @@ impl Mfma {
     /// f64).
     pub fn of(ins: &Instruction) -> Option<Mfma> {
         let m = ins.mnemonic.as_str();
-        if crate::exec::format_of(m) != Some(crate::isa::Format::Mfma) {
+        if ins.route.format != Some(crate::isa::Format::Mfma) {
             return None;
         }
         let shape = m.split('_').find_map(|t| {
@@ -245,7 +245,8 @@ impl Class {
     pub fn of(ins: &Instruction) -> Class {
         use crate::isa::Format;
         let m = ins.mnemonic.as_str();
-        let format = crate::exec::format_of(m).or_else(|| {
+        // The route's format (the executor's rules), else an RDNA table's.
+        let format = ins.route.format.or_else(|| {
             ["gfx1100", "gfx1201"]
                 .iter()
                 .filter_map(|t| crate::isa::table_for(t)?.lookup(m))
@@ -464,15 +465,7 @@ mod tests {
     }
 
     fn ins(m: &str) -> Instruction {
-        Instruction {
-            addr: 0,
-            mnemonic: m.to_string(),
-            ops: Vec::new(),
-            mods: Vec::new(),
-            words: Vec::new(),
-            text: m.to_string(),
-            dual: None,
-        }
+        Instruction::new(0, m, Vec::new(), Vec::new(), Vec::new(), m.to_string())
     }
 
     /// Over every mnemonic of the table and the executor's unlisted ones,

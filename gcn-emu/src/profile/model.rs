@@ -875,15 +875,8 @@ mod tests {
     use crate::profile::{MemCost, Step};
 
     fn ins(addr: u64, text: &str, word: u32) -> Instruction {
-        Instruction {
-            addr,
-            mnemonic: text.split_whitespace().next().unwrap().into(),
-            ops: vec![],
-            mods: vec![],
-            words: vec![word],
-            text: text.into(),
-            dual: None,
-        }
+        let mnemonic = text.split_whitespace().next().unwrap();
+        Instruction::new(addr, mnemonic, vec![], vec![], vec![word], text.into())
     }
 
     fn program(list: Vec<Instruction>) -> Program {

@@ -170,6 +170,16 @@ fn sval(w: &Wave, op: &Operand, i: u16) -> Option<u32> {
     }
 }
 
+/// Whether a scalar instruction's first operand is an SGPR it writes (or
+/// reads and writes), from the instruction-property table: not a branch,
+/// wait, message, cache or mode instruction, compare or `s_setreg`.
+pub(crate) fn writes_sgpr_first(ins: &Instruction) -> bool {
+    use crate::isa::{Kind, Role};
+    ins.props()
+        .and_then(|p| p.operands.first())
+        .is_some_and(|o| o.role != Role::Src && matches!(o.kind, Kind::Sgpr | Kind::Scalar))
+}
+
 fn regs_of(op: &Operand) -> Option<(RegFile, u16, u16)> {
     super::regs(op)
 }
@@ -593,9 +603,9 @@ impl Shadow {
         if let Some(sh) = lds {
             sh.begin_values();
         }
-        let m = ins.mnemonic.as_str();
-        // The executor's routing, from the instruction-property table.
-        let unit = crate::exec::unit(m);
+        // The executor's routing, from the instruction-property table
+        // (resolved when the instruction was decoded).
+        let unit = ins.route.unit;
         if unit.is_scalar() {
             if classify(ins, None).is_some() {
                 self.smem(ins, program, wg, out);
@@ -651,17 +661,15 @@ impl Shadow {
         } else {
             ins
         };
-        let m = ins.mnemonic.as_str();
+        // Cross-lane moves and packed math, from the property table.
+        let props = ins.props();
         if unit == Unit::Vcmp {
             self.vcmp(ins, w, program, wg, out);
-        } else if m.starts_with("v_readlane")
-            || m.starts_with("v_readfirstlane")
-            || m.starts_with("v_writelane")
-        {
+        } else if props.is_some_and(|p| p.lane_select()) {
             self.lane_op(ins, w, program, wg, out);
         } else if unit == Unit::Mfma {
             self.mfma(ins);
-        } else if m.starts_with("v_pk_") {
+        } else if props.is_some_and(|p| p.packed()) {
             self.vop3p(ins, w);
         } else if unit == Unit::Valu {
             self.valu(ins, w);
@@ -931,29 +939,6 @@ impl Shadow {
             }
             _ => {}
         }
-        const NO_DST: [&str; 18] = [
-            "s_cbranch",
-            "s_branch",
-            "s_waitcnt",
-            "s_nop",
-            "s_endpgm",
-            "s_barrier",
-            "s_sendmsg",
-            "s_setprio",
-            "s_sleep",
-            "s_set_gpr_idx",
-            "s_trap",
-            "s_dcache",
-            "s_icache",
-            "s_ttrace",
-            "s_code_end",
-            "s_setvskip",
-            "s_setreg",
-            "s_wakeup",
-        ];
-        if NO_DST.iter().any(|p| m.starts_with(p)) || o.is_empty() {
-            return;
-        }
         // Compares: scc from every source bit.
         if m.starts_with("s_cmp") || m.starts_with("s_bitcmp") {
             let mut p = P::CLEAN;
@@ -962,6 +947,11 @@ impl Shadow {
             }
             self.scc = p.m != 0;
             self.scco = p.o;
+            return;
+        }
+        // Only an instruction whose first operand is an SGPR it writes
+        // (the table's role) goes on.
+        if !writes_sgpr_first(ins) || o.is_empty() {
             return;
         }
         let dst = &o[0].op;
@@ -1139,7 +1129,8 @@ impl Shadow {
                     p = p.or(self.op(&s.op, Half::Both));
                 }
                 // `s_addk`, `s_mulk`, `s_bitset*`: the table's `DstSrc`.
-                let reads_dst = crate::isa::lookup(m)
+                let reads_dst = ins
+                    .props()
                     .is_some_and(|p| p.operands.first().is_some_and(|o| o.role == Role::DstSrc));
                 if reads_dst {
                     p = p.or(self.op(dst, Half::Both));
@@ -1246,7 +1237,9 @@ impl Shadow {
             return;
         }
         // The roles the executor reads, from the property table.
-        let (has_sdst, mask_in) = crate::exec::valu_roles(name);
+        let (has_sdst, mask_in) = ins
+            .props()
+            .map_or((false, false), |p| (p.carry_out(), p.mask_in()));
         let first = if has_sdst { 2 } else { 1 };
         let last = if mask_in { ops.len() - 1 } else { ops.len() };
         if last < first {
@@ -1798,7 +1791,8 @@ impl Shadow {
         }
         // The address operand (`addr`) and the data after it, from the
         // table's operands (a returning access prints its destination first).
-        let a = crate::isa::lookup(m)
+        let a = ins
+            .props()
             .and_then(|p| p.operands.iter().position(|o| o.name == "addr"))
             .unwrap_or(usize::from(has_dst));
         if let Some(addr) = ops.get(a) {
@@ -2027,6 +2021,72 @@ mod tests {
 
     fn v(sh: &Shadow, r: u16) -> u64 {
         sh.v[r as usize][0] | sh.v[r as usize][1]
+    }
+
+    /// Which scalar instructions write their first operand, from the
+    /// table ([`writes_sgpr_first`]), against the old prefix list, for every
+    /// SALU name and alias of the table and every unlisted one: the same,
+    /// except compares (handled before, by name, as before) and ten the
+    /// old list missed, whose first operand is a source (`s_setpc_b64`'s
+    /// target, `s_setkill`'s immediate, ...): the old rule took it for a
+    /// destination.
+    #[test]
+    fn sgpr_destinations_from_the_table_are_the_old_list() {
+        const NO_DST: [&str; 18] = [
+            "s_cbranch",
+            "s_branch",
+            "s_waitcnt",
+            "s_nop",
+            "s_endpgm",
+            "s_barrier",
+            "s_sendmsg",
+            "s_setprio",
+            "s_sleep",
+            "s_set_gpr_idx",
+            "s_trap",
+            "s_dcache",
+            "s_icache",
+            "s_ttrace",
+            "s_code_end",
+            "s_setvskip",
+            "s_setreg",
+            "s_wakeup",
+        ];
+        let names = crate::isa::TABLE
+            .iter()
+            .map(|p| p.name)
+            .chain(crate::isa::ALIASES.iter().map(|a| a.0))
+            .chain(crate::exec::UNLISTED.iter().map(|u| u.0));
+        let (mut differ, mut salu) = (Vec::new(), 0);
+        for m in names {
+            let i = Instruction::new(0, m, vec![], vec![], vec![], m.into());
+            if i.route.unit != Unit::Salu || m.starts_with("s_cmp") || m.starts_with("s_bitcmp") {
+                continue;
+            }
+            salu += 1;
+            let old = NO_DST.iter().any(|p| m.starts_with(p)) || i.props().is_none();
+            if old != writes_sgpr_first(&i) {
+                continue;
+            }
+            differ.push(m);
+        }
+        assert!(salu > 150, "{salu}");
+        differ.sort();
+        assert_eq!(
+            differ,
+            [
+                "s_atc_probe",
+                "s_atc_probe_buffer",
+                "s_decperflevel",
+                "s_incperflevel",
+                "s_rfe_b64",
+                "s_rfe_restore_b64",
+                "s_set_valu_coexec_mode",
+                "s_sethalt",
+                "s_setkill",
+                "s_setpc_b64",
+            ]
+        );
     }
 
     #[test]
