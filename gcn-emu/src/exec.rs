@@ -5348,8 +5348,6 @@ mod tests {
                 && crate::isa::lookup(lit).is_none()
                 && !prefix()
                 && !UNLISTED.iter().any(|u| u.0 == lit)
-                // gfx1250's WMMAs, routed by `rdna_matrix`.
-                && rdna_matrix(lit).is_none()
             {
                 missing.push(lit);
             }
