@@ -180,6 +180,26 @@ pub(crate) fn bf16(x: f32) -> u64 {
         f16::from_f32(x).to_bits() as u64
     }
 }
+/// S_BFE_U32/S_BFE_I32: the field of `a` at offset `b[4:0]`, `b[22:16]`
+/// bits wide, sign-extended when `signed`.
+pub(crate) fn bfe32(a: u32, b: u32, signed: bool) -> u32 {
+    let (off, width) = (b & 31, (b >> 16) & 0x7f);
+    if width == 0 {
+        return 0;
+    }
+    let x = (a >> off) as u64;
+    let x = if width >= 32 {
+        x
+    } else {
+        x & ((1u64 << width) - 1)
+    };
+    if signed && width < 32 {
+        sext(x, width) as u32
+    } else {
+        x as u32
+    }
+}
+
 fn sext(v: u64, bits: u32) -> i64 {
     ((v << (64 - bits)) as i64) >> (64 - bits)
 }
@@ -2646,22 +2666,7 @@ fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
                 }
                 "s_bfm_b32" => (((1u64 << (a & 31)) - 1) as u32) << (b & 31),
                 "s_bfe_u32" | "s_bfe_i32" => {
-                    let (off, width) = (b & 31, (b >> 16) & 0x7f);
-                    let r = if width == 0 {
-                        0
-                    } else {
-                        let x = (a >> off) as u64;
-                        let x = if width >= 32 {
-                            x
-                        } else {
-                            x & ((1u64 << width) - 1)
-                        };
-                        if m == "s_bfe_i32" && width < 32 {
-                            sext(x, width) as u32
-                        } else {
-                            x as u32
-                        }
-                    };
+                    let r = bfe32(a, b, m == "s_bfe_i32");
                     w.scc = r != 0;
                     r
                 }

@@ -3985,22 +3985,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                     r
                 }
                 S32::Bfe(signed) => {
-                    let (off, width) = (b & 31, (b >> 16) & 0x7f);
-                    let r = if width == 0 {
-                        0
-                    } else {
-                        let x = (a >> off) as u64;
-                        let x = if width >= 32 {
-                            x
-                        } else {
-                            x & ((1u64 << width) - 1)
-                        };
-                        if signed && width < 32 {
-                            (((x << (64 - width)) as i64) >> (64 - width)) as u32
-                        } else {
-                            x as u32
-                        }
-                    };
+                    let r = crate::exec::bfe32(a, b, signed);
                     w.scc = r != 0;
                     r
                 }
