@@ -2034,12 +2034,10 @@ fn lower_ds_atomic(ins: &Instruction, word: u32) -> Option<Typed> {
     })))
 }
 
-/// An LDS atomic, lane by lane in lane order, as the reference makes it.
-#[allow(clippy::needless_range_loop)] // `lane` also selects the LDS checks' lane
-fn ds_atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
-    let exec = w.exec();
+/// An atomic's data (and compare) registers, read before any lane writes:
+/// `words` rows, twice that for a compare-swap.
+fn atomic_data(w: &Wave, x: &Atomic) -> R<[Lanes; 4]> {
     let words = x.size as u16 / 4;
-    let at = *vrow(w, RegFile::V, x.vaddr)?;
     let n = if x.op == AtomicOp::CmpSwap {
         2 * words
     } else {
@@ -2049,11 +2047,24 @@ fn ds_atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
     for (k, row) in data.iter_mut().enumerate().take(n as usize) {
         *row = *vrow(w, x.data.file, x.data.index + k as u16)?;
     }
-    let get = |l: usize, from: u16| -> u64 {
-        (0..words).fold(0, |v, k| {
-            v | (data[(from + k) as usize][l] as u64) << (32 * k)
-        })
-    };
+    Ok(data)
+}
+
+/// Lane `l`'s `words`-dword value of [`atomic_data`], from row `from`.
+fn lane_value(data: &[Lanes; 4], words: u16, l: usize, from: u16) -> u64 {
+    (0..words).fold(0, |v, k| {
+        v | (data[(from + k) as usize][l] as u64) << (32 * k)
+    })
+}
+
+/// An LDS atomic, lane by lane in lane order, as the reference makes it.
+#[allow(clippy::needless_range_loop)] // `lane` also selects the LDS checks' lane
+fn ds_atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let words = x.size as u16 / 4;
+    let at = *vrow(w, RegFile::V, x.vaddr)?;
+    let data = atomic_data(w, x)?;
+    let get = |l: usize, from: u16| lane_value(&data, words, l, from);
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
             continue;
@@ -2154,20 +2165,8 @@ fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
         None => (*vrow(w, RegFile::V, x.vaddr + 1)?, 0),
     };
     // The data (and compare) registers, read before any lane writes.
-    let n = if x.op == AtomicOp::CmpSwap {
-        2 * words
-    } else {
-        words
-    };
-    let mut data = [[0u32; LANES]; 4];
-    for (k, row) in data.iter_mut().enumerate().take(n as usize) {
-        *row = *vrow(w, x.data.file, x.data.index + k as u16)?;
-    }
-    let get = |l: usize, from: u16| -> u64 {
-        (0..words).fold(0, |v, k| {
-            v | (data[(from + k) as usize][l] as u64) << (32 * k)
-        })
-    };
+    let data = atomic_data(w, x)?;
+    let get = |l: usize, from: u16| lane_value(&data, words, l, from);
     let mut old = [0u64; LANES];
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
