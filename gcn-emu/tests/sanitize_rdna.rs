@@ -565,7 +565,7 @@ fn rdna_hip_wait_and_barrier_mutants_are_caught_without_false_alarms() {
 /// maximum to the same LDS dword; a true finding about the emulator's
 /// initial state, not about the kernel.
 #[test]
-#[ignore = "survey, about 9 minutes: cargo test -p gcn-emu --test sanitize_rdna -- --ignored --nocapture; figures in guide/run.md"]
+#[ignore = "survey, about 9 minutes: cargo test -p gcn-emu --test sanitize_rdna -- --ignored --nocapture; figures in measurements.md"]
 fn rdna_triton_and_iree_wait_and_barrier_mutants() {
     let mut all = heavy_cases("gfx1100");
     all.extend(heavy_cases("gfx1201"));
