@@ -15,6 +15,7 @@
 //! instructions the model cannot follow (warnings, never silently safe), and
 //! with `suggest` the loosenable waits (notes).
 
+pub(crate) mod alu;
 pub(crate) mod analysis;
 pub(crate) mod cfg;
 pub(crate) mod lds;
@@ -293,6 +294,33 @@ pub(crate) fn lint_removed(
                 d = d.with_note(note);
             }
             out.push(d);
+        }
+        // GFX12 expert scheduling mode 2: ALU dependency hazards (only in
+        // kernels that select the mode).
+        if k.model.generation >= gcn_embed::Generation::Gfx12 {
+            if let Some(ak) = alu::prepare(asm, &k.cfg, &k.model) {
+                let hs = ak.hazards();
+                let inherit = baseline.is_some_and(|b| b.everything)
+                    && opts.policy != HazardPolicy::Strict;
+                if inherit && !hs.is_empty() {
+                    out.push(Diagnostic::note(
+                        Code::InheritedHazards,
+                        format!(
+                            "kernel `{}`: {} SCHED_MODE_2 ALU dependency hazard(s) (missing `s_wait_alu`) inherited from the unpatched source: not errors",
+                            k.name,
+                            hs.len()
+                        ),
+                    ).with_help(format!(
+                        "list them with `gcn-patch lint {} --target {}`; `hazards = \"strict\"` in kernels.toml makes them errors",
+                        baseline.map_or("", |b| b.source.as_str()),
+                        target.name()
+                    )));
+                } else {
+                    for h in &hs {
+                        out.push(alu::render(doc, &k.name, &ak, h, opts.policy));
+                    }
+                }
+            }
         }
         if let (Some(b), true) = (baseline, inherited > 0) {
             out.push(
