@@ -911,6 +911,36 @@ fn step(line: usize, op: &Op, st: &mut State, report: &mut dyn FnMut(AluHazard))
     }
 }
 
+/// Instructions between the producer and the consumer when both are in one
+/// straight line of code (no label between) and no `s_wait_alu` between
+/// waits for the hazard's counter.
+pub(super) fn straight_distance(asm: &AsmFile, h: &AluHazard) -> Option<usize> {
+    if h.producer >= h.line {
+        return None;
+    }
+    let mut n = 0;
+    for l in h.producer + 1..h.line {
+        let line = &asm.lines[l];
+        if line.label().is_some() {
+            return None;
+        }
+        if let Some(i) = decoded(line.text()) {
+            if matches!(i.mnemonic.as_str(), "s_wait_alu" | "s_waitcnt_depctr") {
+                let (va, vm) = wait_alu(&i);
+                let v = match h.access.counter() {
+                    AluCounter::VaVdst => va,
+                    AluCounter::VmVsrc => vm,
+                };
+                if v < h.access.counter().max() {
+                    return None;
+                }
+            }
+            n += 1;
+        }
+    }
+    Some(n)
+}
+
 /// `v[4:7]` for contiguous units, else `v4, v9`.
 fn regs_text(us: &[Unit]) -> String {
     let contiguous = us.windows(2).all(|w| w[1] == w[0] + 1);
@@ -1029,6 +1059,15 @@ pub(super) fn render(
             h.newer, h.needed
         )
     });
+    match straight_distance(asm, h) {
+        Some(0) => {}
+        Some(n) => {
+            d = d.with_note(format!(
+                "{n} instruction(s) between the `{pm}` and this one, in straight-line code with no `s_wait_alu` for {field}: the code relies on their latency"
+            ));
+        }
+        None => {}
+    }
     d = d.with_help(format!(
         "insert `s_wait_alu depctr_{field}({})` before {}",
         h.needed,
@@ -1221,45 +1260,65 @@ mod tests {
                 *by.entry(format!("{:?}", h.access)).or_insert(0usize) += 1;
             }
             let lines: Vec<&str> = text.lines().collect();
-            // Mutants.
-            let waits: Vec<usize> = lines
+            // Mutants: each wait replaced by nothing in the prepared kernels
+            // (the CFG and the decoded instructions are kept).
+            let asm = crate::base::parse::parse(&text);
+            let target = gcn_embed::TargetId::parse("gfx1250").expect("gfx1250");
+            let prepared: Vec<AluKernel> = super::super::kernels(&asm, &target)
                 .iter()
-                .enumerate()
-                .filter(|(_, l)| {
-                    decoded(l).is_some_and(|i| {
-                        (i.mnemonic.as_str() == "s_wait_alu"
-                            || i.mnemonic.as_str() == "s_waitcnt_depctr")
-                            && {
-                                let (va, vm) = wait_alu(&i);
-                                va < AluCounter::VaVdst.max() || vm < AluCounter::VmVsrc.max()
-                            }
-                    })
-                })
-                .map(|(i, _)| i)
+                .filter_map(|k| prepare(&asm, &k.cfg, &k.model))
                 .collect();
             let known: std::collections::HashSet<(usize, AluCounter)> = base
                 .iter()
                 .map(|(_, h, _)| (h.line, h.access.counter()))
                 .collect();
+            let mut waits = vec![];
+            for (ki, k) in prepared.iter().enumerate() {
+                for (ni, node) in k.nodes.iter().enumerate() {
+                    for (oi, (_, op)) in node.iter().enumerate() {
+                        if let Op::WaitAlu(va, vm) = op {
+                            if *va < AluCounter::VaVdst.max() || *vm < AluCounter::VmVsrc.max() {
+                                waits.push((ki, ni, oi, *va, *vm));
+                            }
+                        }
+                    }
+                }
+            }
             let (mut caught, mut tried) = (0usize, 0usize);
             let step_by = only_mutants.map_or(1, |n| (waits.len() / n.max(1)).max(1));
-            for &w in waits.iter().step_by(step_by) {
-                let i = decoded(lines[w]).expect("wait");
-                let (va, vm) = wait_alu(&i);
-                let mut mutant: Vec<&str> = lines.clone();
-                mutant[w] = "\t; s_wait_alu deleted";
-                let m = mutant.join("\n") + "\n";
+            for &(ki, ni, oi, va, vm) in waits.iter().step_by(step_by) {
+                let k = &prepared[ki];
+                let mut nodes = k.nodes.clone();
+                let w = nodes[ni][oi].0;
+                nodes[ni][oi].1 = Op::Other;
+                let mutant = AluKernel {
+                    nodes,
+                    succs: k.succs.clone(),
+                    mode_lines: k.mode_lines.clone(),
+                };
                 tried += 1;
-                let found = file_hazards(&m).into_iter().any(|(_, h, _)| {
+                let found = mutant.hazards().into_iter().any(|h| {
                     let c = h.access.counter();
                     let waited = match c {
                         AluCounter::VaVdst => va < AluCounter::VaVdst.max(),
                         AluCounter::VmVsrc => vm < AluCounter::VmVsrc.max(),
                     };
-                    waited && h.line > w && !known.contains(&(h.line, c))
+                    waited && !known.contains(&(h.line, c)) && h.line != w
                 });
                 if found {
                     caught += 1;
+                } else if std::env::var_os("GCN_PATCH_ALU_MISSED").is_some() {
+                    println!(
+                        "  not caught: line {}: {} | next: {}",
+                        w + 1,
+                        lines[w].trim(),
+                        lines[w + 1..]
+                            .iter()
+                            .take(3)
+                            .map(|l| l.trim())
+                            .collect::<Vec<_>>()
+                            .join(" | ")
+                    );
                 }
             }
             // The fix loop.
