@@ -1230,6 +1230,82 @@ mod tests {
             .collect()
     }
 
+    /// aiter's shipped gfx1250 MLA decode kernel (before aiter #5402),
+    /// copied into `tests/corpus/aiter/gfx1250/mla/` by
+    /// `tests/corpus/aiter.sh`, lifted (llvm-objdump-22): the check finds
+    /// the PR's sites A (async load reading a VALU-written address), B
+    /// (`v_cvt_pk_bf16_f32` overwriting data a `ds_store` has not read), C
+    /// (a VALU overwriting an async load's address) and D (a VALU
+    /// overwriting a `buffer_store`'s VGPR); inserting the suggested
+    /// `s_wait_alu` makes it clean.
+    #[test]
+    fn aiter_mla_pre_fix_kernel_has_the_pr_sites_and_the_fix_is_clean() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/corpus/aiter/gfx1250/mla/mla_a8w8_qh8_1tg_8mx2_32nx4_np_3p.co");
+        let tc = crate::stage::toolchain::Toolchain::find(
+            &crate::stage::toolchain::ToolchainConfig::default(),
+            &|k| std::env::var(k).ok(),
+        )
+        .unwrap_or_else(|d| panic!("{d}\ninstall LLVM 22 (clang-22, ld.lld-22, llvm-objdump-22: apt-get install -y llvm-22 clang-22 lld-22)"));
+        let lifted = crate::stage::lift::lift_file(&path, None, &tc, None).expect("lift");
+        let hs = file_hazards(&lifted.asm);
+        let asm = crate::base::parse::parse(&lifted.asm);
+        let mn = |l: usize| {
+            decoded(asm.lines[l].text())
+                .map(|i| i.mnemonic.to_string())
+                .unwrap_or_default()
+        };
+        let site = |h: &AluHazard| {
+            let (c, p) = (mn(h.line), mn(h.producer));
+            match h.access {
+                AluAccess::ReadAfterValuWrite if c.contains("async_to_lds") => Some('A'),
+                AluAccess::WriteAfterMemRead
+                    if c.starts_with("v_cvt_pk_bf16") && p.starts_with("ds_store") =>
+                {
+                    Some('B')
+                }
+                AluAccess::WriteAfterMemRead if p.contains("async_to_lds") => Some('C'),
+                AluAccess::WriteAfterMemRead if p.starts_with("buffer_store") => Some('D'),
+                _ => None,
+            }
+        };
+        let mut sites = BTreeMap::new();
+        for (_, h, _) in &hs {
+            if let Some(s) = site(h) {
+                *sites.entry(s).or_insert(0usize) += 1;
+            }
+        }
+        assert_eq!(
+            sites.keys().copied().collect::<String>(),
+            "ABCD",
+            "{sites:?}"
+        );
+        // The fix: every suggested wait inserted; clean.
+        let mut lines: Vec<String> = lifted.asm.lines().map(str::to_string).collect();
+        let mut at: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+        for (_, h, _) in &hs {
+            at.entry(h.line).or_default().push(format!(
+                "\ts_wait_alu depctr_{}({})",
+                h.access.counter().field(),
+                h.needed
+            ));
+        }
+        for (l, ws) in at.into_iter().rev() {
+            for w in ws {
+                lines.insert(l, w);
+            }
+        }
+        assert!(file_hazards(&(lines.join("\n") + "\n")).is_empty());
+        // The same kernel with SCHED_MODE_NORMAL (the 1-byte patch of the
+        // PR's verification: the setreg writes 0): no finding.
+        let normal = lifted.asm.replace(
+            "hwreg(HW_REG_WAVE_SCHED_MODE, 0, 2), 2",
+            "hwreg(HW_REG_WAVE_SCHED_MODE, 0, 2), 0",
+        );
+        assert_ne!(normal, lifted.asm);
+        assert!(file_hazards(&normal).is_empty());
+    }
+
     /// The opt-in survey of the book (`docs/src/design/hazards.md`,
     /// "SCHED_MODE_2"): for every lifted `.s` in `$GCN_PATCH_ALU_SURVEY`
     /// (`gcn-patch lift` of aiter's `hsa/gfx1250/mla/*.co`), the hazards by
