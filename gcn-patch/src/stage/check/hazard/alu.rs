@@ -1210,6 +1210,34 @@ mod tests {
         assert_eq!(lint_text(&src.replace(MODE2, "")).0, 0);
     }
 
+    #[test]
+    fn baseline_hazards_are_inherited_new_ones_are_errors() {
+        use crate::base::diag::{Code, Severity};
+        let base_src = format!(
+            "{MODE2}\tds_store_b128 v1, v[4:7]\n\tv_cvt_pk_bf16_f32 v4, v8, v9\n\ts_endpgm\n"
+        );
+        // The patch adds a second window (an async load reading a fresh
+        // VALU result) and keeps the first.
+        let patched_src = base_src.replace(
+            "\ts_endpgm",
+            "\tv_add_nc_u32_e32 v20, 4, v20\n\tglobal_load_async_to_lds_b128 v20, v[30:31], off\n\ts_endpgm",
+        );
+        let target = gcn_embed::TargetId::parse("gfx1250").expect("gfx1250");
+        let base = crate::base::document::Document::from_source(&base_src, "base.s");
+        let doc = crate::base::document::Document::from_source(&patched_src, "k.s");
+        let b = super::super::Baseline::aligned(&doc, &base, &target);
+        let ds =
+            super::super::lint_baseline(&doc, &b, &target, super::super::LintOptions::default());
+        let errors: Vec<_> = ds
+            .iter()
+            .filter(|d| d.code == Code::AluDependencyHazard && d.severity == Severity::Error)
+            .collect();
+        assert_eq!(errors.len(), 1, "{ds:?}");
+        assert!(errors[0].message.contains("global_load_async_to_lds_b128"));
+        assert!(ds.iter().any(|d| d.code == Code::InheritedHazards
+            && d.message.contains("1 SCHED_MODE_2 ALU dependency hazard")));
+    }
+
     /// Every hazard of a lifted gfx1250 file, per kernel.
     fn file_hazards(text: &str) -> Vec<(usize, AluHazard, Vec<usize>)> {
         let asm = crate::base::parse::parse(text);

@@ -300,29 +300,39 @@ pub(crate) fn lint_removed(
             out.push(d);
         }
         // GFX12 expert scheduling mode 2: ALU dependency hazards (only in
-        // kernels that select the mode).
+        // kernels that select the mode); those the baseline has too are
+        // inherited, as above.
         if k.model.generation >= gcn_embed::Generation::Gfx12 {
             if let Some(ak) = alu::prepare(asm, &k.cfg, &k.model) {
-                let hs = ak.hazards();
-                let inherit =
-                    baseline.is_some_and(|b| b.everything) && opts.policy != HazardPolicy::Strict;
-                if inherit && !hs.is_empty() {
-                    out.push(Diagnostic::note(
-                        Code::InheritedHazards,
-                        format!(
-                            "kernel `{}`: {} SCHED_MODE_2 ALU dependency hazard(s) (missing `s_wait_alu`) inherited from the unpatched source: not errors",
-                            k.name,
-                            hs.len()
-                        ),
-                    ).with_help(format!(
-                        "list them with `gcn-patch lint {} --target {}`; `hazards = \"strict\"` in kernels.toml makes them errors",
-                        baseline.map_or("", |b| b.source.as_str()),
-                        target.name()
-                    )));
-                } else {
-                    for h in &hs {
-                        out.push(alu::render(doc, &k.name, &ak, h, opts.policy));
+                let mut alu_inherited = 0usize;
+                for h in ak.hazards() {
+                    let inherited = baseline.is_some_and(|b| b.inherits_alu(doc, &h));
+                    if inherited && opts.policy != HazardPolicy::Strict {
+                        alu_inherited += 1;
+                        continue;
                     }
+                    let mut d = alu::render(doc, &k.name, &ak, &h, opts.policy);
+                    if inherited {
+                        d = d.with_note("the unpatched source has this hazard too (inherited): an error only because `hazards = \"strict\"`");
+                    }
+                    out.push(d);
+                }
+                if let (Some(b), true) = (baseline, alu_inherited > 0) {
+                    out.push(
+                        Diagnostic::note(
+                            Code::InheritedHazards,
+                            format!(
+                                "kernel `{}`: {alu_inherited} SCHED_MODE_2 ALU dependency hazard(s) (a missing `s_wait_alu`) inherited from {}: not errors",
+                                k.name,
+                                if b.aligned.is_some() { format!("the baseline {}", b.source) } else { "the unpatched source".to_string() }
+                            ),
+                        )
+                        .with_help(format!(
+                            "list them with `gcn-patch lint {} --target {}`; `hazards = \"strict\"` in kernels.toml makes them errors",
+                            b.source,
+                            target.name()
+                        )),
+                    );
                 }
             }
         }
