@@ -670,8 +670,13 @@ pub fn prepare(asm: &AsmFile, cfg: &Cfg, model: &Model) -> Option<AluKernel> {
         let ops: Vec<(usize, Op)> = lines
             .into_iter()
             .filter_map(|l| {
-                let inst = decoded(asm.lines[l].text())?;
-                let op = classify(&inst, model);
+                // Re-parse only what the parser did not see whole: raw
+                // lines and operands with physical-register annotations.
+                let line = &asm.lines[l];
+                let op = match line.instruction() {
+                    Some(i) if !line.text().contains("/*") => classify(i, model),
+                    _ => classify(&decoded(line.text())?, model),
+                };
                 if matches!(op, Op::SetMode(Mode::Expert | Mode::Both)) {
                     mode_lines.push(l);
                 }
