@@ -4205,6 +4205,18 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         return unsup("resource");
     };
     let v = w.sregs(index, 4)?;
+    if w.numbering == crate::decode::Numbering::GFX1250 {
+        let v = [v[0], v[1], v[2], v[3]];
+        return buffer_gfx1250(
+            w,
+            ins,
+            ctx,
+            v,
+            [vdata, vaddr, soffset],
+            store,
+            (size, signed, d16),
+        );
+    }
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
     let stride = ((v[1] >> 16) & 0x3fff) as u64;
     let num_records = v[2] as u64;
@@ -4217,12 +4229,6 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check;
     // word 1 bits 31:30 are SWIZZLE_ENABLE, bit 23 of word 3 ADD_TID_ENABLE.
     let rdna_oob = if w.rdna() {
-        if w.numbering == crate::decode::Numbering::GFX1250 {
-            // gfx1250 widened the address (aiter's kernels keep 21 bits of
-            // word 1, not gfx11's 16) and no source here gives its layout
-            // or range check: gfx11's rule would drop aiter's stores.
-            return unsup("gfx1250's buffer descriptor (V#) layout and range check");
-        }
         if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
             return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
         }
@@ -4359,6 +4365,167 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// gfx1250's buffer resource (V#), 128 bits (`r` is the four SGPRs, bit
+/// `b` of the descriptor is bit `b % 32` of word `b / 32`):
+///
+/// - base address: bits 56:0 (word 0, word 1 bits 24:0);
+/// - NUM_RECORDS, in bytes: bits 101:57 (45 bits: word 1 bits 31:25 are
+///   its low 7 bits, word 2 its bits 38:7, word 3 bits 5:0 its top 6);
+/// - bits 107:102 reserved; STRIDE: bits 121:108 (word 3 bits 25:12).
+///
+/// These are LLVM's (commit 2195fe7e018d, "[AMDGPU] Add the support for
+/// 45-bit buffer resource", #159702), agreed by AMD's rocjitsu emulator
+/// (ROCm/rocm-systems `emulation/rocjitsu/.../cdna5/addr_calc.cpp`,
+/// `decode_buffer_resource`), which also gives the top bits: stride scale
+/// 123:122 (×1, 4, 8, 32), SWIZZLE_ENABLE 124, a one-bit OOB_SELECT 125,
+/// TYPE 127:126. Those are modelled only at 0 (aiter's kernels' value);
+/// any other value is refused by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gfx1250Vsharp {
+    /// The 57-bit base address.
+    pub base: u64,
+    /// NUM_RECORDS: the buffer's size in bytes (45 bits).
+    pub num_records: u64,
+    /// STRIDE (14 bits) times the stride scale.
+    pub stride: u64,
+}
+
+impl Gfx1250Vsharp {
+    /// Decodes the four words, or names the field this emulator does not
+    /// model (swizzle, OOB_SELECT 1, a non-buffer TYPE, reserved bits set).
+    pub fn decode(r: [u32; 4]) -> Result<Gfx1250Vsharp, String> {
+        let base = r[0] as u64 | ((r[1] & 0x01ff_ffff) as u64) << 32;
+        let num_records = ((r[1] >> 25) as u64) | (r[2] as u64) << 7 | ((r[3] & 0x3f) as u64) << 39;
+        let raw_stride = ((r[3] >> 12) & 0x3fff) as u64;
+        let scale = [1, 4, 8, 32][(r[3] >> 26 & 3) as usize];
+        let field = |what: &str| {
+            Err(format!(
+                "gfx1250's buffer descriptor (V#) with {what} (words {:#010x} {:#010x} {:#010x} {:#010x}): not modelled",
+                r[0], r[1], r[2], r[3]
+            ))
+        };
+        if r[3] >> 6 & 0x3f != 0 {
+            return field("reserved bits 107:102 set");
+        }
+        if r[3] >> 28 & 1 != 0 {
+            return field("SWIZZLE_ENABLE (bit 124)");
+        }
+        if r[3] >> 29 & 1 != 0 {
+            return field("OOB_SELECT 1 (bit 125)");
+        }
+        if r[3] >> 30 != 0 {
+            return field("a TYPE other than buffer (bits 127:126)");
+        }
+        Ok(Gfx1250Vsharp {
+            base,
+            num_records,
+            stride: raw_stride * scale,
+        })
+    }
+
+    /// Whether the `size` bytes at buffer offset `offset` are within
+    /// NUM_RECORDS. The offset is index × stride, plus the VGPR offset and
+    /// the instruction's, and the SGPR offset. This is rocjitsu's rule for
+    /// OOB_SELECT 0: the whole byte range must lie below NUM_RECORDS; the
+    /// executor checks each dword.
+    pub fn in_range(&self, offset: u64, size: u64) -> bool {
+        offset
+            .checked_add(size)
+            .is_some_and(|end| end <= self.num_records)
+    }
+}
+
+/// A MUBUF load or store through a gfx1250 V# ([`Gfx1250Vsharp`]). Each
+/// dword (each element below a dword) of a lane is range-checked: out of
+/// range it reads 0 and its write is dropped. Whether the SGPR offset
+/// counts in the check differs between the sources (rocjitsu, after the
+/// CDNA5 ISA's "Range Checking", adds it; LLVM's lowering, per rocjitsu's
+/// PR #10362, does not): an access the two readings judge differently is
+/// refused. Not modelled: LDS DMA, atomics, swizzle, the format.
+#[allow(clippy::too_many_arguments)]
+fn buffer_gfx1250(
+    w: &mut Wave,
+    ins: &Instruction,
+    ctx: &mut Ctx,
+    r: [u32; 4],
+    [vdata, vaddr, soffset]: [&Src; 3],
+    store: bool,
+    (size, signed, d16): (usize, bool, Option<bool>),
+) -> R<()> {
+    if ins.has("lds") {
+        return unsup("LDS DMA through gfx1250's buffer descriptor");
+    }
+    let vs = Gfx1250Vsharp::decode(r).map_err(Stop::Unsupported)?;
+    let (offen, idxen) = (ins.has("offen"), ins.has("idxen"));
+    let inst_off = match ins.modifier("offset") {
+        Some(o) => parse_int(o)? as u64,
+        None => 0,
+    };
+    let soff = w.sread(soffset, ctx)? as u64;
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (vidx, voff) = match (idxen, offen) {
+            (true, true) => {
+                let (f, i) = reg_of(vaddr)?;
+                (w.vreg(f, i)?[lane] as u64, w.vreg(f, i + 1)?[lane] as u64)
+            }
+            (true, false) => (w.vread(vaddr, lane, Ty::B32, ctx)?, 0),
+            (false, true) => (0, w.vread(vaddr, lane, Ty::B32, ctx)?),
+            (false, false) => (0, 0),
+        };
+        // The 45-bit buffer offset (rocjitsu wraps it to 45 bits).
+        let offset = (vidx * vs.stride + voff + inst_off) & ((1 << 45) - 1);
+        let chunk = size.min(4);
+        let mut bytes = vec![0u8; size];
+        if store {
+            bytes = store_bytes(w, vdata, lane, size, d16 == Some(true))?;
+        }
+        for k in (0..size).step_by(chunk) {
+            let with_soffset = vs.in_range(soff + offset + k as u64, chunk as u64);
+            if with_soffset != vs.in_range(offset + k as u64, chunk as u64) {
+                return unsup(format!(
+                    "a gfx1250 buffer access whose range check depends on whether the SGPR offset ({soff:#x}) counts (lane {lane}, buffer offset {:#x}, NUM_RECORDS {:#x}): the sources differ",
+                    offset + k as u64,
+                    vs.num_records
+                ));
+            }
+            if !with_soffset {
+                continue;
+            }
+            let a = vs.base + soff + offset + k as u64;
+            let kind = if store {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            ctx.trace.note(lane, Space::Global, kind, a, chunk);
+            let res = if store {
+                ctx.mem.write(a, &bytes[k..k + chunk])
+            } else {
+                ctx.mem.read(a, &mut bytes[k..k + chunk])
+            };
+            res.map_err(|e| {
+                Stop::Fault(
+                    Some(lane as u32),
+                    format!(
+                        "buffer {} within NUM_RECORDS {:#x} (gfx1250 V#, buffer offset {:#x}): {e}",
+                        if store { "store" } else { "load" },
+                        vs.num_records,
+                        offset + k as u64
+                    ),
+                )
+            })?;
+        }
+        if !store {
+            load_into(w, vdata, lane, &bytes, signed, d16)?;
+        }
+    }
+    Ok(())
+}
+
 /// MUBUF atomics: `buffer_atomic_OP{,_x2}` (the integer operations, `add_f32`,
 /// `add_f64`, `min/max_f64`, `pk_add_f16`, `pk_add_bf16`, `cmpswap`). An
 /// element past `num_records` is not accessed and returns 0. With
@@ -4382,6 +4549,9 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
     let Operand::Reg { index, .. } = srsrc.op else {
         return unsup("resource");
     };
+    if w.numbering == crate::decode::Numbering::GFX1250 {
+        return unsup("buffer atomics through gfx1250's buffer descriptor (V#)");
+    }
     let v = w.sregs(index, 4)?;
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
     let stride = ((v[1] >> 16) & 0x3fff) as u64;

@@ -9,6 +9,8 @@
 //! `fmha_bwd_post_kernel_args` (csrc/include/mha_bwd.h): pointers and u32
 //! values in 16-byte slots, strides in bytes; the launch is mha_bwd.cu's:
 //! grid (ceil(seqlen_q / 64), nhead_q, batch), 128 work-items (gfx1250).
+//! It reads and writes through gfx1250's 45-bit buffer descriptors
+//! (`gcn_emu::exec::Gfx1250Vsharp`).
 
 // gcn_emu::Error is large by design (see the crate root).
 #![allow(clippy::result_large_err)]
@@ -19,26 +21,47 @@ use common::*;
 const HDIM: usize = 128;
 /// Rows a workgroup converts (`ts` of hsa/gfx1250/fmha_v3_bwd/fmha_bwd_dq_convert.csv).
 const TS: usize = 64;
+/// Rows of each (batch, head): a multiple of 16 (the accumulator's row
+/// groups, see [`dq_convert`]) but not of [`TS`].
+const SEQLEN: usize = 80;
 
 /// [`common::numpy`] with one output: the script sets `out` to one array.
 fn numpy1(script: &str, ins: &[&[u8]]) -> Vec<u8> {
     common::numpy(&format!("{script}\nout = [out]"), ins).remove(0)
 }
 
-/// The launch below, or the error it stops with.
-fn dq_convert() -> Result<(), String> {
+/// What [`dq_convert`] returns: the buffers after the run, and the
+/// NumPy reference of dQ over the tensor and the slack rows after it.
+struct DqRun {
+    /// dQ's bytes after the run (tensor, then slack rows).
+    got: Vec<u8>,
+    /// The accumulator's bytes after the run.
+    acc_after: Vec<u8>,
+    /// The accumulator's bytes as given.
+    acc: Vec<u8>,
+    /// NumPy: every row (slack rows included) converted to bf16 with
+    /// round-to-nearest-even, the columns past 128 left as they were.
+    want: Vec<u8>,
+    /// Bytes of dQ the tensor holds (the slack rows follow).
+    tensor_bytes: usize,
+    /// dQ's row stride in elements.
+    dq_row: usize,
+}
+
+/// Two batches, three heads, [`SEQLEN`] rows: the second tile of rows of
+/// each (batch, head) is partial. dQ's rows are padded to 136 elements (its
+/// stride is an argument), so a write past a row's 128 shows. Both
+/// buffers get `slack` rows after the tensor (the accumulator's random,
+/// dQ's 0xa5), so a write past the tensor shows too.
+fn dq_convert(slack: usize) -> Result<DqRun, String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/corpus/aiter/gfx1250/fmha_v3_bwd/bwd_hd128_dq_convert_bf16.co");
     let l = load(&path, "_ZN5aiter30fmha_bwd_hd128_dq_convert_bf16E");
-    // Two batches, three heads, 100 rows: the second tile of rows is
-    // partial. dQ's rows are padded to 136 elements (its stride is an
-    // argument), so a write past a row's 128 shows.
-    let (batch, nhead, seqlen) = (2usize, 3usize, 100usize);
+    let (batch, nhead, seqlen) = (2usize, 3usize, SEQLEN);
     let dq_row = 136usize;
+    let rows = batch * nhead * seqlen + slack;
     let mut r = Rng(1250);
-    let mut acc: Vec<f32> = (0..batch * nhead * seqlen * HDIM)
-        .map(|_| r.f32() * 8.0)
-        .collect();
+    let mut acc: Vec<f32> = (0..rows * HDIM).map(|_| r.f32() * 8.0).collect();
     // Ties and specials of the f32 -> bf16 rounding: halfway (low half
     // 0x8000, even and odd upper halves), ±0, ±inf, the largest finite
     // f32 (rounds to inf), a denormal.
@@ -57,9 +80,10 @@ fn dq_convert() -> Result<(), String> {
     for (i, &s) in specials.iter().enumerate() {
         acc[i * 37] = f32::from_bits(s);
     }
-    let dq_bytes = batch * nhead * seqlen * dq_row * 2;
-    let dq0 = vec![0xa5u8; dq_bytes];
+    let dq0 = vec![0xa5u8; rows * dq_row * 2];
     let u32v = |v: usize| A::Val((v as u32).to_le_bytes().to_vec());
+    // aiter's `fmha_bwd_post_kernel_args` as csrc/cpp_itfs/mha_bwd.cu fills
+    // them for the atomic-f32 batch layout: strides in bytes.
     let args = vec![
         A::Buf(f32s(&acc)),
         A::Buf(dq0.clone()),
@@ -75,56 +99,104 @@ fn dq_convert() -> Result<(), String> {
         A::Val(0u64.to_le_bytes().to_vec()), // ptr_qseq_padded
         u32v(0),
     ];
+    // mha_bwd.cu's launch: grid (ceil(max_seqlen_q / ts), nhead_q, batch),
+    // 128 work-items on gfx1250.
     let grid = [seqlen.div_ceil(TS) as u32, nhead as u32, batch as u32];
-    let (bufs, _) = launch(&l, grid, [128, 1, 1], args).map_err(|e| e.to_string())?;
+    let (mut bufs, _) = launch(&l, grid, [128, 1, 1], args).map_err(|e| e.to_string())?;
+    // The accumulator's layout is the one the kernel's addresses read
+    // (lane L of wave W loads row 16W + 8(L/16) + k, columns 4(L%16)..,
+    // and stores row 16W + 8((L/4)%2) + k, columns 32((L/8)%2) + 16(L/16)
+    // + 4(L%4)..): within each group of 16 rows and 32 columns, the 8-row
+    // halves and the 16-column halves trade places, which is the layout
+    // the dQ kernel's accumulation leaves (not checked here).
     let want = numpy1(
         &format!(
-            "acc = np.frombuffer(a0, np.float32).reshape({batch}, {nhead}, {seqlen}, {HDIM})\n\
-             dq = np.frombuffer(a1, np.uint16).reshape({batch}, {nhead}, {seqlen}, {dq_row}).copy()\n\
+            "acc = np.frombuffer(a0, np.float32).reshape({rows} // 16, 2, 8, {HDIM} // 32, 2, 16)\n\
+             acc = acc.transpose(0, 4, 2, 3, 1, 5).reshape({rows}, {HDIM})\n\
+             dq = np.frombuffer(a1, np.uint16).reshape({rows}, {dq_row}).copy()\n\
              u = acc.view(np.uint32).astype(np.uint64)\n\
              rne = ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)\n\
-             dq[..., :{HDIM}] = rne\n\
+             dq[:, :{HDIM}] = rne\n\
              out = dq"
         ),
         &[&f32s(&acc), &dq0],
     );
     assert_eq!(want.len(), bufs[1].len());
-    let got = &bufs[1];
-    for i in (0..want.len()).step_by(2) {
-        assert_eq!(
-            &got[i..i + 2],
-            &want[i..i + 2],
-            "dQ element {} (row {}, column {}): emulator {:#06x}, NumPy {:#06x}",
-            i / 2,
-            i / 2 / dq_row,
-            i / 2 % dq_row,
-            u16::from_le_bytes([got[i], got[i + 1]]),
-            u16::from_le_bytes([want[i], want[i + 1]])
-        );
+    let got = bufs.remove(1);
+    Ok(DqRun {
+        got,
+        acc_after: bufs.remove(0),
+        acc: f32s(&acc),
+        want,
+        tensor_bytes: batch * nhead * seqlen * dq_row * 2,
+        dq_row,
+    })
+}
+
+/// The elements of `range` (byte offsets into dQ) that differ.
+fn compare(r: &DqRun, range: std::ops::Range<usize>) -> Result<(), String> {
+    for i in range.step_by(2) {
+        let (g, w) = (&r.got[i..i + 2], &r.want[i..i + 2]);
+        if g != w {
+            return Err(format!(
+                "dQ element {} (row {}, column {}): emulator {:#06x}, NumPy {:#06x}",
+                i / 2,
+                i / 2 / r.dq_row,
+                i / 2 % r.dq_row,
+                u16::from_le_bytes([g[0], g[1]]),
+                u16::from_le_bytes([w[0], w[1]])
+            ));
+        }
     }
-    assert_eq!(bufs[0], f32s(&acc), "the accumulator is read only");
     Ok(())
 }
 
-/// What blocks the comparison below: the kernel reads and writes through
-/// buffer descriptors, whose gfx1250 layout the executor refuses by name
-/// rather than run under gfx11's (which drops every one of its stores).
-/// Everything before its first `buffer_load_b128` runs: the kernel
-/// arguments, the workgroup IDs in TTMP registers, the SALU and VALU
-/// arithmetic that builds the descriptors.
+/// The kernel through gfx1250's V# (`gcn_emu::exec::Gfx1250Vsharp`):
+/// every element of dQ, specials and rounding ties included, is NumPy's
+/// round-to-nearest-even bf16 of the accumulator, bit for bit; the row
+/// padding past column 128 is untouched; the accumulator is read only.
+/// (The launch helper also reruns it under the sanitizer, which must
+/// report nothing.)
 #[test]
-fn aiter_gfx1250_dq_convert_stops_at_the_named_buffer_descriptor_refusal() {
-    let e = dq_convert().expect_err("gfx1250's V# is modelled now: run the NumPy comparison");
-    assert!(
-        e.contains("buffer_load_b128") && e.contains("gfx1250's buffer descriptor"),
-        "{e}"
-    );
+fn aiter_gfx1250_dq_convert_bf16_matches_numpy() {
+    let r = dq_convert(TS - SEQLEN % TS).unwrap_or_else(|e| panic!("{e}"));
+    compare(&r, 0..r.tensor_bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.acc_after, r.acc, "the accumulator is read only");
 }
 
+/// What the kernel does past the tensor. Its V# word 2 holds the bytes
+/// left in the (batch, head) from the tile's first row, as gfx9's V#
+/// would; gfx1250 reads NUM_RECORDS from bit 57, so word 2 is its bits
+/// 38:7 and the bound is 128 times that. The range check then stops
+/// nothing: the partial tile's rows past `seqlen_q` are read and written.
+/// Inside the tensor they are the next head's first rows, written with
+/// the values that head's own tile writes; after the last head they fall
+/// past the tensor. With slack rows there, they are converted too; with
+/// none, the first load past the accumulator is a fault that names the
+/// V#'s NUM_RECORDS. Whether the hardware does the same is not checked
+/// here (no gfx1250 GPU); aiter's gfx1250 MLA kernels split NUM_RECORDS
+/// as LLVM does (`s_and_b32 0x7f`, `s_lshl_b32 25`, `s_lshr_b32 7`).
 #[test]
-#[ignore = "gfx1250's buffer descriptor (V#) layout is not modelled; see aiter_gfx1250_dq_convert_stops_at_the_named_buffer_descriptor_refusal"]
-fn aiter_gfx1250_dq_convert_bf16_matches_numpy() {
-    dq_convert().unwrap_or_else(|e| panic!("{e}"));
+fn aiter_gfx1250_dq_convert_tail_tile_runs_past_the_tensor() {
+    let slack = TS - SEQLEN % TS;
+    let r = dq_convert(slack).unwrap_or_else(|e| panic!("{e}"));
+    let past = r.tensor_bytes..r.got.len();
+    assert!(
+        r.got[past.clone()].iter().any(|&b| b != 0xa5),
+        "nothing was written past dQ's end"
+    );
+    compare(&r, past).unwrap_or_else(|e| panic!("past dQ's end: {e}"));
+    let e = dq_convert(0)
+        .err()
+        .expect("the tail reads past the accumulator");
+    // The last tile's V#: word 2 = its rows' bytes, NUM_RECORDS 128 times.
+    let num_records = format!("NUM_RECORDS {:#x}", (SEQLEN % TS) * HDIM * 4 * 128);
+    assert!(
+        e.contains("buffer_load_b128")
+            && e.contains(&num_records)
+            && e.contains("outside every allocation"),
+        "{e}"
+    );
 }
 
 /// aiter's `pa_decode_bf16` sets the VGPR MSBs (`s_set_vgpr_msb`) and
@@ -151,4 +223,37 @@ fn aiter_gfx1250_vgpr_msb_disagreeing_branch_is_refused_by_name() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("branches with VGPR MSBs"), "{e}");
+}
+
+/// gfx1250's V# fields as [`gcn_emu::exec::Gfx1250Vsharp`] reads them:
+/// the words aiter's `dq_convert` builds (a 53-bit pointer in words 0-1,
+/// a byte count in word 2, word 3 `0x4000`), the 45-bit NUM_RECORDS
+/// split LLVM and aiter's MLA kernels write, and a named refusal for each
+/// field it does not model.
+#[test]
+fn gfx1250_vsharp_fields_and_refusals() {
+    use gcn_emu::exec::Gfx1250Vsharp;
+    let v = Gfx1250Vsharp::decode([0x8765_4321, 0x0012_3456, 0x4800, 0x4000]).unwrap();
+    assert_eq!(v.base, 0x12_3456_8765_4321);
+    assert_eq!(v.num_records, 0x4800 << 7);
+    assert_eq!(v.stride, 4);
+    // NUM_RECORDS = 1000003 split as LLVM's lowering does: its low 7 bits
+    // in word 1 bits 31:25, the next 32 in word 2, the top 6 in word 3.
+    let n: u64 = (5 << 39) | 1_000_003;
+    let w1 = 0x0000_1000 | ((n & 0x7f) as u32) << 25;
+    let v = Gfx1250Vsharp::decode([0, w1, (n >> 7) as u32, (n >> 39) as u32]).unwrap();
+    assert_eq!((v.base, v.num_records), (0x1000 << 32, n));
+    assert!(v.in_range(n - 4, 4) && !v.in_range(n - 3, 4));
+    // Stride scale (bits 123:122): x1, x4, x8, x32.
+    let v = Gfx1250Vsharp::decode([0, 0, 0, 3 << 12 | 3 << 26]).unwrap();
+    assert_eq!(v.stride, 96);
+    for (w3, what) in [
+        (1u32 << 6, "reserved bits"),
+        (1 << 28, "SWIZZLE_ENABLE"),
+        (1 << 29, "OOB_SELECT 1"),
+        (1 << 30, "TYPE"),
+    ] {
+        let e = Gfx1250Vsharp::decode([0, 0, 0, w3]).unwrap_err();
+        assert!(e.contains(what) && e.contains("not modelled"), "{e}");
+    }
 }
