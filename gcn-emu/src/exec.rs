@@ -65,6 +65,156 @@ pub struct Wave {
     pub wave_size: u32,
     /// The target's SGPR numbering (where `m0` and `null` are).
     pub numbering: crate::decode::Numbering,
+    /// gfx1250's hardware registers as `s_setreg_imm32_b32` left them
+    /// ([`HwRegs`]).
+    pub hwregs: HwRegs,
+}
+
+/// The gfx1250 hardware registers the emulator keeps (ids as LLVM's
+/// `hwreg(...)` names them; fields as `s_setreg_imm32_b32` writes them:
+/// SIMM16 bits 5:0 the id, 10:6 the offset, 15:11 the size minus 1, the
+/// literal the value). What each written field does:
+///
+/// - `HW_REG_WAVE_SCHED_MODE` (26): the wave's scheduling mode. Its bits
+///   1:0 are the dependency-check mode: 2 is LLVM's "expert scheduling
+///   mode 2" (llvm/llvm-project #170319: the hardware stops holding an
+///   instruction until its operands are ready, and `s_wait_alu` must).
+///   This emulator runs each instruction to completion before the next, so
+///   it cannot show what a missing wait does under that mode (gcn-patch's
+///   static hazard check looks for them); the value is kept, with no
+///   other effect. Bit 2 (aiter's `f4gemm` and `mxfp8fp4gemm` set it): no
+///   source here names it; kept, no effect (inferred from the register
+///   being the scheduler's).
+/// - `HW_REG_WAVE_MODE` (1), bit 24: set by aiter's kernels (and by
+///   compiler output for a prefetch option, per a public project's notes)
+///   right before `s_prefetch_inst*`, which the emulator runs as no-ops;
+///   kept, no effect (inferred). Any other MODE bit (rounding, denormals,
+///   bits 19:12 that hold the VGPR MSBs per llvm/llvm-project #174681,
+///   bit 25 that LLVM sets in gfx1250 prologues with no source here naming
+///   it) is refused by name.
+///
+/// `s_getreg_b32` reads these registers back only where every bit it
+/// reads was written by the wave (else it is refused: their values at
+/// launch are not modelled).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HwRegs {
+    /// MODE's bits as written.
+    pub mode: u32,
+    /// Which of MODE's bits were written.
+    pub mode_written: u32,
+    /// SCHED_MODE's bits as written.
+    pub sched_mode: u32,
+    /// Which of SCHED_MODE's bits were written.
+    pub sched_mode_written: u32,
+}
+
+/// `hwreg(ID, OFFSET, SIZE)` from an SOPK instruction's SIMM16: the id,
+/// the offset, the field's mask at bit 0.
+pub(crate) fn hwreg_fields(simm16: u32) -> (u32, u32, u32) {
+    let id = simm16 & 0x3f;
+    let offset = (simm16 >> 6) & 0x1f;
+    let size = (((simm16 >> 11) & 0x1f) + 1).min(32 - offset);
+    let mask = if size == 32 {
+        u32::MAX
+    } else {
+        (1 << size) - 1
+    };
+    (id, offset, mask)
+}
+
+/// gfx1250's `s_setreg_imm32_b32` and `s_getreg_b32` ([`HwRegs`]).
+fn hwreg_gfx1250(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    const MODE: u32 = 1;
+    const SCHED_MODE: u32 = 26;
+    // MODE bits with no functional effect here (see `HwRegs`).
+    const MODE_KEPT: u32 = 1 << 24;
+    let (id, offset, mask) = hwreg_fields(ins.words[0] & 0xffff);
+    let field = mask << offset;
+    if ins.mnemonic == "s_setreg_imm32_b32" {
+        let value =
+            (*ins.words.get(1).ok_or_else(|| {
+                Stop::Unsupported("s_setreg_imm32_b32 without its literal".into())
+            })? & mask)
+                << offset;
+        match id {
+            SCHED_MODE => {
+                w.hwregs.sched_mode = (w.hwregs.sched_mode & !field) | value;
+                w.hwregs.sched_mode_written |= field;
+            }
+            MODE if field & !MODE_KEPT == 0 => {
+                w.hwregs.mode = (w.hwregs.mode & !field) | value;
+                w.hwregs.mode_written |= field;
+            }
+            MODE => {
+                return unsup(format!(
+                    "writing MODE bits {:#010x} (only bit 24 is modelled, as having no effect)",
+                    field & !MODE_KEPT
+                ))
+            }
+            _ => return unsup(format!("writing hardware register {id}")),
+        }
+        return Ok(());
+    }
+    let (reg, written) = match id {
+        MODE => (w.hwregs.mode, w.hwregs.mode_written),
+        SCHED_MODE => (w.hwregs.sched_mode, w.hwregs.sched_mode_written),
+        _ => return unsup(format!("reading hardware register {id}")),
+    };
+    let dst = opnd(&ins.ops, 0)?;
+    if field & !written != 0 && !dead_sgpr_result(ctx.program, ins, dst) {
+        return unsup(format!(
+            "reading bits {:#010x} of hardware register {id}, which the wave did not write (their launch values are not modelled) into a register read afterwards",
+            field & !written
+        ));
+    }
+    // Bits never written read as 0 here: only a result nothing reads
+    // (overwritten before any read or branch) gets them.
+    w.swrite(dst, (reg & field) >> offset)
+}
+
+/// Whether the SGPRs `dst` names (plain SGPRs only) are overwritten, and
+/// not read, by the straight-line instructions after `ins` before any
+/// branch: a value written there is never read.
+fn dead_sgpr_result(program: &crate::decode::Program, ins: &Instruction, dst: &Src) -> bool {
+    let Operand::Reg {
+        file: RegFile::S,
+        index: first,
+        count,
+    } = dst.op
+    else {
+        return false;
+    };
+    if first + count > 102 {
+        return false;
+    }
+    let touches = |o: &Src| {
+        matches!(o.op, Operand::Reg { file: RegFile::S, index, count: c }
+            if index < first + count && first < index + c)
+    };
+    let Some(&at) = program.index.get(&ins.addr) else {
+        return false;
+    };
+    for next in program.instructions.iter().skip(at + 1).take(32) {
+        let m = next.mnemonic.as_str();
+        if next.dual.is_some()
+            || m.starts_with("s_cbranch")
+            || matches!(m, "s_branch" | "s_setpc_b64" | "s_swappc_b64" | "s_endpgm")
+        {
+            return false;
+        }
+        let Some(i) = next.ops.iter().position(touches) else {
+            continue;
+        };
+        let writes_all = matches!(next.ops[0].op, Operand::Reg { file: RegFile::S, index, count: c }
+            if index <= first && first + count <= index + c);
+        let dst_role = next.route.props().is_some_and(|p| {
+            p.operands
+                .first()
+                .is_some_and(|o| o.role == crate::isa::Role::Dst)
+        });
+        return i == 0 && writes_all && dst_role && !next.ops[1..].iter().any(touches);
+    }
+    false
 }
 
 /// Words 1 and 3 of the private segment buffer V# the launch puts in the
@@ -1328,6 +1478,7 @@ impl Wave {
             approx: Default::default(),
             wave_size: LANES as u32,
             numbering: crate::decode::Numbering::GFX9,
+            hwregs: HwRegs::default(),
         }
     }
 
@@ -2109,6 +2260,11 @@ fn salu_gfx12(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> Option<R<()>> {
     let f = |w: &Wave, i: usize| -> R<f32> { Ok(f32::from_bits(w.sread(op(i)?, ctx)?)) };
     let put = |w: &mut Wave, v: f32| -> R<()> { w.swrite(op(0)?, bf32(v) as u32) };
     Some(match m {
+        "s_setreg_imm32_b32" | "s_getreg_b32"
+            if w.numbering == crate::decode::Numbering::GFX1250 =>
+        {
+            hwreg_gfx1250(w, ins, ctx)
+        }
         "s_wait_loadcnt"
         | "s_wait_storecnt"
         | "s_wait_dscnt"
@@ -4373,7 +4529,7 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 ///   its low 7 bits, word 2 its bits 38:7, word 3 bits 5:0 its top 6);
 /// - bits 107:102 reserved; STRIDE: bits 121:108 (word 3 bits 25:12).
 ///
-/// These are LLVM's (commit 2195fe7e018d, "[AMDGPU] Add the support for
+/// These are LLVM's (commit 2195fe7e018d, "\[AMDGPU\] Add the support for
 /// 45-bit buffer resource", #159702), agreed by AMD's rocjitsu emulator
 /// (ROCm/rocm-systems `emulation/rocjitsu/.../cdna5/addr_calc.cpp`,
 /// `decode_buffer_resource`), which also gives the top bits: stride scale
@@ -5729,6 +5885,14 @@ impl Probe {
         // `s_setvskip`) must not apply to the next instruction.
         self.wave.gpr_idx = false;
         self.wave.vskip = false;
+        // gfx1250's MODE and SCHED_MODE hold values, like the registers: a
+        // lone `s_getreg_b32` runs (in a kernel, reading bits the wave did
+        // not write is refused unless nothing reads the result).
+        self.wave.hwregs = HwRegs {
+            mode_written: u32::MAX,
+            sched_mode_written: u32::MAX,
+            ..HwRegs::default()
+        };
         // A branch's target is an instruction: the SOPP target of its
         // encoding, or what a register pair holds (`s_setpc_b64`).
         let targets = &mut self.program.index;

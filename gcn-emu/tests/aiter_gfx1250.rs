@@ -11,6 +11,10 @@
 //! grid (ceil(seqlen_q / 64), nhead_q, batch), 128 work-items (gfx1250).
 //! It reads and writes through gfx1250's 45-bit buffer descriptors
 //! (`gcn_emu::exec::Gfx1250Vsharp`).
+//!
+//! Small gfx1250 kernels assembled here by clang-22 check what aiter's
+//! kernels use apart: the V#'s range check and the hardware registers
+//! they write (`gcn_emu::exec::HwRegs`).
 
 // gcn_emu::Error is large by design (see the crate root).
 #![allow(clippy::result_large_err)]
@@ -256,4 +260,178 @@ fn gfx1250_vsharp_fields_and_refusals() {
         let e = Gfx1250Vsharp::decode([0, 0, 0, w3]).unwrap_err();
         assert!(e.contains(what) && e.contains("not modelled"), "{e}");
     }
+}
+
+/// A one-kernel gfx1250 code object of `body` (wave32) with one global
+/// buffer argument, assembled and linked by clang-22 and ld.lld-22.
+fn gfx1250_kernel(name: &str, body: &str, dir: &std::path::Path) -> Loaded {
+    let src = format!(
+        r#"	.amdgcn_target "amdgcn-amd-amdhsa--gfx1250"
+	.amdhsa_code_object_version 6
+	.text
+	.globl	{name}
+	.p2align	8
+	.type	{name},@function
+{name}:
+{body}
+  s_endpgm
+	.section	.rodata,"a",@progbits
+	.p2align	6, 0x0
+	.amdhsa_kernel {name}
+		.amdhsa_user_sgpr_count 2
+		.amdhsa_user_sgpr_kernarg_segment_ptr 1
+		.amdhsa_wavefront_size32 1
+		.amdhsa_next_free_vgpr 16
+		.amdhsa_next_free_sgpr 32
+	.end_amdhsa_kernel
+	.text
+	.amdgpu_metadata
+---
+amdhsa.kernels:
+  - .args:
+      - .address_space:  global
+        .offset:         0
+        .size:           8
+        .value_kind:     global_buffer
+    .group_segment_fixed_size: 0
+    .kernarg_segment_align: 8
+    .kernarg_segment_size: 8
+    .max_flat_workgroup_size: 32
+    .name:           {name}
+    .private_segment_fixed_size: 0
+    .sgpr_count:     32
+    .symbol:         {name}.kd
+    .vgpr_count:     16
+    .wavefront_size: 32
+amdhsa.target:   amdgcn-amd-amdhsa--gfx1250
+amdhsa.version:
+  - 1
+  - 2
+...
+	.end_amdgpu_metadata
+"#
+    );
+    let path = dir.join(format!("{name}.s"));
+    std::fs::write(&path, src).unwrap();
+    let co = assemble(&path, "gfx1250", name, dir);
+    load(&co, name)
+}
+
+fn gfx1250_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gcn-emu-gfx1250-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `s_setreg_imm32_b32` of the fields aiter's gfx1250 kernels write
+/// (SCHED_MODE bits 1:0 and 2, MODE bit 24) is kept and read back by
+/// `s_getreg_b32`; a read of MODE bits the wave never wrote runs only
+/// where its result is overwritten before anything reads it (aiter's 100
+/// reads of the whole MODE all are); other MODE bits (bit 25, which LLVM
+/// writes in gfx1250 prologues, rounding, the VGPR MSBs) are refused by
+/// name, as is a live read of unwritten bits.
+#[test]
+fn gfx1250_setreg_keeps_the_fields_aiter_writes_and_refuses_the_rest() {
+    let dir = gfx1250_dir();
+    let l = gfx1250_kernel(
+        "hwregs",
+        "  s_load_b64 s[0:1], s[0:1], 0x0
+  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_SCHED_MODE, 0, 2), 2
+  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_SCHED_MODE, 2, 1), 1
+  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 24, 1), 1
+  s_getreg_b32 s2, hwreg(HW_REG_WAVE_SCHED_MODE, 0, 3)
+  s_getreg_b32 s3, hwreg(HW_REG_WAVE_MODE, 24, 1)
+  s_getreg_b32 s4, hwreg(HW_REG_WAVE_MODE)
+  s_mov_b32 s4, 7
+  s_wait_kmcnt 0x0
+  v_mov_b32_e32 v2, s2
+  v_mov_b32_e32 v3, s3
+  v_mov_b32_e32 v4, s4
+  v_mov_b32_e32 v0, 0
+  global_store_b96 v0, v[2:4], s[0:1]",
+        &dir,
+    );
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 12])]).unwrap();
+    assert_eq!(to_u32(&bufs[0]), [6, 1, 7]);
+    for (name, body, want) in [
+        (
+            "mode25",
+            "  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1), 1",
+            "MODE bits 0x02000000",
+        ),
+        (
+            "round",
+            "  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 0, 4), 3",
+            "MODE bits 0x0000000f",
+        ),
+        (
+            "liveread",
+            "  s_getreg_b32 s2, hwreg(HW_REG_WAVE_MODE)
+  v_mov_b32_e32 v1, s2",
+            "did not write",
+        ),
+    ] {
+        let l = gfx1250_kernel(name, body, &dir);
+        let e = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 4])])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want) && e.contains("s_"), "{name}: {e}");
+    }
+}
+
+/// gfx1250's per-dword range check on a constructed V#: NUM_RECORDS 20
+/// (split as LLVM does) lets lane 0 load its 16 bytes and lane 1 only its
+/// first dword (the rest read 0); a store V# of NUM_RECORDS 24 writes
+/// lane 0's four dwords and lane 1's first two, and drops everything
+/// past. A V# with SWIZZLE_ENABLE is refused by name.
+#[test]
+fn gfx1250_buffer_range_check_is_per_dword_against_45_bit_num_records() {
+    let dir = gfx1250_dir();
+    let l = gfx1250_kernel(
+        "vsharp",
+        "  s_load_b64 s[0:1], s[0:1], 0x0
+  s_wait_kmcnt 0x0
+  s_mov_b32 s4, s0
+  s_and_b32 s5, s1, 0x1ffffff
+  s_or_b32 s5, s5, 0x28000000
+  s_mov_b32 s6, 0
+  s_mov_b32 s7, 0
+  s_add_co_u32 s8, s0, 0x40
+  s_add_co_ci_u32 s9, s1, 0
+  s_and_b32 s9, s9, 0x1ffffff
+  s_or_b32 s9, s9, 0x30000000
+  s_mov_b32 s10, 0
+  s_mov_b32 s11, 0
+  v_lshlrev_b32_e32 v0, 4, v0
+  buffer_load_b128 v[4:7], v0, s[4:7], null offen
+  s_wait_loadcnt 0x0
+  buffer_store_b128 v[4:7], v0, s[8:11], null offen",
+        &dir,
+    );
+    let input: Vec<u32> = (1..=16).collect();
+    let mut mem = u32s(&input);
+    mem.extend(u32s(&[0xdead_beef; 16]));
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(mem)]).unwrap();
+    let out = to_u32(&bufs[0]);
+    assert_eq!(out[..16], input[..], "the input is only read");
+    let mut want = vec![1, 2, 3, 4, 5, 0];
+    want.extend([0xdead_beef; 10]);
+    assert_eq!(out[16..], want[..]);
+    let l = gfx1250_kernel(
+        "swizzled",
+        "  s_load_b64 s[4:5], s[0:1], 0x0
+  s_wait_kmcnt 0x0
+  s_mov_b32 s6, 0x100
+  s_mov_b32 s7, 0x10000000
+  v_mov_b32_e32 v0, 0
+  buffer_load_b32 v1, v0, s[4:7], null offen",
+        &dir,
+    );
+    let e = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 4])])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("SWIZZLE_ENABLE") && e.contains("buffer_load_b32"),
+        "{e}"
+    );
 }
