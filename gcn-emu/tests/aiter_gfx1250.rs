@@ -435,3 +435,78 @@ fn gfx1250_buffer_range_check_is_per_dword_against_45_bit_num_records() {
         "{e}"
     );
 }
+
+/// The gfx1250 words llvm-objdump-22 prints as `.long` in aiter's kernels
+/// are joined with the dwords it then misreads as instructions: in
+/// `f8gemm_bf16_mxfp8fp4_ABpreShuffle_64x512_4x1_ps` every VIMAGE word is
+/// one three-dword instruction whose text names its opcode field
+/// (`tensor_load_to_lds`'s or `tensor_store_from_lds`'s), and no `v_cmp_ge_u16_e32` (the third dword
+/// as LLVM 22 reads it) is left after one. The table of opcodes agrees
+/// with what llvm-mc-22 encodes for each name.
+#[test]
+fn gfx1250_undecoded_words_are_whole_instructions_named_by_opcode() {
+    use gcn_emu::decode::{gfx1250_undecoded_name, GFX1250_UNDECODED};
+    for &(class, op, name) in GFX1250_UNDECODED {
+        let text = match class {
+            "vop3p" if name.contains("scale16") => format!("{name} v[0:1], v[2:3]"),
+            "vop3p" if name.contains("scale") => format!("{name} v1, v2"),
+            "vop3p" => format!("{name} v[0:15], v[16:31], v[32:39], v[0:15]"),
+            _ => format!("{name} s[0:3], s[4:11]"),
+        };
+        let out = std::process::Command::new("llvm-mc-22")
+            .args(["-triple=amdgcn", "-mcpu=gfx1250", "-show-encoding"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(text.as_bytes())?;
+                c.wait_with_output()
+            })
+            .expect("llvm-mc-22 (apt-get install -y llvm-22, or run tests/setup.sh)");
+        let s = String::from_utf8_lossy(&out.stdout);
+        let enc = s
+            .split("encoding: [")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{text}: {s}"));
+        let b: Vec<u32> = enc
+            .split(|c| c == ',' || c == ']')
+            .take(4)
+            .map(|x| u32::from_str_radix(x.trim().trim_start_matches("0x"), 16).unwrap())
+            .collect();
+        let w0 = b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
+        assert!(
+            gfx1250_undecoded_name(w0).contains(name),
+            "{name}: llvm-mc-22 encodes {w0:#010x} (opcode {op:#x} expected): {}",
+            gfx1250_undecoded_name(w0)
+        );
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../tests/corpus/aiter/gfx1250/mxfp8fp4gemm/f8gemm_bf16_mxfp8fp4_ABpreShuffle_64x512_4x1_ps.co",
+    );
+    let l = load(
+        &path,
+        "_ZN5aiter47f8gemm_bf16_mxfp8fp4_ABpreShuffle_64x512_4x1_psE",
+    );
+    let ins = &l.program.instructions;
+    let tensor: Vec<usize> = (0..ins.len())
+        .filter(|&i| ins[i].mnemonic == ".long" && ins[i].words[0] >> 26 == 0b11_0100)
+        .collect();
+    assert!(!tensor.is_empty());
+    for &i in &tensor {
+        assert_eq!(ins[i].words.len(), 3, "{}", ins[i].text);
+        assert!(
+            ins[i].text.contains("tensor_load_to_lds")
+                || ins[i].text.contains("tensor_store_from_lds"),
+            "{}",
+            ins[i].text
+        );
+        assert_eq!(ins[i + 1].addr, ins[i].addr + 12);
+        assert_ne!(
+            ins[i + 1].mnemonic,
+            "v_cmp_ge_u16_e32",
+            "{}",
+            ins[i + 1].text
+        );
+    }
+}
