@@ -470,7 +470,7 @@ fn gfx1250_undecoded_words_are_whole_instructions_named_by_opcode() {
             .nth(1)
             .unwrap_or_else(|| panic!("{text}: {s}"));
         let b: Vec<u32> = enc
-            .split(|c| c == ',' || c == ']')
+            .split([',', ']'])
             .take(4)
             .map(|x| u32::from_str_radix(x.trim().trim_start_matches("0x"), 16).unwrap())
             .collect();
