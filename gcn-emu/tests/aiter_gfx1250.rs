@@ -510,3 +510,84 @@ fn gfx1250_undecoded_words_are_whole_instructions_named_by_opcode() {
         );
     }
 }
+
+/// `fmha_bwd_hd128_odo_bf16` (hsa/gfx1250/fmha_v3_bwd, copied by
+/// tests/corpus/aiter-tests.sh; the pre kernel of aiter's flash-attention
+/// backward): D = rowsum(dO ∘ O) over the head dimension, in f32, for every
+/// (batch, head, row). Arguments as csrc/cpp_itfs/mha_bwd.cu packs them for
+/// gfx1250 (`pack_fmha_bwd_odo_args`, compact: no padding; the kernel
+/// takes them preloaded in SGPRs), O and dO in aiter's [batch, seqlen,
+/// head, dim] layout with strides in bytes, D in [batch, head, seqlen];
+/// the launch is mha_bwd.cu's: grid (ceil(seqlen_q / 128), nhead_q, batch)
+/// × 128 (`ts` 128 in fmha_bwd_odo.csv). The inputs are multiples of 1/8
+/// up to 2 in magnitude, so every product and partial sum is exact in f32
+/// and D is bit-exact in any summation order (the kernel's order, FMAs and
+/// DPP row sums, is not what this checks). `seqlen_q` is a multiple of 128:
+/// the kernel's V# word 2 holds a byte count, as `dq_convert`'s does
+/// ([`aiter_gfx1250_dq_convert_tail_tile_runs_past_the_tensor`]), so a
+/// partial tile would read and write other heads' rows.
+#[test]
+fn aiter_gfx1250_odo_bf16_matches_numpy() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus/aiter-tests/gfx1250/fmha_v3_bwd/bwd_hd128_odo_bf16.co");
+    let l = load(&path, "_ZN5aiter23fmha_bwd_hd128_odo_bf16E");
+    let (batch, nhead, seqlen) = (2usize, 3usize, 128usize);
+    let n = batch * seqlen * nhead * HDIM;
+    let mut r = Rng(4096);
+    // bf16 of k/8, k in -16..=16: the top half of the f32.
+    let mut bf16s = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                let k = (r.next_u32() % 33) as i32 - 16;
+                (((k as f32) / 8.0).to_bits() >> 16) as u16
+            })
+            .flat_map(u16::to_le_bytes)
+            .collect()
+    };
+    let (o, d_o) = (bf16s(n), bf16s(n));
+    let d0 = vec![0xa5u8; batch * nhead * seqlen * 4];
+    let u32v = |v: usize| A::Val((v as u32).to_le_bytes().to_vec());
+    let (hs, seqs, bas) = (HDIM * 2, nhead * HDIM * 2, seqlen * nhead * HDIM * 2);
+    let args = vec![
+        A::Buf(o.clone()),
+        A::Buf(d_o.clone()),
+        A::Buf(d0),
+        u32v(hs),                            // Hs_o
+        u32v(bas),                           // BAs_o
+        u32v(seqs),                          // Seqs_o
+        u32v(hs),                            // Hs_do
+        u32v(bas),                           // BAs_do
+        u32v(seqs),                          // Seqs_do
+        u32v(seqlen * 4),                    // Hs_d
+        u32v(nhead * seqlen * 4),            // BAs_d
+        u32v(4),                             // Seqs_d
+        u32v(seqlen),                        // seqlen_q
+        u32v(HDIM),                          // head_dim
+        A::Val(0u64.to_le_bytes().to_vec()), // ptr_qseq: batch mode, none
+        A::Val(0u64.to_le_bytes().to_vec()), // ptr_qseq_padded
+    ];
+    let grid = [seqlen.div_ceil(128) as u32, nhead as u32, batch as u32];
+    let (bufs, _) = launch(&l, grid, [128, 1, 1], args).unwrap_or_else(|e| panic!("{e}"));
+    let want = numpy1(
+        &format!(
+            "f = lambda a: (np.frombuffer(a, np.uint16).astype(np.uint32) << 16).view(np.float32)\n\
+             o = f(a0).reshape({batch}, {seqlen}, {nhead}, {HDIM})\n\
+             do = f(a1).reshape({batch}, {seqlen}, {nhead}, {HDIM})\n\
+             out = (o * do).sum(axis=-1, dtype=np.float32).transpose(0, 2, 1).copy()"
+        ),
+        &[&o, &d_o],
+    );
+    let (got, want) = (to_f32(&bufs[2]), to_f32(&want));
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g.to_bits(),
+            w.to_bits(),
+            "D[{}][{}][{}]: emulator {g}, NumPy {w}",
+            i / (nhead * seqlen),
+            i / seqlen % nhead,
+            i % seqlen
+        );
+    }
+    assert_eq!(bufs[0], o, "O is read only");
+    assert_eq!(bufs[1], d_o, "dO is read only");
+}
