@@ -509,6 +509,22 @@ fn gfx1250_undecoded_words_are_whole_instructions_named_by_opcode() {
             ins[i + 1].text
         );
     }
+    // A dispatch reaching such words is refused at them, naming the words
+    // and the opcode (aiter's tensor load, as words in a kernel of ours).
+    let l = gfx1250_kernel(
+        "tensorwords",
+        "  s_mov_b32 s33, 0
+  .long 0xd0310000, 0x00200000, 0x7c7c2420
+  s_mov_b32 s34, 1",
+        &gfx1250_dir(),
+    );
+    let e = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 4])])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(".long 0xd0310000") && e.contains("tensor_load_to_lds"),
+        "{e}"
+    );
 }
 
 /// `fmha_bwd_hd128_odo_bf16` (hsa/gfx1250/fmha_v3_bwd, copied by
