@@ -87,8 +87,8 @@ pub struct Wave {
 ///   being the scheduler's).
 /// - `HW_REG_WAVE_MODE` (1), bit 24: set by aiter's kernels (and by
 ///   compiler output for a prefetch option, per a public project's notes)
-///   right before `s_prefetch_inst*`, which the emulator runs as no-ops;
-///   kept, no effect (inferred). Any other MODE bit (rounding, denormals,
+///   before `s_prefetch_inst*` (57 of their 58 writes), which the emulator
+///   runs as no-ops; kept, no effect (inferred). Any other MODE bit (rounding, denormals,
 ///   bits 19:12 that hold the VGPR MSBs per llvm/llvm-project #174681,
 ///   bit 25 that LLVM sets in gfx1250 prologues with no source here naming
 ///   it) is refused by name.
