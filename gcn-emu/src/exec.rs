@@ -4597,7 +4597,8 @@ impl Gfx1250Vsharp {
 /// counts in the check differs between the sources (rocjitsu, after the
 /// CDNA5 ISA's "Range Checking", adds it; LLVM's lowering, per rocjitsu's
 /// PR #10362, does not): an access the two readings judge differently is
-/// refused. Not modelled: LDS DMA, atomics, swizzle, the format.
+/// refused. Not modelled: LDS DMA, swizzle, the format (atomics:
+/// `buffer_atomic`).
 #[allow(clippy::too_many_arguments)]
 fn buffer_gfx1250(
     w: &mut Wave,
@@ -4705,14 +4706,24 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
     let Operand::Reg { index, .. } = srsrc.op else {
         return unsup("resource");
     };
-    if w.numbering == crate::decode::Numbering::GFX1250 {
-        return unsup("buffer atomics through gfx1250's buffer descriptor (V#)");
-    }
     let v = w.sregs(index, 4)?;
-    let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
-    let stride = ((v[1] >> 16) & 0x3fff) as u64;
-    let num_records = v[2] as u64;
-    if v[1] >> 31 != 0 {
+    // gfx1250's V# ([`Gfx1250Vsharp`]): an atomic is range-checked all or
+    // nothing (rocjitsu, ROCm/rocm-systems PR #10362: "atomics remain
+    // all-or-nothing").
+    let g1250 = if w.numbering == crate::decode::Numbering::GFX1250 {
+        Some(Gfx1250Vsharp::decode([v[0], v[1], v[2], v[3]]).map_err(Stop::Unsupported)?)
+    } else {
+        None
+    };
+    let (base, stride, num_records) = match g1250 {
+        Some(vs) => (vs.base, vs.stride, vs.num_records),
+        None => (
+            v[0] as u64 | ((v[1] & 0xffff) as u64) << 32,
+            ((v[1] >> 16) & 0x3fff) as u64,
+            v[2] as u64,
+        ),
+    };
+    if g1250.is_none() && v[1] >> 31 != 0 {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
     let soff = w.sread(soffset, ctx)? as u64;
@@ -4732,8 +4743,18 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
             (false, true) => (0, w.vread(vaddr, lane, Ty::B32, ctx)?),
             (false, false) => (0, 0),
         };
-        let offset = voff + inst_off;
-        let in_range = if stride == 0 || !idxen {
+        let mut offset = voff + inst_off;
+        let in_range = if let Some(vs) = g1250 {
+            // The 45-bit buffer offset; the SGPR offset is added below.
+            offset = (vidx * stride + offset) & ((1 << 45) - 1);
+            let with_soffset = vs.in_range(soff + offset, size as u64);
+            if with_soffset != vs.in_range(offset, size as u64) {
+                return unsup(format!(
+                    "a gfx1250 buffer atomic whose range check depends on whether the SGPR offset ({soff:#x}) counts (lane {lane}, buffer offset {offset:#x}, NUM_RECORDS {num_records:#x}): the sources differ"
+                ));
+            }
+            with_soffset
+        } else if stride == 0 || !idxen {
             offset + size as u64 <= num_records
         } else {
             vidx < num_records && offset + size as u64 <= stride
@@ -4748,7 +4769,10 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
         let src = val(0)?;
         let cmp = if op == "cmpswap" { val(1)? } else { 0 };
         let old = if in_range {
-            let a = base + soff + vidx * stride + offset;
+            let a = match g1250 {
+                Some(_) => base + soff + offset,
+                None => base + soff + vidx * stride + offset,
+            };
             ctx.trace
                 .note(lane, Space::Global, AccessKind::Atomic, a, size);
             ctx.mem

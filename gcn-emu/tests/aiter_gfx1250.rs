@@ -383,7 +383,9 @@ fn gfx1250_setreg_keeps_the_fields_aiter_writes_and_refuses_the_rest() {
 /// (split as LLVM does) lets lane 0 load its 16 bytes and lane 1 only its
 /// first dword (the rest read 0); a store V# of NUM_RECORDS 24 writes
 /// lane 0's four dwords and lane 1's first two, and drops everything
-/// past. A V# with SWIZZLE_ENABLE is refused by name.
+/// past. A buffer atomic is checked whole: with NUM_RECORDS 8, lanes 0
+/// and 1 add to their f32 and return the old value, the other lanes touch
+/// nothing and return 0. A V# with SWIZZLE_ENABLE is refused by name.
 #[test]
 fn gfx1250_buffer_range_check_is_per_dword_against_45_bit_num_records() {
     let dir = gfx1250_dir();
@@ -417,6 +419,30 @@ fn gfx1250_buffer_range_check_is_per_dword_against_45_bit_num_records() {
     let mut want = vec![1, 2, 3, 4, 5, 0];
     want.extend([0xdead_beef; 10]);
     assert_eq!(out[16..], want[..]);
+    let l = gfx1250_kernel(
+        "atomic",
+        "  s_load_b64 s[0:1], s[0:1], 0x0
+  s_wait_kmcnt 0x0
+  s_mov_b32 s4, s0
+  s_and_b32 s5, s1, 0x1ffffff
+  s_mov_b32 s6, 0
+  s_mov_b32 s7, 0
+  s_or_b32 s5, s5, 0x10000000
+  v_lshlrev_b32_e32 v2, 2, v0
+  v_mov_b32_e32 v1, 0.5
+  buffer_atomic_add_f32 v1, v2, s[4:7], null offen th:TH_ATOMIC_RETURN
+  s_wait_loadcnt 0x0
+  v_add_nc_u32_e32 v2, 0x80, v2
+  global_store_b32 v2, v1, s[0:1]",
+        &dir,
+    );
+    let mut mem = f32s(&[1.0, 2.0, 7.0, 9.0]);
+    mem.extend(vec![0xff; 0x80 - 16 + 32 * 4]);
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(mem)]).unwrap();
+    let out = to_f32(&bufs[0]);
+    assert_eq!(out[..4], [1.5, 2.5, 7.0, 9.0]);
+    assert_eq!(out[32..36], [1.0, 2.0, 0.0, 0.0], "the old values returned");
+    assert!(out[36..].iter().all(|&x| x == 0.0));
     let l = gfx1250_kernel(
         "swizzled",
         "  s_load_b64 s[4:5], s[0:1], 0x0
