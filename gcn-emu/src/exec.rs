@@ -463,6 +463,8 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         // RDNA table: gfx1250 has no XML of its own).
         ("v_wmma_f32_16x16x32_bf16", Mfma),
         ("v_wmma_f32_16x16x32_f16", Mfma),
+        // gfx1250's 64-bit add without carry out.
+        ("v_add_nc_u64", Vop2),
         ("s_orn1_saveexec_b32", Sop1),
         ("s_orn2_saveexec_b32", Sop1),
         ("s_xnor_saveexec_b32", Sop1),
@@ -672,6 +674,8 @@ pub(crate) fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
     match name {
         "v_lshlrev_b64" | "v_lshrrev_b64" | "v_ashrrev_i64" => (B64, [B32, B64, B32]),
         "v_lshl_add_u64" => (B64, [B64, B32, B64]),
+        // gfx1250's 64-bit add, no carry out.
+        "v_add_nc_u64" => (B64, [B64, B64, B64]),
         "v_mad_u64_u32" | "v_mad_i64_i32" => (B64, [B32, B32, B64]),
         "v_ldexp_f32" => (F32, [F32, B32, B32]),
         "v_ldexp_f64" => (F64, [F64, B32, B32]),
@@ -810,6 +814,7 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_lshl_add_u32" => r(a32.wrapping_shl(b32 & 31).wrapping_add(c32)),
         "v_add_lshl_u32" => r(a32.wrapping_add(b32).wrapping_shl(c32 & 31)),
         "v_lshl_add_u64" => r64((a << (b32 & 7)).wrapping_add(c)),
+        "v_add_nc_u64" => r64(a.wrapping_add(b)),
         "v_lshlrev_b16" => r((b32 as u16).wrapping_shl(a32 & 15) as u32),
         "v_lshrrev_b16" => r((b32 as u16).wrapping_shr(a32 & 15) as u32),
         "v_ashrrev_i16" => r(((b32 as i16) >> (a32 & 15)) as u16 as u32),

@@ -633,3 +633,29 @@ fn aiter_gfx1250_odo_bf16_matches_numpy() {
     assert_eq!(bufs[0], o, "O is read only");
     assert_eq!(bufs[1], d_o, "dO is read only");
 }
+
+/// gfx1250's `v_add_nc_u64` (12 of aiter's gfx1250 kernels use it, an
+/// SGPR pair plus a VGPR pair as in `v_add_nc_u64_e32 v[154:155],
+/// s[32:33], v[156:157]`): a 64-bit add that wraps, no carry out.
+#[test]
+fn gfx1250_v_add_nc_u64_adds_64_bits_and_wraps() {
+    let l = gfx1250_kernel(
+        "addnc",
+        "  s_load_b64 s[0:1], s[0:1], 0x0
+  s_mov_b32 s2, 0xffffffff
+  s_mov_b32 s3, 0x12
+  v_mov_b32_e32 v2, 1
+  v_mov_b32_e32 v3, 0x100
+  v_add_nc_u64_e32 v[4:5], s[2:3], v[2:3]
+  s_mov_b32 s3, -1
+  v_add_nc_u64_e32 v[6:7], s[2:3], v[2:3]
+  v_mov_b32_e32 v0, 0
+  s_wait_kmcnt 0x0
+  global_store_b128 v0, v[4:7], s[0:1]",
+        &gfx1250_dir(),
+    );
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 16])]).unwrap();
+    // 0x12_ffffffff + 0x100_00000001 = 0x113_00000000; with s3 = -1 the
+    // sum wraps past 2^64 to 0x100_00000000.
+    assert_eq!(to_u32(&bufs[0]), [0, 0x113, 0, 0x100]);
+}
