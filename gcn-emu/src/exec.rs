@@ -65,6 +65,156 @@ pub struct Wave {
     pub wave_size: u32,
     /// The target's SGPR numbering (where `m0` and `null` are).
     pub numbering: crate::decode::Numbering,
+    /// gfx1250's hardware registers as `s_setreg_imm32_b32` left them
+    /// ([`HwRegs`]).
+    pub hwregs: HwRegs,
+}
+
+/// The gfx1250 hardware registers the emulator keeps (ids as LLVM's
+/// `hwreg(...)` names them; fields as `s_setreg_imm32_b32` writes them:
+/// SIMM16 bits 5:0 the id, 10:6 the offset, 15:11 the size minus 1, the
+/// literal the value). What each written field does:
+///
+/// - `HW_REG_WAVE_SCHED_MODE` (26): the wave's scheduling mode. Its bits
+///   1:0 are the dependency-check mode: 2 is LLVM's "expert scheduling
+///   mode 2" (llvm/llvm-project #170319: the hardware stops holding an
+///   instruction until its operands are ready, and `s_wait_alu` must).
+///   This emulator runs each instruction to completion before the next, so
+///   it cannot show what a missing wait does under that mode (gcn-patch's
+///   static hazard check looks for them); the value is kept, with no
+///   other effect. Bit 2 (aiter's `f4gemm` and `mxfp8fp4gemm` set it): no
+///   source here names it; kept, no effect (inferred from the register
+///   being the scheduler's).
+/// - `HW_REG_WAVE_MODE` (1), bit 24: set by aiter's kernels (and by
+///   compiler output for a prefetch option, per a public project's notes)
+///   before `s_prefetch_inst*` (57 of their 58 writes), which the emulator
+///   runs as no-ops; kept, no effect (inferred). Any other MODE bit (rounding, denormals,
+///   bits 19:12 that hold the VGPR MSBs per llvm/llvm-project #174681,
+///   bit 25 that LLVM sets in gfx1250 prologues with no source here naming
+///   it) is refused by name.
+///
+/// `s_getreg_b32` reads these registers back only where every bit it
+/// reads was written by the wave (else it is refused: their values at
+/// launch are not modelled).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HwRegs {
+    /// MODE's bits as written.
+    pub mode: u32,
+    /// Which of MODE's bits were written.
+    pub mode_written: u32,
+    /// SCHED_MODE's bits as written.
+    pub sched_mode: u32,
+    /// Which of SCHED_MODE's bits were written.
+    pub sched_mode_written: u32,
+}
+
+/// `hwreg(ID, OFFSET, SIZE)` from an SOPK instruction's SIMM16: the id,
+/// the offset, the field's mask at bit 0.
+pub(crate) fn hwreg_fields(simm16: u32) -> (u32, u32, u32) {
+    let id = simm16 & 0x3f;
+    let offset = (simm16 >> 6) & 0x1f;
+    let size = (((simm16 >> 11) & 0x1f) + 1).min(32 - offset);
+    let mask = if size == 32 {
+        u32::MAX
+    } else {
+        (1 << size) - 1
+    };
+    (id, offset, mask)
+}
+
+/// gfx1250's `s_setreg_imm32_b32` and `s_getreg_b32` ([`HwRegs`]).
+fn hwreg_gfx1250(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    const MODE: u32 = 1;
+    const SCHED_MODE: u32 = 26;
+    // MODE bits with no functional effect here (see `HwRegs`).
+    const MODE_KEPT: u32 = 1 << 24;
+    let (id, offset, mask) = hwreg_fields(ins.words[0] & 0xffff);
+    let field = mask << offset;
+    if ins.mnemonic == "s_setreg_imm32_b32" {
+        let value =
+            (*ins.words.get(1).ok_or_else(|| {
+                Stop::Unsupported("s_setreg_imm32_b32 without its literal".into())
+            })? & mask)
+                << offset;
+        match id {
+            SCHED_MODE => {
+                w.hwregs.sched_mode = (w.hwregs.sched_mode & !field) | value;
+                w.hwregs.sched_mode_written |= field;
+            }
+            MODE if field & !MODE_KEPT == 0 => {
+                w.hwregs.mode = (w.hwregs.mode & !field) | value;
+                w.hwregs.mode_written |= field;
+            }
+            MODE => {
+                return unsup(format!(
+                    "writing MODE bits {:#010x} (only bit 24 is modelled, as having no effect)",
+                    field & !MODE_KEPT
+                ))
+            }
+            _ => return unsup(format!("writing hardware register {id}")),
+        }
+        return Ok(());
+    }
+    let (reg, written) = match id {
+        MODE => (w.hwregs.mode, w.hwregs.mode_written),
+        SCHED_MODE => (w.hwregs.sched_mode, w.hwregs.sched_mode_written),
+        _ => return unsup(format!("reading hardware register {id}")),
+    };
+    let dst = opnd(&ins.ops, 0)?;
+    if field & !written != 0 && !dead_sgpr_result(ctx.program, ins, dst) {
+        return unsup(format!(
+            "reading bits {:#010x} of hardware register {id}, which the wave did not write (their launch values are not modelled) into a register read afterwards",
+            field & !written
+        ));
+    }
+    // Bits never written read as 0 here: only a result nothing reads
+    // (overwritten before any read or branch) gets them.
+    w.swrite(dst, (reg & field) >> offset)
+}
+
+/// Whether the SGPRs `dst` names (plain SGPRs only) are overwritten, and
+/// not read, by the straight-line instructions after `ins` before any
+/// branch: a value written there is never read.
+fn dead_sgpr_result(program: &crate::decode::Program, ins: &Instruction, dst: &Src) -> bool {
+    let Operand::Reg {
+        file: RegFile::S,
+        index: first,
+        count,
+    } = dst.op
+    else {
+        return false;
+    };
+    if first + count > 102 {
+        return false;
+    }
+    let touches = |o: &Src| {
+        matches!(o.op, Operand::Reg { file: RegFile::S, index, count: c }
+            if index < first + count && first < index + c)
+    };
+    let Some(&at) = program.index.get(&ins.addr) else {
+        return false;
+    };
+    for next in program.instructions.iter().skip(at + 1).take(32) {
+        let m = next.mnemonic.as_str();
+        if next.dual.is_some()
+            || m.starts_with("s_cbranch")
+            || matches!(m, "s_branch" | "s_setpc_b64" | "s_swappc_b64" | "s_endpgm")
+        {
+            return false;
+        }
+        let Some(i) = next.ops.iter().position(touches) else {
+            continue;
+        };
+        let writes_all = matches!(next.ops[0].op, Operand::Reg { file: RegFile::S, index, count: c }
+            if index <= first && first + count <= index + c);
+        let dst_role = next.route.props().is_some_and(|p| {
+            p.operands
+                .first()
+                .is_some_and(|o| o.role == crate::isa::Role::Dst)
+        });
+        return i == 0 && writes_all && dst_role && !next.ops[1..].iter().any(touches);
+    }
+    false
 }
 
 /// Words 1 and 3 of the private segment buffer V# the launch puts in the
@@ -313,6 +463,8 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         // RDNA table: gfx1250 has no XML of its own).
         ("v_wmma_f32_16x16x32_bf16", Mfma),
         ("v_wmma_f32_16x16x32_f16", Mfma),
+        // gfx1250's 64-bit add without carry out.
+        ("v_add_nc_u64", Vop2),
         ("s_orn1_saveexec_b32", Sop1),
         ("s_orn2_saveexec_b32", Sop1),
         ("s_xnor_saveexec_b32", Sop1),
@@ -522,6 +674,8 @@ pub(crate) fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
     match name {
         "v_lshlrev_b64" | "v_lshrrev_b64" | "v_ashrrev_i64" => (B64, [B32, B64, B32]),
         "v_lshl_add_u64" => (B64, [B64, B32, B64]),
+        // gfx1250's 64-bit add, no carry out.
+        "v_add_nc_u64" => (B64, [B64, B64, B64]),
         "v_mad_u64_u32" | "v_mad_i64_i32" => (B64, [B32, B32, B64]),
         "v_ldexp_f32" => (F32, [F32, B32, B32]),
         "v_ldexp_f64" => (F64, [F64, B32, B32]),
@@ -660,6 +814,7 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_lshl_add_u32" => r(a32.wrapping_shl(b32 & 31).wrapping_add(c32)),
         "v_add_lshl_u32" => r(a32.wrapping_add(b32).wrapping_shl(c32 & 31)),
         "v_lshl_add_u64" => r64((a << (b32 & 7)).wrapping_add(c)),
+        "v_add_nc_u64" => r64(a.wrapping_add(b)),
         "v_lshlrev_b16" => r((b32 as u16).wrapping_shl(a32 & 15) as u32),
         "v_lshrrev_b16" => r((b32 as u16).wrapping_shr(a32 & 15) as u32),
         "v_ashrrev_i16" => r(((b32 as i16) >> (a32 & 15)) as u16 as u32),
@@ -1328,6 +1483,7 @@ impl Wave {
             approx: Default::default(),
             wave_size: LANES as u32,
             numbering: crate::decode::Numbering::GFX9,
+            hwregs: HwRegs::default(),
         }
     }
 
@@ -2109,6 +2265,11 @@ fn salu_gfx12(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> Option<R<()>> {
     let f = |w: &Wave, i: usize| -> R<f32> { Ok(f32::from_bits(w.sread(op(i)?, ctx)?)) };
     let put = |w: &mut Wave, v: f32| -> R<()> { w.swrite(op(0)?, bf32(v) as u32) };
     Some(match m {
+        "s_setreg_imm32_b32" | "s_getreg_b32"
+            if w.numbering == crate::decode::Numbering::GFX1250 =>
+        {
+            hwreg_gfx1250(w, ins, ctx)
+        }
         "s_wait_loadcnt"
         | "s_wait_storecnt"
         | "s_wait_dscnt"
@@ -4205,6 +4366,18 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         return unsup("resource");
     };
     let v = w.sregs(index, 4)?;
+    if w.numbering == crate::decode::Numbering::GFX1250 {
+        let v = [v[0], v[1], v[2], v[3]];
+        return buffer_gfx1250(
+            w,
+            ins,
+            ctx,
+            v,
+            [vdata, vaddr, soffset],
+            store,
+            (size, signed, d16),
+        );
+    }
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
     let stride = ((v[1] >> 16) & 0x3fff) as u64;
     let num_records = v[2] as u64;
@@ -4217,12 +4390,6 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check;
     // word 1 bits 31:30 are SWIZZLE_ENABLE, bit 23 of word 3 ADD_TID_ENABLE.
     let rdna_oob = if w.rdna() {
-        if w.numbering == crate::decode::Numbering::GFX1250 {
-            // gfx1250 widened the address (aiter's kernels keep 21 bits of
-            // word 1, not gfx11's 16) and no source here gives its layout
-            // or range check: gfx11's rule would drop aiter's stores.
-            return unsup("gfx1250's buffer descriptor (V#) layout and range check");
-        }
         if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
             return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
         }
@@ -4359,6 +4526,168 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// gfx1250's buffer resource (V#), 128 bits (`r` is the four SGPRs, bit
+/// `b` of the descriptor is bit `b % 32` of word `b / 32`):
+///
+/// - base address: bits 56:0 (word 0, word 1 bits 24:0);
+/// - NUM_RECORDS, in bytes: bits 101:57 (45 bits: word 1 bits 31:25 are
+///   its low 7 bits, word 2 its bits 38:7, word 3 bits 5:0 its top 6);
+/// - bits 107:102 reserved; STRIDE: bits 121:108 (word 3 bits 25:12).
+///
+/// These are LLVM's (commit 2195fe7e018d, "\[AMDGPU\] Add the support for
+/// 45-bit buffer resource", #159702), agreed by AMD's rocjitsu emulator
+/// (ROCm/rocm-systems `emulation/rocjitsu/.../cdna5/addr_calc.cpp`,
+/// `decode_buffer_resource`), which also gives the top bits: stride scale
+/// 123:122 (×1, 4, 8, 32), SWIZZLE_ENABLE 124, a one-bit OOB_SELECT 125,
+/// TYPE 127:126. Those are modelled only at 0 (aiter's kernels' value);
+/// any other value is refused by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gfx1250Vsharp {
+    /// The 57-bit base address.
+    pub base: u64,
+    /// NUM_RECORDS: the buffer's size in bytes (45 bits).
+    pub num_records: u64,
+    /// STRIDE (14 bits) times the stride scale.
+    pub stride: u64,
+}
+
+impl Gfx1250Vsharp {
+    /// Decodes the four words, or names the field this emulator does not
+    /// model (swizzle, OOB_SELECT 1, a non-buffer TYPE, reserved bits set).
+    pub fn decode(r: [u32; 4]) -> Result<Gfx1250Vsharp, String> {
+        let base = r[0] as u64 | ((r[1] & 0x01ff_ffff) as u64) << 32;
+        let num_records = ((r[1] >> 25) as u64) | (r[2] as u64) << 7 | ((r[3] & 0x3f) as u64) << 39;
+        let raw_stride = ((r[3] >> 12) & 0x3fff) as u64;
+        let scale = [1, 4, 8, 32][(r[3] >> 26 & 3) as usize];
+        let field = |what: &str| {
+            Err(format!(
+                "gfx1250's buffer descriptor (V#) with {what} (words {:#010x} {:#010x} {:#010x} {:#010x}): not modelled",
+                r[0], r[1], r[2], r[3]
+            ))
+        };
+        if r[3] >> 6 & 0x3f != 0 {
+            return field("reserved bits 107:102 set");
+        }
+        if r[3] >> 28 & 1 != 0 {
+            return field("SWIZZLE_ENABLE (bit 124)");
+        }
+        if r[3] >> 29 & 1 != 0 {
+            return field("OOB_SELECT 1 (bit 125)");
+        }
+        if r[3] >> 30 != 0 {
+            return field("a TYPE other than buffer (bits 127:126)");
+        }
+        Ok(Gfx1250Vsharp {
+            base,
+            num_records,
+            stride: raw_stride * scale,
+        })
+    }
+
+    /// Whether the `size` bytes at buffer offset `offset` are within
+    /// NUM_RECORDS. The offset is index × stride, plus the VGPR offset and
+    /// the instruction's, and the SGPR offset. This is rocjitsu's rule for
+    /// OOB_SELECT 0: the whole byte range must lie below NUM_RECORDS; the
+    /// executor checks each dword.
+    pub fn in_range(&self, offset: u64, size: u64) -> bool {
+        offset
+            .checked_add(size)
+            .is_some_and(|end| end <= self.num_records)
+    }
+}
+
+/// A MUBUF load or store through a gfx1250 V# ([`Gfx1250Vsharp`]). Each
+/// dword (each element below a dword) of a lane is range-checked: out of
+/// range it reads 0 and its write is dropped. Whether the SGPR offset
+/// counts in the check differs between the sources (rocjitsu, after the
+/// CDNA5 ISA's "Range Checking", adds it; LLVM's lowering, per rocjitsu's
+/// PR #10362, does not): an access the two readings judge differently is
+/// refused. Not modelled: LDS DMA, swizzle, the format (atomics:
+/// `buffer_atomic`).
+#[allow(clippy::too_many_arguments)]
+fn buffer_gfx1250(
+    w: &mut Wave,
+    ins: &Instruction,
+    ctx: &mut Ctx,
+    r: [u32; 4],
+    [vdata, vaddr, soffset]: [&Src; 3],
+    store: bool,
+    (size, signed, d16): (usize, bool, Option<bool>),
+) -> R<()> {
+    if ins.has("lds") {
+        return unsup("LDS DMA through gfx1250's buffer descriptor");
+    }
+    let vs = Gfx1250Vsharp::decode(r).map_err(Stop::Unsupported)?;
+    let (offen, idxen) = (ins.has("offen"), ins.has("idxen"));
+    let inst_off = match ins.modifier("offset") {
+        Some(o) => parse_int(o)? as u64,
+        None => 0,
+    };
+    let soff = w.sread(soffset, ctx)? as u64;
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (vidx, voff) = match (idxen, offen) {
+            (true, true) => {
+                let (f, i) = reg_of(vaddr)?;
+                (w.vreg(f, i)?[lane] as u64, w.vreg(f, i + 1)?[lane] as u64)
+            }
+            (true, false) => (w.vread(vaddr, lane, Ty::B32, ctx)?, 0),
+            (false, true) => (0, w.vread(vaddr, lane, Ty::B32, ctx)?),
+            (false, false) => (0, 0),
+        };
+        // The 45-bit buffer offset (rocjitsu wraps it to 45 bits).
+        let offset = (vidx * vs.stride + voff + inst_off) & ((1 << 45) - 1);
+        let chunk = size.min(4);
+        let mut bytes = vec![0u8; size];
+        if store {
+            bytes = store_bytes(w, vdata, lane, size, d16 == Some(true))?;
+        }
+        for k in (0..size).step_by(chunk) {
+            let with_soffset = vs.in_range(soff + offset + k as u64, chunk as u64);
+            if with_soffset != vs.in_range(offset + k as u64, chunk as u64) {
+                return unsup(format!(
+                    "a gfx1250 buffer access whose range check depends on whether the SGPR offset ({soff:#x}) counts (lane {lane}, buffer offset {:#x}, NUM_RECORDS {:#x}): the sources differ",
+                    offset + k as u64,
+                    vs.num_records
+                ));
+            }
+            if !with_soffset {
+                continue;
+            }
+            let a = vs.base + soff + offset + k as u64;
+            let kind = if store {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            ctx.trace.note(lane, Space::Global, kind, a, chunk);
+            let res = if store {
+                ctx.mem.write(a, &bytes[k..k + chunk])
+            } else {
+                ctx.mem.read(a, &mut bytes[k..k + chunk])
+            };
+            res.map_err(|e| {
+                Stop::Fault(
+                    Some(lane as u32),
+                    format!(
+                        "buffer {} within NUM_RECORDS {:#x} (gfx1250 V#, buffer offset {:#x}): {e}",
+                        if store { "store" } else { "load" },
+                        vs.num_records,
+                        offset + k as u64
+                    ),
+                )
+            })?;
+        }
+        if !store {
+            load_into(w, vdata, lane, &bytes, signed, d16)?;
+        }
+    }
+    Ok(())
+}
+
 /// MUBUF atomics: `buffer_atomic_OP{,_x2}` (the integer operations, `add_f32`,
 /// `add_f64`, `min/max_f64`, `pk_add_f16`, `pk_add_bf16`, `cmpswap`). An
 /// element past `num_records` is not accessed and returns 0. With
@@ -4383,10 +4712,23 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
         return unsup("resource");
     };
     let v = w.sregs(index, 4)?;
-    let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
-    let stride = ((v[1] >> 16) & 0x3fff) as u64;
-    let num_records = v[2] as u64;
-    if v[1] >> 31 != 0 {
+    // gfx1250's V# ([`Gfx1250Vsharp`]): an atomic is range-checked all or
+    // nothing (rocjitsu, ROCm/rocm-systems PR #10362: "atomics remain
+    // all-or-nothing").
+    let g1250 = if w.numbering == crate::decode::Numbering::GFX1250 {
+        Some(Gfx1250Vsharp::decode([v[0], v[1], v[2], v[3]]).map_err(Stop::Unsupported)?)
+    } else {
+        None
+    };
+    let (base, stride, num_records) = match g1250 {
+        Some(vs) => (vs.base, vs.stride, vs.num_records),
+        None => (
+            v[0] as u64 | ((v[1] & 0xffff) as u64) << 32,
+            ((v[1] >> 16) & 0x3fff) as u64,
+            v[2] as u64,
+        ),
+    };
+    if g1250.is_none() && v[1] >> 31 != 0 {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
     let soff = w.sread(soffset, ctx)? as u64;
@@ -4406,8 +4748,18 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
             (false, true) => (0, w.vread(vaddr, lane, Ty::B32, ctx)?),
             (false, false) => (0, 0),
         };
-        let offset = voff + inst_off;
-        let in_range = if stride == 0 || !idxen {
+        let mut offset = voff + inst_off;
+        let in_range = if let Some(vs) = g1250 {
+            // The 45-bit buffer offset; the SGPR offset is added below.
+            offset = (vidx * stride + offset) & ((1 << 45) - 1);
+            let with_soffset = vs.in_range(soff + offset, size as u64);
+            if with_soffset != vs.in_range(offset, size as u64) {
+                return unsup(format!(
+                    "a gfx1250 buffer atomic whose range check depends on whether the SGPR offset ({soff:#x}) counts (lane {lane}, buffer offset {offset:#x}, NUM_RECORDS {num_records:#x}): the sources differ"
+                ));
+            }
+            with_soffset
+        } else if stride == 0 || !idxen {
             offset + size as u64 <= num_records
         } else {
             vidx < num_records && offset + size as u64 <= stride
@@ -4422,7 +4774,10 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
         let src = val(0)?;
         let cmp = if op == "cmpswap" { val(1)? } else { 0 };
         let old = if in_range {
-            let a = base + soff + vidx * stride + offset;
+            let a = match g1250 {
+                Some(_) => base + soff + offset,
+                None => base + soff + vidx * stride + offset,
+            };
             ctx.trace
                 .note(lane, Space::Global, AccessKind::Atomic, a, size);
             ctx.mem
@@ -5559,6 +5914,14 @@ impl Probe {
         // `s_setvskip`) must not apply to the next instruction.
         self.wave.gpr_idx = false;
         self.wave.vskip = false;
+        // gfx1250's MODE and SCHED_MODE hold values, like the registers: a
+        // lone `s_getreg_b32` runs (in a kernel, reading bits the wave did
+        // not write is refused unless nothing reads the result).
+        self.wave.hwregs = HwRegs {
+            mode_written: u32::MAX,
+            sched_mode_written: u32::MAX,
+            ..HwRegs::default()
+        };
         // A branch's target is an instruction: the SOPP target of its
         // encoding, or what a register pair holds (`s_setpc_b64`).
         let targets = &mut self.program.index;

@@ -4387,8 +4387,9 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::Global(ref g) => global(w, g, ctx)?,
         Typed::Buffer(ref b) => {
             let v = &w.s[b.srsrc as usize..b.srsrc as usize + 4];
-            if v[1] >> 31 != 0 {
-                // Swizzled, or the private segment buffer: the reference.
+            if v[1] >> 31 != 0 || w.numbering == crate::decode::Numbering::GFX1250 {
+                // Swizzled, the private segment buffer, or gfx1250's V#
+                // (`exec::Gfx1250Vsharp`): the reference.
                 return crate::exec::buffer(w, ins, ctx);
             }
             buffer(w, b, ctx)?;
