@@ -376,6 +376,8 @@ pub(crate) enum CmpTy {
     F64,
     /// `v_cmp_class_f64`: source 1 is the 32-bit class mask.
     ClassF64,
+    /// `v_cmp_class_f32`: the class mask, not a relation.
+    ClassF32,
 }
 
 impl CmpTy {
@@ -753,6 +755,11 @@ pub(crate) enum Typed {
     PermSwap { a: VDst, b: VDst, row32: bool },
     /// `s_endpgm` (`Done`) and `s_barrier` (`Barrier`): the wave's state.
     Halt(crate::exec::WaveState),
+    /// GFX9's VGPR indexing and VSKIP modes (`s_set_gpr_idx_*`,
+    /// `s_setvskip`), as the reference sets them.
+    Mode(Mode),
+    /// `s_trap`: the wave stops with the reference's fault.
+    Trap,
     /// `s_load_dword{,x2,x4,x8,x16}`: `dwords` SGPRs at `dst` from the
     /// address in the pair `base` plus the offset operand (`soff`) and the
     /// `offset` modifier, rounded down to 4 bytes.
@@ -820,6 +827,19 @@ impl Typed {
             Typed::Smem { .. } | Typed::Global(_) | Typed::Atomic(_)
         )
     }
+}
+
+/// [`Typed::Mode`]: what `s_set_gpr_idx_on` (`M0[7:0]` from `src`, the
+/// operand mask `M0[15:12]` from the encoding), `s_set_gpr_idx_off`,
+/// `s_set_gpr_idx_idx`, `s_set_gpr_idx_mode` and `s_setvskip` (VSKIP =
+/// `src0[src1[4:0]]`) set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    IdxOn { src: Opnd, mask: u32 },
+    IdxOff,
+    Idx(Opnd),
+    IdxMode(u32),
+    Vskip([Opnd; 2]),
 }
 
 /// A DPP form's lanes ([`Typed::V32`]), as the reference executor reads
@@ -1236,6 +1256,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
                 | "row_mask"
                 | "bank_mask"
                 | "bound_ctrl"
+                | "row_newbcast"
         )
     };
     if enc != "_dpp" {
@@ -1377,6 +1398,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         let (op, ty) = rest.rsplit_once('_')?;
         let ty = match (op, ty) {
             ("class", "f64") => CmpTy::ClassF64,
+            ("class", "f32") => CmpTy::ClassF32,
             (_, "u32") => CmpTy::U32,
             (_, "i32") => CmpTy::I32,
             (_, "f32") => CmpTy::F32,
@@ -1385,20 +1407,17 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
             (_, "f64") => CmpTy::F64,
             _ => return None,
         };
-        let float = matches!(ty, CmpTy::F32 | CmpTy::F64 | CmpTy::ClassF64);
+        let class = matches!(ty, CmpTy::ClassF64 | CmpTy::ClassF32);
+        let float = matches!(ty, CmpTy::F32 | CmpTy::F64) || class;
         // (The class mask takes no relation; `Rel::T` stands in.)
-        let rel = if ty == CmpTy::ClassF64 {
-            Rel::T
-        } else {
-            rel(op, float)?
-        };
+        let rel = if class { Rel::T } else { rel(op, float)? };
         let (sdst, s) = match ops.len() {
             3 => (Some(sgpr(&ops[0].op, 2)?), &ops[1..3]),
             2 => ((!x).then_some(VCC), &ops[0..2]),
             _ => return None,
         };
         let (neg, abs) = mods(s, float)?;
-        if ty == CmpTy::ClassF64 && (neg | abs) & 2 != 0 {
+        if class && (neg | abs) & 2 != 0 {
             return None;
         }
         let src = match ty {
@@ -2971,6 +2990,24 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         | "s_waitcnt_lgkmcnt" => return Some(Typed::Nop),
         "s_endpgm" => return Some(Typed::Halt(crate::exec::WaveState::Done)),
         "s_barrier" => return Some(Typed::Halt(crate::exec::WaveState::Barrier)),
+        "s_trap" => return Some(Typed::Trap),
+        "s_set_gpr_idx_on" => {
+            return Some(Typed::Mode(Mode::IdxOn {
+                src: ssrc(ins.ops.first()?, 1)?,
+                mask: (*ins.words.first()? >> 8) & 0xf,
+            }))
+        }
+        "s_set_gpr_idx_off" => return Some(Typed::Mode(Mode::IdxOff)),
+        "s_set_gpr_idx_idx" => return Some(Typed::Mode(Mode::Idx(ssrc(ins.ops.first()?, 1)?))),
+        "s_set_gpr_idx_mode" => {
+            return Some(Typed::Mode(Mode::IdxMode(*ins.words.first()? & 0xf)))
+        }
+        "s_setvskip" if ins.ops.len() == 2 => {
+            return Some(Typed::Mode(Mode::Vskip([
+                ssrc(&ins.ops[0], 1)?,
+                ssrc(&ins.ops[1], 1)?,
+            ])))
+        }
         "s_branch" | "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
         | "s_cbranch_execz" | "s_cbranch_execnz" => {
             let cond = match m {
@@ -3614,6 +3651,11 @@ fn compare(rel: Rel, ty: CmpTy, a: u32, b: u32) -> bool {
         CmpTy::U32 => Some(a.cmp(&b)),
         CmpTy::I32 => Some((a as i32).cmp(&(b as i32))),
         CmpTy::F32 => f(a).partial_cmp(&f(b)),
+        // The class of `a` (as the reference's `compare`) in the mask `b`.
+        CmpTy::ClassF32 => {
+            let snan = f(a).is_nan() && a & 0x0040_0000 == 0;
+            return crate::exec::class_bits32(f(a) as f64, snan) & b != 0;
+        }
         _ => return compare64(rel, ty, a as u64, b as u64),
     };
     holds(rel, o)
@@ -4119,6 +4161,32 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             w.scc = new != 0;
         }
         Typed::Halt(state) => w.state = state,
+        Typed::Mode(mode) => {
+            let m0 = crate::decode::M0 as usize;
+            match mode {
+                Mode::IdxOn { src, mask } => {
+                    let s0 = sget(w, src);
+                    w.s[m0] = (w.s[m0] & !0xf0ff) | (s0 & 0xff) | mask << 12;
+                    w.gpr_idx = true;
+                }
+                Mode::IdxOff => w.gpr_idx = false,
+                Mode::Idx(src) => {
+                    let s0 = sget(w, src);
+                    w.s[m0] = (w.s[m0] & !0xff) | (s0 & 0xff);
+                }
+                Mode::IdxMode(mask) => w.s[m0] = (w.s[m0] & !0xf000) | mask << 12,
+                Mode::Vskip([a, b]) => w.vskip = sget(w, a) >> (sget(w, b) & 31) & 1 != 0,
+            }
+        }
+        Typed::Trap => {
+            return Err(Stop::Fault(
+                None,
+                format!(
+                    "`{}`: the wave trapped (an assert or abort in the kernel)",
+                    ins.text
+                ),
+            ))
+        }
         Typed::F64(ref x) => f64_op(w, x, ins)?,
         Typed::Atomic(ref x) => atomic(w, x, ctx)?,
         Typed::FmaMix(ref x) => fma_mix(w, x)?,
@@ -4809,16 +4877,26 @@ pub fn differential(
         reference.state,
         reference.executed,
     ) != (w.pc, w.last_branch, w.state, w.executed)
+        || (reference.gpr_idx, reference.vskip) != (w.gpr_idx, w.vskip)
     {
         return Err(what(format!(
-            "pc/branch/state: reference {:?}, typed {:?}",
+            "pc/branch/state/modes: reference {:?}, typed {:?}",
             (
                 reference.pc,
                 reference.last_branch,
                 reference.state,
-                reference.executed
+                reference.executed,
+                reference.gpr_idx,
+                reference.vskip
             ),
-            (w.pc, w.last_branch, w.state, w.executed)
+            (
+                w.pc,
+                w.last_branch,
+                w.state,
+                w.executed,
+                w.gpr_idx,
+                w.vskip
+            )
         )));
     }
     Ok(true)

@@ -203,6 +203,16 @@ const TAIL: &str = r"
   v_add_i32 v0, v1, v2 clamp
   v_sub_i32 v0, v1, v2 clamp
   s_barrier
+  v_cmp_class_f32_e32 vcc, v1, v2
+  v_cmp_class_f32_e64 s[4:5], -|v1|, 0x3fc
+  v_cmpx_class_f32_e64 s[4:5], v1, 3
+  v_mov_b32_dpp v0, v1 row_newbcast:5 row_mask:0xf bank_mask:0xf
+  s_set_gpr_idx_on s2, gpr_idx(SRC0,DST)
+  s_set_gpr_idx_idx s3
+  s_set_gpr_idx_mode gpr_idx(SRC1)
+  s_set_gpr_idx_off
+  s_setvskip s2, s3
+  s_trap 2
 ";
 
 /// gfx950's own instructions of the tail.
