@@ -760,6 +760,9 @@ pub(crate) enum Typed {
     Mode(Mode),
     /// `s_trap`: the wave stops with the reference's fault.
     Trap,
+    /// `s_mov_b64 dst, src_shared_base` (`private`: `src_private_base`):
+    /// the aperture's base address.
+    Aperture { dst: u16, private: bool },
     /// `s_load_dword{,x2,x4,x8,x16}`: `dwords` SGPRs at `dst` from the
     /// address in the pair `base` plus the offset operand (`soff`) and the
     /// `offset` modifier, rounded down to 4 bytes.
@@ -809,6 +812,9 @@ pub(crate) enum Typed {
     },
     /// A packed (VOP3P) operation on two halves.
     Pk(Box<Pk>),
+    /// `buffer_atomic_*`: a global atomic through a V# (not swizzled: a
+    /// swizzled one runs on the reference executor, which refuses it).
+    BufferAtomic(Box<BufferAtomic>),
     /// `global_load_*` and `global_store_*` of whole registers, and of
     /// bytes and shorts into (from) one register.
     Global(Box<Global>),
@@ -824,7 +830,7 @@ impl Typed {
     fn memory(&self) -> bool {
         matches!(
             self,
-            Typed::Smem { .. } | Typed::Global(_) | Typed::Atomic(_)
+            Typed::Smem { .. } | Typed::Global(_) | Typed::Atomic(_) | Typed::BufferAtomic(_)
         )
     }
 }
@@ -906,6 +912,8 @@ pub(crate) struct Global {
     vaddr: u16,
     saddr: Option<u16>,
     offset: i64,
+    /// `flat_*`: an address in the LDS or private aperture goes there.
+    flat: bool,
 }
 
 /// An atomic read-modify-write's operation ([`Atomic`]).
@@ -1016,6 +1024,8 @@ pub(crate) struct Atomic {
     /// The data (for `cmpswap`, the source then the compare value).
     data: VDst,
     offset: i64,
+    /// `flat_atomic_*`: an address in the LDS aperture goes there.
+    flat: bool,
 }
 
 /// A scratch access ([`Typed::Scratch`]) at `vaddr + saddr + offset`
@@ -1044,6 +1054,25 @@ pub(crate) struct FmaMix {
     abs: u8,
     clamp: bool,
     out: u8,
+}
+
+/// A MUBUF atomic ([`Typed::BufferAtomic`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BufferAtomic {
+    op: AtomicOp,
+    size: u8,
+    /// With `glc`/`sc0`: the old value is written back to `data`.
+    ret: bool,
+    /// The data (for `cmpswap`, the source then the compare value).
+    data: VDst,
+    /// The address VGPR(s): the index (`idxen`) and/or the offset
+    /// (`offen`), in that order.
+    vaddr: Option<u16>,
+    idxen: bool,
+    offen: bool,
+    srsrc: u16,
+    soffset: Opnd,
+    inst_off: u64,
 }
 
 /// A MUBUF access ([`Typed::Buffer`]).
@@ -1224,7 +1253,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if m.starts_with("buffer_") {
         return lower_buffer(ins);
     }
-    if m.starts_with("global_") || m.starts_with("scratch_") {
+    if m.starts_with("global_") || m.starts_with("scratch_") || m.starts_with("flat_") {
         return lower_global(ins);
     }
     if !m.starts_with("v_") {
@@ -1852,21 +1881,26 @@ fn lower_lane(name: &str, ops: &[Src]) -> Option<Typed> {
 }
 
 fn lower_global(ins: &Instruction) -> Option<Typed> {
-    if let Some(kind) = ins.mnemonic.strip_prefix("global_atomic_") {
+    let m = ins.mnemonic.as_str();
+    if let Some(kind) = m
+        .strip_prefix("global_atomic_")
+        .or_else(|| m.strip_prefix("flat_atomic_"))
+    {
         return lower_atomic(ins, kind);
     }
-    let scratch = ins.mnemonic.starts_with("scratch_");
-    let (store, kind) = match ins
-        .mnemonic
+    let scratch = m.starts_with("scratch_");
+    let flat = m.starts_with("flat_");
+    let (store, kind) = match m
         .strip_prefix("global_load_")
-        .or_else(|| ins.mnemonic.strip_prefix("scratch_load_"))
+        .or_else(|| m.strip_prefix("scratch_load_"))
+        .or_else(|| m.strip_prefix("flat_load_"))
     {
         Some(k) => (false, k),
         None => (
             true,
-            ins.mnemonic
-                .strip_prefix("global_store_")
-                .or_else(|| ins.mnemonic.strip_prefix("scratch_store_"))?,
+            m.strip_prefix("global_store_")
+                .or_else(|| m.strip_prefix("scratch_store_"))
+                .or_else(|| m.strip_prefix("flat_store_"))?,
         ),
     };
     let (size, signed) = match (store, kind) {
@@ -1890,7 +1924,8 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
         }
     }
     let ops = &ins.ops;
-    if ops.len() != 3 {
+    // A flat address is a VGPR pair: no `saddr` operand.
+    if ops.len() != 3 - flat as usize {
         return None;
     }
     let (data, vaddr) = if store {
@@ -1898,11 +1933,11 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
     } else {
         (&ops[0], &ops[1])
     };
-    let saddr = match ops[2].op {
-        Operand::Off => None,
-        _ => Some(sgpr(&ops[2].op, 2)?),
+    let saddr = match ops.get(2).map(|s| &s.op) {
+        None | Some(Operand::Off) => None,
+        Some(o) => Some(sgpr(o, 2)?),
     };
-    if ops[2].neg || ops[2].abs || ops[2].sext {
+    if ops.iter().skip(2).any(|s| s.neg || s.abs || s.sext) {
         return None;
     }
     if scratch {
@@ -1933,6 +1968,7 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
         vaddr: vgpr(vaddr)?,
         saddr,
         offset,
+        flat,
     })))
 }
 
@@ -1959,13 +1995,16 @@ fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
         }
     }
     let ops = &ins.ops;
-    if ops.len() != 3 + ret as usize || ops.iter().any(|s| s.neg || s.abs || s.sext) {
+    // A flat address is a VGPR pair: no `saddr` operand.
+    let flat = ins.mnemonic.starts_with("flat_");
+    if ops.len() != 3 - flat as usize + ret as usize || ops.iter().any(|s| s.neg || s.abs || s.sext)
+    {
         return None;
     }
     let o = &ops[ret as usize..];
-    let saddr = match o[2].op {
-        Operand::Off => None,
-        _ => Some(sgpr(&o[2].op, 2)?),
+    let saddr = match o.get(2).map(|s| &s.op) {
+        None | Some(Operand::Off) => None,
+        Some(a) => Some(sgpr(a, 2)?),
     };
     let data = match o[1].op {
         Operand::Reg {
@@ -1983,6 +2022,7 @@ fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
         saddr,
         data,
         offset,
+        flat,
     })))
 }
 
@@ -2050,6 +2090,7 @@ fn lower_ds_atomic(ins: &Instruction, word: u32) -> Option<Typed> {
         saddr: None,
         data,
         offset: (word & 0xffff) as i64,
+        flat: false,
     })))
 }
 
@@ -2200,12 +2241,23 @@ fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
             AtomicOp::CmpSwap => (get(lane, 0), get(lane, words)),
             _ => (get(lane, 0), 0),
         };
-        ctx.trace
-            .note(lane, Space::Global, AccessKind::Atomic, a, x.size as usize);
-        old[lane] = ctx
-            .mem
-            .atomic(a, x.size as usize, |o| atomic_el(x.op, x.size, o, d, c))
-            .map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+        old[lane] = if x.flat && (a >> 32) as u32 == ctx.shared_base_hi {
+            // The LDS aperture (as the reference's `flat_lds`).
+            let l = a as u32;
+            let size = x.size as usize;
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Atomic, l as u64, size);
+            ctx.lds.at_lane(lane);
+            let o = ctx.lds.read(l, size);
+            ctx.lds.write(l, size, atomic_el(x.op, x.size, o, d, c));
+            o
+        } else {
+            ctx.trace
+                .note(lane, Space::Global, AccessKind::Atomic, a, x.size as usize);
+            ctx.mem
+                .atomic(a, x.size as usize, |o| atomic_el(x.op, x.size, o, d, c))
+                .map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?
+        };
         if let Some(r) = x.ret {
             // A lane's old value is written before the next lane reads
             // (the registers may overlap).
@@ -2308,16 +2360,43 @@ fn global(w: &mut Wave, g: &Global, ctx: &mut Ctx) -> R<()> {
         }
         .wrapping_add(g.offset as u64);
         let mut buf = [0u8; 16];
-        ctx.trace.note(lane, Space::Global, kind, a, size);
-        let r = if g.store {
+        if g.store {
             for (q, r) in rows.iter().enumerate().take(dwords) {
                 buf[4 * q..4 * q + 4].copy_from_slice(&r[lane].to_le_bytes());
             }
-            mem.write(a, &buf[..size])
+        }
+        // A flat address in the private or the LDS aperture goes there, as
+        // the reference's `global` sends it.
+        let hi = (a >> 32) as u32;
+        if g.flat && hi == ctx.private_base_hi {
+            ctx.trace
+                .note(lane, Space::Private, kind, a as u32 as u64, size);
+            if g.store {
+                w.private_write(lane, a as u32, &buf[..size])?;
+            } else {
+                w.private_read(lane, a as u32, &mut buf[..size])?;
+            }
+        } else if g.flat && hi == ctx.shared_base_hi {
+            ctx.trace
+                .note(lane, Space::Lds, kind, a as u32 as u64, size);
+            ctx.lds.at_lane(lane);
+            if g.store {
+                ctx.lds.write_bytes(a as u32, &buf[..size]);
+            } else {
+                ctx.lds.read_bytes(a as u32, &mut buf[..size]);
+            }
         } else {
-            mem.read(a, &mut buf[..size])
-        };
-        r.map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+            ctx.trace.note(lane, Space::Global, kind, a, size);
+            if g.flat {
+                ctx.lds.at_lane(lane);
+            }
+            let r = if g.store {
+                mem.write(a, &buf[..size])
+            } else {
+                mem.read(a, &mut buf[..size])
+            };
+            r.map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+        }
         if !g.store {
             for (q, r) in rows.iter_mut().enumerate().take(dwords) {
                 r[lane] = u32::from_le_bytes(buf[4 * q..4 * q + 4].try_into().unwrap_or_default());
@@ -2646,6 +2725,9 @@ fn lower_ds(ins: &Instruction) -> Option<Typed> {
 }
 
 fn lower_buffer(ins: &Instruction) -> Option<Typed> {
+    if let Some(kind) = ins.mnemonic.strip_prefix("buffer_atomic_") {
+        return lower_buffer_atomic(ins, kind);
+    }
     let (store, kind) = match ins.mnemonic.strip_prefix("buffer_load_") {
         Some(k) => (false, k),
         None => (true, ins.mnemonic.strip_prefix("buffer_store_")?),
@@ -2999,9 +3081,7 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         }
         "s_set_gpr_idx_off" => return Some(Typed::Mode(Mode::IdxOff)),
         "s_set_gpr_idx_idx" => return Some(Typed::Mode(Mode::Idx(ssrc(ins.ops.first()?, 1)?))),
-        "s_set_gpr_idx_mode" => {
-            return Some(Typed::Mode(Mode::IdxMode(*ins.words.first()? & 0xf)))
-        }
+        "s_set_gpr_idx_mode" => return Some(Typed::Mode(Mode::IdxMode(*ins.words.first()? & 0xf))),
         "s_setvskip" if ins.ops.len() == 2 => {
             return Some(Typed::Mode(Mode::Vskip([
                 ssrc(&ins.ops[0], 1)?,
@@ -3065,6 +3145,18 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
     }
     if !ins.mods.is_empty() {
         return None;
+    }
+    // `s_mov_b64 sdst, src_shared_base` / `src_private_base`: the aperture.
+    if m == "s_mov_b64" && ops.len() == 2 {
+        if let Operand::Aperture(n) = &ops[1].op {
+            let private = match n.as_str() {
+                "src_shared_base" => false,
+                "src_private_base" => true,
+                _ => return None,
+            };
+            let dst = sgpr(&ops[0].op, 2)?;
+            return Some(Typed::Aperture { dst, private });
+        }
     }
     if m == "s_addk_i32" || m == "s_movk_i32" || m == "s_mulk_i32" {
         let dst = sgpr(&ops.first()?.op, 1)?;
@@ -4178,6 +4270,14 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 Mode::Vskip([a, b]) => w.vskip = sget(w, a) >> (sget(w, b) & 31) & 1 != 0,
             }
         }
+        Typed::Aperture { dst, private } => {
+            let hi = if private {
+                ctx.private_base_hi
+            } else {
+                ctx.shared_base_hi
+            };
+            sset64(w, dst, (hi as u64) << 32);
+        }
         Typed::Trap => {
             return Err(Stop::Fault(
                 None,
@@ -4452,6 +4552,13 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             }
         }
         Typed::Pk(ref p) => pk(w, p)?,
+        Typed::BufferAtomic(ref x) => {
+            if w.s[x.srsrc as usize + 1] >> 31 != 0 {
+                // Swizzled: the reference (which refuses it).
+                return crate::exec::buffer(w, ins, ctx);
+            }
+            buffer_atomic(w, x, ctx)?;
+        }
         Typed::Global(ref g) => global(w, g, ctx)?,
         Typed::Buffer(ref b) => {
             let v = &w.s[b.srsrc as usize..b.srsrc as usize + 4];
@@ -4465,6 +4572,131 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             let (r, ov) = (w.s[dst as usize] as i32).overflowing_add(imm);
             w.scc = ov;
             w.s[dst as usize] = r as u32;
+        }
+    }
+    Ok(())
+}
+
+fn lower_buffer_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
+    let (kind, x2) = match kind.strip_suffix("_x2") {
+        Some(k) => (k, true),
+        None => (kind, false),
+    };
+    let (op, fixed) = AtomicOp::of(kind)?;
+    let size = match (fixed, x2) {
+        (Some(n), false) => n,
+        (None, true) => 8,
+        (None, false) => 4,
+        (Some(_), true) => return None,
+    };
+    let (mut inst_off, mut ret, mut offen, mut idxen) = (0u64, false, false, false);
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "offen" => offen = true,
+            "idxen" => idxen = true,
+            "offset" => inst_off = crate::exec::parse_int(v).ok()? as u64,
+            "glc" | "sc0" => ret = true,
+            // Cache policy: no effect on what the emulator computes.
+            "slc" | "sc1" | "nt" => {}
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    if ops.len() != 4 || ops.iter().any(|s| s.neg || s.abs || s.sext) {
+        return None;
+    }
+    let data = vdst(&ops[0])?;
+    let vaddr = match (offen || idxen, &ops[1].op) {
+        (false, _) => None,
+        (
+            true,
+            Operand::Reg {
+                file: RegFile::V,
+                index,
+                count,
+            },
+        ) if *count >= 1 + (offen && idxen) as u16 => Some(*index),
+        _ => return None,
+    };
+    Some(Typed::BufferAtomic(Box::new(BufferAtomic {
+        op,
+        size,
+        ret,
+        data,
+        vaddr,
+        idxen,
+        offen,
+        srsrc: sgpr(&ops[2].op, 4)?,
+        soffset: ssrc(&ops[3], 1)?,
+        inst_off,
+    })))
+}
+
+/// A MUBUF atomic, lane by lane in lane order, as the reference's
+/// `buffer_atomic` makes it: a lane whose access is out of range returns 0.
+fn buffer_atomic(w: &mut Wave, x: &BufferAtomic, ctx: &mut Ctx) -> R<()> {
+    let v = &w.s[x.srsrc as usize..x.srsrc as usize + 4];
+    let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
+    let stride = ((v[1] >> 16) & 0x3fff) as u64;
+    let num_records = v[2] as u64;
+    let soff = sget(w, x.soffset) as u64;
+    let exec = w.exec();
+    let words = x.size as u16 / 4;
+    let (vidx, voff) = match (x.vaddr, x.idxen, x.offen) {
+        (Some(r), true, true) => (*vrow(w, RegFile::V, r)?, *vrow(w, RegFile::V, r + 1)?),
+        (Some(r), true, false) => (*vrow(w, RegFile::V, r)?, [0; LANES]),
+        (Some(r), false, true) => ([0; LANES], *vrow(w, RegFile::V, r)?),
+        _ => ([0; LANES], [0; LANES]),
+    };
+    let n = if x.op == AtomicOp::CmpSwap {
+        2 * words
+    } else {
+        words
+    };
+    let mut data = [[0u32; LANES]; 4];
+    for (k, row) in data.iter_mut().enumerate().take(n as usize) {
+        *row = *vrow(w, x.data.file, x.data.index + k as u16)?;
+    }
+    let size = x.size as u64;
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (vidx, offset) = (vidx[lane] as u64, voff[lane] as u64 + x.inst_off);
+        let in_range = if stride == 0 || !x.idxen {
+            offset + size <= num_records
+        } else {
+            vidx < num_records && offset + size <= stride
+        };
+        let (d, c) = (
+            lane_value(&data, words, lane, 0),
+            lane_value(&data, words, lane, words),
+        );
+        let old = if in_range {
+            let a = base + soff + vidx * stride + offset;
+            ctx.trace
+                .note(lane, Space::Global, AccessKind::Atomic, a, x.size as usize);
+            ctx.mem
+                .atomic(a, x.size as usize, |o| atomic_el(x.op, x.size, o, d, c))
+                .map_err(|e| {
+                    Stop::Fault(
+                        Some(lane as u32),
+                        format!("buffer atomic within num_records: {e}"),
+                    )
+                })?
+        } else {
+            0
+        };
+        if x.ret {
+            for k in 0..words {
+                vrow_mut(
+                    w,
+                    VDst {
+                        index: x.data.index + k,
+                        ..x.data
+                    },
+                )?[lane] = (old >> (32 * k)) as u32;
+            }
         }
     }
     Ok(())
@@ -4643,7 +4875,12 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
                 }
             }
         }
-        Typed::Atomic(x) => aim_vector(w, x.vaddr, x.saddr, base, rng),
+        Typed::Atomic(x) => {
+            aim_vector(w, x.vaddr, x.saddr, base, rng);
+            if x.flat {
+                aim_flat(w, x.vaddr, false, rng);
+            }
+        }
         // 16 KiB of private memory a lane with a pattern, addresses in its
         // first half.
         Typed::Scratch(x) => {
@@ -4682,8 +4919,63 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
                 }
             }
         }
-        Typed::Global(g) => aim_vector(w, g.vaddr, g.saddr, base, rng),
+        // A V# over the 64 KiB (stride 0 or 16, 32 KiB of records), small
+        // offsets and indices: some lanes past the records.
+        Typed::BufferAtomic(x) => {
+            let stride = if rng.next_u64() & 1 == 0 { 0 } else { 16 };
+            if let Some(v) = w.s.get_mut(x.srsrc as usize..x.srsrc as usize + 4) {
+                v[0] = base as u32;
+                v[1] = (base >> 32) as u32 & 0xffff | stride << 16;
+                v[2] = 32768;
+            }
+            if let Opnd::S(i) = x.soffset {
+                if let Some(v) = w.s.get_mut(i as usize) {
+                    *v = (rng.next_u64() % 4096) as u32;
+                }
+            }
+            if let Some(r) = x.vaddr {
+                for (k, i) in [r, r + 1].into_iter().enumerate() {
+                    let span = if k == 0 && x.idxen { 3000 } else { 40000 };
+                    if let Some(row) = w.v.get_mut(i as usize) {
+                        for v in row.iter_mut() {
+                            *v = (rng.next_u64() % span) as u32 & !7;
+                        }
+                    }
+                }
+            }
+        }
+        Typed::Global(g) => {
+            aim_vector(w, g.vaddr, g.saddr, base, rng);
+            if g.flat {
+                aim_flat(w, g.vaddr, true, rng);
+            }
+        }
         _ => {}
+    }
+}
+
+/// A flat access's lanes: about a third pointed into the LDS aperture
+/// (the differential's 64 KiB), and with `private` a third into the private
+/// one (16 KiB a lane with a pattern); the others keep their global address.
+fn aim_flat(w: &mut Wave, vaddr: u16, private: bool, rng: &mut crate::launch::SplitMix64) {
+    if private {
+        w.set_private(16384);
+        for (i, b) in w.private.iter_mut().enumerate() {
+            *b = (i as u32).wrapping_mul(2_654_435_761) as u8;
+        }
+    }
+    let i = vaddr as usize;
+    if i + 1 >= w.v.len() {
+        return;
+    }
+    for l in 0..LANES {
+        let (hi, lo) = match rng.next_u64() % 3 {
+            0 => (crate::dispatch::SHARED_BASE_HI, rng.next_u64() % 32768),
+            1 if private => (crate::dispatch::PRIVATE_BASE_HI, rng.next_u64() % 4096),
+            _ => continue,
+        };
+        w.v[i][l] = lo as u32;
+        w.v[i + 1][l] = hi;
     }
 }
 
@@ -4889,14 +5181,7 @@ pub fn differential(
                 reference.gpr_idx,
                 reference.vskip
             ),
-            (
-                w.pc,
-                w.last_branch,
-                w.state,
-                w.executed,
-                w.gpr_idx,
-                w.vskip
-            )
+            (w.pc, w.last_branch, w.state, w.executed, w.gpr_idx, w.vskip)
         )));
     }
     Ok(true)

@@ -204,7 +204,7 @@ const TAIL: &str = r"
   v_sub_i32 v0, v1, v2 clamp
   s_barrier
   v_cmp_class_f32_e32 vcc, v1, v2
-  v_cmp_class_f32_e64 s[4:5], -|v1|, 0x3fc
+  v_cmp_class_f32_e64 s[4:5], -|v1|, s6
   v_cmpx_class_f32_e64 s[4:5], v1, 3
   v_mov_b32_dpp v0, v1 row_newbcast:5 row_mask:0xf bank_mask:0xf
   s_set_gpr_idx_on s2, gpr_idx(SRC0,DST)
@@ -213,6 +213,29 @@ const TAIL: &str = r"
   s_set_gpr_idx_off
   s_setvskip s2, s3
   s_trap 2
+  s_mov_b64 s[2:3], src_shared_base
+  s_mov_b64 s[2:3], src_private_base
+  flat_load_dword v0, v[2:3]
+  flat_load_dwordx2 v[0:1], v[2:3] offset:8
+  flat_load_dwordx4 v[4:7], v[2:3]
+  flat_load_ubyte v0, v[2:3]
+  flat_load_sshort v0, v[2:3] offset:2
+  flat_store_dword v[2:3], v4
+  flat_store_dwordx4 v[2:3], v[4:7] offset:16
+  flat_store_byte v[2:3], v4 offset:3
+  flat_store_short v[2:3], v4
+  flat_atomic_add v[2:3], v4
+  flat_atomic_add v0, v[2:3], v4 sc0
+  flat_atomic_umax v0, v[2:3], v4 offset:4 sc0
+  flat_atomic_cmpswap_x2 v[0:1], v[2:3], v[4:7] sc0
+  flat_atomic_add_f32 v[2:3], v4
+  buffer_atomic_add v4, off, s[8:11], 0
+  buffer_atomic_add v4, v2, s[8:11], s12 offen sc0
+  buffer_atomic_add_f32 v4, v2, s[8:11], 0 offen offset:16
+  buffer_atomic_umax v4, v2, s[8:11], s12 idxen sc0
+  buffer_atomic_cmpswap_x2 v[4:7], v[2:3], s[8:11], 0 idxen offen sc0
+  buffer_atomic_smin_x2 v[4:5], v2, s[8:11], 0 offen
+  buffer_atomic_pk_add_f16 v4, v2, s[8:11], 0 offen
 ";
 
 /// gfx950's own instructions of the tail.
