@@ -775,6 +775,18 @@ pub(crate) enum Typed {
     },
     /// A dense f16/bf16/f32 MFMA.
     Mfma(Box<Mfma>),
+    /// An MFMA of 8-bit and narrower elements ([`MfmaX`]).
+    MfmaX(Box<MfmaX>),
+    /// A byte-placing conversion: gfx950's `v_cvt_scalef32_pk_fp4_f32`
+    /// (`src`: the two values and the scale; `byte`: vdst's byte written)
+    /// and `v_cvt_scalef32_pk_bf16_fp8` (`byte`: 16 × the source word), and
+    /// `v_cvt_pk_u8_f32`; as the reference's functions of those names.
+    CvtPk {
+        op: CvtPk,
+        dst: VDst,
+        src: [Opnd; 3],
+        byte: u32,
+    },
     /// `ds_read_b{32,64,96,128}` into `dwords` registers at `dst`.
     DsRead {
         dst: VDst,
@@ -1289,6 +1301,19 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         )
     };
     if enc != "_dpp" {
+        if name.starts_with("v_mfma_") || name.starts_with("v_smfmac_") {
+            if let Some(t) = lower_mfma_x(ins) {
+                return Some(t);
+            }
+        }
+        if let Some(op) = match name {
+            "v_cvt_scalef32_pk_fp4_f32" => Some(CvtPk::ScaleFp4F32),
+            "v_cvt_scalef32_pk_bf16_fp8" => Some(CvtPk::ScaleBf16Fp8),
+            "v_cvt_pk_u8_f32" => Some(CvtPk::U8F32),
+            _ => None,
+        } {
+            return lower_cvt_pk(ins, op);
+        }
         if let Some(t) = F64Op::of(name) {
             return lower_f64(ins, t);
         }
@@ -2778,6 +2803,392 @@ fn lower_buffer(ins: &Instruction) -> Option<Typed> {
     })))
 }
 
+/// [`Typed::CvtPk`]'s conversion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CvtPk {
+    ScaleFp4F32,
+    ScaleBf16Fp8,
+    U8F32,
+}
+
+/// [`Typed::CvtPk`] from `ins`.
+fn lower_cvt_pk(ins: &Instruction, op: CvtPk) -> Option<Typed> {
+    let mut sel = [0u32; 4];
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "op_sel" if op != CvtPk::U8F32 => {
+                let bits = v.trim_matches(|c| c == '[' || c == ']').split(',');
+                for (o, b) in sel.iter_mut().zip(bits) {
+                    *o = b.trim().parse::<u32>().ok()? & 1;
+                }
+            }
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    let n = if op == CvtPk::ScaleBf16Fp8 { 3 } else { 4 };
+    if ops.len() != n || ops.iter().any(|o| o.neg || o.abs || o.sext) {
+        return None;
+    }
+    if matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+        return None;
+    }
+    let mut src = [Opnd::Imm(0); 3];
+    for (k, s) in ops[1..].iter().enumerate() {
+        src[k] = vsrc(s, false)?;
+    }
+    let byte = match op {
+        CvtPk::ScaleFp4F32 => 8 * (sel[2] + 2 * sel[3]),
+        CvtPk::ScaleBf16Fp8 => 16 * sel[0],
+        CvtPk::U8F32 => 0,
+    };
+    Some(Typed::CvtPk {
+        op,
+        dst: vdst(&ops[0])?,
+        src,
+        byte,
+    })
+}
+
+/// [`Typed::CvtPk`], every lane computed before any is written.
+fn cvt_pk(w: &mut Wave, op: CvtPk, dst: VDst, src: [Opnd; 3], byte: u32, ocp: bool) -> R<()> {
+    let exec = w.exec();
+    let (a, b, c) = (get32(w, src[0])?, get32(w, src[1])?, get32(w, src[2])?);
+    let old = *vrow(w, dst.file, dst.index)?;
+    let mut out = [0u32; LANES];
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        out[l] = match op {
+            CvtPk::ScaleFp4F32 => {
+                let scale = crate::mx::scalef32(c[l]);
+                let mut codes = [0u32; 2];
+                for (code, x) in codes.iter_mut().zip([a[l], b[l]]) {
+                    *code = match crate::mx::encode(crate::mx::Mini::E2M1, f(x) as f64 / scale) {
+                        Some(c) => c as u32,
+                        None => {
+                            return Err(Stop::Unsupported(
+                                "a NaN converted to fp4 (not modelled)".into(),
+                            ))
+                        }
+                    };
+                }
+                old[l] & !(0xff << byte) | (codes[0] | codes[1] << 4) << byte
+            }
+            CvtPk::ScaleBf16Fp8 => {
+                let fmt = crate::fp8::Fp8::of(false, ocp);
+                let scale = crate::mx::scalef32(b[l]);
+                let word = a[l] >> byte;
+                let mut v = 0u32;
+                for h in 0..2 {
+                    let x = crate::fp8::decode(fmt, (word >> (8 * h)) as u8) * scale;
+                    v |= (half::bf16::from_f64(x).to_bits() as u32) << (16 * h);
+                }
+                v
+            }
+            CvtPk::U8F32 => {
+                let x = f(a[l]);
+                let at = 8 * (b[l] & 3);
+                let u = if x.is_nan() {
+                    0
+                } else {
+                    x.round_ties_even().clamp(0.0, 255.0) as u32
+                };
+                c[l] & !(0xff << at) | u << at
+            }
+        };
+    }
+    put(vrow_mut(w, dst)?, &out, exec);
+    Ok(())
+}
+
+/// The element format of an [`MfmaX`] operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fmt {
+    I8,
+    /// fp8 (E4M3) and bf8 (E5M2): OCP or FNUZ by the target
+    /// (`Ctx::ocp_fp8`).
+    Fp8,
+    Bf8,
+    Mini(crate::mx::Mini),
+}
+
+impl Fmt {
+    fn bits(self) -> usize {
+        match self {
+            Fmt::Mini(m) => m.bits() as usize,
+            _ => 8,
+        }
+    }
+    #[inline]
+    fn value(self, code: u8, ocp: bool) -> f64 {
+        match self {
+            Fmt::I8 => code as i8 as f64,
+            Fmt::Fp8 => crate::fp8::decode(crate::fp8::Fp8::of(false, ocp), code),
+            Fmt::Bf8 => crate::fp8::decode(crate::fp8::Fp8::of(true, ocp), code),
+            Fmt::Mini(m) => crate::mx::decode(m, code),
+        }
+    }
+}
+
+/// An MFMA of 8-bit and narrower elements, as the reference's `mfma` and
+/// `smfmac` compute it: the fp8/bf8 shapes (`v_mfma_f32_{16x16x32,32x32x16}_
+/// {fp8,bf8}_{fp8,bf8}`), gfx950's deeper i8 shapes, the `*_f8f6f4` ones
+/// (formats from `cbsz`/`blgp`) with and without E8M0 scales
+/// (`v_mfma_scale_*`), and the sparse `v_smfmac_f32_16x16x128_*` (A's 16
+/// elements a lane placed by the index operand).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MfmaX {
+    m: usize,
+    k: usize,
+    fa: Fmt,
+    fb: Fmt,
+    /// `*_f8f6f4`: 8-bit operands in two K halves (the reference's `kof`).
+    f8f6f4: bool,
+    a: (RegFile, u16),
+    b: (RegFile, u16),
+    /// C: registers, or a constant's bits.
+    c: Result<(RegFile, u16), u32>,
+    d: VDst,
+    /// `v_mfma_scale_*`: A's and B's scale operands and the byte of each.
+    scale: Option<([Opnd; 2], [u8; 2])>,
+    /// `v_smfmac_*`: the index operand (C is D).
+    sparse: Option<Opnd>,
+}
+
+/// [`Typed::MfmaX`] from `ins` (modifiers and all), or `None` when it is
+/// none of its shapes or has a modifier the reference refuses.
+fn lower_mfma_x(ins: &Instruction) -> Option<Typed> {
+    use crate::mx::Mini;
+    let name = ins.mnemonic.as_str();
+    let ops = &ins.ops;
+    let fp8 = |t: &str| match t {
+        "fp8" => Some(Fmt::Fp8),
+        "bf8" => Some(Fmt::Bf8),
+        _ => None,
+    };
+    let mut mods: [Option<&str>; 5] = [None; 5];
+    for (k, v) in &ins.mods {
+        let i = ["cbsz", "abid", "blgp", "op_sel", "op_sel_hi"]
+            .iter()
+            .position(|x| x == k)?;
+        mods[i] = Some(v.as_str());
+    }
+    let [cbsz, abid, blgp, op_sel, op_sel_hi] = mods;
+    let zero = |v: Option<&str>| v.is_none_or(|v| v == "0");
+    if !zero(abid) {
+        return None;
+    }
+    let f8f6f4_fmt = |v: Option<&str>| {
+        Some(match v.unwrap_or("0") {
+            "0" => Fmt::Fp8,
+            "1" => Fmt::Bf8,
+            "2" => Fmt::Mini(Mini::E2M3),
+            "3" => Fmt::Mini(Mini::E3M2),
+            "4" => Fmt::Mini(Mini::E2M1),
+            _ => return None,
+        })
+    };
+    let (m, k, fa, fb, f8f6f4, scaled, sparse) = match name {
+        "v_mfma_i32_16x16x64_i8" => (16, 64, Fmt::I8, Fmt::I8, false, false, false),
+        "v_mfma_i32_32x32x32_i8" => (32, 32, Fmt::I8, Fmt::I8, false, false, false),
+        "v_mfma_f32_32x32x64_f8f6f4"
+        | "v_mfma_f32_16x16x128_f8f6f4"
+        | "v_mfma_scale_f32_32x32x64_f8f6f4"
+        | "v_mfma_scale_f32_16x16x128_f8f6f4" => {
+            let (m, k) = if name.contains("32x32") {
+                (32, 64)
+            } else {
+                (16, 128)
+            };
+            let scaled = name.starts_with("v_mfma_scale_");
+            (
+                m,
+                k,
+                f8f6f4_fmt(cbsz)?,
+                f8f6f4_fmt(blgp)?,
+                true,
+                scaled,
+                false,
+            )
+        }
+        _ => {
+            if let Some(t) = name.strip_prefix("v_smfmac_f32_16x16x128_") {
+                let (a, b) = t.split_once('_')?;
+                (16, 128, fp8(a)?, fp8(b)?, false, false, true)
+            } else {
+                let rest = name.strip_prefix("v_mfma_f32_")?;
+                let (shape, types) = rest.split_at_checked(9)?;
+                let (m, k) = match shape {
+                    "16x16x32_" => (16, 32),
+                    "32x32x16_" => (32, 16),
+                    _ => return None,
+                };
+                let (a, b) = types.split_once('_')?;
+                (m, k, fp8(a)?, fp8(b)?, false, false, false)
+            }
+        }
+    };
+    if !f8f6f4 && !(zero(cbsz) && zero(blgp)) {
+        return None;
+    }
+    // op_sel/op_sel_hi only select a scaled MFMA's scale bytes.
+    if !scaled && (op_sel.is_some() || op_sel_hi.is_some()) {
+        return None;
+    }
+    if ops.len() != if scaled { 6 } else { 4 } || ops.iter().any(|o| o.neg || o.abs || o.sext) {
+        return None;
+    }
+    let reg = |s: &Src| match s.op {
+        Operand::Reg {
+            file: f @ (RegFile::V | RegFile::A),
+            index,
+            ..
+        } => Some((f, index)),
+        _ => None,
+    };
+    let d = vdst(&ops[0])?;
+    let c = if sparse {
+        Ok((d.file, d.index))
+    } else {
+        match ops[3].op {
+            Operand::Int(i) => Err(i as u32),
+            // (An i32 C is an integer; the reference refuses a float constant.)
+            Operand::Float(_) if fa == Fmt::I8 => return None,
+            Operand::Float(f) => Err((f as f32).to_bits()),
+            _ => Ok(reg(&ops[3])?),
+        }
+    };
+    let scale = if scaled {
+        let bits = |v: Option<&str>| -> Option<Vec<u8>> {
+            match v {
+                None => Some(Vec::new()),
+                Some(v) => v
+                    .trim_matches(|c| c == '[' || c == ']')
+                    .split(',')
+                    .map(|b| b.trim().parse::<u8>().ok())
+                    .collect(),
+            }
+        };
+        let (sel, hi) = (bits(op_sel)?, bits(op_sel_hi)?);
+        let byte = |i: usize| {
+            (sel.get(i).copied().unwrap_or(0) & 1) + 2 * (hi.get(i).copied().unwrap_or(0) & 1)
+        };
+        Some((
+            [vsrc(&ops[4], false)?, vsrc(&ops[5], false)?],
+            [byte(0), byte(1)],
+        ))
+    } else {
+        None
+    };
+    Some(Typed::MfmaX(Box::new(MfmaX {
+        m,
+        k,
+        fa,
+        fb,
+        f8f6f4,
+        a: reg(&ops[1])?,
+        b: reg(&ops[2])?,
+        c,
+        d,
+        scale,
+        sparse: if sparse {
+            Some(vsrc(&ops[3], false)?)
+        } else {
+            None
+        },
+    })))
+}
+
+/// One lane's operand registers (up to 8).
+fn lane_words(
+    w: &Wave,
+    (file, index): (RegFile, u16),
+    regs: usize,
+    out: &mut [[u32; 8]; LANES],
+) -> R<()> {
+    for q in 0..regs {
+        let row = vrow(w, file, index + q as u16)?;
+        for (o, &v) in out.iter_mut().zip(row) {
+            o[q] = v;
+        }
+    }
+    Ok(())
+}
+
+/// Code `e` of `bits` bits, packed densely in a lane's words.
+#[inline]
+fn code(words: &[u32; 8], e: usize, bits: usize) -> u8 {
+    let bit = e * bits;
+    let (r, off) = (bit / 32, bit % 32);
+    let mut v = (words[r] >> off) as u64;
+    if off + bits > 32 {
+        v |= (words.get(r + 1).copied().unwrap_or(0) as u64) << (32 - off);
+    }
+    (v & ((1 << bits) - 1)) as u8
+}
+
+/// [`Typed::MfmaX`]: A and B gathered depth-major with their scales, then
+/// the sums of [`mfma_in`].
+fn mfma_x(w: &mut Wave, x: &MfmaX, ocp: bool) -> R<()> {
+    let (m, k) = (x.m, x.k);
+    let kl = k * m / LANES;
+    let mut wa = [[0u32; 8]; LANES];
+    let mut wb = [[0u32; 8]; LANES];
+    // The sparse A holds 16 elements a lane.
+    let ka_lane = if x.sparse.is_some() { 16 } else { kl };
+    lane_words(w, x.a, (ka_lane * x.fa.bits()).div_ceil(32), &mut wa)?;
+    lane_words(w, x.b, (kl * x.fb.bits()).div_ceil(32), &mut wb)?;
+    let (mut sa, mut sb) = ([1.0; LANES], [1.0; LANES]);
+    if let Some(([oa, ob], [ba, bb])) = x.scale {
+        let (ra, rb) = (get32(w, oa)?, get32(w, ob)?);
+        for l in 0..LANES {
+            sa[l] = crate::mx::e8m0((ra[l] >> (8 * ba)) as u8);
+            sb[l] = crate::mx::e8m0((rb[l] >> (8 * bb)) as u8);
+        }
+    }
+    let idx = match x.sparse {
+        Some(o) => Some(get32(w, o)?),
+        None => None,
+    };
+    // Which K element `e` of a lane holds (the reference's `kof`).
+    let kof = |f: Fmt, lane: usize, e: usize| -> usize {
+        if x.f8f6f4 && matches!(f, Fmt::Fp8 | Fmt::Bf8) {
+            (k / 2) * (e / 16) + 16 * (lane / m) + e % 16
+        } else {
+            kl * (lane / m) + e
+        }
+    };
+    MFMA_SCRATCH.with(|s| {
+        let s = &mut **s.borrow_mut();
+        let (at, bt) = (&mut s.xa[..m * k], &mut s.xb[..m * k]);
+        at.fill(0.0);
+        for lane in 0..LANES {
+            let r = lane % m;
+            if let Some(idx) = &idx {
+                let base = kl * (lane / m);
+                for t in 0..16 {
+                    let kk = base + 4 * (t / 2) + (idx[lane] >> (2 * t) & 3) as usize;
+                    at[kk * m + r] += x.fa.value(code(&wa[lane], t, 8), ocp);
+                }
+                for e in 0..kl {
+                    bt[(base + e) * m + r] = x.fb.value(code(&wb[lane], e, 8), ocp);
+                }
+                continue;
+            }
+            for e in 0..kl {
+                let (ka, kb) = (kof(x.fa, lane, e), kof(x.fb, lane, e));
+                at[ka * m + r] =
+                    x.fa.value(code(&wa[lane], e, x.fa.bits()), ocp) * sa[r + m * (ka / 32)];
+                bt[kb * m + r] =
+                    x.fb.value(code(&wb[lane], e, x.fb.bits()), ocp) * sb[r + m * (kb / 32)];
+            }
+        }
+        mfma_in(w, m, k, x.fa == Fmt::I8, x.c, x.d, at, bt, &mut s.cd)
+    })
+}
+
 fn lower_mfma(name: &str, ops: &[Src], d: VDst) -> Option<Typed> {
     let (m, k, el) = match name {
         "v_mfma_f32_16x16x16_f16" | "v_mfma_f32_16x16x16f16" => (16, 16, El::F16),
@@ -2933,6 +3344,9 @@ struct MfmaScratch {
     a: [Fragment; FRAGMENTS],
     b: [Fragment; FRAGMENTS],
     cd: [f64; 1024],
+    /// [`MfmaX`]'s A and B (up to 2048 elements each).
+    xa: [f64; 2048],
+    xb: [f64; 2048],
 }
 
 const FRAGMENTS: usize = 16;
@@ -2959,6 +3373,8 @@ thread_local! {
             a: std::array::from_fn(|_| empty.clone()),
             b: std::array::from_fn(|_| empty.clone()),
             cd: [0.0; 1024],
+            xa: [0.0; 2048],
+            xb: [0.0; 2048],
         }))
     };
 }
@@ -2971,7 +3387,19 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
         let b = &mut s.b[slot(x.b.1)];
         fragment(w, x, x.a, a)?;
         fragment(w, x, x.b, b)?;
-        mfma_in(w, x, &a.vals, &b.vals, &mut s.cd)
+        let (m, k) = (x.m, x.k);
+        let int = x.el == El::I8;
+        mfma_in(
+            w,
+            m,
+            k,
+            int,
+            x.c,
+            x.d,
+            &a.vals[..m * k],
+            &b.vals[..m * k],
+            &mut s.cd,
+        )
     })
 }
 
@@ -3003,24 +3431,31 @@ fn fragment(w: &Wave, x: &Mfma, reg: (RegFile, u16), f: &mut Fragment) -> R<()> 
     Ok(())
 }
 
-/// [`mfma`] from gathered operands `a` and `b` (`m·k` elements each) over
-/// the scratch array `cd`: every element it reads (`m·m`) it writes first.
-fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64; 1024]) -> R<()> {
-    let (m, k) = (x.m, x.k);
+/// [`mfma`] from gathered operands `a` and `b` (`m·k` elements each,
+/// depth-major; `int`: i32 C and D) over the scratch array `cd`: every
+/// element it reads (`m·m`) it writes first.
+#[allow(clippy::too_many_arguments)]
+fn mfma_in(
+    w: &mut Wave,
+    m: usize,
+    k: usize,
+    int: bool,
+    c: Result<(RegFile, u16), u32>,
+    d: VDst,
+    a: &[f64],
+    b: &[f64],
+    cd: &mut [f64; 1024],
+) -> R<()> {
     let dregs = m * m / LANES;
     for r in 0..dregs {
-        let row = match x.c {
+        let row = match c {
             Ok((file, i)) => *vrow(w, file, i + r as u16)?,
             Err(bits) => [bits; LANES],
         };
         for g in 0..LANES / m {
             let i = mfma_row(m, g, r);
             for (c, &v) in cd[i * m..i * m + m].iter_mut().zip(&row[g * m..g * m + m]) {
-                *c = if x.el == El::I8 {
-                    v as i32 as f64
-                } else {
-                    f(v) as f64
-                };
+                *c = if int { v as i32 as f64 } else { f(v) as f64 };
             }
         }
     }
@@ -3033,20 +3468,20 @@ fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64
     match (m, fma) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA (checked above).
-        (16, true) => unsafe { matmul_fma::<16>(k, &a[..], &b[..], cd) },
+        (16, true) => unsafe { matmul_fma::<16>(k, a, b, cd) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
-        (_, true) => unsafe { matmul_fma::<32>(k, &a[..], &b[..], cd) },
-        (16, _) => matmul::<16, false>(k, &a[..], &b[..], cd),
-        _ => matmul::<32, false>(k, &a[..], &b[..], cd),
+        (_, true) => unsafe { matmul_fma::<32>(k, a, b, cd) },
+        (16, _) => matmul::<16, false>(k, a, b, cd),
+        _ => matmul::<32, false>(k, a, b, cd),
     }
     // MFMA ignores exec: every lane's result is written.
     for r in 0..dregs {
         let d = vrow_mut(
             w,
             VDst {
-                file: x.d.file,
-                index: x.d.index + r as u16,
+                file: d.file,
+                index: d.index + r as u16,
             },
         )?;
         for g in 0..LANES / m {
@@ -3054,11 +3489,7 @@ fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64
             for (o, &v) in d[g * m..g * m + m].iter_mut().zip(&cd[i * m..i * m + m]) {
                 // An i32 sum is exact in f64 (|C| < 2^31, K products of
                 // at most 2^14) and wraps to 32 bits as the reference's.
-                *o = if x.el == El::I8 {
-                    v as i64 as u32
-                } else {
-                    cf32(v as f32)
-                };
+                *o = if int { v as i64 as u32 } else { cf32(v as f32) };
             }
         }
     }
@@ -4355,6 +4786,8 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             w.scc = compare(rel, ty, sget(w, src[0]), sget(w, src[1]));
         }
         Typed::Mfma(ref x) => mfma(w, x)?,
+        Typed::MfmaX(ref x) => mfma_x(w, x, ctx.ocp_fp8)?,
+        Typed::CvtPk { op, dst, src, byte } => cvt_pk(w, op, dst, src, byte, ctx.ocp_fp8)?,
         Typed::DsRead {
             dst,
             addr,

@@ -236,6 +236,11 @@ const TAIL: &str = r"
   buffer_atomic_cmpswap_x2 v[4:7], v[2:3], s[8:11], 0 idxen offen sc0
   buffer_atomic_smin_x2 v[4:5], v2, s[8:11], 0 offen
   buffer_atomic_pk_add_f16 v4, v2, s[8:11], 0 offen
+  v_mfma_f32_16x16x32_fp8_fp8 v[0:3], v[4:5], v[6:7], v[8:11]
+  v_mfma_f32_32x32x16_bf8_fp8 a[0:15], v[4:5], v[6:7], 0
+  v_mfma_f32_16x16x32_fp8_bf8 v[0:3], v[4:5], v[6:7], 1.0
+  v_cvt_pk_u8_f32 v0, v1, v2, v3
+  v_cvt_pk_u8_f32 v0, s1, 3, v3
 ";
 
 /// gfx950's own instructions of the tail.
@@ -248,6 +253,20 @@ const TAIL_GFX950: &str = r"
   ds_read_b64_tr_b16 v[0:1], v2 offset:8
   ds_read_b64_tr_b8 v[0:1], v2
   ds_read_b64_tr_b4 v[0:1], v2
+  v_mfma_i32_16x16x64_i8 v[0:3], v[4:7], v[8:11], v[0:3]
+  v_mfma_i32_32x32x32_i8 a[0:15], v[4:7], v[8:11], a[0:15]
+  v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3]
+  v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:9], v[12:15], v[0:3] cbsz:2 blgp:4
+  v_mfma_f32_32x32x64_f8f6f4 a[0:15], v[4:11], v[12:17], 0 cbsz:1 blgp:3
+  v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3], v20, v21
+  v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:15], v[0:3], v20, v21 op_sel:[1,0,0] op_sel_hi:[0,1,0] blgp:4
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[0:15], v[4:11], v[12:19], v[0:15], v20, v21 cbsz:1
+  v_smfmac_f32_16x16x128_fp8_fp8 v[0:3], v[4:7], v[8:15], v20
+  v_smfmac_f32_16x16x128_bf8_fp8 a[0:3], v[4:7], v[8:15], v20
+  v_cvt_scalef32_pk_fp4_f32 v0, v1, v2, v3
+  v_cvt_scalef32_pk_fp4_f32 v0, v1, s2, v3 op_sel:[0,0,1,1]
+  v_cvt_scalef32_pk_bf16_fp8 v0, v1, v2
+  v_cvt_scalef32_pk_bf16_fp8 v0, v1, s2 op_sel:[1,0,0]
 ";
 
 /// A kernel of `body` for `target`, assembled and linked by clang-22 and
