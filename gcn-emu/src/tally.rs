@@ -14,8 +14,11 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-/// The process's totals: (mnemonic, RDNA) → (typed, reference) counts.
-static TOTALS: Mutex<Option<HashMap<(String, bool), [u64; 2]>>> = Mutex::new(None);
+/// Counts by (mnemonic, RDNA): (typed, reference).
+type Counts = HashMap<(String, bool), [u64; 2]>;
+
+/// The process's totals.
+static TOTALS: Mutex<Option<Counts>> = Mutex::new(None);
 
 fn dir() -> Option<&'static std::path::Path> {
     static DIR: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();

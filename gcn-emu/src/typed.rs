@@ -853,10 +853,10 @@ impl Typed {
 /// `src0[src1[4:0]]`) set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
-    IdxOn { src: Opnd, mask: u32 },
-    IdxOff,
-    Idx(Opnd),
-    IdxMode(u32),
+    On { src: Opnd, mask: u32 },
+    Off,
+    Index(Opnd),
+    Operands(u32),
     Vskip([Opnd; 2]),
 }
 
@@ -3030,7 +3030,7 @@ fn lower_mfma_x(ins: &Instruction) -> Option<Typed> {
             }
         }
     };
-    if !f8f6f4 && !(zero(cbsz) && zero(blgp)) {
+    if !(f8f6f4 || zero(cbsz) && zero(blgp)) {
         return None;
     }
     // op_sel/op_sel_hi only select a scaled MFMA's scale bytes.
@@ -3505,14 +3505,16 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         "s_barrier" => return Some(Typed::Halt(crate::exec::WaveState::Barrier)),
         "s_trap" => return Some(Typed::Trap),
         "s_set_gpr_idx_on" => {
-            return Some(Typed::Mode(Mode::IdxOn {
+            return Some(Typed::Mode(Mode::On {
                 src: ssrc(ins.ops.first()?, 1)?,
                 mask: (*ins.words.first()? >> 8) & 0xf,
             }))
         }
-        "s_set_gpr_idx_off" => return Some(Typed::Mode(Mode::IdxOff)),
-        "s_set_gpr_idx_idx" => return Some(Typed::Mode(Mode::Idx(ssrc(ins.ops.first()?, 1)?))),
-        "s_set_gpr_idx_mode" => return Some(Typed::Mode(Mode::IdxMode(*ins.words.first()? & 0xf))),
+        "s_set_gpr_idx_off" => return Some(Typed::Mode(Mode::Off)),
+        "s_set_gpr_idx_idx" => return Some(Typed::Mode(Mode::Index(ssrc(ins.ops.first()?, 1)?))),
+        "s_set_gpr_idx_mode" => {
+            return Some(Typed::Mode(Mode::Operands(*ins.words.first()? & 0xf)))
+        }
         "s_setvskip" if ins.ops.len() == 2 => {
             return Some(Typed::Mode(Mode::Vskip([
                 ssrc(&ins.ops[0], 1)?,
@@ -4687,17 +4689,17 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::Mode(mode) => {
             let m0 = crate::decode::M0 as usize;
             match mode {
-                Mode::IdxOn { src, mask } => {
+                Mode::On { src, mask } => {
                     let s0 = sget(w, src);
                     w.s[m0] = (w.s[m0] & !0xf0ff) | (s0 & 0xff) | mask << 12;
                     w.gpr_idx = true;
                 }
-                Mode::IdxOff => w.gpr_idx = false,
-                Mode::Idx(src) => {
+                Mode::Off => w.gpr_idx = false,
+                Mode::Index(src) => {
                     let s0 = sget(w, src);
                     w.s[m0] = (w.s[m0] & !0xff) | (s0 & 0xff);
                 }
-                Mode::IdxMode(mask) => w.s[m0] = (w.s[m0] & !0xf000) | mask << 12,
+                Mode::Operands(mask) => w.s[m0] = (w.s[m0] & !0xf000) | mask << 12,
                 Mode::Vskip([a, b]) => w.vskip = sget(w, a) >> (sget(w, b) & 31) & 1 != 0,
             }
         }
@@ -5048,7 +5050,7 @@ fn lower_buffer_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
                 index,
                 count,
             },
-        ) if *count >= 1 + (offen && idxen) as u16 => Some(*index),
+        ) if *count > (offen && idxen) as u16 => Some(*index),
         _ => return None,
     };
     Some(Typed::BufferAtomic(Box::new(BufferAtomic {
