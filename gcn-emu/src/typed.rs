@@ -143,6 +143,8 @@ pub(crate) enum V32 {
     CvtF16F32,
     CvtF32F16,
     CvtF32Ubyte(u8),
+    /// `v_cvt_off_f32_i4`: the signed 4-bit integer in bits 3:0, over 16.
+    CvtOffF32I4,
     /// gfx950 `v_cvt_f32_bf16`: the low half as an f32's high half.
     CvtF32Bf16,
     /// gfx950 `v_bitop3_b32`: bit i of the table is the result for the
@@ -270,6 +272,7 @@ impl V32 {
             "v_div_fmas_f32" => (DivFmas, 3, true),
             "v_cvt_f16_f32" => (CvtF16F32, 1, true),
             "v_cvt_f32_f16" => (CvtF32F16, 1, true),
+            "v_cvt_off_f32_i4" => (CvtOffF32I4, 1, false),
             "v_cvt_f32_ubyte0" => (CvtF32Ubyte(0), 1, false),
             "v_cvt_f32_ubyte1" => (CvtF32Ubyte(1), 1, false),
             "v_cvt_f32_ubyte2" => (CvtF32Ubyte(2), 1, false),
@@ -824,6 +827,16 @@ pub(crate) enum Typed {
     },
     /// A packed (VOP3P) operation on two halves.
     Pk(Box<Pk>),
+    /// `ds_bpermute_b32` (`addr`, `back`), `ds_permute_b32` (`addr`) and
+    /// `ds_swizzle_b32` (no `addr`: the pattern is `offset`): lanes
+    /// exchanged without LDS, as the reference's.
+    DsPermute {
+        dst: VDst,
+        addr: Option<u16>,
+        data: VDst,
+        offset: u32,
+        back: bool,
+    },
     /// `buffer_atomic_*`: a global atomic through a V# (not swizzled: a
     /// swizzled one runs on the reference executor, which refuses it).
     BufferAtomic(Box<BufferAtomic>),
@@ -889,6 +902,9 @@ pub(crate) enum PkOp {
     FmaF,
     MulF,
     AddF,
+    /// `v_pk_mov_b32`: whole dwords, `op_sel[0]` picks source 0's for the
+    /// low result, `op_sel[1]` source 1's for the high (no negation).
+    MovB32,
 }
 
 /// A VOP3P operation ([`Typed::Pk`]): each source's low and high element
@@ -926,6 +942,9 @@ pub(crate) struct Global {
     offset: i64,
     /// `flat_*`: an address in the LDS or private aperture goes there.
     flat: bool,
+    /// LDS DMA (`global_load_lds_*`, gfx90a's `global_load_* … lds`): no
+    /// data registers; lane L's bytes go to LDS at M0 + offset + L·size.
+    lds: bool,
 }
 
 /// An atomic read-modify-write's operation ([`Atomic`]).
@@ -1066,6 +1085,53 @@ pub(crate) struct FmaMix {
     abs: u8,
     clamp: bool,
     out: u8,
+}
+
+/// [`Typed::DsPermute`].
+fn ds_permute(
+    w: &mut Wave,
+    dst: VDst,
+    addr: Option<u16>,
+    data: VDst,
+    offset: u32,
+    back: bool,
+) -> R<()> {
+    let exec = w.exec();
+    let size = w.wave_size;
+    let data = *vrow(w, data.file, data.index)?;
+    let at = match addr {
+        Some(a) => Some(*vrow(w, RegFile::V, a)?),
+        None => None,
+    };
+    let active = |l: usize| exec >> l & 1 != 0;
+    let mut out = [0u32; LANES];
+    match at {
+        Some(at) if back => {
+            for l in (0..LANES).filter(|&l| active(l)) {
+                let src = (at[l].wrapping_add(offset) / 4 % size) as usize;
+                out[l] = if active(src) { data[src] } else { 0 };
+            }
+        }
+        Some(at) => {
+            for l in (0..LANES).filter(|&l| active(l)) {
+                out[(at[l].wrapping_add(offset) / 4 % size) as usize] = data[l];
+            }
+        }
+        None => {
+            for l in (0..LANES).filter(|&l| active(l)) {
+                let src = if offset & 0x8000 != 0 {
+                    l / 4 * 4 + ((offset >> (2 * (l % 4))) & 3) as usize
+                } else {
+                    let (and, or, xor) =
+                        (offset & 0x1f, (offset >> 5) & 0x1f, (offset >> 10) & 0x1f);
+                    (l & 0x20) | (((l as u32 & and) | or) ^ xor) as usize
+                };
+                out[l] = if active(src) { data[src] } else { 0 };
+            }
+        }
+    }
+    put(vrow_mut(w, dst)?, &out, exec);
+    Ok(())
 }
 
 /// A MUBUF atomic ([`Typed::BufferAtomic`]).
@@ -1913,6 +1979,47 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
     {
         return lower_atomic(ins, kind);
     }
+    let dma = m
+        .strip_prefix("global_load_lds_")
+        .or_else(|| m.strip_prefix("global_load_").filter(|_| ins.has("lds")));
+    if let Some(kind) = dma {
+        let size = match kind {
+            "dword" => 4,
+            "dwordx3" => 12,
+            "dwordx4" => 16,
+            _ => return None,
+        };
+        let mut offset = 0;
+        for (k, v) in &ins.mods {
+            match k.as_str() {
+                "offset" => offset = crate::exec::parse_int(v).ok()?,
+                "lds" | "glc" | "slc" | "sc0" | "sc1" | "nt" => {}
+                _ => return None,
+            }
+        }
+        let ops = &ins.ops;
+        if ops.len() != 2 || ops.iter().any(|s| s.neg || s.abs || s.sext) {
+            return None;
+        }
+        let saddr = match ops[1].op {
+            Operand::Off => None,
+            ref o => Some(sgpr(o, 2)?),
+        };
+        return Some(Typed::Global(Box::new(Global {
+            store: false,
+            size,
+            signed: false,
+            data: VDst {
+                file: RegFile::V,
+                index: 0,
+            },
+            vaddr: vgpr(&ops[0])?,
+            saddr,
+            offset,
+            flat: false,
+            lds: true,
+        })));
+    }
     let scratch = m.starts_with("scratch_");
     let flat = m.starts_with("flat_");
     let (store, kind) = match m
@@ -1994,6 +2101,7 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
         saddr,
         offset,
         flat,
+        lds: false,
     })))
 }
 
@@ -2354,8 +2462,47 @@ fn scratch(w: &mut Wave, x: &Scratch, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// A global LDS DMA ([`Global::lds`]), lane by lane as the reference's.
+fn global_lds(w: &mut Wave, g: &Global, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let size = g.size as usize;
+    let lo = *vrow(w, RegFile::V, g.vaddr)?;
+    let (hi, base) = match g.saddr {
+        Some(s) => ([0; LANES], sget64(w, Opnd::S(s))),
+        None => (*vrow(w, RegFile::V, g.vaddr + 1)?, 0),
+    };
+    let m0 = w.s[crate::decode::M0 as usize];
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = match g.saddr {
+            Some(_) => base.wrapping_add(lo[lane] as u64),
+            None => lo[lane] as u64 | (hi[lane] as u64) << 32,
+        }
+        .wrapping_add(g.offset as u64);
+        let mut buf = [0u8; 16];
+        ctx.trace
+            .note(lane, Space::Global, AccessKind::Read, a, size);
+        ctx.mem
+            .read(a, &mut buf[..size])
+            .map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+        let l = m0
+            .wrapping_add(g.offset as u32)
+            .wrapping_add((lane * size) as u32);
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Write, l as u64, size);
+        ctx.lds.at_lane(lane);
+        ctx.lds.write_bytes(l, &buf[..size]);
+    }
+    Ok(())
+}
+
 /// A global access, as the reference executor makes it lane by lane.
 fn global(w: &mut Wave, g: &Global, ctx: &mut Ctx) -> R<()> {
+    if g.lds {
+        return global_lds(w, g, ctx);
+    }
     let exec = w.exec();
     let size = g.size as usize;
     let dwords = size.div_ceil(4);
@@ -2460,6 +2607,7 @@ fn lower_pk(ins: &Instruction) -> Option<Typed> {
         "v_pk_fma_f32" => (FmaF, true),
         "v_pk_mul_f32" => (MulF, true),
         "v_pk_add_f32" => (AddF, true),
+        "v_pk_mov_b32" => (MovB32, true),
         _ => return None,
     };
     let bits = |key: &str, default: u8| -> Option<u8> {
@@ -2546,6 +2694,8 @@ fn pk_el(op: PkOp, x: [u64; 3], clamp: bool) -> u64 {
         FmaF => cf32(cl(s(0).mul_add(s(1), s(2)))) as u64,
         MulF => cf32(cl(s(0) * s(1))) as u64,
         AddF => cf32(cl(s(0) + s(1))) as u64,
+        // (Whole dwords: `pk` moves them.)
+        MovB32 => x[0],
     }
 }
 
@@ -2566,6 +2716,13 @@ fn pk(w: &mut Wave, p: &Pk) -> R<()> {
     };
     let mask = (1u64 << bits) - 1;
     let mut out = [0u64; LANES];
+    if p.op == PkOp::MovB32 {
+        let (a, b) = (32 * (p.op_sel & 1) as u32, 32 * (p.op_sel >> 1 & 1) as u32);
+        for l in 0..LANES {
+            out[l] = (raw[0][l] >> a) & mask | ((raw[1][l] >> b) & mask) << 32;
+        }
+        return write64(w, p.dst, &out, exec);
+    }
     for l in 0..LANES {
         let (mut lo, mut hi) = ([0u64; 3], [0u64; 3]);
         for k in 0..p.n {
@@ -2633,6 +2790,29 @@ fn lower_ds(ins: &Instruction) -> Option<Typed> {
     }
     if let Some(t) = lower_ds_atomic(ins, word) {
         return Some(t);
+    }
+    if let Some((addr, back)) = match ins.mnemonic.as_str() {
+        "ds_bpermute_b32" => Some((true, true)),
+        "ds_permute_b32" => Some((true, false)),
+        "ds_swizzle_b32" => Some((false, false)),
+        _ => None,
+    } {
+        if ins
+            .mods
+            .iter()
+            .any(|(k, _)| k != "offset" && k != "swizzle")
+            || ops.len() != 2 + addr as usize
+            || ops.iter().any(|s| s.neg || s.abs || s.sext)
+        {
+            return None;
+        }
+        return Some(Typed::DsPermute {
+            dst: vdst(&ops[0])?,
+            addr: if addr { Some(vgpr(&ops[1])?) } else { None },
+            data: vdst(&ops[1 + addr as usize])?,
+            offset: word & 0xffff,
+            back,
+        });
     }
     if let Some((write, kind)) = ins
         .mnemonic
@@ -4081,6 +4261,7 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
         CvtF16F32 => each!(|x, y, z| ch(f(x))),
         CvtF32F16 => each!(|x, y, z| cf32(h(x))),
         CvtF32Ubyte(n) => each!(|x, y, z| (((x >> (8 * n)) & 0xff) as f32).to_bits()),
+        CvtOffF32I4 => each!(|x, y, z| (((x << 28) as i32 >> 28) as f32 / 16.0).to_bits()),
         CvtF32Bf16 => each!(|x, y, z| cf32(f32::from_bits(x << 16))),
         // The table's minterms, ORed.
         Bitop3(t) => each!(|x, y, z| {
@@ -4987,6 +5168,13 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             }
         }
         Typed::Pk(ref p) => pk(w, p)?,
+        Typed::DsPermute {
+            dst,
+            addr,
+            data,
+            offset,
+            back,
+        } => ds_permute(w, dst, addr, data, offset, back)?,
         Typed::BufferAtomic(ref x) => {
             if w.s[x.srsrc as usize + 1] >> 31 != 0 {
                 // Swizzled: the reference (which refuses it).

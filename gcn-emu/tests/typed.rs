@@ -241,6 +241,17 @@ const TAIL: &str = r"
   v_mfma_f32_16x16x32_fp8_bf8 v[0:3], v[4:5], v[6:7], 1.0
   v_cvt_pk_u8_f32 v0, v1, v2, v3
   v_cvt_pk_u8_f32 v0, s1, 3, v3
+  ds_bpermute_b32 v0, v1, v2 offset:4
+  ds_permute_b32 v0, v1, v2
+  ds_swizzle_b32 v0, v1 offset:swizzle(QUAD_PERM,1,0,3,2)
+  ds_swizzle_b32 v0, v1 offset:swizzle(SWAP,1)
+  ds_swizzle_b32 v0, v1 offset:swizzle(BROADCAST,8,3)
+  v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[0,1]
+  v_pk_mov_b32 v[0:1], s[2:3], v[4:5] op_sel:[1,0]
+  v_pk_mov_b32 v[0:1], v[2:3], 1.0
+  v_cvt_off_f32_i4_e32 v0, v1
+  global_load_lds_dword v[2:3], off
+  global_load_lds_dword v2, s[4:5] offset:16
 ";
 
 /// gfx950's own instructions of the tail.
