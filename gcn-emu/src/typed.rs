@@ -776,6 +776,18 @@ pub(crate) enum Typed {
         soff: Option<Opnd>,
         offset: u64,
     },
+    /// `s_store_dword{,x2,x4}` (`atomic` none) and `s_atomic_*` (the
+    /// operation, its size and whether `glc` returns the old value): at
+    /// the address in the pair `base` plus `soff` and `offset`, rounded
+    /// down to 4 bytes, from (into) the SGPRs at `data`.
+    SmemWrite {
+        atomic: Option<(AtomicOp, u8, bool)>,
+        dwords: u8,
+        data: u16,
+        base: u16,
+        soff: Option<Opnd>,
+        offset: u64,
+    },
     /// A dense f16/bf16/f32 MFMA.
     Mfma(Box<Mfma>),
     /// An MFMA of 8-bit and narrower elements ([`MfmaX`]).
@@ -855,7 +867,11 @@ impl Typed {
     fn memory(&self) -> bool {
         matches!(
             self,
-            Typed::Smem { .. } | Typed::Global(_) | Typed::Atomic(_) | Typed::BufferAtomic(_)
+            Typed::Smem { .. }
+                | Typed::SmemWrite { .. }
+                | Typed::Global(_)
+                | Typed::Atomic(_)
+                | Typed::BufferAtomic(_)
         )
     }
 }
@@ -3756,6 +3772,59 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
             offset,
         });
     }
+    let store = m.strip_prefix("s_store_");
+    let atomic = m.strip_prefix("s_atomic_");
+    if store.is_some() || atomic.is_some() {
+        let (mut offset, mut ret) = (0u64, false);
+        for (k, v) in &ins.mods {
+            match k.as_str() {
+                "offset" => offset = crate::exec::parse_int(v).ok()? as u64,
+                // (A store's `glc` is cache policy.)
+                "glc" => ret = true,
+                _ => return None,
+            }
+        }
+        let (atomic, dwords) = match (store, atomic) {
+            (Some(kind), _) => (
+                None,
+                match kind {
+                    "dword" => 1,
+                    "dwordx2" => 2,
+                    "dwordx4" => 4,
+                    _ => return None,
+                },
+            ),
+            (_, Some(kind)) => {
+                let (kind, size) = match kind.strip_suffix("_x2") {
+                    Some(k) => (k, 8u8),
+                    None => (kind, 4),
+                };
+                let (op, fixed) = AtomicOp::of(kind)?;
+                if fixed.is_some() {
+                    return None;
+                }
+                let words = size / 4 * if op == AtomicOp::CmpSwap { 2 } else { 1 };
+                (Some((op, size, ret)), words)
+            }
+            _ => return None,
+        };
+        let soff = match ops.len() {
+            2 => None,
+            3 => Some(ssrc(&ops[2], 1)?),
+            _ => return None,
+        };
+        if ops[..2].iter().any(|s| s.neg || s.abs || s.sext) {
+            return None;
+        }
+        return Some(Typed::SmemWrite {
+            atomic,
+            dwords,
+            data: sgpr(&ops[0].op, dwords as u16)?,
+            base: sgpr(&ops[1].op, 2)?,
+            soff,
+            offset,
+        });
+    }
     if !ins.mods.is_empty() {
         return None;
     }
@@ -4892,6 +4961,54 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             };
             sset64(w, dst, (hi as u64) << 32);
         }
+        Typed::SmemWrite {
+            atomic,
+            dwords,
+            data,
+            base,
+            soff,
+            offset,
+        } => {
+            let off = soff.map_or(0, |o| sget(w, o) as u64).wrapping_add(offset);
+            let addr = sget64(w, Opnd::S(base)).wrapping_add(off) & !3;
+            let fault =
+                |e: crate::memory::Unmapped| Stop::Fault(None, format!("scalar store/atomic: {e}"));
+            let d = data as usize;
+            match atomic {
+                None => {
+                    for k in 0..dwords as usize {
+                        let at = addr + 4 * k as u64;
+                        ctx.trace.note(0, Space::Scalar, AccessKind::Write, at, 4);
+                        ctx.mem
+                            .write(at, &w.s[d + k].to_le_bytes())
+                            .map_err(fault)?;
+                    }
+                }
+                Some((op, size, ret)) => {
+                    let words = size as usize / 4;
+                    let get = |at: usize| {
+                        (0..words).fold(0u64, |v, k| v | (w.s[at + k] as u64) << (32 * k))
+                    };
+                    let src = get(d);
+                    let cmp = if op == AtomicOp::CmpSwap {
+                        get(d + words)
+                    } else {
+                        0
+                    };
+                    ctx.trace
+                        .note(0, Space::Scalar, AccessKind::Atomic, addr, size as usize);
+                    let old = ctx
+                        .mem
+                        .atomic(addr, size as usize, |o| atomic_el(op, size, o, src, cmp))
+                        .map_err(fault)?;
+                    if ret {
+                        for k in 0..words {
+                            w.s[d + k] = (old >> (32 * k)) as u32;
+                        }
+                    }
+                }
+            }
+        }
         Typed::Trap => {
             return Err(Stop::Fault(
                 None,
@@ -5489,7 +5606,7 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
         }
     };
     match t {
-        Typed::Smem { base: b, soff, .. } => {
+        Typed::Smem { base: b, soff, .. } | Typed::SmemWrite { base: b, soff, .. } => {
             let a = at(rng);
             pair(w, *b, a);
             if let Some(Opnd::S(o)) = soff {

@@ -252,6 +252,13 @@ const TAIL: &str = r"
   v_cvt_off_f32_i4_e32 v0, v1
   global_load_lds_dword v[2:3], off
   global_load_lds_dword v2, s[4:5] offset:16
+  s_store_dword s5, s[0:1], 0x4
+  s_store_dwordx2 s[6:7], s[0:1], s8 offset:0x10
+  s_store_dwordx4 s[8:11], s[0:1], 0x0 glc
+  s_atomic_add s4, s[0:1], 0x0 glc
+  s_atomic_umax s5, s[0:1], 0x8
+  s_atomic_cmpswap_x2 s[4:7], s[0:1], s8 glc
+  s_atomic_xor_x2 s[4:5], s[0:1], 0x10
 ";
 
 /// gfx950's own instructions of the tail.
