@@ -839,6 +839,8 @@ pub(crate) enum Typed {
     },
     /// A packed (VOP3P) operation on two halves.
     Pk(Box<Pk>),
+    /// The SDWA form of a 32-bit VOP1/VOP2 operation ([`Sdwa`]).
+    Sdwa(Box<Sdwa>),
     /// `ds_bpermute_b32` (`addr`, `back`), `ds_permute_b32` (`addr`) and
     /// `ds_swizzle_b32` (no `addr`: the pattern is `offset`): lanes
     /// exchanged without LDS, as the reference's.
@@ -1150,6 +1152,157 @@ fn ds_permute(
     Ok(())
 }
 
+/// An SDWA field: `bits` at `shift` (`bits` 32: the whole dword).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sel {
+    shift: u8,
+    bits: u8,
+}
+
+impl Sel {
+    /// `BYTE_0`…`BYTE_3`, `WORD_0`, `WORD_1`, `DWORD` (absent: `DWORD`).
+    fn of(v: Option<&str>) -> Option<Sel> {
+        let (shift, bits) = match v.unwrap_or("DWORD") {
+            "BYTE_0" => (0, 8),
+            "BYTE_1" => (8, 8),
+            "BYTE_2" => (16, 8),
+            "BYTE_3" => (24, 8),
+            "WORD_0" => (0, 16),
+            "WORD_1" => (16, 16),
+            "DWORD" => (0, 32),
+            _ => return None,
+        };
+        Some(Sel { shift, bits })
+    }
+}
+
+/// How SDWA fills the destination bits outside `dst_sel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unused {
+    Pad,
+    Preserve,
+    Sext,
+}
+
+/// [`Typed::Sdwa`]: a 32-bit VOP1/VOP2 operation whose sources are
+/// selected (and sign-extended with `sext(…)`) before `neg`/`abs`, and whose
+/// result is placed by `dst_sel`/`dst_unused`, as the reference's
+/// `sdwa_sel` and `sdwa_dst`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Sdwa {
+    op: V32,
+    dst: VDst,
+    src: [Opnd; 2],
+    neg: u8,
+    abs: u8,
+    sel: [Sel; 2],
+    sext: [bool; 2],
+    dst_sel: Sel,
+    unused: Unused,
+}
+
+fn lower_sdwa(ins: &Instruction, name: &str) -> Option<Typed> {
+    let (op, n, float) = V32::of(name)?;
+    // 32-bit results of one or two sources, exact (not approximate), not
+    // accumulating into the destination.
+    if n > 2
+        || op.half() != 0
+        || crate::approx::lookup(name).is_some()
+        || matches!(name, "v_fmac_f32" | "v_mac_f32" | "v_fmac_f16")
+    {
+        return None;
+    }
+    let mut sel = [None; 3];
+    let mut unused = Unused::Pad;
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "src0_sel" => sel[0] = Some(v.as_str()),
+            "src1_sel" => sel[1] = Some(v.as_str()),
+            "dst_sel" => sel[2] = Some(v.as_str()),
+            "dst_unused" => {
+                unused = match v.as_str() {
+                    "UNUSED_PAD" => Unused::Pad,
+                    "UNUSED_PRESERVE" => Unused::Preserve,
+                    "UNUSED_SEXT" => Unused::Sext,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    if ops.len() != n + 1 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+        return None;
+    }
+    let (neg, abs) = mods(&ops[1..], float)?;
+    if (neg | abs) & op.int() != 0 {
+        return None;
+    }
+    let mut src = [Opnd::Imm(0); 2];
+    let mut sext = [false; 2];
+    for (k, s) in ops[1..].iter().enumerate() {
+        sext[k] = s.sext;
+        src[k] = vsrc(
+            &Src {
+                sext: false,
+                ..s.clone()
+            },
+            false,
+        )?;
+    }
+    Some(Typed::Sdwa(Box::new(Sdwa {
+        op,
+        dst: vdst(&ops[0])?,
+        src,
+        neg,
+        abs,
+        sel: [Sel::of(sel[0])?, Sel::of(sel[1])?],
+        sext,
+        dst_sel: Sel::of(sel[2])?,
+        unused,
+    })))
+}
+
+/// `v`'s low `bits` bits sign-extended.
+#[inline]
+fn sext_bits(v: u32, bits: u8) -> u32 {
+    let s = 32 - bits as u32;
+    (((v << s) as i32) >> s) as u32
+}
+
+/// [`Typed::Sdwa`].
+fn sdwa(w: &mut Wave, x: &Sdwa) -> R<()> {
+    let exec = w.exec();
+    let mut v = [get32(w, x.src[0])?, get32(w, x.src[1])?, [0; LANES]];
+    for k in 0..2 {
+        let Sel { shift, bits } = x.sel[k];
+        if bits < 32 {
+            for e in v[k].iter_mut() {
+                let f = (*e >> shift) & ((1u32 << bits) - 1);
+                *e = if x.sext[k] { sext_bits(f, bits) } else { f };
+            }
+        }
+        fmods(&mut v[k], k, x.neg, x.abs, 0);
+    }
+    let mut r = [0u32; LANES];
+    v32(x.op, &v[0], &v[1], &v[2], 0, &mut r);
+    let Sel { shift, bits } = x.dst_sel;
+    if bits < 32 {
+        let old = *vrow(w, x.dst.file, x.dst.index)?;
+        let mask = ((1u64 << bits) - 1) as u32;
+        for (r, &old) in r.iter_mut().zip(&old) {
+            let placed = (*r & mask) << shift;
+            *r = match x.unused {
+                Unused::Pad => placed,
+                Unused::Preserve => old & !(mask << shift) | placed,
+                Unused::Sext => sext_bits(placed, shift + bits),
+            };
+        }
+    }
+    put(vrow_mut(w, x.dst)?, &r, exec);
+    Ok(())
+}
+
 /// A MUBUF atomic ([`Typed::BufferAtomic`]).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct BufferAtomic {
@@ -1357,6 +1510,9 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         return lower_pk(ins);
     }
     let (name, enc) = base_name(m);
+    if enc == "_sdwa" {
+        return lower_sdwa(ins, name);
+    }
     if !matches!(enc, "" | "_e32" | "_e64" | "_dpp") {
         return None;
     }
@@ -5285,6 +5441,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             }
         }
         Typed::Pk(ref p) => pk(w, p)?,
+        Typed::Sdwa(ref x) => sdwa(w, x)?,
         Typed::DsPermute {
             dst,
             addr,

@@ -259,6 +259,13 @@ const TAIL: &str = r"
   s_atomic_umax s5, s[0:1], 0x8
   s_atomic_cmpswap_x2 s[4:7], s[0:1], s8 glc
   s_atomic_xor_x2 s[4:5], s[0:1], 0x10
+  v_add_u32_sdwa v0, v1, v2 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_2 src1_sel:WORD_1
+  v_lshlrev_b32_sdwa v0, v1, sext(v2) dst_sel:WORD_0 dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:BYTE_0
+  v_mul_f32_sdwa v0, -v1, |v2| dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1 src1_sel:DWORD
+  v_mov_b32_sdwa v0, v1 dst_sel:WORD_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_3
+  v_and_b32_sdwa v0, s1, v2 dst_sel:BYTE_0 dst_unused:UNUSED_SEXT src0_sel:DWORD src1_sel:BYTE_2
+  v_cvt_f16_f32_sdwa v0, v1 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_max_i32_sdwa v0, sext(v1), v2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_0 src1_sel:DWORD
 ";
 
 /// gfx950's own instructions of the tail.
