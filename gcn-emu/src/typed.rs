@@ -1274,15 +1274,15 @@ fn sext_bits(v: u32, bits: u8) -> u32 {
 fn sdwa(w: &mut Wave, x: &Sdwa) -> R<()> {
     let exec = w.exec();
     let mut v = [get32(w, x.src[0])?, get32(w, x.src[1])?, [0; LANES]];
-    for k in 0..2 {
+    for (k, v) in v.iter_mut().take(2).enumerate() {
         let Sel { shift, bits } = x.sel[k];
         if bits < 32 {
-            for e in v[k].iter_mut() {
+            for e in v.iter_mut() {
                 let f = (*e >> shift) & ((1u32 << bits) - 1);
                 *e = if x.sext[k] { sext_bits(f, bits) } else { f };
             }
         }
-        fmods(&mut v[k], k, x.neg, x.abs, 0);
+        fmods(v, k, x.neg, x.abs, 0);
     }
     let mut r = [0u32; LANES];
     v32(x.op, &v[0], &v[1], &v[2], 0, &mut r);
