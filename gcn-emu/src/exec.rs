@@ -5511,7 +5511,7 @@ pub fn run_until_blocked(
     let issue = ctx.observer.as_ref().is_some_and(|o| o.0.wants_issue());
     // Executed instructions per engine, when measured (hidden; see
     // `crate::tally`).
-    let mut tally = crate::tally::on().then(crate::tally::Slice::default);
+    let mut tally = crate::tally::on().then(|| crate::tally::Slice::new(wave.rdna()));
     while wave.state == WaveState::Running {
         if wave.executed >= budget {
             return Ok(());
@@ -5541,14 +5541,39 @@ pub fn run_until_blocked(
         // An operand form the executor does not expect (an index past the
         // operands LLVM printed) is a typed `Stop::Unsupported`, not a panic.
         let exec = wave.exec();
+        let unit = ins.route.unit;
         match ctx.typed.get(pc) {
-            Some(Some(t)) if !wave.vskip && !wave.gpr_idx => {
+            // VSKIP: no vector instruction is issued (as `step` skips it).
+            Some(_) if wave.vskip && (unit.is_vector() || ins.dual.is_some()) => {
+                if let Some(tally) = tally.as_mut() {
+                    tally.count(&ins.mnemonic, true);
+                }
+                wave.executed += 1;
+                wave.pc = pc + 1;
+            }
+            Some(Some(t)) if !wave.gpr_idx || !unit.is_vector_alu() => {
                 if let Some(tally) = tally.as_mut() {
                     tally.count(&ins.mnemonic, true);
                 }
                 wave.executed += 1;
                 wave.pc = pc + 1;
                 crate::typed::exec(wave, t, ins, ctx).map_err(|s| (s, pc))?;
+            }
+            // VGPR indexing: the instruction with M0's index applied (the
+            // reference's `gpr_indexed`, a copy), lowered again.
+            Some(Some(_)) => {
+                let indexed = gpr_indexed(wave, ins).map_err(|s| (s, pc))?;
+                let t = crate::typed::lower(&indexed, prog);
+                if let Some(tally) = tally.as_mut() {
+                    tally.count(&ins.mnemonic, t.is_some());
+                }
+                wave.executed += 1;
+                wave.pc = pc + 1;
+                match t {
+                    Some(t) => crate::typed::exec(wave, &t, &indexed, ctx),
+                    None => step_v(wave, &indexed, ctx, unit),
+                }
+                .map_err(|s| (s, pc))?;
             }
             _ => {
                 if let Some(tally) = tally.as_mut() {
