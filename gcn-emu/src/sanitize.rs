@@ -681,6 +681,7 @@ impl WaveSan {
     /// With the `uninit` check ([`WaveSan::loaded`]) it also propagates the
     /// shadow of uninitialized values through `ins` from the state of `wave`
     /// (before it runs) and reports their uses ([`shadow`]).
+    #[cfg(test)]
     fn before(
         &mut self,
         ins: &Instruction,
@@ -688,8 +689,29 @@ impl WaveSan {
         lds: Option<&LdsShadow>,
         wave: &crate::exec::Wave,
     ) {
+        self.before_executed(ins, ins, program, lds, wave)
+    }
+
+    /// [`WaveSan::before`], where `executed` is `ins` as the executor runs
+    /// it (RDNA: its renamed copy, `crate::rdna::executable`), which the
+    /// shadow of uninitialized values follows.
+    fn before_executed(
+        &mut self,
+        ins: &Instruction,
+        executed: &Instruction,
+        program: &Program,
+        lds: Option<&LdsShadow>,
+        wave: &crate::exec::Wave,
+    ) {
         if let Some(sh) = self.shadow.as_mut() {
-            sh.before(ins, wave, program, lds, self.workgroup, &mut self.findings);
+            sh.before(
+                executed,
+                wave,
+                program,
+                lds,
+                self.workgroup,
+                &mut self.findings,
+            );
         }
         let (wg, wave) = (self.workgroup, self.wave);
         if let Some(w) = crate::waitcnt::decode(ins, self.gen) {
@@ -878,11 +900,10 @@ impl Workgroup {
         };
         for w in &mut self.waves {
             w.rules(gen, table);
-            // The shadow of uninitialized values knows CDNA's instructions
-            // only: not tracked on RDNA (the `uninit` check reports
-            // nothing there).
-            if gen != Generation::Gfx9 {
-                w.shadow = None;
+            // The shadow of uninitialized values reads the executor's
+            // (CDNA) names, and the target's table for RDNA's own.
+            if let Some(sh) = w.shadow.as_mut() {
+                sh.set_table(table);
             }
         }
         self.table = table;
@@ -940,7 +961,7 @@ impl Observer for Workgroup {
             Some(&k) => &self.program.instructions[k],
             None => i.instruction,
         };
-        san.before(ins, &self.program, Some(&self.lds), i.state);
+        san.before_executed(ins, i.instruction, &self.program, Some(&self.lds), i.state);
         self.lds
             .current
             .set((san.wave, ins.addr, lds_atomic(self.table, &ins.mnemonic)));
