@@ -329,7 +329,8 @@ out = [acc, hist, facc, chain]",
 /// (`v_fma_f32_e64_dpp ... row_shr:1 bound_ctrl:1`), `ds_cmpstore_rtn_b32`
 /// and `_b64` (RDNA's operand order: new value, then the compared one),
 /// RDNA's buffer atomics through a raw V# (with lanes past `num_records`
-/// dropped) and the renamed global atomics, bit for bit against NumPy.
+/// dropped), the renamed global atomics and LDS f32 max/min (gfx12:
+/// `ds_max_num_f32`), bit for bit against NumPy.
 /// Every contended atomic is order-free here (integer sums, min/max, and
 /// f32 sums of quarters, exact).
 #[test]
@@ -379,6 +380,7 @@ fn rdna_ops(target: &str, seed: u64) {
             A::Buf(u32s(&bacc)),
             A::Buf(u32s(&bsum)),
             A::Buf(u32s(&gacc)),
+            A::Buf(vec![0; 8 * 4]),
         ],
     )
     .unwrap();
@@ -418,10 +420,11 @@ c = int(gacc[6]) | int(gacc[7]) << 32
 for _ in range(32): c = 0 if c >= 1000 else c + 1
 g[6] = c % 2**32; g[7] = c >> 32
 g[8:] = x.view(np.uint32)
-out = [out.astype(np.uint32), fo, nb, bs, g]",
+lm = np.array([f[t % 4 == k].max() for k in range(4)] + [f[t % 4 == k].min() for k in range(4)], np.float32)
+out = [out.astype(np.uint32), fo, nb, bs, g, lm]",
         &[&u32s(&x), &f32s(&f), &u32s(&bacc), &u32s(&bsum), &u32s(&gacc)],
     );
-    let names = ["out", "fout", "bacc", "bsum", "gacc"];
+    let names = ["out", "fout", "bacc", "bsum", "gacc", "lmax"];
     for (k, name) in names.iter().enumerate() {
         let got = to_u32(&bufs[k + 2]);
         let exp = to_u32(&want[k]);

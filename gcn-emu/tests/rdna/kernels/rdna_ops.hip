@@ -3,7 +3,8 @@
 // operand order), RDNA's buffer atomics (gfx11 `buffer_atomic_max_f32`,
 // gfx12 `buffer_atomic_max_num_f32`) through a raw V#, and the global
 // atomics gfx11/gfx12 rename (`global_atomic_add_u64`, `_min_f32` /
-// `_min_num_f32`, `_inc_u64`, `_sub_u32`, `_swap_b32`).
+// `_min_num_f32`, `_inc_u64`, `_sub_u32`, `_swap_b32`), and LDS f32 max/min
+// (gfx11 `ds_max_f32`, gfx12 `ds_max_num_f32`).
 // Launch one block of 32 threads (wave32). in[32]: small integers;
 // fin[32]: multiples of 1/4 below 64 in magnitude (every sum and product
 // here is exact in f32). Per thread t:
@@ -24,12 +25,15 @@
 // gacc: [0..1] u64 += in[t] << 20; [2] min= fin (f32); [3] max= fin (f32);
 //       [4] -= in[t] (u32); [5..6] u64 inc (wrapping at 1000): 32 times;
 //       [8 + t] = in[t] (swap).
+// lmax[k] (k < 4): the max of fin[t] over t % 4 == k, through LDS (from
+// -1e30); lmax[4 + k]: the min (from 1e30).
 #define __global__ __attribute__((global))
 #define __shared__ __attribute__((shared))
 extern "C" __global__ void rdna_ops(const int *__restrict__ in, const float *__restrict__ fin,
                                     int *__restrict__ out, float *__restrict__ fout, int *bacc,
-                                    int *bsum, unsigned *gacc) {
+                                    int *bsum, unsigned *gacc, float *lmax) {
   __shared__ int lds[32];
+  __shared__ float fm[8];
   __shared__ unsigned long long lds64[32];
   unsigned t = __builtin_amdgcn_workitem_id_x();
   int v = in[t];
@@ -42,6 +46,7 @@ extern "C" __global__ void rdna_ops(const int *__restrict__ in, const float *__r
   // ds_cmpstore: each lane swaps in another lane's slot, so no two lanes
   // touch one address.
   lds[t] = v;
+  if (t < 8) fm[t] = t < 4 ? -1e30f : 1e30f;
   lds64[t] = (unsigned long long)v * 3 + ((unsigned long long)t << 40);
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
   __builtin_amdgcn_s_barrier();
@@ -58,6 +63,12 @@ extern "C" __global__ void rdna_ops(const int *__restrict__ in, const float *__r
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
   __builtin_amdgcn_s_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  __hip_atomic_fetch_max(&fm[t % 4], f, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+  __hip_atomic_fetch_min(&fm[4 + t % 4], f, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  if (t < 8) lmax[t] = fm[t];
   unsigned long long now64 = lds64[t];
   out[t * 8 + 0] = exp;
   out[t * 8 + 1] = lds[t];
