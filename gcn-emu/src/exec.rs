@@ -2904,7 +2904,8 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         // (`permlane32`); both registers are written (LLVM AMDGPUUsage,
         // llvm.amdgcn.permlane{16,32}.swap).
         "v_permlane16_swap_b32" | "v_permlane32_swap_b32" => {
-            if w.exec() != u64::MAX {
+            // Every lane of the wave (gfx1250's wave32: lanes 0-31).
+            if w.exec() != w.lane_bits() {
                 return unsup("a partial exec (fetch-inactive and bound_ctrl are not modelled)");
             }
             let (Ok((f0, i0)), Ok((f1, i1))) =
