@@ -4247,7 +4247,7 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     if v[1] >> 31 != 0 && !private && !w.rdna() {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
-    let rdna_oob = rdna_oob_select(w, &v)?;
+    let rdna_oob = rdna_oob_select(w, v)?;
     let soff = w.sread(soffset, ctx)? as u64;
     let exec = w.exec();
     if private {
@@ -4429,7 +4429,7 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
     if v[1] >> 31 != 0 && !w.rdna() {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
-    let rdna_oob = rdna_oob_select(w, &v)?;
+    let rdna_oob = rdna_oob_select(w, v)?;
     let soff = w.sread(soffset, ctx)? as u64;
     let (file, di) = reg_of(vdata)?;
     let words = size / 4;
