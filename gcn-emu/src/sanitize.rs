@@ -673,14 +673,8 @@ impl WaveSan {
         }
     }
 
-    /// Check `ins` (about to run) against the loads in flight, then record
-    /// it if it is a memory instruction, or apply it if it is a wait. `lds`:
-    /// the workgroup's LDS shadow, told the sequence number of the access
-    /// and the LDS writes a wait retires.
-    ///
-    /// With the `uninit` check ([`WaveSan::loaded`]) it also propagates the
-    /// shadow of uninitialized values through `ins` from the state of `wave`
-    /// (before it runs) and reports their uses ([`shadow`]).
+    /// [`WaveSan::before_executed`] of an instruction the executor runs
+    /// as it is spelled (the unit tests' CDNA code).
     #[cfg(test)]
     fn before(
         &mut self,
@@ -692,9 +686,16 @@ impl WaveSan {
         self.before_executed(ins, ins, program, lds, wave)
     }
 
-    /// [`WaveSan::before`], where `executed` is `ins` as the executor runs
-    /// it (RDNA: its renamed copy, `crate::rdna::executable`), which the
-    /// shadow of uninitialized values follows.
+    /// Check `ins` (about to run) against the loads in flight, then record
+    /// it if it is a memory instruction, or apply it if it is a wait. `lds`:
+    /// the workgroup's LDS shadow, told the sequence number of the access
+    /// and the LDS writes a wait retires.
+    ///
+    /// With the `uninit` check ([`WaveSan::loaded`]) it also propagates the
+    /// shadow of uninitialized values through `executed`, `ins` as the
+    /// executor runs it (RDNA: its renamed copy, `crate::rdna::executable`),
+    /// from the state of `wave` (before it runs) and reports their uses
+    /// ([`shadow`]).
     fn before_executed(
         &mut self,
         ins: &Instruction,
