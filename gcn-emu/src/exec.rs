@@ -5427,6 +5427,42 @@ mod tests {
         }
     }
 
+    /// gfx12's `_num_` atomics follow the RDNA4 ISA guide's
+    /// DS_MAX_NUM_RTN_F32 pseudo-code (src = DATA, tmp = MEM): two NaNs
+    /// give src quieted, one NaN the other value, +0 above -0; RDNA's
+    /// `cmpstore` stores DATA when MEM equals DATA2.
+    #[test]
+    fn rdna_num_and_cmpstore_atomics_follow_the_pseudo_code() {
+        let one = 1.0f32.to_bits() as u64;
+        let (pz, nz) = (0.0f32.to_bits() as u64, (-0.0f32).to_bits() as u64);
+        let cases = [
+            // (op, old = MEM, data = src, result)
+            ("max_num_f32", 0x7fc0_0001, one, one),
+            ("max_num_f32", one, 0x7f80_0001, one),
+            ("max_num_f32", 0x7fc0_0002, 0x7f80_0003, 0x7fc0_0003),
+            ("max_num_f32", nz, pz, pz),
+            ("max_num_f32", pz, nz, pz),
+            ("min_num_f32", nz, pz, nz),
+            ("min_num_f32", pz, nz, nz),
+            (
+                "min_num_f32",
+                one,
+                (-2.0f32).to_bits() as u64,
+                (-2.0f32).to_bits() as u64,
+            ),
+        ];
+        for (op, old, data, want) in cases {
+            assert_eq!(
+                atomic_op(op, 4, old, data, 0),
+                Some(want),
+                "{op}({old:#x}, {data:#x})"
+            );
+        }
+        assert_eq!(atomic_op("cmpstore", 4, 5, 9, 5), Some(9));
+        assert_eq!(atomic_op("cmpstore", 4, 5, 9, 6), Some(5));
+        assert_eq!(atomic_op("cmpstore", 8, 1 << 40, 7, 1 << 40), Some(7));
+    }
+
     #[test]
     fn dpp_controls_pick_the_documented_lanes() {
         assert_eq!(dpp_source(0x111, 0), None);
