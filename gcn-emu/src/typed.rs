@@ -29,6 +29,10 @@ use crate::decode::{Instruction, Operand, Program, RegFile, Src, VCC};
 use crate::exec::{base_name, Ctx, Stop, Wave, LANES};
 use crate::observe::{AccessKind, Space};
 
+mod rdna;
+pub(crate) use rdna::lower_all_for;
+pub use rdna::{lowered_for, Shape};
+
 type R<T> = std::result::Result<T, Stop>;
 type Lanes = [u32; LANES];
 type Lanes64 = [u64; LANES];
@@ -176,6 +180,10 @@ pub(crate) enum V32 {
     SubRevUSat,
     AddISat,
     SubISat,
+    /// RDNA4's `v_max_num_f32`/`v_min_num_f32` (the reference's
+    /// `num_minmax32`).
+    MaxNum,
+    MinNum,
 }
 
 impl V32 {
@@ -286,6 +294,8 @@ impl V32 {
             "v_max_f16" => (MaxH, 2, true),
             "v_min_f16" => (MinH, 2, true),
             "v_div_fixup_f16" => (DivFixupH, 3, true),
+            "v_max_num_f32" => (MaxNum, 2, true),
+            "v_min_num_f32" => (MinNum, 2, true),
             _ => return None,
         })
     }
@@ -627,6 +637,39 @@ pub(crate) enum SaveOp {
     OrN1,
 }
 
+/// The operation of `s_<op>_saveexec_*` (`kind` is `s_<op>`).
+fn save_op(kind: &str) -> Option<SaveOp> {
+    Some(match kind {
+        "s_and" => SaveOp::And,
+        "s_or" => SaveOp::Or,
+        "s_xor" => SaveOp::Xor,
+        "s_andn2" => SaveOp::AndN2,
+        "s_orn2" => SaveOp::OrN2,
+        "s_nand" => SaveOp::Nand,
+        "s_nor" => SaveOp::Nor,
+        "s_xnor" => SaveOp::Xnor,
+        "s_andn1" => SaveOp::AndN1,
+        "s_orn1" => SaveOp::OrN1,
+        _ => return None,
+    })
+}
+
+/// A saveexec's new exec mask: op(source, exec).
+fn save(op: SaveOp, src: u64, exec: u64) -> u64 {
+    match op {
+        SaveOp::And => src & exec,
+        SaveOp::Or => src | exec,
+        SaveOp::Xor => src ^ exec,
+        SaveOp::AndN2 => src & !exec,
+        SaveOp::OrN2 => src | !exec,
+        SaveOp::Nand => !(src & exec),
+        SaveOp::Nor => !(src | exec),
+        SaveOp::Xnor => !(src ^ exec),
+        SaveOp::AndN1 => !src & exec,
+        SaveOp::OrN1 => !src | exec,
+    }
+}
+
 /// A branch's condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cond {
@@ -718,6 +761,15 @@ pub(crate) enum Typed {
     AddK { dst: u16, imm: i32 },
     /// `s_<op>_saveexec_b64`.
     SaveExec { op: SaveOp, dst: u16, src: Opnd },
+    /// `s_<op>_saveexec_b32` (wave32's; RDNA): one SGPR gets `exec_lo`.
+    SaveExec32 { op: SaveOp, dst: u16, src: Opnd },
+    /// A VOPD pair (RDNA, wave32): both halves read before either writes.
+    Dual(Box<rdna::Dual>),
+    /// `ds_read_{u8,i8,u16}_d16[_hi]`: into one half of the register, the
+    /// other kept.
+    DsD16(Box<rdna::D16>),
+    /// `global_load_{ubyte,sbyte,short}_d16[_hi]` (`true`: the high half).
+    GlobalD16(Box<(Global, bool)>),
     /// An f64 operation (and conversions to and from f64).
     F64(Box<F64>),
     /// A global atomic.
@@ -833,6 +885,9 @@ pub(crate) struct Dpp {
     bound_ctrl: bool,
     /// The lanes of the enabled rows and banks.
     enabled: u64,
+    /// DPP8 (gfx10+): reading an inactive lane is refused, as the
+    /// reference executor refuses it (fetch-inactive is not modelled).
+    strict: bool,
 }
 
 /// A packed operation's element operation ([`Typed::Pk`]).
@@ -1080,12 +1135,7 @@ pub(crate) struct Mfma {
 /// Lower every instruction of `program` (`None`: it runs on the reference
 /// executor).
 pub(crate) fn lower_all(program: &Program) -> Vec<Option<Typed>> {
-    program
-        .instructions
-        .iter()
-        // A VOPD pair runs in the reference executor (both halves).
-        .map(|i| i.dual.is_none().then(|| lower(i, program)).flatten())
-        .collect()
+    lower_all_for(program, Shape::GFX9)
 }
 
 fn sgpr(o: &Operand, n: u16) -> Option<u16> {
@@ -1236,6 +1286,11 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
                 | "row_mask"
                 | "bank_mask"
                 | "bound_ctrl"
+                // gfx10+ (RDNA): the controls' lanes are `exec::dpp_source`'s;
+                // which controls a target has is checked in `rdna`.
+                | "row_share"
+                | "row_xmask"
+                | "dpp8"
         )
     };
     if enc != "_dpp" {
@@ -1330,7 +1385,9 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if ins.mods.iter().any(|(k, _)| enc != "_dpp" || !dpp_key(k)) {
         return None;
     }
-    let dpp = if enc == "_dpp" {
+    let dpp = if enc == "_dpp" && ins.has("dpp8") {
+        Some(Box::new(rdna::dpp8(*ins.words.get(1)?)))
+    } else if enc == "_dpp" {
         let word = *ins.words.get(1)?;
         let (ctrl, bound_ctrl) = (word >> 8 & 0x1ff, word >> 19 & 1 != 0);
         let (bank_mask, row_mask) = (word >> 24 & 0xf, word >> 28 & 0xf);
@@ -1348,6 +1405,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
             from,
             bound_ctrl,
             enabled,
+            strict: false,
         }))
     } else {
         None
@@ -1784,7 +1842,7 @@ fn f64_op(w: &mut Wave, x: &F64, ins: &Instruction) -> R<()> {
         }
     }
     if let Some(d) = x.sdst {
-        sset64(w, d, bits & exec);
+        set_mask(w, d, bits & exec);
     }
     if matches!(x.op, F64Op::ToF32 | F64Op::ToI32 | F64Op::ToU32) {
         put(vrow_mut(w, x.dst)?, &r.map(|v| v as u32), exec);
@@ -1835,6 +1893,9 @@ fn lower_lane(name: &str, ops: &[Src]) -> Option<Typed> {
 fn lower_global(ins: &Instruction) -> Option<Typed> {
     if let Some(kind) = ins.mnemonic.strip_prefix("global_atomic_") {
         return lower_atomic(ins, kind);
+    }
+    if let Some(t) = rdna::lower_global_d16(ins) {
+        return Some(t);
     }
     let scratch = ins.mnemonic.starts_with("scratch_");
     let (store, kind) = match ins
@@ -2487,6 +2548,9 @@ fn lower_ds(ins: &Instruction) -> Option<Typed> {
     if word >> 16 & 1 != 0 {
         return None;
     }
+    if let Some(t) = rdna::lower_ds_d16(ins, word) {
+        return Some(t);
+    }
     let ops = &ins.ops;
     if let Some(bits) = ins.mnemonic.strip_prefix("ds_read_b64_tr_b") {
         let bits = match bits {
@@ -2966,6 +3030,9 @@ fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64
 
 fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
     let m = ins.mnemonic.as_str();
+    if let Some(t) = rdna::lower_scalar(ins) {
+        return t;
+    }
     match m {
         "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
         | "s_waitcnt_lgkmcnt" => return Some(Typed::Nop),
@@ -3182,19 +3249,7 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         return Some(Typed::S64 { op, dst, src });
     }
     if let Some(kind) = m.strip_suffix("_saveexec_b64") {
-        let op = match kind {
-            "s_and" => SaveOp::And,
-            "s_or" => SaveOp::Or,
-            "s_xor" => SaveOp::Xor,
-            "s_andn2" => SaveOp::AndN2,
-            "s_orn2" => SaveOp::OrN2,
-            "s_nand" => SaveOp::Nand,
-            "s_nor" => SaveOp::Nor,
-            "s_xnor" => SaveOp::Xnor,
-            "s_andn1" => SaveOp::AndN1,
-            "s_orn1" => SaveOp::OrN1,
-            _ => return None,
-        };
+        let op = save_op(kind)?;
         if ops.len() != 2 {
             return None;
         }
@@ -3287,6 +3342,33 @@ fn sget64(w: &Wave, o: Opnd) -> u64 {
         Opnd::S(i) => w.s[i as usize] as u64 | (w.s[i as usize + 1] as u64) << 32,
         Opnd::Imm(x) => x,
         Opnd::V(_) | Opnd::A(_) => 0,
+    }
+}
+
+/// Write a lane mask to SGPR `i`: a pair in wave64, one SGPR in wave32
+/// (as `Wave::write_mask`); an index past the file ([`rdna::DROP`]: the
+/// `null` destination) drops it.
+#[inline]
+fn set_mask(w: &mut Wave, i: u16, bits: u64) {
+    let i = i as usize;
+    if w.wave_size == 32 {
+        if let Some(r) = w.s.get_mut(i) {
+            *r = bits as u32;
+        }
+    } else if let Some(p) = w.s.get_mut(i..i + 2) {
+        p[0] = bits as u32;
+        p[1] = (bits >> 32) as u32;
+    }
+}
+
+/// A lane mask read from SGPR `i`: a pair in wave64, one SGPR in wave32.
+#[inline]
+fn get_mask(w: &Wave, i: u16) -> u64 {
+    let i = i as usize;
+    if w.wave_size == 32 {
+        w.s[i] as u64
+    } else {
+        w.s[i] as u64 | (w.s[i + 1] as u64) << 32
     }
 }
 
@@ -3559,6 +3641,8 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
         SubRevUSat => each!(|x, y, z| y.saturating_sub(x)),
         AddISat => each!(|x, y, z| (x as i32).saturating_add(y as i32) as u32),
         SubISat => each!(|x, y, z| (x as i32).saturating_sub(y as i32) as u32),
+        MaxNum => each!(|x, y, z| crate::exec::num_minmax32(x, y, true)),
+        MinNum => each!(|x, y, z| crate::exec::num_minmax32(x, y, false)),
         MinH => each!(|x, y, z| ch(h(x).min(h(y)))),
     }
 }
@@ -3695,6 +3779,11 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                     fmods(x, k, neg, abs, half);
                 }
                 if let Some(d) = dpp {
+                    if d.strict && rdna::dpp8_inactive(d, exec) {
+                        return Err(Stop::Unsupported(
+                            "DPP8 reading an inactive lane (not modelled)".into(),
+                        ));
+                    }
                     let row = x[0];
                     let mut write = 0u64;
                     for (l, (x0, &from)) in x[0].iter_mut().zip(&d.from).enumerate() {
@@ -3760,7 +3849,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         } => {
             let exec = w.exec();
             let (a, b) = (get32(w, src[0])?, get32(w, src[1])?);
-            let cin = cin.map(|c| w.s[c as usize] as u64 | (w.s[c as usize + 1] as u64) << 32);
+            let cin = cin.map(|c| get_mask(w, c));
             let cbit = |l: usize| cin.is_some_and(|m| m >> l & 1 != 0) as i64;
             let mut bits = 0u64;
             if op == Carry::MadU64 {
@@ -3790,7 +3879,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 }
                 put(vrow_mut(w, dst)?, &r, exec);
             }
-            sset64(w, sdst, bits);
+            set_mask(w, sdst, bits);
         }
         Typed::DivScale {
             dst,
@@ -3812,7 +3901,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 bits |= (vcc as u64) << l;
             }
             put(vrow_mut(w, dst)?, &r, exec);
-            sset64(w, sdst, bits & exec);
+            set_mask(w, sdst, bits & exec);
         }
         Typed::Cndmask {
             dst,
@@ -3826,7 +3915,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             let mut b = get32(w, src[1])?;
             fmods(&mut a, 0, neg, abs, 0);
             fmods(&mut b, 1, neg, abs, 0);
-            let m = w.s[mask as usize] as u64 | (w.s[mask as usize + 1] as u64) << 32;
+            let m = get_mask(w, mask);
             let r: Lanes = std::array::from_fn(|l| if m >> l & 1 != 0 { b[l] } else { a[l] });
             put(vrow_mut(w, dst)?, &r, exec);
         }
@@ -3864,7 +3953,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 }
                 bits &= exec;
                 if let Some(d) = sdst {
-                    sset64(w, d, bits);
+                    set_mask(w, d, bits);
                 }
                 if x {
                     w.set_exec(bits);
@@ -3883,7 +3972,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             }
             bits &= exec;
             if let Some(d) = sdst {
-                sset64(w, d, bits);
+                set_mask(w, d, bits);
             }
             if x {
                 w.set_exec(bits);
@@ -4102,22 +4191,15 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         }
         Typed::SaveExec { op, dst, src } => {
             let (src, exec) = (sget64(w, src), w.exec());
-            let new = match op {
-                SaveOp::And => src & exec,
-                SaveOp::Or => src | exec,
-                SaveOp::Xor => src ^ exec,
-                SaveOp::AndN2 => src & !exec,
-                SaveOp::OrN2 => src | !exec,
-                SaveOp::Nand => !(src & exec),
-                SaveOp::Nor => !(src | exec),
-                SaveOp::Xnor => !(src ^ exec),
-                SaveOp::AndN1 => !src & exec,
-                SaveOp::OrN1 => !src | exec,
-            };
+            let new = save(op, src, exec);
             sset64(w, dst, exec);
             w.set_exec(new);
             w.scc = new != 0;
         }
+        Typed::SaveExec32 { op, dst, src } => rdna::save_exec32(w, op, dst, src),
+        Typed::Dual(ref d) => rdna::dual(w, d, ins, ctx)?,
+        Typed::DsD16(ref x) => rdna::ds_d16(w, x, ctx)?,
+        Typed::GlobalD16(ref x) => rdna::global_d16(w, &x.0, x.1, ctx)?,
         Typed::Halt(state) => w.state = state,
         Typed::F64(ref x) => f64_op(w, x, ins)?,
         Typed::Atomic(ref x) => atomic(w, x, ctx)?,
@@ -4133,14 +4215,14 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::ReadLane { dst, src, lane } => {
             let exec = w.exec();
             let l = match lane {
-                Some(o) => (sget(w, o) & 63) as usize,
+                Some(o) => (sget(w, o) & (w.wave_size - 1)) as usize,
                 None if exec == 0 => 0,
                 None => exec.trailing_zeros() as usize,
             };
             w.s[dst as usize] = vrow(w, src.file, src.index)?[l];
         }
         Typed::WriteLane { dst, src, lane } => {
-            let (v, l) = (sget(w, src), (sget(w, lane) & 63) as usize);
+            let (v, l) = (sget(w, src), (sget(w, lane) & (w.wave_size - 1)) as usize);
             vrow_mut(w, dst)?[l] = v;
         }
         Typed::PermSwap { a, b, row32 } => {
@@ -4387,7 +4469,14 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::Global(ref g) => global(w, g, ctx)?,
         Typed::Buffer(ref b) => {
             let v = &w.s[b.srsrc as usize..b.srsrc as usize + 4];
-            if v[1] >> 31 != 0 {
+            // RDNA: a raw buffer (OOB_SELECT 3) alone; its range check is
+            // then CDNA's (`rdna::raw_buffer`).
+            let plain = if w.rdna() {
+                rdna::raw_buffer(w, v)
+            } else {
+                v[1] >> 31 == 0
+            };
+            if !plain {
                 // Swizzled, or the private segment buffer: the reference.
                 return crate::exec::buffer(w, ins, ctx);
             }
@@ -4424,7 +4513,7 @@ fn buffer(w: &mut Wave, b: &Buffer, ctx: &mut Ctx) -> R<()> {
         }
     }
     let mem = ctx.mem.view();
-    let m0 = w.s[crate::decode::M0 as usize];
+    let m0 = w.m0();
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
             continue;
@@ -4678,11 +4767,21 @@ pub fn differential(
     seed: u64,
 ) -> Result<bool, String> {
     let ins = &program.instructions[index];
-    let Some(t) = lower(ins, program) else {
+    // Lowered for the state's wave: its numbering and lanes (an RDNA
+    // program is the executor's renamed copy, `crate::rdna::executable`).
+    let shape = Shape {
+        numbering: state.numbering,
+        wave32: state.wave_size == 32,
+    };
+    let Some(t) = rdna::lower_for(ins, program, shape) else {
         return Ok(false);
     };
     let mut rng = crate::launch::SplitMix64(seed);
     let mut w = state.clone();
+    // `null` reads 0: no write ever reaches it.
+    if let Some(n) = w.numbering.null {
+        w.s[n as usize] = 0;
+    }
     w.scc = rng.next_u64() & 1 != 0;
     let mask = match rng.next_u64() % 4 {
         0 => u64::MAX,
