@@ -770,6 +770,8 @@ pub(crate) enum Typed {
     DsD16(Box<rdna::D16>),
     /// `global_load_{ubyte,sbyte,short}_d16[_hi]` (`true`: the high half).
     GlobalD16(Box<(Global, bool)>),
+    /// gfx10+'s `v_permlane16_b32` and `v_permlanex16_b32`.
+    Permlane(Box<rdna::Permlane>),
     /// An f64 operation (and conversions to and from f64).
     F64(Box<F64>),
     /// A global atomic.
@@ -1266,6 +1268,9 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     let (name, enc) = base_name(m);
     if !matches!(enc, "" | "_e32" | "_e64" | "_dpp") {
         return None;
+    }
+    if matches!(name, "v_permlane16_b32" | "v_permlanex16_b32") && enc != "_dpp" {
+        return rdna::lower_permlane(ins, name == "v_permlanex16_b32");
     }
     // Modifiers this module does not model: any but none at all, and a
     // DPP form's controls (read from the encoding, as the reference does).
@@ -3401,6 +3406,11 @@ fn put(d: &mut Lanes, r: &Lanes, exec: u64) {
         *d = *r;
         return;
     }
+    if exec == 0xffff_ffff {
+        // A whole wave32 wave.
+        d[..32].copy_from_slice(&r[..32]);
+        return;
+    }
     for l in 0..LANES {
         if exec >> l & 1 != 0 {
             d[l] = r[l];
@@ -3434,17 +3444,25 @@ fn ch(x: f32) -> u32 {
     crate::exec::bf16(x) as u32
 }
 
+/// [`v32_n`] over the 64 lanes.
+#[inline]
 fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
+    v32_n::<LANES>(op, a, b, c, vcc, out)
+}
+
+/// A 32-bit vector operation over the first `N` lanes (32 in wave32: the
+/// others are never active).
+fn v32_n<const N: usize>(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
     macro_rules! each {
         (|$x:ident, $y:ident, $z:ident| $e:expr) => {
-            for l in 0..LANES {
+            for l in 0..N {
                 let ($x, $y, $z) = (a[l], b[l], c[l]);
                 let _ = (&$x, &$y, &$z);
                 out[l] = $e;
             }
         };
         (|$x:ident, $y:ident, $z:ident, $l:ident| $e:expr) => {
-            for $l in 0..LANES {
+            for $l in 0..N {
                 let ($x, $y, $z) = (a[$l], b[$l], c[$l]);
                 let _ = (&$x, &$y, &$z);
                 out[$l] = $e;
@@ -3798,7 +3816,11 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                     }
                     exec &= d.enabled & write;
                 }
-                v32(op, &x[0], &x[1], &x[2], vcc, &mut r);
+                if w.wave_size == 32 {
+                    v32_n::<32>(op, &x[0], &x[1], &x[2], vcc, &mut r);
+                } else {
+                    v32(op, &x[0], &x[1], &x[2], vcc, &mut r);
+                }
                 if let (Some(a), Some(seed)) = (approx, w.approx.perturb) {
                     for l in 0..LANES {
                         if exec >> l & 1 != 0 {
@@ -3811,14 +3833,16 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 // broadcast into a buffer.
                 let mut bufs = [[0u32; LANES]; 3];
                 let [b0, b1, b2] = &mut bufs;
-                v32(
-                    op,
+                let (a, b, c) = (
                     src32(w, src[0], b0)?,
                     src32(w, src[1], b1)?,
                     src32(w, src[2], b2)?,
-                    vcc,
-                    &mut r,
                 );
+                if w.wave_size == 32 {
+                    v32_n::<32>(op, a, b, c, vcc, &mut r);
+                } else {
+                    v32(op, a, b, c, vcc, &mut r);
+                }
             }
             put(vrow_mut(w, dst)?, &r, exec);
         }
@@ -4200,6 +4224,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::Dual(ref d) => rdna::dual(w, d, ins, ctx)?,
         Typed::DsD16(ref x) => rdna::ds_d16(w, x, ctx)?,
         Typed::GlobalD16(ref x) => rdna::global_d16(w, &x.0, x.1, ctx)?,
+        Typed::Permlane(ref p) => rdna::permlane(w, p)?,
         Typed::Halt(state) => w.state = state,
         Typed::F64(ref x) => f64_op(w, x, ins)?,
         Typed::Atomic(ref x) => atomic(w, x, ctx)?,

@@ -220,7 +220,7 @@ const TAIL_GFX950: &str = r"
 /// RDNA's forms the typed engine lowers (wave32): VOPD pairs (Y reading
 /// X's destination), DPP8, `row_share`/`row_xmask`, wave32 saveexec and lane
 /// masks in one SGPR, `null` destinations and sources, lane numbers past
-/// 31, d16 loads.
+/// 31, d16 loads, `v_permlane16_b32`/`v_permlanex16_b32`.
 const TAIL_RDNA: &str = r"
   v_dual_mov_b32 v0, v1 :: v_dual_add_f32 v1, v0, v2
   v_dual_fmac_f32 v2, v3, v4 :: v_dual_mul_f32 v3, v2, v5
@@ -256,6 +256,9 @@ const TAIL_RDNA: &str = r"
   s_load_b64 s[10:11], s[4:5], 0x10
   s_mov_b32 exec_lo, s4
   s_cbranch_vccz 0
+  v_permlane16_b32 v0, v1, s4, s5
+  v_permlanex16_b32 v0, v1, s4, s5 op_sel:[1,0]
+  v_permlane16_b32 v0, v1, s4, 0x76543210 op_sel:[0,1]
 ";
 
 /// gfx12's own: split waits, the workgroup barrier, `v_max_num_f32`.

@@ -475,3 +475,74 @@ pub(super) fn raw_buffer(w: &Wave, v: &[u32]) -> bool {
         && v[3] >> 23 & 1 == 0
         && v[3] >> 28 & 3 == 3
 }
+
+/// `v_permlane16_b32`/`v_permlanex16_b32` ([`Typed::Permlane`]): lane `l`
+/// reads the lane of its row of 16 (x16: of the other row of its 32) that
+/// nibble `l % 16` of `sel[1]:sel[0]` names; `op_sel` bit 0 is FI (an
+/// inactive source lane is read), bit 1 BOUND_CTRL (it reads 0), as the
+/// reference's `permlane16`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Permlane {
+    dst: VDst,
+    src: u16,
+    sel: [Opnd; 2],
+    fi: bool,
+    bound_ctrl: bool,
+    x: bool,
+}
+
+pub(super) fn lower_permlane(ins: &Instruction, x: bool) -> Option<Typed> {
+    let ops = &ins.ops;
+    if ops.len() != 4 || ops.iter().any(|o| o.neg || o.abs || o.sext) {
+        return None;
+    }
+    let (mut fi, mut bound_ctrl) = (false, false);
+    for (k, v) in &ins.mods {
+        if k != "op_sel" {
+            return None;
+        }
+        let bits: Vec<&str> = v
+            .trim_matches(|c| c == '[' || c == ']')
+            .split(',')
+            .map(str::trim)
+            .collect();
+        if bits.iter().any(|b| !matches!(*b, "0" | "1")) {
+            return None;
+        }
+        fi = bits.first() == Some(&"1");
+        bound_ctrl = bits.get(1) == Some(&"1");
+    }
+    Some(Typed::Permlane(Box::new(Permlane {
+        dst: match vdst(&ops[0])? {
+            d @ VDst {
+                file: RegFile::V, ..
+            } => d,
+            _ => return None,
+        },
+        src: vgpr(&ops[1])?,
+        sel: [ssrc(&ops[2], 1)?, ssrc(&ops[3], 1)?],
+        fi,
+        bound_ctrl,
+        x,
+    })))
+}
+
+pub(super) fn permlane(w: &mut Wave, p: &Permlane) -> R<()> {
+    let exec = w.exec();
+    let select = sget(w, p.sel[0]) as u64 | (sget(w, p.sel[1]) as u64) << 32;
+    let src = *vrow(w, RegFile::V, p.src)?;
+    let dst = vrow_mut(w, p.dst)?;
+    for (lane, d) in dst.iter_mut().enumerate() {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let row = if p.x { (lane / 16) ^ 1 } else { lane / 16 };
+        let from = row * 16 + (select >> (4 * (lane % 16)) & 15) as usize;
+        if exec >> from & 1 != 0 || p.fi {
+            *d = src[from];
+        } else if p.bound_ctrl {
+            *d = 0;
+        }
+    }
+    Ok(())
+}
