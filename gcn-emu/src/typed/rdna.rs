@@ -111,10 +111,10 @@ fn on_rdna(mut t: Typed, ins: &Instruction, null: u16) -> Option<Typed> {
     match &t {
         // gfx9's own (RDNA's matrix and lane-swap instructions are others).
         Typed::PermSwap { .. } | Typed::DsReadTr { .. } | Typed::Mfma(_) => return None,
-        Typed::V32 { dpp: Some(d), .. } if !d.strict => {
-            if !rdna_dpp_ctrl(ins.words.get(1)? >> 8 & 0x1ff) {
-                return None;
-            }
+        Typed::V32 { dpp: Some(d), .. }
+            if !d.strict && !rdna_dpp_ctrl(ins.words.get(1)? >> 8 & 0x1ff) =>
+        {
+            return None;
         }
         _ => {}
     }
