@@ -772,6 +772,12 @@ pub(crate) enum Typed {
     GlobalD16(Box<(Global, bool)>),
     /// gfx10+'s `v_permlane16_b32` and `v_permlanex16_b32`.
     Permlane(Box<rdna::Permlane>),
+    /// gfx12's float and 64-bit scalar ALU (`s_add_f32`, `s_add_nc_u64`, …).
+    Salu12 {
+        op: rdna::Salu12,
+        dst: u16,
+        src: [Opnd; 3],
+    },
     /// An f64 operation (and conversions to and from f64).
     F64(Box<F64>),
     /// A global atomic.
@@ -1247,6 +1253,9 @@ fn rel(op: &str, float: bool) -> Option<Rel> {
 /// Lower one instruction; `None` when this module does not model its form.
 pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     let m = ins.mnemonic.as_str();
+    if let Some(t) = rdna::lower_cache(ins) {
+        return Some(t);
+    }
     if m.starts_with("s_") {
         return lower_scalar(ins, program);
     }
@@ -1931,8 +1940,9 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
     for (k, v) in &ins.mods {
         match k.as_str() {
             "offset" => offset = crate::exec::parse_int(v).ok()?,
-            // Cache policy: no effect on what the emulator computes.
-            "glc" | "slc" | "sc0" | "sc1" | "nt" => {}
+            // Cache policy (gfx12's `th:`, `scope:` too): no effect on
+            // what the emulator computes.
+            "glc" | "slc" | "sc0" | "sc1" | "nt" | "th" | "scope" => {}
             _ => return None,
         }
     }
@@ -2001,7 +2011,9 @@ fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
         match k.as_str() {
             "offset" => offset = crate::exec::parse_int(v).ok()?,
             "glc" | "sc0" => ret = true,
-            "slc" | "sc1" | "nt" => {}
+            // gfx12: `th:TH_ATOMIC_RETURN` returns the old value.
+            "th" if v.contains("RETURN") => ret = true,
+            "slc" | "sc1" | "nt" | "th" | "scope" => {}
             _ => return None,
         }
     }
@@ -4225,6 +4237,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::DsD16(ref x) => rdna::ds_d16(w, x, ctx)?,
         Typed::GlobalD16(ref x) => rdna::global_d16(w, &x.0, x.1, ctx)?,
         Typed::Permlane(ref p) => rdna::permlane(w, p)?,
+        Typed::Salu12 { op, dst, src } => rdna::salu12(w, op, dst, src),
         Typed::Halt(state) => w.state = state,
         Typed::F64(ref x) => f64_op(w, x, ins)?,
         Typed::Atomic(ref x) => atomic(w, x, ctx)?,

@@ -261,7 +261,14 @@ const TAIL_RDNA: &str = r"
   v_permlane16_b32 v0, v1, s4, 0x76543210 op_sel:[0,1]
 ";
 
-/// gfx12's own: split waits, the workgroup barrier, `v_max_num_f32`.
+/// gfx11's own cache invalidations.
+const TAIL_GFX11: &str = r"
+  buffer_gl0_inv
+  buffer_gl1_inv
+";
+
+/// gfx12's own: split waits, the workgroup barrier, `v_max_num_f32`, the
+/// float and 64-bit scalar ALU, `scope:`/`th:` on global memory.
 const TAIL_GFX12: &str = r"
   s_wait_loadcnt 0x0
   s_wait_dscnt 0x0
@@ -278,6 +285,27 @@ const TAIL_GFX12: &str = r"
   s_add_co_i32 s10, s4, s5
   s_add_co_ci_u32 s10, s4, s5
   v_add_co_ci_u32_e64 v0, null, s4, v2, s5
+  s_add_f32 s10, s4, s5
+  s_sub_f32 s10, s4, 1.0
+  s_mul_f32 s10, s4, s5
+  s_max_num_f32 s10, s4, s5
+  s_min_num_f32 s10, s4, s5
+  s_fmac_f32 s10, s4, s5
+  s_fmaak_f32 s10, s4, s5, 0x40400000
+  s_fmamk_f32 s10, s4, 0x40400000, s5
+  s_cvt_f32_i32 s10, s4
+  s_cvt_f32_u32 s10, s4
+  s_cvt_i32_f32 s10, s4
+  s_cvt_u32_f32 s10, s4
+  s_add_nc_u64 s[10:11], s[4:5], s[6:7]
+  s_sub_nc_u64 s[10:11], s[4:5], 5
+  s_mul_u64 s[10:11], s[4:5], s[6:7]
+  global_inv
+  global_wb
+  global_atomic_add_u32 v5, v1, v6, s[4:5] offset:16 th:TH_ATOMIC_RETURN scope:SCOPE_DEV
+  global_atomic_xor_b32 v1, v5, s[4:5] offset:12 scope:SCOPE_DEV
+  global_load_b32 v0, v1, s[4:5] scope:SCOPE_SYS
+  global_inv scope:SCOPE_SE
 ";
 
 /// A kernel of `body` for `target`, assembled and linked by clang-22 and
@@ -388,7 +416,11 @@ fn typed_operations_agree_with_the_reference_executor() {
         &format!("{TAIL}\n{TAIL_GFX950}"),
         &dir,
     ));
-    files.push(tail_kernel("gfx1100", TAIL_RDNA, &dir));
+    files.push(tail_kernel(
+        "gfx1100",
+        &format!("{TAIL_RDNA}\n{TAIL_GFX11}"),
+        &dir,
+    ));
     files.push(tail_kernel(
         "gfx1201",
         &format!("{TAIL_RDNA}\n{TAIL_GFX12}"),

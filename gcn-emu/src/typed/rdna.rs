@@ -183,6 +183,10 @@ fn on_rdna(mut t: Typed, ins: &Instruction, null: u16) -> Option<Typed> {
             z(src);
             *dst != null
         }
+        Typed::Salu12 { dst, src, .. } => {
+            src.iter_mut().for_each(z);
+            not(*dst, 2)
+        }
         Typed::F64(x) => {
             x.src.iter_mut().for_each(z);
             if x.sdst == Some(null) {
@@ -301,6 +305,9 @@ pub(super) fn dpp8_inactive(d: &Dpp, exec: u64) -> bool {
 /// instruction is one of them in a form not modelled.
 pub(super) fn lower_scalar(ins: &Instruction) -> Option<Option<Typed>> {
     let m = ins.mnemonic.as_str();
+    if let Some(t) = lower_salu12(ins) {
+        return Some(t);
+    }
     Some(match m {
         // gfx12's split waits and ALU waits: the emulator's memory
         // instructions complete in order (the reference's no-ops).
@@ -545,4 +552,110 @@ pub(super) fn permlane(w: &mut Wave, p: &Permlane) -> R<()> {
         }
     }
     Ok(())
+}
+
+/// Cache invalidations and write-backs (`buffer_gl0_inv`, renamed
+/// `buffer_wbinvl1`, gfx12's `global_inv`, …): memory here has no caches
+/// (the reference's no-ops).
+pub(super) fn lower_cache(ins: &Instruction) -> Option<Typed> {
+    match ins.mnemonic.as_str() {
+        "buffer_wbinvl1" | "buffer_wbinvl1_vol" | "buffer_inv" | "buffer_wbl2" | "global_inv"
+        | "global_wb" | "global_wbinv"
+            if ins.mods.iter().all(|(k, _)| k == "scope") && ins.ops.is_empty() =>
+        {
+            Some(Typed::Nop)
+        }
+        _ => None,
+    }
+}
+
+/// gfx12's float scalar ALU and 64-bit `s_*_nc_u64`/`s_mul_u64`
+/// ([`Typed::Salu12`]), as the reference's `salu_gfx12`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Salu12 {
+    AddF,
+    SubF,
+    MulF,
+    MaxNumF,
+    MinNumF,
+    /// `s_fmac_f32`: D = S0·S1 + D (the destination is source 2).
+    /// `s_fmaak_f32`, `s_fmamk_f32`: the fma of the printed operands.
+    Fma,
+    CvtF32I32,
+    CvtF32U32,
+    CvtI32F32,
+    CvtU32F32,
+    /// 64-bit, SCC unchanged.
+    AddNc64,
+    SubNc64,
+    Mul64,
+}
+
+/// [`lower_scalar`]'s gfx12 operations.
+fn lower_salu12(ins: &Instruction) -> Option<Option<Typed>> {
+    use Salu12::*;
+    let m = ins.mnemonic.as_str();
+    let (op, n) = match m {
+        "s_add_f32" => (AddF, 2),
+        "s_sub_f32" => (SubF, 2),
+        "s_mul_f32" => (MulF, 2),
+        "s_max_num_f32" => (MaxNumF, 2),
+        "s_min_num_f32" => (MinNumF, 2),
+        "s_fmac_f32" => (Fma, 2),
+        "s_fmaak_f32" | "s_fmamk_f32" => (Fma, 3),
+        "s_cvt_f32_i32" => (CvtF32I32, 1),
+        "s_cvt_f32_u32" => (CvtF32U32, 1),
+        "s_cvt_i32_f32" => (CvtI32F32, 1),
+        "s_cvt_u32_f32" => (CvtU32F32, 1),
+        "s_add_nc_u64" => (AddNc64, 2),
+        "s_sub_nc_u64" => (SubNc64, 2),
+        "s_mul_u64" => (Mul64, 2),
+        _ => return None,
+    };
+    let ops = &ins.ops;
+    let wide = matches!(op, AddNc64 | SubNc64 | Mul64);
+    Some((|| {
+        if ops.len() != n + 1 || !ins.mods.is_empty() || ops[0].neg || ops[0].abs {
+            return None;
+        }
+        let w = if wide { 2 } else { 1 };
+        let dst = sgpr(&ops[0].op, w)?;
+        let mut src = [Opnd::Imm(0); 3];
+        for k in 0..n {
+            src[k] = ssrc(&ops[k + 1], w)?;
+        }
+        if m == "s_fmac_f32" {
+            src[2] = Opnd::S(dst);
+        }
+        Some(Typed::Salu12 { op, dst, src })
+    })())
+}
+
+pub(super) fn salu12(w: &mut Wave, op: Salu12, dst: u16, src: [Opnd; 3]) {
+    use Salu12::*;
+    let i = dst as usize;
+    if matches!(op, AddNc64 | SubNc64 | Mul64) {
+        let (a, b) = (sget64(w, src[0]), sget64(w, src[1]));
+        let r = match op {
+            AddNc64 => a.wrapping_add(b),
+            SubNc64 => a.wrapping_sub(b),
+            _ => a.wrapping_mul(b),
+        };
+        sset64(w, dst, r);
+        return;
+    }
+    let [a, b, c] = src.map(|o| sget(w, o));
+    w.s[i] = match op {
+        AddF => cf32(f(a) + f(b)),
+        SubF => cf32(f(a) - f(b)),
+        MulF => cf32(f(a) * f(b)),
+        MaxNumF => crate::exec::num_minmax32(a, b, true),
+        MinNumF => crate::exec::num_minmax32(a, b, false),
+        Fma => cf32(f(a).mul_add(f(b), f(c))),
+        CvtF32I32 => cf32(a as i32 as f32),
+        CvtF32U32 => cf32(a as f32),
+        CvtI32F32 => f(a) as i32 as u32,
+        CvtU32F32 => f(a) as u32,
+        AddNc64 | SubNc64 | Mul64 => return,
+    };
 }
