@@ -16,7 +16,9 @@
 //! - DPP: gfx10+'s controls (`row_share`, `row_xmask`; no wave shifts or
 //!   row broadcasts) and DPP8 ([`dpp8`]);
 //! - wave32's `s_<op>_saveexec_b32`, gfx12's split waits and
-//!   `s_barrier_signal`/`s_barrier_wait` of the workgroup barrier;
+//!   `s_barrier_signal`/`s_barrier_wait` of the workgroup barrier, gfx12's
+//!   float and 64-bit scalar ALU ([`Salu12`]), cache invalidations;
+//! - `v_permlane16_b32`/`v_permlanex16_b32` ([`Permlane`]);
 //! - the d16 loads RDNA code uses (`ds_load_u16_d16[_hi]`,
 //!   `global_load_d16[_hi]_b16`, …);
 //! - buffer accesses through a raw V# (OOB_SELECT 3, whose range check is
@@ -24,8 +26,8 @@
 //!   reference executor at run time.
 //!
 //! Not lowered (the reference executor runs them): WMMA/SWMMAC, true16
-//! operands (`v9.l`/`v9.h`), VOP3 DPP, `v_permlane16_b32`/`v_permlanex16_b32`,
-//! `ds_bpermute_b32`, DPP with `fi:1`.
+//! operands (`v9.l`/`v9.h`), VOP3 DPP, `ds_bpermute_b32`, `ds_swizzle_b32`,
+//! DPP with `fi:1`.
 
 use super::*;
 use crate::decode::Numbering;
