@@ -483,6 +483,11 @@ fn props_in(
 /// untracked, as before the table.
 fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Event, bool)> {
     use crate::isa::{Access, Format, Ret};
+    // gfx1250's asynchronous global↔LDS transfers: in no table (gfx1250 has
+    // none); no register destination.
+    if async_lds(&ins.mnemonic).is_some() {
+        return Some((Event::Async, false));
+    }
     let p = props_in(table, &ins.mnemonic)?;
     let returns = match p.access {
         Access::Atomic(Ret::IfGlc) => crate::waitcnt::atomic_returns(ins),
@@ -505,6 +510,20 @@ fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Even
         }
         Event::Smem => None,
         Event::Lds => Some((event, returns)),
+        Event::Async => Some((event, false)),
+    }
+}
+
+/// Whether `m` is one of gfx1250's asynchronous transfers, and if so
+/// whether it writes LDS (`global_load_async_to_lds_*`: true;
+/// `global_store_async_from_lds_*`: false, it reads LDS).
+fn async_lds(m: &str) -> Option<bool> {
+    if m.starts_with("global_load_async_to_lds_") {
+        Some(true)
+    } else if m.starts_with("global_store_async_from_lds_") {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -604,6 +623,8 @@ impl WaveSan {
             .counters()
             .iter()
             .zip(&self.queues)
+            // asynccnt only where something counts on it (gfx1250).
+            .filter(|(c, q)| **c != crate::waitcnt::Counter::Async || !q.is_empty())
             .map(|(c, q)| format!("{} {}", c.name(), q.len()))
             .collect();
         let mut s = format!("in flight: {}", each.join(", "));
@@ -794,7 +815,8 @@ impl WaveSan {
                         && (p.lds_dma || ins.has("lds"))
                 }
                 Event::Smem => false,
-            });
+                Event::Async => false,
+            }) || async_lds(&ins.mnemonic) == Some(true);
             let slot = self.gen.slot_of(event);
             let p = Pending {
                 event,
