@@ -459,10 +459,14 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_nand_saveexec_b32", Sop1),
         ("s_nor_saveexec_b32", Sop1),
         ("s_or_saveexec_b32", Sop1),
-        // gfx1250's two dense 16x16x32 WMMAs `crate::wmma` models (in no
-        // RDNA table: gfx1250 has no XML of its own).
+        // gfx1250's dense WMMAs `crate::wmma` models, 16x16x32 f16/bf16 and
+        // 16x16x64 fp8/bf8 (in no RDNA table: gfx1250 has no XML of its own).
         ("v_wmma_f32_16x16x32_bf16", Mfma),
         ("v_wmma_f32_16x16x32_f16", Mfma),
+        ("v_wmma_f32_16x16x64_fp8_fp8", Mfma),
+        ("v_wmma_f32_16x16x64_fp8_bf8", Mfma),
+        ("v_wmma_f32_16x16x64_bf8_fp8", Mfma),
+        ("v_wmma_f32_16x16x64_bf8_bf8", Mfma),
         // gfx1250's 64-bit add without carry out.
         ("v_add_nc_u64", Vop2),
         // gfx1250's 64-bit multiply-add without carry out.
@@ -572,7 +576,7 @@ pub(crate) fn format_of(mnemonic: &str) -> Option<crate::isa::Format> {
 }
 
 /// `Format::Mfma` when an RDNA table lists `name` as a matrix instruction
-/// (WMMA, SWMMAC: [`crate::wmma`]; gfx1250's two are [`UNLISTED`]); the
+/// (WMMA, SWMMAC: [`crate::wmma`]; gfx1250's are [`UNLISTED`]); the
 /// CDNA table has none of them.
 fn rdna_matrix(name: &str) -> Option<crate::isa::Format> {
     ["gfx1100", "gfx1201"]

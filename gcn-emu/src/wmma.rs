@@ -31,12 +31,18 @@
 //!   order) gives their places: bits `[1:0]` the first value's, `[3:2]` the
 //!   second's. `index_key` selects which set of nibbles of the index
 //!   register is used.
-//! - **gfx1250** (wave32; only `v_wmma_f32_16x16x32_{f16,bf16}`): A row
-//!   `lane % 16` holds K in chunks of eight, `k = 16·(e / 8) + 8h + e % 8`;
-//!   C/D as gfx12's. This is how AMD's FlyDSL gfx1250 kernels load the
-//!   operands (ROCm/FlyDSL `kernels/bmm_gfx1250.py`, `load_wmma_frag`), not
-//!   an ISA document; which K a lane holds cannot change a dense product as
-//!   long as A and B agree.
+//! - **gfx1250** (wave32; `v_wmma_f32_16x16x32_{f16,bf16}` and
+//!   `v_wmma_f32_16x16x64_{fp8,bf8}_{fp8,bf8}`): A row `lane % 16` (B
+//!   column) holds K in chunks of `c = K / 4` elements (8 for K = 32, 16
+//!   for K = 64), alternating between the half-waves:
+//!   `k = 2c·(e / c) + c·h + e % c`; C/D as gfx12's. For K = 32 this is how
+//!   AMD's FlyDSL gfx1250 kernels load the operands (ROCm/FlyDSL
+//!   `kernels/bmm_gfx1250.py`, `load_wmma_frag`); for both K it is AMD's
+//!   rocjitsu emulator's CDNA5 layout (ROCm/rocm-systems
+//!   `emulation/rocjitsu/.../shared/mma/layout.h`, `wmma_input_loc`:
+//!   blocks of `K / 4` elements, the lane group `(k / block) % 2`, and
+//!   `wmma_output_loc_32` for C/D). Neither is an ISA document; which K a
+//!   lane holds cannot change a dense product as long as A and B agree.
 
 /// The generation, whose layouts differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,7 +51,8 @@ pub enum Gen {
     Gfx11,
     /// RDNA4 (gfx1200, gfx1201).
     Gfx12,
-    /// gfx1250 (wave32 only): its dense 16×16×32 f16/bf16 → f32 WMMA.
+    /// gfx1250 (wave32 only): its dense 16×16×32 f16/bf16 and 16×16×64
+    /// fp8/bf8 → f32 WMMAs.
     Gfx1250,
 }
 
@@ -209,14 +216,18 @@ pub struct Layout {
 impl Layout {
     /// The layout, or `None` for a combination that does not exist or is
     /// not covered (SWMMAC, fp8 or K = 32 on gfx11; a wave size other than
-    /// 32 or 64; on gfx1250 anything but wave32 16×16×32 f16/bf16 → f32).
+    /// 32 or 64; on gfx1250 anything but wave32 16×16×32 f16/bf16 → f32 and
+    /// 16×16×64 fp8/bf8 → f32).
     pub fn new(gen: Gen, wave: usize, op: Op) -> Option<Layout> {
         if gen == Gen::Gfx1250 {
             let ok = wave == 32
                 && !op.sparse
-                && op.k == 32
-                && matches!(op.a, Elem::F16 | Elem::Bf16)
-                && op.acc == Acc::F32;
+                && op.acc == Acc::F32
+                && match op.k {
+                    32 => matches!(op.a, Elem::F16 | Elem::Bf16),
+                    64 => matches!(op.a, Elem::Fp8 | Elem::Bf8),
+                    _ => false,
+                };
             return ok.then_some(Layout { gen, wave, op });
         }
         let gfx12_only = op.sparse || op.k != 16 || matches!(op.a, Elem::Fp8 | Elem::Bf8);
@@ -332,14 +343,12 @@ impl Layout {
                 Some(((self.wave / 16) * reg + lane / 16, row))
             }
             (Gen::Gfx11 | Gen::Gfx1250, Matrix::Index) => None,
-            // gfx1250: 8-element chunks, alternating between the half-waves.
-            (Gen::Gfx1250, Matrix::A) => {
-                let e = 2 * reg + slot;
-                Some((row, 16 * (e / 8) + 8 * h + e % 8))
-            }
-            (Gen::Gfx1250, Matrix::B) => {
-                let e = 2 * reg + slot;
-                Some((16 * (e / 8) + 8 * h + e % 8, row))
+            // gfx1250: chunks of K / 4 elements, alternating between the
+            // half-waves.
+            (Gen::Gfx1250, Matrix::A | Matrix::B) => {
+                let (e, c) = ((32 / w) * reg + slot, self.op.k / 4);
+                let k = 2 * c * (e / c) + c * h + e % c;
+                Some(if m == Matrix::A { (row, k) } else { (k, row) })
             }
             (Gen::Gfx1250, Matrix::C) => Some((8 * h + reg, row)),
             (Gen::Gfx12, Matrix::C) => {
