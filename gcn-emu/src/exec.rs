@@ -460,13 +460,19 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_nor_saveexec_b32", Sop1),
         ("s_or_saveexec_b32", Sop1),
         // gfx1250's dense WMMAs `crate::wmma` models, 16x16x32 f16/bf16 and
-        // 16x16x64 fp8/bf8 (in no RDNA table: gfx1250 has no XML of its own).
+        // 16x16x64 and 16x16x128 fp8/bf8 (in no RDNA table: gfx1250 has no
+        // XML of its own).
         ("v_wmma_f32_16x16x32_bf16", Mfma),
         ("v_wmma_f32_16x16x32_f16", Mfma),
         ("v_wmma_f32_16x16x64_fp8_fp8", Mfma),
         ("v_wmma_f32_16x16x64_fp8_bf8", Mfma),
         ("v_wmma_f32_16x16x64_bf8_fp8", Mfma),
         ("v_wmma_f32_16x16x64_bf8_bf8", Mfma),
+        ("v_wmma_f32_16x16x128_fp8_fp8", Mfma),
+        ("v_wmma_f32_16x16x128_fp8_bf8", Mfma),
+        ("v_wmma_f32_16x16x128_bf8_fp8", Mfma),
+        ("v_wmma_f32_16x16x128_bf8_bf8", Mfma),
+        ("v_wmma_f32_16x16x128_f8f6f4", Mfma),
         // gfx1250's 64-bit add without carry out.
         ("v_add_nc_u64", Vop2),
         // gfx1250's 64-bit multiply-add without carry out.

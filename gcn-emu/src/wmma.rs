@@ -32,9 +32,11 @@
 //!   second's. `index_key` selects which set of nibbles of the index
 //!   register is used.
 //! - **gfx1250** (wave32; `v_wmma_f32_16x16x32_{f16,bf16}` and
-//!   `v_wmma_f32_16x16x64_{fp8,bf8}_{fp8,bf8}`): A row `lane % 16` (B
-//!   column) holds K in chunks of `c = K / 4` elements (8 for K = 32, 16
-//!   for K = 64), alternating between the half-waves:
+//!   `v_wmma_f32_16x16x{64,128}_{fp8,bf8}_{fp8,bf8}`, and
+//!   `v_wmma_f32_16x16x128_f8f6f4` with fp8/bf8 operands): A row
+//!   `lane % 16` (B column) holds K in chunks of `c` elements (`K / 4`: 8
+//!   for K = 32, 16 for K = 64; 16 for K = 128), alternating between the
+//!   half-waves:
 //!   `k = 2c·(e / c) + c·h + e % c`; C/D as gfx12's. For K = 32 this is how
 //!   AMD's FlyDSL gfx1250 kernels load the operands (ROCm/FlyDSL
 //!   `kernels/bmm_gfx1250.py`, `load_wmma_frag`); for both K it is AMD's
@@ -217,7 +219,7 @@ impl Layout {
     /// The layout, or `None` for a combination that does not exist or is
     /// not covered (SWMMAC, fp8 or K = 32 on gfx11; a wave size other than
     /// 32 or 64; on gfx1250 anything but wave32 16×16×32 f16/bf16 → f32 and
-    /// 16×16×64 fp8/bf8 → f32).
+    /// 16×16×64 and 16×16×128 fp8/bf8 → f32).
     pub fn new(gen: Gen, wave: usize, op: Op) -> Option<Layout> {
         if gen == Gen::Gfx1250 {
             let ok = wave == 32
@@ -225,7 +227,7 @@ impl Layout {
                 && op.acc == Acc::F32
                 && match op.k {
                     32 => matches!(op.a, Elem::F16 | Elem::Bf16),
-                    64 => matches!(op.a, Elem::Fp8 | Elem::Bf8),
+                    64 | 128 => matches!(op.a, Elem::Fp8 | Elem::Bf8),
                     _ => false,
                 };
             return ok.then_some(Layout { gen, wave, op });
@@ -343,10 +345,10 @@ impl Layout {
                 Some(((self.wave / 16) * reg + lane / 16, row))
             }
             (Gen::Gfx11 | Gen::Gfx1250, Matrix::Index) => None,
-            // gfx1250: chunks of K / 4 elements, alternating between the
-            // half-waves.
+            // gfx1250: chunks of K / 4 elements (16 for K = 128),
+            // alternating between the half-waves.
             (Gen::Gfx1250, Matrix::A | Matrix::B) => {
-                let (e, c) = ((32 / w) * reg + slot, self.op.k / 4);
+                let (e, c) = ((32 / w) * reg + slot, (self.op.k / 4).min(16));
                 let k = 2 * c * (e / c) + c * h + e % c;
                 Some(if m == Matrix::A { (row, k) } else { (k, row) })
             }
@@ -672,7 +674,28 @@ pub struct Decoded {
 pub fn decode(ins: &crate::decode::Instruction) -> Result<Decoded, String> {
     use crate::decode::{Operand, RegFile};
     let name = crate::exec::base_name(&ins.mnemonic).0;
-    let op = Op::parse(name).ok_or("this WMMA shape/type is not implemented")?;
+    // gfx1250's f8f6f4 WMMA names its operands' formats in modifiers
+    // (MATRIX_FMT_FP8, the default, or BF8 run; FP6, BF6 and FP4 pack
+    // other layouts and are refused).
+    let f8f6f4 = name == "v_wmma_f32_16x16x128_f8f6f4";
+    let op = if f8f6f4 {
+        let fmt = |key: &str| match ins.modifier(key) {
+            None | Some("MATRIX_FMT_FP8") | Some("0") => Ok(Elem::Fp8),
+            Some("MATRIX_FMT_BF8") | Some("1") => Ok(Elem::Bf8),
+            Some(v) => Err(format!(
+                "WMMA {key}:{v} (FP6/BF6/FP4 operands) is not modelled"
+            )),
+        };
+        Op {
+            k: 128,
+            a: fmt("matrix_a_fmt")?,
+            b: fmt("matrix_b_fmt")?,
+            acc: Acc::F32,
+            sparse: false,
+        }
+    } else {
+        Op::parse(name).ok_or("this WMMA shape/type is not implemented")?
+    };
     if ins.ops.len() != 4 || ins.ops.iter().any(|o| o.neg || o.abs) {
         return Err("WMMA operands (4 expected, without neg/abs)".into());
     }
@@ -718,7 +741,12 @@ pub fn decode(ins: &crate::decode::Instruction) -> Result<Decoded, String> {
         "matrix_a_reuse",
         "matrix_b_reuse",
     ];
-    if let Some((k, _)) = ins.mods.iter().find(|(k, _)| !KNOWN.contains(&k.as_str())) {
+    let fmt_key = |k: &str| f8f6f4 && matches!(k, "matrix_a_fmt" | "matrix_b_fmt");
+    if let Some((k, _)) = ins
+        .mods
+        .iter()
+        .find(|(k, _)| !KNOWN.contains(&k.as_str()) && !fmt_key(k))
+    {
         return Err(format!("WMMA modifier {k} is not modelled"));
     }
     let op_sel = bits("op_sel")?;
