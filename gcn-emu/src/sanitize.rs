@@ -931,6 +931,9 @@ impl Workgroup {
     /// 0 and drops the write).
     fn lds_access(&self, lane: u32, addr: u32, bytes: usize, write: bool) {
         let size = self.lds_fixed + self.lds_dynamic as u64;
+        if addr as u64 + bytes as u64 <= size {
+            self.own_async_in_flight(addr, bytes, write);
+        }
         if addr as u64 + bytes as u64 > size {
             self.lds
                 .out_of_range(lane, addr, bytes, write, self.lds_fixed, self.lds_dynamic);
@@ -939,6 +942,65 @@ impl Workgroup {
         } else {
             self.lds.read(lane, addr, bytes);
         }
+    }
+}
+
+impl Workgroup {
+    /// The current instruction (not itself an asynchronous transfer)
+    /// accesses LDS bytes an asynchronous load of its own wave
+    /// (`global_load_async_to_lds_*`, gfx1250) still writes: nothing orders
+    /// the two before `s_wait_asynccnt` retires the load. A
+    /// [`Kind::PrematureRead`], once per instruction and load.
+    fn own_async_in_flight(&self, addr: u32, bytes: usize, write: bool) {
+        let (wave, at, _) = self.lds.current.get();
+        let Some(san) = self.waves.get(wave as usize) else {
+            return;
+        };
+        let pending = |seq: u64| {
+            san.queues.iter().find_map(|q| {
+                q.iter()
+                    .position(|p| p.seq == seq && p.event == Event::Async && p.lds_write)
+                    .map(|pos| (q[pos].clone(), pos))
+            })
+        };
+        if !san
+            .queues
+            .iter()
+            .flatten()
+            .any(|p| p.event == Event::Async && p.lds_write)
+        {
+            return;
+        }
+        let current_is_async = self
+            .program
+            .index
+            .get(&at)
+            .is_some_and(|&k| async_lds(&self.program.instructions[k].mnemonic).is_some());
+        if current_is_async {
+            return;
+        }
+        let hit = {
+            let shadow = self.lds.bytes.borrow();
+            (addr as usize..addr as usize + bytes).find_map(|b| {
+                let w = shadow.get(b)?.write?;
+                if w.wave != wave {
+                    return None;
+                }
+                pending(w.seq).map(|(p, pos)| (b, p, pos))
+            })
+        };
+        let Some((byte, p, pos)) = hit else { return };
+        let prog = &self.program;
+        let message = format!(
+            "{} {} LDS byte {byte:#x} while the asynchronous load {} of the same wave still writes it (nothing orders the two before the wait); it needs `{}` before the access; {}",
+            describe(prog, at),
+            if write { "writes" } else { "reads" },
+            describe(prog, p.addr),
+            san.needed_wait(&p, pos),
+            san.counts()
+        );
+        self.lds
+            .report(Kind::PrematureRead, wave, at, Some(p.addr), message);
     }
 }
 

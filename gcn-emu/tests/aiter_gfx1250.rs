@@ -865,6 +865,63 @@ fn gfx1250_missing_asynccnt_wait_before_a_barrier_is_reported() {
     );
 }
 
+/// One wave reads back with `ds_load_b32` the LDS bytes its own
+/// `global_load_async_to_lds_b32` writes: without `s_wait_asynccnt` the
+/// sanitizer reports the read (nothing orders the two), naming the wait;
+/// with it the run is clean (`launch`'s false-alarm pass) and copies the
+/// buffer, as NumPy does.
+#[test]
+fn gfx1250_own_lds_read_before_asynccnt_wait_is_reported() {
+    let body = |wait: &str| {
+        format!(
+            "  s_load_b64 s[0:1], s[0:1], 0x0
+  v_and_b32_e32 v0, 0x3ff, v0
+  v_lshlrev_b32_e32 v1, 2, v0
+  s_wait_kmcnt 0x0
+  global_load_async_to_lds_b32 v1, v1, s[0:1]
+{wait}  ds_load_b32 v3, v1
+  s_wait_dscnt 0x0
+  global_store_b32 v1, v3, s[0:1] offset:128"
+        )
+    };
+    let dir = gfx1250_dir();
+    let mut r = Rng(32);
+    let mut buf: Vec<u8> = (0..128).map(|_| r.next_u32() as u8).collect();
+    buf.resize(256, 0);
+    let good = gfx1250_kernel_lds("ownwait", &body("  s_wait_asynccnt 0x0\n"), &dir, 128, 32);
+    let (bufs, _) = launch(&good, [1, 1, 1], [32, 1, 1], vec![A::Buf(buf.clone())])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want = numpy1(
+        "b = np.frombuffer(a0, np.uint8).copy()\nb[128:] = b[:128]\nout = b",
+        &[&buf],
+    );
+    assert_eq!(bufs[0], want);
+    let bad = gfx1250_kernel_lds("ownnowait", &body(""), &dir, 128, 32);
+    let mem = gcn_emu::memory::Memory::new();
+    let p = mem.alloc_bytes("buf", &buf);
+    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = gcn_emu::sanitize::Checks::DEFAULT;
+    let k = bad.co.kernel(&bad.name).unwrap();
+    let stats = gcn_emu::dispatch::run(
+        &bad.co,
+        k,
+        &bad.program,
+        &mem,
+        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
+        &launch,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stats.findings.len(), 1, "{:?}", stats.findings);
+    let f = &stats.findings[0];
+    assert_eq!(f.kind, gcn_emu::sanitize::Kind::PrematureRead, "{f}");
+    assert!(
+        f.message.contains("ds_load_b32")
+            && f.message.contains("global_load_async_to_lds_b32")
+            && f.message.contains("`s_wait_asynccnt 0x0`"),
+        "{f}"
+    );
+}
+
 /// gfx1250's `v_mad_nc_i64_i32`: sext(a) × sext(b) + c in 64 bits, the
 /// sum wrapping, no carry out (LLVM's VOP3 `V_MAD_NC_I64_I32`, gfx1250).
 #[test]
