@@ -233,7 +233,7 @@ fn the_workflow_page_shows_its_example_manifest_as_it_is() {
 fn every_included_file_exists_and_the_hip_example_is_the_tested_kernel() {
     // mdBook's `{{#include PATH}}` shows a file as it is: every one the book
     // uses must exist, and the HIP-without-ROCm example must be the kernel
-    // file gcn-emu's tests compile and run (gcn-emu/tests/no_rocm.rs).
+    // file gcn-emu's tests compile and run (gcn-emu/tests/it/no_rocm.rs).
     let mut missing = Vec::new();
     let mut included = Vec::new();
     for page in markdown_files() {
@@ -265,9 +265,9 @@ fn every_included_file_exists_and_the_hip_example_is_the_tested_kernel() {
         included.contains(&hip),
         "the book no longer shows gcn-emu/tests/kernels/no_rocm.hip"
     );
-    let test = std::fs::read_to_string(repo().join("gcn-emu/tests/no_rocm.rs")).unwrap();
+    let test = std::fs::read_to_string(repo().join("gcn-emu/tests/it/no_rocm.rs")).unwrap();
     assert!(
         test.contains("build(\"no_rocm\""),
-        "gcn-emu/tests/no_rocm.rs builds the example"
+        "gcn-emu/tests/it/no_rocm.rs builds the example"
     );
 }

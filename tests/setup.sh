@@ -2,7 +2,7 @@
 # Installs the pinned external tools gcn-patch's demo and tests use. Idempotent:
 # does nothing when they are already present.
 #   - LLVM 22 with the AMDGPU target: clang-22, ld.lld-22, llvm-objdump-22, llvm-mc-22 and
-#     llvm-mca-22 (gcn-emu/tests/isa.rs) (Debian packages)
+#     llvm-mca-22 (gcn-emu/tests/it/isa.rs) (Debian packages)
 #   - GNU patch (tests compare our diff application with it)
 #   - redis-server and nginx with its WebDAV module (nginx-light): the shared
 #     cache's tests start their own servers on free loopback ports

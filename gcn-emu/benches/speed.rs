@@ -41,7 +41,7 @@ use gcn_emu::dispatch::{run, run_observed, ArgValue, Launch, Stats};
 use gcn_emu::load::CodeObject;
 use gcn_emu::memory::Memory;
 
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/it/common/mod.rs"]
 mod common;
 
 /// NumPy's rates on one core: (u32 add elements/s, f32 matmul MAC/s).
@@ -400,7 +400,7 @@ fn softmax(objdump: &Path, corpus: &Path, add_rate: f64) {
 }
 
 /// aiter's bf16 GEMM, one 256x256 tile, K = 4096 (arguments as aiter's
-/// launcher sets them: gcn-emu/tests/aiter.rs).
+/// launcher sets them: gcn-emu/tests/it/aiter.rs).
 fn gemm(objdump: &Path, mac_rate: f64) {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/corpus/aiter/gfx950/bf16gemm/bf16gemm_bf16_tn_256x256.co");

@@ -23,7 +23,7 @@
 //! executor of [`crate::exec`], which stays the
 //! reference: a differential test runs each lowered instruction of the
 //! corpora on both, over random wave states, and requires the same result
-//! (`gcn-emu/tests/typed.rs`).
+//! (`gcn-emu/tests/it/typed.rs`).
 
 use crate::decode::{Instruction, Operand, Program, RegFile, Src, VCC};
 use crate::exec::{base_name, Ctx, Stop, Wave, LANES};

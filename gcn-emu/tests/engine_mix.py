@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which engine ran the executed instructions of a test run (issue 33).
 
-    GCN_EMU_ENGINE_TALLY=/tmp/tally cargo test -p gcn-emu --test iree
+    GCN_EMU_ENGINE_TALLY=/tmp/tally cargo test -p gcn-emu --test it iree::
     python3 gcn-emu/tests/engine_mix.py /tmp/tally
 
 Reads the DIR/<pid>.tsv files the emulator writes when GCN_EMU_ENGINE_TALLY

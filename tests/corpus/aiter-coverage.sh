@@ -24,12 +24,12 @@ if [ "${2:-}" = gfx1250 ]; then
     git -C "$repo" archive HEAD hsa/gfx1250 | tar -x -C "$work"
     echo "aiter $(git -C "$repo" rev-parse HEAD): $(find "$work/hsa" -name '*.co' | wc -l) gfx1250 code objects"
     bash tests/setup.sh
-    GCN_AITER_HSA="$work/hsa" cargo test --locked -p gcn-emu --test coverage \
-        -- --ignored --exact aiter_gfx1250_coverage --nocapture
+    GCN_AITER_HSA="$work/hsa" cargo test --locked -p gcn-emu --test it \
+        -- --ignored --exact coverage::aiter_gfx1250_coverage --nocapture
     exit
 fi
 git -C "$repo" archive HEAD hsa/gfx942 hsa/gfx950 | tar -x -C "$work"
 echo "aiter $(git -C "$repo" rev-parse HEAD): $(find "$work/hsa" -name '*.co' | wc -l) gfx942/gfx950 code objects"
 bash tests/setup.sh
-GCN_AITER_HSA="$work/hsa" cargo test --release --locked -p gcn-emu --test coverage \
-    -- --ignored --exact aiter_full_coverage --nocapture
+GCN_AITER_HSA="$work/hsa" cargo test --release --locked -p gcn-emu --test it \
+    -- --ignored --exact coverage::aiter_full_coverage --nocapture

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference tables for gcn-emu's gfx950 MX formats (gcn-emu/tests/gfx950.rs),
+"""Reference tables for gcn-emu's gfx950 MX formats (gcn-emu/tests/it/gfx950.rs),
 from ml_dtypes (an independent implementation; pinned in tests/setup.sh):
 
 * mx-values.txt: per format, the f32 bits of the value of every code

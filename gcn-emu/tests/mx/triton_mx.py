@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Triton 3.9 `tl.dot_scaled` kernels for gcn-emu/tests/gfx950.rs, compiled
+"""Triton 3.9 `tl.dot_scaled` kernels for gcn-emu/tests/it/gfx950.rs, compiled
 without a GPU for gfx950, where Triton lowers them to the block-scaled MFMA
 `v_mfma_scale_f32_{32x32x64,16x16x128}_f8f6f4` (an independent compiler's
 placement of the fp4/fp8 elements and their E8M0 scales in the lanes).

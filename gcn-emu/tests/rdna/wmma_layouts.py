@@ -5,7 +5,7 @@ amd_matrix_instruction_calculator, MIT, commit 2ef91896bcdc, which covers
 both generations' WMMA and RDNA4's SWMMAC). Writes wmma_layouts.txt beside
 this script: for each architecture, instruction, wave size and matrix (A, B,
 C, and the sparse index K), every register slot of every lane and the matrix
-element it holds. gcn-emu/tests/wmma.rs checks gcn_emu::wmma's layouts
+element it holds. gcn-emu/tests/it/wmma.rs checks gcn_emu::wmma's layouts
 against it. Only these facts are kept, not the calculator.
 
 Usage:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Triton 3.9 kernels for gcn-emu's tests (gcn-emu/tests/triton.rs), compiled
+"""Triton 3.9 kernels for gcn-emu's tests (gcn-emu/tests/it/triton.rs), compiled
 without a GPU: `tl.dot` matmuls on 8-bit inputs, which Triton lowers to the
 fp8/bf8 and i8 MFMA of each target (gfx942: FNUZ fp8 e4m3fnuz/e5m2fnuz;
 gfx950: OCP fp8 e4m3fn/e5m2). Writes <kernel>-<arch>/{<kernel>.hsaco,<kernel>.json}
