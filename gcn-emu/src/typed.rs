@@ -1490,23 +1490,19 @@ fn rel(op: &str, float: bool) -> Option<Rel> {
 
 /// Lower one instruction; `None` when this module does not model its form.
 pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
+    use crate::exec::Unit;
     let m = ins.mnemonic.as_str();
-    if m.starts_with("s_") {
-        return lower_scalar(ins, program);
+    // Which lowering: the instruction's unit, resolved at decode from the
+    // property table, as the reference executor routes it.
+    match ins.route.unit {
+        Unit::Salu | Unit::SmemRead | Unit::SmemWrite => return lower_scalar(ins, program),
+        Unit::Ds => return lower_ds(ins),
+        Unit::Buffer => return lower_buffer(ins),
+        Unit::Global | Unit::Scratch => return lower_global(ins),
+        Unit::Vcmp | Unit::Valu | Unit::Mfma => {}
+        _ => return None,
     }
-    if m.starts_with("ds_") {
-        return lower_ds(ins);
-    }
-    if m.starts_with("buffer_") {
-        return lower_buffer(ins);
-    }
-    if m.starts_with("global_") || m.starts_with("scratch_") || m.starts_with("flat_") {
-        return lower_global(ins);
-    }
-    if !m.starts_with("v_") {
-        return None;
-    }
-    if m.starts_with("v_pk_") {
+    if ins.props().is_some_and(|p| p.packed()) {
         return lower_pk(ins);
     }
     let (name, enc) = base_name(m);
