@@ -319,7 +319,74 @@ impl Program {
     pub fn parse_listing_for(listing: &str, kernel: &Kernel, processor: &str) -> Result<Self> {
         let mut p = Self::parse_listing(listing, kernel)?;
         p.renumber(Numbering::of(processor));
+        if processor == "gfx1250" {
+            p.join_undecoded_gfx1250();
+        }
         Ok(p)
+    }
+
+    /// gfx1250 words llvm-objdump-22 prints as `.long`, joined with the
+    /// words of the same instruction it then decodes as others. A word
+    /// whose encoding class is VOP3P (bits 31:24 `0xcc`, two dwords here)
+    /// or VIMAGE (bits 31:26 `0b110100`, three dwords) starts an
+    /// instruction LLVM 22 does not decode; its next words are that
+    /// instruction's, not the `v_cmp_ge_u16_e32`, `v_illegal` or
+    /// `v_min_num_f64_e32` the listing shows for them. The joined `.long`
+    /// keeps every dword, and its text names the opcode field and what
+    /// llvm-mc-22 encodes with that opcode ([`GFX1250_UNDECODED`]), so a
+    /// dispatch reaching it is refused with the words and the address. A
+    /// decoded line that runs past the instruction's end (it would have
+    /// swallowed the next instruction's first word) is left as it is.
+    fn join_undecoded_gfx1250(&mut self) {
+        // Each line's address → its length in dwords.
+        let words: HashMap<u64, u64> = self
+            .instructions
+            .iter()
+            .map(|i| (i.addr, i.words.len().max(1) as u64))
+            .collect();
+        let mut out: Vec<Instruction> = Vec::with_capacity(self.instructions.len());
+        let mut join_until = 0u64;
+        for ins in std::mem::take(&mut self.instructions) {
+            if ins.addr < join_until {
+                let last = out.last_mut().expect("a joined .long precedes");
+                last.words.extend(&ins.words);
+                last.text = format!("{}; its next dword printed as `{}`", last.text, ins.text);
+                continue;
+            }
+            let w0 = ins.words.first().copied().unwrap_or(0);
+            let len = match () {
+                _ if ins.mnemonic != ".long" => 1,
+                _ if w0 >> 24 == 0xcc => 2,
+                _ if w0 >> 26 == 0b11_0100 => 3,
+                _ => 1,
+            };
+            if len == 1 {
+                out.push(ins);
+                continue;
+            }
+            // Join only if the lines after it end where it ends.
+            let end = ins.addr + 4 * len;
+            let mut a = ins.addr + 4;
+            while a < end {
+                match words.get(&a) {
+                    Some(n) => a += 4 * n,
+                    None => break,
+                }
+            }
+            if a == end {
+                join_until = end;
+            }
+            let mut j = ins;
+            j.text = format!("{} ({})", j.text, gfx1250_undecoded_name(w0));
+            out.push(j);
+        }
+        self.instructions = out;
+        self.index = self
+            .instructions
+            .iter()
+            .enumerate()
+            .map(|(i, ins)| (ins.addr, i))
+            .collect();
     }
 
     /// Whether the VGPR MSBs on arrival at instruction `t` can matter: an
@@ -570,6 +637,46 @@ impl Program {
             lines: HashMap::new(),
         })
     }
+}
+
+/// gfx1250 opcodes whose words llvm-objdump-22 prints as `.long` in
+/// aiter's kernels, with the instruction llvm-mc-22 encodes with that
+/// opcode (`llvm-mc-22 -mcpu=gfx1250 -show-encoding`; checked by a test):
+/// the encoding class (`"vop3p"`: bits 23:16 of word 0; `"vimage"`: bits
+/// 21:14), the opcode, the name. LLVM 22 rejects aiter's words for other
+/// fields: `op_sel_hi` bit 14 clear (`v_wmma_f32_32x16x128_f4`), an
+/// unused `src2` of 0 (`v_wmma_ld_scale*`, the first half of a
+/// `v_wmma_scale_*` pair), word 0 bits 22 and 0 clear and word 1
+/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). What those fields
+/// do to the instruction is not known here.
+pub const GFX1250_UNDECODED: &[(&str, u32, &str)] = &[
+    ("vop3p", 0x35, "v_wmma_ld_scale_paired_b32"),
+    ("vop3p", 0x3a, "v_wmma_ld_scale16_paired_b64"),
+    ("vop3p", 0x88, "v_wmma_f32_32x16x128_f4"),
+    ("vimage", 0xc4, "tensor_load_to_lds"),
+    ("vimage", 0xc5, "tensor_store_from_lds"),
+];
+
+/// What a gfx1250 word LLVM 22 does not decode is, as far as its encoding
+/// class and opcode field tell ([`GFX1250_UNDECODED`]).
+pub fn gfx1250_undecoded_name(w0: u32) -> String {
+    let (class, op) = if w0 >> 24 == 0xcc {
+        ("vop3p", (w0 >> 16) & 0xff)
+    } else if w0 >> 26 == 0b11_0100 {
+        ("vimage", (w0 >> 14) & 0xff)
+    } else {
+        return "a word llvm-objdump-22 does not decode".into();
+    };
+    let known = GFX1250_UNDECODED
+        .iter()
+        .find(|e| e.0 == class && e.1 == op)
+        .map_or(String::new(), |e| {
+            format!(", the opcode llvm-mc-22 encodes `{}` with", e.2)
+        });
+    format!(
+        "gfx1250 {} opcode {op:#x}{known}; llvm-objdump-22 does not decode this instruction's fields",
+        class.to_uppercase()
+    )
 }
 
 /// SGPRs gfx9 names by number, `s0`–`s101`; hardware numbers 102–127 are

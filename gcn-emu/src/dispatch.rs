@@ -468,9 +468,13 @@ fn run_with<O: Observe>(
     let workers = check_limits(kernel, mem, launch, kernarg.len(), n_run, waves_per_wg)?;
     let n_run = n_run as u64;
     let mut entry = kernel.entry;
-    if kernel.descriptor.kernarg_preload_length() > 0 {
+    if kernel.descriptor.kernarg_preload_length() > 0 && co.processor != "gfx1250" {
         // Firmware that preloads kernel arguments skips the 256-byte
         // compatibility prologue (AMDGPUUsage, "Preloaded Kernel Arguments").
+        // Not on gfx1250 (inferred, no document here says so): aiter's
+        // gfx1250 `fmha_bwd_hd128_odo_bf16` preloads its arguments and
+        // has no such prologue; its first instruction is `s_version` and
+        // the next ones read the preloaded SGPRs.
         entry = entry.wrapping_add(256);
     }
     let start = *program.index.get(&entry).ok_or_else(|| {
@@ -519,10 +523,13 @@ fn run_with<O: Observe>(
         spent: AtomicU64::new(0),
         lds_out_of_range: AtomicU64::new(0),
         approx: Mutex::default(),
-        // RDNA runs on the reference executor alone for now: the typed
-        // lowering's lane loops are wave64's.
-        typed: if launch.typed && !rdna {
-            crate::typed::lower_all(program)
+        // The program the executor runs (RDNA's renamed), lowered for the
+        // wave's numbering and lanes.
+        typed: if launch.typed {
+            crate::typed::lower_all_for(
+                exec_program,
+                crate::typed::Shape::of(&co.processor, wave_size),
+            )
         } else {
             Vec::new()
         },

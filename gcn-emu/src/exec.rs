@@ -65,6 +65,156 @@ pub struct Wave {
     pub wave_size: u32,
     /// The target's SGPR numbering (where `m0` and `null` are).
     pub numbering: crate::decode::Numbering,
+    /// gfx1250's hardware registers as `s_setreg_imm32_b32` left them
+    /// ([`HwRegs`]).
+    pub hwregs: HwRegs,
+}
+
+/// The gfx1250 hardware registers the emulator keeps (ids as LLVM's
+/// `hwreg(...)` names them; fields as `s_setreg_imm32_b32` writes them:
+/// SIMM16 bits 5:0 the id, 10:6 the offset, 15:11 the size minus 1, the
+/// literal the value). What each written field does:
+///
+/// - `HW_REG_WAVE_SCHED_MODE` (26): the wave's scheduling mode. Its bits
+///   1:0 are the dependency-check mode: 2 is LLVM's "expert scheduling
+///   mode 2" (llvm/llvm-project #170319: the hardware stops holding an
+///   instruction until its operands are ready, and `s_wait_alu` must).
+///   This emulator runs each instruction to completion before the next, so
+///   it cannot show what a missing wait does under that mode (gcn-patch's
+///   static hazard check looks for them); the value is kept, with no
+///   other effect. Bit 2 (aiter's `f4gemm` and `mxfp8fp4gemm` set it): no
+///   source here names it; kept, no effect (inferred from the register
+///   being the scheduler's).
+/// - `HW_REG_WAVE_MODE` (1), bit 24: set by aiter's kernels (and by
+///   compiler output for a prefetch option, per a public project's notes)
+///   before `s_prefetch_inst*` (57 of their 58 writes), which the emulator
+///   runs as no-ops; kept, no effect (inferred). Any other MODE bit (rounding, denormals,
+///   bits 19:12 that hold the VGPR MSBs per llvm/llvm-project #174681,
+///   bit 25 that LLVM sets in gfx1250 prologues with no source here naming
+///   it) is refused by name.
+///
+/// `s_getreg_b32` reads these registers back only where every bit it
+/// reads was written by the wave (else it is refused: their values at
+/// launch are not modelled).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HwRegs {
+    /// MODE's bits as written.
+    pub mode: u32,
+    /// Which of MODE's bits were written.
+    pub mode_written: u32,
+    /// SCHED_MODE's bits as written.
+    pub sched_mode: u32,
+    /// Which of SCHED_MODE's bits were written.
+    pub sched_mode_written: u32,
+}
+
+/// `hwreg(ID, OFFSET, SIZE)` from an SOPK instruction's SIMM16: the id,
+/// the offset, the field's mask at bit 0.
+pub(crate) fn hwreg_fields(simm16: u32) -> (u32, u32, u32) {
+    let id = simm16 & 0x3f;
+    let offset = (simm16 >> 6) & 0x1f;
+    let size = (((simm16 >> 11) & 0x1f) + 1).min(32 - offset);
+    let mask = if size == 32 {
+        u32::MAX
+    } else {
+        (1 << size) - 1
+    };
+    (id, offset, mask)
+}
+
+/// gfx1250's `s_setreg_imm32_b32` and `s_getreg_b32` ([`HwRegs`]).
+fn hwreg_gfx1250(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    const MODE: u32 = 1;
+    const SCHED_MODE: u32 = 26;
+    // MODE bits with no functional effect here (see `HwRegs`).
+    const MODE_KEPT: u32 = 1 << 24;
+    let (id, offset, mask) = hwreg_fields(ins.words[0] & 0xffff);
+    let field = mask << offset;
+    if ins.mnemonic == "s_setreg_imm32_b32" {
+        let value =
+            (*ins.words.get(1).ok_or_else(|| {
+                Stop::Unsupported("s_setreg_imm32_b32 without its literal".into())
+            })? & mask)
+                << offset;
+        match id {
+            SCHED_MODE => {
+                w.hwregs.sched_mode = (w.hwregs.sched_mode & !field) | value;
+                w.hwregs.sched_mode_written |= field;
+            }
+            MODE if field & !MODE_KEPT == 0 => {
+                w.hwregs.mode = (w.hwregs.mode & !field) | value;
+                w.hwregs.mode_written |= field;
+            }
+            MODE => {
+                return unsup(format!(
+                    "writing MODE bits {:#010x} (only bit 24 is modelled, as having no effect)",
+                    field & !MODE_KEPT
+                ))
+            }
+            _ => return unsup(format!("writing hardware register {id}")),
+        }
+        return Ok(());
+    }
+    let (reg, written) = match id {
+        MODE => (w.hwregs.mode, w.hwregs.mode_written),
+        SCHED_MODE => (w.hwregs.sched_mode, w.hwregs.sched_mode_written),
+        _ => return unsup(format!("reading hardware register {id}")),
+    };
+    let dst = opnd(&ins.ops, 0)?;
+    if field & !written != 0 && !dead_sgpr_result(ctx.program, ins, dst) {
+        return unsup(format!(
+            "reading bits {:#010x} of hardware register {id}, which the wave did not write (their launch values are not modelled) into a register read afterwards",
+            field & !written
+        ));
+    }
+    // Bits never written read as 0 here: only a result nothing reads
+    // (overwritten before any read or branch) gets them.
+    w.swrite(dst, (reg & field) >> offset)
+}
+
+/// Whether the SGPRs `dst` names (plain SGPRs only) are overwritten, and
+/// not read, by the straight-line instructions after `ins` before any
+/// branch: a value written there is never read.
+fn dead_sgpr_result(program: &crate::decode::Program, ins: &Instruction, dst: &Src) -> bool {
+    let Operand::Reg {
+        file: RegFile::S,
+        index: first,
+        count,
+    } = dst.op
+    else {
+        return false;
+    };
+    if first + count > 102 {
+        return false;
+    }
+    let touches = |o: &Src| {
+        matches!(o.op, Operand::Reg { file: RegFile::S, index, count: c }
+            if index < first + count && first < index + c)
+    };
+    let Some(&at) = program.index.get(&ins.addr) else {
+        return false;
+    };
+    for next in program.instructions.iter().skip(at + 1).take(32) {
+        let m = next.mnemonic.as_str();
+        if next.dual.is_some()
+            || m.starts_with("s_cbranch")
+            || matches!(m, "s_branch" | "s_setpc_b64" | "s_swappc_b64" | "s_endpgm")
+        {
+            return false;
+        }
+        let Some(i) = next.ops.iter().position(touches) else {
+            continue;
+        };
+        let writes_all = matches!(next.ops[0].op, Operand::Reg { file: RegFile::S, index, count: c }
+            if index <= first && first + count <= index + c);
+        let dst_role = next.route.props().is_some_and(|p| {
+            p.operands
+                .first()
+                .is_some_and(|o| o.role == crate::isa::Role::Dst)
+        });
+        return i == 0 && writes_all && dst_role && !next.ops[1..].iter().any(touches);
+    }
+    false
 }
 
 /// Words 1 and 3 of the private segment buffer V# the launch puts in the
@@ -204,9 +354,10 @@ fn sext(v: u64, bits: u32) -> i64 {
     ((v << (64 - bits)) as i64) >> (64 - bits)
 }
 
-/// The mnemonic without its encoding suffix, and the suffix.
+/// The mnemonic without its encoding suffix, and the suffix. RDNA's VOP3
+/// DPP (`v_fma_f32_e64_dpp`, gfx11+) has the one suffix `_e64_dpp`.
 pub fn base_name(m: &str) -> (&str, &str) {
-    for suf in ["_e32", "_e64", "_dpp", "_sdwa"] {
+    for suf in ["_e64_dpp", "_e32", "_e64", "_dpp", "_sdwa"] {
         if let Some(b) = m.strip_suffix(suf) {
             return (b, suf);
         }
@@ -309,10 +460,34 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_nand_saveexec_b32", Sop1),
         ("s_nor_saveexec_b32", Sop1),
         ("s_or_saveexec_b32", Sop1),
-        // gfx1250's two dense 16x16x32 WMMAs `crate::wmma` models (in no
-        // RDNA table: gfx1250 has no XML of its own).
+        // gfx1250's dense WMMAs `crate::wmma` models, 16x16x32 f16/bf16 and
+        // 16x16x64 and 16x16x128 fp8/bf8 (in no RDNA table: gfx1250 has no
+        // XML of its own).
         ("v_wmma_f32_16x16x32_bf16", Mfma),
         ("v_wmma_f32_16x16x32_f16", Mfma),
+        ("v_wmma_f32_16x16x64_fp8_fp8", Mfma),
+        ("v_wmma_f32_16x16x64_fp8_bf8", Mfma),
+        ("v_wmma_f32_16x16x64_bf8_fp8", Mfma),
+        ("v_wmma_f32_16x16x64_bf8_bf8", Mfma),
+        ("v_wmma_f32_16x16x128_fp8_fp8", Mfma),
+        ("v_wmma_f32_16x16x128_fp8_bf8", Mfma),
+        ("v_wmma_f32_16x16x128_bf8_fp8", Mfma),
+        ("v_wmma_f32_16x16x128_bf8_bf8", Mfma),
+        ("v_wmma_f32_16x16x128_f8f6f4", Mfma),
+        // gfx1250's 64-bit add without carry out.
+        ("v_add_nc_u64", Vop2),
+        // gfx1250's 64-bit multiply-add without carry out.
+        ("v_mad_nc_i64_i32", Vop3),
+        // gfx1250's asynchronous transfers between global memory and LDS
+        // (ASYNCcnt, [`crate::waitcnt`]).
+        ("global_load_async_to_lds_b8", Global),
+        ("global_load_async_to_lds_b32", Global),
+        ("global_load_async_to_lds_b64", Global),
+        ("global_load_async_to_lds_b128", Global),
+        ("global_store_async_from_lds_b8", Global),
+        ("global_store_async_from_lds_b32", Global),
+        ("global_store_async_from_lds_b64", Global),
+        ("global_store_async_from_lds_b128", Global),
         ("s_orn1_saveexec_b32", Sop1),
         ("s_orn2_saveexec_b32", Sop1),
         ("s_xnor_saveexec_b32", Sop1),
@@ -325,6 +500,26 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("v_madmk_f32", Vop2),
         ("v_mul_lo_i32", Vop3),
         // RDNA (gfx11/gfx12) operations with semantics of their own.
+        ("ds_cmpstore_b32", Ds),
+        ("ds_cmpstore_rtn_b32", Ds),
+        ("ds_cmpstore_b64", Ds),
+        ("ds_cmpstore_rtn_b64", Ds),
+        ("ds_max_num_f32", Ds),
+        ("ds_min_num_f32", Ds),
+        ("ds_max_num_rtn_f32", Ds),
+        ("ds_min_num_rtn_f32", Ds),
+        ("global_atomic_max_f32", Global),
+        ("global_atomic_min_f32", Global),
+        ("global_atomic_max_num_f32", Global),
+        ("global_atomic_min_num_f32", Global),
+        ("flat_atomic_max_f32", Flat),
+        ("flat_atomic_min_f32", Flat),
+        ("flat_atomic_max_num_f32", Flat),
+        ("flat_atomic_min_num_f32", Flat),
+        ("buffer_atomic_max_f32", Mubuf),
+        ("buffer_atomic_min_f32", Mubuf),
+        ("buffer_atomic_max_num_f32", Mubuf),
+        ("buffer_atomic_min_num_f32", Mubuf),
         ("v_mov_b16", Vop1),
         ("v_dot2acc_f32_f16", Vop2),
         ("v_dot2acc_f32_bf16", Vop2),
@@ -408,7 +603,7 @@ pub(crate) fn format_of(mnemonic: &str) -> Option<crate::isa::Format> {
 }
 
 /// `Format::Mfma` when an RDNA table lists `name` as a matrix instruction
-/// (WMMA, SWMMAC: [`crate::wmma`]; gfx1250's two are [`UNLISTED`]); the
+/// (WMMA, SWMMAC: [`crate::wmma`]; gfx1250's are [`UNLISTED`]); the
 /// CDNA table has none of them.
 fn rdna_matrix(name: &str) -> Option<crate::isa::Format> {
     ["gfx1100", "gfx1201"]
@@ -522,7 +717,9 @@ pub(crate) fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
     match name {
         "v_lshlrev_b64" | "v_lshrrev_b64" | "v_ashrrev_i64" => (B64, [B32, B64, B32]),
         "v_lshl_add_u64" => (B64, [B64, B32, B64]),
-        "v_mad_u64_u32" | "v_mad_i64_i32" => (B64, [B32, B32, B64]),
+        // gfx1250's 64-bit add, no carry out.
+        "v_add_nc_u64" => (B64, [B64, B64, B64]),
+        "v_mad_u64_u32" | "v_mad_i64_i32" | "v_mad_nc_i64_i32" => (B64, [B32, B32, B64]),
         "v_ldexp_f32" => (F32, [F32, B32, B32]),
         "v_ldexp_f64" => (F64, [F64, B32, B32]),
         "v_cmp_class_f32" | "v_cmpx_class_f32" => (B32, [F32, B32, B32]),
@@ -660,6 +857,7 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
         "v_lshl_add_u32" => r(a32.wrapping_shl(b32 & 31).wrapping_add(c32)),
         "v_add_lshl_u32" => r(a32.wrapping_add(b32).wrapping_shl(c32 & 31)),
         "v_lshl_add_u64" => r64((a << (b32 & 7)).wrapping_add(c)),
+        "v_add_nc_u64" => r64(a.wrapping_add(b)),
         "v_lshlrev_b16" => r((b32 as u16).wrapping_shl(a32 & 15) as u32),
         "v_lshrrev_b16" => r((b32 as u16).wrapping_shr(a32 & 15) as u32),
         "v_ashrrev_i16" => r(((b32 as i16) >> (a32 & 15)) as u16 as u32),
@@ -718,6 +916,10 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
             let p = a32 as i32 as i128 * b32 as i32 as i128 + c as i64 as i128;
             Some((p as u64, p > i64::MAX as i128 || p < i64::MIN as i128))
         }
+        // gfx1250: no carry out; the sum wraps.
+        "v_mad_nc_i64_i32" => r64((a32 as i32 as i64)
+            .wrapping_mul(b32 as i32 as i64)
+            .wrapping_add(c as i64) as u64),
         "v_min_u32" => r(a32.min(b32)),
         "v_max_u32" => r(a32.max(b32)),
         "v_min_i32" => r((a32 as i32).min(b32 as i32) as u32),
@@ -1328,6 +1530,7 @@ impl Wave {
             approx: Default::default(),
             wave_size: LANES as u32,
             numbering: crate::decode::Numbering::GFX9,
+            hwregs: HwRegs::default(),
         }
     }
 
@@ -2109,6 +2312,11 @@ fn salu_gfx12(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> Option<R<()>> {
     let f = |w: &Wave, i: usize| -> R<f32> { Ok(f32::from_bits(w.sread(op(i)?, ctx)?)) };
     let put = |w: &mut Wave, v: f32| -> R<()> { w.swrite(op(0)?, bf32(v) as u32) };
     Some(match m {
+        "s_setreg_imm32_b32" | "s_getreg_b32"
+            if w.numbering == crate::decode::Numbering::GFX1250 =>
+        {
+            hwreg_gfx1250(w, ins, ctx)
+        }
         "s_wait_loadcnt"
         | "s_wait_storecnt"
         | "s_wait_dscnt"
@@ -2883,7 +3091,8 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         // (`permlane32`); both registers are written (LLVM AMDGPUUsage,
         // llvm.amdgcn.permlane{16,32}.swap).
         "v_permlane16_swap_b32" | "v_permlane32_swap_b32" => {
-            if w.exec() != u64::MAX {
+            // Every lane of the wave (gfx1250's wave32: lanes 0-31).
+            if w.exec() != w.lane_bits() {
                 return unsup("a partial exec (fetch-inactive and bound_ctrl are not modelled)");
             }
             let (Ok((f0, i0)), Ok((f1, i1))) =
@@ -3008,17 +3217,23 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // DPP8 (gfx10+): src0 from lane `sel[lane % 8]` of the lane's group
     // of 8, the selects 3 bits each in the DPP word's bits 8-31 (LLVM
     // `dpp8:[...]`).
-    let dpp8 = if enc == "_dpp" && ins.has("dpp8") {
+    // VOP3 DPP (`_e64_dpp`, gfx11+): the DPP word follows VOP3's two
+    // (llvm-objdump-22 prints three words: `v_fma_f32_e64_dpp ...
+    // row_shr:1 // D6130008 03D206FA FF091103`), and VOP3's own fields
+    // give the modifiers; VOP1/VOP2 DPP's follows the one instruction word.
+    let is_dpp = matches!(enc, "_dpp" | "_e64_dpp");
+    let dpp_word = if enc == "_e64_dpp" { 2 } else { 1 };
+    let dpp8 = if is_dpp && ins.has("dpp8") {
         if ins.modifier("fi").is_some_and(|v| v != "0") {
             return unsup("DPP8 with fi:1 (fetch-inactive is not modelled)");
         }
-        Some(ins.words.get(1).copied().unwrap_or(0) >> 8)
+        Some(ins.words.get(dpp_word).copied().unwrap_or(0) >> 8)
     } else {
         None
     };
     // DPP: src0 from another lane; writes of disabled rows/banks are skipped.
-    let dpp = if enc == "_dpp" && dpp8.is_none() {
-        let word = ins.words.get(1).copied().unwrap_or(0);
+    let dpp = if is_dpp && dpp8.is_none() {
+        let word = ins.words.get(dpp_word).copied().unwrap_or(0);
         let ctrl = word >> 8 & 0x1ff;
         // gfx10+ dropped the wave shifts/rotates and row broadcasts
         // (0x130-0x143), made 0x150-0x15f `row_share` (gfx90a's
@@ -3388,7 +3603,7 @@ fn parse_bits(s: &str) -> R<Vec<u8>> {
 
 fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (name, enc) = base_name(&ins.mnemonic);
-    if enc == "_dpp" {
+    if enc == "_dpp" || enc == "_e64_dpp" {
         return unsup("the DPP form of a compare");
     }
     let sdwa = enc == "_sdwa";
@@ -3797,7 +4012,7 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
     Some(
         match op {
             "swap" => data,
-            "cmpswap" | "cmpst" => {
+            "cmpswap" | "cmpst" | "cmpstore" => {
                 if old == cmp {
                     data
                 } else {
@@ -3832,6 +4047,11 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
             "add_f64" => bf64(f64b(old) + f64b(data)),
             "max_f32" => bf32(f32b(old).max(f32b(data))),
             "min_f32" => bf32(f32b(old).min(f32b(data))),
+            // gfx12's `_num_` atomics: the RDNA4 ISA guide's
+            // DS_MAX_NUM_RTN_F32 pseudo-code, src = DATA against tmp = MEM
+            // (`num_minmax32` with src as src0).
+            "max_num_f32" => num_minmax32(data as u32, old as u32, true) as u64,
+            "min_num_f32" => num_minmax32(data as u32, old as u32, false) as u64,
             "max_f64" => bf64(f64b(old).max(f64b(data))),
             "min_f64" => bf64(f64b(old).min(f64b(data))),
             // Packed halves: each sum exact in f64, rounded once.
@@ -3935,6 +4155,60 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     };
     let fault =
         |lane: usize, e: crate::memory::Unmapped| Stop::Fault(Some(lane as u32), e.to_string());
+    // gfx1250's asynchronous transfers: `global_load_async_to_lds_bN
+    // vlds, vaddr, saddr` and `global_store_async_from_lds_bN vaddr, vlds,
+    // saddr`. Each lane moves N bits between its global address and the
+    // LDS address in its `vlds` VGPR; the instruction offset is added to
+    // both (the LDS one wraps at 32 bits). An LDS address outside the
+    // allocation drops the load's write and stores zeros (rocjitsu's
+    // `cdna5::async_lds_lane_address`). They count on ASYNCcnt
+    // ([`crate::waitcnt`]); here they complete at issue.
+    let async_kind = rest
+        .strip_prefix("load_async_to_lds_")
+        .map(|k| (k, true))
+        .or_else(|| {
+            rest.strip_prefix("store_async_from_lds_")
+                .map(|k| (k, false))
+        });
+    if let Some((kind, load)) = async_kind {
+        let size = match kind {
+            "b8" => 1,
+            "b32" => 4,
+            "b64" => 8,
+            "b128" => 16,
+            _ => return unsup(""),
+        };
+        let (vlds, vaddr) = if load {
+            (opnd(ops, 0)?, opnd(ops, 1)?)
+        } else {
+            (opnd(ops, 1)?, opnd(ops, 0)?)
+        };
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, vaddr, ops.get(2), lane)?;
+            let l = (w.vread(vlds, lane, Ty::B32, ctx)? as u32).wrapping_add(offset as u32);
+            let mut buf = vec![0u8; size];
+            ctx.lds.at_lane(lane);
+            if load {
+                ctx.trace
+                    .note(lane, Space::Global, AccessKind::Read, a, size);
+                ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
+                ctx.trace
+                    .note(lane, Space::Lds, AccessKind::Write, l as u64, size);
+                ctx.lds.write_bytes(l, &buf);
+            } else {
+                ctx.trace
+                    .note(lane, Space::Lds, AccessKind::Read, l as u64, size);
+                ctx.lds.read_bytes(l, &mut buf);
+                ctx.trace
+                    .note(lane, Space::Global, AccessKind::Write, a, size);
+                ctx.mem.write(a, &buf).map_err(|e| fault(lane, e))?;
+            }
+        }
+        return Ok(());
+    }
     // gfx940+ spell LDS DMA `global_load_lds_dword`, gfx90a `global_load_dword ... lds`.
     let lds_kind = rest
         .strip_prefix("load_lds_")
@@ -4205,6 +4479,18 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         return unsup("resource");
     };
     let v = w.sregs(index, 4)?;
+    if w.numbering == crate::decode::Numbering::GFX1250 {
+        let v = [v[0], v[1], v[2], v[3]];
+        return buffer_gfx1250(
+            w,
+            ins,
+            ctx,
+            v,
+            [vdata, vaddr, soffset],
+            store,
+            (size, signed, d16),
+        );
+    }
     let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
     let stride = ((v[1] >> 16) & 0x3fff) as u64;
     let num_records = v[2] as u64;
@@ -4214,22 +4500,7 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     if v[1] >> 31 != 0 && !private && !w.rdna() {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
-    // gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check;
-    // word 1 bits 31:30 are SWIZZLE_ENABLE, bit 23 of word 3 ADD_TID_ENABLE.
-    let rdna_oob = if w.rdna() {
-        if w.numbering == crate::decode::Numbering::GFX1250 {
-            // gfx1250 widened the address (aiter's kernels keep 21 bits of
-            // word 1, not gfx11's 16) and no source here gives its layout
-            // or range check: gfx11's rule would drop aiter's stores.
-            return unsup("gfx1250's buffer descriptor (V#) layout and range check");
-        }
-        if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
-            return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
-        }
-        Some(v[3] >> 28 & 3)
-    } else {
-        None
-    };
+    let rdna_oob = rdna_oob_select(w, v)?;
     let soff = w.sread(soffset, ctx)? as u64;
     let exec = w.exec();
     if private {
@@ -4297,20 +4568,7 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         for k in (0..size).step_by(chunk) {
             let end = offset + (k + chunk) as u64;
             let in_range = if let Some(oob) = rdna_oob {
-                // RDNA3 (gfx11) out-of-range rule by OOB_SELECT: 0
-                // `index >= NUM_RECORDS || offset + payload > STRIDE`, 1
-                // `index >= NUM_RECORDS`, 2 `NUM_RECORDS == 0`, 3
-                // `offset + payload > NUM_RECORDS` (no swizzle): AMD's RDNA3
-                // ISA guide, "Range Checking", as Mesa RADV restates it for
-                // GFX11 (radv_make_texel_buffer_descriptor). The index is
-                // the VGPR index (0 without `idxen`), the offset the VGPR
-                // offset plus the instruction's; checked per dword.
-                match oob {
-                    0 => vidx < num_records && end <= stride,
-                    1 => vidx < num_records,
-                    2 => num_records != 0,
-                    _ => end <= num_records,
-                }
+                rdna_in_range(oob, vidx, end, stride, num_records)
             } else if stride == 0 || !idxen {
                 offset + (k + chunk) as u64 <= num_records.saturating_sub(0)
                     && offset + k as u64 + chunk as u64 <= num_records
@@ -4359,6 +4617,202 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// gfx1250's buffer resource (V#), 128 bits (`r` is the four SGPRs, bit
+/// `b` of the descriptor is bit `b % 32` of word `b / 32`):
+///
+/// - base address: bits 56:0 (word 0, word 1 bits 24:0);
+/// - NUM_RECORDS, in bytes: bits 101:57 (45 bits: word 1 bits 31:25 are
+///   its low 7 bits, word 2 its bits 38:7, word 3 bits 5:0 its top 6);
+/// - bits 107:102 reserved; STRIDE: bits 121:108 (word 3 bits 25:12).
+///
+/// These are LLVM's (commit 2195fe7e018d, "\[AMDGPU\] Add the support for
+/// 45-bit buffer resource", #159702), agreed by AMD's rocjitsu emulator
+/// (ROCm/rocm-systems `emulation/rocjitsu/.../cdna5/addr_calc.cpp`,
+/// `decode_buffer_resource`), which also gives the top bits: stride scale
+/// 123:122 (×1, 4, 8, 32), SWIZZLE_ENABLE 124, a one-bit OOB_SELECT 125,
+/// TYPE 127:126. Those are modelled only at 0 (aiter's kernels' value);
+/// any other value is refused by name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Gfx1250Vsharp {
+    /// The 57-bit base address.
+    pub base: u64,
+    /// NUM_RECORDS: the buffer's size in bytes (45 bits).
+    pub num_records: u64,
+    /// STRIDE (14 bits) times the stride scale.
+    pub stride: u64,
+}
+
+impl Gfx1250Vsharp {
+    /// Decodes the four words, or names the field this emulator does not
+    /// model (swizzle, OOB_SELECT 1, a non-buffer TYPE, reserved bits set).
+    pub fn decode(r: [u32; 4]) -> Result<Gfx1250Vsharp, String> {
+        let base = r[0] as u64 | ((r[1] & 0x01ff_ffff) as u64) << 32;
+        let num_records = ((r[1] >> 25) as u64) | (r[2] as u64) << 7 | ((r[3] & 0x3f) as u64) << 39;
+        let raw_stride = ((r[3] >> 12) & 0x3fff) as u64;
+        let scale = [1, 4, 8, 32][(r[3] >> 26 & 3) as usize];
+        let field = |what: &str| {
+            Err(format!(
+                "gfx1250's buffer descriptor (V#) with {what} (words {:#010x} {:#010x} {:#010x} {:#010x}): not modelled",
+                r[0], r[1], r[2], r[3]
+            ))
+        };
+        if r[3] >> 6 & 0x3f != 0 {
+            return field("reserved bits 107:102 set");
+        }
+        if r[3] >> 28 & 1 != 0 {
+            return field("SWIZZLE_ENABLE (bit 124)");
+        }
+        if r[3] >> 29 & 1 != 0 {
+            return field("OOB_SELECT 1 (bit 125)");
+        }
+        if r[3] >> 30 != 0 {
+            return field("a TYPE other than buffer (bits 127:126)");
+        }
+        Ok(Gfx1250Vsharp {
+            base,
+            num_records,
+            stride: raw_stride * scale,
+        })
+    }
+
+    /// Whether the `size` bytes at buffer offset `offset` are within
+    /// NUM_RECORDS. The offset is index × stride, plus the VGPR offset and
+    /// the instruction's, and the SGPR offset. This is rocjitsu's rule for
+    /// OOB_SELECT 0: the whole byte range must lie below NUM_RECORDS; the
+    /// executor checks each dword.
+    pub fn in_range(&self, offset: u64, size: u64) -> bool {
+        offset
+            .checked_add(size)
+            .is_some_and(|end| end <= self.num_records)
+    }
+}
+
+/// A MUBUF load or store through a gfx1250 V# ([`Gfx1250Vsharp`]). Each
+/// dword (each element below a dword) of a lane is range-checked: out of
+/// range it reads 0 and its write is dropped. Whether the SGPR offset
+/// counts in the check differs between the sources (rocjitsu, after the
+/// CDNA5 ISA's "Range Checking", adds it; LLVM's lowering, per rocjitsu's
+/// PR #10362, does not): an access the two readings judge differently is
+/// refused. Not modelled: LDS DMA, swizzle, the format (atomics:
+/// `buffer_atomic`).
+#[allow(clippy::too_many_arguments)]
+fn buffer_gfx1250(
+    w: &mut Wave,
+    ins: &Instruction,
+    ctx: &mut Ctx,
+    r: [u32; 4],
+    [vdata, vaddr, soffset]: [&Src; 3],
+    store: bool,
+    (size, signed, d16): (usize, bool, Option<bool>),
+) -> R<()> {
+    if ins.has("lds") {
+        return unsup("LDS DMA through gfx1250's buffer descriptor");
+    }
+    let vs = Gfx1250Vsharp::decode(r).map_err(Stop::Unsupported)?;
+    let (offen, idxen) = (ins.has("offen"), ins.has("idxen"));
+    let inst_off = match ins.modifier("offset") {
+        Some(o) => parse_int(o)? as u64,
+        None => 0,
+    };
+    let soff = w.sread(soffset, ctx)? as u64;
+    let exec = w.exec();
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (vidx, voff) = match (idxen, offen) {
+            (true, true) => {
+                let (f, i) = reg_of(vaddr)?;
+                (w.vreg(f, i)?[lane] as u64, w.vreg(f, i + 1)?[lane] as u64)
+            }
+            (true, false) => (w.vread(vaddr, lane, Ty::B32, ctx)?, 0),
+            (false, true) => (0, w.vread(vaddr, lane, Ty::B32, ctx)?),
+            (false, false) => (0, 0),
+        };
+        // The 45-bit buffer offset (rocjitsu wraps it to 45 bits).
+        let offset = (vidx * vs.stride + voff + inst_off) & ((1 << 45) - 1);
+        let chunk = size.min(4);
+        let mut bytes = vec![0u8; size];
+        if store {
+            bytes = store_bytes(w, vdata, lane, size, d16 == Some(true))?;
+        }
+        for k in (0..size).step_by(chunk) {
+            let with_soffset = vs.in_range(soff + offset + k as u64, chunk as u64);
+            if with_soffset != vs.in_range(offset + k as u64, chunk as u64) {
+                return unsup(format!(
+                    "a gfx1250 buffer access whose range check depends on whether the SGPR offset ({soff:#x}) counts (lane {lane}, buffer offset {:#x}, NUM_RECORDS {:#x}): the sources differ",
+                    offset + k as u64,
+                    vs.num_records
+                ));
+            }
+            if !with_soffset {
+                continue;
+            }
+            let a = vs.base + soff + offset + k as u64;
+            let kind = if store {
+                AccessKind::Write
+            } else {
+                AccessKind::Read
+            };
+            ctx.trace.note(lane, Space::Global, kind, a, chunk);
+            let res = if store {
+                ctx.mem.write(a, &bytes[k..k + chunk])
+            } else {
+                ctx.mem.read(a, &mut bytes[k..k + chunk])
+            };
+            res.map_err(|e| {
+                Stop::Fault(
+                    Some(lane as u32),
+                    format!(
+                        "buffer {} within NUM_RECORDS {:#x} (gfx1250 V#, buffer offset {:#x}): {e}",
+                        if store { "store" } else { "load" },
+                        vs.num_records,
+                        offset + k as u64
+                    ),
+                )
+            })?;
+        }
+        if !store {
+            load_into(w, vdata, lane, &bytes, signed, d16)?;
+        }
+    }
+    Ok(())
+}
+
+/// gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check
+/// ([`rdna_in_range`]); `None` off RDNA. Word 1 bits 31:30 are
+/// SWIZZLE_ENABLE and bit 23 of word 3 ADD_TID_ENABLE: refused.
+fn rdna_oob_select(w: &Wave, v: &[u32]) -> R<Option<u32>> {
+    if !w.rdna() {
+        return Ok(None);
+    }
+    if w.numbering == crate::decode::Numbering::GFX1250 {
+        // gfx1250 has its own V# ([`Gfx1250Vsharp`]); its callers take
+        // that path first. gfx11's rule would drop aiter's stores.
+        return unsup("gfx1250's buffer descriptor (V#) under gfx11's range check");
+    }
+    if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
+        return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
+    }
+    Ok(Some(v[3] >> 28 & 3))
+}
+
+/// RDNA3 (gfx11) out-of-range rule by OOB_SELECT: 0 `index >= NUM_RECORDS
+/// || offset + payload > STRIDE`, 1 `index >= NUM_RECORDS`, 2
+/// `NUM_RECORDS == 0`, 3 `offset + payload > NUM_RECORDS` (no swizzle):
+/// AMD's RDNA3 ISA guide, "Range Checking", as Mesa RADV restates it for
+/// GFX11 (radv_make_texel_buffer_descriptor). The index is the VGPR index
+/// (0 without `idxen`); `end` is the VGPR offset plus the instruction's
+/// plus the payload's bytes up to the dword checked.
+fn rdna_in_range(oob: u32, vidx: u64, end: u64, stride: u64, num_records: u64) -> bool {
+    match oob {
+        0 => vidx < num_records && end <= stride,
+        1 => vidx < num_records,
+        2 => num_records != 0,
+        _ => end <= num_records,
+    }
+}
+
 /// MUBUF atomics: `buffer_atomic_OP{,_x2}` (the integer operations, `add_f32`,
 /// `add_f64`, `min/max_f64`, `pk_add_f16`, `pk_add_bf16`, `cmpswap`). An
 /// element past `num_records` is not accessed and returns 0. With
@@ -4383,12 +4837,29 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
         return unsup("resource");
     };
     let v = w.sregs(index, 4)?;
-    let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
-    let stride = ((v[1] >> 16) & 0x3fff) as u64;
-    let num_records = v[2] as u64;
-    if v[1] >> 31 != 0 {
+    // gfx1250's V# ([`Gfx1250Vsharp`]): an atomic is range-checked all or
+    // nothing (rocjitsu, ROCm/rocm-systems PR #10362: "atomics remain
+    // all-or-nothing").
+    let g1250 = if w.numbering == crate::decode::Numbering::GFX1250 {
+        Some(Gfx1250Vsharp::decode([v[0], v[1], v[2], v[3]]).map_err(Stop::Unsupported)?)
+    } else {
+        None
+    };
+    let (base, stride, num_records) = match g1250 {
+        Some(vs) => (vs.base, vs.stride, vs.num_records),
+        None => (
+            v[0] as u64 | ((v[1] & 0xffff) as u64) << 32,
+            ((v[1] >> 16) & 0x3fff) as u64,
+            v[2] as u64,
+        ),
+    };
+    if g1250.is_none() && v[1] >> 31 != 0 && !w.rdna() {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
+    let rdna_oob = match g1250 {
+        Some(_) => None,
+        None => rdna_oob_select(w, v)?,
+    };
     let soff = w.sread(soffset, ctx)? as u64;
     let (file, di) = reg_of(vdata)?;
     let words = size / 4;
@@ -4406,8 +4877,20 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
             (false, true) => (0, w.vread(vaddr, lane, Ty::B32, ctx)?),
             (false, false) => (0, 0),
         };
-        let offset = voff + inst_off;
-        let in_range = if stride == 0 || !idxen {
+        let mut offset = voff + inst_off;
+        let in_range = if let Some(vs) = g1250 {
+            // The 45-bit buffer offset; the SGPR offset is added below.
+            offset = (vidx * stride + offset) & ((1 << 45) - 1);
+            let with_soffset = vs.in_range(soff + offset, size as u64);
+            if with_soffset != vs.in_range(offset, size as u64) {
+                return unsup(format!(
+                    "a gfx1250 buffer atomic whose range check depends on whether the SGPR offset ({soff:#x}) counts (lane {lane}, buffer offset {offset:#x}, NUM_RECORDS {num_records:#x}): the sources differ"
+                ));
+            }
+            with_soffset
+        } else if let Some(oob) = rdna_oob {
+            rdna_in_range(oob, vidx, offset + size as u64, stride, num_records)
+        } else if stride == 0 || !idxen {
             offset + size as u64 <= num_records
         } else {
             vidx < num_records && offset + size as u64 <= stride
@@ -4422,7 +4905,10 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
         let src = val(0)?;
         let cmp = if op == "cmpswap" { val(1)? } else { 0 };
         let old = if in_range {
-            let a = base + soff + vidx * stride + offset;
+            let a = match g1250 {
+                Some(_) => base + soff + offset,
+                None => base + soff + vidx * stride + offset,
+            };
             ctx.trace
                 .note(lane, Space::Global, AccessKind::Atomic, a, size);
             ctx.mem
@@ -4630,10 +5116,19 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         ("add", "f32") => "add_f32".to_string(),
         ("add", "f64") => "add_f64".to_string(),
         ("max", "f32") | ("min", "f32") | ("max", "f64") | ("min", "f64") => format!("{op}_{ty}"),
+        // gfx12's `ds_max_num_f32`/`ds_min_num_f32` (RDNA4 ISA guide,
+        // DS_MAX_NUM_RTN_F32: `atomic_op`'s `max_num_f32`).
+        ("max_num", "f32") | ("min_num", "f32") => format!("{op}_{ty}"),
         ("pk_add", "f16") | ("pk_add", "bf16") => format!("pk_add_{ty}"),
         ("min", t) | ("max", t) => format!("{op}_{t}"),
         ("wrxchg", _) => "swap".to_string(),
         ("cmpst", _) | ("cmpswap", _) => "cmpst".to_string(),
+        // RDNA's `ds_cmpstore_*`: DATA is the new value and DATA2 the one
+        // compared (AMD's RDNA3/RDNA4 ISA guides, DS_CMPSTORE_RTN_B32: "src
+        // = DATA.b32; cmp = DATA2.b32", "the order of src and cmp agree
+        // with the BUFFER_ATOMIC_CMPSWAP opcode"), the reverse of gfx9's
+        // `ds_cmpst_*` (cmp first).
+        ("cmpstore", "b32" | "b64") => "cmpstore".to_string(),
         (o, _) => o.to_string(),
     };
     if atomic_op(&aop, size, 0, 0, 0).is_none() {
@@ -4647,10 +5142,10 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         let a = (w.vread(opnd(ops, vaddr_i)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
         let d0 = w.vread(opnd(ops, data_i)?, lane, tyw, ctx)?;
-        let (cmp, d) = if aop == "cmpst" {
-            (d0, w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?)
-        } else {
-            (0, d0)
+        let (cmp, d) = match aop.as_str() {
+            "cmpst" => (d0, w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?),
+            "cmpstore" => (w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?, d0),
+            _ => (0, d0),
         };
         ctx.trace
             .note(lane, Space::Lds, AccessKind::Atomic, a as u64, size);
@@ -5400,6 +5895,42 @@ mod tests {
         }
     }
 
+    /// gfx12's `_num_` atomics follow the RDNA4 ISA guide's
+    /// DS_MAX_NUM_RTN_F32 pseudo-code (src = DATA, tmp = MEM): two NaNs
+    /// give src quieted, one NaN the other value, +0 above -0; RDNA's
+    /// `cmpstore` stores DATA when MEM equals DATA2.
+    #[test]
+    fn rdna_num_and_cmpstore_atomics_follow_the_pseudo_code() {
+        let one = 1.0f32.to_bits() as u64;
+        let (pz, nz) = (0.0f32.to_bits() as u64, (-0.0f32).to_bits() as u64);
+        let cases = [
+            // (op, old = MEM, data = src, result)
+            ("max_num_f32", 0x7fc0_0001, one, one),
+            ("max_num_f32", one, 0x7f80_0001, one),
+            ("max_num_f32", 0x7fc0_0002, 0x7f80_0003, 0x7fc0_0003),
+            ("max_num_f32", nz, pz, pz),
+            ("max_num_f32", pz, nz, pz),
+            ("min_num_f32", nz, pz, nz),
+            ("min_num_f32", pz, nz, nz),
+            (
+                "min_num_f32",
+                one,
+                (-2.0f32).to_bits() as u64,
+                (-2.0f32).to_bits() as u64,
+            ),
+        ];
+        for (op, old, data, want) in cases {
+            assert_eq!(
+                atomic_op(op, 4, old, data, 0),
+                Some(want),
+                "{op}({old:#x}, {data:#x})"
+            );
+        }
+        assert_eq!(atomic_op("cmpstore", 4, 5, 9, 5), Some(9));
+        assert_eq!(atomic_op("cmpstore", 4, 5, 9, 6), Some(5));
+        assert_eq!(atomic_op("cmpstore", 8, 1 << 40, 7, 1 << 40), Some(7));
+    }
+
     #[test]
     fn dpp_controls_pick_the_documented_lanes() {
         assert_eq!(dpp_source(0x111, 0), None);
@@ -5584,6 +6115,14 @@ impl Probe {
         // `s_setvskip`) must not apply to the next instruction.
         self.wave.gpr_idx = false;
         self.wave.vskip = false;
+        // gfx1250's MODE and SCHED_MODE hold values, like the registers: a
+        // lone `s_getreg_b32` runs (in a kernel, reading bits the wave did
+        // not write is refused unless nothing reads the result).
+        self.wave.hwregs = HwRegs {
+            mode_written: u32::MAX,
+            sched_mode_written: u32::MAX,
+            ..HwRegs::default()
+        };
         // A branch's target is an instruction: the SOPP target of its
         // encoding, or what a register pair holds (`s_setpc_b64`).
         let targets = &mut self.program.index;

@@ -9,6 +9,12 @@
 //! `fmha_bwd_post_kernel_args` (csrc/include/mha_bwd.h): pointers and u32
 //! values in 16-byte slots, strides in bytes; the launch is mha_bwd.cu's:
 //! grid (ceil(seqlen_q / 64), nhead_q, batch), 128 work-items (gfx1250).
+//! It reads and writes through gfx1250's 45-bit buffer descriptors
+//! (`gcn_emu::exec::Gfx1250Vsharp`).
+//!
+//! Small gfx1250 kernels assembled here by clang-22 check what aiter's
+//! kernels use apart: the V#'s range check and the hardware registers
+//! they write (`gcn_emu::exec::HwRegs`).
 
 // gcn_emu::Error is large by design (see the crate root).
 #![allow(clippy::result_large_err)]
@@ -19,26 +25,47 @@ use common::*;
 const HDIM: usize = 128;
 /// Rows a workgroup converts (`ts` of hsa/gfx1250/fmha_v3_bwd/fmha_bwd_dq_convert.csv).
 const TS: usize = 64;
+/// Rows of each (batch, head): a multiple of 16 (the accumulator's row
+/// groups, see [`dq_convert`]) but not of [`TS`].
+const SEQLEN: usize = 80;
 
 /// [`common::numpy`] with one output: the script sets `out` to one array.
 fn numpy1(script: &str, ins: &[&[u8]]) -> Vec<u8> {
     common::numpy(&format!("{script}\nout = [out]"), ins).remove(0)
 }
 
-/// The launch below, or the error it stops with.
-fn dq_convert() -> Result<(), String> {
+/// What [`dq_convert`] returns: the buffers after the run, and the
+/// NumPy reference of dQ over the tensor and the slack rows after it.
+struct DqRun {
+    /// dQ's bytes after the run (tensor, then slack rows).
+    got: Vec<u8>,
+    /// The accumulator's bytes after the run.
+    acc_after: Vec<u8>,
+    /// The accumulator's bytes as given.
+    acc: Vec<u8>,
+    /// NumPy: every row (slack rows included) converted to bf16 with
+    /// round-to-nearest-even, the columns past 128 left as they were.
+    want: Vec<u8>,
+    /// Bytes of dQ the tensor holds (the slack rows follow).
+    tensor_bytes: usize,
+    /// dQ's row stride in elements.
+    dq_row: usize,
+}
+
+/// Two batches, three heads, [`SEQLEN`] rows: the second tile of rows of
+/// each (batch, head) is partial. dQ's rows are padded to 136 elements (its
+/// stride is an argument), so a write past a row's 128 shows. Both
+/// buffers get `slack` rows after the tensor (the accumulator's random,
+/// dQ's 0xa5), so a write past the tensor shows too.
+fn dq_convert(slack: usize) -> Result<DqRun, String> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/corpus/aiter/gfx1250/fmha_v3_bwd/bwd_hd128_dq_convert_bf16.co");
     let l = load(&path, "_ZN5aiter30fmha_bwd_hd128_dq_convert_bf16E");
-    // Two batches, three heads, 100 rows: the second tile of rows is
-    // partial. dQ's rows are padded to 136 elements (its stride is an
-    // argument), so a write past a row's 128 shows.
-    let (batch, nhead, seqlen) = (2usize, 3usize, 100usize);
+    let (batch, nhead, seqlen) = (2usize, 3usize, SEQLEN);
     let dq_row = 136usize;
+    let rows = batch * nhead * seqlen + slack;
     let mut r = Rng(1250);
-    let mut acc: Vec<f32> = (0..batch * nhead * seqlen * HDIM)
-        .map(|_| r.f32() * 8.0)
-        .collect();
+    let mut acc: Vec<f32> = (0..rows * HDIM).map(|_| r.f32() * 8.0).collect();
     // Ties and specials of the f32 -> bf16 rounding: halfway (low half
     // 0x8000, even and odd upper halves), ±0, ±inf, the largest finite
     // f32 (rounds to inf), a denormal.
@@ -57,9 +84,10 @@ fn dq_convert() -> Result<(), String> {
     for (i, &s) in specials.iter().enumerate() {
         acc[i * 37] = f32::from_bits(s);
     }
-    let dq_bytes = batch * nhead * seqlen * dq_row * 2;
-    let dq0 = vec![0xa5u8; dq_bytes];
+    let dq0 = vec![0xa5u8; rows * dq_row * 2];
     let u32v = |v: usize| A::Val((v as u32).to_le_bytes().to_vec());
+    // aiter's `fmha_bwd_post_kernel_args` as csrc/cpp_itfs/mha_bwd.cu fills
+    // them for the atomic-f32 batch layout: strides in bytes.
     let args = vec![
         A::Buf(f32s(&acc)),
         A::Buf(dq0.clone()),
@@ -75,56 +103,104 @@ fn dq_convert() -> Result<(), String> {
         A::Val(0u64.to_le_bytes().to_vec()), // ptr_qseq_padded
         u32v(0),
     ];
+    // mha_bwd.cu's launch: grid (ceil(max_seqlen_q / ts), nhead_q, batch),
+    // 128 work-items on gfx1250.
     let grid = [seqlen.div_ceil(TS) as u32, nhead as u32, batch as u32];
-    let (bufs, _) = launch(&l, grid, [128, 1, 1], args).map_err(|e| e.to_string())?;
+    let (mut bufs, _) = launch(&l, grid, [128, 1, 1], args).map_err(|e| e.to_string())?;
+    // The accumulator's layout is the one the kernel's addresses read
+    // (lane L of wave W loads row 16W + 8(L/16) + k, columns 4(L%16)..,
+    // and stores row 16W + 8((L/4)%2) + k, columns 32((L/8)%2) + 16(L/16)
+    // + 4(L%4)..): within each group of 16 rows and 32 columns, the 8-row
+    // halves and the 16-column halves trade places, which is the layout
+    // the dQ kernel's accumulation leaves (not checked here).
     let want = numpy1(
         &format!(
-            "acc = np.frombuffer(a0, np.float32).reshape({batch}, {nhead}, {seqlen}, {HDIM})\n\
-             dq = np.frombuffer(a1, np.uint16).reshape({batch}, {nhead}, {seqlen}, {dq_row}).copy()\n\
+            "acc = np.frombuffer(a0, np.float32).reshape({rows} // 16, 2, 8, {HDIM} // 32, 2, 16)\n\
+             acc = acc.transpose(0, 4, 2, 3, 1, 5).reshape({rows}, {HDIM})\n\
+             dq = np.frombuffer(a1, np.uint16).reshape({rows}, {dq_row}).copy()\n\
              u = acc.view(np.uint32).astype(np.uint64)\n\
              rne = ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)\n\
-             dq[..., :{HDIM}] = rne\n\
+             dq[:, :{HDIM}] = rne\n\
              out = dq"
         ),
         &[&f32s(&acc), &dq0],
     );
     assert_eq!(want.len(), bufs[1].len());
-    let got = &bufs[1];
-    for i in (0..want.len()).step_by(2) {
-        assert_eq!(
-            &got[i..i + 2],
-            &want[i..i + 2],
-            "dQ element {} (row {}, column {}): emulator {:#06x}, NumPy {:#06x}",
-            i / 2,
-            i / 2 / dq_row,
-            i / 2 % dq_row,
-            u16::from_le_bytes([got[i], got[i + 1]]),
-            u16::from_le_bytes([want[i], want[i + 1]])
-        );
+    let got = bufs.remove(1);
+    Ok(DqRun {
+        got,
+        acc_after: bufs.remove(0),
+        acc: f32s(&acc),
+        want,
+        tensor_bytes: batch * nhead * seqlen * dq_row * 2,
+        dq_row,
+    })
+}
+
+/// The elements of `range` (byte offsets into dQ) that differ.
+fn compare(r: &DqRun, range: std::ops::Range<usize>) -> Result<(), String> {
+    for i in range.step_by(2) {
+        let (g, w) = (&r.got[i..i + 2], &r.want[i..i + 2]);
+        if g != w {
+            return Err(format!(
+                "dQ element {} (row {}, column {}): emulator {:#06x}, NumPy {:#06x}",
+                i / 2,
+                i / 2 / r.dq_row,
+                i / 2 % r.dq_row,
+                u16::from_le_bytes([g[0], g[1]]),
+                u16::from_le_bytes([w[0], w[1]])
+            ));
+        }
     }
-    assert_eq!(bufs[0], f32s(&acc), "the accumulator is read only");
     Ok(())
 }
 
-/// What blocks the comparison below: the kernel reads and writes through
-/// buffer descriptors, whose gfx1250 layout the executor refuses by name
-/// rather than run under gfx11's (which drops every one of its stores).
-/// Everything before its first `buffer_load_b128` runs: the kernel
-/// arguments, the workgroup IDs in TTMP registers, the SALU and VALU
-/// arithmetic that builds the descriptors.
+/// The kernel through gfx1250's V# (`gcn_emu::exec::Gfx1250Vsharp`):
+/// every element of dQ, specials and rounding ties included, is NumPy's
+/// round-to-nearest-even bf16 of the accumulator, bit for bit; the row
+/// padding past column 128 is untouched; the accumulator is read only.
+/// (The launch helper also reruns it under the sanitizer, which must
+/// report nothing.)
 #[test]
-fn aiter_gfx1250_dq_convert_stops_at_the_named_buffer_descriptor_refusal() {
-    let e = dq_convert().expect_err("gfx1250's V# is modelled now: run the NumPy comparison");
-    assert!(
-        e.contains("buffer_load_b128") && e.contains("gfx1250's buffer descriptor"),
-        "{e}"
-    );
+fn aiter_gfx1250_dq_convert_bf16_matches_numpy() {
+    let r = dq_convert(TS - SEQLEN % TS).unwrap_or_else(|e| panic!("{e}"));
+    compare(&r, 0..r.tensor_bytes).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(r.acc_after, r.acc, "the accumulator is read only");
 }
 
+/// What the kernel does past the tensor. Its V# word 2 holds the bytes
+/// left in the (batch, head) from the tile's first row, as gfx9's V#
+/// would; gfx1250 reads NUM_RECORDS from bit 57, so word 2 is its bits
+/// 38:7 and the bound is 128 times that. The range check then stops
+/// nothing: the partial tile's rows past `seqlen_q` are read and written.
+/// Inside the tensor they are the next head's first rows, written with
+/// the values that head's own tile writes; after the last head they fall
+/// past the tensor. With slack rows there, they are converted too; with
+/// none, the first load past the accumulator is a fault that names the
+/// V#'s NUM_RECORDS. Whether the hardware does the same is not checked
+/// here (no gfx1250 GPU); aiter's gfx1250 MLA kernels split NUM_RECORDS
+/// as LLVM does (`s_and_b32 0x7f`, `s_lshl_b32 25`, `s_lshr_b32 7`).
 #[test]
-#[ignore = "gfx1250's buffer descriptor (V#) layout is not modelled; see aiter_gfx1250_dq_convert_stops_at_the_named_buffer_descriptor_refusal"]
-fn aiter_gfx1250_dq_convert_bf16_matches_numpy() {
-    dq_convert().unwrap_or_else(|e| panic!("{e}"));
+fn aiter_gfx1250_dq_convert_tail_tile_runs_past_the_tensor() {
+    let slack = TS - SEQLEN % TS;
+    let r = dq_convert(slack).unwrap_or_else(|e| panic!("{e}"));
+    let past = r.tensor_bytes..r.got.len();
+    assert!(
+        r.got[past.clone()].iter().any(|&b| b != 0xa5),
+        "nothing was written past dQ's end"
+    );
+    compare(&r, past).unwrap_or_else(|e| panic!("past dQ's end: {e}"));
+    let e = dq_convert(0)
+        .err()
+        .expect("the tail reads past the accumulator");
+    // The last tile's V#: word 2 = its rows' bytes, NUM_RECORDS 128 times.
+    let num_records = format!("NUM_RECORDS {:#x}", (SEQLEN % TS) * HDIM * 4 * 128);
+    assert!(
+        e.contains("buffer_load_b128")
+            && e.contains(&num_records)
+            && e.contains("outside every allocation"),
+        "{e}"
+    );
 }
 
 /// aiter's `pa_decode_bf16` sets the VGPR MSBs (`s_set_vgpr_msb`) and
@@ -151,4 +227,728 @@ fn aiter_gfx1250_vgpr_msb_disagreeing_branch_is_refused_by_name() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("branches with VGPR MSBs"), "{e}");
+}
+
+/// gfx1250's V# fields as [`gcn_emu::exec::Gfx1250Vsharp`] reads them:
+/// the words aiter's `dq_convert` builds (a 53-bit pointer in words 0-1,
+/// a byte count in word 2, word 3 `0x4000`), the 45-bit NUM_RECORDS
+/// split LLVM and aiter's MLA kernels write, and a named refusal for each
+/// field it does not model.
+#[test]
+fn gfx1250_vsharp_fields_and_refusals() {
+    use gcn_emu::exec::Gfx1250Vsharp;
+    let v = Gfx1250Vsharp::decode([0x8765_4321, 0x0012_3456, 0x4800, 0x4000]).unwrap();
+    assert_eq!(v.base, 0x12_3456_8765_4321);
+    assert_eq!(v.num_records, 0x4800 << 7);
+    assert_eq!(v.stride, 4);
+    // NUM_RECORDS = 1000003 split as LLVM's lowering does: its low 7 bits
+    // in word 1 bits 31:25, the next 32 in word 2, the top 6 in word 3.
+    let n: u64 = (5 << 39) | 1_000_003;
+    let w1 = 0x0000_1000 | ((n & 0x7f) as u32) << 25;
+    let v = Gfx1250Vsharp::decode([0, w1, (n >> 7) as u32, (n >> 39) as u32]).unwrap();
+    assert_eq!((v.base, v.num_records), (0x1000 << 32, n));
+    assert!(v.in_range(n - 4, 4) && !v.in_range(n - 3, 4));
+    // Stride scale (bits 123:122): x1, x4, x8, x32.
+    let v = Gfx1250Vsharp::decode([0, 0, 0, 3 << 12 | 3 << 26]).unwrap();
+    assert_eq!(v.stride, 96);
+    for (w3, what) in [
+        (1u32 << 6, "reserved bits"),
+        (1 << 28, "SWIZZLE_ENABLE"),
+        (1 << 29, "OOB_SELECT 1"),
+        (1 << 30, "TYPE"),
+    ] {
+        let e = Gfx1250Vsharp::decode([0, 0, 0, w3]).unwrap_err();
+        assert!(e.contains(what) && e.contains("not modelled"), "{e}");
+    }
+}
+
+/// A one-kernel gfx1250 code object of `body` (wave32) with one global
+/// buffer argument, assembled and linked by clang-22 and ld.lld-22.
+fn gfx1250_kernel(name: &str, body: &str, dir: &std::path::Path) -> Loaded {
+    gfx1250_kernel_lds(name, body, dir, 0, 32)
+}
+
+/// [`gfx1250_kernel`] with `lds` bytes of static LDS and workgroups of up
+/// to `threads` work-items.
+fn gfx1250_kernel_lds(
+    name: &str,
+    body: &str,
+    dir: &std::path::Path,
+    lds: u32,
+    threads: u32,
+) -> Loaded {
+    let src = format!(
+        r#"	.amdgcn_target "amdgcn-amd-amdhsa--gfx1250"
+	.amdhsa_code_object_version 6
+	.text
+	.globl	{name}
+	.p2align	8
+	.type	{name},@function
+{name}:
+{body}
+  s_endpgm
+	.section	.rodata,"a",@progbits
+	.p2align	6, 0x0
+	.amdhsa_kernel {name}
+		.amdhsa_user_sgpr_count 2
+		.amdhsa_user_sgpr_kernarg_segment_ptr 1
+		.amdhsa_wavefront_size32 1
+		.amdhsa_next_free_vgpr 16
+		.amdhsa_next_free_sgpr 32
+		.amdhsa_group_segment_fixed_size {lds}
+	.end_amdhsa_kernel
+	.text
+	.amdgpu_metadata
+---
+amdhsa.kernels:
+  - .args:
+      - .address_space:  global
+        .offset:         0
+        .size:           8
+        .value_kind:     global_buffer
+    .group_segment_fixed_size: {lds}
+    .kernarg_segment_align: 8
+    .kernarg_segment_size: 8
+    .max_flat_workgroup_size: {threads}
+    .name:           {name}
+    .private_segment_fixed_size: 0
+    .sgpr_count:     32
+    .symbol:         {name}.kd
+    .vgpr_count:     16
+    .wavefront_size: 32
+amdhsa.target:   amdgcn-amd-amdhsa--gfx1250
+amdhsa.version:
+  - 1
+  - 2
+...
+	.end_amdgpu_metadata
+"#
+    );
+    let path = dir.join(format!("{name}.s"));
+    std::fs::write(&path, src).unwrap();
+    let co = assemble(&path, "gfx1250", name, dir);
+    load(&co, name)
+}
+
+fn gfx1250_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gcn-emu-gfx1250-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `s_setreg_imm32_b32` of the fields aiter's gfx1250 kernels write
+/// (SCHED_MODE bits 1:0 and 2, MODE bit 24) is kept and read back by
+/// `s_getreg_b32`; a read of MODE bits the wave never wrote runs only
+/// where its result is overwritten before anything reads it (aiter's 100
+/// reads of the whole MODE all are); other MODE bits (bit 25, which LLVM
+/// writes in gfx1250 prologues, rounding, the VGPR MSBs) are refused by
+/// name, as is a live read of unwritten bits.
+#[test]
+fn gfx1250_setreg_keeps_the_fields_aiter_writes_and_refuses_the_rest() {
+    let dir = gfx1250_dir();
+    let l = gfx1250_kernel(
+        "hwregs",
+        "  s_load_b64 s[0:1], s[0:1], 0x0
+  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_SCHED_MODE, 0, 2), 2
+  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_SCHED_MODE, 2, 1), 1
+  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 24, 1), 1
+  s_getreg_b32 s2, hwreg(HW_REG_WAVE_SCHED_MODE, 0, 3)
+  s_getreg_b32 s3, hwreg(HW_REG_WAVE_MODE, 24, 1)
+  s_getreg_b32 s4, hwreg(HW_REG_WAVE_MODE)
+  s_mov_b32 s4, 7
+  s_wait_kmcnt 0x0
+  v_mov_b32_e32 v2, s2
+  v_mov_b32_e32 v3, s3
+  v_mov_b32_e32 v4, s4
+  v_mov_b32_e32 v0, 0
+  global_store_b96 v0, v[2:4], s[0:1]",
+        &dir,
+    );
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 12])]).unwrap();
+    assert_eq!(to_u32(&bufs[0]), [6, 1, 7]);
+    for (name, body, want) in [
+        (
+            "mode25",
+            "  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1), 1",
+            "MODE bits 0x02000000",
+        ),
+        (
+            "round",
+            "  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 0, 4), 3",
+            "MODE bits 0x0000000f",
+        ),
+        (
+            "liveread",
+            "  s_getreg_b32 s2, hwreg(HW_REG_WAVE_MODE)
+  v_mov_b32_e32 v1, s2",
+            "did not write",
+        ),
+    ] {
+        let l = gfx1250_kernel(name, body, &dir);
+        let e = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 4])])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(want) && e.contains("s_"), "{name}: {e}");
+    }
+}
+
+/// gfx1250's per-dword range check on a constructed V#: NUM_RECORDS 20
+/// (split as LLVM does) lets lane 0 load its 16 bytes and lane 1 only its
+/// first dword (the rest read 0); a store V# of NUM_RECORDS 24 writes
+/// lane 0's four dwords and lane 1's first two, and drops everything
+/// past. A buffer atomic is checked whole: with NUM_RECORDS 8, lanes 0
+/// and 1 add to their f32 and return the old value, the other lanes touch
+/// nothing and return 0. A V# with SWIZZLE_ENABLE is refused by name.
+#[test]
+fn gfx1250_buffer_range_check_is_per_dword_against_45_bit_num_records() {
+    let dir = gfx1250_dir();
+    let l = gfx1250_kernel(
+        "vsharp",
+        "  s_load_b64 s[0:1], s[0:1], 0x0
+  s_wait_kmcnt 0x0
+  s_mov_b32 s4, s0
+  s_and_b32 s5, s1, 0x1ffffff
+  s_or_b32 s5, s5, 0x28000000
+  s_mov_b32 s6, 0
+  s_mov_b32 s7, 0
+  s_add_co_u32 s8, s0, 0x40
+  s_add_co_ci_u32 s9, s1, 0
+  s_and_b32 s9, s9, 0x1ffffff
+  s_or_b32 s9, s9, 0x30000000
+  s_mov_b32 s10, 0
+  s_mov_b32 s11, 0
+  v_lshlrev_b32_e32 v0, 4, v0
+  buffer_load_b128 v[4:7], v0, s[4:7], null offen
+  s_wait_loadcnt 0x0
+  buffer_store_b128 v[4:7], v0, s[8:11], null offen",
+        &dir,
+    );
+    let input: Vec<u32> = (1..=16).collect();
+    let mut mem = u32s(&input);
+    mem.extend(u32s(&[0xdead_beef; 16]));
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(mem)]).unwrap();
+    let out = to_u32(&bufs[0]);
+    assert_eq!(out[..16], input[..], "the input is only read");
+    let mut want = vec![1, 2, 3, 4, 5, 0];
+    want.extend([0xdead_beef; 10]);
+    assert_eq!(out[16..], want[..]);
+    let l = gfx1250_kernel(
+        "atomic",
+        "  s_load_b64 s[0:1], s[0:1], 0x0
+  s_wait_kmcnt 0x0
+  s_mov_b32 s4, s0
+  s_and_b32 s5, s1, 0x1ffffff
+  s_mov_b32 s6, 0
+  s_mov_b32 s7, 0
+  s_or_b32 s5, s5, 0x10000000
+  v_lshlrev_b32_e32 v2, 2, v0
+  v_mov_b32_e32 v1, 0.5
+  buffer_atomic_add_f32 v1, v2, s[4:7], null offen th:TH_ATOMIC_RETURN
+  s_wait_loadcnt 0x0
+  v_add_nc_u32_e32 v2, 0x80, v2
+  global_store_b32 v2, v1, s[0:1]",
+        &dir,
+    );
+    let mut mem = f32s(&[1.0, 2.0, 7.0, 9.0]);
+    mem.extend(vec![0xff; 0x80 - 16 + 32 * 4]);
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(mem)]).unwrap();
+    let out = to_f32(&bufs[0]);
+    assert_eq!(out[..4], [1.5, 2.5, 7.0, 9.0]);
+    assert_eq!(out[32..36], [1.0, 2.0, 0.0, 0.0], "the old values returned");
+    assert!(out[36..].iter().all(|&x| x == 0.0));
+    let l = gfx1250_kernel(
+        "swizzled",
+        "  s_load_b64 s[4:5], s[0:1], 0x0
+  s_wait_kmcnt 0x0
+  s_mov_b32 s6, 0x100
+  s_mov_b32 s7, 0x10000000
+  v_mov_b32_e32 v0, 0
+  buffer_load_b32 v1, v0, s[4:7], null offen",
+        &dir,
+    );
+    let e = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 4])])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("SWIZZLE_ENABLE") && e.contains("buffer_load_b32"),
+        "{e}"
+    );
+}
+
+/// The gfx1250 words llvm-objdump-22 prints as `.long` in aiter's kernels
+/// are joined with the dwords it then misreads as instructions: in
+/// `f8gemm_bf16_mxfp8fp4_ABpreShuffle_64x512_4x1_ps` every VIMAGE word is
+/// one three-dword instruction whose text names its opcode field
+/// (`tensor_load_to_lds`'s or `tensor_store_from_lds`'s), and no `v_cmp_ge_u16_e32` (the third dword
+/// as LLVM 22 reads it) is left after one. The table of opcodes agrees
+/// with what llvm-mc-22 encodes for each name.
+#[test]
+fn gfx1250_undecoded_words_are_whole_instructions_named_by_opcode() {
+    use gcn_emu::decode::{gfx1250_undecoded_name, GFX1250_UNDECODED};
+    for &(class, op, name) in GFX1250_UNDECODED {
+        let text = match class {
+            "vop3p" if name.contains("scale16") => format!("{name} v[0:1], v[2:3]"),
+            "vop3p" if name.contains("scale") => format!("{name} v1, v2"),
+            "vop3p" => format!("{name} v[0:15], v[16:31], v[32:39], v[0:15]"),
+            _ => format!("{name} s[0:3], s[4:11]"),
+        };
+        let out = std::process::Command::new("llvm-mc-22")
+            .args(["-triple=amdgcn", "-mcpu=gfx1250", "-show-encoding"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut c| {
+                use std::io::Write;
+                c.stdin.take().unwrap().write_all(text.as_bytes())?;
+                c.wait_with_output()
+            })
+            .expect("llvm-mc-22 (apt-get install -y llvm-22, or run tests/setup.sh)");
+        let s = String::from_utf8_lossy(&out.stdout);
+        let enc = s
+            .split("encoding: [")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{text}: {s}"));
+        let b: Vec<u32> = enc
+            .split([',', ']'])
+            .take(4)
+            .map(|x| u32::from_str_radix(x.trim().trim_start_matches("0x"), 16).unwrap())
+            .collect();
+        let w0 = b[0] | b[1] << 8 | b[2] << 16 | b[3] << 24;
+        assert!(
+            gfx1250_undecoded_name(w0).contains(name),
+            "{name}: llvm-mc-22 encodes {w0:#010x} (opcode {op:#x} expected): {}",
+            gfx1250_undecoded_name(w0)
+        );
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "../tests/corpus/aiter/gfx1250/mxfp8fp4gemm/f8gemm_bf16_mxfp8fp4_ABpreShuffle_64x512_4x1_ps.co",
+    );
+    let l = load(
+        &path,
+        "_ZN5aiter47f8gemm_bf16_mxfp8fp4_ABpreShuffle_64x512_4x1_psE",
+    );
+    let ins = &l.program.instructions;
+    let tensor: Vec<usize> = (0..ins.len())
+        .filter(|&i| ins[i].mnemonic == ".long" && ins[i].words[0] >> 26 == 0b11_0100)
+        .collect();
+    assert!(!tensor.is_empty());
+    for &i in &tensor {
+        assert_eq!(ins[i].words.len(), 3, "{}", ins[i].text);
+        assert!(
+            ins[i].text.contains("tensor_load_to_lds")
+                || ins[i].text.contains("tensor_store_from_lds"),
+            "{}",
+            ins[i].text
+        );
+        assert_eq!(ins[i + 1].addr, ins[i].addr + 12);
+        assert_ne!(
+            ins[i + 1].mnemonic,
+            "v_cmp_ge_u16_e32",
+            "{}",
+            ins[i + 1].text
+        );
+    }
+    // A dispatch reaching such words is refused at them, naming the words
+    // and the opcode (aiter's tensor load, as words in a kernel of ours).
+    let l = gfx1250_kernel(
+        "tensorwords",
+        "  s_mov_b32 s33, 0
+  .long 0xd0310000, 0x00200000, 0x7c7c2420
+  s_mov_b32 s34, 1",
+        &gfx1250_dir(),
+    );
+    let e = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 4])])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(".long 0xd0310000") && e.contains("tensor_load_to_lds"),
+        "{e}"
+    );
+}
+
+/// `fmha_bwd_hd128_odo_bf16` (hsa/gfx1250/fmha_v3_bwd, copied by
+/// tests/corpus/aiter-tests.sh; the pre kernel of aiter's flash-attention
+/// backward): D = rowsum(dO ∘ O) over the head dimension, in f32, for every
+/// (batch, head, row). Arguments as csrc/cpp_itfs/mha_bwd.cu packs them for
+/// gfx1250 (`pack_fmha_bwd_odo_args`, compact: no padding; the kernel
+/// takes them preloaded in SGPRs), O and dO in aiter's [batch, seqlen,
+/// head, dim] layout with strides in bytes, D in [batch, head, seqlen];
+/// the launch is mha_bwd.cu's: grid (ceil(seqlen_q / 128), nhead_q, batch)
+/// × 128 (`ts` 128 in fmha_bwd_odo.csv). The inputs are multiples of 1/8
+/// up to 2 in magnitude, so every product and partial sum is exact in f32
+/// and D is bit-exact in any summation order (the kernel's order, FMAs and
+/// DPP row sums, is not what this checks). `seqlen_q` is a multiple of 128:
+/// the kernel's V# word 2 holds a byte count, as `dq_convert`'s does
+/// ([`aiter_gfx1250_dq_convert_tail_tile_runs_past_the_tensor`]), so a
+/// partial tile would read and write other heads' rows.
+#[test]
+fn aiter_gfx1250_odo_bf16_matches_numpy() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/corpus/aiter-tests/gfx1250/fmha_v3_bwd/bwd_hd128_odo_bf16.co");
+    let l = load(&path, "_ZN5aiter23fmha_bwd_hd128_odo_bf16E");
+    let (batch, nhead, seqlen) = (2usize, 3usize, 128usize);
+    let n = batch * seqlen * nhead * HDIM;
+    let mut r = Rng(4096);
+    // bf16 of k/8, k in -16..=16: the top half of the f32.
+    let mut bf16s = |n: usize| -> Vec<u8> {
+        (0..n)
+            .map(|_| {
+                let k = (r.next_u32() % 33) as i32 - 16;
+                (((k as f32) / 8.0).to_bits() >> 16) as u16
+            })
+            .flat_map(u16::to_le_bytes)
+            .collect()
+    };
+    let (o, d_o) = (bf16s(n), bf16s(n));
+    let d0 = vec![0xa5u8; batch * nhead * seqlen * 4];
+    let u32v = |v: usize| A::Val((v as u32).to_le_bytes().to_vec());
+    let (hs, seqs, bas) = (HDIM * 2, nhead * HDIM * 2, seqlen * nhead * HDIM * 2);
+    let args = vec![
+        A::Buf(o.clone()),
+        A::Buf(d_o.clone()),
+        A::Buf(d0),
+        u32v(hs),                            // Hs_o
+        u32v(bas),                           // BAs_o
+        u32v(seqs),                          // Seqs_o
+        u32v(hs),                            // Hs_do
+        u32v(bas),                           // BAs_do
+        u32v(seqs),                          // Seqs_do
+        u32v(seqlen * 4),                    // Hs_d
+        u32v(nhead * seqlen * 4),            // BAs_d
+        u32v(4),                             // Seqs_d
+        u32v(seqlen),                        // seqlen_q
+        u32v(HDIM),                          // head_dim
+        A::Val(0u64.to_le_bytes().to_vec()), // ptr_qseq: batch mode, none
+        A::Val(0u64.to_le_bytes().to_vec()), // ptr_qseq_padded
+    ];
+    let grid = [seqlen.div_ceil(128) as u32, nhead as u32, batch as u32];
+    let (bufs, _) = launch(&l, grid, [128, 1, 1], args).unwrap_or_else(|e| panic!("{e}"));
+    let want = numpy1(
+        &format!(
+            "f = lambda a: (np.frombuffer(a, np.uint16).astype(np.uint32) << 16).view(np.float32)\n\
+             o = f(a0).reshape({batch}, {seqlen}, {nhead}, {HDIM})\n\
+             do = f(a1).reshape({batch}, {seqlen}, {nhead}, {HDIM})\n\
+             out = (o * do).sum(axis=-1, dtype=np.float32).transpose(0, 2, 1).copy()"
+        ),
+        &[&o, &d_o],
+    );
+    let (got, want) = (to_f32(&bufs[2]), to_f32(&want));
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert_eq!(
+            g.to_bits(),
+            w.to_bits(),
+            "D[{}][{}][{}]: emulator {g}, NumPy {w}",
+            i / (nhead * seqlen),
+            i / seqlen % nhead,
+            i % seqlen
+        );
+    }
+    assert_eq!(bufs[0], o, "O is read only");
+    assert_eq!(bufs[1], d_o, "dO is read only");
+}
+
+/// gfx1250's `v_add_nc_u64` (12 of aiter's gfx1250 kernels use it, an
+/// SGPR pair plus a VGPR pair as in `v_add_nc_u64_e32 v[154:155],
+/// s[32:33], v[156:157]`): a 64-bit add that wraps, no carry out.
+#[test]
+fn gfx1250_v_add_nc_u64_adds_64_bits_and_wraps() {
+    let l = gfx1250_kernel(
+        "addnc",
+        "  s_load_b64 s[0:1], s[0:1], 0x0
+  s_mov_b32 s2, 0xffffffff
+  s_mov_b32 s3, 0x12
+  v_mov_b32_e32 v2, 1
+  v_mov_b32_e32 v3, 0x100
+  v_add_nc_u64_e32 v[4:5], s[2:3], v[2:3]
+  s_mov_b32 s3, -1
+  v_add_nc_u64_e32 v[6:7], s[2:3], v[2:3]
+  v_mov_b32_e32 v0, 0
+  s_wait_kmcnt 0x0
+  global_store_b128 v0, v[4:7], s[0:1]",
+        &gfx1250_dir(),
+    );
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 16])]).unwrap();
+    // 0x12_ffffffff + 0x100_00000001 = 0x113_00000000; with s3 = -1 the
+    // sum wraps past 2^64 to 0x100_00000000.
+    assert_eq!(to_u32(&bufs[0]), [0, 0x113, 0, 0x100]);
+}
+
+/// The layout the async-transfer kernel below moves, in NumPy: `a0` is the
+/// buffer before the run (input at bytes 0..1024, outputs after). Lane
+/// `t` of one wave32:
+/// - b128: LDS[16(31 - t)] ← in[16t], then out[1024 + 16t] ← LDS[16t];
+/// - b64, SGPR base, `offset:512` on both sides (both directions): LDS[1024 + 8t] ←
+///   in[512 + 8t], then out[1536 + 8t] ← LDS[1024 + 8t];
+/// - b32, 64-bit VGPR address (`off`): LDS[1280 + 4t] ← in[768 + 4t], then
+///   out[1792 + 4t] ← LDS[1280 + 4t];
+/// - b8 with EXEC = lanes 0–15: LDS[1408 + t] ← in[896 + 3t], then
+///   out[1920 + t] ← LDS[1408 + t] (lanes 16–31 leave out's 0xa5);
+/// - b32 into LDS past the 2048-byte allocation: dropped; b32 from LDS
+///   past it: out[2048 + 4t] ← zeros (rocjitsu's out-of-range rule).
+const ASYNC_NUMPY: &str = "b = np.frombuffer(a0, np.uint8).copy()
+inp = b[:1024]
+t = np.arange(32)
+lds = np.zeros(2048, np.uint8)
+for k in range(32):
+    lds[16 * (31 - k):16 * (31 - k) + 16] = inp[16 * k:16 * k + 16]
+    lds[1024 + 8 * k:1024 + 8 * k + 8] = inp[512 + 8 * k:512 + 8 * k + 8]
+    lds[1280 + 4 * k:1280 + 4 * k + 4] = inp[768 + 4 * k:768 + 4 * k + 4]
+for k in range(16):
+    lds[1408 + k] = inp[896 + 3 * k]
+b[1024:1536] = lds[0:512]
+b[1536:1792] = lds[1024:1280]
+b[1792:1920] = lds[1280:1408]
+b[1920:1936] = lds[1408:1424]
+b[2048:2176] = 0
+out = b";
+
+/// The async-transfer kernel's body ([`ASYNC_NUMPY`] says what it moves).
+const ASYNC_BODY: &str = "  s_load_b64 s[0:1], s[0:1], 0x0
+  v_and_b32_e32 v0, 0x3ff, v0
+  v_lshlrev_b32_e32 v1, 4, v0
+  v_sub_nc_u32_e32 v2, 31, v0
+  v_lshlrev_b32_e32 v2, 4, v2
+  v_lshlrev_b32_e32 v3, 3, v0
+  v_add_nc_u32_e32 v4, 0x200, v3
+  v_lshlrev_b32_e32 v5, 2, v0
+  v_add_nc_u32_e32 v6, 0x300, v5
+  v_mov_b32_e32 v7, 0
+  v_add_nc_u32_e32 v8, 0x500, v5
+  v_mul_u32_u24_e32 v9, 3, v0
+  v_add_nc_u32_e32 v9, 0x380, v9
+  v_add_nc_u32_e32 v10, 0x580, v0
+  v_add_nc_u32_e32 v11, 0x1000, v5
+  s_wait_kmcnt 0x0
+  v_add_nc_u64_e32 v[6:7], s[0:1], v[6:7]
+  global_load_async_to_lds_b128 v2, v1, s[0:1]
+  global_load_async_to_lds_b64 v4, v3, s[0:1] offset:512
+  global_load_async_to_lds_b32 v8, v[6:7], off
+  global_load_async_to_lds_b32 v11, v5, s[0:1]
+  s_mov_b32 exec_lo, 0xffff
+  global_load_async_to_lds_b8 v10, v9, s[0:1]
+  s_wait_asynccnt 0x0
+  v_add_nc_u32_e32 v12, 0x780, v0
+  global_store_async_from_lds_b8 v12, v10, s[0:1]
+  s_mov_b32 exec_lo, -1
+  v_add_nc_u32_e32 v12, 0x400, v1
+  global_store_async_from_lds_b128 v12, v1, s[0:1]
+  v_add_nc_u32_e32 v12, 0x400, v3
+  global_store_async_from_lds_b64 v12, v4, s[0:1] offset:512
+  v_add_nc_u32_e32 v12, 0x700, v5
+  global_store_async_from_lds_b32 v12, v8, s[0:1]
+  v_add_nc_u32_e32 v12, 0x800, v5
+  global_store_async_from_lds_b32 v12, v11, s[0:1]
+  s_wait_asynccnt 0x0";
+
+/// gfx1250's asynchronous transfers between global memory and LDS
+/// (`global_load_async_to_lds_b8/b32/b64/b128`, 12 of aiter's gfx1250
+/// kernels use the b128; `global_store_async_from_lds_*`): each lane's
+/// LDS address is its `vlds` VGPR plus the instruction offset, which is
+/// added to the global address too; EXEC masks lanes; an LDS address past
+/// the allocation drops the load's write and stores zeros. Semantics from
+/// AMD's rocjitsu emulator (`cdna5::async_lds_lane_address`; its
+/// `tests/cdna5_execution_test.cpp`:
+/// `GlobalStoreAsyncFromLdsAppliesIoffsetToGlobalAndLdsSource`,
+/// `GlobalStoreAsyncFromOutOfRangeLdsSourceProducesZeroPayload`). The
+/// bytes after the run against NumPy's copy of the same moves.
+#[test]
+fn gfx1250_async_global_lds_transfers_match_numpy() {
+    let l = gfx1250_kernel_lds("asynclds", ASYNC_BODY, &gfx1250_dir(), 2048, 32);
+    let mut r = Rng(0x1250);
+    let mut buf: Vec<u8> = (0..1024).map(|_| r.next_u32() as u8).collect();
+    buf.resize(4096, 0xa5);
+    // The false-alarm pass runs every default check but `bounds`: the
+    // kernel reaches past its LDS on purpose (the finding is checked below).
+    use gcn_emu::sanitize::Checks;
+    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = Checks::RACES
+        .union(Checks::UNINIT)
+        .union(Checks::BARRIERS)
+        .union(Checks::WAITS);
+    let (bufs, _) =
+        launch_with(&l, launch, vec![A::Buf(buf.clone())]).unwrap_or_else(|e| panic!("{e}"));
+    let want = numpy1(ASYNC_NUMPY, &[&buf]);
+    for (i, (g, w)) in bufs[0].iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "byte {i}: emulator {g:#x}, NumPy {w:#x}");
+    }
+    // The bounds check names both accesses past the allocation.
+    let mem = gcn_emu::memory::Memory::new();
+    let p = mem.alloc_bytes("buf", &buf);
+    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = Checks::BOUNDS;
+    let k = l.co.kernel(&l.name).unwrap();
+    let stats = gcn_emu::dispatch::run(
+        &l.co,
+        k,
+        &l.program,
+        &mem,
+        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
+        &launch,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let f: Vec<String> = stats.findings.iter().map(|f| f.to_string()).collect();
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f[0].contains("global_load_async_to_lds_b32 v11")
+            && f[0].contains("LDS write at offset 0x1000"),
+        "{}",
+        f[0]
+    );
+    assert!(
+        f[1].contains("global_store_async_from_lds_b32 v12, v11")
+            && f[1].contains("LDS read at offset 0x1000"),
+        "{}",
+        f[1]
+    );
+}
+
+/// Two wave32 waves each load their half of 64 dwords into LDS with
+/// `global_load_async_to_lds_b32`, meet at a barrier, and read the other
+/// wave's half back (reversed) with `ds_load_b32`. With `s_wait_asynccnt
+/// 0x0` before the barrier the run is clean (the sanitizer's false-alarm
+/// pass in `launch`) and matches NumPy; without it the sanitizer reports
+/// the transfer in flight at the barrier, naming `s_wait_asynccnt 0x0`.
+#[test]
+fn gfx1250_missing_asynccnt_wait_before_a_barrier_is_reported() {
+    let body = |wait: &str| {
+        format!(
+            "  s_load_b64 s[0:1], s[0:1], 0x0
+  v_and_b32_e32 v0, 0x3ff, v0
+  v_lshlrev_b32_e32 v1, 2, v0
+  v_sub_nc_u32_e32 v2, 63, v0
+  v_lshlrev_b32_e32 v2, 2, v2
+  s_wait_kmcnt 0x0
+  global_load_async_to_lds_b32 v1, v1, s[0:1]
+{wait}  s_barrier_signal -1
+  s_barrier_wait -1
+  ds_load_b32 v3, v2
+  s_wait_dscnt 0x0
+  global_store_b32 v1, v3, s[0:1] offset:256"
+        )
+    };
+    let dir = gfx1250_dir();
+    let mut r = Rng(64);
+    let mut buf: Vec<u8> = (0..256).map(|_| r.next_u32() as u8).collect();
+    buf.resize(512, 0);
+    let good = gfx1250_kernel_lds("asyncwait", &body("  s_wait_asynccnt 0x0\n"), &dir, 256, 64);
+    let (bufs, _) = launch(&good, [1, 1, 1], [64, 1, 1], vec![A::Buf(buf.clone())])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want = numpy1(
+        "b = np.frombuffer(a0, np.uint32).copy()\nb[64:] = b[:64][::-1]\nout = b",
+        &[&buf],
+    );
+    assert_eq!(bufs[0], want);
+    let bad = gfx1250_kernel_lds("asyncnowait", &body(""), &dir, 256, 64);
+    let mem = gcn_emu::memory::Memory::new();
+    let p = mem.alloc_bytes("buf", &buf);
+    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [64, 1, 1]);
+    launch.sanitize = gcn_emu::sanitize::Checks::DEFAULT;
+    let k = bad.co.kernel(&bad.name).unwrap();
+    let stats = gcn_emu::dispatch::run(
+        &bad.co,
+        k,
+        &bad.program,
+        &mem,
+        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
+        &launch,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let f = stats
+        .findings
+        .iter()
+        .find(|f| f.kind == gcn_emu::sanitize::Kind::StoreInFlightAtBarrier)
+        .unwrap_or_else(|| panic!("not reported: {:?}", stats.findings));
+    assert!(
+        f.message.contains("global_load_async_to_lds_b32")
+            && f.message.contains("`s_wait_asynccnt 0x0`"),
+        "{f}"
+    );
+}
+
+/// One wave reads back with `ds_load_b32` the LDS bytes its own
+/// `global_load_async_to_lds_b32` writes: without `s_wait_asynccnt` the
+/// sanitizer reports the read (nothing orders the two), naming the wait;
+/// with it the run is clean (`launch`'s false-alarm pass) and copies the
+/// buffer, as NumPy does.
+#[test]
+fn gfx1250_own_lds_read_before_asynccnt_wait_is_reported() {
+    let body = |wait: &str| {
+        format!(
+            "  s_load_b64 s[0:1], s[0:1], 0x0
+  v_and_b32_e32 v0, 0x3ff, v0
+  v_lshlrev_b32_e32 v1, 2, v0
+  s_wait_kmcnt 0x0
+  global_load_async_to_lds_b32 v1, v1, s[0:1]
+{wait}  ds_load_b32 v3, v1
+  s_wait_dscnt 0x0
+  global_store_b32 v1, v3, s[0:1] offset:128"
+        )
+    };
+    let dir = gfx1250_dir();
+    let mut r = Rng(32);
+    let mut buf: Vec<u8> = (0..128).map(|_| r.next_u32() as u8).collect();
+    buf.resize(256, 0);
+    let good = gfx1250_kernel_lds("ownwait", &body("  s_wait_asynccnt 0x0\n"), &dir, 128, 32);
+    let (bufs, _) = launch(&good, [1, 1, 1], [32, 1, 1], vec![A::Buf(buf.clone())])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want = numpy1(
+        "b = np.frombuffer(a0, np.uint8).copy()\nb[128:] = b[:128]\nout = b",
+        &[&buf],
+    );
+    assert_eq!(bufs[0], want);
+    let bad = gfx1250_kernel_lds("ownnowait", &body(""), &dir, 128, 32);
+    let mem = gcn_emu::memory::Memory::new();
+    let p = mem.alloc_bytes("buf", &buf);
+    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = gcn_emu::sanitize::Checks::DEFAULT;
+    let k = bad.co.kernel(&bad.name).unwrap();
+    let stats = gcn_emu::dispatch::run(
+        &bad.co,
+        k,
+        &bad.program,
+        &mem,
+        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
+        &launch,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stats.findings.len(), 1, "{:?}", stats.findings);
+    let f = &stats.findings[0];
+    assert_eq!(f.kind, gcn_emu::sanitize::Kind::PrematureRead, "{f}");
+    assert!(
+        f.message.contains("ds_load_b32")
+            && f.message.contains("global_load_async_to_lds_b32")
+            && f.message.contains("`s_wait_asynccnt 0x0`"),
+        "{f}"
+    );
+}
+
+/// gfx1250's `v_mad_nc_i64_i32`: sext(a) × sext(b) + c in 64 bits, the
+/// sum wrapping, no carry out (LLVM's VOP3 `V_MAD_NC_I64_I32`, gfx1250).
+#[test]
+fn gfx1250_v_mad_nc_i64_i32_wraps_without_carry() {
+    let l = gfx1250_kernel(
+        "madnc",
+        "  s_load_b64 s[0:1], s[0:1], 0x0
+  v_mov_b32_e32 v2, -3
+  v_mov_b32_e32 v3, 0x7fffffff
+  v_mov_b32_e32 v4, 5
+  v_mov_b32_e32 v5, 0
+  v_mad_nc_i64_i32 v[6:7], v2, v3, v[4:5]
+  v_mov_b32_e32 v4, -1
+  v_mov_b32_e32 v5, 0x7fffffff
+  v_mov_b32_e32 v2, 2
+  v_mov_b32_e32 v3, 1
+  v_mad_nc_i64_i32 v[8:9], v2, v3, v[4:5]
+  v_mov_b32_e32 v0, 0
+  s_wait_kmcnt 0x0
+  global_store_b128 v0, v[6:9], s[0:1]",
+        &gfx1250_dir(),
+    );
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 16])]).unwrap();
+    let want = numpy1(
+        "a = np.array([-3 * 0x7fffffff + 5, 2 * 1 + 0x7fffffffffffffff], dtype=object)\n\
+         out = np.array([int(x) & (2**64 - 1) for x in a], np.uint64)",
+        &[],
+    );
+    assert_eq!(bufs[0], want);
 }

@@ -220,6 +220,7 @@ codes! {
     TritonWorkgroupSize = "GP0429", Check, "the patched kernel's maximum workgroup size is below Triton's launch";
     TritonLaunchChanged = "GP0430", Check, "a launch field (kernarg size, stack, …) differs from Triton's dump";
     TritonArgsChanged = "GP0431", Check, "the kernel's `.args` differ from Triton's dump";
+    AluDependencyHazard = "GP0432", Check, "in SCHED_MODE_2 (GFX12 expert scheduling) a VGPR is accessed before the VALU or memory instruction it depends on is done: an `s_wait_alu` is missing";
 
     // GP05xx: the toolchain.
     ToolchainNotFound = "GP0501", Toolchain, "no clang + ld.lld with AMDGPU support was found";

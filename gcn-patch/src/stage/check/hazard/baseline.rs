@@ -14,6 +14,9 @@ pub(super) struct HazardKey {
     pub(super) counter: Counter,
 }
 
+/// An ALU dependency hazard's place for matching across two versions.
+pub(super) type AluKey = ((PathBuf, usize), (PathBuf, usize), alu::AluCounter);
+
 /// How bad a hazard is where it is: operations at least as old as its
 /// producer that may still be outstanding at the read (a looser wait raises
 /// it), whether the counter is out of order there, and the value of the last
@@ -52,6 +55,9 @@ pub struct Baseline {
     /// Every hazard is inherited (the code is the unpatched source itself).
     pub(super) everything: bool,
     pub(super) hazards: HashMap<HazardKey, Slack>,
+    /// The SCHED_MODE_2 ALU dependency hazards ([`super::alu`]): producer
+    /// and consumer positions and the counter.
+    pub(super) alu: std::collections::HashSet<AluKey>,
     /// Patched line → baseline line (0-based) by diff alignment; `None`: by
     /// the lines' origins (a patched dump and its dump).
     pub(super) aligned: Option<Vec<Option<usize>>>,
@@ -73,6 +79,7 @@ impl Baseline {
         Baseline {
             everything: true,
             hazards: HashMap::new(),
+            alu: Default::default(),
             aligned: None,
             source: source.to_string(),
         }
@@ -95,6 +102,7 @@ impl Baseline {
         Baseline {
             everything: false,
             hazards: baseline_hazards(original, target, &pos),
+            alu: baseline_alu(original, target, &pos),
             aligned: None,
             source,
         }
@@ -116,6 +124,7 @@ impl Baseline {
         Baseline {
             everything: false,
             hazards: baseline_hazards(base, target, &pos),
+            alu: baseline_alu(base, target, &pos),
             aligned: Some(map),
             source,
         }
@@ -132,6 +141,18 @@ impl Baseline {
                 .origin(i)
                 .and_then(Origin::file_line)
                 .map(|(f, l)| (f.to_path_buf(), l)),
+        }
+    }
+
+    /// Is this SCHED_MODE_2 ALU hazard in the baseline (the same producer,
+    /// consumer and counter)?
+    pub(super) fn inherits_alu(&self, doc: &Document, h: &alu::AluHazard) -> bool {
+        if self.everything {
+            return true;
+        }
+        match (self.position(doc, h.producer), self.position(doc, h.line)) {
+            (Some(p), Some(l)) => self.alu.contains(&(p, l, h.access.counter())),
+            _ => false,
         }
     }
 
@@ -189,6 +210,31 @@ pub(super) fn baseline_hazards(
                         }
                     })
                     .or_insert(slack);
+            }
+        }
+    }
+    out
+}
+
+/// Every SCHED_MODE_2 ALU dependency hazard of `doc`, by [`AluKey`] with
+/// positions from `pos`.
+pub(super) fn baseline_alu(
+    doc: &Document,
+    target: &TargetId,
+    pos: &dyn Fn(usize) -> Option<(PathBuf, usize)>,
+) -> std::collections::HashSet<AluKey> {
+    let asm = doc.asm();
+    let mut out = std::collections::HashSet::new();
+    if target.processor.generation < gcn_embed::Generation::Gfx12 {
+        return out;
+    }
+    for k in kernels_of(asm, doc.kernels(), target) {
+        let Some(ak) = alu::prepare(asm, &k.cfg, &k.model) else {
+            continue;
+        };
+        for h in ak.hazards() {
+            if let (Some(p), Some(l)) = (pos(h.producer), pos(h.line)) {
+                out.insert((p, l, h.access.counter()));
             }
         }
     }

@@ -9,12 +9,16 @@
 //!   (pending operations carried across loop back edges; the kernel entry has
 //!   nothing pending).
 //! * `suggest`: for every wait, the loosest value that adds no hazard.
+//! * `alu`: GFX12 expert scheduling mode 2 (`SCHED_MODE` DEP_MODE = 2): the
+//!   `s_wait_alu` `va_vdst` / `vm_vsrc` windows the hardware does not
+//!   protect in that mode (aiter #5402), code GP0432.
 //!
 //! [`lint`] runs it on one file and returns rustc-style diagnostics: hazards
 //! (errors, or warnings with [`HazardPolicy::Warn`]), control flow or
 //! instructions the model cannot follow (warnings, never silently safe), and
 //! with `suggest` the loosenable waits (notes).
 
+pub(crate) mod alu;
 pub(crate) mod analysis;
 pub(crate) mod cfg;
 pub(crate) mod lds;
@@ -176,7 +180,8 @@ fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelA
 }
 
 /// Is this a wait instruction the model applies (`s_waitcnt_depctr` and
-/// `s_wait_alu` are not counter waits and are ignored)?
+/// `s_wait_alu` are not memory-counter waits: the SCHED_MODE_2 check,
+/// [`alu`], reads them)?
 fn is_wait(m: &str) -> bool {
     WaitInstruction::of(m).is_some()
 }
@@ -293,6 +298,43 @@ pub(crate) fn lint_removed(
                 d = d.with_note(note);
             }
             out.push(d);
+        }
+        // GFX12 expert scheduling mode 2: ALU dependency hazards (only in
+        // kernels that select the mode); those the baseline has too are
+        // inherited, as above.
+        if k.model.generation >= gcn_embed::Generation::Gfx12 {
+            if let Some(ak) = alu::prepare(asm, &k.cfg, &k.model) {
+                let mut alu_inherited = 0usize;
+                for h in ak.hazards() {
+                    let inherited = baseline.is_some_and(|b| b.inherits_alu(doc, &h));
+                    if inherited && opts.policy != HazardPolicy::Strict {
+                        alu_inherited += 1;
+                        continue;
+                    }
+                    let mut d = alu::render(doc, &k.name, &ak, &h, opts.policy);
+                    if inherited {
+                        d = d.with_note("the unpatched source has this hazard too (inherited): an error only because `hazards = \"strict\"`");
+                    }
+                    out.push(d);
+                }
+                if let (Some(b), true) = (baseline, alu_inherited > 0) {
+                    out.push(
+                        Diagnostic::note(
+                            Code::InheritedHazards,
+                            format!(
+                                "kernel `{}`: {alu_inherited} SCHED_MODE_2 ALU dependency hazard(s) (a missing `s_wait_alu`) inherited from {}: not errors",
+                                k.name,
+                                if b.aligned.is_some() { format!("the baseline {}", b.source) } else { "the unpatched source".to_string() }
+                            ),
+                        )
+                        .with_help(format!(
+                            "list them with `gcn-patch lint {} --target {}`; `hazards = \"strict\"` in kernels.toml makes them errors",
+                            b.source,
+                            target.name()
+                        )),
+                    );
+                }
+            }
         }
         if let (Some(b), true) = (baseline, inherited > 0) {
             out.push(

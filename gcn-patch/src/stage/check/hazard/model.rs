@@ -529,7 +529,9 @@ impl Model {
                 || m.starts_with("image_get_")
                 || m.starts_with("image_msaa_load")
                 || m.starts_with("image_bvh"));
-        let writes_reg = (load || returns) && !lds_dma;
+        // gfx1250's `global_load_async_to_lds_*` (`ASYNCcnt`, not modelled)
+        // writes LDS, not its first operand (an LDS address VGPR).
+        let writes_reg = (load || returns) && !lds_dma && !m.contains("_async_to_lds");
         let (def, rest) = if writes_reg {
             split_first(regs, first)
         } else {
