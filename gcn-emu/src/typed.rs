@@ -901,6 +901,8 @@ pub(crate) enum Typed {
     Pk(Box<Pk>),
     /// The SDWA form of a 32-bit VOP1/VOP2 operation ([`Sdwa`]).
     Sdwa(Box<Sdwa>),
+    /// The fp8/bf8 conversions ([`Fp8Cvt`]).
+    Fp8Cvt(Box<Fp8Cvt>),
     /// `ds_bpermute_b32` (`addr`, `back`), `ds_permute_b32` (`addr`) and
     /// `ds_swizzle_b32` (no `addr`: the pattern is `offset`): lanes
     /// exchanged without LDS, as the reference's.
@@ -1326,6 +1328,140 @@ fn lower_sdwa(ins: &Instruction, name: &str) -> Option<Typed> {
     })))
 }
 
+/// The fp8/bf8 conversions, as the reference's `fp8_convert` (formats by
+/// the target, `Ctx::ocp_fp8`): `v_cvt_f32_{fp8,bf8}` (`pk` false) and
+/// `v_cvt_pk_f32_{fp8,bf8}` (`pk`: two bytes to a register pair) from
+/// source 0 after an SDWA select (`sel`, `sext`), and
+/// `v_cvt_pk_{fp8,bf8}_f32` (`encode`: two f32 sources with `neg`/`abs`
+/// into the low or, with `op_sel[2]`, the high word of vdst).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Fp8Cvt {
+    bf8: bool,
+    pk: bool,
+    encode: bool,
+    hi: bool,
+    dst: VDst,
+    src: [Opnd; 2],
+    neg: u8,
+    abs: u8,
+    sel: Sel,
+    sext: bool,
+}
+
+fn lower_fp8(ins: &Instruction, name: &str, enc: &str) -> Option<Typed> {
+    let (bf8, pk, encode) = match name {
+        "v_cvt_f32_fp8" => (false, false, false),
+        "v_cvt_f32_bf8" => (true, false, false),
+        "v_cvt_pk_f32_fp8" => (false, true, false),
+        "v_cvt_pk_f32_bf8" => (true, true, false),
+        "v_cvt_pk_fp8_f32" => (false, false, true),
+        "v_cvt_pk_bf8_f32" => (true, false, true),
+        _ => return None,
+    };
+    let sdwa = enc == "_sdwa";
+    let mut sel = None;
+    let mut hi = false;
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "src0_sel" if sdwa => sel = Some(v.as_str()),
+            // A DWORD destination only (a 64-bit one must be).
+            "dst_sel" if sdwa && v == "DWORD" => {}
+            "dst_unused" if sdwa => {}
+            "op_sel" if encode => {
+                let bits: Vec<u32> = v
+                    .trim_matches(|c| c == '[' || c == ']')
+                    .split(',')
+                    .map(|b| b.trim().parse().ok())
+                    .collect::<Option<_>>()?;
+                if bits.first().copied().unwrap_or(0) != 0 || bits.get(1).copied().unwrap_or(0) != 0
+                {
+                    return None;
+                }
+                hi = bits.get(2).copied().unwrap_or(0) != 0;
+            }
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    let n = if encode { 2 } else { 1 };
+    let regs = if pk { 2 } else { 1 };
+    if ops.len() != n + 1 || !matches!(ops[0].op, Operand::Reg { count, .. } if count == regs) {
+        return None;
+    }
+    let (neg, abs) = mods(&ops[1..], encode)?;
+    let mut src = [Opnd::Imm(0); 2];
+    for (k, s) in ops[1..].iter().enumerate() {
+        src[k] = vsrc(
+            &Src {
+                sext: false,
+                ..s.clone()
+            },
+            false,
+        )?;
+    }
+    Some(Typed::Fp8Cvt(Box::new(Fp8Cvt {
+        bf8,
+        pk,
+        encode,
+        hi,
+        dst: vdst(&ops[0])?,
+        src,
+        neg,
+        abs,
+        sel: Sel::of(sel)?,
+        sext: ops[1].sext,
+    })))
+}
+
+/// [`Typed::Fp8Cvt`].
+fn fp8_cvt(w: &mut Wave, x: &Fp8Cvt, ocp: bool) -> R<()> {
+    use crate::fp8::{decode, encode, Fp8};
+    let exec = w.exec();
+    let fmt = Fp8::of(x.bf8, ocp);
+    let mut a = get32(w, x.src[0])?;
+    if x.encode {
+        let mut b = get32(w, x.src[1])?;
+        fmods(&mut a, 0, x.neg, x.abs, 0);
+        fmods(&mut b, 1, x.neg, x.abs, 0);
+        let old = *vrow(w, x.dst.file, x.dst.index)?;
+        let mut r = [0u32; LANES];
+        for l in (0..LANES).filter(|&l| exec >> l & 1 != 0) {
+            let mut pair = 0u32;
+            for (k, v) in [a[l], b[l]].into_iter().enumerate() {
+                let v = f(v);
+                let Some(c) = encode(fmt, v) else {
+                    return Err(Stop::Unsupported(format!(
+                        "{v} to {fmt:?}: the hardware's result for NaN, infinity or a value beyond the format's range is not modelled"
+                    )));
+                };
+                pair |= (c as u32) << (8 * k);
+            }
+            r[l] = if x.hi {
+                old[l] & 0xffff | pair << 16
+            } else {
+                old[l] & 0xffff_0000 | pair
+            };
+        }
+        put(vrow_mut(w, x.dst)?, &r, exec);
+        return Ok(());
+    }
+    let Sel { shift, bits } = x.sel;
+    if bits < 32 {
+        for e in a.iter_mut() {
+            let v = (*e >> shift) & ((1u32 << bits) - 1);
+            *e = if x.sext { sext_bits(v, bits) } else { v };
+        }
+    }
+    let val = |b: u32| cf32(decode(fmt, b as u8) as f32);
+    if x.pk {
+        let r: Lanes64 = std::array::from_fn(|l| val(a[l]) as u64 | (val(a[l] >> 8) as u64) << 32);
+        return write64(w, x.dst, &r, exec);
+    }
+    let r: Lanes = std::array::from_fn(|l| val(a[l]));
+    put(vrow_mut(w, x.dst)?, &r, exec);
+    Ok(())
+}
+
 /// `v`'s low `bits` bits sign-extended.
 #[inline]
 fn sext_bits(v: u32, bits: u8) -> u32 {
@@ -1548,29 +1684,36 @@ fn rel(op: &str, float: bool) -> Option<Rel> {
 
 /// Lower one instruction; `None` when this module does not model its form.
 pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
+    use crate::exec::Unit;
     let m = ins.mnemonic.as_str();
     if let Some(t) = rdna::lower_cache(ins) {
         return Some(t);
     }
-    if m.starts_with("s_") {
-        return lower_scalar(ins, program);
+    // Which lowering: the instruction's unit, resolved at decode from the
+    // property table, as the reference executor routes it.
+    match ins.route.unit {
+        Unit::Salu | Unit::SmemRead | Unit::SmemWrite => return lower_scalar(ins, program),
+        Unit::Ds => return lower_ds(ins),
+        Unit::Buffer => return lower_buffer(ins),
+        Unit::Global | Unit::Scratch => return lower_global(ins),
+        Unit::Vcmp | Unit::Valu | Unit::Mfma => {}
+        _ => return None,
     }
-    if m.starts_with("ds_") {
-        return lower_ds(ins);
-    }
-    if m.starts_with("buffer_") {
-        return lower_buffer(ins);
-    }
-    if m.starts_with("global_") || m.starts_with("scratch_") || m.starts_with("flat_") {
-        return lower_global(ins);
-    }
-    if !m.starts_with("v_") {
-        return None;
-    }
-    if m.starts_with("v_pk_") {
+    if ins.props().is_some_and(|p| p.packed()) {
         return lower_pk(ins);
     }
     let (name, enc) = base_name(m);
+    if matches!(
+        name,
+        "v_cvt_f32_fp8"
+            | "v_cvt_f32_bf8"
+            | "v_cvt_pk_f32_fp8"
+            | "v_cvt_pk_f32_bf8"
+            | "v_cvt_pk_fp8_f32"
+            | "v_cvt_pk_bf8_f32"
+    ) {
+        return lower_fp8(ins, name, enc);
+    }
     if enc == "_sdwa" {
         return lower_sdwa(ins, name);
     }
@@ -5562,6 +5705,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         }
         Typed::Pk(ref p) => pk(w, p)?,
         Typed::Sdwa(ref x) => sdwa(w, x)?,
+        Typed::Fp8Cvt(ref x) => fp8_cvt(w, x, ctx.ocp_fp8)?,
         Typed::DsPermute {
             dst,
             addr,

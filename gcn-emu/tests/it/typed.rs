@@ -266,6 +266,12 @@ const TAIL: &str = r"
   v_and_b32_sdwa v0, s1, v2 dst_sel:BYTE_0 dst_unused:UNUSED_SEXT src0_sel:DWORD src1_sel:BYTE_2
   v_cvt_f16_f32_sdwa v0, v1 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
   v_max_i32_sdwa v0, sext(v1), v2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_0 src1_sel:DWORD
+  v_cvt_f32_fp8_sdwa v0, v14 src0_sel:BYTE_1
+  v_cvt_f32_bf8_e32 v0, v1
+  v_cvt_pk_f32_fp8_e32 v[8:9], v14
+  v_cvt_pk_f32_bf8_sdwa v[10:11], v14 src0_sel:WORD_1
+  v_cvt_pk_fp8_f32 v7, v2, v3
+  v_cvt_pk_bf8_f32 v7, -v4, |v5| op_sel:[0,0,1]
 ";
 
 /// gfx950's own instructions of the tail.
