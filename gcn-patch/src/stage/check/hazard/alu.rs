@@ -642,6 +642,15 @@ pub fn prepare(asm: &AsmFile, cfg: &Cfg, model: &Model) -> Option<AluKernel> {
                 && x.text().trim_start().starts_with(".long")
         })
     };
+    // Most kernels never write SCHED_MODE: nothing to decode.
+    let writes_mode = cfg.nodes.iter().flat_map(|n| &n.insts).any(|i| {
+        asm.lines[i.line]
+            .instruction()
+            .is_some_and(|x| set_mode(x).is_some_and(|m| m != Mode::Normal))
+    });
+    if !writes_mode {
+        return None;
+    }
     let mut nodes = vec![];
     let mut mode_lines = vec![];
     for node in &cfg.nodes {
