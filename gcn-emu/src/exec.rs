@@ -354,9 +354,10 @@ fn sext(v: u64, bits: u32) -> i64 {
     ((v << (64 - bits)) as i64) >> (64 - bits)
 }
 
-/// The mnemonic without its encoding suffix, and the suffix.
+/// The mnemonic without its encoding suffix, and the suffix. RDNA's VOP3
+/// DPP (`v_fma_f32_e64_dpp`, gfx11+) has the one suffix `_e64_dpp`.
 pub fn base_name(m: &str) -> (&str, &str) {
-    for suf in ["_e32", "_e64", "_dpp", "_sdwa"] {
+    for suf in ["_e64_dpp", "_e32", "_e64", "_dpp", "_sdwa"] {
         if let Some(b) = m.strip_suffix(suf) {
             return (b, suf);
         }
@@ -477,6 +478,26 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("v_madmk_f32", Vop2),
         ("v_mul_lo_i32", Vop3),
         // RDNA (gfx11/gfx12) operations with semantics of their own.
+        ("ds_cmpstore_b32", Ds),
+        ("ds_cmpstore_rtn_b32", Ds),
+        ("ds_cmpstore_b64", Ds),
+        ("ds_cmpstore_rtn_b64", Ds),
+        ("ds_max_num_f32", Ds),
+        ("ds_min_num_f32", Ds),
+        ("ds_max_num_rtn_f32", Ds),
+        ("ds_min_num_rtn_f32", Ds),
+        ("global_atomic_max_f32", Global),
+        ("global_atomic_min_f32", Global),
+        ("global_atomic_max_num_f32", Global),
+        ("global_atomic_min_num_f32", Global),
+        ("flat_atomic_max_f32", Flat),
+        ("flat_atomic_min_f32", Flat),
+        ("flat_atomic_max_num_f32", Flat),
+        ("flat_atomic_min_num_f32", Flat),
+        ("buffer_atomic_max_f32", Mubuf),
+        ("buffer_atomic_min_f32", Mubuf),
+        ("buffer_atomic_max_num_f32", Mubuf),
+        ("buffer_atomic_min_num_f32", Mubuf),
         ("v_mov_b16", Vop1),
         ("v_dot2acc_f32_f16", Vop2),
         ("v_dot2acc_f32_bf16", Vop2),
@@ -3044,7 +3065,8 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         // (`permlane32`); both registers are written (LLVM AMDGPUUsage,
         // llvm.amdgcn.permlane{16,32}.swap).
         "v_permlane16_swap_b32" | "v_permlane32_swap_b32" => {
-            if w.exec() != u64::MAX {
+            // Every lane of the wave (gfx1250's wave32: lanes 0-31).
+            if w.exec() != w.lane_bits() {
                 return unsup("a partial exec (fetch-inactive and bound_ctrl are not modelled)");
             }
             let (Ok((f0, i0)), Ok((f1, i1))) =
@@ -3169,17 +3191,23 @@ fn valu_ins(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     // DPP8 (gfx10+): src0 from lane `sel[lane % 8]` of the lane's group
     // of 8, the selects 3 bits each in the DPP word's bits 8-31 (LLVM
     // `dpp8:[...]`).
-    let dpp8 = if enc == "_dpp" && ins.has("dpp8") {
+    // VOP3 DPP (`_e64_dpp`, gfx11+): the DPP word follows VOP3's two
+    // (llvm-objdump-22 prints three words: `v_fma_f32_e64_dpp ...
+    // row_shr:1 // D6130008 03D206FA FF091103`), and VOP3's own fields
+    // give the modifiers; VOP1/VOP2 DPP's follows the one instruction word.
+    let is_dpp = matches!(enc, "_dpp" | "_e64_dpp");
+    let dpp_word = if enc == "_e64_dpp" { 2 } else { 1 };
+    let dpp8 = if is_dpp && ins.has("dpp8") {
         if ins.modifier("fi").is_some_and(|v| v != "0") {
             return unsup("DPP8 with fi:1 (fetch-inactive is not modelled)");
         }
-        Some(ins.words.get(1).copied().unwrap_or(0) >> 8)
+        Some(ins.words.get(dpp_word).copied().unwrap_or(0) >> 8)
     } else {
         None
     };
     // DPP: src0 from another lane; writes of disabled rows/banks are skipped.
-    let dpp = if enc == "_dpp" && dpp8.is_none() {
-        let word = ins.words.get(1).copied().unwrap_or(0);
+    let dpp = if is_dpp && dpp8.is_none() {
+        let word = ins.words.get(dpp_word).copied().unwrap_or(0);
         let ctrl = word >> 8 & 0x1ff;
         // gfx10+ dropped the wave shifts/rotates and row broadcasts
         // (0x130-0x143), made 0x150-0x15f `row_share` (gfx90a's
@@ -3549,7 +3577,7 @@ fn parse_bits(s: &str) -> R<Vec<u8>> {
 
 fn vcmp(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (name, enc) = base_name(&ins.mnemonic);
-    if enc == "_dpp" {
+    if enc == "_dpp" || enc == "_e64_dpp" {
         return unsup("the DPP form of a compare");
     }
     let sdwa = enc == "_sdwa";
@@ -3958,7 +3986,7 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
     Some(
         match op {
             "swap" => data,
-            "cmpswap" | "cmpst" => {
+            "cmpswap" | "cmpst" | "cmpstore" => {
                 if old == cmp {
                     data
                 } else {
@@ -3993,6 +4021,11 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
             "add_f64" => bf64(f64b(old) + f64b(data)),
             "max_f32" => bf32(f32b(old).max(f32b(data))),
             "min_f32" => bf32(f32b(old).min(f32b(data))),
+            // gfx12's `_num_` atomics: the RDNA4 ISA guide's
+            // DS_MAX_NUM_RTN_F32 pseudo-code, src = DATA against tmp = MEM
+            // (`num_minmax32` with src as src0).
+            "max_num_f32" => num_minmax32(data as u32, old as u32, true) as u64,
+            "min_num_f32" => num_minmax32(data as u32, old as u32, false) as u64,
             "max_f64" => bf64(f64b(old).max(f64b(data))),
             "min_f64" => bf64(f64b(old).min(f64b(data))),
             // Packed halves: each sum exact in f64, rounded once.
@@ -4387,16 +4420,7 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     if v[1] >> 31 != 0 && !private && !w.rdna() {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
-    // gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check;
-    // word 1 bits 31:30 are SWIZZLE_ENABLE, bit 23 of word 3 ADD_TID_ENABLE.
-    let rdna_oob = if w.rdna() {
-        if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
-            return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
-        }
-        Some(v[3] >> 28 & 3)
-    } else {
-        None
-    };
+    let rdna_oob = rdna_oob_select(w, v)?;
     let soff = w.sread(soffset, ctx)? as u64;
     let exec = w.exec();
     if private {
@@ -4464,20 +4488,7 @@ pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         for k in (0..size).step_by(chunk) {
             let end = offset + (k + chunk) as u64;
             let in_range = if let Some(oob) = rdna_oob {
-                // RDNA3 (gfx11) out-of-range rule by OOB_SELECT: 0
-                // `index >= NUM_RECORDS || offset + payload > STRIDE`, 1
-                // `index >= NUM_RECORDS`, 2 `NUM_RECORDS == 0`, 3
-                // `offset + payload > NUM_RECORDS` (no swizzle): AMD's RDNA3
-                // ISA guide, "Range Checking", as Mesa RADV restates it for
-                // GFX11 (radv_make_texel_buffer_descriptor). The index is
-                // the VGPR index (0 without `idxen`), the offset the VGPR
-                // offset plus the instruction's; checked per dword.
-                match oob {
-                    0 => vidx < num_records && end <= stride,
-                    1 => vidx < num_records,
-                    2 => num_records != 0,
-                    _ => end <= num_records,
-                }
+                rdna_in_range(oob, vidx, end, stride, num_records)
             } else if stride == 0 || !idxen {
                 offset + (k + chunk) as u64 <= num_records.saturating_sub(0)
                     && offset + k as u64 + chunk as u64 <= num_records
@@ -4688,6 +4699,40 @@ fn buffer_gfx1250(
     Ok(())
 }
 
+/// gfx11's V# word 3: OOB_SELECT (bits 29:28) chooses the range check
+/// ([`rdna_in_range`]); `None` off RDNA. Word 1 bits 31:30 are
+/// SWIZZLE_ENABLE and bit 23 of word 3 ADD_TID_ENABLE: refused.
+fn rdna_oob_select(w: &Wave, v: &[u32]) -> R<Option<u32>> {
+    if !w.rdna() {
+        return Ok(None);
+    }
+    if w.numbering == crate::decode::Numbering::GFX1250 {
+        // gfx1250 has its own V# ([`Gfx1250Vsharp`]); its callers take
+        // that path first. gfx11's rule would drop aiter's stores.
+        return unsup("gfx1250's buffer descriptor (V#) under gfx11's range check");
+    }
+    if v[1] >> 30 != 0 || v[3] >> 23 & 1 != 0 {
+        return unsup("swizzled buffers or ADD_TID_ENABLE on RDNA");
+    }
+    Ok(Some(v[3] >> 28 & 3))
+}
+
+/// RDNA3 (gfx11) out-of-range rule by OOB_SELECT: 0 `index >= NUM_RECORDS
+/// || offset + payload > STRIDE`, 1 `index >= NUM_RECORDS`, 2
+/// `NUM_RECORDS == 0`, 3 `offset + payload > NUM_RECORDS` (no swizzle):
+/// AMD's RDNA3 ISA guide, "Range Checking", as Mesa RADV restates it for
+/// GFX11 (radv_make_texel_buffer_descriptor). The index is the VGPR index
+/// (0 without `idxen`); `end` is the VGPR offset plus the instruction's
+/// plus the payload's bytes up to the dword checked.
+fn rdna_in_range(oob: u32, vidx: u64, end: u64, stride: u64, num_records: u64) -> bool {
+    match oob {
+        0 => vidx < num_records && end <= stride,
+        1 => vidx < num_records,
+        2 => num_records != 0,
+        _ => end <= num_records,
+    }
+}
+
 /// MUBUF atomics: `buffer_atomic_OP{,_x2}` (the integer operations, `add_f32`,
 /// `add_f64`, `min/max_f64`, `pk_add_f16`, `pk_add_bf16`, `cmpswap`). An
 /// element past `num_records` is not accessed and returns 0. With
@@ -4728,9 +4773,13 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
             v[2] as u64,
         ),
     };
-    if g1250.is_none() && v[1] >> 31 != 0 {
+    if g1250.is_none() && v[1] >> 31 != 0 && !w.rdna() {
         return unsup("swizzled buffers (V# swizzle enable)");
     }
+    let rdna_oob = match g1250 {
+        Some(_) => None,
+        None => rdna_oob_select(w, v)?,
+    };
     let soff = w.sread(soffset, ctx)? as u64;
     let (file, di) = reg_of(vdata)?;
     let words = size / 4;
@@ -4759,6 +4808,8 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
                 ));
             }
             with_soffset
+        } else if let Some(oob) = rdna_oob {
+            rdna_in_range(oob, vidx, offset + size as u64, stride, num_records)
         } else if stride == 0 || !idxen {
             offset + size as u64 <= num_records
         } else {
@@ -4985,10 +5036,19 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         ("add", "f32") => "add_f32".to_string(),
         ("add", "f64") => "add_f64".to_string(),
         ("max", "f32") | ("min", "f32") | ("max", "f64") | ("min", "f64") => format!("{op}_{ty}"),
+        // gfx12's `ds_max_num_f32`/`ds_min_num_f32` (RDNA4 ISA guide,
+        // DS_MAX_NUM_RTN_F32: `atomic_op`'s `max_num_f32`).
+        ("max_num", "f32") | ("min_num", "f32") => format!("{op}_{ty}"),
         ("pk_add", "f16") | ("pk_add", "bf16") => format!("pk_add_{ty}"),
         ("min", t) | ("max", t) => format!("{op}_{t}"),
         ("wrxchg", _) => "swap".to_string(),
         ("cmpst", _) | ("cmpswap", _) => "cmpst".to_string(),
+        // RDNA's `ds_cmpstore_*`: DATA is the new value and DATA2 the one
+        // compared (AMD's RDNA3/RDNA4 ISA guides, DS_CMPSTORE_RTN_B32: "src
+        // = DATA.b32; cmp = DATA2.b32", "the order of src and cmp agree
+        // with the BUFFER_ATOMIC_CMPSWAP opcode"), the reverse of gfx9's
+        // `ds_cmpst_*` (cmp first).
+        ("cmpstore", "b32" | "b64") => "cmpstore".to_string(),
         (o, _) => o.to_string(),
     };
     if atomic_op(&aop, size, 0, 0, 0).is_none() {
@@ -5002,10 +5062,10 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         let a = (w.vread(opnd(ops, vaddr_i)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
         let d0 = w.vread(opnd(ops, data_i)?, lane, tyw, ctx)?;
-        let (cmp, d) = if aop == "cmpst" {
-            (d0, w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?)
-        } else {
-            (0, d0)
+        let (cmp, d) = match aop.as_str() {
+            "cmpst" => (d0, w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?),
+            "cmpstore" => (w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?, d0),
+            _ => (0, d0),
         };
         ctx.trace
             .note(lane, Space::Lds, AccessKind::Atomic, a as u64, size);
@@ -5511,7 +5571,7 @@ pub fn run_until_blocked(
     let issue = ctx.observer.as_ref().is_some_and(|o| o.0.wants_issue());
     // Executed instructions per engine, when measured (hidden; see
     // `crate::tally`).
-    let mut tally = crate::tally::on().then(crate::tally::Slice::default);
+    let mut tally = crate::tally::on().then(|| crate::tally::Slice::new(wave.rdna()));
     while wave.state == WaveState::Running {
         if wave.executed >= budget {
             return Ok(());
@@ -5541,14 +5601,39 @@ pub fn run_until_blocked(
         // An operand form the executor does not expect (an index past the
         // operands LLVM printed) is a typed `Stop::Unsupported`, not a panic.
         let exec = wave.exec();
+        let unit = ins.route.unit;
         match ctx.typed.get(pc) {
-            Some(Some(t)) if !wave.vskip && !wave.gpr_idx => {
+            // VSKIP: no vector instruction is issued (as `step` skips it).
+            Some(_) if wave.vskip && (unit.is_vector() || ins.dual.is_some()) => {
+                if let Some(tally) = tally.as_mut() {
+                    tally.count(&ins.mnemonic, true);
+                }
+                wave.executed += 1;
+                wave.pc = pc + 1;
+            }
+            Some(Some(t)) if !wave.gpr_idx || !unit.is_vector_alu() => {
                 if let Some(tally) = tally.as_mut() {
                     tally.count(&ins.mnemonic, true);
                 }
                 wave.executed += 1;
                 wave.pc = pc + 1;
                 crate::typed::exec(wave, t, ins, ctx).map_err(|s| (s, pc))?;
+            }
+            // VGPR indexing: the instruction with M0's index applied (the
+            // reference's `gpr_indexed`, a copy), lowered again.
+            Some(Some(_)) => {
+                let indexed = gpr_indexed(wave, ins).map_err(|s| (s, pc))?;
+                let t = crate::typed::lower(&indexed, prog);
+                if let Some(tally) = tally.as_mut() {
+                    tally.count(&ins.mnemonic, t.is_some());
+                }
+                wave.executed += 1;
+                wave.pc = pc + 1;
+                match t {
+                    Some(t) => crate::typed::exec(wave, &t, &indexed, ctx),
+                    None => step_v(wave, &indexed, ctx, unit),
+                }
+                .map_err(|s| (s, pc))?;
             }
             _ => {
                 if let Some(tally) = tally.as_mut() {
@@ -5728,6 +5813,42 @@ mod tests {
             }
             assert_ne!(unit(name), Unit::None, "{name}");
         }
+    }
+
+    /// gfx12's `_num_` atomics follow the RDNA4 ISA guide's
+    /// DS_MAX_NUM_RTN_F32 pseudo-code (src = DATA, tmp = MEM): two NaNs
+    /// give src quieted, one NaN the other value, +0 above -0; RDNA's
+    /// `cmpstore` stores DATA when MEM equals DATA2.
+    #[test]
+    fn rdna_num_and_cmpstore_atomics_follow_the_pseudo_code() {
+        let one = 1.0f32.to_bits() as u64;
+        let (pz, nz) = (0.0f32.to_bits() as u64, (-0.0f32).to_bits() as u64);
+        let cases = [
+            // (op, old = MEM, data = src, result)
+            ("max_num_f32", 0x7fc0_0001, one, one),
+            ("max_num_f32", one, 0x7f80_0001, one),
+            ("max_num_f32", 0x7fc0_0002, 0x7f80_0003, 0x7fc0_0003),
+            ("max_num_f32", nz, pz, pz),
+            ("max_num_f32", pz, nz, pz),
+            ("min_num_f32", nz, pz, nz),
+            ("min_num_f32", pz, nz, nz),
+            (
+                "min_num_f32",
+                one,
+                (-2.0f32).to_bits() as u64,
+                (-2.0f32).to_bits() as u64,
+            ),
+        ];
+        for (op, old, data, want) in cases {
+            assert_eq!(
+                atomic_op(op, 4, old, data, 0),
+                Some(want),
+                "{op}({old:#x}, {data:#x})"
+            );
+        }
+        assert_eq!(atomic_op("cmpstore", 4, 5, 9, 5), Some(9));
+        assert_eq!(atomic_op("cmpstore", 4, 5, 9, 6), Some(5));
+        assert_eq!(atomic_op("cmpstore", 8, 1 << 40, 7, 1 << 40), Some(7));
     }
 
     #[test]

@@ -202,6 +202,8 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("global_atomic_or_b64", "global_atomic_or_x2"),
     ("global_atomic_xor_b64", "global_atomic_xor_x2"),
     ("global_atomic_swap_b64", "global_atomic_swap_x2"),
+    ("global_atomic_inc_u64", "global_atomic_inc_x2"),
+    ("global_atomic_dec_u64", "global_atomic_dec_x2"),
     ("global_atomic_cmpswap_b64", "global_atomic_cmpswap_x2"),
     // FLAT (the same operations through the flat aperture).
     ("flat_load_b32", "flat_load_dword"),
@@ -249,6 +251,8 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("flat_atomic_or_b64", "flat_atomic_or_x2"),
     ("flat_atomic_xor_b64", "flat_atomic_xor_x2"),
     ("flat_atomic_swap_b64", "flat_atomic_swap_x2"),
+    ("flat_atomic_inc_u64", "flat_atomic_inc_x2"),
+    ("flat_atomic_dec_u64", "flat_atomic_dec_x2"),
     ("flat_atomic_cmpswap_b64", "flat_atomic_cmpswap_x2"),
     // SCRATCH (the lane's private memory).
     ("scratch_load_b32", "scratch_load_dword"),
@@ -288,6 +292,35 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("buffer_store_b64", "buffer_store_dwordx2"),
     ("buffer_store_b96", "buffer_store_dwordx3"),
     ("buffer_store_b128", "buffer_store_dwordx4"),
+    // Buffer atomics (gfx11 and gfx12 spell them alike; the V# range check
+    // is RDNA's, as for loads and stores). The f32 min/max (gfx11
+    // `_max_f32`, gfx12 `_max_num_f32`) keep their names: `crate::exec`.
+    ("buffer_atomic_add_u32", "buffer_atomic_add"),
+    ("buffer_atomic_sub_u32", "buffer_atomic_sub"),
+    ("buffer_atomic_min_i32", "buffer_atomic_smin"),
+    ("buffer_atomic_max_i32", "buffer_atomic_smax"),
+    ("buffer_atomic_min_u32", "buffer_atomic_umin"),
+    ("buffer_atomic_max_u32", "buffer_atomic_umax"),
+    ("buffer_atomic_and_b32", "buffer_atomic_and"),
+    ("buffer_atomic_or_b32", "buffer_atomic_or"),
+    ("buffer_atomic_xor_b32", "buffer_atomic_xor"),
+    ("buffer_atomic_inc_u32", "buffer_atomic_inc"),
+    ("buffer_atomic_dec_u32", "buffer_atomic_dec"),
+    ("buffer_atomic_swap_b32", "buffer_atomic_swap"),
+    ("buffer_atomic_cmpswap_b32", "buffer_atomic_cmpswap"),
+    ("buffer_atomic_add_u64", "buffer_atomic_add_x2"),
+    ("buffer_atomic_sub_u64", "buffer_atomic_sub_x2"),
+    ("buffer_atomic_min_i64", "buffer_atomic_smin_x2"),
+    ("buffer_atomic_max_i64", "buffer_atomic_smax_x2"),
+    ("buffer_atomic_min_u64", "buffer_atomic_umin_x2"),
+    ("buffer_atomic_max_u64", "buffer_atomic_umax_x2"),
+    ("buffer_atomic_and_b64", "buffer_atomic_and_x2"),
+    ("buffer_atomic_or_b64", "buffer_atomic_or_x2"),
+    ("buffer_atomic_xor_b64", "buffer_atomic_xor_x2"),
+    ("buffer_atomic_inc_u64", "buffer_atomic_inc_x2"),
+    ("buffer_atomic_dec_u64", "buffer_atomic_dec_x2"),
+    ("buffer_atomic_swap_b64", "buffer_atomic_swap_x2"),
+    ("buffer_atomic_cmpswap_b64", "buffer_atomic_cmpswap_x2"),
 ];
 
 /// gfx1250's own names (in no RDNA table) → the executor's name. Each is

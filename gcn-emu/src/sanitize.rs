@@ -673,14 +673,9 @@ impl WaveSan {
         }
     }
 
-    /// Check `ins` (about to run) against the loads in flight, then record
-    /// it if it is a memory instruction, or apply it if it is a wait. `lds`:
-    /// the workgroup's LDS shadow, told the sequence number of the access
-    /// and the LDS writes a wait retires.
-    ///
-    /// With the `uninit` check ([`WaveSan::loaded`]) it also propagates the
-    /// shadow of uninitialized values through `ins` from the state of `wave`
-    /// (before it runs) and reports their uses ([`shadow`]).
+    /// [`WaveSan::before_executed`] of an instruction the executor runs
+    /// as it is spelled (the unit tests' CDNA code).
+    #[cfg(test)]
     fn before(
         &mut self,
         ins: &Instruction,
@@ -688,8 +683,36 @@ impl WaveSan {
         lds: Option<&LdsShadow>,
         wave: &crate::exec::Wave,
     ) {
+        self.before_executed(ins, ins, program, lds, wave)
+    }
+
+    /// Check `ins` (about to run) against the loads in flight, then record
+    /// it if it is a memory instruction, or apply it if it is a wait. `lds`:
+    /// the workgroup's LDS shadow, told the sequence number of the access
+    /// and the LDS writes a wait retires.
+    ///
+    /// With the `uninit` check ([`WaveSan::loaded`]) it also propagates the
+    /// shadow of uninitialized values through `executed`, `ins` as the
+    /// executor runs it (RDNA: its renamed copy, `crate::rdna::executable`),
+    /// from the state of `wave` (before it runs) and reports their uses
+    /// ([`shadow`]).
+    fn before_executed(
+        &mut self,
+        ins: &Instruction,
+        executed: &Instruction,
+        program: &Program,
+        lds: Option<&LdsShadow>,
+        wave: &crate::exec::Wave,
+    ) {
         if let Some(sh) = self.shadow.as_mut() {
-            sh.before(ins, wave, program, lds, self.workgroup, &mut self.findings);
+            sh.before(
+                executed,
+                wave,
+                program,
+                lds,
+                self.workgroup,
+                &mut self.findings,
+            );
         }
         let (wg, wave) = (self.workgroup, self.wave);
         if let Some(w) = crate::waitcnt::decode(ins, self.gen) {
@@ -878,11 +901,10 @@ impl Workgroup {
         };
         for w in &mut self.waves {
             w.rules(gen, table);
-            // The shadow of uninitialized values knows CDNA's instructions
-            // only: not tracked on RDNA (the `uninit` check reports
-            // nothing there).
-            if gen != Generation::Gfx9 {
-                w.shadow = None;
+            // The shadow of uninitialized values reads the executor's
+            // (CDNA) names, and the target's table for RDNA's own.
+            if let Some(sh) = w.shadow.as_mut() {
+                sh.set_table(table);
             }
         }
         self.table = table;
@@ -940,7 +962,7 @@ impl Observer for Workgroup {
             Some(&k) => &self.program.instructions[k],
             None => i.instruction,
         };
-        san.before(ins, &self.program, Some(&self.lds), i.state);
+        san.before_executed(ins, i.instruction, &self.program, Some(&self.lds), i.state);
         self.lds
             .current
             .set((san.wave, ins.addr, lds_atomic(self.table, &ins.mnemonic)));

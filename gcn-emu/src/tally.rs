@@ -6,14 +6,19 @@
 //! executor ([`crate::typed`]) or the reference one ([`crate::exec`]). After
 //! each dispatch the process's totals so far are written to
 //! `DIR/<pid>.tsv`: a first line `# <executable>`, then
-//! `typed|reference<TAB>mnemonic<TAB>count` lines. Without the variable
+//! `typed|reference<TAB>mnemonic<TAB>count<TAB>cdna|rdna` lines (the last
+//! field: the wave's generation, so that a test executable running both
+//! is measured apart). Without the variable
 //! nothing is counted: the executor asks [`on`] once per scheduling slice.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-/// The process's totals: mnemonic → (typed, reference) counts.
-static TOTALS: Mutex<Option<HashMap<String, [u64; 2]>>> = Mutex::new(None);
+/// Counts by (mnemonic, RDNA): (typed, reference).
+type Counts = HashMap<(String, bool), [u64; 2]>;
+
+/// The process's totals.
+static TOTALS: Mutex<Option<Counts>> = Mutex::new(None);
 
 fn dir() -> Option<&'static std::path::Path> {
     static DIR: OnceLock<Option<std::path::PathBuf>> = OnceLock::new();
@@ -26,11 +31,17 @@ pub(crate) fn on() -> bool {
     dir().is_some()
 }
 
-/// One slice's counts, merged into the totals when dropped.
+/// One slice's counts (of one wave: `rdna` is its generation), merged into
+/// the totals when dropped.
 #[derive(Default)]
-pub(crate) struct Slice(HashMap<String, [u64; 2]>);
+pub(crate) struct Slice(HashMap<String, [u64; 2]>, bool);
 
 impl Slice {
+    /// A slice of a wave of an RDNA target (`rdna`) or a CDNA one.
+    pub(crate) fn new(rdna: bool) -> Slice {
+        Slice(HashMap::new(), rdna)
+    }
+
     /// Count one executed instruction.
     pub(crate) fn count(&mut self, mnemonic: &str, typed: bool) {
         let k = usize::from(!typed);
@@ -53,7 +64,7 @@ impl Drop for Slice {
         let mut t = TOTALS.lock().unwrap_or_else(|e| e.into_inner());
         let t = t.get_or_insert_with(HashMap::new);
         for (m, c) in self.0.drain() {
-            let e = t.entry(m).or_default();
+            let e = t.entry((m, self.1)).or_default();
             e[0] += c[0];
             e[1] += c[1];
         }
@@ -71,10 +82,11 @@ pub(crate) fn write() {
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();
     let mut text = format!("# {exe}\n");
-    for (m, c) in t {
+    for ((m, rdna), c) in t {
+        let generation = if *rdna { "rdna" } else { "cdna" };
         for (engine, n) in [("typed", c[0]), ("reference", c[1])] {
             if n > 0 {
-                text.push_str(&format!("{engine}\t{m}\t{n}\n"));
+                text.push_str(&format!("{engine}\t{m}\t{n}\t{generation}\n"));
             }
         }
     }

@@ -143,6 +143,8 @@ pub(crate) enum V32 {
     CvtF16F32,
     CvtF32F16,
     CvtF32Ubyte(u8),
+    /// `v_cvt_off_f32_i4`: the signed 4-bit integer in bits 3:0, over 16.
+    CvtOffF32I4,
     /// gfx950 `v_cvt_f32_bf16`: the low half as an f32's high half.
     CvtF32Bf16,
     /// gfx950 `v_bitop3_b32`: bit i of the table is the result for the
@@ -270,6 +272,7 @@ impl V32 {
             "v_div_fmas_f32" => (DivFmas, 3, true),
             "v_cvt_f16_f32" => (CvtF16F32, 1, true),
             "v_cvt_f32_f16" => (CvtF32F16, 1, true),
+            "v_cvt_off_f32_i4" => (CvtOffF32I4, 1, false),
             "v_cvt_f32_ubyte0" => (CvtF32Ubyte(0), 1, false),
             "v_cvt_f32_ubyte1" => (CvtF32Ubyte(1), 1, false),
             "v_cvt_f32_ubyte2" => (CvtF32Ubyte(2), 1, false),
@@ -376,6 +379,8 @@ pub(crate) enum CmpTy {
     F64,
     /// `v_cmp_class_f64`: source 1 is the 32-bit class mask.
     ClassF64,
+    /// `v_cmp_class_f32`: the class mask, not a relation.
+    ClassF32,
 }
 
 impl CmpTy {
@@ -753,6 +758,14 @@ pub(crate) enum Typed {
     PermSwap { a: VDst, b: VDst, row32: bool },
     /// `s_endpgm` (`Done`) and `s_barrier` (`Barrier`): the wave's state.
     Halt(crate::exec::WaveState),
+    /// GFX9's VGPR indexing and VSKIP modes (`s_set_gpr_idx_*`,
+    /// `s_setvskip`), as the reference sets them.
+    Mode(Mode),
+    /// `s_trap`: the wave stops with the reference's fault.
+    Trap,
+    /// `s_mov_b64 dst, src_shared_base` (`private`: `src_private_base`):
+    /// the aperture's base address.
+    Aperture { dst: u16, private: bool },
     /// `s_load_dword{,x2,x4,x8,x16}`: `dwords` SGPRs at `dst` from the
     /// address in the pair `base` plus the offset operand (`soff`) and the
     /// `offset` modifier, rounded down to 4 bytes.
@@ -763,8 +776,32 @@ pub(crate) enum Typed {
         soff: Option<Opnd>,
         offset: u64,
     },
+    /// `s_store_dword{,x2,x4}` (`atomic` none) and `s_atomic_*` (the
+    /// operation, its size and whether `glc` returns the old value): at
+    /// the address in the pair `base` plus `soff` and `offset`, rounded
+    /// down to 4 bytes, from (into) the SGPRs at `data`.
+    SmemWrite {
+        atomic: Option<(AtomicOp, u8, bool)>,
+        dwords: u8,
+        data: u16,
+        base: u16,
+        soff: Option<Opnd>,
+        offset: u64,
+    },
     /// A dense f16/bf16/f32 MFMA.
     Mfma(Box<Mfma>),
+    /// An MFMA of 8-bit and narrower elements ([`MfmaX`]).
+    MfmaX(Box<MfmaX>),
+    /// A byte-placing conversion: gfx950's `v_cvt_scalef32_pk_fp4_f32`
+    /// (`src`: the two values and the scale; `byte`: vdst's byte written)
+    /// and `v_cvt_scalef32_pk_bf16_fp8` (`byte`: 16 × the source word), and
+    /// `v_cvt_pk_u8_f32`; as the reference's functions of those names.
+    CvtPk {
+        op: CvtPk,
+        dst: VDst,
+        src: [Opnd; 3],
+        byte: u32,
+    },
     /// `ds_read_b{32,64,96,128}` into `dwords` registers at `dst`.
     DsRead {
         dst: VDst,
@@ -802,6 +839,21 @@ pub(crate) enum Typed {
     },
     /// A packed (VOP3P) operation on two halves.
     Pk(Box<Pk>),
+    /// The SDWA form of a 32-bit VOP1/VOP2 operation ([`Sdwa`]).
+    Sdwa(Box<Sdwa>),
+    /// `ds_bpermute_b32` (`addr`, `back`), `ds_permute_b32` (`addr`) and
+    /// `ds_swizzle_b32` (no `addr`: the pattern is `offset`): lanes
+    /// exchanged without LDS, as the reference's.
+    DsPermute {
+        dst: VDst,
+        addr: Option<u16>,
+        data: VDst,
+        offset: u32,
+        back: bool,
+    },
+    /// `buffer_atomic_*`: a global atomic through a V# (not swizzled: a
+    /// swizzled one runs on the reference executor, which refuses it).
+    BufferAtomic(Box<BufferAtomic>),
     /// `global_load_*` and `global_store_*` of whole registers, and of
     /// bytes and shorts into (from) one register.
     Global(Box<Global>),
@@ -817,9 +869,26 @@ impl Typed {
     fn memory(&self) -> bool {
         matches!(
             self,
-            Typed::Smem { .. } | Typed::Global(_) | Typed::Atomic(_)
+            Typed::Smem { .. }
+                | Typed::SmemWrite { .. }
+                | Typed::Global(_)
+                | Typed::Atomic(_)
+                | Typed::BufferAtomic(_)
         )
     }
+}
+
+/// [`Typed::Mode`]: what `s_set_gpr_idx_on` (`M0[7:0]` from `src`, the
+/// operand mask `M0[15:12]` from the encoding), `s_set_gpr_idx_off`,
+/// `s_set_gpr_idx_idx`, `s_set_gpr_idx_mode` and `s_setvskip` (VSKIP =
+/// `src0[src1[4:0]]`) set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    On { src: Opnd, mask: u32 },
+    Off,
+    Index(Opnd),
+    Operands(u32),
+    Vskip([Opnd; 2]),
 }
 
 /// A DPP form's lanes ([`Typed::V32`]), as the reference executor reads
@@ -851,6 +920,9 @@ pub(crate) enum PkOp {
     FmaF,
     MulF,
     AddF,
+    /// `v_pk_mov_b32`: whole dwords, `op_sel[0]` picks source 0's for the
+    /// low result, `op_sel[1]` source 1's for the high (no negation).
+    MovB32,
 }
 
 /// A VOP3P operation ([`Typed::Pk`]): each source's low and high element
@@ -886,6 +958,11 @@ pub(crate) struct Global {
     vaddr: u16,
     saddr: Option<u16>,
     offset: i64,
+    /// `flat_*`: an address in the LDS or private aperture goes there.
+    flat: bool,
+    /// LDS DMA (`global_load_lds_*`, gfx90a's `global_load_* … lds`): no
+    /// data registers; lane L's bytes go to LDS at M0 + offset + L·size.
+    lds: bool,
 }
 
 /// An atomic read-modify-write's operation ([`Atomic`]).
@@ -996,6 +1073,8 @@ pub(crate) struct Atomic {
     /// The data (for `cmpswap`, the source then the compare value).
     data: VDst,
     offset: i64,
+    /// `flat_atomic_*`: an address in the LDS aperture goes there.
+    flat: bool,
 }
 
 /// A scratch access ([`Typed::Scratch`]) at `vaddr + saddr + offset`
@@ -1024,6 +1103,223 @@ pub(crate) struct FmaMix {
     abs: u8,
     clamp: bool,
     out: u8,
+}
+
+/// [`Typed::DsPermute`].
+fn ds_permute(
+    w: &mut Wave,
+    dst: VDst,
+    addr: Option<u16>,
+    data: VDst,
+    offset: u32,
+    back: bool,
+) -> R<()> {
+    let exec = w.exec();
+    let size = w.wave_size;
+    let data = *vrow(w, data.file, data.index)?;
+    let at = match addr {
+        Some(a) => Some(*vrow(w, RegFile::V, a)?),
+        None => None,
+    };
+    let active = |l: usize| exec >> l & 1 != 0;
+    let mut out = [0u32; LANES];
+    match at {
+        Some(at) if back => {
+            for l in (0..LANES).filter(|&l| active(l)) {
+                let src = (at[l].wrapping_add(offset) / 4 % size) as usize;
+                out[l] = if active(src) { data[src] } else { 0 };
+            }
+        }
+        Some(at) => {
+            for l in (0..LANES).filter(|&l| active(l)) {
+                out[(at[l].wrapping_add(offset) / 4 % size) as usize] = data[l];
+            }
+        }
+        None => {
+            for l in (0..LANES).filter(|&l| active(l)) {
+                let src = if offset & 0x8000 != 0 {
+                    l / 4 * 4 + ((offset >> (2 * (l % 4))) & 3) as usize
+                } else {
+                    let (and, or, xor) =
+                        (offset & 0x1f, (offset >> 5) & 0x1f, (offset >> 10) & 0x1f);
+                    (l & 0x20) | (((l as u32 & and) | or) ^ xor) as usize
+                };
+                out[l] = if active(src) { data[src] } else { 0 };
+            }
+        }
+    }
+    put(vrow_mut(w, dst)?, &out, exec);
+    Ok(())
+}
+
+/// An SDWA field: `bits` at `shift` (`bits` 32: the whole dword).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sel {
+    shift: u8,
+    bits: u8,
+}
+
+impl Sel {
+    /// `BYTE_0`…`BYTE_3`, `WORD_0`, `WORD_1`, `DWORD` (absent: `DWORD`).
+    fn of(v: Option<&str>) -> Option<Sel> {
+        let (shift, bits) = match v.unwrap_or("DWORD") {
+            "BYTE_0" => (0, 8),
+            "BYTE_1" => (8, 8),
+            "BYTE_2" => (16, 8),
+            "BYTE_3" => (24, 8),
+            "WORD_0" => (0, 16),
+            "WORD_1" => (16, 16),
+            "DWORD" => (0, 32),
+            _ => return None,
+        };
+        Some(Sel { shift, bits })
+    }
+}
+
+/// How SDWA fills the destination bits outside `dst_sel`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unused {
+    Pad,
+    Preserve,
+    Sext,
+}
+
+/// [`Typed::Sdwa`]: a 32-bit VOP1/VOP2 operation whose sources are
+/// selected (and sign-extended with `sext(…)`) before `neg`/`abs`, and whose
+/// result is placed by `dst_sel`/`dst_unused`, as the reference's
+/// `sdwa_sel` and `sdwa_dst`.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Sdwa {
+    op: V32,
+    dst: VDst,
+    src: [Opnd; 2],
+    neg: u8,
+    abs: u8,
+    sel: [Sel; 2],
+    sext: [bool; 2],
+    dst_sel: Sel,
+    unused: Unused,
+}
+
+fn lower_sdwa(ins: &Instruction, name: &str) -> Option<Typed> {
+    let (op, n, float) = V32::of(name)?;
+    // 32-bit results of one or two sources, exact (not approximate), not
+    // accumulating into the destination.
+    if n > 2
+        || op.half() != 0
+        || crate::approx::lookup(name).is_some()
+        || matches!(name, "v_fmac_f32" | "v_mac_f32" | "v_fmac_f16")
+    {
+        return None;
+    }
+    let mut sel = [None; 3];
+    let mut unused = Unused::Pad;
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "src0_sel" => sel[0] = Some(v.as_str()),
+            "src1_sel" => sel[1] = Some(v.as_str()),
+            "dst_sel" => sel[2] = Some(v.as_str()),
+            "dst_unused" => {
+                unused = match v.as_str() {
+                    "UNUSED_PAD" => Unused::Pad,
+                    "UNUSED_PRESERVE" => Unused::Preserve,
+                    "UNUSED_SEXT" => Unused::Sext,
+                    _ => return None,
+                }
+            }
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    if ops.len() != n + 1 || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+        return None;
+    }
+    let (neg, abs) = mods(&ops[1..], float)?;
+    if (neg | abs) & op.int() != 0 {
+        return None;
+    }
+    let mut src = [Opnd::Imm(0); 2];
+    let mut sext = [false; 2];
+    for (k, s) in ops[1..].iter().enumerate() {
+        sext[k] = s.sext;
+        src[k] = vsrc(
+            &Src {
+                sext: false,
+                ..s.clone()
+            },
+            false,
+        )?;
+    }
+    Some(Typed::Sdwa(Box::new(Sdwa {
+        op,
+        dst: vdst(&ops[0])?,
+        src,
+        neg,
+        abs,
+        sel: [Sel::of(sel[0])?, Sel::of(sel[1])?],
+        sext,
+        dst_sel: Sel::of(sel[2])?,
+        unused,
+    })))
+}
+
+/// `v`'s low `bits` bits sign-extended.
+#[inline]
+fn sext_bits(v: u32, bits: u8) -> u32 {
+    let s = 32 - bits as u32;
+    (((v << s) as i32) >> s) as u32
+}
+
+/// [`Typed::Sdwa`].
+fn sdwa(w: &mut Wave, x: &Sdwa) -> R<()> {
+    let exec = w.exec();
+    let mut v = [get32(w, x.src[0])?, get32(w, x.src[1])?, [0; LANES]];
+    for (k, v) in v.iter_mut().take(2).enumerate() {
+        let Sel { shift, bits } = x.sel[k];
+        if bits < 32 {
+            for e in v.iter_mut() {
+                let f = (*e >> shift) & ((1u32 << bits) - 1);
+                *e = if x.sext[k] { sext_bits(f, bits) } else { f };
+            }
+        }
+        fmods(v, k, x.neg, x.abs, 0);
+    }
+    let mut r = [0u32; LANES];
+    v32(x.op, &v[0], &v[1], &v[2], 0, &mut r);
+    let Sel { shift, bits } = x.dst_sel;
+    if bits < 32 {
+        let old = *vrow(w, x.dst.file, x.dst.index)?;
+        let mask = ((1u64 << bits) - 1) as u32;
+        for (r, &old) in r.iter_mut().zip(&old) {
+            let placed = (*r & mask) << shift;
+            *r = match x.unused {
+                Unused::Pad => placed,
+                Unused::Preserve => old & !(mask << shift) | placed,
+                Unused::Sext => sext_bits(placed, shift + bits),
+            };
+        }
+    }
+    put(vrow_mut(w, x.dst)?, &r, exec);
+    Ok(())
+}
+
+/// A MUBUF atomic ([`Typed::BufferAtomic`]).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BufferAtomic {
+    op: AtomicOp,
+    size: u8,
+    /// With `glc`/`sc0`: the old value is written back to `data`.
+    ret: bool,
+    /// The data (for `cmpswap`, the source then the compare value).
+    data: VDst,
+    /// The address VGPR(s): the index (`idxen`) and/or the offset
+    /// (`offen`), in that order.
+    vaddr: Option<u16>,
+    idxen: bool,
+    offen: bool,
+    srsrc: u16,
+    soffset: Opnd,
+    inst_off: u64,
 }
 
 /// A MUBUF access ([`Typed::Buffer`]).
@@ -1204,7 +1500,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if m.starts_with("buffer_") {
         return lower_buffer(ins);
     }
-    if m.starts_with("global_") || m.starts_with("scratch_") {
+    if m.starts_with("global_") || m.starts_with("scratch_") || m.starts_with("flat_") {
         return lower_global(ins);
     }
     if !m.starts_with("v_") {
@@ -1214,6 +1510,9 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         return lower_pk(ins);
     }
     let (name, enc) = base_name(m);
+    if enc == "_sdwa" {
+        return lower_sdwa(ins, name);
+    }
     if !matches!(enc, "" | "_e32" | "_e64" | "_dpp") {
         return None;
     }
@@ -1236,9 +1535,23 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
                 | "row_mask"
                 | "bank_mask"
                 | "bound_ctrl"
+                | "row_newbcast"
         )
     };
     if enc != "_dpp" {
+        if name.starts_with("v_mfma_") || name.starts_with("v_smfmac_") {
+            if let Some(t) = lower_mfma_x(ins) {
+                return Some(t);
+            }
+        }
+        if let Some(op) = match name {
+            "v_cvt_scalef32_pk_fp4_f32" => Some(CvtPk::ScaleFp4F32),
+            "v_cvt_scalef32_pk_bf16_fp8" => Some(CvtPk::ScaleBf16Fp8),
+            "v_cvt_pk_u8_f32" => Some(CvtPk::U8F32),
+            _ => None,
+        } {
+            return lower_cvt_pk(ins, op);
+        }
         if let Some(t) = F64Op::of(name) {
             return lower_f64(ins, t);
         }
@@ -1377,6 +1690,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         let (op, ty) = rest.rsplit_once('_')?;
         let ty = match (op, ty) {
             ("class", "f64") => CmpTy::ClassF64,
+            ("class", "f32") => CmpTy::ClassF32,
             (_, "u32") => CmpTy::U32,
             (_, "i32") => CmpTy::I32,
             (_, "f32") => CmpTy::F32,
@@ -1385,20 +1699,17 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
             (_, "f64") => CmpTy::F64,
             _ => return None,
         };
-        let float = matches!(ty, CmpTy::F32 | CmpTy::F64 | CmpTy::ClassF64);
+        let class = matches!(ty, CmpTy::ClassF64 | CmpTy::ClassF32);
+        let float = matches!(ty, CmpTy::F32 | CmpTy::F64) || class;
         // (The class mask takes no relation; `Rel::T` stands in.)
-        let rel = if ty == CmpTy::ClassF64 {
-            Rel::T
-        } else {
-            rel(op, float)?
-        };
+        let rel = if class { Rel::T } else { rel(op, float)? };
         let (sdst, s) = match ops.len() {
             3 => (Some(sgpr(&ops[0].op, 2)?), &ops[1..3]),
             2 => ((!x).then_some(VCC), &ops[0..2]),
             _ => return None,
         };
         let (neg, abs) = mods(s, float)?;
-        if ty == CmpTy::ClassF64 && (neg | abs) & 2 != 0 {
+        if class && (neg | abs) & 2 != 0 {
             return None;
         }
         let src = match ty {
@@ -1833,21 +2144,67 @@ fn lower_lane(name: &str, ops: &[Src]) -> Option<Typed> {
 }
 
 fn lower_global(ins: &Instruction) -> Option<Typed> {
-    if let Some(kind) = ins.mnemonic.strip_prefix("global_atomic_") {
+    let m = ins.mnemonic.as_str();
+    if let Some(kind) = m
+        .strip_prefix("global_atomic_")
+        .or_else(|| m.strip_prefix("flat_atomic_"))
+    {
         return lower_atomic(ins, kind);
     }
-    let scratch = ins.mnemonic.starts_with("scratch_");
-    let (store, kind) = match ins
-        .mnemonic
+    let dma = m
+        .strip_prefix("global_load_lds_")
+        .or_else(|| m.strip_prefix("global_load_").filter(|_| ins.has("lds")));
+    if let Some(kind) = dma {
+        let size = match kind {
+            "dword" => 4,
+            "dwordx3" => 12,
+            "dwordx4" => 16,
+            _ => return None,
+        };
+        let mut offset = 0;
+        for (k, v) in &ins.mods {
+            match k.as_str() {
+                "offset" => offset = crate::exec::parse_int(v).ok()?,
+                "lds" | "glc" | "slc" | "sc0" | "sc1" | "nt" => {}
+                _ => return None,
+            }
+        }
+        let ops = &ins.ops;
+        if ops.len() != 2 || ops.iter().any(|s| s.neg || s.abs || s.sext) {
+            return None;
+        }
+        let saddr = match ops[1].op {
+            Operand::Off => None,
+            ref o => Some(sgpr(o, 2)?),
+        };
+        return Some(Typed::Global(Box::new(Global {
+            store: false,
+            size,
+            signed: false,
+            data: VDst {
+                file: RegFile::V,
+                index: 0,
+            },
+            vaddr: vgpr(&ops[0])?,
+            saddr,
+            offset,
+            flat: false,
+            lds: true,
+        })));
+    }
+    let scratch = m.starts_with("scratch_");
+    let flat = m.starts_with("flat_");
+    let (store, kind) = match m
         .strip_prefix("global_load_")
-        .or_else(|| ins.mnemonic.strip_prefix("scratch_load_"))
+        .or_else(|| m.strip_prefix("scratch_load_"))
+        .or_else(|| m.strip_prefix("flat_load_"))
     {
         Some(k) => (false, k),
         None => (
             true,
-            ins.mnemonic
-                .strip_prefix("global_store_")
-                .or_else(|| ins.mnemonic.strip_prefix("scratch_store_"))?,
+            m.strip_prefix("global_store_")
+                .or_else(|| m.strip_prefix("scratch_store_"))
+                .or_else(|| m.strip_prefix("flat_store_"))?,
         ),
     };
     let (size, signed) = match (store, kind) {
@@ -1871,7 +2228,8 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
         }
     }
     let ops = &ins.ops;
-    if ops.len() != 3 {
+    // A flat address is a VGPR pair: no `saddr` operand.
+    if ops.len() != 3 - flat as usize {
         return None;
     }
     let (data, vaddr) = if store {
@@ -1879,11 +2237,11 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
     } else {
         (&ops[0], &ops[1])
     };
-    let saddr = match ops[2].op {
-        Operand::Off => None,
-        _ => Some(sgpr(&ops[2].op, 2)?),
+    let saddr = match ops.get(2).map(|s| &s.op) {
+        None | Some(Operand::Off) => None,
+        Some(o) => Some(sgpr(o, 2)?),
     };
-    if ops[2].neg || ops[2].abs || ops[2].sext {
+    if ops.iter().skip(2).any(|s| s.neg || s.abs || s.sext) {
         return None;
     }
     if scratch {
@@ -1914,6 +2272,8 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
         vaddr: vgpr(vaddr)?,
         saddr,
         offset,
+        flat,
+        lds: false,
     })))
 }
 
@@ -1940,13 +2300,16 @@ fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
         }
     }
     let ops = &ins.ops;
-    if ops.len() != 3 + ret as usize || ops.iter().any(|s| s.neg || s.abs || s.sext) {
+    // A flat address is a VGPR pair: no `saddr` operand.
+    let flat = ins.mnemonic.starts_with("flat_");
+    if ops.len() != 3 - flat as usize + ret as usize || ops.iter().any(|s| s.neg || s.abs || s.sext)
+    {
         return None;
     }
     let o = &ops[ret as usize..];
-    let saddr = match o[2].op {
-        Operand::Off => None,
-        _ => Some(sgpr(&o[2].op, 2)?),
+    let saddr = match o.get(2).map(|s| &s.op) {
+        None | Some(Operand::Off) => None,
+        Some(a) => Some(sgpr(a, 2)?),
     };
     let data = match o[1].op {
         Operand::Reg {
@@ -1964,6 +2327,7 @@ fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
         saddr,
         data,
         offset,
+        flat,
     })))
 }
 
@@ -2031,6 +2395,7 @@ fn lower_ds_atomic(ins: &Instruction, word: u32) -> Option<Typed> {
         saddr: None,
         data,
         offset: (word & 0xffff) as i64,
+        flat: false,
     })))
 }
 
@@ -2181,12 +2546,23 @@ fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
             AtomicOp::CmpSwap => (get(lane, 0), get(lane, words)),
             _ => (get(lane, 0), 0),
         };
-        ctx.trace
-            .note(lane, Space::Global, AccessKind::Atomic, a, x.size as usize);
-        old[lane] = ctx
-            .mem
-            .atomic(a, x.size as usize, |o| atomic_el(x.op, x.size, o, d, c))
-            .map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+        old[lane] = if x.flat && (a >> 32) as u32 == ctx.shared_base_hi {
+            // The LDS aperture (as the reference's `flat_lds`).
+            let l = a as u32;
+            let size = x.size as usize;
+            ctx.trace
+                .note(lane, Space::Lds, AccessKind::Atomic, l as u64, size);
+            ctx.lds.at_lane(lane);
+            let o = ctx.lds.read(l, size);
+            ctx.lds.write(l, size, atomic_el(x.op, x.size, o, d, c));
+            o
+        } else {
+            ctx.trace
+                .note(lane, Space::Global, AccessKind::Atomic, a, x.size as usize);
+            ctx.mem
+                .atomic(a, x.size as usize, |o| atomic_el(x.op, x.size, o, d, c))
+                .map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?
+        };
         if let Some(r) = x.ret {
             // A lane's old value is written before the next lane reads
             // (the registers may overlap).
@@ -2258,8 +2634,47 @@ fn scratch(w: &mut Wave, x: &Scratch, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// A global LDS DMA ([`Global::lds`]), lane by lane as the reference's.
+fn global_lds(w: &mut Wave, g: &Global, ctx: &mut Ctx) -> R<()> {
+    let exec = w.exec();
+    let size = g.size as usize;
+    let lo = *vrow(w, RegFile::V, g.vaddr)?;
+    let (hi, base) = match g.saddr {
+        Some(s) => ([0; LANES], sget64(w, Opnd::S(s))),
+        None => (*vrow(w, RegFile::V, g.vaddr + 1)?, 0),
+    };
+    let m0 = w.s[crate::decode::M0 as usize];
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = match g.saddr {
+            Some(_) => base.wrapping_add(lo[lane] as u64),
+            None => lo[lane] as u64 | (hi[lane] as u64) << 32,
+        }
+        .wrapping_add(g.offset as u64);
+        let mut buf = [0u8; 16];
+        ctx.trace
+            .note(lane, Space::Global, AccessKind::Read, a, size);
+        ctx.mem
+            .read(a, &mut buf[..size])
+            .map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+        let l = m0
+            .wrapping_add(g.offset as u32)
+            .wrapping_add((lane * size) as u32);
+        ctx.trace
+            .note(lane, Space::Lds, AccessKind::Write, l as u64, size);
+        ctx.lds.at_lane(lane);
+        ctx.lds.write_bytes(l, &buf[..size]);
+    }
+    Ok(())
+}
+
 /// A global access, as the reference executor makes it lane by lane.
 fn global(w: &mut Wave, g: &Global, ctx: &mut Ctx) -> R<()> {
+    if g.lds {
+        return global_lds(w, g, ctx);
+    }
     let exec = w.exec();
     let size = g.size as usize;
     let dwords = size.div_ceil(4);
@@ -2289,16 +2704,43 @@ fn global(w: &mut Wave, g: &Global, ctx: &mut Ctx) -> R<()> {
         }
         .wrapping_add(g.offset as u64);
         let mut buf = [0u8; 16];
-        ctx.trace.note(lane, Space::Global, kind, a, size);
-        let r = if g.store {
+        if g.store {
             for (q, r) in rows.iter().enumerate().take(dwords) {
                 buf[4 * q..4 * q + 4].copy_from_slice(&r[lane].to_le_bytes());
             }
-            mem.write(a, &buf[..size])
+        }
+        // A flat address in the private or the LDS aperture goes there, as
+        // the reference's `global` sends it.
+        let hi = (a >> 32) as u32;
+        if g.flat && hi == ctx.private_base_hi {
+            ctx.trace
+                .note(lane, Space::Private, kind, a as u32 as u64, size);
+            if g.store {
+                w.private_write(lane, a as u32, &buf[..size])?;
+            } else {
+                w.private_read(lane, a as u32, &mut buf[..size])?;
+            }
+        } else if g.flat && hi == ctx.shared_base_hi {
+            ctx.trace
+                .note(lane, Space::Lds, kind, a as u32 as u64, size);
+            ctx.lds.at_lane(lane);
+            if g.store {
+                ctx.lds.write_bytes(a as u32, &buf[..size]);
+            } else {
+                ctx.lds.read_bytes(a as u32, &mut buf[..size]);
+            }
         } else {
-            mem.read(a, &mut buf[..size])
-        };
-        r.map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+            ctx.trace.note(lane, Space::Global, kind, a, size);
+            if g.flat {
+                ctx.lds.at_lane(lane);
+            }
+            let r = if g.store {
+                mem.write(a, &buf[..size])
+            } else {
+                mem.read(a, &mut buf[..size])
+            };
+            r.map_err(|e| Stop::Fault(Some(lane as u32), e.to_string()))?;
+        }
         if !g.store {
             for (q, r) in rows.iter_mut().enumerate().take(dwords) {
                 r[lane] = u32::from_le_bytes(buf[4 * q..4 * q + 4].try_into().unwrap_or_default());
@@ -2337,6 +2779,7 @@ fn lower_pk(ins: &Instruction) -> Option<Typed> {
         "v_pk_fma_f32" => (FmaF, true),
         "v_pk_mul_f32" => (MulF, true),
         "v_pk_add_f32" => (AddF, true),
+        "v_pk_mov_b32" => (MovB32, true),
         _ => return None,
     };
     let bits = |key: &str, default: u8| -> Option<u8> {
@@ -2423,6 +2866,8 @@ fn pk_el(op: PkOp, x: [u64; 3], clamp: bool) -> u64 {
         FmaF => cf32(cl(s(0).mul_add(s(1), s(2)))) as u64,
         MulF => cf32(cl(s(0) * s(1))) as u64,
         AddF => cf32(cl(s(0) + s(1))) as u64,
+        // (Whole dwords: `pk` moves them.)
+        MovB32 => x[0],
     }
 }
 
@@ -2443,6 +2888,13 @@ fn pk(w: &mut Wave, p: &Pk) -> R<()> {
     };
     let mask = (1u64 << bits) - 1;
     let mut out = [0u64; LANES];
+    if p.op == PkOp::MovB32 {
+        let (a, b) = (32 * (p.op_sel & 1) as u32, 32 * (p.op_sel >> 1 & 1) as u32);
+        for l in 0..LANES {
+            out[l] = (raw[0][l] >> a) & mask | ((raw[1][l] >> b) & mask) << 32;
+        }
+        return write64(w, p.dst, &out, exec);
+    }
     for l in 0..LANES {
         let (mut lo, mut hi) = ([0u64; 3], [0u64; 3]);
         for k in 0..p.n {
@@ -2510,6 +2962,29 @@ fn lower_ds(ins: &Instruction) -> Option<Typed> {
     }
     if let Some(t) = lower_ds_atomic(ins, word) {
         return Some(t);
+    }
+    if let Some((addr, back)) = match ins.mnemonic.as_str() {
+        "ds_bpermute_b32" => Some((true, true)),
+        "ds_permute_b32" => Some((true, false)),
+        "ds_swizzle_b32" => Some((false, false)),
+        _ => None,
+    } {
+        if ins
+            .mods
+            .iter()
+            .any(|(k, _)| k != "offset" && k != "swizzle")
+            || ops.len() != 2 + addr as usize
+            || ops.iter().any(|s| s.neg || s.abs || s.sext)
+        {
+            return None;
+        }
+        return Some(Typed::DsPermute {
+            dst: vdst(&ops[0])?,
+            addr: if addr { Some(vgpr(&ops[1])?) } else { None },
+            data: vdst(&ops[1 + addr as usize])?,
+            offset: word & 0xffff,
+            back,
+        });
     }
     if let Some((write, kind)) = ins
         .mnemonic
@@ -2627,6 +3102,9 @@ fn lower_ds(ins: &Instruction) -> Option<Typed> {
 }
 
 fn lower_buffer(ins: &Instruction) -> Option<Typed> {
+    if let Some(kind) = ins.mnemonic.strip_prefix("buffer_atomic_") {
+        return lower_buffer_atomic(ins, kind);
+    }
     let (store, kind) = match ins.mnemonic.strip_prefix("buffer_load_") {
         Some(k) => (false, k),
         None => (true, ins.mnemonic.strip_prefix("buffer_store_")?),
@@ -2675,6 +3153,392 @@ fn lower_buffer(ins: &Instruction) -> Option<Typed> {
         soffset: ssrc(&rest[2], 1)?,
         inst_off,
     })))
+}
+
+/// [`Typed::CvtPk`]'s conversion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CvtPk {
+    ScaleFp4F32,
+    ScaleBf16Fp8,
+    U8F32,
+}
+
+/// [`Typed::CvtPk`] from `ins`.
+fn lower_cvt_pk(ins: &Instruction, op: CvtPk) -> Option<Typed> {
+    let mut sel = [0u32; 4];
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "op_sel" if op != CvtPk::U8F32 => {
+                let bits = v.trim_matches(|c| c == '[' || c == ']').split(',');
+                for (o, b) in sel.iter_mut().zip(bits) {
+                    *o = b.trim().parse::<u32>().ok()? & 1;
+                }
+            }
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    let n = if op == CvtPk::ScaleBf16Fp8 { 3 } else { 4 };
+    if ops.len() != n || ops.iter().any(|o| o.neg || o.abs || o.sext) {
+        return None;
+    }
+    if matches!(ops[0].op, Operand::Reg { count, .. } if count != 1) {
+        return None;
+    }
+    let mut src = [Opnd::Imm(0); 3];
+    for (k, s) in ops[1..].iter().enumerate() {
+        src[k] = vsrc(s, false)?;
+    }
+    let byte = match op {
+        CvtPk::ScaleFp4F32 => 8 * (sel[2] + 2 * sel[3]),
+        CvtPk::ScaleBf16Fp8 => 16 * sel[0],
+        CvtPk::U8F32 => 0,
+    };
+    Some(Typed::CvtPk {
+        op,
+        dst: vdst(&ops[0])?,
+        src,
+        byte,
+    })
+}
+
+/// [`Typed::CvtPk`], every lane computed before any is written.
+fn cvt_pk(w: &mut Wave, op: CvtPk, dst: VDst, src: [Opnd; 3], byte: u32, ocp: bool) -> R<()> {
+    let exec = w.exec();
+    let (a, b, c) = (get32(w, src[0])?, get32(w, src[1])?, get32(w, src[2])?);
+    let old = *vrow(w, dst.file, dst.index)?;
+    let mut out = [0u32; LANES];
+    for l in 0..LANES {
+        if exec >> l & 1 == 0 {
+            continue;
+        }
+        out[l] = match op {
+            CvtPk::ScaleFp4F32 => {
+                let scale = crate::mx::scalef32(c[l]);
+                let mut codes = [0u32; 2];
+                for (code, x) in codes.iter_mut().zip([a[l], b[l]]) {
+                    *code = match crate::mx::encode(crate::mx::Mini::E2M1, f(x) as f64 / scale) {
+                        Some(c) => c as u32,
+                        None => {
+                            return Err(Stop::Unsupported(
+                                "a NaN converted to fp4 (not modelled)".into(),
+                            ))
+                        }
+                    };
+                }
+                old[l] & !(0xff << byte) | (codes[0] | codes[1] << 4) << byte
+            }
+            CvtPk::ScaleBf16Fp8 => {
+                let fmt = crate::fp8::Fp8::of(false, ocp);
+                let scale = crate::mx::scalef32(b[l]);
+                let word = a[l] >> byte;
+                let mut v = 0u32;
+                for h in 0..2 {
+                    let x = crate::fp8::decode(fmt, (word >> (8 * h)) as u8) * scale;
+                    v |= (half::bf16::from_f64(x).to_bits() as u32) << (16 * h);
+                }
+                v
+            }
+            CvtPk::U8F32 => {
+                let x = f(a[l]);
+                let at = 8 * (b[l] & 3);
+                let u = if x.is_nan() {
+                    0
+                } else {
+                    x.round_ties_even().clamp(0.0, 255.0) as u32
+                };
+                c[l] & !(0xff << at) | u << at
+            }
+        };
+    }
+    put(vrow_mut(w, dst)?, &out, exec);
+    Ok(())
+}
+
+/// The element format of an [`MfmaX`] operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fmt {
+    I8,
+    /// fp8 (E4M3) and bf8 (E5M2): OCP or FNUZ by the target
+    /// (`Ctx::ocp_fp8`).
+    Fp8,
+    Bf8,
+    Mini(crate::mx::Mini),
+}
+
+impl Fmt {
+    fn bits(self) -> usize {
+        match self {
+            Fmt::Mini(m) => m.bits() as usize,
+            _ => 8,
+        }
+    }
+    #[inline]
+    fn value(self, code: u8, ocp: bool) -> f64 {
+        match self {
+            Fmt::I8 => code as i8 as f64,
+            Fmt::Fp8 => crate::fp8::decode(crate::fp8::Fp8::of(false, ocp), code),
+            Fmt::Bf8 => crate::fp8::decode(crate::fp8::Fp8::of(true, ocp), code),
+            Fmt::Mini(m) => crate::mx::decode(m, code),
+        }
+    }
+}
+
+/// An MFMA of 8-bit and narrower elements, as the reference's `mfma` and
+/// `smfmac` compute it: the fp8/bf8 shapes (`v_mfma_f32_{16x16x32,32x32x16}_
+/// {fp8,bf8}_{fp8,bf8}`), gfx950's deeper i8 shapes, the `*_f8f6f4` ones
+/// (formats from `cbsz`/`blgp`) with and without E8M0 scales
+/// (`v_mfma_scale_*`), and the sparse `v_smfmac_f32_16x16x128_*` (A's 16
+/// elements a lane placed by the index operand).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MfmaX {
+    m: usize,
+    k: usize,
+    fa: Fmt,
+    fb: Fmt,
+    /// `*_f8f6f4`: 8-bit operands in two K halves (the reference's `kof`).
+    f8f6f4: bool,
+    a: (RegFile, u16),
+    b: (RegFile, u16),
+    /// C: registers, or a constant's bits.
+    c: Result<(RegFile, u16), u32>,
+    d: VDst,
+    /// `v_mfma_scale_*`: A's and B's scale operands and the byte of each.
+    scale: Option<([Opnd; 2], [u8; 2])>,
+    /// `v_smfmac_*`: the index operand (C is D).
+    sparse: Option<Opnd>,
+}
+
+/// [`Typed::MfmaX`] from `ins` (modifiers and all), or `None` when it is
+/// none of its shapes or has a modifier the reference refuses.
+fn lower_mfma_x(ins: &Instruction) -> Option<Typed> {
+    use crate::mx::Mini;
+    let name = ins.mnemonic.as_str();
+    let ops = &ins.ops;
+    let fp8 = |t: &str| match t {
+        "fp8" => Some(Fmt::Fp8),
+        "bf8" => Some(Fmt::Bf8),
+        _ => None,
+    };
+    let mut mods: [Option<&str>; 5] = [None; 5];
+    for (k, v) in &ins.mods {
+        let i = ["cbsz", "abid", "blgp", "op_sel", "op_sel_hi"]
+            .iter()
+            .position(|x| x == k)?;
+        mods[i] = Some(v.as_str());
+    }
+    let [cbsz, abid, blgp, op_sel, op_sel_hi] = mods;
+    let zero = |v: Option<&str>| v.is_none_or(|v| v == "0");
+    if !zero(abid) {
+        return None;
+    }
+    let f8f6f4_fmt = |v: Option<&str>| {
+        Some(match v.unwrap_or("0") {
+            "0" => Fmt::Fp8,
+            "1" => Fmt::Bf8,
+            "2" => Fmt::Mini(Mini::E2M3),
+            "3" => Fmt::Mini(Mini::E3M2),
+            "4" => Fmt::Mini(Mini::E2M1),
+            _ => return None,
+        })
+    };
+    let (m, k, fa, fb, f8f6f4, scaled, sparse) = match name {
+        "v_mfma_i32_16x16x64_i8" => (16, 64, Fmt::I8, Fmt::I8, false, false, false),
+        "v_mfma_i32_32x32x32_i8" => (32, 32, Fmt::I8, Fmt::I8, false, false, false),
+        "v_mfma_f32_32x32x64_f8f6f4"
+        | "v_mfma_f32_16x16x128_f8f6f4"
+        | "v_mfma_scale_f32_32x32x64_f8f6f4"
+        | "v_mfma_scale_f32_16x16x128_f8f6f4" => {
+            let (m, k) = if name.contains("32x32") {
+                (32, 64)
+            } else {
+                (16, 128)
+            };
+            let scaled = name.starts_with("v_mfma_scale_");
+            (
+                m,
+                k,
+                f8f6f4_fmt(cbsz)?,
+                f8f6f4_fmt(blgp)?,
+                true,
+                scaled,
+                false,
+            )
+        }
+        _ => {
+            if let Some(t) = name.strip_prefix("v_smfmac_f32_16x16x128_") {
+                let (a, b) = t.split_once('_')?;
+                (16, 128, fp8(a)?, fp8(b)?, false, false, true)
+            } else {
+                let rest = name.strip_prefix("v_mfma_f32_")?;
+                let (shape, types) = rest.split_at_checked(9)?;
+                let (m, k) = match shape {
+                    "16x16x32_" => (16, 32),
+                    "32x32x16_" => (32, 16),
+                    _ => return None,
+                };
+                let (a, b) = types.split_once('_')?;
+                (m, k, fp8(a)?, fp8(b)?, false, false, false)
+            }
+        }
+    };
+    if !(f8f6f4 || zero(cbsz) && zero(blgp)) {
+        return None;
+    }
+    // op_sel/op_sel_hi only select a scaled MFMA's scale bytes.
+    if !scaled && (op_sel.is_some() || op_sel_hi.is_some()) {
+        return None;
+    }
+    if ops.len() != if scaled { 6 } else { 4 } || ops.iter().any(|o| o.neg || o.abs || o.sext) {
+        return None;
+    }
+    let reg = |s: &Src| match s.op {
+        Operand::Reg {
+            file: f @ (RegFile::V | RegFile::A),
+            index,
+            ..
+        } => Some((f, index)),
+        _ => None,
+    };
+    let d = vdst(&ops[0])?;
+    let c = if sparse {
+        Ok((d.file, d.index))
+    } else {
+        match ops[3].op {
+            Operand::Int(i) => Err(i as u32),
+            // (An i32 C is an integer; the reference refuses a float constant.)
+            Operand::Float(_) if fa == Fmt::I8 => return None,
+            Operand::Float(f) => Err((f as f32).to_bits()),
+            _ => Ok(reg(&ops[3])?),
+        }
+    };
+    let scale = if scaled {
+        let bits = |v: Option<&str>| -> Option<Vec<u8>> {
+            match v {
+                None => Some(Vec::new()),
+                Some(v) => v
+                    .trim_matches(|c| c == '[' || c == ']')
+                    .split(',')
+                    .map(|b| b.trim().parse::<u8>().ok())
+                    .collect(),
+            }
+        };
+        let (sel, hi) = (bits(op_sel)?, bits(op_sel_hi)?);
+        let byte = |i: usize| {
+            (sel.get(i).copied().unwrap_or(0) & 1) + 2 * (hi.get(i).copied().unwrap_or(0) & 1)
+        };
+        Some((
+            [vsrc(&ops[4], false)?, vsrc(&ops[5], false)?],
+            [byte(0), byte(1)],
+        ))
+    } else {
+        None
+    };
+    Some(Typed::MfmaX(Box::new(MfmaX {
+        m,
+        k,
+        fa,
+        fb,
+        f8f6f4,
+        a: reg(&ops[1])?,
+        b: reg(&ops[2])?,
+        c,
+        d,
+        scale,
+        sparse: if sparse {
+            Some(vsrc(&ops[3], false)?)
+        } else {
+            None
+        },
+    })))
+}
+
+/// One lane's operand registers (up to 8).
+fn lane_words(
+    w: &Wave,
+    (file, index): (RegFile, u16),
+    regs: usize,
+    out: &mut [[u32; 8]; LANES],
+) -> R<()> {
+    for q in 0..regs {
+        let row = vrow(w, file, index + q as u16)?;
+        for (o, &v) in out.iter_mut().zip(row) {
+            o[q] = v;
+        }
+    }
+    Ok(())
+}
+
+/// Code `e` of `bits` bits, packed densely in a lane's words.
+#[inline]
+fn code(words: &[u32; 8], e: usize, bits: usize) -> u8 {
+    let bit = e * bits;
+    let (r, off) = (bit / 32, bit % 32);
+    let mut v = (words[r] >> off) as u64;
+    if off + bits > 32 {
+        v |= (words.get(r + 1).copied().unwrap_or(0) as u64) << (32 - off);
+    }
+    (v & ((1 << bits) - 1)) as u8
+}
+
+/// [`Typed::MfmaX`]: A and B gathered depth-major with their scales, then
+/// the sums of [`mfma_in`].
+fn mfma_x(w: &mut Wave, x: &MfmaX, ocp: bool) -> R<()> {
+    let (m, k) = (x.m, x.k);
+    let kl = k * m / LANES;
+    let mut wa = [[0u32; 8]; LANES];
+    let mut wb = [[0u32; 8]; LANES];
+    // The sparse A holds 16 elements a lane.
+    let ka_lane = if x.sparse.is_some() { 16 } else { kl };
+    lane_words(w, x.a, (ka_lane * x.fa.bits()).div_ceil(32), &mut wa)?;
+    lane_words(w, x.b, (kl * x.fb.bits()).div_ceil(32), &mut wb)?;
+    let (mut sa, mut sb) = ([1.0; LANES], [1.0; LANES]);
+    if let Some(([oa, ob], [ba, bb])) = x.scale {
+        let (ra, rb) = (get32(w, oa)?, get32(w, ob)?);
+        for l in 0..LANES {
+            sa[l] = crate::mx::e8m0((ra[l] >> (8 * ba)) as u8);
+            sb[l] = crate::mx::e8m0((rb[l] >> (8 * bb)) as u8);
+        }
+    }
+    let idx = match x.sparse {
+        Some(o) => Some(get32(w, o)?),
+        None => None,
+    };
+    // Which K element `e` of a lane holds (the reference's `kof`).
+    let kof = |f: Fmt, lane: usize, e: usize| -> usize {
+        if x.f8f6f4 && matches!(f, Fmt::Fp8 | Fmt::Bf8) {
+            (k / 2) * (e / 16) + 16 * (lane / m) + e % 16
+        } else {
+            kl * (lane / m) + e
+        }
+    };
+    MFMA_SCRATCH.with(|s| {
+        let s = &mut **s.borrow_mut();
+        let (at, bt) = (&mut s.xa[..m * k], &mut s.xb[..m * k]);
+        at.fill(0.0);
+        for lane in 0..LANES {
+            let r = lane % m;
+            if let Some(idx) = &idx {
+                let base = kl * (lane / m);
+                for t in 0..16 {
+                    let kk = base + 4 * (t / 2) + (idx[lane] >> (2 * t) & 3) as usize;
+                    at[kk * m + r] += x.fa.value(code(&wa[lane], t, 8), ocp);
+                }
+                for e in 0..kl {
+                    bt[(base + e) * m + r] = x.fb.value(code(&wb[lane], e, 8), ocp);
+                }
+                continue;
+            }
+            for e in 0..kl {
+                let (ka, kb) = (kof(x.fa, lane, e), kof(x.fb, lane, e));
+                at[ka * m + r] =
+                    x.fa.value(code(&wa[lane], e, x.fa.bits()), ocp) * sa[r + m * (ka / 32)];
+                bt[kb * m + r] =
+                    x.fb.value(code(&wb[lane], e, x.fb.bits()), ocp) * sb[r + m * (kb / 32)];
+            }
+        }
+        mfma_in(w, m, k, x.fa == Fmt::I8, x.c, x.d, at, bt, &mut s.cd)
+    })
 }
 
 fn lower_mfma(name: &str, ops: &[Src], d: VDst) -> Option<Typed> {
@@ -2832,6 +3696,9 @@ struct MfmaScratch {
     a: [Fragment; FRAGMENTS],
     b: [Fragment; FRAGMENTS],
     cd: [f64; 1024],
+    /// [`MfmaX`]'s A and B (up to 2048 elements each).
+    xa: [f64; 2048],
+    xb: [f64; 2048],
 }
 
 const FRAGMENTS: usize = 16;
@@ -2858,6 +3725,8 @@ thread_local! {
             a: std::array::from_fn(|_| empty.clone()),
             b: std::array::from_fn(|_| empty.clone()),
             cd: [0.0; 1024],
+            xa: [0.0; 2048],
+            xb: [0.0; 2048],
         }))
     };
 }
@@ -2870,7 +3739,19 @@ fn mfma(w: &mut Wave, x: &Mfma) -> R<()> {
         let b = &mut s.b[slot(x.b.1)];
         fragment(w, x, x.a, a)?;
         fragment(w, x, x.b, b)?;
-        mfma_in(w, x, &a.vals, &b.vals, &mut s.cd)
+        let (m, k) = (x.m, x.k);
+        let int = x.el == El::I8;
+        mfma_in(
+            w,
+            m,
+            k,
+            int,
+            x.c,
+            x.d,
+            &a.vals[..m * k],
+            &b.vals[..m * k],
+            &mut s.cd,
+        )
     })
 }
 
@@ -2902,24 +3783,31 @@ fn fragment(w: &Wave, x: &Mfma, reg: (RegFile, u16), f: &mut Fragment) -> R<()> 
     Ok(())
 }
 
-/// [`mfma`] from gathered operands `a` and `b` (`m·k` elements each) over
-/// the scratch array `cd`: every element it reads (`m·m`) it writes first.
-fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64; 1024]) -> R<()> {
-    let (m, k) = (x.m, x.k);
+/// [`mfma`] from gathered operands `a` and `b` (`m·k` elements each,
+/// depth-major; `int`: i32 C and D) over the scratch array `cd`: every
+/// element it reads (`m·m`) it writes first.
+#[allow(clippy::too_many_arguments)]
+fn mfma_in(
+    w: &mut Wave,
+    m: usize,
+    k: usize,
+    int: bool,
+    c: Result<(RegFile, u16), u32>,
+    d: VDst,
+    a: &[f64],
+    b: &[f64],
+    cd: &mut [f64; 1024],
+) -> R<()> {
     let dregs = m * m / LANES;
     for r in 0..dregs {
-        let row = match x.c {
+        let row = match c {
             Ok((file, i)) => *vrow(w, file, i + r as u16)?,
             Err(bits) => [bits; LANES],
         };
         for g in 0..LANES / m {
             let i = mfma_row(m, g, r);
             for (c, &v) in cd[i * m..i * m + m].iter_mut().zip(&row[g * m..g * m + m]) {
-                *c = if x.el == El::I8 {
-                    v as i32 as f64
-                } else {
-                    f(v) as f64
-                };
+                *c = if int { v as i32 as f64 } else { f(v) as f64 };
             }
         }
     }
@@ -2932,20 +3820,20 @@ fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64
     match (m, fma) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: the CPU has AVX2 and FMA (checked above).
-        (16, true) => unsafe { matmul_fma::<16>(k, &a[..], &b[..], cd) },
+        (16, true) => unsafe { matmul_fma::<16>(k, a, b, cd) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
-        (_, true) => unsafe { matmul_fma::<32>(k, &a[..], &b[..], cd) },
-        (16, _) => matmul::<16, false>(k, &a[..], &b[..], cd),
-        _ => matmul::<32, false>(k, &a[..], &b[..], cd),
+        (_, true) => unsafe { matmul_fma::<32>(k, a, b, cd) },
+        (16, _) => matmul::<16, false>(k, a, b, cd),
+        _ => matmul::<32, false>(k, a, b, cd),
     }
     // MFMA ignores exec: every lane's result is written.
     for r in 0..dregs {
         let d = vrow_mut(
             w,
             VDst {
-                file: x.d.file,
-                index: x.d.index + r as u16,
+                file: d.file,
+                index: d.index + r as u16,
             },
         )?;
         for g in 0..LANES / m {
@@ -2953,11 +3841,7 @@ fn mfma_in(w: &mut Wave, x: &Mfma, a: &[f64; 512], b: &[f64; 512], cd: &mut [f64
             for (o, &v) in d[g * m..g * m + m].iter_mut().zip(&cd[i * m..i * m + m]) {
                 // An i32 sum is exact in f64 (|C| < 2^31, K products of
                 // at most 2^14) and wraps to 32 bits as the reference's.
-                *o = if x.el == El::I8 {
-                    v as i64 as u32
-                } else {
-                    cf32(v as f32)
-                };
+                *o = if int { v as i64 as u32 } else { cf32(v as f32) };
             }
         }
     }
@@ -2971,6 +3855,24 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         | "s_waitcnt_lgkmcnt" => return Some(Typed::Nop),
         "s_endpgm" => return Some(Typed::Halt(crate::exec::WaveState::Done)),
         "s_barrier" => return Some(Typed::Halt(crate::exec::WaveState::Barrier)),
+        "s_trap" => return Some(Typed::Trap),
+        "s_set_gpr_idx_on" => {
+            return Some(Typed::Mode(Mode::On {
+                src: ssrc(ins.ops.first()?, 1)?,
+                mask: (*ins.words.first()? >> 8) & 0xf,
+            }))
+        }
+        "s_set_gpr_idx_off" => return Some(Typed::Mode(Mode::Off)),
+        "s_set_gpr_idx_idx" => return Some(Typed::Mode(Mode::Index(ssrc(ins.ops.first()?, 1)?))),
+        "s_set_gpr_idx_mode" => {
+            return Some(Typed::Mode(Mode::Operands(*ins.words.first()? & 0xf)))
+        }
+        "s_setvskip" if ins.ops.len() == 2 => {
+            return Some(Typed::Mode(Mode::Vskip([
+                ssrc(&ins.ops[0], 1)?,
+                ssrc(&ins.ops[1], 1)?,
+            ])))
+        }
         "s_branch" | "s_cbranch_scc0" | "s_cbranch_scc1" | "s_cbranch_vccz" | "s_cbranch_vccnz"
         | "s_cbranch_execz" | "s_cbranch_execnz" => {
             let cond = match m {
@@ -3026,8 +3928,73 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
             offset,
         });
     }
+    let store = m.strip_prefix("s_store_");
+    let atomic = m.strip_prefix("s_atomic_");
+    if store.is_some() || atomic.is_some() {
+        let (mut offset, mut ret) = (0u64, false);
+        for (k, v) in &ins.mods {
+            match k.as_str() {
+                "offset" => offset = crate::exec::parse_int(v).ok()? as u64,
+                // (A store's `glc` is cache policy.)
+                "glc" => ret = true,
+                _ => return None,
+            }
+        }
+        let (atomic, dwords) = match (store, atomic) {
+            (Some(kind), _) => (
+                None,
+                match kind {
+                    "dword" => 1,
+                    "dwordx2" => 2,
+                    "dwordx4" => 4,
+                    _ => return None,
+                },
+            ),
+            (_, Some(kind)) => {
+                let (kind, size) = match kind.strip_suffix("_x2") {
+                    Some(k) => (k, 8u8),
+                    None => (kind, 4),
+                };
+                let (op, fixed) = AtomicOp::of(kind)?;
+                if fixed.is_some() {
+                    return None;
+                }
+                let words = size / 4 * if op == AtomicOp::CmpSwap { 2 } else { 1 };
+                (Some((op, size, ret)), words)
+            }
+            _ => return None,
+        };
+        let soff = match ops.len() {
+            2 => None,
+            3 => Some(ssrc(&ops[2], 1)?),
+            _ => return None,
+        };
+        if ops[..2].iter().any(|s| s.neg || s.abs || s.sext) {
+            return None;
+        }
+        return Some(Typed::SmemWrite {
+            atomic,
+            dwords,
+            data: sgpr(&ops[0].op, dwords as u16)?,
+            base: sgpr(&ops[1].op, 2)?,
+            soff,
+            offset,
+        });
+    }
     if !ins.mods.is_empty() {
         return None;
+    }
+    // `s_mov_b64 sdst, src_shared_base` / `src_private_base`: the aperture.
+    if m == "s_mov_b64" && ops.len() == 2 {
+        if let Operand::Aperture(n) = &ops[1].op {
+            let private = match n.as_str() {
+                "src_shared_base" => false,
+                "src_private_base" => true,
+                _ => return None,
+            };
+            let dst = sgpr(&ops[0].op, 2)?;
+            return Some(Typed::Aperture { dst, private });
+        }
     }
     if m == "s_addk_i32" || m == "s_movk_i32" || m == "s_mulk_i32" {
         let dst = sgpr(&ops.first()?.op, 1)?;
@@ -3519,6 +4486,7 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
         CvtF16F32 => each!(|x, y, z| ch(f(x))),
         CvtF32F16 => each!(|x, y, z| cf32(h(x))),
         CvtF32Ubyte(n) => each!(|x, y, z| (((x >> (8 * n)) & 0xff) as f32).to_bits()),
+        CvtOffF32I4 => each!(|x, y, z| (((x << 28) as i32 >> 28) as f32 / 16.0).to_bits()),
         CvtF32Bf16 => each!(|x, y, z| cf32(f32::from_bits(x << 16))),
         // The table's minterms, ORed.
         Bitop3(t) => each!(|x, y, z| {
@@ -3614,6 +4582,11 @@ fn compare(rel: Rel, ty: CmpTy, a: u32, b: u32) -> bool {
         CmpTy::U32 => Some(a.cmp(&b)),
         CmpTy::I32 => Some((a as i32).cmp(&(b as i32))),
         CmpTy::F32 => f(a).partial_cmp(&f(b)),
+        // The class of `a` (as the reference's `compare`) in the mask `b`.
+        CmpTy::ClassF32 => {
+            let snan = f(a).is_nan() && a & 0x0040_0000 == 0;
+            return crate::exec::class_bits32(f(a) as f64, snan) & b != 0;
+        }
         _ => return compare64(rel, ty, a as u64, b as u64),
     };
     holds(rel, o)
@@ -4119,6 +5092,88 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             w.scc = new != 0;
         }
         Typed::Halt(state) => w.state = state,
+        Typed::Mode(mode) => {
+            let m0 = crate::decode::M0 as usize;
+            match mode {
+                Mode::On { src, mask } => {
+                    let s0 = sget(w, src);
+                    w.s[m0] = (w.s[m0] & !0xf0ff) | (s0 & 0xff) | mask << 12;
+                    w.gpr_idx = true;
+                }
+                Mode::Off => w.gpr_idx = false,
+                Mode::Index(src) => {
+                    let s0 = sget(w, src);
+                    w.s[m0] = (w.s[m0] & !0xff) | (s0 & 0xff);
+                }
+                Mode::Operands(mask) => w.s[m0] = (w.s[m0] & !0xf000) | mask << 12,
+                Mode::Vskip([a, b]) => w.vskip = sget(w, a) >> (sget(w, b) & 31) & 1 != 0,
+            }
+        }
+        Typed::Aperture { dst, private } => {
+            let hi = if private {
+                ctx.private_base_hi
+            } else {
+                ctx.shared_base_hi
+            };
+            sset64(w, dst, (hi as u64) << 32);
+        }
+        Typed::SmemWrite {
+            atomic,
+            dwords,
+            data,
+            base,
+            soff,
+            offset,
+        } => {
+            let off = soff.map_or(0, |o| sget(w, o) as u64).wrapping_add(offset);
+            let addr = sget64(w, Opnd::S(base)).wrapping_add(off) & !3;
+            let fault =
+                |e: crate::memory::Unmapped| Stop::Fault(None, format!("scalar store/atomic: {e}"));
+            let d = data as usize;
+            match atomic {
+                None => {
+                    for k in 0..dwords as usize {
+                        let at = addr + 4 * k as u64;
+                        ctx.trace.note(0, Space::Scalar, AccessKind::Write, at, 4);
+                        ctx.mem
+                            .write(at, &w.s[d + k].to_le_bytes())
+                            .map_err(fault)?;
+                    }
+                }
+                Some((op, size, ret)) => {
+                    let words = size as usize / 4;
+                    let get = |at: usize| {
+                        (0..words).fold(0u64, |v, k| v | (w.s[at + k] as u64) << (32 * k))
+                    };
+                    let src = get(d);
+                    let cmp = if op == AtomicOp::CmpSwap {
+                        get(d + words)
+                    } else {
+                        0
+                    };
+                    ctx.trace
+                        .note(0, Space::Scalar, AccessKind::Atomic, addr, size as usize);
+                    let old = ctx
+                        .mem
+                        .atomic(addr, size as usize, |o| atomic_el(op, size, o, src, cmp))
+                        .map_err(fault)?;
+                    if ret {
+                        for k in 0..words {
+                            w.s[d + k] = (old >> (32 * k)) as u32;
+                        }
+                    }
+                }
+            }
+        }
+        Typed::Trap => {
+            return Err(Stop::Fault(
+                None,
+                format!(
+                    "`{}`: the wave trapped (an assert or abort in the kernel)",
+                    ins.text
+                ),
+            ))
+        }
         Typed::F64(ref x) => f64_op(w, x, ins)?,
         Typed::Atomic(ref x) => atomic(w, x, ctx)?,
         Typed::FmaMix(ref x) => fma_mix(w, x)?,
@@ -4187,6 +5242,8 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             w.scc = compare(rel, ty, sget(w, src[0]), sget(w, src[1]));
         }
         Typed::Mfma(ref x) => mfma(w, x)?,
+        Typed::MfmaX(ref x) => mfma_x(w, x, ctx.ocp_fp8)?,
+        Typed::CvtPk { op, dst, src, byte } => cvt_pk(w, op, dst, src, byte, ctx.ocp_fp8)?,
         Typed::DsRead {
             dst,
             addr,
@@ -4384,6 +5441,21 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             }
         }
         Typed::Pk(ref p) => pk(w, p)?,
+        Typed::Sdwa(ref x) => sdwa(w, x)?,
+        Typed::DsPermute {
+            dst,
+            addr,
+            data,
+            offset,
+            back,
+        } => ds_permute(w, dst, addr, data, offset, back)?,
+        Typed::BufferAtomic(ref x) => {
+            if w.s[x.srsrc as usize + 1] >> 31 != 0 {
+                // Swizzled: the reference (which refuses it).
+                return crate::exec::buffer(w, ins, ctx);
+            }
+            buffer_atomic(w, x, ctx)?;
+        }
         Typed::Global(ref g) => global(w, g, ctx)?,
         Typed::Buffer(ref b) => {
             let v = &w.s[b.srsrc as usize..b.srsrc as usize + 4];
@@ -4398,6 +5470,131 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             let (r, ov) = (w.s[dst as usize] as i32).overflowing_add(imm);
             w.scc = ov;
             w.s[dst as usize] = r as u32;
+        }
+    }
+    Ok(())
+}
+
+fn lower_buffer_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
+    let (kind, x2) = match kind.strip_suffix("_x2") {
+        Some(k) => (k, true),
+        None => (kind, false),
+    };
+    let (op, fixed) = AtomicOp::of(kind)?;
+    let size = match (fixed, x2) {
+        (Some(n), false) => n,
+        (None, true) => 8,
+        (None, false) => 4,
+        (Some(_), true) => return None,
+    };
+    let (mut inst_off, mut ret, mut offen, mut idxen) = (0u64, false, false, false);
+    for (k, v) in &ins.mods {
+        match k.as_str() {
+            "offen" => offen = true,
+            "idxen" => idxen = true,
+            "offset" => inst_off = crate::exec::parse_int(v).ok()? as u64,
+            "glc" | "sc0" => ret = true,
+            // Cache policy: no effect on what the emulator computes.
+            "slc" | "sc1" | "nt" => {}
+            _ => return None,
+        }
+    }
+    let ops = &ins.ops;
+    if ops.len() != 4 || ops.iter().any(|s| s.neg || s.abs || s.sext) {
+        return None;
+    }
+    let data = vdst(&ops[0])?;
+    let vaddr = match (offen || idxen, &ops[1].op) {
+        (false, _) => None,
+        (
+            true,
+            Operand::Reg {
+                file: RegFile::V,
+                index,
+                count,
+            },
+        ) if *count > (offen && idxen) as u16 => Some(*index),
+        _ => return None,
+    };
+    Some(Typed::BufferAtomic(Box::new(BufferAtomic {
+        op,
+        size,
+        ret,
+        data,
+        vaddr,
+        idxen,
+        offen,
+        srsrc: sgpr(&ops[2].op, 4)?,
+        soffset: ssrc(&ops[3], 1)?,
+        inst_off,
+    })))
+}
+
+/// A MUBUF atomic, lane by lane in lane order, as the reference's
+/// `buffer_atomic` makes it: a lane whose access is out of range returns 0.
+fn buffer_atomic(w: &mut Wave, x: &BufferAtomic, ctx: &mut Ctx) -> R<()> {
+    let v = &w.s[x.srsrc as usize..x.srsrc as usize + 4];
+    let base = v[0] as u64 | ((v[1] & 0xffff) as u64) << 32;
+    let stride = ((v[1] >> 16) & 0x3fff) as u64;
+    let num_records = v[2] as u64;
+    let soff = sget(w, x.soffset) as u64;
+    let exec = w.exec();
+    let words = x.size as u16 / 4;
+    let (vidx, voff) = match (x.vaddr, x.idxen, x.offen) {
+        (Some(r), true, true) => (*vrow(w, RegFile::V, r)?, *vrow(w, RegFile::V, r + 1)?),
+        (Some(r), true, false) => (*vrow(w, RegFile::V, r)?, [0; LANES]),
+        (Some(r), false, true) => ([0; LANES], *vrow(w, RegFile::V, r)?),
+        _ => ([0; LANES], [0; LANES]),
+    };
+    let n = if x.op == AtomicOp::CmpSwap {
+        2 * words
+    } else {
+        words
+    };
+    let mut data = [[0u32; LANES]; 4];
+    for (k, row) in data.iter_mut().enumerate().take(n as usize) {
+        *row = *vrow(w, x.data.file, x.data.index + k as u16)?;
+    }
+    let size = x.size as u64;
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let (vidx, offset) = (vidx[lane] as u64, voff[lane] as u64 + x.inst_off);
+        let in_range = if stride == 0 || !x.idxen {
+            offset + size <= num_records
+        } else {
+            vidx < num_records && offset + size <= stride
+        };
+        let (d, c) = (
+            lane_value(&data, words, lane, 0),
+            lane_value(&data, words, lane, words),
+        );
+        let old = if in_range {
+            let a = base + soff + vidx * stride + offset;
+            ctx.trace
+                .note(lane, Space::Global, AccessKind::Atomic, a, x.size as usize);
+            ctx.mem
+                .atomic(a, x.size as usize, |o| atomic_el(x.op, x.size, o, d, c))
+                .map_err(|e| {
+                    Stop::Fault(
+                        Some(lane as u32),
+                        format!("buffer atomic within num_records: {e}"),
+                    )
+                })?
+        } else {
+            0
+        };
+        if x.ret {
+            for k in 0..words {
+                vrow_mut(
+                    w,
+                    VDst {
+                        index: x.data.index + k,
+                        ..x.data
+                    },
+                )?[lane] = (old >> (32 * k)) as u32;
+            }
         }
     }
     Ok(())
@@ -4567,7 +5764,7 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
         }
     };
     match t {
-        Typed::Smem { base: b, soff, .. } => {
+        Typed::Smem { base: b, soff, .. } | Typed::SmemWrite { base: b, soff, .. } => {
             let a = at(rng);
             pair(w, *b, a);
             if let Some(Opnd::S(o)) = soff {
@@ -4576,7 +5773,12 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
                 }
             }
         }
-        Typed::Atomic(x) => aim_vector(w, x.vaddr, x.saddr, base, rng),
+        Typed::Atomic(x) => {
+            aim_vector(w, x.vaddr, x.saddr, base, rng);
+            if x.flat {
+                aim_flat(w, x.vaddr, false, rng);
+            }
+        }
         // 16 KiB of private memory a lane with a pattern, addresses in its
         // first half.
         Typed::Scratch(x) => {
@@ -4615,8 +5817,63 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
                 }
             }
         }
-        Typed::Global(g) => aim_vector(w, g.vaddr, g.saddr, base, rng),
+        // A V# over the 64 KiB (stride 0 or 16, 32 KiB of records), small
+        // offsets and indices: some lanes past the records.
+        Typed::BufferAtomic(x) => {
+            let stride = if rng.next_u64() & 1 == 0 { 0 } else { 16 };
+            if let Some(v) = w.s.get_mut(x.srsrc as usize..x.srsrc as usize + 4) {
+                v[0] = base as u32;
+                v[1] = (base >> 32) as u32 & 0xffff | stride << 16;
+                v[2] = 32768;
+            }
+            if let Opnd::S(i) = x.soffset {
+                if let Some(v) = w.s.get_mut(i as usize) {
+                    *v = (rng.next_u64() % 4096) as u32;
+                }
+            }
+            if let Some(r) = x.vaddr {
+                for (k, i) in [r, r + 1].into_iter().enumerate() {
+                    let span = if k == 0 && x.idxen { 3000 } else { 40000 };
+                    if let Some(row) = w.v.get_mut(i as usize) {
+                        for v in row.iter_mut() {
+                            *v = (rng.next_u64() % span) as u32 & !7;
+                        }
+                    }
+                }
+            }
+        }
+        Typed::Global(g) => {
+            aim_vector(w, g.vaddr, g.saddr, base, rng);
+            if g.flat {
+                aim_flat(w, g.vaddr, true, rng);
+            }
+        }
         _ => {}
+    }
+}
+
+/// A flat access's lanes: about a third pointed into the LDS aperture
+/// (the differential's 64 KiB), and with `private` a third into the private
+/// one (16 KiB a lane with a pattern); the others keep their global address.
+fn aim_flat(w: &mut Wave, vaddr: u16, private: bool, rng: &mut crate::launch::SplitMix64) {
+    if private {
+        w.set_private(16384);
+        for (i, b) in w.private.iter_mut().enumerate() {
+            *b = (i as u32).wrapping_mul(2_654_435_761) as u8;
+        }
+    }
+    let i = vaddr as usize;
+    if i + 1 >= w.v.len() {
+        return;
+    }
+    for l in 0..LANES {
+        let (hi, lo) = match rng.next_u64() % 3 {
+            0 => (crate::dispatch::SHARED_BASE_HI, rng.next_u64() % 32768),
+            1 if private => (crate::dispatch::PRIVATE_BASE_HI, rng.next_u64() % 4096),
+            _ => continue,
+        };
+        w.v[i][l] = lo as u32;
+        w.v[i + 1][l] = hi;
     }
 }
 
@@ -4810,16 +6067,19 @@ pub fn differential(
         reference.state,
         reference.executed,
     ) != (w.pc, w.last_branch, w.state, w.executed)
+        || (reference.gpr_idx, reference.vskip) != (w.gpr_idx, w.vskip)
     {
         return Err(what(format!(
-            "pc/branch/state: reference {:?}, typed {:?}",
+            "pc/branch/state/modes: reference {:?}, typed {:?}",
             (
                 reference.pc,
                 reference.last_branch,
                 reference.state,
-                reference.executed
+                reference.executed,
+                reference.gpr_idx,
+                reference.vskip
             ),
-            (w.pc, w.last_branch, w.state, w.executed)
+            (w.pc, w.last_branch, w.state, w.executed, w.gpr_idx, w.vskip)
         )));
     }
     Ok(true)

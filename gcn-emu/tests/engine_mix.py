@@ -7,7 +7,7 @@
 Reads the DIR/<pid>.tsv files the emulator writes when GCN_EMU_ENGINE_TALLY
 is set (gcn-emu/src/tally.rs) and prints, per test executable, the executed
 wave-instructions, the fraction the reference executor (exec.rs) ran, and
-its most executed mnemonics there.
+its most executed mnemonics there; CDNA (wave64) and RDNA waves apart.
 """
 import collections
 import pathlib
@@ -19,8 +19,9 @@ for f in sorted(pathlib.Path(sys.argv[1]).glob("*.tsv")):
     lines = f.read_text().splitlines()
     exe = lines[0].lstrip("# ").rsplit("-", 1)[0]
     for line in lines[1:]:
-        engine, mnemonic, n = line.split("\t")
-        by[exe][(engine, mnemonic)] += int(n)
+        engine, mnemonic, n, *generation = line.split("\t")
+        key = f"{exe} ({generation[0]})" if generation else exe
+        by[key][(engine, mnemonic)] += int(n)
 for exe, c in sorted(by.items()):
     total = sum(c.values())
     ref = {m: n for (e, m), n in c.items() if e == "reference"}

@@ -577,3 +577,188 @@ fn rdna_triton_and_iree_wait_and_barrier_mutants() {
     eprintln!("not run: {not_run:#?}");
     eprintln!("figures: {figures:?}");
 }
+
+/// `tests/kernels/uninit.hip` (the CDNA uninit tests' kernels) compiled by
+/// clang-22 for `target`, as assembly text.
+fn uninit_asm(target: &str, d: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/uninit.hip");
+    let out = d.join(format!("uninit-{target}.s"));
+    let o = std::process::Command::new(clang())
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
+        .arg(format!("--offload-arch={target}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+/// Run kernel `name` of the object at `obj` over `wgs` workgroups of 256
+/// work-items (eight wave32 waves each) with the default checks; the
+/// findings, the program and buffer `out_arg`'s bytes.
+fn run_uninit(
+    obj: &Path,
+    name: &str,
+    wgs: u32,
+    args: &[Vec<u8>],
+    out_arg: usize,
+    values: &[Vec<u8>],
+) -> (Vec<Finding>, Program, Vec<u8>) {
+    let l = load(obj, name);
+    assert_eq!(l.co.kernel(name).unwrap().wavefront_size, 32);
+    let mem = Memory::new();
+    let mut bases = Vec::new();
+    let mut vals: Vec<ArgValue> = args
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let a = mem.alloc_bytes(&format!("arg{i}"), b);
+            bases.push(a);
+            ArgValue::Pointer(a)
+        })
+        .collect();
+    vals.extend(values.iter().map(|v| ArgValue::Bytes(v.clone())));
+    let mut launch = Launch::new([wgs, 1, 1], [256, 1, 1]);
+    launch.sanitize = Checks::DEFAULT;
+    launch.max_instructions = 1_000_000;
+    let k = l.co.kernel(name).unwrap();
+    let f = run(&l.co, k, &l.program, &mem, &vals, &launch)
+        .unwrap()
+        .findings;
+    let out = mem.contents(bases[out_arg]).unwrap();
+    (f, l.program, out)
+}
+
+/// The uninitialized-value check (`uninit`) on RDNA: clang-22's gfx1100
+/// and gfx1201 code for `tests/kernels/uninit.hip`, in wave32.
+/// - `shift_bug`: work-item 255 (wave 7, lane 31) of each workgroup reads
+///   `t[256]`, LDS byte 0x400, which nothing wrote, and stores it: one
+///   finding at the global store, naming the `ds_load` (twice: two
+///   workgroups);
+/// - `shift_ok`: the same read dropped by a select: no finding, and the
+///   results are right;
+/// - `private_bug`: a private array's element nothing wrote (gfx11+'s
+///   `scratch_*`) stored to global memory;
+/// - `sum_n` with its VOPD pair `v_dual_mov_b32 v2, 0 :: v_dual_mov_b32
+///   v1, v0` deleted: the loop's load address is built from v1/v2, which
+///   nothing wrote.
+#[test]
+fn rdna_uninitialized_lds_scratch_and_register_reads_are_reported() {
+    let d = std::env::temp_dir().join(format!("gcn-emu-rdna-uninit-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let x: Vec<f32> = (0..512).map(|i| i as f32 + 0.5).collect();
+    for target in ["gfx1100", "gfx1201"] {
+        let asm = uninit_asm(target, &d);
+        let obj = assemble(&asm, target, &format!("uninit-{target}"), &d);
+        let (f, p, _) = run_uninit(&obj, "shift_bug", 2, &[f32s(&x), f32s(&[0.0; 512])], 1, &[]);
+        assert_eq!(f.len(), 1, "{target}: {f:?}");
+        let g = &f[0];
+        assert_eq!(
+            (g.kind, g.wave, g.occurrences),
+            (Kind::UninitializedLds, 7, 2),
+            "{target}: {g}"
+        );
+        assert!(
+            p.instructions[p.index[&g.addr]]
+                .mnemonic
+                .starts_with("global_store"),
+            "{g}"
+        );
+        assert!(
+            p.instructions[p.index[&g.other.unwrap()]]
+                .mnemonic
+                .starts_with("ds_load"),
+            "{g}"
+        );
+        for want in ["in a store to global memory", "lane 31", "LDS byte 0x400"] {
+            assert!(g.message.contains(want), "{target}: {want} in {g}");
+        }
+        let (f, _, out) = run_uninit(&obj, "shift_ok", 2, &[f32s(&x), f32s(&[0.0; 512])], 1, &[]);
+        assert!(f.is_empty(), "{target}: {f:?}");
+        let want: Vec<f32> = (0..512)
+            .map(|i| if i % 256 == 255 { 0.0 } else { x[i + 1] })
+            .collect();
+        assert_eq!(to_f32(&out), want, "{target}");
+        let ins: Vec<u32> = (0..512).collect();
+        let (f, p, _) = run_uninit(
+            &obj,
+            "private_bug",
+            1,
+            &[u32s(&ins), u32s(&[0; 256])],
+            1,
+            &[],
+        );
+        assert!(!f.is_empty(), "{target}: private_bug reports nothing");
+        for g in &f {
+            assert_eq!(g.kind, Kind::UninitializedScratch, "{target}: {g}");
+            assert!(
+                g.message.contains("in a store to global memory"),
+                "{target}: {g}"
+            );
+            assert!(
+                p.instructions[p.index[&g.other.unwrap()]]
+                    .mnemonic
+                    .starts_with("scratch_load"),
+                "{g}"
+            );
+        }
+        // The VOPD pair that sets v1 and v2 deleted.
+        let text = std::fs::read_to_string(&asm).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let start = lines.iter().position(|l| l.starts_with("sum_n:")).unwrap();
+        let i = start
+            + lines[start..]
+                .iter()
+                .position(|l| {
+                    l.trim()
+                        .starts_with("v_dual_mov_b32 v2, 0 :: v_dual_mov_b32 v1, v0")
+                })
+                .unwrap_or_else(|| panic!("{target}: sum_n's v_dual_mov_b32 pair"));
+        let mut m = lines.clone();
+        m.remove(i);
+        let mutant = d.join(format!("sum_n-{target}.s"));
+        std::fs::write(&mutant, m.join("\n") + "\n").unwrap();
+        let obj = assemble(&mutant, target, &format!("sum_n-{target}"), &d);
+        let n = 3u32;
+        let xs: Vec<f32> = (0..256 * n).map(|i| i as f32).collect();
+        let (f, p, _) = run_uninit(
+            &obj,
+            "sum_n",
+            1,
+            &[f32s(&xs), f32s(&[0.0; 256])],
+            1,
+            &[n.to_le_bytes().to_vec()],
+        );
+        assert!(
+            !f.is_empty(),
+            "{target}: sum_n without its v1/v2 writes reports nothing"
+        );
+        let g = &f[0];
+        assert_eq!(g.kind, Kind::UninitializedRegister, "{target}: {g}");
+        assert!(
+            p.instructions[p.index[&g.addr]]
+                .mnemonic
+                .starts_with("global_load"),
+            "{g}"
+        );
+        assert!(
+            g.message.contains("as a global memory address") || g.message.contains("address"),
+            "{target}: {g}"
+        );
+        assert!(
+            g.message.contains("from v1") || g.message.contains("from v2"),
+            "{target}: {g}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}

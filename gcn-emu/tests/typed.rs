@@ -203,6 +203,69 @@ const TAIL: &str = r"
   v_add_i32 v0, v1, v2 clamp
   v_sub_i32 v0, v1, v2 clamp
   s_barrier
+  v_cmp_class_f32_e32 vcc, v1, v2
+  v_cmp_class_f32_e64 s[4:5], -|v1|, s6
+  v_cmpx_class_f32_e64 s[4:5], v1, 3
+  v_mov_b32_dpp v0, v1 row_newbcast:5 row_mask:0xf bank_mask:0xf
+  s_set_gpr_idx_on s2, gpr_idx(SRC0,DST)
+  s_set_gpr_idx_idx s3
+  s_set_gpr_idx_mode gpr_idx(SRC1)
+  s_set_gpr_idx_off
+  s_setvskip s2, s3
+  s_trap 2
+  s_mov_b64 s[2:3], src_shared_base
+  s_mov_b64 s[2:3], src_private_base
+  flat_load_dword v0, v[2:3]
+  flat_load_dwordx2 v[0:1], v[2:3] offset:8
+  flat_load_dwordx4 v[4:7], v[2:3]
+  flat_load_ubyte v0, v[2:3]
+  flat_load_sshort v0, v[2:3] offset:2
+  flat_store_dword v[2:3], v4
+  flat_store_dwordx4 v[2:3], v[4:7] offset:16
+  flat_store_byte v[2:3], v4 offset:3
+  flat_store_short v[2:3], v4
+  flat_atomic_add v[2:3], v4
+  flat_atomic_add v0, v[2:3], v4 sc0
+  flat_atomic_umax v0, v[2:3], v4 offset:4 sc0
+  flat_atomic_cmpswap_x2 v[0:1], v[2:3], v[4:7] sc0
+  flat_atomic_add_f32 v[2:3], v4
+  buffer_atomic_add v4, off, s[8:11], 0
+  buffer_atomic_add v4, v2, s[8:11], s12 offen sc0
+  buffer_atomic_add_f32 v4, v2, s[8:11], 0 offen offset:16
+  buffer_atomic_umax v4, v2, s[8:11], s12 idxen sc0
+  buffer_atomic_cmpswap_x2 v[4:7], v[2:3], s[8:11], 0 idxen offen sc0
+  buffer_atomic_smin_x2 v[4:5], v2, s[8:11], 0 offen
+  buffer_atomic_pk_add_f16 v4, v2, s[8:11], 0 offen
+  v_mfma_f32_16x16x32_fp8_fp8 v[0:3], v[4:5], v[6:7], v[8:11]
+  v_mfma_f32_32x32x16_bf8_fp8 a[0:15], v[4:5], v[6:7], 0
+  v_mfma_f32_16x16x32_fp8_bf8 v[0:3], v[4:5], v[6:7], 1.0
+  v_cvt_pk_u8_f32 v0, v1, v2, v3
+  v_cvt_pk_u8_f32 v0, s1, 3, v3
+  ds_bpermute_b32 v0, v1, v2 offset:4
+  ds_permute_b32 v0, v1, v2
+  ds_swizzle_b32 v0, v1 offset:swizzle(QUAD_PERM,1,0,3,2)
+  ds_swizzle_b32 v0, v1 offset:swizzle(SWAP,1)
+  ds_swizzle_b32 v0, v1 offset:swizzle(BROADCAST,8,3)
+  v_pk_mov_b32 v[0:1], v[2:3], v[4:5] op_sel:[0,1]
+  v_pk_mov_b32 v[0:1], s[2:3], v[4:5] op_sel:[1,0]
+  v_pk_mov_b32 v[0:1], v[2:3], 1.0
+  v_cvt_off_f32_i4_e32 v0, v1
+  global_load_lds_dword v[2:3], off
+  global_load_lds_dword v2, s[4:5] offset:16
+  s_store_dword s5, s[0:1], 0x4
+  s_store_dwordx2 s[6:7], s[0:1], s8 offset:0x10
+  s_store_dwordx4 s[8:11], s[0:1], 0x0 glc
+  s_atomic_add s4, s[0:1], 0x0 glc
+  s_atomic_umax s5, s[0:1], 0x8
+  s_atomic_cmpswap_x2 s[4:7], s[0:1], s8 glc
+  s_atomic_xor_x2 s[4:5], s[0:1], 0x10
+  v_add_u32_sdwa v0, v1, v2 dst_sel:BYTE_1 dst_unused:UNUSED_PRESERVE src0_sel:BYTE_2 src1_sel:WORD_1
+  v_lshlrev_b32_sdwa v0, v1, sext(v2) dst_sel:WORD_0 dst_unused:UNUSED_PAD src0_sel:DWORD src1_sel:BYTE_0
+  v_mul_f32_sdwa v0, -v1, |v2| dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_1 src1_sel:DWORD
+  v_mov_b32_sdwa v0, v1 dst_sel:WORD_1 dst_unused:UNUSED_SEXT src0_sel:BYTE_3
+  v_and_b32_sdwa v0, s1, v2 dst_sel:BYTE_0 dst_unused:UNUSED_SEXT src0_sel:DWORD src1_sel:BYTE_2
+  v_cvt_f16_f32_sdwa v0, v1 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:DWORD
+  v_max_i32_sdwa v0, sext(v1), v2 dst_sel:DWORD dst_unused:UNUSED_PAD src0_sel:WORD_0 src1_sel:DWORD
 ";
 
 /// gfx950's own instructions of the tail.
@@ -215,6 +278,20 @@ const TAIL_GFX950: &str = r"
   ds_read_b64_tr_b16 v[0:1], v2 offset:8
   ds_read_b64_tr_b8 v[0:1], v2
   ds_read_b64_tr_b4 v[0:1], v2
+  v_mfma_i32_16x16x64_i8 v[0:3], v[4:7], v[8:11], v[0:3]
+  v_mfma_i32_32x32x32_i8 a[0:15], v[4:7], v[8:11], a[0:15]
+  v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3]
+  v_mfma_f32_16x16x128_f8f6f4 v[0:3], v[4:9], v[12:15], v[0:3] cbsz:2 blgp:4
+  v_mfma_f32_32x32x64_f8f6f4 a[0:15], v[4:11], v[12:17], 0 cbsz:1 blgp:3
+  v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19], v[0:3], v20, v21
+  v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:15], v[0:3], v20, v21 op_sel:[1,0,0] op_sel_hi:[0,1,0] blgp:4
+  v_mfma_scale_f32_32x32x64_f8f6f4 v[0:15], v[4:11], v[12:19], v[0:15], v20, v21 cbsz:1
+  v_smfmac_f32_16x16x128_fp8_fp8 v[0:3], v[4:7], v[8:15], v20
+  v_smfmac_f32_16x16x128_bf8_fp8 a[0:3], v[4:7], v[8:15], v20
+  v_cvt_scalef32_pk_fp4_f32 v0, v1, v2, v3
+  v_cvt_scalef32_pk_fp4_f32 v0, v1, s2, v3 op_sel:[0,0,1,1]
+  v_cvt_scalef32_pk_bf16_fp8 v0, v1, v2
+  v_cvt_scalef32_pk_bf16_fp8 v0, v1, s2 op_sel:[1,0,0]
 ";
 
 /// A kernel of `body` for `target`, assembled and linked by clang-22 and

@@ -154,6 +154,14 @@ pub(super) struct Shadow {
     /// A bitwise SALU result's `scc` (result != 0), decided after it ran:
     /// the destination's first register, its count, and its poisoned bits.
     scc_of: Option<(u16, u16, u64, Option<Origin>)>,
+    /// The target's instruction table (RDNA: names the CDNA table lacks,
+    /// such as gfx12's `s_add_f32`); `None`: CDNA's.
+    table: Option<crate::isa::Table>,
+    /// The wave's lane bits (wave32: lanes 0-31; lane masks are one SGPR),
+    /// `m0`'s and `null`'s SGPR (gfx11+ swap them), from the wave.
+    lane_bits: u64,
+    m0: u16,
+    null: Option<u16>,
 }
 
 /// The value of 32-bit chunk `i` of a scalar operand, if known.
@@ -332,7 +340,34 @@ impl Shadow {
             private_origin: Default::default(),
             private_data: ([0; 8], None),
             at: 0,
+            table: None,
+            lane_bits: u64::MAX,
+            m0: M0,
+            null: None,
         }
+    }
+
+    /// Read `table`'s instructions (an RDNA target's) where the CDNA table
+    /// has no entry.
+    pub(super) fn set_table(&mut self, table: Option<crate::isa::Table>) {
+        self.table = table;
+    }
+
+    /// The counter event of a memory instruction (see `classify`): the
+    /// CDNA table's (the executor's names), else the target's.
+    fn classify(&self, ins: &Instruction) -> Option<(super::Event, bool)> {
+        classify(ins, None).or_else(|| self.table.and_then(|_| classify(ins, self.table)))
+    }
+
+    /// The properties of `ins`: the CDNA table's, else the target's.
+    fn props(&self, ins: &Instruction) -> Option<&'static crate::isa::Props> {
+        ins.props()
+            .or_else(|| self.table.and_then(|t| t.lookup(&ins.mnemonic)))
+    }
+
+    /// Whether the wave runs 32 lanes (a lane mask is one SGPR).
+    fn wave32(&self) -> bool {
+        self.lane_bits >> 32 == 0
     }
 
     // ----- reading shadows -------------------------------------------------
@@ -409,7 +444,11 @@ impl Shadow {
                 ..
             } => {
                 let (lo, o1) = self.sreg(*index);
-                let (hi, o2) = self.sreg(index + 1);
+                let (hi, o2) = if self.wave32() {
+                    (0, None)
+                } else {
+                    self.sreg(index + 1)
+                };
                 P {
                     m: lo as u64 | (hi as u64) << 32,
                     o: if lo != 0 { o1 } else { o2 },
@@ -446,6 +485,10 @@ impl Shadow {
     }
 
     fn set_s(&mut self, r: u16, bits: u32, o: Option<Origin>) {
+        // gfx11+'s `null` reads 0 and drops writes.
+        if self.null == Some(r) {
+            return;
+        }
         if let Some(x) = self.s.get_mut(r as usize) {
             *x = bits;
             self.so[r as usize] = if bits != 0 { o } else { None };
@@ -461,6 +504,10 @@ impl Shadow {
         } = op
         {
             self.set_s(*index, p.m as u32, p.o);
+            // wave32: a lane mask is one SGPR (`vcc_lo`, `exec_lo`).
+            if self.wave32() {
+                return;
+            }
             if *count > 1 || *index == VCC || *index == EXEC {
                 self.set_s(index + 1, (p.m >> 32) as u32, p.o);
             }
@@ -599,6 +646,9 @@ impl Shadow {
         self.fill = None;
         self.scc_of = None;
         self.at = ins.addr;
+        self.lane_bits = w.lane_bits();
+        self.m0 = w.numbering.m0;
+        self.null = w.numbering.null;
         self.private_data = ([0; 8], None);
         if let Some(sh) = lds {
             sh.begin_values();
@@ -607,7 +657,7 @@ impl Shadow {
         // (resolved when the instruction was decoded).
         let unit = ins.route.unit;
         if unit.is_scalar() {
-            if classify(ins, None).is_some() {
+            if self.classify(ins).is_some() {
                 self.smem(ins, program, wg, out);
             } else {
                 self.salu(ins, w, program, wg, out);
@@ -645,7 +695,7 @@ impl Shadow {
                 ins,
                 &Operand::Reg {
                     file: RegFile::S,
-                    index: M0,
+                    index: self.m0,
                     count: 1,
                 },
                 0,
@@ -675,7 +725,7 @@ impl Shadow {
             self.valu(ins, w);
         } else if unit == Unit::Ds {
             self.ds(ins, w, program, lds, wg, out);
-        } else if classify(ins, None).is_some() {
+        } else if self.classify(ins).is_some() {
             self.vmem(ins, w, program, lds, wg, out);
         }
     }
@@ -806,7 +856,7 @@ impl Shadow {
 
     fn smem(&mut self, ins: &Instruction, program: &Program, wg: [u32; 3], out: &mut Vec<Finding>) {
         let m = ins.mnemonic.as_str();
-        let Some((_, has_dst)) = classify(ins, None) else {
+        let Some((_, has_dst)) = self.classify(ins) else {
             return;
         };
         let o = &ins.ops;
@@ -869,7 +919,7 @@ impl Shadow {
     fn mask_undecided(&self, r: u16, w: &Wave) -> Option<(String, Option<Origin>)> {
         let (lo, o1) = self.sreg(r);
         let (hi, o2) = self.sreg(r + 1);
-        let sh = lo as u64 | (hi as u64) << 32;
+        let sh = (lo as u64 | (hi as u64) << 32) & self.lane_bits;
         let v = w.s[r as usize] as u64 | (w.s[r as usize + 1] as u64) << 32;
         (sh != 0 && v & !sh == 0).then(|| {
             let name = if r == VCC { "vcc" } else { "exec" };
@@ -950,8 +1000,22 @@ impl Shadow {
             return;
         }
         // Only an instruction whose first operand is an SGPR it writes
-        // (the table's role) goes on.
-        if !writes_sgpr_first(ins) || o.is_empty() {
+        // (the table's role; RDNA names the CDNA table lacks: the target's
+        // table, and wave32's `s_*_saveexec_b32`) goes on.
+        let saveexec = m.contains("_saveexec_") || m.contains("_wrexec_");
+        let first_written = writes_sgpr_first(ins)
+            || (ins.props().is_none()
+                && (saveexec
+                    || self.props(ins).is_some_and(|p| {
+                        p.operands.first().is_some_and(|o| {
+                            o.role != Role::Src
+                                && matches!(
+                                    o.kind,
+                                    crate::isa::Kind::Sgpr | crate::isa::Kind::Scalar
+                                )
+                        })
+                    })));
+        if !first_written || o.is_empty() {
             return;
         }
         let dst = &o[0].op;
@@ -974,7 +1038,6 @@ impl Shadow {
             }
         };
         let or_o = |a: Option<Origin>, ab: u32, b: Option<Origin>| if ab != 0 { a } else { b };
-        let saveexec = m.contains("_saveexec_") || m.contains("_wrexec_");
         let bitwise = |op: &str, a: u32, sa: u32, b: u32, sb: u32| -> u32 {
             match op {
                 "and" | "nand" => (sa & sb) | (sa & b) | (a & sb),
@@ -996,7 +1059,9 @@ impl Shadow {
                 .unwrap_or("");
             let mut new = [(0u32, None); 2];
             let old = [self.sreg(EXEC), self.sreg(EXEC + 1)];
-            for (i, x) in new.iter_mut().enumerate() {
+            // wave32's `_b32` forms: `exec_lo` and one SGPR.
+            let chunks = if m.ends_with("_b32") { 1 } else { 2 };
+            for (i, x) in new.iter_mut().enumerate().take(chunks) {
                 let i16 = i as u16;
                 let (sa, oa) = srcs
                     .first()
@@ -1012,7 +1077,7 @@ impl Shadow {
                 *x = (bits, or_o(oa, sa, ob));
             }
             let wrexec = m.contains("_wrexec_");
-            for i in 0..2u16 {
+            for i in 0..chunks as u16 {
                 let (b, og) = if wrexec {
                     new[i as usize]
                 } else {
@@ -1129,8 +1194,8 @@ impl Shadow {
                     p = p.or(self.op(&s.op, Half::Both));
                 }
                 // `s_addk`, `s_mulk`, `s_bitset*`: the table's `DstSrc`.
-                let reads_dst = ins
-                    .props()
+                let reads_dst = self
+                    .props(ins)
                     .is_some_and(|p| p.operands.first().is_some_and(|o| o.role == Role::DstSrc));
                 if reads_dst {
                     p = p.or(self.op(dst, Half::Both));
@@ -1237,8 +1302,8 @@ impl Shadow {
             return;
         }
         // The roles the executor reads, from the property table.
-        let (has_sdst, mask_in) = ins
-            .props()
+        let (has_sdst, mask_in) = self
+            .props(ins)
             .map_or((false, false), |p| (p.carry_out(), p.mask_in()));
         let first = if has_sdst { 2 } else { 1 };
         let last = if mask_in { ops.len() - 1 } else { ops.len() };
@@ -1255,11 +1320,36 @@ impl Shadow {
             .iter()
             .any(|x| name.contains(x));
         let exec = w.exec();
+        // true16 (RDNA): `.h`/`.l` name the half each printed operand
+        // reads or writes (`crate::exec`'s `t16` modifier).
+        let t16 = ins.modifier("t16").map(str::as_bytes);
+        let t16_half = |k: usize| match t16.and_then(|t| t.get(k)) {
+            Some(b'h') => Some(Half::Hi),
+            Some(b'l') => Some(Half::Lo),
+            _ => None,
+        };
         // The lanes written; DPP's source lanes.
         let mut written = exec;
         let mut dpp_src: Option<[Option<usize>; 64]> = None;
-        if enc == "_dpp" {
-            let word = ins.words.get(1).copied().unwrap_or(0);
+        if (enc == "_dpp" || enc == "_e64_dpp") && ins.has("dpp8") {
+            // DPP8: lane `l` reads lane `sel[l % 8]` of its group of 8 (the
+            // executor refuses an inactive source lane and `fi:1`).
+            let word = ins.words.get(if enc == "_e64_dpp" { 2 } else { 1 });
+            let sel = word.copied().unwrap_or(0) >> 8;
+            let mut map = [None; 64];
+            for (lane, slot) in map.iter_mut().enumerate() {
+                if exec >> lane & 1 != 0 {
+                    *slot = Some(lane / 8 * 8 + (sel >> (3 * (lane % 8)) & 7) as usize);
+                }
+            }
+            dpp_src = Some(map);
+        } else if enc == "_dpp" || enc == "_e64_dpp" {
+            // VOP3 DPP's word follows VOP3's two (as the executor reads it).
+            let word = ins
+                .words
+                .get(if enc == "_e64_dpp" { 2 } else { 1 })
+                .copied()
+                .unwrap_or(0);
             let (ctrl, bound, bank, row) = (
                 word >> 8 & 0x1ff,
                 word >> 19 & 1 != 0,
@@ -1286,7 +1376,9 @@ impl Shadow {
         // Per-source poison (lane masks).
         let mut ps: Vec<P> = Vec::with_capacity(3);
         for (k, s) in srcs.iter().enumerate() {
-            let h = if sdwa && k < 2 {
+            let h = if let Some(h) = t16_half(first + k) {
+                h
+            } else if sdwa && k < 2 {
                 sel_half(ins.modifier(if k == 0 { "src0_sel" } else { "src1_sel" }))
             } else if halves && is16(sty[k.min(2)]) {
                 if op_sel.get(k).copied().unwrap_or(0) == 1 {
@@ -1308,6 +1400,11 @@ impl Shadow {
                     }
                     p.m = m;
                 }
+            }
+            // gfx10+'s row permutes: lane `l` reads a lane the selects
+            // name; any poisoned active source lane poisons every result.
+            if k == 0 && matches!(name, "v_permlane16_b32" | "v_permlanex16_b32") {
+                p = p.and(exec).any();
             }
             ps.push(p);
         }
@@ -1420,6 +1517,9 @@ impl Shadow {
                             self.set_v(file, index, count, other, P::CLEAN, written);
                         }
                     }
+                } else if let Some(h) = t16_half(0) {
+                    // A true16 result writes its half and keeps the other.
+                    self.set_v(file, index, count, h, lo, written);
                 } else if is16(dty) && halves {
                     if op_sel.get(3).copied().unwrap_or(0) == 1 {
                         self.set_v(file, index, count, Half::Hi, lo, written);
@@ -1523,8 +1623,16 @@ impl Shadow {
         let op_sel = ins.modifier("op_sel").map(parse_bits).unwrap_or_default();
         let exec = w.exec();
         let mut p = P::CLEAN;
+        let t16 = ins.modifier("t16").map(str::as_bytes);
+        let printed = usize::from(sdst.is_some());
         for (k, s) in srcs.iter().enumerate() {
-            let h = if enc == "_sdwa" {
+            let h = if let Some(&c) = t16.and_then(|t| t.get(printed + k)).filter(|c| **c != b'-') {
+                if c == b'h' {
+                    Half::Hi
+                } else {
+                    Half::Lo
+                }
+            } else if enc == "_sdwa" {
                 sel_half(ins.modifier(if k == 0 { "src0_sel" } else { "src1_sel" }))
             } else if sty == Half::Lo && op_sel.get(k).copied().unwrap_or(0) == 1 {
                 Half::Hi
@@ -1587,7 +1695,7 @@ impl Shadow {
                 let lane = if name == "v_readlane_b32" {
                     let Some(sel) = ops.get(2) else { return };
                     self.check(out, wg, program, ins, &sel.op, 0, "as a lane index");
-                    sval(w, &sel.op, 0).unwrap_or(0) & 63
+                    sval(w, &sel.op, 0).unwrap_or(0) % w.wave_size
                 } else {
                     let e = w.exec();
                     if e == 0 {
@@ -1606,7 +1714,7 @@ impl Shadow {
             "v_writelane_b32" => {
                 let Some(sel) = ops.get(2) else { return };
                 self.check(out, wg, program, ins, &sel.op, 0, "as a lane index");
-                let lane = sval(w, &sel.op, 0).unwrap_or(0) & 63;
+                let lane = sval(w, &sel.op, 0).unwrap_or(0) % w.wave_size;
                 let p = self.op(&ops[1].op, Half::Both);
                 self.set_dst(&ops[0].op, Half::Both, p, 1 << lane);
             }
@@ -1625,7 +1733,9 @@ impl Shadow {
         for s in &ops[1..] {
             p = p.or(self.op(&s.op, Half::Both));
         }
-        self.set_dst(&ops[0].op, Half::Both, p.any(), u64::MAX);
+        // The wave's lanes only (wave32's WMMA: lanes 0-31).
+        let p = p.and(self.lane_bits);
+        self.set_dst(&ops[0].op, Half::Both, p.any(), self.lane_bits);
     }
 
     fn vop3p(&mut self, ins: &Instruction, w: &Wave) {
@@ -1766,7 +1876,7 @@ impl Shadow {
                         continue;
                     }
                     let at = w.v.get(ar as usize).map(|r| r[lane]).unwrap_or(0);
-                    let other = (at.wrapping_add(offset) / 4 % 64) as usize;
+                    let other = (at.wrapping_add(offset) / 4 % w.wave_size) as usize;
                     if m == "ds_bpermute_b32" {
                         if exec >> other & 1 != 0 {
                             mm |= (p.m >> other & 1) << lane;
@@ -1780,7 +1890,7 @@ impl Shadow {
             }
             _ => {}
         }
-        let Some((_, has_dst)) = classify(ins, None) else {
+        let Some((_, has_dst)) = self.classify(ins) else {
             return;
         };
         if m.starts_with("ds_append") || m.starts_with("ds_consume") {
@@ -1833,7 +1943,7 @@ impl Shadow {
         out: &mut Vec<Finding>,
     ) {
         let m = ins.mnemonic.as_str();
-        let Some((_, has_dst)) = classify(ins, None) else {
+        let Some((_, has_dst)) = self.classify(ins) else {
             return;
         };
         let ops = &ins.ops;
@@ -1884,7 +1994,7 @@ impl Shadow {
                 ins,
                 &Operand::Reg {
                     file: RegFile::S,
-                    index: M0,
+                    index: self.m0,
                     count: 1,
                 },
                 exec,

@@ -6,7 +6,8 @@ gfx1201 (RDNA4) made by the real compilers, no GPU needed.
   -nogpulib -O3`) for each target: LDS and barriers, cross-lane (ds_swizzle,
   ds_bpermute, permlane16/x16, DPP, DPP8), WMMA, atomics (global, LDS, f32),
   buffer out-of-bounds (CDNA's V# word 3 and composable_kernel's gfx11 one),
-  and a wave64 kernel (-mwavefrontsize64).
+  a wave64 kernel (-mwavefrontsize64), and rdna_ops (VOP3 DPP,
+  ds_cmpstore, RDNA's buffer and global atomic names).
 * Triton 3.9 (its AMD backend, wave32): an f16 matmul (tl.dot: WMMA) and a
   row softmax, with Triton's launch metadata (.json: shared, num_warps).
 

@@ -320,9 +320,9 @@ impl Plan {
         };
         let waves_per_wg = block.div_ceil(wave_size).max(1);
         let lds = kernel.descriptor.group_segment_fixed_size + dynamic_lds;
-        // GRANULATED_WAVEFRONT_SGPR_COUNT (gfx9: granules of 16; SGPRs do
-        // not limit occupancy on gfx10+).
-        let sgprs = (((d.rsrc1 >> 6) & 0xf) + 1) * 16;
+        // The descriptor's SGPR allocation (gfx9; SGPRs do not limit
+        // occupancy on gfx10+).
+        let sgprs = d.sgpr_count();
         let occ = crate::stage::check::occupancy::occupancy(
             target,
             vgprs,
