@@ -1,6 +1,6 @@
 //! What the fuzz targets check, shared by `cargo fuzz` (fuzz/fuzz_targets/)
 //! and the stable test that replays fuzz/corpus and fuzz/regressions
-//! (gcn-patch/tests/fuzz_corpus.rs). Every check: no panic on any input,
+//! (gcn-patch/tests/it/fuzz_corpus.rs). Every check: no panic on any input,
 //! plus the property named on each function. A failed property panics, which
 //! is what libFuzzer and the replay test report.
 

@@ -7,7 +7,7 @@
 #   - redis-server and nginx with its WebDAV module (nginx-light): the shared
 #     cache's tests start their own servers on free loopback ports
 #   - chromium (Debian package): `gcn-patch profile --html` pages are rendered
-#     headless in it (gcn-patch/tests/profile_reports.rs)
+#     headless in it (gcn-patch/tests/it/profile_reports.rs)
 #   - iree-compile from pip iree-base-compiler==3.13.0 (corpus regeneration and the
 #     substitution integration test)
 #   - triton==3.9.0 from pip (Triton corpus regeneration: tests/triton/generate.py)

@@ -16,6 +16,9 @@
 //! - **aiter's `bf16gemm_bf16_tn_256x256`** (gfx950): one workgroup, one
 //!   256×256 tile with K = 4096, in multiply-accumulates per second against
 //!   NumPy's f32 matmul.
+//! - **RDNA (wave32)**: `valu_loop` built for gfx1100 and the corpus' IREE
+//!   softmax for gfx1100, lane-instructions per second (wave-instructions ×
+//!   32).
 //!
 //! Every emulated run is single-threaded (`Launch::threads = 1`); NumPy runs
 //! with `OPENBLAS_NUM_THREADS=OMP_NUM_THREADS=MKL_NUM_THREADS=1`. Times are
@@ -24,7 +27,8 @@
 //! Needs clang-22 and python3 with NumPy.
 //!
 //! `cargo bench -p gcn-emu --bench speed` (`GCN_EMU_SPEED_ONLY=gemm` runs
-//! only the aiter GEMM, for a profiler — or `valu`, `matmul`, `softmax`, a
+//! only the aiter GEMM, for a profiler — or `valu`, `matmul`, `softmax`,
+//! `valu_rdna`, `softmax_rdna`, a
 //! comma-separated list; `GCN_EMU_SPEED_OLD=0` skips the old engine; `GCN_EMU_SPEED_MIX=1` also prints
 //! each kernel's most executed mnemonics and whether the typed engine runs
 //! them, from an observed launch).
@@ -168,7 +172,13 @@ fn mix(
         &Counts(program.instructions.len()),
     )
     .unwrap();
-    let lowered = gcn_emu::typed::lowered(program);
+    let wave = k.descriptor.wave32();
+    let lowered = if gcn_emu::rdna::is_rdna(&co.processor) {
+        let wave = if wave { 32 } else { 64 };
+        gcn_emu::typed::lowered_for(&gcn_emu::rdna::executable(program), &co.processor, wave)
+    } else {
+        gcn_emu::typed::lowered(program)
+    };
     let mut by: std::collections::HashMap<(String, bool), u64> = Default::default();
     let mut total = 0;
     for wg in &wgs {
@@ -243,6 +253,67 @@ fn others(objdump: &Path, corpus: &Path, dir: &Path, add_rate: f64, mac_rate: f6
     if wanted("softmax") {
         softmax(objdump, corpus, add_rate);
     }
+    if wanted("valu_rdna") {
+        valu_rdna(objdump, dir, add_rate);
+    }
+    if wanted("softmax_rdna") {
+        softmax_rdna(objdump, corpus, add_rate);
+    }
+}
+
+/// The VALU-bound HIP kernel built for gfx1100 (RDNA3, wave32).
+fn valu_rdna(objdump: &Path, dir: &Path, add_rate: f64) {
+    let path = common::build("valu_loop", "gfx1100", dir);
+    let co = CodeObject::read_file(&path).unwrap();
+    let program = Program::disassemble(&co, co.kernel("valu_loop").unwrap(), objdump).unwrap();
+    let n = 8 * 256;
+    let mem = Memory::new();
+    let seed = mem.alloc_bytes("seed", &common::u32s(&(0..n as u32).collect::<Vec<_>>()));
+    let out = mem.alloc_bytes("out", &vec![0; 4 * n]);
+    let args = [
+        ArgValue::Pointer(seed),
+        ArgValue::Pointer(out),
+        ArgValue::Bytes(2000u32.to_le_bytes().to_vec()),
+    ];
+    mix(&co, "valu_loop", &program, &mem, &args, 8);
+    let (old, new, stats) = timed(&co, "valu_loop", &program, &mem, &args, 8, out);
+    line(
+        &format!(
+            "valu_loop (gfx1100 wave32, 8x256 items, 2000 rounds, {} wave-instructions)",
+            stats.instructions
+        ),
+        "lane-instructions",
+        stats.instructions as f64 * 32.0,
+        old,
+        new,
+        add_rate,
+    );
+}
+
+/// IREE softmax 128x1024 f32 for gfx1100 (wave32).
+fn softmax_rdna(objdump: &Path, corpus: &Path, add_rate: f64) {
+    let co = CodeObject::read_file(&corpus.join("../gfx1100/softmax.hsaco")).unwrap();
+    let name = "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store";
+    let program = Program::disassemble(&co, co.kernel(name).unwrap(), objdump).unwrap();
+    let x: Vec<u8> = (0..128 * 1024)
+        .flat_map(|i| ((i % 97) as f32 / 10.0).to_le_bytes())
+        .collect();
+    let mem = Memory::new();
+    let y = mem.alloc_bytes("y", &vec![0; x.len()]);
+    let args = [
+        ArgValue::Pointer(mem.alloc_bytes("x", &x)),
+        ArgValue::Pointer(y),
+    ];
+    mix(&co, name, &program, &mem, &args, 128);
+    let (old, new, stats) = timed(&co, name, &program, &mem, &args, 128, y);
+    line(
+        "IREE softmax 128x1024 f32 (gfx1100 wave32)",
+        "lane-instructions",
+        stats.instructions as f64 * 32.0,
+        old,
+        new,
+        add_rate,
+    );
 }
 
 /// The VALU-bound HIP kernel.

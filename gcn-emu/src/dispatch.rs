@@ -523,10 +523,13 @@ fn run_with<O: Observe>(
         spent: AtomicU64::new(0),
         lds_out_of_range: AtomicU64::new(0),
         approx: Mutex::default(),
-        // RDNA runs on the reference executor alone for now: the typed
-        // lowering's lane loops are wave64's.
-        typed: if launch.typed && !rdna {
-            crate::typed::lower_all(program)
+        // The program the executor runs (RDNA's renamed), lowered for the
+        // wave's numbering and lanes.
+        typed: if launch.typed {
+            crate::typed::lower_all_for(
+                exec_program,
+                crate::typed::Shape::of(&co.processor, wave_size),
+            )
         } else {
             Vec::new()
         },

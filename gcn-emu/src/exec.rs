@@ -460,12 +460,34 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_nand_saveexec_b32", Sop1),
         ("s_nor_saveexec_b32", Sop1),
         ("s_or_saveexec_b32", Sop1),
-        // gfx1250's two dense 16x16x32 WMMAs `crate::wmma` models (in no
-        // RDNA table: gfx1250 has no XML of its own).
+        // gfx1250's dense WMMAs `crate::wmma` models, 16x16x32 f16/bf16 and
+        // 16x16x64 and 16x16x128 fp8/bf8 (in no RDNA table: gfx1250 has no
+        // XML of its own).
         ("v_wmma_f32_16x16x32_bf16", Mfma),
         ("v_wmma_f32_16x16x32_f16", Mfma),
+        ("v_wmma_f32_16x16x64_fp8_fp8", Mfma),
+        ("v_wmma_f32_16x16x64_fp8_bf8", Mfma),
+        ("v_wmma_f32_16x16x64_bf8_fp8", Mfma),
+        ("v_wmma_f32_16x16x64_bf8_bf8", Mfma),
+        ("v_wmma_f32_16x16x128_fp8_fp8", Mfma),
+        ("v_wmma_f32_16x16x128_fp8_bf8", Mfma),
+        ("v_wmma_f32_16x16x128_bf8_fp8", Mfma),
+        ("v_wmma_f32_16x16x128_bf8_bf8", Mfma),
+        ("v_wmma_f32_16x16x128_f8f6f4", Mfma),
         // gfx1250's 64-bit add without carry out.
         ("v_add_nc_u64", Vop2),
+        // gfx1250's 64-bit multiply-add without carry out.
+        ("v_mad_nc_i64_i32", Vop3),
+        // gfx1250's asynchronous transfers between global memory and LDS
+        // (ASYNCcnt, [`crate::waitcnt`]).
+        ("global_load_async_to_lds_b8", Global),
+        ("global_load_async_to_lds_b32", Global),
+        ("global_load_async_to_lds_b64", Global),
+        ("global_load_async_to_lds_b128", Global),
+        ("global_store_async_from_lds_b8", Global),
+        ("global_store_async_from_lds_b32", Global),
+        ("global_store_async_from_lds_b64", Global),
+        ("global_store_async_from_lds_b128", Global),
         ("s_orn1_saveexec_b32", Sop1),
         ("s_orn2_saveexec_b32", Sop1),
         ("s_xnor_saveexec_b32", Sop1),
@@ -581,7 +603,7 @@ pub(crate) fn format_of(mnemonic: &str) -> Option<crate::isa::Format> {
 }
 
 /// `Format::Mfma` when an RDNA table lists `name` as a matrix instruction
-/// (WMMA, SWMMAC: [`crate::wmma`]; gfx1250's two are [`UNLISTED`]); the
+/// (WMMA, SWMMAC: [`crate::wmma`]; gfx1250's are [`UNLISTED`]); the
 /// CDNA table has none of them.
 fn rdna_matrix(name: &str) -> Option<crate::isa::Format> {
     ["gfx1100", "gfx1201"]
@@ -697,7 +719,7 @@ pub(crate) fn valu_types(name: &str) -> (Ty, [Ty; 3]) {
         "v_lshl_add_u64" => (B64, [B64, B32, B64]),
         // gfx1250's 64-bit add, no carry out.
         "v_add_nc_u64" => (B64, [B64, B64, B64]),
-        "v_mad_u64_u32" | "v_mad_i64_i32" => (B64, [B32, B32, B64]),
+        "v_mad_u64_u32" | "v_mad_i64_i32" | "v_mad_nc_i64_i32" => (B64, [B32, B32, B64]),
         "v_ldexp_f32" => (F32, [F32, B32, B32]),
         "v_ldexp_f64" => (F64, [F64, B32, B32]),
         "v_cmp_class_f32" | "v_cmpx_class_f32" => (B32, [F32, B32, B32]),
@@ -894,6 +916,10 @@ fn valu(name: &str, x: [u64; 3], cin: bool, lane: usize) -> Option<(u64, bool)> 
             let p = a32 as i32 as i128 * b32 as i32 as i128 + c as i64 as i128;
             Some((p as u64, p > i64::MAX as i128 || p < i64::MIN as i128))
         }
+        // gfx1250: no carry out; the sum wraps.
+        "v_mad_nc_i64_i32" => r64((a32 as i32 as i64)
+            .wrapping_mul(b32 as i32 as i64)
+            .wrapping_add(c as i64) as u64),
         "v_min_u32" => r(a32.min(b32)),
         "v_max_u32" => r(a32.max(b32)),
         "v_min_i32" => r((a32 as i32).min(b32 as i32) as u32),
@@ -4129,6 +4155,60 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     };
     let fault =
         |lane: usize, e: crate::memory::Unmapped| Stop::Fault(Some(lane as u32), e.to_string());
+    // gfx1250's asynchronous transfers: `global_load_async_to_lds_bN
+    // vlds, vaddr, saddr` and `global_store_async_from_lds_bN vaddr, vlds,
+    // saddr`. Each lane moves N bits between its global address and the
+    // LDS address in its `vlds` VGPR; the instruction offset is added to
+    // both (the LDS one wraps at 32 bits). An LDS address outside the
+    // allocation drops the load's write and stores zeros (rocjitsu's
+    // `cdna5::async_lds_lane_address`). They count on ASYNCcnt
+    // ([`crate::waitcnt`]); here they complete at issue.
+    let async_kind = rest
+        .strip_prefix("load_async_to_lds_")
+        .map(|k| (k, true))
+        .or_else(|| {
+            rest.strip_prefix("store_async_from_lds_")
+                .map(|k| (k, false))
+        });
+    if let Some((kind, load)) = async_kind {
+        let size = match kind {
+            "b8" => 1,
+            "b32" => 4,
+            "b64" => 8,
+            "b128" => 16,
+            _ => return unsup(""),
+        };
+        let (vlds, vaddr) = if load {
+            (opnd(ops, 0)?, opnd(ops, 1)?)
+        } else {
+            (opnd(ops, 1)?, opnd(ops, 0)?)
+        };
+        for lane in 0..LANES {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, vaddr, ops.get(2), lane)?;
+            let l = (w.vread(vlds, lane, Ty::B32, ctx)? as u32).wrapping_add(offset as u32);
+            let mut buf = vec![0u8; size];
+            ctx.lds.at_lane(lane);
+            if load {
+                ctx.trace
+                    .note(lane, Space::Global, AccessKind::Read, a, size);
+                ctx.mem.read(a, &mut buf).map_err(|e| fault(lane, e))?;
+                ctx.trace
+                    .note(lane, Space::Lds, AccessKind::Write, l as u64, size);
+                ctx.lds.write_bytes(l, &buf);
+            } else {
+                ctx.trace
+                    .note(lane, Space::Lds, AccessKind::Read, l as u64, size);
+                ctx.lds.read_bytes(l, &mut buf);
+                ctx.trace
+                    .note(lane, Space::Global, AccessKind::Write, a, size);
+                ctx.mem.write(a, &buf).map_err(|e| fault(lane, e))?;
+            }
+        }
+        return Ok(());
+    }
     // gfx940+ spell LDS DMA `global_load_lds_dword`, gfx90a `global_load_dword ... lds`.
     let lds_kind = rest
         .strip_prefix("load_lds_")

@@ -330,8 +330,10 @@ pub const ALIASES: &[(&str, &str)] = &[
 ///   (`crate::decode::Program`'s gfx1250 check);
 /// - `s_version`: records the ISA version, no effect (RDNA4 ISA guide);
 /// - `s_wait_tensorcnt`, `s_wait_asynccnt`, `s_wait_xcnt`: wait for tensor
-///   DMA, async LDS loads and address translation; the first two are not
-///   modelled (refused by name), the last has nothing to wait for;
+///   DMA, asynchronous global↔LDS transfers and address translation; tensor
+///   DMA is not modelled (refused by name), the async transfers complete at
+///   issue here (the sanitizer checks the waits, [`crate::waitcnt`]), and
+///   the last has nothing to wait for;
 /// - `s_prefetch_inst`, `s_prefetch_inst_pc_rel`, `global_prefetch_b8`:
 ///   cache hints;
 /// - `s_get_pc_i64`: gfx9's `s_getpc_b64`.

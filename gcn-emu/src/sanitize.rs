@@ -483,6 +483,11 @@ fn props_in(
 /// untracked, as before the table.
 fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Event, bool)> {
     use crate::isa::{Access, Format, Ret};
+    // gfx1250's asynchronous global↔LDS transfers: in no table (gfx1250 has
+    // none); no register destination.
+    if async_lds(&ins.mnemonic).is_some() {
+        return Some((Event::Async, false));
+    }
     let p = props_in(table, &ins.mnemonic)?;
     let returns = match p.access {
         Access::Atomic(Ret::IfGlc) => crate::waitcnt::atomic_returns(ins),
@@ -505,6 +510,20 @@ fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Even
         }
         Event::Smem => None,
         Event::Lds => Some((event, returns)),
+        Event::Async => Some((event, false)),
+    }
+}
+
+/// Whether `m` is one of gfx1250's asynchronous transfers, and if so
+/// whether it writes LDS (`global_load_async_to_lds_*`: true;
+/// `global_store_async_from_lds_*`: false, it reads LDS).
+fn async_lds(m: &str) -> Option<bool> {
+    if m.starts_with("global_load_async_to_lds_") {
+        Some(true)
+    } else if m.starts_with("global_store_async_from_lds_") {
+        Some(false)
+    } else {
+        None
     }
 }
 
@@ -604,6 +623,8 @@ impl WaveSan {
             .counters()
             .iter()
             .zip(&self.queues)
+            // asynccnt only where something counts on it (gfx1250).
+            .filter(|(c, q)| **c != crate::waitcnt::Counter::Async || !q.is_empty())
             .map(|(c, q)| format!("{} {}", c.name(), q.len()))
             .collect();
         let mut s = format!("in flight: {}", each.join(", "));
@@ -817,7 +838,8 @@ impl WaveSan {
                         && (p.lds_dma || ins.has("lds"))
                 }
                 Event::Smem => false,
-            });
+                Event::Async => false,
+            }) || async_lds(&ins.mnemonic) == Some(true);
             let slot = self.gen.slot_of(event);
             let p = Pending {
                 event,
@@ -931,6 +953,9 @@ impl Workgroup {
     /// 0 and drops the write).
     fn lds_access(&self, lane: u32, addr: u32, bytes: usize, write: bool) {
         let size = self.lds_fixed + self.lds_dynamic as u64;
+        if addr as u64 + bytes as u64 <= size {
+            self.own_async_in_flight(addr, bytes, write);
+        }
         if addr as u64 + bytes as u64 > size {
             self.lds
                 .out_of_range(lane, addr, bytes, write, self.lds_fixed, self.lds_dynamic);
@@ -939,6 +964,65 @@ impl Workgroup {
         } else {
             self.lds.read(lane, addr, bytes);
         }
+    }
+}
+
+impl Workgroup {
+    /// The current instruction (not itself an asynchronous transfer)
+    /// accesses LDS bytes an asynchronous load of its own wave
+    /// (`global_load_async_to_lds_*`, gfx1250) still writes: nothing orders
+    /// the two before `s_wait_asynccnt` retires the load. A
+    /// [`Kind::PrematureRead`], once per instruction and load.
+    fn own_async_in_flight(&self, addr: u32, bytes: usize, write: bool) {
+        let (wave, at, _) = self.lds.current.get();
+        let Some(san) = self.waves.get(wave as usize) else {
+            return;
+        };
+        let pending = |seq: u64| {
+            san.queues.iter().find_map(|q| {
+                q.iter()
+                    .position(|p| p.seq == seq && p.event == Event::Async && p.lds_write)
+                    .map(|pos| (q[pos].clone(), pos))
+            })
+        };
+        if !san
+            .queues
+            .iter()
+            .flatten()
+            .any(|p| p.event == Event::Async && p.lds_write)
+        {
+            return;
+        }
+        let current_is_async = self
+            .program
+            .index
+            .get(&at)
+            .is_some_and(|&k| async_lds(&self.program.instructions[k].mnemonic).is_some());
+        if current_is_async {
+            return;
+        }
+        let hit = {
+            let shadow = self.lds.bytes.borrow();
+            (addr as usize..addr as usize + bytes).find_map(|b| {
+                let w = shadow.get(b)?.write?;
+                if w.wave != wave {
+                    return None;
+                }
+                pending(w.seq).map(|(p, pos)| (b, p, pos))
+            })
+        };
+        let Some((byte, p, pos)) = hit else { return };
+        let prog = &self.program;
+        let message = format!(
+            "{} {} LDS byte {byte:#x} while the asynchronous load {} of the same wave still writes it (nothing orders the two before the wait); it needs `{}` before the access; {}",
+            describe(prog, at),
+            if write { "writes" } else { "reads" },
+            describe(prog, p.addr),
+            san.needed_wait(&p, pos),
+            san.counts()
+        );
+        self.lds
+            .report(Kind::PrematureRead, wave, at, Some(p.addr), message);
     }
 }
 

@@ -29,6 +29,10 @@ use crate::decode::{Instruction, Operand, Program, RegFile, Src, VCC};
 use crate::exec::{base_name, Ctx, Stop, Wave, LANES};
 use crate::observe::{AccessKind, Space};
 
+mod rdna;
+pub(crate) use rdna::lower_all_for;
+pub use rdna::{lowered_for, Shape};
+
 type R<T> = std::result::Result<T, Stop>;
 type Lanes = [u32; LANES];
 type Lanes64 = [u64; LANES];
@@ -178,6 +182,10 @@ pub(crate) enum V32 {
     SubRevUSat,
     AddISat,
     SubISat,
+    /// RDNA4's `v_max_num_f32`/`v_min_num_f32` (the reference's
+    /// `num_minmax32`).
+    MaxNum,
+    MinNum,
 }
 
 impl V32 {
@@ -289,6 +297,8 @@ impl V32 {
             "v_max_f16" => (MaxH, 2, true),
             "v_min_f16" => (MinH, 2, true),
             "v_div_fixup_f16" => (DivFixupH, 3, true),
+            "v_max_num_f32" => (MaxNum, 2, true),
+            "v_min_num_f32" => (MinNum, 2, true),
             _ => return None,
         })
     }
@@ -632,6 +642,39 @@ pub(crate) enum SaveOp {
     OrN1,
 }
 
+/// The operation of `s_<op>_saveexec_*` (`kind` is `s_<op>`).
+fn save_op(kind: &str) -> Option<SaveOp> {
+    Some(match kind {
+        "s_and" => SaveOp::And,
+        "s_or" => SaveOp::Or,
+        "s_xor" => SaveOp::Xor,
+        "s_andn2" => SaveOp::AndN2,
+        "s_orn2" => SaveOp::OrN2,
+        "s_nand" => SaveOp::Nand,
+        "s_nor" => SaveOp::Nor,
+        "s_xnor" => SaveOp::Xnor,
+        "s_andn1" => SaveOp::AndN1,
+        "s_orn1" => SaveOp::OrN1,
+        _ => return None,
+    })
+}
+
+/// A saveexec's new exec mask: op(source, exec).
+fn save(op: SaveOp, src: u64, exec: u64) -> u64 {
+    match op {
+        SaveOp::And => src & exec,
+        SaveOp::Or => src | exec,
+        SaveOp::Xor => src ^ exec,
+        SaveOp::AndN2 => src & !exec,
+        SaveOp::OrN2 => src | !exec,
+        SaveOp::Nand => !(src & exec),
+        SaveOp::Nor => !(src | exec),
+        SaveOp::Xnor => !(src ^ exec),
+        SaveOp::AndN1 => !src & exec,
+        SaveOp::OrN1 => !src | exec,
+    }
+}
+
 /// A branch's condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cond {
@@ -723,6 +766,23 @@ pub(crate) enum Typed {
     AddK { dst: u16, imm: i32 },
     /// `s_<op>_saveexec_b64`.
     SaveExec { op: SaveOp, dst: u16, src: Opnd },
+    /// `s_<op>_saveexec_b32` (wave32's; RDNA): one SGPR gets `exec_lo`.
+    SaveExec32 { op: SaveOp, dst: u16, src: Opnd },
+    /// A VOPD pair (RDNA, wave32): both halves read before either writes.
+    Dual(Box<rdna::Dual>),
+    /// `ds_read_{u8,i8,u16}_d16[_hi]`: into one half of the register, the
+    /// other kept.
+    DsD16(Box<rdna::D16>),
+    /// `global_load_{ubyte,sbyte,short}_d16[_hi]` (`true`: the high half).
+    GlobalD16(Box<(Global, bool)>),
+    /// gfx10+'s `v_permlane16_b32` and `v_permlanex16_b32`.
+    Permlane(Box<rdna::Permlane>),
+    /// gfx12's float and 64-bit scalar ALU (`s_add_f32`, `s_add_nc_u64`, …).
+    Salu12 {
+        op: rdna::Salu12,
+        dst: u16,
+        src: [Opnd; 3],
+    },
     /// An f64 operation (and conversions to and from f64).
     F64(Box<F64>),
     /// A global atomic.
@@ -902,6 +962,9 @@ pub(crate) struct Dpp {
     bound_ctrl: bool,
     /// The lanes of the enabled rows and banks.
     enabled: u64,
+    /// DPP8 (gfx10+): reading an inactive lane is refused, as the
+    /// reference executor refuses it (fetch-inactive is not modelled).
+    strict: bool,
 }
 
 /// A packed operation's element operation ([`Typed::Pk`]).
@@ -1376,12 +1439,7 @@ pub(crate) struct Mfma {
 /// Lower every instruction of `program` (`None`: it runs on the reference
 /// executor).
 pub(crate) fn lower_all(program: &Program) -> Vec<Option<Typed>> {
-    program
-        .instructions
-        .iter()
-        // A VOPD pair runs in the reference executor (both halves).
-        .map(|i| i.dual.is_none().then(|| lower(i, program)).flatten())
-        .collect()
+    lower_all_for(program, Shape::GFX9)
 }
 
 fn sgpr(o: &Operand, n: u16) -> Option<u16> {
@@ -1491,6 +1549,9 @@ fn rel(op: &str, float: bool) -> Option<Rel> {
 /// Lower one instruction; `None` when this module does not model its form.
 pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     let m = ins.mnemonic.as_str();
+    if let Some(t) = rdna::lower_cache(ins) {
+        return Some(t);
+    }
     if m.starts_with("s_") {
         return lower_scalar(ins, program);
     }
@@ -1516,6 +1577,9 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if !matches!(enc, "" | "_e32" | "_e64" | "_dpp") {
         return None;
     }
+    if matches!(name, "v_permlane16_b32" | "v_permlanex16_b32") && enc != "_dpp" {
+        return rdna::lower_permlane(ins, name == "v_permlanex16_b32");
+    }
     // Modifiers this module does not model: any but none at all, and a
     // DPP form's controls (read from the encoding, as the reference does).
     let dpp_key = |k: &str| {
@@ -1536,6 +1600,11 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
                 | "bank_mask"
                 | "bound_ctrl"
                 | "row_newbcast"
+                // gfx10+ (RDNA): the controls' lanes are `exec::dpp_source`'s;
+                // which controls a target has is checked in `rdna`.
+                | "row_share"
+                | "row_xmask"
+                | "dpp8"
         )
     };
     if enc != "_dpp" {
@@ -1643,7 +1712,9 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     if ins.mods.iter().any(|(k, _)| enc != "_dpp" || !dpp_key(k)) {
         return None;
     }
-    let dpp = if enc == "_dpp" {
+    let dpp = if enc == "_dpp" && ins.has("dpp8") {
+        Some(Box::new(rdna::dpp8(*ins.words.get(1)?)))
+    } else if enc == "_dpp" {
         let word = *ins.words.get(1)?;
         let (ctrl, bound_ctrl) = (word >> 8 & 0x1ff, word >> 19 & 1 != 0);
         let (bank_mask, row_mask) = (word >> 24 & 0xf, word >> 28 & 0xf);
@@ -1661,6 +1732,7 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
             from,
             bound_ctrl,
             enabled,
+            strict: false,
         }))
     } else {
         None
@@ -2095,7 +2167,7 @@ fn f64_op(w: &mut Wave, x: &F64, ins: &Instruction) -> R<()> {
         }
     }
     if let Some(d) = x.sdst {
-        sset64(w, d, bits & exec);
+        set_mask(w, d, bits & exec);
     }
     if matches!(x.op, F64Op::ToF32 | F64Op::ToI32 | F64Op::ToU32) {
         put(vrow_mut(w, x.dst)?, &r.map(|v| v as u32), exec);
@@ -2150,6 +2222,9 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
         .or_else(|| m.strip_prefix("flat_atomic_"))
     {
         return lower_atomic(ins, kind);
+    }
+    if let Some(t) = rdna::lower_global_d16(ins) {
+        return Some(t);
     }
     let dma = m
         .strip_prefix("global_load_lds_")
@@ -2222,8 +2297,9 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
     for (k, v) in &ins.mods {
         match k.as_str() {
             "offset" => offset = crate::exec::parse_int(v).ok()?,
-            // Cache policy: no effect on what the emulator computes.
-            "glc" | "slc" | "sc0" | "sc1" | "nt" => {}
+            // Cache policy (gfx12's `th:`, `scope:` too): no effect on
+            // what the emulator computes.
+            "glc" | "slc" | "sc0" | "sc1" | "nt" | "th" | "scope" => {}
             _ => return None,
         }
     }
@@ -2295,7 +2371,9 @@ fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
         match k.as_str() {
             "offset" => offset = crate::exec::parse_int(v).ok()?,
             "glc" | "sc0" => ret = true,
-            "slc" | "sc1" | "nt" => {}
+            // gfx12: `th:TH_ATOMIC_RETURN` returns the old value.
+            "th" if v.contains("RETURN") => ret = true,
+            "slc" | "sc1" | "nt" | "th" | "scope" => {}
             _ => return None,
         }
     }
@@ -2938,6 +3016,9 @@ fn lower_ds(ins: &Instruction) -> Option<Typed> {
     let word = *ins.words.first()?;
     if word >> 16 & 1 != 0 {
         return None;
+    }
+    if let Some(t) = rdna::lower_ds_d16(ins, word) {
+        return Some(t);
     }
     let ops = &ins.ops;
     if let Some(bits) = ins.mnemonic.strip_prefix("ds_read_b64_tr_b") {
@@ -3850,6 +3931,9 @@ fn mfma_in(
 
 fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
     let m = ins.mnemonic.as_str();
+    if let Some(t) = rdna::lower_scalar(ins) {
+        return t;
+    }
     match m {
         "s_waitcnt" | "s_nop" | "s_setprio" | "s_sleep" | "s_waitcnt_vscnt" | "s_waitcnt_vmcnt"
         | "s_waitcnt_lgkmcnt" => return Some(Typed::Nop),
@@ -4149,19 +4233,7 @@ fn lower_scalar(ins: &Instruction, program: &Program) -> Option<Typed> {
         return Some(Typed::S64 { op, dst, src });
     }
     if let Some(kind) = m.strip_suffix("_saveexec_b64") {
-        let op = match kind {
-            "s_and" => SaveOp::And,
-            "s_or" => SaveOp::Or,
-            "s_xor" => SaveOp::Xor,
-            "s_andn2" => SaveOp::AndN2,
-            "s_orn2" => SaveOp::OrN2,
-            "s_nand" => SaveOp::Nand,
-            "s_nor" => SaveOp::Nor,
-            "s_xnor" => SaveOp::Xnor,
-            "s_andn1" => SaveOp::AndN1,
-            "s_orn1" => SaveOp::OrN1,
-            _ => return None,
-        };
+        let op = save_op(kind)?;
         if ops.len() != 2 {
             return None;
         }
@@ -4257,6 +4329,33 @@ fn sget64(w: &Wave, o: Opnd) -> u64 {
     }
 }
 
+/// Write a lane mask to SGPR `i`: a pair in wave64, one SGPR in wave32
+/// (as `Wave::write_mask`); an index past the file ([`rdna::DROP`]: the
+/// `null` destination) drops it.
+#[inline]
+fn set_mask(w: &mut Wave, i: u16, bits: u64) {
+    let i = i as usize;
+    if w.wave_size == 32 {
+        if let Some(r) = w.s.get_mut(i) {
+            *r = bits as u32;
+        }
+    } else if let Some(p) = w.s.get_mut(i..i + 2) {
+        p[0] = bits as u32;
+        p[1] = (bits >> 32) as u32;
+    }
+}
+
+/// A lane mask read from SGPR `i`: a pair in wave64, one SGPR in wave32.
+#[inline]
+fn get_mask(w: &Wave, i: u16) -> u64 {
+    let i = i as usize;
+    if w.wave_size == 32 {
+        w.s[i] as u64
+    } else {
+        w.s[i] as u64 | (w.s[i + 1] as u64) << 32
+    }
+}
+
 fn sset64(w: &mut Wave, i: u16, v: u64) {
     w.s[i as usize] = v as u32;
     w.s[i as usize + 1] = (v >> 32) as u32;
@@ -4284,6 +4383,11 @@ fn fmods(x: &mut Lanes, k: usize, neg: u8, abs: u8, half: u8) {
 fn put(d: &mut Lanes, r: &Lanes, exec: u64) {
     if exec == u64::MAX {
         *d = *r;
+        return;
+    }
+    if exec == 0xffff_ffff {
+        // A whole wave32 wave.
+        d[..32].copy_from_slice(&r[..32]);
         return;
     }
     for l in 0..LANES {
@@ -4319,17 +4423,25 @@ fn ch(x: f32) -> u32 {
     crate::exec::bf16(x) as u32
 }
 
+/// [`v32_n`] over the 64 lanes.
+#[inline]
 fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
+    v32_n::<LANES>(op, a, b, c, vcc, out)
+}
+
+/// A 32-bit vector operation over the first `N` lanes (32 in wave32: the
+/// others are never active).
+fn v32_n<const N: usize>(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
     macro_rules! each {
         (|$x:ident, $y:ident, $z:ident| $e:expr) => {
-            for l in 0..LANES {
+            for l in 0..N {
                 let ($x, $y, $z) = (a[l], b[l], c[l]);
                 let _ = (&$x, &$y, &$z);
                 out[l] = $e;
             }
         };
         (|$x:ident, $y:ident, $z:ident, $l:ident| $e:expr) => {
-            for $l in 0..LANES {
+            for $l in 0..N {
                 let ($x, $y, $z) = (a[$l], b[$l], c[$l]);
                 let _ = (&$x, &$y, &$z);
                 out[$l] = $e;
@@ -4527,6 +4639,8 @@ fn v32(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out: &mut Lanes) {
         SubRevUSat => each!(|x, y, z| y.saturating_sub(x)),
         AddISat => each!(|x, y, z| (x as i32).saturating_add(y as i32) as u32),
         SubISat => each!(|x, y, z| (x as i32).saturating_sub(y as i32) as u32),
+        MaxNum => each!(|x, y, z| crate::exec::num_minmax32(x, y, true)),
+        MinNum => each!(|x, y, z| crate::exec::num_minmax32(x, y, false)),
         MinH => each!(|x, y, z| ch(h(x).min(h(y)))),
     }
 }
@@ -4668,6 +4782,11 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                     fmods(x, k, neg, abs, half);
                 }
                 if let Some(d) = dpp {
+                    if d.strict && rdna::dpp8_inactive(d, exec) {
+                        return Err(Stop::Unsupported(
+                            "DPP8 reading an inactive lane (not modelled)".into(),
+                        ));
+                    }
                     let row = x[0];
                     let mut write = 0u64;
                     for (l, (x0, &from)) in x[0].iter_mut().zip(&d.from).enumerate() {
@@ -4682,7 +4801,11 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                     }
                     exec &= d.enabled & write;
                 }
-                v32(op, &x[0], &x[1], &x[2], vcc, &mut r);
+                if w.wave_size == 32 {
+                    v32_n::<32>(op, &x[0], &x[1], &x[2], vcc, &mut r);
+                } else {
+                    v32(op, &x[0], &x[1], &x[2], vcc, &mut r);
+                }
                 if let (Some(a), Some(seed)) = (approx, w.approx.perturb) {
                     for l in 0..LANES {
                         if exec >> l & 1 != 0 {
@@ -4695,14 +4818,16 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 // broadcast into a buffer.
                 let mut bufs = [[0u32; LANES]; 3];
                 let [b0, b1, b2] = &mut bufs;
-                v32(
-                    op,
+                let (a, b, c) = (
                     src32(w, src[0], b0)?,
                     src32(w, src[1], b1)?,
                     src32(w, src[2], b2)?,
-                    vcc,
-                    &mut r,
                 );
+                if w.wave_size == 32 {
+                    v32_n::<32>(op, a, b, c, vcc, &mut r);
+                } else {
+                    v32(op, a, b, c, vcc, &mut r);
+                }
             }
             put(vrow_mut(w, dst)?, &r, exec);
         }
@@ -4733,7 +4858,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         } => {
             let exec = w.exec();
             let (a, b) = (get32(w, src[0])?, get32(w, src[1])?);
-            let cin = cin.map(|c| w.s[c as usize] as u64 | (w.s[c as usize + 1] as u64) << 32);
+            let cin = cin.map(|c| get_mask(w, c));
             let cbit = |l: usize| cin.is_some_and(|m| m >> l & 1 != 0) as i64;
             let mut bits = 0u64;
             if op == Carry::MadU64 {
@@ -4763,7 +4888,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 }
                 put(vrow_mut(w, dst)?, &r, exec);
             }
-            sset64(w, sdst, bits);
+            set_mask(w, sdst, bits);
         }
         Typed::DivScale {
             dst,
@@ -4785,7 +4910,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 bits |= (vcc as u64) << l;
             }
             put(vrow_mut(w, dst)?, &r, exec);
-            sset64(w, sdst, bits & exec);
+            set_mask(w, sdst, bits & exec);
         }
         Typed::Cndmask {
             dst,
@@ -4799,7 +4924,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             let mut b = get32(w, src[1])?;
             fmods(&mut a, 0, neg, abs, 0);
             fmods(&mut b, 1, neg, abs, 0);
-            let m = w.s[mask as usize] as u64 | (w.s[mask as usize + 1] as u64) << 32;
+            let m = get_mask(w, mask);
             let r: Lanes = std::array::from_fn(|l| if m >> l & 1 != 0 { b[l] } else { a[l] });
             put(vrow_mut(w, dst)?, &r, exec);
         }
@@ -4837,7 +4962,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
                 }
                 bits &= exec;
                 if let Some(d) = sdst {
-                    sset64(w, d, bits);
+                    set_mask(w, d, bits);
                 }
                 if x {
                     w.set_exec(bits);
@@ -4856,7 +4981,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
             }
             bits &= exec;
             if let Some(d) = sdst {
-                sset64(w, d, bits);
+                set_mask(w, d, bits);
             }
             if x {
                 w.set_exec(bits);
@@ -5075,22 +5200,17 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         }
         Typed::SaveExec { op, dst, src } => {
             let (src, exec) = (sget64(w, src), w.exec());
-            let new = match op {
-                SaveOp::And => src & exec,
-                SaveOp::Or => src | exec,
-                SaveOp::Xor => src ^ exec,
-                SaveOp::AndN2 => src & !exec,
-                SaveOp::OrN2 => src | !exec,
-                SaveOp::Nand => !(src & exec),
-                SaveOp::Nor => !(src | exec),
-                SaveOp::Xnor => !(src ^ exec),
-                SaveOp::AndN1 => !src & exec,
-                SaveOp::OrN1 => !src | exec,
-            };
+            let new = save(op, src, exec);
             sset64(w, dst, exec);
             w.set_exec(new);
             w.scc = new != 0;
         }
+        Typed::SaveExec32 { op, dst, src } => rdna::save_exec32(w, op, dst, src),
+        Typed::Dual(ref d) => rdna::dual(w, d, ins, ctx)?,
+        Typed::DsD16(ref x) => rdna::ds_d16(w, x, ctx)?,
+        Typed::GlobalD16(ref x) => rdna::global_d16(w, &x.0, x.1, ctx)?,
+        Typed::Permlane(ref p) => rdna::permlane(w, p)?,
+        Typed::Salu12 { op, dst, src } => rdna::salu12(w, op, dst, src),
         Typed::Halt(state) => w.state = state,
         Typed::Mode(mode) => {
             let m0 = crate::decode::M0 as usize;
@@ -5188,14 +5308,14 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::ReadLane { dst, src, lane } => {
             let exec = w.exec();
             let l = match lane {
-                Some(o) => (sget(w, o) & 63) as usize,
+                Some(o) => (sget(w, o) & (w.wave_size - 1)) as usize,
                 None if exec == 0 => 0,
                 None => exec.trailing_zeros() as usize,
             };
             w.s[dst as usize] = vrow(w, src.file, src.index)?[l];
         }
         Typed::WriteLane { dst, src, lane } => {
-            let (v, l) = (sget(w, src), (sget(w, lane) & 63) as usize);
+            let (v, l) = (sget(w, src), (sget(w, lane) & (w.wave_size - 1)) as usize);
             vrow_mut(w, dst)?[l] = v;
         }
         Typed::PermSwap { a, b, row32 } => {
@@ -5459,9 +5579,19 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::Global(ref g) => global(w, g, ctx)?,
         Typed::Buffer(ref b) => {
             let v = &w.s[b.srsrc as usize..b.srsrc as usize + 4];
-            if v[1] >> 31 != 0 || w.numbering == crate::decode::Numbering::GFX1250 {
-                // Swizzled, the private segment buffer, or gfx1250's V#
-                // (`exec::Gfx1250Vsharp`): the reference.
+            // gfx1250's V# (`exec::Gfx1250Vsharp`) and, on other RDNA
+            // targets, any V# but a raw buffer (OOB_SELECT 3, whose range
+            // check is then CDNA's: `rdna::raw_buffer`) go to the reference.
+            let plain = if w.numbering == crate::decode::Numbering::GFX1250 {
+                false
+            } else if w.rdna() {
+                rdna::raw_buffer(w, v)
+            } else {
+                v[1] >> 31 == 0
+            };
+            if !plain {
+                // Swizzled, the private segment buffer, or one of the
+                // above: the reference.
                 return crate::exec::buffer(w, ins, ctx);
             }
             buffer(w, b, ctx)?;
@@ -5622,7 +5752,7 @@ fn buffer(w: &mut Wave, b: &Buffer, ctx: &mut Ctx) -> R<()> {
         }
     }
     let mem = ctx.mem.view();
-    let m0 = w.s[crate::decode::M0 as usize];
+    let m0 = w.m0();
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
             continue;
@@ -5936,11 +6066,21 @@ pub fn differential(
     seed: u64,
 ) -> Result<bool, String> {
     let ins = &program.instructions[index];
-    let Some(t) = lower(ins, program) else {
+    // Lowered for the state's wave: its numbering and lanes (an RDNA
+    // program is the executor's renamed copy, `crate::rdna::executable`).
+    let shape = Shape {
+        numbering: state.numbering,
+        wave32: state.wave_size == 32,
+    };
+    let Some(t) = rdna::lower_for(ins, program, shape) else {
         return Ok(false);
     };
     let mut rng = crate::launch::SplitMix64(seed);
     let mut w = state.clone();
+    // `null` reads 0: no write ever reaches it.
+    if let Some(n) = w.numbering.null {
+        w.s[n as usize] = 0;
+    }
     w.scc = rng.next_u64() & 1 != 0;
     let mask = match rng.next_u64() % 4 {
         0 => u64::MAX,

@@ -21,7 +21,11 @@
 //!   `s_wait_storecnt` (stores, atomics without a return), `s_wait_dscnt`
 //!   (LDS), `s_wait_kmcnt` (scalar memory, messages), `s_wait_samplecnt`,
 //!   `s_wait_bvhcnt` (image sampling and BVH: graphics encodings, which no
-//!   kernel here issues), `s_wait_expcnt`; the combined
+//!   kernel here issues), `s_wait_expcnt`; gfx1250's `s_wait_asynccnt`
+//!   (ASYNCcnt: `global_load_async_to_lds_*` and
+//!   `global_store_async_from_lds_*`, as AMD's rocjitsu emulator counts them,
+//!   `WaitCounterType::ASYNCCNT`; LLVM's `SIInsertWaitcnts` has the same
+//!   counter); the combined
 //!   `s_wait_loadcnt_dscnt` and `s_wait_storecnt_dscnt` (the first count in
 //!   bits 13:8, `dscnt` in 5:0, as composable_kernel's `WaitcntLayoutGfx12`
 //!   packs them); `s_wait_idle` waits for every counter.
@@ -70,6 +74,8 @@ pub enum Counter {
     Sample,
     /// gfx12's `bvhcnt` (graphics).
     Bvh,
+    /// gfx1250's `asynccnt` (asynchronous global↔LDS transfers).
+    Async,
 }
 
 impl Counter {
@@ -85,6 +91,7 @@ impl Counter {
             Counter::Km => "kmcnt",
             Counter::Sample => "samplecnt",
             Counter::Bvh => "bvhcnt",
+            Counter::Async => "asynccnt",
         }
     }
 }
@@ -102,6 +109,9 @@ pub enum Event {
     Lds,
     /// A scalar memory access (returns in any order).
     Smem,
+    /// gfx1250's asynchronous transfer between global memory and LDS
+    /// (`global_load_async_to_lds_*`, `global_store_async_from_lds_*`).
+    Async,
 }
 
 impl Generation {
@@ -127,7 +137,14 @@ impl Generation {
         match self {
             Generation::Gfx9 => &[Counter::Vm, Counter::Lgkm],
             Generation::Gfx11 => &[Counter::Vm, Counter::Vs, Counter::Lgkm],
-            Generation::Gfx12 => &[Counter::Load, Counter::Store, Counter::Ds, Counter::Km],
+            // asynccnt last: only gfx1250 issues on it.
+            Generation::Gfx12 => &[
+                Counter::Load,
+                Counter::Store,
+                Counter::Ds,
+                Counter::Km,
+                Counter::Async,
+            ],
         }
     }
 
@@ -142,6 +159,9 @@ impl Generation {
             (Generation::Gfx12, Event::VmemStore) => Counter::Store,
             (Generation::Gfx12, Event::Lds) => Counter::Ds,
             (Generation::Gfx12, Event::Smem) => Counter::Km,
+            // Only gfx1250 (a gfx12 target) has them; gfx9 and gfx11 never
+            // see one (no such instruction assembles there).
+            (_, Event::Async) => Counter::Async,
         }
     }
 
@@ -235,6 +255,7 @@ pub fn decode(ins: &Instruction, gen: Generation) -> Option<Wait> {
         (Generation::Gfx12, "s_wait_samplecnt") => vec![(Counter::Sample, imm())],
         (Generation::Gfx12, "s_wait_bvhcnt") => vec![(Counter::Bvh, imm())],
         (Generation::Gfx12, "s_wait_expcnt") => vec![],
+        (Generation::Gfx12, "s_wait_asynccnt") => vec![(Counter::Async, imm())],
         (Generation::Gfx12, "s_wait_loadcnt_dscnt") => {
             let v = imm();
             vec![(Counter::Load, (v >> 8) & 0x3f), (Counter::Ds, v & 0x3f)]
@@ -250,6 +271,7 @@ pub fn decode(ins: &Instruction, gen: Generation) -> Option<Wait> {
             Counter::Km,
             Counter::Sample,
             Counter::Bvh,
+            Counter::Async,
         ]
         .map(|c| (c, 0))
         .to_vec(),
@@ -365,6 +387,13 @@ mod tests {
         // A gfx12 wait is not one on gfx11, and the reverse.
         assert!(decode(&ins("s_wait_loadcnt", 0xbfc0_0000), Generation::Gfx11).is_none());
         assert!(decode(&ins("s_waitcnt_vscnt", 0xbc7c_0000), Generation::Gfx12).is_none());
+        // gfx1250: s_wait_asynccnt 0x1: [0x01,0x00,0xca,0xbf] (llvm-mc-22).
+        let w = decode(&ins("s_wait_asynccnt", 0xbfca_0001), Generation::Gfx12).unwrap();
+        assert_eq!(w.0, vec![(Counter::Async, 1)]);
+        assert_eq!(
+            Generation::Gfx12.wait_text(Counter::Async, 0),
+            "s_wait_asynccnt 0x0"
+        );
     }
 
     #[test]

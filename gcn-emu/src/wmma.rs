@@ -31,12 +31,20 @@
 //!   order) gives their places: bits `[1:0]` the first value's, `[3:2]` the
 //!   second's. `index_key` selects which set of nibbles of the index
 //!   register is used.
-//! - **gfx1250** (wave32; only `v_wmma_f32_16x16x32_{f16,bf16}`): A row
-//!   `lane % 16` holds K in chunks of eight, `k = 16·(e / 8) + 8h + e % 8`;
-//!   C/D as gfx12's. This is how AMD's FlyDSL gfx1250 kernels load the
-//!   operands (ROCm/FlyDSL `kernels/bmm_gfx1250.py`, `load_wmma_frag`), not
-//!   an ISA document; which K a lane holds cannot change a dense product as
-//!   long as A and B agree.
+//! - **gfx1250** (wave32; `v_wmma_f32_16x16x32_{f16,bf16}` and
+//!   `v_wmma_f32_16x16x{64,128}_{fp8,bf8}_{fp8,bf8}`, and
+//!   `v_wmma_f32_16x16x128_f8f6f4` with fp8/bf8 operands): A row
+//!   `lane % 16` (B column) holds K in chunks of `c` elements (`K / 4`: 8
+//!   for K = 32, 16 for K = 64; 16 for K = 128), alternating between the
+//!   half-waves:
+//!   `k = 2c·(e / c) + c·h + e % c`; C/D as gfx12's. For K = 32 this is how
+//!   AMD's FlyDSL gfx1250 kernels load the operands (ROCm/FlyDSL
+//!   `kernels/bmm_gfx1250.py`, `load_wmma_frag`); for both K it is AMD's
+//!   rocjitsu emulator's CDNA5 layout (ROCm/rocm-systems
+//!   `emulation/rocjitsu/.../shared/mma/layout.h`, `wmma_input_loc`:
+//!   blocks of `K / 4` elements, the lane group `(k / block) % 2`, and
+//!   `wmma_output_loc_32` for C/D). Neither is an ISA document; which K a
+//!   lane holds cannot change a dense product as long as A and B agree.
 
 /// The generation, whose layouts differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -45,7 +53,8 @@ pub enum Gen {
     Gfx11,
     /// RDNA4 (gfx1200, gfx1201).
     Gfx12,
-    /// gfx1250 (wave32 only): its dense 16×16×32 f16/bf16 → f32 WMMA.
+    /// gfx1250 (wave32 only): its dense 16×16×32 f16/bf16 and 16×16×64
+    /// fp8/bf8 → f32 WMMAs.
     Gfx1250,
 }
 
@@ -209,14 +218,18 @@ pub struct Layout {
 impl Layout {
     /// The layout, or `None` for a combination that does not exist or is
     /// not covered (SWMMAC, fp8 or K = 32 on gfx11; a wave size other than
-    /// 32 or 64; on gfx1250 anything but wave32 16×16×32 f16/bf16 → f32).
+    /// 32 or 64; on gfx1250 anything but wave32 16×16×32 f16/bf16 → f32 and
+    /// 16×16×64 and 16×16×128 fp8/bf8 → f32).
     pub fn new(gen: Gen, wave: usize, op: Op) -> Option<Layout> {
         if gen == Gen::Gfx1250 {
             let ok = wave == 32
                 && !op.sparse
-                && op.k == 32
-                && matches!(op.a, Elem::F16 | Elem::Bf16)
-                && op.acc == Acc::F32;
+                && op.acc == Acc::F32
+                && match op.k {
+                    32 => matches!(op.a, Elem::F16 | Elem::Bf16),
+                    64 | 128 => matches!(op.a, Elem::Fp8 | Elem::Bf8),
+                    _ => false,
+                };
             return ok.then_some(Layout { gen, wave, op });
         }
         let gfx12_only = op.sparse || op.k != 16 || matches!(op.a, Elem::Fp8 | Elem::Bf8);
@@ -332,14 +345,12 @@ impl Layout {
                 Some(((self.wave / 16) * reg + lane / 16, row))
             }
             (Gen::Gfx11 | Gen::Gfx1250, Matrix::Index) => None,
-            // gfx1250: 8-element chunks, alternating between the half-waves.
-            (Gen::Gfx1250, Matrix::A) => {
-                let e = 2 * reg + slot;
-                Some((row, 16 * (e / 8) + 8 * h + e % 8))
-            }
-            (Gen::Gfx1250, Matrix::B) => {
-                let e = 2 * reg + slot;
-                Some((16 * (e / 8) + 8 * h + e % 8, row))
+            // gfx1250: chunks of K / 4 elements (16 for K = 128),
+            // alternating between the half-waves.
+            (Gen::Gfx1250, Matrix::A | Matrix::B) => {
+                let (e, c) = ((32 / w) * reg + slot, (self.op.k / 4).min(16));
+                let k = 2 * c * (e / c) + c * h + e % c;
+                Some(if m == Matrix::A { (row, k) } else { (k, row) })
             }
             (Gen::Gfx1250, Matrix::C) => Some((8 * h + reg, row)),
             (Gen::Gfx12, Matrix::C) => {
@@ -663,7 +674,28 @@ pub struct Decoded {
 pub fn decode(ins: &crate::decode::Instruction) -> Result<Decoded, String> {
     use crate::decode::{Operand, RegFile};
     let name = crate::exec::base_name(&ins.mnemonic).0;
-    let op = Op::parse(name).ok_or("this WMMA shape/type is not implemented")?;
+    // gfx1250's f8f6f4 WMMA names its operands' formats in modifiers
+    // (MATRIX_FMT_FP8, the default, or BF8 run; FP6, BF6 and FP4 pack
+    // other layouts and are refused).
+    let f8f6f4 = name == "v_wmma_f32_16x16x128_f8f6f4";
+    let op = if f8f6f4 {
+        let fmt = |key: &str| match ins.modifier(key) {
+            None | Some("MATRIX_FMT_FP8") | Some("0") => Ok(Elem::Fp8),
+            Some("MATRIX_FMT_BF8") | Some("1") => Ok(Elem::Bf8),
+            Some(v) => Err(format!(
+                "WMMA {key}:{v} (FP6/BF6/FP4 operands) is not modelled"
+            )),
+        };
+        Op {
+            k: 128,
+            a: fmt("matrix_a_fmt")?,
+            b: fmt("matrix_b_fmt")?,
+            acc: Acc::F32,
+            sparse: false,
+        }
+    } else {
+        Op::parse(name).ok_or("this WMMA shape/type is not implemented")?
+    };
     if ins.ops.len() != 4 || ins.ops.iter().any(|o| o.neg || o.abs) {
         return Err("WMMA operands (4 expected, without neg/abs)".into());
     }
@@ -709,7 +741,12 @@ pub fn decode(ins: &crate::decode::Instruction) -> Result<Decoded, String> {
         "matrix_a_reuse",
         "matrix_b_reuse",
     ];
-    if let Some((k, _)) = ins.mods.iter().find(|(k, _)| !KNOWN.contains(&k.as_str())) {
+    let fmt_key = |k: &str| f8f6f4 && matches!(k, "matrix_a_fmt" | "matrix_b_fmt");
+    if let Some((k, _)) = ins
+        .mods
+        .iter()
+        .find(|(k, _)| !KNOWN.contains(&k.as_str()) && !fmt_key(k))
+    {
         return Err(format!("WMMA modifier {k} is not modelled"));
     }
     let op_sel = bits("op_sel")?;

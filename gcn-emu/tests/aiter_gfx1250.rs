@@ -265,6 +265,18 @@ fn gfx1250_vsharp_fields_and_refusals() {
 /// A one-kernel gfx1250 code object of `body` (wave32) with one global
 /// buffer argument, assembled and linked by clang-22 and ld.lld-22.
 fn gfx1250_kernel(name: &str, body: &str, dir: &std::path::Path) -> Loaded {
+    gfx1250_kernel_lds(name, body, dir, 0, 32)
+}
+
+/// [`gfx1250_kernel`] with `lds` bytes of static LDS and workgroups of up
+/// to `threads` work-items.
+fn gfx1250_kernel_lds(
+    name: &str,
+    body: &str,
+    dir: &std::path::Path,
+    lds: u32,
+    threads: u32,
+) -> Loaded {
     let src = format!(
         r#"	.amdgcn_target "amdgcn-amd-amdhsa--gfx1250"
 	.amdhsa_code_object_version 6
@@ -283,6 +295,7 @@ fn gfx1250_kernel(name: &str, body: &str, dir: &std::path::Path) -> Loaded {
 		.amdhsa_wavefront_size32 1
 		.amdhsa_next_free_vgpr 16
 		.amdhsa_next_free_sgpr 32
+		.amdhsa_group_segment_fixed_size {lds}
 	.end_amdhsa_kernel
 	.text
 	.amdgpu_metadata
@@ -293,10 +306,10 @@ amdhsa.kernels:
         .offset:         0
         .size:           8
         .value_kind:     global_buffer
-    .group_segment_fixed_size: 0
+    .group_segment_fixed_size: {lds}
     .kernarg_segment_align: 8
     .kernarg_segment_size: 8
-    .max_flat_workgroup_size: 32
+    .max_flat_workgroup_size: {threads}
     .name:           {name}
     .private_segment_fixed_size: 0
     .sgpr_count:     32
@@ -658,4 +671,284 @@ fn gfx1250_v_add_nc_u64_adds_64_bits_and_wraps() {
     // 0x12_ffffffff + 0x100_00000001 = 0x113_00000000; with s3 = -1 the
     // sum wraps past 2^64 to 0x100_00000000.
     assert_eq!(to_u32(&bufs[0]), [0, 0x113, 0, 0x100]);
+}
+
+/// The layout the async-transfer kernel below moves, in NumPy: `a0` is the
+/// buffer before the run (input at bytes 0..1024, outputs after). Lane
+/// `t` of one wave32:
+/// - b128: LDS[16(31 - t)] ← in[16t], then out[1024 + 16t] ← LDS[16t];
+/// - b64, SGPR base, `offset:512` on both sides (both directions): LDS[1024 + 8t] ←
+///   in[512 + 8t], then out[1536 + 8t] ← LDS[1024 + 8t];
+/// - b32, 64-bit VGPR address (`off`): LDS[1280 + 4t] ← in[768 + 4t], then
+///   out[1792 + 4t] ← LDS[1280 + 4t];
+/// - b8 with EXEC = lanes 0–15: LDS[1408 + t] ← in[896 + 3t], then
+///   out[1920 + t] ← LDS[1408 + t] (lanes 16–31 leave out's 0xa5);
+/// - b32 into LDS past the 2048-byte allocation: dropped; b32 from LDS
+///   past it: out[2048 + 4t] ← zeros (rocjitsu's out-of-range rule).
+const ASYNC_NUMPY: &str = "b = np.frombuffer(a0, np.uint8).copy()
+inp = b[:1024]
+t = np.arange(32)
+lds = np.zeros(2048, np.uint8)
+for k in range(32):
+    lds[16 * (31 - k):16 * (31 - k) + 16] = inp[16 * k:16 * k + 16]
+    lds[1024 + 8 * k:1024 + 8 * k + 8] = inp[512 + 8 * k:512 + 8 * k + 8]
+    lds[1280 + 4 * k:1280 + 4 * k + 4] = inp[768 + 4 * k:768 + 4 * k + 4]
+for k in range(16):
+    lds[1408 + k] = inp[896 + 3 * k]
+b[1024:1536] = lds[0:512]
+b[1536:1792] = lds[1024:1280]
+b[1792:1920] = lds[1280:1408]
+b[1920:1936] = lds[1408:1424]
+b[2048:2176] = 0
+out = b";
+
+/// The async-transfer kernel's body ([`ASYNC_NUMPY`] says what it moves).
+const ASYNC_BODY: &str = "  s_load_b64 s[0:1], s[0:1], 0x0
+  v_and_b32_e32 v0, 0x3ff, v0
+  v_lshlrev_b32_e32 v1, 4, v0
+  v_sub_nc_u32_e32 v2, 31, v0
+  v_lshlrev_b32_e32 v2, 4, v2
+  v_lshlrev_b32_e32 v3, 3, v0
+  v_add_nc_u32_e32 v4, 0x200, v3
+  v_lshlrev_b32_e32 v5, 2, v0
+  v_add_nc_u32_e32 v6, 0x300, v5
+  v_mov_b32_e32 v7, 0
+  v_add_nc_u32_e32 v8, 0x500, v5
+  v_mul_u32_u24_e32 v9, 3, v0
+  v_add_nc_u32_e32 v9, 0x380, v9
+  v_add_nc_u32_e32 v10, 0x580, v0
+  v_add_nc_u32_e32 v11, 0x1000, v5
+  s_wait_kmcnt 0x0
+  v_add_nc_u64_e32 v[6:7], s[0:1], v[6:7]
+  global_load_async_to_lds_b128 v2, v1, s[0:1]
+  global_load_async_to_lds_b64 v4, v3, s[0:1] offset:512
+  global_load_async_to_lds_b32 v8, v[6:7], off
+  global_load_async_to_lds_b32 v11, v5, s[0:1]
+  s_mov_b32 exec_lo, 0xffff
+  global_load_async_to_lds_b8 v10, v9, s[0:1]
+  s_wait_asynccnt 0x0
+  v_add_nc_u32_e32 v12, 0x780, v0
+  global_store_async_from_lds_b8 v12, v10, s[0:1]
+  s_mov_b32 exec_lo, -1
+  v_add_nc_u32_e32 v12, 0x400, v1
+  global_store_async_from_lds_b128 v12, v1, s[0:1]
+  v_add_nc_u32_e32 v12, 0x400, v3
+  global_store_async_from_lds_b64 v12, v4, s[0:1] offset:512
+  v_add_nc_u32_e32 v12, 0x700, v5
+  global_store_async_from_lds_b32 v12, v8, s[0:1]
+  v_add_nc_u32_e32 v12, 0x800, v5
+  global_store_async_from_lds_b32 v12, v11, s[0:1]
+  s_wait_asynccnt 0x0";
+
+/// gfx1250's asynchronous transfers between global memory and LDS
+/// (`global_load_async_to_lds_b8/b32/b64/b128`, 12 of aiter's gfx1250
+/// kernels use the b128; `global_store_async_from_lds_*`): each lane's
+/// LDS address is its `vlds` VGPR plus the instruction offset, which is
+/// added to the global address too; EXEC masks lanes; an LDS address past
+/// the allocation drops the load's write and stores zeros. Semantics from
+/// AMD's rocjitsu emulator (`cdna5::async_lds_lane_address`; its
+/// `tests/cdna5_execution_test.cpp`:
+/// `GlobalStoreAsyncFromLdsAppliesIoffsetToGlobalAndLdsSource`,
+/// `GlobalStoreAsyncFromOutOfRangeLdsSourceProducesZeroPayload`). The
+/// bytes after the run against NumPy's copy of the same moves.
+#[test]
+fn gfx1250_async_global_lds_transfers_match_numpy() {
+    let l = gfx1250_kernel_lds("asynclds", ASYNC_BODY, &gfx1250_dir(), 2048, 32);
+    let mut r = Rng(0x1250);
+    let mut buf: Vec<u8> = (0..1024).map(|_| r.next_u32() as u8).collect();
+    buf.resize(4096, 0xa5);
+    // The false-alarm pass runs every default check but `bounds`: the
+    // kernel reaches past its LDS on purpose (the finding is checked below).
+    use gcn_emu::sanitize::Checks;
+    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = Checks::RACES
+        .union(Checks::UNINIT)
+        .union(Checks::BARRIERS)
+        .union(Checks::WAITS);
+    let (bufs, _) =
+        launch_with(&l, launch, vec![A::Buf(buf.clone())]).unwrap_or_else(|e| panic!("{e}"));
+    let want = numpy1(ASYNC_NUMPY, &[&buf]);
+    for (i, (g, w)) in bufs[0].iter().zip(&want).enumerate() {
+        assert_eq!(g, w, "byte {i}: emulator {g:#x}, NumPy {w:#x}");
+    }
+    // The bounds check names both accesses past the allocation.
+    let mem = gcn_emu::memory::Memory::new();
+    let p = mem.alloc_bytes("buf", &buf);
+    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = Checks::BOUNDS;
+    let k = l.co.kernel(&l.name).unwrap();
+    let stats = gcn_emu::dispatch::run(
+        &l.co,
+        k,
+        &l.program,
+        &mem,
+        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
+        &launch,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let f: Vec<String> = stats.findings.iter().map(|f| f.to_string()).collect();
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert!(
+        f[0].contains("global_load_async_to_lds_b32 v11")
+            && f[0].contains("LDS write at offset 0x1000"),
+        "{}",
+        f[0]
+    );
+    assert!(
+        f[1].contains("global_store_async_from_lds_b32 v12, v11")
+            && f[1].contains("LDS read at offset 0x1000"),
+        "{}",
+        f[1]
+    );
+}
+
+/// Two wave32 waves each load their half of 64 dwords into LDS with
+/// `global_load_async_to_lds_b32`, meet at a barrier, and read the other
+/// wave's half back (reversed) with `ds_load_b32`. With `s_wait_asynccnt
+/// 0x0` before the barrier the run is clean (the sanitizer's false-alarm
+/// pass in `launch`) and matches NumPy; without it the sanitizer reports
+/// the transfer in flight at the barrier, naming `s_wait_asynccnt 0x0`.
+#[test]
+fn gfx1250_missing_asynccnt_wait_before_a_barrier_is_reported() {
+    let body = |wait: &str| {
+        format!(
+            "  s_load_b64 s[0:1], s[0:1], 0x0
+  v_and_b32_e32 v0, 0x3ff, v0
+  v_lshlrev_b32_e32 v1, 2, v0
+  v_sub_nc_u32_e32 v2, 63, v0
+  v_lshlrev_b32_e32 v2, 2, v2
+  s_wait_kmcnt 0x0
+  global_load_async_to_lds_b32 v1, v1, s[0:1]
+{wait}  s_barrier_signal -1
+  s_barrier_wait -1
+  ds_load_b32 v3, v2
+  s_wait_dscnt 0x0
+  global_store_b32 v1, v3, s[0:1] offset:256"
+        )
+    };
+    let dir = gfx1250_dir();
+    let mut r = Rng(64);
+    let mut buf: Vec<u8> = (0..256).map(|_| r.next_u32() as u8).collect();
+    buf.resize(512, 0);
+    let good = gfx1250_kernel_lds("asyncwait", &body("  s_wait_asynccnt 0x0\n"), &dir, 256, 64);
+    let (bufs, _) = launch(&good, [1, 1, 1], [64, 1, 1], vec![A::Buf(buf.clone())])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want = numpy1(
+        "b = np.frombuffer(a0, np.uint32).copy()\nb[64:] = b[:64][::-1]\nout = b",
+        &[&buf],
+    );
+    assert_eq!(bufs[0], want);
+    let bad = gfx1250_kernel_lds("asyncnowait", &body(""), &dir, 256, 64);
+    let mem = gcn_emu::memory::Memory::new();
+    let p = mem.alloc_bytes("buf", &buf);
+    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [64, 1, 1]);
+    launch.sanitize = gcn_emu::sanitize::Checks::DEFAULT;
+    let k = bad.co.kernel(&bad.name).unwrap();
+    let stats = gcn_emu::dispatch::run(
+        &bad.co,
+        k,
+        &bad.program,
+        &mem,
+        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
+        &launch,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let f = stats
+        .findings
+        .iter()
+        .find(|f| f.kind == gcn_emu::sanitize::Kind::StoreInFlightAtBarrier)
+        .unwrap_or_else(|| panic!("not reported: {:?}", stats.findings));
+    assert!(
+        f.message.contains("global_load_async_to_lds_b32")
+            && f.message.contains("`s_wait_asynccnt 0x0`"),
+        "{f}"
+    );
+}
+
+/// One wave reads back with `ds_load_b32` the LDS bytes its own
+/// `global_load_async_to_lds_b32` writes: without `s_wait_asynccnt` the
+/// sanitizer reports the read (nothing orders the two), naming the wait;
+/// with it the run is clean (`launch`'s false-alarm pass) and copies the
+/// buffer, as NumPy does.
+#[test]
+fn gfx1250_own_lds_read_before_asynccnt_wait_is_reported() {
+    let body = |wait: &str| {
+        format!(
+            "  s_load_b64 s[0:1], s[0:1], 0x0
+  v_and_b32_e32 v0, 0x3ff, v0
+  v_lshlrev_b32_e32 v1, 2, v0
+  s_wait_kmcnt 0x0
+  global_load_async_to_lds_b32 v1, v1, s[0:1]
+{wait}  ds_load_b32 v3, v1
+  s_wait_dscnt 0x0
+  global_store_b32 v1, v3, s[0:1] offset:128"
+        )
+    };
+    let dir = gfx1250_dir();
+    let mut r = Rng(32);
+    let mut buf: Vec<u8> = (0..128).map(|_| r.next_u32() as u8).collect();
+    buf.resize(256, 0);
+    let good = gfx1250_kernel_lds("ownwait", &body("  s_wait_asynccnt 0x0\n"), &dir, 128, 32);
+    let (bufs, _) = launch(&good, [1, 1, 1], [32, 1, 1], vec![A::Buf(buf.clone())])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want = numpy1(
+        "b = np.frombuffer(a0, np.uint8).copy()\nb[128:] = b[:128]\nout = b",
+        &[&buf],
+    );
+    assert_eq!(bufs[0], want);
+    let bad = gfx1250_kernel_lds("ownnowait", &body(""), &dir, 128, 32);
+    let mem = gcn_emu::memory::Memory::new();
+    let p = mem.alloc_bytes("buf", &buf);
+    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = gcn_emu::sanitize::Checks::DEFAULT;
+    let k = bad.co.kernel(&bad.name).unwrap();
+    let stats = gcn_emu::dispatch::run(
+        &bad.co,
+        k,
+        &bad.program,
+        &mem,
+        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
+        &launch,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(stats.findings.len(), 1, "{:?}", stats.findings);
+    let f = &stats.findings[0];
+    assert_eq!(f.kind, gcn_emu::sanitize::Kind::PrematureRead, "{f}");
+    assert!(
+        f.message.contains("ds_load_b32")
+            && f.message.contains("global_load_async_to_lds_b32")
+            && f.message.contains("`s_wait_asynccnt 0x0`"),
+        "{f}"
+    );
+}
+
+/// gfx1250's `v_mad_nc_i64_i32`: sext(a) × sext(b) + c in 64 bits, the
+/// sum wrapping, no carry out (LLVM's VOP3 `V_MAD_NC_I64_I32`, gfx1250).
+#[test]
+fn gfx1250_v_mad_nc_i64_i32_wraps_without_carry() {
+    let l = gfx1250_kernel(
+        "madnc",
+        "  s_load_b64 s[0:1], s[0:1], 0x0
+  v_mov_b32_e32 v2, -3
+  v_mov_b32_e32 v3, 0x7fffffff
+  v_mov_b32_e32 v4, 5
+  v_mov_b32_e32 v5, 0
+  v_mad_nc_i64_i32 v[6:7], v2, v3, v[4:5]
+  v_mov_b32_e32 v4, -1
+  v_mov_b32_e32 v5, 0x7fffffff
+  v_mov_b32_e32 v2, 2
+  v_mov_b32_e32 v3, 1
+  v_mad_nc_i64_i32 v[8:9], v2, v3, v[4:5]
+  v_mov_b32_e32 v0, 0
+  s_wait_kmcnt 0x0
+  global_store_b128 v0, v[6:9], s[0:1]",
+        &gfx1250_dir(),
+    );
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 16])]).unwrap();
+    let want = numpy1(
+        "a = np.array([-3 * 0x7fffffff + 5, 2 * 1 + 0x7fffffffffffffff], dtype=object)\n\
+         out = np.array([int(x) & (2**64 - 1) for x in a], np.uint64)",
+        &[],
+    );
+    assert_eq!(bufs[0], want);
 }

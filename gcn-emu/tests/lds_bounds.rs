@@ -1,5 +1,5 @@
 //! LDS accesses outside the workgroup's allocation (static + dynamic LDS)
-//! on every path that reaches LDS: `ds_*` (gcn-patch/tests/lds.rs), flat
+//! on every path that reaches LDS: `ds_*` (gcn-patch/tests/it/lds.rs), flat
 //! accesses in the LDS aperture and LDS DMA. Real kernels compiled by
 //! clang-22, run with a smaller allocation than they declare: the accesses
 //! are counted ([`Stats::lds_out_of_range`]) and, with the sanitizer, each

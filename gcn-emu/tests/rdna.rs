@@ -20,7 +20,9 @@ use gcn_emu::sanitize::Checks;
 /// `common::launch` does, the same launch runs again on fresh copies of
 /// the inputs under the sanitizer's default checks, which must find
 /// nothing (a false-alarm check of its gfx11 counter rules) and give the
-/// same results.
+/// same results. The first run is on the typed engine, the sanitized one
+/// on the reference executor alone (`Launch::typed` false): every launch
+/// here also compares the two engines' results.
 fn launch(
     l: &Loaded,
     grid: [u32; 3],
@@ -39,7 +41,7 @@ fn launch_lds(
     args: Vec<A>,
 ) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
     let k = l.co.kernel(&l.name).unwrap();
-    let once = |sanitize: Checks| {
+    let once = |sanitize: Checks, typed: bool| {
         let mem = Memory::new();
         let mut bases = Vec::new();
         let vals: Vec<ArgValue> = args
@@ -58,12 +60,13 @@ fn launch_lds(
         launch.max_instructions = 1_000_000;
         launch.sanitize = sanitize;
         launch.dynamic_lds = dynamic_lds;
+        launch.typed = typed;
         let stats = run(&l.co, k, &l.program, &mem, &vals, &launch)?;
         let bufs: Vec<Vec<u8>> = bases.iter().map(|&b| mem.contents(b).unwrap()).collect();
         Ok::<_, gcn_emu::Error>((bufs, stats))
     };
-    let (bufs, stats) = once(Checks::NONE)?;
-    let (again, checked) = once(Checks::DEFAULT)?;
+    let (bufs, stats) = once(Checks::NONE, true)?;
+    let (again, checked) = once(Checks::DEFAULT, false)?;
     assert!(
         checked.findings.is_empty(),
         "`{}`: the sanitizer reports on a kernel that ran clean:\n{}",
@@ -79,7 +82,7 @@ fn launch_lds(
     if l.name != "atomics" {
         assert_eq!(
             again, bufs,
-            "`{}`: the sanitized run computes the same",
+            "`{}`: the sanitized run on the reference executor computes what the typed engine does",
             l.name
         );
     }

@@ -827,6 +827,135 @@ fn assembled_gfx1250_bf16_16x16x32() {
     assert_eq!(got, want);
 }
 
+/// gfx1250's `v_wmma_f32_16x16x64_{fp8,bf8}_{fp8,bf8}` (wave32; aiter's
+/// gfx1250 kernels use the fp8_fp8 one), assembled by llvm-mc-22, on
+/// matrices placed as AMD's rocjitsu emulator places them for CDNA5
+/// (ROCm/rocm-systems `emulation/rocjitsu/.../shared/mma/layout.h`,
+/// `wmma_input_loc` with dim 16, K 64, 8-bit data: block = 16 elements,
+/// element `k` of row `i` is in lane `16·((k / 16) % 2) + i`, local element
+/// `16·(k / 32) + k % 16`, byte `local % 4` of register `local / 4`; B
+/// likewise by column; `wmma_output_loc_32`: D[row][col] is register
+/// `row % 8` of lane `16·(row / 8) + col`). Written here from rocjitsu's
+/// forward mapping (element to register), not the emulator's inverse. The
+/// codes are OCP E4M3/E5M2 (NumPy decodes them by definition); bf8 codes
+/// keep exponents 8–23 so every f64 partial sum is exact. Against NumPy
+/// bit for bit.
+#[test]
+fn assembled_gfx1250_fp8_16x16x64() {
+    for (fa, fb) in [
+        ("fp8", "fp8"),
+        ("fp8", "bf8"),
+        ("bf8", "fp8"),
+        ("bf8", "bf8"),
+    ] {
+        let text = format!(
+            "v_wmma_f32_16x16x64_{fa}_{fb} v[0:7], v[8:15], v[16:23], v[24:31] matrix_b_reuse"
+        );
+        gfx1250_fp8(&text, 64, fa, fb);
+    }
+}
+
+/// gfx1250's K = 128 fp8/bf8 WMMAs, `v_wmma_f32_16x16x128_{fp8,bf8}_{fp8,bf8}`
+/// and `v_wmma_f32_16x16x128_f8f6f4` with its FP8/BF8 operand formats
+/// (`matrix_a_fmt`/`matrix_b_fmt`, FP8 by default; aiter's gfx1250 kernels
+/// use both names), as [`assembled_gfx1250_fp8_16x16x64`]: rocjitsu's
+/// `wmma_input_loc` keeps 16-element blocks for 8-bit K = 128 (its comment:
+/// "CDNA5 K=128 dense WMMA uses 16-element K blocks"), so element `k` is in
+/// lane `16·((k / 16) % 2) + i`, local element `16·(k / 32) + k % 16`.
+#[test]
+fn assembled_gfx1250_fp8_16x16x128() {
+    for (text, fa, fb) in [
+        (
+            "v_wmma_f32_16x16x128_fp8_fp8 v[0:7], v[8:23], v[24:39], v[40:47]",
+            "fp8",
+            "fp8",
+        ),
+        (
+            "v_wmma_f32_16x16x128_bf8_fp8 v[0:7], v[8:23], v[24:39], v[40:47]",
+            "bf8",
+            "fp8",
+        ),
+        (
+            "v_wmma_f32_16x16x128_f8f6f4 v[0:7], v[8:23], v[24:39], v[40:47]",
+            "fp8",
+            "fp8",
+        ),
+        (
+            "v_wmma_f32_16x16x128_f8f6f4 v[0:7], v[8:23], v[24:39], v[40:47] \
+             matrix_a_fmt:MATRIX_FMT_BF8 matrix_b_fmt:MATRIX_FMT_BF8",
+            "bf8",
+            "bf8",
+        ),
+    ] {
+        gfx1250_fp8(text, 128, fa, fb);
+    }
+}
+
+/// One gfx1250 fp8/bf8 WMMA of K `kk` (64 or 128) against NumPy, its
+/// operands placed by rocjitsu's forward mapping (element to register).
+fn gfx1250_fp8(text: &str, kk: usize, fa: &str, fb: &str) {
+    let ins = assembled("gfx1250", 32, text);
+    let x = gcn_emu::wmma::decode(&ins).unwrap_or_else(|e| panic!("{text}: {e}"));
+    assert_eq!((x.layout.gen, x.layout.wave), (Gen::Gfx1250, 32));
+    let narrow = |v: Vec<u32>, f: &str| -> Vec<u32> {
+        if f == "bf8" {
+            v.iter()
+                .map(|c| (c & 0x80) | (0x20 + (c & 0x7f) % 0x40))
+                .collect()
+        } else {
+            v
+        }
+    };
+    let a = narrow(codes(16 * kk, fa, 50), fa);
+    let b = narrow(codes(kk * 16, fb, 51), fb);
+    let c = codes(256, "f32", 52);
+    // rocjitsu's forward mapping: (outer index, k) to (register, lane, byte).
+    let loc = |i: usize, k: usize| {
+        let lane = 16 * ((k / 16) % 2) + i;
+        let local = 16 * (k / 32) + k % 16;
+        (local / 4, lane, local % 4)
+    };
+    let mut regs = [[[0u32; 32]; 16]; 3];
+    for i in 0..16 {
+        for k in 0..kk {
+            let (r, l, byte) = loc(i, k);
+            regs[0][r][l] |= a[i * kk + k] << (8 * byte);
+            regs[1][r][l] |= b[k * 16 + i] << (8 * byte);
+        }
+    }
+    for row in 0..16 {
+        for col in 0..16 {
+            regs[2][row % 8][16 * (row / 8) + col] = c[row * 16 + col];
+        }
+    }
+    let read = |m: Matrix, reg: usize, lane: usize| -> u32 {
+        match m {
+            Matrix::A => regs[0][reg][lane],
+            Matrix::B => regs[1][reg][lane],
+            Matrix::C => regs[2][reg][lane],
+            Matrix::Index => 0,
+        }
+    };
+    let d = gcn_emu::wmma::compute(&x.layout, &x.mods, &read, &|_, _| 0).unwrap();
+    let mut got = vec![0u32; 256];
+    for row in 0..16 {
+        for col in 0..16 {
+            got[row * 16 + col] = d[row % 8][16 * (row / 8) + col];
+        }
+    }
+    let script = format!(
+        "A = np.frombuffer(a0, np.uint32).reshape(16, {kk})\n\
+         B = np.frombuffer(a1, np.uint32).reshape({kk}, 16)\n\
+         C = np.frombuffer(a2, np.uint32).reshape(16, 16)\n\
+         a = {}\nb = {}\nc = {}\n{F32_REF}\n",
+        np_decode(fa, "A", false),
+        np_decode(fb, "B", false),
+        np_decode("f32", "C", true),
+    );
+    let want = to_u32(&numpy(&script, &[&u32s(&a), &u32s(&b), &u32s(&c)])[0]);
+    assert_eq!(got, want, "{text}");
+}
+
 /// What `wmma::decode` does not understand is an error naming it, never a
 /// guess or a panic: register counts of no layout, a modifier it does not
 /// model, an index_key past the register's sets.
@@ -848,7 +977,12 @@ fn wmma_decode_refuses_what_it_does_not_model() {
     .unwrap_err();
     assert!(e.contains("matrix_a_fmt"), "{e}");
     let e = gcn_emu::wmma::decode(&line(
-        "v_wmma_f32_16x16x128_f8f6f4 v[0:7], v[8:23], v[24:39], v[0:7]",
+        "v_wmma_f32_16x16x128_f8f6f4 v[0:7], v[8:15], v[24:39], v[0:7] matrix_a_fmt:MATRIX_FMT_FP4",
+    ))
+    .unwrap_err();
+    assert!(e.contains("matrix_a_fmt:MATRIX_FMT_FP4"), "{e}");
+    let e = gcn_emu::wmma::decode(&line(
+        "v_wmma_f32_32x16x128_f4 v[0:15], v[8:23], v[24:31], v[0:15]",
     ))
     .unwrap_err();
     assert!(e.contains("not implemented"), "{e}");

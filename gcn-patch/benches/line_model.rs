@@ -11,7 +11,7 @@
 //!   input), divided by the lines; and the process's peak RSS (VmHWM)
 //!   after it, which adds the allocator's overhead and the generated text.
 //!
-//! It measures and prints; `tests/line_model.rs` guards the bound.
+//! It measures and prints; `tests/it/line_model.rs` guards the bound.
 
 use std::process::Command;
 use std::time::Instant;

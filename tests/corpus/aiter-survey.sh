@@ -15,5 +15,5 @@ trap 'rm -rf "$work"' EXIT
 git -C "$repo" archive HEAD hsa/gfx942 hsa/gfx950 hsa/gfx1250 | tar -x -C "$work"
 echo "aiter $(git -C "$repo" rev-parse HEAD): $(find "$work/hsa" -name '*.co' | wc -l) code objects"
 bash tests/setup.sh
-GCN_AITER_HSA="$work/hsa" cargo test --release --locked -p gcn-patch --test lift \
-    -- --ignored --exact aiter_full_survey_rebuilds_byte_identically --nocapture
+GCN_AITER_HSA="$work/hsa" cargo test --release --locked -p gcn-patch --test it \
+    -- --ignored --exact lift::aiter_full_survey_rebuilds_byte_identically --nocapture

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Copies a sample of aiter's measured GEMM times into
 tests/profile/aiter_sample.csv, for the fast check of `gcn-patch profile`
-(gcn-patch/tests/profile.rs, `profile_predicts_a_sample_of_aiters_measured_times`).
+(gcn-patch/tests/it/profile.rs, `profile_predicts_a_sample_of_aiters_measured_times`).
 
 Usage: tests/profile/aiter_sample.py [AITER_REPO]   (default: $AITER_REPO or
 /work/.mirror/ROCm+aiter/repo; a clone or bare mirror, read at HEAD)

@@ -1,7 +1,7 @@
 //! A counting global allocator: bytes allocated, live and the peak of live
 //! bytes, for the benches and tests that measure memory without clocks
-//! (`benches/line_model.rs`, `tests/line_model.rs`, `tests/scale.rs`,
-//! `tests/library_scale.rs`). Each binary that includes this module installs
+//! (`benches/line_model.rs`, `tests/it/line_model.rs`, `tests/it/scale.rs`,
+//! `tests/it/library_scale.rs`). Each binary that includes this module installs
 //! it as its global allocator.
 #![allow(dead_code)]
 

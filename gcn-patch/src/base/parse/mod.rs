@@ -332,7 +332,7 @@ amdhsa.version:
 
     #[test]
     fn large_input_round_trips() {
-        // Linearity is measured without clocks by tests/scale.rs (a
+        // Linearity is measured without clocks by tests/it/scale.rs (a
         // counting allocator); a time bound here failed on a loaded machine.
         let mut s = String::from("\t.text\nk:\n");
         for i in 0..100_000 {

@@ -57,7 +57,7 @@ pub fn predicted(target: &TargetId, items: &[Item]) -> BTreeMap<usize, Refusal> 
 /// not to re-encode to `bytes`, and what the assembler then says: the
 /// rules the re-encoding run ([`check`]) gives on the corpus (aiter's
 /// gfx942, gfx950 and gfx1250 objects, IREE's and Triton's gfx11 and gfx12
-/// ones; `tests/lift_in_process.rs` holds the prediction to be exactly
+/// ones; `tests/it/lift_in_process.rs` holds the prediction to be exactly
 /// [`check`]'s answer there). Each is about bits the disassembly does not
 /// show, or operands LLVM 22 decodes but rejects:
 ///
