@@ -18,6 +18,7 @@ mod patch_common;
 #[global_allocator]
 static GLOBAL: count::Counting = count::Counting;
 
+mod alu_hazard;
 mod approx;
 mod bad_inputs;
 mod check_budget;

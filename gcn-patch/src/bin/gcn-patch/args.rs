@@ -377,8 +377,10 @@ pub(crate) enum Command {
         target: String,
     },
     /// Check FILE for wait-counter hazards: reads or overwrites of registers
-    /// a pending memory operation will write. Exit 0: no hazard (notes and
-    /// warnings allowed); 1: at least one hazard; 2: usage or input error.
+    /// a pending memory operation will write; and, in GFX12 kernels that
+    /// select SCHED_MODE_2, VGPR windows no `s_wait_alu` covers. Exit 0: no
+    /// hazard (notes and warnings allowed); 1: at least one hazard; 2: usage
+    /// or input error.
     Lint {
         /// Any AMDGPU asm file (.s, .rocmasm); no manifest needed.
         file: PathBuf,
