@@ -1881,8 +1881,14 @@ pub fn step(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     );
     let unit = ins.route.unit;
     match unit {
-        Unit::SmemRead => return smem(wave, ins, ctx),
-        Unit::SmemWrite => return smem_write(wave, ins, ctx),
+        Unit::SmemRead => {
+            memory_modifiers(ins)?;
+            return smem(wave, ins, ctx);
+        }
+        Unit::SmemWrite => {
+            memory_modifiers(ins)?;
+            return smem_write(wave, ins, ctx);
+        }
         Unit::Salu => return salu(wave, ins, ctx),
         _ => {}
     }
@@ -1925,6 +1931,9 @@ pub(crate) fn vopd_operation(half: &str) -> Option<&'static str> {
         "dot2acc_f32_f16" => "v_dot2acc_f32_f16",
         "dot2acc_f32_bf16" => "v_dot2acc_f32_bf16",
         "add_nc_u32" => "v_add_u32",
+        // gfx1250's VOPD3 (llvm-mc-22 assembles it for gfx1250, not
+        // gfx1100): `src0 - src1`, no carry, as CDNA's `v_sub_u32`.
+        "sub_nc_u32" => "v_sub_u32",
         "lshlrev_b32" => "v_lshlrev_b32",
         "and_b32" => "v_and_b32",
         _ => return None,
@@ -2203,15 +2212,45 @@ fn cvt_pk_u8_f32(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// Refuses, by name, a modifier of a memory instruction (SMEM, FLAT,
+/// GLOBAL, SCRATCH, MUBUF) the executor does not model, rather than run it
+/// as if it were absent. Modelled: `offset`, `offen`, `idxen`, `lds`,
+/// `scale_offset` (gfx1250; GLOBAL/SCRATCH/SMEM), the atomic return bit
+/// (`glc`, `sc0`, `th:TH_ATOMIC_RETURN`). Accepted with no effect: the
+/// cache policy (`glc`/`slc`/`dlc`/`nt`/`sc0`/`sc1` on loads and stores;
+/// gfx12's `th:` temporal hints and `scope:`; gfx1250's `nv`): the
+/// emulator's memory has no caches and its waves' accesses are applied in
+/// one order, so a hint or a coherence scope changes no value it computes.
+fn memory_modifiers(ins: &Instruction) -> R<()> {
+    for (k, _) in &ins.mods {
+        match k.as_str() {
+            "offset" | "offen" | "idxen" | "lds" | "scale_offset" => {}
+            "glc" | "slc" | "dlc" | "nt" | "sc0" | "sc1" | "th" | "scope" | "nv" => {}
+            other => {
+                return unsup(format!(
+                    "memory modifier `{other}` on `{}`: not modelled",
+                    ins.mnemonic
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
 fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx, unit: Unit) -> R<()> {
     let m = ins.mnemonic.as_str();
     match unit {
         Unit::Vcmp => return vcmp(wave, ins, ctx),
         Unit::Mfma => return mfma(wave, ins, ctx),
         Unit::Ds => return ds(wave, ins, ctx),
-        Unit::Global => return global(wave, ins, ctx),
-        Unit::Scratch => return scratch(wave, ins, ctx),
-        Unit::Buffer => return buffer(wave, ins, ctx),
+        Unit::Global | Unit::Scratch | Unit::Buffer => {
+            memory_modifiers(ins)?;
+            return match unit {
+                Unit::Global => global(wave, ins, ctx),
+                Unit::Scratch => scratch(wave, ins, ctx),
+                _ => buffer(wave, ins, ctx),
+            };
+        }
         Unit::Valu => {}
         Unit::Salu
         | Unit::SmemRead
@@ -2883,8 +2922,20 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let Operand::Reg { index: d, .. } = dst.op else {
         return unsup("destination");
     };
+    // gfx1250's `scale_offset` multiplies the SGPR offset (not the
+    // immediate) by the load's size (AMD's rocjitsu,
+    // `smem_calculate_address`; LLVM's assembler refuses it on
+    // `s_buffer_load_*`).
+    let scale = if ins.has("scale_offset") {
+        if m.starts_with("s_buffer_") || off.is_none() {
+            return unsup("scale_offset on a scalar buffer load or without an SGPR offset");
+        }
+        4 * dwords as u64
+    } else {
+        1
+    };
     let mut offset = match off {
-        Some(s) => w.sread(s, ctx)? as u64,
+        Some(s) => (w.sread(s, ctx)? as u64).wrapping_mul(scale),
         None => 0,
     };
     if let Some(o) = ins.modifier("offset") {
@@ -2938,6 +2989,9 @@ fn smem(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 /// memory's old value to its data registers.
 fn smem_write(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
+    if ins.has("scale_offset") {
+        return unsup("scale_offset on a scalar store or atomic");
+    }
     let buffer = m.starts_with("s_buffer_");
     let rest = m.trim_start_matches("s_buffer_").trim_start_matches("s_");
     let (data, base, off) = (opnd(&ins.ops, 0)?, opnd(&ins.ops, 1)?, ins.ops.get(2));
@@ -4115,13 +4169,35 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     };
     let ops = &ins.ops;
     let exec = w.exec();
-    let addr_of = |w: &Wave, ctx: &Ctx, vaddr: &Src, saddr: Option<&Src>, lane: usize| -> R<u64> {
+    // gfx1250's `scale_offset`: the 32-bit VGPR offset of the `saddr` form
+    // is multiplied by the access's size in bytes (the immediate offset is
+    // not), and gfx1250 sign-extends that VGPR offset (LLVM's GCNSubtarget.h
+    // `hasScaleOffset`, `hasSignedGVSOffset`; AMD's rocjitsu
+    // `flat_global_calculate_addresses`).
+    let scaled = ins.has("scale_offset");
+    let signed_voffset = w.numbering == crate::decode::Numbering::GFX1250;
+    let addr_of = |w: &Wave,
+                   ctx: &Ctx,
+                   vaddr: &Src,
+                   saddr: Option<&Src>,
+                   lane: usize,
+                   size: usize|
+     -> R<u64> {
         match saddr {
             Some(s) if !matches!(s.op, Operand::Off) => {
                 let base = w.sread64(s, ctx)?;
                 let off = w.vread(vaddr, lane, Ty::B32, ctx)?;
-                Ok(base.wrapping_add(off).wrapping_add(offset as u64))
+                let off = if signed_voffset {
+                    off as u32 as i32 as i64 as u64
+                } else {
+                    off
+                };
+                let scale = if scaled { size as u64 } else { 1 };
+                Ok(base
+                    .wrapping_add(off.wrapping_mul(scale))
+                    .wrapping_add(offset as u64))
             }
+            _ if scaled => unsup("scale_offset without an SGPR base (saddr)"),
             _ => Ok(w
                 .vread(vaddr, lane, Ty::B64, ctx)?
                 .wrapping_add(offset as u64)),
@@ -4142,7 +4218,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(1), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(1), lane, size)?;
             let mut buf = vec![0u8; size];
             ctx.trace
                 .note(lane, Space::Global, AccessKind::Read, a, size);
@@ -4164,7 +4240,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane, size)?;
             let mut buf = vec![0u8; size];
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
                 ctx.trace.note(
@@ -4193,7 +4269,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane, size)?;
             let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
             if flat && (a >> 32) as u32 == ctx.private_base_hi {
                 ctx.trace.note(
@@ -4236,7 +4312,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, vaddr, saddr, lane)?;
+            let a = addr_of(w, ctx, vaddr, saddr, lane, size)?;
             let (d, c) = if cmpswap {
                 // data = {src, cmp}: two values of `size` in consecutive registers.
                 let (file, i) = reg_of(data)?;
@@ -4288,10 +4364,24 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         None => 0,
     };
     let exec = w.exec();
-    let addr_of = |w: &Wave, ctx: &Ctx, vaddr: &Src, saddr: Option<&Src>, lane: usize| -> R<u32> {
+    // gfx1250's `scale_offset` scales the VGPR offset by the access's size
+    // (AMD's rocjitsu, `flat_calculate_addresses` for VSCRATCH).
+    let scaled = ins.has("scale_offset");
+    let addr_of = |w: &Wave,
+                   ctx: &Ctx,
+                   vaddr: &Src,
+                   saddr: Option<&Src>,
+                   lane: usize,
+                   size: usize|
+     -> R<u32> {
         let v = match vaddr.op {
+            Operand::Off if scaled => return unsup("scale_offset without a VGPR offset"),
             Operand::Off => 0,
-            _ => w.vread(vaddr, lane, Ty::B32, ctx)? as u32,
+            _ => (w.vread(vaddr, lane, Ty::B32, ctx)? as u32).wrapping_mul(if scaled {
+                size as u32
+            } else {
+                1
+            }),
         };
         let s = match saddr.map(|s| &s.op) {
             None | Some(Operand::Off) => 0,
@@ -4308,7 +4398,7 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane, size)?;
             let mut buf = vec![0u8; size];
             ctx.trace.note(
                 lane,
@@ -4332,7 +4422,7 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane)?;
+            let a = addr_of(w, ctx, opnd(ops, 0)?, ops.get(2), lane, size)?;
             let data = store_bytes(w, opnd(ops, 1)?, lane, size, hi)?;
             ctx.trace.note(
                 lane,
@@ -4351,6 +4441,12 @@ fn scratch(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
 /// MUBUF buffer loads and stores with V# range checking.
 pub(crate) fn buffer(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
+    // LLVM's assembler refuses `scale_offset` on MUBUF ("scale_offset is
+    // not supported for this instruction"): no source here scales a buffer
+    // offset.
+    if ins.has("scale_offset") {
+        return unsup("scale_offset on a buffer access");
+    }
     let ops = &ins.ops;
     let offen = ins.has("offen");
     let idxen = ins.has("idxen");
