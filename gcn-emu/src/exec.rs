@@ -6514,6 +6514,94 @@ mod probe_tests {
         assert_eq!(w.v[0][0], h(16.0) | h(13.0) << 16);
     }
 
+    /// One instruction on a probe (`init` sets it up): its outcome.
+    fn try_one(text: &str, init: impl FnOnce(&mut Probe)) -> (Probe, R<()>) {
+        let ins = crate::decode::parse_line(&format!("\t{text} // 000000001600: 00000000"))
+            .unwrap()
+            .unwrap();
+        let mut p = Probe::new();
+        p.wave.set_exec(u64::MAX);
+        init(&mut p);
+        let Probe {
+            wave,
+            lds,
+            mem,
+            program,
+            ..
+        } = &mut p;
+        let mut ctx = Ctx {
+            program,
+            mem,
+            lds,
+            shared_base_hi: 1,
+            private_base_hi: 2,
+            ocp_fp8: false,
+            trace: Trace::default(),
+            observer: None,
+            typed: &[],
+        };
+        let r = step(wave, &ins, &mut ctx);
+        (p, r)
+    }
+
+    #[test]
+    fn scale_offset_scales_scratch_and_smem_offsets_and_is_refused_elsewhere() {
+        // SCRATCH: lane l reads its private dword at v0 * 4 (+ offset:8).
+        let (p, r) = try_one(
+            "scratch_load_dword v1, v0, off offset:8 scale_offset",
+            |p| {
+                for l in 0..LANES {
+                    p.wave.v[0][l] = l as u32 % 5;
+                    let at = 4 * (l as u32 % 5) + 8;
+                    p.wave
+                        .private_write(l, at, &(1000 + l as u32).to_le_bytes())
+                        .unwrap();
+                }
+            },
+        );
+        r.unwrap();
+        for l in 0..LANES {
+            assert_eq!(p.wave.v[1][l], 1000 + l as u32, "lane {l}");
+        }
+        // SMEM: the SGPR offset times the load's 8 bytes, the immediate not.
+        let (p, r) = try_one(
+            "s_load_dwordx2 s[8:9], s[0:1], s6 offset:0x4 scale_offset",
+            |p| {
+                let base = p.pointer;
+                p.wave.s[0] = base as u32;
+                p.wave.s[1] = (base >> 32) as u32;
+                p.wave.s[6] = 3;
+                p.mem
+                    .write(base + 3 * 8 + 4, &[1, 0, 0, 0, 2, 0, 0, 0])
+                    .unwrap();
+            },
+        );
+        r.unwrap();
+        assert_eq!((p.wave.s[8], p.wave.s[9]), (1, 2));
+        for (text, name) in [
+            (
+                "buffer_load_dword v1, v0, s[0:3], 0 offen scale_offset",
+                "scale_offset",
+            ),
+            (
+                "global_load_dword v1, v[0:1], off scale_offset",
+                "scale_offset",
+            ),
+            (
+                "s_buffer_load_dword s4, s[0:3], s5 scale_offset",
+                "scale_offset",
+            ),
+            ("global_load_dword v1, v0, s[0:1] tfe", "tfe"),
+            ("buffer_store_dword v1, v0, s[0:3], 0 offen lwe", "lwe"),
+        ] {
+            let (_, r) = try_one(text, |_| {});
+            match r {
+                Err(Stop::Unsupported(m)) => assert!(m.contains(name), "{text}: {m}"),
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
+
     #[test]
     fn an_unexpected_operand_form_is_unsupported_not_a_crash() {
         let ins = crate::decode::parse_line("\tv_readlane_b32 s0 // 000000001600: D2890000")
