@@ -482,6 +482,23 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("ds_cmpstore_rtn_b32", Ds),
         ("ds_cmpstore_b64", Ds),
         ("ds_cmpstore_rtn_b64", Ds),
+        ("ds_cmpstore_f32", Ds),
+        ("ds_cmpstore_rtn_f32", Ds),
+        ("ds_cond_sub_u32", Ds),
+        ("ds_cond_sub_rtn_u32", Ds),
+        ("ds_sub_clamp_u32", Ds),
+        ("ds_sub_clamp_rtn_u32", Ds),
+        ("global_atomic_cmpswap_f32", Global),
+        ("flat_atomic_cmpswap_f32", Flat),
+        ("buffer_atomic_cmpswap_f32", Mubuf),
+        ("global_atomic_csub_u32", Global),
+        ("buffer_atomic_csub_u32", Mubuf),
+        ("global_atomic_cond_sub_u32", Global),
+        ("flat_atomic_cond_sub_u32", Flat),
+        ("buffer_atomic_cond_sub_u32", Mubuf),
+        ("global_atomic_sub_clamp_u32", Global),
+        ("flat_atomic_sub_clamp_u32", Flat),
+        ("buffer_atomic_sub_clamp_u32", Mubuf),
         ("ds_max_num_f32", Ds),
         ("ds_min_num_f32", Ds),
         ("ds_max_num_rtn_f32", Ds),
@@ -4047,6 +4064,32 @@ fn atomic_op(op: &str, size: usize, old: u64, data: u64, cmp: u64) -> Option<u64
                     old
                 }
             }
+            // RDNA3's `ds_cmpstore_f32` and `*_atomic_cmpswap_f32` (AMD's
+            // RDNA3 ISA guide, DS_CMPSTORE_F32: "tmp = MEM[ADDR].f32; src =
+            // DATA.f32; cmp = DATA2.f32; MEM[ADDR].f32 = tmp == cmp ? src :
+            // tmp"): a float compare, so -0 matches +0 and NaN matches
+            // nothing.
+            "cmpstore_f32" | "cmpswap_f32" => {
+                if f32b(old) == f32b(cmp) {
+                    data
+                } else {
+                    old
+                }
+            }
+            // gfx11's `*_atomic_csub_u32` and gfx12's `*_sub_clamp_u32`
+            // (RDNA3 guide GLOBAL_ATOMIC_CSUB_U32, RDNA4 guide
+            // DS_SUB_CLAMP_U32: "if old_value < DATA.u32 then new_value =
+            // 0U else new_value = old_value - DATA.u32").
+            "csub_u32" | "sub_clamp_u32" | "sub_clamp" => old.saturating_sub(data),
+            // gfx12's `*_cond_sub_u32` (RDNA4 guide DS_COND_SUB_U32: "MEM =
+            // tmp >= src ? tmp - src : tmp").
+            "cond_sub_u32" | "cond_sub" => {
+                if old >= data {
+                    old - data
+                } else {
+                    old
+                }
+            }
             "add" => old.wrapping_add(data),
             "sub" => old.wrapping_sub(data),
             "rsub" => data.wrapping_sub(old),
@@ -4303,7 +4346,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         } else {
             (None, opnd(ops, 0)?, opnd(ops, 1)?, ops.get(2))
         };
-        let cmpswap = kind == "cmpswap";
+        let cmpswap = kind == "cmpswap" || kind == "cmpswap_f32";
         if atomic_op(kind, size, 0, 0, 0).is_none() {
             return unsup("");
         }
@@ -4919,7 +4962,11 @@ fn buffer_atomic(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, op: &str, inst_
             Ok(x)
         };
         let src = val(0)?;
-        let cmp = if op == "cmpswap" { val(1)? } else { 0 };
+        let cmp = if op == "cmpswap" || op == "cmpswap_f32" {
+            val(1)?
+        } else {
+            0
+        };
         let old = if in_range {
             let a = match g1250 {
                 Some(_) => base + soff + offset,
@@ -5145,6 +5192,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         // with the BUFFER_ATOMIC_CMPSWAP opcode"), the reverse of gfx9's
         // `ds_cmpst_*` (cmp first).
         ("cmpstore", "b32" | "b64") => "cmpstore".to_string(),
+        ("cmpstore", "f32") => "cmpstore_f32".to_string(),
         (o, _) => o.to_string(),
     };
     if atomic_op(&aop, size, 0, 0, 0).is_none() {
@@ -5160,7 +5208,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         let d0 = w.vread(opnd(ops, data_i)?, lane, tyw, ctx)?;
         let (cmp, d) = match aop.as_str() {
             "cmpst" => (d0, w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?),
-            "cmpstore" => (w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?, d0),
+            "cmpstore" | "cmpstore_f32" => (w.vread(opnd(ops, data_i + 1)?, lane, tyw, ctx)?, d0),
             _ => (0, d0),
         };
         ctx.trace
@@ -6598,6 +6646,103 @@ mod probe_tests {
             match r {
                 Err(Stop::Unsupported(m)) => assert!(m.contains(name), "{text}: {m}"),
                 other => panic!("{text}: {other:?}"),
+            }
+        }
+    }
+
+    /// RDNA's clamped/conditional subtracts and float compare-stores, run
+    /// through the LDS and global paths lane by lane against the ISA
+    /// guides' pseudo-code written out here (RDNA3 GLOBAL_ATOMIC_CSUB_U32,
+    /// DS_CMPSTORE_F32; RDNA4 DS_COND_SUB_U32, DS_SUB_CLAMP_U32): memory
+    /// and the returned old value.
+    #[test]
+    fn rdna_sub_clamp_cond_sub_and_f32_compare_stores_follow_the_pseudo_code() {
+        let f = |x: f32| x.to_bits();
+        let nan = f32::NAN.to_bits();
+        // (memory, DATA, DATA2) per lane; lanes past the list repeat it.
+        let cases: [(u32, u32, u32); 8] = [
+            (10, 3, 10),
+            (3, 10, 4),
+            (7, 7, 7),
+            (0, 1, 0),
+            (f(-0.0), f(2.5), f(0.0)),
+            (f(1.5), f(9.0), f(1.5)),
+            (nan, f(1.0), nan),
+            (u32::MAX, 1, 0x8000_0000),
+        ];
+        // The guide's pseudo-code as written (not `saturating_sub`).
+        #[allow(clippy::implicit_saturating_sub)]
+        let clamp = |m: u32, d: u32, _: u32| if m < d { 0 } else { m - d };
+        let cond = |m: u32, d: u32, _: u32| if m >= d { m - d } else { m };
+        let fcmp = |m: u32, d: u32, c: u32| {
+            if f32::from_bits(m) == f32::from_bits(c) {
+                d
+            } else {
+                m
+            }
+        };
+        type Pc = fn(u32, u32, u32) -> u32;
+        let lds_ops: [(&str, Pc); 3] = [
+            ("ds_sub_clamp_rtn_u32 v0, v1, v2", clamp),
+            ("ds_cond_sub_rtn_u32 v0, v1, v2", cond),
+            ("ds_cmpstore_rtn_f32 v0, v1, v2, v3", fcmp),
+        ];
+        for (text, pc) in lds_ops {
+            let (mut p, r) = try_one(text, |p| {
+                for l in 0..LANES {
+                    let (m, d, c) = cases[l % cases.len()];
+                    p.wave.v[1][l] = 4 * l as u32;
+                    p.wave.v[2][l] = d;
+                    p.wave.v[3][l] = c;
+                    p.lds.write(4 * l as u32, 4, m as u64);
+                }
+            });
+            r.unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            for l in 0..LANES {
+                let (m, d, c) = cases[l % cases.len()];
+                assert_eq!(p.wave.v[0][l], m, "{text}: lane {l} returns the old value");
+                let got = p.lds.read(4 * l as u32, 4) as u32;
+                assert_eq!(
+                    got,
+                    pc(m, d, c),
+                    "{text}: lane {l} ({m:#x}, {d:#x}, {c:#x})"
+                );
+            }
+        }
+        let global_ops: [(&str, Pc); 3] = [
+            ("global_atomic_csub_u32 v0, v1, v2, s[0:1] glc", clamp),
+            (
+                "global_atomic_cond_sub_u32 v0, v1, v2, s[0:1] th:TH_ATOMIC_RETURN",
+                cond,
+            ),
+            ("global_atomic_cmpswap_f32 v0, v1, v[2:3], s[0:1] glc", fcmp),
+        ];
+        for (text, pc) in global_ops {
+            let mut base = 0;
+            let (p, r) = try_one(text, |p| {
+                base = p.pointer;
+                p.wave.s[0] = base as u32;
+                p.wave.s[1] = (base >> 32) as u32;
+                for l in 0..LANES {
+                    let (m, d, c) = cases[l % cases.len()];
+                    p.wave.v[1][l] = 4 * l as u32;
+                    p.wave.v[2][l] = d;
+                    p.wave.v[3][l] = c;
+                    p.mem.write(base + 4 * l as u64, &m.to_le_bytes()).unwrap();
+                }
+            });
+            r.unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            for l in 0..LANES {
+                let (m, d, c) = cases[l % cases.len()];
+                assert_eq!(p.wave.v[0][l], m, "{text}: lane {l} returns the old value");
+                let mut b = [0u8; 4];
+                p.mem.read(base + 4 * l as u64, &mut b).unwrap();
+                let got = u32::from_le_bytes(b);
+                assert_eq!(
+                    got,
+                    pc(m, d, c),
+                    "{text}: lane {l} ({m:#x}, {d:#x}, {c:#x})"
+                );
             }
         }
     }
