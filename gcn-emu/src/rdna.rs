@@ -292,6 +292,17 @@ pub const ALIASES: &[(&str, &str)] = &[
     ("buffer_store_b64", "buffer_store_dwordx2"),
     ("buffer_store_b96", "buffer_store_dwordx3"),
     ("buffer_store_b128", "buffer_store_dwordx4"),
+    // The d16 loads and stores: the RDNA3/RDNA4 guides' pseudo-code is
+    // gfx9's (BUFFER_LOAD_D16_U8: "RETURN_DATA[15 : 0].u16 = 16'U({ 8'0U,
+    // MEM[ADDR].u8 })", the other half preserved), as for GLOBAL above.
+    ("buffer_load_d16_b16", "buffer_load_short_d16"),
+    ("buffer_load_d16_hi_b16", "buffer_load_short_d16_hi"),
+    ("buffer_load_d16_u8", "buffer_load_ubyte_d16"),
+    ("buffer_load_d16_hi_u8", "buffer_load_ubyte_d16_hi"),
+    ("buffer_load_d16_i8", "buffer_load_sbyte_d16"),
+    ("buffer_load_d16_hi_i8", "buffer_load_sbyte_d16_hi"),
+    ("buffer_store_d16_hi_b8", "buffer_store_byte_d16_hi"),
+    ("buffer_store_d16_hi_b16", "buffer_store_short_d16_hi"),
     // Buffer atomics (gfx11 and gfx12 spell them alike; the V# range check
     // is RDNA's, as for loads and stores). The f32 min/max (gfx11
     // `_max_f32`, gfx12 `_max_num_f32`) keep their names: `crate::exec`.

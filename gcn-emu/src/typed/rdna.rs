@@ -94,6 +94,18 @@ pub(crate) fn lower_for(ins: &Instruction, program: &Program, shape: Shape) -> O
         };
     }
     let t = lower(ins, program)?;
+    // gfx1250 sign-extends GLOBAL's `saddr` VGPR offset (LLVM's
+    // `hasSignedGVSOffset`); the typed engine zero-extends it, as gfx9–gfx12
+    // do: those accesses run on the reference executor.
+    let saddr = match &t {
+        Typed::Global(g) => g.saddr.is_some(),
+        Typed::GlobalD16(g) => g.0.saddr.is_some(),
+        Typed::Atomic(x) => x.saddr.is_some(),
+        _ => false,
+    };
+    if saddr && shape.numbering == crate::decode::Numbering::GFX1250 {
+        return None;
+    }
     match null {
         None => Some(t),
         Some(n) => on_rdna(t, ins, n),

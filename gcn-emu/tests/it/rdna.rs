@@ -507,6 +507,97 @@ out = [np.concatenate([a, b])]",
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// gfx1250's `scale_offset` (tests/rdna/inline/scale_offset.hip): clang-22
+/// addresses `p[t]` as `global_load_* vIDX, s[BASE] scale_offset`, the VGPR
+/// index times the access's size (2, 4, 8 and 16 bytes here), and `end[-t]`
+/// as a negative index (gfx1250 sign-extends the saddr form's VGPR offset)
+/// plus an unscaled `offset:124`. Against NumPy bit for bit; before, the
+/// index went unscaled and the results were silently wrong. (clang-22's
+/// MODE bit 25 prologue line is removed, as in
+/// `gfx1250_permlane16_swap_matches_numpy`.)
+#[test]
+fn gfx1250_scale_offset_matches_numpy() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rdna/inline/scale_offset.hip");
+    let d = std::env::temp_dir().join(format!("gcn-emu-scale-offset-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let asm = d.join("scale_offset.s");
+    let o = std::process::Command::new(clang())
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
+        .arg("--offload-arch=gfx1250")
+        .arg(&src)
+        .arg("-o")
+        .arg(&asm)
+        .output()
+        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&asm).unwrap();
+    for form in [
+        "global_load_b128",
+        "global_load_u16",
+        "global_store_b64",
+        "offset:124 scale_offset",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.contains(form) && l.contains("scale_offset")),
+            "clang-22 emits `{form}` with scale_offset"
+        );
+    }
+    // clang-22's prologue sets MODE bit 25, which the emulator does not
+    // run yet (as in `gfx1250_permlane16_swap_matches_numpy`): removed.
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            !l.trim()
+                .starts_with("s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1)")
+        })
+        .collect();
+    std::fs::write(&asm, kept.join("\n") + "\n").unwrap();
+    let obj = assemble(&asm, "gfx1250", "scale_offset", &d);
+    let l = load(&obj, "scale_offset");
+    let n = 32;
+    let x = inputs(n, 41);
+    let x64 = inputs(2 * n, 42);
+    let x16 = inputs(n / 2, 43);
+    let x128 = inputs(4 * n, 44);
+    let (bufs, _) = launch(
+        &l,
+        [1, 1, 1],
+        [n as u32, 1, 1],
+        vec![
+            A::Buf(u32s(&x)),
+            A::Buf(vec![0; 2 * n * 4]),
+            A::Buf(u32s(&x64)),
+            A::Buf(vec![0; 2 * n * 4]),
+            A::Buf(u32s(&x16)),
+            A::Buf(vec![0; n * 2]),
+            A::Buf(u32s(&x128)),
+            A::Buf(vec![0; 4 * n * 4]),
+            A::Val(0u32.to_le_bytes().to_vec()),
+        ],
+    )
+    .unwrap();
+    let want = numpy(
+        "x = np.frombuffer(a0, np.int32); x64 = np.frombuffer(a1, np.int64)
+x16 = np.frombuffer(a2, np.int16); x128 = np.frombuffer(a3, np.int32)
+out = np.concatenate([x * np.int32(3), x[::-1]])
+out = [out, x64 + 1, x16 - np.int16(5), x128 + np.int32(7)]",
+        &[&u32s(&x), &u32s(&x64), &u32s(&x16), &u32s(&x128)],
+    );
+    for (k, name) in [(1, "out"), (3, "o64"), (5, "o16"), (7, "o128")] {
+        assert_eq!(to_u32(&bufs[k]), to_u32(&want[k / 2]), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Triton 3.9's row softmax for gfx1100 (wave32, `num_warps` 4: 128
 /// threads, four waves; Triton's `shared` bytes as dynamic LDS; the two
 /// scratch pointers null): within 1e-5 relative of NumPy's f64 softmax

@@ -564,6 +564,49 @@ fn b32(x: f32) -> u32 {
     x.to_bits()
 }
 
+/// The RDNA names that had no executor name (rdna.md's list): the probe
+/// for gfx1100 or gfx1201 runs each (its semantics are tested in
+/// `gcn_emu`'s `rdna_sub_clamp_cond_sub_and_f32_compare_stores_follow_the_pseudo_code`;
+/// the d16 buffer names run gfx9's d16 loads and stores).
+#[test]
+fn rdna_atomic_and_d16_buffer_names_run() {
+    let gfx11 = [
+        "ds_cmpstore_f32 v1, v2, v3",
+        "ds_cmpstore_rtn_f32 v0, v1, v2, v3",
+        "global_atomic_cmpswap_f32 v0, v1, v[2:3], s[0:1] glc",
+        "global_atomic_csub_u32 v0, v1, v2, s[0:1] glc",
+        "buffer_atomic_csub_u32 v1, v0, s[4:7], 0 offen glc",
+        "buffer_atomic_cmpswap_f32 v[2:3], v0, s[4:7], 0 offen glc",
+        "buffer_load_d16_b16 v1, v0, s[4:7], 0 offen",
+        "buffer_load_d16_hi_u8 v1, v0, s[4:7], 0 offen",
+        "buffer_load_d16_i8 v1, v0, s[4:7], 0 offen",
+        "buffer_store_d16_hi_b16 v1, v0, s[4:7], 0 offen",
+    ];
+    let gfx12 = [
+        "ds_cond_sub_u32 v1, v2",
+        "ds_cond_sub_rtn_u32 v0, v1, v2",
+        "ds_sub_clamp_rtn_u32 v0, v1, v2",
+        "global_atomic_cond_sub_u32 v0, v1, v2, s[0:1] th:TH_ATOMIC_RETURN",
+        "global_atomic_sub_clamp_u32 v1, v2, s[0:1]",
+        "buffer_atomic_cond_sub_u32 v1, v0, s[4:7], 0 offen",
+        "buffer_load_d16_hi_b16 v1, v0, s[4:7], 0 offen",
+        "buffer_store_d16_hi_b8 v1, v0, s[4:7], 0 offen",
+    ];
+    for (target, lines) in [("gfx1100", &gfx11[..]), ("gfx1201", &gfx12[..])] {
+        let mut probe = gcn_emu::Probe::for_target(target, 32);
+        for text in lines {
+            let ins = gcn_emu::decode::parse_line(&format!("\t{text} // 000000001600: 00000000"))
+                .unwrap()
+                .unwrap();
+            let outcome = probe.probe(&ins);
+            assert!(
+                matches!(outcome, gcn_emu::ProbeOutcome::Ran),
+                "{target}: `{text}` runs: {outcome:?}"
+            );
+        }
+    }
+}
+
 /// The probe behind `gcn-patch run --list-unsupported`, for gfx1201 (its
 /// names through `rdna::ALIASES`, gfx11's numbering, wave32), implements
 /// every instruction of the gfx1201 HIP corpus (WMMA aside: issue 35's

@@ -16,6 +16,8 @@ tests/corpus/iree/ (tests/corpus/regen.sh). Writes <target>/<kernel>.hsaco
 (and .json for Triton) beside this script and checks every object
 disassembles with llvm-objdump-22 (gfx1201's Triton matmul uses true16
 VGPR halves, which LLVM 22 decodes only with --mattr=+real-true16).
+HIP objects are reproducible (`-fuse-cuid=none`: see hip()); Triton's are
+as Triton writes them.
 Usage: python3 gcn-emu/tests/rdna/generate.py"""
 import json, os, shutil, subprocess, sys
 
@@ -39,8 +41,16 @@ def hip():
         for t in TARGETS:
             out = os.path.join(ROOT, t, src[:-4] + ".hsaco")
             os.makedirs(os.path.dirname(out), exist_ok=True)
+            # -fuse-cuid=none: clang's default compilation-unit id is random
+            # (`-fuse-cuid=random`), and it names a symbol in the object
+            # (`__hip_cuid_<16 hex digits>`), so each run wrote different
+            # bytes; `hash` hashes the paths too. With `none` the symbol is
+            # `__hip_cuid_` and two runs write the same object. (The id keeps
+            # static device variables of several units apart when linked
+            # together; each kernel here is one unit.)
             subprocess.run(["clang-22", "-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3",
-                            "--no-gpu-bundle-output", f"--offload-arch={t}", *FLAGS.get(src, []),
+                            "--no-gpu-bundle-output", "-fuse-cuid=none", f"--offload-arch={t}",
+                            *FLAGS.get(src, []),
                             os.path.join(kdir, src), "-o", out],
                            check=True)
 
