@@ -362,6 +362,38 @@ pub struct SaveOptions {
     pub tools: Tools,
 }
 
+/// The unified diff from `base` to `edited` (the source `rel_src`), with
+/// as little context as lets every hunk apply at exactly one place: the
+/// applier takes no fuzz and refuses a hunk whose context and removed
+/// lines match at several places (GP0207), which 3 lines of context often
+/// do in unrolled code. The context starts at 3 lines and doubles until
+/// the diff applies to `base` through the applier and gives `edited` (at
+/// worst it holds the whole file).
+fn anchored_diff(base: &str, edited: &str, rel_src: &str) -> String {
+    let doc = crate::base::document::Document::from_source(base, rel_src);
+    let pf = crate::config::manifest::PatchFile {
+        path: PathBuf::from("(save)"),
+        rel: PathBuf::from("(save)"),
+    };
+    let lines = base.lines().count().max(edited.lines().count());
+    let mut context = 3;
+    loop {
+        let patch = diffy::DiffOptions::new()
+            .set_context_len(context)
+            .create_patch(base, edited);
+        let body = patch.to_string();
+        let hunks = body.find("\n@@").map_or("", |i| &body[i + 1..]);
+        let text = format!("--- a/{rel_src}\n+++ b/{rel_src}\n{hunks}");
+        let applies =
+            crate::stage::patch::diff::apply_diff_text(&doc, &text, &pf, Path::new(rel_src))
+                .is_ok_and(|d| d.print() == edited);
+        if applies || context >= lines {
+            return text;
+        }
+        context = (context * 2).min(lines);
+    }
+}
+
 /// Turn the work file of `kernel` into the next numbered patch.
 /// The kernel is then re-checked and assembled with the toolchain `tools`
 /// finds for every target of the source (a work file the assembler rejects
@@ -455,10 +487,7 @@ pub fn save(opts: &SaveOptions) -> Result<Saved, Diagnostics> {
         .into());
     }
     let rel_src = source.rel.to_string_lossy().replace('\\', "/");
-    let patch = diffy::create_patch(&base, &edited);
-    let body = patch.to_string();
-    let hunks = body.find("\n@@").map_or("", |i| &body[i + 1..]);
-    let text = format!("--- a/{rel_src}\n+++ b/{rel_src}\n{hunks}");
+    let text = anchored_diff(&base, &edited, &rel_src);
     let (added, removed) = count_lines(&text);
 
     // Taking back what this save wrote, on any failure below.

@@ -372,3 +372,33 @@ fn imported_from_is_relative_to_the_manifest() {
         stderr(&again)
     );
 }
+
+#[test]
+fn save_widens_context_until_each_hunk_matches_one_place() {
+    let tmp = saxpy_project();
+    let dir = tmp.path();
+    let work = edit(dir, "saxpy");
+    // Repetitive code: twelve identical lines before s_endpgm.
+    let run = "\ts_nop 0\n".repeat(12);
+    change(&work, "\ts_endpgm", &format!("{run}\ts_endpgm"));
+    ok(gcn_patch(dir, &["save", "saxpy", "pad"]));
+    // Change the 6th of them: 3 lines of context (`s_nop 0` × 7 on the old
+    // side) match at six places, so such a hunk would be refused (GP0207).
+    let mid = format!(
+        "{}\ts_nop 1\n{}",
+        "\ts_nop 0\n".repeat(5),
+        "\ts_nop 0\n".repeat(6)
+    );
+    change(&work, &run, &mid);
+    let edited = read(&work);
+    ok(gcn_patch(dir, &["save", "saxpy", "middle"]));
+    let diff = read(&dir.join("patches/saxpy/0002-middle.diff"));
+    let context = diff.lines().filter(|l| l.starts_with(' ')).count();
+    assert!(context > 6, "context not widened:\n{diff}");
+    assert!(diff.contains("+\ts_nop 1"), "{diff}");
+    // The saved patches re-apply: a fresh work file is the edited text,
+    // and check (every patch applied, assembled) passes.
+    ok(gcn_patch(dir, &["edit", "saxpy", "--force"]));
+    assert_eq!(read(&work), edited);
+    ok(gcn_patch(dir, &["check"]));
+}

@@ -209,6 +209,7 @@ pub(crate) fn classify(text: &str, ctx: &mut Ctx) -> LineKind {
         return LineKind::Comment;
     }
     let (code, comment) = split_comment(s, ctx);
+    let code = resolve_inline_comments(code);
     let code = code.trim();
     if code.is_empty() {
         return if comment.is_some() {
@@ -238,7 +239,10 @@ fn code_kind(code: &str, comment: Option<&str>, ctx: &mut Ctx) -> LineKind {
         if (code.starts_with(".long") || code.starts_with(".byte"))
             && text.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         {
-            return LineKind::Raw(parse_instruction(text.trim(), None));
+            return LineKind::Raw(parse_instruction(
+                resolve_inline_comments(strip_comment(text)).trim(),
+                None,
+            ));
         }
     }
     if code.starts_with('.') {
@@ -323,16 +327,103 @@ fn split_comment<'a>(s: &'a str, ctx: &mut Ctx) -> (&'a str, Option<&'a str>) {
             b';' if !quote => return (&s[..i], Some(&s[i..])),
             b'/' if !quote && bytes.get(i + 1) == Some(&b'/') => return (&s[..i], Some(&s[i..])),
             b'/' if !quote && bytes.get(i + 1) == Some(&b'*') => {
-                if !s[i + 2..].contains("*/") {
+                let Some(close) = s[i + 2..].find("*/").map(|c| i + 2 + c + 2) else {
                     ctx.in_block_comment = true;
+                    return (&s[..i], Some(&s[i..]));
+                };
+                // A block comment closed on the line inside the code (code
+                // follows it), or annotating a register (llvm-objdump's
+                // gfx1250 `v252 /*v1020*/`), is part of the code: the
+                // classifier resolves it ([`resolve_inline_comments`]).
+                let after = s[close..].trim_start();
+                let inline = !s[..i].trim().is_empty()
+                    && ((!after.is_empty()
+                        && !after.starts_with(';')
+                        && !after.starts_with("//")
+                        && !after.starts_with("/*"))
+                        || register_annotation(&s[i..close]).is_some());
+                if !inline {
+                    return (&s[..i], Some(&s[i..]));
                 }
-                return (&s[..i], Some(&s[i..]));
+                i = close;
+                continue;
             }
             _ => {}
         }
         i += 1;
     }
     (s, None)
+}
+
+/// The register a block comment names, if it is only a register
+/// (`/*v1020*/`, `/* v[352:355] */`): llvm-objdump's annotation of the
+/// physical register behind an operand of a gfx1250 instruction after
+/// `s_set_vgpr_msb`.
+fn register_annotation(comment: &str) -> Option<&str> {
+    let inner = comment.strip_prefix("/*")?.strip_suffix("*/")?.trim();
+    let (file, rest) = inner.split_at_checked(1)?;
+    if !matches!(file, "v" | "s" | "a") {
+        return None;
+    }
+    let ok = match rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
+        Some(range) => {
+            let (a, b) = range.split_once(':').unwrap_or((range, "0"));
+            !a.is_empty()
+                && !b.is_empty()
+                && a.bytes().all(|c| c.is_ascii_digit())
+                && b.bytes().all(|c| c.is_ascii_digit())
+        }
+        None => !rest.is_empty() && rest.bytes().all(|c| c.is_ascii_digit()),
+    };
+    ok.then_some(inner)
+}
+
+/// The code of a line as the analyses read it: every block comment closed
+/// inside it removed, and a register followed by llvm-objdump's physical
+/// register annotation (`v252 /*v1020*/`, `v[96:99] /*v[352:355]*/`)
+/// replaced by the annotated register. On gfx1250 the written operand is
+/// the low 8 bits of the VGPR number and `s_set_vgpr_msb` supplies the
+/// rest; dependencies, hazards and register budgets are between physical
+/// registers, so the physical one is the operand. Text without `/*` is
+/// returned as it is.
+pub fn resolve_inline_comments(code: &str) -> std::borrow::Cow<'_, str> {
+    if !code.contains("/*") {
+        return std::borrow::Cow::Borrowed(code);
+    }
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(open) = rest.find("/*") {
+        let Some(close) = rest[open + 2..].find("*/").map(|c| open + 2 + c + 2) else {
+            break;
+        };
+        let before = &rest[..open];
+        match register_annotation(&rest[open..close]) {
+            Some(reg) => {
+                // Replace the register written just before the comment.
+                let kept = before.trim_end();
+                let start = kept
+                    .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '[' | ']' | ':')))
+                    .map_or(0, |p| p + 1);
+                let written = &kept[start..];
+                if register_annotation(&format!("/*{written}*/")).is_some() {
+                    out.push_str(&kept[..start]);
+                    out.push_str(reg);
+                } else {
+                    out.push_str(before);
+                }
+            }
+            None => out.push_str(before),
+        }
+        rest = &rest[close..];
+        // Keep tokens apart (`a/*x*/b` → `a b`), add no space before `,`.
+        if !out.ends_with(char::is_whitespace)
+            && !rest.starts_with(|c: char| c.is_whitespace() || c == ',')
+        {
+            out.push(' ');
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
 }
 
 /// Byte offset of the `"` that opens a string never closed on this line of
@@ -392,6 +483,46 @@ mod tests {
         assert_eq!(kind("; %bb.0:"), LineKind::Comment);
         assert_eq!(kind("  // x"), LineKind::Comment);
         assert_eq!(kind("/* x */"), LineKind::Comment);
+        // gfx1250 listings annotate physical registers inside the operands
+        // (llvm-objdump-22): the operands go on past the comment, and the
+        // annotated (physical) register is the operand.
+        let LineKind::Instruction(i) = kind("\tv_mov_b32 v252 /*v1020*/, v1 ; c") else {
+            panic!("not an instruction");
+        };
+        assert_eq!(i.operands.len(), 2);
+        assert_eq!(i.operands[0].to_string(), "v1020");
+        assert_eq!(i.operands[1].to_string(), "v1");
+        assert_eq!(i.comment.as_deref(), Some("; c"));
+        let LineKind::Instruction(i) =
+            kind("\tds_load_b128 v[96:99] /*v[352:355]*/, v158 /*v414*/ offset:128")
+        else {
+            panic!("not an instruction");
+        };
+        assert_eq!(i.operands[0].to_string(), "v[352:355]");
+        assert_eq!(i.operands[1].to_string(), "v414");
+        assert_eq!(i.modifier_value("offset"), Some("128"));
+        // A last operand's annotation; a non-register inline comment is
+        // skipped; a trailing one stays the comment.
+        let LineKind::Instruction(i) = kind("\tv_add_f32 v1, v2, v300 /*v812*/") else {
+            panic!("not an instruction");
+        };
+        assert_eq!(i.operands[2].to_string(), "v812");
+        assert!(i.comment.is_none());
+        let LineKind::Instruction(i) = kind("\tv_add_f32 v1, /* x */ v2, v3 /* note */") else {
+            panic!("not an instruction");
+        };
+        assert_eq!(i.operands.len(), 3);
+        assert_eq!(i.operands[1].to_string(), "v2");
+        assert_eq!(i.comment.as_deref(), Some("/* note */"));
+        let LineKind::Raw(i) = kind("\t.long\t0xcc1f4480, 0x9e90cd80 ; raw: v_pk_fma_f32 v[128:129] /*v[640:641]*/, v[128:129] /*v[640:641]*/, s[102:103], v[164:165] /*v[676:677]*/ neg_lo:[0,0,1]") else {
+            panic!("not raw");
+        };
+        assert_eq!(i.operands.len(), 4);
+        assert_eq!(i.operands[3].to_string(), "v[676:677]");
+        assert_eq!(
+            resolve_inline_comments("v_mov_b32 v252 /*v1020*/, v1"),
+            "v_mov_b32 v1020, v1"
+        );
         assert_eq!(
             kind("saxpy:                 ; @saxpy"),
             LineKind::Label("saxpy".into())

@@ -20,7 +20,9 @@ mod operand;
 mod small;
 
 pub use kernel::{Block, Descriptor, Field, Kernel, SetLine};
-pub use line::{strip_comment, unterminated_quote, Line, LineKind, RAW_MARKER};
+pub use line::{
+    resolve_inline_comments, strip_comment, unterminated_quote, Line, LineKind, RAW_MARKER,
+};
 pub use metadata::{unquote, KernelMetadata, MetaField, Metadata};
 pub use operand::{parse_int, parse_operand, Half, Instruction, Operand, RegFile, RegisterRef};
 pub use small::Str;

@@ -356,40 +356,13 @@ impl State {
     }
 }
 
-/// The decoded instruction of a line: the instruction itself, or for a raw
-/// `.long … ; raw: TEXT` line of a lift, TEXT; with llvm-objdump's physical
-/// register annotations (`v[96:99] /*v[352:355]*/`, gfx1250 with
-/// `s_set_vgpr_msb`) applied.
+/// The decoded instruction of a line of text: the instruction itself, or for
+/// a raw `.long … ; raw: TEXT` line of a lift, TEXT; llvm-objdump's physical
+/// register annotations (`v[96:99] /*v[352:355]*/`) resolved by the parser
+/// ([`crate::base::parse::resolve_inline_comments`]).
 fn decoded(text: &str) -> Option<Instruction> {
-    let t = text.trim();
-    let t = if t.starts_with(".long") {
-        let (_, raw) = t.split_once("; raw:")?;
-        let raw = raw.trim();
-        if raw.starts_with('(') || raw.is_empty() {
-            return None;
-        }
-        raw.to_string()
-    } else {
-        t.to_string()
-    };
-    let t = physical(&t);
-    let f = crate::base::parse::parse(&format!("\t{t}\n"));
+    let f = crate::base::parse::parse(&format!("{}\n", text.trim_end()));
     f.lines.first()?.instruction().cloned()
-}
-
-/// `v[96:99] /*v[352:355]*/` → `v[352:355]`.
-fn physical(t: &str) -> String {
-    if !t.contains("/*") {
-        return t.to_string();
-    }
-    static RE: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(
-            r"[vsa](?:\[\d+(?::\d+)?\]|\d+)\s*/\*\s*([vsa](?:\[\d+(?::\d+)?\]|\d+))\s*\*/",
-        )
-        .expect("valid regex")
-    });
-    re.replace_all(t, "$1").into_owned()
 }
 
 fn vgpr_units<'a>(regs: impl Iterator<Item = &'a crate::base::parse::RegisterRef>) -> Vec<Unit> {
@@ -679,13 +652,9 @@ pub fn prepare(asm: &AsmFile, cfg: &Cfg, model: &Model) -> Option<AluKernel> {
         let ops: Vec<(usize, Op)> = lines
             .into_iter()
             .filter_map(|l| {
-                // Re-parse only what the parser did not see whole: raw
-                // lines and operands with physical-register annotations.
-                let line = &asm.lines[l];
-                let op = match line.instruction() {
-                    Some(i) if !line.text().contains("/*") => classify(i, model),
-                    _ => classify(&decoded(line.text())?, model),
-                };
+                // Raw lines and physical-register annotations are
+                // resolved by the parser.
+                let op = classify(asm.lines[l].instruction()?, model);
                 if matches!(op, Op::SetMode(Mode::Expert | Mode::Both)) {
                     mode_lines.push(l);
                 }
@@ -988,7 +957,7 @@ pub(super) fn render(
         } else {
             t
         };
-        crate::base::parse::strip_comment(&physical(t))
+        crate::base::parse::resolve_inline_comments(crate::base::parse::strip_comment(t))
             .trim()
             .to_string()
     };
@@ -1173,10 +1142,11 @@ mod tests {
 
     #[test]
     fn physical_registers_of_objdump_annotations() {
-        assert_eq!(
-            physical("ds_load_b128 v[96:99] /*v[352:355]*/, v158 /*v414*/ offset:128"),
-            "ds_load_b128 v[352:355], v414 offset:128"
-        );
+        let i = decoded("\tds_load_b128 v[96:99] /*v[352:355]*/, v158 /*v414*/ offset:128")
+            .expect("decoded");
+        assert_eq!(i.operands[0].to_string(), "v[352:355]");
+        assert_eq!(i.operands[1].to_string(), "v414");
+        assert!(i.has_modifier("offset:128") || i.modifier_value("offset") == Some("128"));
         let i = decoded("\t.long\t0xcc1f4480, 0x9e90cd80 ; raw: v_pk_fma_f32 v[128:129] /*v[640:641]*/, v[128:129] /*v[640:641]*/, s[102:103], v[164:165] /*v[676:677]*/ neg_lo:[0,0,1]").expect("decoded");
         assert_eq!(i.mnemonic.as_str(), "v_pk_fma_f32");
         assert_eq!(i.operands[0].to_string(), "v[640:641]");
