@@ -4306,7 +4306,7 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             if exec >> lane & 1 == 0 {
                 continue;
             }
-            let a = addr_of(w, ctx, vaddr, ops.get(2), lane)?;
+            let a = addr_of(w, ctx, vaddr, ops.get(2), lane, size)?;
             let l = (w.vread(vlds, lane, Ty::B32, ctx)? as u32).wrapping_add(offset as u32);
             let mut buf = vec![0u8; size];
             ctx.lds.at_lane(lane);
