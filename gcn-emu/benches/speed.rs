@@ -292,26 +292,11 @@ fn valu_rdna(objdump: &Path, dir: &Path, add_rate: f64) {
 
 /// IREE softmax 128x1024 f32 for gfx1100 (wave32).
 fn softmax_rdna(objdump: &Path, corpus: &Path, add_rate: f64) {
-    let co = CodeObject::read_file(&corpus.join("../gfx1100/softmax.hsaco")).unwrap();
-    let name = "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store";
-    let program = Program::disassemble(&co, co.kernel(name).unwrap(), objdump).unwrap();
-    let x: Vec<u8> = (0..128 * 1024)
-        .flat_map(|i| ((i % 97) as f32 / 10.0).to_le_bytes())
-        .collect();
-    let mem = Memory::new();
-    let y = mem.alloc_bytes("y", &vec![0; x.len()]);
-    let args = [
-        ArgValue::Pointer(mem.alloc_bytes("x", &x)),
-        ArgValue::Pointer(y),
-    ];
-    mix(&co, name, &program, &mem, &args, 128);
-    let (old, new, stats) = timed(&co, name, &program, &mem, &args, 128, y);
-    line(
-        "IREE softmax 128x1024 f32 (gfx1100 wave32)",
-        "lane-instructions",
-        stats.instructions as f64 * 32.0,
-        old,
-        new,
+    softmax_of(
+        objdump,
+        &corpus.join("../gfx1100/softmax.hsaco"),
+        "gfx1100 wave32",
+        32,
         add_rate,
     );
 }
@@ -375,7 +360,19 @@ fn matmul(objdump: &Path, corpus: &Path, mac_rate: f64) {
 
 /// IREE softmax 128x1024 f32.
 fn softmax(objdump: &Path, corpus: &Path, add_rate: f64) {
-    let co = CodeObject::read_file(&corpus.join("softmax.hsaco")).unwrap();
+    softmax_of(
+        objdump,
+        &corpus.join("softmax.hsaco"),
+        "gfx942",
+        64,
+        add_rate,
+    );
+}
+
+/// IREE's softmax 128x1024 f32 in the object `path` (for `target`, waves of
+/// `lanes`): its lane-instruction rate, old and new engine.
+fn softmax_of(objdump: &Path, path: &Path, target: &str, lanes: u32, add_rate: f64) {
+    let co = CodeObject::read_file(path).unwrap();
     let name = "softmax_dispatch_0_softmax_128x1024xf32_dispatch_tensor_store";
     let program = Program::disassemble(&co, co.kernel(name).unwrap(), objdump).unwrap();
     let x: Vec<u8> = (0..128 * 1024)
@@ -390,9 +387,9 @@ fn softmax(objdump: &Path, corpus: &Path, add_rate: f64) {
     mix(&co, name, &program, &mem, &args, 128);
     let (old, new, stats) = timed(&co, name, &program, &mem, &args, 128, y);
     line(
-        "IREE softmax 128x1024 f32 (gfx942)",
+        &format!("IREE softmax 128x1024 f32 ({target})"),
         "lane-instructions",
-        stats.instructions as f64 * 64.0,
+        stats.instructions as f64 * lanes as f64,
         old,
         new,
         add_rate,

@@ -6384,12 +6384,20 @@ mod probe_tests {
     }
 
     fn run_encoded(text: &str, words: &str, init: impl FnOnce(&mut Wave)) -> Wave {
+        let (p, r) = try_encoded(text, words, |p| init(&mut p.wave));
+        r.unwrap_or_else(|_| panic!("{text} did not run"));
+        p.wave
+    }
+
+    /// One instruction (`text`, encoded as `words`) on a probe (`init`
+    /// sets it up): the probe after it and its outcome.
+    fn try_encoded(text: &str, words: &str, init: impl FnOnce(&mut Probe)) -> (Probe, R<()>) {
         let ins = crate::decode::parse_line(&format!("\t{text} // 000000001600: {words}"))
             .unwrap()
             .unwrap();
         let mut p = Probe::new();
         p.wave.set_exec(u64::MAX);
-        init(&mut p.wave);
+        init(&mut p);
         let Probe {
             wave,
             lds,
@@ -6408,8 +6416,8 @@ mod probe_tests {
             observer: None,
             typed: &[],
         };
-        step(wave, &ins, &mut ctx).unwrap_or_else(|_| panic!("{text} did not run"));
-        p.wave
+        let r = step(wave, &ins, &mut ctx);
+        (p, r)
     }
 
     #[test]
@@ -6644,32 +6652,7 @@ mod probe_tests {
 
     /// One instruction on a probe (`init` sets it up): its outcome.
     fn try_one(text: &str, init: impl FnOnce(&mut Probe)) -> (Probe, R<()>) {
-        let ins = crate::decode::parse_line(&format!("\t{text} // 000000001600: 00000000"))
-            .unwrap()
-            .unwrap();
-        let mut p = Probe::new();
-        p.wave.set_exec(u64::MAX);
-        init(&mut p);
-        let Probe {
-            wave,
-            lds,
-            mem,
-            program,
-            ..
-        } = &mut p;
-        let mut ctx = Ctx {
-            program,
-            mem,
-            lds,
-            shared_base_hi: 1,
-            private_base_hi: 2,
-            ocp_fp8: false,
-            trace: Trace::default(),
-            observer: None,
-            typed: &[],
-        };
-        let r = step(wave, &ins, &mut ctx);
-        (p, r)
+        try_encoded(text, "00000000", init)
     }
 
     #[test]

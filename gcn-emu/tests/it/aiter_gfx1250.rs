@@ -770,20 +770,7 @@ fn gfx1250_async_global_lds_transfers_match_numpy() {
         assert_eq!(g, w, "byte {i}: emulator {g:#x}, NumPy {w:#x}");
     }
     // The bounds check names both accesses past the allocation.
-    let mem = gcn_emu::memory::Memory::new();
-    let p = mem.alloc_bytes("buf", &buf);
-    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [32, 1, 1]);
-    launch.sanitize = Checks::BOUNDS;
-    let k = l.co.kernel(&l.name).unwrap();
-    let stats = gcn_emu::dispatch::run(
-        &l.co,
-        k,
-        &l.program,
-        &mem,
-        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
-        &launch,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let stats = sanitized(&l, &buf, 32, Checks::BOUNDS);
     let f: Vec<String> = stats.findings.iter().map(|f| f.to_string()).collect();
     assert_eq!(f.len(), 2, "{f:?}");
     assert!(
@@ -837,20 +824,7 @@ fn gfx1250_missing_asynccnt_wait_before_a_barrier_is_reported() {
     );
     assert_eq!(bufs[0], want);
     let bad = gfx1250_kernel_lds("asyncnowait", &body(""), &dir, 256, 64);
-    let mem = gcn_emu::memory::Memory::new();
-    let p = mem.alloc_bytes("buf", &buf);
-    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [64, 1, 1]);
-    launch.sanitize = gcn_emu::sanitize::Checks::DEFAULT;
-    let k = bad.co.kernel(&bad.name).unwrap();
-    let stats = gcn_emu::dispatch::run(
-        &bad.co,
-        k,
-        &bad.program,
-        &mem,
-        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
-        &launch,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let stats = sanitized(&bad, &buf, 64, gcn_emu::sanitize::Checks::DEFAULT);
     let f = stats
         .findings
         .iter()
@@ -895,20 +869,7 @@ fn gfx1250_own_lds_read_before_asynccnt_wait_is_reported() {
     );
     assert_eq!(bufs[0], want);
     let bad = gfx1250_kernel_lds("ownnowait", &body(""), &dir, 128, 32);
-    let mem = gcn_emu::memory::Memory::new();
-    let p = mem.alloc_bytes("buf", &buf);
-    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [32, 1, 1]);
-    launch.sanitize = gcn_emu::sanitize::Checks::DEFAULT;
-    let k = bad.co.kernel(&bad.name).unwrap();
-    let stats = gcn_emu::dispatch::run(
-        &bad.co,
-        k,
-        &bad.program,
-        &mem,
-        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
-        &launch,
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
+    let stats = sanitized(&bad, &buf, 32, gcn_emu::sanitize::Checks::DEFAULT);
     assert_eq!(stats.findings.len(), 1, "{:?}", stats.findings);
     let f = &stats.findings[0];
     assert_eq!(f.kind, gcn_emu::sanitize::Kind::PrematureRead, "{f}");
@@ -949,4 +910,29 @@ fn gfx1250_v_mad_nc_i64_i32_wraps_without_carry() {
         &[],
     );
     assert_eq!(bufs[0], want);
+}
+
+/// One workgroup of `block` lanes of `l` on `buf` under the sanitizer's
+/// `checks` (no false-alarm rerun, unlike [`launch_with`]): its statistics
+/// and findings.
+fn sanitized(
+    l: &Loaded,
+    buf: &[u8],
+    block: u32,
+    checks: gcn_emu::sanitize::Checks,
+) -> gcn_emu::dispatch::Stats {
+    let mem = gcn_emu::memory::Memory::new();
+    let p = mem.alloc_bytes("buf", buf);
+    let mut launch = gcn_emu::dispatch::Launch::new([1, 1, 1], [block, 1, 1]);
+    launch.sanitize = checks;
+    let k = l.co.kernel(&l.name).unwrap();
+    gcn_emu::dispatch::run(
+        &l.co,
+        k,
+        &l.program,
+        &mem,
+        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
+        &launch,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
