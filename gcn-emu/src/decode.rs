@@ -700,11 +700,8 @@ impl Program {
     /// * VGPRs within the unified file's count (`GRANULATED_WORKITEM_VGPR_COUNT`);
     ///   the VGPRs and AGPRs are one file, the AGPRs from `ACCUM_OFFSET` on
     ///   (AMDGPUUsage, `.amdhsa_accum_offset`), so `v[ACCUM_OFFSET + i]` is
-    ///   the register `a[i]` is. A VGPR there is refused when the kernel
-    ///   also names that AGPR: the executor keeps the two files apart, so
-    ///   it would compute what hardware does not. Without such an AGPR it
-    ///   is allowed: aiter's gfx942 `fmha_v3_fwd` kernels use
-    ///   `v160`–`v191` with `.amdhsa_accum_offset 160` and no AGPR;
+    ///   the register `a[i]` is, and the executor keeps them as one
+    ///   ([`crate::exec::Wave::v`]): a kernel may name both;
     /// * AGPRs within the count past `ACCUM_OFFSET`.
     ///
     /// Inline constants, literals and other operands are not registers.
@@ -741,27 +738,7 @@ impl Program {
                 d.agpr_count().min(256),
             )
         };
-        // The AGPRs start at register `accum` of the unified file: the
-        // first reachable instruction naming each AGPR, for VGPRs past it.
-        // RDNA has no AGPRs (and COMPUTE_PGM_RSRC3 means something else).
-        let accum = if rdna { vgprs } else { d.accum_offset() };
         let reachable = self.reachable(kernel);
-        let mut agpr_user = [None; 256];
-        for &i in &reachable {
-            for src in &self.instructions[i].ops {
-                if let Operand::Reg {
-                    file: RegFile::A,
-                    index,
-                    count,
-                } = src.op
-                {
-                    let end = (index as usize + count as usize).min(256);
-                    for user in agpr_user.iter_mut().take(end).skip(index as usize) {
-                        user.get_or_insert(i);
-                    }
-                }
-            }
-        }
         let rsrc1 = d.rsrc1;
         for i in reachable {
             let ins = &self.instructions[i];
@@ -835,35 +812,6 @@ impl Program {
                                 rsrc1 & 0x3f
                             ),
                         ));
-                    }
-                    RegFile::V if end > accum => {
-                        let shared = (first.max(accum)..end).find_map(|r| {
-                            agpr_user
-                                .get((r - accum) as usize)
-                                .copied()
-                                .flatten()
-                                .map(|j| (r, j))
-                        });
-                        if let Some((r, j)) = shared {
-                            let other = &self.instructions[j];
-                            return Err(refuse(
-                                name("v"),
-                                end,
-                                accum,
-                                "the VGPRs below .amdhsa_accum_offset, where the AGPRs start",
-                                format!(
-                                    "the VGPRs and AGPRs are one file of {vgprs} registers, the AGPRs from register {accum} on (COMPUTE_PGM_RSRC3.ACCUM_OFFSET = {}): v{r} is a{}, which {:#x} `{}`{} also uses; raise .amdhsa_accum_offset (and .amdhsa_next_free_vgpr) or use registers below v{accum}",
-                                    d.rsrc3 & 0x3f,
-                                    r - accum,
-                                    other.addr,
-                                    other.text,
-                                    self.lines
-                                        .get(&other.addr)
-                                        .map(|l| format!(" ({l})"))
-                                        .unwrap_or_default()
-                                ),
-                            ));
-                        }
                     }
                     RegFile::A if end > agprs => {
                         return Err(refuse(

@@ -34,10 +34,15 @@ pub struct Wave {
     pub s: [u32; 128],
     /// The scalar condition code.
     pub scc: bool,
-    /// Vector registers, `v[r][lane]`.
+    /// The vector register file, `v[r][lane]`: the VGPRs and the AGPRs
+    /// (accumulation registers) in one, as gfx90a, gfx942 and gfx950 have
+    /// them (AMDGPUUsage, "Kernel Descriptor": `ACCUM_OFFSET`). `vN` is row
+    /// `N` and `aN` row [`accum`](Self::accum) + `N`, so a VGPR at or past
+    /// the offset is the AGPR there; a register past the rows is a fault.
     pub v: Vec<[u32; LANES]>,
-    /// Accumulation registers, `a[r][lane]`.
-    pub a: Vec<[u32; LANES]>,
+    /// The row of `a0` in [`v`](Self::v): the descriptor's accum offset
+    /// (`.amdhsa_accum_offset`); at or past `v.len()` the wave has no AGPR.
+    pub accum: usize,
     /// Index of the next instruction in the program.
     pub pc: usize,
     /// Running, at a barrier, or done.
@@ -1529,13 +1534,23 @@ fn compare(op: &str, ty: &str, a: u64, b: u64) -> Option<bool> {
 }
 
 impl Wave {
-    /// A wave with `vgprs` vector and `agprs` accumulation registers, all zero.
+    /// A wave with `vgprs` vector and `agprs` accumulation registers, all
+    /// zero: a file of `vgprs + agprs` registers, the AGPRs from `vgprs` on
+    /// ([`Wave::unified`]`(vgprs + agprs, vgprs)`).
     pub fn new(vgprs: usize, agprs: usize) -> Self {
+        Self::unified(vgprs + agprs, vgprs)
+    }
+
+    /// A wave with a unified file of `registers` VGPRs and AGPRs, all zero,
+    /// the AGPRs from register `accum_offset` on: `a[i]` is
+    /// `v[accum_offset + i]` (gfx90a, gfx942, gfx950: the descriptor's
+    /// VGPR count and `ACCUM_OFFSET`).
+    pub fn unified(registers: usize, accum_offset: usize) -> Self {
         Wave {
             s: [0; 128],
             scc: false,
-            v: vec![[0; LANES]; vgprs],
-            a: vec![[0; LANES]; agprs],
+            v: vec![[0; LANES]; registers],
+            accum: accum_offset,
             pc: 0,
             state: WaveState::Running,
             executed: 0,
@@ -1740,32 +1755,51 @@ impl Wave {
         }
     }
 
-    pub(crate) fn vreg(&self, file: RegFile, i: usize) -> R<&[u32; LANES]> {
-        let regs = if file == RegFile::A { &self.a } else { &self.v };
-        regs.get(i).ok_or_else(|| {
-            Stop::Fault(
-                None,
-                format!(
-                    "{}{i} is beyond the {} registers the kernel descriptor allocates",
-                    if file == RegFile::A { "a" } else { "v" },
-                    regs.len()
-                ),
-            )
-        })
-    }
-    pub(crate) fn vreg_mut(&mut self, file: RegFile, i: usize) -> R<&mut [u32; LANES]> {
-        let regs = if file == RegFile::A {
-            &mut self.a
+    /// The row of [`Wave::v`] register `i` of `file` is: `vN` is row `N`,
+    /// `aN` row `accum + N` (the unified file).
+    #[inline]
+    fn vrow_of(&self, file: RegFile, i: usize) -> usize {
+        if file == RegFile::A {
+            self.accum + i
         } else {
-            &mut self.v
+            i
+        }
+    }
+    /// The fault of register `i` of `file` past the file.
+    #[cold]
+    fn vreg_fault(&self, file: RegFile, i: usize) -> Stop {
+        let (p, n) = if file == RegFile::A {
+            ("a", self.agprs())
+        } else {
+            ("v", self.v.len())
         };
-        let n = regs.len();
-        regs.get_mut(i).ok_or_else(|| {
-            Stop::Fault(
-                None,
-                format!("register {i} is beyond the {n} registers the kernel descriptor allocates"),
-            )
-        })
+        Stop::Fault(
+            None,
+            format!("{p}{i} is beyond the {n} registers the kernel descriptor allocates"),
+        )
+    }
+    /// The AGPRs the wave has: the rows of the unified file past `accum`.
+    pub fn agprs(&self) -> usize {
+        self.v.len().saturating_sub(self.accum)
+    }
+    /// Register `i` of `file` (`V` or `A`: the unified file), or a fault
+    /// past it.
+    #[inline]
+    pub(crate) fn vreg(&self, file: RegFile, i: usize) -> R<&[u32; LANES]> {
+        match self.v.get(self.vrow_of(file, i)) {
+            Some(r) => Ok(r),
+            None => Err(self.vreg_fault(file, i)),
+        }
+    }
+    /// [`Wave::vreg`] to write.
+    #[inline]
+    pub(crate) fn vreg_mut(&mut self, file: RegFile, i: usize) -> R<&mut [u32; LANES]> {
+        let row = self.vrow_of(file, i);
+        if row < self.v.len() {
+            Ok(&mut self.v[row])
+        } else {
+            Err(self.vreg_fault(file, i))
+        }
     }
 
     /// A vector-ALU source of `lane` as `ty`, with abs/neg applied to floats.
@@ -2083,7 +2117,8 @@ pub(crate) fn reads_vgpr(h: &Instruction, v: usize) -> bool {
 /// `src1`, `src2`) is its name in the instruction-property table
 /// ([`crate::isa`]), in the order LLVM prints operands; a VGPR operand
 /// without such a slot (or an instruction the table lacks) is refused, not
-/// guessed.
+/// guessed. An index past `.amdhsa_accum_offset` reaches the AGPRs, the
+/// same registers of the unified file ([`Wave::v`]).
 pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
     let m0 = w.s[M0 as usize];
     let (idx, mode) = (m0 & 0xff, (m0 >> 12) & 0xf);
@@ -2098,12 +2133,11 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
         let Operand::Reg {
             file: RegFile::V,
             index,
-            count,
+            ..
         } = &mut o.op
         else {
             continue;
         };
-        let count = *count;
         let bit = match props.operands.get(i).map(|p| p.name) {
             Some("vdst") => 8,
             Some("src0") => 1,
@@ -2114,20 +2148,9 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
             ),
         };
         if mode & bit != 0 {
+            // Past the accum offset the index reaches the AGPR the unified
+            // file has there ([`Wave::v`]); past the file, a fault.
             *index += idx as u16;
-            // The unified file: the AGPRs start where the VGPRs the wave
-            // holds apart from them end (`.amdhsa_accum_offset`).
-            let accum = w.v.len().saturating_sub(w.a.len());
-            let end = *index as usize + count as usize;
-            if !w.a.is_empty() && end > accum {
-                return Err(Stop::Fault(
-                    None,
-                    format!(
-                        "VGPR indexing (s_set_gpr_idx_on, M0[7:0] = {idx}) reaches v{}, past .amdhsa_accum_offset {accum} where this kernel's AGPRs start: reading or writing AGPRs through a VGPR index is not modelled",
-                        end - 1
-                    ),
-                ));
-            }
         }
     }
     Ok(out)
@@ -6244,8 +6267,9 @@ impl Probe {
         for (i, r) in self.wave.v.iter_mut().enumerate() {
             *r = [pair(i + shift); LANES];
         }
-        for (i, r) in self.wave.a.iter_mut().enumerate() {
-            *r = [pair(i); LANES];
+        let accum = self.wave.accum;
+        for (i, r) in self.wave.v.iter_mut().enumerate().skip(accum) {
+            *r = [pair(i - accum); LANES];
         }
         let m0 = self.wave.numbering.m0 as usize;
         self.wave.s[m0] = 0;

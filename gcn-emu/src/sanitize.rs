@@ -441,7 +441,15 @@ struct WaveSan {
     private: RefCell<Vec<(u32, u32, u32, bool)>>,
 }
 
-fn overlaps(a: (RegFile, u16, u16), b: (RegFile, u16, u16)) -> bool {
+/// Whether register ranges `a` and `b` share a register, in a wave whose
+/// AGPRs start at row `accum` of the unified VGPR/AGPR file (`a[i]` is
+/// `v[accum + i]`: [`crate::exec::Wave::v`]).
+fn overlaps(a: (RegFile, u16, u16), b: (RegFile, u16, u16), accum: usize) -> bool {
+    let row = |(f, i, n): (RegFile, u16, u16)| match f {
+        RegFile::A => (RegFile::V, accum + i as usize, n as usize),
+        _ => (f, i as usize, n as usize),
+    };
+    let (a, b) = (row(a), row(b));
     a.0 == b.0 && a.1 < b.1 + b.2 && b.1 < a.1 + a.2
 }
 
@@ -735,6 +743,7 @@ impl WaveSan {
                 &mut self.findings,
             );
         }
+        let accum = wave.accum;
         let (wg, wave) = (self.workgroup, self.wave);
         if let Some(w) = crate::waitcnt::decode(ins, self.gen) {
             self.wait(ins, &w, lds);
@@ -754,7 +763,7 @@ impl WaveSan {
             for (qi, q) in self.queues.iter().enumerate() {
                 for (pos, p) in q.iter().enumerate() {
                     let Some(d) = p.dst else { continue };
-                    if !overlaps(r, d) {
+                    if !overlaps(r, d, accum) {
                         continue;
                     }
                     // A later load of the same in-order counter lands after it.
