@@ -32,4 +32,5 @@ mod sanitize;
 mod sanitize_rdna;
 mod triton;
 mod typed;
+mod vgpr_msb;
 mod wmma;
