@@ -404,3 +404,55 @@ fn aiter_gfx1250_sample_passes_the_msb_check() {
         .count();
     assert!(remapped > 100, "{remapped}");
 }
+
+/// The survey behind the book's figures (not part of the suite: about a
+/// minute): for every gfx1250 code object under `$GCN_AITER_HSA` (aiter's
+/// `hsa/`, as tests/corpus/aiter-coverage.sh extracts it), how many
+/// instructions control flow re-maps, and whether the dispatch's MSB check
+/// passes (the reason where not).
+#[test]
+#[ignore = "survey of aiter's hsa/gfx1250: set GCN_AITER_HSA"]
+fn aiter_gfx1250_msb_survey() {
+    let root = PathBuf::from(std::env::var("GCN_AITER_HSA").expect("GCN_AITER_HSA"));
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("gfx1250")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "co") {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let objdump = gcn_emu::decode::find_objdump(None).unwrap();
+    let (mut kernels, mut passing, mut remapped_total, mut with_remaps) = (0, 0, 0, 0);
+    for f in &files {
+        let co = gcn_emu::load::CodeObject::read_file(f).unwrap();
+        for k in &co.kernels {
+            let p = gcn_emu::decode::Program::disassemble(&co, k, &objdump).unwrap();
+            kernels += 1;
+            let remapped = p
+                .instructions
+                .iter()
+                .filter(|i| i.text.contains("by control flow"))
+                .count();
+            remapped_total += remapped;
+            with_remaps += (remapped > 0) as usize;
+            let check = p.check_vgpr_msb(k);
+            passing += check.is_ok() as usize;
+            println!(
+                "{}: {remapped} re-mapped; {}",
+                f.file_name().unwrap().to_string_lossy(),
+                check.map_or_else(|e| format!("refused: {e}"), |_| "passes".into())
+            );
+        }
+    }
+    println!(
+        "{kernels} kernels in {} objects: {passing} pass the MSB check; {remapped_total} instructions re-mapped in {with_remaps} kernels",
+        files.len()
+    );
+    assert_eq!(kernels, files.len());
+}
