@@ -287,13 +287,56 @@ fn assemble_and_list(asm: &str, stem: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Instruction forms aiter's sample lacks, for
+/// [`slot_table_agrees_with_llvm_objdump`]: VOPD (with `fmamk`/`fmaak`
+/// halves), `v_fmamk`, `v_cmpx`, VOP3b, DS with two data operands and
+/// returns, global atomics with and without return, scratch, flat,
+/// buffers with `off`, SWMMAC.
+const FORMS: &str = "v_dual_mul_f32 v0, v1, v2 :: v_dual_add_f32 v3, v4, v5
+v_dual_fmamk_f32 v0, v1, 0x40400000, v2 :: v_dual_mov_b32 v3, v4
+v_dual_fmac_f32 v0, v1, v2 :: v_dual_fmaak_f32 v3, v4, v5, 0x40400000
+v_fmamk_f32 v0, v1, 0x40400000, v2
+v_fmaak_f32 v0, v1, v2, 0x40400000
+v_fmac_f32 v0, v1, v2
+v_cmpx_eq_u32 v1, v2
+v_cmpx_eq_u32_e64 v1, v2
+v_mad_co_u64_u32 v[0:1], s0, v2, v3, v[4:5]
+v_div_scale_f32 v0, vcc_lo, v1, v2, v3
+v_add_co_ci_u32_e32 v0, vcc_lo, v1, v2, vcc_lo
+v_cndmask_b32_e64 v0, v1, v2, s0
+v_swap_b32 v0, v1
+v_writelane_b32 v0, s1, 2
+v_readlane_b32 s0, v1, 2
+v_permlane16_b32 v0, v1, s1, s2
+v_pk_fma_f16 v0, v1, v2, v3
+v_swmmac_f32_16x16x64_bf16 v[0:7], v[8:15], v[16:31], v32
+ds_store_2addr_b32 v0, v1, v2 offset1:1
+ds_cmpstore_rtn_b32 v0, v1, v2, v3
+ds_add_rtn_u32 v0, v1, v2
+ds_add_u32 v1, v2
+ds_bpermute_b32 v0, v1, v2
+ds_load_2addr_b32 v[0:1], v2 offset1:1
+ds_swizzle_b32 v0, v1 offset:0x1f
+ds_append v0
+global_atomic_add_u32 v0, v1, v2, s[0:1] th:TH_ATOMIC_RETURN
+global_atomic_add_u32 v1, v2, s[0:1]
+global_atomic_cmpswap_b32 v0, v[2:3], v[4:5], off th:TH_ATOMIC_RETURN
+global_load_tr_b128 v[0:3], v[4:5], off
+scratch_load_b32 v0, v1, off
+scratch_store_b32 v1, v2, off
+flat_load_b32 v0, v[2:3]
+flat_store_b32 v[2:3], v4
+buffer_load_b32 v0, off, s[0:3], null
+buffer_atomic_add_u32 v0, v1, s[0:3], null offen th:TH_ATOMIC_RETURN";
+
 /// [`operand_slots`] against LLVM's disassembler: every distinct
 /// instruction shape (mnemonic and operand kinds) that names a VGPR in
-/// [`SAMPLE`] is disassembled by llvm-objdump-22 after `s_set_vgpr_msb
-/// 0xe4` (slot k's MSBs = k) and after `0x1b` (3 - k); the pair of high
-/// bits it prints for each VGPR operand is the slot that operand takes in
-/// LLVM's table (`AMDGPU::getVGPRLoweringOperandTables`), or none (0, 0).
-/// Each must be the slot the table here gives it.
+/// [`SAMPLE`], and [`FORMS`], is disassembled by llvm-objdump-22 after
+/// `s_set_vgpr_msb 0xe4` (slot k's MSBs = k) and after `0x1b` (3 - k); the
+/// pair of high bits it prints for each VGPR operand (of both halves of a
+/// VOPD pair) is the slot that operand takes in LLVM's table
+/// (`AMDGPU::getVGPRLoweringOperandTables`), or none (0, 0). Each must be
+/// the slot the table here gives it.
 #[test]
 fn slot_table_agrees_with_llvm_objdump() {
     let mut shapes: BTreeMap<String, Instruction> = BTreeMap::new();
@@ -318,6 +361,9 @@ fn slot_table_agrees_with_llvm_objdump() {
             let words: Vec<String> = ins.words.iter().map(|w| format!("{w:#010x}")).collect();
             s += &format!("s_set_vgpr_msb {state:#x}\n.long {}\n", words.join(", "));
         }
+        for form in FORMS.lines() {
+            s += &format!("s_set_vgpr_msb {state:#x}\n{form}\n");
+        }
         s
     };
     let listed = |state: u8| -> Vec<Instruction> {
@@ -328,43 +374,45 @@ fn slot_table_agrees_with_llvm_objdump() {
             .collect()
     };
     let (a, b) = (listed(0xe4), listed(0x1b));
-    assert_eq!((a.len(), b.len()), (shapes.len(), shapes.len()));
-    let mut checked = 0;
-    for ((ins, a), b) in shapes.values().zip(&a).zip(&b) {
+    let n = shapes.len() + FORMS.lines().count();
+    assert_eq!((a.len(), b.len()), (n, n));
+    for (ins, a) in shapes.values().zip(&a) {
         assert_eq!(ins.words, a.words);
-        let Slots::Fields(slots) = operand_slots(ins) else {
-            // No field applies: LLVM prints the registers as encoded.
-            assert_eq!(operand_slots(ins), Slots::Ignored, "{}", ins.text);
-            assert_eq!(vgprs(a), vgprs(b), "{}", a.text);
-            assert!(vgprs(a).iter().all(|&v| v < 256), "{}", a.text);
-            continue;
-        };
-        for (k, (oa, ob)) in a.ops.iter().zip(&b.ops).enumerate() {
-            let (
-                Operand::Reg {
-                    file: RegFile::V,
-                    index: ia,
-                    ..
-                },
-                Operand::Reg { index: ib, .. },
-            ) = (&oa.op, &ob.op)
-            else {
+    }
+    let mut checked = 0;
+    for (a, b) in a.iter().zip(&b) {
+        let halves = std::iter::once((a, b)).chain(a.dual.as_deref().zip(b.dual.as_deref()));
+        for (a, b) in halves {
+            let Slots::Fields(slots) = operand_slots(a) else {
+                // No field applies: LLVM prints the registers as encoded.
+                assert_eq!(operand_slots(a), Slots::Ignored, "{}", a.text);
+                assert_eq!(vgprs(a), vgprs(b), "{}", a.text);
+                assert!(vgprs(a).iter().all(|&v| v < 256), "{}", a.text);
                 continue;
             };
-            let llvm = match (ia >> 8, ib >> 8) {
-                (0, 0) => None,
-                (f, g) if f + g == 3 => Some(f as u8),
-                x => panic!("{}: operand {k} has high bits {x:?}", a.text),
-            };
-            assert_eq!(
-                slots[k], llvm,
-                "operand {k} of `{}` (under 0xe4: `{}`)",
-                ins.text, a.text
-            );
-            checked += 1;
+            for (k, (oa, ob)) in a.ops.iter().zip(&b.ops).enumerate() {
+                let (
+                    Operand::Reg {
+                        file: RegFile::V,
+                        index: ia,
+                        ..
+                    },
+                    Operand::Reg { index: ib, .. },
+                ) = (&oa.op, &ob.op)
+                else {
+                    continue;
+                };
+                let llvm = match (ia >> 8, ib >> 8) {
+                    (0, 0) => None,
+                    (f, g) if f + g == 3 => Some(f as u8),
+                    x => panic!("{}: operand {k} has high bits {x:?}", a.text),
+                };
+                assert_eq!(slots[k], llvm, "operand {k} of `{}`", a.text);
+                checked += 1;
+            }
         }
     }
-    assert!(checked > 200, "{checked} operands");
+    assert!(checked > 250, "{checked} operands");
 }
 
 /// aiter's gfx1250 sample: every kernel passes the dispatch's MSB check
