@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use crate::load::{CodeObject, Kernel};
 use crate::{Error, Result};
 
+pub mod msb;
+
 /// A register operand's file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegFile {
@@ -321,6 +323,7 @@ impl Program {
         p.renumber(Numbering::of(processor));
         if processor == "gfx1250" {
             p.join_undecoded_gfx1250();
+            msb::resolve(&mut p, kernel.entry);
         }
         Ok(p)
     }
@@ -389,122 +392,18 @@ impl Program {
             .collect();
     }
 
-    /// Whether the VGPR MSBs on arrival at instruction `t` can matter: an
-    /// instruction naming a VGPR before the next `s_set_vgpr_msb` or
-    /// `s_endpgm` in listing order (a branch, or 64 instructions without
-    /// either, count as naming one: conservative).
-    fn msb_read_from(&self, t: usize) -> bool {
-        for ins in self.instructions.iter().skip(t).take(64) {
-            let m = ins.mnemonic.as_str();
-            if m == "s_set_vgpr_msb" || m.starts_with("s_endpgm") {
-                return false;
-            }
-            let vgpr = |i: &Instruction| {
-                i.ops.iter().any(|o| {
-                    matches!(
-                        o.op,
-                        Operand::Reg {
-                            file: RegFile::V,
-                            ..
-                        }
-                    )
-                })
-            };
-            if vgpr(ins)
-                || ins.dual.as_deref().is_some_and(vgpr)
-                || m == "s_branch"
-                || m.starts_with("s_cbranch_")
-                || m == "s_call_b64"
-            {
-                return true;
-            }
-        }
-        true
-    }
-
-    /// gfx1250's VGPR MSBs: `s_set_vgpr_msb N` sets the two high bits of
-    /// the VGPR number of each operand slot of the instructions after it
-    /// (LLVM's AMDGPU docs: 1024 VGPRs, addressed through the MSBs). The
-    /// disassembler prints the register each operand then names as a
-    /// comment (`v252 /*v1020*/`), which the decoder takes as the operand
-    /// ([`parse_line`]); the MSBs it assumed are those of the last
-    /// `s_set_vgpr_msb` before it in the listing. That is what the wave
-    /// runs with only when every direct branch leaves the MSBs its target
-    /// is listed under (where the target reads a VGPR before setting them
-    /// again), and the entry is listed under 0 (a wave starts with 0);
-    /// checked here (each dispatch of a gfx1250 kernel checks it), so
-    /// `s_set_vgpr_msb` runs as a no-op. An indirect jump in a kernel that
-    /// sets the MSBs, or a branch that disagrees, is an error naming it:
-    /// the executor does not track the MSBs at run time.
+    /// gfx1250's VGPR MSBs: whether each instruction's VGPR operands are
+    /// the registers the wave names under the `s_set_vgpr_msb` state
+    /// control flow gives it, which [`Program::parse_listing_for`] resolved
+    /// (see [`msb`]). An error names the instruction and why not: an
+    /// indirect jump in a kernel that sets the MSBs, a branch out of the
+    /// kernel, two MSB states that differ in a slot an instruction uses
+    /// meeting before it (with both predecessors), a format with no slot
+    /// table whose listing disagrees with control flow. Each dispatch of a
+    /// gfx1250 kernel checks it before anything runs; `s_set_vgpr_msb`
+    /// then runs as a no-op.
     pub fn check_vgpr_msb(&self, kernel: &Kernel) -> Result<()> {
-        if !self
-            .instructions
-            .iter()
-            .any(|i| i.mnemonic == "s_set_vgpr_msb")
-        {
-            return Ok(());
-        }
-        // The MSBs each instruction is listed under (before it runs).
-        let mut under = Vec::with_capacity(self.instructions.len());
-        let mut msb = 0u32;
-        for ins in &self.instructions {
-            under.push(msb);
-            if ins.mnemonic == "s_set_vgpr_msb" {
-                msb = ins.words.first().map_or(0, |w| w & 0xff);
-            }
-        }
-        let refuse = |ins: &Instruction, why: String| {
-            Error::Decode {
-            what: format!(
-                "kernel `{}` at {:#x} `{}`: {why}; the emulator takes gfx1250's VGPR MSBs from the listing (s_set_vgpr_msb in listing order), so it does not run this kernel",
-                kernel.name,
-                ins.addr,
-                ins.text.trim()
-            ),
-        }
-        };
-        for entry in [kernel.entry, kernel.entry.wrapping_add(256)] {
-            if let Some(&i) = self.index.get(&entry) {
-                if under[i] != 0 {
-                    return Err(refuse(
-                        &self.instructions[i],
-                        format!(
-                            "an entry listed under VGPR MSBs {:#x}, but a wave starts with 0",
-                            under[i]
-                        ),
-                    ));
-                }
-            }
-        }
-        for (i, ins) in self.instructions.iter().enumerate() {
-            let m = ins.mnemonic.as_str();
-            if matches!(
-                m,
-                "s_setpc_b64" | "s_swappc_b64" | "s_rfe_b64" | "s_cbranch_join"
-            ) {
-                return Err(refuse(
-                    ins,
-                    "an indirect jump, whose target's VGPR MSBs are not known".into(),
-                ));
-            }
-            if m == "s_branch" || m.starts_with("s_cbranch_") || m == "s_call_b64" {
-                let simm = ins.words.first().map_or(0, |&w| w as u16 as i16 as i64);
-                let to = (ins.addr as i64).wrapping_add(4).wrapping_add(simm * 4) as u64;
-                let after = under[i];
-                if let Some(&t) = self.index.get(&to) {
-                    if under[t] != after && self.msb_read_from(t) {
-                        return Err(refuse(
-                            ins,
-                            format!(
-                                "it branches with VGPR MSBs {after:#x} to {to:#x}, listed under {:#x}",
-                                under[t]
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        Ok(())
+        msb::check(self, kernel)
     }
 
     /// Move `m0` (and `null`, which gfx9 has not: a `Text` operand) to
@@ -1044,8 +943,8 @@ fn parse_body(body: &str, addr: u64, words: Vec<u32>) -> std::result::Result<Ins
 /// gfx1250's operands printed with their VGPR MSBs (`v252 /*v1020*/`,
 /// `-|v[20:21]| /*v[276:277]*/`): each register replaced by the one in its
 /// comment (the register the operand names under the listing's
-/// `s_set_vgpr_msb`; see `Program::check_vgpr_msb`). Any other comment is
-/// an error.
+/// `s_set_vgpr_msb`; [`msb::resolve`] re-maps it where control flow gives
+/// other MSBs). Any other comment is an error.
 fn vgpr_msb_operands(rest: &str) -> std::result::Result<String, String> {
     let mut out = String::new();
     let mut s = rest;

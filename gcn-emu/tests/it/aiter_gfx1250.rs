@@ -201,32 +201,6 @@ fn aiter_gfx1250_dq_convert_tail_tile_runs_past_the_tensor() {
     );
 }
 
-/// aiter's `pa_decode_bf16` sets the VGPR MSBs (`s_set_vgpr_msb`) and
-/// branches with other MSBs than the listing assumes at the target: the
-/// check a gfx1250 dispatch makes refuses it, naming the branch.
-#[test]
-fn aiter_gfx1250_vgpr_msb_disagreeing_branch_is_refused_by_name() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../tests/corpus/aiter/gfx1250/pa_decode_bf16/pa_decode_bf16_d64_page256_gqa8_tq16.co",
-    );
-    let l = load(&path, "_ZN5aiter36pa_decode_bf16_d64_page256_gqa8_tq16E");
-    let k = l.co.kernel(&l.name).unwrap();
-    // Registers past v511 are decoded from the listing's comments.
-    assert!(l.program.instructions.iter().any(|i| i
-        .ops
-        .iter()
-        .any(|o| matches!(o.op, gcn_emu::decode::Operand::Reg { file: gcn_emu::decode::RegFile::V, index, .. } if index >= 512))));
-    let e = l.program.check_vgpr_msb(k).unwrap_err().to_string();
-    assert!(
-        e.contains("branches with VGPR MSBs") && e.contains("s_cbranch"),
-        "{e}"
-    );
-    let e = launch(&l, [1, 1, 1], [128, 1, 1], vec![])
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("branches with VGPR MSBs"), "{e}");
-}
-
 /// gfx1250's V# fields as [`gcn_emu::exec::Gfx1250Vsharp`] reads them:
 /// the words aiter's `dq_convert` builds (a 53-bit pointer in words 0-1,
 /// a byte count in word 2, word 3 `0x4000`), the 45-bit NUM_RECORDS

@@ -33,4 +33,5 @@ mod sanitize_rdna;
 mod triton;
 mod typed;
 mod unified;
+mod vgpr_msb;
 mod wmma;
