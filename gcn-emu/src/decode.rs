@@ -720,7 +720,14 @@ fn tensor_instruction(ins: &Instruction) -> Option<Instruction> {
         words.join(" "),
         if w.legacy { "legacy gfx1250" } else { "LLVM 22's" },
     );
-    Some(Instruction::new(ins.addr, name, ops, mods, ins.words.clone(), text))
+    Some(Instruction::new(
+        ins.addr,
+        name,
+        ops,
+        mods,
+        ins.words.clone(),
+        text,
+    ))
 }
 
 /// What a gfx1250 word LLVM 22 does not decode is, as far as its encoding

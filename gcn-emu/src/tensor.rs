@@ -29,8 +29,9 @@
 //! `third_party/amd/lib/TritonAMDGPUToLLVM/TDMUtility.cpp`, whose tables
 //! number the dimensions from the innermost, dim 0):
 //!
-//! * group 0: dword 0 bits 1:0 the predicate (0: the copy does nothing;
-//!   Triton defaults it to 1 so that a copy "doesn't silently no-op"), bit
+//! * group 0: dword 0 bits 1:0 the predicate (0: the copy does nothing and
+//!   no other field is read; Triton defaults it to 1 so that a copy
+//!   "doesn't silently no-op"; 2 and 3 are refused), bit
 //!   30 gather index size, bit 31 gather enable; dword 1 the LDS byte
 //!   address; dwords 2–3 the global byte address (bits 120:64 of the
 //!   group, 57 bits), bits 127:126 the type (2).
@@ -194,6 +195,28 @@ impl Descriptor {
         let g0 = groups[0];
         let g1 = groups[1];
         let refuse = |what: &str| Err(format!("tensor descriptor: {what}: not modelled"));
+        // A predicate of 0 moves nothing: no other field is read.
+        match g0[0] & 3 {
+            0 => {
+                return Ok(Descriptor {
+                    pred: 0,
+                    lds: 0,
+                    global: 0,
+                    size: 1,
+                    multicast: 0,
+                    pad: None,
+                    tensor: [0; 5],
+                    tile: [0; 5],
+                    stride: [0; 5],
+                })
+            }
+            1 => {}
+            p => {
+                return refuse(&format!(
+                    "predicate {p} (group 0 bits 1:0; Triton sets 0 or 1)"
+                ))
+            }
+        }
         if g0[0] >> 31 & 1 != 0 {
             return refuse("gather/scatter enable (group 0 bit 31)");
         }
@@ -294,7 +317,13 @@ impl Descriptor {
     /// (`None`: out of bounds) and its LDS byte address.
     pub fn elements(&self) -> impl Iterator<Item = (Option<u64>, u32)> + '_ {
         let ext: Vec<u64> = (0..5)
-            .map(|d| if d > 0 && self.tile[d] == 0 { 1 } else { self.tile[d] as u64 })
+            .map(|d| {
+                if d > 0 && self.tile[d] == 0 {
+                    1
+                } else {
+                    self.tile[d] as u64
+                }
+            })
             .collect();
         let n = self.count();
         let size = self.size as u64;
@@ -309,12 +338,16 @@ impl Descriptor {
                 if bounded && i >= self.tensor[d] {
                     inside = false;
                 }
-                off = off.wrapping_add(if d == 0 { i } else { i.wrapping_mul(self.stride[d]) });
+                off = off.wrapping_add(if d == 0 {
+                    i
+                } else {
+                    i.wrapping_mul(self.stride[d])
+                });
             }
             let stream = k * size;
-            let pad = self
-                .pad
-                .map_or(0, |(every, amount)| stream / (every as u64 * 4) * amount as u64 * 4);
+            let pad = self.pad.map_or(0, |(every, amount)| {
+                stream / (every as u64 * 4) * amount as u64 * 4
+            });
             let lds = self.lds.wrapping_add((stream + pad) as u32);
             let global = inside.then(|| self.global.wrapping_add(off.wrapping_mul(size)));
             (global, lds)
@@ -343,14 +376,23 @@ mod tests {
     #[test]
     fn decodes_llvm_22_and_legacy_words() {
         let w = decode_words(&[0xd071_0001, 0x7c00_0000, 0x7c7c_0400]).unwrap();
-        assert_eq!((w.load, w.groups.clone(), w.legacy), (true, vec![0, 4], false));
+        assert_eq!(
+            (w.load, w.groups.clone(), w.legacy),
+            (true, vec![0, 4], false)
+        );
         let w = decode_words(&[0xd071_0001, 0x7c28_0000, 0x100c_0400]).unwrap();
-        assert_eq!((w.groups.clone(), w.th, w.scope), (vec![0, 4, 12, 16], 2, 2));
+        assert_eq!(
+            (w.groups.clone(), w.th, w.scope),
+            (vec![0, 4, 12, 16], 2, 2)
+        );
         let w = decode_words(&[0xd071_4001, 0x7c00_0000, 0x7c7c_0400]).unwrap();
         assert!(!w.load);
         // aiter's: th 2 on s[32:35], s[36:43].
         let w = decode_words(&[0xd031_0000, 0x0020_0000, 0x7c7c_2420]).unwrap();
-        assert_eq!((w.load, w.groups.clone(), w.th, w.legacy), (true, vec![32, 36], 2, true));
+        assert_eq!(
+            (w.load, w.groups.clone(), w.th, w.legacy),
+            (true, vec![32, 36], 2, true)
+        );
         assert!(decode_words(&[0xd071_0000, 0x0000_0000, 0x7c7c_2420]).is_err());
         assert!(decode_words(&[0xd031_0000, 0x0000_0001, 0x7c7c_2420]).is_err());
         let w = decode_words(&[0xd031_0000, 0, 0x7c10_2420]).unwrap();
@@ -369,7 +411,10 @@ mod tests {
         // stride 7, padding 1 dword after every 2.
         let d0 = 2 << 16 | 1 << 20 | (1 - 1) << 22 | (1 - 1) << 25;
         let d = desc([d0, 3 << 16, 5 << 16, 4 << 16, 2, 7, 0, 0]).unwrap();
-        assert_eq!((d.size, d.pad, d.tensor[0], d.tensor[1]), (4, Some((2, 1)), 3, 5));
+        assert_eq!(
+            (d.size, d.pad, d.tensor[0], d.tensor[1]),
+            (4, Some((2, 1)), 3, 5)
+        );
         let e: Vec<_> = d.elements().collect();
         assert_eq!(e.len(), 8);
         assert_eq!(e[0], (Some(0x1000), 0x100));
@@ -396,6 +441,13 @@ mod tests {
         let g0 = [1, 0, 0, 0x4000_0000];
         let e = Descriptor::parse(&[&g0, &[0; 8]], true).unwrap_err();
         assert!(e.contains("type 1"), "{e}");
+        // Predicate 0: nothing moves, nothing else is read; 2 is refused.
+        let g0 = [0, 0, 0, 0x4000_0000];
+        let d = Descriptor::parse(&[&g0, &[1 << 19; 8]], true).unwrap();
+        assert_eq!(d.elements().count(), 0);
+        let g0 = [2, 0, 0, 0x8000_0000];
+        let e = Descriptor::parse(&[&g0, &[0; 8]], true).unwrap_err();
+        assert!(e.contains("predicate 2"), "{e}");
         let g0 = [1, 0, 0, 0x8000_0000];
         let e = Descriptor::parse(&[&g0, &[1 << 20, 0, 0, 0, 0, 0, 0, 0]], false).unwrap_err();
         assert!(e.contains("padding on a store"), "{e}");

@@ -21,7 +21,15 @@ fn tensor_dma_asm() -> String {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rdna/inline/tensor_dma.hip");
     let asm = dir().join("tensor_dma.s");
     let o = std::process::Command::new(clang())
-        .args(["-x", "hip", "--cuda-device-only", "-nogpuinc", "-nogpulib", "-O3", "-S"])
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
         .arg("--offload-arch=gfx1250")
         .arg(&src)
         .arg("-o")
@@ -30,7 +38,11 @@ fn tensor_dma_asm() -> String {
         .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let text = std::fs::read_to_string(&asm).unwrap();
-    for m in ["tensor_load_to_lds", "tensor_store_from_lds", "s_wait_tensorcnt 0x0"] {
+    for m in [
+        "tensor_load_to_lds",
+        "tensor_store_from_lds",
+        "s_wait_tensorcnt 0x0",
+    ] {
         assert!(text.contains(m), "clang-22 emits `{m}`");
     }
     text.lines()
@@ -153,7 +165,9 @@ fn gfx1250_lds_read_before_tensorcnt_wait_is_reported() {
     let mut vals = Vec::new();
     for (i, a) in args(&vec![1.0; n], &vec![0.0; n]).into_iter().enumerate() {
         vals.push(match a {
-            A::Buf(b) => gcn_emu::dispatch::ArgValue::Pointer(mem.alloc_bytes(&format!("a{i}"), &b)),
+            A::Buf(b) => {
+                gcn_emu::dispatch::ArgValue::Pointer(mem.alloc_bytes(&format!("a{i}"), &b))
+            }
             A::Val(v) => gcn_emu::dispatch::ArgValue::Bytes(v),
         });
     }
@@ -271,7 +285,12 @@ fn gfx1250_aiter_legacy_tensor_words_decode_and_run() {
         .collect();
     assert_eq!(t.len(), 2, "both words decoded");
     assert_eq!(t[0].mnemonic, "tensor_load_to_lds");
-    assert!(t[0].text.starts_with("tensor_load_to_lds s[4:7], s[8:15] th:2"), "{}", t[0].text);
+    assert!(
+        t[0].text
+            .starts_with("tensor_load_to_lds s[4:7], s[8:15] th:2"),
+        "{}",
+        t[0].text
+    );
     assert_eq!(t[1].mnemonic, "tensor_store_from_lds");
     assert!(t[1].text.contains("legacy gfx1250"), "{}", t[1].text);
     let mut r = Rng(7);
@@ -286,5 +305,8 @@ fn gfx1250_aiter_legacy_tensor_words_decode_and_run() {
     // Group 1 bit 19 (iterate mode): refused, naming it.
     let l = legacy_kernel("legacy_iterate", &body("\n  s_bitset1_b32 s8, 19"));
     let e = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(buf)]).unwrap_err();
-    assert!(e.to_string().contains("iterate mode (group 1 bit 19)"), "{e}");
+    assert!(
+        e.to_string().contains("iterate mode (group 1 bit 19)"),
+        "{e}"
+    );
 }
