@@ -653,8 +653,10 @@ impl Program {
 /// fields: `op_sel_hi` bit 14 clear (`v_wmma_f32_32x16x128_f4`), an
 /// unused `src2` of 0 (`v_wmma_ld_scale*`, the first half of a
 /// `v_wmma_scale_*` pair), word 0 bits 22 and 0 clear and word 1
-/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). What those fields
-/// do to the instruction is not known here.
+/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). The tensor ones are
+/// the legacy gfx1250 form of the same instruction, which
+/// [`crate::tensor`] decodes; what the WMMA fields do to the instruction
+/// is not known here.
 pub const GFX1250_UNDECODED: &[(&str, u32, &str)] = &[
     ("vop3p", 0x35, "v_wmma_ld_scale_paired_b32"),
     ("vop3p", 0x3a, "v_wmma_ld_scale16_paired_b64"),

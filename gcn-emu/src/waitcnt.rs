@@ -403,6 +403,13 @@ mod tests {
         // gfx1250: s_wait_asynccnt 0x1: [0x01,0x00,0xca,0xbf] (llvm-mc-22).
         let w = decode(&ins("s_wait_asynccnt", 0xbfca_0001), Generation::Gfx12).unwrap();
         assert_eq!(w.0, vec![(Counter::Async, 1)]);
+        // gfx1250: s_wait_tensorcnt 0x2: [0x02,0x00,0xcb,0xbf] (llvm-mc-22).
+        let w = decode(&ins("s_wait_tensorcnt", 0xbfcb_0002), Generation::Gfx12).unwrap();
+        assert_eq!(w.0, vec![(Counter::Tensor, 2)]);
+        assert_eq!(
+            Generation::Gfx12.wait_text(Counter::Tensor, 1),
+            "s_wait_tensorcnt 0x1"
+        );
         assert_eq!(
             Generation::Gfx12.wait_text(Counter::Async, 0),
             "s_wait_asynccnt 0x0"
