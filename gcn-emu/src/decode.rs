@@ -383,6 +383,12 @@ impl Program {
             j.text = format!("{} ({})", j.text, gfx1250_undecoded_name(w0));
             out.push(j);
         }
+        // The tensor DMA words: decoded by gcn-emu ([`crate::tensor`]).
+        for ins in &mut out {
+            if let Some(t) = tensor_instruction(ins) {
+                *ins = t;
+            }
+        }
         self.instructions = out;
         self.index = self
             .instructions
@@ -546,8 +552,10 @@ impl Program {
 /// fields: `op_sel_hi` bit 14 clear (`v_wmma_f32_32x16x128_f4`), an
 /// unused `src2` of 0 (`v_wmma_ld_scale*`, the first half of a
 /// `v_wmma_scale_*` pair), word 0 bits 22 and 0 clear and word 1
-/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). What those fields
-/// do to the instruction is not known here.
+/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). The tensor ones are
+/// the legacy gfx1250 form of the same instruction, which
+/// [`crate::tensor`] decodes; what the WMMA fields do to the instruction
+/// is not known here.
 pub const GFX1250_UNDECODED: &[(&str, u32, &str)] = &[
     ("vop3p", 0x35, "v_wmma_ld_scale_paired_b32"),
     ("vop3p", 0x3a, "v_wmma_ld_scale16_paired_b64"),
@@ -555,6 +563,73 @@ pub const GFX1250_UNDECODED: &[(&str, u32, &str)] = &[
     ("vimage", 0xc4, "tensor_load_to_lds"),
     ("vimage", 0xc5, "tensor_store_from_lds"),
 ];
+
+/// A joined gfx1250 `.long` of three words that is a tensor DMA
+/// instruction ([`crate::tensor::decode_words`]), as the instruction LLVM
+/// would print for its canonical form: `tensor_load_to_lds` or
+/// `tensor_store_from_lds` with its SGPR groups (`s[32:35], s[36:43]`, and
+/// groups 2 and 3 when present), `th`/`scope` as modifiers when not 0. The
+/// text keeps the words and says the decoding is gcn-emu's. `None` for any
+/// other `.long` (which stays refused).
+fn tensor_instruction(ins: &Instruction) -> Option<Instruction> {
+    if ins.mnemonic != ".long" {
+        return None;
+    }
+    let w = crate::tensor::decode_words(&ins.words).ok()?;
+    let name = if w.load {
+        "tensor_load_to_lds"
+    } else {
+        "tensor_store_from_lds"
+    };
+    let ops: Vec<Src> = w
+        .groups
+        .iter()
+        .zip(crate::tensor::GROUP_SGPRS)
+        .map(|(&index, count)| Src {
+            op: Operand::Reg {
+                file: RegFile::S,
+                index,
+                count,
+            },
+            neg: false,
+            abs: false,
+            sext: false,
+        })
+        .collect();
+    let regs: Vec<String> = w
+        .groups
+        .iter()
+        .zip(crate::tensor::GROUP_SGPRS)
+        .map(|(&i, n)| match i {
+            crate::tensor::NULL_SGPR => "null".to_string(),
+            _ => format!("s[{i}:{}]", i + n - 1),
+        })
+        .collect();
+    let mut mods = Vec::new();
+    if w.th != 0 {
+        mods.push(("th".to_string(), w.th.to_string()));
+    }
+    if w.scope != 0 {
+        mods.push(("scope".to_string(), w.scope.to_string()));
+    }
+    let words: Vec<String> = ins.words.iter().map(|x| format!("{x:#010x}")).collect();
+    let text = format!(
+        "{name} {}{}{} ; words {}, {} form, decoded by gcn-emu (llvm-objdump-22 prints them as .long)",
+        regs.join(", "),
+        if w.th != 0 { format!(" th:{}", w.th) } else { String::new() },
+        if w.scope != 0 { format!(" scope:{}", w.scope) } else { String::new() },
+        words.join(" "),
+        if w.legacy { "legacy gfx1250" } else { "LLVM 22's" },
+    );
+    Some(Instruction::new(
+        ins.addr,
+        name,
+        ops,
+        mods,
+        ins.words.clone(),
+        text,
+    ))
+}
 
 /// What a gfx1250 word LLVM 22 does not decode is, as far as its encoding
 /// class and opcode field tell ([`GFX1250_UNDECODED`]).

@@ -493,6 +493,9 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("global_store_async_from_lds_b32", Global),
         ("global_store_async_from_lds_b64", Global),
         ("global_store_async_from_lds_b128", Global),
+        // gfx1250's tensor data mover (TENSORcnt, [`crate::tensor`]).
+        ("tensor_load_to_lds", Global),
+        ("tensor_store_from_lds", Global),
         ("s_orn1_saveexec_b32", Sop1),
         ("s_orn2_saveexec_b32", Sop1),
         ("s_xnor_saveexec_b32", Sop1),
@@ -4247,11 +4250,93 @@ fn atomic_returns(ins: &Instruction) -> bool {
 
 /// global_* and flat_* loads, stores and atomics; flat addresses in the
 /// LDS aperture (`src_shared_base`) go to LDS.
+/// gfx1250's tensor DMA (`tensor_load_to_lds`, `tensor_store_from_lds`):
+/// the descriptor in the SGPR groups of its operands, the copy as
+/// [`crate::tensor`] defines it, complete at issue (the sanitizer orders it
+/// by TENSORcnt). The wave issues it once, whatever EXEC holds (its
+/// operands are SGPRs), except that an EXEC of 0 is refused: whether the
+/// hardware then copies is not known here. The accesses are noted on lane
+/// 0. A descriptor field the emulator does not model, or an LDS range past
+/// the allocation, is refused naming it.
+fn tensor_dma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let load = ins.mnemonic == "tensor_load_to_lds";
+    if w.exec() == 0 {
+        return unsup("a tensor DMA with EXEC 0 (whether it copies is not known)");
+    }
+    // `null` groups read as zeros (llvm-project PR 200911).
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    for (k, src) in ins.ops.iter().enumerate() {
+        let Operand::Reg {
+            file: RegFile::S,
+            index,
+            count,
+        } = src.op
+        else {
+            return unsup(format!("tensor DMA operand {} not an SGPR group", k + 1));
+        };
+        if w.is_null(index as usize) {
+            groups.push(vec![0; count as usize]);
+        } else {
+            groups.push(w.sregs(index, count as usize)?.to_vec());
+        }
+    }
+    let want = [4, 8, 4, 4];
+    if !(groups.len() == 2 || groups.len() == 4)
+        || groups.iter().zip(want).any(|(g, n)| g.len() != n)
+    {
+        return unsup("tensor DMA operands other than SGPR groups of 4, 8 (and 4, 4)");
+    }
+    let refs: Vec<&[u32]> = groups.iter().map(|g| g.as_slice()).collect();
+    let d = crate::tensor::Descriptor::parse(&refs, load).map_err(Stop::Unsupported)?;
+    let size = ctx.lds.data.len() as u64;
+    if d.count() > 0 && d.lds as u64 + d.lds_span() > size {
+        return Err(Stop::Fault(
+            None,
+            format!(
+                "tensor DMA LDS range {:#x}..{:#x} past the workgroup's {size} bytes of LDS (what hardware does there is not modelled)",
+                d.lds,
+                d.lds as u64 + d.lds_span()
+            ),
+        ));
+    }
+    let n = d.size as usize;
+    let mut buf = vec![0u8; n];
+    ctx.lds.at_lane(0);
+    for (global, lds) in d.elements() {
+        if load {
+            match global {
+                Some(a) => {
+                    ctx.trace.note(0, Space::Global, AccessKind::Read, a, n);
+                    ctx.mem
+                        .read(a, &mut buf)
+                        .map_err(|e| Stop::Fault(None, format!("tensor DMA: {e}")))?;
+                }
+                None => buf.fill(0),
+            }
+            ctx.trace
+                .note(0, Space::Lds, AccessKind::Write, lds as u64, n);
+            ctx.lds.write_bytes(lds, &buf);
+        } else if let Some(a) = global {
+            ctx.trace
+                .note(0, Space::Lds, AccessKind::Read, lds as u64, n);
+            ctx.lds.read_bytes(lds, &mut buf);
+            ctx.trace.note(0, Space::Global, AccessKind::Write, a, n);
+            ctx.mem
+                .write(a, &buf)
+                .map_err(|e| Stop::Fault(None, format!("tensor DMA: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
 fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
     // gfx12's cache invalidate/write-back: memory here has no caches.
     if matches!(m, "global_inv" | "global_wb" | "global_wbinv") {
         return Ok(());
+    }
+    if m.starts_with("tensor_") {
+        return tensor_dma(w, ins, ctx);
     }
     let flat = m.starts_with("flat_");
     let rest = m.split_once('_').map(|x| x.1).unwrap_or("");
@@ -6055,6 +6140,9 @@ mod tests {
             // The old prefix rule predates WMMA (its matrix unit is MFMA's).
             if name.starts_with("v_wmma") {
                 assert_eq!(unit(name), Unit::Mfma, "{name}");
+            } else if name.starts_with("tensor_") {
+                // gfx1250's tensor DMA (after the old rule): vector memory.
+                assert_eq!(unit(name), Unit::Global, "{name}");
             } else {
                 assert_eq!(unit(name), old_unit(name), "{name}");
             }

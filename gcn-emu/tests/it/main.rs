@@ -30,6 +30,7 @@ mod rdna;
 mod rdna_decode;
 mod sanitize;
 mod sanitize_rdna;
+mod tensor_dma;
 mod triton;
 mod typed;
 mod unified;
