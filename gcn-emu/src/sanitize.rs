@@ -955,6 +955,12 @@ impl Workgroup {
         let gen = Generation::of(processor).unwrap_or_default();
         let table = match gen {
             Generation::Gfx9 => None,
+            // gfx1250 has no table of its own: the RDNA4 one, whose
+            // gfx1250 bit says which of its instructions gfx1250 has (the
+            // executor routes gfx1250's names through it too). Without it
+            // the shadow of uninitialized values skipped RDNA names such
+            // as `s_add_nc_u64` and the counters fell back to CDNA's names.
+            _ if processor == "gfx1250" => crate::isa::table_for("gfx1201"),
             _ => crate::isa::table_for(processor),
         };
         for w in &mut self.waves {
