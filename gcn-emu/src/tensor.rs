@@ -141,14 +141,14 @@ pub fn decode_words(w: &[u32]) -> Result<Words, String> {
         ));
     }
     let mut groups = Vec::new();
-    for g in 0..4 {
+    for (g, &n) in GROUP_SGPRS.iter().enumerate() {
         let r = w2 >> (8 * g) & 0xff;
         if r == NULL && g >= 2 {
             // `null`: a group of zeros (llvm-project PR 200911).
             groups.push(NULL as u16);
             continue;
         }
-        if r == NULL || r as u16 + GROUP_SGPRS[g] > 106 {
+        if r == NULL || r as u16 + n > 106 {
             return Err(format!("group {g} names SGPR field {r:#x}"));
         }
         groups.push(r as u16);
@@ -331,9 +331,9 @@ impl Descriptor {
             let mut rest = k;
             let mut off = 0u64;
             let mut inside = true;
-            for d in 0..5 {
-                let i = rest % ext[d];
-                rest /= ext[d];
+            for (d, &e) in ext.iter().enumerate() {
+                let i = rest % e;
+                rest /= e;
                 let bounded = d == 0 || self.tile[d] != 0;
                 if bounded && i >= self.tensor[d] {
                     inside = false;
@@ -409,7 +409,8 @@ mod tests {
     fn two_d_tile_with_padding_and_bounds() {
         // 4-byte elements, tensor 3 x 5 (dim0 x dim1), tile 4 x 2, row
         // stride 7, padding 1 dword after every 2.
-        let d0 = 2 << 16 | 1 << 20 | (1 - 1) << 22 | (1 - 1) << 25;
+        // Interval field 0: 2 dwords; amount field 0: 1 dword.
+        let d0 = 2 << 16 | 1 << 20;
         let d = desc([d0, 3 << 16, 5 << 16, 4 << 16, 2, 7, 0, 0]).unwrap();
         assert_eq!(
             (d.size, d.pad, d.tensor[0], d.tensor[1]),

@@ -191,8 +191,13 @@ fn gfx1250_lds_read_before_tensorcnt_wait_is_reported() {
     }
 }
 
-/// A gfx1250 kernel of `body` with 256 bytes of LDS, one wave32.
+/// A gfx1250 kernel of `body` with 256 bytes of LDS, wave32.
 fn legacy_kernel(stem: &str, body: &str) -> Loaded {
+    kernel_of(stem, body, 32)
+}
+
+/// [`legacy_kernel`] for workgroups of up to `threads` work-items.
+fn kernel_of(stem: &str, body: &str, threads: u32) -> Loaded {
     let text = format!(
         r#"	.amdgcn_target "amdgcn-amd-amdhsa--gfx1250"
 	.amdhsa_code_object_version 6
@@ -225,7 +230,7 @@ amdhsa.kernels:
     .group_segment_fixed_size: 256
     .kernarg_segment_align: 8
     .kernarg_segment_size: 8
-    .max_flat_workgroup_size: 32
+    .max_flat_workgroup_size: {threads}
     .name:           tensor_dma
     .private_segment_fixed_size: 0
     .sgpr_count:     24
@@ -308,5 +313,83 @@ fn gfx1250_aiter_legacy_tensor_words_decode_and_run() {
     assert!(
         e.to_string().contains("iterate mode (group 1 bit 19)"),
         "{e}"
+    );
+}
+
+/// Two wave32 waves each tensor-load their half of 64 dwords into LDS
+/// (aiter's legacy words), meet at a barrier, and read the other wave's
+/// half back reversed. With `s_wait_tensorcnt 0x0` before the barrier the
+/// run is clean (`launch`'s false-alarm pass) and matches NumPy; without
+/// it the sanitizer reports the load in flight at the barrier, naming the
+/// wait.
+#[test]
+fn gfx1250_missing_tensorcnt_wait_before_a_barrier_is_reported() {
+    let body = |wait: &str| {
+        format!(
+            "  s_load_b64 s[16:17], s[0:1], 0x0
+  v_and_b32_e32 v0, 0x3ff, v0
+  v_readfirstlane_b32 s18, v0
+  s_lshr_b32 s18, s18, 5
+  s_lshl_b32 s18, s18, 7
+  s_wait_kmcnt 0x0
+  s_mov_b32 s4, 1
+  s_mov_b32 s5, s18
+  s_add_co_u32 s6, s16, s18
+  s_add_co_ci_u32 s7, s17, 0
+  s_and_b32 s7, s7, 0x1ffffff
+  s_or_b32 s7, s7, 0x80000000
+  s_mov_b32 s8, 0x20001
+  s_mov_b32 s9, 0x200000
+  s_mov_b32 s10, 0
+  s_mov_b32 s11, 0x200000
+  s_mov_b32 s12, 0
+  s_mov_b32 s13, 0
+  s_mov_b32 s14, 0
+  s_mov_b32 s15, 0
+  .long 0xd0310000, 0x00000000, 0x7c7c0804
+{wait}  s_barrier_signal -1
+  s_barrier_wait -1
+  v_sub_nc_u32_e32 v2, 63, v0
+  v_lshlrev_b32_e32 v2, 2, v2
+  v_lshlrev_b32_e32 v1, 2, v0
+  ds_load_b32 v3, v2
+  s_wait_dscnt 0x0
+  global_store_b32 v1, v3, s[16:17] offset:256"
+        )
+    };
+    let mut r = Rng(64);
+    let mut buf: Vec<u8> = (0..256).map(|_| r.next_u32() as u8).collect();
+    buf.resize(512, 0);
+    let good = kernel_of("barrier_wait", &body("  s_wait_tensorcnt 0x0\n"), 64);
+    let (bufs, _) = launch(&good, [1, 1, 1], [64, 1, 1], vec![A::Buf(buf.clone())])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let want = numpy(
+        "b = np.frombuffer(a0, np.uint32).copy()\nb[64:] = b[:64][::-1]\nout = [b]",
+        &[&buf],
+    );
+    assert_eq!(bufs[0], want[0]);
+    let bad = kernel_of("barrier_nowait", &body(""), 64);
+    let mem = gcn_emu::memory::Memory::new();
+    let p = mem.alloc_bytes("buf", &buf);
+    let mut run = gcn_emu::dispatch::Launch::new([1, 1, 1], [64, 1, 1]);
+    run.sanitize = checks();
+    let k = bad.co.kernel(&bad.name).unwrap();
+    let stats = gcn_emu::dispatch::run(
+        &bad.co,
+        k,
+        &bad.program,
+        &mem,
+        &[gcn_emu::dispatch::ArgValue::Pointer(p)],
+        &run,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let f = stats
+        .findings
+        .iter()
+        .find(|f| f.kind == gcn_emu::sanitize::Kind::StoreInFlightAtBarrier)
+        .unwrap_or_else(|| panic!("not reported: {:?}", stats.findings));
+    assert!(
+        f.message.contains("tensor_load_to_lds") && f.message.contains("`s_wait_tensorcnt 0x0`"),
+        "{f}"
     );
 }
