@@ -6035,9 +6035,10 @@ pub fn random_wave(seed: u64) -> Wave {
             _ => (r >> 16) as u32,
         }
     };
-    // gfx942's largest file: 512 registers, the AGPRs from v256 on (so
-    // `a[i]` is `v[256 + i]`, the unified file both engines share).
-    let mut w = Wave::unified(512, 256);
+    // A unified file of 512 registers, the AGPRs from v128 on: `a[i]` is
+    // `v[128 + i]`, so `v128`-`v255` (an instruction names at most v255)
+    // are `a0`-`a127`, the same registers under both names.
+    let mut w = Wave::unified(512, 128);
     for s in w.s.iter_mut() {
         *s = value(&mut rng);
     }
