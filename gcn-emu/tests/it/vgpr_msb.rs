@@ -207,7 +207,8 @@ fn msb_states_that_differ_only_in_unused_slots_meet_cleanly() {
 }
 
 /// An indirect jump in a kernel that sets the MSBs is refused by name:
-/// its target's MSBs are not known before the run.
+/// its target's MSBs are not known before the run; so is a branch to an
+/// address outside the kernel.
 #[test]
 fn indirect_jump_in_a_kernel_that_sets_msbs_is_refused() {
     let l = kernel(
@@ -224,6 +225,19 @@ fn indirect_jump_in_a_kernel_that_sets_msbs_is_refused() {
     let e = l.program.check_vgpr_msb(k).unwrap_err().to_string();
     assert!(
         e.contains("s_set_pc_i64") && e.contains("indirect jump"),
+        "{e}"
+    );
+    // A branch out of the kernel (`s_branch 0x7fff`, as words) likewise.
+    let l = kernel(
+        "msbout",
+        "  s_set_vgpr_msb 0x40
+  v_mov_b32_e32 v1, 0
+  .long 0xbfa07fff",
+    );
+    let k = l.co.kernel(&l.name).unwrap();
+    let e = l.program.check_vgpr_msb(k).unwrap_err().to_string();
+    assert!(
+        e.contains("s_branch") && e.contains("no instruction of the kernel"),
         "{e}"
     );
 }
