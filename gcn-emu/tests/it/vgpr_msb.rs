@@ -167,6 +167,43 @@ fn branch_into_a_block_listed_under_other_msbs_runs_by_control_flow() {
     assert_eq!(to_u32(&bufs[0]), want);
 }
 
+/// A VOPD pair after a conditional branch's fall-through, run with the
+/// MSBs 0x41 the wave keeps (the listing assumes 0): both halves take the
+/// same slots, so `v_dual_add_nc_u32 v3, v1, v1 :: v_dual_mov_b32 v4, v1`
+/// is v259 = v257 + v1 and v260 = v257. Each lane stores lane + 11, then
+/// its lane number.
+#[test]
+fn vopd_pair_after_a_branch_runs_under_the_msbs_of_control_flow() {
+    let l = kernel(
+        "msbvopd",
+        &format!(
+            "{PROLOGUE}
+  s_set_vgpr_msb 0x41
+  s_cmp_eq_u32 s0, s0
+  s_cbranch_scc0 .Lend
+  v_dual_add_nc_u32 v3, v1, v1 :: v_dual_mov_b32 v4, v1
+  s_set_vgpr_msb 0
+  v_add_nc_u32_e32 v5, 0x80, v2
+  s_set_vgpr_msb 0x04
+  s_wait_kmcnt 0x0
+  global_store_b32 v2, v3, s[0:1]
+  global_store_b32 v5, v4, s[0:1]
+.Lend:"
+        ),
+    );
+    let pair = first(&l, "v_dual_add_nc_u32");
+    assert_eq!(vgprs(pair), [259, 257, 1], "{}", pair.text);
+    assert_eq!(
+        vgprs(pair.dual.as_deref().unwrap()),
+        [260, 257],
+        "{}",
+        pair.text
+    );
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0xa5; 256])]).unwrap();
+    let want: Vec<u32> = (0..32).map(|lane| lane + 11).chain(0..32).collect();
+    assert_eq!(to_u32(&bufs[0]), want);
+}
+
 /// The same kernel with `.Lskip` falling into `.Lcopy` under MSBs 0xff:
 /// the copy is reached with 0x41 (the branch) and 0xff (the
 /// fall-through), which differ in its src0 and vdst slots. Each dispatch
