@@ -383,6 +383,12 @@ impl Program {
             j.text = format!("{} ({})", j.text, gfx1250_undecoded_name(w0));
             out.push(j);
         }
+        // The tensor DMA words: decoded by gcn-emu ([`crate::tensor`]).
+        for ins in &mut out {
+            if let Some(t) = tensor_instruction(ins) {
+                *ins = t;
+            }
+        }
         self.instructions = out;
         self.index = self
             .instructions
@@ -546,8 +552,10 @@ impl Program {
 /// fields: `op_sel_hi` bit 14 clear (`v_wmma_f32_32x16x128_f4`), an
 /// unused `src2` of 0 (`v_wmma_ld_scale*`, the first half of a
 /// `v_wmma_scale_*` pair), word 0 bits 22 and 0 clear and word 1
-/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). What those fields
-/// do to the instruction is not known here.
+/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). The tensor ones are
+/// the legacy gfx1250 form of the same instruction, which
+/// [`crate::tensor`] decodes; what the WMMA fields do to the instruction
+/// is not known here.
 pub const GFX1250_UNDECODED: &[(&str, u32, &str)] = &[
     ("vop3p", 0x35, "v_wmma_ld_scale_paired_b32"),
     ("vop3p", 0x3a, "v_wmma_ld_scale16_paired_b64"),
@@ -555,6 +563,73 @@ pub const GFX1250_UNDECODED: &[(&str, u32, &str)] = &[
     ("vimage", 0xc4, "tensor_load_to_lds"),
     ("vimage", 0xc5, "tensor_store_from_lds"),
 ];
+
+/// A joined gfx1250 `.long` of three words that is a tensor DMA
+/// instruction ([`crate::tensor::decode_words`]), as the instruction LLVM
+/// would print for its canonical form: `tensor_load_to_lds` or
+/// `tensor_store_from_lds` with its SGPR groups (`s[32:35], s[36:43]`, and
+/// groups 2 and 3 when present), `th`/`scope` as modifiers when not 0. The
+/// text keeps the words and says the decoding is gcn-emu's. `None` for any
+/// other `.long` (which stays refused).
+fn tensor_instruction(ins: &Instruction) -> Option<Instruction> {
+    if ins.mnemonic != ".long" {
+        return None;
+    }
+    let w = crate::tensor::decode_words(&ins.words).ok()?;
+    let name = if w.load {
+        "tensor_load_to_lds"
+    } else {
+        "tensor_store_from_lds"
+    };
+    let ops: Vec<Src> = w
+        .groups
+        .iter()
+        .zip(crate::tensor::GROUP_SGPRS)
+        .map(|(&index, count)| Src {
+            op: Operand::Reg {
+                file: RegFile::S,
+                index,
+                count,
+            },
+            neg: false,
+            abs: false,
+            sext: false,
+        })
+        .collect();
+    let regs: Vec<String> = w
+        .groups
+        .iter()
+        .zip(crate::tensor::GROUP_SGPRS)
+        .map(|(&i, n)| match i {
+            crate::tensor::NULL_SGPR => "null".to_string(),
+            _ => format!("s[{i}:{}]", i + n - 1),
+        })
+        .collect();
+    let mut mods = Vec::new();
+    if w.th != 0 {
+        mods.push(("th".to_string(), w.th.to_string()));
+    }
+    if w.scope != 0 {
+        mods.push(("scope".to_string(), w.scope.to_string()));
+    }
+    let words: Vec<String> = ins.words.iter().map(|x| format!("{x:#010x}")).collect();
+    let text = format!(
+        "{name} {}{}{} ; words {}, {} form, decoded by gcn-emu (llvm-objdump-22 prints them as .long)",
+        regs.join(", "),
+        if w.th != 0 { format!(" th:{}", w.th) } else { String::new() },
+        if w.scope != 0 { format!(" scope:{}", w.scope) } else { String::new() },
+        words.join(" "),
+        if w.legacy { "legacy gfx1250" } else { "LLVM 22's" },
+    );
+    Some(Instruction::new(
+        ins.addr,
+        name,
+        ops,
+        mods,
+        ins.words.clone(),
+        text,
+    ))
+}
 
 /// What a gfx1250 word LLVM 22 does not decode is, as far as its encoding
 /// class and opcode field tell ([`GFX1250_UNDECODED`]).
@@ -599,11 +674,8 @@ impl Program {
     /// * VGPRs within the unified file's count (`GRANULATED_WORKITEM_VGPR_COUNT`);
     ///   the VGPRs and AGPRs are one file, the AGPRs from `ACCUM_OFFSET` on
     ///   (AMDGPUUsage, `.amdhsa_accum_offset`), so `v[ACCUM_OFFSET + i]` is
-    ///   the register `a[i]` is. A VGPR there is refused when the kernel
-    ///   also names that AGPR: the executor keeps the two files apart, so
-    ///   it would compute what hardware does not. Without such an AGPR it
-    ///   is allowed: aiter's gfx942 `fmha_v3_fwd` kernels use
-    ///   `v160`–`v191` with `.amdhsa_accum_offset 160` and no AGPR;
+    ///   the register `a[i]` is, and the executor keeps them as one
+    ///   ([`crate::exec::Wave::v`]): a kernel may name both;
     /// * AGPRs within the count past `ACCUM_OFFSET`.
     ///
     /// Inline constants, literals and other operands are not registers.
@@ -640,27 +712,7 @@ impl Program {
                 d.agpr_count().min(256),
             )
         };
-        // The AGPRs start at register `accum` of the unified file: the
-        // first reachable instruction naming each AGPR, for VGPRs past it.
-        // RDNA has no AGPRs (and COMPUTE_PGM_RSRC3 means something else).
-        let accum = if rdna { vgprs } else { d.accum_offset() };
         let reachable = self.reachable(kernel);
-        let mut agpr_user = [None; 256];
-        for &i in &reachable {
-            for src in &self.instructions[i].ops {
-                if let Operand::Reg {
-                    file: RegFile::A,
-                    index,
-                    count,
-                } = src.op
-                {
-                    let end = (index as usize + count as usize).min(256);
-                    for user in agpr_user.iter_mut().take(end).skip(index as usize) {
-                        user.get_or_insert(i);
-                    }
-                }
-            }
-        }
         let rsrc1 = d.rsrc1;
         for i in reachable {
             let ins = &self.instructions[i];
@@ -734,35 +786,6 @@ impl Program {
                                 rsrc1 & 0x3f
                             ),
                         ));
-                    }
-                    RegFile::V if end > accum => {
-                        let shared = (first.max(accum)..end).find_map(|r| {
-                            agpr_user
-                                .get((r - accum) as usize)
-                                .copied()
-                                .flatten()
-                                .map(|j| (r, j))
-                        });
-                        if let Some((r, j)) = shared {
-                            let other = &self.instructions[j];
-                            return Err(refuse(
-                                name("v"),
-                                end,
-                                accum,
-                                "the VGPRs below .amdhsa_accum_offset, where the AGPRs start",
-                                format!(
-                                    "the VGPRs and AGPRs are one file of {vgprs} registers, the AGPRs from register {accum} on (COMPUTE_PGM_RSRC3.ACCUM_OFFSET = {}): v{r} is a{}, which {:#x} `{}`{} also uses; raise .amdhsa_accum_offset (and .amdhsa_next_free_vgpr) or use registers below v{accum}",
-                                    d.rsrc3 & 0x3f,
-                                    r - accum,
-                                    other.addr,
-                                    other.text,
-                                    self.lines
-                                        .get(&other.addr)
-                                        .map(|l| format!(" ({l})"))
-                                        .unwrap_or_default()
-                                ),
-                            ));
-                        }
                     }
                     RegFile::A if end > agprs => {
                         return Err(refuse(

@@ -342,8 +342,7 @@ pub const ALIASES: &[(&str, &str)] = &[
 /// - `s_version`: records the ISA version, no effect (RDNA4 ISA guide);
 /// - `s_wait_tensorcnt`, `s_wait_asynccnt`, `s_wait_xcnt`: wait for tensor
 ///   DMA, asynchronous global↔LDS transfers and address translation; tensor
-///   DMA is not modelled (refused by name), the async transfers complete at
-///   issue here (the sanitizer checks the waits, [`crate::waitcnt`]), and
+///   DMA ([`crate::tensor`]) and the async transfers complete at issue here (the sanitizer checks the waits, [`crate::waitcnt`]), and
 ///   the last has nothing to wait for;
 /// - `s_prefetch_inst`, `s_prefetch_inst_pc_rel`, `global_prefetch_b8`:
 ///   cache hints;

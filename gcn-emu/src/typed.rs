@@ -1022,6 +1022,9 @@ pub(crate) struct Global {
     /// SGPR pair.
     vaddr: u16,
     saddr: Option<u16>,
+    /// gfx1250: the `saddr` form's VGPR offset is sign-extended
+    /// ([`voffset`]).
+    signed_voffset: bool,
     offset: i64,
     /// `flat_*`: an address in the LDS or private aperture goes there.
     flat: bool,
@@ -1135,6 +1138,9 @@ pub(crate) struct Atomic {
     ret: Option<VDst>,
     vaddr: u16,
     saddr: Option<u16>,
+    /// gfx1250: the `saddr` form's VGPR offset is sign-extended
+    /// ([`voffset`]).
+    signed_voffset: bool,
     /// The data (for `cmpswap`, the source then the compare value).
     data: VDst,
     offset: i64,
@@ -2405,6 +2411,7 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
             },
             vaddr: vgpr(&ops[0])?,
             saddr,
+            signed_voffset: false,
             offset,
             flat: false,
             lds: true,
@@ -2490,6 +2497,7 @@ fn lower_global(ins: &Instruction) -> Option<Typed> {
         data: vdst(data)?,
         vaddr: vgpr(vaddr)?,
         saddr,
+        signed_voffset: false,
         offset,
         flat,
         lds: false,
@@ -2546,6 +2554,7 @@ fn lower_atomic(ins: &Instruction, kind: &str) -> Option<Typed> {
         ret: if ret { Some(vdst(&ops[0])?) } else { None },
         vaddr: vgpr(&o[0])?,
         saddr,
+        signed_voffset: false,
         data,
         offset,
         flat,
@@ -2614,6 +2623,7 @@ fn lower_ds_atomic(ins: &Instruction, word: u32) -> Option<Typed> {
         ret: if ret { Some(vdst(&ops[0])?) } else { None },
         vaddr: vgpr(&o[0])?,
         saddr: None,
+        signed_voffset: false,
         data,
         offset: (word & 0xffff) as i64,
         flat: false,
@@ -2741,6 +2751,18 @@ fn ds_read_tr(w: &mut Wave, dst: VDst, addr: u16, offset: u32, bits: u8, ctx: &m
     Ok(())
 }
 
+/// The 32-bit VGPR offset of a GLOBAL access with `saddr`, made 64 bits:
+/// zero-extended on gfx9–gfx12, sign-extended on gfx1250 (`signed`; LLVM's
+/// GCNSubtarget.h `hasSignedGVSOffset`, "FLAT GLOBAL VOffset is signed",
+/// gfx1250 only), as the reference executor's `global` makes it.
+fn voffset(lo: u32, signed: bool) -> u64 {
+    if signed {
+        lo as i32 as i64 as u64
+    } else {
+        lo as u64
+    }
+}
+
 /// A global atomic, lane by lane in lane order.
 fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
     let exec = w.exec();
@@ -2759,7 +2781,7 @@ fn atomic(w: &mut Wave, x: &Atomic, ctx: &mut Ctx) -> R<()> {
             continue;
         }
         let a = match x.saddr {
-            Some(_) => base.wrapping_add(lo[lane] as u64),
+            Some(_) => base.wrapping_add(voffset(lo[lane], x.signed_voffset)),
             None => lo[lane] as u64 | (hi[lane] as u64) << 32,
         }
         .wrapping_add(x.offset as u64);
@@ -2870,7 +2892,7 @@ fn global_lds(w: &mut Wave, g: &Global, ctx: &mut Ctx) -> R<()> {
             continue;
         }
         let a = match g.saddr {
-            Some(_) => base.wrapping_add(lo[lane] as u64),
+            Some(_) => base.wrapping_add(voffset(lo[lane], g.signed_voffset)),
             None => lo[lane] as u64 | (hi[lane] as u64) << 32,
         }
         .wrapping_add(g.offset as u64);
@@ -2920,7 +2942,7 @@ fn global(w: &mut Wave, g: &Global, ctx: &mut Ctx) -> R<()> {
             continue;
         }
         let a = match g.saddr {
-            Some(_) => base.wrapping_add(lo[lane] as u64),
+            Some(_) => base.wrapping_add(voffset(lo[lane], g.signed_voffset)),
             None => lo[lane] as u64 | (hi[lane] as u64) << 32,
         }
         .wrapping_add(g.offset as u64);
@@ -6013,11 +6035,13 @@ pub fn random_wave(seed: u64) -> Wave {
             _ => (r >> 16) as u32,
         }
     };
-    let mut w = Wave::new(512, 256);
+    // gfx942's largest file: 512 registers, the AGPRs from v256 on (so
+    // `a[i]` is `v[256 + i]`, the unified file both engines share).
+    let mut w = Wave::unified(512, 256);
     for s in w.s.iter_mut() {
         *s = value(&mut rng);
     }
-    for r in w.v.iter_mut().chain(w.a.iter_mut()) {
+    for r in w.v.iter_mut() {
         for x in r.iter_mut() {
             *x = value(&mut rng);
         }
@@ -6048,7 +6072,7 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
             }
         }
         Typed::Atomic(x) => {
-            aim_vector(w, x.vaddr, x.saddr, base, rng);
+            aim_vector(w, x.vaddr, x.saddr, x.signed_voffset, base, rng);
             if x.flat {
                 aim_flat(w, x.vaddr, false, rng);
             }
@@ -6117,7 +6141,7 @@ fn aim(w: &mut Wave, t: &Typed, base: u64, rng: &mut crate::launch::SplitMix64) 
             }
         }
         Typed::Global(g) => {
-            aim_vector(w, g.vaddr, g.saddr, base, rng);
+            aim_vector(w, g.vaddr, g.saddr, g.signed_voffset, base, rng);
             if g.flat {
                 aim_flat(w, g.vaddr, true, rng);
             }
@@ -6151,11 +6175,14 @@ fn aim_flat(w: &mut Wave, vaddr: u16, private: bool, rng: &mut crate::launch::Sp
     }
 }
 
-/// [`aim`] for a vector address (`vaddr`, with `saddr` an offset).
+/// [`aim`] for a vector address (`vaddr`, with `saddr` an offset). With
+/// `signed` (gfx1250's sign-extended offset), half the time the SGPR base
+/// lies above every lane's address, so that each lane's offset is negative.
 fn aim_vector(
     w: &mut Wave,
     vaddr: u16,
     saddr: Option<u16>,
+    signed: bool,
     base: u64,
     rng: &mut crate::launch::SplitMix64,
 ) {
@@ -6172,7 +6199,11 @@ fn aim_vector(
     let spots: [u64; 4] = std::array::from_fn(|_| at(rng) & !7);
     // With an SGPR base: base + [0, 8 KiB), lane offsets 8 KiB + [0, 32
     // KiB).
-    let sbase = base + rng.next_u64() % 8192;
+    let mut sbase = base + rng.next_u64() % 8192;
+    let below = signed && rng.next_u64() & 1 == 0;
+    if below {
+        sbase = base + 49152 + rng.next_u64() % 8192;
+    }
     if let Some(s) = saddr {
         pair(w, s, sbase);
     }
@@ -6183,6 +6214,7 @@ fn aim_vector(
             at(rng)
         };
         let (lo, hi) = match saddr {
+            Some(_) if below => (a.wrapping_sub(sbase) as u32, None),
             Some(_) => ((a - 8192 - base) as u32, None),
             None => (a as u32, Some((a >> 32) as u32)),
         };
@@ -6328,21 +6360,28 @@ pub fn differential(
             reference.scc, w.scc
         )));
     }
-    for (file, a, b) in [("v", &reference.v, &w.v), ("a", &reference.a, &w.a)] {
-        // Whole registers compared first (a lane search per register was
-        // most of the differential test's time in a debug build).
-        for (i, (x, y)) in a
-            .iter()
-            .zip(b.iter())
-            .enumerate()
-            .filter(|(_, (x, y))| x != y)
-        {
-            if let Some(l) = (0..LANES).find(|&l| x[l] != y[l]) {
-                return Err(what(format!(
-                    "{file}{i} lane {l}: reference {:#x}, typed {:#x}",
-                    x[l], y[l]
-                )));
-            }
+    if (reference.v.len(), reference.accum) != (w.v.len(), w.accum) {
+        return Err(what("the register file's shape differs".into()));
+    }
+    // Whole registers compared first (a lane search per register was most
+    // of the differential test's time in a debug build). The unified file:
+    // row `accum + i` is `a[i]`, named as the VGPR it also is.
+    for (i, (x, y)) in reference
+        .v
+        .iter()
+        .zip(w.v.iter())
+        .enumerate()
+        .filter(|(_, (x, y))| x != y)
+    {
+        if let Some(l) = (0..LANES).find(|&l| x[l] != y[l]) {
+            let alias = i
+                .checked_sub(w.accum)
+                .map(|a| format!(" (a{a})"))
+                .unwrap_or_default();
+            return Err(what(format!(
+                "v{i}{alias} lane {l}: reference {:#x}, typed {:#x}",
+                x[l], y[l]
+            )));
         }
     }
     if (

@@ -93,18 +93,18 @@ pub(crate) fn lower_for(ins: &Instruction, program: &Program, shape: Shape) -> O
             _ => None,
         };
     }
-    let t = lower(ins, program)?;
+    let mut t = lower(ins, program)?;
     // gfx1250 sign-extends GLOBAL's `saddr` VGPR offset (LLVM's
-    // `hasSignedGVSOffset`); the typed engine zero-extends it, as gfx9–gfx12
-    // do: those accesses run on the reference executor.
-    let saddr = match &t {
-        Typed::Global(g) => g.saddr.is_some(),
-        Typed::GlobalD16(g) => g.0.saddr.is_some(),
-        Typed::Atomic(x) => x.saddr.is_some(),
-        _ => false,
-    };
-    if saddr && shape.numbering == crate::decode::Numbering::GFX1250 {
-        return None;
+    // GCNSubtarget.h `hasSignedGVSOffset`: "FLAT GLOBAL VOffset is signed",
+    // gfx1250 only; rocjitsu's `flat_global_calculate_addresses`); gfx9–gfx12
+    // zero-extend it.
+    if shape.numbering == crate::decode::Numbering::GFX1250 {
+        match &mut t {
+            Typed::Global(g) => g.signed_voffset = true,
+            Typed::GlobalD16(g) => g.0.signed_voffset = true,
+            Typed::Atomic(x) => x.signed_voffset = true,
+            _ => {}
+        }
     }
     match null {
         None => Some(t),

@@ -598,6 +598,92 @@ out = [out, x64 + 1, x16 - np.int16(5), x128 + np.int32(7)]",
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// gfx1250's sign-extended `saddr` VGPR offset on the typed engine
+/// (tests/rdna/inline/signed_voffset.hip): clang-22 addresses a load, a
+/// store and an atomic as `s[BASE] + v0` with v0 = -4(t + 1), no
+/// `scale_offset`, so the typed engine runs all three (asserted) and must
+/// sign-extend v0 as the reference does (`launch` runs both). Against
+/// NumPy bit for bit; a zero-extended offset lands 4 GiB past the buffers
+/// and faults. (clang-22's MODE bit 25 prologue line is removed, as in
+/// `gfx1250_permlane16_swap_matches_numpy`.)
+#[test]
+fn gfx1250_negative_saddr_offsets_run_typed_and_match_numpy() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rdna/inline/signed_voffset.hip");
+    let d = std::env::temp_dir().join(format!("gcn-emu-signed-voffset-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let asm = d.join("signed_voffset.s");
+    let o = std::process::Command::new(clang())
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
+        .arg("--offload-arch=gfx1250")
+        .arg(&src)
+        .arg("-o")
+        .arg(&asm)
+        .output()
+        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&asm).unwrap();
+    let kept: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            !l.trim()
+                .starts_with("s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1)")
+        })
+        .collect();
+    std::fs::write(&asm, kept.join("\n") + "\n").unwrap();
+    let obj = assemble(&asm, "gfx1250", "signed_voffset", &d);
+    let l = load(&obj, "signed_voffset");
+    // The three accesses are the saddr form, and the typed engine lowers
+    // them on gfx1250.
+    let p = gcn_emu::rdna::executable(&l.program);
+    let lowered = gcn_emu::typed::lowered_for(&p, "gfx1250", 32);
+    let saddr: Vec<_> = p
+        .instructions
+        .iter()
+        .zip(&lowered)
+        .filter(|(i, _)| i.mnemonic.starts_with("global_") && i.text.contains(", s["))
+        .collect();
+    assert_eq!(saddr.len(), 3, "clang-22 emits three saddr accesses");
+    for (i, typed) in &saddr {
+        assert!(!i.text.contains("scale_offset"), "{}", i.text);
+        assert!(**typed, "`{}` runs on the typed engine", i.text);
+    }
+    // 40 words a buffer: lanes reach words 8..39, words 0..7 stay.
+    let words = 40;
+    let (x, acc) = (inputs(words, 51), inputs(words, 52));
+    let (bufs, _) = launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![
+            A::Buf(u32s(&x)),
+            A::Buf(vec![0xa5; words * 4]),
+            A::Buf(u32s(&acc)),
+            A::Val((words as u32 * 4).to_le_bytes().to_vec()),
+            A::Val(0u32.to_le_bytes().to_vec()),
+        ],
+    )
+    .unwrap();
+    let want = numpy(
+        "x = np.frombuffer(a0, np.int32); acc = np.frombuffer(a1, np.int32).copy()
+out = np.frombuffer(bytes([0xa5]) * len(a0), np.int32).copy()
+out[8:] = x[8:] + np.int32(7)
+acc[8:] += x[8:]
+out = [out, acc]",
+        &[&u32s(&x), &u32s(&acc)],
+    );
+    assert_eq!(to_u32(&bufs[1]), to_u32(&want[0]), "out");
+    assert_eq!(to_u32(&bufs[2]), to_u32(&want[1]), "acc");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// Triton 3.9's row softmax for gfx1100 (wave32, `num_warps` 4: 128
 /// threads, four waves; Triton's `shared` bytes as dynamic LDS; the two
 /// scratch pointers null): within 1e-5 relative of NumPy's f64 softmax

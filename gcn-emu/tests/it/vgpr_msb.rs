@@ -113,7 +113,7 @@ fn disagreeing_body(skip_msb: &str, tail_of_skip: &str) -> String {
     format!(
         "{PROLOGUE}
   s_set_vgpr_msb 0x41
-  s_cmp_eq_u32 s0, s0
+  s_cmp_eq_u32 0, 0
   s_cbranch_scc0 .Lskip
   v_add_nc_u32_e32 v3, v1, v1
   s_cbranch_scc1 .Lcopy
