@@ -179,7 +179,7 @@ fn vopd_pair_after_a_branch_runs_under_the_msbs_of_control_flow() {
         &format!(
             "{PROLOGUE}
   s_set_vgpr_msb 0x41
-  s_cmp_eq_u32 s0, s0
+  s_cmp_eq_u32 0, 0
   s_cbranch_scc0 .Lend
   v_dual_add_nc_u32 v3, v1, v1 :: v_dual_mov_b32 v4, v1
   s_set_vgpr_msb 0
