@@ -67,8 +67,18 @@ impl States {
     fn is_empty(&self) -> bool {
         self.0 == [0; 4]
     }
+    /// The states, in increasing order.
     fn iter(&self) -> impl Iterator<Item = State> + '_ {
-        (0..=255u8).filter(|&s| self.0[s as usize / 64] & (1 << (s % 64)) != 0)
+        self.0.iter().enumerate().flat_map(|(w, &bits)| {
+            let mut rest = bits;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let b = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    (w as u32 * 64 + b) as State
+                })
+            })
+        })
     }
 }
 
