@@ -380,7 +380,16 @@ impl Program {
             j.text = format!("{} ({})", j.text, gfx1250_undecoded_name(w0));
             out.push(j);
         }
-        self.instructions = out;
+        // The WMMA words among them decoded from their fields, and the
+        // scale pairs joined (crate::gfx1250_wmma).
+        for i in out.iter_mut().filter(|i| i.mnemonic == ".long") {
+            match crate::gfx1250_wmma::decode(i.addr, &i.words) {
+                Some(Ok(d)) => *i = d,
+                Some(Err(e)) => i.text = format!("{}; {e}", i.text),
+                None => {}
+            }
+        }
+        self.instructions = crate::gfx1250_wmma::pair(out);
         self.index = self
             .instructions
             .iter()
