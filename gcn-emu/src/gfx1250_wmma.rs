@@ -12,8 +12,10 @@
 //! as the 8 bytes of `v_wmma_ld_scale_paired_b32` followed by the 8 of
 //! `v_wmma_f32_16x16x128_f8f6f4`). It does not decode:
 //!
-//! - a `v_wmma_ld_scale*` whose unused `src2` field is 0 (LLVM encodes
-//!   `v0`, 0x100): 3,968 words in aiter's 38 gfx1250 objects, each followed
+//! - a `v_wmma_ld_scale*` whose unused `src2` field is not `v0` (0x100,
+//!   as LLVM 22 encodes it; LLVM encoded 0 before llvm/llvm-project
+//!   #167777, "scale src2 = vgpr0 (dummy)"; aiter's words have 0, Triton
+//!   3.9's 0x80): 3,968 words in aiter's 38 gfx1250 objects, each followed
 //!   by a `v_wmma_f32_16x16x128_f8f6f4` it then decodes alone;
 //! - a `v_wmma_f32_32x16x128_f4` whose word-0 bit 14 is clear (LLVM 22
 //!   encodes `op_sel_hi` as all ones on this instruction, bit 14 being
@@ -33,7 +35,7 @@
 //!   `matrix_b_scale:MATRIX_SCALE_ROW1`, `neg[1:0]` `matrix_a_scale_fmt`
 //!   and `neg_hi[1:0]` `matrix_b_scale_fmt` (1 `E5M3`, 2 `E4M3`; 0, E8M0,
 //!   is not printed), `op_sel[2]` `matrix_a_reuse`, `op_sel_hi[2]`
-//!   `matrix_b_reuse`; src2 is not read;
+//!   `matrix_b_reuse`; src2 is not read (any value);
 //! - `v_wmma_f32_32x16x128_f4`: D 16 VGPRs, A 16, B 8, C 16 VGPRs or an
 //!   inline constant, `neg[2]`/`neg_hi[2]` `neg_lo:[0,0,1]`/`neg_hi:[0,0,1]`;
 //!   `op_sel_hi[1:0]` must be 3 as LLVM encodes it, and bit 14 is taken as
@@ -167,11 +169,9 @@ fn fields(name: &str, w0: u32, w1: u32) -> Result<String, String> {
     clear("op_sel[1] (word 0 bit 12)", bit(w0, 12))?;
     clear("op_sel_hi[1] (word 1 bit 28)", bit(w1, 28))?;
     clear("neg[2] (word 1 bit 31)", bit(w1, 31))?;
-    if s2 != 0 && s2 != 0x100 {
-        return Err(format!(
-            "`{name}` with src2 {s2:#x} (LLVM encodes v0; aiter 0)"
-        ));
-    }
+    // src2 is a dummy (llvm/llvm-project #167777 changed LLVM's encoding
+    // of it from 0 to 0x100, `v0`): any value is accepted and not read.
+    let _ = s2;
     let mut t = format!("{name} {}, {}", src(s0, n)?, src(s1, n)?);
     let mut m = |s: &str| {
         t.push(' ');
