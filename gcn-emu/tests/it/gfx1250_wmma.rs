@@ -306,9 +306,10 @@ fn code(fmt: &str, r: &mut Rng) -> u8 {
     }
 }
 
-/// Triton 3.9's `tl.dot_scaled` for gfx1250 (16×16×128, E8M0 scales per
-/// 32 K; gcn-emu/tests/triton/generate_gfx1250_scaled.py), which it lowers
-/// to `v_wmma_scale_f32_16x16x128_f8f6f4` with fp8, bf8 and fp4 operands,
+/// Triton 3.9's `tl.dot_scaled` for gfx1250 (M×16×128 for M 16 and 32,
+/// E8M0 scales per 32 K; gcn-emu/tests/triton/generate_gfx1250_scaled.py),
+/// which it lowers to `v_wmma_scale_f32_16x16x128_f8f6f4` with fp8, bf8 and
+/// fp4 operands (M 32: two, one with `matrix_b_scale:MATRIX_SCALE_ROW1`),
 /// run on random codes and scales against NumPy with ml_dtypes' decoding of
 /// the formats: bit-exact (every partial sum is exact, see [`code`]). Triton
 /// places the operands in registers by its own (AMD's) model of the lane
@@ -318,24 +319,31 @@ fn code(fmt: &str, r: &mut Rng) -> u8 {
 #[test]
 fn triton_gfx1250_dot_scaled_matches_numpy() {
     const K: usize = 128;
-    for (fa, fb) in [
-        ("e4m3", "e4m3"),
-        ("e5m2", "e4m3"),
-        ("e2m1", "e2m1"),
-        ("e4m3", "e2m1"),
+    for (fa, fb, m) in [
+        ("e4m3", "e4m3", 16),
+        ("e5m2", "e4m3", 16),
+        ("e2m1", "e2m1", 16),
+        ("e4m3", "e2m1", 16),
+        ("e2m1", "e2m1", 32),
     ] {
+        let name = if m == 16 {
+            format!("ds_{fa}_{fb}")
+        } else {
+            format!("ds{m}_{fa}_{fb}")
+        };
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("tests/triton/ds_{fa}_{fb}-gfx1250"));
+            .join(format!("tests/triton/{name}-gfx1250"));
         let l = load(&without_mode_bit_25(&dir.join("ds.hsaco")), "ds");
         let shared = triton_meta(&dir.join("ds.json"), "shared");
-        let mut r = Rng(0x9e37_79b9 ^ (fa.len() * 31 + fb.as_bytes()[1] as usize) as u64);
+        let mut r = Rng(0x9e37_79b9
+            ^ (m * 131 + fa.as_bytes()[1] as usize * 31 + fb.as_bytes()[1] as usize) as u64);
         let pack = |fmt: &str, codes: Vec<u8>, along_k_rows: bool| -> Vec<u8> {
             // fp4: two codes a byte along K, the lower K in the low nibble.
             if fmt != "e2m1" {
                 return codes;
             }
             if along_k_rows {
-                // A: [16][128] → [16][64].
+                // A: [M][128] → [M][64].
                 codes.chunks(2).map(|p| p[0] | p[1] << 4).collect()
             } else {
                 // B: [128][16] → [64][16].
@@ -348,11 +356,9 @@ fn triton_gfx1250_dot_scaled_matches_numpy() {
                 out
             }
         };
-        let a: Vec<u8> = (0..16 * K).map(|_| code(fa, &mut r)).collect();
+        let a: Vec<u8> = (0..m * K).map(|_| code(fa, &mut r)).collect();
         let b: Vec<u8> = (0..K * 16).map(|_| code(fb, &mut r)).collect();
-        let sa: Vec<u8> = (0..16 * 4)
-            .map(|_| 125 + (r.next_u32() % 5) as u8)
-            .collect();
+        let sa: Vec<u8> = (0..m * 4).map(|_| 125 + (r.next_u32() % 5) as u8).collect();
         let sb: Vec<u8> = (0..16 * 4)
             .map(|_| 125 + (r.next_u32() % 5) as u8)
             .collect();
@@ -366,18 +372,18 @@ fn triton_gfx1250_dot_scaled_matches_numpy() {
                 A::Buf(pack(fb, b.clone(), false)),
                 A::Buf(sa.clone()),
                 A::Buf(sb.clone()),
-                A::Buf(vec![0xff; 4 * 16 * 16]),
+                A::Buf(vec![0xff; 4 * m * 16]),
                 A::Val(vec![0; 8]),
                 A::Val(vec![0; 8]),
             ],
         )
-        .unwrap_or_else(|e| panic!("ds_{fa}_{fb}: {e}"));
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
         let script = format!(
             "import ml_dtypes\n\
              t = {{'e4m3': ml_dtypes.float8_e4m3fn, 'e5m2': ml_dtypes.float8_e5m2, 'e2m1': ml_dtypes.float4_e2m1fn}}\n\
-             A = np.frombuffer(a0, np.uint8).view(t['{fa}']).astype(np.float64).reshape(16, {K})\n\
+             A = np.frombuffer(a0, np.uint8).view(t['{fa}']).astype(np.float64).reshape({m}, {K})\n\
              B = np.frombuffer(a1, np.uint8).view(t['{fb}']).astype(np.float64).reshape({K}, 16)\n\
-             SA = np.frombuffer(a2, np.uint8).view(ml_dtypes.float8_e8m0fnu).astype(np.float64).reshape(16, 4)\n\
+             SA = np.frombuffer(a2, np.uint8).view(ml_dtypes.float8_e8m0fnu).astype(np.float64).reshape({m}, 4)\n\
              SB = np.frombuffer(a3, np.uint8).view(ml_dtypes.float8_e8m0fnu).astype(np.float64).reshape(16, 4)\n\
              A = A * np.repeat(SA, 32, axis=1)\n\
              B = B * np.repeat(SB, 32, axis=1).T\n\
@@ -386,12 +392,12 @@ fn triton_gfx1250_dot_scaled_matches_numpy() {
         let want = numpy(&script, &[&a, &b, &sa, &sb]);
         let got = to_f32(&bufs[4]);
         let want = to_f32(&want[0]);
-        let bad: Vec<String> = (0..256)
+        let bad: Vec<String> = (0..m * 16)
             .filter(|&i| got[i].to_bits() != want[i].to_bits())
             .take(6)
             .map(|i| format!("C[{}][{}] = {} (NumPy {})", i / 16, i % 16, got[i], want[i]))
             .collect();
-        assert!(bad.is_empty(), "ds_{fa}_{fb}: {} ...", bad.join(", "));
+        assert!(bad.is_empty(), "{name}: {} ...", bad.join(", "));
         assert!(want.iter().any(|&x| x != 0.0));
     }
 }
