@@ -838,6 +838,11 @@ pub struct Scales {
     pub a: usize,
     /// The VGPR of B's scales.
     pub b: usize,
+    /// `matrix_a_scale_fmt:MATRIX_SCALE_FMT_E4M3`: A's scale bytes are
+    /// E4M3 values (NVFP4's scale format), not E8M0.
+    pub a_e4m3: bool,
+    /// `matrix_b_scale_fmt:MATRIX_SCALE_FMT_E4M3`, for B.
+    pub b_e4m3: bool,
 }
 
 /// A decoded gfx1250 `f8f6f4`-family WMMA: `v_wmma_f32_16x16x128_f8f6f4`,
@@ -962,12 +967,14 @@ pub fn decode_f8f6f4(ins: &crate::decode::Instruction) -> Result<F8f6f4, String>
     x.neg_c = c_bits("neg_lo")?;
     x.abs_c = c_bits("neg_hi")?;
     if scaled {
-        for key in ["matrix_a_scale_fmt", "matrix_b_scale_fmt"] {
-            match ins.modifier(key) {
-                None | Some("MATRIX_SCALE_FMT_E8") | Some("0") => {}
-                Some(v) => return Err(format!("{name} {key}:{v}: only E8M0 scales are modelled")),
-            }
-        }
+        let e4m3 = |key: &str| match ins.modifier(key) {
+            None | Some("MATRIX_SCALE_FMT_E8") | Some("0") => Ok(false),
+            Some("MATRIX_SCALE_FMT_E4M3") | Some("2") => Ok(true),
+            Some(v) => Err(format!(
+                "{name} {key}:{v}: only E8M0 and E4M3 scales are modelled"
+            )),
+        };
+        let (a_e4m3, b_e4m3) = (e4m3("matrix_a_scale_fmt")?, e4m3("matrix_b_scale_fmt")?);
         let row1 = |key: &str| matches!(ins.modifier(key), Some("MATRIX_SCALE_ROW1") | Some("1"));
         let sw = if scale16 { 2 } else { 1 };
         let s = |i: usize| {
@@ -984,6 +991,8 @@ pub fn decode_f8f6f4(ins: &crate::decode::Instruction) -> Result<F8f6f4, String>
             b_row1: row1("matrix_b_scale"),
             a: s(4)?,
             b: s(5)?,
+            a_e4m3,
+            b_e4m3,
         });
     }
     const KNOWN: &[&str] = &[
@@ -1062,9 +1071,16 @@ pub fn compute_f8f6f4(
     // scale registers of lane i % 16 (+16 with MATRIX_SCALE_ROW1); a
     // 32-row A takes rows 16–31's from lanes 16–31.
     if let Some(s) = x.scales {
+        // E8M0: 2^(e - 127); E4M3: the OCP E4M3 value of the byte.
         let byte = |reg0: usize, lane: usize, q: usize| -> f64 {
             let w = read(Matrix::Index, reg0 + q / 4, lane);
-            crate::mx::e8m0((w >> (8 * (q % 4))) as u8)
+            let b = (w >> (8 * (q % 4))) as u8;
+            let e4m3 = if reg0 == 0 { s.a_e4m3 } else { s.b_e4m3 };
+            if e4m3 {
+                crate::fp8::decode(crate::fp8::Fp8::of(false, true), b)
+            } else {
+                crate::mx::e8m0(b)
+            }
         };
         for i in 0..x.m {
             let lane = if x.m == 32 {
