@@ -45,6 +45,11 @@
 //!   blocks of `K / 4` elements, the lane group `(k / block) % 2`, and
 //!   `wmma_output_loc_32` for C/D). Neither is an ISA document; which K a
 //!   lane holds cannot change a dense product as long as A and B agree.
+//! - **gfx1250's f8f6f4 family** (FP8/BF8/FP6/BF6/FP4 operands,
+//!   `v_wmma_f32_32x16x128_f4`, the scaled `v_wmma_scale[16]_*`):
+//!   [`F8f6f4`], [`decode_f8f6f4`], [`compute_f8f6f4`], [`f8f6f4_k`]; block
+//!   scales make the K placement matter, and Triton 3.9's `tl.dot_scaled`
+//!   kernels check it (`tests/it/gfx1250_wmma.rs`).
 
 /// The generation, whose layouts differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
