@@ -2000,7 +2000,9 @@ fn vopd_half(h: &Instruction) -> R<Instruction> {
     // gfx1250's VOPD3 `v_dual_bitop2_b32 D, S0, S1 bitop3:T`: the
     // two-input truth table as `v_bitop3_b32` with S2 = 0 (index
     // `S0·4 + S1·2 + S2`; LLVM prints AND as `bitop3:0x40`, index 6).
-    if h.mnemonic == "v_dual_bitop2_b32" {
+    // (Matched by its suffix: the half is run through the pair, not routed
+    // by its own name, which no table has.)
+    if h.mnemonic.strip_prefix("v_dual_") == Some("bitop2_b32") {
         let mut out = h.clone();
         out.set_mnemonic("v_bitop3_b32");
         out.dual = None;

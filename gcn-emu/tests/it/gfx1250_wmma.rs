@@ -307,7 +307,7 @@ fn code(fmt: &str, r: &mut Rng) -> u8 {
 }
 
 /// Triton 3.9's `tl.dot_scaled` for gfx1250 (M×16×128 for M 16 and 32,
-/// E8M0 scales per 32 K; gcn-emu/tests/triton/generate_gfx1250_scaled.py),
+/// E8M0 scales per 32 K; gcn-emu/tests/triton_gfx1250/generate.py),
 /// which it lowers to `v_wmma_scale_f32_16x16x128_f8f6f4` with fp8, bf8 and
 /// fp4 operands (M 32: two, one with `matrix_b_scale:MATRIX_SCALE_ROW1`),
 /// run on random codes and scales against NumPy with ml_dtypes' decoding of
@@ -332,7 +332,7 @@ fn triton_gfx1250_dot_scaled_matches_numpy() {
             format!("ds{m}_{fa}_{fb}")
         };
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join(format!("tests/triton/{name}-gfx1250"));
+            .join(format!("tests/triton_gfx1250/{name}-gfx1250"));
         let l = load(&without_mode_bit_25(&dir.join("ds.hsaco")), "ds");
         let shared = triton_meta(&dir.join("ds.json"), "shared");
         let mut r = Rng(0x9e37_79b9

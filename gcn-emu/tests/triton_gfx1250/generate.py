@@ -6,7 +6,7 @@ with the operands' formats as its modifiers. A is M x K codes (fp4: two per byte
 along K, low nibble first), B is K x N (fp4: two per byte along K), the scales
 M x K/32 and N x K/32 bytes, C M x N f32, row-major. One wave32 (num_warps 1).
 Writes ds_<a>_<b>-gfx1250 (M 16) and ds32_<a>_<b>-gfx1250 (M 32), each {ds.hsaco,ds.json}.
-Usage: python3 gcn-emu/tests/triton/generate_gfx1250_scaled.py"""
+Usage: python3 gcn-emu/tests/triton_gfx1250/generate.py"""
 import json, os, sys
 os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
 os.environ["TRITON_DISABLE_LINE_INFO"] = "1"
@@ -36,7 +36,7 @@ PAIRS = [("e4m3", "e4m3", 16), ("e5m2", "e4m3", 16), ("e2m1", "e2m1", 16), ("e4m
 
 def main():
     if triton.__version__ != "3.9.0":
-        sys.exit(f"generate_gfx1250_scaled.py: need triton 3.9.0 (found {triton.__version__}); run bash tests/setup.sh")
+        sys.exit(f"generate.py: need triton 3.9.0 (found {triton.__version__}); run bash tests/setup.sh")
     root = os.path.dirname(os.path.abspath(__file__))
     for fa, fb, m in PAIRS:
         sig = {"a_ptr": "*u8", "b_ptr": "*u8", "as_ptr": "*u8", "bs_ptr": "*u8", "c_ptr": "*fp32",
