@@ -336,7 +336,9 @@ impl Program {
     /// llvm-mc-22 encodes with that opcode ([`GFX1250_UNDECODED`]), so a
     /// dispatch reaching it is refused with the words and the address. A
     /// decoded line that runs past the instruction's end (it would have
-    /// swallowed the next instruction's first word) is left as it is.
+    /// swallowed the next instruction's first word) is left as it is. The
+    /// WMMA words among them are then decoded from their fields and the
+    /// scale pairs joined ([`crate::gfx1250_wmma`]).
     fn join_undecoded_gfx1250(&mut self) {
         // Each line's address → its length in dwords.
         let words: HashMap<u64, u64> = self
@@ -656,8 +658,10 @@ impl Program {
 /// fields: `op_sel_hi` bit 14 clear (`v_wmma_f32_32x16x128_f4`), an
 /// unused `src2` of 0 (`v_wmma_ld_scale*`, the first half of a
 /// `v_wmma_scale_*` pair), word 0 bits 22 and 0 clear and word 1
-/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). What those fields
-/// do to the instruction is not known here.
+/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). The VOP3P ones are
+/// decoded by [`crate::gfx1250_wmma`] (the ld_scale's `src2` is a dummy;
+/// what the f4 WMMA's bit 14 does is not known here); what the tensor
+/// words' fields do is not known here.
 pub const GFX1250_UNDECODED: &[(&str, u32, &str)] = &[
     ("vop3p", 0x35, "v_wmma_ld_scale_paired_b32"),
     ("vop3p", 0x3a, "v_wmma_ld_scale16_paired_b64"),
