@@ -21,9 +21,12 @@
 //!   ([`crate::mx::e8m0`]; 0xff is NaN), rounded once to the destination
 //!   format (element `k` in register `k` for f32, else half `k % 2` of
 //!   register `k / 2`). The scale is byte 0 with `scale_sel:0`, the only
-//!   selection modelled: LLVM accepts `scale_sel` 0–7 but no public source
-//!   read for this work says which byte (or which half of the elements)
-//!   the other values pick, so they are reported unsupported.
+//!   selection modelled: LLVM accepts `scale_sel` 0–7 (encoded in op_sel
+//!   bits 0–2); aiter's `opus.hpp` says the immediate "selects which byte"
+//!   but broadcasts its scale to all four bytes, and composable_kernel
+//!   builds it as `(byte & 1) << 2 | (byte & 2) | half`: which byte values
+//!   1–7 pick is not settled by any source read for this work, so they are
+//!   reported unsupported.
 
 use super::{f32b, unsup, Ctx, Instruction, Ty, Wave, LANES, R};
 use crate::decode::{Operand, Src};
