@@ -289,6 +289,8 @@ pub enum Stop {
 
 type R<T> = std::result::Result<T, Stop>;
 
+mod cvt_pk8;
+
 /// Operand `i`, or an unsupported operand form when the instruction has
 /// fewer (the executor never indexes past the operands LLVM printed).
 fn opnd(ops: &[Src], i: usize) -> R<&Src> {
@@ -491,6 +493,25 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("v_add_nc_u64", Vop2),
         // gfx1250's 64-bit multiply-add without carry out.
         ("v_mad_nc_i64_i32", Vop3),
+        // gfx1250's eight-element scaled conversions (exec/cvt_pk8.rs).
+        ("v_cvt_scalef32_pk8_fp8_f32", Vop3),
+        ("v_cvt_scalef32_pk8_fp8_f16", Vop3),
+        ("v_cvt_scalef32_pk8_fp8_bf16", Vop3),
+        ("v_cvt_scalef32_pk8_bf8_f32", Vop3),
+        ("v_cvt_scalef32_pk8_bf8_f16", Vop3),
+        ("v_cvt_scalef32_pk8_bf8_bf16", Vop3),
+        ("v_cvt_scalef32_pk8_fp4_f32", Vop3),
+        ("v_cvt_scalef32_pk8_fp4_f16", Vop3),
+        ("v_cvt_scalef32_pk8_fp4_bf16", Vop3),
+        ("v_cvt_scale_pk8_f32_fp8", Vop3),
+        ("v_cvt_scale_pk8_f32_bf8", Vop3),
+        ("v_cvt_scale_pk8_f32_fp4", Vop3),
+        ("v_cvt_scale_pk8_f16_fp8", Vop3),
+        ("v_cvt_scale_pk8_f16_bf8", Vop3),
+        ("v_cvt_scale_pk8_f16_fp4", Vop3),
+        ("v_cvt_scale_pk8_bf16_fp8", Vop3),
+        ("v_cvt_scale_pk8_bf16_bf8", Vop3),
+        ("v_cvt_scale_pk8_bf16_fp4", Vop3),
         // gfx1250's asynchronous transfers between global memory and LDS
         // (ASYNCcnt, [`crate::waitcnt`]).
         ("global_load_async_to_lds_b8", Global),
@@ -2369,6 +2390,7 @@ fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx, unit: Unit) -> R<()
         "v_cvt_scalef32_pk_fp4_f32" => return cvt_scalef32_pk_fp4_f32(wave, ins, ctx),
         "v_cvt_scalef32_pk_bf16_fp8" => return cvt_scalef32_pk_bf16_fp8(wave, ins, ctx),
         "v_cvt_pk_u8_f32" => return cvt_pk_u8_f32(wave, ins, ctx),
+        n if cvt_pk8::handles(n) => return cvt_pk8::run(wave, ins, ctx),
         _ => {}
     }
     valu_ins(wave, ins, ctx)
