@@ -633,6 +633,22 @@ fn typed_operations_agree_with_the_reference_executor() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+    // CDNA's dot products (tests/kernels/dot.hip, the tail) run typed.
+    for m in [
+        "v_dot2_f32_f16",
+        "v_dot2c_f32_f16_e32",
+        "v_dot2_i32_i16",
+        "v_dot4_u32_u8",
+        "v_dot8_i32_i4",
+        "v_dot8c_i32_i4_e32",
+        "v_dot2_f32_bf16",
+        "v_dot2c_f32_bf16_e32",
+    ] {
+        assert!(
+            kinds.contains(m),
+            "{m} was not lowered to a typed operation"
+        );
+    }
     println!(
         "{} objects, {total} instructions, {lowered} distinct ones lowered ({} mnemonics), {runs} differential runs; RDNA: {rdna_lowered} distinct ones lowered ({} mnemonics)",
         files.len(),
