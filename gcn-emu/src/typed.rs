@@ -1042,6 +1042,8 @@ pub(crate) enum AtomicOp {
     CmpSwap,
     Add,
     Sub,
+    /// `ds_rsub_*`: data − old.
+    RSub,
     SMin,
     SMax,
     UMin,
@@ -1108,6 +1110,7 @@ fn atomic_el(op: AtomicOp, size: u8, old: u64, data: u64, cmp: u64) -> u64 {
         CmpSwap => old,
         Add => old.wrapping_add(data),
         Sub => old.wrapping_sub(data),
+        RSub => data.wrapping_sub(old),
         SMin => s(old).min(s(data)) as u64,
         SMax => s(old).max(s(data)) as u64,
         UMin => old.min(data),
@@ -2660,12 +2663,13 @@ fn lower_ds_atomic(ins: &Instruction, word: u32) -> Option<Typed> {
         ("cmpst", _) => CmpSwap,
         ("add", "u32" | "u64") => Add,
         ("sub", "u32" | "u64") => Sub,
+        ("rsub", "u32" | "u64") => RSub,
         ("and", "b32" | "b64") => And,
         ("or", "b32" | "b64") => Or,
         ("xor", "b32" | "b64") => Xor,
         ("inc", "u32" | "u64") => Inc,
         ("dec", "u32" | "u64") => Dec,
-        // (`rsub` and the rest: the reference executor.)
+        // (The rest: the reference executor.)
         _ => return None,
     };
     if ins.mods.iter().any(|(k, _)| k != "offset") {
