@@ -2376,6 +2376,10 @@ fn step_v(wave: &mut Wave, ins: &Instruction, ctx: &mut Ctx, unit: Unit) -> R<()
         | Unit::Tbuffer
         | Unit::None => return unsup(""),
     }
+    // CDNA's dot products (VOP3P `v_dotN_*` and VOP2 `v_dotNc_*`).
+    if let Some(f) = dot_form(base_name(m).0) {
+        return dot(wave, ins, ctx, f);
+    }
     // Cross-lane moves and packed math, from the property table.
     if ins.props().is_some_and(|p| p.lane_select()) {
         return lane_op(wave, ins, ctx);
@@ -3683,6 +3687,141 @@ fn fma_mix(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, name: &str) -> R<()> 
             }
         };
         w.vwrite(opnd(ops, 0)?, lane, Ty::B32, out as u64)?;
+    }
+    Ok(())
+}
+
+/// A CDNA dot product's element format: how many elements a dword packs,
+/// and how each is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DotForm {
+    /// Two f16 halves, f32 accumulator.
+    F16,
+    /// Two bf16 halves, f32 accumulator.
+    Bf16,
+    /// `n` signed (`true`) or unsigned integers of `32 / n` bits, 32-bit
+    /// integer accumulator.
+    Int(u32, bool),
+}
+
+/// The dot-product form of a CDNA mnemonic (without `_e32`/`_e64`), or
+/// `None`. The `c` forms (`v_dot2c_*`, VOP2) accumulate into their
+/// destination. RDNA's `v_dot2acc_*`, `v_dot4_i32_iu8` (mixed signs) and
+/// the fp8 dots are not these.
+pub(crate) fn dot_form(name: &str) -> Option<DotForm> {
+    Some(match name {
+        "v_dot2_f32_f16" | "v_dot2c_f32_f16" => DotForm::F16,
+        "v_dot2_f32_bf16" | "v_dot2c_f32_bf16" => DotForm::Bf16,
+        "v_dot2_i32_i16" | "v_dot2c_i32_i16" => DotForm::Int(2, true),
+        "v_dot2_u32_u16" => DotForm::Int(2, false),
+        "v_dot4_i32_i8" | "v_dot4c_i32_i8" => DotForm::Int(4, true),
+        "v_dot4_u32_u8" => DotForm::Int(4, false),
+        "v_dot8_i32_i4" | "v_dot8c_i32_i4" => DotForm::Int(8, true),
+        "v_dot8_u32_u4" => DotForm::Int(8, false),
+        _ => return None,
+    })
+}
+
+/// One lane's dot product `c + Σ a[i]·b[i]` (CDNA3 ISA pseudo-code of
+/// `V_DOT2_F32_F16`, `V_DOT2_I32_I16`, `V_DOT4_I32_I8`, `V_DOT8_U32_U4`, …;
+/// LLVM's `llvm.amdgcn.{f,s,u}dot{2,4,8}`, `fdot2.f32.bf16`):
+/// * f16/bf16: each product is exact in f32 (11+11 or 8+8 significant
+///   bits); the products are added to the f32 accumulator in turn, low
+///   half first, each sum rounded to nearest even (the pseudo-code's
+///   `tmp += …`: not one fused sum). `clamp` clamps to [0, 1]; a NaN
+///   result is the canonical quiet NaN.
+/// * integers: exact (64-bit) sum; without `clamp` the low 32 bits (wraps),
+///   with `clamp` saturated to the i32/u32 range.
+pub(crate) fn dot_lane(form: DotForm, a: u32, b: u32, c: u32, clamp: bool) -> u32 {
+    match form {
+        DotForm::F16 | DotForm::Bf16 => {
+            let half = |v: u32, hi: bool| {
+                let h = if hi { v >> 16 } else { v & 0xffff };
+                if form == DotForm::F16 {
+                    f16b(h as u64)
+                } else {
+                    f32::from_bits(h << 16)
+                }
+            };
+            let mut t = f32::from_bits(c);
+            t += half(a, false) * half(b, false);
+            t += half(a, true) * half(b, true);
+            if clamp {
+                t = t.clamp(0.0, 1.0);
+            }
+            bf32(t) as u32
+        }
+        DotForm::Int(n, signed) => {
+            let bits = 32 / n;
+            let el = |v: u32, i: u32| -> i64 {
+                let x = (v >> (bits * i)) & ((1u64 << bits) - 1) as u32;
+                if signed {
+                    ((x << (32 - bits)) as i32 >> (32 - bits)) as i64
+                } else {
+                    x as i64
+                }
+            };
+            let acc = if signed { c as i32 as i64 } else { c as i64 };
+            let t = (0..n).fold(acc, |t, i| t + el(a, i) * el(b, i));
+            if !clamp {
+                t as u32
+            } else if signed {
+                t.clamp(i32::MIN as i64, i32::MAX as i64) as i32 as u32
+            } else {
+                t.clamp(0, u32::MAX as i64) as u32
+            }
+        }
+    }
+}
+
+/// The CDNA dot products ([`dot_form`], [`dot_lane`]) over the wave:
+/// `vdst = src2 + src0·src1` (VOP3P), `vdst += src0·src1` (the VOP2 `c`
+/// forms). VOP3P `op_sel`/`op_sel_hi`/`neg_lo`/`neg_hi` other than their
+/// defaults, source `neg`/`abs`, DPP/SDWA and `omod` are refused (not
+/// modelled; LLVM emits none for the builtins).
+fn dot(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, form: DotForm) -> R<()> {
+    let (_, enc) = base_name(&ins.mnemonic);
+    if matches!(enc, "_dpp" | "_sdwa" | "_e64_dpp") {
+        return unsup("DPP/SDWA dot product");
+    }
+    for (k, d) in [
+        ("op_sel", 0u8),
+        ("op_sel_hi", 1),
+        ("neg_lo", 0),
+        ("neg_hi", 0),
+    ] {
+        if let Some(v) = ins.modifier(k) {
+            if parse_bits(v)?.iter().any(|&b| b != d) {
+                return unsup("op_sel/neg on a dot product");
+            }
+        }
+    }
+    if ins.has("mul") || ins.has("div") {
+        return unsup("omod on a dot product");
+    }
+    let ops = &ins.ops;
+    let acc_in_dst = ops.len() == 3;
+    if !(acc_in_dst || ops.len() == 4) {
+        return unsup("operand count");
+    }
+    if ops[1..].iter().any(|s| s.neg || s.abs) {
+        return unsup("neg/abs on a dot product's source");
+    }
+    let clamp = ins.has("clamp");
+    let exec = w.exec();
+    let dst = opnd(ops, 0)?;
+    for lane in 0..LANES {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let a = w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32;
+        let b = w.vread(opnd(ops, 2)?, lane, Ty::B32, ctx)? as u32;
+        let c = if acc_in_dst {
+            w.vread(dst, lane, Ty::B32, ctx)?
+        } else {
+            w.vread(opnd(ops, 3)?, lane, Ty::B32, ctx)?
+        } as u32;
+        w.vwrite(dst, lane, Ty::B32, dot_lane(form, a, b, c, clamp) as u64)?;
     }
     Ok(())
 }

@@ -154,6 +154,8 @@ pub(crate) enum V32 {
     /// gfx950 `v_bitop3_b32`: bit i of the table is the result for the
     /// source bits (a, b, c) = i.
     Bitop3(u8),
+    /// CDNA's dot products (`crate::exec::dot_lane`): the form and `clamp`.
+    Dot(crate::exec::DotForm, bool),
     CvtPkrtz,
     CvtPkF16F32,
     PackF16,
@@ -1040,6 +1042,8 @@ pub(crate) enum AtomicOp {
     CmpSwap,
     Add,
     Sub,
+    /// `ds_rsub_*`: data − old.
+    RSub,
     SMin,
     SMax,
     UMin,
@@ -1106,6 +1110,7 @@ fn atomic_el(op: AtomicOp, size: u8, old: u64, data: u64, cmp: u64) -> u64 {
         CmpSwap => old,
         Add => old.wrapping_add(data),
         Sub => old.wrapping_sub(data),
+        RSub => data.wrapping_sub(old),
         SMin => s(old).min(s(data)) as u64,
         SMax => s(old).max(s(data)) as u64,
         UMin => old.min(data),
@@ -1705,6 +1710,9 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
         Unit::Vcmp | Unit::Valu | Unit::Mfma => {}
         _ => return None,
     }
+    if let Some(f) = crate::exec::dot_form(base_name(m).0) {
+        return lower_dot(ins, f);
+    }
     if ins.props().is_some_and(|p| p.packed()) {
         return lower_pk(ins);
     }
@@ -2163,6 +2171,70 @@ fn lower_f64(ins: &Instruction, t: (F64Op, usize, u8, u8, bool)) -> Option<Typed
     })))
 }
 
+/// [`V32::Dot`]: the VOP3P form (`vdst, src0, src1, src2`) and the VOP2
+/// `c` form (the destination is the accumulator), as the reference's
+/// `exec::dot` reads them; any modifier but `clamp` (and default
+/// `op_sel`/`op_sel_hi`/`neg_lo`/`neg_hi`), DPP/SDWA and float constants
+/// stay on the reference.
+fn lower_dot(ins: &Instruction, form: crate::exec::DotForm) -> Option<Typed> {
+    let (_, enc) = base_name(&ins.mnemonic);
+    if !matches!(enc, "" | "_e32" | "_e64") {
+        return None;
+    }
+    let mut clamp = false;
+    for (k, v) in &ins.mods {
+        let default = match k.as_str() {
+            "clamp" => {
+                clamp = true;
+                continue;
+            }
+            "op_sel" | "neg_lo" | "neg_hi" => 0,
+            "op_sel_hi" => 1,
+            _ => return None,
+        };
+        let all = v
+            .trim_matches(|c| c == '[' || c == ']')
+            .split(',')
+            .all(|x| x.trim().parse::<u8>().ok() == Some(default));
+        if !all {
+            return None;
+        }
+    }
+    let ops = &ins.ops;
+    if !matches!(ops.len(), 3 | 4) || matches!(ops[0].op, Operand::Reg { count, .. } if count != 1)
+    {
+        return None;
+    }
+    mods(&ops[1..], false)?;
+    if ops[1..].iter().any(|s| matches!(s.op, Operand::Float(_))) {
+        return None;
+    }
+    let dst = vdst(&ops[0])?;
+    let acc = ops.len() == 3;
+    let src = [
+        vsrc(&ops[1], false)?,
+        vsrc(&ops[2], false)?,
+        if acc {
+            match dst.file {
+                RegFile::V => Opnd::V(dst.index),
+                _ => Opnd::A(dst.index),
+            }
+        } else {
+            vsrc(&ops[3], false)?
+        },
+    ];
+    Some(Typed::V32 {
+        op: V32::Dot(form, clamp),
+        dst,
+        src,
+        neg: 0,
+        abs: 0,
+        acc,
+        approx: None,
+        dpp: None,
+    })
+}
+
 /// [`Typed::FmaMix`].
 fn lower_fma_mix(ins: &Instruction, out: u8) -> Option<Typed> {
     // The reference's reading of `op_sel`/`op_sel_hi`: bit k is 1 when the
@@ -2591,12 +2663,13 @@ fn lower_ds_atomic(ins: &Instruction, word: u32) -> Option<Typed> {
         ("cmpst", _) => CmpSwap,
         ("add", "u32" | "u64") => Add,
         ("sub", "u32" | "u64") => Sub,
+        ("rsub", "u32" | "u64") => RSub,
         ("and", "b32" | "b64") => And,
         ("or", "b32" | "b64") => Or,
         ("xor", "b32" | "b64") => Xor,
         ("inc", "u32" | "u64") => Inc,
         ("dec", "u32" | "u64") => Dec,
-        // (`rsub` and the rest: the reference executor.)
+        // (The rest: the reference executor.)
         _ => return None,
     };
     if ins.mods.iter().any(|(k, _)| k != "offset") {
@@ -4765,6 +4838,7 @@ fn v32_n<const N: usize>(op: V32, a: &Lanes, b: &Lanes, c: &Lanes, vcc: u64, out
         CvtF32Ubyte(n) => each!(|x, y, z| (((x >> (8 * n)) & 0xff) as f32).to_bits()),
         CvtOffF32I4 => each!(|x, y, z| (((x << 28) as i32 >> 28) as f32 / 16.0).to_bits()),
         CvtF32Bf16 => each!(|x, y, z| cf32(f32::from_bits(x << 16))),
+        Dot(form, clamp) => each!(|x, y, z| crate::exec::dot_lane(form, x, y, z, clamp)),
         // The table's minterms, ORed.
         Bitop3(t) => each!(|x, y, z| {
             let mut r = 0;

@@ -14,6 +14,7 @@ mod approx;
 mod common;
 mod corner;
 mod coverage;
+mod dot;
 mod fp8;
 mod gfx1250_cvt;
 mod gfx1250_wmma;

@@ -30,10 +30,22 @@ fn objects(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Instructions the corpora run too rarely (or in too few forms) to cover
 /// the typed lowering of issue 33's long tail: f64 arithmetic with its
 /// modifiers and constants, 64-bit compares, cross-lane moves, scalar bit
-/// operations, saveexec, scalar loads and global atomics (each form once);
+/// operations, saveexec, scalar loads and global atomics, CDNA's dot
+/// products with scalar and constant sources, `ds_rsub_*` (each form once);
 /// and registers of the unified VGPR/AGPR file under both names (the
 /// random states' AGPRs are `v128` up: `a44` is `v172`).
 const TAIL: &str = r"
+  ds_rsub_u32 v1, v2
+  ds_rsub_rtn_u32 v0, v1, v2 offset:8
+  ds_rsub_u64 v1, v[2:3] offset:16
+  ds_rsub_rtn_u64 v[4:5], v1, v[2:3]
+  v_dot2_f32_f16 v0, v1, s2, v3
+  v_dot2_i32_i16 v0, s1, v2, 7 clamp
+  v_dot4_u32_u8 v0, v1, v2, -1 clamp
+  v_dot8_i32_i4 v0, v1, v2, s3
+  v_dot2c_f32_f16_e64 v0, v1, v2
+  v_dot4c_i32_i8_e32 v0, 5, v2
+  v_dot2_f32_f16 v0, v1, v2, v3 clamp
   v_add_f64 v[0:1], v[2:3], -v[4:5]
   v_add_f64 v[0:1], |v[2:3]|, s[4:5]
   v_mul_f64 v[0:1], v[2:3], 0x40100000
@@ -625,6 +637,23 @@ fn typed_operations_agree_with_the_reference_executor() {
         }
     }
     let _ = std::fs::remove_dir_all(&dir);
+    // CDNA's dot products (tests/kernels/dot.hip, the tail) run typed.
+    for m in [
+        "v_dot2_f32_f16",
+        "v_dot2c_f32_f16_e32",
+        "v_dot2_i32_i16",
+        "v_dot4_u32_u8",
+        "v_dot8_i32_i4",
+        "v_dot8c_i32_i4_e32",
+        "v_dot2_f32_bf16",
+        "v_dot2c_f32_bf16_e32",
+        "ds_rsub_rtn_u64",
+    ] {
+        assert!(
+            kinds.contains(m),
+            "{m} was not lowered to a typed operation"
+        );
+    }
     println!(
         "{} objects, {total} instructions, {lowered} distinct ones lowered ({} mnemonics), {runs} differential runs; RDNA: {rdna_lowered} distinct ones lowered ({} mnemonics)",
         files.len(),
