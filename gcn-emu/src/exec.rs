@@ -1983,7 +1983,16 @@ pub(crate) fn vopd_operation(half: &str) -> Option<&'static str> {
         // gfx1100): `src0 - src1`, no carry, as CDNA's `v_sub_u32`.
         "sub_nc_u32" => "v_sub_u32",
         "lshlrev_b32" => "v_lshlrev_b32",
+        // gfx1250's VOPD3 shifts.
+        "lshrrev_b32" => "v_lshrrev_b32",
+        "ashrrev_i32" => "v_ashrrev_i32",
         "and_b32" => "v_and_b32",
+        // gfx1250's VOPD3 bitwise half (`v_dual_bitop2_b32 vdst, a, b
+        // bitop3:T`; llvm-mc-22 takes no `v_dual_and_b32`/`or`/`xor` as a
+        // gfx1250 Y half): `v_bitop3_b32` with a third source of 0
+        // (inferred: two sources printed, and Triton's `x & 16` is
+        // `bitop3:0x40`, the truth table's a·b·¬c).
+        "bitop2_b32" => "v_bitop3_b32",
         _ => return None,
     })
 }
@@ -1996,8 +2005,19 @@ fn vopd_half(h: &Instruction) -> R<Instruction> {
         return unsup(format!("VOPD half `{}`", h.mnemonic));
     };
     let mut out = h.clone();
-    out.set_mnemonic(&format!("{op}_e32"));
     out.dual = None;
+    if op == "v_bitop3_b32" {
+        // VOP3 only: the third source is 0.
+        out.set_mnemonic(op);
+        out.ops.push(Src {
+            op: Operand::Int(0),
+            neg: false,
+            abs: false,
+            sext: false,
+        });
+        return Ok(out);
+    }
+    out.set_mnemonic(&format!("{op}_e32"));
     if op == "v_cndmask_b32" {
         out.ops.push(Src {
             op: Operand::Reg {
