@@ -12,6 +12,8 @@ use std::path::{Path, PathBuf};
 use crate::load::{CodeObject, Kernel};
 use crate::{Error, Result};
 
+pub mod msb;
+
 /// A register operand's file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegFile {
@@ -321,6 +323,7 @@ impl Program {
         p.renumber(Numbering::of(processor));
         if processor == "gfx1250" {
             p.join_undecoded_gfx1250();
+            msb::resolve(&mut p, kernel.entry);
         }
         Ok(p)
     }
@@ -380,6 +383,12 @@ impl Program {
             j.text = format!("{} ({})", j.text, gfx1250_undecoded_name(w0));
             out.push(j);
         }
+        // The tensor DMA words: decoded by gcn-emu ([`crate::tensor`]).
+        for ins in &mut out {
+            if let Some(t) = tensor_instruction(ins) {
+                *ins = t;
+            }
+        }
         self.instructions = out;
         self.index = self
             .instructions
@@ -389,122 +398,18 @@ impl Program {
             .collect();
     }
 
-    /// Whether the VGPR MSBs on arrival at instruction `t` can matter: an
-    /// instruction naming a VGPR before the next `s_set_vgpr_msb` or
-    /// `s_endpgm` in listing order (a branch, or 64 instructions without
-    /// either, count as naming one: conservative).
-    fn msb_read_from(&self, t: usize) -> bool {
-        for ins in self.instructions.iter().skip(t).take(64) {
-            let m = ins.mnemonic.as_str();
-            if m == "s_set_vgpr_msb" || m.starts_with("s_endpgm") {
-                return false;
-            }
-            let vgpr = |i: &Instruction| {
-                i.ops.iter().any(|o| {
-                    matches!(
-                        o.op,
-                        Operand::Reg {
-                            file: RegFile::V,
-                            ..
-                        }
-                    )
-                })
-            };
-            if vgpr(ins)
-                || ins.dual.as_deref().is_some_and(vgpr)
-                || m == "s_branch"
-                || m.starts_with("s_cbranch_")
-                || m == "s_call_b64"
-            {
-                return true;
-            }
-        }
-        true
-    }
-
-    /// gfx1250's VGPR MSBs: `s_set_vgpr_msb N` sets the two high bits of
-    /// the VGPR number of each operand slot of the instructions after it
-    /// (LLVM's AMDGPU docs: 1024 VGPRs, addressed through the MSBs). The
-    /// disassembler prints the register each operand then names as a
-    /// comment (`v252 /*v1020*/`), which the decoder takes as the operand
-    /// ([`parse_line`]); the MSBs it assumed are those of the last
-    /// `s_set_vgpr_msb` before it in the listing. That is what the wave
-    /// runs with only when every direct branch leaves the MSBs its target
-    /// is listed under (where the target reads a VGPR before setting them
-    /// again), and the entry is listed under 0 (a wave starts with 0);
-    /// checked here (each dispatch of a gfx1250 kernel checks it), so
-    /// `s_set_vgpr_msb` runs as a no-op. An indirect jump in a kernel that
-    /// sets the MSBs, or a branch that disagrees, is an error naming it:
-    /// the executor does not track the MSBs at run time.
+    /// gfx1250's VGPR MSBs: whether each instruction's VGPR operands are
+    /// the registers the wave names under the `s_set_vgpr_msb` state
+    /// control flow gives it, which [`Program::parse_listing_for`] resolved
+    /// (see [`msb`]). An error names the instruction and why not: an
+    /// indirect jump in a kernel that sets the MSBs, a branch out of the
+    /// kernel, two MSB states that differ in a slot an instruction uses
+    /// meeting before it (with both predecessors), a format with no slot
+    /// table whose listing disagrees with control flow. Each dispatch of a
+    /// gfx1250 kernel checks it before anything runs; `s_set_vgpr_msb`
+    /// then runs as a no-op.
     pub fn check_vgpr_msb(&self, kernel: &Kernel) -> Result<()> {
-        if !self
-            .instructions
-            .iter()
-            .any(|i| i.mnemonic == "s_set_vgpr_msb")
-        {
-            return Ok(());
-        }
-        // The MSBs each instruction is listed under (before it runs).
-        let mut under = Vec::with_capacity(self.instructions.len());
-        let mut msb = 0u32;
-        for ins in &self.instructions {
-            under.push(msb);
-            if ins.mnemonic == "s_set_vgpr_msb" {
-                msb = ins.words.first().map_or(0, |w| w & 0xff);
-            }
-        }
-        let refuse = |ins: &Instruction, why: String| {
-            Error::Decode {
-            what: format!(
-                "kernel `{}` at {:#x} `{}`: {why}; the emulator takes gfx1250's VGPR MSBs from the listing (s_set_vgpr_msb in listing order), so it does not run this kernel",
-                kernel.name,
-                ins.addr,
-                ins.text.trim()
-            ),
-        }
-        };
-        for entry in [kernel.entry, kernel.entry.wrapping_add(256)] {
-            if let Some(&i) = self.index.get(&entry) {
-                if under[i] != 0 {
-                    return Err(refuse(
-                        &self.instructions[i],
-                        format!(
-                            "an entry listed under VGPR MSBs {:#x}, but a wave starts with 0",
-                            under[i]
-                        ),
-                    ));
-                }
-            }
-        }
-        for (i, ins) in self.instructions.iter().enumerate() {
-            let m = ins.mnemonic.as_str();
-            if matches!(
-                m,
-                "s_setpc_b64" | "s_swappc_b64" | "s_rfe_b64" | "s_cbranch_join"
-            ) {
-                return Err(refuse(
-                    ins,
-                    "an indirect jump, whose target's VGPR MSBs are not known".into(),
-                ));
-            }
-            if m == "s_branch" || m.starts_with("s_cbranch_") || m == "s_call_b64" {
-                let simm = ins.words.first().map_or(0, |&w| w as u16 as i16 as i64);
-                let to = (ins.addr as i64).wrapping_add(4).wrapping_add(simm * 4) as u64;
-                let after = under[i];
-                if let Some(&t) = self.index.get(&to) {
-                    if under[t] != after && self.msb_read_from(t) {
-                        return Err(refuse(
-                            ins,
-                            format!(
-                                "it branches with VGPR MSBs {after:#x} to {to:#x}, listed under {:#x}",
-                                under[t]
-                            ),
-                        ));
-                    }
-                }
-            }
-        }
-        Ok(())
+        msb::check(self, kernel)
     }
 
     /// Move `m0` (and `null`, which gfx9 has not: a `Text` operand) to
@@ -647,8 +552,10 @@ impl Program {
 /// fields: `op_sel_hi` bit 14 clear (`v_wmma_f32_32x16x128_f4`), an
 /// unused `src2` of 0 (`v_wmma_ld_scale*`, the first half of a
 /// `v_wmma_scale_*` pair), word 0 bits 22 and 0 clear and word 1
-/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). What those fields
-/// do to the instruction is not known here.
+/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). The tensor ones are
+/// the legacy gfx1250 form of the same instruction, which
+/// [`crate::tensor`] decodes; what the WMMA fields do to the instruction
+/// is not known here.
 pub const GFX1250_UNDECODED: &[(&str, u32, &str)] = &[
     ("vop3p", 0x35, "v_wmma_ld_scale_paired_b32"),
     ("vop3p", 0x3a, "v_wmma_ld_scale16_paired_b64"),
@@ -656,6 +563,73 @@ pub const GFX1250_UNDECODED: &[(&str, u32, &str)] = &[
     ("vimage", 0xc4, "tensor_load_to_lds"),
     ("vimage", 0xc5, "tensor_store_from_lds"),
 ];
+
+/// A joined gfx1250 `.long` of three words that is a tensor DMA
+/// instruction ([`crate::tensor::decode_words`]), as the instruction LLVM
+/// would print for its canonical form: `tensor_load_to_lds` or
+/// `tensor_store_from_lds` with its SGPR groups (`s[32:35], s[36:43]`, and
+/// groups 2 and 3 when present), `th`/`scope` as modifiers when not 0. The
+/// text keeps the words and says the decoding is gcn-emu's. `None` for any
+/// other `.long` (which stays refused).
+fn tensor_instruction(ins: &Instruction) -> Option<Instruction> {
+    if ins.mnemonic != ".long" {
+        return None;
+    }
+    let w = crate::tensor::decode_words(&ins.words).ok()?;
+    let name = if w.load {
+        "tensor_load_to_lds"
+    } else {
+        "tensor_store_from_lds"
+    };
+    let ops: Vec<Src> = w
+        .groups
+        .iter()
+        .zip(crate::tensor::GROUP_SGPRS)
+        .map(|(&index, count)| Src {
+            op: Operand::Reg {
+                file: RegFile::S,
+                index,
+                count,
+            },
+            neg: false,
+            abs: false,
+            sext: false,
+        })
+        .collect();
+    let regs: Vec<String> = w
+        .groups
+        .iter()
+        .zip(crate::tensor::GROUP_SGPRS)
+        .map(|(&i, n)| match i {
+            crate::tensor::NULL_SGPR => "null".to_string(),
+            _ => format!("s[{i}:{}]", i + n - 1),
+        })
+        .collect();
+    let mut mods = Vec::new();
+    if w.th != 0 {
+        mods.push(("th".to_string(), w.th.to_string()));
+    }
+    if w.scope != 0 {
+        mods.push(("scope".to_string(), w.scope.to_string()));
+    }
+    let words: Vec<String> = ins.words.iter().map(|x| format!("{x:#010x}")).collect();
+    let text = format!(
+        "{name} {}{}{} ; words {}, {} form, decoded by gcn-emu (llvm-objdump-22 prints them as .long)",
+        regs.join(", "),
+        if w.th != 0 { format!(" th:{}", w.th) } else { String::new() },
+        if w.scope != 0 { format!(" scope:{}", w.scope) } else { String::new() },
+        words.join(" "),
+        if w.legacy { "legacy gfx1250" } else { "LLVM 22's" },
+    );
+    Some(Instruction::new(
+        ins.addr,
+        name,
+        ops,
+        mods,
+        ins.words.clone(),
+        text,
+    ))
+}
 
 /// What a gfx1250 word LLVM 22 does not decode is, as far as its encoding
 /// class and opcode field tell ([`GFX1250_UNDECODED`]).
@@ -700,11 +674,8 @@ impl Program {
     /// * VGPRs within the unified file's count (`GRANULATED_WORKITEM_VGPR_COUNT`);
     ///   the VGPRs and AGPRs are one file, the AGPRs from `ACCUM_OFFSET` on
     ///   (AMDGPUUsage, `.amdhsa_accum_offset`), so `v[ACCUM_OFFSET + i]` is
-    ///   the register `a[i]` is. A VGPR there is refused when the kernel
-    ///   also names that AGPR: the executor keeps the two files apart, so
-    ///   it would compute what hardware does not. Without such an AGPR it
-    ///   is allowed: aiter's gfx942 `fmha_v3_fwd` kernels use
-    ///   `v160`–`v191` with `.amdhsa_accum_offset 160` and no AGPR;
+    ///   the register `a[i]` is, and the executor keeps them as one
+    ///   ([`crate::exec::Wave::v`]): a kernel may name both;
     /// * AGPRs within the count past `ACCUM_OFFSET`.
     ///
     /// Inline constants, literals and other operands are not registers.
@@ -741,27 +712,7 @@ impl Program {
                 d.agpr_count().min(256),
             )
         };
-        // The AGPRs start at register `accum` of the unified file: the
-        // first reachable instruction naming each AGPR, for VGPRs past it.
-        // RDNA has no AGPRs (and COMPUTE_PGM_RSRC3 means something else).
-        let accum = if rdna { vgprs } else { d.accum_offset() };
         let reachable = self.reachable(kernel);
-        let mut agpr_user = [None; 256];
-        for &i in &reachable {
-            for src in &self.instructions[i].ops {
-                if let Operand::Reg {
-                    file: RegFile::A,
-                    index,
-                    count,
-                } = src.op
-                {
-                    let end = (index as usize + count as usize).min(256);
-                    for user in agpr_user.iter_mut().take(end).skip(index as usize) {
-                        user.get_or_insert(i);
-                    }
-                }
-            }
-        }
         let rsrc1 = d.rsrc1;
         for i in reachable {
             let ins = &self.instructions[i];
@@ -835,35 +786,6 @@ impl Program {
                                 rsrc1 & 0x3f
                             ),
                         ));
-                    }
-                    RegFile::V if end > accum => {
-                        let shared = (first.max(accum)..end).find_map(|r| {
-                            agpr_user
-                                .get((r - accum) as usize)
-                                .copied()
-                                .flatten()
-                                .map(|j| (r, j))
-                        });
-                        if let Some((r, j)) = shared {
-                            let other = &self.instructions[j];
-                            return Err(refuse(
-                                name("v"),
-                                end,
-                                accum,
-                                "the VGPRs below .amdhsa_accum_offset, where the AGPRs start",
-                                format!(
-                                    "the VGPRs and AGPRs are one file of {vgprs} registers, the AGPRs from register {accum} on (COMPUTE_PGM_RSRC3.ACCUM_OFFSET = {}): v{r} is a{}, which {:#x} `{}`{} also uses; raise .amdhsa_accum_offset (and .amdhsa_next_free_vgpr) or use registers below v{accum}",
-                                    d.rsrc3 & 0x3f,
-                                    r - accum,
-                                    other.addr,
-                                    other.text,
-                                    self.lines
-                                        .get(&other.addr)
-                                        .map(|l| format!(" ({l})"))
-                                        .unwrap_or_default()
-                                ),
-                            ));
-                        }
                     }
                     RegFile::A if end > agprs => {
                         return Err(refuse(
@@ -1096,8 +1018,8 @@ fn parse_body(body: &str, addr: u64, words: Vec<u32>) -> std::result::Result<Ins
 /// gfx1250's operands printed with their VGPR MSBs (`v252 /*v1020*/`,
 /// `-|v[20:21]| /*v[276:277]*/`): each register replaced by the one in its
 /// comment (the register the operand names under the listing's
-/// `s_set_vgpr_msb`; see `Program::check_vgpr_msb`). Any other comment is
-/// an error.
+/// `s_set_vgpr_msb`; [`msb::resolve`] re-maps it where control flow gives
+/// other MSBs). Any other comment is an error.
 fn vgpr_msb_operands(rest: &str) -> std::result::Result<String, String> {
     let mut out = String::new();
     let mut s = rest;

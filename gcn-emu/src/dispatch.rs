@@ -660,9 +660,9 @@ fn check_limits(
     .max(1);
     let d = &kernel.descriptor;
     let private = d.private_segment_fixed_size as u128;
+    // The unified file of VGPRs and AGPRs.
     let vgprs = d.vgpr_count().min(512) as u128;
-    let agprs = d.vgpr_count().saturating_sub(d.accum_offset()).min(256) as u128;
-    let regs = (vgprs.max(3) + agprs) * 4 * LANES as u128 + 128 * 4;
+    let regs = vgprs.max(3) * 4 * LANES as u128 + 128 * 4;
     let lds = d.group_segment_fixed_size as u128 + launch.dynamic_lds as u128;
     let per_wg = waves_per_wg as u128 * (private * LANES as u128 + regs) + lds;
     let buffers = mem.allocated() as u128;
@@ -760,18 +760,17 @@ impl Setup<'_> {
     /// "Initial Kernel Execution State").
     fn wave(&self, wg: [u32; 3], w: u32) -> Wave {
         let d = &self.kernel.descriptor;
-        let (vgprs, agprs) = if self.rdna {
-            (
-                crate::decode::rdna_vgprs_in(self.kernel, self.numbering) as usize,
-                0,
-            )
+        // gfx90a+: one file of VGPRs and AGPRs, the AGPRs from the accum
+        // offset on (`a[i]` is `v[accum_offset + i]`); RDNA has no AGPRs.
+        let mut wave = if self.rdna {
+            let vgprs = crate::decode::rdna_vgprs_in(self.kernel, self.numbering) as usize;
+            Wave::new(vgprs.max(3), 0)
         } else {
-            (
-                d.vgpr_count().min(512) as usize,
-                d.vgpr_count().saturating_sub(d.accum_offset()).min(256) as usize,
+            Wave::unified(
+                (d.vgpr_count().min(512) as usize).max(3),
+                d.accum_offset() as usize,
             )
         };
-        let mut wave = Wave::new(vgprs.max(3), agprs);
         wave.wave_size = self.wave_size;
         wave.numbering = self.numbering;
         let mut i = 0usize;

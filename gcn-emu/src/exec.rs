@@ -34,10 +34,15 @@ pub struct Wave {
     pub s: [u32; 128],
     /// The scalar condition code.
     pub scc: bool,
-    /// Vector registers, `v[r][lane]`.
+    /// The vector register file, `v[r][lane]`: the VGPRs and the AGPRs
+    /// (accumulation registers) in one, as gfx90a, gfx942 and gfx950 have
+    /// them (AMDGPUUsage, "Kernel Descriptor": `ACCUM_OFFSET`). `vN` is row
+    /// `N` and `aN` row [`accum`](Self::accum) + `N`, so a VGPR at or past
+    /// the offset is the AGPR there; a register past the rows is a fault.
     pub v: Vec<[u32; LANES]>,
-    /// Accumulation registers, `a[r][lane]`.
-    pub a: Vec<[u32; LANES]>,
+    /// The row of `a0` in [`v`](Self::v): the descriptor's accum offset
+    /// (`.amdhsa_accum_offset`); at or past `v.len()` the wave has no AGPR.
+    pub accum: usize,
     /// Index of the next instruction in the program.
     pub pc: usize,
     /// Running, at a barrier, or done.
@@ -493,6 +498,9 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("global_store_async_from_lds_b32", Global),
         ("global_store_async_from_lds_b64", Global),
         ("global_store_async_from_lds_b128", Global),
+        // gfx1250's tensor data mover (TENSORcnt, [`crate::tensor`]).
+        ("tensor_load_to_lds", Global),
+        ("tensor_store_from_lds", Global),
         ("s_orn1_saveexec_b32", Sop1),
         ("s_orn2_saveexec_b32", Sop1),
         ("s_xnor_saveexec_b32", Sop1),
@@ -1534,13 +1542,23 @@ fn compare(op: &str, ty: &str, a: u64, b: u64) -> Option<bool> {
 }
 
 impl Wave {
-    /// A wave with `vgprs` vector and `agprs` accumulation registers, all zero.
+    /// A wave with `vgprs` vector and `agprs` accumulation registers, all
+    /// zero: a file of `vgprs + agprs` registers, the AGPRs from `vgprs` on
+    /// ([`Wave::unified`]`(vgprs + agprs, vgprs)`).
     pub fn new(vgprs: usize, agprs: usize) -> Self {
+        Self::unified(vgprs + agprs, vgprs)
+    }
+
+    /// A wave with a unified file of `registers` VGPRs and AGPRs, all zero,
+    /// the AGPRs from register `accum_offset` on: `a[i]` is
+    /// `v[accum_offset + i]` (gfx90a, gfx942, gfx950: the descriptor's
+    /// VGPR count and `ACCUM_OFFSET`).
+    pub fn unified(registers: usize, accum_offset: usize) -> Self {
         Wave {
             s: [0; 128],
             scc: false,
-            v: vec![[0; LANES]; vgprs],
-            a: vec![[0; LANES]; agprs],
+            v: vec![[0; LANES]; registers],
+            accum: accum_offset,
             pc: 0,
             state: WaveState::Running,
             executed: 0,
@@ -1745,32 +1763,51 @@ impl Wave {
         }
     }
 
-    pub(crate) fn vreg(&self, file: RegFile, i: usize) -> R<&[u32; LANES]> {
-        let regs = if file == RegFile::A { &self.a } else { &self.v };
-        regs.get(i).ok_or_else(|| {
-            Stop::Fault(
-                None,
-                format!(
-                    "{}{i} is beyond the {} registers the kernel descriptor allocates",
-                    if file == RegFile::A { "a" } else { "v" },
-                    regs.len()
-                ),
-            )
-        })
-    }
-    pub(crate) fn vreg_mut(&mut self, file: RegFile, i: usize) -> R<&mut [u32; LANES]> {
-        let regs = if file == RegFile::A {
-            &mut self.a
+    /// The row of [`Wave::v`] register `i` of `file` is: `vN` is row `N`,
+    /// `aN` row `accum + N` (the unified file).
+    #[inline]
+    fn vrow_of(&self, file: RegFile, i: usize) -> usize {
+        if file == RegFile::A {
+            self.accum + i
         } else {
-            &mut self.v
+            i
+        }
+    }
+    /// The fault of register `i` of `file` past the file.
+    #[cold]
+    fn vreg_fault(&self, file: RegFile, i: usize) -> Stop {
+        let (p, n) = if file == RegFile::A {
+            ("a", self.agprs())
+        } else {
+            ("v", self.v.len())
         };
-        let n = regs.len();
-        regs.get_mut(i).ok_or_else(|| {
-            Stop::Fault(
-                None,
-                format!("register {i} is beyond the {n} registers the kernel descriptor allocates"),
-            )
-        })
+        Stop::Fault(
+            None,
+            format!("{p}{i} is beyond the {n} registers the kernel descriptor allocates"),
+        )
+    }
+    /// The AGPRs the wave has: the rows of the unified file past `accum`.
+    pub fn agprs(&self) -> usize {
+        self.v.len().saturating_sub(self.accum)
+    }
+    /// Register `i` of `file` (`V` or `A`: the unified file), or a fault
+    /// past it.
+    #[inline]
+    pub(crate) fn vreg(&self, file: RegFile, i: usize) -> R<&[u32; LANES]> {
+        match self.v.get(self.vrow_of(file, i)) {
+            Some(r) => Ok(r),
+            None => Err(self.vreg_fault(file, i)),
+        }
+    }
+    /// [`Wave::vreg`] to write.
+    #[inline]
+    pub(crate) fn vreg_mut(&mut self, file: RegFile, i: usize) -> R<&mut [u32; LANES]> {
+        let row = self.vrow_of(file, i);
+        if row < self.v.len() {
+            Ok(&mut self.v[row])
+        } else {
+            Err(self.vreg_fault(file, i))
+        }
     }
 
     /// A vector-ALU source of `lane` as `ty`, with abs/neg applied to floats.
@@ -2108,7 +2145,8 @@ pub(crate) fn reads_vgpr(h: &Instruction, v: usize) -> bool {
 /// `src1`, `src2`) is its name in the instruction-property table
 /// ([`crate::isa`]), in the order LLVM prints operands; a VGPR operand
 /// without such a slot (or an instruction the table lacks) is refused, not
-/// guessed.
+/// guessed. An index past `.amdhsa_accum_offset` reaches the AGPRs, the
+/// same registers of the unified file ([`Wave::v`]).
 pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
     let m0 = w.s[M0 as usize];
     let (idx, mode) = (m0 & 0xff, (m0 >> 12) & 0xf);
@@ -2123,12 +2161,11 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
         let Operand::Reg {
             file: RegFile::V,
             index,
-            count,
+            ..
         } = &mut o.op
         else {
             continue;
         };
-        let count = *count;
         let bit = match props.operands.get(i).map(|p| p.name) {
             Some("vdst") => 8,
             Some("src0") => 1,
@@ -2139,20 +2176,9 @@ pub(crate) fn gpr_indexed(w: &Wave, ins: &Instruction) -> R<Instruction> {
             ),
         };
         if mode & bit != 0 {
+            // Past the accum offset the index reaches the AGPR the unified
+            // file has there ([`Wave::v`]); past the file, a fault.
             *index += idx as u16;
-            // The unified file: the AGPRs start where the VGPRs the wave
-            // holds apart from them end (`.amdhsa_accum_offset`).
-            let accum = w.v.len().saturating_sub(w.a.len());
-            let end = *index as usize + count as usize;
-            if !w.a.is_empty() && end > accum {
-                return Err(Stop::Fault(
-                    None,
-                    format!(
-                        "VGPR indexing (s_set_gpr_idx_on, M0[7:0] = {idx}) reaches v{}, past .amdhsa_accum_offset {accum} where this kernel's AGPRs start: reading or writing AGPRs through a VGPR index is not modelled",
-                        end - 1
-                    ),
-                ));
-            }
         }
     }
     Ok(out)
@@ -4249,11 +4275,93 @@ fn atomic_returns(ins: &Instruction) -> bool {
 
 /// global_* and flat_* loads, stores and atomics; flat addresses in the
 /// LDS aperture (`src_shared_base`) go to LDS.
+/// gfx1250's tensor DMA (`tensor_load_to_lds`, `tensor_store_from_lds`):
+/// the descriptor in the SGPR groups of its operands, the copy as
+/// [`crate::tensor`] defines it, complete at issue (the sanitizer orders it
+/// by TENSORcnt). The wave issues it once, whatever EXEC holds (its
+/// operands are SGPRs), except that an EXEC of 0 is refused: whether the
+/// hardware then copies is not known here. The accesses are noted on lane
+/// 0. A descriptor field the emulator does not model, or an LDS range past
+/// the allocation, is refused naming it.
+fn tensor_dma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
+    let load = ins.mnemonic == "tensor_load_to_lds";
+    if w.exec() == 0 {
+        return unsup("a tensor DMA with EXEC 0 (whether it copies is not known)");
+    }
+    // `null` groups read as zeros (llvm-project PR 200911).
+    let mut groups: Vec<Vec<u32>> = Vec::new();
+    for (k, src) in ins.ops.iter().enumerate() {
+        let Operand::Reg {
+            file: RegFile::S,
+            index,
+            count,
+        } = src.op
+        else {
+            return unsup(format!("tensor DMA operand {} not an SGPR group", k + 1));
+        };
+        if w.is_null(index as usize) {
+            groups.push(vec![0; count as usize]);
+        } else {
+            groups.push(w.sregs(index, count as usize)?.to_vec());
+        }
+    }
+    let want = [4, 8, 4, 4];
+    if !(groups.len() == 2 || groups.len() == 4)
+        || groups.iter().zip(want).any(|(g, n)| g.len() != n)
+    {
+        return unsup("tensor DMA operands other than SGPR groups of 4, 8 (and 4, 4)");
+    }
+    let refs: Vec<&[u32]> = groups.iter().map(|g| g.as_slice()).collect();
+    let d = crate::tensor::Descriptor::parse(&refs, load).map_err(Stop::Unsupported)?;
+    let size = ctx.lds.data.len() as u64;
+    if d.count() > 0 && d.lds as u64 + d.lds_span() > size {
+        return Err(Stop::Fault(
+            None,
+            format!(
+                "tensor DMA LDS range {:#x}..{:#x} past the workgroup's {size} bytes of LDS (what hardware does there is not modelled)",
+                d.lds,
+                d.lds as u64 + d.lds_span()
+            ),
+        ));
+    }
+    let n = d.size as usize;
+    let mut buf = vec![0u8; n];
+    ctx.lds.at_lane(0);
+    for (global, lds) in d.elements() {
+        if load {
+            match global {
+                Some(a) => {
+                    ctx.trace.note(0, Space::Global, AccessKind::Read, a, n);
+                    ctx.mem
+                        .read(a, &mut buf)
+                        .map_err(|e| Stop::Fault(None, format!("tensor DMA: {e}")))?;
+                }
+                None => buf.fill(0),
+            }
+            ctx.trace
+                .note(0, Space::Lds, AccessKind::Write, lds as u64, n);
+            ctx.lds.write_bytes(lds, &buf);
+        } else if let Some(a) = global {
+            ctx.trace
+                .note(0, Space::Lds, AccessKind::Read, lds as u64, n);
+            ctx.lds.read_bytes(lds, &mut buf);
+            ctx.trace.note(0, Space::Global, AccessKind::Write, a, n);
+            ctx.mem
+                .write(a, &buf)
+                .map_err(|e| Stop::Fault(None, format!("tensor DMA: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
 fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let m = ins.mnemonic.as_str();
     // gfx12's cache invalidate/write-back: memory here has no caches.
     if matches!(m, "global_inv" | "global_wb" | "global_wbinv") {
         return Ok(());
+    }
+    if m.starts_with("tensor_") {
+        return tensor_dma(w, ins, ctx);
     }
     let flat = m.starts_with("flat_");
     let rest = m.split_once('_').map(|x| x.1).unwrap_or("");
@@ -6127,6 +6235,9 @@ mod tests {
             // The old prefix rule predates WMMA (its matrix unit is MFMA's).
             if name.starts_with("v_wmma") {
                 assert_eq!(unit(name), Unit::Mfma, "{name}");
+            } else if name.starts_with("tensor_") {
+                // gfx1250's tensor DMA (after the old rule): vector memory.
+                assert_eq!(unit(name), Unit::Global, "{name}");
             } else {
                 assert_eq!(unit(name), old_unit(name), "{name}");
             }
@@ -6339,8 +6450,9 @@ impl Probe {
         for (i, r) in self.wave.v.iter_mut().enumerate() {
             *r = [pair(i + shift); LANES];
         }
-        for (i, r) in self.wave.a.iter_mut().enumerate() {
-            *r = [pair(i); LANES];
+        let accum = self.wave.accum;
+        for (i, r) in self.wave.v.iter_mut().enumerate().skip(accum) {
+            *r = [pair(i - accum); LANES];
         }
         let m0 = self.wave.numbering.m0 as usize;
         self.wave.s[m0] = 0;

@@ -66,6 +66,7 @@ pub mod observe;
 pub mod profile;
 pub mod rdna;
 pub mod sanitize;
+pub mod tensor;
 pub mod typed;
 pub mod waitcnt;
 pub mod wmma;

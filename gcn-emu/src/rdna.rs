@@ -336,14 +336,13 @@ pub const ALIASES: &[(&str, &str)] = &[
 
 /// gfx1250's own names (in no RDNA table) → the executor's name. Each is
 /// a no-op in this executor, or a rename:
-/// - `s_set_vgpr_msb`: the decoder already took each operand's register
-///   from the listing, after checking the MSBs it assumed are the wave's
-///   (`crate::decode::Program`'s gfx1250 check);
+/// - `s_set_vgpr_msb`: the decoder already resolved each operand's
+///   register by control flow (`crate::decode::msb`), and each dispatch
+///   checks that it could;
 /// - `s_version`: records the ISA version, no effect (RDNA4 ISA guide);
 /// - `s_wait_tensorcnt`, `s_wait_asynccnt`, `s_wait_xcnt`: wait for tensor
 ///   DMA, asynchronous global↔LDS transfers and address translation; tensor
-///   DMA is not modelled (refused by name), the async transfers complete at
-///   issue here (the sanitizer checks the waits, [`crate::waitcnt`]), and
+///   DMA ([`crate::tensor`]) and the async transfers complete at issue here (the sanitizer checks the waits, [`crate::waitcnt`]), and
 ///   the last has nothing to wait for;
 /// - `s_prefetch_inst`, `s_prefetch_inst_pc_rel`, `global_prefetch_b8`:
 ///   cache hints;

@@ -441,7 +441,15 @@ struct WaveSan {
     private: RefCell<Vec<(u32, u32, u32, bool)>>,
 }
 
-fn overlaps(a: (RegFile, u16, u16), b: (RegFile, u16, u16)) -> bool {
+/// Whether register ranges `a` and `b` share a register, in a wave whose
+/// AGPRs start at row `accum` of the unified VGPR/AGPR file (`a[i]` is
+/// `v[accum + i]`: [`crate::exec::Wave::v`]).
+fn overlaps(a: (RegFile, u16, u16), b: (RegFile, u16, u16), accum: usize) -> bool {
+    let row = |(f, i, n): (RegFile, u16, u16)| match f {
+        RegFile::A => (RegFile::V, accum + i as usize, n as usize),
+        _ => (f, i as usize, n as usize),
+    };
+    let (a, b) = (row(a), row(b));
     a.0 == b.0 && a.1 < b.1 + b.2 && b.1 < a.1 + a.2
 }
 
@@ -492,6 +500,10 @@ fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Even
     if ins.mnemonic.starts_with("ds_load_tr") {
         return Some((Event::Lds, true));
     }
+    // gfx1250's tensor DMA ([`crate::tensor`]): TENSORcnt.
+    if tensor_lds(&ins.mnemonic).is_some() {
+        return Some((Event::Tensor, false));
+    }
     let p = props_in(table, &ins.mnemonic)?;
     let returns = match p.access {
         Access::Atomic(Ret::IfGlc) => crate::waitcnt::atomic_returns(ins),
@@ -514,8 +526,24 @@ fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Even
         }
         Event::Smem => None,
         Event::Lds => Some((event, returns)),
-        Event::Async => Some((event, false)),
+        Event::Async | Event::Tensor => Some((event, false)),
     }
+}
+
+/// Whether `m` is one of gfx1250's tensor DMA instructions, and if so
+/// whether it writes LDS (`tensor_load_to_lds`: true;
+/// `tensor_store_from_lds`: false, it reads LDS).
+fn tensor_lds(m: &str) -> Option<bool> {
+    match m {
+        "tensor_load_to_lds" => Some(true),
+        "tensor_store_from_lds" => Some(false),
+        _ => None,
+    }
+}
+
+/// An asynchronous LDS writer: an async or tensor load into LDS.
+fn lds_transfer(m: &str) -> bool {
+    async_lds(m).is_some() || tensor_lds(m).is_some()
 }
 
 /// Whether `m` is one of gfx1250's asynchronous transfers, and if so
@@ -627,8 +655,14 @@ impl WaveSan {
             .counters()
             .iter()
             .zip(&self.queues)
-            // asynccnt only where something counts on it (gfx1250).
-            .filter(|(c, q)| **c != crate::waitcnt::Counter::Async || !q.is_empty())
+            // asynccnt and tensorcnt only where something counts on them
+            // (gfx1250).
+            .filter(|(c, q)| {
+                !matches!(
+                    **c,
+                    crate::waitcnt::Counter::Async | crate::waitcnt::Counter::Tensor
+                ) || !q.is_empty()
+            })
             .map(|(c, q)| format!("{} {}", c.name(), q.len()))
             .collect();
         let mut s = format!("in flight: {}", each.join(", "));
@@ -739,6 +773,7 @@ impl WaveSan {
                 &mut self.findings,
             );
         }
+        let accum = wave.accum;
         let (wg, wave) = (self.workgroup, self.wave);
         if let Some(w) = crate::waitcnt::decode(ins, self.gen) {
             self.wait(ins, &w, lds);
@@ -758,7 +793,7 @@ impl WaveSan {
             for (qi, q) in self.queues.iter().enumerate() {
                 for (pos, p) in q.iter().enumerate() {
                     let Some(d) = p.dst else { continue };
-                    if !overlaps(r, d) {
+                    if !overlaps(r, d, accum) {
                         continue;
                     }
                     // A later load of the same in-order counter lands after it.
@@ -842,8 +877,9 @@ impl WaveSan {
                         && (p.lds_dma || ins.has("lds"))
                 }
                 Event::Smem => false,
-                Event::Async => false,
-            }) || async_lds(&ins.mnemonic) == Some(true);
+                Event::Async | Event::Tensor => false,
+            }) || async_lds(&ins.mnemonic) == Some(true)
+                || tensor_lds(&ins.mnemonic) == Some(true);
             let slot = self.gen.slot_of(event);
             let p = Pending {
                 event,
@@ -991,7 +1027,11 @@ impl Workgroup {
         let pending = |seq: u64| {
             san.queues.iter().find_map(|q| {
                 q.iter()
-                    .position(|p| p.seq == seq && p.event == Event::Async && p.lds_write)
+                    .position(|p| {
+                        p.seq == seq
+                            && matches!(p.event, Event::Async | Event::Tensor)
+                            && p.lds_write
+                    })
                     .map(|pos| (q[pos].clone(), pos))
             })
         };
@@ -999,7 +1039,7 @@ impl Workgroup {
             .queues
             .iter()
             .flatten()
-            .any(|p| p.event == Event::Async && p.lds_write)
+            .any(|p| matches!(p.event, Event::Async | Event::Tensor) && p.lds_write)
         {
             return;
         }
@@ -1007,7 +1047,7 @@ impl Workgroup {
             .program
             .index
             .get(&at)
-            .is_some_and(|&k| async_lds(&self.program.instructions[k].mnemonic).is_some());
+            .is_some_and(|&k| lds_transfer(&self.program.instructions[k].mnemonic));
         if current_is_async {
             return;
         }
@@ -1024,9 +1064,14 @@ impl Workgroup {
         let Some((byte, p, pos)) = hit else { return };
         let prog = &self.program;
         let message = format!(
-            "{} {} LDS byte {byte:#x} while the asynchronous load {} of the same wave still writes it (nothing orders the two before the wait); it needs `{}` before the access; {}",
+            "{} {} LDS byte {byte:#x} while the {} {} of the same wave still writes it (nothing orders the two before the wait); it needs `{}` before the access; {}",
             describe(prog, at),
             if write { "writes" } else { "reads" },
+            if p.event == Event::Tensor {
+                "tensor load"
+            } else {
+                "asynchronous load"
+            },
             describe(prog, p.addr),
             san.needed_wait(&p, pos),
             san.counts()

@@ -25,7 +25,10 @@
 //!   (ASYNCcnt: `global_load_async_to_lds_*` and
 //!   `global_store_async_from_lds_*`, as AMD's rocjitsu emulator counts them,
 //!   `WaitCounterType::ASYNCCNT`; LLVM's `SIInsertWaitcnts` has the same
-//!   counter); the combined
+//!   counter); gfx1250's `s_wait_tensorcnt` (TENSORcnt: the tensor data
+//!   mover's `tensor_load_to_lds` and `tensor_store_from_lds`,
+//!   [`crate::tensor`]; LLVM's ROCDL `s.wait.tensorcnt`: "Wait until
+//!   TENSORCNT is less than or equal to `count`"); the combined
 //!   `s_wait_loadcnt_dscnt` and `s_wait_storecnt_dscnt` (the first count in
 //!   bits 13:8, `dscnt` in 5:0, as composable_kernel's `WaitcntLayoutGfx12`
 //!   packs them); `s_wait_idle` waits for every counter.
@@ -76,6 +79,8 @@ pub enum Counter {
     Bvh,
     /// gfx1250's `asynccnt` (asynchronous global↔LDS transfers).
     Async,
+    /// gfx1250's `tensorcnt` (tensor DMA).
+    Tensor,
 }
 
 impl Counter {
@@ -92,6 +97,7 @@ impl Counter {
             Counter::Sample => "samplecnt",
             Counter::Bvh => "bvhcnt",
             Counter::Async => "asynccnt",
+            Counter::Tensor => "tensorcnt",
         }
     }
 }
@@ -112,6 +118,9 @@ pub enum Event {
     /// gfx1250's asynchronous transfer between global memory and LDS
     /// (`global_load_async_to_lds_*`, `global_store_async_from_lds_*`).
     Async,
+    /// gfx1250's tensor DMA (`tensor_load_to_lds`,
+    /// `tensor_store_from_lds`).
+    Tensor,
 }
 
 impl Generation {
@@ -137,13 +146,14 @@ impl Generation {
         match self {
             Generation::Gfx9 => &[Counter::Vm, Counter::Lgkm],
             Generation::Gfx11 => &[Counter::Vm, Counter::Vs, Counter::Lgkm],
-            // asynccnt last: only gfx1250 issues on it.
+            // asynccnt and tensorcnt last: only gfx1250 issues on them.
             Generation::Gfx12 => &[
                 Counter::Load,
                 Counter::Store,
                 Counter::Ds,
                 Counter::Km,
                 Counter::Async,
+                Counter::Tensor,
             ],
         }
     }
@@ -162,6 +172,7 @@ impl Generation {
             // Only gfx1250 (a gfx12 target) has them; gfx9 and gfx11 never
             // see one (no such instruction assembles there).
             (_, Event::Async) => Counter::Async,
+            (_, Event::Tensor) => Counter::Tensor,
         }
     }
 
@@ -256,6 +267,7 @@ pub fn decode(ins: &Instruction, gen: Generation) -> Option<Wait> {
         (Generation::Gfx12, "s_wait_bvhcnt") => vec![(Counter::Bvh, imm())],
         (Generation::Gfx12, "s_wait_expcnt") => vec![],
         (Generation::Gfx12, "s_wait_asynccnt") => vec![(Counter::Async, imm())],
+        (Generation::Gfx12, "s_wait_tensorcnt") => vec![(Counter::Tensor, imm())],
         (Generation::Gfx12, "s_wait_loadcnt_dscnt") => {
             let v = imm();
             vec![(Counter::Load, (v >> 8) & 0x3f), (Counter::Ds, v & 0x3f)]
@@ -272,6 +284,7 @@ pub fn decode(ins: &Instruction, gen: Generation) -> Option<Wait> {
             Counter::Sample,
             Counter::Bvh,
             Counter::Async,
+            Counter::Tensor,
         ]
         .map(|c| (c, 0))
         .to_vec(),
@@ -390,6 +403,13 @@ mod tests {
         // gfx1250: s_wait_asynccnt 0x1: [0x01,0x00,0xca,0xbf] (llvm-mc-22).
         let w = decode(&ins("s_wait_asynccnt", 0xbfca_0001), Generation::Gfx12).unwrap();
         assert_eq!(w.0, vec![(Counter::Async, 1)]);
+        // gfx1250: s_wait_tensorcnt 0x2: [0x02,0x00,0xcb,0xbf] (llvm-mc-22).
+        let w = decode(&ins("s_wait_tensorcnt", 0xbfcb_0002), Generation::Gfx12).unwrap();
+        assert_eq!(w.0, vec![(Counter::Tensor, 2)]);
+        assert_eq!(
+            Generation::Gfx12.wait_text(Counter::Tensor, 1),
+            "s_wait_tensorcnt 0x1"
+        );
         assert_eq!(
             Generation::Gfx12.wait_text(Counter::Async, 0),
             "s_wait_asynccnt 0x0"

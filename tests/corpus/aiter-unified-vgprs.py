@@ -2,7 +2,8 @@
 """Survey: which of aiter's kernels name a VGPR at or past their
 `.amdhsa_accum_offset` (gfx90a+: the VGPRs and AGPRs are one file, the
 AGPRs from that offset on, so `v[offset + i]` is `a[i]`), and whether any
-also names the AGPR it shares (what `Program::check_registers` refuses).
+also names the AGPR it shares (what `Program::check_registers` refused
+until the emulator modelled the unified file; it runs them now).
 
     git -C AITER_REPO archive HEAD hsa/gfx942 hsa/gfx950 | tar -x -C DIR
     python3 tests/corpus/aiter-unified-vgprs.py DIR
@@ -10,7 +11,7 @@ also names the AGPR it shares (what `Program::check_registers` refuses).
 Reads each `.co`'s kernel descriptors (COMPUTE_PGM_RSRC1/RSRC3 at bytes
 48/44 of the `.kd` symbol) and, for kernels whose offset is below their
 VGPR count, the `llvm-objdump-22 -d` listing. Figures: docs/src/guide/run.md
-("Registers checked at load"). Standard library only.
+("The unified VGPR/AGPR file"). Standard library only.
 """
 import glob
 import re

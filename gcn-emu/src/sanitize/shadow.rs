@@ -129,10 +129,12 @@ struct Fill {
 #[derive(Debug, Clone)]
 pub(super) struct Shadow {
     wave: u32,
+    /// The vector registers' poison per row of the unified VGPR/AGPR file
+    /// (as [`Wave::v`]: `vN` is row `N`, `aN` row `accum + N`), and origin.
     v: Vec<[u64; 2]>,
-    a: Vec<[u64; 2]>,
     vo: Vec<Origin>,
-    ao: Vec<Origin>,
+    /// The row of `a0`, the wave's accum offset ([`Wave::accum`]).
+    accum: usize,
     s: [u32; 128],
     so: [Option<Origin>; 128],
     scc: bool,
@@ -304,13 +306,6 @@ impl Shadow {
                 reg: r,
             })
             .collect();
-        let ao = (0..256)
-            .map(|r| Origin::Reg {
-                wave,
-                file: RegFile::A,
-                reg: r,
-            })
-            .collect();
         let mut s = [0u32; 128];
         let mut so = [None; 128];
         for r in sgprs.min(102)..102 {
@@ -326,9 +321,9 @@ impl Shadow {
         Shadow {
             wave,
             v,
-            a: vec![[u64::MAX; 2]; 256],
             vo,
-            ao,
+            // Set from the wave before each instruction.
+            accum: 512,
             s,
             so,
             scc: false,
@@ -374,22 +369,23 @@ impl Shadow {
 
     // ----- reading shadows -------------------------------------------------
 
-    fn vfile(&self, file: RegFile) -> Option<(&Vec<[u64; 2]>, &Vec<Origin>)> {
-        match file {
-            RegFile::V => Some((&self.v, &self.vo)),
-            RegFile::A => Some((&self.a, &self.ao)),
-            RegFile::S => None,
-        }
+    /// The row of vector register `r` of `file` in the unified file (`None`:
+    /// not a vector register, or past the shadow's rows).
+    fn vrow(&self, file: RegFile, r: u16) -> Option<usize> {
+        let row = match file {
+            RegFile::V => r as usize,
+            RegFile::A => self.accum + r as usize,
+            RegFile::S => return None,
+        };
+        (row < self.v.len()).then_some(row)
     }
 
     /// The poison of register `r` of a vector file, half `h`.
     fn vreg(&self, file: RegFile, r: u16, h: Half) -> P {
-        let Some((v, o)) = self.vfile(file) else {
+        let Some(row) = self.vrow(file, r) else {
             return P::CLEAN;
         };
-        let Some(x) = v.get(r as usize) else {
-            return P::CLEAN;
-        };
+        let x = &self.v[row];
         let m = match h {
             Half::Lo => x[0],
             Half::Hi => x[1],
@@ -397,7 +393,7 @@ impl Shadow {
         };
         P {
             m,
-            o: Some(o[r as usize]),
+            o: Some(self.vo[row]),
         }
     }
 
@@ -464,15 +460,11 @@ impl Shadow {
 
     /// Set halves `h` of registers `first..first+count` in `lanes` to `p`.
     fn set_v(&mut self, file: RegFile, first: u16, count: u16, h: Half, p: P, lanes: u64) {
-        let (v, o) = match file {
-            RegFile::V => (&mut self.v, &mut self.vo),
-            RegFile::A => (&mut self.a, &mut self.ao),
-            RegFile::S => return,
-        };
         for r in first..first + count.max(1) {
-            let Some(x) = v.get_mut(r as usize) else {
+            let Some(row) = self.vrow(file, r) else {
                 continue;
             };
+            let x = &mut self.v[row];
             for (k, half) in x.iter_mut().enumerate() {
                 if h.has(k) {
                     *half = (*half & !lanes) | (p.m & lanes);
@@ -480,7 +472,7 @@ impl Shadow {
             }
             if p.m & lanes != 0 {
                 if let Some(og) = p.o {
-                    o[r as usize] = og;
+                    self.vo[row] = og;
                 }
             }
         }
@@ -558,8 +550,17 @@ impl Shadow {
                 Kind::UninitializedRegister,
                 None,
                 format!(
-                    "it comes from {}, which nothing wrote: not the launch (it sets {}) and no earlier instruction of wave {wave}; hardware leaves such a register holding whatever the last wave on the SIMD left there",
+                    "it comes from {}{}, which nothing wrote: not the launch (it sets {}) and no earlier instruction of wave {wave}; hardware leaves such a register holding whatever the last wave on the SIMD left there",
                     reg_name((file, reg, 1)),
+                    // The unified file: the VGPR past the accum offset is
+                    // that AGPR too.
+                    match (reg as usize).checked_sub(self.accum) {
+                        Some(a) if file == RegFile::V => format!(
+                            " (which is a{a}: the VGPRs and AGPRs are one file, the AGPRs from v{})",
+                            self.accum
+                        ),
+                        _ => String::new(),
+                    },
                     self.loaded
                 ),
             ),
@@ -649,6 +650,7 @@ impl Shadow {
         self.scc_of = None;
         self.at = ins.addr;
         self.lane_bits = w.lane_bits();
+        self.accum = w.accum;
         self.m0 = w.numbering.m0;
         self.null = w.numbering.null;
         self.private_data = ([0; 8], None);
@@ -1555,13 +1557,11 @@ impl Shadow {
         ) else {
             return;
         };
-        let (Some(a), Some(b)) = (self.vfile(f0), self.vfile(f1)) else {
+        let (Some(ra), Some(rb)) = (self.vrow(f0, i0), self.vrow(f1, i1)) else {
             return;
         };
-        let (Some(&sa), Some(&sb)) = (a.0.get(i0 as usize), b.0.get(i1 as usize)) else {
-            return;
-        };
-        let (oa, ob) = (a.1[i0 as usize], b.1[i1 as usize]);
+        let (sa, sb) = (self.v[ra], self.v[rb]);
+        let (oa, ob) = (self.vo[ra], self.vo[rb]);
         let (mut na, mut nb) = (sa, sb);
         for lane in 0..64usize {
             let partner = match name {

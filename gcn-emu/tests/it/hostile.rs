@@ -560,14 +560,14 @@ fn unified_saxpy(dir: &Path, target: &str, lines: &[&str]) -> (u32, PathBuf) {
 }
 
 /// gfx90a+ has one file of VGPRs and AGPRs, the AGPRs from
-/// `.amdhsa_accum_offset` on: `v[accum + i]` is `a[i]`. The executor keeps
-/// them apart, so a kernel naming both a VGPR past the offset and the AGPR
-/// it is would compute what hardware does not: refused at load, naming
-/// both instructions, with the asm line. A VGPR past the offset whose AGPR
-/// the kernel leaves alone (aiter's gfx942 `fmha_v3_fwd` kernels do this)
-/// runs; an AGPR past the file is refused.
+/// `.amdhsa_accum_offset` on: `v[accum + i]` is `a[i]`, and the executor
+/// keeps them as one, so a kernel may name both a VGPR past the offset and
+/// the AGPR it is (aiter's gfx942 `fmoe_bf16_a16_blockscaleFp8_g1u1_vs_silu`
+/// kernels do; `unified::` checks the values through both names). The
+/// registers past the file are still refused: an AGPR past the count past
+/// the offset.
 #[test]
-fn vgprs_and_agprs_sharing_the_unified_file_are_refused_at_load() {
+fn vgprs_and_agprs_sharing_the_unified_file_run() {
     let dir = TempDir::new();
     for target in TARGETS {
         let (accum, path) = unified_saxpy(
@@ -582,13 +582,13 @@ fn vgprs_and_agprs_sharing_the_unified_file_are_refused_at_load() {
             (16, accum),
             "{target}"
         );
-        // `v{accum}` is a0, which no instruction names: it runs.
         assert!(s.program.check_registers(k).is_ok(), "{target}");
         let mem = Memory::new();
         let y = run_saxpy(&s, &mem, &Launch::new([1, 1, 1], [64, 1, 1]), 64).unwrap();
         assert_eq!(y[5], 11.0, "{target}");
 
-        // A range reaching a1, which the kernel writes.
+        // A range reaching a1, which the kernel writes too: the same
+        // register, checked and run.
         let (_, path) = unified_saxpy(
             dir.path(),
             target,
@@ -597,39 +597,11 @@ fn vgprs_and_agprs_sharing_the_unified_file_are_refused_at_load() {
                 "v_lshlrev_b64 v[{accum}:{accum1}], 2, v[0:1]",
             ],
         );
-        let mut s2 = load(&path);
-        let asm = dir.path().join(format!("saxpy-{target}-mutant.s"));
-        let text = std::fs::read_to_string(&asm).unwrap();
-        assert!(s2.program.attach_source("saxpy.s", &text) > 0);
-        let k = s2.co.kernel("saxpy").unwrap();
-        let e = s2.program.check_registers(k).unwrap_err();
-        let msg = e.to_string();
-        assert!(
-            msg.contains(&format!("v{} is a1, which ", accum + 1)),
-            "{target}: {msg}"
-        );
-        assert!(
-            msg.contains("`v_accvgpr_write_b32 a1, 0` (saxpy.s:"),
-            "{target}: {msg}"
-        );
-        assert!(msg.contains(".amdhsa_accum_offset"), "{target}: {msg}");
-        let (context, field, value, cap) = limit(e);
-        assert!(
-            context.contains("kernel `saxpy`")
-                && context.contains("v_lshlrev_b64")
-                && context.contains("(saxpy.s:"),
-            "{target}: {msg}"
-        );
-        assert!(field.contains(&format!("`v[{accum}:")), "{target}: {msg}");
-        assert_eq!(
-            (value, cap),
-            (accum as u128 + 2, accum as u128),
-            "{target}: {msg}"
-        );
-        // A dispatch refuses it the same way, before anything runs.
-        let mem = Memory::new();
-        let e = run_saxpy(&s2, &mem, &Launch::new([1, 1, 1], [64, 1, 1]), 64).unwrap_err();
-        assert_eq!(e.to_string(), msg);
+        s = load(&path);
+        let k = s.co.kernel("saxpy").unwrap();
+        assert!(s.program.check_registers(k).is_ok(), "{target}");
+        let y = run_saxpy(&s, &mem, &Launch::new([1, 1, 1], [64, 1, 1]), 64).unwrap();
+        assert_eq!(y[5], 11.0, "{target}");
 
         // The last AGPR of the file runs; one past it is refused.
         let agprs = 16 - accum;
@@ -649,9 +621,9 @@ fn vgprs_and_agprs_sharing_the_unified_file_are_refused_at_load() {
 }
 
 /// Registers reached through VGPR indexing (`s_set_gpr_idx_on`) are not
-/// operands the load-time check sees: past the file, or into the AGPRs of
-/// the unified file (which the executor keeps apart), they are a typed
-/// fault when run, naming the register; within the VGPRs they run.
+/// operands the load-time check sees: past the file they are a typed fault
+/// when run, naming the register; within it they run (past the accum
+/// offset: the AGPRs of the unified file).
 #[test]
 fn vgpr_indexing_out_of_range_is_a_typed_fault() {
     let dir = TempDir::new();
@@ -701,18 +673,23 @@ fn vgpr_indexing_out_of_range_is_a_typed_fault() {
             );
         }
     }
-    // 16 registers, AGPRs from v8: indexing into them faults.
-    let lines = block(6, "SRC0", "v_mov_b32_e32 v2, v2");
-    let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
-    let (accum, path) = unified_saxpy(dir.path(), "gfx942", &refs);
-    assert_eq!(accum, 8);
-    let s = load(&path);
-    let k = s.co.kernel("saxpy").unwrap();
-    s.program.check_registers(k).unwrap();
-    let what = fault(&s);
-    assert!(
-        what.contains("reaches v8, past .amdhsa_accum_offset 8 where this kernel's AGPRs start")
-            && what.contains("not modelled"),
-        "{what}"
-    );
+    // 16 registers, AGPRs from v8: an index past the offset reaches them
+    // (v2 + 6 is v8, a0); past the file it faults.
+    for (idx, ok) in [(6, true), (13, true), (14, false)] {
+        let lines = block(idx, "SRC0", "v_mov_b32_e32 v2, v2");
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let (accum, path) = unified_saxpy(dir.path(), "gfx942", &refs);
+        assert_eq!(accum, 8);
+        let s = load(&path);
+        let k = s.co.kernel("saxpy").unwrap();
+        s.program.check_registers(k).unwrap();
+        if ok {
+            let mem = Memory::new();
+            let y = run_saxpy(&s, &mem, &Launch::new([1, 1, 1], [64, 1, 1]), 64).unwrap();
+            assert_eq!(y[5], 11.0);
+        } else {
+            let what = fault(&s);
+            assert!(what.contains("v16 is beyond the 16 registers"), "{what}");
+        }
+    }
 }

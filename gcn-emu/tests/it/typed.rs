@@ -30,7 +30,9 @@ fn objects(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Instructions the corpora run too rarely (or in too few forms) to cover
 /// the typed lowering of issue 33's long tail: f64 arithmetic with its
 /// modifiers and constants, 64-bit compares, cross-lane moves, scalar bit
-/// operations, saveexec, scalar loads and global atomics (each form once).
+/// operations, saveexec, scalar loads and global atomics (each form once);
+/// and registers of the unified VGPR/AGPR file under both names (the
+/// random states' AGPRs are `v128` up: `a44` is `v172`).
 const TAIL: &str = r"
   v_add_f64 v[0:1], v[2:3], -v[4:5]
   v_add_f64 v[0:1], |v[2:3]|, s[4:5]
@@ -180,6 +182,11 @@ const TAIL: &str = r"
   v_mfma_i32_16x16x32_i8 v[0:3], v[4:5], v[6:7], v[8:11]
   v_mfma_i32_16x16x32_i8 a[0:3], v[4:5], v[6:7], 0
   v_mfma_i32_32x32x16_i8 a[0:15], v[4:5], v[6:7], a[0:15]
+  v_accvgpr_write_b32 a44, v2
+  v_accvgpr_read_b32 v0, a44
+  v_mov_b32_e32 v172, v2
+  v_mfma_f32_16x16x4f32 a[40:43], v172, v173, a[40:43]
+  v_mfma_f32_16x16x4f32 v[168:171], v1, v172, v[168:171]
   v_fma_mix_f32 v0, v1, v2, v3 op_sel_hi:[1,1,1]
   v_fma_mix_f32 v0, -v1, |v2|, v3 op_sel:[1,0,1] op_sel_hi:[1,1,0] clamp
   v_fma_mix_f32 v0, v1, s2, 1.0 op_sel_hi:[0,1,0]

@@ -709,8 +709,9 @@ pub fn unsupported(
         let mut probe =
             gcn_emu::Probe::for_target(&processor, if k.descriptor.wave32() { 32 } else { 64 });
         let program = parse(&texts[&mattr], k, &co.processor).map_err(RunError::Usage)?;
-        // gfx1250: where a branch leaves other VGPR MSBs than the listing
-        // assumes, `s_set_vgpr_msb` is what the kernel lacks.
+        // gfx1250: where the VGPR MSBs cannot be resolved by control flow
+        // (two states meet, an indirect jump), `s_set_vgpr_msb` is what
+        // the kernel lacks.
         let msb_ok = co.processor != "gfx1250" || program.check_vgpr_msb(k).is_ok();
         for ins in &program.instructions {
             instructions += 1;
