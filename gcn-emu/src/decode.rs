@@ -339,7 +339,9 @@ impl Program {
     /// llvm-mc-22 encodes with that opcode ([`GFX1250_UNDECODED`]), so a
     /// dispatch reaching it is refused with the words and the address. A
     /// decoded line that runs past the instruction's end (it would have
-    /// swallowed the next instruction's first word) is left as it is.
+    /// swallowed the next instruction's first word) is left as it is. The
+    /// WMMA words among them are then decoded from their fields and the
+    /// scale pairs joined ([`crate::gfx1250_wmma`]).
     fn join_undecoded_gfx1250(&mut self) {
         // Each line's address → its length in dwords.
         let words: HashMap<u64, u64> = self
@@ -389,7 +391,16 @@ impl Program {
                 *ins = t;
             }
         }
-        self.instructions = out;
+        // The WMMA words among them decoded from their fields, and the
+        // scale pairs joined (crate::gfx1250_wmma).
+        for i in out.iter_mut().filter(|i| i.mnemonic == ".long") {
+            match crate::gfx1250_wmma::decode(i.addr, &i.words) {
+                Some(Ok(d)) => *i = d,
+                Some(Err(e)) => i.text = format!("{}; {e}", i.text),
+                None => {}
+            }
+        }
+        self.instructions = crate::gfx1250_wmma::pair(out);
         self.index = self
             .instructions
             .iter()
@@ -552,10 +563,11 @@ impl Program {
 /// fields: `op_sel_hi` bit 14 clear (`v_wmma_f32_32x16x128_f4`), an
 /// unused `src2` of 0 (`v_wmma_ld_scale*`, the first half of a
 /// `v_wmma_scale_*` pair), word 0 bits 22 and 0 clear and word 1
-/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). The tensor ones are
-/// the legacy gfx1250 form of the same instruction, which
-/// [`crate::tensor`] decodes; what the WMMA fields do to the instruction
-/// is not known here.
+/// `0x00200000`/`0x00500000` (`tensor_load_to_lds`). The VOP3P ones are
+/// decoded by [`crate::gfx1250_wmma`] (the ld_scale's `src2` is a dummy;
+/// what the f4 WMMA's bit 14 does is not known here); the tensor ones are
+/// the legacy gfx1250 form of the same instruction, which [`crate::tensor`]
+/// decodes.
 pub const GFX1250_UNDECODED: &[(&str, u32, &str)] = &[
     ("vop3p", 0x35, "v_wmma_ld_scale_paired_b32"),
     ("vop3p", 0x3a, "v_wmma_ld_scale16_paired_b64"),

@@ -56,6 +56,7 @@ pub mod dispatch;
 #[doc(hidden)]
 pub mod exec;
 pub mod fp8;
+pub mod gfx1250_wmma;
 pub mod isa;
 pub mod launch;
 pub mod load;

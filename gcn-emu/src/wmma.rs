@@ -45,6 +45,11 @@
 //!   blocks of `K / 4` elements, the lane group `(k / block) % 2`, and
 //!   `wmma_output_loc_32` for C/D). Neither is an ISA document; which K a
 //!   lane holds cannot change a dense product as long as A and B agree.
+//! - **gfx1250's f8f6f4 family** (FP8/BF8/FP6/BF6/FP4 operands,
+//!   `v_wmma_f32_32x16x128_f4`, the scaled `v_wmma_scale[16]_*`):
+//!   [`F8f6f4`], [`decode_f8f6f4`], [`compute_f8f6f4`], [`f8f6f4_k`]; block
+//!   scales make the K placement matter, and Triton 3.9's `tl.dot_scaled`
+//!   kernels check it (`tests/it/gfx1250_wmma.rs`).
 
 /// The generation, whose layouts differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -772,4 +777,352 @@ pub fn decode(ins: &crate::decode::Instruction) -> Result<Decoded, String> {
         c: c.map(|c| c.0),
         c_regs: c.map_or(0, |c| c.1),
     })
+}
+
+/// An element format of gfx1250's `f8f6f4` WMMAs (`matrix_a_fmt` /
+/// `matrix_b_fmt`: LLVM's `MATRIX_FMT_FP8` 0, `BF8` 1, `FP6` 2, `BF6` 3,
+/// `FP4` 4, SIDefines.h `AMDGPU::WMMA::MatrixFMT`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fmt {
+    /// OCP E4M3.
+    Fp8,
+    /// OCP E5M2.
+    Bf8,
+    /// OCP FP6 E2M3.
+    Fp6,
+    /// OCP FP6 E3M2.
+    Bf6,
+    /// OCP FP4 E2M1.
+    Fp4,
+}
+
+impl Fmt {
+    /// Bits per element.
+    pub fn bits(self) -> usize {
+        match self {
+            Fmt::Fp8 | Fmt::Bf8 => 8,
+            Fmt::Fp6 | Fmt::Bf6 => 6,
+            Fmt::Fp4 => 4,
+        }
+    }
+    /// The exact value of code `c`.
+    pub fn value(self, c: u32) -> f64 {
+        use crate::mx::{decode as mini, Mini};
+        match self {
+            Fmt::Fp8 => crate::fp8::decode(crate::fp8::Fp8::of(false, true), c as u8),
+            Fmt::Bf8 => crate::fp8::decode(crate::fp8::Fp8::of(true, true), c as u8),
+            Fmt::Fp6 => mini(Mini::E2M3, c as u8),
+            Fmt::Bf6 => mini(Mini::E3M2, c as u8),
+            Fmt::Fp4 => mini(Mini::E2M1, c as u8),
+        }
+    }
+    fn parse(v: Option<&str>) -> Result<Fmt, String> {
+        Ok(match v {
+            None | Some("MATRIX_FMT_FP8") | Some("0") => Fmt::Fp8,
+            Some("MATRIX_FMT_BF8") | Some("1") => Fmt::Bf8,
+            Some("MATRIX_FMT_FP6") | Some("2") => Fmt::Fp6,
+            Some("MATRIX_FMT_BF6") | Some("3") => Fmt::Bf6,
+            Some("MATRIX_FMT_FP4") | Some("4") => Fmt::Fp4,
+            Some(v) => return Err(format!("matrix format {v}")),
+        })
+    }
+}
+
+/// The block scales of a scaled WMMA (`v_wmma_scale[16]_*`), which its
+/// `v_wmma_ld_scale*_paired_*` half supplies (`crate::gfx1250_wmma`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scales {
+    /// K per scale: 32 (`v_wmma_scale_*`, one VGPR of 4 scale bytes a
+    /// lane) or 16 (`v_wmma_scale16_*`, two VGPRs of 8).
+    pub block: usize,
+    /// `matrix_a_scale:MATRIX_SCALE_ROW1`: A's scales from lanes 16–31.
+    pub a_row1: bool,
+    /// `matrix_b_scale:MATRIX_SCALE_ROW1`: B's scales from lanes 16–31.
+    pub b_row1: bool,
+    /// The VGPR of A's scales.
+    pub a: usize,
+    /// The VGPR of B's scales.
+    pub b: usize,
+    /// `matrix_a_scale_fmt:MATRIX_SCALE_FMT_E4M3`: A's scale bytes are
+    /// E4M3 values (NVFP4's scale format), not E8M0.
+    pub a_e4m3: bool,
+    /// `matrix_b_scale_fmt:MATRIX_SCALE_FMT_E4M3`, for B.
+    pub b_e4m3: bool,
+}
+
+/// A decoded gfx1250 `f8f6f4`-family WMMA: `v_wmma_f32_16x16x128_f8f6f4`,
+/// `v_wmma_f32_32x16x128_f4` and their scaled forms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct F8f6f4 {
+    /// M: 16, or 32 (`32x16x128_f4`).
+    pub m: usize,
+    /// A's format.
+    pub fa: Fmt,
+    /// B's format.
+    pub fb: Fmt,
+    /// D's first VGPR.
+    pub d: usize,
+    /// A's first VGPR.
+    pub a: usize,
+    /// B's first VGPR.
+    pub b: usize,
+    /// C's first VGPR; `None` for an inline constant.
+    pub c: Option<usize>,
+    /// `neg_lo:[0,0,1]`: subtract C.
+    pub neg_c: bool,
+    /// `neg_hi:[0,0,1]`: |C|.
+    pub abs_c: bool,
+    /// The scales, for a scaled WMMA.
+    pub scales: Option<Scales>,
+}
+
+impl F8f6f4 {
+    /// Registers of A (`m` rows), B, or C/D (wave32).
+    pub fn regs(&self, mtx: Matrix) -> usize {
+        match mtx {
+            Matrix::A => self.m * 128 * self.fa.bits() / 32 / 32,
+            Matrix::B => 16 * 128 * self.fb.bits() / 32 / 32,
+            _ => self.m * 16 / 32,
+        }
+    }
+}
+
+/// Names of the family [`decode_f8f6f4`] reads.
+pub const F8F6F4: &[&str] = &[
+    "v_wmma_f32_16x16x128_f8f6f4",
+    "v_wmma_scale_f32_16x16x128_f8f6f4",
+    "v_wmma_scale16_f32_16x16x128_f8f6f4",
+    "v_wmma_f32_32x16x128_f4",
+    "v_wmma_scale_f32_32x16x128_f4",
+    "v_wmma_scale16_f32_32x16x128_f4",
+];
+
+/// `D, A, B, C[, scale_a, scale_b]` and the modifiers of an [`F8F6F4`]
+/// instruction as LLVM prints it; an error names what is not modelled
+/// (scale formats other than E8M0, `neg`/`abs` on A or B).
+pub fn decode_f8f6f4(ins: &crate::decode::Instruction) -> Result<F8f6f4, String> {
+    use crate::decode::{Operand, RegFile};
+    let name = crate::exec::base_name(&ins.mnemonic).0;
+    if !F8F6F4.contains(&name) {
+        return Err(format!("{name} is not a gfx1250 f8f6f4 WMMA"));
+    }
+    let f4 = name.ends_with("_f4");
+    let scale16 = name.contains("scale16");
+    let scaled = name.contains("_scale");
+    let (fa, fb) = if f4 {
+        (Fmt::Fp4, Fmt::Fp4)
+    } else {
+        (
+            Fmt::parse(ins.modifier("matrix_a_fmt"))?,
+            Fmt::parse(ins.modifier("matrix_b_fmt"))?,
+        )
+    };
+    let n = if scaled { 6 } else { 4 };
+    if ins.ops.len() != n || ins.ops.iter().any(|o| o.neg || o.abs) {
+        return Err(format!("{name}: {n} operands expected, without neg/abs"));
+    }
+    let vreg = |i: usize| match ins.ops[i].op {
+        Operand::Reg {
+            file: RegFile::V,
+            index,
+            count,
+        } => Some((index as usize, count as usize)),
+        _ => None,
+    };
+    let need = |i: usize| vreg(i).ok_or_else(|| format!("{name} operand {i}: not a VGPR range"));
+    let mut x = F8f6f4 {
+        m: if f4 { 32 } else { 16 },
+        fa,
+        fb,
+        d: need(0)?.0,
+        a: need(1)?.0,
+        b: need(2)?.0,
+        c: vreg(3).map(|c| c.0),
+        neg_c: false,
+        abs_c: false,
+        scales: None,
+    };
+    for (i, m) in [
+        (0, Matrix::C),
+        (1, Matrix::A),
+        (2, Matrix::B),
+        (3, Matrix::C),
+    ] {
+        if let Some((_, cnt)) = vreg(i) {
+            if cnt != x.regs(m) {
+                return Err(format!(
+                    "{name} operand {i}: {cnt} VGPRs, {} expected for {:?}×{:?}",
+                    x.regs(m),
+                    fa,
+                    fb
+                ));
+            }
+        }
+    }
+    if x.c.is_none() && !matches!(ins.ops[3].op, Operand::Int(_) | Operand::Float(_)) {
+        return Err(format!("{name} C: not a VGPR range or an inline constant"));
+    }
+    let c_bits = |key: &str| -> Result<bool, String> {
+        match ins.modifier(key) {
+            None | Some("[0,0,0]") => Ok(false),
+            Some("[0,0,1]") => Ok(true),
+            Some(v) => Err(format!("{name} {key}:{v} (only C's bit is modelled)")),
+        }
+    };
+    x.neg_c = c_bits("neg_lo")?;
+    x.abs_c = c_bits("neg_hi")?;
+    if scaled {
+        let e4m3 = |key: &str| match ins.modifier(key) {
+            None | Some("MATRIX_SCALE_FMT_E8") | Some("0") => Ok(false),
+            Some("MATRIX_SCALE_FMT_E4M3") | Some("2") => Ok(true),
+            Some(v) => Err(format!(
+                "{name} {key}:{v}: only E8M0 and E4M3 scales are modelled"
+            )),
+        };
+        let (a_e4m3, b_e4m3) = (e4m3("matrix_a_scale_fmt")?, e4m3("matrix_b_scale_fmt")?);
+        let row1 = |key: &str| matches!(ins.modifier(key), Some("MATRIX_SCALE_ROW1") | Some("1"));
+        let sw = if scale16 { 2 } else { 1 };
+        let s = |i: usize| {
+            match vreg(i) {
+            Some((r, c)) if c == sw => Ok(r),
+            _ => Err(format!(
+                "{name} operand {i}: the scales must be {sw} VGPR(s) (SGPR or constant scales are not modelled)"
+            )),
+        }
+        };
+        x.scales = Some(Scales {
+            block: if scale16 { 16 } else { 32 },
+            a_row1: row1("matrix_a_scale"),
+            b_row1: row1("matrix_b_scale"),
+            a: s(4)?,
+            b: s(5)?,
+            a_e4m3,
+            b_e4m3,
+        });
+    }
+    const KNOWN: &[&str] = &[
+        "matrix_a_fmt",
+        "matrix_b_fmt",
+        "matrix_a_scale",
+        "matrix_b_scale",
+        "matrix_a_scale_fmt",
+        "matrix_b_scale_fmt",
+        "matrix_a_reuse",
+        "matrix_b_reuse",
+        "neg_lo",
+        "neg_hi",
+    ];
+    if let Some((k, _)) = ins.mods.iter().find(|(k, _)| !KNOWN.contains(&k.as_str())) {
+        return Err(format!("{name} modifier {k} is not modelled"));
+    }
+    Ok(x)
+}
+
+/// The K a lane's element `e` of a 16-row A (or B) block holds (wave32
+/// gfx1250: the half-wave `h` = lane / 16; chunks of 16 elements for 8-bit
+/// formats, as [`Layout::element`]'s gfx1250 rule, and of 32 for 4- and
+/// 6-bit ones: 128 bits of 4-bit codes).
+pub fn f8f6f4_k(fmt: Fmt, e: usize, h: usize) -> usize {
+    let c = if fmt.bits() == 8 { 16 } else { 32 };
+    2 * c * (e / c) + c * h + e % c
+}
+
+/// D of a gfx1250 [`F8f6f4`] WMMA, `d[reg][lane]` (wave32): the exact sum
+/// of C and the products `A[i][k]·B[k][j]` (each scaled by its E8M0 block
+/// scales when [`F8f6f4::scales`] is set), rounded once to f32 (NaN
+/// canonical). `read(m, reg, lane)` reads operand `m`'s register
+/// (`Matrix::Index` reads the scale VGPRs: `reg` 0/1 A's, 2/3 B's);
+/// `c_const` is C's value for an inline constant. A's and B's element
+/// codes are packed densely in each lane's consecutive registers (a 6-bit
+/// code may straddle two).
+pub fn compute_f8f6f4(
+    x: &F8f6f4,
+    read: &dyn Fn(Matrix, usize, usize) -> u32,
+    c_const: u32,
+) -> Vec<Vec<u32>> {
+    let k = 128;
+    let code = |m: Matrix, base: usize, lane: usize, e: usize, bits: usize| -> u32 {
+        let bit = e * bits;
+        let (r, off) = (base + bit / 32, bit % 32);
+        let lo = read(m, r, lane) as u64;
+        let hi = if off + bits > 32 {
+            read(m, r + 1, lane) as u64
+        } else {
+            0
+        };
+        (((hi << 32 | lo) >> off) & ((1 << bits) - 1)) as u32
+    };
+    // A: rows in blocks of 16 (32x16x128: registers 0–7 rows 0–15, 8–15
+    // rows 16–31), each lane half of K.
+    let per = 64; // elements of a 16-row block a lane holds
+    let a_regs16 = x.regs(Matrix::A) / (x.m / 16);
+    let mut a = vec![0f64; x.m * k];
+    let mut b = vec![0f64; k * 16];
+    for lane in 0..32 {
+        let (row, h) = (lane % 16, lane / 16);
+        for blk in 0..x.m / 16 {
+            for e in 0..per {
+                let kk = f8f6f4_k(x.fa, e, h);
+                let c = code(Matrix::A, blk * a_regs16, lane, e, x.fa.bits());
+                a[(16 * blk + row) * k + kk] = x.fa.value(c);
+            }
+        }
+        for e in 0..per {
+            let kk = f8f6f4_k(x.fb, e, h);
+            b[kk * 16 + row] = x.fb.value(code(Matrix::B, 0, lane, e, x.fb.bits()));
+        }
+    }
+    // Scales: row i's (column j's) scale of K block q is byte q of the
+    // scale registers of lane i % 16 (+16 with MATRIX_SCALE_ROW1); a
+    // 32-row A takes rows 16–31's from lanes 16–31.
+    if let Some(s) = x.scales {
+        // E8M0: 2^(e - 127); E4M3: the OCP E4M3 value of the byte.
+        let byte = |reg0: usize, lane: usize, q: usize| -> f64 {
+            let w = read(Matrix::Index, reg0 + q / 4, lane);
+            let b = (w >> (8 * (q % 4))) as u8;
+            let e4m3 = if reg0 == 0 { s.a_e4m3 } else { s.b_e4m3 };
+            if e4m3 {
+                crate::fp8::decode(crate::fp8::Fp8::of(false, true), b)
+            } else {
+                crate::mx::e8m0(b)
+            }
+        };
+        for i in 0..x.m {
+            let lane = if x.m == 32 {
+                i
+            } else {
+                i + 16 * s.a_row1 as usize
+            };
+            for kk in 0..k {
+                a[i * k + kk] *= byte(0, lane, kk / s.block);
+            }
+        }
+        for j in 0..16 {
+            let lane = j + 16 * s.b_row1 as usize;
+            for kk in 0..k {
+                b[kk * 16 + j] *= byte(2, lane, kk / s.block);
+            }
+        }
+    }
+    let mut d = vec![vec![0u32; 32]; x.regs(Matrix::C)];
+    for (reg, out) in d.iter_mut().enumerate() {
+        for (lane, o) in out.iter_mut().enumerate() {
+            let (blk, r) = (reg / 8, reg % 8);
+            let (i, j) = (16 * blk + 8 * (lane / 16) + r, lane % 16);
+            let cw = match x.c {
+                Some(_) => read(Matrix::C, reg, lane),
+                None => c_const,
+            };
+            let mut c = f32::from_bits(cw) as f64;
+            if x.abs_c {
+                c = c.abs();
+            }
+            if x.neg_c {
+                c = -c;
+            }
+            let s = c + (0..k).map(|kk| a[i * k + kk] * b[kk * 16 + j]).sum::<f64>();
+            *o = canonical32(s as f32);
+        }
+    }
+    d
 }

@@ -27,22 +27,24 @@
 //! llvm-objdump-22 on every instruction shape of aiter's gfx1250 sample.
 //!
 //! llvm-objdump takes the MSBs from the last `s_set_vgpr_msb` before an
-//! instruction *in the listing*, and assumes 0 after each branch or
-//! `s_endpgm` (LLVM's own code starts every block under 0); the wave runs
-//! with those of the last one it *executed*. [`resolve`] (run by [`Program::parse_listing_for`] on
-//! gfx1250) computes, by a forward dataflow over the kernel's control flow
-//! from its entry (MSBs 0 at wave start; `s_set_vgpr_msb` sets them;
-//! fall-through, `s_branch`, `s_cbranch_*`, `s_call_*`), the MSB states
-//! reaching each instruction, and where the states that reach an
-//! instruction agree on the slots its VGPR operands use, re-maps those
-//! operands: the low 8 bits as printed, the high two from that state.
-//! [`check`] (each gfx1250 dispatch, before anything runs) refuses a kernel
-//! where that could not be done: an indirect jump (`s_setpc_b64`,
-//! `s_swappc_b64`, `s_rfe_b64` and their gfx12 names) in a kernel that sets
-//! the MSBs, a branch out of the kernel, an instruction reached under MSB
-//! states that differ in a slot it uses (naming the two predecessors), or
-//! one whose format has no slot table here and whose listing's MSBs are
-//! not the ones control flow gives. `s_set_vgpr_msb` then runs as a no-op.
+//! instruction *in the listing*, and assumes 0 after each branch,
+//! `s_endpgm` and `.long` word (LLVM's own code starts every block under
+//! 0); the wave runs with those of the last one it *executed*. `resolve`
+//! (run by [`Program::parse_listing_for`] on gfx1250) computes, by a
+//! forward dataflow over the kernel's control flow from its entry (MSBs 0
+//! at wave start; `s_set_vgpr_msb` sets them; fall-through, `s_branch`,
+//! `s_cbranch_*`, `s_call_*`), the MSB states reaching each instruction,
+//! and where the states that reach an instruction agree on the slots its
+//! VGPR operands use, re-maps those operands: the low 8 bits as printed,
+//! the high two from that state. `check` ([`Program::check_vgpr_msb`],
+//! each gfx1250 dispatch, before anything runs) refuses a kernel where
+//! that could not be done: an indirect jump (`s_setpc_b64`,
+//! `s_swappc_b64`, `s_rfe_b64` and their gfx12 names) in a kernel that
+//! sets the MSBs, a branch out of the kernel, an instruction reached under
+//! MSB states that differ in a slot it uses (naming the two
+//! predecessors), or one whose format has no slot table here and whose
+//! listed MSBs are not the ones control flow gives. `s_set_vgpr_msb` then
+//! runs as a no-op.
 
 use super::{Instruction, Operand, Program, RegFile};
 use crate::load::Kernel;
@@ -65,8 +67,18 @@ impl States {
     fn is_empty(&self) -> bool {
         self.0 == [0; 4]
     }
+    /// The states, in increasing order.
     fn iter(&self) -> impl Iterator<Item = State> + '_ {
-        (0..=255u8).filter(|&s| self.0[s as usize / 64] & (1 << (s % 64)) != 0)
+        self.0.iter().enumerate().flat_map(|(w, &bits)| {
+            let mut rest = bits;
+            std::iter::from_fn(move || {
+                (rest != 0).then(|| {
+                    let b = rest.trailing_zeros();
+                    rest &= rest - 1;
+                    (w as u32 * 64 + b) as State
+                })
+            })
+        })
     }
 }
 

@@ -15,6 +15,7 @@ mod common;
 mod corner;
 mod coverage;
 mod fp8;
+mod gfx1250_wmma;
 mod gfx950;
 mod hip;
 mod hostile;

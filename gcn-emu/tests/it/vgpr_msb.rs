@@ -167,6 +167,43 @@ fn branch_into_a_block_listed_under_other_msbs_runs_by_control_flow() {
     assert_eq!(to_u32(&bufs[0]), want);
 }
 
+/// A VOPD pair after a conditional branch's fall-through, run with the
+/// MSBs 0x41 the wave keeps (the listing assumes 0): both halves take the
+/// same slots, so `v_dual_add_nc_u32 v3, v1, v1 :: v_dual_mov_b32 v4, v1`
+/// is v259 = v257 + v1 and v260 = v257. Each lane stores lane + 11, then
+/// its lane number.
+#[test]
+fn vopd_pair_after_a_branch_runs_under_the_msbs_of_control_flow() {
+    let l = kernel(
+        "msbvopd",
+        &format!(
+            "{PROLOGUE}
+  s_set_vgpr_msb 0x41
+  s_cmp_eq_u32 0, 0
+  s_cbranch_scc0 .Lend
+  v_dual_add_nc_u32 v3, v1, v1 :: v_dual_mov_b32 v4, v1
+  s_set_vgpr_msb 0
+  v_add_nc_u32_e32 v5, 0x80, v2
+  s_set_vgpr_msb 0x04
+  s_wait_kmcnt 0x0
+  global_store_b32 v2, v3, s[0:1]
+  global_store_b32 v5, v4, s[0:1]
+.Lend:"
+        ),
+    );
+    let pair = first(&l, "v_dual_add_nc_u32");
+    assert_eq!(vgprs(pair), [259, 257, 1], "{}", pair.text);
+    assert_eq!(
+        vgprs(pair.dual.as_deref().unwrap()),
+        [260, 257],
+        "{}",
+        pair.text
+    );
+    let (bufs, _) = launch(&l, [1, 1, 1], [32, 1, 1], vec![A::Buf(vec![0xa5; 256])]).unwrap();
+    let want: Vec<u32> = (0..32).map(|lane| lane + 11).chain(0..32).collect();
+    assert_eq!(to_u32(&bufs[0]), want);
+}
+
 /// The same kernel with `.Lskip` falling into `.Lcopy` under MSBs 0xff:
 /// the copy is reached with 0x41 (the branch) and 0xff (the
 /// fall-through), which differ in its src0 and vdst slots. Each dispatch
@@ -207,7 +244,8 @@ fn msb_states_that_differ_only_in_unused_slots_meet_cleanly() {
 }
 
 /// An indirect jump in a kernel that sets the MSBs is refused by name:
-/// its target's MSBs are not known before the run.
+/// its target's MSBs are not known before the run; so is a branch to an
+/// address outside the kernel.
 #[test]
 fn indirect_jump_in_a_kernel_that_sets_msbs_is_refused() {
     let l = kernel(
@@ -224,6 +262,19 @@ fn indirect_jump_in_a_kernel_that_sets_msbs_is_refused() {
     let e = l.program.check_vgpr_msb(k).unwrap_err().to_string();
     assert!(
         e.contains("s_set_pc_i64") && e.contains("indirect jump"),
+        "{e}"
+    );
+    // A branch out of the kernel (`s_branch 0x7fff`, as words) likewise.
+    let l = kernel(
+        "msbout",
+        "  s_set_vgpr_msb 0x40
+  v_mov_b32_e32 v1, 0
+  .long 0xbfa07fff",
+    );
+    let k = l.co.kernel(&l.name).unwrap();
+    let e = l.program.check_vgpr_msb(k).unwrap_err().to_string();
+    assert!(
+        e.contains("s_branch") && e.contains("no instruction of the kernel"),
         "{e}"
     );
 }
