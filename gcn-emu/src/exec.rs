@@ -481,6 +481,11 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("v_wmma_f32_16x16x128_bf8_fp8", Mfma),
         ("v_wmma_f32_16x16x128_bf8_bf8", Mfma),
         ("v_wmma_f32_16x16x128_f8f6f4", Mfma),
+        // gfx1250's transposing LDS loads ([`ds_read_tr`]).
+        ("ds_load_tr16_b128", Ds),
+        ("ds_load_tr8_b64", Ds),
+        ("ds_load_tr4_b64", Ds),
+        ("ds_load_tr6_b96", Ds),
         // gfx1250's f4 and scaled WMMAs (`crate::wmma::F8F6F4`; the scaled
         // ones are a `v_wmma_ld_scale*` and its WMMA, joined by
         // `crate::gfx1250_wmma::pair`).
@@ -2046,6 +2051,7 @@ pub(crate) fn vopd_operation(half: &str) -> Option<&'static str> {
         "lshlrev_b32" => "v_lshlrev_b32",
         // gfx1250's VOPD3 (llvm-mc-22 assembles it for gfx1250).
         "lshrrev_b32" => "v_lshrrev_b32",
+        "ashrrev_i32" => "v_ashrrev_i32",
         "and_b32" => "v_and_b32",
         _ => return None,
     })
@@ -5436,9 +5442,15 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             return Ok(());
         }
         "ds_nop" => return Ok(()),
-        "ds_read_b64_tr_b16" => return ds_read_tr(w, ins, ctx, offset, 16),
-        "ds_read_b64_tr_b8" => return ds_read_tr(w, ins, ctx, offset, 8),
-        "ds_read_b64_tr_b4" => return ds_read_tr(w, ins, ctx, offset, 4),
+        "ds_read_b64_tr_b16" => return ds_read_tr(w, ins, ctx, offset, Transpose::Gfx950(16)),
+        "ds_read_b64_tr_b8" => return ds_read_tr(w, ins, ctx, offset, Transpose::Gfx950(8)),
+        "ds_read_b64_tr_b4" => return ds_read_tr(w, ins, ctx, offset, Transpose::Gfx950(4)),
+        // gfx1250's (the only target with these names; wave32).
+        "ds_load_tr16_b128" => return ds_read_tr(w, ins, ctx, offset, Transpose::Gfx1250Tr16),
+        "ds_load_tr8_b64" => return ds_read_tr(w, ins, ctx, offset, Transpose::Gfx1250Tr8),
+        "ds_load_tr4_b64" | "ds_load_tr6_b96" => return unsup(
+            "gfx1250's 4- and 6-bit transposing LDS loads: no source here gives their lane layout",
+        ),
         _ => {}
     }
     let rest = &m[3..];
@@ -5600,46 +5612,110 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
-/// gfx950 `ds_read_b64_tr_b16`, `_b8` and `_b4`: every lane reads 64
-/// bits (`E` = 4 elements of 16 bits, 8 of 8 bits or 16 of 4 bits) at its
-/// address, then
-/// each group of 16 lanes is transposed: lane `16·b + n` receives element
-/// `j` = element `n % E` of lane `16·b + (16 / E)·j + n / E`. (CDNA4 ISA
-/// §11.4: "each lane holds 4 consecutive M or N values" in LDS and ends
-/// with consecutive K values.) The lane order is the one with which Triton
-/// 3.9's gfx950 `tl.dot` computes its f16, fp8 and i8 products bit-exactly
-/// (`tests/triton.rs`); the other natural order, `E`×`E` blocks of `E`
-/// consecutive lanes, does not.
-fn ds_read_tr(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx, offset: u32, bits: usize) -> R<()> {
+/// Which lane exchange a transposing LDS load makes ([`ds_read_tr`]).
+#[derive(Clone, Copy)]
+enum Transpose {
+    /// gfx950 `ds_read_b64_tr_b{16,8,4}` (the element's bits).
+    Gfx950(usize),
+    /// gfx1250 `ds_load_tr16_b128`.
+    Gfx1250Tr16,
+    /// gfx1250 `ds_load_tr8_b64`.
+    Gfx1250Tr8,
+}
+
+impl Transpose {
+    /// Bits of an element and bytes a lane reads.
+    fn shape(self) -> (usize, usize) {
+        match self {
+            Transpose::Gfx950(bits) => (bits, 8),
+            Transpose::Gfx1250Tr16 => (16, 16),
+            Transpose::Gfx1250Tr8 => (8, 8),
+        }
+    }
+
+    /// The lane and element of the read whose element lands in element `j`
+    /// of lane `lane`'s result (`e` elements a lane).
+    fn source(self, lane: usize, j: usize, e: usize) -> (usize, usize) {
+        match self {
+            Transpose::Gfx950(_) => {
+                let (b, n) = (lane / 16 * 16, lane % 16);
+                (b + (16 / e) * j + n / e, n % e)
+            }
+            // Groups of 8 lanes, each an 8x8 transpose.
+            Transpose::Gfx1250Tr16 => (lane / 8 * 8 + j, lane % 8),
+            // Groups of 16 lanes: lanes 0-7 of a group take their elements
+            // from lanes 0-3 and 8-11, lanes 8-15 from 4-7 and 12-15.
+            Transpose::Gfx1250Tr8 => (
+                lane / 16 * 16 + (j & 3) + 4 * (lane / 8 % 2) + 8 * (j / 4),
+                lane % 8,
+            ),
+        }
+    }
+}
+
+/// The transposing LDS loads: every lane reads 64 bits (gfx1250's
+/// `ds_load_tr16_b128`: 128) at its address, then the lanes exchange
+/// elements ([`Transpose::source`]). A read of an inactive lane is taken as
+/// zero (not checked against hardware).
+///
+/// gfx950 `ds_read_b64_tr_b16`, `_b8` and `_b4` (`E` = 4 elements of 16
+/// bits, 8 of 8 bits or 16 of 4 bits): each group of 16 lanes is
+/// transposed: lane `16·b + n` receives element `j` = element `n % E` of
+/// lane `16·b + (16 / E)·j + n / E`. (CDNA4 ISA §11.4: "each lane holds 4
+/// consecutive M or N values" in LDS and ends with consecutive K values.)
+/// The lane order is the one with which Triton 3.9's gfx950 `tl.dot`
+/// computes its f16, fp8 and i8 products bit-exactly (`tests/triton.rs`);
+/// the other natural order, `E`×`E` blocks of `E` consecutive lanes, does
+/// not.
+///
+/// gfx1250 `ds_load_tr16_b128` (8 elements of 16 bits) and
+/// `ds_load_tr8_b64` (8 of 8 bits), as AMD's ROCm blog "A Deep Dive into
+/// LDS Optimizations on AMD Instinct MI450 GPUs" (2026-08-28) gives their
+/// lane maps: tr16 is four independent 8x8 transposes of groups of 8
+/// lanes (lane `8g + n` element `j` is element `n` of lane `8g + j`); tr8
+/// takes lane `n`'s element `j` of a group of 16 from lane `(j % 4) +
+/// 4·(n / 8) + 8·(j / 4)`, element `n % 8` (its Triton `fullTile` bases:
+/// `lane=8` reads lane 4, `register=4` lane 8). AMD's gfx1250
+/// `ds_load_tr16_b128` demo (lane 0 gets rows 0–7 of column 0) agrees.
+fn ds_read_tr(
+    w: &mut Wave,
+    ins: &Instruction,
+    ctx: &mut Ctx,
+    offset: u32,
+    how: Transpose,
+) -> R<()> {
     let exec = w.exec();
     let ops = &ins.ops;
-    let e_per_lane = 64 / bits;
-    let mut raw = [0u64; LANES];
+    let (bits, bytes) = how.shape();
+    let e_per_lane = 8 * bytes / bits;
+    let mut raw = [0u128; LANES];
     for (lane, r) in raw.iter_mut().enumerate() {
         if exec >> lane & 1 == 0 {
             continue;
         }
         let a = (w.vread(opnd(ops, 1)?, lane, Ty::B32, ctx)? as u32).wrapping_add(offset);
         ctx.trace
-            .note(lane, Space::Lds, AccessKind::Read, a as u64, 8);
+            .note(lane, Space::Lds, AccessKind::Read, a as u64, bytes);
         ctx.lds.at_lane(lane);
-        *r = ctx.lds.read(a, 8);
+        let mut b = [0u8; 16];
+        ctx.lds.read_bytes(a, &mut b[..bytes]);
+        *r = u128::from_le_bytes(b);
     }
-    let mask = (1u64 << bits) - 1;
+    let mask = (1u128 << bits) - 1;
     let (file, d) = reg_of(opnd(ops, 0)?)?;
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
             continue;
         }
-        let (b, n) = (lane / 16 * 16, lane % 16);
-        let mut out = 0u64;
+        let mut out = 0u128;
         for j in 0..e_per_lane {
-            let src = raw[b + (16 / e_per_lane) * j + n / e_per_lane];
-            let v = src >> (bits * (n % e_per_lane)) & mask;
+            let (src, e) = how.source(lane, j, e_per_lane);
+            let v = raw.get(src).copied().unwrap_or(0) >> (bits * e) & mask;
             out |= v << (bits * j);
         }
-        w.vreg_mut(file, d)?[lane] = out as u32;
-        w.vreg_mut(file, d + 1)?[lane] = (out >> 32) as u32;
+        for q in 0..bytes / 4 {
+            w.vreg_mut(file, d + q)?[lane] = (out >> (32 * q)) as u32;
+        }
     }
     Ok(())
 }

@@ -496,6 +496,10 @@ fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Even
     if async_lds(&ins.mnemonic).is_some() {
         return Some((Event::Async, false));
     }
+    // gfx1250's transposing LDS loads (in no table either): LDS reads.
+    if ins.mnemonic.starts_with("ds_load_tr") {
+        return Some((Event::Lds, true));
+    }
     // gfx1250's tensor DMA ([`crate::tensor`]): TENSORcnt.
     if tensor_lds(&ins.mnemonic).is_some() {
         return Some((Event::Tensor, false));

@@ -779,6 +779,8 @@ pub(crate) enum Typed {
     GlobalD16(Box<(Global, bool)>),
     /// gfx10+'s `v_permlane16_b32` and `v_permlanex16_b32`.
     Permlane(Box<rdna::Permlane>),
+    /// RDNA's `v_mov_b16` with true16 halves (`v9.h`, `v9.l`).
+    Mov16(rdna::Mov16),
     /// gfx12's float and 64-bit scalar ALU (`s_add_f32`, `s_add_nc_u64`, …).
     Salu12 {
         op: rdna::Salu12,
@@ -1736,6 +1738,9 @@ pub(crate) fn lower(ins: &Instruction, program: &Program) -> Option<Typed> {
     }
     if matches!(name, "v_permlane16_b32" | "v_permlanex16_b32") && enc != "_dpp" {
         return rdna::lower_permlane(ins, name == "v_permlanex16_b32");
+    }
+    if name == "v_mov_b16" && enc == "_e32" {
+        return rdna::lower_mov16(ins);
     }
     // Modifiers this module does not model: any but none at all, and a
     // DPP form's controls (read from the encoding, as the reference does).
@@ -5449,6 +5454,7 @@ pub(crate) fn exec(w: &mut Wave, t: &Typed, ins: &Instruction, ctx: &mut Ctx) ->
         Typed::DsD16(ref x) => rdna::ds_d16(w, x, ctx)?,
         Typed::GlobalD16(ref x) => rdna::global_d16(w, &x.0, x.1, ctx)?,
         Typed::Permlane(ref p) => rdna::permlane(w, p)?,
+        Typed::Mov16(ref m) => rdna::mov16(w, m)?,
         Typed::Salu12 { op, dst, src } => rdna::salu12(w, op, dst, src),
         Typed::Halt(state) => w.state = state,
         Typed::Mode(mode) => {

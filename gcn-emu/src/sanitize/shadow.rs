@@ -117,8 +117,10 @@ struct Fill {
     count: u16,
     half: Half,
     lanes: u64,
-    /// `ds_read_b64_tr_*`: lanes exchange data within groups of 16.
-    group16: bool,
+    /// The transposing loads (`ds_read_b64_tr_*`, gfx1250's
+    /// `ds_load_tr*`): lanes exchange data within groups of this many lanes
+    /// (0: none).
+    group: u8,
     /// Scalar destination (`s_load_*`): clean.
     scalar: bool,
 }
@@ -764,11 +766,12 @@ impl Shadow {
         if o.is_none() {
             o = porigin;
         }
-        if f.group16 {
-            // Lanes exchange data within groups of 16.
+        if f.group > 0 {
+            // Lanes exchange data within groups of `f.group`.
             let mut m = read.iter().fold(0, |a, d| a | d) & f.lanes;
-            for g in 0..4 {
-                let mask = 0xffffu64 << (16 * g);
+            let size = f.group as u32;
+            for g in 0..64 / size {
+                let mask = ((1u64 << size) - 1) << (size * g);
                 if m & mask != 0 {
                     m |= mask;
                 }
@@ -870,7 +873,7 @@ impl Shadow {
                     count: d.2,
                     half: Half::Both,
                     lanes: 0,
-                    group16: false,
+                    group: 0,
                     scalar: true,
                 });
             }
@@ -899,7 +902,7 @@ impl Shadow {
                     count: d.2,
                     half: Half::Both,
                     lanes: 0,
-                    group16: false,
+                    group: 0,
                     scalar: true,
                 });
             }
@@ -1926,7 +1929,12 @@ impl Shadow {
                         Half::Both
                     },
                     lanes: exec,
-                    group16: m.contains("_tr_"),
+                    group: match m {
+                        _ if m.contains("_tr_") => 16,
+                        "ds_load_tr16_b128" => 8,
+                        _ if m.starts_with("ds_load_tr") => 16,
+                        _ => 0,
+                    },
                     scalar: false,
                 });
             }
@@ -2065,7 +2073,7 @@ impl Shadow {
                         Half::Both
                     },
                     lanes: exec,
-                    group16: false,
+                    group: 0,
                     scalar: false,
                 });
             }

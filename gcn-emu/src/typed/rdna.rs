@@ -256,7 +256,8 @@ fn on_rdna(mut t: Typed, ins: &Instruction, null: u16) -> Option<Typed> {
         | Typed::Ds2 { .. }
         | Typed::DsAtomic(_)
         | Typed::DsD16(_)
-        | Typed::Permlane(_) => true,
+        | Typed::Permlane(_)
+        | Typed::Mov16(_) => true,
         // Anything else: the reference executor.
         _ => false,
     };
@@ -572,6 +573,73 @@ pub(super) fn permlane(w: &mut Wave, p: &Permlane) -> R<()> {
         } else if p.bound_ctrl {
             *d = 0;
         }
+    }
+    Ok(())
+}
+
+/// `v_mov_b16_e32` with true16 halves ([`Typed::Mov16`]): the source's
+/// low or high half (an integer constant's low 16 bits) into the low or
+/// high half of the destination, the other half kept, as the reference's
+/// t16 VALU path runs it. A VGPR or integer source only (an SGPR, a float
+/// constant or any modifier but `t16`: the reference).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mov16 {
+    dst: VDst,
+    hi: bool,
+    src: Opnd,
+    src_hi: bool,
+}
+
+pub(super) fn lower_mov16(ins: &Instruction) -> Option<Typed> {
+    let t = ins.modifier("t16")?.as_bytes();
+    let ops = &ins.ops;
+    if ins.mods.len() != 1 || ops.len() != 2 || t.len() != 2 {
+        return None;
+    }
+    if ops.iter().any(|o| o.neg || o.abs || o.sext) {
+        return None;
+    }
+    let src = match ops[1].op {
+        Operand::Reg {
+            file: RegFile::V,
+            index,
+            ..
+        } => Opnd::V(index),
+        Operand::Int(i) => Opnd::Imm(i as u16 as u64),
+        _ => return None,
+    };
+    let dst = match vdst(&ops[0])? {
+        d @ VDst {
+            file: RegFile::V, ..
+        } => d,
+        _ => return None,
+    };
+    Some(Typed::Mov16(Mov16 {
+        dst,
+        hi: t[0] == b'h',
+        src,
+        src_hi: t[1] == b'h' && matches!(src, Opnd::V(_)),
+    }))
+}
+
+pub(super) fn mov16(w: &mut Wave, m: &Mov16) -> R<()> {
+    let exec = w.exec();
+    let src = match m.src {
+        Opnd::V(i) => *vrow(w, RegFile::V, i)?,
+        Opnd::Imm(x) => [x as u32; LANES],
+        _ => return Err(Stop::Unsupported("v_mov_b16 source".into())),
+    };
+    let dst = vrow_mut(w, m.dst)?;
+    for (lane, d) in dst.iter_mut().enumerate() {
+        if exec >> lane & 1 == 0 {
+            continue;
+        }
+        let v = if m.src_hi { src[lane] >> 16 } else { src[lane] } & 0xffff;
+        *d = if m.hi {
+            (*d & 0xffff) | v << 16
+        } else {
+            (*d & 0xffff_0000) | v
+        };
     }
     Ok(())
 }

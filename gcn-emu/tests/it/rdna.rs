@@ -598,20 +598,15 @@ out = [out, x64 + 1, x16 - np.int16(5), x128 + np.int32(7)]",
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// gfx1250's sign-extended `saddr` VGPR offset on the typed engine
-/// (tests/rdna/inline/signed_voffset.hip): clang-22 addresses a load, a
-/// store and an atomic as `s[BASE] + v0` with v0 = -4(t + 1), no
-/// `scale_offset`, so the typed engine runs all three (asserted) and must
-/// sign-extend v0 as the reference does (`launch` runs both). Against
-/// NumPy bit for bit; a zero-extended offset lands 4 GiB past the buffers
-/// and faults. (clang-22's MODE bit 25 prologue line is removed, as in
-/// `gfx1250_permlane16_swap_matches_numpy`.)
-#[test]
-fn gfx1250_negative_saddr_offsets_run_typed_and_match_numpy() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rdna/inline/signed_voffset.hip");
-    let d = std::env::temp_dir().join(format!("gcn-emu-signed-voffset-{}", std::process::id()));
+/// tests/rdna/inline/NAME.hip compiled by clang-22 for gfx1250 and
+/// assembled into a fresh directory (returned, for the caller to remove),
+/// with clang-22's MODE bit 25 prologue line removed, as in
+/// `gfx1250_permlane16_swap_matches_numpy`.
+fn gfx1250_inline(name: &str) -> (PathBuf, PathBuf) {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/rdna/inline/{name}.hip"));
+    let d = std::env::temp_dir().join(format!("gcn-emu-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
-    let asm = d.join("signed_voffset.s");
+    let asm = d.join(format!("{name}.s"));
     let o = std::process::Command::new(clang())
         .args([
             "-x",
@@ -638,7 +633,99 @@ fn gfx1250_negative_saddr_offsets_run_typed_and_match_numpy() {
         })
         .collect();
     std::fs::write(&asm, kept.join("\n") + "\n").unwrap();
-    let obj = assemble(&asm, "gfx1250", "signed_voffset", &d);
+    (assemble(&asm, "gfx1250", name, &d), d)
+}
+
+/// gfx1250's transposing LDS loads (tests/rdna/inline/ds_load_tr.hip,
+/// clang-22's `__builtin_amdgcn_ds_load_tr16_b128_v8i16` and
+/// `_tr8_b64_v2i32`), each lane at its own permuted LDS row, against NumPy
+/// bit for bit under the lane maps of AMD's ROCm blog on MI450 LDS
+/// (design/rdna.md, gfx1250): tr16 transposes each group of 8 lanes' 8x8
+/// 16-bit elements; tr8 fills lanes 0-7 of each 16 from lanes 0-3 and
+/// 8-11, lanes 8-15 from 4-7 and 12-15. `ds_load_tr4_b64` (no source for
+/// its layout here) is refused by name.
+#[test]
+fn gfx1250_ds_load_tr_matches_numpy() {
+    let (obj, d) = gfx1250_inline("ds_load_tr");
+    let text = std::fs::read_to_string(d.join("ds_load_tr.s")).unwrap();
+    for form in ["ds_load_tr16_b128", "ds_load_tr8_b64", "ds_load_tr4_b64"] {
+        assert!(text.contains(form), "clang-22 emits `{form}`");
+    }
+    let x = inputs(256, 61);
+    let l = load(&obj, "ds_load_tr");
+    let (bufs, _) = launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![A::Buf(u32s(&x)), A::Buf(vec![0xa5; 32 * 6 * 4])],
+    )
+    .unwrap();
+    let want = numpy(
+        "lds = np.frombuffer(a0, np.uint8)
+t = np.arange(32)
+r16 = lds[16 * ((7 * t + 3) % 32)[:, None] + np.arange(16)].copy().view(np.uint16)
+r8 = lds[512 + 8 * ((11 * t + 5) % 32)[:, None] + np.arange(8)]
+tr16 = np.zeros((32, 8), np.uint16)
+tr8 = np.zeros((32, 8), np.uint8)
+for lane in range(32):
+    for j in range(8):
+        tr16[lane, j] = r16[lane // 8 * 8 + j, lane % 8]
+        tr8[lane, j] = r8[lane // 16 * 16 + j % 4 + 4 * (lane // 8 % 2) + 8 * (j // 4), lane % 8]
+out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
+        &[&u32s(&x)],
+    );
+    assert_eq!(to_u32(&bufs[1]), to_u32(&want[0]));
+    let l = load(&obj, "tr4");
+    let e = launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![A::Buf(u32s(&x)), A::Buf(vec![0; 32 * 8])],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("ds_load_tr4_b64"), "{e}");
+    // The sanitizer counts them on dscnt: without the waits after them,
+    // the stores read their destinations too early.
+    let text = std::fs::read_to_string(d.join("ds_load_tr.s")).unwrap();
+    let (head, tail) = text.split_at(text.find("ds_load_tr8_b64").unwrap());
+    let mutant = format!("{head}{}", tail.replacen("s_wait_dscnt 0x1", "", 1));
+    let asm = d.join("ds_load_tr_nowait.s");
+    std::fs::write(&asm, mutant).unwrap();
+    let l = load(
+        &assemble(&asm, "gfx1250", "ds_load_tr_nowait", &d),
+        "ds_load_tr",
+    );
+    let mem = Memory::new();
+    let args = [
+        ArgValue::Pointer(mem.alloc_bytes("in", &u32s(&x))),
+        ArgValue::Pointer(mem.alloc_bytes("out", &[0; 32 * 6 * 4])),
+    ];
+    let mut launch = Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = Checks::DEFAULT;
+    let k = l.co.kernel("ds_load_tr").unwrap();
+    let stats = run(&l.co, k, &l.program, &mem, &args, &launch).unwrap();
+    let found: Vec<String> = stats.findings.iter().map(|f| f.to_string()).collect();
+    assert!(
+        found
+            .iter()
+            .any(|f| f.contains("ds_load_tr16_b128") && f.contains("s_wait_dscnt")),
+        "{found:#?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// gfx1250's sign-extended `saddr` VGPR offset on the typed engine
+/// (tests/rdna/inline/signed_voffset.hip): clang-22 addresses a load, a
+/// store and an atomic as `s[BASE] + v0` with v0 = -4(t + 1), no
+/// `scale_offset`, so the typed engine runs all three (asserted) and must
+/// sign-extend v0 as the reference does (`launch` runs both). Against
+/// NumPy bit for bit; a zero-extended offset lands 4 GiB past the buffers
+/// and faults. (clang-22's MODE bit 25 prologue line is removed, as in
+/// `gfx1250_permlane16_swap_matches_numpy`.)
+#[test]
+fn gfx1250_negative_saddr_offsets_run_typed_and_match_numpy() {
+    let (obj, d) = gfx1250_inline("signed_voffset");
     let l = load(&obj, "signed_voffset");
     // The three accesses are the saddr form, and the typed engine lowers
     // them on gfx1250.

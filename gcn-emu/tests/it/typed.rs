@@ -367,6 +367,12 @@ const TAIL_RDNA: &str = r"
 const TAIL_GFX11: &str = r"
   buffer_gl0_inv
   buffer_gl1_inv
+  v_mov_b16_e32 v9.h, v9.l
+  v_mov_b16_e32 v9.l, v10.h
+  v_mov_b16_e32 v11.h, v10.h
+  v_mov_b16_e32 v12.l, v3.l
+  v_mov_b16_e32 v12.h, 0x1234
+  v_mov_b16_e32 v12.l, -1
 ";
 
 /// gfx12's own: split waits, the workgroup barrier, `v_max_num_f32`, the

@@ -105,6 +105,46 @@ def triton_kernels():
                 f.write("\n")
 
 
+def triton_gfx1250():
+    """Triton 3.9's f16 matmul (the one above) for gfx1250, into gfx1250/:
+    its B operand reaches the WMMA through `ds_load_tr16_b128`. Only this
+    object is made for gfx1250 (`python3 generate.py gfx1250` makes it
+    alone)."""
+    os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
+    os.environ["TRITON_DISABLE_LINE_INFO"] = "1"
+    import triton, triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    if triton.__version__ != "3.9.0":
+        sys.exit(f"generate.py: need triton 3.9.0 (found {triton.__version__}); run bash tests/setup.sh")
+
+    @triton.jit
+    def matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+        rm = tl.program_id(0) * BM + tl.arange(0, BM)
+        rn = tl.program_id(1) * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for k in range(0, K, BK):
+            av = tl.load(a + rm[:, None] * K + (k + rk)[None, :])
+            bv = tl.load(b + (k + rk)[:, None] * N + rn[None, :])
+            acc += tl.dot(av, bv)
+        tl.store(c + rm[:, None] * N + rn[None, :], acc)
+
+    sig = {"a": "*fp16", "b": "*fp16", "c": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+           "BM": "constexpr", "BN": "constexpr", "BK": "constexpr"}
+    consts = {"BM": 32, "BN": 32, "BK": 32}
+    src = triton.compiler.ASTSource(fn=matmul, signature=sig, constexprs=consts)
+    k = triton.compile(src, target=GPUTarget("hip", "gfx1250", 32))
+    base = os.path.join(ROOT, "gfx1250", "triton_matmul")
+    os.makedirs(os.path.dirname(base), exist_ok=True)
+    with open(base + ".hsaco", "wb") as f:
+        f.write(k.asm["hsaco"])
+    md = k.metadata
+    with open(base + ".json", "w") as f:
+        json.dump({"name": md.name, "shared": md.shared, "num_warps": md.num_warps,
+                   "warp_size": md.warp_size, "constexprs": consts}, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
 def check():
     need("llvm-objdump-22", "apt-get install -y llvm-22 (or bash tests/setup.sh)")
     for t in TARGETS:
@@ -127,6 +167,9 @@ def check():
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["gfx1250"]:
+        triton_gfx1250()
+        sys.exit(0)
     hip()
     triton_kernels()
     check()
