@@ -393,7 +393,14 @@ fn slot_table_agrees_with_llvm_objdump() {
     let mut shapes: BTreeMap<String, Instruction> = BTreeMap::new();
     for (rel, name) in SAMPLE {
         for ins in sample(rel, name).program.instructions {
-            if ins.mnemonic == ".long" || vgprs(&ins).is_empty() {
+            // Words gcn-emu decodes itself (llvm-objdump-22 prints them
+            // as `.long`, or a scale pair as two instructions) are not
+            // LLVM's to compare with.
+            let own = gcn_emu::decode::GFX1250_UNDECODED
+                .iter()
+                .any(|e| e.2 == ins.mnemonic)
+                || ins.mnemonic.starts_with("v_wmma_scale");
+            if ins.mnemonic == ".long" || own || vgprs(&ins).is_empty() {
                 continue;
             }
             let kinds: Vec<String> = ins
