@@ -472,8 +472,6 @@ fn gfx1250_permlane16_swap_matches_numpy() {
         text.contains("v_permlane16_swap_b32"),
         "clang-22 emits the swap"
     );
-    let kept: Vec<&str> = text.lines().collect();
-    std::fs::write(&asm, kept.join("\n") + "\n").unwrap();
     let obj = assemble(&asm, "gfx1250", "permlane16_swap", &d);
     let l = load(&obj, "permlane16_swap");
     let x = inputs(64, 31);
@@ -543,8 +541,6 @@ fn gfx1250_scale_offset_matches_numpy() {
             "clang-22 emits `{form}` with scale_offset"
         );
     }
-    let kept: Vec<&str> = text.lines().collect();
-    std::fs::write(&asm, kept.join("\n") + "\n").unwrap();
     let obj = assemble(&asm, "gfx1250", "scale_offset", &d);
     let l = load(&obj, "scale_offset");
     let n = 32;
@@ -613,9 +609,6 @@ fn gfx1250_negative_saddr_offsets_run_typed_and_match_numpy() {
         .output()
         .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&asm).unwrap();
-    let kept: Vec<&str> = text.lines().collect();
-    std::fs::write(&asm, kept.join("\n") + "\n").unwrap();
     let obj = assemble(&asm, "gfx1250", "signed_voffset", &d);
     let l = load(&obj, "signed_voffset");
     // The three accesses are the saddr form, and the typed engine lowers
