@@ -90,15 +90,20 @@ pub struct Wave {
 ///   other effect. Bit 2 (aiter's `f4gemm` and `mxfp8fp4gemm` set it): no
 ///   source here names it; kept, no effect (inferred from the register
 ///   being the scheduler's).
+/// - `HW_REG_WAVE_MODE` (1), bit 25: LLVM 22 writes 1 there at the entry
+///   of every gfx1250 kernel (clang-22, Triton 3.9); no source found here
+///   names what it does; kept, no effect (not modelled).
 /// - `HW_REG_WAVE_MODE` (1), bit 24: set by aiter's kernels (and by
 ///   compiler output for a prefetch option, per a public project's notes)
 ///   before `s_prefetch_inst*` (57 of their 58 writes), which the emulator
 ///   runs as no-ops; kept, no effect (inferred). Any other MODE bit (rounding, denormals,
-///   bits 19:12 that hold the VGPR MSBs per llvm/llvm-project #174681,
-///   bit 25 that LLVM sets in gfx1250 prologues with no source here naming
-///   it) is refused by name.
+///   bits 19:12 that hold the VGPR MSBs per llvm/llvm-project #174681)
+///   is refused by name.
 ///
-/// `s_getreg_b32` reads these registers back only where every bit it
+/// `s_getreg_b32 hwreg(HW_REG_IB_STS2, 6, 4)` (LLVM 22's workgroup-ID
+/// lowering) reads 0: a dispatch without workgroup clusters, whose IDs are
+/// then in ttmp9/ttmp7 (cluster fields in ttmp6 per iree-org/aster #692).
+/// Other registers: `s_getreg_b32` reads them back only where every bit it
 /// reads was written by the wave (else it is refused: their values at
 /// launch are not modelled).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -132,7 +137,8 @@ fn hwreg_gfx1250(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     const MODE: u32 = 1;
     const SCHED_MODE: u32 = 26;
     // MODE bits with no functional effect here (see `HwRegs`).
-    const MODE_KEPT: u32 = 1 << 24;
+    const MODE_KEPT: u32 = 1 << 24 | 1 << 25;
+    const IB_STS2: u32 = 28;
     let (id, offset, mask) = hwreg_fields(ins.words[0] & 0xffff);
     let field = mask << offset;
     if ins.mnemonic == "s_setreg_imm32_b32" {
@@ -152,7 +158,7 @@ fn hwreg_gfx1250(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             }
             MODE => {
                 return unsup(format!(
-                    "writing MODE bits {:#010x} (only bit 24 is modelled, as having no effect)",
+                    "writing MODE bits {:#010x} (only bits 24 and 25 are modelled, as having no effect)",
                     field & !MODE_KEPT
                 ))
             }
@@ -163,6 +169,11 @@ fn hwreg_gfx1250(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     let (reg, written) = match id {
         MODE => (w.hwregs.mode, w.hwregs.mode_written),
         SCHED_MODE => (w.hwregs.sched_mode, w.hwregs.sched_mode_written),
+        // IB_STS2 bits 9:6: nonzero when the dispatch has workgroup
+        // clusters (LLVM 22's workgroup-ID lowering then reads the cluster
+        // fields of ttmp6; at 0 it reads ttmp9/ttmp7). The emulator runs
+        // dispatches without clusters: 0.
+        IB_STS2 if field & !(0xf << 6) == 0 => (0, field),
         _ => return unsup(format!("reading hardware register {id}")),
     };
     let dst = opnd(&ins.ops, 0)?;

@@ -340,9 +340,9 @@ fn gfx1250_setreg_keeps_the_fields_aiter_writes_and_refuses_the_rest() {
     assert_eq!(to_u32(&bufs[0]), [6, 1, 7]);
     for (name, body, want) in [
         (
-            "mode25",
-            "  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1), 1",
-            "MODE bits 0x02000000",
+            "mode26",
+            "  s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 26, 1), 1",
+            "MODE bits 0x04000000",
         ),
         (
             "round",

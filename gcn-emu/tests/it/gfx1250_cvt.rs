@@ -66,11 +66,8 @@ fn pairs(file: &str, format: &str) -> Vec<(f32, u8)> {
 const SCALES: [u32; 11] = [0, 1, 100, 117, 127, 128, 134, 150, 200, 254, 255];
 
 /// The kernel `name` of `tests/kernels/gfx1250_cvt.hip`, compiled by
-/// clang-22 to assembly and assembled. clang-22 opens every gfx1250 kernel
-/// with `s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1), 1`, a MODE bit
-/// no source read here names and the emulator refuses (exec.rs `HwRegs`):
-/// that one line is dropped so the conversions can run; nothing else is
-/// changed.
+/// clang-22 to assembly and assembled unmodified (its prologue's MODE bit
+/// 25 write included, exec.rs `HwRegs`).
 fn kernel(name: &str) -> Loaded {
     static OBJ: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     let obj = OBJ.get_or_init(|| {
@@ -101,16 +98,11 @@ fn kernel(name: &str) -> Loaded {
             String::from_utf8_lossy(&out.stderr)
         );
         let asm = String::from_utf8(out.stdout).unwrap();
-        let bit25 = "s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1), 1";
         assert!(
-            asm.contains(bit25),
-            "clang-22 no longer writes MODE bit 25: drop this step"
+            asm.contains("s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1), 1"),
+            "clang-22 opens the kernel with its MODE bit 25 write, which runs unmodified"
         );
-        let kept: String = asm
-            .lines()
-            .filter(|l| l.trim() != bit25)
-            .map(|l| format!("{l}\n"))
-            .collect();
+        let kept = asm;
         let s = dir.join("gfx1250_cvt.s");
         std::fs::write(&s, kept).unwrap();
         assemble(&s, "gfx1250", "gfx1250_cvt", &dir)

@@ -271,38 +271,6 @@ fn aiter_gfx1250_wmma_words_decode_and_scale_pairs_join() {
     );
 }
 
-/// A copy of the code object `co` (in the temporary directory) whose
-/// prologue write of MODE bit 25 (`s_setreg_imm32_b32
-/// hwreg(HW_REG_WAVE_MODE, 25, 1), 1`, which LLVM 22 puts at the entry of
-/// every gfx1250 kernel and the emulator refuses: no source here says what
-/// the bit does) is two `s_nop 0`. What the bit changes is not modelled.
-fn without_mode_bit_25(co: &std::path::Path) -> std::path::PathBuf {
-    let mut bytes = std::fs::read(co).unwrap();
-    let setreg: Vec<u8> = [0xB980_0641u32, 1]
-        .iter()
-        .flat_map(|w| w.to_le_bytes())
-        .collect();
-    let at: Vec<usize> = (0..bytes.len().saturating_sub(8))
-        .filter(|&i| i % 4 == 0 && bytes[i..i + 8] == setreg[..])
-        .collect();
-    assert_eq!(
-        at.len(),
-        1,
-        "{}: one MODE bit-25 write expected",
-        co.display()
-    );
-    let nop = 0xBF80_0000u32.to_le_bytes();
-    bytes[at[0]..at[0] + 4].copy_from_slice(&nop);
-    bytes[at[0] + 4..at[0] + 8].copy_from_slice(&nop);
-    let out = std::env::temp_dir().join(format!(
-        "gcn-emu-{}-{}.hsaco",
-        std::process::id(),
-        co.parent().unwrap().file_name().unwrap().to_string_lossy()
-    ));
-    std::fs::write(&out, bytes).unwrap();
-    out
-}
-
 /// A random code of a dot_scaled format, finite and in a narrow range
 /// (fp8 exponents within 2^±2 of 1, fp4 any code), so that every partial
 /// sum of the 128 scaled products is exact in f64 and the result does not
@@ -344,7 +312,7 @@ fn triton_gfx1250_dot_scaled_matches_numpy() {
         };
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join(format!("tests/triton_gfx1250/{name}-gfx1250"));
-        let l = load(&without_mode_bit_25(&dir.join("ds.hsaco")), "ds");
+        let l = load(&dir.join("ds.hsaco"), "ds");
         let shared = triton_meta(&dir.join("ds.json"), "shared");
         let mut r = Rng(0x9e37_79b9
             ^ (m * 131 + fa.as_bytes()[1] as usize * 31 + fb.as_bytes()[1] as usize) as u64);

@@ -442,10 +442,8 @@ out = [out.astype(np.uint32), fo, nb, bs, g, lm]",
 /// with lanes 0-15 of the second (LLVM's IntrinsicsAMDGPU.td: "Odd rows of
 /// the first operand are swapped with even rows of the second operand").
 ///
-/// clang-22's prologue sets MODE bit 25 (`s_setreg_imm32_b32
-/// hwreg(HW_REG_WAVE_MODE, 25, 1), 1`), which the emulator does not run
-/// yet: the test removes that line from the listing before assembling it
-/// (the integer swap does not read MODE).
+/// The listing runs as clang-22 wrote it (with its prologue's MODE bit 25
+/// write).
 #[test]
 fn gfx1250_permlane16_swap_matches_numpy() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rdna/inline/permlane16_swap.hip");
@@ -474,14 +472,6 @@ fn gfx1250_permlane16_swap_matches_numpy() {
         text.contains("v_permlane16_swap_b32"),
         "clang-22 emits the swap"
     );
-    let kept: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            !l.trim()
-                .starts_with("s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1)")
-        })
-        .collect();
-    std::fs::write(&asm, kept.join("\n") + "\n").unwrap();
     let obj = assemble(&asm, "gfx1250", "permlane16_swap", &d);
     let l = load(&obj, "permlane16_swap");
     let x = inputs(64, 31);
@@ -512,9 +502,7 @@ out = [np.concatenate([a, b])]",
 /// index times the access's size (2, 4, 8 and 16 bytes here), and `end[-t]`
 /// as a negative index (gfx1250 sign-extends the saddr form's VGPR offset)
 /// plus an unscaled `offset:124`. Against NumPy bit for bit; before, the
-/// index went unscaled and the results were silently wrong. (clang-22's
-/// MODE bit 25 prologue line is removed, as in
-/// `gfx1250_permlane16_swap_matches_numpy`.)
+/// index went unscaled and the results were silently wrong. The listing runs as clang-22 wrote it.
 #[test]
 fn gfx1250_scale_offset_matches_numpy() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rdna/inline/scale_offset.hip");
@@ -551,16 +539,6 @@ fn gfx1250_scale_offset_matches_numpy() {
             "clang-22 emits `{form}` with scale_offset"
         );
     }
-    // clang-22's prologue sets MODE bit 25, which the emulator does not
-    // run yet (as in `gfx1250_permlane16_swap_matches_numpy`): removed.
-    let kept: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            !l.trim()
-                .starts_with("s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1)")
-        })
-        .collect();
-    std::fs::write(&asm, kept.join("\n") + "\n").unwrap();
     let obj = assemble(&asm, "gfx1250", "scale_offset", &d);
     let l = load(&obj, "scale_offset");
     let n = 32;
@@ -599,9 +577,8 @@ out = [out, x64 + 1, x16 - np.int16(5), x128 + np.int32(7)]",
 }
 
 /// tests/rdna/inline/NAME.hip compiled by clang-22 for gfx1250 and
-/// assembled into a fresh directory (returned, for the caller to remove),
-/// with clang-22's MODE bit 25 prologue line removed, as in
-/// `gfx1250_permlane16_swap_matches_numpy`.
+/// assembled, as clang-22 wrote it, into a fresh directory (returned, for
+/// the caller to remove).
 fn gfx1250_inline(name: &str) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/rdna/inline/{name}.hip"));
     let d = std::env::temp_dir().join(format!("gcn-emu-{name}-{}", std::process::id()));
@@ -624,15 +601,6 @@ fn gfx1250_inline(name: &str) -> (PathBuf, PathBuf) {
         .output()
         .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&asm).unwrap();
-    let kept: Vec<&str> = text
-        .lines()
-        .filter(|l| {
-            !l.trim()
-                .starts_with("s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1)")
-        })
-        .collect();
-    std::fs::write(&asm, kept.join("\n") + "\n").unwrap();
     (assemble(&asm, "gfx1250", name, &d), d)
 }
 
@@ -721,8 +689,7 @@ out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
 /// `scale_offset`, so the typed engine runs all three (asserted) and must
 /// sign-extend v0 as the reference does (`launch` runs both). Against
 /// NumPy bit for bit; a zero-extended offset lands 4 GiB past the buffers
-/// and faults. (clang-22's MODE bit 25 prologue line is removed, as in
-/// `gfx1250_permlane16_swap_matches_numpy`.)
+/// and faults.
 #[test]
 fn gfx1250_negative_saddr_offsets_run_typed_and_match_numpy() {
     let (obj, d) = gfx1250_inline("signed_voffset");
@@ -932,4 +899,68 @@ out = [acc, hist, np.array([x.astype(np.float64).sum()], np.float32)]",
             sum = sum.wrapping_add(v);
         }
     }
+}
+
+/// A HIP kernel compiled by clang-22 for gfx1250, run unmodified on a 3×2×2
+/// grid of 32×2 workgroups: each thread stores its workgroup ID X, Y, Z
+/// (LLVM 22 computes them from `s_getreg_b32 hwreg(HW_REG_IB_STS2, 6, 4)`,
+/// 0 without clusters, then `ttmp9`/`ttmp7`) and its thread ID X, Y; the
+/// buffer equals NumPy's expectation. The listing opens with the MODE bit 25
+/// write and reads IB_STS2 (checked, so the test follows clang).
+#[test]
+fn gfx1250_workgroup_ids_match_numpy() {
+    let d = std::env::temp_dir().join(format!("gcn-emu-gfx1250-wgid-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let src = d.join("wgid.hip");
+    std::fs::write(
+        &src,
+        r#"extern "C" __attribute__((global)) void wgid(unsigned *o) {
+  unsigned bx = __builtin_amdgcn_workgroup_id_x(), by = __builtin_amdgcn_workgroup_id_y(),
+           bz = __builtin_amdgcn_workgroup_id_z();
+  unsigned tx = __builtin_amdgcn_workitem_id_x(), ty = __builtin_amdgcn_workitem_id_y();
+  unsigned t = (((bz * 2 + by) * 3 + bx) * 2 + ty) * 32 + tx;
+  o[t * 5 + 0] = bx; o[t * 5 + 1] = by; o[t * 5 + 2] = bz;
+  o[t * 5 + 3] = tx; o[t * 5 + 4] = ty;
+}
+"#,
+    )
+    .unwrap();
+    let asm = d.join("wgid.s");
+    let o = std::process::Command::new(clang())
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
+        .arg("--offload-arch=gfx1250")
+        .arg(&src)
+        .arg("-o")
+        .arg(&asm)
+        .output()
+        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let text = std::fs::read_to_string(&asm).unwrap();
+    for m in [
+        "s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1), 1",
+        "hwreg(HW_REG_IB_STS2, 6, 4)",
+        "ttmp9",
+        "ttmp7",
+    ] {
+        assert!(text.contains(m), "clang-22 emits `{m}`");
+    }
+    let obj = assemble(&asm, "gfx1250", "wgid", &d);
+    let l = load(&obj, "wgid");
+    let n = 3 * 2 * 2 * 64;
+    let (bufs, _) = launch(&l, [3, 2, 2], [32, 2, 1], vec![A::Buf(vec![0xff; n * 20])]).unwrap();
+    let want = numpy(
+        "z, y, x, ty, tx = np.meshgrid(np.arange(2), np.arange(2), np.arange(3), np.arange(2), np.arange(32), indexing='ij')
+out = [np.stack([x, y, z, tx, ty], axis=-1).astype(np.uint32).reshape(-1)]",
+        &[],
+    );
+    assert_eq!(to_u32(&bufs[0]), to_u32(&want[0]));
+    let _ = std::fs::remove_dir_all(&d);
 }

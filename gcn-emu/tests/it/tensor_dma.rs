@@ -45,14 +45,7 @@ fn tensor_dma_asm() -> String {
     ] {
         assert!(text.contains(m), "clang-22 emits `{m}`");
     }
-    text.lines()
-        .filter(|l| {
-            !l.trim()
-                .starts_with("s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1)")
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
-        + "\n"
+    text
 }
 
 fn build(stem: &str, text: &str) -> Loaded {

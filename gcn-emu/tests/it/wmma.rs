@@ -285,23 +285,10 @@ fn triton_matmul(target: &str, exact: bool) {
     let field = |key: &str| triton_meta(&json, key);
     let (warps, shared, warp) = (field("num_warps"), field("shared"), field("warp_size"));
     let bm = field("BM") as usize;
-    let l = if target == "gfx1250" {
-        // Triton's gfx1250 prologue sets MODE bit 25 (`s_setreg_imm32_b32
-        // hwreg(HW_REG_WAVE_MODE, 25, 1), 1`), which the emulator refuses
-        // by name: its 8 bytes become two `s_nop 0`, as the HIP tests
-        // delete that line (`gfx1250_permlane16_swap_matches_numpy`).
-        let mut bytes = std::fs::read(dir.join("triton_matmul.hsaco")).unwrap();
-        let setreg = [0x41, 0x06, 0x80, 0xb9, 0x01, 0x00, 0x00, 0x00];
-        let at = bytes
-            .windows(8)
-            .position(|w| w == setreg)
-            .expect("Triton's gfx1250 matmul sets MODE bit 25");
-        bytes[at..at + 8].copy_from_slice(&[0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x80, 0xbf]);
-        let tmp =
-            std::env::temp_dir().join(format!("gcn-emu-triton-1250-{}.hsaco", std::process::id()));
-        std::fs::write(&tmp, &bytes).unwrap();
-        let l = load(&tmp, "matmul");
-        let _ = std::fs::remove_file(&tmp);
+    // Triton's objects run as Triton wrote them (gfx1250's prologue sets
+    // MODE bit 25, which the emulator accepts: design/rdna.md, gfx1250).
+    let l = load(&dir.join("triton_matmul.hsaco"), "matmul");
+    if target == "gfx1250" {
         assert!(
             l.program
                 .instructions
@@ -309,10 +296,7 @@ fn triton_matmul(target: &str, exact: bool) {
                 .any(|i| i.mnemonic == "ds_load_tr16_b128"),
             "Triton's gfx1250 matmul loads B with ds_load_tr16_b128"
         );
-        l
-    } else {
-        load(&dir.join("triton_matmul.hsaco"), "matmul")
-    };
+    }
     let (a, b) = if exact {
         (small_f16(M * K, 4, 7), small_f16(K * N, 4, 8))
     } else {
