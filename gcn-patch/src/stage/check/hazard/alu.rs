@@ -1152,6 +1152,58 @@ mod tests {
         assert_eq!(run(&kernel("0x0", "v2")).len(), 1);
     }
 
+    /// Opt-in survey: the SCHED_MODE_2 findings of every `.co` under
+    /// `GCN_PATCH_MSB_SURVEY`, with gfx1250's VGPR MSBs by control flow and
+    /// as llvm-objdump annotates them.
+    #[test]
+    #[ignore]
+    fn msb_verdict_survey() {
+        let Some(dir) = std::env::var_os("GCN_PATCH_MSB_SURVEY") else {
+            panic!("set GCN_PATCH_MSB_SURVEY to a directory of gfx1250 code objects");
+        };
+        let tc = crate::stage::toolchain::Toolchain::find(
+            &crate::stage::toolchain::ToolchainConfig::default(),
+            &|k| std::env::var(k).ok(),
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
+        let mut stack = vec![std::path::PathBuf::from(dir)];
+        let mut files = vec![];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("dir").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "co") {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        let key = |hs: &[(usize, AluHazard, Vec<usize>)]| -> std::collections::BTreeSet<String> {
+            hs.iter()
+                .map(|(_, h, _)| format!("{}:{}:{:?}", h.line, h.producer, h.access))
+                .collect()
+        };
+        for f in files {
+            let Ok(lifted) = crate::stage::lift::lift_file(&f, None, &tc, None) else {
+                println!("{}: not lifted", f.display());
+                continue;
+            };
+            let flow = key(&file_hazards(&lifted.asm));
+            super::super::msb::LISTED.with(|c| c.set(true));
+            let listed = key(&file_hazards(&lifted.asm));
+            super::super::msb::LISTED.with(|c| c.set(false));
+            println!(
+                "{}: {} findings by control flow, {} as annotated, {} only by flow, {} only annotated",
+                f.file_name().unwrap_or_default().to_string_lossy(),
+                flow.len(),
+                listed.len(),
+                flow.difference(&listed).count(),
+                listed.difference(&flow).count()
+            );
+        }
+    }
+
     #[test]
     fn loop_carried_war() {
         // The store at the loop's end still reads v2 when the next iteration

@@ -12,6 +12,13 @@ use gcn_raw::msb::{field, operand_slots, sets, Insn, Slots, State, States};
 use super::cfg::Cfg;
 use crate::base::parse::{AsmFile, Instruction, Operand, RegFile, RegisterRef};
 
+#[cfg(test)]
+thread_local! {
+    /// Tests: take the registers as annotated (the check before the MSBs
+    /// were resolved), to compare verdicts.
+    pub(super) static LISTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// A parsed instruction seen by [`gcn_raw::msb`]: only `s_set_vgpr_msb`'s
 /// immediate is read.
 struct Parsed<'a>(&'a Instruction);
@@ -103,6 +110,10 @@ pub(super) fn states(
     cfg: &Cfg,
     lines: &[Vec<usize>],
 ) -> Option<std::collections::HashMap<usize, State>> {
+    #[cfg(test)]
+    if LISTED.with(|c| c.get()) {
+        return None;
+    }
     let inst = |l: usize| asm.lines.get(l).and_then(|x| x.instruction());
     if !lines
         .iter()
