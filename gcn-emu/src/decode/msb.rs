@@ -50,149 +50,31 @@ use super::{Instruction, Operand, Program, RegFile};
 use crate::load::Kernel;
 use crate::{Error, Result};
 
-/// The VGPR MSB state: the low byte of `s_set_vgpr_msb`'s immediate.
-type State = u8;
+use gcn_raw::msb::{field, flow as raw_flow, listed as raw_listed, next, Insn, Next, Problem};
+pub use gcn_raw::msb::{Slots, State, States};
 
-/// A set of [`State`]s.
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct States([u64; 4]);
-
-impl States {
-    fn insert(&mut self, s: State) -> bool {
-        let (w, b) = (s as usize / 64, 1u64 << (s % 64));
-        let new = self.0[w] & b == 0;
-        self.0[w] |= b;
-        new
+impl Insn for Instruction {
+    fn mnemonic(&self) -> &str {
+        &self.mnemonic
     }
-    fn is_empty(&self) -> bool {
-        self.0 == [0; 4]
+    fn addr(&self) -> u64 {
+        self.addr
     }
-    /// The states, in increasing order.
-    fn iter(&self) -> impl Iterator<Item = State> + '_ {
-        self.0.iter().enumerate().flat_map(|(w, &bits)| {
-            let mut rest = bits;
-            std::iter::from_fn(move || {
-                (rest != 0).then(|| {
-                    let b = rest.trailing_zeros();
-                    rest &= rest - 1;
-                    (w as u32 * 64 + b) as State
-                })
-            })
-        })
+    fn first_word(&self) -> Option<u32> {
+        self.words.first().copied()
     }
-}
-
-/// Which MSB field (slot) each operand of an instruction takes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Slots {
-    /// The slot (0-3) of each operand in printed order; `None` for an
-    /// operand no field applies to (a scalar, a constant, `off`, or a
-    /// VGPR used as encoded, such as a WMMA scale operand).
-    Fields(Vec<Option<u8>>),
-    /// No field applies to any operand (`v_wmma_ld_scale*_paired_*`:
-    /// LLVM's table has none for them).
-    Ignored,
-    /// A format this table does not cover (image, sample, export,
-    /// interpolation, BVH stacks, words LLVM did not decode).
-    Unknown,
 }
 
 /// The slot of each printed operand of `ins` (one half of a VOPD pair:
 /// call it for [`Instruction::dual`] too), after LLVM's
-/// `getVGPRLoweringOperandTables` (see the module's table).
+/// `getVGPRLoweringOperandTables`: [`gcn_raw::msb::operand_slots`], the
+/// table gcn-patch's listing analyses use too.
 pub fn operand_slots(ins: &Instruction) -> Slots {
-    let m = ins.mnemonic.as_str();
-    let n = ins.ops.len();
-    // Destinations first (`dsts` of them, the first a VGPR's slot 3), then
-    // the sources through `src`; anything after those takes no slot.
-    let layout = |dsts: usize, src: &[Option<u8>]| {
-        let mut v: Vec<Option<u8>> = (0..dsts).map(|d| (d == 0).then_some(3)).collect();
-        v.extend(src.iter().copied());
-        v.resize(n.max(v.len()), None);
-        v.truncate(n);
-        Slots::Fields(v)
-    };
-    if m.starts_with("s_") {
-        return Slots::Fields(vec![None; n]);
-    }
-    if let Some(op) = m.strip_prefix("v_dual_") {
-        return if op.starts_with("fmamk") {
-            layout(1, &[Some(0), None, Some(2)])
-        } else {
-            layout(1, &[Some(0), Some(1), Some(2)])
-        };
-    }
-    if m.starts_with("v_") {
-        if m.starts_with("v_wmma_ld_scale") {
-            return Slots::Ignored;
-        }
-        if m.starts_with("v_interp") {
-            return Slots::Unknown;
-        }
-        // VOPC writes an SGPR mask (none for `v_cmpx`); VOP3b's second
-        // destination is its carry or scale-flag SGPRs.
-        let dsts = if m.starts_with("v_cmpx_") {
-            0
-        } else if m.contains("_co_")
-            || m.starts_with("v_div_scale_")
-            || m.starts_with("v_mad_u64_u32")
-            || m.starts_with("v_mad_i64_i32")
-        {
-            2
-        } else {
-            1
-        };
-        return if m.starts_with("v_fmamk_") || m.starts_with("v_madmk_") {
-            layout(dsts, &[Some(0), None, Some(2)])
-        } else {
-            layout(dsts, &[Some(0), Some(1), Some(2)])
-        };
-    }
-    if let Some(op) = m.strip_prefix("ds_") {
-        if op.starts_with("bvh") || op.starts_with("param") || op.starts_with("direct") {
-            return Slots::Unknown;
-        }
-        let returns = op.contains("load")
-            || op.contains("rtn")
-            || op.starts_with("read")
-            || ["bpermute", "permute", "swizzle", "append", "consume"]
-                .iter()
-                .any(|p| op.starts_with(p));
-        // `ds_append`, `ds_consume`, the `addtid` forms and GWS take no
-        // address VGPR: only data0 (or nothing).
-        let addr = !(op.starts_with("append")
-            || op.starts_with("consume")
-            || op.contains("addtid")
-            || op.starts_with("gws"));
-        let mut src = Vec::new();
-        if addr {
-            src.push(Some(0));
-        }
-        src.extend([Some(1), Some(2)]);
-        return layout(returns as usize, &src);
-    }
-    if ["flat_", "global_", "scratch_"]
-        .iter()
-        .any(|p| m.starts_with(p))
-    {
-        let op = m.split_once('_').map_or("", |(_, o)| o);
-        if op.starts_with("load_lds") || op.starts_with("prefetch") {
-            return layout(0, &[Some(0)]);
-        }
-        let returns = op.starts_with("load")
-            || (op.starts_with("atomic")
-                && (op.contains("rtn")
-                    || ins.modifier("th").is_some_and(|t| t.contains("RETURN"))));
-        return layout(returns as usize, &[Some(0), Some(1)]);
-    }
-    if m.starts_with("buffer_") || m.starts_with("tbuffer_") {
-        if m.contains("_lds") {
-            return Slots::Unknown;
-        }
-        // vdata (in or out) is printed first and takes slot 3.
-        return layout(1, &[Some(0)]);
-    }
-    Slots::Unknown
+    gcn_raw::msb::operand_slots(
+        &ins.mnemonic,
+        ins.ops.len(),
+        ins.modifier("th").is_some_and(|t| t.contains("RETURN")),
+    )
 }
 
 /// The VGPR operands of `ins` (and of its VOPD half): (which half, operand
@@ -216,138 +98,16 @@ fn vgprs(ins: &Instruction) -> impl Iterator<Item = (usize, usize, u16)> + '_ {
         })
 }
 
-/// The field of `slot` in `state`.
-fn field(state: State, slot: u8) -> u16 {
-    ((state >> (2 * slot)) & 3) as u16
-}
-
-/// How control can leave an instruction.
-enum Next {
-    /// To the next instruction.
-    Fall,
-    /// To a target only.
-    Jump(u64),
-    /// To a target or the next instruction.
-    Branch(u64),
-    /// Nowhere (`s_endpgm`).
-    Stop,
-    /// To an address in registers.
-    Indirect,
-}
-
-fn next(ins: &Instruction) -> Next {
-    let m = ins.mnemonic.as_str();
-    let target = || {
-        let simm = ins.words.first().map_or(0, |&w| w as u16 as i16 as i64);
-        (ins.addr as i64).wrapping_add(4).wrapping_add(simm * 4) as u64
-    };
-    match m {
-        _ if m.starts_with("s_endpgm") => Next::Stop,
-        "s_setpc_b64" | "s_set_pc_i64" | "s_swappc_b64" | "s_swap_pc_i64" | "s_rfe_b64"
-        | "s_rfe_i64" | "s_cbranch_join" => Next::Indirect,
-        // The callee returns through `s_setpc_b64`, which is refused.
-        "s_branch" | "s_call_b64" | "s_call_i64" => Next::Jump(target()),
-        _ if m.starts_with("s_cbranch_") => Next::Branch(target()),
-        _ => Next::Fall,
-    }
-}
-
-/// What stops the dataflow from knowing every instruction's MSBs.
-enum Problem {
-    /// A reachable indirect jump at this instruction.
-    Indirect(usize),
-    /// A reachable branch at this instruction to an address that is no
-    /// instruction of the kernel.
-    Outside(usize, u64),
-}
-
-/// The MSB states reaching each instruction of `p` from `entry` (none for
-/// an instruction control flow does not reach), and the first problem met.
+/// The MSB states reaching each instruction of `p` from `entry`, and the
+/// first problem met ([`gcn_raw::msb::flow`]).
 fn flow(p: &Program, entry: u64) -> (Vec<States>, Option<Problem>) {
-    let n = p.instructions.len();
-    let mut reach = vec![States::default(); n];
-    let mut problem = None;
-    let Some(&start) = p.index.get(&entry) else {
-        return (reach, problem);
-    };
-    reach[start].insert(0);
-    let mut work = vec![start];
-    let mut queued = vec![false; n];
-    queued[start] = true;
-    while let Some(i) = work.pop() {
-        queued[i] = false;
-        let ins = &p.instructions[i];
-        let set = ins.mnemonic == "s_set_vgpr_msb";
-        let outs: Vec<State> = if set {
-            vec![ins.words.first().map_or(0, |w| (w & 0xff) as State)]
-        } else {
-            reach[i].iter().collect()
-        };
-        let mut to = Vec::with_capacity(2);
-        let mut target = |t: u64, problem: &mut Option<Problem>| match p.index.get(&t) {
-            Some(&j) => to.push(j),
-            None => {
-                problem.get_or_insert(Problem::Outside(i, t));
-            }
-        };
-        match next(ins) {
-            Next::Fall => to.extend((i + 1 < n).then_some(i + 1)),
-            Next::Jump(t) => target(t, &mut problem),
-            Next::Branch(t) => {
-                target(t, &mut problem);
-                to.extend((i + 1 < n).then_some(i + 1));
-            }
-            Next::Stop => {}
-            Next::Indirect => {
-                problem.get_or_insert(Problem::Indirect(i));
-            }
-        }
-        for j in to {
-            let mut grew = false;
-            for &s in &outs {
-                grew |= reach[j].insert(s);
-            }
-            if grew && !queued[j] {
-                queued[j] = true;
-                work.push(j);
-            }
-        }
-    }
-    (reach, problem)
+    raw_flow(&p.instructions, |a| p.index.get(&a).copied(), entry)
 }
 
-/// The MSB state each instruction is listed under: llvm-objdump-22's.
-/// LLVM's `AMDGPUMCInstrAnalysis::updateState`
-/// (llvm/lib/Target/AMDGPU/MCTargetDesc/AMDGPUMCTargetDesc.cpp) takes the
-/// low byte of each `s_set_vgpr_msb` and resets the state to 0 after each
-/// terminator (`s_branch`, `s_cbranch_*`, `s_endpgm*`, `s_setpc_b64`,
-/// `s_rfe_b64`: LLVM's convention that every block starts under 0, which
-/// its lowering keeps and hand-written code need not), and llvm-objdump
-/// resets it after a word it could not decode (printed `.long`) and at
-/// each symbol (which a program of one kernel does not show).
+/// The MSB state each instruction is listed under: llvm-objdump-22's
+/// ([`gcn_raw::msb::listed`]).
 fn listed(p: &Program) -> Vec<State> {
-    let mut s = 0;
-    p.instructions
-        .iter()
-        .map(|ins| {
-            let before = s;
-            let m = ins.mnemonic.as_str();
-            if m == "s_set_vgpr_msb" {
-                s = ins.words.first().map_or(0, |w| (w & 0xff) as State);
-            } else if m == ".long"
-                || m == "s_branch"
-                || m.starts_with("s_cbranch_")
-                || m.starts_with("s_endpgm")
-                || matches!(
-                    m,
-                    "s_setpc_b64" | "s_set_pc_i64" | "s_rfe_b64" | "s_rfe_i64"
-                )
-            {
-                s = 0;
-            }
-            before
-        })
-        .collect()
+    raw_listed(&p.instructions)
 }
 
 /// The slots of each half of `ins` that its VGPR operands use, as a mask
@@ -430,10 +190,7 @@ pub(super) fn resolve(p: &mut Program, entry: u64) {
 /// The one state (on the slots `ins` uses) that reaches it, if the states
 /// that reach it agree there and its format has a slot table.
 fn agreed(reach: &States, ins: &Instruction) -> Option<State> {
-    let bits = used_bits(ins)?;
-    let mut states = reach.iter().map(|s| s & bits);
-    let first = states.next()?;
-    states.all(|s| s == first).then_some(first)
+    reach.agreed(used_bits(ins)?)
 }
 
 /// Refuse `p` for `kernel` unless each instruction's VGPR operands are
@@ -528,10 +285,9 @@ fn join(p: &Program, reach: &[States], t: usize, bits: State) -> String {
     // Each instruction's predecessors with the state each passes on.
     let mut preds: Vec<Vec<(usize, State)>> = vec![Vec::new(); n];
     for (i, ins) in p.instructions.iter().enumerate() {
-        let outs: Vec<State> = if ins.mnemonic == "s_set_vgpr_msb" {
-            vec![ins.words.first().map_or(0, |w| (w & 0xff) as State)]
-        } else {
-            reach[i].iter().collect()
+        let outs: Vec<State> = match gcn_raw::msb::sets(ins) {
+            Some(s) => vec![s],
+            None => reach[i].iter().collect(),
         };
         let mut to = Vec::new();
         match next(ins) {

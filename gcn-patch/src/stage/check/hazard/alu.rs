@@ -624,8 +624,7 @@ pub fn prepare(asm: &AsmFile, cfg: &Cfg, model: &Model) -> Option<AluKernel> {
     if !writes_mode {
         return None;
     }
-    let mut nodes = vec![];
-    let mut mode_lines = vec![];
+    let mut node_lines: Vec<Vec<usize>> = vec![];
     for node in &cfg.nodes {
         let mut lines: Vec<usize> = vec![];
         if let (Some(first), Some(last)) = (node.insts.first(), node.insts.last()) {
@@ -649,12 +648,24 @@ pub fn prepare(asm: &AsmFile, cfg: &Cfg, model: &Model) -> Option<AluKernel> {
                 }
             }
         }
+        node_lines.push(lines);
+    }
+    // gfx1250: the VGPRs the wave names under the MSBs control flow gives
+    // (llvm-objdump's annotations assume 0 after each branch).
+    let msb = super::msb::states(asm, cfg, &node_lines);
+    let mut nodes = vec![];
+    let mut mode_lines = vec![];
+    for lines in node_lines {
         let ops: Vec<(usize, Op)> = lines
             .into_iter()
             .filter_map(|l| {
                 // Raw lines and physical-register annotations are
-                // resolved by the parser.
-                let op = classify(asm.lines[l].instruction()?, model);
+                // resolved by the parser; the MSBs by control flow.
+                let inst = asm.lines[l].instruction()?;
+                let op = match msb.as_ref().and_then(|m| m.get(&l)) {
+                    Some(&s) => classify(&super::msb::remap(inst, s), model),
+                    None => classify(inst, model),
+                };
                 if matches!(op, Op::SetMode(Mode::Expert | Mode::Both)) {
                     mode_lines.push(l);
                 }
@@ -1115,6 +1126,82 @@ mod tests {
             run(&src.replace("\tv_cvt", "\ts_wait_alu depctr_va_vdst(0)\n\tv_cvt")).len(),
             1
         );
+    }
+
+    /// gfx1250: llvm-objdump lists a branch target under VGPR MSBs 0, the
+    /// wave runs it under the `s_set_vgpr_msb` it executed before the
+    /// branch; the finding follows the true register.
+    #[test]
+    fn branch_target_registers_follow_the_executed_vgpr_msbs() {
+        let kernel = |msb: &str, data: &str| {
+            format!(
+                "{MODE2}\ts_set_vgpr_msb {msb}\n\tds_store_b32 v1, {data}\n\ts_cbranch_scc1 .LBB0_2\n\ts_endpgm\n.LBB0_2:\n\tv_cvt_pk_bf16_f32 v2, v3, v4\n\ts_endpgm\n"
+            )
+        };
+        // 0x44: the store reads v258 (slot 1 = 1) and the target's
+        // `v_cvt_pk_bf16_f32 v2` writes v258 (slot 3 = 1): a WAR the
+        // listing's `v2` hides.
+        let h = run(&kernel("0x44", "v2 /*v258*/"));
+        assert_eq!(h.len(), 1, "{h:?}");
+        assert_eq!(h[0].access, AluAccess::WriteAfterMemRead);
+        assert_eq!((h[0].line, h[0].producer), (6, 2));
+        // 0xc0: the store reads v2, the target writes v770 (slot 3 = 3):
+        // no hazard, though the listing shows `v2` twice.
+        assert!(run(&kernel("0xc0", "v2")).is_empty());
+        // Without the MSBs (the same text under 0): the listing's finding.
+        assert_eq!(run(&kernel("0x0", "v2")).len(), 1);
+    }
+
+    /// Opt-in survey: the SCHED_MODE_2 findings of every `.co` under
+    /// `GCN_PATCH_MSB_SURVEY`, with gfx1250's VGPR MSBs by control flow and
+    /// as llvm-objdump annotates them.
+    #[test]
+    #[ignore]
+    fn msb_verdict_survey() {
+        let Some(dir) = std::env::var_os("GCN_PATCH_MSB_SURVEY") else {
+            panic!("set GCN_PATCH_MSB_SURVEY to a directory of gfx1250 code objects");
+        };
+        let tc = crate::stage::toolchain::Toolchain::find(
+            &crate::stage::toolchain::ToolchainConfig::default(),
+            &|k| std::env::var(k).ok(),
+        )
+        .unwrap_or_else(|d| panic!("{d}"));
+        let mut stack = vec![std::path::PathBuf::from(dir)];
+        let mut files = vec![];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).expect("dir").flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "co") {
+                    files.push(p);
+                }
+            }
+        }
+        files.sort();
+        let key = |hs: &[(usize, AluHazard, Vec<usize>)]| -> std::collections::BTreeSet<String> {
+            hs.iter()
+                .map(|(_, h, _)| format!("{}:{}:{:?}", h.line, h.producer, h.access))
+                .collect()
+        };
+        for f in files {
+            let Ok(lifted) = crate::stage::lift::lift_file(&f, None, &tc, None) else {
+                println!("{}: not lifted", f.display());
+                continue;
+            };
+            let flow = key(&file_hazards(&lifted.asm));
+            super::super::msb::LISTED.with(|c| c.set(true));
+            let listed = key(&file_hazards(&lifted.asm));
+            super::super::msb::LISTED.with(|c| c.set(false));
+            println!(
+                "{}: {} findings by control flow, {} as annotated, {} only by flow, {} only annotated",
+                f.file_name().unwrap_or_default().to_string_lossy(),
+                flow.len(),
+                listed.len(),
+                flow.difference(&listed).count(),
+                listed.difference(&flow).count()
+            );
+        }
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub(crate) mod analysis;
 pub(crate) mod cfg;
 pub(crate) mod lds;
 pub(crate) mod model;
+mod msb;
 pub(crate) mod suggest;
 
 use std::collections::{BTreeMap, HashMap};
