@@ -36,7 +36,9 @@ fn write_package(dir: &Path, name: &str) {
     write_package_with(dir, name, &[]);
 }
 
-/// [`write_package`] with gcn-build's `features`.
+/// [`write_package`] with gcn-build's `features`. The package optimizes
+/// `sha2` only (as the workspace does): the build script hashes its own
+/// binary on every run, which unoptimized costs seconds of CPU per run.
 fn write_package_with(dir: &Path, name: &str, features: &[&str]) {
     fs::copy(repo().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
     let r = repo();
@@ -44,7 +46,8 @@ fn write_package_with(dir: &Path, name: &str, features: &[&str]) {
         dir.join("Cargo.toml"),
         format!(
             "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\npublish = false\n\n\
-             [dependencies]\ngcn-embed = {{ path = {:?} }}\n\n[build-dependencies]\ngcn-build = {{ path = {:?}, features = {features:?} }}\n\n[workspace]\n",
+             [dependencies]\ngcn-embed = {{ path = {:?} }}\n\n[build-dependencies]\ngcn-build = {{ path = {:?}, features = {features:?} }}\n\n[workspace]\n\n\
+             [profile.dev.package.sha2]\nopt-level = 3\n",
             r.join("gcn-embed"),
             r.join("gcn-build")
         ),
