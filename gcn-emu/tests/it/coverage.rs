@@ -113,9 +113,24 @@ fn survey_in(root: &Path, dirs: &[&str]) -> Figures {
             // `s_set_vgpr_msb` is what the kernel lacks.
             let msb = p.check_vgpr_msb(k).err().map(|e| e.to_string());
             for ins in &p.instructions {
+                // A form: the mnemonic, its modifiers with their values
+                // (`scale_sel:1` is not `scale_sel:0`) but offsets', and a
+                // barrier's ID (`s_barrier_signal -3` is not `-1`).
                 let key = (
                     ins.mnemonic.clone(),
-                    ins.mods.iter().map(|m| m.0.clone()).collect::<Vec<_>>(),
+                    ins.mods
+                        .iter()
+                        .map(|m| {
+                            if m.0.starts_with("offset") {
+                                m.0.clone()
+                            } else {
+                                format!("{}:{}", m.0, m.1)
+                            }
+                        })
+                        .collect::<Vec<_>>(),
+                    ins.mnemonic
+                        .starts_with("s_barrier")
+                        .then(|| format!("{:?}", ins.ops.first().map(|o| &o.op))),
                 );
                 let ok = if ins.mnemonic == "s_set_vgpr_msb" && msb.is_some() {
                     f.example
