@@ -108,9 +108,9 @@ fn survey_in(root: &Path, dirs: &[&str]) -> Figures {
             let mut all = true;
             let mut seen = BTreeSet::new();
             let mut missing = BTreeSet::new();
-            // gfx1250: the VGPR MSBs are the listing's only where every
-            // branch agrees with it (`Program::check_vgpr_msb`); elsewhere
-            // `s_set_vgpr_msb` is what the kernel lacks.
+            // gfx1250: where control flow cannot resolve the VGPR MSBs
+            // (`Program::check_vgpr_msb`), `s_set_vgpr_msb` is what the
+            // kernel lacks.
             let msb = p.check_vgpr_msb(k).err().map(|e| e.to_string());
             for ins in &p.instructions {
                 // A form: the mnemonic, its modifiers with their values

@@ -75,36 +75,12 @@ fn kernel(name: &str) -> Loaded {
         std::fs::create_dir_all(&dir).unwrap();
         let src =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/gfx1250_cvt.hip");
-        let out = std::process::Command::new(clang())
-            .args([
-                "-x",
-                "hip",
-                "--cuda-device-only",
-                "-nogpuinc",
-                "-nogpulib",
-                "-O3",
-                "-S",
-            ])
-            .arg("--offload-arch=gfx1250")
-            .arg(&src)
-            .arg("-o")
-            .arg("-")
-            .output()
-            .expect("run clang-22");
-        assert!(
-            out.status.success(),
-            "clang-22 failed on {}: {}",
-            src.display(),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let asm = String::from_utf8(out.stdout).unwrap();
+        let s = dir.join("gfx1250_cvt.s");
+        let asm = hip_asm(&src, "gfx1250", &s);
         assert!(
             asm.contains("s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1), 1"),
             "clang-22 opens the kernel with its MODE bit 25 write, which runs unmodified"
         );
-        let kept = asm;
-        let s = dir.join("gfx1250_cvt.s");
-        std::fs::write(&s, kept).unwrap();
         assemble(&s, "gfx1250", "gfx1250_cvt", &dir)
     });
     load(obj, name)

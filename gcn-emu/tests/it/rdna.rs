@@ -450,24 +450,7 @@ fn gfx1250_permlane16_swap_matches_numpy() {
     let d = std::env::temp_dir().join(format!("gcn-emu-permlane16-swap-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     let asm = d.join("permlane16_swap.s");
-    let o = std::process::Command::new(clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "-S",
-        ])
-        .arg("--offload-arch=gfx1250")
-        .arg(&src)
-        .arg("-o")
-        .arg(&asm)
-        .output()
-        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&asm).unwrap();
+    let text = hip_asm(&src, "gfx1250", &asm);
     assert!(
         text.contains("v_permlane16_swap_b32"),
         "clang-22 emits the swap"
@@ -509,24 +492,7 @@ fn gfx1250_scale_offset_matches_numpy() {
     let d = std::env::temp_dir().join(format!("gcn-emu-scale-offset-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     let asm = d.join("scale_offset.s");
-    let o = std::process::Command::new(clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "-S",
-        ])
-        .arg("--offload-arch=gfx1250")
-        .arg(&src)
-        .arg("-o")
-        .arg(&asm)
-        .output()
-        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&asm).unwrap();
+    let text = hip_asm(&src, "gfx1250", &asm);
     for form in [
         "global_load_b128",
         "global_load_u16",
@@ -584,23 +550,7 @@ fn gfx1250_inline(name: &str) -> (PathBuf, PathBuf) {
     let d = std::env::temp_dir().join(format!("gcn-emu-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     let asm = d.join(format!("{name}.s"));
-    let o = std::process::Command::new(clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "-S",
-        ])
-        .arg("--offload-arch=gfx1250")
-        .arg(&src)
-        .arg("-o")
-        .arg(&asm)
-        .output()
-        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    hip_asm(&src, "gfx1250", &asm);
     (assemble(&asm, "gfx1250", name, &d), d)
 }
 
@@ -926,24 +876,7 @@ fn gfx1250_workgroup_ids_match_numpy() {
     )
     .unwrap();
     let asm = d.join("wgid.s");
-    let o = std::process::Command::new(clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "-S",
-        ])
-        .arg("--offload-arch=gfx1250")
-        .arg(&src)
-        .arg("-o")
-        .arg(&asm)
-        .output()
-        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&asm).unwrap();
+    let text = hip_asm(&src, "gfx1250", &asm);
     for m in [
         "s_setreg_imm32_b32 hwreg(HW_REG_WAVE_MODE, 25, 1), 1",
         "hwreg(HW_REG_IB_STS2, 6, 4)",

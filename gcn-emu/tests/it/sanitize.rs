@@ -42,25 +42,7 @@ fn asm_of(name: &str, target: &str, d: &Path) -> String {
 
 /// Compile the HIP file `src` for `target` to asm text (in `d`, as `file`).
 fn compile(src: &Path, file: &str, target: &str, d: &Path) -> String {
-    let out = d.join(file);
-    let o = Command::new(clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "-S",
-        ])
-        .arg(format!("--offload-arch={target}"))
-        .arg(src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .expect("run clang-22");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    std::fs::read_to_string(&out).unwrap()
+    crate::common::hip_asm(src, target, &d.join(file))
 }
 
 /// Assemble and link `text`; load kernel `name` with its lines mapped.
@@ -417,25 +399,7 @@ fn every_removed_barrier_that_lets_waves_race_is_an_lds_race() {
 /// lines attached.
 fn barrier_kernel(name: &str, target: &str, d: &Path) -> (CodeObject, Program) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/barrier.hip");
-    let out = d.join(format!("barrier-{target}.s"));
-    let o = Command::new(clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "-S",
-        ])
-        .arg(format!("--offload-arch={target}"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&out).unwrap();
+    let text = compile(&src, &format!("barrier-{target}.s"), target, d);
     assemble(
         &text,
         name,
@@ -830,25 +794,7 @@ fn a_wave_spinning_while_others_wait_at_a_barrier_is_a_deadlock() {
 /// `tests/kernels/uninit.hip` compiled for `target` to asm text.
 fn uninit_asm(target: &str, d: &Path) -> String {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/uninit.hip");
-    let out = d.join(format!("uninit-{target}.s"));
-    let o = Command::new(clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "-S",
-        ])
-        .arg(format!("--offload-arch={target}"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .expect("run clang-22");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    std::fs::read_to_string(&out).unwrap()
+    compile(&src, &format!("uninit-{target}.s"), target, d)
 }
 
 /// `text` without the first line of kernel `name`'s body that starts with

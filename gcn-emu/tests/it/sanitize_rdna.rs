@@ -581,23 +581,7 @@ fn rdna_triton_and_iree_wait_and_barrier_mutants() {
 fn uninit_asm(target: &str, d: &Path) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels/uninit.hip");
     let out = d.join(format!("uninit-{target}.s"));
-    let o = std::process::Command::new(clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "-S",
-        ])
-        .arg(format!("--offload-arch={target}"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    crate::common::hip_asm(&src, target, &out);
     out
 }
 

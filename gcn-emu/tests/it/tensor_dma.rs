@@ -20,24 +20,7 @@ fn dir() -> PathBuf {
 fn tensor_dma_asm() -> String {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rdna/inline/tensor_dma.hip");
     let asm = dir().join("tensor_dma.s");
-    let o = std::process::Command::new(clang())
-        .args([
-            "-x",
-            "hip",
-            "--cuda-device-only",
-            "-nogpuinc",
-            "-nogpulib",
-            "-O3",
-            "-S",
-        ])
-        .arg("--offload-arch=gfx1250")
-        .arg(&src)
-        .arg("-o")
-        .arg(&asm)
-        .output()
-        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let text = std::fs::read_to_string(&asm).unwrap();
+    let text = hip_asm(&src, "gfx1250", &asm);
     for m in [
         "tensor_load_to_lds",
         "tensor_store_from_lds",

@@ -128,6 +128,36 @@ fn compile_hip(src: &Path, target: &str, cache: &Path, cached: &Path) -> Result<
     Ok(cached.to_path_buf())
 }
 
+/// Compile the HIP file `src` for `target` to assembly at `out` with
+/// clang-22 (`-x hip --cuda-device-only -nogpuinc -nogpulib -O3 -S`), for
+/// tests that read or edit the listing before assembling it; returns the
+/// text. A failed compile panics with clang's stderr.
+pub fn hip_asm(src: &Path, target: &str, out: &Path) -> String {
+    let o = Command::new(clang())
+        .args([
+            "-x",
+            "hip",
+            "--cuda-device-only",
+            "-nogpuinc",
+            "-nogpulib",
+            "-O3",
+            "-S",
+        ])
+        .arg(format!("--offload-arch={target}"))
+        .arg(src)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .expect("run clang-22 (apt-get install -y clang-22, or bash tests/setup.sh)");
+    assert!(
+        o.status.success(),
+        "clang-22 failed on {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    std::fs::read_to_string(out).unwrap_or_else(|e| panic!("{}: {e}", out.display()))
+}
+
 /// Assemble and link the corpus' clang-22 HIP dump `tests/corpus/hip/TARGET/NAME.s`
 /// (as `gcn-patch assemble` would: clang-22 -x assembler, ld.lld-22 -shared).
 pub fn assemble_corpus(name: &str, target: &str, dir: &Path) -> PathBuf {
