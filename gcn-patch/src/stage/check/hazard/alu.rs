@@ -1156,7 +1156,7 @@ mod tests {
     /// `GCN_PATCH_MSB_SURVEY`, with gfx1250's VGPR MSBs by control flow and
     /// as llvm-objdump annotates them.
     #[test]
-    #[ignore]
+    #[ignore = "survey: GCN_PATCH_MSB_SURVEY=DIR cargo test -p gcn-patch --lib msb_verdict_survey -- --ignored --nocapture; figures in measurements.md"]
     fn msb_verdict_survey() {
         let Some(dir) = std::env::var_os("GCN_PATCH_MSB_SURVEY") else {
             panic!("set GCN_PATCH_MSB_SURVEY to a directory of gfx1250 code objects");
