@@ -390,6 +390,19 @@ k:
         let source = crate::base::parse::parse(src);
         assert_eq!(hazards(&source), vec![]);
         assert_eq!(budget(&source).0, 259);
+        // A target block that reads the load's v2 (src0, slot 0: MSBs 0)
+        // into v259 (vdst, slot 3): the hazard, its note naming the
+        // registers by control flow, the span on the written `v2`.
+        let reads = src.replace("v_mov_b32_e32 v2, 0", "v_mov_b32_e32 v3, v2");
+        let doc = crate::base::document::Document::from_source(&reads, "k.s");
+        let d = crate::stage::check::hazard::lint(&doc, &target, Default::default());
+        assert_eq!(d.len(), 1, "{d:?}");
+        let text = d[0].to_string();
+        assert!(text.contains("`v2` is read"), "{text}");
+        assert!(
+            text.contains("this line names the VGPRs of `v_mov_b32_e32 v259, v2`"),
+            "{text}"
+        );
     }
 
     /// aiter's `f4gemm_fp8_mxfp4_ABpreShuffle_256x256_4x4_ps` (the
@@ -500,7 +513,7 @@ k:
     /// Opt-in survey: the wait-counter hazards and VGPR counts of every
     /// `.co` under `GCN_PATCH_MSB_SURVEY`, with gfx1250's VGPR MSBs by
     /// control flow and as llvm-objdump annotates them
-    /// (`GCN_PATCH_MSB_SURVEY_VERBOSE=1` lists the findings that differ).
+    /// (`GCN_PATCH_MSB_SURVEY_VERBOSE=1` lists each finding).
     #[test]
     #[ignore = "survey: GCN_PATCH_MSB_SURVEY=DIR cargo test -p gcn-patch --lib msb_analyses_survey -- --ignored --nocapture; figures in measurements.md"]
     fn msb_analyses_survey() {
@@ -536,7 +549,16 @@ k:
             );
             if verbose {
                 let lines: Vec<&str> = asm.lines().collect();
-                for (what, list) in [("only by flow", by_flow), ("only annotated", annotated)] {
+                let both: Vec<(String, usize)> = flow
+                    .iter()
+                    .filter(|(k, _)| listed.contains_key(*k))
+                    .map(|(k, p)| (k.clone(), *p))
+                    .collect();
+                for (what, list) in [
+                    ("only by flow", by_flow),
+                    ("only annotated", annotated),
+                    ("both", both),
+                ] {
                     for (k, p) in list {
                         let f: Vec<&str> = k.split('|').collect();
                         let l: usize = f[1].parse().unwrap_or(0);
