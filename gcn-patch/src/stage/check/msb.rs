@@ -251,6 +251,42 @@ mod tests {
         (hazards, alu, vgprs)
     }
 
+    /// Two paths meet under MSB states that differ in the slot an
+    /// instruction uses: the hazard checks keep it as written (no state
+    /// is the wave's on every path), the register budget counts it under
+    /// each; states that differ only in unused slots resolve.
+    #[test]
+    fn a_join_of_differing_states_stays_as_written_and_counts_each() {
+        let src = "\ts_set_vgpr_msb 0x40\n\ts_cbranch_scc1 .L1\n\ts_set_vgpr_msb 0xc1\n.L1:\n\tv_mov_b32_e32 v2, v3\n\tv_mov_b32_e32 v4, s0\n\ts_endpgm\n";
+        let asm = crate::base::parse::parse(src);
+        let model =
+            crate::stage::check::hazard::Model::new(gcn_embed::Generation::Gfx12_5, "gfx1250");
+        let cfg = crate::stage::check::hazard::cfg::build(&asm, &[0..asm.lines.len()], &model);
+        let f = cfg.msb.as_ref().expect("the kernel sets MSBs");
+        let regs = |i: &crate::base::parse::Instruction| {
+            i.operands
+                .iter()
+                .map(|o| o.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        // `v_mov_b32 v2, v3`: vdst slot 3 is 1 or 3, src0 slot 0 is 0 or 1.
+        assert!(f.resolved(&asm, 4).is_none());
+        let each: Vec<String> = f.each(&asm, 4).iter().map(regs).collect();
+        assert_eq!(each, ["v258, v3", "v770, v259"]);
+        // `v_mov_b32 v4, s0`: only slot 3, 1 or 3 again; with `0x41`
+        // instead of `0xc1` the two states agree there (0x40 / 0x41).
+        assert!(f.resolved(&asm, 5).is_none());
+        let agree = crate::base::parse::parse(&src.replace("0xc1", "0x41"));
+        let cfg = crate::stage::check::hazard::cfg::build(&agree, &[0..agree.lines.len()], &model);
+        let r = cfg
+            .msb
+            .as_ref()
+            .and_then(|f| f.resolved(&agree, 5))
+            .expect("agreed");
+        assert_eq!(regs(&r), "v260, s0");
+    }
+
     /// The LLVM 22 toolchain, or a panic saying how to install it.
     fn toolchain() -> crate::stage::toolchain::Toolchain {
         crate::stage::toolchain::Toolchain::find(
