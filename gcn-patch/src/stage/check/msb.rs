@@ -261,7 +261,11 @@ mod tests {
         let asm = crate::base::parse::parse(src);
         let model =
             crate::stage::check::hazard::Model::new(gcn_embed::Generation::Gfx12_5, "gfx1250");
-        let cfg = crate::stage::check::hazard::cfg::build(&asm, &[0..asm.lines.len()], &model);
+        let cfg = crate::stage::check::hazard::cfg::build(
+            &asm,
+            std::slice::from_ref(&(0..asm.lines.len())),
+            &model,
+        );
         let f = cfg.msb.as_ref().expect("the kernel sets MSBs");
         let regs = |i: &crate::base::parse::Instruction| {
             i.operands
@@ -278,7 +282,11 @@ mod tests {
         // instead of `0xc1` the two states agree there (0x40 / 0x41).
         assert!(f.resolved(&asm, 5).is_none());
         let agree = crate::base::parse::parse(&src.replace("0xc1", "0x41"));
-        let cfg = crate::stage::check::hazard::cfg::build(&agree, &[0..agree.lines.len()], &model);
+        let cfg = crate::stage::check::hazard::cfg::build(
+            &agree,
+            std::slice::from_ref(&(0..agree.lines.len())),
+            &model,
+        );
         let r = cfg
             .msb
             .as_ref()
