@@ -1034,9 +1034,13 @@ struct F8gemm {
 /// in any order, is exact in f32. `general` 1 draws what aiter's
 /// op_tests/test_mxfp8fp4gemm.py draws by default (op_tests/bench_init.py
 /// `fill_fp8` "uniform": U(-6, 6) cast to e4m3; `fill_scale_e8m0`
-/// "pow2_binomial": 2^(Binomial(21, 0.5) - 11)).
+/// "pow2_binomial": 2^(Binomial(21, 0.5) - 11)). `fp4` 1: B is MXFP4
+/// instead (e2m1 codes, two a byte along K, the lower K in the low nibble:
+/// aiter/utility/fp4_utils.py:25-32; every code in the exact draw, so its
+/// products are multiples of 2^-6 under a bound of 2^18; `fill_fp4`'s
+/// "uniform" is not drawn), `[N, K/2]` bytes preshuffled as they are.
 const F8GEMM_NUMPY: &str = "import ml_dtypes
-M, N, K, seed, general = PARAMS
+M, N, K, seed, general, fp4 = PARAMS
 r = np.random.default_rng(seed)
 # aiter/ops/shuffle.py `_moe_tile_shuffle`: [R, C] -> [R/tm, C/tM, tm, tM].
 def shuffle(x, tm, tM):
@@ -1049,6 +1053,7 @@ def scale_shuffle(s):
     return shuffle(s, 32, 4)
 e4m3 = lambda c: c.view(ml_dtypes.float8_e4m3fn).astype(np.float64)
 e8m0 = lambda c: c.view(ml_dtypes.float8_e8m0fnu).astype(np.float64)
+e2m1 = lambda c: c.view(ml_dtypes.float4_e2m1fn).astype(np.float64)
 if general:
     fp8 = lambda shape: r.uniform(-6, 6, shape).astype(np.float32).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
     A, B = fp8((M, K)), fp8((N, K))
@@ -1059,13 +1064,19 @@ else:
     A, B = code((M, K)), code((N, K))
     sA = r.integers(126, 128, (M, K // 32)).astype(np.uint8)
     sB = r.integers(127, 129, (N, K // 32)).astype(np.uint8)
+assert not (fp4 and general)
+if fp4:
+    B = r.integers(0, 16, (N, K)).astype(np.uint8)
 a = e4m3(A) * np.repeat(e8m0(sA), 32, axis=1)
-b = e4m3(B) * np.repeat(e8m0(sB), 32, axis=1)
+b = (e2m1(B) if fp4 else e4m3(B)) * np.repeat(e8m0(sB), 32, axis=1)
 exact = a @ b.T
 mag = np.abs(a) @ np.abs(b).T
 if not general:
-    assert mag.max() < 2.0**15 and np.all(a * 2**5 == np.round(a * 2**5)) and np.all(b * 2**4 == np.round(b * 2**4))
+    qb = 1 if fp4 else 4
+    assert mag.max() < 2.0**(19 - qb) and np.all(a * 2**5 == np.round(a * 2**5)) and np.all(b * 2**qb == np.round(b * 2**qb))
 D = exact.astype(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+if fp4:
+    B = B[:, 0::2] | B[:, 1::2] << 4
 out = [shuffle(A, 2, 128), shuffle(B, 16, 16), scale_shuffle(sA), scale_shuffle(sB), D, exact, mag]
 ";
 
@@ -1077,18 +1088,21 @@ out = [shuffle(A, 2, 128), shuffle(B, 16, 16), scale_shuffle(sA), scale_shuffle(
 /// (hsa/gfx1250/mxfp8fp4gemm/mxfp8fp4gemm.csv, also the code object's
 /// `.cluster_dims`), one cluster per 64 × 2048 tile of D (aiter launches
 /// 64 clusters whatever the shape; the ones past the tiles exit at once).
-/// D gets 16 rows of slack (0xa5) after its M rows.
-fn f8gemm(m: usize, n: usize, k: usize, seed: u64, general: bool) -> F8gemm {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
-        "../tests/corpus/aiter/gfx1250/mxfp8fp4gemm/f8gemm_bf16_mxfp8fp8_ABpreShuffle_64x512_4x1_ps.co",
-    );
+/// D gets 16 rows of slack (0xa5) after its M rows. `fp4`: the MXFP4-B
+/// kernel of the same directory, `f8gemm_bf16_mxfp8fp4_ABpreShuffle_64x512_4x1_ps`
+/// (B's stride K/2 bytes, asm_mxfp8fp4gemm.cu:155-157).
+fn f8gemm(m: usize, n: usize, k: usize, seed: u64, general: bool, fp4: bool) -> F8gemm {
+    let name = if fp4 { "mxfp8fp4" } else { "mxfp8fp8" };
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "../tests/corpus/aiter/gfx1250/mxfp8fp4gemm/f8gemm_bf16_{name}_ABpreShuffle_64x512_4x1_ps.co"
+    ));
     let l = load(
         &path,
-        "_ZN5aiter47f8gemm_bf16_mxfp8fp8_ABpreShuffle_64x512_4x1_psE",
+        &format!("_ZN5aiter47f8gemm_bf16_{name}_ABpreShuffle_64x512_4x1_psE"),
     );
     let script = F8GEMM_NUMPY.replace(
         "PARAMS",
-        &format!("{m}, {n}, {k}, {seed}, {}", general as u8),
+        &format!("{m}, {n}, {k}, {seed}, {}, {}", general as u8, fp4 as u8),
     );
     let mut o = common::numpy(&format!("{script}\n"), &[]).into_iter();
     let mut next = || o.next().unwrap();
@@ -1112,11 +1126,11 @@ fn f8gemm(m: usize, n: usize, k: usize, seed: u64, general: bool) -> F8gemm {
         A::Buf(b),
         A::Buf(sa),
         A::Buf(sb),
-        u32v(n * 2),  // stride_C
-        u32v(k),      // stride_A
-        u32v(k),      // stride_B
-        u32v(k / 32), // ScaleA_K
-        u32v(k / 32), // ScaleB_K
+        u32v(n * 2),                       // stride_C
+        u32v(k),                           // stride_A
+        u32v(if fp4 { k / 2 } else { k }), // stride_B
+        u32v(k / 32),                      // ScaleA_K
+        u32v(k / 32),                      // ScaleB_K
         u32v(m),
         u32v(n),
         u32v(k),
@@ -1214,7 +1228,7 @@ fn f8gemm_mismatches(r: &F8gemm, tol: bool) -> Vec<String> {
 /// tile count exit at once (tile = cluster ID + 64·i, 0x198c and 0x1ba8).
 #[test]
 fn aiter_gfx1250_f8gemm_64x512_matches_numpy() {
-    let r = f8gemm(64, 2048, 640, 1, false);
+    let r = f8gemm(64, 2048, 640, 1, false, false);
     let bad = f8gemm_mismatches(&r, false);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
@@ -1231,7 +1245,25 @@ fn aiter_gfx1250_f8gemm_64x512_matches_numpy() {
 /// were.
 #[test]
 fn aiter_gfx1250_f8gemm_partial_m_tile_matches_numpy_within_f32_accumulation() {
-    let r = f8gemm(80, 2048, 384, 2, true);
+    let r = f8gemm(80, 2048, 384, 2, true, false);
     let bad = f8gemm_mismatches(&r, true);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The MXFP4-B kernel of the same config file,
+/// `f8gemm_bf16_mxfp8fp4_ABpreShuffle_64x512_4x1_ps` (csv row 4): B is
+/// e2m1, `[N, K/2]` bytes (two codes a byte, the lower K in the low
+/// nibble) preshuffled 16 × 16 as bytes like the fp8 B
+/// (aiter/ops/shuffle.py:42-55), its stride K/2. Bit for bit on exact sums
+/// (every e2m1 code drawn), M = 64, N = 2048, K = 640, one cluster. This
+/// kernel prefetches five K steps of the next tile (its bound is K + 0x280,
+/// 0x20b8, against the fp8 kernel's K + 0x180), so K below 640 reads past
+/// A; its K loop (six bodies unrolled) takes its back edge only from
+/// K = 896 (10.5 s here against 7 s, so not run: the fp8 test runs its
+/// kernel's back edge).
+#[test]
+fn aiter_gfx1250_f8gemm_mxfp4_b_matches_numpy() {
+    let r = f8gemm(64, 2048, 640, 3, false, true);
+    let bad = f8gemm_mismatches(&r, false);
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
