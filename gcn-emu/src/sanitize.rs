@@ -515,9 +515,7 @@ fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Even
     let returns = match p.access {
         Access::Atomic(Ret::IfGlc) => crate::waitcnt::atomic_returns(ins),
         Access::Write => false,
-        // A destination the table gives as an immediate is no register:
-        // `s_prefetch_inst`/`s_prefetch_data` (`sdata` Imm) return nothing.
-        _ => p.dst().any(|o| o.kind != crate::isa::Kind::Imm),
+        _ => p.dst().next().is_some(),
     };
     let event = crate::waitcnt::event(p, returns)?;
     match event {
