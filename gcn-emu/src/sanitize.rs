@@ -1802,6 +1802,30 @@ mod tests {
         }
     }
 
+    /// `s_prefetch_inst s[76:77], 0x1000, s78, 0` (aiter's gfx1250 f8gemm
+    /// prologue issues ten on the same SGPR pair): its first printed
+    /// operand is the base it reads; the table's `sdata` destination is an
+    /// immediate, so nothing is in flight to a register.
+    #[test]
+    fn gfx12_prefetch_writes_no_register() {
+        for m in ["s_prefetch_inst", "s_prefetch_data"] {
+            let mut w = rdna("gfx1201");
+            let p = ins(
+                0x10,
+                m,
+                vec![reg(RegFile::S, 76, 2), reg(RegFile::S, 78, 1)],
+                vec![0],
+            );
+            w.before(&p, &program(), None, &wave());
+            w.before(&p, &program(), None, &wave());
+            assert_eq!(use_of(&mut w, RegFile::S, 76), 0, "{m}");
+            assert!(w.findings.is_empty(), "{m}: {:?}", w.findings);
+        }
+        let mut w = rdna("gfx1201");
+        load(&mut w, "s_load_b32", RegFile::S, 4);
+        assert_eq!(use_of(&mut w, RegFile::S, 4), 1, "a scalar load still is");
+    }
+
     #[test]
     fn gfx12_split_counters_retire_each_their_own() {
         let mut w = rdna("gfx1201");
