@@ -733,6 +733,39 @@ out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// gfx1250's named barriers (tests/rdna/inline/named_barrier.hip, clang-22's
+/// `__builtin_amdgcn_s_barrier_init`/`_join`/`_signal_var`/`_leave` on
+/// `__amdgpu_named_workgroup_barrier_t`): clang-22 emits the M0 forms, and
+/// the emulator refuses the kernel by name (the barrier state machine,
+/// `gcn_emu::named_barrier`, is not yet wired into the dispatcher) rather
+/// than running it wrongly or hanging.
+#[test]
+fn gfx1250_named_barriers_are_refused_by_name() {
+    let (obj, d) = gfx1250_inline("named_barrier");
+    let text = std::fs::read_to_string(d.join("named_barrier.s")).unwrap();
+    for form in [
+        "s_barrier_init m0",
+        "s_barrier_join m0",
+        "s_barrier_signal m0",
+        "s_barrier_wait 1",
+        "s_barrier_leave",
+    ] {
+        assert!(text.contains(form), "clang-22 emits `{form}`");
+    }
+    let x = inputs(128, 71);
+    let l = load(&obj, "named_barrier");
+    let e = launch(
+        &l,
+        [1, 1, 1],
+        [128, 1, 1],
+        vec![A::Buf(u32s(&x)), A::Buf(vec![0; 128 * 4])],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("s_barrier_init"), "{e}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// gfx1250's sign-extended `saddr` VGPR offset on the typed engine
 /// (tests/rdna/inline/signed_voffset.hip): clang-22 addresses a load, a
 /// store and an atomic as `s[BASE] + v0` with v0 = -4(t + 1), no
