@@ -23,8 +23,37 @@ pub enum WaveState {
     Running,
     /// Waits at `s_barrier`.
     Barrier,
+    /// Waits at the cluster barrier (`s_barrier_wait -3`, gfx1250) until
+    /// its cluster completes the phase the wave waits for
+    /// ([`crate::dispatch`]).
+    ClusterBarrier,
+    /// Stopped at a barrier operation whose result depends on the other
+    /// waves ([`Wave::sync`]): the dispatcher completes it and the wave
+    /// runs on.
+    Sync,
     /// Executed `s_endpgm`.
     Done,
+}
+
+/// A barrier operation that the dispatcher completes, because its result
+/// depends on the other waves of the workgroup or cluster (the wave
+/// stops with [`WaveState::Sync`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncOp {
+    /// `s_barrier_signal_isfirst -1`: SCC = whether the wave is the first of
+    /// its workgroup to signal the workgroup barrier's current phase.
+    FirstSignal,
+    /// `s_barrier_signal -3` (`isfirst`: `s_barrier_signal_isfirst -3`,
+    /// SCC = whether the signal is its workgroup's first of the phase).
+    ClusterSignal {
+        /// The `_isfirst` form.
+        isfirst: bool,
+    },
+    /// `s_barrier_wait -3` (printed `0xfffd`).
+    ClusterWait,
+    /// `s_get_barrier_state sN, -3`: the cluster barrier's state to the
+    /// instruction's SGPR ([`set_barrier_state`]).
+    ClusterState,
 }
 
 /// The architectural state of one wave.
@@ -73,6 +102,9 @@ pub struct Wave {
     /// gfx1250's hardware registers as `s_setreg_imm32_b32` left them
     /// ([`HwRegs`]).
     pub hwregs: HwRegs,
+    /// The barrier operation the wave stopped at ([`WaveState::Sync`], and
+    /// [`SyncOp::ClusterWait`] while it waits at the cluster barrier).
+    pub sync: Option<SyncOp>,
 }
 
 /// The gfx1250 hardware registers the emulator keeps (ids as LLVM's
@@ -100,9 +132,12 @@ pub struct Wave {
 ///   bits 19:12 that hold the VGPR MSBs per llvm/llvm-project #174681)
 ///   is refused by name.
 ///
-/// `s_getreg_b32 hwreg(HW_REG_IB_STS2, 6, 4)` (LLVM 22's workgroup-ID
-/// lowering) reads 0: a dispatch without workgroup clusters, whose IDs are
-/// then in ttmp9/ttmp7 (cluster fields in ttmp6 per iree-org/aster #692).
+/// `s_getreg_b32 hwreg(HW_REG_IB_STS2, …)` reads bits 9:6 (1 in a
+/// dispatch with workgroup clusters, else 0: LLVM 22's workgroup-ID
+/// lowering then reads the cluster fields of ttmp6, else the IDs in
+/// ttmp9/ttmp7; iree-org/aster #692, rocJITsu's `gfx1250_ib_sts2_raw`) and
+/// bits 24:21 (the workgroup's flat rank in its cluster, which clang-22's
+/// `__builtin_amdgcn_cluster_workgroup_flat_id` reads): [`HwRegs::ib_sts2`].
 /// Other registers: `s_getreg_b32` reads them back only where every bit it
 /// reads was written by the wave (else it is refused: their values at
 /// launch are not modelled).
@@ -116,6 +151,17 @@ pub struct HwRegs {
     pub sched_mode: u32,
     /// Which of SCHED_MODE's bits were written.
     pub sched_mode_written: u32,
+    /// IB_STS2 as the dispatch sets it: bits 9:6 = 1 in a cluster dispatch,
+    /// bits 24:21 the workgroup's flat rank in its cluster; 0 without
+    /// clusters.
+    pub ib_sts2: u32,
+}
+
+impl HwRegs {
+    /// Whether the wave's dispatch has workgroup clusters (IB_STS2[9:6]).
+    pub fn clustered(&self) -> bool {
+        self.ib_sts2 >> 6 & 0xf != 0
+    }
 }
 
 /// `hwreg(ID, OFFSET, SIZE)` from an SOPK instruction's SIMM16: the id,
@@ -171,9 +217,9 @@ fn hwreg_gfx1250(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         SCHED_MODE => (w.hwregs.sched_mode, w.hwregs.sched_mode_written),
         // IB_STS2 bits 9:6: nonzero when the dispatch has workgroup
         // clusters (LLVM 22's workgroup-ID lowering then reads the cluster
-        // fields of ttmp6; at 0 it reads ttmp9/ttmp7). The emulator runs
-        // dispatches without clusters: 0.
-        IB_STS2 if field & !(0xf << 6) == 0 => (0, field),
+        // fields of ttmp6; at 0 it reads ttmp9/ttmp7); bits 24:21 the flat
+        // rank in the cluster. Other fields (counters) are not modelled.
+        IB_STS2 if field & !(0xf << 6 | 0xf << 21) == 0 => (w.hwregs.ib_sts2, field),
         _ => return unsup(format!("reading hardware register {id}")),
     };
     let dst = opnd(&ins.ops, 0)?;
@@ -617,6 +663,8 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_wait_idle", Sopp),
         ("s_wait_event", Sopp),
         ("s_barrier_signal", Sop1),
+        ("s_barrier_signal_isfirst", Sop1),
+        ("s_get_barrier_state", Sop1),
         ("s_barrier_wait", Sopp),
         ("s_add_f32", Sop2),
         ("s_sub_f32", Sop2),
@@ -1616,6 +1664,7 @@ impl Wave {
             wave_size: LANES as u32,
             numbering: crate::decode::Numbering::GFX9,
             hwregs: HwRegs::default(),
+            sync: None,
         }
     }
 
@@ -2486,15 +2535,10 @@ fn salu_gfx12(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> Option<R<()>> {
         | "s_wait_alu"
         | "s_wait_idle"
         | "s_wait_event" => Ok(()),
-        "s_barrier_signal" | "s_barrier_wait" => match o.first().map(|s| &s.op) {
-            Some(Operand::Int(id)) if *id as i16 == -1 => {
-                if m == "s_barrier_wait" {
-                    w.state = WaveState::Barrier;
-                }
-                Ok(())
-            }
-            _ => unsup("a named barrier (only the workgroup barrier, -1, is modelled)"),
-        },
+        "s_barrier_signal"
+        | "s_barrier_signal_isfirst"
+        | "s_barrier_wait"
+        | "s_get_barrier_state" => barrier_gfx12(w, ins),
         "s_add_f32" | "s_sub_f32" | "s_mul_f32" | "s_max_num_f32" | "s_min_num_f32" => (|| {
             let (a, b) = (w.sread(op(1)?, ctx)?, w.sread(op(2)?, ctx)?);
             let (fa, fb) = (f32::from_bits(a), f32::from_bits(b));
@@ -2573,6 +2617,56 @@ fn salu_gfx12(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> Option<R<()>> {
             })()
         }
     })
+}
+
+/// gfx12's split barrier instructions on the workgroup barrier (-1) and
+/// gfx1250's cluster barrier (-3). The ID is the immediate (`s_barrier_wait
+/// 0xffff` is -1, `0xfffd` -3; `s_get_barrier_state`'s second operand).
+/// What depends on other waves stops the wave with [`WaveState::Sync`] for
+/// the dispatcher ([`SyncOp`]). Refused: named barriers (M0 or 1..16), the
+/// cluster trap barrier (-4) and the workgroup trap barrier (-2), both
+/// privileged, the cluster barrier in a dispatch without clusters, and
+/// `s_get_barrier_state` of the workgroup barrier.
+fn barrier_gfx12(w: &mut Wave, ins: &Instruction) -> R<()> {
+    let m = ins.mnemonic.as_str();
+    let at = if m == "s_get_barrier_state" { 1 } else { 0 };
+    let id = match ins.ops.get(at).map(|s| &s.op) {
+        Some(Operand::Int(id)) if ins.ops.len() == at + 1 => *id as i16,
+        _ => return unsup("a named barrier given in M0 (only the workgroup barrier, -1, and the cluster barrier, -3, are modelled)"),
+    };
+    let sync = |w: &mut Wave, op: SyncOp| {
+        w.sync = Some(op);
+        w.state = WaveState::Sync;
+        Ok(())
+    };
+    match (id, m) {
+        (-1, "s_barrier_signal") => Ok(()),
+        (-1, "s_barrier_signal_isfirst") => sync(w, SyncOp::FirstSignal),
+        (-1, "s_barrier_wait") => {
+            w.state = WaveState::Barrier;
+            Ok(())
+        }
+        (-3, _) if !w.hwregs.clustered() => Err(Stop::Fault(
+            None,
+            format!("`{}`: the cluster barrier (-3) in a dispatch without workgroup clusters: every workgroup is its own cluster there, and the barrier's expected count is not modelled; launch the kernel with its cluster (`Launch::cluster`, `gcn-patch run --cluster X,Y,Z`; the kernel's `.cluster_dims` by default)", ins.text),
+        )),
+        (-3, "s_barrier_signal") => sync(w, SyncOp::ClusterSignal { isfirst: false }),
+        (-3, "s_barrier_signal_isfirst") => sync(w, SyncOp::ClusterSignal { isfirst: true }),
+        (-3, "s_barrier_wait") => sync(w, SyncOp::ClusterWait),
+        (-3, "s_get_barrier_state") => sync(w, SyncOp::ClusterState),
+        (-4 | -2, _) => Err(Stop::Fault(
+            None,
+            format!("`{}`: the {} trap barrier ({id}) is privileged: only a trap handler uses it (LLVM's AMDGPUExecutionSynchronization, GFX12 barrier IDs)", ins.text, if id == -4 { "cluster" } else { "workgroup" }),
+        )),
+        (-1, _) => unsup("s_get_barrier_state of the workgroup barrier (-1)"),
+        _ => unsup("a named barrier (only the workgroup barrier, -1, and the cluster barrier, -3, are modelled)"),
+    }
+}
+
+/// Complete `s_get_barrier_state sN, -3` ([`SyncOp::ClusterState`]): write
+/// `value` to the instruction's SGPR.
+pub(crate) fn set_barrier_state(w: &mut Wave, ins: &Instruction, value: u32) -> R<()> {
+    w.swrite(opnd(&ins.ops, 0)?, value)
 }
 
 fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
@@ -4498,6 +4592,16 @@ fn tensor_dma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     }
     let refs: Vec<&[u32]> = groups.iter().map(|g| g.as_slice()).collect();
     let d = crate::tensor::Descriptor::parse(&refs, load).map_err(Stop::Unsupported)?;
+    if d.pred != 0 {
+        // The workgroup's flat rank (IB_STS2[24:21]) and the cluster's size
+        // (ttmp6[27:24] is the highest rank).
+        let cluster = w
+            .hwregs
+            .clustered()
+            .then(|| (w.hwregs.ib_sts2 >> 21 & 0xf, (w.s[108 + 6] >> 24 & 0xf) + 1));
+        crate::tensor::check_multicast(d.multicast, cluster)
+            .map_err(|e| Stop::Fault(None, format!("tensor DMA: {e}")))?;
+    }
     let size = ctx.lds.data.len() as u64;
     if d.count() > 0 && d.lds as u64 + d.lds_span() > size {
         return Err(Stop::Fault(

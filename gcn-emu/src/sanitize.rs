@@ -1141,7 +1141,10 @@ impl Observer for Workgroup {
             return;
         };
         san.after(e.state, Some(&self.lds));
-        if e.state.state == WaveState::Barrier {
+        // At a barrier's wait: the workgroup's, or the cluster's (which
+        // the dispatcher completes after this event).
+        let cluster_wait = e.state.sync == Some(crate::exec::SyncOp::ClusterWait);
+        if e.state.state == WaveState::Barrier || cluster_wait {
             self.waiting[e.wave as usize] = Some(e.index);
         }
     }
