@@ -52,7 +52,7 @@ pub enum SyncOp {
     /// `s_barrier_wait -3` (printed `0xfffd`).
     ClusterWait,
     /// `s_get_barrier_state sN, -3`: the cluster barrier's state to the
-    /// instruction's SGPR ([`set_barrier_state`]).
+    /// instruction's SGPR.
     ClusterState,
 }
 
@@ -6855,9 +6855,13 @@ impl Probe {
         // gfx1250's MODE and SCHED_MODE hold values, like the registers: a
         // lone `s_getreg_b32` runs (in a kernel, reading bits the wave did
         // not write is refused unless nothing reads the result).
+        // gfx1250 probes run as a workgroup of a cluster (IB_STS2[9:6] =
+        // 1), where the cluster barrier (-3) is an instruction like any
+        // other; the dispatcher completes what it waits for.
         self.wave.hwregs = HwRegs {
             mode_written: u32::MAX,
             sched_mode_written: u32::MAX,
+            ib_sts2: ((self.wave.numbering == crate::decode::Numbering::GFX1250) as u32) << 6,
             ..HwRegs::default()
         };
         // A branch's target is an instruction: the SOPP target of its

@@ -2,7 +2,7 @@
 //! workgroup's identity registers in a cluster dispatch, and the run of a
 //! cluster's workgroups together with the cluster barrier (-3).
 //!
-//! **Identity** ([`identity`]): in a cluster dispatch ttmp9 holds the
+//! **Identity**: in a cluster dispatch ttmp9 holds the
 //! cluster's ID in X and ttmp7 its Y (bits 15:0) and Z (31:16) instead of
 //! the workgroup's; ttmp6 packs the workgroup's position in its cluster
 //! (bits 3:0, 7:4, 11:8), the cluster's size minus one (15:12, 19:16,
@@ -12,13 +12,15 @@
 //! `workgroup-id-in-arch-sgprs.ll` and clang-22's lowering of the cluster
 //! builtins; the rank's formula is assumed, no source states it).
 //!
-//! **Scheduling** ([`Setup::cluster`]): the workgroups of a cluster are
+//! **Scheduling**: the workgroups of a cluster are
 //! resident together, each with its own LDS, registers and workgroup
-//! barrier (-1); their waves run round-robin as a workgroup's do, each
-//! until it ends or blocks. Clusters run in parallel on the worker threads
-//! as workgroups do.
+//! barrier (-1); they run workgroup after workgroup, each until none of
+//! its waves can run (its waves as a workgroup's run without clusters),
+//! then again from the first, so that a workgroup runs as far ahead of its
+//! peers as the barriers let it. Clusters run in parallel on the worker
+//! threads as workgroups do.
 //!
-//! **The cluster barrier** ([`Barriers`]). LLVM documents it as counting
+//! **The cluster barrier**. LLVM documents it as counting
 //! one arrival per workgroup (`__builtin_amdgcn_s_cluster_barrier`: the
 //! first wave of each workgroup signals -3 after the workgroup barrier,
 //! every wave waits), while aiter's kernels signal -3 from every wave;
