@@ -207,16 +207,30 @@ impl Flow {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
-    use std::collections::BTreeMap;
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
 
-    /// The wait-counter hazards of lifted gfx1250 asm, (kernel, line,
-    /// register, access) → producer line, and the VGPRs each kernel uses.
-    pub(crate) fn verdicts(text: &str) -> (BTreeMap<String, usize>, Vec<(String, u32)>) {
+    /// What the analyses find in lifted gfx1250 asm: the wait-counter
+    /// hazards, (kernel, line, register, access) → producer line; the
+    /// SCHED_MODE_2 findings (consumer line, producer line, kind); the
+    /// VGPRs each kernel uses.
+    type Verdicts = (
+        BTreeMap<String, usize>,
+        BTreeSet<String>,
+        Vec<(String, u32)>,
+    );
+
+    fn verdicts(text: &str) -> Verdicts {
         let asm = crate::base::parse::parse(text);
-        let target = gcn_embed::TargetId::parse("gfx1250").expect("gfx1250");
-        let hazards = crate::stage::check::hazard::hazards(&asm, &target)
-            .into_iter()
+        let target = gfx1250();
+        let kernels = crate::stage::check::hazard::kernels(&asm, &target);
+        let hazards = kernels
+            .iter()
+            .flat_map(|k| {
+                k.hazards(&Default::default())
+                    .into_iter()
+                    .map(move |h| (k.name.clone(), h))
+            })
             .map(|(k, h)| {
                 (
                     format!("{k}|{}|{}|{:?}", h.line, h.register, h.access),
@@ -224,15 +238,21 @@ pub(crate) mod tests {
                 )
             })
             .collect();
+        let alu = kernels
+            .iter()
+            .filter_map(|k| crate::stage::check::hazard::alu::prepare(&asm, &k.cfg, &k.model))
+            .flat_map(|ak| ak.hazards())
+            .map(|h| format!("{}:{}:{:?}", h.line, h.producer, h.access))
+            .collect();
         let vgprs = crate::stage::check::budget::analyze(&asm, &target)
             .into_iter()
             .map(|b| (b.kernel, b.used.vgpr))
             .collect();
-        (hazards, vgprs)
+        (hazards, alu, vgprs)
     }
 
     /// The LLVM 22 toolchain, or a panic saying how to install it.
-    pub(crate) fn toolchain() -> crate::stage::toolchain::Toolchain {
+    fn toolchain() -> crate::stage::toolchain::Toolchain {
         crate::stage::toolchain::Toolchain::find(
             &crate::stage::toolchain::ToolchainConfig::default(),
             &|k| std::env::var(k).ok(),
@@ -246,7 +266,7 @@ pub(crate) mod tests {
 
     /// The analyses' checks of `text` as annotated (llvm-objdump's
     /// registers, or the written ones), as before the MSB flow.
-    pub(crate) fn as_annotated<T>(f: impl FnOnce() -> T) -> T {
+    fn as_annotated<T>(f: impl FnOnce() -> T) -> T {
         super::LISTED.with(|c| c.set(true));
         let out = f();
         super::LISTED.with(|c| c.set(false));
@@ -390,6 +410,19 @@ k:
         let source = crate::base::parse::parse(src);
         assert_eq!(hazards(&source), vec![]);
         assert_eq!(budget(&source).0, 259);
+        // A target block that reads the load's v2 (src0, slot 0: MSBs 0)
+        // into v259 (vdst, slot 3): the hazard, its note naming the
+        // registers by control flow, the span on the written `v2`.
+        let reads = src.replace("v_mov_b32_e32 v2, 0", "v_mov_b32_e32 v3, v2");
+        let doc = crate::base::document::Document::from_source(&reads, "k.s");
+        let d = crate::stage::check::hazard::lint(&doc, &target, Default::default());
+        assert_eq!(d.len(), 1, "{d:?}");
+        let text = d[0].to_string();
+        assert!(text.contains("`v2` is read"), "{text}");
+        assert!(
+            text.contains("this line names the VGPRs of `v_mov_b32_e32 v259, v2`"),
+            "{text}"
+        );
     }
 
     /// aiter's `f4gemm_fp8_mxfp4_ABpreShuffle_256x256_4x4_ps` (the
@@ -471,8 +504,7 @@ k:
     /// Each `.co` under the directory `GCN_PATCH_MSB_SURVEY` (sorted), lifted
     /// as now (annotations by the MSB flow) and as before the flow
     /// (llvm-objdump's); `None` where it does not lift.
-    pub(crate) fn survey_lifts(
-    ) -> impl Iterator<Item = (std::path::PathBuf, Option<(String, String)>)> {
+    fn survey_lifts() -> impl Iterator<Item = (std::path::PathBuf, Option<(String, String)>)> {
         let Some(dir) = std::env::var_os("GCN_PATCH_MSB_SURVEY") else {
             panic!("set GCN_PATCH_MSB_SURVEY to a directory of gfx1250 code objects");
         };
@@ -497,13 +529,14 @@ k:
         })
     }
 
-    /// Opt-in survey: the wait-counter hazards and VGPR counts of every
-    /// `.co` under `GCN_PATCH_MSB_SURVEY`, with gfx1250's VGPR MSBs by
-    /// control flow and as llvm-objdump annotates them
-    /// (`GCN_PATCH_MSB_SURVEY_VERBOSE=1` lists the findings that differ).
+    /// Opt-in survey: the SCHED_MODE_2 findings, the wait-counter hazards
+    /// and the VGPR counts of every `.co` under `GCN_PATCH_MSB_SURVEY`, with
+    /// gfx1250's VGPR MSBs by control flow and as llvm-objdump annotates
+    /// them (`GCN_PATCH_MSB_SURVEY_VERBOSE=1` lists each wait-counter
+    /// finding).
     #[test]
-    #[ignore = "survey: GCN_PATCH_MSB_SURVEY=DIR cargo test -p gcn-patch --lib msb_analyses_survey -- --ignored --nocapture; figures in measurements.md"]
-    fn msb_analyses_survey() {
+    #[ignore = "survey: GCN_PATCH_MSB_SURVEY=DIR cargo test -p gcn-patch --lib msb_verdict_survey -- --ignored --nocapture; figures in measurements.md"]
+    fn msb_verdict_survey() {
         let verbose = std::env::var_os("GCN_PATCH_MSB_SURVEY_VERBOSE").is_some();
         for (f, lifts) in survey_lifts() {
             let Some((asm, listed_asm)) = lifts else {
@@ -515,8 +548,16 @@ k:
                 let name = name.file_name().expect("name");
                 std::fs::write(std::path::Path::new(&d).join(name), &asm).expect("dump");
             }
-            let (flow, flow_vgprs) = verdicts(&asm);
-            let (listed, listed_vgprs) = as_annotated(|| verdicts(&listed_asm));
+            let (flow, flow_alu, flow_vgprs) = verdicts(&asm);
+            let (listed, listed_alu, listed_vgprs) = as_annotated(|| verdicts(&listed_asm));
+            println!(
+                "{}: SCHED_MODE_2 {} findings by control flow, {} as annotated, {} only by flow, {} only annotated",
+                f.file_name().unwrap_or_default().to_string_lossy(),
+                flow_alu.len(),
+                listed_alu.len(),
+                flow_alu.difference(&listed_alu).count(),
+                listed_alu.difference(&flow_alu).count()
+            );
             let only = |a: &BTreeMap<String, usize>, b: &BTreeMap<String, usize>| {
                 a.iter()
                     .filter(|(k, _)| !b.contains_key(*k))
@@ -536,7 +577,16 @@ k:
             );
             if verbose {
                 let lines: Vec<&str> = asm.lines().collect();
-                for (what, list) in [("only by flow", by_flow), ("only annotated", annotated)] {
+                let both: Vec<(String, usize)> = flow
+                    .iter()
+                    .filter(|(k, _)| listed.contains_key(*k))
+                    .map(|(k, p)| (k.clone(), *p))
+                    .collect();
+                for (what, list) in [
+                    ("only by flow", by_flow),
+                    ("only annotated", annotated),
+                    ("both", both),
+                ] {
                     for (k, p) in list {
                         let f: Vec<&str> = k.split('|').collect();
                         let l: usize = f[1].parse().unwrap_or(0);

@@ -1146,36 +1146,6 @@ mod tests {
         assert_eq!(run(&kernel("0x0", "v2")).len(), 1);
     }
 
-    /// Opt-in survey: the SCHED_MODE_2 findings of every `.co` under
-    /// `GCN_PATCH_MSB_SURVEY`, with gfx1250's VGPR MSBs by control flow and
-    /// as llvm-objdump annotates them.
-    #[test]
-    #[ignore = "survey: GCN_PATCH_MSB_SURVEY=DIR cargo test -p gcn-patch --lib msb_verdict_survey -- --ignored --nocapture; figures in measurements.md"]
-    fn msb_verdict_survey() {
-        let key = |hs: &[(usize, AluHazard, Vec<usize>)]| -> std::collections::BTreeSet<String> {
-            hs.iter()
-                .map(|(_, h, _)| format!("{}:{}:{:?}", h.line, h.producer, h.access))
-                .collect()
-        };
-        use crate::stage::check::msb::tests::{as_annotated, survey_lifts};
-        for (f, lifts) in survey_lifts() {
-            let Some((asm, listed_asm)) = lifts else {
-                println!("{}: not lifted", f.display());
-                continue;
-            };
-            let flow = key(&file_hazards(&asm));
-            let listed = as_annotated(|| key(&file_hazards(&listed_asm)));
-            println!(
-                "{}: {} findings by control flow, {} as annotated, {} only by flow, {} only annotated",
-                f.file_name().unwrap_or_default().to_string_lossy(),
-                flow.len(),
-                listed.len(),
-                flow.difference(&listed).count(),
-                listed.difference(&flow).count()
-            );
-        }
-    }
-
     #[test]
     fn loop_carried_war() {
         // The store at the loop's end still reads v2 when the next iteration
@@ -1350,7 +1320,11 @@ mod tests {
     fn aiter_mla_pre_fix_kernel_has_the_pr_sites_and_the_fix_is_clean() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/corpus/aiter/gfx1250/mla/mla_a8w8_qh8_1tg_8mx2_32nx4_np_3p.co");
-        let tc = crate::stage::check::msb::tests::toolchain();
+        let tc = crate::stage::toolchain::Toolchain::find(
+            &crate::stage::toolchain::ToolchainConfig::default(),
+            &|k| std::env::var(k).ok(),
+        )
+        .unwrap_or_else(|d| panic!("{d}\ninstall LLVM 22 (clang-22, ld.lld-22, llvm-objdump-22: apt-get install -y llvm-22 clang-22 lld-22)"));
         let lifted = crate::stage::lift::lift_file(&path, None, &tc, None).expect("lift");
         let hs = file_hazards(&lifted.asm);
         let asm = crate::base::parse::parse(&lifted.asm);

@@ -460,6 +460,19 @@ fn register_span(text: &str, reg: &str) -> Option<(usize, usize)> {
         .trim_start()
         .find(char::is_whitespace)
         .map(|i| i + (text.len() - text.trim_start().len()))?;
-    let pos = text[start..code_end].find(reg)? + start;
-    Some((pos, pos + reg.len()))
+    let ops = &text[start..code_end];
+    if let Some(p) = ops.find(reg) {
+        return Some((p + start, p + start + reg.len()));
+    }
+    // gfx1250: a VGPR above v255 (by the MSBs) is written as its low 8 bits.
+    let r = crate::base::parse::RegisterRef::parse(reg)
+        .filter(|r| r.file == crate::base::parse::RegFile::Vgpr && r.first > 255)?;
+    let low = crate::base::parse::RegisterRef {
+        first: r.first & 0xff,
+        last: (r.first & 0xff) + (r.last - r.first),
+        ..r
+    }
+    .to_string();
+    let p = ops.find(&low)? + start;
+    Some((p, p + low.len()))
 }

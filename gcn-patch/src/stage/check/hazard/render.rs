@@ -163,6 +163,11 @@ pub(super) fn render_hazard(
         )
     };
     d = d.with_note(state);
+    for (what, line) in [("this line", h.line), ("the producer", h.producer)] {
+        if let Some(note) = msb_note(asm, k, what, line) {
+            d = d.with_note(note);
+        }
+    }
     let mut fix_change = None;
     if let Some((wl, wv)) = h.last_wait {
         d = d.with_note(format!(
@@ -192,4 +197,25 @@ pub(super) fn render_hazard(
         ));
     }
     doc.locate(d, h.line, span, label)
+}
+
+/// gfx1250: a note naming the VGPRs of the instruction at `line` as the
+/// MSBs control flow gives them, where they are not the written (or
+/// llvm-objdump's annotated) ones.
+fn msb_note(asm: &AsmFile, k: &KernelAnalysis, what: &str, line: usize) -> Option<String> {
+    let r = k.cfg.msb.as_ref()?.resolved(asm, line)?;
+    let ops = |i: &crate::base::parse::Instruction| {
+        i.operands
+            .iter()
+            .map(|o| o.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut text = format!("{} {}", r.mnemonic, ops(&r));
+    if let Some(d) = &r.dual {
+        text.push_str(&format!(" :: {} {}", d.mnemonic, ops(d)));
+    }
+    Some(format!(
+        "gfx1250: {what} names the VGPRs of `{text}` under the `s_set_vgpr_msb` control flow reaches it with (the text's registers are their low 8 bits)"
+    ))
 }
