@@ -594,6 +594,14 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("global_store_async_from_lds_b32", Global),
         ("global_store_async_from_lds_b64", Global),
         ("global_store_async_from_lds_b128", Global),
+        // gfx1250's multicast loads (`global`: the issuer's own copy).
+        ("cluster_load_b32", Global),
+        ("cluster_load_b64", Global),
+        ("cluster_load_b128", Global),
+        ("cluster_load_async_to_lds_b8", Global),
+        ("cluster_load_async_to_lds_b32", Global),
+        ("cluster_load_async_to_lds_b64", Global),
+        ("cluster_load_async_to_lds_b128", Global),
         // gfx1250's tensor data mover (TENSORcnt, [`crate::tensor`]).
         ("tensor_load_to_lds", Global),
         ("tensor_store_from_lds", Global),
@@ -4722,6 +4730,27 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     }
     if m.starts_with("tensor_") {
         return tensor_dma(w, ins, ctx);
+    }
+    // gfx1250's multicast loads (`cluster_load_b{32,64,128}`,
+    // `cluster_load_async_to_lds_b{8,32,64,128}`; the mask of flat ranks in
+    // M0 bits 15:0): every workgroup the mask selects issues its own
+    // matching request and receives its own copy (rocJITsu's functional
+    // model; comgr's hotswap runs them as the `global_load_` forms), so one
+    // runs as the global load of the same name whose issuer's rank must be
+    // in the mask ([`crate::tensor::check_mask`]).
+    if m.starts_with("cluster_load_") {
+        let m0 = w.m0();
+        if m0 >> 16 != 0 {
+            return unsup(
+                "a cluster load with M0 bits 31:16 set (the multicast mask is bits 15:0)",
+            );
+        }
+        let cluster = w
+            .hwregs
+            .clustered()
+            .then(|| (w.hwregs.ib_sts2 >> 21 & 0xf, (w.s[108 + 6] >> 24 & 0xf) + 1));
+        crate::tensor::check_mask(m0, cluster, "M0 bits 15:0")
+            .map_err(|e| Stop::Fault(None, format!("`{}`: {e}", ins.text)))?;
     }
     let flat = m.starts_with("flat_");
     let rest = m.split_once('_').map(|x| x.1).unwrap_or("");

@@ -505,6 +505,11 @@ fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Even
     if ins.mnemonic.starts_with("global_load_tr") {
         return Some((Event::VmemLoad, true));
     }
+    // gfx1250's multicast loads to registers (in no table): LOADcnt (their
+    // LDS forms are async, above).
+    if ins.mnemonic.starts_with("cluster_load_b") {
+        return Some((Event::VmemLoad, true));
+    }
     // gfx1250's tensor DMA ([`crate::tensor`]): TENSORcnt.
     if tensor_lds(&ins.mnemonic).is_some() {
         return Some((Event::Tensor, false));
@@ -555,7 +560,7 @@ fn lds_transfer(m: &str) -> bool {
 /// whether it writes LDS (`global_load_async_to_lds_*`: true;
 /// `global_store_async_from_lds_*`: false, it reads LDS).
 fn async_lds(m: &str) -> Option<bool> {
-    if m.starts_with("global_load_async_to_lds_") {
+    if m.starts_with("global_load_async_to_lds_") || m.starts_with("cluster_load_async_to_lds_") {
         Some(true)
     } else if m.starts_with("global_store_async_from_lds_") {
         Some(false)

@@ -825,6 +825,84 @@ out = [((x[t ^ 32] + 0x1234567) % 2**32).astype(np.uint32)]",
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// gfx1250's multicast loads (tests/rdna/inline/cluster_load.hip: clang-22's
+/// `__builtin_amdgcn_cluster_load_b32` and `_async_to_lds_b32`/`_b64`, mask
+/// in M0) in clusters of two workgroups: each workgroup gets its own copy
+/// of its slice of the input; a mask without the issuer's rank, or a multicast mask
+/// without clusters, is refused by name; without `s_wait_loadcnt` /
+/// `s_wait_asynccnt` the sanitizer reports the early reads (LOADcnt for the
+/// register form, ASYNCcnt for the LDS one).
+#[test]
+fn gfx1250_cluster_loads_give_the_issuer_its_copy() {
+    let (obj, d) = gfx1250_inline("cluster_load");
+    let text = std::fs::read_to_string(d.join("cluster_load.s")).unwrap();
+    for form in [
+        "cluster_load_b32",
+        "cluster_load_async_to_lds_b32",
+        "cluster_load_async_to_lds_b64",
+    ] {
+        assert!(text.contains(form), "clang-22 emits `{form}`");
+    }
+    let x = inputs(4 * 128, 73);
+    let run_with = |obj: &Path, mask: u32, cluster: [u32; 3], checks: Checks| {
+        let l = load(obj, "cluster_load");
+        let k = l.co.kernel("cluster_load").unwrap();
+        let mem = Memory::new();
+        let out = mem.alloc_bytes("out", &[0; 4 * 128 * 4]);
+        let args = [
+            ArgValue::Pointer(mem.alloc_bytes("in", &u32s(&x))),
+            ArgValue::Pointer(out),
+            ArgValue::Bytes(mask.to_le_bytes().to_vec()),
+        ];
+        let mut launch = Launch::new([4, 1, 1], [32, 1, 1]);
+        launch.cluster = cluster;
+        launch.sanitize = checks;
+        run(&l.co, k, &l.program, &mem, &args, &launch).map(|stats| {
+            let mut got = vec![0u8; 4 * 128 * 4];
+            mem.read(out, &mut got).unwrap();
+            (to_u32(&got), stats)
+        })
+    };
+    // Each workgroup copies its own 128 words (32 through a register, 32
+    // and 64 through LDS).
+    let (got, stats) = run_with(&obj, 0b11, [2, 1, 1], Checks::DEFAULT).unwrap();
+    assert_eq!(got, x);
+    assert!(stats.findings.is_empty(), "{:#?}", stats.findings);
+    let e = run_with(&obj, 0b10, [2, 1, 1], Checks::NONE)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("leaves out the issuing workgroup"), "{e}");
+    let e = run_with(&obj, 0b11, [1, 1, 1], Checks::NONE)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("without workgroup clusters"), "{e}");
+    for (wait, counter) in [
+        ("s_wait_loadcnt 0x0", "s_wait_loadcnt"),
+        ("s_wait_asynccnt 0x0", "s_wait_asynccnt"),
+    ] {
+        let mutant = text.replacen(wait, "", 1);
+        assert_ne!(mutant, text);
+        let name = format!("cluster_load_no_{counter}");
+        let asm = d.join(format!("{name}.s"));
+        std::fs::write(&asm, mutant).unwrap();
+        let (_, stats) = run_with(
+            &assemble(&asm, "gfx1250", &name, &d),
+            0b11,
+            [2, 1, 1],
+            Checks::DEFAULT,
+        )
+        .unwrap();
+        let found: Vec<String> = stats.findings.iter().map(|f| f.to_string()).collect();
+        assert!(
+            found
+                .iter()
+                .any(|f| f.contains("cluster_load") && f.contains(counter)),
+            "{counter}: {found:#?}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
 /// gfx1250's sign-extended `saddr` VGPR offset on the typed engine
 /// (tests/rdna/inline/signed_voffset.hip): clang-22 addresses a load, a
 /// store and an atomic as `s[BASE] + v0` with v0 = -4(t + 1), no
