@@ -514,6 +514,13 @@ fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Even
     if tensor_lds(&ins.mnemonic).is_some() {
         return Some((Event::Tensor, false));
     }
+    // gfx12's prefetches (`s_prefetch_inst s[76:77], 0x0, s78, 0`, aiter's
+    // gfx1250 kernels) return no data: their first printed operand is the
+    // address they read, not a destination (the table's `sdata` is an
+    // immediate there). Untracked, as cache control is.
+    if ins.mnemonic.starts_with("s_prefetch_") || ins.mnemonic == "s_buffer_prefetch_data" {
+        return None;
+    }
     let p = props_in(table, &ins.mnemonic)?;
     let returns = match p.access {
         Access::Atomic(Ret::IfGlc) => crate::waitcnt::atomic_returns(ins),

@@ -919,25 +919,31 @@ fn sanitized(
 /// M = 64, N = 512 (one tile), K = 128 (the launcher's `K_ALIGN`); one
 /// cluster of 4 workgroups of 128 work-items (the launcher's cluster_x 4;
 /// it launches 256 workgroups persistent, the others find no tile).
-/// Ignored: the kernel stops at `s_barrier_signal -3` (0x1fd0), a barrier
-/// across the workgroups of a cluster, which the emulator does not model
-/// ([`aiter_gfx1250_f8gemm_refuses_at_the_cluster_barrier`]).
+/// The four workgroups run together and meet at the cluster barrier
+/// (`s_barrier_signal -3` from every wave, 0x1fd0 and on); the A tile's
+/// multicast mask (0xf, the row) and B's (the workgroup's own bit) load
+/// into each issuer's own LDS. Run with the cluster from `.cluster_dims`
+/// and from the launch; the sanitizer rerun (`launch_with`) reports
+/// nothing.
 #[test]
-#[ignore = "tensor_load_to_lds at 0x48c8 reads past A (see the book's gfx1250 section)"]
 fn aiter_gfx1250_f8gemm_64x512_constant_inputs() {
-    let (bufs, _) = f8gemm_64x512_constant([0; 3]).unwrap_or_else(|e| panic!("{e}"));
-    let (m, n, k) = (64usize, 512usize, 128usize);
-    let want = ((k as f32).to_bits() >> 16) as u16;
-    assert_eq!(bufs[0].len(), m * n * 2);
-    for (i, c) in bufs[0].chunks(2).enumerate() {
-        let g = u16::from_le_bytes([c[0], c[1]]);
-        assert_eq!(
-            g,
-            want,
-            "D[{}][{}] = {g:#06x}, want {want:#06x}",
-            i / n,
-            i % n
-        );
+    // The cluster from the code object's .cluster_dims, then from the
+    // launch.
+    for cluster in [[0; 3], [4, 1, 1]] {
+        let (bufs, _) = f8gemm_64x512_constant(cluster).unwrap_or_else(|e| panic!("{e}"));
+        let (m, n, k) = (64usize, 512usize, 128usize);
+        let want = ((k as f32).to_bits() >> 16) as u16;
+        assert_eq!(bufs[0].len(), m * n * 2);
+        for (i, c) in bufs[0].chunks(2).enumerate() {
+            let g = u16::from_le_bytes([c[0], c[1]]);
+            assert_eq!(
+                g,
+                want,
+                "cluster {cluster:?}: D[{}][{}] = {g:#06x}, want {want:#06x}",
+                i / n,
+                i % n
+            );
+        }
     }
 }
 
