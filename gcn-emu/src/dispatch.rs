@@ -1063,6 +1063,8 @@ impl Setup<'_> {
         // (`s_barrier_signal_isfirst -1`) was taken.
         let mut generation = 0u64;
         let mut first: Option<u64> = None;
+        // gfx1250's named barriers of the workgroup.
+        let mut named = crate::named_barrier::NamedBarriers::new(n_waves);
         loop {
             if let Some(r) = rng.as_mut() {
                 // Fisher–Yates.
@@ -1108,11 +1110,26 @@ impl Setup<'_> {
                 let r = loop {
                     let r = run_until_blocked(wave, &mut ctx, limit);
                     if r.is_ok() && wave.state == WaveState::Sync {
-                        // Without clusters only `s_barrier_signal_isfirst
-                        // -1` stops a wave this way (the executor refuses
-                        // the cluster barrier).
                         wave.state = WaveState::Running;
-                        wave.sync = None;
+                        if let Some(crate::exec::SyncOp::Named(op)) = wave.sync.take() {
+                            use crate::named_barrier::Outcome;
+                            match named.apply(wi, op) {
+                                Ok(Outcome::Runs(scc)) => {
+                                    if let Some(c) = scc {
+                                        wave.scc = c;
+                                    }
+                                    continue;
+                                }
+                                Ok(Outcome::Waits) => {
+                                    wave.state = WaveState::NamedBarrier;
+                                    break Ok(());
+                                }
+                                Err(m) => break Err((Stop::Fault(None, m), wave.pc - 1)),
+                            }
+                        }
+                        // Else, without clusters, only
+                        // `s_barrier_signal_isfirst -1` stops a wave this
+                        // way (the executor refuses the cluster barrier).
                         wave.scc = first != Some(generation);
                         first = Some(generation);
                         continue;
@@ -1183,6 +1200,12 @@ impl Setup<'_> {
                     return Err(self.budget_error(wg, wi, &waves[wi]));
                 }
             }
+            // Named barriers that completed release their waiters.
+            for (i, w) in waves.iter_mut().enumerate() {
+                if w.state == WaveState::NamedBarrier && named.released(i) {
+                    w.state = WaveState::Running;
+                }
+            }
             if let Some(wi) = stuck {
                 let others_blocked = waves
                     .iter()
@@ -1204,6 +1227,12 @@ impl Setup<'_> {
                 // A wave's slice ended before it blocked: another round.
                 continue;
             }
+            if waves.iter().any(|w| w.state == WaveState::NamedBarrier) {
+                // Nothing runs and a named barrier cannot complete (a
+                // wave waiting on one also never arrives at the
+                // workgroup barrier).
+                return Err(self.named_deadlock(wg, &waves, &named));
+            }
             if self.launch.sanitize.contains(Checks::BARRIER_PAIRS) {
                 if let Some(f) = self.divergence(wg, &waves, &mut ended_reported) {
                     divergence.push(f);
@@ -1220,6 +1249,60 @@ impl Setup<'_> {
         }
         let n = waves.iter().map(|w| w.executed).sum();
         Ok((n, collect(&mut waves, &lds, san.as_mut(), divergence)))
+    }
+
+    /// The error when no wave of workgroup `wg` can run and a wave waits on
+    /// a named barrier: where each wave is, and each waited-on barrier's
+    /// arrivals of its expected count.
+    fn named_deadlock(
+        &self,
+        wg: [u32; 3],
+        waves: &[Wave],
+        named: &crate::named_barrier::NamedBarriers,
+    ) -> Error {
+        let p = self.program;
+        let at = |w: &Wave| {
+            p.instructions
+                .get(w.pc.wrapping_sub(1))
+                .map(|i| (i.addr, i.text.clone()))
+                .unwrap_or_default()
+        };
+        let mut first = None;
+        let states: Vec<String> = waves
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let (addr, text) = at(w);
+                match (w.state, named.waiting_on(i)) {
+                    (WaveState::NamedBarrier, Some((id, o))) => {
+                        first.get_or_insert(i);
+                        format!(
+                            "wave {i} waits at {addr:#x} `{text}` on named barrier {id} ({} of {} arrivals)",
+                            o.arrived, o.expected
+                        )
+                    }
+                    (WaveState::Barrier, _) => {
+                        format!("wave {i} waits at {addr:#x} `{text}` (the workgroup barrier)")
+                    }
+                    (WaveState::Done, _) => format!("wave {i} ended at {addr:#x}"),
+                    _ => format!("wave {i} at {addr:#x} `{text}`"),
+                }
+            })
+            .collect();
+        let i = first.unwrap_or(0);
+        let (addr, text) = at(&waves[i]);
+        Error::Fault {
+            kernel: self.kernel.name.clone(),
+            addr,
+            text,
+            workgroup: wg,
+            wave: i as u32,
+            lane: None,
+            what: format!(
+                "deadlock at a named barrier: no wave of the workgroup can run and the barrier cannot complete (its expected count is s_barrier_init's M0[31:16], or a signal's M0[22:16]; each member signals it or leaves it). {}",
+                states.join("; ")
+            ),
+        }
     }
 
     /// Barrier divergence when every live wave waits at a barrier: waves at

@@ -27,6 +27,9 @@ pub enum WaveState {
     /// its cluster completes the phase the wave waits for
     /// ([`crate::dispatch`]).
     ClusterBarrier,
+    /// Waits at a named barrier (gfx1250's `s_barrier_wait` on the last
+    /// joined one, [`crate::named_barrier`]) until it completes.
+    NamedBarrier,
     /// Stopped at a barrier operation whose result depends on the other
     /// waves ([`Wave::sync`]): the dispatcher completes it and the wave
     /// runs on.
@@ -54,6 +57,8 @@ pub enum SyncOp {
     /// `s_get_barrier_state sN, -3`: the cluster barrier's state to the
     /// instruction's SGPR.
     ClusterState,
+    /// gfx1250's named barriers (1..16, [`crate::named_barrier`]).
+    Named(crate::named_barrier::Op),
 }
 
 /// The architectural state of one wave.
@@ -589,6 +594,14 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("global_store_async_from_lds_b32", Global),
         ("global_store_async_from_lds_b64", Global),
         ("global_store_async_from_lds_b128", Global),
+        // gfx1250's multicast loads (`global`: the issuer's own copy).
+        ("cluster_load_b32", Global),
+        ("cluster_load_b64", Global),
+        ("cluster_load_b128", Global),
+        ("cluster_load_async_to_lds_b8", Global),
+        ("cluster_load_async_to_lds_b32", Global),
+        ("cluster_load_async_to_lds_b64", Global),
+        ("cluster_load_async_to_lds_b128", Global),
         // gfx1250's tensor data mover (TENSORcnt, [`crate::tensor`]).
         ("tensor_load_to_lds", Global),
         ("tensor_store_from_lds", Global),
@@ -666,6 +679,10 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_barrier_signal_isfirst", Sop1),
         ("s_get_barrier_state", Sop1),
         ("s_barrier_wait", Sopp),
+        // gfx1250's named barriers ([`crate::named_barrier`]).
+        ("s_barrier_init", Sop1),
+        ("s_barrier_join", Sop1),
+        ("s_barrier_leave", Sopp),
         ("s_add_f32", Sop2),
         ("s_sub_f32", Sop2),
         ("s_mul_f32", Sop2),
@@ -2538,7 +2555,10 @@ fn salu_gfx12(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> Option<R<()>> {
         "s_barrier_signal"
         | "s_barrier_signal_isfirst"
         | "s_barrier_wait"
-        | "s_get_barrier_state" => barrier_gfx12(w, ins),
+        | "s_get_barrier_state"
+        | "s_barrier_init"
+        | "s_barrier_join"
+        | "s_barrier_leave" => barrier_gfx12(w, ins, ctx),
         "s_add_f32" | "s_sub_f32" | "s_mul_f32" | "s_max_num_f32" | "s_min_num_f32" => (|| {
             let (a, b) = (w.sread(op(1)?, ctx)?, w.sread(op(2)?, ctx)?);
             let (fa, fb) = (f32::from_bits(a), f32::from_bits(b));
@@ -2623,22 +2643,81 @@ fn salu_gfx12(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> Option<R<()>> {
 /// gfx1250's cluster barrier (-3). The ID is the immediate (`s_barrier_wait
 /// 0xffff` is -1, `0xfffd` -3; `s_get_barrier_state`'s second operand).
 /// What depends on other waves stops the wave with [`WaveState::Sync`] for
-/// the dispatcher ([`SyncOp`]). Refused: named barriers (M0 or 1..16), the
-/// cluster trap barrier (-4) and the workgroup trap barrier (-2), both
-/// privileged, the cluster barrier in a dispatch without clusters, and
-/// `s_get_barrier_state` of the workgroup barrier.
-fn barrier_gfx12(w: &mut Wave, ins: &Instruction) -> R<()> {
+/// the dispatcher ([`SyncOp`]). gfx1250's named barriers 0..16
+/// (`s_barrier_init`, `_join`, `_leave`, `_signal` with an immediate ID or
+/// M0, `s_barrier_wait 1..16` on the last joined one) go to the dispatcher
+/// as [`SyncOp::Named`] ([`crate::named_barrier`]; 0 is the NULL barrier).
+/// Refused: the cluster trap barrier (-4) and the workgroup trap barrier
+/// (-2), both privileged, the cluster barrier in a dispatch without
+/// clusters, `s_get_barrier_state` of the workgroup barrier or of a named
+/// barrier, and named barriers on gfx12 (gfx1250's).
+fn barrier_gfx12(w: &mut Wave, ins: &Instruction, ctx: &Ctx) -> R<()> {
+    use crate::named_barrier::Op;
     let m = ins.mnemonic.as_str();
-    let at = if m == "s_get_barrier_state" { 1 } else { 0 };
-    let id = match ins.ops.get(at).map(|s| &s.op) {
-        Some(Operand::Int(id)) if ins.ops.len() == at + 1 => *id as i16,
-        _ => return unsup("a named barrier given in M0 (only the workgroup barrier, -1, and the cluster barrier, -3, are modelled)"),
-    };
     let sync = |w: &mut Wave, op: SyncOp| {
         w.sync = Some(op);
         w.state = WaveState::Sync;
         Ok(())
     };
+    let named = |w: &mut Wave, op: Op| {
+        if w.numbering != crate::decode::Numbering::GFX1250 {
+            return unsup("named barriers (gfx1250's, not gfx12's)");
+        }
+        sync(w, SyncOp::Named(op))
+    };
+    if m == "s_barrier_leave" {
+        return named(w, Op::Leave);
+    }
+    let at = if m == "s_get_barrier_state" { 1 } else { 0 };
+    // The ID: an immediate, or M0 (its lower half for init and join, bits
+    // 4:0 for a signal; the expected count in its upper half).
+    let (id, m0) = match ins.ops.get(at) {
+        Some(s) if ins.ops.len() == at + 1 => match s.op {
+            Operand::Int(id) => (id as i16, None),
+            _ => {
+                let v = w.sread(s, ctx)?;
+                let id = if m.starts_with("s_barrier_signal") {
+                    v & 0x1f
+                } else {
+                    v & 0xffff
+                };
+                (id as i16, Some(v))
+            }
+        },
+        _ => return unsup("this barrier operand"),
+    };
+    let upper = w.m0() >> 16;
+    match (id, m) {
+        (0..=16, "s_barrier_init") => {
+            return named(
+                w,
+                Op::Init {
+                    id: id as u32,
+                    expected: upper,
+                },
+            )
+        }
+        (0..=16, "s_barrier_join") => return named(w, Op::Join { id: id as u32 }),
+        (0..=16, "s_barrier_signal" | "s_barrier_signal_isfirst") => {
+            return named(
+                w,
+                Op::Signal {
+                    id: id as u32,
+                    expected: m0.map(|v| v >> 16 & 0x7f).filter(|&c| c != 0),
+                    isfirst: m == "s_barrier_signal_isfirst",
+                },
+            )
+        }
+        (0, "s_barrier_wait") => return Ok(()),
+        (1..=16, "s_barrier_wait") => return named(w, Op::Wait),
+        (0..=16, "s_get_barrier_state") => {
+            return unsup(
+                "s_get_barrier_state of a named barrier (no source here gives its bit layout)",
+            )
+        }
+        _ if m0.is_some() => return unsup("a barrier ID in M0 other than a named barrier (0..16)"),
+        _ => {}
+    }
     match (id, m) {
         (-1, "s_barrier_signal") => Ok(()),
         (-1, "s_barrier_signal_isfirst") => sync(w, SyncOp::FirstSignal),
@@ -2659,7 +2738,7 @@ fn barrier_gfx12(w: &mut Wave, ins: &Instruction) -> R<()> {
             format!("`{}`: the {} trap barrier ({id}) is privileged: only a trap handler uses it (LLVM's AMDGPUExecutionSynchronization, GFX12 barrier IDs)", ins.text, if id == -4 { "cluster" } else { "workgroup" }),
         )),
         (-1, _) => unsup("s_get_barrier_state of the workgroup barrier (-1)"),
-        _ => unsup("a named barrier (only the workgroup barrier, -1, and the cluster barrier, -3, are modelled)"),
+        _ => unsup(format!("barrier ID {id}: gfx1250 has -4..16")),
     }
 }
 
@@ -4651,6 +4730,27 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     }
     if m.starts_with("tensor_") {
         return tensor_dma(w, ins, ctx);
+    }
+    // gfx1250's multicast loads (`cluster_load_b{32,64,128}`,
+    // `cluster_load_async_to_lds_b{8,32,64,128}`; the mask of flat ranks in
+    // M0 bits 15:0): every workgroup the mask selects issues its own
+    // matching request and receives its own copy (rocJITsu's functional
+    // model; comgr's hotswap runs them as the `global_load_` forms), so one
+    // runs as the global load of the same name whose issuer's rank must be
+    // in the mask ([`crate::tensor::check_mask`]).
+    if m.starts_with("cluster_load_") {
+        let m0 = w.m0();
+        if m0 >> 16 != 0 {
+            return unsup(
+                "a cluster load with M0 bits 31:16 set (the multicast mask is bits 15:0)",
+            );
+        }
+        let cluster = w
+            .hwregs
+            .clustered()
+            .then(|| (w.hwregs.ib_sts2 >> 21 & 0xf, (w.s[108 + 6] >> 24 & 0xf) + 1));
+        crate::tensor::check_mask(m0, cluster, "M0 bits 15:0")
+            .map_err(|e| Stop::Fault(None, format!("`{}`: {e}", ins.text)))?;
     }
     let flat = m.starts_with("flat_");
     let rest = m.split_once('_').map(|x| x.1).unwrap_or("");

@@ -230,6 +230,15 @@ impl NamedBarriers {
         Ok(true)
     }
 
+    /// The object and phase a wait by wave `wave` would wait for now
+    /// (`None`: it waits for nothing, or would be refused).
+    pub fn wait_target(&self, wave: usize) -> Option<(u32, u64)> {
+        let w = self.waves.get(wave)?;
+        let id = w.joined.filter(|&id| id != 0)?;
+        let o = self.objects[id as usize];
+        Some((id, w.pending[id as usize].unwrap_or(o.phase)))
+    }
+
     /// Whether wave `wave`'s wait has completed (clears it if so; true for
     /// a wave that waits for nothing).
     pub fn released(&mut self, wave: usize) -> bool {
@@ -250,6 +259,81 @@ impl NamedBarriers {
     pub fn waiting_on(&self, wave: usize) -> Option<(u32, Object)> {
         let (id, _) = self.waves.get(wave)?.waiting?;
         Some((id, self.objects[id as usize]))
+    }
+}
+
+/// A named-barrier instruction, as the executor decodes it for the
+/// dispatcher ([`crate::exec::SyncOp::Named`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `s_barrier_init`: object `id`, `expected` arrivals a phase.
+    Init {
+        /// The object.
+        id: u32,
+        /// Its expected count (M0's upper half).
+        expected: u32,
+    },
+    /// `s_barrier_join`.
+    Join {
+        /// The object.
+        id: u32,
+    },
+    /// `s_barrier_leave`.
+    Leave,
+    /// `s_barrier_signal` / `_isfirst`.
+    Signal {
+        /// The object.
+        id: u32,
+        /// M0 bits 22:16 when the ID came from M0 and they are non-zero.
+        expected: Option<u32>,
+        /// The `_isfirst` form (SCC = first arrival).
+        isfirst: bool,
+    },
+    /// `s_barrier_wait` on a named barrier (the last joined one).
+    Wait,
+}
+
+/// What became of a wave's named-barrier instruction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The wave runs on; `Some(scc)` for `s_barrier_signal_isfirst`.
+    Runs(Option<bool>),
+    /// The wave waits ([`NamedBarriers::released`] says when it may go on).
+    Waits,
+}
+
+impl NamedBarriers {
+    /// Apply wave `wave`'s operation `op`.
+    pub fn apply(&mut self, wave: usize, op: Op) -> Result<Outcome, Refusal> {
+        Ok(match op {
+            Op::Init { id, expected } => {
+                self.init(id, expected)?;
+                Outcome::Runs(None)
+            }
+            Op::Join { id } => {
+                self.join(wave, id)?;
+                Outcome::Runs(None)
+            }
+            Op::Leave => {
+                self.leave(wave)?;
+                Outcome::Runs(None)
+            }
+            Op::Signal {
+                id,
+                expected,
+                isfirst,
+            } => {
+                let first = self.signal(wave, id, expected)?;
+                Outcome::Runs(isfirst.then_some(first))
+            }
+            Op::Wait => {
+                if self.wait(wave)? {
+                    Outcome::Waits
+                } else {
+                    Outcome::Runs(None)
+                }
+            }
+        })
     }
 }
 

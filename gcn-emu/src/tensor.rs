@@ -87,11 +87,17 @@
 /// `None`: a dispatch without clusters, where only 0 and the workgroup's
 /// own bit, 1, are run): `Err` says why the emulator does not run it.
 pub fn check_multicast(mask: u32, cluster: Option<(u32, u32)>) -> Result<(), String> {
+    check_mask(mask, cluster, "tensor descriptor group 1 bits 15:0")
+}
+
+/// [`check_multicast`] for a mask held in `field` (gfx1250's
+/// `cluster_load_*` take theirs in M0).
+pub fn check_mask(mask: u32, cluster: Option<(u32, u32)>, field: &str) -> Result<(), String> {
     match cluster {
         _ if mask == 0 => Ok(()),
         None if mask == 1 => Ok(()),
         None => Err(format!(
-            "multicast mask {mask:#06x} (tensor descriptor group 1 bits 15:0) in a dispatch without workgroup clusters: launch the kernel with its cluster (`Launch::cluster`, `gcn-patch run --cluster X,Y,Z`)"
+            "multicast mask {mask:#06x} ({field}) in a dispatch without workgroup clusters: launch the kernel with its cluster (`Launch::cluster`, `gcn-patch run --cluster X,Y,Z`)"
         )),
         Some((_, size)) if mask >> size != 0 => Err(format!(
             "multicast mask {mask:#06x} selects ranks past the cluster's {size} workgroups"

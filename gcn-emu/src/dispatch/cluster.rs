@@ -177,13 +177,15 @@ pub(super) struct Barriers {
     /// generation whose first signal was taken.
     generation: Vec<u64>,
     first: Vec<Option<u64>>,
+    /// Per workgroup: its named barriers (gfx1250, 1..16).
+    named: Vec<crate::named_barrier::NamedBarriers>,
 }
 
 /// What became of a wave stopped at [`WaveState::Sync`].
 enum Resolved {
     /// It runs on.
     Runs,
-    /// It waits at the cluster barrier.
+    /// It waits at the cluster barrier or a named barrier.
     Waits,
 }
 
@@ -200,6 +202,7 @@ impl Barriers {
             signalled: vec![0; workgroups],
             generation: vec![0; workgroups],
             first: vec![None; workgroups],
+            named: vec![crate::named_barrier::NamedBarriers::new(per_wg); workgroups],
         }
     }
 
@@ -259,6 +262,22 @@ impl Barriers {
                     self.blocked[wi] = true;
                     self.advance();
                     return Ok(Resolved::Waits);
+                }
+            }
+            Some(SyncOp::Named(op)) => {
+                use crate::named_barrier::Outcome;
+                let local = wi - g * self.per_wg;
+                match self.named[g].apply(local, op) {
+                    Ok(Outcome::Runs(scc)) => {
+                        if let Some(c) = scc {
+                            wave.scc = c;
+                        }
+                    }
+                    Ok(Outcome::Waits) => {
+                        wave.state = WaveState::NamedBarrier;
+                        return Ok(Resolved::Waits);
+                    }
+                    Err(m) => return Err(Stop::Fault(None, m)),
                 }
             }
             Some(SyncOp::ClusterState) => {
@@ -525,6 +544,12 @@ impl Setup<'_> {
                     let mut all = true;
                     let mut any = false;
                     for (i, w) in group.iter_mut().enumerate() {
+                        if w.state == WaveState::NamedBarrier && barriers.named[g].released(i) {
+                            w.state = WaveState::Running;
+                            released = true;
+                        }
+                    }
+                    for (i, w) in group.iter_mut().enumerate() {
                         if w.state == WaveState::ClusterBarrier && barriers.release(range.start + i)
                         {
                             w.state = WaveState::Running;
@@ -611,6 +636,13 @@ impl Setup<'_> {
                     WaveState::Barrier => {
                         format!("wave {i} waits at {addr:#x} `{text}` (the workgroup barrier)")
                     }
+                    WaveState::NamedBarrier => match b.named[g].waiting_on(i) {
+                        Some((id, o)) => format!(
+                            "wave {i} waits at {addr:#x} `{text}` on named barrier {id} ({} of {} arrivals)",
+                            o.arrived, o.expected
+                        ),
+                        None => format!("wave {i} waits at {addr:#x} `{text}` on a named barrier"),
+                    },
                     WaveState::Done => format!("wave {i} ended at {addr:#x}"),
                     _ => format!("wave {i} at {addr:#x} `{text}`"),
                 };

@@ -19,7 +19,7 @@ extern "C" __global__ void named_barrier(const int *in, int *out) {
   // Every wave must see the inits before it signals.
   __builtin_amdgcn_s_barrier();
   __builtin_amdgcn_s_barrier_join(&bar[pair]);
-  slot[t] = in[t] * 3 + 1;
+  slot[t] = in[t] + 0x1234567;
   __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
   __builtin_amdgcn_s_barrier_signal_var(&bar[pair], 0);
   __builtin_amdgcn_s_barrier_wait(1);
