@@ -29,6 +29,8 @@ use crate::observe::{Event, Issue, Observe, Observer, Trace};
 use crate::sanitize::{Checks, Finding, Kind};
 use crate::{Error, Result};
 
+pub mod cluster;
+
 /// High 32 bits of the LDS aperture the emulator reports.
 pub const SHARED_BASE_HI: u32 = 0x0001_0000;
 /// High 32 bits of the scratch aperture the emulator reports.
@@ -128,6 +130,12 @@ pub struct Launch {
     /// ([`crate::exec`]), which computes the same, slower — for a
     /// cross-check and the speed bench's figures of the old engine.
     pub typed: bool,
+    /// gfx1250's workgroup cluster in X, Y, Z (HIP's
+    /// `hipLaunchAttributeClusterDimension`): `[0, 0, 0]` (the default)
+    /// takes the kernel's `.cluster_dims`, `[1, 1, 1]` launches without
+    /// clusters. The workgroups of a cluster run together and synchronise
+    /// on the cluster barrier ([`cluster`]).
+    pub cluster: [u32; 3],
 }
 
 impl Launch {
@@ -146,6 +154,7 @@ impl Launch {
             slice: 0,
             perturb_approx: None,
             typed: true,
+            cluster: [0; 3],
         }
     }
 }
@@ -444,6 +453,8 @@ fn run_with<O: Observe>(
     observe: Option<&O>,
 ) -> Result<(Stats, Vec<O::Workgroup>)> {
     check_launch(co, kernel, launch)?;
+    let cluster = cluster::shape(co, kernel, launch)?;
+    let cluster_size = cluster.iter().product::<u32>();
     let numbering = crate::decode::Numbering::of(&co.processor);
     program.check_registers_for(kernel, numbering)?;
     if co.processor == "gfx1250" {
@@ -464,9 +475,49 @@ fn run_with<O: Observe>(
         v.retain(|&i| (i as u128) < n_wg);
         v
     });
+    // A cluster dispatch runs whole clusters: those of the workgroups a
+    // sampling observer names.
+    let clusters: Option<Vec<u64>> = (cluster_size > 1).then(|| {
+        let per = [0, 1, 2].map(|i| (launch.grid[i] / cluster[i]) as u64);
+        let n = per[0] * per[1] * per[2];
+        match &only {
+            None => (0..n).collect(),
+            Some(v) => {
+                let mut c: Vec<u64> = v
+                    .iter()
+                    .map(|&i| {
+                        let g = [
+                            i % launch.grid[0] as u64,
+                            i / launch.grid[0] as u64 % launch.grid[1] as u64,
+                            i / (launch.grid[0] as u64 * launch.grid[1] as u64),
+                        ];
+                        let c = [0, 1, 2].map(|d| g[d] / cluster[d] as u64);
+                        c[0] + per[0] * (c[1] + per[1] * c[2])
+                    })
+                    .collect();
+                c.sort_unstable();
+                c.dedup();
+                c
+            }
+        }
+    });
     let n_run = only.as_ref().map_or(n_wg, |v| v.len() as u128);
-    let workers = check_limits(kernel, mem, launch, kernarg.len(), n_run, waves_per_wg)?;
-    let n_run = n_run as u64;
+    let workers = match &clusters {
+        Some(c) => check_limits(
+            kernel,
+            mem,
+            launch,
+            kernarg.len(),
+            c.len() as u128,
+            waves_per_wg,
+            cluster_size,
+        )?,
+        None => check_limits(kernel, mem, launch, kernarg.len(), n_run, waves_per_wg, 1)?,
+    };
+    let n_run = match &clusters {
+        Some(c) => c.len() as u64 * cluster_size as u64,
+        None => n_run as u64,
+    };
     let mut entry = kernel.entry;
     if kernel.descriptor.kernarg_preload_length() > 0 && co.processor != "gfx1250" {
         // Firmware that preloads kernel arguments skips the 256-byte
@@ -517,6 +568,7 @@ fn run_with<O: Observe>(
         kernarg: &kernarg,
         start,
         waves_per_wg,
+        cluster,
         shared: (!launch.sanitize.is_empty()).then(|| std::sync::Arc::new(program.clone())),
         processor: &co.processor,
         ocp_fp8: co.processor == "gfx950",
@@ -541,6 +593,65 @@ fn run_with<O: Observe>(
     let findings: Mutex<Vec<Finding>> = Mutex::new(Vec::new());
     let observers: Mutex<Vec<(u64, O::Workgroup)>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
+        if let Some(clusters) = &clusters {
+            for _ in 0..workers {
+                s.spawn(|| loop {
+                    if failed.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&c) = clusters.get(i) else {
+                        return;
+                    };
+                    let wgs = cluster::workgroups(c, launch.grid, cluster);
+                    let linear = |wg: [u32; 3]| {
+                        (wg[2] as u64 * launch.grid[1] as u64 + wg[1] as u64)
+                            * launch.grid[0] as u64
+                            + wg[0] as u64
+                    };
+                    let mut mine: Vec<Option<O::Workgroup>> = wgs
+                        .iter()
+                        .map(|&wg| {
+                            let wanted = match &only {
+                                Some(v) => v.contains(&linear(wg)),
+                                None => observe.is_some_and(|o| o.runs(wg)),
+                            };
+                            observe.filter(|_| wanted).map(|o| o.workgroup(wg))
+                        })
+                        .collect();
+                    let result = setup.cluster(
+                        &wgs,
+                        mine.iter_mut()
+                            .map(|o| o.as_mut().map(|o| o as &mut dyn Observer))
+                            .collect(),
+                    );
+                    {
+                        let mut all = observers.lock().unwrap_or_else(|e| e.into_inner());
+                        for (wg, o) in wgs.iter().zip(mine) {
+                            if let Some(o) = o {
+                                all.push((linear(*wg), o));
+                            }
+                        }
+                    }
+                    match result {
+                        Ok((n, f)) => {
+                            total.fetch_add(n as usize, Ordering::Relaxed);
+                            if !f.is_empty() {
+                                findings.lock().unwrap_or_else(|e| e.into_inner()).extend(f);
+                            }
+                        }
+                        Err(e) => {
+                            failed.store(true, Ordering::Relaxed);
+                            errors
+                                .lock()
+                                .unwrap_or_else(|e| e.into_inner())
+                                .push((linear(wgs[0]), e));
+                        }
+                    }
+                });
+            }
+            return;
+        }
         for _ in 0..workers {
             s.spawn(|| loop {
                 if failed.load(Ordering::Relaxed) {
@@ -632,12 +743,14 @@ fn check_limits(
     kernarg: usize,
     n_wg: u128,
     waves_per_wg: u32,
+    group: u32,
 ) -> Result<usize> {
     let context = format!(
         "kernel `{}`, grid {:?}, block {:?}",
         kernel.name, launch.grid, launch.block
     );
-    let waves = n_wg * waves_per_wg as u128;
+    // A cluster dispatch runs `group` workgroups at a time on a worker.
+    let waves = n_wg * group as u128 * waves_per_wg as u128;
     if waves > launch.max_work as u128 {
         return Err(Error::Limit {
             context,
@@ -664,7 +777,7 @@ fn check_limits(
     let vgprs = d.vgpr_count().min(512) as u128;
     let regs = vgprs.max(3) * 4 * LANES as u128 + 128 * 4;
     let lds = d.group_segment_fixed_size as u128 + launch.dynamic_lds as u128;
-    let per_wg = waves_per_wg as u128 * (private * LANES as u128 + regs) + lds;
+    let per_wg = group as u128 * (waves_per_wg as u128 * (private * LANES as u128 + regs) + lds);
     let buffers = mem.allocated() as u128;
     let total = buffers + kernarg as u128 + 64 + 256 + workers as u128 * per_wg;
     if total > launch.max_memory as u128 {
@@ -738,6 +851,8 @@ struct Setup<'a> {
     kernarg: &'a [u8],
     start: usize,
     waves_per_wg: u32,
+    /// The cluster shape (`[1, 1, 1]`: no clusters).
+    cluster: [u32; 3],
     /// The program, shared with the LDS shadows, when sanitizing.
     shared: Option<std::sync::Arc<Program>>,
     /// The processor (the sanitizer's counter rules, [`crate::waitcnt`]).
@@ -820,6 +935,9 @@ impl Setup<'_> {
             wave.s[x] = wg[0];
             wave.s[yz] = (wg[1] & 0xffff) | wg[2] << 16;
             wave.s[crate::rdna::GFX12_TTMP_WAVE_ID] = (w & 0x1f) << 25;
+            if self.cluster != [1; 3] {
+                cluster::identity(&mut wave, wg, self.cluster);
+            }
         }
         let mut i = d.user_sgpr_count() as usize;
         for (dim, &on) in d.workgroup_id().iter().enumerate() {
@@ -863,22 +981,10 @@ impl Setup<'_> {
         wave
     }
 
-    /// Run one workgroup; returns the instructions executed and the
-    /// sanitizer's findings.
-    fn workgroup(
-        &self,
-        wg: [u32; 3],
-        observer: Option<&mut dyn Observer>,
-    ) -> Result<(u64, Vec<Finding>)> {
-        let mut waves: Vec<Wave> = (0..self.waves_per_wg).map(|w| self.wave(wg, w)).collect();
-        let lds_size = self
-            .kernel
-            .descriptor
-            .group_segment_fixed_size
-            .saturating_add(self.launch.dynamic_lds) as usize;
-        let mut lds = Lds::new(lds_size);
-        // The sanitizer observes the workgroup (`crate::sanitize`).
-        let mut san = self.shared.as_ref().map(|p| {
+    /// The sanitizer's observer of workgroup `wg`, when sanitizing
+    /// (`crate::sanitize`).
+    fn sanitizer(&self, wg: [u32; 3]) -> Option<crate::sanitize::Workgroup> {
+        self.shared.as_ref().map(|p| {
             let d = &self.kernel.descriptor;
             let sgprs = d.user_sgpr_count()
                 + d.workgroup_id().iter().filter(|&&on| on).count() as u32
@@ -894,7 +1000,24 @@ impl Setup<'_> {
                 self.launch.dynamic_lds,
             )
             .target(self.processor)
-        });
+        })
+    }
+
+    /// Run one workgroup; returns the instructions executed and the
+    /// sanitizer's findings.
+    fn workgroup(
+        &self,
+        wg: [u32; 3],
+        observer: Option<&mut dyn Observer>,
+    ) -> Result<(u64, Vec<Finding>)> {
+        let mut waves: Vec<Wave> = (0..self.waves_per_wg).map(|w| self.wave(wg, w)).collect();
+        let lds_size = self
+            .kernel
+            .descriptor
+            .group_segment_fixed_size
+            .saturating_add(self.launch.dynamic_lds) as usize;
+        let mut lds = Lds::new(lds_size);
+        let mut san = self.sanitizer(wg);
         let mut both;
         let mut observer: Option<&mut dyn Observer> = match (observer, san.as_mut()) {
             (Some(user), Some(san)) => {
@@ -936,6 +1059,12 @@ impl Setup<'_> {
         let mut ended_reported = vec![false; n_waves];
         // A wave out of budget, kept aside while the others run (`barriers`).
         let mut stuck: Option<usize> = None;
+        // Workgroup-barrier releases, and the one whose first signal
+        // (`s_barrier_signal_isfirst -1`) was taken.
+        let mut generation = 0u64;
+        let mut first: Option<u64> = None;
+        // gfx1250's named barriers of the workgroup.
+        let mut named = crate::named_barrier::NamedBarriers::new(n_waves);
         loop {
             if let Some(r) = rng.as_mut() {
                 // Fisher–Yates.
@@ -978,7 +1107,36 @@ impl Setup<'_> {
                     observer: observer.as_deref_mut().map(|o| (shorten(o), wg, wi as u32)),
                     typed: &self.typed,
                 };
-                if let Err((stop, pc)) = run_until_blocked(wave, &mut ctx, limit) {
+                let r = loop {
+                    let r = run_until_blocked(wave, &mut ctx, limit);
+                    if r.is_ok() && wave.state == WaveState::Sync {
+                        wave.state = WaveState::Running;
+                        if let Some(crate::exec::SyncOp::Named(op)) = wave.sync.take() {
+                            use crate::named_barrier::Outcome;
+                            match named.apply(wi, op) {
+                                Ok(Outcome::Runs(scc)) => {
+                                    if let Some(c) = scc {
+                                        wave.scc = c;
+                                    }
+                                    continue;
+                                }
+                                Ok(Outcome::Waits) => {
+                                    wave.state = WaveState::NamedBarrier;
+                                    break Ok(());
+                                }
+                                Err(m) => break Err((Stop::Fault(None, m), wave.pc - 1)),
+                            }
+                        }
+                        // Else, without clusters, only
+                        // `s_barrier_signal_isfirst -1` stops a wave this
+                        // way (the executor refuses the cluster barrier).
+                        wave.scc = first != Some(generation);
+                        first = Some(generation);
+                        continue;
+                    }
+                    break r;
+                };
+                if let Err((stop, pc)) = r {
                     let ins = &self.program.instructions[pc];
                     let line = self.program.lines.get(&ins.addr).cloned();
                     let bounds = self.launch.sanitize.contains(Checks::BOUNDS);
@@ -1042,6 +1200,12 @@ impl Setup<'_> {
                     return Err(self.budget_error(wg, wi, &waves[wi]));
                 }
             }
+            // Named barriers that completed release their waiters.
+            for (i, w) in waves.iter_mut().enumerate() {
+                if w.state == WaveState::NamedBarrier && named.released(i) {
+                    w.state = WaveState::Running;
+                }
+            }
             if let Some(wi) = stuck {
                 let others_blocked = waves
                     .iter()
@@ -1063,6 +1227,12 @@ impl Setup<'_> {
                 // A wave's slice ended before it blocked: another round.
                 continue;
             }
+            if waves.iter().any(|w| w.state == WaveState::NamedBarrier) {
+                // Nothing runs and a named barrier cannot complete (a
+                // wave waiting on one also never arrives at the
+                // workgroup barrier).
+                return Err(self.named_deadlock(wg, &waves, &named));
+            }
             if self.launch.sanitize.contains(Checks::BARRIER_PAIRS) {
                 if let Some(f) = self.divergence(wg, &waves, &mut ended_reported) {
                     divergence.push(f);
@@ -1072,12 +1242,67 @@ impl Setup<'_> {
             for w in waves.iter_mut().filter(|w| w.state == WaveState::Barrier) {
                 w.state = WaveState::Running;
             }
+            generation += 1;
             if let Some(o) = observer.as_deref_mut() {
                 o.barrier_released();
             }
         }
         let n = waves.iter().map(|w| w.executed).sum();
         Ok((n, collect(&mut waves, &lds, san.as_mut(), divergence)))
+    }
+
+    /// The error when no wave of workgroup `wg` can run and a wave waits on
+    /// a named barrier: where each wave is, and each waited-on barrier's
+    /// arrivals of its expected count.
+    fn named_deadlock(
+        &self,
+        wg: [u32; 3],
+        waves: &[Wave],
+        named: &crate::named_barrier::NamedBarriers,
+    ) -> Error {
+        let p = self.program;
+        let at = |w: &Wave| {
+            p.instructions
+                .get(w.pc.wrapping_sub(1))
+                .map(|i| (i.addr, i.text.clone()))
+                .unwrap_or_default()
+        };
+        let mut first = None;
+        let states: Vec<String> = waves
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let (addr, text) = at(w);
+                match (w.state, named.waiting_on(i)) {
+                    (WaveState::NamedBarrier, Some((id, o))) => {
+                        first.get_or_insert(i);
+                        format!(
+                            "wave {i} waits at {addr:#x} `{text}` on named barrier {id} ({} of {} arrivals)",
+                            o.arrived, o.expected
+                        )
+                    }
+                    (WaveState::Barrier, _) => {
+                        format!("wave {i} waits at {addr:#x} `{text}` (the workgroup barrier)")
+                    }
+                    (WaveState::Done, _) => format!("wave {i} ended at {addr:#x}"),
+                    _ => format!("wave {i} at {addr:#x} `{text}`"),
+                }
+            })
+            .collect();
+        let i = first.unwrap_or(0);
+        let (addr, text) = at(&waves[i]);
+        Error::Fault {
+            kernel: self.kernel.name.clone(),
+            addr,
+            text,
+            workgroup: wg,
+            wave: i as u32,
+            lane: None,
+            what: format!(
+                "deadlock at a named barrier: no wave of the workgroup can run and the barrier cannot complete (its expected count is s_barrier_init's M0[31:16], or a signal's M0[22:16]; each member signals it or leaves it). {}",
+                states.join("; ")
+            ),
+        }
     }
 
     /// Barrier divergence when every live wave waits at a barrier: waves at

@@ -23,8 +23,42 @@ pub enum WaveState {
     Running,
     /// Waits at `s_barrier`.
     Barrier,
+    /// Waits at the cluster barrier (`s_barrier_wait -3`, gfx1250) until
+    /// its cluster completes the phase the wave waits for
+    /// ([`crate::dispatch`]).
+    ClusterBarrier,
+    /// Waits at a named barrier (gfx1250's `s_barrier_wait` on the last
+    /// joined one, [`crate::named_barrier`]) until it completes.
+    NamedBarrier,
+    /// Stopped at a barrier operation whose result depends on the other
+    /// waves ([`Wave::sync`]): the dispatcher completes it and the wave
+    /// runs on.
+    Sync,
     /// Executed `s_endpgm`.
     Done,
+}
+
+/// A barrier operation that the dispatcher completes, because its result
+/// depends on the other waves of the workgroup or cluster (the wave
+/// stops with [`WaveState::Sync`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncOp {
+    /// `s_barrier_signal_isfirst -1`: SCC = whether the wave is the first of
+    /// its workgroup to signal the workgroup barrier's current phase.
+    FirstSignal,
+    /// `s_barrier_signal -3` (`isfirst`: `s_barrier_signal_isfirst -3`,
+    /// SCC = whether the signal is its workgroup's first of the phase).
+    ClusterSignal {
+        /// The `_isfirst` form.
+        isfirst: bool,
+    },
+    /// `s_barrier_wait -3` (printed `0xfffd`).
+    ClusterWait,
+    /// `s_get_barrier_state sN, -3`: the cluster barrier's state to the
+    /// instruction's SGPR.
+    ClusterState,
+    /// gfx1250's named barriers (1..16, [`crate::named_barrier`]).
+    Named(crate::named_barrier::Op),
 }
 
 /// The architectural state of one wave.
@@ -73,6 +107,9 @@ pub struct Wave {
     /// gfx1250's hardware registers as `s_setreg_imm32_b32` left them
     /// ([`HwRegs`]).
     pub hwregs: HwRegs,
+    /// The barrier operation the wave stopped at ([`WaveState::Sync`], and
+    /// [`SyncOp::ClusterWait`] while it waits at the cluster barrier).
+    pub sync: Option<SyncOp>,
 }
 
 /// The gfx1250 hardware registers the emulator keeps (ids as LLVM's
@@ -100,9 +137,12 @@ pub struct Wave {
 ///   bits 19:12 that hold the VGPR MSBs per llvm/llvm-project #174681)
 ///   is refused by name.
 ///
-/// `s_getreg_b32 hwreg(HW_REG_IB_STS2, 6, 4)` (LLVM 22's workgroup-ID
-/// lowering) reads 0: a dispatch without workgroup clusters, whose IDs are
-/// then in ttmp9/ttmp7 (cluster fields in ttmp6 per iree-org/aster #692).
+/// `s_getreg_b32 hwreg(HW_REG_IB_STS2, …)` reads bits 9:6 (1 in a
+/// dispatch with workgroup clusters, else 0: LLVM 22's workgroup-ID
+/// lowering then reads the cluster fields of ttmp6, else the IDs in
+/// ttmp9/ttmp7; iree-org/aster #692, rocJITsu's `gfx1250_ib_sts2_raw`) and
+/// bits 24:21 (the workgroup's flat rank in its cluster, which clang-22's
+/// `__builtin_amdgcn_cluster_workgroup_flat_id` reads): [`HwRegs::ib_sts2`].
 /// Other registers: `s_getreg_b32` reads them back only where every bit it
 /// reads was written by the wave (else it is refused: their values at
 /// launch are not modelled).
@@ -116,6 +156,17 @@ pub struct HwRegs {
     pub sched_mode: u32,
     /// Which of SCHED_MODE's bits were written.
     pub sched_mode_written: u32,
+    /// IB_STS2 as the dispatch sets it: bits 9:6 = 1 in a cluster dispatch,
+    /// bits 24:21 the workgroup's flat rank in its cluster; 0 without
+    /// clusters.
+    pub ib_sts2: u32,
+}
+
+impl HwRegs {
+    /// Whether the wave's dispatch has workgroup clusters (IB_STS2[9:6]).
+    pub fn clustered(&self) -> bool {
+        self.ib_sts2 >> 6 & 0xf != 0
+    }
 }
 
 /// `hwreg(ID, OFFSET, SIZE)` from an SOPK instruction's SIMM16: the id,
@@ -171,9 +222,9 @@ fn hwreg_gfx1250(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         SCHED_MODE => (w.hwregs.sched_mode, w.hwregs.sched_mode_written),
         // IB_STS2 bits 9:6: nonzero when the dispatch has workgroup
         // clusters (LLVM 22's workgroup-ID lowering then reads the cluster
-        // fields of ttmp6; at 0 it reads ttmp9/ttmp7). The emulator runs
-        // dispatches without clusters: 0.
-        IB_STS2 if field & !(0xf << 6) == 0 => (0, field),
+        // fields of ttmp6; at 0 it reads ttmp9/ttmp7); bits 24:21 the flat
+        // rank in the cluster. Other fields (counters) are not modelled.
+        IB_STS2 if field & !(0xf << 6 | 0xf << 21) == 0 => (w.hwregs.ib_sts2, field),
         _ => return unsup(format!("reading hardware register {id}")),
     };
     let dst = opnd(&ins.ops, 0)?;
@@ -497,6 +548,11 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("ds_load_tr8_b64", Ds),
         ("ds_load_tr4_b64", Ds),
         ("ds_load_tr6_b96", Ds),
+        // gfx1250's transposing global loads (`global`, [`transpose_into`]).
+        ("global_load_tr16_b128", Global),
+        ("global_load_tr8_b64", Global),
+        ("global_load_tr4_b64", Global),
+        ("global_load_tr6_b96", Global),
         // gfx1250's f4 and scaled WMMAs (`crate::wmma::F8F6F4`; the scaled
         // ones are a `v_wmma_ld_scale*` and its WMMA, joined by
         // `crate::gfx1250_wmma::pair`).
@@ -538,6 +594,14 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("global_store_async_from_lds_b32", Global),
         ("global_store_async_from_lds_b64", Global),
         ("global_store_async_from_lds_b128", Global),
+        // gfx1250's multicast loads (`global`: the issuer's own copy).
+        ("cluster_load_b32", Global),
+        ("cluster_load_b64", Global),
+        ("cluster_load_b128", Global),
+        ("cluster_load_async_to_lds_b8", Global),
+        ("cluster_load_async_to_lds_b32", Global),
+        ("cluster_load_async_to_lds_b64", Global),
+        ("cluster_load_async_to_lds_b128", Global),
         // gfx1250's tensor data mover (TENSORcnt, [`crate::tensor`]).
         ("tensor_load_to_lds", Global),
         ("tensor_store_from_lds", Global),
@@ -612,7 +676,13 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("s_wait_idle", Sopp),
         ("s_wait_event", Sopp),
         ("s_barrier_signal", Sop1),
+        ("s_barrier_signal_isfirst", Sop1),
+        ("s_get_barrier_state", Sop1),
         ("s_barrier_wait", Sopp),
+        // gfx1250's named barriers ([`crate::named_barrier`]).
+        ("s_barrier_init", Sop1),
+        ("s_barrier_join", Sop1),
+        ("s_barrier_leave", Sopp),
         ("s_add_f32", Sop2),
         ("s_sub_f32", Sop2),
         ("s_mul_f32", Sop2),
@@ -1611,6 +1681,7 @@ impl Wave {
             wave_size: LANES as u32,
             numbering: crate::decode::Numbering::GFX9,
             hwregs: HwRegs::default(),
+            sync: None,
         }
     }
 
@@ -2481,15 +2552,13 @@ fn salu_gfx12(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> Option<R<()>> {
         | "s_wait_alu"
         | "s_wait_idle"
         | "s_wait_event" => Ok(()),
-        "s_barrier_signal" | "s_barrier_wait" => match o.first().map(|s| &s.op) {
-            Some(Operand::Int(id)) if *id as i16 == -1 => {
-                if m == "s_barrier_wait" {
-                    w.state = WaveState::Barrier;
-                }
-                Ok(())
-            }
-            _ => unsup("a named barrier (only the workgroup barrier, -1, is modelled)"),
-        },
+        "s_barrier_signal"
+        | "s_barrier_signal_isfirst"
+        | "s_barrier_wait"
+        | "s_get_barrier_state"
+        | "s_barrier_init"
+        | "s_barrier_join"
+        | "s_barrier_leave" => barrier_gfx12(w, ins, ctx),
         "s_add_f32" | "s_sub_f32" | "s_mul_f32" | "s_max_num_f32" | "s_min_num_f32" => (|| {
             let (a, b) = (w.sread(op(1)?, ctx)?, w.sread(op(2)?, ctx)?);
             let (fa, fb) = (f32::from_bits(a), f32::from_bits(b));
@@ -2568,6 +2637,115 @@ fn salu_gfx12(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> Option<R<()>> {
             })()
         }
     })
+}
+
+/// gfx12's split barrier instructions on the workgroup barrier (-1) and
+/// gfx1250's cluster barrier (-3). The ID is the immediate (`s_barrier_wait
+/// 0xffff` is -1, `0xfffd` -3; `s_get_barrier_state`'s second operand).
+/// What depends on other waves stops the wave with [`WaveState::Sync`] for
+/// the dispatcher ([`SyncOp`]). gfx1250's named barriers 0..16
+/// (`s_barrier_init`, `_join`, `_leave`, `_signal` with an immediate ID or
+/// M0, `s_barrier_wait 1..16` on the last joined one) go to the dispatcher
+/// as [`SyncOp::Named`] ([`crate::named_barrier`]; 0 is the NULL barrier).
+/// Refused: the cluster trap barrier (-4) and the workgroup trap barrier
+/// (-2), both privileged, the cluster barrier in a dispatch without
+/// clusters, `s_get_barrier_state` of the workgroup barrier or of a named
+/// barrier, and named barriers on gfx12 (gfx1250's).
+fn barrier_gfx12(w: &mut Wave, ins: &Instruction, ctx: &Ctx) -> R<()> {
+    use crate::named_barrier::Op;
+    let m = ins.mnemonic.as_str();
+    let sync = |w: &mut Wave, op: SyncOp| {
+        w.sync = Some(op);
+        w.state = WaveState::Sync;
+        Ok(())
+    };
+    let named = |w: &mut Wave, op: Op| {
+        if w.numbering != crate::decode::Numbering::GFX1250 {
+            return unsup("named barriers (gfx1250's, not gfx12's)");
+        }
+        sync(w, SyncOp::Named(op))
+    };
+    if m == "s_barrier_leave" {
+        return named(w, Op::Leave);
+    }
+    let at = if m == "s_get_barrier_state" { 1 } else { 0 };
+    // The ID: an immediate, or M0 (its lower half for init and join, bits
+    // 4:0 for a signal; the expected count in its upper half).
+    let (id, m0) = match ins.ops.get(at) {
+        Some(s) if ins.ops.len() == at + 1 => match s.op {
+            Operand::Int(id) => (id as i16, None),
+            _ => {
+                let v = w.sread(s, ctx)?;
+                let id = if m.starts_with("s_barrier_signal") {
+                    v & 0x1f
+                } else {
+                    v & 0xffff
+                };
+                (id as i16, Some(v))
+            }
+        },
+        _ => return unsup("this barrier operand"),
+    };
+    let upper = w.m0() >> 16;
+    match (id, m) {
+        (0..=16, "s_barrier_init") => {
+            return named(
+                w,
+                Op::Init {
+                    id: id as u32,
+                    expected: upper,
+                },
+            )
+        }
+        (0..=16, "s_barrier_join") => return named(w, Op::Join { id: id as u32 }),
+        (0..=16, "s_barrier_signal" | "s_barrier_signal_isfirst") => {
+            return named(
+                w,
+                Op::Signal {
+                    id: id as u32,
+                    expected: m0.map(|v| v >> 16 & 0x7f).filter(|&c| c != 0),
+                    isfirst: m == "s_barrier_signal_isfirst",
+                },
+            )
+        }
+        (0, "s_barrier_wait") => return Ok(()),
+        (1..=16, "s_barrier_wait") => return named(w, Op::Wait),
+        (0..=16, "s_get_barrier_state") => {
+            return unsup(
+                "s_get_barrier_state of a named barrier (no source here gives its bit layout)",
+            )
+        }
+        _ if m0.is_some() => return unsup("a barrier ID in M0 other than a named barrier (0..16)"),
+        _ => {}
+    }
+    match (id, m) {
+        (-1, "s_barrier_signal") => Ok(()),
+        (-1, "s_barrier_signal_isfirst") => sync(w, SyncOp::FirstSignal),
+        (-1, "s_barrier_wait") => {
+            w.state = WaveState::Barrier;
+            Ok(())
+        }
+        (-3, _) if !w.hwregs.clustered() => Err(Stop::Fault(
+            None,
+            format!("`{}`: the cluster barrier (-3) in a dispatch without workgroup clusters: every workgroup is its own cluster there, and the barrier's expected count is not modelled; launch the kernel with its cluster (`Launch::cluster`, `gcn-patch run --cluster X,Y,Z`; the kernel's `.cluster_dims` by default)", ins.text),
+        )),
+        (-3, "s_barrier_signal") => sync(w, SyncOp::ClusterSignal { isfirst: false }),
+        (-3, "s_barrier_signal_isfirst") => sync(w, SyncOp::ClusterSignal { isfirst: true }),
+        (-3, "s_barrier_wait") => sync(w, SyncOp::ClusterWait),
+        (-3, "s_get_barrier_state") => sync(w, SyncOp::ClusterState),
+        (-4 | -2, _) => Err(Stop::Fault(
+            None,
+            format!("`{}`: the {} trap barrier ({id}) is privileged: only a trap handler uses it (LLVM's AMDGPUExecutionSynchronization, GFX12 barrier IDs)", ins.text, if id == -4 { "cluster" } else { "workgroup" }),
+        )),
+        (-1, _) => unsup("s_get_barrier_state of the workgroup barrier (-1)"),
+        _ => unsup(format!("barrier ID {id}: gfx1250 has -4..16")),
+    }
+}
+
+/// Complete `s_get_barrier_state sN, -3` ([`SyncOp::ClusterState`]): write
+/// `value` to the instruction's SGPR.
+pub(crate) fn set_barrier_state(w: &mut Wave, ins: &Instruction, value: u32) -> R<()> {
+    w.swrite(opnd(&ins.ops, 0)?, value)
 }
 
 fn salu(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
@@ -4493,6 +4671,16 @@ fn tensor_dma(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     }
     let refs: Vec<&[u32]> = groups.iter().map(|g| g.as_slice()).collect();
     let d = crate::tensor::Descriptor::parse(&refs, load).map_err(Stop::Unsupported)?;
+    if d.pred != 0 {
+        // The workgroup's flat rank (IB_STS2[24:21]) and the cluster's size
+        // (ttmp6[27:24] is the highest rank).
+        let cluster = w
+            .hwregs
+            .clustered()
+            .then(|| (w.hwregs.ib_sts2 >> 21 & 0xf, (w.s[108 + 6] >> 24 & 0xf) + 1));
+        crate::tensor::check_multicast(d.multicast, cluster)
+            .map_err(|e| Stop::Fault(None, format!("tensor DMA: {e}")))?;
+    }
     let size = ctx.lds.data.len() as u64;
     if d.count() > 0 && d.lds as u64 + d.lds_span() > size {
         return Err(Stop::Fault(
@@ -4542,6 +4730,27 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     }
     if m.starts_with("tensor_") {
         return tensor_dma(w, ins, ctx);
+    }
+    // gfx1250's multicast loads (`cluster_load_b{32,64,128}`,
+    // `cluster_load_async_to_lds_b{8,32,64,128}`; the mask of flat ranks in
+    // M0 bits 15:0): every workgroup the mask selects issues its own
+    // matching request and receives its own copy (rocJITsu's functional
+    // model; comgr's hotswap runs them as the `global_load_` forms), so one
+    // runs as the global load of the same name whose issuer's rank must be
+    // in the mask ([`crate::tensor::check_mask`]).
+    if m.starts_with("cluster_load_") {
+        let m0 = w.m0();
+        if m0 >> 16 != 0 {
+            return unsup(
+                "a cluster load with M0 bits 31:16 set (the multicast mask is bits 15:0)",
+            );
+        }
+        let cluster = w
+            .hwregs
+            .clustered()
+            .then(|| (w.hwregs.ib_sts2 >> 21 & 0xf, (w.s[108 + 6] >> 24 & 0xf) + 1));
+        crate::tensor::check_mask(m0, cluster, "M0 bits 15:0")
+            .map_err(|e| Stop::Fault(None, format!("`{}`: {e}", ins.text)))?;
     }
     let flat = m.starts_with("flat_");
     let rest = m.split_once('_').map(|x| x.1).unwrap_or("");
@@ -4669,6 +4878,36 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
             ctx.lds.write_bytes(l, &buf);
         }
         return Ok(());
+    }
+    // Transposing loads: gfx1250's `global_load_tr16_b128` and
+    // `global_load_tr8_b64` read at each lane's address, then exchange
+    // elements across lanes as `ds_load_tr16_b128`/`ds_load_tr8_b64` do
+    // ([`ds_read_tr`]; AMD's rocjitsu test `Gfx1250MemoryIsaTranspose`
+    // expects the global and LDS forms to give the same registers).
+    if let Some(tr) = rest.strip_prefix("load_tr") {
+        let how = match tr {
+            "16_b128" => Transpose::Gfx1250Tr16,
+            "8_b64" => Transpose::Gfx1250Tr8,
+            "4_b64" | "6_b96" => return unsup(TR46_REFUSED),
+            _ => {
+                return unsup(
+                    "gfx12's transposing global loads (`global_load_tr_b64`, \
+                     `global_load_tr_b128`): no source here gives their lane maps",
+                )
+            }
+        };
+        let (_, bytes) = how.shape();
+        let mut raw = [0u128; LANES];
+        for (lane, r) in raw.iter_mut().enumerate() {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane, bytes)?;
+            let mut b = [0u8; 16];
+            mem_read(ctx, lane, false, a, &mut b[..bytes]).map_err(|e| fault(lane, e))?;
+            *r = u128::from_le_bytes(b);
+        }
+        return transpose_into(w, ins, &raw, how);
     }
     if let Some(kind) = rest.strip_prefix("load_") {
         let (size, signed, d16) = load_kind(kind)?;
@@ -5459,9 +5698,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         // gfx1250's (the only target with these names; wave32).
         "ds_load_tr16_b128" => return ds_read_tr(w, ins, ctx, offset, Transpose::Gfx1250Tr16),
         "ds_load_tr8_b64" => return ds_read_tr(w, ins, ctx, offset, Transpose::Gfx1250Tr8),
-        "ds_load_tr4_b64" | "ds_load_tr6_b96" => return unsup(
-            "gfx1250's 4- and 6-bit transposing LDS loads: no source here gives their lane layout",
-        ),
+        "ds_load_tr4_b64" | "ds_load_tr6_b96" => return unsup(TR46_REFUSED),
         _ => {}
     }
     let rest = &m[3..];
@@ -5623,6 +5860,17 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// Why gfx1250's 4- and 6-bit transposing loads (`ds_load_tr4_b64`,
+/// `ds_load_tr6_b96` and their `global_load_` forms) are refused: AMD's
+/// sources disagree on their lane maps. Triton's gfx1250 lowering
+/// (`queryLDSTransLoadParams`, tile 16 for 4 bits) makes tr4 a 16x16
+/// transpose within each 16 lanes; rocjitsu's `Gfx1250MemoryIsaTranspose`
+/// test expects another order of tr4's source lanes, gives the only tr6
+/// map, and for tr8 contradicts the map AMD's MI450 LDS blog and Triton
+/// agree on (the one [`Transpose::Gfx1250Tr8`] models).
+const TR46_REFUSED: &str = "gfx1250's 4- and 6-bit transposing loads: AMD's sources disagree on \
+     their lane maps (Triton's gfx1250 lowering vs rocjitsu's test; design/rdna.md, gfx1250)";
+
 /// Which lane exchange a transposing LDS load makes ([`ds_read_tr`]).
 #[derive(Clone, Copy)]
 enum Transpose {
@@ -5697,8 +5945,7 @@ fn ds_read_tr(
 ) -> R<()> {
     let exec = w.exec();
     let ops = &ins.ops;
-    let (bits, bytes) = how.shape();
-    let e_per_lane = 8 * bytes / bits;
+    let (_, bytes) = how.shape();
     let mut raw = [0u128; LANES];
     for (lane, r) in raw.iter_mut().enumerate() {
         if exec >> lane & 1 == 0 {
@@ -5712,8 +5959,19 @@ fn ds_read_tr(
         ctx.lds.read_bytes(a, &mut b[..bytes]);
         *r = u128::from_le_bytes(b);
     }
+    transpose_into(w, ins, &raw, how)
+}
+
+/// The lane exchange of a transposing load ([`ds_read_tr`], gfx1250's
+/// `global_load_tr*`): `raw` holds what each lane read at its own address;
+/// every active lane's destination gets its elements from the lanes
+/// [`Transpose::source`] names (an inactive lane's read counts as zero).
+fn transpose_into(w: &mut Wave, ins: &Instruction, raw: &[u128; LANES], how: Transpose) -> R<()> {
+    let exec = w.exec();
+    let (bits, bytes) = how.shape();
+    let e_per_lane = 8 * bytes / bits;
     let mask = (1u128 << bits) - 1;
-    let (file, d) = reg_of(opnd(ops, 0)?)?;
+    let (file, d) = reg_of(opnd(&ins.ops, 0)?)?;
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
             continue;
@@ -6697,9 +6955,13 @@ impl Probe {
         // gfx1250's MODE and SCHED_MODE hold values, like the registers: a
         // lone `s_getreg_b32` runs (in a kernel, reading bits the wave did
         // not write is refused unless nothing reads the result).
+        // gfx1250 probes run as a workgroup of a cluster (IB_STS2[9:6] =
+        // 1), where the cluster barrier (-3) is an instruction like any
+        // other; the dispatcher completes what it waits for.
         self.wave.hwregs = HwRegs {
             mode_written: u32::MAX,
             sched_mode_written: u32::MAX,
+            ib_sts2: ((self.wave.numbering == crate::decode::Numbering::GFX1250) as u32) << 6,
             ..HwRegs::default()
         };
         // A branch's target is an instruction: the SOPP target of its

@@ -17,7 +17,8 @@
 //!   { random = "f32", shape = [1000], seed = 2, range = [-4, 4] },
 //!   { scalar = "u32", value = 1000 },
 //! ]
-//! # optional: tolerance = "ulp:1", seed = 7, name = "small", dynamic-lds = 4096
+//! # optional: tolerance = "ulp:1", seed = 7, name = "small", dynamic-lds = 4096,
+//! # cluster = [4, 1, 1] (gfx1250)
 //! ```
 //!
 //! **Nothing in it is specific to the emulator.** Every field maps onto a
@@ -864,6 +865,12 @@ pub struct LaunchSpec {
     pub grid: Dims,
     /// Work-items per workgroup in X, Y, Z (HIP's block).
     pub block: Dims,
+    /// gfx1250's workgroup cluster in X, Y, Z (HIP's
+    /// `hipLaunchAttributeClusterDimension`; `cluster = [4, 1, 1]`).
+    /// `None`: the kernel's `.cluster_dims`
+    /// ([`crate::dispatch::Launch::cluster`]).
+    #[serde(default)]
+    pub cluster: Option<Dims>,
     /// The explicit kernel arguments: an array (in metadata order), or a
     /// table by metadata name ([`Args`]).
     #[serde(default)]
@@ -2043,6 +2050,7 @@ mod tests {
             kernarg_size: 0,
             kernarg_align: 8,
             wavefront_size: 64,
+            cluster_dims: [0; 3],
             entry: 0,
             code_end: 0,
         }

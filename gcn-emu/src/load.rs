@@ -47,6 +47,13 @@ pub struct Kernel {
     pub kernarg_align: u32,
     /// Wavefront size (`.wavefront_size`).
     pub wavefront_size: u32,
+    /// The workgroup cluster the kernel was compiled for (code object V6's
+    /// `.cluster_dims`, gfx1250; clang's `cluster_dims` attribute): `[0, 0,
+    /// 0]` when the metadata has none (no cluster), `[1024; 3]` for a
+    /// kernel whose cluster size is chosen at launch (LLVM's
+    /// `"amdgpu-cluster-dims"`). [`crate::dispatch::Launch::cluster`]
+    /// defaults to it.
+    pub cluster_dims: [u32; 3],
     /// Address of the first instruction.
     pub entry: u64,
     /// End of the kernel's code (from the symbol's size), exclusive.
@@ -254,6 +261,7 @@ impl CodeObject {
                 kernarg_size: n(".kernarg_segment_size").unwrap_or(0) as u32,
                 kernarg_align: n(".kernarg_segment_align").unwrap_or(8) as u32,
                 wavefront_size: n(".wavefront_size").unwrap_or(64) as u32,
+                cluster_dims: cluster_dims(k),
                 entry,
                 code_end,
             });
@@ -281,6 +289,20 @@ impl CodeObject {
             ))
         })
     }
+}
+
+/// A kernel's `.cluster_dims` (three integers), `[0, 0, 0]` when absent
+/// or not three integers (each clamped to `u32`).
+fn cluster_dims(k: &Value) -> [u32; 3] {
+    let Some(list) = field(k, ".cluster_dims").and_then(Value::as_array) else {
+        return [0; 3];
+    };
+    let dims: Vec<u32> = list
+        .iter()
+        .filter_map(Value::as_u64)
+        .map(|v| v.min(u32::MAX as u64) as u32)
+        .collect();
+    dims.try_into().unwrap_or([0; 3])
 }
 
 fn read_at<'d>(file: &object::File<'d>, addr: u64, len: u64) -> Option<&'d [u8]> {

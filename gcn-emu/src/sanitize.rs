@@ -500,9 +500,26 @@ fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Even
     if ins.mnemonic.starts_with("ds_load_tr") {
         return Some((Event::Lds, true));
     }
+    // gfx1250's transposing global loads (`global_load_tr16_b128` etc., in
+    // no table under these names): loads, on LOADcnt.
+    if ins.mnemonic.starts_with("global_load_tr") {
+        return Some((Event::VmemLoad, true));
+    }
+    // gfx1250's multicast loads to registers (in no table): LOADcnt (their
+    // LDS forms are async, above).
+    if ins.mnemonic.starts_with("cluster_load_b") {
+        return Some((Event::VmemLoad, true));
+    }
     // gfx1250's tensor DMA ([`crate::tensor`]): TENSORcnt.
     if tensor_lds(&ins.mnemonic).is_some() {
         return Some((Event::Tensor, false));
+    }
+    // gfx12's prefetches (`s_prefetch_inst s[76:77], 0x0, s78, 0`, aiter's
+    // gfx1250 kernels) return no data: their first printed operand is the
+    // address they read, not a destination (the table's `sdata` is an
+    // immediate there). Untracked, as cache control is.
+    if ins.mnemonic.starts_with("s_prefetch_") || ins.mnemonic == "s_buffer_prefetch_data" {
+        return None;
     }
     let p = props_in(table, &ins.mnemonic)?;
     let returns = match p.access {
@@ -550,7 +567,7 @@ fn lds_transfer(m: &str) -> bool {
 /// whether it writes LDS (`global_load_async_to_lds_*`: true;
 /// `global_store_async_from_lds_*`: false, it reads LDS).
 fn async_lds(m: &str) -> Option<bool> {
-    if m.starts_with("global_load_async_to_lds_") {
+    if m.starts_with("global_load_async_to_lds_") || m.starts_with("cluster_load_async_to_lds_") {
         Some(true)
     } else if m.starts_with("global_store_async_from_lds_") {
         Some(false)
@@ -779,7 +796,14 @@ impl WaveSan {
             self.wait(ins, &w, lds);
             return;
         }
-        if ins.mnemonic.starts_with("s_barrier_signal") {
+        // The workgroup's (or cluster's) barrier: not a named one (an
+        // immediate 0..16, or M0).
+        let named = match ins.ops.first().map(|s| &s.op) {
+            Some(Operand::Int(id)) => (0..=16).contains(&(*id as i16)),
+            Some(_) => true,
+            None => false,
+        };
+        if ins.mnemonic.starts_with("s_barrier_signal") && !named {
             self.signalled = Some((ins.addr, self.lds_writes_in_flight()));
         }
         let class = classify(ins, self.table);
@@ -912,6 +936,25 @@ pub struct Workgroup {
     waiting: Vec<Option<usize>>,
     /// The target's instruction table (`None`: CDNA's).
     table: Option<crate::isa::Table>,
+    /// gfx1250's named barriers, for the LDS race check.
+    named: NamedClocks,
+}
+
+/// The order gfx1250's named barriers put between the waves of a
+/// workgroup, as vector clocks for the LDS race check: a wave's signal
+/// takes a snapshot of what it knows (its own accesses so far included)
+/// into the barrier's phase; a wave released from a wait on that phase
+/// learns the join of the phase's snapshots. The phases come from a copy
+/// of the dispatcher's state machine ([`crate::named_barrier`]) fed the
+/// same operations in the same order. LDS writes still in flight at a
+/// named signal are not checked (the workgroup barrier's are).
+#[derive(Debug, Clone)]
+struct NamedClocks {
+    mirror: crate::named_barrier::NamedBarriers,
+    /// Per (barrier, phase): the join of its arrivals' clocks.
+    phases: HashMap<(u32, u64), Vec<u32>>,
+    /// Per wave: the phase its wait waits for, learnt when it runs again.
+    merge: Vec<Option<(u32, u64)>>,
 }
 
 impl Workgroup {
@@ -944,6 +987,11 @@ impl Workgroup {
             lds: LdsShadow::new(size, program.clone()),
             program,
             waiting: vec![None; waves.len()],
+            named: NamedClocks {
+                mirror: crate::named_barrier::NamedBarriers::new(waves.len()),
+                phases: HashMap::new(),
+                merge: vec![None; waves.len()],
+            },
             waves,
             lds_fixed,
             lds_dynamic,
@@ -1081,6 +1129,40 @@ impl Workgroup {
     }
 }
 
+impl Workgroup {
+    /// Wave `wave` ran the named-barrier operation `op` ([`NamedClocks`]).
+    fn named_op(&mut self, wave: usize, op: crate::named_barrier::Op) {
+        use crate::named_barrier::Op;
+        let n = self.waves.len();
+        let nc = &mut self.named;
+        match op {
+            Op::Signal { id, .. } if id != 0 => {
+                let phase = nc.mirror.object(id).map_or(0, |o| o.phase);
+                let mut ntime = self.lds.ntime.borrow_mut();
+                ntime.resize(n, 0);
+                let mut vc = self.lds.vc.borrow_mut();
+                vc.resize(n, Vec::new());
+                let mut snap = vc[wave].clone();
+                snap.resize(n, 0);
+                snap[wave] = ntime[wave] + 1;
+                ntime[wave] += 1;
+                let clock = nc.phases.entry((id, phase)).or_insert_with(|| vec![0; n]);
+                for (c, s) in clock.iter_mut().zip(&snap) {
+                    *c = (*c).max(*s);
+                }
+            }
+            Op::Wait => {
+                if let Some(m) = nc.merge.get_mut(wave) {
+                    *m = nc.mirror.wait_target(wave);
+                }
+            }
+            _ => {}
+        }
+        // Refusals are the dispatcher's to report.
+        let _ = nc.mirror.apply(wave, op);
+    }
+}
+
 impl Observer for Workgroup {
     fn wants_issue(&self) -> bool {
         true
@@ -1091,6 +1173,25 @@ impl Observer for Workgroup {
     }
 
     fn issue(&mut self, i: &Issue<'_>) {
+        // A wave that waited on a named barrier runs again: it learns what
+        // the phase's waves knew.
+        if let Some(key) = self
+            .named
+            .merge
+            .get_mut(i.wave as usize)
+            .and_then(|m| m.take())
+        {
+            if let Some(clock) = self.named.phases.get(&key) {
+                let mut vc = self.lds.vc.borrow_mut();
+                let n = clock.len().max(vc.len());
+                vc.resize(n, Vec::new());
+                let mine = &mut vc[i.wave as usize];
+                mine.resize(n, 0);
+                for (m, &c) in mine.iter_mut().zip(clock) {
+                    *m = (*m).max(c);
+                }
+            }
+        }
         let Some(san) = self.waves.get_mut(i.wave as usize) else {
             return;
         };
@@ -1132,11 +1233,17 @@ impl Observer for Workgroup {
                 _ => {}
             }
         }
+        if let Some(crate::exec::SyncOp::Named(op)) = e.state.sync {
+            self.named_op(e.wave as usize, op);
+        }
         let Some(san) = self.waves.get_mut(e.wave as usize) else {
             return;
         };
         san.after(e.state, Some(&self.lds));
-        if e.state.state == WaveState::Barrier {
+        // At a barrier's wait: the workgroup's, or the cluster's (which
+        // the dispatcher completes after this event).
+        let cluster_wait = e.state.sync == Some(crate::exec::SyncOp::ClusterWait);
+        if e.state.state == WaveState::Barrier || cluster_wait {
             self.waiting[e.wave as usize] = Some(e.index);
         }
     }
@@ -1174,6 +1281,8 @@ struct Access {
     atomic: bool,
     /// The wave's sequence number of the instruction.
     seq: u64,
+    /// The wave's named-barrier time ([`NamedClocks`]).
+    ntime: u32,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -1199,6 +1308,12 @@ struct LdsShadow {
     program: Arc<Program>,
     /// The current access's sequence number in its wave ([`WaveSan`]).
     seq: Cell<u64>,
+    /// Per wave, its named-barrier time: how many named-barrier signals
+    /// it made ([`NamedClocks`]).
+    ntime: RefCell<Vec<u32>>,
+    /// Per wave `r`, per wave `w`: the accesses of `w` with a time below
+    /// this are ordered before `r`'s by named barriers.
+    vc: RefCell<Vec<Vec<u32>>>,
     /// LDS writes in flight when their wave reached a barrier, not yet
     /// retired by its wait: (wave, sequence number) to (the write, the
     /// barrier, on `vmcnt`).
@@ -1264,6 +1379,8 @@ impl LdsShadow {
             reported: RefCell::new(HashSet::new()),
             program,
             seq: Cell::new(0),
+            ntime: RefCell::new(Vec::new()),
+            vc: RefCell::new(Vec::new()),
             hidden: RefCell::new(HashMap::new()),
             values: RefCell::new(Values::default()),
             gen: Cell::new(Generation::Gfx9),
@@ -1361,7 +1478,18 @@ impl LdsShadow {
             addr,
             atomic,
             seq: self.seq.get(),
+            ntime: self.ntime.borrow().get(wave as usize).copied().unwrap_or(0),
         }
+    }
+
+    /// Whether a named barrier orders `first` before `now` (another wave's
+    /// access).
+    fn ordered(&self, first: Access, now: Access) -> bool {
+        self.vc
+            .borrow()
+            .get(now.wave as usize)
+            .and_then(|v| v.get(first.wave as usize))
+            .is_some_and(|&c| first.ntime < c)
     }
 
     fn race(&self, byte: usize, first: Access, first_is_write: bool, now: Access, write: bool) {
@@ -1422,7 +1550,11 @@ impl LdsShadow {
                     read: now.addr,
                 }),
                 Some(w) => {
-                    if w.epoch == now.epoch && w.wave != now.wave && !(w.atomic && now.atomic) {
+                    if w.epoch == now.epoch
+                        && w.wave != now.wave
+                        && !(w.atomic && now.atomic)
+                        && !self.ordered(w, now)
+                    {
                         self.race(b, w, true, now, false);
                     }
                     self.unwaited(b, w, now, false);
@@ -1479,17 +1611,19 @@ impl LdsShadow {
                 (None, false, _) => None,
             };
             if let Some(w) = s.write {
-                if w.epoch == now.epoch && w.wave != now.wave && !(w.atomic && now.atomic) {
+                if w.epoch == now.epoch
+                    && w.wave != now.wave
+                    && !(w.atomic && now.atomic)
+                    && !self.ordered(w, now)
+                {
                     self.race(b, w, true, now, true);
                 }
                 self.unwaited(b, w, now, true);
             }
             s.readers.retain(|r| r.epoch == now.epoch);
-            if let Some(r) = s
-                .readers
-                .iter()
-                .find(|r| r.wave != now.wave && !(r.atomic && now.atomic))
-            {
+            if let Some(r) = s.readers.iter().find(|r| {
+                r.wave != now.wave && !(r.atomic && now.atomic) && !self.ordered(**r, now)
+            }) {
                 let r = *r;
                 self.race(b, r, false, now, true);
             }
@@ -1790,6 +1924,30 @@ mod tests {
                 "{target}: on vscnt/storecnt"
             );
         }
+    }
+
+    /// `s_prefetch_inst s[76:77], 0x1000, s78, 0` (aiter's gfx1250 f8gemm
+    /// prologue issues ten on the same SGPR pair): its first printed
+    /// operand is the base it reads; the table's `sdata` destination is an
+    /// immediate, so nothing is in flight to a register.
+    #[test]
+    fn gfx12_prefetch_writes_no_register() {
+        for m in ["s_prefetch_inst", "s_prefetch_data"] {
+            let mut w = rdna("gfx1201");
+            let p = ins(
+                0x10,
+                m,
+                vec![reg(RegFile::S, 76, 2), reg(RegFile::S, 78, 1)],
+                vec![0],
+            );
+            w.before(&p, &program(), None, &wave());
+            w.before(&p, &program(), None, &wave());
+            assert_eq!(use_of(&mut w, RegFile::S, 76), 0, "{m}");
+            assert!(w.findings.is_empty(), "{m}: {:?}", w.findings);
+        }
+        let mut w = rdna("gfx1201");
+        load(&mut w, "s_load_b32", RegFile::S, 4);
+        assert_eq!(use_of(&mut w, RegFile::S, 4), 1, "a scalar load still is");
     }
 
     #[test]

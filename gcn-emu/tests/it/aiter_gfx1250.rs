@@ -919,45 +919,63 @@ fn sanitized(
 /// M = 64, N = 512 (one tile), K = 128 (the launcher's `K_ALIGN`); one
 /// cluster of 4 workgroups of 128 work-items (the launcher's cluster_x 4;
 /// it launches 256 workgroups persistent, the others find no tile).
-/// Ignored: the kernel stops at `s_barrier_signal -3` (0x1fd0), a barrier
-/// across the workgroups of a cluster, which the emulator does not model
-/// ([`aiter_gfx1250_f8gemm_refuses_at_the_cluster_barrier`]).
+/// The four workgroups run together and meet at the cluster barrier
+/// (`s_barrier_signal -3` from every wave, 0x1fd0 and on); the A tile's
+/// multicast mask (0xf, the row) and B's (the workgroup's own bit) load
+/// into each issuer's own LDS. Run with the cluster from `.cluster_dims`
+/// and from the launch; the sanitizer rerun (`launch_with`) reports
+/// nothing.
 #[test]
-#[ignore = "needs the cluster barrier (s_barrier_signal -3)"]
 fn aiter_gfx1250_f8gemm_64x512_constant_inputs() {
-    let (bufs, _) = f8gemm_64x512_constant().unwrap_or_else(|e| panic!("{e}"));
-    let (n, k) = (512usize, 128usize);
-    let want = ((k as f32).to_bits() >> 16) as u16;
-    for (i, c) in bufs[0].chunks(2).enumerate() {
-        let g = u16::from_le_bytes([c[0], c[1]]);
-        assert_eq!(
-            g,
-            want,
-            "D[{}][{}] = {g:#06x}, want {want:#06x}",
-            i / n,
-            i % n
-        );
+    // The cluster from the code object's .cluster_dims, then from the
+    // launch.
+    for cluster in [[0; 3], [4, 1, 1]] {
+        let (bufs, _) = f8gemm_64x512_constant(cluster).unwrap_or_else(|e| panic!("{e}"));
+        let (m, n, k) = (64usize, 512usize, 128usize);
+        let want = ((k as f32).to_bits() >> 16) as u16;
+        assert_eq!(bufs[0].len(), m * n * 2);
+        for (i, c) in bufs[0].chunks(2).enumerate() {
+            let g = u16::from_le_bytes([c[0], c[1]]);
+            assert_eq!(
+                g,
+                want,
+                "cluster {cluster:?}: D[{}][{}] = {g:#06x}, want {want:#06x}",
+                i / n,
+                i % n
+            );
+        }
     }
 }
 
-/// The run of [`aiter_gfx1250_f8gemm_64x512_constant_inputs`] refuses,
-/// naming the instruction, its address and why: the cluster barrier (-3),
-/// which the kernel's cluster launch (4 × 1) synchronises on.
+/// [`aiter_gfx1250_f8gemm_64x512_constant_inputs`] launched without
+/// clusters (cluster 1 × 1 × 1 over the kernel's `.cluster_dims` 4 × 1 × 1)
+/// is refused at its first cluster barrier, naming the instruction, its
+/// address and how to launch it, rather than run as if the barrier did
+/// nothing (or hang).
 #[test]
-fn aiter_gfx1250_f8gemm_refuses_at_the_cluster_barrier() {
-    let Err(e) = f8gemm_64x512_constant() else {
-        panic!("the run finished: turn on aiter_gfx1250_f8gemm_64x512_constant_inputs")
+fn aiter_gfx1250_f8gemm_without_its_cluster_is_refused_at_the_cluster_barrier() {
+    let Err(e) = f8gemm_64x512_constant([1, 1, 1]) else {
+        panic!("the run without clusters finished")
     };
     let e = e.to_string();
     assert!(
-        e.contains("s_barrier_signal -3") && e.contains("0x1fd0") && e.contains("named barrier"),
+        e.contains("s_barrier_signal -3")
+            && e.contains("0x1fd0")
+            && e.contains("without workgroup clusters")
+            && e.contains("--cluster"),
         "{e}"
     );
 }
 
+/// Bytes after each input of [`f8gemm_64x512_constant`].
+const PAD: usize = 1 << 16;
+
 /// Runs the 64x512 f8gemm on constant inputs (see
-/// [`aiter_gfx1250_f8gemm_64x512_constant_inputs`]).
-fn f8gemm_64x512_constant() -> Result<(Vec<Vec<u8>>, gcn_emu::dispatch::Stats), gcn_emu::Error> {
+/// [`aiter_gfx1250_f8gemm_64x512_constant_inputs`]) with `cluster`
+/// ([`gcn_emu::dispatch::Launch::cluster`]; `[0; 3]`: the kernel's).
+fn f8gemm_64x512_constant(
+    cluster: [u32; 3],
+) -> Result<(Vec<Vec<u8>>, gcn_emu::dispatch::Stats), gcn_emu::Error> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
         "../tests/corpus/aiter/gfx1250/mxfp8fp4gemm/f8gemm_bf16_mxfp8fp8_ABpreShuffle_64x512_4x1_ps.co",
     );
@@ -967,12 +985,21 @@ fn f8gemm_64x512_constant() -> Result<(Vec<Vec<u8>>, gcn_emu::dispatch::Stats), 
     );
     let (m, n, k) = (64usize, 512usize, 128usize);
     let u32v = |v: usize| A::Val((v as u32).to_le_bytes().to_vec());
+    // The kernel's pipeline loads up to three K tiles past the end of A,
+    // B and their scales (its prefetch is not clipped to K), which a GPU
+    // allocation tolerates: each buffer is followed by PAD bytes of other
+    // values (e4m3 2.0, scale 2^1), which a result that used them shows.
+    let pad = |v: u8, len: usize, other: u8| {
+        let mut b = vec![v; len];
+        b.resize(len + PAD, other);
+        A::Buf(b)
+    };
     let args = vec![
         A::Buf(vec![0xa5; m * n * 2]),
-        A::Buf(vec![0x38; m * k]),
-        A::Buf(vec![0x38; n * k]),
-        A::Buf(vec![127; m * k / 32]),
-        A::Buf(vec![127; n * k / 32]),
+        pad(0x38, m * k, 0x40),
+        pad(0x38, n * k, 0x40),
+        pad(127, m * k / 32, 128),
+        pad(127, n * k / 32, 128),
         u32v(n * 2),
         u32v(k),
         u32v(k),
@@ -983,5 +1010,266 @@ fn f8gemm_64x512_constant() -> Result<(Vec<Vec<u8>>, gcn_emu::dispatch::Stats), 
         u32v(k),
         u32v(1),
     ];
-    launch(&l, [4, 1, 1], [128, 1, 1], args)
+    let mut launch = gcn_emu::dispatch::Launch::new([4, 1, 1], [128, 1, 1]);
+    launch.cluster = cluster;
+    launch_with(&l, launch, args)
+}
+
+/// One run of `f8gemm_bf16_mxfp8fp8_ABpreShuffle_64x512_4x1_ps` on inputs
+/// NumPy made, and NumPy's reference ([`f8gemm`]).
+struct F8gemm {
+    /// M, N, K.
+    mnk: [usize; 3],
+    /// D (bf16, row-major M × N) as the kernel left it.
+    got: Vec<u16>,
+    /// The rows after D's M (0xa5 before the run).
+    slack: Vec<u8>,
+    /// NumPy: the exact sum (f64), rounded to f32, then to bf16 (RNE).
+    want: Vec<u16>,
+    /// NumPy: the exact sum of each element, in f64.
+    exact: Vec<f64>,
+    /// NumPy: the sum of the products' magnitudes of each element.
+    mag: Vec<f64>,
+}
+
+/// The NumPy side of [`f8gemm`]: inputs from `np.random.default_rng(seed)`,
+/// aiter's preshuffles, and the reference. `general` 0 draws e4m3 codes
+/// with exponents 2^-1..2^1 and e8m0 scales 2^-1..2^0 (A) and 2^0..2^1
+/// (B), so that every product is a multiple of 2^-9 and the sum of their
+/// magnitudes is below 2^15 (the script asserts it): every partial sum,
+/// in any order, is exact in f32. `general` 1 draws what aiter's
+/// op_tests/test_mxfp8fp4gemm.py draws by default (op_tests/bench_init.py
+/// `fill_fp8` "uniform": U(-6, 6) cast to e4m3; `fill_scale_e8m0`
+/// "pow2_binomial": 2^(Binomial(21, 0.5) - 11)). `fp4` 1: B is MXFP4
+/// instead (e2m1 codes, two a byte along K, the lower K in the low nibble:
+/// aiter/utility/fp4_utils.py:25-32; every code in the exact draw, so its
+/// products are multiples of 2^-6 under a bound of 2^18; `fill_fp4`'s
+/// "uniform" is not drawn), `[N, K/2]` bytes preshuffled as they are.
+const F8GEMM_NUMPY: &str = "import ml_dtypes
+M, N, K, seed, general, fp4 = PARAMS
+r = np.random.default_rng(seed)
+# aiter/ops/shuffle.py `_moe_tile_shuffle`: [R, C] -> [R/tm, C/tM, tm, tM].
+def shuffle(x, tm, tM):
+    R, C = x.shape
+    return x.reshape(R // tm, tm, C // tM, tM).transpose(0, 2, 1, 3).reshape(R, C)
+# `shuffle_mxfp8fp4_scale`: rows padded to 32 with 0x7f (2^0), then 32 x 4 tiles.
+def scale_shuffle(s):
+    pad = (-s.shape[0]) % 32
+    s = np.concatenate([s, np.full((pad, s.shape[1]), 0x7f, np.uint8)])
+    return shuffle(s, 32, 4)
+e4m3 = lambda c: c.view(ml_dtypes.float8_e4m3fn).astype(np.float64)
+e8m0 = lambda c: c.view(ml_dtypes.float8_e8m0fnu).astype(np.float64)
+e2m1 = lambda c: c.view(ml_dtypes.float4_e2m1fn).astype(np.float64)
+if general:
+    fp8 = lambda shape: r.uniform(-6, 6, shape).astype(np.float32).astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    A, B = fp8((M, K)), fp8((N, K))
+    sA = (r.binomial(21, 0.5, (M, K // 32)) - 11 + 127).astype(np.uint8)
+    sB = (r.binomial(21, 0.5, (N, K // 32)) - 11 + 127).astype(np.uint8)
+else:
+    code = lambda shape: (r.integers(0, 2, shape) << 7 | r.integers(6, 9, shape) << 3 | r.integers(0, 8, shape)).astype(np.uint8)
+    A, B = code((M, K)), code((N, K))
+    sA = r.integers(126, 128, (M, K // 32)).astype(np.uint8)
+    sB = r.integers(127, 129, (N, K // 32)).astype(np.uint8)
+assert not (fp4 and general)
+if fp4:
+    B = r.integers(0, 16, (N, K)).astype(np.uint8)
+a = e4m3(A) * np.repeat(e8m0(sA), 32, axis=1)
+b = (e2m1(B) if fp4 else e4m3(B)) * np.repeat(e8m0(sB), 32, axis=1)
+exact = a @ b.T
+mag = np.abs(a) @ np.abs(b).T
+if not general:
+    qb = 1 if fp4 else 4
+    assert mag.max() < 2.0**(19 - qb) and np.all(a * 2**5 == np.round(a * 2**5)) and np.all(b * 2**qb == np.round(b * 2**qb))
+D = exact.astype(np.float32).astype(ml_dtypes.bfloat16).view(np.uint16)
+if fp4:
+    B = B[:, 0::2] | B[:, 1::2] << 4
+out = [shuffle(A, 2, 128), shuffle(B, 16, 16), scale_shuffle(sA), scale_shuffle(sB), D, exact, mag]
+";
+
+/// Runs `f8gemm_bf16_mxfp8fp8_ABpreShuffle_64x512_4x1_ps` on M × N × K
+/// (N a multiple of 2048, K of 128) with inputs from [`F8GEMM_NUMPY`]
+/// (`seed`, `general`): aiter's `KernelArgs` as its launcher fills them
+/// (csrc/py_itfs_cu/asm_mxfp8fp4gemm.cu:154-175: strides in bytes, the
+/// scales' K/32, batch 1), blocks of 128 work-items, clusters of 4 × 1 × 1
+/// (hsa/gfx1250/mxfp8fp4gemm/mxfp8fp4gemm.csv, also the code object's
+/// `.cluster_dims`), one cluster per 64 × 2048 tile of D (aiter launches
+/// 64 clusters whatever the shape; the ones past the tiles exit at once).
+/// D gets 16 rows of slack (0xa5) after its M rows. `fp4`: the MXFP4-B
+/// kernel of the same directory, `f8gemm_bf16_mxfp8fp4_ABpreShuffle_64x512_4x1_ps`
+/// (B's stride K/2 bytes, asm_mxfp8fp4gemm.cu:155-157).
+fn f8gemm(m: usize, n: usize, k: usize, seed: u64, general: bool, fp4: bool) -> F8gemm {
+    let name = if fp4 { "mxfp8fp4" } else { "mxfp8fp8" };
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "../tests/corpus/aiter/gfx1250/mxfp8fp4gemm/f8gemm_bf16_{name}_ABpreShuffle_64x512_4x1_ps.co"
+    ));
+    let l = load(
+        &path,
+        &format!("_ZN5aiter47f8gemm_bf16_{name}_ABpreShuffle_64x512_4x1_psE"),
+    );
+    let script = F8GEMM_NUMPY.replace(
+        "PARAMS",
+        &format!("{m}, {n}, {k}, {seed}, {}, {}", general as u8, fp4 as u8),
+    );
+    let mut o = common::numpy(&format!("{script}\n"), &[]).into_iter();
+    let mut next = || o.next().unwrap();
+    let (a, b, sa, sb) = (next(), next(), next(), next());
+    let want: Vec<u16> = next()
+        .chunks(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    let f64s = |v: Vec<u8>| -> Vec<f64> {
+        v.chunks(8)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    let (exact, mag) = (f64s(next()), f64s(next()));
+    let slack = 16;
+    let u32v = |v: usize| A::Val((v as u32).to_le_bytes().to_vec());
+    // csrc/py_itfs_cu/asm_mxfp8fp4gemm.cu:154-175: strides in bytes.
+    let args = vec![
+        A::Buf(vec![0xa5; (m + slack) * n * 2]),
+        A::Buf(a),
+        A::Buf(b),
+        A::Buf(sa),
+        A::Buf(sb),
+        u32v(n * 2),                       // stride_C
+        u32v(k),                           // stride_A
+        u32v(if fp4 { k / 2 } else { k }), // stride_B
+        u32v(k / 32),                      // ScaleA_K
+        u32v(k / 32),                      // ScaleB_K
+        u32v(m),
+        u32v(n),
+        u32v(k),
+        u32v(1), // batch_size
+    ];
+    let tiles = m.div_ceil(64) * n / 2048;
+    let mut launch = gcn_emu::dispatch::Launch::new([4 * tiles as u32, 1, 1], [128, 1, 1]);
+    launch.cluster = [4, 1, 1];
+    let (bufs, _) = launch_with(&l, launch, args).unwrap_or_else(|e| panic!("{e}"));
+    let d = &bufs[0];
+    F8gemm {
+        mnk: [m, n, k],
+        got: d[..m * n * 2]
+            .chunks(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect(),
+        slack: d[m * n * 2..].to_vec(),
+        want,
+        exact,
+        mag,
+    }
+}
+
+/// The elements of `r` that differ from NumPy's: bit for bit, or (`tol`)
+/// by more than `|D - exact| <= 2^-8·|exact| + K·2^-24·Σ|a·b|` (bf16's
+/// rounding, and f32 accumulation of the K products in any order and
+/// grouping). At most 8 are named, with the count.
+fn f8gemm_mismatches(r: &F8gemm, tol: bool) -> Vec<String> {
+    let [_, n, k] = r.mnk;
+    let bf = |h: u16| f32::from_bits((h as u32) << 16) as f64;
+    let bad: Vec<usize> = (0..r.got.len())
+        .filter(|&i| {
+            if tol {
+                let e = r.exact[i];
+                (bf(r.got[i]) - e).abs()
+                    > e.abs() / 256.0 + k as f64 * r.mag[i] / (1u64 << 24) as f64
+            } else {
+                r.got[i] != r.want[i]
+            }
+        })
+        .collect();
+    let mut v: Vec<String> = bad
+        .iter()
+        .take(8)
+        .map(|&i| {
+            format!(
+                "D[{}][{}] = {:#06x} ({}), NumPy {:#06x} (exact {})",
+                i / n,
+                i % n,
+                r.got[i],
+                bf(r.got[i]),
+                r.want[i],
+                r.exact[i]
+            )
+        })
+        .collect();
+    if bad.len() > 8 {
+        v.push(format!(
+            "... {} of {} elements differ",
+            bad.len(),
+            r.got.len()
+        ));
+    }
+    if r.slack.iter().any(|&b| b != 0xa5) {
+        v.push("D's slack rows after M were written".into());
+    }
+    v
+}
+
+/// `f8gemm_bf16_mxfp8fp8_ABpreShuffle_64x512_4x1_ps` on random inputs
+/// laid out as aiter lays them, against NumPy, **bit for bit**: M = 64,
+/// N = 2048, K = 640, one cluster of four workgroups (each one 64 × 512
+/// tile). The inputs are `F8GEMM_NUMPY`'s exact draw (`general` 0): every
+/// product of scaled e4m3 values is a multiple of 2^-9 and their
+/// magnitudes sum below 2^15, so every partial sum is exact in f32 in any
+/// order and grouping, and D is the exact sum rounded once to bf16
+/// (round-to-nearest-even, as ml_dtypes casts and `v_cvt_pk_bf16_f32`
+/// rounds). What this checks: aiter's preshuffles of A (2 × 128 tiles),
+/// B (16 × 16) and the e8m0 scales (32 × 4, rows padded to 32 with 2^0)
+/// (aiter/ops/shuffle.py:10-76, as op_tests/test_mxfp8fp4gemm.py:114-121
+/// applies them), the `KernelArgs` (csrc/py_itfs_cu/asm_mxfp8fp4gemm.cu:35-51,
+/// filled as :154-175), the kernel's tensor DMA, LDS traffic and scaled
+/// WMMAs through them, and the cluster launch: a workgroup's N tile is its
+/// cluster's times 4 plus its place in the cluster (ttmp6), A reaches all
+/// four by multicast. What it does not check: the WMMA's internal
+/// accumulation order and rounding (exact sums hide them; see
+/// [`aiter_gfx1250_f8gemm_partial_m_tile_matches_numpy_within_f32_accumulation`]).
+/// K = 640 runs the K loop (128 a step, four bodies unrolled, 0x2f0c …
+/// 0x3c00) through its back edge (0x3c0c); K below 384 makes the kernel's
+/// prefetch read past A (see [`aiter_gfx1250_f8gemm_64x512_constant_inputs`]).
+/// N = 2048 because aiter's launcher requires N to be a multiple of
+/// 512 × cluster_x (asm_mxfp8fp4gemm.cu:240-243). The grid is one cluster
+/// per tile (4 workgroups); aiter's launcher launches 256 workgroups
+/// persistent (asm_mxfp8fp4gemm.cu:250-262), of which the ones past the
+/// tile count exit at once (tile = cluster ID + 64·i, 0x198c and 0x1ba8).
+#[test]
+fn aiter_gfx1250_f8gemm_64x512_matches_numpy() {
+    let r = f8gemm(64, 2048, 640, 1, false, false);
+    let bad = f8gemm_mismatches(&r, false);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The same kernel on two tiles of M, the second partial (M = 80: rows
+/// 64–79; aiter's launcher allows a partial M tile when cluster_y is 1,
+/// asm_mxfp8fp4gemm.cu:80-88, and pads the scales to 32 rows), two
+/// clusters, K = 384, on what aiter's own test draws by default
+/// (`F8GEMM_NUMPY`'s `general` 1: e4m3 of U(-6, 6), scales
+/// 2^(Binomial(21, 1/2) - 11); op_tests/bench_init.py:109-149). These sums
+/// are not exact in f32, so D is compared with the exact sum within
+/// `2^-8·|exact| + K·2^-24·Σ|a·b|` (bf16's rounding and any f32
+/// accumulation order), not bit for bit. D's 16 rows after M stay as they
+/// were.
+#[test]
+fn aiter_gfx1250_f8gemm_partial_m_tile_matches_numpy_within_f32_accumulation() {
+    let r = f8gemm(80, 2048, 384, 2, true, false);
+    let bad = f8gemm_mismatches(&r, true);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The MXFP4-B kernel of the same config file,
+/// `f8gemm_bf16_mxfp8fp4_ABpreShuffle_64x512_4x1_ps` (csv row 4): B is
+/// e2m1, `[N, K/2]` bytes (two codes a byte, the lower K in the low
+/// nibble) preshuffled 16 × 16 as bytes like the fp8 B
+/// (aiter/ops/shuffle.py:42-55), its stride K/2. Bit for bit on exact sums
+/// (every e2m1 code drawn), M = 64, N = 2048, K = 640, one cluster. This
+/// kernel prefetches five K steps of the next tile (its bound is K + 0x280,
+/// 0x20b8, against the fp8 kernel's K + 0x180), so K below 640 reads past
+/// A; its K loop (six bodies unrolled) takes its back edge only from
+/// K = 896 (10.5 s here against 7 s, so not run: the fp8 test runs its
+/// kernel's back edge).
+#[test]
+fn aiter_gfx1250_f8gemm_mxfp4_b_matches_numpy() {
+    let r = f8gemm(64, 2048, 640, 3, false, true);
+    let bad = f8gemm_mismatches(&r, false);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }

@@ -11,6 +11,7 @@
 mod aiter;
 mod aiter_gfx1250;
 mod approx;
+mod cluster;
 mod common;
 mod corner;
 mod coverage;

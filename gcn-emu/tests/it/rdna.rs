@@ -547,7 +547,10 @@ out = [out, x64 + 1, x16 - np.int16(5), x128 + np.int32(7)]",
 /// the caller to remove).
 fn gfx1250_inline(name: &str) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/rdna/inline/{name}.hip"));
-    let d = std::env::temp_dir().join(format!("gcn-emu-{name}-{}", std::process::id()));
+    // One directory a call: two tests may compile the same source at once.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("gcn-emu-{name}-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     let asm = d.join(format!("{name}.s"));
     hip_asm(&src, "gfx1250", &asm);
@@ -560,8 +563,9 @@ fn gfx1250_inline(name: &str) -> (PathBuf, PathBuf) {
 /// bit for bit under the lane maps of AMD's ROCm blog on MI450 LDS
 /// (design/rdna.md, gfx1250): tr16 transposes each group of 8 lanes' 8x8
 /// 16-bit elements; tr8 fills lanes 0-7 of each 16 from lanes 0-3 and
-/// 8-11, lanes 8-15 from 4-7 and 12-15. `ds_load_tr4_b64` (no source for
-/// its layout here) is refused by name.
+/// 8-11, lanes 8-15 from 4-7 and 12-15. `ds_load_tr4_b64` and
+/// `ds_load_tr6_b96` (AMD's sources disagree on their maps) are refused by
+/// name.
 #[test]
 fn gfx1250_ds_load_tr_matches_numpy() {
     let (obj, d) = gfx1250_inline("ds_load_tr");
@@ -603,6 +607,19 @@ out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
     .unwrap_err()
     .to_string();
     assert!(e.contains("ds_load_tr4_b64"), "{e}");
+    let l = load(&obj, "tr6");
+    let e = launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![A::Buf(u32s(&x)), A::Buf(vec![0; 32 * 12])],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("ds_load_tr6_b96") && e.contains("disagree"),
+        "{e}"
+    );
     // The sanitizer counts them on dscnt: without the waits after them,
     // the stores read their destinations too early.
     let text = std::fs::read_to_string(d.join("ds_load_tr.s")).unwrap();
@@ -630,6 +647,259 @@ out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
             .any(|f| f.contains("ds_load_tr16_b128") && f.contains("s_wait_dscnt")),
         "{found:#?}"
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// gfx1250's transposing global loads (tests/rdna/inline/ds_load_tr.hip
+/// `global_tr`: clang-22's `__builtin_amdgcn_global_load_tr16_b128_v8i16`
+/// and `_tr8_b64_v2i32`, each lane at its own permuted row of the input)
+/// against NumPy bit for bit under the lane maps of their LDS forms;
+/// `global_load_tr4_b64` is refused by name; without the `s_wait_loadcnt`
+/// before the first store the sanitizer reports the early read.
+#[test]
+fn gfx1250_global_load_tr_matches_numpy() {
+    let (obj, d) = gfx1250_inline("ds_load_tr");
+    let text = std::fs::read_to_string(d.join("ds_load_tr.s")).unwrap();
+    for form in [
+        "global_load_tr16_b128",
+        "global_load_tr8_b64",
+        "global_load_tr4_b64",
+    ] {
+        assert!(text.contains(form), "clang-22 emits `{form}`");
+    }
+    let x = inputs(256, 67);
+    let l = load(&obj, "global_tr");
+    let (bufs, _) = launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![A::Buf(u32s(&x)), A::Buf(vec![0xa5; 32 * 6 * 4])],
+    )
+    .unwrap();
+    let want = numpy(
+        "g = np.frombuffer(a0, np.uint8)
+t = np.arange(32)
+r16 = g[16 * ((5 * t + 1) % 32)[:, None] + np.arange(16)].copy().view(np.uint16)
+r8 = g[512 + 8 * ((13 * t + 7) % 32)[:, None] + np.arange(8)]
+tr16 = np.zeros((32, 8), np.uint16)
+tr8 = np.zeros((32, 8), np.uint8)
+for lane in range(32):
+    for j in range(8):
+        tr16[lane, j] = r16[lane // 8 * 8 + j, lane % 8]
+        tr8[lane, j] = r8[lane // 16 * 16 + j % 4 + 4 * (lane // 8 % 2) + 8 * (j // 4), lane % 8]
+out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
+        &[&u32s(&x)],
+    );
+    assert_eq!(to_u32(&bufs[1]), to_u32(&want[0]));
+    let l = load(&obj, "global_tr4");
+    let e = launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![A::Buf(u32s(&x)), A::Buf(vec![0; 32 * 8])],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("global_load_tr4_b64") && e.contains("disagree"),
+        "{e}"
+    );
+    // They count on loadcnt: without the wait before the first store, the
+    // store reads the tr16 destination too early.
+    let (head, tail) = text.split_at(text.find("global_load_tr16_b128").unwrap());
+    let mutant = format!("{head}{}", tail.replacen("s_wait_loadcnt 0x1", "", 1));
+    let asm = d.join("global_tr_nowait.s");
+    std::fs::write(&asm, mutant).unwrap();
+    let l = load(
+        &assemble(&asm, "gfx1250", "global_tr_nowait", &d),
+        "global_tr",
+    );
+    let mem = Memory::new();
+    let args = [
+        ArgValue::Pointer(mem.alloc_bytes("in", &u32s(&x))),
+        ArgValue::Pointer(mem.alloc_bytes("out", &[0; 32 * 6 * 4])),
+    ];
+    let mut launch = Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = Checks::DEFAULT;
+    let k = l.co.kernel("global_tr").unwrap();
+    let stats = run(&l.co, k, &l.program, &mem, &args, &launch).unwrap();
+    let found: Vec<String> = stats.findings.iter().map(|f| f.to_string()).collect();
+    assert!(
+        found
+            .iter()
+            .any(|f| f.contains("global_load_tr16_b128") && f.contains("s_wait_loadcnt")),
+        "{found:#?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// gfx1250's named barriers (tests/rdna/inline/named_barrier.hip, clang-22's
+/// `__builtin_amdgcn_s_barrier_init`/`_join`/`_signal_var`/`_wait`/`_leave`
+/// on `__amdgpu_named_workgroup_barrier_t`, which clang-22 emits as the M0
+/// forms): four wave32 waves, waves 0 and 1 on one named barrier, 2 and 3
+/// on another; each reads its partner's LDS slots after the wait, against
+/// NumPy (in every wave order the dispatcher's seeds give), with no
+/// sanitizer finding; without the wait, the sanitizer reports the LDS race.
+/// `lonely`: a
+/// wave waits on a barrier of 2 that only it joined, reported as a
+/// deadlock (not a hang), with the barrier's arrivals.
+#[test]
+fn gfx1250_named_barriers_match_numpy_and_report_a_deadlock() {
+    let (obj, d) = gfx1250_inline("named_barrier");
+    let text = std::fs::read_to_string(d.join("named_barrier.s")).unwrap();
+    for form in [
+        "s_barrier_init m0",
+        "s_barrier_join m0",
+        "s_barrier_signal m0",
+        "s_barrier_wait 1",
+        "s_barrier_leave",
+    ] {
+        assert!(text.contains(form), "clang-22 emits `{form}`");
+    }
+    let x = inputs(128, 71);
+    let l = load(&obj, "named_barrier");
+    let want = numpy(
+        "x = np.frombuffer(a0, np.uint32).astype(np.uint64)
+t = np.arange(128)
+out = [((x[t ^ 32] + 0x1234567) % 2**32).astype(np.uint32)]",
+        &[&u32s(&x)],
+    );
+    for seed in [0, 1, 2, 3] {
+        let k = l.co.kernel("named_barrier").unwrap();
+        let mem = Memory::new();
+        let out = mem.alloc_bytes("out", &[0; 128 * 4]);
+        let args = [
+            ArgValue::Pointer(mem.alloc_bytes("in", &u32s(&x))),
+            ArgValue::Pointer(out),
+        ];
+        let mut launch = Launch::new([1, 1, 1], [128, 1, 1]);
+        launch.seed = seed;
+        launch.sanitize = Checks::DEFAULT;
+        let stats = run(&l.co, k, &l.program, &mem, &args, &launch).unwrap();
+        // The sanitizer orders the partners' LDS accesses by the named
+        // barrier: no race.
+        assert!(
+            stats.findings.is_empty(),
+            "seed {seed}: {:#?}",
+            stats.findings
+        );
+        let mut got = vec![0u8; 128 * 4];
+        mem.read(out, &mut got).unwrap();
+        assert_eq!(to_u32(&got), to_u32(&want[0]), "seed {seed}");
+    }
+    // Without the named barrier's wait, the read of the partner's slot
+    // races with its write.
+    let mutant = text.replacen("s_barrier_wait 1", "", 1);
+    assert_ne!(mutant, text);
+    let asm = d.join("named_barrier_nowait.s");
+    std::fs::write(&asm, mutant).unwrap();
+    let m = load(
+        &assemble(&asm, "gfx1250", "named_barrier_nowait", &d),
+        "named_barrier",
+    );
+    let mem = Memory::new();
+    let args = [
+        ArgValue::Pointer(mem.alloc_bytes("in", &u32s(&x))),
+        ArgValue::Pointer(mem.alloc_bytes("out", &[0; 128 * 4])),
+    ];
+    let mut sanitized = Launch::new([1, 1, 1], [128, 1, 1]);
+    sanitized.sanitize = Checks::DEFAULT;
+    let k = m.co.kernel("named_barrier").unwrap();
+    let stats = run(&m.co, k, &m.program, &mem, &args, &sanitized).unwrap();
+    assert!(
+        stats
+            .findings
+            .iter()
+            .any(|f| f.to_string().contains("LDS race")),
+        "{:#?}",
+        stats.findings
+    );
+    let l = load(&obj, "lonely");
+    let e = launch(&l, [1, 1, 1], [64, 1, 1], vec![A::Buf(vec![0; 64 * 4])])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("deadlock at a named barrier") && e.contains("(1 of 2 arrivals)"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// gfx1250's multicast loads (tests/rdna/inline/cluster_load.hip: clang-22's
+/// `__builtin_amdgcn_cluster_load_b32` and `_async_to_lds_b32`/`_b64`, mask
+/// in M0) in clusters of two workgroups: each workgroup gets its own copy
+/// of its slice of the input; a mask without the issuer's rank, or a multicast mask
+/// without clusters, is refused by name; without `s_wait_loadcnt` /
+/// `s_wait_asynccnt` the sanitizer reports the early reads (LOADcnt for the
+/// register form, ASYNCcnt for the LDS one).
+#[test]
+fn gfx1250_cluster_loads_give_the_issuer_its_copy() {
+    let (obj, d) = gfx1250_inline("cluster_load");
+    let text = std::fs::read_to_string(d.join("cluster_load.s")).unwrap();
+    for form in [
+        "cluster_load_b32",
+        "cluster_load_async_to_lds_b32",
+        "cluster_load_async_to_lds_b64",
+    ] {
+        assert!(text.contains(form), "clang-22 emits `{form}`");
+    }
+    let x = inputs(4 * 128, 73);
+    let run_with = |obj: &Path, mask: u32, cluster: [u32; 3], checks: Checks| {
+        let l = load(obj, "cluster_load");
+        let k = l.co.kernel("cluster_load").unwrap();
+        let mem = Memory::new();
+        let out = mem.alloc_bytes("out", &[0; 4 * 128 * 4]);
+        let args = [
+            ArgValue::Pointer(mem.alloc_bytes("in", &u32s(&x))),
+            ArgValue::Pointer(out),
+            ArgValue::Bytes(mask.to_le_bytes().to_vec()),
+        ];
+        let mut launch = Launch::new([4, 1, 1], [32, 1, 1]);
+        launch.cluster = cluster;
+        launch.sanitize = checks;
+        run(&l.co, k, &l.program, &mem, &args, &launch).map(|stats| {
+            let mut got = vec![0u8; 4 * 128 * 4];
+            mem.read(out, &mut got).unwrap();
+            (to_u32(&got), stats)
+        })
+    };
+    // Each workgroup copies its own 128 words (32 through a register, 32
+    // and 64 through LDS).
+    let (got, stats) = run_with(&obj, 0b11, [2, 1, 1], Checks::DEFAULT).unwrap();
+    assert_eq!(got, x);
+    assert!(stats.findings.is_empty(), "{:#?}", stats.findings);
+    let e = run_with(&obj, 0b10, [2, 1, 1], Checks::NONE)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("leaves out the issuing workgroup"), "{e}");
+    let e = run_with(&obj, 0b11, [1, 1, 1], Checks::NONE)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("without workgroup clusters"), "{e}");
+    for (wait, counter) in [
+        ("s_wait_loadcnt 0x0", "s_wait_loadcnt"),
+        ("s_wait_asynccnt 0x0", "s_wait_asynccnt"),
+    ] {
+        let mutant = text.replacen(wait, "", 1);
+        assert_ne!(mutant, text);
+        let name = format!("cluster_load_no_{counter}");
+        let asm = d.join(format!("{name}.s"));
+        std::fs::write(&asm, mutant).unwrap();
+        let (_, stats) = run_with(
+            &assemble(&asm, "gfx1250", &name, &d),
+            0b11,
+            [2, 1, 1],
+            Checks::DEFAULT,
+        )
+        .unwrap();
+        let found: Vec<String> = stats.findings.iter().map(|f| f.to_string()).collect();
+        assert!(
+            found
+                .iter()
+                .any(|f| f.contains("cluster_load") && f.contains(counter)),
+            "{counter}: {found:#?}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&d);
 }
 

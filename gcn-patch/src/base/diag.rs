@@ -327,6 +327,8 @@ pub enum Setting {
     Grid,
     /// The work-items per workgroup of an emulated dispatch.
     Block,
+    /// The workgroup cluster of an emulated gfx1250 dispatch.
+    Cluster,
     /// The explicit arguments of an emulated dispatch.
     KernelArguments,
     /// The directory an emulated dispatch writes its buffers to.

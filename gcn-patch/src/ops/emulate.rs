@@ -511,6 +511,7 @@ fn run_once(
     let mem = Memory::new();
     let p = spec.prepare(&l.kernel, &mem).map_err(|e| e.to_string())?;
     let mut launch = Launch::new(spec.grid.0, spec.block.0);
+    launch.cluster = spec.cluster.map_or([0; 3], |c| c.0);
     launch.dynamic_lds = dynamic_lds;
     launch.sanitize = sanitize;
     launch.seed = seed;
@@ -972,6 +973,7 @@ pub fn profile(
                     .prepare(&l.kernel, &mem)
                     .map_err(|e| failed(e.to_string()))?;
                 let mut launch = Launch::new(spec.grid.0, spec.block.0);
+                launch.cluster = spec.cluster.map_or([0; 3], |c| c.0);
                 launch.dynamic_lds = p.lds;
                 if let Some(n) = opts.max_instructions {
                     launch.max_instructions = n;

@@ -33,6 +33,9 @@ pub struct RunOptions {
     pub grid: [u32; 3],
     /// Work-items per workgroup in X, Y and Z.
     pub block: [u32; 3],
+    /// gfx1250's workgroup cluster ([`Launch::cluster`]; `[0, 0, 0]`, the
+    /// default: the kernel's `.cluster_dims`).
+    pub cluster: [u32; 3],
     /// Values or buffers given by position: they fill the explicit
     /// arguments `named` leaves, in metadata order ([`parse_spec`]
     /// reads the command line's forms; [`parse_arg`] tells `NAME=SPEC`
@@ -553,6 +556,7 @@ pub(crate) fn run_with(
     launch.sanitize = opts.sanitize;
     launch.seed = opts.seed;
     launch.dynamic_lds = opts.dynamic_lds;
+    launch.cluster = opts.cluster;
     launch.perturb_approx = opts.perturb_approx;
     launch.slice = opts.slice;
     if let Some(m) = opts.max_instructions {

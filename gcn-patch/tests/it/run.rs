@@ -1007,3 +1007,72 @@ fn slice_interleaves_the_waves_of_a_workgroup() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("'--slice <N>' cannot be used with '--seed <SEED>'"));
 }
+
+/// `--cluster`: gcn-emu's cluster barrier exchange kernel (its workgroups
+/// of a 4-workgroup cluster swap phase-tagged values through global
+/// memory at `__builtin_amdgcn_s_cluster_barrier`) runs with its
+/// `.cluster_dims` by default and with `--cluster 4` (every workgroup
+/// reads its peers' values of each round); `--cluster 1` is refused at the
+/// cluster barrier and `--cluster 3` before the run, each naming how to
+/// launch it.
+#[test]
+fn run_launches_a_gfx1250_workgroup_cluster() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let co = build(d, "cluster", "gfx1250");
+    let co = co.to_str().unwrap();
+    let rounds = 3u32;
+    let run = |extra: &[&str], out: &str| {
+        let mut args = vec![
+            co,
+            "-k",
+            "exchange",
+            "--grid",
+            "8",
+            "--block",
+            "64",
+            "--arg",
+            "out:u32:32",
+            "--arg",
+            "out:u32:384",
+            "--arg",
+            "u32:3",
+            "--out",
+            out,
+        ];
+        args.extend_from_slice(extra);
+        gcn_patch(d, &args)
+    };
+    for (extra, out) in [(&[][..], "a"), (&["--cluster", "4,1,1"][..], "b")] {
+        let o = run(extra, out);
+        assert!(o.status.success(), "{extra:?}: {}", stderr(&o));
+        let got = Array::read(&d.join(out).join("arg1.npy")).unwrap().data;
+        let got: Vec<u32> = got
+            .chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        for wg in 0..8u32 {
+            for r in 0..rounds {
+                for t in 0..4u32 {
+                    let i = ((wg * rounds + r) * 4 + t) as usize;
+                    assert_eq!(
+                        got[i],
+                        (r + 1) << 8 | t,
+                        "{extra:?}: wg {wg} round {r} peer {t}"
+                    );
+                }
+            }
+        }
+    }
+    let o = run(&["--cluster", "1"], "c");
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("without workgroup clusters") && e.contains("--cluster"),
+        "{e}"
+    );
+    let o = run(&["--cluster", "3"], "d");
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(e.contains("not whole clusters"), "{e}");
+}

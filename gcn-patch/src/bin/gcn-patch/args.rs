@@ -422,6 +422,14 @@ pub(crate) enum Command {
             required_unless_present = "list_unsupported"
         )]
         block: Option<String>,
+        /// gfx1250: workgroups per cluster in X[,Y[,Z]] (HIP's
+        /// hipLaunchAttributeClusterDimension, at most 16 in all; the grid
+        /// must be whole clusters). Default: the kernel's .cluster_dims
+        /// (clang's cluster_dims attribute); 1 runs without clusters. The
+        /// workgroups of a cluster run together and meet at the cluster
+        /// barrier (s_barrier_signal -3).
+        #[arg(long, value_name = "X[,Y[,Z]]")]
+        cluster: Option<String>,
         /// Run nothing: list the mnemonics of OBJECT's kernels (or of
         /// --kernel) that the emulator does not implement, with counts and
         /// the first of each. Exit 0 only when nothing is missing.

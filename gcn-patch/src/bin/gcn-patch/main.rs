@@ -61,6 +61,7 @@ fn dispatch(cli: Cli) -> ExitCode {
         kernel,
         grid,
         block,
+        cluster,
         args,
         zero_rest,
         out,
@@ -90,6 +91,10 @@ fn dispatch(cli: Cli) -> ExitCode {
         );
         let parsed = ops::run::parse_dims(Setting::Grid, &grid).and_then(|grid| {
             let block = ops::run::parse_dims(Setting::Block, &block)?;
+            let cluster = match &cluster {
+                Some(c) => ops::run::parse_dims(Setting::Cluster, c)?,
+                None => [0; 3],
+            };
             let (mut named, mut positional) = (Vec::new(), Vec::new());
             for a in &args {
                 match ops::run::parse_arg(a)? {
@@ -97,9 +102,9 @@ fn dispatch(cli: Cli) -> ExitCode {
                     (None, spec) => positional.push(spec),
                 }
             }
-            Ok((grid, block, (positional, named)))
+            Ok((grid, block, cluster, (positional, named)))
         });
-        let (grid, block, (args, named)) = match parsed {
+        let (grid, block, cluster, (args, named)) = match parsed {
             Ok(p) => p,
             Err(d) => return render::usage(d),
         };
@@ -108,6 +113,7 @@ fn dispatch(cli: Cli) -> ExitCode {
             kernel,
             grid,
             block,
+            cluster,
             args,
             named,
             zero_rest,

@@ -22,6 +22,7 @@ pub(crate) fn name_flags(mut d: Diagnostics) -> Diagnostics {
             Some(Setting::Output) => "-o",
             Some(Setting::Grid) => "--grid",
             Some(Setting::Block) => "--block",
+            Some(Setting::Cluster) => "--cluster",
             Some(Setting::KernelArguments) => "--arg",
             Some(Setting::OutputDir) => "--out",
             Some(Setting::AsmSource) => "--asm",
