@@ -1,7 +1,7 @@
 //! gfx1250 workgroup clusters (`gcn_emu::dispatch::cluster`): the identity
 //! registers clang-22's cluster builtins read, the cluster barrier in
 //! LLVM's form and aiter's, its deadlock report, and the launch's checks.
-//! Kernels: tests/kernels/cluster.hip, compiled by clang-22 for gfx1250.
+//! Kernels: tests/kernels/gfx1250_cluster.hip, compiled by clang-22 for gfx1250.
 
 use crate::common;
 use common::*;
@@ -16,7 +16,7 @@ fn object(file: &str, target: &str) -> std::path::PathBuf {
 }
 
 fn kernel(name: &str) -> Loaded {
-    load(&object("cluster", "gfx1250"), name)
+    load(&object("gfx1250_cluster", "gfx1250"), name)
 }
 
 /// The 16 words `IDS` stores for workgroup `wg` of a dispatch with clusters
