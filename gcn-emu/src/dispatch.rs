@@ -475,13 +475,13 @@ fn run_with<O: Observe>(
         v.retain(|&i| (i as u128) < n_wg);
         v
     });
-    // A cluster dispatch runs whole clusters: those of the workgroups a
-    // sampling observer names.
-    let clusters: Option<Vec<u64>> = (cluster_size > 1).then(|| {
+    // A cluster dispatch runs whole clusters: all of them (their count), or
+    // those of the workgroups a sampling observer names.
+    let clusters: Option<(u64, Option<Vec<u64>>)> = (cluster_size > 1).then(|| {
         let per = [0, 1, 2].map(|i| (launch.grid[i] / cluster[i]) as u64);
         let n = per[0] * per[1] * per[2];
         match &only {
-            None => (0..n).collect(),
+            None => (n, None),
             Some(v) => {
                 let mut c: Vec<u64> = v
                     .iter()
@@ -497,25 +497,25 @@ fn run_with<O: Observe>(
                     .collect();
                 c.sort_unstable();
                 c.dedup();
-                c
+                (c.len() as u64, Some(c))
             }
         }
     });
     let n_run = only.as_ref().map_or(n_wg, |v| v.len() as u128);
     let workers = match &clusters {
-        Some(c) => check_limits(
+        Some((n, _)) => check_limits(
             kernel,
             mem,
             launch,
             kernarg.len(),
-            c.len() as u128,
+            *n as u128,
             waves_per_wg,
             cluster_size,
         )?,
         None => check_limits(kernel, mem, launch, kernarg.len(), n_run, waves_per_wg, 1)?,
     };
     let n_run = match &clusters {
-        Some(c) => c.len() as u64 * cluster_size as u64,
+        Some((n, _)) => n * cluster_size as u64,
         None => n_run as u64,
     };
     let mut entry = kernel.entry;
@@ -593,16 +593,17 @@ fn run_with<O: Observe>(
     let findings: Mutex<Vec<Finding>> = Mutex::new(Vec::new());
     let observers: Mutex<Vec<(u64, O::Workgroup)>> = Mutex::new(Vec::new());
     std::thread::scope(|s| {
-        if let Some(clusters) = &clusters {
+        if let Some((n_clusters, listed)) = &clusters {
             for _ in 0..workers {
                 s.spawn(|| loop {
                     if failed.load(Ordering::Relaxed) {
                         return;
                     }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(&c) = clusters.get(i) else {
+                    let i = next.fetch_add(1, Ordering::Relaxed) as u64;
+                    if i >= *n_clusters {
                         return;
-                    };
+                    }
+                    let c = listed.as_ref().map_or(i, |v| v[i as usize]);
                     let wgs = cluster::workgroups(c, launch.grid, cluster);
                     let linear = |wg: [u32; 3]| {
                         (wg[2] as u64 * launch.grid[1] as u64 + wg[1] as u64)

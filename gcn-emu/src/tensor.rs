@@ -455,6 +455,26 @@ mod tests {
         assert_eq!(d.lds_span(), 8 * 4 + 3 * 4);
     }
 
+    /// aiter's f8gemm masks on a 4 x 1 cluster: A's the row (0xf), B's
+    /// the workgroup's own bit; each issuer's bit must be in its mask.
+    #[test]
+    fn multicast_masks_need_the_issuers_bit() {
+        for rank in 0..4 {
+            assert_eq!(check_multicast(0xf, Some((rank, 4))), Ok(()));
+            assert_eq!(check_multicast(1 << rank, Some((rank, 4))), Ok(()));
+            let e = check_multicast(0xf ^ 1 << rank, Some((rank, 4))).unwrap_err();
+            assert!(e.contains("leaves out the issuing workgroup"), "{e}");
+        }
+        assert!(check_multicast(0x1f, Some((0, 4)))
+            .unwrap_err()
+            .contains("past the cluster's 4"));
+        assert_eq!(check_multicast(0, None), Ok(()));
+        assert_eq!(check_multicast(1, None), Ok(()));
+        assert!(check_multicast(3, None)
+            .unwrap_err()
+            .contains("without workgroup clusters"));
+    }
+
     #[test]
     fn refuses_what_is_not_modelled() {
         for (d0, what) in [(1 << 18, "atomic barrier"), (1 << 19, "iterate")] {

@@ -1,7 +1,7 @@
 //! gfx1250 workgroup clusters (`gcn_emu::dispatch::cluster`): the identity
 //! registers clang-22's cluster builtins read, the cluster barrier in
 //! LLVM's form and aiter's, its deadlock report, and the launch's checks.
-//! Kernels: tests/kernels/cluster.hip, compiled by clang-22 for gfx1250.
+//! Kernels: tests/kernels/gfx1250_cluster.hip, compiled by clang-22 for gfx1250.
 
 use crate::common;
 use common::*;
@@ -16,7 +16,7 @@ fn object(file: &str, target: &str) -> std::path::PathBuf {
 }
 
 fn kernel(name: &str) -> Loaded {
-    load(&object("cluster", "gfx1250"), name)
+    load(&object("gfx1250_cluster", "gfx1250"), name)
 }
 
 /// The 16 words `IDS` stores for workgroup `wg` of a dispatch with clusters
@@ -153,6 +153,54 @@ fn cluster_barrier_orders_the_workgroups_of_a_cluster() {
     }
 }
 
+/// The sanitizer's every check on the exchange reports nothing (the
+/// cluster barrier raises no false alarm), and an observer sees each
+/// workgroup's barriers: per round two workgroup barriers and two cluster
+/// barriers that all its waves pass together.
+#[test]
+fn cluster_barrier_under_the_sanitizer_and_an_observer() {
+    use gcn_emu::observe::{Event, Observe, Observer};
+    let mut launch = Launch::new([8, 1, 1], [64, 1, 1]);
+    launch.sanitize = gcn_emu::sanitize::Checks::ALL;
+    let got = exchange("exchange", launch).unwrap_or_else(|e| panic!("{e}"));
+    check_exchange("exchange", &got);
+
+    struct Count(u32);
+    impl Observer for Count {
+        fn executed(&mut self, _: &Event<'_>) {}
+        fn barrier_released(&mut self) {
+            self.0 += 1;
+        }
+    }
+    struct Counts;
+    impl Observe for Counts {
+        type Workgroup = Count;
+        fn workgroup(&self, _: [u32; 3]) -> Count {
+            Count(0)
+        }
+    }
+    let l = kernel("exchange");
+    let mem = gcn_emu::memory::Memory::new();
+    let slots = mem.alloc_bytes("slots", &[0; 32]);
+    let out = mem.alloc_bytes("out", &vec![0; (8 * ROUNDS * 16) as usize]);
+    let args = [
+        gcn_emu::dispatch::ArgValue::Pointer(slots),
+        gcn_emu::dispatch::ArgValue::Pointer(out),
+        gcn_emu::dispatch::ArgValue::Bytes(ROUNDS.to_le_bytes().to_vec()),
+    ];
+    let k = l.co.kernel(&l.name).unwrap();
+    let launch = Launch::new([8, 1, 1], [64, 1, 1]);
+    let (stats, wgs) =
+        gcn_emu::dispatch::run_observed(&l.co, k, &l.program, &mem, &args, &launch, &Counts)
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((stats.workgroups, stats.waves), (8, 16));
+    assert_eq!(wgs.len(), 8);
+    for (i, c) in wgs.iter().enumerate() {
+        assert_eq!(c.0, 4 * ROUNDS, "workgroup {i}");
+    }
+    check_exchange("exchange", &to_u32(&mem.contents(out).unwrap()));
+}
+
 /// T2, aiter's form: every wave signals -3 (a workgroup's duplicate
 /// signals count once per phase).
 #[test]
@@ -201,6 +249,21 @@ fn cluster_barrier_deadlock_names_the_workgroup_that_did_not_signal() {
             && e.contains("workgroup (2, 0, 0) has not signalled it")
             && e.contains("workgroup (0, 0, 0) arrived at it")
             && e.contains("`s_barrier_wait 0xfffd` for cluster phase 0"),
+        "{e}"
+    );
+}
+
+/// The cluster trap barrier (-4) is privileged: refused, naming it.
+#[test]
+fn cluster_trap_barrier_is_refused() {
+    let l = kernel("trap_barrier");
+    let e = launch(&l, [2, 1, 1], [32, 1, 1], vec![A::Buf(vec![0; 8])])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("s_barrier_signal -4")
+            && e.contains("cluster trap barrier")
+            && e.contains("privileged"),
         "{e}"
     );
 }

@@ -1019,7 +1019,7 @@ fn slice_interleaves_the_waves_of_a_workgroup() {
 fn run_launches_a_gfx1250_workgroup_cluster() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let co = build(d, "cluster", "gfx1250");
+    let co = build(d, "gfx1250_cluster", "gfx1250");
     let co = co.to_str().unwrap();
     let rounds = 3u32;
     let run = |extra: &[&str], out: &str| {

@@ -87,3 +87,10 @@ skip_signal(unsigned *out, unsigned skip) {
   asm volatile("s_barrier_wait -3" ::: "memory");
   out[__builtin_amdgcn_workgroup_id_x()] = 1;
 }
+
+// The cluster trap barrier (-4) is the trap handler's: refused.
+extern "C" __global__ __attribute__((cluster_dims(2, 1, 1))) void
+trap_barrier(unsigned *out) {
+  asm volatile("s_barrier_signal -4" ::: "memory");
+  out[__builtin_amdgcn_workgroup_id_x()] = 1;
+}
