@@ -543,6 +543,11 @@ pub(crate) const UNLISTED: &[(&str, crate::isa::Format)] = {
         ("ds_load_tr8_b64", Ds),
         ("ds_load_tr4_b64", Ds),
         ("ds_load_tr6_b96", Ds),
+        // gfx1250's transposing global loads (`global`, [`transpose_into`]).
+        ("global_load_tr16_b128", Global),
+        ("global_load_tr8_b64", Global),
+        ("global_load_tr4_b64", Global),
+        ("global_load_tr6_b96", Global),
         // gfx1250's f4 and scaled WMMAs (`crate::wmma::F8F6F4`; the scaled
         // ones are a `v_wmma_ld_scale*` and its WMMA, joined by
         // `crate::gfx1250_wmma::pair`).
@@ -4774,6 +4779,36 @@ fn global(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         }
         return Ok(());
     }
+    // Transposing loads: gfx1250's `global_load_tr16_b128` and
+    // `global_load_tr8_b64` read at each lane's address, then exchange
+    // elements across lanes as `ds_load_tr16_b128`/`ds_load_tr8_b64` do
+    // ([`ds_read_tr`]; AMD's rocjitsu test `Gfx1250MemoryIsaTranspose`
+    // expects the global and LDS forms to give the same registers).
+    if let Some(tr) = rest.strip_prefix("load_tr") {
+        let how = match tr {
+            "16_b128" => Transpose::Gfx1250Tr16,
+            "8_b64" => Transpose::Gfx1250Tr8,
+            "4_b64" | "6_b96" => return unsup(TR46_REFUSED),
+            _ => {
+                return unsup(
+                    "gfx12's transposing global loads (`global_load_tr_b64`, \
+                     `global_load_tr_b128`): no source here gives their lane maps",
+                )
+            }
+        };
+        let (_, bytes) = how.shape();
+        let mut raw = [0u128; LANES];
+        for (lane, r) in raw.iter_mut().enumerate() {
+            if exec >> lane & 1 == 0 {
+                continue;
+            }
+            let a = addr_of(w, ctx, opnd(ops, 1)?, ops.get(2), lane, bytes)?;
+            let mut b = [0u8; 16];
+            mem_read(ctx, lane, false, a, &mut b[..bytes]).map_err(|e| fault(lane, e))?;
+            *r = u128::from_le_bytes(b);
+        }
+        return transpose_into(w, ins, &raw, how);
+    }
     if let Some(kind) = rest.strip_prefix("load_") {
         let (size, signed, d16) = load_kind(kind)?;
         for lane in 0..LANES {
@@ -5563,9 +5598,7 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
         // gfx1250's (the only target with these names; wave32).
         "ds_load_tr16_b128" => return ds_read_tr(w, ins, ctx, offset, Transpose::Gfx1250Tr16),
         "ds_load_tr8_b64" => return ds_read_tr(w, ins, ctx, offset, Transpose::Gfx1250Tr8),
-        "ds_load_tr4_b64" | "ds_load_tr6_b96" => return unsup(
-            "gfx1250's 4- and 6-bit transposing LDS loads: no source here gives their lane layout",
-        ),
+        "ds_load_tr4_b64" | "ds_load_tr6_b96" => return unsup(TR46_REFUSED),
         _ => {}
     }
     let rest = &m[3..];
@@ -5727,6 +5760,17 @@ fn ds(w: &mut Wave, ins: &Instruction, ctx: &mut Ctx) -> R<()> {
     Ok(())
 }
 
+/// Why gfx1250's 4- and 6-bit transposing loads (`ds_load_tr4_b64`,
+/// `ds_load_tr6_b96` and their `global_load_` forms) are refused: AMD's
+/// sources disagree on their lane maps. Triton's gfx1250 lowering
+/// (`queryLDSTransLoadParams`, tile 16 for 4 bits) makes tr4 a 16x16
+/// transpose within each 16 lanes; rocjitsu's `Gfx1250MemoryIsaTranspose`
+/// test expects another order of tr4's source lanes, gives the only tr6
+/// map, and for tr8 contradicts the map AMD's MI450 LDS blog and Triton
+/// agree on (the one [`Transpose::Gfx1250Tr8`] models).
+const TR46_REFUSED: &str = "gfx1250's 4- and 6-bit transposing loads: AMD's sources disagree on \
+     their lane maps (Triton's gfx1250 lowering vs rocjitsu's test; design/rdna.md, gfx1250)";
+
 /// Which lane exchange a transposing LDS load makes ([`ds_read_tr`]).
 #[derive(Clone, Copy)]
 enum Transpose {
@@ -5801,8 +5845,7 @@ fn ds_read_tr(
 ) -> R<()> {
     let exec = w.exec();
     let ops = &ins.ops;
-    let (bits, bytes) = how.shape();
-    let e_per_lane = 8 * bytes / bits;
+    let (_, bytes) = how.shape();
     let mut raw = [0u128; LANES];
     for (lane, r) in raw.iter_mut().enumerate() {
         if exec >> lane & 1 == 0 {
@@ -5816,8 +5859,19 @@ fn ds_read_tr(
         ctx.lds.read_bytes(a, &mut b[..bytes]);
         *r = u128::from_le_bytes(b);
     }
+    transpose_into(w, ins, &raw, how)
+}
+
+/// The lane exchange of a transposing load ([`ds_read_tr`], gfx1250's
+/// `global_load_tr*`): `raw` holds what each lane read at its own address;
+/// every active lane's destination gets its elements from the lanes
+/// [`Transpose::source`] names (an inactive lane's read counts as zero).
+fn transpose_into(w: &mut Wave, ins: &Instruction, raw: &[u128; LANES], how: Transpose) -> R<()> {
+    let exec = w.exec();
+    let (bits, bytes) = how.shape();
+    let e_per_lane = 8 * bytes / bits;
     let mask = (1u128 << bits) - 1;
-    let (file, d) = reg_of(opnd(ops, 0)?)?;
+    let (file, d) = reg_of(opnd(&ins.ops, 0)?)?;
     for lane in 0..LANES {
         if exec >> lane & 1 == 0 {
             continue;

@@ -62,6 +62,7 @@ pub mod launch;
 pub mod load;
 pub mod memory;
 pub mod mx;
+pub mod named_barrier;
 pub mod npy;
 pub mod observe;
 pub mod profile;

@@ -500,6 +500,11 @@ fn classify(ins: &Instruction, table: Option<crate::isa::Table>) -> Option<(Even
     if ins.mnemonic.starts_with("ds_load_tr") {
         return Some((Event::Lds, true));
     }
+    // gfx1250's transposing global loads (`global_load_tr16_b128` etc., in
+    // no table under these names): loads, on LOADcnt.
+    if ins.mnemonic.starts_with("global_load_tr") {
+        return Some((Event::VmemLoad, true));
+    }
     // gfx1250's tensor DMA ([`crate::tensor`]): TENSORcnt.
     if tensor_lds(&ins.mnemonic).is_some() {
         return Some((Event::Tensor, false));

@@ -254,42 +254,66 @@ pub fn flow<I: Insn>(
     entry: u64,
 ) -> (Vec<States>, Option<Problem>) {
     let n = insns.len();
+    flow_graph(
+        n,
+        index(entry),
+        |i| sets(&insns[i]),
+        |i, to| {
+            let ins = &insns[i];
+            let mut problem = None;
+            let mut target = |t: u64, to: &mut Vec<usize>| match index(t) {
+                Some(j) => to.push(j),
+                None => problem = Some(Problem::Outside(i, t)),
+            };
+            match next(ins) {
+                Next::Fall => to.extend((i + 1 < n).then_some(i + 1)),
+                Next::Jump(t) => target(t, to),
+                Next::Branch(t) => {
+                    target(t, to);
+                    to.extend((i + 1 < n).then_some(i + 1));
+                }
+                Next::Stop => {}
+                Next::Indirect => problem = Some(Problem::Indirect(i)),
+            }
+            problem
+        },
+    )
+}
+
+/// The dataflow behind [`flow`] over any graph of `n` nodes (instructions,
+/// or basic blocks of a parsed program): the MSB states reaching each node
+/// from `start` (MSBs 0 there), where node `i` leaves the state
+/// `sets(i)` (the last `s_set_vgpr_msb` in it) or, with `None`, the states
+/// that reach it; `succs(i, to)` pushes `i`'s successors onto `to` and
+/// returns a problem where control flow cannot be followed (the first one
+/// met is returned).
+pub fn flow_graph(
+    n: usize,
+    start: Option<usize>,
+    sets: impl Fn(usize) -> Option<State>,
+    mut succs: impl FnMut(usize, &mut Vec<usize>) -> Option<Problem>,
+) -> (Vec<States>, Option<Problem>) {
     let mut reach = vec![States::default(); n];
     let mut problem = None;
-    let Some(start) = index(entry) else {
+    let Some(start) = start.filter(|&s| s < n) else {
         return (reach, problem);
     };
     reach[start].insert(0);
     let mut work = vec![start];
     let mut queued = vec![false; n];
     queued[start] = true;
+    let mut to = Vec::with_capacity(2);
     while let Some(i) = work.pop() {
         queued[i] = false;
-        let ins = &insns[i];
-        let outs: Vec<State> = match sets(ins) {
+        let outs: Vec<State> = match sets(i) {
             Some(s) => vec![s],
             None => reach[i].iter().collect(),
         };
-        let mut to = Vec::with_capacity(2);
-        let mut target = |t: u64, problem: &mut Option<Problem>| match index(t) {
-            Some(j) => to.push(j),
-            None => {
-                problem.get_or_insert(Problem::Outside(i, t));
-            }
-        };
-        match next(ins) {
-            Next::Fall => to.extend((i + 1 < n).then_some(i + 1)),
-            Next::Jump(t) => target(t, &mut problem),
-            Next::Branch(t) => {
-                target(t, &mut problem);
-                to.extend((i + 1 < n).then_some(i + 1));
-            }
-            Next::Stop => {}
-            Next::Indirect => {
-                problem.get_or_insert(Problem::Indirect(i));
-            }
+        to.clear();
+        if let Some(p) = succs(i, &mut to) {
+            problem.get_or_insert(p);
         }
-        for j in to {
+        for &j in to.iter().filter(|&&j| j < n) {
             let mut grew = false;
             for &s in &outs {
                 grew |= reach[j].insert(s);

@@ -118,7 +118,7 @@ struct Fill {
     half: Half,
     lanes: u64,
     /// The transposing loads (`ds_read_b64_tr_*`, gfx1250's
-    /// `ds_load_tr*`): lanes exchange data within groups of this many lanes
+    /// `ds_load_tr*` and `global_load_tr*`): lanes exchange data within groups of this many lanes
     /// (0: none).
     group: u8,
     /// Scalar destination (`s_load_*`): clean.
@@ -2073,7 +2073,13 @@ impl Shadow {
                         Half::Both
                     },
                     lanes: exec,
-                    group: 0,
+                    // Transposing global loads exchange data across lanes
+                    // as the LDS ones do.
+                    group: match m {
+                        "global_load_tr16_b128" => 8,
+                        _ if m.starts_with("global_load_tr") => 16,
+                        _ => 0,
+                    },
                     scalar: false,
                 });
             }

@@ -547,7 +547,10 @@ out = [out, x64 + 1, x16 - np.int16(5), x128 + np.int32(7)]",
 /// the caller to remove).
 fn gfx1250_inline(name: &str) -> (PathBuf, PathBuf) {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/rdna/inline/{name}.hip"));
-    let d = std::env::temp_dir().join(format!("gcn-emu-{name}-{}", std::process::id()));
+    // One directory a call: two tests may compile the same source at once.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("gcn-emu-{name}-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     let asm = d.join(format!("{name}.s"));
     hip_asm(&src, "gfx1250", &asm);
@@ -560,8 +563,9 @@ fn gfx1250_inline(name: &str) -> (PathBuf, PathBuf) {
 /// bit for bit under the lane maps of AMD's ROCm blog on MI450 LDS
 /// (design/rdna.md, gfx1250): tr16 transposes each group of 8 lanes' 8x8
 /// 16-bit elements; tr8 fills lanes 0-7 of each 16 from lanes 0-3 and
-/// 8-11, lanes 8-15 from 4-7 and 12-15. `ds_load_tr4_b64` (no source for
-/// its layout here) is refused by name.
+/// 8-11, lanes 8-15 from 4-7 and 12-15. `ds_load_tr4_b64` and
+/// `ds_load_tr6_b96` (AMD's sources disagree on their maps) are refused by
+/// name.
 #[test]
 fn gfx1250_ds_load_tr_matches_numpy() {
     let (obj, d) = gfx1250_inline("ds_load_tr");
@@ -603,6 +607,19 @@ out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
     .unwrap_err()
     .to_string();
     assert!(e.contains("ds_load_tr4_b64"), "{e}");
+    let l = load(&obj, "tr6");
+    let e = launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![A::Buf(u32s(&x)), A::Buf(vec![0; 32 * 12])],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("ds_load_tr6_b96") && e.contains("disagree"),
+        "{e}"
+    );
     // The sanitizer counts them on dscnt: without the waits after them,
     // the stores read their destinations too early.
     let text = std::fs::read_to_string(d.join("ds_load_tr.s")).unwrap();
@@ -630,6 +647,122 @@ out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
             .any(|f| f.contains("ds_load_tr16_b128") && f.contains("s_wait_dscnt")),
         "{found:#?}"
     );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// gfx1250's transposing global loads (tests/rdna/inline/ds_load_tr.hip
+/// `global_tr`: clang-22's `__builtin_amdgcn_global_load_tr16_b128_v8i16`
+/// and `_tr8_b64_v2i32`, each lane at its own permuted row of the input)
+/// against NumPy bit for bit under the lane maps of their LDS forms;
+/// `global_load_tr4_b64` is refused by name; without the `s_wait_loadcnt`
+/// before the first store the sanitizer reports the early read.
+#[test]
+fn gfx1250_global_load_tr_matches_numpy() {
+    let (obj, d) = gfx1250_inline("ds_load_tr");
+    let text = std::fs::read_to_string(d.join("ds_load_tr.s")).unwrap();
+    for form in [
+        "global_load_tr16_b128",
+        "global_load_tr8_b64",
+        "global_load_tr4_b64",
+    ] {
+        assert!(text.contains(form), "clang-22 emits `{form}`");
+    }
+    let x = inputs(256, 67);
+    let l = load(&obj, "global_tr");
+    let (bufs, _) = launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![A::Buf(u32s(&x)), A::Buf(vec![0xa5; 32 * 6 * 4])],
+    )
+    .unwrap();
+    let want = numpy(
+        "g = np.frombuffer(a0, np.uint8)
+t = np.arange(32)
+r16 = g[16 * ((5 * t + 1) % 32)[:, None] + np.arange(16)].copy().view(np.uint16)
+r8 = g[512 + 8 * ((13 * t + 7) % 32)[:, None] + np.arange(8)]
+tr16 = np.zeros((32, 8), np.uint16)
+tr8 = np.zeros((32, 8), np.uint8)
+for lane in range(32):
+    for j in range(8):
+        tr16[lane, j] = r16[lane // 8 * 8 + j, lane % 8]
+        tr8[lane, j] = r8[lane // 16 * 16 + j % 4 + 4 * (lane // 8 % 2) + 8 * (j // 4), lane % 8]
+out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
+        &[&u32s(&x)],
+    );
+    assert_eq!(to_u32(&bufs[1]), to_u32(&want[0]));
+    let l = load(&obj, "global_tr4");
+    let e = launch(
+        &l,
+        [1, 1, 1],
+        [32, 1, 1],
+        vec![A::Buf(u32s(&x)), A::Buf(vec![0; 32 * 8])],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("global_load_tr4_b64") && e.contains("disagree"),
+        "{e}"
+    );
+    // They count on loadcnt: without the wait before the first store, the
+    // store reads the tr16 destination too early.
+    let (head, tail) = text.split_at(text.find("global_load_tr16_b128").unwrap());
+    let mutant = format!("{head}{}", tail.replacen("s_wait_loadcnt 0x1", "", 1));
+    let asm = d.join("global_tr_nowait.s");
+    std::fs::write(&asm, mutant).unwrap();
+    let l = load(
+        &assemble(&asm, "gfx1250", "global_tr_nowait", &d),
+        "global_tr",
+    );
+    let mem = Memory::new();
+    let args = [
+        ArgValue::Pointer(mem.alloc_bytes("in", &u32s(&x))),
+        ArgValue::Pointer(mem.alloc_bytes("out", &[0; 32 * 6 * 4])),
+    ];
+    let mut launch = Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = Checks::DEFAULT;
+    let k = l.co.kernel("global_tr").unwrap();
+    let stats = run(&l.co, k, &l.program, &mem, &args, &launch).unwrap();
+    let found: Vec<String> = stats.findings.iter().map(|f| f.to_string()).collect();
+    assert!(
+        found
+            .iter()
+            .any(|f| f.contains("global_load_tr16_b128") && f.contains("s_wait_loadcnt")),
+        "{found:#?}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// gfx1250's named barriers (tests/rdna/inline/named_barrier.hip, clang-22's
+/// `__builtin_amdgcn_s_barrier_init`/`_join`/`_signal_var`/`_leave` on
+/// `__amdgpu_named_workgroup_barrier_t`): clang-22 emits the M0 forms, and
+/// the emulator refuses the kernel by name (the barrier state machine,
+/// `gcn_emu::named_barrier`, is not yet wired into the dispatcher) rather
+/// than running it wrongly or hanging.
+#[test]
+fn gfx1250_named_barriers_are_refused_by_name() {
+    let (obj, d) = gfx1250_inline("named_barrier");
+    let text = std::fs::read_to_string(d.join("named_barrier.s")).unwrap();
+    for form in [
+        "s_barrier_init m0",
+        "s_barrier_join m0",
+        "s_barrier_signal m0",
+        "s_barrier_wait 1",
+        "s_barrier_leave",
+    ] {
+        assert!(text.contains(form), "clang-22 emits `{form}`");
+    }
+    let x = inputs(128, 71);
+    let l = load(&obj, "named_barrier");
+    let e = launch(
+        &l,
+        [1, 1, 1],
+        [128, 1, 1],
+        vec![A::Buf(u32s(&x)), A::Buf(vec![0; 128 * 4])],
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("s_barrier_init"), "{e}");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -387,17 +387,9 @@ fn register_annotation(comment: &str) -> Option<&str> {
 /// registers, so the physical one is the operand. Text without `/*` is
 /// returned as it is.
 pub fn resolve_inline_comments(code: &str) -> std::borrow::Cow<'_, str> {
-    if !code.contains("/*") {
-        return std::borrow::Cow::Borrowed(code);
-    }
-    let mut out = String::with_capacity(code.len());
-    let mut rest = code;
-    while let Some(open) = rest.find("/*") {
-        let Some(close) = rest[open + 2..].find("*/").map(|c| open + 2 + c + 2) else {
-            break;
-        };
-        let before = &rest[..open];
-        match register_annotation(&rest[open..close]) {
+    each_block_comment(
+        code,
+        |out, before, reg| match reg {
             Some(reg) => {
                 // Replace the register written just before the comment.
                 let kept = before.trim_end();
@@ -413,10 +405,54 @@ pub fn resolve_inline_comments(code: &str) -> std::borrow::Cow<'_, str> {
                 }
             }
             None => out.push_str(before),
+        },
+        true,
+    )
+}
+
+/// `code` without llvm-objdump's register annotations (`v252 /*v1020*/`
+/// → `v252`): the registers as written, whose VGPRs gfx1250's MSBs
+/// complete. Other block comments stay.
+pub fn strip_register_annotations(code: &str) -> std::borrow::Cow<'_, str> {
+    each_block_comment(
+        code,
+        |out, before, reg| match reg {
+            Some(_) => out.push_str(before.trim_end_matches(' ')),
+            None => out.push_str(before),
+        },
+        false,
+    )
+}
+
+/// `code` rebuilt around each block comment closed in it: `emit(out, text
+/// before it, the register it annotates if it is a register annotation)`
+/// writes the text before the comment; a comment that is no annotation is
+/// dropped (`drop_others`) or kept. Text without `/*` is returned as it is.
+fn each_block_comment(
+    code: &str,
+    mut emit: impl FnMut(&mut String, &str, Option<&str>),
+    drop_others: bool,
+) -> std::borrow::Cow<'_, str> {
+    if !code.contains("/*") {
+        return std::borrow::Cow::Borrowed(code);
+    }
+    let mut out = String::with_capacity(code.len());
+    let mut rest = code;
+    while let Some(open) = rest.find("/*") {
+        let Some(close) = rest[open + 2..].find("*/").map(|c| open + 2 + c + 2) else {
+            break;
+        };
+        let reg = register_annotation(&rest[open..close]);
+        if reg.is_none() && !drop_others {
+            out.push_str(&rest[..close]);
+            rest = &rest[close..];
+            continue;
         }
+        emit(&mut out, &rest[..open], reg);
         rest = &rest[close..];
         // Keep tokens apart (`a/*x*/b` → `a b`), add no space before `,`.
-        if !out.ends_with(char::is_whitespace)
+        if drop_others
+            && !out.ends_with(char::is_whitespace)
             && !rest.starts_with(|c: char| c.is_whitespace() || c == ',')
         {
             out.push(' ');

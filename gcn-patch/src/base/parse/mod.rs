@@ -21,7 +21,8 @@ mod small;
 
 pub use kernel::{Block, Descriptor, Field, Kernel, SetLine};
 pub use line::{
-    resolve_inline_comments, strip_comment, unterminated_quote, Line, LineKind, RAW_MARKER,
+    resolve_inline_comments, strip_comment, strip_register_annotations, unterminated_quote, Line,
+    LineKind, RAW_MARKER,
 };
 pub use metadata::{unquote, KernelMetadata, MetaField, Metadata};
 pub use operand::{parse_int, parse_operand, Half, Instruction, Operand, RegFile, RegisterRef};

@@ -12,6 +12,19 @@
 
 use std::collections::HashMap;
 
+/// Every `.set name, value` of the file.
+pub(crate) fn set_symbols(asm: &crate::base::parse::AsmFile) -> HashMap<String, String> {
+    asm.lines
+        .iter()
+        .filter_map(|l| match l.kind() {
+            crate::base::parse::LineKind::Set { name, value } => {
+                Some((name.clone(), value.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// Evaluate `text` with `symbols` (`.set` name → value text). `None` if the
 /// expression uses something unknown, divides by zero or recurses too deep.
 /// `gfx90a` selects the unified-register rule of `totalnumvgprs`.

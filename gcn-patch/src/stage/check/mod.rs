@@ -23,6 +23,7 @@ pub mod budget;
 pub(crate) mod control;
 mod expr;
 pub mod hazard;
+pub(crate) mod msb;
 pub(crate) mod occupancy;
 pub(crate) mod structure;
 pub mod triton_limits;

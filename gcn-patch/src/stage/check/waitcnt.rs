@@ -420,7 +420,7 @@ fn findings(asm: &AsmFile, target: &TargetId) -> Vec<Finding> {
         Counter::Vmcnt
     };
     let mut out = vec![];
-    let symbols = crate::stage::check::budget::set_symbols(asm);
+    let symbols = crate::stage::check::expr::set_symbols(asm);
     // Upper bound of outstanding vector-memory loads, with the line of the
     // wait that established it; None = unknown (start of a block).
     let mut bound: Option<(u32, usize)> = None;

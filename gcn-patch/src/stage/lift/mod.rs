@@ -34,6 +34,7 @@ pub(crate) mod disasm;
 pub(crate) mod elf;
 pub(crate) mod encode;
 pub(crate) mod metadata;
+mod msb;
 
 /// The comment that marks an instruction kept as its raw encoding:
 /// `.long 0x…, 0x… ; raw: <disassembly>`. The checks read such a line
@@ -221,10 +222,21 @@ pub fn lift(
         renamed.insert(name.as_str(), new.clone());
         labels.entry(addr - co.text.address).or_default().push(new);
     }
-    let texts: Vec<String> = insns
+    let mut texts: Vec<String> = insns
         .iter()
         .map(|i| rename_labels(&i.text, &renamed))
         .collect();
+    // gfx1250: VGPR annotations by the MSBs control flow gives from each
+    // kernel's entry (llvm-objdump's assume 0 after each branch).
+    let kernels = co.kernels();
+    let entries: Vec<u64> = co
+        .text
+        .symbols
+        .iter()
+        .filter(|s| kernels.contains(&s.name))
+        .map(|s| s.address)
+        .collect();
+    msb::annotate(&insns, &mut texts, &entries);
 
     // Instruction by instruction: which ones must stay raw.
     let mut items = Vec::new();
@@ -241,7 +253,6 @@ pub fn lift(
     }
 
     // Descriptors and metadata.
-    let kernels = co.kernels();
     let mut wanted = BTreeMap::new();
     for k in &kernels {
         if let Some(d) = descriptor_bytes(&co, k) {

@@ -40,7 +40,7 @@ use std::path::PathBuf;
 
 use gcn_embed::{Feature, Generation, TargetId};
 
-use super::expr::eval;
+use super::expr::{eval, set_symbols};
 use super::occupancy::{occupancy, Occupancy};
 use crate::base::diag::{Code, Diagnostic, Diagnostics, Severity};
 use crate::base::document::{Document, Edits};
@@ -227,19 +227,6 @@ fn implicit_vcc(mnemonic: &str) -> bool {
     mnemonic.starts_with("s_cbranch_vcc") || mnemonic.starts_with("v_div_fmas")
 }
 
-/// Every `.set name, value` of the file.
-pub(crate) fn set_symbols(asm: &AsmFile) -> HashMap<String, String> {
-    asm.lines
-        .iter()
-        .filter_map(|l| match l.kind() {
-            crate::base::parse::LineKind::Set { name, value } => {
-                Some((name.clone(), value.clone()))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
 /// Usage and declarations of every kernel of `asm`, for `target`.
 pub fn analyze(asm: &AsmFile, target: &TargetId) -> Vec<KernelBudget> {
     analyze_kernels(asm, &asm.kernels(), target)
@@ -255,8 +242,25 @@ fn analyze_kernels(asm: &AsmFile, kernels: &[Kernel], target: &TargetId) -> Vec<
     let symbols = set_symbols(asm);
     kernels
         .iter()
-        .map(|k| analyze_kernel(asm, k, &symbols, isa.unified_agprs))
+        .map(|k| analyze_kernel(asm, k, &symbols, isa.unified_agprs, target))
         .collect()
+}
+
+/// gfx1250: the VGPR MSBs control flow gives the instructions of `k`, over
+/// the hazard check's CFG (`None` when the kernel never sets them).
+fn msb_flow(asm: &AsmFile, k: &Kernel, target: &TargetId) -> Option<super::msb::Flow> {
+    let sets = k.code.clone().any(|l| {
+        asm.lines
+            .get(l)
+            .and_then(|x| x.instruction())
+            .is_some_and(|i| i.mnemonic == "s_set_vgpr_msb")
+    });
+    if !sets {
+        return None;
+    }
+    let model = super::hazard::Model::new(target.processor.generation, target.processor.name);
+    let ranges: Vec<_> = k.blocks.iter().map(|b| b.lines.clone()).collect();
+    super::hazard::cfg::build(asm, &ranges, &model).msb
 }
 
 fn analyze_kernel(
@@ -264,7 +268,11 @@ fn analyze_kernel(
     k: &Kernel,
     symbols: &HashMap<String, String>,
     gfx90a: bool,
+    target: &TargetId,
 ) -> KernelBudget {
+    // gfx1250: every VGPR each instruction names on some path, by the MSBs
+    // control flow gives (not llvm-objdump's annotations).
+    let msb = msb_flow(asm, k, target);
     let mut used = Usage::default();
     let mut uses = vec![];
     // The highest register of each class used so far: only a use above it
@@ -291,7 +299,9 @@ fn analyze_kernel(
                 operand: None,
             });
         }
-        for r in inst.registers() {
+        let resolved = msb.as_ref().map(|f| f.each(asm, idx));
+        let insts = resolved.as_deref().unwrap_or(std::slice::from_ref(inst));
+        for r in insts.iter().flat_map(|i| i.registers()) {
             let class = match r.file {
                 RegFile::Vgpr => RegClass::Vgpr,
                 RegFile::Agpr => RegClass::Agpr,

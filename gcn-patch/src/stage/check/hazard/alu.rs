@@ -650,22 +650,16 @@ pub fn prepare(asm: &AsmFile, cfg: &Cfg, model: &Model) -> Option<AluKernel> {
         }
         node_lines.push(lines);
     }
-    // gfx1250: the VGPRs the wave names under the MSBs control flow gives
-    // (llvm-objdump's annotations assume 0 after each branch).
-    let msb = super::msb::states(asm, cfg, &node_lines);
     let mut nodes = vec![];
     let mut mode_lines = vec![];
     for lines in node_lines {
         let ops: Vec<(usize, Op)> = lines
             .into_iter()
             .filter_map(|l| {
-                // Raw lines and physical-register annotations are
-                // resolved by the parser; the MSBs by control flow.
-                let inst = asm.lines[l].instruction()?;
-                let op = match msb.as_ref().and_then(|m| m.get(&l)) {
-                    Some(&s) => classify(&super::msb::remap(inst, s), model),
-                    None => classify(inst, model),
-                };
+                // Raw lines are resolved by the parser; gfx1250's VGPRs
+                // by the MSBs control flow gives (`Cfg::instruction`).
+                let inst = cfg.instruction(asm, l)?;
+                let op = classify(&inst, model);
                 if matches!(op, Op::SetMode(Mode::Expert | Mode::Both)) {
                     mode_lines.push(l);
                 }
@@ -1158,41 +1152,19 @@ mod tests {
     #[test]
     #[ignore = "survey: GCN_PATCH_MSB_SURVEY=DIR cargo test -p gcn-patch --lib msb_verdict_survey -- --ignored --nocapture; figures in measurements.md"]
     fn msb_verdict_survey() {
-        let Some(dir) = std::env::var_os("GCN_PATCH_MSB_SURVEY") else {
-            panic!("set GCN_PATCH_MSB_SURVEY to a directory of gfx1250 code objects");
-        };
-        let tc = crate::stage::toolchain::Toolchain::find(
-            &crate::stage::toolchain::ToolchainConfig::default(),
-            &|k| std::env::var(k).ok(),
-        )
-        .unwrap_or_else(|d| panic!("{d}"));
-        let mut stack = vec![std::path::PathBuf::from(dir)];
-        let mut files = vec![];
-        while let Some(d) = stack.pop() {
-            for e in std::fs::read_dir(&d).expect("dir").flatten() {
-                let p = e.path();
-                if p.is_dir() {
-                    stack.push(p);
-                } else if p.extension().is_some_and(|x| x == "co") {
-                    files.push(p);
-                }
-            }
-        }
-        files.sort();
         let key = |hs: &[(usize, AluHazard, Vec<usize>)]| -> std::collections::BTreeSet<String> {
             hs.iter()
                 .map(|(_, h, _)| format!("{}:{}:{:?}", h.line, h.producer, h.access))
                 .collect()
         };
-        for f in files {
-            let Ok(lifted) = crate::stage::lift::lift_file(&f, None, &tc, None) else {
+        use crate::stage::check::msb::tests::{as_annotated, survey_lifts};
+        for (f, lifts) in survey_lifts() {
+            let Some((asm, listed_asm)) = lifts else {
                 println!("{}: not lifted", f.display());
                 continue;
             };
-            let flow = key(&file_hazards(&lifted.asm));
-            super::super::msb::LISTED.with(|c| c.set(true));
-            let listed = key(&file_hazards(&lifted.asm));
-            super::super::msb::LISTED.with(|c| c.set(false));
+            let flow = key(&file_hazards(&asm));
+            let listed = as_annotated(|| key(&file_hazards(&listed_asm)));
             println!(
                 "{}: {} findings by control flow, {} as annotated, {} only by flow, {} only annotated",
                 f.file_name().unwrap_or_default().to_string_lossy(),
@@ -1378,11 +1350,7 @@ mod tests {
     fn aiter_mla_pre_fix_kernel_has_the_pr_sites_and_the_fix_is_clean() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/corpus/aiter/gfx1250/mla/mla_a8w8_qh8_1tg_8mx2_32nx4_np_3p.co");
-        let tc = crate::stage::toolchain::Toolchain::find(
-            &crate::stage::toolchain::ToolchainConfig::default(),
-            &|k| std::env::var(k).ok(),
-        )
-        .unwrap_or_else(|d| panic!("{d}\ninstall LLVM 22 (clang-22, ld.lld-22, llvm-objdump-22: apt-get install -y llvm-22 clang-22 lld-22)"));
+        let tc = crate::stage::check::msb::tests::toolchain();
         let lifted = crate::stage::lift::lift_file(&path, None, &tc, None).expect("lift");
         let hs = file_hazards(&lifted.asm);
         let asm = crate::base::parse::parse(&lifted.asm);

@@ -191,7 +191,7 @@ pub(super) fn baseline_hazards(
     for k in kernels_of(asm, doc.kernels(), target) {
         for h in k.hazards(&analysis::Overrides::default()) {
             if h.pending == [model::LDS_DMA]
-                && lds::dma_alias(asm, &k.model, &h, &k.dmas()) == lds::DmaAlias::Disjoint
+                && lds::dma_alias(asm, &k.cfg, &k.model, &h, &k.dmas()) == lds::DmaAlias::Disjoint
             {
                 continue;
             }

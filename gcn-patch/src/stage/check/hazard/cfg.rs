@@ -6,7 +6,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::model::{Effect, Flow, Model};
-use crate::base::parse::AsmFile;
+use crate::base::parse::{AsmFile, Instruction};
+use crate::stage::check::msb;
 
 /// One instruction of a kernel with its effect.
 #[derive(Debug, Clone)]
@@ -44,6 +45,29 @@ pub struct Cfg {
     pub nodes: Vec<Node>,
     /// Control flow the analysis cannot follow.
     pub unfollowed: Vec<Unfollowed>,
+    /// gfx1250: the VGPR MSBs control flow gives each instruction (`None`
+    /// when the kernel never sets them); the effects are of the
+    /// instructions it re-maps.
+    pub(crate) msb: Option<msb::Flow>,
+}
+
+impl Cfg {
+    /// The instruction at `line` as the analyses read it: on gfx1250 with
+    /// the VGPRs the wave names under the MSBs control flow gives
+    /// ([`msb::Flow::resolved`]), else as parsed.
+    pub fn instruction<'a>(
+        &self,
+        asm: &'a AsmFile,
+        line: usize,
+    ) -> Option<std::borrow::Cow<'a, Instruction>> {
+        if let Some(r) = self.msb.as_ref().and_then(|f| f.resolved(asm, line)) {
+            return Some(std::borrow::Cow::Owned(r));
+        }
+        asm.lines
+            .get(line)?
+            .instruction()
+            .map(std::borrow::Cow::Borrowed)
+    }
 }
 
 /// Build the CFG of the instructions in `ranges` (line ranges of the kernel's
@@ -128,5 +152,32 @@ pub fn build(asm: &AsmFile, ranges: &[Range<usize>], model: &Model) -> Cfg {
             Flow::End | Flow::Next => {}
         }
     }
-    Cfg { nodes, unfollowed }
+    // gfx1250: each instruction's effect is of the VGPRs the wave names
+    // under the MSBs control flow gives (not llvm-objdump's annotations).
+    let blocks: Vec<Vec<usize>> = nodes
+        .iter()
+        .map(|n| n.insts.iter().map(|i| i.line).collect())
+        .collect();
+    let succs: Vec<Vec<usize>> = nodes.iter().map(|n| n.succs.clone()).collect();
+    let msb = msb::Flow::over(asm, &blocks, &succs);
+    if let Some(f) = &msb {
+        for inst in nodes.iter_mut().flat_map(|n| &mut n.insts) {
+            if let Some(r) = f.resolved(asm, inst.line) {
+                let effect = model.effect(&r);
+                inst.effect = match seen.get(&effect) {
+                    Some(e) => e.clone(),
+                    None => {
+                        let e = Arc::new(effect);
+                        seen.insert(e.clone());
+                        e
+                    }
+                };
+            }
+        }
+    }
+    Cfg {
+        nodes,
+        unfollowed,
+        msb,
+    }
 }

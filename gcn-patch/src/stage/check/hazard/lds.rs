@@ -15,6 +15,7 @@
 //! one it reads; the asm does not say so).
 
 use super::analysis::Hazard;
+use super::cfg::Cfg;
 use super::model::Model;
 use crate::base::parse::{AsmFile, Operand, RegFile, RegisterRef};
 
@@ -57,8 +58,8 @@ fn overlap(a: Range, b: Range) -> bool {
 }
 
 /// The bytes the LDS DMA at line `l` writes, or why they are not bounded.
-fn dma_range(asm: &AsmFile, model: &Model, l: usize) -> Result<Range, String> {
-    let Some(dma) = asm.lines[l].instruction() else {
+fn dma_range(asm: &AsmFile, cfg: &Cfg, model: &Model, l: usize) -> Result<Range, String> {
+    let Some(dma) = cfg.instruction(asm, l) else {
         return Err("the DMA could not be read".into());
     };
     let m0 = RegisterRef {
@@ -67,8 +68,8 @@ fn dma_range(asm: &AsmFile, model: &Model, l: usize) -> Result<Range, String> {
         last: 0,
         half: None,
     };
-    let base = value(asm, model, l, &m0, 0).map_err(|why| format!("M0 at the DMA: {why}"))?;
-    let start = base + offset(dma, "offset");
+    let base = value(asm, cfg, model, l, &m0, 0).map_err(|why| format!("M0 at the DMA: {why}"))?;
+    let start = base + offset(&dma, "offset");
     Ok((start, start + 64 * i64::from(size_of(&dma.mnemonic))))
 }
 
@@ -76,12 +77,12 @@ fn dma_range(asm: &AsmFile, model: &Model, l: usize) -> Result<Range, String> {
 /// only the newest pending DMA (`h.producer`): overlapping it is a hazard;
 /// "disjoint" needs every LDS DMA of the kernel (`dmas`, any of which may
 /// still be pending) proven disjoint.
-pub fn dma_alias(asm: &AsmFile, model: &Model, h: &Hazard, dmas: &[usize]) -> DmaAlias {
-    let Some(ds) = asm.lines[h.line].instruction() else {
+pub fn dma_alias(asm: &AsmFile, cfg: &Cfg, model: &Model, h: &Hazard, dmas: &[usize]) -> DmaAlias {
+    let Some(ds) = cfg.instruction(asm, h.line) else {
         return DmaAlias::MayAlias("the instructions could not be read".into());
     };
     let mut unknown = vec![];
-    let newest = match dma_range(asm, model, h.producer) {
+    let newest = match dma_range(asm, cfg, model, h.producer) {
         Ok(r) => Some(r),
         Err(why) => {
             unknown.push(why);
@@ -90,7 +91,7 @@ pub fn dma_alias(asm: &AsmFile, model: &Model, h: &Hazard, dmas: &[usize]) -> Dm
     };
     // The ds access: its address VGPR (the first register after the
     // destination of a load, the first register of a store or atomic).
-    let e = model.effect(ds);
+    let e = model.effect(&ds);
     let addr = ds
         .operands
         .iter()
@@ -102,17 +103,17 @@ pub fn dma_alias(asm: &AsmFile, model: &Model, h: &Hazard, dmas: &[usize]) -> Dm
             unknown.push(format!("`{}` has no address VGPR", ds.mnemonic));
             None
         }
-        Some(a) => match value(asm, model, h.line, &a, 0) {
+        Some(a) => match value(asm, cfg, model, h.line, &a, 0) {
             Ok(base) => {
                 let m = ds.mnemonic.as_str();
                 let size = i64::from(size_of(m));
                 if m.contains("2st64") || m.contains("2_") {
                     let scale = if m.contains("st64") { 64 * size } else { size };
-                    let o0 = offset(ds, "offset0") * scale;
-                    let o1 = offset(ds, "offset1") * scale;
+                    let o0 = offset(&ds, "offset0") * scale;
+                    let o1 = offset(&ds, "offset1") * scale;
                     Some((base + o0.min(o1), base + o0.max(o1) + size))
                 } else {
-                    let o = offset(ds, "offset");
+                    let o = offset(&ds, "offset");
                     Some((base + o, base + o + size))
                 }
             }
@@ -127,7 +128,7 @@ pub fn dma_alias(asm: &AsmFile, model: &Model, h: &Hazard, dmas: &[usize]) -> Dm
         (Some(_), Some(b)) => {
             // Older DMAs may be pending too.
             for &l in dmas.iter().filter(|&&l| l != h.producer) {
-                match dma_range(asm, model, l) {
+                match dma_range(asm, cfg, model, l) {
                     Ok(r) if !overlap(r, b) => {}
                     Ok(_) => {
                         return DmaAlias::MayAlias(format!(
@@ -160,6 +161,7 @@ fn offset(inst: &crate::base::parse::Instruction, key: &str) -> i64 {
 /// of its basic block; or why it is not known.
 fn value(
     asm: &AsmFile,
+    cfg: &Cfg,
     model: &Model,
     at: usize,
     reg: &RegisterRef,
@@ -179,10 +181,10 @@ fn value(
                 i + 1
             ));
         }
-        let Some(inst) = line.instruction() else {
+        let Some(inst) = cfg.instruction(asm, i) else {
             continue;
         };
-        let e = model.effect(inst);
+        let e = model.effect(&inst);
         if e.flow != super::model::Flow::Next {
             return Err(format!("`{reg}` is not set in its block"));
         }
@@ -216,7 +218,7 @@ fn value(
         let op = |k: usize| -> Result<i64, String> {
             match inst.operands.get(k) {
                 Some(Operand::Integer(v)) => Ok(*v),
-                Some(Operand::Register(r)) => value(asm, model, i, r, depth + 1)
+                Some(Operand::Register(r)) => value(asm, cfg, model, i, r, depth + 1)
                     .map_err(|e| format!("`{reg}` is set by `{text}` (line {}), and {e}", i + 1)),
                 _ => Err(why()),
             }

@@ -23,7 +23,6 @@ pub(crate) mod analysis;
 pub(crate) mod cfg;
 pub(crate) mod lds;
 pub(crate) mod model;
-mod msb;
 pub(crate) mod suggest;
 
 use std::collections::{BTreeMap, HashMap};
@@ -109,7 +108,7 @@ pub fn kernels(asm: &AsmFile, target: &TargetId) -> Vec<KernelAnalysis> {
 /// [`Document::kernels`]).
 fn kernels_of(asm: &AsmFile, found: &[Kernel], target: &TargetId) -> Vec<KernelAnalysis> {
     let model = Model::new(target.processor.generation, target.processor.name);
-    let symbols = crate::stage::check::budget::set_symbols(asm);
+    let symbols = crate::stage::check::expr::set_symbols(asm);
     let mut groups: Vec<(String, Vec<Range<usize>>)> = found
         .iter()
         .filter(|k| !k.blocks.is_empty())
@@ -258,7 +257,7 @@ pub(crate) fn lint_removed(
         let dmas = k.dmas();
         for h in k.hazards(&analysis::Overrides::default()) {
             let alias = if h.pending == [model::LDS_DMA] {
-                match lds::dma_alias(asm, &k.model, &h, &dmas) {
+                match lds::dma_alias(asm, &k.cfg, &k.model, &h, &dmas) {
                     lds::DmaAlias::Disjoint => continue,
                     lds::DmaAlias::Overlap => None,
                     lds::DmaAlias::MayAlias(why) => Some(why),
