@@ -1338,12 +1338,15 @@ struct Fmha {
 /// NumPy| is P's rounding to bf16 before the P·V WMMA (2^-8 relative, twice
 /// round-to-nearest's 2^-9) over Σ p|v| / l, plus O's own rounding to bf16
 /// (2^-8 |O|), plus 2^-20.
-const FMHA_NUMPY: &str = "B, Sq, Sk, Hq, Hk, D, SCALE, SINK = PARAMS
+const FMHA_NUMPY: &str = "B, Sq, Sk, Hq, Hk, D, SCALE, SINK, MASK = PARAMS
 bf = lambda a, *s: (np.frombuffer(a, np.uint16).astype(np.uint32) << 16).view(np.float32).astype(np.float64).reshape(s)
 q, k, v = bf(a0, B, Sq, Hq, D), bf(a1, B, Sk, Hk, D), bf(a2, B, Sk, Hk, D)
 sink = np.frombuffer(a3, np.float32).astype(np.float64)[None, :, None]
 k, v = np.repeat(k, Hq // Hk, axis=2), np.repeat(v, Hq // Hk, axis=2)
 s = np.einsum('bqhd,bkhd->bhqk', q, k) * SCALE
+if MASK:
+    i, j = np.arange(Sq)[:, None], np.arange(Sk)[None, :]
+    s = np.where(j <= i + (0 if MASK == 1 else Sk - Sq), s, -np.inf)
 m = np.maximum(s.max(-1), sink) if SINK else s.max(-1)
 p = np.exp(s - m[..., None])
 l = p.sum(-1) + (np.exp(sink - m) if SINK else 0)
@@ -1410,7 +1413,31 @@ fn fmha_fwd(
     sink_read: bool,
     (slice, sanitize): (u64, bool),
 ) -> Fmha {
-    let co = format!("fmha_bf16_pertokenBf16_hd{d}_128x256");
+    fmha_fwd_mask(
+        d,
+        [b, sq, sk, hq, hk],
+        sink,
+        sink_read,
+        (slice, sanitize),
+        0,
+    )
+}
+
+/// [`fmha_fwd`]; `mask` 1 or 2: the causal kernel (`…_mask`, the launcher's
+/// `is_causal`), the reference masked top-left (key j ≤ row i) or
+/// bottom-right (j ≤ i + Sk − Sq).
+fn fmha_fwd_mask(
+    d: usize,
+    [b, sq, sk, hq, hk]: [usize; 5],
+    sink: &[f32],
+    sink_read: bool,
+    (slice, sanitize): (u64, bool),
+    mask: u8,
+) -> Fmha {
+    let co = format!(
+        "fmha_bf16_pertokenBf16_hd{d}_128x256{}",
+        if mask > 0 { "_mask" } else { "" }
+    );
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/corpus/aiter/gfx1250/fmha_fwd_bf16")
         .join(format!("{co}.co"));
@@ -1464,7 +1491,7 @@ fn fmha_fwd(
     let grid = [hq as u32, gdx as u32, b as u32];
     let (bufs, findings) = run_once(&l, grid, args, slice, sanitize);
     let params = format!(
-        "{b}, {sq}, {sk}, {hq}, {hk}, {d}, {scale:e}, {}",
+        "{b}, {sq}, {sk}, {hq}, {hk}, {d}, {scale:e}, {}, {mask}",
         sink_read as u8
     );
     let want = common::numpy(
@@ -1576,4 +1603,22 @@ fn aiter_gfx1250_fmha_fwd_relies_on_waves_in_step() {
         f.contains("LDS race") && f.contains("0xea6c") && f.contains("0xbf88"),
         "{f}"
     );
+}
+
+/// The causal kernel `fmha_bf16_pertokenBf16_hd64_128x256_mask` (the
+/// launcher's `is_causal`) on the shape of
+/// [`aiter_gfx1250_fmha_fwd_hd64_sink_matches_numpy`]: it masks
+/// bottom-right, key j ≤ row i + Sk − Sq (within the same bounds; the
+/// top-left mask, j ≤ i, misses in 24,939 of O's 25,600 elements).
+#[test]
+fn aiter_gfx1250_fmha_fwd_hd64_causal_masks_bottom_right() {
+    let r = fmha_fwd_mask(64, [1, 200, 300, 2, 1], &[3.0, -2.0], true, (1, false), 2);
+    let bad = fmha_mismatches(&r, [2, 64]);
+    assert!(
+        bad.is_empty(),
+        "{} mismatches:\n{}",
+        bad.len(),
+        bad[..bad.len().min(8)].join("\n")
+    );
+    assert!(r.slack_kept, "the kernel wrote past O or LSE");
 }
