@@ -55,7 +55,9 @@
 //! from the dims). Element `(i0, i1, …)` of the tile (`i0` fastest) is at
 //! `global + (i0 + i1·stride1 + i2·stride2 + …)·size`; in LDS the tile is
 //! one stream in that order from the LDS address, with `pad amount` dwords
-//! inserted after every `pad interval` dwords when padding is on
+//! inserted after every `pad interval` dwords when padding is on, on a
+//! load only (a store ignores the fields: aiter's opus.hpp, "measured on
+//! gfx1250"; TDMUtility: "TDM store does not support padding in general")
 //! (TDMUtility.cpp: "TDM writes data as a linear element stream with LDS
 //! padding applied every padInterval elements"). An element with some
 //! `i_d ≥ tensor_dim_d` is out of bounds: a load writes zero to its LDS
@@ -66,9 +68,7 @@
 //! `tile_dim1` and `tensor_dim1` 0); `tile_dim0` 0 moves nothing.
 //!
 //! **Not modelled** (each refused, naming the field, never guessed):
-//! gather/scatter, the atomic barrier, iterate mode, padding
-//! on a store (TDMUtility: "TDM store does not support padding in
-//! general"), types 1 and 3, set bits in fields no source names
+//! gather/scatter, the atomic barrier, iterate mode, types 1 and 3, set bits in fields no source names
 //! (group 3's reserved dword, group 0 dword 0 bits
 //! 29:2, group 0 bits 125:121), and an LDS range past the allocation. The
 //! cache policy (`th:`, `scope:`) changes no value the emulator computes.
@@ -290,10 +290,11 @@ impl Descriptor {
         // it `mcast_early_timeout`): when a multicast request stops waiting
         // for the peers' matching requests, timing only.
         let multicast = d0 & 0xffff;
-        let pad = (d0 >> 20 & 1 != 0).then(|| (1 << ((d0 >> 22 & 7) + 1), (d0 >> 25) + 1));
-        if pad.is_some() && !load {
-            return refuse("padding on a store (group 1 bit 20)");
-        }
+        // A store ignores the padding fields (aiter's opus.hpp:2439, "LOAD
+        // DIRECTION ONLY -- measured on gfx1250, a store ignores both fields
+        // even when programmed"; aiter's gfx1250 `fmha_fwd_mxfp8` stores
+        // with bit 20 set).
+        let pad = (load && d0 >> 20 & 1 != 0).then(|| (1 << ((d0 >> 22 & 7) + 1), (d0 >> 25) + 1));
         let lo16 = |x: u32| (x & 0xffff) as u64;
         let hi16 = |x: u32| (x >> 16) as u64;
         let mut tensor = [0u64; 5];
@@ -488,7 +489,10 @@ mod tests {
         let e = Descriptor::parse(&[&g0, &[0; 8]], true).unwrap_err();
         assert!(e.contains("predicate 2"), "{e}");
         let g0 = [1, 0, 0, 0x8000_0000];
-        let e = Descriptor::parse(&[&g0, &[1 << 20, 0, 0, 0, 0, 0, 0, 0]], false).unwrap_err();
-        assert!(e.contains("padding on a store"), "{e}");
+        // A store ignores padding: the tile is one stream in LDS.
+        let g1 = [1 << 20 | 3 << 25, 4 << 16, 0, 8 << 16, 0, 0, 0, 0];
+        let d = Descriptor::parse(&[&g0, &g1], false).unwrap();
+        assert_eq!((d.pad, d.lds_span()), (None, 8));
+        assert!(Descriptor::parse(&[&g0, &g1], true).unwrap().pad.is_some());
     }
 }
