@@ -940,7 +940,7 @@ impl Setup<'_> {
                 cluster::identity(&mut wave, wg, self.cluster);
             }
         }
-        let mut i = d.user_sgpr_count() as usize;
+        let mut i = d.user_sgpr_count_on(self.processor) as usize;
         for (dim, &on) in d.workgroup_id().iter().enumerate() {
             if on {
                 wave.s[i] = wg[dim];
@@ -987,7 +987,7 @@ impl Setup<'_> {
     fn sanitizer(&self, wg: [u32; 3]) -> Option<crate::sanitize::Workgroup> {
         self.shared.as_ref().map(|p| {
             let d = &self.kernel.descriptor;
-            let sgprs = d.user_sgpr_count()
+            let sgprs = d.user_sgpr_count_on(self.processor)
                 + d.workgroup_id().iter().filter(|&&on| on).count() as u32
                 + d.workgroup_info() as u32
                 + d.private_segment_wave_offset() as u32;

@@ -34,7 +34,9 @@
 //!   "doesn't silently no-op"; 2 and 3 are refused), bit
 //!   30 gather index size, bit 31 gather enable; dword 1 the LDS byte
 //!   address; dwords 2–3 the global byte address (bits 120:64 of the
-//!   group, 57 bits), bits 127:126 the type (2).
+//!   group, 57 bits), bits 127:126 the type (2, "image" in aiter's
+//!   opus.hpp; 0 moves nothing, inferred from aiter's flash-attention
+//!   forward, see [`Descriptor::parse`]).
 //! * group 1: dword 0 bits 15:0 the multicast mask, 17:16 the data size
 //!   (log2 of the element's bytes), 18 atomic-barrier enable, 19 iterate
 //!   enable, 20 pad enable, 24:22 pad interval (log2 of dwords, minus 1),
@@ -53,7 +55,9 @@
 //! from the dims). Element `(i0, i1, …)` of the tile (`i0` fastest) is at
 //! `global + (i0 + i1·stride1 + i2·stride2 + …)·size`; in LDS the tile is
 //! one stream in that order from the LDS address, with `pad amount` dwords
-//! inserted after every `pad interval` dwords when padding is on
+//! inserted after every `pad interval` dwords when padding is on, on a
+//! load only (a store ignores the fields: aiter's opus.hpp, "measured on
+//! gfx1250"; TDMUtility: "TDM store does not support padding in general")
 //! (TDMUtility.cpp: "TDM writes data as a linear element stream with LDS
 //! padding applied every padInterval elements"). An element with some
 //! `i_d ≥ tensor_dim_d` is out of bounds: a load writes zero to its LDS
@@ -64,9 +68,7 @@
 //! `tile_dim1` and `tensor_dim1` 0); `tile_dim0` 0 moves nothing.
 //!
 //! **Not modelled** (each refused, naming the field, never guessed):
-//! gather/scatter, the atomic barrier, iterate mode, padding
-//! on a store (TDMUtility: "TDM store does not support padding in
-//! general"), a type other than 2, set bits in fields no source names
+//! gather/scatter, the atomic barrier, iterate mode, types 1 and 3, set bits in fields no source names
 //! (group 3's reserved dword, group 0 dword 0 bits
 //! 29:2, group 0 bits 125:121), and an LDS range past the allocation. The
 //! cache policy (`th:`, `scope:`) changes no value the emulator computes.
@@ -223,6 +225,21 @@ pub struct Descriptor {
 }
 
 impl Descriptor {
+    /// A copy that moves nothing (predicate 0, or type 0).
+    fn nothing() -> Descriptor {
+        Descriptor {
+            pred: 0,
+            lds: 0,
+            global: 0,
+            size: 1,
+            multicast: 0,
+            pad: None,
+            tensor: [0; 5],
+            tile: [0; 5],
+            stride: [0; 5],
+        }
+    }
+
     /// The descriptor in `groups` (2 or 4 groups of dwords: 4, 8, 4, 4);
     /// `Err` names the field the emulator does not model.
     pub fn parse(groups: &[&[u32]], load: bool) -> Result<Descriptor, String> {
@@ -231,19 +248,7 @@ impl Descriptor {
         let refuse = |what: &str| Err(format!("tensor descriptor: {what}: not modelled"));
         // A predicate of 0 moves nothing: no other field is read.
         match g0[0] & 3 {
-            0 => {
-                return Ok(Descriptor {
-                    pred: 0,
-                    lds: 0,
-                    global: 0,
-                    size: 1,
-                    multicast: 0,
-                    pad: None,
-                    tensor: [0; 5],
-                    tile: [0; 5],
-                    stride: [0; 5],
-                })
-            }
+            0 => return Ok(Descriptor::nothing()),
             1 => {}
             p => {
                 return refuse(&format!(
@@ -261,6 +266,16 @@ impl Descriptor {
             ));
         }
         let ty = g0[3] >> 30;
+        if ty == 0 {
+            // Inferred, not documented here: aiter's gfx1250 flash-attention
+            // forward (hsa/gfx1250/fmha_fwd_bf16, `s_cselect_b64 s[82:83],
+            // 0, s[82:83]` before `s_add_co_ci_u32 s59, s7, s83`) clears the
+            // type with the offset's high dword when its K/V tile offset
+            // runs below the tensor, for the loads past the last tile it
+            // uses; the emulator moves nothing for type 0, as for predicate
+            // 0 (a kernel that read that LDS would show it).
+            return Ok(Descriptor::nothing());
+        }
         if ty != 2 {
             return refuse(&format!("type {ty} (group 0 bits 127:126; Triton sets 2)"));
         }
@@ -281,10 +296,11 @@ impl Descriptor {
         // it `mcast_early_timeout`): when a multicast request stops waiting
         // for the peers' matching requests, timing only.
         let multicast = d0 & 0xffff;
-        let pad = (d0 >> 20 & 1 != 0).then(|| (1 << ((d0 >> 22 & 7) + 1), (d0 >> 25) + 1));
-        if pad.is_some() && !load {
-            return refuse("padding on a store (group 1 bit 20)");
-        }
+        // A store ignores the padding fields (aiter's opus.hpp:2439, "LOAD
+        // DIRECTION ONLY -- measured on gfx1250, a store ignores both fields
+        // even when programmed"; aiter's gfx1250 `fmha_fwd_mxfp8` stores
+        // with bit 20 set).
+        let pad = (load && d0 >> 20 & 1 != 0).then(|| (1 << ((d0 >> 22 & 7) + 1), (d0 >> 25) + 1));
         let lo16 = |x: u32| (x & 0xffff) as u64;
         let hi16 = |x: u32| (x >> 16) as u64;
         let mut tensor = [0u64; 5];
@@ -486,6 +502,11 @@ mod tests {
         let g0 = [1, 0, 0, 0x4000_0000];
         let e = Descriptor::parse(&[&g0, &[0; 8]], true).unwrap_err();
         assert!(e.contains("type 1"), "{e}");
+        // Type 0 (aiter's cleared descriptor): nothing moves, whatever the
+        // other fields hold.
+        let g0 = [1, 0x100, 0x1000, 0x0000_0001];
+        let d = Descriptor::parse(&[&g0, &[1 << 19; 8]], true).unwrap();
+        assert_eq!(d.elements().count(), 0);
         // Predicate 0: nothing moves, nothing else is read; 2 is refused.
         let g0 = [0, 0, 0, 0x4000_0000];
         let d = Descriptor::parse(&[&g0, &[1 << 19; 8]], true).unwrap();
@@ -494,7 +515,10 @@ mod tests {
         let e = Descriptor::parse(&[&g0, &[0; 8]], true).unwrap_err();
         assert!(e.contains("predicate 2"), "{e}");
         let g0 = [1, 0, 0, 0x8000_0000];
-        let e = Descriptor::parse(&[&g0, &[1 << 20, 0, 0, 0, 0, 0, 0, 0]], false).unwrap_err();
-        assert!(e.contains("padding on a store"), "{e}");
+        // A store ignores padding: the tile is one stream in LDS.
+        let g1 = [1 << 20 | 3 << 25, 4 << 16, 0, 8 << 16, 0, 0, 0, 0];
+        let d = Descriptor::parse(&[&g0, &g1], false).unwrap();
+        assert_eq!((d.pad, d.lds_span()), (None, 8));
+        assert!(Descriptor::parse(&[&g0, &g1], true).unwrap().pad.is_some());
     }
 }

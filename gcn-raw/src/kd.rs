@@ -75,9 +75,23 @@ impl Descriptor {
     pub fn wave32(&self) -> bool {
         self.properties & (1 << 10) != 0
     }
-    /// USER_SGPR_COUNT: where the system SGPRs start.
+    /// USER_SGPR_COUNT: where the system SGPRs start (GFX6–GFX12.0's 5-bit
+    /// field; see [`Descriptor::user_sgpr_count_on`] for gfx1250's).
     pub fn user_sgpr_count(&self) -> u32 {
         (self.rsrc2 >> 1) & 0x1f
+    }
+    /// USER_SGPR_COUNT on `processor`: gfx1250 (GFX12.5) widens the field
+    /// to 6 bits (COMPUTE_PGM_RSRC2 bits 1–6, LLVM's
+    /// `COMPUTE_PGM_RSRC2_GFX125_USER_SGPR_COUNT`; bit 6 is
+    /// ENABLE_TRAP_HANDLER before), since it has up to 32 user SGPRs: a
+    /// kernel pointer and 30 preloaded kernarg dwords count 32 (aiter's
+    /// gfx1250 flash-attention forward).
+    pub fn user_sgpr_count_on(&self, processor: &str) -> u32 {
+        if processor.starts_with("gfx125") {
+            (self.rsrc2 >> 1) & 0x3f
+        } else {
+            self.user_sgpr_count()
+        }
     }
     /// ENABLE_PRIVATE_SEGMENT: the private segment wave offset SGPR.
     pub fn private_segment_wave_offset(&self) -> bool {
@@ -162,6 +176,20 @@ mod tests {
         assert_eq!((d.rsrc3, d.rsrc1, d.rsrc2), (3, 0x00af_0042, 0x138c));
         assert!(d.kernarg_segment_ptr() && d.wave32());
         assert_eq!(d.user_sgpr_count(), 6);
+        // gfx1250's 6-bit field: 32 user SGPRs (rsrc2 bit 6) read as 0 by
+        // the 5-bit field of the other targets.
+        let d32 = Descriptor {
+            rsrc2: 32 << 1 | 0x380,
+            ..Descriptor::default()
+        };
+        assert_eq!(
+            (
+                d32.user_sgpr_count_on("gfx1250"),
+                d32.user_sgpr_count_on("gfx1201"),
+                d.user_sgpr_count_on("gfx1250")
+            ),
+            (32, 0, 6)
+        );
         assert_eq!(d.vgpr_count(), 24);
         assert_eq!(d.accum_offset(), 16);
         assert_eq!(d.agpr_count(), 8);
