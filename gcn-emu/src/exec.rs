@@ -6721,8 +6721,9 @@ mod tests {
             // The old prefix rule predates WMMA (its matrix unit is MFMA's).
             if name.starts_with("v_wmma") {
                 assert_eq!(unit(name), Unit::Mfma, "{name}");
-            } else if name.starts_with("tensor_") {
-                // gfx1250's tensor DMA (after the old rule): vector memory.
+            } else if name.starts_with("tensor_") || name.starts_with("cluster_load") {
+                // gfx1250's tensor DMA and cluster loads (after the old
+                // rule): vector memory.
                 assert_eq!(unit(name), Unit::Global, "{name}");
             } else {
                 assert_eq!(unit(name), old_unit(name), "{name}");

@@ -484,12 +484,14 @@ mod tests {
             let (new, old) = (Class::of(&ins(m)), old_class(m));
             if new != old {
                 let f = crate::exec::format_of(m);
-                // gfx1250's tensor DMA (after the old rule) is vector memory.
+                // gfx1250's tensor DMA and cluster loads (after the old
+                // rule) are vector memory.
                 assert!(
                     old == Class::Salu
                         && (new == Class::Smem && f == Some(Format::Smem)
                             || new == Class::Vmem && f == Some(Format::Mtbuf)
-                            || new == Class::Vmem && m.starts_with("tensor_")),
+                            || new == Class::Vmem
+                                && (m.starts_with("tensor_") || m.starts_with("cluster_load"))),
                     "{m}: {old:?} -> {new:?}"
                 );
                 fixed.push(m);
@@ -515,7 +517,8 @@ mod tests {
                 "s_scratch_",
                 "s_atc_probe",
                 "tbuffer_",
-                "tensor_"
+                "tensor_",
+                "cluster_load"
             ]
             .iter()
             .any(|p| m.starts_with(p))),
