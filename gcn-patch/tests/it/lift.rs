@@ -1017,3 +1017,31 @@ fn identity_preparation_skips_only_checks_that_cannot_fail_an_unpatched_source()
         sources.len()
     );
 }
+
+/// gfx1250 widens USER_SGPR_COUNT to 6 bits (COMPUTE_PGM_RSRC2 bits 1–6):
+/// aiter's flash-attention forward has 32 user SGPRs (its kernarg pointer
+/// and 30 preloaded dwords, plus one llvm-objdump-22 does not print). Read
+/// as 5 bits the count was 0, no block re-assembled and the descriptor
+/// stayed raw bytes; now the lifted block says 32 and rebuilds identically.
+#[test]
+fn gfx1250_descriptor_with_32_user_sgprs_lifts_as_a_block() {
+    let tc = common::toolchain();
+    let path = aiter_dir().join("gfx1250/fmha_fwd_bf16/fmha_bf16_pertokenBf16_hd64_128x256.co");
+    let bytes = std::fs::read(&path).unwrap();
+    let l =
+        lift_code_object(&bytes, &path, &LiftOptions::new(&tc)).unwrap_or_else(|e| panic!("{e}"));
+    let block: Vec<&str> = l
+        .asm
+        .lines()
+        .skip_while(|s| !s.trim_start().starts_with(".amdhsa_kernel"))
+        .take_while(|s| !s.trim_start().starts_with(".end_amdhsa_kernel"))
+        .collect();
+    assert!(
+        block
+            .iter()
+            .any(|s| s.split_whitespace().collect::<Vec<_>>() == [".amdhsa_user_sgpr_count", "32"]),
+        "no `.amdhsa_user_sgpr_count 32` in the lifted block: {block:#?}"
+    );
+    let (diffs, _) = rebuild_differences(&l, &bytes);
+    assert!(diffs.is_empty(), "{diffs:?}");
+}

@@ -99,7 +99,7 @@ pub fn lift(
     for k in wanted.keys() {
         match blocks.get(k) {
             Some(b) => {
-                for v in round_one(b, &wanted[k], code) {
+                for v in round_one(b, &wanted[k], code, &target.processor.name) {
                     variants.push((k.clone(), v));
                 }
             }
@@ -128,7 +128,11 @@ pub fn lift(
     // Round 2: every SGPR count and reservation with the same granule.
     let mut variants = Vec::new();
     for k in &retry {
-        for v in sgpr_variants(&completed(&blocks[k], &wanted[k]), &wanted[k], code.vcc) {
+        for v in sgpr_variants(
+            &completed(&blocks[k], &wanted[k], &target.processor.name),
+            &wanted[k],
+            code.vcc,
+        ) {
             variants.push((k.clone(), v));
         }
     }
@@ -156,8 +160,8 @@ const NO_BLOCK: &str = "no .amdhsa_kernel block re-assembles to these bytes with
 /// `.amdhsa_reserve_vcc` saying what the code does and the SGPR count
 /// raised to what it names, then that without the raise, then the block
 /// completed ([`completed`]), then the block as printed.
-fn round_one(b: &[String], want: &[u8; 64], code: CodeUse) -> Vec<Vec<String>> {
-    let fixed = completed(b, want);
+fn round_one(b: &[String], want: &[u8; 64], code: CodeUse, processor: &str) -> Vec<Vec<String>> {
+    let fixed = completed(b, want, processor);
     let vcc = set(&fixed, ".amdhsa_reserve_vcc", u32::from(code.vcc));
     let sgprs = field(&vcc, ".amdhsa_next_free_sgpr").unwrap_or(0);
     let raised = set(&vcc, ".amdhsa_next_free_sgpr", sgprs.max(code.sgprs));
@@ -189,12 +193,13 @@ fn set(block: &[String], name: &str, value: u32) -> Vec<String> {
 }
 
 /// objdump's block plus what LLVM 22's objdump leaves out: the explicit
-/// user SGPR count (`compute_pgm_rsrc2` bits 1..5), which code written
-/// or compiled with more user SGPRs than the enabled ones sets.
-fn completed(block: &[String], want: &[u8; 64]) -> Vec<String> {
+/// user SGPR count (`compute_pgm_rsrc2` bits 1..5, 1..6 on gfx1250), which
+/// code written or compiled with more user SGPRs than the enabled ones
+/// sets.
+fn completed(block: &[String], want: &[u8; 64], processor: &str) -> Vec<String> {
     let mut out = block.to_vec();
     if !out.iter().any(|l| l.starts_with(".amdhsa_user_sgpr_count")) {
-        let user_sgprs = gcn_raw::kd::Descriptor::parse(want).user_sgpr_count();
+        let user_sgprs = gcn_raw::kd::Descriptor::parse(want).user_sgpr_count_on(processor);
         out.push(format!(".amdhsa_user_sgpr_count {user_sgprs}"));
     }
     out
@@ -817,13 +822,13 @@ pub fn predict(
             );
             continue;
         };
-        for v in round_one(b, want, code) {
+        for v in round_one(b, want, code, &target.processor.name) {
             if matches(&v, want)? {
                 out.insert(k.clone(), Lifted::Block(v));
                 continue 'kernels;
             }
         }
-        for v in sgpr_variants(&completed(b, want), want, code.vcc) {
+        for v in sgpr_variants(&completed(b, want, &target.processor.name), want, code.vcc) {
             if matches(&v, want)? {
                 out.insert(k.clone(), Lifted::Block(v));
                 continue 'kernels;
@@ -891,10 +896,20 @@ pub fn decode_comment(d: &[u8; 64], target: &TargetId) -> Vec<String> {
             bits(rsrc1, lo, hi)
         ));
     }
+    // gfx1250 widens USER_SGPR_COUNT over bit 6 (ENABLE_TRAP_HANDLER
+    // before it).
+    let (sgpr_hi, trap) = if target.processor.name.starts_with("gfx125") {
+        (6, None)
+    } else {
+        (5, Some(("enable_trap_handler", 6, 6)))
+    };
     for (name, lo, hi) in [
         ("enable_private_segment", 0, 0),
-        ("user_sgpr_count", 1, 5),
-        ("enable_trap_handler", 6, 6),
+        ("user_sgpr_count", 1, sgpr_hi),
+    ]
+    .into_iter()
+    .chain(trap)
+    .chain([
         ("enable_sgpr_workgroup_id_x", 7, 7),
         ("enable_sgpr_workgroup_id_y", 8, 8),
         ("enable_sgpr_workgroup_id_z", 9, 9),
@@ -904,7 +919,7 @@ pub fn decode_comment(d: &[u8; 64], target: &TargetId) -> Vec<String> {
         ("enable_exception_memory", 14, 14),
         ("granulated_lds_size", 15, 23),
         ("enable_exception (ieee_invalid … int_div_zero)", 24, 30),
-    ] {
+    ]) {
         out.push(format!(
             "compute_pgm_rsrc2.{name} = {}",
             bits(rsrc2, lo, hi)
