@@ -567,7 +567,7 @@ fn typed_operations_agree_with_the_reference_executor() {
     // meets it first; the files are spread over the cores (this test ran
     // last, alone on one core, in the binary's tail).
     let seen = std::sync::Mutex::new(std::collections::HashSet::new());
-    let per_file = par_map(&files, |file| {
+    let per_file = common::par_map(&files, |file| {
         let (mut total, mut lowered, mut runs) = (0usize, 0usize, 0usize);
         let mut kinds = std::collections::BTreeSet::new();
         let (mut rdna_lowered, mut rdna_kinds) = (0usize, std::collections::BTreeSet::new());
@@ -762,32 +762,4 @@ fn gfx1250_saddr_offsets_agree_with_the_reference() {
             .join("\n")
     );
     assert!(runs >= 600, "{runs} runs");
-}
-
-/// `f` over `items` on every core (workers take the next item), the results
-/// in `items`' order.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut out = vec![];
-                    loop {
-                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                        let Some(item) = items.get(i) else { break };
-                        out.push((i, f(item)));
-                    }
-                    out
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap())
-            .collect()
-    });
-    done.sort_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
 }
