@@ -200,13 +200,15 @@ fn every_corpus_instruction_is_in_the_table_and_agrees() {
         .filter(|p| p.extension().is_some_and(|e| e == "hip"))
         .collect();
     kernels.sort();
-    for k in &kernels {
-        for t in common::TARGETS {
-            if let Some(f) = build(k, t) {
-                files.push(f);
-            }
-        }
-    }
+    let jobs: Vec<_> = kernels
+        .iter()
+        .flat_map(|k| common::TARGETS.iter().map(move |t| (k, t)))
+        .collect();
+    files.extend(
+        common::par_map(&jobs, |(k, t)| build(k, t))
+            .into_iter()
+            .flatten(),
+    );
     files.sort();
     let report = check(&files);
     assert!(report.is_empty(), "{report}");
@@ -239,7 +241,14 @@ fn check(files: &[PathBuf]) -> String {
     let mut wrong_target: BTreeMap<String, String> = BTreeMap::new();
     let mut disagree: BTreeMap<String, String> = BTreeMap::new();
     let mut instructions = 0usize;
-    for file in files {
+    // Each file over the cores; merged in file order (the first example of
+    // a finding is the first file's, as in one pass).
+    let per_file = common::par_map(files, |file| {
+        let mut seen: BTreeMap<String, (BTreeSet<String>, usize)> = BTreeMap::new();
+        let mut missing: BTreeMap<String, String> = BTreeMap::new();
+        let mut wrong_target: BTreeMap<String, String> = BTreeMap::new();
+        let mut disagree: BTreeMap<String, String> = BTreeMap::new();
+        let mut instructions = 0usize;
         let co = CodeObject::read_file(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         for k in &co.kernels {
             let p = Program::disassemble(&co, k, &objdump)
@@ -267,6 +276,24 @@ fn check(files: &[PathBuf]) -> String {
                 }
             }
         }
+        (seen, missing, wrong_target, disagree, instructions)
+    });
+    for (s, m, w, d, n) in per_file {
+        for (mnemonic, (targets, count)) in s {
+            let e = seen.entry(mnemonic).or_default();
+            e.0.extend(targets);
+            e.1 += count;
+        }
+        for (into, from) in [
+            (&mut missing, m),
+            (&mut wrong_target, w),
+            (&mut disagree, d),
+        ] {
+            for (k, v) in from {
+                into.entry(k).or_insert(v);
+            }
+        }
+        instructions += n;
     }
     println!(
         "isa table: {} code objects, {instructions} instructions, {} distinct mnemonics; {} entries ({} aliases); on gfx90a/gfx942/gfx950: {:?}",

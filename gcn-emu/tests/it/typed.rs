@@ -563,12 +563,15 @@ fn typed_operations_agree_with_the_reference_executor() {
     files.sort();
     let objdump = find_objdump(None).unwrap();
     let states: Vec<_> = (0..4).map(gcn_emu::typed::random_wave).collect();
-    let (mut total, mut lowered, mut runs) = (0usize, 0usize, 0usize);
-    let mut kinds = std::collections::BTreeSet::new();
-    let mut seen = std::collections::HashSet::new();
-    let (mut rdna_lowered, mut rdna_kinds) = (0usize, std::collections::BTreeSet::new());
-    let mut failures = Vec::new();
-    for file in &files {
+    // Each distinct instruction is checked once, by whichever file's worker
+    // meets it first; the files are spread over the cores (this test ran
+    // last, alone on one core, in the binary's tail).
+    let seen = std::sync::Mutex::new(std::collections::HashSet::new());
+    let per_file = common::par_map(&files, |file| {
+        let (mut total, mut lowered, mut runs) = (0usize, 0usize, 0usize);
+        let mut kinds = std::collections::BTreeSet::new();
+        let (mut rdna_lowered, mut rdna_kinds) = (0usize, std::collections::BTreeSet::new());
+        let mut failures = Vec::new();
         let co = CodeObject::read_file(file).unwrap();
         let rdna = gcn_emu::rdna::is_rdna(&co.processor);
         for k in &co.kernels {
@@ -616,7 +619,7 @@ fn typed_operations_agree_with_the_reference_executor() {
                 // and gfx1250's addressing is its own.)
                 let gfx1250 = co.processor == "gfx1250";
                 let key = (rdna, states[0].wave_size, gfx1250, text.to_string());
-                if !ins.mnemonic.contains("branch") && !seen.insert(key) {
+                if !ins.mnemonic.contains("branch") && !seen.lock().unwrap().insert(key) {
                     continue;
                 }
                 for (n, state) in states.iter().enumerate() {
@@ -643,6 +646,28 @@ fn typed_operations_agree_with_the_reference_executor() {
                 }
             }
         }
+        (
+            total,
+            lowered,
+            runs,
+            kinds,
+            rdna_lowered,
+            rdna_kinds,
+            failures,
+        )
+    });
+    let (mut total, mut lowered, mut runs) = (0usize, 0usize, 0usize);
+    let mut kinds = std::collections::BTreeSet::new();
+    let (mut rdna_lowered, mut rdna_kinds) = (0usize, std::collections::BTreeSet::new());
+    let mut failures = Vec::new();
+    for (t, l, r, k, rl, rk, f) in per_file {
+        total += t;
+        lowered += l;
+        runs += r;
+        kinds.extend(k);
+        rdna_lowered += rl;
+        rdna_kinds.extend(rk);
+        failures.extend(f);
     }
     let _ = std::fs::remove_dir_all(&dir);
     // CDNA's dot products (tests/kernels/dot.hip, the tail) run typed.
