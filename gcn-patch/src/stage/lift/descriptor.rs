@@ -99,7 +99,7 @@ pub fn lift(
     for k in wanted.keys() {
         match blocks.get(k) {
             Some(b) => {
-                for v in round_one(b, &wanted[k], code, &target.processor.name) {
+                for v in round_one(b, &wanted[k], code, target.processor.name) {
                     variants.push((k.clone(), v));
                 }
             }
@@ -129,7 +129,7 @@ pub fn lift(
     let mut variants = Vec::new();
     for k in &retry {
         for v in sgpr_variants(
-            &completed(&blocks[k], &wanted[k], &target.processor.name),
+            &completed(&blocks[k], &wanted[k], target.processor.name),
             &wanted[k],
             code.vcc,
         ) {
@@ -822,13 +822,13 @@ pub fn predict(
             );
             continue;
         };
-        for v in round_one(b, want, code, &target.processor.name) {
+        for v in round_one(b, want, code, target.processor.name) {
             if matches(&v, want)? {
                 out.insert(k.clone(), Lifted::Block(v));
                 continue 'kernels;
             }
         }
-        for v in sgpr_variants(&completed(b, want, &target.processor.name), want, code.vcc) {
+        for v in sgpr_variants(&completed(b, want, target.processor.name), want, code.vcc) {
             if matches(&v, want)? {
                 out.insert(k.clone(), Lifted::Block(v));
                 continue 'kernels;
