@@ -540,11 +540,13 @@ fn container_codes() {
         0,
         "GP0714",
     );
-    // aiter's gfx1250 attention: a descriptor LLVM 22 does not re-assemble.
-    p.write(
-        "fmha.co",
-        corpus("aiter/gfx1250/fmha_fwd_bf16_varlen/fmha_bf16_pertokenBf16_hd64_128x256_varlen.co"),
-    );
+    // aiter's gfx1250 attention with a reserved descriptor byte set (bytes
+    // 12..16, which no directive writes): no block re-assembles to it.
+    let mut fmha =
+        corpus("aiter/gfx1250/fmha_fwd_bf16_varlen/fmha_bf16_pertokenBf16_hd64_128x256_varlen.co");
+    let at = descriptor_offset(&fmha);
+    fmha[at + 12] = 1;
+    p.write("fmha.co", &fmha);
     p.expect_some(
         "GP0715_raw_descriptor",
         (&["lift", "fmha.co", "--no-verify", "-o", "fmha.s"], &[]),
@@ -552,6 +554,19 @@ fn container_codes() {
         "GP0715",
         None,
     );
+}
+
+/// The file offset of the first kernel descriptor (`*.kd`) in an ELF.
+fn descriptor_offset(elf: &[u8]) -> usize {
+    use object::{Object, ObjectSection, ObjectSymbol};
+    let f = object::File::parse(elf).unwrap();
+    let kd = f
+        .symbols()
+        .find(|s| s.name().is_ok_and(|n| n.ends_with(".kd")))
+        .expect("a kernel descriptor symbol");
+    let section = f.section_by_index(kd.section_index().unwrap()).unwrap();
+    let (start, _) = section.file_range().unwrap();
+    (start + kd.address() - section.address()) as usize
 }
 
 /// A code object with two kernels: a launch must name one.
