@@ -872,6 +872,36 @@ struct Setup<'a> {
 }
 
 impl Setup<'_> {
+    /// The generator of the wave order and slice lengths of the workgroup
+    /// (or cluster) whose first workgroup is `wg`, when the launch has a
+    /// seed ([`Launch::seed`]).
+    fn order_rng(&self, wg: [u32; 3]) -> Option<SplitMix64> {
+        (self.launch.seed != 0).then(|| {
+            let linear = (wg[2] as u64 * self.launch.grid[1] as u64 + wg[1] as u64)
+                * self.launch.grid[0] as u64
+                + wg[0] as u64;
+            SplitMix64(self.launch.seed ^ linear.wrapping_mul(0xd1b5_4a32_d192_ed03))
+        })
+    }
+
+    /// The instruction count a wave that has run `executed` may reach in
+    /// its next slice: a random 1..64 more with a seed, [`Launch::slice`]
+    /// more when set, else the instruction budget; never more than the
+    /// dispatch's total work budget leaves.
+    fn slice_limit(&self, rng: Option<&mut SplitMix64>, executed: u64) -> u64 {
+        let budget = self.launch.max_instructions;
+        let limit = match rng {
+            Some(r) => budget.min(executed + 1 + r.next_u64() % 64),
+            None if self.launch.slice > 0 => budget.min(executed.saturating_add(self.launch.slice)),
+            None => budget,
+        };
+        let left = self
+            .launch
+            .max_work
+            .saturating_sub(self.spent.load(Ordering::Relaxed));
+        limit.min(executed.saturating_add(left))
+    }
+
     /// The initial state of wave `w` of workgroup `wg` (AMDGPUUsage,
     /// "Initial Kernel Execution State").
     fn wave(&self, wg: [u32; 3], w: u32) -> Wave {
@@ -1049,12 +1079,7 @@ impl Setup<'_> {
         let n_waves = waves.len();
         let observing = observer.is_some();
         let pieces = observer.as_ref().is_some_and(|o| o.pieces());
-        let mut rng = (self.launch.seed != 0).then(|| {
-            let linear = (wg[2] as u64 * self.launch.grid[1] as u64 + wg[1] as u64)
-                * self.launch.grid[0] as u64
-                + wg[0] as u64;
-            SplitMix64(self.launch.seed ^ linear.wrapping_mul(0xd1b5_4a32_d192_ed03))
-        });
+        let mut rng = self.order_rng(wg);
         let mut order: Vec<usize> = (0..n_waves).collect();
         let mut divergence: Vec<Finding> = Vec::new();
         let mut ended_reported = vec![false; n_waves];
@@ -1079,19 +1104,7 @@ impl Setup<'_> {
                 if wave.state != WaveState::Running || stuck == Some(wi) {
                     continue;
                 }
-                let limit = match rng.as_mut() {
-                    Some(r) => budget.min(wave.executed + 1 + r.next_u64() % 64),
-                    None if self.launch.slice > 0 => {
-                        budget.min(wave.executed.saturating_add(self.launch.slice))
-                    }
-                    None => budget,
-                };
-                // The total work budget: this slice may use what is left.
-                let left = self
-                    .launch
-                    .max_work
-                    .saturating_sub(self.spent.load(Ordering::Relaxed));
-                let limit = limit.min(wave.executed.saturating_add(left));
+                let limit = self.slice_limit(rng.as_mut(), wave.executed);
                 let before = wave.executed;
                 let mut ctx = Ctx {
                     program: self.program,

@@ -46,7 +46,6 @@ use std::sync::atomic::Ordering;
 
 use super::{shorten, Both, Launch, Setup, PRIVATE_BASE_HI, SHARED_BASE_HI};
 use crate::exec::{run_until_blocked, stop_error, Ctx, Stop, SyncOp, Wave, WaveState};
-use crate::launch::SplitMix64;
 use crate::load::{CodeObject, Kernel};
 use crate::memory::Lds;
 use crate::observe::{Observer, Trace};
@@ -382,13 +381,7 @@ impl Setup<'_> {
             .collect();
         let budget = self.launch.max_instructions;
         let n_waves = waves.len();
-        let mut rng = (self.launch.seed != 0).then(|| {
-            let wg = wgs[0];
-            let linear = (wg[2] as u64 * self.launch.grid[1] as u64 + wg[1] as u64)
-                * self.launch.grid[0] as u64
-                + wg[0] as u64;
-            SplitMix64(self.launch.seed ^ linear.wrapping_mul(0xd1b5_4a32_d192_ed03))
-        });
+        let mut rng = self.order_rng(wgs[0]);
         let mut order: Vec<usize> = (0..per_wg).collect();
         let mut divergence: Vec<Finding> = Vec::new();
         let mut ended_reported = vec![false; n_waves];
@@ -414,18 +407,7 @@ impl Setup<'_> {
                             continue;
                         }
                         progressed = true;
-                        let limit = match rng.as_mut() {
-                            Some(r) => budget.min(wave.executed + 1 + r.next_u64() % 64),
-                            None if self.launch.slice > 0 => {
-                                budget.min(wave.executed.saturating_add(self.launch.slice))
-                            }
-                            None => budget,
-                        };
-                        let left = self
-                            .launch
-                            .max_work
-                            .saturating_sub(self.spent.load(Ordering::Relaxed));
-                        let limit = limit.min(wave.executed.saturating_add(left));
+                        let limit = self.slice_limit(rng.as_mut(), wave.executed);
                         let before = wave.executed;
                         let observer = obs[g].get();
                         let observing = observer.is_some();

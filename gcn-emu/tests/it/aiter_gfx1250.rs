@@ -1367,21 +1367,9 @@ fn run_once(
     slice: u64,
     sanitize: bool,
 ) -> (Vec<Vec<u8>>, Vec<String>) {
-    use gcn_emu::dispatch::{run, ArgValue, Launch};
+    use gcn_emu::dispatch::{run, Launch};
     let mem = gcn_emu::memory::Memory::new();
-    let mut bases = Vec::new();
-    let vals: Vec<ArgValue> = args
-        .iter()
-        .enumerate()
-        .map(|(i, a)| match a {
-            A::Buf(b) => {
-                let p = mem.alloc_bytes(&format!("arg{i}"), b);
-                bases.push(p);
-                ArgValue::Pointer(p)
-            }
-            A::Val(v) => ArgValue::Bytes(v.clone()),
-        })
-        .collect();
+    let (vals, bases) = common::alloc_args(&mem, &args);
     let mut launch = Launch::new(grid, [128, 1, 1]);
     launch.max_instructions = 10_000_000;
     launch.slice = slice;
@@ -1541,6 +1529,19 @@ fn fmha_mismatches(r: &Fmha, [hq, d]: [usize; 2]) -> Vec<String> {
     bad
 }
 
+/// `r` agrees with NumPy within [`fmha_mismatches`]' bounds and wrote
+/// nothing past O or LSE.
+fn assert_fmha_matches(r: &Fmha, dims: [usize; 2]) {
+    let bad = fmha_mismatches(r, dims);
+    assert!(
+        bad.is_empty(),
+        "{} mismatches:\n{}",
+        bad.len(),
+        bad[..bad.len().min(8)].join("\n")
+    );
+    assert!(r.slack_kept, "the kernel wrote past O or LSE");
+}
+
 /// `fmha_bf16_pertokenBf16_hd64_128x256` (the sink kernel) with GQA 2 (two
 /// Q heads on one K/V head), 200 query rows (the second Q tile of the
 /// workgroup's double_q pair partial) and 300 keys (two K/V tiles of 256,
@@ -1552,14 +1553,7 @@ fn fmha_mismatches(r: &Fmha, [hq, d]: [usize; 2]) -> Vec<String> {
 #[test]
 fn aiter_gfx1250_fmha_fwd_hd64_sink_matches_numpy() {
     let r = fmha_fwd(64, [1, 200, 300, 2, 1], &[3.0, -2.0], true, (1, false));
-    let bad = fmha_mismatches(&r, [2, 64]);
-    assert!(
-        bad.is_empty(),
-        "{} mismatches:\n{}",
-        bad.len(),
-        bad[..bad.len().min(8)].join("\n")
-    );
-    assert!(r.slack_kept, "the kernel wrote past O or LSE");
+    assert_fmha_matches(&r, [2, 64]);
 }
 
 /// `fmha_bf16_pertokenBf16_hd128_128x256` (no sink: the launcher passes a
@@ -1569,14 +1563,7 @@ fn aiter_gfx1250_fmha_fwd_hd64_sink_matches_numpy() {
 #[test]
 fn aiter_gfx1250_fmha_fwd_hd128_matches_numpy() {
     let r = fmha_fwd(128, [1, 200, 300, 2, 1], &[3.0, -2.0], false, (1, false));
-    let bad = fmha_mismatches(&r, [2, 128]);
-    assert!(
-        bad.is_empty(),
-        "{} mismatches:\n{}",
-        bad.len(),
-        bad[..bad.len().min(8)].join("\n")
-    );
-    assert!(r.slack_kept, "the kernel wrote past O or LSE");
+    assert_fmha_matches(&r, [2, 128]);
 }
 
 /// The same hd64 launch with each wave in turn up to a barrier (`slice`
@@ -1613,12 +1600,5 @@ fn aiter_gfx1250_fmha_fwd_relies_on_waves_in_step() {
 #[test]
 fn aiter_gfx1250_fmha_fwd_hd64_causal_masks_bottom_right() {
     let r = fmha_fwd_mask(64, [1, 200, 300, 2, 1], &[3.0, -2.0], true, (1, false), 2);
-    let bad = fmha_mismatches(&r, [2, 64]);
-    assert!(
-        bad.is_empty(),
-        "{} mismatches:\n{}",
-        bad.len(),
-        bad[..bad.len().min(8)].join("\n")
-    );
-    assert!(r.slack_kept, "the kernel wrote past O or LSE");
+    assert_fmha_matches(&r, [2, 64]);
 }

@@ -41,19 +41,7 @@ fn launch_lds(
     let k = l.co.kernel(&l.name).unwrap();
     let once = |sanitize: Checks, typed: bool| {
         let mem = Memory::new();
-        let mut bases = Vec::new();
-        let vals: Vec<ArgValue> = args
-            .iter()
-            .enumerate()
-            .map(|(i, a)| match a {
-                A::Buf(b) => {
-                    let p = mem.alloc_bytes(&format!("arg{i}"), b);
-                    bases.push(p);
-                    ArgValue::Pointer(p)
-                }
-                A::Val(v) => ArgValue::Bytes(v.clone()),
-            })
-            .collect();
+        let (vals, bases) = common::alloc_args(&mem, &args);
         let mut launch = Launch::new(grid, block);
         launch.max_instructions = 1_000_000;
         launch.sanitize = sanitize;
@@ -623,24 +611,13 @@ out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
     // The sanitizer counts them on dscnt: without the waits after them,
     // the stores read their destinations too early.
     let text = std::fs::read_to_string(d.join("ds_load_tr.s")).unwrap();
-    let (head, tail) = text.split_at(text.find("ds_load_tr8_b64").unwrap());
-    let mutant = format!("{head}{}", tail.replacen("s_wait_dscnt 0x1", "", 1));
-    let asm = d.join("ds_load_tr_nowait.s");
-    std::fs::write(&asm, mutant).unwrap();
-    let l = load(
-        &assemble(&asm, "gfx1250", "ds_load_tr_nowait", &d),
+    let found = transposing_wait_mutant(
+        &text,
+        &d,
+        ("ds_load_tr8_b64", "s_wait_dscnt 0x1"),
         "ds_load_tr",
+        &x,
     );
-    let mem = Memory::new();
-    let args = [
-        ArgValue::Pointer(mem.alloc_bytes("in", &u32s(&x))),
-        ArgValue::Pointer(mem.alloc_bytes("out", &[0; 32 * 6 * 4])),
-    ];
-    let mut launch = Launch::new([1, 1, 1], [32, 1, 1]);
-    launch.sanitize = Checks::DEFAULT;
-    let k = l.co.kernel("ds_load_tr").unwrap();
-    let stats = run(&l.co, k, &l.program, &mem, &args, &launch).unwrap();
-    let found: Vec<String> = stats.findings.iter().map(|f| f.to_string()).collect();
     assert!(
         found
             .iter()
@@ -648,6 +625,35 @@ out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
         "{found:#?}"
     );
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The sanitizer's findings on `kernel` of tests/rdna/inline/ds_load_tr.hip
+/// (listing `text`, in `d`) with the first `wait` after the first `anchor`
+/// removed, run on input `x` with one wave32.
+fn transposing_wait_mutant(
+    text: &str,
+    d: &Path,
+    (anchor, wait): (&str, &str),
+    kernel: &str,
+    x: &[u32],
+) -> Vec<String> {
+    let (head, tail) = text.split_at(text.find(anchor).unwrap());
+    let mutant = format!("{head}{}", tail.replacen(wait, "", 1));
+    assert_ne!(mutant, text, "no `{wait}` after `{anchor}` to drop");
+    let name = format!("{kernel}_nowait");
+    let asm = d.join(format!("{name}.s"));
+    std::fs::write(&asm, mutant).unwrap();
+    let l = load(&assemble(&asm, "gfx1250", &name, d), kernel);
+    let mem = Memory::new();
+    let args = [
+        ArgValue::Pointer(mem.alloc_bytes("in", &u32s(x))),
+        ArgValue::Pointer(mem.alloc_bytes("out", &[0; 32 * 6 * 4])),
+    ];
+    let mut launch = Launch::new([1, 1, 1], [32, 1, 1]);
+    launch.sanitize = Checks::DEFAULT;
+    let k = l.co.kernel(kernel).unwrap();
+    let stats = run(&l.co, k, &l.program, &mem, &args, &launch).unwrap();
+    stats.findings.iter().map(|f| f.to_string()).collect()
 }
 
 /// gfx1250's transposing global loads (tests/rdna/inline/ds_load_tr.hip
@@ -706,24 +712,13 @@ out = [np.concatenate([tr16.view(np.uint32), tr8.view(np.uint32)], axis=1)]",
     );
     // They count on loadcnt: without the wait before the first store, the
     // store reads the tr16 destination too early.
-    let (head, tail) = text.split_at(text.find("global_load_tr16_b128").unwrap());
-    let mutant = format!("{head}{}", tail.replacen("s_wait_loadcnt 0x1", "", 1));
-    let asm = d.join("global_tr_nowait.s");
-    std::fs::write(&asm, mutant).unwrap();
-    let l = load(
-        &assemble(&asm, "gfx1250", "global_tr_nowait", &d),
+    let found = transposing_wait_mutant(
+        &text,
+        &d,
+        ("global_load_tr16_b128", "s_wait_loadcnt 0x1"),
         "global_tr",
+        &x,
     );
-    let mem = Memory::new();
-    let args = [
-        ArgValue::Pointer(mem.alloc_bytes("in", &u32s(&x))),
-        ArgValue::Pointer(mem.alloc_bytes("out", &[0; 32 * 6 * 4])),
-    ];
-    let mut launch = Launch::new([1, 1, 1], [32, 1, 1]);
-    launch.sanitize = Checks::DEFAULT;
-    let k = l.co.kernel("global_tr").unwrap();
-    let stats = run(&l.co, k, &l.program, &mem, &args, &launch).unwrap();
-    let found: Vec<String> = stats.findings.iter().map(|f| f.to_string()).collect();
     assert!(
         found
             .iter()

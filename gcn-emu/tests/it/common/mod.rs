@@ -234,13 +234,9 @@ pub fn launch(
     launch_with(l, Launch::new(grid, block), args)
 }
 
-/// [`launch`] with a launch description of the caller's (dynamic LDS, …).
-pub fn launch_with(
-    l: &Loaded,
-    mut launch: Launch,
-    args: Vec<A>,
-) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
-    let mem = Memory::new();
+/// `args` as kernel arguments in `mem`: each buffer allocated as `arg{i}`.
+/// The argument values and the buffers' base addresses, in order.
+pub fn alloc_args(mem: &Memory, args: &[A]) -> (Vec<ArgValue>, Vec<u64>) {
     let mut bases = Vec::new();
     let vals: Vec<ArgValue> = args
         .iter()
@@ -254,6 +250,17 @@ pub fn launch_with(
             A::Val(v) => ArgValue::Bytes(v.clone()),
         })
         .collect();
+    (vals, bases)
+}
+
+/// [`launch`] with a launch description of the caller's (dynamic LDS, …).
+pub fn launch_with(
+    l: &Loaded,
+    mut launch: Launch,
+    args: Vec<A>,
+) -> Result<(Vec<Vec<u8>>, Stats), gcn_emu::Error> {
+    let mem = Memory::new();
+    let (vals, bases) = alloc_args(&mem, &args);
     let k = l.co.kernel(&l.name).unwrap();
     launch.max_instructions = 10_000_000;
     let stats = run(&l.co, k, &l.program, &mem, &vals, &launch)?;
