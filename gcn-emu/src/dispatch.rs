@@ -884,6 +884,61 @@ impl Setup<'_> {
         })
     }
 
+    /// What stops a run at instruction `pc` of wave `wave` of workgroup
+    /// `wg`: with the `bounds` check, an access outside every allocation is
+    /// a finding (`Ok`; `what` stops there, "the workgroup" or its
+    /// cluster); anything else the error that names the instruction.
+    fn stopped(
+        &self,
+        stop: Stop,
+        pc: usize,
+        wg: [u32; 3],
+        wave: u32,
+        what_stops: &str,
+    ) -> Result<Finding> {
+        let ins = &self.program.instructions[pc];
+        let bounds = self.launch.sanitize.contains(Checks::BOUNDS);
+        if let (true, Stop::Fault(Some(lane), what)) = (bounds, &stop) {
+            if what.contains("outside every allocation") {
+                return Ok(Finding {
+                    kind: Kind::OutOfBounds,
+                    workgroup: wg,
+                    wave,
+                    addr: ins.addr,
+                    other: None,
+                    message: format!(
+                        "{}, lane {lane}: {what}; {what_stops} stopped here",
+                        crate::sanitize::describe(self.program, ins.addr)
+                    ),
+                    occurrences: 1,
+                });
+            }
+        }
+        let line = self.program.lines.get(&ins.addr).cloned();
+        Err(stop_error(stop, &self.kernel.name, ins, line, wg, wave))
+    }
+
+    /// Charges what wave `wi` of workgroup `wg` ran since it had run
+    /// `before` to the dispatch's total work budget; an error when the
+    /// budget is spent and the wave still runs.
+    fn charge(&self, wave: &Wave, before: u64, wg: [u32; 3], wi: u32) -> Result<()> {
+        let ran = wave.executed - before;
+        let spent = self.spent.fetch_add(ran, Ordering::Relaxed) + ran;
+        if wave.state == WaveState::Running && spent >= self.launch.max_work {
+            return Err(Error::Limit {
+                context: format!(
+                    "kernel `{}`, grid {:?}, block {:?}: stopped at workgroup ({}, {}, {}), wave {wi}",
+                    self.kernel.name, self.launch.grid, self.launch.block, wg[0], wg[1], wg[2]
+                ),
+                field: "the wave-instructions executed over the dispatch".into(),
+                value: spent as u128,
+                limit: self.launch.max_work as u128,
+                hint: "the total work budget; raise it with --max-work (Launch::max_work) if the dispatch is just large".into(),
+            });
+        }
+        Ok(())
+    }
+
     /// The instruction count a wave that has run `executed` may reach in
     /// its next slice: a random 1..64 more with a seed, [`Launch::slice`]
     /// more when set, else the instruction budget; never more than the
@@ -1151,59 +1206,13 @@ impl Setup<'_> {
                     break r;
                 };
                 if let Err((stop, pc)) = r {
-                    let ins = &self.program.instructions[pc];
-                    let line = self.program.lines.get(&ins.addr).cloned();
-                    let bounds = self.launch.sanitize.contains(Checks::BOUNDS);
-                    if let (true, Stop::Fault(Some(lane), what)) = (bounds, &stop) {
-                        if what.contains("outside every allocation") {
-                            // An out-of-bounds access is a finding; this
-                            // workgroup cannot go on.
-                            let f = Finding {
-                                kind: Kind::OutOfBounds,
-                                workgroup: wg,
-                                wave: wi as u32,
-                                addr: ins.addr,
-                                other: None,
-                                message: format!(
-                                    "{}, lane {lane}: {what}; the workgroup stopped here",
-                                    crate::sanitize::describe(self.program, ins.addr)
-                                ),
-                                occurrences: 1,
-                            };
-                            let n = waves.iter().map(|w| w.executed).sum();
-                            return Ok((n, collect(&mut waves, &lds, san.as_mut(), vec![f])));
-                        }
-                    }
-                    return Err(stop_error(
-                        stop,
-                        &self.kernel.name,
-                        ins,
-                        line,
-                        wg,
-                        wi as u32,
-                    ));
+                    // An out-of-bounds access is a finding; this workgroup
+                    // cannot go on.
+                    let f = self.stopped(stop, pc, wg, wi as u32, "the workgroup")?;
+                    let n = waves.iter().map(|w| w.executed).sum();
+                    return Ok((n, collect(&mut waves, &lds, san.as_mut(), vec![f])));
                 }
-                let spent = self
-                    .spent
-                    .fetch_add(wave.executed - before, Ordering::Relaxed)
-                    + (wave.executed - before);
-                if wave.state == WaveState::Running && spent >= self.launch.max_work {
-                    return Err(Error::Limit {
-                        context: format!(
-                            "kernel `{}`, grid {:?}, block {:?}: stopped at workgroup ({}, {}, {}), wave {wi}",
-                            self.kernel.name,
-                            self.launch.grid,
-                            self.launch.block,
-                            wg[0],
-                            wg[1],
-                            wg[2]
-                        ),
-                        field: "the wave-instructions executed over the dispatch".into(),
-                        value: spent as u128,
-                        limit: self.launch.max_work as u128,
-                        hint: "the total work budget; raise it with --max-work (Launch::max_work) if the dispatch is just large".into(),
-                    });
-                }
+                self.charge(wave, before, wg, wi as u32)?;
                 if wave.state == WaveState::Running && wave.executed >= budget {
                     if self.launch.sanitize.contains(Checks::BARRIERS) && stuck.is_none() {
                         // Let the others run until they block: a deadlock

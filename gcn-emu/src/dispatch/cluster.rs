@@ -45,11 +45,11 @@
 use std::sync::atomic::Ordering;
 
 use super::{shorten, Both, Launch, Setup, PRIVATE_BASE_HI, SHARED_BASE_HI};
-use crate::exec::{run_until_blocked, stop_error, Ctx, Stop, SyncOp, Wave, WaveState};
+use crate::exec::{run_until_blocked, Ctx, Stop, SyncOp, Wave, WaveState};
 use crate::load::{CodeObject, Kernel};
 use crate::memory::Lds;
 use crate::observe::{Observer, Trace};
-use crate::sanitize::{Checks, Finding, Kind};
+use crate::sanitize::{Checks, Finding};
 use crate::{Error, Result};
 
 /// The most workgroups of a cluster: ttmp6's fields are 4 bits
@@ -439,51 +439,12 @@ impl Setup<'_> {
                             break r;
                         };
                         if let Err((stop, pc)) = r {
-                            let ins = &self.program.instructions[pc];
-                            let line = self.program.lines.get(&ins.addr).cloned();
-                            let bounds = self.launch.sanitize.contains(Checks::BOUNDS);
-                            if let (true, Stop::Fault(Some(lane), what)) = (bounds, &stop) {
-                                if what.contains("outside every allocation") {
-                                    let f = Finding {
-                                        kind: Kind::OutOfBounds,
-                                        workgroup: wgs[g],
-                                        wave: local as u32,
-                                        addr: ins.addr,
-                                        other: None,
-                                        message: format!(
-                                            "{}, lane {lane}: {what}; the workgroup's cluster stopped here",
-                                            crate::sanitize::describe(self.program, ins.addr)
-                                        ),
-                                        occurrences: 1,
-                                    };
-                                    break 'run Ok(vec![f]);
-                                }
-                            }
-                            break 'run Err(stop_error(
-                                stop,
-                                &self.kernel.name,
-                                ins,
-                                line,
-                                wgs[g],
-                                local as u32,
-                            ));
+                            break 'run self
+                                .stopped(stop, pc, wgs[g], local as u32, "the workgroup's cluster")
+                                .map(|f| vec![f]);
                         }
-                        let spent = self
-                            .spent
-                            .fetch_add(wave.executed - before, Ordering::Relaxed)
-                            + (wave.executed - before);
-                        if wave.state == WaveState::Running && spent >= self.launch.max_work {
-                            let wg = wgs[g];
-                            break 'run Err(Error::Limit {
-                                context: format!(
-                                    "kernel `{}`, grid {:?}, block {:?}: stopped at workgroup ({}, {}, {}), wave {local}",
-                                    self.kernel.name, self.launch.grid, self.launch.block, wg[0], wg[1], wg[2]
-                                ),
-                                field: "the wave-instructions executed over the dispatch".into(),
-                                value: spent as u128,
-                                limit: self.launch.max_work as u128,
-                                hint: "the total work budget; raise it with --max-work (Launch::max_work) if the dispatch is just large".into(),
-                            });
+                        if let Err(e) = self.charge(wave, before, wgs[g], local as u32) {
+                            break 'run Err(e);
                         }
                         if wave.state == WaveState::Running && wave.executed >= budget {
                             break 'run Err(self.budget_error(wgs[g], local, &waves[wi]));
